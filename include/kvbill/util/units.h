@@ -1,0 +1,53 @@
+// Units used across kvbill, and parsing / printing of sizes and token counts.
+//
+// Tokens are integers. Bytes of one sequence fit in 64 bits (2 MiB/token at
+// 2^20 tokens is 2^41); sums over long traces use the wider types of the
+// metrics code. GiB means 2^30 bytes and GB means 10^9 bytes, everywhere.
+#ifndef KVBILL_UTIL_UNITS_H_
+#define KVBILL_UTIL_UNITS_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kvbill/util/result.h"
+
+namespace kvbill {
+
+using Tokens = std::int64_t;
+using Bytes = std::int64_t;
+using Seconds = double;
+
+inline constexpr double kBytesPerKiB = 1024.0;
+inline constexpr double kBytesPerMiB = 1024.0 * 1024.0;
+inline constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
+inline constexpr double kBytesPerGB = 1e9;
+
+// Parses a token count: a plain integer is exact ("1000000"); the suffixes
+// k, K, Ki mean 2^10 and M, Mi mean 2^20 ("32k" = 32,768, "1M" = 1,048,576);
+// a decimal mantissa is allowed with a suffix when the result is whole
+// ("1.5k" = 1,536). Fails on anything else, on zero or negative counts and on
+// counts above 2^40.
+Result<Tokens> ParseTokenCount(std::string_view text);
+
+// Parses a comma-separated list of token counts ("32k,128k,1M").
+Result<std::vector<Tokens>> ParseTokenCountList(std::string_view text);
+
+// "32k" style label for a count that is a whole number of 2^10 or 2^20
+// tokens, else the plain integer with thousands separators ("1,000,000").
+std::string FormatTokenCount(Tokens tokens);
+
+// Bytes in a human unit with two significant decimals, binary prefixes:
+// "256 KiB", "8.00 GiB", "70,272 B" (below 1 KiB the exact integer).
+std::string FormatBinaryBytes(double bytes);
+
+// An integer with thousands separators: 70272 -> "70,272".
+std::string FormatWithSeparators(std::int64_t value);
+
+// A double with `decimals` places and thousands separators: "1,234.50".
+std::string FormatFixed(double value, int decimals);
+
+}  // namespace kvbill
+
+#endif  // KVBILL_UTIL_UNITS_H_

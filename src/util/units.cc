@@ -1,0 +1,125 @@
+#include "kvbill/util/units.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+
+namespace kvbill {
+namespace {
+
+constexpr Tokens kMaxTokenCount = Tokens{1} << 40;
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+Result<Tokens> ParseTokenCount(std::string_view text) {
+  const std::string_view s = Trim(text);
+  const std::string quoted = "\"" + std::string(text) + "\"";
+  if (s.empty()) return Error("empty token count");
+  std::int64_t multiplier = 1;
+  std::string_view number = s;
+  auto strip = [&](std::string_view suffix, std::int64_t m) {
+    if (number.size() > suffix.size() && number.ends_with(suffix)) {
+      number.remove_suffix(suffix.size());
+      multiplier = m;
+      return true;
+    }
+    return false;
+  };
+  strip("Ki", 1024) || strip("k", 1024) || strip("K", 1024) || strip("Mi", 1 << 20) ||
+      strip("M", 1 << 20);
+
+  if (multiplier == 1) {
+    std::int64_t value = 0;
+    auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+    if (ec != std::errc() || ptr != number.data() + number.size()) {
+      return Error("bad token count " + quoted + " (expected e.g. 8192, 32k or 1M)");
+    }
+    if (value <= 0) return Error("token count " + quoted + " must be positive");
+    if (value > kMaxTokenCount) return Error("token count " + quoted + " is above 2^40");
+    return value;
+  }
+  double mantissa = 0;
+  auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), mantissa);
+  if (ec != std::errc() || ptr != number.data() + number.size() || !std::isfinite(mantissa)) {
+    return Error("bad token count " + quoted + " (expected e.g. 8192, 32k or 1M)");
+  }
+  const double value = mantissa * static_cast<double>(multiplier);
+  if (value <= 0) return Error("token count " + quoted + " must be positive");
+  if (value > static_cast<double>(kMaxTokenCount)) {
+    return Error("token count " + quoted + " is above 2^40");
+  }
+  if (value != std::floor(value)) {
+    return Error("token count " + quoted + " is not a whole number of tokens");
+  }
+  return static_cast<Tokens>(value);
+}
+
+Result<std::vector<Tokens>> ParseTokenCountList(std::string_view text) {
+  std::vector<Tokens> out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    const std::string_view item = text.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    auto parsed = ParseTokenCount(item);
+    if (!parsed) return parsed.error();
+    out.push_back(*parsed);
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::string FormatWithSeparators(std::int64_t value) {
+  const bool negative = value < 0;
+  std::string digits = std::to_string(negative ? -(value + 1) + 1 : value);
+  if (negative && value == INT64_MIN) digits = "9223372036854775808";
+  std::string out;
+  const int n = static_cast<int>(digits.size());
+  for (int i = 0; i < n; ++i) {
+    if (i > 0 && (n - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[static_cast<std::size_t>(i)]);
+  }
+  return negative ? "-" + out : out;
+}
+
+std::string FormatFixed(double value, int decimals) {
+  if (!std::isfinite(value)) return value > 0 ? "inf" : (value < 0 ? "-inf" : "nan");
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, std::fabs(value));
+  std::string s(buf);
+  const std::size_t dot = s.find('.');
+  std::string whole = s.substr(0, dot);
+  const std::string frac = dot == std::string::npos ? "" : s.substr(dot);
+  std::string grouped;
+  const int n = static_cast<int>(whole.size());
+  for (int i = 0; i < n; ++i) {
+    if (i > 0 && (n - i) % 3 == 0) grouped.push_back(',');
+    grouped.push_back(whole[static_cast<std::size_t>(i)]);
+  }
+  const bool negative = value < 0 && std::stod(s) != 0.0;
+  return (negative ? "-" : "") + grouped + frac;
+}
+
+std::string FormatTokenCount(Tokens tokens) {
+  if (tokens > 0 && tokens % (1 << 20) == 0) return std::to_string(tokens >> 20) + "M";
+  if (tokens > 0 && tokens % 1024 == 0) return std::to_string(tokens >> 10) + "k";
+  return FormatWithSeparators(tokens);
+}
+
+std::string FormatBinaryBytes(double bytes) {
+  const double a = std::fabs(bytes);
+  if (a < kBytesPerKiB) return FormatWithSeparators(static_cast<std::int64_t>(bytes)) + " B";
+  if (a < kBytesPerMiB) return FormatFixed(bytes / kBytesPerKiB, 2) + " KiB";
+  if (a < kBytesPerGiB) return FormatFixed(bytes / kBytesPerMiB, 2) + " MiB";
+  if (a < kBytesPerGiB * 1024.0) return FormatFixed(bytes / kBytesPerGiB, 2) + " GiB";
+  return FormatFixed(bytes / (kBytesPerGiB * 1024.0), 2) + " TiB";
+}
+
+}  // namespace kvbill
