@@ -1,0 +1,64 @@
+// KV cache arithmetic: bytes per token and the footprint of one sequence.
+//
+//   full / sliding / chunked layer: kv_heads * (K vector + V vector) per token
+//   MLA layer: one latent vector of latent_dim elements per token
+//   footprint(ctx) = sum over layers of bytes_per_token(layer) * resident(layer, ctx)
+//   resident: full, MLA: ctx; sliding: min(ctx, window);
+//             chunked: tokens of the current chunk, ctx - window * floor((ctx - 1) / window)
+// Linear-state layers add a constant per sequence, reported separately.
+//
+// Block rounding follows paged allocators (vLLM): a layer holds whole blocks
+// of `block_size` token positions aligned to position 0, so the resident
+// token range [lo, ctx) takes floor((ctx - 1) / bs) - floor(lo / bs) + 1 blocks.
+//
+// All results are exact: bits are summed as integers and converted to bytes
+// once, rounding up (every published shape gives whole bytes).
+#ifndef KVBILL_MODEL_KV_FOOTPRINT_H_
+#define KVBILL_MODEL_KV_FOOTPRINT_H_
+
+#include <cstdint>
+
+#include "kvbill/model/kv_format.h"
+#include "kvbill/model/model_shape.h"
+#include "kvbill/util/units.h"
+
+namespace kvbill {
+
+// Bits one token adds to `layer`'s cache on one GPU when the layer's KV heads
+// are split over `tensor_parallel` GPUs (replicated when fewer heads than
+// GPUs; an MLA latent is replicated). 0 for linear-state layers.
+std::int64_t LayerBitsPerToken(const LayerShape& layer, const ElementFormat& format,
+                               int tensor_parallel = 1);
+
+// Bytes per token summed over every layer that keeps a per-token entry
+// (sliding and chunked layers at their per-token rate), on one GPU.
+double BytesPerToken(const ModelShape& model, const ElementFormat& format, int tensor_parallel = 1);
+
+// Tokens `layer` holds for a sequence at context `ctx`, and the token
+// positions of its first resident token (for block rounding).
+Tokens ResidentTokens(const LayerShape& layer, Tokens ctx);
+Tokens ResidentBlocks(const LayerShape& layer, Tokens ctx, Tokens block_size);
+
+struct SequenceFootprint {
+  Bytes kv_bytes = 0;             // exact, linear-state layers excluded
+  Bytes block_rounded_bytes = 0;  // whole blocks per layer
+  Bytes state_bytes = 0;          // constant state of linear-state layers
+};
+
+// One sequence's KV at context `ctx` on one GPU of a `tensor_parallel` group.
+// Preconditions: ctx >= 0, block_size >= 1.
+SequenceFootprint Footprint(const ModelShape& model, const ElementFormat& format, Tokens ctx,
+                            Tokens block_size, int tensor_parallel = 1);
+
+// The largest footprint over contexts 1..ctx (differs from Footprint only for
+// chunked layers, whose resident count falls back at each chunk boundary).
+// This is what an allocator must be able to hold to reach ctx.
+SequenceFootprint PeakFootprint(const ModelShape& model, const ElementFormat& format, Tokens ctx,
+                                Tokens block_size, int tensor_parallel = 1);
+
+// Constant per-sequence state bytes of linear-state layers on one GPU.
+Bytes StateBytesPerSequence(const ModelShape& model, int tensor_parallel = 1);
+
+}  // namespace kvbill
+
+#endif  // KVBILL_MODEL_KV_FOOTPRINT_H_

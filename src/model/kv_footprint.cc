@@ -1,0 +1,109 @@
+#include "kvbill/model/kv_footprint.h"
+
+#include <algorithm>
+
+namespace kvbill {
+namespace {
+
+// KV heads one GPU holds when `heads` are split over `tp` GPUs: an even
+// share, or one (replicated) when there are fewer heads than GPUs.
+std::int64_t HeadsPerGpu(std::int64_t heads, int tp) {
+  if (tp <= 1) return heads;
+  return std::max<std::int64_t>(1, (heads + tp - 1) / tp);
+}
+
+Bytes BitsToBytes(std::int64_t bits) { return (bits + 7) / 8; }
+
+// First resident position of `layer` at context ctx (resident range [lo, ctx)).
+Tokens FirstResident(const LayerShape& layer, Tokens ctx) {
+  return ctx - ResidentTokens(layer, ctx);
+}
+
+}  // namespace
+
+std::int64_t LayerBitsPerToken(const LayerShape& layer, const ElementFormat& format,
+                               int tensor_parallel) {
+  switch (layer.kind) {
+    case LayerKind::kLatentAttention:
+      return format.VectorBits(layer.latent_dim);
+    case LayerKind::kFullAttention:
+    case LayerKind::kSlidingWindow:
+    case LayerKind::kChunkedAttention:
+      return HeadsPerGpu(layer.kv_heads, tensor_parallel) *
+             (format.VectorBits(layer.qk_head_dim) + format.VectorBits(layer.v_head_dim));
+    case LayerKind::kLinearState:
+      return 0;
+  }
+  return 0;
+}
+
+double BytesPerToken(const ModelShape& model, const ElementFormat& format, int tensor_parallel) {
+  std::int64_t bits = 0;
+  for (const LayerShape& l : model.layers) bits += LayerBitsPerToken(l, format, tensor_parallel);
+  return static_cast<double>(bits) / 8.0;
+}
+
+Tokens ResidentTokens(const LayerShape& layer, Tokens ctx) {
+  if (ctx <= 0) return 0;
+  switch (layer.kind) {
+    case LayerKind::kSlidingWindow:
+      return std::min(ctx, layer.window);
+    case LayerKind::kChunkedAttention:
+      return ctx - layer.window * ((ctx - 1) / layer.window);
+    case LayerKind::kLinearState:
+      return 0;
+    default:
+      return ctx;
+  }
+}
+
+Tokens ResidentBlocks(const LayerShape& layer, Tokens ctx, Tokens block_size) {
+  const Tokens resident = ResidentTokens(layer, ctx);
+  if (resident <= 0) return 0;
+  const Tokens lo = FirstResident(layer, ctx);
+  return (ctx - 1) / block_size - lo / block_size + 1;
+}
+
+SequenceFootprint Footprint(const ModelShape& model, const ElementFormat& format, Tokens ctx,
+                            Tokens block_size, int tensor_parallel) {
+  std::int64_t bits = 0, rounded_bits = 0;
+  for (const LayerShape& l : model.layers) {
+    const std::int64_t per_token = LayerBitsPerToken(l, format, tensor_parallel);
+    bits += per_token * ResidentTokens(l, ctx);
+    rounded_bits += per_token * ResidentBlocks(l, ctx, block_size) * block_size;
+  }
+  return SequenceFootprint{BitsToBytes(bits), BitsToBytes(rounded_bits),
+                           StateBytesPerSequence(model, tensor_parallel)};
+}
+
+SequenceFootprint PeakFootprint(const ModelShape& model, const ElementFormat& format, Tokens ctx,
+                                Tokens block_size, int tensor_parallel) {
+  // Chunked layers peak at the last token of a full chunk: min(ctx, chunk)
+  // tokens, chunk-aligned. Other layers are monotone in ctx.
+  std::int64_t bits = 0, rounded_bits = 0;
+  for (const LayerShape& l : model.layers) {
+    const std::int64_t per_token = LayerBitsPerToken(l, format, tensor_parallel);
+    Tokens at = ctx;
+    if (l.kind == LayerKind::kChunkedAttention && ctx > l.window) at = l.window;
+    bits += per_token * ResidentTokens(l, at);
+    rounded_bits += per_token * ResidentBlocks(l, at, block_size) * block_size;
+  }
+  return SequenceFootprint{BitsToBytes(bits), BitsToBytes(rounded_bits),
+                           StateBytesPerSequence(model, tensor_parallel)};
+}
+
+Bytes StateBytesPerSequence(const ModelShape& model, int tensor_parallel) {
+  auto format = ParseElementFormat(model.state_format);
+  const int bits = format ? format->element_bits : 16;
+  std::int64_t total_bits = 0;
+  for (const LayerShape& l : model.layers) {
+    if (l.kind != LayerKind::kLinearState) continue;
+    const std::int64_t elements = tensor_parallel <= 1
+                                      ? l.state_elements
+                                      : (l.state_elements + tensor_parallel - 1) / tensor_parallel;
+    total_bits += elements * bits;
+  }
+  return BitsToBytes(total_bits);
+}
+
+}  // namespace kvbill
