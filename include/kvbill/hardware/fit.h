@@ -1,0 +1,91 @@
+// Does a model + context + batch fit a deployment? Pure arithmetic.
+//
+// Per GPU of a tensor-parallel replica of `tp` GPUs:
+//   capacity = floor(usable memory x memory_fraction) - activation reserve
+//   weights  = ceil(weight bytes / tp)           (an even split; norms are negligible)
+//   kv       = batch x (block-rounded peak footprint on one GPU + linear state)
+// KV heads split across the GPUs, replicated when there are fewer heads than
+// GPUs; an MLA latent is replicated on every GPU (kv_footprint.h). It fits
+// when weights + kv <= capacity. Replica figures are the per-GPU figures
+// times tp. Rules and defaults: docs/fit.md.
+#ifndef KVBILL_HARDWARE_FIT_H_
+#define KVBILL_HARDWARE_FIT_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kvbill/hardware/gpu.h"
+#include "kvbill/model/kv_format.h"
+#include "kvbill/model/model_shape.h"
+#include "kvbill/util/units.h"
+
+namespace kvbill {
+
+struct Deployment {
+  GpuSpec gpu;
+  int tensor_parallel = 1;  // GPUs per replica
+  int replicas = 1;
+  double memory_fraction = 0.9;        // share of usable memory for weights + KV (vLLM's default)
+  Bytes activation_reserve_bytes = 0;  // per GPU, taken off the capacity
+};
+
+struct FitRequest {
+  ModelShape model;
+  ElementFormat kv_format;
+  std::string weight_format = "auto";
+  Tokens context = 0;
+  std::int64_t batch = 1;
+  Tokens block_size = 16;
+  Deployment deployment;
+};
+
+// Longest context searched; a footprint still fitting there is "unbounded"
+// (sliding-window-only or linear-state models).
+inline constexpr Tokens kMaxSearchContext = Tokens{1} << 30;
+
+struct FitReport {
+  bool fits = false;
+  int tensor_parallel = 1;
+  // Per replica (all its GPUs), bytes.
+  Bytes capacity_bytes = 0;
+  Bytes weights_bytes = 0;
+  Bytes kv_bytes = 0;        // batch x block-rounded KV, state included
+  Bytes kv_exact_bytes = 0;  // batch x exact KV, state included
+  Bytes needed_bytes = 0;    // weights + kv
+  Bytes headroom_bytes = 0;  // capacity - needed; negative when it does not fit
+  // Per GPU, bytes.
+  Bytes capacity_per_gpu_bytes = 0;
+  Bytes weights_per_gpu_bytes = 0;
+  Bytes kv_per_gpu_bytes = 0;
+  // Longest context at `batch` (0: not even one token; kMaxSearchContext
+  // with max_context_unbounded when the footprint stops growing).
+  Tokens max_context = 0;
+  bool max_context_unbounded = false;
+  // Largest batch at `context` (0 when one sequence does not fit).
+  std::int64_t max_batch = 0;
+  // Smallest tensor-parallel degree that fits (divides the query heads and
+  // divides or is a multiple of the KV heads), up to 64 GPUs.
+  std::optional<int> min_gpus;
+  std::string weight_description;
+};
+
+// Evaluates one request. Error only for an unknown weight format.
+Result<FitReport> EvaluateFit(const FitRequest& request);
+
+// Variants of a request that a user would try next, each with its verdict.
+struct FitAlternative {
+  std::string change;  // e.g. "fp8-e4m3 KV cache", "context 43,520 tokens", "2 GPUs (TP=2)"
+  bool fits = false;
+  Bytes needed_bytes = 0;    // per replica
+  Bytes capacity_bytes = 0;  // per replica
+};
+std::vector<FitAlternative> SuggestAlternatives(const FitRequest& request, const FitReport& report);
+
+// Whether `tp` GPUs can split this model (vLLM's rule: the query heads divide
+// evenly; KV heads divide evenly or are replicated).
+bool ValidTensorParallel(const ModelShape& model, int tp);
+
+}  // namespace kvbill
+
+#endif  // KVBILL_HARDWARE_FIT_H_

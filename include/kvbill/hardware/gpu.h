@@ -1,0 +1,46 @@
+// GPU specifications: the bundled catalog (scenarios/gpus.json, sources in
+// docs/hardware.md) and user-supplied spec files of the same shape.
+#ifndef KVBILL_HARDWARE_GPU_H_
+#define KVBILL_HARDWARE_GPU_H_
+
+#include <string>
+#include <vector>
+
+#include "kvbill/model/kv_format.h"
+#include "kvbill/util/result.h"
+#include "kvbill/util/units.h"
+
+namespace kvbill {
+
+struct GpuSpec {
+  std::string id;                 // catalog id, e.g. "h100-sxm"
+  std::string name;               // marketing name
+  double memory_gb = 0;           // as marketed, 10^9 bytes
+  Bytes usable_memory_bytes = 0;  // what the driver reports as total
+  double hbm_bandwidth_bytes_per_s = 0;
+  double bf16_flops_per_s = 0;  // dense
+  double fp8_flops_per_s = 0;   // dense; 0 when not supported
+  double fp4_flops_per_s = 0;   // dense; 0 when not supported
+  double usd_per_gpu_hour = 0;
+
+  // Dense peak FLOP/s for matmuls whose narrower operand has `format`'s
+  // element width: 4-bit formats use fp4 (else fp8, else bf16), 8-bit use
+  // fp8 (else bf16), wider use bf16.
+  double DenseFlopsPerS(const ElementFormat& format) const;
+};
+
+// The bundled catalog, in file order.
+const std::vector<GpuSpec>& GpuCatalog();
+
+// A catalog id, or a path to a JSON file holding one GPU object of the
+// catalog's shape. Error lists the catalog ids.
+Result<GpuSpec> LookupGpu(const std::string& id_or_path);
+
+// Parses a catalog document {"gpus": [...]}; `source` names it in errors,
+// which give the JSON path ("gpus.json#/gpus/2/hbm_bandwidth_tb_s: ...").
+Result<std::vector<GpuSpec>> ParseGpuCatalog(const std::string& json_text,
+                                             const std::string& source);
+
+}  // namespace kvbill
+
+#endif  // KVBILL_HARDWARE_GPU_H_

@@ -1,0 +1,145 @@
+#include "kvbill/hardware/fit.h"
+
+#include <cmath>
+
+#include "kvbill/model/kv_footprint.h"
+#include "kvbill/model/weight_bytes.h"
+
+namespace kvbill {
+namespace {
+
+struct PerGpu {
+  Bytes capacity = 0;
+  Bytes weights = 0;
+};
+
+PerGpu Budget(const FitRequest& r, Bytes weights_total, int tp) {
+  PerGpu b;
+  b.capacity =
+      static_cast<Bytes>(std::floor(static_cast<double>(r.deployment.gpu.usable_memory_bytes) *
+                                    r.deployment.memory_fraction)) -
+      r.deployment.activation_reserve_bytes;
+  b.weights = (weights_total + tp - 1) / tp;
+  return b;
+}
+
+// Block-rounded bytes of one sequence (state included) on one GPU.
+Bytes SequenceBytes(const FitRequest& r, Tokens ctx, int tp) {
+  const SequenceFootprint f = PeakFootprint(r.model, r.kv_format, ctx, r.block_size, tp);
+  return f.block_rounded_bytes + f.state_bytes;
+}
+
+bool FitsAt(const FitRequest& r, const PerGpu& b, Tokens ctx, std::int64_t batch, int tp) {
+  const Bytes free = b.capacity - b.weights;
+  if (free < 0) return false;
+  const Bytes per_seq = SequenceBytes(r, ctx, tp);
+  return per_seq == 0 || batch <= free / per_seq;
+}
+
+}  // namespace
+
+bool ValidTensorParallel(const ModelShape& model, int tp) {
+  if (tp < 1) return false;
+  const std::int64_t q = model.QueryHeads(), kv = model.MaxKvHeads();
+  if (q > 0 && q % tp != 0) return false;
+  if (kv > 0 && kv % tp != 0 && tp % kv != 0) return false;
+  return true;
+}
+
+Result<FitReport> EvaluateFit(const FitRequest& r) {
+  auto weights = ComputeWeightBytes(r.model, r.weight_format);
+  if (!weights) return weights.error();
+  const int tp = std::max(1, r.deployment.tensor_parallel);
+  const PerGpu b = Budget(r, weights->total, tp);
+
+  FitReport rep;
+  rep.tensor_parallel = tp;
+  rep.weight_description = weights->description;
+  const SequenceFootprint f = PeakFootprint(r.model, r.kv_format, r.context, r.block_size, tp);
+  rep.capacity_per_gpu_bytes = b.capacity;
+  rep.weights_per_gpu_bytes = b.weights;
+  rep.kv_per_gpu_bytes = r.batch * (f.block_rounded_bytes + f.state_bytes);
+  rep.capacity_bytes = b.capacity * tp;
+  rep.weights_bytes = b.weights * tp;
+  rep.kv_bytes = rep.kv_per_gpu_bytes * tp;
+  rep.kv_exact_bytes = r.batch * (f.kv_bytes + f.state_bytes) * tp;
+  rep.needed_bytes = rep.weights_bytes + rep.kv_bytes;
+  rep.headroom_bytes = rep.capacity_bytes - rep.needed_bytes;
+  rep.fits = rep.headroom_bytes >= 0;
+
+  // Longest context: the footprint is non-decreasing in ctx (peak semantics),
+  // so binary search for the last fitting ctx.
+  if (FitsAt(r, b, kMaxSearchContext, r.batch, tp)) {
+    rep.max_context = kMaxSearchContext;
+    rep.max_context_unbounded = true;
+  } else {
+    Tokens lo = 0, hi = kMaxSearchContext;  // FitsAt(lo) or lo == 0; !FitsAt(hi)
+    while (hi - lo > 1) {
+      const Tokens mid = lo + (hi - lo) / 2;
+      if (FitsAt(r, b, mid, r.batch, tp)) {
+        lo = mid;
+      } else {
+        hi = mid;
+      }
+    }
+    rep.max_context = lo;
+  }
+
+  const Bytes free = b.capacity - b.weights;
+  const Bytes per_seq = SequenceBytes(r, r.context, tp);
+  rep.max_batch = free < 0 ? 0 : (per_seq == 0 ? 0 : free / per_seq);
+
+  for (int n = 1; n <= 64; n *= 2) {
+    if (!ValidTensorParallel(r.model, n)) continue;
+    const PerGpu bn = Budget(r, weights->total, n);
+    if (FitsAt(r, bn, r.context, r.batch, n)) {
+      rep.min_gpus = n;
+      break;
+    }
+  }
+  return rep;
+}
+
+std::vector<FitAlternative> SuggestAlternatives(const FitRequest& request,
+                                                const FitReport& report) {
+  std::vector<FitAlternative> out;
+  auto add = [&](const std::string& change, const FitRequest& variant) {
+    auto rep = EvaluateFit(variant);
+    if (!rep) return;
+    out.push_back(FitAlternative{change, rep->fits, rep->needed_bytes, rep->capacity_bytes});
+  };
+  auto fp8 = ParseElementFormat("fp8-e4m3");
+  auto nvfp4 = ParseElementFormat("nvfp4");
+  if (request.kv_format.element_bits > 8 && fp8) {
+    FitRequest v = request;
+    v.kv_format = *fp8;
+    add("fp8-e4m3 KV cache", v);
+    v.weight_format = "fp8-e4m3";
+    add("fp8-e4m3 KV cache and fp8-e4m3 weights", v);
+  }
+  if (request.kv_format.element_bits > 4 && nvfp4) {
+    FitRequest v = request;
+    v.kv_format = *nvfp4;
+    add("nvfp4 KV cache", v);
+  }
+  if (!report.fits && report.max_context > 0) {
+    FitRequest v = request;
+    v.context = report.max_context;
+    add("context " + FormatWithSeparators(report.max_context) + " tokens", v);
+  }
+  if (!report.fits && report.max_batch > 0 && report.max_batch < request.batch) {
+    FitRequest v = request;
+    v.batch = report.max_batch;
+    add("batch " + std::to_string(report.max_batch), v);
+  }
+  if (report.min_gpus && *report.min_gpus != report.tensor_parallel) {
+    FitRequest v = request;
+    v.deployment.tensor_parallel = *report.min_gpus;
+    add(std::to_string(*report.min_gpus) + " GPUs (tensor parallel " +
+            std::to_string(*report.min_gpus) + ")",
+        v);
+  }
+  return out;
+}
+
+}  // namespace kvbill

@@ -1,0 +1,136 @@
+#include "kvbill/hardware/gpu.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "kvbill/util/embedded.h"
+#include "kvbill/util/file.h"
+
+namespace kvbill {
+namespace {
+
+using nlohmann::json;
+
+Result<double> PositiveNumber(const json& obj, const std::string& key, const std::string& where,
+                              bool required) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) {
+    if (required) return Error(where + "/" + key + ": missing");
+    return 0.0;
+  }
+  if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() <= 0) {
+    return Error(where + "/" + key + ": must be a positive number, got " + it->dump());
+  }
+  return it->get<double>();
+}
+
+Result<GpuSpec> ParseGpu(const json& g, const std::string& where) {
+  if (!g.is_object()) return Error(where + ": must be an object");
+  static const char* const kKnown[] = {"id",
+                                       "name",
+                                       "memory_gb",
+                                       "usable_memory_gib",
+                                       "hbm_bandwidth_tb_s",
+                                       "dense_tflops",
+                                       "usd_per_gpu_hour",
+                                       "_comment"};
+  for (auto it = g.begin(); it != g.end(); ++it) {
+    if (std::find(std::begin(kKnown), std::end(kKnown), it.key()) == std::end(kKnown)) {
+      return Error(where + "/" + it.key() + ": unknown key");
+    }
+  }
+  GpuSpec s;
+  if (!g.contains("id") || !g["id"].is_string() || g["id"].get<std::string>().empty()) {
+    return Error(where + "/id: missing or not a string");
+  }
+  s.id = g["id"].get<std::string>();
+  s.name = g.value("name", s.id);
+  auto mem = PositiveNumber(g, "memory_gb", where, true);
+  if (!mem) return mem.error();
+  s.memory_gb = *mem;
+  auto usable = PositiveNumber(g, "usable_memory_gib", where, false);
+  if (!usable) return usable.error();
+  s.usable_memory_bytes =
+      static_cast<Bytes>(std::llround(*usable > 0 ? *usable * kBytesPerGiB : *mem * kBytesPerGB));
+  auto bw = PositiveNumber(g, "hbm_bandwidth_tb_s", where, true);
+  if (!bw) return bw.error();
+  s.hbm_bandwidth_bytes_per_s = *bw * 1e12;
+  if (!g.contains("dense_tflops") || !g["dense_tflops"].is_object()) {
+    return Error(where + "/dense_tflops: missing (an object like {\"bf16\": 989})");
+  }
+  const json& f = g["dense_tflops"];
+  const std::string fw = where + "/dense_tflops";
+  for (auto it = f.begin(); it != f.end(); ++it) {
+    if (it.key() != "bf16" && it.key() != "fp8" && it.key() != "fp4") {
+      return Error(fw + "/" + it.key() + ": unknown key (bf16, fp8, fp4)");
+    }
+  }
+  auto bf16 = PositiveNumber(f, "bf16", fw, true);
+  if (!bf16) return bf16.error();
+  auto fp8 = PositiveNumber(f, "fp8", fw, false);
+  if (!fp8) return fp8.error();
+  auto fp4 = PositiveNumber(f, "fp4", fw, false);
+  if (!fp4) return fp4.error();
+  s.bf16_flops_per_s = *bf16 * 1e12;
+  s.fp8_flops_per_s = *fp8 * 1e12;
+  s.fp4_flops_per_s = *fp4 * 1e12;
+  auto price = PositiveNumber(g, "usd_per_gpu_hour", where, true);
+  if (!price) return price.error();
+  s.usd_per_gpu_hour = *price;
+  return s;
+}
+
+}  // namespace
+
+double GpuSpec::DenseFlopsPerS(const ElementFormat& format) const {
+  if (format.element_bits <= 4 && fp4_flops_per_s > 0) return fp4_flops_per_s;
+  if (format.element_bits <= 8 && fp8_flops_per_s > 0) return fp8_flops_per_s;
+  return bf16_flops_per_s;
+}
+
+Result<std::vector<GpuSpec>> ParseGpuCatalog(const std::string& json_text,
+                                             const std::string& source) {
+  const json doc = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return Error(source + ": not valid JSON");
+  if (!doc.is_object() || !doc.contains("gpus") || !doc["gpus"].is_array()) {
+    return Error(source + "#/gpus: missing (expected {\"gpus\": [...]})");
+  }
+  std::vector<GpuSpec> out;
+  for (std::size_t i = 0; i < doc["gpus"].size(); ++i) {
+    auto gpu = ParseGpu(doc["gpus"][i], source + "#/gpus/" + std::to_string(i));
+    if (!gpu) return gpu.error();
+    out.push_back(*gpu);
+  }
+  return out;
+}
+
+const std::vector<GpuSpec>& GpuCatalog() {
+  static const std::vector<GpuSpec> catalog = [] {
+    auto text = EmbeddedFile("gpus.json");
+    auto parsed = ParseGpuCatalog(std::string(text.value_or("")), "gpus.json");
+    return parsed ? *parsed : std::vector<GpuSpec>{};
+  }();
+  return catalog;
+}
+
+Result<GpuSpec> LookupGpu(const std::string& id_or_path) {
+  for (const GpuSpec& g : GpuCatalog()) {
+    if (g.id == id_or_path) return g;
+  }
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(id_or_path, ec)) {
+    auto text = ReadFile(id_or_path);
+    if (!text) return text.error();
+    const json doc = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded()) return Error(id_or_path + ": not valid JSON");
+    return ParseGpu(doc, id_or_path + "#");
+  }
+  std::string ids;
+  for (const GpuSpec& g : GpuCatalog()) ids += (ids.empty() ? "" : ", ") + g.id;
+  return Error("--gpu \"" + id_or_path + "\": unknown GPU (catalog: " + ids +
+               "; or a path to a GPU JSON file)");
+}
+
+}  // namespace kvbill

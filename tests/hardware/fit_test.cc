@@ -1,0 +1,133 @@
+#include "kvbill/hardware/fit.h"
+
+#include <gtest/gtest.h>
+
+#include "model/model_test_util.h"
+
+namespace kvbill {
+namespace {
+
+FitRequest Qwen32bOnH100(Tokens context, const std::string& kv = "bf16") {
+  FitRequest r;
+  r.model = Catalog("qwen3-32b");
+  r.kv_format = Fmt(kv);
+  r.context = context;
+  auto gpu = LookupGpu("h100-sxm");
+  EXPECT_TRUE(gpu.ok());
+  r.deployment.gpu = *gpu;
+  return r;
+}
+
+// The fit claim. Qwen3-32B weights: 32,762,123,264 params x 2 B =
+// 65,524,246,528 B (65.5 GB). One 128k sequence: 32 GiB = 34,359,738,368 B
+// (34.4 GB). Capacity: 79.6 GiB usable = round(79.6 x 2^30) = 85,469,849,190 B,
+// x 0.9 = 76,922,864,271 B. Needed 99,883,984,896 B: short by 22,961,120,625 B.
+TEST(FitTest, Qwen3_32bWithOne128kSequenceDoesNotFitAnH100) {
+  auto rep = EvaluateFit(Qwen32bOnH100(131072));
+  ASSERT_TRUE(rep.ok());
+  EXPECT_FALSE(rep->fits);
+  EXPECT_EQ(rep->weights_bytes, 65524246528LL);
+  EXPECT_EQ(rep->kv_bytes, 34359738368LL);
+  EXPECT_EQ(rep->capacity_bytes, 76922864271LL);
+  EXPECT_EQ(rep->headroom_bytes, -22961120625LL);
+}
+
+// Longest context at batch 1: free = 76,922,864,271 - 65,524,246,528 =
+// 11,398,617,743 B; / 262,144 B per token = 43,482.3 tokens; whole 16-token
+// blocks: 2,717 blocks = 43,472 tokens (2,718 blocks need 11,400,118,272 B).
+TEST(FitTest, MaxContextCountsWholeBlocks) {
+  auto rep = EvaluateFit(Qwen32bOnH100(131072));
+  ASSERT_TRUE(rep.ok());
+  EXPECT_EQ(rep->max_context, 43472);
+  EXPECT_FALSE(rep->max_context_unbounded);
+  EXPECT_EQ(rep->max_batch, 0);
+}
+
+// Two GPUs: weights 32,762,123,264 B each; 4 KV heads each -> 16 GiB of KV;
+// 49.9 GB < 76.9 GB. One GPU does not fit, so the answer is 2.
+TEST(FitTest, TwoGpusAreTheFewestThatFit) {
+  auto rep = EvaluateFit(Qwen32bOnH100(131072));
+  ASSERT_TRUE(rep.ok());
+  ASSERT_TRUE(rep->min_gpus.has_value());
+  EXPECT_EQ(*rep->min_gpus, 2);
+}
+
+// What would fit: FP8 KV alone needs 65,524,246,528 + 17,179,869,184 =
+// 82,704,115,712 B > 76.9e9: still does not fit; FP8 KV and FP8 weights
+// (linear layers in fp8, embeddings bf16) fits; 43,472 tokens fits; 2 GPUs fit.
+TEST(FitTest, AlternativesSayHonestlyWhatFits) {
+  const FitRequest r = Qwen32bOnH100(131072);
+  auto rep = EvaluateFit(r);
+  ASSERT_TRUE(rep.ok());
+  const auto alts = SuggestAlternatives(r, *rep);
+  auto find = [&](const std::string& change) -> const FitAlternative* {
+    for (const auto& a : alts) {
+      if (a.change == change) return &a;
+    }
+    return nullptr;
+  };
+  const FitAlternative* fp8 = find("fp8-e4m3 KV cache");
+  ASSERT_NE(fp8, nullptr);
+  EXPECT_FALSE(fp8->fits);
+  EXPECT_EQ(fp8->needed_bytes, 82704115712LL);
+  ASSERT_NE(find("fp8-e4m3 KV cache and fp8-e4m3 weights"), nullptr);
+  EXPECT_TRUE(find("fp8-e4m3 KV cache and fp8-e4m3 weights")->fits);
+  ASSERT_NE(find("context 43,472 tokens"), nullptr);
+  EXPECT_TRUE(find("context 43,472 tokens")->fits);
+  ASSERT_NE(find("2 GPUs (tensor parallel 2)"), nullptr);
+  EXPECT_TRUE(find("2 GPUs (tensor parallel 2)")->fits);
+}
+
+// Max batch at 32k: per sequence 8 GiB = 8,589,934,592 B; 11,398,617,743 /
+// 8,589,934,592 = 1.33 -> 1.
+TEST(FitTest, MaxBatchAtContext) {
+  auto rep = EvaluateFit(Qwen32bOnH100(32768));
+  ASSERT_TRUE(rep.ok());
+  EXPECT_TRUE(rep->fits);
+  EXPECT_EQ(rep->max_batch, 1);
+}
+
+// Mistral-7B slides every layer: its KV stops growing at 4,096 tokens, so the
+// longest context is not bounded by memory.
+TEST(FitTest, SlidingOnlyModelHasUnboundedContext) {
+  FitRequest r = Qwen32bOnH100(131072);
+  r.model = Catalog("mistral-7b");
+  auto rep = EvaluateFit(r);
+  ASSERT_TRUE(rep.ok());
+  EXPECT_TRUE(rep->fits);
+  EXPECT_TRUE(rep->max_context_unbounded);
+}
+
+TEST(FitTest, TensorParallelMustSplitHeadsEvenly) {
+  const ModelShape q = Catalog("qwen3-32b");  // 64 query heads, 8 KV heads
+  EXPECT_TRUE(ValidTensorParallel(q, 8));
+  EXPECT_TRUE(ValidTensorParallel(q, 16));  // KV heads replicated
+  EXPECT_FALSE(ValidTensorParallel(q, 3));
+}
+
+TEST(FitTest, GpuCatalogHasTheDocumentedIds) {
+  for (const char* id : {"h100-sxm", "h100-pcie", "h200", "b200", "gb200", "a100-80gb", "l40s",
+                         "mi300x", "mi325x"}) {
+    EXPECT_TRUE(LookupGpu(id).ok()) << id;
+  }
+  auto h100 = LookupGpu("h100-sxm");
+  EXPECT_DOUBLE_EQ(h100->hbm_bandwidth_bytes_per_s, 3.35e12);
+  EXPECT_DOUBLE_EQ(h100->bf16_flops_per_s, 989e12);
+  EXPECT_DOUBLE_EQ(h100->DenseFlopsPerS(Fmt("fp8")), 1979e12);
+  EXPECT_DOUBLE_EQ(h100->DenseFlopsPerS(Fmt("nvfp4")), 1979e12);  // no FP4 units: fp8
+  auto bad = LookupGpu("h900");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message().rfind("--gpu \"h900\": unknown GPU (catalog: h100-sxm,", 0), 0u);
+}
+
+TEST(FitTest, GpuCatalogErrorsGiveTheJsonPath) {
+  auto r = ParseGpuCatalog(R"({"gpus": [{"id": "x", "memory_gb": 80, "hbm_bandwidth_tb_s": -1,
+                                          "dense_tflops": {"bf16": 1}, "usd_per_gpu_hour": 1}]})",
+                           "my.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message(),
+            "my.json#/gpus/0/hbm_bandwidth_tb_s: must be a positive number, got -1");
+}
+
+}  // namespace
+}  // namespace kvbill
