@@ -1,0 +1,83 @@
+// Importers: readers that map foreign trace formats onto kvbill tasks, and
+// the format detection that picks one. Every field an importer reads and
+// every assumption it makes is listed in docs/importers.md.
+//
+// Memory: the native, Mooncake and Azure readers stream (one task at a time).
+// The Claude Code and TraceLab readers group calls by session (and chain), so
+// they hold the whole input's calls (numbers, not content) in memory.
+#ifndef KVBILL_TRACE_IMPORTERS_H_
+#define KVBILL_TRACE_IMPORTERS_H_
+
+#include <cstdint>
+#include <istream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "kvbill/trace/reader.h"
+#include "kvbill/util/result.h"
+
+namespace kvbill {
+
+enum class TraceFormat { kNative, kMooncake, kClaudeCode, kTraceLab, kTraceLabCsv, kAzure };
+
+// "native", "mooncake", "claude-code", "tracelab", "tracelab-csv", "azure".
+std::string_view TraceFormatName(TraceFormat format);
+// "native|mooncake|claude-code|tracelab|tracelab-csv|azure", for help texts and errors.
+std::string TraceFormatChoices();
+// The inverse of TraceFormatName. Error: "unknown trace format \"x\" (one of ...)".
+Result<TraceFormat> ParseTraceFormat(std::string_view name);
+
+// Detects the format from the first non-blank line of a file:
+//   the native header line                          -> native
+//   '[' (a JSON array of transcript lines)           -> claude-code
+//   an object with "hash_ids" or "input_length"      -> mooncake
+//   an object with "round_index" and "input_tokens_total" -> tracelab
+//   an object with "sessionId", or "type" of user / assistant / system /
+//   summary                                          -> claude-code
+//   the CSV header TIMESTAMP,ContextTokens,GeneratedTokens -> azure
+//   a CSV header starting "session_id," with a prefix_len column -> tracelab-csv
+// `line_number` is that line's number, for the error
+// "name:line: unrecognised trace format (use --from native|...)".
+Result<TraceFormat> DetectTraceFormat(std::string_view first_line, const std::string& name,
+                                      std::int64_t line_number);
+
+// One Mooncake request per line -> a one-turn task with explicit 512-token
+// block hashes, id = the 0-based row number, arrival = timestamp / 1000.
+std::unique_ptr<TraceReader> NewMooncakeReader(std::unique_ptr<std::istream> in, std::string name,
+                                               ReaderOptions options = {});
+
+// Claude Code transcript lines (JSONL, or the JSON array a stop hook saves):
+// one task per session main chain and one per subagent chain (linked to the
+// session with parent_id), one turn per distinct message.id.
+std::unique_ptr<TraceReader> NewClaudeCodeReader(std::unique_ptr<std::istream> in, std::string name,
+                                                 ReaderOptions options = {});
+
+// TraceLab round_trace.jsonl: rows grouped by session_id, ordered by
+// round_index; one turn per row with its provider usage and the first timing
+// event as its time.
+std::unique_ptr<TraceReader> NewTraceLabReader(std::unique_ptr<std::istream> in, std::string name,
+                                               ReaderOptions options = {});
+
+// TraceLab simulator CSV (session_id, [arrival_time,] round_idx, prefix_len,
+// input_len, output_len, tool_wait_after_ms; times in ms): one task per
+// session, prompt = prefix_len + input_len.
+std::unique_ptr<TraceReader> NewTraceLabCsvReader(std::unique_ptr<std::istream> in,
+                                                  std::string name, ReaderOptions options = {});
+
+// Azure LLM inference trace 2023 CSV: a row is a one-turn task, arrival in
+// seconds after the first row.
+std::unique_ptr<TraceReader> NewAzureReader(std::unique_ptr<std::istream> in, std::string name,
+                                            ReaderOptions options = {});
+
+// Opens `path` and returns the reader for `format`, or for the detected
+// format when `format` is nullopt. Errors: "<path>: cannot open: ...", an
+// empty file ("<path>: empty trace") or an unrecognised format.
+Result<std::unique_ptr<TraceReader>> OpenTrace(const std::string& path,
+                                               std::optional<TraceFormat> format,
+                                               ReaderOptions options = {});
+
+}  // namespace kvbill
+
+#endif  // KVBILL_TRACE_IMPORTERS_H_

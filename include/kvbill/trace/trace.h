@@ -1,0 +1,119 @@
+// An agent trace: tasks (agent sessions), each an ordered list of turns.
+//
+// A turn is one request to the model. It first drops the end of the previous
+// prompt when `keep` says so (context edits, compaction), then appends spans
+// of tokens (system prompt, tool definitions, user text, tool results, the
+// previous answer, a summary...), then the model generates `output` tokens,
+// then the agent waits `tool_s` seconds before the next turn. The prompt of a
+// turn is therefore
+//
+//     prompt(0) = Σ spans(0)
+//     prompt(k) = (keep(k) or prompt(k-1)) + Σ spans(k)
+//
+// The previous turn's output is not appended implicitly: a trace that wants it
+// in the context says so with an `assistant` span. Spans with the same content
+// id at the same position hold the same tokens, which is what lets a system
+// prompt be shared across tasks.
+//
+// Recorded facts travel with the turn when the source had them: the request's
+// start time on the trace clock, the provider-reported usage (for comparing a
+// simulated bill with the real one later), and explicit block hashes for
+// request-level traces that publish them instead of content (Mooncake).
+//
+// The on-disk form is docs/trace-format.md; readers are in reader.h.
+#ifndef KVBILL_TRACE_TRACE_H_
+#define KVBILL_TRACE_TRACE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kvbill/util/result.h"
+#include "kvbill/util/units.h"
+
+namespace kvbill {
+
+enum class SpanKind { kSystem, kTools, kUser, kToolResult, kAssistant, kSummary, kOther };
+
+// "system", "tools", "user", "tool_result", "assistant", "summary", "other".
+std::string_view SpanKindName(SpanKind kind);
+// The inverse of SpanKindName; nullopt for any other string.
+std::optional<SpanKind> ParseSpanKind(std::string_view name);
+
+struct Span {
+  SpanKind kind = SpanKind::kOther;
+  Tokens tokens = 0;  // >= 0
+  // Same id at the same position means the same tokens. Absent: unique content.
+  std::optional<std::string> content_id;
+
+  bool operator==(const Span&) const = default;
+};
+
+// Token counts a provider reported for one call (Anthropic's field names;
+// OpenAI's cached prompt tokens map to cache_read).
+struct RecordedUsage {
+  Tokens input = 0;           // uncached input tokens
+  Tokens cache_creation = 0;  // tokens written to the provider cache
+  Tokens cache_read = 0;      // tokens read from the provider cache
+  Tokens output = 0;
+
+  // The whole prompt: input + cache_creation + cache_read.
+  Tokens prompt() const { return input + cache_creation + cache_read; }
+  bool operator==(const RecordedUsage&) const = default;
+};
+
+// Content hashes of the prompt in fixed-size blocks, each standing for its
+// block and everything before it (equal hashes mean an equal prefix).
+// hashes.size() == ceil(prompt / block_size) in well-formed sources.
+struct BlockHashes {
+  Tokens block_size = 512;  // > 0
+  std::vector<std::uint64_t> hashes;
+
+  bool operator==(const BlockHashes&) const = default;
+};
+
+struct Turn {
+  // Tokens of the previous turn's prompt kept before appending; nullopt keeps
+  // all of it. Must be nullopt or 0 on the first turn.
+  std::optional<Tokens> keep;
+  std::vector<Span> spans;
+  Tokens output = 0;  // generated tokens, >= 0
+  // True when `output` is known to be unreliable (a streaming placeholder).
+  bool output_is_placeholder = false;
+  Seconds tool_s = 0;  // wait after the output before the next turn, >= 0
+  // Recorded start of the request on the trace clock; non-decreasing in a task.
+  std::optional<Seconds> time_s;
+  std::optional<RecordedUsage> usage;
+  std::optional<BlockHashes> blocks;
+
+  bool operator==(const Turn&) const = default;
+};
+
+struct Task {
+  std::string id;  // non-empty, unique in a trace
+  // The task that started this one (e.g. a subagent's main session).
+  std::optional<std::string> parent_id;
+  Seconds arrival_s = 0;  // on the trace clock, whose origin is arbitrary
+  std::vector<Turn> turns;
+
+  bool operator==(const Task&) const = default;
+};
+
+// Σ tokens of the turn's spans.
+Tokens AppendedTokens(const Turn& turn);
+
+// The prompt of every turn, by the formula at the top of this file.
+// Precondition: ValidateTask(task) succeeded.
+std::vector<Tokens> PromptTokens(const Task& task);
+
+// Checks the invariants above that one field alone cannot: at least one turn,
+// keep within the previous prompt, time never running backwards, positive
+// block size. Error text starts with the turn: "turn 3: ..." (turns count
+// from 1), without the task id.
+Status ValidateTask(const Task& task);
+
+}  // namespace kvbill
+
+#endif  // KVBILL_TRACE_TRACE_H_

@@ -1,0 +1,63 @@
+#include "kvbill/metrics/summary.h"
+
+#include <algorithm>
+#include <boost/accumulators/accumulators.hpp>
+#include <boost/accumulators/statistics/count.hpp>
+#include <boost/accumulators/statistics/max.hpp>
+#include <boost/accumulators/statistics/mean.hpp>
+#include <boost/accumulators/statistics/stats.hpp>
+#include <boost/accumulators/statistics/sum.hpp>
+#include <cmath>
+#include <vector>
+
+namespace kvbill {
+
+namespace acc = boost::accumulators;
+
+struct SummaryBuilder::Impl {
+  acc::accumulator_set<double,
+                       acc::stats<acc::tag::count, acc::tag::mean, acc::tag::max, acc::tag::sum>>
+      moments;
+  std::vector<double> values;
+};
+
+SummaryBuilder::SummaryBuilder() : impl_(std::make_unique<Impl>()) {}
+SummaryBuilder::~SummaryBuilder() = default;
+SummaryBuilder::SummaryBuilder(SummaryBuilder&&) noexcept = default;
+SummaryBuilder& SummaryBuilder::operator=(SummaryBuilder&&) noexcept = default;
+
+void SummaryBuilder::Add(double value) {
+  impl_->moments(value);
+  impl_->values.push_back(value);
+}
+
+Summary SummaryBuilder::Build() {
+  Summary s;
+  s.count = static_cast<std::int64_t>(acc::count(impl_->moments));
+  if (s.count == 0) return s;
+  std::sort(impl_->values.begin(), impl_->values.end());
+  s.mean = acc::mean(impl_->moments);
+  s.max = acc::max(impl_->moments);
+  s.sum = acc::sum(impl_->moments);
+  const double* sorted = impl_->values.data();
+  s.p50 = NearestRankPercentile(sorted, s.count, 50);
+  s.p90 = NearestRankPercentile(sorted, s.count, 90);
+  s.p99 = NearestRankPercentile(sorted, s.count, 99);
+  return s;
+}
+
+double NearestRankPercentile(const double* sorted, std::int64_t count, double p) {
+  // ceil(p/100 × count) computed in integers where p is whole, to avoid
+  // 0.9 × 10 = 9.000000000000002 rounding up to rank 10.
+  std::int64_t rank = 0;
+  if (p == std::floor(p)) {
+    const auto whole = static_cast<std::int64_t>(p);
+    rank = (whole * count + 99) / 100;
+  } else {
+    rank = static_cast<std::int64_t>(std::ceil(p / 100.0 * static_cast<double>(count)));
+  }
+  rank = std::clamp<std::int64_t>(rank, 1, count);
+  return sorted[rank - 1];
+}
+
+}  // namespace kvbill

@@ -1,0 +1,90 @@
+// Azure LLM inference trace 2023: CSV "TIMESTAMP,ContextTokens,GeneratedTokens"
+// (docs/importers.md#azure-2023).
+#include <charconv>
+#include <utility>
+
+#include "kvbill/trace/importers.h"
+#include "trace/line_reader.h"
+#include "trace/timestamp.h"
+
+namespace kvbill {
+namespace {
+
+constexpr std::string_view kAzureHeader = "TIMESTAMP,ContextTokens,GeneratedTokens";
+
+Result<Tokens> ParseCount(std::string_view text, const char* column) {
+  Tokens value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size() || value < 0) {
+    return Error(std::string(column) + " must be a non-negative integer, got \"" +
+                 std::string(text) + "\"");
+  }
+  return value;
+}
+
+class AzureReader : public TraceReader {
+ public:
+  AzureReader(std::unique_ptr<std::istream> in, std::string name, ReaderOptions options)
+      : TraceReader(options), lines_(std::move(in), std::move(name)) {}
+
+  Result<bool> Next(Task* task) override {
+    std::string line;
+    while (lines_.Next(&line)) {
+      if (!header_seen_) {
+        header_seen_ = true;
+        if (line != kAzureHeader) {
+          return lines_.At("expected the header " + std::string(kAzureHeader));
+        }
+        continue;
+      }
+      auto decoded = Decode(line);
+      if (decoded) {
+        *task = std::move(*decoded);
+        return true;
+      }
+      const Error error = lines_.At(decoded.error());
+      if (!SkipBadLine(error)) return error;
+    }
+    if (lines_.failed()) return Error(lines_.name() + ": read failed");
+    return false;
+  }
+
+ private:
+  Result<Task> Decode(std::string_view line) {
+    const std::size_t c1 = line.find(',');
+    const std::size_t c2 = c1 == std::string_view::npos ? c1 : line.find(',', c1 + 1);
+    if (c2 == std::string_view::npos || line.find(',', c2 + 1) != std::string_view::npos) {
+      return Error("expected 3 comma-separated fields");
+    }
+    auto time = ParseTimestamp(line.substr(0, c1));
+    if (!time) return time.error();
+    auto context = ParseCount(line.substr(c1 + 1, c2 - c1 - 1), "ContextTokens");
+    if (!context) return context.error();
+    auto generated = ParseCount(line.substr(c2 + 1), "GeneratedTokens");
+    if (!generated) return generated.error();
+    if (!origin_) origin_ = *time;
+    Turn turn;
+    turn.spans.push_back(Span{SpanKind::kOther, *context, std::nullopt});
+    turn.output = *generated;
+    turn.time_s = time->Since(*origin_);
+    Task task;
+    task.id = std::to_string(row_++);
+    task.arrival_s = *turn.time_s;
+    task.turns.push_back(std::move(turn));
+    return task;
+  }
+
+  LineReader lines_;
+  bool header_seen_ = false;
+  std::optional<Timestamp> origin_;
+  std::int64_t row_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<TraceReader> NewAzureReader(std::unique_ptr<std::istream> in, std::string name,
+                                            ReaderOptions options) {
+  return std::make_unique<AzureReader>(std::move(in), std::move(name), options);
+}
+
+}  // namespace kvbill

@@ -1,0 +1,262 @@
+// Claude Code transcripts (docs/importers.md#claude-code): assistant lines
+// carry message.id and message.usage; one API call may be written as several
+// lines (one per content block), so calls are de-duplicated by message.id.
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <sstream>
+#include <tuple>
+#include <utility>
+
+#include "kvbill/trace/importers.h"
+#include "trace/json_fields.h"
+#include "trace/line_reader.h"
+#include "trace/timestamp.h"
+
+namespace kvbill {
+namespace {
+
+// Transcripts often hold a streaming placeholder (1-10 tokens) instead of the
+// real output count; counts up to this are flagged, not changed.
+constexpr Tokens kPlaceholderMaxOutput = 10;
+
+struct Call {
+  std::string session;
+  std::string chain;  // "" for the main chain, else the subagent's key
+  bool sidechain = false;
+  std::string agent_id;  // "agentId" when the line has one
+  Timestamp time;
+  std::string time_text;
+  RecordedUsage usage;
+  std::string where;  // "name:line" for errors
+};
+
+class ClaudeCodeReader : public TraceReader {
+ public:
+  ClaudeCodeReader(std::unique_ptr<std::istream> in, std::string name, ReaderOptions options)
+      : TraceReader(options), in_(std::move(in)), name_(std::move(name)) {}
+
+  Result<bool> Next(Task* task) override {
+    if (!loaded_) {
+      loaded_ = true;
+      if (auto s = Load(); !s) return s.error();
+    }
+    if (tasks_.empty()) return false;
+    *task = std::move(tasks_.front());
+    tasks_.pop_front();
+    return true;
+  }
+
+ private:
+  // Reads every line, then builds all tasks.
+  Status Load() {
+    while (in_->peek() == ' ' || in_->peek() == '\n' || in_->peek() == '\r' ||
+           in_->peek() == '\t') {
+      in_->get();
+    }
+    if (in_->peek() == '[') {
+      if (auto s = LoadArray(); !s) return s;
+    } else {
+      LineReader lines(std::move(in_), name_);
+      std::string line;
+      while (lines.Next(&line)) {
+        const std::string where = name_ + ":" + std::to_string(lines.line_number());
+        if (auto s = AddLine(line, where); !s) return s;
+      }
+      if (lines.failed()) return Error(name_ + ": read failed");
+    }
+    return BuildTasks();
+  }
+
+  Status LoadArray() {
+    std::ostringstream text;
+    text << in_->rdbuf();
+    auto json = ParseJson(text.str());
+    if (!json) return json.error().Within(name_);
+    if (!json->is_array()) return Error(name_ + ": expected a JSON array of transcript lines");
+    for (std::size_t i = 0; i < json->size(); ++i) {
+      const std::string where = name_ + ": element " + std::to_string(i + 1);
+      if (auto s = AddObject((*json)[i], where); !s) return s;
+    }
+    return OkStatus();
+  }
+
+  Status AddLine(const std::string& line, const std::string& where) {
+    auto json = ParseJsonObject(line);
+    if (!json) return Bad(json.error().Within(where));
+    return AddObject(*json, where);
+  }
+
+  // Returns an error to stop on, or OkStatus when the line was used,
+  // ignored, or skipped as bad.
+  Status Bad(const Error& error) {
+    if (SkipBadLine(error)) return OkStatus();
+    return error;
+  }
+
+  Status AddObject(const Json& json, const std::string& where) {
+    if (!json.is_object()) return Bad(Error("expected a JSON object").Within(where));
+    if (json.value("type", Json()) != "assistant") return OkStatus();
+    const auto message = json.find("message");
+    if (message == json.end() || !message->is_object()) return OkStatus();
+    const auto usage_json = message->find("usage");
+    const auto id = message->find("id");
+    if (usage_json == message->end() || id == message->end() || !id->is_string()) {
+      return OkStatus();
+    }
+    if (message->value("model", Json()) == "<synthetic>") return OkStatus();
+    auto call = ParseCall(json, *usage_json);
+    if (!call) return Bad(call.error().Within(where));
+    call->where = where;
+    const std::string message_id = id->get<std::string>();
+    const auto [it, inserted] = index_.emplace(message_id, calls_.size());
+    if (inserted) {
+      calls_.push_back(std::move(*call));
+    } else {
+      RecordedUsage& kept = calls_[it->second].usage;
+      kept.output = std::max(kept.output, call->usage.output);
+    }
+    return OkStatus();
+  }
+
+  static Result<Call> ParseCall(const Json& line, const Json& usage) {
+    Call call;
+    auto session = GetString(line, "sessionId");
+    if (!session) return session.error();
+    call.session = *session;
+    auto time_text = GetString(line, "timestamp");
+    if (!time_text) return time_text.error();
+    auto time = ParseTimestamp(*time_text);
+    if (!time) return time.error();
+    call.time = *time;
+    call.time_text = *time_text;
+    call.sidechain = line.value("isSidechain", Json()) == true;
+    auto agent = GetOptionalString(line, "agentId");
+    if (!agent) return agent.error();
+    call.agent_id = agent->value_or("");
+    if (!usage.is_object()) return Error("\"usage\" must be an object, got " + Quote(usage));
+    for (auto [key, field, required] :
+         {std::tuple{"input_tokens", &call.usage.input, true},
+          std::tuple{"cache_creation_input_tokens", &call.usage.cache_creation, false},
+          std::tuple{"cache_read_input_tokens", &call.usage.cache_read, false},
+          std::tuple{"output_tokens", &call.usage.output, true}}) {
+      auto value = GetOptionalTokens(usage, key);
+      if (!value) return value.error().Within("usage");
+      if (required && !value->has_value()) {
+        return Error("missing \"" + std::string(key) + "\"").Within("usage");
+      }
+      *field = value->value_or(0);
+    }
+    return call;
+  }
+
+  // Assigns chains, checks time order, and turns each chain into a task.
+  Status BuildTasks() {
+    // Chains in order of first appearance; each holds indices into calls_.
+    std::vector<std::pair<std::string, std::vector<std::size_t>>> chains;
+    std::map<std::pair<std::string, std::string>, std::size_t> chain_index;
+    std::map<std::string, std::int64_t> subagents_per_session;
+    std::map<std::string, std::pair<bool, Tokens>> last_in_session;  // sidechain?, prompt
+    for (std::size_t i = 0; i < calls_.size(); ++i) {
+      Call& call = calls_[i];
+      if (call.sidechain) {
+        if (!call.agent_id.empty()) {
+          call.chain = "agent-" + call.agent_id;
+        } else {
+          // A new subagent starts after a main-chain call, or when the prompt
+          // shrinks below the previous subagent call's.
+          const auto last = last_in_session.find(call.session);
+          const bool continues = last != last_in_session.end() && last->second.first &&
+                                 call.usage.prompt() >= last->second.second;
+          std::int64_t& n = subagents_per_session[call.session];
+          if (!continues) ++n;
+          call.chain = "sidechain-" + std::to_string(n);
+        }
+      }
+      last_in_session[call.session] = {call.sidechain, call.usage.prompt()};
+      const auto key = std::make_pair(call.session, call.chain);
+      const auto [it, inserted] = chain_index.emplace(key, chains.size());
+      if (inserted) chains.push_back({call.session, {}});
+      chains[it->second].second.push_back(i);
+    }
+    if (calls_.empty()) return OkStatus();
+    Timestamp origin = calls_.front().time;
+    for (const Call& call : calls_) origin = std::min(origin, call.time);
+    for (auto& [session, members] : chains) {
+      if (auto s = DropBackwardTimes(&members); !s) return s;
+      if (members.empty()) continue;
+      tasks_.push_back(MakeTask(members, origin));
+    }
+    return OkStatus();
+  }
+
+  Status DropBackwardTimes(std::vector<std::size_t>* members) {
+    std::vector<std::size_t> kept;
+    for (std::size_t i : *members) {
+      if (!kept.empty() && calls_[i].time < calls_[kept.back()].time) {
+        const Error error(calls_[i].where + ": session \"" + calls_[i].session +
+                          "\": time runs backwards: " + calls_[i].time_text +
+                          " is before the previous call's " + calls_[kept.back()].time_text);
+        if (!SkipBadLine(error)) return error;
+        continue;
+      }
+      kept.push_back(i);
+    }
+    *members = std::move(kept);
+    return OkStatus();
+  }
+
+  Task MakeTask(const std::vector<std::size_t>& members, const Timestamp& origin) const {
+    const Call& head = calls_[members.front()];
+    Task task;
+    task.id = head.chain.empty() ? head.session : head.session + "/" + head.chain;
+    if (!head.chain.empty()) task.parent_id = head.session;
+    task.arrival_s = head.time.Since(origin);
+    Tokens previous_prompt = 0;
+    for (std::size_t k = 0; k < members.size(); ++k) {
+      const Call& call = calls_[members[k]];
+      const Tokens prompt = call.usage.prompt();
+      Turn turn;
+      if (k > 0 && prompt < previous_prompt) {
+        // The context shrank: what was read from the cache is a kept prefix.
+        turn.keep = std::min(call.usage.cache_read, previous_prompt);
+      }
+      Tokens appended = prompt - turn.keep.value_or(previous_prompt);
+      if (k > 0 && !turn.keep) {
+        const Turn& before = task.turns.back();
+        if (!before.output_is_placeholder) {
+          const Tokens answer = std::min(before.output, appended);
+          if (answer > 0) turn.spans.push_back(Span{SpanKind::kAssistant, answer, std::nullopt});
+          appended -= answer;
+        }
+      }
+      if (appended > 0 || turn.spans.empty()) {
+        turn.spans.push_back(Span{SpanKind::kOther, appended, std::nullopt});
+      }
+      turn.output = call.usage.output;
+      turn.output_is_placeholder = call.usage.output <= kPlaceholderMaxOutput;
+      turn.time_s = call.time.Since(origin);
+      turn.usage = call.usage;
+      if (k > 0) task.turns.back().tool_s = call.time.Since(calls_[members[k - 1]].time);
+      task.turns.push_back(std::move(turn));
+      previous_prompt = prompt;
+    }
+    return task;
+  }
+
+  std::unique_ptr<std::istream> in_;
+  std::string name_;
+  bool loaded_ = false;
+  std::vector<Call> calls_;
+  std::map<std::string, std::size_t> index_;  // message.id -> calls_ index
+  std::deque<Task> tasks_;
+};
+
+}  // namespace
+
+std::unique_ptr<TraceReader> NewClaudeCodeReader(std::unique_ptr<std::istream> in, std::string name,
+                                                 ReaderOptions options) {
+  return std::make_unique<ClaudeCodeReader>(std::move(in), std::move(name), options);
+}
+
+}  // namespace kvbill

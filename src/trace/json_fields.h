@@ -1,0 +1,45 @@
+// Field access for the JSON-based trace readers, with the error texts that
+// docs/trace-format.md and the tests rely on. nlohmann/json stays inside
+// src/trace/.
+#ifndef KVBILL_SRC_TRACE_JSON_FIELDS_H_
+#define KVBILL_SRC_TRACE_JSON_FIELDS_H_
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "kvbill/util/result.h"
+#include "kvbill/util/units.h"
+
+namespace kvbill {
+
+using Json = nlohmann::json;
+
+// Parses one JSON text. Errors: "truncated JSON" when the text ends before
+// the value does, else "invalid JSON at column N".
+Result<Json> ParseJson(std::string_view text);
+
+// Parses one line that must hold a JSON object ("expected a JSON object").
+Result<Json> ParseJsonObject(std::string_view text);
+
+// A required non-negative integer field. Errors:
+// "missing \"key\"", "\"key\" must be a non-negative integer, got -5".
+Result<Tokens> GetTokens(const Json& object, const char* key);
+// The same for an optional field: nullopt when absent or null.
+Result<std::optional<Tokens>> GetOptionalTokens(const Json& object, const char* key);
+
+// A finite number field: "\"key\" must be a number, got \"x\"".
+Result<double> GetNumber(const Json& object, const char* key);
+Result<std::optional<double>> GetOptionalNumber(const Json& object, const char* key);
+
+// A string field: "\"key\" must be a string, got 3".
+Result<std::string> GetString(const Json& object, const char* key);
+Result<std::optional<std::string>> GetOptionalString(const Json& object, const char* key);
+
+// The value as compact JSON text, shortened to 40 characters, for messages.
+std::string Quote(const Json& value);
+
+}  // namespace kvbill
+
+#endif  // KVBILL_SRC_TRACE_JSON_FIELDS_H_

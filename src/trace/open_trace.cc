@@ -1,0 +1,108 @@
+// Format names, detection from content, and OpenTrace.
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <utility>
+
+#include "kvbill/trace/importers.h"
+#include "trace/json_fields.h"
+#include "trace/line_reader.h"
+
+namespace kvbill {
+namespace {
+
+using ReaderFactory = std::unique_ptr<TraceReader> (*)(std::unique_ptr<std::istream>, std::string,
+                                                       ReaderOptions);
+
+struct FormatEntry {
+  TraceFormat format;
+  std::string_view name;
+  ReaderFactory make;
+};
+
+constexpr std::array<FormatEntry, 6> kFormats = {{
+    {TraceFormat::kNative, "native", NewNativeReader},
+    {TraceFormat::kMooncake, "mooncake", NewMooncakeReader},
+    {TraceFormat::kClaudeCode, "claude-code", NewClaudeCodeReader},
+    {TraceFormat::kTraceLab, "tracelab", NewTraceLabReader},
+    {TraceFormat::kTraceLabCsv, "tracelab-csv", NewTraceLabCsvReader},
+    {TraceFormat::kAzure, "azure", NewAzureReader},
+}};
+
+const FormatEntry& Entry(TraceFormat format) {
+  for (const FormatEntry& e : kFormats) {
+    if (e.format == format) return e;
+  }
+  return kFormats[0];
+}
+
+}  // namespace
+
+std::string_view TraceFormatName(TraceFormat format) { return Entry(format).name; }
+
+std::string TraceFormatChoices() {
+  std::string out;
+  for (const FormatEntry& e : kFormats) {
+    if (!out.empty()) out += "|";
+    out += e.name;
+  }
+  return out;
+}
+
+Result<TraceFormat> ParseTraceFormat(std::string_view name) {
+  for (const FormatEntry& e : kFormats) {
+    if (e.name == name) return e.format;
+  }
+  return Error("unknown trace format \"" + std::string(name) + "\" (one of " +
+               TraceFormatChoices() + ")");
+}
+
+Result<TraceFormat> DetectTraceFormat(std::string_view first_line, const std::string& name,
+                                      std::int64_t line_number) {
+  const std::size_t start = first_line.find_first_not_of(" \t");
+  const std::string_view line =
+      start == std::string_view::npos ? std::string_view() : first_line.substr(start);
+  if (line.starts_with("TIMESTAMP,ContextTokens,GeneratedTokens")) return TraceFormat::kAzure;
+  if (line.starts_with("session_id,") && line.find(",prefix_len,") != std::string_view::npos) {
+    return TraceFormat::kTraceLabCsv;
+  }
+  if (line.starts_with("[")) return TraceFormat::kClaudeCode;
+  if (line.starts_with("{")) {
+    auto json = ParseJsonObject(line);
+    if (json) {
+      if (json->contains("kvbill_trace")) return TraceFormat::kNative;
+      if (json->contains("hash_ids") || json->contains("input_length")) {
+        return TraceFormat::kMooncake;
+      }
+      if (json->contains("round_index") && json->contains("input_tokens_total")) {
+        return TraceFormat::kTraceLab;
+      }
+      const std::string type = json->value("type", Json()).is_string() ? (*json)["type"] : "";
+      if (json->contains("sessionId") || type == "user" || type == "assistant" ||
+          type == "system" || type == "summary") {
+        return TraceFormat::kClaudeCode;
+      }
+    }
+  }
+  return Error(name + ":" + std::to_string(line_number) +
+               ": unrecognised trace format (use --from " + TraceFormatChoices() + ")");
+}
+
+Result<std::unique_ptr<TraceReader>> OpenTrace(const std::string& path,
+                                               std::optional<TraceFormat> format,
+                                               ReaderOptions options) {
+  auto in = std::make_unique<std::ifstream>(path, std::ios::binary);
+  if (!*in) return Error(path + ": cannot open: " + std::strerror(errno));
+  if (!format) {
+    LineReader probe(std::make_unique<std::ifstream>(path, std::ios::binary), path);
+    std::string first;
+    if (!probe.Next(&first)) return Error(path + ": empty trace");
+    auto detected = DetectTraceFormat(first, path, probe.line_number());
+    if (!detected) return detected.error();
+    format = *detected;
+  }
+  return Entry(*format).make(std::move(in), path, options);
+}
+
+}  // namespace kvbill

@@ -1,0 +1,81 @@
+#include "kvbill/trace/trace.h"
+
+#include <array>
+#include <utility>
+
+#include "trace/format_number.h"
+
+namespace kvbill {
+namespace {
+
+constexpr std::array<std::pair<SpanKind, std::string_view>, 7> kSpanKindNames = {{
+    {SpanKind::kSystem, "system"},
+    {SpanKind::kTools, "tools"},
+    {SpanKind::kUser, "user"},
+    {SpanKind::kToolResult, "tool_result"},
+    {SpanKind::kAssistant, "assistant"},
+    {SpanKind::kSummary, "summary"},
+    {SpanKind::kOther, "other"},
+}};
+
+}  // namespace
+
+std::string_view SpanKindName(SpanKind kind) {
+  for (const auto& [k, name] : kSpanKindNames) {
+    if (k == kind) return name;
+  }
+  return "other";
+}
+
+std::optional<SpanKind> ParseSpanKind(std::string_view name) {
+  for (const auto& [k, n] : kSpanKindNames) {
+    if (n == name) return k;
+  }
+  return std::nullopt;
+}
+
+Tokens AppendedTokens(const Turn& turn) {
+  Tokens sum = 0;
+  for (const Span& span : turn.spans) sum += span.tokens;
+  return sum;
+}
+
+std::vector<Tokens> PromptTokens(const Task& task) {
+  std::vector<Tokens> prompts;
+  prompts.reserve(task.turns.size());
+  Tokens previous = 0;
+  for (const Turn& turn : task.turns) {
+    previous = turn.keep.value_or(previous) + AppendedTokens(turn);
+    prompts.push_back(previous);
+  }
+  return prompts;
+}
+
+Status ValidateTask(const Task& task) {
+  if (task.turns.empty()) return Error("a task needs at least one turn");
+  Tokens previous_prompt = 0;
+  std::optional<Seconds> previous_time;
+  for (std::size_t i = 0; i < task.turns.size(); ++i) {
+    const Turn& turn = task.turns[i];
+    const std::string where = "turn " + std::to_string(i + 1);
+    if (turn.keep && *turn.keep > previous_prompt) {
+      return Error(where + ": \"keep\" " + std::to_string(*turn.keep) +
+                   " exceeds the previous prompt (" + std::to_string(previous_prompt) + " tokens)");
+    }
+    if (turn.blocks && turn.blocks->block_size <= 0) {
+      return Error(where + ": \"block_size\" must be positive, got " +
+                   std::to_string(turn.blocks->block_size));
+    }
+    if (turn.time_s) {
+      if (previous_time && *turn.time_s < *previous_time) {
+        return Error(where + ": time runs backwards: " + FormatNumber(*turn.time_s) +
+                     " s is before the previous turn's " + FormatNumber(*previous_time) + " s");
+      }
+      previous_time = turn.time_s;
+    }
+    previous_prompt = turn.keep.value_or(previous_prompt) + AppendedTokens(turn);
+  }
+  return OkStatus();
+}
+
+}  // namespace kvbill

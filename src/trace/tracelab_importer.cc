@@ -1,0 +1,258 @@
+// TraceLab per-call rows (round_trace.jsonl) and its simulator CSV
+// (docs/importers.md#tracelab). Rows are grouped by session, so the whole
+// input's rows (numbers only) are held in memory.
+#include <algorithm>
+#include <charconv>
+#include <deque>
+#include <map>
+#include <utility>
+
+#include "kvbill/trace/importers.h"
+#include "trace/json_fields.h"
+#include "trace/line_reader.h"
+#include "trace/timestamp.h"
+
+namespace kvbill {
+namespace {
+
+constexpr double kMillisecondsPerSecond = 1000.0;
+
+// One call of a session, as both TraceLab formats describe it.
+struct Row {
+  std::int64_t round = 0;
+  Tokens prompt = 0;
+  Tokens prefix = 0;  // cached (jsonl) or carried-over (csv) prefix of the prompt
+  Tokens output = 0;
+  std::optional<Timestamp> start;      // jsonl: first timing event
+  std::optional<Seconds> arrival_s;    // csv: session arrival
+  std::optional<Seconds> tool_wait_s;  // csv: wait after the call
+  std::optional<RecordedUsage> usage;
+};
+
+// Rows grouped by session in order of first appearance.
+class SessionRows {
+ public:
+  void Add(const std::string& session, Row row) {
+    const auto [it, inserted] = index_.emplace(session, sessions_.size());
+    if (inserted) sessions_.push_back({session, {}});
+    sessions_[it->second].second.push_back(std::move(row));
+  }
+
+  // One task per session; `csv` selects how the prefix is read (see docs).
+  std::deque<Task> Build(bool csv) {
+    std::optional<Timestamp> origin;
+    for (const auto& [id, rows] : sessions_) {
+      for (const Row& row : rows) {
+        if (row.start && (!origin || *row.start < *origin)) origin = row.start;
+      }
+    }
+    std::deque<Task> tasks;
+    for (auto& [id, rows] : sessions_) {
+      std::stable_sort(rows.begin(), rows.end(),
+                       [](const Row& a, const Row& b) { return a.round < b.round; });
+      Task task;
+      task.id = id;
+      Tokens previous = 0;
+      for (std::size_t k = 0; k < rows.size(); ++k) {
+        const Row& row = rows[k];
+        Turn turn;
+        if (k > 0 && (csv ? row.prefix < previous : row.prompt < previous)) {
+          turn.keep = std::min(row.prefix, previous);
+        }
+        Tokens appended = row.prompt - turn.keep.value_or(previous);
+        if (csv && k > 0 && !turn.keep && row.prefix > previous) {
+          // The carried-over prefix includes the previous answer.
+          turn.spans.push_back(Span{SpanKind::kAssistant, row.prefix - previous, std::nullopt});
+          appended -= row.prefix - previous;
+        }
+        if (appended > 0 || turn.spans.empty()) {
+          turn.spans.push_back(Span{SpanKind::kOther, appended, std::nullopt});
+        }
+        turn.output = row.output;
+        turn.usage = row.usage;
+        if (row.start && origin) turn.time_s = row.start->Since(*origin);
+        if (row.tool_wait_s) turn.tool_s = *row.tool_wait_s;
+        if (k > 0 && row.start && rows[k - 1].start) {
+          task.turns.back().tool_s = row.start->Since(*rows[k - 1].start);
+        }
+        task.turns.push_back(std::move(turn));
+        previous = row.prompt;
+      }
+      task.arrival_s = rows.front().arrival_s.value_or(task.turns.front().time_s.value_or(0));
+      tasks.push_back(std::move(task));
+    }
+    return tasks;
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::vector<Row>>> sessions_;
+  std::map<std::string, std::size_t> index_;
+};
+
+// Shared driver: reads every line through ParseLine, then builds tasks.
+class GroupingReader : public TraceReader {
+ public:
+  GroupingReader(std::unique_ptr<std::istream> in, std::string name, ReaderOptions options,
+                 bool csv)
+      : TraceReader(options), lines_(std::move(in), std::move(name)), csv_(csv) {}
+
+  Result<bool> Next(Task* task) override {
+    if (!loaded_) {
+      loaded_ = true;
+      std::string line;
+      while (lines_.Next(&line)) {
+        auto s = ParseLine(line);
+        if (!s && !SkipBadLine(lines_.At(s.error()))) return lines_.At(s.error());
+      }
+      if (lines_.failed()) return Error(lines_.name() + ": read failed");
+      tasks_ = rows_.Build(csv_);
+    }
+    if (tasks_.empty()) return false;
+    *task = std::move(tasks_.front());
+    tasks_.pop_front();
+    return true;
+  }
+
+ protected:
+  virtual Status ParseLine(const std::string& line) = 0;
+  SessionRows rows_;
+
+ private:
+  LineReader lines_;
+  bool csv_;
+  bool loaded_ = false;
+  std::deque<Task> tasks_;
+};
+
+class RoundTraceReader : public GroupingReader {
+ public:
+  RoundTraceReader(std::unique_ptr<std::istream> in, std::string name, ReaderOptions options)
+      : GroupingReader(std::move(in), std::move(name), options, false) {}
+
+ private:
+  Status ParseLine(const std::string& line) override {
+    auto json = ParseJsonObject(line);
+    if (!json) return json.error();
+    auto session = GetString(*json, "session_id");
+    if (!session) return session.error();
+    Row row;
+    auto round = GetTokens(*json, "round_index");
+    if (!round) return round.error();
+    row.round = *round;
+    for (auto [key, field] :
+         {std::pair{"input_tokens_total", &row.prompt}, std::pair{"prefix_tokens", &row.prefix},
+          std::pair{"output_tokens", &row.output}}) {
+      auto value = GetTokens(*json, key);
+      if (!value) return value.error();
+      *field = *value;
+    }
+    if (row.prefix > row.prompt) return Error("\"prefix_tokens\" exceeds \"input_tokens_total\"");
+    auto uncached = GetOptionalTokens(*json, "claude_uncached_input_tokens");
+    auto creation = GetOptionalTokens(*json, "claude_cache_creation_input_tokens");
+    auto read = GetOptionalTokens(*json, "claude_cache_read_input_tokens");
+    for (const auto* r : {&uncached, &creation, &read}) {
+      if (!*r) return r->error();
+    }
+    if (uncached->has_value() && creation->has_value() && read->has_value()) {
+      row.usage = RecordedUsage{**uncached, **creation, **read, row.output};
+    } else {
+      row.usage = RecordedUsage{row.prompt - row.prefix, 0, row.prefix, row.output};
+    }
+    if (const auto events = json->find("timing_events");
+        events != json->end() && events->is_array()) {
+      for (const Json& event : *events) {
+        if (!event.is_object()) continue;
+        auto text = GetString(event, "timestamp");
+        if (!text) return text.error().Within("timing_events");
+        auto time = ParseTimestamp(*text);
+        if (!time) return time.error().Within("timing_events");
+        if (!row.start || *time < *row.start) row.start = *time;
+      }
+    }
+    rows_.Add(*session, std::move(row));
+    return OkStatus();
+  }
+};
+
+class SimulatorCsvReader : public GroupingReader {
+ public:
+  SimulatorCsvReader(std::unique_ptr<std::istream> in, std::string name, ReaderOptions options)
+      : GroupingReader(std::move(in), std::move(name), options, true) {}
+
+ private:
+  static constexpr const char* kColumns[] = {"session_id",        "arrival_time", "round_idx",
+                                             "prefix_len",        "input_len",    "output_len",
+                                             "tool_wait_after_ms"};
+
+  static std::vector<std::string> Split(const std::string& line) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (true) {
+      const std::size_t comma = line.find(',', start);
+      out.push_back(line.substr(start, comma == std::string::npos ? comma : comma - start));
+      if (comma == std::string::npos) return out;
+      start = comma + 1;
+    }
+  }
+
+  Status ParseLine(const std::string& line) override {
+    const std::vector<std::string> fields = Split(line);
+    if (column_.empty()) {
+      for (std::size_t i = 0; i < fields.size(); ++i) column_[fields[i]] = i;
+      for (const char* name : kColumns) {
+        if (column_.count(name) == 0 && std::string(name) != "arrival_time") {
+          return Error(std::string("missing column ") + name);
+        }
+      }
+      return OkStatus();
+    }
+    if (fields.size() != column_.size()) {
+      return Error("expected " + std::to_string(column_.size()) + " fields, got " +
+                   std::to_string(fields.size()));
+    }
+    auto number = [&](const char* name) -> Result<std::int64_t> {
+      const std::string& text = fields[column_.at(name)];
+      std::int64_t value = 0;
+      const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (ec != std::errc() || ptr != text.data() + text.size() || value < 0) {
+        return Error(std::string(name) + " must be a non-negative integer, got \"" + text + "\"");
+      }
+      return value;
+    };
+    Row row;
+    std::int64_t input = 0, wait_ms = 0;
+    for (auto [name, field] :
+         {std::pair{"round_idx", &row.round}, std::pair{"prefix_len", &row.prefix},
+          std::pair{"input_len", &input}, std::pair{"output_len", &row.output},
+          std::pair{"tool_wait_after_ms", &wait_ms}}) {
+      auto value = number(name);
+      if (!value) return value.error();
+      *field = *value;
+    }
+    row.prompt = row.prefix + input;
+    row.tool_wait_s = static_cast<double>(wait_ms) / kMillisecondsPerSecond;
+    if (column_.count("arrival_time") != 0) {
+      auto arrival = number("arrival_time");
+      if (!arrival) return arrival.error();
+      row.arrival_s = static_cast<double>(*arrival) / kMillisecondsPerSecond;
+    }
+    rows_.Add(fields[column_.at("session_id")], std::move(row));
+    return OkStatus();
+  }
+
+  std::map<std::string, std::size_t> column_;
+};
+
+}  // namespace
+
+std::unique_ptr<TraceReader> NewTraceLabReader(std::unique_ptr<std::istream> in, std::string name,
+                                               ReaderOptions options) {
+  return std::make_unique<RoundTraceReader>(std::move(in), std::move(name), options);
+}
+
+std::unique_ptr<TraceReader> NewTraceLabCsvReader(std::unique_ptr<std::istream> in,
+                                                  std::string name, ReaderOptions options) {
+  return std::make_unique<SimulatorCsvReader>(std::move(in), std::move(name), options);
+}
+
+}  // namespace kvbill

@@ -1,0 +1,120 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+
+#include "kvbill/trace/importers.h"
+#include "trace/trace_test_util.h"
+
+namespace kvbill {
+namespace {
+
+using testing::ReadAllTasks;
+using testing::SharedTrace;
+using testing::TraceFixture;
+
+std::vector<Task> Import(const std::string& path, std::string* error) {
+  auto reader = OpenTrace(path, std::nullopt);
+  if (!reader.ok()) {
+    *error = reader.error().message();
+    return {};
+  }
+  return ReadAllTasks(reader->get(), error);
+}
+
+// tests/data/traces/claude_code_small.jsonl, worked by hand:
+//   msg_a (2 lines, output 8 then 120) main,  prompt 4 + 20000 + 0     = 20004, at 45.5 s
+//   msg_b sidechain, prompt 3 + 9000            = 9003,  at 50 s
+//   msg_c sidechain, prompt 3 + 500 + 9000      = 9503,  at 55.25 s (output 5: placeholder)
+//   msg_d main,      prompt 6 + 700 + 20004     = 20710, at 62 s
+//   msg_e main,      prompt 10 + 5000 + 15000   = 20010, at 420 s (shrank: keeps its cache read)
+TEST(TraceClaudeCodeImporterTest, DeduplicatesCallsAndSplitsSubagentChains) {
+  std::string error;
+  const std::vector<Task> tasks = Import(TraceFixture("claude_code_small.jsonl"), &error);
+  EXPECT_EQ(error, "");
+  ASSERT_EQ(tasks.size(), 2u);
+
+  const Task& main = tasks[0];
+  EXPECT_EQ(main.id, "s1");
+  EXPECT_FALSE(main.parent_id.has_value());
+  EXPECT_EQ(main.arrival_s, 0.0);
+  ASSERT_EQ(main.turns.size(), 3u);
+  EXPECT_EQ(PromptTokens(main), (std::vector<Tokens>{20004, 20710, 20010}));
+  EXPECT_EQ(main.turns[0].output, 120);  // the largest count among the message's lines
+  EXPECT_FALSE(main.turns[0].output_is_placeholder);
+  EXPECT_EQ(main.turns[0].usage, (RecordedUsage{4, 20000, 0, 120}));
+  EXPECT_EQ(main.turns[0].tool_s, 16.5);  // 62 - 45.5
+  // 706 appended = the previous answer (120) + 586 other tokens.
+  EXPECT_EQ(main.turns[1].spans, (std::vector<Span>{Span{SpanKind::kAssistant, 120, std::nullopt},
+                                                    Span{SpanKind::kOther, 586, std::nullopt}}));
+  EXPECT_EQ(main.turns[1].time_s, 16.5);
+  EXPECT_EQ(main.turns[1].tool_s, 418.0);  // 03:40:00 - 03:33:02
+  EXPECT_EQ(main.turns[2].keep, 15000);
+  EXPECT_EQ(AppendedTokens(main.turns[2]), 5010);
+  EXPECT_EQ(main.turns[2].tool_s, 0.0);
+
+  const Task& sub = tasks[1];
+  EXPECT_EQ(sub.id, "s1/sidechain-1");
+  EXPECT_EQ(sub.parent_id, "s1");
+  EXPECT_EQ(sub.arrival_s, 4.5);
+  EXPECT_EQ(PromptTokens(sub), (std::vector<Tokens>{9003, 9503}));
+  EXPECT_EQ(sub.turns[0].tool_s, 5.25);
+  EXPECT_TRUE(sub.turns[1].output_is_placeholder);
+}
+
+TEST(TraceClaudeCodeImporterTest, ReadsTheJsonArrayAStopHookSaves) {
+  std::string error;
+  const std::vector<Task> tasks = Import(TraceFixture("claude_code_array.json"), &error);
+  EXPECT_EQ(error, "");
+  ASSERT_EQ(tasks.size(), 2u);
+  EXPECT_EQ(PromptTokens(tasks[0]), std::vector<Tokens>{20004});
+  EXPECT_EQ(tasks[0].turns[0].output, 120);
+  EXPECT_EQ(tasks[1].parent_id, "s1");
+  EXPECT_EQ(tasks[1].arrival_s, 4.5);
+}
+
+TEST(TraceClaudeCodeImporterTest, TimeRunningBackwardsNamesTheLine) {
+  const std::string path = TraceFixture("claude_code_backwards.jsonl");
+  std::string error;
+  Import(path, &error);
+  EXPECT_EQ(error, path +
+                       ":2: session \"s1\": time runs backwards: 2025-08-07T03:32:44.000Z is "
+                       "before the previous call's 2025-08-07T03:32:45.500Z");
+
+  auto lenient = OpenTrace(path, TraceFormat::kClaudeCode, ReaderOptions{.skip_bad = true});
+  ASSERT_TRUE(lenient.ok());
+  const std::vector<Task> tasks = ReadAllTasks(lenient->get());
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(tasks[0].turns.size(), 2u);
+  EXPECT_EQ((*lenient)->bad_lines().count, 1);
+}
+
+// The SWEContextBench usage log (../shared/data/README.md): 300 sessions,
+// 14,507 calls, and each prompt is input + cache creation + cache read.
+TEST(TraceClaudeCodeImporterTest, SweContextBenchLogImportsAs300TasksOf14507Calls) {
+  const std::string path = SharedTrace("claude-code/usage/swecontextbench_sonnet45.jsonl");
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "shared Claude Code usage log not present";
+  std::string error;
+  const std::vector<Task> tasks = Import(path, &error);
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(tasks.size(), 300u);
+  std::size_t calls = 0;
+  std::set<std::string> ids;
+  for (const Task& task : tasks) {
+    ids.insert(task.id);
+    EXPECT_FALSE(task.parent_id.has_value());
+    const std::vector<Tokens> prompts = PromptTokens(task);
+    for (std::size_t k = 0; k < task.turns.size(); ++k) {
+      ++calls;
+      ASSERT_TRUE(task.turns[k].usage.has_value());
+      const RecordedUsage& u = *task.turns[k].usage;
+      ASSERT_EQ(prompts[k], u.input + u.cache_creation + u.cache_read)
+          << task.id << " turn " << k + 1;
+    }
+  }
+  EXPECT_EQ(calls, 14507u);
+  EXPECT_EQ(ids.size(), 300u);
+}
+
+}  // namespace
+}  // namespace kvbill

@@ -1,0 +1,91 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "kvbill/trace/importers.h"
+#include "kvbill/trace/stats.h"
+#include "trace/trace_test_util.h"
+
+namespace kvbill {
+namespace {
+
+using testing::ReadAllTasks;
+using testing::SharedTrace;
+using testing::TraceFixture;
+
+TEST(TraceMooncakeImporterTest, RowBecomesOneTurnTaskWithBlockHashes) {
+  const std::string path = TraceFixture("mooncake_small.jsonl");
+  auto reader = OpenTrace(path, std::nullopt);
+  ASSERT_TRUE(reader.ok()) << reader.error().message();
+  std::string error;
+  const std::vector<Task> tasks = ReadAllTasks(reader->get(), &error);
+  EXPECT_EQ(error, "");
+  ASSERT_EQ(tasks.size(), 4u);
+  // {"timestamp": 0, "input_length": 6758, "output_length": 500, "hash_ids": [0..13]}
+  EXPECT_EQ(tasks[0].id, "0");
+  ASSERT_EQ(tasks[0].turns.size(), 1u);
+  const Turn& turn = tasks[0].turns[0];
+  EXPECT_EQ(PromptTokens(tasks[0]), std::vector<Tokens>{6758});
+  EXPECT_EQ(turn.output, 500);
+  ASSERT_TRUE(turn.blocks.has_value());
+  EXPECT_EQ(turn.blocks->block_size, 512);
+  EXPECT_EQ(turn.blocks->hashes.size(), 14u);  // ceil(6758 / 512)
+  EXPECT_EQ(turn.blocks->hashes[13], 13u);
+  // {"timestamp": 3000, ...}: milliseconds.
+  EXPECT_EQ(tasks[3].id, "3");
+  EXPECT_EQ(tasks[3].arrival_s, 3.0);
+  EXPECT_EQ(tasks[3].turns[0].time_s, 3.0);
+}
+
+TEST(TraceMooncakeImporterTest, NegativeTokensNameTheLine) {
+  const std::string path = TraceFixture("mooncake_negative.jsonl");
+  auto reader = OpenTrace(path, std::nullopt);
+  ASSERT_TRUE(reader.ok());
+  std::string error;
+  ReadAllTasks(reader->get(), &error);
+  EXPECT_EQ(error, path + ":2: \"input_length\" must be a non-negative integer, got -5");
+}
+
+TEST(TraceMooncakeImporterTest, TruncatedLineNamesTheLineAndSkipBadSkipsIt) {
+  const std::string path = TraceFixture("mooncake_truncated.jsonl");
+  auto strict = OpenTrace(path, TraceFormat::kMooncake);
+  ASSERT_TRUE(strict.ok());
+  std::string error;
+  ReadAllTasks(strict->get(), &error);
+  EXPECT_EQ(error, path + ":2: truncated JSON");
+
+  auto lenient = OpenTrace(path, TraceFormat::kMooncake, ReaderOptions{.skip_bad = true});
+  ASSERT_TRUE(lenient.ok());
+  EXPECT_EQ(ReadAllTasks(lenient->get()).size(), 1u);
+  EXPECT_EQ((*lenient)->bad_lines().count, 1);
+}
+
+// The Mooncake paper (FAST'25), Table 2: conversation 12,031 requests, average
+// input 12,035 and output 343 tokens; synthetic 3,993 / 15,325 / 149.
+TEST(TraceMooncakeImporterTest, PublishedTraceMatchesThePaper) {
+  const std::string conversation = SharedTrace("mooncake/conversation_trace.jsonl");
+  const std::string synthetic = SharedTrace("mooncake/synthetic_trace.jsonl");
+  if (!std::filesystem::exists(conversation) || !std::filesystem::exists(synthetic)) {
+    GTEST_SKIP() << "shared Mooncake traces not present";
+  }
+  struct Expected {
+    std::string path;
+    std::int64_t requests;
+    double mean_input;
+    double mean_output;
+  };
+  for (const Expected& e :
+       {Expected{conversation, 12031, 12035, 343}, Expected{synthetic, 3993, 15325, 149}}) {
+    auto reader = OpenTrace(e.path, std::nullopt);
+    ASSERT_TRUE(reader.ok());
+    auto stats = ComputeTraceStats(reader->get());
+    ASSERT_TRUE(stats.ok()) << stats.error().message();
+    EXPECT_EQ(stats->tasks, e.requests);
+    EXPECT_EQ(stats->requests, e.requests);
+    EXPECT_NEAR(stats->input_tokens.mean, e.mean_input, 0.5) << e.path;
+    EXPECT_NEAR(stats->output_tokens.mean, e.mean_output, 0.5) << e.path;
+  }
+}
+
+}  // namespace
+}  // namespace kvbill

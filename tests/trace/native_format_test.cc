@@ -1,0 +1,145 @@
+// The native trace format: writer and reader round-trip, and the reader's
+// errors name the line and field.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "kvbill/trace/reader.h"
+#include "kvbill/trace/writer.h"
+
+namespace kvbill {
+namespace {
+
+std::unique_ptr<TraceReader> ReaderOf(const std::string& text, ReaderOptions options = {}) {
+  return NewNativeReader(std::make_unique<std::istringstream>(text), "mem.jsonl", options);
+}
+
+std::vector<Task> ReadAll(TraceReader* reader) {
+  std::vector<Task> tasks;
+  Task task;
+  while (true) {
+    auto more = reader->Next(&task);
+    EXPECT_TRUE(more.ok()) << more.error().message();
+    if (!more.ok() || !*more) break;
+    tasks.push_back(task);
+  }
+  return tasks;
+}
+
+std::string FirstError(const std::string& text) {
+  auto reader = ReaderOf(text);
+  Task task;
+  while (true) {
+    auto more = reader->Next(&task);
+    if (!more.ok()) return more.error().message();
+    if (!*more) return "no error";
+  }
+}
+
+Task RichTask() {
+  Task task;
+  task.id = "session-1";
+  task.parent_id = "root";
+  task.arrival_s = 1.25;
+  Turn first;
+  first.spans = {Span{SpanKind::kSystem, 3000, "sys-v1"}, Span{SpanKind::kTools, 9000, "tools"},
+                 Span{SpanKind::kUser, 57, std::nullopt}};
+  first.output = 412;
+  first.tool_s = 0.1;  // not exactly representable: must still round-trip
+  first.time_s = 1.25;
+  first.usage = RecordedUsage{4, 12000, 0, 412};
+  Turn second;
+  second.keep = 12000;
+  second.spans = {Span{SpanKind::kAssistant, 412, std::nullopt},
+                  Span{SpanKind::kToolResult, 1'000'000, std::nullopt}};
+  second.output = 3;
+  second.output_is_placeholder = true;
+  second.time_s = 7.0 / 3.0;
+  second.blocks = BlockHashes{512, {0, 18446744073709551615ULL, 42}};
+  task.turns = {first, second};
+  return task;
+}
+
+TEST(TraceNativeFormatTest, WriterOutputReadsBackEqual) {
+  std::ostringstream out;
+  TraceWriter writer(&out);
+  Task minimal;
+  minimal.id = "m";
+  minimal.turns.push_back(Turn{});
+  ASSERT_TRUE(writer.Write(RichTask()).ok());
+  ASSERT_TRUE(writer.Write(minimal).ok());
+  auto reader = ReaderOf(out.str());
+  const std::vector<Task> tasks = ReadAll(reader.get());
+  ASSERT_EQ(tasks.size(), 2u);
+  EXPECT_EQ(tasks[0], RichTask());
+  EXPECT_EQ(tasks[1], minimal);
+}
+
+TEST(TraceNativeFormatTest, WritesTheDocumentedLayout) {
+  std::ostringstream out;
+  TraceWriter writer(&out);
+  Task task;
+  task.id = "a";
+  Turn turn;
+  turn.spans = {Span{SpanKind::kSystem, 1000, "sys"}};
+  turn.output = 20;
+  turn.tool_s = 2.5;
+  task.turns = {turn};
+  ASSERT_TRUE(writer.Write(task).ok());
+  EXPECT_EQ(out.str(),
+            "{\"kvbill_trace\":1}\n"
+            "{\"id\":\"a\",\"arrival_s\":0.0,\"turns\":[{\"spans\":[{\"kind\":\"system\","
+            "\"tokens\":1000,\"id\":\"sys\"}],\"out\":20,\"tool_s\":2.5}]}\n");
+}
+
+TEST(TraceNativeFormatTest, WriterRejectsAnInvalidTask) {
+  std::ostringstream out;
+  TraceWriter writer(&out);
+  Task task;
+  task.id = "x";
+  EXPECT_EQ(writer.Write(task).error().message(), "task \"x\": a task needs at least one turn");
+}
+
+constexpr char kHeader[] = "{\"kvbill_trace\":1}\n";
+
+TEST(TraceNativeFormatTest, ErrorsNameTheLineTaskTurnAndField) {
+  EXPECT_EQ(FirstError(std::string(kHeader) +
+                       "{\"id\":\"a\",\"turns\":[{\"spans\":[],\"out\":1},"
+                       "{\"spans\":[{\"kind\":\"user\",\"tokens\":-5}],\"out\":1}]}\n"),
+            "mem.jsonl:2: task \"a\": turn 2: span 1: \"tokens\" must be a non-negative "
+            "integer, got -5");
+  EXPECT_EQ(FirstError(std::string(kHeader) + "\n{\"id\":\"a\",\"turns\":[{\"out\":1}\n"),
+            "mem.jsonl:3: truncated JSON");
+  EXPECT_EQ(FirstError(std::string(kHeader) + "{\"id\":\"a\",\"turns\":[{\"otu\":1}]}\n"),
+            "mem.jsonl:2: task \"a\": turn 1: unknown field \"otu\"");
+  EXPECT_EQ(FirstError(std::string(kHeader) +
+                       "{\"id\":\"a\",\"turns\":[{\"t\":5,\"out\":1},{\"t\":4,\"out\":1}]}\n"),
+            "mem.jsonl:2: task \"a\": turn 2: time runs backwards: 4 s is before the previous "
+            "turn's 5 s");
+  EXPECT_EQ(FirstError(std::string(kHeader) +
+                       "{\"id\":\"a\",\"turns\":[{\"spans\":[{\"kind\":\"code\",\"tokens\":1}],"
+                       "\"out\":1}]}\n"),
+            "mem.jsonl:2: task \"a\": turn 1: span 1: \"kind\" must be one of "
+            "system|tools|user|tool_result|assistant|summary|other, got \"code\"");
+  EXPECT_EQ(FirstError("{\"id\":\"a\",\"turns\":[]}\n"),
+            "mem.jsonl:1: not a kvbill trace: the first line must be {\"kvbill_trace\":1}");
+}
+
+TEST(TraceNativeFormatTest, SkipBadCountsAndSkipsMalformedLines) {
+  auto reader = ReaderOf(std::string(kHeader) + "{\"id\":\"a\",\"turns\":[{\"out\":1}]}\n" +
+                             "{\"id\":\"b\",\"turns\":[{\"out\":-1}]}\n" + "{\"id\":\"c\"\n" +
+                             "{\"id\":\"d\",\"turns\":[{\"out\":2}]}\n",
+                         ReaderOptions{.skip_bad = true});
+  const std::vector<Task> tasks = ReadAll(reader.get());
+  ASSERT_EQ(tasks.size(), 2u);
+  EXPECT_EQ(tasks[0].id, "a");
+  EXPECT_EQ(tasks[1].id, "d");
+  EXPECT_EQ(reader->bad_lines().count, 2);
+  EXPECT_EQ(reader->bad_lines().first_messages,
+            (std::vector<std::string>{
+                "mem.jsonl:3: task \"b\": turn 1: \"out\" must be a non-negative integer, got -1",
+                "mem.jsonl:4: truncated JSON"}));
+}
+
+}  // namespace
+}  // namespace kvbill
