@@ -1,0 +1,39 @@
+// The memory chart: KV memory of one sequence (or a batch) against context,
+// for several models, with the GPU's capacity line and each model's
+// capacity-minus-weights line, and the context where each model stops fitting
+// marked. Pure: builds a LineChart (svg_chart.h) from shapes and a deployment.
+#ifndef KVBILL_REPORT_MEMORY_CHART_H_
+#define KVBILL_REPORT_MEMORY_CHART_H_
+
+#include <string>
+#include <vector>
+
+#include "kvbill/hardware/fit.h"
+#include "kvbill/model/model_shape.h"
+#include "kvbill/report/svg_chart.h"
+#include "kvbill/util/result.h"
+
+namespace kvbill {
+
+struct MemoryChartOptions {
+  Deployment deployment;    // GPU, tensor parallel, memory fraction
+  ElementFormat kv_format;  // KV element format for every model
+  std::string weight_format = "auto";
+  std::int64_t batch = 1;
+  Tokens block_size = 16;
+  Tokens min_context = 4096;  // x axis range, tokens
+  Tokens max_context = 1 << 20;
+};
+
+// One curve per model: block-rounded KV plus linear/SSM state, in GiB
+// (2^30 bytes), for the whole replica, sampled at every power of two and
+// 16 log-spaced points per octave between min and max context. Each model
+// gets a dashed "capacity - weights" line in its colour (omitted, and the
+// legend says "weights too big", when its weights alone do not fit) and a marker at its longest
+// fitting context (from EvaluateFit) when that lies on the axis.
+Result<LineChart> BuildMemoryChart(const std::vector<ModelShape>& models,
+                                   const MemoryChartOptions& options);
+
+}  // namespace kvbill
+
+#endif  // KVBILL_REPORT_MEMORY_CHART_H_

@@ -1,0 +1,24 @@
+// The kvbill subcommands. Each takes the arguments after its name and
+// returns the process exit status: 0 success, 1 a check that failed (e.g. a
+// model that does not fit, a broken budget), 2 bad input. Each prints its
+// own --help. main.cc holds the table that maps names to these functions.
+#ifndef KVBILL_CLI_COMMANDS_H_
+#define KVBILL_CLI_COMMANDS_H_
+
+#include <string>
+#include <vector>
+
+namespace kvbill::cli {
+
+using Args = std::vector<std::string>;
+
+int RunKv(const Args& args);
+int RunFit(const Args& args);
+int RunPlot(const Args& args);
+int RunModels(const Args& args);
+int RunGpus(const Args& args);
+int RunTrace(const Args& args);
+
+}  // namespace kvbill::cli
+
+#endif  // KVBILL_CLI_COMMANDS_H_

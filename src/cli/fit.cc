@@ -1,0 +1,185 @@
+// kvbill fit: does model + context + batch fit a GPU / deployment?
+#include "kvbill/hardware/fit.h"
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/cli_util.h"
+#include "cli/model_flags.h"
+#include "kvbill/report/table.h"
+
+namespace kvbill::cli {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: kvbill fit --model M --gpu G [--gpus N] [--kv-format F] [--weight-format F]\n"
+    "                  --context C [--batch B] [--memory-fraction 0.9] [--reserve-gib 0]\n"
+    "                  [--block-size 16] [--set key=value ...] [--format table|json] [-o FILE]\n\n"
+    "Weights + KV (block-rounded, with linear/SSM state) against the memory of one replica of\n"
+    "N tensor-parallel GPUs: whether it fits and by how much, the longest context at batch B,\n"
+    "the largest batch at context C, the fewest GPUs that fit, and what would fit instead.\n"
+    "Exit status 0 (with --check: 1 when it does not fit), 2 on bad input.\n"
+    "GiB = 2^30 bytes, GB = 10^9 bytes.\n";
+
+std::string Gib(Bytes b) { return FormatFixed(static_cast<double>(b) / kBytesPerGiB, 2) + " GiB"; }
+std::string Gb(Bytes b) { return FormatFixed(static_cast<double>(b) / kBytesPerGB, 1) + " GB"; }
+
+}  // namespace
+
+int RunFit(const Args& args) {
+  po::options_description options("options");
+  ModelFlags model_flags;
+  AddModelFlags(options, model_flags);
+  std::string gpu_id, kv_format_name, weight_format, context_text, format, out;
+  int gpus = 1;
+  std::int64_t batch = 1;
+  double memory_fraction = 0.9, reserve_gib = 0;
+  Tokens block_size = 16;
+  bool check = false;
+  options.add_options()("gpu,g", po::value(&gpu_id)->default_value("h100-sxm"),
+                        "catalog id (kvbill gpus) or path to a GPU JSON file")(
+      "gpus", po::value(&gpus)->default_value(1), "GPUs per replica (tensor parallel)")(
+      "kv-format", po::value(&kv_format_name)->default_value("bf16"), "KV element format")(
+      "weight-format", po::value(&weight_format)->default_value("auto"),
+      "weight format; auto = as the checkpoint ships")(
+      "context,c", po::value(&context_text)->required(), "context per sequence, e.g. 128k")(
+      "batch,b", po::value(&batch)->default_value(1), "concurrent sequences")(
+      "memory-fraction", po::value(&memory_fraction)->default_value(0.9),
+      "share of usable GPU memory for weights + KV")("reserve-gib",
+                                                     po::value(&reserve_gib)->default_value(0.0),
+                                                     "activation reserve per GPU in GiB")(
+      "block-size", po::value(&block_size)->default_value(16), "tokens per KV block")(
+      "format", po::value(&format)->default_value("table"), "table or json")(
+      "out,o", po::value(&out), "write to FILE instead of stdout")(
+      "check", po::bool_switch(&check), "exit 1 when it does not fit (for CI)");
+  po::variables_map vm;
+  if (auto stop = ParseOptions(args, "fit", kUsage, options, vm)) return *stop;
+  if (auto s = CheckChoice("format", format, "table|json"); !s)
+    return ReportError("fit", s.error());
+  if (gpus < 1) return ReportError("fit", Error("--gpus: must be at least 1"));
+  if (batch < 1) return ReportError("fit", Error("--batch: must be at least 1"));
+  if (block_size < 1) return ReportError("fit", Error("--block-size: must be at least 1"));
+  if (!(memory_fraction > 0 && memory_fraction <= 1)) {
+    return ReportError("fit", Error("--memory-fraction: must be in (0, 1]"));
+  }
+  if (!(reserve_gib >= 0)) return ReportError("fit", Error("--reserve-gib: must be >= 0"));
+
+  auto model = LoadModelFromFlags(model_flags);
+  if (!model) return ReportError("fit", model.error());
+  auto gpu = LookupGpu(gpu_id);
+  if (!gpu) return ReportError("fit", gpu.error());
+  auto kv_format = ParseElementFormat(kv_format_name);
+  if (!kv_format) return ReportError("fit", kv_format.error().Within("--kv-format"));
+  if (weight_format != "auto") {
+    if (auto w = ParseElementFormat(weight_format); !w) {
+      return ReportError("fit", w.error().Within("--weight-format"));
+    }
+  }
+  auto context = ParseTokenCount(context_text);
+  if (!context) return ReportError("fit", context.error().Within("--context"));
+
+  FitRequest request;
+  request.model = *model;
+  request.kv_format = *kv_format;
+  request.weight_format = weight_format;
+  request.context = *context;
+  request.batch = batch;
+  request.block_size = block_size;
+  request.deployment.gpu = *gpu;
+  request.deployment.tensor_parallel = gpus;
+  request.deployment.memory_fraction = memory_fraction;
+  request.deployment.activation_reserve_bytes = static_cast<Bytes>(reserve_gib * kBytesPerGiB);
+  if (!ValidTensorParallel(*model, gpus)) {
+    return ReportError("fit", Error("--gpus: " + std::to_string(gpus) + " GPUs cannot split " +
+                                    std::to_string(model->QueryHeads()) + " query heads and " +
+                                    std::to_string(model->MaxKvHeads()) + " KV heads evenly"));
+  }
+  auto report = EvaluateFit(request);
+  if (!report) return ReportError("fit", report.error());
+  const std::vector<FitAlternative> alternatives = SuggestAlternatives(request, *report);
+
+  std::ostringstream text;
+  if (format == "json") {
+    nlohmann::ordered_json j;
+    j["fits"] = report->fits;
+    j["weights_bytes"] = report->weights_bytes;
+    j["kv_bytes"] = report->kv_bytes;
+    j["capacity_bytes"] = report->capacity_bytes;
+    j["max_context"] = report->max_context;
+    j["max_batch"] = report->max_batch;
+    j["min_gpus"] = report->min_gpus ? nlohmann::ordered_json(*report->min_gpus)
+                                     : nlohmann::ordered_json(nullptr);
+    j["model"] = model->name;
+    j["gpu"] = gpu->id;
+    j["gpus"] = gpus;
+    j["kv_format"] = kv_format->name;
+    j["weight_format"] = report->weight_description;
+    j["context"] = *context;
+    j["batch"] = batch;
+    j["block_size"] = block_size;
+    j["memory_fraction"] = memory_fraction;
+    j["kv_exact_bytes"] = report->kv_exact_bytes;
+    j["needed_bytes"] = report->needed_bytes;
+    j["headroom_bytes"] = report->headroom_bytes;
+    j["max_context_unbounded"] = report->max_context_unbounded;
+    j["model_max_context"] = model->max_position_embeddings;
+    j["per_gpu"] = {{"capacity_bytes", report->capacity_per_gpu_bytes},
+                    {"weights_bytes", report->weights_per_gpu_bytes},
+                    {"kv_bytes", report->kv_per_gpu_bytes}};
+    j["alternatives"] = nlohmann::ordered_json::array();
+    for (const FitAlternative& a : alternatives) {
+      j["alternatives"].push_back({{"change", a.change},
+                                   {"fits", a.fits},
+                                   {"needed_bytes", a.needed_bytes},
+                                   {"capacity_bytes", a.capacity_bytes}});
+    }
+    text << j.dump(2) << "\n";
+  } else {
+    const std::string gpus_text =
+        gpus == 1 ? "1x " + gpu->id : std::to_string(gpus) + "x " + gpu->id + " (tensor parallel)";
+    text << DescribeModel(*model);
+    text << "deployment  " << gpus_text << ", " << Gib(gpu->usable_memory_bytes) << " usable each, "
+         << FormatFixed(memory_fraction * 100, 0) << "% for weights + KV\n";
+    text << "request     " << FormatWithSeparators(batch) << " x " << FormatWithSeparators(*context)
+         << " tokens, " << kv_format->name << " KV, " << report->weight_description
+         << " weights\n\n";
+    Table t({"", "bytes", "GiB", "GB"});
+    t.AddRow({"weights", FormatWithSeparators(report->weights_bytes), Gib(report->weights_bytes),
+              Gb(report->weights_bytes)});
+    t.AddRow({"KV (block-rounded)", FormatWithSeparators(report->kv_bytes), Gib(report->kv_bytes),
+              Gb(report->kv_bytes)});
+    t.AddRow({"needed", FormatWithSeparators(report->needed_bytes), Gib(report->needed_bytes),
+              Gb(report->needed_bytes)});
+    t.AddRow({"capacity", FormatWithSeparators(report->capacity_bytes), Gib(report->capacity_bytes),
+              Gb(report->capacity_bytes)});
+    text << t.ToText() << "\n";
+    if (report->fits) {
+      text << "FITS with " << Gib(report->headroom_bytes) << " to spare\n";
+    } else {
+      text << "DOES NOT FIT: short by " << Gib(-report->headroom_bytes) << " ("
+           << Gb(-report->headroom_bytes) << ")\n";
+    }
+    text << "max context at batch " << batch << ": "
+         << (report->max_context_unbounded ? "unbounded (the footprint stops growing)"
+                                           : FormatWithSeparators(report->max_context) + " tokens")
+         << "\n";
+    text << "max batch at " << FormatWithSeparators(*context)
+         << " tokens: " << FormatWithSeparators(report->max_batch) << "\n";
+    text << "fewest GPUs that fit: "
+         << (report->min_gpus ? std::to_string(*report->min_gpus) : "none up to 64") << "\n";
+    if (!alternatives.empty()) {
+      text << "\nwhat would fit instead:\n";
+      Table a({"change", "verdict", "needed GiB", "capacity GiB"});
+      for (const FitAlternative& alt : alternatives) {
+        a.AddRow({alt.change, alt.fits ? "fits" : "does not fit",
+                  FormatFixed(static_cast<double>(alt.needed_bytes) / kBytesPerGiB, 2),
+                  FormatFixed(static_cast<double>(alt.capacity_bytes) / kBytesPerGiB, 2)});
+      }
+      text << a.ToText();
+    }
+  }
+  if (auto s = EmitOutput(text.str(), out); !s) return ReportError("fit", s.error());
+  return (check && !report->fits) ? 1 : 0;
+}
+
+}  // namespace kvbill::cli

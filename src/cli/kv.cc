@@ -1,0 +1,134 @@
+// kvbill kv: bytes per token and one sequence's KV footprint at given contexts.
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/cli_util.h"
+#include "cli/model_flags.h"
+#include "kvbill/model/kv_footprint.h"
+#include "kvbill/report/table.h"
+
+namespace kvbill::cli {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: kvbill kv --model M [--kv-format F] [--context 32k,128k,1M] [--block-size 16]\n"
+    "                 [--tp N] [--set key=value ...] [--format table|json|csv] [-o FILE]\n\n"
+    "KV bytes per token of a model and the footprint of one sequence at each context:\n"
+    "window-aware (sliding and chunked layers hold only their window), exact and rounded\n"
+    "up to whole blocks, with the constant state of linear/SSM layers shown separately.\n"
+    "32k = 32,768 tokens, 1M = 1,048,576; plain numbers are exact. GiB = 2^30 bytes.\n";
+
+nlohmann::json NumberOrInteger(double bytes) {
+  if (bytes == static_cast<double>(static_cast<std::int64_t>(bytes))) {
+    return static_cast<std::int64_t>(bytes);
+  }
+  return bytes;
+}
+
+}  // namespace
+
+int RunKv(const Args& args) {
+  po::options_description options("options");
+  ModelFlags model_flags;
+  AddModelFlags(options, model_flags);
+  std::string kv_format_name, contexts_text, format, out;
+  Tokens block_size = 16;
+  int tp = 1;
+  options.add_options()(
+      "kv-format", po::value(&kv_format_name)->default_value("bf16"),
+      "KV element format (bf16, fp8, nvfp4, mxfp4, int4, ...; see docs/formats.md)")(
+      "context", po::value(&contexts_text)->default_value("8k,32k,128k,1M"),
+      "comma-separated contexts in tokens")("block-size", po::value(&block_size)->default_value(16),
+                                            "tokens per KV block")(
+      "tp", po::value(&tp)->default_value(1), "tensor-parallel GPUs: report one GPU's share")(
+      "format", po::value(&format)->default_value("table"), "table, json or csv")(
+      "out,o", po::value(&out), "write to FILE instead of stdout");
+  po::variables_map vm;
+  if (auto stop = ParseOptions(args, "kv", kUsage, options, vm)) return *stop;
+  if (auto s = CheckChoice("format", format, "table|json|csv"); !s)
+    return ReportError("kv", s.error());
+  if (block_size < 1) return ReportError("kv", Error("--block-size: must be at least 1"));
+  if (tp < 1) return ReportError("kv", Error("--tp: must be at least 1"));
+
+  auto model = LoadModelFromFlags(model_flags);
+  if (!model) return ReportError("kv", model.error());
+  auto kv_format = ParseElementFormat(kv_format_name);
+  if (!kv_format) return ReportError("kv", kv_format.error().Within("--kv-format"));
+  auto contexts = ParseTokenCountList(contexts_text);
+  if (!contexts) return ReportError("kv", contexts.error().Within("--context"));
+
+  const double bytes_per_token = BytesPerToken(*model, *kv_format, tp);
+  const Bytes state = StateBytesPerSequence(*model, tp);
+  std::ostringstream text;
+
+  if (format == "json") {
+    nlohmann::ordered_json j;
+    j["model"] = model->name;
+    j["kv_format"] = kv_format->name;
+    j["bytes_per_token"] = NumberOrInteger(bytes_per_token);
+    j["state_bytes_per_sequence"] = state;
+    j["block_size"] = block_size;
+    j["tensor_parallel"] = tp;
+    j["units"] = "bytes; GiB = 2^30 bytes";
+    nlohmann::ordered_json layers = nlohmann::ordered_json::object();
+    for (LayerKind k :
+         {LayerKind::kFullAttention, LayerKind::kLatentAttention, LayerKind::kSlidingWindow,
+          LayerKind::kChunkedAttention, LayerKind::kLinearState}) {
+      if (model->CountLayers(k) > 0) layers[LayerKindName(k)] = model->CountLayers(k);
+    }
+    j["layers"] = layers;
+    j["contexts"] = nlohmann::ordered_json::array();
+    for (Tokens ctx : *contexts) {
+      const SequenceFootprint f = Footprint(*model, *kv_format, ctx, block_size, tp);
+      nlohmann::ordered_json c;
+      c["tokens"] = ctx;
+      c["bytes"] = f.kv_bytes;
+      c["block_rounded_bytes"] = f.block_rounded_bytes;
+      c["gib"] = static_cast<double>(f.kv_bytes) / kBytesPerGiB;
+      c["block_rounded_gib"] = static_cast<double>(f.block_rounded_bytes) / kBytesPerGiB;
+      j["contexts"].push_back(c);
+    }
+    text << j.dump(2) << "\n";
+  } else {
+    Table table(
+        {"context", "tokens", "KV bytes", "KV GiB", "block-rounded bytes", "block-rounded GiB"});
+    for (Tokens ctx : *contexts) {
+      const SequenceFootprint f = Footprint(*model, *kv_format, ctx, block_size, tp);
+      table.AddRow({FormatTokenCount(ctx), FormatWithSeparators(ctx),
+                    FormatWithSeparators(f.kv_bytes),
+                    FormatFixed(static_cast<double>(f.kv_bytes) / kBytesPerGiB, 2),
+                    FormatWithSeparators(f.block_rounded_bytes),
+                    FormatFixed(static_cast<double>(f.block_rounded_bytes) / kBytesPerGiB, 2)});
+    }
+    if (format == "csv") {
+      Table csv({"model", "kv_format", "tokens", "bytes", "block_rounded_bytes", "bytes_per_token",
+                 "state_bytes_per_sequence"});
+      for (Tokens ctx : *contexts) {
+        const SequenceFootprint f = Footprint(*model, *kv_format, ctx, block_size, tp);
+        csv.AddRow({model->name, kv_format->name, std::to_string(ctx), std::to_string(f.kv_bytes),
+                    std::to_string(f.block_rounded_bytes), NumberOrInteger(bytes_per_token).dump(),
+                    std::to_string(state)});
+      }
+      text << csv.ToCsv();
+    } else {
+      text << DescribeModel(*model) << "\n"
+           << "KV format   " << kv_format->name << " ("
+           << FormatFixed(kv_format->BitsPerElement(model->layers.front().qk_head_dim > 0
+                                                        ? model->layers.front().qk_head_dim
+                                                        : 128),
+                          4)
+           << " bits/element incl. scales)"
+           << (tp > 1 ? ", one GPU of TP=" + std::to_string(tp) : "") << "\n"
+           << "per token   " << FormatWithSeparators(static_cast<std::int64_t>(bytes_per_token))
+           << " B (" << FormatBinaryBytes(bytes_per_token) << "), every layer that keeps K/V\n"
+           << "state       " << FormatWithSeparators(state) << " B per sequence ("
+           << FormatBinaryBytes(static_cast<double>(state)) << "), linear/SSM layers\n"
+           << "blocks      " << block_size << " tokens\n\n"
+           << table.ToText() << "GiB = 2^30 bytes. State is not included in the KV columns.\n";
+    }
+  }
+  if (auto s = EmitOutput(text.str(), out); !s) return ReportError("kv", s.error());
+  return 0;
+}
+
+}  // namespace kvbill::cli

@@ -1,0 +1,71 @@
+// kvbill: what an agent task costs, and which KV-cache policy makes it cheaper.
+// main parses the subcommand name and hands the rest to the command.
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+
+namespace kvbill::cli {
+namespace {
+
+struct Command {
+  const char* name;
+  const char* summary;
+  int (*run)(const Args& args);
+};
+
+constexpr Command kCommands[] = {
+    {"kv", "KV bytes per token and one sequence's footprint at given contexts", RunKv},
+    {"fit", "does a model + context + batch fit a GPU; max context, max batch, GPUs needed",
+     RunFit},
+    {"plot", "SVG charts (plot memory: KV memory against context with the GPU line)", RunPlot},
+    {"models", "list the bundled model catalog", RunModels},
+    {"gpus", "list the bundled GPU catalog", RunGpus},
+    {"trace", "trace stats | convert: summarise a trace or convert it to the native format",
+     RunTrace},
+};
+
+void PrintHelp(std::ostream& out) {
+  out << "kvbill — what an LLM agent task costs, and which KV-cache policy makes it cheaper\n\n"
+         "usage: kvbill COMMAND [OPTIONS]\n\ncommands:\n";
+  for (const Command& c : kCommands) {
+    std::string name = c.name;
+    name.resize(10, ' ');
+    out << "  " << name << c.summary << "\n";
+  }
+  out << "  help      this text; `kvbill help COMMAND` or `kvbill COMMAND --help` for one command\n"
+         "\nexit status: 0 ok, 1 a check failed (does not fit, budget broken), 2 bad input\n"
+         "units: GiB = 2^30 bytes, GB = 10^9 bytes; 32k = 32,768 tokens, 1M = 1,048,576\n";
+}
+
+}  // namespace
+}  // namespace kvbill::cli
+
+int main(int argc, char** argv) {
+  using kvbill::cli::kCommands;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+    if (args.size() >= 2 && args[0] == "help") {
+      for (const auto& c : kCommands) {
+        if (args[1] == c.name) return c.run({"--help"});
+      }
+      std::cerr << "kvbill: unknown command \"" << args[1] << "\"\n";
+      return 2;
+    }
+    kvbill::cli::PrintHelp(args.empty() ? std::cerr : std::cout);
+    return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "--version") {
+    std::cout << "kvbill 0.1.0\n";
+    return 0;
+  }
+  for (const auto& c : kCommands) {
+    if (args[0] == c.name) {
+      return c.run(std::vector<std::string>(args.begin() + 1, args.end()));
+    }
+  }
+  std::cerr << "kvbill: unknown command \"" << args[0] << "\"; run `kvbill help`\n";
+  return 2;
+}

@@ -1,0 +1,29 @@
+// --model and --set, shared by the commands that load a model.
+#ifndef KVBILL_CLI_MODEL_FLAGS_H_
+#define KVBILL_CLI_MODEL_FLAGS_H_
+
+#include <boost/program_options.hpp>
+#include <string>
+#include <vector>
+
+#include "kvbill/model/hf_config.h"
+
+namespace kvbill::cli {
+
+struct ModelFlags {
+  std::string model = "qwen3-32b";
+  std::vector<std::string> sets;
+};
+
+void AddModelFlags(boost::program_options::options_description& options, ModelFlags& flags);
+
+// Loads the model, applying --set overrides; errors name the flag or field.
+Result<ModelShape> LoadModelFromFlags(const ModelFlags& flags);
+
+// One-paragraph description: name, architecture, layers by kind, heads,
+// parameters total/active.
+std::string DescribeModel(const ModelShape& model);
+
+}  // namespace kvbill::cli
+
+#endif  // KVBILL_CLI_MODEL_FLAGS_H_

@@ -1,0 +1,104 @@
+// kvbill plot: SVG charts.
+#include <sstream>
+
+#include "cli/cli_util.h"
+#include "kvbill/hardware/gpu.h"
+#include "kvbill/model/hf_config.h"
+#include "kvbill/report/memory_chart.h"
+
+namespace kvbill::cli {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: kvbill plot memory --model A,B,C --gpu G --out FILE.svg [--gpus N]\n"
+    "                          [--kv-format F] [--weight-format F] [--batch B]\n"
+    "                          [--min-context 4k] [--max-context 1M] [--memory-fraction 0.9]\n\n"
+    "memory: KV memory against context (log axes) for each model, with the GPU's capacity\n"
+    "line and each model's capacity-minus-weights line; the context where each model stops\n"
+    "fitting is marked. KV is block-rounded and includes linear/SSM state. GiB = 2^30 bytes.\n";
+
+std::vector<std::string> SplitCommas(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) out.push_back(item);
+  return out;
+}
+
+}  // namespace
+
+int RunPlot(const Args& args) {
+  po::options_description options("options");
+  std::string chart_name, models_text, gpu_id, kv_format_name, weight_format, out, min_text,
+      max_text;
+  int gpus = 1;
+  std::int64_t batch = 1;
+  double memory_fraction = 0.9;
+  Tokens block_size = 16;
+  options.add_options()("chart", po::value(&chart_name)->required(), "which chart: memory")(
+      "model,m", po::value(&models_text)->default_value("qwen3-32b,llama-3.1-8b,gpt-oss-20b"),
+      "comma-separated catalog names or config.json paths")(
+      "gpu,g", po::value(&gpu_id)->default_value("h100-sxm"), "catalog id or GPU JSON file")(
+      "gpus", po::value(&gpus)->default_value(1), "GPUs per replica (tensor parallel)")(
+      "kv-format", po::value(&kv_format_name)->default_value("bf16"), "KV element format")(
+      "weight-format", po::value(&weight_format)->default_value("auto"), "weight format")(
+      "batch,b", po::value(&batch)->default_value(1), "concurrent sequences")(
+      "min-context", po::value(&min_text)->default_value("4k"), "left end of the x axis")(
+      "max-context", po::value(&max_text)->default_value("1M"), "right end of the x axis")(
+      "memory-fraction", po::value(&memory_fraction)->default_value(0.9),
+      "share of usable GPU memory for weights + KV")(
+      "block-size", po::value(&block_size)->default_value(16), "tokens per KV block")(
+      "out,o", po::value(&out)->required(), "the SVG file to write");
+  po::positional_options_description positional;
+  positional.add("chart", 1);
+  po::variables_map vm;
+  if (auto stop = ParseOptions(args, "plot", kUsage, options, vm, &positional)) return *stop;
+  if (chart_name != "memory") {
+    return ReportError("plot", Error("unknown chart \"" + chart_name + "\" (known: memory)"));
+  }
+  if (gpus < 1) return ReportError("plot", Error("--gpus: must be at least 1"));
+  if (batch < 1) return ReportError("plot", Error("--batch: must be at least 1"));
+  if (block_size < 1) return ReportError("plot", Error("--block-size: must be at least 1"));
+  if (!(memory_fraction > 0 && memory_fraction <= 1)) {
+    return ReportError("plot", Error("--memory-fraction: must be in (0, 1]"));
+  }
+  MemoryChartOptions o;
+  auto gpu = LookupGpu(gpu_id);
+  if (!gpu) return ReportError("plot", gpu.error());
+  o.deployment.gpu = *gpu;
+  o.deployment.tensor_parallel = gpus;
+  o.deployment.memory_fraction = memory_fraction;
+  auto kv = ParseElementFormat(kv_format_name);
+  if (!kv) return ReportError("plot", kv.error().Within("--kv-format"));
+  o.kv_format = *kv;
+  if (weight_format != "auto") {
+    if (auto w = ParseElementFormat(weight_format); !w) {
+      return ReportError("plot", w.error().Within("--weight-format"));
+    }
+  }
+  o.weight_format = weight_format;
+  o.batch = batch;
+  o.block_size = block_size;
+  auto lo = ParseTokenCount(min_text);
+  if (!lo) return ReportError("plot", lo.error().Within("--min-context"));
+  auto hi = ParseTokenCount(max_text);
+  if (!hi) return ReportError("plot", hi.error().Within("--max-context"));
+  if (*hi <= *lo) return ReportError("plot", Error("--max-context: must be above --min-context"));
+  o.min_context = *lo;
+  o.max_context = *hi;
+
+  std::vector<ModelShape> models;
+  for (const std::string& name : SplitCommas(models_text)) {
+    auto m = LoadModel(name);
+    if (!m) return ReportError("plot", m.error());
+    models.push_back(*m);
+  }
+  auto chart = BuildMemoryChart(models, o);
+  if (!chart) return ReportError("plot", chart.error());
+  auto svg = RenderSvg(*chart);
+  if (!svg) return ReportError("plot", svg.error());
+  if (auto s = EmitOutput(*svg, out); !s) return ReportError("plot", s.error());
+  return 0;
+}
+
+}  // namespace kvbill::cli

@@ -1,0 +1,215 @@
+// kvbill trace stats | convert: read a trace in any supported format,
+// summarise it or write it in the native format.
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/cli_util.h"
+#include "kvbill/trace/importers.h"
+#include "kvbill/trace/stats.h"
+#include "kvbill/trace/writer.h"
+#include "kvbill/util/units.h"
+
+namespace kvbill::cli {
+namespace {
+
+constexpr char kTraceUsage[] =
+    "usage: kvbill trace SUBCOMMAND [OPTIONS]\n\n"
+    "subcommands:\n"
+    "  stats FILE      tasks, requests, prompt / appended / output tokens, gaps, reuse\n"
+    "  convert IN      write a trace in the native format (docs/trace-format.md)\n\n"
+    "Run `kvbill trace SUBCOMMAND --help` for its options.";
+
+struct ReadOptions {
+  std::string from;
+  bool skip_bad = false;
+};
+
+void AddReadOptions(po::options_description& options, ReadOptions* read) {
+  options.add_options()(
+      "from", po::value(&read->from),
+      ("input format, detected from the content when absent: " + TraceFormatChoices()).c_str())(
+      "skip-bad", po::bool_switch(&read->skip_bad),
+      "count and skip malformed lines instead of failing on the first one");
+}
+
+Result<std::unique_ptr<TraceReader>> Open(const std::string& path, const ReadOptions& read) {
+  std::optional<TraceFormat> format;
+  if (!read.from.empty()) {
+    auto parsed = ParseTraceFormat(read.from);
+    if (!parsed) return parsed.error().Within("--from");
+    format = *parsed;
+  }
+  return OpenTrace(path, format, ReaderOptions{read.skip_bad});
+}
+
+// Prints the skipped-line report to stderr, when lines were skipped.
+void ReportSkipped(const std::string& command, const TraceReader& reader) {
+  const BadLineReport& bad = reader.bad_lines();
+  if (bad.count == 0) return;
+  std::cerr << "kvbill " << command << ": skipped " << bad.count << " bad line"
+            << (bad.count == 1 ? "" : "s") << "\n";
+  for (const std::string& message : bad.first_messages) std::cerr << "  " << message << "\n";
+  if (bad.count > static_cast<std::int64_t>(bad.first_messages.size())) {
+    std::cerr << "  ...\n";
+  }
+}
+
+nlohmann::ordered_json Number(double value) {
+  constexpr double kExactIntegerLimit = 9007199254740992.0;  // 2^53
+  if (value == static_cast<double>(static_cast<std::int64_t>(value)) &&
+      value < kExactIntegerLimit && value > -kExactIntegerLimit) {
+    return static_cast<std::int64_t>(value);
+  }
+  return value;
+}
+
+nlohmann::ordered_json SummaryJson(const Summary& s) {
+  return {{"mean", Number(s.mean)}, {"p50", Number(s.p50)}, {"p90", Number(s.p90)},
+          {"p99", Number(s.p99)},   {"max", Number(s.max)}, {"sum", Number(s.sum)}};
+}
+
+std::string StatsJson(const TraceStats& stats, std::int64_t skipped) {
+  nlohmann::ordered_json json;
+  json["tasks"] = stats.tasks;
+  json["requests"] = stats.requests;
+  json["turns_per_task"] = SummaryJson(stats.turns_per_task);
+  json["input_tokens"] = SummaryJson(stats.input_tokens);
+  json["appended_tokens"] = SummaryJson(stats.appended_tokens);
+  json["output_tokens"] = SummaryJson(stats.output_tokens);
+  json["context_growth_tokens"] = SummaryJson(stats.context_growth_tokens);
+  json["gap_s"] = SummaryJson(stats.gap_s);
+  json["placeholder_outputs"] = stats.placeholder_outputs;
+  json["task_prefix_reuse_share"] = stats.task_prefix_reuse_share;
+  json["block_reuse_share"] =
+      stats.block_reuse_share ? nlohmann::ordered_json(*stats.block_reuse_share) : nullptr;
+  json["skipped_lines"] = skipped;
+  return json.dump(2) + "\n";
+}
+
+std::string Pad(const std::string& text, std::size_t width, bool left) {
+  if (text.size() >= width) return text;
+  const std::string fill(width - text.size(), ' ');
+  return left ? text + fill : fill + text;
+}
+
+std::string StatsTable(const TraceStats& stats, const std::string& path) {
+  std::ostringstream out;
+  out << "trace      " << path << "\n"
+      << "tasks      " << FormatWithSeparators(stats.tasks) << "\n"
+      << "requests   " << FormatWithSeparators(stats.requests) << "\n\n";
+  out << Pad("per request", 24, true);
+  for (const char* head : {"mean", "p50", "p90", "p99", "max", "sum"}) {
+    out << Pad(head, 14, false);
+  }
+  out << "\n";
+  const struct {
+    const char* name;
+    const Summary* summary;
+    int decimals;
+  } rows[] = {
+      {"turns per task", &stats.turns_per_task, 0},
+      {"prompt tokens", &stats.input_tokens, 0},
+      {"appended tokens", &stats.appended_tokens, 0},
+      {"output tokens", &stats.output_tokens, 0},
+      {"context growth tokens", &stats.context_growth_tokens, 0},
+      {"gap s", &stats.gap_s, 2},
+  };
+  for (const auto& row : rows) {
+    const Summary& s = *row.summary;
+    out << Pad(row.name, 24, true) << Pad(FormatFixed(s.mean, 2), 14, false);
+    for (double v : {s.p50, s.p90, s.p99, s.max, s.sum}) {
+      out << Pad(FormatFixed(v, row.decimals), 14, false);
+    }
+    out << "\n";
+  }
+  out << "\nplaceholder outputs        " << FormatWithSeparators(stats.placeholder_outputs) << "\n"
+      << "task prefix reuse share    " << FormatFixed(stats.task_prefix_reuse_share * 100, 1)
+      << "%\n";
+  if (stats.block_reuse_share) {
+    out << "block reuse share          " << FormatFixed(*stats.block_reuse_share * 100, 1) << "%\n";
+  }
+  return out.str();
+}
+
+int RunTraceStats(const Args& args) {
+  const std::string command = "trace stats";
+  std::string file, format = "table", output;
+  ReadOptions read;
+  po::options_description options("options");
+  options.add_options()("file", po::value(&file)->required(), "the trace to read")(
+      "format", po::value(&format), "table|json (default table)")(
+      "output,o", po::value(&output), "write here instead of stdout (atomically)");
+  AddReadOptions(options, &read);
+  po::positional_options_description positional;
+  positional.add("file", 1);
+  po::variables_map vm;
+  if (auto stop = ParseOptions(args, command, "usage: kvbill trace stats FILE [OPTIONS]", options,
+                               vm, &positional)) {
+    return *stop;
+  }
+  if (auto s = CheckChoice("format", format, "table|json"); !s) {
+    return ReportError(command, s.error());
+  }
+  auto reader = Open(file, read);
+  if (!reader) return ReportError(command, reader.error());
+  auto stats = ComputeTraceStats(reader->get());
+  if (!stats) return ReportError(command, stats.error());
+  ReportSkipped(command, **reader);
+  const std::string text =
+      format == "json" ? StatsJson(*stats, (*reader)->bad_lines().count) : StatsTable(*stats, file);
+  if (auto s = EmitOutput(text, output); !s) return ReportError(command, s.error());
+  return 0;
+}
+
+int RunTraceConvert(const Args& args) {
+  const std::string command = "trace convert";
+  std::string in, to, output;
+  ReadOptions read;
+  po::options_description options("options");
+  options.add_options()("in", po::value(&in)->required(), "the trace to read")(
+      "to", po::value(&to)->required(), "output format: native")(
+      "output,o", po::value(&output)->required(),
+      "output file (\"-\" for stdout); written only when the whole input is good");
+  AddReadOptions(options, &read);
+  po::positional_options_description positional;
+  positional.add("in", 1);
+  po::variables_map vm;
+  if (auto stop =
+          ParseOptions(args, command, "usage: kvbill trace convert IN --to native -o OUT [OPTIONS]",
+                       options, vm, &positional)) {
+    return *stop;
+  }
+  if (auto s = CheckChoice("to", to, "native"); !s) return ReportError(command, s.error());
+  auto reader = Open(in, read);
+  if (!reader) return ReportError(command, reader.error());
+  std::ostringstream text;
+  TraceWriter writer(&text);
+  Task task;
+  while (true) {
+    auto more = (*reader)->Next(&task);
+    if (!more) return ReportError(command, more.error());
+    if (!*more) break;
+    if (auto s = writer.Write(task); !s) return ReportError(command, s.error().Within(in));
+  }
+  ReportSkipped(command, **reader);
+  if (auto s = EmitOutput(text.str(), output); !s) return ReportError(command, s.error());
+  return 0;
+}
+
+}  // namespace
+
+int RunTrace(const Args& args) {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    (args.empty() ? std::cerr : std::cout) << kTraceUsage << "\n";
+    return args.empty() ? Error::kInputExitStatus : 0;
+  }
+  const Args rest(args.begin() + 1, args.end());
+  if (args[0] == "stats") return RunTraceStats(rest);
+  if (args[0] == "convert") return RunTraceConvert(rest);
+  std::cerr << "kvbill trace: unknown subcommand \"" << args[0]
+            << "\"; run `kvbill trace --help`\n";
+  return Error::kInputExitStatus;
+}
+
+}  // namespace kvbill::cli

@@ -1,0 +1,129 @@
+#include "kvbill/report/memory_chart.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kvbill/model/kv_footprint.h"
+#include "kvbill/util/units.h"
+
+namespace kvbill {
+namespace {
+
+constexpr int kPointsPerOctave = 16;
+
+double ToGiB(Bytes b) { return static_cast<double>(b) / kBytesPerGiB; }
+
+// Contexts to sample: log-spaced, always including min and max.
+std::vector<Tokens> SampleContexts(Tokens lo, Tokens hi) {
+  std::vector<Tokens> out;
+  const double octaves = std::log2(static_cast<double>(hi) / static_cast<double>(lo));
+  const int n = std::max(1, static_cast<int>(std::ceil(octaves * kPointsPerOctave)));
+  for (int i = 0; i <= n; ++i) {
+    const double t = static_cast<double>(lo) * std::exp2(octaves * i / n);
+    out.push_back(std::clamp(static_cast<Tokens>(std::llround(t)), lo, hi));
+  }
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::string ShortTokens(Tokens t) {
+  if (t >= (1 << 20)) return FormatFixed(static_cast<double>(t) / (1 << 20), 2) + "M";
+  if (t >= 1024) return FormatFixed(static_cast<double>(t) / 1024, 1) + "k";
+  return std::to_string(t);
+}
+
+}  // namespace
+
+Result<LineChart> BuildMemoryChart(const std::vector<ModelShape>& models,
+                                   const MemoryChartOptions& o) {
+  if (models.empty()) return Error("no models to plot");
+  if (o.min_context < 1 || o.max_context <= o.min_context) {
+    return Error("context range must satisfy 1 <= min < max");
+  }
+  const int tp = std::max(1, o.deployment.tensor_parallel);
+  LineChart chart;
+  const std::string gpus = (tp == 1 ? "1x " : std::to_string(tp) + "x ") + o.deployment.gpu.id;
+  chart.title = "KV cache memory against context";
+  chart.subtitle = o.kv_format.name + " KV, " + std::to_string(o.batch) +
+                   (o.batch == 1 ? " sequence" : " sequences") + ", " +
+                   std::to_string(o.block_size) + "-token blocks, on " + gpus + " (" +
+                   FormatFixed(o.deployment.memory_fraction * 100, 0) +
+                   "% of memory for weights + KV); GiB = 2^30 bytes";
+  chart.x_axis.label = "context (tokens per sequence)";
+  chart.x_axis.scale = AxisScale::kLog;
+  chart.x_axis.min = static_cast<double>(o.min_context);
+  chart.x_axis.max = static_cast<double>(o.max_context);
+  chart.x_axis.ticks = PowerOfTwoTokenTicks(chart.x_axis.min, chart.x_axis.max);
+  chart.y_axis.label = "memory (GiB)";
+  chart.y_axis.scale = AxisScale::kLog;
+  chart.legend = LegendPlacement::kRight;
+  chart.legend_width_px = 250;
+  chart.width_px = 1050;
+
+  double y_min = 1e300, y_max = 0;
+  const std::vector<Tokens> contexts = SampleContexts(o.min_context, o.max_context);
+  Bytes capacity = 0;
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    const ModelShape& m = models[i];
+    const std::string color(kChartPalette[i % kChartPalette.size()]);
+    Series s;
+    s.name = m.name;
+    s.color = color;
+    for (Tokens ctx : contexts) {
+      const SequenceFootprint f = Footprint(m, o.kv_format, ctx, o.block_size, tp);
+      const double gib = ToGiB(o.batch * (f.block_rounded_bytes + f.state_bytes) * tp);
+      s.points.push_back(Point{static_cast<double>(ctx), gib});
+      if (gib > 0) y_min = std::min(y_min, gib);
+      y_max = std::max(y_max, gib);
+    }
+    chart.series.push_back(s);
+
+    FitRequest req;
+    req.model = m;
+    req.kv_format = o.kv_format;
+    req.weight_format = o.weight_format;
+    req.context = o.min_context;
+    req.batch = o.batch;
+    req.block_size = o.block_size;
+    req.deployment = o.deployment;
+    auto fit = EvaluateFit(req);
+    if (!fit) return fit.error().Within(m.name);
+    capacity = fit->capacity_bytes;
+    const Bytes free = fit->capacity_bytes - fit->weights_bytes;
+    if (free <= 0) {
+      Series& last = chart.series.back();
+      last.name += " (weights too big)";
+      continue;
+    }
+    ReferenceLine free_line;
+    free_line.y = ToGiB(free);
+    free_line.label = "capacity - " + m.name + " weights: " + FormatFixed(ToGiB(free), 1) + " GiB";
+    free_line.color = color;
+    chart.reference_lines.push_back(free_line);
+    y_min = std::min(y_min, ToGiB(free));
+    if (!fit->max_context_unbounded && fit->max_context >= o.min_context &&
+        fit->max_context <= o.max_context) {
+      Annotation a;
+      a.x = static_cast<double>(fit->max_context);
+      a.y = ToGiB(free);
+      a.text = m.name + " fits up to " + ShortTokens(fit->max_context) + " tokens";
+      a.color = color;
+      chart.annotations.push_back(a);
+    }
+  }
+  ReferenceLine cap;
+  cap.y = ToGiB(capacity);
+  cap.label = gpus + " capacity: " + FormatFixed(ToGiB(capacity), 1) + " GiB";
+  cap.color = "#444444";
+  cap.dashed = false;
+  chart.reference_lines.insert(chart.reference_lines.begin(), cap);
+  y_max = std::max(y_max, ToGiB(capacity));
+  y_min = std::min(y_min, ToGiB(capacity));
+  if (!(y_min < 1e300) || y_min <= 0) y_min = 0.01;
+  // Round the range out to powers of two with a little room.
+  chart.y_axis.min = std::exp2(std::floor(std::log2(y_min / 1.5)));
+  chart.y_axis.max = std::exp2(std::ceil(std::log2(y_max * 1.5)));
+  return chart;
+}
+
+}  // namespace kvbill

@@ -1,0 +1,44 @@
+// Runs the real kvbill binary for end-to-end tests.
+#ifndef KVBILL_TESTS_CLI_CLI_TEST_UTIL_H_
+#define KVBILL_TESTS_CLI_CLI_TEST_UTIL_H_
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+namespace kvbill::testing {
+
+struct RunResult {
+  int exit_status = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+// Runs `kvbill ARGS` through the shell (args are passed verbatim).
+inline RunResult RunKvbill(const std::string& args) {
+  static int counter = 0;
+  const std::string err_path =
+      "/tmp/kvbill_cli_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+  const std::string cmd = std::string(KVBILL_BINARY) + " " + args + " 2>" + err_path;
+  RunResult r;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return r;
+  std::array<char, 4096> buf;
+  std::size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  const int status = ::pclose(pipe);
+  r.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (FILE* f = std::fopen(err_path.c_str(), "r")) {
+    while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0) r.err.append(buf.data(), n);
+    std::fclose(f);
+  }
+  std::remove(err_path.c_str());
+  return r;
+}
+
+}  // namespace kvbill::testing
+
+#endif  // KVBILL_TESTS_CLI_CLI_TEST_UTIL_H_

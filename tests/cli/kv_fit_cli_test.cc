@@ -1,0 +1,200 @@
+// End-to-end runs of `kvbill kv`, `kvbill fit` and the catalogs.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_test_util.h"
+
+namespace kvbill {
+namespace {
+
+using testing::RunKvbill;
+
+TEST(KvCliTest, JsonHasTheDocumentedFields) {
+  const auto r = RunKvbill("kv --model qwen3-32b --context 32k,128k,1M --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["model"], "qwen3-32b");
+  EXPECT_EQ(j["kv_format"], "bf16");
+  EXPECT_EQ(j["bytes_per_token"], 262144);
+  EXPECT_EQ(j["state_bytes_per_sequence"], 0);
+  ASSERT_EQ(j["contexts"].size(), 3u);
+  // 8 / 32 / 256 GiB.
+  EXPECT_EQ(j["contexts"][0]["tokens"], 32768);
+  EXPECT_EQ(j["contexts"][0]["bytes"], 8LL << 30);
+  EXPECT_EQ(j["contexts"][1]["bytes"], 32LL << 30);
+  EXPECT_EQ(j["contexts"][2]["bytes"], 256LL << 30);
+  EXPECT_EQ(j["contexts"][2]["block_rounded_bytes"], 256LL << 30);
+}
+
+TEST(KvCliTest, SetOverrideAnswersWhatIfQuestions) {
+  const auto r =
+      RunKvbill("kv --model qwen3-32b --set num_key_value_heads=64 --context 1M --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["bytes_per_token"], 2 * 1024 * 1024);
+  EXPECT_EQ(j["contexts"][0]["bytes"], 2048LL << 30);  // 2 TiB
+}
+
+TEST(KvCliTest, TableStatesItsUnits) {
+  const auto r = RunKvbill("kv --model deepseek-v3 --context 32k");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_NE(r.out.find("70,272 B"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GiB = 2^30 bytes"), std::string::npos);
+}
+
+TEST(KvCliTest, CsvHasPlainNumbers) {
+  const auto r = RunKvbill("kv --model llama-3.1-70b --context 8k --format csv");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "model,kv_format,tokens,bytes,block_rounded_bytes,bytes_per_token,"
+            "state_bytes_per_sequence\n"
+            "llama-3.1-70b,bf16,8192,2684354560,2684354560,327680,0\n");
+}
+
+TEST(KvCliTest, ReadsAConfigJsonByPath) {
+  const std::string path = ::testing::TempDir() + "/tiny_config.json";
+  std::ofstream(path) << R"({"num_hidden_layers": 2, "hidden_size": 64,
+                              "num_attention_heads": 4, "vocab_size": 100})";
+  const auto r = RunKvbill("kv --model " + path + " --context 10 --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["bytes_per_token"], 512);
+}
+
+struct BadCase {
+  const char* args;
+  const char* message;  // stderr, exactly
+};
+
+TEST(KvCliTest, BadInputExitsTwoNamingTheProblem) {
+  const std::string dir = ::testing::TempDir();
+  std::ofstream(dir + "/no_layers.json") << R"({"hidden_size": 64, "num_attention_heads": 4})";
+  std::ofstream(dir + "/neg_heads.json")
+      << R"({"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": -4})";
+  std::ofstream(dir + "/not_json.json") << "num_hidden_layers = 2\n";
+  const BadCase cases[] = {
+      {"kv --kv-format fp6",
+       "kvbill kv: --kv-format: unknown format \"fp6\" (known: bf16, fp16, fp32, fp8, fp8-e4m3, "
+       "fp8-e5m2, fp8-per-token-head, nvfp4, mxfp4, int4, int2, int4-gN, int2-gN)\n"},
+      {"kv --context 12x",
+       "kvbill kv: --context: bad token count \"12x\" (expected e.g. 8192, "
+       "32k or 1M)\n"},
+      {"kv --format xml", "kvbill kv: --format: \"xml\" is not one of table|json|csv\n"},
+  };
+  for (const BadCase& c : cases) {
+    SCOPED_TRACE(c.args);
+    const auto r = RunKvbill(c.args);
+    EXPECT_EQ(r.exit_status, 2);
+    EXPECT_EQ(r.err, c.message);
+    EXPECT_EQ(r.out, "");
+  }
+  const std::pair<std::string, std::string> files[] = {
+      {"no_layers.json", ": num_hidden_layers: missing\n"},
+      {"neg_heads.json", ": num_attention_heads: must be a positive integer, got -4\n"},
+      // The parser fails at column 3, where "num" stops being "null".
+      {"not_json.json",
+       ":1:3: not valid JSON: syntax error while parsing value - invalid "
+       "literal; last read: 'num'\n"},
+  };
+  for (const auto& [file, tail] : files) {
+    SCOPED_TRACE(file);
+    const auto r = RunKvbill("kv --model " + dir + "/" + file);
+    EXPECT_EQ(r.exit_status, 2);
+    EXPECT_EQ(r.err, "kvbill kv: " + dir + "/" + file + tail);
+  }
+  const auto unknown = RunKvbill("kv --bogus");
+  EXPECT_EQ(unknown.exit_status, 2);
+  EXPECT_NE(unknown.err.find("unrecognised option '--bogus'"), std::string::npos) << unknown.err;
+}
+
+TEST(KvCliTest, FailedRunLeavesNoOutputFile) {
+  const std::string out = ::testing::TempDir() + "/kv_should_not_exist.json";
+  std::filesystem::remove(out);
+  const auto r = RunKvbill("kv --model qwen3-32b --context -5 -o " + out);
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_FALSE(std::filesystem::exists(out));
+  const auto ok = RunKvbill("kv --model qwen3-32b --context 8k --format json -o " + out);
+  EXPECT_EQ(ok.exit_status, 0) << ok.err;
+  EXPECT_TRUE(std::filesystem::exists(out));
+  std::filesystem::remove(out);
+}
+
+TEST(FitCliTest, Qwen3_32bAt128kOnH100SaysByHowMuchAndWhatFits) {
+  const auto r = RunKvbill("fit --model qwen3-32b --gpu h100-sxm --context 128k");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  // Short by 22,961,120,625 B = 21.38 GiB = 23.0 GB (see fit_test.cc).
+  EXPECT_NE(r.out.find("DOES NOT FIT: short by 21.38 GiB (23.0 GB)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fp8-e4m3 KV cache "), std::string::npos);
+  EXPECT_NE(r.out.find("2 GPUs (tensor parallel 2)"), std::string::npos);
+  EXPECT_EQ(RunKvbill("fit --model qwen3-32b --gpu h100-sxm --context 128k --check").exit_status,
+            1);
+  EXPECT_EQ(RunKvbill("fit --model qwen3-32b --gpu h100-sxm --context 8k --check").exit_status, 0);
+}
+
+TEST(FitCliTest, JsonHasTheDocumentedFields) {
+  const auto r = RunKvbill("fit --model qwen3-32b --gpu h100-sxm --context 128k --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["fits"], false);
+  EXPECT_EQ(j["weights_bytes"], 65524246528LL);
+  EXPECT_EQ(j["kv_bytes"], 34359738368LL);
+  EXPECT_EQ(j["capacity_bytes"], 76922864271LL);
+  EXPECT_EQ(j["max_context"], 43472);
+  EXPECT_EQ(j["max_batch"], 0);
+  EXPECT_EQ(j["min_gpus"], 2);
+}
+
+TEST(FitCliTest, UnknownGpuIsExitTwo) {
+  const auto r = RunKvbill("fit --model qwen3-32b --gpu h900 --context 8k");
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_EQ(r.err.rfind("kvbill fit: --gpu \"h900\": unknown GPU", 0), 0u) << r.err;
+  EXPECT_EQ(RunKvbill("fit --model qwen3-32b --gpus 3 --context 8k").exit_status, 2);
+  EXPECT_EQ(RunKvbill("fit --model qwen3-32b").exit_status, 2);  // --context is required
+}
+
+TEST(CatalogCliTest, ListsModelsAndGpus) {
+  const auto models = RunKvbill("models");
+  ASSERT_EQ(models.exit_status, 0) << models.err;
+  EXPECT_NE(models.out.find("deepseek-v3"), std::string::npos);
+  const auto gpus = RunKvbill("gpus --format json");
+  ASSERT_EQ(gpus.exit_status, 0) << gpus.err;
+  EXPECT_EQ(nlohmann::json::parse(gpus.out).size(), 9u);
+}
+
+TEST(HelpCliTest, HelpReadsWell) {
+  const auto r = RunKvbill("help");
+  EXPECT_EQ(r.exit_status, 0);
+  EXPECT_NE(r.out.find("usage: kvbill COMMAND"), std::string::npos);
+  const auto kv = RunKvbill("kv --help");
+  EXPECT_EQ(kv.exit_status, 0);
+  EXPECT_NE(kv.out.find("usage: kvbill kv --model M"), std::string::npos);
+  EXPECT_EQ(RunKvbill("nosuchcommand").exit_status, 2);
+}
+
+}  // namespace
+}  // namespace kvbill
+
+namespace kvbill {
+namespace {
+
+TEST(PlotCliTest, WritesAnSvgAndNothingOnBadInput) {
+  const std::string out = ::testing::TempDir() + "/memory_plot.svg";
+  std::filesystem::remove(out);
+  const auto bad = RunKvbill("plot memory --model qwen3-32b,nope --gpu h100-sxm --out " + out);
+  EXPECT_EQ(bad.exit_status, 2);
+  EXPECT_FALSE(std::filesystem::exists(out));
+  EXPECT_EQ(RunKvbill("plot pie --out " + out).exit_status, 2);
+  const auto r =
+      RunKvbill("plot memory --model qwen3-32b,llama-3.1-8b --gpu h100-sxm --out " + out);
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  std::ifstream in(out);
+  const std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_NE(svg.find("qwen3-32b fits up to 42.5k tokens"), std::string::npos);
+  std::filesystem::remove(out);
+}
+
+}  // namespace
+}  // namespace kvbill
