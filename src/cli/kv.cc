@@ -25,6 +25,23 @@ nlohmann::json NumberOrInteger(double bytes) {
   return bytes;
 }
 
+// "16.0000" -> "16", "4.2500" -> "4.25".
+std::string TrimZeros(std::string s) {
+  if (s.find('.') == std::string::npos) return s;
+  while (s.back() == '0') s.pop_back();
+  if (s.back() == '.') s.pop_back();
+  return s;
+}
+
+// The length of the vectors the format groups: a head, or an MLA latent.
+std::int64_t TypicalVectorLength(const ModelShape& m) {
+  for (const LayerShape& l : m.layers) {
+    if (l.kind == LayerKind::kLatentAttention) return l.latent_dim;
+    if (l.kv_heads > 0) return l.qk_head_dim;
+  }
+  return 128;
+}
+
 }  // namespace
 
 int RunKv(const Args& args) {
@@ -113,10 +130,7 @@ int RunKv(const Args& args) {
     } else {
       text << DescribeModel(*model) << "\n"
            << "KV format   " << kv_format->name << " ("
-           << FormatFixed(kv_format->BitsPerElement(model->layers.front().qk_head_dim > 0
-                                                        ? model->layers.front().qk_head_dim
-                                                        : 128),
-                          4)
+           << TrimZeros(FormatFixed(kv_format->BitsPerElement(TypicalVectorLength(*model)), 4))
            << " bits/element incl. scales)"
            << (tp > 1 ? ", one GPU of TP=" + std::to_string(tp) : "") << "\n"
            << "per token   " << FormatWithSeparators(static_cast<std::int64_t>(bytes_per_token))

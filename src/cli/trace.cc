@@ -1,10 +1,11 @@
-// kvbill trace stats | convert: read a trace in any supported format,
-// summarise it or write it in the native format.
+// kvbill trace stats | convert | gen: read a trace in any supported format,
+// summarise it or write it in the native format; gen is in trace_gen.cc.
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli/cli_util.h"
+#include "cli/trace_gen.h"
 #include "kvbill/trace/importers.h"
 #include "kvbill/trace/stats.h"
 #include "kvbill/trace/writer.h"
@@ -17,7 +18,8 @@ constexpr char kTraceUsage[] =
     "usage: kvbill trace SUBCOMMAND [OPTIONS]\n\n"
     "subcommands:\n"
     "  stats FILE      tasks, requests, prompt / appended / output tokens, gaps, reuse\n"
-    "  convert IN      write a trace in the native format (docs/trace-format.md)\n\n"
+    "  convert IN      write a trace in the native format (docs/trace-format.md)\n"
+    "  gen             write a synthetic trace from a preset (docs/generator.md)\n\n"
     "Run `kvbill trace SUBCOMMAND --help` for its options.";
 
 struct ReadOptions {
@@ -207,6 +209,7 @@ int RunTrace(const Args& args) {
   const Args rest(args.begin() + 1, args.end());
   if (args[0] == "stats") return RunTraceStats(rest);
   if (args[0] == "convert") return RunTraceConvert(rest);
+  if (args[0] == "gen") return RunTraceGen(rest);
   std::cerr << "kvbill trace: unknown subcommand \"" << args[0]
             << "\"; run `kvbill trace --help`\n";
   return Error::kInputExitStatus;
