@@ -21,10 +21,11 @@ struct FormatEntry {
   ReaderFactory make;
 };
 
-constexpr std::array<FormatEntry, 6> kFormats = {{
+constexpr std::array<FormatEntry, 7> kFormats = {{
     {TraceFormat::kNative, "native", NewNativeReader},
     {TraceFormat::kMooncake, "mooncake", NewMooncakeReader},
     {TraceFormat::kClaudeCode, "claude-code", NewClaudeCodeReader},
+    {TraceFormat::kCodex, "codex", NewCodexReader},
     {TraceFormat::kTraceLab, "tracelab", NewTraceLabReader},
     {TraceFormat::kTraceLabCsv, "tracelab-csv", NewTraceLabCsvReader},
     {TraceFormat::kAzure, "azure", NewAzureReader},
@@ -79,6 +80,10 @@ Result<TraceFormat> DetectTraceFormat(std::string_view first_line, const std::st
         return TraceFormat::kTraceLab;
       }
       const std::string type = json->value("type", Json()).is_string() ? (*json)["type"] : "";
+      if (json->contains("payload") && (type == "session_meta" || type == "event_msg" ||
+                                        type == "response_item" || type == "turn_context")) {
+        return TraceFormat::kCodex;
+      }
       if (json->contains("sessionId") || type == "user" || type == "assistant" ||
           type == "system" || type == "summary") {
         return TraceFormat::kClaudeCode;

@@ -2,7 +2,7 @@
 // the format detection that picks one. Every field an importer reads and
 // every assumption it makes is listed in docs/importers.md.
 //
-// Memory: the native, Mooncake and Azure readers stream (one task at a time).
+// Memory: the native, Mooncake, Codex and Azure readers stream (one task at a time).
 // The Claude Code and TraceLab readers group calls by session (and chain), so
 // they hold the whole input's calls (numbers, not content) in memory.
 #ifndef KVBILL_TRACE_IMPORTERS_H_
@@ -20,11 +20,11 @@
 
 namespace kvbill {
 
-enum class TraceFormat { kNative, kMooncake, kClaudeCode, kTraceLab, kTraceLabCsv, kAzure };
+enum class TraceFormat { kNative, kMooncake, kClaudeCode, kCodex, kTraceLab, kTraceLabCsv, kAzure };
 
-// "native", "mooncake", "claude-code", "tracelab", "tracelab-csv", "azure".
+// "native", "mooncake", "claude-code", "codex", "tracelab", "tracelab-csv", "azure".
 std::string_view TraceFormatName(TraceFormat format);
-// "native|mooncake|claude-code|tracelab|tracelab-csv|azure", for help texts and errors.
+// "native|mooncake|claude-code|codex|tracelab|tracelab-csv|azure", for help texts and errors.
 std::string TraceFormatChoices();
 // The inverse of TraceFormatName. Error: "unknown trace format \"x\" (one of ...)".
 Result<TraceFormat> ParseTraceFormat(std::string_view name);
@@ -34,6 +34,8 @@ Result<TraceFormat> ParseTraceFormat(std::string_view name);
 //   '[' (a JSON array of transcript lines)           -> claude-code
 //   an object with "hash_ids" or "input_length"      -> mooncake
 //   an object with "round_index" and "input_tokens_total" -> tracelab
+//   an object with "payload" and "type" of session_meta / event_msg /
+//   response_item / turn_context                     -> codex
 //   an object with "sessionId", or "type" of user / assistant / system /
 //   summary                                          -> claude-code
 //   the CSV header TIMESTAMP,ContextTokens,GeneratedTokens -> azure
@@ -53,6 +55,12 @@ std::unique_ptr<TraceReader> NewMooncakeReader(std::unique_ptr<std::istream> in,
 // session with parent_id), one turn per distinct message.id.
 std::unique_ptr<TraceReader> NewClaudeCodeReader(std::unique_ptr<std::istream> in, std::string name,
                                                  ReaderOptions options = {});
+
+// Codex CLI rollout lines (~/.codex/sessions/**/rollout-*.jsonl): one task
+// per session_meta, one turn per token_count event whose running totals
+// moved, prompt = last_token_usage.input_tokens (cached included).
+std::unique_ptr<TraceReader> NewCodexReader(std::unique_ptr<std::istream> in, std::string name,
+                                            ReaderOptions options = {});
 
 // TraceLab round_trace.jsonl: rows grouped by session_id, ordered by
 // round_index; one turn per row with its provider usage and the first timing

@@ -1,0 +1,81 @@
+#include "cli/trace_gen.h"
+
+#include <cstdint>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <utility>
+
+#include "cli/atomic_output.h"
+#include "cli/cli_util.h"
+#include "kvbill/trace/generator.h"
+#include "kvbill/trace/writer.h"
+
+namespace kvbill::cli {
+namespace {
+
+// Writes `tasks` generated tasks to `out`.
+Status Generate(TraceGenerator* generator, std::int64_t tasks, std::ostream* out) {
+  TraceWriter writer(out);
+  for (std::int64_t i = 0; i < tasks; ++i) {
+    if (auto s = writer.Write(generator->Next()); !s) return s;
+  }
+  out->flush();
+  if (!*out) return Error("write failed");
+  return OkStatus();
+}
+
+}  // namespace
+
+int RunTraceGen(const Args& args) {
+  const std::string command = "trace gen";
+  std::string preset_name, output;
+  std::int64_t tasks = 0;
+  std::uint64_t seed = 1;
+  double arrivals_per_s = 0;
+  po::options_description options("options");
+  options.add_options()("preset", po::value(&preset_name)->required(),
+                        ("workload preset: " + GeneratorPresetChoices()).c_str())(
+      "tasks", po::value(&tasks)->required(), "number of tasks (agent sessions), > 0")(
+      "seed", po::value(&seed), "random seed; the same seed gives the same file (default 1)")(
+      "arrivals-per-s", po::value(&arrivals_per_s),
+      "Poisson rate of task arrivals, > 0 (default: the preset's)")(
+      "output,o", po::value(&output)->required(),
+      "output file (\"-\" for stdout), native format, written atomically");
+  po::variables_map vm;
+  if (auto stop = ParseOptions(args, command,
+                               "usage: kvbill trace gen --preset NAME --tasks N [--seed S] -o OUT",
+                               options, vm)) {
+    return *stop;
+  }
+  auto preset = FindGeneratorPreset(preset_name);
+  if (!preset) return ReportError(command, preset.error().Within("--preset"));
+  if (tasks <= 0) {
+    return ReportError(command,
+                       Error("--tasks: must be a positive integer, got " + std::to_string(tasks)));
+  }
+  if (vm.count("arrivals-per-s") != 0) {
+    if (!(arrivals_per_s > 0)) {
+      std::ostringstream got;
+      got << arrivals_per_s;
+      return ReportError(command, Error("--arrivals-per-s: must be positive, got " + got.str()));
+    }
+    preset->arrivals_per_s = arrivals_per_s;
+  }
+  TraceGenerator generator(std::move(*preset), seed);
+  if (output == "-") {
+    if (auto s = Generate(&generator, tasks, &std::cout); !s) {
+      return ReportError(command, s.error().Within("stdout"));
+    }
+    return 0;
+  }
+  auto file = AtomicOutputFile::Create(output);
+  if (!file) return ReportError(command, file.error());
+  if (auto s = Generate(&generator, tasks, &(*file)->stream()); !s) {
+    return ReportError(command, s.error().Within(output));
+  }
+  if (auto s = (*file)->Commit(); !s) return ReportError(command, s.error());
+  return 0;
+}
+
+}  // namespace kvbill::cli

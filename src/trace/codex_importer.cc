@@ -1,0 +1,210 @@
+// Codex CLI rollouts (docs/importers.md#codex): one task per session, one
+// turn per token_count event. Streams: one session in memory.
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kvbill/trace/importers.h"
+#include "trace/json_fields.h"
+#include "trace/line_reader.h"
+#include "trace/timestamp.h"
+
+namespace kvbill {
+namespace {
+
+// One call's usage as Codex records it (last_token_usage). OpenAI's
+// input_tokens include the cached ones; output_tokens include reasoning.
+struct CodexUsage {
+  Tokens input = 0;
+  Tokens cached_input = 0;
+  Tokens output = 0;
+  Tokens reasoning_output = 0;
+};
+
+Result<CodexUsage> ReadUsage(const Json& object, const char* key) {
+  const auto it = object.find(key);
+  if (it == object.end() || !it->is_object()) {
+    return Error(std::string("missing \"") + key + "\" object");
+  }
+  CodexUsage usage;
+  auto input = GetTokens(*it, "input_tokens");
+  if (!input) return input.error().Within(key);
+  auto cached = GetOptionalTokens(*it, "cached_input_tokens");
+  if (!cached) return cached.error().Within(key);
+  auto output = GetTokens(*it, "output_tokens");
+  if (!output) return output.error().Within(key);
+  auto reasoning = GetOptionalTokens(*it, "reasoning_output_tokens");
+  if (!reasoning) return reasoning.error().Within(key);
+  usage.input = *input;
+  usage.cached_input = cached->value_or(0);
+  usage.output = *output;
+  usage.reasoning_output = std::min(reasoning->value_or(0), usage.output);
+  if (usage.cached_input > usage.input) {
+    return Error(std::string(key) + ": \"cached_input_tokens\" " +
+                 std::to_string(usage.cached_input) + " exceeds \"input_tokens\" " +
+                 std::to_string(usage.input));
+  }
+  return usage;
+}
+
+class CodexReader : public TraceReader {
+ public:
+  CodexReader(std::unique_ptr<std::istream> in, std::string name, ReaderOptions options)
+      : TraceReader(options), lines_(std::move(in), std::move(name)) {}
+
+  Result<bool> Next(Task* task) override {
+    std::string line;
+    while (lines_.Next(&line)) {
+      auto started = ReadLine(line);
+      if (!started) {
+        const Error error = lines_.At(started.error());
+        if (!SkipBadLine(error)) return error;
+        continue;
+      }
+      if (*started && Flush(task)) return true;
+    }
+    if (lines_.failed()) return Error(lines_.name() + ": read failed");
+    return Flush(task);
+  }
+
+ private:
+  // Moves the session read so far into *task; false when it has no calls.
+  bool Flush(Task* task) {
+    if (!session_ || session_->turns.empty()) return false;
+    *task = std::move(*session_);
+    session_.reset();
+    if (pending_) {
+      session_ = std::move(*pending_);
+      pending_.reset();
+    }
+    return true;
+  }
+
+  // Reads one line; true when it starts a new session after one with calls
+  // (the caller then returns the finished one).
+  Result<bool> ReadLine(const std::string& line) {
+    auto json = ParseJsonObject(line);
+    if (!json) return json.error();
+    auto type = GetOptionalString(*json, "type");
+    if (!type) return type.error();
+    if (!*type) return false;
+    const auto payload = json->find("payload");
+    if (payload == json->end() || !payload->is_object()) return false;
+    auto time_text = GetString(*json, "timestamp");
+    if (!time_text) return time_text.error();
+    auto time = ParseTimestamp(*time_text);
+    if (!time) return time.error();
+    if (!origin_) origin_ = *time;
+    if (**type == "session_meta") return StartSession(*payload, *time);
+    if (**type == "event_msg") return ReadEvent(*payload, *time, *time_text);
+    return false;
+  }
+
+  Result<bool> StartSession(const Json& payload, const Timestamp& time) {
+    auto id = GetString(payload, "id");
+    if (!id) return id.error().Within("payload");
+    Task task;
+    task.id = *id;
+    task.arrival_s = time.Since(*origin_);
+    ResetSessionState();
+    if (session_ && !session_->turns.empty()) {
+      pending_ = std::move(task);
+      return true;
+    }
+    session_ = std::move(task);
+    return false;
+  }
+
+  void ResetSessionState() {
+    last_total_.reset();
+    last_time_.reset();
+    last_time_text_.clear();
+  }
+
+  Result<bool> ReadEvent(const Json& payload, const Timestamp& time, const std::string& time_text) {
+    if (payload.value("type", Json()) != "token_count") return false;
+    const auto info = payload.find("info");
+    if (info == payload.end() || info->is_null()) return false;  // rate limits only
+    if (!info->is_object()) return Error("payload: \"info\" must be an object");
+    auto total = ReadUsage(*info, "total_token_usage");
+    if (!total) return total.error().Within("payload.info");
+    auto last = ReadUsage(*info, "last_token_usage");
+    if (!last) return last.error().Within("payload.info");
+    // Codex repeats a token_count when only the rate limits change: a call
+    // is new only when the running totals moved.
+    const auto same = [](const CodexUsage& a, const CodexUsage& b) {
+      return a.input == b.input && a.cached_input == b.cached_input && a.output == b.output;
+    };
+    if (last_total_ && same(*last_total_, *total)) return false;
+    if (last_time_ && time < *last_time_) {
+      return Error("time runs backwards: " + time_text + " is before the previous call's " +
+                   last_time_text_);
+    }
+    if (!session_) {
+      Task task;
+      task.id = "session-" + std::to_string(++unnamed_sessions_);
+      task.arrival_s = time.Since(*origin_);
+      session_ = std::move(task);
+    }
+    AddTurn(*last, time);
+    last_total_ = *total;
+    last_time_ = time;
+    last_time_text_ = time_text;
+    return false;
+  }
+
+  void AddTurn(const CodexUsage& usage, const Timestamp& time) {
+    std::vector<Turn>& turns = session_->turns;
+    const Tokens prompt = usage.input;
+    Turn turn;
+    Tokens appended = prompt;
+    if (!turns.empty()) {
+      if (prompt < previous_prompt_) {
+        // The context shrank (compaction): the cached part is a kept prefix.
+        turn.keep = std::min(usage.cached_input, previous_prompt_);
+        appended = prompt - *turn.keep;
+      } else {
+        appended = prompt - previous_prompt_;
+        const Tokens answer = std::min(previous_answer_, appended);
+        if (answer > 0) turn.spans.push_back(Span{SpanKind::kAssistant, answer, std::nullopt});
+        appended -= answer;
+      }
+      turns.back().tool_s = time.Since(*last_time_);
+    }
+    if (appended > 0 || turn.spans.empty()) {
+      turn.spans.push_back(Span{SpanKind::kOther, appended, std::nullopt});
+    }
+    turn.output = usage.output;
+    turn.time_s = time.Since(*origin_);
+    RecordedUsage recorded;
+    recorded.input = usage.input - usage.cached_input;
+    recorded.cache_read = usage.cached_input;
+    recorded.output = usage.output;
+    turn.usage = recorded;
+    turns.push_back(std::move(turn));
+    previous_prompt_ = prompt;
+    previous_answer_ = usage.output - usage.reasoning_output;
+  }
+
+  LineReader lines_;
+  std::optional<Timestamp> origin_;  // the first timestamp of the input
+  std::optional<Task> session_;      // being read
+  std::optional<Task> pending_;      // started by a session_meta while session_ was returned
+  std::optional<CodexUsage> last_total_;
+  std::optional<Timestamp> last_time_;
+  std::string last_time_text_;
+  Tokens previous_prompt_ = 0;
+  Tokens previous_answer_ = 0;
+  std::int64_t unnamed_sessions_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<TraceReader> NewCodexReader(std::unique_ptr<std::istream> in, std::string name,
+                                            ReaderOptions options) {
+  return std::make_unique<CodexReader>(std::move(in), std::move(name), options);
+}
+
+}  // namespace kvbill

@@ -1,0 +1,132 @@
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <sstream>
+
+#include "kvbill/trace/importers.h"
+#include "trace/trace_test_util.h"
+
+namespace kvbill {
+namespace {
+
+using testing::ReadAllTasks;
+using testing::TraceFixture;
+
+std::unique_ptr<TraceReader> Inline(const std::string& text, ReaderOptions options = {}) {
+  return NewCodexReader(std::make_unique<std::istringstream>(text), "mem.jsonl", options);
+}
+
+// A token_count line at `time` with the given last and running-total usage
+// (input, cached input, output, reasoning output).
+std::string TokenCount(const std::string& time, const std::string& last, const std::string& total) {
+  return R"({"timestamp":")" + time + R"(","type":"event_msg","payload":{"type":"token_count",)" +
+         R"("info":{"total_token_usage":)" + total + R"(,"last_token_usage":)" + last + "}}}\n";
+}
+
+std::string Usage(int input, int cached, int output, int reasoning) {
+  return R"({"input_tokens":)" + std::to_string(input) + R"(,"cached_input_tokens":)" +
+         std::to_string(cached) + R"(,"output_tokens":)" + std::to_string(output) +
+         R"(,"reasoning_output_tokens":)" + std::to_string(reasoning) + R"(,"total_tokens":)" +
+         std::to_string(input + output) + "}";
+}
+
+// tests/data/traces/codex_small.jsonl, worked by hand (times after 21:55:50):
+//   session 019a-s1: a rate-limit-only event (info null) and a repeated
+//   event with unchanged totals are not calls. Calls:
+//     6.5 s:  input 12000, cached 0, out 300 (100 reasoning)
+//             -> one other span of 12000.
+//     14 s:   input 12500, cached 11904, out 150
+//             -> +500: assistant 300 - 100 = 200, other 300.
+//     20.25 s: input 4000, cached 3968, out 80: the prompt shrank (compaction)
+//             -> keep 3968, other 32.
+//   session 019a-s2 at 70 s: one call at 72 s, input 9000, out 40.
+TEST(TraceCodexImporterTest, RolloutBecomesOneTaskPerSessionWithUsage) {
+  const std::string path = TraceFixture("codex_small.jsonl");
+  auto reader = OpenTrace(path, std::nullopt);  // detected from the content
+  ASSERT_TRUE(reader.ok()) << reader.error().message();
+  std::string error;
+  const std::vector<Task> tasks = ReadAllTasks(reader->get(), &error);
+  EXPECT_EQ(error, "");
+  ASSERT_EQ(tasks.size(), 2u);
+
+  const Task& first = tasks[0];
+  EXPECT_EQ(first.id, "019a-s1");
+  EXPECT_EQ(first.arrival_s, 0);
+  ASSERT_EQ(first.turns.size(), 3u);
+  EXPECT_EQ(PromptTokens(first), (std::vector<Tokens>{12000, 12500, 4000}));
+  EXPECT_EQ(first.turns[0].spans, (std::vector<Span>{{SpanKind::kOther, 12000, std::nullopt}}));
+  EXPECT_EQ(first.turns[1].spans, (std::vector<Span>{{SpanKind::kAssistant, 200, std::nullopt},
+                                                     {SpanKind::kOther, 300, std::nullopt}}));
+  EXPECT_EQ(first.turns[2].keep, 3968);
+  EXPECT_EQ(first.turns[2].spans, (std::vector<Span>{{SpanKind::kOther, 32, std::nullopt}}));
+  EXPECT_EQ(first.turns[0].time_s, 6.5);
+  EXPECT_EQ(first.turns[0].tool_s, 7.5);   // 14 - 6.5
+  EXPECT_EQ(first.turns[1].tool_s, 6.25);  // 20.25 - 14
+  EXPECT_EQ(first.turns[2].tool_s, 0);
+  EXPECT_EQ(first.turns[1].output, 150);
+  // input excludes the cached tokens; no cache writes are reported.
+  EXPECT_EQ(first.turns[1].usage, (RecordedUsage{596, 0, 11904, 150}));
+  for (std::size_t k = 0; k < first.turns.size(); ++k) {
+    EXPECT_EQ(first.turns[k].usage->prompt(), PromptTokens(first)[k]) << k;
+  }
+
+  const Task& second = tasks[1];
+  EXPECT_EQ(second.id, "019a-s2");
+  EXPECT_EQ(second.arrival_s, 70);
+  ASSERT_EQ(second.turns.size(), 1u);
+  EXPECT_EQ(second.turns[0].time_s, 72);
+  EXPECT_EQ(second.turns[0].usage, (RecordedUsage{9000, 0, 0, 40}));
+}
+
+TEST(TraceCodexImporterTest, DetectsRolloutLines) {
+  auto format = DetectTraceFormat(
+      R"({"timestamp":"2025-11-18T21:55:50.000Z","type":"session_meta","payload":{"id":"x"}})", "f",
+      1);
+  ASSERT_TRUE(format.ok());
+  EXPECT_EQ(*format, TraceFormat::kCodex);
+  EXPECT_EQ(TraceFormatName(TraceFormat::kCodex), "codex");
+}
+
+TEST(TraceCodexImporterTest, EventsBeforeAnySessionMetaFormAnUnnamedSession) {
+  auto reader =
+      Inline(TokenCount("2025-01-01T00:00:00Z", Usage(100, 0, 5, 0), Usage(100, 0, 5, 0)));
+  const std::vector<Task> tasks = ReadAllTasks(reader.get());
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(tasks[0].id, "session-1");
+}
+
+TEST(TraceCodexImporterTest, BadLinesNameTheLine) {
+  std::string error;
+  auto backwards =
+      Inline(TokenCount("2025-01-01T00:00:10Z", Usage(100, 0, 5, 0), Usage(100, 0, 5, 0)) +
+             TokenCount("2025-01-01T00:00:05Z", Usage(120, 100, 5, 0), Usage(220, 100, 10, 0)));
+  ReadAllTasks(backwards.get(), &error);
+  EXPECT_EQ(error,
+            "mem.jsonl:2: time runs backwards: 2025-01-01T00:00:05Z is before the previous "
+            "call's 2025-01-01T00:00:10Z");
+
+  auto cached =
+      Inline(TokenCount("2025-01-01T00:00:00Z", Usage(100, 200, 5, 0), Usage(100, 0, 5, 0)));
+  ReadAllTasks(cached.get(), &error);
+  EXPECT_EQ(error,
+            "mem.jsonl:1: payload.info: last_token_usage: \"cached_input_tokens\" 200 exceeds "
+            "\"input_tokens\" 100");
+
+  auto negative = Inline(TokenCount("2025-01-01T00:00:00Z", Usage(-5, 0, 5, 0), Usage(1, 0, 5, 0)));
+  ReadAllTasks(negative.get(), &error);
+  EXPECT_EQ(error,
+            "mem.jsonl:1: payload.info: last_token_usage: \"input_tokens\" must be a non-negative "
+            "integer, got -5");
+
+  auto truncated =
+      Inline(R"({"timestamp":"2025-01-01T00:00:00Z","type":)"
+             "\n" +
+                 TokenCount("2025-01-01T00:00:01Z", Usage(100, 0, 5, 0), Usage(100, 0, 5, 0)),
+             ReaderOptions{.skip_bad = true});
+  EXPECT_EQ(ReadAllTasks(truncated.get()).size(), 1u);
+  EXPECT_EQ(truncated->bad_lines().count, 1);
+  EXPECT_EQ(truncated->bad_lines().first_messages[0], "mem.jsonl:1: truncated JSON");
+}
+
+}  // namespace
+}  // namespace kvbill
