@@ -1,0 +1,94 @@
+// Scenario: one simulation set-up, read from a JSON file.
+//
+// A scenario names the model, the KV and weight formats, the deployment, the
+// engine limits, the prefix cache, the context policy, the trace (a file or a
+// generator preset) and the seed. The format is docs/scenario-format.md;
+// unknown keys are errors, and every error names the file and the JSON
+// pointer of the field ("s.json#/deployment/gpus_per_replica: must be a
+// positive integer, got 0"). Paths inside a scenario are relative to the
+// scenario file's directory. Later issues add "pricing", "budgets" and
+// "sweep" blocks; until then those keys are rejected like any unknown key.
+#ifndef KVBILL_SCENARIO_SCENARIO_H_
+#define KVBILL_SCENARIO_SCENARIO_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "kvbill/policy/context_policy.h"
+#include "kvbill/util/result.h"
+#include "kvbill/util/units.h"
+
+namespace kvbill {
+
+struct ScenarioModel {
+  std::string name = "qwen3-8b";             // catalog name or config.json path (resolved)
+  std::map<std::string, std::string> set;    // config overrides, key -> JSON text of the value
+};
+
+struct ScenarioDeployment {
+  std::string gpu = "h100-sxm";              // catalog id or GPU JSON path (resolved)
+  int gpus_per_replica = 1;                  // tensor parallel
+  int replicas = 1;
+  double memory_fraction = 0.9;
+  double activation_reserve_gib = 0;         // per GPU
+  std::optional<double> usd_per_gpu_hour;    // default: the GPU catalog's
+  // Achieved fractions of peak. Defaults (docs/scenario-format.md cites them):
+  // decode reaches 55-70% of peak HBM bandwidth end to end; GEMMs 75-85% of
+  // peak FLOP/s, less with attention and other kernels in the mix.
+  double bandwidth_efficiency = 0.65;
+  double compute_efficiency = 0.6;
+  Seconds iteration_overhead_s = 0;          // fixed cost of every engine iteration
+};
+
+struct ScenarioEngine {
+  Tokens max_num_batched_tokens = 8192;      // token budget per iteration (vLLM default)
+  int max_num_seqs = 256;                    // running sequences per replica (vLLM default)
+  std::string router = "round_robin";        // or "prefix_affinity"
+  std::string mode = "event";                // or "step" (the reference)
+};
+
+struct ScenarioPrefixCache {
+  bool enabled = true;
+  Tokens block_size = 16;
+  // Cache capacity in tokens: nullopt = what the KV pool holds; kUnlimited = never evict.
+  static constexpr Tokens kUnlimited = -1;
+  std::optional<Tokens> capacity_tokens;
+  Seconds pin_during_tool_s = 0;             // keep a task's blocks during its tool wait, up to this long
+  double offload_capacity_gib = 0;           // host-memory tier; 0 = none
+  double offload_link_gb_s = 50;             // host <-> GPU bandwidth, GB/s (10^9 bytes)
+};
+
+struct ScenarioTrace {
+  std::string file;                          // resolved path; empty when generated
+  std::string format = "auto";               // --from names of the trace readers
+  std::string release = "after_finish";      // or "recorded"
+  std::string generator;                     // preset name when no file
+  std::int64_t tasks = 0;                    // generator: number of tasks
+};
+
+struct Scenario {
+  std::string name;                          // "name" key, else the file stem
+  std::string source;                        // the file it was read from
+  ScenarioModel model;
+  std::string kv_format = "bf16";
+  std::string weight_format = "auto";
+  ScenarioDeployment deployment;
+  ScenarioEngine engine;
+  ScenarioPrefixCache prefix_cache;
+  ContextPolicyParams context_policy;
+  ScenarioTrace trace;
+  std::uint64_t seed = 1;
+};
+
+// Parses scenario JSON text. `source` names it in errors and anchors
+// relative paths (its directory).
+Result<Scenario> ParseScenario(const std::string& json_text, const std::string& source);
+
+// Reads and parses a scenario file.
+Result<Scenario> LoadScenario(const std::string& path);
+
+}  // namespace kvbill
+
+#endif  // KVBILL_SCENARIO_SCENARIO_H_
