@@ -23,30 +23,30 @@
 namespace kvbill {
 
 struct ScenarioModel {
-  std::string name = "qwen3-8b";             // catalog name or config.json path (resolved)
-  std::map<std::string, std::string> set;    // config overrides, key -> JSON text of the value
+  std::string name = "qwen3-8b";           // catalog name or config.json path (resolved)
+  std::map<std::string, std::string> set;  // config overrides, key -> JSON text of the value
 };
 
 struct ScenarioDeployment {
-  std::string gpu = "h100-sxm";              // catalog id or GPU JSON path (resolved)
-  int gpus_per_replica = 1;                  // tensor parallel
+  std::string gpu = "h100-sxm";  // catalog id or GPU JSON path (resolved)
+  int gpus_per_replica = 1;      // tensor parallel
   int replicas = 1;
   double memory_fraction = 0.9;
-  double activation_reserve_gib = 0;         // per GPU
-  std::optional<double> usd_per_gpu_hour;    // default: the GPU catalog's
+  double activation_reserve_gib = 0;       // per GPU
+  std::optional<double> usd_per_gpu_hour;  // default: the GPU catalog's
   // Achieved fractions of peak. Defaults (docs/scenario-format.md cites them):
   // decode reaches 55-70% of peak HBM bandwidth end to end; GEMMs 75-85% of
   // peak FLOP/s, less with attention and other kernels in the mix.
   double bandwidth_efficiency = 0.65;
   double compute_efficiency = 0.6;
-  Seconds iteration_overhead_s = 0;          // fixed cost of every engine iteration
+  Seconds iteration_overhead_s = 0;  // fixed cost of every engine iteration
 };
 
 struct ScenarioEngine {
-  Tokens max_num_batched_tokens = 8192;      // token budget per iteration (vLLM default)
-  int max_num_seqs = 256;                    // running sequences per replica (vLLM default)
-  std::string router = "round_robin";        // or "prefix_affinity"
-  std::string mode = "event";                // or "step" (the reference)
+  Tokens max_num_batched_tokens = 8192;  // token budget per iteration (vLLM default)
+  int max_num_seqs = 256;                // running sequences per replica (vLLM default)
+  std::string router = "round_robin";    // or "prefix_affinity"
+  std::string mode = "event";            // or "step" (the reference)
 };
 
 struct ScenarioPrefixCache {
@@ -55,22 +55,22 @@ struct ScenarioPrefixCache {
   // Cache capacity in tokens: nullopt = what the KV pool holds; kUnlimited = never evict.
   static constexpr Tokens kUnlimited = -1;
   std::optional<Tokens> capacity_tokens;
-  Seconds pin_during_tool_s = 0;             // keep a task's blocks during its tool wait, up to this long
-  double offload_capacity_gib = 0;           // host-memory tier; 0 = none
-  double offload_link_gb_s = 50;             // host <-> GPU bandwidth, GB/s (10^9 bytes)
+  Seconds pin_during_tool_s = 0;    // keep a task's blocks during its tool wait, up to this long
+  double offload_capacity_gib = 0;  // host-memory tier; 0 = none
+  double offload_link_gb_s = 50;    // host <-> GPU bandwidth, GB/s (10^9 bytes)
 };
 
 struct ScenarioTrace {
-  std::string file;                          // resolved path; empty when generated
-  std::string format = "auto";               // --from names of the trace readers
-  std::string release = "after_finish";      // or "recorded"
-  std::string generator;                     // preset name when no file
-  std::int64_t tasks = 0;                    // generator: number of tasks
+  std::string file;                      // resolved path; empty when generated
+  std::string format = "auto";           // --from names of the trace readers
+  std::string release = "after_finish";  // or "recorded"
+  std::string generator;                 // preset name when no file
+  std::int64_t tasks = 0;                // generator: number of tasks
 };
 
 struct Scenario {
-  std::string name;                          // "name" key, else the file stem
-  std::string source;                        // the file it was read from
+  std::string name;    // "name" key, else the file stem
+  std::string source;  // the file it was read from
   ScenarioModel model;
   std::string kv_format = "bf16";
   std::string weight_format = "auto";
