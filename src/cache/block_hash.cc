@@ -1,0 +1,116 @@
+#include "kvbill/cache/block_hash.h"
+
+#include <algorithm>
+#include <cassert>
+#include <string>
+
+namespace kvbill {
+namespace {
+
+constexpr std::uint64_t kGolden = 0x9e37'79b9'7f4a'7c15ULL;
+constexpr std::uint64_t kFnvOffset = 0xcbf2'9ce4'8422'2325ULL;
+constexpr std::uint64_t kFnvPrime = 0x0000'0100'0000'01b3ULL;
+
+// splitmix64's finalizer: a bijection of 64-bit words with full avalanche.
+constexpr std::uint64_t Mix64(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58'476d'1ce4'e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d0'49bb'1331'11ebULL;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+std::uint64_t HashString(std::string_view text) {
+  std::uint64_t h = kFnvOffset;
+  for (const char c : text) {
+    h ^= static_cast<unsigned char>(c);
+    h *= kFnvPrime;
+  }
+  return Mix64(h);
+}
+
+std::uint64_t HashCombine(std::uint64_t a, std::uint64_t b) {
+  return Mix64(a ^ (Mix64(b) + kGolden));
+}
+
+BlockHasher::BlockHasher(Tokens block_size) : block_size_(block_size), running_(kChainSeed) {
+  assert(block_size >= 1);
+}
+
+void BlockHasher::FoldPending() {
+  if (pending_.tokens == 0) return;
+  running_ = HashCombine(running_, pending_.identity);
+  running_ = HashCombine(running_, static_cast<std::uint64_t>(pending_.offset));
+  running_ = HashCombine(running_, static_cast<std::uint64_t>(pending_.tokens));
+  pending_ = ContentPiece{};
+}
+
+void BlockHasher::Append(const ContentPiece& piece) {
+  assert(piece.offset >= 0 && piece.tokens >= 0);
+  if (piece.tokens <= 0) return;
+  tokens_ += piece.tokens;
+  Tokens offset = piece.offset;
+  Tokens remaining = piece.tokens;
+  while (remaining > 0) {
+    const bool continues = pending_.tokens > 0 && pending_.identity == piece.identity &&
+                           pending_.offset + pending_.tokens == offset;
+    if (!continues) {
+      FoldPending();
+      pending_ = ContentPiece{piece.identity, offset, 0};
+    }
+    const Tokens take = std::min(remaining, block_size_ - filled_);
+    pending_.tokens += take;
+    filled_ += take;
+    offset += take;
+    remaining -= take;
+    if (filled_ == block_size_) {
+      FoldPending();
+      hashes_.push_back(running_);
+      filled_ = 0;
+    }
+  }
+}
+
+void BlockHasher::Append(std::span<const ContentPiece> pieces) {
+  for (const ContentPiece& piece : pieces) Append(piece);
+}
+
+std::vector<std::uint64_t> BlockHashesOf(std::span<const ContentPiece> pieces, Tokens block_size) {
+  BlockHasher hasher(block_size);
+  hasher.Append(pieces);
+  return hasher.full_blocks();
+}
+
+Result<std::vector<std::uint64_t>> BlockHashesFromTrace(std::span<const std::uint64_t> trace_hashes,
+                                                        Tokens trace_block_size,
+                                                        Tokens prompt_tokens, Tokens block_size) {
+  if (block_size < 1)
+    return Error("block size must be positive, got " + std::to_string(block_size));
+  if (trace_block_size < 1) {
+    return Error("trace block size must be positive, got " + std::to_string(trace_block_size));
+  }
+  if (trace_block_size % block_size != 0) {
+    return Error("block size " + std::to_string(block_size) + " does not divide trace block size " +
+                 std::to_string(trace_block_size));
+  }
+  if (prompt_tokens < 0) {
+    return Error("prompt tokens must be non-negative, got " + std::to_string(prompt_tokens));
+  }
+  const Tokens needed = (prompt_tokens + trace_block_size - 1) / trace_block_size;
+  if (static_cast<Tokens>(trace_hashes.size()) < needed) {
+    return Error("a prompt of " + std::to_string(prompt_tokens) + " tokens needs " +
+                 std::to_string(needed) + " trace block hashes, got " +
+                 std::to_string(trace_hashes.size()));
+  }
+  const Tokens per_trace_block = trace_block_size / block_size;
+  const Tokens full_blocks = prompt_tokens / block_size;
+  std::vector<std::uint64_t> hashes;
+  hashes.reserve(static_cast<std::size_t>(full_blocks));
+  for (Tokens k = 0; k < full_blocks; ++k) {
+    hashes.push_back(HashCombine(trace_hashes[static_cast<std::size_t>(k / per_trace_block)],
+                                 static_cast<std::uint64_t>(k % per_trace_block)));
+  }
+  return hashes;
+}
+
+}  // namespace kvbill
