@@ -18,6 +18,7 @@ int RunPlot(const Args& args);
 int RunModels(const Args& args);
 int RunGpus(const Args& args);
 int RunTrace(const Args& args);
+int RunSimulate(const Args& args);
 
 }  // namespace kvbill::cli
 

@@ -17,6 +17,8 @@ struct Command {
 };
 
 constexpr Command kCommands[] = {
+    {"simulate", "replay a trace under a scenario; per-task tokens, KV reads, GPU time, dollars",
+     RunSimulate},
     {"kv", "KV bytes per token and one sequence's footprint at given contexts", RunKv},
     {"fit", "does a model + context + batch fit a GPU; max context, max batch, GPUs needed",
      RunFit},

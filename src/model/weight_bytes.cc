@@ -31,6 +31,7 @@ Result<WeightBytes> ComputeWeightBytes(const ModelShape& model, const std::strin
       ParamBits(dense_params, *dense) + ParamBits(other_params, *other);
   WeightBytes w;
   w.total = (common_bits + ParamBits(p.routed_experts, *experts) + 7) / 8;
+  w.routed_experts = (ParamBits(p.routed_experts, *experts) + 7) / 8;
   w.active = (common_bits + ParamBits(p.active_routed_experts, *experts) + 7) / 8;
   if (dense->name == experts->name && dense->name == other->name) {
     w.description = dense->name;

@@ -20,9 +20,10 @@
 namespace kvbill {
 
 struct WeightBytes {
-  Bytes total = 0;          // every parameter
-  Bytes active = 0;         // what one token reads: all but the unused routed experts
-  std::string description;  // e.g. "bf16" or "fp8-e4m3 linear, mxfp4 experts, bf16 other"
+  Bytes total = 0;           // every parameter
+  Bytes active = 0;          // what one token reads: all but the unused routed experts
+  Bytes routed_experts = 0;  // all routed experts (part of total)
+  std::string description;   // e.g. "bf16" or "fp8-e4m3 linear, mxfp4 experts, bf16 other"
 };
 
 // `format` is "auto" or a name ParseElementFormat accepts.

@@ -1,0 +1,98 @@
+// The discrete-event engine: replays requests of agent tasks on the replicas
+// of a deployment with continuous batching, a block prefix cache per replica
+// and a roofline iteration cost. Spec: docs/engine.md.
+//
+// Time. Tasks arrive at their trace arrival (shifted so the first is at 0).
+// A task's requests are released one after another: the next when the
+// previous has finished plus its tool wait (release "after_finish"), or at
+// its recorded time but never before the previous finished ("recorded").
+//
+// Batching (each replica, as vLLM v1 schedules): every iteration has a token
+// budget and a cap on running sequences. Running sequences are served first,
+// in admission order: a decode takes one token, an unfinished prefill the
+// next chunk that fits the budget. Then waiting requests are admitted in
+// arrival order while the budget and the cap allow and the KV pool can hold
+// their first chunk; the first that does not fit stops admission. A request
+// hits the longest cached prefix of its prompt's full blocks (always leaving
+// at least its last token to compute). A decode that needs a new block when
+// the pool is full preempts the most recently admitted running sequence,
+// which returns to the front of the waiting queue and later recomputes its
+// prompt and generated tokens (hitting whatever is still cached). The
+// iteration that completes a prefill samples the first output token.
+//
+// Event skipping. When every running sequence is decoding and no waiting
+// request can be admitted, the batch stays fixed until a sequence finishes,
+// a block cannot be allocated, or the next event arrives; the iterations up
+// to that point are summed in closed form (step time is piecewise linear in
+// the step index). Mode "step" advances one iteration at a time: the
+// reference the tests compare with.
+//
+// Bill. An iteration of t seconds on a replica of G GPUs costs
+// t x G x $/GPU-second. Each sequence in it pays the time to move its own KV
+// bytes (reads and writes) at the achieved bandwidth, and the rest of t
+// (weights, compute beyond memory time, overhead) is shared in proportion to
+// the tokens each computed in the iteration. Time with nothing running is
+// idle; tasks plus idle equal replicas x G x $/GPU-second x simulated time.
+#ifndef KVBILL_ENGINE_SIMULATOR_H_
+#define KVBILL_ENGINE_SIMULATOR_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kvbill/cost/roofline.h"
+#include "kvbill/engine/records.h"
+#include "kvbill/hardware/gpu.h"
+#include "kvbill/model/kv_format.h"
+#include "kvbill/model/model_shape.h"
+#include "kvbill/policy/context_policy.h"
+#include "kvbill/trace/trace.h"
+#include "kvbill/util/result.h"
+
+namespace kvbill {
+
+struct SimulationConfig {
+  ModelShape model;
+  ElementFormat kv_format;
+  std::string weight_format = "auto";
+  GpuSpec gpu;
+  int gpus_per_replica = 1;
+  int replicas = 1;
+  double memory_fraction = 0.9;
+  double activation_reserve_gib = 0;
+  double usd_per_gpu_hour = 0;
+  RooflineParams roofline;
+  Tokens max_num_batched_tokens = 8192;
+  int max_num_seqs = 256;
+  std::string router = "round_robin";  // or "prefix_affinity"
+  bool step_mode = false;
+  bool prefix_caching = true;
+  Tokens block_size = 16;
+  // KV pool capacity in tokens: 0 = what memory holds; kUnlimitedTokens = never evict.
+  Tokens capacity_tokens = 0;
+  Seconds pin_during_tool_s = 0;
+  std::string release = "after_finish";  // or "recorded"
+};
+inline constexpr Tokens kUnlimitedTokens = -1;
+
+struct SimulationResult {
+  std::vector<RequestRecord> requests;  // in finishing order
+  Seconds simulated_s = 0;              // first arrival to last finish
+  long double bill_usd = 0;             // replicas x GPUs x $/GPU-second x simulated_s
+  long double idle_usd = 0;             // bill minus what the requests paid
+  long double busy_gpu_seconds = 0;     // sum of iteration times x GPUs, all replicas
+  std::int64_t iterations = 0;          // engine iterations simulated (fused ones count each)
+  std::int64_t steps_advanced = 0;      // scheduler passes (fused blocks count once)
+  std::int64_t kv_pool_blocks = 0;      // per replica
+  std::int64_t evicted_blocks = 0;      // over all replicas
+};
+
+// Runs the simulation. `requests[i]` are the planned requests of `tasks[i]`
+// (ContextPolicy::Plan). Errors: a model that does not fit the deployment, a
+// request that can never be admitted (its first chunk larger than the pool).
+Result<SimulationResult> Simulate(const SimulationConfig& config, const std::vector<Task>& tasks,
+                                  const std::vector<std::vector<Request>>& requests);
+
+}  // namespace kvbill
+
+#endif  // KVBILL_ENGINE_SIMULATOR_H_

@@ -1,0 +1,26 @@
+// Growth exponents: how a cost grows with the length of an agent loop.
+// A log-log least-squares fit of y = a x^b over points with x, y > 0 (Eigen).
+#ifndef KVBILL_METRICS_GROWTH_H_
+#define KVBILL_METRICS_GROWTH_H_
+
+#include <vector>
+
+#include "kvbill/util/result.h"
+
+namespace kvbill {
+
+struct PowerLawFit {
+  double exponent = 0;     // b
+  double coefficient = 0;  // a
+  double r_squared = 0;    // of the fit in log-log space
+  int points = 0;
+};
+
+// Fits y = a x^b by least squares on (ln x, ln y). Points with x <= 0 or
+// y <= 0 are skipped. Error when fewer than two usable points remain or all
+// x are equal.
+Result<PowerLawFit> FitPowerLaw(const std::vector<double>& x, const std::vector<double>& y);
+
+}  // namespace kvbill
+
+#endif  // KVBILL_METRICS_GROWTH_H_

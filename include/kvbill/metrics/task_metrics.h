@@ -1,0 +1,63 @@
+// Per-task metrics and the run summary, aggregated from the engine's request
+// records. Sums of bytes and dollars are kept in long double (64-bit
+// mantissa): exact for integers up to 2^64, so a 10,000-turn task at a
+// 1M-token context does not lose precision.
+#ifndef KVBILL_METRICS_TASK_METRICS_H_
+#define KVBILL_METRICS_TASK_METRICS_H_
+
+#include <string>
+#include <vector>
+
+#include "kvbill/engine/simulator.h"
+#include "kvbill/metrics/summary.h"
+#include "kvbill/trace/trace.h"
+
+namespace kvbill {
+
+struct TaskMetrics {
+  std::string id;
+  int requests = 0;
+  Tokens prompt_tokens = 0;
+  Tokens cached_tokens = 0;
+  Tokens prefill_tokens = 0;
+  Tokens output_tokens = 0;
+  int preemptions = 0;
+  long double kv_read_bytes = 0;
+  long double kv_written_bytes = 0;
+  Bytes peak_kv_bytes = 0;
+  long double gpu_seconds = 0;
+  long double cost_usd = 0;
+  Seconds completion_s = 0;  // last finish minus first release
+  Seconds ttft_mean_s = 0;   // mean time to first token of its requests
+  Seconds queue_mean_s = 0;  // mean release-to-admission delay
+};
+
+struct RunSummary {
+  std::int64_t tasks = 0;
+  std::int64_t requests = 0;
+  Tokens prompt_tokens = 0;
+  Tokens cached_tokens = 0;
+  Tokens prefill_tokens = 0;
+  Tokens output_tokens = 0;
+  double hit_rate = 0;  // cached_tokens / prompt_tokens
+  long double kv_read_bytes = 0;
+  long double cost_usd = 0;       // the whole bill: tasks + idle
+  long double task_cost_usd = 0;  // what the tasks paid
+  long double idle_usd = 0;
+  Summary cost_per_task_usd;
+  Summary ttft_s;  // per request
+  Seconds simulated_s = 0;
+  std::int64_t preemptions = 0;
+  std::int64_t evicted_blocks = 0;
+  std::int64_t kv_pool_blocks = 0;
+};
+
+// Tasks in input order (tasks with no served request are omitted).
+std::vector<TaskMetrics> AggregateTasks(const std::vector<Task>& tasks,
+                                        const SimulationResult& result);
+
+RunSummary Summarise(const std::vector<TaskMetrics>& tasks, const SimulationResult& result);
+
+}  // namespace kvbill
+
+#endif  // KVBILL_METRICS_TASK_METRICS_H_

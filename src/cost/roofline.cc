@@ -1,0 +1,178 @@
+#include "kvbill/cost/roofline.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kvbill/model/kv_footprint.h"
+#include "kvbill/model/weight_bytes.h"
+
+namespace kvbill {
+
+Result<Roofline> Roofline::Make(const ModelShape& model, const ElementFormat& kv_format,
+                                const std::string& weight_format, const GpuSpec& gpu,
+                                const RooflineParams& params) {
+  if (params.tensor_parallel < 1) return Error("tensor_parallel must be at least 1");
+  if (!(params.bandwidth_efficiency > 0 && params.bandwidth_efficiency <= 1)) {
+    return Error("bandwidth_efficiency must be in (0, 1]");
+  }
+  if (!(params.compute_efficiency > 0 && params.compute_efficiency <= 1)) {
+    return Error("compute_efficiency must be in (0, 1]");
+  }
+  auto weights = ComputeWeightBytes(model, weight_format);
+  if (!weights) return weights.error();
+  auto dense_format =
+      ParseElementFormat(weight_format == "auto" ? model.native_weights.dense : weight_format);
+  if (!dense_format) return dense_format.error();
+
+  Roofline r;
+  r.tp_ = params.tensor_parallel;
+  const double tp = r.tp_;
+  r.dense_weight_bytes_ = static_cast<double>(weights->total - weights->routed_experts) / tp;
+  r.moe_layers_ = model.moe.layers;
+  r.experts_ = model.moe.experts;
+  r.experts_per_token_ = model.moe.experts_per_token;
+  if (r.moe_layers_ > 0 && r.experts_ > 0) {
+    r.expert_bytes_ = static_cast<double>(weights->routed_experts) /
+                      static_cast<double>(r.moe_layers_ * r.experts_) / tp;
+  }
+  const ParamCounts& p = model.params;
+  r.matmul_flops_per_token_ = 2.0 * static_cast<double>(p.Active() - p.embedding) / tp;
+  r.bytes_per_s_ = gpu.hbm_bandwidth_bytes_per_s * params.bandwidth_efficiency;
+  r.flops_per_s_ = gpu.DenseFlopsPerS(*dense_format) * params.compute_efficiency;
+  r.overhead_s_ = params.iteration_overhead_s;
+
+  for (const LayerShape& l : model.layers) {
+    if (!l.KeepsPerTokenKv()) continue;
+    const double kv = static_cast<double>(LayerBitsPerToken(l, kv_format, r.tp_)) / 8.0;
+    double qk = static_cast<double>(l.qk_head_dim), v = static_cast<double>(l.v_head_dim);
+    if (l.kind == LayerKind::kLatentAttention) {
+      qk = static_cast<double>(l.latent_dim);
+      v = static_cast<double>(l.latent_dim) - static_cast<double>(l.qk_head_dim - l.v_head_dim);
+    }
+    const double flops = 2.0 * static_cast<double>(l.query_heads) * (qk + v) / tp;
+    r.kv_write_per_token_ += kv;
+    const Tokens window =
+        l.kind == LayerKind::kSlidingWindow || l.kind == LayerKind::kChunkedAttention ? l.window
+                                                                                      : 0;
+    const LayerKind kind =
+        l.kind == LayerKind::kLatentAttention ? LayerKind::kFullAttention : l.kind;
+    auto it = std::find_if(r.groups_.begin(), r.groups_.end(),
+                           [&](const Group& g) { return g.kind == kind && g.window == window; });
+    if (it == r.groups_.end()) {
+      r.groups_.push_back(Group{kind, window, 0, 0});
+      it = r.groups_.end() - 1;
+    }
+    it->kv_bytes_per_token += kv;
+    it->attn_flops_per_token += flops;
+  }
+  return r;
+}
+
+double Roofline::WeightBytes(std::int64_t tokens) const {
+  if (moe_layers_ == 0 || experts_ == 0 || tokens <= 0) return dense_weight_bytes_;
+  const double e = static_cast<double>(experts_);
+  const double untouched =
+      std::pow(1.0 - static_cast<double>(experts_per_token_) / e, static_cast<double>(tokens));
+  return dense_weight_bytes_ +
+         static_cast<double>(moe_layers_) * e * (1.0 - untouched) * expert_bytes_;
+}
+
+Tokens Roofline::Resident(const Group& g, Tokens ctx) {
+  if (ctx <= 0) return 0;
+  switch (g.kind) {
+    case LayerKind::kSlidingWindow:
+      return std::min(ctx, g.window);
+    case LayerKind::kChunkedAttention:
+      return ctx - g.window * ((ctx - 1) / g.window);
+    default:
+      return ctx;
+  }
+}
+
+double Roofline::SumResident(const Group& g, Tokens from, Tokens to) {
+  if (to < from) return 0;
+  auto series = [](double a, double b) { return (a + b) * (b - a + 1) / 2.0; };  // a + ... + b
+  switch (g.kind) {
+    case LayerKind::kSlidingWindow: {
+      const Tokens w = g.window;
+      double sum = 0;
+      if (from <= w)
+        sum += series(static_cast<double>(std::max<Tokens>(from, 1)),
+                      static_cast<double>(std::min(to, w)));
+      if (to > w)
+        sum += static_cast<double>(w) * static_cast<double>(to - std::max(from, w + 1) + 1);
+      return sum;
+    }
+    case LayerKind::kChunkedAttention: {
+      double sum = 0;
+      Tokens c = std::max<Tokens>(from, 1);
+      while (c <= to) {
+        const Tokens chunk_end = ((c - 1) / g.window + 1) * g.window;  // last ctx of this chunk
+        const Tokens hi = std::min(to, chunk_end);
+        sum += series(static_cast<double>(Resident(g, c)), static_cast<double>(Resident(g, hi)));
+        c = hi + 1;
+      }
+      return sum;
+    }
+    default:
+      return series(static_cast<double>(std::max<Tokens>(from, 1)), static_cast<double>(to));
+  }
+}
+
+double Roofline::KvReadBytes(Tokens ctx) const {
+  double bytes = 0;
+  for (const Group& g : groups_)
+    bytes += g.kv_bytes_per_token * static_cast<double>(Resident(g, ctx));
+  return bytes;
+}
+
+double Roofline::DecodeAttentionFlops(Tokens ctx) const {
+  double flops = 0;
+  for (const Group& g : groups_) {
+    flops += g.attn_flops_per_token * static_cast<double>(Resident(g, ctx));
+  }
+  return flops;
+}
+
+double Roofline::PrefillAttentionFlops(Tokens start, Tokens n) const {
+  // Token j of the chunk (0-based) attends resident(start + j + 1) tokens.
+  double flops = 0;
+  for (const Group& g : groups_)
+    flops += g.attn_flops_per_token * SumResident(g, start + 1, start + n);
+  return flops;
+}
+
+LinearPiece Roofline::Piece(Tokens ctx, bool flops) const {
+  LinearPiece piece{0, kNoBreak};
+  for (const Group& g : groups_) {
+    const double rate = flops ? g.attn_flops_per_token : g.kv_bytes_per_token;
+    switch (g.kind) {
+      case LayerKind::kSlidingWindow:
+        if (ctx < g.window) {
+          piece.slope += rate;
+          piece.max_k = std::min(piece.max_k, g.window - ctx);
+        }
+        break;
+      case LayerKind::kChunkedAttention: {
+        // resident grows by one per token up to the end of the current chunk.
+        const Tokens chunk_end = ctx <= 0 ? g.window : ((ctx - 1) / g.window + 1) * g.window;
+        piece.slope += rate;
+        piece.max_k = std::min(piece.max_k, chunk_end - ctx);
+        break;
+      }
+      default:
+        piece.slope += rate;
+        break;
+    }
+  }
+  return piece;
+}
+
+LinearPiece Roofline::KvPiece(Tokens ctx) const { return Piece(ctx, false); }
+LinearPiece Roofline::FlopPiece(Tokens ctx) const { return Piece(ctx, true); }
+
+Seconds Roofline::IterationSeconds(double bytes, double flops) const {
+  return std::max(MemorySeconds(bytes), ComputeSeconds(flops)) + overhead_s_;
+}
+
+}  // namespace kvbill

@@ -1,0 +1,694 @@
+// The engine's coordinator: event loop, per-replica scheduling, event
+// skipping and accounting. docs/engine.md explains the model; the header
+// states the rules this file implements.
+#include "kvbill/engine/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <optional>
+#include <set>
+#include <variant>
+
+#include "kvbill/cache/block_hash.h"
+#include "kvbill/cache/prefix_cache.h"
+#include "kvbill/engine/event_queue.h"
+#include "kvbill/model/kv_footprint.h"
+#include "kvbill/model/weight_bytes.h"
+
+namespace kvbill {
+namespace {
+
+constexpr Seconds kNever = std::numeric_limits<Seconds>::infinity();
+
+Tokens CeilDiv(Tokens a, Tokens b) { return (a + b - 1) / b; }
+
+// One request in service.
+struct Seq {
+  SeqId id = 0;
+  int task = 0;
+  int req = 0;
+  const Request* request = nullptr;
+  int replica = 0;
+  Tokens prompt = 0;
+  Tokens output = 0;
+  Tokens computed = 0;        // tokens whose KV is cached
+  Tokens generated = 0;       // output tokens sampled
+  Tokens prefill_target = 0;  // tokens to compute before decoding (re)starts
+  bool admitted_once = false;
+  bool explicit_hashes = false;
+  std::vector<std::uint64_t> hashes;  // full-block hashes of the tokens known so far
+  BlockHasher hasher{16};
+  Tokens hashed_output = 0;    // output tokens appended to the hasher
+  std::int64_t committed = 0;  // leading blocks committed to the cache
+  Tokens peak_tokens = 0;      // most block-rounded tokens held
+  RequestRecord record;
+
+  bool InPrefill() const { return computed < prefill_target; }
+};
+
+struct StartIteration {
+  int replica;
+};
+struct IterationEnd {
+  int replica;
+};
+struct Release {
+  int task;
+  int req;
+};
+struct PinExpiry {
+  int replica;
+  SeqId seq;
+};
+using Event = std::variant<StartIteration, IterationEnd, Release, PinExpiry>;
+
+// What one scheduled sequence does in an iteration (or a fused block).
+struct Work {
+  Seq* seq = nullptr;
+  Tokens tokens = 0;         // tokens computed (per step for fused blocks: 1)
+  long double kv_read = 0;   // bytes, one GPU
+  long double kv_write = 0;  // bytes, one GPU
+  long double share_s = 0;   // its share of the iteration time
+};
+
+struct Replica {
+  int index = 0;
+  std::unique_ptr<PrefixCache> cache;
+  std::vector<Seq*> running;
+  std::deque<Seq*> waiting;
+  bool busy = false;  // an iteration is in flight or about to start
+  // The iteration in flight.
+  std::vector<Work> work;
+  Tokens fused_steps = 0;  // > 0: a fused decode block of that many steps
+  Seconds started = 0;
+  Seconds duration = 0;
+  // When the iteration in flight would end if no other replica limited it:
+  // the earliest time this replica can finish a request and so release work.
+  Seconds natural_end = 0;
+  long double busy_s = 0;
+};
+
+class Engine {
+ public:
+  Engine(const SimulationConfig& config, const std::vector<Task>& tasks,
+         const std::vector<std::vector<Request>>& requests, Roofline roofline,
+         std::int64_t pool_blocks)
+      : config_(config),
+        tasks_(tasks),
+        requests_(requests),
+        roofline_(std::move(roofline)),
+        pool_blocks_(pool_blocks),
+        bs_(config.block_size),
+        usd_per_gpu_s_(config.usd_per_gpu_hour / 3600.0),
+        gpus_(config.gpus_per_replica) {}
+
+  Result<SimulationResult> Run();
+
+ private:
+  void OnRelease(Seconds now, const Release& e);
+  void OnStart(Seconds now, int r);
+  void OnEnd(Seconds now, int r);
+  Status Schedule(Replica& rep);
+  bool TryFuse(Replica& rep, Seconds now);
+  void Finish(Replica& rep, Seq* seq, Seconds now);
+  void Preempt(Replica& rep, Seq* seq);
+  void ExtendHashes(Seq* seq, Tokens tokens);
+  void CommitFull(Replica& rep, Seq* seq);
+  std::int64_t BlocksFor(Tokens tokens) const { return CeilDiv(tokens, bs_); }
+  bool CanAdmit(Replica& rep, Seq* seq, Tokens budget) const;
+  void Kick(Seconds now, int r);
+
+  const SimulationConfig& config_;
+  const std::vector<Task>& tasks_;
+  const std::vector<std::vector<Request>>& requests_;
+  Roofline roofline_;
+  std::int64_t pool_blocks_;
+  Tokens bs_;
+  double usd_per_gpu_s_;
+  int gpus_;
+  EventQueue<Event> queue_;
+  // Times of queued releases and pin expiries: what can change a replica's
+  // batch from outside.
+  std::multiset<Seconds> external_;
+  void PushExternal(Seconds t, Event e) {
+    external_.insert(t);
+    queue_.Push(t, std::move(e));
+  }
+  std::vector<Replica> replicas_;
+  std::vector<std::unique_ptr<Seq>> seqs_;
+  std::vector<int> task_replica_;
+  struct Pin {
+    int replica = 0;
+    SeqId seq = -1;
+  };
+  std::vector<Pin> task_pin_;
+  std::vector<Seconds> task_arrival_;
+  std::vector<Seconds> prev_finish_;
+  std::int64_t next_round_robin_ = 0;
+  SimulationResult result_;
+  Status error_ = OkStatus();
+};
+
+Result<SimulationResult> Engine::Run() {
+  replicas_.resize(static_cast<std::size_t>(config_.replicas));
+  for (int i = 0; i < config_.replicas; ++i) {
+    replicas_[static_cast<std::size_t>(i)].index = i;
+    replicas_[static_cast<std::size_t>(i)].cache =
+        std::make_unique<PrefixCache>(pool_blocks_, config_.prefix_caching);
+  }
+  task_replica_.assign(tasks_.size(), -1);
+  task_pin_.assign(tasks_.size(), Pin{});
+  prev_finish_.assign(tasks_.size(), 0);
+  Seconds origin = kNever;
+  for (const Task& t : tasks_) origin = std::min(origin, t.arrival_s);
+  if (tasks_.empty()) origin = 0;
+  task_arrival_.resize(tasks_.size());
+  for (std::size_t i = 0; i < tasks_.size(); ++i) {
+    task_arrival_[i] = tasks_[i].arrival_s - origin;
+    if (!requests_[i].empty()) PushExternal(task_arrival_[i], Release{static_cast<int>(i), 0});
+  }
+  Seconds last = 0;
+  while (!queue_.empty() && error_.ok()) {
+    auto entry = queue_.Pop();
+    const Seconds now = entry.time;
+    if (std::holds_alternative<Release>(entry.event) ||
+        std::holds_alternative<PinExpiry>(entry.event)) {
+      external_.erase(external_.find(now));
+    }
+    last = std::max(last, now);
+    std::visit(
+        [&](auto&& e) {
+          using T = std::decay_t<decltype(e)>;
+          if constexpr (std::is_same_v<T, Release>) {
+            OnRelease(now, e);
+          } else if constexpr (std::is_same_v<T, StartIteration>) {
+            OnStart(now, e.replica);
+          } else if constexpr (std::is_same_v<T, IterationEnd>) {
+            OnEnd(now, e.replica);
+          } else {
+            Replica& rep = replicas_[static_cast<std::size_t>(e.replica)];
+            const std::size_t task =
+                static_cast<std::size_t>(seqs_[static_cast<std::size_t>(e.seq)]->task);
+            if (task_pin_[task].seq == e.seq) {
+              rep.cache->Unpin(e.seq);
+              task_pin_[task].seq = -1;
+            }
+            Kick(now, e.replica);
+          }
+        },
+        entry.event);
+  }
+  if (!error_.ok()) return error_.error();
+  Seconds end = 0;
+  for (const RequestRecord& r : result_.requests) end = std::max(end, r.finish_s);
+  result_.simulated_s = end;
+  result_.bill_usd = static_cast<long double>(end) * config_.replicas * gpus_ * usd_per_gpu_s_;
+  long double paid = 0;
+  for (const RequestRecord& r : result_.requests) paid += r.cost_usd;
+  result_.idle_usd = result_.bill_usd - paid;
+  result_.kv_pool_blocks = pool_blocks_;
+  for (const Replica& rep : replicas_) {
+    result_.evicted_blocks += rep.cache->stats().evicted_blocks;
+    result_.busy_gpu_seconds += rep.busy_s * gpus_;
+  }
+  return std::move(result_);
+}
+
+void Engine::OnRelease(Seconds now, const Release& e) {
+  const std::size_t t = static_cast<std::size_t>(e.task);
+  const Request& request = requests_[t][static_cast<std::size_t>(e.req)];
+  int r = 0;
+  if (config_.router == "prefix_affinity") {
+    if (task_replica_[t] < 0) {
+      task_replica_[t] = static_cast<int>(next_round_robin_++ % config_.replicas);
+    }
+    r = task_replica_[t];
+  } else {
+    r = static_cast<int>(next_round_robin_++ % config_.replicas);
+  }
+  auto seq = std::make_unique<Seq>();
+  seq->id = static_cast<SeqId>(seqs_.size());
+  seq->task = e.task;
+  seq->req = e.req;
+  seq->request = &request;
+  seq->replica = r;
+  seq->prompt = request.PromptTokens();
+  seq->output = request.output;
+  seq->prefill_target = seq->prompt;
+  seq->hasher = BlockHasher(bs_);
+  if (request.explicit_blocks) {
+    auto hashes = BlockHashesFromTrace(request.explicit_blocks->hashes,
+                                       request.explicit_blocks->block_size, seq->prompt, bs_);
+    if (hashes) {
+      seq->explicit_hashes = true;
+      seq->hashes = std::move(*hashes);
+    }
+  }
+  if (!seq->explicit_hashes) {
+    for (const PromptPiece& p : request.prompt) seq->hasher.Append(p.content);
+    seq->hashes = seq->hasher.full_blocks();
+  }
+  RequestRecord& rec = seq->record;
+  rec.task_id = tasks_[t].id;
+  rec.task_index = e.task;
+  rec.index = request.index;
+  rec.turn = request.turn;
+  rec.is_summary = request.is_summary;
+  rec.replica = r;
+  rec.release_s = now;
+  rec.prompt_tokens = seq->prompt;
+  rec.output_tokens = seq->output;
+  Replica& rep = replicas_[static_cast<std::size_t>(r)];
+  rep.waiting.push_back(seq.get());
+  seqs_.push_back(std::move(seq));
+  Kick(now, r);
+}
+
+void Engine::Kick(Seconds now, int r) {
+  Replica& rep = replicas_[static_cast<std::size_t>(r)];
+  if (rep.busy || (rep.running.empty() && rep.waiting.empty())) return;
+  rep.busy = true;
+  rep.natural_end = now;  // unknown until it starts: bound others conservatively
+  queue_.Push(now, StartIteration{r});
+}
+
+void Engine::ExtendHashes(Seq* seq, Tokens tokens) {
+  if (seq->explicit_hashes) return;
+  const Tokens want_output = std::max<Tokens>(0, tokens - seq->prompt);
+  if (want_output > seq->hashed_output) {
+    seq->hasher.Append(ContentPiece{seq->request->output_identity, seq->hashed_output,
+                                    want_output - seq->hashed_output});
+    seq->hashed_output = want_output;
+    seq->hashes = seq->hasher.full_blocks();
+  }
+}
+
+void Engine::CommitFull(Replica& rep, Seq* seq) {
+  ExtendHashes(seq, seq->computed);
+  const std::int64_t full =
+      std::min<std::int64_t>(seq->computed / bs_, static_cast<std::int64_t>(seq->hashes.size()));
+  for (std::int64_t b = seq->committed; b < full; ++b) {
+    rep.cache->Commit(seq->id, b, seq->hashes[static_cast<std::size_t>(b)]);
+  }
+  seq->committed = std::max(seq->committed, full);
+}
+
+bool Engine::CanAdmit(Replica& rep, Seq* seq, Tokens budget) const {
+  if (budget <= 0 || static_cast<int>(rep.running.size()) >= config_.max_num_seqs) return false;
+  const std::int64_t max_hit = (seq->prefill_target - 1) / bs_;
+  const std::span<const std::uint64_t> hashes(
+      seq->hashes.data(),
+      std::min<std::size_t>(seq->hashes.size(),
+                            static_cast<std::size_t>(std::max<std::int64_t>(max_hit, 0))));
+  const std::int64_t hits = rep.cache->LongestPrefix(hashes);
+  const Tokens hit_tokens = hits * bs_;
+  const Tokens n = std::min(seq->prefill_target - hit_tokens, budget);
+  return rep.cache->CanAdmit(hashes, BlocksFor(hit_tokens + n));
+}
+
+void Engine::Preempt(Replica& rep, Seq* seq) {
+  rep.cache->Release(seq->id);
+  seq->computed = 0;
+  seq->committed = 0;
+  seq->prefill_target = seq->generated > 0 ? seq->prompt + seq->generated - 1 : seq->prompt;
+  ExtendHashes(seq, seq->prefill_target);
+  seq->record.preemptions += 1;
+  rep.running.erase(std::find(rep.running.begin(), rep.running.end(), seq));
+  rep.waiting.push_front(seq);
+}
+
+Status Engine::Schedule(Replica& rep) {
+  rep.work.clear();
+  rep.fused_steps = 0;
+  Tokens budget = config_.max_num_batched_tokens;
+  bool preempted = false;
+  for (std::size_t i = 0; i < rep.running.size() && budget > 0;) {
+    Seq* seq = rep.running[i];
+    const Tokens n = seq->InPrefill() ? std::min(seq->prefill_target - seq->computed, budget) : 1;
+    const std::int64_t need = BlocksFor(seq->computed + n) - rep.cache->BlocksOf(seq->id);
+    bool ok = need <= 0 || rep.cache->Grow(seq->id, need);
+    while (!ok) {
+      Seq* victim = rep.running.back();
+      Preempt(rep, victim);
+      preempted = true;
+      if (victim == seq) break;
+      ok = rep.cache->Grow(seq->id, need);
+    }
+    if (!ok) break;  // preempted itself: nothing further in running
+    rep.work.push_back(Work{seq, n, 0, 0, 0});
+    budget -= n;
+    ++i;
+  }
+  while (!preempted && !rep.waiting.empty() && budget > 0 &&
+         static_cast<int>(rep.running.size()) < config_.max_num_seqs) {
+    Seq* seq = rep.waiting.front();
+    const std::int64_t max_hit = std::max<std::int64_t>(0, (seq->prefill_target - 1) / bs_);
+    const std::span<const std::uint64_t> hashes(
+        seq->hashes.data(),
+        std::min<std::size_t>(seq->hashes.size(), static_cast<std::size_t>(max_hit)));
+    const std::int64_t hits = rep.cache->LongestPrefix(hashes);
+    const Tokens hit_tokens = hits * bs_;
+    const Tokens n = std::min(seq->prefill_target - hit_tokens, budget);
+    auto admitted = rep.cache->Admit(seq->id, hashes, BlocksFor(hit_tokens + n));
+    if (!admitted) {
+      if (rep.running.empty() && rep.work.empty()) {
+        return Error("request " + std::to_string(seq->record.index) + " of task \"" +
+                     seq->record.task_id + "\" can never be admitted: its first chunk needs " +
+                     std::to_string(BlocksFor(hit_tokens + n)) + " blocks, the pool has " +
+                     std::to_string(rep.cache->free_blocks()) + " free");
+      }
+      break;
+    }
+    rep.waiting.pop_front();
+    seq->computed = *admitted * bs_;
+    seq->committed = *admitted;
+    if (!seq->admitted_once) {
+      seq->admitted_once = true;
+      seq->record.cached_tokens = seq->computed;
+      seq->record.admitted_s = queue_.now();
+      // The task's previous request may still hold pinned blocks: drop them
+      // now that this request holds its hits.
+      auto& pin = task_pin_[static_cast<std::size_t>(seq->task)];
+      if (pin.seq >= 0) {
+        replicas_[static_cast<std::size_t>(pin.replica)].cache->Unpin(pin.seq);
+        pin.seq = -1;
+      }
+    }
+    rep.running.push_back(seq);
+    rep.work.push_back(Work{seq, n, 0, 0, 0});
+    budget -= n;
+  }
+  return OkStatus();
+}
+
+// Fuses decode steps when the batch cannot change before the next event.
+bool Engine::TryFuse(Replica& rep, Seconds now) {
+  if (config_.step_mode || rep.running.empty()) return false;
+  const Tokens batch = static_cast<Tokens>(rep.running.size());
+  if (batch > config_.max_num_batched_tokens) return false;
+  for (Seq* s : rep.running) {
+    if (s->InPrefill() || s->generated >= s->output) return false;
+  }
+  if (!rep.waiting.empty() &&
+      CanAdmit(rep, rep.waiting.front(), config_.max_num_batched_tokens - batch)) {
+    return false;
+  }
+  // Steps until the first sequence has all its output.
+  Tokens k_max = kNoBreak;
+  for (Seq* s : rep.running) k_max = std::min(k_max, s->output - s->generated);
+  // Steps the free blocks allow: step k needs ceil((c + k + 1) / bs) blocks.
+  const std::int64_t free = rep.cache->free_blocks();
+  auto demand = [&](Tokens steps) {
+    std::int64_t d = 0;
+    for (Seq* s : rep.running) d += BlocksFor(s->computed + steps) - rep.cache->BlocksOf(s->id);
+    return d;
+  };
+  if (demand(k_max) > free) {
+    Tokens lo = 0, hi = k_max;  // demand(lo) <= free < demand(hi)
+    while (hi - lo > 1) {
+      const Tokens mid = lo + (hi - lo) / 2;
+      (demand(mid) <= free ? lo : hi) = mid;
+    }
+    k_max = lo;
+  }
+  if (k_max < 2) return false;
+  // Sums up to k_max steps, stopping at the first step that ends at or after
+  // `bound`; fills per-sequence accounting in *work.
+  auto sum_steps = [&](Seconds next_event, std::vector<Work>* out, long double* out_elapsed) {
+    // Sum the steps segment by segment; within a segment every sequence's KV
+    // read and attention FLOPs are linear in the step index.
+    const long double weights = roofline_.WeightBytes(batch);
+    const long double write = roofline_.KvWriteBytesPerToken();
+    const long double bw = roofline_.bytes_per_s(), fl = roofline_.flops_per_s();
+    const long double overhead = roofline_.overhead_s();
+    const long double matmul = roofline_.MatmulFlopsPerToken() * static_cast<double>(batch);
+    std::vector<Work>& work = *out;
+    work.clear();
+    for (Seq* s : rep.running) work.push_back(Work{s, 1, 0, 0, 0});
+    long double elapsed = 0;
+    Tokens done = 0;
+    bool stop = false;
+    while (done < k_max && !stop) {
+      Tokens len = k_max - done;
+      long double a = weights + write * batch, s_bytes = 0, f0 = matmul, s_flops = 0;
+      std::vector<long double> kv0(work.size()), kv_slope(work.size());
+      for (std::size_t i = 0; i < work.size(); ++i) {
+        const Tokens c = work[i].seq->computed + done;
+        const LinearPiece kp = roofline_.KvPiece(c), fp = roofline_.FlopPiece(c);
+        kv0[i] = roofline_.KvReadBytes(c);
+        kv_slope[i] = kp.slope;
+        a += kv0[i];
+        s_bytes += kp.slope;
+        f0 += roofline_.DecodeAttentionFlops(c);
+        s_flops += fp.slope;
+        len = std::min(len, kp.max_k + 1);
+      }
+      // t(j) = max(mem(j), comp(j)) + overhead, mem = (a + s j) / bw, comp = (f0 + g j) / fl.
+      auto mem = [&](long double j) { return (a + s_bytes * j) / bw; };
+      auto comp = [&](long double j) { return (f0 + s_flops * j) / fl; };
+      // Split [0, len) where compute overtakes memory (at most once each way).
+      std::vector<Tokens> cuts = {0};
+      const long double dm = s_bytes / bw - s_flops / fl;  // slope of mem - comp
+      if (dm != 0) {
+        const long double root = (comp(0) - mem(0)) / dm;  // mem(j) = comp(j)
+        const Tokens cut = static_cast<Tokens>(std::ceil(root));
+        if (cut > 0 && cut < len) cuts.push_back(cut);
+      }
+      cuts.push_back(len);
+      for (std::size_t p = 0; p + 1 < cuts.size() && !stop; ++p) {
+        const Tokens j0 = cuts[p], j1 = cuts[p + 1];
+        const bool memory_bound =
+            mem(static_cast<long double>(j0)) >= comp(static_cast<long double>(j0));
+        // t(j) = t0 + t1 j on [j0, j1).
+        const long double t0 = (memory_bound ? a / bw : f0 / fl) + overhead;
+        const long double t1 = memory_bound ? s_bytes / bw : s_flops / fl;
+        auto sum_t = [&](Tokens from, Tokens to) {  // sum of t(j), j in [from, to)
+          const long double n = static_cast<long double>(to - from);
+          return t0 * n + t1 * (static_cast<long double>(from + to - 1) * n / 2);
+        };
+        Tokens end = j1;
+        if (next_event < kNever) {
+          // Smallest m in (j0, j1] with now + elapsed + sum_t(j0, m) >= next_event.
+          const long double need = static_cast<long double>(next_event - now) - elapsed;
+          if (sum_t(j0, j1) >= need) {
+            Tokens lo = j0, hi = j1;  // sum(j0, lo) < need <= sum(j0, hi)
+            while (hi - lo > 1) {
+              const Tokens mid = lo + (hi - lo) / 2;
+              (sum_t(j0, mid) >= need ? hi : lo) = mid;
+            }
+            end = std::max(hi, j0 + 1);
+            stop = true;
+          }
+        }
+        const long double n = static_cast<long double>(end - j0);
+        const long double sum_j = static_cast<long double>(j0 + end - 1) * n / 2;
+        const long double piece_t = sum_t(j0, end);
+        long double own_total = 0;
+        std::vector<long double> own(work.size());
+        for (std::size_t i = 0; i < work.size(); ++i) {
+          const long double read = kv0[i] * n + kv_slope[i] * sum_j;
+          work[i].kv_read += read;
+          work[i].kv_write += write * n;
+          own[i] = (read + write * n) / bw;
+          own_total += own[i];
+        }
+        const long double rest = (piece_t - own_total) / static_cast<long double>(batch);
+        for (std::size_t i = 0; i < work.size(); ++i) work[i].share_s += own[i] + rest;
+        elapsed += piece_t;
+        done += end - j0;
+        if (end < j1) stop = true;
+      }
+    }
+    *out_elapsed = elapsed;
+    return done;
+  };
+  // The natural block: limited only by what can reach this replica from
+  // outside (releases, pin expiries). Its end is the earliest time this
+  // replica can finish a request, which bounds the other replicas' blocks.
+  const Seconds external = external_.empty() ? kNever : *external_.begin();
+  std::vector<Work> work;
+  long double elapsed = 0;
+  Tokens done = sum_steps(external, &work, &elapsed);
+  rep.natural_end = now + static_cast<Seconds>(elapsed);
+  Seconds others = kNever;
+  for (const Replica& other : replicas_) {
+    if (&other != &rep && other.busy) others = std::min(others, other.natural_end);
+  }
+  if (others < rep.natural_end) done = sum_steps(std::min(external, others), &work, &elapsed);
+  if (done < 2) return false;
+  rep.fused_steps = done;
+  for (Work& w : work) {
+    w.tokens = done;
+    const std::int64_t need = BlocksFor(w.seq->computed + done) - rep.cache->BlocksOf(w.seq->id);
+    if (need > 0) rep.cache->Grow(w.seq->id, need);
+  }
+  rep.work = std::move(work);
+  rep.duration = static_cast<Seconds>(elapsed);
+  return true;
+}
+
+void Engine::OnStart(Seconds now, int r) {
+  Replica& rep = replicas_[static_cast<std::size_t>(r)];
+  rep.started = now;
+  if (!TryFuse(rep, now)) {
+    if (auto s = Schedule(rep); !s.ok()) {
+      error_ = s;
+      return;
+    }
+    if (rep.work.empty()) {
+      rep.busy = false;
+      return;
+    }
+    // One iteration: bytes and FLOPs of every scheduled sequence.
+    Tokens tokens = 0;
+    for (const Work& w : rep.work) tokens += w.tokens;
+    long double bytes = roofline_.WeightBytes(tokens), flops = 0, own_total = 0;
+    for (Work& w : rep.work) {
+      const Tokens c = w.seq->computed;
+      w.kv_read = roofline_.KvReadBytes(c);
+      w.kv_write = static_cast<long double>(roofline_.KvWriteBytesPerToken()) *
+                   static_cast<long double>(w.tokens);
+      bytes += w.kv_read + w.kv_write;
+      flops += roofline_.MatmulFlopsPerToken() * static_cast<double>(w.tokens) +
+               (w.seq->InPrefill() ? roofline_.PrefillAttentionFlops(c, w.tokens)
+                                   : roofline_.DecodeAttentionFlops(c));
+      own_total += (w.kv_read + w.kv_write) / roofline_.bytes_per_s();
+    }
+    const long double t =
+        roofline_.IterationSeconds(static_cast<double>(bytes), static_cast<double>(flops));
+    for (Work& w : rep.work) {
+      w.share_s =
+          (w.kv_read + w.kv_write) / roofline_.bytes_per_s() +
+          (t - own_total) * static_cast<long double>(w.tokens) / static_cast<long double>(tokens);
+    }
+    rep.duration = static_cast<Seconds>(t);
+    rep.natural_end = now + rep.duration;
+  }
+  queue_.Push(now + rep.duration, IterationEnd{r});
+}
+
+void Engine::OnEnd(Seconds now, int r) {
+  Replica& rep = replicas_[static_cast<std::size_t>(r)];
+  result_.iterations += rep.fused_steps > 0 ? rep.fused_steps : 1;
+  result_.steps_advanced += 1;
+  rep.busy_s += rep.duration;
+  std::vector<Seq*> finished;
+  const long double gpus = gpus_;
+  for (Work& w : rep.work) {
+    Seq* s = w.seq;
+    RequestRecord& rec = s->record;
+    rec.kv_read_bytes += w.kv_read * gpus;
+    rec.kv_written_bytes += w.kv_write * gpus;
+    rec.gpu_seconds += w.share_s * gpus;
+    rec.cost_usd += w.share_s * gpus * usd_per_gpu_s_;
+    if (rep.fused_steps > 0) {
+      s->computed += w.tokens;
+      s->generated += w.tokens;
+    } else if (s->InPrefill()) {
+      s->computed += w.tokens;
+      rec.prefill_tokens += w.tokens;
+      if (!s->InPrefill() && s->generated == 0 && s->output > 0) {
+        s->generated = 1;
+        rec.first_token_s = now;
+      } else if (!s->InPrefill() && s->output == 0) {
+        rec.first_token_s = now;
+      }
+    } else {
+      s->computed += 1;
+      s->generated += 1;
+    }
+    CommitFull(rep, s);
+    s->peak_tokens = std::max<Tokens>(s->peak_tokens, rep.cache->BlocksOf(s->id) * bs_);
+    if (!s->InPrefill() && s->generated >= s->output) finished.push_back(s);
+  }
+  for (Seq* s : finished) Finish(rep, s, now);
+  rep.work.clear();
+  rep.fused_steps = 0;
+  rep.busy = false;
+  Kick(now, r);
+}
+
+void Engine::Finish(Replica& rep, Seq* seq, Seconds now) {
+  RequestRecord& rec = seq->record;
+  rec.finish_s = now;
+  rec.peak_kv_bytes = static_cast<Bytes>(static_cast<double>(seq->peak_tokens) *
+                                         roofline_.KvWriteBytesPerToken() * gpus_);
+  const std::size_t t = static_cast<std::size_t>(seq->task);
+  const bool has_next = static_cast<std::size_t>(seq->req + 1) < requests_[t].size();
+  if (has_next && config_.pin_during_tool_s > 0) {
+    rep.cache->ReleasePinned(seq->id);
+    task_pin_[t] = Pin{rep.index, seq->id};
+    PushExternal(now + config_.pin_during_tool_s, PinExpiry{rep.index, seq->id});
+  } else {
+    rep.cache->Release(seq->id);
+  }
+  rep.running.erase(std::find(rep.running.begin(), rep.running.end(), seq));
+  prev_finish_[t] = now;
+  if (has_next) {
+    const Request& next = requests_[t][static_cast<std::size_t>(seq->req + 1)];
+    Seconds at = now + seq->request->tool_s;
+    if (config_.release == "recorded" && next.recorded_time_s) {
+      const auto& first = requests_[t].front().recorded_time_s;
+      const Seconds offset = *next.recorded_time_s - (first ? *first : 0);
+      at = std::max(now, task_arrival_[t] + offset);
+    }
+    PushExternal(at, Release{seq->task, seq->req + 1});
+  }
+  result_.requests.push_back(rec);
+}
+
+}  // namespace
+
+Result<SimulationResult> Simulate(const SimulationConfig& config, const std::vector<Task>& tasks,
+                                  const std::vector<std::vector<Request>>& requests) {
+  if (tasks.size() != requests.size()) return Error("internal: tasks and requests differ in size");
+  if (config.replicas < 1 || config.gpus_per_replica < 1) {
+    return Error("replicas and gpus_per_replica must be at least 1");
+  }
+  if (config.block_size < 1) return Error("block_size must be at least 1");
+  for (std::size_t t = 0; t < requests.size(); ++t) {
+    for (const Request& r : requests[t]) {
+      if (r.PromptTokens() < 1) {
+        return Error("task \"" + tasks[t].id + "\": request " + std::to_string(r.index) +
+                     " has an empty prompt");
+      }
+    }
+  }
+  RooflineParams params = config.roofline;
+  params.tensor_parallel = config.gpus_per_replica;
+  auto roofline =
+      Roofline::Make(config.model, config.kv_format, config.weight_format, config.gpu, params);
+  if (!roofline) return roofline.error();
+  // The KV pool: what is left of the memory fraction after weights, in
+  // blocks of every per-token layer (sliding layers counted at full size).
+  auto weights = ComputeWeightBytes(config.model, config.weight_format);
+  if (!weights) return weights.error();
+  const int tp = config.gpus_per_replica;
+  const long double capacity = std::floor(static_cast<long double>(config.gpu.usable_memory_bytes) *
+                                          config.memory_fraction) -
+                               config.activation_reserve_gib * kBytesPerGiB;
+  const long double weights_per_gpu = CeilDiv(weights->total, tp);
+  const long double block_bytes =
+      static_cast<long double>(roofline->KvWriteBytesPerToken()) * config.block_size;
+  std::int64_t pool = 0;
+  if (config.capacity_tokens == kUnlimitedTokens) {
+    pool = kUnlimitedBlocks;
+  } else if (config.capacity_tokens > 0) {
+    pool = CeilDiv(config.capacity_tokens, config.block_size);
+  } else {
+    if (capacity <= weights_per_gpu) {
+      return Error("the model's weights (" +
+                   FormatBinaryBytes(static_cast<double>(weights_per_gpu)) +
+                   " per GPU) leave no room for KV in " +
+                   FormatBinaryBytes(static_cast<double>(capacity)) + " per GPU");
+    }
+    pool = block_bytes > 0 ? static_cast<std::int64_t>((capacity - weights_per_gpu) / block_bytes)
+                           : kUnlimitedBlocks;
+  }
+  Engine engine(config, tasks, requests, std::move(*roofline), pool);
+  return engine.Run();
+}
+
+}  // namespace kvbill

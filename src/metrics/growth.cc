@@ -1,0 +1,40 @@
+#include "kvbill/metrics/growth.h"
+
+#include <Eigen/Dense>
+#include <cmath>
+
+namespace kvbill {
+
+Result<PowerLawFit> FitPowerLaw(const std::vector<double>& x, const std::vector<double>& y) {
+  std::vector<double> lx, ly;
+  for (std::size_t i = 0; i < x.size() && i < y.size(); ++i) {
+    if (x[i] > 0 && y[i] > 0 && std::isfinite(x[i]) && std::isfinite(y[i])) {
+      lx.push_back(std::log(x[i]));
+      ly.push_back(std::log(y[i]));
+    }
+  }
+  const Eigen::Index n = static_cast<Eigen::Index>(lx.size());
+  if (n < 2) return Error("a power-law fit needs at least two positive points");
+  Eigen::MatrixXd design(n, 2);
+  Eigen::VectorXd target(n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    design(i, 0) = 1.0;
+    design(i, 1) = lx[static_cast<std::size_t>(i)];
+    target(i) = ly[static_cast<std::size_t>(i)];
+  }
+  if ((design.col(1).array() - design(0, 1)).abs().maxCoeff() == 0) {
+    return Error("a power-law fit needs at least two distinct x values");
+  }
+  const Eigen::Vector2d beta = design.colPivHouseholderQr().solve(target);
+  const Eigen::VectorXd residual = target - design * beta;
+  const double mean = target.mean();
+  const double total = (target.array() - mean).square().sum();
+  PowerLawFit fit;
+  fit.coefficient = std::exp(beta(0));
+  fit.exponent = beta(1);
+  fit.r_squared = total > 0 ? 1.0 - residual.squaredNorm() / total : 1.0;
+  fit.points = static_cast<int>(n);
+  return fit;
+}
+
+}  // namespace kvbill

@@ -1,0 +1,102 @@
+#include "kvbill/scenario/run.h"
+
+#include "kvbill/hardware/gpu.h"
+#include "kvbill/model/hf_config.h"
+#include "kvbill/trace/generator.h"
+#include "kvbill/trace/importers.h"
+
+namespace kvbill {
+
+Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
+  const std::string at = s.source + "#";
+  SimulationConfig c;
+  std::vector<ConfigOverride> overrides;
+  for (const auto& [key, value] : s.model.set) overrides.push_back(ConfigOverride{key, value});
+  auto model = LoadModel(s.model.name, overrides);
+  if (!model) return model.error().Within(at + "/model");
+  c.model = std::move(*model);
+  auto kv = ParseElementFormat(s.kv_format);
+  if (!kv) return kv.error().Within(at + "/kv_format");
+  c.kv_format = *kv;
+  c.weight_format = s.weight_format;
+  auto gpu = LookupGpu(s.deployment.gpu);
+  if (!gpu) return gpu.error().Within(at + "/deployment/gpu");
+  c.gpu = *gpu;
+  c.gpus_per_replica = s.deployment.gpus_per_replica;
+  c.replicas = s.deployment.replicas;
+  c.memory_fraction = s.deployment.memory_fraction;
+  c.activation_reserve_gib = s.deployment.activation_reserve_gib;
+  c.usd_per_gpu_hour = s.deployment.usd_per_gpu_hour.value_or(gpu->usd_per_gpu_hour);
+  c.roofline.bandwidth_efficiency = s.deployment.bandwidth_efficiency;
+  c.roofline.compute_efficiency = s.deployment.compute_efficiency;
+  c.roofline.iteration_overhead_s = s.deployment.iteration_overhead_s;
+  c.max_num_batched_tokens = s.engine.max_num_batched_tokens;
+  c.max_num_seqs = s.engine.max_num_seqs;
+  c.router = s.engine.router;
+  c.step_mode = s.engine.mode == "step";
+  c.prefix_caching = s.prefix_cache.enabled;
+  c.block_size = s.prefix_cache.block_size;
+  if (s.prefix_cache.capacity_tokens) {
+    c.capacity_tokens = *s.prefix_cache.capacity_tokens == ScenarioPrefixCache::kUnlimited
+                            ? kUnlimitedTokens
+                            : *s.prefix_cache.capacity_tokens;
+  }
+  c.pin_during_tool_s = s.prefix_cache.pin_during_tool_s;
+  c.release = s.trace.release;
+  return c;
+}
+
+Result<std::vector<Task>> LoadScenarioTasks(const Scenario& s) {
+  std::vector<Task> tasks;
+  if (!s.trace.file.empty()) {
+    std::optional<TraceFormat> format;
+    if (s.trace.format != "auto") {
+      auto f = ParseTraceFormat(s.trace.format);
+      if (!f) return f.error().Within(s.source + "#/trace/format");
+      format = *f;
+    }
+    auto reader = OpenTrace(s.trace.file, format, ReaderOptions{});
+    if (!reader) return reader.error();
+    Task task;
+    while (true) {
+      auto more = (*reader)->Next(&task);
+      if (!more) return more.error();
+      if (!*more) break;
+      tasks.push_back(task);
+    }
+    return tasks;
+  }
+  auto preset = FindGeneratorPreset(s.trace.generator);
+  if (!preset) return preset.error().Within(s.source + "#/trace/generator");
+  TraceGenerator generator(*preset, s.seed);
+  for (std::int64_t i = 0; i < s.trace.tasks; ++i) tasks.push_back(generator.Next());
+  return tasks;
+}
+
+Result<std::vector<std::vector<Request>>> PlanRequests(const Scenario& s,
+                                                       const std::vector<Task>& tasks) {
+  auto policy = MakeContextPolicy(s.context_policy);
+  if (!policy) return policy.error().Within(s.source + "#/context_policy");
+  std::vector<std::vector<Request>> out;
+  out.reserve(tasks.size());
+  for (const Task& t : tasks) out.push_back((*policy)->Plan(t));
+  return out;
+}
+
+Result<ScenarioOutcome> RunScenario(const Scenario& s) {
+  auto config = BuildSimulationConfig(s);
+  if (!config) return config.error();
+  auto tasks = LoadScenarioTasks(s);
+  if (!tasks) return tasks.error();
+  auto requests = PlanRequests(s, *tasks);
+  if (!requests) return requests.error();
+  auto result = Simulate(*config, *tasks, *requests);
+  if (!result) return result.error().Within(s.source);
+  ScenarioOutcome out;
+  out.result = std::move(*result);
+  out.tasks = AggregateTasks(*tasks, out.result);
+  out.summary = Summarise(out.tasks, out.result);
+  return out;
+}
+
+}  // namespace kvbill

@@ -1,0 +1,203 @@
+#include "kvbill/engine/simulator.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "engine/engine_test_util.h"
+#include "kvbill/metrics/growth.h"
+#include "kvbill/trace/generator.h"
+
+namespace kvbill {
+namespace {
+
+// One request alone: a 1,000-token prompt and 101 output tokens on
+// Llama-3.1-8B (131,072 B of KV per token). Prefill reads no KV; the first
+// token comes with it; the 100 decode steps run at contexts 1,000..1,099 and
+// each reads the whole cache: 131,072 x (100 x 1,000 + 0 + 1 + ... + 99)
+// = 131,072 x 104,950 = 13,756,006,400 bytes.
+TEST(SimulatorTest, BatchOneDecodeReadsTheClosedFormSum) {
+  for (bool step : {false, true}) {
+    SCOPED_TRACE(step ? "step" : "event");
+    SimulationConfig c = Config("llama-3.1-8b");
+    c.step_mode = step;
+    const SimulationResult r = RunSim(c, {LoopTask("t", 1, 1000, 0, 101, 0)});
+    ASSERT_EQ(r.requests.size(), 1u);
+    const RequestRecord& rec = r.requests[0];
+    EXPECT_EQ(static_cast<double>(rec.kv_read_bytes), 13756006400.0);
+    // Written: 1,000 prompt + 100 decoded tokens x 131,072 B.
+    EXPECT_EQ(static_cast<double>(rec.kv_written_bytes), 1100.0 * 131072);
+    EXPECT_EQ(rec.prefill_tokens, 1000);
+    EXPECT_EQ(rec.cached_tokens, 0);
+    // Memory-bound decode: step at context c takes (W + 131,072 (c + 1)) / bw
+    // with W = 8,030,261,248 x 2 bytes of weights and bw = 3.35e12 x 0.65.
+    const double w = 8030261248.0 * 2, bw = 3.35e12 * 0.65;
+    double decode = 0;
+    for (int ctx = 1000; ctx < 1100; ++ctx) decode += (w + 131072.0 * (ctx + 1)) / bw;
+    // Prefill is compute-bound: 1,000 x 2 x (active params - input embedding)
+    // + attention 32 layers x 2 x 32 heads x 256 x (1 + ... + 1,000), at
+    // 989e12 x 0.6 FLOP/s.
+    const double flops =
+        1000.0 * 2 * (8030261248.0 - 128256.0 * 4096) + 32.0 * 2 * 32 * 256 * (1000.0 * 1001 / 2);
+    const double prefill = flops / (989e12 * 0.6);
+    EXPECT_NEAR(rec.first_token_s, prefill, prefill * 1e-12);
+    EXPECT_NEAR(rec.finish_s, prefill + decode, (prefill + decode) * 1e-12);
+  }
+}
+
+// The bill splits exactly: what the requests paid is the busy time, and the
+// idle rest makes up replicas x GPUs x price x simulated time.
+TEST(SimulatorTest, TasksPlusIdleEqualTheRentalBill) {
+  SimulationConfig c = Config("qwen3-8b");
+  c.replicas = 2;
+  std::vector<Task> tasks;
+  for (int i = 0; i < 6; ++i) {
+    tasks.push_back(LoopTask("t" + std::to_string(i), 5, 3000, 400, 60, 2.0, i * 1.5));
+  }
+  const SimulationResult r = RunSim(c, tasks);
+  long double paid = 0, gpu_s = 0;
+  for (const RequestRecord& rec : r.requests) {
+    paid += rec.cost_usd;
+    gpu_s += rec.gpu_seconds;
+  }
+  const long double price = 3.6L / 3600;
+  EXPECT_NEAR(static_cast<double>(gpu_s), static_cast<double>(r.busy_gpu_seconds),
+              static_cast<double>(r.busy_gpu_seconds) * 1e-12);
+  EXPECT_NEAR(static_cast<double>(paid), static_cast<double>(r.busy_gpu_seconds * price), 1e-12);
+  EXPECT_NEAR(static_cast<double>(paid + r.idle_usd),
+              static_cast<double>(2 * r.simulated_s * price), 1e-12);
+  EXPECT_GT(r.idle_usd, 0);  // two replicas, tool waits: some idle time
+}
+
+// Event skipping and the step-by-step reference give the same requests.
+void ExpectSameRuns(const SimulationResult& a, const SimulationResult& b) {
+  ASSERT_EQ(a.requests.size(), b.requests.size());
+  auto near = [](long double x, long double y) {
+    return std::fabs(static_cast<double>(x - y)) <=
+           1e-9 * std::max(1.0, std::fabs(static_cast<double>(y)));
+  };
+  for (std::size_t i = 0; i < a.requests.size(); ++i) {
+    const RequestRecord& x = a.requests[i];
+    const RequestRecord& y = b.requests[i];
+    SCOPED_TRACE("request " + std::to_string(i) + " of task " + x.task_id);
+    ASSERT_EQ(x.task_id, y.task_id);
+    ASSERT_EQ(x.index, y.index);
+    EXPECT_EQ(x.cached_tokens, y.cached_tokens);
+    EXPECT_EQ(x.prefill_tokens, y.prefill_tokens);
+    EXPECT_EQ(x.preemptions, y.preemptions);
+    EXPECT_EQ(x.replica, y.replica);
+    EXPECT_TRUE(near(x.finish_s, y.finish_s)) << x.finish_s << " vs " << y.finish_s;
+    EXPECT_TRUE(near(x.first_token_s, y.first_token_s));
+    EXPECT_TRUE(near(x.kv_read_bytes, y.kv_read_bytes));
+    EXPECT_TRUE(near(x.cost_usd, y.cost_usd))
+        << static_cast<double>(x.cost_usd) << " vs " << static_cast<double>(y.cost_usd);
+  }
+  EXPECT_TRUE(near(a.simulated_s, b.simulated_s));
+  EXPECT_TRUE(near(a.idle_usd, b.idle_usd));
+}
+
+struct Workload {
+  const char* name;
+  const char* model;
+  int replicas;
+  const char* router;
+  Tokens capacity_tokens;  // 0: what memory holds
+  std::uint64_t seed;
+  int tasks;
+};
+
+TEST(SimulatorTest, EventSkippingAgreesWithStepMode) {
+  const Workload workloads[] = {
+      {"one replica", "qwen3-8b", 1, "round_robin", 0, 1, 6},
+      {"two replicas, round robin", "llama-3.1-8b", 2, "round_robin", 0, 2, 8},
+      {"prefix affinity", "qwen3-8b", 2, "prefix_affinity", 0, 3, 8},
+      {"tight pool, preemption", "llama-3.1-8b", 1, "round_robin", 120000, 4, 6},
+      {"sliding window layers", "gpt-oss-20b", 1, "round_robin", 0, 5, 6},
+      {"MLA and MoE", "deepseek-v3", 1, "round_robin", 400000, 6, 4},
+  };
+  for (const Workload& w : workloads) {
+    SCOPED_TRACE(w.name);
+    auto preset = FindGeneratorPreset("coding-agent");
+    ASSERT_TRUE(preset.ok());
+    preset->arrivals_per_s = 0.5;  // crowd the replicas
+    TraceGenerator gen(*preset, w.seed);
+    std::vector<Task> tasks;
+    for (int i = 0; i < w.tasks; ++i) tasks.push_back(gen.Next());
+    SimulationConfig c = Config(w.model);
+    c.replicas = w.replicas;
+    c.router = w.router;
+    c.capacity_tokens = w.capacity_tokens;
+    const SimulationResult event = RunSim(c, tasks);
+    c.step_mode = true;
+    const SimulationResult step = RunSim(c, tasks);
+    ExpectSameRuns(event, step);
+    EXPECT_LT(event.steps_advanced * 5, step.steps_advanced);  // it did skip
+    if (w.capacity_tokens == 120000) {
+      std::int64_t preemptions = 0;
+      for (const RequestRecord& r : event.requests) preemptions += r.preemptions;
+      EXPECT_GT(preemptions, 0);  // the tight pool did force recomputation
+    }
+  }
+}
+
+// An agent loop appending a constant amount per turn: turn t decodes at a
+// context of about 2,200 t tokens, so the KV bytes a task reads grow with the
+// square of its number of turns (sum over t of 2,200 t x 200 output tokens x
+// 131,072 B), while the weights each decode step reads grow only linearly.
+// The cost is the sum of the two: its exponent lies between 1 and 2 and rises
+// towards 2 as the loop gets longer and KV traffic dominates.
+TEST(SimulatorTest, AgentLoopCostGrowsTowardsQuadratic) {
+  std::vector<double> turns, cost, kv;
+  for (int n : {25, 50, 100, 200}) {
+    SimulationConfig c = Config("llama-3.1-8b");
+    const SimulationResult r = RunSim(c, {LoopTask("loop", n, 2000, 2000, 200, 1.0)});
+    long double paid = 0, read = 0;
+    for (const RequestRecord& rec : r.requests) {
+      paid += rec.cost_usd;
+      read += rec.kv_read_bytes;
+    }
+    turns.push_back(n);
+    cost.push_back(static_cast<double>(paid));
+    kv.push_back(static_cast<double>(read));
+  }
+  auto kv_fit = FitPowerLaw(turns, kv);
+  auto cost_fit = FitPowerLaw(turns, cost);
+  ASSERT_TRUE(kv_fit.ok() && cost_fit.ok());
+  // KV read: sum_{t<n} (2,200 t + 2,000 ...) x 200 is n^2 up to lower-order terms.
+  EXPECT_NEAR(kv_fit->exponent, 2.0, 0.05);
+  EXPECT_GT(cost_fit->exponent, 1.2);
+  EXPECT_LT(cost_fit->exponent, 2.0);
+  // The local exponent rises: log(c200/c100)/log 2 > log(c50/c25)/log 2.
+  EXPECT_GT(std::log2(cost[3] / cost[2]), std::log2(cost[1] / cost[0]));
+  std::cout << "[ measured ] KV-read exponent " << kv_fit->exponent << ", cost exponent "
+            << cost_fit->exponent << " (local " << std::log2(cost[1] / cost[0]) << " -> "
+            << std::log2(cost[3] / cost[2]) << ")\n";
+}
+
+TEST(SimulatorTest, PrefixCacheHitsTheRepeatedContext) {
+  SimulationConfig c = Config("qwen3-8b");
+  // 3 turns: 4,000 system tokens, then +50 output +950 tool tokens per turn.
+  const SimulationResult r = RunSim(c, {LoopTask("t", 3, 4000, 950, 50, 0.5)});
+  ASSERT_EQ(r.requests.size(), 3u);
+  // Turn 2's prompt is 5,000 tokens; the first 4,000 (prompt of turn 1) plus
+  // 49 of the 50 output tokens were computed by turn 1: 4,049 tokens are
+  // cached, of which the whole 16-token blocks are 253 x 16 = 4,048.
+  EXPECT_EQ(r.requests[1].cached_tokens, 4048);
+  EXPECT_EQ(r.requests[1].prefill_tokens, 5000 - 4048);
+  // Turn 3: prompt 6,000; turn 2 computed 5,000 + 49 = 5,049 -> 315 blocks = 5,040.
+  EXPECT_EQ(r.requests[2].cached_tokens, 5040);
+  c.prefix_caching = false;
+  const SimulationResult off = RunSim(c, {LoopTask("t", 3, 4000, 950, 50, 0.5)});
+  EXPECT_EQ(off.requests[1].cached_tokens, 0);
+}
+
+TEST(SimulatorTest, ModelThatDoesNotFitIsAnError) {
+  SimulationConfig c = Config("llama-3.1-70b");  // 141 GB of weights on one 80 GB GPU
+  auto r =
+      Simulate(c, {LoopTask("t", 1, 100, 0, 10, 0)}, PlanAll({LoopTask("t", 1, 100, 0, 10, 0)}));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("leave no room for KV"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kvbill
