@@ -15,6 +15,9 @@ using BlockId = std::uint32_t;
 constexpr BlockId kNoBlock = std::numeric_limits<BlockId>::max();
 // Blocks ever stored: kNoBlock is reserved, so ids run up to 2^32 - 2.
 constexpr std::size_t kMaxStoredBlocks = kNoBlock;
+// Block lists of released sequences kept for reuse, and their largest size.
+constexpr std::size_t kSpareListsMax = 1024;
+constexpr std::size_t kSpareListMaxBlocks = 16384;
 
 // Hash -> block map with open addressing: linear probing from a Fibonacci
 // home slot, deletion by backward shift (no tombstones), load at most 1/2.
@@ -212,8 +215,10 @@ struct PrefixCache::Impl {
     for (auto b = held.rbegin(); b != held.rend(); ++b) Unreference(*b);  // tail first
     std::vector<BlockId> list = std::move(it->second.blocks);
     sequences.erase(it);
-    list.clear();
-    spare_lists.push_back(std::move(list));
+    if (list.capacity() <= kSpareListMaxBlocks && spare_lists.size() < kSpareListsMax) {
+      list.clear();
+      spare_lists.push_back(std::move(list));
+    }
   }
 
   const std::int64_t capacity;

@@ -87,6 +87,9 @@ struct Replica {
   // When the iteration in flight would end if no other replica limited it:
   // the earliest time this replica can finish a request and so release work.
   Seconds natural_end = 0;
+  // The earliest time a request finishing here can release work to any
+  // replica: natural_end plus the smallest tool wait of its requests.
+  Seconds release_horizon = 0;
   long double busy_s = 0;
 };
 
@@ -118,6 +121,7 @@ class Engine {
   void CommitFull(Replica& rep, Seq* seq);
   std::int64_t BlocksFor(Tokens tokens) const { return CeilDiv(tokens, bs_); }
   bool CanAdmit(Replica& rep, Seq* seq, Tokens budget) const;
+  Seconds ReleaseHorizon(const Replica& rep) const;
   void Kick(Seconds now, int r);
 
   const SimulationConfig& config_;
@@ -201,6 +205,14 @@ Result<SimulationResult> Engine::Run() {
         entry.event);
   }
   if (!error_.ok()) return error_.error();
+  for (const Replica& rep : replicas_) {
+    if (!rep.running.empty() || !rep.waiting.empty()) {
+      const Seq* s = rep.running.empty() ? rep.waiting.front() : rep.running.front();
+      return Error("internal: the simulation stopped with request " +
+                   std::to_string(s->record.index) + " of task \"" + s->record.task_id +
+                   "\" unserved");
+    }
+  }
   Seconds end = 0;
   for (const RequestRecord& r : result_.requests) end = std::max(end, r.finish_s);
   result_.simulated_s = end;
@@ -261,8 +273,22 @@ void Engine::OnRelease(Seconds now, const Release& e) {
   rec.prompt_tokens = seq->prompt;
   rec.output_tokens = seq->output;
   Replica& rep = replicas_[static_cast<std::size_t>(r)];
+  const Tokens kv_tokens = seq->prompt + std::max<Tokens>(seq->output - 1, 0);
+  if (BlocksFor(kv_tokens) > rep.cache->capacity_blocks()) {
+    error_ = Error("request " + std::to_string(request.index) + " of task \"" + tasks_[t].id +
+                   "\" needs KV for " + FormatWithSeparators(kv_tokens) + " tokens (prompt " +
+                   FormatWithSeparators(seq->prompt) +
+                   " + output), more than a replica's KV pool holds (" +
+                   FormatWithSeparators(rep.cache->capacity_blocks() * bs_) +
+                   " tokens): use more GPUs per replica, a smaller KV format, or a context policy "
+                   "that bounds the context");
+    return;
+  }
   rep.waiting.push_back(seq.get());
   seqs_.push_back(std::move(seq));
+  // A newcomer may have a shorter tool wait than the requests the horizon
+  // was computed from.
+  if (rep.busy) rep.release_horizon = ReleaseHorizon(rep);
   Kick(now, r);
 }
 
@@ -271,6 +297,7 @@ void Engine::Kick(Seconds now, int r) {
   if (rep.busy || (rep.running.empty() && rep.waiting.empty())) return;
   rep.busy = true;
   rep.natural_end = now;  // unknown until it starts: bound others conservatively
+  rep.release_horizon = ReleaseHorizon(rep);
   queue_.Push(now, StartIteration{r});
 }
 
@@ -308,6 +335,28 @@ bool Engine::CanAdmit(Replica& rep, Seq* seq, Tokens budget) const {
   return rep.cache->CanAdmit(hashes, BlocksFor(hit_tokens + n));
 }
 
+Seconds Engine::ReleaseHorizon(const Replica& rep) const {
+  // No request here finishes before natural_end; one that finishes releases
+  // its task's next request no earlier than its tool wait later (or, with
+  // recorded releases, than the next request's recorded time).
+  Seconds horizon = kNever;
+  auto consider = [&](const Seq* s) {
+    const std::size_t t = static_cast<std::size_t>(s->task);
+    const std::size_t next = static_cast<std::size_t>(s->req + 1);
+    if (next >= requests_[t].size()) return;
+    Seconds at = rep.natural_end + s->request->tool_s;
+    if (config_.release == "recorded" && requests_[t][next].recorded_time_s) {
+      const auto& first = requests_[t].front().recorded_time_s;
+      at = std::max(rep.natural_end,
+                    task_arrival_[t] + *requests_[t][next].recorded_time_s - (first ? *first : 0));
+    }
+    horizon = std::min(horizon, at);
+  };
+  for (const Seq* s : rep.running) consider(s);
+  for (const Seq* s : rep.waiting) consider(s);
+  return horizon;
+}
+
 void Engine::Preempt(Replica& rep, Seq* seq) {
   rep.cache->Release(seq->id);
   seq->computed = 0;
@@ -341,6 +390,9 @@ Status Engine::Schedule(Replica& rep) {
     budget -= n;
     ++i;
   }
+  // vLLM admits nothing in a step that preempted; but when the preemption
+  // emptied the batch there is nothing else to run, so admit now.
+  if (preempted && rep.work.empty()) preempted = false;
   while (!preempted && !rep.waiting.empty() && budget > 0 &&
          static_cast<int>(rep.running.size()) < config_.max_num_seqs) {
     Seq* seq = rep.waiting.front();
@@ -353,11 +405,14 @@ Status Engine::Schedule(Replica& rep) {
     const Tokens n = std::min(seq->prefill_target - hit_tokens, budget);
     auto admitted = rep.cache->Admit(seq->id, hashes, BlocksFor(hit_tokens + n));
     if (!admitted) {
-      if (rep.running.empty() && rep.work.empty()) {
+      // With nothing running, only pinned blocks can free up later; a chunk
+      // larger than the whole pool never fits.
+      if (rep.running.empty() && rep.work.empty() &&
+          BlocksFor(hit_tokens + n) > rep.cache->capacity_blocks()) {
         return Error("request " + std::to_string(seq->record.index) + " of task \"" +
                      seq->record.task_id + "\" can never be admitted: its first chunk needs " +
-                     std::to_string(BlocksFor(hit_tokens + n)) + " blocks, the pool has " +
-                     std::to_string(rep.cache->free_blocks()) + " free");
+                     std::to_string(BlocksFor(hit_tokens + n)) + " blocks, the pool holds " +
+                     std::to_string(rep.cache->capacity_blocks()));
       }
       break;
     }
@@ -512,9 +567,10 @@ bool Engine::TryFuse(Replica& rep, Seconds now) {
   long double elapsed = 0;
   Tokens done = sum_steps(external, &work, &elapsed);
   rep.natural_end = now + static_cast<Seconds>(elapsed);
+  rep.release_horizon = ReleaseHorizon(rep);
   Seconds others = kNever;
   for (const Replica& other : replicas_) {
-    if (&other != &rep && other.busy) others = std::min(others, other.natural_end);
+    if (&other != &rep && other.busy) others = std::min(others, other.release_horizon);
   }
   if (others < rep.natural_end) done = sum_steps(std::min(external, others), &work, &elapsed);
   if (done < 2) return false;
@@ -565,6 +621,7 @@ void Engine::OnStart(Seconds now, int r) {
     }
     rep.duration = static_cast<Seconds>(t);
     rep.natural_end = now + rep.duration;
+    rep.release_horizon = ReleaseHorizon(rep);
   }
   queue_.Push(now + rep.duration, IterationEnd{r});
 }

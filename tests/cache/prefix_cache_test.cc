@@ -6,7 +6,9 @@
 #include <list>
 #include <map>
 #include <optional>
+#include <ostream>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kvbill/cache/block_hash.h"

@@ -57,7 +57,7 @@ inline std::vector<std::vector<Request>> PlanAll(const std::vector<Task>& tasks,
 }
 
 inline SimulationResult RunSim(const SimulationConfig& c, const std::vector<Task>& tasks,
-                            const std::string& policy = "keep_all") {
+                               const std::string& policy = "keep_all") {
   auto r = Simulate(c, tasks, PlanAll(tasks, policy));
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message());
   return r.ok() ? *r : SimulationResult{};

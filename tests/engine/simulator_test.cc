@@ -104,6 +104,8 @@ struct Workload {
   Tokens capacity_tokens;  // 0: what memory holds
   std::uint64_t seed;
   int tasks;
+  const char* preset = "coding-agent";
+  Seconds pin_s = 0;
 };
 
 TEST(SimulatorTest, EventSkippingAgreesWithStepMode) {
@@ -114,10 +116,13 @@ TEST(SimulatorTest, EventSkippingAgreesWithStepMode) {
       {"tight pool, preemption", "llama-3.1-8b", 1, "round_robin", 120000, 4, 6},
       {"sliding window layers", "gpt-oss-20b", 1, "round_robin", 0, 5, 6},
       {"MLA and MoE", "deepseek-v3", 1, "round_robin", 400000, 6, 4},
+      {"three replicas, chat", "qwen3-8b", 3, "round_robin", 0, 7, 30, "chat"},
+      {"pinning during tool waits", "qwen3-8b", 2, "prefix_affinity", 200000, 8, 8, "coding-agent",
+       4.0},
   };
   for (const Workload& w : workloads) {
     SCOPED_TRACE(w.name);
-    auto preset = FindGeneratorPreset("coding-agent");
+    auto preset = FindGeneratorPreset(w.preset);
     ASSERT_TRUE(preset.ok());
     preset->arrivals_per_s = 0.5;  // crowd the replicas
     TraceGenerator gen(*preset, w.seed);
@@ -127,6 +132,7 @@ TEST(SimulatorTest, EventSkippingAgreesWithStepMode) {
     c.replicas = w.replicas;
     c.router = w.router;
     c.capacity_tokens = w.capacity_tokens;
+    c.pin_during_tool_s = w.pin_s;
     const SimulationResult event = RunSim(c, tasks);
     c.step_mode = true;
     const SimulationResult step = RunSim(c, tasks);

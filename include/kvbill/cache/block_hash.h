@@ -85,7 +85,8 @@ std::vector<std::uint64_t> BlockHashesOf(std::span<const ContentPiece> pieces, T
 // Engine block hashes for a prompt of `prompt_tokens` published only as
 // trace block hashes (Mooncake: one hash per 512-token block standing for the
 // whole prefix). The engine's block size must divide the trace's; engine
-// block j of trace block i hashes (trace_hash_i, j). Full engine blocks only.
+// block j of trace block i is HashCombine(trace_hash_i, j). Full engine
+// blocks only.
 // Error when the sizes do not divide or hashes are fewer than
 // ceil(prompt_tokens / trace_block_size).
 Result<std::vector<std::uint64_t>> BlockHashesFromTrace(std::span<const std::uint64_t> trace_hashes,

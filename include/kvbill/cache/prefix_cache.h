@@ -50,11 +50,12 @@ using SeqId = std::int64_t;
 // Capacity meaning "never evict" (for cache studies).
 inline constexpr std::int64_t kUnlimitedBlocks = std::int64_t{1} << 60;
 
+// Counters since construction. A refused Admit changes none of them.
 struct PrefixCacheStats {
   std::int64_t lookups = 0;         // Admit calls
   std::int64_t hit_blocks = 0;      // blocks reused by Admit
   std::int64_t evicted_blocks = 0;  // cached blocks dropped to make room
-};                                  // A refused Admit changes no counter.
+};
 
 class PrefixCache {
  public:

@@ -1,0 +1,114 @@
+// End-to-end runs of `kvbill simulate`.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_test_util.h"
+
+namespace kvbill {
+namespace {
+
+using testing::RunKvbill;
+
+nlohmann::json WithoutWallClock(nlohmann::json j) {
+  j["summary"].erase("wall_s");
+  return j;
+}
+
+TEST(SimulateCliTest, DefaultScenarioJsonHasTheDocumentedFields) {
+  const auto r = RunKvbill("simulate --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["tasks"].size(), 20u);  // scenarios/default.json: 20 generated tasks
+  for (const char* key :
+       {"id", "requests", "prompt_tokens", "cached_tokens", "prefill_tokens", "output_tokens",
+        "kv_read_bytes", "gpu_seconds", "cost_usd", "completion_s"}) {
+    EXPECT_TRUE(j["tasks"][0].contains(key)) << key;
+  }
+  const auto& s = j["summary"];
+  for (const char* key :
+       {"tasks", "requests", "prompt_tokens", "cached_tokens", "hit_rate", "kv_read_bytes",
+        "cost_usd", "cost_per_task_usd", "simulated_s", "wall_s"}) {
+    EXPECT_TRUE(s.contains(key)) << key;
+  }
+  for (const char* key : {"mean", "p50", "p90", "p99"}) {
+    EXPECT_TRUE(s["cost_per_task_usd"].contains(key)) << key;
+  }
+  EXPECT_DOUBLE_EQ(s["hit_rate"].get<double>(),
+                   s["cached_tokens"].get<double>() / s["prompt_tokens"].get<double>());
+  // The bill is what tasks paid plus idle time.
+  EXPECT_NEAR(s["cost_usd"].get<double>(),
+              s["task_cost_usd"].get<double>() + s["idle_cost_usd"].get<double>(), 1e-9);
+}
+
+TEST(SimulateCliTest, SameScenarioGivesTheSameOutputAndStepModeAgrees) {
+  const auto a = RunKvbill("simulate --format json");
+  const auto b = RunKvbill("simulate --format json");
+  const auto step = RunKvbill("simulate --format json --engine step");
+  ASSERT_EQ(a.exit_status, 0);
+  ASSERT_EQ(step.exit_status, 0);
+  EXPECT_EQ(WithoutWallClock(nlohmann::json::parse(a.out)).dump(),
+            WithoutWallClock(nlohmann::json::parse(b.out)).dump());
+  const auto ja = nlohmann::json::parse(a.out), js = nlohmann::json::parse(step.out);
+  for (std::size_t i = 0; i < ja["tasks"].size(); ++i) {
+    EXPECT_EQ(ja["tasks"][i]["cached_tokens"], js["tasks"][i]["cached_tokens"]);
+    EXPECT_NEAR(ja["tasks"][i]["cost_usd"].get<double>(), js["tasks"][i]["cost_usd"].get<double>(),
+                1e-9 * ja["tasks"][i]["cost_usd"].get<double>());
+  }
+  EXPECT_EQ(RunKvbill("simulate --format csv").out, RunKvbill("simulate --format csv").out);
+}
+
+TEST(SimulateCliTest, ReplaysATraceFile) {
+  const auto r =
+      RunKvbill("simulate --scenario scenarios/examples/mooncake-replay.json --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_GT(j["summary"]["requests"].get<int>(), 0);
+}
+
+TEST(SimulateCliTest, InvalidScenariosExitTwoNamingTheJsonPath) {
+  const std::string dir = ::testing::TempDir();
+  const std::pair<std::string, std::string> cases[] = {
+      {R"({"deployment": {"gpu": "h900"}})", "#/deployment/gpu: unknown GPU \"h900\""},
+      {R"({"prefix_cache": {"capacity_tokens": -5}})", "#/prefix_cache/capacity_tokens: "},
+      {R"({"context_policy": {"kind": "sliding_window", "window_tokens": 0}})",
+       "#/context_policy/window_tokens: must be a positive integer, got 0"},
+      {R"({"engine": {"max_num_seqs": 4, "bogus": 1}})", "#/engine/bogus: unknown key"},
+  };
+  int i = 0;
+  for (const auto& [json, expected] : cases) {
+    SCOPED_TRACE(json);
+    const std::string path = dir + "/bad_scenario_" + std::to_string(i++) + ".json";
+    std::ofstream(path) << json;
+    const auto r = RunKvbill("simulate --scenario " + path);
+    EXPECT_EQ(r.exit_status, 2);
+    EXPECT_EQ(r.err.rfind("kvbill simulate: " + path + expected, 0), 0u) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
+}
+
+TEST(SimulateCliTest, ContextThatNeverFitsIsAClearError) {
+  // Qwen3-32B on one H100 keeps 43,472 tokens of bf16 KV; coding agents go past it.
+  const std::string path = ::testing::TempDir() + "/too_long.json";
+  std::ofstream(path) << R"({"model": "qwen3-32b", "trace": {"generator": "coding-agent",
+                             "tasks": 4}})";
+  const auto r = RunKvbill("simulate --scenario " + path);
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_NE(r.err.find("more than a replica's KV pool holds (43,472 tokens)"), std::string::npos)
+      << r.err;
+}
+
+TEST(SimulateCliTest, OutDirGetsJsonAndCsv) {
+  const std::string dir = ::testing::TempDir() + "/sim_out";
+  std::filesystem::remove_all(dir);
+  const auto r = RunKvbill("simulate --out " + dir);
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/simulate.json"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/tasks.csv"));
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace kvbill
