@@ -38,7 +38,7 @@ struct Seq {
   Tokens prefill_target = 0;  // tokens to compute before decoding (re)starts
   bool admitted_once = false;
   bool explicit_hashes = false;
-  std::vector<std::uint64_t> hashes;  // full-block hashes of the tokens known so far
+  std::vector<std::uint64_t> explicit_blocks;  // from the trace, when it gave block hashes
   BlockHasher hasher{16};
   Tokens hashed_output = 0;    // output tokens appended to the hasher
   std::int64_t committed = 0;  // leading blocks committed to the cache
@@ -46,6 +46,10 @@ struct Seq {
   RequestRecord record;
 
   bool InPrefill() const { return computed < prefill_target; }
+  // Full-block hashes of the tokens known so far.
+  const std::vector<std::uint64_t>& hashes() const {
+    return explicit_hashes ? explicit_blocks : hasher.full_blocks();
+  }
 };
 
 struct StartIteration {
@@ -90,6 +94,10 @@ struct Replica {
   // The earliest time a request finishing here can release work to any
   // replica: natural_end plus the smallest tool wait of its requests.
   Seconds release_horizon = 0;
+  // Tool waits (after_finish) and recorded release times of the next
+  // requests of the tasks whose current request is here.
+  std::multiset<Seconds> tool_waits;
+  std::multiset<Seconds> recorded_releases;
   long double busy_s = 0;
 };
 
@@ -122,6 +130,9 @@ class Engine {
   std::int64_t BlocksFor(Tokens tokens) const { return CeilDiv(tokens, bs_); }
   bool CanAdmit(Replica& rep, Seq* seq, Tokens budget) const;
   Seconds ReleaseHorizon(const Replica& rep) const;
+  std::optional<std::pair<bool, Seconds>> NextRelease(const Seq* s) const;
+  // Adds or removes a request's next release from its replica's horizon sets.
+  void Track(Replica& rep, const Seq* s, bool add);
   void Kick(Seconds now, int r);
 
   const SimulationConfig& config_;
@@ -255,12 +266,11 @@ void Engine::OnRelease(Seconds now, const Release& e) {
                                        request.explicit_blocks->block_size, seq->prompt, bs_);
     if (hashes) {
       seq->explicit_hashes = true;
-      seq->hashes = std::move(*hashes);
+      seq->explicit_blocks = std::move(*hashes);
     }
   }
   if (!seq->explicit_hashes) {
     for (const PromptPiece& p : request.prompt) seq->hasher.Append(p.content);
-    seq->hashes = seq->hasher.full_blocks();
   }
   RequestRecord& rec = seq->record;
   rec.task_id = tasks_[t].id;
@@ -285,6 +295,7 @@ void Engine::OnRelease(Seconds now, const Release& e) {
     return;
   }
   rep.waiting.push_back(seq.get());
+  Track(rep, seq.get(), true);
   seqs_.push_back(std::move(seq));
   // A newcomer may have a shorter tool wait than the requests the horizon
   // was computed from.
@@ -308,16 +319,15 @@ void Engine::ExtendHashes(Seq* seq, Tokens tokens) {
     seq->hasher.Append(ContentPiece{seq->request->output_identity, seq->hashed_output,
                                     want_output - seq->hashed_output});
     seq->hashed_output = want_output;
-    seq->hashes = seq->hasher.full_blocks();
   }
 }
 
 void Engine::CommitFull(Replica& rep, Seq* seq) {
   ExtendHashes(seq, seq->computed);
   const std::int64_t full =
-      std::min<std::int64_t>(seq->computed / bs_, static_cast<std::int64_t>(seq->hashes.size()));
+      std::min<std::int64_t>(seq->computed / bs_, static_cast<std::int64_t>(seq->hashes().size()));
   for (std::int64_t b = seq->committed; b < full; ++b) {
-    rep.cache->Commit(seq->id, b, seq->hashes[static_cast<std::size_t>(b)]);
+    rep.cache->Commit(seq->id, b, seq->hashes()[static_cast<std::size_t>(b)]);
   }
   seq->committed = std::max(seq->committed, full);
 }
@@ -326,8 +336,8 @@ bool Engine::CanAdmit(Replica& rep, Seq* seq, Tokens budget) const {
   if (budget <= 0 || static_cast<int>(rep.running.size()) >= config_.max_num_seqs) return false;
   const std::int64_t max_hit = (seq->prefill_target - 1) / bs_;
   const std::span<const std::uint64_t> hashes(
-      seq->hashes.data(),
-      std::min<std::size_t>(seq->hashes.size(),
+      seq->hashes().data(),
+      std::min<std::size_t>(seq->hashes().size(),
                             static_cast<std::size_t>(std::max<std::int64_t>(max_hit, 0))));
   const std::int64_t hits = rep.cache->LongestPrefix(hashes);
   const Tokens hit_tokens = hits * bs_;
@@ -340,21 +350,36 @@ Seconds Engine::ReleaseHorizon(const Replica& rep) const {
   // its task's next request no earlier than its tool wait later (or, with
   // recorded releases, than the next request's recorded time).
   Seconds horizon = kNever;
-  auto consider = [&](const Seq* s) {
-    const std::size_t t = static_cast<std::size_t>(s->task);
-    const std::size_t next = static_cast<std::size_t>(s->req + 1);
-    if (next >= requests_[t].size()) return;
-    Seconds at = rep.natural_end + s->request->tool_s;
-    if (config_.release == "recorded" && requests_[t][next].recorded_time_s) {
-      const auto& first = requests_[t].front().recorded_time_s;
-      at = std::max(rep.natural_end,
-                    task_arrival_[t] + *requests_[t][next].recorded_time_s - (first ? *first : 0));
-    }
-    horizon = std::min(horizon, at);
-  };
-  for (const Seq* s : rep.running) consider(s);
-  for (const Seq* s : rep.waiting) consider(s);
+  if (!rep.tool_waits.empty()) horizon = rep.natural_end + *rep.tool_waits.begin();
+  if (!rep.recorded_releases.empty()) {
+    horizon = std::min(horizon, std::max(rep.natural_end, *rep.recorded_releases.begin()));
+  }
   return horizon;
+}
+
+// When a request served here finishing would release its task's next request:
+// a tool wait after the finish, or a recorded time. nullopt: the task ends.
+std::optional<std::pair<bool, Seconds>> Engine::NextRelease(const Seq* s) const {
+  const std::size_t t = static_cast<std::size_t>(s->task);
+  const std::size_t next = static_cast<std::size_t>(s->req + 1);
+  if (next >= requests_[t].size()) return std::nullopt;
+  if (config_.release == "recorded" && requests_[t][next].recorded_time_s) {
+    const auto& first = requests_[t].front().recorded_time_s;
+    return std::make_pair(
+        true, task_arrival_[t] + *requests_[t][next].recorded_time_s - (first ? *first : 0));
+  }
+  return std::make_pair(false, s->request->tool_s);
+}
+
+void Engine::Track(Replica& rep, const Seq* s, bool add) {
+  auto next = NextRelease(s);
+  if (!next) return;
+  std::multiset<Seconds>& set = next->first ? rep.recorded_releases : rep.tool_waits;
+  if (add) {
+    set.insert(next->second);
+  } else {
+    set.erase(set.find(next->second));
+  }
 }
 
 void Engine::Preempt(Replica& rep, Seq* seq) {
@@ -398,8 +423,8 @@ Status Engine::Schedule(Replica& rep) {
     Seq* seq = rep.waiting.front();
     const std::int64_t max_hit = std::max<std::int64_t>(0, (seq->prefill_target - 1) / bs_);
     const std::span<const std::uint64_t> hashes(
-        seq->hashes.data(),
-        std::min<std::size_t>(seq->hashes.size(), static_cast<std::size_t>(max_hit)));
+        seq->hashes().data(),
+        std::min<std::size_t>(seq->hashes().size(), static_cast<std::size_t>(max_hit)));
     const std::int64_t hits = rep.cache->LongestPrefix(hashes);
     const Tokens hit_tokens = hits * bs_;
     const Tokens n = std::min(seq->prefill_target - hit_tokens, budget);
@@ -682,6 +707,7 @@ void Engine::Finish(Replica& rep, Seq* seq, Seconds now) {
     rep.cache->Release(seq->id);
   }
   rep.running.erase(std::find(rep.running.begin(), rep.running.end(), seq));
+  Track(rep, seq, false);
   prev_finish_[t] = now;
   if (has_next) {
     const Request& next = requests_[t][static_cast<std::size_t>(seq->req + 1)];

@@ -1,0 +1,90 @@
+// The engine with event skipping against the step-by-step reference, in
+// simulated requests per wall-clock second. Trace reading and planning are
+// done once, outside the timed loop. Results: docs/performance.md ("Engine").
+#include <benchmark/benchmark.h>
+
+#include <filesystem>
+
+#include "kvbill/scenario/run.h"
+
+namespace kvbill {
+namespace {
+
+struct Prepared {
+  SimulationConfig config;
+  std::vector<Task> tasks;
+  std::vector<std::vector<Request>> requests;
+  std::int64_t request_count = 0;
+  bool ok = false;
+};
+
+Prepared Prepare(const std::string& json) {
+  Prepared p;
+  auto s = ParseScenario(json, "bench.json");
+  if (!s) return p;
+  auto config = BuildSimulationConfig(*s);
+  auto tasks = LoadScenarioTasks(*s);
+  if (!config || !tasks) return p;
+  auto requests = PlanRequests(*s, *tasks);
+  if (!requests) return p;
+  p.config = *config;
+  p.tasks = std::move(*tasks);
+  p.requests = std::move(*requests);
+  for (const auto& r : p.requests) p.request_count += static_cast<std::int64_t>(r.size());
+  p.ok = true;
+  return p;
+}
+
+std::string Mooncake(int replicas) {
+  return R"({"model": "llama-3.1-8b", "deployment": {"replicas": )" + std::to_string(replicas) +
+         R"(}, "prefix_cache": {"block_size": 512}, "trace": {"file": ")" +
+         std::string(KVBILL_SHARED_DATA_DIR) +
+         R"(/traces/mooncake/conversation_trace.jsonl", "release": "recorded"}})";
+}
+
+const Prepared& Workload(int which) {
+  static const Prepared mooncake1 = Prepare(Mooncake(1));
+  static const Prepared mooncake4 = Prepare(Mooncake(4));
+  static const Prepared agents = Prepare(
+      R"({"model": "qwen3-8b", "kv_format": "fp8",
+          "trace": {"generator": "coding-agent", "tasks": 48}, "seed": 7})");
+  return which == 0 ? mooncake1 : which == 1 ? mooncake4 : agents;
+}
+
+void BM_Simulate(benchmark::State& state) {
+  const Prepared& p = Workload(static_cast<int>(state.range(0)));
+  if (!p.ok) {
+    state.SkipWithError("workload not available (shared data missing?)");
+    return;
+  }
+  SimulationConfig config = p.config;
+  config.step_mode = state.range(1) == 1;
+  std::int64_t steps = 0;
+  for (auto _ : state) {
+    auto result = Simulate(config, p.tasks, p.requests);
+    if (!result) {
+      state.SkipWithError(result.error().message().c_str());
+      return;
+    }
+    steps = result->steps_advanced;
+    benchmark::DoNotOptimize(result->bill_usd);
+  }
+  state.counters["requests_per_s"] = benchmark::Counter(
+      static_cast<double>(p.request_count), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["engine_steps"] = static_cast<double>(steps);
+}
+
+// Args: workload (0 Mooncake conversation on 1 replica, 1 on 4 replicas,
+// 2 = 48 generated coding agents), mode (0 event skipping, 1 step).
+BENCHMARK(BM_Simulate)
+    ->ArgNames({"workload", "step"})
+    ->Args({0, 0})
+    ->Args({0, 1})
+    ->Args({1, 0})
+    ->Args({1, 1})
+    ->Args({2, 0})
+    ->Args({2, 1})
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace kvbill
