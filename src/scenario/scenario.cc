@@ -15,6 +15,7 @@
 #include "kvbill/hardware/gpu.h"
 #include "kvbill/model/hf_config.h"
 #include "kvbill/model/kv_format.h"
+#include "kvbill/scenario/budget.h"
 #include "kvbill/trace/generator.h"
 #include "kvbill/trace/importers.h"
 #include "kvbill/util/file.h"
@@ -614,6 +615,55 @@ Status ReadTrace(const json& value, const Source& source, ScenarioTrace* t) {
   return OkStatus();
 }
 
+Status ReadBudgets(const json& value, const Source& source, std::vector<Budget>* out) {
+  ObjectReader r(value, "/budgets", source, {});
+  if (!r.ok()) return r.status();
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    const std::string at = r.At(it.key());
+    if (!IsBudgetMetric(it.key())) {
+      return source.Bad(at, "unknown metric (one of " + BudgetMetricChoices() + ")");
+    }
+    ObjectReader limit(it.value(), at, source, {"max", "min"});
+    Budget b;
+    b.metric = it.key();
+    double v = 0;
+    for (const char* key : {"max", "min"}) {
+      const json* x = limit.Find(key);
+      if (x == nullptr) continue;
+      if (!x->is_number() || !std::isfinite(x->get<double>())) {
+        return source.Bad(limit.At(key), "must be a number, got " + Show(*x));
+      }
+      v = x->get<double>();
+      (std::string(key) == "max" ? b.max : b.min) = v;
+    }
+    if (!limit.ok()) return limit.status();
+    if (!b.max && !b.min) return source.Bad(at, "needs \"max\" or \"min\"");
+    out->push_back(b);
+  }
+  return OkStatus();
+}
+
+Status ReadSweep(const json& value, const Source& source, std::vector<SweepAxis>* out) {
+  ObjectReader r(value, "/sweep", source, {});
+  if (!r.ok()) return r.status();
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    const std::string at = r.At(it.key());
+    const std::string& path = it.key();
+    if (path.empty() || path[0] != '/' || path.starts_with("/sweep") ||
+        path.starts_with("/budgets")) {
+      return source.Bad(at, "must be a JSON pointer into the scenario, like \"/kv_format\"");
+    }
+    if (!it.value().is_array() || it.value().empty()) {
+      return source.Bad(at, "must be a non-empty list of values, got " + Show(it.value()));
+    }
+    SweepAxis axis;
+    axis.path = path;
+    for (const json& v : it.value()) axis.values.push_back(v.dump());
+    out->push_back(axis);
+  }
+  return OkStatus();
+}
+
 // Parses the text, rejecting syntax errors and repeated keys.
 Result<json> ParseDocument(const std::string& text, const std::string& source) {
   DuplicateKeyFinder duplicates;
@@ -646,7 +696,7 @@ Result<Scenario> ParseScenario(const std::string& json_text, const std::string& 
 
   ObjectReader top(*doc, "", source,
                    {"name", "model", "kv_format", "weight_format", "deployment", "engine",
-                    "prefix_cache", "context_policy", "trace", "seed"});
+                    "prefix_cache", "context_policy", "trace", "seed", "budgets", "sweep"});
   top.String("name", &s.name);
   top.String("kv_format", &s.kv_format);
   top.String("weight_format", &s.weight_format);
@@ -676,6 +726,10 @@ Result<Scenario> ParseScenario(const std::string& json_text, const std::string& 
   }
   if (!status) return status.error();
   if (const json* v = top.Find("trace")) status = ReadTrace(*v, source, &s.trace);
+  if (!status) return status.error();
+  if (const json* v = top.Find("budgets")) status = ReadBudgets(*v, source, &s.budgets);
+  if (!status) return status.error();
+  if (const json* v = top.Find("sweep")) status = ReadSweep(*v, source, &s.sweep);
   if (!status) return status.error();
   return s;
 }

@@ -6,8 +6,9 @@
 // unknown keys are errors, and every error names the file and the JSON
 // pointer of the field ("s.json#/deployment/gpus_per_replica: must be a
 // positive integer, got 0"). Paths inside a scenario are relative to the
-// scenario file's directory. Later issues add "pricing", "budgets" and
-// "sweep" blocks; until then those keys are rejected like any unknown key.
+// scenario file's directory. "budgets" (limits for `kvbill check`) and
+// "sweep" (axes for `kvbill sweep`) are read here; "pricing" is not yet, and
+// is rejected like any unknown key.
 #ifndef KVBILL_SCENARIO_SCENARIO_H_
 #define KVBILL_SCENARIO_SCENARIO_H_
 
@@ -15,6 +16,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kvbill/policy/context_policy.h"
 #include "kvbill/util/result.h"
@@ -68,6 +70,21 @@ struct ScenarioTrace {
   std::int64_t tasks = 0;                // generator: number of tasks
 };
 
+// A limit on one metric of a run ("budgets"): `kvbill check` fails when the
+// metric is above max or below min. Metric names: scenario/budget.h.
+struct Budget {
+  std::string metric;
+  std::optional<double> max;
+  std::optional<double> min;
+};
+
+// One axis of a sweep ("sweep"): a JSON pointer into the scenario and the
+// values it takes, each kept as JSON text.
+struct SweepAxis {
+  std::string path;
+  std::vector<std::string> values;
+};
+
 struct Scenario {
   std::string name;    // "name" key, else the file stem
   std::string source;  // the file it was read from
@@ -80,6 +97,8 @@ struct Scenario {
   ContextPolicyParams context_policy;
   ScenarioTrace trace;
   std::uint64_t seed = 1;
+  std::vector<Budget> budgets;   // in key order
+  std::vector<SweepAxis> sweep;  // in key order
 };
 
 // Parses scenario JSON text. `source` names it in errors and anchors

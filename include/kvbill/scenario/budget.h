@@ -1,0 +1,41 @@
+// Budgets: limits on the metrics of a run, checked by `kvbill check`.
+//
+// Metrics (all per run of a scenario):
+//   cost_per_task_usd.{mean,p50,p90,p99,max}   dollars each task paid
+//   kv_read_bytes_per_task.{mean,p50,p90,p99,max}
+//   completion_s.{mean,p50,p90,p99,max}         first release to last finish of a task
+//   ttft_s.{mean,p50,p90,p99,max}               time to first token, per request
+//   hit_rate                                    cached / prompt tokens
+//   cost_usd                                    the whole bill, idle included
+//   preemptions                                 total
+#ifndef KVBILL_SCENARIO_BUDGET_H_
+#define KVBILL_SCENARIO_BUDGET_H_
+
+#include <string>
+#include <vector>
+
+#include "kvbill/scenario/run.h"
+#include "kvbill/scenario/scenario.h"
+
+namespace kvbill {
+
+bool IsBudgetMetric(const std::string& name);
+// "cost_per_task_usd.mean, ..., preemptions" for error messages.
+std::string BudgetMetricChoices();
+
+// The value of `metric` in `outcome`. Precondition: IsBudgetMetric(metric).
+double MetricValue(const ScenarioOutcome& outcome, const std::string& metric);
+
+struct BudgetCheck {
+  Budget budget;
+  double actual = 0;
+  bool ok = true;
+};
+
+// Every budget of the scenario against the outcome, in the scenario's order.
+std::vector<BudgetCheck> CheckBudgets(const std::vector<Budget>& budgets,
+                                      const ScenarioOutcome& outcome);
+
+}  // namespace kvbill
+
+#endif  // KVBILL_SCENARIO_BUDGET_H_

@@ -1,0 +1,209 @@
+// kvbill sweep / kvbill merge: run a scenario's sweep axes in parallel and in
+// shards, and join shards into exactly what one run prints.
+#include "kvbill/scenario/sweep.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "cli/cli_util.h"
+#include "kvbill/report/table.h"
+#include "kvbill/scenario/budget.h"
+#include "kvbill/util/file.h"
+
+namespace kvbill::cli {
+namespace {
+
+constexpr char kSweepUsage[] =
+    "usage: kvbill sweep --scenario S.json [--jobs N] [--shard i/n] [--format csv|json] [-o "
+    "FILE]\n\n"
+    "Runs every point of the scenario's \"sweep\" block (JSON pointer -> list of values; the\n"
+    "cartesian product, the first axis varying slowest) on N threads (default: all cores) and\n"
+    "prints one row per point. --shard i/n runs the points whose number k has k mod n == i,\n"
+    "for CI matrices and cluster job arrays; `kvbill merge` joins the shards.\n";
+
+constexpr char kMergeUsage[] =
+    "usage: kvbill merge SHARD... [--format csv|json] [-o FILE]\n\n"
+    "Joins the JSON outputs of `kvbill sweep --shard i/n --format json` into exactly what one\n"
+    "unsharded run prints (in the format asked for). Every point must be present once.\n";
+
+// The metrics of one point, in output order. Deterministic: no wall clock.
+const char* const kColumns[] = {"tasks",
+                                "requests",
+                                "hit_rate",
+                                "cost_usd",
+                                "cost_per_task_usd.mean",
+                                "cost_per_task_usd.p50",
+                                "cost_per_task_usd.p90",
+                                "cost_per_task_usd.p99",
+                                "kv_read_bytes_per_task.mean",
+                                "ttft_s.p90",
+                                "completion_s.p90",
+                                "simulated_s",
+                                "preemptions"};
+
+nlohmann::ordered_json PointJson(const SweepRow& row, const std::vector<SweepAxis>& axes) {
+  nlohmann::ordered_json values = nlohmann::ordered_json::object();
+  for (std::size_t a = 0; a < axes.size(); ++a) {
+    values[axes[a].path] = nlohmann::ordered_json::parse(row.values[a]);
+  }
+  nlohmann::ordered_json summary;
+  for (const char* c : kColumns) {
+    if (std::string(c) == "tasks") {
+      summary[c] = row.outcome.summary.tasks;
+    } else if (std::string(c) == "requests") {
+      summary[c] = row.outcome.summary.requests;
+    } else if (std::string(c) == "simulated_s") {
+      summary[c] = row.outcome.summary.simulated_s;
+    } else {
+      summary[c] = MetricValue(row.outcome, c);
+    }
+  }
+  return {{"index", row.index}, {"values", values}, {"summary", summary}};
+}
+
+// Renders the sweep document {"axes", "total_points", "points"} as CSV or JSON.
+std::string Render(const nlohmann::ordered_json& doc, const std::string& format) {
+  if (format == "json") return doc.dump(2) + "\n";
+  std::vector<std::string> header = {"index"};
+  for (const auto& a : doc["axes"]) header.push_back(a.get<std::string>());
+  for (const char* c : kColumns) header.push_back(c);
+  Table t(header);
+  for (const auto& p : doc["points"]) {
+    std::vector<std::string> row = {p["index"].dump()};
+    for (const auto& a : doc["axes"]) {
+      const auto& v = p["values"][a.get<std::string>()];
+      row.push_back(v.is_string() ? v.get<std::string>() : v.dump());
+    }
+    for (const char* c : kColumns) row.push_back(p["summary"][c].dump());
+    t.AddRow(row);
+  }
+  return t.ToCsv();
+}
+
+Result<std::pair<int, int>> ParseShard(const std::string& text) {
+  const std::size_t slash = text.find('/');
+  try {
+    if (slash != std::string::npos) {
+      std::size_t a = 0, b = 0;
+      const int i = std::stoi(text.substr(0, slash), &a);
+      const int n = std::stoi(text.substr(slash + 1), &b);
+      if (a == slash && b == text.size() - slash - 1 && n >= 1 && i >= 0 && i < n) {
+        return std::make_pair(i, n);
+      }
+    }
+  } catch (const std::exception&) {
+  }
+  return Error("--shard: expected i/n with 0 <= i < n, got \"" + text + "\"");
+}
+
+}  // namespace
+
+int RunSweepCommand(const Args& args) {
+  po::options_description options("options");
+  std::string scenario_path, shard_text = "0/1", format, out;
+  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.add_options()("scenario,s", po::value(&scenario_path)->required(),
+                        "scenario JSON file with a sweep block")(
+      "jobs,j", po::value(&jobs)->default_value(jobs), "threads")(
+      "shard", po::value(&shard_text)->default_value("0/1"), "run slice i of n")(
+      "format", po::value(&format)->default_value("csv"), "csv or json")(
+      "out,o", po::value(&out), "write to FILE instead of stdout");
+  po::variables_map vm;
+  if (auto stop = ParseOptions(args, "sweep", kSweepUsage, options, vm)) return *stop;
+  if (auto s = CheckChoice("format", format, "csv|json"); !s)
+    return ReportError("sweep", s.error());
+  if (jobs < 1) return ReportError("sweep", Error("--jobs: must be at least 1"));
+  auto shard = ParseShard(shard_text);
+  if (!shard) return ReportError("sweep", shard.error());
+  auto text = ReadFile(scenario_path);
+  if (!text) return ReportError("sweep", text.error());
+  auto base = ParseScenario(*text, scenario_path);
+  if (!base) return ReportError("sweep", base.error());
+  auto points = ExpandSweep(*text, scenario_path, shard->first, shard->second);
+  if (!points) return ReportError("sweep", points.error());
+  std::int64_t total = 1;
+  for (const SweepAxis& a : base->sweep) total *= static_cast<std::int64_t>(a.values.size());
+
+  const bool bar = isatty(STDERR_FILENO) != 0;
+  const std::int64_t count = static_cast<std::int64_t>(points->size());
+  auto progress = [&](std::int64_t done) {
+    if (!bar) return;
+    const int width = 40;
+    const int filled = static_cast<int>(width * done / std::max<std::int64_t>(count, 1));
+    std::cerr << "\r[" << std::string(static_cast<std::size_t>(filled), '#')
+              << std::string(static_cast<std::size_t>(width - filled), ' ') << "] " << done << "/"
+              << count << std::flush;
+    if (done == count) std::cerr << "\n";
+  };
+  auto rows = RunSweep(*points, jobs, progress);
+  if (!rows) return ReportError("sweep", rows.error());
+
+  nlohmann::ordered_json doc;
+  doc["scenario"] = base->name;
+  doc["axes"] = nlohmann::ordered_json::array();
+  for (const SweepAxis& a : base->sweep) doc["axes"].push_back(a.path);
+  doc["total_points"] = total;
+  doc["points"] = nlohmann::ordered_json::array();
+  for (const SweepRow& r : *rows) doc["points"].push_back(PointJson(r, base->sweep));
+  if (auto s = EmitOutput(Render(doc, format), out); !s) return ReportError("sweep", s.error());
+  return 0;
+}
+
+int RunMerge(const Args& args) {
+  po::options_description options("options");
+  std::vector<std::string> inputs;
+  std::string format, out;
+  options.add_options()("input", po::value(&inputs)->composing(), "shard outputs (JSON)")(
+      "format", po::value(&format)->default_value("csv"), "csv or json")(
+      "out,o", po::value(&out), "write to FILE instead of stdout");
+  po::positional_options_description positional;
+  positional.add("input", -1);
+  po::variables_map vm;
+  if (auto stop = ParseOptions(args, "merge", kMergeUsage, options, vm, &positional)) return *stop;
+  if (auto s = CheckChoice("format", format, "csv|json"); !s)
+    return ReportError("merge", s.error());
+  if (inputs.empty()) return ReportError("merge", Error("no shard files given"));
+  nlohmann::ordered_json merged;
+  std::map<std::int64_t, nlohmann::ordered_json> points;
+  for (const std::string& path : inputs) {
+    auto text = ReadFile(path);
+    if (!text) return ReportError("merge", text.error());
+    auto doc = nlohmann::ordered_json::parse(*text, nullptr, false);
+    if (doc.is_discarded() || !doc.is_object() || !doc.contains("points") ||
+        !doc.contains("axes") || !doc.contains("total_points")) {
+      return ReportError("merge", Error(path + ": not the JSON output of kvbill sweep"));
+    }
+    if (merged.is_null()) {
+      merged = doc;
+      merged["points"] = nlohmann::ordered_json::array();
+    } else if (doc["axes"] != merged["axes"] || doc["total_points"] != merged["total_points"] ||
+               doc["scenario"] != merged["scenario"]) {
+      return ReportError("merge", Error(path + ": from a different sweep than " + inputs[0]));
+    }
+    for (const auto& p : doc["points"]) {
+      const std::int64_t k = p["index"].get<std::int64_t>();
+      if (!points.emplace(k, p).second) {
+        return ReportError("merge", Error(path + ": point " + std::to_string(k) +
+                                          " appears in more than one shard"));
+      }
+    }
+  }
+  const std::int64_t total = merged["total_points"].get<std::int64_t>();
+  for (std::int64_t k = 0; k < total; ++k) {
+    if (points.count(k) == 0) {
+      return ReportError("merge", Error("point " + std::to_string(k) + " of " +
+                                        std::to_string(total) + " is in no shard"));
+    }
+  }
+  for (auto& [k, p] : points) merged["points"].push_back(p);
+  if (auto s = EmitOutput(Render(merged, format), out); !s) return ReportError("merge", s.error());
+  return 0;
+}
+
+}  // namespace kvbill::cli

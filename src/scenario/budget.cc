@@ -1,0 +1,73 @@
+#include "kvbill/scenario/budget.h"
+
+#include <array>
+
+#include "kvbill/metrics/summary.h"
+
+namespace kvbill {
+namespace {
+
+constexpr std::array<const char*, 4> kSummaries = {"cost_per_task_usd", "kv_read_bytes_per_task",
+                                                   "completion_s", "ttft_s"};
+constexpr std::array<const char*, 5> kStats = {"mean", "p50", "p90", "p99", "max"};
+constexpr std::array<const char*, 3> kScalars = {"hit_rate", "cost_usd", "preemptions"};
+
+double Pick(const Summary& s, const std::string& stat) {
+  if (stat == "mean") return s.mean;
+  if (stat == "p50") return s.p50;
+  if (stat == "p90") return s.p90;
+  if (stat == "p99") return s.p99;
+  return s.max;
+}
+
+}  // namespace
+
+bool IsBudgetMetric(const std::string& name) {
+  for (const char* s : kScalars) {
+    if (name == s) return true;
+  }
+  for (const char* base : kSummaries) {
+    for (const char* stat : kStats) {
+      if (name == std::string(base) + "." + stat) return true;
+    }
+  }
+  return false;
+}
+
+std::string BudgetMetricChoices() {
+  std::string out;
+  for (const char* base : kSummaries)
+    out += std::string(out.empty() ? "" : ", ") + base + ".{mean,p50,p90,p99,max}";
+  for (const char* s : kScalars) out += std::string(", ") + s;
+  return out;
+}
+
+double MetricValue(const ScenarioOutcome& o, const std::string& metric) {
+  if (metric == "hit_rate") return o.summary.hit_rate;
+  if (metric == "cost_usd") return static_cast<double>(o.summary.cost_usd);
+  if (metric == "preemptions") return static_cast<double>(o.summary.preemptions);
+  const std::size_t dot = metric.find('.');
+  const std::string base = metric.substr(0, dot), stat = metric.substr(dot + 1);
+  if (base == "cost_per_task_usd") return Pick(o.summary.cost_per_task_usd, stat);
+  if (base == "ttft_s") return Pick(o.summary.ttft_s, stat);
+  SummaryBuilder b;
+  for (const TaskMetrics& t : o.tasks) {
+    b.Add(base == "completion_s" ? t.completion_s : static_cast<double>(t.kv_read_bytes));
+  }
+  return Pick(b.Build(), stat);
+}
+
+std::vector<BudgetCheck> CheckBudgets(const std::vector<Budget>& budgets,
+                                      const ScenarioOutcome& outcome) {
+  std::vector<BudgetCheck> out;
+  for (const Budget& b : budgets) {
+    BudgetCheck c;
+    c.budget = b;
+    c.actual = MetricValue(outcome, b.metric);
+    c.ok = (!b.max || c.actual <= *b.max) && (!b.min || c.actual >= *b.min);
+    out.push_back(c);
+  }
+  return out;
+}
+
+}  // namespace kvbill

@@ -1,0 +1,117 @@
+// End-to-end runs of compare, sweep, merge and check.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_test_util.h"
+
+namespace kvbill {
+namespace {
+
+using testing::RunKvbill;
+
+TEST(SweepCliTest, RunsTheCartesianProductInOrder) {
+  const auto r = RunKvbill("sweep --scenario tests/data/scenarios/small_sweep.json --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  // 3 formats x 2 seeds = 6 points; the first axis varies slowest.
+  EXPECT_EQ(j["total_points"], 6);
+  ASSERT_EQ(j["points"].size(), 6u);
+  EXPECT_EQ(j["points"][0]["values"]["/kv_format"], "bf16");
+  EXPECT_EQ(j["points"][1]["values"]["/seed"], 2);
+  EXPECT_EQ(j["points"][2]["values"]["/kv_format"], "fp8");
+  EXPECT_EQ(j["points"][5]["values"]["/kv_format"], "nvfp4");
+  // The same seed with a smaller KV format reads fewer KV bytes per task.
+  EXPECT_LT(j["points"][2]["summary"]["kv_read_bytes_per_task.mean"].get<double>(),
+            j["points"][0]["summary"]["kv_read_bytes_per_task.mean"].get<double>());
+}
+
+TEST(SweepCliTest, ShardsMergeIntoExactlyTheSingleRun) {
+  const std::string dir = ::testing::TempDir();
+  const std::string scenario = "tests/data/scenarios/small_sweep.json";
+  for (const char* format : {"json", "csv"}) {
+    SCOPED_TRACE(format);
+    const auto single =
+        RunKvbill(std::string("sweep --jobs 2 --scenario ") + scenario + " --format " + format);
+    ASSERT_EQ(single.exit_status, 0) << single.err;
+    std::string shards;
+    for (int i = 0; i < 4; ++i) {
+      const std::string out = dir + "/shard" + std::to_string(i) + ".json";
+      const auto r = RunKvbill("sweep --jobs 1 --scenario " + scenario + " --shard " +
+                               std::to_string(i) + "/4 --format json -o " + out);
+      ASSERT_EQ(r.exit_status, 0) << r.err;
+      shards += " " + out;
+    }
+    const auto merged = RunKvbill(std::string("merge") + shards + " --format " + format);
+    ASSERT_EQ(merged.exit_status, 0) << merged.err;
+    EXPECT_EQ(merged.out, single.out);
+  }
+  // A missing shard is an error, not a silently shorter table.
+  const auto partial = RunKvbill("merge " + dir + "/shard0.json " + dir + "/shard1.json");
+  EXPECT_EQ(partial.exit_status, 2);
+  EXPECT_NE(partial.err.find("is in no shard"), std::string::npos) << partial.err;
+}
+
+TEST(SweepCliTest, OneJobAndTwoJobsPrintTheSameBytes) {
+  const std::string s = "tests/data/scenarios/small_sweep.json";
+  EXPECT_EQ(RunKvbill("sweep --jobs 1 --scenario " + s).out,
+            RunKvbill("sweep --jobs 2 --scenario " + s).out);
+}
+
+TEST(SweepCliTest, BadShardIsExitTwo) {
+  const auto r = RunKvbill("sweep --scenario tests/data/scenarios/small_sweep.json --shard 4/4");
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_EQ(r.err, "kvbill sweep: --shard: expected i/n with 0 <= i < n, got \"4/4\"\n");
+}
+
+TEST(CheckCliTest, ExitsOneWhenABudgetBreaksAndZeroWhenAllHold) {
+  const auto ok = RunKvbill("check --scenario tests/data/scenarios/small_sweep.json");
+  EXPECT_EQ(ok.exit_status, 0) << ok.out << ok.err;
+  EXPECT_NE(ok.out.find("2 of 2 budgets hold"), std::string::npos) << ok.out;
+  const auto broken = RunKvbill("check --scenario tests/data/scenarios/tight_budget.json");
+  EXPECT_EQ(broken.exit_status, 1) << broken.err;
+  EXPECT_NE(broken.out.find("BROKEN"), std::string::npos) << broken.out;
+  EXPECT_NE(broken.out.find("1 of 2 budgets hold"), std::string::npos) << broken.out;
+}
+
+TEST(CheckCliTest, UnknownMetricNamesThePointer) {
+  const std::string path = ::testing::TempDir() + "/bad_budget.json";
+  std::ofstream(path) << R"({"budgets": {"cost_per_tusk": {"max": 1}}})";
+  const auto r = RunKvbill("check --scenario " + path);
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_EQ(r.err.rfind("kvbill check: " + path + "#/budgets/cost_per_tusk: unknown metric", 0), 0u)
+      << r.err;
+}
+
+TEST(CompareCliTest, RanksTheLeversAgainstTheBaseline) {
+  const auto r =
+      RunKvbill("compare --scenario tests/data/scenarios/small_sweep.json --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["baseline"]["lever"], "baseline");
+  double previous = -1e300;
+  bool saw_fp8 = false, saw_cache = false;
+  for (const auto& v : j["variants"]) {
+    if (!v.contains("cost_per_task_usd")) continue;
+    // Ranked by dollars per task, cheapest first.
+    EXPECT_GE(v["cost_per_task_usd"].get<double>(), previous);
+    previous = v["cost_per_task_usd"].get<double>();
+    if (v["lever"] == "fp8 KV cache") {
+      saw_fp8 = true;
+      EXPECT_NEAR(v["kv_saving_fraction"].get<double>(), 0.5, 1e-9);  // half the bytes per token
+      EXPECT_GT(v["saving_usd_per_task"].get<double>(), 0);
+    }
+    if (v["lever"] == "prefix caching off") {
+      saw_cache = true;
+      EXPECT_EQ(v["hit_rate"], 0);
+      EXPECT_LT(v["saving_usd_per_task"].get<double>(), 0);  // caching was saving money
+    }
+  }
+  EXPECT_TRUE(saw_fp8);
+  EXPECT_TRUE(saw_cache);
+}
+
+}  // namespace
+}  // namespace kvbill
