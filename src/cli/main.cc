@@ -24,6 +24,8 @@ constexpr Command kCommands[] = {
     {"sweep", "run a scenario's sweep axes in parallel; --shard i/n for CI matrices",
      RunSweepCommand},
     {"merge", "join sweep shards into exactly what one run prints", RunMerge},
+    {"breakeven", "the longest context served profitably at a token price, by KV format",
+     RunBreakeven},
     {"check", "exit 1 when a scenario breaks its budgets (for CI)", RunCheck},
     {"kv", "KV bytes per token and one sequence's footprint at given contexts", RunKv},
     {"fit", "does a model + context + batch fit a GPU; max context, max batch, GPUs needed",
@@ -33,7 +35,6 @@ constexpr Command kCommands[] = {
     {"gpus", "list the bundled GPU catalog", RunGpus},
     {"trace", "trace stats | convert: summarise a trace or convert it to the native format",
      RunTrace},
-    {"bill", "price recorded Claude Code / Codex usage per session, day, model; vs reported",
 };
 
 void PrintHelp(std::ostream& out) {

@@ -23,7 +23,8 @@ constexpr char kSweepUsage[] =
     "usage: kvbill sweep --scenario S.json [--jobs N] [--shard i/n] [--format csv|json] [-o "
     "FILE]\n\n"
     "Runs every point of the scenario's \"sweep\" block (JSON pointer -> list of values; the\n"
-    "cartesian product, the first axis varying slowest) on N threads (default: all cores) and\n"
+    "cartesian product, axes in sorted order of their pointers, the first varying slowest) on\n"
+    "N threads (default: all cores) and\n"
     "prints one row per point. --shard i/n runs the points whose number k has k mod n == i,\n"
     "for CI matrices and cluster job arrays; `kvbill merge` joins the shards.\n";
 
@@ -60,6 +61,8 @@ nlohmann::ordered_json PointJson(const SweepRow& row, const std::vector<SweepAxi
       summary[c] = row.outcome.summary.requests;
     } else if (std::string(c) == "simulated_s") {
       summary[c] = row.outcome.summary.simulated_s;
+    } else if (std::string(c) == "preemptions") {
+      summary[c] = row.outcome.summary.preemptions;
     } else {
       summary[c] = MetricValue(row.outcome, c);
     }

@@ -21,11 +21,13 @@ struct FormatEntry {
   ReaderFactory make;
 };
 
-constexpr std::array<FormatEntry, 7> kFormats = {{
+constexpr std::array<FormatEntry, 9> kFormats = {{
     {TraceFormat::kNative, "native", NewNativeReader},
     {TraceFormat::kMooncake, "mooncake", NewMooncakeReader},
+    {TraceFormat::kDynamo, "dynamo", NewDynamoReader},
     {TraceFormat::kClaudeCode, "claude-code", NewClaudeCodeReader},
     {TraceFormat::kCodex, "codex", NewCodexReader},
+    {TraceFormat::kOpenAi, "openai", NewOpenAiReader},
     {TraceFormat::kTraceLab, "tracelab", NewTraceLabReader},
     {TraceFormat::kTraceLabCsv, "tracelab-csv", NewTraceLabCsvReader},
     {TraceFormat::kAzure, "azure", NewAzureReader},
@@ -36,6 +38,15 @@ const FormatEntry& Entry(TraceFormat format) {
     if (e.format == format) return e;
   }
   return kFormats[0];
+}
+
+// A Chat Completions or Responses object, or a usage object (nested or bare).
+bool IsOpenAiObject(const Json& json) {
+  const Json object = json.value("object", Json());
+  if (object == "chat.completion" || object == "response") return true;
+  const auto usage = json.find("usage");
+  const Json& counts = usage != json.end() && usage->is_object() ? *usage : json;
+  return counts.contains("prompt_tokens") || counts.contains("input_tokens");
 }
 
 }  // namespace
@@ -74,6 +85,10 @@ Result<TraceFormat> DetectTraceFormat(std::string_view first_line, const std::st
     if (json) {
       if (json->contains("kvbill_trace")) return TraceFormat::kNative;
       if (json->contains("hash_ids") || json->contains("input_length")) {
+        for (const char* key :
+             {"request_id", "session_id", "wait_for", "prefix_reset", "tool_wait_ms", "delay"}) {
+          if (json->contains(key)) return TraceFormat::kDynamo;
+        }
         return TraceFormat::kMooncake;
       }
       if (json->contains("round_index") && json->contains("input_tokens_total")) {
@@ -88,6 +103,7 @@ Result<TraceFormat> DetectTraceFormat(std::string_view first_line, const std::st
           type == "system" || type == "summary") {
         return TraceFormat::kClaudeCode;
       }
+      if (IsOpenAiObject(*json)) return TraceFormat::kOpenAi;
     }
   }
   return Error(name + ":" + std::to_string(line_number) +

@@ -78,13 +78,14 @@ TEST(TraceCliTest, BadInputGivesFileLineMessageAndExit2) {
   EXPECT_EQ(run.status, 2);
   EXPECT_EQ(run.err,
             "kvbill trace stats: tests/data/traces/unknown_format.jsonl:1: unrecognised trace "
-            "format (use --from native|mooncake|claude-code|codex|tracelab|tracelab-csv|azure)\n");
+            "format (use --from "
+            "native|mooncake|dynamo|claude-code|codex|openai|tracelab|tracelab-csv|azure)\n");
 
   run = Kvbill("trace stats tests/data/traces/mooncake_small.jsonl --from csv");
   EXPECT_EQ(run.status, 2);
   EXPECT_EQ(run.err,
             "kvbill trace stats: --from: unknown trace format \"csv\" (one of "
-            "native|mooncake|claude-code|codex|tracelab|tracelab-csv|azure)\n");
+            "native|mooncake|dynamo|claude-code|codex|openai|tracelab|tracelab-csv|azure)\n");
 }
 
 TEST(TraceCliTest, SkipBadCountsAndReportsBadLines) {

@@ -1,8 +1,8 @@
 // Sweeps: the cartesian product of a scenario's "sweep" axes, run in
 // parallel, sliceable into deterministic shards.
 //
-// Point k of a sweep with axes A1..An (in the scenario's key order, A1
-// varying slowest) sets each axis to one of its values; points are numbered
+// Point k of a sweep with axes A1..An (in lexicographic order of their JSON
+// pointers, A1 varying slowest) sets each axis to one of its values; points are numbered
 // 0..N-1 in that order. Shard i of n runs the points with k mod n == i, so
 // any set of shards covers the sweep once, and merging their rows sorted by
 // k gives exactly a single run's output.

@@ -3,8 +3,9 @@
 // every assumption it makes is listed in docs/importers.md.
 //
 // Memory: the native, Mooncake, Codex and Azure readers stream (one task at a time).
-// The Claude Code and TraceLab readers group calls by session (and chain), so
-// they hold the whole input's calls (numbers, not content) in memory.
+// The Claude Code, TraceLab, OpenAI and Dynamo readers group calls by session
+// (and chain), so they hold the whole input's calls (numbers, ids and block
+// hashes, not content) in memory.
 #ifndef KVBILL_TRACE_IMPORTERS_H_
 #define KVBILL_TRACE_IMPORTERS_H_
 
@@ -20,11 +21,23 @@
 
 namespace kvbill {
 
-enum class TraceFormat { kNative, kMooncake, kClaudeCode, kCodex, kTraceLab, kTraceLabCsv, kAzure };
+enum class TraceFormat {
+  kNative,
+  kMooncake,
+  kDynamo,
+  kClaudeCode,
+  kCodex,
+  kOpenAi,
+  kTraceLab,
+  kTraceLabCsv,
+  kAzure
+};
 
-// "native", "mooncake", "claude-code", "codex", "tracelab", "tracelab-csv", "azure".
+// "native", "mooncake", "dynamo", "claude-code", "codex", "openai", "tracelab",
+// "tracelab-csv", "azure".
 std::string_view TraceFormatName(TraceFormat format);
-// "native|mooncake|claude-code|codex|tracelab|tracelab-csv|azure", for help texts and errors.
+// "native|mooncake|dynamo|claude-code|codex|openai|tracelab|tracelab-csv|azure", for help
+// texts and errors.
 std::string TraceFormatChoices();
 // The inverse of TraceFormatName. Error: "unknown trace format \"x\" (one of ...)".
 Result<TraceFormat> ParseTraceFormat(std::string_view name);
@@ -32,12 +45,16 @@ Result<TraceFormat> ParseTraceFormat(std::string_view name);
 // Detects the format from the first non-blank line of a file:
 //   the native header line                          -> native
 //   '[' (a JSON array of transcript lines)           -> claude-code
+//   an object with "hash_ids" or "input_length" and one of "request_id",
+//   "session_id", "wait_for", "prefix_reset", "tool_wait_ms", "delay" -> dynamo
 //   an object with "hash_ids" or "input_length"      -> mooncake
 //   an object with "round_index" and "input_tokens_total" -> tracelab
 //   an object with "payload" and "type" of session_meta / event_msg /
 //   response_item / turn_context                     -> codex
 //   an object with "sessionId", or "type" of user / assistant / system /
 //   summary                                          -> claude-code
+//   an object with "object" of chat.completion / response, a "usage" object
+//   with "prompt_tokens" or "input_tokens", or those at the top level -> openai
 //   the CSV header TIMESTAMP,ContextTokens,GeneratedTokens -> azure
 //   a CSV header starting "session_id," with a prefix_len column -> tracelab-csv
 // `line_number` is that line's number, for the error
@@ -50,6 +67,14 @@ Result<TraceFormat> DetectTraceFormat(std::string_view first_line, const std::st
 std::unique_ptr<TraceReader> NewMooncakeReader(std::unique_ptr<std::istream> in, std::string name,
                                                ReaderOptions options = {});
 
+// NVIDIA Dynamo agentic Mooncake rows (Mooncake rows with request_id,
+// session_id, wait_for, delay, tool_wait_ms, prefix_reset): one task per
+// session_id, one turn per row in file order, 512-token block hashes;
+// tool_s = the next row's (delay + tool_wait_ms) / 1000. Rows with fields
+// Dynamo does not document are errors.
+std::unique_ptr<TraceReader> NewDynamoReader(std::unique_ptr<std::istream> in, std::string name,
+                                             ReaderOptions options = {});
+
 // Claude Code transcript lines (JSONL, or the JSON array a stop hook saves):
 // one task per session main chain and one per subagent chain (linked to the
 // session with parent_id), one turn per distinct message.id.
@@ -61,6 +86,14 @@ std::unique_ptr<TraceReader> NewClaudeCodeReader(std::unique_ptr<std::istream> i
 // moved, prompt = last_token_usage.input_tokens (cached included).
 std::unique_ptr<TraceReader> NewCodexReader(std::unique_ptr<std::istream> in, std::string name,
                                             ReaderOptions options = {});
+
+// OpenAI Chat Completions / Responses objects (or bare usage objects with a
+// session_id), one per line: one task per session_id (or metadata.session_id),
+// per previous_response_id chain, or per call; prompt = prompt_tokens /
+// input_tokens (cached included), recorded usage {prompt - cached, 0, cached,
+// output}.
+std::unique_ptr<TraceReader> NewOpenAiReader(std::unique_ptr<std::istream> in, std::string name,
+                                             ReaderOptions options = {});
 
 // TraceLab round_trace.jsonl: rows grouped by session_id, ordered by
 // round_index; one turn per row with its provider usage and the first timing
