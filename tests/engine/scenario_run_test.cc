@@ -64,3 +64,24 @@ TEST(ScenarioRunTest, MooncakeSyntheticCacheCapacityCurve) {
 
 }  // namespace
 }  // namespace kvbill
+
+namespace kvbill {
+namespace {
+
+// "A 128K request costs 3-5x an 8K one even with GQA" (docs/claims.md #12):
+// Llama-3.1-70B on 4 H100s, 500 output tokens, each request alone.
+TEST(ScenarioRunTest, A128kRequestCostsThreeToFiveTimesAn8kOne) {
+  auto s = LoadScenario("scenarios/claims/8k-vs-128k.json");
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  auto out = RunScenario(*s);
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  ASSERT_EQ(out->tasks.size(), 2u);
+  ASSERT_EQ(out->tasks[0].id, "prompt-8k");
+  const double ratio = static_cast<double>(out->tasks[1].cost_usd / out->tasks[0].cost_usd);
+  EXPECT_GT(ratio, 3.0);
+  EXPECT_LT(ratio, 5.0);
+  std::cout << "[ measured ] 128k / 8k request cost " << ratio << "\n";
+}
+
+}  // namespace
+}  // namespace kvbill
