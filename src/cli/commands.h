@@ -19,6 +19,7 @@ int RunModels(const Args& args);
 int RunGpus(const Args& args);
 int RunTrace(const Args& args);
 int RunSimulate(const Args& args);
+int RunBill(const Args& args);
 int RunSweepCommand(const Args& args);
 int RunMerge(const Args& args);
 int RunCheck(const Args& args);

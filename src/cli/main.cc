@@ -35,6 +35,8 @@ constexpr Command kCommands[] = {
     {"gpus", "list the bundled GPU catalog", RunGpus},
     {"trace", "trace stats | convert: summarise a trace or convert it to the native format",
      RunTrace},
+    {"bill", "price recorded Claude Code / Codex usage per session, day, model; vs reported",
+     RunBill},
 };
 
 void PrintHelp(std::ostream& out) {

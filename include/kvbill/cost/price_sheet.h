@@ -1,0 +1,113 @@
+// PriceSheet: what API providers charge per token, per model, dated and
+// sourced. The bundled sheet is scenarios/prices.json (compiled into the
+// binary); a LiteLLM model_prices_and_context_window.json can replace it and
+// "MODEL:field=value" overrides adjust it. Format, sources and the pricing
+// rules per provider: docs/billing.md.
+//
+// Invariants: every price is >= 0 in pico-dollars per token (money.h); ids
+// and aliases are unique across the sheet; a model with a long-context tier
+// has threshold > 0 and all five tier rates.
+#ifndef KVBILL_COST_PRICE_SHEET_H_
+#define KVBILL_COST_PRICE_SHEET_H_
+
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kvbill/cost/money.h"
+#include "kvbill/util/result.h"
+#include "kvbill/util/units.h"
+
+namespace kvbill {
+
+// Per-token prices of one tier, in pico-dollars per token.
+struct TokenRates {
+  PicoUsdPerToken input = 0;           // uncached input
+  PicoUsdPerToken output = 0;          // output, reasoning included
+  PicoUsdPerToken cache_read = 0;      // input read from the provider cache
+  PicoUsdPerToken cache_write_5m = 0;  // input written to a 5-minute cache (or the only one)
+  PicoUsdPerToken cache_write_1h = 0;  // input written to a 1-hour cache
+
+  bool operator==(const TokenRates&) const = default;
+};
+
+struct ModelPrice {
+  std::string id;        // the sheet's name: "claude-sonnet-4-5"
+  std::string provider;  // "anthropic", "openai", "gemini", "deepseek", ... (informational)
+  std::vector<std::string> aliases;  // other exact ids: "claude-sonnet-4-5-20250929"
+  TokenRates base;
+  // Prompts (input + cache writes + cache reads) above this many tokens are
+  // priced whole at `long_context`; 0 means the model has no such tier.
+  Tokens long_context_threshold = 0;
+  TokenRates long_context;
+  std::string source;  // where the figures come from, with its date
+  std::string notes;   // provider rules applied, deviations from the source
+
+  bool operator==(const ModelPrice&) const = default;
+};
+
+class PriceSheet {
+ public:
+  PriceSheet() = default;
+  PriceSheet(std::string as_of, std::string source)
+      : as_of_(std::move(as_of)), source_(std::move(source)) {}
+
+  // Adds a model. Error when its id or an alias is already taken:
+  // "model \"x\": id already used by \"y\"".
+  Status Add(ModelPrice price);
+
+  // The entry for a model id as a log records it, or nullptr (unpriced).
+  // Tried in order, each on the result of the step before, stopping at the
+  // first id or alias that matches exactly:
+  //   1. the id as given;
+  //   2. lower case;
+  //   3. without a routing prefix up to the last '/' ("anthropic/claude-x");
+  //   4. with a Vertex-style '@' turned into '-' ("claude-x@20250929");
+  //   5. without a trailing date "-YYYYMMDD" or "-YYYY-MM-DD".
+  // Dated snapshots priced differently from their family are their own
+  // entries, so step 1 finds them before step 5 could.
+  const ModelPrice* Find(std::string_view model) const;
+  ModelPrice* FindById(std::string_view id);
+
+  const std::vector<ModelPrice>& models() const { return models_; }
+  const std::string& as_of() const { return as_of_; }
+  const std::string& source() const { return source_; }
+
+ private:
+  const ModelPrice* FindExact(std::string_view id) const;
+
+  std::string as_of_;
+  std::string source_;
+  std::vector<ModelPrice> models_;
+  std::map<std::string, std::size_t, std::less<>> index_;  // id or alias -> models_
+};
+
+// Parses a price sheet. A JSON object with "kvbill_prices": 1 is kvbill's own
+// format (docs/billing.md#price-sheet); any other object is read as LiteLLM's
+// model_prices_and_context_window.json. `name` prefixes errors, which carry
+// a JSON pointer: "prices.json#/models/gpt-5/input: must be a non-negative
+// number, got -1".
+Result<PriceSheet> ParsePriceSheet(std::string_view text, const std::string& name);
+
+// LiteLLM's JSON: every entry with input_cost_per_token and
+// output_cost_per_token becomes a model (provider = litellm_provider);
+// absent cache fields follow the provider rules of docs/billing.md.
+Result<PriceSheet> ImportLiteLlmPrices(std::string_view text, const std::string& name);
+
+// The bundled scenarios/prices.json.
+Result<PriceSheet> BundledPriceSheet();
+
+// Applies "MODEL:field=value[,field=value...]" overrides in order. Fields:
+// input, output, cache_read, cache_write_5m, cache_write_1h (dollars per
+// million tokens), long_context_threshold (tokens; 0 removes the tier), and
+// long_input, long_output, long_cache_read, long_cache_write_5m,
+// long_cache_write_1h. MODEL is resolved like Find(); an unknown MODEL adds a
+// model (provider "custom") that needs input and output, its cache prices
+// defaulting to the input price. Errors: "--price \"spec\": ...".
+Status ApplyPriceOverrides(const std::vector<std::string>& specs, PriceSheet* sheet);
+
+}  // namespace kvbill
+
+#endif  // KVBILL_COST_PRICE_SHEET_H_

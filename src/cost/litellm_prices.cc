@@ -1,0 +1,117 @@
+// LiteLLM's model_prices_and_context_window.json as a price sheet
+// (docs/billing.md#litellm). Fields are dollars per token.
+#include <optional>
+#include <regex>
+
+#include "cost/price_json.h"
+
+namespace kvbill {
+namespace {
+
+// A price field in dollars per token as pico-dollars per token, or nullopt
+// when absent or not a number.
+Result<std::optional<PicoUsdPerToken>> Field(const Json& entry, const std::string& key,
+                                             const std::string& pointer) {
+  const auto it = entry.find(key);
+  if (it == entry.end() || !it->is_number()) return std::optional<PicoUsdPerToken>();
+  auto price = PriceFromUsdPerMtok(it->get<double>() * 1e6);
+  if (!price) return price.error().Within(pointer + "/" + key);
+  return std::optional<PicoUsdPerToken>(*price);
+}
+
+// Fills the cache prices the entry lacks by the provider rules: Anthropic
+// writes 1.25x (5 minutes) and 2x (1 hour) input, reads 0.1x; providers
+// without a write fee write at the input price and read at it when no
+// cached price is listed.
+void FillByRule(bool anthropic, const std::optional<PicoUsdPerToken>& read,
+                const std::optional<PicoUsdPerToken>& write_5m,
+                const std::optional<PicoUsdPerToken>& write_1h, TokenRates* rates) {
+  const PicoUsdPerToken in = rates->input;
+  rates->cache_read = read.value_or(anthropic ? in / 10 : in);
+  rates->cache_write_5m = write_5m.value_or(anthropic ? in + in / 4 : in);
+  rates->cache_write_1h = write_1h.value_or(anthropic ? 2 * in : rates->cache_write_5m);
+}
+
+Result<std::optional<ModelPrice>> ReadEntry(const std::string& id, const Json& entry,
+                                            const std::string& pointer, const std::string& as_of) {
+  if (!entry.is_object()) return std::optional<ModelPrice>();
+  ModelPrice price;
+  price.id = id;
+  price.provider = entry.value("litellm_provider", std::string("unknown"));
+  price.source = "litellm:" + as_of + " \"" + id + "\"";
+  const bool anthropic = price.provider == "anthropic";
+  const auto get = [&](const std::string& key) { return Field(entry, key, pointer); };
+  auto input = get("input_cost_per_token");
+  if (!input) return input.error();
+  auto output = get("output_cost_per_token");
+  if (!output) return output.error();
+  if (!*input || !*output) return std::optional<ModelPrice>();  // not priced per token
+  price.base.input = **input;
+  price.base.output = **output;
+  auto read = get("cache_read_input_token_cost");
+  if (!read) return read.error();
+  if (!*read) {
+    read = get("input_cost_per_token_cache_hit");  // DeepSeek's name
+    if (!read) return read.error();
+  }
+  auto write = get("cache_creation_input_token_cost");
+  if (!write) return write.error();
+  auto write_1h = get("cache_creation_input_token_cost_above_1hr");
+  if (!write_1h) return write_1h.error();
+  // A write price of 0 means "no write fee": the tokens still cost input.
+  if (*write && **write == 0) write->reset();
+  FillByRule(anthropic, *read, *write, *write_1h, &price.base);
+
+  // The long-context tier: "<field>_above_<N>k_tokens".
+  static const std::regex kTier("^input_cost_per_token_above_([0-9]+)k_tokens$");
+  for (const auto& [key, value] : entry.items()) {
+    std::smatch match;
+    if (!value.is_number() || !std::regex_match(key, match, kTier)) continue;
+    const std::string suffix = "_above_" + match[1].str() + "k_tokens";
+    price.long_context_threshold = std::stoll(match[1].str()) * 1000;
+    auto long_input = get(key);
+    auto long_output = get("output_cost_per_token" + suffix);
+    auto long_read = get("cache_read_input_token_cost" + suffix);
+    auto long_write = get("cache_creation_input_token_cost" + suffix);
+    auto long_write_1h = get("cache_creation_input_token_cost_above_1hr" + suffix);
+    for (const auto* r : {&long_input, &long_output, &long_read, &long_write, &long_write_1h}) {
+      if (!*r) return r->error();
+    }
+    price.long_context.input = **long_input;
+    price.long_context.output = long_output->value_or(price.base.output);
+    if (!*long_write || **long_write == 0 || !*write) long_write->reset();
+    FillByRule(anthropic, long_read->has_value() ? *long_read : (anthropic ? std::nullopt : *read),
+               *long_write, *long_write_1h, &price.long_context);
+    break;
+  }
+  return std::optional<ModelPrice>(std::move(price));
+}
+
+}  // namespace
+
+Result<PriceSheet> ImportLiteLlmJson(const Json& json, const std::string& name) {
+  const std::string as_of = "imported";
+  PriceSheet sheet(as_of, "LiteLLM model_prices_and_context_window.json from " + name);
+  for (const auto& [id, entry] : json.items()) {
+    if (id == "sample_spec") continue;
+    auto price = ReadEntry(id, entry, name + "#/" + id, as_of);
+    if (!price) return price.error();
+    if (!*price) continue;
+    if (auto s = sheet.Add(std::move(**price)); !s) return s.error().Within(name);
+  }
+  if (sheet.models().empty()) {
+    return Error(name +
+                 ": no model with input_cost_per_token and output_cost_per_token "
+                 "(neither a kvbill price sheet nor LiteLLM's JSON)");
+  }
+  return sheet;
+}
+
+Result<PriceSheet> ImportLiteLlmPrices(std::string_view text, const std::string& name) {
+  auto json = ParseJson(text);
+  if (!json) return json.error().Within(name);
+  if (!json->is_object()) return Error(name + ": LiteLLM's price file must be a JSON object");
+  return ImportLiteLlmJson(*json, name);
+}
+
+}  // namespace kvbill

@@ -1,0 +1,304 @@
+// The price sheet: kvbill's own format, model-id resolution and --price
+// overrides (docs/billing.md#price-sheet). LiteLLM's format is in
+// litellm_prices.cc.
+#include "kvbill/cost/price_sheet.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <optional>
+
+#include "cost/price_json.h"
+#include "kvbill/util/embedded.h"
+#include "trace/json_fields.h"
+
+namespace kvbill {
+namespace {
+
+bool IsDigits(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c));
+  });
+}
+
+// The id without a trailing "-YYYYMMDD" or "-YYYY-MM-DD", or nullopt.
+std::optional<std::string> WithoutDate(std::string_view id) {
+  if (id.size() > 9 && id[id.size() - 9] == '-' && IsDigits(id.substr(id.size() - 8))) {
+    return std::string(id.substr(0, id.size() - 9));
+  }
+  if (id.size() > 11 && id[id.size() - 11] == '-' && IsDigits(id.substr(id.size() - 10, 4)) &&
+      id[id.size() - 6] == '-' && IsDigits(id.substr(id.size() - 5, 2)) &&
+      id[id.size() - 3] == '-' && IsDigits(id.substr(id.size() - 2))) {
+    return std::string(id.substr(0, id.size() - 11));
+  }
+  return std::nullopt;
+}
+
+Result<TokenRates> ReadRates(const Json& object, const std::string& pointer) {
+  TokenRates rates;
+  const std::pair<const char*, PicoUsdPerToken*> fields[] = {
+      {"input", &rates.input},
+      {"output", &rates.output},
+      {"cache_read", &rates.cache_read},
+      {"cache_write_5m", &rates.cache_write_5m},
+      {"cache_write_1h", &rates.cache_write_1h}};
+  for (const auto& [key, field] : fields) {
+    const auto it = object.find(key);
+    if (it == object.end()) return Error(pointer + "/" + key + ": missing");
+    if (!it->is_number())
+      return Error(pointer + "/" + key + ": must be a number, got " + Quote(*it));
+    auto price = PriceFromUsdPerMtok(it->get<double>());
+    if (!price) return price.error().Within(pointer + "/" + key);
+    *field = *price;
+  }
+  return rates;
+}
+
+Result<std::string> ReadText(const Json& object, const char* key, const std::string& pointer,
+                             bool required) {
+  const auto it = object.find(key);
+  if (it == object.end()) {
+    if (required) return Error(pointer + "/" + key + ": missing");
+    return std::string();
+  }
+  if (!it->is_string()) return Error(pointer + "/" + key + ": must be a string, got " + Quote(*it));
+  return it->get<std::string>();
+}
+
+Result<ModelPrice> ReadModel(const std::string& id, const Json& object,
+                             const std::string& pointer) {
+  if (!object.is_object()) return Error(pointer + ": must be an object");
+  ModelPrice price;
+  price.id = id;
+  auto provider = ReadText(object, "provider", pointer, true);
+  if (!provider) return provider.error();
+  price.provider = *provider;
+  auto source = ReadText(object, "source", pointer, true);
+  if (!source) return source.error();
+  price.source = *source;
+  auto notes = ReadText(object, "notes", pointer, false);
+  if (!notes) return notes.error();
+  price.notes = *notes;
+  if (const auto it = object.find("aliases"); it != object.end()) {
+    if (!it->is_array()) return Error(pointer + "/aliases: must be an array of strings");
+    for (const Json& alias : *it) {
+      if (!alias.is_string()) return Error(pointer + "/aliases: must be an array of strings");
+      price.aliases.push_back(alias.get<std::string>());
+    }
+  }
+  auto base = ReadRates(object, pointer);
+  if (!base) return base.error();
+  price.base = *base;
+  if (const auto it = object.find("long_context"); it != object.end()) {
+    const std::string tier = pointer + "/long_context";
+    if (!it->is_object()) return Error(tier + ": must be an object");
+    auto threshold = GetTokens(*it, "threshold_tokens");
+    if (!threshold) return threshold.error().Within(tier);
+    if (*threshold <= 0) return Error(tier + "/threshold_tokens: must be positive");
+    price.long_context_threshold = *threshold;
+    auto rates = ReadRates(*it, tier);
+    if (!rates) return rates.error();
+    price.long_context = *rates;
+  }
+  return price;
+}
+
+Result<PriceSheet> ParseKvbillSheet(const Json& json, const std::string& name) {
+  const std::string root = name + "#";
+  if (json.value("kvbill_prices", Json()) != 1) {
+    return Error(root + "/kvbill_prices: unsupported version " + Quote(json["kvbill_prices"]));
+  }
+  auto as_of = ReadText(json, "as_of", root, true);
+  if (!as_of) return as_of.error();
+  auto source = ReadText(json, "source", root, true);
+  if (!source) return source.error();
+  PriceSheet sheet(*as_of, *source);
+  const auto models = json.find("models");
+  if (models == json.end() || !models->is_object()) return Error(root + "/models: missing object");
+  for (const auto& [id, entry] : models->items()) {
+    auto price = ReadModel(id, entry, root + "/models/" + id);
+    if (!price) return price.error();
+    if (auto s = sheet.Add(std::move(*price)); !s) return s.error().Within(name);
+  }
+  return sheet;
+}
+
+// One parsed --price field.
+struct Override {
+  std::string field;
+  double value = 0;
+};
+
+Status SetField(ModelPrice* price, const Override& o) {
+  if (o.field == "long_context_threshold") {
+    if (o.value < 0 || o.value != static_cast<double>(static_cast<Tokens>(o.value))) {
+      return Error("long_context_threshold must be a whole number of tokens");
+    }
+    price->long_context_threshold = static_cast<Tokens>(o.value);
+    return OkStatus();
+  }
+  auto pico = PriceFromUsdPerMtok(o.value);
+  if (!pico) return pico.error().Within(o.field);
+  const bool is_long = o.field.rfind("long_", 0) == 0;
+  TokenRates& rates = is_long ? price->long_context : price->base;
+  const std::string name = is_long ? o.field.substr(5) : o.field;
+  if (name == "input") {
+    rates.input = *pico;
+  } else if (name == "output") {
+    rates.output = *pico;
+  } else if (name == "cache_read") {
+    rates.cache_read = *pico;
+  } else if (name == "cache_write_5m") {
+    rates.cache_write_5m = *pico;
+  } else if (name == "cache_write_1h") {
+    rates.cache_write_1h = *pico;
+  } else {
+    return Error("unknown field \"" + o.field +
+                 "\" (input, output, cache_read, cache_write_5m, cache_write_1h, "
+                 "long_context_threshold, long_input, long_output, long_cache_read, "
+                 "long_cache_write_5m, long_cache_write_1h)");
+  }
+  return OkStatus();
+}
+
+Result<std::pair<std::string, std::vector<Override>>> ParseOverride(const std::string& spec) {
+  const std::size_t colon = spec.rfind(':');
+  if (colon == std::string::npos || colon == 0) return Error("expected MODEL:field=value");
+  std::pair<std::string, std::vector<Override>> parsed{spec.substr(0, colon), {}};
+  std::string_view rest = std::string_view(spec).substr(colon + 1);
+  while (true) {
+    const std::size_t comma = rest.find(',');
+    const std::string item(rest.substr(0, comma));
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return Error("expected field=value, got \"" + item + "\"");
+    const std::string value = item.substr(eq + 1);
+    char* end = nullptr;
+    const double number = std::strtod(value.c_str(), &end);
+    if (value.empty() || end != value.c_str() + value.size()) {
+      return Error(item.substr(0, eq) + ": \"" + value + "\" is not a number");
+    }
+    parsed.second.push_back(Override{item.substr(0, eq), number});
+    if (comma == std::string_view::npos) break;
+    rest = rest.substr(comma + 1);
+  }
+  return parsed;
+}
+
+}  // namespace
+
+Status PriceSheet::Add(ModelPrice price) {
+  std::vector<std::string> names = price.aliases;
+  names.insert(names.begin(), price.id);
+  for (const std::string& n : names) {
+    if (const auto it = index_.find(n); it != index_.end()) {
+      return Error("model \"" + price.id + "\": id \"" + n + "\" already used by \"" +
+                   models_[it->second].id + "\"");
+    }
+  }
+  for (const std::string& n : names) index_.emplace(n, models_.size());
+  models_.push_back(std::move(price));
+  return OkStatus();
+}
+
+const ModelPrice* PriceSheet::FindExact(std::string_view id) const {
+  const auto it = index_.find(id);
+  return it == index_.end() ? nullptr : &models_[it->second];
+}
+
+ModelPrice* PriceSheet::FindById(std::string_view id) {
+  return const_cast<ModelPrice*>(std::as_const(*this).FindExact(id));
+}
+
+const ModelPrice* PriceSheet::Find(std::string_view model) const {
+  std::string id(model);
+  if (const ModelPrice* p = FindExact(id)) return p;
+  std::transform(id.begin(), id.end(), id.begin(), [](char c) {
+    return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  });
+  if (const ModelPrice* p = FindExact(id)) return p;
+  if (const std::size_t slash = id.rfind('/'); slash != std::string::npos) {
+    id = id.substr(slash + 1);
+    if (const ModelPrice* p = FindExact(id)) return p;
+  }
+  if (const std::size_t at = id.rfind('@'); at != std::string::npos) {
+    id[at] = '-';
+    if (const ModelPrice* p = FindExact(id)) return p;
+  }
+  if (auto undated = WithoutDate(id)) return FindExact(*undated);
+  return nullptr;
+}
+
+Result<PriceSheet> ParsePriceSheet(std::string_view text, const std::string& name) {
+  auto json = ParseJson(text);
+  if (!json) return json.error().Within(name);
+  if (!json->is_object()) return Error(name + ": a price sheet must be a JSON object");
+  if (json->contains("kvbill_prices")) return ParseKvbillSheet(*json, name);
+  return ImportLiteLlmJson(*json, name);
+}
+
+Result<PriceSheet> BundledPriceSheet() {
+  const auto text = EmbeddedFile("prices.json");
+  if (!text) return Error("prices.json is not embedded in this build");
+  return ParsePriceSheet(*text, "prices.json");
+}
+
+Status ApplyPriceOverrides(const std::vector<std::string>& specs, PriceSheet* sheet) {
+  // Overrides of models the sheet lacks are collected first: such a model
+  // needs input and output before it can be added.
+  std::vector<std::pair<std::string, std::vector<Override>>> added;
+  for (const std::string& spec : specs) {
+    const auto fail = [&](const Error& e) { return e.Within("--price \"" + spec + "\""); };
+    auto parsed = ParseOverride(spec);
+    if (!parsed) return fail(parsed.error());
+    const auto& [model, overrides] = *parsed;
+    ModelPrice* price = nullptr;
+    if (const ModelPrice* found = sheet->Find(model)) price = sheet->FindById(found->id);
+    if (price == nullptr) {
+      auto it =
+          std::find_if(added.begin(), added.end(), [&](const auto& a) { return a.first == model; });
+      if (it == added.end()) it = added.insert(added.end(), {model, {}});
+      for (const Override& o : overrides) {
+        ModelPrice probe;
+        if (auto s = SetField(&probe, o); !s) return fail(s.error());
+        it->second.push_back(o);
+      }
+      continue;
+    }
+    for (const Override& o : overrides) {
+      if (auto s = SetField(price, o); !s) return fail(s.error());
+    }
+    price->source += "; overridden by --price";
+  }
+  for (const auto& [model, overrides] : added) {
+    const auto has = [&](const char* field) {
+      return std::any_of(overrides.begin(), overrides.end(),
+                         [&](const Override& o) { return o.field == field; });
+    };
+    if (!has("input") || !has("output")) {
+      return Error("--price: model \"" + model +
+                   "\" is not in the price sheet; give at least its input and output prices");
+    }
+    ModelPrice price;
+    price.id = model;
+    price.provider = "custom";
+    price.source = "--price";
+    for (const Override& o : overrides) {
+      if (o.field == "input") (void)SetField(&price, o);
+    }
+    price.base.cache_read = price.base.cache_write_5m = price.base.cache_write_1h =
+        price.base.input;
+    for (const Override& o : overrides) (void)SetField(&price, o);
+    if (auto s = sheet->Add(std::move(price)); !s) return s.error().Within("--price");
+  }
+  for (const ModelPrice& price : sheet->models()) {
+    const bool overridden = price.source.find("--price") != std::string::npos;
+    if (overridden && price.long_context_threshold > 0 && price.long_context == TokenRates{}) {
+      return Error("--price: model \"" + price.id +
+                   "\" has a long_context_threshold but no long-context prices (long_input, ...)");
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace kvbill

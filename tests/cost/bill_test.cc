@@ -1,0 +1,246 @@
+#include "kvbill/bill/bill.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "kvbill/bill/usage_log.h"
+
+namespace kvbill {
+namespace {
+
+const PriceSheet& Sheet() {
+  static const PriceSheet sheet = *BundledPriceSheet();
+  return sheet;
+}
+
+UsageLog Read(const std::string& text, const std::string& name = "log.jsonl") {
+  UsageLog log;
+  std::istringstream in(text);
+  const Status s = ReadUsageLog(in, name, &log);
+  EXPECT_TRUE(s.ok()) << s.error().message();
+  return log;
+}
+
+Bill MakeOrDie(const UsageLog& log, const BillOptions& options = {}) {
+  auto bill = MakeBill(log, Sheet(), options);
+  EXPECT_TRUE(bill.ok()) << bill.error().message();
+  return *bill;
+}
+
+std::string Assistant(const std::string& session, const std::string& id, const std::string& model,
+                      const std::string& time, int input, int write, int read, int output) {
+  return R"({"type":"assistant","sessionId":")" + session + R"(","timestamp":")" + time +
+         R"(","message":{"id":")" + id + R"(","model":")" + model +
+         R"(","usage":{"input_tokens":)" + std::to_string(input) +
+         R"(,"cache_creation_input_tokens":)" + std::to_string(write) +
+         R"(,"cache_read_input_tokens":)" + std::to_string(read) + R"(,"output_tokens":)" +
+         std::to_string(output) + "}}}\n";
+}
+
+TEST(BillTest, CountsACallLoggedOnSeveralLinesAndFilesOnce) {
+  // Claude Code writes one line per content block with the same usage; the
+  // first carries a streaming placeholder output. A second copy of the file
+  // (interactive logs overlap) repeats the call again.
+  const std::string text = Assistant("s1", "msg_a", "claude-sonnet-4-5-20250929",
+                                     "2025-12-12T15:19:59Z", 10, 10247, 15411, 1) +
+                           Assistant("s1", "msg_a", "claude-sonnet-4-5-20250929",
+                                     "2025-12-12T15:20:01Z", 10, 10247, 15411, 120);
+  UsageLog log = Read(text);
+  std::istringstream copy(text);
+  ASSERT_TRUE(ReadUsageLog(copy, "copy.jsonl", &log).ok());
+  const Bill bill = MakeOrDie(log);
+  EXPECT_EQ(bill.total.calls, 1);
+  EXPECT_EQ(bill.duplicate_lines, 3);
+  // The copy with the real output: 10 x 3 + 10,247 x 3.75 + 15,411 x 0.3 + 120 x 15
+  //   = 30 + 38,426.25 + 4,623.3 + 1,800 = 44,879.55 micro-dollars.
+  EXPECT_EQ(bill.total.cost.pico_usd, 44'879'550'000);
+  ASSERT_EQ(bill.sessions.size(), 1u);
+  EXPECT_EQ(bill.sessions[0].by_model.at("claude-sonnet-4-5-20250929").priced_as,
+            "claude-sonnet-4-5");
+}
+
+TEST(BillTest, RequestIdIdentifiesACallWithoutMessageId) {
+  const std::string line =
+      R"({"type":"assistant","sessionId":"s","requestId":"req_1","message":{"model":"claude-opus-4-5","usage":{"input_tokens":1000,"output_tokens":0}}})"
+      "\n";
+  const Bill bill = MakeOrDie(Read(line + line));
+  EXPECT_EQ(bill.total.calls, 1);
+  // 1,000 x $5 per Mtok = $0.005.
+  EXPECT_EQ(bill.total.cost.pico_usd, 5'000'000'000);
+}
+
+TEST(BillTest, OneHourWritesFromTheUsageSplit) {
+  const std::string line =
+      R"({"type":"assistant","sessionId":"s","message":{"id":"m","model":"claude-opus-4-5","usage":{"input_tokens":0,"cache_creation_input_tokens":3000,"cache_read_input_tokens":0,"output_tokens":0,"cache_creation":{"ephemeral_5m_input_tokens":1000,"ephemeral_1h_input_tokens":2000}}}})"
+      "\n";
+  const Bill bill = MakeOrDie(Read(line));
+  // 1,000 x 6.25 + 2,000 x 10 = 26,250 micro-dollars.
+  EXPECT_EQ(bill.total.cost.pico_usd, 26'250'000'000);
+  EXPECT_EQ(bill.total.by_model.at("claude-opus-4-5").usage.cache_write_1h, 2000);
+}
+
+TEST(BillTest, UnpricedModelIsCountedNeverAZero) {
+  const Bill bill = MakeOrDie(Read(
+      Assistant("s", "m1", "mystery-model-7", "2026-01-01T00:00:00Z", 1000, 0, 0, 10) +
+      Assistant("s", "m2", "claude-haiku-4-5-20251001", "2026-01-01T00:00:01Z", 1000, 0, 0, 10)));
+  EXPECT_EQ(bill.total.calls, 2);
+  EXPECT_EQ(bill.total.unpriced_calls, 1);
+  const ModelBill& mystery = bill.total.by_model.at("mystery-model-7");
+  EXPECT_FALSE(mystery.priced());
+  EXPECT_EQ(mystery.calls, 1);
+  // Only Haiku 4.5 is in the total: 1,000 x 1 + 10 x 5 = 1,050 micro-dollars.
+  EXPECT_EQ(bill.total.cost.pico_usd, 1'050'000'000);
+}
+
+TEST(BillTest, SyntheticMessagesAreNotCalls) {
+  const Bill bill =
+      MakeOrDie(Read(Assistant("s", "m", "<synthetic>", "2026-01-01T00:00:00Z", 0, 0, 0, 0)));
+  EXPECT_EQ(bill.total.calls, 0);
+}
+
+TEST(BillTest, ResultLineCostIsShownBesideKvbillsPrice) {
+  // Acceptance run-24: Sonnet's calls carry all its usage; Opus and Haiku
+  // side calls appear only in modelUsage.
+  std::ifstream in(std::string(KVBILL_SOURCE_DIR) + "/tests/data/bill/headless_two_runs.jsonl");
+  UsageLog log;
+  ASSERT_TRUE(ReadUsageLog(in, "headless_two_runs.jsonl", &log).ok());
+  const Bill bill = MakeOrDie(log);
+  ASSERT_EQ(bill.sessions.size(), 2u);
+  const GroupBill& run = bill.sessions[1];
+  EXPECT_EQ(run.id, "run-24");
+  EXPECT_EQ(run.calls, 2);
+  // Sonnet calls: 6 x 3 + 8,870 x 3.75 + 42,853 x 0.3 + 591 x 15
+  //   = 18 + 33,262.5 + 12,855.9 + 8,865 = 55,001.4 micro-dollars (costUSD 0.0550014).
+  const ModelBill& sonnet = run.by_model.at("claude-sonnet-4-5-20250929");
+  EXPECT_EQ(sonnet.cost.pico_usd, 55'001'400'000);
+  EXPECT_EQ(sonnet.usage, *sonnet.reported_usage);
+  EXPECT_DOUBLE_EQ(*sonnet.reported_cost_usd, 0.0550014);
+  // Opus side calls: 4 x 5 + 122 x 25 + 22,959 x 0.5 = 14,549.5 micro-dollars.
+  // Haiku: 2 x 1 + 168 x 5 + 14,934 x 0.1 = 2,335.4 micro-dollars.
+  EXPECT_EQ(run.by_model.at("claude-opus-4-5-20251101").reported_usage_cost->pico_usd,
+            14'549'500'000);
+  EXPECT_EQ(run.by_model.at("claude-haiku-4-5-20251001").reported_usage_cost->pico_usd,
+            2'335'400'000);
+  // 55,001.4 + 14,549.5 + 2,335.4 = 71,886.3 micro-dollars = total_cost_usd 0.0718863.
+  EXPECT_EQ(run.reported_usage_cost->pico_usd, 71'886'300'000);
+  EXPECT_DOUBLE_EQ(*run.reported_cost_usd, 0.0718863);
+  // run-00's Opus calls are a part of its usage: 1 x 5 + 19,686 x 6.25 +
+  // 92,986 x 0.5 + 1,004 x 25 = 194,635.5 micro-dollars, against 339,799.25
+  // for its modelUsage (costUSD 0.33979925).
+  const ModelBill& opus = bill.sessions[0].by_model.at("claude-opus-4-5-20251101");
+  EXPECT_EQ(opus.cost.pico_usd, 194'635'500'000);
+  EXPECT_EQ(opus.reported_usage_cost->pico_usd, 339'799'250'000);
+}
+
+TEST(BillTest, DaysAreUtcDatesAndSinceUntilAreInclusive) {
+  const UsageLog log =
+      Read(Assistant("s", "m1", "claude-haiku-4-5", "2026-01-11T23:59:59Z", 1000, 0, 0, 0) +
+           Assistant("s", "m2", "claude-haiku-4-5", "2026-01-12T00:30:00+01:00", 2000, 0, 0, 0) +
+           Assistant("s", "m3", "claude-haiku-4-5", "2026-01-12T10:00:00Z", 4000, 0, 0, 0));
+  const Bill all = MakeOrDie(log);
+  ASSERT_EQ(all.days.size(), 2u);
+  // 00:30 at +01:00 is 23:30 UTC on the 11th.
+  EXPECT_EQ(all.days[0].id, "2026-01-11");
+  EXPECT_EQ(all.days[0].calls, 2);
+  EXPECT_EQ(all.days[1].id, "2026-01-12");
+  BillOptions options;
+  options.since = "2026-01-12";
+  options.until = "2026-01-12";
+  const Bill one = MakeOrDie(log, options);
+  EXPECT_EQ(one.total.calls, 1);
+  EXPECT_EQ(one.total.cost.pico_usd, 4'000'000'000);  // 4,000 x $1 per Mtok
+}
+
+TEST(BillTest, CodexCallsUseTheTurnContextModel) {
+  std::ifstream in(std::string(KVBILL_SOURCE_DIR) + "/tests/data/traces/codex_small.jsonl");
+  UsageLog log;
+  ASSERT_TRUE(ReadUsageLog(in, "codex_small.jsonl", &log).ok());
+  const Bill bill = MakeOrDie(log);
+  ASSERT_EQ(bill.sessions.size(), 2u);
+  const GroupBill& s1 = bill.sessions[0];
+  EXPECT_EQ(s1.id, "019a-s1");
+  EXPECT_EQ(s1.calls, 3);  // the repeated token_count counts once
+  // gpt-5-codex ($1.25 input, $0.125 cached, $10 output per Mtok), three calls:
+  //   uncached 12,000 + 596 + 32 = 12,628; cached 11,904 + 3,968 = 15,872; output 530
+  //   12,628 x 1.25 + 15,872 x 0.125 + 530 x 10 = 15,785 + 1,984 + 5,300 = 23,069 micro-dollars.
+  EXPECT_EQ(s1.cost.pico_usd, 23'069'000'000);
+  // The second session names no model: an explicit unpriced call.
+  EXPECT_EQ(bill.sessions[1].unpriced_calls, 1);
+  EXPECT_FALSE(bill.sessions[1].by_model.at("unknown").priced());
+}
+
+TEST(BillUsageLogTest, ErrorsNameTheFileAndLine) {
+  UsageLog log;
+  std::istringstream bad_usage(
+      "{\"type\":\"user\"}\n"
+      R"({"type":"assistant","sessionId":"s","message":{"id":"m","model":"x","usage":{"input_tokens":-5,"output_tokens":1}}})");
+  EXPECT_EQ(ReadUsageLog(bad_usage, "log.jsonl", &log).error().message(),
+            "log.jsonl:2: message.usage: \"input_tokens\" must be a non-negative integer, got -5");
+  std::istringstream bad_json("{\"type\":\"assistant\"\n");
+  EXPECT_EQ(ReadUsageLog(bad_json, "log.jsonl", &log).error().message(),
+            "log.jsonl:1: truncated JSON");
+  std::istringstream too_many_1h(
+      R"({"type":"assistant","message":{"id":"m","usage":{"input_tokens":0,"cache_creation_input_tokens":5,"output_tokens":0,"cache_creation":{"ephemeral_1h_input_tokens":9}}}})");
+  EXPECT_EQ(ReadUsageLog(too_many_1h, "log.jsonl", &log).error().message(),
+            "log.jsonl:1: message.usage: 1-hour cache writes 9 exceed "
+            "\"cache_creation_input_tokens\" 5");
+}
+
+TEST(BillUsageLogTest, ReadsTheJsonArrayCopy) {
+  UsageLog log;
+  std::istringstream in(
+      "[" +
+      Assistant("s", "m1", "claude-opus-4-1-20250805", "2025-08-07T03:32:45Z", 4, 20000, 0, 8) +
+      "," + R"({"type":"user","message":{"role":"user","content":"hi"}}])");
+  ASSERT_TRUE(ReadUsageLog(in, "chat.json", &log).ok());
+  ASSERT_EQ(log.calls.size(), 1u);
+  EXPECT_EQ(log.calls[0].where, "chat.json: element 1");
+  EXPECT_EQ(log.calls[0].usage.cache_write_5m, 20000);
+}
+
+#ifdef KVBILL_SHARED_DATA_DIR
+// The acceptance check of docs/billing.md on the 48 headless runs: pricing
+// each run's reported per-model usage reproduces every model's costUSD and
+// the run's total_cost_usd; where a model's call lines add up to its
+// reported usage, pricing the calls reproduces its cost.
+TEST(BillAcceptanceTest, HeadlessRunsReproduceTheProvidersCosts) {
+  const std::string path =
+      std::string(KVBILL_SHARED_DATA_DIR) + "/acceptance/claude-code-headless/runs.jsonl";
+  std::ifstream in(path);
+  if (!in) GTEST_SKIP() << "shared data not present: " << path;
+  UsageLog log;
+  ASSERT_TRUE(ReadUsageLog(in, path, &log).ok());
+  const Bill bill = MakeOrDie(log);
+  constexpr double kTolerance = 1e-9;  // the provider sums doubles
+  int runs = 0, runs_matched = 0, complete = 0, complete_matched = 0;
+  for (const GroupBill& run : bill.sessions) {
+    if (!run.reported_cost_usd) continue;
+    ++runs;
+    bool matched = run.reported_usage_cost &&
+                   std::abs(run.reported_usage_cost->usd() - *run.reported_cost_usd) < kTolerance;
+    for (const auto& [model, m] : run.by_model) {
+      ASSERT_TRUE(m.reported_usage_cost) << run.id << " " << model;
+      matched =
+          matched && std::abs(m.reported_usage_cost->usd() - *m.reported_cost_usd) < kTolerance;
+      if (m.calls > 0 && m.usage == *m.reported_usage) {
+        ++complete;
+        const bool same = std::abs(m.cost.usd() - *m.reported_cost_usd) < kTolerance;
+        complete_matched += same ? 1 : 0;
+        EXPECT_TRUE(same) << run.id << " " << model;
+      }
+    }
+    EXPECT_TRUE(matched) << run.id;
+    runs_matched += matched ? 1 : 0;
+  }
+  EXPECT_EQ(runs, 48);
+  EXPECT_EQ(runs_matched, 48);
+  EXPECT_EQ(complete, 30);
+  EXPECT_EQ(complete_matched, 30);
+}
+#endif
+
+}  // namespace
+}  // namespace kvbill

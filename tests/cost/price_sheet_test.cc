@@ -1,0 +1,160 @@
+#include "kvbill/cost/price_sheet.h"
+
+#include <gtest/gtest.h>
+
+#include "kvbill/cost/money.h"
+
+namespace kvbill {
+namespace {
+
+PriceSheet Bundled() {
+  auto sheet = BundledPriceSheet();
+  EXPECT_TRUE(sheet.ok()) << (sheet ? "" : sheet.error().message());
+  return sheet ? *sheet : PriceSheet();
+}
+
+TEST(PriceMoneyTest, PricesAreWholePicoDollarsPerToken) {
+  // $3 per Mtok = 3e-6 $/token = 3,000,000 pico-dollars per token.
+  EXPECT_EQ(*PriceFromUsdPerMtok(3), 3'000'000);
+  EXPECT_EQ(*PriceFromUsdPerMtok(3.75), 3'750'000);
+  // DeepSeek V4 Pro's cache hit, $0.003625 per Mtok.
+  EXPECT_EQ(*PriceFromUsdPerMtok(0.003625), 3'625);
+  EXPECT_EQ(PriceFromUsdPerMtok(-1).error().message(), "must be a non-negative number, got -1");
+  EXPECT_EQ(FormatUsdPerMtok(3'750'000), "3.75");
+}
+
+TEST(PriceMoneyTest, FormatsExactAndRoundedDollars) {
+  const Money m{339'799'250'000};  // $0.33979925
+  EXPECT_EQ(FormatUsdExact(m), "0.33979925");
+  EXPECT_EQ(FormatUsd(m, 4), "$0.3398");
+  EXPECT_EQ(FormatUsd(Money{1'234'567'850'000'000}, 4), "$1,234.5679");
+  EXPECT_EQ(FormatUsdExact(Money{12 * kPicoUsdPerUsd}), "12");
+  EXPECT_EQ(FormatUsd(Money{-500'000'000'000}, 2), "-$0.50");
+}
+
+TEST(PriceMoneyTest, OverflowIsAnErrorNotAWrap) {
+  // 2^40 tokens at $150 per Mtok is $164,926,744: beyond the +-$9.2M range.
+  const auto product = TokensTimesPrice(Tokens{1} << 40, 150'000'000);
+  ASSERT_FALSE(product.ok());
+  Money sum{INT64_MAX};
+  EXPECT_FALSE(AddMoney(Money{1}, &sum));
+  EXPECT_EQ(sum.pico_usd, INT64_MAX);
+}
+
+TEST(PriceSheetTest, BundledSheetPricesEveryClaudeModelOfTheSharedLogs) {
+  const PriceSheet sheet = Bundled();
+  EXPECT_EQ(sheet.as_of(), "2026-07");
+  for (const char* id :
+       {"claude-sonnet-4-5-20250929", "claude-opus-4-1-20250805", "claude-opus-4-5-20251101",
+        "claude-sonnet-4-20250514", "claude-opus-4-20250514", "claude-haiku-4-5-20251001",
+        "gpt-5-codex", "gpt-5", "o3", "gemini-2.5-pro", "deepseek-chat"}) {
+    EXPECT_NE(sheet.Find(id), nullptr) << id;
+  }
+  const ModelPrice* sonnet = sheet.Find("claude-sonnet-4-5-20250929");
+  ASSERT_NE(sonnet, nullptr);
+  EXPECT_EQ(sonnet->id, "claude-sonnet-4-5");
+  // $3 / $15 per Mtok; writes 1.25x and 2x input, reads 0.1x.
+  EXPECT_EQ(sonnet->base, (TokenRates{3'000'000, 15'000'000, 300'000, 3'750'000, 6'000'000}));
+  EXPECT_EQ(sonnet->long_context_threshold, 200'000);
+  EXPECT_EQ(sonnet->long_context,
+            (TokenRates{6'000'000, 22'500'000, 600'000, 7'500'000, 12'000'000}));
+}
+
+TEST(PriceSheetTest, ResolvesLoggedIdsByTheDocumentedRules) {
+  const PriceSheet sheet = Bundled();
+  const auto id_of = [&](const char* model) {
+    const ModelPrice* p = sheet.Find(model);
+    return p == nullptr ? std::string("(unpriced)") : p->id;
+  };
+  EXPECT_EQ(id_of("claude-sonnet-4-5"), "claude-sonnet-4-5");                     // exact
+  EXPECT_EQ(id_of("Claude-Sonnet-4-5"), "claude-sonnet-4-5");                     // case
+  EXPECT_EQ(id_of("anthropic/claude-sonnet-4-5-20250929"), "claude-sonnet-4-5");  // prefix
+  EXPECT_EQ(id_of("claude-sonnet-4-5@20250929"), "claude-sonnet-4-5");            // Vertex
+  EXPECT_EQ(id_of("claude-opus-4-5-20991231"), "claude-opus-4-5");                // date
+  EXPECT_EQ(id_of("gpt-5.2-2030-01-01"), "gpt-5.2");                              // ISO date
+  // A dated snapshot with its own price is found before the date is dropped.
+  EXPECT_EQ(id_of("gpt-4o-2024-05-13"), "gpt-4o-2024-05-13");
+  EXPECT_EQ(id_of("llama-9-1t"), "(unpriced)");
+  EXPECT_EQ(id_of("<synthetic>"), "(unpriced)");
+}
+
+TEST(PriceSheetTest, KvbillSheetErrorsCarryAJsonPointer) {
+  const std::string text = R"({"kvbill_prices": 1, "as_of": "2026-07", "source": "test",
+    "models": {"m": {"provider": "x", "source": "s", "input": -1, "output": 1,
+                     "cache_read": 0, "cache_write_5m": 1, "cache_write_1h": 1}}})";
+  const auto sheet = ParsePriceSheet(text, "p.json");
+  ASSERT_FALSE(sheet.ok());
+  EXPECT_EQ(sheet.error().message(),
+            "p.json#/models/m/input: must be a non-negative number, got -1");
+  const auto missing = ParsePriceSheet(
+      R"({"kvbill_prices": 1, "as_of": "x", "source": "y", "models": {"m": {"provider": "x",
+      "source": "s", "input": 1, "output": 1, "cache_read": 0, "cache_write_5m": 1}}})",
+      "p.json");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message(), "p.json#/models/m/cache_write_1h: missing");
+}
+
+TEST(PriceSheetTest, ImportsLiteLlmWithProviderRulesForAbsentFields) {
+  // An Anthropic entry without a 1-hour price gets 2x input; an OpenAI
+  // entry without a write price writes at the input price; a DeepSeek entry
+  // names its cached price input_cost_per_token_cache_hit.
+  const std::string text = R"({
+    "sample_spec": {"input_cost_per_token": 0.0},
+    "claude-x-20250101": {"litellm_provider": "anthropic", "input_cost_per_token": 3e-06,
+      "output_cost_per_token": 1.5e-05, "cache_read_input_token_cost": 3e-07,
+      "cache_creation_input_token_cost": 3.75e-06,
+      "input_cost_per_token_above_200k_tokens": 6e-06,
+      "output_cost_per_token_above_200k_tokens": 2.25e-05},
+    "gpt-y": {"litellm_provider": "openai", "input_cost_per_token": 1.25e-06,
+      "output_cost_per_token": 1e-05, "cache_read_input_token_cost": 1.25e-07},
+    "deepseek-z": {"litellm_provider": "deepseek", "input_cost_per_token": 2.8e-07,
+      "output_cost_per_token": 4.2e-07, "input_cost_per_token_cache_hit": 2.8e-08,
+      "cache_creation_input_token_cost": 0.0},
+    "an-image-model": {"litellm_provider": "openai", "output_cost_per_image": 0.04}})";
+  const auto sheet = ImportLiteLlmPrices(text, "litellm.json");
+  ASSERT_TRUE(sheet.ok()) << sheet.error().message();
+  EXPECT_EQ(sheet->models().size(), 3u);
+  const ModelPrice* claude = sheet->Find("anthropic/claude-x-20250101");  // prefix dropped
+  ASSERT_NE(claude, nullptr);
+  EXPECT_EQ(claude->provider, "anthropic");
+  EXPECT_EQ(claude->base, (TokenRates{3'000'000, 15'000'000, 300'000, 3'750'000, 6'000'000}));
+  EXPECT_EQ(claude->long_context_threshold, 200'000);
+  // Long tier: 6 input, 22.5 output; reads 0.6, writes 7.5 / 12 by the rule.
+  EXPECT_EQ(claude->long_context,
+            (TokenRates{6'000'000, 22'500'000, 600'000, 7'500'000, 12'000'000}));
+  EXPECT_EQ(sheet->Find("gpt-y")->base,
+            (TokenRates{1'250'000, 10'000'000, 125'000, 1'250'000, 1'250'000}));
+  EXPECT_EQ(sheet->Find("deepseek-z")->base,
+            (TokenRates{280'000, 420'000, 28'000, 280'000, 280'000}));
+}
+
+TEST(PriceSheetTest, OverridesChangeAFieldOrAddAModel) {
+  PriceSheet sheet = Bundled();
+  ASSERT_TRUE(ApplyPriceOverrides({"claude-sonnet-4-5-20250929:output=20,cache_read=0.25",
+                                   "my-model:input=2", "my-model:output=8"},
+                                  &sheet)
+                  .ok());
+  const ModelPrice* sonnet = sheet.Find("claude-sonnet-4-5");
+  EXPECT_EQ(sonnet->base.output, 20'000'000);
+  EXPECT_EQ(sonnet->base.cache_read, 250'000);
+  EXPECT_EQ(sonnet->base.input, 3'000'000);  // untouched
+  const ModelPrice* mine = sheet.Find("my-model");
+  ASSERT_NE(mine, nullptr);
+  EXPECT_EQ(mine->provider, "custom");
+  // Cache prices of a new model default to its input price.
+  EXPECT_EQ(mine->base, (TokenRates{2'000'000, 8'000'000, 2'000'000, 2'000'000, 2'000'000}));
+
+  PriceSheet other = Bundled();
+  EXPECT_EQ(ApplyPriceOverrides({"gpt-5:speed=3"}, &other).error().message(),
+            "--price \"gpt-5:speed=3\": unknown field \"speed\" (input, output, cache_read, "
+            "cache_write_5m, cache_write_1h, long_context_threshold, long_input, long_output, "
+            "long_cache_read, long_cache_write_5m, long_cache_write_1h)");
+  EXPECT_EQ(ApplyPriceOverrides({"new-model:input=1"}, &other).error().message(),
+            "--price: model \"new-model\" is not in the price sheet; give at least its input and "
+            "output prices");
+  EXPECT_EQ(ApplyPriceOverrides({"gpt-5"}, &other).error().message(),
+            "--price \"gpt-5\": expected MODEL:field=value");
+}
+
+}  // namespace
+}  // namespace kvbill
