@@ -24,6 +24,7 @@ int RunSweepCommand(const Args& args);
 int RunMerge(const Args& args);
 int RunCheck(const Args& args);
 int RunCompare(const Args& args);
+int RunReportCommand(const Args& args);
 int RunBreakeven(const Args& args);
 
 }  // namespace kvbill::cli

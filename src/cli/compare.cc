@@ -1,5 +1,4 @@
 // kvbill compare: the baseline and one variant per lever, ranked by saving.
-#include <atomic>
 #include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -8,9 +7,9 @@
 
 #include "cli/cli_util.h"
 #include "kvbill/metrics/growth.h"
-#include "kvbill/model/hf_config.h"
 #include "kvbill/report/table.h"
 #include "kvbill/scenario/budget.h"
+#include "kvbill/scenario/levers.h"
 #include "kvbill/scenario/sweep.h"
 #include "kvbill/util/embedded.h"
 #include "kvbill/util/file.h"
@@ -26,61 +25,7 @@ constexpr char kUsage[] =
     "ranks them by the saving in dollars per task, beside the baseline's absolute numbers.\n"
     "Also fits how the baseline's cost per task grows with its number of requests.\n";
 
-struct Lever {
-  std::string name;
-  std::vector<std::pair<std::string, std::string>> settings;  // pointer -> JSON value
-};
-
-struct Outcome {
-  Lever lever;
-  std::optional<ScenarioOutcome> run;
-  std::string error;
-};
-
 double KvPerTask(const ScenarioOutcome& o) { return MetricValue(o, "kv_read_bytes_per_task.mean"); }
-
-std::vector<Lever> Levers(const Scenario& s) {
-  std::vector<Lever> levers;
-  auto kv = ParseElementFormat(s.kv_format);
-  if (kv && kv->element_bits > 8) levers.push_back({"fp8 KV cache", {{"/kv_format", "\"fp8\""}}});
-  if (kv && kv->element_bits > 4) {
-    levers.push_back({"nvfp4 KV cache", {{"/kv_format", "\"nvfp4\""}}});
-  }
-  levers.push_back({s.prefix_cache.enabled ? "prefix caching off" : "prefix caching on",
-                    {{"/prefix_cache/enabled", s.prefix_cache.enabled ? "false" : "true"}}});
-  if (s.context_policy.kind != "drop_tool_results") {
-    levers.push_back(
-        {"drop tool results older than 3 turns (50-token stub)",
-         {{"/context_policy",
-           R"({"kind": "drop_tool_results", "older_than_turns": 3, "stub_tokens": 50})"}}});
-  }
-  if (s.context_policy.kind != "summarise") {
-    levers.push_back({"summarise past 32k tokens (2k summary, keep 8k)",
-                      {{"/context_policy", R"({"kind": "summarise", "threshold_tokens": 32768,
-                                  "summary_tokens": 2048, "keep_recent_tokens": 8192})"}}});
-  }
-  std::vector<ConfigOverride> overrides;
-  for (const auto& [k, v] : s.model.set) overrides.push_back(ConfigOverride{k, v});
-  auto model = LoadModel(s.model.name, overrides);
-  if (model) {
-    const std::int64_t heads = model->MaxKvHeads();
-    if (heads >= 2) {
-      levers.push_back({"architecture: " + std::to_string(heads / 2) + " KV heads instead of " +
-                            std::to_string(heads),
-                        {{"/model/set/num_key_value_heads", std::to_string(heads / 2)}}});
-    }
-    if (model->CountLayers(LayerKind::kLatentAttention) == 0 && heads > 0) {
-      std::int64_t head_dim = 0;
-      for (const LayerShape& l : model->layers) head_dim = std::max(head_dim, l.qk_head_dim);
-      levers.push_back({"architecture: latent KV cache (MLA, 512 + 64 per layer)",
-                        {{"/model/set/kv_lora_rank", "512"},
-                         {"/model/set/qk_rope_head_dim", "64"},
-                         {"/model/set/qk_nope_head_dim", std::to_string(head_dim)},
-                         {"/model/set/v_head_dim", std::to_string(head_dim)}}});
-    }
-  }
-  return levers;
-}
 
 std::string Pct(double f) { return (f >= 0 ? "" : "-") + FormatFixed(std::fabs(f) * 100, 1) + "%"; }
 
@@ -117,54 +62,17 @@ int RunCompare(const Args& args) {
   auto base = ParseScenario(text, source);
   if (!base) return ReportError("compare", base.error());
 
-  std::vector<Outcome> outcomes;
-  outcomes.push_back(Outcome{Lever{"baseline", {}}, std::nullopt, ""});
-  for (Lever& l : Levers(*base)) outcomes.push_back(Outcome{std::move(l), std::nullopt, ""});
-  std::atomic<std::size_t> next{0};
-  auto worker = [&] {
-    for (std::size_t i = next++; i < outcomes.size(); i = next++) {
-      Outcome& o = outcomes[i];
-      std::string variant = text;
-      Status status = OkStatus();
-      for (const auto& [pointer, value] : o.lever.settings) {
-        auto edited = WithSetting(variant, pointer, value);
-        if (!edited) {
-          status = edited.error();
-          break;
-        }
-        variant = *edited;
-      }
-      if (!status) {
-        o.error = status.error().message();
-        continue;
-      }
-      auto scenario = ParseScenario(variant, source);
-      if (!scenario) {
-        o.error = scenario.error().message();
-        continue;
-      }
-      auto run = RunScenario(*scenario);
-      if (run) {
-        o.run = std::move(*run);
-      } else {
-        o.error = run.error().message();
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < std::min<int>(jobs, static_cast<int>(outcomes.size())); ++t) {
-    pool.emplace_back(worker);
-  }
-  worker();
-  for (std::thread& t : pool) t.join();
+  std::vector<Lever> levers = Levers(*base);
+  levers.insert(levers.begin(), Lever{"baseline", {}});
+  const std::vector<LeverOutcome> outcomes = RunLevers(text, source, levers, jobs);
   if (!outcomes[0].run) return ReportError("compare", Error(outcomes[0].error));
   const ScenarioOutcome& b = *outcomes[0].run;
   const double base_cost = b.summary.cost_per_task_usd.mean, base_kv = KvPerTask(b);
 
   // Rank the variants by dollars saved per task; failed ones last.
-  std::vector<const Outcome*> ranked;
+  std::vector<const LeverOutcome*> ranked;
   for (std::size_t i = 1; i < outcomes.size(); ++i) ranked.push_back(&outcomes[i]);
-  std::stable_sort(ranked.begin(), ranked.end(), [&](const Outcome* x, const Outcome* y) {
+  std::stable_sort(ranked.begin(), ranked.end(), [&](const LeverOutcome* x, const LeverOutcome* y) {
     if (!x->run || !y->run) return x->run.has_value() && !y->run.has_value();
     return x->run->summary.cost_per_task_usd.mean < y->run->summary.cost_per_task_usd.mean;
   });
@@ -178,7 +86,7 @@ int RunCompare(const Args& args) {
 
   if (format == "json") {
     nlohmann::ordered_json j;
-    auto row = [&](const Outcome& o) {
+    auto row = [&](const LeverOutcome& o) {
       nlohmann::ordered_json r;
       r["lever"] = o.lever.name;
       r["settings"] = nlohmann::ordered_json::object();
@@ -202,7 +110,7 @@ int RunCompare(const Args& args) {
     j["scenario"] = base->name;
     j["baseline"] = row(outcomes[0]);
     j["variants"] = nlohmann::ordered_json::array();
-    for (const Outcome* o : ranked) j["variants"].push_back(row(*o));
+    for (const LeverOutcome* o : ranked) j["variants"].push_back(row(*o));
     if (growth) {
       j["growth"] = {{"x", "requests per task"},
                      {"y", "cost per task"},
@@ -214,7 +122,7 @@ int RunCompare(const Args& args) {
     return 0;
   }
   Table t({"lever", "$/task", "saving", "KV GiB/task", "KV saving", "hit rate", "$/task p90"});
-  auto add = [&](const Outcome& o) {
+  auto add = [&](const LeverOutcome& o) {
     if (!o.run) {
       t.AddRow({o.lever.name, "n/a", "", "", "", "", ""});
       return;
@@ -229,11 +137,11 @@ int RunCompare(const Args& args) {
               "$" + FormatFixed(o.run->summary.cost_per_task_usd.p90, 4)});
   };
   add(outcomes[0]);
-  for (const Outcome* o : ranked) add(*o);
+  for (const LeverOutcome* o : ranked) add(*o);
   std::cout << "scenario " << base->name << " (" << b.summary.tasks << " tasks, "
             << b.summary.requests << " requests); savings against the baseline\n\n"
             << t.ToText();
-  for (const Outcome* o : ranked) {
+  for (const LeverOutcome* o : ranked) {
     if (!o->run) std::cout << "n/a: " << o->lever.name << ": " << o->error << "\n";
   }
   if (growth) {

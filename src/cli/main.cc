@@ -27,6 +27,8 @@ constexpr Command kCommands[] = {
     {"breakeven", "the longest context served profitably at a token price, by KV format",
      RunBreakeven},
     {"check", "exit 1 when a scenario breaks its budgets (for CI)", RunCheck},
+    {"report", "one self-contained HTML page of charts and tables for a scenario",
+     RunReportCommand},
     {"kv", "KV bytes per token and one sequence's footprint at given contexts", RunKv},
     {"fit", "does a model + context + batch fit a GPU; max context, max batch, GPUs needed",
      RunFit},

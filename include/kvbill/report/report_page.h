@@ -1,0 +1,63 @@
+// The report page: one self-contained HTML document (inline CSS and SVG, no
+// scripts, no external resources) that shows what a scenario's tasks cost and
+// which lever makes them cheaper, with the numbers behind every chart in
+// tables. docs/report.md describes each section.
+//
+// Sections, in order: the run's summary; KV memory against context with the
+// GPU line (the scenario's KV format and the narrower fp8 / nvfp4); cumulative
+// KV bytes read and dollars against request number for the task with the most
+// requests (first in input order on ties), baseline and each lever; cost per
+// task by lever (bar chart); prefix-cache hit rate against cache capacity;
+// cost per task against requests per task with the power-law fit (growth.h).
+//
+// Building the page is pure: the same runs give the same bytes (no clock, no
+// dates, numbers printed without the locale). RunReport does the simulating.
+#ifndef KVBILL_REPORT_REPORT_PAGE_H_
+#define KVBILL_REPORT_REPORT_PAGE_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kvbill/scenario/levers.h"
+#include "kvbill/scenario/run.h"
+#include "kvbill/scenario/scenario.h"
+#include "kvbill/util/result.h"
+
+namespace kvbill {
+
+// One run of the scenario with prefix caching on and its capacity set.
+struct CapacityRun {
+  Tokens capacity_tokens = 0;  // ScenarioPrefixCache::kUnlimited: never evict
+  std::optional<ScenarioOutcome> run;
+  std::string error;  // why it did not run, otherwise empty
+};
+
+struct ReportRuns {
+  Scenario scenario;  // the baseline as parsed
+  ScenarioOutcome baseline;
+  std::vector<LeverOutcome> levers;     // Levers(scenario), in that order
+  std::vector<CapacityRun> capacities;  // ReportCapacities(), in that order
+};
+
+// The capacities of the hit-rate chart, in tokens: 64k, 128k, 256k, 512k, 1M, 4M, 16M
+// (powers of two) and ScenarioPrefixCache::kUnlimited.
+std::vector<Tokens> ReportCapacities();
+
+// The variant for one capacity: prefix caching on, capacity_tokens set
+// ("unlimited" for kUnlimited). Named like "256k" or "unlimited".
+Lever CapacityLever(Tokens capacity_tokens);
+
+// Runs the baseline, every lever and every capacity of the scenario text
+// (read from `source`), on up to `jobs` threads. Error: the scenario does not
+// parse or its baseline does not run; variants that fail are kept with their
+// error. The result does not depend on `jobs`.
+Result<ReportRuns> RunReport(const std::string& scenario_text, const std::string& source, int jobs);
+
+// The HTML page for `runs`. Error: the scenario's model, GPU or formats do not
+// resolve, or a chart cannot be drawn.
+Result<std::string> BuildReportPage(const ReportRuns& runs);
+
+}  // namespace kvbill
+
+#endif  // KVBILL_REPORT_REPORT_PAGE_H_

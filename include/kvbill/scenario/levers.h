@@ -1,0 +1,52 @@
+// Levers: the changes to a scenario that `kvbill compare` and `kvbill report`
+// weigh against its baseline — KV quantization, prefix caching toggled,
+// dropping old tool results, summarisation, architecture — and a runner that
+// simulates a list of such variants in parallel.
+//
+// A variant is a list of settings (JSON pointer -> JSON text of the value)
+// applied to the scenario's text with WithSetting (sweep.h), so it is exactly
+// what a user would get by editing the scenario file.
+#ifndef KVBILL_SCENARIO_LEVERS_H_
+#define KVBILL_SCENARIO_LEVERS_H_
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kvbill/scenario/run.h"
+#include "kvbill/scenario/scenario.h"
+
+namespace kvbill {
+
+struct Lever {
+  std::string name;                                           // e.g. "fp8 KV cache"
+  std::vector<std::pair<std::string, std::string>> settings;  // pointer -> JSON value
+};
+
+// The levers that apply to `scenario`, in a fixed order: fp8 and nvfp4 KV
+// (when the KV format is wider), prefix caching toggled, dropping tool
+// results older than 3 turns, summarising past 32k tokens (each unless the
+// scenario's policy already is that), half the KV heads and a latent KV
+// cache (when the model has attention KV heads to shrink).
+std::vector<Lever> Levers(const Scenario& scenario);
+
+// The scenario text with every setting of `lever` applied in order.
+Result<std::string> ApplyLever(const std::string& scenario_text, const Lever& lever);
+
+struct LeverOutcome {
+  Lever lever;
+  std::optional<ScenarioOutcome> run;  // set when the variant ran
+  std::string error;                   // why it did not, otherwise empty
+};
+
+// Applies each lever to `scenario_text` (read from `source`), parses and runs
+// the variants on up to `jobs` threads (>= 1). Outcomes come back in the
+// order of `levers`; a variant that fails carries its error instead of a run.
+// Deterministic: the result does not depend on `jobs`.
+std::vector<LeverOutcome> RunLevers(const std::string& scenario_text, const std::string& source,
+                                    const std::vector<Lever>& levers, int jobs);
+
+}  // namespace kvbill
+
+#endif  // KVBILL_SCENARIO_LEVERS_H_

@@ -1,0 +1,67 @@
+// kvbill report: one self-contained HTML page with the charts and tables of a
+// scenario (kvbill/report/report_page.h builds it; docs/report.md).
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "cli/cli_util.h"
+#include "kvbill/report/report_page.h"
+#include "kvbill/scenario/sweep.h"
+#include "kvbill/util/embedded.h"
+#include "kvbill/util/file.h"
+
+namespace kvbill::cli {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: kvbill report [--scenario S.json] [--trace T] --out DIR [--jobs N]\n\n"
+    "Writes DIR/report.html: one self-contained HTML page (inline SVG charts, no scripts)\n"
+    "with the run's summary; KV memory against context with the GPU line; cumulative KV\n"
+    "reads and dollars against turn for the longest task; cost per task by lever (as in\n"
+    "`kvbill compare`); prefix-cache hit rate against cache capacity; cost per task against\n"
+    "requests per task with the power-law fit; and the numbers behind each chart in tables.\n"
+    "--scenario default (the default) is the bundled scenarios/default.json. See docs/report.md.\n";
+
+}  // namespace
+
+int RunReportCommand(const Args& args) {
+  po::options_description options("options");
+  std::string scenario_path, trace, out_dir;
+  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.add_options()("scenario,s", po::value(&scenario_path)->default_value("default"),
+                        "scenario JSON file, or `default`")(
+      "trace,t", po::value(&trace), "trace file, replacing the scenario's trace")(
+      "out,o", po::value(&out_dir)->required(), "directory to write report.html into")(
+      "jobs,j", po::value(&jobs)->default_value(jobs), "threads");
+  po::variables_map vm;
+  if (auto stop = ParseOptions(args, "report", kUsage, options, vm)) return *stop;
+  if (jobs < 1) return ReportError("report", Error("--jobs: must be at least 1"));
+  std::string text, source = scenario_path;
+  if (scenario_path == "default") {
+    text = std::string(EmbeddedFile("default.json").value_or(""));
+    source = "scenarios/default.json";
+  } else {
+    auto read = ReadFile(scenario_path);
+    if (!read) return ReportError("report", read.error().Within("--scenario"));
+    text = *read;
+  }
+  if (!trace.empty()) {
+    auto edited = WithSetting(text, "/trace", nlohmann::json({{"file", trace}}).dump());
+    if (!edited) return ReportError("report", edited.error().Within("--trace"));
+    text = *edited;
+  }
+  auto runs = kvbill::RunReport(text, source, jobs);
+  if (!runs) return ReportError("report", runs.error());
+  auto page = BuildReportPage(*runs);
+  if (!page) return ReportError("report", page.error());
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec)
+    return ReportError("report", Error("--out: " + out_dir + ": cannot create: " + ec.message()));
+  const std::string path = (std::filesystem::path(out_dir) / "report.html").string();
+  if (auto w = WriteFileAtomically(path, *page); !w) return ReportError("report", w.error());
+  return 0;
+}
+
+}  // namespace kvbill::cli

@@ -1,0 +1,134 @@
+// End-to-end runs of `kvbill report`, and a look at its page in headless
+// chromium when Debian's chromium is installed.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli/cli_test_util.h"
+
+namespace kvbill {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::RunKvbill;
+
+// A fresh, empty directory under the test temp dir.
+fs::path FreshDir(const std::string& name) {
+  const fs::path dir =
+      fs::path(::testing::TempDir()) / ("kvbill_report_" + std::to_string(::getpid()) + "_" + name);
+  fs::remove_all(dir);
+  return dir;
+}
+
+std::string Slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::size_t Count(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(needle); at != std::string::npos;
+       at = text.find(needle, at + needle.size())) {
+    ++n;
+  }
+  return n;
+}
+
+TEST(ReportCliTest, WritesOneSelfContainedPage) {
+  const fs::path dir = FreshDir("ok") / "nested";
+  const auto r =
+      RunKvbill("report --scenario tests/data/scenarios/small_sweep.json --out " + dir.string());
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  const std::string page = Slurp(dir / "report.html");
+  EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(page.find("<title>kvbill report: small-sweep</title>"), std::string::npos);
+  EXPECT_EQ(Count(page, "<svg "), 6u);
+  EXPECT_EQ(page.find("<script"), std::string::npos);
+  // Nothing but report.html is left in the directory (no temporary files).
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++entries;
+  EXPECT_EQ(entries, 1u);
+}
+
+TEST(ReportCliTest, SameInputsGiveTheSameBytes) {
+  const fs::path a = FreshDir("same_a"), b = FreshDir("same_b");
+  const std::string s = "tests/data/scenarios/small_sweep.json";
+  ASSERT_EQ(RunKvbill("report --jobs 1 --scenario " + s + " --out " + a.string()).exit_status, 0);
+  ASSERT_EQ(RunKvbill("report --jobs 3 --scenario " + s + " --out " + b.string()).exit_status, 0);
+  EXPECT_EQ(Slurp(a / "report.html"), Slurp(b / "report.html"));
+}
+
+TEST(ReportCliTest, MissingScenarioIsExitTwoAndWritesNothing) {
+  const fs::path dir = FreshDir("bad");
+  const auto r =
+      RunKvbill("report --scenario tests/data/scenarios/no_such.json --out " + dir.string());
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_EQ(r.err.rfind("kvbill report: --scenario: tests/data/scenarios/no_such.json: ", 0), 0u)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir / "report.html"));
+}
+
+TEST(ReportCliTest, MissingOutIsExitTwo) {
+  const auto r = RunKvbill("report --scenario tests/data/scenarios/small_sweep.json");
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_NE(r.err.find("--out"), std::string::npos) << r.err;
+}
+
+// Runs chromium headless on `html` with `flags`; returns its exit status and
+// leaves its stderr in `err_path`.
+int RunChromium(const fs::path& profile, const std::string& flags, const fs::path& html,
+                const fs::path& out_path, const fs::path& err_path) {
+  const std::string cmd =
+      "/usr/bin/chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+      "--disable-background-networking --disable-component-update --disable-sync "
+      "--user-data-dir=" +
+      profile.string() + " " + flags + " file://" + fs::absolute(html).string() + " >" +
+      out_path.string() + " 2>" + err_path.string();
+  const int status = std::system(cmd.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(ReportCliTest, RendersInHeadlessChromiumWithoutConsoleErrors) {
+  if (!fs::exists("/usr/bin/chromium")) GTEST_SKIP() << "/usr/bin/chromium is not installed";
+  const fs::path dir = FreshDir("chromium");
+  const auto r =
+      RunKvbill("report --scenario tests/data/scenarios/small_sweep.json --out " + dir.string());
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const fs::path html = dir / "report.html";
+
+  const fs::path png = dir / "report.png";
+  ASSERT_EQ(
+      RunChromium(dir / "profile-shot",
+                  "--screenshot=" + png.string() + " --window-size=1280,3000 --hide-scrollbars",
+                  html, dir / "shot.out", dir / "shot.err"),
+      0)
+      << Slurp(dir / "shot.err");
+  ASSERT_TRUE(fs::exists(png));
+  // A blank 1280 x 3000 PNG compresses to a few kB; charts and tables do not.
+  EXPECT_GT(fs::file_size(png), 50'000u);
+
+  // The DOM as chromium parsed it holds every chart, and the page logged
+  // nothing to the console.
+  ASSERT_EQ(RunChromium(dir / "profile-dom", "--dump-dom --enable-logging=stderr --v=0", html,
+                        dir / "dom.html", dir / "dom.err"),
+            0)
+      << Slurp(dir / "dom.err");
+  const std::string dom = Slurp(dir / "dom.html");
+  EXPECT_EQ(Count(dom, "<svg "), 6u);
+  // A console message is logged as "[...:INFO:CONSOLE:1] "message", source: ...".
+  const std::string log = Slurp(dir / "dom.err");
+  EXPECT_EQ(log.find(":CONSOLE"), std::string::npos) << log;
+  // The browser profiles are large; the page and the screenshot stay for a look.
+  fs::remove_all(dir / "profile-shot");
+  fs::remove_all(dir / "profile-dom");
+}
+
+}  // namespace
+}  // namespace kvbill

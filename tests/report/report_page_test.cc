@@ -1,0 +1,173 @@
+#include "kvbill/report/report_page.h"
+
+#include <gtest/gtest.h>
+
+#include "kvbill/metrics/growth.h"
+#include "kvbill/report/svg_chart.h"
+#include "kvbill/util/units.h"
+
+namespace kvbill {
+namespace {
+
+constexpr char kTiny[] = R"({
+  "name": "tiny <agent>",
+  "model": "qwen3-8b",
+  "trace": {"generator": "coding-agent", "tasks": 2}
+})";
+
+std::size_t Count(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(needle); at != std::string::npos;
+       at = text.find(needle, at + needle.size())) {
+    ++n;
+  }
+  return n;
+}
+
+class ReportPageTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto runs = RunReport(kTiny, "tiny.json", 2);
+    ASSERT_TRUE(runs.ok()) << runs.error().message();
+    runs_ = new ReportRuns(std::move(*runs));
+  }
+  static void TearDownTestSuite() {
+    delete runs_;
+    runs_ = nullptr;
+  }
+  static const ReportRuns& Runs() { return *runs_; }
+
+  static ReportRuns* runs_;
+};
+
+ReportRuns* ReportPageTest::runs_ = nullptr;
+
+TEST_F(ReportPageTest, RunsTheBaselineEveryLeverAndEveryCapacity) {
+  const ReportRuns& runs = Runs();
+  EXPECT_EQ(runs.baseline.summary.tasks, 2);
+  ASSERT_EQ(runs.levers.size(), Levers(runs.scenario).size());
+  ASSERT_EQ(runs.capacities.size(), 8u);
+  EXPECT_EQ(runs.capacities[0].capacity_tokens, 65536);
+  EXPECT_EQ(runs.capacities[7].capacity_tokens, ScenarioPrefixCache::kUnlimited);
+  // A cache that never evicts hits at least as often as the default pool.
+  ASSERT_TRUE(runs.capacities[7].run.has_value()) << runs.capacities[7].error;
+  EXPECT_GE(runs.capacities[7].run->summary.hit_rate, runs.baseline.summary.hit_rate);
+}
+
+TEST_F(ReportPageTest, HasEverySectionAndOneSvgPerChart) {
+  auto page = BuildReportPage(Runs());
+  ASSERT_TRUE(page.ok()) << page.error().message();
+  EXPECT_EQ(page->rfind("<!DOCTYPE html>\n", 0), 0u);
+  EXPECT_EQ(page->substr(page->size() - 8), "</html>\n");
+  EXPECT_NE(page->find("<title>kvbill report: tiny &lt;agent&gt;</title>"), std::string::npos);
+  for (const char* title :
+       {"<h2>Summary</h2>", "<h2>1. KV memory against context</h2>",
+        "<h2>2. One task, turn by turn</h2>", "<h2>3. Cost per task by lever</h2>",
+        "<h2>4. Hit rate against cache capacity</h2>",
+        "<h2>5. Growth: cost per task against its length</h2>",
+        ">KV cache memory against context</text>", ">Cost per task by lever</text>",
+        ">Prefix-cache hit rate against cache capacity</text>",
+        ">Cost per task against requests per task</text>"}) {
+    EXPECT_NE(page->find(title), std::string::npos) << title;
+  }
+  // Memory, cumulative KV, cumulative dollars, levers, capacity, growth.
+  EXPECT_EQ(Count(*page, "<svg "), 6u);
+  EXPECT_EQ(Count(*page, "</svg>"), 6u);
+  // The memory chart also draws the narrower KV formats.
+  EXPECT_NE(page->find("qwen3-8b, fp8 KV"), std::string::npos);
+  EXPECT_NE(page->find("qwen3-8b, nvfp4 KV"), std::string::npos);
+}
+
+TEST_F(ReportPageTest, IsSelfContainedWithUniqueIds) {
+  auto page = BuildReportPage(Runs());
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->find("<script"), std::string::npos);
+  EXPECT_EQ(page->find("src="), std::string::npos);
+  EXPECT_EQ(page->find("href=\"http"), std::string::npos);
+  EXPECT_EQ(page->find("url(http"), std::string::npos);
+  // Each chart's clip path has its own id, and each reference resolves.
+  EXPECT_EQ(page->find("id=\"plot-area\""), std::string::npos);
+  for (const char* chart : {"memory", "task-kv", "task-usd", "capacity", "growth"}) {
+    const std::string id = std::string(chart) + "-plot-area";
+    EXPECT_EQ(Count(*page, "id=\"" + id + "\""), 1u) << id;
+    EXPECT_NE(page->find("clip-path=\"url(#" + id + ")\""), std::string::npos) << id;
+  }
+}
+
+TEST_F(ReportPageTest, TablesCarryTheNumbersOfTheRuns) {
+  ReportRuns runs = Runs();
+  // Numbers planted in the outcomes show up, formatted, in the tables.
+  runs.baseline.summary.tasks = 12345;
+  runs.baseline.summary.cost_per_task_usd.p99 = 1.23456;  // -> $1.2346
+  runs.baseline.summary.hit_rate = 0.8766;                // 87.66% -> 87.7%
+  auto page = BuildReportPage(runs);
+  ASSERT_TRUE(page.ok());
+  EXPECT_NE(page->find("<td>tasks</td><td class=\"num\">12345</td>"), std::string::npos);
+  EXPECT_NE(page->find("<td>cost per task, p99</td><td class=\"num\">$1.2346</td>"),
+            std::string::npos);
+  EXPECT_NE(page->find("<td>prefix-cache hit rate</td><td class=\"num\">87.7%</td>"),
+            std::string::npos);
+  // One row per lever and per capacity.
+  for (const LeverOutcome& l : runs.levers) {
+    EXPECT_NE(page->find("<tr><td>" + EscapeXml(l.lever.name) + "</td>"), std::string::npos)
+        << l.lever.name;
+  }
+  for (const char* capacity : {"64k", "128k", "256k", "512k", "1M", "4M", "16M", "unlimited"}) {
+    EXPECT_NE(page->find("<tr><td>" + std::string(capacity) + "</td>"), std::string::npos)
+        << capacity;
+  }
+  // Every task of the baseline has a row in the growth table, with its cost.
+  for (const TaskMetrics& t : runs.baseline.tasks) {
+    EXPECT_NE(page->find("<tr><td>" + EscapeXml(t.id) + "</td><td class=\"num\">" +
+                         std::to_string(t.requests) + "</td>"),
+              std::string::npos)
+        << t.id;
+    EXPECT_NE(page->find("$" + FormatFixed(static_cast<double>(t.cost_usd), 4)), std::string::npos);
+  }
+}
+
+TEST_F(ReportPageTest, GrowthSubtitleCarriesTheFittedExponent) {
+  const ReportRuns& runs = Runs();
+  std::vector<double> requests, costs;
+  for (const TaskMetrics& t : runs.baseline.tasks) {
+    requests.push_back(t.requests);
+    costs.push_back(static_cast<double>(t.cost_usd));
+  }
+  auto page = BuildReportPage(runs);
+  ASSERT_TRUE(page.ok());
+  auto fit = FitPowerLaw(requests, costs);
+  if (fit) {
+    EXPECT_NE(page->find("cost per task grows as (requests)^" + FormatFixed(fit->exponent, 2)),
+              std::string::npos);
+  } else {
+    EXPECT_NE(page->find("no fit: " + fit.error().message()), std::string::npos);
+  }
+}
+
+TEST_F(ReportPageTest, SameRunsGiveTheSameBytes) {
+  auto first = BuildReportPage(Runs());
+  auto second = BuildReportPage(Runs());
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_EQ(*first, *second);
+}
+
+TEST(ReportRunTest, BadScenarioIsAnErrorNamingTheField) {
+  auto runs = RunReport(R"({"model": "no-such-model"})", "bad.json", 1);
+  ASSERT_FALSE(runs.ok());
+  EXPECT_NE(runs.error().message().find("bad.json#/model"), std::string::npos)
+      << runs.error().message();
+}
+
+TEST(ReportRunTest, CapacityLeverTurnsCachingOnAndSetsTheCapacity) {
+  const Lever l = CapacityLever(Tokens{1} << 18);
+  EXPECT_EQ(l.name, "256k");
+  ASSERT_EQ(l.settings.size(), 2u);
+  EXPECT_EQ(l.settings[0].first, "/prefix_cache/enabled");
+  EXPECT_EQ(l.settings[0].second, "true");
+  EXPECT_EQ(l.settings[1].first, "/prefix_cache/capacity_tokens");
+  EXPECT_EQ(l.settings[1].second, "262144");
+  EXPECT_EQ(CapacityLever(ScenarioPrefixCache::kUnlimited).settings[1].second, "\"unlimited\"");
+}
+
+}  // namespace
+}  // namespace kvbill
