@@ -29,11 +29,14 @@ int RunReportCommand(const Args& args) {
   po::options_description options("options");
   std::string scenario_path, trace, out_dir;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  double price = 0;
   options.add_options()("scenario,s", po::value(&scenario_path)->default_value("default"),
                         "scenario JSON file, or `default`")(
       "trace,t", po::value(&trace), "trace file, replacing the scenario's trace")(
       "out,o", po::value(&out_dir)->required(), "directory to write report.html into")(
-      "jobs,j", po::value(&jobs)->default_value(jobs), "threads");
+      "jobs,j", po::value(&jobs)->default_value(jobs), "threads")(
+      "price", po::value(&price),
+      "what an output token sells for, $ per million: draws the break-even line");
   po::variables_map vm;
   if (auto stop = ParseOptions(args, "report", kUsage, options, vm)) return *stop;
   if (jobs < 1) return ReportError("report", Error("--jobs: must be at least 1"));
@@ -51,7 +54,11 @@ int RunReportCommand(const Args& args) {
     if (!edited) return ReportError("report", edited.error().Within("--trace"));
     text = *edited;
   }
+  if (vm.count("price") && !(price > 0)) {
+    return ReportError("report", Error("--price: must be positive"));
+  }
   auto runs = kvbill::RunReport(text, source, jobs);
+  if (runs && vm.count("price")) runs->price_usd_per_mtok = price;
   if (!runs) return ReportError("report", runs.error());
   auto page = BuildReportPage(*runs);
   if (!page) return ReportError("report", page.error());

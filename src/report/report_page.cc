@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <map>
 
+#include "kvbill/cost/breakeven.h"
 #include "kvbill/metrics/growth.h"
 #include "kvbill/model/kv_format.h"
 #include "kvbill/report/bar_chart.h"
@@ -599,6 +600,116 @@ Result<std::string> GrowthSection(const ReportRuns& runs) {
          Esc(fit_text) + "</p>\n" + Figure(*svg, "growth") + RenderTable(t) + "</section>\n";
 }
 
+// Cost per output token against context at batch one and at a larger
+// batch, per KV format, with the price line and break-even markers when a
+// price is given (cost/breakeven.h).
+Result<std::string> BreakevenSection(const Scenario& s, std::optional<double> price) {
+  auto config = BuildSimulationConfig(s);
+  if (!config) return config.error();
+  BreakevenQuery q;
+  q.fit.model = config->model;
+  q.fit.weight_format = config->weight_format;
+  q.fit.block_size = config->block_size;
+  q.fit.deployment.gpu = config->gpu;
+  q.fit.deployment.tensor_parallel = config->gpus_per_replica;
+  q.fit.deployment.memory_fraction = config->memory_fraction;
+  q.roofline = config->roofline;
+  q.usd_per_gpu_hour = config->usd_per_gpu_hour;
+  q.output_usd_per_mtok = price.value_or(1.0);
+  std::vector<ElementFormat> formats = {config->kv_format};
+  for (const char* narrower : {"fp8", "nvfp4"}) {
+    auto f = ParseElementFormat(narrower);
+    if (f && f->element_bits < config->kv_format.element_bits) formats.push_back(*f);
+  }
+  constexpr std::int64_t kBigBatch = 32;
+  LineChart chart;
+  chart.title = "Cost per output token against context";
+  chart.subtitle = "decode on " + std::to_string(config->gpus_per_replica) + "x " + config->gpu.id +
+                   " at $" + FormatFixed(config->usd_per_gpu_hour, 2) +
+                   "/GPU-hour; solid: batch 1, dashed: batch " + std::to_string(kBigBatch) +
+                   " (drawn up to the memory limit)";
+  chart.x_axis.label = "context (tokens per sequence)";
+  chart.x_axis.scale = AxisScale::kLog;
+  chart.x_axis.min = 4096;
+  chart.x_axis.max = 1 << 20;
+  chart.x_axis.ticks = PowerOfTwoTokenTicks(chart.x_axis.min, chart.x_axis.max);
+  chart.y_axis.label = "USD per million output tokens";
+  chart.y_axis.scale = AxisScale::kLog;
+  chart.legend = LegendPlacement::kRight;
+  chart.legend_width_px = 230;
+  chart.width_px = 1000;
+  chart.height_px = 520;
+  HtmlTable t;
+  t.header = {"KV format", "batch",   "$/Mtok at 8k",
+              "at 32k",    "at 128k", "longest profitable context"};
+  double y_min = 1e300, y_max = 0;
+  for (std::size_t i = 0; i < formats.size(); ++i) {
+    q.fit.kv_format = formats[i];
+    for (std::int64_t batch : {std::int64_t{1}, kBigBatch}) {
+      auto limit = FindBreakeven(q, batch);
+      if (!limit) return limit.error();
+      Series series;
+      series.name = formats[i].name + ", batch " + std::to_string(batch);
+      series.color = std::string(kChartPalette[i]);
+      series.dashed = batch > 1;
+      for (int k = 0; k <= 8 * 16; ++k) {
+        const Tokens ctx = static_cast<Tokens>(std::llround(4096.0 * std::exp2(k / 16.0)));
+        if (ctx > limit->memory_limit) break;
+        auto cost = DecodeCostPerToken(q, ctx, batch);
+        if (!cost) return cost.error();
+        series.points.push_back(Point{static_cast<double>(ctx), *cost * 1e6});
+        y_min = std::min(y_min, *cost * 1e6);
+        y_max = std::max(y_max, *cost * 1e6);
+      }
+      std::vector<std::string> row = {formats[i].name, std::to_string(batch)};
+      for (Tokens ctx : {Tokens{8192}, Tokens{32768}, Tokens{131072}}) {
+        auto cost = DecodeCostPerToken(q, ctx, batch);
+        if (!cost) return cost.error();
+        row.push_back(ctx <= limit->memory_limit ? "$" + FormatFixed(*cost * 1e6, 2)
+                                                 : "does not fit");
+      }
+      std::string profitable = "(no price given)";
+      if (price) {
+        profitable = limit->max_profitable == 0
+                         ? "none"
+                         : FormatWithSeparators(limit->max_profitable) +
+                               (limit->limited_by_memory ? " (memory limit)" : "");
+        if (limit->max_profitable >= 4096 && !limit->limited_by_memory) {
+          chart.annotations.push_back(
+              Annotation{static_cast<double>(limit->max_profitable), *price,
+                         formats[i].name + (batch > 1 ? " b" + std::to_string(batch) : "") + ": " +
+                             FormatTokenCount(limit->max_profitable),
+                         series.color});
+        }
+      }
+      row.push_back(profitable);
+      t.rows.push_back(row);
+      if (!series.points.empty()) chart.series.push_back(series);
+    }
+  }
+  if (price) {
+    ReferenceLine line;
+    line.y = *price;
+    line.label = "price: $" + FormatFixed(*price, 2) + "/Mtok";
+    line.color = "#000000";
+    line.dashed = false;
+    chart.reference_lines.push_back(line);
+    y_min = std::min(y_min, *price);
+    y_max = std::max(y_max, *price);
+  }
+  if (!(y_max > 0)) return Error("no context fits the deployment");
+  chart.y_axis.min = std::exp2(std::floor(std::log2(y_min / 1.2)));
+  chart.y_axis.max = std::exp2(std::ceil(std::log2(y_max * 1.2)));
+  auto svg = RenderSvg(chart);
+  if (!svg) return svg.error();
+  return "<section id=\"breakeven\">\n<h2>6. Cost per token against context</h2>\n<p>What "
+         "one output token costs to decode as the context grows: the weights are read once per "
+         "step and shared by the batch, the KV of every sequence is read in full. " +
+         std::string(price ? "Where a curve crosses the price line the context stops paying."
+                           : "Give <code>--price</code> to draw the price line.") +
+         "</p>\n" + Figure(*svg, "breakeven") + RenderTable(t) + "</section>\n";
+}
+
 constexpr std::string_view kStyle = R"(
 body { font-family: "DejaVu Sans", Arial, sans-serif; color: #222; margin: 0 auto;
        max-width: 1100px; padding: 16px 24px 48px; line-height: 1.4; }
@@ -681,6 +792,9 @@ Result<std::string> BuildReportPage(const ReportRuns& runs) {
   auto growth = GrowthSection(runs);
   if (!growth) return growth.error().Within("growth chart");
   body += *growth;
+  auto breakeven = BreakevenSection(s, runs.price_usd_per_mtok);
+  if (!breakeven) return breakeven.error().Within("break-even chart");
+  body += *breakeven;
 
   std::string page;
   page += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";

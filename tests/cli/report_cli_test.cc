@@ -49,7 +49,7 @@ TEST(ReportCliTest, WritesOneSelfContainedPage) {
   const std::string page = Slurp(dir / "report.html");
   EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_NE(page.find("<title>kvbill report: small-sweep</title>"), std::string::npos);
-  EXPECT_EQ(Count(page, "<svg "), 6u);
+  EXPECT_EQ(Count(page, "<svg "), 7u);
   EXPECT_EQ(page.find("<script"), std::string::npos);
   // Nothing but report.html is left in the directory (no temporary files).
   std::size_t entries = 0;
@@ -121,7 +121,7 @@ TEST(ReportCliTest, RendersInHeadlessChromiumWithoutConsoleErrors) {
             0)
       << Slurp(dir / "dom.err");
   const std::string dom = Slurp(dir / "dom.html");
-  EXPECT_EQ(Count(dom, "<svg "), 6u);
+  EXPECT_EQ(Count(dom, "<svg "), 7u);
   // A console message is logged as "[...:INFO:CONSOLE:1] "message", source: ...".
   const std::string log = Slurp(dir / "dom.err");
   EXPECT_EQ(log.find(":CONSOLE"), std::string::npos) << log;

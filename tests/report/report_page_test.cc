@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kvbill/cost/breakeven.h"
 #include "kvbill/metrics/growth.h"
 #include "kvbill/report/svg_chart.h"
 #include "kvbill/util/units.h"
@@ -70,9 +71,10 @@ TEST_F(ReportPageTest, HasEverySectionAndOneSvgPerChart) {
         ">Cost per task against requests per task</text>"}) {
     EXPECT_NE(page->find(title), std::string::npos) << title;
   }
-  // Memory, cumulative KV, cumulative dollars, levers, capacity, growth.
-  EXPECT_EQ(Count(*page, "<svg "), 6u);
-  EXPECT_EQ(Count(*page, "</svg>"), 6u);
+  // Memory, cumulative KV, cumulative dollars, levers, capacity, growth, cost per token.
+  EXPECT_EQ(Count(*page, "<svg "), 7u);
+  EXPECT_EQ(Count(*page, "</svg>"), 7u);
+  EXPECT_NE(page->find("<h2>6. Cost per token against context</h2>"), std::string::npos);
   // The memory chart also draws the narrower KV formats.
   EXPECT_NE(page->find("qwen3-8b, fp8 KV"), std::string::npos);
   EXPECT_NE(page->find("qwen3-8b, nvfp4 KV"), std::string::npos);
@@ -87,11 +89,38 @@ TEST_F(ReportPageTest, IsSelfContainedWithUniqueIds) {
   EXPECT_EQ(page->find("url(http"), std::string::npos);
   // Each chart's clip path has its own id, and each reference resolves.
   EXPECT_EQ(page->find("id=\"plot-area\""), std::string::npos);
-  for (const char* chart : {"memory", "task-kv", "task-usd", "capacity", "growth"}) {
+  for (const char* chart : {"memory", "task-kv", "task-usd", "capacity", "growth", "breakeven"}) {
     const std::string id = std::string(chart) + "-plot-area";
     EXPECT_EQ(Count(*page, "id=\"" + id + "\""), 1u) << id;
     EXPECT_NE(page->find("clip-path=\"url(#" + id + ")\""), std::string::npos) << id;
   }
+}
+
+// With a price, the cost-per-token chart draws the price line and the table
+// gives the longest profitable context that FindBreakeven computes.
+TEST_F(ReportPageTest, PriceDrawsTheBreakevenLine) {
+  ReportRuns runs = Runs();
+  runs.price_usd_per_mtok = 20.0;
+  auto page = BuildReportPage(runs);
+  ASSERT_TRUE(page.ok()) << page.error().message();
+  EXPECT_NE(page->find("price: $20.00/Mtok"), std::string::npos);
+  auto config = BuildSimulationConfig(runs.scenario);
+  ASSERT_TRUE(config.ok());
+  BreakevenQuery q;
+  q.fit.model = config->model;
+  q.fit.kv_format = config->kv_format;
+  q.fit.deployment.gpu = config->gpu;
+  q.roofline = config->roofline;
+  q.usd_per_gpu_hour = config->usd_per_gpu_hour;
+  q.output_usd_per_mtok = 20.0;
+  auto one = FindBreakeven(q, 1);
+  ASSERT_TRUE(one.ok());
+  ASSERT_GT(one->max_profitable, 0);
+  EXPECT_NE(page->find(FormatWithSeparators(one->max_profitable)), std::string::npos);
+  // Without a price: curves only.
+  auto plain = BuildReportPage(Runs());
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->find("price: $"), std::string::npos);
 }
 
 TEST_F(ReportPageTest, TablesCarryTheNumbersOfTheRuns) {

@@ -38,6 +38,9 @@ struct ReportRuns {
   ScenarioOutcome baseline;
   std::vector<LeverOutcome> levers;     // Levers(scenario), in that order
   std::vector<CapacityRun> capacities;  // ReportCapacities(), in that order
+  // What an output token sells for, $ per million: draws the price line and
+  // break-even markers on the cost-per-token chart; nullopt: curves only.
+  std::optional<double> price_usd_per_mtok;
 };
 
 // The capacities of the hit-rate chart, in tokens: 64k, 128k, 256k, 512k, 1M, 4M, 16M
