@@ -159,6 +159,13 @@ class Engine {
     SeqId seq = -1;
   };
   std::vector<Pin> task_pin_;
+  // The hash chain of each task's latest prompt, to continue from.
+  struct PromptChain {
+    int request = -1;
+    const std::vector<PromptPiece>* prompt = nullptr;
+    BlockHasher hasher{1};
+  };
+  std::vector<PromptChain> task_chain_;
   std::vector<Seconds> task_arrival_;
   std::vector<Seconds> prev_finish_;
   std::int64_t next_round_robin_ = 0;
@@ -175,6 +182,7 @@ Result<SimulationResult> Engine::Run() {
   }
   task_replica_.assign(tasks_.size(), -1);
   task_pin_.assign(tasks_.size(), Pin{});
+  task_chain_.resize(tasks_.size());
   prev_finish_.assign(tasks_.size(), 0);
   Seconds origin = kNever;
   for (const Task& t : tasks_) origin = std::min(origin, t.arrival_s);
@@ -270,7 +278,22 @@ void Engine::OnRelease(Seconds now, const Release& e) {
     }
   }
   if (!seq->explicit_hashes) {
-    for (const PromptPiece& p : request.prompt) seq->hasher.Append(p.content);
+    // An agent's next prompt usually extends the previous one: continue the
+    // previous prompt's hash chain instead of rehashing the whole context
+    // (the same hashes, by BlockHasher's contract).
+    PromptChain& chain = task_chain_[t];
+    std::size_t first = 0;
+    if (chain.request == e.req - 1 && chain.prompt != nullptr &&
+        chain.prompt->size() <= request.prompt.size() &&
+        std::equal(chain.prompt->begin(), chain.prompt->end(), request.prompt.begin())) {
+      seq->hasher = chain.hasher;
+      first = chain.prompt->size();
+    }
+    for (std::size_t i = first; i < request.prompt.size(); ++i) {
+      seq->hasher.Append(request.prompt[i].content);
+    }
+    const bool has_next = static_cast<std::size_t>(e.req + 1) < requests_[t].size();
+    chain = has_next ? PromptChain{e.req, &request.prompt, seq->hasher} : PromptChain{};
   }
   RequestRecord& rec = seq->record;
   rec.task_id = tasks_[t].id;
