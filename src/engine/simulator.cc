@@ -167,7 +167,6 @@ class Engine {
   };
   std::vector<PromptChain> task_chain_;
   std::vector<Seconds> task_arrival_;
-  std::vector<Seconds> prev_finish_;
   std::int64_t next_round_robin_ = 0;
   SimulationResult result_;
   Status error_ = OkStatus();
@@ -183,7 +182,6 @@ Result<SimulationResult> Engine::Run() {
   task_replica_.assign(tasks_.size(), -1);
   task_pin_.assign(tasks_.size(), Pin{});
   task_chain_.resize(tasks_.size());
-  prev_finish_.assign(tasks_.size(), 0);
   Seconds origin = kNever;
   for (const Task& t : tasks_) origin = std::min(origin, t.arrival_s);
   if (tasks_.empty()) origin = 0;
@@ -192,7 +190,6 @@ Result<SimulationResult> Engine::Run() {
     task_arrival_[i] = tasks_[i].arrival_s - origin;
     if (!requests_[i].empty()) PushExternal(task_arrival_[i], Release{static_cast<int>(i), 0});
   }
-  Seconds last = 0;
   while (!queue_.empty() && error_.ok()) {
     auto entry = queue_.Pop();
     const Seconds now = entry.time;
@@ -200,7 +197,6 @@ Result<SimulationResult> Engine::Run() {
         std::holds_alternative<PinExpiry>(entry.event)) {
       external_.erase(external_.find(now));
     }
-    last = std::max(last, now);
     std::visit(
         [&](auto&& e) {
           using T = std::decay_t<decltype(e)>;
@@ -731,7 +727,6 @@ void Engine::Finish(Replica& rep, Seq* seq, Seconds now) {
   }
   rep.running.erase(std::find(rep.running.begin(), rep.running.end(), seq));
   Track(rep, seq, false);
-  prev_finish_[t] = now;
   if (has_next) {
     const Request& next = requests_[t][static_cast<std::size_t>(seq->req + 1)];
     Seconds at = now + seq->request->tool_s;
