@@ -35,8 +35,7 @@ constexpr Command kCommands[] = {
     {"plot", "SVG charts (plot memory: KV memory against context with the GPU line)", RunPlot},
     {"models", "list the bundled model catalog", RunModels},
     {"gpus", "list the bundled GPU catalog", RunGpus},
-    {"trace", "trace stats | convert: summarise a trace or convert it to the native format",
-     RunTrace},
+    {"trace", "trace stats | convert | gen: summarise, convert or generate agent traces", RunTrace},
     {"bill", "price recorded Claude Code / Codex usage per session, day, model; vs reported",
      RunBill},
 };
