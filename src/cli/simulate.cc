@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cli/cli_util.h"
+#include "cli/simulate_api.h"
 #include "kvbill/report/table.h"
 #include "kvbill/scenario/run.h"
 #include "kvbill/util/embedded.h"
@@ -21,7 +22,9 @@ constexpr char kUsage[] =
     "batching, block prefix cache, roofline iteration times. Reports per task: requests,\n"
     "prompt / cached / prefilled / output tokens, KV bytes read, GPU-seconds, dollars and\n"
     "completion time, and a summary. --scenario default (the default) is the bundled\n"
-    "scenarios/default.json. Scenario format: docs/scenario-format.md; engine: docs/engine.md.\n";
+    "scenarios/default.json. Scenario format: docs/scenario-format.md; engine: docs/engine.md.\n"
+    "A scenario with \"pricing\" bills the trace at an API provider's cache rules and list\n"
+    "prices instead (docs/billing.md#api-mode).\n";
 
 // A number for JSON: integers stay integers, others keep full precision.
 nlohmann::ordered_json Num(long double v) {
@@ -76,6 +79,7 @@ int RunSimulate(const Args& args) {
     }
     scenario->engine.mode = engine;
   }
+  if (scenario->pricing) return RunSimulateApi(*scenario, format, with_requests, out_dir);
   const auto wall_start = std::chrono::steady_clock::now();
   auto outcome = RunScenario(*scenario);
   if (!outcome) return ReportError("simulate", outcome.error());

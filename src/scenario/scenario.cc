@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "kvbill/cost/price_sheet.h"
+#include "kvbill/cost/provider_cache.h"
 #include "kvbill/hardware/gpu.h"
 #include "kvbill/model/hf_config.h"
 #include "kvbill/model/kv_format.h"
@@ -664,6 +666,47 @@ Status ReadSweep(const json& value, const Source& source, std::vector<SweepAxis>
   return OkStatus();
 }
 
+Status ReadPricing(const json& value, const Source& source, ScenarioPricing* p) {
+  ObjectReader r(value, "/pricing", source, {"provider", "model", "cache"});
+  for (const char* key : {"provider", "model"}) {
+    if (r.ok() && r.Find(key) == nullptr) r.Fail(r.At(key), "missing");
+  }
+  std::string choices;
+  for (const std::string& name : ProviderCacheNames())
+    choices += (choices.empty() ? "" : "|") + name;
+  if (const json* provider = r.Find("provider")) {
+    const auto names = ProviderCacheNames();
+    if (!provider->is_string() ||
+        std::find(names.begin(), names.end(), provider->get<std::string>()) == names.end()) {
+      r.Fail(r.At("provider"), "unknown provider " + Show(*provider) + " (one of " + choices + ")");
+    }
+  }
+  r.String("provider", &p->provider);
+  r.String("model", &p->model);
+  std::string warm_start = "recorded";
+  if (const json* cache = r.Find("cache")) {
+    ObjectReader c(*cache, "/pricing/cache", source,
+                   {"ttl_s", "min_cacheable_tokens", "warm_start"});
+    c.Number("ttl_s", Range::kPositive, &p->ttl_s);
+    c.TokenCount("min_cacheable_tokens", 1, &p->min_cacheable_tokens);
+    c.Choice("warm_start", "warm start", {"recorded", "none"}, &warm_start);
+    if (!c.ok()) return c.status();
+  }
+  if (!r.ok()) return r.status();
+  p->warm_start_from_recorded = warm_start == "recorded";
+  auto sheet = BundledPriceSheet();
+  if (!sheet) return sheet.error();
+  const ModelPrice* price = sheet->Find(p->model);
+  if (price == nullptr) {
+    return source.Bad("/pricing/model",
+                      "no price for model " + Quote(p->model) + " in the bundled price sheet");
+  }
+  auto cache = MakeProviderCache(p->provider, price->id,
+                                 ProviderCacheOptions{p->ttl_s, p->min_cacheable_tokens});
+  if (!cache) return cache.error().Within(source.name() + "#/pricing/cache");
+  return OkStatus();
+}
+
 // Parses the text, rejecting syntax errors and repeated keys.
 Result<json> ParseDocument(const std::string& text, const std::string& source) {
   DuplicateKeyFinder duplicates;
@@ -694,9 +737,10 @@ Result<Scenario> ParseScenario(const std::string& json_text, const std::string& 
   s.source = source_name;
   s.name = std::filesystem::path(source_name).stem().string();
 
-  ObjectReader top(*doc, "", source,
-                   {"name", "model", "kv_format", "weight_format", "deployment", "engine",
-                    "prefix_cache", "context_policy", "trace", "seed", "budgets", "sweep"});
+  ObjectReader top(
+      *doc, "", source,
+      {"name", "model", "kv_format", "weight_format", "deployment", "engine", "prefix_cache",
+       "context_policy", "trace", "seed", "budgets", "sweep", "pricing"});
   top.String("name", &s.name);
   top.String("kv_format", &s.kv_format);
   top.String("weight_format", &s.weight_format);
@@ -730,6 +774,11 @@ Result<Scenario> ParseScenario(const std::string& json_text, const std::string& 
   if (const json* v = top.Find("budgets")) status = ReadBudgets(*v, source, &s.budgets);
   if (!status) return status.error();
   if (const json* v = top.Find("sweep")) status = ReadSweep(*v, source, &s.sweep);
+  if (!status) return status.error();
+  if (const json* v = top.Find("pricing")) {
+    s.pricing.emplace();
+    status = ReadPricing(*v, source, &*s.pricing);
+  }
   if (!status) return status.error();
   return s;
 }

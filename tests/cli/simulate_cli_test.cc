@@ -68,6 +68,44 @@ TEST(SimulateCliTest, ReplaysATraceFile) {
   EXPECT_GT(j["summary"]["requests"].get<int>(), 0);
 }
 
+// Three Claude Code calls 10 s apart, each reading the previous prompt.
+TEST(SimulateCliTest, PricingBillsATraceAtTheProvidersRules) {
+  const std::string dir = ::testing::TempDir();
+  std::ofstream(dir + "/api_log.jsonl")
+      << R"({"type": "assistant", "sessionId": "s1", "timestamp": "2025-12-12T15:20:00.000Z", "message": {"id": "m1", "model": "claude-sonnet-4-5-20250929", "usage": {"input_tokens": 0, "cache_creation_input_tokens": 2000, "cache_read_input_tokens": 0, "output_tokens": 100}}})"
+         "\n"
+      << R"({"type": "assistant", "sessionId": "s1", "timestamp": "2025-12-12T15:20:10.000Z", "message": {"id": "m2", "model": "claude-sonnet-4-5-20250929", "usage": {"input_tokens": 0, "cache_creation_input_tokens": 600, "cache_read_input_tokens": 2000, "output_tokens": 50}}})"
+         "\n"
+      << R"({"type": "assistant", "sessionId": "s1", "timestamp": "2025-12-12T15:20:20.000Z", "message": {"id": "m3", "model": "claude-sonnet-4-5-20250929", "usage": {"input_tokens": 0, "cache_creation_input_tokens": 100, "cache_read_input_tokens": 2600, "output_tokens": 20}}})"
+         "\n";
+  std::ofstream(dir + "/api.json")
+      << R"({"trace": {"file": "api_log.jsonl", "format": "claude-code"},
+             "pricing": {"provider": "anthropic", "model": "claude-sonnet-4-5-20250929"}})";
+  const auto r = RunKvbill("simulate --scenario " + dir + "/api.json --format json --requests");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  // Sonnet 4.5 $/Mtok: 3.75 write, 0.3 read, 15 out.
+  //   2,000 x 3.75 + 100 x 15 = 9,000 micro-dollars
+  //   600 x 3.75 + 2,000 x 0.3 + 50 x 15 = 2,250 + 600 + 750 = 3,600
+  //   100 x 3.75 + 2,600 x 0.3 + 20 x 15 = 375 + 780 + 300 = 1,455
+  const auto& task = j["tasks"].at(0);
+  EXPECT_EQ(task["requests"], 3);
+  EXPECT_EQ(task["cache_read_tokens"], 4'600);
+  EXPECT_EQ(task["cache_write_tokens"], 2'700);
+  EXPECT_EQ(task["uncached_tokens"], 0);
+  EXPECT_DOUBLE_EQ(task["cost_usd"].get<double>(), 0.014055);
+  const auto& second = j["requests"].at(1);
+  EXPECT_EQ(second["task"], "s1");
+  EXPECT_EQ(second["index"], 1);
+  EXPECT_EQ(second["cache_read_tokens"], 2'000);
+  EXPECT_EQ(second["cache_write_tokens"], 600);
+  EXPECT_EQ(second["recorded"]["cache_read_tokens"], 2'000);
+  EXPECT_DOUBLE_EQ(second["recorded"]["cost_usd"].get<double>(), 0.0036);
+  EXPECT_EQ(j["summary"]["recorded"]["calls"], 3);
+  EXPECT_EQ(j["summary"]["recorded"]["cache_read_within_1pct"], 3);
+  EXPECT_DOUBLE_EQ(j["summary"]["recorded"]["cost_usd"].get<double>(), 0.014055);
+}
+
 TEST(SimulateCliTest, InvalidScenariosExitTwoNamingTheJsonPath) {
   const std::string dir = ::testing::TempDir();
   const std::pair<std::string, std::string> cases[] = {

@@ -302,6 +302,19 @@ TEST(ScenarioTest, PathsResolveAgainstTheScenarioDirectory) {
   EXPECT_EQ(Parse(R"({"trace": {"file": "./t.jsonl"}})").trace.file, "t.jsonl");
 }
 
+TEST(ScenarioTest, ReadsPricing) {
+  const Scenario s = Parse(
+      R"({"pricing": {"provider": "anthropic", "model": "claude-sonnet-4-5-20250929",
+                      "cache": {"ttl_s": 3600, "min_cacheable_tokens": 2048, "warm_start": "none"}}})");
+  ASSERT_TRUE(s.pricing.has_value());
+  EXPECT_EQ(s.pricing->provider, "anthropic");
+  EXPECT_EQ(s.pricing->model, "claude-sonnet-4-5-20250929");
+  EXPECT_EQ(s.pricing->ttl_s, 3600);
+  EXPECT_EQ(s.pricing->min_cacheable_tokens, 2048);
+  EXPECT_FALSE(s.pricing->warm_start_from_recorded);
+  EXPECT_FALSE(Parse("{}").pricing.has_value());
+}
+
 TEST(ScenarioTest, LoadScenarioNamesAMissingFile) {
   auto s = LoadScenario("/nonexistent/kvbill/s.json");
   ASSERT_FALSE(s.ok());
@@ -318,7 +331,17 @@ struct ErrorCase {
 TEST(ScenarioTest, InvalidScenariosNameTheJsonPointer) {
   const ErrorCase kCases[] = {
       // Unknown keys, at the top and in a section.
-      {R"({"pricing": {}})", "s.json#/pricing: unknown key"},
+      {R"({"prices": {}})", "s.json#/prices: unknown key"},
+      // "pricing": required keys, choices, the price sheet, the provider's rules.
+      {R"({"pricing": {}})", "s.json#/pricing/provider: missing"},
+      {R"({"pricing": {"provider": "anthropic", "model": "claude-sonnet-4-5", "cache": {"ttl": 1}}})",
+       "s.json#/pricing/cache/ttl: unknown key"},
+      {R"({"pricing": {"provider": "gemini", "model": "claude-sonnet-4-5"}})",
+       R"(s.json#/pricing/provider: unknown provider "gemini" (one of anthropic|openai|deepseek))"},
+      {R"({"pricing": {"provider": "anthropic", "model": "nope"}})",
+       R"(s.json#/pricing/model: no price for model "nope" in the bundled price sheet)"},
+      {R"({"pricing": {"provider": "anthropic", "model": "claude-sonnet-4-5", "cache": {"ttl_s": 60}}})",
+       "s.json#/pricing/cache: anthropic: ttl_s must be 300 or 3600, got 60"},
       {R"({"deployment": {"gpu_count": 8}})", "s.json#/deployment/gpu_count: unknown key"},
       {R"({"prefix_cache": {"offload": {"capacity": 1}}})",
        "s.json#/prefix_cache/offload/capacity: unknown key"},

@@ -7,8 +7,8 @@
 // pointer of the field ("s.json#/deployment/gpus_per_replica: must be a
 // positive integer, got 0"). Paths inside a scenario are relative to the
 // scenario file's directory. "budgets" (limits for `kvbill check`) and
-// "sweep" (axes for `kvbill sweep`) are read here; "pricing" is not yet, and
-// is rejected like any unknown key.
+// "sweep" (axes for `kvbill sweep`) are read here, and so is "pricing"
+// (the API mode of `kvbill simulate`).
 #ifndef KVBILL_SCENARIO_SCENARIO_H_
 #define KVBILL_SCENARIO_SCENARIO_H_
 
@@ -85,6 +85,16 @@ struct SweepAxis {
   std::vector<std::string> values;
 };
 
+// "pricing": bill the trace at an API provider's cache rules and list prices
+// instead of serving it on the deployment (cost/api_replay.h).
+struct ScenarioPricing {
+  std::string provider;                  // required; a ProviderCacheNames() entry
+  std::string model;                     // required; resolved by the bundled price sheet
+  Seconds ttl_s = 0;                     // cache.ttl_s; 0 = the provider's default
+  Tokens min_cacheable_tokens = 0;       // cache.min_cacheable_tokens; 0 = the model's
+  bool warm_start_from_recorded = true;  // cache.warm_start: "recorded" (true) or "none"
+};
+
 struct Scenario {
   std::string name;    // "name" key, else the file stem
   std::string source;  // the file it was read from
@@ -99,6 +109,7 @@ struct Scenario {
   std::uint64_t seed = 1;
   std::vector<Budget> budgets;   // in key order
   std::vector<SweepAxis> sweep;  // in key order
+  std::optional<ScenarioPricing> pricing;
 };
 
 // Parses scenario JSON text. `source` names it in errors and anchors

@@ -1,0 +1,84 @@
+// API replay: the requests of a trace served by a provider's prompt cache
+// (provider_cache.h) and priced at list (api_bill.h), in time order across
+// all tasks (the cache is shared, as it is per organisation).
+//
+// A request's time is its trace turn's recorded start when it has one, else
+// the previous request's time plus that request's tool wait (the first
+// request: the task's arrival). Requests at the same time keep task order,
+// then request order.
+//
+// When a request carries recorded usage, the prediction is compared with it:
+// the recorded bill prices the recorded cache writes at the replay's
+// lifetime, and a call's cache read is "within 1%" when
+// |predicted - recorded| <= 1% of recorded (both 0 counts).
+//
+// Warm start: a log starts with the provider cache already holding the
+// prefix that earlier, unlogged calls wrote (Claude Code keeps a breakpoint
+// after its system prompt and tools, shared by every session). With
+// warm_start_from_recorded, the first request of each task that recorded a
+// cache read of R tokens first seeds the cache with its first R tokens.
+// docs/billing.md#api-mode.
+#ifndef KVBILL_COST_API_REPLAY_H_
+#define KVBILL_COST_API_REPLAY_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kvbill/cost/api_bill.h"
+#include "kvbill/cost/money.h"
+#include "kvbill/cost/price_sheet.h"
+#include "kvbill/cost/provider_cache.h"
+#include "kvbill/policy/context_policy.h"
+#include "kvbill/trace/trace.h"
+#include "kvbill/util/result.h"
+
+namespace kvbill {
+
+struct ApiReplayOptions {
+  bool warm_start_from_recorded = true;  // see above
+  bool one_hour_writes = false;          // price recorded cache writes at the 1-hour rate
+};
+
+struct ApiRequestOutcome {
+  std::string task;
+  int index = 0;  // the request's index in its task
+  Seconds time_s = 0;
+  CallUsage predicted;  // output = the request's output tokens
+  Money cost;
+  std::optional<RecordedUsage> recorded;
+  Money recorded_cost;  // 0 without recorded usage
+};
+
+struct ApiTaskOutcome {
+  std::string id;
+  int requests = 0;
+  CallUsage predicted;
+  Money cost;
+};
+
+struct ApiReplayOutcome {
+  std::vector<ApiTaskOutcome> tasks;        // in task order
+  std::vector<ApiRequestOutcome> requests;  // task order, then request order
+  CallUsage predicted;                      // summed over all requests
+  Money cost;
+  // Over the requests with recorded usage only:
+  int recorded_calls = 0;
+  int cache_read_within_1pct = 0;
+  CallUsage recorded;               // recorded usage in CallUsage fields
+  CallUsage predicted_of_recorded;  // the predictions of those requests
+  Money recorded_cost;
+  Money predicted_cost_of_recorded;
+};
+
+// Replays `requests` (requests[i] of tasks[i], as PlanRequests gives them)
+// through `cache` and prices them with `price`. Error only on overflow of an
+// amount. Precondition: every task validated.
+Result<ApiReplayOutcome> ReplayApi(const std::vector<Task>& tasks,
+                                   const std::vector<std::vector<Request>>& requests,
+                                   const ModelPrice& price, ProviderCache& cache,
+                                   const ApiReplayOptions& options);
+
+}  // namespace kvbill
+
+#endif  // KVBILL_COST_API_REPLAY_H_

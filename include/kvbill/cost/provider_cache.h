@@ -1,0 +1,109 @@
+// ProviderCache: a model of an API provider's prompt cache, keyed by prompt
+// prefix. Requests are served in time order; each is split into tokens read
+// from the cache, tokens written to it and uncached input, as the provider
+// bills them (api_bill.h prices the split). The rules per provider are in
+// docs/billing.md#provider-caching-rules; one implementation per file in
+// src/cost/, chosen by name from the table in provider_cache.cc:
+//
+//   anthropic  explicit breakpoints, one at the end of each request's prompt
+//              (as coding agents place it). A request reads the longest
+//              prefix that an earlier request wrote at its breakpoint and
+//              that is still alive: written or read less than the lifetime
+//              ago (ttl_s 300, refreshed on every read; or 3600). Alive means
+//              now - last_use < ttl_s, so an entry used at t = 0 is gone at
+//              exactly t = ttl_s. The tokens from there to the request's own
+//              breakpoint are written (1.25x input for 300 s, 2x for 3600 s).
+//              A prompt shorter than the model's minimum cacheable length is
+//              neither written nor read.
+//   openai     automatic: a prompt of at least 1,024 tokens is cached in
+//              128-token steps (1,024, 1,152, ...), no write fee; a request
+//              reads the longest alive step; retention ttl_s (default 300)
+//              since last use.
+//   deepseek   automatic disk cache in 64-token units from 64 tokens, no write
+//              fee; retention ttl_s (default 10,800: the low end of the
+//              "a few hours to a few days" DeepSeek documents).
+//
+// Identity: two prefixes are the same tokens when their content pieces
+// (cache/block_hash.h) agree, compared by PrefixHashes below.
+#ifndef KVBILL_COST_PROVIDER_CACHE_H_
+#define KVBILL_COST_PROVIDER_CACHE_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kvbill/cache/block_hash.h"
+#include "kvbill/cost/api_bill.h"
+#include "kvbill/util/result.h"
+#include "kvbill/util/units.h"
+
+namespace kvbill {
+
+// Chained hashes of a prompt's prefixes at any position, in O(log pieces).
+// Pieces are merged into maximal runs (same identity, consecutive offsets)
+// first, so splitting a piece never changes a hash:
+//   h(0) = kChainSeed
+//   h(p) = fold of the runs covering [0, p), the last one cut at p, each as
+//          s = HashCombine(HashCombine(HashCombine(s, identity), offset), length)
+class PrefixHashes {
+ public:
+  explicit PrefixHashes(std::span<const ContentPiece> pieces);
+
+  Tokens tokens() const { return tokens_; }
+  // The hash of the first `position` tokens. Precondition: 0 <= position <= tokens().
+  std::uint64_t At(Tokens position) const;
+
+ private:
+  std::vector<ContentPiece> runs_;
+  std::vector<Tokens> starts_;         // token position of each run
+  std::vector<std::uint64_t> before_;  // hash state before each run
+  Tokens tokens_ = 0;
+};
+
+struct ProviderCacheOptions {
+  // Lifetime since last use, seconds; 0 means the provider's default
+  // (anthropic 300, openai 300, deepseek 10,800). Anthropic accepts 300 or 3600.
+  Seconds ttl_s = 0;
+  // Minimum cacheable prompt, tokens; 0 means the provider's (and for
+  // anthropic the model's, AnthropicMinimumCacheableTokens) default.
+  Tokens min_cacheable_tokens = 0;
+};
+
+class ProviderCache {
+ public:
+  virtual ~ProviderCache() = default;
+
+  // Serves one request at `now_s` (never earlier than the previous call's)
+  // whose prompt is `pieces`: returns its input, cache write and cache read
+  // tokens (output 0; they sum to the prompt) and updates the cache.
+  virtual CallUsage Serve(Seconds now_s, std::span<const ContentPiece> pieces) = 0;
+
+  // Marks the first `prefix_tokens` of `pieces` as written at `now_s` by a
+  // request outside the replay (a cache warmed before a log starts).
+  // Precondition: 0 <= prefix_tokens <= the prompt.
+  virtual void Seed(Seconds now_s, std::span<const ContentPiece> pieces, Tokens prefix_tokens) = 0;
+};
+
+// The cache of `provider` for `model` (a price sheet id, e.g.
+// "claude-sonnet-4-5"). Errors: `unknown provider "x" (one of
+// anthropic|openai|deepseek)`, `anthropic: ttl_s must be 300 or 3600, got 60`,
+// `openai: ttl_s must be positive, got -1`.
+Result<std::unique_ptr<ProviderCache>> MakeProviderCache(std::string_view provider,
+                                                         std::string_view model,
+                                                         const ProviderCacheOptions& options);
+
+// The names MakeProviderCache accepts.
+std::vector<std::string> ProviderCacheNames();
+
+// Anthropic's minimum cacheable prompt for a model id, from the prompt
+// caching page of Anthropic's documentation (2025-12): 4,096 tokens for
+// Claude Opus 4.5 and Haiku 4.5, 2,048 for Haiku 3.5 and Haiku 3, 1,024 for
+// every other model (Sonnet 4.5, Sonnet 4, Opus 4.1, Opus 4, Sonnet 3.7...).
+Tokens AnthropicMinimumCacheableTokens(std::string_view model);
+
+}  // namespace kvbill
+
+#endif  // KVBILL_COST_PROVIDER_CACHE_H_

@@ -1,0 +1,166 @@
+#include "cli/simulate_api.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/cli_util.h"
+#include "kvbill/cost/api_replay.h"
+#include "kvbill/report/table.h"
+#include "kvbill/scenario/run.h"
+#include "kvbill/util/file.h"
+
+namespace kvbill::cli {
+namespace {
+
+using nlohmann::ordered_json;
+
+ordered_json UsageJson(const CallUsage& u) {
+  return {{"prompt_tokens", u.prompt()},
+          {"cache_read_tokens", u.cache_read},
+          {"cache_write_tokens", u.cache_write()},
+          {"uncached_tokens", u.input},
+          {"output_tokens", u.output}};
+}
+
+ordered_json RecordedJson(const RecordedUsage& r, Money cost) {
+  return {{"prompt_tokens", r.prompt()},
+          {"cache_read_tokens", r.cache_read},
+          {"cache_write_tokens", r.cache_creation},
+          {"uncached_tokens", r.input},
+          {"output_tokens", r.output},
+          {"cost_usd", cost.usd()}};
+}
+
+std::string Dollars(Money m) { return FormatUsd(m, 4); }
+
+std::string Percent(double part, double whole) {
+  return whole == 0 ? "-" : FormatFixed(100.0 * part / whole, 2) + "%";
+}
+
+}  // namespace
+
+int RunSimulateApi(const Scenario& scenario, const std::string& format, bool with_requests,
+                   const std::string& out_dir) {
+  const ScenarioPricing& pricing = *scenario.pricing;
+  auto sheet = BundledPriceSheet();
+  if (!sheet) return ReportError("simulate", sheet.error());
+  const ModelPrice* price = sheet->Find(pricing.model);
+  if (price == nullptr) {
+    return ReportError("simulate", Error("no price for model \"" + pricing.model + "\""));
+  }
+  auto cache = MakeProviderCache(pricing.provider, price->id,
+                                 ProviderCacheOptions{pricing.ttl_s, pricing.min_cacheable_tokens});
+  if (!cache) return ReportError("simulate", cache.error());
+  auto tasks = LoadScenarioTasks(scenario);
+  if (!tasks) return ReportError("simulate", tasks.error());
+  auto requests = PlanRequests(scenario, *tasks);
+  if (!requests) return ReportError("simulate", requests.error());
+  ApiReplayOptions options;
+  options.warm_start_from_recorded = pricing.warm_start_from_recorded;
+  options.one_hour_writes = pricing.provider == "anthropic" && pricing.ttl_s == 3600;
+  auto out = ReplayApi(*tasks, *requests, *price, **cache, options);
+  if (!out) return ReportError("simulate", out.error());
+
+  ordered_json j;
+  j["scenario"] = scenario.name;
+  j["pricing"] = {{"provider", pricing.provider}, {"model", price->id}};
+  j["tasks"] = ordered_json::array();
+  Table tasks_csv({"id", "requests", "prompt_tokens", "cache_read_tokens", "cache_write_tokens",
+                   "uncached_tokens", "output_tokens", "cost_usd"});
+  for (const ApiTaskOutcome& t : out->tasks) {
+    ordered_json row = {{"id", t.id}, {"requests", t.requests}};
+    row.update(UsageJson(t.predicted));
+    row["cost_usd"] = t.cost.usd();
+    tasks_csv.AddRow({t.id, std::to_string(t.requests), std::to_string(t.predicted.prompt()),
+                      std::to_string(t.predicted.cache_read),
+                      std::to_string(t.predicted.cache_write()), std::to_string(t.predicted.input),
+                      std::to_string(t.predicted.output), FormatUsdExact(t.cost)});
+    j["tasks"].push_back(std::move(row));
+  }
+  ordered_json s = {{"tasks", out->tasks.size()}, {"requests", out->requests.size()}};
+  s.update(UsageJson(out->predicted));
+  s["cost_usd"] = out->cost.usd();
+  if (out->recorded_calls > 0) {
+    ordered_json r = {{"calls", out->recorded_calls}};
+    r.update(UsageJson(out->recorded));
+    r["cost_usd"] = out->recorded_cost.usd();
+    r["predicted"] = UsageJson(out->predicted_of_recorded);
+    r["predicted"]["cost_usd"] = out->predicted_cost_of_recorded.usd();
+    r["cache_read_within_1pct"] = out->cache_read_within_1pct;
+    r["cache_read_within_1pct_share"] =
+        static_cast<double>(out->cache_read_within_1pct) / out->recorded_calls;
+    s["recorded"] = r;
+  }
+  j["summary"] = s;
+  if (with_requests) {
+    j["requests"] = ordered_json::array();
+    for (const ApiRequestOutcome& o : out->requests) {
+      ordered_json row = {{"task", o.task}, {"index", o.index}, {"time_s", o.time_s}};
+      row.update(UsageJson(o.predicted));
+      row["cost_usd"] = o.cost.usd();
+      if (o.recorded) row["recorded"] = RecordedJson(*o.recorded, o.recorded_cost);
+      j["requests"].push_back(std::move(row));
+    }
+  }
+
+  std::ostringstream text;
+  if (format == "json") {
+    text << j.dump(2) << "\n";
+  } else if (format == "csv") {
+    text << tasks_csv.ToCsv();
+  } else {
+    Table t({"task", "requests", "prompt tok", "cache read", "cache write", "uncached", "output",
+             "cost"});
+    const std::size_t shown = std::min<std::size_t>(out->tasks.size(), 20);
+    for (std::size_t i = 0; i < shown; ++i) {
+      const ApiTaskOutcome& m = out->tasks[i];
+      t.AddRow({m.id, std::to_string(m.requests), FormatWithSeparators(m.predicted.prompt()),
+                FormatWithSeparators(m.predicted.cache_read),
+                FormatWithSeparators(m.predicted.cache_write()),
+                FormatWithSeparators(m.predicted.input), FormatWithSeparators(m.predicted.output),
+                Dollars(m.cost)});
+    }
+    text << "scenario " << scenario.name << " (" << scenario.source << "): " << pricing.provider
+         << " cache rules, " << price->id << " list prices\n\n"
+         << t.ToText();
+    if (out->tasks.size() > shown) {
+      text << "... " << out->tasks.size() - shown << " more tasks (--format csv for all)\n";
+    }
+    const CallUsage& p = out->predicted;
+    text << "\n"
+         << out->tasks.size() << " tasks, " << out->requests.size() << " requests; prompt "
+         << FormatWithSeparators(p.prompt()) << " tokens: "
+         << Percent(static_cast<double>(p.cache_read), static_cast<double>(p.prompt()))
+         << " read from the cache, "
+         << Percent(static_cast<double>(p.cache_write()), static_cast<double>(p.prompt()))
+         << " written\n"
+         << "bill " << Dollars(out->cost) << "\n";
+    if (out->recorded_calls > 0) {
+      const CallUsage& r = out->recorded;
+      const CallUsage& q = out->predicted_of_recorded;
+      text << "recorded usage on " << out->recorded_calls << " calls: cache read "
+           << FormatWithSeparators(r.cache_read) << " (predicted "
+           << FormatWithSeparators(q.cache_read) << "), bill " << Dollars(out->recorded_cost)
+           << " (predicted " << Dollars(out->predicted_cost_of_recorded) << "); "
+           << Percent(out->cache_read_within_1pct, out->recorded_calls)
+           << " of calls' cache reads predicted within 1%\n";
+    }
+  }
+  if (!out_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(out_dir, ec);
+    if (ec) return ReportError("simulate", Error(out_dir + ": cannot create: " + ec.message()));
+    if (auto w = WriteFileAtomically(out_dir + "/simulate.json", j.dump(2) + "\n"); !w) {
+      return ReportError("simulate", w.error());
+    }
+    if (auto w = WriteFileAtomically(out_dir + "/tasks.csv", tasks_csv.ToCsv()); !w) {
+      return ReportError("simulate", w.error());
+    }
+  }
+  if (auto w = EmitOutput(text.str(), ""); !w) return ReportError("simulate", w.error());
+  return 0;
+}
+
+}  // namespace kvbill::cli

@@ -1,0 +1,108 @@
+#include "kvbill/cost/api_replay.h"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+namespace kvbill {
+namespace {
+
+struct Timed {
+  Seconds time_s;
+  std::size_t task;
+  std::size_t request;
+};
+
+std::vector<ContentPiece> Pieces(const Request& request) {
+  std::vector<ContentPiece> pieces;
+  pieces.reserve(request.prompt.size());
+  for (const PromptPiece& p : request.prompt) pieces.push_back(p.content);
+  return pieces;
+}
+
+Error Overflow() { return Error("api replay: a dollar amount overflows"); }
+
+}  // namespace
+
+Result<ApiReplayOutcome> ReplayApi(const std::vector<Task>& tasks,
+                                   const std::vector<std::vector<Request>>& requests,
+                                   const ModelPrice& price, ProviderCache& cache,
+                                   const ApiReplayOptions& options) {
+  std::vector<Timed> order;
+  for (std::size_t t = 0; t < requests.size(); ++t) {
+    Seconds clock = t < tasks.size() ? tasks[t].arrival_s : 0;
+    for (std::size_t r = 0; r < requests[t].size(); ++r) {
+      const Request& request = requests[t][r];
+      if (request.recorded_time_s) clock = *request.recorded_time_s;
+      order.push_back({clock, t, r});
+      clock += request.tool_s;
+    }
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [](const Timed& a, const Timed& b) { return a.time_s < b.time_s; });
+
+  ApiReplayOutcome out;
+  std::vector<std::vector<ApiRequestOutcome>> by_task(requests.size());
+  for (std::size_t t = 0; t < requests.size(); ++t) by_task[t].resize(requests[t].size());
+  for (const Timed& timed : order) {
+    const Request& request = requests[timed.task][timed.request];
+    const std::vector<ContentPiece> pieces = Pieces(request);
+    if (options.warm_start_from_recorded && timed.request == 0 && request.usage &&
+        request.usage->cache_read > 0) {
+      cache.Seed(timed.time_s, pieces, std::min(request.usage->cache_read, request.PromptTokens()));
+    }
+    ApiRequestOutcome& o = by_task[timed.task][timed.request];
+    o.task = request.task_id;
+    o.index = request.index;
+    o.time_s = timed.time_s;
+    o.predicted = cache.Serve(timed.time_s, pieces);
+    o.predicted.output = request.output;
+    auto cost = PriceCall(price, o.predicted);
+    if (!cost) return cost.error();
+    o.cost = cost->cost;
+    if (request.usage) {
+      o.recorded = request.usage;
+      CallUsage recorded;
+      recorded.input = request.usage->input;
+      (options.one_hour_writes ? recorded.cache_write_1h : recorded.cache_write_5m) =
+          request.usage->cache_creation;
+      recorded.cache_read = request.usage->cache_read;
+      recorded.output = request.usage->output;
+      auto recorded_cost = PriceCall(price, recorded);
+      if (!recorded_cost) return recorded_cost.error();
+      o.recorded_cost = recorded_cost->cost;
+    }
+  }
+
+  for (std::size_t t = 0; t < by_task.size(); ++t) {
+    ApiTaskOutcome task;
+    task.id = t < tasks.size() ? tasks[t].id : "";
+    for (ApiRequestOutcome& o : by_task[t]) {
+      ++task.requests;
+      task.predicted += o.predicted;
+      if (!AddMoney(o.cost, &task.cost)) return Overflow();
+      if (o.recorded) {
+        ++out.recorded_calls;
+        const double recorded_read = static_cast<double>(o.recorded->cache_read);
+        const double diff = std::fabs(static_cast<double>(o.predicted.cache_read) - recorded_read);
+        if (diff <= 0.01 * recorded_read) ++out.cache_read_within_1pct;
+        out.recorded +=
+            CallUsage{o.recorded->input, options.one_hour_writes ? 0 : o.recorded->cache_creation,
+                      options.one_hour_writes ? o.recorded->cache_creation : 0,
+                      o.recorded->cache_read, o.recorded->output};
+        out.predicted_of_recorded += o.predicted;
+        if (!AddMoney(o.recorded_cost, &out.recorded_cost) ||
+            !AddMoney(o.cost, &out.predicted_cost_of_recorded)) {
+          return Overflow();
+        }
+      }
+      out.requests.push_back(std::move(o));
+    }
+    out.predicted += task.predicted;
+    if (!AddMoney(task.cost, &out.cost)) return Overflow();
+    out.tasks.push_back(std::move(task));
+  }
+  return out;
+}
+
+}  // namespace kvbill
