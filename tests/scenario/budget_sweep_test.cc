@@ -1,0 +1,65 @@
+#include <gtest/gtest.h>
+
+#include "kvbill/scenario/budget.h"
+#include "kvbill/scenario/sweep.h"
+
+namespace kvbill {
+namespace {
+
+std::string ErrorOf(const std::string& json) {
+  auto s = ParseScenario(json, "s.json");
+  EXPECT_FALSE(s.ok());
+  return s.ok() ? "" : s.error().message();
+}
+
+TEST(BudgetSweepTest, BudgetsAndSweepAxesParseInKeyOrder) {
+  auto s = ParseScenario(R"({"budgets": {"hit_rate": {"min": 0.9},
+                                          "cost_per_task_usd.p90": {"max": 0.1}},
+                             "sweep": {"/seed": [1, 2], "/kv_format": ["bf16", "fp8"]}})",
+                         "s.json");
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  ASSERT_EQ(s->budgets.size(), 2u);
+  EXPECT_EQ(s->budgets[0].metric, "cost_per_task_usd.p90");  // sorted key order
+  EXPECT_EQ(*s->budgets[0].max, 0.1);
+  EXPECT_FALSE(s->budgets[0].min.has_value());
+  ASSERT_EQ(s->sweep.size(), 2u);
+  EXPECT_EQ(s->sweep[0].path, "/kv_format");
+  EXPECT_EQ(s->sweep[0].values, (std::vector<std::string>{"\"bf16\"", "\"fp8\""}));
+}
+
+TEST(BudgetSweepTest, BadBudgetsAndAxesNameTheirPointer) {
+  EXPECT_EQ(ErrorOf(R"({"budgets": {"hit_rate": {}}})"),
+            "s.json#/budgets/hit_rate: needs \"max\" or \"min\"");
+  EXPECT_EQ(ErrorOf(R"({"budgets": {"hit_rate": {"max": "high"}}})"),
+            "s.json#/budgets/hit_rate/max: must be a number, got \"high\"");
+  EXPECT_EQ(ErrorOf(R"({"budgets": {"hit_rate": {"below": 1}}})"),
+            "s.json#/budgets/hit_rate/below: unknown key");
+  EXPECT_EQ(ErrorOf(R"({"sweep": {"kv_format": ["fp8"]}})"),
+            "s.json#/sweep/kv_format: must be a JSON pointer into the scenario, like "
+            "\"/kv_format\"");
+  EXPECT_EQ(ErrorOf(R"({"sweep": {"/seed": []}})"),
+            "s.json#/sweep/~1seed: must be a non-empty list of values, got []");
+}
+
+// Points are numbered with the first axis varying slowest; shard i of n
+// takes k mod n == i.
+TEST(BudgetSweepTest, ShardsPartitionThePoints) {
+  const std::string text = R"({"trace": {"generator": "chat", "tasks": 1},
+                               "sweep": {"/kv_format": ["bf16", "fp8", "nvfp4"],
+                                         "/seed": [1, 2]}})";
+  auto all = ExpandSweep(text, "s.json");
+  ASSERT_TRUE(all.ok()) << all.error().message();
+  ASSERT_EQ(all->size(), 6u);
+  EXPECT_EQ((*all)[3].values, (std::vector<std::string>{"\"fp8\"", "2"}));
+  EXPECT_EQ((*all)[3].scenario.kv_format, "fp8");
+  EXPECT_EQ((*all)[3].scenario.seed, 2u);
+  auto shard = ExpandSweep(text, "s.json", 1, 4);
+  ASSERT_TRUE(shard.ok());
+  ASSERT_EQ(shard->size(), 2u);  // points 1 and 5
+  EXPECT_EQ((*shard)[0].index, 1);
+  EXPECT_EQ((*shard)[1].index, 5);
+  EXPECT_FALSE(ExpandSweep(text, "s.json", 4, 4).ok());
+}
+
+}  // namespace
+}  // namespace kvbill
