@@ -107,6 +107,10 @@ struct PrefixCache::Impl {
 
   std::int64_t FreeBlocks() const { return capacity - referenced; }
 
+  // Hashes of evicted blocks, in eviction order, when tracking is on.
+  bool track_evictions = false;
+  std::vector<std::uint64_t> evicted_hashes;
+
   struct Hits {
     std::int64_t hits = 0;
     std::int64_t cached = 0;  // hits on cached blocks, which leave the free pool
@@ -175,6 +179,7 @@ struct PrefixCache::Impl {
       b = lru_head;
       Unlink(b);
       index.Erase(blocks[b].hash);
+      if (track_evictions) evicted_hashes.push_back(blocks[b].hash);
       blocks[b].hashed = false;
       ++stats.evicted_blocks;
     }
@@ -331,5 +336,16 @@ std::int64_t PrefixCache::free_blocks() const { return impl_->FreeBlocks(); }
 std::int64_t PrefixCache::cached_blocks() const { return impl_->cached; }
 std::int64_t PrefixCache::referenced_blocks() const { return impl_->referenced; }
 const PrefixCacheStats& PrefixCache::stats() const { return impl_->stats; }
+
+void PrefixCache::TrackEvictions(bool on) {
+  impl_->track_evictions = on;
+  if (!on) impl_->evicted_hashes.clear();
+}
+
+std::vector<std::uint64_t> PrefixCache::TakeEvictedHashes() {
+  std::vector<std::uint64_t> out;
+  out.swap(impl_->evicted_hashes);
+  return out;
+}
 
 }  // namespace kvbill

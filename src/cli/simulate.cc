@@ -95,6 +95,7 @@ int RunSimulate(const Args& args) {
                           {"requests", t.requests},
                           {"prompt_tokens", t.prompt_tokens},
                           {"cached_tokens", t.cached_tokens},
+                          {"offload_hit_tokens", t.offload_hit_tokens},
                           {"prefill_tokens", t.prefill_tokens},
                           {"output_tokens", t.output_tokens},
                           {"kv_read_bytes", Num(std::round(t.kv_read_bytes))},
@@ -119,6 +120,7 @@ int RunSimulate(const Args& args) {
   s["simulated_s"] = sum.simulated_s;
   s["wall_s"] = wall_s;
   s["prefill_tokens"] = sum.prefill_tokens;
+  s["offload_hit_tokens"] = sum.offload_hit_tokens;
   s["output_tokens"] = sum.output_tokens;
   s["task_cost_usd"] = static_cast<double>(sum.task_cost_usd);
   s["idle_cost_usd"] = static_cast<double>(sum.idle_usd);

@@ -12,6 +12,7 @@
 #include <variant>
 
 #include "kvbill/cache/block_hash.h"
+#include "kvbill/cache/offload_tier.h"
 #include "kvbill/cache/prefix_cache.h"
 #include "kvbill/engine/event_queue.h"
 #include "kvbill/model/kv_footprint.h"
@@ -75,11 +76,13 @@ struct Work {
   long double kv_read = 0;   // bytes, one GPU
   long double kv_write = 0;  // bytes, one GPU
   long double share_s = 0;   // its share of the iteration time
+  long double reload_s = 0;  // host-tier reload before it runs, charged to it
 };
 
 struct Replica {
   int index = 0;
   std::unique_ptr<PrefixCache> cache;
+  std::unique_ptr<OffloadTier> offload;  // host tier, when configured
   std::vector<Seq*> running;
   std::deque<Seq*> waiting;
   bool busy = false;  // an iteration is in flight or about to start
@@ -128,7 +131,21 @@ class Engine {
   void ExtendHashes(Seq* seq, Tokens tokens);
   void CommitFull(Replica& rep, Seq* seq);
   std::int64_t BlocksFor(Tokens tokens) const { return CeilDiv(tokens, bs_); }
+  // How a waiting request would be admitted with `budget` tokens left: GPU
+  // prefix hits, host-tier blocks worth reloading, its first chunk.
+  struct Admission {
+    std::span<const std::uint64_t> hashes;  // the GPU hits to reuse
+    std::int64_t gpu_hits = 0;
+    std::int64_t host_hits = 0;
+    Tokens hit_tokens = 0;
+    Tokens chunk = 0;
+    std::int64_t blocks_needed = 0;
+    double reload_s = 0;
+  };
+  Admission PlanAdmission(const Replica& rep, const Seq* seq, Tokens budget) const;
   bool CanAdmit(Replica& rep, Seq* seq, Tokens budget) const;
+  // Moves blocks the pool evicted into the host tier, in eviction order.
+  void DrainEvictions(Replica& rep);
   Seconds ReleaseHorizon(const Replica& rep) const;
   std::optional<std::pair<bool, Seconds>> NextRelease(const Seq* s) const;
   // Adds or removes a request's next release from its replica's horizon sets.
@@ -176,8 +193,12 @@ Result<SimulationResult> Engine::Run() {
   replicas_.resize(static_cast<std::size_t>(config_.replicas));
   for (int i = 0; i < config_.replicas; ++i) {
     replicas_[static_cast<std::size_t>(i)].index = i;
-    replicas_[static_cast<std::size_t>(i)].cache =
-        std::make_unique<PrefixCache>(pool_blocks_, config_.prefix_caching);
+    Replica& rep = replicas_[static_cast<std::size_t>(i)];
+    rep.cache = std::make_unique<PrefixCache>(pool_blocks_, config_.prefix_caching);
+    if (config_.offload_capacity_tokens > 0 && config_.prefix_caching) {
+      rep.offload = std::make_unique<OffloadTier>(config_.offload_capacity_tokens / bs_);
+      rep.cache->TrackEvictions(true);
+    }
   }
   task_replica_.assign(tasks_.size(), -1);
   task_pin_.assign(tasks_.size(), Pin{});
@@ -351,17 +372,47 @@ void Engine::CommitFull(Replica& rep, Seq* seq) {
   seq->committed = std::max(seq->committed, full);
 }
 
+void Engine::DrainEvictions(Replica& rep) {
+  if (!rep.offload) return;
+  for (std::uint64_t h : rep.cache->TakeEvictedHashes()) rep.offload->Insert(h);
+}
+
+Engine::Admission Engine::PlanAdmission(const Replica& rep, const Seq* seq, Tokens budget) const {
+  Admission a;
+  const std::int64_t max_hit = std::max<std::int64_t>(0, (seq->prefill_target - 1) / bs_);
+  a.hashes = std::span<const std::uint64_t>(
+      seq->hashes().data(),
+      std::min<std::size_t>(seq->hashes().size(), static_cast<std::size_t>(max_hit)));
+  a.gpu_hits = rep.cache->LongestPrefix(a.hashes);
+  if (rep.offload) {
+    // The run of blocks after the GPU hits that the host tier holds: reload
+    // them when moving them over the link is faster than recomputing them.
+    const std::int64_t run =
+        rep.offload->RunFrom(a.hashes, a.gpu_hits, static_cast<std::int64_t>(a.hashes.size()));
+    if (run > 0) {
+      const Tokens tokens = run * bs_;
+      const double reload_s = static_cast<double>(tokens) * roofline_.KvWriteBytesPerToken() /
+                              config_.offload_link_bytes_per_s;
+      const double recompute_s =
+          roofline_.ComputeSeconds(roofline_.MatmulFlopsPerToken() * static_cast<double>(tokens) +
+                                   roofline_.PrefillAttentionFlops(a.gpu_hits * bs_, tokens));
+      if (reload_s < recompute_s) {
+        a.host_hits = run;
+        a.reload_s = reload_s;
+      }
+    }
+  }
+  a.hit_tokens = (a.gpu_hits + a.host_hits) * bs_;
+  a.chunk = std::min(seq->prefill_target - a.hit_tokens, budget);
+  a.blocks_needed = BlocksFor(a.hit_tokens + a.chunk);
+  a.hashes = a.hashes.first(static_cast<std::size_t>(a.gpu_hits));
+  return a;
+}
+
 bool Engine::CanAdmit(Replica& rep, Seq* seq, Tokens budget) const {
   if (budget <= 0 || static_cast<int>(rep.running.size()) >= config_.max_num_seqs) return false;
-  const std::int64_t max_hit = (seq->prefill_target - 1) / bs_;
-  const std::span<const std::uint64_t> hashes(
-      seq->hashes().data(),
-      std::min<std::size_t>(seq->hashes().size(),
-                            static_cast<std::size_t>(std::max<std::int64_t>(max_hit, 0))));
-  const std::int64_t hits = rep.cache->LongestPrefix(hashes);
-  const Tokens hit_tokens = hits * bs_;
-  const Tokens n = std::min(seq->prefill_target - hit_tokens, budget);
-  return rep.cache->CanAdmit(hashes, BlocksFor(hit_tokens + n));
+  const Admission a = PlanAdmission(rep, seq, budget);
+  return rep.cache->CanAdmit(a.hashes, a.blocks_needed);
 }
 
 Seconds Engine::ReleaseHorizon(const Replica& rep) const {
@@ -440,32 +491,33 @@ Status Engine::Schedule(Replica& rep) {
   while (!preempted && !rep.waiting.empty() && budget > 0 &&
          static_cast<int>(rep.running.size()) < config_.max_num_seqs) {
     Seq* seq = rep.waiting.front();
-    const std::int64_t max_hit = std::max<std::int64_t>(0, (seq->prefill_target - 1) / bs_);
-    const std::span<const std::uint64_t> hashes(
-        seq->hashes().data(),
-        std::min<std::size_t>(seq->hashes().size(), static_cast<std::size_t>(max_hit)));
-    const std::int64_t hits = rep.cache->LongestPrefix(hashes);
-    const Tokens hit_tokens = hits * bs_;
-    const Tokens n = std::min(seq->prefill_target - hit_tokens, budget);
-    auto admitted = rep.cache->Admit(seq->id, hashes, BlocksFor(hit_tokens + n));
+    DrainEvictions(rep);
+    const Admission a = PlanAdmission(rep, seq, budget);
+    auto admitted = rep.cache->Admit(seq->id, a.hashes, a.blocks_needed);
     if (!admitted) {
       // With nothing running, only pinned blocks can free up later; a chunk
       // larger than the whole pool never fits.
       if (rep.running.empty() && rep.work.empty() &&
-          BlocksFor(hit_tokens + n) > rep.cache->capacity_blocks()) {
+          a.blocks_needed > rep.cache->capacity_blocks()) {
         return Error("request " + std::to_string(seq->record.index) + " of task \"" +
                      seq->record.task_id + "\" can never be admitted: its first chunk needs " +
-                     std::to_string(BlocksFor(hit_tokens + n)) + " blocks, the pool holds " +
+                     std::to_string(a.blocks_needed) + " blocks, the pool holds " +
                      std::to_string(rep.cache->capacity_blocks()));
       }
       break;
     }
+    const Tokens n = a.chunk;
     rep.waiting.pop_front();
-    seq->computed = *admitted * bs_;
+    seq->computed = a.hit_tokens;
     seq->committed = *admitted;
+    if (a.host_hits > 0) {
+      rep.offload->Touch(seq->hashes(), a.gpu_hits, a.host_hits);
+      CommitFull(rep, seq);  // reloaded blocks are full and findable again
+    }
     if (!seq->admitted_once) {
       seq->admitted_once = true;
       seq->record.cached_tokens = seq->computed;
+      seq->record.offload_hit_tokens = a.host_hits * bs_;
       seq->record.admitted_s = queue_.now();
       // The task's previous request may still hold pinned blocks: drop them
       // now that this request holds its hits.
@@ -476,7 +528,7 @@ Status Engine::Schedule(Replica& rep) {
       }
     }
     rep.running.push_back(seq);
-    rep.work.push_back(Work{seq, n, 0, 0, 0});
+    rep.work.push_back(Work{seq, n, 0, 0, 0, a.reload_s});
     budget -= n;
   }
   return OkStatus();
@@ -658,15 +710,19 @@ void Engine::OnStart(Seconds now, int r) {
     }
     const long double t =
         roofline_.IterationSeconds(static_cast<double>(bytes), static_cast<double>(flops));
+    long double reload = 0;
     for (Work& w : rep.work) {
       w.share_s =
           (w.kv_read + w.kv_write) / roofline_.bytes_per_s() +
-          (t - own_total) * static_cast<long double>(w.tokens) / static_cast<long double>(tokens);
+          (t - own_total) * static_cast<long double>(w.tokens) / static_cast<long double>(tokens) +
+          w.reload_s;
+      reload += w.reload_s;
     }
-    rep.duration = static_cast<Seconds>(t);
+    rep.duration = static_cast<Seconds>(t + reload);
     rep.natural_end = now + rep.duration;
     rep.release_horizon = ReleaseHorizon(rep);
   }
+  DrainEvictions(rep);
   queue_.Push(now + rep.duration, IterationEnd{r});
 }
 

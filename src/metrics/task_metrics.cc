@@ -21,6 +21,7 @@ std::vector<TaskMetrics> AggregateTasks(const std::vector<Task>& tasks,
     m.requests += 1;
     m.prompt_tokens += r.prompt_tokens;
     m.cached_tokens += r.cached_tokens;
+    m.offload_hit_tokens += r.offload_hit_tokens;
     m.prefill_tokens += r.prefill_tokens;
     m.output_tokens += r.output_tokens;
     m.preemptions += r.preemptions;
@@ -55,6 +56,7 @@ RunSummary Summarise(const std::vector<TaskMetrics>& tasks, const SimulationResu
     s.requests += t.requests;
     s.prompt_tokens += t.prompt_tokens;
     s.cached_tokens += t.cached_tokens;
+    s.offload_hit_tokens += t.offload_hit_tokens;
     s.prefill_tokens += t.prefill_tokens;
     s.output_tokens += t.output_tokens;
     s.kv_read_bytes += t.kv_read_bytes;

@@ -1,5 +1,6 @@
 #include "kvbill/scenario/run.h"
 
+#include "kvbill/cost/roofline.h"
 #include "kvbill/hardware/gpu.h"
 #include "kvbill/model/hf_config.h"
 #include "kvbill/trace/generator.h"
@@ -42,6 +43,16 @@ Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
                             : *s.prefix_cache.capacity_tokens;
   }
   c.pin_during_tool_s = s.prefix_cache.pin_during_tool_s;
+  if (s.prefix_cache.offload_capacity_gib > 0) {
+    // Host bytes per token: every per-token layer, all GPUs of a replica.
+    auto roofline = Roofline::Make(c.model, c.kv_format, c.weight_format, c.gpu,
+                                   RooflineParams{c.gpus_per_replica, 1, 1, 0});
+    if (!roofline) return roofline.error().Within(at + "/kv_format");
+    const double per_token = roofline->KvWriteBytesPerToken() * c.gpus_per_replica;
+    c.offload_capacity_tokens =
+        static_cast<Tokens>(s.prefix_cache.offload_capacity_gib * kBytesPerGiB / per_token);
+    c.offload_link_bytes_per_s = s.prefix_cache.offload_link_gb_s * 1e9;
+  }
   c.release = s.trace.release;
   return c;
 }

@@ -106,6 +106,7 @@ struct Workload {
   int tasks;
   const char* preset = "coding-agent";
   Seconds pin_s = 0;
+  Tokens offload_tokens = 0;
 };
 
 TEST(SimulatorTest, EventSkippingAgreesWithStepMode) {
@@ -119,6 +120,7 @@ TEST(SimulatorTest, EventSkippingAgreesWithStepMode) {
       {"three replicas, chat", "qwen3-8b", 3, "round_robin", 0, 7, 30, "chat"},
       {"pinning during tool waits", "qwen3-8b", 2, "prefix_affinity", 200000, 8, 8, "coding-agent",
        4.0},
+      {"host offload tier", "qwen3-8b", 1, "round_robin", 150000, 9, 6, "coding-agent", 0, 2000000},
   };
   for (const Workload& w : workloads) {
     SCOPED_TRACE(w.name);
@@ -133,6 +135,7 @@ TEST(SimulatorTest, EventSkippingAgreesWithStepMode) {
     c.router = w.router;
     c.capacity_tokens = w.capacity_tokens;
     c.pin_during_tool_s = w.pin_s;
+    c.offload_capacity_tokens = w.offload_tokens;
     const SimulationResult event = RunSim(c, tasks);
     c.step_mode = true;
     const SimulationResult step = RunSim(c, tasks);
@@ -195,6 +198,41 @@ TEST(SimulatorTest, PrefixCacheHitsTheRepeatedContext) {
   c.prefix_caching = false;
   const SimulationResult off = RunSim(c, {LoopTask("t", 3, 4000, 950, 50, 0.5)});
   EXPECT_EQ(off.requests[1].cached_tokens, 0);
+}
+
+// A pool too small for six concurrent agents evicts their prefixes during
+// tool waits; a host tier keeps the evicted blocks and reloads them (64 GB/s
+// per GPU against ~0.6 PFLOP/s of recompute: reloading wins), so more of each
+// prompt is a hit and less is prefilled again.
+TEST(SimulatorTest, HostOffloadTierTurnsEvictionsIntoHits) {
+  auto preset = FindGeneratorPreset("coding-agent");
+  ASSERT_TRUE(preset.ok());
+  preset->arrivals_per_s = 0.5;
+  TraceGenerator gen(*preset, 9);
+  std::vector<Task> tasks;
+  for (int i = 0; i < 6; ++i) tasks.push_back(gen.Next());
+  SimulationConfig c = Config("qwen3-8b");
+  c.capacity_tokens = 150000;
+  const SimulationResult without = RunSim(c, tasks);
+  c.offload_capacity_tokens = 2000000;
+  c.offload_link_bytes_per_s = 64e9;
+  const SimulationResult with = RunSim(c, tasks);
+  Tokens cached_without = 0, cached_with = 0, offload = 0, prefill_without = 0, prefill_with = 0;
+  for (const RequestRecord& r : without.requests) {
+    cached_without += r.cached_tokens;
+    prefill_without += r.prefill_tokens;
+    EXPECT_EQ(r.offload_hit_tokens, 0);
+  }
+  for (const RequestRecord& r : with.requests) {
+    cached_with += r.cached_tokens;
+    prefill_with += r.prefill_tokens;
+    offload += r.offload_hit_tokens;
+  }
+  EXPECT_GT(offload, 0);
+  EXPECT_GT(cached_with, cached_without);
+  EXPECT_LT(prefill_with, prefill_without);
+  std::cout << "[ measured ] offload hits " << offload << " tokens; prefill " << prefill_without
+            << " -> " << prefill_with << "\n";
 }
 
 TEST(SimulatorTest, ModelThatDoesNotFitIsAnError) {

@@ -40,6 +40,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "kvbill/util/units.h"
 
@@ -109,6 +110,11 @@ class PrefixCache {
   std::int64_t cached_blocks() const;      // unreferenced with a hash
   std::int64_t referenced_blocks() const;  // held by sequences or pins
   const PrefixCacheStats& stats() const;
+
+  // With tracking on, the hashes of evicted cached blocks are kept, in
+  // eviction order, until taken (for an offload tier below the pool).
+  void TrackEvictions(bool on);
+  std::vector<std::uint64_t> TakeEvictedHashes();
 
  private:
   struct Impl;

@@ -22,8 +22,9 @@ struct RequestRecord {
   Seconds first_token_s = 0;  // end of the iteration that completed its prefill
   Seconds finish_s = 0;
   Tokens prompt_tokens = 0;
-  Tokens cached_tokens = 0;   // prefix-cache hits at first admission
-  Tokens prefill_tokens = 0;  // prompt tokens computed, recomputation included
+  Tokens cached_tokens = 0;       // prefix-cache hits at first admission, both tiers
+  Tokens offload_hit_tokens = 0;  // of which reloaded from the host tier
+  Tokens prefill_tokens = 0;      // prompt tokens computed, recomputation included
   Tokens output_tokens = 0;
   int preemptions = 0;
   long double kv_read_bytes = 0;     // decode and prefill, all GPUs of the replica

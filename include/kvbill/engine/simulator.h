@@ -71,6 +71,11 @@ struct SimulationConfig {
   // KV pool capacity in tokens: 0 = what memory holds; kUnlimitedTokens = never evict.
   Tokens capacity_tokens = 0;
   Seconds pin_during_tool_s = 0;
+  // Host-memory offload tier per replica: blocks evicted from the GPU pool
+  // are kept there (LRU) and reloaded over the link when that is faster than
+  // recomputing them. 0: no tier.
+  Tokens offload_capacity_tokens = 0;
+  double offload_link_bytes_per_s = 50e9;
   std::string release = "after_finish";  // or "recorded"
 };
 inline constexpr Tokens kUnlimitedTokens = -1;

@@ -19,6 +19,7 @@ struct TaskMetrics {
   int requests = 0;
   Tokens prompt_tokens = 0;
   Tokens cached_tokens = 0;
+  Tokens offload_hit_tokens = 0;
   Tokens prefill_tokens = 0;
   Tokens output_tokens = 0;
   int preemptions = 0;
@@ -37,6 +38,7 @@ struct RunSummary {
   std::int64_t requests = 0;
   Tokens prompt_tokens = 0;
   Tokens cached_tokens = 0;
+  Tokens offload_hit_tokens = 0;
   Tokens prefill_tokens = 0;
   Tokens output_tokens = 0;
   double hit_rate = 0;  // cached_tokens / prompt_tokens
