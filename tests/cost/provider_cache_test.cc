@@ -101,7 +101,9 @@ TEST(ProviderCacheTest, AnthropicOneHourLifetimeWritesAtTheOneHourRate) {
   EXPECT_EQ(second, Usage(0, 0, 500, 2'000));
   // Sonnet 4.5 at $/Mtok 0.3 read and 6 for 1-hour writes:
   //   2,000 x 0.3 + 500 x 6 = 600 + 3,000 = 3,600 micro-dollars.
-  const ModelPrice* sonnet = BundledPriceSheet()->Find("claude-sonnet-4-5");
+  const auto sheet = BundledPriceSheet();  // keep it alive: Find points into it
+  ASSERT_TRUE(sheet.ok());
+  const ModelPrice* sonnet = sheet->Find("claude-sonnet-4-5");
   ASSERT_NE(sonnet, nullptr);
   EXPECT_EQ(PriceCall(*sonnet, second)->cost.pico_usd, 3'600'000'000);
 }
