@@ -1,7 +1,6 @@
 // kvbill simulate: replay a trace under a scenario; per-task and summary output.
 #include <chrono>
 #include <cmath>
-#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -10,7 +9,6 @@
 #include "kvbill/report/table.h"
 #include "kvbill/scenario/run.h"
 #include "kvbill/util/embedded.h"
-#include "kvbill/util/file.h"
 
 namespace kvbill::cli {
 namespace {
@@ -195,19 +193,7 @@ int RunSimulate(const Args& args) {
          << "bill " << Money(sum.cost_usd) << " = tasks " << Money(sum.task_cost_usd) << " + idle "
          << Money(sum.idle_usd) << "\n";
   }
-  if (!out_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(out_dir, ec);
-    if (ec) return ReportError("simulate", Error(out_dir + ": cannot create: " + ec.message()));
-    if (auto w = WriteFileAtomically(out_dir + "/simulate.json", j.dump(2) + "\n"); !w) {
-      return ReportError("simulate", w.error());
-    }
-    if (auto w = WriteFileAtomically(out_dir + "/tasks.csv", tasks_csv.ToCsv()); !w) {
-      return ReportError("simulate", w.error());
-    }
-  }
-  if (auto w = EmitOutput(text.str(), ""); !w) return ReportError("simulate", w.error());
-  return 0;
+  return FinishSimulate(out_dir, j.dump(2) + "\n", tasks_csv.ToCsv(), text.str());
 }
 
 }  // namespace kvbill::cli

@@ -148,18 +148,23 @@ int RunSimulateApi(const Scenario& scenario, const std::string& format, bool wit
            << " of calls' cache reads predicted within 1%\n";
     }
   }
+  return FinishSimulate(out_dir, j.dump(2) + "\n", tasks_csv.ToCsv(), text.str());
+}
+
+int FinishSimulate(const std::string& out_dir, const std::string& json_text,
+                   const std::string& tasks_csv, const std::string& text) {
   if (!out_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(out_dir, ec);
     if (ec) return ReportError("simulate", Error(out_dir + ": cannot create: " + ec.message()));
-    if (auto w = WriteFileAtomically(out_dir + "/simulate.json", j.dump(2) + "\n"); !w) {
+    if (auto w = WriteFileAtomically(out_dir + "/simulate.json", json_text); !w) {
       return ReportError("simulate", w.error());
     }
-    if (auto w = WriteFileAtomically(out_dir + "/tasks.csv", tasks_csv.ToCsv()); !w) {
+    if (auto w = WriteFileAtomically(out_dir + "/tasks.csv", tasks_csv); !w) {
       return ReportError("simulate", w.error());
     }
   }
-  if (auto w = EmitOutput(text.str(), ""); !w) return ReportError("simulate", w.error());
+  if (auto w = EmitOutput(text, ""); !w) return ReportError("simulate", w.error());
   return 0;
 }
 

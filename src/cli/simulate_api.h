@@ -16,6 +16,12 @@ namespace kvbill::cli {
 int RunSimulateApi(const Scenario& scenario, const std::string& format, bool with_requests,
                    const std::string& out_dir);
 
+// The last step of both modes of `kvbill simulate`: writes simulate.json and
+// tasks.csv into out_dir (when not empty, creating it), then prints `text`.
+// Returns the exit status.
+int FinishSimulate(const std::string& out_dir, const std::string& json_text,
+                   const std::string& tasks_csv, const std::string& text);
+
 }  // namespace kvbill::cli
 
 #endif  // KVBILL_CLI_SIMULATE_API_H_
