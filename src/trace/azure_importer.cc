@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "kvbill/trace/importers.h"
-#include "trace/line_reader.h"
+#include "trace/line_task_reader.h"
 #include "trace/timestamp.h"
 
 namespace kvbill {
@@ -22,34 +22,19 @@ Result<Tokens> ParseCount(std::string_view text, const char* column) {
   return value;
 }
 
-class AzureReader : public TraceReader {
+class AzureReader : public StreamingLineReader {
  public:
   AzureReader(std::unique_ptr<std::istream> in, std::string name, ReaderOptions options)
-      : TraceReader(options), lines_(std::move(in), std::move(name)) {}
-
-  Result<bool> Next(Task* task) override {
-    std::string line;
-    while (lines_.Next(&line)) {
-      if (!header_seen_) {
-        header_seen_ = true;
-        if (line != kAzureHeader) {
-          return lines_.At("expected the header " + std::string(kAzureHeader));
-        }
-        continue;
-      }
-      auto decoded = Decode(line);
-      if (decoded) {
-        *task = std::move(*decoded);
-        return true;
-      }
-      const Error error = lines_.At(decoded.error());
-      if (!SkipBadLine(error)) return error;
-    }
-    if (lines_.failed()) return Error(lines_.name() + ": read failed");
-    return false;
-  }
+      : StreamingLineReader(std::move(in), std::move(name), options, /*has_header=*/true) {}
 
  private:
+  Status CheckHeader(const std::string& line) override {
+    if (line != kAzureHeader) return Error("expected the header " + std::string(kAzureHeader));
+    return OkStatus();
+  }
+
+  Result<Task> DecodeLine(const std::string& line) override { return Decode(line); }
+
   Result<Task> Decode(std::string_view line) {
     const std::size_t c1 = line.find(',');
     const std::size_t c2 = c1 == std::string_view::npos ? c1 : line.find(',', c1 + 1);
@@ -74,8 +59,6 @@ class AzureReader : public TraceReader {
     return task;
   }
 
-  LineReader lines_;
-  bool header_seen_ = false;
   std::optional<Timestamp> origin_;
   std::int64_t row_ = 0;
 };

@@ -13,7 +13,7 @@
 #include "kvbill/trace/importers.h"
 #include "trace/format_number.h"
 #include "trace/json_fields.h"
-#include "trace/line_reader.h"
+#include "trace/line_task_reader.h"
 
 namespace kvbill {
 namespace {
@@ -71,32 +71,13 @@ Result<std::optional<double>> GetOptionalMilliseconds(const Json& json, const ch
   return value;
 }
 
-class DynamoReader : public TraceReader {
+class DynamoReader : public GroupingLineReader {
  public:
   DynamoReader(std::unique_ptr<std::istream> in, std::string name, ReaderOptions options)
-      : TraceReader(options), lines_(std::move(in), std::move(name)) {}
-
-  Result<bool> Next(Task* task) override {
-    if (!loaded_) {
-      loaded_ = true;
-      std::string line;
-      while (lines_.Next(&line)) {
-        if (auto s = ParseLine(line); !s) {
-          const Error error = lines_.At(s.error());
-          if (!SkipBadLine(error)) return error;
-        }
-      }
-      if (lines_.failed()) return Error(lines_.name() + ": read failed");
-      if (auto s = Build(); !s) return s.error();
-    }
-    if (tasks_.empty()) return false;
-    *task = std::move(tasks_.front());
-    tasks_.pop_front();
-    return true;
-  }
+      : GroupingLineReader(std::move(in), std::move(name), options) {}
 
  private:
-  Status ParseLine(const std::string& line) {
+  Status ParseLine(const std::string& line) override {
     const std::int64_t row_number = rows_read_++;
     auto json = ParseJsonObject(line);
     if (!json) return json.error();
@@ -111,7 +92,7 @@ class DynamoReader : public TraceReader {
     if (!session_id) return session_id.error();
 
     Row row;
-    row.where = lines_.name() + ":" + std::to_string(lines_.line_number());
+    row.where = lines().name() + ":" + std::to_string(lines().line_number());
     auto input_key = PickAlias(*json, "input_length", "input_tokens");
     if (!input_key) return input_key.error();
     auto prompt = GetTokens(*json, *input_key ? *input_key : "input_length");
@@ -207,7 +188,7 @@ class DynamoReader : public TraceReader {
     return OkStatus();
   }
 
-  Status Build() {
+  Status Build(std::deque<Task>* tasks) override {
     for (std::size_t s = 0; s < sessions_.size(); ++s) {
       Session& session = sessions_[s];
       if (auto status = DropBackwardTimes(&session); !status) return status;
@@ -227,7 +208,7 @@ class DynamoReader : public TraceReader {
         if (k > 0) task.turns[k - 1].tool_s = session.rows[k].wait_ms / kMillisecondsPerSecond;
       }
       session.rows.clear();
-      tasks_.push_back(std::move(task));
+      tasks->push_back(std::move(task));
     }
     sessions_.clear();
     return OkStatus();
@@ -275,13 +256,10 @@ class DynamoReader : public TraceReader {
     return static_cast<Tokens>(ia - a.hashes->begin()) * kDynamoBlockTokens;
   }
 
-  LineReader lines_;
-  bool loaded_ = false;
   std::int64_t rows_read_ = 0;
   std::vector<Session> sessions_;  // in order of first appearance
   std::map<std::string, std::size_t> index_;
   std::map<std::string, std::size_t> task_of_request_;  // request_id -> index in sessions_
-  std::deque<Task> tasks_;
 };
 
 }  // namespace

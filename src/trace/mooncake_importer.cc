@@ -4,7 +4,7 @@
 
 #include "kvbill/trace/importers.h"
 #include "trace/json_fields.h"
-#include "trace/line_reader.h"
+#include "trace/line_task_reader.h"
 
 namespace kvbill {
 namespace {
@@ -12,29 +12,20 @@ namespace {
 constexpr Tokens kMooncakeBlockTokens = 512;
 constexpr double kMillisecondsPerSecond = 1000.0;
 
-class MooncakeReader : public TraceReader {
+class MooncakeReader : public StreamingLineReader {
  public:
   MooncakeReader(std::unique_ptr<std::istream> in, std::string name, ReaderOptions options)
-      : TraceReader(options), lines_(std::move(in), std::move(name)) {}
-
-  Result<bool> Next(Task* task) override {
-    std::string line;
-    while (lines_.Next(&line)) {
-      auto decoded = Decode(line);
-      ++row_;
-      if (decoded) {
-        *task = std::move(*decoded);
-        task->id = std::to_string(row_ - 1);
-        return true;
-      }
-      const Error error = lines_.At(decoded.error());
-      if (!SkipBadLine(error)) return error;
-    }
-    if (lines_.failed()) return Error(lines_.name() + ": read failed");
-    return false;
-  }
+      : StreamingLineReader(std::move(in), std::move(name), options, /*has_header=*/false) {}
 
  private:
+  // A row is a one-request task named by its row number (bad rows count too).
+  Result<Task> DecodeLine(const std::string& line) override {
+    const std::int64_t row = row_++;
+    auto decoded = Decode(line);
+    if (decoded) decoded->id = std::to_string(row);
+    return decoded;
+  }
+
   static Result<Task> Decode(const std::string& line) {
     auto json = ParseJsonObject(line);
     if (!json) return json.error();
@@ -67,7 +58,6 @@ class MooncakeReader : public TraceReader {
     return task;
   }
 
-  LineReader lines_;
   std::int64_t row_ = 0;
 };
 

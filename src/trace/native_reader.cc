@@ -2,43 +2,27 @@
 #include <utility>
 
 #include "kvbill/trace/reader.h"
-#include "trace/line_reader.h"
+#include "trace/line_task_reader.h"
 #include "trace/native_codec.h"
 
 namespace kvbill {
 namespace {
 
-class NativeReader : public TraceReader {
+class NativeReader : public StreamingLineReader {
  public:
   NativeReader(std::unique_ptr<std::istream> in, std::string name, ReaderOptions options)
-      : TraceReader(options), lines_(std::move(in), std::move(name)) {}
-
-  Result<bool> Next(Task* task) override {
-    std::string line;
-    while (lines_.Next(&line)) {
-      if (!header_seen_) {
-        header_seen_ = true;
-        auto header = ParseJsonObject(line);
-        if (!header || header->value("kvbill_trace", Json()) != 1) {
-          return lines_.At("not a kvbill trace: the first line must be " +
-                           std::string(kNativeHeader));
-        }
-        continue;
-      }
-      auto decoded = Decode(line);
-      if (decoded) {
-        *task = std::move(*decoded);
-        return true;
-      }
-      const Error error = lines_.At(decoded.error());
-      if (!SkipBadLine(error)) return error;
-    }
-    if (lines_.failed()) return Error(lines_.name() + ": read failed");
-    return false;
-  }
+      : StreamingLineReader(std::move(in), std::move(name), options, /*has_header=*/true) {}
 
  private:
-  static Result<Task> Decode(const std::string& line) {
+  Status CheckHeader(const std::string& line) override {
+    auto header = ParseJsonObject(line);
+    if (!header || header->value("kvbill_trace", Json()) != 1) {
+      return Error("not a kvbill trace: the first line must be " + std::string(kNativeHeader));
+    }
+    return OkStatus();
+  }
+
+  Result<Task> DecodeLine(const std::string& line) override {
     auto json = ParseJsonObject(line);
     if (!json) return json.error();
     auto task = DecodeTask(*json);
@@ -48,9 +32,6 @@ class NativeReader : public TraceReader {
     }
     return task;
   }
-
-  LineReader lines_;
-  bool header_seen_ = false;
 };
 
 }  // namespace

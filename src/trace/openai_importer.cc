@@ -12,7 +12,7 @@
 #include "kvbill/trace/importers.h"
 #include "trace/format_number.h"
 #include "trace/json_fields.h"
-#include "trace/line_reader.h"
+#include "trace/line_task_reader.h"
 
 namespace kvbill {
 namespace {
@@ -88,32 +88,13 @@ Result<std::optional<std::string>> GetSession(const Json& json) {
   return nested;
 }
 
-class OpenAiReader : public TraceReader {
+class OpenAiReader : public GroupingLineReader {
  public:
   OpenAiReader(std::unique_ptr<std::istream> in, std::string name, ReaderOptions options)
-      : TraceReader(options), lines_(std::move(in), std::move(name)) {}
-
-  Result<bool> Next(Task* task) override {
-    if (!loaded_) {
-      loaded_ = true;
-      std::string line;
-      while (lines_.Next(&line)) {
-        if (auto s = ParseLine(line); !s) {
-          const Error error = lines_.At(s.error());
-          if (!SkipBadLine(error)) return error;
-        }
-      }
-      if (lines_.failed()) return Error(lines_.name() + ": read failed");
-      if (auto s = Build(); !s) return s.error();
-    }
-    if (tasks_.empty()) return false;
-    *task = std::move(tasks_.front());
-    tasks_.pop_front();
-    return true;
-  }
+      : GroupingLineReader(std::move(in), std::move(name), options) {}
 
  private:
-  Status ParseLine(const std::string& line) {
+  Status ParseLine(const std::string& line) override {
     auto json = ParseJsonObject(line);
     if (!json) return json.error();
     auto object = GetOptionalString(*json, "object");
@@ -146,7 +127,7 @@ class OpenAiReader : public TraceReader {
     }
     auto call = ReadUsage(*usage, *dialect);
     if (!call) return usage == &*json ? call.error() : call.error().Within("usage");
-    call->where = lines_.name() + ":" + std::to_string(lines_.line_number());
+    call->where = lines().name() + ":" + std::to_string(lines().line_number());
     auto created = GetOptionalNumber(*json, dialect->created);
     if (!created) return created.error();
     call->created_s = *created;
@@ -200,7 +181,7 @@ class OpenAiReader : public TraceReader {
     return OkStatus();
   }
 
-  Status Build() {
+  Status Build(std::deque<Task>* tasks) override {
     std::optional<double> origin;
     for (const Group& group : groups_) {
       for (const Call& call : group.calls) {
@@ -220,7 +201,7 @@ class OpenAiReader : public TraceReader {
         }
       }
       task.arrival_s = task.turns.front().time_s.value_or(0);
-      tasks_.push_back(std::move(task));
+      tasks->push_back(std::move(task));
     }
     groups_.clear();
     return OkStatus();
@@ -257,13 +238,10 @@ class OpenAiReader : public TraceReader {
     return turn;
   }
 
-  LineReader lines_;
-  bool loaded_ = false;
   std::vector<Group> groups_;                      // in order of first appearance
   std::map<std::string, std::size_t> index_;       // task key -> index in groups_
   std::map<std::string, std::string> task_of_id_;  // object id -> task key
   std::set<std::string> seen_ids_;
-  std::deque<Task> tasks_;
 };
 
 }  // namespace

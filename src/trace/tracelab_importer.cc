@@ -9,7 +9,7 @@
 
 #include "kvbill/trace/importers.h"
 #include "trace/json_fields.h"
-#include "trace/line_reader.h"
+#include "trace/line_task_reader.h"
 #include "trace/timestamp.h"
 
 namespace kvbill {
@@ -89,39 +89,23 @@ class SessionRows {
   std::map<std::string, std::size_t> index_;
 };
 
-// Shared driver: reads every line through ParseLine, then builds tasks.
-class GroupingReader : public TraceReader {
+// Both TraceLab formats group rows by session; `csv` selects how the rows
+// become turns.
+class GroupingReader : public GroupingLineReader {
  public:
   GroupingReader(std::unique_ptr<std::istream> in, std::string name, ReaderOptions options,
                  bool csv)
-      : TraceReader(options), lines_(std::move(in), std::move(name)), csv_(csv) {}
-
-  Result<bool> Next(Task* task) override {
-    if (!loaded_) {
-      loaded_ = true;
-      std::string line;
-      while (lines_.Next(&line)) {
-        auto s = ParseLine(line);
-        if (!s && !SkipBadLine(lines_.At(s.error()))) return lines_.At(s.error());
-      }
-      if (lines_.failed()) return Error(lines_.name() + ": read failed");
-      tasks_ = rows_.Build(csv_);
-    }
-    if (tasks_.empty()) return false;
-    *task = std::move(tasks_.front());
-    tasks_.pop_front();
-    return true;
-  }
+      : GroupingLineReader(std::move(in), std::move(name), options), csv_(csv) {}
 
  protected:
-  virtual Status ParseLine(const std::string& line) = 0;
+  Status Build(std::deque<Task>* tasks) override {
+    *tasks = rows_.Build(csv_);
+    return OkStatus();
+  }
   SessionRows rows_;
 
  private:
-  LineReader lines_;
   bool csv_;
-  bool loaded_ = false;
-  std::deque<Task> tasks_;
 };
 
 class RoundTraceReader : public GroupingReader {

@@ -1,0 +1,68 @@
+// The two shapes of line-based trace readers, so that each importer writes
+// only how it decodes a line (private to src/trace/).
+//
+// StreamingLineReader: one task per line (native, Mooncake, Azure). Next()
+// decodes lines until one gives a task; memory is bounded by one line. A
+// format with a header line checks it first; a bad header always fails.
+//
+// GroupingLineReader: formats whose tasks span many lines in any order
+// (sessions: Dynamo, OpenAI usage, TraceLab). The first Next() reads every
+// line through ParseLine, then Build() makes all the tasks.
+//
+// Both report a bad line as "file:line: what is wrong", or count and skip it
+// under ReaderOptions::skip_bad (TraceReader::SkipBadLine).
+#ifndef KVBILL_SRC_TRACE_LINE_TASK_READER_H_
+#define KVBILL_SRC_TRACE_LINE_TASK_READER_H_
+
+#include <deque>
+#include <memory>
+#include <string>
+
+#include "kvbill/trace/reader.h"
+#include "trace/line_reader.h"
+
+namespace kvbill {
+
+class StreamingLineReader : public TraceReader {
+ public:
+  StreamingLineReader(std::unique_ptr<std::istream> in, std::string name, ReaderOptions options,
+                      bool has_header)
+      : TraceReader(options), lines_(std::move(in), std::move(name)), header_(has_header) {}
+
+  Result<bool> Next(Task* task) final;
+
+ protected:
+  // The first non-blank line, when the format has a header.
+  virtual Status CheckHeader(const std::string& /*line*/) { return OkStatus(); }
+  // One data line as a task; the error says what is wrong with the line.
+  virtual Result<Task> DecodeLine(const std::string& line) = 0;
+
+ private:
+  LineReader lines_;
+  bool header_;
+};
+
+class GroupingLineReader : public TraceReader {
+ public:
+  GroupingLineReader(std::unique_ptr<std::istream> in, std::string name, ReaderOptions options)
+      : TraceReader(options), lines_(std::move(in), std::move(name)) {}
+
+  Result<bool> Next(Task* task) final;
+
+ protected:
+  // Records one line; the error says what is wrong with it.
+  virtual Status ParseLine(const std::string& line) = 0;
+  // Makes every task from what the lines recorded, in output order.
+  virtual Status Build(std::deque<Task>* tasks) = 0;
+  // The line being parsed (for "file:line" in later messages).
+  const LineReader& lines() const { return lines_; }
+
+ private:
+  LineReader lines_;
+  bool loaded_ = false;
+  std::deque<Task> tasks_;
+};
+
+}  // namespace kvbill
+
+#endif  // KVBILL_SRC_TRACE_LINE_TASK_READER_H_
