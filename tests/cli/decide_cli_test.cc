@@ -115,3 +115,29 @@ TEST(CompareCliTest, RanksTheLeversAgainstTheBaseline) {
 
 }  // namespace
 }  // namespace kvbill
+
+namespace kvbill {
+namespace {
+
+TEST(BreakevenCliTest, JsonAndBadInput) {
+  // Llama-3.1-8B on an H100 at $20/Mtok: 282,936 tokens at batch one
+  // (worked out in tests/cost/breakeven_test.cc).
+  const auto r =
+      testing::RunKvbill("breakeven --model llama-3.1-8b --gpu h100-sxm --price 20 --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["kv_formats"][0]["kv_format"], "bf16");
+  EXPECT_EQ(j["kv_formats"][0]["batch_1"]["max_profitable_context"], 282936);
+  const auto negative = testing::RunKvbill("breakeven --model qwen3-8b --price -1");
+  EXPECT_EQ(negative.exit_status, 2);
+  EXPECT_EQ(negative.err, "kvbill breakeven: --price: must be positive\n");
+  EXPECT_EQ(testing::RunKvbill("breakeven --model qwen3-8b").exit_status, 2);  // no --price
+  const auto merge = testing::RunKvbill("merge tests/data/scenarios/small_sweep.json");
+  EXPECT_EQ(merge.exit_status, 2);
+  EXPECT_EQ(merge.err,
+            "kvbill merge: tests/data/scenarios/small_sweep.json: not the JSON output of kvbill "
+            "sweep\n");
+}
+
+}  // namespace
+}  // namespace kvbill
