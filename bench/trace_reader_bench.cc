@@ -6,10 +6,14 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "kvbill/trace/generator.h"
 #include "kvbill/trace/importers.h"
 #include "kvbill/trace/writer.h"
+#include "trace/json_fields.h"
+#include "trace/line_reader.h"
+#include "trace/native_codec.h"
 
 namespace kvbill {
 namespace {
@@ -79,9 +83,40 @@ void BM_ClaudeCodeImporter(benchmark::State& state) {
   ReadAll(state, data, &NewClaudeCodeReader);
 }
 
+// Baseline: the native reader's loop with every line decoded through the
+// nlohmann/json DOM (ParseJsonObject + DecodeTask), as all readers did before
+// the scanning fast paths; its ratio to BM_NativeReader is the speed-up.
+void BM_NativeReaderDomBaseline(benchmark::State& state) {
+  const std::string& data = NativeData();
+  std::int64_t turns = 0;
+  for (auto _ : state) {
+    LineReader lines(std::make_unique<std::istringstream>(data), "bench");
+    std::string line;
+    bool header = true;
+    while (lines.Next(&line)) {
+      if (std::exchange(header, false)) continue;
+      auto json = ParseJsonObject(line);
+      if (!json) {
+        state.SkipWithError(json.error().message().c_str());
+        return;
+      }
+      auto task = DecodeTask(*json);
+      if (!task || !ValidateTask(*task)) {
+        state.SkipWithError("bad task");
+        return;
+      }
+      turns += static_cast<std::int64_t>(task->turns.size());
+    }
+    benchmark::DoNotOptimize(turns);
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(data.size()));
+  state.counters["input_MB"] = static_cast<double>(data.size()) / 1e6;
+}
+
 BENCHMARK(BM_NativeReader)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_MooncakeImporter)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ClaudeCodeImporter)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_NativeReaderDomBaseline)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace kvbill

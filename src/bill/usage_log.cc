@@ -3,7 +3,10 @@
 #include "kvbill/bill/usage_log.h"
 
 #include <sstream>
+#include <string_view>
+#include <vector>
 
+#include "trace/claude_line.h"
 #include "trace/json_fields.h"
 #include "trace/timestamp.h"
 
@@ -62,6 +65,61 @@ Result<CallUsage> ReadClaudeUsage(const Json& usage) {
 class LogParser {
  public:
   explicit LogParser(UsageLog* log) : log_(log) {}
+
+  // The fast path of ParseJsonObject + Add for a line of text: true when the
+  // line was valid and used or ignored exactly as Add would; false (nothing
+  // recorded) when it must go through Add: Codex and result lines, anything
+  // malformed or unusual.
+  bool AddPlain(std::string_view text, const std::string& name, std::int64_t number, bool element) {
+    ClaudeLine line;
+    if (!ScanClaudeLine(text, &line) || line.type.HasEscape()) return false;
+    if (line.has_payload || line.type.Is("result")) return false;
+    if (!line.type.Is("assistant") || !line.message_is_object) return true;
+    // AddAssistant's conditions on raw values.
+    if (line.usage.absent() || line.usage.null()) return true;
+    const auto optional_string = [](const RawJson& raw, std::optional<std::string_view>* out) {
+      if (raw.absent() || raw.null()) return true;
+      std::string_view value;
+      if (!raw.PlainString(&value)) return false;
+      *out = value;
+      return true;
+    };
+    std::optional<std::string_view> model, session, id, request, time_text;
+    if (!optional_string(line.model, &model) || !optional_string(line.session_id, &session) ||
+        !optional_string(line.message_id, &id) || !optional_string(line.request_id, &request) ||
+        !optional_string(line.timestamp, &time_text)) {
+      return false;
+    }
+    if (model == "<synthetic>") return true;
+    LoggedCall call;
+    if (time_text) {
+      auto time = ParseTimestamp(*time_text);
+      if (!time) return false;
+      call.time_ns = time->ns;
+    }
+    ClaudeUsage usage;
+    if (!ScanClaudeUsage(line.usage.text, &usage) || !usage.input || !usage.output) return false;
+    const Tokens writes = usage.cache_creation.value_or(0);
+    const Tokens writes_1h = usage.nested_1h ? *usage.nested_1h : usage.direct_1h.value_or(0);
+    if (writes_1h > writes) return false;
+    call.usage.input = *usage.input;
+    call.usage.cache_write_5m = writes - writes_1h;
+    call.usage.cache_write_1h = writes_1h;
+    call.usage.cache_read = usage.cache_read.value_or(0);
+    call.usage.output = *usage.output;
+    call.model = model ? std::string(*model) : "unknown";
+    call.session = session ? std::string(*session) : "unknown";
+    call.where = name + (element ? ": element " : ":") + std::to_string(number);
+    if (id) {
+      call.key.append("msg:").append(*id);
+    } else if (request) {
+      call.key.append("req:").append(*request);
+    } else {
+      call.key = "line:" + call.where;
+    }
+    log_->calls.push_back(std::move(call));
+    return true;
+  }
 
   // One line object; `where` is "file:line".
   Status Add(const Json& line, const std::string& where) {
@@ -231,7 +289,20 @@ Status ReadUsageLog(std::istream& in, const std::string& name, UsageLog* log) {
   if (in.peek() == '[') {
     std::ostringstream text;
     text << in.rdbuf();
-    auto json = ParseJson(text.str());
+    const std::string all = text.str();
+    // Fast path: each element as a line, through the DOM only when unusual.
+    if (std::vector<std::string_view> elements; SplitJsonArray(all, &elements)) {
+      for (std::size_t i = 0; i < elements.size(); ++i) {
+        const auto number = static_cast<std::int64_t>(i + 1);
+        if (parser.AddPlain(elements[i], name, number, /*element=*/true)) continue;
+        const std::string where = name + ": element " + std::to_string(number);
+        auto element = ParseJson(elements[i]);  // valid: the scanner accepts less than nlohmann
+        if (!element) return element.error().Within(where);
+        if (auto s = parser.Add(*element, where); !s) return s;
+      }
+      return OkStatus();
+    }
+    auto json = ParseJson(all);
     if (!json) return json.error().Within(name);
     if (!json->is_array()) return Error(name + ": expected a JSON array of transcript lines");
     for (std::size_t i = 0; i < json->size(); ++i) {
@@ -246,6 +317,7 @@ Status ReadUsageLog(std::istream& in, const std::string& name, UsageLog* log) {
     ++number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    if (parser.AddPlain(line, name, number, /*element=*/false)) continue;
     const std::string where = name + ":" + std::to_string(number);
     auto json = ParseJsonObject(line);
     if (!json) return json.error().Within(where);

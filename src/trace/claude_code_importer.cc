@@ -5,10 +5,14 @@
 #include <deque>
 #include <map>
 #include <sstream>
+#include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "kvbill/trace/importers.h"
+#include "trace/claude_line.h"
 #include "trace/json_fields.h"
 #include "trace/line_reader.h"
 #include "trace/timestamp.h"
@@ -60,7 +64,8 @@ class ClaudeCodeReader : public TraceReader {
       LineReader lines(std::move(in_), name_);
       std::string line;
       while (lines.Next(&line)) {
-        const std::string where = name_ + ":" + std::to_string(lines.line_number());
+        if (AddPlainLine(line, lines.line_number(), /*element=*/false)) continue;
+        const std::string where = Where(lines.line_number(), /*element=*/false);
         if (auto s = AddLine(line, where); !s) return s;
       }
       if (lines.failed()) return Error(name_ + ": read failed");
@@ -71,7 +76,20 @@ class ClaudeCodeReader : public TraceReader {
   Status LoadArray() {
     std::ostringstream text;
     text << in_->rdbuf();
-    auto json = ParseJson(text.str());
+    // Fast path: each element as a line, through the DOM only when unusual.
+    std::vector<std::string_view> elements;
+    const std::string all = text.str();
+    if (SplitJsonArray(all, &elements)) {
+      for (std::size_t i = 0; i < elements.size(); ++i) {
+        const auto number = static_cast<std::int64_t>(i + 1);
+        if (AddPlainLine(elements[i], number, /*element=*/true)) continue;
+        auto json = ParseJson(elements[i]);  // valid: the scanner accepts less than nlohmann
+        if (!json) return json.error().Within(Where(number, /*element=*/true));
+        if (auto s = AddObject(*json, Where(number, /*element=*/true)); !s) return s;
+      }
+      return OkStatus();
+    }
+    auto json = ParseJson(all);
     if (!json) return json.error().Within(name_);
     if (!json->is_array()) return Error(name_ + ": expected a JSON array of transcript lines");
     for (std::size_t i = 0; i < json->size(); ++i) {
@@ -79,6 +97,65 @@ class ClaudeCodeReader : public TraceReader {
       if (auto s = AddObject((*json)[i], where); !s) return s;
     }
     return OkStatus();
+  }
+
+  // "name:line", or "name: element N" in a JSON array.
+  std::string Where(std::int64_t number, bool element) const {
+    return name_ + (element ? ": element " : ":") + std::to_string(number);
+  }
+
+  // The fast path of AddLine (or of AddObject for an array element): true
+  // when the line was valid and used or ignored exactly as AddLine would;
+  // false (nothing recorded) when AddLine must read it.
+  bool AddPlainLine(std::string_view line, std::int64_t line_number, bool element) {
+    ClaudeLine fields;
+    if (!ScanClaudeLine(line, &fields)) return false;
+    // The conditions of AddObject, on raw values.
+    if (fields.type.HasEscape()) return false;
+    if (!fields.type.Is("assistant") || !fields.message_is_object) return true;
+    std::string_view message_id;
+    if (fields.message_id.HasEscape() || fields.model.HasEscape()) return false;
+    if (fields.usage.absent() || !fields.message_id.PlainString(&message_id)) return true;
+    if (fields.model.Is("<synthetic>")) return true;
+    // ParseCall's checks; any failure goes to the DOM path for its message.
+    Call call;
+    std::string_view session;
+    std::string_view time_text;
+    if (!fields.session_id.PlainString(&session) || !fields.timestamp.PlainString(&time_text)) {
+      return false;
+    }
+    auto time = ParseTimestamp(time_text);
+    if (!time) return false;
+    std::string_view agent;
+    if (!fields.agent_id.absent() && !fields.agent_id.null() &&
+        !fields.agent_id.PlainString(&agent)) {
+      return false;
+    }
+    ClaudeUsage usage;
+    if (!ScanClaudeUsage(fields.usage.text, &usage) || !usage.input || !usage.output) return false;
+    call.session = std::string(session);
+    call.time = *time;
+    call.time_text = std::string(time_text);
+    call.sidechain = fields.is_sidechain.text == "true";
+    call.agent_id = std::string(agent);
+    call.usage.input = *usage.input;
+    call.usage.cache_creation = usage.cache_creation.value_or(0);
+    call.usage.cache_read = usage.cache_read.value_or(0);
+    call.usage.output = *usage.output;
+    call.where = Where(line_number, element);
+    Record(std::string(message_id), std::move(call));
+    return true;
+  }
+
+  // Keeps a new call, or the larger output of a repeated message id.
+  void Record(std::string message_id, Call call) {
+    const auto [it, inserted] = index_.emplace(std::move(message_id), calls_.size());
+    if (inserted) {
+      calls_.push_back(std::move(call));
+    } else {
+      RecordedUsage& kept = calls_[it->second].usage;
+      kept.output = std::max(kept.output, call.usage.output);
+    }
   }
 
   Status AddLine(const std::string& line, const std::string& where) {
@@ -108,14 +185,7 @@ class ClaudeCodeReader : public TraceReader {
     auto call = ParseCall(json, *usage_json);
     if (!call) return Bad(call.error().Within(where));
     call->where = where;
-    const std::string message_id = id->get<std::string>();
-    const auto [it, inserted] = index_.emplace(message_id, calls_.size());
-    if (inserted) {
-      calls_.push_back(std::move(*call));
-    } else {
-      RecordedUsage& kept = calls_[it->second].usage;
-      kept.output = std::max(kept.output, call->usage.output);
-    }
+    Record(id->get<std::string>(), std::move(*call));
     return OkStatus();
   }
 
@@ -248,7 +318,7 @@ class ClaudeCodeReader : public TraceReader {
   std::string name_;
   bool loaded_ = false;
   std::vector<Call> calls_;
-  std::map<std::string, std::size_t> index_;  // message.id -> calls_ index
+  std::unordered_map<std::string, std::size_t> index_;  // message.id -> calls_ index
   std::deque<Task> tasks_;
 };
 

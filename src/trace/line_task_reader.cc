@@ -3,7 +3,7 @@
 namespace kvbill {
 
 Result<bool> StreamingLineReader::Next(Task* task) {
-  std::string line;
+  std::string& line = line_;  // reused: no allocation per line once it is long enough
   while (lines_.Next(&line)) {
     if (header_) {
       header_ = false;

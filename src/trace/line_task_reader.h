@@ -40,6 +40,7 @@ class StreamingLineReader : public TraceReader {
  private:
   LineReader lines_;
   bool header_;
+  std::string line_;  // the buffer Next() reads lines into
 };
 
 class GroupingLineReader : public TraceReader {

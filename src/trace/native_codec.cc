@@ -3,6 +3,8 @@
 #include <initializer_list>
 #include <string_view>
 
+#include "trace/json_scan.h"
+
 namespace kvbill {
 namespace {
 
@@ -114,7 +116,164 @@ Result<Turn> DecodeTurn(const Json& json) {
   return turn;
 }
 
+// The fast path mirrors DecodeSpan/DecodeTurn/DecodeTask above field by field;
+// a duplicate key, an unknown key, a null where DecodeTurn would reject it,
+// or any value of the wrong type gives up (the DOM path then reports it).
+
+// Bit `i` set when member `i` of a list was seen; false on a repeat.
+bool Mark(std::uint32_t* seen, int i) {
+  const std::uint32_t bit = 1U << i;
+  if ((*seen & bit) != 0) return false;
+  *seen |= bit;
+  return true;
+}
+
+// An optional string: absent or null is nullopt.
+bool FastOptionalString(JsonScanner* scan, std::optional<std::string>* out) {
+  if (scan->Peek() == 'n') return scan->Null();
+  std::string_view text;
+  if (!scan->String(&text)) return false;
+  *out = std::string(text);
+  return true;
+}
+
+bool FastDecodeSpan(JsonScanner* scan, Span* span) {
+  std::uint32_t seen = 0;
+  bool has_kind = false;
+  bool has_tokens = false;
+  const bool ok = scan->Object([&](std::string_view key) {
+    if (key == "kind") {
+      std::string_view name;
+      if (!Mark(&seen, 0) || !scan->String(&name)) return false;
+      const auto kind = ParseSpanKind(name);
+      if (!kind) return false;
+      span->kind = *kind;
+      has_kind = true;
+      return true;
+    }
+    if (key == "tokens") {
+      has_tokens = true;
+      return Mark(&seen, 1) && scan->Count(&span->tokens);
+    }
+    if (key == "id") return Mark(&seen, 2) && FastOptionalString(scan, &span->content_id);
+    return false;
+  });
+  return ok && has_kind && has_tokens;
+}
+
+bool FastDecodeUsage(JsonScanner* scan, RecordedUsage* usage) {
+  std::uint32_t seen = 0;
+  const bool ok = scan->Object([&](std::string_view key) {
+    if (key == "input") return Mark(&seen, 0) && scan->Count(&usage->input);
+    if (key == "cache_creation") return Mark(&seen, 1) && scan->Count(&usage->cache_creation);
+    if (key == "cache_read") return Mark(&seen, 2) && scan->Count(&usage->cache_read);
+    if (key == "output") return Mark(&seen, 3) && scan->Count(&usage->output);
+    return false;
+  });
+  return ok && seen == 0xF;
+}
+
+bool FastDecodeTurn(JsonScanner* scan, Turn* turn) {
+  std::uint32_t seen = 0;
+  std::optional<Tokens> block_size;
+  bool has_hashes = false;
+  std::vector<std::uint64_t> hashes;
+  const bool ok = scan->Object([&](std::string_view key) {
+    if (key == "t") {
+      if (!Mark(&seen, 0)) return false;
+      if (scan->Peek() == 'n') return scan->Null();
+      double t = 0;
+      if (!scan->Double(&t)) return false;
+      turn->time_s = t;
+      return true;
+    }
+    if (key == "keep") {
+      if (!Mark(&seen, 1)) return false;
+      if (scan->Peek() == 'n') return scan->Null();
+      Tokens keep = 0;
+      if (!scan->Count(&keep)) return false;
+      turn->keep = keep;
+      return true;
+    }
+    if (key == "spans") {
+      if (!Mark(&seen, 2)) return false;
+      return scan->Array([&] {
+        Span span;
+        if (!FastDecodeSpan(scan, &span)) return false;
+        turn->spans.push_back(std::move(span));
+        return true;
+      });
+    }
+    if (key == "out") return Mark(&seen, 3) && scan->Count(&turn->output);
+    if (key == "out_placeholder") {
+      return Mark(&seen, 4) && scan->Bool(&turn->output_is_placeholder);
+    }
+    if (key == "tool_s") {
+      if (!Mark(&seen, 5)) return false;
+      if (scan->Peek() == 'n') return scan->Null();
+      return scan->Double(&turn->tool_s) && turn->tool_s >= 0;
+    }
+    if (key == "usage") {
+      RecordedUsage usage;
+      if (!Mark(&seen, 6) || !FastDecodeUsage(scan, &usage)) return false;
+      turn->usage = usage;
+      return true;
+    }
+    if (key == "block_size") {
+      if (!Mark(&seen, 7)) return false;
+      if (scan->Peek() == 'n') return scan->Null();
+      Tokens size = 0;
+      if (!scan->Count(&size)) return false;
+      block_size = size;
+      return true;
+    }
+    if (key == "hashes") {
+      has_hashes = true;
+      return Mark(&seen, 8) && scan->Array([&] {
+        std::uint64_t h = 0;
+        if (!scan->Unsigned(&h)) return false;
+        hashes.push_back(h);
+        return true;
+      });
+    }
+    return false;
+  });
+  if (!ok || (seen & (1U << 3)) == 0) return false;
+  if (has_hashes != block_size.has_value()) return false;
+  if (has_hashes) turn->blocks = BlockHashes{*block_size, std::move(hashes)};
+  return true;
+}
+
 }  // namespace
+
+bool FastDecodeTask(std::string_view line, Task* task) {
+  JsonScanner scan(line);
+  std::uint32_t seen = 0;
+  const bool ok = scan.Object([&](std::string_view key) {
+    if (key == "id") {
+      std::string_view id;
+      if (!Mark(&seen, 0) || !scan.String(&id) || id.empty()) return false;
+      task->id = std::string(id);
+      return true;
+    }
+    if (key == "parent") return Mark(&seen, 1) && FastOptionalString(&scan, &task->parent_id);
+    if (key == "arrival_s") {
+      if (!Mark(&seen, 2)) return false;
+      if (scan.Peek() == 'n') return scan.Null();
+      return scan.Double(&task->arrival_s);
+    }
+    if (key == "turns") {
+      return Mark(&seen, 3) && scan.Array([&] {
+        Turn turn;
+        if (!FastDecodeTurn(&scan, &turn)) return false;
+        task->turns.push_back(std::move(turn));
+        return true;
+      });
+    }
+    return false;
+  });
+  return ok && scan.AtEnd() && (seen & 1U) != 0 && (seen & (1U << 3)) != 0;
+}
 
 Result<Task> DecodeTask(const Json& json) {
   if (auto s = CheckKeys(json, {"id", "parent", "arrival_s", "turns"}); !s) return s.error();

@@ -23,10 +23,14 @@ class NativeReader : public StreamingLineReader {
   }
 
   Result<Task> DecodeLine(const std::string& line) override {
-    auto json = ParseJsonObject(line);
-    if (!json) return json.error();
-    auto task = DecodeTask(*json);
-    if (!task) return task;
+    Result<Task> task = Task();
+    if (!FastDecodeTask(line, &*task)) {
+      // Not a plain valid line: the DOM path decodes it or says what is wrong.
+      auto json = ParseJsonObject(line);
+      if (!json) return json.error();
+      task = DecodeTask(*json);
+      if (!task) return task;
+    }
     if (auto valid = ValidateTask(*task); !valid) {
       return valid.error().Within("task \"" + task->id + "\"");
     }

@@ -39,22 +39,23 @@ bool Expect(std::string_view s, std::size_t* pos, char c) {
 }  // namespace
 
 Result<Timestamp> ParseTimestamp(std::string_view text) {
-  const Error bad("bad timestamp \"" + std::string(text) + "\"");
+  // Built only on failure: this runs once per imported call.
+  const auto bad = [text] { return Error("bad timestamp \"" + std::string(text) + "\""); };
   std::size_t pos = 0;
   std::int64_t year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
   if (!Digits(text, &pos, 4, &year) || !Expect(text, &pos, '-') || !Digits(text, &pos, 2, &month) ||
       !Expect(text, &pos, '-') || !Digits(text, &pos, 2, &day)) {
-    return bad;
+    return bad();
   }
-  if (pos >= text.size() || (text[pos] != 'T' && text[pos] != ' ')) return bad;
+  if (pos >= text.size() || (text[pos] != 'T' && text[pos] != ' ')) return bad();
   ++pos;
   if (!Digits(text, &pos, 2, &hour) || !Expect(text, &pos, ':') ||
       !Digits(text, &pos, 2, &minute) || !Expect(text, &pos, ':') ||
       !Digits(text, &pos, 2, &second)) {
-    return bad;
+    return bad();
   }
   if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) {
-    return bad;
+    return bad();
   }
   std::int64_t fraction_ns = 0;
   if (pos < text.size() && text[pos] == '.') {
@@ -66,7 +67,7 @@ Result<Timestamp> ParseTimestamp(std::string_view text) {
       scale /= 10;
       ++pos;
     }
-    if (pos == start) return bad;
+    if (pos == start) return bad();
   }
   std::int64_t offset_s = 0;
   if (pos < text.size()) {
@@ -77,12 +78,17 @@ Result<Timestamp> ParseTimestamp(std::string_view text) {
       ++pos;
       std::int64_t oh = 0, om = 0;
       if (!Digits(text, &pos, 2, &oh) || !Expect(text, &pos, ':') || !Digits(text, &pos, 2, &om)) {
-        return bad;
+        return bad();
       }
       offset_s = sign * (oh * 3600 + om * 60);
     }
   }
-  if (pos != text.size()) return bad;
+  if (pos != text.size()) return bad();
+  // Nanoseconds since 1970, and the difference of any two such times, then
+  // fit in 64 bits (which reach 2262-04-11).
+  if (year < 1970 || year > 2261) {
+    return Error("bad timestamp \"" + std::string(text) + "\": outside the years 1970 to 2261");
+  }
   const std::int64_t whole =
       DaysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - offset_s;
   return Timestamp{whole * 1'000'000'000 + fraction_ns};

@@ -25,7 +25,9 @@ struct Timestamp {
 
 // Parses "YYYY-MM-DDTHH:MM:SS[.fraction][Z|+HH:MM|-HH:MM]"; a space may stand
 // for the 'T' and a missing zone means UTC; fraction
-// digits after the ninth are ignored. Error: "bad timestamp \"...\"".
+// digits after the ninth are ignored. Error: "bad timestamp \"...\"", with
+// ": outside the years 1970 to 2261" for a year whose nanoseconds (or their
+// difference with another time) would not fit in 64 bits.
 Result<Timestamp> ParseTimestamp(std::string_view text);
 
 }  // namespace kvbill

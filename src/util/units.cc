@@ -7,8 +7,6 @@
 namespace kvbill {
 namespace {
 
-constexpr Tokens kMaxTokenCount = Tokens{1} << 40;
-
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);

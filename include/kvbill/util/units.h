@@ -24,6 +24,12 @@ inline constexpr double kBytesPerMiB = 1024.0 * 1024.0;
 inline constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
 inline constexpr double kBytesPerGB = 1e9;
 
+// The largest token count kvbill accepts anywhere (flags, scenarios, every
+// count a trace or log reader reads, a task's prompt): 2^40 =
+// 1,099,511,627,776. Sums of a few such counts, and a count times the largest
+// KV bytes per token (2^21), stay far inside 64 bits. docs/robustness.md.
+inline constexpr Tokens kMaxTokenCount = Tokens{1} << 40;
+
 // Parses a token count: a plain integer is exact ("1000000"); the suffixes
 // k, K, Ki mean 2^10 and M, Mi mean 2^20 ("32k" = 32,768, "1M" = 1,048,576);
 // a decimal mantissa is allowed with a suffix when the result is whole

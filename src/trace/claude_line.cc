@@ -1,0 +1,92 @@
+#include "trace/claude_line.h"
+
+#include "trace/json_scan.h"
+
+namespace kvbill {
+namespace {
+
+// Records the value's text once; false on a repeated key.
+bool Capture(JsonScanner* scan, RawJson* field) {
+  if (!field->absent()) return false;
+  return scan->Skip(&field->text);
+}
+
+// An optional count: null leaves *out nullopt; a repeat gives up.
+bool Count(JsonScanner* scan, bool* seen, std::optional<Tokens>* out) {
+  if (*seen) return false;
+  *seen = true;
+  if (scan->Peek() == 'n') return scan->Null();
+  Tokens value = 0;
+  if (!scan->Count(&value)) return false;
+  *out = value;
+  return true;
+}
+
+}  // namespace
+
+bool ScanClaudeLine(std::string_view line, ClaudeLine* out) {
+  JsonScanner scan(line);
+  bool seen_payload = false;
+  bool seen_message = false;
+  const bool ok = scan.Object([&](std::string_view key) {
+    if (key == "type") return Capture(&scan, &out->type);
+    if (key == "sessionId") return Capture(&scan, &out->session_id);
+    if (key == "timestamp") return Capture(&scan, &out->timestamp);
+    if (key == "isSidechain") return Capture(&scan, &out->is_sidechain);
+    if (key == "agentId") return Capture(&scan, &out->agent_id);
+    if (key == "requestId") return Capture(&scan, &out->request_id);
+    if (key == "payload") {
+      if (seen_payload) return false;
+      seen_payload = true;
+      out->has_payload = true;
+      return scan.Skip();
+    }
+    if (key != "message") return scan.Skip();
+    if (seen_message) return false;
+    seen_message = true;
+    if (scan.Peek() != '{') return scan.Skip();
+    out->message_is_object = true;
+    return scan.Object([&](std::string_view member) {
+      if (member == "id") return Capture(&scan, &out->message_id);
+      if (member == "model") return Capture(&scan, &out->model);
+      if (member == "usage") return Capture(&scan, &out->usage);
+      return scan.Skip();
+    });
+  });
+  return ok && scan.AtEnd();
+}
+
+bool SplitJsonArray(std::string_view text, std::vector<std::string_view>* elements) {
+  JsonScanner scan(text);
+  const bool ok = scan.Array([&] {
+    std::string_view element;
+    if (!scan.Skip(&element)) return false;
+    elements->push_back(element);
+    return true;
+  });
+  return ok && scan.AtEnd();
+}
+
+bool ScanClaudeUsage(std::string_view usage, ClaudeUsage* out) {
+  JsonScanner scan(usage);
+  bool seen[6] = {};
+  const bool ok = scan.Object([&](std::string_view key) {
+    if (key == "input_tokens") return Count(&scan, &seen[0], &out->input);
+    if (key == "cache_creation_input_tokens") return Count(&scan, &seen[1], &out->cache_creation);
+    if (key == "cache_read_input_tokens") return Count(&scan, &seen[2], &out->cache_read);
+    if (key == "output_tokens") return Count(&scan, &seen[3], &out->output);
+    if (key == "ephemeral_1h_input_tokens") return Count(&scan, &seen[4], &out->direct_1h);
+    if (key != "cache_creation") return scan.Skip();
+    if (seen[5]) return false;
+    seen[5] = true;
+    if (scan.Peek() != '{') return scan.Skip();
+    bool seen_1h = false;
+    return scan.Object([&](std::string_view member) {
+      if (member == "ephemeral_1h_input_tokens") return Count(&scan, &seen_1h, &out->nested_1h);
+      return scan.Skip();
+    });
+  });
+  return ok && scan.AtEnd();
+}
+
+}  // namespace kvbill
