@@ -1,5 +1,6 @@
 // LiteLLM's model_prices_and_context_window.json as a price sheet
 // (docs/billing.md#litellm). Fields are dollars per token.
+#include <charconv>
 #include <optional>
 #include <regex>
 
@@ -9,11 +10,16 @@ namespace kvbill {
 namespace {
 
 // A price field in dollars per token as pico-dollars per token, or nullopt
-// when absent or not a number.
+// when absent or null. Any other non-number is an error naming the pointer:
+// a price that silently went missing would drop the model from the sheet.
 Result<std::optional<PicoUsdPerToken>> Field(const Json& entry, const std::string& key,
                                              const std::string& pointer) {
   const auto it = entry.find(key);
-  if (it == entry.end() || !it->is_number()) return std::optional<PicoUsdPerToken>();
+  if (it == entry.end() || it->is_null()) return std::optional<PicoUsdPerToken>();
+  if (!it->is_number()) {
+    return Error(pointer + "/" + key + ": must be a number of dollars per token, got " +
+                 Quote(*it));
+  }
   auto price = PriceFromUsdPerMtok(it->get<double>() * 1e6);
   if (!price) return price.error().Within(pointer + "/" + key);
   return std::optional<PicoUsdPerToken>(*price);
@@ -68,7 +74,15 @@ Result<std::optional<ModelPrice>> ReadEntry(const std::string& id, const Json& e
     std::smatch match;
     if (!value.is_number() || !std::regex_match(key, match, kTier)) continue;
     const std::string suffix = "_above_" + match[1].str() + "k_tokens";
-    price.long_context_threshold = std::stoll(match[1].str()) * 1000;
+    const std::string thousands_text = match[1].str();
+    Tokens thousands = 0;
+    const auto [end, ec] = std::from_chars(
+        thousands_text.data(), thousands_text.data() + thousands_text.size(), thousands);
+    if (ec != std::errc() || end != thousands_text.data() + thousands_text.size() ||
+        thousands > kMaxTokenCount / 1000) {
+      return Error(pointer + "/" + key + ": the tier's threshold is above 2^40 tokens");
+    }
+    price.long_context_threshold = thousands * 1000;
     auto long_input = get(key);
     auto long_output = get("output_cost_per_token" + suffix);
     auto long_read = get("cache_read_input_token_cost" + suffix);

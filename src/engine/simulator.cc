@@ -9,6 +9,7 @@
 #include <limits>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <variant>
 
 #include "kvbill/cache/block_hash.h"
@@ -24,6 +25,34 @@ namespace {
 constexpr Seconds kNever = std::numeric_limits<Seconds>::infinity();
 
 Tokens CeilDiv(Tokens a, Tokens b) { return (a + b - 1) / b; }
+
+// The longest stretch of simulated time: 10^9 s (31.7 years). Times are
+// doubles in seconds, whose spacing there is 1.2e-7 s, so iteration times of
+// microseconds still add up; at 10^16 s the spacing is 2 s and a whole task
+// would take no time at all.
+constexpr Seconds kMaxSimulatedSeconds = 1e9;
+
+// A task's arrival (after the shift to the first) and the gaps it asks for
+// must stay within kMaxSimulatedSeconds.
+Status CheckTimeSpan(const Task& task, Seconds arrival, const std::vector<Request>& requests) {
+  auto beyond = [&](const std::string& what, Seconds s) {
+    std::ostringstream text;
+    text << "task \"" << task.id << "\": " << what << " " << s
+         << " s is beyond the 1e9 s (31.7 years) a simulation can time";
+    return Error(text.str());
+  };
+  if (!(arrival <= kMaxSimulatedSeconds)) return beyond("arrival", arrival);
+  Seconds waits = 0;
+  for (const Request& r : requests) {
+    waits += r.tool_s;
+    if (!(waits <= kMaxSimulatedSeconds)) return beyond("tool waits add up to", waits);
+    if (r.recorded_time_s && requests.front().recorded_time_s) {
+      const Seconds offset = *r.recorded_time_s - *requests.front().recorded_time_s;
+      if (!(offset <= kMaxSimulatedSeconds)) return beyond("recorded time", offset);
+    }
+  }
+  return OkStatus();
+}
 
 // One request in service.
 struct Seq {
@@ -209,6 +238,10 @@ Result<SimulationResult> Engine::Run() {
   task_arrival_.resize(tasks_.size());
   for (std::size_t i = 0; i < tasks_.size(); ++i) {
     task_arrival_[i] = tasks_[i].arrival_s - origin;
+    if (auto s = CheckTimeSpan(tasks_[i], task_arrival_[i], requests_[i]); !s) {
+      error_ = s.error();
+      break;
+    }
     if (!requests_[i].empty()) PushExternal(task_arrival_[i], Release{static_cast<int>(i), 0});
   }
   while (!queue_.empty() && error_.ok()) {
@@ -285,6 +318,20 @@ void Engine::OnRelease(Seconds now, const Release& e) {
   seq->prompt = request.PromptTokens();
   seq->output = request.output;
   seq->prefill_target = seq->prompt;
+  // Before hashing the prompt: hashing costs time and memory in proportion to
+  // it, and a prompt that can never fit must fail at once, not after that.
+  Replica& rep = replicas_[static_cast<std::size_t>(r)];
+  const Tokens kv_tokens = seq->prompt + std::max<Tokens>(seq->output - 1, 0);
+  if (BlocksFor(kv_tokens) > rep.cache->capacity_blocks()) {
+    error_ = Error("request " + std::to_string(request.index) + " of task \"" + tasks_[t].id +
+                   "\" needs KV for " + FormatWithSeparators(kv_tokens) + " tokens (prompt " +
+                   FormatWithSeparators(seq->prompt) +
+                   " + output), more than a replica's KV pool holds (" +
+                   FormatWithSeparators(rep.cache->capacity_blocks() * bs_) +
+                   " tokens): use more GPUs per replica, a smaller KV format, or a context policy "
+                   "that bounds the context");
+    return;
+  }
   seq->hasher = BlockHasher(bs_);
   if (request.explicit_blocks) {
     auto hashes = BlockHashesFromTrace(request.explicit_blocks->hashes,
@@ -322,18 +369,6 @@ void Engine::OnRelease(Seconds now, const Release& e) {
   rec.release_s = now;
   rec.prompt_tokens = seq->prompt;
   rec.output_tokens = seq->output;
-  Replica& rep = replicas_[static_cast<std::size_t>(r)];
-  const Tokens kv_tokens = seq->prompt + std::max<Tokens>(seq->output - 1, 0);
-  if (BlocksFor(kv_tokens) > rep.cache->capacity_blocks()) {
-    error_ = Error("request " + std::to_string(request.index) + " of task \"" + tasks_[t].id +
-                   "\" needs KV for " + FormatWithSeparators(kv_tokens) + " tokens (prompt " +
-                   FormatWithSeparators(seq->prompt) +
-                   " + output), more than a replica's KV pool holds (" +
-                   FormatWithSeparators(rep.cache->capacity_blocks() * bs_) +
-                   " tokens): use more GPUs per replica, a smaller KV format, or a context policy "
-                   "that bounds the context");
-    return;
-  }
   rep.waiting.push_back(seq.get());
   Track(rep, seq.get(), true);
   seqs_.push_back(std::move(seq));

@@ -3,6 +3,7 @@
 #include "kvbill/model/hf_config.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -37,9 +38,10 @@ class Fields {
   Result<std::optional<Int>> OptionalInt(const std::string& key, Int min = 1) const {
     if (!Has(key)) return std::optional<Int>();
     const json& v = Get(key);
-    const bool integral =
-        v.is_number_integer() ||
-        (v.is_number_float() && v.get<double>() == static_cast<double>(v.get<Int>()));
+    // A float counts when it is whole and within Int's range: converting one
+    // outside it (1e20) would be undefined behaviour.
+    const auto whole = [](double d) { return d >= -0x1p63 && d < 0x1p63 && d == std::trunc(d); };
+    const bool integral = v.is_number_integer() || (v.is_number_float() && whole(v.get<double>()));
     if (!integral || v.is_boolean()) {
       return Bad(key, "must be " + Describe(min) + ", got " + v.dump());
     }
@@ -744,6 +746,13 @@ Result<ModelShape> ParseHfConfig(std::string_view json_text, const std::string& 
     reason = colon == std::string::npos ? "" : ": " + reason.substr(colon + 2);
     return Error(source + ":" + LineColumn(json_text, e.byte > 0 ? e.byte - 1 : 0) +
                  ": not valid JSON" + reason);
+  } catch (const json::out_of_range& e) {
+    // A number beyond a double (1e999): "[json.exception.out_of_range.406] number
+    // overflow parsing '1e999'"; the parser gives no position.
+    const std::string what = e.what();
+    const std::size_t start = what.find("] ");
+    return Error(source + ": not valid JSON: " +
+                 (start == std::string::npos ? what : what.substr(start + 2)));
   }
   return BuildShape(root, source, name, overrides);
 }

@@ -19,6 +19,9 @@ Result<Tokens> ParseCount(std::string_view text, const char* column) {
     return Error(std::string(column) + " must be a non-negative integer, got \"" +
                  std::string(text) + "\"");
   }
+  if (value > kMaxTokenCount) {
+    return Error(std::string(column) + " must be at most 2^40, got \"" + std::string(text) + "\"");
+  }
   return value;
 }
 
@@ -47,6 +50,14 @@ class AzureReader : public StreamingLineReader {
     if (!context) return context.error();
     auto generated = ParseCount(line.substr(c2 + 1), "GeneratedTokens");
     if (!generated) return generated.error();
+    // Rows are requests in arrival order (the published files are sorted): a
+    // row before the previous good one would arrive before it, or before 0.
+    if (previous_ && *time < *previous_) {
+      return Error("time runs backwards: " + std::string(line.substr(0, c1)) +
+                   " is before the previous row's " + previous_text_);
+    }
+    previous_ = *time;
+    previous_text_.assign(line.substr(0, c1));  // reuses its capacity
     if (!origin_) origin_ = *time;
     Turn turn;
     turn.spans.push_back(Span{SpanKind::kOther, *context, std::nullopt});
@@ -60,6 +71,8 @@ class AzureReader : public StreamingLineReader {
   }
 
   std::optional<Timestamp> origin_;
+  std::optional<Timestamp> previous_;  // the last good row's time
+  std::string previous_text_;
   std::int64_t row_ = 0;
 };
 

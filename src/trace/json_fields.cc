@@ -1,5 +1,6 @@
 #include "trace/json_fields.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace kvbill {
@@ -8,10 +9,30 @@ Result<Json> ParseJson(std::string_view text) {
   try {
     return Json::parse(text.begin(), text.end());
   } catch (const Json::parse_error& e) {
-    if (std::string_view(e.what()).find("unexpected end of input") != std::string_view::npos) {
+    // The text ended inside a value: the parser read past its last byte (an
+    // unclosed string) or asked for more.
+    if (e.byte > text.size() ||
+        std::string_view(e.what()).find("unexpected end of input") != std::string_view::npos) {
       return Error("truncated JSON");
     }
-    return Error("invalid JSON at column " + std::to_string(e.byte));
+    // One line (a JSONL record): the byte is the column. A whole file: say
+    // which line, so the position can be found.
+    const std::size_t byte = e.byte > 0 ? e.byte - 1 : 0;
+    const std::size_t last_newline = text.substr(0, std::min(byte, text.size())).rfind('\n');
+    if (last_newline == std::string_view::npos) {
+      return Error("invalid JSON at column " + std::to_string(e.byte));
+    }
+    const auto line = 1 + std::count(text.begin(), text.begin() + last_newline + 1, '\n');
+    return Error("invalid JSON at line " + std::to_string(line) + ", column " +
+                 std::to_string(byte - last_newline));
+  } catch (const Json::out_of_range& e) {
+    // A number beyond a double's range: "... number overflow parsing '1e999'".
+    std::string number(
+        std::string_view(e.what()).substr(std::string_view(e.what()).find('\'') + 1));
+    if (!number.empty() && number.back() == '\'') number.pop_back();
+    constexpr std::size_t kMax = 40;
+    if (number.size() > kMax) number = number.substr(0, kMax) + "...";
+    return Error("number out of range: " + number);
   }
 }
 
@@ -34,10 +55,12 @@ Result<std::optional<Tokens>> GetOptionalTokens(const Json& object, const char* 
   if (it == object.end() || it->is_null()) return std::optional<Tokens>();
   if (it->is_number_unsigned()) {
     const auto value = it->get<std::uint64_t>();
-    if (value <= static_cast<std::uint64_t>(INT64_MAX)) {
+    if (value <= static_cast<std::uint64_t>(kMaxTokenCount)) {
       return std::optional<Tokens>(static_cast<Tokens>(value));
     }
-  } else if (it->is_number_integer() && it->get<std::int64_t>() >= 0) {
+    return Error("\"" + std::string(key) + "\" must be at most 2^40, got " + Quote(*it));
+  } else if (it->is_number_integer() && it->get<std::int64_t>() >= 0 &&
+             it->get<std::int64_t>() <= kMaxTokenCount) {
     return std::optional<Tokens>(it->get<std::int64_t>());
   }
   return Error("\"" + std::string(key) + "\" must be a non-negative integer, got " + Quote(*it));

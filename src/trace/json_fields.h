@@ -17,14 +17,17 @@ namespace kvbill {
 using Json = nlohmann::json;
 
 // Parses one JSON text. Errors: "truncated JSON" when the text ends before
-// the value does, else "invalid JSON at column N".
+// the value does, "number out of range: 1e999" for a number beyond a double,
+// else "invalid JSON at column N" (a text of several lines: "invalid JSON at
+// line L, column N").
 Result<Json> ParseJson(std::string_view text);
 
 // Parses one line that must hold a JSON object ("expected a JSON object").
 Result<Json> ParseJsonObject(std::string_view text);
 
-// A required non-negative integer field. Errors:
-// "missing \"key\"", "\"key\" must be a non-negative integer, got -5".
+// A required integer field in [0, kMaxTokenCount] (2^40). Errors:
+// "missing \"key\"", "\"key\" must be a non-negative integer, got -5",
+// "\"key\" must be at most 2^40, got 2000000000000".
 Result<Tokens> GetTokens(const Json& object, const char* key);
 // The same for an optional field: nullopt when absent or null.
 Result<std::optional<Tokens>> GetOptionalTokens(const Json& object, const char* key);

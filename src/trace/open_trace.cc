@@ -122,6 +122,14 @@ Result<std::unique_ptr<TraceReader>> OpenTrace(const std::string& path,
     auto detected = DetectTraceFormat(first, path, probe.line_number());
     if (!detected) return detected.error();
     format = *detected;
+  } else {
+    // A file of nothing but blank lines is no trace in any format, whether
+    // or not the format was given.
+    int c = in->get();
+    while (c == ' ' || c == '\t' || c == '\r' || c == '\n') c = in->get();
+    if (c == std::char_traits<char>::eof()) return Error(path + ": empty trace");
+    in->clear();
+    in->seekg(0);
   }
   return Entry(*format).make(std::move(in), path, options);
 }

@@ -73,7 +73,19 @@ Status ValidateTask(const Task& task) {
       }
       previous_time = turn.time_s;
     }
-    previous_prompt = turn.keep.value_or(previous_prompt) + AppendedTokens(turn);
+    // Every count and the prompt stay within kMaxTokenCount, checked span by
+    // span so that the sum itself cannot overflow.
+    Tokens prompt = turn.keep.value_or(previous_prompt);
+    for (const Span& span : turn.spans) {
+      if (span.tokens > kMaxTokenCount - prompt) {
+        return Error(where + ": the prompt is above 2^40 tokens");
+      }
+      prompt += span.tokens;
+    }
+    if (turn.output > kMaxTokenCount) {
+      return Error(where + ": \"out\" must be at most 2^40, got " + std::to_string(turn.output));
+    }
+    previous_prompt = prompt;
   }
   return OkStatus();
 }

@@ -39,22 +39,31 @@ class SessionRows {
   }
 
   // One task per session; `csv` selects how the prefix is read (see docs).
-  std::deque<Task> Build(bool csv) {
+  // Error when a session's rounds start in another order than their indices.
+  Status Build(bool csv, std::deque<Task>* tasks) {
     std::optional<Timestamp> origin;
     for (const auto& [id, rows] : sessions_) {
       for (const Row& row : rows) {
         if (row.start && (!origin || *row.start < *origin)) origin = row.start;
       }
     }
-    std::deque<Task> tasks;
     for (auto& [id, rows] : sessions_) {
       std::stable_sort(rows.begin(), rows.end(),
                        [](const Row& a, const Row& b) { return a.round < b.round; });
       Task task;
       task.id = id;
       Tokens previous = 0;
+      const Row* last_timed = nullptr;
       for (std::size_t k = 0; k < rows.size(); ++k) {
         const Row& row = rows[k];
+        if (row.start) {
+          if (last_timed != nullptr && *row.start < *last_timed->start) {
+            return Error("session \"" + id + "\": round_index " + std::to_string(row.round) +
+                         " starts before round_index " + std::to_string(last_timed->round) +
+                         " (time runs backwards)");
+          }
+          last_timed = &row;
+        }
         Turn turn;
         if (k > 0 && (csv ? row.prefix < previous : row.prompt < previous)) {
           turn.keep = std::min(row.prefix, previous);
@@ -79,9 +88,9 @@ class SessionRows {
         previous = row.prompt;
       }
       task.arrival_s = rows.front().arrival_s.value_or(task.turns.front().time_s.value_or(0));
-      tasks.push_back(std::move(task));
+      tasks->push_back(std::move(task));
     }
-    return tasks;
+    return OkStatus();
   }
 
  private:
@@ -99,7 +108,7 @@ class GroupingReader : public GroupingLineReader {
 
  protected:
   Status Build(std::deque<Task>* tasks) override {
-    *tasks = rows_.Build(csv_);
+    if (Status s = rows_.Build(csv_, tasks); !s) return s.error().Within(lines().name());
     return OkStatus();
   }
   SessionRows rows_;
@@ -182,14 +191,22 @@ class SimulatorCsvReader : public GroupingReader {
   Status ParseLine(const std::string& line) override {
     const std::vector<std::string> fields = Split(line);
     if (column_.empty()) {
-      for (std::size_t i = 0; i < fields.size(); ++i) column_[fields[i]] = i;
+      for (std::size_t i = 0; i < fields.size(); ++i) {
+        if (!column_.emplace(fields[i], i).second) {
+          bad_header_ = "column \"" + fields[i] + "\" appears twice";
+          return Error(bad_header_);
+        }
+      }
       for (const char* name : kColumns) {
         if (column_.count(name) == 0 && std::string(name) != "arrival_time") {
-          return Error(std::string("missing column ") + name);
+          bad_header_ = std::string("missing column ") + name;
+          return Error(bad_header_);
         }
       }
       return OkStatus();
     }
+    // Rows after a bad header (read on under skip_bad) cannot be decoded.
+    if (!bad_header_.empty()) return Error(bad_header_ + " in the header");
     if (fields.size() != column_.size()) {
       return Error("expected " + std::to_string(column_.size()) + " fields, got " +
                    std::to_string(fields.size()));
@@ -200,6 +217,9 @@ class SimulatorCsvReader : public GroupingReader {
       const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
       if (ec != std::errc() || ptr != text.data() + text.size() || value < 0) {
         return Error(std::string(name) + " must be a non-negative integer, got \"" + text + "\"");
+      }
+      if (value > kMaxTokenCount) {
+        return Error(std::string(name) + " must be at most 2^40, got \"" + text + "\"");
       }
       return value;
     };
@@ -225,6 +245,7 @@ class SimulatorCsvReader : public GroupingReader {
   }
 
   std::map<std::string, std::size_t> column_;
+  std::string bad_header_;  // what is wrong with the header, when something is
 };
 
 }  // namespace

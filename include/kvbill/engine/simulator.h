@@ -94,7 +94,9 @@ struct SimulationResult {
 
 // Runs the simulation. `requests[i]` are the planned requests of `tasks[i]`
 // (ContextPolicy::Plan). Errors: a model that does not fit the deployment, a
-// request that can never be admitted (its first chunk larger than the pool).
+// request that can never be admitted (its first chunk larger than the pool),
+// an arrival, a task's summed tool waits or a recorded time more than 10^9 s
+// (31.7 years) after the start, where double seconds stop timing microseconds.
 Result<SimulationResult> Simulate(const SimulationConfig& config, const std::vector<Task>& tasks,
                                   const std::vector<std::vector<Request>>& requests);
 

@@ -110,8 +110,9 @@ std::vector<Tokens> PromptTokens(const Task& task);
 
 // Checks the invariants above that one field alone cannot: at least one turn,
 // keep within the previous prompt, time never running backwards, positive
-// block size. Error text starts with the turn: "turn 3: ..." (turns count
-// from 1), without the task id.
+// block size, output and every prompt at most kMaxTokenCount (2^40) tokens
+// ("turn 2: the prompt is above 2^40 tokens"). Error text starts with the turn: "turn 3: ..."
+// (turns count from 1), without the task id.
 Status ValidateTask(const Task& task);
 
 }  // namespace kvbill
