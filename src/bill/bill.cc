@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <set>
+#include <string_view>
 #include <unordered_map>
+#include <utility>
 
 namespace kvbill {
 namespace {
@@ -67,25 +70,60 @@ void FinishGroup(GroupBill* group) {
 bool InRange(const std::optional<std::int64_t>& time_ns, const BillOptions& options) {
   if (!options.since && !options.until) return true;
   if (!time_ns) return false;
-  const std::string day = UtcDate(*time_ns);
+  const std::string day = options.time_zone.Date(*time_ns);
   if (options.since && day < *options.since) return false;
   if (options.until && day > *options.until) return false;
   return true;
 }
 
+// Groups by id in order of first appearance. Consecutive calls mostly share
+// a session and a day, so the last group found is tried first.
 class GroupIndex {
  public:
   GroupBill* Get(const std::string& id, std::vector<GroupBill>* groups) {
-    const auto [it, inserted] = index_.emplace(id, groups->size());
+    if (last_ < groups->size() && (*groups)[last_].id == id) return &(*groups)[last_];
+    const auto [it, inserted] = index_.try_emplace(id, groups->size());
     if (inserted) {
       groups->push_back(GroupBill{});
       groups->back().id = id;
     }
-    return &(*groups)[it->second];
+    last_ = it->second;
+    return &(*groups)[last_];
   }
 
  private:
   std::unordered_map<std::string, std::size_t> index_;
+  std::size_t last_ = SIZE_MAX;
+};
+
+// The date of a call in the bill's zone, or "unknown". Consecutive calls
+// mostly fall on one day, so the text of the last local day is kept and
+// reused while the local day number (whole days since 1970-01-01 in the
+// zone) stays the same.
+class DayNames {
+ public:
+  explicit DayNames(const TimeZone& zone) : zone_(zone) {}
+
+  const std::string& Of(const std::optional<std::int64_t>& time_ns) {
+    if (!time_ns) return unknown_;
+    const std::int64_t utc_s = FloorDiv(*time_ns, 1'000'000'000);
+    const std::int64_t day = FloorDiv(utc_s + zone_.OffsetAt(utc_s), 86'400);
+    if (text_.empty() || day != day_) {
+      day_ = day;
+      text_ = zone_.Date(*time_ns);
+    }
+    return text_;
+  }
+
+ private:
+  static std::int64_t FloorDiv(std::int64_t a, std::int64_t b) {
+    return a / b - (a % b < 0 ? 1 : 0);
+  }
+
+  const TimeZone& zone_;
+  const std::string unknown_ = "unknown";
+  std::int64_t day_ = 0;
+  std::string text_;
 };
 
 }  // namespace
@@ -107,9 +145,11 @@ Result<Bill> MakeBill(const UsageLog& log, const PriceSheet& sheet, const BillOp
   // Distinct calls in order of first appearance; a repeat keeps the copy
   // with the most output tokens.
   std::vector<const LoggedCall*> kept;
-  std::unordered_map<std::string, std::size_t> by_key;
+  std::unordered_map<std::string_view, std::size_t> by_key;  // views into `log`
+  kept.reserve(log.calls.size());
+  by_key.reserve(log.calls.size());
   for (const LoggedCall& call : log.calls) {
-    const auto [it, inserted] = by_key.emplace(call.key, kept.size());
+    const auto [it, inserted] = by_key.try_emplace(call.key, kept.size());
     if (inserted) {
       kept.push_back(&call);
       continue;
@@ -118,10 +158,12 @@ Result<Bill> MakeBill(const UsageLog& log, const PriceSheet& sheet, const BillOp
     if (call.usage.output > kept[it->second]->usage.output) kept[it->second] = &call;
   }
   GroupIndex sessions, days;
+  DayNames day_names(options.time_zone);
   std::unordered_map<std::string, const ModelPrice*> resolved;
+  bill.calls.reserve(kept.size());
   for (const LoggedCall* call : kept) {
     if (!InRange(call->time_ns, options)) continue;
-    auto [it, inserted] = resolved.emplace(call->model, nullptr);
+    auto [it, inserted] = resolved.try_emplace(call->model, nullptr);
     if (inserted) it->second = sheet.Find(call->model);
     CallBill priced;
     priced.call = call;
@@ -131,12 +173,12 @@ Result<Bill> MakeBill(const UsageLog& log, const PriceSheet& sheet, const BillOp
       if (!cost) return cost.error().Within(call->where);
       priced.cost = *cost;
     }
-    const std::string day = call->time_ns ? UtcDate(*call->time_ns) : "unknown";
+    const std::string& day = day_names.Of(call->time_ns);
     for (GroupBill* group :
          {sessions.Get(call->session, &bill.sessions), days.Get(day, &bill.days), &bill.total}) {
       if (auto s = AddCall(priced, group); !s) return s.error();
     }
-    bill.calls.push_back(priced);
+    bill.calls.push_back(std::move(priced));
   }
   if (!options.since && !options.until) {  // result lines carry no timestamp
     std::set<std::string> seen;

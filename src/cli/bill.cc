@@ -31,7 +31,7 @@ constexpr char kUsage[] =
     "A LOG may be a file or a directory (read recursively). Without LOG: the\n"
     "projects/ of $CLAUDE_CONFIG_DIR (comma-separated) or ~/.config/claude and\n"
     "~/.claude, and $CODEX_HOME/sessions or ~/.codex/sessions.\n"
-    "Money is exact (whole pico-dollars); dates are UTC. See docs/billing.md.";
+    "Money is exact (whole pico-dollars); dates are UTC unless --timezone. See docs/billing.md.";
 
 struct Options {
   std::vector<std::string> logs;
@@ -41,6 +41,8 @@ struct Options {
   std::string prices;
   std::vector<std::string> price_overrides;
   std::string output;
+  std::string timezone = "UTC";
+  TimeZone zone;  // parsed --timezone
 };
 
 // "2026-01-12" or "20260112" as "2026-01-12".
@@ -194,11 +196,14 @@ OJson GroupJson(const GroupBill& g, bool with_id) {
   return j;
 }
 
-std::string TimeText(const LoggedCall& call) { return call.time_ns ? UtcDate(*call.time_ns) : ""; }
+std::string TimeText(const LoggedCall& call, const TimeZone& zone) {
+  return call.time_ns ? zone.Date(*call.time_ns) : "";
+}
 
 std::string RenderJson(const Bill& bill, const PriceSheet& sheet, const Options& options) {
   OJson j;
   j["price_sheet"] = {{"as_of", sheet.as_of()}, {"source", sheet.source()}};
+  if (!options.zone.is_utc()) j["time_zone"] = options.zone.name();
   OJson sessions = OJson::array();
   for (const GroupBill& g : bill.sessions) sessions.push_back(GroupJson(g, true));
   j["sessions"] = sessions;
@@ -212,7 +217,7 @@ std::string RenderJson(const Bill& bill, const PriceSheet& sheet, const Options&
     for (const CallBill& c : bill.calls) {
       OJson row = {{"session", c.call->session},
                    {"model", c.call->model},
-                   {"date", TimeText(*c.call)},
+                   {"date", TimeText(*c.call, options.zone)},
                    {"where", c.call->where},
                    {"tokens", TokensJson(c.call->usage)}};
       row["cost_usd"] = c.priced_as.empty() ? OJson(nullptr) : OJson(c.cost.cost.usd());
@@ -258,8 +263,9 @@ std::string RenderCsv(const Bill& bill, const Options& options) {
   if (options.by == "call") {
     out << "session,model,date,where," << tokens << ",cost_usd,long_context\n";
     for (const CallBill& c : bill.calls) {
-      out << CsvField(c.call->session) << "," << CsvField(c.call->model) << "," << TimeText(*c.call)
-          << "," << CsvField(c.call->where) << "," << TokenCells(c.call->usage) << ","
+      out << CsvField(c.call->session) << "," << CsvField(c.call->model) << ","
+          << TimeText(*c.call, options.zone) << "," << CsvField(c.call->where) << ","
+          << TokenCells(c.call->usage) << ","
           << (c.priced_as.empty() ? "unpriced" : FormatUsdExact(c.cost.cost)) << ","
           << (c.cost.long_context ? 1 : 0) << "\n";
     }
@@ -291,7 +297,9 @@ std::string Pad(const std::string& text, std::size_t width, bool left) {
 
 std::string RenderTable(const Bill& bill, const PriceSheet& sheet, const Options& options) {
   std::ostringstream out;
-  out << "prices: " << sheet.source() << " (as of " << sheet.as_of() << ")\n\n";
+  out << "prices: " << sheet.source() << " (as of " << sheet.as_of() << ")\n";
+  if (!options.zone.is_utc()) out << "dates in " << options.zone.name() << "\n";
+  out << "\n";
   const std::string head = options.by == "call" ? "session" : options.by;
   const bool by_model = options.by == "model";
   std::size_t key_width = head.size(), model_width = 5;
@@ -382,7 +390,10 @@ int RunBill(const Args& args) {
       "by", po::value(&options.by), "session|day|model|call (default session)")(
       "since", po::value(&options.since), "first UTC date to bill, YYYY-MM-DD")(
       "until", po::value(&options.until), "last UTC date to bill, YYYY-MM-DD")(
-      "format", po::value(&options.format), "table|json|csv (default table)")(
+      "timezone", po::value(&options.timezone),
+      "dates (--by day, --since, --until) in this zone: UTC (default), an offset like +02:00, "
+      "an IANA name like Europe/Berlin, or local")("format", po::value(&options.format),
+                                                   "table|json|csv (default table)")(
       "prices", po::value(&options.prices),
       "price sheet to use instead of the bundled one: kvbill's format or LiteLLM's "
       "model_prices_and_context_window.json")(
@@ -401,7 +412,11 @@ int RunBill(const Args& args) {
   if (auto s = CheckChoice("format", options.format, "table|json|csv"); !s) {
     return ReportError(command, s.error());
   }
+  auto zone = TimeZone::Parse(options.timezone);
+  if (!zone) return ReportError(command, zone.error().Within("--timezone"));
+  options.zone = *zone;
   BillOptions bill_options;
+  bill_options.time_zone = *zone;
   for (auto [flag, text, target] : {std::tuple{"since", &options.since, &bill_options.since},
                                     std::tuple{"until", &options.until, &bill_options.until}}) {
     if (text->empty()) continue;

@@ -1,5 +1,8 @@
 #include "kvbill/cost/api_bill.h"
 
+#include <cmath>
+#include <string>
+
 namespace kvbill {
 namespace {
 
@@ -39,6 +42,40 @@ Result<CallCost> PriceCall(const ModelPrice& price, const CallUsage& usage) {
 
 Result<Money> PriceTotal(const ModelPrice& price, const CallUsage& usage) {
   return AtRates(price.base, usage);
+}
+
+Result<CacheCreationCost> PriceCacheCreations(const ModelPrice& price,
+                                              std::span<const CacheCreation> creations) {
+  CacheCreationCost out;
+  if (creations.empty()) return out;
+  if (price.cache_storage_per_hour <= 0) {
+    return Error("model \"" + price.id +
+                 "\" has no cache storage price (cache_storage_per_hour); explicit caches are "
+                 "charged storage per token-hour");
+  }
+  const Error overflow("an amount exceeds the $9,223,372 range");
+  for (const CacheCreation& c : creations) {
+    ++out.creations;
+    out.created_tokens += c.tokens;
+    out.storage_token_hours += static_cast<double>(c.tokens) * c.lifetime_s / 3600.0;
+    // The creation is one request of `tokens` input tokens.
+    auto created = PriceCall(price, CallUsage{.input = c.tokens});
+    if (!created) return created.error();
+    // tokens x price is exact per hour; the fraction of an hour is rounded
+    // once, to the nearest pico-dollar.
+    auto per_hour = TokensTimesPrice(c.tokens, price.cache_storage_per_hour);
+    if (!per_hour) return per_hour.error();
+    const long double stored = std::round(static_cast<long double>(per_hour->pico_usd) *
+                                          static_cast<long double>(c.lifetime_s) / 3600.0L);
+    if (!(stored < 9.2e18L)) return overflow;
+    const Money storage{static_cast<std::int64_t>(stored)};
+    if (!AddMoney(created->cost, &out.creation) || !AddMoney(storage, &out.storage)) {
+      return overflow;
+    }
+  }
+  out.total = out.creation;
+  if (!AddMoney(out.storage, &out.total)) return overflow;
+  return out;
 }
 
 }  // namespace kvbill

@@ -1,6 +1,8 @@
 // OpenAI's automatic prompt cache (docs/billing.md#openai): from 1,024
-// tokens, hits in 128-token steps, no write fee, retention a parameter. The
-// step cache here serves DeepSeek's rules too.
+// tokens, hits in 128-token steps, no write fee (GPT-5.6 and later: a write
+// fee), retention a parameter. The step cache here serves DeepSeek's and
+// Gemini's implicit rules too.
+#include <algorithm>
 #include <sstream>
 #include <string>
 
@@ -11,8 +13,11 @@ namespace {
 
 class StepPrefixCache : public ProviderCache {
  public:
-  StepPrefixCache(Tokens min_tokens, Tokens step_tokens, Seconds ttl_s)
-      : min_tokens_(min_tokens), step_tokens_(step_tokens), entries_(ttl_s) {}
+  StepPrefixCache(Tokens min_tokens, Tokens step_tokens, Seconds ttl_s, bool write_fee)
+      : min_tokens_(min_tokens),
+        step_tokens_(step_tokens),
+        write_fee_(write_fee),
+        entries_(ttl_s) {}
 
   CallUsage Serve(Seconds now_s, std::span<const ContentPiece> pieces) override {
     const PrefixHashes prefix(pieces);
@@ -20,6 +25,12 @@ class StepPrefixCache : public ProviderCache {
     CallUsage usage;
     usage.cache_read = entries_.Longest(prefix, prefix.tokens());
     usage.input = prefix.tokens() - usage.cache_read;
+    if (write_fee_ && prefix.tokens() >= min_tokens_) {
+      // The steps past the read are written; the tail after the last step is input.
+      const Tokens last_step = prefix.tokens() / step_tokens_ * step_tokens_;
+      usage.cache_write_5m = std::max<Tokens>(0, last_step - usage.cache_read);
+      usage.input -= usage.cache_write_5m;
+    }
     PutSteps(now_s, prefix, prefix.tokens());
     return usage;
   }
@@ -37,25 +48,33 @@ class StepPrefixCache : public ProviderCache {
 
   Tokens min_tokens_;
   Tokens step_tokens_;
+  bool write_fee_;
   PrefixEntries entries_;
 };
 
 }  // namespace
 
 std::unique_ptr<ProviderCache> NewStepPrefixCache(Tokens min_tokens, Tokens step_tokens,
-                                                  Seconds ttl_s) {
-  return std::make_unique<StepPrefixCache>(min_tokens, step_tokens, ttl_s);
+                                                  Seconds ttl_s, bool write_fee) {
+  return std::make_unique<StepPrefixCache>(min_tokens, step_tokens, ttl_s, write_fee);
 }
 
-Result<std::unique_ptr<ProviderCache>> MakeOpenAiCache(std::string_view /*model*/,
+bool OpenAiChargesCacheWrites(std::string_view model) { return model.starts_with("gpt-5.6"); }
+
+Result<std::unique_ptr<ProviderCache>> MakeOpenAiCache(std::string_view model,
                                                        const ProviderCacheOptions& options) {
   if (options.ttl_s < 0) {
     std::ostringstream out;
     out << "openai: ttl_s must be positive, got " << options.ttl_s;
     return Error(out.str());
   }
+  const bool write_fee = options.write_fee == WriteFee::kByModel
+                             ? OpenAiChargesCacheWrites(model)
+                             : options.write_fee == WriteFee::kOn;
   const Tokens min_tokens = options.min_cacheable_tokens > 0 ? options.min_cacheable_tokens : 1024;
-  return NewStepPrefixCache(min_tokens, 128, options.ttl_s == 0 ? 300 : options.ttl_s);
+  const Seconds default_ttl_s = write_fee ? 1'800 : 300;
+  return NewStepPrefixCache(min_tokens, 128, options.ttl_s == 0 ? default_ttl_s : options.ttl_s,
+                            write_fee);
 }
 
 }  // namespace kvbill

@@ -89,6 +89,13 @@ Result<ModelPrice> ReadModel(const std::string& id, const Json& object,
   auto base = ReadRates(object, pointer);
   if (!base) return base.error();
   price.base = *base;
+  if (const auto it = object.find("cache_storage_per_hour"); it != object.end()) {
+    const std::string field = pointer + "/cache_storage_per_hour";
+    if (!it->is_number()) return Error(field + ": must be a number, got " + Quote(*it));
+    auto storage = PriceFromUsdPerMtok(it->get<double>());
+    if (!storage) return storage.error().Within(field);
+    price.cache_storage_per_hour = *storage;
+  }
   if (const auto it = object.find("long_context"); it != object.end()) {
     const std::string tier = pointer + "/long_context";
     if (!it->is_object()) return Error(tier + ": must be an object");
@@ -139,6 +146,10 @@ Status SetField(ModelPrice* price, const Override& o) {
   }
   auto pico = PriceFromUsdPerMtok(o.value);
   if (!pico) return pico.error().Within(o.field);
+  if (o.field == "cache_storage_per_hour") {
+    price->cache_storage_per_hour = *pico;
+    return OkStatus();
+  }
   const bool is_long = o.field.rfind("long_", 0) == 0;
   TokenRates& rates = is_long ? price->long_context : price->base;
   const std::string name = is_long ? o.field.substr(5) : o.field;
@@ -153,10 +164,11 @@ Status SetField(ModelPrice* price, const Override& o) {
   } else if (name == "cache_write_1h") {
     rates.cache_write_1h = *pico;
   } else {
-    return Error("unknown field \"" + o.field +
-                 "\" (input, output, cache_read, cache_write_5m, cache_write_1h, "
-                 "long_context_threshold, long_input, long_output, long_cache_read, "
-                 "long_cache_write_5m, long_cache_write_1h)");
+    return Error(
+        "unknown field \"" + o.field +
+        "\" (input, output, cache_read, cache_write_5m, cache_write_1h, "
+        "cache_storage_per_hour, long_context_threshold, long_input, long_output, long_cache_read, "
+        "long_cache_write_5m, long_cache_write_1h)");
   }
   return OkStatus();
 }
@@ -251,7 +263,9 @@ Status ApplyPriceOverrides(const std::vector<std::string>& specs, PriceSheet* sh
     const auto fail = [&](const Error& e) { return e.Within("--price \"" + spec + "\""); };
     auto parsed = ParseOverride(spec);
     if (!parsed) return fail(parsed.error());
-    const auto& [model, overrides] = *parsed;
+    // Named references, not a structured binding: clang 14 cannot capture one.
+    const std::string& model = parsed->first;
+    const std::vector<Override>& overrides = parsed->second;
     ModelPrice* price = nullptr;
     if (const ModelPrice* found = sheet->Find(model)) price = sheet->FindById(found->id);
     if (price == nullptr) {
@@ -270,7 +284,9 @@ Status ApplyPriceOverrides(const std::vector<std::string>& specs, PriceSheet* sh
     }
     price->source += "; overridden by --price";
   }
-  for (const auto& [model, overrides] : added) {
+  for (const auto& entry : added) {
+    const std::string& model = entry.first;
+    const std::vector<Override>& overrides = entry.second;
     const auto has = [&](const char* field) {
       return std::any_of(overrides.begin(), overrides.end(),
                          [&](const Override& o) { return o.field == field; });

@@ -21,6 +21,7 @@ constexpr ProviderEntry kProviders[] = {
     {"anthropic", MakeAnthropicCache},
     {"openai", MakeOpenAiCache},
     {"deepseek", MakeDeepSeekCache},
+    {"gemini", MakeGeminiCache},
 };
 
 std::uint64_t Fold(std::uint64_t state, const ContentPiece& run) {
@@ -90,7 +91,15 @@ Result<std::unique_ptr<ProviderCache>> MakeProviderCache(std::string_view provid
                                                          std::string_view model,
                                                          const ProviderCacheOptions& options) {
   for (const ProviderEntry& entry : kProviders) {
-    if (provider == entry.name) return entry.make(model, options);
+    if (provider != entry.name) continue;
+    const std::string name(provider);
+    if (name != "gemini" && (options.explicit_cache || options.prefix_tokens != 0)) {
+      return Error(name + ": explicit caches (mode, prefix_tokens) are a gemini rule");
+    }
+    if (name != "openai" && options.write_fee != WriteFee::kByModel) {
+      return Error(name + ": write_fee is an openai option");
+    }
+    return entry.make(model, options);
   }
   std::string known;
   for (const ProviderEntry& entry : kProviders)

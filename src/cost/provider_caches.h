@@ -46,13 +46,20 @@ Result<std::unique_ptr<ProviderCache>> MakeOpenAiCache(std::string_view model,
                                                        const ProviderCacheOptions& options);
 Result<std::unique_ptr<ProviderCache>> MakeDeepSeekCache(std::string_view model,
                                                          const ProviderCacheOptions& options);
+Result<std::unique_ptr<ProviderCache>> MakeGeminiCache(std::string_view model,
+                                                       const ProviderCacheOptions& options);
 
-// An automatic prefix cache in fixed steps with no write fee (OpenAI,
-// DeepSeek): a prompt of at least `min_tokens` leaves an entry at every
+// OpenAI models that bill cache writes: the GPT-5.6 family.
+bool OpenAiChargesCacheWrites(std::string_view model);
+
+// An automatic prefix cache in fixed steps (OpenAI, DeepSeek, Gemini
+// implicit): a prompt of at least `min_tokens` leaves an entry at every
 // multiple of `step_tokens` from min_tokens up to its length; a request reads
-// the longest alive entry.
+// the longest alive entry. Without `write_fee` the rest of the prompt is
+// input; with it, the steps past the read are cache_write_5m and only the
+// tail after the last step is input.
 std::unique_ptr<ProviderCache> NewStepPrefixCache(Tokens min_tokens, Tokens step_tokens,
-                                                  Seconds ttl_s);
+                                                  Seconds ttl_s, bool write_fee = false);
 
 }  // namespace kvbill
 

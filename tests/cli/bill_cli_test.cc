@@ -134,6 +134,42 @@ TEST(BillCliTest, UnpricedModelIsAnExplicitLineAndAWarning) {
   fs::remove_all(dir);
 }
 
+TEST(BillCliTest, DaysInAnotherTimeZone) {
+  const fs::path dir = TempDir("timezone");
+  const fs::path file = dir / "s.jsonl";
+  // 22:30Z on the 11th is 00:30 on the 12th at +02:00; 09:00Z stays on the 12th.
+  std::ofstream(file)
+      << R"({"type":"assistant","sessionId":"s","timestamp":"2026-01-11T22:30:00Z","message":{"id":"a","model":"claude-haiku-4-5","usage":{"input_tokens":1000,"output_tokens":0}}})"
+      << "\n"
+      << R"({"type":"assistant","sessionId":"s","timestamp":"2026-01-12T09:00:00Z","message":{"id":"b","model":"claude-haiku-4-5","usage":{"input_tokens":2000,"output_tokens":0}}})"
+      << "\n";
+  const auto utc = RunKvbill("bill " + file.string() + " --by day --format json");
+  ASSERT_EQ(utc.exit_status, 0) << utc.err;
+  const auto u = nlohmann::json::parse(utc.out);
+  EXPECT_FALSE(u.contains("time_zone"));  // UTC output unchanged
+  ASSERT_EQ(u["days"].size(), 2u);
+  EXPECT_EQ(u["days"][0]["id"], "2026-01-11");
+  const auto east =
+      RunKvbill("bill " + file.string() + " --by day --format json --timezone +02:00");
+  ASSERT_EQ(east.exit_status, 0) << east.err;
+  const auto e = nlohmann::json::parse(east.out);
+  EXPECT_EQ(e["time_zone"], "+02:00");
+  ASSERT_EQ(e["days"].size(), 1u);
+  EXPECT_EQ(e["days"][0]["id"], "2026-01-12");
+  // Haiku 4.5 at $1 per Mtok: 3,000 tokens = $0.003.
+  EXPECT_DOUBLE_EQ(e["days"][0]["cost_usd"].get<double>(), 0.003);
+  const auto table = RunKvbill("bill " + file.string() + " --by day --timezone +02:00");
+  EXPECT_NE(table.out.find("dates in +02:00\n"), std::string::npos) << table.out;
+  const auto bad = RunKvbill("bill " + file.string() + " --timezone Mars/Olympus");
+  EXPECT_EQ(bad.exit_status, 2);
+  EXPECT_EQ(bad.err.rfind("kvbill bill: --timezone: time zone \"Mars/Olympus\": not UTC, an "
+                          "offset like +02:00, or a zone of the time zone database (",
+                          0),
+            0u)
+      << bad.err;
+  fs::remove_all(dir);
+}
+
 TEST(BillCliTest, BadFlagsExitTwo) {
   auto r = RunKvbill("bill " + kExcerpt + " --by week");
   EXPECT_EQ(r.exit_status, 2);

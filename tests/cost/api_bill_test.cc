@@ -59,6 +59,23 @@ TEST(PriceCallTest, LongContextRepricesTheWholeRequestAboveTheThreshold) {
   EXPECT_EQ(PriceCall(Find("claude-opus-4-5"), big)->cost.pico_usd, 150'000'000'000);
 }
 
+TEST(PriceCallTest, GeminiTwoFiveProRepricesAbove200kTokensCachedIncluded) {
+  const ModelPrice& pro = Find("gemini-2.5-pro");
+  // 10,000 input + 190,000 cached = 200,000: base (1.25 in, 0.125 cached, 10 out):
+  //   10,000 x 1.25 + 190,000 x 0.125 + 1,000 x 10 = 12,500 + 23,750 + 10,000
+  //   = 46,250 micro-dollars.
+  CallUsage at{.input = 10'000, .cache_read = 190'000, .output = 1'000};
+  EXPECT_EQ(PriceCall(pro, at)->cost.pico_usd, 46'250'000'000);
+  EXPECT_FALSE(PriceCall(pro, at)->long_context);
+  // One more cached token: all at 2.5 / 0.25 / 15:
+  //   10,000 x 2.5 + 190,001 x 0.25 + 1,000 x 15 = 25,000 + 47,500.25 + 15,000
+  //   = 87,500.25 micro-dollars.
+  CallUsage above = at;
+  above.cache_read = 190'001;
+  EXPECT_EQ(PriceCall(pro, above)->cost.pico_usd, 87'500'250'000);
+  EXPECT_TRUE(PriceCall(pro, above)->long_context);
+}
+
 TEST(PriceCallTest, TotalsArePricedAtBaseRates) {
   // A run's modelUsage for Opus 4.5 (acceptance run-00):
   //   5 x 5 + 1,071 x 25 + 92,986 x 0.5 + 42,641 x 6.25

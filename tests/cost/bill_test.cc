@@ -154,6 +154,63 @@ TEST(BillTest, DaysAreUtcDatesAndSinceUntilAreInclusive) {
   EXPECT_EQ(one.total.cost.pico_usd, 4'000'000'000);  // 4,000 x $1 per Mtok
 }
 
+TEST(BillTest, DaysAndSinceUntilFollowTheTimeZone) {
+  // UTC 2026-01-11T23:59:59 is 2026-01-12T01:59:59 at +02:00; 2026-01-12T10:00Z
+  // stays on the 12th; 2026-01-12T23:30Z is 2026-01-13T01:30 at +02:00.
+  const UsageLog log =
+      Read(Assistant("s", "m1", "claude-haiku-4-5", "2026-01-11T23:59:59Z", 1000, 0, 0, 0) +
+           Assistant("s", "m2", "claude-haiku-4-5", "2026-01-12T10:00:00Z", 2000, 0, 0, 0) +
+           Assistant("s", "m3", "claude-haiku-4-5", "2026-01-12T23:30:00Z", 4000, 0, 0, 0));
+  BillOptions options;
+  options.time_zone = TimeZone::FixedOffset(7'200, "+02:00");
+  const Bill east = MakeOrDie(log, options);
+  ASSERT_EQ(east.days.size(), 2u);
+  EXPECT_EQ(east.days[0].id, "2026-01-12");
+  EXPECT_EQ(east.days[0].calls, 2);
+  EXPECT_EQ(east.days[1].id, "2026-01-13");
+  // --since/--until are dates in the zone: only the 13th, 4,000 x $1 per Mtok.
+  options.since = options.until = "2026-01-13";
+  EXPECT_EQ(MakeOrDie(log, options).total.cost.pico_usd, 4'000'000'000);
+  // At -05:30 the first call is on the 11th (18:29:59), the others on the 12th.
+  BillOptions west;
+  west.time_zone = TimeZone::FixedOffset(-19'800, "-05:30");
+  const Bill w = MakeOrDie(log, west);
+  ASSERT_EQ(w.days.size(), 2u);
+  EXPECT_EQ(w.days[0].id, "2026-01-11");
+  EXPECT_EQ(w.days[0].calls, 1);
+  EXPECT_EQ(w.days[1].calls, 2);
+}
+
+TEST(TimeZoneTest, ParsesUtcOffsetsAndRejectsTheRest) {
+  EXPECT_TRUE(TimeZone::Parse("UTC")->is_utc());
+  EXPECT_EQ(TimeZone::Parse("+02:00")->OffsetAt(0), 7'200);
+  EXPECT_EQ(TimeZone::Parse("-0530")->OffsetAt(0), -19'800);
+  EXPECT_EQ(TimeZone::Parse("+09")->OffsetAt(0), 32'400);
+  for (const char* bad : {"+25:00", "+02:60", "2", "Mars/Olympus", "../etc/passwd", "+2:00"}) {
+    const auto zone = TimeZone::Parse(bad);
+    ASSERT_FALSE(zone.ok()) << bad;
+    EXPECT_EQ(zone.error().message().rfind(std::string("time zone \"") + bad + "\": not UTC", 0),
+              0u)
+        << zone.error().message();
+  }
+  // 1969-12-31T23:59:59.5Z at +00:00:01... before the epoch the second is floored:
+  // -0.5 s is 1969-12-31T23:59:59.5, +1 s later 1970-01-01T00:00:00.5.
+  EXPECT_EQ(TimeZone::FixedOffset(1, "+00:00:01").Date(-500'000'000), "1970-01-01");
+  EXPECT_EQ(TimeZone::FixedOffset(0, "x").Date(-500'000'000), "1969-12-31");
+}
+
+TEST(TimeZoneTest, IanaZoneFollowsDaylightSavingTime) {
+  if (!std::ifstream("/usr/share/zoneinfo/Europe/Berlin")) GTEST_SKIP() << "no tz database";
+  const auto berlin = TimeZone::Parse("Europe/Berlin");
+  ASSERT_TRUE(berlin.ok()) << berlin.error().message();
+  // 2026-01-15T12:00Z (1,768,478,400 s): CET, +1 hour. 2026-07-15T12:00Z
+  // (1,784,116,800 s): CEST, +2 hours. EU summer time 2026 starts 29 March 01:00Z.
+  EXPECT_EQ(berlin->OffsetAt(1'768'478'400), 3'600);
+  EXPECT_EQ(berlin->OffsetAt(1'784'116'800), 7'200);
+  // 2026-07-15T22:30Z is the 16th in Berlin (00:30 CEST).
+  EXPECT_EQ(berlin->Date((1'784'116'800LL + 10 * 3'600 + 1'800) * 1'000'000'000), "2026-07-16");
+}
+
 TEST(BillTest, CodexCallsUseTheTurnContextModel) {
   std::ifstream in(std::string(KVBILL_SOURCE_DIR) + "/tests/data/traces/codex_small.jsonl");
   UsageLog log;

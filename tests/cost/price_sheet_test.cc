@@ -147,8 +147,8 @@ TEST(PriceSheetTest, OverridesChangeAFieldOrAddAModel) {
   PriceSheet other = Bundled();
   EXPECT_EQ(ApplyPriceOverrides({"gpt-5:speed=3"}, &other).error().message(),
             "--price \"gpt-5:speed=3\": unknown field \"speed\" (input, output, cache_read, "
-            "cache_write_5m, cache_write_1h, long_context_threshold, long_input, long_output, "
-            "long_cache_read, long_cache_write_5m, long_cache_write_1h)");
+            "cache_write_5m, cache_write_1h, cache_storage_per_hour, long_context_threshold, "
+            "long_input, long_output, long_cache_read, long_cache_write_5m, long_cache_write_1h)");
   EXPECT_EQ(ApplyPriceOverrides({"new-model:input=1"}, &other).error().message(),
             "--price: model \"new-model\" is not in the price sheet; give at least its input and "
             "output prices");

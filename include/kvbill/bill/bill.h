@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "kvbill/bill/time_zone.h"
 #include "kvbill/bill/usage_log.h"
 #include "kvbill/cost/api_bill.h"
 #include "kvbill/cost/price_sheet.h"
@@ -24,10 +25,12 @@
 namespace kvbill {
 
 struct BillOptions {
-  // Inclusive UTC dates "YYYY-MM-DD". With either set, calls and runs
-  // without a timestamp are left out.
+  // Inclusive dates "YYYY-MM-DD" in `time_zone`. With either set, calls and
+  // runs without a timestamp are left out.
   std::optional<std::string> since;
   std::optional<std::string> until;
+  // The zone of the dates above and of `days`: UTC unless set.
+  TimeZone time_zone;
 };
 
 // Calls of one model within a group (session, day, or the whole bill).
@@ -66,7 +69,7 @@ struct CallBill {
 
 struct Bill {
   std::vector<GroupBill> sessions;   // in order of first appearance
-  std::vector<GroupBill> days;       // by date; "unknown" (no timestamp) last
+  std::vector<GroupBill> days;       // by date in the time zone; "unknown" (no timestamp) last
   GroupBill total;                   // by_model: per model over everything
   std::vector<CallBill> calls;       // the distinct calls kept
   std::int64_t duplicate_lines = 0;  // lines that repeated a call already counted

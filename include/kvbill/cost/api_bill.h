@@ -9,9 +9,17 @@
 // threshold: the whole request is repriced, cached tokens included.
 // OpenAI, Gemini and DeepSeek usage maps onto the same fields: their cached
 // prompt tokens are cache_read, the rest of the prompt is input, and they
-// report no cache writes.
+// report no cache writes (OpenAI's GPT-5.6 cache_write_tokens excepted:
+// cache_write_5m).
+//
+// Gemini explicit caches are charged outside the calls (PriceCacheCreations):
+//   creation = tokens x in   (the long-context rate above the threshold)
+//   storage  = tokens x storage per token-hour x lifetime_s / 3600
 #ifndef KVBILL_COST_API_BILL_H_
 #define KVBILL_COST_API_BILL_H_
+
+#include <cstdint>
+#include <span>
 
 #include "kvbill/cost/money.h"
 #include "kvbill/cost/price_sheet.h"
@@ -47,6 +55,32 @@ Result<CallCost> PriceCall(const ModelPrice& price, const CallUsage& usage);
 // the base rates: a total cannot tell which calls crossed a long-context
 // threshold. Error only on overflow.
 Result<Money> PriceTotal(const ModelPrice& price, const CallUsage& usage);
+
+// One explicit cache created during a replay (gemini): `tokens` billed as
+// input at creation, stored for `lifetime_s`.
+struct CacheCreation {
+  Seconds time_s = 0;
+  Tokens tokens = 0;
+  Seconds lifetime_s = 0;
+
+  bool operator==(const CacheCreation&) const = default;
+};
+
+// The charges of explicit caches created during a replay, as above.
+struct CacheCreationCost {
+  std::int64_t creations = 0;
+  Tokens created_tokens = 0;       // Σ tokens over creations
+  double storage_token_hours = 0;  // Σ tokens x lifetime_s / 3600
+  Money creation;                  // Σ tokens at the input price
+  Money storage;                   // Σ storage, each rounded to the nearest pico-dollar
+  Money total;                     // creation + storage
+};
+
+// Prices `creations` with `price`. Errors: `model "x" has no cache storage
+// price (cache_storage_per_hour); explicit caches are charged storage per
+// token-hour` when there is a creation and the price is 0; an overflow.
+Result<CacheCreationCost> PriceCacheCreations(const ModelPrice& price,
+                                              std::span<const CacheCreation> creations);
 
 }  // namespace kvbill
 

@@ -42,6 +42,10 @@ struct ModelPrice {
   // priced whole at `long_context`; 0 means the model has no such tier.
   Tokens long_context_threshold = 0;
   TokenRates long_context;
+  // Storage of an explicit cache (Gemini), pico-dollars per token-hour (the
+  // same number as micro-dollars per million tokens per hour); 0 = none
+  // listed.
+  PicoUsdPerToken cache_storage_per_hour = 0;
   std::string source;  // where the figures come from, with its date
   std::string notes;   // provider rules applied, deviations from the source
 
@@ -101,7 +105,8 @@ Result<PriceSheet> BundledPriceSheet();
 
 // Applies "MODEL:field=value[,field=value...]" overrides in order. Fields:
 // input, output, cache_read, cache_write_5m, cache_write_1h (dollars per
-// million tokens), long_context_threshold (tokens; 0 removes the tier), and
+// million tokens), cache_storage_per_hour (dollars per million tokens per
+// hour), long_context_threshold (tokens; 0 removes the tier), and
 // long_input, long_output, long_cache_read, long_cache_write_5m,
 // long_cache_write_1h. MODEL is resolved like Find(); an unknown MODEL adds a
 // model (provider "custom") that needs input and output, its cache prices

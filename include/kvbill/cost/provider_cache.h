@@ -19,9 +19,23 @@
 //              128-token steps (1,024, 1,152, ...), no write fee; a request
 //              reads the longest alive step; retention ttl_s (default 300)
 //              since last use.
+//              With write_fee (default for GPT-5.6 models), the tokens from
+//              the read to the prompt's last step are cache writes, priced
+//              at the sheet's cache_write_5m (GPT-5.6: 1.25x input), and
+//              ttl_s defaults to 1,800.
 //   deepseek   automatic disk cache in 64-token units from 64 tokens, no write
 //              fee; retention ttl_s (default 10,800: the low end of the
 //              "a few hours to a few days" DeepSeek documents).
+//   gemini     implicit (default): automatic, from the model's minimum
+//              (GeminiMinimumCacheableTokens) in 128-token steps, no write
+//              fee, retention ttl_s (default 300; Google publishes none).
+//              explicit: named caches of a prefix (prefix_tokens, or 0 for
+//              the whole prompt of a request that finds no live cache),
+//              alive for ttl_s (default 3,600) from creation, not refreshed
+//              by reads. A request reads the longest live cache that is a
+//              prefix of its prompt; the rest is input. Creating a cache is
+//              a separate charge (Creations()): its tokens at the input price
+//              and storage per token-hour for the whole ttl_s.
 //
 // Identity: two prefixes are the same tokens when their content pieces
 // (cache/block_hash.h) agree, compared by PrefixHashes below.
@@ -63,13 +77,25 @@ class PrefixHashes {
   Tokens tokens_ = 0;
 };
 
+enum class WriteFee { kByModel, kOn, kOff };
+
 struct ProviderCacheOptions {
   // Lifetime since last use, seconds; 0 means the provider's default
-  // (anthropic 300, openai 300, deepseek 10,800). Anthropic accepts 300 or 3600.
+  // (anthropic 300, openai 300 or 1,800 with write_fee, deepseek 10,800,
+  // gemini 300 implicit or 3,600 explicit, from creation). Anthropic accepts
+  // 300 or 3600.
   Seconds ttl_s = 0;
   // Minimum cacheable prompt, tokens; 0 means the provider's (and for
-  // anthropic the model's, AnthropicMinimumCacheableTokens) default.
+  // anthropic and gemini the model's) default.
   Tokens min_cacheable_tokens = 0;
+  // openai: cache writes billed (GPT-5.6 and later). kByModel: on for model
+  // ids starting "gpt-5.6", off otherwise.
+  WriteFee write_fee = WriteFee::kByModel;
+  // gemini: false = implicit caching, true = explicit caches.
+  bool explicit_cache = false;
+  // gemini explicit: the cached prefix length, tokens; 0 = the whole prompt
+  // of a request that finds no live cache ("first_request").
+  Tokens prefix_tokens = 0;
 };
 
 class ProviderCache {
@@ -85,12 +111,23 @@ class ProviderCache {
   // request outside the replay (a cache warmed before a log starts).
   // Precondition: 0 <= prefix_tokens <= the prompt.
   virtual void Seed(Seconds now_s, std::span<const ContentPiece> pieces, Tokens prefix_tokens) = 0;
+
+  // The caches created so far that are charged outside the requests
+  // (creation and storage; api_bill.h PriceCacheCreations), in time order.
+  // Empty for every rule but gemini explicit; seeded caches are not charged.
+  virtual std::vector<CacheCreation> Creations() const { return {}; }
+
+  // True when the client places the breakpoint (anthropic): a request's
+  // prompt then ends at its breakpoint, and tokens the client sends after it
+  // are input. False for automatic caches, which choose their own positions.
+  virtual bool ClientBreakpoints() const { return false; }
 };
 
 // The cache of `provider` for `model` (a price sheet id, e.g.
 // "claude-sonnet-4-5"). Errors: `unknown provider "x" (one of
-// anthropic|openai|deepseek)`, `anthropic: ttl_s must be 300 or 3600, got 60`,
-// `openai: ttl_s must be positive, got -1`.
+// anthropic|openai|deepseek|gemini)`, `anthropic: ttl_s must be 300 or 3600,
+// got 60`, `openai: ttl_s must be positive, got -1`, `gemini:
+// prefix_tokens 500 is below the model's minimum of 2048`.
 Result<std::unique_ptr<ProviderCache>> MakeProviderCache(std::string_view provider,
                                                          std::string_view model,
                                                          const ProviderCacheOptions& options);
@@ -103,6 +140,12 @@ std::vector<std::string> ProviderCacheNames();
 // Claude Opus 4.5 and Haiku 4.5, 2,048 for Haiku 3.5 and Haiku 3, 1,024 for
 // every other model (Sonnet 4.5, Sonnet 4, Opus 4.1, Opus 4, Sonnet 3.7...).
 Tokens AnthropicMinimumCacheableTokens(std::string_view model);
+
+// Gemini's minimum cacheable prompt for a model id, from the context caching
+// page of the Gemini API documentation (updated 2026-07-07): 4,096 tokens for
+// Gemini 3 and later models, 2,048 for Gemini 2.5 Pro, Flash and (not
+// listed there, taken as its family's) Flash-Lite.
+Tokens GeminiMinimumCacheableTokens(std::string_view model);
 
 }  // namespace kvbill
 
