@@ -43,6 +43,8 @@ class AnthropicCache : public ProviderCache {
     entries_.Put(prefix_tokens, PrefixHashes(pieces).At(prefix_tokens), now_s);
   }
 
+  bool ClientBreakpoints() const override { return true; }
+
  private:
   bool one_hour_;
   Tokens min_tokens_;

@@ -20,7 +20,20 @@ std::vector<ContentPiece> Pieces(const Request& request) {
   return pieces;
 }
 
-Error Overflow() { return Error("api replay: a dollar amount overflows"); }
+// The first `tokens` tokens of `pieces`. Precondition: 0 <= tokens <= their sum.
+std::vector<ContentPiece> Cut(std::vector<ContentPiece> pieces, Tokens tokens) {
+  std::size_t kept = 0;
+  for (; kept < pieces.size() && tokens > 0; ++kept) {
+    pieces[kept].tokens = std::min(pieces[kept].tokens, tokens);
+    tokens -= pieces[kept].tokens;
+  }
+  pieces.resize(kept);
+  return pieces;
+}
+
+Error Overflow() {
+  return Error("api replay: a dollar amount overflows the $9,223,372 range of an amount");
+}
 
 }  // namespace
 
@@ -46,16 +59,23 @@ Result<ApiReplayOutcome> ReplayApi(const std::vector<Task>& tasks,
   for (std::size_t t = 0; t < requests.size(); ++t) by_task[t].resize(requests[t].size());
   for (const Timed& timed : order) {
     const Request& request = requests[timed.task][timed.request];
-    const std::vector<ContentPiece> pieces = Pieces(request);
+    std::vector<ContentPiece> pieces = Pieces(request);
+    const Tokens prompt = request.PromptTokens();
+    Tokens after_breakpoint = 0;
+    if (options.breakpoint_before_recorded_input && cache.ClientBreakpoints() && request.usage) {
+      after_breakpoint = std::clamp<Tokens>(request.usage->input, 0, prompt);
+    }
     if (options.warm_start_from_recorded && timed.request == 0 && request.usage &&
         request.usage->cache_read > 0) {
-      cache.Seed(timed.time_s, pieces, std::min(request.usage->cache_read, request.PromptTokens()));
+      cache.Seed(timed.time_s, pieces, std::min(request.usage->cache_read, prompt));
     }
+    if (after_breakpoint > 0) pieces = Cut(std::move(pieces), prompt - after_breakpoint);
     ApiRequestOutcome& o = by_task[timed.task][timed.request];
     o.task = request.task_id;
     o.index = request.index;
     o.time_s = timed.time_s;
     o.predicted = cache.Serve(timed.time_s, pieces);
+    o.predicted.input += after_breakpoint;
     o.predicted.output = request.output;
     auto cost = PriceCall(price, o.predicted);
     if (!cost) return cost.error();
@@ -102,6 +122,10 @@ Result<ApiReplayOutcome> ReplayApi(const std::vector<Task>& tasks,
     if (!AddMoney(task.cost, &out.cost)) return Overflow();
     out.tasks.push_back(std::move(task));
   }
+  auto creations = PriceCacheCreations(price, cache.Creations());
+  if (!creations) return creations.error();
+  out.cache_creations = *creations;
+  if (!AddMoney(creations->total, &out.cost)) return Overflow();
   return out;
 }
 

@@ -83,6 +83,45 @@ TEST(ApiReplayTest, WarmStartSeedsTheFirstRecordedRead) {
   }
 }
 
+TEST(ApiReplayTest, AnthropicBreakpointSitsBeforeTheRecordedInput) {
+  // Prompts 2,000 at 0 s and 2,500 at 5 s; each recorded 10 uncached input
+  // tokens, the tokens the client sent after its breakpoint.
+  Task task;
+  task.id = "t";
+  task.turns = {MakeTurn(2'000, 0, 5), MakeTurn(500, 0, 0)};
+  task.turns[0].usage =
+      RecordedUsage{.input = 10, .cache_creation = 1'990, .cache_read = 0, .output = 0};
+  task.turns[1].usage =
+      RecordedUsage{.input = 10, .cache_creation = 500, .cache_read = 1'990, .output = 0};
+  const std::vector<Task> tasks = {task};
+  for (bool before : {true, false}) {
+    auto cache = MakeProviderCache("anthropic", "claude-sonnet-4-5", {});
+    auto out = ReplayApi(tasks, Plan(tasks), Sonnet(), **cache,
+                         {.warm_start_from_recorded = true,
+                          .one_hour_writes = false,
+                          .breakpoint_before_recorded_input = before});
+    ASSERT_TRUE(out.ok()) << out.error().message();
+    const CallUsage& first = out->requests[0].predicted;
+    const CallUsage& second = out->requests[1].predicted;
+    if (before) {
+      // Breakpoints at 1,990 and 2,490: the second reads the first's 1,990
+      // and writes 2,490 - 1,990 = 500; 10 tokens of input each.
+      EXPECT_EQ(first, (CallUsage{10, 1'990, 0, 0, 0}));
+      EXPECT_EQ(second, (CallUsage{10, 500, 0, 1'990, 0}));
+      // $/Mtok 3 input, 3.75 write, 0.3 read:
+      //   first:  10 x 3 + 1,990 x 3.75 = 30 + 7,462.5 = 7,492.5 micro-dollars
+      //   second: 10 x 3 + 500 x 3.75 + 1,990 x 0.3 = 30 + 1,875 + 597 = 2,502
+      // the recorded usage is the same: both bills 9,994.5 micro-dollars.
+      EXPECT_EQ(out->cost.pico_usd, 9'994'500'000LL);
+      EXPECT_EQ(out->recorded_cost.pico_usd, 9'994'500'000LL);
+      EXPECT_EQ(out->cache_read_within_1pct, 2);
+    } else {
+      EXPECT_EQ(first, (CallUsage{0, 2'000, 0, 0, 0}));
+      EXPECT_EQ(second, (CallUsage{0, 500, 0, 2'000, 0}));
+    }
+  }
+}
+
 // Acceptance on recorded Claude Code logs (docs/billing.md#api-mode).
 struct Measured {
   ApiReplayOutcome out;
@@ -125,14 +164,17 @@ TEST(ApiReplayAcceptanceTest, SweContextBenchCacheReadsAndBillWithinOnePercent) 
             << "% of cache reads within 1%; total cache read off by " << read_error * 100
             << "%, bill $" << out.predicted_cost_of_recorded.usd() << " vs recorded $"
             << out.recorded_cost.usd() << " (" << bill_error * 100 << "%)\n";
-  // Measured: 98.99% of calls, total cache read +0.17%, bill -1.22%
-  // ($288.29 vs $291.86). The bill misses the 1% target: 138 calls the
-  // provider served as misses less than 300 s after the previous call (the
-  // rules predict a read; -$3.73) outweigh 8 calls after pauses that read the
-  // shared system prompt (+$0.43). docs/billing.md#api-mode.
+  // Measured: 99.29% of calls (14,404), total cache read +0.14%, bill -1.09%
+  // ($288.68 vs $291.86), the same as an independent Python replay of the
+  // log under the same rules (tools/analysis/anthropic_misses.py describes
+  // the misses). The bill misses the 1% target: 95 calls the provider served
+  // as misses less than 300 s after the previous call (the rules predict a
+  // read; -$3.59) outweigh 8 calls after pauses that read the shared system
+  // prompt (+$0.43). No documented rule predicts those 95
+  // (docs/billing.md#api-mode), so the bound stays at the measured 1.1%.
   EXPECT_GE(share, 0.97);
   EXPECT_LE(read_error, 0.01);
-  EXPECT_LE(bill_error, 0.0125);
+  EXPECT_LE(bill_error, 0.011);
 }
 
 TEST(ApiReplayAcceptanceTest, InteractiveSessionsMissAfterFiveMinutePauses) {
@@ -155,7 +197,7 @@ TEST(ApiReplayAcceptanceTest, InteractiveSessionsMissAfterFiveMinutePauses) {
   std::cout << "interactive: " << out.recorded_calls << " calls, " << share * 100
             << "% of cache reads within 1%; " << after_pause << " calls after a pause > 5 min, "
             << after_pause_missed << " predicted as misses\n";
-  // Measured: 96.39% of 1,218 calls within 1%; 33 calls after pauses.
+  // Measured: 96.72% of 1,218 calls within 1% (1,178); 33 calls after pauses.
   EXPECT_GE(share, 0.96);
   EXPECT_GT(after_pause, 0);
   EXPECT_EQ(after_pause_missed, after_pause);

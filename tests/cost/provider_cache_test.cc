@@ -114,6 +114,12 @@ TEST(ProviderCacheTest, SeedMakesAPrefixReadable) {
   EXPECT_EQ(Serve(*cache, 1, {kA, kB}), Usage(0, 1'000, 0, 1'500));
 }
 
+TEST(ProviderCacheTest, OnlyAnthropicLetsTheClientPlaceBreakpoints) {
+  EXPECT_TRUE(Make("anthropic", "claude-sonnet-4-5")->ClientBreakpoints());
+  EXPECT_FALSE(Make("openai", "gpt-4o")->ClientBreakpoints());
+  EXPECT_FALSE(Make("deepseek", "deepseek-chat")->ClientBreakpoints());
+}
+
 TEST(ProviderCacheTest, OpenAiReadsIn128TokenStepsWithoutWriteFee) {
   auto cache = Make("openai", "gpt-5");
   EXPECT_EQ(Serve(*cache, 0, {{1, 0, 1'500}}), Usage(1'500, 0, 0, 0));
@@ -133,8 +139,8 @@ TEST(ProviderCacheTest, DeepSeekReadsIn64TokenUnits) {
 }
 
 TEST(ProviderCacheTest, MakeNamesTheProviderAndParameter) {
-  EXPECT_EQ(MakeProviderCache("gemini", "x", {}).error().message(),
-            R"(unknown provider "gemini" (one of anthropic|openai|deepseek))");
+  EXPECT_EQ(MakeProviderCache("mistral", "x", {}).error().message(),
+            R"(unknown provider "mistral" (one of anthropic|openai|deepseek|gemini))");
   EXPECT_EQ(MakeProviderCache("anthropic", "x", {.ttl_s = 60, .min_cacheable_tokens = 0})
                 .error()
                 .message(),

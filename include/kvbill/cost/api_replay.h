@@ -17,6 +17,14 @@
 // after its system prompt and tools, shared by every session). With
 // warm_start_from_recorded, the first request of each task that recorded a
 // cache read of R tokens first seeds the cache with its first R tokens.
+//
+// Breakpoint before the recorded input: with a cache whose breakpoints the
+// client places (ProviderCache::ClientBreakpoints, anthropic) and
+// breakpoint_before_recorded_input, a request with recorded usage has its
+// breakpoint where the client put it: before its last recorded `input`
+// tokens (Anthropic's usage reports as input_tokens the tokens after the
+// last breakpoint). Those tokens are predicted as input, neither written
+// nor read. Without recorded usage the breakpoint is at the prompt's end.
 // docs/billing.md#api-mode.
 #ifndef KVBILL_COST_API_REPLAY_H_
 #define KVBILL_COST_API_REPLAY_H_
@@ -36,8 +44,9 @@
 namespace kvbill {
 
 struct ApiReplayOptions {
-  bool warm_start_from_recorded = true;  // see above
-  bool one_hour_writes = false;          // price recorded cache writes at the 1-hour rate
+  bool warm_start_from_recorded = true;          // see above
+  bool one_hour_writes = false;                  // price recorded cache writes at the 1-hour rate
+  bool breakpoint_before_recorded_input = true;  // see above
 };
 
 struct ApiRequestOutcome {
@@ -61,7 +70,10 @@ struct ApiReplayOutcome {
   std::vector<ApiTaskOutcome> tasks;        // in task order
   std::vector<ApiRequestOutcome> requests;  // task order, then request order
   CallUsage predicted;                      // summed over all requests
-  Money cost;
+  Money cost;                               // the requests' + cache_creations.total
+  // Explicit caches created during the replay (gemini; zero otherwise),
+  // charged outside the requests: PriceCacheCreations.
+  CacheCreationCost cache_creations;
   // Over the requests with recorded usage only:
   int recorded_calls = 0;
   int cache_read_within_1pct = 0;
