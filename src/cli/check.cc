@@ -14,6 +14,8 @@ constexpr char kUsage[] =
     "Simulates the scenario and compares the run with its \"budgets\" block, e.g.\n"
     "  \"budgets\": {\"cost_per_task_usd.p90\": {\"max\": 0.12}, \"hit_rate\": {\"min\": 0.9}}\n"
     "Exit status 0 when every budget holds, 1 with a table of what broke, 2 on bad input.\n"
+    "A scenario with \"pricing\" is billed at an API provider's rules and list prices;\n"
+    "its budgets may be cost_per_task_usd.*, hit_rate and cost_usd.\n"
     "Metrics: docs/ci.md.\n";
 
 std::string Show(double v) {
@@ -41,6 +43,7 @@ int RunCheck(const Args& args) {
   if (scenario->budgets.empty()) {
     return ReportError("check", Error(scenario_path + "#/budgets: missing (nothing to check)"));
   }
+  if (auto s = CheckBudgetsApply(*scenario); !s) return ReportError("check", s.error());
   if (!trace.empty()) {
     scenario->trace.file = trace;
     scenario->trace.generator.clear();

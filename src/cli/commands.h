@@ -26,6 +26,7 @@ int RunCheck(const Args& args);
 int RunCompare(const Args& args);
 int RunReportCommand(const Args& args);
 int RunBreakeven(const Args& args);
+int RunWhatif(const Args& args);
 
 }  // namespace kvbill::cli
 

@@ -23,9 +23,22 @@ constexpr char kUsage[] =
     "caching toggled, dropping old tool results, summarising long contexts, architecture\n"
     "(half the KV heads; a latent KV cache of 512 + 64 elements per layer as in MLA) — and\n"
     "ranks them by the saving in dollars per task, beside the baseline's absolute numbers.\n"
-    "Also fits how the baseline's cost per task grows with its number of requests.\n";
+    "Also fits how the baseline's cost per task grows with its number of requests.\n"
+    "A scenario with \"pricing\" (billed at an API provider's rules and list prices) gets\n"
+    "the levers an API user has instead: 1-hour cache writes (anthropic), caching off,\n"
+    "dropping old tool results, summarising, and the same provider's cheaper model.\n"
+    "See docs/ci.md#api-priced-scenarios.\n";
 
 double KvPerTask(const ScenarioOutcome& o) { return MetricValue(o, "kv_read_bytes_per_task.mean"); }
+
+// API mode: tokens written to the provider cache per task, mean.
+double WritesPerTask(const ScenarioOutcome& o) {
+  if (!o.api) return 0;
+  const ApiReplayOutcome& r = o.api->replay;
+  return r.tasks.empty()
+             ? 0
+             : static_cast<double>(r.predicted.cache_write()) / static_cast<double>(r.tasks.size());
+}
 
 std::string Pct(double f) { return (f >= 0 ? "" : "-") + FormatFixed(std::fabs(f) * 100, 1) + "%"; }
 
@@ -67,6 +80,7 @@ int RunCompare(const Args& args) {
   const std::vector<LeverOutcome> outcomes = RunLevers(text, source, levers, jobs);
   if (!outcomes[0].run) return ReportError("compare", Error(outcomes[0].error));
   const ScenarioOutcome& b = *outcomes[0].run;
+  const bool api = b.api.has_value();
   const double base_cost = b.summary.cost_per_task_usd.mean, base_kv = KvPerTask(b);
 
   // Rank the variants by dollars saved per task; failed ones last.
@@ -100,14 +114,20 @@ int RunCompare(const Args& args) {
       const double cost = o.run->summary.cost_per_task_usd.mean, kv = KvPerTask(*o.run);
       r["cost_per_task_usd"] = cost;
       r["cost_per_task_usd_p90"] = o.run->summary.cost_per_task_usd.p90;
-      r["kv_read_bytes_per_task"] = kv;
+      if (api) {
+        r["model"] = o.run->api->price.id;
+        r["cache_write_tokens_per_task"] = WritesPerTask(*o.run);
+      } else {
+        r["kv_read_bytes_per_task"] = kv;
+      }
       r["hit_rate"] = o.run->summary.hit_rate;
       r["saving_usd_per_task"] = base_cost - cost;
       r["saving_fraction"] = base_cost > 0 ? (base_cost - cost) / base_cost : 0;
-      r["kv_saving_fraction"] = base_kv > 0 ? (base_kv - kv) / base_kv : 0;
+      if (!api) r["kv_saving_fraction"] = base_kv > 0 ? (base_kv - kv) / base_kv : 0;
       return r;
     };
     j["scenario"] = base->name;
+    if (api) j["pricing"] = {{"provider", base->pricing->provider}, {"model", b.api->price.id}};
     j["baseline"] = row(outcomes[0]);
     j["variants"] = nlohmann::ordered_json::array();
     for (const LeverOutcome* o : ranked) j["variants"].push_back(row(*o));
@@ -121,26 +141,50 @@ int RunCompare(const Args& args) {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  Table t({"lever", "$/task", "saving", "KV GiB/task", "KV saving", "hit rate", "$/task p90"});
+  const std::vector<std::string> header =
+      api ? std::vector<std::string>{"lever",
+                                     "$/task",
+                                     "saving",
+                                     "hit rate",
+                                     "cache write tok/task",
+                                     "$/task p90"}
+          : std::vector<std::string>{"lever",     "$/task",   "saving",    "KV GiB/task",
+                                     "KV saving", "hit rate", "$/task p90"};
+  Table t(header);
   auto add = [&](const LeverOutcome& o) {
     if (!o.run) {
-      t.AddRow({o.lever.name, "n/a", "", "", "", "", ""});
+      std::vector<std::string> row(header.size(), "");
+      row[0] = o.lever.name;
+      row[1] = "n/a";
+      t.AddRow(row);
       return;
     }
-    const double cost = o.run->summary.cost_per_task_usd.mean, kv = KvPerTask(*o.run);
+    const double cost = o.run->summary.cost_per_task_usd.mean;
     const bool is_base = &o == &outcomes[0];
-    t.AddRow({o.lever.name, "$" + FormatFixed(cost, 4),
-              is_base ? "" : Pct(base_cost > 0 ? (base_cost - cost) / base_cost : 0),
-              FormatFixed(kv / kBytesPerGiB, 1),
-              is_base ? "" : Pct(base_kv > 0 ? (base_kv - kv) / base_kv : 0),
-              FormatFixed(o.run->summary.hit_rate * 100, 1) + "%",
-              "$" + FormatFixed(o.run->summary.cost_per_task_usd.p90, 4)});
+    const std::string saving =
+        is_base ? "" : Pct(base_cost > 0 ? (base_cost - cost) / base_cost : 0);
+    const std::string hit = FormatFixed(o.run->summary.hit_rate * 100, 1) + "%";
+    const std::string p90 = "$" + FormatFixed(o.run->summary.cost_per_task_usd.p90, 4);
+    if (api) {
+      t.AddRow(
+          {o.lever.name, "$" + FormatFixed(cost, 4), saving, hit,
+           FormatWithSeparators(static_cast<std::int64_t>(std::llround(WritesPerTask(*o.run)))),
+           p90});
+      return;
+    }
+    const double kv = KvPerTask(*o.run);
+    t.AddRow({o.lever.name, "$" + FormatFixed(cost, 4), saving, FormatFixed(kv / kBytesPerGiB, 1),
+              is_base ? "" : Pct(base_kv > 0 ? (base_kv - kv) / base_kv : 0), hit, p90});
   };
   add(outcomes[0]);
   for (const LeverOutcome* o : ranked) add(*o);
   std::cout << "scenario " << base->name << " (" << b.summary.tasks << " tasks, "
-            << b.summary.requests << " requests); savings against the baseline\n\n"
-            << t.ToText();
+            << b.summary.requests << " requests";
+  if (api) {
+    std::cout << "; " << base->pricing->provider << " cache rules, " << b.api->price.id
+              << " list prices";
+  }
+  std::cout << "); savings against the baseline\n\n" << t.ToText();
   for (const LeverOutcome* o : ranked) {
     if (!o->run) std::cout << "n/a: " << o->lever.name << ": " << o->error << "\n";
   }

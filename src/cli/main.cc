@@ -38,6 +38,8 @@ constexpr Command kCommands[] = {
     {"trace", "trace stats | convert | gen: summarise, convert or generate agent traces", RunTrace},
     {"bill", "price recorded Claude Code / Codex usage per session, day, model; vs reported",
      RunBill},
+    {"whatif", "one recorded log priced as recorded, with 1-h writes, other models, self-hosted",
+     RunWhatif},
 };
 
 void PrintHelp(std::ostream& out) {

@@ -57,6 +57,11 @@ int RunReportCommand(const Args& args) {
   if (vm.count("price") && !(price > 0)) {
     return ReportError("report", Error("--price: must be positive"));
   }
+  if (auto scenario = ParseScenario(text, source); scenario && scenario->pricing) {
+    return ReportError("report",
+                       Error(source + "#/pricing: the report draws the engine's charts; for a "
+                                      "scenario priced at an API use `kvbill compare`"));
+  }
   auto runs = kvbill::RunReport(text, source, jobs);
   if (runs && vm.count("price")) runs->price_usd_per_mtok = price;
   if (!runs) return ReportError("report", runs.error());

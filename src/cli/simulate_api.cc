@@ -44,24 +44,10 @@ std::string Percent(double part, double whole) {
 int RunSimulateApi(const Scenario& scenario, const std::string& format, bool with_requests,
                    const std::string& out_dir) {
   const ScenarioPricing& pricing = *scenario.pricing;
-  auto sheet = BundledPriceSheet();
-  if (!sheet) return ReportError("simulate", sheet.error());
-  const ModelPrice* price = sheet->Find(pricing.model);
-  if (price == nullptr) {
-    return ReportError("simulate", Error("no price for model \"" + pricing.model + "\""));
-  }
-  auto cache = MakeProviderCache(pricing.provider, price->id,
-                                 ProviderCacheOptions{pricing.ttl_s, pricing.min_cacheable_tokens});
-  if (!cache) return ReportError("simulate", cache.error());
-  auto tasks = LoadScenarioTasks(scenario);
-  if (!tasks) return ReportError("simulate", tasks.error());
-  auto requests = PlanRequests(scenario, *tasks);
-  if (!requests) return ReportError("simulate", requests.error());
-  ApiReplayOptions options;
-  options.warm_start_from_recorded = pricing.warm_start_from_recorded;
-  options.one_hour_writes = pricing.provider == "anthropic" && pricing.ttl_s == 3600;
-  auto out = ReplayApi(*tasks, *requests, *price, **cache, options);
-  if (!out) return ReportError("simulate", out.error());
+  auto run = RunScenario(scenario);
+  if (!run) return ReportError("simulate", run.error());
+  const ModelPrice* price = &run->api->price;
+  const ApiReplayOutcome* out = &run->api->replay;
 
   ordered_json j;
   j["scenario"] = scenario.name;

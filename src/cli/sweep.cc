@@ -8,10 +8,12 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <sstream>
 #include <thread>
 
 #include "cli/cli_util.h"
+#include "cli/sweep_shard.h"
 #include "kvbill/report/table.h"
 #include "kvbill/scenario/budget.h"
 #include "kvbill/util/file.h"
@@ -26,7 +28,9 @@ constexpr char kSweepUsage[] =
     "cartesian product, axes in sorted order of their pointers, the first varying slowest) on\n"
     "N threads (default: all cores) and\n"
     "prints one row per point. --shard i/n runs the points whose number k has k mod n == i,\n"
-    "for CI matrices and cluster job arrays; `kvbill merge` joins the shards.\n";
+    "for CI matrices and cluster job arrays; `kvbill merge` joins the shards.\n"
+    "A scenario with \"pricing\" (API mode) prints the API columns instead of the\n"
+    "engine's (docs/ci.md#sweeps).\n";
 
 constexpr char kMergeUsage[] =
     "usage: kvbill merge SHARD... [--format csv|json] [-o FILE]\n\n"
@@ -48,14 +52,47 @@ const char* const kColumns[] = {"tasks",
                                 "simulated_s",
                                 "preemptions"};
 
-nlohmann::ordered_json PointJson(const SweepRow& row, const std::vector<SweepAxis>& axes) {
+// The metrics of one point of a scenario with "pricing" (API mode): what the
+// API replay measures, no engine figures.
+const char* const kApiColumns[] = {"tasks",
+                                   "requests",
+                                   "hit_rate",
+                                   "cost_usd",
+                                   "cost_per_task_usd.mean",
+                                   "cost_per_task_usd.p50",
+                                   "cost_per_task_usd.p90",
+                                   "cost_per_task_usd.p99",
+                                   "prompt_tokens",
+                                   "cache_read_tokens",
+                                   "cache_write_tokens",
+                                   "output_tokens"};
+
+// The columns of a sweep document: API mode when it says "mode": "api".
+std::span<const char* const> ColumnsOf(const nlohmann::ordered_json& doc) {
+  if (doc.is_object() && doc.contains("mode") && doc["mode"] == "api") return kApiColumns;
+  return kColumns;
+}
+
+nlohmann::ordered_json PointJson(const SweepRow& row, const std::vector<SweepAxis>& axes,
+                                 std::span<const char* const> columns) {
   nlohmann::ordered_json values = nlohmann::ordered_json::object();
   for (std::size_t a = 0; a < axes.size(); ++a) {
     values[axes[a].path] = nlohmann::ordered_json::parse(row.values[a]);
   }
   nlohmann::ordered_json summary;
-  for (const char* c : kColumns) {
-    if (std::string(c) == "tasks") {
+  const RunSummary& sum = row.outcome.summary;
+  const CallUsage api_usage = row.outcome.api ? row.outcome.api->replay.predicted : CallUsage{};
+  for (const char* c : columns) {
+    const std::string name = c;
+    if (name == "prompt_tokens") {
+      summary[c] = sum.prompt_tokens;
+    } else if (name == "cache_read_tokens") {
+      summary[c] = api_usage.cache_read;
+    } else if (name == "cache_write_tokens") {
+      summary[c] = api_usage.cache_write();
+    } else if (name == "output_tokens") {
+      summary[c] = sum.output_tokens;
+    } else if (std::string(c) == "tasks") {
       summary[c] = row.outcome.summary.tasks;
     } else if (std::string(c) == "requests") {
       summary[c] = row.outcome.summary.requests;
@@ -75,7 +112,8 @@ std::string Render(const nlohmann::ordered_json& doc, const std::string& format)
   if (format == "json") return doc.dump(2) + "\n";
   std::vector<std::string> header = {"index"};
   for (const auto& a : doc["axes"]) header.push_back(a.get<std::string>());
-  for (const char* c : kColumns) header.push_back(c);
+  const std::span<const char* const> columns = ColumnsOf(doc);
+  for (const char* c : columns) header.push_back(c);
   Table t(header);
   for (const auto& p : doc["points"]) {
     std::vector<std::string> row = {p["index"].dump()};
@@ -83,7 +121,7 @@ std::string Render(const nlohmann::ordered_json& doc, const std::string& format)
       const auto& v = p["values"][a.get<std::string>()];
       row.push_back(v.is_string() ? v.get<std::string>() : v.dump());
     }
-    for (const char* c : kColumns) row.push_back(p["summary"][c].dump());
+    for (const char* c : columns) row.push_back(p["summary"][c].dump());
     t.AddRow(row);
   }
   return t.ToCsv();
@@ -149,11 +187,14 @@ int RunSweepCommand(const Args& args) {
 
   nlohmann::ordered_json doc;
   doc["scenario"] = base->name;
+  if (base->pricing) doc["mode"] = "api";
   doc["axes"] = nlohmann::ordered_json::array();
   for (const SweepAxis& a : base->sweep) doc["axes"].push_back(a.path);
   doc["total_points"] = total;
   doc["points"] = nlohmann::ordered_json::array();
-  for (const SweepRow& r : *rows) doc["points"].push_back(PointJson(r, base->sweep));
+  for (const SweepRow& r : *rows) {
+    doc["points"].push_back(PointJson(r, base->sweep, ColumnsOf(doc)));
+  }
   if (auto s = EmitOutput(Render(doc, format), out); !s) return ReportError("sweep", s.error());
   return 0;
 }
@@ -178,15 +219,18 @@ int RunMerge(const Args& args) {
     auto text = ReadFile(path);
     if (!text) return ReportError("merge", text.error());
     auto doc = nlohmann::ordered_json::parse(*text, nullptr, false);
-    if (doc.is_discarded() || !doc.is_object() || !doc.contains("points") ||
-        !doc.contains("axes") || !doc.contains("total_points")) {
+    if (doc.is_discarded()) {
       return ReportError("merge", Error(path + ": not the JSON output of kvbill sweep"));
+    }
+    if (auto s = CheckSweepShard(doc, path, ColumnsOf(doc)); !s) {
+      return ReportError("merge", s.error());
     }
     if (merged.is_null()) {
       merged = doc;
       merged["points"] = nlohmann::ordered_json::array();
     } else if (doc["axes"] != merged["axes"] || doc["total_points"] != merged["total_points"] ||
-               doc["scenario"] != merged["scenario"]) {
+               doc["scenario"] != merged["scenario"] ||
+               doc.value("mode", "") != merged.value("mode", "")) {
       return ReportError("merge", Error(path + ": from a different sweep than " + inputs[0]));
     }
     for (const auto& p : doc["points"]) {

@@ -42,6 +42,23 @@ std::string BudgetMetricChoices() {
   return out;
 }
 
+bool IsApiBudgetMetric(const std::string& name) {
+  return IsBudgetMetric(name) &&
+         (name == "hit_rate" || name == "cost_usd" || name.starts_with("cost_per_task_usd."));
+}
+
+Status CheckBudgetsApply(const Scenario& scenario) {
+  if (!scenario.pricing) return OkStatus();
+  for (const Budget& b : scenario.budgets) {
+    if (!IsApiBudgetMetric(b.metric)) {
+      return Error(scenario.source + "#/budgets/" + b.metric +
+                   ": not measured for a scenario with \"pricing\" (API mode measures "
+                   "cost_per_task_usd.*, hit_rate, cost_usd)");
+    }
+  }
+  return OkStatus();
+}
+
 double MetricValue(const ScenarioOutcome& o, const std::string& metric) {
   if (metric == "hit_rate") return o.summary.hit_rate;
   if (metric == "cost_usd") return static_cast<double>(o.summary.cost_usd);

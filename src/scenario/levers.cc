@@ -4,13 +4,51 @@
 #include <atomic>
 #include <thread>
 
+#include "kvbill/cost/price_sheet.h"
 #include "kvbill/model/hf_config.h"
 #include "kvbill/model/kv_format.h"
 #include "kvbill/scenario/sweep.h"
 
 namespace kvbill {
 
+namespace {
+
+void AddContextLevers(const Scenario& s, std::vector<Lever>* levers) {
+  if (s.context_policy.kind != "drop_tool_results") {
+    levers->push_back(
+        {"drop tool results older than 3 turns (50-token stub)",
+         {{"/context_policy",
+           R"({"kind": "drop_tool_results", "older_than_turns": 3, "stub_tokens": 50})"}}});
+  }
+  if (s.context_policy.kind != "summarise") {
+    levers->push_back({"summarise past 64k tokens (2k summary, keep 16k)",
+                       {{"/context_policy", R"({"kind": "summarise", "threshold_tokens": 65536,
+                                  "summary_tokens": 2048, "keep_recent_tokens": 16384})"}}});
+  }
+}
+
+std::vector<Lever> ApiLevers(const Scenario& s) {
+  const ScenarioPricing& p = *s.pricing;
+  std::vector<Lever> levers;
+  if (p.provider == "anthropic" && p.cache_enabled && p.ttl_s != 3600) {
+    levers.push_back({"1-hour cache writes", {{"/pricing/cache/ttl_s", "3600"}}});
+  }
+  levers.push_back({p.cache_enabled ? "caching off" : "caching on",
+                    {{"/pricing/cache/enabled", p.cache_enabled ? "false" : "true"}}});
+  AddContextLevers(s, &levers);
+  if (auto sheet = BundledPriceSheet()) {
+    if (auto cheaper = CheaperTier(*sheet, p.model)) {
+      levers.push_back({"model " + *cheaper + " (list prices and cache rules)",
+                        {{"/pricing/model", "\"" + *cheaper + "\""}}});
+    }
+  }
+  return levers;
+}
+
+}  // namespace
+
 std::vector<Lever> Levers(const Scenario& s) {
+  if (s.pricing) return ApiLevers(s);
   std::vector<Lever> levers;
   auto kv = ParseElementFormat(s.kv_format);
   if (kv && kv->element_bits > 8) levers.push_back({"fp8 KV cache", {{"/kv_format", "\"fp8\""}}});
@@ -19,17 +57,7 @@ std::vector<Lever> Levers(const Scenario& s) {
   }
   levers.push_back({s.prefix_cache.enabled ? "prefix caching off" : "prefix caching on",
                     {{"/prefix_cache/enabled", s.prefix_cache.enabled ? "false" : "true"}}});
-  if (s.context_policy.kind != "drop_tool_results") {
-    levers.push_back(
-        {"drop tool results older than 3 turns (50-token stub)",
-         {{"/context_policy",
-           R"({"kind": "drop_tool_results", "older_than_turns": 3, "stub_tokens": 50})"}}});
-  }
-  if (s.context_policy.kind != "summarise") {
-    levers.push_back({"summarise past 64k tokens (2k summary, keep 16k)",
-                      {{"/context_policy", R"({"kind": "summarise", "threshold_tokens": 65536,
-                                  "summary_tokens": 2048, "keep_recent_tokens": 16384})"}}});
-  }
+  AddContextLevers(s, &levers);
   std::vector<ConfigOverride> overrides;
   for (const auto& [k, v] : s.model.set) overrides.push_back(ConfigOverride{k, v});
   auto model = LoadModel(s.model.name, overrides);

@@ -1,5 +1,6 @@
 #include "kvbill/scenario/run.h"
 
+#include "kvbill/cost/price_sheet.h"
 #include "kvbill/cost/roofline.h"
 #include "kvbill/hardware/gpu.h"
 #include "kvbill/model/hf_config.h"
@@ -94,7 +95,28 @@ Result<std::vector<std::vector<Request>>> PlanRequests(const Scenario& s,
   return out;
 }
 
+namespace {
+
+Result<ScenarioOutcome> RunApiScenario(const Scenario& s) {
+  auto sheet = BundledPriceSheet();
+  if (!sheet) return sheet.error();
+  auto tasks = LoadScenarioTasks(s);
+  if (!tasks) return tasks.error();
+  auto requests = PlanRequests(s, *tasks);
+  if (!requests) return requests.error();
+  auto run = RunApiPricing(*s.pricing, *sheet, *tasks, *requests);
+  if (!run) return run.error().Within(s.source + "#/pricing");
+  ScenarioOutcome out;
+  out.tasks = ApiTaskMetrics(run->replay);
+  out.summary = ApiRunSummary(out.tasks, run->replay);
+  out.api = std::move(*run);
+  return out;
+}
+
+}  // namespace
+
 Result<ScenarioOutcome> RunScenario(const Scenario& s) {
+  if (s.pricing) return RunApiScenario(s);
   auto config = BuildSimulationConfig(s);
   if (!config) return config.error();
   auto tasks = LoadScenarioTasks(s);

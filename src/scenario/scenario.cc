@@ -686,10 +686,25 @@ Status ReadPricing(const json& value, const Source& source, ScenarioPricing* p) 
   std::string warm_start = "recorded";
   if (const json* cache = r.Find("cache")) {
     ObjectReader c(*cache, "/pricing/cache", source,
-                   {"ttl_s", "min_cacheable_tokens", "warm_start"});
+                   {"enabled", "ttl_s", "min_cacheable_tokens", "warm_start", "mode",
+                    "prefix_tokens", "write_fee"});
+    c.Bool("enabled", &p->cache_enabled);
     c.Number("ttl_s", Range::kPositive, &p->ttl_s);
     c.TokenCount("min_cacheable_tokens", 1, &p->min_cacheable_tokens);
     c.Choice("warm_start", "warm start", {"recorded", "none"}, &warm_start);
+    // Provider cache variants (docs/billing.md#provider-caching-rules).
+    std::string mode = "implicit";
+    c.Choice("mode", "cache mode", {"implicit", "explicit"}, &mode);
+    p->explicit_cache = mode == "explicit";
+    if (const json* prefix = c.Find("prefix_tokens");
+        prefix == nullptr || *prefix != "first_request") {
+      c.TokenCount("prefix_tokens", 1, &p->prefix_tokens);
+    }
+    if (c.Find("write_fee") != nullptr) {
+      bool write_fee = false;
+      c.Bool("write_fee", &write_fee);
+      p->write_fee = write_fee ? WriteFee::kOn : WriteFee::kOff;
+    }
     if (!c.ok()) return c.status();
   }
   if (!r.ok()) return r.status();
@@ -701,8 +716,10 @@ Status ReadPricing(const json& value, const Source& source, ScenarioPricing* p) 
     return source.Bad("/pricing/model",
                       "no price for model " + Quote(p->model) + " in the bundled price sheet");
   }
-  auto cache = MakeProviderCache(p->provider, price->id,
-                                 ProviderCacheOptions{p->ttl_s, p->min_cacheable_tokens});
+  auto cache =
+      MakeProviderCache(p->provider, price->id,
+                        ProviderCacheOptions{p->ttl_s, p->min_cacheable_tokens, p->write_fee,
+                                             p->explicit_cache, p->prefix_tokens});
   if (!cache) return cache.error().Within(source.name() + "#/pricing/cache");
   return OkStatus();
 }
@@ -721,6 +738,13 @@ Result<json> ParseDocument(const std::string& text, const std::string& source) {
     reason = colon == std::string::npos ? "" : ": " + reason.substr(colon + 2);
     return Error(source + ":" + LineColumn(text, e.byte > 0 ? e.byte - 1 : 0) + ": not valid JSON" +
                  reason);
+  } catch (const json::out_of_range& e) {
+    // A number beyond a double (1e999): "[json.exception.out_of_range.406] number
+    // overflow parsing '1e999'"; the parser gives no position.
+    const std::string what = e.what();
+    const std::size_t start = what.find("] ");
+    return Error(source + ": not valid JSON: " +
+                 (start == std::string::npos ? what : what.substr(start + 2)));
   }
   if (duplicates.duplicate())
     return Error(source + "#" + *duplicates.duplicate() + ": repeated key");

@@ -87,6 +87,7 @@ Result<std::vector<SweepRow>> RunSweep(const std::vector<SweepPoint>& points, in
     Result<ScenarioOutcome>& r = *results[i];
     if (!r) return r.error().Within("sweep point " + std::to_string(points[i].index));
     r->result.requests.clear();  // rows keep the per-task metrics and the summary
+    if (r->api) r->api->replay.requests.clear();
     rows.push_back(SweepRow{points[i].index, points[i].values, std::move(*r)});
   }
   return rows;

@@ -141,3 +141,100 @@ TEST(BreakevenCliTest, JsonAndBadInput) {
 
 }  // namespace
 }  // namespace kvbill
+
+namespace kvbill {
+namespace {
+
+// tests/data/scenarios/api_small.json: tests/data/traces/api_whatif.jsonl at
+// Sonnet 4.5 list prices under Anthropic's rules; the per-task dollars are
+// worked out by hand in tests/cli/whatif_cli_test.cc:
+//   baseline      a $0.05475, b $0.018    mean $0.036375
+//   1-hour writes a $0.0498,  b $0.027    mean $0.0384
+//   Haiku 4.5     a $0.01825, b $0.005    mean $0.011625
+//   caching off   a $0.0585,  b $0.015    mean $0.03675
+// The log has no tool results and no prompt past 64k, so the two context
+// levers change nothing.
+constexpr char kApiScenario[] = "tests/data/scenarios/api_small.json";
+
+TEST(CompareCliTest, ApiScenarioRanksTheApiLeversByDollarsPerTask) {
+  const auto r = RunKvbill(std::string("compare --format json --scenario ") + kApiScenario);
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["pricing"]["model"], "claude-sonnet-4-5");
+  EXPECT_DOUBLE_EQ(j["baseline"]["cost_per_task_usd"].get<double>(), 0.036375);
+  EXPECT_FALSE(j["baseline"].contains("kv_read_bytes_per_task"));
+  const auto& v = j["variants"];
+  ASSERT_EQ(v.size(), 5u);
+  EXPECT_EQ(v[0]["lever"], "model claude-haiku-4-5 (list prices and cache rules)");
+  EXPECT_DOUBLE_EQ(v[0]["cost_per_task_usd"].get<double>(), 0.011625);
+  EXPECT_DOUBLE_EQ(v[0]["saving_usd_per_task"].get<double>(), 0.036375 - 0.011625);
+  EXPECT_DOUBLE_EQ(v[1]["cost_per_task_usd"].get<double>(), 0.036375);  // a context lever
+  EXPECT_DOUBLE_EQ(v[2]["cost_per_task_usd"].get<double>(), 0.036375);
+  EXPECT_EQ(v[3]["lever"], "caching off");
+  EXPECT_DOUBLE_EQ(v[3]["cost_per_task_usd"].get<double>(), 0.03675);
+  EXPECT_EQ(v[3]["hit_rate"], 0);
+  EXPECT_EQ(v[4]["lever"], "1-hour cache writes");
+  EXPECT_DOUBLE_EQ(v[4]["cost_per_task_usd"].get<double>(), 0.0384);
+  // a3 reads 6,000 of 22,000 prompt tokens; a2 its 5,000.
+  EXPECT_DOUBLE_EQ(v[4]["hit_rate"].get<double>(), 11'000.0 / 22'000.0);
+  const auto table = RunKvbill(std::string("compare --scenario ") + kApiScenario);
+  EXPECT_NE(table.out.find("anthropic cache rules, claude-sonnet-4-5 list prices"),
+            std::string::npos)
+      << table.out;
+}
+
+TEST(CheckCliTest, ApiScenarioBudgetsHoldOrBreakAndEngineMetricsAreErrors) {
+  // Mean $0.036375 <= 0.04; hit rate 5,000 / 22,000 = 0.227 >= 0.2.
+  const auto ok = RunKvbill(std::string("check --scenario ") + kApiScenario);
+  EXPECT_EQ(ok.exit_status, 0) << ok.out << ok.err;
+  const std::string dir = ::testing::TempDir();
+  const std::string tight = dir + "/api_tight.json";
+  std::ofstream(tight) << R"({"trace": {"file": ")"
+                       << std::filesystem::absolute("tests/data/traces/api_whatif.jsonl").string()
+                       << R"("}, "pricing": {"provider": "anthropic", "model": "claude-sonnet-4-5"},
+                            "budgets": {"cost_per_task_usd.mean": {"max": 0.03}}})";
+  const auto broken = RunKvbill("check --scenario " + tight);
+  EXPECT_EQ(broken.exit_status, 1) << broken.err;
+  EXPECT_NE(broken.out.find("BROKEN"), std::string::npos) << broken.out;
+  const std::string engine = dir + "/api_ttft.json";
+  std::ofstream(engine) << R"({"trace": {"generator": "chat", "tasks": 1},
+                            "pricing": {"provider": "anthropic", "model": "claude-sonnet-4-5"},
+                            "budgets": {"ttft_s.p90": {"max": 1}}})";
+  const auto r = RunKvbill("check --scenario " + engine);
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_EQ(r.err, "kvbill check: " + engine +
+                       "#/budgets/ttft_s.p90: not measured for a scenario with \"pricing\" (API "
+                       "mode measures cost_per_task_usd.*, hit_rate, cost_usd)\n");
+}
+
+TEST(SweepCliTest, ApiScenarioSweepsAndMergesWithTheApiColumns) {
+  const auto r = RunKvbill(std::string("sweep --jobs 2 --scenario ") + kApiScenario);
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "index,/pricing/cache/ttl_s,tasks,requests,hit_rate,cost_usd,cost_per_task_usd.mean,"
+            "cost_per_task_usd.p50,cost_per_task_usd.p90,cost_per_task_usd.p99,prompt_tokens,"
+            "cache_read_tokens,cache_write_tokens,output_tokens\n"
+            // hit rates 5,000 / 22,000 and 11,000 / 22,000; writes 17,000 and 11,000.
+            "0,300,2,4,0.22727272727272727,0.07275,0.036375,0.018,0.05475,0.05475,22000,5000,"
+            "17000,500\n"
+            "1,3600,2,4,0.5,0.0768,0.0384,0.027,0.0498,0.0498,22000,11000,11000,500\n");
+  const std::string dir = ::testing::TempDir();
+  for (int i = 0; i < 2; ++i) {
+    const auto s = RunKvbill(std::string("sweep --scenario ") + kApiScenario + " --shard " +
+                             std::to_string(i) + "/2 --format json -o " + dir + "/api_shard" +
+                             std::to_string(i) + ".json");
+    ASSERT_EQ(s.exit_status, 0) << s.err;
+  }
+  EXPECT_EQ(RunKvbill("merge " + dir + "/api_shard0.json " + dir + "/api_shard1.json").out, r.out);
+}
+
+TEST(ReportCliTest, ApiScenarioIsAClearError) {
+  const auto r = RunKvbill(std::string("report --scenario ") + kApiScenario + " --out " +
+                           ::testing::TempDir() + "/api_report");
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_NE(r.err.find("#/pricing: the report draws the engine's charts"), std::string::npos)
+      << r.err;
+}
+
+}  // namespace
+}  // namespace kvbill

@@ -8,6 +8,8 @@
 //   hit_rate                                    cached / prompt tokens
 //   cost_usd                                    the whole bill, idle included
 //   preemptions                                 total
+// A scenario with "pricing" (API mode, api_run.h) measures only
+// cost_per_task_usd.*, hit_rate and cost_usd.
 #ifndef KVBILL_SCENARIO_BUDGET_H_
 #define KVBILL_SCENARIO_BUDGET_H_
 
@@ -22,6 +24,14 @@ namespace kvbill {
 bool IsBudgetMetric(const std::string& name);
 // "cost_per_task_usd.mean, ..., preemptions" for error messages.
 std::string BudgetMetricChoices();
+
+// Whether the API mode measures `metric` (the list above).
+bool IsApiBudgetMetric(const std::string& name);
+
+// Error when a budget of an API-mode scenario names a metric only the engine
+// measures: "s.json#/budgets/ttft_s.p90: not measured for a scenario with
+// \"pricing\" (API mode measures cost_per_task_usd.*, hit_rate, cost_usd)".
+Status CheckBudgetsApply(const Scenario& scenario);
 
 // The value of `metric` in `outcome`. Precondition: IsBudgetMetric(metric).
 double MetricValue(const ScenarioOutcome& outcome, const std::string& metric);

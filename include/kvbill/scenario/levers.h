@@ -29,6 +29,10 @@ struct Lever {
 // results older than 3 turns, summarising past 32k tokens (each unless the
 // scenario's policy already is that), half the KV heads and a latent KV
 // cache (when the model has attention KV heads to shrink).
+// For a scenario with "pricing" (API mode) instead: 1-hour cache writes
+// (anthropic, unless already), caching toggled, the same two context
+// policies, and the model's cheaper tier (CheaperTier, api_run.h) when the
+// bundled sheet has one.
 std::vector<Lever> Levers(const Scenario& scenario);
 
 // The scenario text with every setting of `lever` applied in order.

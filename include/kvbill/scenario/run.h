@@ -1,13 +1,16 @@
 // From a Scenario to a simulation: the engine configuration, the tasks (read
 // from the trace file or generated) and the requests the context policy
-// plans for them.
+// plans for them. A scenario with "pricing" is billed through the API
+// replay instead (api_run.h); RunScenario runs either mode.
 #ifndef KVBILL_SCENARIO_RUN_H_
 #define KVBILL_SCENARIO_RUN_H_
 
+#include <optional>
 #include <vector>
 
 #include "kvbill/engine/simulator.h"
 #include "kvbill/metrics/task_metrics.h"
+#include "kvbill/scenario/api_run.h"
 #include "kvbill/scenario/scenario.h"
 #include "kvbill/trace/trace.h"
 
@@ -24,12 +27,16 @@ Result<std::vector<std::vector<Request>>> PlanRequests(const Scenario& scenario,
                                                        const std::vector<Task>& tasks);
 
 struct ScenarioOutcome {
-  SimulationResult result;
+  SimulationResult result;  // the engine's; empty in API mode
   std::vector<TaskMetrics> tasks;
   RunSummary summary;
+  std::optional<ApiPricingRun> api;  // set in API mode (a scenario with "pricing")
 };
 
-// Loads, plans, simulates and aggregates.
+// Loads, plans, simulates and aggregates. With "pricing": loads, plans and
+// replays through the provider's cache at the bundled list prices
+// (RunApiPricing), tasks and summary mapped as api_run.h says; errors name
+// the scenario's "#/pricing".
 Result<ScenarioOutcome> RunScenario(const Scenario& scenario);
 
 }  // namespace kvbill

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "kvbill/cost/provider_cache.h"
 #include "kvbill/policy/context_policy.h"
 #include "kvbill/util/result.h"
 #include "kvbill/util/units.h"
@@ -93,6 +94,12 @@ struct ScenarioPricing {
   Seconds ttl_s = 0;                     // cache.ttl_s; 0 = the provider's default
   Tokens min_cacheable_tokens = 0;       // cache.min_cacheable_tokens; 0 = the model's
   bool warm_start_from_recorded = true;  // cache.warm_start: "recorded" (true) or "none"
+  bool cache_enabled = true;             // cache.enabled; false: every prompt token uncached
+  // cache.mode "implicit" (false) or "explicit" (true): gemini only.
+  bool explicit_cache = false;
+  // cache.prefix_tokens, explicit caches: N, or "first_request" (0).
+  Tokens prefix_tokens = 0;
+  WriteFee write_fee = WriteFee::kByModel;  // cache.write_fee (openai): true, false, or by model
 };
 
 struct Scenario {

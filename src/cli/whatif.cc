@@ -1,0 +1,427 @@
+// kvbill whatif: one recorded agent log priced several ways — as recorded,
+// as the replay predicts it, with 1-hour cache writes, at other models'
+// prices, with caching off, and self-hosted through the engine — in one
+// table of dollars per task (docs/billing.md#kvbill-whatif).
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+
+#include "cli/cli_util.h"
+#include "kvbill/bill/bill.h"
+#include "kvbill/bill/usage_log.h"
+#include "kvbill/cost/price_sheet.h"
+#include "kvbill/report/table.h"
+#include "kvbill/scenario/api_run.h"
+#include "kvbill/scenario/run.h"
+#include "kvbill/trace/importers.h"
+#include "kvbill/util/embedded.h"
+
+namespace kvbill::cli {
+namespace {
+
+using OJson = nlohmann::ordered_json;
+
+constexpr char kUsage[] =
+    "usage: kvbill whatif LOG... [--format table|json|csv] [--model M]... [--price SPEC]...\n"
+    "                     [--gpu G] [--self-hosted-model M] [--scenario S.json] [--from F]\n"
+    "                     [-o FILE]\n\n"
+    "Prices a recorded agent log (Claude Code transcripts, Codex rollouts: anything the\n"
+    "trace importers read) several ways, in dollars per task (a session; a subagent is its\n"
+    "own task) and in total:\n"
+    "  recorded     the provider's recorded usage at list price (cache writes 5-minute)\n"
+    "  predicted    the replay of the prompts through the provider's cache rules\n"
+    "  cache_1h     the same with 1-hour cache writes (anthropic only)\n"
+    "  model:M      the replay at model M's prices and cache rules (--model, repeatable;\n"
+    "               default: the same provider's cheaper tier, e.g. opus -> sonnet)\n"
+    "  no_cache     every prompt token uncached\n"
+    "  self_hosted  served on a deployment through the engine (--gpu, --self-hosted-model,\n"
+    "               or a --scenario whose model, deployment and engine are used)\n"
+    "The log's model is the one most of its calls name; all replays price every call at\n"
+    "it. A log without usage is an error (exit 2); a task with a call that carries no usage\n"
+    "is \"unpriced\" in the recorded column. See docs/billing.md#kvbill-whatif.\n";
+
+struct Column {
+  std::string id;
+  std::string meaning;
+  std::map<std::string, Money> per_task;  // by task id; a missing task is unpriced
+  std::optional<Money> total;             // nullopt when some task is unpriced
+  std::string error;                      // the column could not be computed
+};
+
+Result<std::vector<Task>> ReadTasks(const std::vector<std::string>& logs,
+                                    const std::optional<TraceFormat>& format) {
+  std::vector<Task> tasks;
+  for (const std::string& path : logs) {
+    auto reader = OpenTrace(path, format, ReaderOptions{});
+    if (!reader) return reader.error();
+    Task task;
+    while (true) {
+      auto more = (*reader)->Next(&task);
+      if (!more) return more.error();
+      if (!*more) break;
+      tasks.push_back(task);
+    }
+  }
+  return tasks;
+}
+
+Result<UsageLog> ReadUsage(const std::vector<std::string>& logs) {
+  UsageLog log;
+  for (const std::string& path : logs) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return Error(path + ": cannot open: " + std::strerror(errno));
+    if (auto s = ReadUsageLog(in, path, &log); !s) return s.error();
+  }
+  return log;
+}
+
+// Distinct calls per model as logged.
+std::map<std::string, std::int64_t> CallsByModel(const Bill& bill) {
+  std::map<std::string, std::int64_t> calls;
+  for (const CallBill& c : bill.calls) ++calls[c.call->model];
+  return calls;
+}
+
+// The model most calls name; ties go to the first in sorted order.
+std::string MainModel(const std::map<std::string, std::int64_t>& calls) {
+  std::string best;
+  std::int64_t most = 0;
+  for (const auto& [model, n] : calls) {
+    if (n > most) best = model, most = n;
+  }
+  return best;
+}
+
+Status AddMoneyTo(Money amount, Money* sum) {
+  if (!AddMoney(amount, sum)) return Error("a dollar amount overflows");
+  return OkStatus();
+}
+
+// A column from an API replay: each task's predicted cost.
+Result<Column> ReplayColumn(const std::string& id, const std::string& meaning,
+                            const ScenarioPricing& pricing, const PriceSheet& sheet,
+                            const std::vector<Task>& tasks,
+                            const std::vector<std::vector<Request>>& requests) {
+  auto run = RunApiPricing(pricing, sheet, tasks, requests);
+  if (!run) return run.error().Within(id);
+  Column c{id, meaning, {}, run->replay.cost, ""};
+  for (const ApiTaskOutcome& t : run->replay.tasks) c.per_task[t.id] = t.cost;
+  return c;
+}
+
+// The recorded column: each call's recorded usage at the model's list
+// price, cache writes at the 5-minute rate; a task with a call without
+// usage is unpriced.
+Result<Column> RecordedColumn(const ModelPrice& price, const std::vector<Task>& tasks) {
+  Column c{"recorded", "the log's usage at " + price.id + " list prices", {}, Money{}, ""};
+  for (const Task& t : tasks) {
+    Money cost;
+    bool priced = true;
+    for (const Turn& turn : t.turns) {
+      if (!turn.usage) {
+        priced = false;
+        break;
+      }
+      CallUsage u;
+      u.input = turn.usage->input;
+      u.cache_write_5m = turn.usage->cache_creation;
+      u.cache_read = turn.usage->cache_read;
+      u.output = turn.usage->output;
+      auto call = PriceCall(price, u);
+      if (!call) return call.error();
+      if (auto s = AddMoneyTo(call->cost, &cost); !s) return s.error();
+    }
+    if (!priced) {
+      c.total.reset();
+      continue;
+    }
+    c.per_task[t.id] = cost;
+    if (c.total) {
+      if (auto s = AddMoneyTo(cost, &*c.total); !s) return s.error();
+    }
+  }
+  return c;
+}
+
+// The self-hosted column: the engine serves the log's prompts.
+Column SelfHostedColumn(const Scenario& s, const std::vector<Task>& tasks,
+                        const std::vector<std::vector<Request>>& requests) {
+  Column c{"self_hosted", "", {}, Money{}, ""};
+  auto config = BuildSimulationConfig(s);
+  if (!config) {
+    c.error = config.error().message();
+    c.total.reset();
+    return c;
+  }
+  c.meaning = "served by " + config->model.name + " on " +
+              std::to_string(s.deployment.replicas * s.deployment.gpus_per_replica) + " x " +
+              config->gpu.id + " at $" + FormatFixed(config->usd_per_gpu_hour, 2) +
+              " per GPU-hour (engine; idle time not charged)";
+  auto result = Simulate(*config, tasks, requests);
+  if (!result) {
+    c.error = result.error().message();
+    c.total.reset();
+    return c;
+  }
+  for (const TaskMetrics& m : AggregateTasks(tasks, *result)) {
+    // Pico-dollars, rounded, so the column adds up like the API ones.
+    Money cost{static_cast<std::int64_t>(std::llround(m.cost_usd * kPicoUsdPerUsd))};
+    c.per_task[m.id] = cost;
+    if (!AddMoney(cost, &*c.total)) {
+      c.error = "a dollar amount overflows";
+      return c;
+    }
+  }
+  if (c.per_task.size() != tasks.size()) c.total.reset();
+  return c;
+}
+
+Result<Scenario> SelfHostedScenario(const std::string& scenario_path, const std::string& gpu,
+                                    const std::string& model) {
+  auto text = EmbeddedFile("default.json");
+  if (scenario_path.empty() && !text) return Error("the bundled default scenario is missing");
+  auto s = scenario_path.empty() ? ParseScenario(std::string(*text), "scenarios/default.json")
+                                 : LoadScenario(scenario_path);
+  if (!s) return s.error().Within("--scenario");
+  if (s->pricing) {
+    return Error("--scenario: " + scenario_path +
+                 "#/pricing: a self-hosted what-if needs a scenario without \"pricing\"");
+  }
+  if (!gpu.empty()) s->deployment.gpu = gpu;
+  if (!model.empty()) s->model.name = model;
+  return s;
+}
+
+std::string Cell(const Column& c, const std::string& task) {
+  if (!c.error.empty()) return "n/a";
+  auto it = c.per_task.find(task);
+  return it == c.per_task.end() ? "unpriced" : FormatUsd(it->second, 4);
+}
+
+}  // namespace
+
+int RunWhatif(const Args& args) {
+  po::options_description options("options");
+  std::vector<std::string> logs, models, price_specs;
+  std::string format, gpu, self_model, scenario_path, from, out;
+  options.add_options()("log", po::value(&logs)->composing(), "agent logs")(
+      "format", po::value(&format)->default_value("table"), "table, json or csv")(
+      "model,m", po::value(&models)->composing(),
+      "price the replay at this model too (repeatable; default: the cheaper tier)")(
+      "price", po::value(&price_specs)->composing(),
+      "MODEL:field=value override of the bundled price sheet (as in `kvbill bill`)")(
+      "gpu", po::value(&gpu), "self-hosted what-if on this GPU (catalog id)")(
+      "self-hosted-model", po::value(&self_model), "self-hosted what-if with this model")(
+      "scenario,s", po::value(&scenario_path),
+      "self-hosted what-if on this scenario's model, deployment and engine")(
+      "from", po::value(&from), "log format (default: detected)")(
+      "out,o", po::value(&out), "write to FILE instead of stdout");
+  po::positional_options_description positional;
+  positional.add("log", -1);
+  po::variables_map vm;
+  if (auto stop = ParseOptions(args, "whatif", kUsage, options, vm, &positional)) return *stop;
+  if (auto s = CheckChoice("format", format, "table|json|csv"); !s) {
+    return ReportError("whatif", s.error());
+  }
+  if (logs.empty()) return ReportError("whatif", Error("no LOG given"));
+  std::optional<TraceFormat> trace_format;
+  if (!from.empty()) {
+    auto f = ParseTraceFormat(from);
+    if (!f) return ReportError("whatif", f.error().Within("--from"));
+    trace_format = *f;
+  }
+  auto sheet = BundledPriceSheet();
+  if (!sheet) return ReportError("whatif", sheet.error());
+  if (auto s = ApplyPriceOverrides(price_specs, &*sheet); !s) {
+    return ReportError("whatif", s.error());
+  }
+
+  auto usage = ReadUsage(logs);
+  if (!usage) return ReportError("whatif", usage.error());
+  auto tasks = ReadTasks(logs, trace_format);
+  if (!tasks) return ReportError("whatif", tasks.error());
+  bool any_usage = false;
+  for (const Task& t : *tasks) {
+    for (const Turn& turn : t.turns) any_usage = any_usage || turn.usage.has_value();
+  }
+  if (usage->calls.empty() || tasks->empty() || !any_usage) {
+    return ReportError("whatif", Error(logs[0] + ": no API calls with recorded usage (nothing to "
+                                                 "price; logs: Claude Code, Codex)"));
+  }
+  auto bill = MakeBill(*usage, *sheet, BillOptions{});
+  if (!bill) return ReportError("whatif", bill.error());
+  const std::map<std::string, std::int64_t> calls_by_model = CallsByModel(*bill);
+  const std::string logged_model = MainModel(calls_by_model);
+  const ModelPrice* price = sheet->Find(logged_model);
+  if (price == nullptr) {
+    return ReportError("whatif", Error(logs[0] + ": model \"" + logged_model +
+                                       "\" has no price in the sheet (add one with --price " +
+                                       logged_model + ":input=...,output=...)"));
+  }
+  const std::vector<std::string> providers = ProviderCacheNames();
+  auto known_provider = [&](const ModelPrice& p) {
+    return std::find(providers.begin(), providers.end(), p.provider) != providers.end();
+  };
+  if (!known_provider(*price)) {
+    return ReportError("whatif",
+                       Error("model \"" + price->id + "\": no cache rules for provider \"" +
+                             price->provider + "\""));
+  }
+  if (models.empty()) {
+    if (auto cheaper = CheaperTier(*sheet, price->id)) models.push_back(*cheaper);
+  }
+
+  auto policy = MakeContextPolicy(ContextPolicyParams{});
+  if (!policy) return ReportError("whatif", policy.error());
+  std::vector<std::vector<Request>> requests;
+  for (const Task& t : *tasks) requests.push_back((*policy)->Plan(t));
+
+  ScenarioPricing base;
+  base.provider = price->provider;
+  base.model = price->id;
+  std::vector<Column> columns;
+  auto recorded = RecordedColumn(*price, *tasks);
+  if (!recorded) return ReportError("whatif", recorded.error());
+  columns.push_back(std::move(*recorded));
+  auto add_replay = [&](const std::string& id, const std::string& meaning,
+                        const ScenarioPricing& p) -> Status {
+    auto c = ReplayColumn(id, meaning, p, *sheet, *tasks, requests);
+    if (!c) return c.error();
+    columns.push_back(std::move(*c));
+    return OkStatus();
+  };
+  Status status = add_replay("predicted", price->provider + " cache rules, " + price->id, base);
+  if (status && price->provider == "anthropic") {
+    ScenarioPricing p = base;
+    p.ttl_s = 3600;
+    status = add_replay("cache_1h", "1-hour cache writes (2x input, refreshed on read)", p);
+  }
+  for (const std::string& m : models) {
+    if (!status) break;
+    const ModelPrice* other = sheet->Find(m);
+    if (other == nullptr) {
+      status = Error("--model: no price for model \"" + m + "\"");
+      break;
+    }
+    if (!known_provider(*other)) {
+      status = Error("--model: \"" + other->id + "\": no cache rules for provider \"" +
+                     other->provider + "\"");
+      break;
+    }
+    const bool repeated = std::any_of(columns.begin(), columns.end(), [&](const Column& c) {
+      return c.id == "model:" + other->id;
+    });
+    if (repeated) continue;
+    ScenarioPricing p;
+    p.provider = other->provider;
+    p.model = other->id;
+    status = add_replay("model:" + other->id,
+                        other->provider + " cache rules, " + other->id + " list prices", p);
+  }
+  if (status) {
+    ScenarioPricing p = base;
+    p.cache_enabled = false;
+    status = add_replay("no_cache", "every prompt token uncached input", p);
+  }
+  if (!status) return ReportError("whatif", status.error());
+  if (!gpu.empty() || !self_model.empty() || !scenario_path.empty()) {
+    auto s = SelfHostedScenario(scenario_path, gpu, self_model);
+    if (!s) return ReportError("whatif", s.error());
+    columns.push_back(SelfHostedColumn(*s, *tasks, requests));
+  }
+
+  OJson j;
+  j["logs"] = logs;
+  j["model"] = price->id;
+  j["provider"] = price->provider;
+  j["logged_models"] = calls_by_model;
+  j["columns"] = OJson::array();
+  for (const Column& c : columns) {
+    OJson col = {{"id", c.id}, {"meaning", c.meaning}};
+    if (!c.error.empty()) col["error"] = c.error;
+    j["columns"].push_back(col);
+  }
+  auto money = [](const Column& c, const std::string& task) -> OJson {
+    auto it = c.per_task.find(task);
+    if (!c.error.empty() || it == c.per_task.end()) return nullptr;
+    return it->second.usd();
+  };
+  j["tasks"] = OJson::array();
+  std::vector<std::string> header = {"task", "requests"};
+  for (const Column& c : columns) header.push_back(c.id);
+  Table table(header), csv(header);
+  std::int64_t requests_total = 0;
+  for (const Task& t : *tasks) {
+    const int n = static_cast<int>(t.turns.size());
+    requests_total += n;
+    OJson row = {{"id", t.id}, {"requests", n}, {"cost_usd", OJson::object()}};
+    std::vector<std::string> text_row = {t.id, std::to_string(n)};
+    std::vector<std::string> csv_row = text_row;
+    for (const Column& c : columns) {
+      row["cost_usd"][c.id] = money(c, t.id);
+      text_row.push_back(Cell(c, t.id));
+      auto it = c.per_task.find(t.id);
+      csv_row.push_back(!c.error.empty()         ? "n/a"
+                        : it == c.per_task.end() ? "unpriced"
+                                                 : FormatUsdExact(it->second));
+    }
+    j["tasks"].push_back(std::move(row));
+    table.AddRow(std::move(text_row));
+    csv.AddRow(std::move(csv_row));
+  }
+  OJson total = {
+      {"tasks", tasks->size()}, {"requests", requests_total}, {"cost_usd", OJson::object()}};
+  std::vector<std::string> text_total = {"total", std::to_string(requests_total)};
+  std::vector<std::string> csv_total = text_total;
+  for (const Column& c : columns) {
+    const bool ok = c.error.empty() && c.total.has_value();
+    total["cost_usd"][c.id] = ok ? OJson(c.total->usd()) : OJson(nullptr);
+    text_total.push_back(!c.error.empty() ? "n/a" : ok ? FormatUsd(*c.total, 4) : "unpriced");
+    csv_total.push_back(!c.error.empty() ? "n/a" : ok ? FormatUsdExact(*c.total) : "unpriced");
+  }
+  table.AddRow(std::move(text_total));
+  csv.AddRow(std::move(csv_total));
+  j["total"] = total;
+  j["bill"] = {{"cost_usd", bill->total.cost.usd()},
+               {"calls", bill->total.calls},
+               {"unpriced_calls", bill->total.unpriced_calls}};
+
+  std::ostringstream text;
+  if (format == "json") {
+    text << j.dump(2) << "\n";
+  } else if (format == "csv") {
+    text << csv.ToCsv();
+  } else {
+    text << "what-ifs of " << tasks->size() << " tasks, " << requests_total << " calls; replays at "
+         << price->id << " (" << price->provider << ")\n\n"
+         << table.ToText() << "\n";
+    for (const Column& c : columns) {
+      text << "  " << c.id << ": " << (c.error.empty() ? c.meaning : "n/a: " + c.error) << "\n";
+    }
+    if (calls_by_model.size() > 1) {
+      text << "\nthe log names " << calls_by_model.size() << " models (";
+      bool first = true;
+      for (const auto& [model, n] : calls_by_model) {
+        text << (first ? "" : ", ") << model << " " << n << (n == 1 ? " call" : " calls");
+        first = false;
+      }
+      text << "); every column above prices all calls at " << price->id << "\n";
+    }
+    text << "\n`kvbill bill` on the same log (each call at its own model): "
+         << FormatUsd(bill->total.cost, 4) << " for " << bill->total.calls << " calls";
+    if (bill->total.unpriced_calls > 0) {
+      text << ", " << bill->total.unpriced_calls << " unpriced";
+    }
+    text << "\n";
+  }
+  if (auto s = EmitOutput(text.str(), out); !s) return ReportError("whatif", s.error());
+  return 0;
+}
+
+}  // namespace kvbill::cli

@@ -1,0 +1,120 @@
+#include "kvbill/scenario/api_run.h"
+
+#include <memory>
+
+namespace kvbill {
+namespace {
+
+// Caching off: every prompt token is uncached input.
+class NoCache : public ProviderCache {
+ public:
+  CallUsage Serve(Seconds /*now_s*/, std::span<const ContentPiece> pieces) override {
+    CallUsage usage;
+    for (const ContentPiece& p : pieces) usage.input += p.tokens;
+    return usage;
+  }
+  void Seed(Seconds /*now_s*/, std::span<const ContentPiece> /*pieces*/,
+            Tokens /*prefix_tokens*/) override {}
+};
+
+std::string Replaced(const std::string& id, const std::string& from, const std::string& to) {
+  const std::size_t at = id.find(from);
+  if (at == std::string::npos) return "";
+  return id.substr(0, at) + to + id.substr(at + from.size());
+}
+
+}  // namespace
+
+Result<ApiPricingRun> RunApiPricing(const ScenarioPricing& pricing, const PriceSheet& sheet,
+                                    const std::vector<Task>& tasks,
+                                    const std::vector<std::vector<Request>>& requests) {
+  const ModelPrice* price = sheet.Find(pricing.model);
+  if (price == nullptr) return Error("no price for model \"" + pricing.model + "\"");
+  std::unique_ptr<ProviderCache> cache;
+  if (pricing.cache_enabled) {
+    ProviderCacheOptions cache_options;
+    cache_options.ttl_s = pricing.ttl_s;
+    cache_options.min_cacheable_tokens = pricing.min_cacheable_tokens;
+    cache_options.write_fee = pricing.write_fee;
+    cache_options.explicit_cache = pricing.explicit_cache;
+    cache_options.prefix_tokens = pricing.prefix_tokens;
+    auto made = MakeProviderCache(pricing.provider, price->id, cache_options);
+    if (!made) return made.error();
+    cache = std::move(*made);
+  } else {
+    cache = std::make_unique<NoCache>();
+  }
+  ApiReplayOptions options;
+  options.warm_start_from_recorded = pricing.cache_enabled && pricing.warm_start_from_recorded;
+  options.one_hour_writes = pricing.provider == "anthropic" && pricing.ttl_s == 3600;
+  auto replay = ReplayApi(tasks, requests, *price, *cache, options);
+  if (!replay) return replay.error();
+  return ApiPricingRun{*price, std::move(*replay)};
+}
+
+std::vector<TaskMetrics> ApiTaskMetrics(const ApiReplayOutcome& replay) {
+  std::vector<TaskMetrics> out;
+  out.reserve(replay.tasks.size());
+  for (const ApiTaskOutcome& t : replay.tasks) {
+    TaskMetrics m;
+    m.id = t.id;
+    m.requests = t.requests;
+    m.prompt_tokens = t.predicted.prompt();
+    m.cached_tokens = t.predicted.cache_read;
+    m.prefill_tokens = t.predicted.input + t.predicted.cache_write();
+    m.output_tokens = t.predicted.output;
+    m.cost_usd = t.cost.usd();
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+RunSummary ApiRunSummary(const std::vector<TaskMetrics>& tasks, const ApiReplayOutcome& replay) {
+  RunSummary s;
+  SummaryBuilder cost;
+  for (const TaskMetrics& t : tasks) {
+    s.tasks += 1;
+    s.requests += t.requests;
+    s.prompt_tokens += t.prompt_tokens;
+    s.cached_tokens += t.cached_tokens;
+    s.prefill_tokens += t.prefill_tokens;
+    s.output_tokens += t.output_tokens;
+    s.task_cost_usd += t.cost_usd;
+    cost.Add(static_cast<double>(t.cost_usd));
+  }
+  s.hit_rate = s.prompt_tokens > 0
+                   ? static_cast<double>(s.cached_tokens) / static_cast<double>(s.prompt_tokens)
+                   : 0;
+  s.cost_usd = replay.cost.usd();
+  s.idle_usd = s.cost_usd - s.task_cost_usd;
+  s.cost_per_task_usd = cost.Build();
+  return s;
+}
+
+std::optional<std::string> CheaperTier(const PriceSheet& sheet, const std::string& model_id) {
+  const ModelPrice* self = sheet.Find(model_id);
+  if (self == nullptr) return std::nullopt;
+  const std::string& id = self->id;
+  const bool opus = id.find("opus") != std::string::npos;
+  const bool sonnet = id.find("sonnet") != std::string::npos;
+  const std::string candidates[] = {Replaced(id, "opus", "sonnet"),
+                                    Replaced(id, "sonnet", "haiku"),
+                                    opus ? "claude-sonnet-4-5" : "",
+                                    sonnet ? "claude-haiku-4-5" : "",
+                                    id + "-mini",
+                                    Replaced(id, "-codex", "-mini"),
+                                    Replaced(id, "-mini", "-nano"),
+                                    Replaced(id, "-pro", "-flash"),
+                                    Replaced(id, "-flash", "-flash-lite")};
+  for (const std::string& c : candidates) {
+    if (c.empty()) continue;
+    const ModelPrice* p = sheet.Find(c);
+    if (p != nullptr && p->id != id && p->provider == self->provider &&
+        p->base.input < self->base.input) {
+      return p->id;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace kvbill

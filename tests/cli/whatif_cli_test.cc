@@ -1,0 +1,137 @@
+// End-to-end runs of `kvbill whatif`.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_test_util.h"
+
+namespace kvbill {
+namespace {
+
+using testing::RunKvbill;
+
+// tests/data/traces/api_whatif.jsonl: Claude Code calls of Sonnet 4.5.
+//   a1 15:00:00  write 5,000                output 100   (prompt 5,000)
+//   b1 15:00:05  write 4,000                output 200   (prompt 4,000)
+//   a2 15:00:10  write 1,000, read 5,000    output 100   (prompt 6,000)
+//   a3 15:10:10  write 7,000 (a miss after a 600 s pause) output 100
+// Sonnet 4.5, $/Mtok: input 3, 5-min write 3.75, 1-h write 6, read 0.3,
+// output 15. Haiku 4.5 (its cheaper tier): 1, 1.25, 2, 0.1, 5, and a
+// minimum cacheable prompt of 4,096 tokens. Amounts below in micro-dollars.
+constexpr char kLog[] = "tests/data/traces/api_whatif.jsonl";
+
+TEST(WhatifCliTest, PricesTheLogEveryWayByHand) {
+  const auto r = RunKvbill(std::string("whatif ") + kLog + " --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["model"], "claude-sonnet-4-5");
+  ASSERT_EQ(j["tasks"].size(), 2u);
+  const auto& a = j["tasks"][0]["cost_usd"];
+  const auto& b = j["tasks"][1]["cost_usd"];
+  EXPECT_EQ(j["tasks"][0]["id"], "a");
+  // Recorded, 5-min writes:
+  //   a1 5,000 x 3.75 + 100 x 15 = 20,250
+  //   a2 1,000 x 3.75 + 5,000 x 0.3 + 1,500 = 6,750
+  //   a3 7,000 x 3.75 + 1,500 = 27,750            a = 54,750
+  //   b1 4,000 x 3.75 + 200 x 15 = 18,000
+  EXPECT_DOUBLE_EQ(a["recorded"].get<double>(), 0.05475);
+  EXPECT_DOUBLE_EQ(b["recorded"].get<double>(), 0.018);
+  // The replay predicts the same calls: a3 comes 600 s after a's last use,
+  // past the 300 s lifetime, so it writes its whole prompt.
+  EXPECT_DOUBLE_EQ(a["predicted"].get<double>(), 0.05475);
+  EXPECT_DOUBLE_EQ(b["predicted"].get<double>(), 0.018);
+  // 1-hour writes: a1 5,000 x 6 + 1,500 = 31,500; a2 1,000 x 6 + 1,500 +
+  // 1,500 = 9,000; a3 reads a2's 6,000 (alive for an hour): 6,000 x 0.3 +
+  // 1,000 x 6 + 1,500 = 9,300; a = 49,800. b1 4,000 x 6 + 3,000 = 27,000.
+  EXPECT_DOUBLE_EQ(a["cache_1h"].get<double>(), 0.0498);
+  EXPECT_DOUBLE_EQ(b["cache_1h"].get<double>(), 0.027);
+  // Haiku 4.5: a1 5,000 x 1.25 + 500 = 6,750; a2 1,250 + 500 + 500 = 2,250;
+  // a3 7,000 x 1.25 + 500 = 9,250; a = 18,250. b1's 4,000 tokens are below
+  // 4,096, so uncached: 4,000 x 1 + 200 x 5 = 5,000.
+  EXPECT_DOUBLE_EQ(a["model:claude-haiku-4-5"].get<double>(), 0.01825);
+  EXPECT_DOUBLE_EQ(b["model:claude-haiku-4-5"].get<double>(), 0.005);
+  // Caching off: (5,000 + 6,000 + 7,000) x 3 + 300 x 15 = 58,500; b 4,000 x 3 + 3,000.
+  EXPECT_DOUBLE_EQ(a["no_cache"].get<double>(), 0.0585);
+  EXPECT_DOUBLE_EQ(b["no_cache"].get<double>(), 0.015);
+  const auto& total = j["total"]["cost_usd"];
+  EXPECT_DOUBLE_EQ(total["recorded"].get<double>(), 0.07275);
+  EXPECT_DOUBLE_EQ(total["cache_1h"].get<double>(), 0.0768);
+  EXPECT_DOUBLE_EQ(total["model:claude-haiku-4-5"].get<double>(), 0.02325);
+  EXPECT_DOUBLE_EQ(total["no_cache"].get<double>(), 0.0735);
+  // `kvbill bill` on the same log agrees with the recorded column.
+  EXPECT_DOUBLE_EQ(j["bill"]["cost_usd"].get<double>(), 0.07275);
+  EXPECT_EQ(j["bill"]["unpriced_calls"], 0);
+}
+
+TEST(WhatifCliTest, TableAndCsvHaveOneRowPerTaskAndATotal) {
+  const auto csv = RunKvbill(std::string("whatif ") + kLog + " --format csv --model gpt-5");
+  ASSERT_EQ(csv.exit_status, 0) << csv.err;
+  EXPECT_EQ(csv.out.substr(0, csv.out.find('\n')),
+            "task,requests,recorded,predicted,cache_1h,model:gpt-5,no_cache");
+  // GPT-5 ($/Mtok input 1.25, cached 0.125, output 10; automatic caching in
+  // 128-token steps from 1,024, 300 s retention, no write fee):
+  //   a1 5,000 x 1.25 + 100 x 10 = 7,250
+  //   a2 reads 39 x 128 = 4,992: 4,992 x 0.125 + 1,008 x 1.25 + 1,000 = 2,884
+  //   a3 600 s later, a miss: 7,000 x 1.25 + 1,000 = 9,750      a = 19,884
+  //   b1 4,000 x 1.25 + 200 x 10 = 7,000
+  EXPECT_NE(csv.out.find("\na,3,0.05475,0.05475,0.0498,0.019884,0.0585\n"), std::string::npos)
+      << csv.out;
+  EXPECT_NE(csv.out.find("\ntotal,4,0.07275,0.07275,0.0768,0.026884,0.0735\n"), std::string::npos)
+      << csv.out;
+  const auto table = RunKvbill(std::string("whatif ") + kLog);
+  ASSERT_EQ(table.exit_status, 0);
+  EXPECT_NE(table.out.find("$0.0728"), std::string::npos) << table.out;
+  EXPECT_EQ(RunKvbill(std::string("whatif ") + kLog + " --format json").out,
+            RunKvbill(std::string("whatif ") + kLog + " --format json").out);
+}
+
+TEST(WhatifCliTest, SelfHostedColumnRunsTheEngine) {
+  const auto r = RunKvbill(std::string("whatif ") + kLog +
+                           " --gpu h100-sxm --self-hosted-model qwen3-8b --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& a = j["tasks"][0]["cost_usd"]["self_hosted"];
+  const auto& b = j["tasks"][1]["cost_usd"]["self_hosted"];
+  ASSERT_TRUE(a.is_number()) << r.out;
+  EXPECT_GT(a.get<double>(), 0);
+  EXPECT_NEAR(j["total"]["cost_usd"]["self_hosted"].get<double>(),
+              a.get<double>() + b.get<double>(), 1e-12);
+}
+
+TEST(WhatifCliTest, LogWithoutUsageOrUnknownModelIsExitTwo) {
+  const std::string dir = ::testing::TempDir();
+  std::ofstream(dir + "/no_usage.jsonl")
+      << R"({"type": "user", "sessionId": "s", "message": {"role": "user", "content": "hi"}})"
+      << "\n";
+  const auto r = RunKvbill("whatif " + dir + "/no_usage.jsonl");
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_NE(r.err.find("no API calls with recorded usage"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+  const auto model = RunKvbill(std::string("whatif ") + kLog + " --model nope-1");
+  EXPECT_EQ(model.exit_status, 2);
+  EXPECT_EQ(model.err, "kvbill whatif: --model: no price for model \"nope-1\"\n");
+  EXPECT_EQ(model.out, "");
+}
+
+// The 300 SWEContextBench sessions name one model, so the recorded column
+// is exactly what `kvbill bill` charges, and the replay predicts the bill
+// within 1.5% (docs/billing.md#api-mode measured -1.2%).
+TEST(WhatifCliTest, RecordedColumnIsTheBillOnASingleModelLog) {
+  const std::string log = std::string(KVBILL_SHARED_DATA_DIR) +
+                          "/traces/claude-code/usage/swecontextbench_sonnet45.jsonl";
+  if (!std::ifstream(log)) GTEST_SKIP() << log << " not found";
+  const auto r = RunKvbill("whatif " + log + " --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["tasks"].size(), 300u);
+  EXPECT_EQ(j["logged_models"].size(), 1u);
+  const double recorded = j["total"]["cost_usd"]["recorded"].get<double>();
+  EXPECT_EQ(recorded, j["bill"]["cost_usd"].get<double>());
+  EXPECT_NEAR(j["total"]["cost_usd"]["predicted"].get<double>(), recorded, 0.015 * recorded);
+  // Agent loops reread their prefix: caching off costs more than was paid.
+  EXPECT_GT(j["total"]["cost_usd"]["no_cache"].get<double>(), recorded);
+}
+
+}  // namespace
+}  // namespace kvbill
