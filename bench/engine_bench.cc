@@ -48,7 +48,19 @@ const Prepared& Workload(int which) {
   static const Prepared agents = Prepare(
       R"({"model": "qwen3-8b", "kv_format": "fp8",
           "trace": {"generator": "coding-agent", "tasks": 48}, "seed": 7})");
-  return which == 0 ? mooncake1 : which == 1 ? mooncake4 : agents;
+  static const Prepared one_agent = Prepare(
+      R"({"model": "qwen3-8b", "kv_format": "fp8",
+          "trace": {"generator": "coding-agent", "tasks": 1}, "seed": 7})");
+  switch (which) {
+    case 0:
+      return mooncake1;
+    case 1:
+      return mooncake4;
+    case 2:
+      return agents;
+    default:
+      return one_agent;
+  }
 }
 
 void BM_Simulate(benchmark::State& state) {
@@ -72,10 +84,16 @@ void BM_Simulate(benchmark::State& state) {
   state.counters["requests_per_s"] = benchmark::Counter(
       static_cast<double>(p.request_count), benchmark::Counter::kIsIterationInvariantRate);
   state.counters["engine_steps"] = static_cast<double>(steps);
+  // Wall time per engine step (one scheduler pass over the batch).
+  state.counters["s_per_step"] =
+      benchmark::Counter(static_cast<double>(steps), benchmark::Counter::kIsIterationInvariantRate |
+                                                         benchmark::Counter::kInvert);
 }
 
 // Args: workload (0 Mooncake conversation on 1 replica, 1 on 4 replicas,
-// 2 = 48 generated coding agents), mode (0 event skipping, 1 step).
+// 2 = 48 generated coding agents, 3 = one generated coding agent: a small
+// Simulate whose s_per_step is the cost of one engine iteration), mode (0
+// event skipping, 1 step).
 BENCHMARK(BM_Simulate)
     ->ArgNames({"workload", "step"})
     ->Args({0, 0})
@@ -84,6 +102,8 @@ BENCHMARK(BM_Simulate)
     ->Args({1, 1})
     ->Args({2, 0})
     ->Args({2, 1})
+    ->Args({3, 0})
+    ->Args({3, 1})
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

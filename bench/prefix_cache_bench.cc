@@ -106,5 +106,33 @@ void BM_AdmitRelease50BlocksWithRunningBatch(benchmark::State& state) {
 }
 BENCHMARK(BM_AdmitRelease50BlocksWithRunningBatch)->Arg(256);
 
+// Cache lookup alone: the longest cached prefix of a 50-block prompt whose
+// first state.range(0) blocks are cached, in a full 1M-block pool.
+void BM_LongestPrefix50BlocksFullPool(benchmark::State& state) {
+  const std::int64_t cached = state.range(0);
+  PrefixCache cache(kPoolBlocks);
+  std::vector<std::uint64_t> hashes;
+  std::uint64_t serial = 0;
+  for (; serial < static_cast<std::uint64_t>(kPoolBlocks / (kPromptBlocks - kSharedBlocks)) + 100;
+       ++serial) {
+    FillPrompt(serial, &hashes);
+    Run(cache, static_cast<SeqId>(serial), hashes);
+    cache.Release(static_cast<SeqId>(serial));
+  }
+  // The last prompt run is cached whole; change its blocks from `cached` on.
+  for (std::int64_t i = cached; i < kPromptBlocks; ++i) {
+    hashes[static_cast<std::size_t>(i)] = ~hashes[static_cast<std::size_t>(i)];
+  }
+  std::int64_t hits = 0;
+  for (auto _ : state) {
+    hits = cache.LongestPrefix(hashes);
+    benchmark::DoNotOptimize(hits);
+  }
+  if (hits != cached) state.SkipWithError("unexpected hit count");
+  state.SetItemsProcessed(state.iterations() * kPromptBlocks);
+  state.SetLabel("items = prompt blocks");
+}
+BENCHMARK(BM_LongestPrefix50BlocksFullPool)->Arg(0)->Arg(10)->Arg(50);
+
 }  // namespace
 }  // namespace kvbill
