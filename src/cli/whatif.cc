@@ -42,9 +42,12 @@ constexpr char kUsage[] =
     "  no_cache     every prompt token uncached\n"
     "  self_hosted  served on a deployment through the engine (--gpu, --self-hosted-model,\n"
     "               or a --scenario whose model, deployment and engine are used)\n"
-    "The log's model is the one most of its calls name; all replays price every call at\n"
-    "it. A log without usage is an error (exit 2); a task with a call that carries no usage\n"
-    "is \"unpriced\" in the recorded column. See docs/billing.md#kvbill-whatif.\n";
+    "Each call is priced at the model it names (recorded, predicted, cache_1h, no_cache:\n"
+    "one provider cache per model), so the recorded total equals `kvbill bill`'s; a call\n"
+    "naming no model is priced at the model most calls name. model:M prices every call at\n"
+    "M. A log without usage is an error (exit 2); a task with a call that carries no usage\n"
+    "(recorded) or names a model with no price (all but model:M) is \"unpriced\".\n"
+    "See docs/billing.md#kvbill-whatif.\n";
 
 struct Column {
   std::string id;
@@ -103,28 +106,48 @@ Status AddMoneyTo(Money amount, Money* sum) {
   return OkStatus();
 }
 
-// A column from an API replay: each task's predicted cost.
+// True when every request names no model or one the sheet prices.
+bool ModelsPriced(const std::vector<Request>& requests, const PriceSheet& sheet) {
+  return std::all_of(requests.begin(), requests.end(), [&](const Request& r) {
+    return r.model.empty() || sheet.Find(r.model) != nullptr;
+  });
+}
+
+// A column from an API replay: each task's predicted cost. With per-call
+// models, tasks with a request whose model has no price are left out of the
+// replay (unpriced).
 Result<Column> ReplayColumn(const std::string& id, const std::string& meaning,
                             const ScenarioPricing& pricing, const PriceSheet& sheet,
                             const std::vector<Task>& tasks,
                             const std::vector<std::vector<Request>>& requests) {
-  auto run = RunApiPricing(pricing, sheet, tasks, requests);
+  std::vector<Task> priced_tasks;
+  std::vector<std::vector<Request>> priced_requests;
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    if (pricing.per_call_models && !ModelsPriced(requests[i], sheet)) continue;
+    priced_tasks.push_back(tasks[i]);
+    priced_requests.push_back(requests[i]);
+  }
+  auto run = RunApiPricing(pricing, sheet, priced_tasks, priced_requests);
   if (!run) return run.error().Within(id);
   Column c{id, meaning, {}, run->replay.cost, ""};
+  if (priced_tasks.size() != tasks.size()) c.total.reset();
   for (const ApiTaskOutcome& t : run->replay.tasks) c.per_task[t.id] = t.cost;
   return c;
 }
 
-// The recorded column: each call's recorded usage at the model's list
-// price, cache writes at the 5-minute rate; a task with a call without
-// usage is unpriced.
-Result<Column> RecordedColumn(const ModelPrice& price, const std::vector<Task>& tasks) {
-  Column c{"recorded", "the log's usage at " + price.id + " list prices", {}, Money{}, ""};
+// The recorded column: each call's recorded usage at its model's list
+// price (`main` for a call naming none), cache writes at the 5-minute
+// rate; a task with a call without usage or with an unpriced model is
+// unpriced.
+Result<Column> RecordedColumn(const ModelPrice& main, const PriceSheet& sheet,
+                              const std::vector<Task>& tasks) {
+  Column c{"recorded", "the log's usage, each call at its model's list prices", {}, Money{}, ""};
   for (const Task& t : tasks) {
     Money cost;
     bool priced = true;
     for (const Turn& turn : t.turns) {
-      if (!turn.usage) {
+      const ModelPrice* price = turn.model.empty() ? &main : sheet.Find(turn.model);
+      if (!turn.usage || price == nullptr) {
         priced = false;
         break;
       }
@@ -133,7 +156,7 @@ Result<Column> RecordedColumn(const ModelPrice& price, const std::vector<Task>& 
       u.cache_write_5m = turn.usage->cache_creation;
       u.cache_read = turn.usage->cache_read;
       u.output = turn.usage->output;
-      auto call = PriceCall(price, u);
+      auto call = PriceCall(*price, u);
       if (!call) return call.error();
       if (auto s = AddMoneyTo(call->cost, &cost); !s) return s.error();
     }
@@ -286,7 +309,7 @@ int RunWhatif(const Args& args) {
   base.provider = price->provider;
   base.model = price->id;
   std::vector<Column> columns;
-  auto recorded = RecordedColumn(*price, *tasks);
+  auto recorded = RecordedColumn(*price, *sheet, *tasks);
   if (!recorded) return ReportError("whatif", recorded.error());
   columns.push_back(std::move(*recorded));
   auto add_replay = [&](const std::string& id, const std::string& meaning,
@@ -296,7 +319,8 @@ int RunWhatif(const Args& args) {
     columns.push_back(std::move(*c));
     return OkStatus();
   };
-  Status status = add_replay("predicted", price->provider + " cache rules, " + price->id, base);
+  Status status =
+      add_replay("predicted", price->provider + " cache rules, each call at its model", base);
   if (status && price->provider == "anthropic") {
     ScenarioPricing p = base;
     p.ttl_s = 3600;
@@ -321,8 +345,9 @@ int RunWhatif(const Args& args) {
     ScenarioPricing p;
     p.provider = other->provider;
     p.model = other->id;
+    p.per_call_models = false;
     status = add_replay("model:" + other->id,
-                        other->provider + " cache rules, " + other->id + " list prices", p);
+                        other->provider + " cache rules, every call at " + other->id, p);
   }
   if (status) {
     ScenarioPricing p = base;
@@ -398,7 +423,7 @@ int RunWhatif(const Args& args) {
   } else if (format == "csv") {
     text << csv.ToCsv();
   } else {
-    text << "what-ifs of " << tasks->size() << " tasks, " << requests_total << " calls; replays at "
+    text << "what-ifs of " << tasks->size() << " tasks, " << requests_total << " calls; main model "
          << price->id << " (" << price->provider << ")\n\n"
          << table.ToText() << "\n";
     for (const Column& c : columns) {
@@ -411,7 +436,9 @@ int RunWhatif(const Args& args) {
         text << (first ? "" : ", ") << model << " " << n << (n == 1 ? " call" : " calls");
         first = false;
       }
-      text << "); every column above prices all calls at " << price->id << "\n";
+      text << "); model:M columns price every call at M, the others each call at its model (a "
+              "call naming none at "
+           << price->id << ")\n";
     }
     text << "\n`kvbill bill` on the same log (each call at its own model): "
          << FormatUsd(bill->total.cost, 4) << " for " << bill->total.calls << " calls";

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <tuple>
 
 namespace kvbill {
@@ -41,6 +42,15 @@ Result<ApiReplayOutcome> ReplayApi(const std::vector<Task>& tasks,
                                    const std::vector<std::vector<Request>>& requests,
                                    const ModelPrice& price, ProviderCache& cache,
                                    const ApiReplayOptions& options) {
+  const ApiModelLookup lookup = [&](const std::string& /*model*/) -> Result<ApiModel> {
+    return ApiModel{&price, &cache};
+  };
+  return ReplayApi(tasks, requests, lookup, options);
+}
+
+Result<ApiReplayOutcome> ReplayApi(const std::vector<Task>& tasks,
+                                   const std::vector<std::vector<Request>>& requests,
+                                   const ApiModelLookup& lookup, const ApiReplayOptions& options) {
   std::vector<Timed> order;
   for (std::size_t t = 0; t < requests.size(); ++t) {
     Seconds clock = t < tasks.size() ? tasks[t].arrival_s : 0;
@@ -57,8 +67,20 @@ Result<ApiReplayOutcome> ReplayApi(const std::vector<Task>& tasks,
   ApiReplayOutcome out;
   std::vector<std::vector<ApiRequestOutcome>> by_task(requests.size());
   for (std::size_t t = 0; t < requests.size(); ++t) by_task[t].resize(requests[t].size());
+  std::vector<ApiModel> used;  // each cache once, in order of first use
   for (const Timed& timed : order) {
     const Request& request = requests[timed.task][timed.request];
+    auto model = lookup(request.model);
+    if (!model) {
+      return model.error().Within("task \"" + request.task_id + "\": request " +
+                                  std::to_string(request.index + 1));
+    }
+    const ModelPrice& price = *model->price;
+    ProviderCache& cache = *model->cache;
+    if (std::none_of(used.begin(), used.end(),
+                     [&](const ApiModel& m) { return m.cache == model->cache; })) {
+      used.push_back(*model);
+    }
     std::vector<ContentPiece> pieces = Pieces(request);
     const Tokens prompt = request.PromptTokens();
     Tokens after_breakpoint = 0;
@@ -73,6 +95,7 @@ Result<ApiReplayOutcome> ReplayApi(const std::vector<Task>& tasks,
     ApiRequestOutcome& o = by_task[timed.task][timed.request];
     o.task = request.task_id;
     o.index = request.index;
+    o.model = price.id;
     o.time_s = timed.time_s;
     o.predicted = cache.Serve(timed.time_s, pieces);
     o.predicted.input += after_breakpoint;
@@ -122,10 +145,19 @@ Result<ApiReplayOutcome> ReplayApi(const std::vector<Task>& tasks,
     if (!AddMoney(task.cost, &out.cost)) return Overflow();
     out.tasks.push_back(std::move(task));
   }
-  auto creations = PriceCacheCreations(price, cache.Creations());
-  if (!creations) return creations.error();
-  out.cache_creations = *creations;
-  if (!AddMoney(creations->total, &out.cost)) return Overflow();
+  for (const ApiModel& m : used) {
+    auto creations = PriceCacheCreations(*m.price, m.cache->Creations());
+    if (!creations) return creations.error();
+    CacheCreationCost& sum = out.cache_creations;
+    sum.creations += creations->creations;
+    sum.created_tokens += creations->created_tokens;
+    sum.storage_token_hours += creations->storage_token_hours;
+    if (!AddMoney(creations->creation, &sum.creation) ||
+        !AddMoney(creations->storage, &sum.storage) || !AddMoney(creations->total, &sum.total) ||
+        !AddMoney(creations->total, &out.cost)) {
+      return Overflow();
+    }
+  }
   return out;
 }
 

@@ -122,6 +122,7 @@ Request TurnRequest(const Task& task, int turn, int index, const Context& prompt
   request.tool_s = t.tool_s;
   request.recorded_time_s = t.time_s;
   request.usage = t.usage;
+  request.model = t.model;
   if (t.blocks && request.prompt == PromptOf(recorded)) request.explicit_blocks = t.blocks;
   return request;
 }

@@ -1,5 +1,7 @@
 #include "kvbill/scenario/api_run.h"
 
+#include <functional>
+#include <map>
 #include <memory>
 
 namespace kvbill {
@@ -23,6 +25,20 @@ std::string Replaced(const std::string& id, const std::string& from, const std::
   return id.substr(0, at) + to + id.substr(at + from.size());
 }
 
+// The provider cache of `provider` for `model` under `pricing`'s options.
+Result<std::unique_ptr<ProviderCache>> MakeCache(const ScenarioPricing& pricing,
+                                                 const std::string& provider,
+                                                 const std::string& model) {
+  if (!pricing.cache_enabled) return std::unique_ptr<ProviderCache>(std::make_unique<NoCache>());
+  ProviderCacheOptions cache_options;
+  cache_options.ttl_s = pricing.ttl_s;
+  cache_options.min_cacheable_tokens = pricing.min_cacheable_tokens;
+  cache_options.write_fee = pricing.write_fee;
+  cache_options.explicit_cache = pricing.explicit_cache;
+  cache_options.prefix_tokens = pricing.prefix_tokens;
+  return MakeProviderCache(provider, model, cache_options);
+}
+
 }  // namespace
 
 Result<ApiPricingRun> RunApiPricing(const ScenarioPricing& pricing, const PriceSheet& sheet,
@@ -30,24 +46,32 @@ Result<ApiPricingRun> RunApiPricing(const ScenarioPricing& pricing, const PriceS
                                     const std::vector<std::vector<Request>>& requests) {
   const ModelPrice* price = sheet.Find(pricing.model);
   if (price == nullptr) return Error("no price for model \"" + pricing.model + "\"");
-  std::unique_ptr<ProviderCache> cache;
-  if (pricing.cache_enabled) {
-    ProviderCacheOptions cache_options;
-    cache_options.ttl_s = pricing.ttl_s;
-    cache_options.min_cacheable_tokens = pricing.min_cacheable_tokens;
-    cache_options.write_fee = pricing.write_fee;
-    cache_options.explicit_cache = pricing.explicit_cache;
-    cache_options.prefix_tokens = pricing.prefix_tokens;
-    auto made = MakeProviderCache(pricing.provider, price->id, cache_options);
-    if (!made) return made.error();
-    cache = std::move(*made);
-  } else {
-    cache = std::make_unique<NoCache>();
-  }
+  // One cache per sheet model, made on its first call; the scenario's model
+  // first. Another model's calls use the scenario's provider rules when the
+  // sheet gives that model the same provider as the scenario's model, else
+  // its own provider's.
+  std::map<std::string, std::unique_ptr<ProviderCache>, std::less<>> caches;
+  auto made = MakeCache(pricing, pricing.provider, price->id);
+  if (!made) return made.error();
+  caches[price->id] = std::move(*made);
+  const ApiModelLookup lookup = [&](const std::string& model) -> Result<ApiModel> {
+    const ModelPrice* p = model.empty() || !pricing.per_call_models ? price : sheet.Find(model);
+    if (p == nullptr) {
+      return Error("no price for model \"" + model + "\" (the model the trace's call names)");
+    }
+    auto it = caches.find(p->id);
+    if (it == caches.end()) {
+      const std::string& provider = p->provider == price->provider ? pricing.provider : p->provider;
+      auto cache = MakeCache(pricing, provider, p->id);
+      if (!cache) return cache.error().Within("model \"" + p->id + "\"");
+      it = caches.emplace(p->id, std::move(*cache)).first;
+    }
+    return ApiModel{p, it->second.get()};
+  };
   ApiReplayOptions options;
   options.warm_start_from_recorded = pricing.cache_enabled && pricing.warm_start_from_recorded;
   options.one_hour_writes = pricing.provider == "anthropic" && pricing.ttl_s == 3600;
-  auto replay = ReplayApi(tasks, requests, *price, *cache, options);
+  auto replay = ReplayApi(tasks, requests, lookup, options);
   if (!replay) return replay.error();
   return ApiPricingRun{*price, std::move(*replay)};
 }

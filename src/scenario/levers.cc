@@ -38,8 +38,9 @@ std::vector<Lever> ApiLevers(const Scenario& s) {
   AddContextLevers(s, &levers);
   if (auto sheet = BundledPriceSheet()) {
     if (auto cheaper = CheaperTier(*sheet, p.model)) {
-      levers.push_back({"model " + *cheaper + " (list prices and cache rules)",
-                        {{"/pricing/model", "\"" + *cheaper + "\""}}});
+      levers.push_back(
+          {"model " + *cheaper + " (list prices and cache rules)",
+           {{"/pricing/model", "\"" + *cheaper + "\""}, {"/pricing/per_call_models", "false"}}});
     }
   }
   return levers;

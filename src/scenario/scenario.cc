@@ -667,7 +667,7 @@ Status ReadSweep(const json& value, const Source& source, std::vector<SweepAxis>
 }
 
 Status ReadPricing(const json& value, const Source& source, ScenarioPricing* p) {
-  ObjectReader r(value, "/pricing", source, {"provider", "model", "cache"});
+  ObjectReader r(value, "/pricing", source, {"provider", "model", "per_call_models", "cache"});
   for (const char* key : {"provider", "model"}) {
     if (r.ok() && r.Find(key) == nullptr) r.Fail(r.At(key), "missing");
   }
@@ -683,6 +683,7 @@ Status ReadPricing(const json& value, const Source& source, ScenarioPricing* p) 
   }
   r.String("provider", &p->provider);
   r.String("model", &p->model);
+  r.Bool("per_call_models", &p->per_call_models);
   std::string warm_start = "recorded";
   if (const json* cache = r.Find("cache")) {
     ObjectReader c(*cache, "/pricing/cache", source,

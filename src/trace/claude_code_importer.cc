@@ -32,6 +32,7 @@ struct Call {
   Timestamp time;
   std::string time_text;
   RecordedUsage usage;
+  std::string model;  // message.model; empty when the line names none
   std::string where;  // "name:line" for errors
 };
 
@@ -126,6 +127,10 @@ class ClaudeCodeReader : public TraceReader {
     }
     auto time = ParseTimestamp(time_text);
     if (!time) return false;
+    std::string_view model;
+    if (!fields.model.absent() && !fields.model.null() && !fields.model.PlainString(&model)) {
+      return false;
+    }
     std::string_view agent;
     if (!fields.agent_id.absent() && !fields.agent_id.null() &&
         !fields.agent_id.PlainString(&agent)) {
@@ -138,6 +143,7 @@ class ClaudeCodeReader : public TraceReader {
     call.time_text = std::string(time_text);
     call.sidechain = fields.is_sidechain.text == "true";
     call.agent_id = std::string(agent);
+    call.model = std::string(model);
     call.usage.input = *usage.input;
     call.usage.cache_creation = usage.cache_creation.value_or(0);
     call.usage.cache_read = usage.cache_read.value_or(0);
@@ -182,8 +188,11 @@ class ClaudeCodeReader : public TraceReader {
       return OkStatus();
     }
     if (message->value("model", Json()) == "<synthetic>") return OkStatus();
+    auto model = GetOptionalString(*message, "model");
+    if (!model) return Bad(model.error().Within("message").Within(where));
     auto call = ParseCall(json, *usage_json);
     if (!call) return Bad(call.error().Within(where));
+    call->model = model->value_or("");
     call->where = where;
     Record(id->get<std::string>(), std::move(*call));
     return OkStatus();
@@ -307,6 +316,7 @@ class ClaudeCodeReader : public TraceReader {
       turn.output_is_placeholder = call.usage.output <= kPlaceholderMaxOutput;
       turn.time_s = call.time.Since(origin);
       turn.usage = call.usage;
+      turn.model = call.model;
       if (k > 0) task.turns.back().tool_s = call.time.Since(calls_[members[k - 1]].time);
       task.turns.push_back(std::move(turn));
       previous_prompt = prompt;

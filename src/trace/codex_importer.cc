@@ -99,6 +99,12 @@ class CodexReader : public TraceReader {
     if (!origin_) origin_ = *time;
     if (**type == "session_meta") return StartSession(*payload, *time);
     if (**type == "event_msg") return ReadEvent(*payload, *time, *time_text);
+    if (**type == "turn_context") {
+      // The model of the calls that follow (as `kvbill bill` reads it).
+      auto model = GetOptionalString(*payload, "model");
+      if (!model) return model.error().Within("payload");
+      if (*model) model_ = **model;
+    }
     return false;
   }
 
@@ -183,6 +189,7 @@ class CodexReader : public TraceReader {
     recorded.cache_read = usage.cached_input;
     recorded.output = usage.output;
     turn.usage = recorded;
+    turn.model = model_;
     turns.push_back(std::move(turn));
     previous_prompt_ = prompt;
     previous_answer_ = usage.output - usage.reasoning_output;
@@ -198,6 +205,7 @@ class CodexReader : public TraceReader {
   Tokens previous_prompt_ = 0;
   Tokens previous_answer_ = 0;
   std::int64_t unnamed_sessions_ = 0;
+  std::string model_;  // the latest turn_context's model; empty before one
 };
 
 }  // namespace

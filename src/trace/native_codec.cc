@@ -55,7 +55,7 @@ Result<RecordedUsage> DecodeUsage(const Json& json) {
 Result<Turn> DecodeTurn(const Json& json) {
   if (!json.is_object()) return Error("expected an object, got " + Quote(json));
   if (auto s = CheckKeys(json, {"t", "keep", "spans", "out", "out_placeholder", "tool_s", "usage",
-                                "block_size", "hashes"});
+                                "block_size", "hashes", "model"});
       !s) {
     return s.error();
   }
@@ -94,6 +94,9 @@ Result<Turn> DecodeTurn(const Json& json) {
     if (!usage) return usage.error();
     turn.usage = *usage;
   }
+  auto model = GetOptionalString(json, "model");
+  if (!model) return model.error();
+  turn.model = model->value_or("");
   const auto hashes = json.find("hashes");
   auto block_size = GetOptionalTokens(json, "block_size");
   if (!block_size) return block_size.error();
@@ -236,6 +239,12 @@ bool FastDecodeTurn(JsonScanner* scan, Turn* turn) {
         return true;
       });
     }
+    if (key == "model") {
+      std::optional<std::string> model;
+      if (!Mark(&seen, 9) || !FastOptionalString(scan, &model)) return false;
+      turn->model = model.value_or("");
+      return true;
+    }
     return false;
   });
   if (!ok || (seen & (1U << 3)) == 0) return false;
@@ -334,6 +343,7 @@ std::string EncodeTask(const Task& task) {
       t["block_size"] = turn.blocks->block_size;
       t["hashes"] = turn.blocks->hashes;
     }
+    if (!turn.model.empty()) t["model"] = turn.model;
     turns.push_back(std::move(t));
   }
   json["turns"] = std::move(turns);

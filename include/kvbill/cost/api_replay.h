@@ -2,6 +2,14 @@
 // (provider_cache.h) and priced at list (api_bill.h), in time order across
 // all tasks (the cache is shared, as it is per organisation).
 //
+// Per-call models: a request may name its model (Request::model, from the
+// log). The provider keys its cache by model (a Haiku call neither reads nor
+// writes the Sonnet cache), so the replay asks an ApiModelLookup for each
+// request's price and cache: requests of one model share one cache, requests
+// of different models never do, and each request (its prediction and its
+// recorded usage) is priced at its own model. The overload with one price and
+// one cache prices every request at that model, whatever it names.
+//
 // A request's time is its trace turn's recorded start when it has one, else
 // the previous request's time plus that request's tool wait (the first
 // request: the task's arrival). Requests at the same time keep task order,
@@ -29,6 +37,7 @@
 #ifndef KVBILL_COST_API_REPLAY_H_
 #define KVBILL_COST_API_REPLAY_H_
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,7 +60,8 @@ struct ApiReplayOptions {
 
 struct ApiRequestOutcome {
   std::string task;
-  int index = 0;  // the request's index in its task
+  int index = 0;      // the request's index in its task
+  std::string model;  // the sheet id of the model it was priced at
   Seconds time_s = 0;
   CallUsage predicted;  // output = the request's output tokens
   Money cost;
@@ -83,9 +93,29 @@ struct ApiReplayOutcome {
   Money predicted_cost_of_recorded;
 };
 
-// Replays `requests` (requests[i] of tasks[i], as PlanRequests gives them)
-// through `cache` and prices them with `price`. Error only on overflow of an
-// amount. Precondition: every task validated.
+// A model's list price and the provider cache its calls go through.
+struct ApiModel {
+  const ModelPrice* price = nullptr;  // non-null
+  ProviderCache* cache = nullptr;     // non-null; the same object for every call of the model
+};
+
+// The price and cache of a request's model (Request::model; "" when the
+// request names none). Called once per request; an error (e.g. a model
+// with no price) stops the replay. Pointers stay valid until the replay
+// returns.
+using ApiModelLookup = std::function<Result<ApiModel>(const std::string& model)>;
+
+// Replays `requests` (requests[i] of tasks[i], as PlanRequests gives them),
+// each through the cache of its model and priced at its model's price, as
+// `lookup` gives them. Explicit cache creations are priced per cache at its
+// model's price, in order of first use. Errors: the lookup's, prefixed with
+// `task "T": request N: ` (N from 1), and overflow of an amount.
+// Precondition: every task validated.
+Result<ApiReplayOutcome> ReplayApi(const std::vector<Task>& tasks,
+                                   const std::vector<std::vector<Request>>& requests,
+                                   const ApiModelLookup& lookup, const ApiReplayOptions& options);
+
+// Every request through `cache`, priced at `price`, whatever model it names.
 Result<ApiReplayOutcome> ReplayApi(const std::vector<Task>& tasks,
                                    const std::vector<std::vector<Request>>& requests,
                                    const ModelPrice& price, ProviderCache& cache,

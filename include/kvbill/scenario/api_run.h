@@ -27,7 +27,7 @@
 namespace kvbill {
 
 struct ApiPricingRun {
-  ModelPrice price;  // the sheet entry the calls were priced at
+  ModelPrice price;  // the sheet entry of pricing.model (calls naming no model)
   ApiReplayOutcome replay;
 };
 
@@ -35,8 +35,14 @@ struct ApiPricingRun {
 // under `pricing`: `pricing.model` resolved in `sheet`, the provider's cache
 // (or none when !pricing.cache_enabled: every prompt token uncached, no warm
 // start), recorded cache writes priced at the 1-hour rate when the provider
-// is anthropic and ttl_s is 3600. Errors: `no price for model "x"`, the
-// provider cache's parameter errors, an amount that overflows.
+// is anthropic and ttl_s is 3600. With pricing.per_call_models, a request
+// that names a model (Request::model) is priced at that model and goes
+// through that model's own cache (the scenario's provider rules when the
+// sheet gives it the scenario model's provider, else its own provider's);
+// requests naming none, and all requests without per_call_models, use
+// `pricing.model`. Errors: `no price for model "x"` (for a request's model
+// prefixed with `task "T": request N: `), the provider cache's parameter
+// errors, an amount that overflows.
 Result<ApiPricingRun> RunApiPricing(const ScenarioPricing& pricing, const PriceSheet& sheet,
                                     const std::vector<Task>& tasks,
                                     const std::vector<std::vector<Request>>& requests);

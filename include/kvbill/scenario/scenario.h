@@ -100,6 +100,10 @@ struct ScenarioPricing {
   // cache.prefix_tokens, explicit caches: N, or "first_request" (0).
   Tokens prefix_tokens = 0;
   WriteFee write_fee = WriteFee::kByModel;  // cache.write_fee (openai): true, false, or by model
+  // per_call_models: true prices a call that names its model (Turn::model)
+  // at that model, `model` being the default; false prices every call at
+  // `model` (what-ifs of another model: compare's model lever, sweeps).
+  bool per_call_models = true;
 };
 
 struct Scenario {

@@ -18,7 +18,8 @@
 // Recorded facts travel with the turn when the source had them: the request's
 // start time on the trace clock, the provider-reported usage (for comparing a
 // simulated bill with the real one later), and explicit block hashes for
-// request-level traces that publish them instead of content (Mooncake).
+// request-level traces that publish them instead of content (Mooncake), and
+// the model the call named.
 //
 // The on-disk form is docs/trace-format.md; readers are in reader.h.
 #ifndef KVBILL_TRACE_TRACE_H_
@@ -87,6 +88,9 @@ struct Turn {
   std::optional<Seconds> time_s;
   std::optional<RecordedUsage> usage;
   std::optional<BlockHashes> blocks;
+  // The model the call named, as logged (e.g. "claude-sonnet-4-5-20250929");
+  // empty when unknown. An API replay prices the turn at this model.
+  std::string model;
 
   bool operator==(const Turn&) const = default;
 };
