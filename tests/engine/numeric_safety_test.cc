@@ -13,9 +13,8 @@
 namespace kvbill {
 namespace {
 
-// Llama-3.1-8B keeps 32 layers x 8 KV heads x 128 dims x (K, V) x 2 bytes =
-// 131,072 B of KV per token (kvbill kv --model llama-3.1-8b).
-constexpr long double kBytesPerToken = 131072;
+// B below: Llama-3.1-8B keeps 32 layers x 8 KV heads x 128 dims x (K, V) x
+// 2 bytes = 131,072 B of KV per token (kvbill kv --model llama-3.1-8b).
 
 // With the prefix cache off and a token budget above every prompt, a request
 // of prompt P and output O is one prefill iteration that reads no KV (its

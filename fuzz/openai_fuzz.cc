@@ -1,0 +1,11 @@
+// libFuzzer target: the OpenAI usage importer (docs/fuzzing.md).
+#include <cstddef>
+#include <cstdint>
+
+#include "fuzz_util.h"
+#include "kvbill/trace/importers.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  kvbill::fuzz::ReadAllTasks(&kvbill::NewOpenAiReader, data, size);
+  return 0;
+}
