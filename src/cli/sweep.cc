@@ -230,7 +230,8 @@ int RunMerge(const Args& args) {
       merged["points"] = nlohmann::ordered_json::array();
     } else if (doc["axes"] != merged["axes"] || doc["total_points"] != merged["total_points"] ||
                doc["scenario"] != merged["scenario"] ||
-               doc.value("mode", "") != merged.value("mode", "")) {
+               doc.value("mode", nlohmann::ordered_json()) !=
+                   merged.value("mode", nlohmann::ordered_json())) {
       return ReportError("merge", Error(path + ": from a different sweep than " + inputs[0]));
     }
     for (const auto& p : doc["points"]) {

@@ -43,7 +43,13 @@ Result<std::optional<ModelPrice>> ReadEntry(const std::string& id, const Json& e
   if (!entry.is_object()) return std::optional<ModelPrice>();
   ModelPrice price;
   price.id = id;
-  price.provider = entry.value("litellm_provider", std::string("unknown"));
+  price.provider = "unknown";
+  if (const auto it = entry.find("litellm_provider"); it != entry.end()) {
+    if (!it->is_string()) {
+      return Error(pointer + "/litellm_provider: expected a string, got " + it->type_name());
+    }
+    price.provider = it->get<std::string>();
+  }
   price.source = "litellm:" + as_of + " \"" + id + "\"";
   const bool anthropic = price.provider == "anthropic";
   const auto get = [&](const std::string& key) { return Field(entry, key, pointer); };

@@ -46,7 +46,11 @@ Result<GpuSpec> ParseGpu(const json& g, const std::string& where) {
     return Error(where + "/id: missing or not a string");
   }
   s.id = g["id"].get<std::string>();
-  s.name = g.value("name", s.id);
+  s.name = s.id;
+  if (g.contains("name")) {
+    if (!g["name"].is_string()) return Error(where + "/name: not a string");
+    s.name = g["name"].get<std::string>();
+  }
   auto mem = PositiveNumber(g, "memory_gb", where, true);
   if (!mem) return mem.error();
   s.memory_gb = *mem;

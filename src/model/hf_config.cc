@@ -519,7 +519,8 @@ NativeWeightFormat ReadNativeWeights(const json& root, const Fields& f) {
   w = NativeWeightFormat{base, base, base};
   if (root.contains("quantization_config") && root["quantization_config"].is_object()) {
     const json& q = root["quantization_config"];
-    const std::string method = q.value("quant_method", "");
+    const json quant_method = q.value("quant_method", json());
+    const std::string method = quant_method.is_string() ? quant_method.get<std::string>() : "";
     if (method == "fp8") {
       w.dense = "fp8-e4m3";
       w.experts = "fp8-e4m3";

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "kvbill/cost/price_sheet.h"
 #include "kvbill/model/hf_config.h"
 #include "kvbill/trace/importers.h"
 #include "trace/timestamp.h"
@@ -125,6 +126,30 @@ TEST(FuzzRegressionTest, ConfigCountBeyondSixtyFourBitsIsAnError) {
             "c.json: num_key_value_heads: must be a positive integer, got -1e+19");
   // A whole float inside the range is still read as the integer it is.
   EXPECT_TRUE(ParseHfConfig(config("8.0"), "c.json", "c").ok());
+}
+
+// Finding 6 (price_sheet, in CI's 15 s run): a LiteLLM entry whose
+// litellm_provider is not a string threw from nlohmann's value() and ended
+// the program.
+TEST(FuzzRegressionTest, LiteLlmProviderThatIsNotAStringIsAnError) {
+  const std::string text =
+      R"({"claude-haiku-4-5": {"input_cost_per_token": 1e-06, "output_cost_per_token": 5e-06,)"
+      R"( "litellm_provider": 0}})";
+  const auto sheet = ParsePriceSheet(text, "prices.json");
+  ASSERT_FALSE(sheet.ok());
+  EXPECT_NE(sheet.error().message().find("/claude-haiku-4-5/litellm_provider: expected a string"),
+            std::string::npos)
+      << sheet.error().message();
+}
+
+// Found beside finding 6 by reading for the same pattern: a quantization
+// method that is not a string threw the same way; it now counts as none.
+TEST(FuzzRegressionTest, QuantMethodThatIsNotAStringIsIgnored) {
+  const std::string config =
+      R"({"hidden_size":4096,"num_hidden_layers":32,"num_attention_heads":32,)"
+      R"("num_key_value_heads":8,"vocab_size":128256,"intermediate_size":14336,)"
+      R"("quantization_config":{"quant_method":7}})";
+  EXPECT_TRUE(ParseHfConfig(config, "c.json", "c").ok());
 }
 
 }  // namespace
