@@ -127,6 +127,10 @@ TEST(FitTest, GpuCatalogErrorsGiveTheJsonPath) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message(),
             "my.json#/gpus/0/hbm_bandwidth_tb_s: must be a positive number, got -1");
+  // A name that is not a string threw out of the reader before.
+  auto name = ParseGpuCatalog(R"({"gpus": [{"id": "x", "name": 5, "memory_gb": 80}]})", "my.json");
+  ASSERT_FALSE(name.ok());
+  EXPECT_EQ(name.error().message(), "my.json#/gpus/0/name: not a string");
 }
 
 }  // namespace
