@@ -11,51 +11,17 @@
 #include <string>
 
 #include "kvbill/trace/importers.h"
+#include "reader_bench_util.h"
 
 namespace kvbill {
 namespace {
 
-std::string ReadWhole(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  if (in) out << in.rdbuf();
-  return out.str();
-}
+using bench::ReadAll;
 
-std::string Shared(const std::string& relative) {
-  return ReadWhole(std::string(KVBILL_SHARED_DATA_DIR) + "/" + relative);
-}
+std::string Shared(const std::string& relative) { return bench::SharedFile(relative); }
 
 std::string TestData(const std::string& name) {
-  return ReadWhole(std::string(KVBILL_SOURCE_DIR) + "/tests/data/traces/" + name);
-}
-
-using NewReader = std::unique_ptr<TraceReader> (*)(std::unique_ptr<std::istream>, std::string,
-                                                   ReaderOptions);
-
-// Reads `data` to the end with a fresh reader per iteration.
-void ReadAll(benchmark::State& state, const std::string& data, NewReader new_reader) {
-  if (data.empty()) {
-    state.SkipWithError("input not found");
-    return;
-  }
-  std::int64_t turns = 0;
-  for (auto _ : state) {
-    auto reader = new_reader(std::make_unique<std::istringstream>(data), "bench", {});
-    Task task;
-    while (true) {
-      auto more = reader->Next(&task);
-      if (!more.ok()) {
-        state.SkipWithError(more.error().message().c_str());
-        return;
-      }
-      if (!*more) break;
-      turns += static_cast<std::int64_t>(task.turns.size());
-    }
-    benchmark::DoNotOptimize(turns);
-  }
-  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(data.size()));
-  state.counters["input_MB"] = static_cast<double>(data.size()) / 1e6;
+  return bench::ReadWhole(std::string(KVBILL_SOURCE_DIR) + "/tests/data/traces/" + name);
 }
 
 void BM_AzureImporter(benchmark::State& state) {

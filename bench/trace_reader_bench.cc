@@ -11,12 +11,15 @@
 #include "kvbill/trace/generator.h"
 #include "kvbill/trace/importers.h"
 #include "kvbill/trace/writer.h"
+#include "reader_bench_util.h"
 #include "trace/json_fields.h"
 #include "trace/line_reader.h"
 #include "trace/native_codec.h"
 
 namespace kvbill {
 namespace {
+
+using bench::ReadAll;
 
 constexpr std::int64_t kGeneratedTasks = 300;
 constexpr std::uint64_t kSeed = 1;
@@ -34,41 +37,7 @@ const std::string& NativeData() {
   return data;
 }
 
-// The whole file, or "" when it is not there.
-std::string SharedFile(const std::string& relative) {
-  std::ifstream in(std::string(KVBILL_SHARED_DATA_DIR) + "/" + relative, std::ios::binary);
-  std::ostringstream out;
-  if (in) out << in.rdbuf();
-  return out.str();
-}
-
-using NewReader = std::unique_ptr<TraceReader> (*)(std::unique_ptr<std::istream>, std::string,
-                                                   ReaderOptions);
-
-// Reads `data` to the end with a fresh reader per iteration.
-void ReadAll(benchmark::State& state, const std::string& data, NewReader new_reader) {
-  if (data.empty()) {
-    state.SkipWithError("input not found (shared data directory missing)");
-    return;
-  }
-  std::int64_t turns = 0;
-  for (auto _ : state) {
-    auto reader = new_reader(std::make_unique<std::istringstream>(data), "bench", {});
-    Task task;
-    while (true) {
-      auto more = reader->Next(&task);
-      if (!more.ok()) {
-        state.SkipWithError(more.error().message().c_str());
-        return;
-      }
-      if (!*more) break;
-      turns += static_cast<std::int64_t>(task.turns.size());
-    }
-    benchmark::DoNotOptimize(turns);
-  }
-  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(data.size()));
-  state.counters["input_MB"] = static_cast<double>(data.size()) / 1e6;
-}
+using bench::SharedFile;
 
 void BM_NativeReader(benchmark::State& state) { ReadAll(state, NativeData(), &NewNativeReader); }
 
