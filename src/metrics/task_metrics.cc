@@ -48,9 +48,9 @@ std::vector<TaskMetrics> AggregateTasks(const std::vector<Task>& tasks,
   return out;
 }
 
-RunSummary Summarise(const std::vector<TaskMetrics>& tasks, const SimulationResult& result) {
+RunSummary SumTasks(const std::vector<TaskMetrics>& tasks) {
   RunSummary s;
-  SummaryBuilder cost, ttft;
+  SummaryBuilder cost;
   for (const TaskMetrics& t : tasks) {
     s.tasks += 1;
     s.requests += t.requests;
@@ -64,13 +64,19 @@ RunSummary Summarise(const std::vector<TaskMetrics>& tasks, const SimulationResu
     s.preemptions += t.preemptions;
     cost.Add(static_cast<double>(t.cost_usd));
   }
-  for (const RequestRecord& r : result.requests) ttft.Add(r.first_token_s - r.release_s);
   s.hit_rate = s.prompt_tokens > 0
                    ? static_cast<double>(s.cached_tokens) / static_cast<double>(s.prompt_tokens)
                    : 0;
+  s.cost_per_task_usd = cost.Build();
+  return s;
+}
+
+RunSummary Summarise(const std::vector<TaskMetrics>& tasks, const SimulationResult& result) {
+  RunSummary s = SumTasks(tasks);
+  SummaryBuilder ttft;
+  for (const RequestRecord& r : result.requests) ttft.Add(r.first_token_s - r.release_s);
   s.cost_usd = result.bill_usd;
   s.idle_usd = result.idle_usd;
-  s.cost_per_task_usd = cost.Build();
   s.ttft_s = ttft.Build();
   s.simulated_s = result.simulated_s;
   s.evicted_blocks = result.evicted_blocks;

@@ -94,24 +94,9 @@ std::vector<TaskMetrics> ApiTaskMetrics(const ApiReplayOutcome& replay) {
 }
 
 RunSummary ApiRunSummary(const std::vector<TaskMetrics>& tasks, const ApiReplayOutcome& replay) {
-  RunSummary s;
-  SummaryBuilder cost;
-  for (const TaskMetrics& t : tasks) {
-    s.tasks += 1;
-    s.requests += t.requests;
-    s.prompt_tokens += t.prompt_tokens;
-    s.cached_tokens += t.cached_tokens;
-    s.prefill_tokens += t.prefill_tokens;
-    s.output_tokens += t.output_tokens;
-    s.task_cost_usd += t.cost_usd;
-    cost.Add(static_cast<double>(t.cost_usd));
-  }
-  s.hit_rate = s.prompt_tokens > 0
-                   ? static_cast<double>(s.cached_tokens) / static_cast<double>(s.prompt_tokens)
-                   : 0;
+  RunSummary s = SumTasks(tasks);
   s.cost_usd = replay.cost.usd();
   s.idle_usd = s.cost_usd - s.task_cost_usd;
-  s.cost_per_task_usd = cost.Build();
   return s;
 }
 

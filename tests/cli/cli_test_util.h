@@ -17,12 +17,13 @@ struct RunResult {
   std::string err;  // stderr
 };
 
-// Runs `kvbill ARGS` through the shell (args are passed verbatim).
-inline RunResult RunKvbill(const std::string& args) {
+// Runs `command` through the shell: its stdout, exit status and stderr.
+inline RunResult RunCommand(const std::string& command) {
+  // Per process and call: other builds of this suite may run at the same time.
   static int counter = 0;
   const std::string err_path =
       "/tmp/kvbill_cli_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
-  const std::string cmd = std::string(KVBILL_BINARY) + " " + args + " 2>" + err_path;
+  const std::string cmd = command + " 2>'" + err_path + "'";
   RunResult r;
   FILE* pipe = ::popen(cmd.c_str(), "r");
   if (pipe == nullptr) return r;
@@ -37,6 +38,18 @@ inline RunResult RunKvbill(const std::string& args) {
   }
   std::remove(err_path.c_str());
   return r;
+}
+
+// Runs `kvbill ARGS` through the shell (args are passed verbatim).
+inline RunResult RunKvbill(const std::string& args) {
+  return RunCommand(std::string(KVBILL_BINARY) + " " + args);
+}
+
+// Runs `PREFIX kvbill ARGS` from the source root, so fixture paths are
+// relative; `prefix` goes before the command in the shell (e.g. a ulimit).
+inline RunResult RunKvbillInSourceDir(const std::string& args, const std::string& prefix = "") {
+  return RunCommand(std::string("cd '") + KVBILL_SOURCE_DIR + "' && " + prefix + "'" +
+                    KVBILL_BINARY + "' " + args);
 }
 
 }  // namespace kvbill::testing

@@ -18,16 +18,14 @@
 #include <string>
 #include <vector>
 
+#include "cli/cli_test_util.h"
+
 namespace kvbill {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CommandResult {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
+using CommandResult = testing::RunResult;
 
 std::string Slurp(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -39,21 +37,7 @@ std::string Slurp(const fs::path& path) {
 // Runs `kvbill ARGS` from the source root, so paths in messages are relative.
 // `prefix` goes before the command in the shell (e.g. a ulimit).
 CommandResult Kvbill(const std::string& args, const std::string& prefix = "") {
-  // Per process: other builds of this suite may run at the same time.
-  const std::string err_path =
-      ::testing::TempDir() + "malformed_cli_stderr_" + std::to_string(getpid()) + ".txt";
-  const std::string command = std::string("cd '") + KVBILL_SOURCE_DIR + "' && " + prefix + "'" +
-                              KVBILL_BINARY + "' " + args + " 2>'" + err_path + "'";
-  CommandResult run;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  char buffer[4096];
-  std::size_t n = 0;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
-  const int raw = pclose(pipe);
-  run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  run.err = Slurp(err_path);
-  return run;
+  return testing::RunKvbillInSourceDir(args, prefix);
 }
 
 fs::path FreshDir(const std::string& name) {
@@ -353,7 +337,7 @@ void Check(const Case& c, const fs::path& dir) {
     fs::remove_all(out);
     if (existing) std::ofstream(out) << "previous\n";
     const CommandResult run = Kvbill(args);
-    EXPECT_EQ(run.status, 2);
+    EXPECT_EQ(run.exit_status, 2);
     if (c.message.rfind("~", 0) == 0) {
       EXPECT_TRUE(std::regex_match(run.err, std::regex(c.message.substr(1)))) << run.err;
     } else {
@@ -397,7 +381,8 @@ TEST(MalformedCliTest, AWriteThatFailsHalfWayLeavesNoFile) {
   const fs::path trace = dir / "in" / "big.jsonl";
   fs::create_directories(trace.parent_path());
   ASSERT_EQ(
-      Kvbill("trace gen --preset coding-agent --tasks 100 -o '" + trace.string() + "'").status, 0);
+      Kvbill("trace gen --preset coding-agent --tasks 100 -o '" + trace.string() + "'").exit_status,
+      0);
   ASSERT_GT(fs::file_size(trace), 256u << 10);  // far above the 64 KiB limit below
   const fs::path out = dir / "out";
   const std::string limit = "trap '' XFSZ && ulimit -f 64 && ";  // 64 KiB
@@ -419,7 +404,7 @@ TEST(MalformedCliTest, AWriteThatFailsHalfWayLeavesNoFile) {
     SCOPED_TRACE(c.args);
     fs::remove_all(out);
     const CommandResult run = Kvbill(c.args, limit);
-    EXPECT_EQ(run.status, 2);
+    EXPECT_EQ(run.exit_status, 2);
     EXPECT_EQ(run.err, c.message);
     // Nothing but the input; simulate and report create their directory,
     // which must hold no file.
@@ -463,7 +448,7 @@ TEST(MalformedCliTest, AHundredMegabyteLineFailsClearlyInBoundedMemory) {
   const fs::path out = dir / "out.jsonl";
   const CommandResult run =
       Kvbill("trace convert '" + trace.string() + "' --to native -o '" + out.string() + "'", limit);
-  EXPECT_EQ(run.status, 2);
+  EXPECT_EQ(run.exit_status, 2);
   // `{"id":"a",` is 10 bytes: the parser expects a key and finds '}' at 11.
   EXPECT_EQ(run.err, "kvbill trace convert: " + trace.string() + ":2: invalid JSON at column 11\n");
   EXPECT_FALSE(fs::exists(out));
@@ -475,7 +460,7 @@ TEST(MalformedCliTest, AHundredMegabyteLineFailsClearlyInBoundedMemory) {
   }
   const CommandResult detect =
       Kvbill("trace stats '" + (dir / "junk.bin").string() + "' -o '" + out.string() + "'", limit);
-  EXPECT_EQ(detect.status, 2);
+  EXPECT_EQ(detect.exit_status, 2);
   EXPECT_EQ(detect.err, "kvbill trace stats: " + (dir / "junk.bin").string() +
                             ":1: unrecognised trace format (use "
                             "--from native|mooncake|dynamo|claude-code|codex|openai|tracelab|"

@@ -9,13 +9,11 @@
 #include <sstream>
 #include <string>
 
+#include "cli/cli_test_util.h"
+
 namespace {
 
-struct CommandResult {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
+using CommandResult = kvbill::testing::RunResult;
 
 std::string Slurp(const std::string& path) {
   std::ifstream in(path);
@@ -26,25 +24,13 @@ std::string Slurp(const std::string& path) {
 
 // Runs `kvbill ARGS` from the source root, so fixture paths are relative.
 CommandResult Kvbill(const std::string& args) {
-  const std::string err_path = ::testing::TempDir() + "trace_cli_stderr.txt";
-  const std::string command = std::string("cd '") + KVBILL_SOURCE_DIR + "' && '" + KVBILL_BINARY +
-                              "' " + args + " 2>'" + err_path + "'";
-  CommandResult run;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  char buffer[4096];
-  std::size_t n = 0;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
-  const int raw = pclose(pipe);
-  run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  run.err = Slurp(err_path);
-  return run;
+  return kvbill::testing::RunKvbillInSourceDir(args);
 }
 
 TEST(TraceCliTest, StatsJsonHasTheDocumentedFields) {
   const CommandResult run =
       Kvbill("trace stats tests/data/traces/native_small.jsonl --format json");
-  ASSERT_EQ(run.status, 0) << run.err;
+  ASSERT_EQ(run.exit_status, 0) << run.err;
   const auto json = nlohmann::json::parse(run.out);
   EXPECT_EQ(json["tasks"], 2);
   EXPECT_EQ(json["requests"], 4);
@@ -61,28 +47,28 @@ TEST(TraceCliTest, StatsJsonHasTheDocumentedFields) {
 
 TEST(TraceCliTest, StatsTableShowsCounts) {
   const CommandResult run = Kvbill("trace stats tests/data/traces/mooncake_small.jsonl");
-  ASSERT_EQ(run.status, 0) << run.err;
+  ASSERT_EQ(run.exit_status, 0) << run.err;
   EXPECT_NE(run.out.find("requests   4\n"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("block reuse share          9.1%"), std::string::npos) << run.out;
 }
 
 TEST(TraceCliTest, BadInputGivesFileLineMessageAndExit2) {
   CommandResult run = Kvbill("trace stats tests/data/traces/mooncake_negative.jsonl");
-  EXPECT_EQ(run.status, 2);
+  EXPECT_EQ(run.exit_status, 2);
   EXPECT_EQ(run.out, "");
   EXPECT_EQ(run.err,
             "kvbill trace stats: tests/data/traces/mooncake_negative.jsonl:2: \"input_length\" "
             "must be a non-negative integer, got -5\n");
 
   run = Kvbill("trace stats tests/data/traces/unknown_format.jsonl");
-  EXPECT_EQ(run.status, 2);
+  EXPECT_EQ(run.exit_status, 2);
   EXPECT_EQ(run.err,
             "kvbill trace stats: tests/data/traces/unknown_format.jsonl:1: unrecognised trace "
             "format (use --from "
             "native|mooncake|dynamo|claude-code|codex|openai|tracelab|tracelab-csv|azure)\n");
 
   run = Kvbill("trace stats tests/data/traces/mooncake_small.jsonl --from csv");
-  EXPECT_EQ(run.status, 2);
+  EXPECT_EQ(run.exit_status, 2);
   EXPECT_EQ(run.err,
             "kvbill trace stats: --from: unknown trace format \"csv\" (one of "
             "native|mooncake|dynamo|claude-code|codex|openai|tracelab|tracelab-csv|azure)\n");
@@ -91,7 +77,7 @@ TEST(TraceCliTest, BadInputGivesFileLineMessageAndExit2) {
 TEST(TraceCliTest, SkipBadCountsAndReportsBadLines) {
   const CommandResult run =
       Kvbill("trace stats tests/data/traces/mooncake_negative.jsonl --skip-bad");
-  EXPECT_EQ(run.status, 0);
+  EXPECT_EQ(run.exit_status, 0);
   EXPECT_NE(run.out.find("requests   2\n"), std::string::npos) << run.out;
   EXPECT_EQ(run.err,
             "kvbill trace stats: skipped 1 bad line\n"
@@ -104,12 +90,12 @@ TEST(TraceCliTest, ConvertWritesNativeThatReadsBackToTheSameStats) {
   std::filesystem::remove(out);
   CommandResult run = Kvbill(
       "trace convert tests/data/traces/claude_code_small.jsonl --to native -o '" + out + "'");
-  ASSERT_EQ(run.status, 0) << run.err;
+  ASSERT_EQ(run.exit_status, 0) << run.err;
   EXPECT_EQ(Slurp(out).substr(0, 19), "{\"kvbill_trace\":1}\n");
   const CommandResult original =
       Kvbill("trace stats tests/data/traces/claude_code_small.jsonl --format json");
   const CommandResult converted = Kvbill("trace stats '" + out + "' --format json");
-  ASSERT_EQ(converted.status, 0) << converted.err;
+  ASSERT_EQ(converted.exit_status, 0) << converted.err;
   EXPECT_EQ(converted.out, original.out);
   std::filesystem::remove(out);
 }
@@ -119,7 +105,7 @@ TEST(TraceCliTest, ConvertLeavesNoOutputFileOnBadInput) {
   std::filesystem::remove(out);
   const CommandResult run = Kvbill(
       "trace convert tests/data/traces/mooncake_truncated.jsonl --to native -o '" + out + "'");
-  EXPECT_EQ(run.status, 2);
+  EXPECT_EQ(run.exit_status, 2);
   EXPECT_EQ(run.err,
             "kvbill trace convert: tests/data/traces/mooncake_truncated.jsonl:2: truncated JSON\n");
   EXPECT_FALSE(std::filesystem::exists(out));

@@ -60,6 +60,12 @@ std::vector<TaskMetrics> AggregateTasks(const std::vector<Task>& tasks,
 
 RunSummary Summarise(const std::vector<TaskMetrics>& tasks, const SimulationResult& result);
 
+// What a summary takes from the tasks alone, for either mode (the engine's
+// Summarise and the API replay's): counts, token and byte sums, task dollars,
+// hit rate and the cost per task distribution. Bill, idle and times are left
+// to the caller.
+RunSummary SumTasks(const std::vector<TaskMetrics>& tasks);
+
 }  // namespace kvbill
 
 #endif  // KVBILL_METRICS_TASK_METRICS_H_
