@@ -24,13 +24,28 @@ ordered_json UsageJson(const CallUsage& u) {
           {"output_tokens", u.output}};
 }
 
+// Adds "cache_write_1h_tokens" after "cache_write_tokens" when the log
+// records 1-hour writes (absent otherwise, so that logs without them give
+// the same bytes as before the field existed).
+void AddOneHourWrites(Tokens one_hour, ordered_json* usage) {
+  if (one_hour == 0) return;
+  ordered_json with = ordered_json::object();
+  for (auto it = usage->begin(); it != usage->end(); ++it) {
+    with[it.key()] = it.value();
+    if (it.key() == "cache_write_tokens") with["cache_write_1h_tokens"] = one_hour;
+  }
+  *usage = std::move(with);
+}
+
 ordered_json RecordedJson(const RecordedUsage& r, Money cost) {
-  return {{"prompt_tokens", r.prompt()},
-          {"cache_read_tokens", r.cache_read},
-          {"cache_write_tokens", r.cache_creation},
-          {"uncached_tokens", r.input},
-          {"output_tokens", r.output},
-          {"cost_usd", cost.usd()}};
+  ordered_json j = {{"prompt_tokens", r.prompt()},
+                    {"cache_read_tokens", r.cache_read},
+                    {"cache_write_tokens", r.cache_creation},
+                    {"uncached_tokens", r.input},
+                    {"output_tokens", r.output},
+                    {"cost_usd", cost.usd()}};
+  AddOneHourWrites(r.cache_creation_1h, &j);
+  return j;
 }
 
 std::string Dollars(Money m) { return FormatUsd(m, 4); }
@@ -71,6 +86,11 @@ int RunSimulateApi(const Scenario& scenario, const std::string& format, bool wit
   if (out->recorded_calls > 0) {
     ordered_json r = {{"calls", out->recorded_calls}};
     r.update(UsageJson(out->recorded));
+    Tokens one_hour = 0;
+    for (const ApiRequestOutcome& o : out->requests) {
+      if (o.recorded) one_hour += o.recorded->cache_creation_1h;
+    }
+    AddOneHourWrites(one_hour, &r);
     r["cost_usd"] = out->recorded_cost.usd();
     r["predicted"] = UsageJson(out->predicted_of_recorded);
     r["predicted"]["cost_usd"] = out->predicted_cost_of_recorded.usd();
@@ -83,7 +103,8 @@ int RunSimulateApi(const Scenario& scenario, const std::string& format, bool wit
   if (with_requests) {
     j["requests"] = ordered_json::array();
     for (const ApiRequestOutcome& o : out->requests) {
-      ordered_json row = {{"task", o.task}, {"index", o.index}, {"time_s", o.time_s}};
+      ordered_json row = {
+          {"task", o.task}, {"index", o.index}, {"time_s", o.time_s}, {"model", o.model}};
       row.update(UsageJson(o.predicted));
       row["cost_usd"] = o.cost.usd();
       if (o.recorded) row["recorded"] = RecordedJson(*o.recorded, o.recorded_cost);

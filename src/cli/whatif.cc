@@ -34,7 +34,7 @@ constexpr char kUsage[] =
     "Prices a recorded agent log (Claude Code transcripts, Codex rollouts: anything the\n"
     "trace importers read) several ways, in dollars per task (a session; a subagent is its\n"
     "own task) and in total:\n"
-    "  recorded     the provider's recorded usage at list price (cache writes 5-minute)\n"
+    "  recorded     the provider's recorded usage at list price (as `kvbill bill`)\n"
     "  predicted    the replay of the prompts through the provider's cache rules\n"
     "  cache_1h     the same with 1-hour cache writes (anthropic only)\n"
     "  model:M      the replay at model M's prices and cache rules (--model, repeatable;\n"
@@ -136,9 +136,10 @@ Result<Column> ReplayColumn(const std::string& id, const std::string& meaning,
 }
 
 // The recorded column: each call's recorded usage at its model's list
-// price (`main` for a call naming none), cache writes at the 5-minute
-// rate; a task with a call without usage or with an unpriced model is
-// unpriced.
+// price (`main` for a call naming none), the cache writes the log records
+// as 1-hour writes at the 1-hour rate and the others at the 5-minute rate,
+// as `kvbill bill` prices them; a task with a call without usage or with
+// an unpriced model is unpriced.
 Result<Column> RecordedColumn(const ModelPrice& main, const PriceSheet& sheet,
                               const std::vector<Task>& tasks) {
   Column c{"recorded", "the log's usage, each call at its model's list prices", {}, Money{}, ""};
@@ -153,7 +154,8 @@ Result<Column> RecordedColumn(const ModelPrice& main, const PriceSheet& sheet,
       }
       CallUsage u;
       u.input = turn.usage->input;
-      u.cache_write_5m = turn.usage->cache_creation;
+      u.cache_write_5m = turn.usage->cache_creation - turn.usage->cache_creation_1h;
+      u.cache_write_1h = turn.usage->cache_creation_1h;
       u.cache_read = turn.usage->cache_read;
       u.output = turn.usage->output;
       auto call = PriceCall(*price, u);

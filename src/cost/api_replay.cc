@@ -32,6 +32,19 @@ std::vector<ContentPiece> Cut(std::vector<ContentPiece> pieces, Tokens tokens) {
   return pieces;
 }
 
+// A call's recorded usage in CallUsage fields: the 1-hour writes the log
+// records at the 1-hour rate, the other writes at the replay's lifetime.
+CallUsage RecordedCallUsage(const RecordedUsage& r, bool one_hour_writes) {
+  CallUsage u;
+  u.input = r.input;
+  const Tokens other_writes = r.cache_creation - r.cache_creation_1h;
+  u.cache_write_5m = one_hour_writes ? 0 : other_writes;
+  u.cache_write_1h = r.cache_creation_1h + (one_hour_writes ? other_writes : 0);
+  u.cache_read = r.cache_read;
+  u.output = r.output;
+  return u;
+}
+
 Error Overflow() {
   return Error("api replay: a dollar amount overflows the $9,223,372 range of an amount");
 }
@@ -105,13 +118,8 @@ Result<ApiReplayOutcome> ReplayApi(const std::vector<Task>& tasks,
     o.cost = cost->cost;
     if (request.usage) {
       o.recorded = request.usage;
-      CallUsage recorded;
-      recorded.input = request.usage->input;
-      (options.one_hour_writes ? recorded.cache_write_1h : recorded.cache_write_5m) =
-          request.usage->cache_creation;
-      recorded.cache_read = request.usage->cache_read;
-      recorded.output = request.usage->output;
-      auto recorded_cost = PriceCall(price, recorded);
+      auto recorded_cost =
+          PriceCall(price, RecordedCallUsage(*request.usage, options.one_hour_writes));
       if (!recorded_cost) return recorded_cost.error();
       o.recorded_cost = recorded_cost->cost;
     }
@@ -129,10 +137,7 @@ Result<ApiReplayOutcome> ReplayApi(const std::vector<Task>& tasks,
         const double recorded_read = static_cast<double>(o.recorded->cache_read);
         const double diff = std::fabs(static_cast<double>(o.predicted.cache_read) - recorded_read);
         if (diff <= 0.01 * recorded_read) ++out.cache_read_within_1pct;
-        out.recorded +=
-            CallUsage{o.recorded->input, options.one_hour_writes ? 0 : o.recorded->cache_creation,
-                      options.one_hour_writes ? o.recorded->cache_creation : 0,
-                      o.recorded->cache_read, o.recorded->output};
+        out.recorded += RecordedCallUsage(*o.recorded, options.one_hour_writes);
         out.predicted_of_recorded += o.predicted;
         if (!AddMoney(o.recorded_cost, &out.recorded_cost) ||
             !AddMoney(o.cost, &out.predicted_cost_of_recorded)) {

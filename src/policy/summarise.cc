@@ -5,6 +5,7 @@
 // the last `keep_recent_tokens` tokens of the rest, the turn's spans. Later
 // turns continue from that compacted context. The summary request hits the
 // cache in full; the compacted prompt misses from the summary on, once.
+// The summary request names the model of the turn it precedes.
 #include <string>
 
 #include "policy/context_builder.h"
@@ -54,6 +55,8 @@ class Summarise : public ContextPolicy {
     summary.index = static_cast<int>(requests->size());
     summary.turn = turn;
     summary.is_summary = true;
+    // The client asks the model it is about to call (docs/policies.md#summarise).
+    summary.model = task.turns[static_cast<std::size_t>(turn)].model;
     summary.prompt = previous.prompt;
     if (previous.output > 0) {
       PromptPiece answer;

@@ -138,6 +138,8 @@ class ClaudeCodeReader : public TraceReader {
     }
     ClaudeUsage usage;
     if (!ScanClaudeUsage(fields.usage.text, &usage) || !usage.input || !usage.output) return false;
+    const Tokens writes_1h = usage.nested_1h ? *usage.nested_1h : usage.direct_1h.value_or(0);
+    if (writes_1h > usage.cache_creation.value_or(0)) return false;
     call.session = std::string(session);
     call.time = *time;
     call.time_text = std::string(time_text);
@@ -146,6 +148,7 @@ class ClaudeCodeReader : public TraceReader {
     call.model = std::string(model);
     call.usage.input = *usage.input;
     call.usage.cache_creation = usage.cache_creation.value_or(0);
+    call.usage.cache_creation_1h = writes_1h;
     call.usage.cache_read = usage.cache_read.value_or(0);
     call.usage.output = *usage.output;
     call.where = Where(line_number, element);
@@ -226,7 +229,32 @@ class ClaudeCodeReader : public TraceReader {
       }
       *field = value->value_or(0);
     }
+    auto one_hour = OneHourWrites(usage);
+    if (!one_hour) return one_hour.error().Within("usage");
+    if (*one_hour > call.usage.cache_creation) {
+      return Error("1-hour cache writes " + std::to_string(*one_hour) +
+                   " exceed \"cache_creation_input_tokens\" " +
+                   std::to_string(call.usage.cache_creation))
+          .Within("usage");
+    }
+    call.usage.cache_creation_1h = *one_hour;
     return call;
+  }
+
+  // The 1-hour share of the cache writes, as `kvbill bill` reads it
+  // (docs/billing.md#pricing-rules): "cache_creation.ephemeral_1h_input_tokens"
+  // when "cache_creation" is an object holding it, else the same key directly
+  // in usage; 0 when neither is there.
+  static Result<Tokens> OneHourWrites(const Json& usage) {
+    if (const auto split = usage.find("cache_creation");
+        split != usage.end() && split->is_object()) {
+      auto nested = GetOptionalTokens(*split, "ephemeral_1h_input_tokens");
+      if (!nested) return nested.error().Within("cache_creation");
+      if (nested->has_value()) return **nested;
+    }
+    auto direct = GetOptionalTokens(usage, "ephemeral_1h_input_tokens");
+    if (!direct) return direct.error();
+    return direct->value_or(0);
   }
 
   // Assigns chains, checks time order, and turns each chain into a task.

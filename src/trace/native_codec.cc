@@ -38,7 +38,9 @@ Result<Span> DecodeSpan(const Json& json) {
 
 Result<RecordedUsage> DecodeUsage(const Json& json) {
   if (!json.is_object()) return Error("\"usage\" must be an object, got " + Quote(json));
-  if (auto s = CheckKeys(json, {"input", "cache_creation", "cache_read", "output"}); !s) {
+  if (auto s =
+          CheckKeys(json, {"input", "cache_creation", "cache_read", "output", "cache_creation_1h"});
+      !s) {
     return s.error().Within("usage");
   }
   RecordedUsage usage;
@@ -48,6 +50,14 @@ Result<RecordedUsage> DecodeUsage(const Json& json) {
     auto value = GetTokens(json, key);
     if (!value) return value.error().Within("usage");
     *field = *value;
+  }
+  auto one_hour = GetOptionalTokens(json, "cache_creation_1h");
+  if (!one_hour) return one_hour.error().Within("usage");
+  usage.cache_creation_1h = one_hour->value_or(0);
+  if (usage.cache_creation_1h > usage.cache_creation) {
+    return Error("\"cache_creation_1h\" " + std::to_string(usage.cache_creation_1h) +
+                 " exceeds \"cache_creation\" " + std::to_string(usage.cache_creation))
+        .Within("usage");
   }
   return usage;
 }
@@ -171,9 +181,14 @@ bool FastDecodeUsage(JsonScanner* scan, RecordedUsage* usage) {
     if (key == "cache_creation") return Mark(&seen, 1) && scan->Count(&usage->cache_creation);
     if (key == "cache_read") return Mark(&seen, 2) && scan->Count(&usage->cache_read);
     if (key == "output") return Mark(&seen, 3) && scan->Count(&usage->output);
+    if (key == "cache_creation_1h") {
+      if (!Mark(&seen, 4)) return false;
+      if (scan->Peek() == 'n') return scan->Null();
+      return scan->Count(&usage->cache_creation_1h);
+    }
     return false;
   });
-  return ok && seen == 0xF;
+  return ok && (seen & 0xF) == 0xF && usage->cache_creation_1h <= usage->cache_creation;
 }
 
 bool FastDecodeTurn(JsonScanner* scan, Turn* turn) {
@@ -338,6 +353,9 @@ std::string EncodeTask(const Task& task) {
                     {"cache_creation", turn.usage->cache_creation},
                     {"cache_read", turn.usage->cache_read},
                     {"output", turn.usage->output}};
+      if (turn.usage->cache_creation_1h != 0) {
+        t["usage"]["cache_creation_1h"] = turn.usage->cache_creation_1h;
+      }
     }
     if (turn.blocks) {
       t["block_size"] = turn.blocks->block_size;

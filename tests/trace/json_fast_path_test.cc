@@ -210,6 +210,10 @@ TEST(JsonFastPathTest, NativeMutationsDecodeAsTheDomPathOrGiveUp) {
       R"("block_size":null},{"t":2,"keep":3,"spans":[{"kind":"other","tokens":9}],"out":1,)"
       R"("out_placeholder":false,"tool_s":-0.0,"usage":{"output":1,"input":2,"cache_read":0,)"
       R"("cache_creation":0}}]})");
+  lines.push_back(
+      R"({"id":"h","turns":[{"out":1,"usage":{"input":1,"cache_creation":9,"cache_read":0,)"
+      R"("output":1,"cache_creation_1h":4}},{"out":1,"usage":{"cache_creation_1h":null,)"
+      R"("input":1,"cache_creation":2,"cache_read":3,"output":1}}]})");
   std::mt19937_64 rng(7);
   int taken = 0;
   for (int i = 0; i < 20000; ++i) {
@@ -280,7 +284,11 @@ TEST(JsonFastPathTest, DomOnlyArrayKeepsTheReadersOnTheDomPath) {
 }
 
 TEST(JsonFastPathTest, ClaudeCodeLinesReadAsTheirJsonArray) {
-  const auto lines = Lines(TraceFixture("claude_code_small.jsonl"));
+  auto lines = Lines(TraceFixture("claude_code_small.jsonl"));
+  // The 1-hour split, nested and direct.
+  for (const std::string& line : Lines(TraceFixture("claude_code_1h.jsonl"))) {
+    lines.push_back(line);
+  }
   std::mt19937_64 rng(11);
   int compared = 0;
   for (int i = 0; i < 3000; ++i) {

@@ -16,9 +16,11 @@
 // then request order.
 //
 // When a request carries recorded usage, the prediction is compared with it:
-// the recorded bill prices the recorded cache writes at the replay's
-// lifetime, and a call's cache read is "within 1%" when
-// |predicted - recorded| <= 1% of recorded (both 0 counts).
+// the recorded bill prices the writes the log records as 1-hour writes
+// (RecordedUsage::cache_creation_1h) at the 1-hour rate and the other
+// recorded cache writes at the replay's lifetime (one_hour_writes), and a
+// call's cache read is "within 1%" when |predicted - recorded| <= 1% of
+// recorded (both 0 counts).
 //
 // Warm start: a log starts with the provider cache already holding the
 // prefix that earlier, unlogged calls wrote (Claude Code keeps a breakpoint
@@ -53,8 +55,10 @@
 namespace kvbill {
 
 struct ApiReplayOptions {
-  bool warm_start_from_recorded = true;          // see above
-  bool one_hour_writes = false;                  // price recorded cache writes at the 1-hour rate
+  bool warm_start_from_recorded = true;  // see above
+  // Price all recorded cache writes at the 1-hour rate; when false, only
+  // the recorded 1-hour writes (RecordedUsage::cache_creation_1h).
+  bool one_hour_writes = false;
   bool breakpoint_before_recorded_input = true;  // see above
 };
 

@@ -104,8 +104,9 @@ struct Request {
   // The trace turn's explicit block hashes (Mooncake), passed through when
   // the policy did not edit the prompt; the engine prefers them to pieces.
   std::optional<BlockHashes> explicit_blocks;
-  // The trace turn's model (Turn::model); empty when unknown and for a
-  // summary request (an API replay prices those at the scenario's model).
+  // The trace turn's model (Turn::model); empty when unknown (an API replay
+  // prices those at the scenario's model). A summary request names the
+  // model of the turn it precedes.
   std::string model;
 
   Tokens PromptTokens() const;

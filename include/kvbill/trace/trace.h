@@ -59,6 +59,11 @@ struct RecordedUsage {
   Tokens cache_creation = 0;  // tokens written to the provider cache
   Tokens cache_read = 0;      // tokens read from the provider cache
   Tokens output = 0;
+  // The part of cache_creation written with a 1-hour lifetime (Anthropic's
+  // cache_creation.ephemeral_1h_input_tokens), priced at the 1-hour write
+  // rate; the rest of cache_creation is not known to be 1-hour writes.
+  // 0 <= cache_creation_1h <= cache_creation.
+  Tokens cache_creation_1h = 0;
 
   // The whole prompt: input + cache_creation + cache_read.
   Tokens prompt() const { return input + cache_creation + cache_read; }
