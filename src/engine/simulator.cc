@@ -208,7 +208,7 @@ class Engine {
   // The hash chain of each task's latest prompt, to continue from.
   struct PromptChain {
     int request = -1;
-    const std::vector<PromptPiece>* prompt = nullptr;
+    const Prompt* prompt = nullptr;
     BlockHasher hasher{1};
   };
   std::vector<PromptChain> task_chain_;
@@ -348,8 +348,7 @@ void Engine::OnRelease(Seconds now, const Release& e) {
     PromptChain& chain = task_chain_[t];
     std::size_t first = 0;
     if (chain.request == e.req - 1 && chain.prompt != nullptr &&
-        chain.prompt->size() <= request.prompt.size() &&
-        std::equal(chain.prompt->begin(), chain.prompt->end(), request.prompt.begin())) {
+        request.prompt.StartsWith(*chain.prompt)) {
       seq->hasher = chain.hasher;
       first = chain.prompt->size();
     }
@@ -829,6 +828,10 @@ void Engine::Finish(Replica& rep, Seq* seq, Seconds now) {
     PushExternal(at, Release{seq->task, seq->req + 1});
   }
   result_.requests.push_back(rec);
+  // Its hashes are in the cache and in the task's chain now: free them, or
+  // a task's finished requests hold O(turns^2) hashes in all.
+  seq->hasher = BlockHasher(1);
+  seq->explicit_blocks = {};
 }
 
 }  // namespace

@@ -109,14 +109,25 @@ void RecordedContext::Advance(std::uint64_t previous_output_identity) {
   }
 }
 
+Prompt PromptExtending(const Prompt* previous, std::span<const ContextPiece> context) {
+  std::size_t shared = 0;
+  if (previous != nullptr && previous->size() <= context.size()) {
+    while (shared < previous->size() && (*previous)[shared] == context[shared].piece) ++shared;
+  }
+  if (shared == 0 || shared < previous->size()) return Prompt(PromptOf(context));
+  Prompt prompt = *previous;
+  for (const ContextPiece& p : context.subspan(shared)) prompt.push_back(p.piece);
+  return prompt;
+}
+
 Request TurnRequest(const Task& task, int turn, int index, const Context& prompt,
-                    const Context& recorded) {
+                    const Context& recorded, const Request* previous) {
   const Turn& t = task.turns[static_cast<std::size_t>(turn)];
   Request request;
   request.task_id = task.id;
   request.index = index;
   request.turn = turn;
-  request.prompt = PromptOf(prompt);
+  request.prompt = PromptExtending(previous != nullptr ? &previous->prompt : nullptr, prompt);
   request.output = t.output;
   request.output_identity = OutputIdentity(task.id, index);
   request.tool_s = t.tool_s;
@@ -133,8 +144,9 @@ std::vector<Request> TurnByTurnPolicy::Plan(const Task& task) const {
   RecordedContext recorded(task);
   for (int turn = 0; turn < static_cast<int>(task.turns.size()); ++turn) {
     recorded.Advance(turn > 0 ? requests.back().output_identity : 0);
-    requests.push_back(
-        TurnRequest(task, turn, turn, Edit(recorded.context(), turn), recorded.context()));
+    requests.push_back(TurnRequest(task, turn, turn, Edit(recorded.context(), turn),
+                                   recorded.context(),
+                                   requests.empty() ? nullptr : &requests.back()));
   }
   return requests;
 }

@@ -87,11 +87,17 @@ class RecordedContext {
   std::size_t appended_from_ = 0;
 };
 
+// The pieces of `context` as a Prompt that shares storage with `previous`
+// when `previous` (may be null) is a prefix of them (prompt.h).
+Prompt PromptExtending(const Prompt* previous, std::span<const ContextPiece> context);
+
 // The request serving trace turn `turn` of `task` as request `index`, with
 // `prompt`: output, tool wait, recorded time and usage from the turn, and the
-// turn's explicit block hashes when `prompt` is the recorded prompt.
+// turn's explicit block hashes when `prompt` is the recorded prompt. Its
+// prompt shares storage with `previous`'s (the task's request before it, or
+// null) when it extends it.
 Request TurnRequest(const Task& task, int turn, int index, const Context& prompt,
-                    const Context& recorded);
+                    const Context& recorded, const Request* previous);
 
 // A policy that edits each turn's recorded context on its own, without state
 // carried between turns: one request per turn, request index = turn.

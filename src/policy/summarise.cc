@@ -34,8 +34,9 @@ class Summarise : public ContextPolicy {
       const Tokens prompt_tokens = ContextTokens(context) + ContextTokens(recorded.appended());
       if (turn > 0 && prompt_tokens > threshold_tokens_) Compact(task, turn, &context, &requests);
       context.insert(context.end(), recorded.appended().begin(), recorded.appended().end());
-      requests.push_back(
-          TurnRequest(task, turn, static_cast<int>(requests.size()), context, recorded.context()));
+      requests.push_back(TurnRequest(task, turn, static_cast<int>(requests.size()), context,
+                                     recorded.context(),
+                                     requests.empty() ? nullptr : &requests.back()));
     }
     return requests;
   }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -130,8 +131,7 @@ inline std::vector<Tokens> PromptTokensOf(const std::vector<Request>& requests) 
 
 // How many leading block hashes (block size 16) two prompts share: the blocks
 // a prefix cache would hit for `b` after serving `a`.
-inline std::size_t SharedBlocks(const std::vector<PromptPiece>& a,
-                                const std::vector<PromptPiece>& b) {
+inline std::size_t SharedBlocks(std::span<const PromptPiece> a, std::span<const PromptPiece> b) {
   std::vector<ContentPiece> ca;
   std::vector<ContentPiece> cb;
   for (const PromptPiece& p : a) ca.push_back(p.content);

@@ -62,7 +62,7 @@ TEST(SummarisePolicyTest, InsertsSummaryRequestsAndContinuesFromTheCompactedCont
 
   // The summary request: the conversation so far, a full prefix hit.
   const PromptPiece out1 = Piece(SpanKind::kAssistant, OutputIdentity("a", 1), 0, 20);
-  std::vector<PromptPiece> in = r[1].prompt;
+  std::vector<PromptPiece> in = r[1].prompt.ToVector();
   in.push_back(out1);
   EXPECT_EQ(r[2].prompt, in);
   EXPECT_EQ(r[2].output, 40);
@@ -84,7 +84,7 @@ TEST(SummarisePolicyTest, InsertsSummaryRequestsAndContinuesFromTheCompactedCont
 
   // The second summary replaces the first one too.
   const PromptPiece out3 = Piece(SpanKind::kAssistant, OutputIdentity("a", 4), 0, 15);
-  in = r[4].prompt;
+  in = r[4].prompt.ToVector();
   in.push_back(out3);
   EXPECT_EQ(r[5].prompt, in);
   EXPECT_EQ(r[6].prompt,
@@ -98,7 +98,7 @@ TEST(SummarisePolicyTest, CompactionMissesOnceAfterTheSystemPrefixThenHitsAgain)
   const std::vector<Request> r = Plan(AgentTask("a"), 700, 40, 100);
   // The summary request is the previous prompt and answer: all 410 / 16 =
   // 25 full blocks were written by r1's prefill and decode.
-  std::vector<PromptPiece> served = r[1].prompt;
+  std::vector<PromptPiece> served = r[1].prompt.ToVector();
   served.push_back(Piece(SpanKind::kAssistant, OutputIdentity("a", 1), 0, 20));
   EXPECT_EQ(testing::SharedBlocks(served, r[2].prompt), 25u);
   // The compacted turn shares 9 blocks (144 of the 150 system + tools tokens).

@@ -76,24 +76,18 @@
 #include <vector>
 
 #include "kvbill/cache/block_hash.h"
+#include "kvbill/policy/prompt.h"
 #include "kvbill/trace/trace.h"
 #include "kvbill/util/result.h"
 
 namespace kvbill {
-
-struct PromptPiece {
-  ContentPiece content;
-  SpanKind kind = SpanKind::kOther;
-
-  bool operator==(const PromptPiece&) const = default;
-};
 
 struct Request {
   std::string task_id;
   int index = 0;  // position in the task's request list, from 0
   int turn = 0;   // the trace turn it serves (a summary: the turn it precedes)
   bool is_summary = false;
-  std::vector<PromptPiece> prompt;
+  Prompt prompt;  // shares storage with the prompts it extends
   Tokens output = 0;
   std::uint64_t output_identity = 0;  // identity of the generated tokens
   // Wait after this request's output before the next request is released.
