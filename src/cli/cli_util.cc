@@ -15,7 +15,10 @@ std::optional<int> ParseOptions(const Args& args, const std::string& command,
   try {
     po::command_line_parser parser(args);
     parser.options(options);
-    if (positional != nullptr) parser.positional(*positional);
+    // A command without positional arguments still gets an (empty)
+    // description, so a stray argument is an error instead of being ignored.
+    const po::positional_options_description none;
+    parser.positional(positional != nullptr ? *positional : none);
     po::store(parser.run(), vm);
     if (vm.count("help") != 0) {
       std::cout << usage << "\n" << options << "\n";

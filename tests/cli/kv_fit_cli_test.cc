@@ -196,5 +196,20 @@ TEST(PlotCliTest, WritesAnSvgAndNothingOnBadInput) {
   std::filesystem::remove(out);
 }
 
+TEST(CliArgumentsTest, AStrayPositionalArgumentIsAnErrorForEveryCommand) {
+  // A scenario given without -s (`kvbill simulate s.json`) used to be ignored:
+  // the bundled default scenario ran instead. Every command without
+  // positional arguments now refuses one, with exit status 2 and no output.
+  for (const std::string command :
+       {"simulate", "compare", "sweep --scenario default", "breakeven", "check", "report",
+        "kv --model qwen3-32b", "fit --model qwen3-32b --gpu h100-sxm", "models", "gpus"}) {
+    SCOPED_TRACE(command);
+    const auto r = RunKvbill(command + " stray.json");
+    EXPECT_EQ(r.exit_status, 2);
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find("too many positional options"), std::string::npos) << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace kvbill
