@@ -4,7 +4,6 @@
 #include <cassert>
 #include <limits>
 #include <stdexcept>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -15,12 +14,13 @@ using BlockId = std::uint32_t;
 constexpr BlockId kNoBlock = std::numeric_limits<BlockId>::max();
 // Blocks ever stored: kNoBlock is reserved, so ids run up to 2^32 - 2.
 constexpr std::size_t kMaxStoredBlocks = kNoBlock;
-// Block lists of released sequences kept for reuse, and their largest size.
-constexpr std::size_t kSpareListsMax = 1024;
+// A released sequence's block list keeps its memory for the next sequence
+// up to this many blocks.
 constexpr std::size_t kSpareListMaxBlocks = 16384;
 
-// Hash -> block map with open addressing: linear probing from a Fibonacci
-// home slot, deletion by backward shift (no tombstones), load at most 1/2.
+// 64-bit key -> 32-bit id map (block hash -> block, sequence id -> slot) with
+// open addressing: linear probing from a Fibonacci home slot, deletion by
+// backward shift (no tombstones), load at most 1/2.
 class BlockIndex {
  public:
   BlockIndex() : slots_(kInitialSlots) {}
@@ -38,6 +38,19 @@ class BlockIndex {
     if (2 * (size_ + 1) > slots_.size()) Rehash(2 * slots_.size());
     Place(hash, block);
     ++size_;
+  }
+
+  // Inserts unless `hash` is present (one probe for Find and Insert); true
+  // when it inserted.
+  bool InsertIfAbsent(std::uint64_t hash, BlockId block) {
+    if (2 * (size_ + 1) > slots_.size()) Rehash(2 * slots_.size());
+    std::size_t i = Home(hash);
+    for (; slots_[i].block != kNoBlock; i = (i + 1) & mask()) {
+      if (slots_[i].hash == hash) return false;
+    }
+    slots_[i] = Slot{hash, block};
+    ++size_;
+    return true;
   }
 
   // Precondition: `hash` is present.
@@ -206,24 +219,42 @@ struct PrefixCache::Impl {
     }
   }
 
-  Sequence& Start(SeqId id) {
-    Sequence& seq = sequences[id];
-    if (seq.blocks.capacity() == 0 && !spare_lists.empty()) {
-      seq.blocks = std::move(spare_lists.back());
-      spare_lists.pop_back();
-    }
-    return seq;
+  static std::uint64_t Key(SeqId id) { return static_cast<std::uint64_t>(id); }
+
+  // The held sequence `id`, or nullptr.
+  Sequence* Find(SeqId id) {
+    const BlockId slot = sequence_slots.Find(Key(id));
+    return slot == kNoBlock ? nullptr : &sequences[slot];
+  }
+  const Sequence* Find(SeqId id) const {
+    const BlockId slot = sequence_slots.Find(Key(id));
+    return slot == kNoBlock ? nullptr : &sequences[slot];
   }
 
-  void Drop(std::unordered_map<SeqId, Sequence>::iterator it) {
-    const std::vector<BlockId>& held = it->second.blocks;
-    for (auto b = held.rbegin(); b != held.rend(); ++b) Unreference(*b);  // tail first
-    std::vector<BlockId> list = std::move(it->second.blocks);
-    sequences.erase(it);
-    if (list.capacity() <= kSpareListMaxBlocks && spare_lists.size() < kSpareListsMax) {
-      list.clear();
-      spare_lists.push_back(std::move(list));
+  // Sequence `id`, started (with no blocks) when not held.
+  Sequence& Start(SeqId id) {
+    if (Sequence* seq = Find(id)) return *seq;
+    BlockId slot = kNoBlock;
+    if (!free_slots.empty()) {
+      slot = free_slots.back();
+      free_slots.pop_back();
+    } else {
+      slot = static_cast<BlockId>(sequences.size());
+      sequences.emplace_back();
     }
+    sequence_slots.Insert(Key(id), slot);
+    return sequences[slot];
+  }
+
+  void Drop(SeqId id, Sequence& seq) {
+    const std::vector<BlockId>& held = seq.blocks;
+    for (auto b = held.rbegin(); b != held.rend(); ++b) Unreference(*b);  // tail first
+    const BlockId slot = static_cast<BlockId>(&seq - sequences.data());
+    sequence_slots.Erase(Key(id));
+    seq.blocks.clear();  // keeps its memory for the slot's next sequence
+    if (seq.blocks.capacity() > kSpareListMaxBlocks) seq.blocks.shrink_to_fit();
+    seq.pinned = false;
+    free_slots.push_back(slot);
   }
 
   const std::int64_t capacity;
@@ -235,9 +266,13 @@ struct PrefixCache::Impl {
   std::int64_t cached = 0;
   std::int64_t referenced = 0;
   BlockIndex index;  // hash -> block, for referenced and cached blocks
-  std::unordered_map<SeqId, Sequence> sequences;
-  std::vector<std::vector<BlockId>> spare_lists;  // reused block lists
-  std::vector<BlockId> hits;                      // scratch for Admit
+  // Held sequences in reused slots (a slot keeps its block list's memory),
+  // found through a flat index: the engine looks a sequence up for every
+  // block it commits, and a node-based map cost more than the commit.
+  std::vector<Sequence> sequences;
+  std::vector<BlockId> free_slots;
+  BlockIndex sequence_slots;  // sequence id -> slot
+  std::vector<BlockId> hits;  // scratch for Admit
   PrefixCacheStats stats;
 };
 
@@ -264,7 +299,7 @@ std::optional<std::int64_t> PrefixCache::Admit(SeqId id,
                                                std::int64_t max_hit_blocks) {
   Impl& s = *impl_;
   assert(blocks_needed >= 0);
-  if (s.sequences.contains(id)) return std::nullopt;
+  if (s.Find(id) != nullptr) return std::nullopt;
 
   const Impl::Hits found = s.FindHits(prompt_hashes, blocks_needed, max_hit_blocks, &s.hits);
   const std::int64_t fresh = blocks_needed - found.hits;
@@ -300,35 +335,38 @@ bool PrefixCache::Grow(SeqId id, std::int64_t n) {
 void PrefixCache::Commit(SeqId id, std::int64_t index, std::uint64_t hash) {
   Impl& s = *impl_;
   if (!s.caching) return;
-  const auto it = s.sequences.find(id);
-  if (it == s.sequences.end()) return;
-  const std::vector<BlockId>& held = it->second.blocks;
-  if (index < 0 || index >= static_cast<std::int64_t>(held.size())) return;
-  Block& block = s.blocks[held[static_cast<std::size_t>(index)]];
-  if (block.hashed || s.index.Find(hash) != kNoBlock) return;  // first commit wins
+  const Sequence* seq = s.Find(id);
+  if (seq == nullptr) return;
+  if (index < 0 || index >= static_cast<std::int64_t>(seq->blocks.size())) return;
+  const BlockId b = seq->blocks[static_cast<std::size_t>(index)];
+  Block& block = s.blocks[b];
+  if (block.hashed || !s.index.InsertIfAbsent(hash, b)) return;  // first commit wins
   block.hash = hash;
   block.hashed = true;
-  s.index.Insert(hash, held[static_cast<std::size_t>(index)]);
 }
 
 void PrefixCache::Release(SeqId id) {
-  const auto it = impl_->sequences.find(id);
-  if (it != impl_->sequences.end()) impl_->Drop(it);
+  if (Sequence* seq = impl_->Find(id)) impl_->Drop(id, *seq);
 }
 
 void PrefixCache::ReleasePinned(SeqId id) {
-  const auto it = impl_->sequences.find(id);
-  if (it != impl_->sequences.end()) it->second.pinned = true;
+  if (Sequence* seq = impl_->Find(id)) seq->pinned = true;
 }
 
 void PrefixCache::Unpin(SeqId id) {
-  const auto it = impl_->sequences.find(id);
-  if (it != impl_->sequences.end() && it->second.pinned) impl_->Drop(it);
+  Sequence* seq = impl_->Find(id);
+  if (seq != nullptr && seq->pinned) impl_->Drop(id, *seq);
 }
 
 std::int64_t PrefixCache::BlocksOf(SeqId id) const {
-  const auto it = impl_->sequences.find(id);
-  return it == impl_->sequences.end() ? 0 : static_cast<std::int64_t>(it->second.blocks.size());
+  const Sequence* seq = impl_->Find(id);
+  return seq == nullptr ? 0 : static_cast<std::int64_t>(seq->blocks.size());
+}
+
+bool PrefixCache::Evictable(std::uint64_t hash) const {
+  if (!impl_->caching) return false;
+  const BlockId b = impl_->index.Find(hash);
+  return b != kNoBlock && impl_->blocks[b].refs == 0;
 }
 
 std::int64_t PrefixCache::capacity_blocks() const { return impl_->capacity; }

@@ -126,6 +126,9 @@ int RunSimulate(const Args& args) {
   s["preemptions"] = sum.preemptions;
   s["evicted_blocks"] = sum.evicted_blocks;
   s["kv_pool_blocks_per_replica"] = sum.kv_pool_blocks;
+  if (outcome->result.kv_cache_groups > 1) {  // blocks are then pages of one group
+    s["kv_cache_groups"] = outcome->result.kv_cache_groups;
+  }
   s["iterations"] = outcome->result.iterations;
   s["engine_steps"] = outcome->result.steps_advanced;
   j["summary"] = s;

@@ -4,15 +4,20 @@
 #include "kvbill/engine/simulator.h"
 
 #include <algorithm>
+#include <array>
+#include <cassert>
 #include <cmath>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <optional>
+#include <queue>
 #include <set>
 #include <sstream>
 #include <variant>
 
 #include "kvbill/cache/block_hash.h"
+#include "kvbill/cache/kv_groups.h"
 #include "kvbill/cache/offload_tier.h"
 #include "kvbill/cache/prefix_cache.h"
 #include "kvbill/engine/event_queue.h"
@@ -70,9 +75,10 @@ struct Seq {
   bool explicit_hashes = false;
   std::vector<std::uint64_t> explicit_blocks;  // from the trace, when it gave block hashes
   BlockHasher hasher{16};
-  Tokens hashed_output = 0;    // output tokens appended to the hasher
-  std::int64_t committed = 0;  // leading blocks committed to the cache
-  Tokens peak_tokens = 0;      // most block-rounded tokens held
+  Tokens hashed_output = 0;     // output tokens appended to the hasher
+  std::int64_t committed = 0;   // leading blocks committed to the cache
+  Tokens peak_tokens = 0;       // most block-rounded tokens held
+  std::int64_t peak_pages = 0;  // most KV pool pages held (grouped pools)
   RequestRecord record;
 
   bool InPrefill() const { return computed < prefill_target; }
@@ -110,7 +116,7 @@ struct Work {
 
 struct Replica {
   int index = 0;
-  std::unique_ptr<PrefixCache> cache;
+  std::unique_ptr<KvPool> cache;
   std::unique_ptr<OffloadTier> offload;  // host tier, when configured
   std::vector<Seq*> running;
   std::deque<Seq*> waiting;
@@ -125,7 +131,7 @@ struct Replica {
   Seconds natural_end = 0;
   // The earliest time a request finishing here can release work to any
   // replica: natural_end plus the smallest tool wait of its requests.
-  Seconds release_horizon = 0;
+  Seconds release_horizon = kNever;
   // Tool waits (after_finish) and recorded release times of the next
   // requests of the tasks whose current request is here.
   std::multiset<Seconds> tool_waits;
@@ -137,12 +143,13 @@ class Engine {
  public:
   Engine(const SimulationConfig& config, const std::vector<Task>& tasks,
          const std::vector<std::vector<Request>>& requests, Roofline roofline,
-         std::int64_t pool_blocks)
+         std::int64_t pool_blocks, KvGroupLayout layout)
       : config_(config),
         tasks_(tasks),
         requests_(requests),
         roofline_(std::move(roofline)),
         pool_blocks_(pool_blocks),
+        layout_(std::move(layout)),
         bs_(config.block_size),
         usd_per_gpu_s_(config.usd_per_gpu_hour / 3600.0),
         gpus_(config.gpus_per_replica) {}
@@ -173,9 +180,21 @@ class Engine {
   };
   Admission PlanAdmission(const Replica& rep, const Seq* seq, Tokens budget) const;
   bool CanAdmit(Replica& rep, Seq* seq, Tokens budget) const;
+  // The most decode steps (up to k_max) during which the pages windowed
+  // groups free cannot let the waiting request in.
+  Tokens StepsBeforeAdmission(Replica& rep, Tokens k_max) const;
   // Moves blocks the pool evicted into the host tier, in eviction order.
   void DrainEvictions(Replica& rep);
   Seconds ReleaseHorizon(const Replica& rep) const;
+  // Sets rep.release_horizon to ReleaseHorizon(rep), counting the replicas
+  // whose horizon is finite: while no other replica's is, TryFuse need not
+  // scan them (traces of one request per task have none).
+  void SetReleaseHorizon(Replica& rep) {
+    const Seconds horizon = ReleaseHorizon(rep);
+    finite_horizons_ += (horizon < kNever ? 1 : 0) - (rep.release_horizon < kNever ? 1 : 0);
+    rep.release_horizon = horizon;
+  }
+  int finite_horizons_ = 0;
   std::optional<std::pair<bool, Seconds>> NextRelease(const Seq* s) const;
   // Adds or removes a request's next release from its replica's horizon sets.
   void Track(Replica& rep, const Seq* s, bool add);
@@ -186,18 +205,40 @@ class Engine {
   const std::vector<std::vector<Request>>& requests_;
   Roofline roofline_;
   std::int64_t pool_blocks_;
+  KvGroupLayout layout_;  // KV cache groups and page size
   Tokens bs_;
   double usd_per_gpu_s_;
   int gpus_;
   EventQueue<Event> queue_;
-  // Times of queued releases and pin expiries: what can change a replica's
-  // batch from outside.
-  std::multiset<Seconds> external_;
+  Seconds now_ = 0;  // time of the event being handled
+  // Tasks' first requests in arrival order (equal times in task order), fed
+  // to the loop one at a time. Queuing them all at the start (as the first
+  // events, so first at equal times, an order kept here) made the heap as
+  // deep as the trace is long, and every push and pop pay for that.
+  struct Arrival {
+    Seconds time;
+    int task;
+  };
+  std::vector<Arrival> arrivals_;
+  std::size_t next_arrival_ = 0;
+  // Times of queued releases of later turns and pin expiries, a min-heap
+  // (they leave in time order): with the next arrival, what can change a
+  // replica's batch from outside.
+  std::priority_queue<Seconds, std::vector<Seconds>, std::greater<>> external_;
   void PushExternal(Seconds t, Event e) {
-    external_.insert(t);
+    external_.push(t);
     queue_.Push(t, std::move(e));
   }
+  Seconds NextExternal() const {
+    Seconds t = external_.empty() ? kNever : external_.top();
+    if (next_arrival_ < arrivals_.size()) t = std::min(t, arrivals_[next_arrival_].time);
+    return t;
+  }
   std::vector<Replica> replicas_;
+  // TryFuse's buffers, kept from call to call so that fusing allocates nothing.
+  std::vector<Work> fuse_work_;
+  std::vector<long double> fuse_kv0_, fuse_kv_slope_, fuse_own_;
+  std::vector<Seq*> finished_;  // OnEnd's
   std::vector<std::unique_ptr<Seq>> seqs_;
   std::vector<int> task_replica_;
   struct Pin {
@@ -223,7 +264,7 @@ Result<SimulationResult> Engine::Run() {
   for (int i = 0; i < config_.replicas; ++i) {
     replicas_[static_cast<std::size_t>(i)].index = i;
     Replica& rep = replicas_[static_cast<std::size_t>(i)];
-    rep.cache = std::make_unique<PrefixCache>(pool_blocks_, config_.prefix_caching);
+    rep.cache = std::make_unique<KvPool>(layout_, pool_blocks_, config_.prefix_caching);
     if (config_.offload_capacity_tokens > 0 && config_.prefix_caching) {
       rep.offload = std::make_unique<OffloadTier>(config_.offload_capacity_tokens / bs_);
       rep.cache->TrackEvictions(true);
@@ -236,20 +277,36 @@ Result<SimulationResult> Engine::Run() {
   for (const Task& t : tasks_) origin = std::min(origin, t.arrival_s);
   if (tasks_.empty()) origin = 0;
   task_arrival_.resize(tasks_.size());
+  std::size_t request_count = 0;
+  for (const auto& r : requests_) request_count += r.size();
+  result_.requests.reserve(request_count);
+  seqs_.reserve(request_count);  // one Seq per request
   for (std::size_t i = 0; i < tasks_.size(); ++i) {
     task_arrival_[i] = tasks_[i].arrival_s - origin;
     if (auto s = CheckTimeSpan(tasks_[i], task_arrival_[i], requests_[i]); !s) {
       error_ = s.error();
       break;
     }
-    if (!requests_[i].empty()) PushExternal(task_arrival_[i], Release{static_cast<int>(i), 0});
+    if (!requests_[i].empty()) arrivals_.push_back(Arrival{task_arrival_[i], static_cast<int>(i)});
   }
-  while (!queue_.empty() && error_.ok()) {
+  std::stable_sort(arrivals_.begin(), arrivals_.end(),
+                   [](const Arrival& a, const Arrival& b) { return a.time < b.time; });
+  while (error_.ok()) {
+    if (next_arrival_ < arrivals_.size() &&
+        (queue_.empty() || arrivals_[next_arrival_].time <= queue_.NextTime())) {
+      const Arrival a = arrivals_[next_arrival_++];
+      now_ = a.time;
+      OnRelease(now_, Release{a.task, 0});
+      continue;
+    }
+    if (queue_.empty()) break;
     auto entry = queue_.Pop();
     const Seconds now = entry.time;
+    now_ = now;
     if (std::holds_alternative<Release>(entry.event) ||
         std::holds_alternative<PinExpiry>(entry.event)) {
-      external_.erase(external_.find(now));
+      assert(!external_.empty() && external_.top() == now);  // it was the earliest
+      external_.pop();
     }
     std::visit(
         [&](auto&& e) {
@@ -290,6 +347,7 @@ Result<SimulationResult> Engine::Run() {
   for (const RequestRecord& r : result_.requests) paid += r.cost_usd;
   result_.idle_usd = result_.bill_usd - paid;
   result_.kv_pool_blocks = pool_blocks_;
+  result_.kv_cache_groups = std::max(1, static_cast<int>(layout_.groups.size()));
   for (const Replica& rep : replicas_) {
     result_.evicted_blocks += rep.cache->stats().evicted_blocks;
     result_.busy_gpu_seconds += rep.busy_s * gpus_;
@@ -322,12 +380,13 @@ void Engine::OnRelease(Seconds now, const Release& e) {
   // it, and a prompt that can never fit must fail at once, not after that.
   Replica& rep = replicas_[static_cast<std::size_t>(r)];
   const Tokens kv_tokens = seq->prompt + std::max<Tokens>(seq->output - 1, 0);
-  if (BlocksFor(kv_tokens) > rep.cache->capacity_blocks()) {
+  if (rep.cache->PeakPages(kv_tokens, config_.max_num_batched_tokens) >
+      rep.cache->capacity_blocks()) {
     error_ = Error("request " + std::to_string(request.index) + " of task \"" + tasks_[t].id +
                    "\" needs KV for " + FormatWithSeparators(kv_tokens) + " tokens (prompt " +
                    FormatWithSeparators(seq->prompt) +
                    " + output), more than a replica's KV pool holds (" +
-                   FormatWithSeparators(rep.cache->capacity_blocks() * bs_) +
+                   FormatWithSeparators(rep.cache->capacity_tokens()) +
                    " tokens): use more GPUs per replica, a smaller KV format, or a context policy "
                    "that bounds the context");
     return;
@@ -373,7 +432,7 @@ void Engine::OnRelease(Seconds now, const Release& e) {
   seqs_.push_back(std::move(seq));
   // A newcomer may have a shorter tool wait than the requests the horizon
   // was computed from.
-  if (rep.busy) rep.release_horizon = ReleaseHorizon(rep);
+  if (rep.busy) SetReleaseHorizon(rep);
   Kick(now, r);
 }
 
@@ -382,7 +441,7 @@ void Engine::Kick(Seconds now, int r) {
   if (rep.busy || (rep.running.empty() && rep.waiting.empty())) return;
   rep.busy = true;
   rep.natural_end = now;  // unknown until it starts: bound others conservatively
-  rep.release_horizon = ReleaseHorizon(rep);
+  SetReleaseHorizon(rep);
   queue_.Push(now, StartIteration{r});
 }
 
@@ -449,6 +508,29 @@ bool Engine::CanAdmit(Replica& rep, Seq* seq, Tokens budget) const {
   return rep.cache->CanAdmit(a.hashes, a.blocks_needed);
 }
 
+Tokens Engine::StepsBeforeAdmission(Replica& rep, Tokens k_max) const {
+  const Tokens budget = config_.max_num_batched_tokens - static_cast<Tokens>(rep.running.size());
+  if (rep.waiting.empty() || budget <= 0 ||
+      static_cast<int>(rep.running.size()) >= config_.max_num_seqs) {
+    return k_max;
+  }
+  // Only freed pages can make room: allocations and evictions only take it.
+  const Admission a = PlanAdmission(rep, rep.waiting.front(), budget);
+  const std::int64_t deficit = rep.cache->AdmissionDeficit(a.hashes, a.blocks_needed);
+  auto freed = [&](Tokens steps) {
+    std::int64_t f = 0;
+    for (Seq* s : rep.running) f += rep.cache->FreedDuring(s->id, s->computed, steps);
+    return f;
+  };
+  if (freed(k_max) < deficit) return k_max;
+  Tokens lo = 0, hi = k_max;  // freed(lo) < deficit <= freed(hi)
+  while (hi - lo > 1) {
+    const Tokens mid = lo + (hi - lo) / 2;
+    (freed(mid) < deficit ? lo : hi) = mid;
+  }
+  return lo;
+}
+
 Seconds Engine::ReleaseHorizon(const Replica& rep) const {
   // No request here finishes before natural_end; one that finishes releases
   // its task's next request no earlier than its tool wait later (or, with
@@ -505,14 +587,13 @@ Status Engine::Schedule(Replica& rep) {
   for (std::size_t i = 0; i < rep.running.size() && budget > 0;) {
     Seq* seq = rep.running[i];
     const Tokens n = seq->InPrefill() ? std::min(seq->prefill_target - seq->computed, budget) : 1;
-    const std::int64_t need = BlocksFor(seq->computed + n) - rep.cache->BlocksOf(seq->id);
-    bool ok = need <= 0 || rep.cache->Grow(seq->id, need);
+    bool ok = rep.cache->Reserve(seq->id, seq->computed, seq->computed + n);
     while (!ok) {
       Seq* victim = rep.running.back();
       Preempt(rep, victim);
       preempted = true;
       if (victim == seq) break;
-      ok = rep.cache->Grow(seq->id, need);
+      ok = rep.cache->Reserve(seq->id, seq->computed, seq->computed + n);
     }
     if (!ok) break;  // preempted itself: nothing further in running
     rep.work.push_back(Work{seq, n, 0, 0, 0});
@@ -532,11 +613,11 @@ Status Engine::Schedule(Replica& rep) {
       // With nothing running, only pinned blocks can free up later; a chunk
       // larger than the whole pool never fits.
       if (rep.running.empty() && rep.work.empty() &&
-          a.blocks_needed > rep.cache->capacity_blocks()) {
+          rep.cache->AdmissionPages(a.gpu_hits, a.blocks_needed) > rep.cache->capacity_blocks()) {
         return Error("request " + std::to_string(seq->record.index) + " of task \"" +
                      seq->record.task_id + "\" can never be admitted: its first chunk needs " +
-                     std::to_string(a.blocks_needed) + " blocks, the pool holds " +
-                     std::to_string(rep.cache->capacity_blocks()));
+                     std::to_string(rep.cache->AdmissionPages(a.gpu_hits, a.blocks_needed)) +
+                     " blocks, the pool holds " + std::to_string(rep.cache->capacity_blocks()));
       }
       break;
     }
@@ -552,7 +633,7 @@ Status Engine::Schedule(Replica& rep) {
       seq->admitted_once = true;
       seq->record.cached_tokens = seq->computed;
       seq->record.offload_hit_tokens = a.host_hits * bs_;
-      seq->record.admitted_s = queue_.now();
+      seq->record.admitted_s = now_;
       // The task's previous request may still hold pinned blocks: drop them
       // now that this request holds its hits.
       auto& pin = task_pin_[static_cast<std::size_t>(seq->task)];
@@ -587,7 +668,7 @@ bool Engine::TryFuse(Replica& rep, Seconds now) {
   const std::int64_t free = rep.cache->free_blocks();
   auto demand = [&](Tokens steps) {
     std::int64_t d = 0;
-    for (Seq* s : rep.running) d += BlocksFor(s->computed + steps) - rep.cache->BlocksOf(s->id);
+    for (Seq* s : rep.running) d += rep.cache->DecodeDemand(s->id, s->computed, steps);
     return d;
   };
   if (demand(k_max) > free) {
@@ -598,6 +679,7 @@ bool Engine::TryFuse(Replica& rep, Seconds now) {
     }
     k_max = lo;
   }
+  if (layout_.Windowed()) k_max = StepsBeforeAdmission(rep, k_max);
   if (k_max < 2) return false;
   // Sums up to k_max steps, stopping at the first step that ends at or after
   // `bound`; fills per-sequence accounting in *work.
@@ -618,7 +700,10 @@ bool Engine::TryFuse(Replica& rep, Seconds now) {
     while (done < k_max && !stop) {
       Tokens len = k_max - done;
       long double a = weights + write * batch, s_bytes = 0, f0 = matmul, s_flops = 0;
-      std::vector<long double> kv0(work.size()), kv_slope(work.size());
+      std::vector<long double>& kv0 = fuse_kv0_;
+      std::vector<long double>& kv_slope = fuse_kv_slope_;
+      kv0.resize(work.size());
+      kv_slope.resize(work.size());
       for (std::size_t i = 0; i < work.size(); ++i) {
         const Tokens c = work[i].seq->computed + done;
         const LinearPiece kp = roofline_.KvPiece(c), fp = roofline_.FlopPiece(c);
@@ -634,15 +719,16 @@ bool Engine::TryFuse(Replica& rep, Seconds now) {
       auto mem = [&](long double j) { return (a + s_bytes * j) / bw; };
       auto comp = [&](long double j) { return (f0 + s_flops * j) / fl; };
       // Split [0, len) where compute overtakes memory (at most once each way).
-      std::vector<Tokens> cuts = {0};
+      std::array<Tokens, 3> cuts = {0, len, len};
+      std::size_t pieces = 1;
       const long double dm = s_bytes / bw - s_flops / fl;  // slope of mem - comp
       if (dm != 0) {
         const long double root = (comp(0) - mem(0)) / dm;  // mem(j) = comp(j)
         const Tokens cut = static_cast<Tokens>(std::ceil(root));
-        if (cut > 0 && cut < len) cuts.push_back(cut);
+        if (cut > 0 && cut < len) cuts[pieces++] = cut;
       }
-      cuts.push_back(len);
-      for (std::size_t p = 0; p + 1 < cuts.size() && !stop; ++p) {
+      cuts[pieces] = len;
+      for (std::size_t p = 0; p < pieces && !stop; ++p) {
         const Tokens j0 = cuts[p], j1 = cuts[p + 1];
         const bool memory_bound =
             mem(static_cast<long double>(j0)) >= comp(static_cast<long double>(j0));
@@ -671,7 +757,8 @@ bool Engine::TryFuse(Replica& rep, Seconds now) {
         const long double sum_j = static_cast<long double>(j0 + end - 1) * n / 2;
         const long double piece_t = sum_t(j0, end);
         long double own_total = 0;
-        std::vector<long double> own(work.size());
+        std::vector<long double>& own = fuse_own_;
+        own.resize(work.size());
         for (std::size_t i = 0; i < work.size(); ++i) {
           const long double read = kv0[i] * n + kv_slope[i] * sum_j;
           work[i].kv_read += read;
@@ -692,25 +779,33 @@ bool Engine::TryFuse(Replica& rep, Seconds now) {
   // The natural block: limited only by what can reach this replica from
   // outside (releases, pin expiries). Its end is the earliest time this
   // replica can finish a request, which bounds the other replicas' blocks.
-  const Seconds external = external_.empty() ? kNever : *external_.begin();
-  std::vector<Work> work;
+  const Seconds external = NextExternal();
+  std::vector<Work>& work = fuse_work_;
   long double elapsed = 0;
   Tokens done = sum_steps(external, &work, &elapsed);
   rep.natural_end = now + static_cast<Seconds>(elapsed);
-  rep.release_horizon = ReleaseHorizon(rep);
+  SetReleaseHorizon(rep);
   Seconds others = kNever;
-  for (const Replica& other : replicas_) {
-    if (&other != &rep && other.busy) others = std::min(others, other.release_horizon);
+  if (finite_horizons_ > (rep.release_horizon < kNever ? 1 : 0)) {  // else all are kNever
+    for (const Replica& other : replicas_) {
+      if (&other != &rep && other.busy) others = std::min(others, other.release_horizon);
+    }
   }
   if (others < rep.natural_end) done = sum_steps(std::min(external, others), &work, &elapsed);
   if (done < 2) return false;
   rep.fused_steps = done;
+  std::vector<DecodingSeq> decoding;
   for (Work& w : work) {
     w.tokens = done;
-    const std::int64_t need = BlocksFor(w.seq->computed + done) - rep.cache->BlocksOf(w.seq->id);
-    if (need > 0) rep.cache->Grow(w.seq->id, need);
+    if (layout_.Windowed()) {
+      ExtendHashes(w.seq, w.seq->computed + done);  // commits before frees
+      w.seq->peak_pages =
+          std::max(w.seq->peak_pages, rep.cache->PeakPagesDuring(w.seq->id, w.seq->computed, done));
+    }
+    decoding.push_back(DecodingSeq{w.seq->id, w.seq->computed, w.seq->hashes()});
   }
-  rep.work = std::move(work);
+  rep.cache->AdvanceDecode(decoding, done);
+  rep.work.swap(work);  // both buffers are kept for reuse
   rep.duration = static_cast<Seconds>(elapsed);
   return true;
 }
@@ -754,7 +849,7 @@ void Engine::OnStart(Seconds now, int r) {
     }
     rep.duration = static_cast<Seconds>(t + reload);
     rep.natural_end = now + rep.duration;
-    rep.release_horizon = ReleaseHorizon(rep);
+    SetReleaseHorizon(rep);
   }
   DrainEvictions(rep);
   queue_.Push(now + rep.duration, IterationEnd{r});
@@ -765,7 +860,8 @@ void Engine::OnEnd(Seconds now, int r) {
   result_.iterations += rep.fused_steps > 0 ? rep.fused_steps : 1;
   result_.steps_advanced += 1;
   rep.busy_s += rep.duration;
-  std::vector<Seq*> finished;
+  std::vector<Seq*>& finished = finished_;
+  finished.clear();
   const long double gpus = gpus_;
   for (Work& w : rep.work) {
     Seq* s = w.seq;
@@ -792,6 +888,7 @@ void Engine::OnEnd(Seconds now, int r) {
     }
     CommitFull(rep, s);
     s->peak_tokens = std::max<Tokens>(s->peak_tokens, rep.cache->BlocksOf(s->id) * bs_);
+    s->peak_pages = std::max(s->peak_pages, rep.cache->PagesOf(s->id));
     if (!s->InPrefill() && s->generated >= s->output) finished.push_back(s);
   }
   for (Seq* s : finished) Finish(rep, s, now);
@@ -806,6 +903,7 @@ void Engine::Finish(Replica& rep, Seq* seq, Seconds now) {
   rec.finish_s = now;
   rec.peak_kv_bytes = static_cast<Bytes>(static_cast<double>(seq->peak_tokens) *
                                          roofline_.KvWriteBytesPerToken() * gpus_);
+  if (!layout_.Single()) rec.peak_kv_bytes = seq->peak_pages * layout_.page_bytes * gpus_;
   const std::size_t t = static_cast<std::size_t>(seq->task);
   const bool has_next = static_cast<std::size_t>(seq->req + 1) < requests_[t].size();
   if (has_next && config_.pin_during_tool_s > 0) {
@@ -827,7 +925,7 @@ void Engine::Finish(Replica& rep, Seq* seq, Seconds now) {
     }
     PushExternal(at, Release{seq->task, seq->req + 1});
   }
-  result_.requests.push_back(rec);
+  result_.requests.push_back(std::move(rec));  // the record is not read again
   // Its hashes are in the cache and in the task's chain now: free them, or
   // a task's finished requests hold O(turns^2) hashes in all.
   seq->hasher = BlockHasher(1);
@@ -857,7 +955,25 @@ Result<SimulationResult> Simulate(const SimulationConfig& config, const std::vec
       Roofline::Make(config.model, config.kv_format, config.weight_format, config.gpu, params);
   if (!roofline) return roofline.error();
   // The KV pool: what is left of the memory fraction after weights, in
-  // blocks of every per-token layer (sliding layers counted at full size).
+  // pages of one KV cache group (kv_groups.h); with one group a page is the
+  // block of every per-token layer.
+  KvGroupLayout layout =
+      MakeKvGroupLayout(config.model, config.kv_format, config.gpus_per_replica, config.block_size);
+  if (layout.groups.size() > 254) {
+    return Error("the model has " + std::to_string(layout.groups.size()) +
+                 " KV cache groups; the engine supports at most 254");
+  }
+  if (layout.state_bytes > 0 && config.prefix_caching) {
+    return Error("model \"" + config.model.name +
+                 "\" has linear-state (SSM / linear attention) layers, whose state a block "
+                 "prefix cache cannot reuse (vLLM serves such models without prefix caching "
+                 "unless opted in): set prefix_cache.enabled to false");
+  }
+  if (layout.Windowed() && config.offload_capacity_tokens > 0 && config.prefix_caching) {
+    return Error(
+        "the host offload tier (prefix_cache.offload) is not modelled for models with "
+        "sliding-window or chunked attention layers");
+  }
   auto weights = ComputeWeightBytes(config.model, config.weight_format);
   if (!weights) return weights.error();
   const int tp = config.gpus_per_replica;
@@ -871,7 +987,9 @@ Result<SimulationResult> Simulate(const SimulationConfig& config, const std::vec
   if (config.capacity_tokens == kUnlimitedTokens) {
     pool = kUnlimitedBlocks;
   } else if (config.capacity_tokens > 0) {
-    pool = CeilDiv(config.capacity_tokens, config.block_size);
+    // Tokens of sequences that keep every block of every group.
+    pool = CeilDiv(config.capacity_tokens, config.block_size) *
+           std::max<std::int64_t>(1, std::ssize(layout.groups));
   } else {
     if (capacity <= weights_per_gpu) {
       return Error("the model's weights (" +
@@ -881,8 +999,14 @@ Result<SimulationResult> Simulate(const SimulationConfig& config, const std::vec
     }
     pool = block_bytes > 0 ? static_cast<std::int64_t>((capacity - weights_per_gpu) / block_bytes)
                            : kUnlimitedBlocks;
+    if (!layout.Single()) {
+      pool = layout.page_bytes > 0
+                 ? static_cast<std::int64_t>((capacity - weights_per_gpu) /
+                                             static_cast<long double>(layout.page_bytes))
+                 : kUnlimitedBlocks;
+    }
   }
-  Engine engine(config, tasks, requests, std::move(*roofline), pool);
+  Engine engine(config, tasks, requests, std::move(*roofline), pool, std::move(layout));
   return engine.Run();
 }
 

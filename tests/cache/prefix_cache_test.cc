@@ -291,6 +291,31 @@ TEST(PrefixCacheTest, ZeroCapacityRefusesEveryBlock) {
   EXPECT_FALSE(cache.Grow(1, 1));
 }
 
+// Sequences are found by id whatever its value, and a released sequence's
+// storage (reused for the next one) keeps none of its state.
+TEST(PrefixCacheTest, SequenceIdsOfAnyValueAndReusedStorage) {
+  PrefixCache cache(10);
+  const SeqId big = SeqId{1} << 40, negative = -7;
+  ASSERT_TRUE(cache.Grow(big, 2));
+  ASSERT_TRUE(cache.Grow(negative, 3));
+  EXPECT_EQ(cache.BlocksOf(big), 2);
+  EXPECT_EQ(cache.BlocksOf(negative), 3);
+  EXPECT_EQ(cache.BlocksOf(0), 0);
+  cache.ReleasePinned(big);
+  cache.Unpin(big);  // its 2 blocks had no hash: empty again
+  EXPECT_EQ(cache.BlocksOf(big), 0);
+  EXPECT_EQ(CountsOf(cache), (Counts{7, 0, 3}));  // 10 - negative's 3
+  // Sequence 5 is not pinned (whatever storage it got), so Unpin leaves it.
+  EXPECT_EQ(cache.Admit(5, Hashes{}, 1), 0);
+  cache.Unpin(5);
+  EXPECT_EQ(cache.BlocksOf(5), 1);
+  EXPECT_EQ(CountsOf(cache), (Counts{6, 0, 4}));
+  EXPECT_EQ(cache.Admit(negative, Hashes{}, 1), std::nullopt);  // still held
+  cache.Release(negative);
+  cache.Release(5);
+  EXPECT_EQ(CountsOf(cache), (Counts{10, 0, 0}));
+}
+
 // A deliberately naive pool to check PrefixCache against: blocks in a vector,
 // the LRU in a std::list (front = least recently released), hashes in a
 // std::map, counts by scanning. Admit is tried on a copy of the whole model

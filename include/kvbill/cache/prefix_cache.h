@@ -105,6 +105,10 @@ class PrefixCache {
   // Blocks sequence `id` holds (0 when unknown).
   std::int64_t BlocksOf(SeqId id) const;
 
+  // Whether a cached (unreferenced, so evictable) block has `hash`: reusing
+  // it takes it out of the free pool. False when caching is off.
+  bool Evictable(std::uint64_t hash) const;
+
   std::int64_t capacity_blocks() const;
   std::int64_t free_blocks() const;        // empty + cached
   std::int64_t cached_blocks() const;      // unreferenced with a hash

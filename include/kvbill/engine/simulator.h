@@ -88,7 +88,8 @@ struct SimulationResult {
   long double busy_gpu_seconds = 0;     // sum of iteration times x GPUs, all replicas
   std::int64_t iterations = 0;          // engine iterations simulated (fused ones count each)
   std::int64_t steps_advanced = 0;      // scheduler passes (fused blocks count once)
-  std::int64_t kv_pool_blocks = 0;      // per replica
+  std::int64_t kv_pool_blocks = 0;      // per replica: pages of one KV cache group
+  int kv_cache_groups = 1;              // attention KV cache groups (kv_groups.h)
   std::int64_t evicted_blocks = 0;      // over all replicas
 };
 

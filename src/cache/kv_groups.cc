@@ -1,0 +1,536 @@
+#include "kvbill/cache/kv_groups.h"
+
+#include <algorithm>
+#include <cassert>
+#include <stdexcept>
+#include <utility>
+
+#include "kvbill/model/kv_footprint.h"
+
+namespace kvbill {
+namespace {
+
+Tokens CeilDiv(Tokens a, Tokens b) { return (a + b - 1) / b; }
+
+// PrefixCache sequence keys. Group g of sequence id is one PrefixCache
+// sequence for a full group (block field kWholeGroup) and one per held block
+// for a windowed group, so that single blocks can be freed from the front.
+// Keys are negative; ids below 2^28, groups below 255, blocks below 2^27 - 1.
+constexpr int kBlockBits = 27;
+constexpr int kGroupBits = 8;
+constexpr std::int64_t kWholeGroup = (std::int64_t{1} << kBlockBits) - 1;
+constexpr std::int64_t kStateGroup = (std::int64_t{1} << kGroupBits) - 1;
+
+SeqId Key(SeqId id, std::int64_t group, std::int64_t block) {
+  if (id < 0 || id >= (std::int64_t{1} << (63 - kBlockBits - kGroupBits)) || block < 0 ||
+      block > kWholeGroup) {
+    throw std::length_error("KvPool: sequence id or block index out of range");
+  }
+  return -1 - ((id << (kBlockBits + kGroupBits)) | (group << kBlockBits) | block);
+}
+
+// The key of one block of a windowed group (block < kWholeGroup).
+SeqId BlockKey(SeqId id, std::int64_t group, std::int64_t block) {
+  if (block >= kWholeGroup) throw std::length_error("KvPool: block index out of range");
+  return Key(id, group, block);
+}
+
+// Group g's copy of a block: the block hash mixed with g (group 0 unchanged).
+std::uint64_t Salt(std::size_t g, std::uint64_t hash) {
+  if (g == 0) return hash;
+  std::uint64_t x = hash ^ (static_cast<std::uint64_t>(g) * 0x9e37'79b9'7f4a'7c15ULL);
+  x ^= x >> 31;
+  x *= 0xbf58'476d'1ce4'e5b9ULL;
+  return x ^ (x >> 29);
+}
+
+struct KindKey {
+  KvGroupKind kind;
+  Tokens window;
+  bool operator==(const KindKey&) const = default;
+};
+
+KindKey KindOf(const LayerShape& layer) {
+  switch (layer.kind) {
+    case LayerKind::kSlidingWindow:
+      return {KvGroupKind::kSliding, layer.window};
+    case LayerKind::kChunkedAttention:
+      return {KvGroupKind::kChunked, layer.window};
+    default:
+      return {KvGroupKind::kFull, 0};
+  }
+}
+
+}  // namespace
+
+Tokens WindowStart(const KvCacheGroup& group, Tokens computed) {
+  switch (group.kind) {
+    case KvGroupKind::kSliding:
+      return std::max<Tokens>(0, computed - group.window + 1);
+    case KvGroupKind::kChunked:
+      return computed / group.window * group.window;
+    case KvGroupKind::kFull:
+      break;
+  }
+  return 0;
+}
+
+bool KvGroupLayout::Windowed() const {
+  return std::any_of(groups.begin(), groups.end(),
+                     [](const KvCacheGroup& g) { return g.kind != KvGroupKind::kFull; });
+}
+
+KvGroupLayout MakeKvGroupLayout(const ModelShape& model, const ElementFormat& format,
+                                int tensor_parallel, Tokens block_size) {
+  assert(block_size >= 1);
+  KvGroupLayout layout;
+  layout.block_size = block_size;
+  std::vector<KindKey> kinds;
+  std::vector<int> counts;
+  std::int64_t all_bits = 0, max_bits = 0;
+  for (const LayerShape& l : model.layers) {
+    if (!l.KeepsPerTokenKv()) continue;
+    const std::int64_t bits = LayerBitsPerToken(l, format, tensor_parallel);
+    all_bits += bits;
+    max_bits = std::max(max_bits, bits);
+    const KindKey k = KindOf(l);
+    const auto it = std::find(kinds.begin(), kinds.end(), k);
+    if (it == kinds.end()) {
+      kinds.push_back(k);
+      counts.push_back(1);
+    } else {
+      ++counts[static_cast<std::size_t>(it - kinds.begin())];
+    }
+  }
+  layout.state_bytes = StateBytesPerSequence(model, tensor_parallel);
+  if (!kinds.empty()) {
+    const int size = *std::min_element(counts.begin(), counts.end());
+    layout.layers_per_group = size;
+    for (std::size_t k = 0; k < kinds.size(); ++k) {
+      for (int left = counts[k]; left > 0; left -= size) {
+        layout.groups.push_back(KvCacheGroup{kinds[k].kind, kinds[k].window, std::min(left, size)});
+      }
+    }
+    const std::int64_t page_bits =
+        kinds.size() == 1 ? all_bits * block_size : max_bits * size * block_size;
+    layout.page_bytes = (page_bits + 7) / 8;
+  } else {
+    layout.page_bytes = layout.state_bytes;  // a state-only model: one page per sequence
+  }
+  if (layout.state_bytes > 0 && layout.page_bytes > 0) {
+    layout.state_pages = CeilDiv(layout.state_bytes, layout.page_bytes);
+  }
+  return layout;
+}
+
+KvPool::KvPool(KvGroupLayout layout, std::int64_t capacity_pages, bool caching)
+    : layout_(std::move(layout)), cache_(capacity_pages, caching) {}
+
+KvPool::~KvPool() = default;
+
+bool KvPool::Cached(std::size_t g, std::uint64_t hash) const {
+  const std::uint64_t salted = Salt(g, hash);
+  return cache_.LongestPrefix(std::span<const std::uint64_t>(&salted, 1)) == 1;
+}
+
+std::int64_t KvPool::FirstBlock(std::size_t g, Tokens computed) const {
+  return WindowStart(layout_.groups[g], computed) / layout_.block_size;
+}
+
+std::int64_t KvPool::LongestPrefix(std::span<const std::uint64_t> hashes) const {
+  if (layout_.Single()) return cache_.LongestPrefix(hashes);
+  std::int64_t n = static_cast<std::int64_t>(hashes.size());
+  std::vector<std::uint64_t> salted;
+  for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
+    if (layout_.groups[g].kind != KvGroupKind::kFull) continue;
+    if (g == 0) {
+      n = cache_.LongestPrefix(hashes.first(static_cast<std::size_t>(n)));
+      continue;
+    }
+    salted.clear();
+    for (std::int64_t b = 0; b < n; ++b)
+      salted.push_back(Salt(g, hashes[static_cast<std::size_t>(b)]));
+    n = cache_.LongestPrefix(salted);
+  }
+  // Windowed groups: lower n to the largest value whose window is cached,
+  // jumping below the highest missing block; repeat until no group lowers it
+  // (a group's window start never grows as n falls).
+  for (bool lowered = true; lowered && n > 0;) {
+    lowered = false;
+    for (std::size_t g = 0; g < layout_.groups.size() && n > 0; ++g) {
+      if (layout_.groups[g].kind == KvGroupKind::kFull) continue;
+      for (;;) {
+        const std::int64_t lo = FirstBlock(g, n * layout_.block_size);
+        std::int64_t b = n - 1;
+        while (b >= lo && Cached(g, hashes[static_cast<std::size_t>(b)])) --b;
+        if (b < lo) break;
+        n = b;  // every n' in (b, n] needs block b
+        lowered = true;
+        if (n == 0) break;
+      }
+    }
+  }
+  return n;
+}
+
+KvPool::Plan KvPool::PlanAdmit(std::span<const std::uint64_t> hit_hashes,
+                               std::int64_t blocks_needed) const {
+  Plan plan;
+  const std::int64_t n =
+      std::min<std::int64_t>(static_cast<std::int64_t>(hit_hashes.size()), blocks_needed);
+  for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
+    const std::int64_t lo = std::min(FirstBlock(g, n * layout_.block_size), n);
+    for (std::int64_t b = lo; b < n; ++b) {
+      if (cache_.Evictable(Salt(g, hit_hashes[static_cast<std::size_t>(b)]))) ++plan.cached;
+    }
+    plan.fresh += blocks_needed - n;
+  }
+  plan.fresh += layout_.state_pages;
+  return plan;
+}
+
+bool KvPool::CanAdmit(std::span<const std::uint64_t> hit_hashes, std::int64_t blocks_needed) const {
+  if (layout_.Single()) return cache_.CanAdmit(hit_hashes, blocks_needed);
+  const Plan plan = PlanAdmit(hit_hashes, blocks_needed);
+  return plan.fresh <= cache_.free_blocks() - plan.cached;
+}
+
+std::int64_t KvPool::AdmissionDeficit(std::span<const std::uint64_t> hit_hashes,
+                                      std::int64_t blocks_needed) const {
+  if (layout_.Single()) {
+    return CanAdmit(hit_hashes, blocks_needed) ? 0 : kUnlimitedBlocks;  // no frees to wait for
+  }
+  const Plan plan = PlanAdmit(hit_hashes, blocks_needed);
+  return plan.fresh - (cache_.free_blocks() - plan.cached);
+}
+
+std::int64_t KvPool::FreedDuring(SeqId id, Tokens computed, Tokens steps) const {
+  if (layout_.Single() || steps <= 0) return 0;
+  const auto it = held_.find(id);
+  if (it == held_.end()) return 0;
+  std::int64_t freed = 0;
+  for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
+    if (layout_.groups[g].kind == KvGroupKind::kFull) continue;
+    freed += std::max<std::int64_t>(0, FirstBlock(g, computed + steps - 1) - it->second.lo[g]);
+  }
+  return freed;
+}
+
+std::int64_t KvPool::AdmissionPages(std::int64_t hits, std::int64_t blocks_needed) const {
+  if (layout_.Single()) return blocks_needed;
+  std::int64_t pages = layout_.state_pages;
+  for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
+    pages += blocks_needed - std::min(FirstBlock(g, hits * layout_.block_size), hits);
+  }
+  return pages;
+}
+
+std::int64_t KvPool::PeakPages(Tokens tokens, Tokens chunk) const {
+  const Tokens bs = layout_.block_size;
+  const std::int64_t blocks = CeilDiv(tokens, bs);
+  if (layout_.Single()) return blocks;
+  std::int64_t pages = layout_.state_pages;
+  for (const KvCacheGroup& g : layout_.groups) {
+    pages += g.kind == KvGroupKind::kFull
+                 ? blocks
+                 : std::min(blocks, CeilDiv(g.window, bs) + CeilDiv(chunk, bs) + 1);
+  }
+  return pages;
+}
+
+Tokens KvPool::capacity_tokens() const {
+  const std::int64_t groups = std::max<std::int64_t>(1, std::ssize(layout_.groups));
+  if (cache_.capacity_blocks() >= kUnlimitedBlocks / layout_.block_size) return kUnlimitedBlocks;
+  return cache_.capacity_blocks() / groups * layout_.block_size;
+}
+
+std::optional<std::int64_t> KvPool::Admit(SeqId id, std::span<const std::uint64_t> hit_hashes,
+                                          std::int64_t blocks_needed) {
+  if (layout_.Single()) return cache_.Admit(id, hit_hashes, blocks_needed);
+  if (held_.contains(id)) return std::nullopt;
+  const Plan plan = PlanAdmit(hit_hashes, blocks_needed);
+  if (plan.fresh > cache_.free_blocks() - plan.cached) return std::nullopt;
+  const std::int64_t n =
+      std::min<std::int64_t>(static_cast<std::int64_t>(hit_hashes.size()), blocks_needed);
+  Held& held = held_[id];
+  const std::size_t groups = layout_.groups.size();
+  held.lo.assign(groups, 0);
+  held.hi.assign(groups, blocks_needed);
+  // References on every group's hits first, then fresh pages (as vLLM's
+  // allocate_slots does), so no fresh page evicts a block about to be hit.
+  for (std::size_t g = 0; g < groups; ++g) {
+    if (layout_.groups[g].kind == KvGroupKind::kFull) {
+      scratch_.clear();
+      for (std::int64_t b = 0; b < n; ++b) {
+        scratch_.push_back(Salt(g, hit_hashes[static_cast<std::size_t>(b)]));
+      }
+      [[maybe_unused]] auto hits =
+          cache_.Admit(Key(id, static_cast<std::int64_t>(g), kWholeGroup), scratch_, n);
+      assert(hits && *hits == n);
+    } else {
+      held.lo[g] = std::min(FirstBlock(g, n * layout_.block_size), n);
+      for (std::int64_t b = held.lo[g]; b < n; ++b) {
+        const std::uint64_t salted = Salt(g, hit_hashes[static_cast<std::size_t>(b)]);
+        [[maybe_unused]] auto hit = cache_.Admit(BlockKey(id, static_cast<std::int64_t>(g), b),
+                                                 std::span<const std::uint64_t>(&salted, 1), 1);
+        assert(hit && *hit == 1);
+      }
+    }
+  }
+  for (std::size_t g = 0; g < groups; ++g) {
+    const auto gi = static_cast<std::int64_t>(g);
+    if (layout_.groups[g].kind == KvGroupKind::kFull) {
+      cache_.Grow(Key(id, gi, kWholeGroup), blocks_needed - n);
+    } else {
+      for (std::int64_t b = n; b < blocks_needed; ++b) cache_.Grow(BlockKey(id, gi, b), 1);
+    }
+  }
+  if (layout_.state_pages > 0) cache_.Grow(Key(id, kStateGroup, kWholeGroup), layout_.state_pages);
+  return n;
+}
+
+bool KvPool::Reserve(SeqId id, Tokens computed, Tokens tokens,
+                     std::span<const std::uint64_t> hashes) {
+  const std::int64_t want = CeilDiv(tokens, layout_.block_size);
+  if (layout_.Single()) {
+    const std::int64_t need = want - cache_.BlocksOf(id);
+    return need <= 0 || cache_.Grow(id, need);
+  }
+  const auto it = held_.find(id);
+  assert(it != held_.end());
+  Held& held = it->second;
+  std::int64_t need = 0;
+  for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
+    const auto gi = static_cast<std::int64_t>(g);
+    if (layout_.groups[g].kind != KvGroupKind::kFull) {
+      // Newest first, as vLLM's remove_skipped_blocks frees them.
+      const std::int64_t first = std::min(FirstBlock(g, computed), held.hi[g]);
+      for (std::int64_t b = first - 1; b >= held.lo[g]; --b) {
+        if (b < static_cast<std::int64_t>(hashes.size())) {
+          cache_.Commit(BlockKey(id, gi, b), 0, Salt(g, hashes[static_cast<std::size_t>(b)]));
+        }
+        cache_.Release(BlockKey(id, gi, b));
+      }
+      held.lo[g] = std::max(held.lo[g], first);
+    }
+    need += std::max<std::int64_t>(0, want - held.hi[g]);
+  }
+  if (need > cache_.free_blocks()) return false;
+  for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
+    const auto gi = static_cast<std::int64_t>(g);
+    if (want <= held.hi[g]) continue;
+    if (layout_.groups[g].kind == KvGroupKind::kFull) {
+      cache_.Grow(Key(id, gi, kWholeGroup), want - held.hi[g]);
+    } else {
+      for (std::int64_t b = held.hi[g]; b < want; ++b) cache_.Grow(BlockKey(id, gi, b), 1);
+    }
+    held.hi[g] = want;
+  }
+  return true;
+}
+
+// The most blocks group g holds during decode steps at computed tokens
+// c in [from, to]: after the step's Reserve it holds blocks
+// [FirstBlock(c), ceil((c + 1) / bs)).
+std::int64_t KvPool::MaxHeld(std::size_t g, Tokens from, Tokens to) const {
+  const KvCacheGroup& group = layout_.groups[g];
+  const Tokens bs = layout_.block_size;
+  auto held = [&](Tokens c) { return CeilDiv(c + 1, bs) - FirstBlock(g, c); };
+  std::int64_t best = 0;
+  if (group.kind == KvGroupKind::kSliding) {
+    // Non-decreasing until the window fills (c = W - 1), then periodic in c
+    // with period bs.
+    const Tokens fill = group.window - 1;
+    if (from < fill) best = held(std::min(to, fill - 1));
+    const Tokens start = std::max(from, fill);
+    for (Tokens c = start; c <= to && c < start + bs; ++c) best = std::max(best, held(c));
+    return best;
+  }
+  // Chunked: non-decreasing within a chunk, so the maximum is at the end of
+  // a chunk or of the range; chunk ends repeat their value with a period of
+  // at most bs chunks.
+  const Tokens w = group.window;
+  best = held(to);
+  int seen = 0;
+  for (Tokens end = from / w * w + w - 1; end < to && seen <= bs; end += w, ++seen) {
+    best = std::max(best, held(end));
+  }
+  return best;
+}
+
+std::int64_t KvPool::DecodeDemand(SeqId id, Tokens computed, Tokens steps) const {
+  const Tokens bs = layout_.block_size;
+  if (layout_.Single()) return CeilDiv(computed + steps, bs) - cache_.BlocksOf(id);
+  if (steps <= 0) return 0;
+  const auto it = held_.find(id);
+  if (it == held_.end()) return 0;
+  const Held& held = it->second;
+  std::int64_t demand = 0;
+  for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
+    const std::int64_t now = held.hi[g] - held.lo[g];
+    const std::int64_t most = layout_.groups[g].kind == KvGroupKind::kFull
+                                  ? std::max(held.hi[g], CeilDiv(computed + steps, bs))
+                                  : std::max(MaxHeld(g, computed, computed + steps - 1), now);
+    demand += most - now;
+  }
+  return demand;
+}
+
+std::int64_t KvPool::PeakPagesDuring(SeqId id, Tokens computed, Tokens steps) const {
+  const Tokens bs = layout_.block_size;
+  if (layout_.Single()) return CeilDiv(computed + steps, bs);
+  const auto it = held_.find(id);
+  if (it == held_.end() || steps <= 0) return PagesOf(id);
+  const Held& held = it->second;
+  // Pages after the Reserve at c tokens computed.
+  auto pages_at = [&](Tokens c) {
+    std::int64_t pages = layout_.state_pages;
+    for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
+      const std::int64_t hi = std::max(held.hi[g], CeilDiv(c + 1, bs));
+      pages += hi - std::max(held.lo[g], std::min(FirstBlock(g, c), hi));
+    }
+    return pages;
+  };
+  // Pages only fall where a window start crosses a block boundary, so the
+  // maximum is at the range's end or just before such a crossing. Past the
+  // window's fill, pages at c + P are at least those at c (P: bs for
+  // sliding groups, the chunk, or chunk x bs when bs does not divide it), so
+  // only crossings in the last P steps matter.
+  const Tokens end = computed + steps - 1;
+  Tokens period = 1;
+  for (const KvCacheGroup& g : layout_.groups) {
+    if (g.kind == KvGroupKind::kSliding) period = std::max(period, bs);
+    if (g.kind == KvGroupKind::kChunked) {
+      period = std::max(period, g.window % bs == 0 ? g.window : g.window * bs);
+    }
+  }
+  const Tokens from = std::max(computed, end - period + 1);
+  std::int64_t best = pages_at(end);
+  for (const KvCacheGroup& g : layout_.groups) {
+    if (g.kind == KvGroupKind::kFull) continue;
+    const Tokens first = g.kind == KvGroupKind::kSliding ? g.window - 1 + bs : g.window;
+    const Tokens step = g.kind == KvGroupKind::kSliding ? bs : g.window;
+    Tokens d = first;
+    if (d <= from) d += (from - d) / step * step + step;  // first crossing in (from, end]
+    for (; d <= end; d += step) best = std::max(best, pages_at(d - 1));
+  }
+  return best;
+}
+
+void KvPool::AdvanceDecode(std::span<const DecodingSeq> seqs, Tokens steps) {
+  const Tokens bs = layout_.block_size;
+  if (layout_.Single()) {
+    for (const DecodingSeq& s : seqs) {
+      const std::int64_t need = CeilDiv(s.computed + steps, bs) - cache_.BlocksOf(s.id);
+      if (need > 0) cache_.Grow(s.id, need);
+    }
+    return;
+  }
+  // The steps at which a sequence's Reserve can change something: its first,
+  // and those where computed c crosses a block boundary (allocation) or a
+  // window start crosses one (freeing). Step j (1-based) has c = computed + j - 1.
+  std::vector<std::pair<Tokens, std::size_t>> events;
+  auto add_progression = [&](std::size_t i, Tokens c0, Tokens first_c, Tokens period) {
+    // c in [c0, c0 + steps) with c = first_c (mod period), c >= first_c.
+    Tokens c = first_c;
+    if (c < c0) c += (c0 - c + period - 1) / period * period;
+    for (; c < c0 + steps; c += period) events.emplace_back(c - c0 + 1, i);
+  };
+  for (std::size_t i = 0; i < seqs.size(); ++i) {
+    const Tokens c0 = seqs[i].computed;
+    events.emplace_back(1, i);
+    add_progression(i, c0, 0, bs);
+    for (const KvCacheGroup& g : layout_.groups) {
+      if (g.kind == KvGroupKind::kSliding) {
+        // c - W + 1 = m bs for m >= 1.
+        add_progression(i, c0, g.window - 1 + bs, bs);
+      } else if (g.kind == KvGroupKind::kChunked) {
+        add_progression(i, c0, g.window, g.window);
+      }
+    }
+  }
+  std::sort(events.begin(), events.end());
+  events.erase(std::unique(events.begin(), events.end()), events.end());
+  for (const auto& [j, i] : events) {
+    const DecodingSeq& s = seqs[i];
+    [[maybe_unused]] const bool ok = Reserve(s.id, s.computed + j - 1, s.computed + j, s.hashes);
+    assert(ok);
+  }
+}
+
+void KvPool::Commit(SeqId id, std::int64_t index, std::uint64_t hash) {
+  if (layout_.Single()) {
+    cache_.Commit(id, index, hash);
+    return;
+  }
+  const auto it = held_.find(id);
+  if (it == held_.end()) return;
+  const Held& held = it->second;
+  for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
+    const auto gi = static_cast<std::int64_t>(g);
+    if (layout_.groups[g].kind == KvGroupKind::kFull) {
+      cache_.Commit(Key(id, gi, kWholeGroup), index, Salt(g, hash));
+    } else if (index >= held.lo[g] && index < held.hi[g]) {
+      cache_.Commit(BlockKey(id, gi, index), 0, Salt(g, hash));
+    }
+  }
+}
+
+void KvPool::Release(SeqId id) {
+  if (layout_.Single()) {
+    cache_.Release(id);
+    return;
+  }
+  const auto it = held_.find(id);
+  if (it == held_.end()) return;
+  const Held& held = it->second;
+  // Group by group, each tail first (vLLM frees each group's blocks in reverse).
+  for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
+    const auto gi = static_cast<std::int64_t>(g);
+    if (layout_.groups[g].kind == KvGroupKind::kFull) {
+      cache_.Release(Key(id, gi, kWholeGroup));
+    } else {
+      for (std::int64_t b = held.hi[g] - 1; b >= held.lo[g]; --b)
+        cache_.Release(BlockKey(id, gi, b));
+    }
+  }
+  if (layout_.state_pages > 0) cache_.Release(Key(id, kStateGroup, kWholeGroup));
+  held_.erase(it);
+}
+
+void KvPool::ReleasePinned(SeqId id) {
+  if (layout_.Single()) {
+    cache_.ReleasePinned(id);
+    return;
+  }
+  const auto it = held_.find(id);
+  if (it != held_.end()) it->second.pinned = true;  // its blocks stay referenced
+}
+
+void KvPool::Unpin(SeqId id) {
+  if (layout_.Single()) {
+    cache_.Unpin(id);
+    return;
+  }
+  const auto it = held_.find(id);
+  if (it != held_.end() && it->second.pinned) Release(id);
+}
+
+std::int64_t KvPool::BlocksOf(SeqId id) const {
+  if (layout_.Single()) return cache_.BlocksOf(id);
+  const auto it = held_.find(id);
+  if (it == held_.end() || it->second.hi.empty()) return 0;
+  return it->second.hi.front();
+}
+
+std::int64_t KvPool::PagesOf(SeqId id) const {
+  if (layout_.Single()) return cache_.BlocksOf(id);
+  const auto it = held_.find(id);
+  if (it == held_.end()) return 0;
+  std::int64_t pages = layout_.state_pages;
+  for (std::size_t g = 0; g < it->second.hi.size(); ++g)
+    pages += it->second.hi[g] - it->second.lo[g];
+  return pages;
+}
+
+}  // namespace kvbill
