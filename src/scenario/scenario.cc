@@ -443,6 +443,22 @@ Status ReadEngine(const json& value, const Source& source, ScenarioEngine* e) {
   return r.status();
 }
 
+// The engine cannot reuse a linear-state (SSM / linear attention) layer's
+// state from a block prefix cache (docs/engine.md, "The KV pool"): say so at
+// the field, before any run. (A sweep or lever that turns caching on for
+// such a model meets the same error from the engine.)
+Status CheckPrefixCacheFitsModel(const Scenario& s, const Source& source) {
+  if (!s.prefix_cache.enabled) return OkStatus();
+  std::vector<ConfigOverride> overrides;
+  for (const auto& [key, text] : s.model.set) overrides.push_back(ConfigOverride{key, text});
+  auto model = LoadModel(s.model.name, overrides);
+  if (!model || model->CountLayers(LayerKind::kLinearState) == 0) return OkStatus();
+  return source.Bad("/prefix_cache/enabled",
+                    "model " + Quote(model->name) +
+                        " has linear-state (SSM / linear attention) layers, whose state a block "
+                        "prefix cache cannot reuse: set it to false");
+}
+
 Status ReadPrefixCache(const json& value, const Source& source, ScenarioPrefixCache* c) {
   ObjectReader r(value, "/prefix_cache", source,
                  {"enabled", "block_size", "capacity_tokens", "pin_during_tool_s", "offload"});
@@ -804,6 +820,8 @@ Result<Scenario> ParseScenario(const std::string& json_text, const std::string& 
     s.pricing.emplace();
     status = ReadPricing(*v, source, &*s.pricing);
   }
+  if (!status) return status.error();
+  if (!s.pricing) status = CheckPrefixCacheFitsModel(s, source);  // API runs have no engine
   if (!status) return status.error();
   return s;
 }

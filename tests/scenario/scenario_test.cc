@@ -148,6 +148,14 @@ TEST(ScenarioTest, AbsentSectionsTakeTheHeaderDefaults) {
   EXPECT_EQ(empty.context_policy.kind, "keep_all");
 }
 
+TEST(ScenarioTest, ALinearStateModelParsesWithCachingOffOrUnderAnApiPrice) {
+  EXPECT_FALSE(Parse(R"({"model": "jamba-1.5-mini", "prefix_cache": {"enabled": false}})")
+                   .prefix_cache.enabled);
+  EXPECT_TRUE(Parse(R"({"model": "jamba-1.5-mini",
+                        "pricing": {"provider": "anthropic", "model": "claude-sonnet-4-5"}})")
+                  .pricing.has_value());
+}
+
 TEST(ScenarioTest, FullScenarioReadsEveryValue) {
   const Scenario s = Parse(R"({
     "name": "everything",
@@ -392,6 +400,11 @@ TEST(ScenarioTest, InvalidScenariosNameTheJsonPointer) {
       {R"({"engine": {"max_num_batched_tokens": false}})",
        "s.json#/engine/max_num_batched_tokens: must be a positive integer or a token count like "
        R"("32k", got false)"},
+      // Jamba's Mamba layers keep a state a block prefix cache cannot reuse;
+      // caching is on by default, and an API scenario has no engine.
+      {R"({"model": "jamba-1.5-mini"})",
+       R"(s.json#/prefix_cache/enabled: model "jamba-1.5-mini" has linear-state (SSM / linear )"
+       "attention) layers, whose state a block prefix cache cannot reuse: set it to false"},
       // Context policies.
       {R"({"context_policy": {"kind": "forget_everything"}})",
        R"(s.json#/context_policy/kind: unknown context policy "forget_everything" (one of )"
