@@ -4,12 +4,49 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <string>
+
 #include "kvbill/engine/simulator.h"
 #include "kvbill/hardware/gpu.h"
 #include "kvbill/metrics/task_metrics.h"
 #include "model/model_test_util.h"
 
 namespace kvbill {
+
+// Relative difference at most 1e-9 (absolute below 1): how closely event
+// skipping must reproduce step mode's sums.
+inline bool NearlyEqual(long double x, long double y) {
+  return std::fabs(static_cast<double>(x - y)) <=
+         1e-9 * std::max(1.0, std::fabs(static_cast<double>(y)));
+}
+
+// Event skipping and the step-by-step reference give the same requests:
+// equal counts, replicas and peaks, and times, bytes and dollars within 1e-9.
+inline void ExpectSameRuns(const SimulationResult& a, const SimulationResult& b) {
+  ASSERT_EQ(a.requests.size(), b.requests.size());
+  for (std::size_t i = 0; i < a.requests.size(); ++i) {
+    const RequestRecord& x = a.requests[i];
+    const RequestRecord& y = b.requests[i];
+    SCOPED_TRACE("request " + std::to_string(i) + " of task " + x.task_id);
+    ASSERT_EQ(x.task_id, y.task_id);
+    ASSERT_EQ(x.index, y.index);
+    EXPECT_EQ(x.cached_tokens, y.cached_tokens);
+    EXPECT_EQ(x.prefill_tokens, y.prefill_tokens);
+    EXPECT_EQ(x.preemptions, y.preemptions);
+    EXPECT_EQ(x.replica, y.replica);
+    EXPECT_EQ(x.peak_kv_bytes, y.peak_kv_bytes);
+    EXPECT_TRUE(NearlyEqual(x.finish_s, y.finish_s)) << x.finish_s << " vs " << y.finish_s;
+    EXPECT_TRUE(NearlyEqual(x.first_token_s, y.first_token_s));
+    EXPECT_TRUE(NearlyEqual(x.kv_read_bytes, y.kv_read_bytes));
+    EXPECT_TRUE(NearlyEqual(x.cost_usd, y.cost_usd))
+        << static_cast<double>(x.cost_usd) << " vs " << static_cast<double>(y.cost_usd);
+  }
+  EXPECT_TRUE(NearlyEqual(a.simulated_s, b.simulated_s));
+  EXPECT_TRUE(NearlyEqual(a.idle_usd, b.idle_usd));
+  EXPECT_EQ(a.evicted_blocks, b.evicted_blocks);
+}
 
 inline SimulationConfig Config(const std::string& model, const std::string& gpu = "h100-sxm") {
   SimulationConfig c;

@@ -69,33 +69,6 @@ TEST(SimulatorTest, TasksPlusIdleEqualTheRentalBill) {
   EXPECT_GT(r.idle_usd, 0);  // two replicas, tool waits: some idle time
 }
 
-// Event skipping and the step-by-step reference give the same requests.
-void ExpectSameRuns(const SimulationResult& a, const SimulationResult& b) {
-  ASSERT_EQ(a.requests.size(), b.requests.size());
-  auto near = [](long double x, long double y) {
-    return std::fabs(static_cast<double>(x - y)) <=
-           1e-9 * std::max(1.0, std::fabs(static_cast<double>(y)));
-  };
-  for (std::size_t i = 0; i < a.requests.size(); ++i) {
-    const RequestRecord& x = a.requests[i];
-    const RequestRecord& y = b.requests[i];
-    SCOPED_TRACE("request " + std::to_string(i) + " of task " + x.task_id);
-    ASSERT_EQ(x.task_id, y.task_id);
-    ASSERT_EQ(x.index, y.index);
-    EXPECT_EQ(x.cached_tokens, y.cached_tokens);
-    EXPECT_EQ(x.prefill_tokens, y.prefill_tokens);
-    EXPECT_EQ(x.preemptions, y.preemptions);
-    EXPECT_EQ(x.replica, y.replica);
-    EXPECT_TRUE(near(x.finish_s, y.finish_s)) << x.finish_s << " vs " << y.finish_s;
-    EXPECT_TRUE(near(x.first_token_s, y.first_token_s));
-    EXPECT_TRUE(near(x.kv_read_bytes, y.kv_read_bytes));
-    EXPECT_TRUE(near(x.cost_usd, y.cost_usd))
-        << static_cast<double>(x.cost_usd) << " vs " << static_cast<double>(y.cost_usd);
-  }
-  EXPECT_TRUE(near(a.simulated_s, b.simulated_s));
-  EXPECT_TRUE(near(a.idle_usd, b.idle_usd));
-}
-
 struct Workload {
   const char* name;
   const char* model;
