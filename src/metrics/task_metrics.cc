@@ -81,6 +81,7 @@ RunSummary Summarise(const std::vector<TaskMetrics>& tasks, const SimulationResu
   s.simulated_s = result.simulated_s;
   s.evicted_blocks = result.evicted_blocks;
   s.kv_pool_blocks = result.kv_pool_blocks;
+  s.kv_cache_groups = result.kv_cache_groups;
   return s;
 }
 

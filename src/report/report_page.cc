@@ -475,7 +475,8 @@ Result<std::string> CapacitySection(const ReportRuns& runs) {
   std::string note;
   if (sc.prefix_cache.enabled && !sc.prefix_cache.capacity_tokens) {
     const RunSummary& s = runs.baseline.summary;
-    const Tokens pool = s.kv_pool_blocks * sc.prefix_cache.block_size;
+    // In the unit of capacity_tokens: tokens of every KV cache group.
+    const Tokens pool = s.kv_pool_blocks / s.kv_cache_groups * sc.prefix_cache.block_size;
     if (pool > 0) {
       chart.annotations.push_back(Annotation{static_cast<double>(pool), s.hit_rate * 100.0,
                                              "this deployment's KV pool",

@@ -55,6 +55,22 @@ TEST_F(ReportPageTest, RunsTheBaselineEveryLeverAndEveryCapacity) {
   EXPECT_GE(runs.capacities[7].run->summary.hit_rate, runs.baseline.summary.hit_rate);
 }
 
+TEST_F(ReportPageTest, ThePoolPointCountsATokenOnceWhateverTheKvCacheGroups) {
+  // A model with two KV cache groups (gpt-oss: full + sliding) holds a
+  // token's K and V in a page slot of each, and capacity_tokens counts
+  // tokens of every group: 1,000 pages of 16-token blocks in 2 groups are
+  // 500 blocks a group, 8,000 tokens on the capacity axis.
+  ReportRuns runs = Runs();
+  ASSERT_TRUE(runs.scenario.prefix_cache.enabled);
+  ASSERT_FALSE(runs.scenario.prefix_cache.capacity_tokens.has_value());
+  runs.scenario.prefix_cache.block_size = 16;
+  runs.baseline.summary.kv_pool_blocks = 1000;
+  runs.baseline.summary.kv_cache_groups = 2;
+  auto page = BuildReportPage(runs);
+  ASSERT_TRUE(page.ok()) << page.error().message();
+  EXPECT_NE(page->find("the KV pool this GPU holds, 8,000 tokens per replica"), std::string::npos);
+}
+
 TEST_F(ReportPageTest, HasEverySectionAndOneSvgPerChart) {
   auto page = BuildReportPage(Runs());
   ASSERT_TRUE(page.ok()) << page.error().message();

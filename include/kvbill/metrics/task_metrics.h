@@ -51,7 +51,8 @@ struct RunSummary {
   Seconds simulated_s = 0;
   std::int64_t preemptions = 0;
   std::int64_t evicted_blocks = 0;
-  std::int64_t kv_pool_blocks = 0;
+  std::int64_t kv_pool_blocks = 0;  // per replica: pages of one KV cache group
+  int kv_cache_groups = 1;          // a token held takes a page slot in each group
 };
 
 // Tasks in input order (tasks with no served request are omitted).
