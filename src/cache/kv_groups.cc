@@ -12,27 +12,18 @@ namespace {
 
 Tokens CeilDiv(Tokens a, Tokens b) { return (a + b - 1) / b; }
 
-// PrefixCache sequence keys. Group g of sequence id is one PrefixCache
-// sequence for a full group (block field kWholeGroup) and one per held block
-// for a windowed group, so that single blocks can be freed from the front.
-// Keys are negative; ids below 2^28, groups below 255, blocks below 2^27 - 1.
-constexpr int kBlockBits = 27;
+// PrefixCache sequence keys: group g of sequence id is one PrefixCache
+// sequence whose block list is the group's held blocks [lo, hi) (a windowed
+// group drops its leading blocks with ReleaseFront), and the linear state is
+// one more. Keys are negative; ids below 2^55, groups below 255.
 constexpr int kGroupBits = 8;
-constexpr std::int64_t kWholeGroup = (std::int64_t{1} << kBlockBits) - 1;
 constexpr std::int64_t kStateGroup = (std::int64_t{1} << kGroupBits) - 1;
 
-SeqId Key(SeqId id, std::int64_t group, std::int64_t block) {
-  if (id < 0 || id >= (std::int64_t{1} << (63 - kBlockBits - kGroupBits)) || block < 0 ||
-      block > kWholeGroup) {
-    throw std::length_error("KvPool: sequence id or block index out of range");
+SeqId Key(SeqId id, std::int64_t group) {
+  if (id < 0 || id >= (std::int64_t{1} << (63 - kGroupBits))) {
+    throw std::length_error("KvPool: sequence id out of range");
   }
-  return -1 - ((id << (kBlockBits + kGroupBits)) | (group << kBlockBits) | block);
-}
-
-// The key of one block of a windowed group (block < kWholeGroup).
-SeqId BlockKey(SeqId id, std::int64_t group, std::int64_t block) {
-  if (block >= kWholeGroup) throw std::length_error("KvPool: block index out of range");
-  return Key(id, group, block);
+  return -1 - ((id << kGroupBits) | group);
 }
 
 // Group g's copy of a block: the block hash mixed with g (group 0 unchanged).
@@ -258,34 +249,25 @@ std::optional<std::int64_t> KvPool::Admit(SeqId id, std::span<const std::uint64_
   held.hi.assign(groups, blocks_needed);
   // References on every group's hits first, then fresh pages (as vLLM's
   // allocate_slots does), so no fresh page evicts a block about to be hit.
+  // A windowed group takes only the hits inside its window, in order.
   for (std::size_t g = 0; g < groups; ++g) {
-    if (layout_.groups[g].kind == KvGroupKind::kFull) {
-      scratch_.clear();
-      for (std::int64_t b = 0; b < n; ++b) {
-        scratch_.push_back(Salt(g, hit_hashes[static_cast<std::size_t>(b)]));
-      }
-      [[maybe_unused]] auto hits =
-          cache_.Admit(Key(id, static_cast<std::int64_t>(g), kWholeGroup), scratch_, n);
-      assert(hits && *hits == n);
-    } else {
+    if (layout_.groups[g].kind != KvGroupKind::kFull) {
       held.lo[g] = std::min(FirstBlock(g, n * layout_.block_size), n);
-      for (std::int64_t b = held.lo[g]; b < n; ++b) {
-        const std::uint64_t salted = Salt(g, hit_hashes[static_cast<std::size_t>(b)]);
-        [[maybe_unused]] auto hit = cache_.Admit(BlockKey(id, static_cast<std::int64_t>(g), b),
-                                                 std::span<const std::uint64_t>(&salted, 1), 1);
-        assert(hit && *hit == 1);
-      }
     }
+    const std::int64_t lo = held.lo[g];
+    if (lo == n) continue;
+    scratch_.clear();
+    for (std::int64_t b = lo; b < n; ++b) {
+      scratch_.push_back(Salt(g, hit_hashes[static_cast<std::size_t>(b)]));
+    }
+    [[maybe_unused]] auto hits =
+        cache_.Admit(Key(id, static_cast<std::int64_t>(g)), scratch_, n - lo);
+    assert(hits && *hits == n - lo);
   }
   for (std::size_t g = 0; g < groups; ++g) {
-    const auto gi = static_cast<std::int64_t>(g);
-    if (layout_.groups[g].kind == KvGroupKind::kFull) {
-      cache_.Grow(Key(id, gi, kWholeGroup), blocks_needed - n);
-    } else {
-      for (std::int64_t b = n; b < blocks_needed; ++b) cache_.Grow(BlockKey(id, gi, b), 1);
-    }
+    cache_.Grow(Key(id, static_cast<std::int64_t>(g)), blocks_needed - n);
   }
-  if (layout_.state_pages > 0) cache_.Grow(Key(id, kStateGroup, kWholeGroup), layout_.state_pages);
+  if (layout_.state_pages > 0) cache_.Grow(Key(id, kStateGroup), layout_.state_pages);
   return n;
 }
 
@@ -301,29 +283,27 @@ bool KvPool::Reserve(SeqId id, Tokens computed, Tokens tokens,
   Held& held = it->second;
   std::int64_t need = 0;
   for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
-    const auto gi = static_cast<std::int64_t>(g);
-    if (layout_.groups[g].kind != KvGroupKind::kFull) {
-      // Newest first, as vLLM's remove_skipped_blocks frees them.
-      const std::int64_t first = std::min(FirstBlock(g, computed), held.hi[g]);
-      for (std::int64_t b = first - 1; b >= held.lo[g]; --b) {
-        if (b < static_cast<std::int64_t>(hashes.size())) {
-          cache_.Commit(BlockKey(id, gi, b), 0, Salt(g, hashes[static_cast<std::size_t>(b)]));
-        }
-        cache_.Release(BlockKey(id, gi, b));
+    const SeqId key = Key(id, static_cast<std::int64_t>(g));
+    const std::int64_t lo = held.lo[g];
+    const std::int64_t first = std::min(FirstBlock(g, computed), held.hi[g]);
+    if (first > lo) {
+      // Blocks [lo, first) leave the window: committed newest first, then
+      // released newest first (ReleaseFront), as vLLM's remove_skipped_blocks
+      // frees them. (Committing all before releasing any is the same: a
+      // release neither hashes a block nor changes the hash index.)
+      const std::int64_t hashed = std::min(first, static_cast<std::int64_t>(hashes.size()));
+      for (std::int64_t b = hashed - 1; b >= lo; --b) {
+        cache_.Commit(key, b - lo, Salt(g, hashes[static_cast<std::size_t>(b)]));
       }
-      held.lo[g] = std::max(held.lo[g], first);
+      cache_.ReleaseFront(key, first - lo);
+      held.lo[g] = first;
     }
     need += std::max<std::int64_t>(0, want - held.hi[g]);
   }
   if (need > cache_.free_blocks()) return false;
   for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
-    const auto gi = static_cast<std::int64_t>(g);
     if (want <= held.hi[g]) continue;
-    if (layout_.groups[g].kind == KvGroupKind::kFull) {
-      cache_.Grow(Key(id, gi, kWholeGroup), want - held.hi[g]);
-    } else {
-      for (std::int64_t b = held.hi[g]; b < want; ++b) cache_.Grow(BlockKey(id, gi, b), 1);
-    }
+    cache_.Grow(Key(id, static_cast<std::int64_t>(g)), want - held.hi[g]);
     held.hi[g] = want;
   }
   return true;
@@ -467,12 +447,36 @@ void KvPool::Commit(SeqId id, std::int64_t index, std::uint64_t hash) {
   if (it == held_.end()) return;
   const Held& held = it->second;
   for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
-    const auto gi = static_cast<std::int64_t>(g);
-    if (layout_.groups[g].kind == KvGroupKind::kFull) {
-      cache_.Commit(Key(id, gi, kWholeGroup), index, Salt(g, hash));
-    } else if (index >= held.lo[g] && index < held.hi[g]) {
-      cache_.Commit(BlockKey(id, gi, index), 0, Salt(g, hash));
+    if (index >= held.lo[g] && index < held.hi[g]) {
+      cache_.Commit(Key(id, static_cast<std::int64_t>(g)), index - held.lo[g], Salt(g, hash));
     }
+  }
+}
+
+void KvPool::CommitRange(SeqId id, std::int64_t first_index,
+                         std::span<const std::uint64_t> hashes) {
+  if (layout_.Single()) {
+    cache_.CommitRange(id, first_index, hashes);
+    return;
+  }
+  const auto it = held_.find(id);
+  if (it == held_.end()) return;
+  const Held& held = it->second;
+  const std::int64_t end = first_index + static_cast<std::int64_t>(hashes.size());
+  // Group by group instead of block by block: the groups' hashes are
+  // distinct, so the order across groups does not matter.
+  for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
+    const std::int64_t from = std::max(first_index, held.lo[g]);
+    const std::int64_t to = std::min(end, held.hi[g]);
+    if (from >= to) continue;
+    const auto hashes_of = hashes.subspan(static_cast<std::size_t>(from - first_index),
+                                          static_cast<std::size_t>(to - from));
+    if (g != 0) {
+      scratch_.clear();
+      for (const std::uint64_t h : hashes_of) scratch_.push_back(Salt(g, h));
+    }
+    cache_.CommitRange(Key(id, static_cast<std::int64_t>(g)), from - held.lo[g],
+                       g == 0 ? hashes_of : std::span<const std::uint64_t>(scratch_));
   }
 }
 
@@ -483,18 +487,11 @@ void KvPool::Release(SeqId id) {
   }
   const auto it = held_.find(id);
   if (it == held_.end()) return;
-  const Held& held = it->second;
   // Group by group, each tail first (vLLM frees each group's blocks in reverse).
   for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
-    const auto gi = static_cast<std::int64_t>(g);
-    if (layout_.groups[g].kind == KvGroupKind::kFull) {
-      cache_.Release(Key(id, gi, kWholeGroup));
-    } else {
-      for (std::int64_t b = held.hi[g] - 1; b >= held.lo[g]; --b)
-        cache_.Release(BlockKey(id, gi, b));
-    }
+    cache_.Release(Key(id, static_cast<std::int64_t>(g)));
   }
-  if (layout_.state_pages > 0) cache_.Release(Key(id, kStateGroup, kWholeGroup));
+  if (layout_.state_pages > 0) cache_.Release(Key(id, kStateGroup));
   held_.erase(it);
 }
 

@@ -201,6 +201,14 @@ struct PrefixCache::Impl {
     return b;
   }
 
+  // Gives referenced block b `hash` unless it or another block has one.
+  void CommitBlock(BlockId b, std::uint64_t hash) {
+    Block& block = blocks[b];
+    if (block.hashed || !index.InsertIfAbsent(hash, b)) return;  // first commit wins
+    block.hash = hash;
+    block.hashed = true;
+  }
+
   void Reference(BlockId b) {
     if (blocks[b].refs == 0) {
       Unlink(b);
@@ -338,11 +346,35 @@ void PrefixCache::Commit(SeqId id, std::int64_t index, std::uint64_t hash) {
   const Sequence* seq = s.Find(id);
   if (seq == nullptr) return;
   if (index < 0 || index >= static_cast<std::int64_t>(seq->blocks.size())) return;
-  const BlockId b = seq->blocks[static_cast<std::size_t>(index)];
-  Block& block = s.blocks[b];
-  if (block.hashed || !s.index.InsertIfAbsent(hash, b)) return;  // first commit wins
-  block.hash = hash;
-  block.hashed = true;
+  s.CommitBlock(seq->blocks[static_cast<std::size_t>(index)], hash);
+}
+
+void PrefixCache::CommitRange(SeqId id, std::int64_t first_index,
+                              std::span<const std::uint64_t> hashes) {
+  Impl& s = *impl_;
+  if (!s.caching || hashes.empty()) return;
+  const Sequence* seq = s.Find(id);
+  if (seq == nullptr) return;
+  const auto held = static_cast<std::int64_t>(seq->blocks.size());
+  const std::int64_t end = std::min(held, first_index + static_cast<std::int64_t>(hashes.size()));
+  for (std::int64_t index = std::max<std::int64_t>(0, first_index); index < end; ++index) {
+    s.CommitBlock(seq->blocks[static_cast<std::size_t>(index)],
+                  hashes[static_cast<std::size_t>(index - first_index)]);
+  }
+}
+
+void PrefixCache::ReleaseFront(SeqId id, std::int64_t n) {
+  Impl& s = *impl_;
+  if (n <= 0) return;
+  Sequence* seq = s.Find(id);
+  if (seq == nullptr) return;
+  std::vector<BlockId>& held = seq->blocks;
+  const auto count = static_cast<std::ptrdiff_t>(
+      std::min<std::int64_t>(n, static_cast<std::int64_t>(held.size())));
+  for (std::ptrdiff_t i = count - 1; i >= 0; --i) {
+    s.Unreference(held[static_cast<std::size_t>(i)]);  // newest first
+  }
+  held.erase(held.begin(), held.begin() + count);
 }
 
 void PrefixCache::Release(SeqId id) {

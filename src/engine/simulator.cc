@@ -459,8 +459,11 @@ void Engine::CommitFull(Replica& rep, Seq* seq) {
   ExtendHashes(seq, seq->computed);
   const std::int64_t full =
       std::min<std::int64_t>(seq->computed / bs_, static_cast<std::int64_t>(seq->hashes().size()));
-  for (std::int64_t b = seq->committed; b < full; ++b) {
-    rep.cache->Commit(seq->id, b, seq->hashes()[static_cast<std::size_t>(b)]);
+  if (full > seq->committed) {
+    rep.cache->CommitRange(seq->id, seq->committed,
+                           std::span<const std::uint64_t>(seq->hashes())
+                               .subspan(static_cast<std::size_t>(seq->committed),
+                                        static_cast<std::size_t>(full - seq->committed)));
   }
   seq->committed = std::max(seq->committed, full);
 }

@@ -216,5 +216,25 @@ TEST(KvGroupsTest, DecodeDemandBoundsEveryStep) {
   EXPECT_EQ(pool.DecodeDemand(1, 1, 32), 2 + 2);  // c = 32: block 2, window from token 1
 }
 
+TEST(KvGroupsTest, CommitRangeHashesOnlyTheBlocksEachGroupHolds) {
+  KvPool pool(MakeKvGroupLayout(Toy(), Fmt("bf16"), 1, 16), 100);
+  ASSERT_TRUE(pool.Admit(0, {}, 6).has_value());  // tokens 0..95, unhashed
+  // Token 96: the window needs tokens 65..96, so sliding blocks 0..3 are
+  // freed unhashed; the sliding group holds [4, 7), the full group [0, 7).
+  ASSERT_TRUE(pool.Reserve(0, 96, 97));
+  const std::vector<std::uint64_t> h = {101, 102, 103, 104, 105, 106, 107};
+  pool.CommitRange(0, 0, h);  // full: blocks 0..6; sliding: only 4..6
+  // 7 blocks: full [0, 7) and the window of token 112 (tokens 81..111,
+  // sliding blocks 5, 6) are hashed. 6: blocks 4, 5 for tokens 65..95.
+  EXPECT_EQ(pool.LongestPrefix(h), 7);
+  EXPECT_EQ(pool.LongestPrefix(std::vector<std::uint64_t>(h.begin(), h.begin() + 6)), 6);
+  // 3 blocks: the window of token 48 needs sliding blocks 1, 2, never
+  // hashed: n = 2 needs blocks 0, 1, n = 1 block 0: no hit.
+  EXPECT_EQ(pool.LongestPrefix(std::vector<std::uint64_t>(h.begin(), h.begin() + 3)), 0);
+  pool.Release(0);
+  EXPECT_EQ(pool.LongestPrefix(h), 7);  // released blocks stay cached
+  EXPECT_EQ(pool.free_blocks(), 100);
+}
+
 }  // namespace
 }  // namespace kvbill

@@ -28,6 +28,10 @@
 //
 // Groups are distinct blocks in one PrefixCache: group g's copy of block i
 // has the block's hash mixed with g, so each group finds only its own blocks.
+// Each (sequence, group) is one PrefixCache sequence holding [lo, hi); a
+// windowed group drops blocks leaving its window with ReleaseFront, newest
+// first, so they enter the LRU order as vLLM's remove_skipped_blocks frees
+// them.
 // Deterministic; with one group every call maps onto the same PrefixCache
 // calls as before groups existed.
 #ifndef KVBILL_CACHE_KV_GROUPS_H_
@@ -93,7 +97,7 @@ struct DecodingSeq {
 };
 
 // The KV pool of one replica: `capacity_pages` pages of layout.page_bytes.
-// Sequence ids are the caller's (non-negative, below 2^28). Blocks are
+// Sequence ids are the caller's (non-negative, below 2^55). Blocks are
 // counted in positions of block_size tokens ("blocks_needed"), pages in the
 // pool's unit; with a single group the two are the same.
 class KvPool {
@@ -157,6 +161,9 @@ class KvPool {
 
   // Gives block `index` of sequence `id` its hash in every group holding it.
   void Commit(SeqId id, std::int64_t index, std::uint64_t hash);
+  // Commit(id, first_index + i, hashes[i]) for each i: the same result, one
+  // sequence look-up per group instead of one per block and group.
+  void CommitRange(SeqId id, std::int64_t first_index, std::span<const std::uint64_t> hashes);
   void Release(SeqId id);
   void ReleasePinned(SeqId id);
   void Unpin(SeqId id);
@@ -168,6 +175,8 @@ class KvPool {
 
   std::int64_t capacity_blocks() const { return cache_.capacity_blocks(); }  // pages
   std::int64_t free_blocks() const { return cache_.free_blocks(); }          // pages
+  // With groups, lookups and hit_blocks count PrefixCache sequences (one per
+  // group with hits); evicted_blocks counts pages.
   const PrefixCacheStats& stats() const { return cache_.stats(); }
   const KvGroupLayout& layout() const { return layout_; }
 

@@ -95,6 +95,20 @@ class PrefixCache {
   // when `id` is unknown or `index` out of range, and when caching is off.
   void Commit(SeqId id, std::int64_t index, std::uint64_t hash);
 
+  // Commit(id, first_index + i, hashes[i]) for each i in order, with one
+  // look-up of `id`: the same result as those calls.
+  void CommitRange(SeqId id, std::int64_t first_index, std::span<const std::uint64_t> hashes);
+
+  // Drops sequence `id`'s references on its first min(n, held) blocks, the
+  // last of them first (so the first block becomes the most recently
+  // released, as Release orders a whole sequence's blocks), then removes them
+  // from its list: block n of before is block 0 after. Hashed blocks become
+  // cached, unhashed ones empty, as for Release. `id` stays held (pinned or
+  // not), with no blocks if all went. Unknown ids and n <= 0 are no-ops.
+  // Cost O(held) (the list is shifted). For a sliding window: one sequence
+  // whose list is the window's blocks [lo, hi).
+  void ReleaseFront(SeqId id, std::int64_t n);
+
   // Drops sequence `id`'s references (pinned or not); `id` is then unknown.
   // With pin: the blocks stay referenced under `id` until Unpin(id).
   // Unknown ids are no-ops; so is Unpin of a sequence that is not pinned.
