@@ -105,20 +105,32 @@ Turn MakeTurn(SpanKind kind, Tokens tokens, const std::string& model) {
 // 2 a summary request of turn 1's prompt + its 100-token answer (7,100 in,
 // 500 out), then turn 2 as system 2,000 + summary 500 + the last 1,000
 // (turn 1's span) + 2,000 = 5,500.
-TEST(ApiReplayUsageTest, SummaryRequestIsPricedAtTheModelOfTheTurnItPrecedes) {
+// That session, its turns naming `first_models` (turns 0 and 1) and
+// `last_model` (turn 2; "" names none).
+Task SummarisedSession(const std::string& first_models, const std::string& last_model) {
   Task task;
   task.id = "s";
-  task.turns.push_back(MakeTurn(SpanKind::kSystem, 2'000, "claude-sonnet-4-5-20250929"));
+  task.turns.push_back(MakeTurn(SpanKind::kSystem, 2'000, first_models));
   task.turns[0].spans.push_back(Span{SpanKind::kUser, 4'000, std::nullopt});
-  task.turns.push_back(MakeTurn(SpanKind::kUser, 1'000, "claude-sonnet-4-5-20250929"));
-  task.turns.push_back(MakeTurn(SpanKind::kUser, 2'000, "claude-opus-4-5-20251101"));
+  task.turns.push_back(MakeTurn(SpanKind::kUser, 1'000, first_models));
+  task.turns.push_back(MakeTurn(SpanKind::kUser, 2'000, last_model));
+  return task;
+}
+
+// summarise with threshold 8,000, summary 500, keep_recent 1,000.
+ContextPolicyParams SummariseAt8k() {
   ContextPolicyParams params;
   params.kind = "summarise";
   params.threshold_tokens = 8'000;
   params.summary_tokens = 500;
   params.keep_recent_tokens = 1'000;
-  const std::vector<Task> tasks = {task};
-  const auto requests = Plan(tasks, params);
+  return params;
+}
+
+TEST(ApiReplayUsageTest, SummaryRequestIsPricedAtTheModelOfTheTurnItPrecedes) {
+  const std::vector<Task> tasks = {
+      SummarisedSession("claude-sonnet-4-5-20250929", "claude-opus-4-5-20251101")};
+  const auto requests = Plan(tasks, SummariseAt8k());
   ASSERT_EQ(requests[0].size(), 4u);
   ASSERT_TRUE(requests[0][2].is_summary);
   EXPECT_EQ(requests[0][2].model, "claude-opus-4-5-20251101");
@@ -159,22 +171,11 @@ TEST(ApiReplayUsageTest, SummaryBeforeATurnNamingNoModelUsesTheScenarioModel) {
   //   3 misses from the summary piece on; the 7,100 and 7,000 entries are no
   //     prefix of it: writes 5,500: 20,625 + 1,500 = 22,125
   //   total 63,150
-  Task task;
-  task.id = "s";
-  task.turns.push_back(MakeTurn(SpanKind::kSystem, 2'000, ""));
-  task.turns[0].spans.push_back(Span{SpanKind::kUser, 4'000, std::nullopt});
-  task.turns.push_back(MakeTurn(SpanKind::kUser, 1'000, ""));
-  task.turns.push_back(MakeTurn(SpanKind::kUser, 2'000, ""));
-  ContextPolicyParams params;
-  params.kind = "summarise";
-  params.threshold_tokens = 8'000;
-  params.summary_tokens = 500;
-  params.keep_recent_tokens = 1'000;
-  const std::vector<Task> tasks = {task};
+  const std::vector<Task> tasks = {SummarisedSession("", "")};
   ScenarioPricing pricing;
   pricing.provider = "anthropic";
   pricing.model = "claude-sonnet-4-5";
-  auto run = RunApiPricing(pricing, Sheet(), tasks, Plan(tasks, params));
+  auto run = RunApiPricing(pricing, Sheet(), tasks, Plan(tasks, SummariseAt8k()));
   ASSERT_TRUE(run.ok()) << run.error().message();
   const auto& r = run->replay.requests;
   ASSERT_EQ(r.size(), 4u);
