@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -61,15 +62,10 @@ Result<std::vector<Task>> ReadTasks(const std::vector<std::string>& logs,
                                     const std::optional<TraceFormat>& format) {
   std::vector<Task> tasks;
   for (const std::string& path : logs) {
-    auto reader = OpenTrace(path, format, ReaderOptions{});
-    if (!reader) return reader.error();
-    Task task;
-    while (true) {
-      auto more = (*reader)->Next(&task);
-      if (!more) return more.error();
-      if (!*more) break;
-      tasks.push_back(task);
-    }
+    auto read = ReadTraceTasks(path, format);
+    if (!read) return read.error();
+    tasks.insert(tasks.end(), std::make_move_iterator(read->begin()),
+                 std::make_move_iterator(read->end()));
   }
   return tasks;
 }

@@ -67,16 +67,7 @@ Result<std::vector<Task>> LoadScenarioTasks(const Scenario& s) {
       if (!f) return f.error().Within(s.source + "#/trace/format");
       format = *f;
     }
-    auto reader = OpenTrace(s.trace.file, format, ReaderOptions{});
-    if (!reader) return reader.error();
-    Task task;
-    while (true) {
-      auto more = (*reader)->Next(&task);
-      if (!more) return more.error();
-      if (!*more) break;
-      tasks.push_back(task);
-    }
-    return tasks;
+    return ReadTraceTasks(s.trace.file, format);
   }
   auto preset = FindGeneratorPreset(s.trace.generator);
   if (!preset) return preset.error().Within(s.source + "#/trace/generator");

@@ -134,4 +134,18 @@ Result<std::unique_ptr<TraceReader>> OpenTrace(const std::string& path,
   return Entry(*format).make(std::move(in), path, options);
 }
 
+Result<std::vector<Task>> ReadTraceTasks(const std::string& path, std::optional<TraceFormat> format,
+                                         ReaderOptions options) {
+  auto reader = OpenTrace(path, format, options);
+  if (!reader) return reader.error();
+  std::vector<Task> tasks;
+  Task task;
+  while (true) {
+    auto more = (*reader)->Next(&task);
+    if (!more) return more.error();
+    if (!*more) return tasks;
+    tasks.push_back(task);
+  }
+}
+
 }  // namespace kvbill

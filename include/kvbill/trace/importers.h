@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kvbill/trace/reader.h"
 #include "kvbill/util/result.h"
@@ -118,6 +119,12 @@ std::unique_ptr<TraceReader> NewAzureReader(std::unique_ptr<std::istream> in, st
 Result<std::unique_ptr<TraceReader>> OpenTrace(const std::string& path,
                                                std::optional<TraceFormat> format,
                                                ReaderOptions options = {});
+
+// Every task of the trace at `path` (OpenTrace, then the reader to its end),
+// for callers that need the whole trace at once; the first reader error ends
+// it.
+Result<std::vector<Task>> ReadTraceTasks(const std::string& path, std::optional<TraceFormat> format,
+                                         ReaderOptions options = {});
 
 }  // namespace kvbill
 
