@@ -20,6 +20,7 @@
 #include "kvbill/cache/kv_groups.h"
 #include "kvbill/cache/offload_tier.h"
 #include "kvbill/cache/prefix_cache.h"
+#include "kvbill/cost/roofline_cost_model.h"
 #include "kvbill/engine/event_queue.h"
 #include "kvbill/model/kv_footprint.h"
 #include "kvbill/model/weight_bytes.h"
@@ -143,11 +144,13 @@ class Engine {
  public:
   Engine(const SimulationConfig& config, const std::vector<Task>& tasks,
          const std::vector<std::vector<Request>>& requests, Roofline roofline,
-         std::int64_t pool_blocks, KvGroupLayout layout)
+         std::shared_ptr<const CostModel> cost, std::int64_t pool_blocks, KvGroupLayout layout)
       : config_(config),
         tasks_(tasks),
         requests_(requests),
         roofline_(std::move(roofline)),
+        cost_owner_(std::move(cost)),
+        cost_(cost_owner_.get()),
         pool_blocks_(pool_blocks),
         layout_(std::move(layout)),
         bs_(config.block_size),
@@ -203,7 +206,9 @@ class Engine {
   const SimulationConfig& config_;
   const std::vector<Task>& tasks_;
   const std::vector<std::vector<Request>>& requests_;
-  Roofline roofline_;
+  Roofline roofline_;  // KV bytes read and written, for the records
+  std::shared_ptr<const CostModel> cost_owner_;
+  const CostModel* cost_;  // iteration times
   std::int64_t pool_blocks_;
   KvGroupLayout layout_;  // KV cache groups and page size
   Tokens bs_;
@@ -238,6 +243,11 @@ class Engine {
   // TryFuse's buffers, kept from call to call so that fusing allocates nothing.
   std::vector<Work> fuse_work_;
   std::vector<long double> fuse_kv0_, fuse_kv_slope_, fuse_own_;
+  std::vector<Tokens> fuse_contexts_;
+  DecodeLines fuse_lines_;
+  // OnStart's buffers for one iteration.
+  std::vector<ScheduledWork> iter_work_;
+  std::vector<long double> iter_own_;
   std::vector<Seq*> finished_;  // OnEnd's
   std::vector<std::unique_ptr<Seq>> seqs_;
   std::vector<int> task_replica_;
@@ -489,9 +499,7 @@ Engine::Admission Engine::PlanAdmission(const Replica& rep, const Seq* seq, Toke
       const Tokens tokens = run * bs_;
       const double reload_s = static_cast<double>(tokens) * roofline_.KvWriteBytesPerToken() /
                               config_.offload_link_bytes_per_s;
-      const double recompute_s =
-          roofline_.ComputeSeconds(roofline_.MatmulFlopsPerToken() * static_cast<double>(tokens) +
-                                   roofline_.PrefillAttentionFlops(a.gpu_hits * bs_, tokens));
+      const double recompute_s = cost_->RecomputeSeconds(a.gpu_hits * bs_, tokens);
       if (reload_s < recompute_s) {
         a.host_hits = run;
         a.reload_s = reload_s;
@@ -687,57 +695,36 @@ bool Engine::TryFuse(Replica& rep, Seconds now) {
   // Sums up to k_max steps, stopping at the first step that ends at or after
   // `bound`; fills per-sequence accounting in *work.
   auto sum_steps = [&](Seconds next_event, std::vector<Work>* out, long double* out_elapsed) {
-    // Sum the steps segment by segment; within a segment every sequence's KV
-    // read and attention FLOPs are linear in the step index.
-    const long double weights = roofline_.WeightBytes(batch);
+    // Sum the steps line by line: the cost model gives step time (and each
+    // sequence's own time) as lines in the step index; within a line every
+    // sequence's KV read is linear in the step index too (a line never
+    // crosses a KV breakpoint).
     const long double write = roofline_.KvWriteBytesPerToken();
-    const long double bw = roofline_.bytes_per_s(), fl = roofline_.flops_per_s();
-    const long double overhead = roofline_.overhead_s();
-    const long double matmul = roofline_.MatmulFlopsPerToken() * static_cast<double>(batch);
     std::vector<Work>& work = *out;
     work.clear();
     for (Seq* s : rep.running) work.push_back(Work{s, 1, 0, 0, 0});
     long double elapsed = 0;
     Tokens done = 0;
     bool stop = false;
+    std::vector<long double>& kv0 = fuse_kv0_;
+    std::vector<long double>& kv_slope = fuse_kv_slope_;
+    std::vector<Tokens>& contexts = fuse_contexts_;
+    kv0.resize(work.size());
+    kv_slope.resize(work.size());
+    contexts.resize(work.size());
+    const std::size_t n_seqs = work.size();
     while (done < k_max && !stop) {
-      Tokens len = k_max - done;
-      long double a = weights + write * batch, s_bytes = 0, f0 = matmul, s_flops = 0;
-      std::vector<long double>& kv0 = fuse_kv0_;
-      std::vector<long double>& kv_slope = fuse_kv_slope_;
-      kv0.resize(work.size());
-      kv_slope.resize(work.size());
-      for (std::size_t i = 0; i < work.size(); ++i) {
+      for (std::size_t i = 0; i < n_seqs; ++i) {
         const Tokens c = work[i].seq->computed + done;
-        const LinearPiece kp = roofline_.KvPiece(c), fp = roofline_.FlopPiece(c);
+        contexts[i] = c;
         kv0[i] = roofline_.KvReadBytes(c);
-        kv_slope[i] = kp.slope;
-        a += kv0[i];
-        s_bytes += kp.slope;
-        f0 += roofline_.DecodeAttentionFlops(c);
-        s_flops += fp.slope;
-        len = std::min(len, kp.max_k + 1);
+        kv_slope[i] = roofline_.KvPiece(c).slope;
       }
-      // t(j) = max(mem(j), comp(j)) + overhead, mem = (a + s j) / bw, comp = (f0 + g j) / fl.
-      auto mem = [&](long double j) { return (a + s_bytes * j) / bw; };
-      auto comp = [&](long double j) { return (f0 + s_flops * j) / fl; };
-      // Split [0, len) where compute overtakes memory (at most once each way).
-      std::array<Tokens, 3> cuts = {0, len, len};
-      std::size_t pieces = 1;
-      const long double dm = s_bytes / bw - s_flops / fl;  // slope of mem - comp
-      if (dm != 0) {
-        const long double root = (comp(0) - mem(0)) / dm;  // mem(j) = comp(j)
-        const Tokens cut = static_cast<Tokens>(std::ceil(root));
-        if (cut > 0 && cut < len) cuts[pieces++] = cut;
-      }
-      cuts[pieces] = len;
-      for (std::size_t p = 0; p < pieces && !stop; ++p) {
-        const Tokens j0 = cuts[p], j1 = cuts[p + 1];
-        const bool memory_bound =
-            mem(static_cast<long double>(j0)) >= comp(static_cast<long double>(j0));
-        // t(j) = t0 + t1 j on [j0, j1).
-        const long double t0 = (memory_bound ? a / bw : f0 / fl) + overhead;
-        const long double t1 = memory_bound ? s_bytes / bw : s_flops / fl;
+      cost_->DecodeLinesFor(contexts, k_max - done, &fuse_lines_);
+      const std::vector<StepLine>& lines = fuse_lines_.lines;
+      for (std::size_t p = 0; p < lines.size() && !stop; ++p) {
+        const Tokens j0 = lines[p].begin, j1 = lines[p].end;
+        const long double t0 = lines[p].t0, t1 = lines[p].t1;
         auto sum_t = [&](Tokens from, Tokens to) {  // sum of t(j), j in [from, to)
           const long double n = static_cast<long double>(to - from);
           return t0 * n + t1 * (static_cast<long double>(from + to - 1) * n / 2);
@@ -761,16 +748,17 @@ bool Engine::TryFuse(Replica& rep, Seconds now) {
         const long double piece_t = sum_t(j0, end);
         long double own_total = 0;
         std::vector<long double>& own = fuse_own_;
-        own.resize(work.size());
-        for (std::size_t i = 0; i < work.size(); ++i) {
-          const long double read = kv0[i] * n + kv_slope[i] * sum_j;
-          work[i].kv_read += read;
+        own.resize(n_seqs);
+        const long double* own0 = fuse_lines_.own0.data() + p * n_seqs;
+        const long double* own1 = fuse_lines_.own1.data() + p * n_seqs;
+        for (std::size_t i = 0; i < n_seqs; ++i) {
+          work[i].kv_read += kv0[i] * n + kv_slope[i] * sum_j;
           work[i].kv_write += write * n;
-          own[i] = (read + write * n) / bw;
+          own[i] = own0[i] * n + own1[i] * sum_j;
           own_total += own[i];
         }
         const long double rest = (piece_t - own_total) / static_cast<long double>(batch);
-        for (std::size_t i = 0; i < work.size(); ++i) work[i].share_s += own[i] + rest;
+        for (std::size_t i = 0; i < n_seqs; ++i) work[i].share_s += own[i] + rest;
         elapsed += piece_t;
         done += end - j0;
         if (end < j1) stop = true;
@@ -825,27 +813,28 @@ void Engine::OnStart(Seconds now, int r) {
       rep.busy = false;
       return;
     }
-    // One iteration: bytes and FLOPs of every scheduled sequence.
+    // One iteration: the cost model prices it; KV bytes are the records'.
+    std::vector<ScheduledWork>& sched = iter_work_;
+    std::vector<long double>& own = iter_own_;
+    sched.clear();
     Tokens tokens = 0;
-    for (const Work& w : rep.work) tokens += w.tokens;
-    long double bytes = roofline_.WeightBytes(tokens), flops = 0, own_total = 0;
     for (Work& w : rep.work) {
       const Tokens c = w.seq->computed;
+      sched.push_back(ScheduledWork{c, w.tokens, w.seq->InPrefill()});
+      tokens += w.tokens;
       w.kv_read = roofline_.KvReadBytes(c);
       w.kv_write = static_cast<long double>(roofline_.KvWriteBytesPerToken()) *
                    static_cast<long double>(w.tokens);
-      bytes += w.kv_read + w.kv_write;
-      flops += roofline_.MatmulFlopsPerToken() * static_cast<double>(w.tokens) +
-               (w.seq->InPrefill() ? roofline_.PrefillAttentionFlops(c, w.tokens)
-                                   : roofline_.DecodeAttentionFlops(c));
-      own_total += (w.kv_read + w.kv_write) / roofline_.bytes_per_s();
     }
-    const long double t =
-        roofline_.IterationSeconds(static_cast<double>(bytes), static_cast<double>(flops));
+    own.assign(sched.size(), 0);
+    const long double t = cost_->IterationSeconds(sched, own);
+    long double own_total = 0;
+    for (long double o : own) own_total += o;
     long double reload = 0;
-    for (Work& w : rep.work) {
+    for (std::size_t i = 0; i < rep.work.size(); ++i) {
+      Work& w = rep.work[i];
       w.share_s =
-          (w.kv_read + w.kv_write) / roofline_.bytes_per_s() +
+          own[i] +
           (t - own_total) * static_cast<long double>(w.tokens) / static_cast<long double>(tokens) +
           w.reload_s;
       reload += w.reload_s;
@@ -1009,7 +998,10 @@ Result<SimulationResult> Simulate(const SimulationConfig& config, const std::vec
                  : kUnlimitedBlocks;
     }
   }
-  Engine engine(config, tasks, requests, std::move(*roofline), pool, std::move(layout));
+  std::shared_ptr<const CostModel> cost = config.cost_model;
+  if (!cost) cost = std::make_shared<RooflineCostModel>(*roofline);
+  Engine engine(config, tasks, requests, std::move(*roofline), std::move(cost), pool,
+                std::move(layout));
   return engine.Run();
 }
 

@@ -1,6 +1,7 @@
 // The discrete-event engine: replays requests of agent tasks on the replicas
 // of a deployment with continuous batching, a block prefix cache per replica
-// and a roofline iteration cost. Spec: docs/engine.md.
+// and an iteration cost from a CostModel (the roofline unless the config
+// names another). Spec: docs/engine.md.
 //
 // Time. Tasks arrive at their trace arrival (shifted so the first is at 0).
 // A task's requests are released one after another: the next when the
@@ -40,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "kvbill/cost/cost_model.h"
 #include "kvbill/cost/roofline.h"
 #include "kvbill/engine/records.h"
 #include "kvbill/hardware/gpu.h"
@@ -62,6 +64,9 @@ struct SimulationConfig {
   double activation_reserve_gib = 0;
   double usd_per_gpu_hour = 0;
   RooflineParams roofline;
+  // What prices an iteration (cost/cost_model.h). Null: the roofline of
+  // `roofline` on `gpu` with gpus_per_replica as the tensor-parallel degree.
+  std::shared_ptr<const CostModel> cost_model;
   Tokens max_num_batched_tokens = 8192;
   int max_num_seqs = 256;
   std::string router = "round_robin";  // or "prefix_affinity"

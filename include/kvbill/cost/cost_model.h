@@ -1,0 +1,82 @@
+// How long one engine iteration takes on one replica, and which part of that
+// time each scheduled sequence caused. The engine asks; it never computes a
+// time itself. Implementations: RooflineCostModel (roofline_cost_model.h,
+// the spec-sheet roofline) and the calibrated operator model.
+//
+// Contract (every implementation):
+// - Pure and deterministic: the same inputs give the same outputs; no I/O.
+// - IterationSeconds prices any batch of scheduled work. It fills own_s[i],
+//   the time sequence i caused by itself (e.g. reading its own KV); the
+//   engine splits the rest of the iteration among the sequences in
+//   proportion to the tokens they computed (docs/engine.md, "The bill").
+//   0 <= own_s[i] and sum(own_s) <= the returned time.
+// - DecodeLines prices a run of decode steps of a fixed batch: every
+//   sequence computes one token per step, so sequence i is at context
+//   contexts[i] + j in step j. It returns the time of step j, and each
+//   sequence's own time in it, as lines in j (t(j) = t0 + t1 j), one per
+//   stretch of steps; they must equal IterationSeconds of step j (to
+//   rounding), which is what makes the engine's event skipping exact.
+#ifndef KVBILL_COST_COST_MODEL_H_
+#define KVBILL_COST_COST_MODEL_H_
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kvbill/util/units.h"
+
+namespace kvbill {
+
+// One sequence's share of an iteration: `context` tokens already cached
+// before it, `tokens` computed now (1 for a decode step).
+struct ScheduledWork {
+  Tokens context = 0;
+  Tokens tokens = 0;
+  bool prefill = false;  // a prompt chunk (tokens may still be 1), not a decode step
+};
+
+// Step time on steps [begin, end) of a decode run: t(j) = t0 + t1 x j, with
+// j counted from the first step of the run.
+struct StepLine {
+  Tokens begin = 0;
+  Tokens end = 0;
+  long double t0 = 0;
+  long double t1 = 0;
+};
+
+// Output of CostModel::DecodeLines. own0/own1 hold, per line, one entry per
+// sequence: its own time in step j is own0 + own1 x j (line-major: entry
+// [line x batch + i]). Buffers are reused by the caller from call to call.
+struct DecodeLines {
+  std::vector<StepLine> lines;
+  std::vector<long double> own0;
+  std::vector<long double> own1;
+};
+
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+
+  // Time in seconds of one iteration computing `work`; fills own_s (same
+  // size as work). Precondition: work is not empty.
+  virtual Seconds IterationSeconds(std::span<const ScheduledWork> work,
+                                   std::span<long double> own_s) const = 0;
+
+  // The lines of step time for decode steps j = 0 .. max_steps - 1 of the
+  // batch whose sequences are at `contexts` at step 0. Lines cover
+  // [0, end) with end <= max_steps and end >= 1 (a model may stop early at a
+  // breakpoint of its own; the engine asks again from there).
+  virtual void DecodeLinesFor(std::span<const Tokens> contexts, Tokens max_steps,
+                              DecodeLines* out) const = 0;
+
+  // Seconds to recompute n prompt tokens after `start` cached ones as one
+  // prefill on an otherwise idle replica (offload: reload or recompute).
+  virtual Seconds RecomputeSeconds(Tokens start, Tokens n) const = 0;
+
+  // A short name for outputs ("roofline", "vllm-0.11/h100-sxm", ...).
+  virtual std::string name() const = 0;
+};
+
+}  // namespace kvbill
+
+#endif  // KVBILL_COST_COST_MODEL_H_

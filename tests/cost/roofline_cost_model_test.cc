@@ -1,0 +1,111 @@
+#include "kvbill/cost/roofline_cost_model.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "kvbill/hardware/gpu.h"
+#include "model/model_test_util.h"
+
+namespace kvbill {
+namespace {
+
+RooflineCostModel Model(const std::string& name, RooflineParams params) {
+  auto gpu = LookupGpu("h100-sxm");
+  EXPECT_TRUE(gpu.ok());
+  auto r = Roofline::Make(Catalog(name), Fmt("bf16"), "auto", *gpu, params);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message());
+  return RooflineCostModel(*r);
+}
+
+TEST(RooflineCostModelTest, DecodeIterationIsWeightsPlusKvAtBandwidthPlusOverhead) {
+  // Llama-3.1-8B, BF16: 8,030,261,248 parameters x 2 B = 16,060,522,496 B
+  // of weights; KV 32 layers x 8 heads x 128 x 2 (K, V) x 2 B = 131,072 B
+  // per token. Two decodes at contexts 1,000 and 3,000 read 4,000 tokens of
+  // KV and write one token each: 16,060,522,496 + 524,288,000 + 262,144
+  // = 16,585,072,640 B at 3.35 TB/s = 4.950768... ms; FLOPs are ~3.2e10,
+  // 32 us at 989 TFLOP/s, so the step is memory-bound. Plus 1 ms overhead.
+  const RooflineCostModel m = Model("llama-3.1-8b", RooflineParams{1, 1.0, 1.0, 0.001});
+  const std::vector<ScheduledWork> work = {{1000, 1, false}, {3000, 1, false}};
+  std::vector<long double> own(2);
+  const double t = m.IterationSeconds(work, own);
+  EXPECT_NEAR(t, 16585072640.0 / 3.35e12 + 0.001, 1e-12);
+  // Own time: each sequence's KV read and write at the bandwidth.
+  EXPECT_NEAR(static_cast<double>(own[0]), (1000 + 1) * 131072.0 / 3.35e12, 1e-15);
+  EXPECT_NEAR(static_cast<double>(own[1]), (3000 + 1) * 131072.0 / 3.35e12, 1e-15);
+}
+
+// The lines DecodeLinesFor returns must equal IterationSeconds step by step:
+// the contract that makes the engine's event skipping exact.
+void ExpectLinesMatchSteps(const RooflineCostModel& m, std::vector<Tokens> contexts, Tokens steps) {
+  Tokens done = 0;
+  DecodeLines lines;
+  std::vector<ScheduledWork> work(contexts.size());
+  std::vector<long double> own(contexts.size());
+  int queries = 0;
+  while (done < steps) {
+    std::vector<Tokens> now(contexts.size());
+    for (std::size_t i = 0; i < contexts.size(); ++i) now[i] = contexts[i] + done;
+    m.DecodeLinesFor(now, steps - done, &lines);
+    ++queries;
+    ASSERT_FALSE(lines.lines.empty());
+    ASSERT_EQ(lines.lines.front().begin, 0);
+    Tokens covered = 0;
+    for (std::size_t p = 0; p < lines.lines.size(); ++p) {
+      const StepLine& line = lines.lines[p];
+      ASSERT_EQ(line.begin, covered);
+      ASSERT_GT(line.end, line.begin);
+      for (Tokens j = line.begin; j < line.end; ++j) {
+        for (std::size_t i = 0; i < contexts.size(); ++i) {
+          work[i] = ScheduledWork{now[i] + j, 1, false};
+        }
+        const double t = m.IterationSeconds(work, own);
+        const long double line_t = line.t0 + line.t1 * static_cast<long double>(j);
+        ASSERT_NEAR(static_cast<double>(line_t), t, 1e-12 * t) << "step " << done + j;
+        for (std::size_t i = 0; i < contexts.size(); ++i) {
+          const std::size_t k = p * contexts.size() + i;
+          const long double o = lines.own0[k] + lines.own1[k] * static_cast<long double>(j);
+          ASSERT_NEAR(static_cast<double>(o), static_cast<double>(own[i]), 1e-12 * t);
+        }
+      }
+      covered = line.end;
+    }
+    done += covered;
+  }
+  EXPECT_GE(queries, 1);
+}
+
+TEST(RooflineCostModelTest, DecodeLinesEqualStepsForFullAttention) {
+  ExpectLinesMatchSteps(Model("llama-3.1-8b", RooflineParams{1, 0.7, 0.6, 0.002}), {10, 500, 4000},
+                        300);
+}
+
+TEST(RooflineCostModelTest, DecodeLinesSplitWhereComputeOvertakesMemory) {
+  // A batch of 64 at 10% compute efficiency (98.9 TFLOP/s), all at
+  // context 1: step 0 computes 64 x 15.0098 GFLOP = 0.9606 TFLOP, 9.713 ms,
+  // and reads 16.0605 GB of weights and 64 x 2 tokens of KV, 4.799 ms at
+  // 3.35 TB/s: compute-bound. Each step adds 64 x 131,072 B of reads
+  // (+2.504 us) but only 64 x 524,288 attention FLOPs (+0.339 us), so memory
+  // overtakes compute after (9.713 - 4.799) ms / (2.504 - 0.339) us = 2,270
+  // steps; the lines must split there and still equal every step.
+  const RooflineCostModel m = Model("llama-3.1-8b", RooflineParams{1, 1.0, 0.1, 0});
+  std::vector<Tokens> contexts(64, 1);
+  DecodeLines lines;
+  m.DecodeLinesFor(contexts, 100000, &lines);
+  ASSERT_EQ(lines.lines.size(), 2u);
+  EXPECT_NEAR(static_cast<double>(lines.lines[0].end), 2270, 2);
+  ExpectLinesMatchSteps(m, contexts, 5000);
+}
+
+TEST(RooflineCostModelTest, DecodeLinesStopWhereASlidingWindowFills) {
+  // Mistral-7B: every layer has a 4,096-token window. A sequence at 4,000
+  // fills its window after 96 more tokens, so the first stretch ends there.
+  const RooflineCostModel m = Model("mistral-7b", RooflineParams{1, 0.7, 0.6, 0.001});
+  DecodeLines lines;
+  m.DecodeLinesFor(std::vector<Tokens>{4000, 100}, 1000, &lines);
+  EXPECT_EQ(lines.lines.back().end, 97);
+  ExpectLinesMatchSteps(m, {4000, 100}, 1000);
+}
+
+}  // namespace
+}  // namespace kvbill
