@@ -27,6 +27,7 @@ int RunCompare(const Args& args);
 int RunReportCommand(const Args& args);
 int RunBreakeven(const Args& args);
 int RunWhatif(const Args& args);
+int RunCalibrate(const Args& args);
 
 }  // namespace kvbill::cli
 

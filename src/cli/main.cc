@@ -40,6 +40,8 @@ constexpr Command kCommands[] = {
      RunBill},
     {"whatif", "one recorded log priced as recorded, with 1-h writes, other models, self-hosted",
      RunWhatif},
+    {"calibrate", "fit the cost model: operator curves from kernel timings, engine profiles",
+     RunCalibrate},
 };
 
 void PrintHelp(std::ostream& out) {

@@ -98,6 +98,10 @@ struct IterationEnd {
 struct Release {
   int task;
   int req;
+  // Set once the request has passed the replica's API server (frontend):
+  // the replica it was routed to and when the client sent it.
+  int replica = -1;
+  Seconds sent_s = 0;
 };
 struct PinExpiry {
   int replica;
@@ -138,6 +142,7 @@ struct Replica {
   std::multiset<Seconds> tool_waits;
   std::multiset<Seconds> recorded_releases;
   long double busy_s = 0;
+  Seconds frontend_free_s = 0;  // when its API server is next free
 };
 
 class Engine {
@@ -368,15 +373,28 @@ Result<SimulationResult> Engine::Run() {
 void Engine::OnRelease(Seconds now, const Release& e) {
   const std::size_t t = static_cast<std::size_t>(e.task);
   const Request& request = requests_[t][static_cast<std::size_t>(e.req)];
-  int r = 0;
-  if (config_.router == "prefix_affinity") {
-    if (task_replica_[t] < 0) {
-      task_replica_[t] = static_cast<int>(next_round_robin_++ % config_.replicas);
+  int r = e.replica;
+  if (r < 0) {
+    if (config_.router == "prefix_affinity") {
+      if (task_replica_[t] < 0) {
+        task_replica_[t] = static_cast<int>(next_round_robin_++ % config_.replicas);
+      }
+      r = task_replica_[t];
+    } else {
+      r = static_cast<int>(next_round_robin_++ % config_.replicas);
     }
-    r = task_replica_[t];
-  } else {
-    r = static_cast<int>(next_round_robin_++ % config_.replicas);
+    // The replica's API server takes requests one at a time before they
+    // reach its scheduler.
+    const Seconds work = config_.frontend_per_request_s +
+                         config_.frontend_per_token_s * static_cast<double>(request.PromptTokens());
+    if (work > 0) {
+      Seconds& free_at = replicas_[static_cast<std::size_t>(r)].frontend_free_s;
+      free_at = std::max(free_at, now) + work;
+      PushExternal(free_at, Release{e.task, e.req, r, now});
+      return;
+    }
   }
+  const Seconds sent = e.replica < 0 ? now : e.sent_s;
   auto seq = std::make_unique<Seq>();
   seq->id = static_cast<SeqId>(seqs_.size());
   seq->task = e.task;
@@ -434,7 +452,7 @@ void Engine::OnRelease(Seconds now, const Release& e) {
   rec.turn = request.turn;
   rec.is_summary = request.is_summary;
   rec.replica = r;
-  rec.release_s = now;
+  rec.release_s = sent;
   rec.prompt_tokens = seq->prompt;
   rec.output_tokens = seq->output;
   rep.waiting.push_back(seq.get());

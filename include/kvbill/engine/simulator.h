@@ -82,6 +82,11 @@ struct SimulationConfig {
   Tokens offload_capacity_tokens = 0;
   double offload_link_bytes_per_s = 50e9;
   std::string release = "after_finish";  // or "recorded"
+  // The replica's API server (tokenisation, request handling) serves
+  // requests one at a time before its scheduler sees them: each takes
+  // frontend_per_request_s + frontend_per_token_s x prompt tokens. 0: none.
+  Seconds frontend_per_request_s = 0;
+  Seconds frontend_per_token_s = 0;
 };
 inline constexpr Tokens kUnlimitedTokens = -1;
 

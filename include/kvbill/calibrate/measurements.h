@@ -1,0 +1,74 @@
+// Published serving measurements for `kvbill calibrate`: one measured
+// configuration point each (engine, model, GPUs, workload, metrics).
+//
+// Two input shapes are read:
+//   - JSONL in the record shape of shared/data/calibration/measurements.jsonl
+//     (fields: id, engine {name, version, flags}, model, weights,
+//     kv_cache_dtype, hardware {gpu, count, tp, pp, dp}, workload {dataset,
+//     input_len, output_len, num_prompts, concurrency, request_rate,
+//     prefix_caching}, metrics {duration_s, ttft_ms_mean, tpot_ms_mean,
+//     total_input_tokens, total_output_tokens, successful_requests, ...},
+//     quality_flags);
+//   - the JSON `vllm bench serve --save-result` writes (fields read:
+//     model_id, backend, num_prompts, request_rate, max_concurrency,
+//     duration, completed, total_input_tokens, total_output_tokens,
+//     input_lens, output_lens, mean_ttft_ms, mean_tpot_ms, mean_itl_ms). It
+//     carries no server settings: the caller supplies engine, GPU and
+//     parallelism (`kvbill calibrate --scenario`).
+// docs/validation.md lists the fields and what each replay assumes.
+#ifndef KVBILL_CALIBRATE_MEASUREMENTS_H_
+#define KVBILL_CALIBRATE_MEASUREMENTS_H_
+
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kvbill/util/result.h"
+#include "kvbill/util/units.h"
+
+namespace kvbill {
+
+struct Measurement {
+  std::string id;
+  std::string source;  // "file:line"
+  std::string engine;  // "vllm", "sglang", "trtllm", ...
+  std::string engine_version;
+  std::string engine_flags;
+  std::string model;  // Hugging Face id as published
+  std::string weights;
+  std::string kv_cache_dtype = "auto";
+  std::string gpu_text;  // as published, e.g. "H100 SXM"
+  int gpus = 1;
+  int tp = 1;
+  int pp = 1;
+  int dp = 1;
+  std::string dataset;  // "random", "sharegpt", ...
+  std::optional<Tokens> input_len;
+  std::optional<Tokens> output_len;
+  std::optional<std::int64_t> num_prompts;
+  std::optional<int> concurrency;
+  double request_rate = std::numeric_limits<double>::infinity();  // inf: all at once
+  std::optional<bool> prefix_caching;
+  std::vector<std::string> quality_flags;
+  // Per-request lengths when the input gives them (vllm bench --save-result).
+  std::vector<Tokens> input_lens;
+  std::vector<Tokens> output_lens;
+  // Metrics as published (0 / absent when not given).
+  std::optional<std::int64_t> successful_requests;
+  std::optional<double> duration_s;
+  std::optional<double> total_input_tokens;
+  std::optional<double> total_output_tokens;
+  std::optional<double> ttft_ms_mean;
+  std::optional<double> tpot_ms_mean;
+  std::optional<double> itl_ms_mean;
+  std::optional<double> output_tok_s;
+};
+
+// Reads a measurements file of either shape (detected from the content).
+// Errors name the file and line (JSONL) or the field.
+Result<std::vector<Measurement>> ReadMeasurements(const std::string& path);
+
+}  // namespace kvbill
+
+#endif  // KVBILL_CALIBRATE_MEASUREMENTS_H_

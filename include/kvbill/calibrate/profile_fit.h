@@ -1,0 +1,73 @@
+// Fitting an engine profile (cost/engine_profile.h) to published serving
+// measurements: every usable record is replayed (calibrate/replay.h) and
+// the profile's parameters are fitted by Levenberg-Marquardt on the log
+// ratios of predicted to measured duration, mean TTFT and mean TPOT.
+// Validation: the same statistics in sample and leaving each model out in
+// turn (fit on the others, predict its records).
+#ifndef KVBILL_CALIBRATE_PROFILE_FIT_H_
+#define KVBILL_CALIBRATE_PROFILE_FIT_H_
+
+#include <string>
+#include <vector>
+
+#include "kvbill/calibrate/replay.h"
+#include "kvbill/cost/engine_profile.h"
+
+namespace kvbill {
+
+// One compared number: a record's metric, measured and predicted.
+struct MetricPoint {
+  std::string record;  // measurement id
+  std::string model;
+  std::string gpu;
+  std::string engine;
+  std::string workload;  // e.g. "random 4000/200 x500, all at once"
+  std::string metric;    // "duration_s", "ttft_ms_mean", "tpot_ms_mean"
+  bool fixed_lengths = false;
+  double measured = 0;
+  double predicted = 0;
+  double Ratio() const { return measured > 0 ? predicted / measured : 0; }
+};
+
+struct ErrorStats {
+  std::int64_t points = 0;
+  double median = 0;     // median |ratio - 1|
+  double within_25 = 0;  // share with |ratio - 1| <= 0.25
+};
+ErrorStats Stats(const std::vector<MetricPoint>& points);
+
+struct SkippedRecord {
+  std::string id;
+  std::string reason;
+};
+
+struct FitOptions {
+  int max_evaluations = 200;  // residual evaluations (each replays every record)
+  bool leave_one_model_out = true;
+  // Records used in the fit: only fixed-length ones when true (ShareGPT
+  // records are then validated, not fitted).
+  bool fit_fixed_lengths_only = true;
+};
+
+struct FitOutcome {
+  EngineProfile profile;            // fitted (calibrated = true)
+  std::vector<MetricPoint> before;  // with the starting profile
+  std::vector<MetricPoint> after;   // in sample
+  std::vector<MetricPoint> lomo;    // each model predicted by a fit without it
+  std::vector<SkippedRecord> skipped;
+};
+
+// The metric points of `plans` under `profile` (records whose replay fails
+// are skipped with the reason).
+std::vector<MetricPoint> Evaluate(const std::vector<ReplayPlan>& plans,
+                                  const EngineProfile& profile,
+                                  std::vector<SkippedRecord>* skipped);
+
+// Fits `start` (its parameters are the starting point) on the plans of
+// `engine`. Deterministic.
+FitOutcome FitProfile(const std::vector<ReplayPlan>& plans, const EngineProfile& start,
+                      const FitOptions& options);
+
+}  // namespace kvbill
+
+#endif  // KVBILL_CALIBRATE_PROFILE_FIT_H_

@@ -1,0 +1,81 @@
+// Replaying a published measurement as a kvbill workload: the deployment
+// the record describes (model, GPU, parallelism, engine and its settings,
+// with the engine's defaults where the record sets nothing) and the requests
+// its benchmark client sent, then the metrics the benchmark reports,
+// computed the way `vllm bench serve` computes them.
+//
+// Workloads (docs/validation.md#replaying-a-record):
+//   - fixed lengths ("random" datasets): every request has the record's
+//     mean input and output tokens (its totals over its requests);
+//   - ShareGPT: lengths drawn from lognormals (sigma 1.0) scaled so that
+//     they sum to the record's totals, inputs within [4, 1024] and
+//     input + output within 2,048 tokens as the benchmark filters them;
+//   - release: all at once (request rate inf), Poisson at the rate, or a
+//     concurrency cap (that many clients, each sending its next request
+//     when the last one finished).
+// Each request's tokens are unique: no prefix is shared.
+#ifndef KVBILL_CALIBRATE_REPLAY_H_
+#define KVBILL_CALIBRATE_REPLAY_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kvbill/calibrate/measurements.h"
+#include "kvbill/cost/engine_profile.h"
+#include "kvbill/engine/simulator.h"
+#include "kvbill/util/result.h"
+
+namespace kvbill {
+
+// Settings the caller gives for records that do not carry them (vllm bench
+// results): the scenario's deployment.
+struct ReplayDefaults {
+  std::string model;        // catalog name or config path ("" = from the record)
+  std::string gpu;          // catalog id ("" = from the record)
+  int tensor_parallel = 0;  // 0 = from the record
+  std::string engine;       // "" = from the record
+};
+
+struct ReplayPlan {
+  const Measurement* measurement = nullptr;
+  std::string engine;             // "vllm" or "sglang"
+  std::string model_name;         // catalog name used
+  bool fixed_lengths = false;     // "random" dataset: lengths exact
+  bool async_scheduling = false;  // --async-scheduling
+  bool fp8_checkpoint = false;    // a *-FP8 checkpoint (block-scaled)
+  SimulationConfig config;        // cost_model unset
+  std::vector<Task> tasks;
+  std::vector<std::vector<Request>> requests;
+};
+
+// What a replay predicts, in the benchmark's units.
+struct ReplayMetrics {
+  double duration_s = 0;
+  double ttft_ms_mean = 0;
+  double tpot_ms_mean = 0;
+  double output_tok_s = 0;
+};
+
+// A plan for `m`, or nullopt with `*why` saying why kvbill cannot represent
+// the record (unknown engine, model or GPU, a setting kvbill does not model).
+std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults& defaults,
+                                     std::string* why);
+
+// Runs the plan with `profile` (which sets the engine's overheads and the
+// memory its profiling run reserves).
+Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& profile);
+
+// The engine settings kvbill assumes for a vLLM V1 server when the command
+// line sets none (vllm/engine/arg_utils.py, EngineArgs default batch sizes):
+// GPUs of at least 70 GiB other than the A100 schedule 8,192 tokens and
+// 1,024 sequences per step, others 2,048 and 256.
+struct EngineLimits {
+  Tokens max_num_batched_tokens = 8192;
+  int max_num_seqs = 1024;
+};
+EngineLimits VllmDefaultLimits(const GpuSpec& gpu);
+
+}  // namespace kvbill
+
+#endif  // KVBILL_CALIBRATE_REPLAY_H_

@@ -1,0 +1,88 @@
+// An engine profile: what a serving engine adds around its GPU kernels —
+// CPU work per iteration and per sequence, elementwise kernels the operator
+// tables do not time, kernel launches outside CUDA graphs, the API server's
+// work before a request reaches the scheduler, and the memory its profiling
+// run reserves — as a handful of parameters fitted end to end by
+// `kvbill calibrate` on published serving benchmarks (docs/validation.md).
+// None of them is per model or per GPU: GPUs differ through their kernel
+// curves (kernel_curves.h) and spec sheet, models through their shapes.
+//
+// kvbill ships one profile per engine (scenarios/profiles/<engine>.json); a
+// scenario names its engine (`deployment.engine`) or another profile
+// (`deployment.profile`).
+#ifndef KVBILL_COST_ENGINE_PROFILE_H_
+#define KVBILL_COST_ENGINE_PROFILE_H_
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "kvbill/util/result.h"
+#include "kvbill/util/units.h"
+
+namespace kvbill {
+
+// The fitted parameters, in the order of kProfileParameters.
+struct ProfileParameters {
+  // CPU time of one scheduler iteration (scheduling, input preparation,
+  // launching the step), seconds.
+  double cpu_iteration_s = 0;
+  // CPU time per scheduled sequence per iteration (its inputs, sampling,
+  // output processing), seconds.
+  double cpu_per_sequence_s = 0;
+  // Elementwise passes over a token's hidden vector per layer (norms,
+  // rotary, residual adds, activations) at the HBM bandwidth.
+  double elementwise_passes = 0;
+  // Launch time per layer when a batch runs outside CUDA graphs (more
+  // tokens than the largest captured size), seconds.
+  double eager_launch_per_layer_s = 0;
+  // API-server time before a request reaches the scheduler: fixed and per
+  // prompt token, served one request at a time, seconds.
+  double frontend_per_request_s = 0;
+  double frontend_per_token_s = 0;
+  // Memory the profiling run reserves before the KV pool: activation bytes
+  // per batched token per hidden element, and a fixed reserve (CUDA context,
+  // communication buffers, CUDA graphs), GiB.
+  double activation_bytes_per_token_hidden = 0;
+  double fixed_reserve_gib = 0;
+  // Multiplier on the attention operators' time when an iteration mixes
+  // prefill chunks with decodes (one kernel serving both shapes).
+  double mixed_attention_factor = 1;
+};
+
+struct ProfileParameterInfo {
+  const char* name;
+  double ProfileParameters::*field;
+  double lower;  // fitting bounds
+  double upper;
+  const char* meaning;
+};
+inline constexpr int kProfileParameterCount = 9;
+const std::array<ProfileParameterInfo, kProfileParameterCount>& ProfileParameterTable();
+
+struct EngineProfile {
+  std::string name = "roofline";  // e.g. "vllm"
+  std::string engine = "vllm";    // "vllm" or "sglang": the scheduler kvbill models
+  std::string engine_versions;    // versions of the measurements it was fitted on
+  bool calibrated = false;
+  // Median |predicted / measured - 1| over the fitted records, in sample and
+  // leaving each model out in turn.
+  double validation_median_error = 0;
+  double validation_lomo_median_error = 0;
+  std::int64_t validation_points = 0;
+  ProfileParameters params;
+  // Engine behaviour the profile assumes (not fitted).
+  Tokens cuda_graph_max_tokens = 512;  // largest batch captured in a CUDA graph
+  double moe_routing_alpha = 1.2;      // expert popularity power law (kernel_curves.h)
+};
+
+Result<EngineProfile> ParseEngineProfile(const std::string& json_text, const std::string& source);
+std::string EngineProfileToJson(const EngineProfile& profile);
+
+// A bundled profile by engine name ("vllm", "sglang") or a path to a profile
+// JSON file. Error lists the bundled names.
+Result<EngineProfile> LoadEngineProfile(const std::string& name_or_path);
+
+}  // namespace kvbill
+
+#endif  // KVBILL_COST_ENGINE_PROFILE_H_

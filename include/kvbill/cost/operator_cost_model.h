@@ -1,0 +1,136 @@
+// The calibrated cost model: an iteration's time as the sum of its
+// operators' times on one GPU of the replica, each from the GPU's kernel
+// curves (kernel_curves.h), plus what the engine adds around them (its
+// profile, engine_profile.h). docs/engine.md#the-calibrated-cost-model.
+//
+//   GPU time = GEMMs(T) + fused MoE(T) + lm_head(S) + attention(batch)
+//              + all-reduces(T) + elementwise(T)
+//   iteration = CPU(S) + max(GPU time, eager launches(T))     (synchronous)
+//             = max(GPU time, CPU(S), eager launches(T))       (async scheduling)
+//
+// T: tokens computed in the iteration, S: sequences scheduled. GEMM shapes
+// come from the model's layers (QKV and output projections, gated MLPs,
+// shared experts, routers, linear-state mixers); the routed experts run as
+// one fused-MoE call per MoE layer with the routing of the profile.
+// Attention per layer: decode = c0 + c1 B + c2 B heads dim + c3 KV bytes / BW;
+// prefill and extend chunks = c0 + c1 q elements + c2 causal FLOPs / peak +
+// c3 KV written / BW, plus reading the cached prefix at the decode rate.
+// A sequence's own time is its share of attention (and of linear-state
+// updates); the engine splits the rest by tokens.
+//
+// Decode runs: with a fixed batch only the KV-read term changes from step to
+// step, linearly within a stretch where no sliding window fills or chunk
+// ends, so step time is one line (two where async scheduling switches
+// between CPU- and GPU-bound): event skipping stays exact.
+//
+// Formats run as their kernels do: weights stored at their own width; 8-bit
+// weights compute at the fp8 rate where the GPU has one (else as W8A16);
+// 4-bit weights as W4A16 at the 16-bit rate. A GPU without kernel curves
+// uses the H100 curves' efficiencies on its own spec sheet, and says so.
+#ifndef KVBILL_COST_OPERATOR_COST_MODEL_H_
+#define KVBILL_COST_OPERATOR_COST_MODEL_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kvbill/cost/cost_model.h"
+#include "kvbill/cost/engine_profile.h"
+#include "kvbill/cost/kernel_curves.h"
+#include "kvbill/cost/roofline.h"
+#include "kvbill/hardware/gpu.h"
+#include "kvbill/model/kv_format.h"
+#include "kvbill/model/model_shape.h"
+#include "kvbill/util/result.h"
+
+namespace kvbill {
+
+struct OperatorModelOptions {
+  int tensor_parallel = 1;
+  // Token counts up to this are precomputed (the engine's token budget).
+  Tokens max_batch_tokens = 8192;
+  bool async_scheduling = false;
+  // The weights come from a checkpoint published in fp8 (block-scaled, as
+  // DeepSeek's and the *-FP8 Qwen and GLM checkpoints are) rather than
+  // quantised per tensor when loaded. weight_format "auto" implies it.
+  bool fp8_checkpoint = false;
+};
+
+class OperatorCostModel final : public CostModel {
+ public:
+  // `curves` may be null: the GPU then runs on fallback curves (uncalibrated).
+  static Result<std::shared_ptr<const OperatorCostModel>> Make(
+      const ModelShape& model, const ElementFormat& kv_format, const std::string& weight_format,
+      const GpuSpec& gpu, const GpuKernelCurves* curves, const EngineProfile& profile,
+      const OperatorModelOptions& options);
+
+  Seconds IterationSeconds(std::span<const ScheduledWork> work,
+                           std::span<long double> own_s) const override;
+  void DecodeLinesFor(std::span<const Tokens> contexts, Tokens max_steps,
+                      DecodeLines* out) const override;
+  Seconds RecomputeSeconds(Tokens start, Tokens n) const override;
+  std::string name() const override { return name_; }
+
+  // True when the GPU has kernel curves and the profile was fitted.
+  bool calibrated() const { return calibrated_; }
+  // How the model runs its formats and which parts rest on assumptions
+  // rather than measured kernels, one sentence each.
+  const std::vector<std::string>& notes() const { return notes_; }
+
+  // Parts of an iteration's GPU time, for tests and reports.
+  Seconds DenseSeconds(Tokens tokens) const;     // GEMMs, MoE, all-reduce, elementwise
+  Seconds HeadSeconds(std::int64_t seqs) const;  // lm_head over the sampled sequences
+  // DenseSeconds(tokens) by part: "gemm", "moe", "all_reduce", "elementwise".
+  std::vector<std::pair<std::string, Seconds>> DenseParts(Tokens tokens) const;
+
+ private:
+  explicit OperatorCostModel(Roofline r) : r_(std::move(r)) {}
+  Seconds ComputeDense(Tokens tokens) const;
+  // Attention of one decode sequence at context c (all layers), its own time.
+  long double DecodeOwn(Tokens c) const;
+  // Attention of one prefill chunk (all layers), its own time.
+  long double PrefillOwn(Tokens start, Tokens n) const;
+  Seconds Combine(long double gpu, std::int64_t seqs, Tokens tokens) const;
+
+  struct Gemm {
+    double n = 0, k = 0, count = 0;
+    GemmCurve curve;
+  };
+  Roofline r_;  // KV bytes, window-aware attention FLOPs
+  KernelSpec spec_;
+  EngineProfile profile_;
+  std::string name_;
+  bool calibrated_ = false;
+  std::vector<std::string> notes_;
+  std::vector<Gemm> gemms_;  // per iteration, over all layers, m = tokens
+  Gemm head_;                // lm_head, m = sequences
+  // Fused MoE.
+  int moe_layers_ = 0;
+  LinearCurve moe_curve_;
+  bool moe_fp8_rate_ = false;
+  double expert_bytes_ = 0, expert_flops_per_pair_ = 0;
+  std::vector<double> moe_log_miss_;  // per expert: log(1 - q_i)
+  std::vector<double> moe_q_;
+  // All-reduce: per iteration 2 per layer of T x hidden x 2 bytes.
+  const AllReduceCurve* all_reduce_ = nullptr;
+  AllReduceCurve all_reduce_fallback_;
+  double all_reduces_ = 0;
+  double hidden_ = 0;
+  double layers_ = 0;
+  // Attention, summed over attention layers of one GPU.
+  double attn_layers_ = 0;
+  double heads_dims_ = 0;  // sum of (query heads per GPU x head dim)
+  double mla_heads_ = 0;   // MLA: sum of query heads per GPU
+  double mla_qk_ = 0, mla_v_ = 0;
+  bool mla_ = false;
+  LinearCurve decode_, prefill_;
+  double kv_write_per_token_ = 0;
+  // Linear-state layers: state bytes per sequence (one GPU), elements.
+  double state_bytes_ = 0, state_elements_ = 0, linear_layers_ = 0;
+  std::vector<double> dense_by_tokens_;  // ComputeDense for 0..max_batch_tokens
+  bool async_ = false;
+};
+
+}  // namespace kvbill
+
+#endif  // KVBILL_COST_OPERATOR_COST_MODEL_H_

@@ -1,0 +1,222 @@
+#include "kvbill/calibrate/measurements.h"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "kvbill/util/file.h"
+
+namespace kvbill {
+namespace {
+
+using nlohmann::json;
+
+// Field readers that accept null as "absent" and name the field on error.
+class Fields {
+ public:
+  Fields(std::string where) : where_(std::move(where)) {}
+  Error Fail(const std::string& field, const std::string& what) const {
+    return Error(where_ + ": " + field + ": " + what);
+  }
+  Result<std::optional<double>> Number(const json& j, const char* key,
+                                       const std::string& path) const {
+    if (!j.is_object() || !j.contains(key) || j.at(key).is_null()) return std::optional<double>{};
+    const json& v = j.at(key);
+    if (v.is_number()) {
+      const double d = v.get<double>();
+      if (!std::isfinite(d)) return Fail(path + key, "not finite");
+      return std::optional<double>{d};
+    }
+    if (v.is_string()) {
+      const std::string s = v.get<std::string>();
+      if (s == "inf" || s == "Infinity")
+        return std::optional<double>{std::numeric_limits<double>::infinity()};
+    }
+    return Fail(path + key, "not a number");
+  }
+  Result<std::string> Text(const json& j, const char* key, const std::string& path) const {
+    if (!j.is_object() || !j.contains(key) || j.at(key).is_null()) return std::string();
+    if (!j.at(key).is_string()) return Fail(path + key, "not a string");
+    return j.at(key).get<std::string>();
+  }
+
+ private:
+  std::string where_;
+};
+
+Status ReadRecord(const json& j, const Fields& f, Measurement* m) {
+  if (!j.is_object()) return f.Fail("record", "not an object");
+  auto id = f.Text(j, "id", "");
+  if (!id) return id.error();
+  if (id->empty()) return f.Fail("id", "missing");
+  m->id = *id;
+  const json* engine =
+      j.contains("engine") && j.at("engine").is_object() ? &j.at("engine") : nullptr;
+  if (engine == nullptr) return f.Fail("engine", "missing or not an object");
+  for (auto [key, out] : {std::pair{"name", &m->engine}, std::pair{"version", &m->engine_version},
+                          std::pair{"flags", &m->engine_flags}}) {
+    auto v = f.Text(*engine, key, "engine/");
+    if (!v) return v.error();
+    *out = *v;
+  }
+  for (auto [key, out] : {std::pair{"model", &m->model}, std::pair{"weights", &m->weights},
+                          std::pair{"kv_cache_dtype", &m->kv_cache_dtype}}) {
+    auto v = f.Text(j, key, "");
+    if (!v) return v.error();
+    *out = *v;
+  }
+  if (m->kv_cache_dtype.empty()) m->kv_cache_dtype = "auto";
+  if (!j.contains("hardware") || !j.at("hardware").is_object())
+    return f.Fail("hardware", "missing or not an object");
+  const json& hw = j.at("hardware");
+  auto gpu = f.Text(hw, "gpu", "hardware/");
+  if (!gpu) return gpu.error();
+  m->gpu_text = *gpu;
+  for (auto [key, out] : {std::pair{"count", &m->gpus}, std::pair{"tp", &m->tp},
+                          std::pair{"pp", &m->pp}, std::pair{"dp", &m->dp}}) {
+    auto v = f.Number(hw, key, "hardware/");
+    if (!v) return v.error();
+    if (*v) {
+      if (!(**v >= 1 && **v <= 1024))
+        return f.Fail(std::string("hardware/") + key, "must be in [1, 1024]");
+      *out = static_cast<int>(**v);
+    }
+  }
+  if (!j.contains("workload") || !j.at("workload").is_object())
+    return f.Fail("workload", "missing or not an object");
+  const json& w = j.at("workload");
+  auto dataset = f.Text(w, "dataset", "workload/");
+  if (!dataset) return dataset.error();
+  m->dataset = *dataset;
+  auto in = f.Number(w, "input_len", "workload/");
+  auto out = f.Number(w, "output_len", "workload/");
+  auto n = f.Number(w, "num_prompts", "workload/");
+  auto c = f.Number(w, "concurrency", "workload/");
+  auto rate = f.Number(w, "request_rate", "workload/");
+  for (auto* v : {&in, &out, &n, &c, &rate}) {
+    if (!*v) return v->error();
+  }
+  if (*in) m->input_len = static_cast<Tokens>(**in);
+  if (*out) m->output_len = static_cast<Tokens>(**out);
+  if (*n) m->num_prompts = static_cast<std::int64_t>(**n);
+  if (*c) m->concurrency = static_cast<int>(**c);
+  if (*rate) m->request_rate = **rate;
+  if (w.contains("prefix_caching") && w.at("prefix_caching").is_boolean()) {
+    m->prefix_caching = w.at("prefix_caching").get<bool>();
+  }
+  if (j.contains("quality_flags") && j.at("quality_flags").is_array()) {
+    for (const json& q : j.at("quality_flags")) {
+      if (q.is_string()) m->quality_flags.push_back(q.get<std::string>());
+    }
+  }
+  if (!j.contains("metrics") || !j.at("metrics").is_object())
+    return f.Fail("metrics", "missing or not an object");
+  const json& mt = j.at("metrics");
+  struct Metric {
+    const char* key;
+    std::optional<double>* out;
+  };
+  const Metric metrics[] = {{"duration_s", &m->duration_s},
+                            {"total_input_tokens", &m->total_input_tokens},
+                            {"total_output_tokens", &m->total_output_tokens},
+                            {"ttft_ms_mean", &m->ttft_ms_mean},
+                            {"tpot_ms_mean", &m->tpot_ms_mean},
+                            {"itl_ms_mean", &m->itl_ms_mean},
+                            {"output_tok_s", &m->output_tok_s}};
+  for (const Metric& x : metrics) {
+    auto v = f.Number(mt, x.key, "metrics/");
+    if (!v) return v.error();
+    *x.out = *v;
+  }
+  auto ok = f.Number(mt, "successful_requests", "metrics/");
+  if (!ok) return ok.error();
+  if (*ok) m->successful_requests = static_cast<std::int64_t>(**ok);
+  return OkStatus();
+}
+
+// `vllm bench serve --save-result` output.
+Status ReadBenchResult(const json& j, const Fields& f, const std::string& path, Measurement* m) {
+  m->id = path;
+  m->source = path;
+  auto model = f.Text(j, "model_id", "");
+  if (!model) return model.error();
+  m->model = *model;
+  m->engine = "vllm";
+  m->dataset = "bench";
+  auto n = f.Number(j, "num_prompts", ""), rate = f.Number(j, "request_rate", "");
+  auto c = f.Number(j, "max_concurrency", ""), duration = f.Number(j, "duration", "");
+  auto completed = f.Number(j, "completed", ""), tin = f.Number(j, "total_input_tokens", "");
+  auto tout = f.Number(j, "total_output_tokens", ""), ttft = f.Number(j, "mean_ttft_ms", "");
+  auto tpot = f.Number(j, "mean_tpot_ms", ""), itl = f.Number(j, "mean_itl_ms", "");
+  for (auto* v : {&n, &rate, &c, &duration, &completed, &tin, &tout, &ttft, &tpot, &itl}) {
+    if (!*v) return v->error();
+  }
+  if (*n) m->num_prompts = static_cast<std::int64_t>(**n);
+  if (*rate) m->request_rate = **rate;
+  if (*c) m->concurrency = static_cast<int>(**c);
+  m->duration_s = *duration;
+  if (*completed) m->successful_requests = static_cast<std::int64_t>(**completed);
+  m->total_input_tokens = *tin;
+  m->total_output_tokens = *tout;
+  m->ttft_ms_mean = *ttft;
+  m->tpot_ms_mean = *tpot;
+  m->itl_ms_mean = *itl;
+  for (auto [key, out] :
+       {std::pair{"input_lens", &m->input_lens}, std::pair{"output_lens", &m->output_lens}}) {
+    if (!j.contains(key)) continue;
+    const json& a = j.at(key);
+    if (!a.is_array()) return f.Fail(key, "not an array");
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (!a[i].is_number_integer() || a[i].get<std::int64_t>() < 0) {
+        return f.Fail(std::string(key) + "/" + std::to_string(i), "must be an integer >= 0");
+      }
+      out->push_back(a[i].get<Tokens>());
+    }
+  }
+  if (!m->input_lens.empty() && m->input_lens.size() != m->output_lens.size()) {
+    return f.Fail("output_lens", "not as long as input_lens");
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<std::vector<Measurement>> ReadMeasurements(const std::string& path) {
+  auto text = ReadFile(path);
+  if (!text) return text.error();
+  std::vector<Measurement> out;
+  // A bench result is one JSON object with "duration" at the top level.
+  try {
+    const json whole = json::parse(*text);
+    if (whole.is_object() && whole.contains("duration") && !whole.contains("metrics")) {
+      Measurement m;
+      if (auto s = ReadBenchResult(whole, Fields(path), path, &m); !s) return s.error();
+      out.push_back(std::move(m));
+      return out;
+    }
+  } catch (const json::exception&) {
+    // Not one document: JSONL, read line by line below.
+  }
+  std::istringstream in(*text);
+  std::string line;
+  std::size_t line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = path + ":" + std::to_string(line_no);
+    json j;
+    try {
+      j = json::parse(line);
+    } catch (const json::exception& e) {
+      return Error(where + ": not valid JSON: " + e.what());
+    }
+    Measurement m;
+    if (auto s = ReadRecord(j, Fields(where), &m); !s) return s.error();
+    m.source = where;
+    out.push_back(std::move(m));
+  }
+  if (out.empty()) return Error(path + ": no measurements");
+  return out;
+}
+
+}  // namespace kvbill

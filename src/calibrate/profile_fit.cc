@@ -1,0 +1,192 @@
+#include "kvbill/calibrate/profile_fit.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include "kvbill/calibrate/least_squares.h"
+
+namespace kvbill {
+namespace {
+
+std::string Workload(const ReplayPlan& plan) {
+  const Measurement& m = *plan.measurement;
+  std::string w = m.dataset;
+  if (plan.fixed_lengths && m.input_len) {
+    w += " " + std::to_string(*m.input_len) + "/" + std::to_string(m.output_len.value_or(0));
+  }
+  w += " x" + std::to_string(plan.requests.size() == plan.tasks.size() && !m.concurrency
+                                 ? plan.tasks.size()
+                                 : static_cast<std::size_t>(m.num_prompts.value_or(0)));
+  if (m.concurrency) {
+    w += ", concurrency " + std::to_string(*m.concurrency);
+  } else if (std::isfinite(m.request_rate)) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, ", %g req/s", m.request_rate);
+    w += buf;
+  } else {
+    w += ", all at once";
+  }
+  return w;
+}
+
+// Maps a free vector onto bounded parameters: lo + (hi - lo) / (1 + e^-x).
+struct Bounded {
+  double lo, hi;
+  double To(double x) const { return lo + (hi - lo) / (1.0 + std::exp(-x)); }
+  double From(double v) const {
+    const double f = std::clamp((v - lo) / (hi - lo), 1e-6, 1 - 1e-6);
+    return std::log(f / (1 - f));
+  }
+};
+
+}  // namespace
+
+ErrorStats Stats(const std::vector<MetricPoint>& points) {
+  ErrorStats s;
+  std::vector<double> err;
+  for (const MetricPoint& p : points) {
+    if (p.measured > 0 && p.predicted > 0) err.push_back(std::fabs(p.Ratio() - 1));
+  }
+  s.points = static_cast<std::int64_t>(err.size());
+  if (err.empty()) return s;
+  std::sort(err.begin(), err.end());
+  const std::size_t n = err.size();
+  s.median = n % 2 == 1 ? err[n / 2] : (err[n / 2 - 1] + err[n / 2]) / 2;
+  s.within_25 = static_cast<double>(std::count_if(err.begin(), err.end(),
+                                                  [](double e) { return e <= 0.25 + 1e-12; })) /
+                static_cast<double>(n);
+  return s;
+}
+
+std::vector<MetricPoint> Evaluate(const std::vector<ReplayPlan>& plans,
+                                  const EngineProfile& profile,
+                                  std::vector<SkippedRecord>* skipped) {
+  // Replays run on all cores; results are gathered in plan order, so the
+  // output does not depend on the thread count.
+  std::vector<std::optional<Result<ReplayMetrics>>> results(plans.size());
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i = next++; i < plans.size(); i = next++)
+      results[i] = RunReplay(plans[i], profile);
+  };
+  const unsigned threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(),
+                                                           static_cast<unsigned>(plans.size())));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+  std::vector<MetricPoint> out;
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const ReplayPlan& plan = plans[i];
+    const Measurement& m = *plan.measurement;
+    const Result<ReplayMetrics>& r = *results[i];
+    if (!r) {
+      if (skipped != nullptr) skipped->push_back(SkippedRecord{m.id, r.error().message()});
+      continue;
+    }
+    MetricPoint base;
+    base.record = m.id;
+    base.model = plan.model_name;
+    base.gpu = plan.config.gpu.id;
+    base.engine = plan.engine + " " + m.engine_version;
+    base.workload = Workload(plan);
+    base.fixed_lengths = plan.fixed_lengths;
+    auto add = [&](const char* metric, const std::optional<double>& measured, double predicted) {
+      if (!measured || !(*measured > 0)) return;
+      MetricPoint p = base;
+      p.metric = metric;
+      p.measured = *measured;
+      p.predicted = predicted;
+      out.push_back(p);
+    };
+    add("duration_s", m.duration_s, r->duration_s);
+    add("ttft_ms_mean", m.ttft_ms_mean, r->ttft_ms_mean);
+    add("tpot_ms_mean", m.tpot_ms_mean, r->tpot_ms_mean);
+  }
+  return out;
+}
+
+FitOutcome FitProfile(const std::vector<ReplayPlan>& plans, const EngineProfile& start,
+                      const FitOptions& options) {
+  FitOutcome outcome;
+  outcome.before = Evaluate(plans, start, &outcome.skipped);
+  const auto& table = ProfileParameterTable();
+  std::vector<Bounded> bounds;
+  for (const ProfileParameterInfo& info : table) bounds.push_back(Bounded{info.lower, info.upper});
+
+  auto fit_on = [&](const std::vector<const ReplayPlan*>& subset) {
+    std::vector<ReplayPlan> chosen;
+    for (const ReplayPlan* p : subset) chosen.push_back(*p);
+    // Residual layout: one per (record, metric) measured, fixed order.
+    const std::vector<MetricPoint> probe = Evaluate(chosen, start, nullptr);
+    const int count = static_cast<int>(probe.size());
+    EngineProfile profile = start;
+    auto apply = [&](const Eigen::VectorXd& x, EngineProfile* p) {
+      for (std::size_t i = 0; i < table.size(); ++i) {
+        p->params.*(table[i].field) = bounds[i].To(x(static_cast<Eigen::Index>(i)));
+      }
+    };
+    auto residuals = [&](const Eigen::VectorXd& x, Eigen::VectorXd* r) {
+      EngineProfile p = start;
+      apply(x, &p);
+      const std::vector<MetricPoint> pts = Evaluate(chosen, p, nullptr);
+      r->setConstant(count, 3.0);  // a failed replay counts as a large miss
+      std::size_t k = 0;
+      for (std::size_t i = 0; i < probe.size() && k < pts.size(); ++i) {
+        if (pts[k].record == probe[i].record && pts[k].metric == probe[i].metric) {
+          (*r)(static_cast<Eigen::Index>(i)) =
+              std::log(std::max(1e-9, pts[k].predicted) / pts[k].measured);
+          ++k;
+        }
+      }
+    };
+    Eigen::VectorXd x0(static_cast<Eigen::Index>(table.size()));
+    for (std::size_t i = 0; i < table.size(); ++i) {
+      x0(static_cast<Eigen::Index>(i)) = bounds[i].From(start.params.*(table[i].field));
+    }
+    const LmResult fit =
+        RobustLevenbergMarquardt(residuals, std::max(count, 1), x0, 0.1, options.max_evaluations);
+    apply(fit.x, &profile);
+    return profile;
+  };
+
+  std::vector<const ReplayPlan*> fit_plans;
+  for (const ReplayPlan& p : plans) {
+    if (!options.fit_fixed_lengths_only || p.fixed_lengths) fit_plans.push_back(&p);
+  }
+  outcome.profile = fit_on(fit_plans);
+  outcome.profile.calibrated = true;
+  outcome.after = Evaluate(plans, outcome.profile, nullptr);
+
+  if (options.leave_one_model_out) {
+    std::set<std::string> models;
+    for (const ReplayPlan* p : fit_plans) models.insert(p->model_name);
+    for (const std::string& left_out : models) {
+      std::vector<const ReplayPlan*> rest;
+      std::vector<ReplayPlan> held;
+      for (const ReplayPlan* p : fit_plans) {
+        if (p->model_name == left_out) {
+          held.push_back(*p);
+        } else {
+          rest.push_back(p);
+        }
+      }
+      if (rest.empty()) continue;
+      const EngineProfile without = fit_on(rest);
+      for (MetricPoint& pt : Evaluate(held, without, nullptr)) outcome.lomo.push_back(pt);
+    }
+  }
+  const ErrorStats in_sample = Stats(outcome.after);
+  const ErrorStats lomo = Stats(outcome.lomo);
+  outcome.profile.validation_median_error = in_sample.median;
+  outcome.profile.validation_lomo_median_error = lomo.median;
+  outcome.profile.validation_points = in_sample.points;
+  return outcome;
+}
+
+}  // namespace kvbill

@@ -1,0 +1,383 @@
+#include "kvbill/calibrate/replay.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "kvbill/cost/operator_cost_model.h"
+#include "kvbill/hardware/gpu.h"
+#include "kvbill/model/hf_config.h"
+#include "kvbill/model/kv_footprint.h"
+#include "kvbill/policy/context_policy.h"
+#include "kvbill/util/random.h"
+
+namespace kvbill {
+namespace {
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool Contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+// The catalog GPU a published hardware name means.
+std::string GpuFromText(const std::string& text) {
+  const std::string t = Lower(text);
+  if (Contains(t, "h200")) return "h200";
+  if (Contains(t, "h100") && Contains(t, "pcie")) return "h100-pcie";
+  if (Contains(t, "h100")) return "h100-sxm";
+  if (Contains(t, "a100") && (Contains(t, "80") || Contains(t, "sxm"))) return "a100-80gb";
+  if (Contains(t, "b200")) return "b200";
+  return "";
+}
+
+struct ModelChoice {
+  std::string catalog;
+  std::string weight_format = "auto";
+  bool fp8_checkpoint = false;
+};
+
+// The catalog model a Hugging Face id means: organisation dropped, then the
+// suffixes naming a tuning or a quantised copy of the same architecture
+// (-Instruct, -Instruct-2507, -FP8, -AWQ, dates); DeepSeek-R1 is DeepSeek-V3's
+// architecture.
+std::optional<ModelChoice> ModelFromId(const std::string& id, const std::string& weights) {
+  std::string name = Lower(id.substr(id.find('/') == std::string::npos ? 0 : id.find('/') + 1));
+  ModelChoice c;
+  auto strip = [&](const std::string& suffix) {
+    const std::size_t at = name.find(suffix);
+    if (at == std::string::npos) return false;
+    name.erase(at, suffix.size());
+    return true;
+  };
+  if (strip("-fp8")) {
+    c.weight_format = "fp8";
+    c.fp8_checkpoint = true;
+  }
+  if (strip("-awq")) c.weight_format = "int4-g128";
+  strip("-instruct-2507");
+  strip("-instruct");
+  strip("-0528");
+  if (name.rfind("deepseek-r1", 0) == 0) name = "deepseek-v3";
+  const std::string w = Lower(weights);
+  if (w == "fp8" && c.weight_format == "auto" && name != "deepseek-v3") {
+    c.weight_format = "fp8";
+    c.fp8_checkpoint = true;
+  }
+  if (w.rfind("awq", 0) == 0) c.weight_format = "int4-g128";
+  c.catalog = name;
+  return c;
+}
+
+// Engine flags as a map: "--max-num-seqs 512", "--max-num-seqs=512", "-tp 8".
+std::map<std::string, std::string> ParseFlags(const std::string& flags) {
+  std::map<std::string, std::string> out;
+  std::istringstream in(flags);
+  std::vector<std::string> words;
+  std::string w;
+  while (in >> w) words.push_back(w);
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (words[i].empty() || words[i][0] != '-') continue;
+    std::string key = words[i];
+    while (!key.empty() && key[0] == '-') key.erase(0, 1);
+    std::string value = "true";
+    const std::size_t eq = key.find('=');
+    if (eq != std::string::npos) {
+      value = key.substr(eq + 1);
+      key = key.substr(0, eq);
+    } else if (i + 1 < words.size() && !words[i + 1].empty() && words[i + 1][0] != '-') {
+      value = words[++i];
+    }
+    std::replace(key.begin(), key.end(), '_', '-');
+    out[key] = value;
+  }
+  return out;
+}
+
+// Lengths summing to `total` over n requests, drawn from a lognormal
+// (sigma 1.0) and scaled, each clamped to [lo, hi].
+std::vector<Tokens> ScaledLengths(Rng& rng, std::int64_t n, double total, Tokens lo, Tokens hi) {
+  const Distribution d = Distribution::Lognormal(1.0, 1.0);
+  std::vector<double> raw(static_cast<std::size_t>(n));
+  for (double& x : raw) x = d.Sample(rng);
+  const double mean = total / static_cast<double>(n);
+  // Scale so that the clamped lengths sum to the total (bisection on the scale).
+  double s_lo = 0, s_hi = 1;
+  auto sum_at = [&](double s) {
+    double sum = 0;
+    for (double x : raw)
+      sum += std::clamp(std::round(x * s), static_cast<double>(lo), static_cast<double>(hi));
+    return sum;
+  };
+  while (sum_at(s_hi) < total && s_hi < 1e9) s_hi *= 2;
+  for (int i = 0; i < 60; ++i) {
+    const double mid = (s_lo + s_hi) / 2;
+    (sum_at(mid) < total ? s_lo : s_hi) = mid;
+  }
+  (void)mean;
+  std::vector<Tokens> out;
+  for (double x : raw) {
+    out.push_back(static_cast<Tokens>(
+        std::clamp(std::round(x * s_hi), static_cast<double>(lo), static_cast<double>(hi))));
+  }
+  return out;
+}
+
+std::uint64_t Seed(const std::string& id) {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (char c : id) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+}  // namespace
+
+EngineLimits VllmDefaultLimits(const GpuSpec& gpu) {
+  const bool large = static_cast<double>(gpu.usable_memory_bytes) >= 70.0 * kBytesPerGiB &&
+                     Lower(gpu.name).find("a100") == std::string::npos;
+  return large ? EngineLimits{8192, 1024} : EngineLimits{2048, 256};
+}
+
+std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults& defaults,
+                                     std::string* why) {
+  ReplayPlan plan;
+  plan.measurement = &m;
+  plan.engine = defaults.engine.empty() ? m.engine : defaults.engine;
+  if (plan.engine != "vllm" && plan.engine != "sglang") {
+    *why = "engine \"" + m.engine + "\" has no kvbill profile (vllm, sglang)";
+    return std::nullopt;
+  }
+  const auto flags = ParseFlags(m.engine_flags);
+  if (plan.engine == "vllm") {
+    int major = 0, minor = 0;
+    std::sscanf(m.engine_version.c_str(), "v%d.%d", &major, &minor);
+    if (m.engine_version.empty() && !m.id.empty() && m.dataset != "bench") {
+      *why = "engine version not given";
+      return std::nullopt;
+    }
+    if (!m.engine_version.empty() && major == 0 && minor < 9) {
+      *why = "vLLM " + m.engine_version + " runs the V0 scheduler, which kvbill does not model";
+      return std::nullopt;
+    }
+  }
+  if (plan.engine == "sglang") {
+    *why = "SGLang's scheduler (prefill batches apart from decode batches) is not modelled yet";
+    return std::nullopt;
+  }
+  if (m.pp > 1) {
+    *why = "pipeline parallelism is not modelled";
+    return std::nullopt;
+  }
+  if (m.dp > 1 || flags.count("enable-dp-attention") || flags.count("data-parallel-size")) {
+    *why = "data-parallel attention is not modelled";
+    return std::nullopt;
+  }
+  if (flags.count("enable-expert-parallel") || flags.count("ep-size")) {
+    *why = "expert parallelism is not modelled";
+    return std::nullopt;
+  }
+  for (const char* f : {"speculative-config", "speculative-algorithm", "performance-mode"}) {
+    if (flags.count(f)) {
+      *why = std::string("--") + f + " is not modelled";
+      return std::nullopt;
+    }
+  }
+  auto choice = ModelFromId(m.model, m.weights);
+  if (!defaults.model.empty()) choice = ModelChoice{defaults.model, "auto", false};
+  if (!choice) {
+    *why = "model \"" + m.model + "\" not recognised";
+    return std::nullopt;
+  }
+  auto model = LoadModel(choice->catalog, {});
+  if (!model) {
+    *why = "model \"" + m.model + "\" (catalog name \"" + choice->catalog +
+           "\") is not in kvbill's catalog";
+    return std::nullopt;
+  }
+  plan.model_name = choice->catalog;
+  plan.fp8_checkpoint = choice->fp8_checkpoint;
+  const std::string gpu_id = defaults.gpu.empty() ? GpuFromText(m.gpu_text) : defaults.gpu;
+  auto gpu = LookupGpu(gpu_id);
+  if (gpu_id.empty() || !gpu) {
+    *why = "GPU \"" + m.gpu_text + "\" is not in kvbill's catalog";
+    return std::nullopt;
+  }
+  SimulationConfig& c = plan.config;
+  c.model = std::move(*model);
+  c.weight_format = choice->weight_format;
+  c.gpu = *gpu;
+  c.gpus_per_replica = defaults.tensor_parallel > 0 ? defaults.tensor_parallel : m.tp;
+  c.replicas = 1;
+  const std::string kv = Lower(m.kv_cache_dtype);
+  auto kv_format = ParseElementFormat(kv == "auto" || kv.empty() ? "bf16" : kv);
+  if (flags.count("kv-cache-dtype")) kv_format = ParseElementFormat(flags.at("kv-cache-dtype"));
+  if (!kv_format) {
+    *why = "KV dtype \"" + m.kv_cache_dtype + "\" is not a kvbill format";
+    return std::nullopt;
+  }
+  c.kv_format = *kv_format;
+  const EngineLimits limits = VllmDefaultLimits(*gpu);
+  c.max_num_batched_tokens = limits.max_num_batched_tokens;
+  c.max_num_seqs = limits.max_num_seqs;
+  auto int_flag = [&](const char* name, auto* out) {
+    if (flags.count(name))
+      *out =
+          static_cast<std::remove_reference_t<decltype(*out)>>(std::atoll(flags.at(name).c_str()));
+  };
+  int_flag("max-num-batched-tokens", &c.max_num_batched_tokens);
+  int_flag("max-num-seqs", &c.max_num_seqs);
+  if (flags.count("gpu-memory-utilization")) {
+    c.memory_fraction = std::atof(flags.at("gpu-memory-utilization").c_str());
+  }
+  c.block_size = 16;
+  c.prefix_caching = m.prefix_caching.value_or(true);
+  if (flags.count("no-enable-prefix-caching")) c.prefix_caching = false;
+  if (c.prefix_caching && StateBytesPerSequence(c.model, 1) > 0) c.prefix_caching = false;
+  plan.async_scheduling = flags.count("async-scheduling") > 0;
+  c.release = "after_finish";
+
+  // The requests.
+  std::int64_t n = m.num_prompts.value_or(0);
+  if (m.successful_requests && *m.successful_requests > 0) n = *m.successful_requests;
+  if (!m.input_lens.empty()) n = static_cast<std::int64_t>(m.input_lens.size());
+  if (n <= 0) {
+    *why = "the number of requests is not given";
+    return std::nullopt;
+  }
+  std::vector<Tokens> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
+  Rng rng(Seed(m.id));
+  if (!m.input_lens.empty()) {
+    in = m.input_lens;
+    out = m.output_lens;
+  } else if (m.dataset == "random" || m.dataset == "single long prompt") {
+    plan.fixed_lengths = true;
+    if (!m.input_len) {
+      *why = "a fixed-length record without input_len";
+      return std::nullopt;
+    }
+    const double total_in = m.total_input_tokens.value_or(static_cast<double>(*m.input_len * n));
+    const double total_out =
+        m.total_output_tokens.value_or(static_cast<double>(m.output_len.value_or(1) * n));
+    // The record's totals, spread as evenly as whole tokens allow.
+    for (std::int64_t i = 0; i < n; ++i) {
+      in[static_cast<std::size_t>(i)] = static_cast<Tokens>(
+          std::floor(total_in * static_cast<double>(i + 1) / static_cast<double>(n)) -
+          std::floor(total_in * static_cast<double>(i) / static_cast<double>(n)));
+      out[static_cast<std::size_t>(i)] = std::max<Tokens>(
+          1, static_cast<Tokens>(
+                 std::floor(total_out * static_cast<double>(i + 1) / static_cast<double>(n)) -
+                 std::floor(total_out * static_cast<double>(i) / static_cast<double>(n))));
+    }
+  } else if (m.dataset == "sharegpt") {
+    if (!m.total_input_tokens || !m.total_output_tokens) {
+      *why = "a ShareGPT record without its token totals";
+      return std::nullopt;
+    }
+    in = ScaledLengths(rng, n, *m.total_input_tokens, 4, 1024);
+    out = ScaledLengths(rng, n, *m.total_output_tokens, 4, 1024);
+    for (std::size_t i = 0; i < in.size(); ++i) out[i] = std::min<Tokens>(out[i], 2048 - in[i]);
+  } else {
+    *why = "dataset \"" + m.dataset + "\" has no length model";
+    return std::nullopt;
+  }
+  const Tokens limit = c.model.max_position_embeddings;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (limit > 0 && in[i] + out[i] > limit + 1) {
+      *why = "requests longer than the model's context (" + std::to_string(limit) + ")";
+      return std::nullopt;
+    }
+  }
+  // Release: concurrency slots, Poisson arrivals or all at once.
+  const int slots = m.concurrency ? std::max(1, *m.concurrency) : 0;
+  auto request_turn = [&](std::size_t i) {
+    Turn t;
+    t.spans.push_back(Span{SpanKind::kUser, std::max<Tokens>(1, in[i]), std::nullopt});
+    t.output = std::max<Tokens>(1, out[i]);
+    return t;
+  };
+  if (slots > 0) {
+    for (int s = 0; s < slots && s < n; ++s) {
+      Task task;
+      task.id = "client-" + std::to_string(s);
+      for (std::size_t i = static_cast<std::size_t>(s); i < in.size();
+           i += static_cast<std::size_t>(slots)) {
+        Turn t = request_turn(i);
+        if (!task.turns.empty()) t.keep = 0;
+        task.turns.push_back(std::move(t));
+      }
+      plan.tasks.push_back(std::move(task));
+    }
+  } else {
+    double clock = 0;
+    const bool poisson = std::isfinite(m.request_rate) && m.request_rate > 0;
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      Task task;
+      task.id = "request-" + std::to_string(i);
+      if (poisson) {
+        clock += -std::log(rng.NextOpenUnit()) / m.request_rate;
+        task.arrival_s = clock;
+      }
+      task.turns.push_back(request_turn(i));
+      plan.tasks.push_back(std::move(task));
+    }
+  }
+  auto policy = MakeContextPolicy(ContextPolicyParams{});
+  if (!policy) {
+    *why = policy.error().message();
+    return std::nullopt;
+  }
+  for (const Task& t : plan.tasks) plan.requests.push_back((*policy)->Plan(t));
+  return plan;
+}
+
+Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& profile) {
+  SimulationConfig c = plan.config;
+  OperatorModelOptions options;
+  options.tensor_parallel = c.gpus_per_replica;
+  options.max_batch_tokens = c.max_num_batched_tokens;
+  options.async_scheduling = plan.async_scheduling;
+  options.fp8_checkpoint = plan.fp8_checkpoint;
+  auto model = OperatorCostModel::Make(c.model, c.kv_format, c.weight_format, c.gpu, nullptr,
+                                       profile, options);
+  if (!model) return model.error();
+  c.cost_model = *model;
+  const ProfileParameters& p = profile.params;
+  c.activation_reserve_gib =
+      (p.activation_bytes_per_token_hidden * static_cast<double>(c.max_num_batched_tokens) *
+           static_cast<double>(c.model.hidden_size) +
+       p.fixed_reserve_gib * kBytesPerGiB) /
+      kBytesPerGiB;
+  c.frontend_per_request_s = p.frontend_per_request_s;
+  c.frontend_per_token_s = p.frontend_per_token_s;
+  auto result = Simulate(c, plan.tasks, plan.requests);
+  if (!result) return result.error();
+  ReplayMetrics out;
+  double first_release = 1e300, last_finish = 0, ttft = 0, tpot = 0, outputs = 0;
+  std::int64_t tpot_n = 0;
+  for (const RequestRecord& r : result->requests) {
+    first_release = std::min(first_release, r.release_s);
+    last_finish = std::max(last_finish, r.finish_s);
+    ttft += r.first_token_s - r.release_s;
+    outputs += static_cast<double>(r.output_tokens);
+    if (r.output_tokens > 1) {
+      tpot += (r.finish_s - r.first_token_s) / static_cast<double>(r.output_tokens - 1);
+      ++tpot_n;
+    }
+  }
+  const double n = static_cast<double>(std::max<std::size_t>(1, result->requests.size()));
+  out.duration_s = last_finish - std::min(first_release, last_finish);
+  out.ttft_ms_mean = 1000 * ttft / n;
+  out.tpot_ms_mean = tpot_n > 0 ? 1000 * tpot / static_cast<double>(tpot_n) : 0;
+  out.output_tok_s = out.duration_s > 0 ? outputs / out.duration_s : 0;
+  return out;
+}
+
+}  // namespace kvbill

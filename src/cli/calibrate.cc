@@ -1,0 +1,189 @@
+// kvbill calibrate: fit the cost model to measurements.
+//   kvbill calibrate kernels --kernels DIR -o CURVES.json   operator curves from kernel timings
+#include <cmath>
+#include <iostream>
+#include <sstream>
+
+#include "cli/cli_util.h"
+#include "kvbill/calibrate/kernel_fit.h"
+#include "kvbill/calibrate/profile_fit.h"
+#include "kvbill/scenario/scenario.h"
+
+namespace kvbill::cli {
+namespace {
+
+constexpr char kKernelsUsage[] =
+    "usage: kvbill calibrate kernels --kernels DIR [-o CURVES.json] [--table]\n\n"
+    "Fits per-GPU operator curves (GEMM, decode and prefill attention, MLA, fused MoE,\n"
+    "all-reduce) to a measured kernel database laid out as shared/data/kernels is (one\n"
+    "directory per GPU: a100_sxm, h100_sxm, h200_sxm). Writes the curves as JSON (stdout\n"
+    "or -o FILE, a file) and prints each curve's fit error to stderr; --table prints the\n"
+    "fit errors as the Markdown table of docs/validation.md instead. Forms and errors:\n"
+    "docs/validation.md#kernels. kvbill ships the curves fitted this way in\n"
+    "scenarios/kernels/curves.json.\n";
+
+int RunKernels(const Args& args) {
+  po::options_description options("options");
+  std::string dir, out;
+  bool table = false;
+  options.add_options()("kernels", po::value(&dir)->required(),
+                        "kernel database directory (a directory)")(
+      "output,o", po::value(&out), "curves JSON file (a file; default stdout)")(
+      "table", po::bool_switch(&table), "print the fit-error table (Markdown) instead");
+  po::variables_map vm;
+  if (auto stop = ParseOptions(args, "calibrate kernels", kKernelsUsage, options, vm)) return *stop;
+  auto curves = FitKernelCurves(dir);
+  if (!curves) return ReportError("calibrate kernels", curves.error());
+  if (table) {
+    std::cout << KernelFitTable(*curves);
+    return 0;
+  }
+  std::cerr << KernelFitTable(*curves);
+  if (auto s = EmitOutput(KernelCurvesToJson(*curves), out); !s) {
+    return ReportError("calibrate kernels", s.error());
+  }
+  return 0;
+}
+
+constexpr char kUsage[] =
+    "usage: kvbill calibrate --measurements FILE [--engine vllm|sglang] [--scenario S.json]\n"
+    "                        [--profile START] [-o PROFILE.json] [--report] [--no-fit]\n"
+    "       kvbill calibrate kernels --kernels DIR [-o CURVES.json]\n\n"
+    "Fits an engine profile (the engine's overheads around its kernels, docs/validation.md)\n"
+    "to published serving measurements: each record is replayed as a kvbill workload and\n"
+    "the profile's parameters are fitted on the log ratios of predicted to measured\n"
+    "duration, mean TTFT and mean TPOT. FILE is JSONL in the record shape of\n"
+    "shared/data/calibration/measurements.jsonl, or the JSON `vllm bench serve\n"
+    "--save-result` writes (which carries no server settings: --scenario supplies the\n"
+    "model, GPU and tensor parallelism). Writes the profile (-o, a file; default stdout\n"
+    "unless --report); --report prints every record's metrics before and after the fit,\n"
+    "the error statistics in sample and leaving each model out, and every record it\n"
+    "cannot represent with the reason. --no-fit only evaluates --profile.\n\n"
+    "  kernels   per-GPU operator curves from measured kernel latencies\n";
+
+std::string Fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+void PrintPoints(std::ostream& out, const std::string& title, const std::vector<MetricPoint>& pts) {
+  out << "\n### " << title
+      << "\n\n| record | model | GPU | engine | workload | metric | measured | "
+         "kvbill | ratio |\n|---|---|---|---|---|---|---:|---:|---:|\n";
+  for (const MetricPoint& p : pts) {
+    out << "| " << p.record << " | " << p.model << " | " << p.gpu << " | " << p.engine << " | "
+        << p.workload << " | " << p.metric << " | " << Fixed(p.measured, 2) << " | "
+        << Fixed(p.predicted, 2) << " | " << Fixed(p.Ratio(), 2) << " |\n";
+  }
+}
+
+std::string StatsLine(const std::string& what, const std::vector<MetricPoint>& pts,
+                      bool fixed_only) {
+  std::vector<MetricPoint> chosen;
+  for (const MetricPoint& p : pts) {
+    if (!fixed_only || p.fixed_lengths) chosen.push_back(p);
+  }
+  const ErrorStats s = Stats(chosen);
+  return "| " + what + " | " + std::to_string(s.points) + " | " + Fixed(100 * s.median, 1) +
+         "% | " + Fixed(100 * s.within_25, 0) + "% |\n";
+}
+
+int RunProfileFit(const Args& args) {
+  po::options_description options("options");
+  std::string measurements, engine, scenario_path, start_name, out;
+  bool report = false, no_fit = false, no_lomo = false;
+  int evaluations = 200;
+  options.add_options()("measurements", po::value(&measurements)->required(),
+                        "measurements file (a file)")(
+      "engine", po::value(&engine), "fit the records of this engine: vllm or sglang")(
+      "scenario", po::value(&scenario_path),
+      "a scenario (a file) whose model, GPU and tensor parallelism replay records that lack them")(
+      "profile", po::value(&start_name),
+      "starting profile: bundled name or file (default: the engine's)")(
+      "output,o", po::value(&out), "profile JSON file to write (a file)")(
+      "report", po::bool_switch(&report), "print the per-record report (Markdown)")(
+      "no-fit", po::bool_switch(&no_fit), "evaluate --profile without fitting")(
+      "no-lomo", po::bool_switch(&no_lomo), "skip the leave-one-model-out validation")(
+      "max-evaluations", po::value(&evaluations)->default_value(200),
+      "residual evaluations of the fit (each replays every record)");
+  po::variables_map vm;
+  if (auto stop = ParseOptions(args, "calibrate", kUsage, options, vm)) return *stop;
+  if (!engine.empty()) {
+    if (auto s = CheckChoice("--engine", engine, "vllm|sglang"); !s)
+      return ReportError("calibrate", s.error());
+  }
+  auto records = ReadMeasurements(measurements);
+  if (!records) return ReportError("calibrate", records.error());
+  ReplayDefaults defaults;
+  if (!scenario_path.empty()) {
+    auto scenario = LoadScenario(scenario_path);
+    if (!scenario) return ReportError("calibrate", scenario.error());
+    defaults.model = scenario->model.name;
+    defaults.gpu = scenario->deployment.gpu;
+    defaults.tensor_parallel = scenario->deployment.gpus_per_replica;
+  }
+  std::vector<ReplayPlan> plans;
+  std::vector<SkippedRecord> skipped;
+  for (const Measurement& m : *records) {
+    if (!engine.empty() && m.engine != engine) continue;
+    std::string why;
+    auto plan = PlanReplay(m, defaults, &why);
+    if (plan) {
+      plans.push_back(std::move(*plan));
+    } else {
+      skipped.push_back(SkippedRecord{m.id, why});
+    }
+  }
+  const std::string engine_name = engine.empty() ? "vllm" : engine;
+  auto start = LoadEngineProfile(start_name.empty() ? engine_name : start_name);
+  if (!start) return ReportError("calibrate", start.error());
+  if (plans.empty())
+    return ReportError("calibrate", Error(measurements + ": no record kvbill can replay"));
+  FitOutcome outcome;
+  if (no_fit) {
+    outcome.profile = *start;
+    outcome.before = Evaluate(plans, *start, &outcome.skipped);
+    outcome.after = outcome.before;
+  } else {
+    FitOptions fit;
+    fit.max_evaluations = evaluations;
+    fit.leave_one_model_out = !no_lomo;
+    outcome = FitProfile(plans, *start, fit);
+  }
+  for (const SkippedRecord& s : outcome.skipped) skipped.push_back(s);
+  if (!out.empty() || !report) {
+    if (auto s = EmitOutput(EngineProfileToJson(outcome.profile), out); !s) {
+      return ReportError("calibrate", s.error());
+    }
+  }
+  if (report) {
+    std::ostringstream r;
+    r << "| points | n | median error | within ±25% |\n|---|---:|---:|---:|\n"
+      << StatsLine("fixed lengths, before", outcome.before, true)
+      << StatsLine("fixed lengths, in sample", outcome.after, true)
+      << StatsLine("fixed lengths, leave one model out", outcome.lomo, true)
+      << StatsLine("all, before", outcome.before, false)
+      << StatsLine("all, in sample", outcome.after, false);
+    PrintPoints(r, "After the fit", outcome.after);
+    if (!outcome.lomo.empty()) PrintPoints(r, "Leave one model out", outcome.lomo);
+    r << "\n### Records not replayed\n\n| record | reason |\n|---|---|\n";
+    for (const SkippedRecord& s : skipped) r << "| " << s.id << " | " << s.reason << " |\n";
+    std::cout << r.str();
+  }
+  return 0;
+}
+
+}  // namespace
+
+int RunCalibrate(const Args& args) {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    (args.empty() ? std::cerr : std::cout) << kUsage;
+    return args.empty() ? 2 : 0;
+  }
+  const Args rest(args.begin() + 1, args.end());
+  if (args[0] == "kernels") return RunKernels(rest);
+  return RunProfileFit(args);
+}
+
+}  // namespace kvbill::cli

@@ -1,0 +1,168 @@
+#include "kvbill/cost/engine_profile.h"
+
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "kvbill/util/embedded.h"
+#include "kvbill/util/file.h"
+
+namespace kvbill {
+
+const std::array<ProfileParameterInfo, kProfileParameterCount>& ProfileParameterTable() {
+  static const std::array<ProfileParameterInfo, kProfileParameterCount> table = {{
+      {"cpu_iteration_s", &ProfileParameters::cpu_iteration_s, 0, 0.01,
+       "CPU time of one scheduler iteration, s"},
+      {"cpu_per_sequence_s", &ProfileParameters::cpu_per_sequence_s, 0, 1e-4,
+       "CPU time per scheduled sequence per iteration, s"},
+      {"elementwise_passes", &ProfileParameters::elementwise_passes, 0, 100,
+       "passes over a token's hidden vector per layer outside the timed operators"},
+      {"eager_launch_per_layer_s", &ProfileParameters::eager_launch_per_layer_s, 0, 5e-3,
+       "launch time per layer for batches outside CUDA graphs, s"},
+      {"frontend_per_request_s", &ProfileParameters::frontend_per_request_s, 0, 0.02,
+       "API-server time per request before scheduling (serial), s"},
+      {"frontend_per_token_s", &ProfileParameters::frontend_per_token_s, 0, 1e-4,
+       "API-server time per prompt token before scheduling (serial), s"},
+      {"activation_bytes_per_token_hidden", &ProfileParameters::activation_bytes_per_token_hidden,
+       0, 100, "memory reserved per batched token per hidden element, bytes"},
+      {"fixed_reserve_gib", &ProfileParameters::fixed_reserve_gib, 0, 8,
+       "memory reserved besides weights, activations and KV, GiB"},
+      {"mixed_attention_factor", &ProfileParameters::mixed_attention_factor, 1, 3,
+       "attention time multiplier in iterations mixing prefill and decode"},
+  }};
+  return table;
+}
+
+namespace {
+
+using nlohmann::json;
+
+Error Fail(const std::string& source, const std::string& pointer, const std::string& what) {
+  return Error(source + "#" + pointer + ": " + what);
+}
+
+}  // namespace
+
+std::string EngineProfileToJson(const EngineProfile& p) {
+  json params = json::object();
+  for (const ProfileParameterInfo& info : ProfileParameterTable()) {
+    params[info.name] = p.params.*(info.field);
+  }
+  json doc{{"name", p.name},
+           {"engine", p.engine},
+           {"engine_versions", p.engine_versions},
+           {"calibrated", p.calibrated},
+           {"validation",
+            {{"median_error", p.validation_median_error},
+             {"lomo_median_error", p.validation_lomo_median_error},
+             {"points", p.validation_points}}},
+           {"parameters", params},
+           {"cuda_graph_max_tokens", p.cuda_graph_max_tokens},
+           {"moe_routing_alpha", p.moe_routing_alpha}};
+  return doc.dump(2) + "\n";
+}
+
+Result<EngineProfile> ParseEngineProfile(const std::string& json_text, const std::string& source) {
+  json doc;
+  try {
+    doc = json::parse(json_text);
+  } catch (const json::exception& e) {
+    return Error(source + ": not valid JSON: " + e.what());
+  }
+  if (!doc.is_object()) return Fail(source, "", "not an object");
+  EngineProfile p;
+  auto text = [&](const char* key, std::string* out) -> Status {
+    if (!doc.contains(key)) return OkStatus();
+    if (!doc.at(key).is_string()) return Fail(source, std::string("/") + key, "not a string");
+    *out = doc.at(key).get<std::string>();
+    return OkStatus();
+  };
+  for (auto [key, out] : {std::pair{"name", &p.name}, std::pair{"engine", &p.engine},
+                          std::pair{"engine_versions", &p.engine_versions}}) {
+    if (auto s = text(key, out); !s) return s.error();
+  }
+  if (p.engine != "vllm" && p.engine != "sglang") {
+    return Fail(source, "/engine",
+                "\"" + p.engine + "\" is not an engine kvbill models (vllm, sglang)");
+  }
+  if (doc.contains("calibrated")) {
+    if (!doc.at("calibrated").is_boolean()) return Fail(source, "/calibrated", "not a boolean");
+    p.calibrated = doc.at("calibrated").get<bool>();
+  }
+  if (doc.contains("validation")) {
+    const json& v = doc.at("validation");
+    if (!v.is_object()) return Fail(source, "/validation", "not an object");
+    auto num = [&](const char* key, double* out) -> Status {
+      if (!v.contains(key)) return OkStatus();
+      if (!v.at(key).is_number())
+        return Fail(source, std::string("/validation/") + key, "not a number");
+      *out = v.at(key).get<double>();
+      return OkStatus();
+    };
+    double points = 0;
+    if (auto s = num("median_error", &p.validation_median_error); !s) return s.error();
+    if (auto s = num("lomo_median_error", &p.validation_lomo_median_error); !s) return s.error();
+    if (auto s = num("points", &points); !s) return s.error();
+    p.validation_points = static_cast<std::int64_t>(points);
+  }
+  if (doc.contains("parameters")) {
+    const json& params = doc.at("parameters");
+    if (!params.is_object()) return Fail(source, "/parameters", "not an object");
+    for (const auto& [key, value] : params.items()) {
+      const ProfileParameterInfo* info = nullptr;
+      for (const ProfileParameterInfo& i : ProfileParameterTable()) {
+        if (key == i.name) info = &i;
+      }
+      if (info == nullptr) return Fail(source, "/parameters/" + key, "unknown parameter");
+      if (!value.is_number() || !std::isfinite(value.get<double>())) {
+        return Fail(source, "/parameters/" + key, "not a finite number");
+      }
+      const double v = value.get<double>();
+      if (v < info->lower || v > info->upper) {
+        return Fail(source, "/parameters/" + key,
+                    "must be in [" + std::to_string(info->lower) + ", " +
+                        std::to_string(info->upper) + "]");
+      }
+      p.params.*(info->field) = v;
+    }
+  }
+  if (doc.contains("cuda_graph_max_tokens")) {
+    const json& v = doc.at("cuda_graph_max_tokens");
+    if (!v.is_number_integer() || v.get<std::int64_t>() < 0) {
+      return Fail(source, "/cuda_graph_max_tokens", "must be an integer >= 0");
+    }
+    p.cuda_graph_max_tokens = v.get<std::int64_t>();
+  }
+  if (doc.contains("moe_routing_alpha")) {
+    const json& v = doc.at("moe_routing_alpha");
+    if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= 5)) {
+      return Fail(source, "/moe_routing_alpha", "must be a number in [0, 5]");
+    }
+    p.moe_routing_alpha = v.get<double>();
+  }
+  return p;
+}
+
+Result<EngineProfile> LoadEngineProfile(const std::string& name_or_path) {
+  if (auto text = EmbeddedFile("profiles/" + name_or_path + ".json")) {
+    return ParseEngineProfile(std::string(*text), "profiles/" + name_or_path + ".json");
+  }
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(name_or_path, ec)) {
+    auto text = ReadFile(name_or_path);
+    if (!text) return text.error();
+    return ParseEngineProfile(*text, name_or_path);
+  }
+  std::string names;
+  for (const EmbeddedFileEntry& e : EmbeddedFileTable()) {
+    if (e.path.rfind("profiles/", 0) == 0) {
+      std::string n(e.path.substr(9));
+      if (n.size() > 5) n.resize(n.size() - 5);
+      names += (names.empty() ? "" : ", ") + n;
+    }
+  }
+  return Error("\"" + name_or_path + "\" is neither a bundled engine profile (" + names +
+               ") nor a profile file");
+}
+
+}  // namespace kvbill

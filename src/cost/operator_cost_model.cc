@@ -1,0 +1,484 @@
+#include "kvbill/cost/operator_cost_model.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+
+#include "kvbill/model/kv_footprint.h"
+#include "kvbill/model/weight_bytes.h"
+
+namespace kvbill {
+namespace {
+
+// The bytes one weight element takes in `format`, scales included (weights
+// are grouped along rows of `k` elements).
+double WeightElementBytes(const ElementFormat& format, double k) {
+  return format.BitsPerElement(static_cast<std::int64_t>(std::max(1.0, k))) / 8.0;
+}
+
+// The GEMM curve for weights stored in `format` on this GPU, and how it runs.
+GemmCurve GemmFor(const GpuKernelCurves& c, const ElementFormat& format, bool checkpoint_fp8,
+                  const GpuSpec& gpu, std::vector<std::string>* notes) {
+  const GemmCurve& bf16 = c.gemm.at("bf16");
+  if (format.element_bits >= 16) return bf16;
+  GemmCurve curve = bf16;
+  curve.weight_bytes = WeightElementBytes(format, 4096);
+  if (format.element_bits == 8 && gpu.fp8_flops_per_s > 0) {
+    // Checkpoints published in fp8 are block-scaled (DeepSeek, Qwen, GLM
+    // *-FP8); a bf16 checkpoint served with fp8 is quantised per tensor.
+    const char* key = checkpoint_fp8 ? "fp8_block" : "fp8";
+    auto it = c.gemm.find(key);
+    if (it == c.gemm.end()) it = c.gemm.find(checkpoint_fp8 ? "fp8" : "fp8_block");
+    if (it != c.gemm.end()) {
+      curve = it->second;
+      if (std::string(it->first) == "fp8_block") {
+        // Those rows were timed eagerly, one launch each; engines run them
+        // inside CUDA graphs, so the fixed time is the graph-timed one.
+        auto per_tensor = c.gemm.find("fp8");
+        curve.t0_s = per_tensor != c.gemm.end() ? per_tensor->second.t0_s : bf16.t0_s;
+      }
+      return curve;
+    }
+  }
+  const std::string note =
+      format.name + " weights on " + gpu.id + " run as W" + std::to_string(format.element_bits) +
+      "A16: streamed at their stored width, multiplied at the 16-bit rate (bf16 GEMM curve)";
+  if (std::find(notes->begin(), notes->end(), note) == notes->end()) notes->push_back(note);
+  return curve;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
+    const ModelShape& model, const ElementFormat& kv_format, const std::string& weight_format,
+    const GpuSpec& gpu, const GpuKernelCurves* curves, const EngineProfile& profile,
+    const OperatorModelOptions& options) {
+  if (options.tensor_parallel < 1) return Error("tensor_parallel must be at least 1");
+  auto roofline = Roofline::Make(model, kv_format, weight_format, gpu,
+                                 RooflineParams{options.tensor_parallel, 1, 1, 0});
+  if (!roofline) return roofline.error();
+  auto weights = ComputeWeightBytes(model, weight_format);
+  if (!weights) return weights.error();
+  std::shared_ptr<OperatorCostModel> m(new OperatorCostModel(*roofline));
+  m->profile_ = profile;
+  m->async_ = options.async_scheduling;
+  const GpuKernelCurves* own = curves;
+  if (own == nullptr) own = BundledKernelCurves().For(gpu.id);
+  const GpuKernelCurves* base = own != nullptr ? own : BundledKernelCurves().For("h100-sxm");
+  if (base == nullptr || base->gemm.count("bf16") == 0 ||
+      base->decode_attention.count("bf16") == 0) {
+    return Error("no kernel curves are bundled (scenarios/kernels/curves.json)");
+  }
+  m->calibrated_ = own != nullptr && profile.calibrated;
+  m->name_ = profile.name + (own != nullptr ? "/" + gpu.id : "/uncalibrated-" + gpu.id);
+  if (own != nullptr) {
+    m->spec_ = own->spec;
+  } else {
+    m->spec_ = KernelSpec{gpu.hbm_bandwidth_bytes_per_s, gpu.bf16_flops_per_s,
+                          gpu.fp8_flops_per_s > 0 ? gpu.fp8_flops_per_s : gpu.bf16_flops_per_s};
+    m->notes_.push_back("no kernel measurements for " + gpu.id +
+                        ": the operator efficiencies "
+                        "fitted on H100 are applied to its spec sheet");
+  }
+  if (!profile.calibrated) {
+    m->notes_.push_back("engine profile \"" + profile.name + "\" is not fitted to measurements");
+  }
+  const double tp = options.tensor_parallel;
+  const double hidden = static_cast<double>(model.hidden_size);
+  m->hidden_ = hidden;
+  m->layers_ = static_cast<double>(model.layers.size());
+
+  // Weight formats of each part.
+  auto fmt = [&](const std::string& name) { return ParseElementFormat(name); };
+  const std::string dense_name =
+      weight_format == "auto" ? model.native_weights.dense : weight_format;
+  const std::string expert_name =
+      weight_format == "auto" ? model.native_weights.experts : weight_format;
+  auto dense_fmt = fmt(dense_name);
+  if (!dense_fmt) return dense_fmt.error();
+  auto expert_fmt = fmt(expert_name);
+  if (!expert_fmt) return expert_fmt.error();
+  auto other_fmt = fmt(model.native_weights.other);
+  if (!other_fmt) return other_fmt.error();
+  const bool checkpoint_fp8 = weight_format == "auto" || options.fp8_checkpoint;
+  const GemmCurve dense_curve = GemmFor(*base, *dense_fmt, checkpoint_fp8, gpu, &m->notes_);
+  const GemmCurve other_curve = GemmFor(*base, *other_fmt, checkpoint_fp8, gpu, &m->notes_);
+
+  // GEMMs of the attention and mixer layers, from their shapes.
+  int attention_layers = 0, linear_layers = 0, mla_layers = 0;
+  for (const LayerShape& l : model.layers) {
+    if (l.kind == LayerKind::kLinearState) {
+      ++linear_layers;
+      continue;
+    }
+    ++attention_layers;
+    const double hq = static_cast<double>(l.query_heads) / tp;
+    const double kv = std::max(1.0, static_cast<double>(l.kv_heads) / tp);
+    if (l.kind == LayerKind::kLatentAttention) {
+      ++mla_layers;
+      m->mla_heads_ += hq;
+      m->mla_qk_ = static_cast<double>(l.qk_head_dim);
+      m->mla_v_ = static_cast<double>(l.v_head_dim);
+      m->heads_dims_ += hq * static_cast<double>(l.latent_dim);
+      continue;
+    }
+    const double dqk = static_cast<double>(l.qk_head_dim), dv = static_cast<double>(l.v_head_dim);
+    m->heads_dims_ += hq * dqk;
+    m->gemms_.push_back(Gemm{hq * dqk + kv * (dqk + dv), hidden, 1, dense_curve});
+    m->gemms_.push_back(Gemm{hidden, hq * dv, 1, dense_curve});
+  }
+  const ParamCounts& p = model.params;
+  if (mla_layers > 0) {
+    // MLA's chain of low-rank projections, as one projection into the
+    // attention's parameter count less the output projection.
+    const double per_layer = static_cast<double>(p.attention) / mla_layers;
+    const double out = m->mla_heads_ / mla_layers * tp * m->mla_v_ * hidden;
+    m->gemms_.push_back(Gemm{std::max(1.0, (per_layer - out) / hidden / tp), hidden,
+                             static_cast<double>(mla_layers), dense_curve});
+    m->gemms_.push_back(Gemm{hidden, std::max(1.0, out / hidden / tp),
+                             static_cast<double>(mla_layers), dense_curve});
+    m->mla_ = true;
+  }
+  // Merge equal shapes: one entry per shape with its layer count.
+  std::vector<Gemm> merged;
+  for (const Gemm& g : m->gemms_) {
+    auto it = std::find_if(merged.begin(), merged.end(),
+                           [&](const Gemm& x) { return x.n == g.n && x.k == g.k; });
+    if (it == merged.end()) {
+      merged.push_back(g);
+    } else {
+      it->count += g.count;
+    }
+  }
+  m->gemms_ = std::move(merged);
+  if (linear_layers > 0 && p.linear_mixers > 0) {
+    const double per_layer = static_cast<double>(p.linear_mixers) / linear_layers / tp;
+    m->gemms_.push_back(
+        Gemm{0.75 * per_layer / hidden, hidden, static_cast<double>(linear_layers), dense_curve});
+    m->gemms_.push_back(
+        Gemm{hidden, 0.25 * per_layer / hidden, static_cast<double>(linear_layers), dense_curve});
+    m->notes_.push_back(
+        "linear-state layers: no kernel table; their scan is timed as state traffic at the decode "
+        "attention rate and 4 FLOPs per state element per token at the prefill rate");
+  }
+  m->linear_layers_ = linear_layers;
+  m->state_bytes_ = static_cast<double>(StateBytesPerSequence(model, options.tensor_parallel)) /
+                    std::max(1, linear_layers);
+  for (const LayerShape& l : model.layers) {
+    if (l.kind == LayerKind::kLinearState)
+      m->state_elements_ += static_cast<double>(l.state_elements) / tp;
+  }
+  m->state_elements_ /= std::max(1, linear_layers);
+  // Dense MLPs (gated: gate and up in one GEMM, then down).
+  const std::int64_t moe_layers = model.moe.layers;
+  const double dense_layers = std::max<double>(
+      1, static_cast<double>(model.layers.size()) - static_cast<double>(moe_layers));
+  auto add_mlp = [&](double params_per_layer, double count, const GemmCurve& curve) {
+    if (params_per_layer <= 0 || count <= 0) return;
+    const double inter = params_per_layer / (3 * hidden) / tp;
+    m->gemms_.push_back(Gemm{2 * inter, hidden, count, curve});
+    m->gemms_.push_back(Gemm{hidden, inter, count, curve});
+  };
+  add_mlp(static_cast<double>(p.dense_mlp) / dense_layers, p.dense_mlp > 0 ? dense_layers : 0,
+          dense_curve);
+  if (moe_layers > 0) {
+    add_mlp(static_cast<double>(p.shared_experts) / static_cast<double>(moe_layers),
+            static_cast<double>(moe_layers), dense_curve);
+    if (p.routers > 0) {
+      m->gemms_.push_back(Gemm{static_cast<double>(model.moe.experts), hidden,
+                               static_cast<double>(moe_layers), other_curve});
+    }
+  }
+  const double vocab = static_cast<double>(model.vocab_size);
+  m->head_ = Gemm{std::max(1.0, vocab / tp), hidden, 1, other_curve};
+
+  // Routed experts: one fused-MoE call per MoE layer.
+  if (moe_layers > 0 && model.moe.experts > 0 && model.moe.experts_per_token > 0) {
+    const int experts = static_cast<int>(model.moe.experts);
+    const ElementFormat& ef = *expert_fmt;
+    std::string key = "bf16";
+    bool fp8_rate = false;
+    if (ef.element_bits == 8 && gpu.fp8_flops_per_s > 0) {
+      // vLLM runs fp8 experts through its Triton fused-MoE kernel by
+      // default, block-scaled or per tensor alike.
+      key = "fp8_block";
+      fp8_rate = true;
+    } else if (ef.name == "mxfp4") {
+      key = "mxfp4";
+    } else if (ef.element_bits == 4) {
+      key = "int4";
+    }
+    auto it = base->moe.find(key);
+    if (it == base->moe.end()) {
+      m->notes_.push_back(ef.name + " experts on " + gpu.id +
+                          ": no fused-MoE measurements of that format; timed with the bf16 "
+                          "curve at the experts' stored width (W" +
+                          std::to_string(ef.element_bits) + "A16)");
+      it = base->moe.find("bf16");
+      fp8_rate = false;
+    }
+    if (it == base->moe.end()) return Error("no fused-MoE curve for " + gpu.id);
+    m->moe_curve_ = it->second;
+    m->moe_fp8_rate_ = fp8_rate && m->spec_.fp8_flops_per_s > m->spec_.bf16_flops_per_s;
+    m->moe_layers_ = static_cast<int>(moe_layers);
+    const double per_expert_bytes =
+        static_cast<double>(weights->routed_experts) / static_cast<double>(moe_layers * experts);
+    m->expert_bytes_ = per_expert_bytes / tp;
+    m->expert_flops_per_pair_ = 2.0 * static_cast<double>(model.moe.params_per_expert) / tp;
+    m->moe_q_ = RoutingProbabilities(experts, static_cast<int>(model.moe.experts_per_token),
+                                     profile.moe_routing_alpha);
+    for (double q : m->moe_q_) {
+      m->moe_log_miss_.push_back(q >= 1 ? -std::numeric_limits<double>::infinity()
+                                        : std::log1p(-q));
+    }
+  }
+
+  // All-reduce after the mixer and after the MLP of every layer.
+  if (options.tensor_parallel > 1) {
+    m->all_reduces_ = 2 * m->layers_;
+    m->all_reduce_ = own != nullptr ? own->AllReduceFor(options.tensor_parallel) : nullptr;
+    if (m->all_reduce_ == nullptr) {
+      const AllReduceCurve* h = base->AllReduceFor(options.tensor_parallel);
+      if (h != nullptr) {
+        m->all_reduce_fallback_ = *h;
+      } else {
+        m->all_reduce_fallback_ = AllReduceCurve{
+            options.tensor_parallel, "assumed", {{1, 10e-6}, {1e9, 10e-6 + 1e9 / 150e9}}};
+      }
+      m->all_reduce_ = &m->all_reduce_fallback_;
+      m->notes_.push_back("all-reduce over " + std::to_string(options.tensor_parallel) +
+                          " GPUs of " + gpu.id + " not measured: " +
+                          (h != nullptr ? "H100 NVLink times used" : "10 us + 150 GB/s assumed"));
+    }
+  }
+
+  // Attention curves.
+  m->attn_layers_ = attention_layers;
+  std::string kv_key = kv_format.element_bits >= 16 ? "bf16" : "fp8";
+  if (kv_format.element_bits < 8) {
+    m->notes_.push_back(kv_format.name +
+                        " KV: no attention kernel measurements; timed with the "
+                        "fp8 KV curves at its own byte count");
+  }
+  if (m->mla_) {
+    if (base->mla_decode.coef.empty() || base->mla_prefill.coef.empty()) {
+      return Error("no MLA attention curves for " + gpu.id);
+    }
+    m->decode_ = base->mla_decode;
+    m->prefill_ = base->mla_prefill;
+    // The MLA tables were timed eagerly; inside CUDA graphs the fixed time
+    // per call is the regular attention kernels'.
+    m->decode_.coef[0] = base->decode_attention.at("bf16").coef[0];
+    const LinearCurve* pre = base->PrefillFor("bf16", 128);
+    if (pre != nullptr) m->prefill_.coef[0] = pre->coef[0];
+    if (kv_key != "bf16") {
+      m->notes_.push_back("MLA with " + kv_format.name +
+                          " KV: timed with the bf16 MLA curves at "
+                          "its own byte count");
+    }
+  } else if (attention_layers > 0) {
+    auto dec = base->decode_attention.find(kv_key);
+    if (dec == base->decode_attention.end()) dec = base->decode_attention.find("bf16");
+    m->decode_ = dec->second;
+    std::int64_t head_dim = 128;
+    for (const LayerShape& l : model.layers) {
+      if (l.kind != LayerKind::kLinearState) {
+        head_dim = l.qk_head_dim;
+        break;
+      }
+    }
+    const LinearCurve* pre = base->PrefillFor(kv_key, head_dim);
+    if (pre == nullptr) pre = base->PrefillFor("bf16", head_dim);
+    if (pre == nullptr) return Error("no prefill attention curve for " + gpu.id);
+    m->prefill_ = *pre;
+  } else {
+    m->decode_ = base->decode_attention.at("bf16");
+    const LinearCurve* pre = base->PrefillFor("bf16", 128);
+    if (pre != nullptr) m->prefill_ = *pre;
+  }
+  m->decode_.coef.resize(4, 0);
+  m->prefill_.coef.resize(4, 0);
+  m->kv_write_per_token_ = m->r_.KvWriteBytesPerToken();
+
+  const Tokens cap = std::max<Tokens>(1, options.max_batch_tokens);
+  m->dense_by_tokens_.resize(static_cast<std::size_t>(cap) + 1);
+  for (Tokens t = 0; t <= cap; ++t)
+    m->dense_by_tokens_[static_cast<std::size_t>(t)] = m->ComputeDense(t);
+  return std::shared_ptr<const OperatorCostModel>(std::move(m));
+}
+
+std::vector<std::pair<std::string, Seconds>> OperatorCostModel::DenseParts(Tokens tokens) const {
+  std::vector<std::pair<std::string, Seconds>> parts = {
+      {"gemm", 0}, {"moe", 0}, {"all_reduce", 0}, {"elementwise", 0}};
+  if (tokens <= 0) return parts;
+  const double t = static_cast<double>(tokens);
+  for (const Gemm& g : gemms_) parts[0].second += g.count * g.curve.Seconds(spec_, t, g.n, g.k);
+  if (moe_layers_ > 0) {
+    MoeLoad load;
+    constexpr double kTile = 64;
+    for (std::size_t i = 0; i < moe_q_.size(); ++i) {
+      const double touched = 1.0 - std::exp(t * moe_log_miss_[i]);
+      const double mean = t * moe_q_[i];
+      load.touched_experts += touched;
+      load.pairs += mean;
+      if (touched > 0) load.padded_pairs += touched * kTile * std::ceil(mean / touched / kTile);
+    }
+    load.expert_bytes = expert_bytes_;
+    load.expert_flops_per_pair = expert_flops_per_pair_;
+    load.hidden = hidden_;
+    parts[1].second = moe_layers_ * moe_curve_.Seconds(MoeFeatures(spec_, load, moe_fp8_rate_));
+  }
+  if (all_reduce_ != nullptr && all_reduces_ > 0) {
+    parts[2].second = all_reduces_ * all_reduce_->Seconds(t * hidden_ * 2);
+  }
+  parts[3].second =
+      profile_.params.elementwise_passes * t * layers_ * hidden_ * 2 / spec_.hbm_bytes_per_s;
+  return parts;
+}
+
+Seconds OperatorCostModel::ComputeDense(Tokens tokens) const {
+  Seconds s = 0;
+  for (const auto& part : DenseParts(tokens)) s += part.second;
+  return s;
+}
+
+Seconds OperatorCostModel::DenseSeconds(Tokens tokens) const {
+  if (tokens >= 0 && static_cast<std::size_t>(tokens) < dense_by_tokens_.size()) {
+    return dense_by_tokens_[static_cast<std::size_t>(tokens)];
+  }
+  return ComputeDense(tokens);
+}
+
+Seconds OperatorCostModel::HeadSeconds(std::int64_t seqs) const {
+  if (seqs <= 0) return 0;
+  return head_.curve.Seconds(spec_, static_cast<double>(seqs), head_.n, head_.k);
+}
+
+long double OperatorCostModel::DecodeOwn(Tokens c) const {
+  const auto& k = decode_.coef;
+  long double own = attn_layers_ * k[1] + k[2] * heads_dims_ +
+                    k[3] * static_cast<long double>(r_.KvReadBytes(c)) / spec_.hbm_bytes_per_s;
+  if (linear_layers_ > 0) {
+    own += linear_layers_ * (k[1] + k[3] * 2 * state_bytes_ / spec_.hbm_bytes_per_s);
+  }
+  return own;
+}
+
+long double OperatorCostModel::PrefillOwn(Tokens start, Tokens n) const {
+  const auto& k = prefill_.coef;
+  const double nn = static_cast<double>(n);
+  double flops = 0;
+  double query = heads_dims_;
+  if (mla_) {
+    const double s = static_cast<double>(start);
+    const double pairs = nn * s + nn * (nn + 1) / 2;
+    flops = 2 * mla_heads_ * (mla_qk_ + mla_v_) * pairs;
+    query = mla_heads_ * mla_qk_;
+  } else {
+    flops = r_.PrefillAttentionFlops(start, n);
+  }
+  long double own = k[1] * nn * query / 1e6 + k[2] * flops / spec_.bf16_flops_per_s +
+                    k[3] * nn * kv_write_per_token_ / spec_.hbm_bytes_per_s;
+  if (start > 0) {
+    own +=
+        decode_.coef[3] * static_cast<long double>(r_.KvReadBytes(start)) / spec_.hbm_bytes_per_s;
+  }
+  if (linear_layers_ > 0) {
+    own += linear_layers_ * (k[2] * 4 * nn * state_elements_ / spec_.bf16_flops_per_s +
+                             decode_.coef[3] * 2 * state_bytes_ / spec_.hbm_bytes_per_s);
+  }
+  return own;
+}
+
+Seconds OperatorCostModel::Combine(long double gpu, std::int64_t seqs, Tokens tokens) const {
+  const ProfileParameters& p = profile_.params;
+  const long double cpu = p.cpu_iteration_s + p.cpu_per_sequence_s * static_cast<double>(seqs);
+  const long double eager =
+      tokens > profile_.cuda_graph_max_tokens ? p.eager_launch_per_layer_s * layers_ : 0.0;
+  if (async_) return static_cast<Seconds>(std::max({gpu, cpu, eager}));
+  return static_cast<Seconds>(cpu + std::max(gpu, eager));
+}
+
+Seconds OperatorCostModel::IterationSeconds(std::span<const ScheduledWork> work,
+                                            std::span<long double> own_s) const {
+  Tokens tokens = 0;
+  bool prefill = false, decode = false;
+  long double own_total = 0;
+  for (std::size_t i = 0; i < work.size(); ++i) {
+    const ScheduledWork& w = work[i];
+    tokens += w.tokens;
+    if (w.prefill) {
+      prefill = true;
+      own_s[i] = PrefillOwn(w.context, w.tokens);
+    } else {
+      decode = true;
+      own_s[i] = DecodeOwn(w.context);
+    }
+    own_total += own_s[i];
+  }
+  long double fixed =
+      attn_layers_ * (prefill ? std::max(prefill_.coef[0], decode_.coef[0]) : decode_.coef[0]);
+  if (prefill && decode) {
+    const long double f = profile_.params.mixed_attention_factor;
+    fixed *= f;
+    own_total *= f;
+    for (std::size_t i = 0; i < work.size(); ++i) own_s[i] *= f;
+  }
+  const long double gpu = DenseSeconds(tokens) +
+                          HeadSeconds(static_cast<std::int64_t>(work.size())) + fixed + own_total;
+  return Combine(gpu, static_cast<std::int64_t>(work.size()), tokens);
+}
+
+void OperatorCostModel::DecodeLinesFor(std::span<const Tokens> contexts, Tokens max_steps,
+                                       DecodeLines* out) const {
+  const std::size_t batch = contexts.size();
+  const Tokens b = static_cast<Tokens>(batch);
+  const long double per_byte = decode_.coef[3] / spec_.hbm_bytes_per_s;
+  long double g0 = DenseSeconds(b) + HeadSeconds(b) + attn_layers_ * decode_.coef[0];
+  long double g1 = 0;
+  Tokens len = max_steps;
+  out->own0.resize(2 * batch);
+  out->own1.resize(2 * batch);
+  for (std::size_t i = 0; i < batch; ++i) {
+    const Tokens c = contexts[i];
+    const LinearPiece kp = r_.KvPiece(c);
+    const long double own0 = DecodeOwn(c);
+    const long double own1 = per_byte * kp.slope;
+    g0 += own0;
+    g1 += own1;
+    len = std::min(len, kp.max_k + 1);
+    out->own0[i] = out->own0[batch + i] = own0;
+    out->own1[i] = out->own1[batch + i] = own1;
+  }
+  // t(j) = a + max(g0 + g1 j, z): a the synchronous CPU time, z what the
+  // GPU time must exceed (eager launches; with async scheduling, the CPU).
+  const ProfileParameters& p = profile_.params;
+  const long double cpu = p.cpu_iteration_s + p.cpu_per_sequence_s * static_cast<double>(batch);
+  const long double eager =
+      b > profile_.cuda_graph_max_tokens ? p.eager_launch_per_layer_s * layers_ : 0.0;
+  const long double a = async_ ? 0 : cpu;
+  const long double z = async_ ? std::max(cpu, eager) : eager;
+  std::array<Tokens, 3> cuts = {0, len, len};
+  std::size_t pieces = 1;
+  if (g1 != 0) {
+    const Tokens cut = static_cast<Tokens>(std::ceil((z - g0) / g1));
+    if (cut > 0 && cut < len) cuts[pieces++] = cut;
+  }
+  cuts[pieces] = len;
+  out->lines.clear();
+  for (std::size_t k = 0; k < pieces; ++k) {
+    const Tokens j0 = cuts[k];
+    const bool gpu_bound = g0 + g1 * static_cast<long double>(j0) >= z;
+    out->lines.push_back(StepLine{j0, cuts[k + 1], a + (gpu_bound ? g0 : z), gpu_bound ? g1 : 0});
+  }
+  out->own0.resize(pieces * batch);
+  out->own1.resize(pieces * batch);
+}
+
+Seconds OperatorCostModel::RecomputeSeconds(Tokens start, Tokens n) const {
+  return static_cast<Seconds>(DenseSeconds(n) + HeadSeconds(1) + attn_layers_ * prefill_.coef[0] +
+                              PrefillOwn(start, n));
+}
+
+}  // namespace kvbill

@@ -1,0 +1,78 @@
+#include "kvbill/calibrate/measurements.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+namespace kvbill {
+namespace {
+
+std::string Write(const std::string& name, const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / name;
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+constexpr char kRecord[] =
+    R"({"id": "r1", "engine": {"name": "vllm", "version": "v0.11.0", "flags": "-tp 2"},)"
+    R"( "model": "Qwen/Qwen3-32B", "weights": "bf16", "kv_cache_dtype": "auto",)"
+    R"( "hardware": {"gpu": "H100 SXM", "count": 2, "tp": 2, "pp": 1, "dp": 1},)"
+    R"( "workload": {"dataset": "random", "input_len": 4000, "output_len": 200, "num_prompts": null,)"
+    R"( "concurrency": null, "request_rate": "inf"},)"
+    R"( "metrics": {"successful_requests": 500, "duration_s": 976.29, "ttft_ms_mean": 482284.21,)"
+    R"( "tpot_ms_mean": 66.61, "total_input_tokens": 1997942, "total_output_tokens": 99790}})";
+
+TEST(MeasurementsTest, ReadsARecordOfThePublishedShape) {
+  auto r = ReadMeasurements(Write("kvbill_meas_ok.jsonl", std::string(kRecord) + "\n"));
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  ASSERT_EQ(r->size(), 1u);
+  const Measurement& m = r->front();
+  EXPECT_EQ(m.id, "r1");
+  EXPECT_EQ(m.engine, "vllm");
+  EXPECT_EQ(m.engine_version, "v0.11.0");
+  EXPECT_EQ(m.tp, 2);
+  EXPECT_EQ(m.dataset, "random");
+  EXPECT_EQ(m.input_len, 4000);
+  EXPECT_FALSE(m.num_prompts.has_value());
+  EXPECT_TRUE(std::isinf(m.request_rate));
+  EXPECT_EQ(m.successful_requests, 500);
+  EXPECT_DOUBLE_EQ(*m.tpot_ms_mean, 66.61);
+  EXPECT_EQ(m.source.substr(m.source.size() - 2), ":1");
+}
+
+TEST(MeasurementsTest, ReadsVllmBenchSaveResult) {
+  auto r = ReadMeasurements(Write("kvbill_meas_bench.json", R"({"backend": "vllm",
+      "model_id": "Qwen/Qwen3-8B", "num_prompts": 2, "request_rate": "inf",
+      "max_concurrency": null, "duration": 3.5, "completed": 2, "total_input_tokens": 300,
+      "total_output_tokens": 40, "mean_ttft_ms": 120.5, "mean_tpot_ms": 12.25,
+      "mean_itl_ms": 12.0, "input_lens": [100, 200], "output_lens": [10, 30]})"));
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  const Measurement& m = r->front();
+  EXPECT_EQ(m.model, "Qwen/Qwen3-8B");
+  EXPECT_EQ(m.dataset, "bench");
+  EXPECT_EQ(m.input_lens, (std::vector<Tokens>{100, 200}));
+  EXPECT_EQ(m.output_lens, (std::vector<Tokens>{10, 30}));
+  EXPECT_DOUBLE_EQ(*m.duration_s, 3.5);
+  EXPECT_DOUBLE_EQ(*m.ttft_ms_mean, 120.5);
+}
+
+TEST(MeasurementsTest, ErrorsNameTheLineAndField) {
+  std::string bad = kRecord;
+  bad.replace(bad.find("\"tp\": 2"), 7, "\"tp\": \"x\"");
+  auto r =
+      ReadMeasurements(Write("kvbill_meas_bad.jsonl", std::string(kRecord) + "\n" + bad + "\n"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("kvbill_meas_bad.jsonl:2: hardware/tp: not a number"),
+            std::string::npos)
+      << r.error().message();
+  auto lens = ReadMeasurements(Write("kvbill_meas_lens.json", R"({"model_id": "m", "duration": 1,
+      "input_lens": [1, 2], "output_lens": [1]})"));
+  ASSERT_FALSE(lens.ok());
+  EXPECT_NE(lens.error().message().find("output_lens: not as long as input_lens"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace kvbill

@@ -1,0 +1,154 @@
+#include "kvbill/calibrate/replay.h"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "kvbill/hardware/gpu.h"
+
+namespace kvbill {
+namespace {
+
+Measurement Record() {
+  Measurement m;
+  m.id = "r";
+  m.engine = "vllm";
+  m.engine_version = "v0.11.0";
+  m.model = "Qwen/Qwen3-8B";
+  m.weights = "bf16";
+  m.gpu_text = "H100 SXM";
+  m.dataset = "random";
+  m.input_len = 1000;
+  m.output_len = 100;
+  m.num_prompts = 10;
+  m.total_input_tokens = 9995;  // tokenisation made some prompts shorter
+  m.total_output_tokens = 1000;
+  return m;
+}
+
+TEST(ReplayTest, FixedLengthRecordSpreadsTheRecordedTotals) {
+  const Measurement m = Record();
+  std::string why;
+  auto plan = PlanReplay(m, {}, &why);
+  ASSERT_TRUE(plan.has_value()) << why;
+  EXPECT_EQ(plan->model_name, "qwen3-8b");
+  EXPECT_EQ(plan->config.gpu.id, "h100-sxm");
+  EXPECT_TRUE(plan->fixed_lengths);
+  ASSERT_EQ(plan->tasks.size(), 10u);
+  Tokens in = 0, out = 0;
+  for (const auto& reqs : plan->requests) {
+    ASSERT_EQ(reqs.size(), 1u);
+    in += reqs[0].PromptTokens();
+    out += reqs[0].output;
+    // 9,995 / 10 spread as whole tokens: 999 or 1,000 each.
+    EXPECT_GE(reqs[0].PromptTokens(), 999);
+    EXPECT_LE(reqs[0].PromptTokens(), 1000);
+  }
+  EXPECT_EQ(in, 9995);
+  EXPECT_EQ(out, 1000);
+  // vLLM V1's defaults for an H100 (>= 70 GiB, not an A100).
+  EXPECT_EQ(plan->config.max_num_batched_tokens, 8192);
+  EXPECT_EQ(plan->config.max_num_seqs, 1024);
+}
+
+TEST(ReplayTest, EngineDefaultsFollowTheGpuMemoryClass) {
+  auto a100 = LookupGpu("a100-80gb");
+  auto h200 = LookupGpu("h200");
+  ASSERT_TRUE(a100.ok() && h200.ok());
+  EXPECT_EQ(VllmDefaultLimits(*a100).max_num_batched_tokens, 2048);
+  EXPECT_EQ(VllmDefaultLimits(*a100).max_num_seqs, 256);
+  EXPECT_EQ(VllmDefaultLimits(*h200).max_num_batched_tokens, 8192);
+}
+
+TEST(ReplayTest, ConcurrencyCapBecomesThatManyClientsInTurn) {
+  Measurement m = Record();
+  m.concurrency = 4;
+  std::string why;
+  auto plan = PlanReplay(m, {}, &why);
+  ASSERT_TRUE(plan.has_value()) << why;
+  ASSERT_EQ(plan->tasks.size(), 4u);
+  // 10 requests over 4 clients: 3, 3, 2, 2 in turn; each later turn keeps
+  // nothing of the previous prompt.
+  EXPECT_EQ(plan->tasks[0].turns.size(), 3u);
+  EXPECT_EQ(plan->tasks[3].turns.size(), 2u);
+  EXPECT_EQ(plan->tasks[0].turns[1].keep, 0);
+}
+
+TEST(ReplayTest, FlagsOverrideTheDefaultsAndTheRecordSaysWhyItIsSkipped) {
+  Measurement m = Record();
+  m.engine_flags = "--max-num-batched-tokens 16384 --max-num-seqs=512 --async-scheduling";
+  std::string why;
+  auto plan = PlanReplay(m, {}, &why);
+  ASSERT_TRUE(plan.has_value()) << why;
+  EXPECT_EQ(plan->config.max_num_batched_tokens, 16384);
+  EXPECT_EQ(plan->config.max_num_seqs, 512);
+  EXPECT_TRUE(plan->async_scheduling);
+  const std::pair<std::string, std::string> cases[] = {
+      {"trtllm", "engine \"trtllm\" has no kvbill profile (vllm, sglang)"},
+  };
+  for (const auto& [engine, reason] : cases) {
+    Measurement x = Record();
+    x.engine = engine;
+    EXPECT_FALSE(PlanReplay(x, {}, &why).has_value());
+    EXPECT_EQ(why, reason);
+  }
+  Measurement ep = Record();
+  ep.engine_flags = "-tp 8 --enable-expert-parallel";
+  EXPECT_FALSE(PlanReplay(ep, {}, &why).has_value());
+  EXPECT_EQ(why, "expert parallelism is not modelled");
+  Measurement old = Record();
+  old.engine_version = "v0.6.0";
+  EXPECT_FALSE(PlanReplay(old, {}, &why).has_value());
+  EXPECT_EQ(why, "vLLM v0.6.0 runs the V0 scheduler, which kvbill does not model");
+}
+
+TEST(ReplayTest, ShareGptLengthsSumToTheRecordedTotalsWithinTheBenchmarkFilter) {
+  Measurement m = Record();
+  m.dataset = "sharegpt";
+  m.input_len.reset();
+  m.output_len.reset();
+  m.num_prompts = 200;
+  m.total_input_tokens = 200 * 220.0;
+  m.total_output_tokens = 200 * 190.0;
+  std::string why;
+  auto plan = PlanReplay(m, {}, &why);
+  ASSERT_TRUE(plan.has_value()) << why;
+  Tokens in = 0, out = 0;
+  for (const auto& reqs : plan->requests) {
+    const Tokens p = reqs[0].PromptTokens();
+    EXPECT_GE(p, 4);
+    EXPECT_LE(p, 1024);
+    EXPECT_LE(p + reqs[0].output, 2048);
+    in += p;
+    out += reqs[0].output;
+  }
+  // Whole-token rounding of a scale found by bisection: within 0.5%.
+  EXPECT_NEAR(static_cast<double>(in), 44000, 220);
+  EXPECT_NEAR(static_cast<double>(out), 38000, 190);
+}
+
+TEST(ReplayTest, MetricsAreComputedAsTheBenchmarkReportsThem) {
+  // One request at a time (concurrency 1) of 1,000 + 100 tokens: TTFT is
+  // the prefill iteration plus any frontend time; TPOT the mean decode step.
+  Measurement m = Record();
+  m.concurrency = 1;
+  m.num_prompts = 3;
+  m.total_input_tokens = 3000;
+  m.total_output_tokens = 300;
+  std::string why;
+  auto plan = PlanReplay(m, {}, &why);
+  ASSERT_TRUE(plan.has_value()) << why;
+  EngineProfile profile;
+  profile.params.frontend_per_request_s = 0.5;  // dominates, to be seen in TTFT
+  auto r = RunReplay(*plan, profile);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_GT(r->ttft_ms_mean, 500);
+  EXPECT_LT(r->ttft_ms_mean, 600);
+  // Three requests back to back: the duration covers three frontends,
+  // three prefills and 3 x 99 decode steps.
+  EXPECT_NEAR(r->duration_s, 3 * (r->ttft_ms_mean / 1000 + 99 * r->tpot_ms_mean / 1000), 1e-6);
+  EXPECT_NEAR(r->output_tok_s, 300 / r->duration_s, 1e-9);
+}
+
+}  // namespace
+}  // namespace kvbill

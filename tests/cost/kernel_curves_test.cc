@@ -1,0 +1,110 @@
+#include "kvbill/cost/kernel_curves.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace kvbill {
+namespace {
+
+constexpr KernelSpec kSpec{2e12, 1e15, 2e15};
+
+TEST(KernelCurvesTest, GemmIsFixedTimePlusSmoothMaxOfMemoryAndCompute) {
+  GemmCurve c;
+  c.t0_s = 5e-6;
+  c.mem_eff = 0.5;
+  c.compute_eff = 0.8;
+  c.smoothness = 2;
+  // m = 1, n = k = 1000: bytes = 1e6 x 2 + 1000 x 2 + 1000 x 2 = 2,004,000,
+  // at 2e12 x 0.5 = 2.004 us; FLOPs 2e6 at 1e15 x 0.8 = 0.0025 us.
+  // sqrt(2.004^2 + 0.0025^2) = 2.0040016 us, plus 5 us.
+  EXPECT_NEAR(c.Seconds(kSpec, 1, 1000, 1000), 5e-6 + 2.0040016e-6, 1e-12);
+  // m = 10,000, n = k = 4096: compute 2 x 1e4 x 4096^2 / 8e14 = 419.43 us;
+  // bytes 4096^2 x 2 + 2 x 1e4 x 4096 x 2 = 197.4 MB at 1e12 = 197.39 us;
+  // sqrt(419.43^2 + 197.39^2) = 463.56 us.
+  const double tm = (4096.0 * 4096 * 2 + 2 * 1e4 * 4096 * 2) / 1e12;
+  const double tc = 2 * 1e4 * 4096.0 * 4096 / 8e14;
+  EXPECT_NEAR(c.Seconds(kSpec, 1e4, 4096, 4096), 5e-6 + std::sqrt(tm * tm + tc * tc), 1e-12);
+  // An activation-quantisation term adds 3 m k bytes at BW x eq.
+  c.quant_eff = 0.5;
+  EXPECT_NEAR(c.Seconds(kSpec, 1e4, 4096, 4096) - 5e-6 - std::sqrt(tm * tm + tc * tc),
+              3 * 1e4 * 4096 / 1e12, 1e-12);
+}
+
+TEST(KernelCurvesTest, UniformRoutingTouchesTheExpectedDistinctExperts) {
+  // alpha = 0: every expert equally likely, q = k / E = 8 / 64; T tokens
+  // touch E (1 - (1 - q)^T) experts and make T k pairs.
+  const MoeLoad load = ExpectedMoeLoad(10, 64, 8, 0.0, 64);
+  EXPECT_NEAR(load.touched_experts, 64 * (1 - std::pow(1 - 0.125, 10)), 1e-9);
+  EXPECT_NEAR(load.pairs, 80, 1e-9);
+  // Each touched expert gets 80 / touched < 64 tokens: one 64-row tile each.
+  EXPECT_NEAR(load.padded_pairs, 64 * load.touched_experts, 1e-9);
+}
+
+TEST(KernelCurvesTest, SkewedRoutingTouchesFewerExperts) {
+  const MoeLoad uniform = ExpectedMoeLoad(16, 128, 8, 0.0, 128);
+  const MoeLoad skewed = ExpectedMoeLoad(16, 128, 8, 1.2, 128);
+  EXPECT_LT(skewed.touched_experts, uniform.touched_experts);
+  EXPECT_NEAR(skewed.pairs, 16 * 8, 1e-9);  // every token still picks 8 experts
+}
+
+TEST(KernelCurvesTest, RoutingProbabilitiesCapTheFavouritesAndShareTheRest) {
+  // 4 experts, top-2, alpha = 2: popularity 1, 1/4, 1/9, 1/16. Uncapped,
+  // c = 2 / (1 + 1/4 + 1/9 + 1/16) would give the first 1.41 > 1, so it is
+  // certain and the rest share 1: c = 1 / (1/4 + 1/9 + 1/16) = 144 / 61.
+  const std::vector<double> q = RoutingProbabilities(4, 2, 2.0);
+  EXPECT_DOUBLE_EQ(q[0], 1.0);
+  EXPECT_NEAR(q[1], 36.0 / 61, 1e-12);
+  EXPECT_NEAR(q[2], 16.0 / 61, 1e-12);
+  EXPECT_NEAR(q[3], 9.0 / 61, 1e-12);
+}
+
+TEST(KernelCurvesTest, AllReduceInterpolatesLogLogAndExtrapolatesLinearly) {
+  AllReduceCurve c{2, "test", {{1e3, 1e-5}, {1e5, 1e-4}, {1e6, 5e-4}}};
+  EXPECT_DOUBLE_EQ(c.Seconds(500), 1e-5);
+  // Halfway in log between 1e3 and 1e5 is 1e4: halfway in log between the
+  // times, sqrt(1e-5 x 1e-4).
+  EXPECT_NEAR(c.Seconds(1e4), std::sqrt(1e-5 * 1e-4), 1e-15);
+  // Beyond the last point: the last segment's slope, 4e-4 s per 9e5 bytes.
+  EXPECT_NEAR(c.Seconds(2e6), 5e-4 + 1e6 * 4e-4 / 9e5, 1e-15);
+}
+
+TEST(KernelCurvesTest, LinearCurveSumsCoefficientsTimesFeatures) {
+  LinearCurve c{"k", {1e-5, 2e-8, 0, 1.25}, {}};
+  // 10 us + 64 x 0.02 us + 1 GB / 2 TB/s x 1.25 = 10 + 1.28 + 625 us.
+  const auto f = DecodeAttentionFeatures(kSpec, 64, 32, 128, 1e9);
+  EXPECT_NEAR(c.Seconds(f), 1e-5 + 64 * 2e-8 + 1.25 * 1e9 / 2e12, 1e-15);
+}
+
+TEST(KernelCurvesTest, ParseErrorsNameTheJsonPointer) {
+  auto r = ParseKernelCurves(R"({"gpus": [{"gpu": "x", "spec": {"hbm_bytes_per_s": 1,
+      "bf16_flops_per_s": 1, "fp8_flops_per_s": 1}, "moe": {"bf16": {"kernel": "k", "coef": [1, -2]}}}]})",
+                             "c.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message(), "c.json#/gpus/0/moe/bf16/coef/1: must be a number >= 0");
+  auto missing = ParseKernelCurves(R"({"gpus": [{"spec": {}}]})", "c.json");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message(), "c.json#/gpus/0/gpu: missing or not a string");
+}
+
+TEST(KernelCurvesTest, BundledCurvesCoverTheMeasuredGpusAndRoundTrip) {
+  const KernelCurveSet& set = BundledKernelCurves();
+  for (const char* gpu : {"a100-80gb", "h100-sxm", "h200"}) {
+    const GpuKernelCurves* g = set.For(gpu);
+    ASSERT_NE(g, nullptr) << gpu;
+    EXPECT_TRUE(g->gemm.count("bf16")) << gpu;
+    EXPECT_TRUE(g->decode_attention.count("bf16")) << gpu;
+    EXPECT_NE(g->PrefillFor("bf16", 128), nullptr) << gpu;
+    EXPECT_TRUE(g->moe.count("bf16")) << gpu;
+    EXPECT_NE(g->AllReduceFor(8), nullptr) << gpu;
+    // Every fitted curve says how well it reproduces its table.
+    EXPECT_GT(g->gemm.at("bf16").error.rows, 1000) << gpu;
+    EXPECT_LT(g->gemm.at("bf16").error.median, 0.15) << gpu;
+  }
+  auto again = ParseKernelCurves(KernelCurvesToJson(set), "round trip");
+  ASSERT_TRUE(again.ok()) << again.error().message();
+  EXPECT_EQ(KernelCurvesToJson(*again), KernelCurvesToJson(set));
+}
+
+}  // namespace
+}  // namespace kvbill

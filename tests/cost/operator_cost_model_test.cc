@@ -1,0 +1,176 @@
+#include "kvbill/cost/operator_cost_model.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "kvbill/hardware/gpu.h"
+#include "model/model_test_util.h"
+
+namespace kvbill {
+namespace {
+
+// Curves simple enough to price by hand: GEMMs and attention purely
+// memory-bound at 1 TB/s (compute efficiency so high that FLOPs cost
+// nothing, smoothness 1 so the two terms add), attention 10 us per layer
+// plus its KV read, prefill attention 12 us per layer plus its FLOPs at
+// 1 PFLOP/s.
+GpuKernelCurves HandCurves() {
+  GpuKernelCurves c;
+  c.gpu = "h100-sxm";
+  c.spec = KernelSpec{1e12, 1e15, 2e15};
+  GemmCurve g;
+  g.kernel = "hand";
+  g.mem_eff = 1;
+  g.compute_eff = 1e9;
+  g.smoothness = 1;
+  c.gemm["bf16"] = g;
+  c.decode_attention["bf16"] = LinearCurve{"hand", {1e-5, 0, 0, 1}, {}};
+  c.prefill_attention["bf16"][128] = LinearCurve{"hand", {1.2e-5, 0, 1, 0}, {}};
+  c.moe["bf16"] = LinearCurve{"hand", {0, 1, 0, 0, 0}, {}};
+  return c;
+}
+
+std::shared_ptr<const OperatorCostModel> Make(const std::string& model,
+                                              const GpuKernelCurves& curves,
+                                              EngineProfile profile = {},
+                                              OperatorModelOptions options = {}) {
+  auto gpu = LookupGpu("h100-sxm");
+  EXPECT_TRUE(gpu.ok());
+  auto m =
+      OperatorCostModel::Make(Catalog(model), Fmt("bf16"), "auto", *gpu, &curves, profile, options);
+  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message());
+  return m.ok() ? *m : nullptr;
+}
+
+TEST(OperatorCostModelTest, DecodeIterationIsTheSumOfItsOperatorsWorkedByHand) {
+  const auto m = Make("llama-3.1-8b", HandCurves());
+  ASSERT_NE(m, nullptr);
+  // Llama-3.1-8B, one decode at context 1,000. GEMM bytes at m = 1 (weights
+  // n x k x 2, input k x 2, output n x 2) per layer:
+  //   QKV    n = 32 x 128 + 8 x 256 = 6,144, k = 4,096:  50,352,128
+  //   output n = 4,096, k = 4,096:                         33,570,816
+  //   gate+up n = 2 x 14,336, k = 4,096:                   234,946,560
+  //   down   n = 4,096, k = 14,336:                        117,477,376
+  // = 436,346,880 x 32 layers = 13,963,100,160; lm_head n = 128,256,
+  // k = 4,096: 1,050,937,856. 15,014,038,016 B at 1 TB/s = 15.014038016 ms.
+  // Attention: 32 x 10 us + 1,000 tokens x 131,072 B at 1 TB/s = 0.451072 ms.
+  const std::vector<ScheduledWork> work = {{1000, 1, false}};
+  std::vector<long double> own(1);
+  const double t = m->IterationSeconds(work, own);
+  EXPECT_NEAR(t, 15.014038016e-3 + 0.451072e-3, 1e-9);
+  // The sequence's own time: its KV read (the fixed 10 us per layer is shared).
+  EXPECT_NEAR(static_cast<double>(own[0]), 0.131072e-3, 1e-12);
+}
+
+TEST(OperatorCostModelTest, PrefillChunkAddsCausalAttentionFlopsAndTheCachedPrefixRead) {
+  const auto m = Make("llama-3.1-8b", HandCurves());
+  ASSERT_NE(m, nullptr);
+  // 100 new tokens after 900 cached: each attends 901..1000 tokens, 95,050
+  // pairs x 2 x 32 heads x (128 + 128) x 32 layers = 49,833,574,400 FLOPs at
+  // 1 PFLOP/s = 49.834 us; the prefix read is 900 x 131,072 B at 1 TB/s =
+  // 117.965 us (decode rate).
+  const std::vector<ScheduledWork> work = {{900, 100, true}};
+  std::vector<long double> own(1);
+  m->IterationSeconds(work, own);
+  EXPECT_NEAR(static_cast<double>(own[0]), 49.8335744e-6 + 117.9648e-6, 1e-12);
+}
+
+TEST(OperatorCostModelTest, CpuTimeAddsSynchronouslyAndOverlapsWithAsyncScheduling) {
+  EngineProfile profile;
+  profile.params.cpu_iteration_s = 0.020;  // longer than the 15.5 ms GPU step
+  const auto sync = Make("llama-3.1-8b", HandCurves(), profile);
+  OperatorModelOptions async_options;
+  async_options.async_scheduling = true;
+  const auto async = Make("llama-3.1-8b", HandCurves(), profile, async_options);
+  const std::vector<ScheduledWork> work = {{1000, 1, false}};
+  std::vector<long double> own(1);
+  EXPECT_NEAR(sync->IterationSeconds(work, own), 0.020 + 15.46511e-3, 1e-9);
+  EXPECT_NEAR(async->IterationSeconds(work, own), 0.020, 1e-12);  // CPU-bound
+}
+
+// DecodeLinesFor must equal IterationSeconds step by step (the contract
+// event skipping rests on).
+void ExpectLinesMatchSteps(const OperatorCostModel& m, std::vector<Tokens> contexts, Tokens steps) {
+  Tokens done = 0;
+  DecodeLines lines;
+  std::vector<ScheduledWork> work(contexts.size());
+  std::vector<long double> own(contexts.size());
+  while (done < steps) {
+    std::vector<Tokens> now(contexts.size());
+    for (std::size_t i = 0; i < contexts.size(); ++i) now[i] = contexts[i] + done;
+    m.DecodeLinesFor(now, steps - done, &lines);
+    ASSERT_FALSE(lines.lines.empty());
+    Tokens covered = 0;
+    for (std::size_t p = 0; p < lines.lines.size(); ++p) {
+      const StepLine& line = lines.lines[p];
+      ASSERT_EQ(line.begin, covered);
+      for (Tokens j = line.begin; j < line.end; ++j) {
+        for (std::size_t i = 0; i < contexts.size(); ++i)
+          work[i] = ScheduledWork{now[i] + j, 1, false};
+        const double t = m.IterationSeconds(work, own);
+        ASSERT_NEAR(static_cast<double>(line.t0 + line.t1 * static_cast<long double>(j)), t,
+                    1e-12 * t)
+            << "step " << done + j;
+        for (std::size_t i = 0; i < contexts.size(); ++i) {
+          const std::size_t k = p * contexts.size() + i;
+          ASSERT_NEAR(
+              static_cast<double>(lines.own0[k] + lines.own1[k] * static_cast<long double>(j)),
+              static_cast<double>(own[i]), 1e-12 * t);
+        }
+      }
+      covered = line.end;
+    }
+    done += covered;
+  }
+}
+
+TEST(OperatorCostModelTest, DecodeLinesEqualStepsWithTheBundledCurves) {
+  auto gpu = LookupGpu("h100-sxm");
+  auto profile = LoadEngineProfile("vllm");
+  ASSERT_TRUE(profile.ok());
+  for (const char* model : {"llama-3.1-8b", "gpt-oss-20b", "mistral-7b", "qwen3-235b-a22b"}) {
+    SCOPED_TRACE(model);
+    OperatorModelOptions options;
+    options.tensor_parallel = std::string(model) == "qwen3-235b-a22b" ? 8 : 1;
+    auto m = OperatorCostModel::Make(Catalog(model), Fmt("bf16"), "auto", *gpu, nullptr, *profile,
+                                     options);
+    ASSERT_TRUE(m.ok()) << m.error().message();
+    ExpectLinesMatchSteps(**m, {5, 120, 4090, 9000}, 400);
+  }
+}
+
+TEST(OperatorCostModelTest, AsyncDecodeLinesSplitWhereTheGpuOvertakesTheCpu) {
+  // 12 ms of CPU per step: a batch of one at short context is CPU-bound and
+  // turns GPU-bound once its KV read grows enough; the lines split there.
+  EngineProfile profile;
+  profile.params.cpu_iteration_s = 0.0155;
+  OperatorModelOptions options;
+  options.async_scheduling = true;
+  const auto m = Make("llama-3.1-8b", HandCurves(), profile, options);
+  DecodeLines lines;
+  // GPU step at context c: 15.014038 ms + 0.32 ms + c x 0.131072 us; it
+  // reaches 15.5 ms at c = (15.5 - 15.334038) / 0.000131072 = 1,266.2.
+  m->DecodeLinesFor(std::vector<Tokens>{1000}, 1000, &lines);
+  ASSERT_EQ(lines.lines.size(), 2u);
+  EXPECT_EQ(lines.lines[0].end, 267);
+  ExpectLinesMatchSteps(*m, {1000}, 1000);
+}
+
+TEST(OperatorCostModelTest, AGpuWithoutKernelCurvesIsUncalibratedAndSaysSo) {
+  auto gpu = LookupGpu("l40s");
+  ASSERT_TRUE(gpu.ok());
+  EngineProfile profile;
+  profile.calibrated = true;
+  auto m = OperatorCostModel::Make(Catalog("llama-3.1-8b"), Fmt("bf16"), "auto", *gpu, nullptr,
+                                   profile, OperatorModelOptions{});
+  ASSERT_TRUE(m.ok());
+  EXPECT_FALSE((*m)->calibrated());
+  ASSERT_FALSE((*m)->notes().empty());
+  EXPECT_EQ((*m)->notes()[0],
+            "no kernel measurements for l40s: the operator efficiencies fitted on H100 are applied "
+            "to its spec sheet");
+}
+
+}  // namespace
+}  // namespace kvbill
