@@ -293,7 +293,7 @@ Result<std::map<std::string, std::map<int, LinearCurve>>> FitPrefill(const Table
   }
   std::map<std::string, std::map<int, LinearCurve>> out;
   for (const auto& [key, r] : rows) {
-    if (r.seconds.size() < 20) continue;
+    if (r.seconds.size() < 8) continue;
     out[key.first][key.second] = FitLinear(r, kernel[key.first]);
   }
   return out;

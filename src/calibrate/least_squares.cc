@@ -131,7 +131,8 @@ LmResult LevenbergMarquardt(
 
 LmResult RobustLevenbergMarquardt(
     const std::function<void(const Eigen::VectorXd&, Eigen::VectorXd*)>& residuals,
-    int residual_count, const Eigen::VectorXd& x0, double step, int max_evaluations) {
+    int residual_count, const Eigen::VectorXd& x0, double step, int max_evaluations,
+    const std::function<void(int, double)>& progress) {
   LmResult out;
   Eigen::VectorXd x = x0, r(residual_count);
   residuals(x, &r);
@@ -166,6 +167,7 @@ LmResult RobustLevenbergMarquardt(
         cost = new_cost;
         lambda = std::max(lambda / 3, 1e-6);
         improved = gain > 1e-6;
+        if (progress) progress(out.evaluations, cost);
         break;
       }
       lambda *= 4;

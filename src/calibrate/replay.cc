@@ -357,6 +357,7 @@ Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& pro
       kBytesPerGiB;
   c.frontend_per_request_s = p.frontend_per_request_s;
   c.frontend_per_token_s = p.frontend_per_token_s;
+  c.request_latency_s = p.request_latency_s;
   auto result = Simulate(c, plan.tasks, plan.requests);
   if (!result) return result.error();
   ReplayMetrics out;

@@ -92,7 +92,8 @@ std::string StatsLine(const std::string& what, const std::vector<MetricPoint>& p
 int RunProfileFit(const Args& args) {
   po::options_description options("options");
   std::string measurements, engine, scenario_path, start_name, out;
-  bool report = false, no_fit = false, no_lomo = false;
+  bool report = false, no_fit = false, no_lomo = false, verbose = false;
+  std::string validation_doc;
   int evaluations = 200;
   options.add_options()("measurements", po::value(&measurements)->required(),
                         "measurements file (a file)")(
@@ -105,6 +106,9 @@ int RunProfileFit(const Args& args) {
       "report", po::bool_switch(&report), "print the per-record report (Markdown)")(
       "no-fit", po::bool_switch(&no_fit), "evaluate --profile without fitting")(
       "no-lomo", po::bool_switch(&no_lomo), "skip the leave-one-model-out validation")(
+      "verbose,v", po::bool_switch(&verbose), "print the fit's progress to stderr")(
+      "validation-doc", po::value(&validation_doc),
+      "write the validation page (Markdown, a file): docs/validation.md")(
       "max-evaluations", po::value(&evaluations)->default_value(200),
       "residual evaluations of the fit (each replays every record)");
   po::variables_map vm;
@@ -149,9 +153,24 @@ int RunProfileFit(const Args& args) {
     FitOptions fit;
     fit.max_evaluations = evaluations;
     fit.leave_one_model_out = !no_lomo;
+    if (verbose) {
+      fit.progress = [](int evaluations, double cost) {
+        std::cerr << "kvbill calibrate: " << evaluations << " evaluations, loss " << cost << "\n";
+      };
+    }
     outcome = FitProfile(plans, *start, fit);
   }
   for (const SkippedRecord& s : outcome.skipped) skipped.push_back(s);
+  if (!validation_doc.empty()) {
+    std::string command = "kvbill calibrate";
+    for (const std::string& a : args) command += " " + a;
+    if (auto s = EmitOutput(
+            ValidationMarkdown(outcome, skipped, KernelFitTable(BundledKernelCurves()), command),
+            validation_doc);
+        !s) {
+      return ReportError("calibrate", s.error());
+    }
+  }
   if (!out.empty() || !report) {
     if (auto s = EmitOutput(EngineProfileToJson(outcome.profile), out); !s) {
       return ReportError("calibrate", s.error());

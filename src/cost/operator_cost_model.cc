@@ -396,8 +396,9 @@ Seconds OperatorCostModel::Combine(long double gpu, std::int64_t seqs, Tokens to
   const long double cpu = p.cpu_iteration_s + p.cpu_per_sequence_s * static_cast<double>(seqs);
   const long double eager =
       tokens > profile_.cuda_graph_max_tokens ? p.eager_launch_per_layer_s * layers_ : 0.0;
-  if (async_) return static_cast<Seconds>(std::max({gpu, cpu, eager}));
-  return static_cast<Seconds>(cpu + std::max(gpu, eager));
+  const long double output = p.output_per_sequence_s * static_cast<double>(seqs);
+  if (async_) return static_cast<Seconds>(std::max({gpu, cpu, eager, output}));
+  return static_cast<Seconds>(std::max(cpu + std::max(gpu, eager), output));
 }
 
 Seconds OperatorCostModel::IterationSeconds(std::span<const ScheduledWork> work,
@@ -452,13 +453,16 @@ void OperatorCostModel::DecodeLinesFor(std::span<const Tokens> contexts, Tokens 
     out->own1[i] = out->own1[batch + i] = own1;
   }
   // t(j) = a + max(g0 + g1 j, z): a the synchronous CPU time, z what the
-  // GPU time must exceed (eager launches; with async scheduling, the CPU).
+  // GPU time must exceed (eager launches, the API server streaming outputs;
+  // with async scheduling, the CPU). Streaming is overlapped, so with a
+  // synchronous CPU it bounds a + GPU time, not the GPU time alone.
   const ProfileParameters& p = profile_.params;
   const long double cpu = p.cpu_iteration_s + p.cpu_per_sequence_s * static_cast<double>(batch);
   const long double eager =
       b > profile_.cuda_graph_max_tokens ? p.eager_launch_per_layer_s * layers_ : 0.0;
+  const long double output = p.output_per_sequence_s * static_cast<double>(batch);
   const long double a = async_ ? 0 : cpu;
-  const long double z = async_ ? std::max(cpu, eager) : eager;
+  const long double z = async_ ? std::max({cpu, eager, output}) : std::max(eager, output - cpu);
   std::array<Tokens, 3> cuts = {0, len, len};
   std::size_t pieces = 1;
   if (g1 != 0) {

@@ -387,10 +387,10 @@ void Engine::OnRelease(Seconds now, const Release& e) {
     // reach its scheduler.
     const Seconds work = config_.frontend_per_request_s +
                          config_.frontend_per_token_s * static_cast<double>(request.PromptTokens());
-    if (work > 0) {
+    if (work > 0 || config_.request_latency_s > 0) {
       Seconds& free_at = replicas_[static_cast<std::size_t>(r)].frontend_free_s;
       free_at = std::max(free_at, now) + work;
-      PushExternal(free_at, Release{e.task, e.req, r, now});
+      PushExternal(free_at + config_.request_latency_s, Release{e.task, e.req, r, now});
       return;
     }
   }

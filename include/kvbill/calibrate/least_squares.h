@@ -39,7 +39,8 @@ LmResult LevenbergMarquardt(
 // when a step improves the sum of squares by less than 1e-6 relative.
 LmResult RobustLevenbergMarquardt(
     const std::function<void(const Eigen::VectorXd&, Eigen::VectorXd*)>& residuals,
-    int residual_count, const Eigen::VectorXd& x0, double step, int max_evaluations);
+    int residual_count, const Eigen::VectorXd& x0, double step, int max_evaluations,
+    const std::function<void(int, double)>& progress = {});
 
 }  // namespace kvbill
 

@@ -7,6 +7,7 @@
 #ifndef KVBILL_CALIBRATE_PROFILE_FIT_H_
 #define KVBILL_CALIBRATE_PROFILE_FIT_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -45,8 +46,11 @@ struct FitOptions {
   int max_evaluations = 200;  // residual evaluations (each replays every record)
   bool leave_one_model_out = true;
   // Records used in the fit: only fixed-length ones when true (ShareGPT
-  // records are then validated, not fitted).
-  bool fit_fixed_lengths_only = true;
+  // records are then validated, not fitted). False by default: the
+  // low-concurrency ShareGPT records are what pins the per-step overheads.
+  bool fit_fixed_lengths_only = false;
+  // Called after each accepted step with the sum of squares (may be empty).
+  std::function<void(int evaluations, double sum_squares)> progress;
 };
 
 struct FitOutcome {
@@ -67,6 +71,13 @@ std::vector<MetricPoint> Evaluate(const std::vector<ReplayPlan>& plans,
 // `engine`. Deterministic.
 FitOutcome FitProfile(const std::vector<ReplayPlan>& plans, const EngineProfile& start,
                       const FitOptions& options);
+
+// docs/validation.md: the kernel curves' fit, the profile, the error
+// statistics (fixed lengths and ShareGPT apart, in sample and leaving each
+// model out), every record's metrics and the records not replayed.
+// `command` is the command line that regenerates the page.
+std::string ValidationMarkdown(const FitOutcome& outcome, const std::vector<SkippedRecord>& skipped,
+                               const std::string& kernel_table, const std::string& command);
 
 }  // namespace kvbill
 

@@ -27,9 +27,14 @@ struct ProfileParameters {
   // CPU time of one scheduler iteration (scheduling, input preparation,
   // launching the step), seconds.
   double cpu_iteration_s = 0;
-  // CPU time per scheduled sequence per iteration (its inputs, sampling,
-  // output processing), seconds.
+  // CPU time per scheduled sequence per iteration in the engine's own loop
+  // (its inputs, sampling), seconds.
   double cpu_per_sequence_s = 0;
+  // API-server time per sequence per iteration turning its new token into a
+  // streamed response (detokenising, serialising, sending), seconds. It
+  // runs in its own process, beside the engine: an iteration cannot finish
+  // faster than the server streams the previous one's outputs.
+  double output_per_sequence_s = 0;
   // Elementwise passes over a token's hidden vector per layer (norms,
   // rotary, residual adds, activations) at the HBM bandwidth.
   double elementwise_passes = 0;
@@ -40,6 +45,10 @@ struct ProfileParameters {
   // prompt token, served one request at a time, seconds.
   double frontend_per_request_s = 0;
   double frontend_per_token_s = 0;
+  // Latency every request carries that occupies nothing serially (the
+  // HTTP round trip, handing the request to the engine process and the
+  // first token back), seconds.
+  double request_latency_s = 0;
   // Memory the profiling run reserves before the KV pool: activation bytes
   // per batched token per hidden element, and a fixed reserve (CUDA context,
   // communication buffers, CUDA graphs), GiB.
@@ -57,7 +66,7 @@ struct ProfileParameterInfo {
   double upper;
   const char* meaning;
 };
-inline constexpr int kProfileParameterCount = 9;
+inline constexpr int kProfileParameterCount = 11;
 const std::array<ProfileParameterInfo, kProfileParameterCount>& ProfileParameterTable();
 
 struct EngineProfile {

@@ -87,6 +87,9 @@ struct SimulationConfig {
   // frontend_per_request_s + frontend_per_token_s x prompt tokens. 0: none.
   Seconds frontend_per_request_s = 0;
   Seconds frontend_per_token_s = 0;
+  // Latency between the client and the scheduler that queues nothing
+  // (network, hand-off to the engine process), added after the API server.
+  Seconds request_latency_s = 0;
 };
 inline constexpr Tokens kUnlimitedTokens = -1;
 
