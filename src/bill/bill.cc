@@ -313,8 +313,8 @@ std::string UtcDate(std::int64_t time_ns) {
 
 std::string UtcTime(std::int64_t time_ns) {
   const std::int64_t s = FloorDiv(time_ns, kNsPerS);
-  const std::int64_t second_of_day = s - FloorDiv(s, 86'400) * 86'400;
-  char text[16];
+  const std::int64_t second_of_day = s - FloorDiv(s, 86'400) * 86'400;  // [0, 86,400)
+  char text[32];
   std::snprintf(text, sizeof(text), "T%02d:%02d:%02dZ", static_cast<int>(second_of_day / 3'600),
                 static_cast<int>(second_of_day / 60 % 60), static_cast<int>(second_of_day % 60));
   return UtcDate(time_ns) + text;
