@@ -32,7 +32,7 @@ ModelBill& ModelOf(const LoggedCall& call, GroupBill* group) {
 Status AddCall(const CallBill& billed, GroupBill* group) {
   const LoggedCall& call = *billed.call;
   ModelBill& model = ModelOf(call, group);
-  if (!billed.priced_as.empty()) model.priced_as = billed.priced_as;
+  if (model.priced_as.empty() && !billed.priced_as.empty()) model.priced_as = billed.priced_as;
   ++model.calls;
   ++group->calls;
   model.usage += call.usage;
@@ -284,15 +284,16 @@ Status BillCall(const LoggedCall& call, CostMode mode, const PriceSheet& sheet,
     billed->unpriced = Unpriced::kNoPrice;
     return OkStatus();
   }
+  billed->priced_as = price->id;  // the sheet's: a fast-mode price keeps it
   if (call.fast) {
     if (!it->second.fast) it->second.fast = FastModePrice(*price);
     if (!*it->second.fast) {
+      billed->priced_as = {};
       billed->unpriced = Unpriced::kNoFastPrice;
       return OkStatus();
     }
     price = &**it->second.fast;
   }
-  billed->priced_as = price->id;
   auto cost = PriceCall(*price, call.usage);
   if (!cost) return cost.error().Within(call.where);
   billed->cost = *cost;
@@ -305,9 +306,25 @@ std::string UtcDate(std::int64_t time_ns) {
   const std::chrono::sys_days day = std::chrono::floor<std::chrono::days>(
       std::chrono::sys_time<std::chrono::nanoseconds>(std::chrono::nanoseconds(time_ns)));
   const std::chrono::year_month_day ymd(day);
-  char text[16];
-  std::snprintf(text, sizeof(text), "%04d-%02u-%02u", static_cast<int>(ymd.year()),
-                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()));
+  // "YYYY-MM-DD" by hand: snprintf took most of the time of dating sessions.
+  const int year = static_cast<int>(ymd.year());
+  if (year < 0 || year > 9999) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%04d-%02u-%02u", year, static_cast<unsigned>(ymd.month()),
+                  static_cast<unsigned>(ymd.day()));
+    return text;
+  }
+  const unsigned month = static_cast<unsigned>(ymd.month());
+  const unsigned d = static_cast<unsigned>(ymd.day());
+  std::string text = "0000-00-00";
+  text[0] = static_cast<char>('0' + year / 1000);
+  text[1] = static_cast<char>('0' + year / 100 % 10);
+  text[2] = static_cast<char>('0' + year / 10 % 10);
+  text[3] = static_cast<char>('0' + year % 10);
+  text[5] = static_cast<char>('0' + month / 10);
+  text[6] = static_cast<char>('0' + month % 10);
+  text[8] = static_cast<char>('0' + d / 10);
+  text[9] = static_cast<char>('0' + d % 10);
   return text;
 }
 

@@ -16,6 +16,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kvbill/bill/time_zone.h"
@@ -105,7 +106,7 @@ enum class Unpriced { kNo, kNoPrice, kNoFastPrice, kNoRecordedCost };
 // One billed call, in log order.
 struct CallBill {
   const LoggedCall* call = nullptr;  // into the UsageLog the bill was made from
-  std::string priced_as;             // the sheet entry when priced by the sheet
+  std::string_view priced_as;        // the sheet entry's id (into the PriceSheet), when priced
   CallCost cost;
   Unpriced unpriced = Unpriced::kNo;
   bool recorded = false;  // cost is the line's costUSD
@@ -122,8 +123,9 @@ struct Bill {
   std::int64_t duplicate_lines = 0;  // lines that repeated a call already counted
 };
 
-// Prices `log` with `sheet`. Duplicated calls keep the copy with the most
-// output tokens (Claude Code writes streaming placeholders on early lines).
+// Prices `log` with `sheet`; the bill points into both, which must outlive
+// it. Duplicated calls keep the copy with the most output tokens (Claude
+// Code writes streaming placeholders on early lines).
 // Error only when an amount overflows its range, naming the call.
 Result<Bill> MakeBill(const UsageLog& log, const PriceSheet& sheet, const BillOptions& options);
 
