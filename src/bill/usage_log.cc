@@ -202,7 +202,8 @@ class LogParser {
     if (line.has_payload || line.type.Is("result")) return false;
     // Lines without "type" that carry message.usage are calls too (older
     // Claude Code versions); their costUSD goes through Add.
-    if (!(line.type.Is("assistant") || line.type.absent()) || !line.message_is_object) return true;
+    const bool typeless = line.type.absent() || line.type.null();
+    if (!(line.type.Is("assistant") || typeless) || !line.message_is_object) return true;
     // AddAssistant's conditions on raw values.
     if (line.usage.absent() || line.usage.null()) return true;
     if (!line.cost_usd.absent() && !line.cost_usd.null()) return false;

@@ -353,6 +353,23 @@ TEST(BillTest, WeekOfAndUtcTime) {
   EXPECT_EQ(UtcTime(1'704'067'200'500'000'000), "2024-01-01T00:00:00Z");
 }
 
+TEST(BillUsageLogTest, LinesWithoutATypeAreCalls) {
+  // Older Claude Code lines: no "type" (or null), the call's costUSD beside
+  // its usage; the fast path and the DOM path (a JSON array) agree.
+  const std::string lines[] = {
+      R"({"timestamp":"2024-01-01T12:00:00Z","costUSD":0.25,"message":{"usage":{"input_tokens":100,"output_tokens":50}}})",
+      R"({"type":null,"message":{"id":"n","model":"claude-haiku-4-5","usage":{"input_tokens":3,"output_tokens":4}}})"};
+  UsageLog jsonl = Read(lines[0] + "\n" + lines[1] + "\n");
+  UsageLog array = Read("[" + lines[0] + "," + lines[1] + "]", "chat.json");
+  for (const UsageLog* log : {&jsonl, &array}) {
+    ASSERT_EQ(log->calls.size(), 2u);
+    EXPECT_EQ(log->calls[0].recorded_cost, Money{250'000'000'000});  // $0.25
+    EXPECT_EQ(log->calls[0].model, "unknown");
+    EXPECT_EQ(log->calls[1].model, "claude-haiku-4-5");
+    EXPECT_FALSE(log->calls[1].recorded_cost.has_value());
+  }
+}
+
 TEST(BillUsageLogTest, CodexTotalsOnly) {
   // Totals only: 1,000 prompt (200 cached) then 2,500 (700 cached): the
   // second call is 1,500 prompt of which 500 cached. Totals going down are

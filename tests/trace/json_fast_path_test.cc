@@ -332,6 +332,8 @@ TEST(JsonFastPathTest, UsageLogLinesReadAsTheirJsonArray) {
       R"("cache_creation":{"ephemeral_5m_input_tokens":3,"ephemeral_1h_input_tokens":4}}}})");
   lines.push_back(R"({"timestamp":"2024-01-01T12:00:00Z","costUSD":0.25,"cwd":"/w/q",)"
                   R"("message":{"usage":{"input_tokens":100,"output_tokens":50}}})");
+  lines.push_back(R"({"type":null,"cwd":"/w/r","message":{"id":"n","model":"m",)"
+                  R"("usage":{"input_tokens":3,"output_tokens":4,"speed":null}}})");
   std::mt19937_64 rng(13);
   int compared = 0;
   for (int i = 0; i < 3000; ++i) {
