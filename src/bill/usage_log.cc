@@ -2,8 +2,10 @@
 // (docs/billing.md#logs).
 #include "kvbill/bill/usage_log.h"
 
+#include <cmath>
 #include <sstream>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "trace/claude_line.h"
@@ -27,44 +29,168 @@ Result<std::optional<std::int64_t>> ReadTime(const Json& line) {
   return std::optional<std::int64_t>(time->ns);
 }
 
-// Claude Code's message.usage. The 1-hour share of the cache writes is
+// Claude Code's message.usage from its counts (the DOM path and the fast
+// path both fill a ClaudeUsage). The 1-hour share of the cache writes is
 // "cache_creation.ephemeral_1h_input_tokens" (or the same key directly in
-// usage); the rest are 5-minute writes.
-Result<CallUsage> ReadClaudeUsage(const Json& usage) {
-  if (!usage.is_object()) return Error("\"usage\" must be an object, got " + Quote(usage));
-  CallUsage result;
-  auto input = GetTokens(usage, "input_tokens");
-  if (!input) return input.error();
-  auto write = GetOptionalTokens(usage, "cache_creation_input_tokens");
-  if (!write) return write.error();
-  auto read = GetOptionalTokens(usage, "cache_read_input_tokens");
-  if (!read) return read.error();
-  auto output = GetTokens(usage, "output_tokens");
-  if (!output) return output.error();
-  Result<std::optional<Tokens>> one_hour = std::optional<Tokens>();
-  if (const auto split = usage.find("cache_creation"); split != usage.end() && split->is_object()) {
-    one_hour = GetOptionalTokens(*split, "ephemeral_1h_input_tokens");
-    if (!one_hour) return one_hour.error().Within("cache_creation");
+// usage); the rest are 5-minute writes. When "cache_creation" also gives the
+// 5-minute share, the two must add up to "cache_creation_input_tokens" (or
+// stand for it when it is absent). Precondition: input and output are set.
+Result<CallUsage> UsageFromCounts(const ClaudeUsage& c) {
+  const Tokens writes_1h = c.nested_1h ? *c.nested_1h : c.direct_1h.value_or(0);
+  Tokens writes = c.cache_creation.value_or(0);
+  if (c.nested_5m) {
+    if (!c.cache_creation) writes = *c.nested_5m + writes_1h;
+    if (*c.nested_5m + writes_1h != writes) {
+      return Error("cache_creation: ephemeral_5m_input_tokens " + std::to_string(*c.nested_5m) +
+                   " + ephemeral_1h_input_tokens " + std::to_string(writes_1h) +
+                   " differ from \"cache_creation_input_tokens\" " + std::to_string(writes));
+    }
   }
-  if (!one_hour->has_value()) one_hour = GetOptionalTokens(usage, "ephemeral_1h_input_tokens");
-  if (!one_hour) return one_hour.error();
-  const Tokens writes = write->value_or(0);
-  const Tokens writes_1h = one_hour->value_or(0);
   if (writes_1h > writes) {
     return Error("1-hour cache writes " + std::to_string(writes_1h) +
                  " exceed \"cache_creation_input_tokens\" " + std::to_string(writes));
   }
-  result.input = *input;
+  CallUsage result;
+  result.input = *c.input;
   result.cache_write_5m = writes - writes_1h;
   result.cache_write_1h = writes_1h;
-  result.cache_read = read->value_or(0);
-  result.output = *output;
+  result.cache_read = c.cache_read.value_or(0);
+  result.output = *c.output;
   return result;
+}
+
+Result<CallUsage> ReadClaudeUsage(const Json& usage) {
+  if (!usage.is_object()) return Error("\"usage\" must be an object, got " + Quote(usage));
+  ClaudeUsage c;
+  auto input = GetTokens(usage, "input_tokens");
+  if (!input) return input.error();
+  c.input = *input;
+  auto output = GetTokens(usage, "output_tokens");
+  if (!output) return output.error();
+  c.output = *output;
+  const std::pair<const char*, std::optional<Tokens>*> optional[] = {
+      {"cache_creation_input_tokens", &c.cache_creation},
+      {"cache_read_input_tokens", &c.cache_read},
+      {"ephemeral_1h_input_tokens", &c.direct_1h}};
+  for (const auto& [key, field] : optional) {
+    auto value = GetOptionalTokens(usage, key);
+    if (!value) return value.error();
+    *field = *value;
+  }
+  if (const auto split = usage.find("cache_creation"); split != usage.end() && split->is_object()) {
+    for (const auto& [key, field] : {std::pair{"ephemeral_5m_input_tokens", &c.nested_5m},
+                                     std::pair{"ephemeral_1h_input_tokens", &c.nested_1h}}) {
+      auto value = GetOptionalTokens(*split, key);
+      if (!value) return value.error().Within("cache_creation");
+      *field = *value;
+    }
+  }
+  return UsageFromCounts(c);
+}
+
+// usage.speed: true for "fast"; absent, null and "standard" are standard.
+Result<bool> ReadFast(const Json& usage) {
+  const auto it = usage.find("speed");
+  if (it == usage.end() || it->is_null() || *it == "standard") return false;
+  if (*it == "fast") return true;
+  return Error("\"speed\" must be \"standard\" or \"fast\", got " + Quote(*it));
+}
+
+// The line's "costUSD" in pico-dollars, or nullopt when absent or null.
+Result<std::optional<Money>> ReadRecordedCost(const Json& line) {
+  const auto it = line.find("costUSD");
+  if (it == line.end() || it->is_null()) return std::optional<Money>();
+  // At most $9,000,000: the range of an amount.
+  if (!it->is_number() || !(it->get<double>() >= 0) || !(it->get<double>() <= 9e6)) {
+    return Error("\"costUSD\" must be a non-negative number of dollars, got " + Quote(*it));
+  }
+  return std::optional<Money>(Money{std::llround(it->get<double>() * 1e12)});
+}
+
+// A Codex usage object as the provider counts it: input_tokens includes the
+// cached ones.
+struct CodexUsage {
+  Tokens input = 0;  // all prompt tokens
+  Tokens cached = 0;
+  Tokens output = 0;  // reasoning included
+};
+
+Result<CodexUsage> ReadCodexUsage(const Json& object) {
+  CodexUsage usage;
+  auto input = GetTokens(object, "input_tokens");
+  if (!input) return input.error();
+  auto cached = GetOptionalTokens(object, "cached_input_tokens");
+  if (!cached) return cached.error();
+  if (!*cached) {  // the name some Codex versions use
+    cached = GetOptionalTokens(object, "cache_read_input_tokens");
+    if (!cached) return cached.error();
+  }
+  auto output = GetTokens(object, "output_tokens");
+  if (!output) return output.error();
+  usage.input = *input;
+  usage.cached = cached->value_or(0);
+  usage.output = *output;
+  if (usage.cached > usage.input) {
+    return Error("\"cached_input_tokens\" " + std::to_string(usage.cached) +
+                 " exceeds \"input_tokens\" " + std::to_string(usage.input));
+  }
+  return usage;
+}
+
+CallUsage ToCallUsage(const CodexUsage& u) {
+  CallUsage usage;
+  usage.input = u.input - u.cached;  // OpenAI's input_tokens include the cached ones
+  usage.cache_read = u.cached;
+  usage.output = u.output;
+  return usage;
+}
+
+// A non-empty string at object[key], or nullopt.
+std::optional<std::string> NonEmptyString(const Json& object, const char* key) {
+  if (!object.is_object()) return std::nullopt;
+  const auto it = object.find(key);
+  if (it == object.end() || !it->is_string() || it->get_ref<const std::string&>().empty()) {
+    return std::nullopt;
+  }
+  return it->get<std::string>();
+}
+
+// The model a Codex token_count event names, looked for where ccusage
+// looks: info.model, info.model_name, info.metadata.model, payload.model,
+// payload.metadata.model.
+std::optional<std::string> CodexEventModel(const Json& payload, const Json& info) {
+  for (const Json* object : {&info, &payload}) {
+    if (auto m = NonEmptyString(*object, "model")) return m;
+    if (object == &info) {
+      if (auto m = NonEmptyString(*object, "model_name")) return m;
+    }
+    if (object->is_object()) {
+      if (const auto meta = object->find("metadata"); meta != object->end()) {
+        if (auto m = NonEmptyString(*meta, "model")) return m;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// The file name without its directory and ".jsonl": a Codex rollout's
+// session when it has no session_meta line.
+std::string FileStem(const std::string& name) {
+  std::string stem =
+      name.substr(name.find_last_of('/') == std::string::npos ? 0 : name.find_last_of('/') + 1);
+  for (const char* ext : {".jsonl", ".json"}) {
+    const std::string e = ext;
+    if (stem.size() > e.size() && stem.compare(stem.size() - e.size(), e.size(), e) == 0) {
+      stem.resize(stem.size() - e.size());
+      break;
+    }
+  }
+  return stem;
 }
 
 class LogParser {
  public:
-  explicit LogParser(UsageLog* log) : log_(log) {}
+  LogParser(UsageLog* log, const std::string& name) : log_(log), codex_session_(FileStem(name)) {}
 
   // The fast path of ParseJsonObject + Add for a line of text: true when the
   // line was valid and used or ignored exactly as Add would; false (nothing
@@ -74,9 +200,13 @@ class LogParser {
     ClaudeLine line;
     if (!ScanClaudeLine(text, &line) || line.type.HasEscape()) return false;
     if (line.has_payload || line.type.Is("result")) return false;
-    if (!line.type.Is("assistant") || !line.message_is_object) return true;
+    // Lines without "type" that carry message.usage are calls too (older
+    // Claude Code versions); their costUSD goes through Add.
+    const bool typeless = line.type.absent() || line.type.null();
+    if (!(line.type.Is("assistant") || typeless) || !line.message_is_object) return true;
     // AddAssistant's conditions on raw values.
     if (line.usage.absent() || line.usage.null()) return true;
+    if (!line.cost_usd.absent() && !line.cost_usd.null()) return false;
     const auto optional_string = [](const RawJson& raw, std::optional<std::string_view>* out) {
       if (raw.absent() || raw.null()) return true;
       std::string_view value;
@@ -99,14 +229,14 @@ class LogParser {
     }
     ClaudeUsage usage;
     if (!ScanClaudeUsage(line.usage.text, &usage) || !usage.input || !usage.output) return false;
-    const Tokens writes = usage.cache_creation.value_or(0);
-    const Tokens writes_1h = usage.nested_1h ? *usage.nested_1h : usage.direct_1h.value_or(0);
-    if (writes_1h > writes) return false;
-    call.usage.input = *usage.input;
-    call.usage.cache_write_5m = writes - writes_1h;
-    call.usage.cache_write_1h = writes_1h;
-    call.usage.cache_read = usage.cache_read.value_or(0);
-    call.usage.output = *usage.output;
+    auto counted = UsageFromCounts(usage);
+    if (!counted) return false;
+    call.usage = *counted;
+    if (!usage.speed.absent() && !usage.speed.null() && !usage.speed.Is("standard")) {
+      if (!usage.speed.Is("fast")) return false;
+      call.fast = true;
+    }
+    if (!ProjectOfRaw(line.cwd, &call.project)) return false;
     call.model = model ? std::string(*model) : "unknown";
     call.session = session ? std::string(*session) : "unknown";
     call.where = name + (element ? ": element " : ":") + std::to_string(number);
@@ -128,7 +258,7 @@ class LogParser {
     Status status = OkStatus();
     if (line.contains("payload") && IsCodexType(type)) {
       status = AddCodex(line, type, where);
-    } else if (type == "assistant") {
+    } else if (type == "assistant" || (type.is_null() && line.contains("message"))) {
       status = AddAssistant(line, where);
     } else if (type == "result") {
       status = AddResult(line, where);
@@ -168,6 +298,15 @@ class LogParser {
     auto parsed = ReadClaudeUsage(*usage);
     if (!parsed) return parsed.error().Within("message.usage");
     call.usage = *parsed;
+    auto fast = ReadFast(*usage);
+    if (!fast) return fast.error().Within("message.usage");
+    call.fast = *fast;
+    auto recorded = ReadRecordedCost(line);
+    if (!recorded) return recorded.error();
+    call.recorded_cost = *recorded;
+    auto cwd = GetOptionalString(line, "cwd");
+    if (!cwd) return cwd.error();
+    if (*cwd) call.project = Project(**cwd);
     call.where = where;
     log_->calls.push_back(std::move(call));
     return OkStatus();
@@ -218,71 +357,131 @@ class LogParser {
       auto id = GetString(payload, "id");
       if (!id) return id.error().Within("payload");
       codex_session_ = *id;
-      codex_model_ = "unknown";
+      codex_model_.reset();
+      codex_previous_total_.reset();
       if (auto model = GetOptionalString(payload, "model"); model && *model) codex_model_ = **model;
-      return OkStatus();
+      return CodexCwd(payload);
     }
     if (type == "turn_context") {
       auto model = GetOptionalString(payload, "model");
       if (!model) return model.error().Within("payload");
       if (*model) codex_model_ = **model;
-      return OkStatus();
+      return CodexCwd(payload);
     }
     if (type != "event_msg" || payload.value("type", Json()) != "token_count") return OkStatus();
     const auto info = payload.find("info");
     if (info == payload.end() || info->is_null()) return OkStatus();  // rate limits only
     if (!info->is_object()) return Error("payload: \"info\" must be an object");
-    const auto read = [](const Json& object, const char* key) -> Result<CallUsage> {
-      const auto it = object.find(key);
-      if (it == object.end() || !it->is_object()) {
-        return Error(std::string("missing \"") + key + "\" object");
-      }
-      auto input = GetTokens(*it, "input_tokens");
-      if (!input) return input.error().Within(key);
-      auto cached = GetOptionalTokens(*it, "cached_input_tokens");
-      if (!cached) return cached.error().Within(key);
-      auto output = GetTokens(*it, "output_tokens");
-      if (!output) return output.error().Within(key);
-      const Tokens hits = cached->value_or(0);
-      if (hits > *input) {
-        return Error(std::string(key) + ": \"cached_input_tokens\" " + std::to_string(hits) +
-                     " exceeds \"input_tokens\" " + std::to_string(*input));
-      }
-      CallUsage usage;
-      usage.input = *input - hits;  // OpenAI's input_tokens include the cached ones
-      usage.cache_read = hits;
-      usage.output = *output;  // reasoning included
-      return usage;
+    const auto object = [&](const char* key) -> Result<std::optional<CodexUsage>> {
+      const auto it = info->find(key);
+      if (it == info->end() || it->is_null()) return std::optional<CodexUsage>();
+      if (!it->is_object()) return Error(std::string("\"") + key + "\" must be an object");
+      auto usage = ReadCodexUsage(*it);
+      if (!usage) return usage.error().Within(key);
+      return std::optional<CodexUsage>(*usage);
     };
-    auto last = read(*info, "last_token_usage");
+    auto last = object("last_token_usage");
     if (!last) return last.error().Within("payload.info");
-    auto total = read(*info, "total_token_usage");
+    auto total = object("total_token_usage");
     if (!total) return total.error().Within("payload.info");
+    LoggedCall call;
+    if (*last) {
+      call.usage = ToCallUsage(**last);
+    } else if (*total) {
+      // Older rollouts give only the running totals: the call is the
+      // difference from the previous event's.
+      const CodexUsage before = codex_previous_total_.value_or(CodexUsage{});
+      const CodexUsage& now = **total;
+      if (now.input < before.input || now.cached < before.cached || now.output < before.output) {
+        return Error("payload.info.total_token_usage: below the previous event's (input " +
+                     std::to_string(before.input) + " -> " + std::to_string(now.input) +
+                     ", cached " + std::to_string(before.cached) + " -> " +
+                     std::to_string(now.cached) + ", output " + std::to_string(before.output) +
+                     " -> " + std::to_string(now.output) + ")");
+      }
+      const CodexUsage delta{now.input - before.input, now.cached - before.cached,
+                             now.output - before.output};
+      if (delta.cached > delta.input) {
+        return Error("payload.info.total_token_usage: cached tokens grew by " +
+                     std::to_string(delta.cached) + ", more than input tokens (" +
+                     std::to_string(delta.input) + ")");
+      }
+      call.usage = ToCallUsage(delta);
+    } else {
+      return Error("payload.info: neither \"last_token_usage\" nor \"total_token_usage\"");
+    }
+    if (*total) codex_previous_total_ = **total;
+    if (auto model = CodexEventModel(payload, *info)) codex_model_ = *model;
+    call.session = codex_session_.empty() ? "unknown" : codex_session_;
+    if (codex_model_) {
+      call.model = *codex_model_;
+    } else {
+      call.model = kLegacyCodexModel;
+      call.assumed_model = true;
+    }
+    call.project = codex_project_;
     // Codex repeats a token_count when only its rate limits change: the
     // running totals identify the call.
-    LoggedCall call;
-    call.session = codex_session_.empty() ? "unknown" : codex_session_;
-    call.model = codex_model_;
-    call.key = "codex:" + call.session + ":" + std::to_string(total->prompt()) + ":" +
-               std::to_string(total->cache_read) + ":" + std::to_string(total->output);
+    if (*total) {
+      const CodexUsage& t = **total;
+      call.key = "codex:" + call.session + ":" + std::to_string(t.input) + ":" +
+                 std::to_string(t.cached) + ":" + std::to_string(t.output);
+    } else {
+      call.key = "line:" + where;
+    }
     auto time = ReadTime(line);
     if (!time) return time.error();
     call.time_ns = *time;
-    call.usage = *last;
     call.where = where;
     log_->calls.push_back(std::move(call));
     return OkStatus();
   }
 
+  Status CodexCwd(const Json& payload) {
+    auto cwd = GetOptionalString(payload, "cwd");
+    if (!cwd) return cwd.error().Within("payload");
+    if (*cwd) codex_project_ = Project(**cwd);
+    return OkStatus();
+  }
+
+  // The index of a working directory in log_->projects, added when new.
+  std::int32_t Project(const std::string& path) {
+    if (last_project_ >= 0 && log_->projects[static_cast<std::size_t>(last_project_)] == path) {
+      return last_project_;
+    }
+    const auto [it, inserted] =
+        project_index_.try_emplace(path, static_cast<std::int32_t>(log_->projects.size()));
+    if (inserted) log_->projects.push_back(path);
+    last_project_ = it->second;
+    return last_project_;
+  }
+
+  // The fast path's "cwd": false when its text needs the DOM path.
+  bool ProjectOfRaw(const RawJson& raw, std::int32_t* project) {
+    if (raw.absent() || raw.null()) return true;
+    std::string_view path;
+    if (!raw.PlainString(&path)) return false;
+    if (last_project_ >= 0 && log_->projects[static_cast<std::size_t>(last_project_)] == path) {
+      *project = last_project_;
+      return true;
+    }
+    *project = Project(std::string(path));
+    return true;
+  }
+
   UsageLog* log_;
-  std::string codex_session_;
-  std::string codex_model_ = "unknown";
+  std::string codex_session_;  // session_meta's id, else the file's name
+  std::optional<std::string> codex_model_;
+  std::optional<CodexUsage> codex_previous_total_;
+  std::int32_t codex_project_ = -1;
+  std::unordered_map<std::string, std::int32_t> project_index_;
+  std::int32_t last_project_ = -1;  // the project found last
 };
 
 }  // namespace
 
 Status ReadUsageLog(std::istream& in, const std::string& name, UsageLog* log) {
-  LogParser parser(log);
+  LogParser parser(log, name);
   while (in.peek() == ' ' || in.peek() == '\n' || in.peek() == '\r' || in.peek() == '\t') {
     in.get();
   }

@@ -10,9 +10,10 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 
+#include "cli/bill_report.h"
 #include "cli/cli_util.h"
 #include "kvbill/cost/price_sheet.h"
 #include "kvbill/util/file.h"
@@ -22,12 +23,12 @@ namespace kvbill::cli {
 namespace {
 
 namespace fs = std::filesystem;
-using OJson = nlohmann::ordered_json;
 
 constexpr char kUsage[] =
     "usage: kvbill bill [LOG...] [OPTIONS]\n\n"
     "Prices the API usage recorded in Claude Code transcripts (JSONL or a JSON array),\n"
-    "headless result lines and Codex rollouts, per session, day, model or call.\n"
+    "headless result lines and Codex rollouts, per session, day, week, month, model,\n"
+    "5-hour block or call.\n"
     "A LOG may be a file or a directory (read recursively). Without LOG: the\n"
     "projects/ of $CLAUDE_CONFIG_DIR (comma-separated) or ~/.config/claude and\n"
     "~/.claude, and $CODEX_HOME/sessions or ~/.codex/sessions.\n"
@@ -38,6 +39,10 @@ struct Options {
   std::string by = "session";
   std::string since, until;
   std::string format = "table";
+  bool json = false;  // --json: --format json
+  std::string mode = "auto";
+  std::string order;
+  std::string start_of_week = "sunday";
   std::string prices;
   std::vector<std::string> price_overrides;
   std::string output;
@@ -154,230 +159,20 @@ Result<UsageLog> ReadLogs(const Options& options, std::int64_t* skipped_files) {
   return log;
 }
 
-OJson TokensJson(const CallUsage& u) {
-  return {{"input", u.input},
-          {"cache_write_5m", u.cache_write_5m},
-          {"cache_write_1h", u.cache_write_1h},
-          {"cache_read", u.cache_read},
-          {"output", u.output}};
+// The view a --by value names.
+BillView ViewOf(const std::string& by) {
+  static const std::map<std::string, BillView> kViews = {
+      {"session", BillView::kSession}, {"day", BillView::kDay},     {"week", BillView::kWeek},
+      {"month", BillView::kMonth},     {"model", BillView::kModel}, {"block", BillView::kBlock},
+      {"call", BillView::kCall}};
+  return kViews.at(by);
 }
 
-OJson ModelJson(const ModelBill& m) {
-  OJson j;
-  if (m.priced()) {
-    j["priced_as"] = m.priced_as;
-  } else {
-    j["unpriced"] = true;
-  }
-  j["calls"] = m.calls;
-  if (m.long_context_calls > 0) j["long_context_calls"] = m.long_context_calls;
-  j["tokens"] = TokensJson(m.usage);
-  j["cost_usd"] = m.priced() ? OJson(m.cost.usd()) : OJson(nullptr);
-  if (m.reported_cost_usd) j["reported_cost_usd"] = *m.reported_cost_usd;
-  if (m.reported_usage) {
-    j["reported_tokens"] = TokensJson(*m.reported_usage);
-    j["reported_usage_cost_usd"] =
-        m.reported_usage_cost ? OJson(m.reported_usage_cost->usd()) : OJson(nullptr);
-  }
-  return j;
-}
-
-OJson GroupJson(const GroupBill& g, bool with_id) {
-  OJson j;
-  if (with_id) j["id"] = g.id;
-  j["calls"] = g.calls;
-  if (g.unpriced_calls > 0) j["unpriced_calls"] = g.unpriced_calls;
-  j["cost_usd"] = g.cost.usd();
-  if (g.reported_cost_usd) j["reported_cost_usd"] = *g.reported_cost_usd;
-  if (g.reported_usage_cost) j["reported_usage_cost_usd"] = g.reported_usage_cost->usd();
-  OJson models = OJson::object();
-  for (const auto& [id, m] : g.by_model) models[id] = ModelJson(m);
-  j["by_model"] = models;
-  return j;
-}
-
-std::string TimeText(const LoggedCall& call, const TimeZone& zone) {
-  return call.time_ns ? zone.Date(*call.time_ns) : "";
-}
-
-std::string RenderJson(const Bill& bill, const PriceSheet& sheet, const Options& options) {
-  OJson j;
-  j["price_sheet"] = {{"as_of", sheet.as_of()}, {"source", sheet.source()}};
-  if (!options.zone.is_utc()) j["time_zone"] = options.zone.name();
-  OJson sessions = OJson::array();
-  for (const GroupBill& g : bill.sessions) sessions.push_back(GroupJson(g, true));
-  j["sessions"] = sessions;
-  if (options.by == "day") {
-    OJson days = OJson::array();
-    for (const GroupBill& g : bill.days) days.push_back(GroupJson(g, true));
-    j["days"] = days;
-  }
-  if (options.by == "call") {
-    OJson calls = OJson::array();
-    for (const CallBill& c : bill.calls) {
-      OJson row = {{"session", c.call->session},
-                   {"model", c.call->model},
-                   {"date", TimeText(*c.call, options.zone)},
-                   {"where", c.call->where},
-                   {"tokens", TokensJson(c.call->usage)}};
-      row["cost_usd"] = c.priced_as.empty() ? OJson(nullptr) : OJson(c.cost.cost.usd());
-      if (c.cost.long_context) row["long_context"] = true;
-      calls.push_back(row);
-    }
-    j["per_call"] = calls;
-  }
-  const GroupBill& t = bill.total;
-  j["calls"] = t.calls;
-  j["unpriced_calls"] = t.unpriced_calls;
-  j["duplicate_lines"] = bill.duplicate_lines;
-  j["by_model"] = GroupJson(t, false)["by_model"];
-  j["total_cost_usd"] = t.cost.usd();
-  if (t.reported_cost_usd) j["reported_cost_usd"] = *t.reported_cost_usd;
-  if (t.reported_usage_cost) j["reported_usage_cost_usd"] = t.reported_usage_cost->usd();
-  return j.dump(2) + "\n";
-}
-
-// A double as JSON prints it (shortest text that reads back the same).
-std::string Num(double value) { return OJson(value).dump(); }
-
-std::string CsvField(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) {
-    if (c == '"') quoted += '"';
-    quoted += c;
-  }
-  return quoted + "\"";
-}
-
-std::string TokenCells(const CallUsage& u) {
-  return std::to_string(u.input) + "," + std::to_string(u.cache_write_5m) + "," +
-         std::to_string(u.cache_write_1h) + "," + std::to_string(u.cache_read) + "," +
-         std::to_string(u.output);
-}
-
-std::string RenderCsv(const Bill& bill, const Options& options) {
-  std::ostringstream out;
-  const std::string tokens =
-      "input_tokens,cache_write_5m_tokens,cache_write_1h_tokens,cache_read_tokens,output_tokens";
-  if (options.by == "call") {
-    out << "session,model,date,where," << tokens << ",cost_usd,long_context\n";
-    for (const CallBill& c : bill.calls) {
-      out << CsvField(c.call->session) << "," << CsvField(c.call->model) << ","
-          << TimeText(*c.call, options.zone) << "," << CsvField(c.call->where) << ","
-          << TokenCells(c.call->usage) << ","
-          << (c.priced_as.empty() ? "unpriced" : FormatUsdExact(c.cost.cost)) << ","
-          << (c.cost.long_context ? 1 : 0) << "\n";
-    }
-    return out.str();
-  }
-  out << options.by << ",model,calls," << tokens
-      << ",cost_usd,reported_usage_cost_usd,reported_cost_usd\n";
-  const auto row = [&](const std::string& group, const std::string& model, const ModelBill& m) {
-    out << CsvField(group) << "," << CsvField(model) << "," << m.calls << "," << TokenCells(m.usage)
-        << "," << (m.priced() ? FormatUsdExact(m.cost) : "unpriced") << ","
-        << (m.reported_usage_cost ? FormatUsdExact(*m.reported_usage_cost) : "") << ","
-        << (m.reported_cost_usd ? Num(*m.reported_cost_usd) : "") << "\n";
-  };
-  const std::vector<GroupBill>& groups = options.by == "day" ? bill.days
-                                         : options.by == "session"
-                                             ? bill.sessions
-                                             : std::vector<GroupBill>{bill.total};
-  for (const GroupBill& g : groups) {
-    for (const auto& [id, m] : g.by_model) row(options.by == "model" ? id : g.id, id, m);
-  }
-  return out.str();
-}
-
-std::string Pad(const std::string& text, std::size_t width, bool left) {
-  if (text.size() >= width) return text;
-  const std::string fill(width - text.size(), ' ');
-  return left ? text + fill : fill + text;
-}
-
-std::string RenderTable(const Bill& bill, const PriceSheet& sheet, const Options& options) {
-  std::ostringstream out;
-  out << "prices: " << sheet.source() << " (as of " << sheet.as_of() << ")\n";
-  if (!options.zone.is_utc()) out << "dates in " << options.zone.name() << "\n";
-  out << "\n";
-  const std::string head = options.by == "call" ? "session" : options.by;
-  const bool by_model = options.by == "model";
-  std::size_t key_width = head.size(), model_width = 5;
-  const std::vector<GroupBill>& groups = options.by == "day" ? bill.days : bill.sessions;
-  for (const GroupBill& g : groups) key_width = std::max(key_width, g.id.size());
-  for (const auto& [id, m] : bill.total.by_model) {
-    std::size_t& width = by_model ? key_width : model_width;
-    width = std::max(width, id.size());
-  }
-  if (by_model) model_width = 0;
-  key_width = std::min<std::size_t>(key_width, 40);
-  const auto line = [&](const std::string& key, const std::string& model, std::int64_t calls,
-                        const CallUsage& u, const std::string& cost, const std::string& usage_cost,
-                        const std::string& reported) {
-    out << Pad(key, key_width + 2, true) << Pad(model, model_width + 2, true)
-        << Pad(FormatWithSeparators(calls), 7, false)
-        << Pad(FormatWithSeparators(u.input), 12, false)
-        << Pad(FormatWithSeparators(u.cache_write()), 13, false)
-        << Pad(FormatWithSeparators(u.cache_read), 14, false)
-        << Pad(FormatWithSeparators(u.output), 11, false) << Pad(cost, 12, false)
-        << Pad(usage_cost, 14, false) << Pad(reported, 12, false) << "\n";
-  };
-  const auto money = [](const std::optional<Money>& m) { return m ? FormatUsd(*m, 4) : ""; };
-  const auto reported = [](const std::optional<double>& usd) {
-    return usd ? FormatUsd(Money{std::llround(*usd * 1e12)}, 4) : "";
-  };
-  out << Pad(head, key_width + 2, true) << Pad(by_model ? "" : "model", model_width + 2, true)
-      << Pad("calls", 7, false) << Pad("input", 12, false) << Pad("cache write", 13, false)
-      << Pad("cache read", 14, false) << Pad("output", 11, false) << Pad("cost", 12, false)
-      << Pad("result usage", 14, false) << Pad("reported", 12, false) << "\n";
-  const auto group_rows = [&](const GroupBill& g, const std::string& key, bool models_only) {
-    if (!models_only) {
-      CallUsage usage;
-      for (const auto& [id, m] : g.by_model) usage += m.usage;
-      line(key, "", g.calls, usage, FormatUsd(g.cost, 4) + (g.unpriced_calls > 0 ? "+?" : ""),
-           money(g.reported_usage_cost), reported(g.reported_cost_usd));
-    }
-    for (const auto& [id, m] : g.by_model) {
-      line(models_only ? id : "", models_only ? "" : id, m.calls, m.usage,
-           m.priced() ? FormatUsd(m.cost, 4) : "unpriced", money(m.reported_usage_cost),
-           reported(m.reported_cost_usd));
-    }
-  };
-  if (options.by == "call") {
-    for (const CallBill& c : bill.calls) {
-      line(c.call->session, c.call->model, 1, c.call->usage,
-           c.priced_as.empty() ? "unpriced"
-                               : FormatUsd(c.cost.cost, 4) + (c.cost.long_context ? " L" : ""),
-           "", "");
-    }
-  } else if (options.by == "model") {
-    group_rows(bill.total, "", true);
-  } else {
-    for (const GroupBill& g : groups) group_rows(g, g.id, false);
-  }
-  out << "\n";
-  if (by_model) {
-    CallUsage usage;
-    for (const auto& [id, m] : bill.total.by_model) usage += m.usage;
-    const GroupBill& t = bill.total;
-    line("total", "", t.calls, usage, FormatUsd(t.cost, 4) + (t.unpriced_calls > 0 ? "+?" : ""),
-         money(t.reported_usage_cost), reported(t.reported_cost_usd));
-  } else {
-    group_rows(bill.total, "total", false);
-  }
-  if (bill.total.unpriced_calls > 0) {
-    out << "\n+? : plus " << FormatWithSeparators(bill.total.unpriced_calls)
-        << " unpriced call(s), see the \"unpriced\" lines\n";
-  }
-  if (bill.duplicate_lines > 0) {
-    out << "\n"
-        << FormatWithSeparators(bill.duplicate_lines)
-        << " line(s) repeated a call already counted (same message id, request id or Codex\n"
-           "running totals) and were not billed again\n";
-  }
-  out << "\ncost: kvbill's price of the logged calls; result usage: kvbill's price of the\n"
-         "per-model usage on the provider's result lines; reported: the provider's own cost.\n";
-  return out.str();
+// 0 = Sunday ... 6 = Saturday.
+int WeekdayNumber(const std::string& name) {
+  static const char* const kDays[] = {"sunday",   "monday", "tuesday", "wednesday",
+                                      "thursday", "friday", "saturday"};
+  return static_cast<int>(std::find(std::begin(kDays), std::end(kDays), name) - std::begin(kDays));
 }
 
 }  // namespace
@@ -387,36 +182,68 @@ int RunBill(const Args& args) {
   Options options;
   po::options_description desc("options");
   desc.add_options()("log", po::value(&options.logs), "log files or directories")(
-      "by", po::value(&options.by), "session|day|model|call (default session)")(
-      "since", po::value(&options.since), "first UTC date to bill, YYYY-MM-DD")(
-      "until", po::value(&options.until), "last UTC date to bill, YYYY-MM-DD")(
+      "by", po::value(&options.by),
+      "session|day|week|month|model|block|call (default session; block: 5-hour windows)")(
+      "since", po::value(&options.since), "first date to bill, YYYY-MM-DD or YYYYMMDD")(
+      "until", po::value(&options.until), "last date to bill, YYYY-MM-DD or YYYYMMDD")(
       "timezone", po::value(&options.timezone),
-      "dates (--by day, --since, --until) in this zone: UTC (default), an offset like +02:00, "
-      "an IANA name like Europe/Berlin, or local")("format", po::value(&options.format),
-                                                   "table|json|csv (default table)")(
+      "dates (--by day/week/month, --since, --until) in this zone: UTC (default), an offset "
+      "like +02:00, an IANA name like Europe/Berlin, or local")(
+      "format", po::value(&options.format), "table|json|csv (default table)")(
+      "json", po::bool_switch(&options.json), "the same as --format json")(
+      "mode", po::value(&options.mode),
+      "auto|calculate|display: for lines that recorded a costUSD, use it (auto, the default), "
+      "always price the tokens (calculate), or bill only recorded costs (display)")(
+      "order", po::value(&options.order),
+      "asc|desc: sessions by last activity, dates and blocks by date (default: sessions as "
+      "logged, dates ascending)")(
+      "start-of-week", po::value(&options.start_of_week),
+      "first day of a week for --by week: sunday (default) ... saturday")(
       "prices", po::value(&options.prices),
       "price sheet to use instead of the bundled one: kvbill's format or LiteLLM's "
       "model_prices_and_context_window.json")(
       "price", po::value(&options.price_overrides)->composing(),
       "override or add a price, $ per Mtok: MODEL:field=value[,field=value] "
-      "(fields: input output cache_read cache_write_5m cache_write_1h ...)")(
+      "(fields: input output cache_read cache_write_5m cache_write_1h fast_multiplier ...)")(
       "output,o", po::value(&options.output), "write here instead of stdout (atomically)");
   po::positional_options_description positional;
   positional.add("log", -1);
   po::variables_map vm;
   if (auto stop = ParseOptions(args, command, kUsage, desc, vm, &positional)) return *stop;
 
-  if (auto s = CheckChoice("by", options.by, "session|day|model|call"); !s) {
-    return ReportError(command, s.error());
+  for (const auto& [flag, value, allowed] :
+       {std::tuple<std::string, std::string, std::string>{
+            "by", options.by, "session|day|week|month|model|block|call"},
+        {"format", options.format, "table|json|csv"},
+        {"mode", options.mode, "auto|calculate|display"},
+        {"start-of-week", options.start_of_week,
+         "sunday|monday|tuesday|wednesday|thursday|friday|saturday"}}) {
+    if (auto s = CheckChoice(flag, value, allowed); !s) return ReportError(command, s.error());
   }
-  if (auto s = CheckChoice("format", options.format, "table|json|csv"); !s) {
-    return ReportError(command, s.error());
+  if (!options.order.empty()) {
+    if (auto s = CheckChoice("order", options.order, "asc|desc"); !s) {
+      return ReportError(command, s.error());
+    }
+  }
+  if (options.json) {
+    if (vm.count("format") > 0 && options.format != "json") {
+      return ReportError(command, Error("--json and --format " + options.format + " disagree"));
+    }
+    options.format = "json";
   }
   auto zone = TimeZone::Parse(options.timezone);
   if (!zone) return ReportError(command, zone.error().Within("--timezone"));
   options.zone = *zone;
   BillOptions bill_options;
   bill_options.time_zone = *zone;
+  bill_options.mode = options.mode == "auto"        ? CostMode::kAuto
+                      : options.mode == "calculate" ? CostMode::kCalculate
+                                                    : CostMode::kDisplay;
+  bill_options.order = options.order.empty()    ? BillOrder::kLog
+                       : options.order == "asc" ? BillOrder::kAscending
+                                                : BillOrder::kDescending;
+  bill_options.start_of_week = WeekdayNumber(options.start_of_week);
+  bill_options.blocks = options.by == "block";
   for (auto [flag, text, target] : {std::tuple{"since", &options.since, &bill_options.since},
                                     std::tuple{"until", &options.until, &bill_options.until}}) {
     if (text->empty()) continue;
@@ -442,21 +269,36 @@ int RunBill(const Args& args) {
   auto bill = MakeBill(*log, *sheet, bill_options);
   if (!bill) return ReportError(command, bill.error());
 
+  BillReportOptions report;
+  report.view = ViewOf(options.by);
+  report.view_name = options.by;
+  report.zone = options.zone;
+  report.mode = bill_options.mode;
+  report.mode_matters = bill_options.mode != CostMode::kAuto ||
+                        std::any_of(log->calls.begin(), log->calls.end(), [](const LoggedCall& c) {
+                          return c.recorded_cost.has_value();
+                        });
   std::string text;
   if (options.format == "json") {
-    text = RenderJson(*bill, *sheet, options);
+    text = RenderBillJson(*bill, *log, *sheet, report);
   } else if (options.format == "csv") {
-    text = RenderCsv(*bill, options);
+    text = RenderBillCsv(*bill, *log, report);
   } else {
-    text = RenderTable(*bill, *sheet, options);
+    text = RenderBillTable(*bill, *log, *sheet, report);
   }
   if (auto s = EmitOutput(text, options.output); !s) return ReportError(command, s.error());
-  for (const auto& [id, m] : bill->total.by_model) {
-    if (m.priced() || m.calls == 0) continue;
-    std::cerr << "kvbill bill: " << m.calls << " call" << (m.calls == 1 ? "" : "s")
-              << " of model \"" << id << "\" unpriced: no price in the sheet (add one with --price "
-              << id << ":input=...,output=... or --prices FILE)\n";
+  if (!sheet->skipped().empty()) {
+    const auto& skipped = sheet->skipped();
+    std::string examples;
+    for (std::size_t i = 0; i < skipped.size() && i < 3; ++i) {
+      examples += (i > 0 ? ", \"" : "\"") + skipped[i].id + "\"";
+    }
+    std::cerr << "kvbill bill: " << options.prices << ": " << skipped.size() << " entr"
+              << (skipped.size() == 1 ? "y" : "ies")
+              << " skipped for want of input_cost_per_token or output_cost_per_token (" << examples
+              << (skipped.size() > 3 ? ", ..." : "") << ")\n";
   }
+  for (const std::string& note : UnpricedNotes(*bill, *sheet)) std::cerr << note << "\n";
   return 0;
 }
 

@@ -36,7 +36,7 @@ constexpr Command kCommands[] = {
     {"models", "list the bundled model catalog", RunModels},
     {"gpus", "list the bundled GPU catalog", RunGpus},
     {"trace", "trace stats | convert | gen: summarise, convert or generate agent traces", RunTrace},
-    {"bill", "price recorded Claude Code / Codex usage per session, day, model; vs reported",
+    {"bill", "price recorded Claude Code / Codex usage per session, day, week, month, 5-h block",
      RunBill},
     {"whatif", "one recorded log priced as recorded, with 1-h writes, other models, self-hosted",
      RunWhatif},

@@ -1,5 +1,7 @@
 // LiteLLM's model_prices_and_context_window.json as a price sheet
 // (docs/billing.md#litellm). Fields are dollars per token.
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <optional>
 #include <regex>
@@ -25,30 +27,35 @@ Result<std::optional<PicoUsdPerToken>> Field(const Json& entry, const std::strin
   return std::optional<PicoUsdPerToken>(*price);
 }
 
-// Fills the cache prices the entry lacks by the provider rules: Anthropic
-// writes 1.25x (5 minutes) and 2x (1 hour) input, reads 0.1x; providers
-// without a write fee write at the input price and read at it when no
-// cached price is listed.
-void FillByRule(bool anthropic, const std::optional<PicoUsdPerToken>& read,
-                const std::optional<PicoUsdPerToken>& write_5m,
-                const std::optional<PicoUsdPerToken>& write_1h, TokenRates* rates) {
-  const PicoUsdPerToken in = rates->input;
-  rates->cache_read = read.value_or(anthropic ? in / 10 : in);
-  rates->cache_write_5m = write_5m.value_or(anthropic ? in + in / 4 : in);
-  rates->cache_write_1h = write_1h.value_or(anthropic ? 2 * in : rates->cache_write_5m);
+// True when the key is one of LiteLLM's per-token prices
+// ("input_cost_per_token", "cache_read_input_token_cost", ...).
+bool IsTokenPriceKey(std::string_view key) {
+  return key.find("cost_per_token") != std::string_view::npos ||
+         key.find("_token_cost") != std::string_view::npos;
 }
 
+// One entry: a model, nothing (no per-token prices), or nothing with
+// *skipped_out set (a per-token price but not both input and output).
 Result<std::optional<ModelPrice>> ReadEntry(const std::string& id, const Json& entry,
-                                            const std::string& pointer, const std::string& as_of) {
+                                            const std::string& pointer, const std::string& as_of,
+                                            std::optional<SkippedPrice>* skipped_out) {
   if (!entry.is_object()) return std::optional<ModelPrice>();
   ModelPrice price;
   price.id = id;
   price.provider = "unknown";
+  bool no_provider = true;
   if (const auto it = entry.find("litellm_provider"); it != entry.end()) {
     if (!it->is_string()) {
       return Error(pointer + "/litellm_provider: expected a string, got " + it->type_name());
     }
     price.provider = it->get<std::string>();
+    no_provider = false;
+  }
+  // A Claude model without a provider (test sheets, hand-written files) is
+  // Anthropic's: its absent cache prices follow Anthropic's rules.
+  if (no_provider && NamesClaudeModel(id)) {
+    price.provider = "anthropic";
+    no_provider = false;
   }
   price.source = "litellm:" + as_of + " \"" + id + "\"";
   const bool anthropic = price.provider == "anthropic";
@@ -57,7 +64,21 @@ Result<std::optional<ModelPrice>> ReadEntry(const std::string& id, const Json& e
   if (!input) return input.error();
   auto output = get("output_cost_per_token");
   if (!output) return output.error();
-  if (!*input || !*output) return std::optional<ModelPrice>();  // not priced per token
+  if (!*input || !*output) {
+    // Not priced per token (an image or audio model), or priced but without
+    // one of the two prices a call needs: say which, never a guessed zero.
+    bool priced = false;
+    for (const auto& [key, value] : entry.items()) priced = priced || IsTokenPriceKey(key);
+    if (!priced) return std::optional<ModelPrice>();
+    SkippedPrice skipped{id, ""};
+    if (!*input) skipped.missing = "input_cost_per_token";
+    if (!*output) {
+      skipped.missing +=
+          (skipped.missing.empty() ? "" : " and ") + std::string("output_cost_per_token");
+    }
+    *skipped_out = std::move(skipped);
+    return std::optional<ModelPrice>();
+  }
   price.base.input = **input;
   price.base.output = **output;
   auto read = get("cache_read_input_token_cost");
@@ -72,7 +93,15 @@ Result<std::optional<ModelPrice>> ReadEntry(const std::string& id, const Json& e
   if (!write_1h) return write_1h.error();
   // A write price of 0 means "no write fee": the tokens still cost input.
   if (*write && **write == 0) write->reset();
-  FillByRule(anthropic, *read, *write, *write_1h, &price.base);
+  FillCachePricesByRule(anthropic, no_provider, *read, *write, *write_1h, &price.base);
+  // Provider-specific multipliers: "fast" is Anthropic's fast mode.
+  if (const auto it = entry.find("provider_specific_entry"); it != entry.end() && it->is_object()) {
+    if (const auto fast = it->find("fast"); fast != it->end() && !fast->is_null()) {
+      auto multiplier = ReadFastMultiplier(*fast);
+      if (!multiplier) return multiplier.error().Within(pointer + "/provider_specific_entry/fast");
+      price.fast_multiplier = *multiplier;
+    }
+  }
 
   // The long-context tier: "<field>_above_<N>k_tokens".
   static const std::regex kTier("^input_cost_per_token_above_([0-9]+)k_tokens$");
@@ -100,8 +129,9 @@ Result<std::optional<ModelPrice>> ReadEntry(const std::string& id, const Json& e
     price.long_context.input = **long_input;
     price.long_context.output = long_output->value_or(price.base.output);
     if (!*long_write || **long_write == 0 || !*write) long_write->reset();
-    FillByRule(anthropic, long_read->has_value() ? *long_read : (anthropic ? std::nullopt : *read),
-               *long_write, *long_write_1h, &price.long_context);
+    FillCachePricesByRule(anthropic, no_provider,
+                          long_read->has_value() ? *long_read : (anthropic ? std::nullopt : *read),
+                          *long_write, *long_write_1h, &price.long_context);
     break;
   }
   return std::optional<ModelPrice>(std::move(price));
@@ -109,17 +139,45 @@ Result<std::optional<ModelPrice>> ReadEntry(const std::string& id, const Json& e
 
 }  // namespace
 
+bool NamesClaudeModel(std::string_view id) {
+  std::string name(id.substr(id.rfind('/') == std::string_view::npos ? 0 : id.rfind('/') + 1));
+  std::transform(name.begin(), name.end(), name.begin(), [](char c) {
+    return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  });
+  return name.find("claude") != std::string::npos;
+}
+
+void FillCachePricesByRule(bool anthropic, bool no_provider,
+                           const std::optional<PicoUsdPerToken>& read,
+                           const std::optional<PicoUsdPerToken>& write_5m,
+                           const std::optional<PicoUsdPerToken>& write_1h, TokenRates* rates) {
+  const PicoUsdPerToken in = rates->input;
+  rates->cache_read = read.value_or(anthropic ? in / 10 : in);
+  rates->cache_write_5m = write_5m.value_or(anthropic ? in + in / 4 : in);
+  rates->cache_write_1h =
+      write_1h.value_or(anthropic || no_provider ? 2 * in : rates->cache_write_5m);
+}
+
+Result<double> ReadFastMultiplier(const Json& value) {
+  if (!value.is_number() || !(value.get<double>() > 0) || !(value.get<double>() <= 1000)) {
+    return Error("must be a number in (0, 1000], got " + Quote(value));
+  }
+  return value.get<double>();
+}
+
 Result<PriceSheet> ImportLiteLlmJson(const Json& json, const std::string& name) {
   const std::string as_of = "imported";
   PriceSheet sheet(as_of, "LiteLLM model_prices_and_context_window.json from " + name);
   for (const auto& [id, entry] : json.items()) {
     if (id == "sample_spec") continue;
-    auto price = ReadEntry(id, entry, name + "#/" + id, as_of);
+    std::optional<SkippedPrice> skipped;
+    auto price = ReadEntry(id, entry, name + "#/" + id, as_of, &skipped);
     if (!price) return price.error();
+    if (skipped) sheet.AddSkipped(std::move(*skipped));
     if (!*price) continue;
     if (auto s = sheet.Add(std::move(**price)); !s) return s.error().Within(name);
   }
-  if (sheet.models().empty()) {
+  if (sheet.models().empty() && sheet.skipped().empty()) {
     return Error(name +
                  ": no model with input_cost_per_token and output_cost_per_token "
                  "(neither a kvbill price sheet nor LiteLLM's JSON)");

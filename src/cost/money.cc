@@ -6,8 +6,10 @@
 namespace kvbill {
 namespace {
 
-// The largest accepted price: $1,000,000 per Mtok.
-constexpr double kMaxUsdPerMtok = 1e6;
+// The largest accepted price: $100,000,000 per Mtok, $100 per token (test
+// price sheets, ccusage's among them, use $1 and $10 per token; list prices
+// are below $0.001 per token). Amounts stay checked for overflow.
+constexpr double kMaxUsdPerMtok = 1e8;
 
 // Digits of a non-negative integer with thousands separators.
 std::string WithSeparators(std::uint64_t value) {
@@ -48,7 +50,8 @@ Result<PicoUsdPerToken> PriceFromUsdPerMtok(double usd_per_mtok) {
     text << usd_per_mtok;
     return Error("must be a non-negative number, got " + text.str());
   }
-  if (usd_per_mtok > kMaxUsdPerMtok) return Error("is above $1,000,000 per Mtok");
+  if (usd_per_mtok > kMaxUsdPerMtok)
+    return Error("is above $100,000,000 per Mtok ($100 per token)");
   return static_cast<PicoUsdPerToken>(std::llround(usd_per_mtok * 1e6));
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <optional>
 
@@ -96,6 +97,11 @@ Result<ModelPrice> ReadModel(const std::string& id, const Json& object,
     if (!storage) return storage.error().Within(field);
     price.cache_storage_per_hour = *storage;
   }
+  if (const auto it = object.find("fast_multiplier"); it != object.end()) {
+    auto multiplier = ReadFastMultiplier(*it);
+    if (!multiplier) return multiplier.error().Within(pointer + "/fast_multiplier");
+    price.fast_multiplier = *multiplier;
+  }
   if (const auto it = object.find("long_context"); it != object.end()) {
     const std::string tier = pointer + "/long_context";
     if (!it->is_object()) return Error(tier + ": must be an object");
@@ -144,6 +150,16 @@ Status SetField(ModelPrice* price, const Override& o) {
     price->long_context_threshold = static_cast<Tokens>(o.value);
     return OkStatus();
   }
+  if (o.field == "fast_multiplier") {
+    if (o.value == 0) {
+      price->fast_multiplier = 0;
+      return OkStatus();
+    }
+    auto multiplier = ReadFastMultiplier(Json(o.value));
+    if (!multiplier) return multiplier.error().Within(o.field);
+    price->fast_multiplier = *multiplier;
+    return OkStatus();
+  }
   auto pico = PriceFromUsdPerMtok(o.value);
   if (!pico) return pico.error().Within(o.field);
   if (o.field == "cache_storage_per_hour") {
@@ -168,7 +184,7 @@ Status SetField(ModelPrice* price, const Override& o) {
         "unknown field \"" + o.field +
         "\" (input, output, cache_read, cache_write_5m, cache_write_1h, "
         "cache_storage_per_hour, long_context_threshold, long_input, long_output, long_cache_read, "
-        "long_cache_write_5m, long_cache_write_1h)");
+        "long_cache_write_5m, long_cache_write_1h, fast_multiplier)");
   }
   return OkStatus();
 }
@@ -222,23 +238,60 @@ ModelPrice* PriceSheet::FindById(std::string_view id) {
   return const_cast<ModelPrice*>(std::as_const(*this).FindExact(id));
 }
 
-const ModelPrice* PriceSheet::Find(std::string_view model) const {
+namespace {
+
+// Resolves `model` as PriceSheet::Find documents, with `exact` looking one
+// id up; returns the first hit or nullptr.
+template <class Exact>
+auto Resolve(std::string_view model, const Exact& exact) -> decltype(exact(model)) {
   std::string id(model);
-  if (const ModelPrice* p = FindExact(id)) return p;
+  if (const auto p = exact(id)) return p;
   std::transform(id.begin(), id.end(), id.begin(), [](char c) {
     return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   });
-  if (const ModelPrice* p = FindExact(id)) return p;
+  if (const auto p = exact(id)) return p;
   if (const std::size_t slash = id.rfind('/'); slash != std::string::npos) {
     id = id.substr(slash + 1);
-    if (const ModelPrice* p = FindExact(id)) return p;
+    if (const auto p = exact(id)) return p;
   }
   if (const std::size_t at = id.rfind('@'); at != std::string::npos) {
     id[at] = '-';
-    if (const ModelPrice* p = FindExact(id)) return p;
+    if (const auto p = exact(id)) return p;
   }
-  if (auto undated = WithoutDate(id)) return FindExact(*undated);
+  if (auto undated = WithoutDate(id)) return exact(*undated);
   return nullptr;
+}
+
+}  // namespace
+
+const ModelPrice* PriceSheet::Find(std::string_view model) const {
+  return Resolve(model, [this](std::string_view id) { return FindExact(id); });
+}
+
+const SkippedPrice* PriceSheet::FindSkipped(std::string_view model) const {
+  if (skipped_.empty()) return nullptr;
+  return Resolve(model, [this](std::string_view id) -> const SkippedPrice* {
+    for (const SkippedPrice& s : skipped_) {
+      if (s.id == id) return &s;
+    }
+    return nullptr;
+  });
+}
+
+Result<ModelPrice> FastModePrice(const ModelPrice& price) {
+  if (!(price.fast_multiplier > 0)) {
+    return Error("model \"" + price.id + "\" has no fast-mode price (fast_multiplier)");
+  }
+  ModelPrice fast = price;
+  for (TokenRates* rates : {&fast.base, &fast.long_context}) {
+    for (PicoUsdPerToken* rate : {&rates->input, &rates->output, &rates->cache_read,
+                                  &rates->cache_write_5m, &rates->cache_write_1h}) {
+      // Rates are at most 10^14 pico-dollars per token and multipliers at
+      // most 1000: the product fits in an int64.
+      *rate = std::llround(static_cast<double>(*rate) * price.fast_multiplier);
+    }
+  }
+  return fast;
 }
 
 Result<PriceSheet> ParsePriceSheet(std::string_view text, const std::string& name) {
@@ -297,13 +350,13 @@ Status ApplyPriceOverrides(const std::vector<std::string>& specs, PriceSheet* sh
     }
     ModelPrice price;
     price.id = model;
-    price.provider = "custom";
+    const bool claude = NamesClaudeModel(model);
+    price.provider = claude ? "anthropic" : "custom";
     price.source = "--price";
     for (const Override& o : overrides) {
       if (o.field == "input") (void)SetField(&price, o);
     }
-    price.base.cache_read = price.base.cache_write_5m = price.base.cache_write_1h =
-        price.base.input;
+    FillCachePricesByRule(claude, !claude, std::nullopt, std::nullopt, std::nullopt, &price.base);
     for (const Override& o : overrides) (void)SetField(&price, o);
     if (auto s = sheet->Add(std::move(price)); !s) return s.error().Within("--price");
   }

@@ -35,6 +35,8 @@ bool ScanClaudeLine(std::string_view line, ClaudeLine* out) {
     if (key == "isSidechain") return Capture(&scan, &out->is_sidechain);
     if (key == "agentId") return Capture(&scan, &out->agent_id);
     if (key == "requestId") return Capture(&scan, &out->request_id);
+    if (key == "cwd") return Capture(&scan, &out->cwd);
+    if (key == "costUSD") return Capture(&scan, &out->cost_usd);
     if (key == "payload") {
       if (seen_payload) return false;
       seen_payload = true;
@@ -76,13 +78,16 @@ bool ScanClaudeUsage(std::string_view usage, ClaudeUsage* out) {
     if (key == "cache_read_input_tokens") return Count(&scan, &seen[2], &out->cache_read);
     if (key == "output_tokens") return Count(&scan, &seen[3], &out->output);
     if (key == "ephemeral_1h_input_tokens") return Count(&scan, &seen[4], &out->direct_1h);
+    if (key == "speed") return Capture(&scan, &out->speed);
     if (key != "cache_creation") return scan.Skip();
     if (seen[5]) return false;
     seen[5] = true;
     if (scan.Peek() != '{') return scan.Skip();
     bool seen_1h = false;
+    bool seen_5m = false;
     return scan.Object([&](std::string_view member) {
       if (member == "ephemeral_1h_input_tokens") return Count(&scan, &seen_1h, &out->nested_1h);
+      if (member == "ephemeral_5m_input_tokens") return Count(&scan, &seen_5m, &out->nested_5m);
       return scan.Skip();
     });
   });

@@ -48,6 +48,8 @@ struct ClaudeLine {
   RawJson is_sidechain;  // "isSidechain"
   RawJson agent_id;      // "agentId"
   RawJson request_id;    // "requestId"
+  RawJson cwd;           // "cwd": the session's working directory (its project)
+  RawJson cost_usd;      // "costUSD": the cost older Claude Code versions recorded
   bool message_is_object = false;
   // Members of "message" when it is an object.
   RawJson message_id;  // "message.id"
@@ -74,6 +76,9 @@ struct ClaudeUsage {
   // object, and the same key directly in usage.
   std::optional<Tokens> nested_1h;
   std::optional<Tokens> direct_1h;
+  // "cache_creation.ephemeral_5m_input_tokens" when "cache_creation" is an object.
+  std::optional<Tokens> nested_5m;
+  RawJson speed;  // "speed": "standard" or "fast" (Anthropic's fast mode)
 };
 
 // Reads `usage` (a RawJson text); false gives up when it is not an object,

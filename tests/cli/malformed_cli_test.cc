@@ -306,7 +306,7 @@ std::vector<Case> BillAndMergeCases() {
            "input_cost_per_token: must be a non-negative number, got -3\n"},
       {"bill " + log + " --prices " + kDir + "prices_1e300.json -o {OUT}",
        bill + "prices_1e300.json" + sonnet +
-           "input_cost_per_token: is above $1,000,000 per Mtok\n"},
+           "input_cost_per_token: is above $100,000,000 per Mtok ($100 per token)\n"},
       {"bill " + log + " --prices " + kDir + "prices_infinity.json -o {OUT}",
        bill + "prices_infinity.json: number out of range: 1e999\n"},
       {"bill " + log + " --prices " + kDir + "prices_huge_tier.json -o {OUT}",

@@ -224,9 +224,12 @@ TEST(BillTest, CodexCallsUseTheTurnContextModel) {
   //   uncached 12,000 + 596 + 32 = 12,628; cached 11,904 + 3,968 = 15,872; output 530
   //   12,628 x 1.25 + 15,872 x 0.125 + 530 x 10 = 15,785 + 1,984 + 5,300 = 23,069 micro-dollars.
   EXPECT_EQ(s1.cost.pico_usd, 23'069'000'000);
-  // The second session names no model: an explicit unpriced call.
-  EXPECT_EQ(bill.sessions[1].unpriced_calls, 1);
-  EXPECT_FALSE(bill.sessions[1].by_model.at("unknown").priced());
+  EXPECT_EQ(s1.project, "/work");  // session_meta's cwd
+  // The second session names no model: priced as gpt-5, the legacy
+  // fallback, and marked.
+  const ModelBill& assumed = bill.sessions[1].by_model.at("gpt-5");
+  EXPECT_EQ(assumed.assumed_model_calls, 1);
+  EXPECT_EQ(bill.sessions[1].unpriced_calls, 0);
 }
 
 TEST(BillUsageLogTest, ErrorsNameTheFileAndLine) {
@@ -256,6 +259,143 @@ TEST(BillUsageLogTest, ReadsTheJsonArrayCopy) {
   ASSERT_EQ(log.calls.size(), 1u);
   EXPECT_EQ(log.calls[0].where, "chat.json: element 1");
   EXPECT_EQ(log.calls[0].usage.cache_write_5m, 20000);
+}
+
+TEST(BillTest, FastModeOpus46IsSixTimesEveryRate) {
+  // Opus 4.6: 1,000 input x $5 + 2,000 written x $6.25 + 3,000 read x $0.50
+  // + 500 output x $25 per Mtok = 5,000 + 12,500 + 1,500 + 12,500 = 31,500
+  // micro-dollars; fast (Anthropic: 6x every rate) 189,000.
+  const auto line = [](const std::string& id, const std::string& speed) {
+    return R"({"type":"assistant","sessionId":"s","message":{"id":")" + id +
+           R"(","model":"claude-opus-4-6","usage":{"input_tokens":1000,"cache_creation_input_tokens":2000,"cache_read_input_tokens":3000,"output_tokens":500)" +
+           (speed.empty() ? "" : R"(,"speed":")" + speed + "\"") + "}}}\n";
+  };
+  const Bill bill = MakeOrDie(Read(line("a", "") + line("b", "standard") + line("c", "fast")));
+  EXPECT_EQ(bill.calls[0].cost.cost.pico_usd, 31'500'000'000);
+  EXPECT_EQ(bill.calls[1].cost.cost.pico_usd, 31'500'000'000);
+  EXPECT_EQ(bill.calls[2].cost.cost.pico_usd, 189'000'000'000);
+  EXPECT_EQ(bill.total.by_model.at("claude-opus-4-6").calls, 2);
+  EXPECT_EQ(bill.total.by_model.at("claude-opus-4-6-fast").calls, 1);
+  // The fast tier of a model with a long-context tier: both tiers scale.
+  ModelPrice sonnet = *Sheet().Find("claude-sonnet-4-5");
+  sonnet.fast_multiplier = 2;
+  const auto fast = FastModePrice(sonnet);
+  ASSERT_TRUE(fast.ok());
+  EXPECT_EQ(fast->base.input, 6'000'000);            // 2 x $3
+  EXPECT_EQ(fast->long_context.output, 45'000'000);  // 2 x $22.50
+  sonnet.fast_multiplier = 0;
+  EXPECT_EQ(FastModePrice(sonnet).error().message(),
+            "model \"claude-sonnet-4-5\" has no fast-mode price (fast_multiplier)");
+  // A speed kvbill has no price rule for is an error naming the line.
+  UsageLog log;
+  std::istringstream turbo(line("d", "turbo"));
+  EXPECT_EQ(ReadUsageLog(turbo, "log.jsonl", &log).error().message(),
+            "log.jsonl:1: message.usage: \"speed\" must be \"standard\" or \"fast\", got "
+            "\"turbo\"");
+}
+
+TEST(BillTest, SessionsKeepTheirFirstProjectAndLastActivity) {
+  const std::string text =
+      R"({"type":"assistant","sessionId":"s","cwd":"/a","timestamp":"2026-01-02T10:00:00Z","message":{"id":"1","model":"claude-haiku-4-5","usage":{"input_tokens":1,"output_tokens":1}}})"
+      "\n"
+      R"({"type":"assistant","sessionId":"s","cwd":"/a/sub","timestamp":"2026-01-03T09:00:00Z","message":{"id":"2","model":"claude-haiku-4-5","usage":{"input_tokens":1,"output_tokens":1}}})"
+      "\n"
+      R"({"type":"assistant","sessionId":"t","timestamp":"2026-01-01T09:00:00Z","message":{"id":"3","model":"claude-haiku-4-5","usage":{"input_tokens":1,"output_tokens":1}}})"
+      "\n";
+  const UsageLog log = Read(text);
+  EXPECT_EQ(log.projects, (std::vector<std::string>{"/a", "/a/sub"}));
+  const Bill bill = MakeOrDie(log);
+  ASSERT_EQ(bill.sessions.size(), 2u);
+  EXPECT_EQ(bill.sessions[0].project, "/a");
+  EXPECT_EQ(UtcTime(*bill.sessions[0].last_ns), "2026-01-03T09:00:00Z");
+  EXPECT_EQ(bill.sessions[1].project, "");
+}
+
+TEST(BillTest, BlocksFollowCcusagesRule) {
+  // 09:45 starts a block at 09:00; 14:00 is exactly 5 hours after it (not
+  // more): the same block; 14:00:01 is past 5 hours from 09:00: a new block
+  // at 14:00; 19:00:01 is 5 hours and 1 s after the previous call: another,
+  // at 19:00. A call without a timestamp is in the block "unknown", last.
+  std::string text;
+  int id = 0;
+  for (const char* time : {"2026-01-05T09:45:00Z", "2026-01-05T14:00:00Z", "2026-01-05T14:00:01Z",
+                           "2026-01-05T19:00:02Z", ""}) {
+    text += R"({"type":"assistant","sessionId":"s",)" +
+            (*time != 0 ? R"("timestamp":")" + std::string(time) + "\"," : std::string()) +
+            R"("message":{"id":")" + std::to_string(++id) +
+            R"(","model":"claude-haiku-4-5","usage":{"input_tokens":1000,"output_tokens":0}}})" +
+            "\n";
+  }
+  BillOptions options;
+  options.blocks = true;
+  const Bill bill = MakeOrDie(Read(text), options);
+  std::vector<std::string> ids;
+  for (const GroupBill& b : bill.blocks) ids.push_back(b.id + "/" + std::to_string(b.calls));
+  EXPECT_EQ(ids, (std::vector<std::string>{"2026-01-05T09:00:00Z/2", "2026-01-05T14:00:00Z/1",
+                                           "2026-01-05T19:00:00Z/1", "unknown/1"}));
+  EXPECT_EQ(UtcTime(*bill.blocks[0].last_ns), "2026-01-05T14:00:00Z");
+  // Haiku 4.5, 1,000 input x $1 per Mtok a call: the blocks add up to the total.
+  Money sum;
+  for (const GroupBill& b : bill.blocks) ASSERT_TRUE(AddMoney(b.cost, &sum));
+  EXPECT_EQ(sum, bill.total.cost);
+  EXPECT_EQ(sum.pico_usd, 5'000'000'000);
+}
+
+TEST(BillTest, WeekOfAndUtcTime) {
+  // 2024-01-15 was a Monday: its week starts Sunday the 14th, or Monday the
+  // 15th, or Saturday the 13th.
+  EXPECT_EQ(WeekOf("2024-01-15", 0), "2024-01-14");
+  EXPECT_EQ(WeekOf("2024-01-15", 1), "2024-01-15");
+  EXPECT_EQ(WeekOf("2024-01-15", 6), "2024-01-13");
+  EXPECT_EQ(WeekOf("2024-03-01", 0), "2024-02-25");  // across a leap February
+  EXPECT_EQ(UtcTime(0), "1970-01-01T00:00:00Z");
+  EXPECT_EQ(UtcTime(-1), "1969-12-31T23:59:59Z");
+  EXPECT_EQ(UtcTime(1'704'067'200'500'000'000), "2024-01-01T00:00:00Z");
+}
+
+TEST(BillUsageLogTest, LinesWithoutATypeAreCalls) {
+  // Older Claude Code lines: no "type" (or null), the call's costUSD beside
+  // its usage; the fast path and the DOM path (a JSON array) agree.
+  const std::string lines[] = {
+      R"({"timestamp":"2024-01-01T12:00:00Z","costUSD":0.25,"message":{"usage":{"input_tokens":100,"output_tokens":50}}})",
+      R"({"type":null,"message":{"id":"n","model":"claude-haiku-4-5","usage":{"input_tokens":3,"output_tokens":4}}})"};
+  UsageLog jsonl = Read(lines[0] + "\n" + lines[1] + "\n");
+  UsageLog array = Read("[" + lines[0] + "," + lines[1] + "]", "chat.json");
+  for (const UsageLog* log : {&jsonl, &array}) {
+    ASSERT_EQ(log->calls.size(), 2u);
+    EXPECT_EQ(log->calls[0].recorded_cost, Money{250'000'000'000});  // $0.25
+    EXPECT_EQ(log->calls[0].model, "unknown");
+    EXPECT_EQ(log->calls[1].model, "claude-haiku-4-5");
+    EXPECT_FALSE(log->calls[1].recorded_cost.has_value());
+  }
+}
+
+TEST(BillUsageLogTest, CodexTotalsOnly) {
+  // Totals only: 1,000 prompt (200 cached) then 2,500 (700 cached): the
+  // second call is 1,500 prompt of which 500 cached. Totals going down are
+  // an error naming the line. Some Codex versions call the cached count
+  // cache_read_input_tokens.
+  const auto event = [](int input, int cached, int output, const char* cached_key) {
+    return R"({"timestamp":"2025-09-11T18:25:40Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":)" +
+           std::to_string(input) + R"(,")" + cached_key + R"(":)" + std::to_string(cached) +
+           R"(,"output_tokens":)" + std::to_string(output) + "}}}}\n";
+  };
+  UsageLog log;
+  std::istringstream ok(event(1000, 200, 10, "cached_input_tokens") +
+                        event(2500, 700, 30, "cache_read_input_tokens"));
+  ASSERT_TRUE(ReadUsageLog(ok, "rollout-x.jsonl", &log).ok());
+  ASSERT_EQ(log.calls.size(), 2u);
+  EXPECT_EQ(log.calls[1].usage, (CallUsage{.input = 1000, .cache_read = 500, .output = 20}));
+  EXPECT_EQ(log.calls[1].session, "rollout-x");
+  std::istringstream down(event(2500, 700, 30, "cached_input_tokens") +
+                          event(1000, 200, 40, "cached_input_tokens"));
+  EXPECT_EQ(ReadUsageLog(down, "r.jsonl", &log).error().message(),
+            "r.jsonl:2: payload.info.total_token_usage: below the previous event's (input 2500 -> "
+            "1000, cached 700 -> 200, output 30 -> 40)");
+  std::istringstream neither(
+      R"({"type":"event_msg","payload":{"type":"token_count","info":{"rate":1}}})");
+  EXPECT_EQ(ReadUsageLog(neither, "r.jsonl", &log).error().message(),
+            "r.jsonl:1: payload.info: neither \"last_token_usage\" nor \"total_token_usage\"");
 }
 
 #ifdef KVBILL_SHARED_DATA_DIR

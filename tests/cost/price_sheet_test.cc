@@ -141,19 +141,90 @@ TEST(PriceSheetTest, OverridesChangeAFieldOrAddAModel) {
   const ModelPrice* mine = sheet.Find("my-model");
   ASSERT_NE(mine, nullptr);
   EXPECT_EQ(mine->provider, "custom");
-  // Cache prices of a new model default to its input price.
-  EXPECT_EQ(mine->base, (TokenRates{2'000'000, 8'000'000, 2'000'000, 2'000'000, 2'000'000}));
+  // Reads and 5-minute writes of a new model default to its input price,
+  // 1-hour writes to twice it (the 1-hour rate).
+  EXPECT_EQ(mine->base, (TokenRates{2'000'000, 8'000'000, 2'000'000, 2'000'000, 4'000'000}));
+  // A new Claude model is Anthropic's: 0.1x reads, 1.25x and 2x writes.
+  ASSERT_TRUE(ApplyPriceOverrides({"claude-next-9:input=4,output=20"}, &sheet).ok());
+  EXPECT_EQ(sheet.Find("claude-next-9")->provider, "anthropic");
+  EXPECT_EQ(sheet.Find("claude-next-9")->base,
+            (TokenRates{4'000'000, 20'000'000, 400'000, 5'000'000, 8'000'000}));
+  ASSERT_TRUE(ApplyPriceOverrides({"claude-next-9:fast_multiplier=2.5"}, &sheet).ok());
+  EXPECT_EQ(sheet.Find("claude-next-9")->fast_multiplier, 2.5);
 
   PriceSheet other = Bundled();
   EXPECT_EQ(ApplyPriceOverrides({"gpt-5:speed=3"}, &other).error().message(),
             "--price \"gpt-5:speed=3\": unknown field \"speed\" (input, output, cache_read, "
             "cache_write_5m, cache_write_1h, cache_storage_per_hour, long_context_threshold, "
-            "long_input, long_output, long_cache_read, long_cache_write_5m, long_cache_write_1h)");
+            "long_input, long_output, long_cache_read, long_cache_write_5m, long_cache_write_1h, "
+            "fast_multiplier)");
   EXPECT_EQ(ApplyPriceOverrides({"new-model:input=1"}, &other).error().message(),
             "--price: model \"new-model\" is not in the price sheet; give at least its input and "
             "output prices");
   EXPECT_EQ(ApplyPriceOverrides({"gpt-5"}, &other).error().message(),
             "--price \"gpt-5\": expected MODEL:field=value");
+}
+
+TEST(PriceSheetTest, FastModeMultipliers) {
+  // The bundled sheet: Opus 4.6 and 4.7 at 6x (Anthropic: "6x standard Opus
+  // rates"; LiteLLM provider_specific_entry.fast 6.0), Opus 4.8 and Opus 5 at
+  // 2x (LiteLLM 2.0); the others none.
+  const PriceSheet sheet = Bundled();
+  EXPECT_EQ(sheet.Find("claude-opus-4-6-20260205")->fast_multiplier, 6);
+  EXPECT_EQ(sheet.Find("claude-opus-4-7")->fast_multiplier, 6);
+  EXPECT_EQ(sheet.Find("claude-opus-4-8")->fast_multiplier, 2);
+  EXPECT_EQ(sheet.Find("claude-opus-5")->fast_multiplier, 2);
+  EXPECT_EQ(sheet.Find("claude-sonnet-4-5")->fast_multiplier, 0);
+  // Opus 4.6 fast: $5 x 6 = $30 input, $25 x 6 = $150 output per Mtok.
+  const auto fast = FastModePrice(*sheet.Find("claude-opus-4-6"));
+  EXPECT_EQ(fast->base.input, 30'000'000);
+  EXPECT_EQ(fast->base.output, 150'000'000);
+  EXPECT_EQ(fast->base.cache_read, 3'000'000);
+  // A multiplier that is not a number in (0, 1000] names its pointer.
+  const auto bad = ParsePriceSheet(R"({"kvbill_prices": 1, "as_of": "x", "source": "y", "models": {
+      "m": {"provider": "p", "source": "s", "input": 1, "output": 2, "cache_read": 0.1,
+            "cache_write_5m": 1, "cache_write_1h": 1, "fast_multiplier": -6}}})",
+                                   "p.json");
+  EXPECT_EQ(bad.error().message(),
+            "p.json#/models/m/fast_multiplier: must be a number in (0, 1000], got -6");
+  const auto litellm = ImportLiteLlmPrices(
+      R"({"m": {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6,
+                "provider_specific_entry": {"fast": "six"}}})",
+      "l.json");
+  EXPECT_EQ(litellm.error().message(),
+            "l.json#/m/provider_specific_entry/fast: must be a number in (0, 1000], got \"six\"");
+}
+
+TEST(PriceSheetTest, LiteLlmEntriesWithoutAProviderOrAPriceHalf) {
+  // ccusage's test sheets: no litellm_provider, prices up to $10 per token.
+  const auto sheet = ImportLiteLlmPrices(R"({
+      "claude-x": {"input_cost_per_token": 3e-06, "output_cost_per_token": 1.5e-05},
+      "test-model": {"input_cost_per_token": 1.0, "output_cost_per_token": 10.0,
+                     "cache_creation_input_token_cost": 1.25},
+      "embedder": {"input_cost_per_token": 1e-07},
+      "image-model": {"output_cost_per_image": 0.04}})",
+                                         "l.json");
+  ASSERT_TRUE(sheet.ok()) << sheet.error().message();
+  // A Claude model without a provider is Anthropic's: 0.1x, 1.25x, 2x input.
+  EXPECT_EQ(sheet->Find("claude-x")->provider, "anthropic");
+  EXPECT_EQ(sheet->Find("claude-x")->base,
+            (TokenRates{3'000'000, 15'000'000, 300'000, 3'750'000, 6'000'000}));
+  // Another model without a provider: reads at input, 1-hour writes at 2x.
+  EXPECT_EQ(sheet->Find("test-model")->base,
+            (TokenRates{1'000'000'000'000, 10'000'000'000'000, 1'000'000'000'000, 1'250'000'000'000,
+                        2'000'000'000'000}));
+  // One price of two: skipped and listed; no per-token price: left out.
+  EXPECT_EQ(sheet->Find("embedder"), nullptr);
+  ASSERT_EQ(sheet->skipped().size(), 1u);
+  EXPECT_EQ(sheet->skipped()[0].id, "embedder");
+  EXPECT_EQ(sheet->skipped()[0].missing, "output_cost_per_token");
+  EXPECT_EQ(sheet->FindSkipped("openai/embedder"), &sheet->skipped()[0]);
+  // Past $100 per token is still an error.
+  EXPECT_EQ(ImportLiteLlmPrices(
+                R"({"m": {"input_cost_per_token": 101, "output_cost_per_token": 1}})", "l.json")
+                .error()
+                .message(),
+            "l.json#/m/input_cost_per_token: is above $100,000,000 per Mtok ($100 per token)");
 }
 
 }  // namespace

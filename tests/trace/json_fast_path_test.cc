@@ -324,6 +324,16 @@ TEST(JsonFastPathTest, UsageLogLinesReadAsTheirJsonArray) {
       R"("output_tokens":2,"cache_creation":{"ephemeral_1h_input_tokens":4}}}})");
   lines.push_back(R"({"type":"assistant","message":{"usage":{"input_tokens":1,"output_tokens":2,)"
                   R"("cache_creation_input_tokens":3,"ephemeral_1h_input_tokens":3}}})");
+  // Fast mode, the 5-minute split, a working directory; a line without
+  // "type" that recorded its cost (older Claude Code versions).
+  lines.push_back(
+      R"({"type":"assistant","cwd":"/w/p","sessionId":"s","message":{"id":"f","model":"m",)"
+      R"("usage":{"input_tokens":1,"output_tokens":2,"speed":"fast","cache_creation_input_tokens":7,)"
+      R"("cache_creation":{"ephemeral_5m_input_tokens":3,"ephemeral_1h_input_tokens":4}}}})");
+  lines.push_back(R"({"timestamp":"2024-01-01T12:00:00Z","costUSD":0.25,"cwd":"/w/q",)"
+                  R"("message":{"usage":{"input_tokens":100,"output_tokens":50}}})");
+  lines.push_back(R"({"type":null,"cwd":"/w/r","message":{"id":"n","model":"m",)"
+                  R"("usage":{"input_tokens":3,"output_tokens":4,"speed":null}}})");
   std::mt19937_64 rng(13);
   int compared = 0;
   for (int i = 0; i < 3000; ++i) {
@@ -354,6 +364,12 @@ TEST(JsonFastPathTest, UsageLogLinesReadAsTheirJsonArray) {
       EXPECT_EQ(a.model, b.model) << line;
       EXPECT_EQ(a.time_ns, b.time_ns) << line;
       EXPECT_EQ(a.usage, b.usage) << line;
+      EXPECT_EQ(a.fast, b.fast) << line;
+      EXPECT_EQ(a.recorded_cost, b.recorded_cost) << line;
+      const auto project = [](const UsageLog& log, const LoggedCall& c) {
+        return c.project < 0 ? std::string("-") : log.projects[static_cast<std::size_t>(c.project)];
+      };
+      EXPECT_EQ(project(from_jsonl, a), project(from_array, b)) << line;
       EXPECT_EQ(a.where, "m.jsonl:1");
       if (a.key.rfind("line:", 0) == 0) {
         EXPECT_EQ(a.key, "line:m.jsonl:1");

@@ -6,10 +6,14 @@
 //
 // Formats (docs/billing.md#logs), detected per file and per line:
 //   - Claude Code transcripts: JSONL or the JSON array a stop hook saves;
-//     "assistant" lines with message.usage are calls, "result" lines
-//     (headless runs) carry total_cost_usd and modelUsage.
-//   - Codex CLI rollouts: token_count events are calls, the model is the
-//     latest turn_context's.
+//     "assistant" lines with message.usage are calls, and so are lines
+//     without "type" that carry message.usage (older Claude Code versions,
+//     which also recorded the call's "costUSD"); "result" lines (headless
+//     runs) carry total_cost_usd and modelUsage.
+//   - Codex CLI rollouts: token_count events are calls (last_token_usage,
+//     or the difference of total_token_usage from the previous event), the
+//     model is the event's or the latest turn_context's, else the legacy
+//     fallback kLegacyCodexModel, marked.
 // Errors: "file:line: what" (or "file: element N: what" in a JSON array),
 // exit status 2.
 #ifndef KVBILL_BILL_USAGE_LOG_H_
@@ -23,9 +27,15 @@
 #include <vector>
 
 #include "kvbill/cost/api_bill.h"
+#include "kvbill/cost/money.h"
 #include "kvbill/util/result.h"
 
 namespace kvbill {
+
+// The model a Codex rollout that names none is priced at (ccusage's
+// documented fallback for logs written before Codex recorded its model);
+// such calls are marked LoggedCall::assumed_model.
+inline constexpr char kLegacyCodexModel[] = "gpt-5";
 
 // One API call as a log line recorded it.
 struct LoggedCall {
@@ -40,6 +50,12 @@ struct LoggedCall {
   std::optional<std::int64_t> time_ns;  // since the Unix epoch, UTC
   CallUsage usage;
   std::string where;  // "file:line"
+  // The line's own "costUSD", rounded to the nearest pico-dollar (older
+  // Claude Code versions recorded one per call).
+  std::optional<Money> recorded_cost;
+  bool fast = false;           // usage.speed "fast": Anthropic's fast mode
+  bool assumed_model = false;  // a Codex call naming no model: kLegacyCodexModel
+  std::int32_t project = -1;   // index into UsageLog::projects; -1 when unknown
 };
 
 // What one model used in a run and what the provider said it cost.
@@ -60,6 +76,9 @@ struct ReportedRun {
 struct UsageLog {
   std::vector<LoggedCall> calls;
   std::vector<ReportedRun> runs;
+  // Working directories (Claude Code's "cwd", Codex's session_meta /
+  // turn_context cwd), each once, in order of first appearance.
+  std::vector<std::string> projects;
 };
 
 // Reads one log from `in` into *log; `name` prefixes errors. Lines of other

@@ -46,10 +46,21 @@ struct ModelPrice {
   // same number as micro-dollars per million tokens per hour); 0 = none
   // listed.
   PicoUsdPerToken cache_storage_per_hour = 0;
+  // Anthropic's fast mode (`usage.speed: "fast"`): every rate of the tier
+  // the request falls in, times this (6 for Claude Opus 4.6); 0 = the model
+  // has no fast-mode price listed. See FastModePrice.
+  double fast_multiplier = 0;
   std::string source;  // where the figures come from, with its date
   std::string notes;   // provider rules applied, deviations from the source
 
   bool operator==(const ModelPrice&) const = default;
+};
+
+// An entry of a price file that could not be used, and why: LiteLLM lists
+// some models with only one of the two per-token prices they need.
+struct SkippedPrice {
+  std::string id;
+  std::string missing;  // "output_cost_per_token", "input_cost_per_token and ..."
 };
 
 class PriceSheet {
@@ -75,6 +86,12 @@ class PriceSheet {
   const ModelPrice* Find(std::string_view model) const;
   ModelPrice* FindById(std::string_view id);
 
+  // A skipped entry (LiteLLM) that `model` would have resolved to, tried as
+  // Find() does, or nullptr: says why a logged model is unpriced.
+  const SkippedPrice* FindSkipped(std::string_view model) const;
+  void AddSkipped(SkippedPrice skipped) { skipped_.push_back(std::move(skipped)); }
+  const std::vector<SkippedPrice>& skipped() const { return skipped_; }
+
   const std::vector<ModelPrice>& models() const { return models_; }
   const std::string& as_of() const { return as_of_; }
   const std::string& source() const { return source_; }
@@ -86,7 +103,16 @@ class PriceSheet {
   std::string source_;
   std::vector<ModelPrice> models_;
   std::map<std::string, std::size_t, std::less<>> index_;  // id or alias -> models_
+  std::vector<SkippedPrice> skipped_;
 };
+
+// `price` as its fast mode bills it: every rate of both tiers times
+// `fast_multiplier`, rounded to the nearest pico-dollar per token (whole for
+// the multipliers providers publish: Opus 4.6's $5 input x 6 = $30).
+// Anthropic: fast mode is "priced at 6x standard Opus rates" and "stacks with
+// other pricing modifiers" (prompt caching, long context). Error when the
+// model has no multiplier: `model "x" has no fast-mode price (fast_multiplier)`.
+Result<ModelPrice> FastModePrice(const ModelPrice& price);
 
 // Parses a price sheet. A JSON object with "kvbill_prices": 1 is kvbill's own
 // format (docs/billing.md#price-sheet); any other object is read as LiteLLM's
@@ -96,8 +122,12 @@ class PriceSheet {
 Result<PriceSheet> ParsePriceSheet(std::string_view text, const std::string& name);
 
 // LiteLLM's JSON: every entry with input_cost_per_token and
-// output_cost_per_token becomes a model (provider = litellm_provider);
-// absent cache fields follow the provider rules of docs/billing.md.
+// output_cost_per_token becomes a model (provider = litellm_provider, or
+// "anthropic" for a Claude model id without one); absent cache fields follow
+// the provider rules of docs/billing.md; provider_specific_entry.fast is the
+// fast-mode multiplier. An entry with a per-token price but without one of
+// those two is skipped and listed in skipped(); an entry without any
+// per-token price (image, audio models) is left out silently.
 Result<PriceSheet> ImportLiteLlmPrices(std::string_view text, const std::string& name);
 
 // The bundled scenarios/prices.json.
@@ -106,11 +136,14 @@ Result<PriceSheet> BundledPriceSheet();
 // Applies "MODEL:field=value[,field=value...]" overrides in order. Fields:
 // input, output, cache_read, cache_write_5m, cache_write_1h (dollars per
 // million tokens), cache_storage_per_hour (dollars per million tokens per
-// hour), long_context_threshold (tokens; 0 removes the tier), and
+// hour), long_context_threshold (tokens; 0 removes the tier),
 // long_input, long_output, long_cache_read, long_cache_write_5m,
-// long_cache_write_1h. MODEL is resolved like Find(); an unknown MODEL adds a
-// model (provider "custom") that needs input and output, its cache prices
-// defaulting to the input price. Errors: "--price \"spec\": ...".
+// long_cache_write_1h, and fast_multiplier (a factor; 0 removes it). MODEL
+// is resolved like Find(); an unknown MODEL adds a model (provider "custom",
+// or "anthropic" for a Claude model id) that needs input and output; its
+// cache prices default by the rules of docs/billing.md (Anthropic's for a
+// Claude id; else reads and 5-minute writes at the input price, 1-hour
+// writes at twice it). Errors: "--price \"spec\": ...".
 Status ApplyPriceOverrides(const std::vector<std::string>& specs, PriceSheet* sheet);
 
 }  // namespace kvbill

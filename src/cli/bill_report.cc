@@ -1,0 +1,442 @@
+// Rendering of `kvbill bill` (docs/billing.md#kvbill-bill).
+#include "cli/bill_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <tuple>
+
+#include "kvbill/util/units.h"
+
+namespace kvbill::cli {
+namespace {
+
+using OJson = nlohmann::ordered_json;
+
+const std::vector<GroupBill>& GroupsOf(const Bill& bill, BillView view) {
+  switch (view) {
+    case BillView::kDay:
+      return bill.days;
+    case BillView::kWeek:
+      return bill.weeks;
+    case BillView::kMonth:
+      return bill.months;
+    case BillView::kBlock:
+      return bill.blocks;
+    default:
+      return bill.sessions;
+  }
+}
+
+// The JSON key of a view's rows ("days", ...), empty for views without one.
+std::string JsonKey(BillView view) {
+  switch (view) {
+    case BillView::kDay:
+      return "days";
+    case BillView::kWeek:
+      return "weeks";
+    case BillView::kMonth:
+      return "months";
+    case BillView::kBlock:
+      return "blocks";
+    default:
+      return "";
+  }
+}
+
+std::string ModelLabel(const std::string& id, const ModelBill& m) {
+  return m.assumed_model_calls > 0 ? id + " (assumed)" : id;
+}
+
+std::string LastActivity(const GroupBill& g, const TimeZone& zone) {
+  return g.last_ns ? zone.Date(*g.last_ns) : "";
+}
+
+OJson TokensJson(const CallUsage& u) {
+  return {{"input", u.input},
+          {"cache_write_5m", u.cache_write_5m},
+          {"cache_write_1h", u.cache_write_1h},
+          {"cache_read", u.cache_read},
+          {"output", u.output}};
+}
+
+OJson ModelJson(const ModelBill& m) {
+  OJson j;
+  if (!m.priced_as.empty()) j["priced_as"] = m.priced_as;
+  if (!m.priced()) j["unpriced"] = true;
+  if (m.fast) j["speed"] = "fast";
+  j["calls"] = m.calls;
+  if (m.priced() && m.unpriced_calls > 0) j["unpriced_calls"] = m.unpriced_calls;
+  if (m.recorded_cost_calls > 0) j["recorded_cost_calls"] = m.recorded_cost_calls;
+  if (m.assumed_model_calls > 0) j["assumed_model_calls"] = m.assumed_model_calls;
+  if (m.long_context_calls > 0) j["long_context_calls"] = m.long_context_calls;
+  j["tokens"] = TokensJson(m.usage);
+  j["cost_usd"] = m.priced() ? OJson(m.cost.usd()) : OJson(nullptr);
+  if (m.reported_cost_usd) j["reported_cost_usd"] = *m.reported_cost_usd;
+  if (m.reported_usage) {
+    j["reported_tokens"] = TokensJson(*m.reported_usage);
+    j["reported_usage_cost_usd"] =
+        m.reported_usage_cost ? OJson(m.reported_usage_cost->usd()) : OJson(nullptr);
+  }
+  return j;
+}
+
+OJson GroupJson(const GroupBill& g, bool with_id, BillView kind, const TimeZone& zone) {
+  OJson j;
+  if (with_id) j["id"] = g.id;
+  if (kind == BillView::kSession) {
+    if (!g.project.empty()) j["project"] = g.project;
+    if (g.last_ns) j["last_activity"] = LastActivity(g, zone);
+  }
+  if (kind == BillView::kBlock && g.start_ns) {
+    j["start"] = g.id;
+    j["end"] = UtcTime(*g.start_ns + kBlockSeconds * 1'000'000'000);
+    j["last_activity"] = UtcTime(*g.last_ns);
+  }
+  j["calls"] = g.calls;
+  if (g.unpriced_calls > 0) j["unpriced_calls"] = g.unpriced_calls;
+  j["cost_usd"] = g.cost.usd();
+  if (g.reported_cost_usd) j["reported_cost_usd"] = *g.reported_cost_usd;
+  if (g.reported_usage_cost) j["reported_usage_cost_usd"] = g.reported_usage_cost->usd();
+  OJson models = OJson::object();
+  for (const auto& [id, m] : g.by_model) models[id] = ModelJson(m);
+  j["by_model"] = models;
+  return j;
+}
+
+std::string DateText(const LoggedCall& call, const TimeZone& zone) {
+  return call.time_ns ? zone.Date(*call.time_ns) : "";
+}
+
+std::string ModeName(CostMode mode) {
+  switch (mode) {
+    case CostMode::kAuto:
+      return "auto";
+    case CostMode::kCalculate:
+      return "calculate";
+    default:
+      return "display";
+  }
+}
+
+// The model key a call is grouped under.
+std::string CallModel(const LoggedCall& call) {
+  return call.fast ? call.model + "-fast" : call.model;
+}
+
+// A double as JSON prints it (shortest text that reads back the same).
+std::string Num(double value) { return OJson(value).dump(); }
+
+std::string CsvField(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+std::string TokenCells(const CallUsage& u) {
+  return std::to_string(u.input) + "," + std::to_string(u.cache_write_5m) + "," +
+         std::to_string(u.cache_write_1h) + "," + std::to_string(u.cache_read) + "," +
+         std::to_string(u.output);
+}
+
+std::string Pad(const std::string& text, std::size_t width, bool left) {
+  if (text.size() >= width) return text;
+  const std::string fill(width - text.size(), ' ');
+  return left ? text + fill : fill + text;
+}
+
+// A long working directory as its last `width` characters.
+std::string Shorten(const std::string& text, std::size_t width) {
+  if (text.size() <= width) return text;
+  return "..." + text.substr(text.size() - (width - 3));
+}
+
+}  // namespace
+
+std::string RenderBillJson(const Bill& bill, const UsageLog& log, const PriceSheet& sheet,
+                           const BillReportOptions& options) {
+  (void)log;
+  OJson j;
+  j["price_sheet"] = {{"as_of", sheet.as_of()}, {"source", sheet.source()}};
+  if (!sheet.skipped().empty()) {
+    j["price_sheet"]["skipped_entries"] = static_cast<std::int64_t>(sheet.skipped().size());
+  }
+  if (!options.zone.is_utc()) j["time_zone"] = options.zone.name();
+  if (options.mode_matters) j["cost_mode"] = ModeName(options.mode);
+  OJson sessions = OJson::array();
+  for (const GroupBill& g : bill.sessions) {
+    sessions.push_back(GroupJson(g, true, BillView::kSession, options.zone));
+  }
+  j["sessions"] = sessions;
+  if (const std::string key = JsonKey(options.view); !key.empty()) {
+    OJson rows = OJson::array();
+    for (const GroupBill& g : GroupsOf(bill, options.view)) {
+      rows.push_back(GroupJson(g, true, options.view, options.zone));
+    }
+    j[key] = rows;
+  }
+  if (options.view == BillView::kCall) {
+    OJson calls = OJson::array();
+    for (const CallBill& c : bill.calls) {
+      OJson row = {{"session", c.call->session},
+                   {"model", c.call->model},
+                   {"date", DateText(*c.call, options.zone)},
+                   {"where", c.call->where},
+                   {"tokens", TokensJson(c.call->usage)}};
+      row["cost_usd"] = c.unpriced != Unpriced::kNo ? OJson(nullptr) : OJson(c.cost.cost.usd());
+      if (c.cost.long_context) row["long_context"] = true;
+      if (c.call->fast) row["speed"] = "fast";
+      if (c.recorded) row["recorded_cost"] = true;
+      if (c.call->assumed_model) row["assumed_model"] = true;
+      calls.push_back(row);
+    }
+    j["per_call"] = calls;
+  }
+  const GroupBill& t = bill.total;
+  j["calls"] = t.calls;
+  j["unpriced_calls"] = t.unpriced_calls;
+  j["duplicate_lines"] = bill.duplicate_lines;
+  j["by_model"] = GroupJson(t, false, BillView::kModel, options.zone)["by_model"];
+  j["total_cost_usd"] = t.cost.usd();
+  if (t.reported_cost_usd) j["reported_cost_usd"] = *t.reported_cost_usd;
+  if (t.reported_usage_cost) j["reported_usage_cost_usd"] = t.reported_usage_cost->usd();
+  return j.dump(2) + "\n";
+}
+
+std::string RenderBillCsv(const Bill& bill, const UsageLog& log, const BillReportOptions& options) {
+  (void)log;
+  std::ostringstream out;
+  const std::string tokens =
+      "input_tokens,cache_write_5m_tokens,cache_write_1h_tokens,cache_read_tokens,output_tokens";
+  if (options.view == BillView::kCall) {
+    out << "session,model,date,where," << tokens << ",cost_usd,long_context\n";
+    for (const CallBill& c : bill.calls) {
+      out << CsvField(c.call->session) << "," << CsvField(CallModel(*c.call)) << ","
+          << DateText(*c.call, options.zone) << "," << CsvField(c.call->where) << ","
+          << TokenCells(c.call->usage) << ","
+          << (c.unpriced != Unpriced::kNo ? "unpriced" : FormatUsdExact(c.cost.cost)) << ","
+          << (c.cost.long_context ? 1 : 0) << "\n";
+    }
+    return out.str();
+  }
+  const bool session = options.view == BillView::kSession;
+  out << options.view_name << ",model,calls," << tokens
+      << ",cost_usd,reported_usage_cost_usd,reported_cost_usd"
+      << (session ? ",project,last_activity" : "") << "\n";
+  const auto row = [&](const GroupBill& g, const std::string& group, const std::string& model,
+                       const ModelBill& m) {
+    out << CsvField(group) << "," << CsvField(model) << "," << m.calls << "," << TokenCells(m.usage)
+        << "," << (m.priced() ? FormatUsdExact(m.cost) : "unpriced") << ","
+        << (m.reported_usage_cost ? FormatUsdExact(*m.reported_usage_cost) : "") << ","
+        << (m.reported_cost_usd ? Num(*m.reported_cost_usd) : "");
+    if (session) out << "," << CsvField(g.project) << "," << LastActivity(g, options.zone);
+    out << "\n";
+  };
+  if (options.view == BillView::kModel) {
+    for (const auto& [id, m] : bill.total.by_model) row(bill.total, id, id, m);
+    return out.str();
+  }
+  for (const GroupBill& g : GroupsOf(bill, options.view)) {
+    for (const auto& [id, m] : g.by_model) row(g, g.id, id, m);
+  }
+  return out.str();
+}
+
+std::string RenderBillTable(const Bill& bill, const UsageLog& log, const PriceSheet& sheet,
+                            const BillReportOptions& options) {
+  (void)log;
+  std::ostringstream out;
+  out << "prices: " << sheet.source() << " (as of " << sheet.as_of() << ")\n";
+  if (!options.zone.is_utc()) out << "dates in " << options.zone.name() << "\n";
+  if (options.mode_matters) {
+    out << "costs: "
+        << (options.mode == CostMode::kAuto        ? "the costUSD a line recorded, else priced"
+            : options.mode == CostMode::kCalculate ? "priced from tokens (recorded costUSD ignored)"
+                                                   : "only the costUSD each line recorded")
+        << " (--mode " << ModeName(options.mode) << ")\n";
+  }
+  out << "\n";
+  const BillView view = options.view;
+  const bool session = view == BillView::kSession;
+  const bool by_model = view == BillView::kModel;
+  const std::string head = view == BillView::kCall ? "session" : options.view_name;
+  const std::vector<GroupBill>& groups = GroupsOf(bill, view);
+  std::size_t key_width = head.size(), model_width = 5, project_width = 7;
+  for (const GroupBill& g : groups) {
+    key_width = std::max(key_width, g.id.size());
+    project_width = std::max(project_width, g.project.size());
+  }
+  for (const auto& [id, m] : bill.total.by_model) {
+    std::size_t& width = by_model ? key_width : model_width;
+    width = std::max(width, ModelLabel(id, m).size());
+  }
+  if (by_model) model_width = 0;
+  key_width = std::min<std::size_t>(key_width, 40);
+  project_width = std::min<std::size_t>(project_width, 30);
+  const auto line = [&](const std::string& key, const GroupBill* g, const std::string& model,
+                        std::int64_t calls, const CallUsage& u, const std::string& cost,
+                        const std::string& usage_cost, const std::string& reported) {
+    out << Pad(key, key_width + 2, true);
+    if (session) {
+      out << Pad(g != nullptr ? Shorten(g->project, project_width) : "", project_width + 2, true)
+          << Pad(g != nullptr ? LastActivity(*g, options.zone) : "", 15, true);
+    }
+    out << Pad(model, model_width + 2, true) << Pad(FormatWithSeparators(calls), 7, false)
+        << Pad(FormatWithSeparators(u.input), 12, false)
+        << Pad(FormatWithSeparators(u.cache_write()), 13, false)
+        << Pad(FormatWithSeparators(u.cache_read), 14, false)
+        << Pad(FormatWithSeparators(u.output), 11, false) << Pad(cost, 12, false)
+        << Pad(usage_cost, 14, false) << Pad(reported, 12, false) << "\n";
+  };
+  const auto money = [](const std::optional<Money>& m) { return m ? FormatUsd(*m, 4) : ""; };
+  const auto reported = [](const std::optional<double>& usd) {
+    return usd ? FormatUsd(Money{std::llround(*usd * 1e12)}, 4) : "";
+  };
+  const auto group_cost = [](const GroupBill& g) {
+    if (g.calls > 0 && g.unpriced_calls == g.calls) return std::string("unpriced");
+    return FormatUsd(g.cost, 4) + (g.unpriced_calls > 0 ? "+?" : "");
+  };
+  const auto model_cost = [](const ModelBill& m) {
+    if (!m.priced()) return std::string("unpriced");
+    return FormatUsd(m.cost, 4) + (m.unpriced_calls > 0 ? "+?" : "");
+  };
+  out << Pad(head, key_width + 2, true);
+  if (session) out << Pad("project", project_width + 2, true) << Pad("last activity", 15, true);
+  out << Pad(by_model ? "" : "model", model_width + 2, true) << Pad("calls", 7, false)
+      << Pad("input", 12, false) << Pad("cache write", 13, false) << Pad("cache read", 14, false)
+      << Pad("output", 11, false) << Pad("cost", 12, false) << Pad("result usage", 14, false)
+      << Pad("reported", 12, false) << "\n";
+  // A group of one model is one row; a group of several, a row and one
+  // below it per model.
+  const auto group_rows = [&](const GroupBill& g, const std::string& key) {
+    if (g.by_model.size() == 1) {
+      const auto& [id, m] = *g.by_model.begin();
+      line(key, &g, ModelLabel(id, m), g.calls, m.usage, group_cost(g),
+           money(g.reported_usage_cost), reported(g.reported_cost_usd));
+      return;
+    }
+    CallUsage usage;
+    for (const auto& [id, m] : g.by_model) usage += m.usage;
+    line(key, &g, "", g.calls, usage, group_cost(g), money(g.reported_usage_cost),
+         reported(g.reported_cost_usd));
+    for (const auto& [id, m] : g.by_model) {
+      line("", nullptr, ModelLabel(id, m), m.calls, m.usage, model_cost(m),
+           money(m.reported_usage_cost), reported(m.reported_cost_usd));
+    }
+  };
+  if (view == BillView::kCall) {
+    for (const CallBill& c : bill.calls) {
+      std::string cost = c.unpriced != Unpriced::kNo ? "unpriced" : FormatUsd(c.cost.cost, 4);
+      if (c.cost.long_context) cost += " L";
+      if (c.recorded) cost += " R";
+      line(c.call->session, nullptr,
+           CallModel(*c.call) + (c.call->assumed_model ? " (assumed)" : ""), 1, c.call->usage, cost,
+           "", "");
+    }
+  } else if (by_model) {
+    for (const auto& [id, m] : bill.total.by_model) {
+      line(ModelLabel(id, m), nullptr, "", m.calls, m.usage, model_cost(m),
+           money(m.reported_usage_cost), reported(m.reported_cost_usd));
+    }
+  } else {
+    for (const GroupBill& g : groups) group_rows(g, g.id);
+  }
+  out << "\n";
+  const GroupBill& t = bill.total;
+  if (by_model || view == BillView::kCall || t.by_model.size() != 1) {
+    CallUsage usage;
+    for (const auto& [id, m] : t.by_model) usage += m.usage;
+    line("total", nullptr, "", t.calls, usage, group_cost(t), money(t.reported_usage_cost),
+         reported(t.reported_cost_usd));
+    if (!by_model && view != BillView::kCall) {
+      for (const auto& [id, m] : t.by_model) {
+        line("", nullptr, ModelLabel(id, m), m.calls, m.usage, model_cost(m),
+             money(m.reported_usage_cost), reported(m.reported_cost_usd));
+      }
+    }
+  } else {
+    group_rows(t, "total");
+  }
+  if (t.unpriced_calls > 0) {
+    out << "\n+? : plus " << FormatWithSeparators(t.unpriced_calls)
+        << " unpriced call(s), see the \"unpriced\" lines\n";
+  }
+  if (bill.duplicate_lines > 0) {
+    out << "\n"
+        << FormatWithSeparators(bill.duplicate_lines)
+        << " line(s) repeated a call already counted (same message id, request id or Codex\n"
+           "running totals) and were not billed again\n";
+  }
+  std::int64_t recorded = 0, assumed = 0, fast = 0;
+  for (const auto& [id, m] : t.by_model) {
+    recorded += m.recorded_cost_calls;
+    assumed += m.assumed_model_calls;
+    fast += m.fast ? m.calls : 0;
+  }
+  if (recorded > 0) {
+    out << "\n"
+        << FormatWithSeparators(recorded)
+        << " call(s) billed at the costUSD their line recorded (older Claude Code versions)"
+        << (view == BillView::kCall ? "; R on their rows" : "") << "\n";
+  }
+  if (fast > 0) {
+    out << "\n-fast: calls in Anthropic's fast mode (usage.speed \"fast\"), priced at the sheet's\n"
+           "fast_multiplier times every rate\n";
+  }
+  if (assumed > 0) {
+    out << "\n(assumed): " << FormatWithSeparators(assumed)
+        << " Codex call(s) from logs that name no model, priced as " << kLegacyCodexModel
+        << "\n(the fallback ccusage uses for such legacy logs)\n";
+  }
+  if (view == BillView::kBlock) {
+    out << "\nblocks: 5-hour windows, each from a call's time floored to the UTC hour, as "
+           "ccusage's\n"
+           "blocks; a call more than 5 hours after its block's start or the previous call starts\n"
+           "the next\n";
+  }
+  out << "\ncost: kvbill's price of the logged calls; result usage: kvbill's price of the\n"
+         "per-model usage on the provider's result lines; reported: the provider's own cost.\n";
+  return out.str();
+}
+
+std::vector<std::string> UnpricedNotes(const Bill& bill, const PriceSheet& sheet) {
+  std::map<std::pair<std::string, Unpriced>, std::int64_t> counts;
+  for (const CallBill& c : bill.calls) {
+    if (c.unpriced != Unpriced::kNo) ++counts[{c.call->model, c.unpriced}];
+  }
+  std::vector<std::string> notes;
+  for (const auto& [key, n] : counts) {
+    const auto& [model, why] = key;
+    const std::string calls = std::to_string(n) + " " +
+                              (why == Unpriced::kNoFastPrice ? "fast-mode " : "") + "call" +
+                              (n == 1 ? "" : "s");
+    std::string note = "kvbill bill: " + calls + " of model \"" + model + "\" ";
+    if (why == Unpriced::kNoPrice) {
+      if (const SkippedPrice* skipped = sheet.FindSkipped(model)) {
+        note += "unpriced: the price file's entry \"" + skipped->id + "\" has no " +
+                skipped->missing + " (add the prices with --price " + model +
+                ":input=...,output=...)";
+      } else {
+        note += "unpriced: no price in the sheet (add one with --price " + model +
+                ":input=...,output=... or --prices FILE)";
+      }
+    } else if (why == Unpriced::kNoFastPrice) {
+      note += "unpriced: no fast-mode price in the sheet (add one with --price " + model +
+              ":fast_multiplier=...)";
+    } else {
+      note +=
+          "unpriced: no costUSD recorded and --mode display bills only recorded costs (--mode "
+          "auto prices them)";
+    }
+    notes.push_back(note);
+  }
+  return notes;
+}
+
+}  // namespace kvbill::cli
