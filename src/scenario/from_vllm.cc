@@ -6,9 +6,11 @@
 #include <charconv>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "kvbill/model/hf_config.h"
 #include "kvbill/scenario/scenario.h"
+#include "kvbill/util/units.h"
 #include "scenario/keys.h"
 
 namespace kvbill {
@@ -250,37 +252,34 @@ bool IsSwitch(const Flag& f) { return f.conv == Conv::kTrue || f.conv == Conv::k
 }  // namespace
 
 Result<std::int64_t> ParseVllmInt(const std::string& text) {
-  if (text.empty()) return Error("expected an integer, got \"\"");
-  const char suffix = text.back();
-  const std::string number = text.substr(0, text.size() - 1);
-  auto decimal = std::string_view("kmgt").find(suffix);
-  auto binary = std::string_view("KMGT").find(suffix);
-  if (decimal != std::string_view::npos) {
-    double v = 0;
-    auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), v);
-    if (ec != std::errc() || ptr != number.data() + number.size() || number.empty() ||
-        !std::isdigit(static_cast<unsigned char>(number[0]))) {
-      return Error("expected an integer like 32768, 32k (32,000) or 32K (32,768), got \"" + text +
-                   "\"");
-    }
-    return static_cast<std::int64_t>(v * std::pow(1000.0, static_cast<double>(decimal + 1)));
+  const Error bad("expected a count like 32768, 32k (32,000) or 32K (32,768), got \"" + text +
+                  "\"");
+  // A number of digits, with a decimal part only before a decimal suffix.
+  const std::size_t digits = text.find_first_not_of("0123456789.");
+  const std::string number = text.substr(0, digits);
+  const std::string suffix = digits == std::string::npos ? "" : text.substr(digits);
+  const std::size_t decimal = std::string_view("kmgt").find(suffix);
+  const std::size_t binary = std::string_view("KMGT").find(suffix);
+  if (number.empty() || !std::isdigit(static_cast<unsigned char>(number[0])) || suffix.size() > 1 ||
+      (!suffix.empty() && decimal == binary)) {
+    return bad;
   }
-  if (binary != std::string_view::npos) {
-    std::int64_t v = 0;
-    auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), v);
-    if (ec != std::errc() || ptr != number.data() + number.size()) {
-      return Error("expected an integer like 32768, 32k (32,000) or 32K (32,768), got \"" + text +
-                   "\" (no decimals with K, M, G, T)");
-    }
-    return v << (10 * (binary + 1));
+  double value = 0;
+  auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+  if (ec != std::errc() || ptr != number.data() + number.size()) return bad;
+  if (number.find('.') != std::string::npos && (suffix.empty() || binary != std::string::npos)) {
+    return Error("expected a count like 32768, 32k (32,000) or 32K (32,768), got \"" + text +
+                 "\" (decimals only with k, m, g, t)");
   }
-  std::int64_t v = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || ptr != text.data() + text.size()) {
-    return Error("expected an integer like 32768, 32k (32,000) or 32K (32,768), got \"" + text +
-                 "\"");
+  if (decimal != std::string::npos && !suffix.empty()) {
+    value *= std::pow(1000.0, static_cast<double>(decimal + 1));
+  } else if (binary != std::string::npos && !suffix.empty()) {
+    value *= std::pow(1024.0, static_cast<double>(binary + 1));
   }
-  return v;
+  if (value > static_cast<double>(kMaxTokenCount)) {
+    return Error("\"" + text + "\" is above 2^40");
+  }
+  return static_cast<std::int64_t>(value);  // vLLM truncates: int(25.6 * 1000)
 }
 
 Result<VllmScenario> ScenarioFromVllm(const std::vector<std::string>& argv,

@@ -167,6 +167,9 @@ TEST(FromVllmTest, HumanReadableIntegersAsVllmReadsThem) {
   EXPECT_FALSE(ParseVllmInt("1.5K").ok());  // no decimals with a binary suffix
   EXPECT_FALSE(ParseVllmInt("k").ok());
   EXPECT_FALSE(ParseVllmInt("12x").ok());
+  EXPECT_FALSE(ParseVllmInt("-5K").ok());
+  EXPECT_FALSE(ParseVllmInt("1.5").ok());
+  EXPECT_FALSE(ParseVllmInt("99999999T").ok());  // above 2^40, not an overflow
 }
 
 }  // namespace
