@@ -2,6 +2,7 @@
 // what the key table makes, the schema accepts every bundled scenario under
 // an independent validator, and from-vllm prints its notes.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -50,7 +51,8 @@ TEST(ScenarioCliTest, BundledScenariosPassTheSchemaAndInvalidOnesFail) {
 }
 
 TEST(ScenarioCliTest, FromVllmWritesTheScenarioAndPrintsItsNotes) {
-  const std::string out = std::filesystem::temp_directory_path() / "kvbill-from-vllm-test.json";
+  const std::string out = std::filesystem::temp_directory_path() /
+                          ("kvbill-from-vllm-test-" + std::to_string(::getpid()) + ".json");
   std::filesystem::remove(out);
   const auto r = RunKvbill("scenario from-vllm --gpu h100-sxm -o '" + out +
                            "' -- vllm serve Qwen/Qwen3-8B --kv-cache-dtype fp8 --port 8000");
@@ -74,7 +76,8 @@ TEST(ScenarioCliTest, FromVllmWritesTheScenarioAndPrintsItsNotes) {
 }
 
 TEST(ScenarioCliTest, BadInputExitsTwoAndWritesNothing) {
-  const std::string out = std::filesystem::temp_directory_path() / "kvbill-from-vllm-bad.json";
+  const std::string out = std::filesystem::temp_directory_path() /
+                          ("kvbill-from-vllm-bad-" + std::to_string(::getpid()) + ".json");
   std::filesystem::remove(out);
   const auto r = RunKvbill("scenario from-vllm -o '" + out +
                            "' -- vllm serve Qwen/Qwen3-8B --tensor-parallel-size 0");
