@@ -28,6 +28,7 @@ int RunReportCommand(const Args& args);
 int RunBreakeven(const Args& args);
 int RunWhatif(const Args& args);
 int RunCalibrate(const Args& args);
+int RunScenarioCommand(const Args& args);
 
 }  // namespace kvbill::cli
 

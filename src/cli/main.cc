@@ -42,6 +42,8 @@ constexpr Command kCommands[] = {
      RunWhatif},
     {"calibrate", "fit the cost model: operator curves from kernel timings, engine profiles",
      RunCalibrate},
+    {"scenario", "scenario schema | docs | from-vllm: JSON Schema, doc tables, from a vLLM command",
+     RunScenarioCommand},
 };
 
 void PrintHelp(std::ostream& out) {

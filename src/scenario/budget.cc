@@ -42,6 +42,15 @@ std::string BudgetMetricChoices() {
   return out;
 }
 
+std::vector<std::string> BudgetMetricNames() {
+  std::vector<std::string> names;
+  for (const char* base : kSummaries) {
+    for (const char* stat : kStats) names.push_back(std::string(base) + "." + stat);
+  }
+  for (const char* s : kScalars) names.push_back(s);
+  return names;
+}
+
 bool IsApiBudgetMetric(const std::string& name) {
   return IsBudgetMetric(name) &&
          (name == "hit_rate" || name == "cost_usd" || name.starts_with("cost_per_task_usd."));

@@ -25,6 +25,9 @@ bool IsBudgetMetric(const std::string& name);
 // "cost_per_task_usd.mean, ..., preemptions" for error messages.
 std::string BudgetMetricChoices();
 
+// Every metric name IsBudgetMetric accepts, in BudgetMetricChoices order.
+std::vector<std::string> BudgetMetricNames();
+
 // Whether the API mode measures `metric` (the list above).
 bool IsApiBudgetMetric(const std::string& name);
 

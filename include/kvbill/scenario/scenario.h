@@ -2,13 +2,13 @@
 //
 // A scenario names the model, the KV and weight formats, the deployment, the
 // engine limits, the prefix cache, the context policy, the trace (a file or a
-// generator preset) and the seed. The format is docs/scenario-format.md;
-// unknown keys are errors, and every error names the file and the JSON
-// pointer of the field ("s.json#/deployment/gpus_per_replica: must be a
-// positive integer, got 0"). Paths inside a scenario are relative to the
-// scenario file's directory. "budgets" (limits for `kvbill check`) and
-// "sweep" (axes for `kvbill sweep`) are read here, and so is "pricing"
-// (the API mode of `kvbill simulate`).
+// generator preset) and the seed. The format is docs/scenario-format.md,
+// whose key tables are generated from the one table of keys that the reader
+// interprets (src/scenario/keys.h); unknown keys are errors, and every error names the file and the
+// JSON pointer of the field ("s.json#/deployment/gpus_per_replica: must be a positive integer, got
+// 0"). Paths inside a scenario are relative to the scenario file's directory. "budgets" (limits for
+// `kvbill check`) and "sweep" (axes for `kvbill sweep`) are read here, and so is "pricing" (the API
+// mode of `kvbill simulate`).
 #ifndef KVBILL_SCENARIO_SCENARIO_H_
 #define KVBILL_SCENARIO_SCENARIO_H_
 
@@ -48,8 +48,11 @@ struct ScenarioDeployment {
 struct ScenarioEngine {
   Tokens max_num_batched_tokens = 8192;  // token budget per iteration (vLLM default)
   int max_num_seqs = 256;                // running sequences per replica (vLLM default)
-  std::string router = "round_robin";    // or "prefix_affinity"
-  std::string mode = "event";            // or "step" (the reference)
+  // The longest sequence (prompt + output) a request may reach; nullopt =
+  // the model's limit. Read and checked, not yet enforced by the engine.
+  std::optional<Tokens> max_model_len;
+  std::string router = "round_robin";  // or "prefix_affinity"
+  std::string mode = "event";          // or "step" (the reference)
 };
 
 struct ScenarioPrefixCache {

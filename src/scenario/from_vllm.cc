@@ -1,0 +1,394 @@
+// `kvbill scenario from-vllm`: a vLLM serve command line as a scenario.
+#include "kvbill/scenario/from_vllm.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+#include "kvbill/model/hf_config.h"
+#include "kvbill/scenario/scenario.h"
+#include "kvbill/util/units.h"
+#include "scenario/keys.h"
+
+namespace kvbill {
+namespace {
+
+using nlohmann::ordered_json;
+
+// How a flag's value becomes a scenario value.
+enum class Conv {
+  kModel,         // a repo id or path -> /model
+  kInt,           // a plain integer
+  kVllmInt,       // vLLM's human-readable integer ("32k" = 32,000)
+  kModelLen,      // kVllmInt, or "auto" / -1 (the model's limit: nothing to set)
+  kNumber,        // a decimal number
+  kTrue,          // a switch that sets true
+  kFalse,         // a switch that sets false
+  kKvDtype,       // --kv-cache-dtype: the kv_format row's vLLM values
+  kDtype,         // --dtype: the weights' and an "auto" KV cache's dtype
+  kQuantization,  // -q: the weights' format
+  kPipeline,      // -pp: only 1 is expressible
+};
+
+struct Flag {
+  const char* name;   // "--tensor-parallel-size"
+  const char* alias;  // "-tp"
+  const char* pointer;
+  Conv conv;
+};
+
+// The vLLM flags kvbill can express (vllm/engine/arg_utils.py).
+constexpr Flag kFlags[] = {
+    {"--model", nullptr, "/model", Conv::kModel},
+    {"--tensor-parallel-size", "-tp", "/deployment/gpus_per_replica", Conv::kInt},
+    {"--data-parallel-size", "-dp", "/deployment/replicas", Conv::kInt},
+    {"--pipeline-parallel-size", "-pp", nullptr, Conv::kPipeline},
+    {"--gpu-memory-utilization", nullptr, "/deployment/memory_fraction", Conv::kNumber},
+    {"--kv-cache-dtype", nullptr, "/kv_format", Conv::kKvDtype},
+    {"--dtype", nullptr, "/weight_format", Conv::kDtype},
+    {"--quantization", "-q", "/weight_format", Conv::kQuantization},
+    {"--enable-prefix-caching", nullptr, "/prefix_cache/enabled", Conv::kTrue},
+    {"--no-enable-prefix-caching", nullptr, "/prefix_cache/enabled", Conv::kFalse},
+    {"--block-size", nullptr, "/prefix_cache/block_size", Conv::kInt},
+    {"--max-model-len", nullptr, "/engine/max_model_len", Conv::kModelLen},
+    {"--max-num-seqs", nullptr, "/engine/max_num_seqs", Conv::kInt},
+    {"--max-num-batched-tokens", nullptr, "/engine/max_num_batched_tokens", Conv::kVllmInt},
+};
+
+// Hugging Face repo ids of the catalog's architectures (the instruct and
+// base checkpoints of a model share one config shape).
+struct RepoModel {
+  const char* repo;
+  const char* catalog;
+};
+constexpr RepoModel kRepos[] = {
+    {"Qwen/Qwen3-8B", "qwen3-8b"},
+    {"Qwen/Qwen3-32B", "qwen3-32b"},
+    {"Qwen/Qwen3-235B-A22B", "qwen3-235b-a22b"},
+    {"Qwen/Qwen3-Next-80B-A3B-Instruct", "qwen3-next-80b-a3b"},
+    {"Qwen/Qwen3-Next-80B-A3B-Thinking", "qwen3-next-80b-a3b"},
+    {"Qwen/Qwen2.5-7B", "qwen2.5-7b"},
+    {"Qwen/Qwen2.5-7B-Instruct", "qwen2.5-7b"},
+    {"meta-llama/Llama-3.1-8B", "llama-3.1-8b"},
+    {"meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b"},
+    {"meta-llama/Meta-Llama-3.1-8B", "llama-3.1-8b"},
+    {"meta-llama/Meta-Llama-3.1-8B-Instruct", "llama-3.1-8b"},
+    {"meta-llama/Llama-3.1-70B", "llama-3.1-70b"},
+    {"meta-llama/Llama-3.1-70B-Instruct", "llama-3.1-70b"},
+    {"meta-llama/Meta-Llama-3.1-70B", "llama-3.1-70b"},
+    {"meta-llama/Meta-Llama-3.1-70B-Instruct", "llama-3.1-70b"},
+    {"meta-llama/Llama-3.1-405B", "llama-3.1-405b"},
+    {"meta-llama/Llama-3.1-405B-Instruct", "llama-3.1-405b"},
+    {"meta-llama/Meta-Llama-3.1-405B", "llama-3.1-405b"},
+    {"meta-llama/Meta-Llama-3.1-405B-Instruct", "llama-3.1-405b"},
+    {"meta-llama/Llama-4-Scout-17B-16E", "llama-4-scout"},
+    {"meta-llama/Llama-4-Scout-17B-16E-Instruct", "llama-4-scout"},
+    {"deepseek-ai/DeepSeek-V3", "deepseek-v3"},
+    {"deepseek-ai/DeepSeek-V3-0324", "deepseek-v3"},
+    {"mistralai/Mistral-7B-v0.1", "mistral-7b"},
+    {"mistralai/Mistral-7B-Instruct-v0.1", "mistral-7b"},
+    {"mistralai/Mixtral-8x7B-v0.1", "mixtral-8x7b"},
+    {"mistralai/Mixtral-8x7B-Instruct-v0.1", "mixtral-8x7b"},
+    {"google/gemma-2-9b", "gemma-2-9b"},
+    {"google/gemma-2-9b-it", "gemma-2-9b"},
+    {"openai/gpt-oss-20b", "gpt-oss-20b"},
+    {"ai21labs/AI21-Jamba-1.5-Mini", "jamba-1.5-mini"},
+};
+
+std::string Lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+// --max_num_seqs and --max-num-seqs are one flag to vLLM.
+std::string Dashed(std::string flag) {
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
+Result<std::int64_t> ParseInt(const std::string& flag, const std::string& text) {
+  std::int64_t value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size()) {
+    return Error(flag + ": expected an integer, got \"" + text + "\"");
+  }
+  return value;
+}
+
+// The kv_format row's vLLM value, as kvbill spells it.
+Result<std::string> KvDtype(const std::string& text) {
+  const scenario_keys::Key* row = scenario_keys::FindKey("/kv_format");
+  std::string known;
+  for (const scenario_keys::SynonymValue& v : row->vllm_values) {
+    if (text == v.vllm) {
+      if (v.kvbill == nullptr) {
+        return Error("--kv-cache-dtype: vLLM's \"" + text +
+                     "\" has no kvbill KV format (docs/formats.md lists kvbill's)");
+      }
+      return std::string(v.kvbill);
+    }
+    if (v.kvbill != nullptr) known += (known.empty() ? "" : "|") + std::string(v.vllm);
+  }
+  return Error("--kv-cache-dtype: unknown value \"" + text + "\" (one of " + known + ")");
+}
+
+Result<std::string> Dtype(const std::string& text) {
+  if (text == "auto") return std::string();
+  if (text == "bfloat16") return std::string("bf16");
+  if (text == "half" || text == "float16") return std::string("fp16");
+  if (text == "float" || text == "float32") return std::string("fp32");
+  return Error("--dtype: unknown value \"" + text +
+               "\" (one of auto|half|float16|bfloat16|float|float32)");
+}
+
+// The catalog name for a repo id or local path, else empty.
+std::string CatalogName(const std::string& model) {
+  for (const RepoModel& r : kRepos) {
+    if (Lower(model) == Lower(r.repo)) return r.catalog;
+  }
+  for (const CatalogModel& m : ModelCatalog()) {
+    if (m.name == model) return m.name;
+  }
+  return "";
+}
+
+struct Conversion {
+  ordered_json doc = ordered_json::object();
+  std::vector<std::string> notes;
+  std::vector<std::string> not_expressed;
+  std::string model;
+  std::string dtype;         // --dtype as a kvbill format; empty: auto
+  std::string kv_format;     // --kv-cache-dtype as a kvbill format; empty: absent
+  std::string quantization;  // -q as a kvbill format; empty: none
+};
+
+void Set(ordered_json& doc, const std::string& pointer, ordered_json value) {
+  doc[ordered_json::json_pointer(pointer)] = std::move(value);
+}
+
+Status Apply(const Flag& flag, const std::string& value, Conversion* c) {
+  const std::string name = flag.name;
+  switch (flag.conv) {
+    case Conv::kModel:
+      c->model = value;
+      return OkStatus();
+    case Conv::kInt: {
+      auto v = ParseInt(name, value);
+      if (!v) return v.error();
+      Set(c->doc, flag.pointer, *v);
+      return OkStatus();
+    }
+    case Conv::kModelLen:
+      if (value == "auto" || value == "-1") return OkStatus();
+      [[fallthrough]];
+    case Conv::kVllmInt: {
+      auto v = ParseVllmInt(value);
+      if (!v) return v.error().Within(name);
+      Set(c->doc, flag.pointer, *v);
+      return OkStatus();
+    }
+    case Conv::kNumber: {
+      double v = 0;
+      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+      if (ec != std::errc() || ptr != value.data() + value.size() || !std::isfinite(v)) {
+        return Error(name + ": expected a number, got \"" + value + "\"");
+      }
+      Set(c->doc, flag.pointer, v);
+      return OkStatus();
+    }
+    case Conv::kTrue:
+    case Conv::kFalse:
+      Set(c->doc, flag.pointer, flag.conv == Conv::kTrue);
+      return OkStatus();
+    case Conv::kKvDtype: {
+      auto v = KvDtype(value);
+      if (!v) return v.error();
+      c->kv_format = *v;
+      return OkStatus();
+    }
+    case Conv::kDtype: {
+      auto v = Dtype(value);
+      if (!v) return v.error();
+      c->dtype = *v;
+      return OkStatus();
+    }
+    case Conv::kQuantization:
+      if (value == "fp8" || value == "mxfp4") {
+        c->quantization = value;
+      } else if (value == "modelopt_fp4") {
+        c->quantization = "nvfp4";
+      } else if (value == "awq" || value == "awq_marlin" || value == "gptq" ||
+                 value == "gptq_marlin") {
+        c->quantization = "int4";
+        c->notes.push_back("--quantization " + value +
+                           ": weights taken as 4-bit integers (int4); the checkpoint's "
+                           "quantization_config has the real bit width");
+      } else {
+        c->not_expressed.push_back(name + " " + value);
+      }
+      return OkStatus();
+    case Conv::kPipeline: {
+      auto v = ParseInt(name, value);
+      if (!v) return v.error();
+      if (*v != 1) c->not_expressed.push_back(name + " " + value + " (no pipeline parallelism)");
+      return OkStatus();
+    }
+  }
+  return OkStatus();
+}
+
+const Flag* FindFlag(const std::string& arg) {
+  for (const Flag& f : kFlags) {
+    if (arg == f.name || (f.alias != nullptr && arg == f.alias)) return &f;
+  }
+  return nullptr;
+}
+
+bool IsSwitch(const Flag& f) { return f.conv == Conv::kTrue || f.conv == Conv::kFalse; }
+
+}  // namespace
+
+Result<std::int64_t> ParseVllmInt(const std::string& text) {
+  const Error bad("expected a count like 32768, 32k (32,000) or 32K (32,768), got \"" + text +
+                  "\"");
+  // A number of digits, with a decimal part only before a decimal suffix.
+  const std::size_t digits = text.find_first_not_of("0123456789.");
+  const std::string number = text.substr(0, digits);
+  const std::string suffix = digits == std::string::npos ? "" : text.substr(digits);
+  const std::size_t decimal = std::string_view("kmgt").find(suffix);
+  const std::size_t binary = std::string_view("KMGT").find(suffix);
+  if (number.empty() || !std::isdigit(static_cast<unsigned char>(number[0])) || suffix.size() > 1 ||
+      (!suffix.empty() && decimal == binary)) {
+    return bad;
+  }
+  double value = 0;
+  auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+  if (ec != std::errc() || ptr != number.data() + number.size()) return bad;
+  if (number.find('.') != std::string::npos && (suffix.empty() || binary != std::string::npos)) {
+    return Error("expected a count like 32768, 32k (32,000) or 32K (32,768), got \"" + text +
+                 "\" (decimals only with k, m, g, t)");
+  }
+  if (decimal != std::string::npos && !suffix.empty()) {
+    value *= std::pow(1000.0, static_cast<double>(decimal + 1));
+  } else if (binary != std::string::npos && !suffix.empty()) {
+    value *= std::pow(1024.0, static_cast<double>(binary + 1));
+  }
+  if (value > static_cast<double>(kMaxTokenCount)) {
+    return Error("\"" + text + "\" is above 2^40");
+  }
+  return static_cast<std::int64_t>(value);  // vLLM truncates: int(25.6 * 1000)
+}
+
+Result<VllmScenario> ScenarioFromVllm(const std::vector<std::string>& argv,
+                                      const FromVllmOptions& options) {
+  Conversion c;
+  std::size_t i = 0;
+  if (argv.size() >= 2 && argv[0] == "vllm" && argv[1] == "serve") {
+    i = 2;
+    if (i < argv.size() && !argv[i].starts_with("-")) c.model = argv[i++];
+  } else if (argv.empty() || argv[0] != "vllm") {
+    // python -m vllm.entrypoints.openai.api_server --model M ...: skip to the first flag.
+    while (i < argv.size() && !argv[i].starts_with("--")) ++i;
+  } else {
+    return Error("expected `vllm serve MODEL [FLAGS]`, got `vllm " +
+                 (argv.size() > 1 ? argv[1] : std::string()) + "`");
+  }
+  for (; i < argv.size(); ++i) {
+    std::string arg = argv[i], value;
+    bool has_value = false;
+    if (const std::size_t eq = arg.find('='); arg.starts_with("-") && eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+      has_value = true;
+    }
+    arg = Dashed(arg);
+    const Flag* flag = FindFlag(arg);
+    if (flag == nullptr) {
+      // Not expressible: the flag and the value it takes, if one follows.
+      std::string text = argv[i];
+      if (!has_value && arg.starts_with("-") && i + 1 < argv.size() &&
+          !argv[i + 1].starts_with("-")) {
+        text += " " + argv[++i];
+      }
+      c.not_expressed.push_back(text);
+      continue;
+    }
+    if (!IsSwitch(*flag) && !has_value) {
+      if (i + 1 >= argv.size()) return Error(arg + ": missing its value");
+      value = argv[++i];
+    }
+    if (Status s = Apply(*flag, value, &c); !s) return s.error();
+  }
+  if (c.model.empty()) return Error("no model: expected `vllm serve MODEL [FLAGS]`");
+
+  // The model: a catalog architecture, a local checkpoint, or a note.
+  ordered_json out = ordered_json::object();
+  std::string catalog = CatalogName(c.model);
+  bool model_known = !catalog.empty();
+  std::string model_value = catalog;
+  if (!model_known) {
+    const std::string config = c.model + "/config.json";
+    if (scenario_keys::IsFile(config)) {
+      model_value = config;
+      model_known = true;
+    } else {
+      model_value = c.model;
+      c.notes.push_back("model \"" + c.model +
+                        "\" is not in kvbill's catalog (kvbill models): save its config.json and "
+                        "set \"model\" to that path");
+    }
+  }
+  std::string stem = catalog.empty() ? c.model.substr(c.model.find_last_of('/') + 1) : catalog;
+  out["name"] = "vllm-" + Lower(stem);
+  out["model"] = model_value;
+  // vLLM's KV cache "auto" is the model dtype (--dtype when given).
+  std::string kv = c.kv_format.empty() ? "auto" : c.kv_format;
+  if (kv == "auto" && !c.dtype.empty()) kv = c.dtype;
+  out["kv_format"] = kv;
+  if (!c.quantization.empty()) {
+    out["weight_format"] = c.quantization;
+  } else if (!c.dtype.empty()) {
+    out["weight_format"] = c.dtype;
+  }
+  if (!options.gpu.empty()) Set(out, "/deployment/gpu", options.gpu);
+  for (const char* section : {"/deployment", "/engine", "/prefix_cache"}) {
+    const ordered_json::json_pointer p(section);
+    if (!c.doc.contains(p)) continue;
+    for (auto it = c.doc[p].begin(); it != c.doc[p].end(); ++it) {
+      Set(out, std::string(section) + "/" + it.key(), it.value());
+    }
+  }
+
+  if (options.gpu.empty()) {
+    c.notes.push_back(
+        "the command line does not name the GPU: deployment.gpu is kvbill's "
+        "default, h100-sxm (give --gpu to from-vllm)");
+  }
+  for (const char* pointer : {"/engine/max_num_seqs", "/engine/max_num_batched_tokens"}) {
+    if (!out.contains(ordered_json::json_pointer(pointer))) {
+      c.notes.push_back(std::string(pointer).substr(1) +
+                        " not given: kvbill's default applies (docs/scenario-format.md); vLLM's "
+                        "own default depends on its version, the GPU and the usage context");
+    }
+  }
+  if (!c.not_expressed.empty()) {
+    std::string list;
+    for (const std::string& f : c.not_expressed) list += (list.empty() ? "" : ", ") + f;
+    c.notes.push_back("not expressed in the scenario: " + list);
+  }
+  c.notes.push_back("no trace: give one with --trace or a \"trace\" section");
+  out["notes"] = c.notes;
+
+  // The scenario must read; an unknown model is left for the user to fix.
+  ordered_json check = out;
+  if (!model_known) check.erase("model");
+  if (auto s = ParseScenario(check.dump(), "from-vllm.json"); !s) {
+    return s.error().Within("the scenario made from the command line does not read");
+  }
+  return VllmScenario{out.dump(2) + "\n", c.notes};
+}
+
+}  // namespace kvbill

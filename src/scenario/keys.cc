@@ -1,0 +1,716 @@
+// The table of scenario keys (keys.h) and the domains its rows name.
+#include "scenario/keys.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string_view>
+
+#include "kvbill/cost/price_sheet.h"
+#include "kvbill/cost/provider_cache.h"
+#include "kvbill/hardware/gpu.h"
+#include "kvbill/model/hf_config.h"
+#include "kvbill/model/kv_format.h"
+#include "kvbill/scenario/budget.h"
+#include "kvbill/trace/generator.h"
+#include "kvbill/trace/importers.h"
+
+namespace kvbill::scenario_keys {
+
+std::string Source::Resolve(const std::string& path) const {
+  const std::filesystem::path p(path);
+  if (p.is_absolute()) return p.lexically_normal().string();
+  return (directory_ / p).lexically_normal().string();
+}
+
+std::string Key::Name() const {
+  const std::string p = pointer;
+  return p.substr(p.rfind('/') + 1);
+}
+
+std::string Key::Parent() const {
+  const std::string p = pointer;
+  return p.substr(0, p.rfind('/'));
+}
+
+std::string EscapeKey(const std::string& key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string Show(const json& value) {
+  std::string text = value.dump();
+  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  return text;
+}
+
+std::string Quote(const std::string& text) { return "\"" + text + "\""; }
+
+bool IsFile(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(path, ec);
+}
+
+namespace {
+
+// ---- Domains: a string value checked against a catalog or the file system.
+
+Status KvFormat(const Source& source, const std::string& pointer, std::string* value) {
+  if (*value == "auto") return OkStatus();  // the model's dtype: rules.cc
+  if (auto kv = ParseElementFormat(*value); !kv) return source.Bad(pointer, kv.error().message());
+  return OkStatus();
+}
+
+Status WeightFormat(const Source& source, const std::string& pointer, std::string* value) {
+  if (*value == "auto") return OkStatus();
+  if (auto w = ParseElementFormat(*value); !w) {
+    return source.Bad(pointer, w.error().message() + "; or \"auto\"");
+  }
+  return OkStatus();
+}
+
+std::string CatalogModelNames() {
+  std::string names;
+  for (const CatalogModel& m : ModelCatalog()) names += (names.empty() ? "" : ", ") + m.name;
+  return names;
+}
+
+// A catalog model, else a config.json path relative to the scenario.
+Status ModelName(const Source& source, const std::string& pointer, std::string* value) {
+  const auto& catalog = ModelCatalog();
+  if (std::any_of(catalog.begin(), catalog.end(),
+                  [&](const CatalogModel& m) { return m.name == *value; })) {
+    return OkStatus();
+  }
+  const std::string path = source.Resolve(*value);
+  if (!IsFile(path)) {
+    return source.Bad(pointer, "unknown model " + Quote(*value) + " (catalog: " +
+                                   CatalogModelNames() + "; or a path to a config.json)");
+  }
+  *value = path;
+  return OkStatus();
+}
+
+// A catalog GPU, else a GPU JSON file relative to the scenario.
+Status Gpu(const Source& source, const std::string& pointer, std::string* value) {
+  const auto& catalog = GpuCatalog();
+  if (std::any_of(catalog.begin(), catalog.end(),
+                  [&](const GpuSpec& g) { return g.id == *value; })) {
+    return OkStatus();
+  }
+  const std::string path = source.Resolve(*value);
+  if (!IsFile(path)) {
+    std::string ids;
+    for (const GpuSpec& g : catalog) ids += (ids.empty() ? "" : ", ") + g.id;
+    return source.Bad(pointer, "unknown GPU " + Quote(*value) + " (catalog: " + ids +
+                                   "; or a path to a GPU JSON file)");
+  }
+  auto gpu = LookupGpu(path);
+  if (!gpu) return gpu.error().Within(source.name() + "#" + pointer);
+  *value = path;
+  return OkStatus();
+}
+
+// A trace path: resolved now, opened when the simulation runs.
+Status TraceFile(const Source& source, const std::string&, std::string* value) {
+  *value = source.Resolve(*value);
+  return OkStatus();
+}
+
+Status GeneratorPreset(const Source& source, const std::string& pointer, std::string* value) {
+  auto preset = FindGeneratorPreset(*value);
+  if (!preset) return preset.error().Within(source.name() + "#" + pointer);
+  return OkStatus();
+}
+
+Status PricedModel(const Source& source, const std::string& pointer, std::string* value) {
+  auto sheet = BundledPriceSheet();
+  if (!sheet) return sheet.error();
+  if (sheet->Find(*value) == nullptr) {
+    return source.Bad(pointer,
+                      "no price for model " + Quote(*value) + " in the bundled price sheet");
+  }
+  return OkStatus();
+}
+
+std::vector<std::string> TraceFormatNames() {
+  std::vector<std::string> names = {"auto"};
+  const std::string list = TraceFormatChoices();
+  for (std::size_t start = 0; start <= list.size();) {
+    const std::size_t bar = std::min(list.find('|', start), list.size());
+    names.push_back(list.substr(start, bar - start));
+    start = bar + 1;
+  }
+  return names;
+}
+
+// ---- Entries of the free-form maps.
+
+// "model.set": config key -> any JSON value (null removes the key).
+Status ModelSetEntry(const Source& source, const std::string& key, const json& value,
+                     const std::string& pointer, Scenario* s) {
+  std::string name = key;
+  if (name.starts_with("text_config.")) name = name.substr(std::string_view("text_config.").size());
+  if (name.empty() || name.find('.') != std::string::npos) {
+    return source.Bad(pointer, "expected a top-level key of the text config");
+  }
+  s->model.set[key] = value.dump();
+  return OkStatus();
+}
+
+// "budgets": metric -> {"max": x} and/or {"min": y}.
+Status BudgetEntry(const Source& source, const std::string& metric, const json& value,
+                   const std::string& pointer, Scenario* s) {
+  if (!IsBudgetMetric(metric)) {
+    return source.Bad(pointer, "unknown metric (one of " + BudgetMetricChoices() + ")");
+  }
+  if (!value.is_object()) return source.Bad(pointer, "must be an object, got " + Show(value));
+  Budget b;
+  b.metric = metric;
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    if (it.key() != "max" && it.key() != "min") {
+      return source.Bad(pointer + "/" + EscapeKey(it.key()), "unknown key");
+    }
+  }
+  for (const char* limit : {"max", "min"}) {
+    auto it = value.find(limit);
+    if (it == value.end()) continue;
+    if (!it->is_number() || !std::isfinite(it->get<double>())) {
+      return source.Bad(pointer + "/" + limit, "must be a number, got " + Show(*it));
+    }
+    (std::string_view(limit) == "max" ? b.max : b.min) = it->get<double>();
+  }
+  if (!b.max && !b.min) return source.Bad(pointer, "needs \"max\" or \"min\"");
+  s->budgets.push_back(b);
+  return OkStatus();
+}
+
+// "sweep": JSON pointer into the scenario -> non-empty list of values.
+Status SweepEntry(const Source& source, const std::string& path, const json& value,
+                  const std::string& pointer, Scenario* s) {
+  if (path.empty() || path[0] != '/' || path.starts_with("/sweep") ||
+      path.starts_with("/budgets")) {
+    return source.Bad(pointer, "must be a JSON pointer into the scenario, like \"/kv_format\"");
+  }
+  if (!value.is_array() || value.empty()) {
+    return source.Bad(pointer, "must be a non-empty list of values, got " + Show(value));
+  }
+  SweepAxis axis;
+  axis.path = path;
+  for (const json& v : value) axis.values.push_back(v.dump());
+  s->sweep.push_back(axis);
+  return OkStatus();
+}
+
+// ---- JSON Schemas of the maps' values (schema.cc).
+
+json ModelSetSchema() {
+  return {{"type", "object"}, {"propertyNames", {{"pattern", "^(text_config\\.)?[^.]+$"}}}};
+}
+
+json BudgetsSchema() {
+  json names = json::array();
+  for (const std::string& n : BudgetMetricNames()) names.push_back(n);
+  return {{"type", "object"},
+          {"propertyNames", {{"enum", names}}},
+          {"additionalProperties",
+           {{"type", "object"},
+            {"properties", {{"max", {{"type", "number"}}}, {"min", {{"type", "number"}}}}},
+            {"additionalProperties", false},
+            {"minProperties", 1}}}};
+}
+
+json SweepSchema() {
+  return {{"type", "object"},
+          {"propertyNames", {{"pattern", "^/(?!sweep|budgets)"}}},
+          {"additionalProperties", {{"type", "array"}, {"minItems", 1}}}};
+}
+
+// ---- Fields that are not a plain member.
+
+Field PricingSection() {
+  return Field{[](Scenario& s, const json&) { s.pricing.emplace(); }, nullptr};
+}
+
+}  // namespace
+
+// The rows. Sections come before their members; within a section the
+// scalars are read first, then subsections and maps, in row order.
+const std::vector<Key>& ScenarioKeys() {
+  using D = ScenarioDeployment;
+  using E = ScenarioEngine;
+  using C = ScenarioPrefixCache;
+  using P = ContextPolicyParams;
+  using T = ScenarioTrace;
+  using R = ScenarioPricing;
+  static const std::vector<Key> keys = {
+      {.pointer = "/$schema",
+       .type = Type::kString,
+       .meaning = "the JSON Schema that editors check the file against (`kvbill scenario schema`); "
+                  "kvbill does not read it",
+       .default_text = "none"},
+      {.pointer = "/name",
+       .type = Type::kString,
+       .meaning = "label in reports",
+       .field = Top<&Scenario::name>(),
+       .default_text = "the file stem (`runs/fp8.json` → `fp8`)"},
+      {.pointer = "/kv_format",
+       .type = Type::kString,
+       .meaning = "KV cache element format: any name of [formats.md](formats.md) (`bf16`, `fp16`, "
+                  "`fp8`, `fp8-e5m2`, `nvfp4`, `int4`, `int4-g64`, ...), or `auto`: the model's "
+                  "dtype (its config's `torch_dtype`)",
+       .field = Top<&Scenario::kv_format>(),
+       .domain = KvFormat,
+       .vllm = "kv_cache_dtype",
+       .vllm_values = {{"auto", "auto"},
+                       {"float16", "fp16"},
+                       {"bfloat16", "bf16"},
+                       {"fp8", "fp8"},
+                       {"fp8_e4m3", "fp8-e4m3"},
+                       {"fp8_e5m2", "fp8-e5m2"},
+                       {"fp8_inc", "fp8-e4m3"},
+                       {"fp8_per_token_head", "fp8-per-token-head"},
+                       {"nvfp4", "nvfp4"},
+                       {"nvfp4_4over6", "nvfp4"},
+                       {"fp8_ds_mla", nullptr},
+                       {"nvfp4_ds_mla", nullptr},
+                       {"int8", nullptr},
+                       {"int8_per_token_head", nullptr},
+                       {"int4_per_token_head", nullptr},
+                       {"turboquant_k8v4", nullptr},
+                       {"turboquant_4bit_nc", nullptr},
+                       {"turboquant_k3v4_nc", nullptr},
+                       {"turboquant_3bit_nc", nullptr}}},
+      {.pointer = "/weight_format",
+       .type = Type::kString,
+       .meaning = "weight element format; `auto` = as the model's config stores them "
+                  "(docs/models.md), else a format name",
+       .field = Top<&Scenario::weight_format>(),
+       .domain = WeightFormat},
+      {.pointer = "/seed",
+       .type = Type::kUnsigned,
+       .meaning = "seeds every random draw of the run (the trace generator)",
+       .field = Top<&Scenario::seed>()},
+      {.pointer = "/notes",
+       .type = Type::kText,
+       .meaning = "for people: what the scenario is, where it came from "
+                  "(`kvbill scenario from-vllm` lists here the flags it could not express); "
+                  "kvbill does not read it",
+       .default_text = "none"},
+
+      {.pointer = "/model",
+       .type = Type::kSection,
+       .meaning = "the model: a name, or an object with what-if edits of its config",
+       .default_text = "`\"qwen3-8b\"`",
+       .type_text = "a model name or {\"name\": ..., \"set\": {...}}",
+       .shorthand = "name",
+       .doc_section = "model"},
+      {.pointer = "/model/name",
+       .type = Type::kString,
+       .meaning = "a catalog name (`kvbill models`) or the path of a Hugging Face `config.json`",
+       .field = In<&Scenario::model, &ScenarioModel::name>(),
+       .domain = ModelName},
+      {.pointer = "/model/set",
+       .type = Type::kMap,
+       .meaning = "config keys to override before the config is interpreted, as `--set "
+                  "key=value` does: any JSON value, `null` removes the key; keys are top-level "
+                  "keys of the text config, a leading `text_config.` is allowed",
+       .entry = ModelSetEntry,
+       .schema = ModelSetSchema,
+       .default_text = "`{}`"},
+
+      {.pointer = "/deployment",
+       .type = Type::kSection,
+       .meaning = "the GPUs and what they achieve",
+       .doc_section = "deployment"},
+      {.pointer = "/deployment/gpu",
+       .type = Type::kString,
+       .meaning = "a catalog id ([hardware.md](hardware.md), `kvbill gpus`) or the path of a GPU "
+                  "JSON file of the catalog's shape",
+       .field = In<&Scenario::deployment, &D::gpu>(),
+       .domain = Gpu},
+      {.pointer = "/deployment/gpus_per_replica",
+       .type = Type::kInteger,
+       .meaning = "tensor-parallel degree: GPUs that hold one copy of the model",
+       .field = In<&Scenario::deployment, &D::gpus_per_replica>(),
+       .unit = "GPUs",
+       .vllm = "tensor_parallel_size"},
+      {.pointer = "/deployment/replicas",
+       .type = Type::kInteger,
+       .meaning = "independent copies, each with its own KV pool and prefix cache (vLLM's "
+                  "`--data-parallel-size`)",
+       .field = In<&Scenario::deployment, &D::replicas>()},
+      {.pointer = "/deployment/memory_fraction",
+       .type = Type::kNumber,
+       .meaning = "share of each GPU's usable memory the engine may use",
+       .field = In<&Scenario::deployment, &D::memory_fraction>(),
+       .range = Range::kFraction,
+       .vllm = "gpu_memory_utilization"},
+      {.pointer = "/deployment/activation_reserve_gib",
+       .type = Type::kNumber,
+       .meaning = "per GPU, memory held back from the KV pool for activations",
+       .field = In<&Scenario::deployment, &D::activation_reserve_gib>(),
+       .range = Range::kNonNegative,
+       .unit = "GiB"},
+      {.pointer = "/deployment/usd_per_gpu_hour",
+       .type = Type::kNumber,
+       .meaning = "rental price of one GPU",
+       .field = In<&Scenario::deployment, &D::usd_per_gpu_hour>(),
+       .range = Range::kPositive,
+       .nullable = true,
+       .unit = "USD per GPU-hour",
+       .default_text = "the GPU catalog's price"},
+      {.pointer = "/deployment/bandwidth_efficiency",
+       .type = Type::kNumber,
+       .meaning = "achieved share of peak HBM bandwidth",
+       .field = In<&Scenario::deployment, &D::bandwidth_efficiency>(),
+       .range = Range::kFraction},
+      {.pointer = "/deployment/compute_efficiency",
+       .type = Type::kNumber,
+       .meaning = "achieved share of peak dense FLOP/s (MFU)",
+       .field = In<&Scenario::deployment, &D::compute_efficiency>(),
+       .range = Range::kFraction},
+      {.pointer = "/deployment/iteration_overhead_s",
+       .type = Type::kNumber,
+       .meaning = "fixed time added to every engine iteration (scheduling, kernel launches)",
+       .field = In<&Scenario::deployment, &D::iteration_overhead_s>(),
+       .range = Range::kNonNegative,
+       .unit = "s"},
+
+      {.pointer = "/engine",
+       .type = Type::kSection,
+       .meaning = "the scheduler's limits",
+       .doc_section = "engine"},
+      {.pointer = "/engine/max_num_batched_tokens",
+       .type = Type::kTokens,
+       .meaning = "token budget of one iteration, decodes and prefill chunks together",
+       .field = In<&Scenario::engine, &E::max_num_batched_tokens>(),
+       .unit = "tokens",
+       .vllm = "max_num_batched_tokens"},
+      {.pointer = "/engine/max_num_seqs",
+       .type = Type::kInteger,
+       .meaning = "running sequences per replica",
+       .field = In<&Scenario::engine, &E::max_num_seqs>(),
+       .unit = "sequences",
+       .vllm = "max_num_seqs"},
+      {.pointer = "/engine/max_model_len",
+       .type = Type::kTokens,
+       .meaning = "the longest sequence (prompt + output) a request may reach; read and checked "
+                  "here, not yet enforced by the engine (that comes with the model-limits work)",
+       .field = In<&Scenario::engine, &E::max_model_len>(),
+       .nullable = true,
+       .unit = "tokens",
+       .default_text = "`null`: the model's limit",
+       .vllm = "max_model_len"},
+      {.pointer = "/engine/router",
+       .type = Type::kChoice,
+       .meaning = "how requests are placed on replicas",
+       .field = In<&Scenario::engine, &E::router>(),
+       .choices = {{"round_robin", "in turn"}, {"prefix_affinity", "keeps a task on one replica"}},
+       .what = "router"},
+      {.pointer = "/engine/mode",
+       .type = Type::kChoice,
+       .meaning = "how the engine advances (`--engine` overrides it)",
+       .field = In<&Scenario::engine, &E::mode>(),
+       .choices = {{"event", "many iterations at once between events"},
+                   {"step", "one iteration at a time (the reference)"}},
+       .what = "mode"},
+
+      {.pointer = "/prefix_cache",
+       .type = Type::kSection,
+       .meaning = "the engine's block prefix cache",
+       .doc_section = "prefix_cache"},
+      {.pointer = "/prefix_cache/enabled",
+       .type = Type::kBool,
+       .meaning = "automatic prefix caching on or off; must be `false` for models with "
+                  "linear-state (SSM / linear attention) layers (docs/engine.md, \"The KV pool\")",
+       .field = In<&Scenario::prefix_cache, &C::enabled>(),
+       .vllm = "enable_prefix_caching"},
+      {.pointer = "/prefix_cache/block_size",
+       .type = Type::kTokens,
+       .meaning = "tokens per KV block, the unit of hashing, hits and eviction",
+       .field = In<&Scenario::prefix_cache, &C::block_size>(),
+       .unit = "tokens",
+       .vllm = "block_size"},
+      {.pointer = "/prefix_cache/capacity_tokens",
+       .type = Type::kTokens,
+       .meaning = "`null`: what the KV pool holds; a count: a fixed capacity for cache studies "
+                  "(tokens of every KV cache group: ⌈N / block_size⌉ pages per group); "
+                  "`\"unlimited\"`: never evict",
+       .field = In<&Scenario::prefix_cache, &C::capacity_tokens>(),
+       .nullable = true,
+       .keywords = {{"unlimited", ScenarioPrefixCache::kUnlimited}},
+       .unit = "tokens",
+       .type_text = "a positive integer, a token count like \"3M\", \"unlimited\" or null"},
+      {.pointer = "/prefix_cache/pin_during_tool_s",
+       .type = Type::kNumber,
+       .meaning = "keep a task's blocks during its tool wait, for up to this long (counted "
+                  "against capacity)",
+       .field = In<&Scenario::prefix_cache, &C::pin_during_tool_s>(),
+       .range = Range::kNonNegative,
+       .unit = "s"},
+      {.pointer = "/prefix_cache/offload",
+       .type = Type::kSection,
+       .meaning = "host-memory tier for evicted blocks; not with sliding-window or chunked layers",
+       .doc_section = "prefix_cache/offload"},
+      {.pointer = "/prefix_cache/offload/capacity_gib",
+       .type = Type::kNumber,
+       .meaning = "host memory for evicted blocks; `0` = no tier",
+       .field = In<&Scenario::prefix_cache, &C::offload_capacity_gib>(),
+       .range = Range::kNonNegative,
+       .unit = "GiB"},
+      {.pointer = "/prefix_cache/offload/link_gb_s",
+       .type = Type::kNumber,
+       .meaning = "host ↔ GPU bandwidth",
+       .field = In<&Scenario::prefix_cache, &C::offload_link_gb_s>(),
+       .range = Range::kPositive,
+       .unit = "GB/s (10^9 bytes)"},
+
+      {.pointer = "/context_policy",
+       .type = Type::kSection,
+       .meaning = "what the agent sends each turn (include/kvbill/policy/context_policy.h): "
+                  "`kind` picks the policy; every parameter of the chosen kind is required, and a "
+                  "parameter of another kind is an error",
+       .default_text = "`{\"kind\": \"keep_all\"}`",
+       .doc_section = "context_policy"},
+      {.pointer = "/context_policy/kind",
+       .type = Type::kChoice,
+       .meaning = "the policy",
+       .field = In<&Scenario::context_policy, &P::kind>(),
+       .choices = {{"keep_all", "send the context as recorded"},
+                   {"sliding_window",
+                    "leading system/tools spans plus the last `window_tokens` tokens"},
+                   {"drop_tool_results",
+                    "tool results of turns older than `older_than_turns` become a stub of "
+                    "`stub_tokens` tokens"},
+                   {"summarise",
+                    "when a prompt would pass `threshold_tokens`, a summarisation request first, "
+                    "then system/tools + the summary + the last `keep_recent_tokens` tokens"},
+                   {"sinks_recent", "the first `sink_tokens` and the last `recent_tokens` tokens"}},
+       .what = "context policy"},
+      {.pointer = "/context_policy/window_tokens",
+       .type = Type::kTokens,
+       .meaning = "tokens kept after the leading system/tools spans",
+       .field = In<&Scenario::context_policy, &P::window_tokens>(),
+       .unit = "tokens",
+       .variant = "sliding_window"},
+      {.pointer = "/context_policy/older_than_turns",
+       .type = Type::kInteger,
+       .meaning = "tool results of turns older than this become stubs",
+       .field = In<&Scenario::context_policy, &P::older_than_turns>(),
+       .min = 0,
+       .unit = "turns",
+       .variant = "drop_tool_results"},
+      {.pointer = "/context_policy/stub_tokens",
+       .type = Type::kTokens,
+       .meaning = "size of the stub that replaces a dropped tool result",
+       .field = In<&Scenario::context_policy, &P::stub_tokens>(),
+       .min = 0,
+       .unit = "tokens",
+       .variant = "drop_tool_results"},
+      {.pointer = "/context_policy/threshold_tokens",
+       .type = Type::kTokens,
+       .meaning = "a prompt that would pass this is summarised first",
+       .field = In<&Scenario::context_policy, &P::threshold_tokens>(),
+       .unit = "tokens",
+       .variant = "summarise"},
+      {.pointer = "/context_policy/summary_tokens",
+       .type = Type::kTokens,
+       .meaning = "size of the summary",
+       .field = In<&Scenario::context_policy, &P::summary_tokens>(),
+       .unit = "tokens",
+       .variant = "summarise"},
+      {.pointer = "/context_policy/keep_recent_tokens",
+       .type = Type::kTokens,
+       .meaning = "recent tokens kept after the summary",
+       .field = In<&Scenario::context_policy, &P::keep_recent_tokens>(),
+       .min = 0,
+       .unit = "tokens",
+       .variant = "summarise"},
+      {.pointer = "/context_policy/sink_tokens",
+       .type = Type::kTokens,
+       .meaning = "first tokens always kept (attention sinks)",
+       .field = In<&Scenario::context_policy, &P::sink_tokens>(),
+       .min = 0,
+       .unit = "tokens",
+       .variant = "sinks_recent"},
+      {.pointer = "/context_policy/recent_tokens",
+       .type = Type::kTokens,
+       .meaning = "last tokens kept",
+       .field = In<&Scenario::context_policy, &P::recent_tokens>(),
+       .unit = "tokens",
+       .variant = "sinks_recent"},
+
+      {.pointer = "/trace",
+       .type = Type::kSection,
+       .meaning = "the workload: exactly one of `file` and `generator`; without it the trace must "
+                  "come from `--trace`, which also replaces the scenario's",
+       .default_text = "none (`--trace` gives it)",
+       .doc_section = "trace",
+       .one_of = {"file", "generator"}},
+      {.pointer = "/trace/file",
+       .type = Type::kString,
+       .meaning = "trace path, relative to the scenario; opened when the simulation runs (a "
+                  "missing file is reported then, by its resolved path)",
+       .field = In<&Scenario::trace, &T::file>(),
+       .domain = TraceFile,
+       .default_text = "none"},
+      {.pointer = "/trace/format",
+       .type = Type::kChoice,
+       .meaning = "`auto` detects it, else a `--from` name of [importers.md](importers.md)",
+       .field = In<&Scenario::trace, &T::format>(),
+       .choice_names = TraceFormatNames,
+       .what = "trace format",
+       .only_with = "file"},
+      {.pointer = "/trace/generator",
+       .type = Type::kString,
+       .meaning = "a generator preset ([generator.md](generator.md)): `coding-agent`, `chat`",
+       .field = In<&Scenario::trace, &T::generator>(),
+       .domain = GeneratorPreset,
+       .default_text = "none"},
+      {.pointer = "/trace/tasks",
+       .type = Type::kInteger,
+       .meaning = "number of tasks to generate",
+       .field = In<&Scenario::trace, &T::tasks>(),
+       .default_text = "required with `generator`",
+       .only_with = "generator",
+       .required_with = "generator",
+       .missing = "missing (the number of tasks to generate)"},
+      {.pointer = "/trace/release",
+       .type = Type::kChoice,
+       .meaning = "when a task's next turn is released",
+       .field = In<&Scenario::trace, &T::release>(),
+       .choices = {{"after_finish", "after the previous response finished plus its tool wait"},
+                   {"recorded", "at the turn's recorded time"}},
+       .what = "release"},
+
+      {.pointer = "/budgets",
+       .type = Type::kMap,
+       .meaning = "limits for `kvbill check`: metric → `{\"max\": x}` and/or `{\"min\": y}`; "
+                  "metric names and errors in [ci.md](ci.md)",
+       .entry = BudgetEntry,
+       .schema = BudgetsSchema,
+       .default_text = "none"},
+      {.pointer = "/sweep",
+       .type = Type::kMap,
+       .meaning = "axes for `kvbill sweep`: JSON pointer into the scenario → non-empty list of "
+                  "values ([ci.md](ci.md))",
+       .entry = SweepEntry,
+       .schema = SweepSchema,
+       .default_text = "none"},
+
+      {.pointer = "/pricing",
+       .type = Type::kSection,
+       .meaning = "API mode of `kvbill simulate`: bill the trace at a provider's cache rules and "
+                  "list prices",
+       .field = PricingSection(),
+       .default_text = "none",
+       .doc_section = "pricing"},
+      {.pointer = "/pricing/provider",
+       .type = Type::kChoice,
+       .meaning = "the cache rules ([billing.md](billing.md#provider-caching-rules))",
+       .field = In<&Scenario::pricing, &R::provider>(),
+       .choice_names = ProviderCacheNames,
+       .what = "provider",
+       .required = true},
+      {.pointer = "/pricing/model",
+       .type = Type::kString,
+       .meaning = "a model of the bundled price sheet, by id or alias "
+                  "(`claude-sonnet-4-5-20250929`); with `per_call_models`, only for calls whose "
+                  "trace turn names no model",
+       .field = In<&Scenario::pricing, &R::model>(),
+       .domain = PricedModel,
+       .required = true},
+      {.pointer = "/pricing/per_call_models",
+       .type = Type::kBool,
+       .meaning = "`true`: a call whose trace turn names its model (the `model` of a turn, "
+                  "[trace-format.md](trace-format.md); Claude Code and Codex logs) is priced at "
+                  "that model, through that model's own provider cache; `false`: every call at "
+                  "`model` (a what-if of another model; `compare`'s model lever sets it)",
+       .field = In<&Scenario::pricing, &R::per_call_models>()},
+      {.pointer = "/pricing/cache",
+       .type = Type::kSection,
+       .meaning = "the provider cache's options",
+       .doc_section = "pricing/cache"},
+      {.pointer = "/pricing/cache/enabled",
+       .type = Type::kBool,
+       .meaning = "`false`: no provider cache, every prompt token billed as uncached input (and "
+                  "no warm start)",
+       .field = In<&Scenario::pricing, &R::cache_enabled>()},
+      {.pointer = "/pricing/cache/ttl_s",
+       .type = Type::kNumber,
+       .meaning = "lifetime since last use; anthropic accepts 300 or 3600",
+       .field = In<&Scenario::pricing, &R::ttl_s>(),
+       .range = Range::kPositive,
+       .unit = "s",
+       .default_text = "the provider's: 300 (anthropic, openai, gemini implicit), 10,800 "
+                       "(deepseek)"},
+      {.pointer = "/pricing/cache/min_cacheable_tokens",
+       .type = Type::kTokens,
+       .meaning = "minimum cacheable prompt",
+       .field = In<&Scenario::pricing, &R::min_cacheable_tokens>(),
+       .unit = "tokens",
+       .default_text = "the model's"},
+      {.pointer = "/pricing/cache/warm_start",
+       .type = Type::kChoice,
+       .meaning = "seed the cache with each task's first recorded cache read",
+       .field = {[](Scenario& s, const json& v) {
+                   s.pricing->warm_start_from_recorded = v == "recorded";
+                 },
+                 [](const Scenario&) { return json("recorded"); }},
+       .choices = {{"recorded", "seed it"}, {"none", "start cold"}},
+       .what = "warm start"},
+      {.pointer = "/pricing/cache/mode",
+       .type = Type::kChoice,
+       .meaning = "gemini: implicit caching, or explicit caches charged for creation and storage "
+                  "([billing.md](billing.md#gemini)); ttl_s then defaults to 3,600 from creation",
+       .field = {[](Scenario& s, const json& v) { s.pricing->explicit_cache = v == "explicit"; },
+                 [](const Scenario&) { return json("implicit"); }},
+       .choices = {{"implicit", "the provider caches prefixes itself"},
+                   {"explicit", "caches created and stored at a price"}},
+       .what = "cache mode"},
+      {.pointer = "/pricing/cache/prefix_tokens",
+       .type = Type::kTokens,
+       .meaning = "gemini explicit: the cached prefix length, or the whole prompt of a request "
+                  "that finds no live cache",
+       .field = In<&Scenario::pricing, &R::prefix_tokens>(),
+       .keywords = {{"first_request", 0}},
+       .unit = "tokens",
+       .default_text = "`\"first_request\"`"},
+      {.pointer = "/pricing/cache/write_fee",
+       .type = Type::kBool,
+       .meaning = "openai: cache writes billed at the sheet's `cache_write_5m` "
+                  "([billing.md](billing.md#openai)); ttl_s then defaults to 1,800",
+       .field = {[](Scenario& s, const json& v) {
+                   s.pricing->write_fee = v.get<bool>() ? WriteFee::kOn : WriteFee::kOff;
+                 },
+                 nullptr},
+       .default_text = "by model: true for GPT-5.6"},
+  };
+  return keys;
+}
+
+const Key* FindKey(const std::string& pointer) {
+  for (const Key& k : ScenarioKeys()) {
+    if (k.pointer == pointer) return &k;
+  }
+  return nullptr;
+}
+
+std::vector<const Key*> ChildKeys(const std::string& parent) {
+  std::vector<const Key*> out;
+  for (const Key& k : ScenarioKeys()) {
+    if (k.Parent() == parent) out.push_back(&k);
+  }
+  return out;
+}
+
+}  // namespace kvbill::scenario_keys

@@ -1,0 +1,111 @@
+// The rules between scenario keys: every check that is not one row's.
+// (Within one object, the rows themselves declare "exactly one of",
+// "only with", required members and vLLM synonyms; see keys.h.)
+#include <memory>
+
+#include "kvbill/cost/price_sheet.h"
+#include "kvbill/cost/provider_cache.h"
+#include "kvbill/model/hf_config.h"
+#include "scenario/keys.h"
+
+namespace kvbill::scenario_keys {
+namespace {
+
+std::vector<ConfigOverride> Overrides(const Scenario& s) {
+  std::vector<ConfigOverride> overrides;
+  for (const auto& [key, text] : s.model.set) overrides.push_back(ConfigOverride{key, text});
+  return overrides;
+}
+
+// The model must load with its overrides; blame "set" when it loads without them.
+Status ModelLoads(const ReadState& state, Scenario* s) {
+  if (!state.Given("/model")) return OkStatus();
+  const std::vector<ConfigOverride> overrides = Overrides(*s);
+  auto loaded = LoadModel(s->model.name, overrides);
+  if (loaded) return OkStatus();
+  const bool set_is_bad = !overrides.empty() && LoadModel(s->model.name).ok();
+  return loaded.error().Within(state.source().name() + "#" +
+                               (set_is_bad ? "/model/set" : state.At("/model/name")));
+}
+
+// kv_format "auto" (vLLM's kv_cache_dtype "auto") is the model's dtype.
+Status KvFormatAuto(const ReadState& state, Scenario* s) {
+  if (s->kv_format != "auto") return OkStatus();
+  auto model = LoadModel(s->model.name, Overrides(*s));
+  if (!model) return model.error().Within(state.source().name() + "#" + state.At("/kv_format"));
+  s->kv_format = model->state_format;
+  return OkStatus();
+}
+
+// A summary must leave the context below the threshold, or every turn
+// would summarise again.
+Status SummaryBelowThreshold(const ReadState& state, Scenario* s) {
+  const ContextPolicyParams& p = s->context_policy;
+  if (p.kind != "summarise" || p.summary_tokens + p.keep_recent_tokens < p.threshold_tokens) {
+    return OkStatus();
+  }
+  return state.source().Bad(state.At("/context_policy"),
+                            "summary_tokens + keep_recent_tokens (" +
+                                std::to_string(p.summary_tokens + p.keep_recent_tokens) +
+                                ") must be below threshold_tokens (" +
+                                std::to_string(p.threshold_tokens) + ")");
+}
+
+// The cache options must be ones the provider has, for that model.
+Status ProviderCacheOptionsFit(const ReadState& state, Scenario* s) {
+  if (!s->pricing) return OkStatus();
+  const ScenarioPricing& p = *s->pricing;
+  auto sheet = BundledPriceSheet();
+  if (!sheet) return sheet.error();
+  const ModelPrice* price = sheet->Find(p.model);
+  if (price == nullptr) return OkStatus();  // the row's domain said so
+  auto cache = MakeProviderCache(p.provider, price->id,
+                                 ProviderCacheOptions{p.ttl_s, p.min_cacheable_tokens, p.write_fee,
+                                                      p.explicit_cache, p.prefix_tokens});
+  if (!cache) return cache.error().Within(state.source().name() + "#/pricing/cache");
+  return OkStatus();
+}
+
+// The engine cannot reuse a linear-state (SSM / linear attention) layer's
+// state from a block prefix cache (docs/engine.md, "The KV pool"): say so at
+// the field, before any run. An API run has no engine. (A sweep or lever
+// that turns caching on for such a model meets the same error from the engine.)
+Status PrefixCacheFitsModel(const ReadState& state, Scenario* s) {
+  if (s->pricing || !s->prefix_cache.enabled) return OkStatus();
+  auto model = LoadModel(s->model.name, Overrides(*s));
+  if (!model || model->CountLayers(LayerKind::kLinearState) == 0) return OkStatus();
+  const std::string at = state.Given("/prefix_cache/enabled") ? state.At("/prefix_cache/enabled")
+                                                              : "/prefix_cache/enabled";
+  return state.source().Bad(at,
+                            "model " + Quote(model->name) +
+                                " has linear-state (SSM / linear attention) layers, whose state a "
+                                "block prefix cache cannot reuse: set it to false");
+}
+
+}  // namespace
+
+const std::vector<Rule>& CrossKeyRules() {
+  static const std::vector<Rule> rules = {
+      {"/model",
+       "`model`: the config must load with the `set` overrides; an error that goes away without "
+       "them is reported at `#/model/set`",
+       ModelLoads},
+      {"/model", "`kv_format` `\"auto\"` becomes the model's dtype once the model is read",
+       KvFormatAuto},
+      {"/context_policy",
+       "`context_policy` `summarise`: `summary_tokens + keep_recent_tokens` must be below "
+       "`threshold_tokens`",
+       SummaryBelowThreshold},
+      {"/pricing",
+       "`pricing.cache`: the options must be the provider's (anthropic `ttl_s` 300 or 3600, "
+       "`write_fee` openai only, gemini `prefix_tokens` at least the model's minimum, ...)",
+       ProviderCacheOptionsFit},
+      {"",
+       "`prefix_cache.enabled` must be `false` for a model with linear-state layers, unless the "
+       "scenario has `pricing` (no engine)",
+       PrefixCacheFitsModel},
+  };
+  return rules;
+}
+
+}  // namespace kvbill::scenario_keys
