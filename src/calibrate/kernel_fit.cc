@@ -194,7 +194,9 @@ Result<std::map<std::string, GemmCurve>> FitGemm(const Table& t, const KernelSpe
     kernel[d] = *src;
   }
   std::map<std::string, GemmCurve> out;
-  for (const auto& [dtype, rows] : by_dtype) {
+  for (const auto& entry : by_dtype) {
+    const std::string& dtype = entry.first;
+    const std::vector<Row>& rows = entry.second;
     GemmCurve base;
     base.kernel = kernel[dtype];
     const bool fp8 = dtype != "bf16";

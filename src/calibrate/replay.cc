@@ -140,12 +140,6 @@ std::uint64_t Seed(const std::string& id) {
 
 }  // namespace
 
-EngineLimits VllmDefaultLimits(const GpuSpec& gpu) {
-  const bool large = static_cast<double>(gpu.usable_memory_bytes) >= 70.0 * kBytesPerGiB &&
-                     Lower(gpu.name).find("a100") == std::string::npos;
-  return large ? EngineLimits{8192, 1024} : EngineLimits{2048, 256};
-}
-
 std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults& defaults,
                                      std::string* why) {
   ReplayPlan plan;
@@ -224,7 +218,7 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
     return std::nullopt;
   }
   c.kv_format = *kv_format;
-  const EngineLimits limits = VllmDefaultLimits(*gpu);
+  const EngineLimits limits = DefaultEngineLimits(plan.engine, *gpu);
   c.max_num_batched_tokens = limits.max_num_batched_tokens;
   c.max_num_seqs = limits.max_num_seqs;
   auto int_flag = [&](const char* name, auto* out) {

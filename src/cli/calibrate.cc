@@ -154,8 +154,8 @@ int RunProfileFit(const Args& args) {
     fit.max_evaluations = evaluations;
     fit.leave_one_model_out = !no_lomo;
     if (verbose) {
-      fit.progress = [](int evaluations, double cost) {
-        std::cerr << "kvbill calibrate: " << evaluations << " evaluations, loss " << cost << "\n";
+      fit.progress = [](int done, double cost) {
+        std::cerr << "kvbill calibrate: " << done << " evaluations, loss " << cost << "\n";
       };
     }
     outcome = FitProfile(plans, *start, fit);

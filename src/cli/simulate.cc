@@ -37,6 +37,19 @@ nlohmann::ordered_json SummaryJson(const Summary& s) {
 
 std::string Money(long double usd) { return "$" + FormatFixed(static_cast<double>(usd), 4); }
 
+// "vllm profile, calibrated (validation median error 21%)" or why not.
+std::string CostModelLine(const CostModelInfo& m) {
+  if (m.profile == "roofline") return "spec-sheet roofline (uncalibrated)";
+  std::string line = m.profile + " profile, ";
+  if (!m.calibrated) return line + "uncalibrated";
+  line += "calibrated";
+  if (m.validation_median_error > 0) {
+    line += " (median error " + FormatFixed(m.validation_median_error * 100, 0) +
+            "% on published runs, docs/validation.md)";
+  }
+  return line;
+}
+
 Result<Scenario> Load(const std::string& name) {
   if (name == "default") {
     auto text = EmbeddedFile("default.json");
@@ -131,6 +144,11 @@ int RunSimulate(const Args& args) {
   }
   s["iterations"] = outcome->result.iterations;
   s["engine_steps"] = outcome->result.steps_advanced;
+  const CostModelInfo& model = outcome->result.cost_model;
+  s["cost_model"] = {{"profile", model.profile},
+                     {"calibrated", model.calibrated},
+                     {"validation_median_error", model.validation_median_error},
+                     {"notes", model.notes}};
   j["summary"] = s;
   if (with_requests) {
     j["requests"] = nlohmann::ordered_json::array();
@@ -194,7 +212,9 @@ int RunSimulate(const Args& args) {
          << Money(sum.cost_per_task_usd.p50) << ", p90 " << Money(sum.cost_per_task_usd.p90)
          << ", p99 " << Money(sum.cost_per_task_usd.p99) << "\n"
          << "bill " << Money(sum.cost_usd) << " = tasks " << Money(sum.task_cost_usd) << " + idle "
-         << Money(sum.idle_usd) << "\n";
+         << Money(sum.idle_usd) << "\n"
+         << "iteration times: " << CostModelLine(model) << "\n";
+    for (const std::string& note : model.notes) text << "  note: " << note << "\n";
   }
   return FinishSimulate(out_dir, j.dump(2) + "\n", tasks_csv.ToCsv(), text.str());
 }

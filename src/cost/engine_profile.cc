@@ -1,5 +1,6 @@
 #include "kvbill/cost/engine_profile.h"
 
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -35,6 +36,22 @@ const std::array<ProfileParameterInfo, kProfileParameterCount>& ProfileParameter
        "attention time multiplier in iterations mixing prefill and decode"},
   }};
   return table;
+}
+
+EngineLimits DefaultEngineLimits(const std::string& engine, const GpuSpec& gpu) {
+  (void)engine;
+  std::string name = gpu.name + " " + gpu.id;
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const bool large = static_cast<double>(gpu.usable_memory_bytes) >= 70.0 * kBytesPerGiB &&
+                     name.find("a100") == std::string::npos;
+  return large ? EngineLimits{8192, 1024} : EngineLimits{2048, 256};
+}
+
+double ProfileReserveGib(const EngineProfile& profile, Tokens batched_tokens, std::int64_t hidden) {
+  const ProfileParameters& p = profile.params;
+  return p.activation_bytes_per_token_hidden * static_cast<double>(batched_tokens) *
+             static_cast<double>(hidden) / kBytesPerGiB +
+         p.fixed_reserve_gib;
 }
 
 namespace {

@@ -485,4 +485,13 @@ Seconds OperatorCostModel::RecomputeSeconds(Tokens start, Tokens n) const {
                               PrefillOwn(start, n));
 }
 
+CostModelInfo OperatorCostModel::Describe() const {
+  CostModelInfo info;
+  info.profile = profile_.name;
+  info.calibrated = calibrated_;
+  info.validation_median_error = profile_.validation_median_error;
+  info.notes = notes_;
+  return info;
+}
+
 }  // namespace kvbill

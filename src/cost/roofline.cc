@@ -38,6 +38,8 @@ Result<Roofline> Roofline::Make(const ModelShape& model, const ElementFormat& kv
   const ParamCounts& p = model.params;
   r.matmul_flops_per_token_ = 2.0 * static_cast<double>(p.Active() - p.embedding) / tp;
   r.bytes_per_s_ = gpu.hbm_bandwidth_bytes_per_s * params.bandwidth_efficiency;
+  r.peak_bytes_per_s_ = gpu.hbm_bandwidth_bytes_per_s;
+  r.peak_flops_per_s_ = gpu.DenseFlopsPerS(*dense_format);
   r.flops_per_s_ = gpu.DenseFlopsPerS(*dense_format) * params.compute_efficiency;
   r.overhead_s_ = params.iteration_overhead_s;
 

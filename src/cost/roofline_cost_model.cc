@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 
 namespace kvbill {
 
@@ -79,6 +80,18 @@ void RooflineCostModel::DecodeLinesFor(std::span<const Tokens> contexts, Tokens 
 Seconds RooflineCostModel::RecomputeSeconds(Tokens start, Tokens n) const {
   return r_.ComputeSeconds(r_.MatmulFlopsPerToken() * static_cast<double>(n) +
                            r_.PrefillAttentionFlops(start, n));
+}
+
+CostModelInfo RooflineCostModel::Describe() const {
+  CostModelInfo info;
+  info.profile = "roofline";
+  char buf[160];
+  std::snprintf(buf, sizeof buf,
+                "spec-sheet roofline at %.0f%% of peak HBM bandwidth and %.0f%% of peak FLOP/s",
+                100 * r_.bytes_per_s() / std::max(1.0, r_.peak_bytes_per_s()),
+                100 * r_.flops_per_s() / std::max(1.0, r_.peak_flops_per_s()));
+  info.notes.push_back(buf);
+  return info;
 }
 
 }  // namespace kvbill

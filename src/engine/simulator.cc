@@ -362,6 +362,7 @@ Result<SimulationResult> Engine::Run() {
   for (const RequestRecord& r : result_.requests) paid += r.cost_usd;
   result_.idle_usd = result_.bill_usd - paid;
   result_.kv_pool_blocks = pool_blocks_;
+  result_.cost_model = cost_->Describe();
   result_.kv_cache_groups = std::max(1, static_cast<int>(layout_.groups.size()));
   for (const Replica& rep : replicas_) {
     result_.evicted_blocks += rep.cache->stats().evicted_blocks;

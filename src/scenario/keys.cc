@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string_view>
 
+#include "kvbill/cost/engine_profile.h"
 #include "kvbill/cost/price_sheet.h"
 #include "kvbill/cost/provider_cache.h"
 #include "kvbill/hardware/gpu.h"
@@ -66,6 +67,15 @@ namespace {
 Status KvFormat(const Source& source, const std::string& pointer, std::string* value) {
   if (*value == "auto") return OkStatus();  // the model's dtype: rules.cc
   if (auto kv = ParseElementFormat(*value); !kv) return source.Bad(pointer, kv.error().message());
+  return OkStatus();
+}
+
+Status ProfileName(const Source& source, const std::string& pointer, std::string* value) {
+  if (LoadEngineProfile(*value).ok()) return OkStatus();  // a bundled name
+  const std::string path = source.Resolve(*value);
+  auto profile = LoadEngineProfile(path);
+  if (!profile) return source.Bad(pointer, profile.error().message());
+  *value = path;
   return OkStatus();
 }
 
@@ -354,12 +364,39 @@ const std::vector<Key>& ScenarioKeys() {
        .field = In<&Scenario::deployment, &D::memory_fraction>(),
        .range = Range::kFraction,
        .vllm = "gpu_memory_utilization"},
+      {.pointer = "/deployment/engine",
+       .type = Type::kChoice,
+       .meaning =
+           "the serving engine: its scheduler and its fitted cost profile "
+           "([engine.md](engine.md#the-calibrated-cost-model), [validation.md](validation.md))",
+       .field = In<&Scenario::deployment, &D::engine>(),
+       .choices = {{"vllm", "vLLM V1 (continuous batching, chunked prefill, decodes first)"},
+                   {"sglang",
+                    "SGLang (its profile; scheduled as vLLM until its scheduler is modelled)"}},
+       .what = "engine"},
+      {.pointer = "/deployment/profile",
+       .type = Type::kString,
+       .meaning = "another engine profile: a bundled name or the path of a profile JSON file "
+                  "(`kvbill calibrate -o` writes one)",
+       .field = In<&Scenario::deployment, &D::profile>(),
+       .domain = ProfileName,
+       .default_text = "the engine's bundled profile"},
+      {.pointer = "/deployment/async_scheduling",
+       .type = Type::kBool,
+       .meaning = "the engine schedules the next iteration while the GPU runs this one, so CPU "
+                  "time overlaps GPU time",
+       .field = In<&Scenario::deployment, &D::async_scheduling>(),
+       .vllm = "async_scheduling"},
       {.pointer = "/deployment/activation_reserve_gib",
        .type = Type::kNumber,
-       .meaning = "per GPU, memory held back from the KV pool for activations",
+       .meaning = "per GPU, memory held back from the KV pool for activations, CUDA graphs and "
+                  "buffers",
        .field = In<&Scenario::deployment, &D::activation_reserve_gib>(),
        .range = Range::kNonNegative,
-       .unit = "GiB"},
+       .nullable = true,
+       .unit = "GiB",
+       .default_text = "from the engine profile (what its profiling run reserves for the token "
+                       "budget)"},
       {.pointer = "/deployment/usd_per_gpu_hour",
        .type = Type::kNumber,
        .meaning = "rental price of one GPU",
@@ -370,20 +407,28 @@ const std::vector<Key>& ScenarioKeys() {
        .default_text = "the GPU catalog's price"},
       {.pointer = "/deployment/bandwidth_efficiency",
        .type = Type::kNumber,
-       .meaning = "achieved share of peak HBM bandwidth",
+       .meaning = "achieved share of peak HBM bandwidth; setting it (or compute_efficiency) prices "
+                  "iterations with the spec-sheet roofline instead of the calibrated model",
        .field = In<&Scenario::deployment, &D::bandwidth_efficiency>(),
-       .range = Range::kFraction},
+       .range = Range::kFraction,
+       .nullable = true,
+       .default_text = "the calibrated model (0.65 under the roofline)"},
       {.pointer = "/deployment/compute_efficiency",
        .type = Type::kNumber,
-       .meaning = "achieved share of peak dense FLOP/s (MFU)",
+       .meaning = "achieved share of peak dense FLOP/s (MFU); setting it selects the roofline, as "
+                  "bandwidth_efficiency does",
        .field = In<&Scenario::deployment, &D::compute_efficiency>(),
-       .range = Range::kFraction},
+       .range = Range::kFraction,
+       .nullable = true,
+       .default_text = "the calibrated model (0.6 under the roofline)"},
       {.pointer = "/deployment/iteration_overhead_s",
        .type = Type::kNumber,
-       .meaning = "fixed time added to every engine iteration (scheduling, kernel launches)",
+       .meaning = "CPU time of every engine iteration (scheduling, input preparation, launches)",
        .field = In<&Scenario::deployment, &D::iteration_overhead_s>(),
        .range = Range::kNonNegative,
-       .unit = "s"},
+       .nullable = true,
+       .unit = "s",
+       .default_text = "from the engine profile (0 under the roofline)"},
 
       {.pointer = "/engine",
        .type = Type::kSection,
@@ -393,13 +438,19 @@ const std::vector<Key>& ScenarioKeys() {
        .type = Type::kTokens,
        .meaning = "token budget of one iteration, decodes and prefill chunks together",
        .field = In<&Scenario::engine, &E::max_num_batched_tokens>(),
+       .nullable = true,
        .unit = "tokens",
+       .default_text = "the engine's for the GPU: 8,192 on GPUs of 70 GiB or more other than "
+                       "the A100, else 2,048 (vLLM V1)",
        .vllm = "max_num_batched_tokens"},
       {.pointer = "/engine/max_num_seqs",
        .type = Type::kInteger,
        .meaning = "running sequences per replica",
        .field = In<&Scenario::engine, &E::max_num_seqs>(),
+       .nullable = true,
        .unit = "sequences",
+       .default_text = "the engine's for the GPU: 1,024 on GPUs of 70 GiB or more other than "
+                       "the A100, else 256 (vLLM V1)",
        .vllm = "max_num_seqs"},
       {.pointer = "/engine/max_model_len",
        .type = Type::kTokens,

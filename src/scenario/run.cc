@@ -1,5 +1,7 @@
 #include "kvbill/scenario/run.h"
 
+#include "kvbill/cost/engine_profile.h"
+#include "kvbill/cost/operator_cost_model.h"
 #include "kvbill/cost/price_sheet.h"
 #include "kvbill/cost/roofline.h"
 #include "kvbill/hardware/gpu.h"
@@ -27,13 +29,38 @@ Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
   c.gpus_per_replica = s.deployment.gpus_per_replica;
   c.replicas = s.deployment.replicas;
   c.memory_fraction = s.deployment.memory_fraction;
-  c.activation_reserve_gib = s.deployment.activation_reserve_gib;
   c.usd_per_gpu_hour = s.deployment.usd_per_gpu_hour.value_or(gpu->usd_per_gpu_hour);
-  c.roofline.bandwidth_efficiency = s.deployment.bandwidth_efficiency;
-  c.roofline.compute_efficiency = s.deployment.compute_efficiency;
-  c.roofline.iteration_overhead_s = s.deployment.iteration_overhead_s;
-  c.max_num_batched_tokens = s.engine.max_num_batched_tokens;
-  c.max_num_seqs = s.engine.max_num_seqs;
+  const EngineLimits limits = DefaultEngineLimits(s.deployment.engine, *gpu);
+  c.max_num_batched_tokens =
+      s.engine.max_num_batched_tokens.value_or(limits.max_num_batched_tokens);
+  c.max_num_seqs = s.engine.max_num_seqs.value_or(limits.max_num_seqs);
+  const ScenarioDeployment& d = s.deployment;
+  if (d.bandwidth_efficiency || d.compute_efficiency) {
+    // The spec-sheet roofline at the efficiencies given (docs/engine.md).
+    c.roofline.bandwidth_efficiency = d.bandwidth_efficiency.value_or(0.65);
+    c.roofline.compute_efficiency = d.compute_efficiency.value_or(0.6);
+    c.roofline.iteration_overhead_s = d.iteration_overhead_s.value_or(0);
+    c.activation_reserve_gib = d.activation_reserve_gib.value_or(0);
+  } else {
+    auto profile = LoadEngineProfile(d.profile.empty() ? d.engine : d.profile);
+    if (!profile)
+      return profile.error().Within(
+          at + (d.profile.empty() ? "/deployment/engine" : "/deployment/profile"));
+    if (d.iteration_overhead_s) profile->params.cpu_iteration_s = *d.iteration_overhead_s;
+    OperatorModelOptions options;
+    options.tensor_parallel = c.gpus_per_replica;
+    options.max_batch_tokens = c.max_num_batched_tokens;
+    options.async_scheduling = d.async_scheduling;
+    auto op_model = OperatorCostModel::Make(c.model, c.kv_format, c.weight_format, c.gpu, nullptr,
+                                            *profile, options);
+    if (!op_model) return op_model.error().Within(at + "/deployment");
+    c.cost_model = *op_model;
+    c.activation_reserve_gib = d.activation_reserve_gib.value_or(
+        ProfileReserveGib(*profile, c.max_num_batched_tokens, c.model.hidden_size));
+    c.frontend_per_request_s = profile->params.frontend_per_request_s;
+    c.frontend_per_token_s = profile->params.frontend_per_token_s;
+    c.request_latency_s = profile->params.request_latency_s;
+  }
   c.router = s.engine.router;
   c.step_mode = s.engine.mode == "step";
   c.prefix_caching = s.prefix_cache.enabled;

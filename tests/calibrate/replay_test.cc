@@ -55,9 +55,9 @@ TEST(ReplayTest, EngineDefaultsFollowTheGpuMemoryClass) {
   auto a100 = LookupGpu("a100-80gb");
   auto h200 = LookupGpu("h200");
   ASSERT_TRUE(a100.ok() && h200.ok());
-  EXPECT_EQ(VllmDefaultLimits(*a100).max_num_batched_tokens, 2048);
-  EXPECT_EQ(VllmDefaultLimits(*a100).max_num_seqs, 256);
-  EXPECT_EQ(VllmDefaultLimits(*h200).max_num_batched_tokens, 8192);
+  EXPECT_EQ(DefaultEngineLimits("vllm", *a100).max_num_batched_tokens, 2048);
+  EXPECT_EQ(DefaultEngineLimits("vllm", *a100).max_num_seqs, 256);
+  EXPECT_EQ(DefaultEngineLimits("vllm", *h200).max_num_batched_tokens, 8192);
 }
 
 TEST(ReplayTest, ConcurrencyCapBecomesThatManyClientsInTurn) {

@@ -1,5 +1,6 @@
 // End-to-end runs of `kvbill simulate`.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -127,11 +128,43 @@ TEST(SimulateCliTest, InvalidScenariosExitTwoNamingTheJsonPath) {
   }
 }
 
+// summary.cost_model says what priced the iterations: the bundled default
+// scenario runs vLLM's calibrated profile; efficiencies select the roofline.
+TEST(SimulateCliTest, SummaryNamesTheCostModel) {
+  const auto r = RunKvbill("simulate --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto calibrated = nlohmann::json::parse(r.out)["summary"]["cost_model"];
+  EXPECT_EQ(calibrated["profile"], "vllm");
+  EXPECT_EQ(calibrated["calibrated"], true);
+  EXPECT_GT(calibrated["validation_median_error"].get<double>(), 0);
+  EXPECT_TRUE(calibrated["notes"].is_array());
+
+  const std::string path =
+      ::testing::TempDir() + "/roofline_" + std::to_string(::getpid()) + ".json";
+  std::ofstream(path) << R"({"deployment": {"bandwidth_efficiency": 0.5},
+                             "trace": {"generator": "chat", "tasks": 2}})";
+  const auto rr = RunKvbill("simulate --format json --scenario " + path);
+  ASSERT_EQ(rr.exit_status, 0) << rr.err;
+  const auto roofline = nlohmann::json::parse(rr.out)["summary"]["cost_model"];
+  EXPECT_EQ(roofline["profile"], "roofline");
+  EXPECT_EQ(roofline["calibrated"], false);
+  // 50% of peak bandwidth as set, 60% of peak FLOP/s by default.
+  ASSERT_EQ(roofline["notes"].size(), 1u);
+  EXPECT_NE(roofline["notes"][0].get<std::string>().find("50% of peak HBM bandwidth and 60%"),
+            std::string::npos)
+      << roofline["notes"];
+  const auto table = RunKvbill("simulate --scenario " + path);
+  EXPECT_NE(table.out.find("iteration times: spec-sheet roofline (uncalibrated)"),
+            std::string::npos)
+      << table.out;
+}
+
 TEST(SimulateCliTest, ContextThatNeverFitsIsAClearError) {
-  // Qwen3-32B on one H100 keeps 43,472 tokens of bf16 KV; coding agents go past it.
+  // Qwen3-32B on one H100 with nothing set aside for activations keeps 43,472
+  // tokens of bf16 KV; coding agents go past it.
   const std::string path = ::testing::TempDir() + "/too_long.json";
-  std::ofstream(path) << R"({"model": "qwen3-32b", "trace": {"generator": "coding-agent",
-                             "tasks": 4}})";
+  std::ofstream(path) << R"({"model": "qwen3-32b", "deployment": {"activation_reserve_gib": 0},
+                             "trace": {"generator": "coding-agent", "tasks": 4}})";
   const auto r = RunKvbill("simulate --scenario " + path);
   EXPECT_EQ(r.exit_status, 2);
   EXPECT_NE(r.err.find("more than a replica's KV pool holds (43,472 tokens)"), std::string::npos)

@@ -22,7 +22,7 @@ ScenarioOutcome RunJson(const std::string& json) {
 // tokens, so fewer cached prefixes are evicted and fewer prefills recomputed.
 TEST(ScenarioRunTest, Fp8KvGivesMoreHitsAndCheaperTasksThanBf16) {
   const std::string base =
-      R"({"model": "qwen3-8b", "deployment": {"gpu": "h100-sxm"},
+      R"({"model": "qwen3-8b", "deployment": {"gpu": "h100-sxm", "activation_reserve_gib": 0},
           "trace": {"generator": "coding-agent", "tasks": 24}, "seed": 7, "kv_format": )";
   const ScenarioOutcome bf16 = RunJson(base + "\"bf16\"}");
   const ScenarioOutcome fp8 = RunJson(base + "\"fp8\"}");

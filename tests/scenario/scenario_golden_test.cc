@@ -17,8 +17,10 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kvbill/scenario/scenario.h"
@@ -49,6 +51,17 @@ std::string Num(double v) {
   return buf;
 }
 
+// An optional value, "none" when absent (the default decided later).
+template <typename T>
+std::string Opt(const std::optional<T>& v) {
+  if (!v) return "none";
+  if constexpr (std::is_floating_point_v<T>) {
+    return Num(*v);
+  } else {
+    return std::to_string(*v);
+  }
+}
+
 // Every field of a parsed scenario, one "path = value" line each.
 std::string Canonical(const Scenario& s) {
   std::ostringstream o;
@@ -63,15 +76,18 @@ std::string Canonical(const Scenario& s) {
   o << "deployment.gpus_per_replica = " << d.gpus_per_replica << "\n";
   o << "deployment.replicas = " << d.replicas << "\n";
   o << "deployment.memory_fraction = " << Num(d.memory_fraction) << "\n";
-  o << "deployment.activation_reserve_gib = " << Num(d.activation_reserve_gib) << "\n";
+  o << "deployment.engine = " << d.engine << "\n";
+  o << "deployment.profile = " << d.profile << "\n";
+  o << "deployment.async_scheduling = " << d.async_scheduling << "\n";
+  o << "deployment.activation_reserve_gib = " << Opt(d.activation_reserve_gib) << "\n";
   o << "deployment.usd_per_gpu_hour = " << (d.usd_per_gpu_hour ? Num(*d.usd_per_gpu_hour) : "none")
     << "\n";
-  o << "deployment.bandwidth_efficiency = " << Num(d.bandwidth_efficiency) << "\n";
-  o << "deployment.compute_efficiency = " << Num(d.compute_efficiency) << "\n";
-  o << "deployment.iteration_overhead_s = " << Num(d.iteration_overhead_s) << "\n";
+  o << "deployment.bandwidth_efficiency = " << Opt(d.bandwidth_efficiency) << "\n";
+  o << "deployment.compute_efficiency = " << Opt(d.compute_efficiency) << "\n";
+  o << "deployment.iteration_overhead_s = " << Opt(d.iteration_overhead_s) << "\n";
   const ScenarioEngine& e = s.engine;
-  o << "engine.max_num_batched_tokens = " << e.max_num_batched_tokens << "\n";
-  o << "engine.max_num_seqs = " << e.max_num_seqs << "\n";
+  o << "engine.max_num_batched_tokens = " << Opt(e.max_num_batched_tokens) << "\n";
+  o << "engine.max_num_seqs = " << Opt(e.max_num_seqs) << "\n";
   o << "engine.router = " << e.router << "\n";
   o << "engine.mode = " << e.mode << "\n";
   const ScenarioPrefixCache& c = s.prefix_cache;

@@ -117,13 +117,17 @@ TEST(ScenarioTest, AbsentSectionsTakeTheHeaderDefaults) {
   EXPECT_EQ(s.deployment.gpus_per_replica, 1);
   EXPECT_EQ(s.deployment.replicas, 1);
   EXPECT_EQ(s.deployment.memory_fraction, 0.9);
-  EXPECT_EQ(s.deployment.activation_reserve_gib, 0);
+  // Absent: the engine's calibrated profile decides them (docs/engine.md).
+  EXPECT_EQ(s.deployment.engine, "vllm");
+  EXPECT_TRUE(s.deployment.profile.empty());
+  EXPECT_FALSE(s.deployment.activation_reserve_gib.has_value());
   EXPECT_FALSE(s.deployment.usd_per_gpu_hour.has_value());
-  EXPECT_EQ(s.deployment.bandwidth_efficiency, 0.65);
-  EXPECT_EQ(s.deployment.compute_efficiency, 0.6);
-  EXPECT_EQ(s.deployment.iteration_overhead_s, 0);
-  EXPECT_EQ(s.engine.max_num_batched_tokens, 8192);
-  EXPECT_EQ(s.engine.max_num_seqs, 256);
+  EXPECT_FALSE(s.deployment.bandwidth_efficiency.has_value());
+  EXPECT_FALSE(s.deployment.compute_efficiency.has_value());
+  EXPECT_FALSE(s.deployment.iteration_overhead_s.has_value());
+  // Absent: vLLM's defaults for the GPU (8192 / 1024 on an H100).
+  EXPECT_FALSE(s.engine.max_num_batched_tokens.has_value());
+  EXPECT_FALSE(s.engine.max_num_seqs.has_value());
   EXPECT_EQ(s.engine.router, "round_robin");
   EXPECT_EQ(s.engine.mode, "event");
   EXPECT_TRUE(s.prefix_cache.enabled);
@@ -143,7 +147,7 @@ TEST(ScenarioTest, AbsentSectionsTakeTheHeaderDefaults) {
   const Scenario empty = Parse(
       R"({"deployment": {}, "engine": {}, "prefix_cache": {"offload": {}}, "context_policy": {}})");
   EXPECT_EQ(empty.deployment.gpu, "h100-sxm");
-  EXPECT_EQ(empty.engine.max_num_seqs, 256);
+  EXPECT_FALSE(empty.engine.max_num_seqs.has_value());
   EXPECT_EQ(empty.prefix_cache.offload_link_gb_s, 50);
   EXPECT_EQ(empty.context_policy.kind, "keep_all");
 }

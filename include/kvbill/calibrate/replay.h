@@ -66,16 +66,6 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
 // memory its profiling run reserves).
 Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& profile);
 
-// The engine settings kvbill assumes for a vLLM V1 server when the command
-// line sets none (vllm/engine/arg_utils.py, EngineArgs default batch sizes):
-// GPUs of at least 70 GiB other than the A100 schedule 8,192 tokens and
-// 1,024 sequences per step, others 2,048 and 256.
-struct EngineLimits {
-  Tokens max_num_batched_tokens = 8192;
-  int max_num_seqs = 1024;
-};
-EngineLimits VllmDefaultLimits(const GpuSpec& gpu);
-
 }  // namespace kvbill
 
 #endif  // KVBILL_CALIBRATE_REPLAY_H_

@@ -53,6 +53,16 @@ struct DecodeLines {
   std::vector<long double> own1;
 };
 
+// What a run's numbers rest on, for its output (summary.cost_model).
+struct CostModelInfo {
+  std::string profile;  // "vllm", "roofline", ...
+  bool calibrated = false;
+  // Median |predicted / measured - 1| of the profile's validation
+  // (docs/validation.md); 0 when not validated.
+  double validation_median_error = 0;
+  std::vector<std::string> notes;  // formats run as fallbacks, parts assumed
+};
+
 class CostModel {
  public:
   virtual ~CostModel() = default;
@@ -73,8 +83,11 @@ class CostModel {
   // prefill on an otherwise idle replica (offload: reload or recompute).
   virtual Seconds RecomputeSeconds(Tokens start, Tokens n) const = 0;
 
-  // A short name for outputs ("roofline", "vllm-0.11/h100-sxm", ...).
+  // A short name for outputs ("roofline", "vllm/h100-sxm", ...).
   virtual std::string name() const = 0;
+
+  // What the model rests on: profile, calibration, notes.
+  virtual CostModelInfo Describe() const = 0;
 };
 
 }  // namespace kvbill

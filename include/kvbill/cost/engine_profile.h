@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "kvbill/hardware/gpu.h"
 #include "kvbill/util/result.h"
 #include "kvbill/util/units.h"
 
@@ -84,6 +85,22 @@ struct EngineProfile {
   Tokens cuda_graph_max_tokens = 512;  // largest batch captured in a CUDA graph
   double moe_routing_alpha = 1.2;      // expert popularity power law (kernel_curves.h)
 };
+
+// The scheduler limits an engine sets when its command line sets none.
+// vLLM V1 (vllm/engine/arg_utils.py, EngineArgs' default batch sizes for
+// its OpenAI server): GPUs of at least 70 GiB other than the A100 schedule
+// 8,192 tokens and 1,024 sequences per iteration, others 2,048 and 256.
+// SGLang is given the same until its own scheduler is modelled.
+struct EngineLimits {
+  Tokens max_num_batched_tokens = 8192;
+  int max_num_seqs = 1024;
+};
+EngineLimits DefaultEngineLimits(const std::string& engine, const GpuSpec& gpu);
+
+// Memory the profile's engine reserves per GPU before its KV pool, GiB:
+// activations for `batched_tokens` tokens of a `hidden`-wide model plus the
+// fixed reserve.
+double ProfileReserveGib(const EngineProfile& profile, Tokens batched_tokens, std::int64_t hidden);
 
 Result<EngineProfile> ParseEngineProfile(const std::string& json_text, const std::string& source);
 std::string EngineProfileToJson(const EngineProfile& profile);

@@ -70,6 +70,7 @@ class OperatorCostModel final : public CostModel {
                       DecodeLines* out) const override;
   Seconds RecomputeSeconds(Tokens start, Tokens n) const override;
   std::string name() const override { return name_; }
+  CostModelInfo Describe() const override;
 
   // True when the GPU has kernel curves and the profile was fitted.
   bool calibrated() const { return calibrated_; }

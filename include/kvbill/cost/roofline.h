@@ -80,6 +80,8 @@ class Roofline {
   Seconds IterationSeconds(double bytes, double flops) const;
 
   double bytes_per_s() const { return bytes_per_s_; }  // achieved, one GPU
+  double peak_bytes_per_s() const { return peak_bytes_per_s_; }
+  double peak_flops_per_s() const { return peak_flops_per_s_; }
   double flops_per_s() const { return flops_per_s_; }  // achieved, one GPU
   Seconds overhead_s() const { return overhead_s_; }
   int tensor_parallel() const { return tp_; }
@@ -107,6 +109,8 @@ class Roofline {
   double kv_write_per_token_ = 0;
   double matmul_flops_per_token_ = 0;
   double bytes_per_s_ = 1;
+  double peak_bytes_per_s_ = 1;
+  double peak_flops_per_s_ = 1;
   double flops_per_s_ = 1;
   Seconds overhead_s_ = 0;
   int tp_ = 1;

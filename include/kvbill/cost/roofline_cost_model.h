@@ -25,6 +25,7 @@ class RooflineCostModel final : public CostModel {
                       DecodeLines* out) const override;
   Seconds RecomputeSeconds(Tokens start, Tokens n) const override;
   std::string name() const override { return "roofline"; }
+  CostModelInfo Describe() const override;
 
   const Roofline& roofline() const { return r_; }
 

@@ -104,6 +104,7 @@ struct SimulationResult {
   std::int64_t kv_pool_blocks = 0;      // per replica: pages of one KV cache group
   int kv_cache_groups = 1;              // attention KV cache groups (kv_groups.h)
   std::int64_t evicted_blocks = 0;      // over all replicas
+  CostModelInfo cost_model;             // what the iteration times rest on
 };
 
 // Runs the simulation. `requests[i]` are the planned requests of `tasks[i]`

@@ -35,19 +35,28 @@ struct ScenarioDeployment {
   int gpus_per_replica = 1;      // tensor parallel
   int replicas = 1;
   double memory_fraction = 0.9;
-  double activation_reserve_gib = 0;       // per GPU
-  std::optional<double> usd_per_gpu_hour;  // default: the GPU catalog's
-  // Achieved fractions of peak. Defaults (docs/scenario-format.md cites them):
-  // decode reaches 55-70% of peak HBM bandwidth end to end; GEMMs 75-85% of
-  // peak FLOP/s, less with attention and other kernels in the mix.
-  double bandwidth_efficiency = 0.65;
-  double compute_efficiency = 0.6;
-  Seconds iteration_overhead_s = 0;  // fixed cost of every engine iteration
+  // The serving engine: its scheduler and its fitted profile
+  // (cost/engine_profile.h); `profile` names another profile (a bundled
+  // name or a file, resolved).
+  std::string engine = "vllm";
+  std::string profile;  // empty: the engine's bundled profile
+  bool async_scheduling = false;
+  // Explicit overrides of the engine profile (nullopt: from the profile).
+  std::optional<double> activation_reserve_gib;  // per GPU
+  std::optional<double> usd_per_gpu_hour;        // default: the GPU catalog's
+  // Setting either efficiency prices iterations with the spec-sheet
+  // roofline at those efficiencies (0.65 and 0.6 when only one is set)
+  // instead of the calibrated operator model.
+  std::optional<double> bandwidth_efficiency;
+  std::optional<double> compute_efficiency;
+  std::optional<Seconds> iteration_overhead_s;  // CPU time of every engine iteration
 };
 
 struct ScenarioEngine {
-  Tokens max_num_batched_tokens = 8192;  // token budget per iteration (vLLM default)
-  int max_num_seqs = 256;                // running sequences per replica (vLLM default)
+  // Token budget per iteration and running sequences per replica; nullopt:
+  // the engine's defaults for the GPU (replay.h, VllmDefaultLimits).
+  std::optional<Tokens> max_num_batched_tokens;
+  std::optional<int> max_num_seqs;
   // The longest sequence (prompt + output) a request may reach; nullopt =
   // the model's limit. Read and checked, not yet enforced by the engine.
   std::optional<Tokens> max_model_len;
