@@ -8,6 +8,7 @@
 #include "cli/simulate_api.h"
 #include "kvbill/report/table.h"
 #include "kvbill/scenario/run.h"
+#include "kvbill/scenario/warnings.h"
 #include "kvbill/util/embedded.h"
 
 namespace kvbill::cli {
@@ -149,6 +150,11 @@ int RunSimulate(const Args& args) {
                      {"calibrated", model.calibrated},
                      {"validation_median_error", model.validation_median_error},
                      {"notes", model.notes}};
+  const std::vector<RunWarning> warnings = EngineRunWarnings(*scenario, outcome->result);
+  s["warnings"] = nlohmann::ordered_json::array();
+  for (const RunWarning& w : warnings) {
+    s["warnings"].push_back({{"code", w.code}, {"message", w.message}});
+  }
   j["summary"] = s;
   if (with_requests) {
     j["requests"] = nlohmann::ordered_json::array();
@@ -201,8 +207,10 @@ int RunSimulate(const Args& args) {
     if (outcome->tasks.size() > shown) {
       text << "... " << outcome->tasks.size() - shown << " more tasks (--format csv for all)\n";
     }
-    text << "\n"
-         << sum.tasks << " tasks, " << sum.requests << " requests; prompt "
+    text << "\n";
+    for (const RunWarning& w : warnings)
+      text << "warning [" << w.code << "]: " << w.message << "\n";
+    text << sum.tasks << " tasks, " << sum.requests << " requests; prompt "
          << FormatWithSeparators(sum.prompt_tokens) << " tokens, "
          << FormatFixed(sum.hit_rate * 100, 1) << "% from the prefix cache\n"
          << "KV read " << FormatFixed(static_cast<double>(sum.kv_read_bytes / kBytesPerGiB), 1)
