@@ -19,9 +19,9 @@ std::string Workload(const ReplayPlan& plan) {
   if (plan.fixed_lengths && m.input_len) {
     w += " " + std::to_string(*m.input_len) + "/" + std::to_string(m.output_len.value_or(0));
   }
-  w += " x" + std::to_string(plan.requests.size() == plan.tasks.size() && !m.concurrency
-                                 ? plan.tasks.size()
-                                 : static_cast<std::size_t>(m.num_prompts.value_or(0)));
+  std::size_t requests = 0;  // over all tasks (a concurrency cap's clients send several)
+  for (const auto& r : plan.requests) requests += r.size();
+  w += " x" + std::to_string(requests);
   if (m.concurrency) {
     w += ", concurrency " + std::to_string(*m.concurrency);
   } else if (std::isfinite(m.request_rate)) {
@@ -37,11 +37,13 @@ std::string Workload(const ReplayPlan& plan) {
 constexpr double kScale = 0.25;
 
 // Maps a free vector onto bounded parameters: lo + (hi - lo) / (1 + e^-x).
+// A start on a bound is moved 1% inside it: at the bound itself the
+// logistic's slope vanishes and the parameter could never move.
 struct Bounded {
   double lo, hi;
   double To(double x) const { return lo + (hi - lo) / (1.0 + std::exp(-x)); }
   double From(double v) const {
-    const double f = std::clamp((v - lo) / (hi - lo), 1e-6, 1 - 1e-6);
+    const double f = std::clamp((v - lo) / (hi - lo), 0.01, 0.99);
     return std::log(f / (1 - f));
   }
 };

@@ -1,0 +1,81 @@
+// `kvbill calibrate` end to end: kernel curves from a sample of measured
+// tables, and the replay of a few published serving records.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_test_util.h"
+
+namespace kvbill::testing {
+namespace {
+
+std::string Temp(const std::string& name) {
+  return ::testing::TempDir() + "/calibrate_" + std::to_string(::getpid()) + "_" + name;
+}
+
+TEST(CalibrateCliTest, KernelCurvesFromASampleOfTheTables) {
+  const std::string out = Temp("curves.json");
+  const auto r =
+      RunKvbillInSourceDir("calibrate kernels --kernels tests/data/kernels_sample -o " + out);
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  std::ifstream in(out);
+  const auto j = nlohmann::json::parse(in);
+  ASSERT_EQ(j["gpus"].size(), 1u);  // the sample holds H100 rows only
+  const auto& gpu = j["gpus"][0];
+  EXPECT_EQ(gpu["gpu"], "h100-sxm");
+  EXPECT_TRUE(gpu.contains("all_reduce"));
+  // With -o the report (each fitted operator with its error against its
+  // rows) goes to stderr.
+  EXPECT_EQ(r.out, "");
+  for (const char* op :
+       {"GEMM bf16", "decode attention, bf16 KV", "prefill attention", "fused MoE bf16"}) {
+    EXPECT_NE(r.err.find(op), std::string::npos) << op << "\n" << r.err;
+  }
+  std::filesystem::remove(out);
+}
+
+TEST(CalibrateCliTest, ReplaysRecordsAndSaysWhichItCannot) {
+  // Three GPUStack records of Qwen3-8B on one H100 (tests/data/calibration/README.md):
+  // two vLLM ShareGPT runs at concurrency 4 and 1, one SGLang run.
+  const std::string doc = Temp("validation.md");
+  const auto r = RunKvbillInSourceDir(
+      "calibrate --measurements tests/data/calibration/sample.jsonl --no-fit --report "
+      "--validation-doc " +
+      doc);
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  // Two vLLM records x three metrics (duration, mean TTFT, mean TPOT).
+  EXPECT_NE(r.out.find("| all, before | 6 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("b01-sharegpt-n100-c4 | qwen3-8b | h100-sxm | vllm v0.11.0 | sharegpt "
+                       "x100, concurrency 4 | tpot_ms_mean | 7.38 |"),
+            std::string::npos)
+      << r.out;
+  // SGLang records are listed with the reason they are not replayed.
+  EXPECT_NE(r.out.find("sglang/b02-sharegpt-n100-c4 | SGLang's scheduler"), std::string::npos)
+      << r.out;
+  std::ifstream in(doc);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("# Validation of the cost model"), std::string::npos);
+  EXPECT_NE(text.find("## Records not replayed"), std::string::npos);
+  std::filesystem::remove(doc);
+}
+
+TEST(CalibrateCliTest, ABrokenRecordIsAnErrorNamingTheLineAndWritesNothing) {
+  const std::string bad = Temp("bad.jsonl"), out = Temp("profile.json");
+  {
+    std::ifstream good(std::string(KVBILL_SOURCE_DIR) + "/tests/data/calibration/sample.jsonl");
+    std::string first;
+    std::getline(good, first);
+    std::ofstream(bad) << first << "\n{\"id\": \"x\", \"metrics\": [}\n";
+  }
+  const auto r = RunKvbill("calibrate --measurements " + bad + " -o " + out);
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_NE(r.err.find(bad + ":2"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+  std::filesystem::remove(bad);
+}
+
+}  // namespace
+}  // namespace kvbill::testing
