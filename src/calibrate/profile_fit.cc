@@ -37,13 +37,13 @@ std::string Workload(const ReplayPlan& plan) {
 constexpr double kScale = 0.25;
 
 // Maps a free vector onto bounded parameters: lo + (hi - lo) / (1 + e^-x).
-// A start on a bound is moved 1% inside it: at the bound itself the
+// A start on a bound is moved 0.1% of the range inside it: at the bound the
 // logistic's slope vanishes and the parameter could never move.
 struct Bounded {
   double lo, hi;
   double To(double x) const { return lo + (hi - lo) / (1.0 + std::exp(-x)); }
   double From(double v) const {
-    const double f = std::clamp((v - lo) / (hi - lo), 0.01, 0.99);
+    const double f = std::clamp((v - lo) / (hi - lo), 1e-3, 1 - 1e-3);
     return std::log(f / (1 - f));
   }
 };
