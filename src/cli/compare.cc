@@ -96,7 +96,7 @@ int RunCompare(const Args& args) {
     requests.push_back(t.requests);
     costs.push_back(static_cast<double>(t.cost_usd));
   }
-  auto growth = FitPowerLaw(requests, costs);
+  auto growth = FitGrowth(requests, costs);
 
   if (format == "json") {
     nlohmann::ordered_json j;
@@ -137,6 +137,10 @@ int RunCompare(const Args& args) {
                      {"exponent", growth->exponent},
                      {"r_squared", growth->r_squared},
                      {"tasks", growth->points}};
+    } else {
+      j["growth"] = {{"x", "requests per task"},
+                     {"y", "cost per task"},
+                     {"not_fitted", growth.error().message()}};
     }
     std::cout << j.dump(2) << "\n";
     return 0;
@@ -192,6 +196,8 @@ int RunCompare(const Args& args) {
     std::cout << "\ncost per task grows as (requests per task)^" << FormatFixed(growth->exponent, 2)
               << " across the baseline's tasks (log-log fit, r^2 "
               << FormatFixed(growth->r_squared, 3) << ")\n";
+  } else {
+    std::cout << "\ngrowth exponent not fitted: " << growth.error().message() << "\n";
   }
   return 0;
 }

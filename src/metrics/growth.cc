@@ -2,6 +2,8 @@
 
 #include <Eigen/Dense>
 #include <cmath>
+#include <set>
+#include <string>
 
 namespace kvbill {
 
@@ -35,6 +37,20 @@ Result<PowerLawFit> FitPowerLaw(const std::vector<double>& x, const std::vector<
   fit.r_squared = total > 0 ? 1.0 - residual.squaredNorm() / total : 1.0;
   fit.points = static_cast<int>(n);
   return fit;
+}
+
+Result<PowerLawFit> FitGrowth(const std::vector<double>& sizes, const std::vector<double>& costs) {
+  std::set<double> distinct;
+  for (std::size_t i = 0; i < sizes.size() && i < costs.size(); ++i) {
+    if (sizes[i] > 0 && costs[i] > 0 && std::isfinite(sizes[i]) && std::isfinite(costs[i])) {
+      distinct.insert(sizes[i]);
+    }
+  }
+  if (static_cast<int>(distinct.size()) < kGrowthMinSizes) {
+    return Error("a growth exponent needs tasks of at least " + std::to_string(kGrowthMinSizes) +
+                 " distinct sizes; these tasks have " + std::to_string(distinct.size()));
+  }
+  return FitPowerLaw(sizes, costs);
 }
 
 }  // namespace kvbill

@@ -570,7 +570,7 @@ Result<std::string> GrowthSection(const ReportRuns& runs) {
     chart.annotations.push_back(
         Annotation{requests[i], costs[i], "", std::string(kChartPalette[0])});
   }
-  auto fit = FitPowerLaw(requests, costs);
+  auto fit = FitGrowth(requests, costs);
   std::string fit_text;
   if (fit) {
     chart.subtitle = "each point a task of the baseline; cost per task grows as (requests)^" +

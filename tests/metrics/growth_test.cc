@@ -26,5 +26,23 @@ TEST(GrowthTest, NeedsTwoDistinctPoints) {
   EXPECT_FALSE(FitPowerLaw({2, 2}, {1, 3}).ok());
 }
 
+// Three API tasks once fitted an exponent of -0.70: a growth exponent is
+// fitted only over at least five distinct task sizes.
+TEST(GrowthTest, GrowthNeedsFiveDistinctTaskSizes) {
+  // Six tasks but four sizes (3 and 5 repeat): no fit, and the error says why.
+  auto few = FitGrowth({1, 3, 3, 5, 5, 9}, {1, 2, 2, 3, 3, 4});
+  ASSERT_FALSE(few.ok());
+  EXPECT_NE(few.error().message().find("at least 5 distinct sizes; these tasks have 4"),
+            std::string::npos)
+      << few.error().message();
+  // A task of zero cost does not count as a size.
+  EXPECT_FALSE(FitGrowth({1, 2, 4, 8, 16}, {1, 4, 16, 64, 0}).ok());
+  // Five sizes on y = x^2 exactly: the exponent is 2.
+  auto five = FitGrowth({1, 2, 4, 8, 16}, {1, 4, 16, 64, 256});
+  ASSERT_TRUE(five.ok());
+  EXPECT_NEAR(five->exponent, 2.0, 1e-12);
+  EXPECT_EQ(five->points, 5);
+}
+
 }  // namespace
 }  // namespace kvbill

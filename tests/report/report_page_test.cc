@@ -108,6 +108,9 @@ TEST_F(ReportPageTest, IsSelfContainedWithUniqueIds) {
   for (const char* chart : {"memory", "task-kv", "task-usd", "capacity", "growth", "breakeven"}) {
     const std::string id = std::string(chart) + "-plot-area";
     EXPECT_EQ(Count(*page, "id=\"" + id + "\""), 1u) << id;
+    // The growth chart draws a clipped line only when it fits one (at least
+    // five task sizes; this run has two tasks).
+    if (std::string(chart) == "growth" && page->find("no fit: ") != std::string::npos) continue;
     EXPECT_NE(page->find("clip-path=\"url(#" + id + ")\""), std::string::npos) << id;
   }
 }
@@ -180,7 +183,7 @@ TEST_F(ReportPageTest, GrowthSubtitleCarriesTheFittedExponent) {
   }
   auto page = BuildReportPage(runs);
   ASSERT_TRUE(page.ok());
-  auto fit = FitPowerLaw(requests, costs);
+  auto fit = FitGrowth(requests, costs);
   if (fit) {
     EXPECT_NE(page->find("cost per task grows as (requests)^" + FormatFixed(fit->exponent, 2)),
               std::string::npos);

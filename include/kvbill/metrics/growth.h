@@ -21,6 +21,16 @@ struct PowerLawFit {
 // x are equal.
 Result<PowerLawFit> FitPowerLaw(const std::vector<double>& x, const std::vector<double>& y);
 
+// The fewest distinct task sizes a growth exponent is fitted on: with fewer,
+// a log-log line through a handful of tasks says more about those tasks than
+// about growth (three tasks of an API run once fitted -0.70).
+inline constexpr int kGrowthMinSizes = 5;
+
+// How cost per task grows with task size (requests per task): FitPowerLaw
+// over tasks with at least kGrowthMinSizes distinct sizes; otherwise an
+// error saying how many there are.
+Result<PowerLawFit> FitGrowth(const std::vector<double>& sizes, const std::vector<double>& costs);
+
 }  // namespace kvbill
 
 #endif  // KVBILL_METRICS_GROWTH_H_
