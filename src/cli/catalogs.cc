@@ -32,13 +32,13 @@ int RunModels(const Args& args) {
     auto m = ParseHfConfig(entry.config, "models/" + entry.name + ".json", entry.name);
     if (!m) return ReportError("models", m.error());
     const double bpt = BytesPerToken(*m, *bf16);
-    t.AddRow({m->name, m->architecture, std::to_string(m->layers.size()),
+    t.AddRow({m->name, m->architecture, std::to_string(m->DecoderLayers()),
               FormatWithSeparators(static_cast<std::int64_t>(bpt)),
               FormatFixed(static_cast<double>(m->params.Total()) / 1e9, 2) + "B",
               FormatFixed(static_cast<double>(m->params.Active()) / 1e9, 2) + "B"});
     j.push_back({{"name", m->name},
                  {"architecture", m->architecture},
-                 {"layers", m->layers.size()},
+                 {"layers", m->DecoderLayers()},
                  {"bf16_bytes_per_token", bpt},
                  {"params_total", m->params.Total()},
                  {"params_active", m->params.Active()}});

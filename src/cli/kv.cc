@@ -12,10 +12,13 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: kvbill kv --model M [--kv-format F] [--context 32k,128k,1M] [--block-size 16]\n"
-    "                 [--tp N] [--set key=value ...] [--format table|json|csv] [-o FILE]\n\n"
+    "                 [--tp N] [--set key=value ...] [--text-only] [--layers]\n"
+    "                 [--format table|json|csv] [-o FILE]\n\n"
     "KV bytes per token of a model and the footprint of one sequence at each context:\n"
     "window-aware (sliding and chunked layers hold only their window), exact and rounded\n"
-    "up to whole blocks, with the constant state of linear/SSM layers shown separately.\n"
+    "up to whole blocks, with the constant state of linear/SSM/conv layers shown separately.\n"
+    "--layers prints the layer inventory instead: each layer's kind, KV heads, K and V head\n"
+    "dims, window, bytes per token and state bytes per sequence.\n"
     "32k = 32,768 tokens, 1M = 1,048,576; plain numbers are exact. GiB = 2^30 bytes.\n";
 
 nlohmann::json NumberOrInteger(double bytes) {
@@ -36,10 +39,39 @@ std::string TrimZeros(std::string s) {
 // The length of the vectors the format groups: a head, or an MLA latent.
 std::int64_t TypicalVectorLength(const ModelShape& m) {
   for (const LayerShape& l : m.layers) {
-    if (l.kind == LayerKind::kLatentAttention) return l.latent_dim;
+    if (l.IsLatent()) return l.latent_dim;
     if (l.kv_heads > 0) return l.qk_head_dim;
   }
   return 128;
+}
+
+// One inventory entry's numbers on one GPU.
+struct EntryNumbers {
+  double bytes_per_token = 0;
+  double state_bytes = 0;
+};
+
+EntryNumbers NumbersOf(const LayerShape& l, const ModelShape& m, const ElementFormat& f, int tp) {
+  auto state = ParseElementFormat(m.state_format);
+  const int state_bits = state ? state->element_bits : 16;
+  return EntryNumbers{static_cast<double>(LayerBitsPerToken(l, f, tp)) / 8.0,
+                      static_cast<double>(LayerStateBits(l, state_bits, tp)) / 8.0};
+}
+
+std::string Dim(std::int64_t v) { return v > 0 ? std::to_string(v) : "-"; }
+
+// The inventory as a table (or CSV): one row per entry.
+Table InventoryTable(const ModelShape& m, const ElementFormat& f, int tp) {
+  Table t({"layer", "kind", "KV heads", "K dim", "V dim", "latent", "indexer", "window",
+           "bytes/token", "state bytes"});
+  for (const LayerShape& l : m.layers) {
+    const EntryNumbers n = NumbersOf(l, m, f, tp);
+    t.AddRow({std::to_string(l.index), LayerKindName(l.kind), Dim(l.kv_heads), Dim(l.qk_head_dim),
+              Dim(l.kv_heads > 0 ? l.v_head_dim : 0), Dim(l.latent_dim), Dim(l.indexer_dim),
+              Dim(l.window), NumberOrInteger(n.bytes_per_token).dump(),
+              NumberOrInteger(n.state_bytes).dump()});
+  }
+  return t;
 }
 
 }  // namespace
@@ -51,7 +83,9 @@ int RunKv(const Args& args) {
   std::string kv_format_name, contexts_text, format, out;
   Tokens block_size = 16;
   int tp = 1;
-  options.add_options()(
+  bool layers_flag = false;
+  options.add_options()("layers", po::bool_switch(&layers_flag),
+                        "print the layer inventory (kind, heads, dims, bytes per layer)")(
       "kv-format", po::value(&kv_format_name)->default_value("bf16"),
       "KV element format (bf16, fp8, nvfp4, mxfp4, int4, ...; see docs/formats.md)")(
       "context", po::value(&contexts_text)->default_value("8k,32k,128k,1M"),
@@ -88,12 +122,39 @@ int RunKv(const Args& args) {
     j["tensor_parallel"] = tp;
     j["units"] = "bytes; GiB = 2^30 bytes";
     nlohmann::ordered_json layers = nlohmann::ordered_json::object();
-    for (LayerKind k :
-         {LayerKind::kFullAttention, LayerKind::kLatentAttention, LayerKind::kSlidingWindow,
-          LayerKind::kChunkedAttention, LayerKind::kLinearState}) {
+    for (LayerKind k : AllLayerKinds()) {
       if (model->CountLayers(k) > 0) layers[LayerKindName(k)] = model->CountLayers(k);
     }
     j["layers"] = layers;
+    j["decoder_layers"] = model->DecoderLayers();
+    const ParamCounts& p = model->params;
+    j["parameters"] = {{"total", p.Total()},
+                       {"active", p.Active()},
+                       {"checkpoint", p.Checkpoint()},
+                       {"embedding", p.embedding},
+                       {"lm_head", p.lm_head},
+                       {"towers", p.vision + p.audio},
+                       {"mtp", p.mtp}};
+    j["weights"] = model->weight_description;
+    if (layers_flag) {
+      nlohmann::ordered_json inventory = nlohmann::ordered_json::array();
+      for (const LayerShape& l : model->layers) {
+        const EntryNumbers n = NumbersOf(l, *model, *kv_format, tp);
+        nlohmann::ordered_json e;
+        e["layer"] = l.index;
+        e["kind"] = LayerKindName(l.kind);
+        e["kv_heads"] = l.kv_heads;
+        e["k_head_dim"] = l.kv_heads > 0 ? l.qk_head_dim : 0;
+        e["v_head_dim"] = l.kv_heads > 0 ? l.v_head_dim : 0;
+        e["latent_dim"] = l.latent_dim;
+        e["indexer_dim"] = l.indexer_dim;
+        e["window"] = l.window;
+        e["bytes_per_token"] = NumberOrInteger(n.bytes_per_token);
+        e["state_bytes_per_sequence"] = NumberOrInteger(n.state_bytes);
+        inventory.push_back(e);
+      }
+      j["inventory"] = inventory;
+    }
     j["contexts"] = nlohmann::ordered_json::array();
     for (Tokens ctx : *contexts) {
       const SequenceFootprint f = Footprint(*model, *kv_format, ctx, block_size, tp);
@@ -106,6 +167,18 @@ int RunKv(const Args& args) {
       j["contexts"].push_back(c);
     }
     text << j.dump(2) << "\n";
+  } else if (layers_flag) {
+    const Table inventory = InventoryTable(*model, *kv_format, tp);
+    if (format == "csv") {
+      text << inventory.ToCsv();
+    } else {
+      text << DescribeModel(*model) << "\n"
+           << "KV format   " << kv_format->name
+           << (tp > 1 ? ", one GPU of TP=" + std::to_string(tp) : "") << "\n\n"
+           << inventory.ToText() << "per token   "
+           << FormatWithSeparators(static_cast<std::int64_t>(bytes_per_token)) << " B, state "
+           << FormatWithSeparators(state) << " B per sequence\n";
+    }
   } else {
     Table table(
         {"context", "tokens", "KV bytes", "KV GiB", "block-rounded bytes", "block-rounded GiB"});
@@ -136,7 +209,7 @@ int RunKv(const Args& args) {
            << "per token   " << FormatWithSeparators(static_cast<std::int64_t>(bytes_per_token))
            << " B (" << FormatBinaryBytes(bytes_per_token) << "), every layer that keeps K/V\n"
            << "state       " << FormatWithSeparators(state) << " B per sequence ("
-           << FormatBinaryBytes(static_cast<double>(state)) << "), linear/SSM layers\n"
+           << FormatBinaryBytes(static_cast<double>(state)) << "), linear/SSM/conv layers\n"
            << "blocks      " << block_size << " tokens\n\n"
            << table.ToText() << "GiB = 2^30 bytes. State is not included in the KV columns.\n";
     }

@@ -11,7 +11,9 @@ void AddModelFlags(boost::program_options::options_description& options, ModelFl
   options.add_options()("model,m", po::value(&flags.model)->default_value(flags.model),
                         "catalog name (kvbill models) or path to a config.json")(
       "set", po::value(&flags.sets)->composing(),
-      "override a config key before sizing, e.g. --set num_key_value_heads=64 (repeatable)");
+      "override a config key before sizing, e.g. --set num_key_value_heads=64 (repeatable)")(
+      "text-only", po::bool_switch(&flags.text_only),
+      "leave a multimodal model's vision and audio towers out of the weights");
 }
 
 Result<ModelShape> LoadModelFromFlags(const ModelFlags& flags) {
@@ -21,17 +23,15 @@ Result<ModelShape> LoadModelFromFlags(const ModelFlags& flags) {
     if (!o) return o.error();
     overrides.push_back(*o);
   }
-  return LoadModel(flags.model, overrides);
+  return LoadModel(flags.model, overrides, flags.text_only);
 }
 
 std::string DescribeModel(const ModelShape& m) {
   std::ostringstream out;
   out << "model       " << m.name << " (" << m.architecture << ", " << m.source << ")\n";
-  out << "layers      " << m.layers.size();
+  out << "layers      " << m.DecoderLayers();
   std::string kinds;
-  for (LayerKind k :
-       {LayerKind::kFullAttention, LayerKind::kLatentAttention, LayerKind::kSlidingWindow,
-        LayerKind::kChunkedAttention, LayerKind::kLinearState}) {
+  for (LayerKind k : AllLayerKinds()) {
     const int n = m.CountLayers(k);
     if (n == 0) continue;
     kinds += (kinds.empty() ? "" : ", ") + std::to_string(n) + " " + LayerKindName(k);
@@ -44,9 +44,11 @@ std::string DescribeModel(const ModelShape& m) {
   }
   out << ": " << kinds << "\n";
   for (const LayerShape& l : m.layers) {
-    if (l.kind == LayerKind::kLatentAttention) {
+    if (l.IsLatent()) {
       out << "attention   MLA, latent " << l.latent_dim << " per token, " << l.query_heads
-          << " query heads\n";
+          << " query heads";
+      if (l.indexer_dim > 0) out << ", indexer key " << l.indexer_dim << " per token";
+      out << "\n";
       break;
     }
     if (l.kv_heads > 0) {
@@ -60,7 +62,17 @@ std::string DescribeModel(const ModelShape& m) {
     out << ", " << FormatFixed(static_cast<double>(m.params.Active()) / 1e9, 2) << "B active ("
         << m.moe.experts << " experts, top-" << m.moe.experts_per_token << ")";
   }
+  if (m.params.vision + m.params.audio > 0) {
+    out << ", of which "
+        << FormatFixed(static_cast<double>(m.params.vision + m.params.audio) / 1e9, 2)
+        << "B vision/audio towers";
+  }
+  if (m.params.mtp > 0) {
+    out << "; the checkpoint adds " << FormatFixed(static_cast<double>(m.params.mtp) / 1e9, 2)
+        << "B of MTP modules";
+  }
   out << "\n";
+  out << "weights     " << m.weight_description << "\n";
   return out.str();
 }
 

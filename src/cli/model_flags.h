@@ -1,4 +1,4 @@
-// --model and --set, shared by the commands that load a model.
+// --model, --set and --text-only, shared by the commands that load a model.
 #ifndef KVBILL_CLI_MODEL_FLAGS_H_
 #define KVBILL_CLI_MODEL_FLAGS_H_
 
@@ -13,6 +13,7 @@ namespace kvbill::cli {
 struct ModelFlags {
   std::string model = "qwen3-32b";
   std::vector<std::string> sets;
+  bool text_only = false;  // leave the vision and audio towers out of the weights
 };
 
 void AddModelFlags(boost::program_options::options_description& options, ModelFlags& flags);

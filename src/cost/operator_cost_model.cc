@@ -87,35 +87,34 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
   const double tp = options.tensor_parallel;
   const double hidden = static_cast<double>(model.hidden_size);
   m->hidden_ = hidden;
-  m->layers_ = static_cast<double>(model.layers.size());
+  m->layers_ = static_cast<double>(model.DecoderLayers());
 
   // Weight formats of each part.
-  auto fmt = [&](const std::string& name) { return ParseElementFormat(name); };
-  const std::string dense_name =
-      weight_format == "auto" ? model.native_weights.dense : weight_format;
-  const std::string expert_name =
-      weight_format == "auto" ? model.native_weights.experts : weight_format;
-  auto dense_fmt = fmt(dense_name);
-  if (!dense_fmt) return dense_fmt.error();
-  auto expert_fmt = fmt(expert_name);
-  if (!expert_fmt) return expert_fmt.error();
-  auto other_fmt = fmt(model.native_weights.other);
-  if (!other_fmt) return other_fmt.error();
+  auto native = NativePartFormats(model);
+  if (!native) return native.error();
+  ElementFormat dense_fmt = native->dense, expert_fmt = native->experts;
+  if (weight_format != "auto") {
+    auto named = ParseElementFormat(weight_format);
+    if (!named) return named.error();
+    dense_fmt = expert_fmt = *named;
+  }
+  const ElementFormat& other_fmt = native->other;
   const bool checkpoint_fp8 = weight_format == "auto" || options.fp8_checkpoint;
-  const GemmCurve dense_curve = GemmFor(*base, *dense_fmt, checkpoint_fp8, gpu, &m->notes_);
-  const GemmCurve other_curve = GemmFor(*base, *other_fmt, checkpoint_fp8, gpu, &m->notes_);
+  const GemmCurve dense_curve = GemmFor(*base, dense_fmt, checkpoint_fp8, gpu, &m->notes_);
+  const GemmCurve other_curve = GemmFor(*base, other_fmt, checkpoint_fp8, gpu, &m->notes_);
 
   // GEMMs of the attention and mixer layers, from their shapes.
   int attention_layers = 0, linear_layers = 0, mla_layers = 0;
   for (const LayerShape& l : model.layers) {
-    if (l.kind == LayerKind::kLinearState) {
+    if (l.HoldsState()) {
       ++linear_layers;
       continue;
     }
+    if (!l.KeepsPerTokenKv()) continue;  // no-op layers
     ++attention_layers;
     const double hq = static_cast<double>(l.query_heads) / tp;
     const double kv = std::max(1.0, static_cast<double>(l.kv_heads) / tp);
-    if (l.kind == LayerKind::kLatentAttention) {
+    if (l.IsLatent()) {
       ++mla_layers;
       m->mla_heads_ += hq;
       m->mla_qk_ = static_cast<double>(l.qk_head_dim);
@@ -166,14 +165,13 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
   m->state_bytes_ = static_cast<double>(StateBytesPerSequence(model, options.tensor_parallel)) /
                     std::max(1, linear_layers);
   for (const LayerShape& l : model.layers) {
-    if (l.kind == LayerKind::kLinearState)
-      m->state_elements_ += static_cast<double>(l.state_elements) / tp;
+    if (l.HoldsState()) m->state_elements_ += static_cast<double>(l.StateElements()) / tp;
   }
   m->state_elements_ /= std::max(1, linear_layers);
   // Dense MLPs (gated: gate and up in one GEMM, then down).
   const std::int64_t moe_layers = model.moe.layers;
   const double dense_layers = std::max<double>(
-      1, static_cast<double>(model.layers.size()) - static_cast<double>(moe_layers));
+      1, static_cast<double>(model.DecoderLayers()) - static_cast<double>(moe_layers));
   auto add_mlp = [&](double params_per_layer, double count, const GemmCurve& curve) {
     if (params_per_layer <= 0 || count <= 0) return;
     const double inter = params_per_layer / (3 * hidden) / tp;
@@ -196,7 +194,7 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
   // Routed experts: one fused-MoE call per MoE layer.
   if (moe_layers > 0 && model.moe.experts > 0 && model.moe.experts_per_token > 0) {
     const int experts = static_cast<int>(model.moe.experts);
-    const ElementFormat& ef = *expert_fmt;
+    const ElementFormat& ef = expert_fmt;
     std::string key = "bf16";
     bool fp8_rate = false;
     if (ef.element_bits == 8 && gpu.fp8_flops_per_s > 0) {
@@ -283,7 +281,7 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
     m->decode_ = dec->second;
     std::int64_t head_dim = 128;
     for (const LayerShape& l : model.layers) {
-      if (l.kind != LayerKind::kLinearState) {
+      if (l.KeepsPerTokenKv()) {
         head_dim = l.qk_head_dim;
         break;
       }

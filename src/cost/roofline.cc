@@ -21,13 +21,16 @@ Result<Roofline> Roofline::Make(const ModelShape& model, const ElementFormat& kv
   auto weights = ComputeWeightBytes(model, weight_format);
   if (!weights) return weights.error();
   auto dense_format =
-      ParseElementFormat(weight_format == "auto" ? model.native_weights.dense : weight_format);
+      ParseElementFormat(weight_format == "auto" ? model.compute_format : weight_format);
   if (!dense_format) return dense_format.error();
 
   Roofline r;
   r.tp_ = params.tensor_parallel;
   const double tp = r.tp_;
-  r.dense_weight_bytes_ = static_cast<double>(weights->total - weights->routed_experts) / tp;
+  // Per decode step: everything but the routed experts (drawn per token
+  // below) and the vision / audio towers (not run while decoding).
+  r.dense_weight_bytes_ =
+      static_cast<double>(weights->total - weights->routed_experts - weights->towers) / tp;
   r.moe_layers_ = model.moe.layers;
   r.experts_ = model.moe.experts;
   r.experts_per_token_ = model.moe.experts_per_token;
@@ -47,7 +50,7 @@ Result<Roofline> Roofline::Make(const ModelShape& model, const ElementFormat& kv
     if (!l.KeepsPerTokenKv()) continue;
     const double kv = static_cast<double>(LayerBitsPerToken(l, kv_format, r.tp_)) / 8.0;
     double qk = static_cast<double>(l.qk_head_dim), v = static_cast<double>(l.v_head_dim);
-    if (l.kind == LayerKind::kLatentAttention) {
+    if (l.IsLatent()) {
       qk = static_cast<double>(l.latent_dim);
       v = static_cast<double>(l.latent_dim) - static_cast<double>(l.qk_head_dim - l.v_head_dim);
     }
@@ -56,8 +59,7 @@ Result<Roofline> Roofline::Make(const ModelShape& model, const ElementFormat& kv
     const Tokens window =
         l.kind == LayerKind::kSlidingWindow || l.kind == LayerKind::kChunkedAttention ? l.window
                                                                                       : 0;
-    const LayerKind kind =
-        l.kind == LayerKind::kLatentAttention ? LayerKind::kFullAttention : l.kind;
+    const LayerKind kind = l.IsLatent() ? LayerKind::kFullAttention : l.kind;
     auto it = std::find_if(r.groups_.begin(), r.groups_.end(),
                            [&](const Group& g) { return g.kind == kind && g.window == window; });
     if (it == r.groups_.end()) {

@@ -14,6 +14,21 @@ std::int64_t HeadsPerGpu(std::int64_t heads, int tp) {
 
 Bytes BitsToBytes(std::int64_t bits) { return (bits + 7) / 8; }
 
+// The sparse-attention indexer key: fp8 E4M3 with one fp32 scale per 128
+// elements (DeepSeek-V3.2's reference inference code, vLLM's indexer cache).
+constexpr std::int64_t kIndexerElementBits = 8;
+constexpr std::int64_t kIndexerGroup = 128;
+constexpr std::int64_t kIndexerScaleBits = 32;
+
+std::int64_t IndexerBits(std::int64_t dim) {
+  if (dim <= 0) return 0;
+  return dim * kIndexerElementBits + (dim + kIndexerGroup - 1) / kIndexerGroup * kIndexerScaleBits;
+}
+
+std::int64_t SplitCeil(std::int64_t elements, int tp) {
+  return tp <= 1 ? elements : (elements + tp - 1) / tp;
+}
+
 // First resident position of `layer` at context ctx (resident range [lo, ctx)).
 Tokens FirstResident(const LayerShape& layer, Tokens ctx) {
   return ctx - ResidentTokens(layer, ctx);
@@ -26,12 +41,17 @@ std::int64_t LayerBitsPerToken(const LayerShape& layer, const ElementFormat& for
   switch (layer.kind) {
     case LayerKind::kLatentAttention:
       return format.VectorBits(layer.latent_dim);
+    case LayerKind::kSparseLatentAttention:
+      return format.VectorBits(layer.latent_dim) + IndexerBits(layer.indexer_dim);
     case LayerKind::kFullAttention:
     case LayerKind::kSlidingWindow:
     case LayerKind::kChunkedAttention:
       return HeadsPerGpu(layer.kv_heads, tensor_parallel) *
              (format.VectorBits(layer.qk_head_dim) + format.VectorBits(layer.v_head_dim));
     case LayerKind::kLinearState:
+    case LayerKind::kMambaState:
+    case LayerKind::kConvState:
+    case LayerKind::kNoOp:
       return 0;
   }
   return 0;
@@ -50,10 +70,12 @@ Tokens ResidentTokens(const LayerShape& layer, Tokens ctx) {
       return std::min(ctx, layer.window);
     case LayerKind::kChunkedAttention:
       return ctx - layer.window * ((ctx - 1) / layer.window);
-    case LayerKind::kLinearState:
-      return 0;
-    default:
+    case LayerKind::kFullAttention:
+    case LayerKind::kLatentAttention:
+    case LayerKind::kSparseLatentAttention:
       return ctx;
+    default:
+      return 0;
   }
 }
 
@@ -92,17 +114,19 @@ SequenceFootprint PeakFootprint(const ModelShape& model, const ElementFormat& fo
                            StateBytesPerSequence(model, tensor_parallel)};
 }
 
+std::int64_t LayerStateBits(const LayerShape& l, int state_bits, int tensor_parallel) {
+  if (!l.HoldsState()) return 0;
+  const std::int64_t recurrent_bits =
+      l.recurrent_state_bits > 0 ? l.recurrent_state_bits : state_bits;
+  return SplitCeil(l.conv_state_elements, tensor_parallel) * state_bits +
+         SplitCeil(l.recurrent_state_elements, tensor_parallel) * recurrent_bits;
+}
+
 Bytes StateBytesPerSequence(const ModelShape& model, int tensor_parallel) {
   auto format = ParseElementFormat(model.state_format);
   const int bits = format ? format->element_bits : 16;
   std::int64_t total_bits = 0;
-  for (const LayerShape& l : model.layers) {
-    if (l.kind != LayerKind::kLinearState) continue;
-    const std::int64_t elements = tensor_parallel <= 1
-                                      ? l.state_elements
-                                      : (l.state_elements + tensor_parallel - 1) / tensor_parallel;
-    total_bits += elements * bits;
-  }
+  for (const LayerShape& l : model.layers) total_bits += LayerStateBits(l, bits, tensor_parallel);
   return BitsToBytes(total_bits);
 }
 

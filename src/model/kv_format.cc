@@ -79,6 +79,36 @@ Result<ElementFormat> ParseElementFormat(std::string_view name) {
   return Error("unknown format \"" + std::string(name) + "\" (known: " + known + ")");
 }
 
+std::int64_t WeightFormat::Bits(std::int64_t rows, std::int64_t cols) const {
+  if (rows <= 0 || cols <= 0) return 0;
+  std::int64_t bits = rows * cols * element_bits;
+  if (group_size > 0 && group_bits > 0)
+    bits += rows * ((cols + group_size - 1) / group_size) * group_bits;
+  if (block_rows > 0 && block_cols > 0 && block_bits > 0) {
+    bits += ((rows + block_rows - 1) / block_rows) * ((cols + block_cols - 1) / block_cols) *
+            block_bits;
+  }
+  return bits + rows * row_bits + cols * col_bits + tensor_bits;
+}
+
+Result<WeightFormat> WeightFormatFromElement(std::string_view name) {
+  auto e = ParseElementFormat(name);
+  if (!e) return e.error();
+  WeightFormat w;
+  w.name = e->name;
+  w.compute = e->name;
+  w.element_bits = e->element_bits;
+  if (e->group_size == ElementFormat::kGroupIsVector) {
+    w.row_bits = e->metadata_bits_per_group;  // one scale per row
+  } else if (e->group_size > 0) {
+    w.group_size = e->group_size;
+    w.group_bits = e->metadata_bits_per_group;
+  }
+  if (e->name.starts_with("fp8")) w.tensor_bits = 32;  // one fp32 scale per tensor
+  if (e->name.starts_with("int")) w.compute = "bf16";  // weight-only: matmuls at 16 bits
+  return w;
+}
+
 std::vector<std::string> ElementFormatNames() {
   std::vector<std::string> names;
   for (const ElementFormat& f : FixedFormats()) names.push_back(f.name);

@@ -16,13 +16,36 @@ const char* LayerKindName(LayerKind kind) {
       return "chunked";
     case LayerKind::kLinearState:
       return "linear";
+    case LayerKind::kSparseLatentAttention:
+      return "mla_indexer";
+    case LayerKind::kMambaState:
+      return "mamba";
+    case LayerKind::kConvState:
+      return "conv";
+    case LayerKind::kNoOp:
+      return "none";
   }
   return "unknown";
+}
+
+const std::vector<LayerKind>& AllLayerKinds() {
+  static const std::vector<LayerKind> kinds = {
+      LayerKind::kFullAttention, LayerKind::kLatentAttention,  LayerKind::kSparseLatentAttention,
+      LayerKind::kSlidingWindow, LayerKind::kChunkedAttention, LayerKind::kLinearState,
+      LayerKind::kMambaState,    LayerKind::kConvState,        LayerKind::kNoOp};
+  return kinds;
 }
 
 int ModelShape::CountLayers(LayerKind kind) const {
   return static_cast<int>(std::count_if(layers.begin(), layers.end(),
                                         [&](const LayerShape& l) { return l.kind == kind; }));
+}
+
+int ModelShape::DecoderLayers() const { return layers.empty() ? 0 : layers.back().index + 1; }
+
+bool ModelShape::HasState() const {
+  return std::any_of(layers.begin(), layers.end(),
+                     [](const LayerShape& l) { return l.HoldsState(); });
 }
 
 std::int64_t ModelShape::MaxKvHeads() const {

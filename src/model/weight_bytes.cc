@@ -1,46 +1,168 @@
 #include "kvbill/model/weight_bytes.h"
 
+#include <map>
+
 #include "kvbill/model/kv_format.h"
 
 namespace kvbill {
 namespace {
 
-// Bits of `params` elements stored in `format`, groups of metadata included.
-std::int64_t ParamBits(std::int64_t params, const ElementFormat& format) {
-  return format.VectorBits(params);
+bool Tower(const WeightGroup& g) {
+  return g.role == ParamRole::kVision || g.role == ParamRole::kAudio;
+}
+
+// Linear layers inside the blocks: what a named --weight-format re-stores.
+bool InBlocks(const WeightGroup& g) {
+  return g.linear && !Tower(g) && g.role != ParamRole::kLmHead && g.role != ParamRole::kRouter &&
+         g.role != ParamRole::kEmbedding;
+}
+
+Bytes BitsToBytes(std::int64_t bits) { return (bits + 7) / 8; }
+
+// A shape built by hand (no weight groups): one group per role of params,
+// in the dtype.
+std::vector<WeightGroup> GroupsFromParams(const ModelShape& m, const WeightFormat& dtype) {
+  const ParamCounts& p = m.params;
+  std::vector<WeightGroup> out;
+  auto add = [&](ParamRole role, std::int64_t n, std::int64_t active, bool linear) {
+    if (n <= 0) return;
+    WeightGroup g;
+    g.role = role;
+    g.rows = 1;
+    g.cols = n;
+    g.linear = linear;
+    g.format = dtype;
+    out.push_back(g);
+    if (role == ParamRole::kRoutedExperts) {
+      // All experts count in the total, the active ones in what a token reads.
+      out.back().active_copies = 0;
+      WeightGroup a = out.back();
+      a.cols = active;
+      a.copies = 0;
+      a.active_copies = 1;
+      out.push_back(a);
+    }
+  };
+  add(ParamRole::kEmbedding, p.embedding, 0, false);
+  add(ParamRole::kLmHead, p.lm_head, 0, true);
+  add(ParamRole::kAttention, p.attention, 0, true);
+  add(ParamRole::kDenseMlp, p.dense_mlp, 0, true);
+  add(ParamRole::kRoutedExperts, p.routed_experts, p.active_routed_experts, true);
+  add(ParamRole::kSharedExperts, p.shared_experts, 0, true);
+  add(ParamRole::kRouter, p.routers, 0, true);
+  add(ParamRole::kLinearMixer, p.linear_mixers, 0, true);
+  add(ParamRole::kNorm, p.norms, 0, false);
+  add(ParamRole::kVision, p.vision, 0, true);
+  add(ParamRole::kAudio, p.audio, 0, true);
+  return out;
+}
+
+// An ElementFormat storing weights as `w` does, but for block and per-tensor
+// scales.
+ElementFormat AsElement(const WeightFormat& w) {
+  if (auto e = ParseElementFormat(w.name); e && e->element_bits == w.element_bits) return *e;
+  ElementFormat e;
+  e.name = w.name;
+  e.element_bits = w.element_bits;
+  if (w.group_size > 0 && w.group_bits > 0) {
+    e.group_size = w.group_size;
+    e.metadata_bits_per_group = w.group_bits;
+  } else if (w.row_bits > 0) {
+    e.group_size = ElementFormat::kGroupIsVector;
+    e.metadata_bits_per_group = w.row_bits;
+  }
+  e.description = "as the checkpoint stores it";
+  return e;
 }
 
 }  // namespace
 
-Result<WeightBytes> ComputeWeightBytes(const ModelShape& model, const std::string& format) {
-  std::string dense_name = model.native_weights.dense;
-  std::string expert_name = model.native_weights.experts;
-  const std::string other_name = model.native_weights.other;
-  if (format != "auto") dense_name = expert_name = format;
-  auto dense = ParseElementFormat(dense_name);
-  if (!dense) return Error("--weight-format: " + dense.error().message());
-  auto experts = ParseElementFormat(expert_name);
-  if (!experts) return experts.error();
-  auto other = ParseElementFormat(other_name);
-  if (!other) return other.error();
-
-  const ParamCounts& p = model.params;
-  const std::int64_t dense_params = p.attention + p.dense_mlp + p.shared_experts + p.linear_mixers;
-  const std::int64_t other_params = p.embedding + p.lm_head + p.norms + p.routers;
-  const std::int64_t common_bits =
-      ParamBits(dense_params, *dense) + ParamBits(other_params, *other);
-  WeightBytes w;
-  w.total = (common_bits + ParamBits(p.routed_experts, *experts) + 7) / 8;
-  w.routed_experts = (ParamBits(p.routed_experts, *experts) + 7) / 8;
-  w.active = (common_bits + ParamBits(p.active_routed_experts, *experts) + 7) / 8;
-  if (dense->name == experts->name && dense->name == other->name) {
-    w.description = dense->name;
-  } else if (p.routed_experts > 0 && dense->name != experts->name) {
-    w.description = dense->name + " linear, " + experts->name + " experts, " + other->name +
-                    " embeddings/norms";
-  } else {
-    w.description = dense->name + " linear, " + other->name + " embeddings/norms";
+Result<PartFormats> NativePartFormats(const ModelShape& model) {
+  auto dtype = ParseElementFormat(model.dtype);
+  if (!dtype) return dtype.error();
+  // Parameters per format name, for each part; the first format seen of a
+  // name stands for it.
+  struct Part {
+    std::map<std::string, std::int64_t> params;
+    std::map<std::string, WeightFormat> formats;
+  };
+  Part dense, experts, other;
+  for (const WeightGroup& g : model.weights) {
+    Part* part = nullptr;
+    switch (g.role) {
+      case ParamRole::kAttention:
+      case ParamRole::kDenseMlp:
+      case ParamRole::kSharedExperts:
+      case ParamRole::kLinearMixer:
+        if (g.linear) part = &dense;
+        break;
+      case ParamRole::kRoutedExperts:
+        part = &experts;
+        break;
+      case ParamRole::kEmbedding:
+      case ParamRole::kLmHead:
+      case ParamRole::kRouter:
+        part = &other;
+        break;
+      case ParamRole::kNorm:
+      case ParamRole::kVision:
+      case ParamRole::kAudio:
+      case ParamRole::kMtp:
+        break;
+    }
+    if (part == nullptr) continue;
+    part->params[g.format.name] += g.Params();
+    part->formats.emplace(g.format.name, g.format);
   }
+  auto pick = [&](const Part& part) {
+    const std::string* best = nullptr;
+    std::int64_t most = -1;
+    for (const auto& [name, n] : part.params) {
+      if (n > most) {
+        most = n;
+        best = &name;
+      }
+    }
+    return best == nullptr ? *dtype : AsElement(part.formats.at(*best));
+  };
+  return PartFormats{pick(dense), pick(experts), pick(other)};
+}
+
+Result<WeightBytes> ComputeWeightBytes(const ModelShape& model, const std::string& format) {
+  WeightFormat named;
+  const bool is_auto = format == "auto";
+  if (!is_auto) {
+    auto f = WeightFormatFromElement(format);
+    if (!f) return Error("--weight-format: " + f.error().message());
+    named = *f;
+  }
+  auto dtype = WeightFormatFromElement(model.dtype);
+  if (!dtype) return dtype.error();
+  std::int64_t total = 0, active = 0, experts = 0, towers = 0;
+  const std::vector<WeightGroup> by_role =
+      model.weights.empty() ? GroupsFromParams(model, *dtype) : std::vector<WeightGroup>();
+  for (const WeightGroup& g : model.weights.empty() ? by_role : model.weights) {
+    if (g.role == ParamRole::kMtp) continue;
+    const WeightFormat& f = is_auto ? g.format : (InBlocks(g) ? named : *dtype);
+    const std::int64_t one = f.Bits(g.rows, g.cols);
+    total += one * g.copies;
+    if (g.role == ParamRole::kRoutedExperts) {
+      experts += one * g.copies;
+      active += one * g.active_copies;
+    } else if (Tower(g)) {
+      towers += one * g.copies;
+    } else {
+      active += one * g.copies;
+    }
+  }
+  WeightBytes w;
+  w.total = BitsToBytes(total);
+  w.active = BitsToBytes(active);
+  w.routed_experts = BitsToBytes(experts);
+  w.towers = BitsToBytes(towers);
+  w.description = is_auto
+                      ? (model.weight_description.empty() ? dtype->name : model.weight_description)
+                      : named.name + " linear, " + dtype->name + " embeddings/norms/towers";
   return w;
 }
 

@@ -73,7 +73,7 @@ Status ProviderCacheOptionsFit(const ReadState& state, Scenario* s) {
 Status PrefixCacheFitsModel(const ReadState& state, Scenario* s) {
   if (s->pricing || !s->prefix_cache.enabled) return OkStatus();
   auto model = LoadModel(s->model.name, Overrides(*s));
-  if (!model || model->CountLayers(LayerKind::kLinearState) == 0) return OkStatus();
+  if (!model || !model->HasState()) return OkStatus();
   const std::string at = state.Given("/prefix_cache/enabled") ? state.At("/prefix_cache/enabled")
                                                               : "/prefix_cache/enabled";
   return state.source().Bad(at,

@@ -253,8 +253,7 @@ std::vector<Case> ScenarioAndModelCases() {
       // Line 8 is `  "rope_theta": NaN`: the N is its 17th character.
       {"kv --model " + kDir + "config_nan.json -o {OUT}",
        "kvbill kv: " + kDir +
-           "config_nan.json:8:17: not valid JSON: syntax error while parsing value - invalid "
-           "literal; last read: '\"rope_theta\": N'\n"},
+           "config_nan.json: num_key_value_heads: must be a positive integer, got NaN\n"},
       {"fit --model " + kDir + "config_negative.json --gpu h100-sxm --context 32k -o {OUT}",
        "kvbill fit: " + kDir +
            "config_negative.json: num_key_value_heads: must be a positive integer, got -8\n"},

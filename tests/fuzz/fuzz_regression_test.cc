@@ -143,13 +143,18 @@ TEST(FuzzRegressionTest, LiteLlmProviderThatIsNotAStringIsAnError) {
 }
 
 // Found beside finding 6 by reading for the same pattern: a quantization
-// method that is not a string threw the same way; it now counts as none.
-TEST(FuzzRegressionTest, QuantMethodThatIsNotAStringIsIgnored) {
+// method that is not a string threw the same way. It is an error naming the
+// field (kvbill cannot tell how such weights are stored), not a crash.
+TEST(FuzzRegressionTest, QuantMethodThatIsNotAStringIsAnError) {
   const std::string config =
       R"({"hidden_size":4096,"num_hidden_layers":32,"num_attention_heads":32,)"
       R"("num_key_value_heads":8,"vocab_size":128256,"intermediate_size":14336,)"
       R"("quantization_config":{"quant_method":7}})";
-  EXPECT_TRUE(ParseHfConfig(config, "c.json", "c").ok());
+  auto m = ParseHfConfig(config, "c.json", "c");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().message(),
+            "c.json: quantization_config.quant_method: unknown method 7 (known: fp8, mxfp4, "
+            "compressed-tensors, modelopt, awq, gptq)");
 }
 
 }  // namespace

@@ -82,7 +82,7 @@ TEST(HfConfigTest, LayerKindsFollowEachFamilysRule) {
   const ModelShape jamba = Catalog("jamba-1.5-mini");
   EXPECT_EQ(jamba.CountLayers(LayerKind::kFullAttention), 4);
   EXPECT_EQ(jamba.layers[4].kind, LayerKind::kFullAttention);
-  EXPECT_EQ(jamba.CountLayers(LayerKind::kLinearState), 28);
+  EXPECT_EQ(jamba.CountLayers(LayerKind::kMambaState), 28);
   // Qwen3-Next: full every 4th layer (3, 7, ...) -> 12 full, 36 linear.
   const ModelShape next = Catalog("qwen3-next-80b-a3b");
   EXPECT_EQ(next.CountLayers(LayerKind::kFullAttention), 12);
@@ -196,8 +196,10 @@ TEST(HfConfigTest, FalconMultiQueryMeansOneKvHead) {
 }
 
 TEST(HfConfigTest, QwenSlidingWindowAppliesFromMaxWindowLayers) {
+  // Qwen2Config's num_key_value_heads defaults to 32: a toy says its own.
   const std::string base = std::string(kSmall) + R"(, "model_type": "qwen2",
-      "num_hidden_layers": 4, "sliding_window": 32, "max_window_layers": 2)";
+      "num_key_value_heads": 4, "num_hidden_layers": 4, "sliding_window": 32,
+      "max_window_layers": 2)";
   EXPECT_EQ(
       Inline(base + R"(, "use_sliding_window": false})").CountLayers(LayerKind::kSlidingWindow), 0);
   const ModelShape on = Inline(base + R"(, "use_sliding_window": true})");
@@ -253,8 +255,8 @@ TEST(HfConfigTest, BadConfigsNameTheFileAndField) {
   EXPECT_EQ(ErrorOf(std::string(kSmall) + R"(, "num_key_value_heads": 3})"),
             "bad.json: num_key_value_heads: 3 does not divide num_attention_heads 4");
   EXPECT_EQ(ErrorOf(std::string(kSmall) + R"(, "layer_types": ["full_attention", "banana"]})"),
-            "bad.json: layer_types[1]: unknown layer type \"banana\" (known: full_attention, "
-            "sliding_attention, chunked_attention, linear_attention, mamba)");
+            "bad.json: layer_types[1]: unknown layer type \"banana\" for model_type \"\" (known: "
+            "full_attention, sliding_attention, chunked_attention, linear_attention, mamba, conv)");
   EXPECT_EQ(ErrorOf(std::string(kSmall) + R"(, "layer_types": ["sliding_attention",
                                                "full_attention"]})"),
             "bad.json: sliding_window: missing, but some layers use sliding attention");

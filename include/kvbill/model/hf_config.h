@@ -1,11 +1,17 @@
 // Building a ModelShape from a Hugging Face config.json as published.
 //
-// The rules for every shape kvbill understands (GQA, MQA, MLA, sliding
-// window, chunked attention, hybrid linear-attention / SSM layers, MoE) and
-// the default applied when a key is absent are in docs/models.md. A config
-// that cannot be sized is an error naming the file and the field, e.g.
+// The config is read the way transformers' configuration classes read it:
+// the text config of multimodal configs, the class defaults of the
+// model_type for absent or null keys, per-layer lists, and Python's JSON
+// dialect (NaN, Infinity). Each family's rule gives every layer its kind
+// (full, sliding, chunked, MLA, MLA + sparse indexer, linear attention,
+// Mamba, short convolution, no-op) with its own heads and head dims; the
+// towers and quantization_config size the weights. docs/models.md is the
+// specification. A config that cannot be sized is an error naming the file
+// and the field, e.g.
 //   "my.json: num_hidden_layers: missing"
 //   "my.json: text_config.num_key_value_heads: must be a positive integer, got -8"
+// and one whose layer kinds kvbill cannot tell names the key and the model type.
 #ifndef KVBILL_MODEL_HF_CONFIG_H_
 #define KVBILL_MODEL_HF_CONFIG_H_
 
@@ -31,15 +37,18 @@ struct ConfigOverride {
 Result<ConfigOverride> ParseConfigOverride(std::string_view text);
 
 // Interprets config.json text. `source` names the file in errors and becomes
-// ModelShape::source; `name` becomes ModelShape::name.
+// ModelShape::source; `name` becomes ModelShape::name. `text_only` leaves
+// the vision and audio towers out of the weights.
 Result<ModelShape> ParseHfConfig(std::string_view json_text, const std::string& source,
                                  const std::string& name,
-                                 const std::vector<ConfigOverride>& overrides = {});
+                                 const std::vector<ConfigOverride>& overrides = {},
+                                 bool text_only = false);
 
 // Loads a model by bundled catalog name ("qwen3-32b") or by path to a
 // config.json. Error lists the catalog names when neither matches.
 Result<ModelShape> LoadModel(const std::string& name_or_path,
-                             const std::vector<ConfigOverride>& overrides = {});
+                             const std::vector<ConfigOverride>& overrides = {},
+                             bool text_only = false);
 
 struct CatalogModel {
   std::string name;         // short name, the file stem in scenarios/models/

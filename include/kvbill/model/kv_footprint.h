@@ -2,10 +2,13 @@
 //
 //   full / sliding / chunked layer: kv_heads * (K vector + V vector) per token
 //   MLA layer: one latent vector of latent_dim elements per token
+//   MLA + sparse indexer: the latent, plus an indexer key of indexer_dim
+//     elements in fp8 with an fp32 scale per 128 (whatever the KV format)
 //   footprint(ctx) = sum over layers of bytes_per_token(layer) * resident(layer, ctx)
 //   resident: full, MLA: ctx; sliding: min(ctx, window);
 //             chunked: tokens of the current chunk, ctx - window * floor((ctx - 1) / window)
-// Linear-state layers add a constant per sequence, reported separately.
+// State layers (linear attention, Mamba, short convolution) add a constant
+// per sequence, reported separately.
 //
 // Block rounding follows paged allocators (vLLM): a layer holds whole blocks
 // of `block_size` token positions aligned to position 0, so the resident
@@ -26,7 +29,8 @@ namespace kvbill {
 
 // Bits one token adds to `layer`'s cache on one GPU when the layer's KV heads
 // are split over `tensor_parallel` GPUs (replicated when fewer heads than
-// GPUs; an MLA latent is replicated). 0 for linear-state layers.
+// GPUs; an MLA latent and its indexer key are replicated). 0 for state and
+// no-op layers.
 std::int64_t LayerBitsPerToken(const LayerShape& layer, const ElementFormat& format,
                                int tensor_parallel = 1);
 
@@ -56,8 +60,14 @@ SequenceFootprint Footprint(const ModelShape& model, const ElementFormat& format
 SequenceFootprint PeakFootprint(const ModelShape& model, const ElementFormat& format, Tokens ctx,
                                 Tokens block_size, int tensor_parallel = 1);
 
-// Constant per-sequence state bytes of linear-state layers on one GPU.
+// Constant per-sequence state bytes of state layers on one GPU.
 Bytes StateBytesPerSequence(const ModelShape& model, int tensor_parallel = 1);
+
+// Bits of one state layer's per-sequence state on one GPU, with the
+// convolution state in `state_bits` per element (the model's state format)
+// and the recurrent state in the layer's own bits when it has them. 0 for
+// layers without state.
+std::int64_t LayerStateBits(const LayerShape& layer, int state_bits, int tensor_parallel = 1);
 
 }  // namespace kvbill
 

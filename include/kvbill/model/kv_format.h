@@ -47,6 +47,38 @@ Result<ElementFormat> ParseElementFormat(std::string_view name);
 // The canonical names ParseElementFormat accepts, for help texts.
 std::vector<std::string> ElementFormatNames();
 
+// How one weight matrix of rows x cols elements is stored: element bits plus
+// the scale (and zero-point) metadata of its quantization scheme. Groups run
+// along cols (the input features) and never straddle two rows:
+//   bits = rows * cols * element_bits
+//        + rows * ceil(cols / group_size) * group_bits      (per-group scales)
+//        + ceil(rows / block_rows) * ceil(cols / block_cols) * block_bits
+//        + rows * row_bits + cols * col_bits + tensor_bits
+// e.g. DeepSeek-V3's fp8 with one fp32 scale per 128 x 128 block, NVFP4's
+// fp8 scale per 16 elements plus two fp32 per-tensor scales, GPTQ's fp16
+// scale and packed zero point per group plus an int32 g_idx per column.
+struct WeightFormat {
+  std::string name;  // e.g. "bf16", "fp8-e4m3 (128x128 blocks)", "int4-g32 (compressed-tensors)"
+  std::string compute =
+      "bf16";  // the ElementFormat matmuls run in (weight-only formats: the dtype)
+  int element_bits = 16;
+  int group_size = 0;
+  int group_bits = 0;
+  int block_rows = 0;
+  int block_cols = 0;
+  int block_bits = 0;
+  int row_bits = 0;
+  int col_bits = 0;
+  int tensor_bits = 0;
+
+  // Bits to store one rows x cols matrix. Preconditions: rows, cols >= 0.
+  std::int64_t Bits(std::int64_t rows, std::int64_t cols) const;
+};
+
+// The weight format of an ElementFormat name (--weight-format): its element
+// bits and group metadata; fp8 adds one fp32 scale per tensor.
+Result<WeightFormat> WeightFormatFromElement(std::string_view name);
+
 }  // namespace kvbill
 
 #endif  // KVBILL_MODEL_KV_FORMAT_H_

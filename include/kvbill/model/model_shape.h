@@ -2,9 +2,16 @@
 // its weights and its FLOPs, layer by layer. Built from a Hugging Face
 // config.json by hf_config.h; spec of the rules in docs/models.md.
 //
-// Invariants: layers is non-empty; every attention layer has kv_heads > 0
-// and head dims > 0; latent layers have latent_dim > 0; sliding and chunked
-// layers have window > 0; linear-state layers have state_elements > 0.
+// The layer inventory (`layers`) has one entry per cache a decoder layer
+// keeps: a KV cache (full, sliding, chunked, MLA, MLA + sparse indexer), a
+// constant per-sequence state (linear attention, Mamba, short convolution),
+// or nothing (no-op). A decoder layer that runs attention and a Mamba mixer
+// side by side (Falcon-H1) has two entries with the same `index`.
+//
+// Invariants: layers is non-empty; entries are ordered by index; every
+// per-token entry has kv_heads > 0 and head dims > 0 (latent entries
+// latent_dim > 0 instead); sliding and chunked entries have window > 0;
+// state entries have a positive state size.
 #ifndef KVBILL_MODEL_MODEL_SHAPE_H_
 #define KVBILL_MODEL_MODEL_SHAPE_H_
 
@@ -18,33 +25,64 @@
 namespace kvbill {
 
 enum class LayerKind {
-  kFullAttention,     // keeps K and V of every token
-  kLatentAttention,   // MLA: one compressed latent + decoupled rope key per token
-  kSlidingWindow,     // keeps K and V of the last `window` tokens
-  kChunkedAttention,  // keeps K and V of the tokens of the current `window`-token chunk
-  kLinearState,       // linear attention / SSM: a constant state per sequence
+  kFullAttention,          // keeps K and V of every token
+  kLatentAttention,        // MLA: one compressed latent + decoupled rope key per token
+  kSlidingWindow,          // keeps K and V of the last `window` tokens
+  kChunkedAttention,       // keeps K and V of the tokens of the current `window`-token chunk
+  kLinearState,            // linear attention (lightning, gated DeltaNet): a constant state
+  kSparseLatentAttention,  // MLA + sparse-attention indexer: the latent and an indexer key per
+                           // token
+  kMambaState,             // Mamba-1/2 mixer: convolution + SSM state per sequence
+  kConvState,              // short convolution (LFM2): the last kernel-1 inputs per sequence
+  kNoOp,                   // keeps nothing (NAS no-op attention, MLP-only layers)
 };
 
-// "full", "mla", "sliding", "chunked", "linear".
+// "full", "mla", "sliding", "chunked", "linear", "mla_indexer", "mamba",
+// "conv", "none".
 const char* LayerKindName(LayerKind kind);
+
+// Every kind, in the order reports list them.
+const std::vector<LayerKind>& AllLayerKinds();
 
 struct LayerShape {
   LayerKind kind = LayerKind::kFullAttention;
-  // Query heads and their dims, for attention FLOPs (0 for linear-state layers).
+  int index = 0;  // the decoder layer this entry belongs to
+  // Query heads and their dims, for attention FLOPs (0 for state entries).
   std::int64_t query_heads = 0;
   std::int64_t qk_head_dim = 0;
   std::int64_t v_head_dim = 0;
   // Cached K/V heads (full, sliding, chunked). K vectors have qk_head_dim
-  // elements, V vectors v_head_dim.
+  // elements, V vectors v_head_dim; 0 for V means the layer caches K only
+  // (K and V are the same tensor).
   std::int64_t kv_heads = 0;
   // MLA: elements of the cached latent per token (kv_lora_rank + qk_rope_head_dim).
   std::int64_t latent_dim = 0;
+  // MLA + sparse indexer: elements of the indexer key per token. The key is
+  // stored in fp8 with one fp32 scale per 128 elements whatever the KV
+  // format, as DeepSeek's reference code and vLLM keep it.
+  std::int64_t indexer_dim = 0;
   // Sliding window or chunk size, in tokens (sliding and chunked layers).
   Tokens window = 0;
-  // Linear-state layers: elements of recurrent + convolution state per sequence.
-  std::int64_t state_elements = 0;
+  // State entries: elements kept per sequence. The convolution state is in
+  // the model's state format; the recurrent (SSM / linear-attention) state in
+  // `recurrent_state_bits` bits per element (0: the state format too).
+  std::int64_t conv_state_elements = 0;
+  std::int64_t recurrent_state_elements = 0;
+  int recurrent_state_bits = 0;
 
-  bool KeepsPerTokenKv() const { return kind != LayerKind::kLinearState; }
+  bool KeepsPerTokenKv() const {
+    return kind == LayerKind::kFullAttention || kind == LayerKind::kLatentAttention ||
+           kind == LayerKind::kSlidingWindow || kind == LayerKind::kChunkedAttention ||
+           kind == LayerKind::kSparseLatentAttention;
+  }
+  bool HoldsState() const {
+    return kind == LayerKind::kLinearState || kind == LayerKind::kMambaState ||
+           kind == LayerKind::kConvState;
+  }
+  bool IsLatent() const {
+    return kind == LayerKind::kLatentAttention || kind == LayerKind::kSparseLatentAttention;
+  }
+  std::int64_t StateElements() const { return conv_state_elements + recurrent_state_elements; }
 };
 
 // Parameter counts by role. Routed experts are counted once in
@@ -52,53 +90,102 @@ struct LayerShape {
 struct ParamCounts {
   std::int64_t embedding = 0;              // input token embedding
   std::int64_t lm_head = 0;                // output projection; 0 when tied to the embedding
-  std::int64_t attention = 0;              // attention projections, biases and q/k norms
+  std::int64_t attention = 0;              // attention projections, biases, q/k norms, indexers
   std::int64_t dense_mlp = 0;              // dense feed-forward layers
   std::int64_t routed_experts = 0;         // all routed experts of all MoE layers
   std::int64_t active_routed_experts = 0;  // experts_per_token of them per MoE layer
   std::int64_t shared_experts = 0;         // always-on experts of MoE layers
-  std::int64_t routers = 0;                // router / gate projections
-  std::int64_t linear_mixers = 0;          // SSM and linear-attention layers
+  std::int64_t routers = 0;                // router / gate projections and biases
+  std::int64_t linear_mixers = 0;          // SSM, linear-attention and convolution mixers
   std::int64_t norms = 0;                  // layer norms
+  std::int64_t vision = 0;                 // vision tower and its projector into the text model
+  std::int64_t audio = 0;                  // audio tower and its projector
+  std::int64_t mtp =
+      0;  // multi-token-prediction modules: in the checkpoint, unused by plain decoding
 
+  // What a server loads to decode: every parameter but the MTP modules.
   std::int64_t Total() const {
     return embedding + lm_head + attention + dense_mlp + routed_experts + shared_experts + routers +
-           linear_mixers + norms;
+           linear_mixers + norms + vision + audio;
   }
-  std::int64_t Active() const { return Total() - routed_experts + active_routed_experts; }
+  // Every tensor of the published checkpoint.
+  std::int64_t Checkpoint() const { return Total() + mtp; }
+  // What one generated token touches: the towers and the routed experts a
+  // token does not use are left out.
+  std::int64_t Active() const {
+    return Total() - routed_experts + active_routed_experts - vision - audio;
+  }
 };
 
 struct MoeShape {
   std::int64_t layers = 0;             // layers with routed experts
-  std::int64_t experts = 0;            // routed experts per MoE layer
-  std::int64_t experts_per_token = 0;  // top-k
-  std::int64_t params_per_expert = 0;
+  std::int64_t experts = 0;            // routed experts per MoE layer (the largest)
+  std::int64_t experts_per_token = 0;  // top-k (the largest)
+  std::int64_t params_per_expert = 0;  // of the first MoE layer
 };
 
-// How the published checkpoint stores its weights (from torch_dtype and
-// quantization_config): linear layers of the experts may differ from the rest.
-struct NativeWeightFormat {
-  std::string dense = "bf16";    // attention, dense MLP, shared experts, mixers
-  std::string experts = "bf16";  // routed experts
-  std::string other = "bf16";    // embeddings, lm_head, norms, routers
+// The role of a weight tensor, for counting and for which format stores it.
+enum class ParamRole {
+  kEmbedding,
+  kLmHead,
+  kAttention,
+  kDenseMlp,
+  kRoutedExperts,
+  kSharedExperts,
+  kRouter,
+  kLinearMixer,
+  kNorm,
+  kVision,
+  kAudio,
+  kMtp,
+};
+
+// One weight tensor of the checkpoint (or `copies` tensors of one shape,
+// for the experts of one layer). rows x cols elements each; quantization
+// groups run along cols (the input features).
+struct WeightGroup {
+  std::string
+      name;  // module name as the checkpoint spells it, e.g. "model.layers.3.self_attn.q_proj"
+  ParamRole role = ParamRole::kAttention;
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  std::int64_t copies = 1;         // experts of the layer
+  std::int64_t active_copies = 1;  // of them one token uses (routed experts: top-k)
+  bool linear = false;             // a matmul weight (quantizable), not a norm, bias or embedding
+  WeightFormat format;             // storage format in the checkpoint
+
+  std::int64_t Params() const { return rows * cols * copies; }
 };
 
 struct ModelShape {
   std::string name;          // catalog name or file stem
   std::string source;        // file the shape was read from
   std::string architecture;  // architectures[0] or model_type
+  std::string model_type;    // of the text config (e.g. "gemma3_text")
   std::int64_t hidden_size = 0;
   std::int64_t vocab_size = 0;
   Tokens max_position_embeddings = 0;  // 0 when the config does not say
   std::vector<LayerShape> layers;
   ParamCounts params;
   MoeShape moe;
-  NativeWeightFormat native_weights;
-  // Linear-state layers keep their state in this format (the model dtype).
+  // Every weight tensor (grouped), with the format the checkpoint stores it
+  // in; params is their sum by role.
+  std::vector<WeightGroup> weights;
+  std::string weight_description;  // e.g. "fp8-block128 linear, bf16 other"
+  // The model's 16/32-bit type (torch_dtype): unquantized tensors, states.
+  std::string dtype = "bf16";
+  // The ElementFormat the checkpoint's dense (non-expert) linear layers
+  // compute in: "fp8-e4m3" for DeepSeek-V3, the dtype for weight-only int4.
+  std::string compute_format = "bf16";
+  // State entries keep their state in this format (the model dtype).
   std::string state_format = "bf16";
 
-  // Number of layers of `kind`.
+  // Number of inventory entries of `kind`.
   int CountLayers(LayerKind kind) const;
+  // Decoder layers (the largest index + 1).
+  int DecoderLayers() const;
+  // Whether any entry keeps a constant per-sequence state.
+  bool HasState() const;
   // Largest kv_heads over the attention layers (the tensor-parallel split unit).
   std::int64_t MaxKvHeads() const;
   // Query heads of the first attention layer (tensor parallelism must divide them).

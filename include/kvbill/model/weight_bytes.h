@@ -1,18 +1,20 @@
 // Bytes of a model's weights in a given storage format.
 //
-// "auto" keeps the checkpoint's own formats (ModelShape::native_weights:
-// e.g. DeepSeek-V3 ships fp8 linear layers, gpt-oss MXFP4 experts). A named
-// format applies to every linear layer inside the blocks (attention, MLPs,
-// experts, shared experts, SSM mixers); embeddings, lm_head, norms and
-// routers stay in the checkpoint's 16-bit type, as serving engines keep them.
-// Block-scale metadata of fp8 checkpoints (one fp32 per 128x128) is below
-// 0.01% and not counted; formats with per-group scales (nvfp4, mxfp4, intN)
-// include theirs.
+// "auto" keeps the checkpoint's own formats (ModelShape::weights: each
+// tensor's format from torch_dtype and quantization_config, scales and
+// zero points included: DeepSeek-V3's fp8 with an fp32 scale per 128 x 128
+// block, gpt-oss's MXFP4 experts, Kimi K2.5's int4 experts with a bf16
+// scale per 32). A named format applies to every linear layer inside the
+// blocks (attention, MLPs, experts, shared experts, SSM mixers);
+// embeddings, lm_head, norms, routers and the vision / audio towers stay in
+// the checkpoint's dtype, as serving engines keep them. MTP modules are not
+// loaded without speculative decoding and are left out.
 #ifndef KVBILL_MODEL_WEIGHT_BYTES_H_
 #define KVBILL_MODEL_WEIGHT_BYTES_H_
 
 #include <string>
 
+#include "kvbill/model/kv_format.h"
 #include "kvbill/model/model_shape.h"
 #include "kvbill/util/result.h"
 #include "kvbill/util/units.h"
@@ -20,14 +22,29 @@
 namespace kvbill {
 
 struct WeightBytes {
-  Bytes total = 0;           // every parameter
-  Bytes active = 0;          // what one token reads: all but the unused routed experts
+  Bytes total = 0;           // every tensor a server loads
+  Bytes active = 0;          // what one decode step reads per token: no unused experts, no towers
   Bytes routed_experts = 0;  // all routed experts (part of total)
-  std::string description;   // e.g. "bf16" or "fp8-e4m3 linear, mxfp4 experts, bf16 other"
+  Bytes towers = 0;          // vision and audio towers (part of total, not of active)
+  std::string description;   // e.g. "bf16" or "int4-g32 (compressed-tensors) 96.1%, bf16 3.9%"
 };
 
 // `format` is "auto" or a name ParseElementFormat accepts.
 Result<WeightBytes> ComputeWeightBytes(const ModelShape& model, const std::string& format);
+
+// The checkpoint's storage format of each part of the model, for cost models
+// that take one format per part: the format holding most of the part's
+// parameters, as an ElementFormat (element bits and per-group or per-row
+// scales; block and per-tensor scales, under 0.01 bits per weight, are left
+// out). `dense`: attention, dense MLP, shared-expert and mixer weights;
+// `experts`: routed experts; `other`: embeddings, lm_head and routers. A part
+// the model lacks gets the dtype. Towers and MTP modules are not counted.
+struct PartFormats {
+  ElementFormat dense;
+  ElementFormat experts;
+  ElementFormat other;
+};
+Result<PartFormats> NativePartFormats(const ModelShape& model);
 
 }  // namespace kvbill
 

@@ -1,0 +1,1535 @@
+// Family rules. Each rule names the modeling code it follows; the
+// parameter formulas of the blocks are in model_builder.cc.
+#include "model/families.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <set>
+
+namespace kvbill::model_config {
+namespace {
+
+enum class Family {
+  kGeneric,        // Llama-style decoder: attention + MLP or MoE per layer
+  kFalcon,         // fused QKV, LayerNorms with bias, ungated MLP
+  kBloom,          // ALiBi, LayerNorms with bias, ungated MLP, embedding LayerNorm
+  kJamba,          // Mamba-1 + attention every attn_layer_period
+  kNemotronH,      // hybrid_override_pattern: M Mamba-2, * attention, - MLP, E MoE
+  kNemotronNas,    // DeciLM block_configs
+  kGraniteHybrid,  // layer_types mamba / attention, Mamba-2
+  kFalconH1,       // attention and Mamba-2 side by side in every layer
+  kLfm2,           // short convolutions + attention
+  kGatedDeltaNet,  // Qwen3-Next / Qwen3.5: gated DeltaNet + gated attention
+  kLightning,      // MiniMax-Text-01 / M1: lightning + softmax attention
+  kMimoV2,         // MiMo-V2-Flash: hybrid_layer_pattern, separate SWA heads
+  kHunyuan,        // Hunyuan MoE: per-layer lists, mixed MLP + MoE
+};
+
+enum class QkNorm {
+  kNone,
+  kPerHead,        // a norm over head_dim for q and one for k (Qwen3, Gemma 3)
+  kPerHeadIfFlag,  // kPerHead when use_qk_norm is true (GLM-4.5, Hunyuan)
+  kFullWidth,      // over all heads: heads x head_dim and kv_heads x head_dim (MiniMax-M2)
+};
+
+struct Style {
+  const char* model_type;
+  Family family;
+  const char* modeling;  // the modeling code the rule follows
+  QkNorm qk_norm = QkNorm::kNone;
+  int norms_per_layer = 2;
+  bool qkv_bias_always = false;  // Qwen2: q, k, v biases whatever attention_bias says
+  bool o_bias_with_qkv = true;   // attention_bias also puts a bias on the output projection
+  bool gated_mlp = true;
+  bool layer_norm_bias = false;
+  bool mtp_has_embeddings = false;  // DeepSeek-style MTP modules carry embedding and head copies
+};
+
+// clang-format off
+const Style kStyles[] = {
+  {"bloom", Family::kBloom, "transformers bloom/modeling_bloom.py", QkNorm::kNone, 2, true, true, false, true},
+  {"cohere2", Family::kGeneric, "transformers cohere2/modeling_cohere2.py", QkNorm::kNone, 1},
+  {"deepseek_v2", Family::kGeneric, "transformers deepseek_v2/modeling_deepseek_v2.py"},
+  {"deepseek_v3", Family::kGeneric, "transformers deepseek_v3/modeling_deepseek_v3.py", QkNorm::kNone, 2, false, true, true, false, true},
+  {"deepseek_v32", Family::kGeneric, "DeepSeek-V3.2 inference/model.py; vLLM deepseek_v2.py (indexer)", QkNorm::kNone, 2, false, true, true, false, true},
+  {"exaone4", Family::kGeneric, "transformers exaone4/modeling_exaone4.py", QkNorm::kPerHead},
+  {"falcon", Family::kFalcon, "transformers falcon/modeling_falcon.py", QkNorm::kNone, 2, false, true, false, true},
+  {"falcon_h1", Family::kFalconH1, "transformers falcon_h1/modeling_falcon_h1.py"},
+  {"gemma", Family::kGeneric, "transformers gemma/modeling_gemma.py"},
+  {"gemma2", Family::kGeneric, "transformers gemma2/modeling_gemma2.py", QkNorm::kNone, 4},
+  {"gemma3", Family::kGeneric, "transformers gemma3/modeling_gemma3.py", QkNorm::kPerHead, 4},
+  {"gemma3_text", Family::kGeneric, "transformers gemma3/modeling_gemma3.py", QkNorm::kPerHead, 4},
+  {"glm4_moe", Family::kGeneric, "transformers glm4_moe/modeling_glm4_moe.py", QkNorm::kPerHeadIfFlag, 2, false, false, true, false, true},
+  {"glm4_moe_lite", Family::kGeneric, "transformers glm4_moe_lite/modeling_glm4_moe_lite.py", QkNorm::kNone, 2, false, true, true, false, true},
+  {"glm_moe_dsa", Family::kGeneric, "transformers glm_moe_dsa/modeling_glm_moe_dsa.py", QkNorm::kNone, 2, false, true, true, false, true},
+  {"gpt_oss", Family::kGeneric, "transformers gpt_oss/modeling_gpt_oss.py"},
+  {"granite", Family::kGeneric, "transformers granite/modeling_granite.py"},
+  {"granitemoe", Family::kGeneric, "transformers granitemoe/modeling_granitemoe.py"},
+  {"granitemoehybrid", Family::kGraniteHybrid, "transformers granitemoehybrid/modeling_granitemoehybrid.py"},
+  {"hunyuan", Family::kHunyuan, "Tencent-Hunyuan/Hunyuan-A13B modeling (vLLM hunyuan_v1.py)", QkNorm::kPerHeadIfFlag},
+  {"hunyuan_v1_moe", Family::kHunyuan, "transformers hunyuan_v1_moe/modeling_hunyuan_v1_moe.py", QkNorm::kPerHeadIfFlag},
+  {"jamba", Family::kJamba, "transformers jamba/modeling_jamba.py"},
+  {"kimi_k2", Family::kGeneric, "transformers deepseek_v3/modeling_deepseek_v3.py (Kimi K2 is DeepseekV3)", QkNorm::kNone, 2, false, true, true, false, true},
+  {"lfm2", Family::kLfm2, "transformers lfm2/modeling_lfm2.py", QkNorm::kPerHead},
+  {"llama", Family::kGeneric, "transformers llama/modeling_llama.py"},
+  {"llama4", Family::kGeneric, "transformers llama4/modeling_llama4.py"},
+  {"llama4_text", Family::kGeneric, "transformers llama4/modeling_llama4.py"},
+  {"mimo", Family::kGeneric, "XiaomiMiMo/MiMo-7B modeling_mimo.py (Qwen2 + MTP layers)", QkNorm::kNone, 2, true},
+  {"mimo_v2_flash", Family::kMimoV2, "transformers mimo_v2_flash/modeling_mimo_v2_flash.py"},
+  {"minimax", Family::kLightning, "transformers minimax/modeling_minimax.py"},
+  {"minimax_m1", Family::kLightning, "MiniMax-AI/MiniMax-M1 modeling_minimax_m1.py"},
+  {"minimax_m2", Family::kGeneric, "transformers minimax_m2/modeling_minimax_m2.py", QkNorm::kFullWidth},
+  {"mistral", Family::kGeneric, "transformers mistral/modeling_mistral.py"},
+  {"mixtral", Family::kGeneric, "transformers mixtral/modeling_mixtral.py"},
+  {"nemotron-nas", Family::kNemotronNas, "nvidia DeciLM modeling_decilm.py (vLLM nemotron_nas.py)"},
+  {"nemotron_h", Family::kNemotronH, "transformers nemotron_h/modeling_nemotron_h.py", QkNorm::kNone, 1, false, true, false},
+  {"phi3", Family::kGeneric, "transformers phi3/modeling_phi3.py"},
+  {"phimoe", Family::kGeneric, "transformers phimoe/modeling_phimoe.py", QkNorm::kNone, 2, false, true, true, true},
+  {"qwen2", Family::kGeneric, "transformers qwen2/modeling_qwen2.py", QkNorm::kNone, 2, true},
+  {"qwen2_moe", Family::kGeneric, "transformers qwen2_moe/modeling_qwen2_moe.py", QkNorm::kNone, 2, true},
+  {"qwen2_vl", Family::kGeneric, "transformers qwen2_vl/modeling_qwen2_vl.py", QkNorm::kNone, 2, true},
+  {"qwen2_5_vl", Family::kGeneric, "transformers qwen2_5_vl/modeling_qwen2_5_vl.py", QkNorm::kNone, 2, true},
+  {"qwen3", Family::kGeneric, "transformers qwen3/modeling_qwen3.py", QkNorm::kPerHead},
+  {"qwen3_5_moe_text", Family::kGatedDeltaNet, "transformers qwen3_5_moe/modeling_qwen3_5_moe.py", QkNorm::kPerHead},
+  {"qwen3_5_text", Family::kGatedDeltaNet, "transformers qwen3_5/modeling_qwen3_5.py", QkNorm::kPerHead},
+  {"qwen3_moe", Family::kGeneric, "transformers qwen3_moe/modeling_qwen3_moe.py", QkNorm::kPerHead},
+  {"qwen3_next", Family::kGatedDeltaNet, "transformers qwen3_next/modeling_qwen3_next.py", QkNorm::kPerHead},
+  {"qwen3_vl_moe_text", Family::kGeneric, "transformers qwen3_vl_moe/modeling_qwen3_vl_moe.py", QkNorm::kPerHead},
+  {"qwen3_vl_text", Family::kGeneric, "transformers qwen3_vl/modeling_qwen3_vl.py", QkNorm::kPerHead},
+  {"smollm3", Family::kGeneric, "transformers smollm3/modeling_smollm3.py"},
+};
+// clang-format on
+
+const Style* FindStyle(const std::string& model_type) {
+  for (const Style& s : kStyles) {
+    if (model_type == s.model_type) return &s;
+  }
+  return nullptr;
+}
+
+// Keys that tell of layers the generic reading does not understand; an
+// unknown model_type carrying one is an error, not a guess.
+constexpr std::array<const char*, 15> kStructureHints = {
+    "mamba",      "ssm_",      "conv_",  "linear_", "hybrid", "block_config", "layers_block_type",
+    "global_",    "kv_shared", "k_eq_v", "use_cla", "swa_",   "full_attn",    "layer_pattern",
+    "cross_layer"};
+
+Result<std::string> UnknownStructureKey(const Fields& f) {
+  if (!f.object().is_object()) return std::string();
+  for (const auto& [key, value] : f.object().items()) {
+    if (value.is_null() || value == false) continue;
+    for (const char* hint : kStructureHints) {
+      if (key.find(hint) != std::string::npos) return key;
+    }
+  }
+  return std::string();
+}
+
+// The family of a config whose model_type has no rule, from the keys only
+// one family writes (the conventions of their modeling code).
+Family DetectFamily(const Fields& f) {
+  if (f.Has("hybrid_override_pattern")) return Family::kNemotronH;
+  if (f.Has("block_configs")) return Family::kNemotronNas;
+  if (f.Has("attn_type_list")) return Family::kLightning;
+  if (f.Has("linear_num_value_heads")) return Family::kGatedDeltaNet;
+  if (f.Has("hybrid_layer_pattern")) return Family::kMimoV2;
+  if (f.Has("conv_L_cache")) return Family::kLfm2;
+  if (f.Has("attn_layer_period") && f.Has("mamba_d_state")) return Family::kJamba;
+  return Family::kGeneric;
+}
+
+// What a layer mixes tokens with.
+enum class Mixer { kFull, kSliding, kChunked, kLatent, kLinear, kMamba, kConv, kNone };
+
+struct Dims {
+  Int layers = 0, hidden = 0, vocab = 0;
+  std::vector<Int> heads, kv_heads;
+  Int head_dim = 0, v_head_dim = 0;
+  Int intermediate = 0;
+  bool mla = false, sparse = false;
+  Int kv_lora = 0, q_lora = 0, rope = 0, nope = 0, v_head = 0, index_heads = 0, index_dim = 0;
+};
+
+Result<Dims> ReadDims(const Fields& f, const std::string& model_type) {
+  Dims d;
+  auto layers = f.RequiredInt({"num_hidden_layers", "n_layer", "num_layers"});
+  if (!layers) return layers.error();
+  d.layers = *layers;
+  if (d.layers > 100000) return f.Bad("num_hidden_layers", "is above 100,000");
+  auto hidden = f.RequiredInt({"hidden_size", "n_embd", "n_embed", "d_model"});
+  if (!hidden) return hidden.error();
+  d.hidden = *hidden;
+  auto heads = f.FirstPerLayerInt({"num_attention_heads", "n_head", "num_heads"}, d.layers);
+  if (!heads) return heads.error();
+  if (!heads->has_value()) return f.Bad("num_attention_heads", "missing");
+  d.heads = **heads;
+
+  // KV heads. Falcon: new_decoder_architecture reads num_kv_heads, else
+  // multi_query means one KV head. GPT-BigCode: multi_query means one.
+  auto kv = f.FirstPerLayerInt({"num_key_value_heads", "num_kv_heads", "n_head_kv"}, d.layers);
+  if (!kv) return kv.error();
+  auto new_arch = f.Bool("new_decoder_architecture", false);
+  if (!new_arch) return new_arch.error();
+  auto multi_query = f.Bool("multi_query", false);
+  if (!multi_query) return multi_query.error();
+  if (model_type == "falcon" && !*new_arch) {
+    d.kv_heads = *multi_query ? std::vector<Int>(d.heads.size(), 1) : d.heads;
+  } else if (kv->has_value()) {
+    d.kv_heads = **kv;
+  } else if (*multi_query) {
+    d.kv_heads.assign(d.heads.size(), 1);
+  } else {
+    d.kv_heads = d.heads;
+  }
+  for (std::size_t i = 0; i < d.heads.size(); ++i) {
+    if (d.kv_heads[i] > d.heads[i]) {
+      return f.Bad("num_key_value_heads", "is " + std::to_string(d.kv_heads[i]) +
+                                              ", more than num_attention_heads " +
+                                              std::to_string(d.heads[i]));
+    }
+    if (d.heads[i] % d.kv_heads[i] != 0) {
+      return f.Bad("num_key_value_heads", std::to_string(d.kv_heads[i]) +
+                                              " does not divide num_attention_heads " +
+                                              std::to_string(d.heads[i]));
+    }
+  }
+
+  auto head_dim = f.FirstInt({"head_dim", "attention_head_dim"});
+  if (!head_dim) return head_dim.error();
+  if (head_dim->has_value()) {
+    d.head_dim = **head_dim;
+  } else if (d.hidden % d.heads[0] == 0) {
+    d.head_dim = d.hidden / d.heads[0];
+  } else {
+    return f.Bad("head_dim", "missing, and hidden_size " + std::to_string(d.hidden) +
+                                 " is not divisible by num_attention_heads " +
+                                 std::to_string(d.heads[0]));
+  }
+  auto vocab = f.RequiredInt({"vocab_size"});
+  if (!vocab) return vocab.error();
+  d.vocab = *vocab;
+  auto v_dim = f.IntOr("v_head_dim", d.head_dim);
+  if (!v_dim) return v_dim.error();
+  d.v_head_dim = *v_dim;
+
+  auto inter = f.FirstInt({"intermediate_size", "n_inner", "ffn_hidden_size"});
+  if (!inter) return inter.error();
+  d.intermediate = inter->value_or(4 * d.hidden);
+
+  // Multi-head latent attention (DeepSeek-V2/V3 family).
+  auto kv_lora = f.OptionalInt("kv_lora_rank");
+  if (!kv_lora) return kv_lora.error();
+  if (kv_lora->has_value()) {
+    d.mla = true;
+    d.kv_lora = **kv_lora;
+    auto rope = f.RequiredInt({"qk_rope_head_dim"});
+    if (!rope) return rope.error();
+    auto nope = f.RequiredInt({"qk_nope_head_dim"});
+    if (!nope) return nope.error();
+    auto v = f.RequiredInt({"v_head_dim"});
+    if (!v) return v.error();
+    auto q_lora = f.OptionalInt("q_lora_rank");
+    if (!q_lora) return q_lora.error();
+    d.rope = *rope;
+    d.nope = *nope;
+    d.v_head = *v;
+    d.q_lora = q_lora->value_or(0);
+    // DeepSeek Sparse Attention: a lightning indexer beside the latent.
+    if (f.Has("index_topk") || f.Has("index_head_dim")) {
+      auto index_dim = f.RequiredInt({"index_head_dim"});
+      if (!index_dim) return index_dim.error();
+      auto index_heads = f.RequiredInt({"index_n_heads"});
+      if (!index_heads) return index_heads.error();
+      d.sparse = true;
+      d.index_dim = *index_dim;
+      d.index_heads = *index_heads;
+    }
+  }
+  return d;
+}
+
+// Per-layer mixers from the generic keys. Order of precedence in
+// docs/models.md ("Which kind each layer is").
+Result<std::vector<Mixer>> ResolveMixers(const Fields& f, const Dims& d,
+                                         const std::string& model_type, Family family) {
+  const Int n = d.layers;
+  const Mixer full = d.mla ? Mixer::kLatent : Mixer::kFull;
+  std::vector<Mixer> kinds(static_cast<std::size_t>(n), full);
+  auto at = [&](Int i) -> Mixer& { return kinds[static_cast<std::size_t>(i)]; };
+
+  if (f.Has("layer_types")) {
+    const json& types = f.Get("layer_types");
+    if (!types.is_array()) return f.Bad("layer_types", "must be a list of strings");
+    if (static_cast<Int>(types.size()) != n) {
+      return f.Bad("layer_types", "has " + std::to_string(types.size()) +
+                                      " entries, num_hidden_layers is " + std::to_string(n));
+    }
+    for (Int i = 0; i < n; ++i) {
+      const json& t = types[static_cast<std::size_t>(i)];
+      const std::string where = "layer_types[" + std::to_string(i) + "]";
+      if (!t.is_string()) return f.Bad(where, "must be a string, got " + Show(t));
+      const std::string s = t.get<std::string>();
+      if (s == "full_attention" || s == "attention" || s == "global_attention") {
+        at(i) = full;
+      } else if (s == "sliding_attention" || s == "local_attention") {
+        at(i) = Mixer::kSliding;
+      } else if (s == "chunked_attention") {
+        at(i) = Mixer::kChunked;
+      } else if (s == "linear_attention") {
+        at(i) = Mixer::kLinear;
+      } else if (s == "mamba" || s == "mamba2") {
+        at(i) = Mixer::kMamba;
+      } else if (s == "conv" || s == "short_conv") {
+        at(i) = Mixer::kConv;
+      } else {
+        return f.Bad(where, "unknown layer type \"" + s + "\" for model_type \"" + model_type +
+                                "\" (known: full_attention, sliding_attention, "
+                                "chunked_attention, linear_attention, mamba, conv)");
+      }
+    }
+    return kinds;
+  }
+
+  // Jamba: attention on layers i % attn_layer_period == attn_layer_offset, Mamba elsewhere.
+  if (family == Family::kJamba || f.Has("attn_layer_period")) {
+    auto period = f.IntOr("attn_layer_period", 8);
+    if (!period) return period.error();
+    auto offset = f.IntOr("attn_layer_offset", 4, 0);
+    if (!offset) return offset.error();
+    for (Int i = 0; i < n; ++i) at(i) = (i % *period == *offset) ? full : Mixer::kMamba;
+    return kinds;
+  }
+
+  // MiniMax: attn_type_list, 1 = softmax attention, 0 = linear (lightning) attention.
+  auto attn_types = f.OptionalIntList("attn_type_list");
+  if (!attn_types) return attn_types.error();
+  if (attn_types->has_value()) {
+    const auto& list = **attn_types;
+    if (static_cast<Int>(list.size()) != n) {
+      return f.Bad("attn_type_list", "has " + std::to_string(list.size()) +
+                                         " entries, num_hidden_layers is " + std::to_string(n));
+    }
+    for (Int i = 0; i < n; ++i) {
+      const Int v = list[static_cast<std::size_t>(i)];
+      if (v != 0 && v != 1) {
+        return f.Bad("attn_type_list[" + std::to_string(i) + "]",
+                     "must be 0 (linear) or 1 (softmax), got " + std::to_string(v));
+      }
+      at(i) = v == 1 ? full : Mixer::kLinear;
+    }
+    return kinds;
+  }
+
+  // Qwen3-Next: full attention every full_attention_interval-th layer.
+  auto interval = f.OptionalInt("full_attention_interval");
+  if (!interval) return interval.error();
+  if (interval->has_value()) {
+    for (Int i = 0; i < n; ++i) at(i) = ((i + 1) % **interval == 0) ? full : Mixer::kLinear;
+    return kinds;
+  }
+
+  // Llama-4: chunked local attention on RoPE layers, global NoPE layers elsewhere.
+  auto chunk = f.OptionalInt("attention_chunk_size");
+  if (!chunk) return chunk.error();
+  if (chunk->has_value() && (model_type == "llama4" || model_type == "llama4_text" ||
+                             f.Has("no_rope_layers") || f.Has("no_rope_layer_interval"))) {
+    auto no_rope = f.OptionalIntList("no_rope_layers");
+    if (!no_rope) return no_rope.error();
+    auto every = f.IntOr("no_rope_layer_interval", 4);
+    if (!every) return every.error();
+    const bool listed = no_rope->has_value() && !(*no_rope)->empty();
+    if (listed && static_cast<Int>((*no_rope)->size()) != n) {
+      return f.Bad("no_rope_layers", "has " + std::to_string((*no_rope)->size()) +
+                                         " entries, num_hidden_layers is " + std::to_string(n));
+    }
+    for (Int i = 0; i < n; ++i) {
+      const bool uses_rope =
+          listed ? (**no_rope)[static_cast<std::size_t>(i)] != 0 : ((i + 1) % *every != 0);
+      at(i) = uses_rope ? Mixer::kChunked : full;
+    }
+    return kinds;
+  }
+
+  auto window = f.OptionalInt("sliding_window");
+  if (!window) return window.error();
+
+  // Qwen2 family: use_sliding_window gates it; layers from max_window_layers on slide.
+  if (f.Has("use_sliding_window")) {
+    auto use = f.Bool("use_sliding_window", false);
+    if (!use) return use.error();
+    if (!*use) return kinds;
+    if (!window->has_value()) return f.Bad("sliding_window", "missing, use_sliding_window is true");
+    auto first = f.IntOr("max_window_layers", n, 0);
+    if (!first) return first.error();
+    for (Int i = *first; i < n; ++i) at(i) = Mixer::kSliding;
+    return kinds;
+  }
+
+  if (!window->has_value()) return kinds;
+
+  // Gemma-2: even layers slide. Gemma-3: all but every sliding_window_pattern-th.
+  auto pattern = f.FirstInt({"sliding_window_pattern", "_sliding_window_pattern"});
+  if (!pattern) return pattern.error();
+  Int every = 0;
+  if (pattern->has_value()) {
+    every = **pattern;
+  } else if (model_type == "gemma2") {
+    every = 2;
+  } else if (model_type == "cohere2") {
+    every = 4;
+  } else if (model_type == "gemma3" || model_type == "gemma3_text") {
+    every = 6;
+  }
+  for (Int i = 0; i < n; ++i) {
+    at(i) = (every == 0 || (i + 1) % every != 0) ? Mixer::kSliding : full;
+  }
+  return kinds;
+}
+
+// Which layers have routed experts, and the per-layer MoE quantities.
+struct MoeLayers {
+  std::vector<bool> moe;
+  std::vector<Int> experts, top_k, inter, shared_inter;
+};
+
+Result<MoeLayers> ResolveMoe(const Fields& f, const Dims& d, const std::string& model_type) {
+  MoeLayers m;
+  const Int n = d.layers;
+  m.moe.assign(static_cast<std::size_t>(n), false);
+  auto experts = f.FirstPerLayerInt({"num_local_experts", "num_experts", "n_routed_experts"}, n, 0);
+  if (!experts) return experts.error();
+  if (!experts->has_value()) return m;
+  m.experts = **experts;
+  if (*std::max_element(m.experts.begin(), m.experts.end()) <= 1) return m;
+  auto top_k = f.FirstPerLayerInt({"num_experts_per_tok", "experts_per_token", "moe_topk"}, n);
+  if (!top_k) return top_k.error();
+  if (!top_k->has_value()) return f.Bad("num_experts_per_tok", "missing for a MoE model");
+  m.top_k = **top_k;
+  auto inter = f.PerLayerInt("moe_intermediate_size", n);
+  if (!inter) return inter.error();
+  m.inter = inter->value_or(std::vector<Int>(static_cast<std::size_t>(n), d.intermediate));
+  m.shared_inter.assign(static_cast<std::size_t>(n), 0);
+
+  for (Int i = 0; i < n; ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    if (m.top_k[u] > m.experts[u] && m.experts[u] > 1) {
+      return f.Bad("num_experts_per_tok",
+                   "is above the number of experts " + std::to_string(m.experts[u]));
+    }
+  }
+  std::vector<bool>& moe = m.moe;
+  auto set_all = [&](auto rule) {
+    for (Int i = 0; i < n; ++i) moe[static_cast<std::size_t>(i)] = rule(i);
+  };
+  if (f.Has("mlp_layer_types")) {  // MiMo-V2 in transformers: "dense" / "sparse"
+    const json& t = f.Get("mlp_layer_types");
+    if (!t.is_array() || static_cast<Int>(t.size()) != n) {
+      return f.Bad("mlp_layer_types", "must be a list of " + std::to_string(n) + " strings");
+    }
+    for (Int i = 0; i < n; ++i) {
+      const json& v = t[static_cast<std::size_t>(i)];
+      if (v != "dense" && v != "sparse") {
+        return f.Bad("mlp_layer_types[" + std::to_string(i) + "]",
+                     "must be \"dense\" or \"sparse\", got " + Show(v));
+      }
+      moe[static_cast<std::size_t>(i)] = v == "sparse";
+    }
+  } else if (f.Has("moe_layer_freq") && f.Get("moe_layer_freq").is_array()) {
+    // A list: 1 marks a MoE layer (MiMo-V2-Flash).
+    auto freq = f.PerLayerInt("moe_layer_freq", n, 0);
+    if (!freq) return freq.error();
+    set_all([&](Int i) { return (**freq)[static_cast<std::size_t>(i)] != 0; });
+  } else if (f.Has("first_k_dense_replace") || f.Has("moe_layer_freq")) {  // DeepSeek
+    auto first = f.IntOr("first_k_dense_replace", 0, 0);
+    if (!first) return first.error();
+    auto freq = f.IntOr("moe_layer_freq", 1);
+    if (!freq) return freq.error();
+    set_all([&](Int i) { return i >= *first && i % *freq == 0; });
+  } else if (f.Has("expert_layer_period") || model_type == "jamba") {  // Jamba
+    auto period = f.IntOr("expert_layer_period", 2);
+    if (!period) return period.error();
+    auto offset = f.IntOr("expert_layer_offset", 1, 0);
+    if (!offset) return offset.error();
+    set_all([&](Int i) { return i % *period == *offset; });
+  } else if (f.Has("interleave_moe_layer_step") || model_type == "llama4" ||
+             model_type == "llama4_text") {  // Llama-4
+    auto step = f.IntOr("interleave_moe_layer_step", 1);
+    if (!step) return step.error();
+    set_all([&](Int i) { return (i + 1) % *step == 0; });
+  } else if (f.Has("decoder_sparse_step") || f.Has("mlp_only_layers")) {  // Qwen MoE
+    auto step = f.IntOr("decoder_sparse_step", 1);
+    if (!step) return step.error();
+    auto dense = f.OptionalIntList("mlp_only_layers");
+    if (!dense) return dense.error();
+    set_all([&](Int i) {
+      const bool listed =
+          dense->has_value() && std::find((*dense)->begin(), (*dense)->end(), i) != (*dense)->end();
+      return !listed && (i + 1) % *step == 0;
+    });
+  } else if (f.Has("moe_layer_num_skipped")) {  // Hunyuan
+    auto skipped = f.IntOr("moe_layer_num_skipped", 0, 0);
+    if (!skipped) return skipped.error();
+    set_all([&](Int i) { return i >= *skipped; });
+  } else {
+    set_all([](Int) { return true; });
+  }
+  for (Int i = 0; i < n; ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    if (m.experts[u] <= 1) moe[u] = false;
+  }
+
+  // Always-on experts.
+  auto n_shared = f.PerLayerInt("n_shared_experts", n, 0);
+  if (!n_shared) return n_shared.error();
+  auto hunyuan_shared = f.PerLayerInt("num_shared_expert", n, 0);
+  if (!hunyuan_shared) return hunyuan_shared.error();
+  auto qwen_shared = f.OptionalInt("shared_expert_intermediate_size", 0);
+  if (!qwen_shared) return qwen_shared.error();
+  auto granite_shared = f.OptionalInt("shared_intermediate_size", 0);
+  if (!granite_shared) return granite_shared.error();
+  auto nemotron_shared = f.OptionalInt("moe_shared_expert_intermediate_size", 0);
+  if (!nemotron_shared) return nemotron_shared.error();
+  for (Int i = 0; i < n; ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    Int s = 0;
+    if (nemotron_shared->has_value()) {
+      s = **nemotron_shared * (n_shared->has_value() ? (**n_shared)[u] : 1);
+    } else if (n_shared->has_value()) {
+      s = (**n_shared)[u] * m.inter[u];
+    } else if (hunyuan_shared->has_value()) {
+      s = (**hunyuan_shared)[u] * d.intermediate;
+    } else if (qwen_shared->has_value()) {
+      s = **qwen_shared;
+    } else if (granite_shared->has_value()) {
+      s = **granite_shared;
+    } else if (model_type == "llama4" || model_type == "llama4_text") {
+      s = d.intermediate;
+    }
+    m.shared_inter[u] = s;
+  }
+  return m;
+}
+
+struct Ctx {
+  const Fields& f;
+  const std::string& model_type;
+  const Style* style;
+  ModelBuilder* b;
+  Dims d;
+};
+
+Result<int> SsmBits(const Fields& f) {
+  const std::string dtype = f.StringOr("mamba_ssm_cache_dtype", f.StringOr("mamba_ssm_dtype", ""));
+  if (dtype.empty()) return 0;
+  if (dtype == "float32") return 32;
+  if (dtype == "float16" || dtype == "bfloat16") return 16;
+  return f.Bad(f.Has("mamba_ssm_cache_dtype") ? "mamba_ssm_cache_dtype" : "mamba_ssm_dtype",
+               "unknown dtype \"" + dtype + "\" (known: float32, float16, bfloat16)");
+}
+
+// The attention of layer i under the generic keys.
+Result<AttnPlan> GenericAttention(const Ctx& c, Int i, Mixer kind) {
+  const Fields& f = c.f;
+  const Dims& d = c.d;
+  const auto u = static_cast<std::size_t>(i);
+  AttnPlan a;
+  a.q_heads = d.heads[u];
+  a.kv_heads = d.kv_heads[u];
+  a.qk_dim = d.head_dim;
+  a.v_dim = d.v_head_dim;
+  if (kind == Mixer::kLatent) {
+    a.kind = d.sparse ? AttnKind::kSparseLatent : AttnKind::kLatent;
+    a.q_lora = d.q_lora;
+    a.kv_lora = d.kv_lora;
+    a.rope = d.rope;
+    a.nope = d.nope;
+    a.v_dim = d.v_head;
+    a.index_heads = d.index_heads;
+    a.index_dim = d.index_dim;
+    return a;
+  }
+  if (kind == Mixer::kSliding) {
+    auto window = f.OptionalInt("sliding_window");
+    if (!window) return window.error();
+    if (!window->has_value()) {
+      return f.Bad("sliding_window", "missing, but some layers use sliding attention");
+    }
+    a.kind = AttnKind::kSliding;
+    a.window = **window;
+  } else if (kind == Mixer::kChunked) {
+    auto chunk = f.OptionalInt("attention_chunk_size");
+    if (!chunk) return chunk.error();
+    if (!chunk->has_value()) {
+      return f.Bad("attention_chunk_size", "missing, but some layers use chunked attention");
+    }
+    a.kind = AttnKind::kChunked;
+    a.window = **chunk;
+  }
+  auto bias = f.Bool("attention_bias", c.model_type == "gpt_oss");
+  if (!bias) return bias.error();
+  const bool qkv_bias = *bias || (c.style && c.style->qkv_bias_always);
+  a.qkv_bias = qkv_bias;
+  a.o_bias = *bias && (!c.style || c.style->o_bias_with_qkv);
+  const QkNorm qk = c.style ? c.style->qk_norm : QkNorm::kNone;
+  auto use_qk_norm = f.Bool("use_qk_norm", qk != QkNorm::kPerHeadIfFlag);
+  if (!use_qk_norm) return use_qk_norm.error();
+  if (qk == QkNorm::kPerHead || (qk == QkNorm::kPerHeadIfFlag && *use_qk_norm)) {
+    a.q_norm = a.k_norm = a.qk_dim;
+  } else if (qk == QkNorm::kFullWidth && *use_qk_norm) {
+    a.q_norm = a.q_heads * a.qk_dim;
+    a.k_norm = a.kv_heads * a.qk_dim;
+  }
+  a.sinks = c.model_type == "gpt_oss";
+  return a;
+}
+
+Result<MoePlan> GenericMoe(const Ctx& c, const MoeLayers& m, Int i) {
+  const auto u = static_cast<std::size_t>(i);
+  MoePlan p;
+  p.experts = m.experts[u];
+  p.top_k = m.top_k[u];
+  p.inter = m.inter[u];
+  p.shared_inter = m.shared_inter[u];
+  p.shared_gate = c.f.Has("shared_expert_intermediate_size");
+  p.expert_bias = c.model_type == "gpt_oss";
+  p.router_bias = c.model_type == "gpt_oss";
+  auto routing_bias = c.f.Bool("use_routing_bias", false);
+  if (!routing_bias) return routing_bias.error();
+  p.score_bias = c.f.StringOr("topk_method", "") == "noaux_tc" || *routing_bias ||
+                 c.model_type.starts_with("glm4_moe") || c.model_type == "glm_moe_dsa";
+  return p;
+}
+
+Result<Int> DenseIntermediate(const Ctx& c) {
+  auto mlp = c.f.OptionalInt("intermediate_size_mlp");  // Llama-4's dense layers
+  if (!mlp) return mlp.error();
+  return mlp->value_or(c.d.intermediate);
+}
+
+// The generic decoder layer: attention (or another mixer) + MLP or MoE + norms.
+Status GenericLayers(Ctx& c, const std::vector<Mixer>& mixers, const MoeLayers& moe) {
+  ModelBuilder& b = *c.b;
+  const Style* s = c.style;
+  const bool gated = !s || s->gated_mlp;
+  auto mlp_bias = c.f.Bool("mlp_bias", false);
+  if (!mlp_bias) return mlp_bias.error();
+  auto dense = DenseIntermediate(c);
+  if (!dense) return dense.error();
+  auto dense_list = c.f.PerLayerInt("intermediate_size", c.d.layers);
+  if (!dense_list) return dense_list.error();
+  for (Int i = 0; i < c.d.layers; ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    const int layer = static_cast<int>(i);
+    const Mixer kind = mixers[u];
+    if (kind == Mixer::kFull || kind == Mixer::kSliding || kind == Mixer::kChunked ||
+        kind == Mixer::kLatent) {
+      auto a = GenericAttention(c, i, kind);
+      if (!a) return a.error();
+      b.Attention(layer, *a);
+    } else if (kind != Mixer::kNone) {
+      return Error(c.f.source() + ": layer " + std::to_string(i) + ": a " +
+                   (kind == Mixer::kLinear  ? "linear-attention"
+                    : kind == Mixer::kMamba ? "Mamba"
+                                            : "convolution") +
+                   " layer, which model_type \"" + c.model_type +
+                   "\" does not define: kvbill cannot tell what it keeps");
+    }
+    if (moe.moe[u]) {
+      auto m = GenericMoe(c, moe, i);
+      if (!m) return m.error();
+      m->gated = gated;
+      b.Moe(layer, *m);
+    } else {
+      const Int inter = (dense_list->has_value() && !c.f.Has("intermediate_size_mlp"))
+                            ? (**dense_list)[u]
+                            : *dense;
+      b.DenseMlp(layer, inter, gated, *mlp_bias);
+    }
+    b.Norms(layer, s ? s->norms_per_layer : 2, c.d.hidden, s && s->layer_norm_bias);
+  }
+  return OkStatus();
+}
+
+// Multi-token-prediction modules the checkpoint carries (unused by plain decoding).
+Status MtpModules(Ctx& c, Int count, bool moe_layer, const MoeLayers& moe) {
+  if (count <= 0) return OkStatus();
+  ModelBuilder& b = *c.b;
+  const Int h = c.d.hidden;
+  b.BeginMtp();
+  for (Int k = 0; k < count; ++k) {
+    const int layer = static_cast<int>(c.d.layers + k);
+    const std::string p = b.LayerName(layer);
+    b.Norms(layer, 2, h);                                // embedding and hidden norms
+    b.Matrix(ParamRole::kMtp, p + "eh_proj", h, 2 * h);  // [embedding; hidden] -> hidden
+    if (c.style && c.style->mtp_has_embeddings) {
+      b.Matrix(ParamRole::kMtp, p + "embed_tokens", c.d.vocab, h);
+      b.Matrix(ParamRole::kMtp, p + "shared_head.head", c.d.vocab, h);
+    }
+    b.Norms(layer, 1, h);  // the shared head's norm
+    AttnPlan a;
+    auto generic = GenericAttention(c, c.d.layers - 1, c.d.mla ? Mixer::kLatent : Mixer::kFull);
+    if (!generic) return generic.error();
+    a = *generic;
+    b.Attention(layer, a);
+    const Int last = c.d.layers - 1;
+    if (moe_layer && !moe.experts.empty()) {
+      auto m = GenericMoe(c, moe, last);
+      if (!m) return m.error();
+      m->gated = !c.style || c.style->gated_mlp;
+      b.Moe(layer, *m);
+    } else {
+      auto dense = DenseIntermediate(c);
+      if (!dense) return dense.error();
+      b.DenseMlp(layer, *dense, true, false);
+    }
+    b.Norms(layer, c.style ? c.style->norms_per_layer : 2, h);
+  }
+  b.EndOverride();
+  return OkStatus();
+}
+
+Result<Int> MtpCount(const Fields& f) {
+  auto n = f.FirstInt({"num_nextn_predict_layers", "mtp_num_hidden_layers"}, 0);
+  if (!n) return n.error();
+  return n->value_or(0);
+}
+
+bool AnyMoe(const MoeLayers& m) {
+  return std::find(m.moe.begin(), m.moe.end(), true) != m.moe.end();
+}
+
+// ---- Families with their own layer layout --------------------------------
+
+Status BuildGeneric(Ctx& c) {
+  auto mixers = ResolveMixers(c.f, c.d, c.model_type, Family::kGeneric);
+  if (!mixers) return mixers.error();
+  auto moe = ResolveMoe(c.f, c.d, c.model_type);
+  if (!moe) return moe.error();
+  if (auto s = GenericLayers(c, *mixers, *moe); !s) return s;
+  auto mtp = MtpCount(c.f);
+  if (!mtp) return mtp.error();
+  return MtpModules(c, *mtp, AnyMoe(*moe), *moe);
+}
+
+// Falcon (falcon/modeling_falcon.py): fused query_key_value, LayerNorms
+// with bias, an ungated 4x MLP. The new decoder architecture has two
+// LayerNorms per layer (num_ln_in_parallel_attn), the old parallel one one.
+Status BuildFalcon(Ctx& c) {
+  ModelBuilder& b = *c.b;
+  auto bias = c.f.Bool("bias", false);
+  if (!bias) return bias.error();
+  auto new_arch = c.f.Bool("new_decoder_architecture", false);
+  if (!new_arch) return new_arch.error();
+  auto parallel = c.f.Bool("parallel_attn", true);
+  if (!parallel) return parallel.error();
+  auto lns = c.f.IntOr("num_ln_in_parallel_attn", *new_arch ? 2 : 1);
+  if (!lns) return lns.error();
+  const Int norms = *new_arch ? *lns : (*parallel ? 1 : 2);
+  for (Int i = 0; i < c.d.layers; ++i) {
+    const int layer = static_cast<int>(i);
+    AttnPlan a;
+    a.q_heads = c.d.heads[0];
+    a.kv_heads = c.d.kv_heads[0];
+    a.qk_dim = a.v_dim = c.d.head_dim;
+    a.qkv_bias = a.o_bias = *bias;
+    b.Attention(layer, a);
+    b.DenseMlp(layer, c.d.intermediate, false, *bias);
+    b.Norms(layer, norms, c.d.hidden, true);
+  }
+  return OkStatus();
+}
+
+// BLOOM (bloom/modeling_bloom.py): ALiBi, biases everywhere, LayerNorms.
+Status BuildBloom(Ctx& c) {
+  ModelBuilder& b = *c.b;
+  b.Norms(-1, 1, c.d.hidden, true);  // word_embeddings_layernorm
+  for (Int i = 0; i < c.d.layers; ++i) {
+    const int layer = static_cast<int>(i);
+    AttnPlan a;
+    a.q_heads = a.kv_heads = c.d.heads[0];
+    a.qk_dim = a.v_dim = c.d.head_dim;
+    a.qkv_bias = a.o_bias = true;
+    b.Attention(layer, a);
+    b.DenseMlp(layer, 4 * c.d.hidden, false, true);
+    b.Norms(layer, 2, c.d.hidden, true);
+  }
+  return OkStatus();
+}
+
+// Jamba (jamba/modeling_jamba.py): Mamba-1 mixers; attention every
+// attn_layer_period layers; MoE every expert_layer_period layers.
+Status BuildJamba(Ctx& c) {
+  auto mixers = ResolveMixers(c.f, c.d, c.model_type, Family::kJamba);
+  if (!mixers) return mixers.error();
+  auto moe = ResolveMoe(c.f, c.d, c.model_type);
+  if (!moe) return moe.error();
+  Mamba1Plan m;
+  auto expand = c.f.IntOr("mamba_expand", 2);
+  if (!expand) return expand.error();
+  auto d_state = c.f.IntOr("mamba_d_state", 16);
+  if (!d_state) return d_state.error();
+  auto d_conv = c.f.IntOr("mamba_d_conv", 4);
+  if (!d_conv) return d_conv.error();
+  Int dt_rank = (c.d.hidden + 15) / 16;  // "auto": ceil(hidden / 16)
+  if (c.f.Has("mamba_dt_rank") && c.f.Get("mamba_dt_rank") != "auto") {
+    auto r = c.f.OptionalInt("mamba_dt_rank");
+    if (!r) return r.error();
+    dt_rank = **r;
+  }
+  auto conv_bias = c.f.Bool("mamba_conv_bias", true);
+  if (!conv_bias) return conv_bias.error();
+  auto proj_bias = c.f.Bool("mamba_proj_bias", false);
+  if (!proj_bias) return proj_bias.error();
+  m.d_inner = *expand * c.d.hidden;
+  m.d_state = *d_state;
+  m.d_conv = *d_conv;
+  m.dt_rank = dt_rank;
+  m.conv_bias = *conv_bias;
+  m.proj_bias = *proj_bias;
+  m.dt_norms = true;
+  std::vector<Mixer> attention_only = *mixers;
+  for (Mixer& k : attention_only) {
+    if (k == Mixer::kMamba) k = Mixer::kNone;
+  }
+  if (auto s = GenericLayers(c, attention_only, *moe); !s) return s;
+  for (Int i = 0; i < c.d.layers; ++i) {
+    if ((*mixers)[static_cast<std::size_t>(i)] == Mixer::kMamba)
+      c.b->Mamba1(static_cast<int>(i), m);
+  }
+  return OkStatus();
+}
+
+Result<Mamba2Plan> ReadMamba2(const Fields& f, Int hidden, const char* heads_key,
+                              const char* head_dim_key, const char* groups_key,
+                              const char* state_key, const char* conv_key, const char* expand_key,
+                              const char* conv_bias_key, const char* proj_bias_key,
+                              Int d_inner_override) {
+  Mamba2Plan m;
+  auto heads = f.RequiredInt({heads_key});
+  if (!heads) return heads.error();
+  auto expand = f.IntOr(expand_key, 2);
+  if (!expand) return expand.error();
+  m.heads = *heads;
+  m.d_inner = d_inner_override > 0 ? d_inner_override : *expand * hidden;
+  if (f.Has(head_dim_key) && f.Get(head_dim_key) != "auto") {
+    auto hd = f.OptionalInt(head_dim_key);
+    if (!hd) return hd.error();
+    m.head_dim = **hd;
+    if (d_inner_override <= 0) m.d_inner = m.heads * m.head_dim;
+  } else {
+    if (m.d_inner % m.heads != 0) {
+      return f.Bad(heads_key, std::to_string(m.heads) + " does not divide the Mamba width " +
+                                  std::to_string(m.d_inner));
+    }
+    m.head_dim = m.d_inner / m.heads;
+  }
+  auto groups = f.IntOr(groups_key, 1);
+  if (!groups) return groups.error();
+  auto state = f.IntOr(state_key, 128);
+  if (!state) return state.error();
+  auto conv = f.IntOr(conv_key, 4);
+  if (!conv) return conv.error();
+  auto conv_bias = f.Bool(conv_bias_key, true);
+  if (!conv_bias) return conv_bias.error();
+  auto proj_bias = f.Bool(proj_bias_key, false);
+  if (!proj_bias) return proj_bias.error();
+  auto bits = SsmBits(f);
+  if (!bits) return bits.error();
+  m.groups = *groups;
+  m.d_state = *state;
+  m.d_conv = *conv;
+  m.conv_bias = *conv_bias;
+  m.proj_bias = *proj_bias;
+  m.ssm_bits = *bits;
+  return m;
+}
+
+// Nemotron-H (nemotron_h/modeling_nemotron_h.py): one block per layer, its
+// kind from hybrid_override_pattern (M Mamba-2, * attention, - MLP, E MoE)
+// or layers_block_type; one norm per block.
+Status BuildNemotronH(Ctx& c) {
+  ModelBuilder& b = *c.b;
+  const Fields& f = c.f;
+  std::vector<char> blocks;
+  std::string where;
+  if (f.Has("layers_block_type") && f.Get("layers_block_type").is_array()) {
+    where = "layers_block_type";
+    const json& list = f.Get("layers_block_type");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string s = list[i].is_string() ? list[i].get<std::string>() : "";
+      if (s == "mamba" || s == "linear_attention") {
+        blocks.push_back('M');
+      } else if (s == "attention" || s == "full_attention") {
+        blocks.push_back('*');
+      } else if (s == "mlp") {
+        blocks.push_back('-');
+      } else if (s == "moe") {
+        blocks.push_back('E');
+      } else {
+        return f.Bad(where + "[" + std::to_string(i) + "]",
+                     "unknown block " + Show(list[i]) + " for model_type \"" + c.model_type +
+                         "\" (known: mamba, attention, mlp, moe)");
+      }
+    }
+  } else {
+    where = "hybrid_override_pattern";
+    if (!f.Has(where) || !f.Get(where).is_string()) return f.Bad(where, "must be a string");
+    const std::string pattern = f.Get(where).get<std::string>();
+    for (std::size_t i = 0; i < pattern.size(); ++i) {
+      const char ch = pattern[i];
+      if (ch != 'M' && ch != '*' && ch != '-' && ch != 'E') {
+        return f.Bad(where, std::string("character ") + std::to_string(i) + " is '" + ch +
+                                "', which model_type \"" + c.model_type +
+                                "\" does not define (known: M Mamba-2, * attention, - MLP, E MoE)");
+      }
+      blocks.push_back(ch);
+    }
+  }
+  if (blocks.empty()) return f.Bad(where, "has no layers");
+  if (static_cast<Int>(blocks.size()) != c.d.layers) {
+    return f.Bad(where, "has " + std::to_string(blocks.size()) + " layers, num_hidden_layers is " +
+                            std::to_string(c.d.layers));
+  }
+  auto m2 =
+      ReadMamba2(f, c.d.hidden, "mamba_num_heads", "mamba_head_dim", "n_groups", "ssm_state_size",
+                 "conv_kernel", "expand", "use_conv_bias", "mamba_proj_bias", 0);
+  if (!m2) return m2.error();
+  auto mlp_bias = f.Bool("mlp_bias", false);
+  if (!mlp_bias) return mlp_bias.error();
+  auto moe = ResolveMoe(f, c.d, c.model_type);
+  if (!moe) return moe.error();
+  auto latent = f.OptionalInt("moe_latent_size");
+  if (!latent) return latent.error();
+  for (Int i = 0; i < c.d.layers; ++i) {
+    const int layer = static_cast<int>(i);
+    switch (blocks[static_cast<std::size_t>(i)]) {
+      case 'M':
+        b.Mamba2(layer, *m2);
+        break;
+      case '*': {
+        auto a = GenericAttention(c, i, Mixer::kFull);
+        if (!a) return a.error();
+        b.Attention(layer, *a);
+        break;
+      }
+      case '-':
+        b.DenseMlp(layer, c.d.intermediate, false, *mlp_bias);
+        break;
+      case 'E': {
+        if (moe->experts.empty()) return f.Bad("n_routed_experts", "missing for an E block");
+        auto m = GenericMoe(c, *moe, i);
+        if (!m) return m.error();
+        m->gated = false;
+        m->shared_gated = false;
+        m->score_bias = true;
+        m->in_dim = latent->value_or(0);
+        b.Moe(layer, *m);
+        break;
+      }
+    }
+    b.Norms(layer, 1, c.d.hidden);
+  }
+  return OkStatus();
+}
+
+// DeciLM / Nemotron NAS (modeling_decilm.py): block_configs give each
+// layer's attention (KV heads = heads / n_heads_in_group, or no_op, or a
+// linear replacement) and FFN (ffn_mult, no_op or linear).
+Status BuildNemotronNas(Ctx& c) {
+  ModelBuilder& b = *c.b;
+  const Fields& f = c.f;
+  if (!f.Has("block_configs") || !f.Get("block_configs").is_array()) {
+    return f.Bad("block_configs",
+                 "missing: model_type \"" + c.model_type + "\" describes its layers there");
+  }
+  const json& blocks = f.Get("block_configs");
+  if (static_cast<Int>(blocks.size()) != c.d.layers) {
+    return f.Bad("block_configs", "has " + std::to_string(blocks.size()) +
+                                      " entries, num_hidden_layers is " +
+                                      std::to_string(c.d.layers));
+  }
+  for (Int i = 0; i < c.d.layers; ++i) {
+    const int layer = static_cast<int>(i);
+    const std::string at = "block_configs[" + std::to_string(i) + "]";
+    const json& block = blocks[static_cast<std::size_t>(i)];
+    if (!block.is_object()) return f.Bad(at, "must be an object");
+    const json empty = json::object();
+    const json& attn = block.contains("attention") ? block["attention"] : empty;
+    const json& ffn = block.contains("ffn") ? block["ffn"] : empty;
+    const Fields fa(attn, f.source(), f.prefix() + at + ".attention.");
+    const Fields ff(ffn, f.source(), f.prefix() + at + ".ffn.");
+    auto attn_noop = fa.Bool("no_op", false);
+    if (!attn_noop) return attn_noop.error();
+    auto attn_linear = fa.Bool("replace_with_linear", false);
+    if (!attn_linear) return attn_linear.error();
+    if (fa.Has("num_sink_tokens") || fa.Has("sparsify")) {
+      return fa.Bad(fa.Has("num_sink_tokens") ? "num_sink_tokens" : "sparsify",
+                    "is set, and kvbill cannot tell what such an attention of model_type \"" +
+                        c.model_type + "\" keeps");
+    }
+    if (*attn_linear) {
+      b.LinearReplacement(layer, ParamRole::kAttention, "self_attn");
+    } else if (!*attn_noop) {
+      auto group = fa.RequiredInt({"n_heads_in_group"});
+      if (!group) return group.error();
+      const Int heads = c.d.heads[static_cast<std::size_t>(i)];
+      if (heads % *group != 0) {
+        return fa.Bad("n_heads_in_group", std::to_string(*group) +
+                                              " does not divide num_attention_heads " +
+                                              std::to_string(heads));
+      }
+      AttnPlan a;
+      a.q_heads = heads;
+      a.kv_heads = heads / *group;
+      a.qk_dim = a.v_dim = c.d.head_dim;
+      auto window = fa.OptionalInt("window_length");
+      if (!window) return window.error();
+      if (window->has_value()) {
+        a.kind = AttnKind::kSliding;
+        a.window = **window;
+      }
+      b.Attention(layer, a);
+    }
+    auto ffn_noop = ff.Bool("no_op", false);
+    if (!ffn_noop) return ffn_noop.error();
+    auto ffn_linear = ff.Bool("replace_with_linear", false);
+    if (!ffn_linear) return ffn_linear.error();
+    if (*ffn_linear) {
+      b.LinearReplacement(layer, ParamRole::kDenseMlp, "mlp");
+    } else if (!*ffn_noop) {
+      auto mult = ff.OptionalNumber("ffn_mult");
+      if (!mult) return mult.error();
+      if (!mult->has_value()) return ff.Bad("ffn_mult", "missing");
+      // _ffn_mult_to_intermediate_size: int(2 * mult * hidden / 3) rounded up to 256.
+      const Int raw = static_cast<Int>(2.0 * **mult * static_cast<double>(c.d.hidden) / 3.0);
+      b.DenseMlp(layer, (raw + 255) / 256 * 256, true, false);
+    }
+    // input_layernorm with the attention, post_attention_layernorm with the FFN.
+    b.Norms(layer, (*attn_noop ? 0 : 1) + (*ffn_noop ? 0 : 1), c.d.hidden);
+  }
+  return OkStatus();
+}
+
+// Granite 4 hybrid (granitemoehybrid/modeling_granitemoehybrid.py):
+// layer_types mamba / attention (all Mamba-2 when absent), MoE experts
+// (input_linear gate+up, output_linear) plus a shared MLP, or the shared
+// MLP alone when num_local_experts is 0.
+Status BuildGraniteHybrid(Ctx& c) {
+  ModelBuilder& b = *c.b;
+  const Fields& f = c.f;
+  std::vector<Mixer> mixers(static_cast<std::size_t>(c.d.layers), Mixer::kMamba);
+  if (f.Has("layer_types") || f.Has("layers_block_type")) {
+    const std::string key = f.Has("layer_types") ? "layer_types" : "layers_block_type";
+    const json& t = f.Get(key);
+    if (!t.is_array() || static_cast<Int>(t.size()) != c.d.layers) {
+      return f.Bad(key, "must be a list of " + std::to_string(c.d.layers) + " strings");
+    }
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (t[i] == "attention") {
+        mixers[i] = Mixer::kFull;
+      } else if (t[i] != "mamba") {
+        return f.Bad(key + "[" + std::to_string(i) + "]", "unknown layer type " + Show(t[i]) +
+                                                              " for model_type \"" + c.model_type +
+                                                              "\" (known: mamba, attention)");
+      }
+    }
+  }
+  auto m2 =
+      ReadMamba2(f, c.d.hidden, "mamba_n_heads", "mamba_d_head", "mamba_n_groups", "mamba_d_state",
+                 "mamba_d_conv", "mamba_expand", "mamba_conv_bias", "mamba_proj_bias", 0);
+  if (!m2) return m2.error();
+  auto experts = f.IntOr("num_local_experts", 0, 0);
+  if (!experts) return experts.error();
+  auto top_k = f.IntOr("num_experts_per_tok", 0, 0);
+  if (!top_k) return top_k.error();
+  auto shared = f.IntOr("shared_intermediate_size", 0, 0);
+  if (!shared) return shared.error();
+  for (Int i = 0; i < c.d.layers; ++i) {
+    const int layer = static_cast<int>(i);
+    if (mixers[static_cast<std::size_t>(i)] == Mixer::kMamba) {
+      b.Mamba2(layer, *m2);
+    } else {
+      auto a = GenericAttention(c, i, Mixer::kFull);
+      if (!a) return a.error();
+      b.Attention(layer, *a);
+    }
+    if (*experts > 0) {
+      MoePlan m;
+      m.experts = *experts;
+      m.top_k = *top_k;
+      m.inter = c.d.intermediate;
+      m.shared_inter = *shared;
+      b.Moe(layer, m);
+    } else if (*shared > 0) {
+      b.DenseMlp(layer, *shared, true, false);
+    }
+    b.Norms(layer, 2, c.d.hidden);
+  }
+  return OkStatus();
+}
+
+// Falcon-H1 (falcon_h1/modeling_falcon_h1.py): every layer runs attention
+// and a Mamba-2 mixer side by side, then a gated MLP: two inventory entries
+// per layer.
+Status BuildFalconH1(Ctx& c) {
+  ModelBuilder& b = *c.b;
+  const Fields& f = c.f;
+  auto d_ssm = f.OptionalInt("mamba_d_ssm");
+  if (!d_ssm) return d_ssm.error();
+  auto m2 = ReadMamba2(f, c.d.hidden, "mamba_n_heads", "mamba_d_head", "mamba_n_groups",
+                       "mamba_d_state", "mamba_d_conv", "mamba_expand", "mamba_conv_bias",
+                       "mamba_proj_bias", d_ssm->value_or(0));
+  if (!m2) return m2.error();
+  auto rms = f.Bool("mamba_rms_norm", false);
+  if (!rms) return rms.error();
+  m2->gated_norm = *rms;
+  auto mlp_bias = f.Bool("mlp_bias", false);
+  if (!mlp_bias) return mlp_bias.error();
+  for (Int i = 0; i < c.d.layers; ++i) {
+    const int layer = static_cast<int>(i);
+    auto a = GenericAttention(c, i, Mixer::kFull);
+    if (!a) return a.error();
+    b.Attention(layer, *a);
+    b.Mamba2(layer, *m2);
+    b.DenseMlp(layer, c.d.intermediate, true, *mlp_bias);
+    b.Norms(layer, 2, c.d.hidden);
+  }
+  return OkStatus();
+}
+
+// LFM2 (lfm2/modeling_lfm2.py): short-convolution layers and attention
+// layers (layer_types, or full_attn_idxs), a SwiGLU whose width is adjusted
+// as block_auto_adjust_ff_dim says.
+Status BuildLfm2(Ctx& c) {
+  ModelBuilder& b = *c.b;
+  const Fields& f = c.f;
+  std::vector<Mixer> mixers(static_cast<std::size_t>(c.d.layers), Mixer::kFull);
+  if (f.Has("layer_types")) {
+    auto m = ResolveMixers(f, c.d, c.model_type, Family::kLfm2);
+    if (!m) return m.error();
+    mixers = *m;
+  } else if (f.Has("full_attn_idxs")) {
+    auto idx = f.OptionalIntList("full_attn_idxs");
+    if (!idx) return idx.error();
+    for (Int i = 0; i < c.d.layers; ++i) {
+      const bool attn = std::find((*idx)->begin(), (*idx)->end(), i) != (*idx)->end();
+      mixers[static_cast<std::size_t>(i)] = attn ? Mixer::kFull : Mixer::kConv;
+    }
+  }
+  auto kernel = f.IntOr("conv_L_cache", 3);
+  if (!kernel) return kernel.error();
+  auto conv_bias = f.Bool("conv_bias", false);
+  if (!conv_bias) return conv_bias.error();
+  auto ff = f.FirstInt({"block_ff_dim", "intermediate_size"});
+  if (!ff) return ff.error();
+  Int inter = ff->value_or(c.d.intermediate);
+  auto adjust = f.Bool("block_auto_adjust_ff_dim", true);
+  if (!adjust) return adjust.error();
+  if (*adjust) {
+    auto multiplier = f.OptionalNumber("block_ffn_dim_multiplier");
+    if (!multiplier) return multiplier.error();
+    auto multiple = f.IntOr("block_multiple_of", 256);
+    if (!multiple) return multiple.error();
+    inter = static_cast<Int>(2 * inter / 3);
+    if (multiplier->has_value()) {
+      inter = static_cast<Int>(**multiplier * static_cast<double>(inter));
+    }
+    inter = *multiple * ((inter + *multiple - 1) / *multiple);
+  }
+  for (Int i = 0; i < c.d.layers; ++i) {
+    const int layer = static_cast<int>(i);
+    const Mixer kind = mixers[static_cast<std::size_t>(i)];
+    if (kind == Mixer::kConv) {
+      b.ShortConv(layer, c.d.hidden, *kernel, *conv_bias);
+    } else if (kind == Mixer::kFull) {
+      auto a = GenericAttention(c, i, Mixer::kFull);
+      if (!a) return a.error();
+      b.Attention(layer, *a);
+    } else {
+      return f.Bad("layer_types[" + std::to_string(i) + "]",
+                   "is not a layer model_type \"" + c.model_type +
+                       "\" defines (known: conv, full_attention)");
+    }
+    b.DenseMlp(layer, inter, true, false);
+    b.Norms(layer, 2, c.d.hidden);
+  }
+  return OkStatus();
+}
+
+// Qwen3-Next / Qwen3.5 (qwen3_next/modeling_qwen3_next.py): gated DeltaNet
+// layers and gated attention layers (the q projection also yields an output
+// gate), MoE with a gated shared expert or a dense MLP, MTP layers.
+Status BuildGatedDeltaNet(Ctx& c) {
+  ModelBuilder& b = *c.b;
+  const Fields& f = c.f;
+  auto mixers = ResolveMixers(f, c.d, c.model_type, Family::kGatedDeltaNet);
+  if (!mixers) return mixers.error();
+  auto moe = ResolveMoe(f, c.d, c.model_type);
+  if (!moe) return moe.error();
+  GdnPlan g;
+  auto vh = f.RequiredInt({"linear_num_value_heads"});
+  if (!vh) return vh.error();
+  auto kh = f.RequiredInt({"linear_num_key_heads"});
+  if (!kh) return kh.error();
+  auto kd = f.RequiredInt({"linear_key_head_dim"});
+  if (!kd) return kd.error();
+  auto vd = f.RequiredInt({"linear_value_head_dim"});
+  if (!vd) return vd.error();
+  auto conv = f.IntOr("linear_conv_kernel_dim", 4);
+  if (!conv) return conv.error();
+  auto bits = SsmBits(f);
+  if (!bits) return bits.error();
+  g = GdnPlan{*kh, *vh, *kd, *vd, *conv, *bits};
+  auto gate = f.Bool("attn_output_gate", true);
+  if (!gate) return gate.error();
+  std::vector<Mixer> attention_only = *mixers;
+  for (Mixer& k : attention_only) {
+    if (k == Mixer::kLinear) k = Mixer::kNone;
+  }
+  // Attention layers first through the generic path, with the output gate.
+  for (Int i = 0; i < c.d.layers; ++i) {
+    const int layer = static_cast<int>(i);
+    const Mixer kind = (*mixers)[static_cast<std::size_t>(i)];
+    if (kind == Mixer::kLinear) {
+      b.GatedDeltaNet(layer, g);
+    } else if (kind == Mixer::kFull || kind == Mixer::kSliding) {
+      auto a = GenericAttention(c, i, kind);
+      if (!a) return a.error();
+      a->output_gate = *gate;
+      b.Attention(layer, *a);
+    } else {
+      return f.Bad("layer_types[" + std::to_string(i) + "]",
+                   "is not a layer model_type \"" + c.model_type +
+                       "\" defines (known: linear_attention, full_attention)");
+    }
+    if (moe->moe[static_cast<std::size_t>(i)]) {
+      auto m = GenericMoe(c, *moe, i);
+      if (!m) return m.error();
+      b.Moe(layer, *m);
+    } else {
+      b.DenseMlp(layer, c.d.intermediate, true, false);
+    }
+    b.Norms(layer, 2, c.d.hidden);
+  }
+  // MTP (mtp_num_hidden_layers): fc over [embedding; hidden], two pre-norms,
+  // decoder layers with gated attention, a final norm.
+  auto mtp = MtpCount(f);
+  if (!mtp) return mtp.error();
+  if (*mtp > 0) {
+    b.BeginMtp();
+    const Int h = c.d.hidden;
+    b.Matrix(ParamRole::kMtp, "mtp.fc", h, 2 * h);
+    b.Norms(static_cast<int>(c.d.layers), 3, h);
+    for (Int k = 0; k < *mtp; ++k) {
+      const int layer = static_cast<int>(c.d.layers + k);
+      auto a = GenericAttention(c, c.d.layers - 1, Mixer::kFull);
+      if (!a) return a.error();
+      a->output_gate = *gate;
+      b.Attention(layer, *a);
+      if (AnyMoe(*moe)) {
+        auto m = GenericMoe(c, *moe, c.d.layers - 1);
+        if (!m) return m.error();
+        b.Moe(layer, *m);
+      } else {
+        b.DenseMlp(layer, c.d.intermediate, true, false);
+      }
+      b.Norms(layer, 2, h);
+    }
+    b.EndOverride();
+  }
+  return OkStatus();
+}
+
+// MiniMax-Text-01 / M1 (minimax/modeling_minimax.py): lightning attention
+// layers (a heads x head_dim x head_dim state) and softmax attention layers,
+// MoE in every layer.
+Status BuildLightning(Ctx& c) {
+  ModelBuilder& b = *c.b;
+  auto mixers = ResolveMixers(c.f, c.d, c.model_type, Family::kLightning);
+  if (!mixers) return mixers.error();
+  auto moe = ResolveMoe(c.f, c.d, c.model_type);
+  if (!moe) return moe.error();
+  std::vector<Mixer> attention_only = *mixers;
+  for (Mixer& k : attention_only) {
+    if (k == Mixer::kLinear) k = Mixer::kNone;
+  }
+  if (auto s = GenericLayers(c, attention_only, *moe); !s) return s;
+  for (Int i = 0; i < c.d.layers; ++i) {
+    if ((*mixers)[static_cast<std::size_t>(i)] == Mixer::kLinear) {
+      b.Lightning(static_cast<int>(i), c.d.heads[static_cast<std::size_t>(i)], c.d.head_dim);
+    }
+  }
+  return OkStatus();
+}
+
+// MiMo-V2-Flash (mimo_v2_flash/modeling_mimo_v2_flash.py and the model's
+// own config keys): hybrid_layer_pattern 0 = full attention, 1 = sliding;
+// sliding layers have their own heads, KV heads and head dims (swa_*), and
+// V head dim differs from K's.
+Status BuildMimoV2(Ctx& c) {
+  ModelBuilder& b = *c.b;
+  const Fields& f = c.f;
+  std::vector<Mixer> mixers;
+  if (f.Has("hybrid_layer_pattern")) {
+    auto pattern = f.PerLayerInt("hybrid_layer_pattern", c.d.layers, 0);
+    if (!pattern) return pattern.error();
+    for (Int i = 0; i < c.d.layers; ++i) {
+      const Int v = (**pattern)[static_cast<std::size_t>(i)];
+      if (v != 0 && v != 1) {
+        return f.Bad("hybrid_layer_pattern[" + std::to_string(i) + "]",
+                     "must be 0 (full attention) or 1 (sliding window) for model_type \"" +
+                         c.model_type + "\", got " + std::to_string(v));
+      }
+      mixers.push_back(v == 1 ? Mixer::kSliding : Mixer::kFull);
+    }
+  } else if (f.Has("layer_types")) {
+    auto m = ResolveMixers(f, c.d, c.model_type, Family::kMimoV2);
+    if (!m) return m.error();
+    mixers = *m;
+  } else {
+    // The class default: full attention on layer 0 and every 6th layer.
+    for (Int i = 0; i < c.d.layers; ++i) {
+      mixers.push_back((i == 0 || (i + 1) % 6 == 0) ? Mixer::kFull : Mixer::kSliding);
+    }
+  }
+  auto moe = ResolveMoe(f, c.d, c.model_type);
+  if (!moe) return moe.error();
+  auto window = f.FirstInt({"sliding_window", "sliding_window_size"});
+  if (!window) return window.error();
+  auto swa_heads = f.IntOr("swa_num_attention_heads", c.d.heads[0]);
+  if (!swa_heads) return swa_heads.error();
+  auto swa_kv = f.IntOr("swa_num_key_value_heads", c.d.kv_heads[0]);
+  if (!swa_kv) return swa_kv.error();
+  auto swa_dim = f.IntOr("swa_head_dim", c.d.head_dim);
+  if (!swa_dim) return swa_dim.error();
+  auto swa_v = f.IntOr("swa_v_head_dim", c.d.v_head_dim);
+  if (!swa_v) return swa_v.error();
+  auto swa_sinks = f.Bool("add_swa_attention_sink_bias", false);
+  if (!swa_sinks) return swa_sinks.error();
+  auto full_sinks = f.Bool("add_full_attention_sink_bias", false);
+  if (!full_sinks) return full_sinks.error();
+  for (Int i = 0; i < c.d.layers; ++i) {
+    const int layer = static_cast<int>(i);
+    AttnPlan a;
+    if (mixers[static_cast<std::size_t>(i)] == Mixer::kSliding) {
+      if (!window->has_value()) {
+        return f.Bad("sliding_window", "missing, but some layers use sliding attention");
+      }
+      a.kind = AttnKind::kSliding;
+      a.window = **window;
+      a.q_heads = *swa_heads;
+      a.kv_heads = *swa_kv;
+      a.qk_dim = *swa_dim;
+      a.v_dim = *swa_v;
+      a.sinks = *swa_sinks;
+    } else {
+      a.q_heads = c.d.heads[static_cast<std::size_t>(i)];
+      a.kv_heads = c.d.kv_heads[static_cast<std::size_t>(i)];
+      a.qk_dim = c.d.head_dim;
+      a.v_dim = c.d.v_head_dim;
+      a.sinks = *full_sinks;
+    }
+    b.Attention(layer, a);
+    if (moe->moe[static_cast<std::size_t>(i)]) {
+      auto m = GenericMoe(c, *moe, i);
+      if (!m) return m.error();
+      b.Moe(layer, *m);
+    } else {
+      b.DenseMlp(layer, c.d.intermediate, true, false);
+    }
+    b.Norms(layer, 2, c.d.hidden);
+  }
+  return OkStatus();
+}
+
+// Hunyuan MoE (vLLM hunyuan_v1.py; per-layer lists of moe_topk,
+// moe_intermediate_size and num_shared_expert): routed experts plus a
+// shared MLP of intermediate_size x num_shared_expert when
+// use_mixed_mlp_moe. Cross-layer attention (use_cla) shares KV between
+// cla_share_factor layers.
+Status BuildHunyuan(Ctx& c) {
+  ModelBuilder& b = *c.b;
+  const Fields& f = c.f;
+  auto cla = f.Bool("use_cla", false);
+  if (!cla) return cla.error();
+  auto factor = f.IntOr("cla_share_factor", 1);
+  if (!factor) return factor.error();
+  auto moe = ResolveMoe(f, c.d, c.model_type);
+  if (!moe) return moe.error();
+  auto mixed = f.Bool("use_mixed_mlp_moe", false);
+  if (!mixed) return mixed.error();
+  for (Int i = 0; i < c.d.layers; ++i) {
+    const int layer = static_cast<int>(i);
+    auto a = GenericAttention(c, i, Mixer::kFull);
+    if (!a) return a.error();
+    if (*cla && *factor > 1 && i % *factor != 0) {
+      // This layer reads the KV of the layer before it: its own K/V
+      // projections and cache are absent.
+      b.Matrix(ParamRole::kAttention, b.LayerName(layer) + "self_attn.q_proj",
+               a->q_heads * a->qk_dim, c.d.hidden);
+      b.Matrix(ParamRole::kAttention, b.LayerName(layer) + "self_attn.o_proj", c.d.hidden,
+               a->q_heads * a->qk_dim);
+      if (a->q_norm > 0) {
+        b.Vector(ParamRole::kAttention, b.LayerName(layer) + "self_attn.norms",
+                 a->q_norm + a->k_norm);
+      }
+    } else {
+      b.Attention(layer, *a);
+    }
+    if (moe->moe[static_cast<std::size_t>(i)]) {
+      auto m = GenericMoe(c, *moe, i);
+      if (!m) return m.error();
+      if (!*mixed) m->shared_inter = 0;
+      b.Moe(layer, *m);
+    } else {
+      b.DenseMlp(layer, c.d.intermediate, true, false);
+    }
+    b.Norms(layer, 2, c.d.hidden);
+  }
+  return OkStatus();
+}
+
+// Module names of the family's checkpoints (for quantization ignore lists).
+ModuleNames NamesFor(const std::string& model_type) {
+  ModuleNames n;
+  if (model_type == "nemotron_h") {
+    n.layers = "backbone.layers.";
+    n.attn = n.mlp = n.moe = n.mixer = "mixer";
+  } else if (model_type == "jamba") {
+    n.mixer = "mamba";
+    n.mlp = n.moe = "feed_forward";
+    n.router = "router";
+  } else if (model_type == "granitemoehybrid" || model_type == "granitemoe") {
+    n.mixer = "mamba";
+    n.moe = "block_sparse_moe";
+    n.mlp = "shared_mlp";
+    n.shared = "shared_mlp";
+    n.router = "router";
+  } else if (model_type == "mixtral" || model_type == "minimax" || model_type == "minimax_m1") {
+    n.moe = "block_sparse_moe";
+    n.gate = "w1";
+    n.up = "w3";
+    n.down = "w2";
+  } else if (model_type == "llama4" || model_type == "llama4_text") {
+    n.mlp = n.moe = "feed_forward";
+    n.shared = "shared_expert";
+    n.router = "router";
+  } else if (model_type.starts_with("qwen")) {
+    n.shared = "shared_expert";
+  } else if (model_type == "gpt_oss") {
+    n.router = "router";
+  } else if (model_type == "falcon" || model_type == "bloom") {
+    n.layers = "transformer.h.";
+    n.attn = "self_attention";
+  } else if (model_type == "lfm2") {
+    n.mlp = "feed_forward";
+  } else if (model_type.starts_with("hunyuan")) {
+    n.shared = "shared_mlp";
+  } else if (model_type == "falcon_h1") {
+    n.mixer = "mamba";
+    n.mlp = "feed_forward";
+  }
+  return n;
+}
+
+}  // namespace
+
+Result<TextModel> BuildTextModel(const Fields& f, const std::string& model_type, ModelBuilder* b) {
+  const Style* style = FindStyle(model_type);
+  const Family detected = style ? style->family : DetectFamily(f);
+  if (!style && detected == Family::kGeneric) {
+    auto hint = UnknownStructureKey(f);
+    if (!hint) return hint.error();
+    if (!hint->empty()) {
+      std::string known;
+      for (const std::string& t : KnownModelTypes()) known += (known.empty() ? "" : ", ") + t;
+      return f.Bad(*hint, "kvbill cannot tell which layers keep KV for model_type \"" + model_type +
+                              "\": the key is not read by its generic rules "
+                              "(model types with a family rule: " +
+                              known + ")");
+    }
+  }
+  auto dims = ReadDims(f, model_type);
+  if (!dims) return dims.error();
+  b->SetNames(NamesFor(model_type));
+  b->SetHidden(dims->hidden);
+  Ctx c{f, model_type, style, b, *dims};
+  const Family family = detected;
+  Status built = OkStatus();
+  switch (family) {
+    case Family::kGeneric:
+      built = BuildGeneric(c);
+      break;
+    case Family::kFalcon:
+      built = BuildFalcon(c);
+      break;
+    case Family::kBloom:
+      built = BuildBloom(c);
+      break;
+    case Family::kJamba:
+      built = BuildJamba(c);
+      break;
+    case Family::kNemotronH:
+      built = BuildNemotronH(c);
+      break;
+    case Family::kNemotronNas:
+      built = BuildNemotronNas(c);
+      break;
+    case Family::kGraniteHybrid:
+      built = BuildGraniteHybrid(c);
+      break;
+    case Family::kFalconH1:
+      built = BuildFalconH1(c);
+      break;
+    case Family::kLfm2:
+      built = BuildLfm2(c);
+      break;
+    case Family::kGatedDeltaNet:
+      built = BuildGatedDeltaNet(c);
+      break;
+    case Family::kLightning:
+      built = BuildLightning(c);
+      break;
+    case Family::kMimoV2:
+      built = BuildMimoV2(c);
+      break;
+    case Family::kHunyuan:
+      built = BuildHunyuan(c);
+      break;
+  }
+  if (!built) return built.error();
+
+  TextModel t;
+  t.decoder_layers = static_cast<int>(c.d.layers);
+  t.hidden = c.d.hidden;
+  t.vocab = c.d.vocab;
+  t.heads = c.d.heads[0];
+  // Tied output projection: the class default (the defaults table) unless
+  // the config says; LFM2 spells it tie_embedding.
+  auto tie = f.Bool("tie_word_embeddings", false);
+  if (!tie) return tie.error();
+  bool tied = *tie;
+  if (model_type == "lfm2" && f.Has("tie_embedding")) {
+    auto t2 = f.Bool("tie_embedding", true);
+    if (!t2) return t2.error();
+    tied = *t2;
+  }
+  t.tied = tied;
+  b->Embedding(c.d.vocab, c.d.hidden);
+  if (!tied) b->LmHead(c.d.vocab, c.d.hidden);
+  auto head_bias = f.Bool("lm_head_bias", false);  // PhiMoE
+  if (!head_bias) return head_bias.error();
+  if (*head_bias) b->Vector(ParamRole::kLmHead, "lm_head.bias", c.d.vocab);
+  b->FinalNorm(c.d.hidden, style && style->layer_norm_bias);
+  return t;
+}
+
+std::vector<std::string> KnownModelTypes() {
+  std::vector<std::string> out;
+  for (const Style& s : kStyles) out.emplace_back(s.model_type);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace kvbill::model_config

@@ -1,0 +1,335 @@
+#include "model/model_builder.h"
+
+#include <algorithm>
+
+namespace kvbill::model_config {
+
+void ModelBuilder::Add(ParamRole role, const std::string& name, Int rows, Int cols, Int copies,
+                       bool linear, Int active_copies) {
+  if (rows <= 0 || cols <= 0 || copies <= 0) return;
+  WeightGroup g;
+  g.name = name;
+  g.role = override_ ? *override_ : role;
+  g.rows = rows;
+  g.cols = cols;
+  g.copies = copies;
+  g.active_copies = active_copies < 0 ? copies : active_copies;
+  g.linear = linear;
+  weights_.push_back(std::move(g));
+}
+
+void ModelBuilder::Entry(const LayerShape& entry) {
+  if (inventory_) layers_.push_back(entry);
+}
+
+void ModelBuilder::Matrix(ParamRole role, const std::string& name, Int rows, Int cols, Int copies) {
+  Add(role, name, rows, cols, copies, true);
+}
+
+void ModelBuilder::Vector(ParamRole role, const std::string& name, Int elements) {
+  Add(role, name, 1, elements, 1, false);
+}
+
+void ModelBuilder::Attention(int layer, const AttnPlan& a) {
+  const std::string p = LayerName(layer) + names_.attn + ".";
+  const Int h = hidden_;
+  LayerShape e;
+  e.index = layer;
+  e.query_heads = a.q_heads;
+  if (a.kind == AttnKind::kLatent || a.kind == AttnKind::kSparseLatent) {
+    const Int q_dim = a.q_heads * (a.nope + a.rope);
+    if (a.q_lora > 0) {
+      Matrix(ParamRole::kAttention, p + "q_a_proj", a.q_lora, h);
+      Vector(ParamRole::kAttention, p + "q_a_layernorm", a.q_lora);
+      Matrix(ParamRole::kAttention, p + "q_b_proj", q_dim, a.q_lora);
+    } else {
+      Matrix(ParamRole::kAttention, p + "q_proj", q_dim, h);
+    }
+    Matrix(ParamRole::kAttention, p + "kv_a_proj_with_mqa", a.kv_lora + a.rope, h);
+    Vector(ParamRole::kAttention, p + "kv_a_layernorm", a.kv_lora);
+    Matrix(ParamRole::kAttention, p + "kv_b_proj", a.q_heads * (a.nope + a.v_dim), a.kv_lora);
+    Matrix(ParamRole::kAttention, p + "o_proj", h, a.q_heads * a.v_dim);
+    e.kind = LayerKind::kLatentAttention;
+    e.qk_head_dim = a.nope + a.rope;
+    e.v_head_dim = a.v_dim;
+    e.latent_dim = a.kv_lora + a.rope;
+    if (a.kind == AttnKind::kSparseLatent) {
+      // The lightning indexer: its own queries (from the q latent), one key
+      // per token, a key norm (LayerNorm) and per-head weights.
+      const std::string ip = p + "indexer.";
+      Matrix(ParamRole::kAttention, ip + "wq_b", a.index_heads * a.index_dim,
+             a.q_lora > 0 ? a.q_lora : h);
+      Matrix(ParamRole::kAttention, ip + "wk", a.index_dim, h);
+      Vector(ParamRole::kAttention, ip + "k_norm", 2 * a.index_dim);
+      Matrix(ParamRole::kAttention, ip + "weights_proj", a.index_heads, h);
+      e.kind = LayerKind::kSparseLatentAttention;
+      e.indexer_dim = a.index_dim;
+    }
+    Entry(e);
+    return;
+  }
+  const Int q_out = a.q_heads * a.qk_dim * (a.output_gate ? 2 : 1);
+  const Int k_out = a.kv_heads * a.qk_dim;
+  const Int v_out = a.kv_heads * a.v_dim;
+  const Int o_in = a.q_heads * (a.v_dim > 0 ? a.v_dim : a.qk_dim);
+  Matrix(ParamRole::kAttention, p + "q_proj", q_out, h);
+  Matrix(ParamRole::kAttention, p + "k_proj", k_out, h);
+  Matrix(ParamRole::kAttention, p + "v_proj", v_out, h);
+  Matrix(ParamRole::kAttention, p + "o_proj", h, o_in);
+  if (a.qkv_bias) Vector(ParamRole::kAttention, p + "qkv_bias", q_out + k_out + v_out);
+  if (a.o_bias) Vector(ParamRole::kAttention, p + "o_proj.bias", h);
+  if (a.q_norm > 0) Vector(ParamRole::kAttention, p + "q_norm", a.q_norm);
+  if (a.k_norm > 0) Vector(ParamRole::kAttention, p + "k_norm", a.k_norm);
+  if (a.sinks) Vector(ParamRole::kAttention, p + "sinks", a.q_heads);
+  switch (a.kind) {
+    case AttnKind::kSliding:
+      e.kind = LayerKind::kSlidingWindow;
+      break;
+    case AttnKind::kChunked:
+      e.kind = LayerKind::kChunkedAttention;
+      break;
+    default:
+      e.kind = LayerKind::kFullAttention;
+      break;
+  }
+  e.qk_head_dim = a.qk_dim;
+  e.v_head_dim = a.v_dim;
+  e.kv_heads = a.kv_heads;
+  e.window = a.window;
+  Entry(e);
+}
+
+void ModelBuilder::NoOp(int layer) {
+  LayerShape e;
+  e.kind = LayerKind::kNoOp;
+  e.index = layer;
+  Entry(e);
+}
+
+void ModelBuilder::LinearReplacement(int layer, ParamRole role, const std::string& what) {
+  Matrix(role, LayerName(layer) + what + ".linear", hidden_, hidden_);
+}
+
+void ModelBuilder::DenseMlp(int layer, Int inter, bool gated, bool bias) {
+  const std::string p = LayerName(layer) + names_.mlp + ".";
+  if (gated) Matrix(ParamRole::kDenseMlp, p + names_.gate, inter, hidden_);
+  Matrix(ParamRole::kDenseMlp, p + names_.up, inter, hidden_);
+  Matrix(ParamRole::kDenseMlp, p + names_.down, hidden_, inter);
+  if (bias) Vector(ParamRole::kDenseMlp, p + "bias", (gated ? 2 : 1) * inter + hidden_);
+}
+
+void ModelBuilder::Moe(int layer, const MoePlan& m) {
+  const std::string p = LayerName(layer) + names_.moe + ".";
+  const std::string e = p + names_.experts + ".0.";
+  const Int in = m.in_dim > 0 ? m.in_dim : hidden_;
+  const Int active = std::min(m.top_k, m.experts);
+  if (m.gated)
+    Add(ParamRole::kRoutedExperts, e + names_.gate, m.inter, in, m.experts, true, active);
+  Add(ParamRole::kRoutedExperts, e + names_.up, m.inter, in, m.experts, true, active);
+  Add(ParamRole::kRoutedExperts, e + names_.down, in, m.inter, m.experts, true, active);
+  if (m.expert_bias) {
+    Add(ParamRole::kRoutedExperts, e + "bias", 1, (m.gated ? 2 : 1) * m.inter + in, m.experts,
+        false, active);
+  }
+  if (m.in_dim > 0 && m.in_dim != hidden_) {
+    // Projections into and out of the experts' latent width.
+    Matrix(ParamRole::kSharedExperts, p + "fc1_latent_proj", m.in_dim, hidden_);
+    Matrix(ParamRole::kSharedExperts, p + "fc2_latent_proj", hidden_, m.in_dim);
+  }
+  Matrix(ParamRole::kRouter, p + names_.router, m.experts, hidden_);
+  if (m.router_bias) Vector(ParamRole::kRouter, p + names_.router + ".bias", m.experts);
+  if (m.score_bias)
+    Vector(ParamRole::kRouter, p + names_.router + ".e_score_correction_bias", m.experts);
+  if (m.shared_inter > 0) {
+    const std::string s = p + names_.shared + ".";
+    if (m.shared_gated) Matrix(ParamRole::kSharedExperts, s + names_.gate, m.shared_inter, hidden_);
+    Matrix(ParamRole::kSharedExperts, s + names_.up, m.shared_inter, hidden_);
+    Matrix(ParamRole::kSharedExperts, s + names_.down, hidden_, m.shared_inter);
+    if (m.shared_gate) Matrix(ParamRole::kRouter, p + "shared_expert_gate", 1, hidden_);
+  }
+  if (inventory_) {
+    moe_.layers += 1;
+    moe_.experts = std::max(moe_.experts, m.experts);
+    moe_.experts_per_token = std::max(moe_.experts_per_token, m.top_k);
+    if (moe_.params_per_expert == 0) {
+      moe_.params_per_expert =
+          (m.gated ? 3 : 2) * in * m.inter + (m.expert_bias ? (m.gated ? 2 : 1) * m.inter + in : 0);
+    }
+  }
+}
+
+void ModelBuilder::Mamba1(int layer, const Mamba1Plan& m) {
+  const std::string p = LayerName(layer) + names_.mixer + ".";
+  const Int di = m.d_inner, ds = m.d_state, dc = m.d_conv, dr = m.dt_rank;
+  Matrix(ParamRole::kLinearMixer, p + "in_proj", 2 * di, hidden_);
+  Vector(ParamRole::kLinearMixer, p + "conv1d", di * dc + (m.conv_bias ? di : 0));
+  Matrix(ParamRole::kLinearMixer, p + "x_proj", dr + 2 * ds, di);
+  Matrix(ParamRole::kLinearMixer, p + "dt_proj", di, dr);
+  Vector(ParamRole::kLinearMixer, p + "dt_proj.bias", di);
+  Vector(ParamRole::kLinearMixer, p + "A_log_D", di * ds + di);
+  Matrix(ParamRole::kLinearMixer, p + "out_proj", hidden_, di);
+  if (m.proj_bias) Vector(ParamRole::kLinearMixer, p + "proj_bias", 2 * di + hidden_);
+  if (m.dt_norms) Vector(ParamRole::kLinearMixer, p + "dt_b_c_norms", dr + 2 * ds);
+  LayerShape e;
+  e.kind = LayerKind::kMambaState;
+  e.index = layer;
+  // vLLM's Mamba-1 state: the last d_conv - 1 inputs of the convolution and
+  // a d_inner x d_state SSM state.
+  e.conv_state_elements = (dc - 1) * di;
+  e.recurrent_state_elements = di * ds;
+  Entry(e);
+}
+
+void ModelBuilder::Mamba2(int layer, const Mamba2Plan& m) {
+  const std::string p = LayerName(layer) + names_.mixer + ".";
+  const Int di = m.d_inner, conv_dim = di + 2 * m.groups * m.d_state;
+  const Int in_out = 2 * di + 2 * m.groups * m.d_state + m.heads;
+  Matrix(ParamRole::kLinearMixer, p + "in_proj", in_out, hidden_);
+  Vector(ParamRole::kLinearMixer, p + "conv1d", conv_dim * m.d_conv + (m.conv_bias ? conv_dim : 0));
+  Vector(ParamRole::kLinearMixer, p + "dt_bias_A_log_D", 3 * m.heads);
+  if (m.gated_norm) Vector(ParamRole::kLinearMixer, p + "norm", di);
+  Matrix(ParamRole::kLinearMixer, p + "out_proj", hidden_, di);
+  if (m.proj_bias) Vector(ParamRole::kLinearMixer, p + "proj_bias", in_out + hidden_);
+  LayerShape e;
+  e.kind = LayerKind::kMambaState;
+  e.index = layer;
+  // vLLM's Mamba-2 state: (d_conv - 1) x conv_dim of convolution inputs and
+  // heads x head_dim x d_state of SSM state.
+  e.conv_state_elements = (m.d_conv - 1) * conv_dim;
+  e.recurrent_state_elements = m.heads * m.head_dim * m.d_state;
+  e.recurrent_state_bits = m.ssm_bits;
+  Entry(e);
+}
+
+void ModelBuilder::GatedDeltaNet(int layer, const GdnPlan& g) {
+  const std::string p = LayerName(layer) + "linear_attn.";
+  const Int key = g.key_heads * g.key_dim, value = g.value_heads * g.value_dim;
+  Matrix(ParamRole::kLinearMixer, p + "in_proj_qkvz", 2 * key + 2 * value, hidden_);
+  Matrix(ParamRole::kLinearMixer, p + "in_proj_ba", 2 * g.value_heads, hidden_);
+  Vector(ParamRole::kLinearMixer, p + "conv1d", (2 * key + value) * g.conv);
+  Vector(ParamRole::kLinearMixer, p + "dt_bias_A_log", 2 * g.value_heads);
+  Vector(ParamRole::kLinearMixer, p + "norm", g.value_dim);
+  Matrix(ParamRole::kLinearMixer, p + "out_proj", hidden_, value);
+  LayerShape e;
+  e.kind = LayerKind::kLinearState;
+  e.index = layer;
+  // vLLM's gated DeltaNet state: conv inputs over the q, k, v channels and a
+  // key_dim x value_dim matrix per value head.
+  e.conv_state_elements = (g.conv - 1) * (2 * key + value);
+  e.recurrent_state_elements = g.value_heads * g.key_dim * g.value_dim;
+  e.recurrent_state_bits = g.ssm_bits;
+  Entry(e);
+}
+
+void ModelBuilder::Lightning(int layer, Int heads, Int head_dim) {
+  const std::string p = LayerName(layer) + names_.attn + ".";
+  const Int inner = heads * head_dim;
+  Matrix(ParamRole::kLinearMixer, p + "qkv_proj", 3 * inner, hidden_);
+  Matrix(ParamRole::kLinearMixer, p + "output_gate", inner, hidden_);
+  Matrix(ParamRole::kLinearMixer, p + "out_proj", hidden_, inner);
+  Vector(ParamRole::kLinearMixer, p + "norm", inner);
+  LayerShape e;
+  e.kind = LayerKind::kLinearState;
+  e.index = layer;
+  e.recurrent_state_elements = heads * head_dim * head_dim;
+  Entry(e);
+}
+
+void ModelBuilder::ShortConv(int layer, Int width, Int kernel, bool bias) {
+  const std::string p = LayerName(layer) + "conv.";
+  Matrix(ParamRole::kLinearMixer, p + "in_proj", 3 * width, hidden_);
+  Vector(ParamRole::kLinearMixer, p + "conv", width * kernel + (bias ? width : 0));
+  Matrix(ParamRole::kLinearMixer, p + "out_proj", hidden_, width);
+  if (bias) Vector(ParamRole::kLinearMixer, p + "proj_bias", 3 * width + hidden_);
+  LayerShape e;
+  e.kind = LayerKind::kConvState;
+  e.index = layer;
+  // vLLM's short-conv state: the last kernel - 1 inputs of each channel.
+  e.conv_state_elements = (kernel - 1) * width;
+  Entry(e);
+}
+
+void ModelBuilder::Norms(int layer, Int count, Int width, bool bias) {
+  if (count <= 0) return;
+  Add(ParamRole::kNorm, LayerName(layer) + "norm", 1, count * width * (bias ? 2 : 1), 1, false);
+}
+
+void ModelBuilder::Embedding(Int vocab, Int width) {
+  Add(ParamRole::kEmbedding, "model.embed_tokens", vocab, width, 1, false);
+}
+
+void ModelBuilder::LmHead(Int vocab, Int width) {
+  Add(ParamRole::kLmHead, "lm_head", vocab, width, 1, true);
+}
+
+void ModelBuilder::FinalNorm(Int width, bool bias) {
+  Add(ParamRole::kNorm, "model.norm", 1, width * (bias ? 2 : 1), 1, false);
+}
+
+void ModelBuilder::Finish(int decoder_layers, ModelShape* shape) {
+  // Every decoder layer appears in the inventory: one that keeps nothing is
+  // a no-op entry.
+  std::vector<bool> seen(static_cast<std::size_t>(decoder_layers), false);
+  for (const LayerShape& l : layers_) {
+    if (l.index >= 0 && l.index < decoder_layers) seen[static_cast<std::size_t>(l.index)] = true;
+  }
+  for (int i = 0; i < decoder_layers; ++i) {
+    if (!seen[static_cast<std::size_t>(i)]) {
+      LayerShape e;
+      e.kind = LayerKind::kNoOp;
+      e.index = i;
+      layers_.push_back(e);
+    }
+  }
+  std::stable_sort(layers_.begin(), layers_.end(),
+                   [](const LayerShape& a, const LayerShape& b) { return a.index < b.index; });
+  ParamCounts p;
+  for (const WeightGroup& g : weights_) {
+    const Int n = g.Params();
+    switch (g.role) {
+      case ParamRole::kEmbedding:
+        p.embedding += n;
+        break;
+      case ParamRole::kLmHead:
+        p.lm_head += n;
+        break;
+      case ParamRole::kAttention:
+        p.attention += n;
+        break;
+      case ParamRole::kDenseMlp:
+        p.dense_mlp += n;
+        break;
+      case ParamRole::kRoutedExperts:
+        p.routed_experts += n;
+        p.active_routed_experts += g.rows * g.cols * g.active_copies;
+        break;
+      case ParamRole::kSharedExperts:
+        p.shared_experts += n;
+        break;
+      case ParamRole::kRouter:
+        p.routers += n;
+        break;
+      case ParamRole::kLinearMixer:
+        p.linear_mixers += n;
+        break;
+      case ParamRole::kNorm:
+        p.norms += n;
+        break;
+      case ParamRole::kVision:
+        p.vision += n;
+        break;
+      case ParamRole::kAudio:
+        p.audio += n;
+        break;
+      case ParamRole::kMtp:
+        p.mtp += n;
+        break;
+    }
+  }
+  shape->layers = std::move(layers_);
+  shape->weights = std::move(weights_);
+  shape->params = p;
+  shape->moe = moe_;
+}
+
+}  // namespace kvbill::model_config

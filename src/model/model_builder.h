@@ -1,0 +1,162 @@
+// ModelBuilder: turns what each decoder layer holds (an attention, a mixer,
+// an MLP or MoE, its norms) into the layer inventory (LayerShape entries)
+// and the weight tensors (WeightGroup) of a ModelShape. The parameter
+// formulas of each block live here, once; the family rules that decide
+// which blocks a layer has live in families.cc. Internal to src/model/.
+#ifndef KVBILL_SRC_MODEL_MODEL_BUILDER_H_
+#define KVBILL_SRC_MODEL_MODEL_BUILDER_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kvbill/model/model_shape.h"
+
+namespace kvbill::model_config {
+
+using Int = std::int64_t;
+
+// Module names as the family's checkpoints spell them, for matching the
+// `ignore` / `modules_to_not_convert` patterns of quantization configs.
+struct ModuleNames {
+  std::string layers = "model.layers.";
+  std::string attn = "self_attn";
+  std::string mlp = "mlp";  // dense MLP
+  std::string moe = "mlp";  // the MoE block
+  std::string experts = "experts";
+  std::string shared = "shared_experts";
+  std::string router = "gate";
+  std::string mixer = "mixer";
+  std::string gate = "gate_proj", up = "up_proj", down = "down_proj";
+};
+
+enum class AttnKind { kFull, kSliding, kChunked, kLatent, kSparseLatent };
+
+struct AttnPlan {
+  AttnKind kind = AttnKind::kFull;
+  Int q_heads = 0;
+  Int kv_heads = 0;
+  Int qk_dim = 0;
+  Int v_dim = 0;  // 0: no V projection, K is also V (K cached once)
+  Tokens window = 0;
+  // MLA
+  Int q_lora = 0;  // 0: queries projected directly
+  Int kv_lora = 0;
+  Int rope = 0;
+  Int nope = 0;
+  // Sparse-attention indexer (DeepSeek-V3.2 / GLM-5)
+  Int index_heads = 0;
+  Int index_dim = 0;
+  // Extras
+  bool qkv_bias = false;
+  bool o_bias = false;
+  bool output_gate = false;  // q projection also produces a sigmoid gate (Qwen3-Next)
+  bool sinks = false;        // one learned sink logit per query head (gpt-oss)
+  Int q_norm = 0;            // parameters of the q / k norms
+  Int k_norm = 0;
+};
+
+struct MoePlan {
+  Int experts = 0;
+  Int top_k = 0;
+  Int inter = 0;             // per routed expert
+  bool gated = true;         // gate, up and down (else up and down)
+  bool expert_bias = false;  // gpt-oss: biases on the expert projections
+  Int shared_inter = 0;      // total intermediate size of always-on experts
+  bool shared_gated = true;
+  bool shared_gate = false;  // Qwen: a sigmoid gate (hidden -> 1) on the shared expert
+  bool router_bias = false;  // a bias per expert on the router logits
+  bool score_bias = false;   // e_score_correction_bias (DeepSeek noaux_tc)
+  Int in_dim = 0;            // experts' input width when not hidden (Nemotron latent MoE)
+};
+
+struct Mamba1Plan {
+  Int d_inner = 0, d_state = 16, d_conv = 4, dt_rank = 0;
+  bool conv_bias = true, proj_bias = false;
+  bool dt_norms = false;  // Jamba's dt / B / C layer norms
+};
+
+struct Mamba2Plan {
+  Int d_inner = 0, heads = 0, head_dim = 0, groups = 1, d_state = 128, d_conv = 4;
+  bool conv_bias = true, proj_bias = false, gated_norm = true;
+  int ssm_bits = 0;  // recurrent state bits; 0: the model's state format
+};
+
+struct GdnPlan {
+  Int key_heads = 0, value_heads = 0, key_dim = 0, value_dim = 0, conv = 4;
+  int ssm_bits = 0;
+};
+
+class ModelBuilder {
+ public:
+  ModelBuilder(Int hidden, ModuleNames names) : hidden_(hidden), names_(std::move(names)) {}
+
+  // Attention with its KV inventory entry.
+  void Attention(int layer, const AttnPlan& a);
+  // A layer that keeps nothing (added only when the layer has no entry).
+  void NoOp(int layer);
+  // DeciLM's linear replacement of attention or of the MLP (hidden x hidden).
+  void LinearReplacement(int layer, ParamRole role, const std::string& what);
+  void DenseMlp(int layer, Int inter, bool gated, bool bias);
+  void Moe(int layer, const MoePlan& m);
+  void Mamba1(int layer, const Mamba1Plan& m);
+  void Mamba2(int layer, const Mamba2Plan& m);
+  void GatedDeltaNet(int layer, const GdnPlan& g);
+  // MiniMax lightning attention: a heads x head_dim x head_dim state.
+  void Lightning(int layer, Int heads, Int head_dim);
+  // LFM2 short convolution over `width` channels with a kernel of `kernel`.
+  void ShortConv(int layer, Int width, Int kernel, bool bias);
+  // `count` norms of `width` parameters (twice that with a bias).
+  void Norms(int layer, Int count, Int width, bool bias = false);
+
+  // Model-level tensors.
+  void Embedding(Int vocab, Int width);
+  void LmHead(Int vocab, Int width);
+  void FinalNorm(Int width, bool bias = false);
+  // Any other tensor: a matrix (linear) or a vector of `elements`.
+  void Matrix(ParamRole role, const std::string& name, Int rows, Int cols, Int copies = 1);
+  void Vector(ParamRole role, const std::string& name, Int elements);
+
+  // Everything added after BeginMtp() is counted as MTP and adds no
+  // inventory entry; after BeginTower(role) as vision or audio.
+  void BeginMtp() {
+    override_ = ParamRole::kMtp;
+    inventory_ = false;
+  }
+  void BeginTower(ParamRole role) {
+    override_ = role;
+    inventory_ = false;
+  }
+  void EndOverride() {
+    override_.reset();
+    inventory_ = true;
+  }
+
+  void SetNames(ModuleNames names) { names_ = std::move(names); }
+  void SetHidden(Int hidden) { hidden_ = hidden; }
+  Int hidden() const { return hidden_; }
+  const ModuleNames& names() const { return names_; }
+  std::string LayerName(int layer) const { return names_.layers + std::to_string(layer) + "."; }
+
+  // Fills layers (adding no-op entries for layers without one), weights,
+  // params and moe of `shape`.
+  void Finish(int decoder_layers, ModelShape* shape);
+
+ private:
+  void Add(ParamRole role, const std::string& name, Int rows, Int cols, Int copies, bool linear,
+           Int active_copies = -1);
+  void Entry(const LayerShape& entry);
+
+  Int hidden_;
+  ModuleNames names_;
+  std::optional<ParamRole> override_;
+  bool inventory_ = true;
+  std::vector<LayerShape> layers_;
+  std::vector<WeightGroup> weights_;
+  MoeShape moe_;
+};
+
+}  // namespace kvbill::model_config
+
+#endif  // KVBILL_SRC_MODEL_MODEL_BUILDER_H_

@@ -1,0 +1,440 @@
+#include "model/quant_config.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <regex>
+
+namespace kvbill::model_config {
+namespace {
+
+// How a method's module lists match names.
+enum class Match {
+  kHfQuantizer,        // transformers' should_convert_module: key as a regex matching
+                       // the name's start (or the name followed by "."), or a name suffix
+  kCompressedTensors,  // "re:" regex matching the name's start, else the exact name
+  kGlob,               // fnmatch over the whole name (modelopt)
+};
+
+bool Glob(std::string_view pattern, std::string_view name) {
+  // Iterative '*' / '?' matcher with backtracking to the last star.
+  std::size_t p = 0, n = 0, star = std::string_view::npos, mark = 0;
+  while (n < name.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == name[n])) {
+      ++p;
+      ++n;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      mark = n;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      n = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+// A list of module patterns from the config, compiled once.
+class Patterns {
+ public:
+  static Result<Patterns> Read(const Fields& f, const std::string& key, Match match) {
+    Patterns out;
+    out.match_ = match;
+    if (!f.Has(key)) return out;
+    const json& list = f.Get(key);
+    if (!list.is_array()) return f.Bad(key, "must be a list of module names, got " + Show(list));
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string where = key + "[" + std::to_string(i) + "]";
+      if (!list[i].is_string()) return f.Bad(where, "must be a string, got " + Show(list[i]));
+      std::string p = list[i].get<std::string>();
+      if (p.size() > 1000) return f.Bad(where, "is longer than 1,000 characters");
+      Entry e;
+      e.text = p;
+      const bool regex = match == Match::kHfQuantizer ||
+                         (match == Match::kCompressedTensors && p.starts_with("re:"));
+      if (regex) {
+        if (p.starts_with("re:")) p = p.substr(3);
+        try {
+          e.regex = std::regex(p, std::regex::ECMAScript | std::regex::optimize);
+          e.is_regex = true;
+        } catch (const std::regex_error&) {
+          if (match == Match::kCompressedTensors) {
+            return f.Bad(where, "not a valid regular expression: " + Show(list[i]));
+          }
+          e.is_regex = false;  // a plain name that is not a regex: compared as text
+        }
+      }
+      out.entries_.push_back(std::move(e));
+    }
+    return out;
+  }
+
+  bool empty() const { return entries_.empty(); }
+
+  // Whether any entry matches any spelling of the module.
+  bool Matches(const std::vector<std::string>& names) const {
+    for (const Entry& e : entries_) {
+      for (const std::string& name : names) {
+        if (MatchOne(e, name)) return true;
+      }
+    }
+    return false;
+  }
+
+ private:
+  struct Entry {
+    std::string text;
+    bool is_regex = false;
+    std::regex regex;
+  };
+
+  bool MatchOne(const Entry& e, const std::string& name) const {
+    switch (match_) {
+      case Match::kHfQuantizer:
+        if (name.ends_with(e.text) || name == e.text) return true;
+        if (e.is_regex) {
+          return std::regex_search(name, e.regex, std::regex_constants::match_continuous);
+        }
+        return name.starts_with(e.text);
+      case Match::kCompressedTensors:
+        if (e.is_regex) {
+          return std::regex_search(name, e.regex, std::regex_constants::match_continuous);
+        }
+        return name == e.text || Glob(e.text, name);
+      case Match::kGlob:
+        return Glob(e.text, name);
+    }
+    return false;
+  }
+
+  Match match_ = Match::kGlob;
+  std::vector<Entry> entries_;
+};
+
+// The spellings a module has across checkpoint layouts: text models
+// ("model.layers.3.mlp"), multimodal ones ("model.language_model.layers.3",
+// "language_model.model.layers.3"), and the towers' many prefixes.
+std::vector<std::string> Spellings(const WeightGroup& g) {
+  if (g.role == ParamRole::kVision || g.role == ParamRole::kAudio) {
+    if (g.role == ParamRole::kAudio)
+      return {"audio_tower.layers.0.fc1", "model.audio_tower.layers.0.fc1"};
+    return {"visual.blocks.0.mlp.fc1",
+            "model.visual.blocks.0.mlp.fc1",
+            "vision_tower.vision_model.encoder.layers.0.mlp.fc1",
+            "model.vision_tower.vision_model.encoder.layers.0.mlp.fc1",
+            "vision_tower.encoder.blocks.0.mlp.fc0",
+            "vision_model.model.layers.0.mlp.fc1",
+            "multi_modal_projector.linear_1",
+            "mm_projector.proj.0"};
+  }
+  std::vector<std::string> out = {g.name};
+  if (g.name.starts_with("model.")) {
+    const std::string rest = g.name.substr(6);
+    out.push_back("model.language_model." + rest);
+    out.push_back("language_model.model." + rest);
+  } else if (g.name == "lm_head") {
+    out.push_back("language_model.lm_head");
+  }
+  return out;
+}
+
+bool Quantizable(const WeightGroup& g) {
+  return g.linear && g.role != ParamRole::kRouter && g.role != ParamRole::kEmbedding;
+}
+
+Result<int> ScaleBits(const Fields& w, int default_bits) {
+  const std::string dtype = w.StringOr("scale_dtype", "");
+  if (dtype.empty()) return default_bits;
+  if (dtype.find("float8") != std::string::npos) return 8;
+  if (dtype.find("float32") != std::string::npos) return 32;
+  if (dtype.find("float16") != std::string::npos || dtype.find("bfloat16") != std::string::npos) {
+    return 16;
+  }
+  return w.Bad("scale_dtype", "unknown dtype " + Show(w.Get("scale_dtype")));
+}
+
+// One compressed-tensors "weights" scheme.
+Result<WeightFormat> CompressedTensorsWeights(const Fields& w, const WeightFormat& dtype,
+                                              const std::string& format) {
+  auto bits = w.RequiredInt({"num_bits"});
+  if (!bits) return bits.error();
+  if (*bits > 32) return w.Bad("num_bits", "must be at most 32, got " + std::to_string(*bits));
+  const std::string type = w.StringOr("type", "int");
+  if (type != "int" && type != "float") {
+    return w.Bad("type", "must be \"int\" or \"float\", got " + Show(w.Get("type")));
+  }
+  auto symmetric = w.Bool("symmetric", true);
+  if (!symmetric) return symmetric.error();
+  std::string strategy = w.StringOr("strategy", "tensor");
+  const bool fp4 = type == "float" && *bits == 4;
+  auto scale = ScaleBits(w, fp4 ? 8 : dtype.element_bits);
+  if (!scale) return scale.error();
+  const int zero = *symmetric ? 0 : static_cast<int>(*bits);
+  WeightFormat f;
+  f.element_bits = static_cast<int>(*bits);
+  if (strategy == "group" || strategy == "tensor_group") {
+    auto group = w.RequiredInt({"group_size"});
+    if (!group) return group.error();
+    f.group_size = static_cast<int>(std::min<Int>(*group, 1 << 30));
+    f.group_bits = *scale + zero;
+    if (strategy == "tensor_group") f.tensor_bits = 32 + 32;  // global weight and input scales
+  } else if (strategy == "channel") {
+    f.row_bits = *scale + zero;
+  } else if (strategy == "block") {
+    auto block = w.OptionalIntList("block_structure");
+    if (!block) return block.error();
+    if (!block->has_value() || (*block)->size() != 2 || (**block)[0] <= 0 || (**block)[1] <= 0) {
+      return w.Bad("block_structure", "must be [rows, cols] for the block strategy");
+    }
+    f.block_rows = static_cast<int>(std::min<Int>((**block)[0], 1 << 30));
+    f.block_cols = static_cast<int>(std::min<Int>((**block)[1], 1 << 30));
+    f.block_bits = *scale + zero;
+  } else if (strategy == "tensor") {
+    f.tensor_bits = *scale + zero;
+  } else {
+    return w.Bad("strategy", "unknown strategy " + Show(w.Get("strategy")) +
+                                 " (known: tensor, channel, group, block, tensor_group)");
+  }
+  if (format == "pack-quantized") f.tensor_bits += 64;  // the int32 weight_shape of each tensor
+  const std::string label =
+      fp4 ? "nvfp4" : (type == "float" ? "fp" : "int") + std::to_string(*bits);
+  f.name = label + (f.group_size > 0 ? "-g" + std::to_string(f.group_size) : "") +
+           (strategy == "channel" ? "-channel" : "") + (strategy == "block" ? "-block" : "") +
+           " (compressed-tensors)";
+  // Activation quantization decides what the matmul runs in; weight-only
+  // int schemes dequantize to the dtype.
+  f.compute = dtype.compute;
+  if (type == "float" && *bits == 8) f.compute = "fp8-e4m3";
+  if (fp4) f.compute = "nvfp4";
+  return f;
+}
+
+// compressed-tensors: config_groups with targets and weight schemes; ignore.
+Status AssignCompressedTensors(const Fields& q, bool text_only, const WeightFormat& dtype,
+                               std::vector<WeightGroup>* weights, std::string* compute) {
+  auto ignore = Patterns::Read(q, "ignore", Match::kCompressedTensors);
+  if (!ignore) return ignore.error();
+  if (!q.Has("config_groups") || !q.Get("config_groups").is_object()) {
+    return q.Bad("config_groups", "missing: compressed-tensors describes its schemes there");
+  }
+  const std::string format = q.StringOr("format", "");
+  struct Scheme {
+    Patterns targets;
+    bool all_linear = false;
+    WeightFormat format;
+  };
+  std::vector<Scheme> schemes;
+  const json& groups = q.Get("config_groups");
+  for (const auto& [name, group] : groups.items()) {
+    const std::string at = "config_groups." + name;
+    const Fields g(group, q.source(), q.prefix() + at + ".");
+    if (!group.is_object()) return q.Bad(at, "must be an object");
+    if (!g.Has("weights")) continue;  // activations only
+    const Fields w(g.Get("weights"), q.source(), g.prefix() + "weights.");
+    auto f = CompressedTensorsWeights(w, dtype, g.StringOr("format", format));
+    if (!f) return f.error();
+    Scheme s;
+    auto targets = Patterns::Read(g, "targets", Match::kCompressedTensors);
+    if (!targets) return targets.error();
+    s.targets = std::move(*targets);
+    if (g.Has("targets") && g.Get("targets").is_array()) {
+      for (const json& t : g.Get("targets")) s.all_linear = s.all_linear || t == "Linear";
+    }
+    s.format = *f;
+    schemes.push_back(std::move(s));
+  }
+  for (WeightGroup& wg : *weights) {
+    if (!Quantizable(wg) ||
+        (text_only && (wg.role == ParamRole::kVision || wg.role == ParamRole::kAudio))) {
+      continue;
+    }
+    const auto names = Spellings(wg);
+    if (ignore->Matches(names)) continue;
+    for (const Scheme& s : schemes) {
+      if (s.all_linear || s.targets.Matches(names)) {
+        wg.format = s.format;
+        if (wg.role != ParamRole::kRoutedExperts && wg.role != ParamRole::kMtp)
+          *compute = s.format.compute;
+        break;
+      }
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<WeightFormat> DtypeFormat(const std::string& dtype, const Fields& where,
+                                 const std::string& key) {
+  std::string name;
+  if (dtype == "bfloat16" || dtype == "bf16") {
+    name = "bf16";
+  } else if (dtype == "float16" || dtype == "fp16" || dtype == "half") {
+    name = "fp16";
+  } else if (dtype == "float32" || dtype == "fp32" || dtype == "float") {
+    name = "fp32";
+  } else {
+    return where.Bad(key, "unknown dtype \"" + dtype + "\" (known: bfloat16, float16, float32)");
+  }
+  return WeightFormatFromElement(name);
+}
+
+Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields, bool text_only,
+                                        const WeightFormat& dtype,
+                                        std::vector<WeightGroup>* weights) {
+  for (WeightGroup& g : *weights) g.format = dtype;
+  std::string compute = dtype.compute;
+  if (quant == nullptr || quant->is_null()) return compute;
+  if (!quant->is_object()) return fields.Bad("quantization_config", "must be an object");
+  const Fields q(*quant, fields.source(), fields.prefix() + "quantization_config.");
+  const std::string method = q.StringOr("quant_method", "");
+  auto towers_ok = [&](const WeightGroup& g) {
+    return !(text_only && (g.role == ParamRole::kVision || g.role == ParamRole::kAudio));
+  };
+
+  if (method == "fp8") {
+    // transformers' FineGrainedFP8 / FP8 checkpoints: every linear layer in
+    // fp8 E4M3 with an fp32 scale per weight_block_size block (per tensor
+    // without one), but lm_head and modules_to_not_convert.
+    auto skip = Patterns::Read(q, "modules_to_not_convert", Match::kHfQuantizer);
+    if (!skip) return skip.error();
+    WeightFormat f;
+    f.element_bits = 8;
+    f.compute = "fp8-e4m3";
+    auto block = q.OptionalIntList("weight_block_size");
+    if (!block) return block.error();
+    if (block->has_value()) {
+      if ((*block)->size() != 2 || (**block)[0] <= 0 || (**block)[1] <= 0) {
+        return q.Bad("weight_block_size", "must be [rows, cols]");
+      }
+      f.block_rows = static_cast<int>(std::min<Int>((**block)[0], 1 << 30));
+      f.block_cols = static_cast<int>(std::min<Int>((**block)[1], 1 << 30));
+      f.block_bits = 32;
+      f.name = "fp8-e4m3 (" + std::to_string(f.block_rows) + "x" + std::to_string(f.block_cols) +
+               " blocks)";
+    } else {
+      f.tensor_bits = 32;
+      f.name = "fp8-e4m3";
+    }
+    for (WeightGroup& g : *weights) {
+      if (!Quantizable(g) || !towers_ok(g) || g.role == ParamRole::kLmHead) continue;
+      if (skip->Matches(Spellings(g))) continue;
+      g.format = f;
+    }
+    return std::string("fp8-e4m3");
+  }
+  if (method == "mxfp4") {
+    // gpt-oss: the routed experts in MXFP4 (an E8M0 scale per 32), the rest unconverted.
+    auto skip = Patterns::Read(q, "modules_to_not_convert", Match::kHfQuantizer);
+    if (!skip) return skip.error();
+    auto f = WeightFormatFromElement("mxfp4");
+    if (!f) return f.error();
+    f->compute = compute;  // the dense layers stay at the dtype
+    for (WeightGroup& g : *weights) {
+      if (g.role != ParamRole::kRoutedExperts || !g.linear || skip->Matches(Spellings(g))) continue;
+      g.format = *f;
+    }
+    return compute;
+  }
+  if (method == "compressed-tensors") {
+    if (auto s = AssignCompressedTensors(q, text_only, dtype, weights, &compute); !s) {
+      return s.error();
+    }
+    return compute;
+  }
+  if (method == "modelopt") {
+    // NVIDIA Model Optimizer: quant_algo NVFP4 (fp8 scale per group_size
+    // elements, fp32 global weight and input scales) or FP8 (fp32 weight and
+    // input scales per tensor); ignore / exclude_modules are globs.
+    const std::string algo = q.StringOr("quant_algo", "");
+    auto skip =
+        Patterns::Read(q, q.Has("exclude_modules") ? "exclude_modules" : "ignore", Match::kGlob);
+    if (!skip) return skip.error();
+    WeightFormat f;
+    if (algo == "NVFP4") {
+      auto group = q.IntOr("group_size", 16);
+      if (!group) return group.error();
+      f.name = "nvfp4";
+      f.element_bits = 4;
+      f.group_size = static_cast<int>(std::min<Int>(*group, 1 << 30));
+      f.group_bits = 8;
+      f.tensor_bits = 64;
+      f.compute = "nvfp4";
+    } else if (algo == "FP8") {
+      f.name = "fp8-e4m3";
+      f.element_bits = 8;
+      f.tensor_bits = 64;
+      f.compute = "fp8-e4m3";
+    } else {
+      return q.Bad("quant_algo", "unknown algorithm " +
+                                     (q.Has("quant_algo") ? Show(q.Get("quant_algo"))
+                                                          : std::string("(missing)")) +
+                                     " (known: NVFP4, FP8)");
+    }
+    for (WeightGroup& g : *weights) {
+      if (!Quantizable(g) || !towers_ok(g) || skip->Matches(Spellings(g))) continue;
+      g.format = f;
+      if (g.role != ParamRole::kRoutedExperts && g.role != ParamRole::kMtp) compute = f.compute;
+    }
+    return compute;
+  }
+  if (method == "awq" || method == "gptq") {
+    // AutoAWQ / GPTQ: packed `bits`-bit weights, an fp16 scale and a packed
+    // zero point per group of group_size inputs (per column when -1); GPTQ
+    // adds an int32 g_idx per input. lm_head and modules_to_not_convert stay.
+    auto bits = q.FirstInt({"bits", "w_bit"});
+    if (!bits) return bits.error();
+    if (!bits->has_value()) return q.Bad("bits", "missing");
+    auto group = q.FirstInt({"group_size", "q_group_size"}, -1);
+    if (!group) return group.error();
+    auto skip = Patterns::Read(q, "modules_to_not_convert", Match::kHfQuantizer);
+    if (!skip) return skip.error();
+    WeightFormat f;
+    f.element_bits = static_cast<int>(std::min<Int>(**bits, 32));
+    const Int g = group->value_or(128);
+    f.group_size = g <= 0 ? (1 << 30) : static_cast<int>(std::min<Int>(g, 1 << 30));
+    f.group_bits = 16 + f.element_bits;
+    if (method == "gptq") f.col_bits = 32;
+    f.name =
+        "int" + std::to_string(f.element_bits) + "-g" + std::to_string(g) + " (" + method + ")";
+    f.compute = compute;
+    for (WeightGroup& wg : *weights) {
+      if (!Quantizable(wg) || !towers_ok(wg) || wg.role == ParamRole::kLmHead) continue;
+      if (wg.role == ParamRole::kVision || wg.role == ParamRole::kAudio) continue;
+      if (skip->Matches(Spellings(wg))) continue;
+      wg.format = f;
+    }
+    return compute;
+  }
+  return q.Bad("quant_method",
+               (q.Has("quant_method") ? "unknown method " + Show(q.Get("quant_method"))
+                                      : std::string("missing")) +
+                   " (known: fp8, mxfp4, compressed-tensors, modelopt, awq, gptq)");
+}
+
+std::string DescribeWeightFormats(const std::vector<WeightGroup>& weights) {
+  std::map<std::string, double> params;
+  double total = 0;
+  for (const WeightGroup& g : weights) {
+    if (g.role == ParamRole::kMtp) continue;
+    params[g.format.name] += static_cast<double>(g.Params());
+    total += static_cast<double>(g.Params());
+  }
+  if (params.size() == 1) return params.begin()->first;
+  std::vector<std::pair<double, std::string>> order;
+  for (const auto& [name, n] : params) order.emplace_back(-n, name);
+  std::sort(order.begin(), order.end());
+  std::string out;
+  for (const auto& [n, name] : order) {
+    const double pct = total > 0 ? -n / total * 100.0 : 0;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f%%", pct);
+    out += (out.empty() ? "" : ", ") + name + " " + buf;
+  }
+  return out;
+}
+
+}  // namespace kvbill::model_config

@@ -1,0 +1,37 @@
+// The storage format of each weight tensor, from the model dtype and the
+// checkpoint's quantization_config (docs/models.md, "Weights in bytes"):
+// fp8 (per tensor or block-scaled), mxfp4 (gpt-oss experts),
+// compressed-tensors (int / float, group, channel, tensor, block and
+// tensor-group strategies), modelopt (NVFP4, FP8), AWQ and GPTQ. Modules an
+// ignore list names, routers, norms and embeddings stay at the dtype.
+// Internal to src/model/.
+#ifndef KVBILL_SRC_MODEL_QUANT_CONFIG_H_
+#define KVBILL_SRC_MODEL_QUANT_CONFIG_H_
+
+#include <string>
+#include <vector>
+
+#include "kvbill/model/model_shape.h"
+#include "model/config_json.h"
+
+namespace kvbill::model_config {
+
+// The 16/32-bit format of torch_dtype / dtype ("bfloat16" -> bf16).
+Result<WeightFormat> DtypeFormat(const std::string& dtype, const Fields& where,
+                                 const std::string& key);
+
+// Sets the format of every group of `weights`. `quant` is the
+// quantization_config object (or null), read with `fields` for errors;
+// when `text_only`, it came from the text config and leaves the towers at
+// the dtype. Returns the ElementFormat dense linear layers compute in.
+Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields, bool text_only,
+                                        const WeightFormat& dtype,
+                                        std::vector<WeightGroup>* weights);
+
+// "int4-g32 (compressed-tensors) 96.1%, bf16 3.9%": the formats by share of
+// the parameters a server loads (MTP modules left out).
+std::string DescribeWeightFormats(const std::vector<WeightGroup>& weights);
+
+}  // namespace kvbill::model_config
+
+#endif  // KVBILL_SRC_MODEL_QUANT_CONFIG_H_

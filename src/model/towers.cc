@@ -1,0 +1,184 @@
+// Vision and audio towers: the encoders multimodal checkpoints carry beside
+// the text model, and their projectors into it. Counted from vision_config
+// the way each family's modeling code builds them; a tower kvbill cannot
+// count is an error (--text-only leaves towers out).
+#include "model/families.h"
+
+namespace kvbill::model_config {
+namespace {
+
+// One pre-norm ViT block: attention (q, k, v, o with biases), an ungated
+// MLP with biases, two LayerNorms with biases.
+Int VitBlock(Int d, Int m) { return 4 * d * d + 4 * d + 2 * d * m + m + d + 4 * d; }
+
+// A two-layer projector: (in x in + in) then (in x out + out), with a
+// LayerNorm of `norm` elements before it.
+Int MergerMlp(Int in, Int out, Int norm) { return 2 * norm + in * in + in + in * out + out; }
+
+Result<Int> Get(const Fields& v, std::initializer_list<const char*> keys, Int default_value = 0) {
+  auto x = v.FirstInt(keys);
+  if (!x) return x.error();
+  if (!x->has_value()) {
+    if (default_value > 0) return default_value;
+    return v.Bad(*keys.begin(), "missing");
+  }
+  return **x;
+}
+
+#define KV_GET(var, ...)                \
+  auto var##_r = Get(__VA_ARGS__);      \
+  if (!var##_r) return var##_r.error(); \
+  const Int var = *var##_r
+
+// SigLIP (siglip/modeling_siglip.py) with Gemma 3's projector.
+Result<Int> SiglipTower(const Fields& v, bool gemma3_projector, Int text_hidden) {
+  KV_GET(d, v, {"hidden_size"}, 768);
+  KV_GET(m, v, {"intermediate_size"}, 3072);
+  KV_GET(layers, v, {"num_hidden_layers"}, 12);
+  KV_GET(patch, v, {"patch_size"}, 16);
+  KV_GET(image, v, {"image_size"}, 224);
+  KV_GET(channels, v, {"num_channels"}, 3);
+  auto head = v.Bool("vision_use_head", true);
+  if (!head) return head.error();
+  Int n = channels * patch * patch * d + d + (image / patch) * (image / patch) * d;
+  n += layers * VitBlock(d, m) + 2 * d;
+  if (*head) n += d + 4 * d * d + 4 * d + 2 * d + 2 * d * m + m + d;  // attention-pooling head
+  if (gemma3_projector) n += d + d * text_hidden;  // mm_soft_emb_norm, mm_input_projection
+  return n;
+}
+
+// Llama 4 vision (llama4/modeling_llama4.py): unfold patch embedding, class
+// and position embeddings, pre/post LayerNorms, blocks, the pixel-shuffle
+// MLP and the projector into the text model.
+Result<Int> Llama4Tower(const Fields& v, Int text_hidden) {
+  KV_GET(d, v, {"hidden_size"}, 768);
+  KV_GET(m, v, {"intermediate_size"}, 3072);
+  KV_GET(layers, v, {"num_hidden_layers"}, 34);
+  KV_GET(patch, v, {"patch_size"}, 14);
+  KV_GET(image, v, {"image_size"}, 448);
+  KV_GET(channels, v, {"num_channels"}, 3);
+  KV_GET(proj_in, v, {"projector_input_dim"}, 4096);
+  KV_GET(proj_out, v, {"projector_output_dim"}, 4096);
+  KV_GET(out, v, {"vision_output_dim"}, 7680);
+  const Int grid = image / patch;
+  Int n = channels * patch * patch * d + d + (grid * grid + 1) * d + 4 * d;
+  n += layers * VitBlock(d, m);
+  n += m * proj_in + proj_out * proj_out;  // pixel-shuffle MLP fc1, fc2
+  n += out * text_hidden;                  // multi_modal_projector.linear_1
+  return n;
+}
+
+// Qwen2-VL (qwen2_vl/modeling_qwen2_vl.py): conv3d patches, blocks with a
+// fused qkv, the 2x2 patch merger.
+Result<Int> Qwen2VlTower(const Fields& v, Int text_hidden) {
+  KV_GET(d, v, {"embed_dim"}, 1280);
+  KV_GET(layers, v, {"depth"}, 32);
+  KV_GET(ratio, v, {"mlp_ratio"}, 4);
+  KV_GET(patch, v, {"patch_size"}, 14);
+  KV_GET(temporal, v, {"temporal_patch_size"}, 2);
+  KV_GET(channels, v, {"in_chans", "in_channels"}, 3);
+  KV_GET(merge, v, {"spatial_merge_size"}, 2);
+  KV_GET(out, v, {"hidden_size"}, text_hidden);
+  const Int in = d * merge * merge;
+  return channels * temporal * patch * patch * d + layers * VitBlock(d, ratio * d) +
+         MergerMlp(in, out, d);
+}
+
+// Qwen2.5-VL (qwen2_5_vl/modeling_qwen2_5_vl.py): RMSNorms, a gated MLP
+// with biases, the 2x2 patch merger.
+Result<Int> Qwen25VlTower(const Fields& v, Int text_hidden) {
+  KV_GET(d, v, {"hidden_size"}, 1280);
+  KV_GET(m, v, {"intermediate_size"}, 3420);
+  KV_GET(layers, v, {"depth"}, 32);
+  KV_GET(patch, v, {"patch_size"}, 14);
+  KV_GET(temporal, v, {"temporal_patch_size"}, 2);
+  KV_GET(channels, v, {"in_chans", "in_channels"}, 3);
+  KV_GET(merge, v, {"spatial_merge_size"}, 2);
+  KV_GET(out, v, {"out_hidden_size"}, text_hidden);
+  const Int block = 4 * d * d + 4 * d + 3 * d * m + 2 * m + d + 2 * d;
+  const Int in = d * merge * merge;
+  return channels * temporal * patch * patch * d + layers * block + d + in * in + in + in * out +
+         out;
+}
+
+// Qwen3-VL / Qwen3.5 (qwen3_vl/modeling_qwen3_vl.py): conv3d patches with a
+// bias, learned position embeddings, blocks, the patch merger and one
+// DeepStack merger per deepstack_visual_indexes entry.
+Result<Int> Qwen3VlTower(const Fields& v, Int text_hidden) {
+  KV_GET(d, v, {"hidden_size"}, 1152);
+  KV_GET(m, v, {"intermediate_size"}, 4304);
+  KV_GET(layers, v, {"depth"}, 27);
+  KV_GET(patch, v, {"patch_size"}, 16);
+  KV_GET(temporal, v, {"temporal_patch_size"}, 2);
+  KV_GET(channels, v, {"in_channels", "in_chans"}, 3);
+  KV_GET(merge, v, {"spatial_merge_size"}, 2);
+  KV_GET(positions, v, {"num_position_embeddings"}, 2304);
+  KV_GET(out, v, {"out_hidden_size"}, text_hidden);
+  auto deepstack = v.OptionalIntList("deepstack_visual_indexes");
+  if (!deepstack) return deepstack.error();
+  const Int extra = deepstack->has_value() ? static_cast<Int>((*deepstack)->size()) : 0;
+  const Int in = d * merge * merge;
+  return channels * temporal * patch * patch * d + d + positions * d + layers * VitBlock(d, m) +
+         MergerMlp(in, out, d) + extra * MergerMlp(in, out, in);
+}
+
+// Kimi K2.5's MoonViT (the model repository's modeling_kimi_k25.py):
+// patches, blocks, a final LayerNorm and the patch-merger projector.
+Result<Int> MoonVitTower(const Fields& v, Int text_hidden) {
+  KV_GET(d, v, {"vt_hidden_size", "hidden_size"}, 1152);
+  KV_GET(m, v, {"vt_intermediate_size", "intermediate_size"}, 4304);
+  KV_GET(layers, v, {"vt_num_hidden_layers", "num_hidden_layers"}, 27);
+  KV_GET(patch, v, {"patch_size"}, 14);
+  KV_GET(mm, v, {"mm_hidden_size"}, d);
+  KV_GET(out, v, {"text_hidden_size"}, text_hidden);
+  const Int in = mm * 4;  // 2 x 2 merge kernel
+  return 3 * patch * patch * d + d + layers * VitBlock(d, m) + 2 * d + MergerMlp(in, out, mm);
+}
+
+}  // namespace
+
+Status BuildTowers(const json& root, const std::string& source, const std::string& model_type,
+                   Int text_hidden, ModelBuilder* b) {
+  if (!root.is_object()) return OkStatus();
+  for (const char* key : {"vision_config", "audio_config"}) {
+    auto it = root.find(key);
+    if (it == root.end() || it->is_null()) continue;
+    const std::string k = key;
+    if (!it->is_object()) return Error(source + ": " + k + ": must be an object");
+    const Fields v(*it, source, k + ".");
+    const std::string type = v.StringOr("model_type", "");
+    Result<Int> n = Int{0};
+    if (k == "audio_config") {
+      n = Error(source + ": audio_config: kvbill cannot count the audio tower of model_type \"" +
+                model_type + "\" (--text-only leaves the towers out)");
+    } else if (model_type == "gemma3" || type == "siglip_vision_model") {
+      n = SiglipTower(v, model_type == "gemma3", text_hidden);
+    } else if (model_type == "llama4") {
+      n = Llama4Tower(v, text_hidden);
+    } else if (model_type == "qwen2_vl") {
+      n = Qwen2VlTower(v, text_hidden);
+    } else if (model_type == "qwen2_5_vl") {
+      n = Qwen25VlTower(v, text_hidden);
+    } else if (model_type == "qwen3_vl" || model_type == "qwen3_vl_moe" ||
+               model_type == "qwen3_5" || model_type == "qwen3_5_moe") {
+      n = Qwen3VlTower(v, text_hidden);
+    } else if (model_type == "kimi_k25") {
+      n = MoonVitTower(v, text_hidden);
+    } else {
+      n = Error(source + ": vision_config: kvbill cannot count the vision tower of model_type \"" +
+                model_type +
+                "\" (known: gemma3, llama4, qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, "
+                "qwen3_5, qwen3_5_moe, kimi_k25, siglip_vision_model); --text-only leaves the "
+                "towers out");
+    }
+    if (!n) return n.error();
+    const ParamRole role = k == "audio_config" ? ParamRole::kAudio : ParamRole::kVision;
+    b->BeginTower(role);
+    // One group: the tower's linear layers and the rest are not told apart.
+    b->Matrix(role, k == "audio_config" ? "audio_tower" : "visual", 1, *n);
+    b->EndOverride();
+  }
+  return OkStatus();
+}
+
+}  // namespace kvbill::model_config
