@@ -1,0 +1,303 @@
+// The config reader's conventions on small inline configs: class defaults
+// per model_type, null, per-layer lists, Python's JSON dialect, the layer
+// inventory of each hybrid family, and errors that name the key and the
+// model type.
+#include <gtest/gtest.h>
+
+#include "kvbill/model/hf_config.h"
+#include "kvbill/model/kv_footprint.h"
+#include "model/model_test_util.h"
+
+namespace kvbill {
+namespace {
+
+ModelShape Inline(const std::string& json) {
+  auto m = ParseHfConfig(json, "c.json", "c");
+  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message());
+  return m.ok() ? *m : ModelShape{};
+}
+
+std::string ErrorOf(const std::string& json) {
+  auto m = ParseHfConfig(json, "c.json", "c");
+  EXPECT_FALSE(m.ok());
+  return m.ok() ? "" : m.error().message();
+}
+
+// Gemma3TextConfig: vocab_size 262208 and tie_word_embeddings true when the
+// text config omits them, as google/gemma-3-27b-it's does.
+TEST(ConfigReaderTest, AbsentKeysTakeTheClassDefault) {
+  const ModelShape m = Inline(
+      R"({"model_type": "gemma3", "text_config": {"model_type": "gemma3_text",
+          "num_hidden_layers": 6, "hidden_size": 64, "num_attention_heads": 4,
+          "num_key_value_heads": 2, "head_dim": 16, "sliding_window": 32}})");
+  EXPECT_EQ(m.vocab_size, 262208);
+  EXPECT_EQ(m.params.embedding, 262208 * 64);
+  EXPECT_EQ(m.params.lm_head, 0);
+  // sliding_window_pattern 6: layer 5 is global.
+  EXPECT_EQ(m.layers[5].kind, LayerKind::kFullAttention);
+  EXPECT_EQ(m.CountLayers(LayerKind::kSlidingWindow), 5);
+}
+
+// SmolLM3Config ties the embeddings by default: no lm_head counted.
+TEST(ConfigReaderTest, SmolLm3TiesByDefault) {
+  const ModelShape m = Inline(
+      R"({"model_type": "smollm3", "num_hidden_layers": 2, "hidden_size": 64,
+          "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
+          "intermediate_size": 128})");
+  EXPECT_EQ(m.params.lm_head, 0);
+  // The same config as Llama (whose class does not tie) has one.
+  const ModelShape llama = Inline(
+      R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+          "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
+          "intermediate_size": 128})");
+  EXPECT_EQ(llama.params.lm_head, 100 * 64);
+}
+
+// null passes None to the class: MistralConfig's sliding_window default is
+// 4096, but sliding_window: null means no window; num_key_value_heads: null
+// means as many as the query heads.
+TEST(ConfigReaderTest, NullMeansTheClassReadingOfNone) {
+  const std::string base =
+      R"({"model_type": "mistral", "num_hidden_layers": 2, "hidden_size": 64,
+          "num_attention_heads": 4, "vocab_size": 100)";
+  EXPECT_EQ(Inline(base + R"(, "num_key_value_heads": 2})").layers[0].kind,
+            LayerKind::kSlidingWindow);
+  EXPECT_EQ(Inline(base + R"(, "num_key_value_heads": 2, "sliding_window": null})").layers[0].kind,
+            LayerKind::kFullAttention);
+  EXPECT_EQ(Inline(R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+                       "num_attention_heads": 4, "vocab_size": 100,
+                       "num_key_value_heads": null})")
+                .layers[0]
+                .kv_heads,
+            4);
+}
+
+// Python's json writes NaN and Infinity; model configs accept them outside
+// strings (Nemotron-H's "time_step_limit": [0.0, Infinity]).
+TEST(ConfigReaderTest, PythonNonFiniteLiteralsAreJsonForModelConfigs) {
+  const ModelShape m = Inline(
+      R"({"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+          "vocab_size": 100, "time_step_limit": [0.0, Infinity], "x": -Infinity,
+          "y": NaN, "note": "NaN and Infinity in a string stay text"})");
+  EXPECT_EQ(m.layers.size(), 2u);
+  // Where a count is needed they are an error that shows them as written.
+  EXPECT_EQ(ErrorOf(R"({"num_hidden_layers": Infinity})"),
+            "c.json: num_hidden_layers: must be a positive integer, got Infinity");
+  // Positions of syntax errors are those of the original text.
+  EXPECT_EQ(ErrorOf("{\"a\": [NaN, Infinity],\n \"b\": }"),
+            "c.json:2:7: not valid JSON: syntax error while parsing value - unexpected '}'; "
+            "expected '[', '{', or a literal");
+  // A bare word that is not one of the three literals is still not JSON.
+  EXPECT_EQ(ErrorOf(R"({"a": Nan})"),
+            "c.json:1:7: not valid JSON: syntax error while parsing value - invalid literal; "
+            "last read: '\"a\": N'");
+}
+
+// Hunyuan-A13B writes moe_topk, moe_intermediate_size and num_shared_expert
+// as lists, one entry per layer.
+TEST(ConfigReaderTest, PerLayerListsForPerLayerQuantities) {
+  const std::string base =
+      R"({"model_type": "hunyuan", "num_hidden_layers": 2, "hidden_size": 64,
+          "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
+          "intermediate_size": 32, "num_experts": 4, "use_mixed_mlp_moe": true)";
+  const ModelShape m = Inline(base + R"(, "moe_topk": [1, 2], "moe_intermediate_size": [16, 8],
+                         "num_shared_expert": [1, 0]})");
+  // Layer 0: 4 experts x 3 x 64 x 16 = 12,288 (1 active: 3,072); a shared
+  // MLP of 32 x 1: 3 x 64 x 32 = 6,144. Layer 1: 4 x 3 x 64 x 8 = 6,144
+  // (2 active: 3,072), no shared MLP.
+  EXPECT_EQ(m.params.routed_experts, 12288 + 6144);
+  EXPECT_EQ(m.params.active_routed_experts, 3072 + 3072);
+  EXPECT_EQ(m.params.shared_experts, 6144);
+  EXPECT_EQ(ErrorOf(base + R"(, "moe_topk": [1, 2, 3]})"),
+            "c.json: moe_topk: has 3 entries, num_hidden_layers is 2");
+  EXPECT_EQ(ErrorOf(base + R"(, "moe_topk": [1, -2]})"),
+            "c.json: moe_topk[1]: must be a positive integer, got -2");
+}
+
+// Nemotron-H: M Mamba-2, * attention, - MLP, E MoE; only * keeps KV.
+TEST(ConfigReaderTest, NemotronHPatternGivesEachLayerItsKind) {
+  const std::string base =
+      R"({"model_type": "nemotron_h", "num_hidden_layers": 4, "hidden_size": 64,
+          "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+          "vocab_size": 100, "intermediate_size": 128, "mamba_num_heads": 8,
+          "mamba_head_dim": 16, "n_groups": 2, "ssm_state_size": 8, "conv_kernel": 4,
+          "mamba_ssm_cache_dtype": "bfloat16")";
+  const ModelShape m = Inline(base + R"(, "hybrid_override_pattern": "M*-M"})");
+  ASSERT_EQ(m.layers.size(), 4u);
+  EXPECT_EQ(m.layers[0].kind, LayerKind::kMambaState);
+  EXPECT_EQ(m.layers[1].kind, LayerKind::kFullAttention);
+  EXPECT_EQ(m.layers[2].kind, LayerKind::kNoOp);
+  // One attention layer: 2 x 16 x 2 x 2 = 128 bytes a token.
+  EXPECT_EQ(BytesPerToken(m, Fmt("bf16")), 128.0);
+  // Mamba-2 state per layer: conv (4 - 1) x (8 x 16 + 2 x 2 x 8) = 480 and
+  // SSM 8 x 16 x 8 = 1,024 elements, in bf16: 3,008 bytes; two layers 6,016.
+  EXPECT_EQ(StateBytesPerSequence(m), 6016);
+  EXPECT_EQ(ErrorOf(base + R"(, "hybrid_override_pattern": "M*+M"})"),
+            "c.json: hybrid_override_pattern: character 2 is '+', which model_type "
+            "\"nemotron_h\" does not define (known: M Mamba-2, * attention, - MLP, E MoE)");
+}
+
+// DeciLM block_configs: KV heads per layer from n_heads_in_group, no-op
+// attention keeps nothing, FFN width from ffn_mult.
+TEST(ConfigReaderTest, DeciLmBlocksGiveKvHeadsPerLayer) {
+  const std::string head =
+      R"({"model_type": "nemotron-nas", "num_hidden_layers": 3, "hidden_size": 768,
+          "num_attention_heads": 8, "num_key_value_heads": null, "vocab_size": 100,
+          "block_configs": [
+            {"attention": {"n_heads_in_group": 8, "no_op": false}, "ffn": {"ffn_mult": 1.0}},
+            {"attention": {"no_op": true}, "ffn": {"ffn_mult": 2.0}},)";
+  const ModelShape m =
+      Inline(head + R"({"attention": {"n_heads_in_group": 2}, "ffn": {"no_op": true}}]})");
+  ASSERT_EQ(m.layers.size(), 3u);
+  EXPECT_EQ(m.layers[0].kv_heads, 1);
+  EXPECT_EQ(m.layers[1].kind, LayerKind::kNoOp);
+  EXPECT_EQ(m.layers[2].kv_heads, 4);
+  // head_dim 768 / 8 = 96: (1 + 4) x 96 x 2 x 2 = 1,920 bytes a token.
+  EXPECT_EQ(BytesPerToken(m, Fmt("bf16")), 1920.0);
+  // ffn_mult 1.0: int(2 x 768 / 3) = 512, a multiple of 256; 2.0: 1,024.
+  // Gated: 3 x 768 x (512 + 1,024) = 3,538,944.
+  EXPECT_EQ(m.params.dense_mlp, 3538944);
+  EXPECT_EQ(ErrorOf(head + R"({"attention": {"n_heads_in_group": 3}, "ffn": {}}]})"),
+            "c.json: block_configs[2].attention.n_heads_in_group: 3 does not divide "
+            "num_attention_heads 8");
+}
+
+// MiMo-V2: sliding layers have their own heads and head dims; V differs from K.
+TEST(ConfigReaderTest, MimoV2SlidingLayersHaveTheirOwnHeads) {
+  const ModelShape m = Inline(
+      R"({"model_type": "mimo_v2_flash", "num_hidden_layers": 2, "hidden_size": 64,
+          "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 24,
+          "v_head_dim": 16, "swa_num_key_value_heads": 2, "swa_head_dim": 32,
+          "swa_v_head_dim": 8, "sliding_window": 64, "hybrid_layer_pattern": [0, 1],
+          "vocab_size": 100, "n_routed_experts": 0})");
+  EXPECT_EQ(m.layers[0].kv_heads, 1);
+  EXPECT_EQ(m.layers[0].qk_head_dim, 24);
+  EXPECT_EQ(m.layers[0].v_head_dim, 16);
+  EXPECT_EQ(m.layers[1].kv_heads, 2);
+  EXPECT_EQ(m.layers[1].window, 64);
+  // Full: 1 x (24 + 16) x 2 = 80; sliding: 2 x (32 + 8) x 2 = 160.
+  EXPECT_EQ(BytesPerToken(m, Fmt("bf16")), 240.0);
+}
+
+// Falcon-H1: attention and Mamba-2 side by side, two entries per layer.
+TEST(ConfigReaderTest, FalconH1LayersKeepKvAndState) {
+  const ModelShape m = Inline(
+      R"({"model_type": "falcon_h1", "num_hidden_layers": 2, "hidden_size": 64,
+          "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+          "vocab_size": 100, "intermediate_size": 128, "mamba_d_ssm": 64,
+          "mamba_n_heads": 4, "mamba_d_state": 8, "mamba_n_groups": 1, "mamba_d_conv": 4})");
+  ASSERT_EQ(m.layers.size(), 4u);
+  EXPECT_EQ(m.DecoderLayers(), 2);
+  EXPECT_EQ(m.CountLayers(LayerKind::kFullAttention), 2);
+  EXPECT_EQ(m.CountLayers(LayerKind::kMambaState), 2);
+  // KV 2 x (2 x 16 x 2 x 2) = 256; state per layer: conv 3 x (64 + 2 x 8) =
+  // 240 + SSM 4 x 16 x 8 = 512 elements, bf16: 1,504 bytes; two 3,008.
+  EXPECT_EQ(BytesPerToken(m, Fmt("bf16")), 256.0);
+  EXPECT_EQ(StateBytesPerSequence(m), 3008);
+}
+
+// Granite 4 hybrid: layer_types mamba / attention; all Mamba-2 when absent.
+TEST(ConfigReaderTest, GraniteHybridLayerTypes) {
+  const std::string base =
+      R"({"model_type": "granitemoehybrid", "num_hidden_layers": 2, "hidden_size": 64,
+          "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
+          "intermediate_size": 32, "num_local_experts": 0, "shared_intermediate_size": 128,
+          "mamba_n_heads": 8, "mamba_d_head": 16, "mamba_d_state": 8, "mamba_n_groups": 1)";
+  const ModelShape m = Inline(base + R"(, "layer_types": ["mamba", "attention"]})");
+  EXPECT_EQ(m.layers[0].kind, LayerKind::kMambaState);
+  EXPECT_EQ(m.layers[1].kind, LayerKind::kFullAttention);
+  // head_dim 64 / 4 = 16: 2 x 16 x 2 x 2 = 128 bytes a token.
+  EXPECT_EQ(BytesPerToken(m, Fmt("bf16")), 128.0);
+  EXPECT_EQ(Inline(base + "}").CountLayers(LayerKind::kMambaState), 2);
+}
+
+// LFM2: conv layers hold (L_cache - 1) x hidden inputs, attention layers KV.
+TEST(ConfigReaderTest, Lfm2ConvLayersKeepAConvState) {
+  const ModelShape m = Inline(
+      R"({"model_type": "lfm2", "num_hidden_layers": 3, "hidden_size": 64,
+          "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
+          "block_ff_dim": 96, "conv_L_cache": 3, "full_attn_idxs": [1]})");
+  EXPECT_EQ(m.CountLayers(LayerKind::kConvState), 2);
+  // 2 conv layers x (3 - 1) x 64 x 2 bytes = 512.
+  EXPECT_EQ(StateBytesPerSequence(m), 512);
+  // block_auto_adjust_ff_dim: int(2 x 96 / 3) = 64, rounded up to 256.
+  EXPECT_EQ(m.params.dense_mlp, 3 * 3 * 64 * 256);
+}
+
+// DeepSeek Sparse Attention: the indexer key beside the latent, kept in
+// fp8 with an fp32 scale per 128 whatever the KV format.
+TEST(ConfigReaderTest, SparseIndexerKeyBesideTheLatent) {
+  const ModelShape m = Inline(
+      R"({"model_type": "deepseek_v32", "num_hidden_layers": 1, "hidden_size": 64,
+          "num_attention_heads": 4, "num_key_value_heads": 4, "vocab_size": 100,
+          "kv_lora_rank": 32, "qk_rope_head_dim": 8, "qk_nope_head_dim": 16,
+          "v_head_dim": 16, "q_lora_rank": 24, "index_head_dim": 200,
+          "index_n_heads": 2, "index_topk": 64, "n_routed_experts": 0})");
+  EXPECT_EQ(m.layers[0].kind, LayerKind::kSparseLatentAttention);
+  // Latent 40 x 2 bytes = 80; indexer 200 bytes + 2 scales x 4 = 208.
+  EXPECT_EQ(BytesPerToken(m, Fmt("bf16")), 288.0);
+  EXPECT_EQ(BytesPerToken(m, Fmt("fp8")), 248.0);
+}
+
+// What cannot be told is an error naming the key and the model type.
+TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
+  EXPECT_EQ(ErrorOf(R"({"model_type": "my_hybrid", "num_hidden_layers": 2, "hidden_size": 64,
+                        "num_attention_heads": 4, "vocab_size": 100, "mamba_d_state": 16})"),
+            "c.json: mamba_d_state: kvbill cannot tell which layers keep KV for model_type "
+            "\"my_hybrid\": the key is not read by its generic rules (model types with a family "
+            "rule: bloom, cohere2, deepseek_v2, deepseek_v3, deepseek_v32, exaone4, falcon, "
+            "falcon_h1, gemma, gemma2, gemma3, gemma3_text, glm4_moe, glm4_moe_lite, glm_moe_dsa, "
+            "gpt_oss, granite, granitemoe, granitemoehybrid, hunyuan, hunyuan_v1_moe, jamba, "
+            "kimi_k2, lfm2, llama, llama4, llama4_text, mimo, mimo_v2_flash, minimax, minimax_m1, "
+            "minimax_m2, mistral, mixtral, nemotron-nas, nemotron_h, phi3, phimoe, qwen2, "
+            "qwen2_5_vl, qwen2_moe, qwen2_vl, qwen3, qwen3_5_moe_text, qwen3_5_text, qwen3_moe, "
+            "qwen3_next, qwen3_vl_moe_text, qwen3_vl_text, smollm3)");
+  EXPECT_EQ(ErrorOf(R"({"model_type": "lfm2", "num_hidden_layers": 2, "hidden_size": 64,
+                        "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
+                        "layer_types": ["conv", "banana"]})"),
+            "c.json: layer_types[1]: unknown layer type \"banana\" for model_type \"lfm2\" "
+            "(known: full_attention, sliding_attention, chunked_attention, linear_attention, "
+            "mamba, conv)");
+  // A vision tower of an unknown family is not silently left out.
+  EXPECT_EQ(ErrorOf(R"({"model_type": "my_vlm", "vision_config": {"hidden_size": 8},
+                        "text_config": {"model_type": "llama", "num_hidden_layers": 1,
+                        "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100}})"),
+            "c.json: vision_config: kvbill cannot count the vision tower of model_type "
+            "\"my_vlm\" (known: gemma3, llama4, qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, "
+            "qwen3_5, qwen3_5_moe, kimi_k25, siglip_vision_model); --text-only leaves the "
+            "towers out");
+  auto text_only = ParseHfConfig(
+      R"({"model_type": "my_vlm", "vision_config": {"hidden_size": 8},
+          "text_config": {"model_type": "llama", "num_hidden_layers": 1, "hidden_size": 64,
+          "num_attention_heads": 4, "vocab_size": 100}})",
+      "c.json", "c", {}, /*text_only=*/true);
+  EXPECT_TRUE(text_only.ok());
+}
+
+// A real config whose kinds kvbill cannot tell: Gemma 4's full-attention
+// layers (num_global_key_value_heads, global_head_dim, attention_k_eq_v).
+TEST(ConfigReaderTest, Gemma4IsRefusedNamingTheKey) {
+  auto m = LoadModel(std::string(KVBILL_SOURCE_DIR) +
+                     "/tests/data/configs/unsupported/gemma-4-26b-a4b.json");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().message().find("text_config.attention_k_eq_v: kvbill cannot tell which "
+                                     "layers keep KV for model_type \"gemma4_text\""),
+            std::string::npos)
+      << m.error().message();
+}
+
+// --text-only leaves the towers out of the counts and the weights.
+TEST(ConfigReaderTest, TextOnlyLeavesTowersOut) {
+  const std::string file =
+      std::string(KVBILL_SOURCE_DIR) + "/tests/data/configs/medgemma-27b-it.json";
+  auto with = LoadModel(file);
+  auto without = LoadModel(file, {}, /*text_only=*/true);
+  ASSERT_TRUE(with.ok());
+  ASSERT_TRUE(without.ok());
+  EXPECT_GT(with->params.vision, 0);
+  EXPECT_EQ(without->params.vision, 0);
+  EXPECT_EQ(with->params.Total() - without->params.Total(), with->params.vision);
+}
+
+}  // namespace
+}  // namespace kvbill

@@ -1,0 +1,501 @@
+// Every config.json of tests/data/configs/ (manifest.json names its
+// repository, path and commit): the KV bytes per token and the state bytes
+// per sequence its modeling code implies, worked out by hand below, the
+// layer inventory's kinds, and parameters against the published checkpoint
+// (safetensors index total_size / bytes per parameter) or model card.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "kvbill/model/hf_config.h"
+#include "kvbill/model/kv_footprint.h"
+#include "kvbill/model/weight_bytes.h"
+#include "model/model_test_util.h"
+
+namespace kvbill {
+namespace {
+
+const std::string kDir = std::string(KVBILL_SOURCE_DIR) + "/tests/data/configs/";
+
+ModelShape Load(const std::string& file) {
+  auto m = LoadModel(kDir + file);
+  EXPECT_TRUE(m.ok()) << file << ": " << (m.ok() ? "" : m.error().message());
+  return m.ok() ? *m : ModelShape{};
+}
+
+// What a published figure counts.
+enum class Count {
+  kCheckpoint,          // every tensor of the checkpoint (MTP modules too)
+  kTotal,               // what a server loads (no MTP modules)
+  kText,                // the language model alone (no towers, no MTP)
+  kActive,              // per token, input embedding included
+  kActiveNoEmbedding,   // per token, input embedding left out
+  kActiveNoEmbeddings,  // per token, input embedding and lm_head left out
+  kNoEmbedding,         // total without the input embedding
+};
+
+std::int64_t CountOf(const ParamCounts& p, Count c) {
+  switch (c) {
+    case Count::kCheckpoint:
+      return p.Checkpoint();
+    case Count::kTotal:
+      return p.Total();
+    case Count::kText:
+      return p.Total() - p.vision - p.audio;
+    case Count::kActive:
+      return p.Active();
+    case Count::kActiveNoEmbedding:
+      return p.Active() - p.embedding;
+    case Count::kActiveNoEmbeddings:
+      return p.Active() - p.embedding - p.lm_head;
+    case Count::kNoEmbedding:
+      return p.Total() - p.embedding;
+  }
+  return 0;
+}
+
+struct Published {
+  double value = 0;      // parameters; 0: no figure
+  double tolerance = 0;  // relative: 1% against a checkpoint, 3% against a rounded card figure
+  Count count = Count::kTotal;
+};
+
+struct Expected {
+  const char* file;
+  std::int64_t bytes_per_token;  // bf16 KV, every per-token layer at its per-token rate
+  std::int64_t state_bytes;      // per sequence, the model dtype (and the SSM dtype it names)
+  const char* kinds;             // inventory entries by kind
+  Published total;
+  Published active;
+};
+
+// KV bytes per token, worked from each config and its family's modeling
+// code (bf16: 2 bytes; K and V: x 2; per layer: KV heads x head dim):
+//
+// bloom: MHA, 112 heads of 14336 / 112 = 128: 70 x 112 x 128 x 2 x 2 = 4,014,080.
+// deepseek-v3, kimi-k2*: MLA latent kv_lora_rank 512 + rope 64: 61 x 576 x 2 = 70,272.
+// deepseek-v3.2: the latent plus the indexer key (index_head_dim 128 in fp8
+//   with one fp32 scale per 128: 132 bytes): 61 x (1,152 + 132) = 78,324.
+// devstral (mistral, sliding_window null: full): 40 x 8 x 128 x 4 = 163,840.
+// exaone-4.0-1.2b: 30 x 8 x 64 x 4 = 61,440.
+// falcon-180b (new_decoder_architecture: num_kv_heads 8; 14848 / 232 = 64):
+//   80 x 8 x 64 x 4 = 163,840.
+// gemma-2-9b: 42 x 8 x 256 x 4 = 344,064 (21 sliding of 4,096).
+// glm-4.7-flash: MLA 47 x 576 x 2 = 54,144.   glm-4.7: 92 x 8 x 128 x 4 = 376,832.
+// glm-5: MLA + indexer (128): 78 x (1,152 + 132) = 100,152.
+// gpt-oss-120b: 36 x 8 x 64 x 4 = 73,728 (18 sliding of 128).
+// granite-3.1-1b-a400m: 24 x 8 x 64 x 4 = 49,152.
+// hunyuan-a13b: 32 x 8 x 128 x 4 = 131,072 (use_cla false: every layer its own KV).
+// jamba-1.5-mini: attention at layers 4, 12, 20, 28: 4 x 8 x 128 x 4 = 16,384.
+//   Mamba-1 state (vLLM): (d_conv - 1) x d_inner + d_inner x d_state with
+//   d_inner = 2 x 4096: 28 x (3 x 8192 + 8192 x 16) x 2 = 8,716,288.
+// lfm2-1.2b: attention at full_attn_idxs (6 layers), 2048 / 32 = 64:
+//   6 x 8 x 64 x 4 = 12,288. Conv state (vLLM short conv): (L_cache - 1) x
+//   hidden per conv layer: 10 x 2 x 2048 x 2 = 81,920.
+// llama-3.1-8b, mixtral: 32 x 8 x 128 x 4 = 131,072.
+// llama-3.3-nemotron-super-49b: 49 attention blocks with n_heads_in_group 8
+//   (64 / 8 = 8 KV heads), 31 no-op: 49 x 8 x 128 x 4 = 200,704.
+// llama-4-scout: 48 x 8 x 128 x 4 = 196,608 (36 chunked of 8,192).
+// medgemma-27b (Gemma 3): 62 x 16 x 128 x 4 = 507,904 (52 sliding of 1,024).
+// mimo-7b: 36 x 8 x 128 x 4 = 147,456.
+// mimo-v2-flash: pattern 0 (full) at 9 layers with 4 KV heads of K 192 + V
+//   128; 39 sliding (128) layers with swa_num_key_value_heads 8 of 192 + 128:
+//   9 x 4 x 320 x 2 + 39 x 8 x 320 x 2 = 23,040 + 199,680 = 222,720.
+// minimax-m1: softmax at every 8th layer: 10 x 8 x 128 x 4 = 40,960; 70
+//   lightning layers keep heads x head_dim x head_dim: 70 x 64 x 128 x 128 x 2
+//   = 146,800,640.
+// minimax-m2.5: 62 x 8 x 128 x 4 = 253,952.
+// nemotron-3-nano: 6 '*' layers of 2 KV heads: 6 x 2 x 128 x 4 = 6,144; 23 'M'
+//   Mamba-2 layers: conv (4 - 1) x (64 x 64 + 2 x 8 x 128) in bf16 and SSM
+//   64 x 64 x 128 in fp32 (mamba_ssm_cache_dtype): 23 x (3 x 6,144 x 2 +
+//   524,288 x 4) = 49,082,368. The 23 'E' layers keep nothing.
+// nemotron-h-56b: 10 '*' layers: 10 x 8 x 128 x 4 = 40,960; 54 'M' layers:
+//   conv 3 x (256 x 64 + 2 x 8 x 256) x 2 + SSM 256 x 64 x 256 x 4 (the
+//   class default fp32) = 16,900,096 each: 912,605,184.
+// olmocr (Qwen2-VL-7B), qwen2.5-7b: 28 x 4 x 128 x 4 = 57,344.
+// phi-4: 40 x 10 x 128 x 4 = 204,800 (every layer slides, window 16,384).
+// phi-tiny-moe: 32 x 4 x 128 x 4 = 65,536 (every layer slides, window 2,047).
+// qwen3-30b-a3b, qwen3-vl-30b: 48 x 4 x 128 x 4 = 98,304.
+// qwen3-32b: 64 x 8 x 128 x 4 = 262,144.   qwen3-8b, qwen3-vl-8b: 36 x 8 x 128 x 4 = 147,456.
+// qwen3-next: full every 4th layer: 12 x 2 x 256 x 4 = 24,576; 36 gated
+//   DeltaNet layers: conv 3 x (2 x 16 x 128 + 32 x 128) + 32 x 128 x 128 in
+//   bf16: 36 x 548,864 x 2 = 39,518,208.
+// qwen3.5-27b: 16 x 4 x 256 x 4 = 65,536; 48 DeltaNet layers: conv 3 x
+//   (2 x 16 x 128 + 48 x 128) x 2 + 48 x 128 x 128 x 4 (mamba_ssm_dtype
+//   float32) = 3,207,168 each: 153,944,064.
+// qwen3.5-397b (and NVFP4): 15 x 2 x 256 x 4 = 30,720; 45 DeltaNet layers:
+//   conv 3 x (4,096 + 8,192) x 2 + 64 x 128 x 128 x 4 = 4,268,032 each:
+//   192,061,440.
+// smollm3-3b: 36 x 4 x 128 x 4 = 73,728.
+//
+// Parameters: "index" figures are total_size / 2 of the checkpoint's
+// model.safetensors.index.json (bf16), kept beside the config in the same
+// repository; the others are the model cards' (huggingface.co/<model>).
+const std::vector<Expected>& Table() {
+  static const std::vector<Expected> t = {
+      // bigscience/bloom index: 352,494,542,848 / 2.
+      {"bloom.json", 4014080, 0, "full=70", {176247271424.0, 0.01, Count::kCheckpoint}, {}},
+      // Card: 671B main model + 14B MTP module = 685B; 37B activated.
+      {"deepseek-v3.json",
+       70272,
+       0,
+       "mla=61",
+       {685e9, 0.03, Count::kCheckpoint},
+       {37e9, 0.03, Count::kActive}},
+      // Card: 685B (the V3 shape plus indexers).
+      {"deepseek-v3.2.json", 78324, 0, "mla_indexer=61", {685e9, 0.03, Count::kCheckpoint}, {}},
+      // fetchwiki/mistralai-Devstral-Small-2507 index: total_parameters 23,572,403,200.
+      {"devstral-small-2507.json",
+       163840,
+       0,
+       "full=40",
+       {23572403200.0, 0.01, Count::kCheckpoint},
+       {}},
+      // EXAONE 4.0 card: 1.07B parameters without embeddings (the quantized
+      // derivative has the same shape).
+      {"exaone-4.0-1.2b-w4a16.json", 61440, 0, "full=30", {1.07e9, 0.03, Count::kNoEmbedding}, {}},
+      // falcon-180B-chat index: 359,045,130,240 / 2 = 179,522,565,120. It
+      // stores a separate lm_head copy that FalconConfig's tie_word_embeddings
+      // default (true) does not load: 965,476,352 fewer, 0.54%.
+      {"falcon-180b-chat.json", 163840, 0, "full=80", {179522565120.0, 0.01, Count::kTotal}, {}},
+      // Gemma 2 report: 9,241,705,984.
+      {"gemma-2-9b.json", 344064, 0, "full=21 sliding=21", {9241705984.0, 0.01, Count::kTotal}, {}},
+      // Card: 30B-A3B.
+      {"glm-4.7-flash.json", 54144, 0, "mla=47", {30e9, 0.03, Count::kTotal}, {}},
+      // GLM-4.5 card (the same architecture): 355B total, 32B active.
+      {"glm-4.7-fp8.json",
+       376832,
+       0,
+       "full=92",
+       {355e9, 0.03, Count::kTotal},
+       {32e9, 0.03, Count::kActiveNoEmbedding}},
+      // Card: 744B total, 40B active.
+      {"glm-5.json",
+       100152,
+       0,
+       "mla_indexer=78",
+       {744e9, 0.03, Count::kTotal},
+       {40e9, 0.03, Count::kActiveNoEmbedding}},
+      // OpenAI model card: 116.83B total, 5.13B active (without the input embedding).
+      {"gpt-oss-120b.json",
+       73728,
+       0,
+       "full=18 sliding=18",
+       {116.83e9, 0.01, Count::kTotal},
+       {5.13e9, 0.01, Count::kActiveNoEmbedding}},
+      // Card: 1.3B total.
+      {"granite-3.1-1b-a400m-instruct.json", 49152, 0, "full=24", {1.3e9, 0.03, Count::kTotal}, {}},
+      // Card: 80B total, 13B active.
+      {"hunyuan-a13b-instruct.json",
+       131072,
+       0,
+       "full=32",
+       {80e9, 0.03, Count::kTotal},
+       {13e9, 0.03, Count::kActive}},
+      // AI21: 52B total, 12B active.
+      {"jamba-1.5-mini.json",
+       16384,
+       8716288,
+       "full=4 mamba=28",
+       {52e9, 0.01, Count::kTotal},
+       {12e9, 0.01, Count::kActive}},
+      // Card: 1T total, 32B activated.
+      {"kimi-k2-instruct.json",
+       70272,
+       0,
+       "mla=61",
+       {1e12, 0.03, Count::kTotal},
+       {32e9, 0.03, Count::kActive}},
+      {"kimi-k2.5.json",
+       70272,
+       0,
+       "mla=61",
+       {1e12, 0.03, Count::kTotal},
+       {32e9, 0.03, Count::kActive}},
+      // Card: 1,170,340,608 parameters.
+      {"lfm2-1.2b.json", 12288, 81920, "full=6 conv=10", {1170340608.0, 0.01, Count::kTotal}, {}},
+      // meta-llama index: 16,060,522,496 / 2.
+      {"llama-3.1-8b.json", 131072, 0, "full=32", {8030261248.0, 0.01, Count::kTotal}, {}},
+      // Card: 49B.
+      {"llama-3.3-nemotron-super-49b-v1.json",
+       200704,
+       0,
+       "full=49 none=31",
+       {49e9, 0.03, Count::kTotal},
+       {}},
+      // Card: 109B total with the vision encoder, 17B active.
+      {"llama-4-scout-17b-16e-instruct.json",
+       196608,
+       0,
+       "full=12 chunked=36",
+       {109e9, 0.03, Count::kTotal},
+       {17e9, 0.03, Count::kActive}},
+      // Ibtasam-98/medgemma-27b-it index: 54,864,813,280 / 2 (SigLIP tower included).
+      {"medgemma-27b-it.json",
+       507904,
+       0,
+       "full=10 sliding=52",
+       {27432406640.0, 0.01, Count::kTotal},
+       {}},
+      // Hugging Face's safetensors metadata for XiaomiMiMo/MiMo-7B-Base: 7.83B (MTP layer
+      // included).
+      {"mimo-7b-base.json", 147456, 0, "full=36", {7.83e9, 0.01, Count::kCheckpoint}, {}},
+      // Card: 309B total, 15B active.
+      {"mimo-v2-flash.json",
+       222720,
+       0,
+       "full=9 sliding=39",
+       {309e9, 0.03, Count::kTotal},
+       {15e9, 0.03, Count::kActive}},
+      // Card: 456B total, 45.9B activated (embedding and lm_head left out).
+      {"minimax-m1.json",
+       40960,
+       146800640,
+       "full=10 linear=70",
+       {456e9, 0.03, Count::kTotal},
+       {45.9e9, 0.03, Count::kActiveNoEmbeddings}},
+      // MiniMax-M2 card: 230B total, 10B active (embedding and lm_head left out).
+      {"minimax-m2.5.json",
+       253952,
+       0,
+       "full=62",
+       {230e9, 0.03, Count::kTotal},
+       {10e9, 0.03, Count::kActiveNoEmbeddings}},
+      // Mistral AI: 46.7B total, 12.9B active.
+      {"mixtral-8x7b-v0.1.json",
+       131072,
+       0,
+       "full=32",
+       {46.7e9, 0.01, Count::kTotal},
+       {12.9e9, 0.01, Count::kActive}},
+      // Card: 31.6B total, 3.6B active with embeddings.
+      {"nemotron-3-nano-30b-a3b.json",
+       6144,
+       49082368,
+       "full=6 mamba=23 none=23",
+       {31.6e9, 0.01, Count::kTotal},
+       {3.6e9, 0.03, Count::kActive}},
+      // Card: 56B.
+      {"nemotron-h-56b-base-8k.json",
+       40960,
+       912605184,
+       "full=10 mamba=54 none=54",
+       {56e9, 0.03, Count::kTotal},
+       {}},
+      // BrianYAU-NTEC/olmOCR index: 16,582,751,232 / 2 (vision tower included).
+      {"olmocr-qwen2-vl-7b.json", 57344, 0, "full=28", {8291375616.0, 0.01, Count::kTotal}, {}},
+      // Hugging Face's safetensors metadata for microsoft/phi-4: 14.7B.
+      {"phi-4.json", 204800, 0, "sliding=40", {14.7e9, 0.01, Count::kTotal}, {}},
+      // Card: 3.8B total.
+      {"phi-tiny-moe-instruct.json", 65536, 0, "sliding=32", {3.8e9, 0.03, Count::kTotal}, {}},
+      // Card: 7.61B.
+      {"qwen2.5-7b.json", 57344, 0, "full=28", {7.61e9, 0.01, Count::kTotal}, {}},
+      // Card: 30.5B total, 3.3B activated.
+      {"qwen3-30b-a3b.json",
+       98304,
+       0,
+       "full=48",
+       {30.5e9, 0.01, Count::kTotal},
+       {3.3e9, 0.03, Count::kActive}},
+      // Card: 32.8B.
+      {"qwen3-32b-fp8.json", 262144, 0, "full=64", {32.8e9, 0.01, Count::kTotal}, {}},
+      // Card: 8.2B.
+      {"qwen3-8b.json", 147456, 0, "full=36", {8.2e9, 0.01, Count::kTotal}, {}},
+      // Card: 80B total.
+      {"qwen3-next-80b-a3b-thinking.json",
+       24576,
+       39518208,
+       "full=12 linear=36",
+       {80e9, 0.01, Count::kTotal},
+       {}},
+      // Hugging Face's safetensors metadata: 31.1B (vision tower included).
+      {"qwen3-vl-30b-a3b-instruct.json", 98304, 0, "full=48", {31.1e9, 0.01, Count::kTotal}, {}},
+      // Hugging Face's safetensors metadata: 8.77B (vision tower included).
+      {"qwen3-vl-8b-instruct.json", 147456, 0, "full=36", {8.77e9, 0.01, Count::kTotal}, {}},
+      // Card: the language model has 27B parameters.
+      {"qwen3.5-27b.json", 65536, 153944064, "full=16 linear=48", {27e9, 0.03, Count::kText}, {}},
+      // Card: 397B total, 17B activated.
+      {"qwen3.5-397b-a17b.json",
+       30720,
+       192061440,
+       "full=15 linear=45",
+       {397e9, 0.03, Count::kTotal},
+       {17e9, 0.03, Count::kActive}},
+      {"qwen3.5-397b-a17b-nvfp4.json",
+       30720,
+       192061440,
+       "full=15 linear=45",
+       {397e9, 0.03, Count::kTotal},
+       {17e9, 0.03, Count::kActive}},
+      // fetchwiki/HuggingFaceTB-SmolLM3-3B index: total_parameters 3,075,098,624
+      // (the tied lm_head is not stored).
+      {"smollm3-3b.json", 73728, 0, "full=36", {3075098624.0, 0.01, Count::kTotal}, {}},
+  };
+  return t;
+}
+
+std::map<std::string, int> ParseKinds(const std::string& text) {
+  std::map<std::string, int> out;
+  std::istringstream in(text);
+  std::string item;
+  while (in >> item) {
+    const auto eq = item.find('=');
+    out[item.substr(0, eq)] = std::stoi(item.substr(eq + 1));
+  }
+  return out;
+}
+
+TEST(RealConfigsTest, TheTableCoversEveryFileOfTheManifest) {
+  std::ifstream in(kDir + "manifest.json");
+  const auto manifest = nlohmann::json::parse(in);
+  std::set<std::string> listed, tested, families, on_disk;
+  for (const auto& c : manifest["configs"]) {
+    listed.insert(c["file"].get<std::string>());
+    families.insert(c["model_type"].get<std::string>());
+    // Where it came from: a repository and a path (and a commit for those
+    // outside this project).
+    EXPECT_FALSE(c["repository"].get<std::string>().empty());
+    EXPECT_FALSE(c["path"].get<std::string>().empty());
+    if (!c["repository"].get<std::string>().starts_with("(kvbill")) {
+      EXPECT_EQ(c["commit"].get<std::string>().size(), 40u) << c["file"];
+    }
+  }
+  for (const auto& e : std::filesystem::directory_iterator(kDir)) {
+    if (e.path().extension() == ".json" && e.path().filename() != "manifest.json") {
+      on_disk.insert(e.path().filename().string());
+    }
+  }
+  for (const Expected& e : Table()) tested.insert(e.file);
+  EXPECT_EQ(listed, on_disk);
+  EXPECT_EQ(tested, on_disk);
+  EXPECT_GE(families.size(), 39u);
+}
+
+TEST(RealConfigsTest, KvBytesAndStateAsTheModelingCodeImplies) {
+  for (const Expected& e : Table()) {
+    SCOPED_TRACE(e.file);
+    const ModelShape m = Load(e.file);
+    EXPECT_EQ(BytesPerToken(m, Fmt("bf16")), static_cast<double>(e.bytes_per_token));
+    EXPECT_EQ(StateBytesPerSequence(m), e.state_bytes);
+    std::map<std::string, int> kinds;
+    for (LayerKind k : AllLayerKinds()) {
+      if (m.CountLayers(k) > 0) kinds[LayerKindName(k)] = m.CountLayers(k);
+    }
+    EXPECT_EQ(kinds, ParseKinds(e.kinds));
+  }
+}
+
+// FP8 halves every K, V and latent element; the indexer key stays fp8 with
+// its scale (132 bytes per layer whatever the format). NVFP4 adds an 8-bit
+// scale per 16 elements: a 128-element head is 64 + 8 = 72 bytes.
+TEST(RealConfigsTest, Fp8HalvesBf16AndNvfp4CarriesItsScales) {
+  for (const Expected& e : Table()) {
+    SCOPED_TRACE(e.file);
+    const ModelShape m = Load(e.file);
+    const int indexer_layers = m.CountLayers(LayerKind::kSparseLatentAttention);
+    const double indexer_bytes = 132.0 * indexer_layers;
+    EXPECT_EQ(BytesPerToken(m, Fmt("fp8")),
+              (static_cast<double>(e.bytes_per_token) - indexer_bytes) / 2 + indexer_bytes);
+  }
+  // llama-3.1-8b: 32 layers x 8 heads x (K + V) x 72 bytes = 36,864.
+  EXPECT_EQ(BytesPerToken(Load("llama-3.1-8b.json"), Fmt("nvfp4")), 36864.0);
+  // mimo-v2-flash: K 192 -> 96 + 12 x 1 = 108 bytes, V 128 -> 64 + 8 = 72:
+  // 9 x 4 x 180 + 39 x 8 x 180 = 6,480 + 56,160 = 62,640.
+  EXPECT_EQ(BytesPerToken(Load("mimo-v2-flash.json"), Fmt("nvfp4")), 62640.0);
+  // deepseek-v3.2: latent 576 -> 288 + 36 x 1 = 324 bytes, indexer 132: 61 x 456 = 27,816.
+  EXPECT_EQ(BytesPerToken(Load("deepseek-v3.2.json"), Fmt("nvfp4")), 27816.0);
+}
+
+TEST(RealConfigsTest, ParametersMatchThePublishedCheckpoint) {
+  for (const Expected& e : Table()) {
+    SCOPED_TRACE(e.file);
+    const ModelShape m = Load(e.file);
+    for (const Published& p : {e.total, e.active}) {
+      if (p.value <= 0) continue;
+      const double have = static_cast<double>(CountOf(m.params, p.count));
+      EXPECT_NEAR(have / p.value, 1.0, p.tolerance) << have << " vs " << p.value;
+    }
+  }
+}
+
+// Exact where the published figure is exact: every tensor counted.
+TEST(RealConfigsTest, ExactCountsWhereTheIndexIsExact) {
+  EXPECT_EQ(Load("bloom.json").params.Checkpoint(), 176247271424LL);
+  EXPECT_EQ(Load("devstral-small-2507.json").params.Checkpoint(), 23572403200LL);
+  EXPECT_EQ(Load("lfm2-1.2b.json").params.Checkpoint(), 1170340608LL);
+  EXPECT_EQ(Load("medgemma-27b-it.json").params.Checkpoint(), 27432406640LL);
+  EXPECT_EQ(Load("olmocr-qwen2-vl-7b.json").params.Checkpoint(), 8291375616LL);
+  EXPECT_EQ(Load("smollm3-3b.json").params.Checkpoint(), 3075098624LL);
+  // falcon-180b: the index's 179,522,565,120 less the stored lm_head copy
+  // (65,024 x 14,848 = 965,476,352) the tied model does not load.
+  EXPECT_EQ(Load("falcon-180b-chat.json").params.Checkpoint(), 179522565120LL - 965476352LL);
+}
+
+// The weights as stored: bf16 checkpoints are 2 bytes a parameter (their
+// index total_size); quantized ones are far smaller than bf16.
+TEST(RealConfigsTest, WeightBytesFollowTheQuantizationConfig) {
+  auto bytes = [](const std::string& file) {
+    auto w = ComputeWeightBytes(Load(file), "auto");
+    EXPECT_TRUE(w.ok());
+    return w.ok() ? *w : WeightBytes{};
+  };
+  EXPECT_EQ(bytes("medgemma-27b-it.json").total, 54864813280LL);  // the index's total_size
+  EXPECT_EQ(bytes("bloom.json").total, 352494542848LL);
+  // Kimi K2.5: int4 experts with a bf16 scale per 32 (4.5 bits a weight)
+  // against bf16's 16: the weights are 3.4x smaller than bf16's 2 bytes a
+  // parameter, not bf16-sized.
+  const ModelShape kimi = Load("kimi-k2.5.json");
+  const double bf16 = 2.0 * static_cast<double>(kimi.params.Total());
+  EXPECT_LT(static_cast<double>(bytes("kimi-k2.5.json").total), bf16 / 3.0);
+  // NVFP4 (modelopt) Qwen3.5-397B: experts at 4.5 bits, the ignored
+  // attention, DeltaNet, shared experts and towers at 16.
+  EXPECT_LT(static_cast<double>(bytes("qwen3.5-397b-a17b-nvfp4.json").total),
+            static_cast<double>(bytes("qwen3.5-397b-a17b.json").total) / 3.0);
+}
+
+// One format per part, for the operator cost model: the one holding most of
+// the part's parameters, read off each quantization_config.
+TEST(RealConfigsTest, PartFormatsNameWhatHoldsMostOfEachPart) {
+  auto parts = [](const std::string& file) {
+    auto p = NativePartFormats(Load(file));
+    EXPECT_TRUE(p.ok());
+    return p.ok() ? *p : PartFormats{};
+  };
+  // bf16 throughout.
+  const PartFormats llama = parts("llama-3.1-8b.json");
+  EXPECT_EQ(llama.dense.name, "bf16");
+  EXPECT_EQ(llama.experts.name, "bf16");  // no experts: the dtype
+  EXPECT_EQ(llama.other.name, "bf16");
+  // DeepSeek-V3: fp8 linear layers with 128 x 128 block scales (not an
+  // ElementFormat: 8 bits, no per-group scale), embeddings and lm_head bf16.
+  const PartFormats ds = parts("deepseek-v3.json");
+  EXPECT_EQ(ds.dense.element_bits, 8);
+  EXPECT_EQ(ds.dense.group_size, 0);
+  EXPECT_EQ(ds.experts.element_bits, 8);
+  EXPECT_EQ(ds.other.name, "bf16");
+  // gpt-oss: MXFP4 experts, the rest bf16.
+  const PartFormats oss = parts("gpt-oss-120b.json");
+  EXPECT_EQ(oss.experts.name, "mxfp4");
+  EXPECT_EQ(oss.dense.name, "bf16");
+  // Kimi K2.5: int4 experts with a bf16 scale per 32 inputs (4.5 bits a
+  // weight); attention, shared experts and dense MLPs are ignored (bf16).
+  const PartFormats kimi = parts("kimi-k2.5.json");
+  EXPECT_EQ(kimi.experts.element_bits, 4);
+  EXPECT_EQ(kimi.experts.group_size, 32);
+  EXPECT_EQ(kimi.experts.metadata_bits_per_group, 16);
+  EXPECT_DOUBLE_EQ(kimi.experts.BitsPerElement(4096), 4.5);
+  EXPECT_EQ(kimi.dense.name, "bf16");
+  // Qwen3.5 NVFP4: the experts in NVFP4 (an fp8 scale per 16), attention
+  // and DeltaNet ignored.
+  const PartFormats nv = parts("qwen3.5-397b-a17b-nvfp4.json");
+  EXPECT_EQ(nv.experts.name, "nvfp4");
+  EXPECT_EQ(nv.dense.name, "bf16");
+}
+
+}  // namespace
+}  // namespace kvbill
