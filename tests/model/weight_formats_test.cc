@@ -1,0 +1,134 @@
+// Weight bytes from quantization_config, worked out by hand on a toy
+// Llama: 1 layer, hidden 256, 4 heads of 64, MLP 512, vocabulary 1,000,
+// bf16. Its linear layers are q, k, v, o (256 x 256 each), gate and up
+// (512 rows x 256 inputs) and down (256 x 512); lm_head is 1,000 x 256.
+// In bf16: attention 4 x 131,072 = 524,288 bytes, MLP 3 x 262,144 =
+// 786,432, embedding and lm_head 512,000 each, norms (2 + 1) x 256 x 2 =
+// 1,536: 2,336,256 bytes.
+#include <gtest/gtest.h>
+
+#include "kvbill/model/hf_config.h"
+#include "kvbill/model/weight_bytes.h"
+
+namespace kvbill {
+namespace {
+
+constexpr char kToy[] =
+    R"({"model_type": "llama", "num_hidden_layers": 1, "hidden_size": 256,
+        "num_attention_heads": 4, "num_key_value_heads": 4, "intermediate_size": 512,
+        "vocab_size": 1000, "torch_dtype": "bfloat16")";
+
+Result<WeightBytes> BytesWith(const std::string& quant) {
+  auto m = ParseHfConfig(
+      std::string(kToy) + (quant.empty() ? "" : ", \"quantization_config\": " + quant) + "}",
+      "q.json", "q");
+  if (!m) return m.error();
+  return ComputeWeightBytes(*m, "auto");
+}
+
+Bytes Total(const std::string& quant) {
+  auto w = BytesWith(quant);
+  EXPECT_TRUE(w.ok()) << (w.ok() ? "" : w.error().message());
+  return w.ok() ? w->total : 0;
+}
+
+TEST(WeightFormatsTest, Bf16IsTwoBytesAParameter) { EXPECT_EQ(Total(""), 2336256); }
+
+// fp8 with one fp32 scale per 128 x 128 block (DeepSeek-V3, Qwen3-FP8):
+// a 256 x 256 matrix is 65,536 bytes + 2 x 2 scales x 4 = 65,552; gate, up
+// and down 131,072 + 2 x 4 (or 4 x 2) scales x 4 = 131,104. lm_head stays.
+// 4 x 65,552 + 3 x 131,104 + 512,000 x 2 + 1,536 = 1,681,056.
+TEST(WeightFormatsTest, Fp8BlockScales) {
+  EXPECT_EQ(Total(R"({"quant_method": "fp8", "weight_block_size": [128, 128]})"), 1681056);
+}
+
+// compressed-tensors int4, group 32, symmetric, pack-quantized (Kimi K2.5):
+// 4 bits a weight, a bf16 scale per 32 inputs, an int32 pair (the weight's
+// shape) per tensor. 256 x 256: 32,768 + 256 x 8 x 2 + 8 = 36,872; gate /
+// up / down: 65,536 + 8,192 + 8 = 73,736. lm_head is ignored (bf16).
+// 4 x 36,872 + 3 x 73,736 + 1,025,536 = 1,394,232. Asymmetric adds a 4-bit
+// zero point per group: + 4 x 1,024 + 3 x 2,048 = 1,404,472.
+TEST(WeightFormatsTest, CompressedTensorsIntGroups) {
+  const std::string scheme =
+      R"({"quant_method": "compressed-tensors", "format": "pack-quantized",
+          "ignore": ["lm_head"], "config_groups": {"group_0": {"targets": ["Linear"],
+          "weights": {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 32,
+          "symmetric": SYM}}}})";
+  auto with = [&](const char* sym) {
+    std::string s = scheme;
+    s.replace(s.find("SYM"), 3, sym);
+    return s;
+  };
+  EXPECT_EQ(Total(with("true")), 1394232);
+  EXPECT_EQ(Total(with("false")), 1404472);
+}
+
+// Ignore lists: "re:" patterns match a module name's start (Kimi K2.5's
+// "re:.*self_attn.*" keeps attention in bf16): 4 x 131,072 + 3 x 73,736 +
+// 1,025,536 = 1,771,032.
+TEST(WeightFormatsTest, CompressedTensorsIgnoreRegex) {
+  EXPECT_EQ(Total(R"({"quant_method": "compressed-tensors", "format": "pack-quantized",
+                      "ignore": ["lm_head", "re:.*self_attn.*"],
+                      "config_groups": {"group_0": {"targets": ["Linear"],
+                      "weights": {"num_bits": 4, "type": "int", "strategy": "group",
+                      "group_size": 32, "symmetric": true}}}})"),
+            1771032);
+}
+
+// modelopt NVFP4 (nvidia's checkpoints): 4 bits, an fp8 scale per 16, two
+// fp32 per-tensor scales; globs in the ignore list. 256 x 256: 32,768 +
+// 256 x 16 + 8 = 36,872; gate / up / down 65,536 + 8,192 + 8 = 73,736.
+// Attention ignored by "*.self_attn.*": 4 x 131,072 + 3 x 73,736 + 1,025,536
+// = 1,771,032.
+TEST(WeightFormatsTest, ModeloptNvfp4WithGlobs) {
+  EXPECT_EQ(Total(R"({"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16,
+                      "ignore": ["lm_head", "*.self_attn.*"]})"),
+            1771032);
+}
+
+// AutoAWQ: 4 bits, an fp16 scale and a 4-bit zero point per 128 inputs.
+// 256 x 256: 32,768 + 256 x 2 x 20 / 8 = 34,048; gate / up / down 65,536 +
+// 2,560 = 68,096: 4 x 34,048 + 3 x 68,096 + 1,025,536 = 1,366,016. GPTQ adds
+// an int32 g_idx per input column: 4 x 1,024 + 2 x 1,024 + 2,048 = 8,192 more.
+TEST(WeightFormatsTest, AwqAndGptqGroups) {
+  EXPECT_EQ(Total(R"({"quant_method": "awq", "bits": 4, "group_size": 128,
+                      "zero_point": true})"),
+            1366016);
+  EXPECT_EQ(Total(R"({"quant_method": "gptq", "bits": 4, "group_size": 128,
+                      "desc_act": false, "sym": true})"),
+            1374208);
+}
+
+// gpt-oss's mxfp4 stores the routed experts only: a Mixtral-style toy with 4
+// experts of 128 (gate, up 128 x 256; down 256 x 128): each matrix 16,384 +
+// one E8M0 scale per 32 inputs (128 x 8 or 256 x 4 bytes) = 17,408; 4
+// experts x 3 = 208,896 bytes. A token reads 2 of the 4.
+TEST(WeightFormatsTest, Mxfp4Experts) {
+  auto m = ParseHfConfig(
+      R"({"model_type": "mixtral", "num_hidden_layers": 1, "hidden_size": 256,
+          "num_attention_heads": 4, "num_key_value_heads": 4, "intermediate_size": 128,
+          "vocab_size": 1000, "num_local_experts": 4, "num_experts_per_tok": 2,
+          "quantization_config": {"quant_method": "mxfp4"}})",
+      "m.json", "m");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  auto w = ComputeWeightBytes(*m, "auto");
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->routed_experts, 208896);
+  EXPECT_EQ(w->total - w->active, 208896 / 2);
+}
+
+TEST(WeightFormatsTest, UnknownMethodsAndBadPatternsAreErrors) {
+  auto bad = BytesWith(R"({"quant_method": "hqq"})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message(),
+            "q.json: quantization_config.quant_method: unknown method \"hqq\" (known: fp8, "
+            "mxfp4, compressed-tensors, modelopt, awq, gptq)");
+  auto regex = BytesWith(R"({"quant_method": "compressed-tensors", "ignore": ["re:(["],
+                             "config_groups": {}})");
+  ASSERT_FALSE(regex.ok());
+  EXPECT_EQ(regex.error().message(),
+            "q.json: quantization_config.ignore[0]: not a valid regular expression: \"re:([\"");
+}
+
+}  // namespace
+}  // namespace kvbill
