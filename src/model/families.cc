@@ -109,16 +109,40 @@ const Style* FindStyle(const std::string& model_type) {
 }
 
 // Keys that tell of layers the generic reading does not understand; an
-// unknown model_type carrying one is an error, not a guess.
-constexpr std::array<const char*, 15> kStructureHints = {
-    "mamba",      "ssm_",      "conv_",  "linear_", "hybrid", "block_config", "layers_block_type",
-    "global_",    "kv_shared", "k_eq_v", "use_cla", "swa_",   "full_attn",    "layer_pattern",
-    "cross_layer"};
+// unknown model_type carrying one is an error, not a guess. Keys the generic
+// rules read are exempt.
+constexpr std::array<const char*, 20> kStructureHints = {"mamba",
+                                                         "ssm_",
+                                                         "conv_",
+                                                         "linear_",
+                                                         "hybrid",
+                                                         "block_config",
+                                                         "layers_block_type",
+                                                         "global_",
+                                                         "kv_shared",
+                                                         "k_eq_v",
+                                                         "cla_",
+                                                         "swa_",
+                                                         "full_attn",
+                                                         "layer_pattern",
+                                                         "cross_layer",
+                                                         "compress",
+                                                         "sparse",
+                                                         "index_",
+                                                         "per_layer",
+                                                         "hash_layer"};
+constexpr std::array<const char*, 6> kGenericKeys = {"decoder_sparse_step", "index_topk",
+                                                     "index_head_dim",      "index_n_heads",
+                                                     "mlp_only_layers",     "use_sliding_window"};
 
 Result<std::string> UnknownStructureKey(const Fields& f) {
   if (!f.object().is_object()) return std::string();
+  const bool mla = f.Has("kv_lora_rank");
   for (const auto& [key, value] : f.object().items()) {
     if (value.is_null() || value == false) continue;
+    const bool read =
+        std::find(kGenericKeys.begin(), kGenericKeys.end(), key) != kGenericKeys.end();
+    if (read && (mla || !key.starts_with("index_"))) continue;
     for (const char* hint : kStructureHints) {
       if (key.find(hint) != std::string::npos) return key;
     }
@@ -153,9 +177,19 @@ struct Dims {
 
 Result<Dims> ReadDims(const Fields& f, const std::string& model_type) {
   Dims d;
-  auto layers = f.RequiredInt({"num_hidden_layers", "n_layer", "num_layers"});
+  auto layers = f.FirstInt({"num_hidden_layers", "n_layer", "num_layers"});
   if (!layers) return layers.error();
-  d.layers = *layers;
+  if (!layers->has_value() && model_type == "nemotron_h") {
+    // NemotronHConfig derives the layer count from the block list.
+    if (f.Has("layers_block_type") && f.Get("layers_block_type").is_array()) {
+      layers = std::optional<Int>(static_cast<Int>(f.Get("layers_block_type").size()));
+    } else if (f.Has("hybrid_override_pattern") && f.Get("hybrid_override_pattern").is_string()) {
+      layers = std::optional<Int>(
+          static_cast<Int>(f.Get("hybrid_override_pattern").get<std::string>().size()));
+    }
+  }
+  if (!layers->has_value() || **layers <= 0) return f.Bad("num_hidden_layers", "missing");
+  d.layers = **layers;
   if (d.layers > 100000) return f.Bad("num_hidden_layers", "is above 100,000");
   auto hidden = f.RequiredInt({"hidden_size", "n_embd", "n_embed", "d_model"});
   if (!hidden) return hidden.error();

@@ -50,7 +50,7 @@ class Patterns {
       const std::string where = key + "[" + std::to_string(i) + "]";
       if (!list[i].is_string()) return f.Bad(where, "must be a string, got " + Show(list[i]));
       std::string p = list[i].get<std::string>();
-      if (p.size() > 1000) return f.Bad(where, "is longer than 1,000 characters");
+      if (p.size() > 256) return f.Bad(where, "is longer than 256 characters");
       Entry e;
       e.text = p;
       const bool regex = match == Match::kHfQuantizer ||
