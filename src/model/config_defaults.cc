@@ -359,6 +359,16 @@ std::vector<ModelTypeDefaults> BuildTable() {
         {"num_local_experts", "16"},
         {"attention_bias", "false"},
         {"lm_head_bias", "false"}}},
+      {"qwen",
+       "Qwen/Qwen-7B configuration_qwen.py (the model repository's remote code)",
+       {{"vocab_size", "151936"},
+        {"hidden_size", "4096"},
+        {"num_hidden_layers", "32"},
+        {"num_attention_heads", "32"},
+        {"kv_channels", "128"},
+        {"intermediate_size", "22016"},
+        {"no_bias", "true"},
+        {"tie_word_embeddings", "false"}}},
       {"qwen2",
        "qwen2/configuration_qwen2.py",
        {{"vocab_size", "151936"},
@@ -482,7 +492,11 @@ std::vector<ModelTypeDefaults> BuildTable() {
           "qwen3_vl_moe/configuration_qwen3_vl_moe.py (Qwen3MoeConfig's values)");
   copy_of("qwen3_5_moe_text", "qwen3_next",
           "qwen3_5_moe/configuration_qwen3_5_moe.py (Qwen3NextConfig's layer values)");
-  for (ModelTypeDefaults& d : t) d.source = std::string(kHf) + d.source;
+  for (ModelTypeDefaults& d : t) {
+    if (d.source.find("(the model repository") == std::string::npos) {
+      d.source = std::string(kHf) + d.source;
+    }
+  }
   std::sort(t.begin(), t.end(), [](const ModelTypeDefaults& a, const ModelTypeDefaults& b) {
     return a.model_type < b.model_type;
   });

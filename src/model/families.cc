@@ -86,6 +86,8 @@ const Style kStyles[] = {
   {"nemotron_h", Family::kNemotronH, "transformers nemotron_h/modeling_nemotron_h.py", QkNorm::kNone, 1, false, true, false},
   {"phi3", Family::kGeneric, "transformers phi3/modeling_phi3.py"},
   {"phimoe", Family::kGeneric, "transformers phimoe/modeling_phimoe.py", QkNorm::kNone, 2, false, true, true, true},
+  {"PanguEmbedded", Family::kGeneric, "openPangu-Embedded modeling_openpangu_dense.py (q, k, v, o biased by \"bias\")"},
+  {"qwen", Family::kGeneric, "Qwen/Qwen-7B modeling_qwen.py (c_attn biased, w1 / w2 of intermediate_size / 2)", QkNorm::kNone, 2, true, false},
   {"qwen2", Family::kGeneric, "transformers qwen2/modeling_qwen2.py", QkNorm::kNone, 2, true},
   {"qwen2_moe", Family::kGeneric, "transformers qwen2_moe/modeling_qwen2_moe.py", QkNorm::kNone, 2, true},
   {"qwen2_vl", Family::kGeneric, "transformers qwen2_vl/modeling_qwen2_vl.py", QkNorm::kNone, 2, true},
@@ -229,7 +231,7 @@ Result<Dims> ReadDims(const Fields& f, const std::string& model_type) {
     }
   }
 
-  auto head_dim = f.FirstInt({"head_dim", "attention_head_dim"});
+  auto head_dim = f.FirstInt({"head_dim", "attention_head_dim", "kv_channels"});
   if (!head_dim) return head_dim.error();
   if (head_dim->has_value()) {
     d.head_dim = **head_dim;
@@ -600,11 +602,17 @@ Result<AttnPlan> GenericAttention(const Ctx& c, Int i, Mixer kind) {
     a.kind = AttnKind::kChunked;
     a.window = **chunk;
   }
-  auto bias = f.Bool("attention_bias", c.model_type == "gpt_oss");
+  // openPangu-Embedded spells attention_bias "bias"; Qwen (v1) biases its
+  // output projection unless no_bias.
+  auto bias = f.Bool(c.model_type == "PanguEmbedded" ? "bias" : "attention_bias",
+                     c.model_type == "gpt_oss");
   if (!bias) return bias.error();
+  auto no_bias = f.Bool("no_bias", true);
+  if (!no_bias) return no_bias.error();
   const bool qkv_bias = *bias || (c.style && c.style->qkv_bias_always);
   a.qkv_bias = qkv_bias;
-  a.o_bias = *bias && (!c.style || c.style->o_bias_with_qkv);
+  a.o_bias =
+      (*bias && (!c.style || c.style->o_bias_with_qkv)) || (c.model_type == "qwen" && !*no_bias);
   const QkNorm qk = c.style ? c.style->qk_norm : QkNorm::kNone;
   auto use_qk_norm = f.Bool("use_qk_norm", qk != QkNorm::kPerHeadIfFlag);
   if (!use_qk_norm) return use_qk_norm.error();
@@ -638,6 +646,8 @@ Result<MoePlan> GenericMoe(const Ctx& c, const MoeLayers& m, Int i) {
 Result<Int> DenseIntermediate(const Ctx& c) {
   auto mlp = c.f.OptionalInt("intermediate_size_mlp");  // Llama-4's dense layers
   if (!mlp) return mlp.error();
+  // Qwen (v1): w1 and w2 of intermediate_size / 2 each.
+  if (c.model_type == "qwen") return c.d.intermediate / 2;
   return mlp->value_or(c.d.intermediate);
 }
 
@@ -675,9 +685,10 @@ Status GenericLayers(Ctx& c, const std::vector<Mixer>& mixers, const MoeLayers& 
       m->gated = gated;
       b.Moe(layer, *m);
     } else {
-      const Int inter = (dense_list->has_value() && !c.f.Has("intermediate_size_mlp"))
-                            ? (**dense_list)[u]
-                            : *dense;
+      const Int inter =
+          (dense_list->has_value() && !c.f.Has("intermediate_size_mlp") && c.model_type != "qwen")
+              ? (**dense_list)[u]
+              : *dense;
       b.DenseMlp(layer, inter, gated, *mlp_bias);
     }
     b.Norms(layer, s ? s->norms_per_layer : 2, c.d.hidden, s && s->layer_norm_bias);

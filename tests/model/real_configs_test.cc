@@ -118,6 +118,8 @@ struct Expected {
 //   conv 3 x (256 x 64 + 2 x 8 x 256) x 2 + SSM 256 x 64 x 256 x 4 (the
 //   class default fp32) = 16,900,096 each: 912,605,184.
 // olmocr (Qwen2-VL-7B), qwen2.5-7b: 28 x 4 x 128 x 4 = 57,344.
+// openpangu-embedded-7b: 34 x 8 x 128 x 4 = 139,264.
+// qwen-72b (Qwen v1, MHA, kv_channels 128): 80 x 64 x 128 x 4 = 2,621,440.
 // phi-4: 40 x 10 x 128 x 4 = 204,800 (every layer slides, window 16,384).
 // phi-tiny-moe: 32 x 4 x 128 x 4 = 65,536 (every layer slides, window 2,047).
 // qwen3-30b-a3b, qwen3-vl-30b: 48 x 4 x 128 x 4 = 98,304.
@@ -287,12 +289,18 @@ const std::vector<Expected>& Table() {
        "full=10 mamba=54 none=54",
        {56e9, 0.03, Count::kTotal},
        {}},
+      // IDLEOAK/openpangu-lightweight-methods index: 16,061,784,576 / 2 =
+      // 8,030,892,288; it also stores each layer's rotary inv_freq buffer
+      // (64 fp32 = 128 bf16-sized units x 34 = 4,352), which is no parameter.
+      {"openpangu-embedded-7b.json", 139264, 0, "full=34", {8030892288.0, 0.01, Count::kTotal}, {}},
       // BrianYAU-NTEC/olmOCR index: 16,582,751,232 / 2 (vision tower included).
       {"olmocr-qwen2-vl-7b.json", 57344, 0, "full=28", {8291375616.0, 0.01, Count::kTotal}, {}},
       // Hugging Face's safetensors metadata for microsoft/phi-4: 14.7B.
       {"phi-4.json", 204800, 0, "sliding=40", {14.7e9, 0.01, Count::kTotal}, {}},
       // Card: 3.8B total.
       {"phi-tiny-moe-instruct.json", 65536, 0, "sliding=32", {3.8e9, 0.03, Count::kTotal}, {}},
+      // mapengAdam/qianwen-72B index: 144,575,840,256 / 2.
+      {"qwen-72b.json", 2621440, 0, "full=80", {72287920128.0, 0.01, Count::kTotal}, {}},
       // Card: 7.61B.
       {"qwen2.5-7b.json", 57344, 0, "full=28", {7.61e9, 0.01, Count::kTotal}, {}},
       // Card: 30.5B total, 3.3B activated.
@@ -373,7 +381,7 @@ TEST(RealConfigsTest, TheTableCoversEveryFileOfTheManifest) {
   for (const Expected& e : Table()) tested.insert(e.file);
   EXPECT_EQ(listed, on_disk);
   EXPECT_EQ(tested, on_disk);
-  EXPECT_GE(families.size(), 39u);
+  EXPECT_GE(families.size(), 41u);
 }
 
 TEST(RealConfigsTest, KvBytesAndStateAsTheModelingCodeImplies) {
@@ -431,6 +439,9 @@ TEST(RealConfigsTest, ExactCountsWhereTheIndexIsExact) {
   EXPECT_EQ(Load("medgemma-27b-it.json").params.Checkpoint(), 27432406640LL);
   EXPECT_EQ(Load("olmocr-qwen2-vl-7b.json").params.Checkpoint(), 8291375616LL);
   EXPECT_EQ(Load("smollm3-3b.json").params.Checkpoint(), 3075098624LL);
+  EXPECT_EQ(Load("qwen-72b.json").params.Checkpoint(), 72287920128LL);
+  // openPangu: the index less its 34 rotary buffers (4,352 units).
+  EXPECT_EQ(Load("openpangu-embedded-7b.json").params.Checkpoint(), 8030892288LL - 4352LL);
   // falcon-180b: the index's 179,522,565,120 less the stored lm_head copy
   // (65,024 x 14,848 = 965,476,352) the tied model does not load.
   EXPECT_EQ(Load("falcon-180b-chat.json").params.Checkpoint(), 179522565120LL - 965476352LL);
