@@ -37,6 +37,43 @@ bool Glob(std::string_view pattern, std::string_view name) {
   return p == pattern.size();
 }
 
+// Whether a regular expression is safe to run with std::regex, whose
+// backtracking can take exponential time: no back-references, no repeated
+// group that itself repeats ("(a+)*"), and at most 6 unbounded repetitions.
+// Ignore lists use patterns like ".*self_attn.*" or
+// ".*mlp\.(gate|up|down)_proj.*", far from these limits.
+bool SafeRegex(std::string_view p) {
+  std::vector<bool> group_repeats;  // per open group: it contains a repetition
+  int unbounded = 0;
+  auto mark = [&] {
+    if (!group_repeats.empty()) group_repeats.back() = true;
+  };
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const char c = p[i];
+    if (c == '\\') {
+      if (i + 1 < p.size() && p[i + 1] >= '1' && p[i + 1] <= '9') return false;
+      ++i;
+    } else if (c == '(') {
+      group_repeats.push_back(false);
+    } else if (c == ')') {
+      if (group_repeats.empty()) return false;
+      const bool inner = group_repeats.back();
+      group_repeats.pop_back();
+      const char next = i + 1 < p.size() ? p[i + 1] : '\0';
+      if (next == '*' || next == '+' || next == '?' || next == '{') {
+        if (inner) return false;
+        mark();
+      } else if (inner) {
+        mark();  // the enclosing group contains this group's repetition
+      }
+    } else if (c == '*' || c == '+' || c == '{' || c == '?') {
+      if (c != '?') ++unbounded;
+      mark();
+    }
+  }
+  return unbounded <= 6;
+}
+
 // A list of module patterns from the config, compiled once.
 class Patterns {
  public:
@@ -57,6 +94,16 @@ class Patterns {
                          (match == Match::kCompressedTensors && p.starts_with("re:"));
       if (regex) {
         if (p.starts_with("re:")) p = p.substr(3);
+        if (!SafeRegex(p)) {
+          if (match == Match::kCompressedTensors) {
+            return f.Bad(where,
+                         "a regular expression kvbill will not run (nested or more than 6 "
+                         "repetitions, or a back-reference): " +
+                             Show(list[i]));
+          }
+          out.entries_.push_back(std::move(e));  // compared as text
+          continue;
+        }
         try {
           e.regex = std::regex(p, std::regex::ECMAScript | std::regex::optimize);
           e.is_regex = true;

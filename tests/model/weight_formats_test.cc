@@ -128,6 +128,13 @@ TEST(WeightFormatsTest, UnknownMethodsAndBadPatternsAreErrors) {
   ASSERT_FALSE(regex.ok());
   EXPECT_EQ(regex.error().message(),
             "q.json: quantization_config.ignore[0]: not a valid regular expression: \"re:([\"");
+  // Patterns whose backtracking can take exponential time are refused, not run.
+  auto nested = BytesWith(R"({"quant_method": "compressed-tensors", "ignore": ["re:(a+)+b"],
+                              "config_groups": {}})");
+  ASSERT_FALSE(nested.ok());
+  EXPECT_EQ(nested.error().message(),
+            "q.json: quantization_config.ignore[0]: a regular expression kvbill will not run "
+            "(nested or more than 6 repetitions, or a back-reference): \"re:(a+)+b\"");
 }
 
 }  // namespace
