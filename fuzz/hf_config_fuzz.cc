@@ -1,5 +1,5 @@
 // libFuzzer target: config.json interpretation (model/hf_config.h), then the
-// KV arithmetic on the shape it accepts (docs/fuzzing.md).
+// KV, state and weight arithmetic on the shape it accepts (docs/fuzzing.md).
 #include <cstddef>
 #include <cstdint>
 
@@ -7,6 +7,7 @@
 #include "kvbill/model/hf_config.h"
 #include "kvbill/model/kv_footprint.h"
 #include "kvbill/model/kv_format.h"
+#include "kvbill/model/weight_bytes.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace kvbill;
@@ -17,5 +18,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!bf16) fuzz::Fail("bf16: " + bf16.error().message());
   (void)BytesPerToken(*shape, *bf16);
   (void)PeakFootprint(*shape, *bf16, Tokens{1} << 20, 16);
+  (void)StateBytesPerSequence(*shape);
+  // Weight bytes of the checkpoint's own quantization and of a uniform format.
+  (void)ComputeWeightBytes(*shape, "auto");
+  (void)ComputeWeightBytes(*shape, "fp8");
   return 0;
 }
