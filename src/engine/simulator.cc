@@ -976,9 +976,9 @@ Result<SimulationResult> Simulate(const SimulationConfig& config, const std::vec
   }
   if (layout.state_bytes > 0 && config.prefix_caching) {
     return Error("model \"" + config.model.name +
-                 "\" has linear-state (SSM / linear attention) layers, whose state a block "
-                 "prefix cache cannot reuse (vLLM serves such models without prefix caching "
-                 "unless opted in): set prefix_cache.enabled to false");
+                 "\" has constant-state (SSM / linear attention / short convolution) layers, whose "
+                 "state a block prefix cache cannot reuse (vLLM serves such models without "
+                 "prefix caching unless opted in): set prefix_cache.enabled to false");
   }
   if (layout.Windowed() && config.offload_capacity_tokens > 0 && config.prefix_caching) {
     return Error(

@@ -482,7 +482,8 @@ const std::vector<Key>& ScenarioKeys() {
       {.pointer = "/prefix_cache/enabled",
        .type = Type::kBool,
        .meaning = "automatic prefix caching on or off; must be `false` for models with "
-                  "linear-state (SSM / linear attention) layers (docs/engine.md, \"The KV pool\")",
+                  "constant-state (SSM / linear attention / short convolution) layers "
+                  "(docs/engine.md, \"The KV pool\")",
        .field = In<&Scenario::prefix_cache, &C::enabled>(),
        .vllm = "enable_prefix_caching"},
       {.pointer = "/prefix_cache/block_size",

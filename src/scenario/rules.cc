@@ -66,20 +66,22 @@ Status ProviderCacheOptionsFit(const ReadState& state, Scenario* s) {
   return OkStatus();
 }
 
-// The engine cannot reuse a linear-state (SSM / linear attention) layer's
-// state from a block prefix cache (docs/engine.md, "The KV pool"): say so at
-// the field, before any run. An API run has no engine. (A sweep or lever
-// that turns caching on for such a model meets the same error from the engine.)
+// The engine cannot reuse a constant-state (SSM / linear attention / short
+// convolution) layer's state from a block prefix cache (docs/engine.md, "The
+// KV pool"): say so at the field, before any run. An API run has no engine.
+// (A sweep or lever that turns caching on for such a model meets the same
+// error from the engine.)
 Status PrefixCacheFitsModel(const ReadState& state, Scenario* s) {
   if (s->pricing || !s->prefix_cache.enabled) return OkStatus();
   auto model = LoadModel(s->model.name, Overrides(*s));
   if (!model || !model->HasState()) return OkStatus();
   const std::string at = state.Given("/prefix_cache/enabled") ? state.At("/prefix_cache/enabled")
                                                               : "/prefix_cache/enabled";
-  return state.source().Bad(at,
-                            "model " + Quote(model->name) +
-                                " has linear-state (SSM / linear attention) layers, whose state a "
-                                "block prefix cache cannot reuse: set it to false");
+  return state.source().Bad(
+      at,
+      "model " + Quote(model->name) +
+          " has constant-state (SSM / linear attention / short convolution) layers, whose state a "
+          "block prefix cache cannot reuse: set it to false");
 }
 
 }  // namespace
@@ -101,8 +103,8 @@ const std::vector<Rule>& CrossKeyRules() {
        "`write_fee` openai only, gemini `prefix_tokens` at least the model's minimum, ...)",
        ProviderCacheOptionsFit},
       {"",
-       "`prefix_cache.enabled` must be `false` for a model with linear-state layers, unless the "
-       "scenario has `pricing` (no engine)",
+       "`prefix_cache.enabled` must be `false` for a model with constant-state layers (SSM, "
+       "linear attention, short convolution), unless the scenario has `pricing` (no engine)",
        PrefixCacheFitsModel},
   };
   return rules;

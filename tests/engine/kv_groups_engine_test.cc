@@ -160,9 +160,10 @@ TEST(KvGroupsEngineTest, LinearStateModelsNeedPrefixCachingOff) {
   auto r = Simulate(c, tasks, PlanAll(tasks, "keep_all"));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message(),
-            "model \"jamba-1.5-mini\" has linear-state (SSM / linear attention) layers, whose "
-            "state a block prefix cache cannot reuse (vLLM serves such models without prefix "
-            "caching unless opted in): set prefix_cache.enabled to false");
+            "model \"jamba-1.5-mini\" has constant-state (SSM / linear attention / short "
+            "convolution) layers, whose state a block prefix cache cannot reuse (vLLM serves "
+            "such models without prefix caching unless opted in): set prefix_cache.enabled to "
+            "false");
   c.prefix_caching = false;
   const SimulationResult ok = RunSim(c, tasks);
   ASSERT_EQ(ok.requests.size(), 2u);

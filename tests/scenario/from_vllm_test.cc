@@ -91,7 +91,7 @@ TEST(FromVllmTest, PrefixCachingOffForAHybridModel) {
   auto on = ScenarioFromVllm(Words("vllm serve ai21labs/AI21-Jamba-1.5-Mini"));
   ASSERT_FALSE(on.ok());
   EXPECT_NE(on.error().message().find("#/prefix_cache/enabled: model \"jamba-1.5-mini\" has "
-                                      "linear-state"),
+                                      "constant-state"),
             std::string::npos)
       << on.error().message();
 }

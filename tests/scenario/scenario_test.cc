@@ -407,8 +407,9 @@ TEST(ScenarioTest, InvalidScenariosNameTheJsonPointer) {
       // Jamba's Mamba layers keep a state a block prefix cache cannot reuse;
       // caching is on by default, and an API scenario has no engine.
       {R"({"model": "jamba-1.5-mini"})",
-       R"(s.json#/prefix_cache/enabled: model "jamba-1.5-mini" has linear-state (SSM / linear )"
-       "attention) layers, whose state a block prefix cache cannot reuse: set it to false"},
+       R"(s.json#/prefix_cache/enabled: model "jamba-1.5-mini" has constant-state (SSM / linear )"
+       "attention / short convolution) layers, whose state a block prefix cache cannot reuse: "
+       "set it to false"},
       // Context policies.
       {R"({"context_policy": {"kind": "forget_everything"}})",
        R"(s.json#/context_policy/kind: unknown context policy "forget_everything" (one of )"
