@@ -30,6 +30,9 @@ struct Expected {
 //   jamba-1.5-mini  4 attention x 8 x 128 x 4 = 16,384; 2 GiB
 //   qwen3-next      12 full x 2 x 256 x 4 = 24,576; 3 GiB
 //   llama-4-scout   48 x 8 x 128 x 4 = 196,608; 12 x 4,096 x 131,072 + 36 x 4,096 x 8,192
+//   glm-4.5-air     46 x 8 x 128 x 4 = 188,416; 23 GiB (the MTP layer keeps no KV
+//                   without speculative decoding)
+//   qwen3.5-9b      8 full (every 4th) x 4 x 256 x 4 = 32,768; 4 GiB
 constexpr Expected kCatalog[] = {
     {"llama-3.1-8b", 131072, 17179869184LL},
     {"llama-3.1-70b", 327680, 42949672960LL},
@@ -46,6 +49,8 @@ constexpr Expected kCatalog[] = {
     {"jamba-1.5-mini", 16384, 2147483648LL},
     {"qwen3-next-80b-a3b", 24576, 3221225472LL},
     {"llama-4-scout", 196608, 6442450944LL + 1207959552LL},
+    {"glm-4.5-air", 188416, 24696061952LL},
+    {"qwen3.5-9b", 32768, 4294967296LL},
 };
 
 TEST(HfConfigTest, EveryCatalogModelLoadsWithHandComputedSizes) {
@@ -102,6 +107,11 @@ TEST(HfConfigTest, LayerKindsFollowEachFamilysRule) {
 // 548,864 x 2 B = 39,518,208 B.
 TEST(HfConfigTest, GatedDeltaNetStateFromLinearDims) {
   EXPECT_EQ(StateBytesPerSequence(Catalog("qwen3-next-80b-a3b")), 39518208);
+  // Qwen3.5-9B: the same conv and recurrent shapes (16 key heads, 32 value
+  // heads of 128), but mamba_ssm_dtype float32 keeps the recurrent state in
+  // 4 bytes: 24 layers x (24,576 x 2 + 524,288 x 4) = 24 x 2,146,304 =
+  // 51,511,296 B.
+  EXPECT_EQ(StateBytesPerSequence(Catalog("qwen3.5-9b")), 51511296);
 }
 
 // Exact parameter totals, worked from the configs and matching published figures:
@@ -129,12 +139,21 @@ struct Published {
 
 // Published totals (model cards and papers; docs/models.md lists the sources).
 constexpr Published kPublished[] = {
-    {"mixtral-8x7b", 46.7, 12.9, 0.01}, {"deepseek-v3", 671, 37, 0.02},
-    {"qwen3-235b-a22b", 235, 22, 0.01}, {"llama-3.1-70b", 70.6, 0, 0.01},
-    {"llama-3.1-405b", 405.9, 0, 0.01}, {"qwen3-8b", 8.2, 0, 0.01},
-    {"qwen2.5-7b", 7.61, 0, 0.01},      {"jamba-1.5-mini", 52, 12, 0.01},
-    {"gpt-oss-20b", 20.91, 0, 0.01},    {"qwen3-next-80b-a3b", 80, 0, 0.01},
+    {"mixtral-8x7b", 46.7, 12.9, 0.01},
+    {"deepseek-v3", 671, 37, 0.02},
+    {"qwen3-235b-a22b", 235, 22, 0.01},
+    {"llama-3.1-70b", 70.6, 0, 0.01},
+    {"llama-3.1-405b", 405.9, 0, 0.01},
+    {"qwen3-8b", 8.2, 0, 0.01},
+    {"qwen2.5-7b", 7.61, 0, 0.01},
+    {"jamba-1.5-mini", 52, 12, 0.01},
+    {"gpt-oss-20b", 20.91, 0, 0.01},
+    {"qwen3-next-80b-a3b", 80, 0, 0.01},
     {"llama-4-scout", 0, 17, 0.02},
+    // GLM-4.5 card and report: GLM-4.5-Air has 106B total parameters (the
+    // MTP layer aside), 12B activated (embedding and output layer aside:
+    // checked below).
+    {"glm-4.5-air", 106, 0, 0.03},
 };
 
 TEST(HfConfigTest, ParameterCountsMatchPublishedTotals) {
@@ -153,6 +172,26 @@ TEST(HfConfigTest, ParameterCountsMatchPublishedTotals) {
   // (201,088 x 2,880 = 579,133,440): a lookup, not a matmul.
   const ModelShape oss = Catalog("gpt-oss-20b");
   EXPECT_NEAR(static_cast<double>(oss.params.Active() - oss.params.embedding) / 1e9, 3.61, 0.02);
+  const ModelShape air = Catalog("glm-4.5-air");
+  EXPECT_NEAR(
+      static_cast<double>(air.params.Active() - air.params.embedding - air.params.lm_head) / 1e9,
+      12, 12 * 0.03);
+}
+
+// Qwen3.5-9B's bf16 checkpoint: its four safetensors shards are 5,276,436,216
+// + 5,335,161,512 + 5,368,717,440 + 3,325,995,712 = 19,306,310,880 bytes
+// (shard sizes as a public artifact manifest lists them beside the
+// config.json's SHA-256 this catalog file matches), headers included:
+// at most 9,653,155,440 parameters of 2 bytes, and within 0.01% of that
+// (the headers are ~100 kB). Vision tower and MTP module are in the checkpoint.
+TEST(HfConfigTest, Qwen35CheckpointSizeFromItsShards) {
+  const ModelShape m = Catalog("qwen3.5-9b");
+  const double shard_bytes = 5276436216.0 + 5335161512.0 + 5368717440.0 + 3325995712.0;
+  const double stored = static_cast<double>(m.params.Checkpoint()) * 2;
+  EXPECT_LE(stored, shard_bytes);
+  EXPECT_NEAR(stored, shard_bytes, shard_bytes * 1e-4);
+  EXPECT_GT(m.params.vision, 0);
+  EXPECT_GT(m.params.mtp, 0);
 }
 
 ModelShape Inline(const std::string& json, std::vector<ConfigOverride> overrides = {}) {

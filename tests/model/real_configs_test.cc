@@ -169,13 +169,15 @@ const std::vector<Expected>& Table() {
       {"gemma-2-9b.json", 344064, 0, "full=21 sliding=21", {9241705984.0, 0.01, Count::kTotal}, {}},
       // Card: 30B-A3B.
       {"glm-4.7-flash.json", 54144, 0, "mla=47", {30e9, 0.03, Count::kTotal}, {}},
-      // GLM-4.5 card (the same architecture): 355B total, 32B active.
+      // GLM-4.5 card (the same architecture): 355B total, 32B active; GLM
+      // counts activated parameters without the embedding and the output
+      // layer (so does GLM-4.5-Air's 12B, hf_config_test.cc).
       {"glm-4.7-fp8.json",
        376832,
        0,
        "full=92",
        {355e9, 0.03, Count::kTotal},
-       {32e9, 0.03, Count::kActiveNoEmbedding}},
+       {32e9, 0.03, Count::kActiveNoEmbeddings}},
       // Card: 744B total, 40B active.
       {"glm-5.json",
        100152,
