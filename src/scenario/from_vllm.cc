@@ -43,6 +43,7 @@ struct Flag {
 // The vLLM flags kvbill can express (vllm/engine/arg_utils.py).
 constexpr Flag kFlags[] = {
     {"--model", nullptr, "/model", Conv::kModel},
+    {"--language-model-only", nullptr, "/model/text_only", Conv::kTrue},
     {"--tensor-parallel-size", "-tp", "/deployment/gpus_per_replica", Conv::kInt},
     {"--data-parallel-size", "-dp", "/deployment/replicas", Conv::kInt},
     {"--pipeline-parallel-size", "-pp", nullptr, Conv::kPipeline},
@@ -96,6 +97,8 @@ constexpr RepoModel kRepos[] = {
     {"google/gemma-2-9b-it", "gemma-2-9b"},
     {"openai/gpt-oss-20b", "gpt-oss-20b"},
     {"ai21labs/AI21-Jamba-1.5-Mini", "jamba-1.5-mini"},
+    {"zai-org/GLM-4.5-Air", "glm-4.5-air"},
+    {"Qwen/Qwen3.5-9B", "qwen3.5-9b"},
 };
 
 std::string Lower(std::string text) {
@@ -344,6 +347,10 @@ Result<VllmScenario> ScenarioFromVllm(const std::vector<std::string>& argv,
   std::string stem = catalog.empty() ? c.model.substr(c.model.find_last_of('/') + 1) : catalog;
   out["name"] = "vllm-" + Lower(stem);
   out["model"] = model_value;
+  // --language-model-only: vLLM does not load the multimodal towers.
+  if (c.doc.contains(ordered_json::json_pointer("/model/text_only"))) {
+    out["model"] = ordered_json{{"name", model_value}, {"text_only", true}};
+  }
   // vLLM's KV cache "auto" is the model dtype (--dtype when given).
   std::string kv = c.kv_format.empty() ? "auto" : c.kv_format;
   if (kv == "auto" && !c.dtype.empty()) kv = c.dtype;

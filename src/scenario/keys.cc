@@ -336,6 +336,13 @@ const std::vector<Key>& ScenarioKeys() {
        .entry = ModelSetEntry,
        .schema = ModelSetSchema,
        .default_text = "`{}`"},
+      {.pointer = "/model/text_only",
+       .type = Type::kBool,
+       .meaning = "leave a multimodal model's vision and audio towers out of the weights (a "
+                  "server that never loads them); `false` counts them, as a server loading the "
+                  "whole checkpoint does",
+       .field = In<&Scenario::model, &ScenarioModel::text_only>(),
+       .vllm = "language_model_only"},
 
       {.pointer = "/deployment",
        .type = Type::kSection,

@@ -16,7 +16,7 @@ Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
   SimulationConfig c;
   std::vector<ConfigOverride> overrides;
   for (const auto& [key, value] : s.model.set) overrides.push_back(ConfigOverride{key, value});
-  auto model = LoadModel(s.model.name, overrides);
+  auto model = LoadModel(s.model.name, overrides, s.model.text_only);
   if (!model) return model.error().Within(at + "/model");
   c.model = std::move(*model);
   auto kv = ParseElementFormat(s.kv_format);

@@ -16,6 +16,29 @@ ScenarioOutcome RunJson(const std::string& json) {
   return out.ok() ? std::move(*out) : ScenarioOutcome{};
 }
 
+// model.text_only leaves the vision tower out of what the replica loads.
+// Qwen3.5-9B's tower (its vision_config, Qwen3-VL's layout), worked by hand:
+// patch embedding Conv3d 3 x 2 x 16 x 16 x 1,152 + 1,152 = 1,770,624;
+// position table 2,304 x 1,152 = 2,654,208; 27 blocks of two LayerNorms
+// 4,608, qkv 1,152 x 3,456 + 3,456, proj 1,152^2 + 1,152, fc1 1,152 x 4,304
+// + 4,304, fc2 4,304 x 1,152 + 1,152 = 15,239,504 each: 411,466,608; merger
+// LayerNorm 2,304 + 4,608^2 + 4,608 + 4,608 x 4,096 + 4,096 = 40,119,040.
+// Sum: 456,010,480 parameters.
+TEST(ScenarioRunTest, TextOnlyLeavesTheVisionTowerOut) {
+  const std::string base = R"({"prefix_cache": {"enabled": false}, "model": {"name": "qwen3.5-9b")";
+  auto whole = ParseScenario(base + "}}", "inline.json");
+  auto text = ParseScenario(base + R"(, "text_only": true}})", "inline.json");
+  ASSERT_TRUE(whole.ok() && text.ok());
+  EXPECT_FALSE(whole->model.text_only);
+  EXPECT_TRUE(text->model.text_only);
+  auto with_tower = BuildSimulationConfig(*whole);
+  auto without = BuildSimulationConfig(*text);
+  ASSERT_TRUE(with_tower.ok() && without.ok());
+  EXPECT_EQ(with_tower->model.params.vision, 456010480);
+  EXPECT_EQ(without->model.params.vision, 0);
+  EXPECT_EQ(with_tower->model.params.Total() - without->model.params.Total(), 456010480);
+}
+
 // FP8 halves the bytes of every token of KV. On a memory-bound agent
 // workload (24 concurrent coding agents, Qwen3-8B on one H100) that does two
 // things: each decode step reads half the KV, and the pool holds twice the

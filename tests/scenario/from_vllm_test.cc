@@ -96,6 +96,21 @@ TEST(FromVllmTest, PrefixCachingOffForAHybridModel) {
       << on.error().message();
 }
 
+TEST(FromVllmTest, LanguageModelOnlyLeavesTheTowersOut) {
+  // --language-model-only: vLLM loads no multimodal module (Qwen3.5-9B's
+  // vision tower); the scenario says so with model.text_only.
+  const Converted c = Convert(
+      "vllm serve Qwen/Qwen3.5-9B --language-model-only --no-enable-prefix-caching", "h100-sxm");
+  EXPECT_EQ(c.doc, json::parse(R"({"name": "vllm-qwen3.5-9b",
+                                   "model": {"name": "qwen3.5-9b", "text_only": true},
+                                   "kv_format": "auto",
+                                   "deployment": {"gpu": "h100-sxm"},
+                                   "prefix_cache": {"enabled": false}})"));
+  EXPECT_TRUE(c.scenario.model.text_only);
+  EXPECT_FALSE(Convert("vllm serve Qwen/Qwen3.5-9B --no-enable-prefix-caching", "h100-sxm")
+                   .scenario.model.text_only);
+}
+
 TEST(FromVllmTest, MaxModelLenAndDtype) {
   // vLLM's lowercase k is decimal: 32k = 32,000 tokens.
   const Converted c = Convert(

@@ -69,6 +69,7 @@ std::string Canonical(const Scenario& s) {
   o << "source = " << s.source << "\n";
   o << "model.name = " << s.model.name << "\n";
   for (const auto& [key, text] : s.model.set) o << "model.set." << key << " = " << text << "\n";
+  o << "model.text_only = " << s.model.text_only << "\n";
   o << "kv_format = " << s.kv_format << "\n";
   o << "weight_format = " << s.weight_format << "\n";
   const ScenarioDeployment& d = s.deployment;

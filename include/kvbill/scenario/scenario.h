@@ -28,6 +28,7 @@ namespace kvbill {
 struct ScenarioModel {
   std::string name = "qwen3-8b";           // catalog name or config.json path (resolved)
   std::map<std::string, std::string> set;  // config overrides, key -> JSON text of the value
+  bool text_only = false;                  // leave vision / audio towers out of the weights
 };
 
 struct ScenarioDeployment {
