@@ -59,6 +59,7 @@ struct FitOutcome {
   std::vector<MetricPoint> after;   // in sample
   std::vector<MetricPoint> lomo;    // each model predicted by a fit without it
   std::vector<SkippedRecord> skipped;
+  bool fitted = false;  // false: the starting profile evaluated as it is (--no-fit)
 };
 
 // The metric points of `plans` under `profile` (records whose replay fails
