@@ -6,6 +6,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/model_flags.h"
+#include "kvbill/hardware/catalog_names.h"
 #include "kvbill/report/table.h"
 
 namespace kvbill::cli {
@@ -42,8 +43,8 @@ int RunBreakeven(const Args& args) {
   Tokens output_tokens = 1000;
   int gpus = 1;
   options.add_options()("gpu,g", po::value(&gpu_id)->default_value("h100-sxm"),
-                        "catalog id or GPU JSON file")("gpus", po::value(&gpus)->default_value(1),
-                                                       "GPUs per replica (tensor parallel)")(
+                        "catalog id, alias (h100) or nvidia-smi name, or a GPU JSON file")(
+      "gpus", po::value(&gpus)->default_value(1), "GPUs per replica (tensor parallel)")(
       "price", po::value(&price)->required(), "what an output token sells for, $ per million")(
       "input-price", po::value(&input_price), "what an input token sells for, $ per million")(
       "output-tokens", po::value(&output_tokens)->default_value(1000),
@@ -75,7 +76,9 @@ int RunBreakeven(const Args& args) {
   }
   auto model = LoadModelFromFlags(model_flags);
   if (!model) return ReportError("breakeven", model.error());
-  auto gpu = LookupGpu(gpu_id);
+  auto gpu_name = ResolveGpuName(gpu_id);
+  if (!gpu_name) return ReportError("breakeven", gpu_name.error());
+  auto gpu = LookupGpu(*gpu_name);
   if (!gpu) return ReportError("breakeven", gpu.error());
   auto kv = ParseElementFormat(kv_name);
   if (!kv) return ReportError("breakeven", kv.error().Within("--kv-format"));

@@ -6,6 +6,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/model_flags.h"
+#include "kvbill/hardware/catalog_names.h"
 #include "kvbill/report/table.h"
 
 namespace kvbill::cli {
@@ -66,7 +67,9 @@ int RunFit(const Args& args) {
 
   auto model = LoadModelFromFlags(model_flags);
   if (!model) return ReportError("fit", model.error());
-  auto gpu = LookupGpu(gpu_id);
+  auto gpu_name = ResolveGpuName(gpu_id);
+  if (!gpu_name) return ReportError("fit", gpu_name.error());
+  auto gpu = LookupGpu(*gpu_name);
   if (!gpu) return ReportError("fit", gpu.error());
   auto kv_format = ParseElementFormat(kv_format_name);
   if (!kv_format) return ReportError("fit", kv_format.error().Within("--kv-format"));

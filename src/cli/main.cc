@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "kvbill/util/names.h"
 
 namespace kvbill::cli {
 namespace {
@@ -59,6 +60,16 @@ void PrintHelp(std::ostream& out) {
          "units: GiB = 2^30 bytes, GB = 10^9 bytes; 32k = 32,768 tokens, 1M = 1,048,576\n";
 }
 
+// The error for a name not in kCommands: 'unknown command "simulte"; did
+// you mean simulate? (`kvbill help` lists them all)'.
+std::string UnknownCommand(const std::string& name) {
+  std::vector<std::string> names = {"help"};
+  for (const Command& c : kCommands) names.emplace_back(c.name);
+  const std::string hint = DidYouMean(name, names);
+  return "kvbill: unknown command \"" + name + "\"; " +
+         (hint.empty() ? "run `kvbill help`" : hint + " (`kvbill help` lists them all)") + "\n";
+}
+
 }  // namespace
 }  // namespace kvbill::cli
 
@@ -70,7 +81,7 @@ int main(int argc, char** argv) {
       for (const auto& c : kCommands) {
         if (args[1] == c.name) return c.run({"--help"});
       }
-      std::cerr << "kvbill: unknown command \"" << args[1] << "\"\n";
+      std::cerr << kvbill::cli::UnknownCommand(args[1]);
       return 2;
     }
     kvbill::cli::PrintHelp(args.empty() ? std::cerr : std::cout);
@@ -85,6 +96,6 @@ int main(int argc, char** argv) {
       return c.run(std::vector<std::string>(args.begin() + 1, args.end()));
     }
   }
-  std::cerr << "kvbill: unknown command \"" << args[0] << "\"; run `kvbill help`\n";
+  std::cerr << kvbill::cli::UnknownCommand(args[0]);
   return 2;
 }

@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "kvbill/hardware/catalog_names.h"
 #include "kvbill/util/units.h"
 
 namespace kvbill::cli {
@@ -9,7 +10,8 @@ namespace kvbill::cli {
 void AddModelFlags(boost::program_options::options_description& options, ModelFlags& flags) {
   namespace po = boost::program_options;
   options.add_options()("model,m", po::value(&flags.model)->default_value(flags.model),
-                        "catalog name (kvbill models) or path to a config.json")(
+                        "catalog name (kvbill models) or Hugging Face repo id of a bundled "
+                        "model, in any case; or a config.json file, or its directory")(
       "set", po::value(&flags.sets)->composing(),
       "override a config key before sizing, e.g. --set num_key_value_heads=64 (repeatable)")(
       "text-only", po::bool_switch(&flags.text_only),
@@ -23,7 +25,9 @@ Result<ModelShape> LoadModelFromFlags(const ModelFlags& flags) {
     if (!o) return o.error();
     overrides.push_back(*o);
   }
-  return LoadModel(flags.model, overrides, flags.text_only);
+  auto name = ResolveModelName(flags.model);
+  if (!name) return name.error();
+  return LoadModel(*name, overrides, flags.text_only);
 }
 
 std::string DescribeModel(const ModelShape& m) {

@@ -2,15 +2,17 @@
 #include <sstream>
 
 #include "cli/cli_util.h"
+#include "kvbill/hardware/catalog_names.h"
 #include "kvbill/hardware/gpu.h"
 #include "kvbill/model/hf_config.h"
 #include "kvbill/report/memory_chart.h"
+#include "kvbill/util/names.h"
 
 namespace kvbill::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: kvbill plot memory --model A,B,C --gpu G --out FILE.svg [--gpus N]\n"
+    "usage: kvbill plot [memory] --model A,B,C --gpu G --out FILE.svg [--gpus N]\n"
     "                          [--kv-format F] [--weight-format F] [--batch B]\n"
     "                          [--min-context 4k] [--max-context 1M] [--memory-fraction 0.9]\n\n"
     "memory: KV memory against context (log axes) for each model, with the GPU's capacity\n"
@@ -63,7 +65,9 @@ int RunPlot(const Args& args) {
     return ReportError("plot", Error("--memory-fraction: must be in (0, 1]"));
   }
   MemoryChartOptions o;
-  auto gpu = LookupGpu(gpu_id);
+  auto gpu_name = ResolveGpuName(gpu_id);
+  if (!gpu_name) return ReportError("plot", gpu_name.error());
+  auto gpu = LookupGpu(*gpu_name);
   if (!gpu) return ReportError("plot", gpu.error());
   o.deployment.gpu = *gpu;
   o.deployment.tensor_parallel = gpus;
@@ -89,7 +93,9 @@ int RunPlot(const Args& args) {
 
   std::vector<ModelShape> models;
   for (const std::string& name : SplitCommas(models_text)) {
-    auto m = LoadModel(name);
+    auto resolved = ResolveModelName(name);
+    if (!resolved) return ReportError("plot", resolved.error());
+    auto m = LoadModel(*resolved);
     if (!m) return ReportError("plot", m.error());
     models.push_back(*m);
   }

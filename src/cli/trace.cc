@@ -9,6 +9,7 @@
 #include "kvbill/trace/importers.h"
 #include "kvbill/trace/stats.h"
 #include "kvbill/trace/writer.h"
+#include "kvbill/util/names.h"
 #include "kvbill/util/units.h"
 
 namespace kvbill::cli {
@@ -210,8 +211,9 @@ int RunTrace(const Args& args) {
   if (args[0] == "stats") return RunTraceStats(rest);
   if (args[0] == "convert") return RunTraceConvert(rest);
   if (args[0] == "gen") return RunTraceGen(rest);
-  std::cerr << "kvbill trace: unknown subcommand \"" << args[0]
-            << "\"; run `kvbill trace --help`\n";
+  const std::string hint = DidYouMean(args[0], {"stats", "convert", "gen"});
+  std::cerr << "kvbill trace: unknown subcommand \"" << args[0] << "\""
+            << (hint.empty() ? "" : "; " + hint) << "; run `kvbill trace --help`\n";
   return Error::kInputExitStatus;
 }
 

@@ -17,11 +17,13 @@
 #include "kvbill/bill/bill.h"
 #include "kvbill/bill/usage_log.h"
 #include "kvbill/cost/price_sheet.h"
+#include "kvbill/hardware/catalog_names.h"
 #include "kvbill/report/table.h"
 #include "kvbill/scenario/api_run.h"
 #include "kvbill/scenario/run.h"
 #include "kvbill/trace/importers.h"
 #include "kvbill/util/embedded.h"
+#include "kvbill/util/file.h"
 
 namespace kvbill::cli {
 namespace {
@@ -214,8 +216,16 @@ Result<Scenario> SelfHostedScenario(const std::string& scenario_path, const std:
     return Error("--scenario: " + scenario_path +
                  "#/pricing: a self-hosted what-if needs a scenario without \"pricing\"");
   }
-  if (!gpu.empty()) s->deployment.gpu = gpu;
-  if (!model.empty()) s->model.name = model;
+  if (!gpu.empty()) {
+    auto id = ResolveGpuName(gpu);
+    if (!id) return id.error();
+    s->deployment.gpu = *id;
+  }
+  if (!model.empty()) {
+    auto name = ResolveModelName(model, "--self-hosted-model");
+    if (!name) return name.error();
+    s->model.name = *name;
+  }
   return s;
 }
 
