@@ -111,7 +111,7 @@ std::vector<std::string> DefaultLogDirs() {
 // Reads one file into *log; *had_usage says whether it held any call or run.
 Status ReadOne(const std::string& path, UsageLog* log, bool* had_usage) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Error(path + ": cannot open: " + std::strerror(errno));
+  if (!in) return OpenError(path);
   const std::size_t before = log->calls.size() + log->runs.size();
   if (auto s = ReadUsageLog(in, path, log); !s) return s;
   *had_usage = log->calls.size() + log->runs.size() > before;

@@ -76,7 +76,7 @@ Result<UsageLog> ReadUsage(const std::vector<std::string>& logs) {
   UsageLog log;
   for (const std::string& path : logs) {
     std::ifstream in(path, std::ios::binary);
-    if (!in) return Error(path + ": cannot open: " + std::strerror(errno));
+    if (!in) return OpenError(path);
     if (auto s = ReadUsageLog(in, path, &log); !s) return s.error();
   }
   return log;

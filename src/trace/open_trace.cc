@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "kvbill/trace/importers.h"
+#include "kvbill/util/file.h"
 #include "trace/json_fields.h"
 #include "trace/line_reader.h"
 
@@ -114,7 +115,7 @@ Result<std::unique_ptr<TraceReader>> OpenTrace(const std::string& path,
                                                std::optional<TraceFormat> format,
                                                ReaderOptions options) {
   auto in = std::make_unique<std::ifstream>(path, std::ios::binary);
-  if (!*in) return Error(path + ": cannot open: " + std::strerror(errno));
+  if (!*in) return OpenError(path);
   if (!format) {
     LineReader probe(std::make_unique<std::ifstream>(path, std::ios::binary), path);
     std::string first;

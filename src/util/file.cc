@@ -13,11 +13,17 @@ namespace kvbill {
 
 Result<std::string> ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Error(path + ": cannot open: " + std::strerror(errno));
+  if (!in) return OpenError(path);
   std::ostringstream buffer;
   buffer << in.rdbuf();
   if (in.bad()) return Error(path + ": read failed");
   return buffer.str();
+}
+
+Error OpenError(const std::string& path) {
+  const int error = errno;
+  if (error == ENOENT) return Error(path + ": file not found");
+  return Error(path + ": cannot open: " + std::strerror(error));
 }
 
 Status WriteFileAtomically(const std::string& path, const std::string& contents) {

@@ -114,8 +114,9 @@ std::unique_ptr<TraceReader> NewAzureReader(std::unique_ptr<std::istream> in, st
                                             ReaderOptions options = {});
 
 // Opens `path` and returns the reader for `format`, or for the detected
-// format when `format` is nullopt. Errors: "<path>: cannot open: ...", an
-// empty file ("<path>: empty trace") or an unrecognised format.
+// format when `format` is nullopt. Errors: "<path>: file not found",
+// "<path>: cannot open: ...", an empty file ("<path>: empty trace") or an
+// unrecognised format.
 Result<std::unique_ptr<TraceReader>> OpenTrace(const std::string& path,
                                                std::optional<TraceFormat> format,
                                                ReaderOptions options = {});

@@ -9,8 +9,14 @@
 
 namespace kvbill {
 
-// Reads a whole file. Error: "<path>: cannot open: <reason>".
+// Reads a whole file. Error: "<path>: file not found" when it does not exist,
+// else "<path>: cannot open: <reason>" (OpenError).
 Result<std::string> ReadFile(const std::string& path);
+
+// The error for a file that failed to open, from errno as the failed open
+// left it: "<path>: file not found" for ENOENT, else "<path>: cannot open:
+// <reason>".
+Error OpenError(const std::string& path);
 
 // Writes `contents` to `path` through a temporary file in the same directory
 // that is renamed over `path` only once fully written and flushed, so a
