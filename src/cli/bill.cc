@@ -199,13 +199,13 @@ int RunBill(const Args& args) {
       "logged, dates ascending)")(
       "start-of-week", po::value(&options.start_of_week),
       "first day of a week for --by week: sunday (default) ... saturday")(
-      "prices", po::value(&options.prices),
+      "prices", FileValue(&options.prices),
       "price sheet to use instead of the bundled one: kvbill's format or LiteLLM's "
       "model_prices_and_context_window.json")(
       "price", po::value(&options.price_overrides)->composing(),
       "override or add a price, $ per Mtok: MODEL:field=value[,field=value] "
       "(fields: input output cache_read cache_write_5m cache_write_1h fast_multiplier ...)")(
-      "output,o", po::value(&options.output), "write here instead of stdout (atomically)");
+      "output,o", FileValue(&options.output), "write to FILE instead of stdout (atomically)");
   po::positional_options_description positional;
   positional.add("log", -1);
   po::variables_map vm;
@@ -286,7 +286,8 @@ int RunBill(const Args& args) {
   } else {
     text = RenderBillTable(*bill, *log, *sheet, report);
   }
-  if (auto s = EmitOutput(text, options.output); !s) return ReportError(command, s.error());
+  if (auto s = EmitOutput(command, text, options.output); !s)
+    return ReportError(command, s.error());
   if (!sheet->skipped().empty()) {
     const auto& skipped = sheet->skipped();
     std::string examples;

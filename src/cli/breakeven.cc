@@ -53,9 +53,9 @@ int RunBreakeven(const Args& args) {
       "weight-format", po::value(&weight_format)->default_value("auto"), "weight format")(
       "batch,b", po::value(&batch)->default_value(32), "the larger batch to report")(
       "usd-per-gpu-hour", po::value(&usd_per_gpu_hour), "default: the GPU catalog's price")(
-      "memory-fraction", po::value(&memory_fraction)->default_value(0.9), "for weights + KV")(
-      "bandwidth-efficiency", po::value(&bw_eff)->default_value(0.65), "achieved HBM fraction")(
-      "compute-efficiency", po::value(&mfu)->default_value(0.6), "achieved FLOP/s fraction")(
+      "memory-fraction", DoubleValue(&memory_fraction, 0.9), "for weights + KV")(
+      "bandwidth-efficiency", DoubleValue(&bw_eff, 0.65), "achieved HBM fraction")(
+      "compute-efficiency", DoubleValue(&mfu, 0.6), "achieved FLOP/s fraction")(
       "format", po::value(&format)->default_value("table"), "table or json");
   po::variables_map vm;
   if (auto stop = ParseOptions(args, "breakeven", kUsage, options, vm)) return *stop;

@@ -26,9 +26,9 @@ int RunKernels(const Args& args) {
   po::options_description options("options");
   std::string dir, out;
   bool table = false;
-  options.add_options()("kernels", po::value(&dir)->required(),
+  options.add_options()("kernels", DirValue(&dir)->required(),
                         "kernel database directory (a directory)")(
-      "output,o", po::value(&out), "curves JSON file (a file; default stdout)")(
+      "output,o", FileValue(&out), "curves JSON file (a file; default stdout)")(
       "table", po::bool_switch(&table), "print the fit-error table (Markdown) instead");
   po::variables_map vm;
   if (auto stop = ParseOptions(args, "calibrate kernels", kKernelsUsage, options, vm)) return *stop;
@@ -39,7 +39,7 @@ int RunKernels(const Args& args) {
     return 0;
   }
   std::cerr << KernelFitTable(*curves);
-  if (auto s = EmitOutput(KernelCurvesToJson(*curves), out); !s) {
+  if (auto s = EmitOutput("calibrate kernels", KernelCurvesToJson(*curves), out); !s) {
     return ReportError("calibrate kernels", s.error());
   }
   return 0;
@@ -95,26 +95,26 @@ int RunProfileFit(const Args& args) {
   bool report = false, no_fit = false, no_lomo = false, verbose = false;
   std::string validation_doc;
   int evaluations = 200;
-  options.add_options()("measurements", po::value(&measurements)->required(),
+  options.add_options()("measurements", FileValue(&measurements)->required(),
                         "measurements file (a file)")(
       "engine", po::value(&engine), "fit the records of this engine: vllm or sglang")(
-      "scenario", po::value(&scenario_path),
+      "scenario", FileValue(&scenario_path),
       "a scenario (a file) whose model, GPU and tensor parallelism replay records that lack them")(
       "profile", po::value(&start_name),
       "starting profile: bundled name or file (default: the engine's)")(
-      "output,o", po::value(&out), "profile JSON file to write (a file)")(
+      "output,o", FileValue(&out), "profile JSON file to write (a file)")(
       "report", po::bool_switch(&report), "print the per-record report (Markdown)")(
       "no-fit", po::bool_switch(&no_fit), "evaluate --profile without fitting")(
       "no-lomo", po::bool_switch(&no_lomo), "skip the leave-one-model-out validation")(
       "verbose,v", po::bool_switch(&verbose), "print the fit's progress to stderr")(
-      "validation-doc", po::value(&validation_doc),
+      "validation-doc", FileValue(&validation_doc),
       "write the validation page (Markdown, a file): docs/validation.md")(
       "max-evaluations", po::value(&evaluations)->default_value(200),
       "residual evaluations of the fit (each replays every record)");
   po::variables_map vm;
   if (auto stop = ParseOptions(args, "calibrate", kUsage, options, vm)) return *stop;
   if (!engine.empty()) {
-    if (auto s = CheckChoice("--engine", engine, "vllm|sglang"); !s)
+    if (auto s = CheckChoice("engine", engine, "vllm|sglang"); !s)
       return ReportError("calibrate", s.error());
   }
   auto records = ReadMeasurements(measurements);
@@ -165,6 +165,7 @@ int RunProfileFit(const Args& args) {
     std::string command = "kvbill calibrate";
     for (const std::string& a : args) command += " " + a;
     if (auto s = EmitOutput(
+            "calibrate",
             ValidationMarkdown(outcome, skipped, KernelFitTable(BundledKernelCurves()), command),
             validation_doc);
         !s) {
@@ -172,7 +173,7 @@ int RunProfileFit(const Args& args) {
     }
   }
   if (!out.empty() || !report) {
-    if (auto s = EmitOutput(EngineProfileToJson(outcome.profile), out); !s) {
+    if (auto s = EmitOutput("calibrate", EngineProfileToJson(outcome.profile), out); !s) {
       return ReportError("calibrate", s.error());
     }
   }

@@ -33,9 +33,9 @@ std::string Show(double v) {
 int RunCheck(const Args& args) {
   po::options_description options("options");
   std::string scenario_path, trace;
-  options.add_options()("scenario,s", po::value(&scenario_path)->required(),
+  options.add_options()("scenario,s", FileValue(&scenario_path)->required(),
                         "scenario JSON file with budgets")(
-      "trace,t", po::value(&trace), "trace file, replacing the scenario's trace");
+      "trace,t", FileValue(&trace), "trace file, replacing the scenario's trace");
   po::variables_map vm;
   if (auto stop = ParseOptions(args, "check", kUsage, options, vm)) return *stop;
   auto scenario = LoadScenario(scenario_path);

@@ -1,30 +1,109 @@
 #include "cli/cli_util.h"
 
+#include <charconv>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 
 #include "kvbill/util/file.h"
+#include "kvbill/util/names.h"
+#include "kvbill/util/units.h"
 
 namespace kvbill::cli {
+namespace {
+
+// The value name of option `name` in `options` ("FILE", "DIR", "arg"), or ""
+// when there is no such option.
+std::string ValueName(const po::options_description& options, const std::string& name) {
+  const po::option_description* d = options.find_nothrow(name, false);
+  return d == nullptr ? "" : d->semantic()->name();
+}
+
+struct Synonym {
+  std::string alias;      // without "--"
+  std::string canonical;  // the option it stands for
+};
+
+std::vector<Synonym> SynonymsOf(const po::options_description& options) {
+  const bool has_out = !ValueName(options, "out").empty();
+  const bool has_output = !ValueName(options, "output").empty();
+  std::vector<Synonym> out;
+  if (has_out && !has_output) out.push_back({"output", "out"});
+  if (has_output && !has_out) out.push_back({"out", "output"});
+  if (has_out && ValueName(options, "out") == "DIR" && ValueName(options, "out-dir").empty()) {
+    out.push_back({"out-dir", "out"});
+  }
+  return out;
+}
+
+// `args` with each synonym written as its canonical flag ("--output=x" ->
+// "--out=x"); nothing after a "--" is touched.
+Args Canonical(const Args& args, const std::vector<Synonym>& synonyms) {
+  Args out;
+  bool options_end = false;
+  for (const std::string& a : args) {
+    std::string arg = a;
+    if (a == "--") options_end = true;
+    for (const Synonym& s : synonyms) {
+      if (options_end) break;
+      const std::string flag = "--" + s.alias;
+      if (a == flag || a.starts_with(flag + "=")) {
+        arg = "--" + s.canonical + a.substr(flag.size());
+        break;
+      }
+    }
+    out.push_back(arg);
+  }
+  return out;
+}
+
+// The long flags of `options`, without "--".
+std::vector<std::string> LongFlags(const po::options_description& options) {
+  std::vector<std::string> out;
+  for (const auto& d : options.options()) {
+    if (!d->long_name().empty()) out.push_back(d->long_name());
+  }
+  return out;
+}
+
+}  // namespace
 
 std::optional<int> ParseOptions(const Args& args, const std::string& command,
                                 const std::string& usage, po::options_description& options,
                                 po::variables_map& vm,
-                                const po::positional_options_description* positional) {
+                                const po::positional_options_description* positional,
+                                const po::options_description* hidden) {
   options.add_options()("help,h", "show this help");
+  const std::vector<Synonym> synonyms = SynonymsOf(options);
+  std::vector<std::string> flags = LongFlags(options);
+  for (const Synonym& s : synonyms) flags.push_back(s.alias);
   try {
-    po::command_line_parser parser(args);
-    parser.options(options);
+    po::options_description all;
+    all.add(options);
+    if (hidden != nullptr) all.add(*hidden);
+    po::command_line_parser parser(Canonical(args, synonyms));
+    parser.options(all);
     // A command without positional arguments still gets an (empty)
     // description, so a stray argument is an error instead of being ignored.
     const po::positional_options_description none;
     parser.positional(positional != nullptr ? *positional : none);
     po::store(parser.run(), vm);
     if (vm.count("help") != 0) {
-      std::cout << usage << "\n" << options << "\n";
+      std::cout << usage << "\n" << options;
+      for (const Synonym& s : synonyms) {
+        std::cout << "  --" << s.alias << " is the same as --" << s.canonical << "\n";
+      }
+      std::cout << "\n";
       return 0;
     }
     po::notify(vm);
+  } catch (const po::unknown_option& e) {
+    const std::string typed = e.get_option_name();
+    const std::string hint = typed.starts_with("--") ? DidYouMean(typed.substr(2), flags, "--") : "";
+    std::cerr << "kvbill " << command << ": unrecognised option '" << typed << "'"
+              << (hint.empty() ? "" : "; " + hint) << "\n"
+              << "run `kvbill " << command << " --help` for the options\n";
+    return Error::kInputExitStatus;
   } catch (const po::error& e) {
     std::cerr << "kvbill " << command << ": " << e.what() << "\n"
               << "run `kvbill " << command << " --help` for the options\n";
@@ -33,27 +112,56 @@ std::optional<int> ParseOptions(const Args& args, const std::string& command,
   return std::nullopt;
 }
 
+po::typed_value<double>* DoubleValue(double* target, double value) {
+  char buf[64];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+  const std::string text = ec == std::errc() ? std::string(buf, end) : std::to_string(value);
+  return po::value(target)->default_value(value, text);
+}
+
+po::typed_value<std::string>* FileValue(std::string* target) {
+  return po::value(target)->value_name("FILE");
+}
+
+po::typed_value<std::string>* DirValue(std::string* target) {
+  return po::value(target)->value_name("DIR");
+}
+
 int ReportError(const std::string& command, const Error& error) {
   std::cerr << "kvbill " << command << ": " << error.message() << "\n";
   return error.exit_status();
 }
 
-Status EmitOutput(const std::string& text, const std::string& path) {
+Status EmitOutput(const std::string& command, const std::string& text, const std::string& path) {
   if (path.empty() || path == "-") {
     std::cout << text;
     std::cout.flush();
     return OkStatus();
   }
-  return WriteFileAtomically(path, text);
+  if (Status s = WriteFileAtomically(path, text); !s) return s;
+  NoteWritten(command, path);
+  return OkStatus();
+}
+
+void NoteWritten(const std::string& command, const std::string& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  std::cerr << "kvbill " << command << ": wrote " << path;
+  if (!ec) std::cerr << " (" << FormatBinaryBytes(static_cast<double>(size)) << ")";
+  std::cerr << "\n";
 }
 
 Status CheckChoice(const std::string& flag, const std::string& value, const std::string& allowed) {
   std::stringstream ss(allowed);
   std::string choice;
+  std::vector<std::string> choices;
   while (std::getline(ss, choice, '|')) {
     if (choice == value) return OkStatus();
+    choices.push_back(choice);
   }
-  return Error("--" + flag + ": \"" + value + "\" is not one of " + allowed);
+  const std::string hint = DidYouMean(value, choices);
+  return Error("--" + flag + ": \"" + value + "\" is not one of " + allowed +
+               (hint.empty() ? "" : "; " + hint));
 }
 
 }  // namespace kvbill::cli

@@ -1,6 +1,6 @@
 // Shared plumbing of the subcommands: option parsing with Boost.Program_options
-// (errors exit 2), error printing, and output to stdout or an atomically
-// written file.
+// (errors exit 2), error printing, output to stdout or an atomically written
+// file, and the line that names each file a command wrote.
 #ifndef KVBILL_CLI_CLI_UTIL_H_
 #define KVBILL_CLI_CLI_UTIL_H_
 
@@ -15,22 +15,45 @@ namespace kvbill::cli {
 
 namespace po = boost::program_options;
 
-// Parses `args` against `options` (plus an implicit --help/-h) and positional
-// names. Returns an exit status when the command should stop now: 0 after
-// printing help (`usage` then the options), 2 after printing a parse error.
+// Parses `args` against `options` (plus an implicit --help/-h), `hidden`
+// options (parsed, not listed in the help; e.g. the option a positional
+// argument fills) and positional names. Returns an exit status when the
+// command should stop now: 0 after printing help (`usage` then the options),
+// 2 after printing a parse error (an unknown flag gets "did you mean").
 // Returns nullopt when parsing succeeded and the command should run.
+//
+// Synonyms, so that one spelling works everywhere: where a command has --out
+// and no --output, --output means --out, and the reverse; where its --out
+// takes a directory (value name "DIR"), --out-dir means --out too. The help
+// lists them.
 std::optional<int> ParseOptions(const Args& args, const std::string& command,
                                 const std::string& usage, po::options_description& options,
                                 po::variables_map& vm,
-                                const po::positional_options_description* positional = nullptr);
+                                const po::positional_options_description* positional = nullptr,
+                                const po::options_description* hidden = nullptr);
+
+// A value with a default shown in the help as written ("0.9", not
+// "0.90000000000000002"): the shortest text that reads back as `value`.
+po::typed_value<double>* DoubleValue(double* target, double value);
+
+// A value that names a file or a directory, shown so in the help
+// ("--out FILE", "--out DIR").
+po::typed_value<std::string>* FileValue(std::string* target);
+po::typed_value<std::string>* DirValue(std::string* target);
 
 // Prints "kvbill COMMAND: message" to stderr and returns the error's exit status.
 int ReportError(const std::string& command, const Error& error);
 
-// Writes `text` to stdout when `path` is empty or "-", else atomically to `path`.
-Status EmitOutput(const std::string& text, const std::string& path);
+// Writes `text` to stdout when `path` is empty or "-", else atomically to
+// `path` and then says so on stderr (NoteWritten).
+Status EmitOutput(const std::string& command, const std::string& text, const std::string& path);
 
-// Validates a --format value against the allowed list ("table|json|csv").
+// Prints "kvbill COMMAND: wrote PATH (SIZE)" to stderr: every file a command
+// writes is named once, on stderr so that stdout stays the command's output.
+void NoteWritten(const std::string& command, const std::string& path);
+
+// Validates a --format value against the allowed list ("table|json|csv");
+// the error suggests the closest allowed value.
 Status CheckChoice(const std::string& flag, const std::string& value, const std::string& allowed);
 
 }  // namespace kvbill::cli

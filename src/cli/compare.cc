@@ -48,9 +48,9 @@ int RunCompare(const Args& args) {
   po::options_description options("options");
   std::string scenario_path, trace, format;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  options.add_options()("scenario,s", po::value(&scenario_path)->default_value("default"),
+  options.add_options()("scenario,s", FileValue(&scenario_path)->default_value("default"),
                         "scenario JSON file, or `default`")(
-      "trace,t", po::value(&trace), "trace file, replacing the scenario's trace")(
+      "trace,t", FileValue(&trace), "trace file, replacing the scenario's trace")(
       "jobs,j", po::value(&jobs)->default_value(jobs), "threads")(
       "format", po::value(&format)->default_value("table"), "table or json");
   po::variables_map vm;

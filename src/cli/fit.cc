@@ -37,21 +37,21 @@ int RunFit(const Args& args) {
   double memory_fraction = 0.9, reserve_gib = 0;
   Tokens block_size = 16;
   bool check = false;
-  options.add_options()("gpu,g", po::value(&gpu_id)->default_value("h100-sxm"),
-                        "catalog id (kvbill gpus) or path to a GPU JSON file")(
+  options.add_options()(
+      "gpu,g", po::value(&gpu_id)->default_value("h100-sxm"),
+      "catalog id (kvbill gpus), alias (h100) or nvidia-smi name, or a GPU JSON file")(
       "gpus", po::value(&gpus)->default_value(1), "GPUs per replica (tensor parallel)")(
       "kv-format", po::value(&kv_format_name)->default_value("bf16"), "KV element format")(
       "weight-format", po::value(&weight_format)->default_value("auto"),
       "weight format; auto = as the checkpoint ships")(
       "context,c", po::value(&context_text)->required(), "context per sequence, e.g. 128k")(
       "batch,b", po::value(&batch)->default_value(1), "concurrent sequences")(
-      "memory-fraction", po::value(&memory_fraction)->default_value(0.9),
-      "share of usable GPU memory for weights + KV")("reserve-gib",
-                                                     po::value(&reserve_gib)->default_value(0.0),
+      "memory-fraction", DoubleValue(&memory_fraction, 0.9),
+      "share of usable GPU memory for weights + KV")("reserve-gib", DoubleValue(&reserve_gib, 0.0),
                                                      "activation reserve per GPU in GiB")(
       "block-size", po::value(&block_size)->default_value(16), "tokens per KV block")(
       "format", po::value(&format)->default_value("table"), "table or json")(
-      "out,o", po::value(&out), "write to FILE instead of stdout")(
+      "out,o", FileValue(&out), "write to FILE instead of stdout")(
       "check", po::bool_switch(&check), "exit 1 when it does not fit (for CI)");
   po::variables_map vm;
   if (auto stop = ParseOptions(args, "fit", kUsage, options, vm)) return *stop;
@@ -181,7 +181,7 @@ int RunFit(const Args& args) {
       text << a.ToText();
     }
   }
-  if (auto s = EmitOutput(text.str(), out); !s) return ReportError("fit", s.error());
+  if (auto s = EmitOutput("fit", text.str(), out); !s) return ReportError("fit", s.error());
   return (check && !report->fits) ? 1 : 0;
 }
 

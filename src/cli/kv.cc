@@ -93,7 +93,7 @@ int RunKv(const Args& args) {
                                             "tokens per KV block")(
       "tp", po::value(&tp)->default_value(1), "tensor-parallel GPUs: report one GPU's share")(
       "format", po::value(&format)->default_value("table"), "table, json or csv")(
-      "out,o", po::value(&out), "write to FILE instead of stdout");
+      "out,o", FileValue(&out), "write to FILE instead of stdout");
   po::variables_map vm;
   if (auto stop = ParseOptions(args, "kv", kUsage, options, vm)) return *stop;
   if (auto s = CheckChoice("format", format, "table|json|csv"); !s)
@@ -214,7 +214,7 @@ int RunKv(const Args& args) {
            << table.ToText() << "GiB = 2^30 bytes. State is not included in the KV columns.\n";
     }
   }
-  if (auto s = EmitOutput(text.str(), out); !s) return ReportError("kv", s.error());
+  if (auto s = EmitOutput("kv", text.str(), out); !s) return ReportError("kv", s.error());
   return 0;
 }
 

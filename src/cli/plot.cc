@@ -37,26 +37,34 @@ int RunPlot(const Args& args) {
   std::int64_t batch = 1;
   double memory_fraction = 0.9;
   Tokens block_size = 16;
-  options.add_options()("chart", po::value(&chart_name)->required(), "which chart: memory")(
+  options.add_options()(
       "model,m", po::value(&models_text)->default_value("qwen3-32b,llama-3.1-8b,gpt-oss-20b"),
-      "comma-separated catalog names or config.json paths")(
-      "gpu,g", po::value(&gpu_id)->default_value("h100-sxm"), "catalog id or GPU JSON file")(
+      "comma-separated models: catalog names, Hugging Face repo ids or config.json files")(
+      "gpu,g", po::value(&gpu_id)->default_value("h100-sxm"),
+      "catalog id, alias (h100) or nvidia-smi name, or a GPU JSON file")(
       "gpus", po::value(&gpus)->default_value(1), "GPUs per replica (tensor parallel)")(
       "kv-format", po::value(&kv_format_name)->default_value("bf16"), "KV element format")(
       "weight-format", po::value(&weight_format)->default_value("auto"), "weight format")(
       "batch,b", po::value(&batch)->default_value(1), "concurrent sequences")(
       "min-context", po::value(&min_text)->default_value("4k"), "left end of the x axis")(
       "max-context", po::value(&max_text)->default_value("1M"), "right end of the x axis")(
-      "memory-fraction", po::value(&memory_fraction)->default_value(0.9),
+      "memory-fraction", DoubleValue(&memory_fraction, 0.9),
       "share of usable GPU memory for weights + KV")(
       "block-size", po::value(&block_size)->default_value(16), "tokens per KV block")(
-      "out,o", po::value(&out)->required(), "the SVG file to write");
+      "out,o", FileValue(&out)->required(), "the SVG file to write");
+  // The chart's name is a positional word ("plot memory"), not a flag.
+  po::options_description hidden;
+  hidden.add_options()("chart", po::value(&chart_name)->default_value("memory"));
   po::positional_options_description positional;
   positional.add("chart", 1);
   po::variables_map vm;
-  if (auto stop = ParseOptions(args, "plot", kUsage, options, vm, &positional)) return *stop;
+  if (auto stop = ParseOptions(args, "plot", kUsage, options, vm, &positional, &hidden)) {
+    return *stop;
+  }
   if (chart_name != "memory") {
-    return ReportError("plot", Error("unknown chart \"" + chart_name + "\" (known: memory)"));
+    const std::string hint = DidYouMean(chart_name, {"memory"});
+    return ReportError("plot", Error("unknown chart \"" + chart_name + "\"" +
+                                     (hint.empty() ? "" : "; " + hint) + " (known: memory)"));
   }
   if (gpus < 1) return ReportError("plot", Error("--gpus: must be at least 1"));
   if (batch < 1) return ReportError("plot", Error("--batch: must be at least 1"));
@@ -103,7 +111,7 @@ int RunPlot(const Args& args) {
   if (!chart) return ReportError("plot", chart.error());
   auto svg = RenderSvg(*chart);
   if (!svg) return ReportError("plot", svg.error());
-  if (auto s = EmitOutput(*svg, out); !s) return ReportError("plot", s.error());
+  if (auto s = EmitOutput("plot", *svg, out); !s) return ReportError("plot", s.error());
   return 0;
 }
 

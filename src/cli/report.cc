@@ -30,10 +30,10 @@ int RunReportCommand(const Args& args) {
   std::string scenario_path, trace, out_dir;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   double price = 0;
-  options.add_options()("scenario,s", po::value(&scenario_path)->default_value("default"),
+  options.add_options()("scenario,s", FileValue(&scenario_path)->default_value("default"),
                         "scenario JSON file, or `default`")(
-      "trace,t", po::value(&trace), "trace file, replacing the scenario's trace")(
-      "out,o", po::value(&out_dir)->required(), "directory to write report.html into")(
+      "trace,t", FileValue(&trace), "trace file, replacing the scenario's trace")(
+      "out,o", DirValue(&out_dir)->required(), "a directory: write report.html into it")(
       "jobs,j", po::value(&jobs)->default_value(jobs), "threads")(
       "price", po::value(&price),
       "what an output token sells for, $ per million: draws the break-even line");
@@ -73,6 +73,7 @@ int RunReportCommand(const Args& args) {
     return ReportError("report", Error("--out: " + out_dir + ": cannot create: " + ec.message()));
   const std::string path = (std::filesystem::path(out_dir) / "report.html").string();
   if (auto w = WriteFileAtomically(path, *page); !w) return ReportError("report", w.error());
+  NoteWritten("report", path);
   return 0;
 }
 

@@ -5,9 +5,11 @@
 #include <iostream>
 
 #include "cli/cli_util.h"
+#include "kvbill/hardware/catalog_names.h"
 #include "kvbill/scenario/from_vllm.h"
 #include "kvbill/scenario/scenario_keys.h"
 #include "kvbill/util/file.h"
+#include "kvbill/util/names.h"
 
 namespace kvbill::cli {
 namespace {
@@ -28,13 +30,13 @@ int RunSchema(const Args& args) {
   const std::string command = "scenario schema";
   std::string output;
   po::options_description options("options");
-  options.add_options()("output,o", po::value(&output), "write here instead of stdout");
+  options.add_options()("output,o", FileValue(&output), "write to FILE instead of stdout");
   po::variables_map vm;
   if (auto stop =
           ParseOptions(args, command, "usage: kvbill scenario schema [-o FILE]", options, vm)) {
     return *stop;
   }
-  if (auto s = EmitOutput(ScenarioJsonSchema(), output); !s) return ReportError(command, s.error());
+  if (auto s = EmitOutput(command, ScenarioJsonSchema(), output); !s) return ReportError(command, s.error());
   return 0;
 }
 
@@ -43,7 +45,7 @@ int RunDocs(const Args& args) {
   std::string file;
   bool write = false, check = false;
   po::options_description options("options");
-  options.add_options()("file", po::value(&file)->required(),
+  options.add_options()("file", FileValue(&file)->required(),
                         "the doc, e.g. docs/scenario-format.md")("write", po::bool_switch(&write),
                                                                  "rewrite FILE in place")(
       "check", po::bool_switch(&check), "exit 1 when FILE differs from what --write writes");
@@ -69,6 +71,7 @@ int RunDocs(const Args& args) {
   }
   if (write) {
     if (auto s = WriteFileAtomically(file, *generated); !s) return ReportError(command, s.error());
+    NoteWritten(command, file);
     return 0;
   }
   std::cout << *generated;
@@ -82,7 +85,7 @@ int RunFromVllm(const Args& args) {
   std::string gpu, output;
   po::options_description options("options");
   options.add_options()("gpu", po::value(&gpu), "deployment.gpu (the command line does not say)")(
-      "output,o", po::value(&output), "write here instead of stdout (atomically)");
+      "output,o", FileValue(&output), "write to FILE instead of stdout (atomically)");
   po::variables_map vm;
   if (auto stop = ParseOptions(
           own, command,
@@ -93,12 +96,17 @@ int RunFromVllm(const Args& args) {
   if (dashes == args.end()) {
     return ReportError(command, Error("expected `-- vllm serve MODEL [FLAGS]` after the options"));
   }
+  if (!gpu.empty()) {
+    auto id = ResolveGpuName(gpu);
+    if (!id) return ReportError(command, id.error());
+    gpu = *id;
+  }
   auto scenario = ScenarioFromVllm(Args(dashes + 1, args.end()), FromVllmOptions{gpu});
   if (!scenario) return ReportError(command, scenario.error());
   for (const std::string& note : scenario->notes) {
     std::cerr << "kvbill " << command << ": note: " << note << "\n";
   }
-  if (auto s = EmitOutput(scenario->json_text, output); !s) return ReportError(command, s.error());
+  if (auto s = EmitOutput(command, scenario->json_text, output); !s) return ReportError(command, s.error());
   return 0;
 }
 
@@ -113,8 +121,9 @@ int RunScenarioCommand(const Args& args) {
   if (args[0] == "schema") return RunSchema(rest);
   if (args[0] == "docs") return RunDocs(rest);
   if (args[0] == "from-vllm") return RunFromVllm(rest);
-  std::cerr << "kvbill scenario: unknown subcommand \"" << args[0]
-            << "\"; run `kvbill scenario --help`\n";
+  const std::string hint = DidYouMean(args[0], {"schema", "docs", "from-vllm"});
+  std::cerr << "kvbill scenario: unknown subcommand \"" << args[0] << "\""
+            << (hint.empty() ? "" : "; " + hint) << "; run `kvbill scenario --help`\n";
   return Error::kInputExitStatus;
 }
 

@@ -66,13 +66,13 @@ int RunSimulate(const Args& args) {
   po::options_description options("options");
   std::string scenario_path, trace, engine, format, out_dir;
   bool with_requests = false;
-  options.add_options()("scenario,s", po::value(&scenario_path)->default_value("default"),
+  options.add_options()("scenario,s", FileValue(&scenario_path)->default_value("default"),
                         "scenario JSON file, or `default`")(
-      "trace,t", po::value(&trace), "trace file, replacing the scenario's trace")(
+      "trace,t", FileValue(&trace), "trace file, replacing the scenario's trace")(
       "engine", po::value(&engine), "event (skips iterations in closed form) or step")(
       "format", po::value(&format)->default_value("table"), "table, json or csv")(
       "requests", po::bool_switch(&with_requests), "include per-request records (json)")(
-      "out,o", po::value(&out_dir), "also write simulate.json and tasks.csv into DIR");
+      "out,o", DirValue(&out_dir), "a directory: also write simulate.json and tasks.csv into it");
   po::variables_map vm;
   if (auto stop = ParseOptions(args, "simulate", kUsage, options, vm)) return *stop;
   if (auto s = CheckChoice("format", format, "table|json|csv"); !s) {

@@ -170,8 +170,10 @@ int FinishSimulate(const std::string& out_dir, const std::string& json_text,
     if (auto w = WriteFileAtomically(out_dir + "/tasks.csv", tasks_csv); !w) {
       return ReportError("simulate", w.error());
     }
+    NoteWritten("simulate", out_dir + "/simulate.json");
+    NoteWritten("simulate", out_dir + "/tasks.csv");
   }
-  if (auto w = EmitOutput(text, ""); !w) return ReportError("simulate", w.error());
+  if (auto w = EmitOutput("simulate", text, ""); !w) return ReportError("simulate", w.error());
   return 0;
 }
 

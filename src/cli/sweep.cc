@@ -149,12 +149,12 @@ int RunSweepCommand(const Args& args) {
   po::options_description options("options");
   std::string scenario_path, shard_text = "0/1", format, out;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  options.add_options()("scenario,s", po::value(&scenario_path)->required(),
+  options.add_options()("scenario,s", FileValue(&scenario_path)->required(),
                         "scenario JSON file with a sweep block")(
       "jobs,j", po::value(&jobs)->default_value(jobs), "threads")(
       "shard", po::value(&shard_text)->default_value("0/1"), "run slice i of n")(
       "format", po::value(&format)->default_value("csv"), "csv or json")(
-      "out,o", po::value(&out), "write to FILE instead of stdout");
+      "out,o", FileValue(&out), "write to FILE instead of stdout");
   po::variables_map vm;
   if (auto stop = ParseOptions(args, "sweep", kSweepUsage, options, vm)) return *stop;
   if (auto s = CheckChoice("format", format, "csv|json"); !s)
@@ -195,7 +195,8 @@ int RunSweepCommand(const Args& args) {
   for (const SweepRow& r : *rows) {
     doc["points"].push_back(PointJson(r, base->sweep, ColumnsOf(doc)));
   }
-  if (auto s = EmitOutput(Render(doc, format), out); !s) return ReportError("sweep", s.error());
+  if (auto s = EmitOutput("sweep", Render(doc, format), out); !s)
+    return ReportError("sweep", s.error());
   return 0;
 }
 
@@ -205,7 +206,7 @@ int RunMerge(const Args& args) {
   std::string format, out;
   options.add_options()("input", po::value(&inputs)->composing(), "shard outputs (JSON)")(
       "format", po::value(&format)->default_value("csv"), "csv or json")(
-      "out,o", po::value(&out), "write to FILE instead of stdout");
+      "out,o", FileValue(&out), "write to FILE instead of stdout");
   po::positional_options_description positional;
   positional.add("input", -1);
   po::variables_map vm;
@@ -250,7 +251,8 @@ int RunMerge(const Args& args) {
     }
   }
   for (auto& [k, p] : points) merged["points"].push_back(p);
-  if (auto s = EmitOutput(Render(merged, format), out); !s) return ReportError("merge", s.error());
+  if (auto s = EmitOutput("merge", Render(merged, format), out); !s)
+    return ReportError("merge", s.error());
   return 0;
 }
 

@@ -142,7 +142,7 @@ int RunTraceStats(const Args& args) {
   po::options_description options("options");
   options.add_options()("file", po::value(&file)->required(), "the trace to read")(
       "format", po::value(&format), "table|json (default table)")(
-      "output,o", po::value(&output), "write here instead of stdout (atomically)");
+      "output,o", FileValue(&output), "write to FILE instead of stdout (atomically)");
   AddReadOptions(options, &read);
   po::positional_options_description positional;
   positional.add("file", 1);
@@ -161,7 +161,7 @@ int RunTraceStats(const Args& args) {
   ReportSkipped(command, **reader);
   const std::string text =
       format == "json" ? StatsJson(*stats, (*reader)->bad_lines().count) : StatsTable(*stats, file);
-  if (auto s = EmitOutput(text, output); !s) return ReportError(command, s.error());
+  if (auto s = EmitOutput(command, text, output); !s) return ReportError(command, s.error());
   return 0;
 }
 
@@ -172,7 +172,7 @@ int RunTraceConvert(const Args& args) {
   po::options_description options("options");
   options.add_options()("in", po::value(&in)->required(), "the trace to read")(
       "to", po::value(&to)->required(), "output format: native")(
-      "output,o", po::value(&output)->required(),
+      "output,o", FileValue(&output)->required(),
       "output file (\"-\" for stdout); written only when the whole input is good");
   AddReadOptions(options, &read);
   po::positional_options_description positional;
@@ -196,7 +196,7 @@ int RunTraceConvert(const Args& args) {
     if (auto s = writer.Write(task); !s) return ReportError(command, s.error().Within(in));
   }
   ReportSkipped(command, **reader);
-  if (auto s = EmitOutput(text.str(), output); !s) return ReportError(command, s.error());
+  if (auto s = EmitOutput(command, text.str(), output); !s) return ReportError(command, s.error());
   return 0;
 }
 

@@ -40,7 +40,7 @@ int RunTraceGen(const Args& args) {
       "seed", po::value(&seed), "random seed; the same seed gives the same file (default 1)")(
       "arrivals-per-s", po::value(&arrivals_per_s),
       "Poisson rate of task arrivals, > 0 (default: the preset's)")(
-      "output,o", po::value(&output)->required(),
+      "output,o", FileValue(&output)->required(),
       "output file (\"-\" for stdout), native format, written atomically");
   po::variables_map vm;
   if (auto stop = ParseOptions(args, command,
@@ -75,6 +75,7 @@ int RunTraceGen(const Args& args) {
     return ReportError(command, s.error().Within(output));
   }
   if (auto s = (*file)->Commit(); !s) return ReportError(command, s.error());
+  NoteWritten(command, output);
   return 0;
 }
 

@@ -247,12 +247,13 @@ int RunWhatif(const Args& args) {
       "price the replay at this model too (repeatable; default: the cheaper tier)")(
       "price", po::value(&price_specs)->composing(),
       "MODEL:field=value override of the bundled price sheet (as in `kvbill bill`)")(
-      "gpu", po::value(&gpu), "self-hosted what-if on this GPU (catalog id)")(
+      "gpu", po::value(&gpu),
+      "self-hosted what-if on this GPU (catalog id, alias or nvidia-smi name)")(
       "self-hosted-model", po::value(&self_model), "self-hosted what-if with this model")(
-      "scenario,s", po::value(&scenario_path),
+      "scenario,s", FileValue(&scenario_path),
       "self-hosted what-if on this scenario's model, deployment and engine")(
       "from", po::value(&from), "log format (default: detected)")(
-      "out,o", po::value(&out), "write to FILE instead of stdout");
+      "out,o", FileValue(&out), "write to FILE instead of stdout");
   po::positional_options_description positional;
   positional.add("log", -1);
   po::variables_map vm;
@@ -455,7 +456,7 @@ int RunWhatif(const Args& args) {
     }
     text << "\n";
   }
-  if (auto s = EmitOutput(text.str(), out); !s) return ReportError("whatif", s.error());
+  if (auto s = EmitOutput("whatif", text.str(), out); !s) return ReportError("whatif", s.error());
   return 0;
 }
 
