@@ -152,7 +152,7 @@ int RunCompare(const Args& args) {
                                      "hit rate",
                                      "cache write tok/task",
                                      "$/task p90"}
-          : std::vector<std::string>{"lever",     "$/task",   "saving",    "KV GiB/task",
+          : std::vector<std::string>{"lever",     "$/task",   "saving",    "KV read/task",
                                      "KV saving", "hit rate", "$/task p90"};
   Table t(header);
   auto add = [&](const LeverOutcome& o) {
@@ -177,7 +177,7 @@ int RunCompare(const Args& args) {
       return;
     }
     const double kv = KvPerTask(*o.run);
-    t.AddRow({o.lever.name, "$" + FormatFixed(cost, 4), saving, FormatFixed(kv / kBytesPerGiB, 1),
+    t.AddRow({o.lever.name, "$" + FormatFixed(cost, 4), saving, FormatBinaryBytes(kv),
               is_base ? "" : Pct(base_kv > 0 ? (base_kv - kv) / base_kv : 0), hit, p90});
   };
   add(outcomes[0]);

@@ -191,17 +191,17 @@ int RunSimulate(const Args& args) {
   } else if (format == "csv") {
     text << tasks_csv.ToCsv();
   } else {
-    Table t({"task", "requests", "prompt tok", "cached", "prefilled", "output", "KV read GiB",
-             "GPU-s", "cost", "done in s"});
+    Table t({"task", "requests", "prompt tok", "cached", "prefilled", "output", "KV read", "GPU-s",
+             "cost", "done in"});
     const std::size_t shown = std::min<std::size_t>(outcome->tasks.size(), 20);
     for (std::size_t i = 0; i < shown; ++i) {
       const TaskMetrics& m = outcome->tasks[i];
       t.AddRow({m.id, std::to_string(m.requests), FormatWithSeparators(m.prompt_tokens),
                 FormatWithSeparators(m.cached_tokens), FormatWithSeparators(m.prefill_tokens),
                 FormatWithSeparators(m.output_tokens),
-                FormatFixed(static_cast<double>(m.kv_read_bytes / kBytesPerGiB), 1),
+                FormatBinaryBytes(static_cast<double>(m.kv_read_bytes)),
                 FormatFixed(static_cast<double>(m.gpu_seconds), 2), Money(m.cost_usd),
-                FormatFixed(m.completion_s, 1)});
+                FormatDuration(m.completion_s)});
     }
     text << "scenario " << scenario->name << " (" << scenario->source << ")\n\n" << t.ToText();
     if (outcome->tasks.size() > shown) {
@@ -213,8 +213,8 @@ int RunSimulate(const Args& args) {
     text << sum.tasks << " tasks, " << sum.requests << " requests; prompt "
          << FormatWithSeparators(sum.prompt_tokens) << " tokens, "
          << FormatFixed(sum.hit_rate * 100, 1) << "% from the prefix cache\n"
-         << "KV read " << FormatFixed(static_cast<double>(sum.kv_read_bytes / kBytesPerGiB), 1)
-         << " GiB; simulated " << FormatFixed(sum.simulated_s, 1) << " s; " << sum.preemptions
+         << "KV read " << FormatBinaryBytes(static_cast<double>(sum.kv_read_bytes))
+         << "; simulated " << FormatDuration(sum.simulated_s) << "; " << sum.preemptions
          << " preemptions\n"
          << "cost per task: mean " << Money(sum.cost_per_task_usd.mean) << ", p50 "
          << Money(sum.cost_per_task_usd.p50) << ", p90 " << Money(sum.cost_per_task_usd.p90)

@@ -114,10 +114,26 @@ std::string FormatTokenCount(Tokens tokens) {
 std::string FormatBinaryBytes(double bytes) {
   const double a = std::fabs(bytes);
   if (a < kBytesPerKiB) return FormatWithSeparators(static_cast<std::int64_t>(bytes)) + " B";
-  if (a < kBytesPerMiB) return FormatFixed(bytes / kBytesPerKiB, 2) + " KiB";
-  if (a < kBytesPerGiB) return FormatFixed(bytes / kBytesPerMiB, 2) + " MiB";
-  if (a < kBytesPerGiB * 1024.0) return FormatFixed(bytes / kBytesPerGiB, 2) + " GiB";
-  return FormatFixed(bytes / (kBytesPerGiB * 1024.0), 2) + " TiB";
+  // A unit serves while its two-decimal text stays below 1,024.00 (1023.995
+  // rounds up to it); the last unit serves from there on.
+  constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+  double unit = kBytesPerKiB;
+  for (const char* name : kUnits) {
+    if (a < 1023.995 * unit) return FormatFixed(bytes / unit, 2) + " " + name;
+    unit *= 1024.0;
+  }
+  return FormatFixed(bytes / unit, 2) + " EiB";
+}
+
+std::string FormatDuration(Seconds seconds) {
+  // Each unit's upper bound is where its rounded text would read 10.00 s,
+  // 60.0 s, 60.0 min or 24.0 h.
+  const double a = std::fabs(seconds);
+  if (a < 9.995) return FormatFixed(seconds, 2) + " s";
+  if (a < 59.95) return FormatFixed(seconds, 1) + " s";
+  if (a < 59.95 * 60.0) return FormatFixed(seconds / 60.0, 1) + " min";
+  if (a < 23.95 * 3600.0) return FormatFixed(seconds / 3600.0, 1) + " h";
+  return FormatFixed(seconds / 86400.0, 1) + " days";
 }
 
 }  // namespace kvbill

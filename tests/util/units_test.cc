@@ -46,5 +46,33 @@ TEST(UnitsTest, FormatsNumbers) {
   EXPECT_EQ(FormatBinaryBytes(512), "512 B");
 }
 
+TEST(UnitsTest, BytesScaleUpToPebibytesAndBeyond) {
+  const double kib = 1024.0, tib = kib * kib * kib * kib, pib = tib * kib;
+  EXPECT_EQ(FormatBinaryBytes(1023), "1,023 B");
+  EXPECT_EQ(FormatBinaryBytes(1024), "1.00 KiB");
+  EXPECT_EQ(FormatBinaryBytes(3 * tib), "3.00 TiB");
+  // The simulate summary of 2,008,848.3 GiB: / 1,024^2 = 1.9158 PiB.
+  EXPECT_EQ(FormatBinaryBytes(2008848.3 * kib * kib * kib), "1.92 PiB");
+  EXPECT_EQ(FormatBinaryBytes(2 * pib * kib), "2.00 EiB");
+  EXPECT_EQ(FormatBinaryBytes(3000 * pib * kib), "3,000.00 EiB");
+  // 1,023.999 GiB would print as "1,024.00 GiB": it is 1.00 TiB.
+  EXPECT_EQ(FormatBinaryBytes(1023.999 * kib * kib * kib), "1.00 TiB");
+  EXPECT_EQ(FormatBinaryBytes(1023.99 * kib * kib * kib), "1,023.99 GiB");
+}
+
+TEST(UnitsTest, DurationsScaleFromSecondsToDays) {
+  EXPECT_EQ(FormatDuration(0.354), "0.35 s");
+  EXPECT_EQ(FormatDuration(9.99), "9.99 s");
+  EXPECT_EQ(FormatDuration(9.996), "10.0 s");  // not "10.00 s"
+  EXPECT_EQ(FormatDuration(42.0), "42.0 s");
+  EXPECT_EQ(FormatDuration(59.96), "1.0 min");  // not "60.0 s"
+  EXPECT_EQ(FormatDuration(210.0), "3.5 min");
+  EXPECT_EQ(FormatDuration(3597.0), "1.0 h");  // 59.95 min would read 60.0 min
+  EXPECT_EQ(FormatDuration(7560.0), "2.1 h");
+  // The simulate summary of 16,896,479.0 s: / 86,400 = 195.561 days.
+  EXPECT_EQ(FormatDuration(16896479.0), "195.6 days");
+  EXPECT_EQ(FormatDuration(1e8), "1,157.4 days");  // 1e8 / 86,400 = 1,157.407
+}
+
 }  // namespace
 }  // namespace kvbill

@@ -44,9 +44,15 @@ Result<std::vector<Tokens>> ParseTokenCountList(std::string_view text);
 // tokens, else the plain integer with thousands separators ("1,000,000").
 std::string FormatTokenCount(Tokens tokens);
 
-// Bytes in a human unit with two significant decimals, binary prefixes:
-// "256 KiB", "8.00 GiB", "70,272 B" (below 1 KiB the exact integer).
+// Bytes in the binary unit that keeps the number below 1,024, with two
+// decimals: "256.00 KiB", "8.00 GiB", "1.92 PiB"; below 1 KiB the exact
+// integer ("512 B"); from 1,024 PiB on, EiB. KiB = 2^10 bytes, PiB = 2^50.
 std::string FormatBinaryBytes(double bytes);
+
+// A duration in the unit a reader expects, with one decimal (two below 10 s):
+// "0.35 s", "42.0 s" below a minute, "3.5 min" below an hour, "2.1 h" below a
+// day, "195.6 days" from then on (thousands separated).
+std::string FormatDuration(Seconds seconds);
 
 // An integer with thousands separators: 70272 -> "70,272".
 std::string FormatWithSeparators(std::int64_t value);
