@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "cli/cli_util.h"
+#include "cli/progress.h"
 #include "kvbill/metrics/growth.h"
 #include "kvbill/report/table.h"
 #include "kvbill/scenario/budget.h"
@@ -77,7 +78,10 @@ int RunCompare(const Args& args) {
 
   std::vector<Lever> levers = Levers(*base);
   levers.insert(levers.begin(), Lever{"baseline", {}});
-  const std::vector<LeverOutcome> outcomes = RunLevers(text, source, levers, jobs);
+  const std::vector<LeverOutcome> outcomes = [&] {
+    ProgressLine progress("compare", "running " + std::to_string(levers.size()) + " variants");
+    return RunLevers(text, source, levers, jobs);
+  }();
   if (!outcomes[0].run) return ReportError("compare", Error(outcomes[0].error));
   const ScenarioOutcome& b = *outcomes[0].run;
   const bool api = b.api.has_value();

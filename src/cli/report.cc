@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "cli/cli_util.h"
+#include "cli/progress.h"
 #include "kvbill/report/report_page.h"
 #include "kvbill/scenario/sweep.h"
 #include "kvbill/util/embedded.h"
@@ -62,7 +63,10 @@ int RunReportCommand(const Args& args) {
                        Error(source + "#/pricing: the report draws the engine's charts; for a "
                                       "scenario priced at an API use `kvbill compare`"));
   }
-  auto runs = kvbill::RunReport(text, source, jobs);
+  auto runs = [&] {
+    ProgressLine progress("report", "running the scenario and its variants");
+    return kvbill::RunReport(text, source, jobs);
+  }();
   if (runs && vm.count("price")) runs->price_usd_per_mtok = price;
   if (!runs) return ReportError("report", runs.error());
   auto page = BuildReportPage(*runs);

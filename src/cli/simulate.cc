@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cli/cli_util.h"
+#include "cli/progress.h"
 #include "cli/simulate_api.h"
 #include "kvbill/report/table.h"
 #include "kvbill/scenario/run.h"
@@ -93,7 +94,10 @@ int RunSimulate(const Args& args) {
   }
   if (scenario->pricing) return RunSimulateApi(*scenario, format, with_requests, out_dir);
   const auto wall_start = std::chrono::steady_clock::now();
-  auto outcome = RunScenario(*scenario);
+  auto outcome = [&] {
+    ProgressLine progress("simulate", "simulating " + scenario->name);
+    return RunScenario(*scenario);
+  }();
   if (!outcome) return ReportError("simulate", outcome.error());
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cli/cli_util.h"
+#include "cli/progress.h"
 #include "kvbill/cost/api_replay.h"
 #include "kvbill/report/table.h"
 #include "kvbill/scenario/run.h"
@@ -59,7 +60,10 @@ std::string Percent(double part, double whole) {
 int RunSimulateApi(const Scenario& scenario, const std::string& format, bool with_requests,
                    const std::string& out_dir) {
   const ScenarioPricing& pricing = *scenario.pricing;
-  auto run = RunScenario(scenario);
+  auto run = [&] {
+    ProgressLine progress("simulate", "simulating " + scenario.name);
+    return RunScenario(scenario);
+  }();
   if (!run) return ReportError("simulate", run.error());
   const ModelPrice* price = &run->api->price;
   const ApiReplayOutcome* out = &run->api->replay;

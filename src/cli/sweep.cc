@@ -2,8 +2,6 @@
 // shards, and join shards into exactly what one run prints.
 #include "kvbill/scenario/sweep.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <iostream>
 #include <map>
@@ -13,6 +11,7 @@
 #include <thread>
 
 #include "cli/cli_util.h"
+#include "cli/progress.h"
 #include "cli/sweep_shard.h"
 #include "kvbill/report/table.h"
 #include "kvbill/scenario/budget.h"
@@ -171,18 +170,12 @@ int RunSweepCommand(const Args& args) {
   std::int64_t total = 1;
   for (const SweepAxis& a : base->sweep) total *= static_cast<std::int64_t>(a.values.size());
 
-  const bool bar = isatty(STDERR_FILENO) != 0;
   const std::int64_t count = static_cast<std::int64_t>(points->size());
-  auto progress = [&](std::int64_t done) {
-    if (!bar) return;
-    const int width = 40;
-    const int filled = static_cast<int>(width * done / std::max<std::int64_t>(count, 1));
-    std::cerr << "\r[" << std::string(static_cast<std::size_t>(filled), '#')
-              << std::string(static_cast<std::size_t>(width - filled), ' ') << "] " << done << "/"
-              << count << std::flush;
-    if (done == count) std::cerr << "\n";
-  };
-  auto rows = RunSweep(*points, jobs, progress);
+  auto rows = [&] {
+    ProgressLine line("sweep", "", "points");
+    line.Set(0, count);
+    return RunSweep(*points, jobs, [&](std::int64_t done) { line.Set(done, count); });
+  }();
   if (!rows) return ReportError("sweep", rows.error());
 
   nlohmann::ordered_json doc;
