@@ -1,0 +1,82 @@
+// Labels never hide the data: on rendered memory charts, no label box is
+// crossed by a data polyline, the GPU capacity line or a model's
+// capacity-minus-weights line, and no two labels overlap. The geometry is read
+// back from the SVG text (svg_geometry.h), in the document's coordinates.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "kvbill/report/memory_chart.h"
+#include "model/model_test_util.h"
+#include "report/svg_geometry.h"
+
+namespace kvbill {
+namespace {
+
+using testing::DrawnSegments;
+using testing::LabelBoxes;
+using testing::LabelsOverLines;
+using testing::OverlappingLabels;
+
+std::string MemoryChartSvg(const std::vector<std::string>& names, const std::string& gpu) {
+  std::vector<ModelShape> models;
+  for (const std::string& name : names) models.push_back(Catalog(name));
+  MemoryChartOptions o;
+  o.deployment.gpu = *LookupGpu(gpu);
+  o.kv_format = Fmt("bf16");
+  auto chart = BuildMemoryChart(models, o);
+  EXPECT_TRUE(chart.ok()) << chart.error().message();
+  if (!chart.ok()) return "";
+  auto svg = RenderSvg(*chart);
+  EXPECT_TRUE(svg.ok()) << svg.error().message();
+  return svg.ok() ? *svg : "";
+}
+
+std::string Lines(const std::vector<std::string>& problems) {
+  std::string out;
+  for (const std::string& p : problems) out += p + "\n";
+  return out;
+}
+
+// The reader itself: a label box crossed by a line, and one that is not.
+TEST(ChartGeometryTest, FindsALineThroughALabelBox) {
+  const std::string svg =
+      "<g id=\"series\">\n<path d=\"M0.00 50.00L100.00 50.00\"/>\n</g>\n"
+      "<g id=\"reference-lines\">\n<line x1=\"0\" y1=\"80\" x2=\"100\" y2=\"80\"/>\n</g>\n"
+      "<g id=\"annotations\">\n"
+      "<rect x=\"10\" y=\"40\" width=\"20\" height=\"20\"/>\n<text x=\"1\">a</text>\n"
+      "<rect x=\"10\" y=\"61\" width=\"20\" height=\"10\"/>\n<text x=\"1\">b</text>\n"
+      "<rect x=\"40\" y=\"75\" width=\"20\" height=\"10\"/>\n<text x=\"1\">c</text>\n</g>\n";
+  ASSERT_EQ(DrawnSegments(svg).size(), 2u);
+  ASSERT_EQ(LabelBoxes(svg).size(), 3u);
+  // y = 50 runs through a's box (40..60); y = 80 through c's (75..85); b's
+  // box (61..71) lies between the two lines.
+  const std::vector<std::string> hits = LabelsOverLines(svg);
+  ASSERT_EQ(hits.size(), 2u) << Lines(hits);
+  EXPECT_EQ(hits[0].rfind("label \"a\"", 0), 0u);
+  EXPECT_EQ(hits[1].rfind("label \"c\"", 0), 0u);
+}
+
+// `kvbill plot memory`'s default models: the label of Llama-3.1-8B's longest
+// context once covered the GPU's capacity line.
+TEST(ChartGeometryTest, DefaultMemoryChartLabelsCoverNoLine) {
+  const std::string svg = MemoryChartSvg({"qwen3-32b", "llama-3.1-8b", "gpt-oss-20b"}, "h100-sxm");
+  ASSERT_FALSE(LabelBoxes(svg).empty());
+  EXPECT_EQ(Lines(LabelsOverLines(svg)), "");
+  EXPECT_EQ(Lines(OverlappingLabels(svg)), "");
+}
+
+// Four and more models: labels once overwrote each other.
+TEST(ChartGeometryTest, ManyModelsLabelsCoverNoLineNorEachOther) {
+  for (const char* gpu : {"h100-sxm", "a100-80gb", "h200", "l40s"}) {
+    const std::string svg = MemoryChartSvg(
+        {"qwen3-8b", "llama-3.1-8b", "mistral-7b", "gpt-oss-20b", "qwen3-32b", "gemma-2-9b"}, gpu);
+    ASSERT_FALSE(svg.empty());
+    EXPECT_EQ(Lines(LabelsOverLines(svg)), "") << gpu;
+    EXPECT_EQ(Lines(OverlappingLabels(svg)), "") << gpu;
+  }
+}
+
+}  // namespace
+}  // namespace kvbill
