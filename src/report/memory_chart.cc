@@ -66,15 +66,29 @@ Result<LineChart> BuildMemoryChart(const std::vector<ModelShape>& models,
   for (std::size_t i = 0; i < models.size(); ++i) {
     const ModelShape& m = models[i];
     const std::string color(kChartPalette[i % kChartPalette.size()]);
+    // The curve stops at the model's context limit when that is on the axis.
+    const Tokens limit = m.max_position_embeddings;
+    const bool limited = limit > 0 && limit < o.max_context;
     Series s;
     s.name = m.name;
+    const std::string limit_note = limited ? "context limit " + FormatTokenCount(limit) : "";
+    if (limited) s.name += " (" + limit_note + ")";
     s.color = color;
-    for (Tokens ctx : contexts) {
+    auto kv_gib = [&](Tokens ctx) {
       const SequenceFootprint f = Footprint(m, o.kv_format, ctx, o.block_size, tp);
-      const double gib = ToGiB(o.batch * (f.block_rounded_bytes + f.state_bytes) * tp);
-      s.points.push_back(Point{static_cast<double>(ctx), gib});
-      if (gib > 0) y_min = std::min(y_min, gib);
-      y_max = std::max(y_max, gib);
+      return ToGiB(o.batch * (f.block_rounded_bytes + f.state_bytes) * tp);
+    };
+    for (Tokens ctx : contexts) {
+      if (limited && ctx > limit) break;
+      s.points.push_back(Point{static_cast<double>(ctx), kv_gib(ctx)});
+    }
+    if (limited && limit >= o.min_context &&
+        (s.points.empty() || s.points.back().x < static_cast<double>(limit))) {
+      s.points.push_back(Point{static_cast<double>(limit), kv_gib(limit)});
+    }
+    for (const Point& p : s.points) {
+      if (p.y > 0) y_min = std::min(y_min, p.y);
+      y_max = std::max(y_max, p.y);
     }
     chart.series.push_back(s);
 
@@ -91,8 +105,8 @@ Result<LineChart> BuildMemoryChart(const std::vector<ModelShape>& models,
     capacity = fit->capacity_bytes;
     const Bytes free = fit->capacity_bytes - fit->weights_bytes;
     if (free <= 0) {
-      Series& last = chart.series.back();
-      last.name += " (weights too big)";
+      chart.series.back().name =
+          m.name + " (weights too big" + (limited ? "; " + limit_note : "") + ")";
       continue;
     }
     ReferenceLine free_line;
@@ -101,8 +115,17 @@ Result<LineChart> BuildMemoryChart(const std::vector<ModelShape>& models,
     free_line.color = color;
     chart.reference_lines.push_back(free_line);
     y_min = std::min(y_min, ToGiB(free));
-    if (!fit->max_context_unbounded && fit->max_context >= o.min_context &&
-        fit->max_context <= o.max_context) {
+    const bool whole_context_fits = limited && limit >= o.min_context &&
+                                    (fit->max_context_unbounded || fit->max_context >= limit);
+    if (whole_context_fits) {
+      Annotation a;
+      a.x = static_cast<double>(limit);
+      a.y = s.points.back().y;
+      a.text = m.name + ": its whole " + FormatTokenCount(limit) + " context fits";
+      a.color = color;
+      chart.annotations.push_back(a);
+    } else if (!fit->max_context_unbounded && fit->max_context >= o.min_context &&
+               fit->max_context <= o.max_context) {
       Annotation a;
       a.x = static_cast<double>(fit->max_context);
       a.y = ToGiB(free);
@@ -111,6 +134,13 @@ Result<LineChart> BuildMemoryChart(const std::vector<ModelShape>& models,
       chart.annotations.push_back(a);
     }
   }
+  const std::string sequences =
+      o.batch == 1 ? "one sequence" : std::to_string(o.batch) + " sequences";
+  chart.legend_notes = {
+      {"solid: KV memory of " + sequences + " (model colour)", "#444444", false, 2.0},
+      {"dashed: capacity minus that model's weights", "#444444", true, 1.5},
+      {"grey: the GPUs' capacity for weights + KV", "#444444", false, 1.5},
+  };
   ReferenceLine cap;
   cap.y = ToGiB(capacity);
   cap.label = gpus + " capacity: " + FormatFixed(ToGiB(capacity), 1) + " GiB";

@@ -38,9 +38,8 @@ std::string SignedPercent(double fraction) {
   return (fraction > 0 ? "+" : "-") + digits + "%";
 }
 
-std::string GiB(long double bytes) {
-  return FormatFixed(static_cast<double>(bytes / kBytesPerGiB), 2);
-}
+// Bytes in the unit that suits them: "812.40 GiB", "1.92 PiB".
+std::string BytesText(long double bytes) { return FormatBinaryBytes(static_cast<double>(bytes)); }
 
 std::string CapacityName(Tokens capacity) {
   return capacity == ScenarioPrefixCache::kUnlimited ? "unlimited" : FormatTokenCount(capacity);
@@ -138,7 +137,7 @@ std::string SummarySection(const ReportRuns& runs) {
       {"requests", std::to_string(sum.requests)},
       {"prompt tokens", FormatWithSeparators(sum.prompt_tokens)},
       {"prefix-cache hit rate", Percent(sum.hit_rate)},
-      {"KV bytes read (GiB)", GiB(sum.kv_read_bytes)},
+      {"KV bytes read", BytesText(sum.kv_read_bytes)},
       {"bill (tasks + idle)", Money(static_cast<double>(sum.cost_usd))},
       {"paid by tasks", Money(static_cast<double>(sum.task_cost_usd))},
       {"idle", Money(static_cast<double>(sum.idle_usd))},
@@ -146,7 +145,7 @@ std::string SummarySection(const ReportRuns& runs) {
       {"cost per task, p50", Money(sum.cost_per_task_usd.p50)},
       {"cost per task, p90", Money(sum.cost_per_task_usd.p90)},
       {"cost per task, p99", Money(sum.cost_per_task_usd.p99)},
-      {"simulated time (s)", FormatFixed(sum.simulated_s, 1)},
+      {"simulated time", FormatDuration(sum.simulated_s)},
   };
   return "<section id=\"summary\">\n<h2>Summary</h2>\n<div class=\"pair\">\n" + RenderTable(setup) +
          RenderTable(t) + "</div>\n</section>\n";
@@ -184,14 +183,20 @@ Result<std::string> MemorySection(const Scenario& s) {
     if (!one) return one.error();
     const std::string color(kChartPalette[i]);
     format_names += (i == 0 ? "" : " / ") + format_labels[i];
+    const Tokens limit = config->model.max_position_embeddings;
     for (Series& series : one->series) {
       series.name = config->model.name + ", " + format_labels[i] + " KV";
+      if (limit > 0 && limit < o.max_context) {
+        series.name += " (context limit " + FormatTokenCount(limit) + ")";
+      }
       series.color = color;
       series.dashed = i > 0;
     }
     for (Annotation& a : one->annotations) {
-      a.text = format_labels[i] + " fits up to " + FormatTokenCount(static_cast<Tokens>(a.x)) +
-               " tokens";
+      const Tokens at = static_cast<Tokens>(a.x);
+      a.text = limit > 0 && at >= limit
+                   ? format_labels[i] + ": the whole " + FormatTokenCount(at) + " context fits"
+                   : format_labels[i] + " fits up to " + FormatTokenCount(at) + " tokens";
       a.color = color;
     }
     if (i == 0) {
@@ -211,6 +216,10 @@ Result<std::string> MemorySection(const Scenario& s) {
   for (ReferenceLine& line : chart.reference_lines) {
     if (line.label.rfind("capacity - ", 0) == 0) line.color = "#444444";
   }
+  chart.legend_notes = {
+      {"dashed grey: capacity minus the weights", "#444444", true, 1.5},
+      {"solid grey: the GPUs' capacity for weights + KV", "#444444", false, 1.5},
+  };
   auto svg = RenderSvg(chart);
   if (!svg) return svg.error();
 
@@ -264,21 +273,55 @@ std::vector<RequestRecord> RequestsOf(const ScenarioOutcome& run, const std::str
   return out;
 }
 
+// The binary unit in which `max_bytes` reads below 1,024: its name, its size
+// in bytes and its definition ("TiB", 2^40, "TiB = 2^40 bytes"); GiB at least.
+struct ByteUnit {
+  std::string name;
+  double bytes;
+  std::string definition;
+};
+
+ByteUnit ByteUnitFor(double max_bytes) {
+  ByteUnit unit{"GiB", kBytesPerGiB, "GiB = 2^30 bytes"};
+  for (const char* name : {"TiB", "PiB", "EiB"}) {
+    if (max_bytes < 1024.0 * unit.bytes) break;
+    unit.bytes *= 1024.0;
+    unit.name = name;
+    unit.definition = unit.name + " = 2^" +
+                      std::to_string(static_cast<int>(std::lround(std::log2(unit.bytes)))) +
+                      " bytes";
+  }
+  return unit;
+}
+
 Result<std::string> CumulativeChart(const std::vector<NamedRun>& runs, const std::string& id,
                                     bool dollars) {
+  // The totals first, in bytes or dollars, to choose the unit of the axis.
+  std::vector<std::vector<double>> totals(runs.size());
+  double y_max = 0.0, x_max = 1.0;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    long double total = 0;
+    for (const RequestRecord& r : RequestsOf(*runs[i].run, id)) {
+      total += dollars ? r.cost_usd : r.kv_read_bytes;
+      totals[i].push_back(static_cast<double>(total));
+    }
+    x_max = std::max(x_max, static_cast<double>(totals[i].size()));
+    y_max = std::max(y_max, static_cast<double>(total));
+  }
+  const ByteUnit unit = ByteUnitFor(y_max);
+  const double scale = dollars ? 1.0 : unit.bytes;
   LineChart chart;
   chart.title = dollars ? "Cumulative dollars against request, task " + id
                         : "Cumulative KV bytes read against request, task " + id;
-  chart.subtitle = dollars ? "the task's share of the GPU rental, summed over its requests"
-                           : "KV cache bytes read from HBM by prefill and decode, all GPUs; "
-                             "GiB = 2^30 bytes";
+  chart.subtitle =
+      dollars ? "the task's share of the GPU rental, summed over its requests"
+              : "KV cache bytes read from HBM by prefill and decode, all GPUs; " + unit.definition;
   chart.x_axis.label = "request number within the task (turn)";
-  chart.y_axis.label = dollars ? "cumulative cost (USD)" : "cumulative KV read (GiB)";
+  chart.y_axis.label = dollars ? "cumulative cost (USD)" : "cumulative KV read (" + unit.name + ")";
   chart.width_px = 1050;
   chart.height_px = 480;
   chart.legend = LegendPlacement::kRight;
-  chart.legend_width_px = 420;
-  double x_max = 1.0, y_max = 0.0;
+  chart.legend_width_px = 300;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     Series s;
     s.name = runs[i].name;
@@ -287,21 +330,15 @@ Result<std::string> CumulativeChart(const std::vector<NamedRun>& runs, const std
     s.color = i == 0 ? std::string(kBaselineColor)
                      : std::string(kChartPalette[kLeverColors[(i - 1) % std::size(kLeverColors)]]);
     s.stroke_width_px = i == 0 ? 3.0 : 1.75;
-    long double total = 0;
-    int n = 0;
-    for (const RequestRecord& r : RequestsOf(*runs[i].run, id)) {
-      total += dollars ? r.cost_usd : r.kv_read_bytes / kBytesPerGiB;
-      ++n;
-      s.points.push_back(Point{static_cast<double>(n), static_cast<double>(total)});
+    for (std::size_t n = 0; n < totals[i].size(); ++n) {
+      s.points.push_back(Point{static_cast<double>(n + 1), totals[i][n] / scale});
     }
-    x_max = std::max(x_max, static_cast<double>(n));
-    y_max = std::max(y_max, static_cast<double>(total));
     chart.series.push_back(s);
   }
   chart.x_axis.min = 0.0;
   chart.x_axis.max = x_max;
   chart.y_axis.min = 0.0;
-  chart.y_axis.max = y_max > 0 ? y_max * 1.05 : 1.0;
+  chart.y_axis.max = y_max > 0 ? y_max / scale * 1.05 : 1.0;
   return RenderSvg(chart);
 }
 
@@ -323,9 +360,8 @@ Result<std::string> CumulativeSection(const ReportRuns& runs) {
 
   HtmlTable per_turn;
   per_turn.caption = "baseline, task " + longest->id;
-  per_turn.header = {"request",        "turn",          "prompt tokens",       "cached tokens",
-                     "output tokens",  "KV read (GiB)", "cumulative KV (GiB)", "cost",
-                     "cumulative cost"};
+  per_turn.header = {"request", "turn",          "prompt tokens", "cached tokens",  "output tokens",
+                     "KV read", "cumulative KV", "cost",          "cumulative cost"};
   long double kv_total = 0, usd_total = 0;
   for (const RequestRecord& r : RequestsOf(base, longest->id)) {
     kv_total += r.kv_read_bytes;
@@ -333,12 +369,12 @@ Result<std::string> CumulativeSection(const ReportRuns& runs) {
     per_turn.rows.push_back(
         {std::to_string(r.index + 1), std::to_string(r.turn), FormatWithSeparators(r.prompt_tokens),
          FormatWithSeparators(r.cached_tokens), FormatWithSeparators(r.output_tokens),
-         GiB(r.kv_read_bytes), GiB(kv_total), Money(static_cast<double>(r.cost_usd)),
+         BytesText(r.kv_read_bytes), BytesText(kv_total), Money(static_cast<double>(r.cost_usd)),
          Money(static_cast<double>(usd_total))});
   }
   HtmlTable totals;
   totals.caption = "task " + longest->id + " in total";
-  totals.header = {"run", "requests", "KV read (GiB)", "cost"};
+  totals.header = {"run", "requests", "KV read", "cost"};
   for (const NamedRun& n : named) {
     long double k = 0, d = 0;
     const std::vector<RequestRecord> records = RequestsOf(*n.run, longest->id);
@@ -347,7 +383,7 @@ Result<std::string> CumulativeSection(const ReportRuns& runs) {
       d += r.cost_usd;
     }
     totals.rows.push_back(
-        {n.name, std::to_string(records.size()), GiB(k), Money(static_cast<double>(d))});
+        {n.name, std::to_string(records.size()), BytesText(k), Money(static_cast<double>(d))});
   }
   return "<section id=\"task\">\n<h2>2. One task, turn by turn</h2>\n<p>Task " + Esc(longest->id) +
          " has the most requests in the baseline (" + std::to_string(longest->requests) +
@@ -386,11 +422,10 @@ Result<std::string> LeverSection(const ReportRuns& runs) {
   b.color = std::string(kBaselineBarColor);
   chart.bars.push_back(b);
   HtmlTable t;
-  t.header = {
-      "lever",     "cost per task", "change",  "cost per task p90", "KV read per task (GiB)",
-      "KV change", "hit rate",      "settings"};
+  t.header = {"lever",     "cost per task", "change",  "cost per task p90", "KV read per task",
+              "KV change", "hit rate",      "settings"};
   t.rows.push_back({"baseline", Money(base_cost), "", Money(base.summary.cost_per_task_usd.p90),
-                    GiB(base_kv), "", Percent(base.summary.hit_rate), ""});
+                    BytesText(base_kv), "", Percent(base.summary.hit_rate), ""});
   std::string failures;  // why variants did not run, as list items
   for (const LeverOutcome* l : ranked) {
     std::string settings;
@@ -411,7 +446,7 @@ Result<std::string> LeverSection(const ReportRuns& runs) {
     bar.color = std::string(cost <= base_cost ? kSavingColor : kCostlierColor);
     chart.bars.push_back(bar);
     t.rows.push_back({l->lever.name, Money(cost), SignedPercent(Change(base_cost, cost)),
-                      Money(l->run->summary.cost_per_task_usd.p90), GiB(kv),
+                      Money(l->run->summary.cost_per_task_usd.p90), BytesText(kv),
                       SignedPercent(Change(base_kv, kv)), Percent(l->run->summary.hit_rate),
                       settings});
   }
@@ -551,12 +586,12 @@ void FitLogAxis(Axis& axis, const std::vector<double>& values) {
 Result<std::string> GrowthSection(const ReportRuns& runs) {
   std::vector<double> requests, costs;
   HtmlTable t;
-  t.header = {"task", "requests", "prompt tokens", "KV read (GiB)", "cost"};
+  t.header = {"task", "requests", "prompt tokens", "KV read", "cost"};
   for (const TaskMetrics& task : runs.baseline.tasks) {
     requests.push_back(task.requests);
     costs.push_back(static_cast<double>(task.cost_usd));
     t.rows.push_back({task.id, std::to_string(task.requests),
-                      FormatWithSeparators(task.prompt_tokens), GiB(task.kv_read_bytes),
+                      FormatWithSeparators(task.prompt_tokens), BytesText(task.kv_read_bytes),
                       Money(static_cast<double>(task.cost_usd))});
   }
   LineChart chart;

@@ -192,7 +192,11 @@ TEST(PlotCliTest, WritesAnSvgAndNothingOnBadInput) {
   std::ifstream in(out);
   const std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
-  EXPECT_NE(svg.find("qwen3-32b fits up to 42.5k tokens"), std::string::npos);
+  // Qwen3-32B's KV fits 42.5k tokens on an H100 SXM, more than its 40,960-token
+  // (40k) context, so its label says the whole context fits; Llama-3.1-8B's
+  // whole 128k (131,072-token) context fits too.
+  EXPECT_NE(svg.find("qwen3-32b: its whole 40k context fits"), std::string::npos);
+  EXPECT_NE(svg.find("llama-3.1-8b: its whole 128k context fits"), std::string::npos);
   std::filesystem::remove(out);
 }
 

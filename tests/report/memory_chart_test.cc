@@ -24,20 +24,49 @@ TEST(MemoryChartTest, OneCurvePerModelWithCapacityAndFreeLines) {
   EXPECT_EQ(chart->reference_lines[0].label, "1x h100-sxm capacity: 71.6 GiB");
   // Qwen3-32B's free memory: 11,398,617,743 B = 10.62 GiB.
   EXPECT_EQ(chart->reference_lines[1].label, "capacity - qwen3-32b weights: 10.6 GiB");
-  // The curve at 4k tokens: 4,096 x 262,144 B = 1 GiB; at 1M: 256 GiB.
+  // The curve at 4k tokens: 4,096 x 262,144 B = 1 GiB. It ends at the
+  // model's context limit, max_position_embeddings 40,960: 10 GiB.
   EXPECT_EQ(chart->series[0].points.front().x, 4096.0);
   EXPECT_EQ(chart->series[0].points.front().y, 1.0);
-  EXPECT_EQ(chart->series[0].points.back().x, 1048576.0);
-  EXPECT_EQ(chart->series[0].points.back().y, 256.0);
+  EXPECT_EQ(chart->series[0].points.back().x, 40960.0);
+  EXPECT_EQ(chart->series[0].points.back().y, 10.0);
+  EXPECT_EQ(chart->series[0].name, "qwen3-32b (context limit 40k)");
+}
+
+TEST(MemoryChartTest, LinesEndAtEachModelsContextLimit) {
+  // Gemma-2-9B: 8,192 tokens; Llama-4-Scout: 10,485,760, past the axis' 1M.
+  auto chart = BuildMemoryChart({Catalog("gemma-2-9b"), Catalog("llama-4-scout")}, H100());
+  ASSERT_TRUE(chart.ok()) << chart.error().message();
+  ASSERT_EQ(chart->series.size(), 2u);
+  EXPECT_EQ(chart->series[0].points.back().x, 8192.0);
+  for (const Point& p : chart->series[0].points) EXPECT_LE(p.x, 8192.0);
+  EXPECT_EQ(chart->series[0].name, "gemma-2-9b (context limit 8k)");
+  EXPECT_EQ(chart->series[1].points.back().x, 1048576.0);
+  EXPECT_EQ(chart->series[1].name.find("context limit"), std::string::npos);
 }
 
 TEST(MemoryChartTest, MarksTheLongestFittingContext) {
+  // Two sequences: 11,398,617,743 B free / (2 x 16 x 262,144 B per block
+  // pair) = 1,358.8, so 1,358 blocks = 21,728 tokens = 21.22 x 1,024; within
+  // the 40,960-token limit.
+  MemoryChartOptions o = H100();
+  o.batch = 2;
+  auto chart = BuildMemoryChart({Catalog("qwen3-32b")}, o);
+  ASSERT_TRUE(chart.ok());
+  ASSERT_EQ(chart->annotations.size(), 1u);
+  EXPECT_EQ(chart->annotations[0].x, 21728.0);
+  EXPECT_EQ(chart->annotations[0].text, "qwen3-32b fits up to 21.2k tokens");
+}
+
+TEST(MemoryChartTest, MarksTheLineEndWhenTheWholeContextFits) {
+  // One sequence fits up to 43,472 tokens (fit_test.cc), past the model's
+  // 40,960: the marker sits at the end of the line, 10 GiB.
   auto chart = BuildMemoryChart({Catalog("qwen3-32b")}, H100());
   ASSERT_TRUE(chart.ok());
   ASSERT_EQ(chart->annotations.size(), 1u);
-  // 43,472 tokens (fit_test.cc) = 42.45 x 1,024.
-  EXPECT_EQ(chart->annotations[0].x, 43472.0);
-  EXPECT_EQ(chart->annotations[0].text, "qwen3-32b fits up to 42.5k tokens");
+  EXPECT_EQ(chart->annotations[0].x, 40960.0);
+  EXPECT_EQ(chart->annotations[0].y, 10.0);
+  EXPECT_EQ(chart->annotations[0].text, "qwen3-32b: its whole 40k context fits");
 }
 
 TEST(MemoryChartTest, ModelWhoseWeightsDoNotFitHasNoFreeLine) {
@@ -45,8 +74,18 @@ TEST(MemoryChartTest, ModelWhoseWeightsDoNotFitHasNoFreeLine) {
   auto chart = BuildMemoryChart({Catalog("llama-3.1-70b")}, H100());
   ASSERT_TRUE(chart.ok());
   EXPECT_EQ(chart->reference_lines.size(), 1u);
-  EXPECT_EQ(chart->series[0].name, "llama-3.1-70b (weights too big)");
+  EXPECT_EQ(chart->series[0].name, "llama-3.1-70b (weights too big; context limit 128k)");
   EXPECT_TRUE(chart->annotations.empty());
+}
+
+TEST(MemoryChartTest, LegendExplainsTheLineStyles) {
+  auto chart = BuildMemoryChart({Catalog("qwen3-32b")}, H100());
+  ASSERT_TRUE(chart.ok());
+  ASSERT_EQ(chart->legend_notes.size(), 3u);
+  EXPECT_FALSE(chart->legend_notes[0].dashed);
+  EXPECT_EQ(chart->legend_notes[0].text, "solid: KV memory of one sequence (model colour)");
+  EXPECT_TRUE(chart->legend_notes[1].dashed);
+  EXPECT_EQ(chart->legend_notes[1].text, "dashed: capacity minus that model's weights");
 }
 
 TEST(MemoryChartTest, RendersAsSvg) {
@@ -54,7 +93,8 @@ TEST(MemoryChartTest, RendersAsSvg) {
   ASSERT_TRUE(chart.ok());
   auto svg = RenderSvg(*chart);
   ASSERT_TRUE(svg.ok()) << svg.error().message();
-  EXPECT_NE(svg->find("qwen3-32b fits up to 42.5k tokens"), std::string::npos);
+  EXPECT_NE(svg->find("qwen3-32b: its whole 40k context fits"), std::string::npos);
+  EXPECT_NE(svg->find("dashed: capacity minus that model&apos;s weights"), std::string::npos);
 }
 
 }  // namespace

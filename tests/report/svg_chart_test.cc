@@ -114,29 +114,98 @@ TEST(SvgChartTest, AnnotationLabelFlipsLeftAndBelowInTheTopRightCorner) {
 }
 
 TEST(SvgChartTest, ReferenceLineSpansThePlotWithItsLabelAboveTheRightEnd) {
-  // y 5 on 0..10 -> 285; label right-aligned 6 px inside (874), 5 px above (280).
+  // y 5 on 0..10 -> 285; label right-aligned 6 px inside (874), its baseline
+  // 6 px above (279).
   LineChart chart = UnitChart();
   chart.reference_lines.push_back({5.0, "GPU capacity 71.6 GiB", "#444444", true});
   const std::string svg = Render(chart);
   EXPECT_NE(svg.find("<line x1=\"80.00\" y1=\"285.00\" x2=\"880.00\" y2=\"285.00\""),
             std::string::npos)
       << svg;
-  EXPECT_NE(svg.find("<text x=\"874.00\" y=\"280.00\""), std::string::npos) << svg;
+  EXPECT_NE(svg.find("<text x=\"874.00\" y=\"279.00\""), std::string::npos) << svg;
 }
 
 TEST(SvgChartTest, ReferenceLabelMovesToTheLeftEndWhenAnAnnotationTakesTheRight) {
   // The annotation at (10, 5) is the pixel (880, 285); its label "x" cannot go
   // right of it, so it sits upper left, ending at 873 with its baseline at 278
-  // and covering y 268.4..280.4. The line label "cap" above the right end
-  // would cover 853.8..874 x 270.4..282.4, which overlaps; it goes above the
-  // left end instead: x 80 + 6 = 86, baseline 285 - 5 = 280.
+  // and covering y 266..281.6 (1.0 em up, 0.3 em down at 12 px). The line
+  // label "cap" above the right end, baseline 285 - 6 = 279, would cover
+  // x 852.0..874 (c, a, p: 3,681 / 2,048 em x 12 px x 1.03 = 22.2 px) and
+  // y 267..282.6, which overlaps; it goes above the left end instead:
+  // x 80 + 6 = 86, baseline 279.
   LineChart chart = UnitChart();
   chart.annotations.push_back({10.0, 5.0, "x", "#000000"});
   chart.reference_lines.push_back({5.0, "cap", "#444444", true});
   const std::string svg = Render(chart);
   EXPECT_NE(svg.find("<text x=\"873.00\" y=\"278.00\""), std::string::npos) << svg;
-  const std::string label = LineStartingWith(svg, "<text x=\"86.00\" y=\"280.00\"");
+  const std::string label = LineStartingWith(svg, "<text x=\"86.00\" y=\"279.00\"");
   EXPECT_TRUE(label.ends_with(">cap</text>")) << svg;
+}
+
+TEST(SvgChartTest, AnnotationLabelAvoidsALineThroughItsFirstSpot) {
+  // The point (5, 5) is the pixel (480, 285). Labels above it (baseline 278)
+  // cover y 266..281.6; a series at y 5.4 runs at 500 - 0.54 x 430 = 267.8,
+  // through both upper spots, so the label goes lower right: x 487, baseline
+  // 285 + 7 + 12 - 2 = 302.
+  LineChart chart = UnitChart();
+  chart.series.push_back(MakeSeries("", {{0, 5.4}, {10, 5.4}}));
+  chart.annotations.push_back({5.0, 5.0, "mid", "#000000"});
+  const std::string svg = Render(chart);
+  EXPECT_NE(svg.find("<text x=\"487.00\" y=\"302.00\""), std::string::npos) << svg;
+}
+
+TEST(SvgChartTest, ALabelWithNoFreeSpotMovesToTheLegendWhichWidensTheChart) {
+  // 150 'X's: 150 x 1,403 / 2,048 em x 12 px x 1.03 = 1,270.1 px, wider than
+  // the plot (80..700 with the legend on the right), so no spot on the plot
+  // holds it. It becomes a legend row: sample at 700 + 16 = 716, text from
+  // 716 + 28 + 6 = 750 to 2,020.1; the chart widens to 10 px past that, 2,031.
+  LineChart chart = UnitChart();
+  chart.legend = LegendPlacement::kRight;
+  chart.reference_lines.push_back({5.0, std::string(150, 'X'), "#444444", true});
+  const std::string svg = Render(chart);
+  EXPECT_TRUE(
+      svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" "
+                      "width=\"2031\" height=\"560\" viewBox=\"0 0 2031 560\""))
+      << svg.substr(0, 200);
+  const std::size_t legend = svg.find("<g id=\"legend\">");
+  ASSERT_NE(legend, std::string::npos);
+  EXPECT_NE(svg.find(">" + std::string(150, 'X') + "</text>", legend), std::string::npos);
+  const std::size_t notes = svg.find("<g id=\"annotations\">");
+  EXPECT_EQ(svg.substr(notes, legend - notes).find("XXX"), std::string::npos);
+}
+
+TEST(SvgChartTest, LegendNotesExplainLineStylesAfterTheSeries) {
+  LineChart chart = UnitChart();
+  chart.series.push_back(MakeSeries("bf16", {{0, 0}, {10, 10}}));
+  chart.legend_notes.push_back({"dashed: capacity minus weights", "#444444", true, 2.0});
+  const std::string svg = Render(chart);
+  const std::size_t series_row = svg.find(">bf16</text>");
+  const std::size_t note_row = svg.find(">dashed: capacity minus weights</text>");
+  ASSERT_NE(series_row, std::string::npos);
+  ASSERT_NE(note_row, std::string::npos);
+  EXPECT_LT(series_row, note_row);
+  // The note's sample is dashed: 4 and 3 stroke widths.
+  EXPECT_NE(svg.find("stroke-dasharray=\"8.00 6.00\"/>", series_row), std::string::npos);
+}
+
+TEST(SvgChartTest, CoincidingSeriesAreDrawnInDashesAndLabelledAsSuch) {
+  // y spans 430 px over 0..10: 0.01 is 0.43 px (the same line), 0.03 is
+  // 1.29 px (another line).
+  LineChart chart = UnitChart();
+  chart.series.push_back(MakeSeries("baseline", {{0, 1}, {10, 9}}));
+  chart.series.push_back(MakeSeries("lever", {{0, 1.01}, {10, 9}}));
+  chart.series.push_back(MakeSeries("other", {{0, 1.03}, {10, 9}}));
+  EXPECT_TRUE(SeriesCoincide(chart, 0, 1));
+  EXPECT_FALSE(SeriesCoincide(chart, 0, 2));
+  const std::string svg = Render(chart);
+  // Two members: the later one takes every other 10 px.
+  EXPECT_NE(svg.find("stroke=\"#D55E00\" stroke-width=\"2.00\" stroke-dasharray=\"10.00 10.00\" "
+                     "stroke-dashoffset=\"-10.00\""),
+            std::string::npos)
+      << svg;
+  EXPECT_NE(svg.find(">lever (same line as baseline)</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">other</text>"), std::string::npos);
+  EXPECT_EQ(svg.find("other (same line"), std::string::npos);
 }
 
 TEST(SvgChartTest, EscapesXmlSpecialCharacters) {

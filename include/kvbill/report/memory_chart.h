@@ -27,10 +27,16 @@ struct MemoryChartOptions {
 
 // One curve per model: block-rounded KV plus linear/SSM state, in GiB
 // (2^30 bytes), for the whole replica, sampled at every power of two and
-// 16 log-spaced points per octave between min and max context. Each model
-// gets a dashed "capacity - weights" line in its colour (omitted, and the
-// legend says "weights too big", when its weights alone do not fit) and a marker at its longest
-// fitting context (from EvaluateFit) when that lies on the axis.
+// 16 log-spaced points per octave between min and max context, and drawn
+// only up to the model's context limit (max_position_embeddings, when the
+// config gives one): the curve ends there and the legend names the limit
+// ("gemma-2-9b (context limit 8k)"). Each model gets a dashed "capacity -
+// weights" line in its colour (omitted, and the legend says "weights too
+// big", when its weights alone do not fit) and a marker at its longest
+// fitting context (from EvaluateFit) when that lies on the axis and within
+// the context limit; when the whole context fits, the marker sits at the
+// curve's end ("llama-3.1-8b: its whole 128k context fits"). The legend
+// explains the line styles (LineChart::legend_notes).
 Result<LineChart> BuildMemoryChart(const std::vector<ModelShape>& models,
                                    const MemoryChartOptions& options);
 

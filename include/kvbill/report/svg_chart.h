@@ -7,9 +7,24 @@
 // left 80, right 20, top 70, bottom 60) the plot spans x 80..880 px and
 // y 70..500 px. Title and subtitle sit in the top margin, tick labels and the
 // x-axis label in the bottom margin, the rotated y-axis label in the left one.
+// A legend on the right that needs more than `legend_width_px` (or more rows
+// than the chart is high) makes the document wider (or taller); the plot
+// area keeps its place and size.
 //
 // Axes (chart_axis.h) map values to the plot's extent, linearly or in log10
 // space; x grows to the right and y upwards.
+//
+// Labels never hide the data. Annotation and reference-line labels sit where
+// their box (grown by 1.5 px) is crossed by no drawn series or reference line
+// and overlaps no other label, marker or legend; a label with no such spot
+// among its candidates moves into the legend, as a row with its marker or
+// line sample. A chart without a legend then gets a boxed one in the plot's
+// upper left corner for such rows.
+//
+// Coinciding series (every point within 1 px of an earlier series' point)
+// are drawn as such: the later one in dashes that leave the earlier one's
+// colour showing between them, and its legend row says "(same line as
+// NAME)".
 //
 // Invariants that RenderSvg checks (and reports as an Error, never asserts):
 // finite axis bounds with min < max, min > 0 on log axes, a plot area of at
@@ -57,8 +72,9 @@ struct Series {
 
 // A horizontal line across the whole plot at `y`, labelled at its right end,
 // just above the line (e.g. "GPU capacity 71.6 GiB"). When that spot is taken
-// by an earlier label or the legend, the label moves to the left end, the
-// middle, and then below the line in the same order.
+// by an earlier label, a line or the legend, the label moves to the left end,
+// the middle, then the quarter and eighth points from right to left; then
+// below the line in the same order; then into the legend.
 struct ReferenceLine {
   double y = 0.0;  // axis units
   std::string label;
@@ -69,17 +85,27 @@ struct ReferenceLine {
 // A marked point: a small circle and a label beside it. The label goes to the
 // upper right of the point; to the left when it would cross the plot's right
 // edge; below when it would cross the plot's top edge. A label that would
-// cover an earlier label, a marker or the legend takes the next of these
-// spots, then the same spots 14, 28 and 42 px further from the point.
+// cover an earlier label, a marker, a line or the legend takes the next of
+// these spots, then the same spots 14, 28, ... 98 px further from the point;
+// then it moves into the legend.
 //
 // Labels of annotations and reference lines sit on a translucent white box
-// and never overlap each other as far as text widths can be estimated; they
-// are placed in order, annotations first.
+// and never overlap each other or a line as far as text widths can be
+// estimated; they are placed in order, annotations first.
 struct Annotation {
   double x = 0.0;  // axis units
   double y = 0.0;
   std::string text;  // e.g. "fits up to 43.6k tokens"
   std::string color = "#000000";
+};
+
+// A legend row that explains a line style rather than naming a series, e.g.
+// "dashed: capacity minus the model's weights". Drawn after the series.
+struct LegendNote {
+  std::string text;
+  std::string color = "#444444";
+  bool dashed = false;
+  double stroke_width_px = 2.0;  // > 0
 };
 
 enum class LegendPlacement {
@@ -106,6 +132,7 @@ struct LineChart {
   LegendPlacement legend = LegendPlacement::kTopLeftInside;
   double legend_width_px = 180.0;  // used by LegendPlacement::kRight only
   std::vector<Series> series;
+  std::vector<LegendNote> legend_notes;
   std::vector<ReferenceLine> reference_lines;
   std::vector<Annotation> annotations;
 };
@@ -120,6 +147,10 @@ struct PlotArea {
 
 // Where the plot is drawn in `chart`, from its size, margins and legend.
 PlotArea PlotAreaOf(const LineChart& chart);
+
+// Whether series `b` of `chart` is drawn on series `a`: both have plottable
+// points, as many, and each maps within 1 px of the other's in x and y.
+bool SeriesCoincide(const LineChart& chart, std::size_t a, std::size_t b);
 
 // Renders `chart` as a complete SVG 1.1 document ending in "</svg>\n".
 // Error: the first broken invariant, e.g.
