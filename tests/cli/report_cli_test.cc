@@ -1,5 +1,5 @@
 // End-to-end runs of `kvbill report`, and a look at its page in headless
-// chromium when Debian's chromium is installed.
+// Chromium (which must be installed: chromium.h).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -8,12 +8,14 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli/chromium.h"
 #include "cli/cli_test_util.h"
 
 namespace kvbill {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::RunChromium;
 using testing::RunKvbill;
 
 // A fresh, empty directory under the test temp dir.
@@ -81,22 +83,8 @@ TEST(ReportCliTest, MissingOutIsExitTwo) {
   EXPECT_NE(r.err.find("--out"), std::string::npos) << r.err;
 }
 
-// Runs chromium headless on `html` with `flags`; returns its exit status and
-// leaves its stderr in `err_path`.
-int RunChromium(const fs::path& profile, const std::string& flags, const fs::path& html,
-                const fs::path& out_path, const fs::path& err_path) {
-  const std::string cmd =
-      "/usr/bin/chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
-      "--disable-background-networking --disable-component-update --disable-sync "
-      "--user-data-dir=" +
-      profile.string() + " " + flags + " file://" + fs::absolute(html).string() + " >" +
-      out_path.string() + " 2>" + err_path.string();
-  const int status = std::system(cmd.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 TEST(ReportCliTest, RendersInHeadlessChromiumWithoutConsoleErrors) {
-  if (!fs::exists("/usr/bin/chromium")) GTEST_SKIP() << "/usr/bin/chromium is not installed";
+  KVBILL_REQUIRE_CHROMIUM();
   const fs::path dir = FreshDir("chromium");
   const auto r =
       RunKvbill("report --scenario tests/data/scenarios/small_sweep.json --out " + dir.string());
@@ -125,9 +113,8 @@ TEST(ReportCliTest, RendersInHeadlessChromiumWithoutConsoleErrors) {
   // A console message is logged as "[...:INFO:CONSOLE:1] "message", source: ...".
   const std::string log = Slurp(dir / "dom.err");
   EXPECT_EQ(log.find(":CONSOLE"), std::string::npos) << log;
-  // The browser profiles are large; the page and the screenshot stay for a look.
-  fs::remove_all(dir / "profile-shot");
-  fs::remove_all(dir / "profile-dom");
+  // The page and the screenshot stay for a look (RunChromium removes the
+  // browser profiles).
 }
 
 }  // namespace
