@@ -181,7 +181,8 @@ int RunBill(const Args& args) {
   const std::string command = "bill";
   Options options;
   po::options_description desc("options");
-  desc.add_options()("log", po::value(&options.logs), "log files or directories")(
+  desc.add_options()("log", po::value(&options.logs)->value_name("FILE|DIR"),
+                     "log files or directories")(
       "by", po::value(&options.by),
       "session|day|week|month|model|block|call (default session; block: 5-hour windows)")(
       "since", po::value(&options.since), "first date to bill, YYYY-MM-DD or YYYYMMDD")(

@@ -99,7 +99,8 @@ std::optional<int> ParseOptions(const Args& args, const std::string& command,
     po::notify(vm);
   } catch (const po::unknown_option& e) {
     const std::string typed = e.get_option_name();
-    const std::string hint = typed.starts_with("--") ? DidYouMean(typed.substr(2), flags, "--") : "";
+    const std::string hint =
+        typed.starts_with("--") ? DidYouMean(typed.substr(2), flags, "--") : "";
     std::cerr << "kvbill " << command << ": unrecognised option '" << typed << "'"
               << (hint.empty() ? "" : "; " + hint) << "\n"
               << "run `kvbill " << command << " --help` for the options\n";
@@ -149,6 +150,15 @@ void NoteWritten(const std::string& command, const std::string& path) {
   std::cerr << "kvbill " << command << ": wrote " << path;
   if (!ec) std::cerr << " (" << FormatBinaryBytes(static_cast<double>(size)) << ")";
   std::cerr << "\n";
+}
+
+int UnknownSubcommand(const std::string& command, const std::string& typed,
+                      const std::vector<std::string>& known) {
+  const std::string hint = DidYouMean(typed, known);
+  const std::string help = "`kvbill " + command + " --help`";
+  std::cerr << "kvbill " << command << ": unknown subcommand \"" << typed << "\"; "
+            << (hint.empty() ? "run " + help : hint + " (" + help + " lists them all)") << "\n";
+  return Error::kInputExitStatus;
 }
 
 Status CheckChoice(const std::string& flag, const std::string& value, const std::string& allowed) {

@@ -7,6 +7,7 @@
 #include <boost/program_options.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "kvbill/util/result.h"
@@ -51,6 +52,12 @@ Status EmitOutput(const std::string& command, const std::string& text, const std
 // Prints "kvbill COMMAND: wrote PATH (SIZE)" to stderr: every file a command
 // writes is named once, on stderr so that stdout stays the command's output.
 void NoteWritten(const std::string& command, const std::string& path);
+
+// Prints 'kvbill COMMAND: unknown subcommand "stat"; did you mean stats?
+// (`kvbill COMMAND --help` lists them all)' (or, when nothing in `known` is
+// close, '...; run `kvbill COMMAND --help`') to stderr and returns 2.
+int UnknownSubcommand(const std::string& command, const std::string& typed,
+                      const std::vector<std::string>& known);
 
 // Validates a --format value against the allowed list ("table|json|csv");
 // the error suggests the closest allowed value.

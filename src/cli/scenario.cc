@@ -9,7 +9,6 @@
 #include "kvbill/scenario/from_vllm.h"
 #include "kvbill/scenario/scenario_keys.h"
 #include "kvbill/util/file.h"
-#include "kvbill/util/names.h"
 
 namespace kvbill::cli {
 namespace {
@@ -36,7 +35,8 @@ int RunSchema(const Args& args) {
           ParseOptions(args, command, "usage: kvbill scenario schema [-o FILE]", options, vm)) {
     return *stop;
   }
-  if (auto s = EmitOutput(command, ScenarioJsonSchema(), output); !s) return ReportError(command, s.error());
+  if (auto s = EmitOutput(command, ScenarioJsonSchema(), output); !s)
+    return ReportError(command, s.error());
   return 0;
 }
 
@@ -106,7 +106,8 @@ int RunFromVllm(const Args& args) {
   for (const std::string& note : scenario->notes) {
     std::cerr << "kvbill " << command << ": note: " << note << "\n";
   }
-  if (auto s = EmitOutput(command, scenario->json_text, output); !s) return ReportError(command, s.error());
+  if (auto s = EmitOutput(command, scenario->json_text, output); !s)
+    return ReportError(command, s.error());
   return 0;
 }
 
@@ -121,10 +122,7 @@ int RunScenarioCommand(const Args& args) {
   if (args[0] == "schema") return RunSchema(rest);
   if (args[0] == "docs") return RunDocs(rest);
   if (args[0] == "from-vllm") return RunFromVllm(rest);
-  const std::string hint = DidYouMean(args[0], {"schema", "docs", "from-vllm"});
-  std::cerr << "kvbill scenario: unknown subcommand \"" << args[0] << "\""
-            << (hint.empty() ? "" : "; " + hint) << "; run `kvbill scenario --help`\n";
-  return Error::kInputExitStatus;
+  return UnknownSubcommand("scenario", args[0], {"schema", "docs", "from-vllm"});
 }
 
 }  // namespace kvbill::cli

@@ -197,7 +197,8 @@ int RunMerge(const Args& args) {
   po::options_description options("options");
   std::vector<std::string> inputs;
   std::string format, out;
-  options.add_options()("input", po::value(&inputs)->composing(), "shard outputs (JSON)")(
+  options.add_options()("input", po::value(&inputs)->composing()->value_name("FILE"),
+                        "shard output files (JSON)")(
       "format", po::value(&format)->default_value("csv"), "csv or json")(
       "out,o", FileValue(&out), "write to FILE instead of stdout");
   po::positional_options_description positional;

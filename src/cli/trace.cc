@@ -9,7 +9,6 @@
 #include "kvbill/trace/importers.h"
 #include "kvbill/trace/stats.h"
 #include "kvbill/trace/writer.h"
-#include "kvbill/util/names.h"
 #include "kvbill/util/units.h"
 
 namespace kvbill::cli {
@@ -140,7 +139,7 @@ int RunTraceStats(const Args& args) {
   std::string file, format = "table", output;
   ReadOptions read;
   po::options_description options("options");
-  options.add_options()("file", po::value(&file)->required(), "the trace to read")(
+  options.add_options()("file", FileValue(&file)->required(), "the trace file to read")(
       "format", po::value(&format), "table|json (default table)")(
       "output,o", FileValue(&output), "write to FILE instead of stdout (atomically)");
   AddReadOptions(options, &read);
@@ -170,7 +169,7 @@ int RunTraceConvert(const Args& args) {
   std::string in, to, output;
   ReadOptions read;
   po::options_description options("options");
-  options.add_options()("in", po::value(&in)->required(), "the trace to read")(
+  options.add_options()("in", FileValue(&in)->required(), "the trace file to read")(
       "to", po::value(&to)->required(), "output format: native")(
       "output,o", FileValue(&output)->required(),
       "output file (\"-\" for stdout); written only when the whole input is good");
@@ -211,10 +210,7 @@ int RunTrace(const Args& args) {
   if (args[0] == "stats") return RunTraceStats(rest);
   if (args[0] == "convert") return RunTraceConvert(rest);
   if (args[0] == "gen") return RunTraceGen(rest);
-  const std::string hint = DidYouMean(args[0], {"stats", "convert", "gen"});
-  std::cerr << "kvbill trace: unknown subcommand \"" << args[0] << "\""
-            << (hint.empty() ? "" : "; " + hint) << "; run `kvbill trace --help`\n";
-  return Error::kInputExitStatus;
+  return UnknownSubcommand("trace", args[0], {"stats", "convert", "gen"});
 }
 
 }  // namespace kvbill::cli

@@ -241,8 +241,9 @@ int RunWhatif(const Args& args) {
   po::options_description options("options");
   std::vector<std::string> logs, models, price_specs;
   std::string format, gpu, self_model, scenario_path, from, out;
-  options.add_options()("log", po::value(&logs)->composing(), "agent logs")(
-      "format", po::value(&format)->default_value("table"), "table, json or csv")(
+  options.add_options()("log", po::value(&logs)->composing()->value_name("FILE"),
+                        "agent log files")("format", po::value(&format)->default_value("table"),
+                                           "table, json or csv")(
       "model,m", po::value(&models)->composing(),
       "price the replay at this model too (repeatable; default: the cheaper tier)")(
       "price", po::value(&price_specs)->composing(),
