@@ -56,6 +56,7 @@ const std::vector<NameAlias>& ModelRepoIds() {
       {"deepseek-ai/DeepSeek-V3-0324", "deepseek-v3"},
       {"google/gemma-2-9b", "gemma-2-9b"},
       {"google/gemma-2-9b-it", "gemma-2-9b"},
+      {"zai-org/GLM-4.5-Air", "glm-4.5-air"},
       {"openai/gpt-oss-20b", "gpt-oss-20b"},
       {"ai21labs/AI21-Jamba-1.5-Mini", "jamba-1.5-mini"},
       {"meta-llama/Llama-3.1-405B", "llama-3.1-405b"},
@@ -81,6 +82,7 @@ const std::vector<NameAlias>& ModelRepoIds() {
       {"Qwen/Qwen3-8B", "qwen3-8b"},
       {"Qwen/Qwen3-Next-80B-A3B-Instruct", "qwen3-next-80b-a3b"},
       {"Qwen/Qwen3-Next-80B-A3B-Thinking", "qwen3-next-80b-a3b"},
+      {"Qwen/Qwen3.5-9B", "qwen3.5-9b"},
   };
   return ids;
 }

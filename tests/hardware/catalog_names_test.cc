@@ -86,10 +86,10 @@ TEST(CatalogNamesTest, UnknownModelGetsDidYouMeanAndTheCatalog) {
             "did you mean qwen3-8b, qwen3-32b or qwen3.5-9b?" +
                 tail);
   // A repo id is compared with repo ids: "qwen/qwen3-4b" is 1 from
-  // "qwen/qwen3-8b" and 2 from "qwen/qwen3-32b".
+  // "qwen/qwen3-8b", 2 from "qwen/qwen3-32b" and 3 from "qwen/qwen3.5-9b".
   EXPECT_EQ(Model("Qwen/Qwen3-4B"),
             "error: --model \"Qwen/Qwen3-4B\": not a bundled model nor a "
-            "file; did you mean Qwen/Qwen3-8B or Qwen/Qwen3-32B?" +
+            "file; did you mean Qwen/Qwen3-8B, Qwen/Qwen3-32B or Qwen/Qwen3.5-9B?" +
                 tail);
   EXPECT_EQ(Model("gpt-5"), "error: --model \"gpt-5\": not a bundled model nor a file" + tail);
   auto flagged = ResolveModelName("nope", "--self-hosted-model");
