@@ -179,4 +179,38 @@ LmResult RobustLevenbergMarquardt(
   return out;
 }
 
+LmResult CoordinateGridSearch(
+    const std::function<void(const Eigen::VectorXd&, Eigen::VectorXd*)>& residuals,
+    int residual_count, const Eigen::VectorXd& x0, const std::vector<double>& grid, int rounds,
+    const std::function<void(int, double)>& progress) {
+  LmResult out;
+  Eigen::VectorXd x = x0, r(residual_count);
+  residuals(x, &r);
+  out.evaluations = 1;
+  double cost = r.squaredNorm();
+  for (int round = 0; round < rounds; ++round) {
+    bool moved = false;
+    for (Eigen::Index j = 0; j < x.size(); ++j) {
+      for (const double v : grid) {
+        if (v == x(j)) continue;
+        Eigen::VectorXd xj = x;
+        xj(j) = v;
+        residuals(xj, &r);
+        ++out.evaluations;
+        const double c = r.squaredNorm();
+        if (c < cost) {
+          cost = c;
+          x = xj;
+          moved = true;
+          if (progress) progress(out.evaluations, cost);
+        }
+      }
+    }
+    if (!moved) break;
+  }
+  out.x = x;
+  out.sum_squares = cost;
+  return out;
+}
+
 }  // namespace kvbill

@@ -1,6 +1,7 @@
 #include "kvbill/calibrate/measurements.h"
 
 #include <cmath>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -122,6 +123,7 @@ Status ReadRecord(const json& j, const Fields& f, Measurement* m) {
                             {"ttft_ms_mean", &m->ttft_ms_mean},
                             {"tpot_ms_mean", &m->tpot_ms_mean},
                             {"itl_ms_mean", &m->itl_ms_mean},
+                            {"e2e_ms_mean", &m->e2e_ms_mean},
                             {"output_tok_s", &m->output_tok_s}};
   for (const Metric& x : metrics) {
     auto v = f.Number(mt, x.key, "metrics/");
@@ -148,7 +150,8 @@ Status ReadBenchResult(const json& j, const Fields& f, const std::string& path, 
   auto completed = f.Number(j, "completed", ""), tin = f.Number(j, "total_input_tokens", "");
   auto tout = f.Number(j, "total_output_tokens", ""), ttft = f.Number(j, "mean_ttft_ms", "");
   auto tpot = f.Number(j, "mean_tpot_ms", ""), itl = f.Number(j, "mean_itl_ms", "");
-  for (auto* v : {&n, &rate, &c, &duration, &completed, &tin, &tout, &ttft, &tpot, &itl}) {
+  auto e2e = f.Number(j, "mean_e2el_ms", "");
+  for (auto* v : {&n, &rate, &c, &duration, &completed, &tin, &tout, &ttft, &tpot, &itl, &e2e}) {
     if (!*v) return v->error();
   }
   if (*n) m->num_prompts = static_cast<std::int64_t>(**n);
@@ -161,6 +164,7 @@ Status ReadBenchResult(const json& j, const Fields& f, const std::string& path, 
   m->ttft_ms_mean = *ttft;
   m->tpot_ms_mean = *tpot;
   m->itl_ms_mean = *itl;
+  m->e2e_ms_mean = *e2e;
   for (auto [key, out] :
        {std::pair{"input_lens", &m->input_lens}, std::pair{"output_lens", &m->output_lens}}) {
     if (!j.contains(key)) continue;
@@ -217,6 +221,27 @@ Result<std::vector<Measurement>> ReadMeasurements(const std::string& path) {
   }
   if (out.empty()) return Error(path + ": no measurements");
   return out;
+}
+
+std::optional<std::string> TpotInconsistency(const Measurement& m) {
+  if (!m.tpot_ms_mean || !m.e2e_ms_mean || !m.ttft_ms_mean || !m.total_output_tokens) {
+    return std::nullopt;  // nothing to check against
+  }
+  const double requests =
+      static_cast<double>(m.successful_requests.value_or(m.num_prompts.value_or(0)));
+  if (!(requests > 0)) return std::nullopt;
+  const double mean_output = *m.total_output_tokens / requests;
+  if (!(mean_output > 1.5)) return std::nullopt;
+  const double implied = (*m.e2e_ms_mean - *m.ttft_ms_mean) / (mean_output - 1);
+  if (!(implied > 0)) return std::nullopt;
+  const double ratio = *m.tpot_ms_mean / implied;
+  if (ratio >= 0.75 && ratio <= 1.25) return std::nullopt;
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "mean TPOT %.2f ms disagrees with its own end-to-end latency: (E2E %.0f ms - "
+                "TTFT %.0f ms) / (%.0f - 1 output tokens) = %.2f ms per token (%.2fx)",
+                *m.tpot_ms_mean, *m.e2e_ms_mean, *m.ttft_ms_mean, mean_output, implied, ratio);
+  return std::string(buf);
 }
 
 }  // namespace kvbill

@@ -355,12 +355,13 @@ Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& pro
   auto result = Simulate(c, plan.tasks, plan.requests);
   if (!result) return result.error();
   ReplayMetrics out;
-  double first_release = 1e300, last_finish = 0, ttft = 0, tpot = 0, outputs = 0;
+  double first_release = 1e300, last_finish = 0, ttft = 0, tpot = 0, e2e = 0, outputs = 0;
   std::int64_t tpot_n = 0;
   for (const RequestRecord& r : result->requests) {
     first_release = std::min(first_release, r.release_s);
     last_finish = std::max(last_finish, r.finish_s);
     ttft += r.first_token_s - r.release_s;
+    e2e += r.finish_s - r.release_s;
     outputs += static_cast<double>(r.output_tokens);
     if (r.output_tokens > 1) {
       tpot += (r.finish_s - r.first_token_s) / static_cast<double>(r.output_tokens - 1);
@@ -370,6 +371,7 @@ Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& pro
   const double n = static_cast<double>(std::max<std::size_t>(1, result->requests.size()));
   out.duration_s = last_finish - std::min(first_release, last_finish);
   out.ttft_ms_mean = 1000 * ttft / n;
+  out.e2e_ms_mean = 1000 * e2e / n;
   out.tpot_ms_mean = tpot_n > 0 ? 1000 * tpot / static_cast<double>(tpot_n) : 0;
   out.output_tok_s = out.duration_s > 0 ? outputs / out.duration_s : 0;
   return out;

@@ -95,6 +95,7 @@ int RunProfileFit(const Args& args) {
   bool report = false, no_fit = false, no_lomo = false, verbose = false;
   std::string validation_doc;
   int evaluations = 200;
+  int grid_rounds = 1;
   options.add_options()("measurements", FileValue(&measurements)->required(),
                         "measurements file (a file)")(
       "engine", po::value(&engine), "fit the records of this engine: vllm or sglang")(
@@ -110,9 +111,16 @@ int RunProfileFit(const Args& args) {
       "validation-doc", FileValue(&validation_doc),
       "write the validation page (Markdown, a file): docs/validation.md")(
       "max-evaluations", po::value(&evaluations)->default_value(200),
-      "residual evaluations of the fit (each replays every record)");
+      "residual evaluations of Levenberg-Marquardt (each replays every record)")(
+      "grid-rounds", po::value(&grid_rounds)->default_value(1),
+      "passes of the coordinate grid search before Levenberg-Marquardt (0 = none)");
   po::variables_map vm;
   if (auto stop = ParseOptions(args, "calibrate", kUsage, options, vm)) return *stop;
+  if (grid_rounds < 0 || evaluations < 1) {
+    return ReportError("calibrate",
+                       Error(grid_rounds < 0 ? "--grid-rounds: must be 0 or more"
+                                             : "--max-evaluations: must be 1 or more"));
+  }
   if (!engine.empty()) {
     if (auto s = CheckChoice("engine", engine, "vllm|sglang"); !s)
       return ReportError("calibrate", s.error());
@@ -152,6 +160,7 @@ int RunProfileFit(const Args& args) {
   } else {
     FitOptions fit;
     fit.max_evaluations = evaluations;
+    fit.grid_rounds = grid_rounds;
     fit.leave_one_model_out = !no_lomo;
     if (verbose) {
       fit.progress = [](int done, double cost) {
@@ -187,7 +196,7 @@ int RunProfileFit(const Args& args) {
       << StatsLine("all, in sample", outcome.after, false);
     PrintPoints(r, "After the fit", outcome.after);
     if (!outcome.lomo.empty()) PrintPoints(r, "Leave one model out", outcome.lomo);
-    r << "\n### Records not replayed\n\n| record | reason |\n|---|---|\n";
+    r << "\n### Records and metrics left out\n\n| record | reason |\n|---|---|\n";
     for (const SkippedRecord& s : skipped) r << "| " << s.id << " | " << s.reason << " |\n";
     std::cout << r.str();
   }

@@ -32,8 +32,8 @@ const std::array<ProfileParameterInfo, kProfileParameterCount>& ProfileParameter
        0, 100, "memory reserved per batched token per hidden element, bytes"},
       {"fixed_reserve_gib", &ProfileParameters::fixed_reserve_gib, 0, 8,
        "memory reserved besides weights, activations and KV, GiB"},
-      {"mixed_attention_factor", &ProfileParameters::mixed_attention_factor, 1, 3,
-       "attention time multiplier in iterations mixing prefill and decode"},
+      {"mixed_attention_factor", &ProfileParameters::mixed_attention_factor, 1, 8,
+       "decode attention time multiplier in iterations mixing prefill and decode"},
   }};
   return table;
 }

@@ -416,13 +416,19 @@ Seconds OperatorCostModel::IterationSeconds(std::span<const ScheduledWork> work,
     }
     own_total += own_s[i];
   }
-  long double fixed =
+  const long double fixed =
       attn_layers_ * (prefill ? std::max(prefill_.coef[0], decode_.coef[0]) : decode_.coef[0]);
   if (prefill && decode) {
+    // One varlen kernel serves the whole mixed batch: the decodes' attention
+    // runs as prefill tiles of one query row, without the decode kernel's
+    // split over the KV length, so it costs more than in a decode-only
+    // iteration. The prefill chunks' attention is what it would be alone.
     const long double f = profile_.params.mixed_attention_factor;
-    fixed *= f;
-    own_total *= f;
-    for (std::size_t i = 0; i < work.size(); ++i) own_s[i] *= f;
+    for (std::size_t i = 0; i < work.size(); ++i) {
+      if (work[i].prefill) continue;
+      own_total += (f - 1) * own_s[i];
+      own_s[i] *= f;
+    }
   }
   const long double gpu = DenseSeconds(tokens) +
                           HeadSeconds(static_cast<std::int64_t>(work.size())) + fixed + own_total;

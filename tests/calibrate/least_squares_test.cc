@@ -68,5 +68,28 @@ TEST(LeastSquaresTest, RobustFitSeesTheTrendThroughSmallSteps) {
   EXPECT_NEAR(fit.x(0), 2, 0.02);
 }
 
+TEST(LeastSquaresTest, GridSearchLeavesAFlatStartThatAGradientCannot) {
+  // The residual is flat (1) for x0 < 3 and 0.1 beyond, wherever x1 is; x1
+  // has its own minimum at 1. From (0, 0) a forward difference of 0.1 sees
+  // no slope in x0; the grid finds x0 = 4 and x1 = 1.
+  auto r = [](const Eigen::VectorXd& p, Eigen::VectorXd* out) {
+    out->resize(2);
+    (*out)(0) = p(0) > 3 ? 0.1 : 1.0;
+    (*out)(1) = p(1) - 1;
+  };
+  Eigen::VectorXd x0(2);
+  x0 << 0, 0;
+  const LmResult lm = RobustLevenbergMarquardt(r, 2, x0, 0.1, 200);
+  EXPECT_LT(lm.x(0), 3);  // stuck on the flat start
+  const LmResult grid = CoordinateGridSearch(r, 2, x0, {-4, -1, 1, 4}, 2);
+  EXPECT_DOUBLE_EQ(grid.x(0), 4);
+  EXPECT_DOUBLE_EQ(grid.x(1), 1);
+  // 0.1^2 + 0^2 at (4, 1).
+  EXPECT_NEAR(grid.sum_squares, 0.01, 1e-12);
+  // Round one: 1 + 2 x 4 evaluations (the start is not on the grid), round
+  // two moves nothing and stops after 2 x 3 (the current values skipped).
+  EXPECT_EQ(grid.evaluations, 1 + 8 + 6);
+}
+
 }  // namespace
 }  // namespace kvbill

@@ -74,5 +74,40 @@ TEST(MeasurementsTest, ErrorsNameTheLineAndField) {
             std::string::npos);
 }
 
+TEST(MeasurementsTest, ATpotContradictingItsOwnEndToEndLatencyIsNamed) {
+  // gpustack/qwen3.5-9b/h100/vllm/b18: 100 requests of 32,000 + 100 tokens,
+  // mean E2E 7,880 ms, mean TTFT 1,021.12 ms, published mean TPOT 10.21 ms.
+  // Implied: (7,880 − 1,021.12) / (100 − 1) = 69.28 ms per token; 10.21 is
+  // 0.15 of it.
+  Measurement m;
+  m.successful_requests = 100;
+  m.total_output_tokens = 10000;
+  m.e2e_ms_mean = 7880;
+  m.ttft_ms_mean = 1021.12;
+  m.tpot_ms_mean = 10.21;
+  const auto why = TpotInconsistency(m);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("69.28 ms per token"), std::string::npos) << *why;
+  EXPECT_NE(why->find("0.15x"), std::string::npos) << *why;
+  // 60 ms (0.87 of 69.28) is within 25%; 50 ms (0.72) is not.
+  m.tpot_ms_mean = 60;
+  EXPECT_FALSE(TpotInconsistency(m).has_value());
+  m.tpot_ms_mean = 50;
+  EXPECT_TRUE(TpotInconsistency(m).has_value());
+  // gpustack/qwen3-8b/h100-latency/vllm/b01 (vllm bench serve): E2E 1,680,
+  // TTFT 64, 22,061 outputs over 100 requests, TPOT 7.38: implied
+  // (1,680 − 64) / 219.61 = 7.36, consistent.
+  Measurement q;
+  q.successful_requests = 100;
+  q.total_output_tokens = 22061;
+  q.e2e_ms_mean = 1680;
+  q.ttft_ms_mean = 64;
+  q.tpot_ms_mean = 7.38;
+  EXPECT_FALSE(TpotInconsistency(q).has_value());
+  // Nothing to check against without an end-to-end latency.
+  m.e2e_ms_mean.reset();
+  EXPECT_FALSE(TpotInconsistency(m).has_value());
+}
+
 }  // namespace
 }  // namespace kvbill

@@ -148,6 +148,8 @@ TEST(ReplayTest, MetricsAreComputedAsTheBenchmarkReportsThem) {
   // three prefills and 3 x 99 decode steps.
   EXPECT_NEAR(r->duration_s, 3 * (r->ttft_ms_mean / 1000 + 99 * r->tpot_ms_mean / 1000), 1e-6);
   EXPECT_NEAR(r->output_tok_s, 300 / r->duration_s, 1e-9);
+  // Each request lives its TTFT and 99 decode steps.
+  EXPECT_NEAR(r->e2e_ms_mean, r->ttft_ms_mean + 99 * r->tpot_ms_mean, 1e-6);
 }
 
 }  // namespace

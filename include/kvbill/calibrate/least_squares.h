@@ -8,6 +8,7 @@
 
 #include <Eigen/Dense>
 #include <functional>
+#include <vector>
 
 namespace kvbill {
 
@@ -40,6 +41,18 @@ LmResult LevenbergMarquardt(
 LmResult RobustLevenbergMarquardt(
     const std::function<void(const Eigen::VectorXd&, Eigen::VectorXd*)>& residuals,
     int residual_count, const Eigen::VectorXd& x0, double step, int max_evaluations,
+    const std::function<void(int, double)>& progress = {});
+
+// Coordinate search on a grid: for each parameter in turn, tries every
+// value of `grid` for it (the others held) and keeps the best sum of
+// squares; `rounds` passes over all parameters. Finds basins a gradient
+// cannot see from x0: a parameter started on the flat end of its range, or
+// residuals that are steps rather than slopes. Costs rounds · x.size() ·
+// grid.size() evaluations at most; ties keep the earlier value
+// (deterministic).
+LmResult CoordinateGridSearch(
+    const std::function<void(const Eigen::VectorXd&, Eigen::VectorXd*)>& residuals,
+    int residual_count, const Eigen::VectorXd& x0, const std::vector<double>& grid, int rounds,
     const std::function<void(int, double)>& progress = {});
 
 }  // namespace kvbill

@@ -6,13 +6,14 @@
 //     (fields: id, engine {name, version, flags}, model, weights,
 //     kv_cache_dtype, hardware {gpu, count, tp, pp, dp}, workload {dataset,
 //     input_len, output_len, num_prompts, concurrency, request_rate,
-//     prefix_caching}, metrics {duration_s, ttft_ms_mean, tpot_ms_mean,
+//     prefix_caching}, metrics {duration_s, ttft_ms_mean, tpot_ms_mean, e2e_ms_mean,
 //     total_input_tokens, total_output_tokens, successful_requests, ...},
 //     quality_flags);
 //   - the JSON `vllm bench serve --save-result` writes (fields read:
 //     model_id, backend, num_prompts, request_rate, max_concurrency,
 //     duration, completed, total_input_tokens, total_output_tokens,
-//     input_lens, output_lens, mean_ttft_ms, mean_tpot_ms, mean_itl_ms). It
+//     input_lens, output_lens, mean_ttft_ms, mean_tpot_ms, mean_itl_ms,
+//     mean_e2el_ms). It
 //     carries no server settings: the caller supplies engine, GPU and
 //     parallelism (`kvbill calibrate --scenario`).
 // docs/validation.md lists the fields and what each replay assumes.
@@ -62,8 +63,19 @@ struct Measurement {
   std::optional<double> ttft_ms_mean;
   std::optional<double> tpot_ms_mean;
   std::optional<double> itl_ms_mean;
+  std::optional<double> e2e_ms_mean;  // mean end-to-end latency of a request
   std::optional<double> output_tok_s;
 };
+
+// Why the record's mean TPOT cannot be compared with kvbill's, or nullopt
+// when it can. A mean TPOT must agree with the record's own mean end-to-end
+// latency and mean TTFT: TPOT ≈ (E2E − TTFT) / (mean output − 1). Some
+// benchmark tools time gaps between streamed chunks rather than tokens, and
+// their TPOT is then several times below what the end-to-end latency
+// implies (and below the time to read the weights once); such a TPOT is left
+// out, not fitted. Tolerance ±25%: per-request means and the mean of ratios
+// differ by a few percent on variable lengths.
+std::optional<std::string> TpotInconsistency(const Measurement& m);
 
 // Reads a measurements file of either shape (detected from the content).
 // Errors name the file and line (JSONL) or the field.

@@ -23,7 +23,7 @@ struct MetricPoint {
   std::string gpu;
   std::string engine;
   std::string workload;  // e.g. "random 4000/200 x500, all at once"
-  std::string metric;    // "duration_s", "ttft_ms_mean", "tpot_ms_mean"
+  std::string metric;    // "duration_s", "ttft_ms_mean", "tpot_ms_mean", "e2e_ms_mean"
   bool fixed_lengths = false;
   double measured = 0;
   double predicted = 0;
@@ -43,7 +43,11 @@ struct SkippedRecord {
 };
 
 struct FitOptions {
-  int max_evaluations = 200;  // residual evaluations (each replays every record)
+  int max_evaluations = 200;  // residual evaluations of Levenberg-Marquardt
+  // Passes of a coordinate grid search before Levenberg-Marquardt (each
+  // tries 7 points of every parameter's range): a parameter started at the
+  // flat end of its range moves only this way. 0 = none.
+  int grid_rounds = 1;
   bool leave_one_model_out = true;
   // Records used in the fit: only fixed-length ones when true (ShareGPT
   // records are then validated, not fitted). False by default: the

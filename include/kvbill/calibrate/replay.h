@@ -54,6 +54,7 @@ struct ReplayMetrics {
   double duration_s = 0;
   double ttft_ms_mean = 0;
   double tpot_ms_mean = 0;
+  double e2e_ms_mean = 0;  // finish − send, mean over requests
   double output_tok_s = 0;
 };
 

@@ -55,8 +55,9 @@ struct ProfileParameters {
   // communication buffers, CUDA graphs), GiB.
   double activation_bytes_per_token_hidden = 0;
   double fixed_reserve_gib = 0;
-  // Multiplier on the attention operators' time when an iteration mixes
-  // prefill chunks with decodes (one kernel serving both shapes).
+  // Multiplier on the decodes' attention time when an iteration mixes
+  // prefill chunks with decodes (one varlen kernel serving both shapes runs
+  // a decode as a one-row prefill tile, without splitting its KV).
   double mixed_attention_factor = 1;
 };
 
