@@ -233,7 +233,8 @@ std::string PointTable(const std::vector<MetricPoint>& pts, int fixed) {
 }  // namespace
 
 std::string ValidationMarkdown(const FitOutcome& outcome, const std::vector<SkippedRecord>& skipped,
-                               const std::string& kernel_table, const std::string& command) {
+                               const std::string& kernel_table, const std::string& effects_table,
+                               const std::string& command) {
   const EngineProfile& p = outcome.profile;
   std::string out;
   out += "# Validation of the cost model\n\n";
@@ -270,6 +271,14 @@ std::string ValidationMarkdown(const FitOutcome& outcome, const std::vector<Skip
       "\n## Kernel curves\n\nEach operator's curve against the measured kernel table it was "
       "fitted to (shared/data/kernels; `kvbill calibrate kernels`):\n\n" +
       kernel_table;
+  out +=
+      "\n## Relative effects\n\nPairs of published records that differ in one factor of "
+      "formats or parallelism (weight format, KV-cache format, tensor- or expert-parallel "
+      "degree) and in nothing else that changes speed, replayed with the fitted profile: the "
+      "variant's gain over the base, time(base) / time(variant) − 1, published and predicted, "
+      "at the batch and load of the records. A prediction meets the published gain when the "
+      "difference is at most max(½ × |published gain|, 3 percentage points).\n\n" +
+      effects_table;
   out += "\n## Fixed-length records (fitted profile)\n\n" + PointTable(outcome.after, 1);
   out +=
       "\n## ShareGPT-length records (fitted profile)\n\nLengths drawn to match each record's "

@@ -22,7 +22,7 @@ TEST(SweepCliTest, RunsTheCartesianProductInOrder) {
   EXPECT_EQ(j["points"][0]["values"]["/kv_format"], "bf16");
   EXPECT_EQ(j["points"][1]["values"]["/seed"], 2);
   EXPECT_EQ(j["points"][2]["values"]["/kv_format"], "fp8");
-  EXPECT_EQ(j["points"][5]["values"]["/kv_format"], "nvfp4");
+  EXPECT_EQ(j["points"][5]["values"]["/kv_format"], "int4");
   // The same seed with a smaller KV format reads fewer KV bytes per task.
   EXPECT_LT(j["points"][2]["summary"]["kv_read_bytes_per_task.mean"].get<double>(),
             j["points"][0]["summary"]["kv_read_bytes_per_task.mean"].get<double>());
