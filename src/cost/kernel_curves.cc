@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <numeric>
 
 #include "kvbill/util/embedded.h"
 
@@ -87,6 +88,24 @@ MoeLoad ExpectedMoeLoad(double tokens, int experts, int top_k, double alpha, int
     if (touched > 0) load.padded_pairs += touched * kTile * std::ceil(mean / touched / kTile);
   }
   return load;
+}
+
+double ExpectedBusiestShare(const std::vector<double>& q, int ep) {
+  const double n = static_cast<double>(q.size());
+  const double local = n / ep;
+  const double mean = std::accumulate(q.begin(), q.end(), 0.0) / n;
+  double var = 0;
+  for (double x : q) var += (x - mean) * (x - mean);
+  var /= n;
+  // E[max of k standard normals] (k = 2, 4, 8, 16, 32, 64); between, by log k.
+  constexpr double kMaxNormal[] = {0.5642, 1.0294, 1.4236, 1.7660, 2.0697, 2.3433};
+  const double at = std::clamp(std::log2(static_cast<double>(ep)) - 1, 0.0, 5.0);
+  const std::size_t lo = static_cast<std::size_t>(std::floor(at));
+  const std::size_t hi = std::min<std::size_t>(lo + 1, 5);
+  const double z =
+      kMaxNormal[lo] + (at - static_cast<double>(lo)) * (kMaxNormal[hi] - kMaxNormal[lo]);
+  const double sd = std::sqrt(local * var * (n - local) / std::max(1.0, n - 1));
+  return local * mean + z * sd;
 }
 
 double AllReduceCurve::Seconds(double bytes) const {

@@ -14,29 +14,6 @@
 namespace kvbill {
 namespace {
 
-// The expected routed pairs per token on the busiest of `ep` GPUs when
-// each holds experts/ep experts placed without regard to popularity (vLLM
-// places them by expert id): the mean share plus the expected maximum of
-// `ep` normal deviates times the share's standard deviation (drawing
-// experts/ep of the q_i without replacement).
-double BusiestShare(const std::vector<double>& q, int ep) {
-  const double n = static_cast<double>(q.size());
-  const double local = n / ep;
-  const double mean = std::accumulate(q.begin(), q.end(), 0.0) / n;
-  double var = 0;
-  for (double x : q) var += (x - mean) * (x - mean);
-  var /= n;
-  // E[max of k standard normals] (k = 2, 4, 8, 16, 32, 64); between, by log k.
-  constexpr double kMaxNormal[] = {0.5642, 1.0294, 1.4236, 1.7660, 2.0697, 2.3433};
-  const double at = std::clamp(std::log2(static_cast<double>(ep)) - 1, 0.0, 5.0);
-  const std::size_t lo = static_cast<std::size_t>(std::floor(at));
-  const std::size_t hi = std::min<std::size_t>(lo + 1, 5);
-  const double z =
-      kMaxNormal[lo] + (at - static_cast<double>(lo)) * (kMaxNormal[hi] - kMaxNormal[lo]);
-  const double sd = std::sqrt(local * var * (n - local) / std::max(1.0, n - 1));
-  return local * mean + z * sd;
-}
-
 // Adds `note` unless it is there already.
 void Note(std::vector<std::string>* notes, const std::string& note) {
   if (std::find(notes->begin(), notes->end(), note) == notes->end()) notes->push_back(note);
@@ -243,16 +220,18 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
       m->moe_q_.push_back(q[i]);
     }
     if (ep > 1)
-      m->moe_skew_ = BusiestShare(q, ep) / std::accumulate(m->moe_q_.begin(), m->moe_q_.end(), 0.0);
+      m->moe_skew_ =
+          ExpectedBusiestShare(q, ep) / std::accumulate(m->moe_q_.begin(), m->moe_q_.end(), 0.0);
     for (double qi : m->moe_q_) {
       m->moe_log_miss_.push_back(qi >= 1 ? -std::numeric_limits<double>::infinity()
                                          : std::log1p(-qi));
     }
     if (ep > 1) {
       char share[96];
-      std::snprintf(share, sizeof share, "%.1f%% of the routed pairs (an even share is %.1f%%)",
-                    100 * BusiestShare(q, ep) / static_cast<double>(model.moe.experts_per_token),
-                    100.0 / ep);
+      std::snprintf(
+          share, sizeof share, "%.1f%% of the routed pairs (an even share is %.1f%%)",
+          100 * ExpectedBusiestShare(q, ep) / static_cast<double>(model.moe.experts_per_token),
+          100.0 / ep);
       Note(&m->notes_, "expert parallelism over " + std::to_string(ep) +
                            " GPUs: " + std::to_string(m->moe_q_.size()) +
                            " whole experts per GPU, placed by expert id; the busiest GPU, which "

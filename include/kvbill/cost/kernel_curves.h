@@ -124,6 +124,15 @@ MoeLoad ExpectedMoeLoad(double tokens, int experts, int top_k, double alpha, int
 // A collective's time over `gpus` GPUs of one node against the bytes
 // each GPU contributes: an all-reduce's tensor, an all-to-all's whole send
 // buffer, an all-gather's whole output.
+// Expert parallelism over `ep` GPUs, each holding q.size() / ep experts
+// placed without regard to popularity (vLLM places them by expert id): the
+// expected routed pairs per token on the busiest GPU, the mean share plus
+// the expected maximum of `ep` standard normal deviates (0.564, 1.029,
+// 1.424, 1.766, 2.070, 2.343 for 2 ... 64, by log2 between) times the
+// share's standard deviation, drawing q.size() / ep of the q_i without
+// replacement. Precondition: ep >= 1.
+double ExpectedBusiestShare(const std::vector<double>& q, int ep);
+
 struct AllReducePoint {
   double bytes = 0;
   double seconds = 0;
