@@ -97,32 +97,39 @@ TEST(FormatKernelsTest, Fp4OnBlackwellRunsTheFp8CurveAtTheFp4Peak) {
   EXPECT_EQ(g.use.timing.rfind("assumed: ", 0), 0u);
 }
 
-TEST(FormatKernelsTest, ExpertsUseTheTableOfTheirKernelOrH100sOnTheGpusSpecSheet) {
+TEST(FormatKernelsTest, ExpertsUseTheTableOfTheirKernelOrTheGpusBf16Table) {
   const GpuKernelCurves* a100 = BundledKernelCurves().For("a100-80gb");
   const GpuKernelCurves* h100 = BundledKernelCurves().For("h100-sxm");
   ASSERT_NE(a100, nullptr);
   ASSERT_NE(h100, nullptr);
-  // FP8 experts on A100: Marlin; A100 has no Marlin table, H100's is used.
+  // FP8 experts on A100 run FP8 Marlin; A100 has no Marlin table: its bf16
+  // MoE table at the experts' 8-bit width.
   auto fp8 = MoeForFormat(*a100, WeightsOn("a100-80gb", "fp8"), Fmt("fp8"), 1.0);
   ASSERT_TRUE(fp8.ok());
-  EXPECT_EQ(fp8->curve.coef, h100->moe.at("int4").coef);
+  EXPECT_EQ(fp8->curve.coef, a100->moe.at("bf16").coef);
   EXPECT_FALSE(fp8->fp8_rate);
   EXPECT_EQ(fp8->use.timing,
-            "measured on h100-sxm: fused MoE int4 table (a100-80gb has none; its efficiencies on "
-            "a100-80gb's spec sheet), at fp8-e4m3's stored width");
-  // MXFP4 experts: OpenAI Triton on Hopper (its own table), Marlin on Ampere.
+            "assumed: the fused MoE bf16 table of a100-80gb (no int4 table of this GPU; "
+            "dequantisation taken as hidden), at fp8-e4m3's stored width");
+  // MXFP4 experts: OpenAI Triton on Hopper (its own table).
   auto h100_mxfp4 = MoeForFormat(*h100, WeightsOn("h100-sxm", "mxfp4"), Fmt("mxfp4"), 1.0);
   ASSERT_TRUE(h100_mxfp4.ok());
   EXPECT_EQ(h100_mxfp4->curve.coef, h100->moe.at("mxfp4").coef);
   EXPECT_EQ(h100_mxfp4->use.timing, "measured: fused MoE mxfp4 table");
-  auto a100_mxfp4 = MoeForFormat(*a100, WeightsOn("a100-80gb", "mxfp4"), Fmt("mxfp4"), 1.0);
-  ASSERT_TRUE(a100_mxfp4.ok());
-  EXPECT_EQ(a100_mxfp4->curve.coef, h100->moe.at("int4").coef);
+  // INT4 experts on Hopper: the Marlin table.
+  auto h100_int4 = MoeForFormat(*h100, WeightsOn("h100-sxm", "int4-g32"), Fmt("int4-g32"), 1.0);
+  ASSERT_TRUE(h100_int4.ok());
+  EXPECT_EQ(h100_int4->curve.coef, h100->moe.at("int4").coef);
+  EXPECT_EQ(h100_int4->use.timing, "measured: fused MoE int4 table");
   // FP8 experts on Hopper: the block-scaled Triton table at the fp8 rate.
   auto h100_fp8 = MoeForFormat(*h100, WeightsOn("h100-sxm", "fp8"), Fmt("fp8"), 1.0);
   ASSERT_TRUE(h100_fp8.ok());
   EXPECT_TRUE(h100_fp8->fp8_rate);
   EXPECT_EQ(h100_fp8->use.timing, "measured: fused MoE fp8_block table");
+  // B200 has no tables: H100's, said so.
+  auto b200 = MoeForFormat(*h100, WeightsOn("b200", "mxfp4"), Fmt("mxfp4"), 1.0);
+  ASSERT_TRUE(b200.ok());
+  EXPECT_EQ(b200->use.timing, "measured on h100-sxm: fused MoE mxfp4 table");
 }
 
 TEST(FormatKernelsTest, CollectivesOfAGpuWithTablesAreItsTables) {

@@ -13,8 +13,9 @@
 //                     in the engine profile (no table measures them);
 // and fused MoE: the table of the kernel that runs the experts (the
 // matrix's experts_table: bf16 Triton, fp8 block Triton, int4 Marlin, MXFP4
-// Triton) at the experts' stored width, the GPU's own or else H100's (its
-// efficiencies on this GPU's spec sheet).
+// Triton) at the experts' stored width, from the GPU's curves (H100's for a
+// GPU without any); where the GPU has no table of that kernel (A100 has
+// only bf16 MoE), its bf16 table at the stored width.
 //
 // Collectives: the GPU's own tables (vLLM's all-reduce; NCCL all-to-all and
 // all-gather) at that GPU count; else a ring over the GPU's link bandwidth
