@@ -312,6 +312,12 @@ std::string ValidationMarkdown(const FitOutcome& outcome, const std::vector<Skip
   ShareGPT alike (the low-concurrency ShareGPT records pin the per-step overheads).
 - **Leave one model out.** For each model, the profile is fitted without its records and
   predicts them.
+- **Relative effects.** Two records pair when they differ in exactly one of the weight format,
+  the KV-cache format, the tensor-parallel degree and expert parallelism (on or off over the
+  tensor-parallel GPUs), and in nothing else: engine and version, model (a `-FP8` or `-AWQ`
+  copy counts as the same model), GPU, workload and every other engine flag but those that
+  change neither format nor speed (`--max-model-len`, names, parsers, host and port). Pairs
+  kvbill cannot replay (another engine, a setting not modelled) are listed with the reason.
 )";
   return out;
 }
