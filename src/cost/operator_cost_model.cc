@@ -94,7 +94,11 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
   auto describe = [&](const FormatRun& run, const FormatUse& use) {
     m->formats_.push_back(use);
     if (run.cell.computed != "bf16" || run.format != "bf16") {
-      Note(&m->notes_, run.Describe(false) + "; timing " + use.timing);
+      const std::string part = use.part == "weights"      ? "dense layers: "
+                               : use.part == "experts"    ? "routed experts: "
+                               : use.part == "embeddings" ? "embeddings and lm_head: "
+                                                          : "";
+      Note(&m->notes_, part + run.Describe(false) + "; timing " + use.timing);
     }
   };
   describe(dense_run, dense_gemm.use);

@@ -102,13 +102,24 @@ const FormatMatrix& Bundled() {
   return matrix;
 }
 
-// The matrix row a format falls in: its name, with the integer formats'
-// group sizes dropped and fp16 filed with bf16.
+// The matrix row a format falls in: its name without what a checkpoint's
+// quantization adds to it ("fp8-e4m3 (128x128 blocks)", "int4-g128 (awq)",
+// "nvfp4-g16 (compressed-tensors)", "fp8-channel (compressed-tensors)"),
+// group sizes dropped, fp16 filed with bf16 and compressed-tensors' "fp8"
+// with E4M3.
 std::string RowOf(const ElementFormat& format) {
-  const std::string& n = format.name;
+  std::string n = format.name.substr(0, format.name.find(" ("));
+  for (const std::string suffix : {"-channel", "-block"}) {
+    if (n.size() > suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
+      n.erase(n.size() - suffix.size());
+  }
+  if (const std::size_t g = n.rfind("-g");
+      g != std::string::npos && g + 2 < n.size() &&
+      n.find_first_not_of("0123456789", g + 2) == std::string::npos) {
+    n.erase(g);
+  }
   if (n == "fp16") return "bf16";
-  if (n.rfind("int4-g", 0) == 0) return "int4";
-  if (n.rfind("int2-g", 0) == 0) return "int2";
+  if (n == "fp8") return "fp8-e4m3";
   return n;
 }
 
@@ -194,6 +205,7 @@ FormatRun HowGpuRuns(const GpuSpec& gpu, FormatRole role, const ElementFormat& f
   FormatRun run;
   run.role = role;
   run.format = format.name;
+  run.stored_bits = format.BitsPerElement(128);
   run.matrix_row = RowOf(format);
   run.gpu = gpu.id;
   run.architecture = gpu.architecture;
@@ -243,10 +255,8 @@ std::string FormatRun::Describe(bool with_note) const {
   if (!runs()) {
     return what + " (" + ArchitectureName(architecture) + "): no engine runs it: " + cell.reason;
   }
-  auto stored = ParseElementFormat(format);
-  const std::string bits = stored ? Bits(stored->BitsPerElement(128)) : "?";
-  std::string out = what + ": stored at " + bits + " bits, computed as " + ComputedLabel() + " (" +
-                    cell.kernel + ")";
+  std::string out = what + ": stored at " + Bits(stored_bits) + " bits, computed as " +
+                    ComputedLabel() + " (" + cell.kernel + ")";
   if (with_note && !cell.note.empty()) out += "; " + cell.note;
   return out;
 }

@@ -129,6 +129,46 @@ TEST(FormatSupportTest, EveryKvEntryRunsAsVllmRunsItOrIsRefusedWithTheReason) {
   CheckEveryEntry(FormatRole::kKvCache, kKv, std::size(kKv), "KV cache");
 }
 
+// A checkpoint's own formats (model/quant_config.cc names them after their
+// quantization) fall in the row of their element type.
+TEST(FormatSupportTest, CheckpointFormatsFallInTheRowOfTheirElementType) {
+  auto hand = [](const std::string& name, int bits, int group, int group_bits) {
+    ElementFormat f;
+    f.name = name;
+    f.element_bits = bits;
+    f.group_size = group;
+    f.metadata_bits_per_group = group_bits;
+    return f;
+  };
+  const struct {
+    ElementFormat format;
+    const char* gpu;
+    const char* computed;
+  } cases[] = {
+      {hand("fp8-e4m3 (128x128 blocks)", 8, 0, 0), "a100-80gb", "W8A16"},
+      {hand("fp8-e4m3 (128x128 blocks)", 8, 0, 0), "h200", "W8A8 (FP8)"},
+      {hand("fp8-channel (compressed-tensors)", 8, 0, 0), "h100-sxm", "W8A8 (FP8)"},
+      {hand("int4-g128 (awq)", 4, 128, 20), "h100-sxm", "W4A16"},
+      {hand("int4-g32 (compressed-tensors)", 4, 32, 16), "mi300x", "W4A16"},
+      {hand("nvfp4-g16 (compressed-tensors)", 4, 16, 8), "b200", "W4A4 (FP4)"},
+      {hand("int8-g128 (gptq)", 8, 128, 24), "a100-80gb", "W8A16"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.format.name);
+    const FormatRun run = HowGpuRuns(Gpu(c.gpu), FormatRole::kWeights, c.format);
+    EXPECT_TRUE(run.runs());
+    EXPECT_EQ(run.ComputedLabel(), c.computed);
+    EXPECT_EQ(run.cell.note.find("not in the format matrix"), std::string::npos);
+  }
+  // AWQ int4 with a 16-bit scale and a 4-bit zero point per 128: 4.15625 bits.
+  EXPECT_EQ(HowGpuRuns(Gpu("h100-sxm"), FormatRole::kWeights, hand("int4-g128 (awq)", 4, 128, 20))
+                .Describe()
+                .rfind("int4-g128 (awq) weights on h100-sxm: stored at 4.15625 bits, computed as "
+                       "W4A16 (Marlin (AWQ / GPTQ))",
+                       0),
+            0u);
+}
+
 TEST(FormatSupportTest, NvFp4KvOnHopperIsRefusedNamingTheEngineSource) {
   auto check = CheckGpuRuns(Gpu("h100-sxm"), FormatRole::kKvCache, Fmt("nvfp4"));
   ASSERT_FALSE(check.ok());

@@ -57,7 +57,8 @@ struct FormatCell {
 struct FormatRun {
   FormatRole role = FormatRole::kWeights;
   std::string format;        // the stored format's name, e.g. "fp8-e4m3"
-  std::string matrix_row;    // the matrix row it falls in, e.g. "int4" for int4-g128
+  double stored_bits = 16;   // bits per element of a 128-element vector, scales included
+  std::string matrix_row;    // the matrix row it falls in, e.g. "int4" for int4-g128 (awq)
   std::string gpu;           // catalog id
   std::string architecture;  // the matrix column
   FormatCell cell;
