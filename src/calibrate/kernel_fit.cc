@@ -82,12 +82,14 @@ class Table {
   std::vector<std::size_t> lines_;
 };
 
-// The newest <dir>/vllm/<version>/<name>.txt (versions compared numerically).
+// The newest <dir>/<engine>/<version>/<name>.txt (versions compared
+// numerically); engine "vllm" or "nccl".
 std::optional<std::pair<std::string, std::string>> NewestTable(const fs::path& gpu_dir,
-                                                               const std::string& name) {
+                                                               const std::string& name,
+                                                               const std::string& engine = "vllm") {
   std::optional<std::pair<std::vector<int>, fs::path>> best;
   std::error_code ec;
-  const fs::path engine_dir = gpu_dir / "vllm";
+  const fs::path engine_dir = gpu_dir / engine;
   if (!fs::is_directory(engine_dir, ec)) return std::nullopt;
   for (const auto& entry : fs::directory_iterator(engine_dir, ec)) {
     const fs::path file = entry.path() / (name + ".txt");
@@ -425,6 +427,36 @@ Result<std::vector<AllReduceCurve>> ReadAllReduce(const Table& t) {
   return out;
 }
 
+// NCCL's collectives (nccl-tests, fp16 rows) by GPU count: `op` is
+// "alltoall" or "all_gather"; bytes are message_size x 2, the whole send
+// buffer of an all-to-all and the whole output of an all-gather.
+Result<std::vector<CollectiveCurve>> ReadNccl(const Table& t, const std::string& op,
+                                              const std::string& version) {
+  std::map<int, CollectiveCurve> by_gpus;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    auto name = t.Text(i, "op_name"), dtype = t.Text(i, "nccl_dtype");
+    if (!name) return name.error();
+    if (!dtype) return dtype.error();
+    if (*name != op || *dtype != "half") continue;
+    auto gpus = t.Number(i, "num_gpus"), size = t.Number(i, "message_size");
+    auto lat = t.Number(i, "latency");
+    for (auto* v : {&gpus, &size, &lat}) {
+      if (!*v) return v->error();
+    }
+    CollectiveCurve& c = by_gpus[static_cast<int>(*gpus)];
+    c.gpus = static_cast<int>(*gpus);
+    c.kernel = "NCCL " + version + " " + op;
+    c.points.push_back(AllReducePoint{*size * 2, *lat * 1e-3});
+  }
+  std::vector<CollectiveCurve> out;
+  for (auto& [g, c] : by_gpus) {
+    std::sort(c.points.begin(), c.points.end(),
+              [](const AllReducePoint& a, const AllReducePoint& b) { return a.bytes < b.bytes; });
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<KernelCurveSet> FitKernelCurves(const std::string& dir) {
@@ -490,6 +522,16 @@ Result<KernelCurveSet> FitKernelCurves(const std::string& dir) {
     auto ar_curves = ReadAllReduce(ar->first);
     if (!ar_curves) return ar_curves.error();
     curves.all_reduce = *ar_curves;
+    if (auto nccl = NewestTable(gpu_dir, "nccl_perf", "nccl")) {
+      auto t = Table::Read(nccl->first);
+      if (!t) return t.error();
+      auto a2a = ReadNccl(*t, "alltoall", nccl->second);
+      if (!a2a) return a2a.error();
+      curves.all_to_all = *a2a;
+      auto ag = ReadNccl(*t, "all_gather", nccl->second);
+      if (!ag) return ag.error();
+      curves.all_gather = *ag;
+    }
     set.gpus.push_back(std::move(curves));
   }
   if (set.gpus.empty()) {

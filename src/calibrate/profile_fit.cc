@@ -244,7 +244,8 @@ std::string PointTable(const std::vector<MetricPoint>& pts, int fixed) {
 }  // namespace
 
 std::string ValidationMarkdown(const FitOutcome& outcome, const std::vector<SkippedRecord>& skipped,
-                               const std::string& kernel_table, const std::string& command) {
+                               const std::string& kernel_table, const std::string& effects_table,
+                               const std::string& command) {
   const EngineProfile& p = outcome.profile;
   std::string out;
   out += "# Validation of the cost model\n\n";
@@ -282,6 +283,14 @@ std::string ValidationMarkdown(const FitOutcome& outcome, const std::vector<Skip
       "\n## Kernel curves\n\nEach operator's curve against the measured kernel table it was "
       "fitted to (shared/data/kernels; `kvbill calibrate kernels`):\n\n" +
       kernel_table;
+  out +=
+      "\n## Relative effects\n\nPairs of published records that differ in one factor of "
+      "formats or parallelism (weight format, KV-cache format, tensor- or expert-parallel "
+      "degree) and in nothing else that changes speed, replayed with the fitted profile: the "
+      "variant's gain over the base, time(base) / time(variant) − 1, published and predicted, "
+      "at the batch and load of the records. A prediction meets the published gain when the "
+      "difference is at most max(½ × |published gain|, 3 percentage points).\n\n" +
+      effects_table;
   out += "\n## Fixed-length records (fitted profile)\n\n" + PointTable(outcome.after, 1);
   out +=
       "\n## ShareGPT-length records (fitted profile)\n\nLengths drawn to match each record's "
@@ -328,6 +337,12 @@ std::string ValidationMarkdown(const FitOutcome& outcome, const std::vector<Skip
   ShareGPT alike (the low-concurrency ShareGPT records pin the per-step overheads).
 - **Leave one model out.** For each model, the profile is fitted without its records and
   predicts them.
+- **Relative effects.** Two records pair when they differ in exactly one of the weight format,
+  the KV-cache format, the tensor-parallel degree and expert parallelism (on or off over the
+  tensor-parallel GPUs), and in nothing else: engine and version, model (a `-FP8` or `-AWQ`
+  copy counts as the same model), GPU, workload and every other engine flag but those that
+  change neither format nor speed (`--max-model-len`, names, parsers, host and port). Pairs
+  kvbill cannot replay (another engine, a setting not modelled) are listed with the reason.
 )";
   return out;
 }

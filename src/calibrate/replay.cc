@@ -75,31 +75,6 @@ std::optional<ModelChoice> ModelFromId(const std::string& id, const std::string&
   return c;
 }
 
-// Engine flags as a map: "--max-num-seqs 512", "--max-num-seqs=512", "-tp 8".
-std::map<std::string, std::string> ParseFlags(const std::string& flags) {
-  std::map<std::string, std::string> out;
-  std::istringstream in(flags);
-  std::vector<std::string> words;
-  std::string w;
-  while (in >> w) words.push_back(w);
-  for (std::size_t i = 0; i < words.size(); ++i) {
-    if (words[i].empty() || words[i][0] != '-') continue;
-    std::string key = words[i];
-    while (!key.empty() && key[0] == '-') key.erase(0, 1);
-    std::string value = "true";
-    const std::size_t eq = key.find('=');
-    if (eq != std::string::npos) {
-      value = key.substr(eq + 1);
-      key = key.substr(0, eq);
-    } else if (i + 1 < words.size() && !words[i + 1].empty() && words[i + 1][0] != '-') {
-      value = words[++i];
-    }
-    std::replace(key.begin(), key.end(), '_', '-');
-    out[key] = value;
-  }
-  return out;
-}
-
 // Lengths summing to `total` over n requests, drawn from a lognormal
 // (sigma 1.0) and scaled, each clamped to [lo, hi].
 std::vector<Tokens> ScaledLengths(Rng& rng, std::int64_t n, double total, Tokens lo, Tokens hi) {
@@ -140,6 +115,30 @@ std::uint64_t Seed(const std::string& id) {
 
 }  // namespace
 
+std::map<std::string, std::string> ParseEngineFlags(const std::string& flags) {
+  std::map<std::string, std::string> out;
+  std::istringstream in(flags);
+  std::vector<std::string> words;
+  std::string w;
+  while (in >> w) words.push_back(w);
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (words[i].empty() || words[i][0] != '-') continue;
+    std::string key = words[i];
+    while (!key.empty() && key[0] == '-') key.erase(0, 1);
+    std::string value = "true";
+    const std::size_t eq = key.find('=');
+    if (eq != std::string::npos) {
+      value = key.substr(eq + 1);
+      key = key.substr(0, eq);
+    } else if (i + 1 < words.size() && !words[i + 1].empty() && words[i + 1][0] != '-') {
+      value = words[++i];
+    }
+    std::replace(key.begin(), key.end(), '_', '-');
+    out[key] = value;
+  }
+  return out;
+}
+
 std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults& defaults,
                                      std::string* why) {
   ReplayPlan plan;
@@ -149,7 +148,7 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
     *why = "engine \"" + m.engine + "\" has no kvbill profile (vllm, sglang)";
     return std::nullopt;
   }
-  const auto flags = ParseFlags(m.engine_flags);
+  const auto flags = ParseEngineFlags(m.engine_flags);
   if (plan.engine == "vllm") {
     int major = 0, minor = 0;
     std::sscanf(m.engine_version.c_str(), "v%d.%d", &major, &minor);
@@ -172,10 +171,6 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
   }
   if (m.dp > 1 || flags.count("enable-dp-attention") || flags.count("data-parallel-size")) {
     *why = "data-parallel attention is not modelled";
-    return std::nullopt;
-  }
-  if (flags.count("enable-expert-parallel") || flags.count("ep-size")) {
-    *why = "expert parallelism is not modelled";
     return std::nullopt;
   }
   for (const char* f : {"speculative-config", "speculative-algorithm", "performance-mode"}) {
@@ -236,6 +231,20 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
   if (flags.count("no-enable-prefix-caching")) c.prefix_caching = false;
   if (c.prefix_caching && StateBytesPerSequence(c.model, 1) > 0) c.prefix_caching = false;
   plan.async_scheduling = flags.count("async-scheduling") > 0;
+  // vLLM's --enable-expert-parallel spreads the experts over the tensor-
+  // parallel GPUs (with one data-parallel rank: all-reduce, no all-to-all);
+  // SGLang's --ep-size names the degree.
+  if (flags.count("enable-expert-parallel")) plan.expert_parallel = c.gpus_per_replica;
+  if (flags.count("ep-size")) plan.expert_parallel = std::atoi(flags.at("ep-size").c_str());
+  if (plan.expert_parallel != 1 && plan.expert_parallel != c.gpus_per_replica) {
+    *why = "expert parallelism of degree " + std::to_string(plan.expert_parallel) +
+           " with tensor parallelism " + std::to_string(c.gpus_per_replica) + " is not modelled";
+    return std::nullopt;
+  }
+  if (plan.expert_parallel > 1 && c.model.moe.experts <= 1) {
+    *why = "expert parallelism on a model without routed experts";
+    return std::nullopt;
+  }
   c.release = "after_finish";
 
   // The requests.
@@ -339,6 +348,7 @@ Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& pro
   options.max_batch_tokens = c.max_num_batched_tokens;
   options.async_scheduling = plan.async_scheduling;
   options.fp8_checkpoint = plan.fp8_checkpoint;
+  options.expert_parallel = plan.expert_parallel;
   auto model = OperatorCostModel::Make(c.model, c.kv_format, c.weight_format, c.gpu, nullptr,
                                        profile, options);
   if (!model) return model.error();

@@ -7,6 +7,7 @@
 #include "cli/cli_util.h"
 #include "cli/model_flags.h"
 #include "kvbill/hardware/catalog_names.h"
+#include "kvbill/hardware/format_support.h"
 #include "kvbill/report/table.h"
 
 namespace kvbill::cli {
@@ -103,7 +104,9 @@ int RunBreakeven(const Args& args) {
   std::vector<ElementFormat> formats = {*kv};
   for (const char* name : {"fp8-e4m3", "nvfp4"}) {
     auto f = ParseElementFormat(name);
-    if (f && f->element_bits < kv->element_bits) formats.push_back(*f);
+    if (f && f->element_bits < kv->element_bits &&
+        CheckGpuRuns(*gpu, FormatRole::kKvCache, *f).ok())
+      formats.push_back(*f);
   }
   nlohmann::ordered_json j;
   j["model"] = model->name;

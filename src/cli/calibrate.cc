@@ -7,6 +7,7 @@
 #include "cli/cli_util.h"
 #include "kvbill/calibrate/kernel_fit.h"
 #include "kvbill/calibrate/profile_fit.h"
+#include "kvbill/calibrate/relative_effects.h"
 #include "kvbill/scenario/scenario.h"
 
 namespace kvbill::cli {
@@ -170,13 +171,23 @@ int RunProfileFit(const Args& args) {
     outcome = FitProfile(plans, *start, fit);
   }
   for (const SkippedRecord& s : outcome.skipped) skipped.push_back(s);
+  std::vector<SkippedRecord> not_fitted = skipped;  // and the other engines' records
+  for (const Measurement& m : *records) {
+    if (!engine.empty() && m.engine != engine) {
+      not_fitted.push_back(
+          SkippedRecord{m.id, m.engine + " record (this fit is " + engine + "'s)"});
+    }
+  }
+  const std::string effects =
+      RelativeEffectsMarkdown(FindRelativeEffects(*records, outcome.after, not_fitted));
   if (!validation_doc.empty()) {
     std::string command = "kvbill calibrate";
     for (const std::string& a : args) command += " " + a;
-    if (auto s = EmitOutput(
-            "calibrate",
-            ValidationMarkdown(outcome, skipped, KernelFitTable(BundledKernelCurves()), command),
-            validation_doc);
+    if (auto s =
+            EmitOutput("calibrate",
+                       ValidationMarkdown(outcome, skipped, KernelFitTable(BundledKernelCurves()),
+                                          effects, command),
+                       validation_doc);
         !s) {
       return ReportError("calibrate", s.error());
     }
@@ -194,6 +205,7 @@ int RunProfileFit(const Args& args) {
       << StatsLine("fixed lengths, leave one model out", outcome.lomo, true)
       << StatsLine("all, before", outcome.before, false)
       << StatsLine("all, in sample", outcome.after, false);
+    r << "\n### Relative effects\n\n" << effects;
     PrintPoints(r, "After the fit", outcome.after);
     if (!outcome.lomo.empty()) PrintPoints(r, "Leave one model out", outcome.lomo);
     r << "\n### Records and metrics left out\n\n| record | reason |\n|---|---|\n";

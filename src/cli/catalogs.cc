@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "cli/cli_util.h"
+#include "kvbill/hardware/format_support.h"
 #include "kvbill/hardware/gpu.h"
 #include "kvbill/model/hf_config.h"
 #include "kvbill/model/kv_footprint.h"
@@ -50,19 +51,28 @@ int RunModels(const Args& args) {
 int RunGpus(const Args& args) {
   po::options_description options("options");
   std::string format;
-  options.add_options()("format", po::value(&format)->default_value("table"), "table or json");
+  bool formats = false;
+  options.add_options()("format", po::value(&format)->default_value("table"), "table or json")(
+      "formats", po::bool_switch(&formats),
+      "print the format matrix (Markdown): how each architecture runs each format");
   po::variables_map vm;
   if (auto stop = ParseOptions(args, "gpus",
-                               "usage: kvbill gpus [--format table|json]\n\n"
+                               "usage: kvbill gpus [--format table|json] [--formats]\n\n"
                                "The bundled GPU catalog (scenarios/gpus.json, sources in "
-                               "docs/hardware.md). Dense TFLOP/s.\n",
+                               "docs/hardware.md). Dense TFLOP/s. --formats prints the format "
+                               "matrix instead: what each architecture stores and computes for "
+                               "each weight and KV format (docs/hardware.md#formats).\n",
                                options, vm)) {
     return *stop;
   }
   if (auto s = CheckChoice("format", format, "table|json"); !s)
     return ReportError("gpus", s.error());
+  if (formats) {
+    std::cout << FormatMatrixMarkdown();
+    return 0;
+  }
   Table t({"id", "name", "usable GiB", "HBM TB/s", "BF16 TFLOP/s", "FP8 TFLOP/s", "FP4 TFLOP/s",
-           "$/GPU-hour"});
+           "$/GPU-hour", "architecture", "link"});
   nlohmann::ordered_json j = nlohmann::ordered_json::array();
   auto tflops = [](double f) { return f > 0 ? FormatFixed(f / 1e12, 0) : std::string("-"); };
   for (const GpuSpec& g : GpuCatalog()) {
@@ -70,7 +80,8 @@ int RunGpus(const Args& args) {
               FormatFixed(static_cast<double>(g.usable_memory_bytes) / kBytesPerGiB, 1),
               FormatFixed(g.hbm_bandwidth_bytes_per_s / 1e12, 2), tflops(g.bf16_flops_per_s),
               tflops(g.fp8_flops_per_s), tflops(g.fp4_flops_per_s),
-              "$" + FormatFixed(g.usd_per_gpu_hour, 2)});
+              "$" + FormatFixed(g.usd_per_gpu_hour, 2), g.architecture,
+              g.interconnect + " " + FormatFixed(g.link_bytes_per_s / 1e9, 0) + " GB/s"});
     j.push_back({{"id", g.id},
                  {"name", g.name},
                  {"usable_memory_bytes", g.usable_memory_bytes},
@@ -78,7 +89,10 @@ int RunGpus(const Args& args) {
                  {"bf16_flops_per_s", g.bf16_flops_per_s},
                  {"fp8_flops_per_s", g.fp8_flops_per_s},
                  {"fp4_flops_per_s", g.fp4_flops_per_s},
-                 {"usd_per_gpu_hour", g.usd_per_gpu_hour}});
+                 {"usd_per_gpu_hour", g.usd_per_gpu_hour},
+                 {"architecture", g.architecture},
+                 {"interconnect", g.interconnect},
+                 {"link_bytes_per_s", g.link_bytes_per_s}});
   }
   std::cout << (format == "json" ? j.dump(2) + "\n" : t.ToText());
   return 0;

@@ -113,6 +113,7 @@ int RunCompare(const Args& args) {
       }
       if (!o.run) {
         r["error"] = o.error;
+        if (!o.lever.not_applicable.empty()) r["not_applicable"] = o.lever.not_applicable;
         return r;
       }
       const double cost = o.run->summary.cost_per_task_usd.mean, kv = KvPerTask(*o.run);
@@ -163,7 +164,7 @@ int RunCompare(const Args& args) {
     if (!o.run) {
       std::vector<std::string> row(header.size(), "");
       row[0] = o.lever.name;
-      row[1] = "n/a";
+      row[1] = o.lever.not_applicable.empty() ? "n/a" : "not applicable";
       t.AddRow(row);
       return;
     }

@@ -153,7 +153,15 @@ int RunSimulate(const Args& args) {
   s["cost_model"] = {{"profile", model.profile},
                      {"calibrated", model.calibrated},
                      {"validation_median_error", model.validation_median_error},
-                     {"notes", model.notes}};
+                     {"notes", model.notes},
+                     {"formats", nlohmann::ordered_json::array()}};
+  for (const FormatUse& f : model.formats) {
+    s["cost_model"]["formats"].push_back({{"part", f.part},
+                                          {"stored", f.stored},
+                                          {"computed", f.computed},
+                                          {"kernel", f.kernel},
+                                          {"timing", f.timing}});
+  }
   const std::vector<RunWarning> warnings = EngineRunWarnings(*scenario, outcome->result);
   s["warnings"] = nlohmann::ordered_json::array();
   for (const RunWarning& w : warnings) {

@@ -34,6 +34,10 @@ const std::array<ProfileParameterInfo, kProfileParameterCount>& ProfileParameter
        "memory reserved besides weights, activations and KV, GiB"},
       {"mixed_attention_factor", &ProfileParameters::mixed_attention_factor, 1, 8,
        "decode attention time multiplier in iterations mixing prefill and decode"},
+      {"weight_only_8bit_rate", &ProfileParameters::weight_only_8bit_rate, 0.1, 1,
+       "compute rate of dense 8-bit weight-only (Marlin) GEMMs over the bf16 GEMM's"},
+      {"weight_only_4bit_rate", &ProfileParameters::weight_only_4bit_rate, 0.1, 1,
+       "compute rate of dense 4-bit weight-only (Marlin) GEMMs over the bf16 GEMM's"},
   }};
   return table;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <numeric>
 
 #include "kvbill/util/embedded.h"
 
@@ -12,7 +13,7 @@ double GemmCurve::Seconds(const KernelSpec& spec, double m, double n, double k) 
   const double peak = fp8_rate ? spec.fp8_flops_per_s : spec.bf16_flops_per_s;
   const double bytes = n * k * weight_bytes + m * k * activation_bytes + m * n * 2.0;
   const double tm = bytes / (spec.hbm_bytes_per_s * mem_eff);
-  const double tc = 2.0 * m * n * k / (peak * compute_eff);
+  const double tc = 2.0 * m * n * k / (peak * compute_eff * compute_rate);
   // (tm^q + tc^q)^(1/q), scaled by the larger term so that neither power
   // overflows nor underflows.
   const double big = std::max(tm, tc);
@@ -89,6 +90,24 @@ MoeLoad ExpectedMoeLoad(double tokens, int experts, int top_k, double alpha, int
   return load;
 }
 
+double ExpectedBusiestShare(const std::vector<double>& q, int ep) {
+  const double n = static_cast<double>(q.size());
+  const double local = n / ep;
+  const double mean = std::accumulate(q.begin(), q.end(), 0.0) / n;
+  double var = 0;
+  for (double x : q) var += (x - mean) * (x - mean);
+  var /= n;
+  // E[max of k standard normals] (k = 2, 4, 8, 16, 32, 64); between, by log k.
+  constexpr double kMaxNormal[] = {0.5642, 1.0294, 1.4236, 1.7660, 2.0697, 2.3433};
+  const double at = std::clamp(std::log2(static_cast<double>(ep)) - 1, 0.0, 5.0);
+  const std::size_t lo = static_cast<std::size_t>(std::floor(at));
+  const std::size_t hi = std::min<std::size_t>(lo + 1, 5);
+  const double z =
+      kMaxNormal[lo] + (at - static_cast<double>(lo)) * (kMaxNormal[hi] - kMaxNormal[lo]);
+  const double sd = std::sqrt(local * var * (n - local) / std::max(1.0, n - 1));
+  return local * mean + z * sd;
+}
+
 double AllReduceCurve::Seconds(double bytes) const {
   if (points.empty()) return 0;
   if (bytes <= points.front().bytes) return points.front().seconds;
@@ -105,11 +124,23 @@ double AllReduceCurve::Seconds(double bytes) const {
   return b.seconds + (bytes - b.bytes) * (b.seconds - a.seconds) / (b.bytes - a.bytes);
 }
 
-const AllReduceCurve* GpuKernelCurves::AllReduceFor(int gpus) const {
-  for (const AllReduceCurve& c : all_reduce) {
+namespace {
+const CollectiveCurve* ForGpus(const std::vector<CollectiveCurve>& curves, int gpus) {
+  for (const CollectiveCurve& c : curves) {
     if (c.gpus == gpus) return &c;
   }
   return nullptr;
+}
+}  // namespace
+
+const AllReduceCurve* GpuKernelCurves::AllReduceFor(int gpus) const {
+  return ForGpus(all_reduce, gpus);
+}
+const CollectiveCurve* GpuKernelCurves::AllToAllFor(int gpus) const {
+  return ForGpus(all_to_all, gpus);
+}
+const CollectiveCurve* GpuKernelCurves::AllGatherFor(int gpus) const {
+  return ForGpus(all_gather, gpus);
 }
 
 const LinearCurve* GpuKernelCurves::PrefillFor(const std::string& kv_dtype,
@@ -241,12 +272,16 @@ std::string KernelCurvesToJson(const KernelCurveSet& set) {
     }
     json moe = json::object();
     for (const auto& [dtype, c] : g.moe) moe[dtype] = LinearJson(c);
-    json all_reduce = json::array();
-    for (const AllReduceCurve& c : g.all_reduce) {
-      json points = json::array();
-      for (const AllReducePoint& p : c.points) points.push_back(json::array({p.bytes, p.seconds}));
-      all_reduce.push_back(json{{"gpus", c.gpus}, {"kernel", c.kernel}, {"points", points}});
-    }
+    auto collectives = [](const std::vector<CollectiveCurve>& curves) {
+      json out = json::array();
+      for (const CollectiveCurve& c : curves) {
+        json points = json::array();
+        for (const AllReducePoint& p : c.points)
+          points.push_back(json::array({p.bytes, p.seconds}));
+        out.push_back(json{{"gpus", c.gpus}, {"kernel", c.kernel}, {"points", points}});
+      }
+      return out;
+    };
     json entry{{"gpu", g.gpu},
                {"device", g.device},
                {"engine", g.engine},
@@ -258,7 +293,9 @@ std::string KernelCurvesToJson(const KernelCurveSet& set) {
                {"decode_attention", decode},
                {"prefill_attention", prefill},
                {"moe", moe},
-               {"all_reduce", all_reduce}};
+               {"all_reduce", collectives(g.all_reduce)}};
+    if (!g.all_to_all.empty()) entry["all_to_all"] = collectives(g.all_to_all);
+    if (!g.all_gather.empty()) entry["all_gather"] = collectives(g.all_gather);
     if (!g.mla_decode.coef.empty()) entry["mla_decode"] = LinearJson(g.mla_decode);
     if (!g.mla_prefill.coef.empty()) entry["mla_prefill"] = LinearJson(g.mla_prefill);
     gpus.push_back(entry);
@@ -376,12 +413,14 @@ Result<KernelCurveSet> ParseKernelCurves(const std::string& json_text, const std
         g.moe[dtype] = *curve;
       }
     }
-    if (j.contains("all_reduce")) {
-      const json& ar = j.at("all_reduce");
-      if (!ar.is_array()) return r.Fail(p + "/all_reduce", "not an array");
+    auto read_collectives = [&](const char* key, std::vector<CollectiveCurve>* out) -> Status {
+      if (!j.contains(key)) return OkStatus();
+      const json& ar = j.at(key);
+      const std::string base = p + "/" + key;
+      if (!ar.is_array()) return r.Fail(base, "not an array");
       for (std::size_t i = 0; i < ar.size(); ++i) {
-        const std::string q = p + "/all_reduce/" + std::to_string(i);
-        AllReduceCurve c;
+        const std::string q = base + "/" + std::to_string(i);
+        CollectiveCurve c;
         auto gpus_n = r.Number(ar[i], q, "gpus");
         if (!gpus_n) return gpus_n.error();
         c.gpus = static_cast<int>(*gpus_n);
@@ -401,9 +440,13 @@ Result<KernelCurveSet> ParseKernelCurves(const std::string& json_text, const std
           if (!(c.points[k].bytes > c.points[k - 1].bytes))
             return r.Fail(q + "/points", "bytes must increase");
         }
-        g.all_reduce.push_back(std::move(c));
+        out->push_back(std::move(c));
       }
-    }
+      return OkStatus();
+    };
+    if (auto st = read_collectives("all_reduce", &g.all_reduce); !st) return st.error();
+    if (auto st = read_collectives("all_to_all", &g.all_to_all); !st) return st.error();
+    if (auto st = read_collectives("all_gather", &g.all_gather); !st) return st.error();
     set.gpus.push_back(std::move(g));
   }
   return set;

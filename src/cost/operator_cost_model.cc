@@ -4,48 +4,19 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
+#include "kvbill/cost/format_kernels.h"
+#include "kvbill/hardware/format_support.h"
 #include "kvbill/model/kv_footprint.h"
 #include "kvbill/model/weight_bytes.h"
 
 namespace kvbill {
 namespace {
 
-// The bytes one weight element takes in `format`, scales included (weights
-// are grouped along rows of `k` elements).
-double WeightElementBytes(const ElementFormat& format, double k) {
-  return format.BitsPerElement(static_cast<std::int64_t>(std::max(1.0, k))) / 8.0;
-}
-
-// The GEMM curve for weights stored in `format` on this GPU, and how it runs.
-GemmCurve GemmFor(const GpuKernelCurves& c, const ElementFormat& format, bool checkpoint_fp8,
-                  const GpuSpec& gpu, std::vector<std::string>* notes) {
-  const GemmCurve& bf16 = c.gemm.at("bf16");
-  if (format.element_bits >= 16) return bf16;
-  GemmCurve curve = bf16;
-  curve.weight_bytes = WeightElementBytes(format, 4096);
-  if (format.element_bits == 8 && gpu.fp8_flops_per_s > 0) {
-    // Checkpoints published in fp8 are block-scaled (DeepSeek, Qwen, GLM
-    // *-FP8); a bf16 checkpoint served with fp8 is quantised per tensor.
-    const char* key = checkpoint_fp8 ? "fp8_block" : "fp8";
-    auto it = c.gemm.find(key);
-    if (it == c.gemm.end()) it = c.gemm.find(checkpoint_fp8 ? "fp8" : "fp8_block");
-    if (it != c.gemm.end()) {
-      curve = it->second;
-      if (std::string(it->first) == "fp8_block") {
-        // Those rows were timed eagerly, one launch each; engines run them
-        // inside CUDA graphs, so the fixed time is the graph-timed one.
-        auto per_tensor = c.gemm.find("fp8");
-        curve.t0_s = per_tensor != c.gemm.end() ? per_tensor->second.t0_s : bf16.t0_s;
-      }
-      return curve;
-    }
-  }
-  const std::string note =
-      format.name + " weights on " + gpu.id + " run as W" + std::to_string(format.element_bits) +
-      "A16: streamed at their stored width, multiplied at the 16-bit rate (bf16 GEMM curve)";
+// Adds `note` unless it is there already.
+void Note(std::vector<std::string>* notes, const std::string& note) {
   if (std::find(notes->begin(), notes->end(), note) == notes->end()) notes->push_back(note);
-  return curve;
 }
 
 }  // namespace
@@ -89,7 +60,7 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
   m->hidden_ = hidden;
   m->layers_ = static_cast<double>(model.DecoderLayers());
 
-  // Weight formats of each part.
+  // Weight formats of each part, as the GPU runs them (the format matrix).
   auto native = NativePartFormats(model);
   if (!native) return native.error();
   ElementFormat dense_fmt = native->dense, expert_fmt = native->experts;
@@ -99,9 +70,39 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
     dense_fmt = expert_fmt = *named;
   }
   const ElementFormat& other_fmt = native->other;
+  const FormatRun dense_run = HowGpuRuns(gpu, FormatRole::kWeights, dense_fmt);
+  const FormatRun expert_run = HowGpuRuns(gpu, FormatRole::kWeights, expert_fmt);
+  const FormatRun other_run = HowGpuRuns(gpu, FormatRole::kWeights, other_fmt);
+  const FormatRun kv_run = HowGpuRuns(gpu, FormatRole::kKvCache, kv_format);
+  const bool has_experts = model.moe.layers > 0 && model.moe.experts > 0;
+  for (const FormatRun* run : {&dense_run, &other_run, &kv_run}) {
+    if (!run->runs()) return Error(run->Describe());
+  }
+  if (has_experts && !expert_run.runs()) return Error(expert_run.Describe());
   const bool checkpoint_fp8 = weight_format == "auto" || options.fp8_checkpoint;
-  const GemmCurve dense_curve = GemmFor(*base, dense_fmt, checkpoint_fp8, gpu, &m->notes_);
-  const GemmCurve other_curve = GemmFor(*base, other_fmt, checkpoint_fp8, gpu, &m->notes_);
+  const double fp4_over_fp8 = gpu.fp4_flops_per_s > 0 && gpu.fp8_flops_per_s > 0
+                                  ? gpu.fp4_flops_per_s / gpu.fp8_flops_per_s
+                                  : 1.0;
+  const WeightOnlyRates weight_only{profile.params.weight_only_8bit_rate,
+                                    profile.params.weight_only_4bit_rate, profile.name};
+  const TimedGemm dense_gemm = GemmForFormat(*base, dense_run, dense_fmt, checkpoint_fp8,
+                                             fp4_over_fp8, weight_only, "weights");
+  const TimedGemm other_gemm = GemmForFormat(*base, other_run, other_fmt, checkpoint_fp8,
+                                             fp4_over_fp8, weight_only, "embeddings");
+  const GemmCurve& dense_curve = dense_gemm.curve;
+  const GemmCurve& other_curve = other_gemm.curve;
+  auto describe = [&](const FormatRun& run, const FormatUse& use) {
+    m->formats_.push_back(use);
+    if (run.cell.computed != "bf16" || run.format != "bf16") {
+      const std::string part = use.part == "weights"      ? "dense layers: "
+                               : use.part == "experts"    ? "routed experts: "
+                               : use.part == "embeddings" ? "embeddings and lm_head: "
+                                                          : "";
+      Note(&m->notes_, part + run.Describe(false) + "; timing " + use.timing);
+    }
+  };
+  describe(dense_run, dense_gemm.use);
+  if (other_run.format != dense_run.format) describe(other_run, other_gemm.use);
 
   // GEMMs of the attention and mixer layers, from their shapes.
   int attention_layers = 0, linear_layers = 0, mla_layers = 0;
@@ -191,73 +192,107 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
   const double vocab = static_cast<double>(model.vocab_size);
   m->head_ = Gemm{std::max(1.0, vocab / tp), hidden, 1, other_curve};
 
-  // Routed experts: one fused-MoE call per MoE layer.
+  // Routed experts: one fused-MoE call per MoE layer. With expert
+  // parallelism a GPU holds whole experts, 1/ep of them; the busiest GPU
+  // holds the most popular expert and every ep-th after it in popularity.
+  const int ep = std::max(1, options.expert_parallel);
+  if (ep > 1 && !(moe_layers > 0 && model.moe.experts > 0)) {
+    return Error("expert parallelism needs routed experts; model \"" + model.name + "\" has none");
+  }
+  if (ep > 1 && ep != options.tensor_parallel) {
+    return Error("expert_parallel must be 1 or the tensor-parallel degree (" +
+                 std::to_string(options.tensor_parallel) + "), got " + std::to_string(ep));
+  }
+  m->expert_parallel_ = ep;
   if (moe_layers > 0 && model.moe.experts > 0 && model.moe.experts_per_token > 0) {
     const int experts = static_cast<int>(model.moe.experts);
-    const ElementFormat& ef = expert_fmt;
-    std::string key = "bf16";
-    bool fp8_rate = false;
-    if (ef.element_bits == 8 && gpu.fp8_flops_per_s > 0) {
-      // vLLM runs fp8 experts through its Triton fused-MoE kernel by
-      // default, block-scaled or per tensor alike.
-      key = "fp8_block";
-      fp8_rate = true;
-    } else if (ef.name == "mxfp4") {
-      key = "mxfp4";
-    } else if (ef.element_bits == 4) {
-      key = "int4";
-    }
-    auto it = base->moe.find(key);
-    if (it == base->moe.end()) {
-      m->notes_.push_back(ef.name + " experts on " + gpu.id +
-                          ": no fused-MoE measurements of that format; timed with the bf16 "
-                          "curve at the experts' stored width (W" +
-                          std::to_string(ef.element_bits) + "A16)");
-      it = base->moe.find("bf16");
-      fp8_rate = false;
-    }
-    if (it == base->moe.end()) return Error("no fused-MoE curve for " + gpu.id);
-    m->moe_curve_ = it->second;
-    m->moe_fp8_rate_ = fp8_rate && m->spec_.fp8_flops_per_s > m->spec_.bf16_flops_per_s;
+    auto moe = MoeForFormat(*base, expert_run, expert_fmt, fp4_over_fp8);
+    if (!moe) return moe.error().Within(gpu.id);
+    m->moe_curve_ = moe->curve;
+    m->moe_fp8_rate_ = moe->fp8_rate && m->spec_.fp8_flops_per_s > m->spec_.bf16_flops_per_s;
+    describe(expert_run, moe->use);
     m->moe_layers_ = static_cast<int>(moe_layers);
     const double per_expert_bytes =
         static_cast<double>(weights->routed_experts) / static_cast<double>(moe_layers * experts);
-    m->expert_bytes_ = per_expert_bytes / tp;
-    m->expert_flops_per_pair_ = 2.0 * static_cast<double>(model.moe.params_per_expert) / tp;
-    m->moe_q_ = RoutingProbabilities(experts, static_cast<int>(model.moe.experts_per_token),
-                                     profile.moe_routing_alpha);
-    for (double q : m->moe_q_) {
-      m->moe_log_miss_.push_back(q >= 1 ? -std::numeric_limits<double>::infinity()
-                                        : std::log1p(-q));
+    // Tensor parallelism splits every expert; expert parallelism keeps them whole.
+    const double split = ep > 1 ? 1.0 : tp;
+    m->expert_bytes_ = per_expert_bytes / split;
+    m->expert_flops_per_pair_ = 2.0 * static_cast<double>(model.moe.params_per_expert) / split;
+    const std::vector<double> q = RoutingProbabilities(
+        experts, static_cast<int>(model.moe.experts_per_token), profile.moe_routing_alpha);
+    for (std::size_t i = 0; i < q.size(); i += static_cast<std::size_t>(ep)) {
+      m->moe_q_.push_back(q[i]);
+    }
+    if (ep > 1)
+      m->moe_skew_ =
+          ExpectedBusiestShare(q, ep) / std::accumulate(m->moe_q_.begin(), m->moe_q_.end(), 0.0);
+    for (double qi : m->moe_q_) {
+      m->moe_log_miss_.push_back(qi >= 1 ? -std::numeric_limits<double>::infinity()
+                                         : std::log1p(-qi));
+    }
+    if (ep > 1) {
+      char share[96];
+      std::snprintf(
+          share, sizeof share, "%.1f%% of the routed pairs (an even share is %.1f%%)",
+          100 * ExpectedBusiestShare(q, ep) / static_cast<double>(model.moe.experts_per_token),
+          100.0 / ep);
+      Note(&m->notes_, "expert parallelism over " + std::to_string(ep) +
+                           " GPUs: " + std::to_string(m->moe_q_.size()) +
+                           " whole experts per GPU, placed by expert id; the busiest GPU, which "
+                           "sets the layer's time, takes an expected " +
+                           share);
     }
   }
 
-  // All-reduce after the mixer and after the MLP of every layer.
+  // All-reduce after the mixer and after the MLP of every layer; with
+  // expert parallelism over all-to-all, the MoE layers' all-reduce becomes
+  // dispatch and combine all-to-alls of the GPU's share of the tokens and an
+  // all-gather of the layer's output.
   if (options.tensor_parallel > 1) {
     m->all_reduces_ = 2 * m->layers_;
-    m->all_reduce_ = own != nullptr ? own->AllReduceFor(options.tensor_parallel) : nullptr;
-    if (m->all_reduce_ == nullptr) {
-      const AllReduceCurve* h = base->AllReduceFor(options.tensor_parallel);
-      if (h != nullptr) {
-        m->all_reduce_fallback_ = *h;
-      } else {
-        m->all_reduce_fallback_ = AllReduceCurve{
-            options.tensor_parallel, "assumed", {{1, 10e-6}, {1e9, 10e-6 + 1e9 / 150e9}}};
-      }
-      m->all_reduce_ = &m->all_reduce_fallback_;
-      m->notes_.push_back("all-reduce over " + std::to_string(options.tensor_parallel) +
-                          " GPUs of " + gpu.id + " not measured: " +
-                          (h != nullptr ? "H100 NVLink times used" : "10 us + 150 GB/s assumed"));
+    bool measured = false;
+    std::string how;
+    m->all_reduce_fallback_ =
+        CollectiveFor("all_reduce", options.tensor_parallel, gpu, own, &measured, &how);
+    m->all_reduce_ = &m->all_reduce_fallback_;
+    if (!measured) Note(&m->notes_, how);
+    if (ep > 1 && options.expert_all_to_all && m->moe_layers_ > 0) {
+      m->all_reduces_ -= m->moe_layers_;
+      m->all_to_all_ = CollectiveFor("all_to_all", ep, gpu, own, &measured, &how);
+      if (!measured) Note(&m->notes_, how);
+      m->all_gather_ = CollectiveFor("all_gather", ep, gpu, own, &measured, &how);
+      if (!measured) Note(&m->notes_, how);
+      m->experts_per_token_ = static_cast<double>(model.moe.experts_per_token);
     }
   }
 
   // Attention curves.
   m->attn_layers_ = attention_layers;
-  std::string kv_key = kv_format.element_bits >= 16 ? "bf16" : "fp8";
-  if (kv_format.element_bits < 8) {
-    m->notes_.push_back(kv_format.name +
-                        " KV: no attention kernel measurements; timed with the "
-                        "fp8 KV curves at its own byte count");
+  // KV formats attention reads in FP8 use the fp8 KV tables; formats it
+  // dequantises to 16 bits use the bf16 ones; both at the stored bytes.
+  const std::string kv_key = kv_run.cell.computed == "fp8" ? "fp8" : "bf16";
+  {
+    FormatUse use{"kv_cache", kv_format.name, kv_run.ComputedLabel(), kv_run.cell.kernel, ""};
+    const bool table = base->decode_attention.count(kv_key) > 0 &&
+                       (kv_key == "bf16" || kv_format.name == "fp8-e4m3" ||
+                        kv_format.name == "fp8-per-token-head");
+    if (m->mla_) {
+      use.timing = kv_format.element_bits >= 16
+                       ? "measured: the MLA attention tables (bf16 KV)"
+                       : "assumed: the bf16 MLA attention curves at " + kv_format.name +
+                             "'s byte count (no table of this format)";
+    } else if (kv_key == "bf16" && kv_format.element_bits >= 16) {
+      use.timing = base->gpu == gpu.id ? "measured: attention bf16 KV tables"
+                                       : "measured on " + base->gpu + ": attention bf16 KV tables";
+    } else if (table && kv_key == "fp8") {
+      use.timing = base->gpu == gpu.id ? "measured: attention fp8 KV tables"
+                                       : "measured on " + base->gpu + ": attention fp8 KV tables";
+    } else {
+      const std::string have = base->decode_attention.count(kv_key) > 0 ? kv_key : "bf16";
+      use.timing = "assumed: the " + have + " KV attention curves at " + kv_format.name +
+                   "'s byte count (no table of this format)";
+    }
+    describe(kv_run, use);
   }
   if (m->mla_) {
     if (base->mla_decode.coef.empty() || base->mla_prefill.coef.empty()) {
@@ -270,10 +305,9 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
     m->decode_.coef[0] = base->decode_attention.at("bf16").coef[0];
     const LinearCurve* pre = base->PrefillFor("bf16", 128);
     if (pre != nullptr) m->prefill_.coef[0] = pre->coef[0];
-    if (kv_key != "bf16") {
-      m->notes_.push_back("MLA with " + kv_format.name +
-                          " KV: timed with the bf16 MLA curves at "
-                          "its own byte count");
+    if (kv_format.element_bits < 16) {
+      Note(&m->notes_, "MLA with " + kv_format.name +
+                           " KV: timed with the bf16 MLA curves at its own byte count");
     }
   } else if (attention_layers > 0) {
     auto dec = base->decode_attention.find(kv_key);
@@ -308,16 +342,17 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
 
 std::vector<std::pair<std::string, Seconds>> OperatorCostModel::DenseParts(Tokens tokens) const {
   std::vector<std::pair<std::string, Seconds>> parts = {
-      {"gemm", 0}, {"moe", 0}, {"all_reduce", 0}, {"elementwise", 0}};
+      {"gemm", 0}, {"moe", 0}, {"all_reduce", 0}, {"elementwise", 0}, {"all_to_all", 0}};
   if (tokens <= 0) return parts;
   const double t = static_cast<double>(tokens);
   for (const Gemm& g : gemms_) parts[0].second += g.count * g.curve.Seconds(spec_, t, g.n, g.k);
   if (moe_layers_ > 0) {
     MoeLoad load;
     constexpr double kTile = 64;
+    const double routed = t * moe_skew_;  // the busiest GPU's tokens' worth of pairs
     for (std::size_t i = 0; i < moe_q_.size(); ++i) {
-      const double touched = 1.0 - std::exp(t * moe_log_miss_[i]);
-      const double mean = t * moe_q_[i];
+      const double touched = 1.0 - std::exp(routed * moe_log_miss_[i]);
+      const double mean = routed * moe_q_[i];
       load.touched_experts += touched;
       load.pairs += mean;
       if (touched > 0) load.padded_pairs += touched * kTile * std::ceil(mean / touched / kTile);
@@ -332,6 +367,14 @@ std::vector<std::pair<std::string, Seconds>> OperatorCostModel::DenseParts(Token
   }
   parts[3].second =
       profile_.params.elementwise_passes * t * layers_ * hidden_ * 2 / spec_.hbm_bytes_per_s;
+  if (!all_to_all_.points.empty() && moe_layers_ > 0) {
+    // Per MoE layer: dispatch and combine the (token, expert) pairs of this
+    // GPU's 1/ep of the tokens, then gather every GPU's outputs.
+    const double share = std::ceil(t / expert_parallel_);
+    const double sent = share * experts_per_token_ * hidden_ * 2;
+    parts[4].second =
+        moe_layers_ * (2 * all_to_all_.Seconds(sent) + all_gather_.Seconds(t * hidden_ * 2));
+  }
   return parts;
 }
 
@@ -495,6 +538,7 @@ CostModelInfo OperatorCostModel::Describe() const {
   info.calibrated = calibrated_;
   info.validation_median_error = profile_.validation_median_error;
   info.notes = notes_;
+  info.formats = formats_;
   return info;
 }
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "kvbill/hardware/format_support.h"
 #include "kvbill/model/kv_footprint.h"
 #include "kvbill/model/weight_bytes.h"
 
@@ -108,16 +109,21 @@ std::vector<FitAlternative> SuggestAlternatives(const FitRequest& request,
     if (!rep) return;
     out.push_back(FitAlternative{change, rep->fits, rep->needed_bytes, rep->capacity_bytes});
   };
+  // Only formats an engine runs on this GPU (format_support.h).
+  const GpuSpec& gpu = request.deployment.gpu;
+  auto runs = [&](FormatRole role, const Result<ElementFormat>& f) {
+    return f.ok() && CheckGpuRuns(gpu, role, *f).ok();
+  };
   auto fp8 = ParseElementFormat("fp8-e4m3");
   auto nvfp4 = ParseElementFormat("nvfp4");
-  if (request.kv_format.element_bits > 8 && fp8) {
+  if (request.kv_format.element_bits > 8 && runs(FormatRole::kKvCache, fp8)) {
     FitRequest v = request;
     v.kv_format = *fp8;
     add("fp8-e4m3 KV cache", v);
     v.weight_format = "fp8-e4m3";
-    add("fp8-e4m3 KV cache and fp8-e4m3 weights", v);
+    if (runs(FormatRole::kWeights, fp8)) add("fp8-e4m3 KV cache and fp8-e4m3 weights", v);
   }
-  if (request.kv_format.element_bits > 4 && nvfp4) {
+  if (request.kv_format.element_bits > 4 && runs(FormatRole::kKvCache, nvfp4)) {
     FitRequest v = request;
     v.kv_format = *nvfp4;
     add("nvfp4 KV cache", v);

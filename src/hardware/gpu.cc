@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "kvbill/hardware/format_support.h"
 #include "kvbill/util/embedded.h"
 #include "kvbill/util/file.h"
 
@@ -35,6 +36,8 @@ Result<GpuSpec> ParseGpu(const json& g, const std::string& where) {
                                        "hbm_bandwidth_tb_s",
                                        "dense_tflops",
                                        "usd_per_gpu_hour",
+                                       "architecture",
+                                       "interconnect",
                                        "_comment"};
   for (auto it = g.begin(); it != g.end(); ++it) {
     if (std::find(std::begin(kKnown), std::end(kKnown), it.key()) == std::end(kKnown)) {
@@ -83,14 +86,57 @@ Result<GpuSpec> ParseGpu(const json& g, const std::string& where) {
   auto price = PositiveNumber(g, "usd_per_gpu_hour", where, true);
   if (!price) return price.error();
   s.usd_per_gpu_hour = *price;
+  // The architecture (the format matrix's column); a file without one gets
+  // the newest NVIDIA architecture its tensor rates imply.
+  s.architecture = s.fp4_flops_per_s > 0   ? "blackwell"
+                   : s.fp8_flops_per_s > 0 ? "hopper"
+                                           : "ampere";
+  if (auto it = g.find("architecture"); it != g.end()) {
+    const auto& known = GpuArchitectures();
+    if (!it->is_string() ||
+        (!known.empty() && std::none_of(known.begin(), known.end(), [&](const GpuArchitecture& a) {
+          return a.id == it->get<std::string>();
+        }))) {
+      std::string ids;
+      for (const GpuArchitecture& a : known) ids += (ids.empty() ? "" : ", ") + a.id;
+      return Error(where + "/architecture: unknown architecture " + it->dump() + " (" + ids + ")");
+    }
+    s.architecture = it->get<std::string>();
+  }
+  // The GPU-to-GPU link; a file without one: PCIe Gen4 x16 (32 GB/s).
+  s.interconnect = "pcie";
+  s.link_bytes_per_s = 32e9;
+  if (auto it = g.find("interconnect"); it != g.end()) {
+    const std::string iw = where + "/interconnect";
+    if (!it->is_object())
+      return Error(iw + ": must be an object like {\"kind\": \"nvlink\", \"gb_s\": 450}");
+    for (auto k = it->begin(); k != it->end(); ++k) {
+      if (k.key() != "kind" && k.key() != "gb_s")
+        return Error(iw + "/" + k.key() + ": unknown key (kind, gb_s)");
+    }
+    auto kind = it->find("kind");
+    if (kind == it->end() || !kind->is_string() ||
+        (*kind != "nvlink" && *kind != "pcie" && *kind != "infinity_fabric")) {
+      return Error(iw + "/kind: must be \"nvlink\", \"pcie\" or \"infinity_fabric\"" +
+                   (kind == it->end() ? std::string(", missing") : ", got " + kind->dump()));
+    }
+    auto gb_s = PositiveNumber(*it, "gb_s", iw, true);
+    if (!gb_s) return gb_s.error();
+    s.interconnect = kind->get<std::string>();
+    s.link_bytes_per_s = *gb_s * 1e9;
+  }
   return s;
 }
 
 }  // namespace
 
-double GpuSpec::DenseFlopsPerS(const ElementFormat& format) const {
-  if (format.element_bits <= 4 && fp4_flops_per_s > 0) return fp4_flops_per_s;
-  if (format.element_bits <= 8 && fp8_flops_per_s > 0) return fp8_flops_per_s;
+double GpuSpec::DenseFlopsPerS(const ElementFormat& weight_format) const {
+  const FormatRun run = HowGpuRuns(*this, FormatRole::kWeights, weight_format);
+  if (!run.runs()) return bf16_flops_per_s;
+  if (run.cell.computed == "fp4" && fp4_flops_per_s > 0) return fp4_flops_per_s;
+  if ((run.cell.computed == "fp8" || run.cell.computed == "fp4") && fp8_flops_per_s > 0) {
+    return fp8_flops_per_s;
+  }
   return bf16_flops_per_s;
 }
 

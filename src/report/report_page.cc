@@ -6,6 +6,7 @@
 #include <map>
 
 #include "kvbill/cost/breakeven.h"
+#include "kvbill/hardware/format_support.h"
 #include "kvbill/metrics/growth.h"
 #include "kvbill/model/kv_format.h"
 #include "kvbill/report/bar_chart.h"
@@ -170,7 +171,8 @@ Result<std::string> MemorySection(const Scenario& s) {
   std::vector<std::string> format_labels = {s.kv_format};
   for (const char* narrower : {"fp8", "nvfp4"}) {
     auto f = ParseElementFormat(narrower);
-    if (f && f->element_bits < config->kv_format.element_bits) {
+    if (f && f->element_bits < config->kv_format.element_bits &&
+        CheckGpuRuns(config->gpu, FormatRole::kKvCache, *f).ok()) {
       formats.push_back(*f);
       format_labels.push_back(narrower);
     }
@@ -655,7 +657,10 @@ Result<std::string> BreakevenSection(const Scenario& s, std::optional<double> pr
   std::vector<ElementFormat> formats = {config->kv_format};
   for (const char* narrower : {"fp8", "nvfp4"}) {
     auto f = ParseElementFormat(narrower);
-    if (f && f->element_bits < config->kv_format.element_bits) formats.push_back(*f);
+    if (f && f->element_bits < config->kv_format.element_bits &&
+        CheckGpuRuns(config->gpu, FormatRole::kKvCache, *f).ok()) {
+      formats.push_back(*f);
+    }
   }
   constexpr std::int64_t kBigBatch = 32;
   LineChart chart;

@@ -20,17 +20,18 @@ using nlohmann::ordered_json;
 
 // How a flag's value becomes a scenario value.
 enum class Conv {
-  kModel,         // a repo id or path -> /model
-  kInt,           // a plain integer
-  kVllmInt,       // vLLM's human-readable integer ("32k" = 32,000)
-  kModelLen,      // kVllmInt, or "auto" / -1 (the model's limit: nothing to set)
-  kNumber,        // a decimal number
-  kTrue,          // a switch that sets true
-  kFalse,         // a switch that sets false
-  kKvDtype,       // --kv-cache-dtype: the kv_format row's vLLM values
-  kDtype,         // --dtype: the weights' and an "auto" KV cache's dtype
-  kQuantization,  // -q: the weights' format
-  kPipeline,      // -pp: only 1 is expressible
+  kModel,           // a repo id or path -> /model
+  kInt,             // a plain integer
+  kVllmInt,         // vLLM's human-readable integer ("32k" = 32,000)
+  kModelLen,        // kVllmInt, or "auto" / -1 (the model's limit: nothing to set)
+  kNumber,          // a decimal number
+  kTrue,            // a switch that sets true
+  kFalse,           // a switch that sets false
+  kKvDtype,         // --kv-cache-dtype: the kv_format row's vLLM values
+  kDtype,           // --dtype: the weights' and an "auto" KV cache's dtype
+  kQuantization,    // -q: the weights' format
+  kPipeline,        // -pp: only 1 is expressible
+  kExpertParallel,  // a switch: the experts over the tensor-parallel GPUs
 };
 
 struct Flag {
@@ -57,6 +58,7 @@ constexpr Flag kFlags[] = {
     {"--max-model-len", nullptr, "/engine/max_model_len", Conv::kModelLen},
     {"--max-num-seqs", nullptr, "/engine/max_num_seqs", Conv::kInt},
     {"--max-num-batched-tokens", nullptr, "/engine/max_num_batched_tokens", Conv::kVllmInt},
+    {"--enable-expert-parallel", nullptr, "/deployment/expert_parallel", Conv::kExpertParallel},
 };
 
 // Hugging Face repo ids of the catalog's architectures (the instruct and
@@ -163,9 +165,10 @@ struct Conversion {
   std::vector<std::string> notes;
   std::vector<std::string> not_expressed;
   std::string model;
-  std::string dtype;         // --dtype as a kvbill format; empty: auto
-  std::string kv_format;     // --kv-cache-dtype as a kvbill format; empty: absent
-  std::string quantization;  // -q as a kvbill format; empty: none
+  std::string dtype;             // --dtype as a kvbill format; empty: auto
+  std::string kv_format;         // --kv-cache-dtype as a kvbill format; empty: absent
+  std::string quantization;      // -q as a kvbill format; empty: none
+  bool expert_parallel = false;  // --enable-expert-parallel
 };
 
 void Set(ordered_json& doc, const std::string& pointer, ordered_json value) {
@@ -233,6 +236,9 @@ Status Apply(const Flag& flag, const std::string& value, Conversion* c) {
         c->not_expressed.push_back(name + " " + value);
       }
       return OkStatus();
+    case Conv::kExpertParallel:
+      c->expert_parallel = true;
+      return OkStatus();
     case Conv::kPipeline: {
       auto v = ParseInt(name, value);
       if (!v) return v.error();
@@ -250,7 +256,9 @@ const Flag* FindFlag(const std::string& arg) {
   return nullptr;
 }
 
-bool IsSwitch(const Flag& f) { return f.conv == Conv::kTrue || f.conv == Conv::kFalse; }
+bool IsSwitch(const Flag& f) {
+  return f.conv == Conv::kTrue || f.conv == Conv::kFalse || f.conv == Conv::kExpertParallel;
+}
 
 }  // namespace
 
@@ -369,6 +377,13 @@ Result<VllmScenario> ScenarioFromVllm(const std::vector<std::string>& argv,
     }
   }
 
+  // vLLM spreads the experts over the tensor-parallel GPUs (times the
+  // data-parallel ranks, which kvbill runs as independent replicas).
+  if (c.expert_parallel) {
+    const ordered_json::json_pointer tp("/deployment/gpus_per_replica");
+    const std::int64_t gpus = out.contains(tp) ? out[tp].get<std::int64_t>() : 1;
+    if (gpus > 1) Set(out, "/deployment/expert_parallel", gpus);
+  }
   if (options.gpu.empty()) {
     c.notes.push_back(
         "the command line does not name the GPU: deployment.gpu is kvbill's "

@@ -360,6 +360,27 @@ const std::vector<Key>& ScenarioKeys() {
        .field = In<&Scenario::deployment, &D::gpus_per_replica>(),
        .unit = "GPUs",
        .vllm = "tensor_parallel_size"},
+      {.pointer = "/deployment/expert_parallel",
+       .type = Type::kInteger,
+       .meaning = "expert-parallel degree of MoE layers: the routed experts are split over this "
+                  "many GPUs of a replica, whole experts per GPU, instead of every expert over "
+                  "all of them (vLLM's `--enable-expert-parallel` makes it `gpus_per_replica`); "
+                  "1 or `gpus_per_replica`, and MoE models only",
+       .field = In<&Scenario::deployment, &D::expert_parallel>(),
+       .unit = "GPUs"},
+      {.pointer = "/deployment/expert_dispatch",
+       .type = Type::kChoice,
+       .meaning = "with `expert_parallel` above 1: how tokens reach experts on other GPUs "
+                  "([engine.md](engine.md#parallelism))",
+       .field = In<&Scenario::deployment, &D::expert_dispatch>(),
+       .choices = {{"all_reduce",
+                    "every GPU routes every token to its own experts; the layer's all-reduce "
+                    "sums the outputs (vLLM and SGLang without data-parallel attention)"},
+                   {"all_to_all",
+                    "each GPU sends its share of the tokens to the experts' GPUs and back by "
+                    "all-to-all, then gathers the layer's output (DeepEP-style dispatch; "
+                    "attention stays tensor-parallel)"}},
+       .what = "expert dispatch"},
       {.pointer = "/deployment/replicas",
        .type = Type::kInteger,
        .meaning = "independent copies, each with its own KV pool and prefix cache (vLLM's "

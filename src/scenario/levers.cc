@@ -5,6 +5,8 @@
 #include <thread>
 
 #include "kvbill/cost/price_sheet.h"
+#include "kvbill/hardware/format_support.h"
+#include "kvbill/hardware/gpu.h"
 #include "kvbill/model/hf_config.h"
 #include "kvbill/model/kv_format.h"
 #include "kvbill/scenario/sweep.h"
@@ -52,10 +54,20 @@ std::vector<Lever> Levers(const Scenario& s) {
   if (s.pricing) return ApiLevers(s);
   std::vector<Lever> levers;
   auto kv = ParseElementFormat(s.kv_format);
-  if (kv && kv->element_bits > 8) levers.push_back({"fp8 KV cache", {{"/kv_format", "\"fp8\""}}});
-  if (kv && kv->element_bits > 4) {
-    levers.push_back({"nvfp4 KV cache", {{"/kv_format", "\"nvfp4\""}}});
-  }
+  auto gpu = LookupGpu(s.deployment.gpu);
+  // A KV format lever, or why it cannot apply on this GPU.
+  auto kv_lever = [&](const std::string& format) {
+    Lever lever{format + " KV cache", {{"/kv_format", "\"" + format + "\""}}, ""};
+    auto f = ParseElementFormat(format);
+    if (gpu && f) {
+      if (auto runs = CheckGpuRuns(*gpu, FormatRole::kKvCache, *f); !runs) {
+        lever.not_applicable = runs.error().message();
+      }
+    }
+    levers.push_back(std::move(lever));
+  };
+  if (kv && kv->element_bits > 8) kv_lever("fp8");
+  if (kv && kv->element_bits > 4) kv_lever("nvfp4");
   levers.push_back({s.prefix_cache.enabled ? "prefix caching off" : "prefix caching on",
                     {{"/prefix_cache/enabled", s.prefix_cache.enabled ? "false" : "true"}}});
   AddContextLevers(s, &levers);
@@ -95,11 +107,15 @@ Result<std::string> ApplyLever(const std::string& scenario_text, const Lever& le
 std::vector<LeverOutcome> RunLevers(const std::string& scenario_text, const std::string& source,
                                     const std::vector<Lever>& levers, int jobs) {
   std::vector<LeverOutcome> outcomes;
-  for (const Lever& l : levers) outcomes.push_back(LeverOutcome{l, std::nullopt, ""});
+  for (const Lever& l : levers) {
+    outcomes.push_back(LeverOutcome{
+        l, std::nullopt, l.not_applicable.empty() ? "" : "not applicable: " + l.not_applicable});
+  }
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
     for (std::size_t i = next++; i < outcomes.size(); i = next++) {
       LeverOutcome& o = outcomes[i];
+      if (!o.lever.not_applicable.empty()) continue;
       auto variant = ApplyLever(scenario_text, o.lever);
       if (!variant) {
         o.error = variant.error().message();

@@ -5,7 +5,11 @@
 
 #include "kvbill/cost/price_sheet.h"
 #include "kvbill/cost/provider_cache.h"
+#include "kvbill/hardware/format_support.h"
+#include "kvbill/hardware/gpu.h"
 #include "kvbill/model/hf_config.h"
+#include "kvbill/model/kv_format.h"
+#include "kvbill/model/weight_bytes.h"
 #include "scenario/keys.h"
 
 namespace kvbill::scenario_keys {
@@ -84,6 +88,63 @@ Status PrefixCacheFitsModel(const ReadState& state, Scenario* s) {
           "block prefix cache cannot reuse: set it to false");
 }
 
+// The formats must be ones an engine runs on the GPU (the format matrix,
+// hardware/format_support.h): blame the format's field, or the model when
+// its own checkpoint format is the one no engine runs there. An API run has
+// no GPU.
+Status FormatsRunOnGpu(const ReadState& state, Scenario* s) {
+  if (s->pricing) return OkStatus();
+  auto gpu = LookupGpu(s->deployment.gpu);
+  if (!gpu) return OkStatus();  // the row's domain said so
+  auto at = [&](const char* pointer) {
+    return state.Given(pointer) ? state.At(pointer) : std::string(pointer);
+  };
+  if (auto kv = ParseElementFormat(s->kv_format)) {
+    if (auto run = CheckGpuRuns(*gpu, FormatRole::kKvCache, *kv); !run) {
+      return state.source().Bad(at("/kv_format"), run.error().message());
+    }
+  }
+  auto check_weights = [&](const ElementFormat& w, const std::string& pointer) -> Status {
+    if (auto run = CheckGpuRuns(*gpu, FormatRole::kWeights, w); !run) {
+      return state.source().Bad(pointer, run.error().message());
+    }
+    return OkStatus();
+  };
+  if (s->weight_format != "auto") {
+    auto w = ParseElementFormat(s->weight_format);
+    if (!w) return OkStatus();  // the row's domain said so
+    return check_weights(*w, at("/weight_format"));
+  }
+  auto model = LoadModel(s->model.name, Overrides(*s));
+  if (!model) return OkStatus();  // ModelLoads said so
+  auto native = NativePartFormats(*model);
+  if (!native) return OkStatus();
+  const std::string where = state.Given("/model") ? state.At("/model") : "/model";
+  for (const ElementFormat* part : {&native->dense, &native->other}) {
+    if (auto st = check_weights(*part, where); !st) return st;
+  }
+  if (model->moe.layers > 0) return check_weights(native->experts, where);
+  return OkStatus();
+}
+
+// Expert parallelism splits routed experts over the replica's GPUs.
+Status ExpertParallelFits(const ReadState& state, Scenario* s) {
+  const ScenarioDeployment& d = s->deployment;
+  if (d.expert_parallel == 1) return OkStatus();
+  const std::string at = state.At("/deployment/expert_parallel");
+  if (d.expert_parallel != d.gpus_per_replica) {
+    return state.source().Bad(at, "must be 1 or gpus_per_replica (" +
+                                      std::to_string(d.gpus_per_replica) + "), got " +
+                                      std::to_string(d.expert_parallel));
+  }
+  auto model = LoadModel(s->model.name, Overrides(*s));
+  if (model && model->moe.experts <= 1) {
+    return state.source().Bad(
+        at, "model " + Quote(model->name) + " has no routed experts to split; set it to 1");
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 const std::vector<Rule>& CrossKeyRules() {
@@ -106,6 +167,15 @@ const std::vector<Rule>& CrossKeyRules() {
        "`prefix_cache.enabled` must be `false` for a model with constant-state layers (SSM, "
        "linear attention, short convolution), unless the scenario has `pricing` (no engine)",
        PrefixCacheFitsModel},
+      {"",
+       "`kv_format`, `weight_format` and the model's own weight formats must be ones an engine "
+       "runs on the GPU ([hardware.md](hardware.md#formats): NVFP4 KV only on Blackwell, ...), "
+       "unless the scenario has `pricing`",
+       FormatsRunOnGpu},
+      {"/deployment",
+       "`deployment.expert_parallel` must be 1 or `gpus_per_replica`, and above 1 only for a "
+       "model with routed experts",
+       ExpertParallelFits},
   };
   return rules;
 }

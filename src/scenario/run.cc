@@ -51,6 +51,8 @@ Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
     options.tensor_parallel = c.gpus_per_replica;
     options.max_batch_tokens = c.max_num_batched_tokens;
     options.async_scheduling = d.async_scheduling;
+    options.expert_parallel = d.expert_parallel;
+    options.expert_all_to_all = d.expert_dispatch == "all_to_all";
     auto op_model = OperatorCostModel::Make(c.model, c.kv_format, c.weight_format, c.gpu, nullptr,
                                             *profile, options);
     if (!op_model) return op_model.error().Within(at + "/deployment");

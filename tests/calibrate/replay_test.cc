@@ -92,10 +92,16 @@ TEST(ReplayTest, FlagsOverrideTheDefaultsAndTheRecordSaysWhyItIsSkipped) {
     EXPECT_FALSE(PlanReplay(x, {}, &why).has_value());
     EXPECT_EQ(why, reason);
   }
+  // Expert parallelism needs routed experts, and its degree must be the
+  // tensor-parallel one (vLLM's --enable-expert-parallel makes it so).
   Measurement ep = Record();
+  ep.tp = 8;
   ep.engine_flags = "-tp 8 --enable-expert-parallel";
   EXPECT_FALSE(PlanReplay(ep, {}, &why).has_value());
-  EXPECT_EQ(why, "expert parallelism is not modelled");
+  EXPECT_EQ(why, "expert parallelism on a model without routed experts");
+  ep.engine_flags = "--tp-size 8 --ep-size 2";
+  EXPECT_FALSE(PlanReplay(ep, {}, &why).has_value());
+  EXPECT_EQ(why, "expert parallelism of degree 2 with tensor parallelism 8 is not modelled");
   Measurement old = Record();
   old.engine_version = "v0.6.0";
   EXPECT_FALSE(PlanReplay(old, {}, &why).has_value());

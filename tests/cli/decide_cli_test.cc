@@ -22,7 +22,7 @@ TEST(SweepCliTest, RunsTheCartesianProductInOrder) {
   EXPECT_EQ(j["points"][0]["values"]["/kv_format"], "bf16");
   EXPECT_EQ(j["points"][1]["values"]["/seed"], 2);
   EXPECT_EQ(j["points"][2]["values"]["/kv_format"], "fp8");
-  EXPECT_EQ(j["points"][5]["values"]["/kv_format"], "nvfp4");
+  EXPECT_EQ(j["points"][5]["values"]["/kv_format"], "int4");
   // The same seed with a smaller KV format reads fewer KV bytes per task.
   EXPECT_LT(j["points"][2]["summary"]["kv_read_bytes_per_task.mean"].get<double>(),
             j["points"][0]["summary"]["kv_read_bytes_per_task.mean"].get<double>());
@@ -111,6 +111,17 @@ TEST(CompareCliTest, RanksTheLeversAgainstTheBaseline) {
   }
   EXPECT_TRUE(saw_fp8);
   EXPECT_TRUE(saw_cache);
+  // NVFP4 KV on the scenario's H100: offered, not run, and said why.
+  const auto& last = j["variants"].back();
+  EXPECT_EQ(last["lever"], "nvfp4 KV cache");
+  EXPECT_FALSE(last.contains("cost_per_task_usd"));
+  EXPECT_EQ(last["not_applicable"].get<std::string>().rfind(
+                "nvfp4 KV cache on h100-sxm (NVIDIA Hopper): no engine runs it: ", 0),
+            0u);
+  const auto text = RunKvbill("compare --scenario tests/data/scenarios/small_sweep.json");
+  ASSERT_EQ(text.exit_status, 0) << text.err;
+  EXPECT_NE(text.out.find("nvfp4 KV cache"), std::string::npos);
+  EXPECT_NE(text.out.find("not applicable"), std::string::npos);
 }
 
 }  // namespace

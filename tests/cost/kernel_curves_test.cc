@@ -106,5 +106,40 @@ TEST(KernelCurvesTest, BundledCurvesCoverTheMeasuredGpusAndRoundTrip) {
   EXPECT_EQ(KernelCurvesToJson(*again), KernelCurvesToJson(set));
 }
 
+TEST(KernelCurvesTest, BusiestGpuShareIsTheMeanPlusTheExpectedMaximumDeviation) {
+  // q = {1, 0.5, 0.5, 0} over 2 GPUs of 2 experts: mean share 2 x 0.5 = 1;
+  // variance of q 0.125; of a 2-of-4 draw's sum 2 x 0.125 x (4 - 2) / 3 =
+  // 1 / 6, sd 0.408248; E[max of 2 normals] = 1 / sqrt(pi) = 0.5642:
+  // 1 + 0.5642 x 0.408248 = 1.230333.
+  EXPECT_NEAR(ExpectedBusiestShare({1, 0.5, 0.5, 0}, 2), 1.230333, 1e-6);
+  // One GPU holds every expert: the whole share, 2.
+  EXPECT_DOUBLE_EQ(ExpectedBusiestShare({1, 0.5, 0.5, 0}, 1), 2.0);
+  // Equal popularity has no skew: 8 experts of q 0.25 over 4 GPUs, 0.5 each.
+  EXPECT_DOUBLE_EQ(ExpectedBusiestShare(std::vector<double>(8, 0.25), 4), 0.5);
+}
+
+TEST(KernelCurvesTest, CollectiveTablesRoundTripThroughJson) {
+  KernelCurveSet set;
+  GpuKernelCurves g;
+  g.gpu = "h100-sxm";
+  g.spec = KernelSpec{1, 1, 1};
+  g.all_to_all.push_back(CollectiveCurve{4, "NCCL a2a", {{512, 1e-5}, {1024, 2e-5}}});
+  g.all_gather.push_back(CollectiveCurve{8, "NCCL ag", {{512, 3e-5}, {2048, 4e-5}}});
+  set.gpus.push_back(g);
+  auto back = ParseKernelCurves(KernelCurvesToJson(set), "c.json");
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  ASSERT_NE(back->gpus[0].AllToAllFor(4), nullptr);
+  EXPECT_EQ(back->gpus[0].AllToAllFor(4)->kernel, "NCCL a2a");
+  EXPECT_DOUBLE_EQ(back->gpus[0].AllToAllFor(4)->Seconds(1024), 2e-5);
+  ASSERT_NE(back->gpus[0].AllGatherFor(8), nullptr);
+  EXPECT_EQ(back->gpus[0].AllGatherFor(2), nullptr);
+  auto bad = ParseKernelCurves(
+      R"({"gpus": [{"gpu": "g", "spec": {"hbm_bytes_per_s": 1, "bf16_flops_per_s": 1,
+      "fp8_flops_per_s": 1}, "all_to_all": [{"gpus": 2, "points": [[2, 1], [1, 1]]}]}]})",
+      "c.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message(), "c.json#/gpus/0/all_to_all/0/points: bytes must increase");
+}
+
 }  // namespace
 }  // namespace kvbill

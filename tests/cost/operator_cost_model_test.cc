@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "kvbill/cost/kernel_curves.h"
 #include "kvbill/hardware/gpu.h"
 #include "model/model_test_util.h"
 
@@ -170,6 +171,116 @@ TEST(OperatorCostModelTest, AGpuWithoutKernelCurvesIsUncalibratedAndSaysSo) {
   EXPECT_EQ((*m)->notes()[0],
             "no kernel measurements for l40s: the operator efficiencies fitted on H100 are applied "
             "to its spec sheet");
+}
+
+TEST(OperatorCostModelTest, AFormatNoEngineRunsOnTheGpuIsRefusedWithTheReason) {
+  auto gpu = LookupGpu("h100-sxm");
+  ASSERT_TRUE(gpu.ok());
+  auto m = OperatorCostModel::Make(Catalog("llama-3.1-8b"), Fmt("nvfp4"), "auto", *gpu, nullptr,
+                                   EngineProfile{}, OperatorModelOptions{});
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().message().rfind("nvfp4 KV cache on h100-sxm (NVIDIA Hopper): no engine runs "
+                                      "it: vLLM stores an NVFP4 KV cache only on Blackwell",
+                                      0),
+            0u);
+}
+
+TEST(OperatorCostModelTest, RunsSayHowEachPartIsStoredComputedAndTimed) {
+  auto gpu = LookupGpu("a100-80gb");
+  ASSERT_TRUE(gpu.ok());
+  auto m = OperatorCostModel::Make(Catalog("qwen3-32b"), Fmt("fp8"), "fp8", *gpu, nullptr,
+                                   EngineProfile{}, OperatorModelOptions{});
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  const CostModelInfo info = (*m)->Describe();
+  ASSERT_GE(info.formats.size(), 2u);
+  EXPECT_EQ(info.formats[0].part, "weights");
+  EXPECT_EQ(info.formats[0].stored, "fp8-e4m3");
+  EXPECT_EQ(info.formats[0].computed, "W8A16");
+  EXPECT_EQ(info.formats[0].kernel, "Marlin (FP8 weight-only)");
+  EXPECT_EQ(info.formats.back().part, "kv_cache");
+  EXPECT_EQ(info.formats.back().computed, "16-bit attention");
+  EXPECT_EQ(info.formats.back().timing.rfind("assumed: the bf16 KV attention curves", 0), 0u);
+}
+
+// Expert parallelism keeps experts whole: at a token count where every
+// expert is touched, the weight bytes a GPU reads are the same as under
+// tensor parallelism (32 whole experts = 128 quarters), while the busiest
+// GPU's routed pairs grow from 1/4 of them to its expected share.
+TEST(OperatorCostModelTest, ExpertParallelismReadsWholeExpertsAndTheBusiestGpuSetsTheTime) {
+  const auto qwen = Catalog("qwen3-235b-a22b");  // 128 experts, top-8, 94 MoE layers
+  ASSERT_EQ(qwen.moe.experts, 128);
+  auto part = [&](const GpuKernelCurves& curves, int ep, const char* which) {
+    OperatorModelOptions options;
+    options.tensor_parallel = 4;
+    options.expert_parallel = ep;
+    const auto m = Make("qwen3-235b-a22b", curves, EngineProfile{}, options);
+    double s = 0;
+    for (const auto& [name, t] : m->DenseParts(16384)) {
+      if (name == which) s = t;
+    }
+    return s;
+  };
+  GpuKernelCurves bytes = HandCurves();
+  bytes.moe["bf16"] = LinearCurve{"weights touched", {0, 1, 0, 0, 0}, {}};
+  const double tp_bytes = part(bytes, 1, "moe"), ep_bytes = part(bytes, 4, "moe");
+  EXPECT_NEAR(ep_bytes / tp_bytes, 1.0, 1e-6);
+  GpuKernelCurves pairs = HandCurves();
+  pairs.moe["bf16"] = LinearCurve{"useful flops", {0, 0, 1, 0, 0}, {}};
+  const std::vector<double> q = RoutingProbabilities(128, 8, EngineProfile{}.moe_routing_alpha);
+  // FLOPs per pair are 4x (whole experts) on the busiest GPU's share of the
+  // pairs instead of every pair at a quarter: ratio 4 x share / 8.
+  EXPECT_NEAR(part(pairs, 4, "moe") / part(pairs, 1, "moe"), 4 * ExpectedBusiestShare(q, 4) / 8,
+              1e-9);
+}
+
+TEST(OperatorCostModelTest, ExpertParallelismNeedsExpertsAndTheTensorParallelDegree) {
+  auto gpu = LookupGpu("h100-sxm");
+  ASSERT_TRUE(gpu.ok());
+  OperatorModelOptions options;
+  options.tensor_parallel = 4;
+  options.expert_parallel = 2;
+  auto m = OperatorCostModel::Make(Catalog("qwen3-235b-a22b"), Fmt("bf16"), "auto", *gpu, nullptr,
+                                   EngineProfile{}, options);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().message(),
+            "expert_parallel must be 1 or the tensor-parallel degree (4), got 2");
+  options.expert_parallel = 4;
+  auto dense = OperatorCostModel::Make(Catalog("qwen3-32b"), Fmt("bf16"), "auto", *gpu, nullptr,
+                                       EngineProfile{}, options);
+  ASSERT_FALSE(dense.ok());
+  EXPECT_EQ(dense.error().message(),
+            "expert parallelism needs routed experts; model \"qwen3-32b\" has none");
+}
+
+// All-to-all dispatch: per MoE layer two all-to-alls of the GPU's quarter of
+// the tokens' (token, expert) pairs and an all-gather of the layer output
+// replace the MLP all-reduce (94 of qwen3-235b's 2 x 94 all-reduces).
+TEST(OperatorCostModelTest, AllToAllDispatchReplacesTheMoeAllReduce) {
+  auto gpu = LookupGpu("h100-sxm");
+  ASSERT_TRUE(gpu.ok());
+  auto profile = LoadEngineProfile("vllm");
+  ASSERT_TRUE(profile.ok());
+  OperatorModelOptions options;
+  options.tensor_parallel = 4;
+  options.expert_parallel = 4;
+  options.expert_all_to_all = true;
+  auto m = OperatorCostModel::Make(Catalog("qwen3-235b-a22b"), Fmt("bf16"), "auto", *gpu, nullptr,
+                                   *profile, options);
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  const GpuKernelCurves* h100 = BundledKernelCurves().For("h100-sxm");
+  const Tokens t = 2048;
+  const double hidden = 4096, layers = 94;
+  const double all_reduce = layers * h100->AllReduceFor(4)->Seconds(t * hidden * 2);
+  const double sent = 512 * 8 * hidden * 2;  // 2,048 / 4 tokens x top-8 x hidden x bf16
+  const double a2a = layers * (2 * h100->AllToAllFor(4)->Seconds(sent) +
+                               h100->AllGatherFor(4)->Seconds(t * hidden * 2));
+  for (const auto& [name, s] : (*m)->DenseParts(t)) {
+    if (name == "all_reduce") {
+      EXPECT_NEAR(s, all_reduce, 1e-12);
+    } else if (name == "all_to_all") {
+      EXPECT_NEAR(s, a2a, 1e-12);
+    }
+  }
 }
 
 }  // namespace

@@ -45,7 +45,7 @@ TEST(BudgetSweepTest, BadBudgetsAndAxesNameTheirPointer) {
 // takes k mod n == i.
 TEST(BudgetSweepTest, ShardsPartitionThePoints) {
   const std::string text = R"({"trace": {"generator": "chat", "tasks": 1},
-                               "sweep": {"/kv_format": ["bf16", "fp8", "nvfp4"],
+                               "sweep": {"/kv_format": ["bf16", "fp8", "int4"],
                                          "/seed": [1, 2]}})";
   auto all = ExpandSweep(text, "s.json");
   ASSERT_TRUE(all.ok()) << all.error().message();

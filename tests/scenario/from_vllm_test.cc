@@ -48,6 +48,14 @@ const char kNoTrace[] = "no trace: give one with --trace or a \"trace\" section"
 
 // Five serve command lines as they are written in deployment guides.
 
+TEST(FromVllmTest, ExpertParallelismSpansTheTensorParallelGpus) {
+  const Converted c =
+      Convert("vllm serve Qwen/Qwen3-235B-A22B -tp 4 --enable-expert-parallel", "a100-80gb");
+  EXPECT_EQ(c.doc["deployment"], json::parse(R"({"gpu": "a100-80gb", "gpus_per_replica": 4,
+                                                 "expert_parallel": 4})"));
+  EXPECT_EQ(c.scenario.deployment.expert_parallel, 4);
+}
+
 TEST(FromVllmTest, TensorParallel70BOnFourGpus) {
   const Converted c = Convert(
       "vllm serve meta-llama/Llama-3.1-70B-Instruct --tensor-parallel-size 4 --host 0.0.0.0 "

@@ -52,7 +52,9 @@ TEST(ScenarioKeysTest, KvCacheDtypeValuesMapOntoKvFormats) {
   EXPECT_EQ(Parse(R"({"kv_cache_dtype": "fp8_e4m3"})").kv_format, "fp8-e4m3");
   EXPECT_EQ(Parse(R"({"kv_cache_dtype": "bfloat16"})").kv_format, "bf16");
   EXPECT_EQ(Parse(R"({"kv_cache_dtype": "float16"})").kv_format, "fp16");
-  EXPECT_EQ(Parse(R"({"kv_cache_dtype": "nvfp4"})").kv_format, "nvfp4");
+  // NVFP4 KV runs on Blackwell only (the format matrix, docs/hardware.md#formats).
+  EXPECT_EQ(Parse(R"({"kv_cache_dtype": "nvfp4", "deployment": {"gpu": "b200"}})").kv_format,
+            "nvfp4");
   // qwen3-8b's config says "torch_dtype": "bfloat16".
   EXPECT_EQ(Parse(R"({"kv_cache_dtype": "auto"})").kv_format, "bf16");
   EXPECT_EQ(Parse(R"({"kv_format": "auto"})").kv_format, "bf16");

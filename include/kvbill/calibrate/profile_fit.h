@@ -79,10 +79,12 @@ FitOutcome FitProfile(const std::vector<ReplayPlan>& plans, const EngineProfile&
 
 // docs/validation.md: the kernel curves' fit, the profile, the error
 // statistics (fixed lengths and ShareGPT apart, in sample and leaving each
-// model out), every record's metrics and the records not replayed.
-// `command` is the command line that regenerates the page.
+// model out), the relative effects (`effects_table`, relative_effects.h),
+// every record's metrics and the records not replayed. `command` is the
+// command line that regenerates the page.
 std::string ValidationMarkdown(const FitOutcome& outcome, const std::vector<SkippedRecord>& skipped,
-                               const std::string& kernel_table, const std::string& command);
+                               const std::string& kernel_table, const std::string& effects_table,
+                               const std::string& command);
 
 }  // namespace kvbill
 

@@ -17,6 +17,7 @@
 #ifndef KVBILL_CALIBRATE_REPLAY_H_
 #define KVBILL_CALIBRATE_REPLAY_H_
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +45,7 @@ struct ReplayPlan {
   bool fixed_lengths = false;     // "random" dataset: lengths exact
   bool async_scheduling = false;  // --async-scheduling
   bool fp8_checkpoint = false;    // a *-FP8 checkpoint (block-scaled)
+  int expert_parallel = 1;        // --enable-expert-parallel (= tp), --ep-size N
   SimulationConfig config;        // cost_model unset
   std::vector<Task> tasks;
   std::vector<std::vector<Request>> requests;
@@ -57,6 +59,11 @@ struct ReplayMetrics {
   double e2e_ms_mean = 0;  // finish − send, mean over requests
   double output_tok_s = 0;
 };
+
+// Engine flags as a map, names without dashes and with '_' as '-':
+// "--max-num-seqs 512", "--max-num-seqs=512", "-tp 8"; a flag without a
+// value maps to "true".
+std::map<std::string, std::string> ParseEngineFlags(const std::string& flags);
 
 // A plan for `m`, or nullopt with `*why` saying why kvbill cannot represent
 // the record (unknown engine, model or GPU, a setting kvbill does not model).

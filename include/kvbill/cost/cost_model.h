@@ -53,6 +53,18 @@ struct DecodeLines {
   std::vector<long double> own1;
 };
 
+// How one part of the model's data is stored and computed in a run
+// (hardware/format_support.h), and what times it.
+struct FormatUse {
+  std::string part;      // "weights", "experts", "embeddings", "kv_cache"
+  std::string stored;    // the stored format, e.g. "fp8-e4m3"
+  std::string computed;  // e.g. "W8A16", "W8A8 (FP8)", "FP8 attention"
+  std::string kernel;    // what the engine runs, e.g. "Marlin (FP8 weight-only)"
+  // "measured" (a kernel table of this GPU and format), or how it is
+  // derived: "derived: ..." / "assumed: ..." with the reason.
+  std::string timing;
+};
+
 // What a run's numbers rest on, for its output (summary.cost_model).
 struct CostModelInfo {
   std::string profile;  // "vllm", "roofline", ...
@@ -61,6 +73,7 @@ struct CostModelInfo {
   // (docs/validation.md); 0 when not validated.
   double validation_median_error = 0;
   std::vector<std::string> notes;  // formats run as fallbacks, parts assumed
+  std::vector<FormatUse> formats;  // one per part (calibrated model only)
 };
 
 class CostModel {

@@ -59,6 +59,13 @@ struct ProfileParameters {
   // prefill chunks with decodes (one varlen kernel serving both shapes runs
   // a decode as a one-row prefill tile, without splitting its KV).
   double mixed_attention_factor = 1;
+  // Compute rate of dense weight-only GEMMs (Marlin: weights dequantised in
+  // the main loop, 16-bit math) over the bf16 GEMM curve's, for 8-bit and
+  // for 4-bit (and 2-bit) weights. No kernel table measures them; the start
+  // is 0.4, the rate vLLM's Marlin fused-MoE kernel reaches against the
+  // bf16 fused-MoE curve in the H100 tables (docs/engine.md#formats).
+  double weight_only_8bit_rate = 0.4;
+  double weight_only_4bit_rate = 0.4;
 };
 
 struct ProfileParameterInfo {
@@ -68,7 +75,7 @@ struct ProfileParameterInfo {
   double upper;
   const char* meaning;
 };
-inline constexpr int kProfileParameterCount = 11;
+inline constexpr int kProfileParameterCount = 13;
 const std::array<ProfileParameterInfo, kProfileParameterCount>& ProfileParameterTable();
 
 struct EngineProfile {

@@ -10,7 +10,9 @@
 //             term is the dynamic quantisation of the activations (fp8).
 //   attention and fused MoE: t = coef . features, coefficients >= 0, with the
 //             features listed beside each Features function below.
-//   all-reduce  interpolated in the measured table (log-log in bytes).
+//   all-reduce, all-to-all, all-gather  interpolated in the measured table
+//             (log-log in bytes): vLLM's all-reduce, NCCL's all-to-all and
+//             all-gather (nccl-tests).
 // Every feature is a time at the spec sheet's rate (bytes / BW, FLOPs /
 // peak) or a count, so a coefficient reads as 1 / efficiency or as seconds
 // per item. BW and peaks are those the curves were fitted with (`spec`).
@@ -55,6 +57,11 @@ struct GemmCurve {
   double weight_bytes = 2;      // bytes per weight element in the rows
   double activation_bytes = 2;  // bytes per activation element read
   bool fp8_rate = false;        // computes at the fp8 peak
+  // Not fitted, not stored: a factor on the compute rate where a kernel
+  // runs another precision than its table measured (fp4 at the fp8 curve's
+  // efficiencies: fp4 peak / fp8 peak; weight-only kernels that dequantise
+  // in their main loop: below 1). format_kernels.h sets it.
+  double compute_rate = 1;
   FitError error;
 
   // Seconds of y = x W^T with x m x k and W n x k.
@@ -114,6 +121,18 @@ std::vector<double> RoutingProbabilities(int experts, int top_k, double alpha);
 // `local_experts` of them, spread evenly over the popularity ranks.
 MoeLoad ExpectedMoeLoad(double tokens, int experts, int top_k, double alpha, int local_experts);
 
+// A collective's time over `gpus` GPUs of one node against the bytes
+// each GPU contributes: an all-reduce's tensor, an all-to-all's whole send
+// buffer, an all-gather's whole output.
+// Expert parallelism over `ep` GPUs, each holding q.size() / ep experts
+// placed without regard to popularity (vLLM places them by expert id): the
+// expected routed pairs per token on the busiest GPU, the mean share plus
+// the expected maximum of `ep` standard normal deviates (0.564, 1.029,
+// 1.424, 1.766, 2.070, 2.343 for 2 ... 64, by log2 between) times the
+// share's standard deviation, drawing q.size() / ep of the q_i without
+// replacement. Precondition: ep >= 1.
+double ExpectedBusiestShare(const std::vector<double>& q, int ep);
+
 struct AllReducePoint {
   double bytes = 0;
   double seconds = 0;
@@ -125,6 +144,7 @@ struct AllReduceCurve {
   // Log-log interpolation; beyond the last point, linear in bytes.
   double Seconds(double bytes) const;
 };
+using CollectiveCurve = AllReduceCurve;
 
 struct GpuKernelCurves {
   std::string gpu;     // catalog id, e.g. "h100-sxm"
@@ -137,10 +157,14 @@ struct GpuKernelCurves {
   std::map<std::string, std::map<int, LinearCurve>> prefill_attention;
   LinearCurve mla_decode;  // DeepSeek-shaped MLA (empty coef: not measured)
   LinearCurve mla_prefill;
-  std::map<std::string, LinearCurve> moe;  // by expert weight dtype: "bf16", "fp8", "mxfp4", ...
-  std::vector<AllReduceCurve> all_reduce;  // by GPU count
+  std::map<std::string, LinearCurve> moe;   // by expert weight dtype: "bf16", "fp8", "mxfp4", ...
+  std::vector<AllReduceCurve> all_reduce;   // vLLM's all-reduce, by GPU count
+  std::vector<CollectiveCurve> all_to_all;  // NCCL all-to-all, by GPU count
+  std::vector<CollectiveCurve> all_gather;  // NCCL all-gather, by GPU count
 
   const AllReduceCurve* AllReduceFor(int gpus) const;
+  const CollectiveCurve* AllToAllFor(int gpus) const;
+  const CollectiveCurve* AllGatherFor(int gpus) const;
   // The prefill curve for `kv_dtype` whose head dim is nearest (in log) to head_dim.
   const LinearCurve* PrefillFor(const std::string& kv_dtype, std::int64_t head_dim) const;
 };

@@ -23,10 +23,19 @@
 // ends, so step time is one line (two where async scheduling switches
 // between CPU- and GPU-bound): event skipping stays exact.
 //
-// Formats run as their kernels do: weights stored at their own width; 8-bit
-// weights compute at the fp8 rate where the GPU has one (else as W8A16);
-// 4-bit weights as W4A16 at the 16-bit rate. A GPU without kernel curves
-// uses the H100 curves' efficiencies on its own spec sheet, and says so.
+// Formats run as the format matrix says the GPU runs them
+// (hardware/format_support.h, cost/format_kernels.h): weights streamed at
+// their stored width and multiplied at the computed precision (W8A8 fp8,
+// W4A4 fp4, or weight-only WnA16 with the dequantisation cost of Marlin's
+// tables); a combination no engine runs is an error. A GPU without kernel
+// curves uses the H100 curves' efficiencies on its own spec sheet, and
+// collectives it has no table for run as a ring over its link; both say so.
+//
+// Parallelism: tensor parallelism splits heads, GEMMs and every expert and
+// adds two all-reduces per layer; expert parallelism (options) keeps the
+// experts whole, 1/ep of them per GPU, the busiest GPU setting the time,
+// and either keeps the all-reduce (vLLM without data-parallel attention)
+// or exchanges tokens by all-to-all.
 #ifndef KVBILL_COST_OPERATOR_COST_MODEL_H_
 #define KVBILL_COST_OPERATOR_COST_MODEL_H_
 
@@ -54,6 +63,12 @@ struct OperatorModelOptions {
   // DeepSeek's and the *-FP8 Qwen and GLM checkpoints are) rather than
   // quantised per tensor when loaded. weight_format "auto" implies it.
   bool fp8_checkpoint = false;
+  // Expert-parallel degree: 1, or tensor_parallel (MoE models only).
+  int expert_parallel = 1;
+  // With expert parallelism: tokens reach their experts by all-to-all
+  // dispatch and combine (plus an all-gather of the layer's output) instead
+  // of every GPU routing every token and the layer's all-reduce summing.
+  bool expert_all_to_all = false;
 };
 
 class OperatorCostModel final : public CostModel {
@@ -81,7 +96,8 @@ class OperatorCostModel final : public CostModel {
   // Parts of an iteration's GPU time, for tests and reports.
   Seconds DenseSeconds(Tokens tokens) const;     // GEMMs, MoE, all-reduce, elementwise
   Seconds HeadSeconds(std::int64_t seqs) const;  // lm_head over the sampled sequences
-  // DenseSeconds(tokens) by part: "gemm", "moe", "all_reduce", "elementwise".
+  // DenseSeconds(tokens) by part: "gemm", "moe", "all_reduce", "elementwise",
+  // "all_to_all" (expert-parallel dispatch, combine and gather).
   std::vector<std::pair<std::string, Seconds>> DenseParts(Tokens tokens) const;
 
  private:
@@ -103,6 +119,7 @@ class OperatorCostModel final : public CostModel {
   std::string name_;
   bool calibrated_ = false;
   std::vector<std::string> notes_;
+  std::vector<FormatUse> formats_;
   std::vector<Gemm> gemms_;  // per iteration, over all layers, m = tokens
   Gemm head_;                // lm_head, m = sequences
   // Fused MoE.
@@ -110,8 +127,13 @@ class OperatorCostModel final : public CostModel {
   LinearCurve moe_curve_;
   bool moe_fp8_rate_ = false;
   double expert_bytes_ = 0, expert_flops_per_pair_ = 0;
-  std::vector<double> moe_log_miss_;  // per expert: log(1 - q_i)
+  std::vector<double> moe_log_miss_;  // per expert of the busiest GPU: log(1 - q_i)
   std::vector<double> moe_q_;
+  int expert_parallel_ = 1;
+  double moe_skew_ = 1;  // the busiest GPU's pairs over its experts' expected ones
+  double experts_per_token_ = 0;
+  CollectiveCurve all_to_all_;  // empty unless expert parallelism uses all-to-all
+  CollectiveCurve all_gather_;
   // All-reduce: per iteration 2 per layer of T x hidden x 2 bytes.
   const AllReduceCurve* all_reduce_ = nullptr;
   AllReduceCurve all_reduce_fallback_;

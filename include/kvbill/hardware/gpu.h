@@ -1,5 +1,7 @@
 // GPU specifications: the bundled catalog (scenarios/gpus.json, sources in
-// docs/hardware.md) and user-supplied spec files of the same shape.
+// docs/hardware.md) and user-supplied spec files of the same shape. Which
+// formats a GPU runs, and how, is its architecture's column of the format
+// matrix (hardware/format_support.h).
 #ifndef KVBILL_HARDWARE_GPU_H_
 #define KVBILL_HARDWARE_GPU_H_
 
@@ -22,11 +24,20 @@ struct GpuSpec {
   double fp8_flops_per_s = 0;   // dense; 0 when not supported
   double fp4_flops_per_s = 0;   // dense; 0 when not supported
   double usd_per_gpu_hour = 0;
+  // The format matrix's column: "ampere", "ada", "hopper", "blackwell",
+  // "cdna3" (format_support.h lists them).
+  std::string architecture = "hopper";
+  // The GPU-to-GPU link inside a node: "nvlink", "pcie" or
+  // "infinity_fabric", and its bandwidth in one direction per GPU.
+  std::string interconnect = "nvlink";
+  double link_bytes_per_s = 0;
 
-  // Dense peak FLOP/s for matmuls whose narrower operand has `format`'s
-  // element width: 4-bit formats use fp4 (else fp8, else bf16), 8-bit use
-  // fp8 (else bf16), wider use bf16.
-  double DenseFlopsPerS(const ElementFormat& format) const;
+  // Dense peak FLOP/s of matmuls with weights stored in `weight_format`,
+  // at the precision the format matrix says this GPU computes them in:
+  // the fp8 rate for W8A8 fp8, the fp4 rate for W4A4 nvfp4 (Blackwell),
+  // the 16-bit rate for 16-bit and weight-only (WnA16) formats and for a
+  // format the GPU does not run.
+  double DenseFlopsPerS(const ElementFormat& weight_format) const;
 };
 
 // The bundled catalog, in file order.

@@ -22,10 +22,15 @@ namespace kvbill {
 struct Lever {
   std::string name;                                           // e.g. "fp8 KV cache"
   std::vector<std::pair<std::string, std::string>> settings;  // pointer -> JSON value
+  // Why the lever cannot apply to this deployment (a format no engine runs
+  // on its GPU, hardware/format_support.h); empty when it can.
+  std::string not_applicable = {};
 };
 
 // The levers that apply to `scenario`, in a fixed order: fp8 and nvfp4 KV
-// (when the KV format is wider), prefix caching toggled, dropping tool
+// (when the KV format is wider; marked not_applicable, with the reason,
+// where no engine runs that KV format on the scenario's GPU), prefix
+// caching toggled, dropping tool
 // results older than 3 turns, summarising past 32k tokens (each unless the
 // scenario's policy already is that), half the KV heads and a latent KV
 // cache (when the model has attention KV heads to shrink).
@@ -41,12 +46,15 @@ Result<std::string> ApplyLever(const std::string& scenario_text, const Lever& le
 struct LeverOutcome {
   Lever lever;
   std::optional<ScenarioOutcome> run;  // set when the variant ran
-  std::string error;                   // why it did not, otherwise empty
+  // Why it did not, otherwise empty; "not applicable: <reason>" for a
+  // lever that cannot apply (it is not run).
+  std::string error;
 };
 
 // Applies each lever to `scenario_text` (read from `source`), parses and runs
 // the variants on up to `jobs` threads (>= 1). Outcomes come back in the
-// order of `levers`; a variant that fails carries its error instead of a run.
+// order of `levers`; a variant that fails carries its error instead of a run,
+// and a lever marked not_applicable is not run.
 // Deterministic: the result does not depend on `jobs`.
 std::vector<LeverOutcome> RunLevers(const std::string& scenario_text, const std::string& source,
                                     const std::vector<Lever>& levers, int jobs);

@@ -34,6 +34,10 @@ struct ScenarioModel {
 struct ScenarioDeployment {
   std::string gpu = "h100-sxm";  // catalog id or GPU JSON path (resolved)
   int gpus_per_replica = 1;      // tensor parallel
+  // Expert parallelism of MoE layers: 1, or gpus_per_replica (whole experts,
+  // 1/N per GPU); how tokens reach them: "all_reduce" or "all_to_all".
+  int expert_parallel = 1;
+  std::string expert_dispatch = "all_reduce";
   int replicas = 1;
   double memory_fraction = 0.9;
   // The serving engine: its scheduler and its fitted profile

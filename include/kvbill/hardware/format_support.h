@@ -1,0 +1,109 @@
+// The format matrix: for each weight and KV-cache format and each GPU
+// architecture, how a serving engine stores it and what precision it
+// computes in — or that no engine runs it. The matrix is data in the GPU
+// catalog (scenarios/gpus.json, "architectures" and "formats"), each cell
+// citing the vLLM source that selects the kernel; docs/hardware.md#formats
+// shows it.
+//
+//   stored    the format's own width, scales included (kv_format.h): what
+//             the weights and the KV cache take in memory and stream
+//   computed  "bf16" (16-bit math; for KV: dequantised inside attention),
+//             "fp32", "fp8" / "fp4" (the tensor rate of that width: W8A8,
+//             W4A4, FP8 attention), or "w8a16" / "w4a16" / "w2a16"
+//             (weight-only: N-bit weights dequantised in the kernel, 16-bit
+//             math, e.g. Marlin)
+//
+// A cell with runs == false is a combination no engine runs (NVFP4 KV on
+// Hopper): a scenario naming it is an error, `compare` marks the lever
+// "not applicable", both with the cell's reason.
+//
+// Pure: the matrix is read once from the bundled catalog.
+#ifndef KVBILL_HARDWARE_FORMAT_SUPPORT_H_
+#define KVBILL_HARDWARE_FORMAT_SUPPORT_H_
+
+#include <string>
+#include <vector>
+
+#include "kvbill/hardware/gpu.h"
+#include "kvbill/model/kv_format.h"
+#include "kvbill/util/result.h"
+
+namespace kvbill {
+
+enum class FormatRole { kWeights, kKvCache };
+
+struct GpuArchitecture {
+  std::string id;          // "hopper"
+  std::string name;        // "NVIDIA Hopper"
+  std::string capability;  // "9.0", or the AMD target
+};
+
+// One cell of the matrix.
+struct FormatCell {
+  bool runs = true;
+  std::string computed;  // see above; empty when !runs
+  std::string kernel;    // what the engine dispatches to
+  std::string note;      // what kvbill assumes about it, if anything
+  // Routed experts (weights only): the fused-MoE kernel table that times
+  // them: "bf16", "fp8_block", "int4" (Marlin), "mxfp4" (OpenAI Triton).
+  // Defaults by `computed`: bf16 and fp32 -> bf16, fp8 and fp4 ->
+  // fp8_block, weight-only -> int4.
+  std::string experts_table;
+  std::string source;  // the engine source that decides it
+  std::string reason;  // why no engine runs it (!runs)
+};
+
+// How `gpu` runs one format in one role.
+struct FormatRun {
+  FormatRole role = FormatRole::kWeights;
+  std::string format;        // the stored format's name, e.g. "fp8-e4m3"
+  double stored_bits = 16;   // bits per element of a 128-element vector, scales included
+  std::string matrix_row;    // the matrix row it falls in, e.g. "int4" for int4-g128 (awq)
+  std::string gpu;           // catalog id
+  std::string architecture;  // the matrix column
+  FormatCell cell;
+
+  bool runs() const { return cell.runs; }
+  // The computed precision as people write it: "W8A16", "W4A4 (FP4)",
+  // "FP8 attention", "BF16".
+  std::string ComputedLabel() const;
+  // One sentence for a run's notes: "fp8-e4m3 weights on a100-80gb: stored
+  // at 8 bits, computed as W8A16 (Marlin (FP8 weight-only))", or for a
+  // combination no engine runs: "nvfp4 KV cache on h100-sxm (NVIDIA
+  // Hopper): no engine runs it: <reason>". `with_note` appends the cell's
+  // note (what kvbill assumes about it).
+  std::string Describe(bool with_note = true) const;
+};
+
+// The architectures of the matrix, in catalog order.
+const std::vector<GpuArchitecture>& GpuArchitectures();
+
+// The matrix cell of `format` in `role` on `gpu`. A format the matrix has
+// no row for runs as its width suggests, with a note saying so.
+FormatRun HowGpuRuns(const GpuSpec& gpu, FormatRole role, const ElementFormat& format);
+
+// OK when `gpu` runs `format` in `role`; otherwise the error Describe()
+// gives.
+Status CheckGpuRuns(const GpuSpec& gpu, FormatRole role, const ElementFormat& format);
+
+// The matrix as Markdown tables (weights, then KV cache): one row per
+// format, one column per architecture; docs/hardware.md#formats holds it.
+std::string FormatMatrixMarkdown();
+
+// Parses the "architectures" and "formats" sections of a catalog document;
+// errors give `source` and the JSON pointer. The bundled matrix comes from
+// scenarios/gpus.json.
+struct FormatMatrix {
+  std::vector<GpuArchitecture> architectures;
+  struct Row {
+    FormatRole role = FormatRole::kWeights;
+    std::string format;                                     // matrix row name
+    std::vector<std::pair<std::string, FormatCell>> cells;  // by architecture id; "all" last
+  };
+  std::vector<Row> rows;
+};
+Result<FormatMatrix> ParseFormatMatrix(const std::string& json_text, const std::string& source);
+
+}  // namespace kvbill
+
+#endif  // KVBILL_HARDWARE_FORMAT_SUPPORT_H_

@@ -1,0 +1,192 @@
+#include "kvbill/cost/format_kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace kvbill {
+namespace {
+
+std::string Percent(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f%%", 100 * x);
+  return buf;
+}
+
+std::string Number(double x, const char* format) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, format, x);
+  return buf;
+}
+
+// "measured" when the table is the GPU's own, else whose it is.
+std::string Measured(const GpuKernelCurves& base, const FormatRun& run, const std::string& table) {
+  if (base.gpu == run.gpu) return "measured: " + table + " table";
+  return "measured on " + base.gpu + ": " + table + " table (" + run.gpu + " has none)";
+}
+
+// The bytes one weight element takes in `format`, scales included (weights
+// are grouped along rows of 4,096 elements).
+double WeightElementBytes(const ElementFormat& format) { return format.BitsPerElement(4096) / 8.0; }
+
+LinearCurve ScaleMoeCompute(LinearCurve c, double rate) {
+  c.coef.resize(5, 0);
+  c.coef[2] /= rate;
+  c.coef[3] /= rate;
+  return c;
+}
+
+}  // namespace
+
+TimedGemm GemmForFormat(const GpuKernelCurves& base, const FormatRun& run,
+                        const ElementFormat& format, bool fp8_checkpoint, double fp4_over_fp8,
+                        const WeightOnlyRates& weight_only, const std::string& part) {
+  TimedGemm out;
+  out.use = FormatUse{part, format.name, run.ComputedLabel(), run.cell.kernel, ""};
+  const GemmCurve& bf16 = base.gemm.at("bf16");
+  out.curve = bf16;
+  const std::string& c = run.cell.computed;
+  if (c == "bf16") {
+    out.use.timing = Measured(base, run, "GEMM bf16");
+    return out;
+  }
+  if (c == "fp32") {
+    out.curve.weight_bytes = 4;
+    out.curve.activation_bytes = 4;
+    out.use.timing = "assumed: the bf16 GEMM curve at 4 bytes per element (no FP32 table)";
+    return out;
+  }
+  if (c == "fp8" || c == "fp4") {
+    // Checkpoints published in fp8 are block-scaled (DeepSeek, Qwen, GLM
+    // *-FP8); weights quantised on load are per tensor. W4A4 runs CUTLASS
+    // like the per-tensor fp8 kernel.
+    const char* want = c == "fp8" && fp8_checkpoint ? "fp8_block" : "fp8";
+    auto it = base.gemm.find(want);
+    if (it == base.gemm.end())
+      it = base.gemm.find(std::string(want) == "fp8" ? "fp8_block" : "fp8");
+    if (it != base.gemm.end()) {
+      out.curve = it->second;
+      if (it->first == "fp8_block") {
+        // Those rows were timed eagerly, one launch each; engines run them
+        // inside CUDA graphs, so the fixed time is the graph-timed one.
+        auto per_tensor = base.gemm.find("fp8");
+        out.curve.t0_s = per_tensor != base.gemm.end() ? per_tensor->second.t0_s : bf16.t0_s;
+      }
+      if (c == "fp8") {
+        out.use.timing = Measured(base, run, "GEMM " + it->first);
+        return out;
+      }
+      out.curve.weight_bytes = WeightElementBytes(format);
+      out.curve.compute_rate = fp4_over_fp8;
+      out.use.timing =
+          "assumed: the GEMM " + it->first + " curve's efficiencies at the FP4 peak (no FP4 table)";
+      return out;
+    }
+  }
+  // Weight-only kernels (and a low-precision rate without its table):
+  // weights streamed at their stored width, 16-bit math slowed by the
+  // dequantisation in the main loop.
+  out.curve.weight_bytes = WeightElementBytes(format);
+  if (c == "fp8" || c == "fp4") {
+    out.use.timing = "assumed: the bf16 GEMM curve at the stored width (no " + c + " table)";
+    return out;
+  }
+  const double rate = c == "w8a16" ? weight_only.bits8 : weight_only.bits4;
+  out.curve.compute_rate = rate;
+  out.use.timing = "fitted: the bf16 GEMM curve at the stored width, computing at " +
+                   Percent(rate) + " of its rate (dequantisation in the main loop; profile \"" +
+                   weight_only.profile + "\" parameter weight_only_" + (c == "w8a16" ? "8" : "4") +
+                   "bit_rate, fitted end to end: no table measures " + "dense weight-only GEMMs)";
+  return out;
+}
+
+Result<TimedMoe> MoeForFormat(const GpuKernelCurves& base, const FormatRun& run,
+                              const ElementFormat& format, double fp4_over_fp8) {
+  TimedMoe out;
+  out.use = FormatUse{"experts", format.name, run.ComputedLabel(), run.cell.kernel, ""};
+  const std::string& table = run.cell.experts_table;
+  // The kernel's table on this GPU (or on H100 for a GPU without tables);
+  // without one, the GPU's bf16 fused-MoE table at the experts' stored
+  // width: the published A100 runs of MXFP4 and FP8 experts through Marlin
+  // match it (docs/validation.md), and the only Marlin MoE table, H100's,
+  // holds one model shape.
+  std::string used = table;
+  auto it = base.moe.find(table);
+  if (it == base.moe.end()) {
+    used = "bf16";
+    it = base.moe.find("bf16");
+  }
+  if (it == base.moe.end()) return Error("no fused-MoE curve \"" + table + "\" for " + run.gpu);
+  out.curve = it->second;
+  out.fp8_rate = used == "fp8_block";
+  const std::string what = "fused MoE " + used;
+  std::string timing = base.gpu == run.gpu ? "measured: " + what + " table"
+                                           : "measured on " + base.gpu + ": " + what + " table";
+  if (used != table) {
+    timing = "assumed: the " + what + " table of " + base.gpu + " (no " + table +
+             " table of this GPU; dequantisation taken as hidden)";
+  }
+  if (run.cell.computed == "fp4") {
+    out.curve = ScaleMoeCompute(out.curve, fp4_over_fp8);
+    timing = "assumed: the " + what + " curve at the FP4 peak (no FP4 MoE table)";
+  } else if (run.cell.computed == "fp32") {
+    timing = "assumed: the " + what + " curve at the stored width (no FP32 table)";
+  }
+  const bool table_width = (used == "bf16" && format.element_bits == 16) ||
+                           (used == "fp8_block" && format.element_bits == 8) ||
+                           (used == "int4" && format.name.rfind("int4", 0) == 0) ||
+                           (used == "mxfp4" && format.name == "mxfp4");
+  if (!table_width && run.cell.computed != "fp4" && run.cell.computed != "fp32") {
+    timing += ", at " + format.name + "'s stored width";
+  }
+  out.use.timing = timing;
+  return out;
+}
+
+CollectiveCurve CollectiveFor(const std::string& kind, int gpus, const GpuSpec& gpu,
+                              const GpuKernelCurves* own, bool* measured, std::string* how) {
+  auto pick = [&](const GpuKernelCurves* g) -> const CollectiveCurve* {
+    if (g == nullptr) return nullptr;
+    if (kind == "all_to_all") return g->AllToAllFor(gpus);
+    if (kind == "all_gather") return g->AllGatherFor(gpus);
+    return g->AllReduceFor(gpus);
+  };
+  if (const CollectiveCurve* c = pick(own)) {
+    *measured = true;
+    *how = "measured: " + c->kernel;
+    return *c;
+  }
+  *measured = false;
+  const double n = gpus;
+  // Bytes a GPU moves over its link per byte of the collective's size.
+  const double traffic = kind == "all_reduce" ? 2 * (n - 1) / n : (n - 1) / n;
+  const GpuKernelCurves* h100 = BundledKernelCurves().For("h100-sxm");
+  const CollectiveCurve* ref = pick(h100);
+  double latency = 10e-6, efficiency = 0.7;
+  const auto h100_spec = LookupGpu("h100-sxm");
+  const double h100_link = h100_spec ? h100_spec->link_bytes_per_s : 450e9;
+  if (ref != nullptr && ref->points.size() >= 2 && h100_link > 0) {
+    latency = ref->points.front().seconds;
+    const AllReducePoint& last = ref->points.back();
+    const double moving = std::max(last.seconds - latency, 1e-12);
+    efficiency = std::clamp(traffic * last.bytes / moving / h100_link, 0.05, 1.0);
+  }
+  const double link = gpu.link_bytes_per_s > 0 ? gpu.link_bytes_per_s : 32e9;
+  *how = kind + " over " + std::to_string(gpus) + " GPUs of " + gpu.id +
+         " not measured: a ring over its " + gpu.interconnect + " link (" +
+         Number(link / 1e9, "%.0f") + " GB/s) at " +
+         (ref != nullptr
+              ? "the latency (" + Number(latency * 1e6, "%.1f") + " us) and bus efficiency (" +
+                    Percent(efficiency) + ") of H100's NVLink table"
+              : "an assumed 10 us and 70% efficiency") +
+         " (uncalibrated)";
+  CollectiveCurve out;
+  out.gpus = gpus;
+  out.kernel = "ring over the link (modelled)";
+  for (double bytes = 256; bytes <= 1.1e9; bytes *= 2) {
+    out.points.push_back(AllReducePoint{bytes, latency + traffic * bytes / (link * efficiency)});
+  }
+  return out;
+}
+
+}  // namespace kvbill

@@ -1,0 +1,229 @@
+// Which kernel curve times each format, and the collectives of tensor and
+// expert parallelism against the measured tables.
+#include "kvbill/cost/format_kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "kvbill/cost/operator_cost_model.h"
+#include "kvbill/hardware/gpu.h"
+#include "model/model_test_util.h"
+
+namespace kvbill {
+namespace {
+
+GpuSpec Gpu(const std::string& id) {
+  auto g = LookupGpu(id);
+  EXPECT_TRUE(g.ok()) << id;
+  return g.ok() ? *g : GpuSpec{};
+}
+
+FormatRun WeightsOn(const std::string& gpu, const std::string& format) {
+  return HowGpuRuns(Gpu(gpu), FormatRole::kWeights, Fmt(format));
+}
+
+// A bf16 GEMM curve that adds its terms (smoothness 1) at full efficiency,
+// on 1 TB/s and 1 PFLOP/s; fp8 curves with fixed times told apart.
+GpuKernelCurves HandCurves(const std::string& gpu) {
+  GpuKernelCurves c;
+  c.gpu = gpu;
+  c.spec = KernelSpec{1e12, 1e15, 2e15};
+  GemmCurve g;
+  g.kernel = "bf16 hand";
+  g.smoothness = 1;
+  c.gemm["bf16"] = g;
+  g.kernel = "fp8 hand";
+  g.fp8_rate = true;
+  g.weight_bytes = 1;
+  g.activation_bytes = 1;
+  g.t0_s = 7e-6;
+  c.gemm["fp8"] = g;
+  g.kernel = "fp8_block hand";
+  g.t0_s = 75e-6;  // timed eagerly: the graph-timed per-tensor t0 replaces it
+  c.gemm["fp8_block"] = g;
+  c.moe["bf16"] = LinearCurve{"bf16 moe", {1, 1, 1, 1, 1}, {}};
+  return c;
+}
+
+TEST(FormatKernelsTest, WeightOnlyGemmStreamsStoredBytesAndComputesAtTheProfileRate) {
+  // FP8 weights on A100 run FP8 Marlin (W8A16). m = 1,000, n = 2,000,
+  // k = 4,000: bytes = n k x 1 (fp8) + m k x 2 + m n x 2 = 8e6 + 8e6 + 4e6
+  // = 20e6 at 1 TB/s = 20 us; FLOPs 2 m n k = 1.6e10 at 1 PFLOP/s x 0.5 =
+  // 32 us; smoothness 1 adds them: 52 us.
+  const GpuKernelCurves curves = HandCurves("a100-80gb");
+  const TimedGemm g = GemmForFormat(curves, WeightsOn("a100-80gb", "fp8"), Fmt("fp8"), true, 1.0,
+                                    WeightOnlyRates{0.5, 0.25, "test"}, "weights");
+  EXPECT_DOUBLE_EQ(g.curve.weight_bytes, 1.0);
+  EXPECT_DOUBLE_EQ(g.curve.compute_rate, 0.5);
+  EXPECT_NEAR(g.curve.Seconds(curves.spec, 1000, 2000, 4000), 52e-6, 1e-12);
+  EXPECT_EQ(g.use.computed, "W8A16");
+  EXPECT_EQ(
+      g.use.timing.rfind("fitted: the bf16 GEMM curve at the stored width, computing at 50%", 0),
+      0u);
+  // AWQ int4-g128 on H100: 4 bits and a 16-bit scale and zero point per 128
+  // weights, 4 + 32 / 128 = 4.25 bits per weight, at the 4-bit rate.
+  const TimedGemm awq =
+      GemmForFormat(HandCurves("h100-sxm"), WeightsOn("h100-sxm", "int4-g128"), Fmt("int4-g128"),
+                    false, 1.0, WeightOnlyRates{0.5, 0.25, "test"}, "weights");
+  EXPECT_DOUBLE_EQ(awq.curve.weight_bytes, 4.25 / 8);
+  EXPECT_DOUBLE_EQ(awq.curve.compute_rate, 0.25);
+  EXPECT_EQ(awq.use.computed, "W4A16");
+}
+
+TEST(FormatKernelsTest, Fp8CheckpointsUseTheBlockTableAndLoadQuantisedWeightsPerTensor) {
+  const GpuKernelCurves curves = HandCurves("h100-sxm");
+  const TimedGemm block = GemmForFormat(curves, WeightsOn("h100-sxm", "fp8"), Fmt("fp8"), true, 1.0,
+                                        WeightOnlyRates{}, "weights");
+  EXPECT_EQ(block.curve.kernel, "fp8_block hand");
+  EXPECT_DOUBLE_EQ(block.curve.t0_s, 7e-6);  // the per-tensor, graph-timed fixed time
+  EXPECT_EQ(block.use.timing, "measured: GEMM fp8_block table");
+  const TimedGemm tensor = GemmForFormat(curves, WeightsOn("h100-sxm", "fp8"), Fmt("fp8"), false,
+                                         1.0, WeightOnlyRates{}, "weights");
+  EXPECT_EQ(tensor.curve.kernel, "fp8 hand");
+  EXPECT_EQ(tensor.use.computed, "W8A8 (FP8)");
+}
+
+TEST(FormatKernelsTest, Fp4OnBlackwellRunsTheFp8CurveAtTheFp4Peak) {
+  // B200 has no tables: H100's curves stand in. NVFP4 weights are W4A4
+  // there, 4.5 bits per weight, at 9,000 / 4,500 = 2x the fp8 rate.
+  const GpuKernelCurves curves = HandCurves("h100-sxm");
+  const TimedGemm g = GemmForFormat(curves, WeightsOn("b200", "nvfp4"), Fmt("nvfp4"), false, 2.0,
+                                    WeightOnlyRates{}, "weights");
+  EXPECT_EQ(g.curve.kernel, "fp8 hand");
+  EXPECT_DOUBLE_EQ(g.curve.weight_bytes, 4.5 / 8);
+  EXPECT_DOUBLE_EQ(g.curve.compute_rate, 2.0);
+  EXPECT_EQ(g.use.computed, "W4A4 (FP4)");
+  EXPECT_EQ(g.use.timing.rfind("assumed: ", 0), 0u);
+}
+
+TEST(FormatKernelsTest, ExpertsUseTheTableOfTheirKernelOrTheGpusBf16Table) {
+  const GpuKernelCurves* a100 = BundledKernelCurves().For("a100-80gb");
+  const GpuKernelCurves* h100 = BundledKernelCurves().For("h100-sxm");
+  ASSERT_NE(a100, nullptr);
+  ASSERT_NE(h100, nullptr);
+  // FP8 experts on A100 run FP8 Marlin; A100 has no Marlin table: its bf16
+  // MoE table at the experts' 8-bit width.
+  auto fp8 = MoeForFormat(*a100, WeightsOn("a100-80gb", "fp8"), Fmt("fp8"), 1.0);
+  ASSERT_TRUE(fp8.ok());
+  EXPECT_EQ(fp8->curve.coef, a100->moe.at("bf16").coef);
+  EXPECT_FALSE(fp8->fp8_rate);
+  EXPECT_EQ(fp8->use.timing,
+            "assumed: the fused MoE bf16 table of a100-80gb (no int4 table of this GPU; "
+            "dequantisation taken as hidden), at fp8-e4m3's stored width");
+  // MXFP4 experts: OpenAI Triton on Hopper (its own table).
+  auto h100_mxfp4 = MoeForFormat(*h100, WeightsOn("h100-sxm", "mxfp4"), Fmt("mxfp4"), 1.0);
+  ASSERT_TRUE(h100_mxfp4.ok());
+  EXPECT_EQ(h100_mxfp4->curve.coef, h100->moe.at("mxfp4").coef);
+  EXPECT_EQ(h100_mxfp4->use.timing, "measured: fused MoE mxfp4 table");
+  // INT4 experts on Hopper: the Marlin table.
+  auto h100_int4 = MoeForFormat(*h100, WeightsOn("h100-sxm", "int4-g32"), Fmt("int4-g32"), 1.0);
+  ASSERT_TRUE(h100_int4.ok());
+  EXPECT_EQ(h100_int4->curve.coef, h100->moe.at("int4").coef);
+  EXPECT_EQ(h100_int4->use.timing, "measured: fused MoE int4 table");
+  // FP8 experts on Hopper: the block-scaled Triton table at the fp8 rate.
+  auto h100_fp8 = MoeForFormat(*h100, WeightsOn("h100-sxm", "fp8"), Fmt("fp8"), 1.0);
+  ASSERT_TRUE(h100_fp8.ok());
+  EXPECT_TRUE(h100_fp8->fp8_rate);
+  EXPECT_EQ(h100_fp8->use.timing, "measured: fused MoE fp8_block table");
+  // B200 has no tables: H100's, said so.
+  auto b200 = MoeForFormat(*h100, WeightsOn("b200", "mxfp4"), Fmt("mxfp4"), 1.0);
+  ASSERT_TRUE(b200.ok());
+  EXPECT_EQ(b200->use.timing, "measured on h100-sxm: fused MoE mxfp4 table");
+}
+
+TEST(FormatKernelsTest, CollectivesOfAGpuWithTablesAreItsTables) {
+  const GpuKernelCurves* h100 = BundledKernelCurves().For("h100-sxm");
+  ASSERT_NE(h100, nullptr);
+  bool measured = false;
+  std::string how;
+  for (int n : {2, 4, 8}) {
+    SCOPED_TRACE(n);
+    const CollectiveCurve ar =
+        CollectiveFor("all_reduce", n, Gpu("h100-sxm"), h100, &measured, &how);
+    EXPECT_TRUE(measured);
+    EXPECT_EQ(how, "measured: vllm custom all-reduce (CUDA graph)");
+    EXPECT_EQ(ar.points.size(), h100->AllReduceFor(n)->points.size());
+  }
+  // NCCL all-to-all (nccl-tests, fp16): h100_sxm/nccl/2.29.2/nccl_perf.txt,
+  // 1,048,576 and 8,388,608 elements (2 and 16 MiB per GPU).
+  const struct {
+    int gpus;
+    double elements, ms;
+  } rows[] = {{2, 1048576, 0.01552}, {2, 8388608, 0.05305}, {4, 1048576, 0.01741},
+              {4, 8388608, 0.06893}, {8, 1048576, 0.01858}, {8, 8388608, 0.07566}};
+  for (const auto& row : rows) {
+    const CollectiveCurve a2a =
+        CollectiveFor("all_to_all", row.gpus, Gpu("h100-sxm"), h100, &measured, &how);
+    EXPECT_TRUE(measured);
+    EXPECT_NEAR(a2a.Seconds(row.elements * 2), row.ms * 1e-3, 0.1 * row.ms * 1e-3)
+        << row.gpus << " GPUs, " << row.elements << " elements";
+  }
+}
+
+TEST(FormatKernelsTest, AGpuWithoutTablesRunsARingOverItsLinkAtH100sEfficiency) {
+  // L40S: PCIe Gen4 x16, 32 GB/s a way. H100's 4-GPU all-reduce table gives
+  // the latency (its smallest message) and the bus efficiency (its largest
+  // message's 2 (n - 1) / n x bytes over the time above the latency, over
+  // NVLink's 450 GB/s); the ring then takes latency + 1.5 x bytes / (32 GB/s
+  // x efficiency).
+  const CollectiveCurve* h100 = BundledKernelCurves().For("h100-sxm")->AllReduceFor(4);
+  ASSERT_NE(h100, nullptr);
+  const double latency = h100->points.front().seconds;
+  const AllReducePoint last = h100->points.back();
+  const double efficiency = 1.5 * last.bytes / (last.seconds - latency) / 450e9;
+  bool measured = true;
+  std::string how;
+  const CollectiveCurve ring =
+      CollectiveFor("all_reduce", 4, Gpu("l40s"), nullptr, &measured, &how);
+  EXPECT_FALSE(measured);
+  EXPECT_NE(how.find("uncalibrated"), std::string::npos);
+  EXPECT_NE(how.find("pcie link (32 GB/s)"), std::string::npos);
+  const double bytes = 16.0 * (1 << 20);
+  EXPECT_NEAR(ring.Seconds(bytes), latency + 1.5 * bytes / (32e9 * efficiency), 1e-9);
+}
+
+// Tensor parallelism: the operator model's all-reduce time at 2, 4 and 8
+// GPUs against vLLM's measured all-reduce table (custom_allreduce_perf,
+// vllm_graph rows; shared/data/kernels). Qwen3-8B: hidden 4,096, 36 layers,
+// two all-reduces per layer of T x 4,096 x 2 bytes, so T = 16, 256, 2,048 and
+// 8,192 tokens send 65,536, 1,048,576, 8,388,608 and 33,554,432 elements.
+TEST(FormatKernelsTest, ModelAllReducesReproduceTheKernelTablesWithinTenPercent) {
+  const struct {
+    const char* gpu;
+    int gpus;
+    double ms[4];  // at 65,536 / 1,048,576 / 8,388,608 / 33,554,432 elements
+  } tables[] = {
+      {"h100-sxm", 2, {0.004750720, 0.012379839, 0.081416960, 0.306721592}},
+      {"h100-sxm", 4, {0.005800320, 0.018597120, 0.098772478, 0.329943352}},
+      {"h100-sxm", 8, {0.007864000, 0.019389760, 0.092383356, 0.343964157}},
+      {"h200", 2, {0.004823040, 0.012444479, 0.076567359, 0.280586872}},
+      {"h200", 4, {0.005814720, 0.017796800, 0.093778238, 0.320153275}},
+      {"h200", 8, {0.007943040, 0.018105921, 0.087167044, 0.323311996}},
+      {"a100-80gb", 2, {0.005743040, 0.015175360, 0.126281281, 0.388468819}},
+      {"a100-80gb", 4, {0.007783360, 0.026045761, 0.182499847, 0.540034256}},
+      {"a100-80gb", 8, {0.011351680, 0.027928960, 0.214191685, 0.594186554}},
+  };
+  auto profile = LoadEngineProfile("vllm");
+  ASSERT_TRUE(profile.ok());
+  const Tokens tokens[] = {16, 256, 2048, 8192};
+  for (const auto& t : tables) {
+    OperatorModelOptions options;
+    options.tensor_parallel = t.gpus;
+    auto m = OperatorCostModel::Make(Catalog("qwen3-8b"), Fmt("bf16"), "auto", Gpu(t.gpu), nullptr,
+                                     *profile, options);
+    ASSERT_TRUE(m.ok()) << m.error().message();
+    for (int i = 0; i < 4; ++i) {
+      double all_reduce = 0;
+      for (const auto& [part, s] : (*m)->DenseParts(tokens[i])) {
+        if (part == "all_reduce") all_reduce = s;
+      }
+      const double per_call = all_reduce / (2 * 36);
+      EXPECT_NEAR(per_call, t.ms[i] * 1e-3, 0.1 * t.ms[i] * 1e-3)
+          << t.gpu << " x" << t.gpus << " at " << tokens[i] << " tokens";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kvbill

@@ -1,0 +1,95 @@
+// Scenarios against the format matrix and the parallelism keys: a
+// combination no engine runs is an error at the field with the reason,
+// and compare's lever says "not applicable" instead of running it.
+#include <gtest/gtest.h>
+
+#include "kvbill/scenario/levers.h"
+#include "kvbill/scenario/scenario.h"
+
+namespace kvbill {
+namespace {
+
+std::string ErrorOf(const std::string& text) {
+  auto s = ParseScenario(text, "s.json");
+  return s.ok() ? "(parsed)" : s.error().message();
+}
+
+TEST(FormatsRulesTest, AKvFormatNoEngineRunsOnTheGpuIsAnErrorAtTheField) {
+  EXPECT_EQ(ErrorOf(R"({"kv_format": "nvfp4", "deployment": {"gpu": "h100-sxm"}})"),
+            "s.json#/kv_format: nvfp4 KV cache on h100-sxm (NVIDIA Hopper): no engine runs it: "
+            "vLLM stores an NVFP4 KV cache only on Blackwell (SM100, FlashInfer trtllm-gen); "
+            "FlashAttention 2/3 and the Hopper decode path cannot read it");
+  // vLLM's synonym is blamed where it was written.
+  EXPECT_EQ(ErrorOf(R"({"kv_cache_dtype": "nvfp4"})")
+                .rfind("s.json#/kv_cache_dtype: nvfp4 KV cache on h100-sxm", 0),
+            0u);
+  EXPECT_EQ(ErrorOf(R"({"kv_format": "nvfp4", "deployment": {"gpu": "b200"}})"), "(parsed)");
+  EXPECT_EQ(ErrorOf(R"({"kv_format": "int2", "deployment": {"gpu": "b200"}})")
+                .rfind("s.json#/kv_format: int2-g32 KV cache on b200 (NVIDIA Blackwell): no "
+                       "engine runs it: no serving engine stores a 2-bit KV cache",
+                       0),
+            0u);
+}
+
+TEST(FormatsRulesTest, AWeightFormatNoEngineRunsIsAnErrorAtTheField) {
+  EXPECT_EQ(ErrorOf(R"({"weight_format": "fp8-e5m2"})"),
+            "s.json#/weight_format: fp8-e5m2 weights on h100-sxm (NVIDIA Hopper): no engine runs "
+            "it: vLLM's FP8 linear layers take E4M3 weights only (torch._scaled_mm and Marlin FP8 "
+            "are E4M3)");
+  EXPECT_EQ(ErrorOf(R"({"weight_format": "nvfp4", "deployment": {"gpu": "mi300x"}})"),
+            "s.json#/weight_format: nvfp4 weights on mi300x (AMD CDNA 3): no engine runs it: "
+            "CDNA 3 has no FP4 units and the Marlin FP4 fallback is CUDA only");
+  // They run elsewhere, as the engine runs them (W4A16 on Hopper).
+  EXPECT_EQ(ErrorOf(R"({"weight_format": "nvfp4"})"), "(parsed)");
+  // A checkpoint's own formats: gpt-oss's MXFP4 experts run on CDNA 3.
+  EXPECT_EQ(ErrorOf(R"({"model": "gpt-oss-20b", "deployment": {"gpu": "mi300x"}})"), "(parsed)");
+  // An API run has no GPU to check.
+  EXPECT_EQ(ErrorOf(R"({"kv_format": "nvfp4", "pricing": {"provider": "anthropic",
+                        "model": "claude-sonnet-4-5-20250929"}})"),
+            "(parsed)");
+}
+
+TEST(FormatsRulesTest, ExpertParallelismSplitsTheExpertsOfTheReplica) {
+  EXPECT_EQ(ErrorOf(R"({"model": "qwen3-235b-a22b",
+                        "deployment": {"gpus_per_replica": 4, "expert_parallel": 3}})"),
+            "s.json#/deployment/expert_parallel: must be 1 or gpus_per_replica (4), got 3");
+  EXPECT_EQ(ErrorOf(R"({"deployment": {"gpus_per_replica": 2, "expert_parallel": 2}})"),
+            "s.json#/deployment/expert_parallel: model \"qwen3-8b\" has no routed experts to "
+            "split; set it to 1");
+  EXPECT_EQ(
+      ErrorOf(R"({"deployment": {"expert_dispatch": "ring"}})"),
+      R"(s.json#/deployment/expert_dispatch: unknown expert dispatch "ring" (one of all_reduce|all_to_all))");
+  auto s = ParseScenario(R"({"model": "qwen3-235b-a22b", "deployment": {"gpus_per_replica": 4,
+                            "expert_parallel": 4, "expert_dispatch": "all_to_all"}})",
+                         "s.json");
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  EXPECT_EQ(s->deployment.expert_parallel, 4);
+  EXPECT_EQ(s->deployment.expert_dispatch, "all_to_all");
+}
+
+TEST(FormatsRulesTest, CompareMarksAKvLeverTheGpuCannotRunNotApplicable) {
+  const std::string hopper = R"({"trace": {"generator": "chat", "tasks": 1}})";
+  auto s = ParseScenario(hopper, "s.json");
+  ASSERT_TRUE(s.ok());
+  const std::vector<Lever> levers = Levers(*s);
+  ASSERT_GE(levers.size(), 2u);
+  EXPECT_EQ(levers[0].name, "fp8 KV cache");
+  EXPECT_EQ(levers[0].not_applicable, "");
+  EXPECT_EQ(levers[1].name, "nvfp4 KV cache");
+  EXPECT_EQ(levers[1].not_applicable.rfind("nvfp4 KV cache on h100-sxm (NVIDIA Hopper): no engine "
+                                           "runs it: ",
+                                           0),
+            0u);
+  const std::vector<LeverOutcome> out = RunLevers(hopper, "s.json", {levers[1]}, 1);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_FALSE(out[0].run.has_value());
+  EXPECT_EQ(out[0].error, "not applicable: " + levers[1].not_applicable);
+  // On Blackwell the lever applies.
+  auto b200 = ParseScenario(
+      R"({"deployment": {"gpu": "b200"}, "trace": {"generator": "chat", "tasks": 1}})", "s.json");
+  ASSERT_TRUE(b200.ok());
+  EXPECT_EQ(Levers(*b200)[1].not_applicable, "");
+}
+
+}  // namespace
+}  // namespace kvbill
