@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "cache/legacy_block_cache.h"
 #include "kvbill/model/kv_footprint.h"
 
 namespace kvbill {
@@ -26,7 +27,7 @@ SeqId Key(SeqId id, std::int64_t group) {
   return -1 - ((id << kGroupBits) | group);
 }
 
-// Group g's copy of a block: the block hash mixed with g (group 0 unchanged).
+// Group g's copy of a block: its run key mixed with g (group 0 unchanged).
 std::uint64_t Salt(std::size_t g, std::uint64_t hash) {
   if (g == 0) return hash;
   std::uint64_t x = hash ^ (static_cast<std::uint64_t>(g) * 0x9e37'79b9'7f4a'7c15ULL);
@@ -114,34 +115,84 @@ KvGroupLayout MakeKvGroupLayout(const ModelShape& model, const ElementFormat& fo
   return layout;
 }
 
-KvPool::KvPool(KvGroupLayout layout, std::int64_t capacity_pages, bool caching)
-    : layout_(std::move(layout)), cache_(capacity_pages, caching) {}
+KvPool::KvPool(KvGroupLayout layout, std::int64_t capacity_pages, bool caching, bool legacy_blocks)
+    : layout_(std::move(layout)), cache_(capacity_pages, caching) {
+  if (legacy_blocks) legacy_ = std::make_unique<legacy::KvPool>(layout_, capacity_pages, caching);
+}
+
+namespace {
+
+// TEMPORARY: blocks [0, limit) of runs as per-block hashes, for the legacy pool.
+std::vector<std::uint64_t> Expand(std::span<const BlockRun> runs,
+                                  std::int64_t limit = kUnlimitedBlocks) {
+  std::vector<std::uint64_t> out;
+  for (const BlockRun& r : runs) {
+    for (std::int64_t i = r.first; i < r.first + r.count; ++i) {
+      if (static_cast<std::int64_t>(out.size()) >= limit) return out;
+      out.push_back(BlockRunHash(r.key, i));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::int64_t KvPool::capacity_blocks() const {
+  return legacy_ ? legacy_->capacity_blocks() : cache_.capacity_blocks();
+}
+std::int64_t KvPool::free_blocks() const {
+  return legacy_ ? legacy_->free_blocks() : cache_.free_blocks();
+}
+const PrefixCacheStats& KvPool::stats() const {
+  return legacy_ ? legacy_->stats() : cache_.stats();
+}
+void KvPool::TrackEvictions(bool on) {
+  if (legacy_) {
+    legacy_->TrackEvictions(on);
+    return;
+  }
+  cache_.TrackEvictions(on);
+}
+std::vector<std::uint64_t> KvPool::TakeEvictedHashes() {
+  if (legacy_) return legacy_->TakeEvictedHashes();
+  std::vector<std::uint64_t> out;
+  for (const BlockRun& b : cache_.TakeEvicted()) out.push_back(BlockRunHash(b.key, b.first));
+  return out;
+}
 
 KvPool::~KvPool() = default;
 
-bool KvPool::Cached(std::size_t g, std::uint64_t hash) const {
-  const std::uint64_t salted = Salt(g, hash);
-  return cache_.LongestPrefix(std::span<const std::uint64_t>(&salted, 1)) == 1;
+void KvPool::GroupSlice(std::size_t g, std::span<const BlockRun> blocks, std::int64_t from,
+                        std::int64_t to, std::vector<BlockRun>* out) const {
+  out->clear();
+  std::int64_t start = 0;
+  for (const BlockRun& r : blocks) {
+    const std::int64_t end = start + r.count;
+    const std::int64_t lo = std::max(start, from), hi = std::min(end, to);
+    if (lo < hi) out->push_back(BlockRun{Salt(g, r.key), r.first + (lo - start), hi - lo});
+    if (end >= to) break;
+    start = end;
+  }
 }
 
 std::int64_t KvPool::FirstBlock(std::size_t g, Tokens computed) const {
   return WindowStart(layout_.groups[g], computed) / layout_.block_size;
 }
 
-std::int64_t KvPool::LongestPrefix(std::span<const std::uint64_t> hashes) const {
-  if (layout_.Single()) return cache_.LongestPrefix(hashes);
-  std::int64_t n = static_cast<std::int64_t>(hashes.size());
-  std::vector<std::uint64_t> salted;
+std::int64_t KvPool::LongestPrefix(std::span<const BlockRun> blocks, std::int64_t limit) const {
+  if (legacy_) return legacy_->LongestPrefix(Expand(blocks, limit));
+  if (layout_.Single()) return cache_.LongestPrefix(blocks, limit);
+  std::int64_t n = 0;
+  for (const BlockRun& r : blocks) n += r.count;
+  n = std::min(n, limit);
   for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
     if (layout_.groups[g].kind != KvGroupKind::kFull) continue;
     if (g == 0) {
-      n = cache_.LongestPrefix(hashes.first(static_cast<std::size_t>(n)));
+      n = cache_.LongestPrefix(blocks, n);
       continue;
     }
-    salted.clear();
-    for (std::int64_t b = 0; b < n; ++b)
-      salted.push_back(Salt(g, hashes[static_cast<std::size_t>(b)]));
-    n = cache_.LongestPrefix(salted);
+    GroupSlice(g, blocks, 0, n, &scratch_);
+    n = cache_.LongestPrefix(scratch_, n);
   }
   // Windowed groups: lower n to the largest value whose window is cached,
   // jumping below the highest missing block; repeat until no group lowers it
@@ -152,10 +203,10 @@ std::int64_t KvPool::LongestPrefix(std::span<const std::uint64_t> hashes) const 
       if (layout_.groups[g].kind == KvGroupKind::kFull) continue;
       for (;;) {
         const std::int64_t lo = FirstBlock(g, n * layout_.block_size);
-        std::int64_t b = n - 1;
-        while (b >= lo && Cached(g, hashes[static_cast<std::size_t>(b)])) --b;
-        if (b < lo) break;
-        n = b;  // every n' in (b, n] needs block b
+        GroupSlice(g, blocks, lo, n, &scratch_);
+        const std::int64_t missing = cache_.LastMissing(scratch_);
+        if (missing < 0) break;
+        n = lo + missing;  // every n' in (b, n] needs block b
         lowered = true;
         if (n == 0) break;
       }
@@ -164,38 +215,40 @@ std::int64_t KvPool::LongestPrefix(std::span<const std::uint64_t> hashes) const 
   return n;
 }
 
-KvPool::Plan KvPool::PlanAdmit(std::span<const std::uint64_t> hit_hashes,
+KvPool::Plan KvPool::PlanAdmit(std::span<const BlockRun> blocks, std::int64_t hits,
                                std::int64_t blocks_needed) const {
   Plan plan;
-  const std::int64_t n =
-      std::min<std::int64_t>(static_cast<std::int64_t>(hit_hashes.size()), blocks_needed);
+  const std::int64_t n = std::min(hits, blocks_needed);
   for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
     const std::int64_t lo = std::min(FirstBlock(g, n * layout_.block_size), n);
-    for (std::int64_t b = lo; b < n; ++b) {
-      if (cache_.Evictable(Salt(g, hit_hashes[static_cast<std::size_t>(b)]))) ++plan.cached;
-    }
+    GroupSlice(g, blocks, lo, n, &scratch_);
+    plan.cached += cache_.CachedBlocksIn(scratch_);
     plan.fresh += blocks_needed - n;
   }
   plan.fresh += layout_.state_pages;
   return plan;
 }
 
-bool KvPool::CanAdmit(std::span<const std::uint64_t> hit_hashes, std::int64_t blocks_needed) const {
-  if (layout_.Single()) return cache_.CanAdmit(hit_hashes, blocks_needed);
-  const Plan plan = PlanAdmit(hit_hashes, blocks_needed);
+bool KvPool::CanAdmit(std::span<const BlockRun> blocks, std::int64_t hits,
+                      std::int64_t blocks_needed) const {
+  if (legacy_) return legacy_->CanAdmit(Expand(blocks, hits), blocks_needed);
+  if (layout_.Single()) return cache_.CanAdmit(blocks, blocks_needed, hits);
+  const Plan plan = PlanAdmit(blocks, hits, blocks_needed);
   return plan.fresh <= cache_.free_blocks() - plan.cached;
 }
 
-std::int64_t KvPool::AdmissionDeficit(std::span<const std::uint64_t> hit_hashes,
+std::int64_t KvPool::AdmissionDeficit(std::span<const BlockRun> blocks, std::int64_t hits,
                                       std::int64_t blocks_needed) const {
+  if (legacy_) return legacy_->AdmissionDeficit(Expand(blocks, hits), blocks_needed);
   if (layout_.Single()) {
-    return CanAdmit(hit_hashes, blocks_needed) ? 0 : kUnlimitedBlocks;  // no frees to wait for
+    return CanAdmit(blocks, hits, blocks_needed) ? 0 : kUnlimitedBlocks;  // no frees to wait for
   }
-  const Plan plan = PlanAdmit(hit_hashes, blocks_needed);
+  const Plan plan = PlanAdmit(blocks, hits, blocks_needed);
   return plan.fresh - (cache_.free_blocks() - plan.cached);
 }
 
 std::int64_t KvPool::FreedDuring(SeqId id, Tokens computed, Tokens steps) const {
+  if (legacy_) return legacy_->FreedDuring(id, computed, steps);
   if (layout_.Single() || steps <= 0) return 0;
   const auto it = held_.find(id);
   if (it == held_.end()) return 0;
@@ -208,6 +261,7 @@ std::int64_t KvPool::FreedDuring(SeqId id, Tokens computed, Tokens steps) const 
 }
 
 std::int64_t KvPool::AdmissionPages(std::int64_t hits, std::int64_t blocks_needed) const {
+  if (legacy_) return legacy_->AdmissionPages(hits, blocks_needed);
   if (layout_.Single()) return blocks_needed;
   std::int64_t pages = layout_.state_pages;
   for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
@@ -217,6 +271,7 @@ std::int64_t KvPool::AdmissionPages(std::int64_t hits, std::int64_t blocks_neede
 }
 
 std::int64_t KvPool::PeakPages(Tokens tokens, Tokens chunk) const {
+  if (legacy_) return legacy_->PeakPages(tokens, chunk);
   const Tokens bs = layout_.block_size;
   const std::int64_t blocks = CeilDiv(tokens, bs);
   if (layout_.Single()) return blocks;
@@ -230,19 +285,20 @@ std::int64_t KvPool::PeakPages(Tokens tokens, Tokens chunk) const {
 }
 
 Tokens KvPool::capacity_tokens() const {
+  if (legacy_) return legacy_->capacity_tokens();
   const std::int64_t groups = std::max<std::int64_t>(1, std::ssize(layout_.groups));
   if (cache_.capacity_blocks() >= kUnlimitedBlocks / layout_.block_size) return kUnlimitedBlocks;
   return cache_.capacity_blocks() / groups * layout_.block_size;
 }
 
-std::optional<std::int64_t> KvPool::Admit(SeqId id, std::span<const std::uint64_t> hit_hashes,
-                                          std::int64_t blocks_needed) {
-  if (layout_.Single()) return cache_.Admit(id, hit_hashes, blocks_needed);
+std::optional<std::int64_t> KvPool::Admit(SeqId id, std::span<const BlockRun> blocks,
+                                          std::int64_t hits, std::int64_t blocks_needed) {
+  if (legacy_) return legacy_->Admit(id, Expand(blocks, hits), blocks_needed);
+  if (layout_.Single()) return cache_.Admit(id, blocks, blocks_needed, hits);
   if (held_.contains(id)) return std::nullopt;
-  const Plan plan = PlanAdmit(hit_hashes, blocks_needed);
+  const Plan plan = PlanAdmit(blocks, hits, blocks_needed);
   if (plan.fresh > cache_.free_blocks() - plan.cached) return std::nullopt;
-  const std::int64_t n =
-      std::min<std::int64_t>(static_cast<std::int64_t>(hit_hashes.size()), blocks_needed);
+  const std::int64_t n = std::min(hits, blocks_needed);
   Held& held = held_[id];
   const std::size_t groups = layout_.groups.size();
   held.lo.assign(groups, 0);
@@ -256,13 +312,10 @@ std::optional<std::int64_t> KvPool::Admit(SeqId id, std::span<const std::uint64_
     }
     const std::int64_t lo = held.lo[g];
     if (lo == n) continue;
-    scratch_.clear();
-    for (std::int64_t b = lo; b < n; ++b) {
-      scratch_.push_back(Salt(g, hit_hashes[static_cast<std::size_t>(b)]));
-    }
-    [[maybe_unused]] auto hits =
+    GroupSlice(g, blocks, lo, n, &scratch_);
+    [[maybe_unused]] auto got =
         cache_.Admit(Key(id, static_cast<std::int64_t>(g)), scratch_, n - lo);
-    assert(hits && *hits == n - lo);
+    assert(got && *got == n - lo);
   }
   for (std::size_t g = 0; g < groups; ++g) {
     cache_.Grow(Key(id, static_cast<std::int64_t>(g)), blocks_needed - n);
@@ -271,8 +324,8 @@ std::optional<std::int64_t> KvPool::Admit(SeqId id, std::span<const std::uint64_
   return n;
 }
 
-bool KvPool::Reserve(SeqId id, Tokens computed, Tokens tokens,
-                     std::span<const std::uint64_t> hashes) {
+bool KvPool::Reserve(SeqId id, Tokens computed, Tokens tokens, BlockRunList blocks) {
+  if (legacy_) return legacy_->Reserve(id, computed, tokens, Expand(blocks.runs));
   const std::int64_t want = CeilDiv(tokens, layout_.block_size);
   if (layout_.Single()) {
     const std::int64_t need = want - cache_.BlocksOf(id);
@@ -287,13 +340,16 @@ bool KvPool::Reserve(SeqId id, Tokens computed, Tokens tokens,
     const std::int64_t lo = held.lo[g];
     const std::int64_t first = std::min(FirstBlock(g, computed), held.hi[g]);
     if (first > lo) {
-      // Blocks [lo, first) leave the window: committed newest first, then
-      // released newest first (ReleaseFront), as vLLM's remove_skipped_blocks
-      // frees them. (Committing all before releasing any is the same: a
-      // release neither hashes a block nor changes the hash index.)
-      const std::int64_t hashed = std::min(first, static_cast<std::int64_t>(hashes.size()));
-      for (std::int64_t b = hashed - 1; b >= lo; --b) {
-        cache_.Commit(key, b - lo, Salt(g, hashes[static_cast<std::size_t>(b)]));
+      // Blocks [lo, first) leave the window: committed, then released newest
+      // first (ReleaseFront), as vLLM's remove_skipped_blocks frees them.
+      // (The order of the commits does not matter: their names are distinct,
+      // and a release neither names a block nor changes the index.)
+      const std::int64_t named = std::min(first, blocks.blocks());
+      if (named > lo) {
+        scratch_.clear();
+        blocks.Slice(lo, named, &scratch_);
+        for (BlockRun& r : scratch_) r.key = Salt(g, r.key);
+        cache_.CommitRange(key, 0, scratch_);
       }
       cache_.ReleaseFront(key, first - lo);
       held.lo[g] = first;
@@ -339,6 +395,7 @@ std::int64_t KvPool::MaxHeld(std::size_t g, Tokens from, Tokens to) const {
 }
 
 std::int64_t KvPool::DecodeDemand(SeqId id, Tokens computed, Tokens steps) const {
+  if (legacy_) return legacy_->DecodeDemand(id, computed, steps);
   const Tokens bs = layout_.block_size;
   if (layout_.Single()) return CeilDiv(computed + steps, bs) - cache_.BlocksOf(id);
   if (steps <= 0) return 0;
@@ -357,6 +414,7 @@ std::int64_t KvPool::DecodeDemand(SeqId id, Tokens computed, Tokens steps) const
 }
 
 std::int64_t KvPool::PeakPagesDuring(SeqId id, Tokens computed, Tokens steps) const {
+  if (legacy_) return legacy_->PeakPagesDuring(id, computed, steps);
   const Tokens bs = layout_.block_size;
   if (layout_.Single()) return CeilDiv(computed + steps, bs);
   const auto it = held_.find(id);
@@ -398,6 +456,16 @@ std::int64_t KvPool::PeakPagesDuring(SeqId id, Tokens computed, Tokens steps) co
 }
 
 void KvPool::AdvanceDecode(std::span<const DecodingSeq> seqs, Tokens steps) {
+  if (legacy_) {
+    std::vector<std::vector<std::uint64_t>> hashes;
+    std::vector<legacy::DecodingSeq> old;
+    for (const DecodingSeq& d : seqs) hashes.push_back(Expand(d.blocks.runs));
+    for (std::size_t i = 0; i < seqs.size(); ++i) {
+      old.push_back(legacy::DecodingSeq{seqs[i].id, seqs[i].computed, hashes[i]});
+    }
+    legacy_->AdvanceDecode(old, steps);
+    return;
+  }
   const Tokens bs = layout_.block_size;
   if (layout_.Single()) {
     for (const DecodingSeq& s : seqs) {
@@ -433,54 +501,42 @@ void KvPool::AdvanceDecode(std::span<const DecodingSeq> seqs, Tokens steps) {
   events.erase(std::unique(events.begin(), events.end()), events.end());
   for (const auto& [j, i] : events) {
     const DecodingSeq& s = seqs[i];
-    [[maybe_unused]] const bool ok = Reserve(s.id, s.computed + j - 1, s.computed + j, s.hashes);
+    [[maybe_unused]] const bool ok = Reserve(s.id, s.computed + j - 1, s.computed + j, s.blocks);
     assert(ok);
   }
 }
 
-void KvPool::Commit(SeqId id, std::int64_t index, std::uint64_t hash) {
+void KvPool::CommitRange(SeqId id, std::int64_t first_index, std::span<const BlockRun> runs) {
+  if (legacy_) {
+    legacy_->CommitRange(id, first_index, Expand(runs));
+    return;
+  }
   if (layout_.Single()) {
-    cache_.Commit(id, index, hash);
+    cache_.CommitRange(id, first_index, runs);
     return;
   }
   const auto it = held_.find(id);
   if (it == held_.end()) return;
   const Held& held = it->second;
-  for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
-    if (index >= held.lo[g] && index < held.hi[g]) {
-      cache_.Commit(Key(id, static_cast<std::int64_t>(g)), index - held.lo[g], Salt(g, hash));
-    }
-  }
-}
-
-void KvPool::CommitRange(SeqId id, std::int64_t first_index,
-                         std::span<const std::uint64_t> hashes) {
-  if (layout_.Single()) {
-    cache_.CommitRange(id, first_index, hashes);
-    return;
-  }
-  const auto it = held_.find(id);
-  if (it == held_.end()) return;
-  const Held& held = it->second;
-  const std::int64_t end = first_index + static_cast<std::int64_t>(hashes.size());
-  // Group by group instead of block by block: the groups' hashes are
-  // distinct, so the order across groups does not matter.
+  std::int64_t total = 0;
+  for (const BlockRun& r : runs) total += r.count;
+  const std::int64_t end = first_index + total;
+  // Group by group: the groups' names are distinct, so the order across
+  // groups does not matter.
   for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
     const std::int64_t from = std::max(first_index, held.lo[g]);
     const std::int64_t to = std::min(end, held.hi[g]);
     if (from >= to) continue;
-    const auto hashes_of = hashes.subspan(static_cast<std::size_t>(from - first_index),
-                                          static_cast<std::size_t>(to - from));
-    if (g != 0) {
-      scratch_.clear();
-      for (const std::uint64_t h : hashes_of) scratch_.push_back(Salt(g, h));
-    }
-    cache_.CommitRange(Key(id, static_cast<std::int64_t>(g)), from - held.lo[g],
-                       g == 0 ? hashes_of : std::span<const std::uint64_t>(scratch_));
+    GroupSlice(g, runs, from - first_index, to - first_index, &scratch_);
+    cache_.CommitRange(Key(id, static_cast<std::int64_t>(g)), from - held.lo[g], scratch_);
   }
 }
 
 void KvPool::Release(SeqId id) {
+  if (legacy_) {
+    legacy_->Release(id);
+    return;
+  }
   if (layout_.Single()) {
     cache_.Release(id);
     return;
@@ -496,6 +552,10 @@ void KvPool::Release(SeqId id) {
 }
 
 void KvPool::ReleasePinned(SeqId id) {
+  if (legacy_) {
+    legacy_->ReleasePinned(id);
+    return;
+  }
   if (layout_.Single()) {
     cache_.ReleasePinned(id);
     return;
@@ -505,6 +565,10 @@ void KvPool::ReleasePinned(SeqId id) {
 }
 
 void KvPool::Unpin(SeqId id) {
+  if (legacy_) {
+    legacy_->Unpin(id);
+    return;
+  }
   if (layout_.Single()) {
     cache_.Unpin(id);
     return;
@@ -514,6 +578,7 @@ void KvPool::Unpin(SeqId id) {
 }
 
 std::int64_t KvPool::BlocksOf(SeqId id) const {
+  if (legacy_) return legacy_->BlocksOf(id);
   if (layout_.Single()) return cache_.BlocksOf(id);
   const auto it = held_.find(id);
   if (it == held_.end() || it->second.hi.empty()) return 0;
@@ -521,6 +586,7 @@ std::int64_t KvPool::BlocksOf(SeqId id) const {
 }
 
 std::int64_t KvPool::PagesOf(SeqId id) const {
+  if (legacy_) return legacy_->PagesOf(id);
   if (layout_.Single()) return cache_.BlocksOf(id);
   const auto it = held_.find(id);
   if (it == held_.end()) return 0;

@@ -74,8 +74,10 @@ struct Seq {
   Tokens prefill_target = 0;  // tokens to compute before decoding (re)starts
   bool admitted_once = false;
   bool explicit_hashes = false;
-  std::vector<std::uint64_t> explicit_blocks;  // from the trace, when it gave block hashes
-  BlockHasher hasher{16};
+  // From the trace, when it gave block hashes.
+  std::vector<BlockRun> explicit_runs;
+  std::vector<std::int64_t> explicit_ends;
+  RunHasher hasher{16};
   Tokens hashed_output = 0;     // output tokens appended to the hasher
   std::int64_t committed = 0;   // leading blocks committed to the cache
   Tokens peak_tokens = 0;       // most block-rounded tokens held
@@ -83,9 +85,9 @@ struct Seq {
   RequestRecord record;
 
   bool InPrefill() const { return computed < prefill_target; }
-  // Full-block hashes of the tokens known so far.
-  const std::vector<std::uint64_t>& hashes() const {
-    return explicit_hashes ? explicit_blocks : hasher.full_blocks();
+  // Runs of the full blocks of the tokens known so far.
+  BlockRunList hashes() const {
+    return explicit_hashes ? BlockRunList{explicit_runs, explicit_ends} : hasher.list();
   }
 };
 
@@ -178,7 +180,7 @@ class Engine {
   // How a waiting request would be admitted with `budget` tokens left: GPU
   // prefix hits, host-tier blocks worth reloading, its first chunk.
   struct Admission {
-    std::span<const std::uint64_t> hashes;  // the GPU hits to reuse
+    std::span<const BlockRun> runs;  // its blocks; the first gpu_hits are the GPU hits
     std::int64_t gpu_hits = 0;
     std::int64_t host_hits = 0;
     Tokens hit_tokens = 0;
@@ -253,7 +255,8 @@ class Engine {
   // OnStart's buffers for one iteration.
   std::vector<ScheduledWork> iter_work_;
   std::vector<long double> iter_own_;
-  std::vector<Seq*> finished_;  // OnEnd's
+  std::vector<Seq*> finished_;         // OnEnd's
+  std::vector<BlockRun> commit_runs_;  // CommitFull's
   std::vector<std::unique_ptr<Seq>> seqs_;
   std::vector<int> task_replica_;
   struct Pin {
@@ -265,7 +268,7 @@ class Engine {
   struct PromptChain {
     int request = -1;
     const Prompt* prompt = nullptr;
-    BlockHasher hasher{1};
+    RunHasher hasher{1};
   };
   std::vector<PromptChain> task_chain_;
   std::vector<Seconds> task_arrival_;
@@ -279,7 +282,8 @@ Result<SimulationResult> Engine::Run() {
   for (int i = 0; i < config_.replicas; ++i) {
     replicas_[static_cast<std::size_t>(i)].index = i;
     Replica& rep = replicas_[static_cast<std::size_t>(i)];
-    rep.cache = std::make_unique<KvPool>(layout_, pool_blocks_, config_.prefix_caching);
+    rep.cache = std::make_unique<KvPool>(layout_, pool_blocks_, config_.prefix_caching,
+                                         config_.legacy_block_cache);
     if (config_.offload_capacity_tokens > 0 && config_.prefix_caching) {
       rep.offload = std::make_unique<OffloadTier>(config_.offload_capacity_tokens / bs_);
       rep.cache->TrackEvictions(true);
@@ -420,19 +424,17 @@ void Engine::OnRelease(Seconds now, const Release& e) {
                    "that bounds the context");
     return;
   }
-  seq->hasher = BlockHasher(bs_);
+  seq->hasher = RunHasher(bs_);
   if (request.explicit_blocks) {
-    auto hashes = BlockHashesFromTrace(request.explicit_blocks->hashes,
-                                       request.explicit_blocks->block_size, seq->prompt, bs_);
-    if (hashes) {
-      seq->explicit_hashes = true;
-      seq->explicit_blocks = std::move(*hashes);
-    }
+    seq->explicit_hashes =
+        BlockRunsFromTrace(request.explicit_blocks->hashes, request.explicit_blocks->block_size,
+                           seq->prompt, bs_, &seq->explicit_runs, &seq->explicit_ends)
+            .ok();
   }
   if (!seq->explicit_hashes) {
     // An agent's next prompt usually extends the previous one: continue the
     // previous prompt's hash chain instead of rehashing the whole context
-    // (the same hashes, by BlockHasher's contract).
+    // (the same runs, by RunHasher's contract).
     PromptChain& chain = task_chain_[t];
     std::size_t first = 0;
     if (chain.request == e.req - 1 && chain.prompt != nullptr &&
@@ -486,34 +488,50 @@ void Engine::ExtendHashes(Seq* seq, Tokens tokens) {
 
 void Engine::CommitFull(Replica& rep, Seq* seq) {
   ExtendHashes(seq, seq->computed);
-  const std::int64_t full =
-      std::min<std::int64_t>(seq->computed / bs_, static_cast<std::int64_t>(seq->hashes().size()));
+  const std::int64_t full = std::min<std::int64_t>(seq->computed / bs_, seq->hashes().blocks());
   if (full > seq->committed) {
-    rep.cache->CommitRange(seq->id, seq->committed,
-                           std::span<const std::uint64_t>(seq->hashes())
-                               .subspan(static_cast<std::size_t>(seq->committed),
-                                        static_cast<std::size_t>(full - seq->committed)));
+    commit_runs_.clear();
+    seq->hashes().Slice(seq->committed, full, &commit_runs_);
+    rep.cache->CommitRange(seq->id, seq->committed, commit_runs_);
   }
   seq->committed = std::max(seq->committed, full);
 }
 
 void Engine::DrainEvictions(Replica& rep) {
   if (!rep.offload) return;
-  for (std::uint64_t h : rep.cache->TakeEvictedHashes()) rep.offload->Insert(h);
+  for (const std::uint64_t h : rep.cache->TakeEvictedHashes()) rep.offload->Insert(h);
+}
+
+// How many blocks of `blocks` from position `from` (below `end`) the host
+// tier holds, counting until the first it does not; their hashes go to
+// *hashes when given.
+std::int64_t HostRun(const OffloadTier& tier, BlockRunList blocks, std::int64_t from,
+                     std::int64_t end, std::vector<std::uint64_t>* hashes) {
+  std::vector<BlockRun> runs;
+  blocks.Slice(from, end, &runs);
+  std::int64_t n = 0;
+  for (const BlockRun& r : runs) {
+    for (std::int64_t i = r.first; i < r.first + r.count; ++i) {
+      const std::uint64_t h = BlockRunHash(r.key, i);
+      if (!tier.Contains(h)) return n;
+      if (hashes != nullptr) hashes->push_back(h);
+      ++n;
+    }
+  }
+  return n;
 }
 
 Engine::Admission Engine::PlanAdmission(const Replica& rep, const Seq* seq, Tokens budget) const {
   Admission a;
   const std::int64_t max_hit = std::max<std::int64_t>(0, (seq->prefill_target - 1) / bs_);
-  a.hashes = std::span<const std::uint64_t>(
-      seq->hashes().data(),
-      std::min<std::size_t>(seq->hashes().size(), static_cast<std::size_t>(max_hit)));
-  a.gpu_hits = rep.cache->LongestPrefix(a.hashes);
+  const BlockRunList blocks = seq->hashes();
+  a.runs = blocks.runs;
+  a.gpu_hits = rep.cache->LongestPrefix(a.runs, max_hit);
   if (rep.offload) {
     // The run of blocks after the GPU hits that the host tier holds: reload
     // them when moving them over the link is faster than recomputing them.
     const std::int64_t run =
-        rep.offload->RunFrom(a.hashes, a.gpu_hits, static_cast<std::int64_t>(a.hashes.size()));
+        HostRun(*rep.offload, blocks, a.gpu_hits, std::min(max_hit, blocks.blocks()), nullptr);
     if (run > 0) {
       const Tokens tokens = run * bs_;
       const double reload_s = static_cast<double>(tokens) * roofline_.KvWriteBytesPerToken() /
@@ -528,14 +546,13 @@ Engine::Admission Engine::PlanAdmission(const Replica& rep, const Seq* seq, Toke
   a.hit_tokens = (a.gpu_hits + a.host_hits) * bs_;
   a.chunk = std::min(seq->prefill_target - a.hit_tokens, budget);
   a.blocks_needed = BlocksFor(a.hit_tokens + a.chunk);
-  a.hashes = a.hashes.first(static_cast<std::size_t>(a.gpu_hits));
   return a;
 }
 
 bool Engine::CanAdmit(Replica& rep, Seq* seq, Tokens budget) const {
   if (budget <= 0 || static_cast<int>(rep.running.size()) >= config_.max_num_seqs) return false;
   const Admission a = PlanAdmission(rep, seq, budget);
-  return rep.cache->CanAdmit(a.hashes, a.blocks_needed);
+  return rep.cache->CanAdmit(a.runs, a.gpu_hits, a.blocks_needed);
 }
 
 Tokens Engine::StepsBeforeAdmission(Replica& rep, Tokens k_max) const {
@@ -546,7 +563,7 @@ Tokens Engine::StepsBeforeAdmission(Replica& rep, Tokens k_max) const {
   }
   // Only freed pages can make room: allocations and evictions only take it.
   const Admission a = PlanAdmission(rep, rep.waiting.front(), budget);
-  const std::int64_t deficit = rep.cache->AdmissionDeficit(a.hashes, a.blocks_needed);
+  const std::int64_t deficit = rep.cache->AdmissionDeficit(a.runs, a.gpu_hits, a.blocks_needed);
   auto freed = [&](Tokens steps) {
     std::int64_t f = 0;
     for (Seq* s : rep.running) f += rep.cache->FreedDuring(s->id, s->computed, steps);
@@ -638,7 +655,7 @@ Status Engine::Schedule(Replica& rep) {
     Seq* seq = rep.waiting.front();
     DrainEvictions(rep);
     const Admission a = PlanAdmission(rep, seq, budget);
-    auto admitted = rep.cache->Admit(seq->id, a.hashes, a.blocks_needed);
+    auto admitted = rep.cache->Admit(seq->id, a.runs, a.gpu_hits, a.blocks_needed);
     if (!admitted) {
       // With nothing running, only pinned blocks can free up later; a chunk
       // larger than the whole pool never fits.
@@ -656,7 +673,9 @@ Status Engine::Schedule(Replica& rep) {
     seq->computed = a.hit_tokens;
     seq->committed = *admitted;
     if (a.host_hits > 0) {
-      rep.offload->Touch(seq->hashes(), a.gpu_hits, a.host_hits);
+      std::vector<std::uint64_t> reloaded;
+      HostRun(*rep.offload, seq->hashes(), a.gpu_hits, a.gpu_hits + a.host_hits, &reloaded);
+      rep.offload->Touch(reloaded, 0, a.host_hits);
       CommitFull(rep, seq);  // reloaded blocks are full and findable again
     }
     if (!seq->admitted_once) {
@@ -939,8 +958,9 @@ void Engine::Finish(Replica& rep, Seq* seq, Seconds now) {
   result_.requests.push_back(std::move(rec));  // the record is not read again
   // Its hashes are in the cache and in the task's chain now: free them, or
   // a task's finished requests hold O(turns^2) hashes in all.
-  seq->hasher = BlockHasher(1);
-  seq->explicit_blocks = {};
+  seq->hasher = RunHasher(1);
+  seq->explicit_runs = {};
+  seq->explicit_ends = {};
 }
 
 }  // namespace
