@@ -5,7 +5,6 @@
 #include <stdexcept>
 #include <utility>
 
-#include "cache/legacy_block_cache.h"
 #include "kvbill/model/kv_footprint.h"
 
 namespace kvbill {
@@ -115,46 +114,10 @@ KvGroupLayout MakeKvGroupLayout(const ModelShape& model, const ElementFormat& fo
   return layout;
 }
 
-KvPool::KvPool(KvGroupLayout layout, std::int64_t capacity_pages, bool caching, bool legacy_blocks)
-    : layout_(std::move(layout)), cache_(capacity_pages, caching) {
-  if (legacy_blocks) legacy_ = std::make_unique<legacy::KvPool>(layout_, capacity_pages, caching);
-}
+KvPool::KvPool(KvGroupLayout layout, std::int64_t capacity_pages, bool caching)
+    : layout_(std::move(layout)), cache_(capacity_pages, caching) {}
 
-namespace {
-
-// TEMPORARY: blocks [0, limit) of runs as per-block hashes, for the legacy pool.
-std::vector<std::uint64_t> Expand(std::span<const BlockRun> runs,
-                                  std::int64_t limit = kUnlimitedBlocks) {
-  std::vector<std::uint64_t> out;
-  for (const BlockRun& r : runs) {
-    for (std::int64_t i = r.first; i < r.first + r.count; ++i) {
-      if (static_cast<std::int64_t>(out.size()) >= limit) return out;
-      out.push_back(BlockRunHash(r.key, i));
-    }
-  }
-  return out;
-}
-
-}  // namespace
-
-std::int64_t KvPool::capacity_blocks() const {
-  return legacy_ ? legacy_->capacity_blocks() : cache_.capacity_blocks();
-}
-std::int64_t KvPool::free_blocks() const {
-  return legacy_ ? legacy_->free_blocks() : cache_.free_blocks();
-}
-const PrefixCacheStats& KvPool::stats() const {
-  return legacy_ ? legacy_->stats() : cache_.stats();
-}
-void KvPool::TrackEvictions(bool on) {
-  if (legacy_) {
-    legacy_->TrackEvictions(on);
-    return;
-  }
-  cache_.TrackEvictions(on);
-}
 std::vector<std::uint64_t> KvPool::TakeEvictedHashes() {
-  if (legacy_) return legacy_->TakeEvictedHashes();
   std::vector<std::uint64_t> out;
   for (const BlockRun& b : cache_.TakeEvicted()) out.push_back(BlockRunHash(b.key, b.first));
   return out;
@@ -180,7 +143,6 @@ std::int64_t KvPool::FirstBlock(std::size_t g, Tokens computed) const {
 }
 
 std::int64_t KvPool::LongestPrefix(std::span<const BlockRun> blocks, std::int64_t limit) const {
-  if (legacy_) return legacy_->LongestPrefix(Expand(blocks, limit));
   if (layout_.Single()) return cache_.LongestPrefix(blocks, limit);
   std::int64_t n = 0;
   for (const BlockRun& r : blocks) n += r.count;
@@ -206,7 +168,7 @@ std::int64_t KvPool::LongestPrefix(std::span<const BlockRun> blocks, std::int64_
         GroupSlice(g, blocks, lo, n, &scratch_);
         const std::int64_t missing = cache_.LastMissing(scratch_);
         if (missing < 0) break;
-        n = lo + missing;  // every n' in (b, n] needs block b
+        n = lo + missing;  // every n' above block lo + missing needs that block
         lowered = true;
         if (n == 0) break;
       }
@@ -231,7 +193,6 @@ KvPool::Plan KvPool::PlanAdmit(std::span<const BlockRun> blocks, std::int64_t hi
 
 bool KvPool::CanAdmit(std::span<const BlockRun> blocks, std::int64_t hits,
                       std::int64_t blocks_needed) const {
-  if (legacy_) return legacy_->CanAdmit(Expand(blocks, hits), blocks_needed);
   if (layout_.Single()) return cache_.CanAdmit(blocks, blocks_needed, hits);
   const Plan plan = PlanAdmit(blocks, hits, blocks_needed);
   return plan.fresh <= cache_.free_blocks() - plan.cached;
@@ -239,7 +200,6 @@ bool KvPool::CanAdmit(std::span<const BlockRun> blocks, std::int64_t hits,
 
 std::int64_t KvPool::AdmissionDeficit(std::span<const BlockRun> blocks, std::int64_t hits,
                                       std::int64_t blocks_needed) const {
-  if (legacy_) return legacy_->AdmissionDeficit(Expand(blocks, hits), blocks_needed);
   if (layout_.Single()) {
     return CanAdmit(blocks, hits, blocks_needed) ? 0 : kUnlimitedBlocks;  // no frees to wait for
   }
@@ -248,7 +208,6 @@ std::int64_t KvPool::AdmissionDeficit(std::span<const BlockRun> blocks, std::int
 }
 
 std::int64_t KvPool::FreedDuring(SeqId id, Tokens computed, Tokens steps) const {
-  if (legacy_) return legacy_->FreedDuring(id, computed, steps);
   if (layout_.Single() || steps <= 0) return 0;
   const auto it = held_.find(id);
   if (it == held_.end()) return 0;
@@ -261,7 +220,6 @@ std::int64_t KvPool::FreedDuring(SeqId id, Tokens computed, Tokens steps) const 
 }
 
 std::int64_t KvPool::AdmissionPages(std::int64_t hits, std::int64_t blocks_needed) const {
-  if (legacy_) return legacy_->AdmissionPages(hits, blocks_needed);
   if (layout_.Single()) return blocks_needed;
   std::int64_t pages = layout_.state_pages;
   for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
@@ -271,7 +229,6 @@ std::int64_t KvPool::AdmissionPages(std::int64_t hits, std::int64_t blocks_neede
 }
 
 std::int64_t KvPool::PeakPages(Tokens tokens, Tokens chunk) const {
-  if (legacy_) return legacy_->PeakPages(tokens, chunk);
   const Tokens bs = layout_.block_size;
   const std::int64_t blocks = CeilDiv(tokens, bs);
   if (layout_.Single()) return blocks;
@@ -285,7 +242,6 @@ std::int64_t KvPool::PeakPages(Tokens tokens, Tokens chunk) const {
 }
 
 Tokens KvPool::capacity_tokens() const {
-  if (legacy_) return legacy_->capacity_tokens();
   const std::int64_t groups = std::max<std::int64_t>(1, std::ssize(layout_.groups));
   if (cache_.capacity_blocks() >= kUnlimitedBlocks / layout_.block_size) return kUnlimitedBlocks;
   return cache_.capacity_blocks() / groups * layout_.block_size;
@@ -293,7 +249,6 @@ Tokens KvPool::capacity_tokens() const {
 
 std::optional<std::int64_t> KvPool::Admit(SeqId id, std::span<const BlockRun> blocks,
                                           std::int64_t hits, std::int64_t blocks_needed) {
-  if (legacy_) return legacy_->Admit(id, Expand(blocks, hits), blocks_needed);
   if (layout_.Single()) return cache_.Admit(id, blocks, blocks_needed, hits);
   if (held_.contains(id)) return std::nullopt;
   const Plan plan = PlanAdmit(blocks, hits, blocks_needed);
@@ -325,7 +280,6 @@ std::optional<std::int64_t> KvPool::Admit(SeqId id, std::span<const BlockRun> bl
 }
 
 bool KvPool::Reserve(SeqId id, Tokens computed, Tokens tokens, BlockRunList blocks) {
-  if (legacy_) return legacy_->Reserve(id, computed, tokens, Expand(blocks.runs));
   const std::int64_t want = CeilDiv(tokens, layout_.block_size);
   if (layout_.Single()) {
     const std::int64_t need = want - cache_.BlocksOf(id);
@@ -395,7 +349,6 @@ std::int64_t KvPool::MaxHeld(std::size_t g, Tokens from, Tokens to) const {
 }
 
 std::int64_t KvPool::DecodeDemand(SeqId id, Tokens computed, Tokens steps) const {
-  if (legacy_) return legacy_->DecodeDemand(id, computed, steps);
   const Tokens bs = layout_.block_size;
   if (layout_.Single()) return CeilDiv(computed + steps, bs) - cache_.BlocksOf(id);
   if (steps <= 0) return 0;
@@ -414,7 +367,6 @@ std::int64_t KvPool::DecodeDemand(SeqId id, Tokens computed, Tokens steps) const
 }
 
 std::int64_t KvPool::PeakPagesDuring(SeqId id, Tokens computed, Tokens steps) const {
-  if (legacy_) return legacy_->PeakPagesDuring(id, computed, steps);
   const Tokens bs = layout_.block_size;
   if (layout_.Single()) return CeilDiv(computed + steps, bs);
   const auto it = held_.find(id);
@@ -456,16 +408,6 @@ std::int64_t KvPool::PeakPagesDuring(SeqId id, Tokens computed, Tokens steps) co
 }
 
 void KvPool::AdvanceDecode(std::span<const DecodingSeq> seqs, Tokens steps) {
-  if (legacy_) {
-    std::vector<std::vector<std::uint64_t>> hashes;
-    std::vector<legacy::DecodingSeq> old;
-    for (const DecodingSeq& d : seqs) hashes.push_back(Expand(d.blocks.runs));
-    for (std::size_t i = 0; i < seqs.size(); ++i) {
-      old.push_back(legacy::DecodingSeq{seqs[i].id, seqs[i].computed, hashes[i]});
-    }
-    legacy_->AdvanceDecode(old, steps);
-    return;
-  }
   const Tokens bs = layout_.block_size;
   if (layout_.Single()) {
     for (const DecodingSeq& s : seqs) {
@@ -507,10 +449,6 @@ void KvPool::AdvanceDecode(std::span<const DecodingSeq> seqs, Tokens steps) {
 }
 
 void KvPool::CommitRange(SeqId id, std::int64_t first_index, std::span<const BlockRun> runs) {
-  if (legacy_) {
-    legacy_->CommitRange(id, first_index, Expand(runs));
-    return;
-  }
   if (layout_.Single()) {
     cache_.CommitRange(id, first_index, runs);
     return;
@@ -533,10 +471,6 @@ void KvPool::CommitRange(SeqId id, std::int64_t first_index, std::span<const Blo
 }
 
 void KvPool::Release(SeqId id) {
-  if (legacy_) {
-    legacy_->Release(id);
-    return;
-  }
   if (layout_.Single()) {
     cache_.Release(id);
     return;
@@ -552,10 +486,6 @@ void KvPool::Release(SeqId id) {
 }
 
 void KvPool::ReleasePinned(SeqId id) {
-  if (legacy_) {
-    legacy_->ReleasePinned(id);
-    return;
-  }
   if (layout_.Single()) {
     cache_.ReleasePinned(id);
     return;
@@ -565,10 +495,6 @@ void KvPool::ReleasePinned(SeqId id) {
 }
 
 void KvPool::Unpin(SeqId id) {
-  if (legacy_) {
-    legacy_->Unpin(id);
-    return;
-  }
   if (layout_.Single()) {
     cache_.Unpin(id);
     return;
@@ -578,7 +504,6 @@ void KvPool::Unpin(SeqId id) {
 }
 
 std::int64_t KvPool::BlocksOf(SeqId id) const {
-  if (legacy_) return legacy_->BlocksOf(id);
   if (layout_.Single()) return cache_.BlocksOf(id);
   const auto it = held_.find(id);
   if (it == held_.end() || it->second.hi.empty()) return 0;
@@ -586,7 +511,6 @@ std::int64_t KvPool::BlocksOf(SeqId id) const {
 }
 
 std::int64_t KvPool::PagesOf(SeqId id) const {
-  if (legacy_) return legacy_->PagesOf(id);
   if (layout_.Single()) return cache_.BlocksOf(id);
   const auto it = held_.find(id);
   if (it == held_.end()) return 0;

@@ -282,8 +282,7 @@ Result<SimulationResult> Engine::Run() {
   for (int i = 0; i < config_.replicas; ++i) {
     replicas_[static_cast<std::size_t>(i)].index = i;
     Replica& rep = replicas_[static_cast<std::size_t>(i)];
-    rep.cache = std::make_unique<KvPool>(layout_, pool_blocks_, config_.prefix_caching,
-                                         config_.legacy_block_cache);
+    rep.cache = std::make_unique<KvPool>(layout_, pool_blocks_, config_.prefix_caching);
     if (config_.offload_capacity_tokens > 0 && config_.prefix_caching) {
       rep.offload = std::make_unique<OffloadTier>(config_.offload_capacity_tokens / bs_);
       rep.cache->TrackEvictions(true);

@@ -52,10 +52,6 @@
 
 namespace kvbill {
 
-namespace legacy {
-class KvPool;  // TEMPORARY: the block-by-block pool, for a comparison test
-}  // namespace legacy
-
 enum class KvGroupKind { kFull, kSliding, kChunked };
 
 struct KvCacheGroup {
@@ -107,11 +103,7 @@ struct DecodingSeq {
 // pool's unit; with a single group the two are the same.
 class KvPool {
  public:
-  // TEMPORARY: legacy_blocks runs the block-by-block pool of before the run
-  // cache (legacy_block_cache.h) behind this interface, for a test that
-  // compares the two.
-  KvPool(KvGroupLayout layout, std::int64_t capacity_pages, bool caching = true,
-         bool legacy_blocks = false);
+  KvPool(KvGroupLayout layout, std::int64_t capacity_pages, bool caching = true);
   ~KvPool();
   KvPool(const KvPool&) = delete;
   KvPool& operator=(const KvPool&) = delete;
@@ -181,16 +173,16 @@ class KvPool {
   std::int64_t BlocksOf(SeqId id) const;
   std::int64_t PagesOf(SeqId id) const;
 
-  std::int64_t capacity_blocks() const;  // pages
-  std::int64_t free_blocks() const;      // pages
+  std::int64_t capacity_blocks() const { return cache_.capacity_blocks(); }  // pages
+  std::int64_t free_blocks() const { return cache_.free_blocks(); }          // pages
   // With groups, lookups and hit_blocks count PrefixCache sequences (one per
   // group with hits); evicted_blocks counts pages.
-  const PrefixCacheStats& stats() const;
+  const PrefixCacheStats& stats() const { return cache_.stats(); }
   const KvGroupLayout& layout() const { return layout_; }
 
   // Host-tier support (single-group pools only; see docs/engine.md): evicted
   // blocks in eviction order, as BlockRunHash(key, index).
-  void TrackEvictions(bool on);
+  void TrackEvictions(bool on) { cache_.TrackEvictions(on); }
   std::vector<std::uint64_t> TakeEvictedHashes();
 
  private:
@@ -214,7 +206,6 @@ class KvPool {
   PrefixCache cache_;
   std::unordered_map<SeqId, Held> held_;
   mutable std::vector<BlockRun> scratch_;
-  std::unique_ptr<legacy::KvPool> legacy_;  // TEMPORARY
 };
 
 }  // namespace kvbill

@@ -90,9 +90,6 @@ struct SimulationConfig {
   // Latency between the client and the scheduler that queues nothing
   // (network, hand-off to the engine process), added after the API server.
   Seconds request_latency_s = 0;
-  // TEMPORARY: run the block-by-block KV pool of before the run cache (for
-  // the test that compares the two; removed with it).
-  bool legacy_block_cache = false;
 };
 inline constexpr Tokens kUnlimitedTokens = -1;
 
