@@ -236,7 +236,7 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
   if (flags.count("no-enable-prefix-caching")) c.prefix_caching = false;
   if (c.prefix_caching && StateBytesPerSequence(c.model, 1) > 0) c.prefix_caching = false;
   plan.async_scheduling = flags.count("async-scheduling") > 0;
-  c.release = "after_finish";
+  c.release = ReleaseRule::kAfterFinish;
 
   // The requests.
   std::int64_t n = m.num_prompts.value_or(0);

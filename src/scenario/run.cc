@@ -61,7 +61,9 @@ Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
     c.frontend_per_token_s = profile->params.frontend_per_token_s;
     c.request_latency_s = profile->params.request_latency_s;
   }
-  c.router = s.engine.router;
+  auto router = ParseRouterKind(s.engine.router);
+  if (!router) return router.error().Within(at + "/engine/router");
+  c.router = *router;
   c.step_mode = s.engine.mode == "step";
   c.prefix_caching = s.prefix_cache.enabled;
   c.block_size = s.prefix_cache.block_size;
@@ -81,7 +83,9 @@ Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
         static_cast<Tokens>(s.prefix_cache.offload_capacity_gib * kBytesPerGiB / per_token);
     c.offload_link_bytes_per_s = s.prefix_cache.offload_link_gb_s * 1e9;
   }
-  c.release = s.trace.release;
+  auto release = ParseReleaseRule(s.trace.release);
+  if (!release) return release.error().Within(at + "/trace/release");
+  c.release = *release;
   return c;
 }
 
