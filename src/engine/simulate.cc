@@ -60,28 +60,35 @@ Result<ReleaseRule> ParseReleaseRule(std::string_view name) {
   return Error("unknown release \"" + std::string(name) + "\" (one of after_finish|recorded)");
 }
 
-Result<SimulationResult> Simulate(const SimulationConfig& config, const std::vector<Task>& tasks,
-                                  const std::vector<std::vector<Request>>& requests) {
-  if (tasks.size() != requests.size()) return Error("internal: tasks and requests differ in size");
+Status CheckRun(const SimulationConfig& config, std::span<const FedTask> tasks) {
   if (config.replicas < 1 || config.gpus_per_replica < 1) {
     return Error("replicas and gpus_per_replica must be at least 1");
   }
   if (config.block_size < 1) return Error("block_size must be at least 1");
-  for (std::size_t t = 0; t < requests.size(); ++t) {
-    if (auto s = engine::CheckPrompts(tasks[t].id, requests[t]); !s) return s.error();
+  for (const FedTask& t : tasks) {
+    if (auto s = engine::CheckPrompts(t.id, t.requests); !s) return s;
   }
-  // The set-up's errors, then every task's time span, in input order, before
-  // any task is simulated.
+  // The set-up's errors, then every task's time span, in input order.
   if (auto setup = engine::SetUpEngine(config); !setup) return setup.error();
   Seconds origin = 0;
   for (std::size_t i = 0; i < tasks.size(); ++i) {
     origin = i == 0 ? tasks[i].arrival_s : std::min(origin, tasks[i].arrival_s);
   }
-  for (std::size_t i = 0; i < tasks.size(); ++i) {
-    if (auto s = engine::CheckTimeSpan(tasks[i].id, tasks[i].arrival_s - origin, requests[i]); !s) {
-      return s.error();
-    }
+  for (const FedTask& t : tasks) {
+    if (auto s = engine::CheckTimeSpan(t.id, t.arrival_s - origin, t.requests); !s) return s;
   }
+  return OkStatus();
+}
+
+Result<SimulationResult> Simulate(const SimulationConfig& config, const std::vector<Task>& tasks,
+                                  const std::vector<std::vector<Request>>& requests) {
+  if (tasks.size() != requests.size()) return Error("internal: tasks and requests differ in size");
+  std::vector<FedTask> fed;
+  fed.reserve(tasks.size());
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    fed.push_back(FedTask{static_cast<int>(i), tasks[i].id, tasks[i].arrival_s, requests[i]});
+  }
+  if (auto s = CheckRun(config, fed); !s) return s.error();
   SimulationResult result;
   std::size_t request_count = 0;
   for (const auto& r : requests) request_count += r.size();

@@ -5,6 +5,7 @@
 #include "kvbill/cost/price_sheet.h"
 #include "kvbill/cost/roofline.h"
 #include "kvbill/hardware/gpu.h"
+#include "kvbill/metrics/run_aggregator.h"
 #include "kvbill/model/hf_config.h"
 #include "kvbill/trace/generator.h"
 #include "kvbill/trace/importers.h"
@@ -136,6 +137,43 @@ Result<ScenarioOutcome> RunApiScenario(const Scenario& s) {
 }
 
 }  // namespace
+
+Result<ScenarioOutcome> RunScenario(const Scenario& s, WorkloadCache& workloads) {
+  if (s.pricing) return RunApiScenario(s);
+  auto config = BuildSimulationConfig(s);
+  if (!config) return config.error();
+  auto workload = workloads.Get(s);
+  if (!workload) return workload.error();
+  ScenarioOutcome out;
+  RunAggregator aggregator([&out](const TaskMetrics& t) { out.tasks.push_back(t); });
+  Result<SimulationTotals> totals = Error("not run");
+  if (*workload) {
+    const PreparedWorkload& w = **workload;
+    std::vector<FedTask> fed;
+    fed.reserve(w.tasks.size());
+    for (std::size_t i = 0; i < w.tasks.size(); ++i) {
+      fed.push_back(
+          FedTask{static_cast<int>(i), w.tasks[i].id, w.tasks[i].arrival_s, w.tasks[i].requests});
+    }
+    if (auto c = CheckRun(*config, fed); !c) return c.error().Within(s.source);
+    PreparedFeed feed(w);
+    totals = RunSimulation(*config, feed, aggregator);
+  } else {
+    auto feed = TraceFeed::Open(s);
+    if (!feed) return feed.error();
+    totals = RunSimulation(*config, **feed, aggregator);
+    if (!totals && (*feed)->out_of_order()) {
+      auto whole = RunScenario(s);  // read the whole trace, as before
+      if (whole) whole->result.requests.clear();
+      return whole;
+    }
+    if (!totals && (*feed)->failed()) return totals.error();  // the trace's own error
+  }
+  if (!totals) return totals.error().Within(s.source);
+  static_cast<SimulationTotals&>(out.result) = *totals;
+  out.summary = aggregator.Finish(*totals);
+  return out;
+}
 
 Result<ScenarioOutcome> RunScenario(const Scenario& s) {
   if (s.pricing) return RunApiScenario(s);

@@ -157,6 +157,13 @@ class RecordSink {
   virtual void OnTaskDone(int index) = 0;
 };
 
+// The checks Simulate makes before it simulates anything, for a run whose
+// tasks are all known (in input order): replicas, GPUs and block size, no
+// empty prompt, the set-up (the model must fit, ...), then every task's
+// time span. RunSimulation makes the same checks task by task as tasks
+// arrive.
+Status CheckRun(const SimulationConfig& config, std::span<const FedTask> tasks);
+
 // Runs the simulation over the tasks `feed` gives, as they arrive, holding
 // only the tasks in flight. Errors as Simulate's; a task's are found when
 // it arrives (after the tasks before it were simulated).

@@ -12,6 +12,7 @@
 #include "kvbill/metrics/task_metrics.h"
 #include "kvbill/scenario/api_run.h"
 #include "kvbill/scenario/scenario.h"
+#include "kvbill/scenario/workload.h"
 #include "kvbill/trace/trace.h"
 
 namespace kvbill {
@@ -38,6 +39,16 @@ struct ScenarioOutcome {
 // (RunApiPricing), tasks and summary mapped as api_run.h says; errors name
 // the scenario's "#/pricing".
 Result<ScenarioOutcome> RunScenario(const Scenario& scenario);
+
+// One of many runs in a process (sweep points, compare's levers): the
+// workload comes from `workloads` (read and planned once per key, or
+// streamed from the trace when above the ceiling; a trace out of arrival
+// order is then read whole, as RunScenario does), and metrics are folded
+// from the records as requests finish (RunAggregator), none kept:
+// result.requests is empty. The same tasks, summary and errors as
+// RunScenario; a streamed trace's reading errors come when the run reaches
+// them. API mode: as RunScenario.
+Result<ScenarioOutcome> RunScenario(const Scenario& scenario, WorkloadCache& workloads);
 
 }  // namespace kvbill
 
