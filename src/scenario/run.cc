@@ -138,6 +138,66 @@ Result<ScenarioOutcome> RunApiScenario(const Scenario& s) {
 
 }  // namespace
 
+namespace {
+
+// Records folded into task metrics as they come, and handed on when asked.
+class ObservedSink final : public RecordSink {
+ public:
+  explicit ObservedSink(const RunObserver& observer)
+      : observer_(observer), aggregator_(observer.on_task) {}
+  void OnRequest(RequestRecord&& record) override {
+    if (observer_.on_request) observer_.on_request(record);
+    aggregator_.OnRequest(std::move(record));
+  }
+  void OnTaskDone(int index) override { aggregator_.OnTaskDone(index); }
+  RunSummary Finish(const SimulationTotals& totals) { return aggregator_.Finish(totals); }
+
+ private:
+  const RunObserver& observer_;
+  RunAggregator aggregator_;
+};
+
+// The scenario run whole (RunScenario), its results handed to `observer`.
+Result<StreamedRun> RunWhole(const Scenario& s, const RunObserver& observer) {
+  auto whole = RunScenario(s);
+  if (!whole) return whole.error();
+  if (observer.on_request) {
+    for (const RequestRecord& r : whole->result.requests) observer.on_request(r);
+  }
+  if (observer.on_task) {
+    for (const TaskMetrics& t : whole->tasks) observer.on_task(t);
+  }
+  return StreamedRun{whole->result, whole->summary, false};
+}
+
+// The engine over the scenario's trace streamed; nullopt when the trace is
+// out of arrival order (after on_restart).
+Result<std::optional<StreamedRun>> RunStreamed(const Scenario& s, const SimulationConfig& config,
+                                               const RunObserver& observer) {
+  auto feed = TraceFeed::Open(s);
+  if (!feed) return feed.error();
+  ObservedSink sink(observer);
+  auto totals = RunSimulation(config, **feed, sink);
+  if (!totals && (*feed)->out_of_order()) {
+    if (observer.on_restart) observer.on_restart();
+    return std::optional<StreamedRun>();
+  }
+  if (!totals && (*feed)->failed()) return totals.error();  // the trace's own error
+  if (!totals) return totals.error().Within(s.source);
+  return std::optional<StreamedRun>(StreamedRun{*totals, sink.Finish(*totals), true});
+}
+
+}  // namespace
+
+Result<StreamedRun> StreamScenario(const Scenario& s, const RunObserver& observer) {
+  auto config = BuildSimulationConfig(s);
+  if (!config) return config.error();
+  auto run = RunStreamed(s, *config, observer);
+  if (!run) return run.error();
+  if (*run) return std::move(**run);
+  return RunWhole(s, observer);
+}
+
 Result<ScenarioOutcome> RunScenario(const Scenario& s, WorkloadCache& workloads) {
   if (s.pricing) return RunApiScenario(s);
   auto config = BuildSimulationConfig(s);
@@ -145,8 +205,10 @@ Result<ScenarioOutcome> RunScenario(const Scenario& s, WorkloadCache& workloads)
   auto workload = workloads.Get(s);
   if (!workload) return workload.error();
   ScenarioOutcome out;
-  RunAggregator aggregator([&out](const TaskMetrics& t) { out.tasks.push_back(t); });
-  Result<SimulationTotals> totals = Error("not run");
+  RunObserver observer;
+  observer.on_task = [&out](const TaskMetrics& t) { out.tasks.push_back(t); };
+  observer.on_restart = [&out] { out.tasks.clear(); };
+  StreamedRun run;
   if (*workload) {
     const PreparedWorkload& w = **workload;
     std::vector<FedTask> fed;
@@ -157,21 +219,22 @@ Result<ScenarioOutcome> RunScenario(const Scenario& s, WorkloadCache& workloads)
     }
     if (auto c = CheckRun(*config, fed); !c) return c.error().Within(s.source);
     PreparedFeed feed(w);
-    totals = RunSimulation(*config, feed, aggregator);
+    ObservedSink sink(observer);
+    auto totals = RunSimulation(*config, feed, sink);
+    if (!totals) return totals.error().Within(s.source);
+    run = StreamedRun{*totals, sink.Finish(*totals), true};
   } else {
-    auto feed = TraceFeed::Open(s);
-    if (!feed) return feed.error();
-    totals = RunSimulation(*config, **feed, aggregator);
-    if (!totals && (*feed)->out_of_order()) {
+    auto streamed = RunStreamed(s, *config, observer);
+    if (!streamed) return streamed.error();
+    if (!*streamed) {
       auto whole = RunScenario(s);  // read the whole trace, as before
       if (whole) whole->result.requests.clear();
       return whole;
     }
-    if (!totals && (*feed)->failed()) return totals.error();  // the trace's own error
+    run = std::move(**streamed);
   }
-  if (!totals) return totals.error().Within(s.source);
-  static_cast<SimulationTotals&>(out.result) = *totals;
-  out.summary = aggregator.Finish(*totals);
+  static_cast<SimulationTotals&>(out.result) = run.totals;
+  out.summary = run.summary;
   return out;
 }
 

@@ -156,6 +156,66 @@ TEST(WorkloadTest, AStreamedTraceOutOfArrivalOrderIsReadWhole) {
   std::filesystem::remove(path);
 }
 
+// simulate's run: the trace read as the run reaches it, tasks and records
+// handed on as they come. The same tasks, records (in finishing order) and
+// summary as the run that reads the whole trace.
+TEST(WorkloadTest, StreamedRunGivesWhatAPlainRunGives) {
+  const std::vector<std::string> scenarios = {
+      R"({"model": "qwen3-8b", "deployment": {"replicas": 2},
+          "prefix_cache": {"capacity_tokens": 120000, "pin_during_tool_s": 3},
+          "trace": {"generator": "coding-agent", "tasks": 12}, "seed": 3})",
+      R"({"model": "llama-3.1-8b", "engine": {"mode": "step"}, "trace": {"file": ")" +
+          Trace("mooncake_small.jsonl") + R"(", "release": "recorded"}})",
+  };
+  for (const std::string& json : scenarios) {
+    const Scenario s = Parse(json);
+    auto plain = RunScenario(s);
+    ASSERT_TRUE(plain.ok()) << plain.error().message();
+    ScenarioOutcome streamed;
+    RunObserver observer;
+    observer.on_task = [&](const TaskMetrics& t) { streamed.tasks.push_back(t); };
+    observer.on_request = [&](const RequestRecord& r) { streamed.result.requests.push_back(r); };
+    observer.on_restart = [] { ADD_FAILURE() << "the trace is in arrival order"; };
+    auto run = StreamScenario(s, observer);
+    ASSERT_TRUE(run.ok()) << run.error().message();
+    EXPECT_TRUE(run->streamed);
+    streamed.summary = run->summary;
+    ExpectSameOutcome(streamed, *plain);
+    ASSERT_EQ(streamed.result.requests.size(), plain->result.requests.size());
+    for (std::size_t i = 0; i < streamed.result.requests.size(); ++i) {
+      EXPECT_EQ(streamed.result.requests[i].task_id, plain->result.requests[i].task_id);
+      EXPECT_EQ(streamed.result.requests[i].index, plain->result.requests[i].index);
+      EXPECT_EQ(streamed.result.requests[i].finish_s, plain->result.requests[i].finish_s);
+    }
+    EXPECT_EQ(run->totals.iterations, plain->result.iterations);
+    EXPECT_EQ(run->totals.bill_usd, plain->result.bill_usd);
+  }
+}
+
+// Out of arrival order: what came is withdrawn (on_restart) and the run is
+// made again from the trace read whole.
+TEST(WorkloadTest, AStreamedRunOutOfArrivalOrderStartsAgainFromTheWholeTrace) {
+  const std::string path = OutOfOrderTrace();
+  const Scenario s = Parse(R"({"model": "llama-3.1-8b", "trace": {"file": ")" + path + R"("}})");
+  std::vector<std::string> ids;
+  int restarts = 0;
+  RunObserver observer;
+  observer.on_task = [&](const TaskMetrics& t) { ids.push_back(t.id); };
+  observer.on_restart = [&] {
+    ++restarts;
+    ids.clear();
+  };
+  auto run = StreamScenario(s, observer);
+  ASSERT_TRUE(run.ok()) << run.error().message();
+  EXPECT_FALSE(run->streamed);
+  EXPECT_EQ(restarts, 1);
+  EXPECT_EQ(ids, (std::vector<std::string>{"late", "early"}));  // input order
+  auto plain = RunScenario(s);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(run->summary.cost_usd, plain->summary.cost_usd);
+  std::filesystem::remove(path);
+}
+
 // The aggregator gets records in finishing order and task ends in any
 // order; it releases tasks in input order, with the sums of AggregateTasks.
 TEST(WorkloadTest, AggregatorReleasesTasksInInputOrderWithTheSameSums) {
