@@ -60,24 +60,40 @@ Result<ReleaseRule> ParseReleaseRule(std::string_view name) {
   return Error("unknown release \"" + std::string(name) + "\" (one of after_finish|recorded)");
 }
 
-Status CheckRun(const SimulationConfig& config, std::span<const FedTask> tasks) {
-  if (config.replicas < 1 || config.gpus_per_replica < 1) {
-    return Error("replicas and gpus_per_replica must be at least 1");
-  }
-  if (config.block_size < 1) return Error("block_size must be at least 1");
+TaskChecks CheckTasks(std::span<const FedTask> tasks) {
+  TaskChecks checks;
   for (const FedTask& t : tasks) {
-    if (auto s = engine::CheckPrompts(t.id, t.requests); !s) return s;
+    if (auto s = engine::CheckPrompts(t.id, t.requests); !s) {
+      checks.prompts = s;
+      break;
+    }
   }
-  // The set-up's errors, then every task's time span, in input order.
-  if (auto setup = engine::SetUpEngine(config); !setup) return setup.error();
   Seconds origin = 0;
   for (std::size_t i = 0; i < tasks.size(); ++i) {
     origin = i == 0 ? tasks[i].arrival_s : std::min(origin, tasks[i].arrival_s);
   }
   for (const FedTask& t : tasks) {
-    if (auto s = engine::CheckTimeSpan(t.id, t.arrival_s - origin, t.requests); !s) return s;
+    if (auto s = engine::CheckTimeSpan(t.id, t.arrival_s - origin, t.requests); !s) {
+      checks.time_spans = s;
+      break;
+    }
   }
-  return OkStatus();
+  return checks;
+}
+
+Status CheckRun(const SimulationConfig& config, const TaskChecks& checks) {
+  if (config.replicas < 1 || config.gpus_per_replica < 1) {
+    return Error("replicas and gpus_per_replica must be at least 1");
+  }
+  if (config.block_size < 1) return Error("block_size must be at least 1");
+  if (!checks.prompts) return checks.prompts;
+  // The set-up's errors, then every task's time span, in input order.
+  if (auto setup = engine::SetUpEngine(config); !setup) return setup.error();
+  return checks.time_spans;
+}
+
+Status CheckRun(const SimulationConfig& config, std::span<const FedTask> tasks) {
+  return CheckRun(config, CheckTasks(tasks));
 }
 
 Result<SimulationResult> Simulate(const SimulationConfig& config, const std::vector<Task>& tasks,

@@ -198,43 +198,37 @@ Result<StreamedRun> StreamScenario(const Scenario& s, const RunObserver& observe
   return RunWhole(s, observer);
 }
 
-Result<ScenarioOutcome> RunScenario(const Scenario& s, WorkloadCache& workloads) {
-  if (s.pricing) return RunApiScenario(s);
+Result<StreamedRun> RunScenario(const Scenario& s, WorkloadCache& workloads,
+                                const RunObserver& observer) {
   auto config = BuildSimulationConfig(s);
   if (!config) return config.error();
   auto workload = workloads.Get(s);
   if (!workload) return workload.error();
-  ScenarioOutcome out;
-  RunObserver observer;
-  observer.on_task = [&out](const TaskMetrics& t) { out.tasks.push_back(t); };
-  observer.on_restart = [&out] { out.tasks.clear(); };
-  StreamedRun run;
   if (*workload) {
     const PreparedWorkload& w = **workload;
-    std::vector<FedTask> fed;
-    fed.reserve(w.tasks.size());
-    for (std::size_t i = 0; i < w.tasks.size(); ++i) {
-      fed.push_back(
-          FedTask{static_cast<int>(i), w.tasks[i].id, w.tasks[i].arrival_s, w.tasks[i].requests});
-    }
-    if (auto c = CheckRun(*config, fed); !c) return c.error().Within(s.source);
+    if (auto c = CheckRun(*config, w.checks); !c) return c.error().Within(s.source);
     PreparedFeed feed(w);
     ObservedSink sink(observer);
     auto totals = RunSimulation(*config, feed, sink);
     if (!totals) return totals.error().Within(s.source);
-    run = StreamedRun{*totals, sink.Finish(*totals), true};
-  } else {
-    auto streamed = RunStreamed(s, *config, observer);
-    if (!streamed) return streamed.error();
-    if (!*streamed) {
-      auto whole = RunScenario(s);  // read the whole trace, as before
-      if (whole) whole->result.requests.clear();
-      return whole;
-    }
-    run = std::move(**streamed);
+    return StreamedRun{*totals, sink.Finish(*totals), true};
   }
-  static_cast<SimulationTotals&>(out.result) = run.totals;
-  out.summary = run.summary;
+  auto streamed = RunStreamed(s, *config, observer);
+  if (!streamed) return streamed.error();
+  if (*streamed) return std::move(**streamed);
+  return RunWhole(s, observer);  // out of arrival order: read the whole trace, as before
+}
+
+Result<ScenarioOutcome> RunScenario(const Scenario& s, WorkloadCache& workloads) {
+  if (s.pricing) return RunApiScenario(s);
+  ScenarioOutcome out;
+  RunObserver observer;
+  observer.on_task = [&out](const TaskMetrics& t) { out.tasks.push_back(t); };
+  observer.on_restart = [&out] { out.tasks.clear(); };
+  auto run = RunScenario(s, workloads, observer);
+  if (!run) return run.error();
+  static_cast<SimulationTotals&>(out.result) = run->totals;
+  out.summary = run->summary;
   return out;
 }
 

@@ -106,9 +106,31 @@ Result<std::vector<SweepRow>> RunSweep(const SweepPlan& plan, int jobs,
   auto run_point = [&](std::size_t i) -> Result<SweepRow> {
     auto point = MakeSweepPoint(plan, plan.index(static_cast<std::int64_t>(i)));
     if (!point) return point.error();
-    auto outcome = RunScenario(point->scenario, workloads);
-    if (!outcome) return outcome.error().Within("sweep point " + std::to_string(point->index));
-    return SweepRow{point->index, std::move(point->values), MetricsOf(*outcome)};
+    const std::string where = "sweep point " + std::to_string(point->index);
+    if (point->scenario.pricing) {
+      auto outcome = RunScenario(point->scenario, workloads);
+      if (!outcome) return outcome.error().Within(where);
+      return SweepRow{point->index, std::move(point->values), MetricsOf(*outcome)};
+    }
+    // The row folds the tasks' distributions as they come (as MetricsOf
+    // does, in input order) and keeps no task.
+    SummaryBuilder kv, completion;
+    RunObserver observer;
+    observer.on_task = [&](const TaskMetrics& t) {
+      kv.Add(static_cast<double>(t.kv_read_bytes));
+      completion.Add(t.completion_s);
+    };
+    observer.on_restart = [&] {
+      kv = SummaryBuilder();
+      completion = SummaryBuilder();
+    };
+    auto run = RunScenario(point->scenario, workloads, observer);
+    if (!run) return run.error().Within(where);
+    RunMetrics metrics;
+    metrics.summary = run->summary;
+    metrics.kv_read_bytes_per_task = kv.Build();
+    metrics.completion_s = completion.Build();
+    return SweepRow{point->index, std::move(point->values), std::move(metrics)};
   };
   auto worker = [&] {
     while (true) {

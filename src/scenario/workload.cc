@@ -106,6 +106,13 @@ Result<std::optional<PreparedWorkload>> PrepareWorkload(const Scenario& s, std::
     origin = i == 0 ? t.arrival_s : std::min(origin, t.arrival_s);
     w.tasks.push_back(std::move(t));
   }
+  std::vector<FedTask> fed;
+  fed.reserve(w.tasks.size());
+  for (std::size_t i = 0; i < w.tasks.size(); ++i) {
+    fed.push_back(
+        FedTask{static_cast<int>(i), w.tasks[i].id, w.tasks[i].arrival_s, w.tasks[i].requests});
+  }
+  w.checks = CheckTasks(fed);
   w.arrival_order.resize(w.tasks.size());
   for (std::size_t i = 0; i < w.tasks.size(); ++i) w.arrival_order[i] = static_cast<int>(i);
   std::stable_sort(w.arrival_order.begin(), w.arrival_order.end(), [&](int a, int b) {

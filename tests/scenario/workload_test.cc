@@ -216,6 +216,33 @@ TEST(WorkloadTest, AStreamedRunOutOfArrivalOrderStartsAgainFromTheWholeTrace) {
   std::filesystem::remove(path);
 }
 
+// The engine's checks of a prepared workload's tasks are made once, when it
+// is prepared; a run gives the error a plain run gives, in the same words.
+TEST(WorkloadTest, APreparedWorkloadFailsTheEngineChecksAsAPlainRun) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("kvbill_far_apart_" + std::to_string(::getpid()) + ".jsonl"))
+                               .string();
+  std::ofstream(path)
+      << R"({"kvbill_trace":1})"
+      << "\n"
+      << R"({"id":"now","arrival_s":0,"turns":[{"spans":[{"kind":"user","tokens":900}],"out":20}]})"
+      << "\n"
+      << R"({"id":"later","arrival_s":2e9,"turns":[{"spans":[{"kind":"user","tokens":9}],"out":2}]})"
+      << "\n";
+  const Scenario s = Parse(R"({"model": "llama-3.1-8b", "trace": {"file": ")" + path + R"("}})");
+  auto plain = RunScenario(s);
+  ASSERT_FALSE(plain.ok());
+  EXPECT_NE(plain.error().message().find("task \"later\": arrival 2e+09 s is beyond"),
+            std::string::npos)
+      << plain.error().message();
+  WorkloadCache shared;
+  auto run = RunScenario(s, shared);
+  ASSERT_FALSE(run.ok());
+  EXPECT_EQ(run.error().message(), plain.error().message());
+  EXPECT_GT(shared.bytes(), 0);  // it was prepared, not streamed
+  std::filesystem::remove(path);
+}
+
 // The aggregator gets records in finishing order and task ends in any
 // order; it releases tasks in input order, with the sums of AggregateTasks.
 TEST(WorkloadTest, AggregatorReleasesTasksInInputOrderWithTheSameSums) {

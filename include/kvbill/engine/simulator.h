@@ -164,6 +164,17 @@ class RecordSink {
 // arrive.
 Status CheckRun(const SimulationConfig& config, std::span<const FedTask> tasks);
 
+// CheckRun's checks of the tasks alone (no empty prompt; every task's time
+// span), which do not depend on the configuration: made once for tasks that
+// are run many times (the first failing task's error, in input order).
+struct TaskChecks {
+  Status prompts = OkStatus();
+  Status time_spans = OkStatus();
+};
+TaskChecks CheckTasks(std::span<const FedTask> tasks);
+// CheckRun with the task checks made already; the same errors, in the same order.
+Status CheckRun(const SimulationConfig& config, const TaskChecks& checks);
+
 // Runs the simulation over the tasks `feed` gives, as they arrive, holding
 // only the tasks in flight. Errors as Simulate's; a task's are found when
 // it arrives (after the tasks before it were simulated).

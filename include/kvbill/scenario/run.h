@@ -80,6 +80,12 @@ struct StreamedRun {
 // them. Precondition: no "pricing" (API mode is not streamed).
 Result<StreamedRun> StreamScenario(const Scenario& scenario, const RunObserver& observer);
 
+// RunScenario(scenario, workloads) handing each task's metrics to
+// `observer` instead of keeping them (a sweep's row needs only their
+// distributions). Precondition: no "pricing".
+Result<StreamedRun> RunScenario(const Scenario& scenario, WorkloadCache& workloads,
+                                const RunObserver& observer);
+
 }  // namespace kvbill
 
 #endif  // KVBILL_SCENARIO_RUN_H_

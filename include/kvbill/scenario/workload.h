@@ -60,6 +60,7 @@ struct PreparedWorkload {
   std::vector<int> arrival_order;   // task indexes by arrival (ties in input order)
   std::int64_t requests = 0;
   std::int64_t bytes = 0;  // as counted above
+  TaskChecks checks;       // the engine's checks of the tasks (CheckRun), made once
 };
 
 // The key of the workload a scenario runs: equal keys, equal workloads.
