@@ -246,6 +246,8 @@ class SimulateOutput {
         if (written.ok()) written = (*file)->Commit();
         if (!written.ok()) return ReportError("simulate", written.error());
       }
+      NoteWritten("simulate", out_dir_ + "/simulate.json");
+      NoteWritten("simulate", out_dir_ + "/tasks.csv");
     }
     Status printed = OkStatus();
     if (format_ == "json") {
