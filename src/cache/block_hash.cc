@@ -81,9 +81,11 @@ std::vector<std::uint64_t> BlockHashesOf(std::span<const ContentPiece> pieces, T
   return hasher.full_blocks();
 }
 
-Result<std::vector<std::uint64_t>> BlockHashesFromTrace(std::span<const std::uint64_t> trace_hashes,
-                                                        Tokens trace_block_size,
-                                                        Tokens prompt_tokens, Tokens block_size) {
+namespace {
+
+// The checks BlockHashesFromTrace and BlockRunsFromTrace share.
+Status CheckTraceBlocks(std::span<const std::uint64_t> trace_hashes, Tokens trace_block_size,
+                        Tokens prompt_tokens, Tokens block_size) {
   if (block_size < 1)
     return Error("block size must be positive, got " + std::to_string(block_size));
   if (trace_block_size < 1) {
@@ -102,12 +104,22 @@ Result<std::vector<std::uint64_t>> BlockHashesFromTrace(std::span<const std::uin
                  std::to_string(needed) + " trace block hashes, got " +
                  std::to_string(trace_hashes.size()));
   }
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<std::vector<std::uint64_t>> BlockHashesFromTrace(std::span<const std::uint64_t> trace_hashes,
+                                                        Tokens trace_block_size,
+                                                        Tokens prompt_tokens, Tokens block_size) {
+  if (auto s = CheckTraceBlocks(trace_hashes, trace_block_size, prompt_tokens, block_size); !s) {
+    return s.error();
+  }
   const Tokens per_trace_block = trace_block_size / block_size;
   const Tokens full_blocks = prompt_tokens / block_size;
   std::vector<std::uint64_t> hashes(static_cast<std::size_t>(full_blocks));
   // Block k = i * per_trace_block + j is HashCombine(trace_hashes[i], j),
-  // with HashCombine's Mix64(j) + kGolden taken out of the loop over i (the
-  // engine hashes every request's prompt this way: one Mix64 a block).
+  // with HashCombine's Mix64(j) + kGolden taken out of the loop over i.
   for (Tokens j = 0; j < std::min(per_trace_block, full_blocks); ++j) {
     const std::uint64_t salt = Mix64(static_cast<std::uint64_t>(j)) + kGolden;
     for (Tokens k = j, i = 0; k < full_blocks; k += per_trace_block, ++i) {
@@ -115,6 +127,140 @@ Result<std::vector<std::uint64_t>> BlockHashesFromTrace(std::span<const std::uin
     }
   }
   return hashes;
+}
+
+std::uint64_t BlockRunHash(std::uint64_t key, std::int64_t index) {
+  return HashCombine(key, static_cast<std::uint64_t>(index));
+}
+
+void BlockRunList::Slice(std::int64_t from, std::int64_t to, std::vector<BlockRun>* out) const {
+  from = std::max<std::int64_t>(from, 0);
+  to = std::min(to, blocks());
+  if (from >= to) return;
+  // The first run ending after `from`.
+  std::size_t i =
+      static_cast<std::size_t>(std::upper_bound(ends.begin(), ends.end(), from) - ends.begin());
+  for (; i < runs.size(); ++i) {
+    const std::int64_t end = ends[i];
+    const std::int64_t start = end - runs[i].count;
+    const std::int64_t lo = std::max(start, from);
+    const std::int64_t hi = std::min(end, to);
+    if (lo >= hi) break;
+    out->push_back(BlockRun{runs[i].key, runs[i].first + (lo - start), hi - lo});
+    if (hi == to) break;
+  }
+}
+
+RunHasher::RunHasher(Tokens block_size) : block_size_(block_size), chain_(kChainSeed) {
+  assert(block_size >= 1);
+}
+
+void RunHasher::PushRun(std::uint64_t key) {
+  runs_.push_back(BlockRun{key, 0, 1});
+  ends_.push_back(blocks() + 1);
+}
+
+void RunHasher::CloseRun() {
+  if (!run_open_) return;
+  chain_ = HashCombine(runs_.back().key, static_cast<std::uint64_t>(runs_.back().count));
+  run_open_ = false;
+}
+
+void RunHasher::CloseBlock() {
+  if (closed_.empty()) {
+    // Uniform: one segment of block_size tokens.
+    const bool continues =
+        run_open_ && run_.identity == open_.identity && run_.offset + run_.tokens == open_.offset;
+    if (continues) {
+      ++runs_.back().count;
+      ++ends_.back();
+      run_.tokens += block_size_;
+    } else {
+      CloseRun();
+      std::uint64_t key = HashCombine(chain_, kUniformRunTag);
+      key = HashCombine(key, open_.identity);
+      key = HashCombine(key, static_cast<std::uint64_t>(open_.offset));
+      PushRun(key);
+      run_open_ = true;
+      run_ = ContentPiece{open_.identity, open_.offset, block_size_};
+    }
+  } else {
+    CloseRun();
+    std::uint64_t key = HashCombine(chain_, kMixedBlockTag);
+    closed_.push_back(open_);
+    for (const ContentPiece& s : closed_) {
+      key = HashCombine(key, s.identity);
+      key = HashCombine(key, static_cast<std::uint64_t>(s.offset));
+      key = HashCombine(key, static_cast<std::uint64_t>(s.tokens));
+    }
+    PushRun(key);
+    chain_ = key;
+    closed_.clear();
+  }
+  open_ = ContentPiece{};
+  filled_ = 0;
+}
+
+void RunHasher::Append(const ContentPiece& piece) {
+  assert(piece.offset >= 0 && piece.tokens >= 0);
+  if (piece.tokens <= 0) return;
+  tokens_ += piece.tokens;
+  Tokens offset = piece.offset;
+  Tokens remaining = piece.tokens;
+  while (remaining > 0) {
+    const bool continues = open_.tokens > 0 && open_.identity == piece.identity &&
+                           open_.offset + open_.tokens == offset;
+    if (!continues) {
+      if (open_.tokens > 0) closed_.push_back(open_);
+      open_ = ContentPiece{piece.identity, offset, 0};
+    }
+    const Tokens take = std::min(remaining, block_size_ - filled_);
+    open_.tokens += take;
+    filled_ += take;
+    offset += take;
+    remaining -= take;
+    if (filled_ < block_size_) continue;
+    CloseBlock();
+    if (run_open_ && remaining >= block_size_ && run_.identity == piece.identity &&
+        run_.offset + run_.tokens == offset) {
+      // Whole blocks of the open run's piece follow: each would extend the
+      // run by one block, so extend it by all of them at once.
+      const Tokens more = remaining / block_size_;
+      runs_.back().count += more;
+      ends_.back() += more;
+      run_.tokens += more * block_size_;
+      offset += more * block_size_;
+      remaining -= more * block_size_;
+    }
+  }
+}
+
+void RunHasher::Append(std::span<const ContentPiece> pieces) {
+  for (const ContentPiece& piece : pieces) Append(piece);
+}
+
+std::vector<BlockRun> BlockRunsOf(std::span<const ContentPiece> pieces, Tokens block_size) {
+  RunHasher hasher(block_size);
+  hasher.Append(pieces);
+  return hasher.runs();
+}
+
+Status BlockRunsFromTrace(std::span<const std::uint64_t> trace_hashes, Tokens trace_block_size,
+                          Tokens prompt_tokens, Tokens block_size, std::vector<BlockRun>* runs,
+                          std::vector<std::int64_t>* ends) {
+  runs->clear();
+  ends->clear();
+  if (auto s = CheckTraceBlocks(trace_hashes, trace_block_size, prompt_tokens, block_size); !s) {
+    return s;
+  }
+  const Tokens per_trace_block = trace_block_size / block_size;
+  const Tokens full_blocks = prompt_tokens / block_size;
+  for (Tokens start = 0, i = 0; start < full_blocks; start += per_trace_block, ++i) {
+    const Tokens count = std::min(per_trace_block, full_blocks - start);
+    runs->push_back(BlockRun{trace_hashes[static_cast<std::size_t>(i)], 0, count});
+    ends->push_back(start + count);
+  }
+  return OkStatus();
 }
 
 }  // namespace kvbill

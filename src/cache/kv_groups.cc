@@ -26,7 +26,7 @@ SeqId Key(SeqId id, std::int64_t group) {
   return -1 - ((id << kGroupBits) | group);
 }
 
-// Group g's copy of a block: the block hash mixed with g (group 0 unchanged).
+// Group g's copy of a block: its run key mixed with g (group 0 unchanged).
 std::uint64_t Salt(std::size_t g, std::uint64_t hash) {
   if (g == 0) return hash;
   std::uint64_t x = hash ^ (static_cast<std::uint64_t>(g) * 0x9e37'79b9'7f4a'7c15ULL);
@@ -117,31 +117,44 @@ KvGroupLayout MakeKvGroupLayout(const ModelShape& model, const ElementFormat& fo
 KvPool::KvPool(KvGroupLayout layout, std::int64_t capacity_pages, bool caching)
     : layout_(std::move(layout)), cache_(capacity_pages, caching) {}
 
+std::vector<std::uint64_t> KvPool::TakeEvictedHashes() {
+  std::vector<std::uint64_t> out;
+  for (const BlockRun& b : cache_.TakeEvicted()) out.push_back(BlockRunHash(b.key, b.first));
+  return out;
+}
+
 KvPool::~KvPool() = default;
 
-bool KvPool::Cached(std::size_t g, std::uint64_t hash) const {
-  const std::uint64_t salted = Salt(g, hash);
-  return cache_.LongestPrefix(std::span<const std::uint64_t>(&salted, 1)) == 1;
+void KvPool::GroupSlice(std::size_t g, std::span<const BlockRun> blocks, std::int64_t from,
+                        std::int64_t to, std::vector<BlockRun>* out) const {
+  out->clear();
+  std::int64_t start = 0;
+  for (const BlockRun& r : blocks) {
+    const std::int64_t end = start + r.count;
+    const std::int64_t lo = std::max(start, from), hi = std::min(end, to);
+    if (lo < hi) out->push_back(BlockRun{Salt(g, r.key), r.first + (lo - start), hi - lo});
+    if (end >= to) break;
+    start = end;
+  }
 }
 
 std::int64_t KvPool::FirstBlock(std::size_t g, Tokens computed) const {
   return WindowStart(layout_.groups[g], computed) / layout_.block_size;
 }
 
-std::int64_t KvPool::LongestPrefix(std::span<const std::uint64_t> hashes) const {
-  if (layout_.Single()) return cache_.LongestPrefix(hashes);
-  std::int64_t n = static_cast<std::int64_t>(hashes.size());
-  std::vector<std::uint64_t> salted;
+std::int64_t KvPool::LongestPrefix(std::span<const BlockRun> blocks, std::int64_t limit) const {
+  if (layout_.Single()) return cache_.LongestPrefix(blocks, limit);
+  std::int64_t n = 0;
+  for (const BlockRun& r : blocks) n += r.count;
+  n = std::min(n, limit);
   for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
     if (layout_.groups[g].kind != KvGroupKind::kFull) continue;
     if (g == 0) {
-      n = cache_.LongestPrefix(hashes.first(static_cast<std::size_t>(n)));
+      n = cache_.LongestPrefix(blocks, n);
       continue;
     }
-    salted.clear();
-    for (std::int64_t b = 0; b < n; ++b)
-      salted.push_back(Salt(g, hashes[static_cast<std::size_t>(b)]));
-    n = cache_.LongestPrefix(salted);
+    GroupSlice(g, blocks, 0, n, &scratch_);
+    n = cache_.LongestPrefix(scratch_, n);
   }
   // Windowed groups: lower n to the largest value whose window is cached,
   // jumping below the highest missing block; repeat until no group lowers it
@@ -152,10 +165,10 @@ std::int64_t KvPool::LongestPrefix(std::span<const std::uint64_t> hashes) const 
       if (layout_.groups[g].kind == KvGroupKind::kFull) continue;
       for (;;) {
         const std::int64_t lo = FirstBlock(g, n * layout_.block_size);
-        std::int64_t b = n - 1;
-        while (b >= lo && Cached(g, hashes[static_cast<std::size_t>(b)])) --b;
-        if (b < lo) break;
-        n = b;  // every n' in (b, n] needs block b
+        GroupSlice(g, blocks, lo, n, &scratch_);
+        const std::int64_t missing = cache_.LastMissing(scratch_);
+        if (missing < 0) break;
+        n = lo + missing;  // every n' above block lo + missing needs that block
         lowered = true;
         if (n == 0) break;
       }
@@ -164,34 +177,33 @@ std::int64_t KvPool::LongestPrefix(std::span<const std::uint64_t> hashes) const 
   return n;
 }
 
-KvPool::Plan KvPool::PlanAdmit(std::span<const std::uint64_t> hit_hashes,
+KvPool::Plan KvPool::PlanAdmit(std::span<const BlockRun> blocks, std::int64_t hits,
                                std::int64_t blocks_needed) const {
   Plan plan;
-  const std::int64_t n =
-      std::min<std::int64_t>(static_cast<std::int64_t>(hit_hashes.size()), blocks_needed);
+  const std::int64_t n = std::min(hits, blocks_needed);
   for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
     const std::int64_t lo = std::min(FirstBlock(g, n * layout_.block_size), n);
-    for (std::int64_t b = lo; b < n; ++b) {
-      if (cache_.Evictable(Salt(g, hit_hashes[static_cast<std::size_t>(b)]))) ++plan.cached;
-    }
+    GroupSlice(g, blocks, lo, n, &scratch_);
+    plan.cached += cache_.CachedBlocksIn(scratch_);
     plan.fresh += blocks_needed - n;
   }
   plan.fresh += layout_.state_pages;
   return plan;
 }
 
-bool KvPool::CanAdmit(std::span<const std::uint64_t> hit_hashes, std::int64_t blocks_needed) const {
-  if (layout_.Single()) return cache_.CanAdmit(hit_hashes, blocks_needed);
-  const Plan plan = PlanAdmit(hit_hashes, blocks_needed);
+bool KvPool::CanAdmit(std::span<const BlockRun> blocks, std::int64_t hits,
+                      std::int64_t blocks_needed) const {
+  if (layout_.Single()) return cache_.CanAdmit(blocks, blocks_needed, hits);
+  const Plan plan = PlanAdmit(blocks, hits, blocks_needed);
   return plan.fresh <= cache_.free_blocks() - plan.cached;
 }
 
-std::int64_t KvPool::AdmissionDeficit(std::span<const std::uint64_t> hit_hashes,
+std::int64_t KvPool::AdmissionDeficit(std::span<const BlockRun> blocks, std::int64_t hits,
                                       std::int64_t blocks_needed) const {
   if (layout_.Single()) {
-    return CanAdmit(hit_hashes, blocks_needed) ? 0 : kUnlimitedBlocks;  // no frees to wait for
+    return CanAdmit(blocks, hits, blocks_needed) ? 0 : kUnlimitedBlocks;  // no frees to wait for
   }
-  const Plan plan = PlanAdmit(hit_hashes, blocks_needed);
+  const Plan plan = PlanAdmit(blocks, hits, blocks_needed);
   return plan.fresh - (cache_.free_blocks() - plan.cached);
 }
 
@@ -235,14 +247,13 @@ Tokens KvPool::capacity_tokens() const {
   return cache_.capacity_blocks() / groups * layout_.block_size;
 }
 
-std::optional<std::int64_t> KvPool::Admit(SeqId id, std::span<const std::uint64_t> hit_hashes,
-                                          std::int64_t blocks_needed) {
-  if (layout_.Single()) return cache_.Admit(id, hit_hashes, blocks_needed);
+std::optional<std::int64_t> KvPool::Admit(SeqId id, std::span<const BlockRun> blocks,
+                                          std::int64_t hits, std::int64_t blocks_needed) {
+  if (layout_.Single()) return cache_.Admit(id, blocks, blocks_needed, hits);
   if (held_.contains(id)) return std::nullopt;
-  const Plan plan = PlanAdmit(hit_hashes, blocks_needed);
+  const Plan plan = PlanAdmit(blocks, hits, blocks_needed);
   if (plan.fresh > cache_.free_blocks() - plan.cached) return std::nullopt;
-  const std::int64_t n =
-      std::min<std::int64_t>(static_cast<std::int64_t>(hit_hashes.size()), blocks_needed);
+  const std::int64_t n = std::min(hits, blocks_needed);
   Held& held = held_[id];
   const std::size_t groups = layout_.groups.size();
   held.lo.assign(groups, 0);
@@ -256,13 +267,10 @@ std::optional<std::int64_t> KvPool::Admit(SeqId id, std::span<const std::uint64_
     }
     const std::int64_t lo = held.lo[g];
     if (lo == n) continue;
-    scratch_.clear();
-    for (std::int64_t b = lo; b < n; ++b) {
-      scratch_.push_back(Salt(g, hit_hashes[static_cast<std::size_t>(b)]));
-    }
-    [[maybe_unused]] auto hits =
+    GroupSlice(g, blocks, lo, n, &scratch_);
+    [[maybe_unused]] auto got =
         cache_.Admit(Key(id, static_cast<std::int64_t>(g)), scratch_, n - lo);
-    assert(hits && *hits == n - lo);
+    assert(got && *got == n - lo);
   }
   for (std::size_t g = 0; g < groups; ++g) {
     cache_.Grow(Key(id, static_cast<std::int64_t>(g)), blocks_needed - n);
@@ -271,8 +279,7 @@ std::optional<std::int64_t> KvPool::Admit(SeqId id, std::span<const std::uint64_
   return n;
 }
 
-bool KvPool::Reserve(SeqId id, Tokens computed, Tokens tokens,
-                     std::span<const std::uint64_t> hashes) {
+bool KvPool::Reserve(SeqId id, Tokens computed, Tokens tokens, BlockRunList blocks) {
   const std::int64_t want = CeilDiv(tokens, layout_.block_size);
   if (layout_.Single()) {
     const std::int64_t need = want - cache_.BlocksOf(id);
@@ -287,13 +294,16 @@ bool KvPool::Reserve(SeqId id, Tokens computed, Tokens tokens,
     const std::int64_t lo = held.lo[g];
     const std::int64_t first = std::min(FirstBlock(g, computed), held.hi[g]);
     if (first > lo) {
-      // Blocks [lo, first) leave the window: committed newest first, then
-      // released newest first (ReleaseFront), as vLLM's remove_skipped_blocks
-      // frees them. (Committing all before releasing any is the same: a
-      // release neither hashes a block nor changes the hash index.)
-      const std::int64_t hashed = std::min(first, static_cast<std::int64_t>(hashes.size()));
-      for (std::int64_t b = hashed - 1; b >= lo; --b) {
-        cache_.Commit(key, b - lo, Salt(g, hashes[static_cast<std::size_t>(b)]));
+      // Blocks [lo, first) leave the window: committed, then released newest
+      // first (ReleaseFront), as vLLM's remove_skipped_blocks frees them.
+      // (The order of the commits does not matter: their names are distinct,
+      // and a release neither names a block nor changes the index.)
+      const std::int64_t named = std::min(first, blocks.blocks());
+      if (named > lo) {
+        scratch_.clear();
+        blocks.Slice(lo, named, &scratch_);
+        for (BlockRun& r : scratch_) r.key = Salt(g, r.key);
+        cache_.CommitRange(key, 0, scratch_);
       }
       cache_.ReleaseFront(key, first - lo);
       held.lo[g] = first;
@@ -433,50 +443,30 @@ void KvPool::AdvanceDecode(std::span<const DecodingSeq> seqs, Tokens steps) {
   events.erase(std::unique(events.begin(), events.end()), events.end());
   for (const auto& [j, i] : events) {
     const DecodingSeq& s = seqs[i];
-    [[maybe_unused]] const bool ok = Reserve(s.id, s.computed + j - 1, s.computed + j, s.hashes);
+    [[maybe_unused]] const bool ok = Reserve(s.id, s.computed + j - 1, s.computed + j, s.blocks);
     assert(ok);
   }
 }
 
-void KvPool::Commit(SeqId id, std::int64_t index, std::uint64_t hash) {
+void KvPool::CommitRange(SeqId id, std::int64_t first_index, std::span<const BlockRun> runs) {
   if (layout_.Single()) {
-    cache_.Commit(id, index, hash);
+    cache_.CommitRange(id, first_index, runs);
     return;
   }
   const auto it = held_.find(id);
   if (it == held_.end()) return;
   const Held& held = it->second;
-  for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
-    if (index >= held.lo[g] && index < held.hi[g]) {
-      cache_.Commit(Key(id, static_cast<std::int64_t>(g)), index - held.lo[g], Salt(g, hash));
-    }
-  }
-}
-
-void KvPool::CommitRange(SeqId id, std::int64_t first_index,
-                         std::span<const std::uint64_t> hashes) {
-  if (layout_.Single()) {
-    cache_.CommitRange(id, first_index, hashes);
-    return;
-  }
-  const auto it = held_.find(id);
-  if (it == held_.end()) return;
-  const Held& held = it->second;
-  const std::int64_t end = first_index + static_cast<std::int64_t>(hashes.size());
-  // Group by group instead of block by block: the groups' hashes are
-  // distinct, so the order across groups does not matter.
+  std::int64_t total = 0;
+  for (const BlockRun& r : runs) total += r.count;
+  const std::int64_t end = first_index + total;
+  // Group by group: the groups' names are distinct, so the order across
+  // groups does not matter.
   for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
     const std::int64_t from = std::max(first_index, held.lo[g]);
     const std::int64_t to = std::min(end, held.hi[g]);
     if (from >= to) continue;
-    const auto hashes_of = hashes.subspan(static_cast<std::size_t>(from - first_index),
-                                          static_cast<std::size_t>(to - from));
-    if (g != 0) {
-      scratch_.clear();
-      for (const std::uint64_t h : hashes_of) scratch_.push_back(Salt(g, h));
-    }
-    cache_.CommitRange(Key(id, static_cast<std::int64_t>(g)), from - held.lo[g],
-                       g == 0 ? hashes_of : std::span<const std::uint64_t>(scratch_));
+    GroupSlice(g, runs, from - first_index, to - first_index, &scratch_);
+    cache_.CommitRange(Key(id, static_cast<std::int64_t>(g)), from - held.lo[g], scratch_);
   }
 }
 

@@ -245,7 +245,7 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
     *why = "expert parallelism on a model without routed experts";
     return std::nullopt;
   }
-  c.release = "after_finish";
+  c.release = ReleaseRule::kAfterFinish;
 
   // The requests.
   std::int64_t n = m.num_prompts.value_or(0);

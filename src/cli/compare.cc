@@ -78,9 +78,10 @@ int RunCompare(const Args& args) {
 
   std::vector<Lever> levers = Levers(*base);
   levers.insert(levers.begin(), Lever{"baseline", {}});
+  WorkloadCache workloads;  // the levers that keep the trace and policy share it
   const std::vector<LeverOutcome> outcomes = [&] {
     ProgressLine progress("compare", "running " + std::to_string(levers.size()) + " variants");
-    return RunLevers(text, source, levers, jobs);
+    return RunLevers(text, source, levers, jobs, &workloads);
   }();
   if (!outcomes[0].run) return ReportError("compare", Error(outcomes[0].error));
   const ScenarioOutcome& b = *outcomes[0].run;

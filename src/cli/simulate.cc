@@ -1,9 +1,20 @@
 // kvbill simulate: replay a trace under a scenario; per-task and summary output.
+//
+// The engine run streams (StreamScenario, scenario/run.h): tasks are read as
+// the simulation reaches them and each finished task goes out as a row at
+// once, into temporary files (Spool) that make the outputs only when the run
+// has succeeded. So memory follows the tasks in flight, not the trace, and a
+// failed run writes nothing. The outputs are the bytes the whole document
+// would give (nlohmann's dump with indent 2).
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
+#include "cli/atomic_output.h"
 #include "cli/cli_util.h"
 #include "cli/progress.h"
 #include "cli/simulate_api.h"
@@ -11,9 +22,12 @@
 #include "kvbill/scenario/run.h"
 #include "kvbill/scenario/warnings.h"
 #include "kvbill/util/embedded.h"
+#include "kvbill/util/spool.h"
 
 namespace kvbill::cli {
 namespace {
+
+using json = nlohmann::ordered_json;
 
 constexpr char kUsage[] =
     "usage: kvbill simulate [--scenario S.json] [--trace T] [--engine event|step]\n"
@@ -26,14 +40,17 @@ constexpr char kUsage[] =
     "A scenario with \"pricing\" bills the trace at an API provider's cache rules and list\n"
     "prices instead (docs/billing.md#api-mode).\n";
 
+// The rows of the table format (the rest are counted).
+constexpr std::size_t kTableRows = 20;
+
 // A number for JSON: integers stay integers, others keep full precision.
-nlohmann::ordered_json Num(long double v) {
+json Num(long double v) {
   const long double r = std::round(v);
   if (r == v && std::fabs(v) < 9.0e15L) return static_cast<std::int64_t>(r);
   return static_cast<double>(v);
 }
 
-nlohmann::ordered_json SummaryJson(const Summary& s) {
+json SummaryJson(const Summary& s) {
   return {{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}, {"max", s.max}};
 }
 
@@ -60,6 +77,293 @@ Result<Scenario> Load(const std::string& name) {
   }
   return LoadScenario(name);
 }
+
+json TaskJson(const TaskMetrics& t) {
+  return {{"id", t.id},
+          {"requests", t.requests},
+          {"prompt_tokens", t.prompt_tokens},
+          {"cached_tokens", t.cached_tokens},
+          {"offload_hit_tokens", t.offload_hit_tokens},
+          {"prefill_tokens", t.prefill_tokens},
+          {"output_tokens", t.output_tokens},
+          {"kv_read_bytes", Num(std::round(t.kv_read_bytes))},
+          {"gpu_seconds", static_cast<double>(t.gpu_seconds)},
+          {"cost_usd", static_cast<double>(t.cost_usd)},
+          {"completion_s", t.completion_s},
+          {"ttft_mean_s", t.ttft_mean_s},
+          {"queue_mean_s", t.queue_mean_s},
+          {"preemptions", t.preemptions},
+          {"kv_written_bytes", Num(std::round(t.kv_written_bytes))},
+          {"peak_kv_bytes", t.peak_kv_bytes}};
+}
+
+json RequestJson(const RequestRecord& r) {
+  return {{"task", r.task_id},
+          {"index", r.index},
+          {"turn", r.turn},
+          {"summary", r.is_summary},
+          {"replica", r.replica},
+          {"release_s", r.release_s},
+          {"first_token_s", r.first_token_s},
+          {"finish_s", r.finish_s},
+          {"prompt_tokens", r.prompt_tokens},
+          {"cached_tokens", r.cached_tokens},
+          {"prefill_tokens", r.prefill_tokens},
+          {"output_tokens", r.output_tokens},
+          {"kv_read_bytes", Num(std::round(r.kv_read_bytes))},
+          {"cost_usd", static_cast<double>(r.cost_usd)}};
+}
+
+json SummaryDoc(const RunSummary& sum, const SimulationTotals& totals, double wall_s,
+                const std::vector<RunWarning>& warnings) {
+  json s;
+  s["tasks"] = sum.tasks;
+  s["requests"] = sum.requests;
+  s["prompt_tokens"] = sum.prompt_tokens;
+  s["cached_tokens"] = sum.cached_tokens;
+  s["hit_rate"] = sum.hit_rate;
+  s["kv_read_bytes"] = Num(std::round(sum.kv_read_bytes));
+  s["cost_usd"] = static_cast<double>(sum.cost_usd);
+  s["cost_per_task_usd"] = SummaryJson(sum.cost_per_task_usd);
+  s["simulated_s"] = sum.simulated_s;
+  s["wall_s"] = wall_s;
+  s["prefill_tokens"] = sum.prefill_tokens;
+  s["offload_hit_tokens"] = sum.offload_hit_tokens;
+  s["output_tokens"] = sum.output_tokens;
+  s["task_cost_usd"] = static_cast<double>(sum.task_cost_usd);
+  s["idle_cost_usd"] = static_cast<double>(sum.idle_usd);
+  s["ttft_s"] = SummaryJson(sum.ttft_s);
+  s["preemptions"] = sum.preemptions;
+  s["evicted_blocks"] = sum.evicted_blocks;
+  s["kv_pool_blocks_per_replica"] = sum.kv_pool_blocks;
+  if (totals.kv_cache_groups > 1) {  // blocks are then pages of one group
+    s["kv_cache_groups"] = totals.kv_cache_groups;
+  }
+  s["iterations"] = totals.iterations;
+  s["engine_steps"] = totals.steps_advanced;
+  const CostModelInfo& model = totals.cost_model;
+  s["cost_model"] = {{"profile", model.profile},
+                     {"calibrated", model.calibrated},
+                     {"validation_median_error", model.validation_median_error},
+                     {"notes", model.notes},
+                     {"formats", nlohmann::ordered_json::array()}};
+  for (const FormatUse& f : model.formats) {
+    s["cost_model"]["formats"].push_back({{"part", f.part},
+                                          {"stored", f.stored},
+                                          {"computed", f.computed},
+                                          {"kernel", f.kernel},
+                                          {"timing", f.timing}});
+  }
+  s["warnings"] = json::array();
+  for (const RunWarning& w : warnings) {
+    s["warnings"].push_back({{"code", w.code}, {"message", w.message}});
+  }
+  return s;
+}
+
+// v.dump(2) as it reads `depth` levels deep in a document dumped with
+// indent 2 (JSON strings hold no raw newline, so every newline is layout).
+std::string Nested(const json& v, int depth) {
+  const std::string text = v.dump(2);
+  const std::string pad(static_cast<std::size_t>(2 * depth), ' ');
+  std::string out;
+  out.reserve(text.size() + text.size() / 8);
+  for (char c : text) {
+    out += c;
+    if (c == '\n') out += pad;
+  }
+  return out;
+}
+
+std::string CsvLine(const std::vector<std::string>& cells) {
+  std::string out;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    if (i > 0) out += ",";
+    out += CsvCell(cells[i]);
+  }
+  return out + "\n";
+}
+
+const std::vector<std::string> kCsvHeader = {"id",
+                                             "requests",
+                                             "prompt_tokens",
+                                             "cached_tokens",
+                                             "prefill_tokens",
+                                             "output_tokens",
+                                             "kv_read_bytes",
+                                             "gpu_seconds",
+                                             "cost_usd",
+                                             "completion_s"};
+
+// simulate's outputs, made as the run goes: the JSON document's task rows
+// and request rows, the CSV rows, the table's first rows. Each is kept only
+// when an output needs it. Errors (of the temporary files) are kept and
+// returned by Finish.
+class SimulateOutput {
+ public:
+  SimulateOutput(const std::string& format, bool with_requests, const std::string& out_dir)
+      : format_(format),
+        out_dir_(out_dir),
+        json_(format == "json" || !out_dir.empty()),
+        csv_(format == "csv" || !out_dir.empty()),
+        requests_(with_requests && json_) {}
+
+  bool wants_requests() const { return requests_; }
+
+  void AddTask(const TaskMetrics& t) {
+    if (format_ == "table" && first_.size() < kTableRows) first_.push_back(t);
+    ++tasks_;
+    if (!json_ && !csv_) return;
+    const json j = TaskJson(t);
+    if (json_) {
+      Append(&task_rows_, (tasks_ > 1 ? ",\n    " : "    ") + Nested(j, 2));
+    }
+    if (csv_) {
+      Append(&csv_rows_,
+             CsvLine({j["id"].get<std::string>(), j["requests"].dump(), j["prompt_tokens"].dump(),
+                      j["cached_tokens"].dump(), j["prefill_tokens"].dump(),
+                      j["output_tokens"].dump(), j["kv_read_bytes"].dump(), j["gpu_seconds"].dump(),
+                      j["cost_usd"].dump(), j["completion_s"].dump()}));
+    }
+  }
+
+  void AddRequest(const RequestRecord& r) {
+    if (!requests_) return;
+    ++request_rows_count_;
+    Append(&request_rows_,
+           (request_rows_count_ > 1 ? ",\n    " : "    ") + Nested(RequestJson(r), 2));
+  }
+
+  // Writes simulate.json and tasks.csv into out_dir (when set), then prints
+  // the format asked for. Returns the exit status.
+  int Finish(const Scenario& scenario, const RunSummary& sum, const SimulationTotals& totals,
+             double wall_s) {
+    if (!error_.ok()) return ReportError("simulate", error_.error());
+    const std::vector<RunWarning> warnings = EngineRunWarnings(scenario, totals);
+    const json summary = SummaryDoc(sum, totals, wall_s, warnings);
+    if (!out_dir_.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(out_dir_, ec);
+      if (ec) return ReportError("simulate", Error(out_dir_ + ": cannot create: " + ec.message()));
+      for (const char* name : {"simulate.json", "tasks.csv"}) {
+        auto file = AtomicOutputFile::Create(out_dir_ + "/" + name);
+        if (!file) return ReportError("simulate", file.error());
+        Status written = std::string(name) == "simulate.json"
+                             ? WriteJson((*file)->stream(), scenario, summary)
+                             : WriteCsv((*file)->stream());
+        if (written.ok()) written = (*file)->Commit();
+        if (!written.ok()) return ReportError("simulate", written.error());
+      }
+      NoteWritten("simulate", out_dir_ + "/simulate.json");
+      NoteWritten("simulate", out_dir_ + "/tasks.csv");
+    }
+    Status printed = OkStatus();
+    if (format_ == "json") {
+      printed = WriteJson(std::cout, scenario, summary);
+    } else if (format_ == "csv") {
+      printed = WriteCsv(std::cout);
+    } else {
+      std::cout << Text(scenario, sum, totals, warnings);
+    }
+    std::cout.flush();
+    if (printed.ok() && !std::cout) printed = Error("cannot write the output");
+    if (!printed.ok()) return ReportError("simulate", printed.error());
+    return 0;
+  }
+
+ private:
+  void Append(std::optional<Spool>* spool, const std::string& text) {
+    if (!error_.ok()) return;
+    if (!*spool) {
+      auto created = Spool::Create();
+      if (!created) {
+        error_ = created.error();
+        return;
+      }
+      spool->emplace(std::move(*created));
+    }
+    if (auto s = (*spool)->Append(text); !s) error_ = s;
+  }
+
+  Status WriteJson(std::ostream& out, const Scenario& scenario, const json& summary) {
+    out << "{\n  \"scenario\": " << json(scenario.name).dump() << ",\n  \"tasks\": ";
+    if (task_rows_) {
+      out << "[\n";
+      if (auto s = task_rows_->CopyTo(out); !s) return s;
+      out << "\n  ]";
+    } else {
+      out << "[]";
+    }
+    out << ",\n  \"summary\": " << Nested(summary, 1);
+    if (requests_) {
+      out << ",\n  \"requests\": ";
+      if (request_rows_) {
+        out << "[\n";
+        if (auto s = request_rows_->CopyTo(out); !s) return s;
+        out << "\n  ]";
+      } else {
+        out << "[]";
+      }
+    }
+    out << "\n}\n";
+    return out ? OkStatus() : Status(Error("cannot write the output"));
+  }
+
+  Status WriteCsv(std::ostream& out) {
+    out << CsvLine(kCsvHeader);
+    if (csv_rows_) {
+      if (auto s = csv_rows_->CopyTo(out); !s) return s;
+    }
+    return out ? OkStatus() : Status(Error("cannot write the output"));
+  }
+
+  std::string Text(const Scenario& scenario, const RunSummary& sum, const SimulationTotals& totals,
+                   const std::vector<RunWarning>& warnings) {
+    Table t({"task", "requests", "prompt tok", "cached", "prefilled", "output", "KV read", "GPU-s",
+             "cost", "done in"});
+    for (const TaskMetrics& m : first_) {
+      t.AddRow({m.id, std::to_string(m.requests), FormatWithSeparators(m.prompt_tokens),
+                FormatWithSeparators(m.cached_tokens), FormatWithSeparators(m.prefill_tokens),
+                FormatWithSeparators(m.output_tokens),
+                FormatBinaryBytes(static_cast<double>(m.kv_read_bytes)),
+                FormatFixed(static_cast<double>(m.gpu_seconds), 2), Money(m.cost_usd),
+                FormatDuration(m.completion_s)});
+    }
+    std::ostringstream text;
+    text << "scenario " << scenario.name << " (" << scenario.source << ")\n\n" << t.ToText();
+    if (tasks_ > static_cast<std::int64_t>(first_.size())) {
+      text << "... " << tasks_ - static_cast<std::int64_t>(first_.size())
+           << " more tasks (--format csv for all)\n";
+    }
+    text << "\n";
+    for (const RunWarning& w : warnings)
+      text << "warning [" << w.code << "]: " << w.message << "\n";
+    const CostModelInfo& model = totals.cost_model;
+    text << sum.tasks << " tasks, " << sum.requests << " requests; prompt "
+         << FormatWithSeparators(sum.prompt_tokens) << " tokens, "
+         << FormatFixed(sum.hit_rate * 100, 1) << "% from the prefix cache\n"
+         << "KV read " << FormatBinaryBytes(static_cast<double>(sum.kv_read_bytes))
+         << "; simulated " << FormatDuration(sum.simulated_s) << "; " << sum.preemptions
+         << " preemptions\n"
+         << "cost per task: mean " << Money(sum.cost_per_task_usd.mean) << ", p50 "
+         << Money(sum.cost_per_task_usd.p50) << ", p90 " << Money(sum.cost_per_task_usd.p90)
+         << ", p99 " << Money(sum.cost_per_task_usd.p99) << "\n"
+         << "bill " << Money(sum.cost_usd) << " = tasks " << Money(sum.task_cost_usd) << " + idle "
+         << Money(sum.idle_usd) << "\n"
+         << "iteration times: " << CostModelLine(model) << "\n";
+    for (const std::string& note : model.notes) text << "  note: " << note << "\n";
+    return text.str();
+  }
+
+  std::string format_;
+  std::string out_dir_;
+  bool json_, csv_, requests_;
+  std::optional<Spool> task_rows_, csv_rows_, request_rows_;
+  std::vector<TaskMetrics> first_;  // the table's rows
+  std::int64_t tasks_ = 0;
+  std::int64_t request_rows_count_ = 0;
+  Status error_ = OkStatus();
+};
 
 }  // namespace
 
@@ -94,149 +398,24 @@ int RunSimulate(const Args& args) {
   }
   if (scenario->pricing) return RunSimulateApi(*scenario, format, with_requests, out_dir);
   const auto wall_start = std::chrono::steady_clock::now();
-  auto outcome = [&] {
+  std::optional<SimulateOutput> output;
+  output.emplace(format, with_requests, out_dir);
+  RunObserver observer;
+  observer.on_task = [&](const TaskMetrics& t) { output->AddTask(t); };
+  if (output->wants_requests()) {
+    observer.on_request = [&](const RequestRecord& r) { output->AddRequest(r); };
+  }
+  // A trace found out of arrival order is read whole and run again: what
+  // came so far goes.
+  observer.on_restart = [&] { output.emplace(format, with_requests, out_dir); };
+  auto run = [&] {
     ProgressLine progress("simulate", "simulating " + scenario->name);
-    return RunScenario(*scenario);
+    return StreamScenario(*scenario, observer);
   }();
-  if (!outcome) return ReportError("simulate", outcome.error());
+  if (!run) return ReportError("simulate", run.error());
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  const RunSummary& sum = outcome->summary;
-
-  nlohmann::ordered_json j;
-  j["scenario"] = scenario->name;
-  j["tasks"] = nlohmann::ordered_json::array();
-  for (const TaskMetrics& t : outcome->tasks) {
-    j["tasks"].push_back({{"id", t.id},
-                          {"requests", t.requests},
-                          {"prompt_tokens", t.prompt_tokens},
-                          {"cached_tokens", t.cached_tokens},
-                          {"offload_hit_tokens", t.offload_hit_tokens},
-                          {"prefill_tokens", t.prefill_tokens},
-                          {"output_tokens", t.output_tokens},
-                          {"kv_read_bytes", Num(std::round(t.kv_read_bytes))},
-                          {"gpu_seconds", static_cast<double>(t.gpu_seconds)},
-                          {"cost_usd", static_cast<double>(t.cost_usd)},
-                          {"completion_s", t.completion_s},
-                          {"ttft_mean_s", t.ttft_mean_s},
-                          {"queue_mean_s", t.queue_mean_s},
-                          {"preemptions", t.preemptions},
-                          {"kv_written_bytes", Num(std::round(t.kv_written_bytes))},
-                          {"peak_kv_bytes", t.peak_kv_bytes}});
-  }
-  nlohmann::ordered_json s;
-  s["tasks"] = sum.tasks;
-  s["requests"] = sum.requests;
-  s["prompt_tokens"] = sum.prompt_tokens;
-  s["cached_tokens"] = sum.cached_tokens;
-  s["hit_rate"] = sum.hit_rate;
-  s["kv_read_bytes"] = Num(std::round(sum.kv_read_bytes));
-  s["cost_usd"] = static_cast<double>(sum.cost_usd);
-  s["cost_per_task_usd"] = SummaryJson(sum.cost_per_task_usd);
-  s["simulated_s"] = sum.simulated_s;
-  s["wall_s"] = wall_s;
-  s["prefill_tokens"] = sum.prefill_tokens;
-  s["offload_hit_tokens"] = sum.offload_hit_tokens;
-  s["output_tokens"] = sum.output_tokens;
-  s["task_cost_usd"] = static_cast<double>(sum.task_cost_usd);
-  s["idle_cost_usd"] = static_cast<double>(sum.idle_usd);
-  s["ttft_s"] = SummaryJson(sum.ttft_s);
-  s["preemptions"] = sum.preemptions;
-  s["evicted_blocks"] = sum.evicted_blocks;
-  s["kv_pool_blocks_per_replica"] = sum.kv_pool_blocks;
-  if (outcome->result.kv_cache_groups > 1) {  // blocks are then pages of one group
-    s["kv_cache_groups"] = outcome->result.kv_cache_groups;
-  }
-  s["iterations"] = outcome->result.iterations;
-  s["engine_steps"] = outcome->result.steps_advanced;
-  const CostModelInfo& model = outcome->result.cost_model;
-  s["cost_model"] = {{"profile", model.profile},
-                     {"calibrated", model.calibrated},
-                     {"validation_median_error", model.validation_median_error},
-                     {"notes", model.notes},
-                     {"formats", nlohmann::ordered_json::array()}};
-  for (const FormatUse& f : model.formats) {
-    s["cost_model"]["formats"].push_back({{"part", f.part},
-                                          {"stored", f.stored},
-                                          {"computed", f.computed},
-                                          {"kernel", f.kernel},
-                                          {"timing", f.timing}});
-  }
-  const std::vector<RunWarning> warnings = EngineRunWarnings(*scenario, outcome->result);
-  s["warnings"] = nlohmann::ordered_json::array();
-  for (const RunWarning& w : warnings) {
-    s["warnings"].push_back({{"code", w.code}, {"message", w.message}});
-  }
-  j["summary"] = s;
-  if (with_requests) {
-    j["requests"] = nlohmann::ordered_json::array();
-    for (const RequestRecord& r : outcome->result.requests) {
-      j["requests"].push_back({{"task", r.task_id},
-                               {"index", r.index},
-                               {"turn", r.turn},
-                               {"summary", r.is_summary},
-                               {"replica", r.replica},
-                               {"release_s", r.release_s},
-                               {"first_token_s", r.first_token_s},
-                               {"finish_s", r.finish_s},
-                               {"prompt_tokens", r.prompt_tokens},
-                               {"cached_tokens", r.cached_tokens},
-                               {"prefill_tokens", r.prefill_tokens},
-                               {"output_tokens", r.output_tokens},
-                               {"kv_read_bytes", Num(std::round(r.kv_read_bytes))},
-                               {"cost_usd", static_cast<double>(r.cost_usd)}});
-    }
-  }
-
-  Table tasks_csv({"id", "requests", "prompt_tokens", "cached_tokens", "prefill_tokens",
-                   "output_tokens", "kv_read_bytes", "gpu_seconds", "cost_usd", "completion_s"});
-  for (const auto& t : j["tasks"]) {
-    tasks_csv.AddRow({t["id"].get<std::string>(), t["requests"].dump(), t["prompt_tokens"].dump(),
-                      t["cached_tokens"].dump(), t["prefill_tokens"].dump(),
-                      t["output_tokens"].dump(), t["kv_read_bytes"].dump(), t["gpu_seconds"].dump(),
-                      t["cost_usd"].dump(), t["completion_s"].dump()});
-  }
-
-  std::ostringstream text;
-  if (format == "json") {
-    text << j.dump(2) << "\n";
-  } else if (format == "csv") {
-    text << tasks_csv.ToCsv();
-  } else {
-    Table t({"task", "requests", "prompt tok", "cached", "prefilled", "output", "KV read", "GPU-s",
-             "cost", "done in"});
-    const std::size_t shown = std::min<std::size_t>(outcome->tasks.size(), 20);
-    for (std::size_t i = 0; i < shown; ++i) {
-      const TaskMetrics& m = outcome->tasks[i];
-      t.AddRow({m.id, std::to_string(m.requests), FormatWithSeparators(m.prompt_tokens),
-                FormatWithSeparators(m.cached_tokens), FormatWithSeparators(m.prefill_tokens),
-                FormatWithSeparators(m.output_tokens),
-                FormatBinaryBytes(static_cast<double>(m.kv_read_bytes)),
-                FormatFixed(static_cast<double>(m.gpu_seconds), 2), Money(m.cost_usd),
-                FormatDuration(m.completion_s)});
-    }
-    text << "scenario " << scenario->name << " (" << scenario->source << ")\n\n" << t.ToText();
-    if (outcome->tasks.size() > shown) {
-      text << "... " << outcome->tasks.size() - shown << " more tasks (--format csv for all)\n";
-    }
-    text << "\n";
-    for (const RunWarning& w : warnings)
-      text << "warning [" << w.code << "]: " << w.message << "\n";
-    text << sum.tasks << " tasks, " << sum.requests << " requests; prompt "
-         << FormatWithSeparators(sum.prompt_tokens) << " tokens, "
-         << FormatFixed(sum.hit_rate * 100, 1) << "% from the prefix cache\n"
-         << "KV read " << FormatBinaryBytes(static_cast<double>(sum.kv_read_bytes))
-         << "; simulated " << FormatDuration(sum.simulated_s) << "; " << sum.preemptions
-         << " preemptions\n"
-         << "cost per task: mean " << Money(sum.cost_per_task_usd.mean) << ", p50 "
-         << Money(sum.cost_per_task_usd.p50) << ", p90 " << Money(sum.cost_per_task_usd.p90)
-         << ", p99 " << Money(sum.cost_per_task_usd.p99) << "\n"
-         << "bill " << Money(sum.cost_usd) << " = tasks " << Money(sum.task_cost_usd) << " + idle "
-         << Money(sum.idle_usd) << "\n"
-         << "iteration times: " << CostModelLine(model) << "\n";
-    for (const std::string& note : model.notes) text << "  note: " << note << "\n";
-  }
-  return FinishSimulate(out_dir, j.dump(2) + "\n", tasks_csv.ToCsv(), text.str());
+  return output->Finish(*scenario, run->summary, run->totals, wall_s);
 }
 
 }  // namespace kvbill::cli

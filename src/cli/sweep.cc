@@ -79,8 +79,8 @@ nlohmann::ordered_json PointJson(const SweepRow& row, const std::vector<SweepAxi
     values[axes[a].path] = nlohmann::ordered_json::parse(row.values[a]);
   }
   nlohmann::ordered_json summary;
-  const RunSummary& sum = row.outcome.summary;
-  const CallUsage api_usage = row.outcome.api ? row.outcome.api->replay.predicted : CallUsage{};
+  const RunSummary& sum = row.metrics.summary;
+  const CallUsage api_usage = row.metrics.api ? row.metrics.api_predicted : CallUsage{};
   for (const char* c : columns) {
     const std::string name = c;
     if (name == "prompt_tokens") {
@@ -92,15 +92,15 @@ nlohmann::ordered_json PointJson(const SweepRow& row, const std::vector<SweepAxi
     } else if (name == "output_tokens") {
       summary[c] = sum.output_tokens;
     } else if (std::string(c) == "tasks") {
-      summary[c] = row.outcome.summary.tasks;
+      summary[c] = sum.tasks;
     } else if (std::string(c) == "requests") {
-      summary[c] = row.outcome.summary.requests;
+      summary[c] = sum.requests;
     } else if (std::string(c) == "simulated_s") {
-      summary[c] = row.outcome.summary.simulated_s;
+      summary[c] = sum.simulated_s;
     } else if (std::string(c) == "preemptions") {
-      summary[c] = row.outcome.summary.preemptions;
+      summary[c] = sum.preemptions;
     } else {
-      summary[c] = MetricValue(row.outcome, c);
+      summary[c] = MetricValue(row.metrics, c);
     }
   }
   return {{"index", row.index}, {"values", values}, {"summary", summary}};
@@ -165,16 +165,15 @@ int RunSweepCommand(const Args& args) {
   if (!text) return ReportError("sweep", text.error());
   auto base = ParseScenario(*text, scenario_path);
   if (!base) return ReportError("sweep", base.error());
-  auto points = ExpandSweep(*text, scenario_path, shard->first, shard->second);
-  if (!points) return ReportError("sweep", points.error());
-  std::int64_t total = 1;
-  for (const SweepAxis& a : base->sweep) total *= static_cast<std::int64_t>(a.values.size());
+  auto plan = PlanSweep(*text, scenario_path, shard->first, shard->second);
+  if (!plan) return ReportError("sweep", plan.error());
+  const std::int64_t total = plan->total;
 
-  const std::int64_t count = static_cast<std::int64_t>(points->size());
+  const std::int64_t count = plan->count();
   auto rows = [&] {
     ProgressLine line("sweep", "", "points");
     line.Set(0, count);
-    return RunSweep(*points, jobs, [&](std::int64_t done) { line.Set(done, count); });
+    return RunSweep(*plan, jobs, [&](std::int64_t done) { line.Set(done, count); });
   }();
   if (!rows) return ReportError("sweep", rows.error());
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "kvbill/metrics/run_aggregator.h"
+
 namespace kvbill {
 
 std::vector<TaskMetrics> AggregateTasks(const std::vector<Task>& tasks,
@@ -49,26 +51,9 @@ std::vector<TaskMetrics> AggregateTasks(const std::vector<Task>& tasks,
 }
 
 RunSummary SumTasks(const std::vector<TaskMetrics>& tasks) {
-  RunSummary s;
-  SummaryBuilder cost;
-  for (const TaskMetrics& t : tasks) {
-    s.tasks += 1;
-    s.requests += t.requests;
-    s.prompt_tokens += t.prompt_tokens;
-    s.cached_tokens += t.cached_tokens;
-    s.offload_hit_tokens += t.offload_hit_tokens;
-    s.prefill_tokens += t.prefill_tokens;
-    s.output_tokens += t.output_tokens;
-    s.kv_read_bytes += t.kv_read_bytes;
-    s.task_cost_usd += t.cost_usd;
-    s.preemptions += t.preemptions;
-    cost.Add(static_cast<double>(t.cost_usd));
-  }
-  s.hit_rate = s.prompt_tokens > 0
-                   ? static_cast<double>(s.cached_tokens) / static_cast<double>(s.prompt_tokens)
-                   : 0;
-  s.cost_per_task_usd = cost.Build();
-  return s;
+  TaskSums sums;
+  for (const TaskMetrics& t : tasks) sums.Add(t);
+  return sums.Build();
 }
 
 RunSummary Summarise(const std::vector<TaskMetrics>& tasks, const SimulationResult& result) {

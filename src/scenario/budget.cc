@@ -68,19 +68,36 @@ Status CheckBudgetsApply(const Scenario& scenario) {
   return OkStatus();
 }
 
-double MetricValue(const ScenarioOutcome& o, const std::string& metric) {
-  if (metric == "hit_rate") return o.summary.hit_rate;
-  if (metric == "cost_usd") return static_cast<double>(o.summary.cost_usd);
-  if (metric == "preemptions") return static_cast<double>(o.summary.preemptions);
+RunMetrics MetricsOf(const ScenarioOutcome& o) {
+  RunMetrics m;
+  m.summary = o.summary;
+  SummaryBuilder kv, completion;
+  for (const TaskMetrics& t : o.tasks) {
+    kv.Add(static_cast<double>(t.kv_read_bytes));
+    completion.Add(t.completion_s);
+  }
+  m.kv_read_bytes_per_task = kv.Build();
+  m.completion_s = completion.Build();
+  if (o.api) {
+    m.api = true;
+    m.api_predicted = o.api->replay.predicted;
+  }
+  return m;
+}
+
+double MetricValue(const RunMetrics& m, const std::string& metric) {
+  if (metric == "hit_rate") return m.summary.hit_rate;
+  if (metric == "cost_usd") return static_cast<double>(m.summary.cost_usd);
+  if (metric == "preemptions") return static_cast<double>(m.summary.preemptions);
   const std::size_t dot = metric.find('.');
   const std::string base = metric.substr(0, dot), stat = metric.substr(dot + 1);
-  if (base == "cost_per_task_usd") return Pick(o.summary.cost_per_task_usd, stat);
-  if (base == "ttft_s") return Pick(o.summary.ttft_s, stat);
-  SummaryBuilder b;
-  for (const TaskMetrics& t : o.tasks) {
-    b.Add(base == "completion_s" ? t.completion_s : static_cast<double>(t.kv_read_bytes));
-  }
-  return Pick(b.Build(), stat);
+  if (base == "cost_per_task_usd") return Pick(m.summary.cost_per_task_usd, stat);
+  if (base == "ttft_s") return Pick(m.summary.ttft_s, stat);
+  return Pick(base == "completion_s" ? m.completion_s : m.kv_read_bytes_per_task, stat);
+}
+
+double MetricValue(const ScenarioOutcome& o, const std::string& metric) {
+  return MetricValue(MetricsOf(o), metric);
 }
 
 std::vector<BudgetCheck> CheckBudgets(const std::vector<Budget>& budgets,

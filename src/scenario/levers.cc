@@ -105,7 +105,8 @@ Result<std::string> ApplyLever(const std::string& scenario_text, const Lever& le
 }
 
 std::vector<LeverOutcome> RunLevers(const std::string& scenario_text, const std::string& source,
-                                    const std::vector<Lever>& levers, int jobs) {
+                                    const std::vector<Lever>& levers, int jobs,
+                                    WorkloadCache* workloads) {
   std::vector<LeverOutcome> outcomes;
   for (const Lever& l : levers) {
     outcomes.push_back(LeverOutcome{
@@ -126,7 +127,7 @@ std::vector<LeverOutcome> RunLevers(const std::string& scenario_text, const std:
         o.error = scenario.error().message();
         continue;
       }
-      auto run = RunScenario(*scenario);
+      auto run = workloads != nullptr ? RunScenario(*scenario, *workloads) : RunScenario(*scenario);
       if (run) {
         o.run = std::move(*run);
       } else {

@@ -5,6 +5,7 @@
 #include "kvbill/cost/price_sheet.h"
 #include "kvbill/cost/roofline.h"
 #include "kvbill/hardware/gpu.h"
+#include "kvbill/metrics/run_aggregator.h"
 #include "kvbill/model/hf_config.h"
 #include "kvbill/trace/generator.h"
 #include "kvbill/trace/importers.h"
@@ -63,7 +64,9 @@ Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
     c.frontend_per_token_s = profile->params.frontend_per_token_s;
     c.request_latency_s = profile->params.request_latency_s;
   }
-  c.router = s.engine.router;
+  auto router = ParseRouterKind(s.engine.router);
+  if (!router) return router.error().Within(at + "/engine/router");
+  c.router = *router;
   c.step_mode = s.engine.mode == "step";
   c.prefix_caching = s.prefix_cache.enabled;
   c.block_size = s.prefix_cache.block_size;
@@ -83,7 +86,9 @@ Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
         static_cast<Tokens>(s.prefix_cache.offload_capacity_gib * kBytesPerGiB / per_token);
     c.offload_link_bytes_per_s = s.prefix_cache.offload_link_gb_s * 1e9;
   }
-  c.release = s.trace.release;
+  auto release = ParseReleaseRule(s.trace.release);
+  if (!release) return release.error().Within(at + "/trace/release");
+  c.release = *release;
   return c;
 }
 
@@ -134,6 +139,100 @@ Result<ScenarioOutcome> RunApiScenario(const Scenario& s) {
 }
 
 }  // namespace
+
+namespace {
+
+// Records folded into task metrics as they come, and handed on when asked.
+class ObservedSink final : public RecordSink {
+ public:
+  explicit ObservedSink(const RunObserver& observer)
+      : observer_(observer), aggregator_(observer.on_task) {}
+  void OnRequest(RequestRecord&& record) override {
+    if (observer_.on_request) observer_.on_request(record);
+    aggregator_.OnRequest(std::move(record));
+  }
+  void OnTaskDone(int index) override { aggregator_.OnTaskDone(index); }
+  RunSummary Finish(const SimulationTotals& totals) { return aggregator_.Finish(totals); }
+
+ private:
+  const RunObserver& observer_;
+  RunAggregator aggregator_;
+};
+
+// The scenario run whole (RunScenario), its results handed to `observer`.
+Result<StreamedRun> RunWhole(const Scenario& s, const RunObserver& observer) {
+  auto whole = RunScenario(s);
+  if (!whole) return whole.error();
+  if (observer.on_request) {
+    for (const RequestRecord& r : whole->result.requests) observer.on_request(r);
+  }
+  if (observer.on_task) {
+    for (const TaskMetrics& t : whole->tasks) observer.on_task(t);
+  }
+  return StreamedRun{whole->result, whole->summary, false};
+}
+
+// The engine over the scenario's trace streamed; nullopt when the trace is
+// out of arrival order (after on_restart).
+Result<std::optional<StreamedRun>> RunStreamed(const Scenario& s, const SimulationConfig& config,
+                                               const RunObserver& observer) {
+  auto feed = TraceFeed::Open(s);
+  if (!feed) return feed.error();
+  ObservedSink sink(observer);
+  auto totals = RunSimulation(config, **feed, sink);
+  if (!totals && (*feed)->out_of_order()) {
+    if (observer.on_restart) observer.on_restart();
+    return std::optional<StreamedRun>();
+  }
+  if (!totals && (*feed)->failed()) return totals.error();  // the trace's own error
+  if (!totals) return totals.error().Within(s.source);
+  return std::optional<StreamedRun>(StreamedRun{*totals, sink.Finish(*totals), true});
+}
+
+}  // namespace
+
+Result<StreamedRun> StreamScenario(const Scenario& s, const RunObserver& observer) {
+  auto config = BuildSimulationConfig(s);
+  if (!config) return config.error();
+  auto run = RunStreamed(s, *config, observer);
+  if (!run) return run.error();
+  if (*run) return std::move(**run);
+  return RunWhole(s, observer);
+}
+
+Result<StreamedRun> RunScenario(const Scenario& s, WorkloadCache& workloads,
+                                const RunObserver& observer) {
+  auto config = BuildSimulationConfig(s);
+  if (!config) return config.error();
+  auto workload = workloads.Get(s);
+  if (!workload) return workload.error();
+  if (*workload) {
+    const PreparedWorkload& w = **workload;
+    if (auto c = CheckRun(*config, w.checks); !c) return c.error().Within(s.source);
+    PreparedFeed feed(w);
+    ObservedSink sink(observer);
+    auto totals = RunSimulation(*config, feed, sink);
+    if (!totals) return totals.error().Within(s.source);
+    return StreamedRun{*totals, sink.Finish(*totals), true};
+  }
+  auto streamed = RunStreamed(s, *config, observer);
+  if (!streamed) return streamed.error();
+  if (*streamed) return std::move(**streamed);
+  return RunWhole(s, observer);  // out of arrival order: read the whole trace, as before
+}
+
+Result<ScenarioOutcome> RunScenario(const Scenario& s, WorkloadCache& workloads) {
+  if (s.pricing) return RunApiScenario(s);
+  ScenarioOutcome out;
+  RunObserver observer;
+  observer.on_task = [&out](const TaskMetrics& t) { out.tasks.push_back(t); };
+  observer.on_restart = [&out] { out.tasks.clear(); };
+  auto run = RunScenario(s, workloads, observer);
+  if (!run) return run.error();
+  static_cast<SimulationTotals&>(out.result) = run->totals;
+  out.summary = run->summary;
+  return out;
+}
 
 Result<ScenarioOutcome> RunScenario(const Scenario& s) {
   if (s.pricing) return RunApiScenario(s);

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 namespace kvbill {
@@ -26,50 +27,116 @@ Result<std::string> WithSetting(const std::string& text, const std::string& poin
   return doc.dump(2);
 }
 
-Result<std::vector<SweepPoint>> ExpandSweep(const std::string& text, const std::string& source,
-                                            int shard, int shards) {
+namespace {
+
+// The scenario text without its "sweep" (a point's text keeps everything else).
+Result<std::string> WithoutSweep(const std::string& text) {
+  nlohmann::ordered_json doc = nlohmann::ordered_json::parse(text, nullptr, false);
+  if (doc.is_discarded()) return Error("not valid JSON");
+  if (doc.is_object()) doc.erase("sweep");
+  return doc.dump(2);
+}
+
+}  // namespace
+
+Result<SweepPlan> PlanSweep(const std::string& text, const std::string& source, int shard,
+                            int shards) {
   if (shards < 1 || shard < 0 || shard >= shards) {
     return Error("shard " + std::to_string(shard) + "/" + std::to_string(shards) +
                  ": expected 0 <= i < n");
   }
   auto base = ParseScenario(text, source);
   if (!base) return base.error();
-  std::int64_t total = 1;
-  for (const SweepAxis& a : base->sweep) total *= static_cast<std::int64_t>(a.values.size());
+  SweepPlan plan;
+  auto base_text = WithoutSweep(text);
+  if (!base_text) return base_text.error();
+  plan.base_text = std::move(*base_text);
+  plan.source = source;
+  plan.axes = base->sweep;
+  for (const SweepAxis& a : plan.axes) plan.total *= static_cast<std::int64_t>(a.values.size());
+  plan.shard = shard;
+  plan.shards = shards;
+  for (std::int64_t i = 0; i < plan.count(); ++i) {
+    if (auto p = MakeSweepPoint(plan, plan.index(i)); !p) return p.error();
+  }
+  return plan;
+}
+
+Result<SweepPoint> MakeSweepPoint(const SweepPlan& plan, std::int64_t k) {
+  SweepPoint p;
+  p.index = k;
+  std::string point_text = plan.base_text;
+  std::int64_t rest = k, stride = plan.total;
+  for (const SweepAxis& a : plan.axes) {
+    stride /= static_cast<std::int64_t>(a.values.size());
+    const std::string& v = a.values[static_cast<std::size_t>(rest / stride)];
+    rest %= stride;
+    p.values.push_back(v);
+    auto edited = WithSetting(point_text, a.path, v);
+    if (!edited) return edited.error().Within(plan.source + "#/sweep/" + a.path.substr(1));
+    point_text = std::move(*edited);
+  }
+  auto scenario = ParseScenario(point_text, plan.source);
+  if (!scenario) return scenario.error().Within("sweep point " + std::to_string(k));
+  p.scenario = std::move(*scenario);
+  return p;
+}
+
+Result<std::vector<SweepPoint>> ExpandSweep(const std::string& text, const std::string& source,
+                                            int shard, int shards) {
+  auto plan = PlanSweep(text, source, shard, shards);
+  if (!plan) return plan.error();
   std::vector<SweepPoint> points;
-  for (std::int64_t k = shard; k < total; k += shards) {
-    SweepPoint p;
-    p.index = k;
-    std::string point_text = text;
-    std::int64_t rest = k, stride = total;
-    for (const SweepAxis& a : base->sweep) {
-      stride /= static_cast<std::int64_t>(a.values.size());
-      const std::string& v = a.values[static_cast<std::size_t>(rest / stride)];
-      rest %= stride;
-      p.values.push_back(v);
-      auto edited = WithSetting(point_text, a.path, v);
-      if (!edited) return edited.error().Within(source + "#/sweep/" + a.path.substr(1));
-      point_text = std::move(*edited);
-    }
-    auto scenario = ParseScenario(point_text, source);
-    if (!scenario) return scenario.error().Within("sweep point " + std::to_string(k));
-    p.scenario = std::move(*scenario);
-    points.push_back(std::move(p));
+  for (std::int64_t i = 0; i < plan->count(); ++i) {
+    auto p = MakeSweepPoint(*plan, plan->index(i));
+    if (!p) return p.error();
+    points.push_back(std::move(*p));
   }
   return points;
 }
 
-Result<std::vector<SweepRow>> RunSweep(const std::vector<SweepPoint>& points, int jobs,
+Result<std::vector<SweepRow>> RunSweep(const SweepPlan& plan, int jobs,
                                        const std::function<void(std::int64_t)>& progress) {
-  std::vector<std::optional<Result<ScenarioOutcome>>> results(points.size());
+  const std::size_t count = static_cast<std::size_t>(plan.count());
+  std::vector<std::optional<Result<SweepRow>>> results(count);
+  WorkloadCache workloads;
   std::atomic<std::size_t> next{0};
   std::atomic<std::int64_t> done{0};
   std::mutex progress_mutex;
+  auto run_point = [&](std::size_t i) -> Result<SweepRow> {
+    auto point = MakeSweepPoint(plan, plan.index(static_cast<std::int64_t>(i)));
+    if (!point) return point.error();
+    const std::string where = "sweep point " + std::to_string(point->index);
+    if (point->scenario.pricing) {
+      auto outcome = RunScenario(point->scenario, workloads);
+      if (!outcome) return outcome.error().Within(where);
+      return SweepRow{point->index, std::move(point->values), MetricsOf(*outcome)};
+    }
+    // The row folds the tasks' distributions as they come (as MetricsOf
+    // does, in input order) and keeps no task.
+    SummaryBuilder kv, completion;
+    RunObserver observer;
+    observer.on_task = [&](const TaskMetrics& t) {
+      kv.Add(static_cast<double>(t.kv_read_bytes));
+      completion.Add(t.completion_s);
+    };
+    observer.on_restart = [&] {
+      kv = SummaryBuilder();
+      completion = SummaryBuilder();
+    };
+    auto run = RunScenario(point->scenario, workloads, observer);
+    if (!run) return run.error().Within(where);
+    RunMetrics metrics;
+    metrics.summary = run->summary;
+    metrics.kv_read_bytes_per_task = kv.Build();
+    metrics.completion_s = completion.Build();
+    return SweepRow{point->index, std::move(point->values), std::move(metrics)};
+  };
   auto worker = [&] {
     while (true) {
       const std::size_t i = next.fetch_add(1);
-      if (i >= points.size()) return;
-      results[i].emplace(RunScenario(points[i].scenario));
+      if (i >= count) return;
+      results[i].emplace(run_point(i));
       const std::int64_t n = ++done;
       if (progress) {
         std::lock_guard<std::mutex> lock(progress_mutex);
@@ -77,18 +144,17 @@ Result<std::vector<SweepRow>> RunSweep(const std::vector<SweepPoint>& points, in
       }
     }
   };
-  const int threads = std::max(1, std::min<int>(jobs, static_cast<int>(points.size())));
+  const int threads = std::max(1, std::min<int>(jobs, static_cast<int>(count)));
   std::vector<std::thread> pool;
   for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
   for (std::thread& t : pool) t.join();
   std::vector<SweepRow> rows;
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    Result<ScenarioOutcome>& r = *results[i];
-    if (!r) return r.error().Within("sweep point " + std::to_string(points[i].index));
-    r->result.requests.clear();  // rows keep the per-task metrics and the summary
-    if (r->api) r->api->replay.requests.clear();
-    rows.push_back(SweepRow{points[i].index, points[i].values, std::move(*r)});
+  rows.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    Result<SweepRow>& r = *results[i];
+    if (!r) return r.error();
+    rows.push_back(std::move(*r));
   }
   return rows;
 }

@@ -3,7 +3,7 @@
 namespace kvbill {
 
 std::vector<RunWarning> EngineRunWarnings(const Scenario& scenario,
-                                          const SimulationResult& result) {
+                                          const SimulationTotals& result) {
   std::vector<RunWarning> out;
   const CostModelInfo& model = result.cost_model;
   if (!model.calibrated) {

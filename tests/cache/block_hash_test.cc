@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <map>
+#include <random>
 #include <set>
+#include <utility>
 #include <vector>
 
 namespace kvbill {
@@ -166,6 +169,185 @@ TEST(BlockHashTest, FromTraceRejectsTooFewHashes) {
   auto hashes = BlockHashesFromTrace(trace, 512, 1025, 16);
   ASSERT_FALSE(hashes.ok());
   EXPECT_EQ(hashes.error().message(), "a prompt of 1025 tokens needs 3 trace block hashes, got 2");
+}
+
+// --- runs -------------------------------------------------------------------
+
+using Runs = std::vector<BlockRun>;
+
+// The key of a uniform run starting after chain value `chain` with a piece
+// of `identity` at `offset`, by the rule in block_hash.h.
+std::uint64_t UniformKey(std::uint64_t chain, std::uint64_t identity, Tokens offset) {
+  return HashCombine(HashCombine(HashCombine(chain, kUniformRunTag), identity),
+                     static_cast<std::uint64_t>(offset));
+}
+
+TEST(RunHasherTest, OnePieceIsOneRunOfItsFullBlocks) {
+  // 40 tokens of identity 7 in blocks of 16: blocks 0 and 1 lie in the piece
+  // (tokens 0..31); tokens 32..39 are a partial block with no name.
+  EXPECT_EQ(BlockRunsOf(std::vector<ContentPiece>{{7, 0, 40}}, 16),
+            (Runs{{UniformKey(kChainSeed, 7, 0), 0, 2}}));
+  EXPECT_TRUE(BlockRunsOf(std::vector<ContentPiece>{{7, 0, 15}}, 16).empty());
+}
+
+TEST(RunHasherTest, AMixedBlockIsARunOfOneAndChainsWhatFollows) {
+  // Pieces (7, 0, 20) and (9, 0, 40), blocks of 16, 60 tokens:
+  //   block 0: tokens 0..15 of 7, uniform: run K0 = uniform(seed, 7, 0), 1 block;
+  //   block 1: 7 at 16..19 and 9 at 0..11, mixed: the chain after run K0 is
+  //            HashCombine(K0, 1), and the block's key folds its two runs;
+  //   block 2: 9 at 12..27, uniform: a run keyed after the mixed block;
+  //   tokens 48..59: partial.
+  const std::uint64_t k0 = UniformKey(kChainSeed, 7, 0);
+  std::uint64_t mixed = HashCombine(HashCombine(k0, 1), kMixedBlockTag);
+  for (const ContentPiece& run : {ContentPiece{7, 16, 4}, ContentPiece{9, 0, 12}}) {
+    mixed = HashCombine(mixed, run.identity);
+    mixed = HashCombine(mixed, static_cast<std::uint64_t>(run.offset));
+    mixed = HashCombine(mixed, static_cast<std::uint64_t>(run.tokens));
+  }
+  const std::vector<ContentPiece> pieces = {{7, 0, 20}, {9, 0, 40}};
+  EXPECT_EQ(BlockRunsOf(pieces, 16),
+            (Runs{{k0, 0, 1}, {mixed, 0, 1}, {UniformKey(mixed, 9, 12), 0, 1}}));
+}
+
+TEST(RunHasherTest, APieceEndingOnABlockEdgeStartsANewRun) {
+  // (7, 0, 32) then (9, 0, 32): two runs of two blocks; the second keyed
+  // after HashCombine(first key, 2).
+  const std::uint64_t k0 = UniformKey(kChainSeed, 7, 0);
+  const std::vector<ContentPiece> pieces = {{7, 0, 32}, {9, 0, 32}};
+  RunHasher hasher(16);
+  hasher.Append(pieces);
+  EXPECT_EQ(hasher.runs(), (Runs{{k0, 0, 2}, {UniformKey(HashCombine(k0, 2), 9, 0), 0, 2}}));
+  EXPECT_EQ(hasher.ends(), (std::vector<std::int64_t>{2, 4}));
+  EXPECT_EQ(hasher.blocks(), 4);
+  EXPECT_EQ(hasher.tokens(), 64);
+}
+
+TEST(RunHasherTest, AdjacentPiecesOfOneContentAreOneRun) {
+  // The same tokens as one piece, as three pieces cut inside blocks and on
+  // an edge, and with empty pieces between: the same runs.
+  const std::vector<ContentPiece> whole = {{5, 100, 64}, {6, 0, 16}};
+  const std::vector<ContentPiece> split = {{5, 100, 3},  {9, 0, 0}, {5, 103, 29},
+                                           {5, 132, 32}, {6, 0, 0}, {6, 0, 16}};
+  EXPECT_EQ(BlockRunsOf(whole, 16), BlockRunsOf(split, 16));
+  EXPECT_EQ(BlockRunsOf(whole, 16).size(), 2u);  // 4 blocks of 5, 1 of 6
+  EXPECT_EQ(BlockRunsOf(whole, 7), BlockRunsOf(split, 7));
+}
+
+TEST(RunHasherTest, AMillionTokenPieceIsOneRun) {
+  RunHasher hasher(16);
+  hasher.Append(ContentPiece{3, 0, 1 << 20});
+  ASSERT_EQ(hasher.runs().size(), 1u);
+  EXPECT_EQ(hasher.runs()[0].count, (1 << 20) / 16);
+}
+
+TEST(RunHasherTest, SliceCutsRunsAtBlockPositions) {
+  const std::vector<ContentPiece> pieces = {{7, 0, 32}, {9, 0, 48}};  // runs of 2 and 3 blocks
+  RunHasher hasher(16);
+  hasher.Append(pieces);
+  const Runs& r = hasher.runs();
+  Runs out;
+  hasher.list().Slice(1, 4, &out);
+  EXPECT_EQ(out, (Runs{{r[0].key, 1, 1}, {r[1].key, 0, 2}}));
+  out.clear();
+  hasher.list().Slice(3, 100, &out);
+  EXPECT_EQ(out, (Runs{{r[1].key, 1, 2}}));
+  out.clear();
+  hasher.list().Slice(-5, 0, &out);
+  EXPECT_TRUE(out.empty());
+}
+
+// Random prompts that share prefixes and cut content at odd places: each is
+// a walk of up to 8 pieces drawn from few identities, offsets that often
+// continue the previous piece, and lengths from 1 to 70 tokens.
+std::vector<std::vector<ContentPiece>> RandomPrompts(std::uint64_t seed, int count) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::vector<ContentPiece>> prompts;
+  for (int p = 0; p < count; ++p) {
+    std::vector<ContentPiece> pieces;
+    if (!prompts.empty() && rng() % 2 == 0) {  // start from an earlier prompt's prefix
+      const auto& earlier = prompts[rng() % prompts.size()];
+      pieces.assign(earlier.begin(),
+                    earlier.begin() + static_cast<std::ptrdiff_t>(rng() % (earlier.size() + 1)));
+    }
+    for (int n = static_cast<int>(rng() % 6); n > 0; --n) {
+      ContentPiece piece{rng() % 3, static_cast<Tokens>(rng() % 3) * 8,
+                         1 + static_cast<Tokens>(rng() % 70)};
+      if (!pieces.empty() && rng() % 2 == 0) {  // continue the previous piece
+        piece.identity = pieces.back().identity;
+        piece.offset = pieces.back().offset + pieces.back().tokens;
+      }
+      pieces.push_back(piece);
+    }
+    prompts.push_back(pieces);
+  }
+  return prompts;
+}
+
+// Two blocks anywhere in any of the prompts get equal names from RunHasher
+// exactly when BlockHasher gives them equal hashes (equal prefixes), at
+// several block sizes; and appending piece by piece, or continuing a copy of
+// the hasher, gives the runs of hashing all at once.
+TEST(RunHasherTest, NamesBlocksEqualExactlyWhenBlockHashesAreEqual) {
+  const auto prompts = RandomPrompts(17, 400);
+  for (const Tokens bs : {Tokens{1}, Tokens{3}, Tokens{8}, Tokens{16}}) {
+    SCOPED_TRACE("block size " + std::to_string(bs));
+    std::map<std::uint64_t, std::set<std::pair<std::uint64_t, std::int64_t>>> names_of_hash;
+    std::map<std::pair<std::uint64_t, std::int64_t>, std::set<std::uint64_t>> hashes_of_name;
+    std::int64_t blocks = 0;
+    for (const auto& pieces : prompts) {
+      const Hashes hashes = BlockHashesOf(pieces, bs);
+      const Runs runs = BlockRunsOf(pieces, bs);
+      std::vector<std::pair<std::uint64_t, std::int64_t>> names;
+      for (const BlockRun& r : runs) {
+        ASSERT_GE(r.count, 1);
+        for (std::int64_t i = 0; i < r.count; ++i) names.emplace_back(r.key, r.first + i);
+      }
+      ASSERT_EQ(names.size(), hashes.size());
+      for (std::size_t i = 0; i < names.size(); ++i) {
+        names_of_hash[hashes[i]].insert(names[i]);
+        hashes_of_name[names[i]].insert(hashes[i]);
+      }
+      blocks += static_cast<std::int64_t>(names.size());
+      // Piece by piece, with a copy taken half way continuing alone.
+      RunHasher hasher(bs);
+      for (std::size_t i = 0; i < pieces.size() / 2; ++i) hasher.Append(pieces[i]);
+      RunHasher copy = hasher;
+      for (std::size_t i = pieces.size() / 2; i < pieces.size(); ++i) copy.Append(pieces[i]);
+      ASSERT_EQ(copy.runs(), runs);
+      ASSERT_EQ(copy.blocks(), static_cast<std::int64_t>(hashes.size()));
+    }
+    for (const auto& [hash, names] : names_of_hash) ASSERT_EQ(names.size(), 1u);
+    for (const auto& [name, hashes] : hashes_of_name) ASSERT_EQ(hashes.size(), 1u);
+    // The prompts did share blocks, and did differ.
+    EXPECT_LT(names_of_hash.size() * 4, static_cast<std::size_t>(blocks) * 3);
+    EXPECT_GT(names_of_hash.size(), 100u);
+  }
+}
+
+TEST(RunHasherTest, TraceBlocksAreRunsWhoseBlockHashesAreTheEngineHashes) {
+  // Trace blocks of 8 tokens, engine blocks of 4, 20 tokens: 5 full engine
+  // blocks, runs (100, 0, 2), (200, 0, 2), (300, 0, 1).
+  const Hashes trace = {100, 200, 300};
+  Runs runs;
+  std::vector<std::int64_t> ends;
+  ASSERT_TRUE(BlockRunsFromTrace(trace, 8, 20, 4, &runs, &ends).ok());
+  EXPECT_EQ(runs, (Runs{{100, 0, 2}, {200, 0, 2}, {300, 0, 1}}));
+  EXPECT_EQ(ends, (std::vector<std::int64_t>{2, 4, 5}));
+  auto hashes = BlockHashesFromTrace(trace, 8, 20, 4);
+  ASSERT_TRUE(hashes.ok());
+  Hashes from_runs;
+  for (const BlockRun& r : runs) {
+    for (std::int64_t i = 0; i < r.count; ++i)
+      from_runs.push_back(BlockRunHash(r.key, r.first + i));
+  }
+  EXPECT_EQ(from_runs, *hashes);
+  // The same errors as BlockHashesFromTrace, leaving nothing behind.
+  EXPECT_EQ(BlockRunsFromTrace(trace, 500, 600, 16, &runs, &ends).error().message(),
+            "block size 16 does not divide trace block size 500");
+  EXPECT_TRUE(runs.empty());
+  EXPECT_TRUE(ends.empty());
+  EXPECT_EQ(BlockRunsFromTrace(Hashes{1, 2}, 512, 1025, 16, &runs, &ends).error().message(),
+            "a prompt of 1025 tokens needs 3 trace block hashes, got 2");
 }
 
 }  // namespace

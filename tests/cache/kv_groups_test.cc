@@ -10,6 +10,13 @@
 namespace kvbill {
 namespace {
 
+// One-block runs {h, 0, 1}: block i named by hashes[i] alone.
+std::vector<BlockRun> Blocks(const std::vector<std::uint64_t>& hashes) {
+  std::vector<BlockRun> runs;
+  for (const std::uint64_t h : hashes) runs.push_back(BlockRun{h, 0, 1});
+  return runs;
+}
+
 // A gpt-oss-like toy: layer 0 full attention, layer 1 sliding window of 32
 // tokens; 2 KV heads of 64 + 64 elements: 2 x 128 x 16 bits = 512 bytes per
 // token per layer in bf16.
@@ -107,7 +114,7 @@ TEST(KvGroupsTest, LinearStateTakesWholePagesPerSequence) {
 
 TEST(KvGroupsTest, SlidingGroupHoldsOnlyItsWindow) {
   KvPool pool(MakeKvGroupLayout(Toy(), Fmt("bf16"), 1, 16), 1000);
-  ASSERT_TRUE(pool.Admit(0, {}, 1).has_value());  // token 0
+  ASSERT_TRUE(pool.Admit(0, {}, 0, 1).has_value());  // token 0
   // After the Reserve for token c (c tokens computed): the full group holds
   // ceil((c + 1) / 16) blocks; the sliding group blocks from
   // floor(max(0, c - 31) / 16) to the same end.
@@ -143,7 +150,7 @@ TEST(KvGroupsTest, SlidingOnlyModelFreesBlocksOutsideItsWindow) {
   EXPECT_EQ(layout.groups[0].kind, KvGroupKind::kSliding);
   EXPECT_FALSE(layout.Single());
   KvPool pool(layout, 1000);
-  ASSERT_TRUE(pool.Admit(0, {}, 625).has_value());  // tokens 0..9,999
+  ASSERT_TRUE(pool.Admit(0, {}, 0, 625).has_value());  // tokens 0..9,999
   ASSERT_TRUE(pool.Reserve(0, 10000, 10001));
   EXPECT_EQ(pool.PagesOf(0), 626 - 369);
   EXPECT_EQ(pool.free_blocks(), 1000 - 257);
@@ -153,8 +160,10 @@ TEST(KvGroupsTest, HitShortensToWhereTheSlidingWindowIsCached) {
   // 14 pages. Sequence 0: a 96-token prompt (blocks 0..5) in one chunk.
   KvPool pool(MakeKvGroupLayout(Toy(), Fmt("bf16"), 1, 16), 14);
   const std::vector<std::uint64_t> h = {101, 102, 103, 104, 105, 106};
-  ASSERT_TRUE(pool.Admit(0, {}, 6).has_value());  // 6 full + 6 sliding pages
-  for (std::int64_t b = 0; b < 6; ++b) pool.Commit(0, b, h[static_cast<std::size_t>(b)]);
+  ASSERT_TRUE(pool.Admit(0, {}, 0, 6).has_value());  // 6 full + 6 sliding pages
+  for (std::int64_t b = 0; b < 6; ++b) {
+    pool.CommitRange(0, b, Blocks({h[static_cast<std::size_t>(b)]}));
+  }
   // Decoding token 96: the window needs tokens 65..96, so sliding blocks 0..3
   // are freed (newest first: 3, 2, 1, 0 join the LRU list) and block 6 of
   // each group is allocated.
@@ -162,25 +171,25 @@ TEST(KvGroupsTest, HitShortensToWhereTheSlidingWindowIsCached) {
   EXPECT_EQ(pool.PagesOf(0), 7 + 3);
   EXPECT_EQ(pool.free_blocks(), 4);
   // Every block of the full group is cached; so are sliding blocks 0..5.
-  EXPECT_EQ(pool.LongestPrefix(h), 6);
+  EXPECT_EQ(pool.LongestPrefix(Blocks(h)), 6);
   // Release: full blocks tail first (6 unhashed, empty; 5..0 cached), then
   // sliding (6 empty; 5, 4 cached). LRU: s3 s2 s1 s0 f5 .. f0 s5 s4.
   pool.Release(0);
   // A new sequence takes 2 blocks per group: the two empty pages, then it
   // evicts s3 and s2.
-  ASSERT_TRUE(pool.Admit(1, {}, 2).has_value());
+  ASSERT_TRUE(pool.Admit(1, {}, 0, 2).has_value());
   EXPECT_EQ(pool.stats().evicted_blocks, 2);
   // Six blocks still hit: the next token (96) needs sliding blocks 4, 5.
-  EXPECT_EQ(pool.LongestPrefix(h), 6);
+  EXPECT_EQ(pool.LongestPrefix(Blocks(h)), 6);
   // Five blocks: the full group has them, but the window of token 80 needs
   // sliding blocks 3, 4 (s3 gone); n = 3 needs blocks 1, 2 (s2 gone);
   // n = 2 needs blocks 0, 1, both cached.
   const std::vector<std::uint64_t> five(h.begin(), h.begin() + 5);
-  EXPECT_EQ(pool.LongestPrefix(five), 2);
+  EXPECT_EQ(pool.LongestPrefix(Blocks(five)), 2);
   // Admitting those 2 hits with a third block: full [0, 3) and sliding
   // [0, 3), of which 4 pages are reused cached blocks and 2 are fresh.
   const std::vector<std::uint64_t> two(h.begin(), h.begin() + 2);
-  ASSERT_EQ(pool.Admit(2, two, 3), 2);
+  ASSERT_EQ(pool.Admit(2, Blocks(two), 2, 3), 2);
   EXPECT_EQ(pool.PagesOf(2), 6);
   EXPECT_EQ(pool.free_blocks(), 14 - 4 - 6);
 }
@@ -190,7 +199,7 @@ TEST(KvGroupsTest, ChunkedGroupFreesBlocksBeforeTheCurrentChunk) {
   m.layers[1].kind = LayerKind::kChunkedAttention;
   m.layers[1].window = 64;
   KvPool pool(MakeKvGroupLayout(m, Fmt("bf16"), 1, 16), 1000);
-  ASSERT_TRUE(pool.Admit(0, {}, 4).has_value());  // tokens 0..63
+  ASSERT_TRUE(pool.Admit(0, {}, 0, 4).has_value());  // tokens 0..63
   // 64 computed: token 64 starts chunk 1, so blocks 0..3 go; block 4 opens.
   ASSERT_TRUE(pool.Reserve(0, 64, 65));
   EXPECT_EQ(pool.PagesOf(0), 5 + 1);
@@ -201,8 +210,8 @@ TEST(KvGroupsTest, ChunkedGroupFreesBlocksBeforeTheCurrentChunk) {
 
 TEST(KvGroupsTest, DecodeDemandBoundsEveryStep) {
   KvPool pool(MakeKvGroupLayout(Toy(), Fmt("bf16"), 1, 16), 1000);
-  ASSERT_TRUE(pool.Admit(0, {}, 4).has_value());  // 64 tokens computed
-  ASSERT_TRUE(pool.Reserve(0, 64, 65));           // full [0, 5), sliding [2, 5)
+  ASSERT_TRUE(pool.Admit(0, {}, 0, 4).has_value());  // 64 tokens computed
+  ASSERT_TRUE(pool.Reserve(0, 64, 65));              // full [0, 5), sliding [2, 5)
   EXPECT_EQ(pool.PagesOf(0), 8);
   // Past its window, with c = 16 q + r computed, the sliding group holds
   // blocks [q - 2, q + 1) for r <= 14 and [q - 1, q + 1) for r = 15: at
@@ -211,26 +220,27 @@ TEST(KvGroupsTest, DecodeDemandBoundsEveryStep) {
   EXPECT_EQ(pool.DecodeDemand(0, 65, 16), 1);  // c = 80 opens full block 5
   EXPECT_EQ(pool.DecodeDemand(0, 65, 48), 3);  // up to c = 112: full 8 blocks
   // Before the window fills, the sliding group grows like the full one.
-  ASSERT_TRUE(pool.Admit(1, {}, 1).has_value());  // token 0: 1 page per group
-  EXPECT_EQ(pool.DecodeDemand(1, 1, 31), 1 + 1);  // up to c = 31: 2 blocks each
-  EXPECT_EQ(pool.DecodeDemand(1, 1, 32), 2 + 2);  // c = 32: block 2, window from token 1
+  ASSERT_TRUE(pool.Admit(1, {}, 0, 1).has_value());  // token 0: 1 page per group
+  EXPECT_EQ(pool.DecodeDemand(1, 1, 31), 1 + 1);     // up to c = 31: 2 blocks each
+  EXPECT_EQ(pool.DecodeDemand(1, 1, 32), 2 + 2);     // c = 32: block 2, window from token 1
 }
 
 TEST(KvGroupsTest, CommitRangeHashesOnlyTheBlocksEachGroupHolds) {
   KvPool pool(MakeKvGroupLayout(Toy(), Fmt("bf16"), 1, 16), 100);
-  ASSERT_TRUE(pool.Admit(0, {}, 6).has_value());  // tokens 0..95, unhashed
+  ASSERT_TRUE(pool.Admit(0, {}, 0, 6).has_value());  // tokens 0..95, unhashed
   // Token 96: the window needs tokens 65..96, so sliding blocks 0..3 are
   // freed unhashed; the sliding group holds [4, 7), the full group [0, 7).
   ASSERT_TRUE(pool.Reserve(0, 96, 97));
-  const std::vector<std::uint64_t> h = {101, 102, 103, 104, 105, 106, 107};
+  // Blocks 0..6 as one run of 7 blocks of key 100.
+  const std::vector<BlockRun> h = {{100, 0, 7}};
   pool.CommitRange(0, 0, h);  // full: blocks 0..6; sliding: only 4..6
   // 7 blocks: full [0, 7) and the window of token 112 (tokens 81..111,
-  // sliding blocks 5, 6) are hashed. 6: blocks 4, 5 for tokens 65..95.
+  // sliding blocks 5, 6) are named. 6: blocks 4, 5 for tokens 65..95.
   EXPECT_EQ(pool.LongestPrefix(h), 7);
-  EXPECT_EQ(pool.LongestPrefix(std::vector<std::uint64_t>(h.begin(), h.begin() + 6)), 6);
+  EXPECT_EQ(pool.LongestPrefix(h, 6), 6);
   // 3 blocks: the window of token 48 needs sliding blocks 1, 2, never
-  // hashed: n = 2 needs blocks 0, 1, n = 1 block 0: no hit.
-  EXPECT_EQ(pool.LongestPrefix(std::vector<std::uint64_t>(h.begin(), h.begin() + 3)), 0);
+  // named: n = 2 needs blocks 0, 1, n = 1 block 0: no hit.
+  EXPECT_EQ(pool.LongestPrefix(h, 3), 0);
   pool.Release(0);
   EXPECT_EQ(pool.LongestPrefix(h), 7);  // released blocks stay cached
   EXPECT_EQ(pool.free_blocks(), 100);

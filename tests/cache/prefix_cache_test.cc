@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <list>
 #include <map>
@@ -9,6 +10,7 @@
 #include <ostream>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kvbill/cache/block_hash.h"
@@ -316,6 +318,105 @@ TEST(PrefixCacheTest, SequenceIdsOfAnyValueAndReusedStorage) {
   EXPECT_EQ(CountsOf(cache), (Counts{10, 0, 0}));
 }
 
+// --- runs of blocks ------------------------------------------------------------
+
+using Runs = std::vector<BlockRun>;
+
+// Sequence `id` computes `runs` (no hits wanted), names them and releases.
+void ComputeAndRelease(PrefixCache& cache, SeqId id, const Runs& runs) {
+  std::int64_t blocks = 0;
+  for (const BlockRun& r : runs) blocks += r.count;
+  ASSERT_TRUE(cache.Admit(id, Runs{}, blocks));
+  cache.CommitRange(id, 0, runs);
+  cache.Release(id);
+}
+
+TEST(PrefixCacheRunTest, ARunIsEvictedFromItsLastBlock) {
+  // Blocks (7, 0..3) computed and released: the LRU order is 3, 2, 1, 0
+  // (last block first, as block by block). A full pool then evicts 3, 2.
+  PrefixCache cache(4);
+  cache.TrackEvictions(true);
+  ComputeAndRelease(cache, 1, {{7, 0, 4}});
+  EXPECT_EQ(CountsOf(cache), (Counts{4, 4, 0}));
+  ASSERT_TRUE(cache.Grow(2, 2));
+  EXPECT_EQ(cache.TakeEvicted(), (Runs{{7, 3, 1}, {7, 2, 1}}));
+  EXPECT_EQ(cache.LongestPrefix(Runs{{7, 0, 4}}), 2);
+  EXPECT_EQ(cache.LongestPrefix(Runs{{7, 0, 4}}, 1), 1);
+  EXPECT_EQ(cache.stats().evicted_blocks, 2);
+}
+
+TEST(PrefixCacheRunTest, AHitInsideACachedRunKeepsTheRestInEvictionOrder) {
+  // 10 blocks. (7, 0..5) cached in the order 5, 4, 3, 2, 1, 0. A hit on
+  // (7, 2..3) references those two; 5, 4 and 1, 0 stay cached, still in
+  // that order (5 oldest). A sequence of 6 fresh blocks takes the 4 empty
+  // ones and evicts 5 and 4; one more block evicts 1, not 0.
+  PrefixCache cache(10);
+  cache.TrackEvictions(true);
+  ComputeAndRelease(cache, 1, {{7, 0, 6}});
+  EXPECT_EQ(cache.Admit(2, Runs{{7, 2, 2}}, 2), 2);
+  EXPECT_EQ(CountsOf(cache), (Counts{8, 4, 2}));
+  ASSERT_TRUE(cache.Admit(3, Runs{}, 6));
+  EXPECT_EQ(cache.TakeEvicted(), (Runs{{7, 5, 1}, {7, 4, 1}}));
+  ASSERT_TRUE(cache.Grow(3, 1));
+  EXPECT_EQ(cache.TakeEvicted(), (Runs{{7, 1, 1}}));
+  EXPECT_EQ(cache.LongestPrefix(Runs{{7, 0, 6}}), 1);  // block 0 only: 1 is gone
+  EXPECT_EQ(cache.LongestPrefix(Runs{{7, 2, 2}}), 2);  // still held by sequence 2
+  EXPECT_EQ(cache.LastMissing(Runs{{7, 0, 6}}), 5);    // 4 and 5 are gone
+  EXPECT_EQ(cache.LastMissing(Runs{{7, 0, 4}}), 1);
+  EXPECT_EQ(cache.LastMissing(Runs{{7, 2, 2}}), -1);
+  EXPECT_EQ(cache.CachedBlocksIn(Runs{{7, 0, 6}}), 1);  // block 0
+}
+
+TEST(PrefixCacheRunTest, ReleaseGoesTailFirstAcrossRunsAndSharedBlocks) {
+  // Sequence 1 holds (7, 0..2) then (8, 0..1); sequence 2 hits (7, 0..1).
+  // Releasing 1 caches, tail first, 8:1, 8:0, 7:2 (7:0, 7:1 stay held by 2);
+  // releasing 2 then caches 7:1, 7:0. The LRU order: 8:1 8:0 7:2 7:1 7:0.
+  PrefixCache cache(5);
+  cache.TrackEvictions(true);
+  ASSERT_TRUE(cache.Admit(1, Runs{}, 5));
+  cache.CommitRange(1, 0, Runs{{7, 0, 3}, {8, 0, 2}});
+  EXPECT_EQ(cache.Admit(2, Runs{{7, 0, 2}}, 2), 2);
+  cache.Release(1);
+  cache.Release(2);
+  EXPECT_EQ(CountsOf(cache), (Counts{5, 5, 0}));
+  ASSERT_TRUE(cache.Grow(3, 5));
+  EXPECT_EQ(cache.TakeEvicted(), (Runs{{8, 1, 1}, {8, 0, 1}, {7, 2, 1}, {7, 1, 1}, {7, 0, 1}}));
+}
+
+TEST(PrefixCacheRunTest, ABlockWhoseNameIsTakenStaysUnnamed) {
+  // Sequences 1 and 2 compute the same run at once; 1 commits first, so 2's
+  // copies stay unnamed and become empty, not cached, on release. A commit
+  // cut at a sequence's end names only the blocks it holds.
+  PrefixCache cache(10);
+  ASSERT_TRUE(cache.Admit(1, Runs{}, 3));
+  ASSERT_TRUE(cache.Admit(2, Runs{}, 4));
+  cache.CommitRange(1, 0, Runs{{7, 0, 3}});
+  cache.CommitRange(2, 0, Runs{{7, 0, 3}, {9, 0, 5}});  // (9, 0) named, 9:1.. beyond
+  cache.Release(2);
+  EXPECT_EQ(CountsOf(cache), (Counts{7, 1, 3}));  // 9:0 cached, 3 blocks empty
+  EXPECT_EQ(cache.LongestPrefix(Runs{{9, 0, 2}}), 1);
+  cache.Release(1);
+  EXPECT_EQ(CountsOf(cache), (Counts{10, 4, 0}));
+  EXPECT_EQ(cache.LongestPrefix(Runs{{7, 0, 3}}), 3);
+}
+
+TEST(PrefixCacheRunTest, ReleaseFrontDropsTheFirstBlocksNewestFirst) {
+  // Sequence 1 holds (7, 0..5). Dropping its first 4 caches 7:3, 7:2, 7:1,
+  // 7:0 in that order; it keeps (7, 4..5) as its blocks 0 and 1.
+  PrefixCache cache(6);
+  cache.TrackEvictions(true);
+  ASSERT_TRUE(cache.Admit(1, Runs{}, 6));
+  cache.CommitRange(1, 0, Runs{{7, 0, 6}});
+  cache.ReleaseFront(1, 4);
+  EXPECT_EQ(cache.BlocksOf(1), 2);
+  EXPECT_EQ(CountsOf(cache), (Counts{4, 4, 2}));
+  ASSERT_TRUE(cache.Grow(2, 3));
+  EXPECT_EQ(cache.TakeEvicted(), (Runs{{7, 3, 1}, {7, 2, 1}, {7, 1, 1}}));
+  cache.Release(1);  // 7:5, 7:4 cached after 7:0
+  ASSERT_TRUE(cache.Grow(2, 3));
+  EXPECT_EQ(cache.TakeEvicted(), (Runs{{7, 0, 1}, {7, 5, 1}, {7, 4, 1}}));
+}
+
 // A deliberately naive pool to check PrefixCache against: blocks in a vector,
 // the LRU in a std::list (front = least recently released), hashes in a
 // std::map, counts by scanning. Admit is tried on a copy of the whole model
@@ -389,16 +490,46 @@ class NaiveCache {
     if (it == seqs_.end()) return;
     const std::vector<int> held = it->second.blocks;
     seqs_.erase(it);
-    for (std::size_t i = held.size(); i-- > 0;) {
-      Block& block = blocks_[static_cast<std::size_t>(held[i])];
-      if (--block.refs > 0) continue;
-      if (block.hash) {
-        lru_.push_back(held[i]);
-      } else {
-        empty_.push_back(held[i]);
-      }
+    for (std::size_t i = held.size(); i-- > 0;) Unreference(held[i]);
+  }
+  void Unreference(int b) {
+    Block& block = blocks_[static_cast<std::size_t>(b)];
+    if (--block.refs > 0) return;
+    if (block.hash) {
+      lru_.push_back(b);
+    } else {
+      empty_.push_back(b);
     }
   }
+  // PrefixCache::ReleaseFront: the first n blocks, the last of them first.
+  void ReleaseFront(SeqId id, std::int64_t n) {
+    const auto it = seqs_.find(id);
+    if (it == seqs_.end() || n <= 0) return;
+    std::vector<int>& held = it->second.blocks;
+    const std::size_t count = std::min<std::size_t>(static_cast<std::size_t>(n), held.size());
+    for (std::size_t i = count; i-- > 0;) Unreference(held[i]);
+    held.erase(held.begin(), held.begin() + static_cast<std::ptrdiff_t>(count));
+  }
+  // Blocks of `hashes` that are cached (unreferenced, findable).
+  std::int64_t CachedIn(const Hashes& hashes) const {
+    std::int64_t n = 0;
+    for (const std::uint64_t h : hashes) {
+      const auto it = by_hash_.find(h);
+      if (caching_ && it != by_hash_.end() &&
+          blocks_[static_cast<std::size_t>(it->second)].refs == 0)
+        ++n;
+    }
+    return n;
+  }
+  // The position of the last block of `hashes` not found, or -1.
+  std::int64_t LastMissing(const Hashes& hashes) const {
+    for (std::size_t i = hashes.size(); i-- > 0;) {
+      if (!caching_ || !by_hash_.contains(hashes[i])) return static_cast<std::int64_t>(i);
+    }
+    return -1;
+  }
+  // Hashes of evicted blocks, in eviction order, since the last call.
+  Hashes TakeEvicted() { return std::exchange(evicted_, {}); }
   void ReleasePinned(SeqId id) {
     if (seqs_.contains(id)) seqs_[id].pinned = true;
   }
@@ -443,6 +574,7 @@ class NaiveCache {
       b = lru_.front();
       lru_.pop_front();
       by_hash_.erase(*blocks_[static_cast<std::size_t>(b)].hash);
+      evicted_.push_back(*blocks_[static_cast<std::size_t>(b)].hash);
       blocks_[static_cast<std::size_t>(b)].hash.reset();
       ++stats_.evicted_blocks;
     } else {
@@ -460,6 +592,7 @@ class NaiveCache {
   std::map<std::uint64_t, int> by_hash_;
   std::map<SeqId, Seq> seqs_;
   PrefixCacheStats stats_;
+  Hashes evicted_;
 };
 
 struct RandomCase {
@@ -555,6 +688,153 @@ TEST_P(PrefixCacheModelTest, AgreesWithNaiveModelOnRandomOperations) {
   }
   // The run must have exercised both outcomes and, when finite, eviction.
   EXPECT_GT(admitted, 100);
+  if (c.capacity < 1000) {
+    EXPECT_GT(refused, 10);
+  }
+  if (c.caching) {
+    EXPECT_GT(cache.stats().hit_blocks, 100);
+  }
+  if (c.caching && c.capacity < 1000) {
+    EXPECT_GT(cache.stats().evicted_blocks, 100);
+  }
+}
+
+// The run cache against the block-level model, with prompts as runs: runs of
+// 1 to 6 blocks of a few keys (so prompts share whole runs, parts of runs,
+// and blocks at other indices), committed in random ranges, released whole
+// or from the front, pinned. The model sees block (key, i) as the hash
+// BlockRunHash(key, i). After every step the counts, hits, cached counts,
+// last misses, blocks held, statistics and the evicted blocks in order must
+// agree.
+TEST_P(PrefixCacheModelTest, RunsAgreeWithTheBlockModelOnRandomOperations) {
+  const RandomCase c = GetParam();
+  // Prompts of runs are longer than those of the test above: a pool of 12
+  // would refuse most of them, so it is doubled.
+  const std::int64_t capacity = c.capacity < 20 ? 2 * c.capacity : c.capacity;
+  PrefixCache cache(capacity, c.caching);
+  cache.TrackEvictions(true);
+  NaiveCache model(capacity, c.caching);
+  std::mt19937_64 rng(20261201);
+  auto below = [&rng](std::uint64_t n) { return static_cast<std::int64_t>(rng() % n); };
+  // A prompt: a few runs of distinct keys among 6 (keys within a prompt are
+  // distinct, as a run's key chains its prefix), often starting with a
+  // prefix of the first runs of a fixed order, so that prompts share it.
+  auto random_runs = [&] {
+    Runs runs;
+    std::uint64_t used = 0;  // keys taken
+    if (below(2) == 0) {
+      for (std::uint64_t k = 0, n = static_cast<std::uint64_t>(below(3)); k < n; ++k) {
+        runs.push_back(BlockRun{1000 + k, 0, 2 + static_cast<std::int64_t>(k)});
+        used |= 1u << k;
+      }
+      if (!runs.empty()) runs.back().count -= below(2);  // a shorter last run
+    }
+    for (std::int64_t n = below(3); n > 0; --n) {
+      const std::uint64_t key = static_cast<std::uint64_t>(below(6));
+      if (used & (1u << key)) continue;
+      used |= 1u << key;
+      runs.push_back(BlockRun{1000 + key, below(4), 1 + below(5)});
+    }
+    return runs;
+  };
+  auto expand = [](const Runs& runs) {
+    Hashes hashes;
+    for (const BlockRun& r : runs) {
+      for (std::int64_t i = 0; i < r.count; ++i) hashes.push_back(BlockRunHash(r.key, r.first + i));
+    }
+    return hashes;
+  };
+  auto slice = [](const Runs& runs, std::int64_t from, std::int64_t to) {
+    std::vector<std::int64_t> ends;
+    for (const BlockRun& r : runs) ends.push_back((ends.empty() ? 0 : ends.back()) + r.count);
+    Runs out;
+    BlockRunList{runs, ends}.Slice(from, to, &out);
+    return out;
+  };
+  constexpr SeqId kIds = 12;
+  std::map<SeqId, Runs> prompts;
+  std::int64_t admitted = 0, refused = 0, fronts = 0;
+  for (int step = 0; step < 5000; ++step) {
+    SCOPED_TRACE(testing::Message() << "step " << step);
+    const SeqId id = below(kIds);
+    const std::int64_t op = below(100);
+    if (op < 30) {
+      const Runs prompt = random_runs();
+      const Hashes hashes = expand(prompt);
+      const std::int64_t needed = static_cast<std::int64_t>(hashes.size()) + below(3);
+      const std::int64_t max_hits = below(4) == 0 ? below(6) : kUnlimitedBlocks;
+      const bool held = model.Holds(id);
+      const bool can = cache.CanAdmit(prompt, needed, max_hits);
+      const auto got = cache.Admit(id, prompt, needed, max_hits);
+      if (!held) {
+        ASSERT_EQ(can, got.has_value());
+      }
+      ASSERT_EQ(got, model.Admit(id, hashes, needed, max_hits));
+      if (got) {
+        prompts[id] = prompt;
+        ++admitted;
+      } else {
+        ++refused;
+      }
+    } else if (op < 58) {
+      // Commit blocks [from, to) of the sequence's prompt (mostly), or of
+      // another prompt, at the same or a shifted position.
+      const Runs own = prompts.contains(id) ? prompts[id] : Runs{};
+      const Runs source = below(5) > 0 ? own : random_runs();
+      const std::int64_t total = static_cast<std::int64_t>(expand(source).size());
+      const std::int64_t from = below(static_cast<std::uint64_t>(total + 1));
+      const std::int64_t to = from + below(static_cast<std::uint64_t>(total - from + 1));
+      const std::int64_t at = from + (below(6) == 0 ? below(5) - 2 : 0);
+      const Runs runs = slice(source, from, to);
+      cache.CommitRange(id, at, runs);
+      const Hashes hashes = expand(runs);
+      for (std::size_t i = 0; i < hashes.size(); ++i) {
+        if (at + static_cast<std::int64_t>(i) >= 0) {
+          model.Commit(id, at + static_cast<std::int64_t>(i), hashes[i]);
+        }
+      }
+    } else if (op < 66) {
+      const std::int64_t n = below(4);
+      ASSERT_EQ(cache.Grow(id, n), model.Grow(id, n));
+    } else if (op < 74) {
+      const std::int64_t n = below(5);
+      cache.ReleaseFront(id, n);
+      model.ReleaseFront(id, n);
+      if (prompts.contains(id)) {
+        prompts[id] = slice(prompts[id], n, kUnlimitedBlocks);
+      }
+      ++fronts;
+    } else if (op < 86) {
+      cache.Release(id);
+      model.Release(id);
+    } else if (op < 93) {
+      cache.ReleasePinned(id);
+      model.ReleasePinned(id);
+    } else {
+      cache.Unpin(id);
+      model.Unpin(id);
+    }
+    ASSERT_EQ(CountsOf(cache), model.CountsNow());
+    const Runs probe = random_runs();
+    const Hashes probe_hashes = expand(probe);
+    const std::int64_t limit = below(8);
+    ASSERT_EQ(cache.LongestPrefix(probe), model.LongestPrefix(probe_hashes));
+    ASSERT_EQ(cache.LongestPrefix(probe, limit),
+              std::min(limit, model.LongestPrefix(probe_hashes)));
+    ASSERT_EQ(cache.CachedBlocksIn(probe), model.CachedIn(probe_hashes));
+    ASSERT_EQ(cache.LastMissing(probe), model.LastMissing(probe_hashes));
+    for (SeqId other = 0; other < kIds; ++other) {
+      ASSERT_EQ(cache.BlocksOf(other), model.BlocksOf(other)) << "sequence " << other;
+    }
+    ASSERT_EQ(cache.stats().lookups, model.stats().lookups);
+    ASSERT_EQ(cache.stats().hit_blocks, model.stats().hit_blocks);
+    ASSERT_EQ(cache.stats().evicted_blocks, model.stats().evicted_blocks);
+    Hashes evicted;
+    for (const BlockRun& b : cache.TakeEvicted()) evicted.push_back(BlockRunHash(b.key, b.first));
+    ASSERT_EQ(evicted, model.TakeEvicted());
+  }
+  EXPECT_GT(admitted, 100);
+  EXPECT_GT(fronts, 100);
   if (c.capacity < 1000) {
     EXPECT_GT(refused, 10);
   }

@@ -183,5 +183,85 @@ TEST(SimulateCliTest, OutDirGetsJsonAndCsv) {
   std::filesystem::remove_all(dir);
 }
 
+// The engine run streams its rows into the outputs; what comes out is still
+// the whole document as nlohmann writes it (dumping the parsed output again
+// gives the same bytes), with one row per task and per request, and the
+// files of --out say the same.
+TEST(SimulateCliTest, StreamedOutputIsTheWholeDocument) {
+  const std::string dir = ::testing::TempDir() + "/sim_stream_" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  const auto r = RunKvbill("simulate --format json --requests --out " + dir);
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::ordered_json::parse(r.out);
+  EXPECT_EQ(j.dump(2) + "\n", r.out);
+  EXPECT_EQ(j["tasks"].size(), j["summary"]["tasks"].get<std::size_t>());
+  EXPECT_EQ(j["requests"].size(), j["summary"]["requests"].get<std::size_t>());
+  std::ifstream json_file(dir + "/simulate.json");
+  const auto written = nlohmann::ordered_json::parse(json_file);
+  EXPECT_EQ(WithoutWallClock(written), WithoutWallClock(j));
+  std::ifstream csv(dir + "/tasks.csv");
+  std::string line;
+  std::size_t lines = 0;
+  while (std::getline(csv, line)) ++lines;
+  EXPECT_EQ(lines, j["tasks"].size() + 1);  // and the header
+  std::filesystem::remove_all(dir);
+}
+
+// A trace whose third line is bad: the first task is simulated before the
+// reader reaches it, yet the command fails as reading the whole trace
+// would, and writes nothing.
+TEST(SimulateCliTest, ABadLineLateInTheTraceLeavesNoOutput) {
+  const std::string base = ::testing::TempDir() + "/late_error_" + std::to_string(::getpid());
+  const std::string trace = base + ".jsonl", dir = base + "_out";
+  std::filesystem::remove_all(dir);
+  std::ofstream(trace)
+      << R"({"kvbill_trace":1})"
+      << "\n"
+      << R"({"id":"a","arrival_s":0,"turns":[{"spans":[{"kind":"user","tokens":900}],"out":20}]})"
+      << "\n"
+      << R"({"id":"b","arrival_s":9,"turns":[{"spans":[{"kind":"user","tokens":-5}],"out":20}]})"
+      << "\n";
+  const auto r = RunKvbill("simulate --trace " + trace + " --format json --out " + dir);
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find(trace + ":3:"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/simulate.json"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/tasks.csv"));
+  std::filesystem::remove(trace);
+  std::filesystem::remove_all(dir);
+}
+
+// Out of arrival order, the trace is read whole (docs/engine.md, "Memory"):
+// the same simulation as the trace sorted by arrival, tasks listed in file
+// order.
+TEST(SimulateCliTest, ATraceOutOfArrivalOrderIsSimulatedAsSorted) {
+  const std::string base = ::testing::TempDir() + "/order_" + std::to_string(::getpid());
+  const std::string late =
+      R"({"id":"late","arrival_s":5,"turns":[{"spans":[{"kind":"user","tokens":900}],"out":20,"tool_s":1},{"spans":[{"kind":"user","tokens":90}],"out":20}]})";
+  const std::string early =
+      R"({"id":"early","arrival_s":1,"turns":[{"spans":[{"kind":"user","tokens":700}],"out":30}]})";
+  std::ofstream(base + "_out_of_order.jsonl") << R"({"kvbill_trace":1})"
+                                              << "\n"
+                                              << late << "\n"
+                                              << early << "\n";
+  std::ofstream(base + "_sorted.jsonl") << R"({"kvbill_trace":1})"
+                                        << "\n"
+                                        << early << "\n"
+                                        << late << "\n";
+  const auto a = RunKvbill("simulate --trace " + base + "_out_of_order.jsonl --format json");
+  const auto b = RunKvbill("simulate --trace " + base + "_sorted.jsonl --format json");
+  ASSERT_EQ(a.exit_status, 0) << a.err;
+  ASSERT_EQ(b.exit_status, 0) << b.err;
+  const auto x = WithoutWallClock(nlohmann::json::parse(a.out));
+  const auto y = WithoutWallClock(nlohmann::json::parse(b.out));
+  EXPECT_EQ(x["summary"], y["summary"]);
+  ASSERT_EQ(x["tasks"].size(), 2u);
+  EXPECT_EQ(x["tasks"][0]["id"], "late");
+  EXPECT_EQ(x["tasks"][0], y["tasks"][1]);
+  EXPECT_EQ(x["tasks"][1], y["tasks"][0]);
+  std::filesystem::remove(base + "_out_of_order.jsonl");
+  std::filesystem::remove(base + "_sorted.jsonl");
+}
+
 }  // namespace
 }  // namespace kvbill

@@ -94,6 +94,9 @@ TEST(SimulatorTest, EventSkippingAgreesWithStepMode) {
       {"pinning during tool waits", "qwen3-8b", 2, "prefix_affinity", 200000, 8, 8, "coding-agent",
        4.0},
       {"host offload tier", "qwen3-8b", 1, "round_robin", 150000, 9, 6, "coding-agent", 0, 2000000},
+      {"least loaded", "qwen3-8b", 3, "least_loaded", 200000, 10, 12},
+      {"session affinity, pinning", "qwen3-8b", 2, "session_affinity", 200000, 11, 10,
+       "coding-agent", 4.0},
   };
   for (const Workload& w : workloads) {
     SCOPED_TRACE(w.name);
@@ -105,7 +108,7 @@ TEST(SimulatorTest, EventSkippingAgreesWithStepMode) {
     for (int i = 0; i < w.tasks; ++i) tasks.push_back(gen.Next());
     SimulationConfig c = Config(w.model);
     c.replicas = w.replicas;
-    c.router = w.router;
+    c.router = *ParseRouterKind(w.router);
     c.capacity_tokens = w.capacity_tokens;
     c.pin_during_tool_s = w.pin_s;
     c.offload_capacity_tokens = w.offload_tokens;

@@ -394,7 +394,8 @@ TEST(ScenarioTest, InvalidScenariosNameTheJsonPointer) {
        "s.json#/deployment/bandwidth_efficiency: must be a number in (0, 1], got 0"},
       // Enumerations list what is allowed.
       {R"({"engine": {"router": "random"}})",
-       R"(s.json#/engine/router: unknown router "random" (one of round_robin|prefix_affinity))"},
+       R"(s.json#/engine/router: unknown router "random" (one of round_robin|prefix_affinity|)"
+       R"(least_loaded|session_affinity))"},
       {R"({"engine": {"mode": 1}})", "s.json#/engine/mode: must be one of event|step, got 1"},
       {R"({"trace": {"generator": "coding-agent", "tasks": 5, "release": "now"}})",
        R"(s.json#/trace/release: unknown release "now" (one of after_finish|recorded))"},

@@ -82,6 +82,104 @@ class BlockHasher {
 // The chained hashes of the full blocks of `pieces`.
 std::vector<std::uint64_t> BlockHashesOf(std::span<const ContentPiece> pieces, Tokens block_size);
 
+// Runs of blocks: the prefix cache's unit (prefix_cache.h).
+//
+// A run is `count` consecutive blocks named (key, first), (key, first + 1),
+// ...: block i of a run is identified by the pair (key, first + i), and two
+// blocks are the same exactly when their pairs are equal, which (as for block
+// hashes) means equal prefixes. A prompt's blocks are a list of runs; the
+// prefix cache looks up, admits, commits and evicts whole runs, so its cost
+// grows with the runs, not the blocks. The 64-bit hash standing for one block
+// (for the host offload tier) is BlockRunHash(key, index).
+//
+// RunHasher cuts a prompt into runs canonically, so that equal prefixes give
+// equal pairs whatever pieces they were appended as (the contract of
+// BlockHasher, with pairs in place of hashes; docs/engine.md, "Block runs"):
+//   - a block is uniform when all its tokens lie in one piece (after merging
+//     adjacent pieces of one identity with consecutive offsets), else mixed;
+//   - consecutive uniform blocks of one merged piece form one run, whose key
+//     is HashCombine(HashCombine(HashCombine(chain, kUniformRunTag),
+//     identity), offset of its first token) and whose first index is 0;
+//   - a mixed block is a run of one block whose key folds its runs
+//     (identity, offset, length), cut at the block's edges, into
+//     HashCombine(chain, kMixedBlockTag) as BlockHasher folds them;
+//   - chain starts at kChainSeed and, after a uniform run of n blocks with
+//     key k, becomes HashCombine(k, n); after a mixed block, its key.
+// Prompts published as trace block hashes (Mooncake) are runs too: engine
+// blocks j of trace block i are the run (trace hash i, j), whose BlockRunHash
+// is the hash BlockHashesFromTrace gives them.
+struct BlockRun {
+  std::uint64_t key = 0;
+  std::int64_t first = 0;  // index of the run's first block under `key`
+  std::int64_t count = 0;  // blocks, >= 1
+
+  bool operator==(const BlockRun&) const = default;
+};
+
+inline constexpr std::uint64_t kUniformRunTag = 0x7275'6e00'0000'0001ULL;
+inline constexpr std::uint64_t kMixedBlockTag = 0x7275'6e00'0000'0002ULL;
+
+// HashCombine(key, index): the 64-bit hash of block `index` of runs keyed `key`.
+std::uint64_t BlockRunHash(std::uint64_t key, std::int64_t index);
+
+// A prompt's runs with their cumulative ends (ends[i] = blocks in runs
+// [0, i]), so that blocks can be found by position in O(log runs).
+struct BlockRunList {
+  std::span<const BlockRun> runs;
+  std::span<const std::int64_t> ends;  // same size as runs
+
+  std::int64_t blocks() const { return ends.empty() ? 0 : ends.back(); }
+  // Appends to *out the runs of blocks [from, to) (clamped to the list).
+  void Slice(std::int64_t from, std::int64_t to, std::vector<BlockRun>* out) const;
+};
+
+// Incrementally cuts a growing token sequence into runs of full blocks (the
+// rules above). Appending a piece adjacent to the previous one with the same
+// identity and consecutive offset is the same as one longer piece. Costs
+// O(pieces + runs), whatever the block size; a copy continues independently.
+class RunHasher {
+ public:
+  explicit RunHasher(Tokens block_size);  // block_size >= 1
+
+  void Append(const ContentPiece& piece);
+  void Append(std::span<const ContentPiece> pieces);
+
+  const std::vector<BlockRun>& runs() const { return runs_; }
+  const std::vector<std::int64_t>& ends() const { return ends_; }
+  BlockRunList list() const { return {runs_, ends_}; }
+  std::int64_t blocks() const { return ends_.empty() ? 0 : ends_.back(); }  // full blocks
+  Tokens tokens() const { return tokens_; }
+  Tokens block_size() const { return block_size_; }
+
+ private:
+  void CloseBlock();
+  void CloseRun();
+  void PushRun(std::uint64_t key);
+
+  Tokens block_size_;
+  Tokens tokens_ = 0;
+  std::uint64_t chain_;               // after every closed run and mixed block
+  Tokens filled_ = 0;                 // tokens in the block being filled
+  ContentPiece open_;                 // its last segment (tokens 0: none)
+  std::vector<ContentPiece> closed_;  // its earlier segments (a mixed block)
+  bool run_open_ = false;             // runs_.back() is a uniform run that may grow
+  ContentPiece run_;                  // that run: identity, offset of its first token, tokens
+  std::vector<BlockRun> runs_;
+  std::vector<std::int64_t> ends_;
+};
+
+// The runs of full blocks of `pieces`.
+std::vector<BlockRun> BlockRunsOf(std::span<const ContentPiece> pieces, Tokens block_size);
+
+// Engine block runs for a prompt published as trace block hashes (the runs
+// of BlockHashesFromTrace's blocks: trace block i gives the run
+// (trace_hashes[i], 0, engine blocks in it)), appended to *runs and *ends
+// (cleared first). The same errors as BlockHashesFromTrace, which then
+// leaves both empty.
+Status BlockRunsFromTrace(std::span<const std::uint64_t> trace_hashes, Tokens trace_block_size,
+                          Tokens prompt_tokens, Tokens block_size, std::vector<BlockRun>* runs,
+                          std::vector<std::int64_t>* ends);
+
 // Engine block hashes for a prompt of `prompt_tokens` published only as
 // trace block hashes (Mooncake: one hash per 512-token block standing for the
 // whole prefix). The engine's block size must divide the trace's; engine

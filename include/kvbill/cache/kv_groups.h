@@ -26,8 +26,9 @@
 // attends; chunked: the current chunk so far). The hit is the longest n
 // satisfying every group (vLLM's HybridKVCacheCoordinator find_longest_cache_hit).
 //
-// Groups are distinct blocks in one PrefixCache: group g's copy of block i
-// has the block's hash mixed with g, so each group finds only its own blocks.
+// Groups are distinct blocks in one PrefixCache: group g's copy of a block
+// has its run key mixed with g, so each group finds only its own blocks.
+// Blocks are passed as runs (BlockRun, block_hash.h), as the cache holds them.
 // Each (sequence, group) is one PrefixCache sequence holding [lo, hi); a
 // windowed group drops blocks leaving its window with ReleaseFront, newest
 // first, so they enter the LRU order as vLLM's remove_skipped_blocks frees
@@ -92,8 +93,8 @@ KvGroupLayout MakeKvGroupLayout(const ModelShape& model, const ElementFormat& fo
 // One sequence of a fused decode block (KvPool::AdvanceDecode).
 struct DecodingSeq {
   SeqId id = 0;
-  Tokens computed = 0;                    // tokens computed before the block
-  std::span<const std::uint64_t> hashes;  // its full-block hashes, at least up to the block's end
+  Tokens computed = 0;  // tokens computed before the block
+  BlockRunList blocks;  // its full blocks, at least up to the block's end
 };
 
 // The KV pool of one replica: `capacity_pages` pages of layout.page_bytes.
@@ -107,20 +108,22 @@ class KvPool {
   KvPool(const KvPool&) = delete;
   KvPool& operator=(const KvPool&) = delete;
 
-  // The longest prefix hit, in blocks, of a prompt with these full-block
-  // hashes (the hit rule above). No state change.
-  std::int64_t LongestPrefix(std::span<const std::uint64_t> hashes) const;
+  // The longest prefix hit, in blocks, of a prompt with these full blocks,
+  // at most `limit` (the hit rule above). No state change.
+  std::int64_t LongestPrefix(std::span<const BlockRun> blocks,
+                             std::int64_t limit = kUnlimitedBlocks) const;
 
-  // Starts sequence `id` with the hits `hit_hashes` (a valid LongestPrefix
-  // result) and fresh blocks up to position `blocks_needed`, in every group;
-  // windowed groups take only the hits inside their window. Returns the hit
-  // count, or nullopt changing nothing when the pool cannot supply the pages
-  // or `id` is held.
-  std::optional<std::int64_t> Admit(SeqId id, std::span<const std::uint64_t> hit_hashes,
+  // Starts sequence `id` with the first `hits` blocks of `blocks` as hits (a
+  // valid LongestPrefix result) and fresh blocks up to position
+  // `blocks_needed`, in every group; windowed groups take only the hits
+  // inside their window. Returns the hit count, or nullopt changing nothing
+  // when the pool cannot supply the pages or `id` is held.
+  std::optional<std::int64_t> Admit(SeqId id, std::span<const BlockRun> blocks, std::int64_t hits,
                                     std::int64_t blocks_needed);
-  bool CanAdmit(std::span<const std::uint64_t> hit_hashes, std::int64_t blocks_needed) const;
+  bool CanAdmit(std::span<const BlockRun> blocks, std::int64_t hits,
+                std::int64_t blocks_needed) const;
   // Pages the pool lacks for that admission (<= 0: it fits).
-  std::int64_t AdmissionDeficit(std::span<const std::uint64_t> hit_hashes,
+  std::int64_t AdmissionDeficit(std::span<const BlockRun> blocks, std::int64_t hits,
                                 std::int64_t blocks_needed) const;
   // Pages held sequence `id` frees in windowed groups during the next
   // `steps` decode steps from `computed` (an upper bound; non-decreasing).
@@ -135,12 +138,11 @@ class KvPool {
   Tokens capacity_tokens() const;
 
   // Before computing tokens [computed, tokens) of held sequence `id`: frees
-  // its blocks outside every window at `computed` (committing hashes[b]
-  // first, when given), then allocates blocks up to position
+  // its blocks outside every window at `computed` (committing those of
+  // `blocks` first, when given), then allocates blocks up to position
   // ceil(tokens / block_size). False when the pool cannot supply them; the
   // freeing stays done (as in vLLM, which frees skipped blocks first).
-  bool Reserve(SeqId id, Tokens computed, Tokens tokens,
-               std::span<const std::uint64_t> hashes = {});
+  bool Reserve(SeqId id, Tokens computed, Tokens tokens, BlockRunList blocks = {});
 
   // Pages the pool must have free for `steps` decode steps (one Reserve per
   // step, tokens computed + j -> computed + j + 1) of held sequence `id` to
@@ -159,11 +161,9 @@ class KvPool {
   // same order. Precondition: the sum of DecodeDemand over seqs <= free_blocks().
   void AdvanceDecode(std::span<const DecodingSeq> seqs, Tokens steps);
 
-  // Gives block `index` of sequence `id` its hash in every group holding it.
-  void Commit(SeqId id, std::int64_t index, std::uint64_t hash);
-  // Commit(id, first_index + i, hashes[i]) for each i: the same result, one
-  // sequence look-up per group instead of one per block and group.
-  void CommitRange(SeqId id, std::int64_t first_index, std::span<const std::uint64_t> hashes);
+  // Names blocks first_index, first_index + 1, ... of sequence `id` with the
+  // blocks of `runs`, in every group holding them (PrefixCache::CommitRange).
+  void CommitRange(SeqId id, std::int64_t first_index, std::span<const BlockRun> runs);
   void Release(SeqId id);
   void ReleasePinned(SeqId id);
   void Unpin(SeqId id);
@@ -180,9 +180,10 @@ class KvPool {
   const PrefixCacheStats& stats() const { return cache_.stats(); }
   const KvGroupLayout& layout() const { return layout_; }
 
-  // Host-tier support (single-group pools only; see docs/engine.md).
+  // Host-tier support (single-group pools only; see docs/engine.md): evicted
+  // blocks in eviction order, as BlockRunHash(key, index).
   void TrackEvictions(bool on) { cache_.TrackEvictions(on); }
-  std::vector<std::uint64_t> TakeEvictedHashes() { return cache_.TakeEvictedHashes(); }
+  std::vector<std::uint64_t> TakeEvictedHashes();
 
  private:
   struct Held {
@@ -193,15 +194,18 @@ class KvPool {
     std::int64_t fresh = 0;   // pages to allocate
     std::int64_t cached = 0;  // hits on unreferenced blocks
   };
-  Plan PlanAdmit(std::span<const std::uint64_t> hit_hashes, std::int64_t blocks_needed) const;
-  bool Cached(std::size_t g, std::uint64_t hash) const;
+  Plan PlanAdmit(std::span<const BlockRun> blocks, std::int64_t hits,
+                 std::int64_t blocks_needed) const;
+  // Group g's copy of blocks [from, to) of `blocks`, into *out (cleared).
+  void GroupSlice(std::size_t g, std::span<const BlockRun> blocks, std::int64_t from,
+                  std::int64_t to, std::vector<BlockRun>* out) const;
   std::int64_t FirstBlock(std::size_t g, Tokens computed) const;
   std::int64_t MaxHeld(std::size_t g, Tokens from, Tokens to) const;
 
   KvGroupLayout layout_;
   PrefixCache cache_;
   std::unordered_map<SeqId, Held> held_;
-  std::vector<std::uint64_t> scratch_;
+  mutable std::vector<BlockRun> scratch_;
 };
 
 }  // namespace kvbill

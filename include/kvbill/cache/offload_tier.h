@@ -24,6 +24,9 @@ class OffloadTier {
   std::int64_t RunFrom(std::span<const std::uint64_t> hashes, std::int64_t from,
                        std::int64_t end) const;
 
+  // Whether the block with this hash is held. No state change.
+  bool Contains(std::uint64_t hash) const { return where_.contains(hash); }
+
   // Marks hashes[from .. from + n) as just used.
   void Touch(std::span<const std::uint64_t> hashes, std::int64_t from, std::int64_t n);
 

@@ -1,7 +1,10 @@
 // The discrete-event engine: replays requests of agent tasks on the replicas
 // of a deployment with continuous batching, a block prefix cache per replica
 // and an iteration cost from a CostModel (the roofline unless the config
-// names another). Spec: docs/engine.md.
+// names another). Spec: docs/engine.md, whose "Where the code is" maps each
+// rule below to the file that implements it (src/engine/: the coordinator
+// simulator.cc, scheduler, step_fuser, accounting, replica, request_state,
+// router).
 //
 // Time. Tasks arrive at their trace arrival (shifted so the first is at 0).
 // A task's requests are released one after another: the next when the
@@ -38,12 +41,15 @@
 #define KVBILL_ENGINE_SIMULATOR_H_
 
 #include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kvbill/cost/cost_model.h"
 #include "kvbill/cost/roofline.h"
 #include "kvbill/engine/records.h"
+#include "kvbill/engine/router.h"
 #include "kvbill/hardware/gpu.h"
 #include "kvbill/model/kv_format.h"
 #include "kvbill/model/model_shape.h"
@@ -52,6 +58,14 @@
 #include "kvbill/util/result.h"
 
 namespace kvbill {
+
+// When a task's next request is released (trace.release in a scenario).
+enum class ReleaseRule {
+  kAfterFinish,  // "after_finish": the previous one's finish plus its tool wait
+  kRecorded,     // "recorded": its recorded time, never before the previous finished
+};
+// "after_finish" or "recorded"; error otherwise.
+Result<ReleaseRule> ParseReleaseRule(std::string_view name);
 
 struct SimulationConfig {
   ModelShape model;
@@ -69,7 +83,7 @@ struct SimulationConfig {
   std::shared_ptr<const CostModel> cost_model;
   Tokens max_num_batched_tokens = 8192;
   int max_num_seqs = 256;
-  std::string router = "round_robin";  // or "prefix_affinity"
+  RouterKind router = RouterKind::kRoundRobin;
   bool step_mode = false;
   bool prefix_caching = true;
   Tokens block_size = 16;
@@ -81,7 +95,7 @@ struct SimulationConfig {
   // recomputing them. 0: no tier.
   Tokens offload_capacity_tokens = 0;
   double offload_link_bytes_per_s = 50e9;
-  std::string release = "after_finish";  // or "recorded"
+  ReleaseRule release = ReleaseRule::kAfterFinish;
   // The replica's API server (tokenisation, request handling) serves
   // requests one at a time before its scheduler sees them: each takes
   // frontend_per_request_s + frontend_per_token_s x prompt tokens. 0: none.
@@ -93,19 +107,79 @@ struct SimulationConfig {
 };
 inline constexpr Tokens kUnlimitedTokens = -1;
 
-struct SimulationResult {
-  std::vector<RequestRecord> requests;  // in finishing order
-  Seconds simulated_s = 0;              // first arrival to last finish
-  long double bill_usd = 0;             // replicas x GPUs x $/GPU-second x simulated_s
-  long double idle_usd = 0;             // bill minus what the requests paid
-  long double busy_gpu_seconds = 0;     // sum of iteration times x GPUs, all replicas
-  std::int64_t iterations = 0;          // engine iterations simulated (fused ones count each)
-  std::int64_t steps_advanced = 0;      // scheduler passes (fused blocks count once)
-  std::int64_t kv_pool_blocks = 0;      // per replica: pages of one KV cache group
-  int kv_cache_groups = 1;              // attention KV cache groups (kv_groups.h)
-  std::int64_t evicted_blocks = 0;      // over all replicas
-  CostModelInfo cost_model;             // what the iteration times rest on
+// What a run adds up to, besides its request records.
+struct SimulationTotals {
+  Seconds simulated_s = 0;           // first arrival to last finish
+  long double bill_usd = 0;          // replicas x GPUs x $/GPU-second x simulated_s
+  long double idle_usd = 0;          // bill minus what the requests paid
+  long double busy_gpu_seconds = 0;  // sum of iteration times x GPUs, all replicas
+  std::int64_t iterations = 0;       // engine iterations simulated (fused ones count each)
+  std::int64_t steps_advanced = 0;   // scheduler passes (fused blocks count once)
+  std::int64_t kv_pool_blocks = 0;   // per replica: pages of one KV cache group
+  int kv_cache_groups = 1;           // attention KV cache groups (kv_groups.h)
+  std::int64_t evicted_blocks = 0;   // over all replicas
+  CostModelInfo cost_model;          // what the iteration times rest on
 };
+
+struct SimulationResult : SimulationTotals {
+  std::vector<RequestRecord> requests;  // in finishing order
+};
+
+// One task as the engine takes it from a TaskFeed.
+struct FedTask {
+  int index = 0;                      // its position in the input (RequestRecord::task_index)
+  std::string_view id;                // valid until the engine calls TaskFeed::Done(index)
+  Seconds arrival_s = 0;              // on the trace clock
+  std::span<const Request> requests;  // planned (ContextPolicy::Plan); valid until Done(index)
+};
+
+// The tasks of a run, in order of arrival: arrival_s never decreases, ties
+// in input order. The first task's arrival is the run's time 0.
+class TaskFeed {
+ public:
+  virtual ~TaskFeed() = default;
+  // Fills *task and returns true, returns false at the end, or an error
+  // (an input that cannot be read), which ends the run.
+  virtual Result<bool> Next(FedTask* task) = 0;
+  // The engine no longer reads task `index`: every request of it finished,
+  // or it had none.
+  virtual void Done(int index) = 0;
+};
+
+// Where a run's results go as they happen.
+class RecordSink {
+ public:
+  virtual ~RecordSink() = default;
+  // A request finished (records come in finishing order).
+  virtual void OnRequest(RequestRecord&& record) = 0;
+  // Every request of task `index` has finished (or it had none); after its
+  // records.
+  virtual void OnTaskDone(int index) = 0;
+};
+
+// The checks Simulate makes before it simulates anything, for a run whose
+// tasks are all known (in input order): replicas, GPUs and block size, no
+// empty prompt, the set-up (the model must fit, ...), then every task's
+// time span. RunSimulation makes the same checks task by task as tasks
+// arrive.
+Status CheckRun(const SimulationConfig& config, std::span<const FedTask> tasks);
+
+// CheckRun's checks of the tasks alone (no empty prompt; every task's time
+// span), which do not depend on the configuration: made once for tasks that
+// are run many times (the first failing task's error, in input order).
+struct TaskChecks {
+  Status prompts = OkStatus();
+  Status time_spans = OkStatus();
+};
+TaskChecks CheckTasks(std::span<const FedTask> tasks);
+// CheckRun with the task checks made already; the same errors, in the same order.
+Status CheckRun(const SimulationConfig& config, const TaskChecks& checks);
+
+// Runs the simulation over the tasks `feed` gives, as they arrive, holding
+// only the tasks in flight. Errors as Simulate's; a task's are found when
+// it arrives (after the tasks before it were simulated).
+Result<SimulationTotals> RunSimulation(const SimulationConfig& config, TaskFeed& feed,
+                                       RecordSink& sink);
 
 // Runs the simulation. `requests[i]` are the planned requests of `tasks[i]`
 // (ContextPolicy::Plan). Errors: a model that does not fit the deployment, a

@@ -36,7 +36,19 @@ bool IsApiBudgetMetric(const std::string& name);
 // \"pricing\" (API mode measures cost_per_task_usd.*, hit_rate, cost_usd)".
 Status CheckBudgetsApply(const Scenario& scenario);
 
-// The value of `metric` in `outcome`. Precondition: IsBudgetMetric(metric).
+// What the metrics above need of a run, without its per-task lists: the
+// summary, the two per-task distributions they name, the API usage.
+struct RunMetrics {
+  RunSummary summary;
+  Summary kv_read_bytes_per_task;
+  Summary completion_s;
+  bool api = false;
+  CallUsage api_predicted;  // API mode: the replay's predicted usage
+};
+RunMetrics MetricsOf(const ScenarioOutcome& outcome);
+
+// The value of `metric`. Precondition: IsBudgetMetric(metric).
+double MetricValue(const RunMetrics& metrics, const std::string& metric);
 double MetricValue(const ScenarioOutcome& outcome, const std::string& metric);
 
 struct BudgetCheck {

@@ -55,9 +55,13 @@ struct LeverOutcome {
 // the variants on up to `jobs` threads (>= 1). Outcomes come back in the
 // order of `levers`; a variant that fails carries its error instead of a run,
 // and a lever marked not_applicable is not run.
-// Deterministic: the result does not depend on `jobs`.
+// Deterministic: the result does not depend on `jobs`. With `workloads`,
+// variants that read the same workload share it (RunScenario(s, workloads):
+// no request records kept); without, each run reads its own and keeps its
+// records.
 std::vector<LeverOutcome> RunLevers(const std::string& scenario_text, const std::string& source,
-                                    const std::vector<Lever>& levers, int jobs);
+                                    const std::vector<Lever>& levers, int jobs,
+                                    WorkloadCache* workloads = nullptr);
 
 }  // namespace kvbill
 

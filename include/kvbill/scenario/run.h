@@ -5,6 +5,7 @@
 #ifndef KVBILL_SCENARIO_RUN_H_
 #define KVBILL_SCENARIO_RUN_H_
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "kvbill/metrics/task_metrics.h"
 #include "kvbill/scenario/api_run.h"
 #include "kvbill/scenario/scenario.h"
+#include "kvbill/scenario/workload.h"
 #include "kvbill/trace/trace.h"
 
 namespace kvbill {
@@ -38,6 +40,51 @@ struct ScenarioOutcome {
 // (RunApiPricing), tasks and summary mapped as api_run.h says; errors name
 // the scenario's "#/pricing".
 Result<ScenarioOutcome> RunScenario(const Scenario& scenario);
+
+// One of many runs in a process (sweep points, compare's levers): the
+// workload comes from `workloads` (read and planned once per key, or
+// streamed from the trace when above the ceiling; a trace out of arrival
+// order is then read whole, as RunScenario does), and metrics are folded
+// from the records as requests finish (RunAggregator), none kept:
+// result.requests is empty. The same tasks, summary and errors as
+// RunScenario; a streamed trace's reading errors come when the run reaches
+// them. API mode: as RunScenario.
+Result<ScenarioOutcome> RunScenario(const Scenario& scenario, WorkloadCache& workloads);
+
+// Where a streamed run's results go as they come.
+struct RunObserver {
+  // Each task's metrics, in input order (a task with no request is skipped,
+  // as AggregateTasks skips it).
+  std::function<void(const TaskMetrics&)> on_task;
+  // Each request's record, in finishing order; unset: not asked for.
+  std::function<void(const RequestRecord&)> on_request;
+  // The trace turned out not to be in arrival order after some results had
+  // come: forget them, the whole run comes again (from the trace read whole).
+  std::function<void()> on_restart;
+};
+
+struct StreamedRun {
+  SimulationTotals totals;
+  RunSummary summary;
+  bool streamed = true;  // false: the trace was out of arrival order and was read whole
+};
+
+// `kvbill simulate`'s run: the engine over the scenario's trace read and
+// planned as the simulation reaches each task (TraceFeed), each finished
+// task's metrics and each record handed to `observer` and not kept, so
+// memory follows the tasks in flight, not the trace. The tasks, summary and
+// totals are RunScenario's, bit for bit. The trace must be in arrival order;
+// when a task arrives before the one before it, on_restart is called and
+// the run is made again from the trace read whole (memory as RunScenario's).
+// Errors: RunScenario's; a trace's reading errors come when the run reaches
+// them. Precondition: no "pricing" (API mode is not streamed).
+Result<StreamedRun> StreamScenario(const Scenario& scenario, const RunObserver& observer);
+
+// RunScenario(scenario, workloads) handing each task's metrics to
+// `observer` instead of keeping them (a sweep's row needs only their
+// distributions). Precondition: no "pricing".
+Result<StreamedRun> RunScenario(const Scenario& scenario, WorkloadCache& workloads,
+                                const RunObserver& observer);
 
 }  // namespace kvbill
 

@@ -65,7 +65,7 @@ struct ScenarioEngine {
   // The longest sequence (prompt + output) a request may reach; nullopt =
   // the model's limit. Read and checked, not yet enforced by the engine.
   std::optional<Tokens> max_model_len;
-  std::string router = "round_robin";  // or "prefix_affinity"
+  std::string router = "round_robin";  // prefix_affinity, least_loaded, session_affinity
   std::string mode = "event";          // or "step" (the reference)
 };
 

@@ -19,7 +19,7 @@ struct RunWarning {
 };
 
 // The warnings of one engine run of `scenario`, in a fixed order.
-std::vector<RunWarning> EngineRunWarnings(const Scenario& scenario, const SimulationResult& result);
+std::vector<RunWarning> EngineRunWarnings(const Scenario& scenario, const SimulationTotals& result);
 
 }  // namespace kvbill
 

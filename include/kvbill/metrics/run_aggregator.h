@@ -1,0 +1,72 @@
+// RunAggregator: per-task metrics and the run summary, folded from the
+// engine's records as they come (a RecordSink), so that a run need not keep
+// its records.
+//
+// Contract. Records arrive in finishing order; OnTaskDone(i) says task i has
+// no more (every input index is announced once, tasks without requests
+// included). Each task's metrics are summed over its records in finishing
+// order, and tasks are released in input order (a task finished early waits
+// for the ones before it): to `on_task`, when given, then into the summary.
+// So the metrics, the summary and every sum in them are exactly those of
+// AggregateTasks and Summarise (task_metrics.h) over the same run. Memory:
+// the tasks in flight, the finished ones waiting for an earlier one, and 8
+// bytes per task and per request for the exact percentiles.
+#ifndef KVBILL_METRICS_RUN_AGGREGATOR_H_
+#define KVBILL_METRICS_RUN_AGGREGATOR_H_
+
+#include <functional>
+#include <limits>
+#include <map>
+#include <unordered_map>
+
+#include "kvbill/engine/simulator.h"
+#include "kvbill/metrics/summary.h"
+#include "kvbill/metrics/task_metrics.h"
+
+namespace kvbill {
+
+// The sums SumTasks makes, one task at a time (in input order).
+class TaskSums {
+ public:
+  void Add(const TaskMetrics& t);
+  // The summary of the tasks added: counts, sums, hit rate, cost per task.
+  RunSummary Build();
+
+ private:
+  RunSummary sums_;
+  SummaryBuilder cost_;
+};
+
+class RunAggregator final : public RecordSink {
+ public:
+  // on_task: each task's metrics, in input order (tasks with no request
+  // served are skipped, as AggregateTasks does).
+  explicit RunAggregator(std::function<void(const TaskMetrics&)> on_task = {});
+
+  void OnRequest(RequestRecord&& record) override;
+  void OnTaskDone(int index) override;
+
+  // The summary of the run, once every task is done.
+  RunSummary Finish(const SimulationTotals& totals);
+
+ private:
+  struct Acc {
+    TaskMetrics m;
+    Seconds first_release = std::numeric_limits<Seconds>::infinity();
+    Seconds last_finish = 0;
+    Seconds ttft_sum = 0;
+    Seconds queue_sum = 0;
+  };
+  void Release(Acc& acc);
+
+  std::function<void(const TaskMetrics&)> on_task_;
+  std::unordered_map<int, Acc> open_;  // tasks with records, not yet done
+  std::map<int, Acc> done_;            // done, waiting for an earlier task
+  int next_ = 0;                       // the next index to release
+  TaskSums sums_;
+  SummaryBuilder ttft_;
+};
+
+}  // namespace kvbill
+
+#endif  // KVBILL_METRICS_RUN_AGGREGATOR_H_

@@ -1,0 +1,83 @@
+// One replica of the deployment as the engine holds it, and the work of one
+// iteration on it.
+//
+// Contract. A replica has its KV pool (and host tier, when configured), the
+// requests it runs in admission order (`running`) and those waiting in queue
+// order (`waiting`), and at most one iteration in flight: `work`, one entry
+// per scheduled sequence, with `fused_steps` > 0 when it is a fused block of
+// decode steps. `busy` is true from the moment an iteration is due until it
+// ends. The release horizon is the earliest time a request finishing here
+// could release work to any replica: the iteration's natural end plus the
+// smallest tool wait of the tasks served here, or their next recorded
+// release; other replicas' fused blocks must not run past it.
+#ifndef KVBILL_ENGINE_REPLICA_H_
+#define KVBILL_ENGINE_REPLICA_H_
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "engine/request_state.h"
+#include "kvbill/cache/kv_groups.h"
+#include "kvbill/cache/offload_tier.h"
+#include "kvbill/util/units.h"
+
+namespace kvbill::engine {
+
+inline constexpr Seconds kNever = std::numeric_limits<Seconds>::infinity();
+
+// What one scheduled sequence does in an iteration (or a fused block).
+struct Work {
+  Seq* seq = nullptr;
+  Tokens tokens = 0;         // tokens computed (a fused block: its steps)
+  long double kv_read = 0;   // bytes, one GPU
+  long double kv_write = 0;  // bytes, one GPU
+  long double share_s = 0;   // its share of the iteration time
+  long double reload_s = 0;  // host-tier reload before it runs, charged to it
+};
+
+struct Replica {
+  int index = 0;
+  std::unique_ptr<KvPool> cache;
+  std::unique_ptr<OffloadTier> offload;  // host tier, when configured
+  std::vector<Seq*> running;
+  std::deque<Seq*> waiting;
+  bool busy = false;  // an iteration is in flight or about to start
+  // The iteration in flight.
+  std::vector<Work> work;
+  Tokens fused_steps = 0;  // > 0: a fused decode block of that many steps
+  Seconds started = 0;
+  Seconds duration = 0;
+  // When the iteration in flight would end if no other replica limited it:
+  // the earliest time this replica can finish a request and so release work.
+  Seconds natural_end = 0;
+  Seconds release_horizon = kNever;  // as last set by the coordinator
+  // Tool waits (after_finish) and recorded release times of the next
+  // requests of the tasks whose current request is here.
+  std::multiset<Seconds> tool_waits;
+  std::multiset<Seconds> recorded_releases;
+  long double busy_s = 0;
+  Seconds frontend_free_s = 0;  // when its API server is next free
+
+  // Requests held: running and waiting (what routers weigh).
+  std::int64_t Load() const { return static_cast<std::int64_t>(running.size() + waiting.size()); }
+
+  // The release horizon now (see above): no request here finishes before
+  // natural_end; one that finishes releases its task's next request no
+  // earlier than its tool wait later, or than its recorded time.
+  Seconds ReleaseHorizon() const {
+    Seconds horizon = kNever;
+    if (!tool_waits.empty()) horizon = natural_end + *tool_waits.begin();
+    if (!recorded_releases.empty()) {
+      horizon = std::min(horizon, std::max(natural_end, *recorded_releases.begin()));
+    }
+    return horizon;
+  }
+};
+
+}  // namespace kvbill::engine
+
+#endif  // KVBILL_ENGINE_REPLICA_H_

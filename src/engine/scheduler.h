@@ -1,0 +1,73 @@
+// Batch formation and preemption on one replica, after vLLM v1's scheduler.
+//
+// Contract (docs/engine.md, "Batching"). Schedule fills rep.work with the
+// next iteration within the token budget (max_num_batched_tokens) and the cap
+// on running sequences (max_num_seqs):
+//   1. running sequences in admission order: a decode takes 1 token, a
+//      prefill the next chunk that fits; each reserves the KV blocks it will
+//      hold, and when the pool cannot supply them the most recently admitted
+//      running sequence is preempted (blocks released, back to the front of
+//      the waiting queue, to recompute its prompt and output so far);
+//   2. unless a sequence was preempted (and something still runs), waiting
+//      requests in order while budget and cap allow: each reuses the longest
+//      cached prefix of its blocks (leaving at least one token to compute),
+//      reloads from the host tier what is faster to move than to recompute,
+//      and takes fresh blocks for its first chunk; the first that does not
+//      fit stops admission.
+// A request's first admission sets its record's cached tokens and admission
+// time and calls the first-admission hook (the coordinator drops the task's
+// pinned blocks there). An error only when a request can never be admitted.
+#ifndef KVBILL_ENGINE_SCHEDULER_H_
+#define KVBILL_ENGINE_SCHEDULER_H_
+
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "engine/replica.h"
+#include "kvbill/cost/cost_model.h"
+#include "kvbill/cost/roofline.h"
+#include "kvbill/engine/simulator.h"
+#include "kvbill/util/result.h"
+
+namespace kvbill::engine {
+
+class Scheduler {
+ public:
+  // How a waiting request would be admitted with some budget left.
+  struct Admission {
+    std::span<const BlockRun> runs;  // its blocks; the first gpu_hits are the GPU hits
+    std::int64_t gpu_hits = 0;
+    std::int64_t host_hits = 0;  // blocks after them reloaded from the host tier
+    Tokens hit_tokens = 0;
+    Tokens chunk = 0;  // tokens computed in its first iteration
+    std::int64_t blocks_needed = 0;
+    double reload_s = 0;
+  };
+
+  Scheduler(const SimulationConfig& config, const CostModel& cost, const Roofline& roofline,
+            std::function<void(Seq*)> on_first_admission);
+
+  // Forms rep's next iteration into rep.work (see above); `now` is its start.
+  Status Schedule(Replica& rep, Seconds now);
+
+  Admission PlanAdmission(const Replica& rep, const Seq* seq, Tokens budget) const;
+  // Whether `seq` (waiting on rep) would be admitted with `budget` tokens.
+  bool CanAdmit(const Replica& rep, const Seq* seq, Tokens budget) const;
+  // Moves the blocks rep's pool evicted into its host tier, in eviction order.
+  void DrainEvictions(Replica& rep) const;
+
+ private:
+  void Preempt(Replica& rep, Seq* seq);
+
+  const SimulationConfig& config_;
+  const CostModel& cost_;
+  const Roofline& roofline_;
+  Tokens bs_;
+  std::function<void(Seq*)> on_first_admission_;
+  std::vector<BlockRun> scratch_;
+};
+
+}  // namespace kvbill::engine
+
+#endif  // KVBILL_ENGINE_SCHEDULER_H_

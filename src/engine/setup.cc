@@ -1,0 +1,83 @@
+#include "engine/setup.h"
+
+#include <cmath>
+#include <string>
+
+#include "kvbill/cost/roofline_cost_model.h"
+#include "kvbill/model/weight_bytes.h"
+
+namespace kvbill::engine {
+namespace {
+
+Tokens CeilDiv(Tokens a, Tokens b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+Result<EngineSetup> SetUpEngine(const SimulationConfig& config) {
+  if (config.replicas < 1 || config.gpus_per_replica < 1) {
+    return Error("replicas and gpus_per_replica must be at least 1");
+  }
+  if (config.block_size < 1) return Error("block_size must be at least 1");
+  RooflineParams params = config.roofline;
+  params.tensor_parallel = config.gpus_per_replica;
+  auto roofline =
+      Roofline::Make(config.model, config.kv_format, config.weight_format, config.gpu, params);
+  if (!roofline) return roofline.error();
+  // The KV pool: what is left of the memory fraction after weights, in
+  // pages of one KV cache group (kv_groups.h); with one group a page is the
+  // block of every per-token layer.
+  KvGroupLayout layout =
+      MakeKvGroupLayout(config.model, config.kv_format, config.gpus_per_replica, config.block_size);
+  if (layout.groups.size() > 254) {
+    return Error("the model has " + std::to_string(layout.groups.size()) +
+                 " KV cache groups; the engine supports at most 254");
+  }
+  if (layout.state_bytes > 0 && config.prefix_caching) {
+    return Error("model \"" + config.model.name +
+                 "\" has constant-state (SSM / linear attention / short convolution) layers, whose "
+                 "state a block prefix cache cannot reuse (vLLM serves such models without "
+                 "prefix caching unless opted in): set prefix_cache.enabled to false");
+  }
+  if (layout.Windowed() && config.offload_capacity_tokens > 0 && config.prefix_caching) {
+    return Error(
+        "the host offload tier (prefix_cache.offload) is not modelled for models with "
+        "sliding-window or chunked attention layers");
+  }
+  auto weights = ComputeWeightBytes(config.model, config.weight_format);
+  if (!weights) return weights.error();
+  const int tp = config.gpus_per_replica;
+  const long double capacity = std::floor(static_cast<long double>(config.gpu.usable_memory_bytes) *
+                                          config.memory_fraction) -
+                               config.activation_reserve_gib * kBytesPerGiB;
+  const long double weights_per_gpu = CeilDiv(weights->total, tp);
+  const long double block_bytes =
+      static_cast<long double>(roofline->KvWriteBytesPerToken()) * config.block_size;
+  std::int64_t pool = 0;
+  if (config.capacity_tokens == kUnlimitedTokens) {
+    pool = kUnlimitedBlocks;
+  } else if (config.capacity_tokens > 0) {
+    // Tokens of sequences that keep every block of every group.
+    pool = CeilDiv(config.capacity_tokens, config.block_size) *
+           std::max<std::int64_t>(1, std::ssize(layout.groups));
+  } else {
+    if (capacity <= weights_per_gpu) {
+      return Error("the model's weights (" +
+                   FormatBinaryBytes(static_cast<double>(weights_per_gpu)) +
+                   " per GPU) leave no room for KV in " +
+                   FormatBinaryBytes(static_cast<double>(capacity)) + " per GPU");
+    }
+    pool = block_bytes > 0 ? static_cast<std::int64_t>((capacity - weights_per_gpu) / block_bytes)
+                           : kUnlimitedBlocks;
+    if (!layout.Single()) {
+      pool = layout.page_bytes > 0
+                 ? static_cast<std::int64_t>((capacity - weights_per_gpu) /
+                                             static_cast<long double>(layout.page_bytes))
+                 : kUnlimitedBlocks;
+    }
+  }
+  std::shared_ptr<const CostModel> cost = config.cost_model;
+  if (!cost) cost = std::make_shared<RooflineCostModel>(*roofline);
+  return EngineSetup{std::move(*roofline), std::move(cost), std::move(layout), pool};
+}
+
+}  // namespace kvbill::engine

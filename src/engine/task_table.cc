@@ -1,0 +1,90 @@
+#include "engine/task_table.h"
+
+#include <sstream>
+#include <string>
+
+namespace kvbill::engine {
+namespace {
+
+// The longest stretch of simulated time: 10^9 s (31.7 years). Times are
+// doubles in seconds, whose spacing there is 1.2e-7 s, so iteration times of
+// microseconds still add up; at 10^16 s the spacing is 2 s and a whole task
+// would take no time at all.
+constexpr Seconds kMaxSimulatedSeconds = 1e9;
+
+}  // namespace
+
+Status CheckTimeSpan(std::string_view id, Seconds arrival, std::span<const Request> requests) {
+  auto beyond = [&](const std::string& what, Seconds s) {
+    std::ostringstream text;
+    text << "task \"" << id << "\": " << what << " " << s
+         << " s is beyond the 1e9 s (31.7 years) a simulation can time";
+    return Error(text.str());
+  };
+  if (!(arrival <= kMaxSimulatedSeconds)) return beyond("arrival", arrival);
+  Seconds waits = 0;
+  for (const Request& r : requests) {
+    waits += r.tool_s;
+    if (!(waits <= kMaxSimulatedSeconds)) return beyond("tool waits add up to", waits);
+    if (r.recorded_time_s && requests.front().recorded_time_s) {
+      const Seconds offset = *r.recorded_time_s - *requests.front().recorded_time_s;
+      if (!(offset <= kMaxSimulatedSeconds)) return beyond("recorded time", offset);
+    }
+  }
+  return OkStatus();
+}
+
+Status CheckPrompts(std::string_view id, std::span<const Request> requests) {
+  for (const Request& r : requests) {
+    if (r.PromptTokens() < 1) {
+      return Error("task \"" + std::string(id) + "\": request " + std::to_string(r.index) +
+                   " has an empty prompt");
+    }
+  }
+  return OkStatus();
+}
+
+Status TaskTable::Pull() {
+  while (true) {
+    auto more = feed_.Next(&pending_task_);
+    if (!more) return more.error();
+    pending_ = *more;
+    if (!pending_) return OkStatus();
+    if (!origin_) origin_ = pending_task_.arrival_s;
+    pending_arrival_ = pending_task_.arrival_s - *origin_;
+    if (auto s = CheckTimeSpan(pending_task_.id, pending_arrival_, pending_task_.requests); !s) {
+      return s;
+    }
+    if (auto s = CheckPrompts(pending_task_.id, pending_task_.requests); !s) return s;
+    if (!pending_task_.requests.empty()) return OkStatus();
+    sink_.OnTaskDone(pending_task_.index);  // nothing to serve
+    feed_.Done(pending_task_.index);
+  }
+}
+
+Result<int> TaskTable::Arrive() {
+  int slot = 0;
+  if (free_.empty()) {
+    slot = static_cast<int>(tasks_.size());
+    tasks_.emplace_back();
+  } else {
+    slot = free_.back();
+    free_.pop_back();
+  }
+  TaskState& task = (*this)[slot];
+  task = TaskState{};
+  task.fed = pending_task_;
+  task.arrival = pending_arrival_;
+  if (auto s = Pull(); !s) return s.error();
+  return slot;
+}
+
+void TaskTable::Done(int slot) {
+  TaskState& task = (*this)[slot];
+  sink_.OnTaskDone(task.fed.index);
+  feed_.Done(task.fed.index);
+  task = TaskState{};
+  free_.push_back(slot);
+}
+
+}  // namespace kvbill::engine

@@ -1,0 +1,70 @@
+// The tasks in flight, and the arrivals of the next ones.
+//
+// Contract. Tasks come from a TaskFeed in order of arrival; the table looks
+// one task ahead (the next arrival, which bounds fused blocks) and checks
+// each task as it comes: its arrival since the first task's and its summed
+// tool waits or recorded times within 10^9 s (31.7 years, where double
+// seconds stop timing microseconds), no empty prompt. A task with no
+// requests is done at once. An arrived task has a slot holding what the
+// coordinator keeps of it (its requests, the router's sticky replica, the
+// blocks pinned for it, its prompt chain) until Done(slot), which tells the
+// sink and the feed, so that memory follows the tasks in flight.
+#ifndef KVBILL_ENGINE_TASK_TABLE_H_
+#define KVBILL_ENGINE_TASK_TABLE_H_
+
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "engine/request_state.h"
+#include "kvbill/engine/simulator.h"
+#include "kvbill/util/result.h"
+
+namespace kvbill::engine {
+
+// What the coordinator keeps of a task in flight.
+struct TaskState {
+  FedTask fed;
+  Seconds arrival = 0;  // since the run's start
+  int replica = -1;     // the router's sticky replica
+  int pin_replica = 0;  // a finished request's blocks pinned there, when pin_seq >= 0
+  SeqId pin_seq = -1;
+  PromptChain chain;
+};
+
+// The checks a task passes when it arrives (errors name the task).
+Status CheckTimeSpan(std::string_view id, Seconds arrival, std::span<const Request> requests);
+Status CheckPrompts(std::string_view id, std::span<const Request> requests);
+
+class TaskTable {
+ public:
+  TaskTable(TaskFeed& feed, RecordSink& sink) : feed_(feed), sink_(sink) {}
+
+  // Takes the next task from the feed as the pending arrival (none at the
+  // end). Errors: the feed's, or the checks above.
+  Status Pull();
+  bool pending() const { return pending_; }
+  Seconds pending_arrival() const { return pending_arrival_; }  // since the start
+  // The pending task arrives: returns its slot and pulls the next.
+  Result<int> Arrive();
+
+  TaskState& operator[](int slot) { return tasks_[static_cast<std::size_t>(slot)]; }
+  const TaskState& operator[](int slot) const { return tasks_[static_cast<std::size_t>(slot)]; }
+  // Every request of the task in `slot` has finished: its slot is freed.
+  void Done(int slot);
+
+ private:
+  TaskFeed& feed_;
+  RecordSink& sink_;
+  bool pending_ = false;
+  FedTask pending_task_;
+  Seconds pending_arrival_ = 0;
+  std::optional<Seconds> origin_;  // the first task's arrival
+  std::vector<TaskState> tasks_;   // slots; free ones listed in free_
+  std::vector<int> free_;
+};
+
+}  // namespace kvbill::engine
+
+#endif  // KVBILL_ENGINE_TASK_TABLE_H_

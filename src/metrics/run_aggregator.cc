@@ -1,0 +1,96 @@
+#include "kvbill/metrics/run_aggregator.h"
+
+#include <algorithm>
+
+namespace kvbill {
+
+void TaskSums::Add(const TaskMetrics& t) {
+  RunSummary& s = sums_;
+  s.tasks += 1;
+  s.requests += t.requests;
+  s.prompt_tokens += t.prompt_tokens;
+  s.cached_tokens += t.cached_tokens;
+  s.offload_hit_tokens += t.offload_hit_tokens;
+  s.prefill_tokens += t.prefill_tokens;
+  s.output_tokens += t.output_tokens;
+  s.kv_read_bytes += t.kv_read_bytes;
+  s.task_cost_usd += t.cost_usd;
+  s.preemptions += t.preemptions;
+  cost_.Add(static_cast<double>(t.cost_usd));
+}
+
+RunSummary TaskSums::Build() {
+  RunSummary s = sums_;
+  s.hit_rate = s.prompt_tokens > 0
+                   ? static_cast<double>(s.cached_tokens) / static_cast<double>(s.prompt_tokens)
+                   : 0;
+  s.cost_per_task_usd = cost_.Build();
+  return s;
+}
+
+RunAggregator::RunAggregator(std::function<void(const TaskMetrics&)> on_task)
+    : on_task_(std::move(on_task)) {}
+
+void RunAggregator::OnRequest(RequestRecord&& r) {
+  Acc& a = open_[r.task_index];
+  TaskMetrics& m = a.m;
+  if (m.requests == 0) m.id = r.task_id;
+  m.requests += 1;
+  m.prompt_tokens += r.prompt_tokens;
+  m.cached_tokens += r.cached_tokens;
+  m.offload_hit_tokens += r.offload_hit_tokens;
+  m.prefill_tokens += r.prefill_tokens;
+  m.output_tokens += r.output_tokens;
+  m.preemptions += r.preemptions;
+  m.kv_read_bytes += r.kv_read_bytes;
+  m.kv_written_bytes += r.kv_written_bytes;
+  m.peak_kv_bytes = std::max(m.peak_kv_bytes, r.peak_kv_bytes);
+  m.gpu_seconds += r.gpu_seconds;
+  m.cost_usd += r.cost_usd;
+  a.first_release = std::min(a.first_release, r.release_s);
+  a.last_finish = std::max(a.last_finish, r.finish_s);
+  a.ttft_sum += r.first_token_s - r.release_s;
+  a.queue_sum += r.admitted_s - r.release_s;
+  ttft_.Add(r.first_token_s - r.release_s);
+}
+
+void RunAggregator::Release(Acc& a) {
+  if (a.m.requests == 0) return;
+  a.m.completion_s = a.last_finish - a.first_release;
+  a.m.ttft_mean_s = a.ttft_sum / a.m.requests;
+  a.m.queue_mean_s = a.queue_sum / a.m.requests;
+  if (on_task_) on_task_(a.m);
+  sums_.Add(a.m);
+}
+
+void RunAggregator::OnTaskDone(int index) {
+  Acc acc;
+  if (auto it = open_.find(index); it != open_.end()) {
+    acc = std::move(it->second);
+    open_.erase(it);
+  }
+  if (index != next_) {
+    done_.emplace(index, std::move(acc));
+    return;
+  }
+  Release(acc);
+  ++next_;
+  for (auto it = done_.begin(); it != done_.end() && it->first == next_; it = done_.erase(it)) {
+    Release(it->second);
+    ++next_;
+  }
+}
+
+RunSummary RunAggregator::Finish(const SimulationTotals& totals) {
+  RunSummary s = sums_.Build();
+  s.cost_usd = totals.bill_usd;
+  s.idle_usd = totals.idle_usd;
+  s.ttft_s = ttft_.Build();
+  s.simulated_s = totals.simulated_s;
+  s.evicted_blocks = totals.evicted_blocks;
+  s.kv_pool_blocks = totals.kv_pool_blocks;
+  s.kv_cache_groups = totals.kv_cache_groups;
+  return s;
+}
+
+}  // namespace kvbill
