@@ -4,6 +4,35 @@
 
 namespace kvbill {
 
+void TaskAccumulator::Add(const RequestRecord& r) {
+  TaskMetrics& m = m_;
+  m.requests += 1;
+  m.prompt_tokens += r.prompt_tokens;
+  m.cached_tokens += r.cached_tokens;
+  m.offload_hit_tokens += r.offload_hit_tokens;
+  m.prefill_tokens += r.prefill_tokens;
+  m.output_tokens += r.output_tokens;
+  m.preemptions += r.preemptions;
+  m.kv_read_bytes += r.kv_read_bytes;
+  m.kv_written_bytes += r.kv_written_bytes;
+  m.peak_kv_bytes = std::max(m.peak_kv_bytes, r.peak_kv_bytes);
+  m.gpu_seconds += r.gpu_seconds;
+  m.cost_usd += r.cost_usd;
+  first_release_ = std::min(first_release_, r.release_s);
+  last_finish_ = std::max(last_finish_, r.finish_s);
+  ttft_sum_ += r.first_token_s - r.release_s;
+  queue_sum_ += r.admitted_s - r.release_s;
+}
+
+TaskMetrics TaskAccumulator::Metrics(const std::string& id) const {
+  TaskMetrics m = m_;
+  m.id = id;
+  m.completion_s = last_finish_ - first_release_;
+  m.ttft_mean_s = ttft_sum_ / m.requests;
+  m.queue_mean_s = queue_sum_ / m.requests;
+  return m;
+}
+
 void TaskSums::Add(const TaskMetrics& t) {
   RunSummary& s = sums_;
   s.tasks += 1;
@@ -33,34 +62,16 @@ RunAggregator::RunAggregator(std::function<void(const TaskMetrics&)> on_task)
 
 void RunAggregator::OnRequest(RequestRecord&& r) {
   Acc& a = open_[r.task_index];
-  TaskMetrics& m = a.m;
-  if (m.requests == 0) m.id = r.task_id;
-  m.requests += 1;
-  m.prompt_tokens += r.prompt_tokens;
-  m.cached_tokens += r.cached_tokens;
-  m.offload_hit_tokens += r.offload_hit_tokens;
-  m.prefill_tokens += r.prefill_tokens;
-  m.output_tokens += r.output_tokens;
-  m.preemptions += r.preemptions;
-  m.kv_read_bytes += r.kv_read_bytes;
-  m.kv_written_bytes += r.kv_written_bytes;
-  m.peak_kv_bytes = std::max(m.peak_kv_bytes, r.peak_kv_bytes);
-  m.gpu_seconds += r.gpu_seconds;
-  m.cost_usd += r.cost_usd;
-  a.first_release = std::min(a.first_release, r.release_s);
-  a.last_finish = std::max(a.last_finish, r.finish_s);
-  a.ttft_sum += r.first_token_s - r.release_s;
-  a.queue_sum += r.admitted_s - r.release_s;
+  if (a.task.empty()) a.id = r.task_id;
+  a.task.Add(r);
   ttft_.Add(r.first_token_s - r.release_s);
 }
 
-void RunAggregator::Release(Acc& a) {
-  if (a.m.requests == 0) return;
-  a.m.completion_s = a.last_finish - a.first_release;
-  a.m.ttft_mean_s = a.ttft_sum / a.m.requests;
-  a.m.queue_mean_s = a.queue_sum / a.m.requests;
-  if (on_task_) on_task_(a.m);
-  sums_.Add(a.m);
+void RunAggregator::Release(const Acc& a) {
+  if (a.task.empty()) return;
+  const TaskMetrics m = a.task.Metrics(a.id);
+  if (on_task_) on_task_(m);
+  sums_.Add(m);
 }
 
 void RunAggregator::OnTaskDone(int index) {

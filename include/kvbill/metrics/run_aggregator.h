@@ -17,6 +17,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <string>
 #include <unordered_map>
 
 #include "kvbill/engine/simulator.h"
@@ -24,6 +25,22 @@
 #include "kvbill/metrics/task_metrics.h"
 
 namespace kvbill {
+
+// One task's metrics folded from its records (in the order given).
+class TaskAccumulator {
+ public:
+  void Add(const RequestRecord& r);
+  bool empty() const { return m_.requests == 0; }
+  // The metrics so far, with completion and the means; `id` as given.
+  TaskMetrics Metrics(const std::string& id) const;
+
+ private:
+  TaskMetrics m_;
+  Seconds first_release_ = std::numeric_limits<Seconds>::infinity();
+  Seconds last_finish_ = 0;
+  Seconds ttft_sum_ = 0;
+  Seconds queue_sum_ = 0;
+};
 
 // The sums SumTasks makes, one task at a time (in input order).
 class TaskSums {
@@ -51,13 +68,10 @@ class RunAggregator final : public RecordSink {
 
  private:
   struct Acc {
-    TaskMetrics m;
-    Seconds first_release = std::numeric_limits<Seconds>::infinity();
-    Seconds last_finish = 0;
-    Seconds ttft_sum = 0;
-    Seconds queue_sum = 0;
+    std::string id;
+    TaskAccumulator task;
   };
-  void Release(Acc& acc);
+  void Release(const Acc& acc);
 
   std::function<void(const TaskMetrics&)> on_task_;
   std::unordered_map<int, Acc> open_;  // tasks with records, not yet done
