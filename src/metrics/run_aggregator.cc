@@ -92,15 +92,19 @@ void RunAggregator::OnTaskDone(int index) {
   }
 }
 
+void ApplyTotals(const SimulationTotals& totals, RunSummary* s) {
+  s->cost_usd = totals.bill_usd;
+  s->idle_usd = totals.idle_usd;
+  s->simulated_s = totals.simulated_s;
+  s->evicted_blocks = totals.evicted_blocks;
+  s->kv_pool_blocks = totals.kv_pool_blocks;
+  s->kv_cache_groups = totals.kv_cache_groups;
+}
+
 RunSummary RunAggregator::Finish(const SimulationTotals& totals) {
   RunSummary s = sums_.Build();
-  s.cost_usd = totals.bill_usd;
-  s.idle_usd = totals.idle_usd;
+  ApplyTotals(totals, &s);
   s.ttft_s = ttft_.Build();
-  s.simulated_s = totals.simulated_s;
-  s.evicted_blocks = totals.evicted_blocks;
-  s.kv_pool_blocks = totals.kv_pool_blocks;
-  s.kv_cache_groups = totals.kv_cache_groups;
   return s;
 }
 

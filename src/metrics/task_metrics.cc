@@ -25,13 +25,8 @@ RunSummary Summarise(const std::vector<TaskMetrics>& tasks, const SimulationResu
   RunSummary s = SumTasks(tasks);
   SummaryBuilder ttft;
   for (const RequestRecord& r : result.requests) ttft.Add(r.first_token_s - r.release_s);
-  s.cost_usd = result.bill_usd;
-  s.idle_usd = result.idle_usd;
+  ApplyTotals(result, &s);
   s.ttft_s = ttft.Build();
-  s.simulated_s = result.simulated_s;
-  s.evicted_blocks = result.evicted_blocks;
-  s.kv_pool_blocks = result.kv_pool_blocks;
-  s.kv_cache_groups = result.kv_cache_groups;
   return s;
 }
 

@@ -42,6 +42,10 @@ class TaskAccumulator {
   Seconds queue_sum_ = 0;
 };
 
+// Copies the engine's run totals (bill, idle, simulated time, evictions,
+// pool size) into a summary.
+void ApplyTotals(const SimulationTotals& totals, RunSummary* s);
+
 // The sums SumTasks makes, one task at a time (in input order).
 class TaskSums {
  public:
