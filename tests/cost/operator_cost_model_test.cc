@@ -64,6 +64,30 @@ TEST(OperatorCostModelTest, DecodeIterationIsTheSumOfItsOperatorsWorkedByHand) {
   EXPECT_NEAR(static_cast<double>(own[0]), 0.131072e-3, 1e-12);
 }
 
+TEST(OperatorCostModelTest, MixedBatchFactorScalesOnlyTheDecodesAttention) {
+  // A 100-token prefill chunk beside one decode at context 1,000. The
+  // decode's own attention is its KV read: 1,000 tokens x 131,072 B at
+  // 1 TB/s = 0.131072 ms (worked in the test above). A factor of 3 adds
+  // twice that and nothing else: the chunk's attention and the shared
+  // per-layer time stay as they are.
+  EngineProfile plain, mixed;
+  mixed.params.mixed_attention_factor = 3;
+  const auto a = Make("llama-3.1-8b", HandCurves(), plain);
+  const auto b = Make("llama-3.1-8b", HandCurves(), mixed);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  const std::vector<ScheduledWork> work = {{0, 100, true}, {1000, 1, false}};
+  std::vector<long double> own_a(2), own_b(2);
+  const double ta = a->IterationSeconds(work, own_a);
+  const double tb = b->IterationSeconds(work, own_b);
+  EXPECT_NEAR(tb - ta, 2 * 0.131072e-3, 1e-12);
+  EXPECT_NEAR(static_cast<double>(own_b[1]), 3 * 0.131072e-3, 1e-12);
+  EXPECT_EQ(own_b[0], own_a[0]);
+  // Without a prefill in the batch the factor does not apply.
+  const std::vector<ScheduledWork> decode_only = {{1000, 1, false}};
+  EXPECT_EQ(a->IterationSeconds(decode_only, own_a), b->IterationSeconds(decode_only, own_b));
+}
+
 TEST(OperatorCostModelTest, PrefillChunkAddsCausalAttentionFlopsAndTheCachedPrefixRead) {
   const auto m = Make("llama-3.1-8b", HandCurves());
   ASSERT_NE(m, nullptr);
