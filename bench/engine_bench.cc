@@ -6,6 +6,8 @@
 #include <filesystem>
 
 #include "kvbill/scenario/run.h"
+#include "kvbill/scenario/sweep.h"
+#include "kvbill/scenario/workload.h"
 
 namespace kvbill {
 namespace {
@@ -119,6 +121,50 @@ BENCHMARK(BM_Simulate)
     ->Args({5, 0})
     ->Args({5, 1})
     ->Unit(benchmark::kMillisecond);
+
+// One sweep point of the Mooncake conversation trace on 16 replicas with
+// 16-token blocks (BM_Simulate's workload 5) taken apart, to set beside
+// BM_Simulate/workload:5/step:0 in one run: part 0 makes the point (edit the
+// scenario text, parse and check it), 1 builds its engine configuration, 2
+// runs it through the prepared workload with its aggregation (what `sweep`
+// does per point after the first), 3 all of it as RunSweep's worker does.
+void BM_SweepPoint(benchmark::State& state) {
+  const std::string text = R"({"model": "llama-3.1-8b", "deployment": {"replicas": 16},
+      "prefix_cache": {"block_size": 16}, "trace": {"file": ")" +
+                           std::string(KVBILL_SHARED_DATA_DIR) +
+                           R"(/traces/mooncake/conversation_trace.jsonl", "release": "recorded"},
+      "sweep": {"/deployment/usd_per_gpu_hour": [1.5, 2.5]}})";
+  auto plan = PlanSweep(text, "bench.json");
+  if (!plan) {
+    state.SkipWithError("workload not available (shared data missing?)");
+    return;
+  }
+  auto first = MakeSweepPoint(*plan, 0);
+  WorkloadCache workloads;
+  RunObserver observer;
+  if (!first || !RunScenario(first->scenario, workloads, observer)) {
+    state.SkipWithError("sweep point failed");
+    return;
+  }
+  const int part = static_cast<int>(state.range(0));
+  for (auto _ : state) {
+    if (part == 0 || part == 3) {
+      auto point = MakeSweepPoint(*plan, 1);
+      benchmark::DoNotOptimize(point);
+      if (part == 3) {
+        auto run = RunScenario(point->scenario, workloads, observer);
+        benchmark::DoNotOptimize(run);
+      }
+    } else if (part == 1) {
+      auto config = BuildSimulationConfig(first->scenario);
+      benchmark::DoNotOptimize(config);
+    } else {
+      auto run = RunScenario(first->scenario, workloads, observer);
+      benchmark::DoNotOptimize(run);
+    }
+  }
+}
+BENCHMARK(BM_SweepPoint)->ArgName("part")->DenseRange(0, 3)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace kvbill

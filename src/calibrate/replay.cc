@@ -346,6 +346,7 @@ Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& pro
   OperatorModelOptions options;
   options.tensor_parallel = c.gpus_per_replica;
   options.max_batch_tokens = c.max_num_batched_tokens;
+  options.max_batch_seqs = c.max_num_seqs;
   options.async_scheduling = plan.async_scheduling;
   options.fp8_checkpoint = plan.fp8_checkpoint;
   options.expert_parallel = plan.expert_parallel;

@@ -15,12 +15,13 @@ double GemmCurve::Seconds(const KernelSpec& spec, double m, double n, double k) 
   const double tm = bytes / (spec.hbm_bytes_per_s * mem_eff);
   const double tc = 2.0 * m * n * k / (peak * compute_eff * compute_rate);
   // (tm^q + tc^q)^(1/q), scaled by the larger term so that neither power
-  // overflows nor underflows.
+  // overflows nor underflows. The larger term's ratio is exactly 1 and so
+  // is its power: only the smaller one's is computed.
   const double big = std::max(tm, tc);
   double t = t0_s;
   if (big > 0) {
-    t += big * std::pow(std::pow(tm / big, smoothness) + std::pow(tc / big, smoothness),
-                        1.0 / smoothness);
+    const double small = std::min(tm, tc);
+    t += big * std::pow(1.0 + std::pow(small / big, smoothness), 1.0 / smoothness);
   }
   if (quant_eff > 0) t += 3.0 * m * k / (spec.hbm_bytes_per_s * quant_eff);
   return t;

@@ -333,10 +333,12 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
   m->prefill_.coef.resize(4, 0);
   m->kv_write_per_token_ = m->r_.KvWriteBytesPerToken();
 
+  // Iterations price their token count's GEMMs and their sequences'
+  // lm_head (two powers per GEMM each): remembered per count, the same
+  // values, so the same results.
   const Tokens cap = std::max<Tokens>(1, options.max_batch_tokens);
-  m->dense_by_tokens_.resize(static_cast<std::size_t>(cap) + 1);
-  for (Tokens t = 0; t <= cap; ++t)
-    m->dense_by_tokens_[static_cast<std::size_t>(t)] = m->ComputeDense(t);
+  m->dense_by_tokens_.Reset(static_cast<std::size_t>(cap) + 1);
+  m->head_by_seqs_.Reset(static_cast<std::size_t>(std::max(1, options.max_batch_seqs)) + 1);
   return std::shared_ptr<const OperatorCostModel>(std::move(m));
 }
 
@@ -386,12 +388,20 @@ Seconds OperatorCostModel::ComputeDense(Tokens tokens) const {
 
 Seconds OperatorCostModel::DenseSeconds(Tokens tokens) const {
   if (tokens >= 0 && static_cast<std::size_t>(tokens) < dense_by_tokens_.size()) {
-    return dense_by_tokens_[static_cast<std::size_t>(tokens)];
+    return dense_by_tokens_.Get(static_cast<std::size_t>(tokens),
+                                [&] { return ComputeDense(tokens); });
   }
   return ComputeDense(tokens);
 }
 
 Seconds OperatorCostModel::HeadSeconds(std::int64_t seqs) const {
+  if (seqs >= 0 && static_cast<std::size_t>(seqs) < head_by_seqs_.size()) {
+    return head_by_seqs_.Get(static_cast<std::size_t>(seqs), [&] { return ComputeHead(seqs); });
+  }
+  return ComputeHead(seqs);
+}
+
+Seconds OperatorCostModel::ComputeHead(std::int64_t seqs) const {
   if (seqs <= 0) return 0;
   return head_.curve.Seconds(spec_, static_cast<double>(seqs), head_.n, head_.k);
 }

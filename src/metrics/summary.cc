@@ -35,18 +35,25 @@ Summary SummaryBuilder::Build() {
   Summary s;
   s.count = static_cast<std::int64_t>(acc::count(impl_->moments));
   if (s.count == 0) return s;
-  std::sort(impl_->values.begin(), impl_->values.end());
   s.mean = acc::mean(impl_->moments);
   s.max = acc::max(impl_->moments);
   s.sum = acc::sum(impl_->moments);
-  const double* sorted = impl_->values.data();
-  s.p50 = NearestRankPercentile(sorted, s.count, 50);
-  s.p90 = NearestRankPercentile(sorted, s.count, 90);
-  s.p99 = NearestRankPercentile(sorted, s.count, 99);
+  // Three order statistics need no full sort: select the 99th's rank, then
+  // the 90th's among the values below it, then the 50th's (the same values
+  // a sort gives, in linear time; a sweep builds these for every point).
+  std::vector<double>& v = impl_->values;
+  const std::int64_t r99 = NearestRank(s.count, 99), r90 = NearestRank(s.count, 90),
+                     r50 = NearestRank(s.count, 50);
+  std::nth_element(v.begin(), v.begin() + (r99 - 1), v.end());
+  std::nth_element(v.begin(), v.begin() + (r90 - 1), v.begin() + r99);
+  std::nth_element(v.begin(), v.begin() + (r50 - 1), v.begin() + r90);
+  s.p99 = v[static_cast<std::size_t>(r99 - 1)];
+  s.p90 = v[static_cast<std::size_t>(r90 - 1)];
+  s.p50 = v[static_cast<std::size_t>(r50 - 1)];
   return s;
 }
 
-double NearestRankPercentile(const double* sorted, std::int64_t count, double p) {
+std::int64_t NearestRank(std::int64_t count, double p) {
   // ceil(p/100 × count) computed in integers where p is whole, to avoid
   // 0.9 × 10 = 9.000000000000002 rounding up to rank 10.
   std::int64_t rank = 0;
@@ -56,8 +63,11 @@ double NearestRankPercentile(const double* sorted, std::int64_t count, double p)
   } else {
     rank = static_cast<std::int64_t>(std::ceil(p / 100.0 * static_cast<double>(count)));
   }
-  rank = std::clamp<std::int64_t>(rank, 1, count);
-  return sorted[rank - 1];
+  return std::clamp<std::int64_t>(rank, 1, count);
+}
+
+double NearestRankPercentile(const double* sorted, std::int64_t count, double p) {
+  return sorted[NearestRank(count, p) - 1];
 }
 
 }  // namespace kvbill

@@ -51,6 +51,8 @@ Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
     OperatorModelOptions options;
     options.tensor_parallel = c.gpus_per_replica;
     options.max_batch_tokens = c.max_num_batched_tokens;
+    options.max_batch_seqs = c.max_num_seqs;
+    options.max_batch_seqs = c.max_num_seqs;
     options.async_scheduling = d.async_scheduling;
     options.expert_parallel = d.expert_parallel;
     options.expert_all_to_all = d.expert_dispatch == "all_to_all";

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 namespace kvbill {
 namespace {
 
@@ -36,6 +39,34 @@ TEST(SummaryTest, FractionalPercentileRoundsTheRankUp) {
   const double sorted[] = {1, 2, 3, 4};
   EXPECT_EQ(NearestRankPercentile(sorted, 4, 37.5), 2);  // ceil(1.5) = 2nd
   EXPECT_EQ(NearestRankPercentile(sorted, 4, 0.1), 1);
+}
+
+// The percentiles are selected, not sorted for: they must still be the
+// sorted values at the nearest ranks, with ties, for every count (ranks
+// that coincide at small counts, 99th and 90th apart at large ones), and
+// stay right when values come after a first Build.
+TEST(SummaryTest, SelectedPercentilesAreTheSortedValuesAtTheirRanks) {
+  for (int count : {1, 2, 3, 7, 10, 11, 99, 100, 101, 1000, 1234}) {
+    SummaryBuilder builder;
+    std::vector<double> values;
+    unsigned x = 12345u + static_cast<unsigned>(count);
+    for (int i = 0; i < count; ++i) {
+      x = x * 1103515245u + 12345u;                          // a fixed LCG: a shuffled order
+      const double v = static_cast<double>((x >> 16) % 50);  // many ties
+      builder.Add(v);
+      values.push_back(v);
+      if (i == count / 2) builder.Build();  // a Build in between reorders
+    }
+    std::sort(values.begin(), values.end());
+    const auto at = [&](int p) {  // ceil(p/100 × count), 1-based
+      return values[static_cast<std::size_t>((p * count + 99) / 100 - 1)];
+    };
+    const Summary s = builder.Build();
+    EXPECT_EQ(s.p50, at(50)) << count;
+    EXPECT_EQ(s.p90, at(90)) << count;
+    EXPECT_EQ(s.p99, at(99)) << count;
+    EXPECT_EQ(s.max, values.back()) << count;
+  }
 }
 
 }  // namespace

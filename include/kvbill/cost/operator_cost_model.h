@@ -39,6 +39,10 @@
 #ifndef KVBILL_COST_OPERATOR_COST_MODEL_H_
 #define KVBILL_COST_OPERATOR_COST_MODEL_H_
 
+#include <atomic>
+#include <cmath>
+#include <cstddef>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -58,6 +62,9 @@ struct OperatorModelOptions {
   int tensor_parallel = 1;
   // Token counts up to this are precomputed (the engine's token budget).
   Tokens max_batch_tokens = 8192;
+  // Sequence counts up to this have their lm_head time precomputed (the
+  // engine's max_num_seqs).
+  int max_batch_seqs = 256;
   bool async_scheduling = false;
   // The weights come from a checkpoint published in fp8 (block-scaled, as
   // DeepSeek's and the *-FP8 Qwen and GLM checkpoints are) rather than
@@ -103,6 +110,7 @@ class OperatorCostModel final : public CostModel {
  private:
   explicit OperatorCostModel(Roofline r) : r_(std::move(r)) {}
   Seconds ComputeDense(Tokens tokens) const;
+  Seconds ComputeHead(std::int64_t seqs) const;
   // Attention of one decode sequence at context c (all layers), its own time.
   long double DecodeOwn(Tokens c) const;
   // Attention of one prefill chunk (all layers), its own time.
@@ -150,7 +158,35 @@ class OperatorCostModel final : public CostModel {
   double kv_write_per_token_ = 0;
   // Linear-state layers: state bytes per sequence (one GPU), elements.
   double state_bytes_ = 0, state_elements_ = 0, linear_layers_ = 0;
-  std::vector<double> dense_by_tokens_;  // ComputeDense for 0..max_batch_tokens
+  // A pure function of a small count, each value computed when first asked
+  // for: a run asks for a few hundred of the thousands of token counts, and
+  // a sweep builds a model per point. Entries are atomic, so threads sharing
+  // a model at most compute an entry twice, storing the same value.
+  class LazyTable {
+   public:
+    void Reset(std::size_t n) {
+      values_ = std::make_unique<std::atomic<double>[]>(n);
+      size_ = n;
+      for (std::size_t i = 0; i < n; ++i)
+        values_[i].store(std::numeric_limits<double>::quiet_NaN(), std::memory_order_relaxed);
+    }
+    std::size_t size() const { return size_; }
+    template <class Compute>
+    double Get(std::size_t i, const Compute& compute) const {
+      double v = values_[i].load(std::memory_order_relaxed);
+      if (std::isnan(v)) {
+        v = compute();
+        values_[i].store(v, std::memory_order_relaxed);
+      }
+      return v;
+    }
+
+   private:
+    std::unique_ptr<std::atomic<double>[]> values_;
+    std::size_t size_ = 0;
+  };
+  LazyTable dense_by_tokens_;  // ComputeDense for 0..max_batch_tokens
+  LazyTable head_by_seqs_;     // ComputeHead for 0..max_batch_seqs
   bool async_ = false;
 };
 

@@ -36,13 +36,18 @@ class SummaryBuilder {
   // Records one value. Precondition: finite.
   void Add(double value);
 
-  // The summary of every value added so far. Sorts the stored values.
+  // The summary of every value added so far. Reorders the stored values
+  // (selects the percentiles' ranks); Add and Build may alternate.
   Summary Build();
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// The nearest rank (1-based) of the p-th percentile among `count` values,
+// 0 < p <= 100, count > 0.
+std::int64_t NearestRank(std::int64_t count, double p);
 
 // The nearest-rank percentile of `sorted` (ascending, non-empty), 0 < p <= 100.
 double NearestRankPercentile(const double* sorted, std::int64_t count, double p);
