@@ -60,8 +60,14 @@ RunSummary TaskSums::Build() {
 RunAggregator::RunAggregator(std::function<void(const TaskMetrics&)> on_task)
     : on_task_(std::move(on_task)) {}
 
+RunAggregator::Acc& RunAggregator::Slot(int index) {
+  const auto k = static_cast<std::size_t>(index - next_);
+  if (k >= window_.size()) window_.resize(k + 1);
+  return window_[k];
+}
+
 void RunAggregator::OnRequest(RequestRecord&& r) {
-  Acc& a = open_[r.task_index];
+  Acc& a = Slot(r.task_index);
   if (a.task.empty()) a.id = r.task_id;
   a.task.Add(r);
   ttft_.Add(r.first_token_s - r.release_s);
@@ -75,19 +81,11 @@ void RunAggregator::Release(const Acc& a) {
 }
 
 void RunAggregator::OnTaskDone(int index) {
-  Acc acc;
-  if (auto it = open_.find(index); it != open_.end()) {
-    acc = std::move(it->second);
-    open_.erase(it);
-  }
-  if (index != next_) {
-    done_.emplace(index, std::move(acc));
-    return;
-  }
-  Release(acc);
-  ++next_;
-  for (auto it = done_.begin(); it != done_.end() && it->first == next_; it = done_.erase(it)) {
-    Release(it->second);
+  if (index < next_) return;  // announced twice: released already
+  Slot(index).done = true;
+  while (!window_.empty() && window_.front().done) {
+    Release(window_.front());
+    window_.pop_front();
     ++next_;
   }
 }

@@ -14,11 +14,10 @@
 #ifndef KVBILL_METRICS_RUN_AGGREGATOR_H_
 #define KVBILL_METRICS_RUN_AGGREGATOR_H_
 
+#include <deque>
 #include <functional>
 #include <limits>
-#include <map>
 #include <string>
-#include <unordered_map>
 
 #include "kvbill/engine/simulator.h"
 #include "kvbill/metrics/summary.h"
@@ -74,13 +73,17 @@ class RunAggregator final : public RecordSink {
   struct Acc {
     std::string id;
     TaskAccumulator task;
+    bool done = false;
   };
+  Acc& Slot(int index);  // task `index`'s, index >= next_
   void Release(const Acc& acc);
 
   std::function<void(const TaskMetrics&)> on_task_;
-  std::unordered_map<int, Acc> open_;  // tasks with records, not yet done
-  std::map<int, Acc> done_;            // done, waiting for an earlier task
-  int next_ = 0;                       // the next index to release
+  // Tasks next_, next_ + 1, ... in input order: in flight, or done and
+  // waiting for an earlier one (tasks start in input order, so the window
+  // spans the tasks started since the oldest unfinished one).
+  std::deque<Acc> window_;
+  int next_ = 0;  // the next index to release
   TaskSums sums_;
   SummaryBuilder ttft_;
 };
