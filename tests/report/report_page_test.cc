@@ -99,7 +99,7 @@ TEST_F(ReportPageTest, HasEverySectionAndOneSvgPerChart) {
 
 TEST_F(ReportPageTest, IsSelfContainedWithUniqueIds) {
   auto page = BuildReportPage(Runs());
-  ASSERT_TRUE(page.ok());
+  ASSERT_TRUE(page.ok()) << page.error().message();
   EXPECT_EQ(page->find("<script"), std::string::npos);
   EXPECT_EQ(page->find("src="), std::string::npos);
   EXPECT_EQ(page->find("href=\"http"), std::string::npos);
@@ -150,7 +150,7 @@ TEST_F(ReportPageTest, TablesCarryTheNumbersOfTheRuns) {
   runs.baseline.summary.cost_per_task_usd.p99 = 1.23456;  // -> $1.2346
   runs.baseline.summary.hit_rate = 0.8766;                // 87.66% -> 87.7%
   auto page = BuildReportPage(runs);
-  ASSERT_TRUE(page.ok());
+  ASSERT_TRUE(page.ok()) << page.error().message();
   EXPECT_NE(page->find("<td>tasks</td><td class=\"num\">12345</td>"), std::string::npos);
   EXPECT_NE(page->find("<td>cost per task, p99</td><td class=\"num\">$1.2346</td>"),
             std::string::npos);
@@ -183,7 +183,7 @@ TEST_F(ReportPageTest, GrowthSubtitleCarriesTheFittedExponent) {
     costs.push_back(static_cast<double>(t.cost_usd));
   }
   auto page = BuildReportPage(runs);
-  ASSERT_TRUE(page.ok());
+  ASSERT_TRUE(page.ok()) << page.error().message();
   auto fit = FitGrowth(requests, costs);
   if (fit) {
     EXPECT_NE(page->find("cost per task grows as (requests)^" + FormatFixed(fit->exponent, 2)),
