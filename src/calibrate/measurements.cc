@@ -4,8 +4,10 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <utility>
 
 #include "kvbill/util/file.h"
+#include "util/json_input.h"
 
 namespace kvbill {
 namespace {
@@ -190,16 +192,14 @@ Result<std::vector<Measurement>> ReadMeasurements(const std::string& path) {
   if (!text) return text.error();
   std::vector<Measurement> out;
   // A bench result is one JSON object with "duration" at the top level.
-  try {
-    const json whole = json::parse(*text);
-    if (whole.is_object() && whole.contains("duration") && !whole.contains("metrics")) {
-      Measurement m;
-      if (auto s = ReadBenchResult(whole, Fields(path), path, &m); !s) return s.error();
-      out.push_back(std::move(m));
-      return out;
-    }
-  } catch (const json::exception&) {
-    // Not one document: JSONL, read line by line below.
+  // Not one document: JSONL, read line by line below.
+  json_input::Problem problem;
+  if (const auto whole = json_input::Parse(*text, &problem);
+      whole && whole->is_object() && whole->contains("duration") && !whole->contains("metrics")) {
+    Measurement m;
+    if (auto s = ReadBenchResult(*whole, Fields(path), path, &m); !s) return s.error();
+    out.push_back(std::move(m));
+    return out;
   }
   std::istringstream in(*text);
   std::string line;
@@ -208,12 +208,14 @@ Result<std::vector<Measurement>> ReadMeasurements(const std::string& path) {
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const std::string where = path + ":" + std::to_string(line_no);
-    json j;
-    try {
-      j = json::parse(line);
-    } catch (const json::exception& e) {
-      return Error(where + ": not valid JSON: " + e.what());
+    auto parsed = json_input::Parse(line, &problem);
+    if (!parsed) {
+      return Error(where + ": not valid JSON: " +
+                   (problem.kind == json_input::Problem::Kind::kDuplicateKey
+                        ? "repeated key at #" + problem.pointer
+                        : "column " + std::to_string(problem.byte + 1) + ": " + problem.reason));
     }
+    const json j = std::move(*parsed);
     Measurement m;
     if (auto s = ReadRecord(j, Fields(where), &m); !s) return s.error();
     m.source = where;

@@ -9,6 +9,7 @@
 #include <span>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include "cli/cli_util.h"
 #include "cli/progress.h"
@@ -16,6 +17,7 @@
 #include "kvbill/report/table.h"
 #include "kvbill/scenario/budget.h"
 #include "kvbill/util/file.h"
+#include "util/json_input.h"
 
 namespace kvbill::cli {
 namespace {
@@ -212,10 +214,12 @@ int RunMerge(const Args& args) {
   for (const std::string& path : inputs) {
     auto text = ReadFile(path);
     if (!text) return ReportError("merge", text.error());
-    auto doc = nlohmann::ordered_json::parse(*text, nullptr, false);
-    if (doc.is_discarded()) {
+    json_input::Problem problem;
+    auto parsed = json_input::ParseOrdered(*text, &problem);
+    if (!parsed) {
       return ReportError("merge", Error(path + ": not the JSON output of kvbill sweep"));
     }
+    auto doc = std::move(*parsed);
     if (auto s = CheckSweepShard(doc, path, ColumnsOf(doc)); !s) {
       return ReportError("merge", s.error());
     }

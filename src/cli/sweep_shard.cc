@@ -3,16 +3,13 @@
 #include <cstdint>
 #include <limits>
 
+#include "util/json_input.h"
+
 namespace kvbill::cli {
 namespace {
 
 // The value as compact JSON, shortened to 40 characters, for messages.
-std::string Quote(const nlohmann::ordered_json& value) {
-  std::string text = value.dump();
-  constexpr std::size_t kMax = 40;
-  if (text.size() > kMax) text = text.substr(0, kMax) + "...";
-  return text;
-}
+std::string Quote(const nlohmann::ordered_json& value) { return json_input::Quote(value, 40); }
 
 // An integer in [low, high): nlohmann keeps 3 as an integer and 3.0 as a float.
 bool IsIntegerIn(const nlohmann::ordered_json& value, std::int64_t low, std::int64_t high) {

@@ -4,9 +4,11 @@
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "kvbill/util/embedded.h"
 #include "kvbill/util/file.h"
+#include "util/json_input.h"
 
 namespace kvbill {
 
@@ -88,12 +90,10 @@ std::string EngineProfileToJson(const EngineProfile& p) {
 }
 
 Result<EngineProfile> ParseEngineProfile(const std::string& json_text, const std::string& source) {
-  json doc;
-  try {
-    doc = json::parse(json_text);
-  } catch (const json::exception& e) {
-    return Error(source + ": not valid JSON: " + e.what());
-  }
+  json_input::Problem problem;
+  auto parsed = json_input::Parse(json_text, &problem);
+  if (!parsed) return Error(json_input::Describe(source, json_text, problem));
+  const json doc = std::move(*parsed);
   if (!doc.is_object()) return Fail(source, "", "not an object");
   EngineProfile p;
   auto text = [&](const char* key, std::string* out) -> Status {

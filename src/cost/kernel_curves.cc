@@ -4,8 +4,10 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <utility>
 
 #include "kvbill/util/embedded.h"
+#include "util/json_input.h"
 
 namespace kvbill {
 
@@ -306,12 +308,10 @@ std::string KernelCurvesToJson(const KernelCurveSet& set) {
 }
 
 Result<KernelCurveSet> ParseKernelCurves(const std::string& json_text, const std::string& source) {
-  json doc;
-  try {
-    doc = json::parse(json_text);
-  } catch (const json::exception& e) {
-    return Error(source + ": not valid JSON: " + e.what());
-  }
+  json_input::Problem problem;
+  auto parsed = json_input::Parse(json_text, &problem);
+  if (!parsed) return Error(json_input::Describe(source, json_text, problem));
+  const json doc = std::move(*parsed);
   Reader r(source);
   if (!doc.is_object()) return r.Fail("", "not an object");
   KernelCurveSet set;

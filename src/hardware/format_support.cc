@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kvbill/util/embedded.h"
+#include "util/json_input.h"
 
 namespace kvbill {
 namespace {
@@ -30,7 +31,7 @@ Result<std::string> Text(const ordered_json& obj, const char* key, const std::st
     return std::string();
   }
   if (!it->is_string() || it->get<std::string>().empty()) {
-    return Error(where + "/" + key + ": must be a non-empty string, got " + it->dump());
+    return Error(where + "/" + key + ": must be a non-empty string, got " + json_input::Quote(*it));
   }
   return it->get<std::string>();
 }
@@ -47,7 +48,8 @@ Result<FormatCell> ParseCell(const ordered_json& c, const std::string& where) {
   }
   FormatCell cell;
   if (auto it = c.find("runs"); it != c.end()) {
-    if (!it->is_boolean()) return Error(where + "/runs: must be true or false, got " + it->dump());
+    if (!it->is_boolean())
+      return Error(where + "/runs: must be true or false, got " + json_input::Quote(*it));
     cell.runs = it->get<bool>();
   }
   auto source = Text(c, "source", where, cell.runs);
@@ -139,8 +141,10 @@ std::string Bits(double bits) {
 }  // namespace
 
 Result<FormatMatrix> ParseFormatMatrix(const std::string& json_text, const std::string& source) {
-  const ordered_json doc = ordered_json::parse(json_text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return Error(source + ": not valid JSON");
+  json_input::Problem problem;
+  const auto parsed = json_input::ParseOrdered(json_text, &problem);
+  if (!parsed) return Error(json_input::Describe(source, json_text, problem));
+  const ordered_json& doc = *parsed;
   FormatMatrix m;
   const std::string aw = source + "#/architectures";
   if (!doc.contains("architectures") || !doc["architectures"].is_object() ||

@@ -8,6 +8,7 @@
 #include "kvbill/hardware/format_support.h"
 #include "kvbill/util/embedded.h"
 #include "kvbill/util/file.h"
+#include "util/json_input.h"
 
 namespace kvbill {
 namespace {
@@ -22,7 +23,7 @@ Result<double> PositiveNumber(const json& obj, const std::string& key, const std
     return 0.0;
   }
   if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() <= 0) {
-    return Error(where + "/" + key + ": must be a positive number, got " + it->dump());
+    return Error(where + "/" + key + ": must be a positive number, got " + json_input::Quote(*it));
   }
   return it->get<double>();
 }
@@ -99,7 +100,8 @@ Result<GpuSpec> ParseGpu(const json& g, const std::string& where) {
         }))) {
       std::string ids;
       for (const GpuArchitecture& a : known) ids += (ids.empty() ? "" : ", ") + a.id;
-      return Error(where + "/architecture: unknown architecture " + it->dump() + " (" + ids + ")");
+      return Error(where + "/architecture: unknown architecture " + json_input::Quote(*it) + " (" +
+                   ids + ")");
     }
     s.architecture = it->get<std::string>();
   }
@@ -117,8 +119,9 @@ Result<GpuSpec> ParseGpu(const json& g, const std::string& where) {
     auto kind = it->find("kind");
     if (kind == it->end() || !kind->is_string() ||
         (*kind != "nvlink" && *kind != "pcie" && *kind != "infinity_fabric")) {
-      return Error(iw + "/kind: must be \"nvlink\", \"pcie\" or \"infinity_fabric\"" +
-                   (kind == it->end() ? std::string(", missing") : ", got " + kind->dump()));
+      return Error(
+          iw + "/kind: must be \"nvlink\", \"pcie\" or \"infinity_fabric\"" +
+          (kind == it->end() ? std::string(", missing") : ", got " + json_input::Quote(*kind)));
     }
     auto gb_s = PositiveNumber(*it, "gb_s", iw, true);
     if (!gb_s) return gb_s.error();
@@ -142,8 +145,10 @@ double GpuSpec::DenseFlopsPerS(const ElementFormat& weight_format) const {
 
 Result<std::vector<GpuSpec>> ParseGpuCatalog(const std::string& json_text,
                                              const std::string& source) {
-  const json doc = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return Error(source + ": not valid JSON");
+  json_input::Problem problem;
+  const auto parsed = json_input::Parse(json_text, &problem);
+  if (!parsed) return Error(json_input::Describe(source, json_text, problem));
+  const json& doc = *parsed;
   if (!doc.is_object() || !doc.contains("gpus") || !doc["gpus"].is_array()) {
     return Error(source + "#/gpus: missing (expected {\"gpus\": [...]})");
   }
@@ -173,9 +178,10 @@ Result<GpuSpec> LookupGpu(const std::string& id_or_path) {
   if (std::filesystem::is_regular_file(id_or_path, ec)) {
     auto text = ReadFile(id_or_path);
     if (!text) return text.error();
-    const json doc = json::parse(*text, nullptr, /*allow_exceptions=*/false);
-    if (doc.is_discarded()) return Error(id_or_path + ": not valid JSON");
-    return ParseGpu(doc, id_or_path + "#");
+    json_input::Problem problem;
+    const auto doc = json_input::Parse(*text, &problem);
+    if (!doc) return Error(json_input::Describe(id_or_path, *text, problem));
+    return ParseGpu(*doc, id_or_path + "#");
   }
   std::string ids;
   for (const GpuSpec& g : GpuCatalog()) ids += (ids.empty() ? "" : ", ") + g.id;

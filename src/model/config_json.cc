@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
+
+#include "util/json_input.h"
 
 namespace kvbill::model_config {
 namespace {
@@ -96,21 +99,6 @@ void RestoreNonFinite(json& value) {
   }
 }
 
-// Line and column of byte offset `pos` in `text`, 1-based.
-std::string LineColumn(std::string_view text, std::size_t pos) {
-  pos = std::min(pos, text.size());
-  std::size_t line = 1, col = 1;
-  for (std::size_t i = 0; i < pos; ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      col = 1;
-    } else {
-      ++col;
-    }
-  }
-  return std::to_string(line) + ":" + std::to_string(col);
-}
-
 std::string DescribeMin(Int min) {
   if (min == 1) return "a positive integer";
   if (min == 0) return "a non-negative integer";
@@ -122,25 +110,15 @@ std::string DescribeMin(Int min) {
 Result<json> ParseModelConfigJson(std::string_view text, const std::string& source) {
   std::vector<Rewrite> rewrites;
   const std::string rewritten = RewriteNonFinite(text, &rewrites);
-  json root;
-  try {
-    root = json::parse(rewritten);
-  } catch (const json::parse_error& e) {
-    // e.what() reads "[json.exception.parse_error.101] parse error at line L,
-    // column C: REASON"; keep the reason.
-    std::string reason = e.what();
-    const std::size_t colon = reason.find(": ", reason.find("column"));
-    reason = colon == std::string::npos ? "" : ": " + reason.substr(colon + 2);
-    const std::size_t at = OriginalOffset(e.byte > 0 ? e.byte - 1 : 0, rewrites);
-    return Error(source + ":" + LineColumn(text, at) + ": not valid JSON" + reason);
-  } catch (const json::out_of_range& e) {
-    // A number beyond a double (1e999): "[json.exception.out_of_range.406]
-    // number overflow parsing '1e999'"; the parser gives no position.
-    const std::string what = e.what();
-    const std::size_t start = what.find("] ");
-    return Error(source + ": not valid JSON: " +
-                 (start == std::string::npos ? what : what.substr(start + 2)));
+  // Through the front door, with Python's rule for repeated keys (the last
+  // wins); positions map back to the original text.
+  json_input::Problem problem;
+  auto parsed = json_input::Parse(rewritten, &problem, {.allow_duplicate_keys = true});
+  if (!parsed) {
+    problem.byte = OriginalOffset(problem.byte, rewrites);
+    return Error(json_input::Describe(source, text, problem));
   }
+  json root = std::move(*parsed);
   if (!rewrites.empty()) RestoreNonFinite(root);
   return root;
 }
@@ -151,7 +129,8 @@ std::string Show(const json& value) {
     if (std::isnan(d)) return "NaN";
     if (std::isinf(d)) return d > 0 ? "Infinity" : "-Infinity";
   }
-  std::string text = value.dump();
+  // At most 80 characters: a longer value shows its first 77 and "...".
+  std::string text = json_input::Quote(value, 81);
   if (text.size() > 80) text = text.substr(0, 77) + "...";
   return text;
 }

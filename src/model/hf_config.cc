@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <utility>
 
 #include "kvbill/util/embedded.h"
 #include "kvbill/util/file.h"
@@ -14,6 +15,7 @@
 #include "model/families.h"
 #include "model/model_builder.h"
 #include "model/quant_config.h"
+#include "util/json_input.h"
 
 namespace kvbill {
 namespace {
@@ -30,8 +32,10 @@ Status ApplyOverrides(json& config, const std::vector<ConfigOverride>& overrides
     if (key.empty() || key.find('.') != std::string::npos) {
       return Error(source + ": --set " + o.key + ": expected a top-level key of the text config");
     }
-    json value = json::parse(o.value, nullptr, /*allow_exceptions=*/false);
-    if (value.is_discarded()) value = o.value;
+    // A JSON value, or else the text as a string.
+    json_input::Problem problem;
+    auto parsed = json_input::Parse(o.value, &problem);
+    json value = parsed ? std::move(*parsed) : json(o.value);
     if (value.is_null()) {
       config.erase(key);
     } else {

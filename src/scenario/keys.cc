@@ -14,6 +14,7 @@
 #include "kvbill/scenario/budget.h"
 #include "kvbill/trace/generator.h"
 #include "kvbill/trace/importers.h"
+#include "util/json_input.h"
 
 namespace kvbill::scenario_keys {
 
@@ -48,7 +49,8 @@ std::string EscapeKey(const std::string& key) {
 }
 
 std::string Show(const json& value) {
-  std::string text = value.dump();
+  // At most 40 characters: a longer value shows its first 37 and "...".
+  std::string text = json_input::Quote(value, 41);
   if (text.size() > 40) text = text.substr(0, 37) + "...";
   return text;
 }

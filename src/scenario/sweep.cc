@@ -5,15 +5,21 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
+#include <utility>
+
+#include "util/json_input.h"
 
 namespace kvbill {
 
 Result<std::string> WithSetting(const std::string& text, const std::string& pointer,
                                 const std::string& value_json) {
-  nlohmann::ordered_json doc = nlohmann::ordered_json::parse(text, nullptr, false);
-  if (doc.is_discarded()) return Error("not valid JSON");
-  nlohmann::ordered_json value = nlohmann::ordered_json::parse(value_json, nullptr, false);
-  if (value.is_discarded()) return Error("bad value " + value_json);
+  json_input::Problem problem;
+  auto parsed = json_input::ParseOrdered(text, &problem);
+  if (!parsed) return Error("not valid JSON");
+  nlohmann::ordered_json doc = std::move(*parsed);
+  auto parsed_value = json_input::ParseOrdered(value_json, &problem);
+  if (!parsed_value) return Error("bad value " + json_input::Bounded(value_json));
+  nlohmann::ordered_json value = std::move(*parsed_value);
   try {
     // A string where an object is wanted ("model": "qwen3-8b" with a path
     // /model/set/...) becomes {"name": ...}, the object form of the same.
@@ -31,8 +37,10 @@ namespace {
 
 // The scenario text without its "sweep" (a point's text keeps everything else).
 Result<std::string> WithoutSweep(const std::string& text) {
-  nlohmann::ordered_json doc = nlohmann::ordered_json::parse(text, nullptr, false);
-  if (doc.is_discarded()) return Error("not valid JSON");
+  json_input::Problem problem;
+  auto parsed = json_input::ParseOrdered(text, &problem);
+  if (!parsed) return Error("not valid JSON");
+  nlohmann::ordered_json doc = std::move(*parsed);
   if (doc.is_object()) doc.erase("sweep");
   return doc.dump(2);
 }

@@ -2,38 +2,39 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
+
+#include "util/json_input.h"
 
 namespace kvbill {
 
 Result<Json> ParseJson(std::string_view text) {
-  try {
-    return Json::parse(text.begin(), text.end());
-  } catch (const Json::parse_error& e) {
-    // The text ended inside a value: the parser read past its last byte (an
-    // unclosed string) or asked for more.
-    if (e.byte > text.size() ||
-        std::string_view(e.what()).find("unexpected end of input") != std::string_view::npos) {
+  json_input::Problem problem;
+  auto json = json_input::Parse(text, &problem);
+  if (json) return std::move(*json);
+  using Kind = json_input::Problem::Kind;
+  switch (problem.kind) {
+    case Kind::kTruncated:
       return Error("truncated JSON");
-    }
-    // One line (a JSONL record): the byte is the column. A whole file: say
-    // which line, so the position can be found.
-    const std::size_t byte = e.byte > 0 ? e.byte - 1 : 0;
-    const std::size_t last_newline = text.substr(0, std::min(byte, text.size())).rfind('\n');
-    if (last_newline == std::string_view::npos) {
-      return Error("invalid JSON at column " + std::to_string(e.byte));
-    }
-    const auto line = 1 + std::count(text.begin(), text.begin() + last_newline + 1, '\n');
-    return Error("invalid JSON at line " + std::to_string(line) + ", column " +
-                 std::to_string(byte - last_newline));
-  } catch (const Json::out_of_range& e) {
-    // A number beyond a double's range: "... number overflow parsing '1e999'".
-    std::string number(
-        std::string_view(e.what()).substr(std::string_view(e.what()).find('\'') + 1));
-    if (!number.empty() && number.back() == '\'') number.pop_back();
-    constexpr std::size_t kMax = 40;
-    if (number.size() > kMax) number = number.substr(0, kMax) + "...";
-    return Error("number out of range: " + number);
+    case Kind::kNumberRange:
+      return Error(problem.reason);
+    case Kind::kDuplicateKey:
+      return Error("repeated key at #" + problem.pointer);
+    case Kind::kSyntax:
+    case Kind::kTooDeep:
+      break;
   }
+  // One line (a JSONL record): the byte gives the column. A whole file: say
+  // which line, so the position can be found.
+  const std::size_t byte = std::min(problem.byte, text.size());
+  const std::string detail = problem.kind == Kind::kTooDeep ? ": " + problem.reason : "";
+  const std::size_t last_newline = text.substr(0, byte).rfind('\n');
+  if (last_newline == std::string_view::npos) {
+    return Error("invalid JSON at column " + std::to_string(byte + 1) + detail);
+  }
+  const auto line = 1 + std::count(text.begin(), text.begin() + last_newline + 1, '\n');
+  return Error("invalid JSON at line " + std::to_string(line) + ", column " +
+               std::to_string(byte - last_newline) + detail);
 }
 
 Result<Json> ParseJsonObject(std::string_view text) {
@@ -43,12 +44,7 @@ Result<Json> ParseJsonObject(std::string_view text) {
   return json;
 }
 
-std::string Quote(const Json& value) {
-  std::string text = value.dump();
-  constexpr std::size_t kMax = 40;
-  if (text.size() > kMax) text = text.substr(0, kMax) + "...";
-  return text;
-}
+std::string Quote(const Json& value) { return json_input::Quote(value, 40); }
 
 Result<std::optional<Tokens>> GetOptionalTokens(const Json& object, const char* key) {
   const auto it = object.find(key);

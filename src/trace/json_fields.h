@@ -16,10 +16,12 @@ namespace kvbill {
 
 using Json = nlohmann::json;
 
-// Parses one JSON text. Errors: "truncated JSON" when the text ends before
-// the value does, "number out of range: 1e999" for a number beyond a double,
-// else "invalid JSON at column N" (a text of several lines: "invalid JSON at
-// line L, column N").
+// Parses one JSON text through the front door (src/util/json_input.h).
+// Errors: "truncated JSON" when the text ends before the value does,
+// "number out of range: 1e999" for a number beyond a double, "repeated key at
+// #/a/b" for a key repeated within an object, else "invalid JSON at column N"
+// (a text of several lines: "invalid JSON at line L, column N"), followed by
+// ": nested deeper than 256 levels" when that is the reason.
 Result<Json> ParseJson(std::string_view text);
 
 // Parses one line that must hold a JSON object ("expected a JSON object").
@@ -40,7 +42,8 @@ Result<std::optional<double>> GetOptionalNumber(const Json& object, const char* 
 Result<std::string> GetString(const Json& object, const char* key);
 Result<std::optional<std::string>> GetOptionalString(const Json& object, const char* key);
 
-// The value as compact JSON text, shortened to 40 characters, for messages.
+// The value as compact JSON text, shortened to 40 characters, for messages
+// (only that prefix is printed, whatever the value's size).
 std::string Quote(const Json& value);
 
 }  // namespace kvbill

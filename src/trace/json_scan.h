@@ -9,11 +9,13 @@
 // scanner accepts only texts nlohmann accepts (RFC 8259 plus the same UTF-8
 // checks; no leading byte order mark, which the fast path leaves to the DOM
 // path), and gives up on anything it does not model: an escape in a string
-// or key it returns, a number that is not a plain integer where a count is
-// expected, nesting deeper than kMaxDepth.
+// it returns or in any key, a key repeated within an object (an error on the
+// DOM path), more than kMaxKeys keys in one object, a number that is not a plain integer where a
+// count is expected, nesting deeper than kMaxDepth.
 #ifndef KVBILL_SRC_TRACE_JSON_SCAN_H_
 #define KVBILL_SRC_TRACE_JSON_SCAN_H_
 
+#include <array>
 #include <cstdint>
 #include <string_view>
 
@@ -24,6 +26,8 @@ namespace kvbill {
 class JsonScanner {
  public:
   static constexpr int kMaxDepth = 256;
+  // Keys per object the scanner checks for repeats; beyond, it gives up.
+  static constexpr std::size_t kMaxKeys = 64;
 
   explicit JsonScanner(std::string_view text) : p_(text.data()), end_(text.data() + text.size()) {}
 
@@ -40,7 +44,7 @@ class JsonScanner {
   // Keys are returned raw; a key holding an escape gives up.
   template <class OnMember>
   bool Object(OnMember&& on_member) {
-    return ScanObject</*kAnyKey=*/false>(on_member);
+    return ScanObject(on_member);
   }
 
   // An array: calls on_element() for each element; it must consume it.
@@ -132,8 +136,8 @@ class JsonScanner {
     double float_value = 0;
   };
 
-  // Any key when kAnyKey (escapes are then validated but not decoded).
-  template <bool kAnyKey, class OnMember>
+  // Keys without escapes, each once.
+  template <class OnMember>
   bool ScanObject(OnMember&& on_member) {
     if (Peek() != '{') return false;
     ++p_;
@@ -141,12 +145,22 @@ class JsonScanner {
       ++p_;
       return true;
     }
+    // Repeated keys are an error on the DOM path: give up on them here. The
+    // keys seen are compared raw, so an escaped key (which could spell a
+    // seen one differently) or more than kMaxKeys keys give up too.
+    std::array<std::string_view, kMaxKeys> seen;
+    std::size_t seen_count = 0;
     while (true) {
       if (Peek() != '"') return false;
       const char* begin = ++p_;
       bool escaped = false;
-      if (!ScanStringBody(&escaped) || (escaped && !kAnyKey)) return false;
+      if (!ScanStringBody(&escaped) || escaped) return false;
       const std::string_view key(begin, static_cast<std::size_t>(p_ - begin - 1));
+      if (seen_count == kMaxKeys) return false;
+      for (std::size_t i = 0; i < seen_count; ++i) {
+        if (seen[i] == key) return false;
+      }
+      seen[seen_count++] = key;
       if (Peek() != ':') return false;
       ++p_;
       if (!on_member(key)) return false;
@@ -177,7 +191,7 @@ class JsonScanner {
     switch (*p_) {
       case '{':
         if (depth >= kMaxDepth) return false;
-        return ScanObject</*kAnyKey=*/true>([&](std::string_view) {
+        return ScanObject([&](std::string_view) {
           SkipWhitespace();
           return SkipValue(depth + 1);
         });
