@@ -1,7 +1,10 @@
 // kvbill: what an agent task costs, and which KV-cache policy makes it cheaper.
 // main parses the subcommand name and hands the rest to the command.
+#include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <iostream>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -56,7 +59,8 @@ void PrintHelp(std::ostream& out) {
     out << "  " << name << c.summary << "\n";
   }
   out << "  help      this text; `kvbill help COMMAND` or `kvbill COMMAND --help` for one command\n"
-         "\nexit status: 0 ok, 1 a check failed (does not fit, budget broken), 2 bad input\n"
+         "\nexit status: 0 ok, 1 a check failed (does not fit, budget broken), 2 bad input,\n"
+         "3 the run could not finish (out of memory, an internal error)\n"
          "units: GiB = 2^30 bytes, GB = 10^9 bytes; 32k = 32,768 tokens, 1M = 1,048,576\n";
 }
 
@@ -73,9 +77,69 @@ std::string UnknownCommand(const std::string& name) {
 }  // namespace
 }  // namespace kvbill::cli
 
+namespace kvbill::cli {
+namespace {
+
+// Exit status of a run that could not finish: out of memory, or an error
+// inside kvbill (docs/robustness.md#fatal-conditions).
+constexpr int kFatalExitStatus = 3;
+
+// "kvbill COMMAND: " (or "kvbill: " before a command is known).
+std::string g_prefix = "kvbill: ";
+
+[[noreturn]] void Fatal(const std::string& what) {
+  std::cerr << g_prefix << what << "\n" << std::flush;
+  std::_Exit(kFatalExitStatus);
+}
+
+std::string Describe(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::bad_alloc&) {
+    return "out of memory (the input needs more memory than the system gives; "
+           "see docs/robustness.md#fatal-conditions)";
+  } catch (const std::exception& x) {
+    return std::string("internal error: ") + x.what();
+  } catch (...) {
+    return "internal error: an unknown exception";
+  }
+}
+
+// An exception that escapes a worker thread (or a noexcept function) ends
+// here rather than in the runtime's "terminate called ..." and an abort.
+[[noreturn]] void OnTerminate() {
+  if (const std::exception_ptr e = std::current_exception()) Fatal(Describe(e));
+  Fatal("internal error: terminated");
+}
+
+int Run(const std::vector<std::string>& args);
+
+}  // namespace
+}  // namespace kvbill::cli
+
 int main(int argc, char** argv) {
-  using kvbill::cli::kCommands;
-  std::vector<std::string> args(argv + 1, argv + argc);
+  std::set_terminate(kvbill::cli::OnTerminate);
+  try {
+    const std::vector<std::string> args(argv + 1, argv + argc);
+    // The prefix of the command's own errors: "kvbill trace convert: ".
+    if (!args.empty() && !args[0].starts_with("-")) {
+      kvbill::cli::g_prefix = "kvbill " + args[0];
+      if ((args[0] == "trace" || args[0] == "scenario") && args.size() > 1 &&
+          !args[1].starts_with("-")) {
+        kvbill::cli::g_prefix += " " + args[1];
+      }
+      kvbill::cli::g_prefix += ": ";
+    }
+    return kvbill::cli::Run(args);
+  } catch (...) {
+    kvbill::cli::Fatal(kvbill::cli::Describe(std::current_exception()));
+  }
+}
+
+namespace kvbill::cli {
+namespace {
+
+int Run(const std::vector<std::string>& args) {
   if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
     if (args.size() >= 2 && args[0] == "help") {
       for (const auto& c : kCommands) {
@@ -99,3 +163,6 @@ int main(int argc, char** argv) {
   std::cerr << kvbill::cli::UnknownCommand(args[0]);
   return 2;
 }
+
+}  // namespace
+}  // namespace kvbill::cli

@@ -387,7 +387,8 @@ const std::vector<Key>& ScenarioKeys() {
        .type = Type::kInteger,
        .meaning = "independent copies, each with its own KV pool and prefix cache (vLLM's "
                   "`--data-parallel-size`)",
-       .field = In<&Scenario::deployment, &D::replicas>()},
+       .field = In<&Scenario::deployment, &D::replicas>(),
+       .max = 65536},
       {.pointer = "/deployment/memory_fraction",
        .type = Type::kNumber,
        .meaning = "share of each GPU's usable memory the engine may use",
