@@ -6,35 +6,77 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <iostream>
 #include <utility>
+
+#include "kvbill/util/file.h"
 
 namespace kvbill::cli {
 
 Result<std::unique_ptr<AtomicOutputFile>> AtomicOutputFile::Create(const std::string& path) {
+  if (path == "-") {
+    return std::unique_ptr<AtomicOutputFile>(new AtomicOutputFile(path, "", -1, 0));
+  }
+  auto kind = CheckOutputPath(path);
+  if (!kind) return kind.error();
+  if (*kind == OutputKind::kDirect) {
+    // A device or FIFO: written in place (a rename would replace the node).
+    std::unique_ptr<AtomicOutputFile> file(new AtomicOutputFile(path, "", -1, 0));
+    if (!file->file_) return Error(path + ": cannot open: " + std::strerror(errno));
+    return file;
+  }
+  // An existing file keeps its permission bits; a new one gets what the
+  // umask allows (mkstemp creates 0600).
+  mode_t mode = 0;
+  struct stat st {};
+  if (*kind == OutputKind::kRegular && stat(path.c_str(), &st) == 0) mode = st.st_mode & 07777;
+  if (mode == 0) {
+    const mode_t mask = umask(0);
+    umask(mask);
+    mode = 0666 & ~mask;
+  }
   std::string temp_path = path + ".tmp.XXXXXX";
   const int fd = mkstemp(temp_path.data());
   if (fd < 0) return Error(path + ": cannot create: " + std::strerror(errno));
-  std::unique_ptr<AtomicOutputFile> file(new AtomicOutputFile(path, temp_path, fd));
-  if (!file->out_) return Error(path + ": cannot create: cannot open " + temp_path);
+  std::unique_ptr<AtomicOutputFile> file(new AtomicOutputFile(path, temp_path, fd, mode));
+  if (!file->file_) return Error(path + ": cannot create: cannot open " + temp_path);
   return file;
 }
 
-AtomicOutputFile::AtomicOutputFile(std::string path, std::string temp_path, int fd)
-    : path_(std::move(path)),
-      temp_path_(std::move(temp_path)),
-      fd_(fd),
-      out_(temp_path_, std::ios::binary | std::ios::trunc) {}
+AtomicOutputFile::AtomicOutputFile(std::string path, std::string temp_path, int fd, mode_t mode)
+    : path_(std::move(path)), temp_path_(std::move(temp_path)), fd_(fd), mode_(mode) {
+  if (path_ == "-") return;
+  file_.open(temp_path_.empty() ? path_ : temp_path_, std::ios::binary | std::ios::trunc);
+}
+
+std::ostream& AtomicOutputFile::stream() {
+  if (path_ == "-") return std::cout;
+  return file_;
+}
 
 AtomicOutputFile::~AtomicOutputFile() {
-  if (committed_) return;
-  out_.close();
+  if (committed_ || temp_path_.empty()) return;
+  file_.close();
   if (fd_ >= 0) close(fd_);
   unlink(temp_path_.c_str());
 }
 
 Status AtomicOutputFile::Commit() {
-  out_.close();
-  if (out_.fail()) return Error(path_ + ": write failed");
+  if (path_ == "-") {
+    std::cout.flush();
+    if (!std::cout) return Error("standard output: write failed");
+    committed_ = true;
+    return OkStatus();
+  }
+  if (temp_path_.empty()) {
+    // In place: the stream's failure is the write's (ENOSPC on /dev/full).
+    file_.close();
+    if (file_.fail()) return Error(path_ + ": write failed: " + std::strerror(errno));
+    committed_ = true;
+    return OkStatus();
+  }
+  file_.close();
+  if (file_.fail()) return Error(path_ + ": write failed");
   const int fd = fd_;
   fd_ = -1;
   const bool synced = fsync(fd) == 0;
@@ -42,10 +84,7 @@ Status AtomicOutputFile::Commit() {
   if (close(fd) != 0 || !synced) {
     return Error(path_ + ": write failed: " + std::strerror(synced ? errno : sync_errno));
   }
-  // mkstemp creates 0600; outputs are ordinary files.
-  const mode_t mask = umask(0);
-  umask(mask);
-  chmod(temp_path_.c_str(), 0666 & ~mask);
+  chmod(temp_path_.c_str(), mode_);
   if (std::rename(temp_path_.c_str(), path_.c_str()) != 0) {
     return Error(path_ + ": cannot rename into place: " + std::strerror(errno));
   }

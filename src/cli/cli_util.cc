@@ -1,6 +1,10 @@
 #include "cli/cli_util.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
@@ -110,7 +114,49 @@ std::optional<int> ParseOptions(const Args& args, const std::string& command,
               << "run `kvbill " << command << " --help` for the options\n";
     return Error::kInputExitStatus;
   }
+  // A bad output path fails now, before the work (docs/robustness.md).
+  for (const char* name : {"out", "output"}) {
+    const po::option_description* option = options.find_nothrow(name, false);
+    if (option == nullptr || vm.count(name) == 0 || vm[name].value().type() != typeid(std::string))
+      continue;
+    const std::string& path = vm[name].as<std::string>();
+    if (path.empty() || path == "-") continue;
+    std::optional<Error> bad;
+    if (option->semantic()->name() == "DIR") {
+      if (Status s = CheckOutputDirectory(path); !s) bad = s.error();
+    } else if (auto kind = CheckOutputPath(path); !kind) {
+      bad = kind.error();
+    }
+    if (bad) {
+      std::cerr << "kvbill " << command << ": " << bad->message() << "\n";
+      return bad->exit_status();
+    }
+  }
   return std::nullopt;
+}
+
+Status CheckOutputDirectory(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status status = fs::symlink_status(dir, ec);
+  if (fs::is_directory(status)) {
+    if (access(dir.c_str(), W_OK | X_OK) != 0) {
+      return Error(dir + ": cannot write into: " + std::strerror(errno));
+    }
+    return OkStatus();
+  }
+  if (fs::exists(status)) return Error(dir + ": not a directory");
+  // Created later with its missing parents: the nearest existing one must
+  // be a directory that takes new entries.
+  fs::path parent = fs::path(dir).parent_path();
+  while (!parent.empty() && !fs::exists(parent, ec)) parent = parent.parent_path();
+  const std::string at = parent.empty() ? "." : parent.string();
+  if (!fs::is_directory(at, ec))
+    return Error(dir + ": cannot create: " + at + " is not a directory");
+  if (access(at.c_str(), W_OK | X_OK) != 0) {
+    return Error(dir + ": cannot create: " + std::strerror(errno));
+  }
+  return OkStatus();
 }
 
 po::typed_value<double>* DoubleValue(double* target, double value) {

@@ -47,6 +47,11 @@ int ReportError(const std::string& command, const Error& error);
 
 // Writes `text` to stdout when `path` is empty or "-", else atomically to
 // `path` and then says so on stderr (NoteWritten).
+// Checks an output directory before the work: an existing directory kvbill
+// may write into, or a path whose nearest existing parent is one. (Output
+// files: CheckOutputPath; ParseOptions checks -o/--out of every command.)
+Status CheckOutputDirectory(const std::string& dir);
+
 Status EmitOutput(const std::string& command, const std::string& text, const std::string& path);
 
 // Prints "kvbill COMMAND: wrote PATH (SIZE)" to stderr: every file a command

@@ -245,15 +245,18 @@ class SimulateOutput {
       std::error_code ec;
       std::filesystem::create_directories(out_dir_, ec);
       if (ec) return ReportError("simulate", Error(out_dir_ + ": cannot create: " + ec.message()));
-      for (const char* name : {"simulate.json", "tasks.csv"}) {
-        auto file = AtomicOutputFile::Create(out_dir_ + "/" + name);
-        if (!file) return ReportError("simulate", file.error());
-        Status written = std::string(name) == "simulate.json"
-                             ? WriteJson((*file)->stream(), scenario, summary)
-                             : WriteCsv((*file)->stream());
-        if (written.ok()) written = (*file)->Commit();
-        if (!written.ok()) return ReportError("simulate", written.error());
-      }
+      // Both are written in full before either is renamed in, tasks.csv
+      // first: a failure leaves either no new file or a new tasks.csv beside
+      // the old simulate.json, never a new simulate.json without its tasks.
+      auto json_file = AtomicOutputFile::Create(out_dir_ + "/simulate.json");
+      if (!json_file) return ReportError("simulate", json_file.error());
+      auto csv_file = AtomicOutputFile::Create(out_dir_ + "/tasks.csv");
+      if (!csv_file) return ReportError("simulate", csv_file.error());
+      Status written = WriteJson((*json_file)->stream(), scenario, summary);
+      if (written.ok()) written = WriteCsv((*csv_file)->stream());
+      if (written.ok()) written = (*csv_file)->Commit();
+      if (written.ok()) written = (*json_file)->Commit();
+      if (!written.ok()) return ReportError("simulate", written.error());
       NoteWritten("simulate", out_dir_ + "/simulate.json");
       NoteWritten("simulate", out_dir_ + "/tasks.csv");
     }

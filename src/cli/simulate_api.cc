@@ -168,10 +168,11 @@ int FinishSimulate(const std::string& out_dir, const std::string& json_text,
     std::error_code ec;
     std::filesystem::create_directories(out_dir, ec);
     if (ec) return ReportError("simulate", Error(out_dir + ": cannot create: " + ec.message()));
-    if (auto w = WriteFileAtomically(out_dir + "/simulate.json", json_text); !w) {
+    // tasks.csv first: simulate.json is renamed in only after it.
+    if (auto w = WriteFileAtomically(out_dir + "/tasks.csv", tasks_csv); !w) {
       return ReportError("simulate", w.error());
     }
-    if (auto w = WriteFileAtomically(out_dir + "/tasks.csv", tasks_csv); !w) {
+    if (auto w = WriteFileAtomically(out_dir + "/simulate.json", json_text); !w) {
       return ReportError("simulate", w.error());
     }
     NoteWritten("simulate", out_dir + "/simulate.json");

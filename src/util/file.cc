@@ -1,12 +1,15 @@
 #include "kvbill/util/file.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 namespace kvbill {
@@ -26,31 +29,95 @@ Error OpenError(const std::string& path) {
   return Error(path + ": cannot open: " + std::strerror(error));
 }
 
-Status WriteFileAtomically(const std::string& path, const std::string& contents) {
-  std::string tmp = path + ".tmp.XXXXXX";
-  const int fd = mkstemp(tmp.data());
-  if (fd < 0) return Error(path + ": cannot create: " + std::strerror(errno));
+Result<OutputKind> CheckOutputPath(const std::string& path) {
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0) {
+    if (errno != ENOENT) return Error(path + ": cannot create: " + std::strerror(errno));
+    // A new file: its directory must exist and take new files.
+    std::string dir = std::filesystem::path(path).parent_path().string();
+    if (dir.empty()) dir = ".";
+    struct stat dir_st {};
+    if (stat(dir.c_str(), &dir_st) != 0) {
+      return Error(path + ": cannot create: " + std::strerror(errno));
+    }
+    if (!S_ISDIR(dir_st.st_mode))
+      return Error(path + ": cannot create: " + dir + " is not a directory");
+    if (access(dir.c_str(), W_OK | X_OK) != 0) {
+      return Error(path + ": cannot create: " + std::strerror(errno));
+    }
+    return OutputKind::kNew;
+  }
+  if (S_ISLNK(st.st_mode)) {
+    return Error(path +
+                 ": is a symbolic link; kvbill does not write through links (give the file it "
+                 "points to)");
+  }
+  if (S_ISDIR(st.st_mode)) return Error(path + ": is a directory");
+  if (!S_ISREG(st.st_mode)) return OutputKind::kDirect;
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  if (access(dir.c_str(), W_OK | X_OK) != 0) {
+    return Error(path + ": cannot create: " + std::strerror(errno));
+  }
+  return OutputKind::kRegular;
+}
+
+namespace {
+
+// Writes all of `contents` to fd: the reason on failure.
+std::optional<std::string> WriteAll(int fd, const std::string& contents) {
   std::size_t written = 0;
   while (written < contents.size()) {
     const ssize_t n = write(fd, contents.data() + written, contents.size() - written);
     if (n < 0) {
       if (errno == EINTR) continue;
-      const std::string reason = std::strerror(errno);
-      close(fd);
-      unlink(tmp.c_str());
-      return Error(path + ": write failed: " + reason);
+      return std::string(std::strerror(errno));
     }
     written += static_cast<std::size_t>(n);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Status WriteFileAtomically(const std::string& path, const std::string& contents) {
+  auto kind = CheckOutputPath(path);
+  if (!kind) return kind.error();
+  if (*kind == OutputKind::kDirect) {
+    const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return Error(path + ": cannot open: " + std::strerror(errno));
+    const auto failed = WriteAll(fd, contents);
+    const bool closed = close(fd) == 0;
+    if (failed) return Error(path + ": write failed: " + *failed);
+    if (!closed) return Error(path + ": write failed: " + std::strerror(errno));
+    return OkStatus();
+  }
+  // An existing file keeps its permission bits; a new one gets what the
+  // umask allows (mkstemp creates 0600).
+  mode_t mode = 0;
+  if (*kind == OutputKind::kRegular) {
+    struct stat st {};
+    if (stat(path.c_str(), &st) == 0) mode = st.st_mode & 07777;
+  }
+  if (mode == 0) {
+    const mode_t mask = umask(0);
+    umask(mask);
+    mode = 0666 & ~mask;
+  }
+  std::string tmp = path + ".tmp.XXXXXX";
+  const int fd = mkstemp(tmp.data());
+  if (fd < 0) return Error(path + ": cannot create: " + std::strerror(errno));
+  if (const auto failed = WriteAll(fd, contents)) {
+    close(fd);
+    unlink(tmp.c_str());
+    return Error(path + ": write failed: " + *failed);
   }
   if (fsync(fd) != 0 || close(fd) != 0) {
     const std::string reason = std::strerror(errno);
     unlink(tmp.c_str());
     return Error(path + ": write failed: " + reason);
   }
-  // mkstemp creates 0600; outputs are ordinary files.
-  const mode_t mask = umask(0);
-  umask(mask);
-  chmod(tmp.c_str(), 0666 & ~mask);
+  chmod(tmp.c_str(), mode);
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const std::string reason = std::strerror(errno);
     unlink(tmp.c_str());

@@ -18,9 +18,25 @@ Result<std::string> ReadFile(const std::string& path);
 // <reason>".
 Error OpenError(const std::string& path);
 
-// Writes `contents` to `path` through a temporary file in the same directory
-// that is renamed over `path` only once fully written and flushed, so a
-// failure leaves no partial file. Error names the path.
+// How an output path is written (docs/robustness.md#atomic-outputs).
+enum class OutputKind {
+  kNew,      // nothing there yet: temporary file + rename
+  kRegular,  // a regular file: temporary file + rename, keeping its mode
+  kDirect,   // a device, FIFO or socket (/dev/null, /dev/stdout, a pipe):
+             // written in place, write errors reported
+};
+
+// Checks an output path before any work, so that a bad -o fails fast.
+// Errors: "<path>: is a directory", "<path>: is a symbolic link; kvbill does
+// not write through links (give the file it points to)", "<path>: cannot
+// create: <reason>" (a missing or unwritable directory).
+Result<OutputKind> CheckOutputPath(const std::string& path);
+
+// Writes `contents` to `path`: a new path or a regular file through a
+// temporary file in the same directory that is renamed over `path` only once
+// fully written and flushed (an existing file keeps its permission bits), so
+// a failure leaves no partial file; a device or FIFO directly. Error names
+// the path.
 Status WriteFileAtomically(const std::string& path, const std::string& contents);
 
 }  // namespace kvbill

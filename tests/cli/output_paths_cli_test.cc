@@ -1,0 +1,130 @@
+// Where outputs go (docs/robustness.md#atomic-outputs): a regular file or a
+// new path through a temporary file and a rename, keeping an existing file's
+// mode; a device or FIFO written in place with write errors reported; a
+// symbolic link refused; a bad path refused before any work.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "cli/cli_test_util.h"
+
+namespace kvbill {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class OutputPathsCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("kvbill_output_paths_" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(OutputPathsCliTest, AnExistingFileKeepsItsMode) {
+  const fs::path out = dir_ / "kv.txt";
+  { std::ofstream(out) << "old"; }
+  ASSERT_EQ(chmod(out.c_str(), 0600), 0);
+  const auto r = testing::RunKvbill("kv --model qwen3-8b -o " + out.string());
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  struct stat st {};
+  ASSERT_EQ(stat(out.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);  // was 0644 (the umask's) before
+  EXPECT_NE(Slurp(out), "old");
+}
+
+TEST_F(OutputPathsCliTest, ADeviceIsWrittenInPlaceAndItsErrorsReported) {
+  // /dev/full takes no bytes (ENOSPC): an error, and the node stays a device.
+  const auto full = testing::RunKvbill("kv --model qwen3-8b -o /dev/full");
+  EXPECT_EQ(full.exit_status, 2);
+  EXPECT_EQ(full.err, "kvbill kv: /dev/full: write failed: No space left on device\n");
+  struct stat st {};
+  ASSERT_EQ(stat("/dev/full", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  const auto null = testing::RunKvbill("kv --model qwen3-8b -o /dev/null");
+  EXPECT_EQ(null.exit_status, 0) << null.err;
+  ASSERT_EQ(stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+}
+
+TEST_F(OutputPathsCliTest, AFifoIsWrittenInPlace) {
+  const fs::path fifo = dir_ / "out.fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const fs::path copy = dir_ / "copy.txt";
+  const fs::path direct = dir_ / "direct.txt";
+  // A reader drains the FIFO into a file while kvbill writes into it.
+  const auto r =
+      testing::RunCommand("cat '" + fifo.string() + "' > '" + copy.string() + "' & '" +
+                          KVBILL_BINARY + "' kv --model qwen3-8b -o '" + fifo.string() + "'; wait");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto d = testing::RunKvbill("kv --model qwen3-8b -o " + direct.string());
+  ASSERT_EQ(d.exit_status, 0) << d.err;
+  EXPECT_EQ(Slurp(copy), Slurp(direct));
+  EXPECT_FALSE(Slurp(copy).empty());
+  struct stat st {};
+  ASSERT_EQ(lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));  // not replaced by a regular file
+}
+
+TEST_F(OutputPathsCliTest, ASymbolicLinkIsRefusedAndLeftAlone) {
+  const fs::path target = dir_ / "target.txt";
+  const fs::path link = dir_ / "link.txt";
+  { std::ofstream(target) << "kept"; }
+  fs::create_symlink(target, link);
+  const auto r = testing::RunKvbill("kv --model qwen3-8b -o " + link.string());
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_EQ(r.err, "kvbill kv: " + link.string() +
+                       ": is a symbolic link; kvbill does not write through links (give the "
+                       "file it points to)\n");
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_EQ(Slurp(target), "kept");
+}
+
+TEST_F(OutputPathsCliTest, ABadOutputPathFailsBeforeTheWork) {
+  // The trace does not exist either: the output path is checked first, so
+  // the message is about it (before, the trace's error came first, and a
+  // good trace was read and summarised before the write failed).
+  const fs::path file = dir_ / "file";
+  { std::ofstream(file) << "x"; }
+  const std::string bad = (file / "out.json").string();
+  const auto r =
+      testing::RunKvbill("trace stats " + (dir_ / "missing.jsonl").string() + " -o " + bad);
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_EQ(r.err, "kvbill trace: " + bad + ": cannot create: Not a directory\n");
+  const auto s = testing::RunKvbill("simulate -s " + (dir_ / "missing.json").string() + " --out " +
+                                    (file / "sub").string());
+  EXPECT_EQ(s.exit_status, 2);
+  EXPECT_EQ(s.err, "kvbill simulate: " + (file / "sub").string() +
+                       ": cannot create: " + file.string() + " is not a directory\n");
+}
+
+TEST_F(OutputPathsCliTest, SimulateOutRenamesNothingWhenOneOfItsFilesCannotBeWritten) {
+  // tasks.csv is a directory: neither file may appear (before, simulate.json
+  // was renamed in first and tasks.csv failed after it).
+  const fs::path out = dir_ / "run";
+  fs::create_directories(out / "tasks.csv");
+  const auto r = testing::RunKvbill("simulate -s " + std::string(KVBILL_SOURCE_DIR) +
+                                    "/tests/data/scenarios/tight_budget.json --format csv --out " +
+                                    out.string());
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_EQ(r.err, "kvbill simulate: " + (out / "tasks.csv").string() + ": is a directory\n");
+  EXPECT_FALSE(fs::exists(out / "simulate.json"));
+}
+
+}  // namespace
+}  // namespace kvbill
