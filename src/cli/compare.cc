@@ -1,5 +1,6 @@
 // kvbill compare: the baseline and one variant per lever, ranked by saving.
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -69,7 +70,10 @@ int RunCompare(const Args& args) {
     text = *read;
   }
   if (!trace.empty()) {
-    auto edited = WithSetting(text, "/trace", nlohmann::json({{"file", trace}}).dump());
+    // A path on the command line is the working directory's, not the
+    // scenario's (the scenario's own paths are its directory's).
+    const std::string file = trace == "-" ? trace : std::filesystem::absolute(trace).string();
+    auto edited = WithSetting(text, "/trace", nlohmann::json({{"file", file}}).dump());
     if (!edited) return ReportError("compare", edited.error());
     text = *edited;
   }

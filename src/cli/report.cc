@@ -51,7 +51,10 @@ int RunReportCommand(const Args& args) {
     text = *read;
   }
   if (!trace.empty()) {
-    auto edited = WithSetting(text, "/trace", nlohmann::json({{"file", trace}}).dump());
+    // A path on the command line is the working directory's, not the
+    // scenario's (the scenario's own paths are its directory's).
+    const std::string file = trace == "-" ? trace : std::filesystem::absolute(trace).string();
+    auto edited = WithSetting(text, "/trace", nlohmann::json({{"file", file}}).dump());
     if (!edited) return ReportError("report", edited.error().Within("--trace"));
     text = *edited;
   }

@@ -7,8 +7,10 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
@@ -24,6 +26,7 @@
 #include "kvbill/trace/importers.h"
 #include "kvbill/util/embedded.h"
 #include "kvbill/util/file.h"
+#include "trace/open_trace.h"
 
 namespace kvbill::cli {
 namespace {
@@ -60,11 +63,30 @@ struct Column {
   std::string error;                      // the column could not be computed
 };
 
+// Each log read once (a pipe or FIFO cannot be read twice): its bytes, then
+// parsed as usage and as tasks.
+Result<std::vector<std::string>> ReadLogs(const std::vector<std::string>& logs) {
+  std::vector<std::string> texts;
+  for (const std::string& path : logs) {
+    if (path == "-") {
+      std::ostringstream in;
+      in << std::cin.rdbuf();
+      texts.push_back(in.str());
+      continue;
+    }
+    auto text = ReadFile(path);
+    if (!text) return text.error();
+    texts.push_back(std::move(*text));
+  }
+  return texts;
+}
+
 Result<std::vector<Task>> ReadTasks(const std::vector<std::string>& logs,
+                                    const std::vector<std::string>& texts,
                                     const std::optional<TraceFormat>& format) {
   std::vector<Task> tasks;
-  for (const std::string& path : logs) {
-    auto read = ReadTraceTasks(path, format);
+  for (std::size_t i = 0; i < logs.size(); ++i) {
+    auto read = ReadTraceTasksFrom(std::make_unique<std::istringstream>(texts[i]), logs[i], format);
     if (!read) return read.error();
     tasks.insert(tasks.end(), std::make_move_iterator(read->begin()),
                  std::make_move_iterator(read->end()));
@@ -72,12 +94,12 @@ Result<std::vector<Task>> ReadTasks(const std::vector<std::string>& logs,
   return tasks;
 }
 
-Result<UsageLog> ReadUsage(const std::vector<std::string>& logs) {
+Result<UsageLog> ReadUsage(const std::vector<std::string>& logs,
+                           const std::vector<std::string>& texts) {
   UsageLog log;
-  for (const std::string& path : logs) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return OpenError(path);
-    if (auto s = ReadUsageLog(in, path, &log); !s) return s.error();
+  for (std::size_t i = 0; i < logs.size(); ++i) {
+    std::istringstream in(texts[i]);
+    if (auto s = ReadUsageLog(in, logs[i], &log); !s) return s.error();
   }
   return log;
 }
@@ -275,9 +297,11 @@ int RunWhatif(const Args& args) {
     return ReportError("whatif", s.error());
   }
 
-  auto usage = ReadUsage(logs);
+  auto texts = ReadLogs(logs);
+  if (!texts) return ReportError("whatif", texts.error());
+  auto usage = ReadUsage(logs, *texts);
   if (!usage) return ReportError("whatif", usage.error());
-  auto tasks = ReadTasks(logs, trace_format);
+  auto tasks = ReadTasks(logs, *texts, trace_format);
   if (!tasks) return ReportError("whatif", tasks.error());
   bool any_usage = false;
   for (const Task& t : *tasks) {

@@ -1,9 +1,17 @@
 // Format names, detection from content, and OpenTrace.
+#include "trace/open_trace.h"
+
 #include <array>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <iostream>
+#include <memory>
+#include <streambuf>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "kvbill/trace/importers.h"
 #include "kvbill/util/file.h"
@@ -12,6 +20,45 @@
 
 namespace kvbill {
 namespace {
+
+// A stream that gives `prefix` back, then the rest of `source`: what format
+// detection read from a pipe is not lost.
+class ReplayStream : public std::istream {
+ public:
+  ReplayStream(std::string prefix, std::unique_ptr<std::istream> source)
+      : std::istream(nullptr),
+        buffer_(std::move(prefix), source.get()),
+        source_(std::move(source)) {
+    rdbuf(&buffer_);
+  }
+
+ private:
+  class Buffer : public std::streambuf {
+   public:
+    Buffer(std::string prefix, std::istream* source)
+        : prefix_(std::move(prefix)), source_(source), chunk_(1 << 16) {
+      setg(prefix_.data(), prefix_.data(), prefix_.data() + prefix_.size());
+    }
+
+   protected:
+    int_type underflow() override {
+      if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+      source_->read(chunk_.data(), static_cast<std::streamsize>(chunk_.size()));
+      const std::streamsize n = source_->gcount();
+      if (n <= 0) return traits_type::eof();
+      setg(chunk_.data(), chunk_.data(), chunk_.data() + n);
+      return traits_type::to_int_type(*gptr());
+    }
+
+   private:
+    std::string prefix_;
+    std::istream* source_;
+    std::vector<char> chunk_;
+  };
+
+  Buffer buffer_;
+  std::unique_ptr<std::istream> source_;
+};
 
 using ReaderFactory = std::unique_ptr<TraceReader> (*)(std::unique_ptr<std::istream>, std::string,
                                                        ReaderOptions);
@@ -73,6 +120,8 @@ Result<TraceFormat> ParseTraceFormat(std::string_view name) {
 
 Result<TraceFormat> DetectTraceFormat(std::string_view first_line, const std::string& name,
                                       std::int64_t line_number) {
+  // A UTF-8 byte order mark at the start is accepted, as by the readers.
+  if (first_line.starts_with("\xEF\xBB\xBF")) first_line.remove_prefix(3);
   const std::size_t start = first_line.find_first_not_of(" \t");
   const std::string_view line =
       start == std::string_view::npos ? std::string_view() : first_line.substr(start);
@@ -114,30 +163,80 @@ Result<TraceFormat> DetectTraceFormat(std::string_view first_line, const std::st
 Result<std::unique_ptr<TraceReader>> OpenTrace(const std::string& path,
                                                std::optional<TraceFormat> format,
                                                ReaderOptions options) {
-  auto in = std::make_unique<std::ifstream>(path, std::ios::binary);
-  if (!*in) return OpenError(path);
+  // Opened once and read once, as a stream: "-", /dev/stdin, a FIFO or a
+  // pipe work like a file (docs/robustness.md#pipes).
+  std::unique_ptr<std::istream> in;
+  if (path == "-") {
+    in = std::make_unique<std::istream>(std::cin.rdbuf());
+  } else {
+    auto file = std::make_unique<std::ifstream>(path, std::ios::binary);
+    if (!*file) return OpenError(path);
+    in = std::move(file);
+  }
+  return OpenTraceStream(std::move(in), path, format, options);
+}
+
+Result<std::unique_ptr<TraceReader>> OpenTraceStream(std::unique_ptr<std::istream> in,
+                                                     const std::string& path,
+                                                     std::optional<TraceFormat> format,
+                                                     ReaderOptions options) {
+  // Up to the first line that is not blank: the detection reads it, then the
+  // reader gets it back ahead of the rest.
+  std::string prefix, line;
+  std::size_t first_start = 0, first_size = 0;  // the first line that is not blank
+  std::int64_t line_number = 0;
+  while (first_size == 0 && std::getline(*in, line)) {
+    ++line_number;
+    const std::size_t start = prefix.size();
+    if (prefix.empty()) {
+      prefix = std::move(line);  // no copy of a long first line
+    } else {
+      prefix += line;
+    }
+    std::string_view text(prefix.data() + start, prefix.size() - start);
+    if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+    if (text.find_first_not_of(" \t") != std::string_view::npos) {
+      first_start = start;
+      first_size = text.size();
+    }
+    if (!in->eof()) prefix += '\n';
+  }
+  if (in->bad()) return Error(path + ": read failed");
+  if (first_size == 0) return Error(path + ": empty trace");
   if (!format) {
-    LineReader probe(std::make_unique<std::ifstream>(path, std::ios::binary), path);
-    std::string first;
-    if (!probe.Next(&first)) return Error(path + ": empty trace");
-    auto detected = DetectTraceFormat(first, path, probe.line_number());
+    const std::string_view first(prefix.data() + first_start, first_size);
+    auto detected = DetectTraceFormat(first, path, line_number);
     if (!detected) return detected.error();
     format = *detected;
-  } else {
-    // A file of nothing but blank lines is no trace in any format, whether
-    // or not the format was given.
-    int c = in->get();
-    while (c == ' ' || c == '\t' || c == '\r' || c == '\n') c = in->get();
-    if (c == std::char_traits<char>::eof()) return Error(path + ": empty trace");
-    in->clear();
-    in->seekg(0);
   }
-  return Entry(*format).make(std::move(in), path, options);
+  in->clear();
+  return Entry(*format).make(std::make_unique<ReplayStream>(std::move(prefix), std::move(in)), path,
+                             options);
 }
 
 Result<std::vector<Task>> ReadTraceTasks(const std::string& path, std::optional<TraceFormat> format,
                                          ReaderOptions options) {
   auto reader = OpenTrace(path, format, options);
+  if (!reader) return reader.error();
+  std::vector<Task> tasks;
+  Task task;
+  while (true) {
+    auto more = (*reader)->Next(&task);
+    if (!more) return more.error();
+    if (!*more) return tasks;
+    tasks.push_back(task);
+  }
+}
+
+}  // namespace kvbill
+
+namespace kvbill {
+
+Result<std::vector<Task>> ReadTraceTasksFrom(std::unique_ptr<std::istream> in,
+                                             const std::string& name,
+                                             std::optional<TraceFormat> format,
+                                             ReaderOptions options) {
+  auto reader = OpenTraceStream(std::move(in), name, format, options);
   if (!reader) return reader.error();
   std::vector<Task> tasks;
   Task task;
