@@ -67,6 +67,10 @@ int RunBreakeven(const Args& args) {
   if (vm.count("input-price") && !(input_price >= 0)) {
     return ReportError("breakeven", Error("--input-price: must be non-negative"));
   }
+  // A negative price was silently the catalog's (the default's sentinel).
+  if (vm.count("usd-per-gpu-hour") && !(usd_per_gpu_hour >= 0 && usd_per_gpu_hour <= 1e6)) {
+    return ReportError("breakeven", Error("--usd-per-gpu-hour: must be in [0, 1,000,000] dollars"));
+  }
   if (batch < 1) return ReportError("breakeven", Error("--batch: must be at least 1"));
   if (gpus < 1) return ReportError("breakeven", Error("--gpus: must be at least 1"));
   if (output_tokens < 1)

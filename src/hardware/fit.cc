@@ -1,6 +1,7 @@
 #include "kvbill/hardware/fit.h"
 
 #include <cmath>
+#include <string>
 
 #include "kvbill/hardware/format_support.h"
 #include "kvbill/model/kv_footprint.h"
@@ -59,12 +60,24 @@ Result<FitReport> EvaluateFit(const FitRequest& r) {
   const SequenceFootprint f = PeakFootprint(r.model, r.kv_format, r.context, r.block_size, tp);
   rep.capacity_per_gpu_bytes = b.capacity;
   rep.weights_per_gpu_bytes = b.weights;
-  rep.kv_per_gpu_bytes = r.batch * (f.block_rounded_bytes + f.state_bytes);
+  // Checked: batch x context can exceed 2^63 bytes (40,000,000 x 1M tokens
+  // of qwen3-32b came out negative and "FITS").
+  const auto overflow = [&] {
+    return Error("--batch " + std::to_string(r.batch) + " x --context " +
+                 std::to_string(r.context) +
+                 ": the KV cache is beyond 2^63 bytes (8 EiB), the range of a size");
+  };
+  Bytes kv_exact_per_gpu = 0;
+  if (__builtin_mul_overflow(r.batch, f.block_rounded_bytes + f.state_bytes,
+                             &rep.kv_per_gpu_bytes) ||
+      __builtin_mul_overflow(rep.kv_per_gpu_bytes, Bytes{tp}, &rep.kv_bytes) ||
+      __builtin_mul_overflow(r.batch, f.kv_bytes + f.state_bytes, &kv_exact_per_gpu) ||
+      __builtin_mul_overflow(kv_exact_per_gpu, Bytes{tp}, &rep.kv_exact_bytes)) {
+    return overflow();
+  }
   rep.capacity_bytes = b.capacity * tp;
   rep.weights_bytes = b.weights * tp;
-  rep.kv_bytes = rep.kv_per_gpu_bytes * tp;
-  rep.kv_exact_bytes = r.batch * (f.kv_bytes + f.state_bytes) * tp;
-  rep.needed_bytes = rep.weights_bytes + rep.kv_bytes;
+  if (__builtin_add_overflow(rep.weights_bytes, rep.kv_bytes, &rep.needed_bytes)) return overflow();
   rep.headroom_bytes = rep.capacity_bytes - rep.needed_bytes;
   rep.fits = rep.headroom_bytes >= 0;
 
