@@ -40,7 +40,10 @@ bool Expect(std::string_view s, std::size_t* pos, char c) {
 
 Result<Timestamp> ParseTimestamp(std::string_view text) {
   // Built only on failure: this runs once per imported call.
-  const auto bad = [text] { return Error("bad timestamp \"" + std::string(text) + "\""); };
+  const auto bad = [text] {
+    return Error("bad timestamp \"" + std::string(text.substr(0, 40)) +
+                 (text.size() > 40 ? "..." : "") + "\"");
+  };
   std::size_t pos = 0;
   std::int64_t year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
   if (!Digits(text, &pos, 4, &year) || !Expect(text, &pos, '-') || !Digits(text, &pos, 2, &month) ||
@@ -57,6 +60,10 @@ Result<Timestamp> ParseTimestamp(std::string_view text) {
   if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) {
     return bad();
   }
+  // The month's own length: 2023-11-31 was silently December 1st.
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  constexpr std::int64_t kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (day > kDays[month - 1] + (month == 2 && leap ? 1 : 0)) return bad();
   std::int64_t fraction_ns = 0;
   if (pos < text.size() && text[pos] == '.') {
     ++pos;
