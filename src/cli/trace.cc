@@ -85,6 +85,9 @@ std::string StatsJson(const TraceStats& stats, std::int64_t skipped) {
   json["task_prefix_reuse_share"] = stats.task_prefix_reuse_share;
   json["block_reuse_share"] =
       stats.block_reuse_share ? nlohmann::ordered_json(*stats.block_reuse_share) : nullptr;
+  // false: beyond kExactBlockHashes distinct hashes, estimated with a Bloom
+  // filter (docs/robustness.md#memory-of-trace-stats).
+  json["block_reuse_exact"] = stats.block_reuse_exact;
   json["skipped_lines"] = skipped;
   return json.dump(2) + "\n";
 }
@@ -129,7 +132,12 @@ std::string StatsTable(const TraceStats& stats, const std::string& path) {
       << "task prefix reuse share    " << FormatFixed(stats.task_prefix_reuse_share * 100, 1)
       << "%\n";
   if (stats.block_reuse_share) {
-    out << "block reuse share          " << FormatFixed(*stats.block_reuse_share * 100, 1) << "%\n";
+    out << "block reuse share          " << FormatFixed(*stats.block_reuse_share * 100, 1) << "%"
+        << (stats.block_reuse_exact
+                ? ""
+                : " (estimated: more than " + FormatWithSeparators(kExactBlockHashes) +
+                      " distinct block hashes, held in a Bloom filter)")
+        << "\n";
   }
   return out.str();
 }

@@ -45,6 +45,21 @@ TEST(TraceStatsTest, BlockReuseCountsLeadingBlocksSeenBefore) {
   ASSERT_TRUE(stats->block_reuse_share.has_value());
   EXPECT_DOUBLE_EQ(*stats->block_reuse_share, (512.0 + 512.0 + 1000.0) / 22316.0);
   EXPECT_EQ(stats->task_prefix_reuse_share, 0.0);
+  EXPECT_TRUE(stats->block_reuse_exact);
+}
+
+// The same trace with room for 10 exact hashes: its 14 + 14 + 14 = 42
+// distinct ones move into the Bloom filter, the output says so, and at 42
+// hashes in 2^29 bits a false positive has probability (1 - e^(-5 * 42 /
+// 2^29))^5 < 10^-30: the share is the exact one.
+TEST(TraceStatsTest, BeyondTheExactLimitBlockReuseIsEstimatedAndSaysSo) {
+  auto reader = OpenTrace(testing::TraceFixture("mooncake_small.jsonl"), std::nullopt);
+  ASSERT_TRUE(reader.ok());
+  auto stats = ComputeTraceStats(reader->get(), TraceStatsOptions{.exact_block_hashes = 10});
+  ASSERT_TRUE(stats.ok());
+  EXPECT_FALSE(stats->block_reuse_exact);
+  ASSERT_TRUE(stats->block_reuse_share.has_value());
+  EXPECT_DOUBLE_EQ(*stats->block_reuse_share, (512.0 + 512.0 + 1000.0) / 22316.0);
 }
 
 }  // namespace
