@@ -482,6 +482,7 @@ class LogParser {
 
 Status ReadUsageLog(std::istream& in, const std::string& name, UsageLog* log) {
   LogParser parser(log, name);
+  SkipByteOrderMark(in);
   while (in.peek() == ' ' || in.peek() == '\n' || in.peek() == '\r' || in.peek() == '\t') {
     in.get();
   }

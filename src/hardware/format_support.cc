@@ -142,9 +142,9 @@ std::string Bits(double bits) {
 
 Result<FormatMatrix> ParseFormatMatrix(const std::string& json_text, const std::string& source) {
   json_input::Problem problem;
-  const auto parsed = json_input::ParseOrdered(json_text, &problem);
-  if (!parsed) return Error(json_input::Describe(source, json_text, problem));
-  const ordered_json& doc = *parsed;
+  const auto document = json_input::ParseOrdered(json_text, &problem);
+  if (!document) return Error(json_input::Describe(source, json_text, problem));
+  const ordered_json& doc = *document;
   FormatMatrix m;
   const std::string aw = source + "#/architectures";
   if (!doc.contains("architectures") || !doc["architectures"].is_object() ||

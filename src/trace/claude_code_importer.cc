@@ -55,6 +55,7 @@ class ClaudeCodeReader : public TraceReader {
  private:
   // Reads every line, then builds all tasks.
   Status Load() {
+    SkipByteOrderMark(*in_);
     while (in_->peek() == ' ' || in_->peek() == '\n' || in_->peek() == '\r' ||
            in_->peek() == '\t') {
       in_->get();

@@ -44,6 +44,16 @@ Result<Json> ParseJsonObject(std::string_view text) {
   return json;
 }
 
+void SkipByteOrderMark(std::istream& in) {
+  if (in.peek() != 0xEF) return;
+  char bytes[3] = {};
+  in.read(bytes, 3);
+  if (in.gcount() == 3 && bytes[1] == '\xBB' && bytes[2] == '\xBF') return;
+  // Not a mark: give the bytes back (the stream buffers what it just read).
+  in.clear();
+  for (std::streamsize i = in.gcount(); i > 0; --i) in.putback(bytes[i - 1]);
+}
+
 std::string Quote(const Json& value) { return json_input::Quote(value, 40); }
 
 Result<std::optional<Tokens>> GetOptionalTokens(const Json& object, const char* key) {

@@ -4,6 +4,7 @@
 #ifndef KVBILL_SRC_TRACE_JSON_FIELDS_H_
 #define KVBILL_SRC_TRACE_JSON_FIELDS_H_
 
+#include <istream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -41,6 +42,11 @@ Result<std::optional<double>> GetOptionalNumber(const Json& object, const char* 
 // A string field: "\"key\" must be a string, got 3".
 Result<std::string> GetString(const Json& object, const char* key);
 Result<std::optional<std::string>> GetOptionalString(const Json& object, const char* key);
+
+// Skips a UTF-8 byte order mark at the stream's position (a file's start),
+// so that the readers that look at the first byte (a JSON array or lines?)
+// see what follows it; other bytes are left in place.
+void SkipByteOrderMark(std::istream& in);
 
 // The value as compact JSON text, shortened to 40 characters, for messages
 // (only that prefix is printed, whatever the value's size).

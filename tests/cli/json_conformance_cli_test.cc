@@ -99,7 +99,7 @@ std::vector<Reader> Readers() {
        " \"unit\": \"USD per million tokens\", \"source\": \"test\",\n"
        " \"models\": {\"claude-opus-4-6\": {\"provider\": \"anthropic\", \"input\": 5, "
        "\"output\": 25, \"cache_read\": 0.5, \"cache_write_5m\": 6.25, \"cache_write_1h\": "
-       "10}}}\n"},
+       "10, \"source\": \"test\"}}}\n"},
       {"scenario.json", "simulate -s {FILE} --format csv",
        Fixture("tests/data/scenarios/tight_budget.json")},
       {"config.json", "kv --model {FILE} --format json",

@@ -105,7 +105,7 @@ TEST_F(OutputPathsCliTest, ABadOutputPathFailsBeforeTheWork) {
   const auto r =
       testing::RunKvbill("trace stats " + (dir_ / "missing.jsonl").string() + " -o " + bad);
   EXPECT_EQ(r.exit_status, 2);
-  EXPECT_EQ(r.err, "kvbill trace: " + bad + ": cannot create: Not a directory\n");
+  EXPECT_EQ(r.err, "kvbill trace stats: " + bad + ": cannot create: Not a directory\n");
   const auto s = testing::RunKvbill("simulate -s " + (dir_ / "missing.json").string() + " --out " +
                                     (file / "sub").string());
   EXPECT_EQ(s.exit_status, 2);

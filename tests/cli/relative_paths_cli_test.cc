@@ -32,7 +32,8 @@ TEST(RelativePathsCliTest, CommandLineTracesAreTheWorkingDirectorysInEveryComman
   { std::ofstream(dir / "scen" / "own.jsonl") << trace; }
   {
     std::ofstream(dir / "scen" / "s.json")
-        << R"({"model": "qwen3-8b", "trace": {"file": "own.jsonl"}})";
+        << R"({"model": "qwen3-8b", "trace": {"file": "own.jsonl"},
+                        "budgets": {"hit_rate": {"min": 0}}})";
   }
   const fs::path out = dir / "report";
   for (const std::string& command : {std::string("simulate -s scen/s.json -t t.jsonl --format csv"),
