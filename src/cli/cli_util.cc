@@ -145,7 +145,9 @@ Status CheckOutputDirectory(const std::string& dir) {
     }
     return OkStatus();
   }
-  if (fs::exists(status)) return Error(dir + ": not a directory");
+  // Something else already there: reported when the output is written, so
+  // that an input error found first keeps its message.
+  if (fs::exists(status)) return OkStatus();
   // Created later with its missing parents: the nearest existing one must
   // be a directory that takes new entries.
   fs::path parent = fs::path(dir).parent_path();

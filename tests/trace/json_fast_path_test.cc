@@ -167,10 +167,11 @@ TEST(JsonFastPathTest, ScannerValidatesStringsAsNlohmannDoes) {
   }
 }
 
-// Skipping validates as strictly as nlohmann: never accepts what nlohmann
-// rejects (a bad skipped value must not pass), and rejects what it accepts
-// only where it gives up on purpose (a leading byte order mark, a float that
-// underflows to zero).
+// Skipping validates as strictly as the JSON front door (ParseJson: nlohmann
+// with repeated keys refused): never accepts what it rejects (a bad skipped
+// value must not pass), and rejects what it accepts only where it gives up
+// on purpose (a leading byte order mark, a float that underflows to zero, an
+// escape in a key: those texts are not counted).
 TEST(JsonFastPathTest, ScannerAcceptsWhatNlohmannAccepts) {
   std::vector<std::string> lines;
   for (const char* name : {"claude_code_small.jsonl", "native_small.jsonl", "mooncake_small.jsonl",
@@ -185,11 +186,11 @@ TEST(JsonFastPathTest, ScannerAcceptsWhatNlohmannAccepts) {
     const std::string text = Mutate(lines[static_cast<std::size_t>(i) % lines.size()], &rng);
     JsonScanner scan(text);
     const bool scanner = scan.Skip() && scan.AtEnd();
-    const bool nlohmann = Json::accept(text);
+    const bool nlohmann = ParseJson(text).ok();
     if (scanner) {
       EXPECT_TRUE(nlohmann) << text;
     }
-    if (scanner != nlohmann) ++disagree;
+    if (scanner != nlohmann && text.find('\\') == std::string::npos) ++disagree;
   }
   EXPECT_LT(disagree, 20);
   JsonScanner overflow(R"({"a":{"b":[1e650]}})");
