@@ -81,8 +81,8 @@ int RunBreakeven(const Args& args) {
       "gpus", po::value(&gpus)->default_value(1), "GPUs per replica (tensor parallel)")(
       "price", po::value(&price),
       "what an output token sells for, $ per million (default: the median of the price "
-      "sheet's API offers of the model)")(
-      "prices", FileValue(&prices_path), "price sheet for the default price (LiteLLM or kvbill)")(
+      "sheet's API offers of the model)")("prices", FileValue(&prices_path),
+                                          "price sheet for the default price (LiteLLM or kvbill)")(
       "ignore-model-limit", po::bool_switch(&ignore_model_limit),
       "search past the model's max_model_len (a what-if)")(
       "input-price", po::value(&input_price), "what an input token sells for, $ per million")(
@@ -136,16 +136,16 @@ int RunBreakeven(const Args& args) {
     const std::string sheet_name = prices_path.empty() ? "the bundled price sheet" : prices_path;
     const ComparableOffers offers = FindComparableOffers(*sheet, model->name);
     if (offers.offers.empty()) {
-      return ReportError("breakeven",
-                         Error("--price: not given, and " + sheet_name +
-                               " has no API offer of " + model->name +
-                               " to take it from (docs/breakeven.md); give --price, or --prices "
-                               "with a LiteLLM model_prices_and_context_window.json"));
+      return ReportError(
+          "breakeven",
+          Error("--price: not given, and " + sheet_name + " has no API offer of " + model->name +
+                " to take it from (docs/breakeven.md); give --price, or --prices "
+                "with a LiteLLM model_prices_and_context_window.json"));
     }
     price = offers.median_output_usd_per_mtok;
     price_source = "output price $" + FormatFixed(price, 3) + "/Mtok: the median of " +
-                   std::to_string(offers.offers.size()) + " API offers of " + model->name +
-                   " in " + sheet_name + " (" + OfferNames(offers) + ")";
+                   std::to_string(offers.offers.size()) + " API offers of " + model->name + " in " +
+                   sheet_name + " (" + OfferNames(offers) + ")";
     price_json = {{"median_of", offers.offers.size()},
                   {"sheet", prices_path.empty() ? "bundled" : prices_path},
                   {"offers", nlohmann::ordered_json::array()}};
@@ -209,22 +209,21 @@ int RunBreakeven(const Args& args) {
       if (!c) return ReportError("breakeven", c.error());
       per_mtok.push_back(*c * 1e6);
     }
-    t.AddRow({f.name, Ctx(*one), Ctx(*many),
-              Ctx(*filling) + (filling->max_profitable > 0
-                                   ? " (" + std::to_string(filling->batch) + " seqs)"
-                                   : ""),
-              PerMtok(per_mtok[0], 8192, q.max_model_len),
-              PerMtok(per_mtok[1], 32768, q.max_model_len),
-              PerMtok(per_mtok[2], 131072, q.max_model_len)});
+    t.AddRow(
+        {f.name, Ctx(*one), Ctx(*many),
+         Ctx(*filling) +
+             (filling->max_profitable > 0 ? " (" + std::to_string(filling->batch) + " seqs)" : ""),
+         PerMtok(per_mtok[0], 8192, q.max_model_len), PerMtok(per_mtok[1], 32768, q.max_model_len),
+         PerMtok(per_mtok[2], 131072, q.max_model_len)});
     auto row = [](const BreakevenResult& r) {
-      return nlohmann::ordered_json{{"batch", r.batch},
-                                    {"max_profitable_context", r.max_profitable},
-                                    {"limited_by_memory", r.limited_by_memory},
-                                    {"memory_limit_context", r.memory_limit},
-                                    {"limited_by_model", r.limited_by_model},
-                                    {"not_profitable_at_any_context", r.max_profitable == 0},
-                                    {"usd_per_mtok_at_context_1",
-                                     r.usd_per_token_at_context_1 * 1e6}};
+      return nlohmann::ordered_json{
+          {"batch", r.batch},
+          {"max_profitable_context", r.max_profitable},
+          {"limited_by_memory", r.limited_by_memory},
+          {"memory_limit_context", r.memory_limit},
+          {"limited_by_model", r.limited_by_model},
+          {"not_profitable_at_any_context", r.max_profitable == 0},
+          {"usd_per_mtok_at_context_1", r.usd_per_token_at_context_1 * 1e6}};
     };
     j["kv_formats"].push_back(
         {{"kv_format", f.name},

@@ -145,8 +145,7 @@ int CompareLoads(const std::string& text, const std::string& source, const Scena
   }
   t.AddRow(base_row);
   for (std::size_t i = 1; i < levers.size(); ++i) {
-    std::vector<std::string> row = {levers[i].removes.empty() ? levers[i].name
-                                                              : levers[i].removes};
+    std::vector<std::string> row = {levers[i].removes.empty() ? levers[i].name : levers[i].removes};
     for (std::size_t k = 0; k < loads.size(); ++k) {
       const std::vector<LeverOutcome>& o = runs[k];
       const LeverOutcome& x = o[i];
@@ -156,8 +155,7 @@ int CompareLoads(const std::string& text, const std::string& source, const Scena
       }
       const std::vector<std::size_t> ranked = RankByValue(o);
       const std::size_t rank =
-          static_cast<std::size_t>(std::find(ranked.begin(), ranked.end(), i) - ranked.begin()) +
-          1;
+          static_cast<std::size_t>(std::find(ranked.begin(), ranked.end(), i) - ranked.begin()) + 1;
       const LeverValue v = ValueOf(x.lever, o[0].run->summary.cost_per_task_usd.mean,
                                    x.run->summary.cost_per_task_usd.mean);
       row.push_back("#" + std::to_string(rank) + " " + (v.saves_usd_per_task < 0 ? "-" : "") +
@@ -326,9 +324,9 @@ int RunCompare(const Args& args) {
         is_base ? "" : Pct(base_cost > 0 ? (base_cost - cost) / base_cost : 0);
     if (!is_base) {
       const LeverValue v = value_of(o);
-      values.push_back(std::to_string(values.size() + 1) + ". " + v.lever + ": " +
-                       ValueText(v) +
-                       (o.lever.removes.empty() ? "" : " (in the baseline; measured by turning it off)"));
+      values.push_back(
+          std::to_string(values.size() + 1) + ". " + v.lever + ": " + ValueText(v) +
+          (o.lever.removes.empty() ? "" : " (in the baseline; measured by turning it off)"));
     }
     const std::string hit = FormatFixed(o.run->summary.hit_rate * 100, 1) + "%";
     const std::string p90 = "$" + FormatFixed(o.run->summary.cost_per_task_usd.p90, 4);

@@ -376,8 +376,7 @@ class SimulateOutput {
          << ", p99 " << Money(sum.cost_per_task_usd.p99) << "\n"
          << "bill " << Money(sum.cost_usd) << " = tasks " << Money(sum.task_cost_usd) << " + idle "
          << Money(sum.idle_usd) << "\n"
-         << BillingLine(sum)
-         << "iteration times: " << CostModelLine(model) << "\n";
+         << BillingLine(sum) << "iteration times: " << CostModelLine(model) << "\n";
     for (const std::string& note : model.notes) text << "  note: " << note << "\n";
     return text.str();
   }

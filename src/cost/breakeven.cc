@@ -104,7 +104,8 @@ Result<BreakevenResult> FindBreakeven(const BreakevenQuery& q, std::int64_t batc
   out.batch = batch;
   out.memory_limit = rep->max_context_unbounded ? kMaxSearchContext : rep->max_context;
   out.usd_per_token_at_context_1 = StepCost(q, *r, 1, batch);
-  Bisect(q, [&](Tokens ctx) { return Profitable(q, *r, ctx, batch); }, &out);
+  Bisect(
+      q, [&](Tokens ctx) { return Profitable(q, *r, ctx, batch); }, &out);
   return out;
 }
 
@@ -129,7 +130,8 @@ Result<BreakevenResult> FindBreakevenFillingMemory(const BreakevenQuery& q,
   };
   out.batch = batch_at(1);
   out.usd_per_token_at_context_1 = StepCost(q, *r, 1, out.batch);
-  Bisect(q, [&](Tokens ctx) { return Profitable(q, *r, ctx, batch_at(ctx)); }, &out);
+  Bisect(
+      q, [&](Tokens ctx) { return Profitable(q, *r, ctx, batch_at(ctx)); }, &out);
   if (!failed.ok()) return failed.error();
   if (out.max_profitable > 0) out.batch = batch_at(out.max_profitable);
   return out;
@@ -146,9 +148,9 @@ std::string Lower(std::string text) {
 bool NamesModel(const std::string& id, const std::string& name) {
   for (std::size_t at = id.find(name); at != std::string::npos; at = id.find(name, at + 1)) {
     const std::size_t end = at + name.size();
-    const bool starts = at == 0 || id[at - 1] == '/' || id[at - 1] == '.' ||
-                        (at >= 5 && id.compare(at - 5, 5, "meta-") == 0 &&
-                         (at == 5 || id[at - 6] == '/'));
+    const bool starts =
+        at == 0 || id[at - 1] == '/' || id[at - 1] == '.' ||
+        (at >= 5 && id.compare(at - 5, 5, "meta-") == 0 && (at == 5 || id[at - 6] == '/'));
     if (starts && (end == id.size() || id[end] == '-')) return true;
   }
   return false;

@@ -59,8 +59,7 @@ RunSummary TaskSums::Build() {
   return s;
 }
 
-RunAggregator::RunAggregator(std::function<void(const TaskMetrics&)> on_task,
-                             BillingRule billing)
+RunAggregator::RunAggregator(std::function<void(const TaskMetrics&)> on_task, BillingRule billing)
     : on_task_(std::move(on_task)), billing_(billing) {}
 
 RunAggregator::Acc& RunAggregator::Slot(int index) {

@@ -20,8 +20,7 @@ Tokens DerivedMaxModelLen(const nlohmann::json& c, const std::string& model_type
   if (!c.is_object()) return 0;
   std::optional<double> derived;
   for (const char* key : {"max_position_embeddings", "n_positions", "max_seq_len", "seq_length",
-                          "model_max_length", "max_sequence_length", "max_seq_length",
-                          "seq_len"}) {
+                          "model_max_length", "max_sequence_length", "max_seq_length", "seq_len"}) {
     auto v = Number(c, key);
     if (v && *v >= 1 && (!derived || *v < *derived)) derived = *v;
   }

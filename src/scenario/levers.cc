@@ -139,8 +139,7 @@ LeverValue ValueOf(const Lever& lever, double baseline, double variant) {
   v.without_usd_per_task = lever.removes.empty() ? baseline : variant;
   v.with_usd_per_task = lever.removes.empty() ? variant : baseline;
   v.saves_usd_per_task = v.without_usd_per_task - v.with_usd_per_task;
-  v.saves_fraction =
-      v.without_usd_per_task > 0 ? v.saves_usd_per_task / v.without_usd_per_task : 0;
+  v.saves_fraction = v.without_usd_per_task > 0 ? v.saves_usd_per_task / v.without_usd_per_task : 0;
   return v;
 }
 

@@ -389,8 +389,7 @@ class ClaudeCodeReader : public TraceReader {
       if (appended > 0 || turn.spans.empty()) {
         // Tool results read since the call before: the growth is theirs.
         const bool tool = k > 0 && !turn.keep && appended > 0 &&
-                          call.tool_results_before >
-                              calls_[members[k - 1]].tool_results_before;
+                          call.tool_results_before > calls_[members[k - 1]].tool_results_before;
         turn.spans.push_back(
             Span{tool ? SpanKind::kToolResult : SpanKind::kOther, appended, std::nullopt});
       }
@@ -410,7 +409,7 @@ class ClaudeCodeReader : public TraceReader {
   std::string name_;
   bool loaded_ = false;
   std::vector<Call> calls_;
-  std::unordered_map<std::string, std::size_t> index_;  // message.id -> calls_ index
+  std::unordered_map<std::string, std::size_t> index_;          // message.id -> calls_ index
   std::unordered_map<std::string, std::int64_t> tool_results_;  // ChainKey -> tool-result lines
   std::deque<Task> tasks_;
 };

@@ -56,14 +56,14 @@ TEST(BillingCliTest, BusyAndAmortizedRebillTheDedicatedRun) {
     tasks += t["cost_usd"].get<double>();
     shares += t["idle_share_usd"].get<double>();
     EXPECT_NEAR(t["cost_usd"].get<double>(),
-                d["tasks"][i]["cost_usd"].get<double>() + t["idle_share_usd"].get<double>(),
-                1e-15);
+                d["tasks"][i]["cost_usd"].get<double>() + t["idle_share_usd"].get<double>(), 1e-15);
     EXPECT_FALSE(d["tasks"][i].contains("idle_share_usd"));
   }
   EXPECT_NEAR(tasks, bill, bill * 1e-12);
   EXPECT_NEAR(shares, idle, idle * 1e-12);
-  const auto table = RunKvbill("simulate --scenario " +
-                               Scenario("amortized_t", R"("deployment": {"billing": "amortized"})"));
+  const auto table =
+      RunKvbill("simulate --scenario " +
+                Scenario("amortized_t", R"("deployment": {"billing": "amortized"})"));
   EXPECT_NE(table.out.find("billing amortized: idle GPU time"), std::string::npos) << table.out;
   const auto bad = RunKvbill("simulate --scenario " +
                              Scenario("bad_billing", R"("deployment": {"billing": "shared"})"));

@@ -30,8 +30,9 @@ std::string NoSharedPrefixScenario() {
   }
   out.close();
   const std::string scenario = dir + "/no_shared_prefix.json";
-  std::ofstream(scenario) << R"({"name": "no-shared-prefix", "model": "qwen3-8b", "trace": {"file": ")"
-                          << trace << R"("}})";
+  std::ofstream(scenario)
+      << R"({"name": "no-shared-prefix", "model": "qwen3-8b", "trace": {"file": ")" << trace
+      << R"("}})";
   return scenario;
 }
 
@@ -63,10 +64,10 @@ TEST(CompareValueCliTest, PrefixCachingDoesNotComeFirstWithoutSharedPrefixes) {
       saw_fp8 = true;
       EXPECT_GT(x["saves_usd_per_task"].get<double>(), 0);
       // The saving against the baseline's cost (fp8 weighs adding fp8).
-      EXPECT_NEAR(x["saves_fraction"].get<double>(),
-                  x["saves_usd_per_task"].get<double>() /
-                      j["baseline"]["cost_per_task_usd"].get<double>(),
-                  1e-12);
+      EXPECT_NEAR(
+          x["saves_fraction"].get<double>(),
+          x["saves_usd_per_task"].get<double>() / j["baseline"]["cost_per_task_usd"].get<double>(),
+          1e-12);
     }
   }
   EXPECT_TRUE(saw_cache);
@@ -98,8 +99,8 @@ TEST(CompareValueCliTest, PrefixCachingDoesNotComeFirstWithoutSharedPrefixes) {
 // it is in the baseline, so its value is the cost with it off minus the
 // cost with it on, as a fraction of the cost with it off.
 TEST(CompareValueCliTest, PrefixCachingInTheBaselineIsWeighedByTurningItOff) {
-  const auto r = RunKvbill(
-      "compare --format json --jobs 2 --scenario tests/data/scenarios/small_sweep.json");
+  const auto r =
+      RunKvbill("compare --format json --jobs 2 --scenario tests/data/scenarios/small_sweep.json");
   ASSERT_EQ(r.exit_status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   const double base = j["baseline"]["cost_per_task_usd"].get<double>();

@@ -145,16 +145,17 @@ TEST(BreakevenCliTest, JsonAndBadInput) {
   EXPECT_EQ(j["max_model_len"], 131072);
   EXPECT_EQ(j["kv_formats"][0]["batch_1"]["max_profitable_context"], 131072);
   EXPECT_EQ(j["kv_formats"][0]["batch_1"]["limited_by_model"], true);
-  EXPECT_EQ(j["kv_formats"][0]["batch_filling_memory"]["batch"], 3);  // tests/cost/breakeven_test.cc
+  EXPECT_EQ(j["kv_formats"][0]["batch_filling_memory"]["batch"],
+            3);  // tests/cost/breakeven_test.cc
   const auto what_if = testing::RunKvbill(
       "breakeven --model llama-3.1-8b --gpu h100-sxm --price 20 --format json "
       "--ignore-model-limit");
   ASSERT_EQ(what_if.exit_status, 0) << what_if.err;
-  EXPECT_EQ(nlohmann::json::parse(what_if.out)["kv_formats"][0]["batch_1"]["max_profitable_context"],
-            282936);
+  EXPECT_EQ(
+      nlohmann::json::parse(what_if.out)["kv_formats"][0]["batch_1"]["max_profitable_context"],
+      282936);
   // At $5 the weights alone cost more ($6.04 per million tokens at batch one).
-  const auto low =
-      testing::RunKvbill("breakeven --model llama-3.1-8b --gpu h100-sxm --price 5");
+  const auto low = testing::RunKvbill("breakeven --model llama-3.1-8b --gpu h100-sxm --price 5");
   ASSERT_EQ(low.exit_status, 0) << low.err;
   EXPECT_NE(low.out.find("not profitable at any context"), std::string::npos) << low.out;
   // No --price: the median of the LiteLLM sheet's offers of the model, named.

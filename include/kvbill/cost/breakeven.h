@@ -27,7 +27,6 @@
 #include <vector>
 
 #include "kvbill/cost/price_sheet.h"
-
 #include "kvbill/cost/roofline.h"
 #include "kvbill/hardware/fit.h"
 
@@ -83,8 +82,7 @@ struct ComparableOffers {
 };
 ComparableOffers FindComparableOffers(const PriceSheet& sheet, const std::string& model_name);
 
-Result<BreakevenResult> FindBreakevenFillingMemory(const BreakevenQuery& q,
-                                                   std::int64_t max_batch);
+Result<BreakevenResult> FindBreakevenFillingMemory(const BreakevenQuery& q, std::int64_t max_batch);
 
 }  // namespace kvbill
 

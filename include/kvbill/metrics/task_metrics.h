@@ -32,9 +32,9 @@ struct TaskMetrics {
   long double gpu_seconds = 0;
   long double cost_usd = 0;        // with its idle share under "amortized" billing
   long double idle_share_usd = 0;  // billing "amortized": its share of the idle time
-  Seconds completion_s = 0;  // last finish minus first release
-  Seconds ttft_mean_s = 0;   // mean time to first token of its requests
-  Seconds queue_mean_s = 0;  // mean release-to-admission delay
+  Seconds completion_s = 0;        // last finish minus first release
+  Seconds ttft_mean_s = 0;         // mean time to first token of its requests
+  Seconds queue_mean_s = 0;        // mean release-to-admission delay
 };
 
 struct RunSummary {
@@ -49,7 +49,7 @@ struct RunSummary {
   long double kv_read_bytes = 0;
   long double cost_usd = 0;       // the whole bill: tasks + idle
   long double task_cost_usd = 0;  // what the tasks paid
-  long double idle_usd = 0;  // idle billed on its own line (0 unless billing is dedicated)
+  long double idle_usd = 0;       // idle billed on its own line (0 unless billing is dedicated)
   // What the idle GPU time costs at the rental price, whoever pays
   // (metrics/billing.h); the billing rule applied.
   long double idle_gpu_usd = 0;

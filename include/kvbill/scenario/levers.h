@@ -47,7 +47,6 @@ struct LeverValue {
 };
 LeverValue ValueOf(const Lever& lever, double baseline_usd_per_task, double variant_usd_per_task);
 
-
 // The levers that apply to `scenario`, in a fixed order: fp8 and nvfp4 KV
 // (when the KV format is wider; marked not_applicable, with the reason,
 // where no engine runs that KV format on the scenario's GPU), prefix

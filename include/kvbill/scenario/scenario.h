@@ -89,7 +89,7 @@ struct ScenarioTrace {
   std::string release = "after_finish";  // or "recorded"
   std::string generator;                 // preset name when no file
   std::int64_t tasks = 0;                // generator: number of tasks
-  double load = 1;  // gaps between task starts are divided by it (> 0)
+  double load = 1;                       // gaps between task starts are divided by it (> 0)
 };
 
 // A limit on one metric of a run ("budgets"): `kvbill check` fails when the
