@@ -95,7 +95,8 @@ TEST(LoadCliTest, LoadFourStartsTasksFourTimesAsOften) {
     EXPECT_EQ(r.exit_status, 0) << r.err;
     std::map<std::string, double> out;
     if (r.exit_status != 0) return out;
-    for (const auto& q : nlohmann::json::parse(r.out)["requests"]) {
+    const auto doc = nlohmann::json::parse(r.out);
+    for (const auto& q : doc["requests"]) {
       if (q["index"] == 0) out[q["task"].get<std::string>()] = q["release_s"].get<double>();
     }
     return out;
