@@ -6,29 +6,60 @@
 
 #include "cli/cli_util.h"
 #include "cli/model_flags.h"
+#include "kvbill/cost/engine_profile.h"
+#include "kvbill/cost/price_sheet.h"
 #include "kvbill/hardware/catalog_names.h"
 #include "kvbill/hardware/format_support.h"
 #include "kvbill/report/table.h"
+#include "kvbill/util/file.h"
 
 namespace kvbill::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: kvbill breakeven --model M --gpu G --price OUT_USD_PER_MTOK [--input-price "
-    "USD_PER_MTOK]\n"
-    "                        [--output-tokens 1000] [--kv-format F] [--batch B] [--gpus N]\n"
-    "                        [--usd-per-gpu-hour X] [--format table|json]\n\n"
-    "The longest context a deployment serves profitably at batch one and at batch B, given\n"
-    "what an output token sells for (and an input token, when --input-price is given: then\n"
-    "per request of --output-tokens) and what the GPU-hour costs, for the KV format asked\n"
-    "for and for fp8 and nvfp4 KV. Roofline decode cost: docs/engine.md; rules: "
-    "docs/breakeven.md.\n";
+    "usage: kvbill breakeven --model M --gpu G [--price OUT_USD_PER_MTOK] [--prices FILE]\n"
+    "                        [--input-price USD_PER_MTOK] [--output-tokens 1000] [--kv-format F]\n"
+    "                        [--batch B] [--gpus N] [--usd-per-gpu-hour X]\n"
+    "                        [--ignore-model-limit] [--format table|json]\n\n"
+    "The longest context a deployment serves profitably at batch one, at batch B and at the\n"
+    "batch that fills memory, given what an output token sells for (and an input token, when\n"
+    "--input-price is given: then per request of --output-tokens) and what the GPU-hour\n"
+    "costs, for the KV format asked for and for fp8 and nvfp4 KV, up to the model's\n"
+    "max_model_len (--ignore-model-limit: up to memory). Without --price, the median output\n"
+    "price of the API offers of the same model in the price sheet (--prices: a LiteLLM\n"
+    "model_prices_and_context_window.json or a kvbill sheet; default the bundled one).\n"
+    "Roofline decode cost: docs/engine.md; rules: docs/breakeven.md.\n";
 
 std::string Ctx(const BreakevenResult& r) {
-  if (r.max_profitable == 0) return "none";
+  if (r.max_profitable == 0) return "not profitable at any context";
   std::string s = FormatWithSeparators(r.max_profitable);
   if (r.limited_by_memory) s += " (memory limit)";
+  if (r.limited_by_model) s += " (model limit)";
   return s;
+}
+
+// "$6.45", or "past the limit" for a context beyond max_model_len (0: none).
+std::string PerMtok(double usd_per_mtok, Tokens ctx, Tokens max_model_len) {
+  if (max_model_len > 0 && ctx > max_model_len) return "past the limit";
+  return "$" + FormatFixed(usd_per_mtok, 2);
+}
+
+// The price sheet of --prices, or the bundled one.
+Result<PriceSheet> LoadSheet(const std::string& path) {
+  if (path.empty()) return BundledPriceSheet();
+  auto text = ReadFile(path);
+  if (!text) return text.error().Within("--prices");
+  return ParsePriceSheet(*text, path);
+}
+
+// "groq/llama-3.1-8b-instant $0.08, ..." (output prices, $ per million tokens).
+std::string OfferNames(const ComparableOffers& c) {
+  std::string names;
+  for (const ModelPrice* m : c.offers) {
+    names += (names.empty() ? "" : ", ") + m->id + " $" +
+             FormatFixed(static_cast<double>(m->base.output) / 1e6, 3);
+  }
+  return names;
 }
 
 }  // namespace
@@ -43,10 +74,17 @@ int RunBreakeven(const Args& args) {
   std::int64_t batch = 32;
   Tokens output_tokens = 1000;
   int gpus = 1;
+  std::string prices_path;
+  bool ignore_model_limit = false;
   options.add_options()("gpu,g", po::value(&gpu_id)->default_value("h100-sxm"),
                         "catalog id, alias (h100) or nvidia-smi name, or a GPU JSON file")(
       "gpus", po::value(&gpus)->default_value(1), "GPUs per replica (tensor parallel)")(
-      "price", po::value(&price)->required(), "what an output token sells for, $ per million")(
+      "price", po::value(&price),
+      "what an output token sells for, $ per million (default: the median of the price "
+      "sheet's API offers of the model)")("prices", FileValue(&prices_path),
+                                          "price sheet for the default price (LiteLLM or kvbill)")(
+      "ignore-model-limit", po::bool_switch(&ignore_model_limit),
+      "search past the model's max_model_len (a what-if)")(
       "input-price", po::value(&input_price), "what an input token sells for, $ per million")(
       "output-tokens", po::value(&output_tokens)->default_value(1000),
       "output tokens per request (with --input-price)")(
@@ -63,7 +101,9 @@ int RunBreakeven(const Args& args) {
   if (auto s = CheckChoice("format", format, "table|json"); !s) {
     return ReportError("breakeven", s.error());
   }
-  if (!(price > 0)) return ReportError("breakeven", Error("--price: must be positive"));
+  if (vm.count("price") && !(price > 0)) {
+    return ReportError("breakeven", Error("--price: must be positive"));
+  }
   if (vm.count("input-price") && !(input_price >= 0)) {
     return ReportError("breakeven", Error("--input-price: must be non-negative"));
   }
@@ -92,8 +132,39 @@ int RunBreakeven(const Args& args) {
                                           " GPUs cannot split this model's heads evenly"));
   }
 
+  std::string price_source;  // the table's line naming the offers; empty with --price
+  nlohmann::ordered_json price_json;
+  if (!vm.count("price")) {
+    auto sheet = LoadSheet(prices_path);
+    if (!sheet) return ReportError("breakeven", sheet.error());
+    const std::string sheet_name = prices_path.empty() ? "the bundled price sheet" : prices_path;
+    const ComparableOffers offers = FindComparableOffers(*sheet, model->name);
+    if (offers.offers.empty()) {
+      return ReportError(
+          "breakeven",
+          Error("--price: not given, and " + sheet_name + " has no API offer of " + model->name +
+                " to take it from (docs/breakeven.md); give --price, or --prices "
+                "with a LiteLLM model_prices_and_context_window.json"));
+    }
+    price = offers.median_output_usd_per_mtok;
+    price_source = "output price $" + FormatFixed(price, 3) + "/Mtok: the median of " +
+                   std::to_string(offers.offers.size()) + " API offers of " + model->name + " in " +
+                   sheet_name + " (" + OfferNames(offers) + ")";
+    price_json = {{"median_of", offers.offers.size()},
+                  {"sheet", prices_path.empty() ? "bundled" : prices_path},
+                  {"offers", nlohmann::ordered_json::array()}};
+    for (const ModelPrice* m : offers.offers) {
+      price_json["offers"].push_back(
+          {{"id", m->id},
+           {"provider", m->provider},
+           {"output_usd_per_mtok", static_cast<double>(m->base.output) / 1e6},
+           {"input_usd_per_mtok", static_cast<double>(m->base.input) / 1e6}});
+    }
+  }
+
   BreakevenQuery q;
   q.fit.model = *model;
+  if (!ignore_model_limit) q.max_model_len = model->max_model_len;
   q.fit.weight_format = weight_format;
   q.fit.deployment.gpu = *gpu;
   q.fit.deployment.tensor_parallel = gpus;
@@ -118,35 +189,51 @@ int RunBreakeven(const Args& args) {
   j["gpus"] = gpus;
   j["usd_per_gpu_hour"] = q.usd_per_gpu_hour;
   j["output_usd_per_mtok"] = price;
+  if (!price_json.is_null()) j["price_from_offers"] = price_json;
   if (q.input_usd_per_mtok) j["input_usd_per_mtok"] = *q.input_usd_per_mtok;
+  j["max_model_len"] = model->max_model_len;
+  j["model_limit_applied"] = q.max_model_len > 0;
+  const EngineLimits limits = DefaultEngineLimits("vllm", *gpu);
   j["kv_formats"] = nlohmann::ordered_json::array();
   Table t({"KV format", "batch 1: longest profitable context",
-           "batch " + std::to_string(batch) + ": longest profitable context", "$/Mtok at 8k (b=1)",
-           "at 32k", "at 128k"});
+           "batch " + std::to_string(batch) + ": longest profitable context",
+           "batch filling memory (up to " + std::to_string(limits.max_num_seqs) + ")",
+           "$/Mtok at 8k (b=1)", "at 32k", "at 128k"});
   for (const ElementFormat& f : formats) {
     q.fit.kv_format = f;
     auto one = FindBreakeven(q, 1);
     if (!one) return ReportError("breakeven", one.error());
     auto many = FindBreakeven(q, batch);
     if (!many) return ReportError("breakeven", many.error());
+    auto filling = FindBreakevenFillingMemory(q, limits.max_num_seqs);
+    if (!filling) return ReportError("breakeven", filling.error());
     std::vector<double> per_mtok;
     for (Tokens ctx : {8192, 32768, 131072}) {
       auto c = DecodeCostPerToken(q, ctx, 1);
       if (!c) return ReportError("breakeven", c.error());
       per_mtok.push_back(*c * 1e6);
     }
-    t.AddRow({f.name, Ctx(*one), Ctx(*many), "$" + FormatFixed(per_mtok[0], 2),
-              "$" + FormatFixed(per_mtok[1], 2), "$" + FormatFixed(per_mtok[2], 2)});
+    t.AddRow(
+        {f.name, Ctx(*one), Ctx(*many),
+         Ctx(*filling) +
+             (filling->max_profitable > 0 ? " (" + std::to_string(filling->batch) + " seqs)" : ""),
+         PerMtok(per_mtok[0], 8192, q.max_model_len), PerMtok(per_mtok[1], 32768, q.max_model_len),
+         PerMtok(per_mtok[2], 131072, q.max_model_len)});
     auto row = [](const BreakevenResult& r) {
-      return nlohmann::ordered_json{{"batch", r.batch},
-                                    {"max_profitable_context", r.max_profitable},
-                                    {"limited_by_memory", r.limited_by_memory},
-                                    {"memory_limit_context", r.memory_limit}};
+      return nlohmann::ordered_json{
+          {"batch", r.batch},
+          {"max_profitable_context", r.max_profitable},
+          {"limited_by_memory", r.limited_by_memory},
+          {"memory_limit_context", r.memory_limit},
+          {"limited_by_model", r.limited_by_model},
+          {"not_profitable_at_any_context", r.max_profitable == 0},
+          {"usd_per_mtok_at_context_1", r.usd_per_token_at_context_1 * 1e6}};
     };
     j["kv_formats"].push_back(
         {{"kv_format", f.name},
          {"batch_1", row(*one)},
          {"batch_n", row(*many)},
+         {"batch_filling_memory", row(*filling)},
          {"decode_usd_per_mtok_batch_1",
           {{"8k", per_mtok[0]}, {"32k", per_mtok[1]}, {"128k", per_mtok[2]}}}});
   }
@@ -161,10 +248,21 @@ int RunBreakeven(const Args& args) {
     std::cout << ", input at $" << FormatFixed(*q.input_usd_per_mtok, 2) << "/Mtok ("
               << output_tokens << " output tokens per request)";
   }
-  std::cout << "\n\n"
+  std::cout << "\n";
+  if (!price_source.empty()) std::cout << price_source << "\n";
+  if (model->max_model_len == 0) {
+    std::cout << model->name << "'s config gives no max_model_len: contexts up to memory\n";
+  } else {
+    std::cout << "contexts up to " << model->name << "'s max_model_len "
+              << FormatWithSeparators(model->max_model_len)
+              << (q.max_model_len > 0 ? "" : " ignored (--ignore-model-limit)") << "\n";
+  }
+  std::cout << "\n"
             << t.ToText()
             << "\nA context is profitable when decoding at it costs no more than the token "
-               "sells for;\n\"memory limit\": profitable up to the longest context that fits.\n";
+               "sells for;\n\"memory limit\": profitable up to the longest context that fits; "
+               "\"model limit\": up to max_model_len;\n\"not profitable at any context\": "
+               "the weights alone cost more per token than the price.\n";
   return 0;
 }
 

@@ -1,4 +1,5 @@
 // kvbill compare: the baseline and one variant per lever, ranked by saving.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -20,11 +21,17 @@ namespace kvbill::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: kvbill compare [--scenario S.json] [--trace T] [--jobs N] [--format table|json]\n\n"
+    "usage: kvbill compare [--scenario S.json] [--trace T] [--jobs N] [--format table|json]\n"
+    "                      [--load 0.25,1,4]\n\n"
     "Runs the scenario and one variant per lever — KV quantization (fp8, nvfp4), prefix\n"
     "caching toggled, dropping old tool results, summarising long contexts, architecture\n"
     "(half the KV heads; a latent KV cache of 512 + 64 elements per layer as in MLA) — and\n"
-    "ranks them by the saving in dollars per task, beside the baseline's absolute numbers.\n"
+    "ranks them by each lever's value: the dollars per task it saves against the same\n"
+    "scenario without it, largest first. A lever that cannot apply (a format the GPU cannot\n"
+    "run, a context policy that changes no prompt of the trace, speculative decoding) is\n"
+    "listed as not applicable with the reason. --load runs the comparison at each load\n"
+    "factor (trace.load: the gaps between task starts divided by it) and prints a lever x\n"
+    "load table of the savings.\n"
     "Also fits how the baseline's cost per task grows with its number of requests.\n"
     "A scenario with \"pricing\" (billed at an API provider's rules and list prices) gets\n"
     "the levers an API user has instead: 1-hour cache writes (anthropic), caching off,\n"
@@ -44,17 +51,150 @@ double WritesPerTask(const ScenarioOutcome& o) {
 
 std::string Pct(double f) { return (f >= 0 ? "" : "-") + FormatFixed(std::fabs(f) * 100, 1) + "%"; }
 
+// 0.25 -> "0.25", 4 -> "4".
+std::string LoadText(double load) {
+  std::ostringstream text;
+  text << load;
+  return text.str();
+}
+
+std::string Usd(double usd) { return "$" + FormatFixed(std::fabs(usd), 4); }
+
+// "saves $0.2200 per task, 78.0%" or "costs $0.0100 more per task, 5.0%".
+std::string ValueText(const LeverValue& v) {
+  if (v.saves_usd_per_task >= 0) {
+    return "saves " + Usd(v.saves_usd_per_task) + " per task, " + Pct(v.saves_fraction);
+  }
+  return "costs " + Usd(v.saves_usd_per_task) + " more per task, " + Pct(-v.saves_fraction);
+}
+
+// The value fields of a lever that ran (compare's JSON).
+void AddValueJson(const LeverValue& v, std::size_t rank, nlohmann::ordered_json* r) {
+  (*r)["value_of"] = v.lever;
+  (*r)["saves_usd_per_task"] = v.saves_usd_per_task;
+  (*r)["saves_fraction"] = v.saves_fraction;
+  (*r)["rank"] = rank;
+}
+
+// "0.25,1,4" -> {0.25, 1, 4}; each a positive number.
+Result<std::vector<double>> ParseLoads(const std::string& list) {
+  std::vector<double> loads;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    const std::string item = list.substr(start, comma - start);
+    std::size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size() || !std::isfinite(v) || !(v > 0)) {
+      return Error("--load: \"" + item + "\" is not a positive number (a list like 0.25,1,4)");
+    }
+    loads.push_back(v);
+    start = comma + 1;
+  }
+  return loads;
+}
+
+// compare --load: the levers at each load, a lever x load table of values.
+int CompareLoads(const std::string& text, const std::string& source, const Scenario& base,
+                 const std::vector<double>& loads, int jobs, const std::string& format) {
+  std::vector<Lever> levers = Levers(base);
+  levers.insert(levers.begin(), Lever{"baseline", {}});
+  std::vector<std::vector<LeverOutcome>> runs;
+  WorkloadCache workloads;  // one trace and policy: shared by every load
+  for (double load : loads) {
+    auto at_load = WithSetting(text, "/trace/load", nlohmann::json(load).dump());
+    if (!at_load) return ReportError("compare", at_load.error());
+    ProgressLine progress("compare", "load " + LoadText(load) + ": running " +
+                                         std::to_string(levers.size()) + " variants");
+    runs.push_back(RunLevers(*at_load, source, levers, jobs, &workloads));
+    if (!runs.back()[0].run) return ReportError("compare", Error(runs.back()[0].error));
+  }
+  nlohmann::ordered_json j;
+  j["scenario"] = base.name;
+  j["loads"] = nlohmann::ordered_json::array();
+  std::vector<std::string> header = {"lever"};
+  for (double load : loads) header.push_back("load " + LoadText(load));
+  Table t(header);
+  std::vector<std::string> base_row = {"baseline $/task"};
+  for (std::size_t k = 0; k < loads.size(); ++k) {
+    const std::vector<LeverOutcome>& o = runs[k];
+    const double b = o[0].run->summary.cost_per_task_usd.mean;
+    base_row.push_back(Usd(b));
+    const std::vector<std::size_t> ranked = RankByValue(o);
+    nlohmann::ordered_json at = {{"load", loads[k]},
+                                 {"baseline_cost_per_task_usd", b},
+                                 {"levers", nlohmann::ordered_json::array()}};
+    for (std::size_t r = 0; r < ranked.size(); ++r) {
+      const LeverOutcome& x = o[ranked[r]];
+      nlohmann::ordered_json row = {{"lever", x.lever.name}};
+      if (x.run) {
+        row["cost_per_task_usd"] = x.run->summary.cost_per_task_usd.mean;
+        AddValueJson(ValueOf(x.lever, b, x.run->summary.cost_per_task_usd.mean), r + 1, &row);
+      } else if (!x.lever.not_applicable.empty()) {
+        row["not_applicable"] = x.lever.not_applicable;
+      } else {
+        row["error"] = x.error;
+      }
+      at["levers"].push_back(row);
+    }
+    j["loads"].push_back(at);
+  }
+  t.AddRow(base_row);
+  for (std::size_t i = 1; i < levers.size(); ++i) {
+    std::vector<std::string> row = {levers[i].removes.empty() ? levers[i].name : levers[i].removes};
+    for (std::size_t k = 0; k < loads.size(); ++k) {
+      const std::vector<LeverOutcome>& o = runs[k];
+      const LeverOutcome& x = o[i];
+      if (!x.run) {
+        row.push_back(x.lever.not_applicable.empty() ? "failed" : "not applicable");
+        continue;
+      }
+      const std::vector<std::size_t> ranked = RankByValue(o);
+      const std::size_t rank =
+          static_cast<std::size_t>(std::find(ranked.begin(), ranked.end(), i) - ranked.begin()) + 1;
+      const LeverValue v = ValueOf(x.lever, o[0].run->summary.cost_per_task_usd.mean,
+                                   x.run->summary.cost_per_task_usd.mean);
+      row.push_back("#" + std::to_string(rank) + " " + (v.saves_usd_per_task < 0 ? "-" : "") +
+                    Usd(v.saves_usd_per_task) + " " + Pct(v.saves_fraction));
+    }
+    t.AddRow(row);
+  }
+  if (format == "json") {
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << "scenario " << base.name
+            << ": each lever's saving per task against the scenario without it, at each load\n"
+            << "(trace.load: gaps between task starts divided by it); #rank by saving\n\n"
+            << t.ToText();
+  for (std::size_t i = 1; i < levers.size(); ++i) {
+    for (const std::vector<LeverOutcome>& o : runs) {
+      if (!o[i].run) {
+        std::cout << "n/a: " << o[i].lever.name << ": " << o[i].error << "\n";
+        break;
+      }
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int RunCompare(const Args& args) {
   po::options_description options("options");
-  std::string scenario_path, trace, format;
+  std::string scenario_path, trace, format, load_list;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.add_options()("scenario,s", FileValue(&scenario_path)->default_value("default"),
                         "scenario JSON file, or `default`")(
       "trace,t", FileValue(&trace), "trace file, replacing the scenario's trace")(
       "jobs,j", po::value(&jobs)->default_value(jobs), "threads")(
-      "format", po::value(&format)->default_value("table"), "table or json");
+      "format", po::value(&format)->default_value("table"), "table or json")(
+      "load", po::value(&load_list), "load factors, e.g. 0.25,1,4: the comparison at each");
   po::variables_map vm;
   if (auto stop = ParseOptions(args, "compare", kUsage, options, vm)) return *stop;
   if (auto s = CheckChoice("format", format, "table|json"); !s) {
@@ -79,6 +219,11 @@ int RunCompare(const Args& args) {
   }
   auto base = ParseScenario(text, source);
   if (!base) return ReportError("compare", base.error());
+  if (vm.count("load")) {
+    auto loads = ParseLoads(load_list);
+    if (!loads) return ReportError("compare", loads.error());
+    return CompareLoads(text, source, *base, *loads, jobs, format);
+  }
 
   std::vector<Lever> levers = Levers(*base);
   levers.insert(levers.begin(), Lever{"baseline", {}});
@@ -92,13 +237,12 @@ int RunCompare(const Args& args) {
   const bool api = b.api.has_value();
   const double base_cost = b.summary.cost_per_task_usd.mean, base_kv = KvPerTask(b);
 
-  // Rank the variants by dollars saved per task; failed ones last.
+  // Rank the variants by the value of their lever; those that did not run last.
   std::vector<const LeverOutcome*> ranked;
-  for (std::size_t i = 1; i < outcomes.size(); ++i) ranked.push_back(&outcomes[i]);
-  std::stable_sort(ranked.begin(), ranked.end(), [&](const LeverOutcome* x, const LeverOutcome* y) {
-    if (!x->run || !y->run) return x->run.has_value() && !y->run.has_value();
-    return x->run->summary.cost_per_task_usd.mean < y->run->summary.cost_per_task_usd.mean;
-  });
+  for (std::size_t i : RankByValue(outcomes)) ranked.push_back(&outcomes[i]);
+  auto value_of = [&](const LeverOutcome& o) {
+    return ValueOf(o.lever, base_cost, o.run->summary.cost_per_task_usd.mean);
+  };
 
   std::vector<double> requests, costs;
   for (const TaskMetrics& t : b.tasks) {
@@ -134,6 +278,10 @@ int RunCompare(const Args& args) {
       r["saving_usd_per_task"] = base_cost - cost;
       r["saving_fraction"] = base_cost > 0 ? (base_cost - cost) / base_cost : 0;
       if (!api) r["kv_saving_fraction"] = base_kv > 0 ? (base_kv - kv) / base_kv : 0;
+      if (&o != &outcomes[0]) {
+        const auto at = std::find(ranked.begin(), ranked.end(), &o);
+        AddValueJson(value_of(o), static_cast<std::size_t>(at - ranked.begin()) + 1, &r);
+      }
       return r;
     };
     j["scenario"] = base->name;
@@ -164,6 +312,7 @@ int RunCompare(const Args& args) {
                                      "$/task p90"}
           : std::vector<std::string>{"lever",     "$/task",   "saving",    "KV read/task",
                                      "KV saving", "hit rate", "$/task p90"};
+  std::vector<std::string> values;  // "saves $0.22 per task, 78%": the lines under the table
   Table t(header);
   auto add = [&](const LeverOutcome& o) {
     if (!o.run) {
@@ -177,6 +326,12 @@ int RunCompare(const Args& args) {
     const bool is_base = &o == &outcomes[0];
     const std::string saving =
         is_base ? "" : Pct(base_cost > 0 ? (base_cost - cost) / base_cost : 0);
+    if (!is_base) {
+      const LeverValue v = value_of(o);
+      values.push_back(
+          std::to_string(values.size() + 1) + ". " + v.lever + ": " + ValueText(v) +
+          (o.lever.removes.empty() ? "" : " (in the baseline; measured by turning it off)"));
+    }
     const std::string hit = FormatFixed(o.run->summary.hit_rate * 100, 1) + "%";
     const std::string p90 = "$" + FormatFixed(o.run->summary.cost_per_task_usd.p90, 4);
     if (api) {
@@ -199,8 +354,14 @@ int RunCompare(const Args& args) {
               << " list prices";
   }
   std::cout << "); savings against the baseline\n\n" << t.ToText();
+  std::cout << "\nlevers by their value (against the same scenario without the lever):\n";
+  for (const std::string& line : values) std::cout << "  " << line << "\n";
   for (const LeverOutcome* o : ranked) {
-    if (!o->run) std::cout << "n/a: " << o->lever.name << ": " << o->error << "\n";
+    if (!o->run && !o->lever.not_applicable.empty()) {
+      std::cout << "  not applicable: " << o->lever.name << ": " << o->lever.not_applicable << "\n";
+    } else if (!o->run) {
+      std::cout << "  failed: " << o->lever.name << ": " << o->error << "\n";
+    }
   }
   if (growth) {
     std::cout << "\ncost per task grows as (requests per task)^" << FormatFixed(growth->exponent, 2)

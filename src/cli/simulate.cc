@@ -18,6 +18,7 @@
 #include "cli/cli_util.h"
 #include "cli/progress.h"
 #include "cli/simulate_api.h"
+#include "kvbill/metrics/billing.h"
 #include "kvbill/report/table.h"
 #include "kvbill/scenario/run.h"
 #include "kvbill/scenario/warnings.h"
@@ -114,6 +115,27 @@ json RequestJson(const RequestRecord& r) {
           {"cost_usd", static_cast<double>(r.cost_usd)}};
 }
 
+// deployment.billing: the rule and what the idle GPU time cost, whoever paid.
+void AddBillingJson(const RunSummary& sum, json* s) {
+  (*s)["billing"] = std::string(BillingName(sum.billing));
+  (*s)["idle_gpu_usd"] = static_cast<double>(sum.idle_gpu_usd);
+}
+
+// The table's line saying how the bill treats idle GPU time.
+std::string BillingLine(const RunSummary& sum) {
+  const std::string idle = Money(sum.idle_gpu_usd);
+  switch (sum.billing) {
+    case BillingRule::kBusy:
+      return "billing busy: only busy GPU time billed (idle GPU time, " + idle + ", not billed)\n";
+    case BillingRule::kAmortized:
+      return "billing amortized: idle GPU time (" + idle +
+             ") spread over the tasks by their GPU-seconds, in the cost per task\n";
+    case BillingRule::kDedicated:
+      break;
+  }
+  return "billing dedicated: GPUs rented around the clock, idle GPU time billed on its own\n";
+}
+
 json SummaryDoc(const RunSummary& sum, const SimulationTotals& totals, double wall_s,
                 const std::vector<RunWarning>& warnings) {
   json s;
@@ -132,6 +154,7 @@ json SummaryDoc(const RunSummary& sum, const SimulationTotals& totals, double wa
   s["output_tokens"] = sum.output_tokens;
   s["task_cost_usd"] = static_cast<double>(sum.task_cost_usd);
   s["idle_cost_usd"] = static_cast<double>(sum.idle_usd);
+  AddBillingJson(sum, &s);
   s["ttft_s"] = SummaryJson(sum.ttft_s);
   s["preemptions"] = sum.preemptions;
   s["evicted_blocks"] = sum.evicted_blocks;
@@ -201,8 +224,10 @@ const std::vector<std::string> kCsvHeader = {"id",
 // returned by Finish.
 class SimulateOutput {
  public:
-  SimulateOutput(const std::string& format, bool with_requests, const std::string& out_dir)
-      : format_(format),
+  SimulateOutput(const std::string& format, bool with_requests, const std::string& out_dir,
+                 bool amortized)
+      : amortized_(amortized),
+        format_(format),
         out_dir_(out_dir),
         json_(format == "json" || !out_dir.empty()),
         csv_(format == "csv" || !out_dir.empty()),
@@ -214,7 +239,8 @@ class SimulateOutput {
     if (format_ == "table" && first_.size() < kTableRows) first_.push_back(t);
     ++tasks_;
     if (!json_ && !csv_) return;
-    const json j = TaskJson(t);
+    json j = TaskJson(t);
+    if (amortized_) j["idle_share_usd"] = static_cast<double>(t.idle_share_usd);
     if (json_) {
       Append(&task_rows_, (tasks_ > 1 ? ",\n    " : "    ") + Nested(j, 2));
     }
@@ -353,11 +379,12 @@ class SimulateOutput {
          << ", p99 " << Money(sum.cost_per_task_usd.p99) << "\n"
          << "bill " << Money(sum.cost_usd) << " = tasks " << Money(sum.task_cost_usd) << " + idle "
          << Money(sum.idle_usd) << "\n"
-         << "iteration times: " << CostModelLine(model) << "\n";
+         << BillingLine(sum) << "iteration times: " << CostModelLine(model) << "\n";
     for (const std::string& note : model.notes) text << "  note: " << note << "\n";
     return text.str();
   }
 
+  bool amortized_;  // billing "amortized": task rows carry their idle share
   std::string format_;
   std::string out_dir_;
   bool json_, csv_, requests_;
@@ -400,9 +427,10 @@ int RunSimulate(const Args& args) {
     scenario->engine.mode = engine;
   }
   if (scenario->pricing) return RunSimulateApi(*scenario, format, with_requests, out_dir);
+  const bool amortized = scenario->deployment.billing == "amortized";
   const auto wall_start = std::chrono::steady_clock::now();
   std::optional<SimulateOutput> output;
-  output.emplace(format, with_requests, out_dir);
+  output.emplace(format, with_requests, out_dir, amortized);
   RunObserver observer;
   observer.on_task = [&](const TaskMetrics& t) { output->AddTask(t); };
   if (output->wants_requests()) {
@@ -410,7 +438,7 @@ int RunSimulate(const Args& args) {
   }
   // A trace found out of arrival order is read whole and run again: what
   // came so far goes.
-  observer.on_restart = [&] { output.emplace(format, with_requests, out_dir); };
+  observer.on_restart = [&] { output.emplace(format, with_requests, out_dir, amortized); };
   auto run = [&] {
     ProgressLine progress("simulate", "simulating " + scenario->name);
     return StreamScenario(*scenario, observer);

@@ -1,6 +1,7 @@
 #include "kvbill/cost/breakeven.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace kvbill {
 namespace {
@@ -50,39 +51,133 @@ Result<double> RequestCost(const BreakevenQuery& q, Tokens ctx, std::int64_t bat
          static_cast<double>(q.output_tokens) * StepCost(q, *r, ctx, batch);
 }
 
-Result<BreakevenResult> FindBreakeven(const BreakevenQuery& q, std::int64_t batch) {
-  if (q.output_usd_per_mtok <= 0) return Error("the output price must be positive");
-  auto r = MakeRoofline(q);
-  if (!r) return r.error();
-  FitRequest fit = q.fit;
-  fit.batch = batch;
-  fit.context = 1;
-  auto rep = EvaluateFit(fit);
-  if (!rep) return rep.error();
-  BreakevenResult out;
-  out.batch = batch;
-  out.memory_limit = rep->max_context_unbounded ? kMaxSearchContext : rep->max_context;
-  auto profitable = [&](Tokens ctx) {
-    if (!q.input_usd_per_mtok) return StepCost(q, *r, ctx, batch) <= q.output_usd_per_mtok * 1e-6;
-    const double revenue = (static_cast<double>(ctx) * *q.input_usd_per_mtok +
-                            static_cast<double>(q.output_tokens) * q.output_usd_per_mtok) *
-                           1e-6;
-    return PrefillCost(q, *r, ctx) +
-               static_cast<double>(q.output_tokens) * StepCost(q, *r, ctx, batch) <=
-           revenue;
-  };
-  if (out.memory_limit < 1 || !profitable(1)) return out;
-  if (profitable(out.memory_limit)) {
-    out.max_profitable = out.memory_limit;
-    out.limited_by_memory = true;
-    return out;
+namespace {
+
+// Whether a request at context ctx with `batch` sequences decoding pays.
+bool Profitable(const BreakevenQuery& q, const Roofline& r, Tokens ctx, std::int64_t batch) {
+  if (!q.input_usd_per_mtok) return StepCost(q, r, ctx, batch) <= q.output_usd_per_mtok * 1e-6;
+  const double revenue = (static_cast<double>(ctx) * *q.input_usd_per_mtok +
+                          static_cast<double>(q.output_tokens) * q.output_usd_per_mtok) *
+                         1e-6;
+  return PrefillCost(q, r, ctx) +
+             static_cast<double>(q.output_tokens) * StepCost(q, r, ctx, batch) <=
+         revenue;
+}
+
+// The longest context in [1, out->memory_limit] (capped at the model's
+// limit) where profitable(ctx) holds, by bisection; fills out.
+template <typename Pays>
+void Bisect(const BreakevenQuery& q, Pays profitable, BreakevenResult* out) {
+  Tokens top = out->memory_limit;
+  const bool capped = q.max_model_len > 0 && q.max_model_len < top;
+  if (capped) top = q.max_model_len;
+  if (top < 1 || !profitable(1)) return;
+  if (profitable(top)) {
+    out->max_profitable = top;
+    (capped ? out->limited_by_model : out->limited_by_memory) = true;
+    return;
   }
-  Tokens lo = 1, hi = out.memory_limit;  // profitable(lo), !profitable(hi)
+  Tokens lo = 1, hi = top;  // profitable(lo), !profitable(hi)
   while (hi - lo > 1) {
     const Tokens mid = lo + (hi - lo) / 2;
     (profitable(mid) ? lo : hi) = mid;
   }
-  out.max_profitable = lo;
+  out->max_profitable = lo;
+}
+
+Result<FitReport> FitAt(const BreakevenQuery& q, Tokens context, std::int64_t batch) {
+  FitRequest fit = q.fit;
+  fit.batch = batch;
+  fit.context = context;
+  return EvaluateFit(fit);
+}
+
+}  // namespace
+
+Result<BreakevenResult> FindBreakeven(const BreakevenQuery& q, std::int64_t batch) {
+  if (q.output_usd_per_mtok <= 0) return Error("the output price must be positive");
+  auto r = MakeRoofline(q);
+  if (!r) return r.error();
+  auto rep = FitAt(q, 1, batch);
+  if (!rep) return rep.error();
+  BreakevenResult out;
+  out.batch = batch;
+  out.memory_limit = rep->max_context_unbounded ? kMaxSearchContext : rep->max_context;
+  out.usd_per_token_at_context_1 = StepCost(q, *r, 1, batch);
+  Bisect(
+      q, [&](Tokens ctx) { return Profitable(q, *r, ctx, batch); }, &out);
+  return out;
+}
+
+Result<BreakevenResult> FindBreakevenFillingMemory(const BreakevenQuery& q,
+                                                   std::int64_t max_batch) {
+  if (q.output_usd_per_mtok <= 0) return Error("the output price must be positive");
+  if (max_batch < 1) return Error("the batch cap must be at least 1");
+  auto r = MakeRoofline(q);
+  if (!r) return r.error();
+  auto one = FitAt(q, 1, 1);
+  if (!one) return one.error();
+  BreakevenResult out;
+  out.memory_limit = one->max_context_unbounded ? kMaxSearchContext : one->max_context;
+  Status failed = OkStatus();
+  auto batch_at = [&](Tokens ctx) -> std::int64_t {
+    auto fit = FitAt(q, ctx, 1);
+    if (!fit) {
+      failed = fit.error();
+      return 1;
+    }
+    return std::clamp<std::int64_t>(fit->max_batch, 1, max_batch);
+  };
+  out.batch = batch_at(1);
+  out.usd_per_token_at_context_1 = StepCost(q, *r, 1, out.batch);
+  Bisect(
+      q, [&](Tokens ctx) { return Profitable(q, *r, ctx, batch_at(ctx)); }, &out);
+  if (!failed.ok()) return failed.error();
+  if (out.max_profitable > 0) out.batch = batch_at(out.max_profitable);
+  return out;
+}
+
+namespace {
+
+std::string Lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+// Whether `name` occurs in `id` on the boundaries FindComparableOffers names.
+bool NamesModel(const std::string& id, const std::string& name) {
+  for (std::size_t at = id.find(name); at != std::string::npos; at = id.find(name, at + 1)) {
+    const std::size_t end = at + name.size();
+    const bool starts =
+        at == 0 || id[at - 1] == '/' || id[at - 1] == '.' ||
+        (at >= 5 && id.compare(at - 5, 5, "meta-") == 0 && (at == 5 || id[at - 6] == '/'));
+    if (starts && (end == id.size() || id[end] == '-')) return true;
+  }
+  return false;
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+ComparableOffers FindComparableOffers(const PriceSheet& sheet, const std::string& model_name) {
+  ComparableOffers out;
+  const std::string name = Lower(model_name);
+  if (name.empty()) return out;
+  std::vector<double> outputs, inputs;
+  for (const ModelPrice& m : sheet.models()) {
+    if (m.base.output <= 0 || !NamesModel(Lower(m.id), name)) continue;
+    out.offers.push_back(&m);
+    outputs.push_back(static_cast<double>(m.base.output) / 1e6);  // pico-$/token -> $/Mtok
+    inputs.push_back(static_cast<double>(m.base.input) / 1e6);
+  }
+  out.median_output_usd_per_mtok = Median(outputs);
+  out.median_input_usd_per_mtok = Median(inputs);
   return out;
 }
 

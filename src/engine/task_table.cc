@@ -51,7 +51,7 @@ Status TaskTable::Pull() {
     pending_ = *more;
     if (!pending_) return OkStatus();
     if (!origin_) origin_ = pending_task_.arrival_s;
-    pending_arrival_ = pending_task_.arrival_s - *origin_;
+    pending_arrival_ = (pending_task_.arrival_s - *origin_) / load_;
     if (auto s = CheckTimeSpan(pending_task_.id, pending_arrival_, pending_task_.requests); !s) {
       return s;
     }

@@ -39,7 +39,9 @@ Status CheckPrompts(std::string_view id, std::span<const Request> requests);
 
 class TaskTable {
  public:
-  TaskTable(TaskFeed& feed, RecordSink& sink) : feed_(feed), sink_(sink) {}
+  // `load` (> 0) divides each arrival's time since the first (SimulationConfig::load).
+  TaskTable(TaskFeed& feed, RecordSink& sink, double load = 1)
+      : feed_(feed), sink_(sink), load_(load) {}
 
   // Takes the next task from the feed as the pending arrival (none at the
   // end). Errors: the feed's, or the checks above.
@@ -57,6 +59,7 @@ class TaskTable {
  private:
   TaskFeed& feed_;
   RecordSink& sink_;
+  double load_ = 1;
   bool pending_ = false;
   FedTask pending_task_;
   Seconds pending_arrival_ = 0;

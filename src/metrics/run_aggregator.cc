@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "kvbill/metrics/billing.h"
+
 namespace kvbill {
 
 void TaskAccumulator::Add(const RequestRecord& r) {
@@ -57,8 +59,8 @@ RunSummary TaskSums::Build() {
   return s;
 }
 
-RunAggregator::RunAggregator(std::function<void(const TaskMetrics&)> on_task)
-    : on_task_(std::move(on_task)) {}
+RunAggregator::RunAggregator(std::function<void(const TaskMetrics&)> on_task, BillingRule billing)
+    : on_task_(std::move(on_task)), billing_(billing) {}
 
 RunAggregator::Acc& RunAggregator::Slot(int index) {
   const auto k = static_cast<std::size_t>(index - next_);
@@ -75,7 +77,15 @@ void RunAggregator::OnRequest(RequestRecord&& r) {
 
 void RunAggregator::Release(const Acc& a) {
   if (a.task.empty()) return;
-  const TaskMetrics m = a.task.Metrics(a.id);
+  TaskMetrics m = a.task.Metrics(a.id);
+  if (billing_ == BillingRule::kAmortized) {
+    held_.push_back(std::move(m));
+    return;
+  }
+  Emit(m);
+}
+
+void RunAggregator::Emit(const TaskMetrics& m) {
   if (on_task_) on_task_(m);
   sums_.Add(m);
 }
@@ -100,9 +110,17 @@ void ApplyTotals(const SimulationTotals& totals, RunSummary* s) {
 }
 
 RunSummary RunAggregator::Finish(const SimulationTotals& totals) {
+  if (billing_ == BillingRule::kAmortized) {
+    for (const TaskMetrics& m : held_) sums_.Add(m);  // the summary's idle, before the shares
+  }
   RunSummary s = sums_.Build();
   ApplyTotals(totals, &s);
   s.ttft_s = ttft_.Build();
+  ApplyBilling(billing_, &held_, &s);
+  for (const TaskMetrics& m : held_) {
+    if (on_task_) on_task_(m);
+  }
+  held_.clear();
   return s;
 }
 

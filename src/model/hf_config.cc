@@ -13,6 +13,7 @@
 #include "model/config_defaults.h"
 #include "model/config_json.h"
 #include "model/families.h"
+#include "model/max_model_len.h"
 #include "model/model_builder.h"
 #include "model/quant_config.h"
 #include "util/json_input.h"
@@ -122,6 +123,7 @@ Result<ModelShape> BuildShape(const json& root, const std::string& source, const
   auto max_pos = f.FirstInt({"max_position_embeddings", "n_positions", "seq_length"});
   if (!max_pos) return max_pos.error();
   shape.max_position_embeddings = max_pos->value_or(0);
+  shape.max_model_len = model_config::DerivedMaxModelLen(config, model_type);
   builder.Finish(text->decoder_layers, &shape);
   if (auto s = CheckShape(shape, f); !s) return s.error();
 

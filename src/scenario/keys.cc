@@ -436,6 +436,18 @@ const std::vector<Key>& ScenarioKeys() {
        .nullable = true,
        .unit = "USD per GPU-hour",
        .default_text = "the GPU catalog's price"},
+      {.pointer = "/deployment/billing",
+       .type = Type::kChoice,
+       .meaning = "how the GPU time is paid for ([billing.md](billing.md#idle-time))",
+       .field = In<&Scenario::deployment, &D::billing>(),
+       .choices = {{"dedicated",
+                    "GPUs rented around the clock: busy and idle time billed, idle on its own "
+                    "line"},
+                   {"busy", "a shared or serverless pool: only busy GPU time billed"},
+                   {"amortized",
+                    "busy and idle time billed, idle spread over the tasks in proportion to "
+                    "their busy GPU time"}},
+       .what = "billing"},
       {.pointer = "/deployment/bandwidth_efficiency",
        .type = Type::kNumber,
        .meaning = "achieved share of peak HBM bandwidth; setting it (or compute_efficiency) prices "
@@ -678,6 +690,13 @@ const std::vector<Key>& ScenarioKeys() {
        .choices = {{"after_finish", "after the previous response finished plus its tool wait"},
                    {"recorded", "at the turn's recorded time"}},
        .what = "release"},
+      {.pointer = "/trace/load",
+       .type = Type::kNumber,
+       .meaning = "load factor: the gaps between task starts are divided by it (2 = tasks start "
+                  "twice as often, 0.5 = half as often); within a task the gaps keep (recorded "
+                  "times move with the task's start) ([engine.md](engine.md#load))",
+       .field = In<&Scenario::trace, &T::load>(),
+       .range = Range::kPositive},
 
       {.pointer = "/budgets",
        .type = Type::kMap,

@@ -10,6 +10,7 @@
 #include "kvbill/model/hf_config.h"
 #include "kvbill/model/kv_format.h"
 #include "kvbill/scenario/sweep.h"
+#include "kvbill/scenario/workload.h"
 
 namespace kvbill {
 
@@ -20,12 +21,19 @@ void AddContextLevers(const Scenario& s, std::vector<Lever>* levers) {
     levers->push_back(
         {"drop tool results older than 3 turns (50-token stub)",
          {{"/context_policy",
-           R"({"kind": "drop_tool_results", "older_than_turns": 3, "stub_tokens": 50})"}}});
+           R"({"kind": "drop_tool_results", "older_than_turns": 3, "stub_tokens": 50})"}},
+         "",
+         "",
+         "no tool results older than 3 turns to drop (the trace has no tool_result spans "
+         "there)"});
   }
   if (s.context_policy.kind != "summarise") {
     levers->push_back({"summarise past 64k tokens (2k summary, keep 16k)",
                        {{"/context_policy", R"({"kind": "summarise", "threshold_tokens": 65536,
-                                  "summary_tokens": 2048, "keep_recent_tokens": 16384})"}}});
+                                  "summary_tokens": 2048, "keep_recent_tokens": 16384})"}},
+                       "",
+                       "",
+                       "no prompt passes 65,536 tokens"});
   }
 }
 
@@ -36,7 +44,9 @@ std::vector<Lever> ApiLevers(const Scenario& s) {
     levers.push_back({"1-hour cache writes", {{"/pricing/cache/ttl_s", "3600"}}});
   }
   levers.push_back({p.cache_enabled ? "caching off" : "caching on",
-                    {{"/pricing/cache/enabled", p.cache_enabled ? "false" : "true"}}});
+                    {{"/pricing/cache/enabled", p.cache_enabled ? "false" : "true"}},
+                    "",
+                    p.cache_enabled ? "caching" : ""});
   AddContextLevers(s, &levers);
   if (auto sheet = BundledPriceSheet()) {
     if (auto cheaper = CheaperTier(*sheet, p.model)) {
@@ -46,6 +56,29 @@ std::vector<Lever> ApiLevers(const Scenario& s) {
     }
   }
   return levers;
+}
+
+// True when the two scenarios' context policies plan the same prompts for
+// every task of `a`'s trace (request counts and prompt lengths); errors: the
+// trace's or a policy's.
+Result<bool> SamePlans(const Scenario& a, const Scenario& b) {
+  auto pa = MakeContextPolicy(a.context_policy);
+  if (!pa) return pa.error();
+  auto pb = MakeContextPolicy(b.context_policy);
+  if (!pb) return pb.error();
+  auto tasks = TaskSource::Open(a);
+  if (!tasks) return tasks.error();
+  Task task;
+  while (true) {
+    auto more = (*tasks)->Next(&task);
+    if (!more) return more.error();
+    if (!*more) return true;
+    const std::vector<Request> x = (*pa)->Plan(task), y = (*pb)->Plan(task);
+    if (x.size() != y.size()) return false;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      if (x[i].PromptTokens() != y[i].PromptTokens()) return false;
+    }
+  }
 }
 
 }  // namespace
@@ -69,7 +102,9 @@ std::vector<Lever> Levers(const Scenario& s) {
   if (kv && kv->element_bits > 8) kv_lever("fp8");
   if (kv && kv->element_bits > 4) kv_lever("nvfp4");
   levers.push_back({s.prefix_cache.enabled ? "prefix caching off" : "prefix caching on",
-                    {{"/prefix_cache/enabled", s.prefix_cache.enabled ? "false" : "true"}}});
+                    {{"/prefix_cache/enabled", s.prefix_cache.enabled ? "false" : "true"}},
+                    "",
+                    s.prefix_cache.enabled ? "prefix caching" : ""});
   AddContextLevers(s, &levers);
   std::vector<ConfigOverride> overrides;
   for (const auto& [k, v] : s.model.set) overrides.push_back(ConfigOverride{k, v});
@@ -91,7 +126,37 @@ std::vector<Lever> Levers(const Scenario& s) {
                          {"/model/set/v_head_dim", std::to_string(head_dim)}}});
     }
   }
+  levers.push_back({"speculative decoding",
+                    {},
+                    "not modelled yet: the scenario has no draft model and the engine no "
+                    "speculative step"});
   return levers;
+}
+
+LeverValue ValueOf(const Lever& lever, double baseline, double variant) {
+  LeverValue v;
+  v.lever = lever.removes.empty() ? lever.name : lever.removes;
+  v.without_usd_per_task = lever.removes.empty() ? baseline : variant;
+  v.with_usd_per_task = lever.removes.empty() ? variant : baseline;
+  v.saves_usd_per_task = v.without_usd_per_task - v.with_usd_per_task;
+  v.saves_fraction = v.without_usd_per_task > 0 ? v.saves_usd_per_task / v.without_usd_per_task : 0;
+  return v;
+}
+
+std::vector<std::size_t> RankByValue(const std::vector<LeverOutcome>& outcomes) {
+  std::vector<std::size_t> ranked;
+  for (std::size_t i = 1; i < outcomes.size(); ++i) ranked.push_back(i);
+  const double base = outcomes[0].run->summary.cost_per_task_usd.mean;
+  auto saves = [&](std::size_t i) {
+    const LeverOutcome& o = outcomes[i];
+    return ValueOf(o.lever, base, o.run->summary.cost_per_task_usd.mean).saves_usd_per_task;
+  };
+  std::stable_sort(ranked.begin(), ranked.end(), [&](std::size_t x, std::size_t y) {
+    const bool rx = outcomes[x].run.has_value(), ry = outcomes[y].run.has_value();
+    if (!rx || !ry) return rx && !ry;
+    return saves(x) > saves(y);
+  });
+  return ranked;
 }
 
 Result<std::string> ApplyLever(const std::string& scenario_text, const Lever& lever) {
@@ -112,6 +177,7 @@ std::vector<LeverOutcome> RunLevers(const std::string& scenario_text, const std:
     outcomes.push_back(LeverOutcome{
         l, std::nullopt, l.not_applicable.empty() ? "" : "not applicable: " + l.not_applicable});
   }
+  const auto base = ParseScenario(scenario_text, source);
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
     for (std::size_t i = next++; i < outcomes.size(); i = next++) {
@@ -126,6 +192,14 @@ std::vector<LeverOutcome> RunLevers(const std::string& scenario_text, const std:
       if (!scenario) {
         o.error = scenario.error().message();
         continue;
+      }
+      if (!o.lever.no_effect.empty() && base) {
+        auto same = SamePlans(*base, *scenario);
+        if (same && *same) {
+          o.lever.not_applicable = o.lever.no_effect;
+          o.error = "not applicable: " + o.lever.no_effect;
+          continue;
+        }
       }
       auto run = workloads != nullptr ? RunScenario(*scenario, *workloads) : RunScenario(*scenario);
       if (run) {

@@ -5,6 +5,7 @@
 #include "kvbill/cost/price_sheet.h"
 #include "kvbill/cost/roofline.h"
 #include "kvbill/hardware/gpu.h"
+#include "kvbill/metrics/billing.h"
 #include "kvbill/metrics/run_aggregator.h"
 #include "kvbill/model/hf_config.h"
 #include "kvbill/trace/generator.h"
@@ -91,6 +92,7 @@ Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
   auto release = ParseReleaseRule(s.trace.release);
   if (!release) return release.error().Within(at + "/trace/release");
   c.release = *release;
+  c.load = s.trace.load;
   return c;
 }
 
@@ -144,11 +146,17 @@ Result<ScenarioOutcome> RunApiScenario(const Scenario& s) {
 
 namespace {
 
+// The scenario's billing rule (its key admits only the rule names).
+BillingRule BillingOf(const Scenario& s) {
+  auto rule = ParseBillingRule(s.deployment.billing);
+  return rule ? *rule : BillingRule::kDedicated;
+}
+
 // Records folded into task metrics as they come, and handed on when asked.
 class ObservedSink final : public RecordSink {
  public:
-  explicit ObservedSink(const RunObserver& observer)
-      : observer_(observer), aggregator_(observer.on_task) {}
+  ObservedSink(const RunObserver& observer, BillingRule billing)
+      : observer_(observer), aggregator_(observer.on_task, billing) {}
   void OnRequest(RequestRecord&& record) override {
     if (observer_.on_request) observer_.on_request(record);
     aggregator_.OnRequest(std::move(record));
@@ -180,7 +188,7 @@ Result<std::optional<StreamedRun>> RunStreamed(const Scenario& s, const Simulati
                                                const RunObserver& observer) {
   auto feed = TraceFeed::Open(s);
   if (!feed) return feed.error();
-  ObservedSink sink(observer);
+  ObservedSink sink(observer, BillingOf(s));
   auto totals = RunSimulation(config, **feed, sink);
   if (!totals && (*feed)->out_of_order()) {
     if (observer.on_restart) observer.on_restart();
@@ -212,7 +220,7 @@ Result<StreamedRun> RunScenario(const Scenario& s, WorkloadCache& workloads,
     const PreparedWorkload& w = **workload;
     if (auto c = CheckRun(*config, w.checks); !c) return c.error().Within(s.source);
     PreparedFeed feed(w);
-    ObservedSink sink(observer);
+    ObservedSink sink(observer, BillingOf(s));
     auto totals = RunSimulation(*config, feed, sink);
     if (!totals) return totals.error().Within(s.source);
     return StreamedRun{*totals, sink.Finish(*totals), true};
@@ -250,6 +258,7 @@ Result<ScenarioOutcome> RunScenario(const Scenario& s) {
   out.result = std::move(*result);
   out.tasks = AggregateTasks(*tasks, out.result);
   out.summary = Summarise(out.tasks, out.result);
+  ApplyBilling(BillingOf(s), &out.tasks, &out.summary);
   return out;
 }
 

@@ -34,7 +34,19 @@ struct Call {
   RecordedUsage usage;
   std::string model;  // message.model; empty when the line names none
   std::string where;  // "name:line" for errors
+  // Tool-result lines of its chain (ChainKey) read before it: more than the
+  // call before it had means its prompt grew by tool results.
+  std::int64_t tool_results_before = 0;
 };
+
+// The chain a line belongs to before BuildTasks numbers sidechains:
+// session, sidechain flag and agent id.
+std::string ChainKey(std::string_view session, bool sidechain, std::string_view agent) {
+  std::string key(session);
+  key += sidechain ? "\x01" : "\x02";
+  key += agent;
+  return key;
+}
 
 class ClaudeCodeReader : public TraceReader {
  public:
@@ -114,6 +126,16 @@ class ClaudeCodeReader : public TraceReader {
     if (!ScanClaudeLine(line, &fields)) return false;
     // The conditions of AddObject, on raw values.
     if (fields.type.HasEscape()) return false;
+    if (fields.type.Is("user") && line.find("\"tool_result\"") != std::string_view::npos) {
+      std::string_view session, agent;
+      if (!fields.session_id.PlainString(&session)) return false;
+      if (!fields.agent_id.absent() && !fields.agent_id.null() &&
+          !fields.agent_id.PlainString(&agent)) {
+        return false;
+      }
+      ++tool_results_[ChainKey(session, fields.is_sidechain.text == "true", agent)];
+      return true;
+    }
     if (!fields.type.Is("assistant") || !fields.message_is_object) return true;
     std::string_view message_id;
     if (fields.message_id.HasEscape() || fields.model.HasEscape()) return false;
@@ -161,6 +183,10 @@ class ClaudeCodeReader : public TraceReader {
   void Record(std::string message_id, Call call) {
     const auto [it, inserted] = index_.emplace(std::move(message_id), calls_.size());
     if (inserted) {
+      if (auto seen = tool_results_.find(ChainKey(call.session, call.sidechain, call.agent_id));
+          seen != tool_results_.end()) {
+        call.tool_results_before = seen->second;
+      }
       calls_.push_back(std::move(call));
     } else {
       RecordedUsage& kept = calls_[it->second].usage;
@@ -183,6 +209,10 @@ class ClaudeCodeReader : public TraceReader {
 
   Status AddObject(const Json& json, const std::string& where) {
     if (!json.is_object()) return Bad(Error("expected a JSON object").Within(where));
+    if (json.value("type", Json()) == "user") {
+      CountToolResults(json);
+      return OkStatus();
+    }
     if (json.value("type", Json()) != "assistant") return OkStatus();
     const auto message = json.find("message");
     if (message == json.end() || !message->is_object()) return OkStatus();
@@ -200,6 +230,25 @@ class ClaudeCodeReader : public TraceReader {
     call->where = where;
     Record(id->get<std::string>(), std::move(*call));
     return OkStatus();
+  }
+
+  // A user line whose message content holds a tool result counts for its
+  // chain (a line without a readable session counts for none).
+  void CountToolResults(const Json& line) {
+    const auto message = line.find("message");
+    if (message == line.end() || !message->is_object()) return;
+    const auto content = message->find("content");
+    if (content == message->end() || !content->is_array()) return;
+    const bool has = std::any_of(content->begin(), content->end(), [](const Json& part) {
+      return part.is_object() && part.value("type", Json()) == "tool_result";
+    });
+    const auto session = line.find("sessionId");
+    if (!has || session == line.end() || !session->is_string()) return;
+    const auto agent = line.find("agentId");
+    const std::string agent_id =
+        agent != line.end() && agent->is_string() ? agent->get<std::string>() : "";
+    ++tool_results_[ChainKey(session->get<std::string>(), line.value("isSidechain", Json()) == true,
+                             agent_id)];
   }
 
   static Result<Call> ParseCall(const Json& line, const Json& usage) {
@@ -339,7 +388,11 @@ class ClaudeCodeReader : public TraceReader {
         }
       }
       if (appended > 0 || turn.spans.empty()) {
-        turn.spans.push_back(Span{SpanKind::kOther, appended, std::nullopt});
+        // Tool results read since the call before: the growth is theirs.
+        const bool tool = k > 0 && !turn.keep && appended > 0 &&
+                          call.tool_results_before > calls_[members[k - 1]].tool_results_before;
+        turn.spans.push_back(
+            Span{tool ? SpanKind::kToolResult : SpanKind::kOther, appended, std::nullopt});
       }
       turn.output = call.usage.output;
       turn.output_is_placeholder = call.usage.output <= kPlaceholderMaxOutput;
@@ -357,7 +410,8 @@ class ClaudeCodeReader : public TraceReader {
   std::string name_;
   bool loaded_ = false;
   std::vector<Call> calls_;
-  std::unordered_map<std::string, std::size_t> index_;  // message.id -> calls_ index
+  std::unordered_map<std::string, std::size_t> index_;          // message.id -> calls_ index
+  std::unordered_map<std::string, std::int64_t> tool_results_;  // ChainKey -> tool-result lines
   std::deque<Task> tasks_;
 };
 

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "cli/cli_test_util.h"
 
@@ -91,13 +92,13 @@ TEST(CompareCliTest, RanksTheLeversAgainstTheBaseline) {
   ASSERT_EQ(r.exit_status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["baseline"]["lever"], "baseline");
-  double previous = -1e300;
+  double previous = 1e300;
   bool saw_fp8 = false, saw_cache = false;
   for (const auto& v : j["variants"]) {
     if (!v.contains("cost_per_task_usd")) continue;
-    // Ranked by dollars per task, cheapest first.
-    EXPECT_GE(v["cost_per_task_usd"].get<double>(), previous);
-    previous = v["cost_per_task_usd"].get<double>();
+    // Ranked by the lever's value: dollars per task saved, largest first.
+    EXPECT_LE(v["saves_usd_per_task"].get<double>(), previous);
+    previous = v["saves_usd_per_task"].get<double>();
     if (v["lever"] == "fp8 KV cache") {
       saw_fp8 = true;
       EXPECT_NEAR(v["kv_saving_fraction"].get<double>(), 0.5, 1e-9);  // half the bytes per token
@@ -112,8 +113,11 @@ TEST(CompareCliTest, RanksTheLeversAgainstTheBaseline) {
   EXPECT_TRUE(saw_fp8);
   EXPECT_TRUE(saw_cache);
   // NVFP4 KV on the scenario's H100: offered, not run, and said why.
-  const auto& last = j["variants"].back();
-  EXPECT_EQ(last["lever"], "nvfp4 KV cache");
+  nlohmann::json last;
+  for (const auto& v : j["variants"]) {
+    if (v["lever"] == "nvfp4 KV cache") last = v;
+  }
+  ASSERT_FALSE(last.is_null());
   EXPECT_FALSE(last.contains("cost_per_task_usd"));
   EXPECT_EQ(last["not_applicable"].get<std::string>().rfind(
                 "nvfp4 KV cache on h100-sxm (NVIDIA Hopper): no engine runs it: ", 0),
@@ -132,17 +136,60 @@ namespace {
 
 TEST(BreakevenCliTest, JsonAndBadInput) {
   // Llama-3.1-8B on an H100 at $20/Mtok: 282,936 tokens at batch one
-  // (worked out in tests/cost/breakeven_test.cc).
+  // (worked out in tests/cost/breakeven_test.cc), past the model's
+  // max_model_len of 131,072: capped there unless --ignore-model-limit.
   const auto r =
       testing::RunKvbill("breakeven --model llama-3.1-8b --gpu h100-sxm --price 20 --format json");
   ASSERT_EQ(r.exit_status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["kv_formats"][0]["kv_format"], "bf16");
-  EXPECT_EQ(j["kv_formats"][0]["batch_1"]["max_profitable_context"], 282936);
+  EXPECT_EQ(j["max_model_len"], 131072);
+  EXPECT_EQ(j["kv_formats"][0]["batch_1"]["max_profitable_context"], 131072);
+  EXPECT_EQ(j["kv_formats"][0]["batch_1"]["limited_by_model"], true);
+  EXPECT_EQ(j["kv_formats"][0]["batch_filling_memory"]["batch"],
+            3);  // tests/cost/breakeven_test.cc
+  const auto what_if = testing::RunKvbill(
+      "breakeven --model llama-3.1-8b --gpu h100-sxm --price 20 --format json "
+      "--ignore-model-limit");
+  ASSERT_EQ(what_if.exit_status, 0) << what_if.err;
+  EXPECT_EQ(
+      nlohmann::json::parse(what_if.out)["kv_formats"][0]["batch_1"]["max_profitable_context"],
+      282936);
+  // At $5 the weights alone cost more ($6.04 per million tokens at batch one).
+  const auto low = testing::RunKvbill("breakeven --model llama-3.1-8b --gpu h100-sxm --price 5");
+  ASSERT_EQ(low.exit_status, 0) << low.err;
+  EXPECT_NE(low.out.find("not profitable at any context"), std::string::npos) << low.out;
+  // No --price: the median of the LiteLLM sheet's offers of the model, named.
+  const std::string sheet = ::testing::TempDir() + "/offers.json";
+  std::ofstream(sheet) << R"({"groq/llama-3.1-8b-instant": {"litellm_provider": "groq",
+      "input_cost_per_token": 5e-08, "output_cost_per_token": 8e-08},
+    "nebius/meta-llama/Meta-Llama-3.1-8B-Instruct": {"litellm_provider": "nebius",
+      "input_cost_per_token": 2e-08, "output_cost_per_token": 6e-08},
+    "deepinfra/meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo": {"litellm_provider": "deepinfra",
+      "input_cost_per_token": 2e-08, "output_cost_per_token": 3e-08}})";
+  const auto offers = testing::RunKvbill(
+      "breakeven --model llama-3.1-8b --gpu h100-sxm --format json --prices " + sheet);
+  ASSERT_EQ(offers.exit_status, 0) << offers.err;
+  const auto o = nlohmann::json::parse(offers.out);
+  EXPECT_DOUBLE_EQ(o["output_usd_per_mtok"].get<double>(), 0.06);  // median of 0.03, 0.06, 0.08
+  EXPECT_EQ(o["price_from_offers"]["median_of"], 3);
+  std::set<std::string> named;  // every offer named, in the sheet's order
+  for (const auto& offer : o["price_from_offers"]["offers"]) named.insert(offer["id"]);
+  EXPECT_EQ(named, (std::set<std::string>{
+                       "groq/llama-3.1-8b-instant", "nebius/meta-llama/Meta-Llama-3.1-8B-Instruct",
+                       "deepinfra/meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo"}));
+  // $0.06 per million tokens is far below the weights' $6.04: nothing pays.
+  EXPECT_EQ(o["kv_formats"][0]["batch_1"]["not_profitable_at_any_context"], true);
+  const auto none = testing::RunKvbill("breakeven --model qwen3-8b --gpu h100-sxm");
+  EXPECT_EQ(none.exit_status, 2);
+  EXPECT_EQ(none.err.rfind("kvbill breakeven: --price: not given, and the bundled price sheet "
+                           "has no API offer of qwen3-8b",
+                           0),
+            0u)
+      << none.err;
   const auto negative = testing::RunKvbill("breakeven --model qwen3-8b --price -1");
   EXPECT_EQ(negative.exit_status, 2);
   EXPECT_EQ(negative.err, "kvbill breakeven: --price: must be positive\n");
-  EXPECT_EQ(testing::RunKvbill("breakeven --model qwen3-8b").exit_status, 2);  // no --price
   const auto merge = testing::RunKvbill("merge tests/data/scenarios/small_sweep.json");
   EXPECT_EQ(merge.exit_status, 2);
   EXPECT_EQ(merge.err,
@@ -164,7 +211,9 @@ namespace {
 //   Haiku 4.5     a $0.01825, b $0.005    mean $0.011625
 //   caching off   a $0.0585,  b $0.015    mean $0.03675
 // The log has no tool results and no prompt past 64k, so the two context
-// levers change nothing.
+// levers change nothing: not applicable. Values: Haiku saves 0.036375 -
+// 0.011625 = $0.02475; caching (on in the baseline) saves 0.03675 -
+// 0.036375 = $0.000375; 1-hour writes save 0.036375 - 0.0384 = -$0.002025.
 constexpr char kApiScenario[] = "tests/data/scenarios/api_small.json";
 
 TEST(CompareCliTest, ApiScenarioRanksTheApiLeversByDollarsPerTask) {
@@ -179,15 +228,23 @@ TEST(CompareCliTest, ApiScenarioRanksTheApiLeversByDollarsPerTask) {
   EXPECT_EQ(v[0]["lever"], "model claude-haiku-4-5 (list prices and cache rules)");
   EXPECT_DOUBLE_EQ(v[0]["cost_per_task_usd"].get<double>(), 0.011625);
   EXPECT_DOUBLE_EQ(v[0]["saving_usd_per_task"].get<double>(), 0.036375 - 0.011625);
-  EXPECT_DOUBLE_EQ(v[1]["cost_per_task_usd"].get<double>(), 0.036375);  // a context lever
-  EXPECT_DOUBLE_EQ(v[2]["cost_per_task_usd"].get<double>(), 0.036375);
-  EXPECT_EQ(v[3]["lever"], "caching off");
-  EXPECT_DOUBLE_EQ(v[3]["cost_per_task_usd"].get<double>(), 0.03675);
-  EXPECT_EQ(v[3]["hit_rate"], 0);
-  EXPECT_EQ(v[4]["lever"], "1-hour cache writes");
-  EXPECT_DOUBLE_EQ(v[4]["cost_per_task_usd"].get<double>(), 0.0384);
+  EXPECT_DOUBLE_EQ(v[0]["saves_usd_per_task"].get<double>(), 0.036375 - 0.011625);
+  EXPECT_EQ(v[1]["lever"], "caching off");
+  EXPECT_EQ(v[1]["value_of"], "caching");
+  EXPECT_DOUBLE_EQ(v[1]["cost_per_task_usd"].get<double>(), 0.03675);
+  EXPECT_NEAR(v[1]["saves_usd_per_task"].get<double>(), 0.03675 - 0.036375, 1e-15);
+  EXPECT_NEAR(v[1]["saves_fraction"].get<double>(), (0.03675 - 0.036375) / 0.03675, 1e-12);
+  EXPECT_EQ(v[1]["hit_rate"], 0);
+  EXPECT_EQ(v[2]["lever"], "1-hour cache writes");
+  EXPECT_DOUBLE_EQ(v[2]["cost_per_task_usd"].get<double>(), 0.0384);
   // a3 reads 6,000 of 22,000 prompt tokens; a2 its 5,000.
-  EXPECT_DOUBLE_EQ(v[4]["hit_rate"].get<double>(), 11'000.0 / 22'000.0);
+  EXPECT_DOUBLE_EQ(v[2]["hit_rate"].get<double>(), 11'000.0 / 22'000.0);
+  EXPECT_EQ(v[3]["lever"], "drop tool results older than 3 turns (50-token stub)");
+  EXPECT_FALSE(v[3].contains("cost_per_task_usd"));
+  EXPECT_EQ(v[3]["not_applicable"],
+            "no tool results older than 3 turns to drop (the trace has no tool_result spans "
+            "there)");
+  EXPECT_EQ(v[4]["not_applicable"], "no prompt passes 65,536 tokens");
   const auto table = RunKvbill(std::string("compare --scenario ") + kApiScenario);
   EXPECT_NE(table.out.find("anthropic cache rules, claude-sonnet-4-5 list prices"),
             std::string::npos)

@@ -70,3 +70,88 @@ TEST(BreakevenTest, PriceBelowTheWeightsAloneMeansNoContextPays) {
 
 }  // namespace
 }  // namespace kvbill
+
+namespace kvbill {
+namespace {
+
+// The same query capped at Llama-3.1-8B's max_model_len, 131,072 (its
+// config: llama3 rope scaling, counted in max_position_embeddings): the
+// uncapped answer, 282,936, is past it, so every context up to the limit pays.
+TEST(BreakevenTest, CappedAtTheModelLimit) {
+  BreakevenQuery q = Llama8bOnH100("bf16", 20);
+  q.max_model_len = q.fit.model.max_model_len;
+  ASSERT_EQ(q.max_model_len, 131072);
+  auto r = FindBreakeven(q, 1);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->max_profitable, 131072);
+  EXPECT_TRUE(r->limited_by_model);
+  EXPECT_FALSE(r->limited_by_memory);
+  // Below the limit the cap changes nothing: $10 per million tokens, a
+  // budget of 2.1775e12 x 10e-6 x 3600 / 2.95 = 26,572,881,355.9 bytes per
+  // token, c <= (26,572,881,355.9 - 16,060,522,496 - 131,072) / 131,072 = 80,201.9.
+  q.output_usd_per_mtok = 10;
+  auto ten = FindBreakeven(q, 1);
+  ASSERT_TRUE(ten.ok());
+  EXPECT_EQ(ten->max_profitable, 80201);
+  EXPECT_FALSE(ten->limited_by_model);
+}
+
+// At $5 per million tokens the weights alone cost more: a token at context 1
+// reads W + 2 x 131,072 bytes (one token's KV read, one written) =
+// 16,060,784,640 bytes at 2.1775e12 B/s = 7.3758 ms, x $2.95 / 3,600 s =
+// $6.044 per million tokens > $5: not profitable at any context.
+TEST(BreakevenTest, NotProfitableAtAnyContextWhenTheWeightsCostMore) {
+  auto r = FindBreakeven(Llama8bOnH100("bf16", 5), 1);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->max_profitable, 0);
+  EXPECT_NEAR(r->usd_per_token_at_context_1 * 1e6, 16060784640.0 / 2.1775e12 * 2.95 / 3600 * 1e6,
+              1e-9);
+  EXPECT_GT(r->usd_per_token_at_context_1 * 1e6, 6.04);
+}
+
+// The batch that fills memory, capped at the model limit: at 131,072 tokens
+// a sequence holds 131,072 x 131,072 = 17,179,869,184 bytes of KV, and
+// 60,862,341,775 bytes of KV pool hold 3 of them. A token then costs
+// (W + 3 x 131,072 x 131,073) / 3 = 22,533,507,754.7 bytes of reading, under
+// the $20 budget of 53,145,762,711.9: profitable up to the limit, 3 sequences.
+TEST(BreakevenTest, BatchFillingMemoryAtTheModelLimit) {
+  BreakevenQuery q = Llama8bOnH100("bf16", 20);
+  q.max_model_len = 131072;
+  auto r = FindBreakevenFillingMemory(q, 256);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->max_profitable, 131072);
+  EXPECT_TRUE(r->limited_by_model);
+  EXPECT_EQ(r->batch, 3);
+}
+
+ModelPrice Offer(const std::string& id, double output_usd_per_mtok) {
+  ModelPrice m;
+  m.id = id;
+  m.provider = "test";
+  m.base.input = 10'000;  // $0.01 per million tokens
+  m.base.output = static_cast<PicoUsdPerToken>(std::llround(output_usd_per_mtok * 1e6));
+  return m;
+}
+
+TEST(BreakevenTest, ComparableOffersAreTheSameModelAtApiProviders) {
+  PriceSheet sheet("2026-11-29", "test");
+  ASSERT_TRUE(sheet.Add(Offer("groq/llama-3.1-8b-instant", 0.08)).ok());
+  ASSERT_TRUE(sheet.Add(Offer("nebius/meta-llama/Meta-Llama-3.1-8B-Instruct", 0.06)).ok());
+  ASSERT_TRUE(sheet.Add(Offer("deepinfra/meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo", 0.03)).ok());
+  ASSERT_TRUE(sheet.Add(Offer("vertex/meta/llama-3.1-8b-instruct-maas", 0)).ok());  // unpriced
+  ASSERT_TRUE(sheet.Add(Offer("llama-3.1-80b", 0.5)).ok());                         // not 8b
+  ASSERT_TRUE(sheet.Add(Offer("fireworks/models/qwen3-8b", 0.2)).ok());
+  ASSERT_TRUE(sheet.Add(Offer("novita/deepseek/deepseek-r1-0528-qwen3-8b", 0.09)).ok());
+  const ComparableOffers llama = FindComparableOffers(sheet, "llama-3.1-8b");
+  ASSERT_EQ(llama.offers.size(), 3u);
+  EXPECT_EQ(llama.offers[0]->id, "groq/llama-3.1-8b-instant");
+  EXPECT_DOUBLE_EQ(llama.median_output_usd_per_mtok, 0.06);  // of 0.03, 0.06, 0.08
+  EXPECT_DOUBLE_EQ(llama.median_input_usd_per_mtok, 0.01);
+  const ComparableOffers qwen = FindComparableOffers(sheet, "qwen3-8b");
+  ASSERT_EQ(qwen.offers.size(), 1u);  // not the distilled DeepSeek model
+  EXPECT_DOUBLE_EQ(qwen.median_output_usd_per_mtok, 0.2);
+  EXPECT_TRUE(FindComparableOffers(sheet, "gemma-2-9b").offers.empty());
+}
+
+}  // namespace
+}  // namespace kvbill

@@ -44,9 +44,15 @@ TEST(TraceClaudeCodeImporterTest, DeduplicatesCallsAndSplitsSubagentChains) {
   EXPECT_FALSE(main.turns[0].output_is_placeholder);
   EXPECT_EQ(main.turns[0].usage, (RecordedUsage{4, 20000, 0, 120}));
   EXPECT_EQ(main.turns[0].tool_s, 16.5);  // 62 - 45.5
-  // 706 appended = the previous answer (120) + 586 other tokens.
-  EXPECT_EQ(main.turns[1].spans, (std::vector<Span>{Span{SpanKind::kAssistant, 120, std::nullopt},
-                                                    Span{SpanKind::kOther, 586, std::nullopt}}));
+  // 706 appended = the previous answer (120) + 586 tokens that came with the
+  // tool result of line 7 (a user line holding a "tool_result" block, in
+  // the main chain after msg_a): a tool_result span, which drop_tool_results
+  // can drop.
+  EXPECT_EQ(main.turns[1].spans,
+            (std::vector<Span>{Span{SpanKind::kAssistant, 120, std::nullopt},
+                               Span{SpanKind::kToolResult, 586, std::nullopt}}));
+  // msg_e follows no tool result: its growth stays "other".
+  EXPECT_EQ(main.turns[2].spans.back().kind, SpanKind::kOther);
   EXPECT_EQ(main.turns[1].time_s, 16.5);
   EXPECT_EQ(main.turns[1].tool_s, 418.0);  // 03:40:00 - 03:33:02
   EXPECT_EQ(main.turns[2].keep, 15000);

@@ -96,6 +96,10 @@ struct SimulationConfig {
   Tokens offload_capacity_tokens = 0;
   double offload_link_bytes_per_s = 50e9;
   ReleaseRule release = ReleaseRule::kAfterFinish;
+  // Load factor (> 0): a task arrives (arrival - first arrival) / load after
+  // the run's start; its requests keep their gaps (tool waits, recorded
+  // times relative to its first). 2 = tasks start twice as often.
+  double load = 1;
   // The replica's API server (tokenisation, request handling) serves
   // requests one at a time before its scheduler sees them: each takes
   // frontend_per_request_s + frontend_per_token_s x prompt tokens. 0: none.

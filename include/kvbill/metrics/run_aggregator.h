@@ -18,6 +18,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "kvbill/engine/simulator.h"
 #include "kvbill/metrics/summary.h"
@@ -61,7 +62,11 @@ class RunAggregator final : public RecordSink {
  public:
   // on_task: each task's metrics, in input order (tasks with no request
   // served are skipped, as AggregateTasks does).
-  explicit RunAggregator(std::function<void(const TaskMetrics&)> on_task = {});
+  // Under billing "amortized" the tasks are held until Finish (their idle
+  // share is known only then) and released there, re-billed
+  // (metrics/billing.h): memory then holds every task's metrics.
+  explicit RunAggregator(std::function<void(const TaskMetrics&)> on_task = {},
+                         BillingRule billing = BillingRule::kDedicated);
 
   void OnRequest(RequestRecord&& record) override;
   void OnTaskDone(int index) override;
@@ -77,6 +82,7 @@ class RunAggregator final : public RecordSink {
   };
   Acc& Slot(int index);  // task `index`'s, index >= next_
   void Release(const Acc& acc);
+  void Emit(const TaskMetrics& m);
 
   std::function<void(const TaskMetrics&)> on_task_;
   // Tasks next_, next_ + 1, ... in input order: in flight, or done and
@@ -84,6 +90,8 @@ class RunAggregator final : public RecordSink {
   // spans the tasks started since the oldest unfinished one).
   std::deque<Acc> window_;
   int next_ = 0;  // the next index to release
+  BillingRule billing_;
+  std::vector<TaskMetrics> held_;  // billing "amortized": released tasks, until Finish
   TaskSums sums_;
   SummaryBuilder ttft_;
 };

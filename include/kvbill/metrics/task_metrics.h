@@ -14,6 +14,9 @@
 
 namespace kvbill {
 
+// Who pays for idle GPU time (metrics/billing.h).
+enum class BillingRule { kDedicated, kBusy, kAmortized };
+
 struct TaskMetrics {
   std::string id;
   int requests = 0;
@@ -27,10 +30,11 @@ struct TaskMetrics {
   long double kv_written_bytes = 0;
   Bytes peak_kv_bytes = 0;
   long double gpu_seconds = 0;
-  long double cost_usd = 0;
-  Seconds completion_s = 0;  // last finish minus first release
-  Seconds ttft_mean_s = 0;   // mean time to first token of its requests
-  Seconds queue_mean_s = 0;  // mean release-to-admission delay
+  long double cost_usd = 0;        // with its idle share under "amortized" billing
+  long double idle_share_usd = 0;  // billing "amortized": its share of the idle time
+  Seconds completion_s = 0;        // last finish minus first release
+  Seconds ttft_mean_s = 0;         // mean time to first token of its requests
+  Seconds queue_mean_s = 0;        // mean release-to-admission delay
 };
 
 struct RunSummary {
@@ -45,7 +49,11 @@ struct RunSummary {
   long double kv_read_bytes = 0;
   long double cost_usd = 0;       // the whole bill: tasks + idle
   long double task_cost_usd = 0;  // what the tasks paid
-  long double idle_usd = 0;
+  long double idle_usd = 0;       // idle billed on its own line (0 unless billing is dedicated)
+  // What the idle GPU time costs at the rental price, whoever pays
+  // (metrics/billing.h); the billing rule applied.
+  long double idle_gpu_usd = 0;
+  BillingRule billing = BillingRule::kDedicated;
   Summary cost_per_task_usd;
   Summary ttft_s;  // per request
   Seconds simulated_s = 0;

@@ -25,7 +25,27 @@ struct Lever {
   // Why the lever cannot apply to this deployment (a format no engine runs
   // on its GPU, hardware/format_support.h); empty when it can.
   std::string not_applicable = {};
+  // The lever the variant weighs, when the variant takes out something the
+  // baseline has ("prefix caching off" weighs "prefix caching"): its value
+  // is then the variant's cost minus the baseline's. Empty: the variant
+  // adds the lever, whose value is the baseline's cost minus the variant's.
+  std::string removes = {};
+  // A context-policy lever: why it cannot apply when the variant's planned
+  // prompts are the baseline's, request for request (RunLevers checks).
+  std::string no_effect = {};
 };
+
+// A lever's value: dollars per task saved against the same scenario without
+// it (LeverOutcome, levers.h), and that saving as a fraction of the cost
+// without it. Precondition: both runs exist.
+struct LeverValue {
+  std::string lever;  // what is weighed: Lever::removes, else its name
+  double without_usd_per_task = 0;
+  double with_usd_per_task = 0;
+  double saves_usd_per_task = 0;  // without - with; negative: it costs
+  double saves_fraction = 0;      // saves / without; 0 when without is 0
+};
+LeverValue ValueOf(const Lever& lever, double baseline_usd_per_task, double variant_usd_per_task);
 
 // The levers that apply to `scenario`, in a fixed order: fp8 and nvfp4 KV
 // (when the KV format is wider; marked not_applicable, with the reason,
@@ -51,7 +71,15 @@ struct LeverOutcome {
   std::string error;
 };
 
+// Indexes of `outcomes` (outcomes[0] is the baseline; ranked from 1) by the
+// lever's value (ValueOf against outcomes[0]), largest saving first, ties in
+// their order; levers that did not run (not applicable or failed) last, in
+// their order. Precondition: outcomes[0] ran.
+std::vector<std::size_t> RankByValue(const std::vector<LeverOutcome>& outcomes);
+
 // Applies each lever to `scenario_text` (read from `source`), parses and runs
+// (a lever with `no_effect` whose variant plans the same prompts as the
+// baseline is marked not applicable with that reason and not run)
 // the variants on up to `jobs` threads (>= 1). Outcomes come back in the
 // order of `levers`; a variant that fails carries its error instead of a run,
 // and a lever marked not_applicable is not run.

@@ -49,6 +49,9 @@ struct ScenarioDeployment {
   // Explicit overrides of the engine profile (nullopt: from the profile).
   std::optional<double> activation_reserve_gib;  // per GPU
   std::optional<double> usd_per_gpu_hour;        // default: the GPU catalog's
+  // Who pays for idle GPU time: "dedicated" (a line of its own), "busy" (no
+  // one) or "amortized" (the tasks, by their busy GPU time): BillingRule.
+  std::string billing = "dedicated";
   // Setting either efficiency prices iterations with the spec-sheet
   // roofline at those efficiencies (0.65 and 0.6 when only one is set)
   // instead of the calibrated operator model.
@@ -86,6 +89,7 @@ struct ScenarioTrace {
   std::string release = "after_finish";  // or "recorded"
   std::string generator;                 // preset name when no file
   std::int64_t tasks = 0;                // generator: number of tasks
+  double load = 1;                       // gaps between task starts are divided by it (> 0)
 };
 
 // A limit on one metric of a run ("budgets"): `kvbill check` fails when the

@@ -1,0 +1,150 @@
+// compare ranks levers by their value (dollars per task saved against the
+// scenario without them), marks those that cannot apply, and runs at
+// several loads (--load).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_test_util.h"
+
+namespace kvbill {
+namespace {
+
+using testing::RunKvbill;
+
+// A generated trace with no shared prefix: 16 single-turn tasks, each one
+// user span of 12,000 tokens without a content id (so no two prompts share
+// a block), 1,000 output tokens, a task every 0.25 s; at most 16 x 13,000
+// tokens x 144 KiB = about 29 GiB of bf16 KV at once, inside the H100's pool, so nothing is
+// preempted and recomputed. Prefix caching has nothing to hit; fp8 KV still
+// halves the KV bytes every decode step reads.
+std::string NoSharedPrefixScenario() {
+  const std::string dir = ::testing::TempDir();
+  const std::string trace = dir + "/no_shared_prefix.jsonl";
+  std::ofstream out(trace);
+  out << "{\"kvbill_trace\":1}\n";
+  for (int i = 0; i < 16; ++i) {
+    out << "{\"id\":\"t" << i << "\",\"arrival_s\":" << 0.25 * i
+        << ",\"turns\":[{\"spans\":[{\"kind\":\"user\",\"tokens\":12000}],\"out\":1000}]}\n";
+  }
+  out.close();
+  const std::string scenario = dir + "/no_shared_prefix.json";
+  std::ofstream(scenario)
+      << R"({"name": "no-shared-prefix", "model": "qwen3-8b", "trace": {"file": ")" << trace
+      << R"("}})";
+  return scenario;
+}
+
+TEST(CompareValueCliTest, PrefixCachingDoesNotComeFirstWithoutSharedPrefixes) {
+  const auto r = RunKvbill("compare --format json --jobs 2 --scenario " + NoSharedPrefixScenario());
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& v = j["variants"];
+  ASSERT_FALSE(v.empty());
+  EXPECT_NE(v[0]["lever"], "prefix caching off");
+  EXPECT_EQ(v[0]["rank"], 1);
+  double previous = 1e300;
+  bool saw_cache = false, saw_fp8 = false;
+  std::size_t ran = 0;
+  for (const auto& x : v) {
+    if (!x.contains("saves_usd_per_task")) continue;
+    ++ran;
+    EXPECT_EQ(x["rank"], ran);
+    EXPECT_LE(x["saves_usd_per_task"].get<double>(), previous);  // largest saving first
+    previous = x["saves_usd_per_task"].get<double>();
+    if (x["lever"] == "prefix caching off") {
+      saw_cache = true;
+      EXPECT_EQ(x["value_of"], "prefix caching");
+      // Nothing to hit either way: the same cost with and without it.
+      EXPECT_NEAR(x["saves_usd_per_task"].get<double>(), 0, 1e-12);
+      EXPECT_GT(x["rank"].get<int>(), 1);
+    }
+    if (x["lever"] == "fp8 KV cache") {
+      saw_fp8 = true;
+      EXPECT_GT(x["saves_usd_per_task"].get<double>(), 0);
+      // The saving against the baseline's cost (fp8 weighs adding fp8).
+      EXPECT_NEAR(
+          x["saves_fraction"].get<double>(),
+          x["saves_usd_per_task"].get<double>() / j["baseline"]["cost_per_task_usd"].get<double>(),
+          1e-12);
+    }
+  }
+  EXPECT_TRUE(saw_cache);
+  EXPECT_TRUE(saw_fp8);
+  // The levers that cannot apply come last, with their reason, never 0%.
+  std::map<std::string, std::string> not_applicable;
+  for (const auto& x : v) {
+    if (x.contains("not_applicable")) {
+      EXPECT_FALSE(x.contains("saves_usd_per_task")) << x["lever"];
+      not_applicable[x["lever"]] = x["not_applicable"];
+    }
+  }
+  EXPECT_EQ(not_applicable["drop tool results older than 3 turns (50-token stub)"],
+            "no tool results older than 3 turns to drop (the trace has no tool_result spans "
+            "there)");
+  EXPECT_EQ(not_applicable["summarise past 64k tokens (2k summary, keep 16k)"],
+            "no prompt passes 65,536 tokens");
+  EXPECT_EQ(not_applicable["speculative decoding"].rfind("not modelled yet", 0), 0u);
+  const auto table = RunKvbill("compare --jobs 2 --scenario " + NoSharedPrefixScenario());
+  ASSERT_EQ(table.exit_status, 0) << table.err;
+  EXPECT_NE(table.out.find("not applicable: speculative decoding: not modelled yet"),
+            std::string::npos)
+      << table.out;
+  EXPECT_EQ(table.out.find("1. prefix caching"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("prefix caching: saves $0.0000 per task, 0.0%"), std::string::npos)
+      << table.out;
+}
+
+// On the default scenario's generated coding-agent trace the shared system
+// prompt and the growing contexts make prefix caching the largest saving:
+// it is in the baseline, so its value is the cost with it off minus the
+// cost with it on, as a fraction of the cost with it off.
+TEST(CompareValueCliTest, PrefixCachingInTheBaselineIsWeighedByTurningItOff) {
+  const auto r =
+      RunKvbill("compare --format json --jobs 2 --scenario tests/data/scenarios/small_sweep.json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const double base = j["baseline"]["cost_per_task_usd"].get<double>();
+  bool saw = false;
+  for (const auto& x : j["variants"]) {
+    if (x["lever"] != "prefix caching off") continue;
+    saw = true;
+    const double off = x["cost_per_task_usd"].get<double>();
+    EXPECT_DOUBLE_EQ(x["saves_usd_per_task"].get<double>(), off - base);
+    EXPECT_DOUBLE_EQ(x["saves_fraction"].get<double>(), (off - base) / off);
+    EXPECT_GT(x["saves_fraction"].get<double>(), 0);
+    EXPECT_LT(x["saves_fraction"].get<double>(), 1);
+  }
+  EXPECT_TRUE(saw);
+}
+
+TEST(CompareValueCliTest, LoadTableHasEveryLeverAtEveryLoad) {
+  const auto r = RunKvbill("compare --format json --jobs 2 --load 0.5,4 --scenario " +
+                           NoSharedPrefixScenario());
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["loads"].size(), 2u);
+  EXPECT_EQ(j["loads"][0]["load"], 0.5);
+  EXPECT_EQ(j["loads"][1]["load"], 4);
+  EXPECT_EQ(j["loads"][0]["levers"].size(), j["loads"][1]["levers"].size());
+  // Eight times the load (4 / 0.5): tasks overlap more, so decode steps
+  // batch more sequences and share each read of the weights; a task's own
+  // share (dedicated billing: idle is not in it) costs no more.
+  EXPECT_LE(j["loads"][1]["baseline_cost_per_task_usd"].get<double>(),
+            j["loads"][0]["baseline_cost_per_task_usd"].get<double>());
+  const auto table =
+      RunKvbill("compare --jobs 2 --load 0.5,4 --scenario " + NoSharedPrefixScenario());
+  ASSERT_EQ(table.exit_status, 0) << table.err;
+  EXPECT_NE(table.out.find("load 0.5"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("load 4"), std::string::npos) << table.out;
+  const auto bad = RunKvbill("compare --load 1,x --scenario " + NoSharedPrefixScenario());
+  EXPECT_EQ(bad.exit_status, 2);
+  EXPECT_EQ(bad.err,
+            "kvbill compare: --load: \"x\" is not a positive number (a list like 0.25,1,4)\n");
+}
+
+}  // namespace
+}  // namespace kvbill
