@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include "kvbill/util/embedded.h"
 #include "kvbill/util/file.h"
@@ -70,6 +71,55 @@ Status CheckShape(const ModelShape& m, const Fields& f) {
   return OkStatus();
 }
 
+// max_model_len as vLLM derives it from a config (_get_and_verify_max_len,
+// vllm/config/model.py): the smallest of the length keys present
+// (model_max_length, when present, wins); then, unless the model is a Gemma 3
+// (whose length is scaled already), a RoPE scaling of any type but su,
+// longrope and llama3 multiplies it by its factor, yarn starting from its
+// original_max_position_embeddings. rope_scaling and Transformers v5's
+// rope_parameters (flat, or one entry per layer type) read alike. 0 when no
+// length key is present (vLLM then assumes 2,048; here the limit is unknown).
+Tokens ModelMaxLen(const json& config, const std::string& model_type) {
+  auto number = [](const json& o, const char* key) -> std::optional<double> {
+    if (!o.is_object() || !o.contains(key) || !o[key].is_number()) return std::nullopt;
+    const double v = o[key].get<double>();
+    return v > 0 ? std::optional<double>(v) : std::nullopt;
+  };
+  std::optional<double> len;
+  for (const char* key : {"max_position_embeddings", "n_positions", "max_seq_len", "seq_length",
+                          "max_sequence_length", "max_seq_length", "seq_len"}) {
+    if (auto v = number(config, key)) len = len ? std::min(*len, *v) : *v;
+  }
+  if (auto v = number(config, "model_max_length")) len = *v;
+  if (!len) return 0;
+  const char* rope_key = config.contains("rope_scaling") && config["rope_scaling"].is_object()
+                             ? "rope_scaling"
+                             : "rope_parameters";
+  const json rope = config.contains(rope_key) ? config[rope_key] : json();
+  if (rope.is_object() && model_type.find("gemma3") == std::string::npos) {
+    std::vector<json> entries;
+    if (rope.contains("rope_type") || rope.contains("type") || rope.contains("factor")) {
+      entries.push_back(rope);
+    } else {
+      for (auto it = rope.begin(); it != rope.end(); ++it) {
+        if (it->is_object()) entries.push_back(*it);
+      }
+    }
+    double factor = 1;
+    for (const json& e : entries) {
+      std::string type = StringAt(e, "rope_type");
+      if (type.empty()) type = StringAt(e, "type");
+      if (type == "su" || type == "longrope" || type == "llama3") continue;
+      if (auto f = number(e, "factor")) factor = *f;
+      if (type == "yarn") {
+        if (auto o = number(e, "original_max_position_embeddings")) len = *o;
+      }
+    }
+    *len *= factor;
+  }
+  return static_cast<Tokens>(*len);
+}
+
 Result<ModelShape> BuildShape(const json& root, const std::string& source, const std::string& name,
                               const std::vector<ConfigOverride>& overrides, bool text_only) {
   if (!root.is_object()) return Error(source + ": expected a JSON object at the top level");
@@ -118,6 +168,7 @@ Result<ModelShape> BuildShape(const json& root, const std::string& source, const
   auto max_pos = f.FirstInt({"max_position_embeddings", "n_positions", "seq_length"});
   if (!max_pos) return max_pos.error();
   shape.max_position_embeddings = max_pos->value_or(0);
+  shape.max_model_len = ModelMaxLen(config, model_type);
   builder.Finish(text->decoder_layers, &shape);
   if (auto s = CheckShape(shape, f); !s) return s.error();
 

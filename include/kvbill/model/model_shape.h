@@ -165,6 +165,10 @@ struct ModelShape {
   std::int64_t hidden_size = 0;
   std::int64_t vocab_size = 0;
   Tokens max_position_embeddings = 0;  // 0 when the config does not say
+  // The longest sequence (prompt + output) the model serves, as vLLM derives
+  // max_model_len from the config (ModelMaxLen in hf_config.cc): the smallest
+  // length key, scaled by a RoPE factor. 0 when the config says no length.
+  Tokens max_model_len = 0;
   std::vector<LayerShape> layers;
   ParamCounts params;
   MoeShape moe;

@@ -1,0 +1,70 @@
+// ModelShape::max_model_len: the limit vLLM derives from a config
+// (_get_and_verify_max_len in vllm/config/model.py), worked by hand.
+#include <gtest/gtest.h>
+
+#include "kvbill/model/hf_config.h"
+#include "model/model_test_util.h"
+
+namespace kvbill {
+namespace {
+
+Tokens MaxLen(const std::string& extra) {
+  const std::string json = R"({"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+        "vocab_size": 100)" +
+                           extra + "}";
+  auto m = ParseHfConfig(json, "inline.json", "inline");
+  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message());
+  return m.ok() ? m->max_model_len : -1;
+}
+
+TEST(MaxModelLenTest, CatalogModelsReadAsVllmReadsThem) {
+  // llama3 RoPE is not scaled: max_position_embeddings 131,072 stands.
+  EXPECT_EQ(Catalog("llama-3.1-8b").max_model_len, 131072);
+  // No rope_scaling: max_position_embeddings.
+  EXPECT_EQ(Catalog("qwen3-8b").max_model_len, 40960);
+  EXPECT_EQ(Catalog("gemma-2-9b").max_model_len, 8192);
+  // yarn: original_max_position_embeddings x factor = 4,096 x 40 and 4,096 x 32.
+  EXPECT_EQ(Catalog("deepseek-v3").max_model_len, 163840);
+  EXPECT_EQ(Catalog("gpt-oss-20b").max_model_len, 131072);
+}
+
+TEST(MaxModelLenTest, RopeScalingMultipliesTheLengthExceptLlama3AndLongrope) {
+  EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 4096)"), 4096);
+  // dynamic, factor 2: 4,096 x 2.
+  EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 4096,
+                       "rope_scaling": {"rope_type": "dynamic", "factor": 2.0})"),
+            8192);
+  // The older "type" key, linear x 4.
+  EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 4096,
+                       "rope_scaling": {"type": "linear", "factor": 4})"),
+            16384);
+  // Qwen3's long-context recipe: yarn from 32,768, x 4 = 131,072 (not 40,960 x 4).
+  EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 40960,
+                       "rope_scaling": {"rope_type": "yarn", "factor": 4.0,
+                                        "original_max_position_embeddings": 32768})"),
+            131072);
+  EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 4096,
+                       "rope_scaling": {"rope_type": "longrope", "factor": 4})"),
+            4096);
+  // Transformers v5 rope_parameters, one entry per layer type: yarn 1,000 x 2.
+  EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 4096,
+                       "rope_parameters": {"full_attention": {"rope_type": "yarn", "factor": 2,
+                                            "original_max_position_embeddings": 1000},
+                                           "sliding_attention": {"rope_type": "default"}})"),
+            2000);
+}
+
+TEST(MaxModelLenTest, SmallestLengthKeyWinsAndModelMaxLengthOverrides) {
+  EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 4096, "seq_length": 2048)"), 2048);
+  EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 4096, "model_max_length": 8192)"), 8192);
+  EXPECT_EQ(MaxLen(""), 0);  // no length key: unknown (vLLM would assume 2,048)
+}
+
+TEST(MaxModelLenTest, Gemma3LengthIsNotScaledAgain) {
+  EXPECT_EQ(MaxLen(R"(, "model_type": "gemma3_text", "max_position_embeddings": 131072,
+                       "rope_scaling": {"rope_type": "linear", "factor": 8.0})"),
+            131072);
+}
+
+}  // namespace
+}  // namespace kvbill
