@@ -164,9 +164,11 @@ TEST(SimulateCliTest, SummaryNamesTheCostModel) {
 
 TEST(SimulateCliTest, ContextThatNeverFitsIsAClearError) {
   // Qwen3-32B on one H100 with nothing set aside for activations keeps 43,472
-  // tokens of bf16 KV; coding agents go past it.
+  // tokens of bf16 KV; coding agents go past it (with max_model_len lifted
+  // past the model's 40,960, which would refuse them first).
   const std::string path = ::testing::TempDir() + "/too_long.json";
   std::ofstream(path) << R"({"model": "qwen3-32b", "deployment": {"activation_reserve_gib": 0},
+                             "engine": {"max_model_len": "128k"},
                              "trace": {"generator": "coding-agent", "tasks": 4}})";
   const auto r = RunKvbill("simulate --scenario " + path);
   EXPECT_EQ(r.exit_status, 2);
@@ -280,10 +282,12 @@ TEST(SimulateCliTest, RequestsOverTheModelsLimitAreRefusedAndWarned) {
   std::vector<std::string> codes;
   for (const auto& w : s["warnings"]) codes.push_back(w["code"]);
   EXPECT_NE(std::find(codes.begin(), codes.end(), "context_limit"), codes.end());
-  // One target held, one (a microsecond per token) violated.
+  // One target held, one (a microsecond per token) violated; in key order.
   ASSERT_EQ(s["slo"].size(), 2u);
-  EXPECT_EQ(s["slo"][0]["held"], true);
-  EXPECT_EQ(s["slo"][1]["held"], false);
+  EXPECT_EQ(s["slo"][0]["metric"], "tpot_s.p90");
+  EXPECT_EQ(s["slo"][0]["held"], false);
+  EXPECT_EQ(s["slo"][1]["metric"], "ttft_s.p90");
+  EXPECT_EQ(s["slo"][1]["held"], true);
   EXPECT_NE(std::find(codes.begin(), codes.end(), "slo_violated"), codes.end());
   for (const char* key : {"tpot_s", "queue_s", "completion_s", "ttft_s"}) {
     EXPECT_TRUE(s[key].contains("p99")) << key;
