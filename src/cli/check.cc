@@ -51,7 +51,11 @@ int RunCheck(const Args& args) {
   }
   auto outcome = RunScenario(*scenario);
   if (!outcome) return ReportError("check", outcome.error());
-  const std::vector<BudgetCheck> checks = CheckBudgets(scenario->budgets, *outcome);
+  RunMetrics metrics = MetricsOf(*outcome);
+  if (!outcome->api) {
+    metrics.warnings = EngineRunWarnings(*scenario, outcome->result, outcome->summary);
+  }
+  const std::vector<BudgetCheck> checks = CheckBudgets(scenario->budgets, metrics);
   Table t({"metric", "limit", "actual", "verdict"});
   int broken = 0;
   for (const BudgetCheck& c : checks) {

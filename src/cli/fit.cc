@@ -1,6 +1,7 @@
 // kvbill fit: does model + context + batch fit a GPU / deployment?
 #include "kvbill/hardware/fit.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -15,15 +16,44 @@ namespace {
 constexpr char kUsage[] =
     "usage: kvbill fit --model M --gpu G [--gpus N] [--kv-format F] [--weight-format F]\n"
     "                  --context C [--batch B] [--memory-fraction 0.9] [--reserve-gib 0]\n"
-    "                  [--block-size 16] [--set key=value ...] [--format table|json] [-o FILE]\n\n"
+    "                  [--block-size 16] [--set key=value ...] [--ignore-model-limit]\n"
+    "                  [--format table|json] [-o FILE]\n\n"
     "Weights + KV (block-rounded, with linear/SSM state) against the memory of one replica of\n"
     "N tensor-parallel GPUs: whether it fits and by how much, the longest context at batch B,\n"
     "the largest batch at context C, the fewest GPUs that fit, and what would fit instead.\n"
+    "A context beyond the model's max_model_len (its config's, as vLLM derives it) does not fit\n"
+    "and the longest context stops there; --ignore-model-limit answers the memory question\n"
+    "alone (a what-if, with a context_limit warning).\n"
     "Exit status 0 (with --check: 1 when it does not fit), 2 on bad input.\n"
     "GiB = 2^30 bytes, GB = 10^9 bytes.\n";
 
 std::string Gib(Bytes b) { return FormatFixed(static_cast<double>(b) / kBytesPerGiB, 2) + " GiB"; }
 std::string Gb(Bytes b) { return FormatFixed(static_cast<double>(b) / kBytesPerGB, 1) + " GB"; }
+
+// The model's limit against the request: `fits` false and the longest
+// context capped at the limit unless ignored; the context_limit warning's
+// text when the context is past the limit (empty otherwise).
+struct ModelLimitCheck {
+  Tokens limit = 0;       // ModelShape::max_model_len; 0: unknown
+  bool over = false;      // context > limit
+  bool caps_max = false;  // the memory's longest context is past the limit
+  std::string warning;    // context_limit, when over
+};
+ModelLimitCheck CheckModelLimit(const ModelShape& model, Tokens context, const FitReport& report,
+                                bool ignore) {
+  ModelLimitCheck c;
+  c.limit = model.max_model_len;
+  if (c.limit <= 0) return c;
+  c.over = context > c.limit;
+  c.caps_max = !ignore && (report.max_context_unbounded || report.max_context > c.limit);
+  if (c.over) {
+    c.warning = "context " + FormatWithSeparators(context) + " tokens is beyond the model's " +
+                "max_model_len " + FormatWithSeparators(c.limit) +
+                (ignore ? " (--ignore-model-limit: memory alone, a what-if no engine serves)"
+                        : " (vLLM refuses such requests; --ignore-model-limit for a what-if)");
+  }
+  return c;
+}
 
 }  // namespace
 
@@ -36,7 +66,7 @@ int RunFit(const Args& args) {
   std::int64_t batch = 1;
   double memory_fraction = 0.9, reserve_gib = 0;
   Tokens block_size = 16;
-  bool check = false;
+  bool check = false, ignore_limit = false;
   options.add_options()(
       "gpu,g", po::value(&gpu_id)->default_value("h100-sxm"),
       "catalog id (kvbill gpus), alias (h100) or nvidia-smi name, or a GPU JSON file")(
@@ -52,7 +82,9 @@ int RunFit(const Args& args) {
       "block-size", po::value(&block_size)->default_value(16), "tokens per KV block")(
       "format", po::value(&format)->default_value("table"), "table or json")(
       "out,o", FileValue(&out), "write to FILE instead of stdout")(
-      "check", po::bool_switch(&check), "exit 1 when it does not fit (for CI)");
+      "check", po::bool_switch(&check), "exit 1 when it does not fit (for CI)")(
+      "ignore-model-limit", po::bool_switch(&ignore_limit),
+      "answer for contexts past the model's max_model_len (a what-if)");
   po::variables_map vm;
   if (auto stop = ParseOptions(args, "fit", kUsage, options, vm)) return *stop;
   if (auto s = CheckChoice("format", format, "table|json"); !s)
@@ -99,16 +131,22 @@ int RunFit(const Args& args) {
   }
   auto report = EvaluateFit(request);
   if (!report) return ReportError("fit", report.error());
-  const std::vector<FitAlternative> alternatives = SuggestAlternatives(request, *report);
+  const ModelLimitCheck limit = CheckModelLimit(*model, *context, *report, ignore_limit);
+  // The shorter context to try stays within the model's limit too.
+  FitReport suggest_from = *report;
+  if (limit.caps_max) suggest_from.max_context = std::min(report->max_context, limit.limit);
+  const std::vector<FitAlternative> alternatives = SuggestAlternatives(request, suggest_from);
+  const bool fits = report->fits && (ignore_limit || !limit.over);
+  const Tokens max_context = limit.caps_max ? limit.limit : report->max_context;
 
   std::ostringstream text;
   if (format == "json") {
     nlohmann::ordered_json j;
-    j["fits"] = report->fits;
+    j["fits"] = fits;
     j["weights_bytes"] = report->weights_bytes;
     j["kv_bytes"] = report->kv_bytes;
     j["capacity_bytes"] = report->capacity_bytes;
-    j["max_context"] = report->max_context;
+    j["max_context"] = max_context;
     j["max_batch"] = report->max_batch;
     j["min_gpus"] = report->min_gpus ? nlohmann::ordered_json(*report->min_gpus)
                                      : nlohmann::ordered_json(nullptr);
@@ -124,8 +162,16 @@ int RunFit(const Args& args) {
     j["kv_exact_bytes"] = report->kv_exact_bytes;
     j["needed_bytes"] = report->needed_bytes;
     j["headroom_bytes"] = report->headroom_bytes;
-    j["max_context_unbounded"] = report->max_context_unbounded;
+    j["max_context_unbounded"] = report->max_context_unbounded && !limit.caps_max;
     j["model_max_context"] = model->max_position_embeddings;
+    j["max_model_len"] = limit.limit;
+    j["memory_fits"] = report->fits;
+    j["memory_max_context"] = report->max_context;
+    j["ignore_model_limit"] = ignore_limit;
+    j["warnings"] = nlohmann::ordered_json::array();
+    if (!limit.warning.empty()) {
+      j["warnings"].push_back({{"code", "context_limit"}, {"message", limit.warning}});
+    }
     j["per_gpu"] = {{"capacity_bytes", report->capacity_per_gpu_bytes},
                     {"weights_bytes", report->weights_per_gpu_bytes},
                     {"kv_bytes", report->kv_per_gpu_bytes}};
@@ -156,16 +202,30 @@ int RunFit(const Args& args) {
     t.AddRow({"capacity", FormatWithSeparators(report->capacity_bytes), Gib(report->capacity_bytes),
               Gb(report->capacity_bytes)});
     text << t.ToText() << "\n";
-    if (report->fits) {
+    if (!limit.warning.empty()) text << "warning [context_limit]: " << limit.warning << "\n";
+    if (!fits && report->fits) {
+      text << "DOES NOT FIT the model: " << FormatWithSeparators(*context)
+           << " tokens is past its max_model_len " << FormatWithSeparators(limit.limit)
+           << " (memory alone would hold it with " << Gib(report->headroom_bytes) << " to spare)\n";
+    } else if (report->fits) {
       text << "FITS with " << Gib(report->headroom_bytes) << " to spare\n";
     } else {
       text << "DOES NOT FIT: short by " << Gib(-report->headroom_bytes) << " ("
            << Gb(-report->headroom_bytes) << ")\n";
     }
-    text << "max context at batch " << batch << ": "
-         << (report->max_context_unbounded ? "unbounded (the footprint stops growing)"
-                                           : FormatWithSeparators(report->max_context) + " tokens")
-         << "\n";
+    text << "max context at batch " << batch << ": ";
+    if (limit.caps_max) {
+      text << FormatWithSeparators(max_context) << " tokens (the model's max_model_len; memory "
+           << (report->max_context_unbounded
+                   ? std::string("is unbounded")
+                   : "holds " + FormatWithSeparators(report->max_context) + " tokens")
+           << ")\n";
+    } else {
+      text << (report->max_context_unbounded
+                   ? "unbounded (the footprint stops growing)"
+                   : FormatWithSeparators(report->max_context) + " tokens")
+           << "\n";
+    }
     text << "max batch at " << FormatWithSeparators(*context)
          << " tokens: " << FormatWithSeparators(report->max_batch) << "\n";
     text << "fewest GPUs that fit: "
@@ -182,7 +242,7 @@ int RunFit(const Args& args) {
     }
   }
   if (auto s = EmitOutput("fit", text.str(), out); !s) return ReportError("fit", s.error());
-  return (check && !report->fits) ? 1 : 0;
+  return (check && !fits) ? 1 : 0;
 }
 
 }  // namespace kvbill::cli

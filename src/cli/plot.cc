@@ -1,4 +1,5 @@
 // kvbill plot: SVG charts.
+#include <iostream>
 #include <sstream>
 
 #include "cli/cli_util.h"
@@ -14,10 +15,13 @@ namespace {
 constexpr char kUsage[] =
     "usage: kvbill plot [memory] --model A,B,C --gpu G --out FILE.svg [--gpus N]\n"
     "                          [--kv-format F] [--weight-format F] [--batch B]\n"
-    "                          [--min-context 4k] [--max-context 1M] [--memory-fraction 0.9]\n\n"
+    "                          [--min-context 4k] [--max-context 1M] [--memory-fraction 0.9]\n"
+    "                          [--ignore-model-limit]\n\n"
     "memory: KV memory against context (log axes) for each model, with the GPU's capacity\n"
     "line and each model's capacity-minus-weights line; the context where each model stops\n"
-    "fitting is marked. KV is block-rounded and includes linear/SSM state. GiB = 2^30 bytes.\n";
+    "fitting is marked. KV is block-rounded and includes linear/SSM state. GiB = 2^30 bytes.\n"
+    "Each curve stops at its model's max_model_len (the legend names it); --ignore-model-limit\n"
+    "draws it over the whole axis (a what-if, with a context_limit warning).\n";
 
 std::vector<std::string> SplitCommas(const std::string& text) {
   std::vector<std::string> out;
@@ -37,6 +41,7 @@ int RunPlot(const Args& args) {
   std::int64_t batch = 1;
   double memory_fraction = 0.9;
   Tokens block_size = 16;
+  bool ignore_limit = false;
   options.add_options()(
       "model,m", po::value(&models_text)->default_value("qwen3-32b,llama-3.1-8b,gpt-oss-20b"),
       "comma-separated models: catalog names, Hugging Face repo ids or config.json files")(
@@ -51,7 +56,9 @@ int RunPlot(const Args& args) {
       "memory-fraction", DoubleValue(&memory_fraction, 0.9),
       "share of usable GPU memory for weights + KV")(
       "block-size", po::value(&block_size)->default_value(16), "tokens per KV block")(
-      "out,o", FileValue(&out)->required(), "the SVG file to write");
+      "out,o", FileValue(&out)->required(), "the SVG file to write")(
+      "ignore-model-limit", po::bool_switch(&ignore_limit),
+      "draw past each model's max_model_len (a what-if)");
   // The chart's name is a positional word ("plot memory"), not a flag.
   po::options_description hidden;
   hidden.add_options()("chart", po::value(&chart_name)->default_value("memory"));
@@ -106,6 +113,14 @@ int RunPlot(const Args& args) {
     auto m = LoadModel(*resolved);
     if (!m) return ReportError("plot", m.error());
     models.push_back(*m);
+  }
+  o.ignore_model_limit = ignore_limit;
+  for (const ModelShape& m : models) {
+    if (ignore_limit && m.max_model_len > 0 && m.max_model_len < o.max_context) {
+      std::cerr << "plot: warning [context_limit]: " << m.name
+                << " is drawn past its max_model_len " << FormatWithSeparators(m.max_model_len)
+                << " (--ignore-model-limit: memory alone, a what-if no engine serves)\n";
+    }
   }
   auto chart = BuildMemoryChart(models, o);
   if (!chart) return ReportError("plot", chart.error());

@@ -20,6 +20,7 @@
 #include "cli/simulate_api.h"
 #include "kvbill/metrics/billing.h"
 #include "kvbill/report/table.h"
+#include "kvbill/scenario/budget.h"
 #include "kvbill/scenario/run.h"
 #include "kvbill/scenario/warnings.h"
 #include "kvbill/util/embedded.h"
@@ -136,8 +137,56 @@ std::string BillingLine(const RunSummary& sum) {
   return "billing dedicated: GPUs rented around the clock, idle GPU time billed on its own\n";
 }
 
-json SummaryDoc(const RunSummary& sum, const SimulationTotals& totals, double wall_s,
-                const std::vector<RunWarning>& warnings) {
+// The latency and model-limit fields of the summary (engine.md#latency).
+void AddLatencyJson(const Scenario& scenario, const RunSummary& sum, const SimulationTotals& totals,
+                    json* s) {
+  (*s)["tpot_s"] = SummaryJson(sum.tpot_s);
+  (*s)["tpot_requests"] = sum.tpot_s.count;
+  (*s)["queue_s"] = SummaryJson(sum.queue_s);
+  (*s)["completion_s"] = SummaryJson(sum.completion_s);
+  (*s)["slo"] = json::array();
+  for (const SloCheck& c : CheckSlo(scenario.slo, sum)) {
+    (*s)["slo"].push_back({{"metric", c.target.metric},
+                           {"max", c.target.max},
+                           {"actual", c.actual},
+                           {"held", c.held}});
+  }
+  (*s)["max_model_len"] = totals.max_model_len;
+  (*s)["rejected_requests"] = totals.rejected_requests;
+  (*s)["unsent_requests"] = totals.unsent_requests;
+}
+
+// A latency for people: milliseconds below a second.
+std::string Latency(Seconds s) {
+  return s < 0.9995 ? FormatFixed(s * 1000, 1) + " ms" : FormatDuration(s);
+}
+
+// The table's latency lines: p50/p90/p99 of TTFT, TPOT and queueing delay,
+// each target held or violated, refused requests.
+std::string LatencyText(const Scenario& scenario, const RunSummary& sum,
+                        const SimulationTotals& totals) {
+  auto row = [](const char* name, const Summary& s) {
+    return std::string(name) + Latency(s.p50) + ", " + Latency(s.p90) + ", " + Latency(s.p99) +
+           "\n";
+  };
+  std::string text = "latency p50, p90, p99:\n" + row("  time to first token   ", sum.ttft_s) +
+                     row("  time per output token ", sum.tpot_s) +
+                     row("  queueing delay        ", sum.queue_s);
+  for (const SloCheck& c : CheckSlo(scenario.slo, sum)) {
+    text += "target " + c.target.metric + " <= " + Latency(c.target.max) + ": " +
+            (c.held ? "held" : "VIOLATED") + " (" + Latency(c.actual) + ")\n";
+  }
+  if (totals.rejected_requests > 0) {
+    text += FormatWithSeparators(totals.rejected_requests) +
+            " requests refused over max_model_len " + FormatWithSeparators(totals.max_model_len) +
+            " (their tasks end there; " + FormatWithSeparators(totals.unsent_requests) +
+            " later requests not sent)\n";
+  }
+  return text;
+}
+
+json SummaryDoc(const Scenario& scenario, const RunSummary& sum, const SimulationTotals& totals,
+                double wall_s, const std::vector<RunWarning>& warnings) {
   json s;
   s["tasks"] = sum.tasks;
   s["requests"] = sum.requests;
@@ -164,6 +213,7 @@ json SummaryDoc(const RunSummary& sum, const SimulationTotals& totals, double wa
   }
   s["iterations"] = totals.iterations;
   s["engine_steps"] = totals.steps_advanced;
+  AddLatencyJson(scenario, sum, totals, &s);
   const CostModelInfo& model = totals.cost_model;
   s["cost_model"] = {{"profile", model.profile},
                      {"calibrated", model.calibrated},
@@ -265,8 +315,8 @@ class SimulateOutput {
   int Finish(const Scenario& scenario, const RunSummary& sum, const SimulationTotals& totals,
              double wall_s) {
     if (!error_.ok()) return ReportError("simulate", error_.error());
-    const std::vector<RunWarning> warnings = EngineRunWarnings(scenario, totals);
-    const json summary = SummaryDoc(sum, totals, wall_s, warnings);
+    const std::vector<RunWarning> warnings = EngineRunWarnings(scenario, totals, sum);
+    const json summary = SummaryDoc(scenario, sum, totals, wall_s, warnings);
     if (!out_dir_.empty()) {
       std::error_code ec;
       std::filesystem::create_directories(out_dir_, ec);
@@ -379,7 +429,8 @@ class SimulateOutput {
          << ", p99 " << Money(sum.cost_per_task_usd.p99) << "\n"
          << "bill " << Money(sum.cost_usd) << " = tasks " << Money(sum.task_cost_usd) << " + idle "
          << Money(sum.idle_usd) << "\n"
-         << BillingLine(sum) << "iteration times: " << CostModelLine(model) << "\n";
+         << BillingLine(sum) << LatencyText(scenario, sum, totals)
+         << "iteration times: " << CostModelLine(model) << "\n";
     for (const std::string& note : model.notes) text << "  note: " << note << "\n";
     return text.str();
   }

@@ -247,6 +247,9 @@ Result<Scenario> SelfHostedScenario(const std::string& scenario_path, const std:
     auto name = ResolveModelName(model, "--self-hosted-model");
     if (!name) return name.error();
     s->model.name = *name;
+    // The bundled default's config edit (Qwen3-8B's YaRN scaling) belongs
+    // to its model, not to the one named here.
+    if (scenario_path.empty()) s->model.set.clear();
   }
   return s;
 }

@@ -91,6 +91,14 @@ Result<SimulationTotals> Engine::Run() {
   t.kv_pool_blocks = setup_.pool_pages;
   t.cost_model = setup_.cost->Describe();
   t.kv_cache_groups = std::max(1, static_cast<int>(setup_.layout.groups.size()));
+  t.rejected_requests = tasks_.rejected();
+  t.unsent_requests = tasks_.unsent();
+  t.longest_rejected_tokens = tasks_.longest_rejected();
+  t.edited_requests = tasks_.edited();
+  t.placeholder_outputs = tasks_.placeholders();
+  t.max_model_len = config_.max_model_len;
+  t.model_max_model_len = config_.model.max_model_len;
+  t.last_arrival_s = tasks_.last_arrival();
   for (const Replica& rep : replicas_) {
     t.evicted_blocks += rep.cache->stats().evicted_blocks;
     t.busy_gpu_seconds += rep.busy_s * gpus_;

@@ -1,5 +1,6 @@
 #include "engine/task_table.h"
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 
@@ -52,13 +53,33 @@ Status TaskTable::Pull() {
     if (!pending_) return OkStatus();
     if (!origin_) origin_ = pending_task_.arrival_s;
     pending_arrival_ = (pending_task_.arrival_s - *origin_) / load_;
+    last_arrival_ = std::max(last_arrival_, pending_arrival_);
     if (auto s = CheckTimeSpan(pending_task_.id, pending_arrival_, pending_task_.requests); !s) {
       return s;
     }
     if (auto s = CheckPrompts(pending_task_.id, pending_task_.requests); !s) return s;
+    ApplyModelLimit();
     if (!pending_task_.requests.empty()) return OkStatus();
     sink_.OnTaskDone(pending_task_.index);  // nothing to serve
     feed_.Done(pending_task_.index);
+  }
+}
+
+void TaskTable::ApplyModelLimit() {
+  std::span<const Request> requests = pending_task_.requests;
+  for (const Request& r : requests) {
+    edited_ += r.edited ? 1 : 0;
+    placeholders_ += r.output_is_placeholder ? 1 : 0;
+  }
+  if (max_model_len_ <= 0) return;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const Tokens length = requests[i].PromptTokens() + requests[i].output;
+    if (length <= max_model_len_) continue;
+    rejected_ += 1;
+    unsent_ += static_cast<std::int64_t>(requests.size() - i - 1);
+    longest_rejected_ = std::max(longest_rejected_, length);
+    pending_task_.requests = requests.first(i);
+    return;
   }
 }
 

@@ -8,7 +8,10 @@
 // requests is done at once. An arrived task has a slot holding what the
 // coordinator keeps of it (its requests, the router's sticky replica, the
 // blocks pinned for it, its prompt chain) until Done(slot), which tells the
-// sink and the feed, so that memory follows the tasks in flight.
+// sink and the feed, so that memory follows the tasks in flight. With a
+// max_model_len, a task's requests end before the first whose prompt plus
+// output exceeds it (refused; the ones after it never sent), counted in
+// rejected() and unsent().
 #ifndef KVBILL_ENGINE_TASK_TABLE_H_
 #define KVBILL_ENGINE_TASK_TABLE_H_
 
@@ -39,9 +42,11 @@ Status CheckPrompts(std::string_view id, std::span<const Request> requests);
 
 class TaskTable {
  public:
-  // `load` (> 0) divides each arrival's time since the first (SimulationConfig::load).
-  TaskTable(TaskFeed& feed, RecordSink& sink, double load = 1)
-      : feed_(feed), sink_(sink), load_(load) {}
+  // `load` (> 0) divides each arrival's time since the first
+  // (SimulationConfig::load); `max_model_len` (0: none) refuses requests
+  // past it (SimulationConfig::max_model_len).
+  TaskTable(TaskFeed& feed, RecordSink& sink, double load = 1, Tokens max_model_len = 0)
+      : feed_(feed), sink_(sink), load_(load), max_model_len_(max_model_len) {}
 
   // Takes the next task from the feed as the pending arrival (none at the
   // end). Errors: the feed's, or the checks above.
@@ -56,16 +61,34 @@ class TaskTable {
   // Every request of the task in `slot` has finished: its slot is freed.
   void Done(int slot);
 
+  std::int64_t rejected() const { return rejected_; }
+  std::int64_t unsent() const { return unsent_; }
+  Tokens longest_rejected() const { return longest_rejected_; }
+  // Of every task's planned requests: edited by the policy, placeholder outputs.
+  std::int64_t edited() const { return edited_; }
+  std::int64_t placeholders() const { return placeholders_; }
+  Seconds last_arrival() const { return last_arrival_; }  // of the tasks pulled, since the first
+
  private:
   TaskFeed& feed_;
   RecordSink& sink_;
   double load_ = 1;
+  Tokens max_model_len_ = 0;
+  std::int64_t rejected_ = 0;
+  std::int64_t unsent_ = 0;
+  Tokens longest_rejected_ = 0;
+  std::int64_t edited_ = 0;
+  std::int64_t placeholders_ = 0;
+  Seconds last_arrival_ = 0;
   bool pending_ = false;
   FedTask pending_task_;
   Seconds pending_arrival_ = 0;
   std::optional<Seconds> origin_;  // the first task's arrival
   std::vector<TaskState> tasks_;   // slots; free ones listed in free_
   std::vector<int> free_;
+
+  // Cuts the pending task's requests before the first over max_model_len.
+  void ApplyModelLimit();
 };
 
 }  // namespace kvbill::engine

@@ -48,6 +48,7 @@ void TaskSums::Add(const TaskMetrics& t) {
   s.task_cost_usd += t.cost_usd;
   s.preemptions += t.preemptions;
   cost_.Add(static_cast<double>(t.cost_usd));
+  completion_.Add(t.completion_s);
 }
 
 RunSummary TaskSums::Build() {
@@ -56,6 +57,7 @@ RunSummary TaskSums::Build() {
                    ? static_cast<double>(s.cached_tokens) / static_cast<double>(s.prompt_tokens)
                    : 0;
   s.cost_per_task_usd = cost_.Build();
+  s.completion_s = completion_.Build();
   return s;
 }
 
@@ -72,7 +74,7 @@ void RunAggregator::OnRequest(RequestRecord&& r) {
   Acc& a = Slot(r.task_index);
   if (a.task.empty()) a.id = r.task_id;
   a.task.Add(r);
-  ttft_.Add(r.first_token_s - r.release_s);
+  latencies_.Add(r);
 }
 
 void RunAggregator::Release(const Acc& a) {
@@ -100,6 +102,20 @@ void RunAggregator::OnTaskDone(int index) {
   }
 }
 
+void RequestLatencies::Add(const RequestRecord& r) {
+  ttft_.Add(r.first_token_s - r.release_s);
+  queue_.Add(r.admitted_s - r.release_s);
+  if (r.output_tokens > 1) {
+    tpot_.Add((r.finish_s - r.first_token_s) / static_cast<double>(r.output_tokens - 1));
+  }
+}
+
+void RequestLatencies::Build(RunSummary* s) {
+  s->ttft_s = ttft_.Build();
+  s->tpot_s = tpot_.Build();
+  s->queue_s = queue_.Build();
+}
+
 void ApplyTotals(const SimulationTotals& totals, RunSummary* s) {
   s->cost_usd = totals.bill_usd;
   s->idle_usd = totals.idle_usd;
@@ -115,7 +131,7 @@ RunSummary RunAggregator::Finish(const SimulationTotals& totals) {
   }
   RunSummary s = sums_.Build();
   ApplyTotals(totals, &s);
-  s.ttft_s = ttft_.Build();
+  latencies_.Build(&s);
   ApplyBilling(billing_, &held_, &s);
   for (const TaskMetrics& m : held_) {
     if (on_task_) on_task_(m);

@@ -23,10 +23,10 @@ RunSummary SumTasks(const std::vector<TaskMetrics>& tasks) {
 
 RunSummary Summarise(const std::vector<TaskMetrics>& tasks, const SimulationResult& result) {
   RunSummary s = SumTasks(tasks);
-  SummaryBuilder ttft;
-  for (const RequestRecord& r : result.requests) ttft.Add(r.first_token_s - r.release_s);
+  RequestLatencies latencies;
+  for (const RequestRecord& r : result.requests) latencies.Add(r);
   ApplyTotals(result, &s);
-  s.ttft_s = ttft.Build();
+  latencies.Build(&s);
   return s;
 }
 

@@ -1,50 +1,65 @@
 #include "model/max_model_len.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
+#include <vector>
 
 namespace kvbill::model_config {
 namespace {
 
-std::optional<double> Number(const nlohmann::json& object, const char* key) {
+using nlohmann::json;
+
+std::optional<double> Positive(const json& object, const char* key) {
+  if (!object.is_object()) return std::nullopt;
   auto it = object.find(key);
   if (it == object.end() || !it->is_number()) return std::nullopt;
   const double v = it->get<double>();
-  if (!std::isfinite(v)) return std::nullopt;
+  if (!std::isfinite(v) || v <= 0) return std::nullopt;
   return v;
+}
+
+std::string Text(const json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 }  // namespace
 
-Tokens DerivedMaxModelLen(const nlohmann::json& c, const std::string& model_type) {
+Tokens DerivedMaxModelLen(const json& c, const std::string& model_type) {
   if (!c.is_object()) return 0;
-  std::optional<double> derived;
+  std::optional<double> len;
   for (const char* key : {"max_position_embeddings", "n_positions", "max_seq_len", "seq_length",
-                          "model_max_length", "max_sequence_length", "max_seq_length", "seq_len"}) {
-    auto v = Number(c, key);
-    if (v && *v >= 1 && (!derived || *v < *derived)) derived = *v;
+                          "max_sequence_length", "max_seq_length", "seq_len"}) {
+    if (auto v = Positive(c, key)) len = len ? std::min(*len, *v) : *v;
   }
-  if (!derived) return 0;
-  auto rope = c.find("rope_scaling");
-  if (rope != c.end() && rope->is_object() && model_type.find("gemma3") == std::string::npos) {
-    std::string type = "default";
-    for (const char* key : {"rope_type", "type"}) {
-      auto t = rope->find(key);
-      if (t != rope->end() && t->is_string()) {
-        type = t->get<std::string>();
-        break;
+  if (auto v = Positive(c, "model_max_length")) len = *v;
+  if (!len) return 0;
+  const char* rope_key =
+      c.contains("rope_scaling") && c["rope_scaling"].is_object() ? "rope_scaling" : "rope_parameters";
+  const json rope = c.contains(rope_key) ? c[rope_key] : json();
+  if (rope.is_object() && model_type.find("gemma3") == std::string::npos) {
+    std::vector<json> entries;
+    if (rope.contains("rope_type") || rope.contains("type") || rope.contains("factor")) {
+      entries.push_back(rope);
+    } else {
+      for (auto it = rope.begin(); it != rope.end(); ++it) {
+        if (it->is_object()) entries.push_back(*it);
       }
     }
-    if (type != "su" && type != "longrope" && type != "llama3") {
+    double factor = 1;
+    for (const json& e : entries) {
+      std::string type = Text(e, "rope_type");
+      if (type.empty()) type = Text(e, "type");
+      if (type == "su" || type == "longrope" || type == "llama3") continue;
+      if (auto f = Positive(e, "factor")) factor = *f;
       if (type == "yarn") {
-        if (auto original = Number(*rope, "original_max_position_embeddings")) {
-          derived = *original;
-        }
+        if (auto o = Positive(e, "original_max_position_embeddings")) len = *o;
       }
-      *derived *= Number(*rope, "factor").value_or(1.0);
     }
+    *len *= factor;
   }
-  return static_cast<Tokens>(*derived);
+  return static_cast<Tokens>(*len);
 }
 
 }  // namespace kvbill::model_config

@@ -1,16 +1,19 @@
 // The longest sequence (prompt + output) a model serves, derived from its
 // text config as vLLM derives max_model_len when none is given
-// (vllm/config.py, _get_and_verify_max_len):
-//   1. the smallest positive integer among max_position_embeddings,
-//      n_positions, max_seq_len, seq_length, model_max_length,
-//      max_sequence_length, max_seq_length and seq_len;
-//   2. with a `rope_scaling` object (its `rope_type`, else `type`, default
-//      "default") of a type other than su, longrope and llama3 (whose
+// (_get_and_verify_max_len, vllm/config/model.py):
+//   1. the smallest positive number among max_position_embeddings,
+//      n_positions, max_seq_len, seq_length, max_sequence_length,
+//      max_seq_length and seq_len; model_max_length, when present, wins
+//      (vLLM's rule for Command-R, Cohere 2 and Aya Vision);
+//   2. a RoPE scaling (`rope_scaling`, else Transformers v5's
+//      `rope_parameters`, flat or one entry per layer type; its `rope_type`,
+//      else `type`) of a type other than su, longrope and llama3 (whose
 //      max_position_embeddings already counts the scaling), on a model type
-//      other than Gemma 3 (likewise): yarn starts from the scaling's
-//      original_max_position_embeddings instead; the length is then
-//      multiplied by its `factor` (default 1) and truncated to an integer.
-// 0 when no key of step 1 is present. Pure.
+//      other than Gemma 3 (likewise), multiplies it by its `factor`; yarn
+//      starts from its original_max_position_embeddings. Truncated to an
+//      integer.
+// 0 when no key of step 1 is present (vLLM would assume 2,048; here the
+// limit is unknown). Pure.
 #ifndef KVBILL_SRC_MODEL_MAX_MODEL_LEN_H_
 #define KVBILL_SRC_MODEL_MAX_MODEL_LEN_H_
 

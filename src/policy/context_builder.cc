@@ -134,7 +134,9 @@ Request TurnRequest(const Task& task, int turn, int index, const Context& prompt
   request.recorded_time_s = t.time_s;
   request.usage = t.usage;
   request.model = t.model;
-  if (t.blocks && request.prompt == PromptOf(recorded)) request.explicit_blocks = t.blocks;
+  request.edited = prompt != recorded;
+  request.output_is_placeholder = t.output_is_placeholder;
+  if (t.blocks && !request.edited) request.explicit_blocks = t.blocks;
   return request;
 }
 

@@ -56,6 +56,7 @@ class Summarise : public ContextPolicy {
     summary.index = static_cast<int>(requests->size());
     summary.turn = turn;
     summary.is_summary = true;
+    summary.edited = true;
     // The client asks the model it is about to call (docs/policies.md#summarise).
     summary.model = task.turns[static_cast<std::size_t>(turn)].model;
     summary.prompt = previous.prompt;

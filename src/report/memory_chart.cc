@@ -67,8 +67,8 @@ Result<LineChart> BuildMemoryChart(const std::vector<ModelShape>& models,
     const ModelShape& m = models[i];
     const std::string color(kChartPalette[i % kChartPalette.size()]);
     // The curve stops at the model's context limit when that is on the axis.
-    const Tokens limit = m.max_position_embeddings;
-    const bool limited = limit > 0 && limit < o.max_context;
+    const Tokens limit = m.max_model_len;
+    const bool limited = !o.ignore_model_limit && limit > 0 && limit < o.max_context;
     Series s;
     s.name = m.name;
     const std::string limit_note = limited ? "context limit " + FormatTokenCount(limit) : "";

@@ -185,7 +185,7 @@ Result<std::string> MemorySection(const Scenario& s) {
     if (!one) return one.error();
     const std::string color(kChartPalette[i]);
     format_names += (i == 0 ? "" : " / ") + format_labels[i];
-    const Tokens limit = config->model.max_position_embeddings;
+    const Tokens limit = config->model.max_model_len;
     for (Series& series : one->series) {
       series.name = config->model.name + ", " + format_labels[i] + " KV";
       if (limit > 0 && limit < o.max_context) {

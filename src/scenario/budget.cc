@@ -1,14 +1,18 @@
 #include "kvbill/scenario/budget.h"
 
+#include <algorithm>
 #include <array>
 
 #include "kvbill/metrics/summary.h"
+#include "kvbill/scenario/warnings.h"
 
 namespace kvbill {
 namespace {
 
-constexpr std::array<const char*, 4> kSummaries = {"cost_per_task_usd", "kv_read_bytes_per_task",
-                                                   "completion_s", "ttft_s"};
+constexpr std::array<const char*, 6> kSummaries = {
+    "cost_per_task_usd", "kv_read_bytes_per_task", "completion_s", "ttft_s", "tpot_s", "queue_s"};
+// The latency metrics a scenario's "slo" may name.
+constexpr std::array<const char*, 4> kLatencies = {"ttft_s", "tpot_s", "queue_s", "completion_s"};
 constexpr std::array<const char*, 5> kStats = {"mean", "p50", "p90", "p99", "max"};
 constexpr std::array<const char*, 3> kScalars = {"hit_rate", "cost_usd", "preemptions"};
 
@@ -23,6 +27,10 @@ double Pick(const Summary& s, const std::string& stat) {
 }  // namespace
 
 bool IsBudgetMetric(const std::string& name) {
+  if (name.starts_with("warnings.")) {
+    const std::vector<std::string>& codes = WarningCodes();
+    return std::find(codes.begin(), codes.end(), name.substr(9)) != codes.end();
+  }
   for (const char* s : kScalars) {
     if (name == s) return true;
   }
@@ -39,7 +47,7 @@ std::string BudgetMetricChoices() {
   for (const char* base : kSummaries)
     out += std::string(out.empty() ? "" : ", ") + base + ".{mean,p50,p90,p99,max}";
   for (const char* s : kScalars) out += std::string(", ") + s;
-  return out;
+  return out + ", warnings.<code>";
 }
 
 std::vector<std::string> BudgetMetricNames() {
@@ -48,7 +56,28 @@ std::vector<std::string> BudgetMetricNames() {
     for (const char* stat : kStats) names.push_back(std::string(base) + "." + stat);
   }
   for (const char* s : kScalars) names.push_back(s);
+  for (const std::string& code : WarningCodes()) names.push_back("warnings." + code);
   return names;
+}
+
+std::vector<std::string> SloMetricNames() {
+  std::vector<std::string> names;
+  for (const char* base : kLatencies) {
+    for (const char* stat : kStats) names.push_back(std::string(base) + "." + stat);
+  }
+  return names;
+}
+
+std::vector<SloCheck> CheckSlo(const std::vector<SloTarget>& slo, const RunSummary& summary) {
+  RunMetrics m;
+  m.summary = summary;
+  m.completion_s = summary.completion_s;
+  std::vector<SloCheck> out;
+  for (const SloTarget& t : slo) {
+    const double actual = MetricValue(m, t.metric);
+    out.push_back({t, actual, actual <= t.max});
+  }
+  return out;
 }
 
 bool IsApiBudgetMetric(const std::string& name) {
@@ -71,13 +100,10 @@ Status CheckBudgetsApply(const Scenario& scenario) {
 RunMetrics MetricsOf(const ScenarioOutcome& o) {
   RunMetrics m;
   m.summary = o.summary;
-  SummaryBuilder kv, completion;
-  for (const TaskMetrics& t : o.tasks) {
-    kv.Add(static_cast<double>(t.kv_read_bytes));
-    completion.Add(t.completion_s);
-  }
+  SummaryBuilder kv;
+  for (const TaskMetrics& t : o.tasks) kv.Add(static_cast<double>(t.kv_read_bytes));
   m.kv_read_bytes_per_task = kv.Build();
-  m.completion_s = completion.Build();
+  m.completion_s = o.summary.completion_s;
   if (o.api) {
     m.api = true;
     m.api_predicted = o.api->replay.predicted;
@@ -86,6 +112,11 @@ RunMetrics MetricsOf(const ScenarioOutcome& o) {
 }
 
 double MetricValue(const RunMetrics& m, const std::string& metric) {
+  if (metric.starts_with("warnings.")) {
+    const std::string code = metric.substr(9);
+    return static_cast<double>(std::count_if(m.warnings.begin(), m.warnings.end(),
+                                             [&](const RunWarning& w) { return w.code == code; }));
+  }
   if (metric == "hit_rate") return m.summary.hit_rate;
   if (metric == "cost_usd") return static_cast<double>(m.summary.cost_usd);
   if (metric == "preemptions") return static_cast<double>(m.summary.preemptions);
@@ -93,6 +124,8 @@ double MetricValue(const RunMetrics& m, const std::string& metric) {
   const std::string base = metric.substr(0, dot), stat = metric.substr(dot + 1);
   if (base == "cost_per_task_usd") return Pick(m.summary.cost_per_task_usd, stat);
   if (base == "ttft_s") return Pick(m.summary.ttft_s, stat);
+  if (base == "tpot_s") return Pick(m.summary.tpot_s, stat);
+  if (base == "queue_s") return Pick(m.summary.queue_s, stat);
   return Pick(base == "completion_s" ? m.completion_s : m.kv_read_bytes_per_task, stat);
 }
 
@@ -102,11 +135,16 @@ double MetricValue(const ScenarioOutcome& o, const std::string& metric) {
 
 std::vector<BudgetCheck> CheckBudgets(const std::vector<Budget>& budgets,
                                       const ScenarioOutcome& outcome) {
+  return CheckBudgets(budgets, MetricsOf(outcome));
+}
+
+std::vector<BudgetCheck> CheckBudgets(const std::vector<Budget>& budgets,
+                                      const RunMetrics& metrics) {
   std::vector<BudgetCheck> out;
   for (const Budget& b : budgets) {
     BudgetCheck c;
     c.budget = b;
-    c.actual = MetricValue(outcome, b.metric);
+    c.actual = MetricValue(metrics, b.metric);
     c.ok = (!b.max || c.actual <= *b.max) && (!b.min || c.actual >= *b.min);
     out.push_back(c);
   }

@@ -14,6 +14,7 @@
 #include "kvbill/scenario/budget.h"
 #include "kvbill/trace/generator.h"
 #include "kvbill/trace/importers.h"
+#include "kvbill/util/names.h"
 #include "util/json_input.h"
 
 namespace kvbill::scenario_keys {
@@ -205,6 +206,23 @@ Status BudgetEntry(const Source& source, const std::string& metric, const json& 
   return OkStatus();
 }
 
+// "slo": latency metric -> the most it may be, in seconds.
+Status SloEntry(const Source& source, const std::string& metric, const json& value,
+                const std::string& pointer, Scenario* s) {
+  const std::vector<std::string> names = SloMetricNames();
+  if (std::find(names.begin(), names.end(), metric) == names.end()) {
+    std::string hint = DidYouMean(metric, names);
+    return source.Bad(pointer, "unknown latency metric" + (hint.empty() ? "" : "; " + hint) +
+                                   " (ttft_s, tpot_s, queue_s or completion_s, each ."
+                                   "{mean,p50,p90,p99,max})");
+  }
+  if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() <= 0) {
+    return source.Bad(pointer, "must be a positive number of seconds, got " + Show(value));
+  }
+  s->slo.push_back(SloTarget{metric, value.get<double>()});
+  return OkStatus();
+}
+
 // "sweep": JSON pointer into the scenario -> non-empty list of values.
 Status SweepEntry(const Source& source, const std::string& path, const json& value,
                   const std::string& pointer, Scenario* s) {
@@ -238,6 +256,14 @@ json BudgetsSchema() {
             {"properties", {{"max", {{"type", "number"}}}, {"min", {{"type", "number"}}}}},
             {"additionalProperties", false},
             {"minProperties", 1}}}};
+}
+
+json SloSchema() {
+  json names = json::array();
+  for (const std::string& n : SloMetricNames()) names.push_back(n);
+  return {{"type", "object"},
+          {"propertyNames", {{"enum", names}}},
+          {"additionalProperties", {{"type", "number"}, {"exclusiveMinimum", 0}}}};
 }
 
 json SweepSchema() {
@@ -497,12 +523,13 @@ const std::vector<Key>& ScenarioKeys() {
        .vllm = "max_num_seqs"},
       {.pointer = "/engine/max_model_len",
        .type = Type::kTokens,
-       .meaning = "the longest sequence (prompt + output) a request may reach; read and checked "
-                  "here, not yet enforced by the engine (that comes with the model-limits work)",
+       .meaning = "the longest sequence (prompt + output) a request may reach: the engine refuses "
+                  "a longer request and ends its task there ([engine.md](engine.md#model-limits))",
        .field = In<&Scenario::engine, &E::max_model_len>(),
        .nullable = true,
        .unit = "tokens",
-       .default_text = "`null`: the model's limit",
+       .default_text = "`null`: the model's limit, as vLLM derives it from the config (length "
+                       "keys and RoPE scaling)",
        .vllm = "max_model_len"},
       {.pointer = "/engine/router",
        .type = Type::kChoice,
@@ -704,6 +731,15 @@ const std::vector<Key>& ScenarioKeys() {
                   "metric names and errors in [ci.md](ci.md)",
        .entry = BudgetEntry,
        .schema = BudgetsSchema,
+       .default_text = "none"},
+      {.pointer = "/slo",
+       .type = Type::kMap,
+       .meaning =
+           "latency targets, reported by `kvbill simulate`: metric → the most it may be, "
+           "in seconds; metrics `ttft_s`, `tpot_s`, `queue_s`, `completion_s`, each "
+           "`.{mean,p50,p90,p99,max}`, as budgets name them ([engine.md](engine.md#latency))",
+       .entry = SloEntry,
+       .schema = SloSchema,
        .default_text = "none"},
       {.pointer = "/sweep",
        .type = Type::kMap,

@@ -36,6 +36,7 @@ Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
   c.max_num_batched_tokens =
       s.engine.max_num_batched_tokens.value_or(limits.max_num_batched_tokens);
   c.max_num_seqs = s.engine.max_num_seqs.value_or(limits.max_num_seqs);
+  c.max_model_len = s.engine.max_model_len.value_or(c.model.max_model_len);
   const ScenarioDeployment& d = s.deployment;
   if (d.bandwidth_efficiency || d.compute_efficiency) {
     // The spec-sheet roofline at the efficiencies given (docs/engine.md).

@@ -9,6 +9,8 @@
 
 #include "util/json_input.h"
 
+#include "kvbill/scenario/warnings.h"
+
 namespace kvbill {
 
 Result<std::string> WithSetting(const std::string& text, const std::string& pointer,
@@ -122,22 +124,17 @@ Result<std::vector<SweepRow>> RunSweep(const SweepPlan& plan, int jobs,
     }
     // The row folds the tasks' distributions as they come (as MetricsOf
     // does, in input order) and keeps no task.
-    SummaryBuilder kv, completion;
+    SummaryBuilder kv;
     RunObserver observer;
-    observer.on_task = [&](const TaskMetrics& t) {
-      kv.Add(static_cast<double>(t.kv_read_bytes));
-      completion.Add(t.completion_s);
-    };
-    observer.on_restart = [&] {
-      kv = SummaryBuilder();
-      completion = SummaryBuilder();
-    };
+    observer.on_task = [&](const TaskMetrics& t) { kv.Add(static_cast<double>(t.kv_read_bytes)); };
+    observer.on_restart = [&] { kv = SummaryBuilder(); };
     auto run = RunScenario(point->scenario, workloads, observer);
     if (!run) return run.error().Within(where);
     RunMetrics metrics;
     metrics.summary = run->summary;
     metrics.kv_read_bytes_per_task = kv.Build();
-    metrics.completion_s = completion.Build();
+    metrics.completion_s = run->summary.completion_s;
+    metrics.warnings = EngineRunWarnings(point->scenario, run->totals, run->summary);
     return SweepRow{point->index, std::move(point->values), std::move(metrics)};
   };
   auto worker = [&] {

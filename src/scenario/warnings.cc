@@ -1,26 +1,152 @@
 #include "kvbill/scenario/warnings.h"
 
-namespace kvbill {
+#include "kvbill/scenario/budget.h"
+#include "kvbill/util/units.h"
 
-std::vector<RunWarning> EngineRunWarnings(const Scenario& scenario,
-                                          const SimulationTotals& result) {
-  std::vector<RunWarning> out;
-  const CostModelInfo& model = result.cost_model;
-  if (!model.calibrated) {
-    std::string why;
-    if (model.profile == "roofline") {
-      why =
-          "iteration times come from the spec-sheet roofline (bandwidth_efficiency or "
-          "compute_efficiency is set), which has no CPU or scheduling overheads and is "
-          "optimistic under load";
-    } else {
-      why = "iteration times come from the \"" + model.profile +
-            "\" profile without measurements behind it for this deployment";
-      for (const std::string& note : model.notes) why += "; " + note;
-    }
-    out.push_back({"uncalibrated", why + " (" + scenario.source +
-                                       "; docs/validation.md lists what is calibrated)"});
+namespace kvbill {
+namespace {
+
+std::string Count(std::int64_t n, const std::string& one, const std::string& many) {
+  return FormatWithSeparators(n) + " " + (n == 1 ? one : many);
+}
+
+std::string Seconds3(double s) { return FormatFixed(s, s < 10 ? 3 : 1) + " s"; }
+
+void ContextLimit(const Scenario& s, const SimulationTotals& t, std::vector<RunWarning>* out) {
+  std::string text;
+  if (t.rejected_requests > 0) {
+    text = Count(t.rejected_requests, "request was", "requests were") +
+           " refused: prompt plus output tokens over max_model_len " +
+           FormatWithSeparators(t.max_model_len) + " (the longest " +
+           FormatWithSeparators(t.longest_rejected_tokens) +
+           " tokens); each ends its task, whose " +
+           Count(t.unsent_requests, "later request was", "later requests were") +
+           " never sent. A context_policy that keeps prompts under the limit, or a model "
+           "with a longer context, serves them";
   }
+  if (s.engine.max_model_len && t.model_max_model_len > 0 &&
+      *s.engine.max_model_len > t.model_max_model_len) {
+    if (!text.empty()) text += "; ";
+    text += "engine.max_model_len " + FormatWithSeparators(*s.engine.max_model_len) +
+            " is above the model's " + FormatWithSeparators(t.model_max_model_len) +
+            " (a what-if: vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, and the "
+            "model was not trained that long)";
+  }
+  if (!text.empty()) out->push_back({"context_limit", text});
+}
+
+void Overloaded(const RunSummary& sum, std::vector<RunWarning>* out) {
+  if (sum.queue_s.count == 0 || !(sum.queue_s.p50 > kOverloadedQueueP50Seconds)) return;
+  out->push_back(
+      {"overloaded", "the median request waited " + Seconds3(sum.queue_s.p50) +
+                         " to be admitted (p90 " + Seconds3(sum.queue_s.p90) + "; more than " +
+                         Seconds3(kOverloadedQueueP50Seconds) +
+                         " is a backlog): the deployment cannot keep up with the arrivals, so "
+                         "latencies and cost per task describe a queue; add replicas or lower the "
+                         "load (docs/engine.md#warnings)"});
+}
+
+void SloViolated(const Scenario& s, const RunSummary& sum, std::vector<RunWarning>* out) {
+  std::string text;
+  int violated = 0;
+  for (const SloCheck& c : CheckSlo(s.slo, sum)) {
+    if (c.held) continue;
+    text += std::string(violated++ > 0 ? ", " : "") + c.target.metric + " " + Seconds3(c.actual) +
+            " > " + Seconds3(c.target.max);
+  }
+  if (violated == 0) return;
+  out->push_back({"slo_violated", std::to_string(violated) + " of " + std::to_string(s.slo.size()) +
+                                      " latency targets violated: " + text});
+}
+
+void IdleDominant(const RunSummary& sum, std::vector<RunWarning>* out) {
+  if (!(sum.cost_usd > 0) || !(sum.idle_usd > kIdleDominantShare * sum.cost_usd)) return;
+  const double share = static_cast<double>(sum.idle_usd / sum.cost_usd);
+  out->push_back({"idle_dominant",
+                  "idle GPU time is " + FormatFixed(share * 100, 0) + "% of the bill ($" +
+                      FormatFixed(static_cast<double>(sum.idle_usd), 4) + " of $" +
+                      FormatFixed(static_cast<double>(sum.cost_usd), 4) +
+                      "): the GPUs mostly wait between arrivals, so the bill is the rental, not "
+                      "the work; a denser load (trace.load), release \"after_finish\" instead of "
+                      "recorded gaps, or fewer replicas shows what busy GPUs cost"});
+}
+
+void PolicyNoEffect(const Scenario& s, const SimulationTotals& t, const RunSummary& sum,
+                    std::vector<RunWarning>* out) {
+  if (s.context_policy.kind == "keep_all" || t.edited_requests > 0 || sum.requests == 0) return;
+  out->push_back({"policy_no_effect",
+                  "context_policy \"" + s.context_policy.kind + "\" changed none of the " +
+                      FormatWithSeparators(sum.requests) +
+                      " prompts (docs/policies.md says what each policy needs of a trace, e.g. "
+                      "tool spans for drop_tool_results): the run is the same as keep_all"});
+}
+
+void PlaceholderOutputs(const SimulationTotals& t, std::vector<RunWarning>* out) {
+  if (t.placeholder_outputs == 0) return;
+  out->push_back(
+      {"placeholder_outputs",
+       Count(t.placeholder_outputs, "turn of the trace has", "turns of the trace have") +
+           " a placeholder output (a streaming stub the transcript kept instead of the reply, "
+           "as usage-only Claude Code logs hold): their output tokens, decode time and cost "
+           "are understated"});
+}
+
+void UnsupportedFormat(const Scenario& s, const SimulationTotals& t, std::vector<RunWarning>* out) {
+  std::string text;
+  for (const FormatUse& f : t.cost_model.formats) {
+    if (f.part == "kv_cache") continue;
+    const bool activation_format = f.stored.starts_with("fp8") || f.stored.starts_with("nvfp4");
+    if (!activation_format || !f.computed.ends_with("A16")) continue;
+    text += std::string(text.empty() ? "" : "; ") + f.part + " stored as " + f.stored + " run as " +
+            f.computed + " (" + f.kernel + ")";
+  }
+  if (text.empty()) return;
+  out->push_back(
+      {"unsupported_format", s.deployment.gpu +
+                                 " has no units for the format's arithmetic, so the engine runs a "
+                                 "weight-only fallback: " +
+                                 text + "; it saves memory but not compute (docs/hardware.md)"});
+}
+
+void Uncalibrated(const Scenario& scenario, const SimulationTotals& t,
+                  std::vector<RunWarning>* out) {
+  const CostModelInfo& model = t.cost_model;
+  if (model.calibrated) return;
+  std::string why;
+  if (model.profile == "roofline") {
+    why =
+        "iteration times come from the spec-sheet roofline (bandwidth_efficiency or "
+        "compute_efficiency is set), which has no CPU or scheduling overheads and is "
+        "optimistic under load";
+  } else {
+    why = "iteration times come from the \"" + model.profile +
+          "\" profile without measurements behind it for this deployment";
+    for (const std::string& note : model.notes) why += "; " + note;
+  }
+  out->push_back({"uncalibrated",
+                  why + " (" + scenario.source + "; docs/validation.md lists what is calibrated)"});
+}
+
+}  // namespace
+
+const std::vector<std::string>& WarningCodes() {
+  static const std::vector<std::string> codes = {
+      "context_limit",    "overloaded",          "slo_violated",       "idle_dominant",
+      "policy_no_effect", "placeholder_outputs", "unsupported_format", "uncalibrated"};
+  return codes;
+}
+
+std::vector<RunWarning> EngineRunWarnings(const Scenario& scenario, const SimulationTotals& totals,
+                                          const RunSummary& summary) {
+  std::vector<RunWarning> out;
+  ContextLimit(scenario, totals, &out);
+  Overloaded(summary, &out);
+  SloViolated(scenario, summary, &out);
+  IdleDominant(summary, &out);
+  PolicyNoEffect(scenario, totals, summary, &out);
+  PlaceholderOutputs(totals, &out);
+  UnsupportedFormat(scenario, totals, &out);
+  Uncalibrated(scenario, totals, &out);
   return out;
 }
 

@@ -67,6 +67,23 @@ TEST(SweepCliTest, BadShardIsExitTwo) {
   EXPECT_EQ(r.err, "kvbill sweep: --shard: expected i/n with 0 <= i < n, got \"4/4\"\n");
 }
 
+// docs/ci.md's CI example: the bundled coding-agent scenario passes its
+// own budgets, the warning counts among them.
+TEST(CheckCliTest, CiExampleScenarioPassesItsOwnBudgets) {
+  const auto r = RunKvbill("check --scenario scenarios/coding-agent.json");
+  EXPECT_EQ(r.exit_status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("warnings.context_limit"), std::string::npos) << r.out;
+  // Qwen3-8B as shipped (40,960 tokens) refuses the agents' longest
+  // requests: the warning budget breaks.
+  const std::string path = ::testing::TempDir() + "/warning_budget.json";
+  std::ofstream(path) << R"({"model": "qwen3-8b", "trace": {"generator": "coding-agent",
+      "tasks": 4}, "budgets": {"warnings.context_limit": {"max": 0}}})";
+  const auto broken = RunKvbill("check --scenario " + path);
+  EXPECT_EQ(broken.exit_status, 1) << broken.out << broken.err;
+  EXPECT_NE(broken.out.find("BROKEN"), std::string::npos) << broken.out;
+  std::filesystem::remove(path);
+}
+
 TEST(CheckCliTest, ExitsOneWhenABudgetBreaksAndZeroWhenAllHold) {
   const auto ok = RunKvbill("check --scenario tests/data/scenarios/small_sweep.json");
   EXPECT_EQ(ok.exit_status, 0) << ok.out << ok.err;

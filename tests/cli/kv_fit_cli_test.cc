@@ -141,9 +141,44 @@ TEST(FitCliTest, JsonHasTheDocumentedFields) {
   EXPECT_EQ(j["weights_bytes"], 65524246528LL);
   EXPECT_EQ(j["kv_bytes"], 34359738368LL);
   EXPECT_EQ(j["capacity_bytes"], 76922864271LL);
-  EXPECT_EQ(j["max_context"], 43472);
+  // Memory holds 43,472 tokens; the model's max_model_len (40,960) stops it.
+  EXPECT_EQ(j["max_context"], 40960);
+  EXPECT_EQ(j["memory_max_context"], 43472);
+  EXPECT_EQ(j["max_model_len"], 40960);
   EXPECT_EQ(j["max_batch"], 0);
   EXPECT_EQ(j["min_gpus"], 2);
+  ASSERT_EQ(j["warnings"].size(), 1u);
+  EXPECT_EQ(j["warnings"][0]["code"], "context_limit");
+}
+
+// Gemma-2-9B's weights and a 128k sequence fit an H100 in memory, but the
+// model serves 8,192 tokens (max_position_embeddings, no RoPE scaling).
+TEST(FitCliTest, ContextPastTheModelsLimitDoesNotFitUnlessIgnored) {
+  const auto r = RunKvbill("fit --model gemma-2-9b --gpu h100-sxm --context 128k");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_NE(r.out.find("DOES NOT FIT the model: 131,072 tokens is past its max_model_len 8,192"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("warning [context_limit]: context 131,072 tokens is beyond the model's "
+                       "max_model_len 8,192"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("max context at batch 1: 8,192 tokens (the model's max_model_len"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(RunKvbill("fit --model gemma-2-9b --gpu h100-sxm --context 128k --check").exit_status,
+            1);
+  const auto what_if = RunKvbill(
+      "fit --model gemma-2-9b --gpu h100-sxm --context 128k --ignore-model-limit --format json");
+  ASSERT_EQ(what_if.exit_status, 0) << what_if.err;
+  const auto j = nlohmann::json::parse(what_if.out);
+  EXPECT_EQ(j["fits"], true);
+  EXPECT_EQ(j["memory_fits"], true);
+  ASSERT_EQ(j["warnings"].size(), 1u);
+  EXPECT_EQ(j["warnings"][0]["code"], "context_limit");
+  EXPECT_EQ(RunKvbill("fit --model gemma-2-9b --gpu h100-sxm --context 8k --format json")
+                .out.find("context_limit"),
+            std::string::npos);
 }
 
 TEST(FitCliTest, UnknownGpuIsExitTwo) {
@@ -197,6 +232,15 @@ TEST(PlotCliTest, WritesAnSvgAndNothingOnBadInput) {
   // whole 128k (131,072-token) context fits too.
   EXPECT_NE(svg.find("qwen3-32b: its whole 40k context fits"), std::string::npos);
   EXPECT_NE(svg.find("llama-3.1-8b: its whole 128k context fits"), std::string::npos);
+  EXPECT_EQ(r.err.find("context_limit"), std::string::npos);
+  // Past the limit only as a what-if, which says so.
+  const auto what_if =
+      RunKvbill("plot memory --model qwen3-32b --gpu h100-sxm --ignore-model-limit --out " + out);
+  ASSERT_EQ(what_if.exit_status, 0) << what_if.err;
+  EXPECT_NE(what_if.err.find("warning [context_limit]: qwen3-32b is drawn past its max_model_len "
+                             "40,960"),
+            std::string::npos)
+      << what_if.err;
   std::filesystem::remove(out);
 }
 

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -163,9 +164,11 @@ TEST(SimulateCliTest, SummaryNamesTheCostModel) {
 
 TEST(SimulateCliTest, ContextThatNeverFitsIsAClearError) {
   // Qwen3-32B on one H100 with nothing set aside for activations keeps 43,472
-  // tokens of bf16 KV; coding agents go past it.
+  // tokens of bf16 KV; coding agents go past it (with max_model_len lifted
+  // past the model's 40,960, which would refuse them first).
   const std::string path = ::testing::TempDir() + "/too_long.json";
   std::ofstream(path) << R"({"model": "qwen3-32b", "deployment": {"activation_reserve_gib": 0},
+                             "engine": {"max_model_len": "128k"},
                              "trace": {"generator": "coding-agent", "tasks": 4}})";
   const auto r = RunKvbill("simulate --scenario " + path);
   EXPECT_EQ(r.exit_status, 2);
@@ -261,6 +264,45 @@ TEST(SimulateCliTest, ATraceOutOfArrivalOrderIsSimulatedAsSorted) {
   EXPECT_EQ(x["tasks"][1], y["tasks"][0]);
   std::filesystem::remove(base + "_out_of_order.jsonl");
   std::filesystem::remove(base + "_sorted.jsonl");
+}
+
+// Qwen3-8B as shipped serves 40,960 tokens; generated coding agents grow
+// past it, so requests are refused, counted, and warned about, and the
+// table says so. The bundled default runs it with YaRN (131,072): none.
+TEST(SimulateCliTest, RequestsOverTheModelsLimitAreRefusedAndWarned) {
+  const std::string path = ::testing::TempDir() + "/over_limit.json";
+  std::ofstream(path) << R"({"model": "qwen3-8b", "trace": {"generator": "coding-agent",
+                           "tasks": 4}, "slo": {"ttft_s.p90": 1000, "tpot_s.p90": 0.000001}})";
+  const auto r = RunKvbill("simulate --format json --scenario " + path);
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto s = nlohmann::json::parse(r.out)["summary"];
+  EXPECT_EQ(s["max_model_len"], 40960);
+  EXPECT_GT(s["rejected_requests"].get<int>(), 0);
+  EXPECT_LE(s["rejected_requests"].get<int>(), 4);  // one per task at most
+  std::vector<std::string> codes;
+  for (const auto& w : s["warnings"]) codes.push_back(w["code"]);
+  EXPECT_NE(std::find(codes.begin(), codes.end(), "context_limit"), codes.end());
+  // One target held, one (a microsecond per token) violated; in key order.
+  ASSERT_EQ(s["slo"].size(), 2u);
+  EXPECT_EQ(s["slo"][0]["metric"], "tpot_s.p90");
+  EXPECT_EQ(s["slo"][0]["held"], false);
+  EXPECT_EQ(s["slo"][1]["metric"], "ttft_s.p90");
+  EXPECT_EQ(s["slo"][1]["held"], true);
+  EXPECT_NE(std::find(codes.begin(), codes.end(), "slo_violated"), codes.end());
+  for (const char* key : {"tpot_s", "queue_s", "completion_s", "ttft_s"}) {
+    EXPECT_TRUE(s[key].contains("p99")) << key;
+  }
+  const auto table = RunKvbill("simulate --scenario " + path);
+  EXPECT_NE(table.out.find("requests refused over max_model_len 40,960"), std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find("target tpot_s.p90 <= "), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find(": VIOLATED ("), std::string::npos) << table.out;
+  // Warnings come above the totals.
+  EXPECT_LT(table.out.find("warning [context_limit]"), table.out.find(" tasks, "));
+  const auto bundled = nlohmann::json::parse(RunKvbill("simulate --format json").out)["summary"];
+  EXPECT_EQ(bundled["max_model_len"], 131072);
+  EXPECT_EQ(bundled["rejected_requests"], 0);
+  std::filesystem::remove(path);
 }
 
 }  // namespace

@@ -43,9 +43,13 @@ TEST(ScenarioRunTest, TextOnlyLeavesTheVisionTowerOut) {
 // workload (24 concurrent coding agents, Qwen3-8B on one H100) that does two
 // things: each decode step reads half the KV, and the pool holds twice the
 // tokens, so fewer cached prefixes are evicted and fewer prefills recomputed.
+// Qwen3-8B with its YaRN scaling (131,072 tokens, as scenarios/claims/
+// fp8-vs-bf16.json): one agent's last requests are past even that and refused.
 TEST(ScenarioRunTest, Fp8KvGivesMoreHitsAndCheaperTasksThanBf16) {
   const std::string base =
-      R"({"model": "qwen3-8b", "deployment": {"gpu": "h100-sxm", "activation_reserve_gib": 0},
+      R"({"model": {"name": "qwen3-8b", "set": {"rope_scaling": {"rope_type": "yarn", "factor": 4,
+                                  "original_max_position_embeddings": 32768}}},
+          "deployment": {"gpu": "h100-sxm", "activation_reserve_gib": 0},
           "trace": {"generator": "coding-agent", "tasks": 24}, "seed": 7, "kv_format": )";
   const ScenarioOutcome bf16 = RunJson(base + "\"bf16\"}");
   const ScenarioOutcome fp8 = RunJson(base + "\"fp8\"}");

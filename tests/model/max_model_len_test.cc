@@ -1,25 +1,91 @@
-// max_model_len as vLLM derives it from a config (src/model/max_model_len.h).
+// ModelShape::max_model_len: the limit vLLM derives from a config
+// (_get_and_verify_max_len in vllm/config/model.py; src/model/max_model_len.h),
+// worked by hand, through the config reader and directly.
 #include "model/max_model_len.h"
 
 #include <gtest/gtest.h>
 
+#include "kvbill/model/hf_config.h"
 #include "model/model_test_util.h"
 
-namespace kvbill::model_config {
+namespace kvbill {
+namespace {
+
+Tokens MaxLen(const std::string& extra) {
+  const std::string json = R"({"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+        "vocab_size": 100)" +
+                           extra + "}";
+  auto m = ParseHfConfig(json, "inline.json", "inline");
+  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message());
+  return m.ok() ? m->max_model_len : -1;
+}
+
+TEST(MaxModelLenTest, CatalogModelsReadAsVllmReadsThem) {
+  // llama3 RoPE is not scaled: max_position_embeddings 131,072 stands.
+  EXPECT_EQ(Catalog("llama-3.1-8b").max_model_len, 131072);
+  // No rope_scaling: max_position_embeddings.
+  EXPECT_EQ(Catalog("qwen3-8b").max_model_len, 40960);
+  EXPECT_EQ(Catalog("gemma-2-9b").max_model_len, 8192);
+  // yarn: original_max_position_embeddings x factor = 4,096 x 40 and 4,096 x 32.
+  EXPECT_EQ(Catalog("deepseek-v3").max_model_len, 163840);
+  EXPECT_EQ(Catalog("gpt-oss-20b").max_model_len, 131072);
+}
+
+TEST(MaxModelLenTest, RopeScalingMultipliesTheLengthExceptLlama3AndLongrope) {
+  EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 4096)"), 4096);
+  // dynamic, factor 2: 4,096 x 2.
+  EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 4096,
+                       "rope_scaling": {"rope_type": "dynamic", "factor": 2.0})"),
+            8192);
+  // The older "type" key, linear x 4.
+  EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 4096,
+                       "rope_scaling": {"type": "linear", "factor": 4})"),
+            16384);
+  // Qwen3's long-context recipe: yarn from 32,768, x 4 = 131,072 (not 40,960 x 4).
+  EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 40960,
+                       "rope_scaling": {"rope_type": "yarn", "factor": 4.0,
+                                        "original_max_position_embeddings": 32768})"),
+            131072);
+  EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 4096,
+                       "rope_scaling": {"rope_type": "longrope", "factor": 4})"),
+            4096);
+  // Transformers v5 rope_parameters, one entry per layer type: yarn 1,000 x 2.
+  EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 4096,
+                       "rope_parameters": {"full_attention": {"rope_type": "yarn", "factor": 2,
+                                            "original_max_position_embeddings": 1000},
+                                           "sliding_attention": {"rope_type": "default"}})"),
+            2000);
+}
+
+TEST(MaxModelLenTest, SmallestLengthKeyWinsAndModelMaxLengthOverrides) {
+  EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 4096, "seq_length": 2048)"), 2048);
+  EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 4096, "model_max_length": 8192)"), 8192);
+  EXPECT_EQ(MaxLen(""), 0);  // no length key: unknown (vLLM would assume 2,048)
+}
+
+TEST(MaxModelLenTest, Gemma3LengthIsNotScaledAgain) {
+  EXPECT_EQ(MaxLen(R"(, "model_type": "gemma3_text", "max_position_embeddings": 131072,
+                       "rope_scaling": {"rope_type": "linear", "factor": 8.0})"),
+            131072);
+}
+
+}  // namespace
+
+namespace model_config {
 namespace {
 
 Tokens Derived(const char* config, const std::string& model_type = "qwen3") {
   return DerivedMaxModelLen(nlohmann::json::parse(config), model_type);
 }
 
-TEST(MaxModelLenTest, SmallestLengthKeyWithoutRopeScaling) {
+TEST(DerivedMaxModelLenTest, SmallestLengthKeyWithoutRopeScaling) {
   EXPECT_EQ(Derived(R"({"max_position_embeddings": 40960, "rope_scaling": null})"), 40960);
   EXPECT_EQ(Derived(R"({"max_position_embeddings": 8192, "seq_length": 4096})"), 4096);
   EXPECT_EQ(Derived(R"({"n_positions": 2048})"), 2048);
   EXPECT_EQ(Derived(R"({"hidden_size": 4096})"), 0);  // unsaid
 }
 
-TEST(MaxModelLenTest, RopeScalingFactorsAsVllmAppliesThem) {
+TEST(DerivedMaxModelLenTest, RopeScalingFactorsAsVllmAppliesThem) {
   // YaRN: original 32,768 x 4 = 131,072 (not 40,960 x 4).
   EXPECT_EQ(Derived(R"({"max_position_embeddings": 40960, "rope_scaling":
                         {"rope_type": "yarn", "factor": 4.0,
@@ -43,11 +109,12 @@ TEST(MaxModelLenTest, RopeScalingFactorsAsVllmAppliesThem) {
             131072);
 }
 
-TEST(MaxModelLenTest, CatalogModelsCarryTheirLimit) {
+TEST(DerivedMaxModelLenTest, CatalogModelsCarryTheirLimit) {
   EXPECT_EQ(Catalog("qwen3-8b").max_model_len, 40960);  // the issue's limit
   EXPECT_EQ(Catalog("gemma-2-9b").max_model_len, 8192);
   EXPECT_EQ(Catalog("llama-3.1-8b").max_model_len, 131072);  // llama3 rope: as configured
 }
 
 }  // namespace
-}  // namespace kvbill::model_config
+}  // namespace model_config
+}  // namespace kvbill

@@ -114,6 +114,7 @@ std::string Canonical(const Scenario& s) {
     o << "budget " << b.metric << " = " << (b.max ? Num(*b.max) : "none") << " "
       << (b.min ? Num(*b.min) : "none") << "\n";
   }
+  for (const SloTarget& t : s.slo) o << "slo " << t.metric << " = " << Num(t.max) << "\n";
   for (const SweepAxis& a : s.sweep) {
     o << "sweep " << a.path << " =";
     for (const std::string& v : a.values) o << " " << v;

@@ -108,6 +108,12 @@ struct SimulationConfig {
   // Latency between the client and the scheduler that queues nothing
   // (network, hand-off to the engine process), added after the API server.
   Seconds request_latency_s = 0;
+  // The longest sequence a request may reach (vLLM's max_model_len): a
+  // request whose prompt plus output tokens exceed it is refused with an
+  // error response, as vLLM's API server refuses prompt + max_tokens over
+  // the limit, and its task ends there (the agent gets no reply to go on
+  // with). 0: no limit.
+  Tokens max_model_len = 0;
 };
 inline constexpr Tokens kUnlimitedTokens = -1;
 
@@ -123,6 +129,20 @@ struct SimulationTotals {
   int kv_cache_groups = 1;           // attention KV cache groups (kv_groups.h)
   std::int64_t evicted_blocks = 0;   // over all replicas
   CostModelInfo cost_model;          // what the iteration times rest on
+  // Requests refused over max_model_len (one per task cut short), the later
+  // requests of those tasks that were never sent, and the longest refused
+  // sequence (prompt + output tokens).
+  std::int64_t rejected_requests = 0;
+  std::int64_t unsent_requests = 0;
+  Tokens longest_rejected_tokens = 0;
+  // Of the planned requests of every task (refused and unsent included): how
+  // many the context policy edited (Request::edited) and how many stand for
+  // trace turns whose output is a placeholder.
+  std::int64_t edited_requests = 0;
+  std::int64_t placeholder_outputs = 0;
+  Tokens max_model_len = 0;        // the limit applied (SimulationConfig), 0: none
+  Tokens model_max_model_len = 0;  // the model's own (ModelShape::max_model_len)
+  Seconds last_arrival_s = 0;      // the last task's arrival, since the first's
 };
 
 struct SimulationResult : SimulationTotals {

@@ -42,6 +42,20 @@ class TaskAccumulator {
   Seconds queue_sum_ = 0;
 };
 
+// The per-request latency distributions of a run (RunSummary::ttft_s,
+// tpot_s, queue_s), folded one record at a time in any order the caller
+// keeps fixed: one implementation for the whole-run and the streamed
+// aggregation.
+class RequestLatencies {
+ public:
+  void Add(const RequestRecord& r);
+  // Sets ttft_s, tpot_s and queue_s of *s.
+  void Build(RunSummary* s);
+
+ private:
+  SummaryBuilder ttft_, tpot_, queue_;
+};
+
 // Copies the engine's run totals (bill, idle, simulated time, evictions,
 // pool size) into a summary.
 void ApplyTotals(const SimulationTotals& totals, RunSummary* s);
@@ -50,12 +64,13 @@ void ApplyTotals(const SimulationTotals& totals, RunSummary* s);
 class TaskSums {
  public:
   void Add(const TaskMetrics& t);
-  // The summary of the tasks added: counts, sums, hit rate, cost per task.
+  // The summary of the tasks added: counts, sums, hit rate, cost and
+  // completion time per task.
   RunSummary Build();
 
  private:
   RunSummary sums_;
-  SummaryBuilder cost_;
+  SummaryBuilder cost_, completion_;
 };
 
 class RunAggregator final : public RecordSink {
@@ -93,7 +108,7 @@ class RunAggregator final : public RecordSink {
   BillingRule billing_;
   std::vector<TaskMetrics> held_;  // billing "amortized": released tasks, until Finish
   TaskSums sums_;
-  SummaryBuilder ttft_;
+  RequestLatencies latencies_;
 };
 
 }  // namespace kvbill

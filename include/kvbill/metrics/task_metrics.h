@@ -55,7 +55,13 @@ struct RunSummary {
   long double idle_gpu_usd = 0;
   BillingRule billing = BillingRule::kDedicated;
   Summary cost_per_task_usd;
-  Summary ttft_s;  // per request
+  Summary ttft_s;  // per request: release to first token
+  // Per request: (finish - first token) / (output tokens - 1), time per
+  // output token after the first; requests of one output token or none
+  // have no such interval and are left out (count says how many are in).
+  Summary tpot_s;
+  Summary queue_s;       // per request: release to first admission (queueing delay)
+  Summary completion_s;  // per task: first release to last finish
   Seconds simulated_s = 0;
   std::int64_t preemptions = 0;
   std::int64_t evicted_blocks = 0;

@@ -165,8 +165,9 @@ struct ModelShape {
   std::int64_t hidden_size = 0;
   std::int64_t vocab_size = 0;
   Tokens max_position_embeddings = 0;  // 0 when the config does not say
-  // The longest sequence the model serves, as vLLM derives max_model_len
-  // (rope scaling applied: src/model/max_model_len.h); 0 when unsaid.
+  // The longest sequence (prompt + output) the model serves, as vLLM derives
+  // max_model_len from the config (src/model/max_model_len.h): the smallest
+  // length key, scaled by a RoPE factor. 0 when the config says no length.
   Tokens max_model_len = 0;
   std::vector<LayerShape> layers;
   ParamCounts params;

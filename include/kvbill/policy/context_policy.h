@@ -102,6 +102,11 @@ struct Request {
   // prices those at the scenario's model). A summary request names the
   // model of the turn it precedes.
   std::string model;
+  // The policy's prompt differs from the recorded context of its turn (a
+  // summary request counts as an edit too): for the policy_no_effect warning.
+  bool edited = false;
+  // The trace turn's output is a streaming placeholder (Turn::output_is_placeholder).
+  bool output_is_placeholder = false;
 
   Tokens PromptTokens() const;
 };

@@ -23,13 +23,15 @@ struct MemoryChartOptions {
   Tokens block_size = 16;
   Tokens min_context = 4096;  // x axis range, tokens
   Tokens max_context = 1 << 20;
+  // Draw every curve over the whole axis, past the models' limits (a what-if).
+  bool ignore_model_limit = false;
 };
 
 // One curve per model: block-rounded KV plus linear/SSM state, in GiB
 // (2^30 bytes), for the whole replica, sampled at every power of two and
 // 16 log-spaced points per octave between min and max context, and drawn
-// only up to the model's context limit (max_position_embeddings, when the
-// config gives one): the curve ends there and the legend names the limit
+// only up to the model's context limit (ModelShape::max_model_len, when the
+// config gives one; unless ignore_model_limit): the curve ends there and the legend names the limit
 // ("gemma-2-9b (context limit 8k)"). Each model gets a dashed "capacity -
 // weights" line in its colour (omitted, and the legend says "weights too
 // big", when its weights alone do not fit) and a marker at its longest

@@ -5,9 +5,15 @@
 //   kv_read_bytes_per_task.{mean,p50,p90,p99,max}
 //   completion_s.{mean,p50,p90,p99,max}         first release to last finish of a task
 //   ttft_s.{mean,p50,p90,p99,max}               time to first token, per request
+//   tpot_s.{mean,p50,p90,p99,max}               time per output token after the
+//                                               first, per request of 2+ output tokens
+//   queue_s.{mean,p50,p90,p99,max}              queueing delay (release to admission),
+//                                               per request
 //   hit_rate                                    cached / prompt tokens
 //   cost_usd                                    the whole bill, idle included
 //   preemptions                                 total
+//   warnings.<code>                             how many warnings of that code
+//                                               the run raised (warnings.h)
 // A scenario with "pricing" (API mode, api_run.h) measures only
 // cost_per_task_usd.*, hit_rate and cost_usd.
 #ifndef KVBILL_SCENARIO_BUDGET_H_
@@ -18,6 +24,7 @@
 
 #include "kvbill/scenario/run.h"
 #include "kvbill/scenario/scenario.h"
+#include "kvbill/scenario/warnings.h"
 
 namespace kvbill {
 
@@ -43,7 +50,8 @@ struct RunMetrics {
   Summary kv_read_bytes_per_task;
   Summary completion_s;
   bool api = false;
-  CallUsage api_predicted;  // API mode: the replay's predicted usage
+  CallUsage api_predicted;           // API mode: the replay's predicted usage
+  std::vector<RunWarning> warnings;  // the run's (engine mode; empty unless set)
 };
 RunMetrics MetricsOf(const ScenarioOutcome& outcome);
 
@@ -58,8 +66,24 @@ struct BudgetCheck {
 };
 
 // Every budget of the scenario against the outcome, in the scenario's order.
+// The outcome's form counts no warnings; give RunMetrics with `warnings`
+// set for budgets on warnings.<code>.
 std::vector<BudgetCheck> CheckBudgets(const std::vector<Budget>& budgets,
                                       const ScenarioOutcome& outcome);
+std::vector<BudgetCheck> CheckBudgets(const std::vector<Budget>& budgets,
+                                      const RunMetrics& metrics);
+
+// The metrics a scenario's "slo" may name: {ttft_s,tpot_s,queue_s,
+// completion_s}.{mean,p50,p90,p99,max}, the budgets' names.
+std::vector<std::string> SloMetricNames();
+
+struct SloCheck {
+  SloTarget target;
+  double actual = 0;
+  bool held = true;  // actual <= target.max
+};
+// Every target against the run's summary, in the scenario's order.
+std::vector<SloCheck> CheckSlo(const std::vector<SloTarget>& slo, const RunSummary& summary);
 
 }  // namespace kvbill
 

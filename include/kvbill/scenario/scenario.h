@@ -66,7 +66,8 @@ struct ScenarioEngine {
   std::optional<Tokens> max_num_batched_tokens;
   std::optional<int> max_num_seqs;
   // The longest sequence (prompt + output) a request may reach; nullopt =
-  // the model's limit. Read and checked, not yet enforced by the engine.
+  // the model's limit (ModelShape::max_model_len). The engine refuses longer
+  // requests (SimulationConfig::max_model_len).
   std::optional<Tokens> max_model_len;
   std::string router = "round_robin";  // prefix_affinity, least_loaded, session_affinity
   std::string mode = "event";          // or "step" (the reference)
@@ -98,6 +99,13 @@ struct Budget {
   std::string metric;
   std::optional<double> max;
   std::optional<double> min;
+};
+
+// A latency target ("slo"): the metric (a budgets name, budget.h
+// SloMetricNames) must stay at or below `max` seconds.
+struct SloTarget {
+  std::string metric;
+  double max = 0;
 };
 
 // One axis of a sweep ("sweep"): a JSON pointer into the scenario and the
@@ -140,6 +148,7 @@ struct Scenario {
   ScenarioTrace trace;
   std::uint64_t seed = 1;
   std::vector<Budget> budgets;   // in key order
+  std::vector<SloTarget> slo;    // in key order
   std::vector<SweepAxis> sweep;  // in key order
   std::optional<ScenarioPricing> pricing;
 };

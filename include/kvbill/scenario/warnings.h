@@ -1,7 +1,7 @@
 // When an answer cannot be trusted, the output says so: each warning a code
-// scripts can match on (and budgets can bound) and a sentence for people.
-// The codes and the conditions that raise them are listed in docs/engine.md
-// (#warnings).
+// scripts can match on (and budgets can bound, warnings.<code>) and a
+// sentence for people. The codes and the conditions that raise them are
+// listed in docs/engine.md (#warnings).
 #ifndef KVBILL_SCENARIO_WARNINGS_H_
 #define KVBILL_SCENARIO_WARNINGS_H_
 
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kvbill/engine/simulator.h"
+#include "kvbill/metrics/task_metrics.h"
 #include "kvbill/scenario/scenario.h"
 
 namespace kvbill {
@@ -18,8 +19,20 @@ struct RunWarning {
   std::string message;  // one sentence: what is wrong and what to do
 };
 
-// The warnings of one engine run of `scenario`, in a fixed order.
-std::vector<RunWarning> EngineRunWarnings(const Scenario& scenario, const SimulationTotals& result);
+// Every code, in the order a run lists its warnings: context_limit,
+// overloaded, slo_violated, idle_dominant, policy_no_effect,
+// placeholder_outputs, unsupported_format, uncalibrated.
+const std::vector<std::string>& WarningCodes();
+
+// The median queueing delay above which a run is `overloaded`, seconds.
+inline constexpr Seconds kOverloadedQueueP50Seconds = 1.0;
+// The share of the bill idle GPUs may take before `idle_dominant`.
+inline constexpr double kIdleDominantShare = 0.5;
+
+// The warnings of one engine run of `scenario`, in WarningCodes order (each
+// code at most once).
+std::vector<RunWarning> EngineRunWarnings(const Scenario& scenario, const SimulationTotals& totals,
+                                          const RunSummary& summary);
 
 }  // namespace kvbill
 

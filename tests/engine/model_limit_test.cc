@@ -1,0 +1,86 @@
+// The engine refuses a request over max_model_len and ends its task there.
+#include <gtest/gtest.h>
+
+#include "engine/engine_test_util.h"
+#include "kvbill/metrics/run_aggregator.h"
+
+namespace kvbill {
+namespace {
+
+// Task "a": prompts 1,000, 1,600, 2,200, 2,800 tokens (each turn adds the
+// 100 output tokens and 500 tool tokens), so prompt + output is 1,100,
+// 1,700, 2,300, 2,900. Task "b": prompts 3,000 and 3,600, prompt + output
+// 3,100 and 3,700.
+std::vector<Task> Tasks() {
+  return {LoopTask("a", 4, 1000, 500, 100, 1.0), LoopTask("b", 2, 3000, 500, 100, 1.0, 0.5)};
+}
+
+TEST(ModelLimitTest, RequestOverTheLimitIsRefusedAndEndsItsTask) {
+  SimulationConfig c = Config("llama-3.1-8b");
+  c.max_model_len = 2300;  // 2,300 itself is allowed (prompt + max_tokens <= max_model_len)
+  const SimulationResult r = RunSim(c, Tasks());
+  // a: turns 0-2 served, turn 3 (2,900) refused, nothing after it. b: its
+  // first request (3,100) refused, its second (3,700) never sent.
+  ASSERT_EQ(r.requests.size(), 3u);
+  for (const RequestRecord& rec : r.requests) EXPECT_EQ(rec.task_id, "a");
+  EXPECT_EQ(r.rejected_requests, 2);
+  EXPECT_EQ(r.unsent_requests, 1);
+  EXPECT_EQ(r.longest_rejected_tokens, 3100);
+  EXPECT_EQ(r.max_model_len, 2300);
+  // Task b served nothing: it is not a row; task a is one row of 3 requests.
+  const std::vector<TaskMetrics> tasks = AggregateTasks(Tasks(), r);
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(tasks[0].requests, 3);
+}
+
+TEST(ModelLimitTest, NoLimitServesEveryRequest) {
+  const SimulationResult r = RunSim(Config("llama-3.1-8b"), Tasks());
+  EXPECT_EQ(r.requests.size(), 6u);
+  EXPECT_EQ(r.rejected_requests, 0);
+  EXPECT_EQ(r.unsent_requests, 0);
+}
+
+TEST(ModelLimitTest, RefusedRequestsCostNothingAndStepModeAgrees) {
+  SimulationConfig c = Config("llama-3.1-8b");
+  c.max_model_len = 2300;
+  const SimulationResult event = RunSim(c, Tasks());
+  c.step_mode = true;
+  const SimulationResult step = RunSim(c, Tasks());
+  ExpectSameRuns(event, step);
+  EXPECT_EQ(step.rejected_requests, 2);
+  // Only task a's three requests are served; the bill is theirs plus idle.
+  long double paid = 0;
+  for (const RequestRecord& rec : event.requests) paid += rec.cost_usd;
+  EXPECT_TRUE(NearlyEqual(paid + event.idle_usd, event.bill_usd));
+}
+
+// TPOT is (finish - first token) / (output - 1) per request; a request of
+// one output token has no such interval and is left out. Queueing delay is
+// admission minus release.
+TEST(ModelLimitTest, LatencySummariesFollowTheirDefinitions) {
+  auto record = [](Seconds release, Seconds admitted, Seconds first, Seconds finish, Tokens out) {
+    RequestRecord r;
+    r.release_s = release;
+    r.admitted_s = admitted;
+    r.first_token_s = first;
+    r.finish_s = finish;
+    r.output_tokens = out;
+    return r;
+  };
+  RequestLatencies l;
+  l.Add(record(0, 0.5, 1.0, 2.0, 11));  // TPOT (2 - 1) / 10 = 0.1; queue 0.5; TTFT 1
+  l.Add(record(1, 1.0, 1.5, 1.5, 1));   // one token: no TPOT; queue 0; TTFT 0.5
+  l.Add(record(2, 4.0, 5.0, 5.75, 4));  // TPOT 0.75 / 3 = 0.25; queue 2; TTFT 3
+  RunSummary s;
+  l.Build(&s);
+  EXPECT_EQ(s.tpot_s.count, 2);
+  EXPECT_DOUBLE_EQ(s.tpot_s.p50, 0.1);  // nearest rank: ceil(0.5 x 2) = 1st of {0.1, 0.25}
+  EXPECT_DOUBLE_EQ(s.tpot_s.max, 0.25);
+  EXPECT_EQ(s.queue_s.count, 3);
+  EXPECT_DOUBLE_EQ(s.queue_s.p50, 0.5);  // 2nd of {0, 0.5, 2}
+  EXPECT_DOUBLE_EQ(s.queue_s.p99, 2.0);
+  EXPECT_DOUBLE_EQ(s.ttft_s.p50, 1.0);  // 2nd of {0.5, 1, 3}
+}
+
+}  // namespace
+}  // namespace kvbill

@@ -1,0 +1,59 @@
+// Every bundled scenario runs without warnings, but for the ones listed
+// here with the reason they are expected (docs/engine.md#warnings).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "kvbill/scenario/run.h"
+#include "kvbill/scenario/warnings.h"
+
+namespace kvbill {
+namespace {
+
+// scenario file (relative to the source tree) -> warning codes it may raise.
+const std::map<std::string, std::set<std::string>>& Allowed() {
+  static const std::map<std::string, std::set<std::string>> allowed = {
+      // A what-if past the model on purpose: the 200-turn loop reaches 440k
+      // tokens (engine.max_model_len 512k over Llama-3.1-8B's 131,072), and
+      // tasks arrive 20,000 s apart so each has the GPU to itself (idle is
+      // the bill; the claim is about per-task cost).
+      {"scenarios/claims/agent-loop.json", {"context_limit", "idle_dominant"}},
+      // Two single requests an hour apart, each alone on the replica: the
+      // claim compares their per-task cost; idle is most of the bill.
+      {"scenarios/claims/8k-vs-128k.json", {"idle_dominant"}},
+      // One of the 24 generated agents (seed 7) reaches 131,267 tokens, 195
+      // past Qwen3-8B's 131,072 with YaRN: refused, as vLLM would.
+      {"scenarios/claims/fp8-vs-bf16.json", {"context_limit"}},
+  };
+  return allowed;
+}
+
+TEST(BundledScenariosTest, EachRunsWithoutWarningsBeyondItsAllowList) {
+  const std::filesystem::path root(KVBILL_SOURCE_DIR);
+  int engine_runs = 0;
+  for (const char* dir : {"scenarios", "scenarios/examples", "scenarios/claims"}) {
+    for (const auto& entry : std::filesystem::directory_iterator(root / dir)) {
+      if (entry.path().extension() != ".json") continue;
+      const std::string name = std::filesystem::relative(entry.path(), root).string();
+      if (name == "scenarios/gpus.json" || name == "scenarios/prices.json") continue;  // catalogs
+      SCOPED_TRACE(name);
+      auto scenario = LoadScenario(entry.path().string());
+      ASSERT_TRUE(scenario.ok()) << scenario.error().message();
+      if (scenario->pricing) continue;  // API mode: no engine run, no engine warnings
+      auto outcome = RunScenario(*scenario);
+      ASSERT_TRUE(outcome.ok()) << outcome.error().message();
+      ++engine_runs;
+      const auto it = Allowed().find(name);
+      for (const RunWarning& w : EngineRunWarnings(*scenario, outcome->result, outcome->summary)) {
+        const bool allowed = it != Allowed().end() && it->second.count(w.code) > 0;
+        EXPECT_TRUE(allowed) << "warning [" << w.code << "]: " << w.message;
+      }
+    }
+  }
+  EXPECT_GE(engine_runs, 7);
+}
+
+}  // namespace
+}  // namespace kvbill

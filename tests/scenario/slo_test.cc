@@ -1,0 +1,61 @@
+// The "slo" key: latency targets named as budgets name them, validated.
+#include <gtest/gtest.h>
+
+#include "kvbill/scenario/budget.h"
+#include "kvbill/scenario/scenario.h"
+
+namespace kvbill {
+namespace {
+
+std::string ErrorOf(const std::string& text) {
+  auto s = ParseScenario(text, "s.json");
+  return s.ok() ? "(parsed)" : s.error().message();
+}
+
+TEST(SloTest, TargetsAreReadInKeyOrder) {
+  auto s = ParseScenario(R"({"slo": {"ttft_s.p90": 2, "tpot_s.p99": 0.05, "completion_s.p50": 600,
+                                     "queue_s.max": 10}})",
+                         "s.json");
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  ASSERT_EQ(s->slo.size(), 4u);
+  EXPECT_EQ(s->slo[0].metric, "completion_s.p50");
+  EXPECT_EQ(s->slo[0].max, 600.0);
+  EXPECT_EQ(s->slo[1].metric, "queue_s.max");
+  EXPECT_EQ(s->slo[2].metric, "tpot_s.p99");
+  EXPECT_EQ(s->slo[3].metric, "ttft_s.p90");
+  EXPECT_EQ(s->slo[3].max, 2.0);
+}
+
+TEST(SloTest, UnknownMetricNamesTheFieldAndSuggests) {
+  EXPECT_EQ(ErrorOf(R"({"slo": {"tfft_s.p90": 2}})"),
+            "s.json#/slo/tfft_s.p90: unknown latency metric; did you mean ttft_s.p90, ttft_s.p50 "
+            "or ttft_s.p99? (ttft_s, tpot_s, queue_s or completion_s, each "
+            ".{mean,p50,p90,p99,max})");
+  EXPECT_EQ(ErrorOf(R"({"slo": {"cost_usd": 2}})"),
+            "s.json#/slo/cost_usd: unknown latency metric (ttft_s, tpot_s, queue_s or "
+            "completion_s, each .{mean,p50,p90,p99,max})");
+}
+
+TEST(SloTest, TargetMustBeAPositiveNumber) {
+  EXPECT_EQ(ErrorOf(R"({"slo": {"ttft_s.p90": 0}})"),
+            "s.json#/slo/ttft_s.p90: must be a positive number of seconds, got 0");
+  EXPECT_EQ(ErrorOf(R"({"slo": {"ttft_s.p90": "2s"}})"),
+            "s.json#/slo/ttft_s.p90: must be a positive number of seconds, got \"2s\"");
+}
+
+TEST(SloTest, EachTargetHeldAtOrBelowItsMaximum) {
+  RunSummary sum;
+  sum.ttft_s.p90 = 2.0;
+  sum.tpot_s.p99 = 0.06;
+  sum.completion_s.p50 = 100;
+  const std::vector<SloCheck> checks =
+      CheckSlo({{"ttft_s.p90", 2.0}, {"tpot_s.p99", 0.05}, {"completion_s.p50", 600}}, sum);
+  ASSERT_EQ(checks.size(), 3u);
+  EXPECT_TRUE(checks[0].held);
+  EXPECT_FALSE(checks[1].held);
+  EXPECT_DOUBLE_EQ(checks[1].actual, 0.06);
+  EXPECT_TRUE(checks[2].held);
+}
+
+}  // namespace
+}  // namespace kvbill

@@ -1,0 +1,171 @@
+// Each warning code: a run that should raise it does, a clean run does not
+// (docs/engine.md#warnings), and budgets count them (warnings.<code>).
+#include "kvbill/scenario/warnings.h"
+
+#include <gtest/gtest.h>
+
+#include "engine/engine_test_util.h"
+#include "kvbill/scenario/budget.h"
+
+namespace kvbill {
+namespace {
+
+// A clean run: calibrated, busy, under every bound below.
+struct FakeRun {
+  Scenario scenario;
+  SimulationTotals totals;
+  RunSummary summary;
+  FakeRun() {
+    scenario.source = "s.json";
+    scenario.deployment.gpu = "a100-80gb";
+    totals.cost_model.calibrated = true;
+    summary.requests = 10;
+    summary.cost_usd = 10;
+    summary.idle_usd = 5;  // exactly half: not dominant
+    summary.queue_s.count = 10;
+    summary.queue_s.p50 = kOverloadedQueueP50Seconds;  // at the bound: not overloaded
+  }
+  std::vector<std::string> Codes() const {
+    std::vector<std::string> codes;
+    for (const RunWarning& w : EngineRunWarnings(scenario, totals, summary))
+      codes.push_back(w.code);
+    return codes;
+  }
+  std::string Message(const std::string& code) const {
+    for (const RunWarning& w : EngineRunWarnings(scenario, totals, summary)) {
+      if (w.code == code) return w.message;
+    }
+    return "";
+  }
+};
+
+using Codes = std::vector<std::string>;
+
+TEST(WarningsTest, CleanRunRaisesNone) { EXPECT_EQ(FakeRun().Codes(), Codes{}); }
+
+TEST(WarningsTest, ContextLimitWhenRequestsWereRefused) {
+  FakeRun r;
+  r.totals.rejected_requests = 2;
+  r.totals.unsent_requests = 1;
+  r.totals.max_model_len = 2300;
+  r.totals.longest_rejected_tokens = 3100;
+  EXPECT_EQ(r.Codes(), Codes{"context_limit"});
+  EXPECT_EQ(r.Message("context_limit"),
+            "2 requests were refused: prompt plus output tokens over max_model_len 2,300 (the "
+            "longest 3,100 tokens); each ends its task, whose 1 later request was never sent. A "
+            "context_policy that keeps prompts under the limit, or a model with a longer "
+            "context, serves them");
+}
+
+TEST(WarningsTest, ContextLimitWhenTheScenarioRaisesTheLimitPastTheModels) {
+  FakeRun r;
+  r.totals.model_max_model_len = 40960;
+  r.scenario.engine.max_model_len = 40960;
+  EXPECT_EQ(r.Codes(), Codes{});
+  r.scenario.engine.max_model_len = 65536;
+  EXPECT_EQ(r.Codes(), Codes{"context_limit"});
+}
+
+TEST(WarningsTest, OverloadedAboveTheMedianQueueingBound) {
+  FakeRun r;
+  r.summary.queue_s.p50 = 1.5;
+  EXPECT_EQ(r.Codes(), Codes{"overloaded"});
+}
+
+TEST(WarningsTest, SloViolatedWhenATargetIsExceeded) {
+  FakeRun r;
+  r.scenario.slo = {{"ttft_s.p90", 2.0}, {"tpot_s.p50", 0.05}};
+  r.summary.ttft_s.p90 = 2.0;  // at the target: held
+  r.summary.tpot_s.p50 = 0.04;
+  EXPECT_EQ(r.Codes(), Codes{});
+  r.summary.ttft_s.p90 = 2.5;
+  EXPECT_EQ(r.Codes(), Codes{"slo_violated"});
+  EXPECT_EQ(r.Message("slo_violated"),
+            "1 of 2 latency targets violated: ttft_s.p90 2.500 s > 2.000 s");
+}
+
+TEST(WarningsTest, IdleDominantAboveHalfTheBill) {
+  FakeRun r;
+  r.summary.idle_usd = 6;  // 60% of $10
+  EXPECT_EQ(r.Codes(), Codes{"idle_dominant"});
+}
+
+TEST(WarningsTest, PolicyNoEffectWhenAPolicyEditedNoPrompt) {
+  FakeRun r;
+  r.scenario.context_policy.kind = "drop_tool_results";
+  EXPECT_EQ(r.Codes(), Codes{"policy_no_effect"});
+  r.totals.edited_requests = 1;
+  EXPECT_EQ(r.Codes(), Codes{});
+}
+
+TEST(WarningsTest, PlaceholderOutputsWhenTheTraceHasThem) {
+  FakeRun r;
+  r.totals.placeholder_outputs = 3;
+  EXPECT_EQ(r.Codes(), Codes{"placeholder_outputs"});
+}
+
+TEST(WarningsTest, UnsupportedFormatWhenFp8WeightsRunWeightOnly) {
+  FakeRun r;
+  r.totals.cost_model.formats = {
+      {"weights", "fp8-e4m3", "W8A8 (FP8)", "CUTLASS scaled_mm", "measured"}};
+  EXPECT_EQ(r.Codes(), Codes{});
+  r.totals.cost_model.formats = {
+      {"weights", "fp8-e4m3", "W8A16", "Marlin (FP8 weight-only)", "measured"}};
+  EXPECT_EQ(r.Codes(), Codes{"unsupported_format"});
+  // Weight-only formats made to be weight-only (int4) are not a fallback.
+  r.totals.cost_model.formats = {
+      {"weights", "int4-g128", "W4A16", "Marlin (AWQ / GPTQ)", "measured"}};
+  EXPECT_EQ(r.Codes(), Codes{});
+}
+
+TEST(WarningsTest, UncalibratedWhenTheCostModelSaysSo) {
+  FakeRun r;
+  r.totals.cost_model.calibrated = false;
+  r.totals.cost_model.profile = "roofline";
+  EXPECT_EQ(r.Codes(), Codes{"uncalibrated"});
+}
+
+TEST(WarningsTest, SeveralComeInTheFixedOrder) {
+  FakeRun r;
+  r.totals.cost_model.calibrated = false;
+  r.summary.idle_usd = 9;
+  r.totals.rejected_requests = 1;
+  r.summary.queue_s.p50 = 30;
+  EXPECT_EQ(r.Codes(), (Codes{"context_limit", "overloaded", "idle_dominant", "uncalibrated"}));
+}
+
+TEST(WarningsTest, BudgetsCountWarningsByCode) {
+  EXPECT_TRUE(IsBudgetMetric("warnings.overloaded"));
+  EXPECT_TRUE(IsBudgetMetric("warnings.context_limit"));
+  EXPECT_FALSE(IsBudgetMetric("warnings.overload"));
+  RunMetrics m;
+  m.warnings = {{"overloaded", ""}, {"uncalibrated", ""}};
+  EXPECT_EQ(MetricValue(m, "warnings.overloaded"), 1);
+  EXPECT_EQ(MetricValue(m, "warnings.context_limit"), 0);
+  const std::vector<BudgetCheck> checks = CheckBudgets({Budget{"warnings.overloaded", 0.0, {}}}, m);
+  ASSERT_EQ(checks.size(), 1u);
+  EXPECT_FALSE(checks[0].ok);
+}
+
+// The engine's counters behind policy_no_effect and placeholder_outputs.
+TEST(WarningsTest, EngineCountsEditedPromptsAndPlaceholderOutputs) {
+  // LoopTask's later turns carry 500-token tool results: drop_tool_results
+  // (older than 1 turn, the default stub) edits the prompts after them.
+  std::vector<Task> tasks = {LoopTask("a", 4, 1000, 500, 100, 1.0)};
+  tasks[0].turns[2].output_is_placeholder = true;
+  const SimulationConfig c = Config("llama-3.1-8b");
+  const SimulationResult keep = RunSim(c, tasks);
+  EXPECT_EQ(keep.edited_requests, 0);
+  EXPECT_EQ(keep.placeholder_outputs, 1);
+  ContextPolicyParams p;
+  p.kind = "drop_tool_results";
+  p.older_than_turns = 1;
+  auto policy = MakeContextPolicy(p);
+  ASSERT_TRUE(policy.ok());
+  auto dropped = Simulate(c, tasks, {(*policy)->Plan(tasks[0])});
+  ASSERT_TRUE(dropped.ok());
+  EXPECT_GT(dropped->edited_requests, 0);
+}
+
+}  // namespace
+}  // namespace kvbill
