@@ -35,8 +35,9 @@ Tokens DerivedMaxModelLen(const json& c, const std::string& model_type) {
   }
   if (auto v = Positive(c, "model_max_length")) len = *v;
   if (!len) return 0;
-  const char* rope_key =
-      c.contains("rope_scaling") && c["rope_scaling"].is_object() ? "rope_scaling" : "rope_parameters";
+  const char* rope_key = c.contains("rope_scaling") && c["rope_scaling"].is_object()
+                             ? "rope_scaling"
+                             : "rope_parameters";
   const json rope = c.contains(rope_key) ? c[rope_key] : json();
   if (rope.is_object() && model_type.find("gemma3") == std::string::npos) {
     std::vector<json> entries;

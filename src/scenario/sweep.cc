@@ -7,9 +7,8 @@
 #include <thread>
 #include <utility>
 
-#include "util/json_input.h"
-
 #include "kvbill/scenario/warnings.h"
+#include "util/json_input.h"
 
 namespace kvbill {
 
