@@ -35,20 +35,6 @@ std::string Key::Parent() const {
   return p.substr(0, p.rfind('/'));
 }
 
-std::string EscapeKey(const std::string& key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 std::string Show(const json& value) {
   // At most 40 characters: a longer value shows its first 37 and "...".
   std::string text = json_input::Quote(value, 41);
@@ -190,7 +176,7 @@ Status BudgetEntry(const Source& source, const std::string& metric, const json& 
   b.metric = metric;
   for (auto it = value.begin(); it != value.end(); ++it) {
     if (it.key() != "max" && it.key() != "min") {
-      return source.Bad(pointer + "/" + EscapeKey(it.key()), "unknown key");
+      return source.Bad(pointer + "/" + json_input::EscapePointerKey(it.key()), "unknown key");
     }
   }
   for (const char* limit : {"max", "min"}) {

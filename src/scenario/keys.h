@@ -241,8 +241,6 @@ Field In() {
 
 // ---- Shared by the reader, the rules and the domains.
 
-// One reference token of a JSON pointer (RFC 6901): "~" -> "~0", "/" -> "~1".
-std::string EscapeKey(const std::string& key);
 // A value as compact JSON text for messages, at most 40 characters.
 std::string Show(const json& value);
 std::string Quote(const std::string& text);

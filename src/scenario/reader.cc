@@ -20,6 +20,7 @@
 
 #include "kvbill/util/units.h"
 #include "scenario/keys.h"
+#include "util/json_input.h"
 
 namespace kvbill::scenario_keys {
 namespace {
@@ -268,7 +269,7 @@ Status Reader::ReadObject(const std::string& pointer, const Key* section, const 
   }
   const std::vector<const Key*> rows = ChildKeys(pointer);
   auto member_at = [&](const std::string& member) {
-    return shorthand ? at : at + "/" + EscapeKey(member);
+    return shorthand ? at : at + "/" + json_input::EscapePointerKey(member);
   };
   auto given = [&](const Key& k) -> const json* {
     for (auto it = object->begin(); it != object->end(); ++it) {
@@ -389,8 +390,8 @@ Status Reader::ReadObject(const std::string& pointer, const Key* section, const 
       } else {
         if (!v->is_object()) return Bad(where, "must be an object, got " + Show(*v));
         for (auto it = v->begin(); it != v->end(); ++it) {
-          if (Status s = k->entry(source_, it.key(), it.value(), where + "/" + EscapeKey(it.key()),
-                                  scenario_);
+          if (Status s = k->entry(source_, it.key(), it.value(),
+                                  where + "/" + json_input::EscapePointerKey(it.key()), scenario_);
               !s) {
             return s;
           }

@@ -214,18 +214,27 @@ Result<std::unique_ptr<TraceReader>> OpenTraceStream(std::unique_ptr<std::istrea
                              options);
 }
 
-Result<std::vector<Task>> ReadTraceTasks(const std::string& path, std::optional<TraceFormat> format,
-                                         ReaderOptions options) {
-  auto reader = OpenTrace(path, format, options);
-  if (!reader) return reader.error();
+namespace {
+
+// Every task a reader gives, in order.
+Result<std::vector<Task>> ReadAll(TraceReader& reader) {
   std::vector<Task> tasks;
   Task task;
   while (true) {
-    auto more = (*reader)->Next(&task);
+    auto more = reader.Next(&task);
     if (!more) return more.error();
     if (!*more) return tasks;
     tasks.push_back(task);
   }
+}
+
+}  // namespace
+
+Result<std::vector<Task>> ReadTraceTasks(const std::string& path, std::optional<TraceFormat> format,
+                                         ReaderOptions options) {
+  auto reader = OpenTrace(path, format, options);
+  if (!reader) return reader.error();
+  return ReadAll(**reader);
 }
 
 }  // namespace kvbill
@@ -238,14 +247,7 @@ Result<std::vector<Task>> ReadTraceTasksFrom(std::unique_ptr<std::istream> in,
                                              ReaderOptions options) {
   auto reader = OpenTraceStream(std::move(in), name, format, options);
   if (!reader) return reader.error();
-  std::vector<Task> tasks;
-  Task task;
-  while (true) {
-    auto more = (*reader)->Next(&task);
-    if (!more) return more.error();
-    if (!*more) return tasks;
-    tasks.push_back(task);
-  }
+  return ReadAll(**reader);
 }
 
 }  // namespace kvbill
