@@ -7,6 +7,9 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 namespace kvbill::testing {
@@ -38,6 +41,14 @@ inline RunResult RunCommand(const std::string& command) {
   }
   std::remove(err_path.c_str());
   return r;
+}
+
+// The whole file at `path`, byte for byte (empty when it cannot be read).
+inline std::string Slurp(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
 // Runs `kvbill ARGS` through the shell (args are passed verbatim).

@@ -17,6 +17,8 @@
 namespace kvbill {
 namespace {
 
+using testing::Slurp;
+
 using testing::RunKvbill;
 namespace fs = std::filesystem;
 
@@ -30,13 +32,6 @@ fs::path FreshDir(const std::string& name) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
-}
-
-std::string Slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 // Runs `args` and returns its stdout, failing the test on a non-zero exit.

@@ -25,16 +25,11 @@
 namespace kvbill {
 namespace {
 
+using testing::Slurp;
+
 namespace fs = std::filesystem;
 
 using CommandResult = testing::RunResult;
-
-std::string Slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // Runs `kvbill ARGS` from the source root, so paths in messages are relative.
 // `prefix` goes before the command in the shell (e.g. a ulimit).

@@ -16,14 +16,9 @@
 namespace kvbill {
 namespace {
 
-namespace fs = std::filesystem;
+using testing::Slurp;
 
-std::string Slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+namespace fs = std::filesystem;
 
 class OutputPathsCliTest : public ::testing::Test {
  protected:

@@ -14,6 +14,8 @@
 namespace kvbill {
 namespace {
 
+using testing::Slurp;
+
 namespace fs = std::filesystem;
 using testing::RunChromium;
 using testing::RunKvbill;
@@ -24,13 +26,6 @@ fs::path FreshDir(const std::string& name) {
       fs::path(::testing::TempDir()) / ("kvbill_report_" + std::to_string(::getpid()) + "_" + name);
   fs::remove_all(dir);
   return dir;
-}
-
-std::string Slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 std::size_t Count(const std::string& text, const std::string& needle) {

@@ -13,14 +13,9 @@
 
 namespace {
 
-using CommandResult = kvbill::testing::RunResult;
+using kvbill::testing::Slurp;
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using CommandResult = kvbill::testing::RunResult;
 
 // Runs `kvbill ARGS` from the source root, so fixture paths are relative.
 CommandResult Kvbill(const std::string& args) {

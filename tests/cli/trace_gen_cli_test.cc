@@ -11,15 +11,10 @@
 namespace kvbill {
 namespace {
 
+using testing::Slurp;
+
 using testing::RunKvbill;
 using testing::RunResult;
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::string TempPath(const std::string& name) { return ::testing::TempDir() + name; }
 
