@@ -188,6 +188,10 @@ Status BudgetEntry(const Source& source, const std::string& metric, const json& 
     (std::string_view(limit) == "max" ? b.max : b.min) = it->get<double>();
   }
   if (!b.max && !b.min) return source.Bad(pointer, "needs \"max\" or \"min\"");
+  if (b.max && b.min && *b.min > *b.max) {
+    return source.Bad(pointer, "\"min\" " + Show(value["min"]) + " is above \"max\" " +
+                                   Show(value["max"]) + ": no run can pass");
+  }
   s->budgets.push_back(b);
   return OkStatus();
 }
@@ -218,6 +222,16 @@ Status SweepEntry(const Source& source, const std::string& path, const json& val
   }
   if (!value.is_array() || value.empty()) {
     return source.Bad(pointer, "must be a non-empty list of values, got " + Show(value));
+  }
+  // One axis inside another ("/engine" and "/engine/block_size") would have
+  // one overwrite what the other set, so a point would not be what it says.
+  for (const SweepAxis& other : s->sweep) {
+    const std::string& outer = other.path.size() < path.size() ? other.path : path;
+    const std::string& inner = other.path.size() < path.size() ? path : other.path;
+    if (inner.starts_with(outer) && (inner.size() == outer.size() || inner[outer.size()] == '/')) {
+      return source.Bad(pointer, "overlaps the axis \"" + other.path +
+                                     "\": one would overwrite what the other sets");
+    }
   }
   SweepAxis axis;
   axis.path = path;

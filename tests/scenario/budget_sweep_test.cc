@@ -41,6 +41,22 @@ TEST(BudgetSweepTest, BadBudgetsAndAxesNameTheirPointer) {
             "s.json#/sweep/~1seed: must be a non-empty list of values, got []");
 }
 
+// A budget no run can meet, and axes that would overwrite each other, are
+// refused where they are written rather than run as a sweep that lies.
+TEST(BudgetSweepTest, ImpossibleBudgetsAndOverlappingAxesAreRefused) {
+  EXPECT_EQ(ErrorOf(R"({"budgets": {"hit_rate": {"min": 0.9, "max": 0.5}}})"),
+            "s.json#/budgets/hit_rate: \"min\" 0.9 is above \"max\" 0.5: no run can pass");
+  // min == max is a budget that one value meets.
+  EXPECT_TRUE(
+      ParseScenario(R"({"budgets": {"hit_rate": {"min": 0.5, "max": 0.5}}})", "s.json").ok());
+  // Keys are read in sorted order, so "/engine" comes before "/engine/block_size".
+  EXPECT_EQ(ErrorOf(R"({"sweep": {"/engine": [{}], "/engine/block_size": [16, 32]}})"),
+            "s.json#/sweep/~1engine~1block_size: overlaps the axis \"/engine\": one would "
+            "overwrite what the other sets");
+  // A shared prefix that is not a whole key is no overlap ("/seed" and "/seed2").
+  EXPECT_TRUE(ParseScenario(R"({"sweep": {"/seed": [1], "/seed2": [1]}})", "s.json").ok());
+}
+
 // Points are numbered with the first axis varying slowest; shard i of n
 // takes k mod n == i.
 TEST(BudgetSweepTest, ShardsPartitionThePoints) {
