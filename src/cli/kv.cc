@@ -108,6 +108,14 @@ int RunKv(const Args& args) {
   auto contexts = ParseTokenCountList(contexts_text);
   if (!contexts) return ReportError("kv", contexts.error().Within("--context"));
 
+  for (Tokens ctx : *contexts) {
+    if (Footprint(*model, *kv_format, ctx, block_size, tp).saturated) {
+      return ReportError("kv", Error("--context: one sequence of " + std::to_string(ctx) +
+                                     " tokens (in blocks of " + std::to_string(block_size) +
+                                     ") holds more than 2^60 bytes of KV, past what kvbill "
+                                     "counts"));
+    }
+  }
   const double bytes_per_token = BytesPerToken(*model, *kv_format, tp);
   const Bytes state = StateBytesPerSequence(*model, tp);
   std::ostringstream text;

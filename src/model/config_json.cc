@@ -105,6 +105,20 @@ std::string DescribeMin(Int min) {
   return "an integer >= " + std::to_string(min);
 }
 
+// The most a config integer may be (docs/models.md#bounds). No published
+// config comes within a factor of ten of these; the bounds keep every product
+// the shape is built from (heads x head_dim x hidden, experts x
+// intermediate x hidden) inside 64 bits.
+Int MaxFor(std::string_view where) {
+  const std::string_view key = where.substr(0, where.find('['));
+  for (std::string_view tokens :
+       {"max_position_embeddings", "n_positions", "seq_length", "sliding_window",
+        "sliding_window_size", "window_length", "attention_chunk_size"}) {
+    if (key == tokens) return kMaxConfigTokens;
+  }
+  return key == "vocab_size" ? kMaxConfigVocab : kMaxConfigDimension;
+}
+
 }  // namespace
 
 Result<json> ParseModelConfigJson(std::string_view text, const std::string& source) {
@@ -157,6 +171,10 @@ Result<Int> Fields::AsInt(const json& v, const std::string& where, Int min) cons
   }
   const Int value = v.is_number_float() ? static_cast<Int>(v.get<double>()) : v.get<Int>();
   if (value < min) return Bad(where, "must be " + DescribeMin(min) + ", got " + Show(v));
+  if (const Int max = MaxFor(where); value > max) {
+    return Bad(where, "must be at most " + std::to_string(max) +
+                          " (no real model comes near; docs/models.md#bounds), got " + Show(v));
+  }
   return value;
 }
 

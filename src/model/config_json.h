@@ -25,6 +25,18 @@ namespace kvbill::model_config {
 using nlohmann::json;
 using Int = std::int64_t;
 
+// Upper bounds of config integers (docs/models.md#bounds): token counts
+// (context lengths, windows, chunks), the vocabulary, and every other
+// dimension or count.
+inline constexpr Int kMaxConfigTokens = Int{1} << 40;
+inline constexpr Int kMaxConfigVocab = Int{1} << 24;
+inline constexpr Int kMaxConfigDimension = Int{1} << 20;
+// KV elements per token (all layers) and state elements per sequence: ~28x
+// and ~20x the largest published models (GPT-3-sized multi-head attention;
+// Nemotron-H-56B's Mamba state).
+inline constexpr Int kMaxKvElementsPerToken = Int{1} << 26;
+inline constexpr Int kMaxStateElementsPerSequence = Int{1} << 30;
+
 // Parses config.json text in Python's JSON dialect. NaN, Infinity and
 // -Infinity become the double values. Errors: "SOURCE:LINE:COL: not valid
 // JSON: REASON" (positions in the original text).

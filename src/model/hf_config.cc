@@ -56,6 +56,32 @@ std::string StringAt(const json& object, const char* key) {
 // Checks the invariants of model_shape.h, naming the first layer that breaks one.
 Status CheckShape(const ModelShape& m, const Fields& f) {
   if (m.layers.empty()) return f.Bad("num_hidden_layers", "the model has no layers");
+  // KV elements per token and state elements per sequence, in doubles: a
+  // config past the bounds of docs/models.md#bounds is refused before any
+  // footprint is computed in 64-bit bits.
+  double kv_elements = 0, state_elements = 0;
+  for (const LayerShape& l : m.layers) {
+    if (l.IsLatent()) kv_elements += static_cast<double>(l.latent_dim + l.indexer_dim);
+    if (l.kind == LayerKind::kFullAttention || l.kind == LayerKind::kSlidingWindow ||
+        l.kind == LayerKind::kChunkedAttention) {
+      kv_elements +=
+          static_cast<double>(l.kv_heads) * static_cast<double>(l.qk_head_dim + l.v_head_dim);
+    }
+    if (l.HoldsState()) state_elements += static_cast<double>(l.StateElements());
+  }
+  if (kv_elements > static_cast<double>(model_config::kMaxKvElementsPerToken)) {
+    return Error(f.source() + ": " + std::to_string(static_cast<std::int64_t>(kv_elements)) +
+                 " KV elements per token, above " +
+                 std::to_string(model_config::kMaxKvElementsPerToken) +
+                 ": check num_hidden_layers, num_key_value_heads and head_dim "
+                 "(docs/models.md#bounds)");
+  }
+  if (state_elements > static_cast<double>(model_config::kMaxStateElementsPerSequence)) {
+    return Error(f.source() + ": " + std::to_string(static_cast<std::int64_t>(state_elements)) +
+                 " state elements per sequence, above " +
+                 std::to_string(model_config::kMaxStateElementsPerSequence) +
+                 " (docs/models.md#bounds)");
+  }
   for (const LayerShape& l : m.layers) {
     const std::string where = "layer " + std::to_string(l.index);
     auto bad = [&](const std::string& what) {
@@ -125,6 +151,11 @@ Result<ModelShape> BuildShape(const json& root, const std::string& source, const
   if (!max_pos) return max_pos.error();
   shape.max_position_embeddings = max_pos->value_or(0);
   shape.max_model_len = model_config::DerivedMaxModelLen(config, model_type);
+  if (!builder.too_large_at().empty()) {
+    return Error(source + ": more than 10^15 parameters (at " + builder.too_large_at() +
+                 "): check hidden_size, vocab_size, intermediate_size, head_dim and the number "
+                 "of experts (docs/models.md#bounds)");
+  }
   builder.Finish(text->decoder_layers, &shape);
   if (auto s = CheckShape(shape, f); !s) return s.error();
 

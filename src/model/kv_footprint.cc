@@ -1,6 +1,7 @@
 #include "kvbill/model/kv_footprint.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace kvbill {
 namespace {
@@ -86,32 +87,51 @@ Tokens ResidentBlocks(const LayerShape& layer, Tokens ctx, Tokens block_size) {
   return (ctx - 1) / block_size - lo / block_size + 1;
 }
 
-SequenceFootprint Footprint(const ModelShape& model, const ElementFormat& format, Tokens ctx,
-                            Tokens block_size, int tensor_parallel) {
+namespace {
+
+// The most bits a footprint counts: above it (1 EiB) a sum saturates and the
+// footprint says so, instead of wrapping past 64 bits.
+constexpr std::int64_t kMaxFootprintBits = std::numeric_limits<std::int64_t>::max() - 7;
+
+// *bits += a * b * c, saturating at kMaxFootprintBits.
+void AddBits(std::int64_t* bits, std::int64_t a, std::int64_t b, std::int64_t c, bool* saturated) {
+  std::int64_t p = 0;
+  if (*saturated || __builtin_mul_overflow(a, b, &p) || __builtin_mul_overflow(p, c, &p) ||
+      __builtin_add_overflow(*bits, p, bits) || *bits > kMaxFootprintBits) {
+    *bits = kMaxFootprintBits;
+    *saturated = true;
+  }
+}
+
+SequenceFootprint Sum(const ModelShape& model, const ElementFormat& format, Tokens ctx,
+                      Tokens block_size, int tensor_parallel, bool peak) {
   std::int64_t bits = 0, rounded_bits = 0;
+  bool saturated = false;
   for (const LayerShape& l : model.layers) {
     const std::int64_t per_token = LayerBitsPerToken(l, format, tensor_parallel);
-    bits += per_token * ResidentTokens(l, ctx);
-    rounded_bits += per_token * ResidentBlocks(l, ctx, block_size) * block_size;
+    Tokens at = ctx;
+    // Chunked layers peak at the last token of a full chunk: min(ctx, chunk)
+    // tokens, chunk-aligned. Other layers are monotone in ctx.
+    if (peak && l.kind == LayerKind::kChunkedAttention && ctx > l.window) at = l.window;
+    AddBits(&bits, per_token, ResidentTokens(l, at), 1, &saturated);
+    AddBits(&rounded_bits, per_token, ResidentBlocks(l, at, block_size), block_size, &saturated);
   }
-  return SequenceFootprint{BitsToBytes(bits), BitsToBytes(rounded_bits),
-                           StateBytesPerSequence(model, tensor_parallel)};
+  SequenceFootprint f{BitsToBytes(bits), BitsToBytes(rounded_bits),
+                      StateBytesPerSequence(model, tensor_parallel)};
+  f.saturated = saturated;
+  return f;
+}
+
+}  // namespace
+
+SequenceFootprint Footprint(const ModelShape& model, const ElementFormat& format, Tokens ctx,
+                            Tokens block_size, int tensor_parallel) {
+  return Sum(model, format, ctx, block_size, tensor_parallel, false);
 }
 
 SequenceFootprint PeakFootprint(const ModelShape& model, const ElementFormat& format, Tokens ctx,
                                 Tokens block_size, int tensor_parallel) {
-  // Chunked layers peak at the last token of a full chunk: min(ctx, chunk)
-  // tokens, chunk-aligned. Other layers are monotone in ctx.
-  std::int64_t bits = 0, rounded_bits = 0;
-  for (const LayerShape& l : model.layers) {
-    const std::int64_t per_token = LayerBitsPerToken(l, format, tensor_parallel);
-    Tokens at = ctx;
-    if (l.kind == LayerKind::kChunkedAttention && ctx > l.window) at = l.window;
-    bits += per_token * ResidentTokens(l, at);
-    rounded_bits += per_token * ResidentBlocks(l, at, block_size) * block_size;
-  }
-  return SequenceFootprint{BitsToBytes(bits), BitsToBytes(rounded_bits),
-                           StateBytesPerSequence(model, tensor_parallel)};
+  return Sum(model, format, ctx, block_size, tensor_parallel, true);
 }
 
 std::int64_t LayerStateBits(const LayerShape& l, int state_bits, int tensor_parallel) {

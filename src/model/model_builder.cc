@@ -6,7 +6,13 @@ namespace kvbill::model_config {
 
 void ModelBuilder::Add(ParamRole role, const std::string& name, Int rows, Int cols, Int copies,
                        bool linear, Int active_copies) {
-  if (rows <= 0 || cols <= 0 || copies <= 0) return;
+  if (rows <= 0 || cols <= 0 || copies <= 0 || !too_large_at_.empty()) return;
+  Int n = 0;
+  if (__builtin_mul_overflow(rows, cols, &n) || __builtin_mul_overflow(n, copies, &n) ||
+      __builtin_add_overflow(total_params_, n, &total_params_) || total_params_ > kMaxModelParams) {
+    too_large_at_ = name;
+    return;
+  }
   WeightGroup g;
   g.name = name;
   g.role = override_ ? *override_ : role;

@@ -143,6 +143,11 @@ class ModelBuilder {
   // params and moe of `shape`.
   void Finish(int decoder_layers, ModelShape* shape);
 
+  // The first weight at which the parameter count went above
+  // kMaxModelParams, or empty: a config whose sizes multiply past any real
+  // model (and past 64 bits) is refused rather than counted wrongly.
+  const std::string& too_large_at() const { return too_large_at_; }
+
  private:
   void Add(ParamRole role, const std::string& name, Int rows, Int cols, Int copies, bool linear,
            Int active_copies = -1);
@@ -155,7 +160,13 @@ class ModelBuilder {
   std::vector<LayerShape> layers_;
   std::vector<WeightGroup> weights_;
   MoeShape moe_;
+  Int total_params_ = 0;
+  std::string too_large_at_;
 };
+
+// More parameters than this (10^15, ~500x the largest published model) is
+// not a model: docs/models.md#bounds.
+inline constexpr Int kMaxModelParams = 1'000'000'000'000'000;
 
 }  // namespace kvbill::model_config
 

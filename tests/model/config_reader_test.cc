@@ -93,6 +93,39 @@ TEST(ConfigReaderTest, PythonNonFiniteLiteralsAreJsonForModelConfigs) {
             "last read: '\"a\": N'");
 }
 
+// Documented bounds (docs/models.md#bounds) keep every product the shape is
+// built from inside 64 bits: sizes beyond them are refused by name, and a
+// config whose sizes multiply past 10^15 parameters or 2^26 KV elements per
+// token is refused as a whole.
+TEST(ConfigReaderTest, SizesPastTheBoundsAreRefused) {
+  const std::string base =
+      R"({"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+          "num_key_value_heads": 2, "intermediate_size": 128)";
+  EXPECT_EQ(ErrorOf(base + R"(, "vocab_size": 16777217})"),
+            "c.json: vocab_size: must be at most 16777216 (no real model comes near; "
+            "docs/models.md#bounds), got 16777217");
+  EXPECT_EQ(ErrorOf(base + R"(, "vocab_size": 100, "head_dim": 1099511627776})"),
+            "c.json: head_dim: must be at most 1048576 (no real model comes near; "
+            "docs/models.md#bounds), got 1099511627776");
+  // Token counts may be as large as --context allows (2^40).
+  EXPECT_EQ(Inline(base + R"(, "vocab_size": 100, "max_position_embeddings": 1099511627776})")
+                .max_position_embeddings,
+            Tokens{1} << 40);
+  // Each size within its bound, the product not: the MLPs alone are 2^10
+  // layers x 3 x 2^20 hidden x 2^20 intermediate = 3.4 x 10^15 > 10^15.
+  EXPECT_EQ(ErrorOf(R"({"num_hidden_layers": 1024, "hidden_size": 1048576,
+                        "num_attention_heads": 1, "num_key_value_heads": 1, "head_dim": 1,
+                        "intermediate_size": 1048576, "vocab_size": 1})")
+                .substr(0, 39),
+            "c.json: more than 10^15 parameters (at ");
+  // 2^14 layers x 2^8 KV heads x (2^7 + 2^7) = 2^30 KV elements per token.
+  EXPECT_EQ(ErrorOf(R"({"num_hidden_layers": 16384, "hidden_size": 64, "num_attention_heads": 256,
+                        "num_key_value_heads": 256, "head_dim": 128, "intermediate_size": 1,
+                        "vocab_size": 1})"),
+            "c.json: 1073741824 KV elements per token, above 67108864: check "
+            "num_hidden_layers, num_key_value_heads and head_dim (docs/models.md#bounds)");
+}
+
 // Hunyuan-A13B writes moe_topk, moe_intermediate_size and num_shared_expert
 // as lists, one entry per layer.
 TEST(ConfigReaderTest, PerLayerListsForPerLayerQuantities) {

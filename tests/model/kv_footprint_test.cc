@@ -11,6 +11,21 @@ double GiBAt(const ModelShape& m, const std::string& format, Tokens ctx) {
   return static_cast<double>(Footprint(m, Fmt(format), ctx, 16).kv_bytes) / kGiB;
 }
 
+// Past 2^63 bits (2^60 bytes) the sum saturates and says so instead of
+// wrapping. Qwen3-32B in bf16: 262,144 B per token; 2^40 tokens hold 2^58
+// bytes (fits); in fp32, 2^59; with blocks of 2^40 tokens a context of
+// 2^40 + 1 tokens rounds to two blocks: 2 x 2^40 x 2^19 B = 2^60 B, past it.
+TEST(KvFootprintTest, SumsPastTwoToTheSixtyBytesSaturate) {
+  const ModelShape m = Catalog("qwen3-32b");
+  const Tokens t40 = Tokens{1} << 40;
+  const SequenceFootprint fits = Footprint(m, Fmt("bf16"), t40, 16);
+  EXPECT_FALSE(fits.saturated);
+  EXPECT_EQ(fits.kv_bytes, Bytes{1} << 58);
+  const SequenceFootprint rounded = Footprint(m, Fmt("fp32"), t40 + 1, t40);
+  EXPECT_TRUE(rounded.saturated);
+  EXPECT_GT(rounded.block_rounded_bytes, Bytes{1} << 59);  // never wrapped below
+}
+
 // First source table. Qwen3-32B: 64 layers x 8 KV heads x 128 dims x 2 (K,V)
 // x 2 bytes = 262,144 B = 256 KiB per token; x 32,768 = 8 GiB, x 131,072 =
 // 32 GiB, x 1,048,576 = 256 GiB.

@@ -47,6 +47,9 @@ struct SequenceFootprint {
   Bytes kv_bytes = 0;             // exact, linear-state layers excluded
   Bytes block_rounded_bytes = 0;  // whole blocks per layer
   Bytes state_bytes = 0;          // constant state of linear-state layers
+  // The sum went past 2^63 bits (1 EiB): the byte counts hold that bound, a
+  // size no GPU holds, and a command that prints sizes refuses the context.
+  bool saturated = false;
 };
 
 // One sequence's KV at context `ctx` on one GPU of a `tensor_parallel` group.
