@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "kvbill/hardware/format_support.h"
 #include "kvbill/util/embedded.h"
@@ -15,8 +16,10 @@ namespace {
 
 using nlohmann::json;
 
+// A positive number within [least, most] (docs/hardware.md: ranges wide
+// enough for any GPU, narrow enough that a typo cannot price a run at 1e300).
 Result<double> PositiveNumber(const json& obj, const std::string& key, const std::string& where,
-                              bool required) {
+                              bool required, double least, double most) {
   auto it = obj.find(key);
   if (it == obj.end() || it->is_null()) {
     if (required) return Error(where + "/" + key + ": missing");
@@ -25,7 +28,13 @@ Result<double> PositiveNumber(const json& obj, const std::string& key, const std
   if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() <= 0) {
     return Error(where + "/" + key + ": must be a positive number, got " + json_input::Quote(*it));
   }
-  return it->get<double>();
+  const double x = it->get<double>();
+  if (x < least || x > most) {
+    std::ostringstream range;
+    range << "must be in [" << least << ", " << most << "] (docs/hardware.md), got ";
+    return Error(where + "/" + key + ": " + range.str() + json_input::Quote(*it));
+  }
+  return x;
 }
 
 Result<GpuSpec> ParseGpu(const json& g, const std::string& where) {
@@ -55,14 +64,14 @@ Result<GpuSpec> ParseGpu(const json& g, const std::string& where) {
     if (!g["name"].is_string()) return Error(where + "/name: not a string");
     s.name = g["name"].get<std::string>();
   }
-  auto mem = PositiveNumber(g, "memory_gb", where, true);
+  auto mem = PositiveNumber(g, "memory_gb", where, true, 0.1, 1e6);
   if (!mem) return mem.error();
   s.memory_gb = *mem;
-  auto usable = PositiveNumber(g, "usable_memory_gib", where, false);
+  auto usable = PositiveNumber(g, "usable_memory_gib", where, false, 0.1, 1e6);
   if (!usable) return usable.error();
   s.usable_memory_bytes =
       static_cast<Bytes>(std::llround(*usable > 0 ? *usable * kBytesPerGiB : *mem * kBytesPerGB));
-  auto bw = PositiveNumber(g, "hbm_bandwidth_tb_s", where, true);
+  auto bw = PositiveNumber(g, "hbm_bandwidth_tb_s", where, true, 1e-3, 1e3);
   if (!bw) return bw.error();
   s.hbm_bandwidth_bytes_per_s = *bw * 1e12;
   if (!g.contains("dense_tflops") || !g["dense_tflops"].is_object()) {
@@ -75,16 +84,16 @@ Result<GpuSpec> ParseGpu(const json& g, const std::string& where) {
       return Error(fw + "/" + it.key() + ": unknown key (bf16, fp8, fp4)");
     }
   }
-  auto bf16 = PositiveNumber(f, "bf16", fw, true);
+  auto bf16 = PositiveNumber(f, "bf16", fw, true, 1e-3, 1e6);
   if (!bf16) return bf16.error();
-  auto fp8 = PositiveNumber(f, "fp8", fw, false);
+  auto fp8 = PositiveNumber(f, "fp8", fw, false, 1e-3, 1e6);
   if (!fp8) return fp8.error();
-  auto fp4 = PositiveNumber(f, "fp4", fw, false);
+  auto fp4 = PositiveNumber(f, "fp4", fw, false, 1e-3, 1e6);
   if (!fp4) return fp4.error();
   s.bf16_flops_per_s = *bf16 * 1e12;
   s.fp8_flops_per_s = *fp8 * 1e12;
   s.fp4_flops_per_s = *fp4 * 1e12;
-  auto price = PositiveNumber(g, "usd_per_gpu_hour", where, true);
+  auto price = PositiveNumber(g, "usd_per_gpu_hour", where, true, 1e-6, 1e6);
   if (!price) return price.error();
   s.usd_per_gpu_hour = *price;
   // The architecture (the format matrix's column); a file without one gets
@@ -123,7 +132,7 @@ Result<GpuSpec> ParseGpu(const json& g, const std::string& where) {
           iw + "/kind: must be \"nvlink\", \"pcie\" or \"infinity_fabric\"" +
           (kind == it->end() ? std::string(", missing") : ", got " + json_input::Quote(*kind)));
     }
-    auto gb_s = PositiveNumber(*it, "gb_s", iw, true);
+    auto gb_s = PositiveNumber(*it, "gb_s", iw, true, 1e-3, 1e6);
     if (!gb_s) return gb_s.error();
     s.interconnect = kind->get<std::string>();
     s.link_bytes_per_s = *gb_s * 1e9;

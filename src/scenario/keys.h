@@ -117,7 +117,11 @@ struct Key {
   std::int64_t min = 1;        // kInteger, kTokens
   std::int64_t max = kMaxInt;  // kInteger
   Range range = Range::kAny;   // kNumber
-  bool nullable = false;       // null is accepted and stored as "not set"
+  // kNumber: documented bounds beside the range, so that absurd values
+  // (an overhead of 1e300 s, a bandwidth of 1e-300) stop before any work.
+  double least = 0;                                       // when > 0: x >= least
+  double most = std::numeric_limits<double>::infinity();  // x <= most
+  bool nullable = false;  // null is accepted and stored as "not set"
   std::vector<Keyword> keywords = {};
   std::vector<Choice> choices = {};
   std::vector<std::string> (*choice_names)() = nullptr;  // choices from a catalog

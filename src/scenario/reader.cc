@@ -14,6 +14,7 @@
 //      rules that run after it (rules.cc).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <string_view>
@@ -58,6 +59,18 @@ std::string DescribeNumber(Range range) {
       break;
   }
   return "a number";
+}
+
+// "at least 0.01", "at most 1e+06", "in [0.001, 1e+06]" (as %g writes them).
+std::string NumberBounds(const Key& key) {
+  const auto g = [](double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", x);
+    return std::string(buf);
+  };
+  const bool low = key.least > 0, high = std::isfinite(key.most);
+  if (low && high) return "in [" + g(key.least) + ", " + g(key.most) + "]";
+  return low ? "at least " + g(key.least) : "at most " + g(key.most);
 }
 
 // Edit distance with adjacent transpositions (optimal string alignment).
@@ -215,6 +228,10 @@ Result<json> Reader::Scalar(const Key& key, const json& v, const std::string& at
           (key.range == Range::kAny || (key.range == Range::kNonNegative ? x >= 0 : x > 0)) &&
           (key.range != Range::kFraction || x <= 1);
       if (!ok) return Bad(at, "must be " + DescribeNumber(key.range) + ", got " + Show(v));
+      if (x < key.least || x > key.most) {
+        return Bad(at,
+                   "must be " + NumberBounds(key) + " (docs/scenario-format.md), got " + Show(v));
+      }
       return json(x);
     }
     case Type::kSection:

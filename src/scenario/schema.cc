@@ -5,6 +5,7 @@
 // rules.cc); a file the schema accepts may still be refused, with the
 // reason, by `kvbill simulate`.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "kvbill/scenario/scenario_keys.h"
@@ -144,6 +145,8 @@ json ValueSchema(const Key& key) {
       }
       if (key.range == Range::kNonNegative) schema["minimum"] = 0;
       if (key.range == Range::kFraction) schema["maximum"] = 1;
+      if (key.least > 0) schema["minimum"] = key.least;
+      if (std::isfinite(key.most)) schema["maximum"] = key.most;
       break;
   }
   if (key.nullable) schema = {{"anyOf", {schema, {{"type", "null"}}}}};

@@ -129,6 +129,16 @@ TEST(FitTest, GpuCatalogErrorsGiveTheJsonPath) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message(),
             "my.json#/gpus/0/hbm_bandwidth_tb_s: must be a positive number, got -1");
+  // Positive but absurd: a bandwidth of 1e-300 TB/s would price a run at
+  // 10^300 seconds.
+  auto tiny =
+      ParseGpuCatalog(R"({"gpus": [{"id": "x", "memory_gb": 80, "hbm_bandwidth_tb_s": 1e-300,
+                                             "dense_tflops": {"bf16": 1}, "usd_per_gpu_hour": 1}]})",
+                      "my.json");
+  ASSERT_FALSE(tiny.ok());
+  EXPECT_EQ(tiny.error().message(),
+            "my.json#/gpus/0/hbm_bandwidth_tb_s: must be in [0.001, 1000] (docs/hardware.md), got "
+            "1e-300");
   // A name that is not a string threw out of the reader before.
   auto name = ParseGpuCatalog(R"({"gpus": [{"id": "x", "name": 5, "memory_gb": 80}]})", "my.json");
   ASSERT_FALSE(name.ok());

@@ -392,6 +392,19 @@ TEST(ScenarioTest, InvalidScenariosNameTheJsonPointer) {
        "s.json#/deployment/memory_fraction: must be a number in (0, 1], got 1.5"},
       {R"({"deployment": {"bandwidth_efficiency": 0}})",
        "s.json#/deployment/bandwidth_efficiency: must be a number in (0, 1], got 0"},
+      // Documented bounds stop absurd values before any work.
+      {R"({"deployment": {"usd_per_gpu_hour": 1e300}})",
+       "s.json#/deployment/usd_per_gpu_hour: must be at most 1e+06 (docs/scenario-format.md), "
+       "got 1e+300"},
+      {R"({"deployment": {"iteration_overhead_s": 61}})",
+       "s.json#/deployment/iteration_overhead_s: must be at most 60 (docs/scenario-format.md), "
+       "got 61"},
+      {R"({"deployment": {"compute_efficiency": 1e-300}})",
+       "s.json#/deployment/compute_efficiency: must be at least 0.01 (docs/scenario-format.md), "
+       "got 1e-300"},
+      {R"({"prefix_cache": {"offload": {"link_gb_s": 1e-300}}})",
+       "s.json#/prefix_cache/offload/link_gb_s: must be in [0.001, 1e+06] "
+       "(docs/scenario-format.md), got 1e-300"},
       // Enumerations list what is allowed.
       {R"({"engine": {"router": "random"}})",
        R"(s.json#/engine/router: unknown router "random" (one of round_robin|prefix_affinity|)"
