@@ -20,9 +20,12 @@ class LineReader {
       : in_(std::move(in)), name_(std::move(name)) {}
 
   // Reads the next line that is not blank into *line. False at the end.
+  // A UTF-8 byte order mark at the start of the stream (as spreadsheet
+  // programs write CSV) is not part of the first line.
   bool Next(std::string* line) {
     while (std::getline(*in_, *line)) {
       ++line_number_;
+      if (line_number_ == 1 && line->starts_with("\xEF\xBB\xBF")) line->erase(0, 3);
       if (!line->empty() && line->back() == '\r') line->pop_back();
       if (line->find_first_not_of(" \t") != std::string::npos) return true;
     }

@@ -1,7 +1,10 @@
 // Inputs that used to be accepted without a word (issue 17's list): each is
 // now an error that says what is wrong.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -42,6 +45,38 @@ TEST(SilentAcceptanceTest, RepeatedTaskIdsInANativeTraceAreAnError) {
   const auto tasks = testing::ReadAllTasks(reader.get(), &error);
   EXPECT_EQ(tasks.size(), 2u);
   EXPECT_EQ(error, "t.jsonl:4: task \"a\": repeated task id (ids are unique within a trace)");
+}
+
+// A UTF-8 byte order mark at the start of a file (spreadsheet programs
+// write one before CSV) reads as the same trace without it, in every line
+// format: before, the Azure CSV's header line did not match and the other
+// readers saw a damaged first line.
+TEST(SilentAcceptanceTest, AByteOrderMarkReadsAsTheSameTrace) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("kvbill_bom_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  for (const char* name :
+       {"azure_small.csv", "tracelab_sim_small.csv", "mooncake_small.jsonl", "native_small.jsonl",
+        "claude_code_small.jsonl", "codex_small.jsonl", "dynamo_small.jsonl", "openai_small.jsonl",
+        "tracelab_round_small.jsonl"}) {
+    SCOPED_TRACE(name);
+    const std::string plain = testing::TraceFixture(name);
+    std::ifstream in(plain, std::ios::binary);
+    std::ostringstream text;
+    text << "\xEF\xBB\xBF" << in.rdbuf();
+    const std::filesystem::path marked = dir / name;
+    std::ofstream(marked, std::ios::binary) << text.str();
+    auto want = ReadTraceTasks(plain, std::nullopt);
+    auto got = ReadTraceTasks(marked.string(), std::nullopt);
+    ASSERT_TRUE(want.ok()) << want.error().message();
+    ASSERT_TRUE(got.ok()) << got.error().message();
+    ASSERT_EQ(got->size(), want->size());
+    for (std::size_t i = 0; i < want->size(); ++i) {
+      EXPECT_EQ((*got)[i].id, (*want)[i].id);
+      ASSERT_EQ((*got)[i].turns.size(), (*want)[i].turns.size());
+    }
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
