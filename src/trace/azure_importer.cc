@@ -6,6 +6,7 @@
 #include "kvbill/trace/importers.h"
 #include "trace/line_task_reader.h"
 #include "trace/timestamp.h"
+#include "util/json_input.h"
 
 namespace kvbill {
 namespace {
@@ -17,10 +18,11 @@ Result<Tokens> ParseCount(std::string_view text, const char* column) {
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || ptr != text.data() + text.size() || value < 0) {
     return Error(std::string(column) + " must be a non-negative integer, got \"" +
-                 std::string(text) + "\"");
+                 json_input::Bounded(text) + "\"");
   }
   if (value > kMaxTokenCount) {
-    return Error(std::string(column) + " must be at most 2^40, got \"" + std::string(text) + "\"");
+    return Error(std::string(column) + " must be at most 2^40, got \"" + json_input::Bounded(text) +
+                 "\"");
   }
   return value;
 }
@@ -53,7 +55,7 @@ class AzureReader : public StreamingLineReader {
     // Rows are requests in arrival order (the published files are sorted): a
     // row before the previous good one would arrive before it, or before 0.
     if (previous_ && *time < *previous_) {
-      return Error("time runs backwards: " + std::string(line.substr(0, c1)) +
+      return Error("time runs backwards: " + json_input::Bounded(line.substr(0, c1)) +
                    " is before the previous row's " + previous_text_);
     }
     previous_ = *time;

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "trace/json_scan.h"
+#include "util/json_input.h"
 
 namespace kvbill {
 namespace {
@@ -27,7 +28,7 @@ Result<Span> DecodeSpan(const Json& json) {
     return Error(
         "\"kind\" must be one of system|tools|user|tool_result|assistant|summary|other, "
         "got \"" +
-        *kind_name + "\"");
+        json_input::Bounded(*kind_name) + "\"");
   }
   auto tokens = GetTokens(json, "tokens");
   if (!tokens) return tokens.error();

@@ -13,6 +13,7 @@
 #include "trace/format_number.h"
 #include "trace/json_fields.h"
 #include "trace/line_task_reader.h"
+#include "util/json_input.h"
 
 namespace kvbill {
 namespace {
@@ -100,8 +101,8 @@ class OpenAiReader : public GroupingLineReader {
     auto object = GetOptionalString(*json, "object");
     if (!object) return object.error();
     if (object->has_value() && **object != "chat.completion" && **object != "response") {
-      return Error("\"object\" must be \"chat.completion\" or \"response\", got \"" + **object +
-                   "\"");
+      return Error("\"object\" must be \"chat.completion\" or \"response\", got \"" +
+                   json_input::Bounded(**object) + "\"");
     }
     const bool is_object = object->has_value();
     auto id = GetOptionalString(*json, "id");

@@ -11,6 +11,7 @@
 #include "trace/json_fields.h"
 #include "trace/line_task_reader.h"
 #include "trace/timestamp.h"
+#include "util/json_input.h"
 
 namespace kvbill {
 namespace {
@@ -216,10 +217,12 @@ class SimulatorCsvReader : public GroupingReader {
       std::int64_t value = 0;
       const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
       if (ec != std::errc() || ptr != text.data() + text.size() || value < 0) {
-        return Error(std::string(name) + " must be a non-negative integer, got \"" + text + "\"");
+        return Error(std::string(name) + " must be a non-negative integer, got \"" +
+                     json_input::Bounded(text) + "\"");
       }
       if (value > kMaxTokenCount) {
-        return Error(std::string(name) + " must be at most 2^40, got \"" + text + "\"");
+        return Error(std::string(name) + " must be at most 2^40, got \"" +
+                     json_input::Bounded(text) + "\"");
       }
       return value;
     };

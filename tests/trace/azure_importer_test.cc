@@ -39,5 +39,20 @@ TEST(TraceAzureImporterTest, BadCountNamesTheColumn) {
   EXPECT_EQ(error, "a.csv:2: GeneratedTokens must be a non-negative integer, got \"-4\"");
 }
 
+// A 10 MB field is quoted by its first characters, not echoed whole.
+TEST(TraceAzureImporterTest, AHugeBadFieldIsQuotedShort) {
+  auto reader = NewAzureReader(
+      std::make_unique<std::istringstream>("TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                           "2023-11-16 18:15:46.6805900," +
+                                           std::string(10'000'000, 'x') + ",5\n"),
+      "a.csv");
+  std::string error;
+  ReadAllTasks(reader.get(), &error);
+  const std::string head = "a.csv:2: ContextTokens must be a non-negative integer, got \"";
+  ASSERT_EQ(error.substr(0, head.size()), head);
+  EXPECT_LT(error.size(), 200u);
+  EXPECT_EQ(error.substr(error.size() - 5), "x...\"");
+}
+
 }  // namespace
 }  // namespace kvbill
