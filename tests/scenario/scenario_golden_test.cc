@@ -89,6 +89,7 @@ std::string Canonical(const Scenario& s) {
   const ScenarioEngine& e = s.engine;
   o << "engine.max_num_batched_tokens = " << Opt(e.max_num_batched_tokens) << "\n";
   o << "engine.max_num_seqs = " << Opt(e.max_num_seqs) << "\n";
+  o << "engine.max_model_len = " << Opt(e.max_model_len) << "\n";
   o << "engine.router = " << e.router << "\n";
   o << "engine.mode = " << e.mode << "\n";
   const ScenarioPrefixCache& c = s.prefix_cache;
