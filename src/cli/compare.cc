@@ -282,6 +282,10 @@ int RunCompare(const Args& args) {
         const auto at = std::find(ranked.begin(), ranked.end(), &o);
         AddValueJson(value_of(o), static_cast<std::size_t>(at - ranked.begin()) + 1, &r);
       }
+      r["warnings"] = nlohmann::ordered_json::array();
+      for (const RunWarning& w : o.warnings) {
+        r["warnings"].push_back({{"code", w.code}, {"message", w.message}});
+      }
       return r;
     };
     j["scenario"] = base->name;
@@ -362,6 +366,26 @@ int RunCompare(const Args& args) {
     } else if (!o->run) {
       std::cout << "  failed: " << o->lever.name << ": " << o->error << "\n";
     }
+  }
+  // Warnings: the baseline's in full (every saving is measured against it),
+  // a variant's by code, so a lever that only "saves" by overloading the
+  // deployment or refusing requests is not read as a saving.
+  if (!outcomes[0].warnings.empty()) std::cout << "\nbaseline:\n";
+  for (const RunWarning& w : outcomes[0].warnings) {
+    std::cout << "  warning [" << w.code << "]: " << w.message << "\n";
+  }
+  for (const LeverOutcome* o : ranked) {
+    std::vector<std::string> fresh;  // codes the baseline does not raise
+    for (const RunWarning& w : o->warnings) {
+      const bool shared =
+          std::any_of(outcomes[0].warnings.begin(), outcomes[0].warnings.end(),
+                      [&](const RunWarning& base_warning) { return base_warning.code == w.code; });
+      if (!shared) fresh.push_back(w.code);
+    }
+    if (fresh.empty()) continue;
+    std::cout << "  warning: " << o->lever.name << " raises";
+    for (std::size_t k = 0; k < fresh.size(); ++k) std::cout << (k ? ", " : " ") << fresh[k];
+    std::cout << " (`--format json` has each message)\n";
   }
   if (growth) {
     std::cout << "\ncost per task grows as (requests per task)^" << FormatFixed(growth->exponent, 2)

@@ -146,5 +146,33 @@ TEST(CompareValueCliTest, LoadTableHasEveryLeverAtEveryLoad) {
             "kvbill compare: --load: \"x\" is not a positive number (a list like 0.25,1,4)\n");
 }
 
+// compare shows warnings: every 12,000-token prompt of the no-shared-prefix
+// trace is above a max_model_len of 10,000, so the baseline and every lever
+// that keeps the prompts are refused over the model's limit (context_limit).
+// The table prints the baseline's warning in full and does not repeat it per
+// lever; JSON has each run's warnings.
+TEST(CompareValueCliTest, WarningsOfTheBaselineAndTheVariantsAreShown) {
+  const std::string base = NoSharedPrefixScenario();
+  std::ifstream in(base);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text.insert(text.size() - 1, R"(, "engine": {"max_model_len": 10000})");
+  const std::string scenario = ::testing::TempDir() + "/over_limit.json";
+  std::ofstream(scenario) << text;
+  const auto r = RunKvbill("compare --format json --jobs 2 --scenario " + scenario);
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_FALSE(j["baseline"]["warnings"].empty());
+  EXPECT_EQ(j["baseline"]["warnings"][0]["code"], "context_limit");
+  for (const auto& x : j["variants"]) {
+    if (!x.contains("cost_per_task_usd")) continue;  // not run
+    ASSERT_TRUE(x["warnings"].is_array()) << x["lever"];
+  }
+  const auto table = RunKvbill("compare --jobs 2 --scenario " + scenario);
+  ASSERT_EQ(table.exit_status, 0) << table.err;
+  EXPECT_NE(table.out.find("baseline:\n  warning [context_limit]: "), std::string::npos)
+      << table.out;
+  EXPECT_EQ(table.out.find("raises context_limit"), std::string::npos) << table.out;
+}
+
 }  // namespace
 }  // namespace kvbill

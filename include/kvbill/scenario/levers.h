@@ -16,6 +16,7 @@
 
 #include "kvbill/scenario/run.h"
 #include "kvbill/scenario/scenario.h"
+#include "kvbill/scenario/warnings.h"
 
 namespace kvbill {
 
@@ -69,6 +70,9 @@ struct LeverOutcome {
   // Why it did not, otherwise empty; "not applicable: <reason>" for a
   // lever that cannot apply (it is not run).
   std::string error;
+  // The run's warnings (EngineRunWarnings; none in API mode): a variant that
+  // overloads the deployment or is refused over the model's limit says so.
+  std::vector<RunWarning> warnings = {};
 };
 
 // Indexes of `outcomes` (outcomes[0] is the baseline; ranked from 1) by the
