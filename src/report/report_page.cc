@@ -148,8 +148,14 @@ std::string SummarySection(const ReportRuns& runs) {
       {"cost per task, p99", Money(sum.cost_per_task_usd.p99)},
       {"simulated time", FormatDuration(sum.simulated_s)},
   };
-  return "<section id=\"summary\">\n<h2>Summary</h2>\n<div class=\"pair\">\n" + RenderTable(setup) +
-         RenderTable(t) + "</div>\n</section>\n";
+  // What makes these numbers doubtful, as `simulate` prints it.
+  std::string warnings;
+  for (const RunWarning& w : runs.warnings) {
+    warnings += "<li><strong>warning [" + Esc(w.code) + "]</strong>: " + Esc(w.message) + "</li>\n";
+  }
+  if (!warnings.empty()) warnings = "<ul class=\"warnings\">\n" + warnings + "</ul>\n";
+  return "<section id=\"summary\">\n<h2>Summary</h2>\n" + warnings + "<div class=\"pair\">\n" +
+         RenderTable(setup) + RenderTable(t) + "</div>\n</section>\n";
 }
 
 // ---- 1. Memory ------------------------------------------------------------
@@ -402,16 +408,22 @@ Result<std::string> LeverSection(const ReportRuns& runs) {
   const ScenarioOutcome& base = runs.baseline;
   const double base_cost = base.summary.cost_per_task_usd.mean;
   const double base_kv = KvPerTask(base);
+  // By the lever's value (ValueOf: a lever in the baseline, like prefix
+  // caching, is weighed by turning it off), largest saving first; levers
+  // that did not run last.
   std::vector<const LeverOutcome*> ranked;
   for (const LeverOutcome& l : runs.levers) ranked.push_back(&l);
-  std::stable_sort(ranked.begin(), ranked.end(), [](const LeverOutcome* x, const LeverOutcome* y) {
+  const auto saves = [&](const LeverOutcome* l) {
+    return ValueOf(l->lever, base_cost, l->run->summary.cost_per_task_usd.mean).saves_usd_per_task;
+  };
+  std::stable_sort(ranked.begin(), ranked.end(), [&](const LeverOutcome* x, const LeverOutcome* y) {
     if (!x->run || !y->run) return x->run.has_value() && !y->run.has_value();
-    return x->run->summary.cost_per_task_usd.mean < y->run->summary.cost_per_task_usd.mean;
+    return saves(x) > saves(y);
   });
   BarChart chart;
   chart.title = "Cost per task by lever";
-  chart.subtitle = "mean dollars per task; the baseline first, then the levers from cheapest; " +
-                   std::string("change against the baseline in brackets");
+  chart.subtitle = "mean dollars per task; the baseline first, then the levers by their value " +
+                   std::string("(largest saving first); change against the baseline in brackets");
   chart.axis_label = "cost per task (USD, mean over tasks)";
   chart.tick_prefix = "$";
   chart.width_px = 1050;
@@ -424,10 +436,16 @@ Result<std::string> LeverSection(const ReportRuns& runs) {
   b.color = std::string(kBaselineBarColor);
   chart.bars.push_back(b);
   HtmlTable t;
-  t.header = {"lever",     "cost per task", "change",  "cost per task p90", "KV read per task",
-              "KV change", "hit rate",      "settings"};
+  t.header = {"lever",     "cost per task", "change",   "cost per task p90", "KV read per task",
+              "KV change", "hit rate",      "settings", "warnings"};
+  const auto codes = [](const std::vector<RunWarning>& warnings) {
+    std::string text;
+    for (const RunWarning& w : warnings) text += (text.empty() ? "" : ", ") + w.code;
+    return text;
+  };
   t.rows.push_back({"baseline", Money(base_cost), "", Money(base.summary.cost_per_task_usd.p90),
-                    BytesText(base_kv), "", Percent(base.summary.hit_rate), ""});
+                    BytesText(base_kv), "", Percent(base.summary.hit_rate), "",
+                    codes(runs.warnings)});
   std::string failures;  // why variants did not run, as list items
   for (const LeverOutcome* l : ranked) {
     std::string settings;
@@ -435,7 +453,7 @@ Result<std::string> LeverSection(const ReportRuns& runs) {
       settings += (settings.empty() ? "" : "; ") + pointer + " = " + value;
     }
     if (!l->run) {
-      t.rows.push_back({l->lever.name, "n/a", "", "", "", "", "", settings});
+      t.rows.push_back({l->lever.name, "n/a", "", "", "", "", "", settings, ""});
       failures += "<li>" + Esc(l->lever.name) + ": " + Esc(l->error) + "</li>\n";
       continue;
     }
@@ -450,13 +468,15 @@ Result<std::string> LeverSection(const ReportRuns& runs) {
     t.rows.push_back({l->lever.name, Money(cost), SignedPercent(Change(base_cost, cost)),
                       Money(l->run->summary.cost_per_task_usd.p90), BytesText(kv),
                       SignedPercent(Change(base_kv, kv)), Percent(l->run->summary.hit_rate),
-                      settings});
+                      settings, codes(l->warnings)});
   }
   auto svg = RenderBarSvg(chart);
   if (!svg) return svg.error();
   return "<section id=\"levers\">\n<h2>3. Cost per task by lever</h2>\n<p>The baseline and one "
          "variant of the scenario per lever, each simulated on the same tasks. Green bars are "
-         "cheaper than the baseline, red ones dearer; a change of -20% costs a fifth less.</p>\n" +
+         "cheaper than the baseline, red ones dearer; a change of -20% costs a fifth less. Levers "
+         "come by their value, largest saving first; the last column lists the warnings of "
+         "each run (docs/engine.md#warnings).</p>\n" +
          Figure(*svg, "levers") + RenderTable(t) + NotRun(failures) + "</section>\n";
 }
 
@@ -769,6 +789,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: now
 details { margin: 8px 0; }
 summary { cursor: pointer; color: #0072B2; }
 ul.errors { font-size: 13px; color: #8a2c00; }
+ul.warnings { font-size: 14px; color: #8a2c00; background: #fff6e0; padding: 8px 8px 8px 28px; }
 )";
 
 }  // namespace
@@ -802,6 +823,7 @@ Result<ReportRuns> RunReport(const std::string& scenario_text, const std::string
   ReportRuns runs;
   runs.scenario = std::move(*scenario);
   runs.baseline = std::move(*outcomes[0].run);
+  runs.warnings = outcomes[0].warnings;
   for (std::size_t i = 0; i < levers.size(); ++i) runs.levers.push_back(outcomes[1 + i]);
   for (std::size_t i = 0; i < capacities.size(); ++i) {
     LeverOutcome& o = outcomes[1 + levers.size() + i];

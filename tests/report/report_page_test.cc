@@ -175,6 +175,49 @@ TEST_F(ReportPageTest, TablesCarryTheNumbersOfTheRuns) {
   }
 }
 
+// The lever table comes by value, not by cost: prefix caching is in the
+// baseline, so its row ("prefix caching off") costs more than the baseline
+// yet saves the most when it is planted at 3x the baseline's cost (value:
+// 3b - b = 2b), against levers planted at 0.5x (value 0.5b). By cost it
+// would come last; by value it comes first. The baseline's warnings head
+// the summary, and each lever's warning codes sit in its row.
+TEST_F(ReportPageTest, LeversComeByValueAndWarningsAreShown) {
+  ReportRuns runs = Runs();
+  const double base = runs.baseline.summary.cost_per_task_usd.mean;
+  LeverOutcome* off = nullptr;
+  LeverOutcome* other = nullptr;
+  for (LeverOutcome& l : runs.levers) {
+    if (!l.run) continue;
+    if (!l.lever.removes.empty()) {
+      off = &l;
+      l.run->summary.cost_per_task_usd.mean = 3 * base;
+    } else {
+      other = &l;
+      l.run->summary.cost_per_task_usd.mean = 0.5 * base;
+    }
+  }
+  ASSERT_NE(off, nullptr);
+  ASSERT_NE(other, nullptr);
+  other->warnings = {RunWarning{"overloaded", "queue"}};
+  runs.warnings = {RunWarning{"idle_dominant", "the GPUs <mostly> wait"}};
+  auto page = BuildReportPage(runs);
+  ASSERT_TRUE(page.ok()) << page.error().message();
+  const std::size_t section = page->find("<section id=\"levers\">");
+  ASSERT_NE(section, std::string::npos);
+  const std::size_t at_off = page->find("<tr><td>" + EscapeXml(off->lever.name) + "</td>", section);
+  const std::size_t at_other =
+      page->find("<tr><td>" + EscapeXml(other->lever.name) + "</td>", section);
+  ASSERT_NE(at_off, std::string::npos);
+  ASSERT_NE(at_other, std::string::npos);
+  EXPECT_LT(at_off, at_other);
+  EXPECT_NE(page->find("<strong>warning [idle_dominant]</strong>: the GPUs &lt;mostly&gt; wait"),
+            std::string::npos);
+  const std::size_t row_end = page->find("</tr>", at_other);
+  EXPECT_NE(page->substr(at_other, row_end - at_other).find("<td>overloaded</td>"),
+            std::string::npos)
+      << page->substr(at_other, row_end - at_other);
+}
+
 TEST_F(ReportPageTest, GrowthSubtitleCarriesTheFittedExponent) {
   const ReportRuns& runs = Runs();
   std::vector<double> requests, costs;

@@ -36,6 +36,7 @@ struct CapacityRun {
 struct ReportRuns {
   Scenario scenario;  // the baseline as parsed
   ScenarioOutcome baseline;
+  std::vector<RunWarning> warnings;     // the baseline's (EngineRunWarnings)
   std::vector<LeverOutcome> levers;     // Levers(scenario), in that order
   std::vector<CapacityRun> capacities;  // ReportCapacities(), in that order
   // What an output token sells for, $ per million: draws the price line and
