@@ -22,6 +22,7 @@ int RunSimulate(const Args& args);
 int RunBill(const Args& args);
 int RunSweepCommand(const Args& args);
 int RunMerge(const Args& args);
+int RunPlan(const Args& args);
 int RunCheck(const Args& args);
 int RunCompare(const Args& args);
 int RunReportCommand(const Args& args);

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "cli/cli_util.h"
+#include "cli/plan_doc.h"
 #include "cli/progress.h"
 #include "cli/sweep_shard.h"
 #include "kvbill/report/table.h"
@@ -34,9 +35,10 @@ constexpr char kSweepUsage[] =
     "engine's (docs/ci.md#sweeps).\n";
 
 constexpr char kMergeUsage[] =
-    "usage: kvbill merge SHARD... [--format csv|json] [-o FILE]\n\n"
-    "Joins the JSON outputs of `kvbill sweep --shard i/n --format json` into exactly what one\n"
-    "unsharded run prints (in the format asked for). Every point must be present once.\n";
+    "usage: kvbill merge SHARD... [--format csv|json|table] [-o FILE]\n\n"
+    "Joins the JSON outputs of `kvbill sweep --shard i/n --format json` (or of `kvbill plan\n"
+    "--shard i/n --format json`) into exactly what one unsharded run prints (in the format\n"
+    "asked for; table for plans only). Every point (candidate) must be present once.\n";
 
 // The metrics of one point, in output order. Deterministic: no wall clock.
 const char* const kColumns[] = {"tasks",
@@ -128,22 +130,6 @@ std::string Render(const nlohmann::ordered_json& doc, const std::string& format)
   return t.ToCsv();
 }
 
-Result<std::pair<int, int>> ParseShard(const std::string& text) {
-  const std::size_t slash = text.find('/');
-  try {
-    if (slash != std::string::npos) {
-      std::size_t a = 0, b = 0;
-      const int i = std::stoi(text.substr(0, slash), &a);
-      const int n = std::stoi(text.substr(slash + 1), &b);
-      if (a == slash && b == text.size() - slash - 1 && n >= 1 && i >= 0 && i < n) {
-        return std::make_pair(i, n);
-      }
-    }
-  } catch (const std::exception&) {
-  }
-  return Error("--shard: expected i/n with 0 <= i < n, got \"" + text + "\"");
-}
-
 }  // namespace
 
 int RunSweepCommand(const Args& args) {
@@ -200,15 +186,47 @@ int RunMerge(const Args& args) {
   std::string format, out;
   options.add_options()("input", po::value(&inputs)->composing()->value_name("FILE"),
                         "shard output files (JSON)")(
-      "format", po::value(&format)->default_value("csv"), "csv or json")(
+      "format", po::value(&format)->default_value("csv"), "csv or json (plan shards: also table)")(
       "out,o", FileValue(&out), "write to FILE instead of stdout");
   po::positional_options_description positional;
   positional.add("input", -1);
   po::variables_map vm;
   if (auto stop = ParseOptions(args, "merge", kMergeUsage, options, vm, &positional)) return *stop;
-  if (auto s = CheckChoice("format", format, "csv|json"); !s)
+  if (auto s = CheckChoice("format", format, "csv|json|table"); !s)
     return ReportError("merge", s.error());
   if (inputs.empty()) return ReportError("merge", Error("no shard files given"));
+  {
+    // Plan shards (`kvbill plan --shard i/n --format json`) merge as plans.
+    std::vector<nlohmann::ordered_json> docs;
+    for (const std::string& path : inputs) {
+      auto text = ReadFile(path);
+      if (!text) return ReportError("merge", text.error());
+      json_input::Problem problem;
+      auto parsed = json_input::ParseOrdered(*text, &problem);
+      if (!parsed) {
+        return ReportError("merge",
+                           Error(path + ": not the JSON output of kvbill sweep or kvbill plan"));
+      }
+      docs.push_back(std::move(*parsed));
+    }
+    if (IsPlanDocument(docs.front())) {
+      for (std::size_t d = 0; d < docs.size(); ++d) {
+        if (!IsPlanDocument(docs[d])) {
+          return ReportError(
+              "merge",
+              Error(inputs[d] + ": not the JSON output of kvbill plan, as " + inputs[0] + " is"));
+        }
+      }
+      auto merged = MergePlanShards(docs, inputs);
+      if (!merged) return ReportError("merge", merged.error());
+      if (auto s = EmitOutput("merge", RenderPlan(*merged, format), out); !s)
+        return ReportError("merge", s.error());
+      return 0;
+    }
+  }
+  if (format == "table") {
+    return ReportError("merge", Error("--format table: sweep shards merge as csv or json"));
+  }
   nlohmann::ordered_json merged;
   std::map<std::int64_t, nlohmann::ordered_json> points;
   for (const std::string& path : inputs) {

@@ -2,6 +2,8 @@
 
 #include <cstdint>
 #include <limits>
+#include <string>
+#include <utility>
 
 #include "util/json_input.h"
 
@@ -24,6 +26,22 @@ bool IsIntegerIn(const nlohmann::ordered_json& value, std::int64_t low, std::int
 }
 
 }  // namespace
+
+Result<std::pair<int, int>> ParseShard(const std::string& text) {
+  const std::size_t slash = text.find('/');
+  try {
+    if (slash != std::string::npos) {
+      std::size_t a = 0, b = 0;
+      const int i = std::stoi(text.substr(0, slash), &a);
+      const int n = std::stoi(text.substr(slash + 1), &b);
+      if (a == slash && b == text.size() - slash - 1 && n >= 1 && i >= 0 && i < n) {
+        return std::make_pair(i, n);
+      }
+    }
+  } catch (const std::exception&) {
+  }
+  return Error("--shard: expected i/n with 0 <= i < n, got \"" + text + "\"");
+}
 
 Status CheckSweepShard(const nlohmann::ordered_json& doc, const std::string& path,
                        std::span<const char* const> columns) {

@@ -7,10 +7,15 @@
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "kvbill/util/result.h"
 
 namespace kvbill::cli {
+
+// "--shard i/n" (sweep and plan): {i, n} with 0 <= i < n. Error: '--shard:
+// expected i/n with 0 <= i < n, got "x"'.
+Result<std::pair<int, int>> ParseShard(const std::string& text);
 
 // Checks `doc` (read from `path`) is {"scenario": string, "axes": [string...],
 // "total_points": integer >= 1, "points": [{"index": integer in

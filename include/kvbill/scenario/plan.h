@@ -1,0 +1,169 @@
+// Plan: the cheapest deployment that serves a scenario's workload within its
+// latency targets (`kvbill plan`, docs/plan.md).
+//
+// A candidate is a GPU type x tensor-parallel degree (one that splits the
+// model's heads as vLLM requires, ValidTensorParallel) x expert-parallel
+// degree (MoE models: 1 or the tensor-parallel degree) x weight format x KV
+// format x speculative decoding. Candidates are numbered 0..N-1 in that
+// order (GPU slowest); shard i of n decides the candidates with k mod n == i.
+//
+// Each candidate is decided from its own numbers only, so shards are
+// independent:
+//   1. format   the GPU runs its weight and KV formats (format_support.h)
+//   2. fit      its weights and one KV block fit one replica (fit.h)
+//   3. calibration   its cost model is calibrated, unless allowed
+//   4. throughput bound   r replicas decode at most r x P tokens/s, P the
+//      replica's peak decode rate (max over batch sizes of batch / step time
+//      at context 1); the workload needs O output tokens within D seconds, D
+//      the time it takes at infinite speed (its last task's arrival at the
+//      load plus that task's tool waits, the longest such). Fewer than
+//      ceil(O / (P x D)) replicas cannot carry it; when even the most the GPU
+//      budget allows cannot, the candidate is pruned without simulating.
+//   5. replicas   the fewest replicas in [that bound, max_gpus / tp] that
+//      meet every latency target, found by bisection. It relies on the
+//      targets' metrics not increasing as replicas are added (same work
+//      spread over more replicas; tests check it on a small case): the
+//      largest count is simulated first, and when it fails the candidate
+//      fails at every count.
+// A feasible candidate's dollars: $/task = the simulated window's whole bill
+// (idle included) / its tasks; $/day = $/task x tasks per day.
+#ifndef KVBILL_SCENARIO_PLAN_H_
+#define KVBILL_SCENARIO_PLAN_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kvbill/scenario/budget.h"
+#include "kvbill/scenario/scenario.h"
+#include "kvbill/scenario/workload.h"
+#include "kvbill/util/result.h"
+
+namespace kvbill {
+
+// The search space (the flags of `kvbill plan`).
+struct PlanSpace {
+  std::vector<std::string> gpus;            // catalog ids; empty: the whole catalog
+  int max_gpus = 8;                         // GPUs of all replicas together
+  std::vector<std::string> kv_formats;      // empty: the scenario's
+  std::vector<std::string> weight_formats;  // empty: the scenario's
+  std::vector<std::string> speculative = {"off"};
+  std::vector<SloTarget> slo;  // empty: the scenario's "slo"
+  bool allow_uncalibrated = false;
+  std::map<std::string, double> gpu_prices;  // $/GPU-hour by GPU id, overriding the catalog
+  double tasks_per_day = 0;                  // 0: the trace's rate (WorkloadRate)
+};
+
+struct PlanCandidate {
+  std::int64_t index = 0;
+  std::string gpu;
+  int tensor_parallel = 1;
+  int expert_parallel = 1;
+  std::string weight_format;
+  std::string kv_format;
+  std::string speculative = "off";
+};
+
+// The settings (JSON pointer -> JSON text) that make the base scenario run
+// `candidate` on `replicas` replicas: the one place a candidate meets a
+// scenario. `price` (when set) overrides the GPU's $/hour.
+std::vector<std::pair<std::string, std::string>> CandidateSettings(
+    const PlanCandidate& candidate, int replicas, std::optional<double> price = std::nullopt);
+
+// What the workload asks of any deployment: its output tokens, the seconds
+// it takes at infinite speed (see above), its tasks and their rate.
+struct WorkloadRate {
+  std::int64_t tasks = 0;
+  std::int64_t output_tokens = 0;
+  Seconds ideal_s = 0;    // the longest (arrival at load + tool waits) of a task
+  Seconds arrival_s = 0;  // last arrival - first arrival, at the load
+  // tasks x 86400 / arrival span; 0 when all tasks arrive at once.
+  double tasks_per_day() const {
+    return arrival_s > 0 ? static_cast<double>(tasks) * 86400.0 / arrival_s : 0;
+  }
+};
+Result<WorkloadRate> MeasureWorkload(const Scenario& scenario);
+
+// The window a plan simulates. "busiest-hour": the hour [start_s, start_s +
+// 3600) of the run's clock (a task's arrival minus the first's, divided by
+// trace.load) holding the most task arrivals (the earliest such hour), plus
+// the tasks arriving in the warm-up before it (kPlanWarmupS), which fill the
+// caches and queues and are simulated and counted with it. "all": every task.
+inline constexpr Seconds kPlanWindowS = 3600;
+inline constexpr Seconds kPlanWarmupS = 600;
+struct PlanWindow {
+  std::string kind = "all";
+  Seconds start_s = 0;
+  Seconds end_s = 0;
+  std::int64_t tasks = 0;         // in the window, warm-up included
+  std::int64_t warmup_tasks = 0;  // of which in the warm-up
+  std::int64_t all_tasks = 0;     // in the trace
+  double load = 1;                // the trace.load simulated
+};
+
+// The scenario text that simulates `window_kind` of the scenario's trace
+// (scenario parsed from `text`): for "all", `text` (with trace.load set to
+// `load`); for "busiest-hour", the window's tasks written to `trace_path`
+// (the native format, block hashes kept) and the scenario's trace pointed
+// at it. `load` replaces trace.load (the target daily rate). Fills `window`.
+Result<std::string> WindowScenarioText(const std::string& text, const Scenario& scenario,
+                                       const std::string& window_kind, double load,
+                                       const std::string& trace_path, PlanWindow* window);
+
+// How one candidate was decided.
+struct CandidateOutcome {
+  PlanCandidate candidate;
+  // "feasible", "slo_not_met", "pruned", "no_fit", "format", "uncalibrated",
+  // "not_applicable" or "error".
+  std::string status;
+  std::string reason;  // one sentence: why feasible or not, with the numbers
+  bool uncalibrated = false;
+  double usd_per_gpu_hour = 0;
+  int min_replicas = 0;                 // the throughput bound (0 when not computed)
+  int max_replicas = 0;                 // max_gpus / tensor_parallel
+  double peak_decode_tokens_per_s = 0;  // per replica
+  int simulations = 0;
+  // At the chosen replica count (feasible), or the largest (slo_not_met):
+  int replicas = 0;
+  double usd_per_task = 0;
+  double usd_per_day = 0;
+  double ttft_p90_s = 0;
+  std::vector<SloCheck> slo;
+  bool simulated() const { return simulations > 0; }
+  bool feasible() const { return status == "feasible"; }
+  int gpus() const { return replicas * candidate.tensor_parallel; }
+};
+
+// Every candidate of the space for `scenario`, in index order. Errors: an
+// unknown GPU id or format (naming the flag and the value).
+Result<std::vector<PlanCandidate>> EnumerateCandidates(const Scenario& scenario,
+                                                       const PlanSpace& space);
+
+// Decides one candidate (above). `text` is the scenario's JSON text (read
+// from scenario.source); runs share `workloads`.
+CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenario,
+                                 const PlanSpace& space, const WorkloadRate& rate,
+                                 const PlanCandidate& candidate, WorkloadCache& workloads);
+
+// Decides the candidates with index mod shards == shard on `jobs` threads;
+// outcomes in index order, independent of jobs. `progress` (if set) is
+// called, serialised, with the number decided so far.
+std::vector<CandidateOutcome> DecideCandidates(
+    const std::string& text, const Scenario& scenario, const PlanSpace& space,
+    const WorkloadRate& rate, const std::vector<PlanCandidate>& candidates, int jobs, int shard = 0,
+    int shards = 1, const std::function<void(std::int64_t)>& progress = {});
+
+// Indexes into `outcomes`: the feasible ones by $/task (ties: fewer GPUs,
+// then index), and the Pareto front of $/task against TTFT p90 among them
+// (no other feasible candidate is at least as cheap and as fast and better
+// in one), cheapest first.
+std::vector<std::size_t> RankFeasible(const std::vector<CandidateOutcome>& outcomes);
+std::vector<std::size_t> ParetoFront(const std::vector<CandidateOutcome>& outcomes);
+
+}  // namespace kvbill
+
+#endif  // KVBILL_SCENARIO_PLAN_H_

@@ -1,0 +1,304 @@
+// kvbill plan: the cheapest deployment meeting the latency targets for a
+// scenario's workload (scenario/plan.h), and the plan half of `kvbill merge`.
+#include "kvbill/scenario/plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "cli/cli_util.h"
+#include "cli/plan_doc.h"
+#include "cli/progress.h"
+#include "cli/sweep_shard.h"
+#include "kvbill/report/table.h"
+#include "kvbill/scenario/budget.h"
+#include "kvbill/scenario/sweep.h"
+#include "kvbill/util/embedded.h"
+#include "kvbill/util/file.h"
+#include "util/json_input.h"
+
+namespace kvbill::cli {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: kvbill plan --scenario S.json [--trace T] [--gpus ID,...] [--max-gpus N]\n"
+    "                   [--kv-formats F,...] [--weight-formats F,...] [--speculative off,on]\n"
+    "                   [--slo ttft_s.p90=X,tpot_s.p90=Y] [--window busiest-hour|all]\n"
+    "                   [--allow-uncalibrated] [--gpu-price ID=USD,...] [--tasks-per-day N]\n"
+    "                   [--jobs N] [--shard i/n] [--format table|json|csv] [-o FILE]\n\n"
+    "Searches deployments for the scenario's workload (its trace or generator, context\n"
+    "policy and trace.load): GPU type x tensor-parallel degree that splits the model's\n"
+    "heads (x expert-parallel degree for MoE) x weight format x KV format (only what the\n"
+    "GPU runs) x speculative decoding, and for each the fewest replicas (up to --max-gpus\n"
+    "GPUs in all) that meet the latency targets (--slo, else the scenario's \"slo\"; names\n"
+    "are the budget metrics', e.g. ttft_s.p90). Candidates that cannot run, fit or carry\n"
+    "the workload's token rate are decided without simulating. Prints the feasible ones\n"
+    "cheapest first, the Pareto front of $/task against TTFT p90, and why every other\n"
+    "candidate is not feasible (docs/plan.md). By default it simulates the busiest hour of\n"
+    "the trace at the target daily rate (--tasks-per-day, else the trace's at trace.load)\n"
+    "after a 10-minute warm-up, and scales dollars to the day. --shard i/n decides the candidates "
+    "k with\n"
+    "k mod n == i; `kvbill merge` joins the --format json shards.\n";
+
+// "a,b,c" -> {"a", "b", "c"}; an empty item is an error naming the flag.
+Result<std::vector<std::string>> SplitList(const std::string& flag, const std::string& list) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    std::string item = list.substr(start, comma - start);
+    if (item.empty()) return Error("--" + flag + ": empty item in \"" + list + "\"");
+    out.push_back(std::move(item));
+    start = comma + 1;
+  }
+  return out;
+}
+
+// A positive finite number, or nullopt.
+std::optional<double> PositiveNumber(const std::string& text) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (used != text.size() || !std::isfinite(v) || !(v > 0)) return std::nullopt;
+  return v;
+}
+
+// "ttft_s.p90=5,tpot_s.p90=0.1" -> targets; each name one of SloMetricNames.
+Result<std::vector<SloTarget>> ParseSlo(const std::string& text) {
+  auto items = SplitList("slo", text);
+  if (!items) return items.error();
+  std::vector<SloTarget> out;
+  const std::vector<std::string> names = SloMetricNames();
+  for (const std::string& item : *items) {
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos) {
+      return Error("--slo: \"" + item + "\" is not METRIC=SECONDS (e.g. ttft_s.p90=2)");
+    }
+    const std::string metric = item.substr(0, eq);
+    if (std::find(names.begin(), names.end(), metric) == names.end()) {
+      std::string all;
+      for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
+      return Error("--slo: unknown metric \"" + metric + "\" (one of " + all + ")");
+    }
+    auto v = PositiveNumber(item.substr(eq + 1));
+    if (!v) {
+      return Error("--slo: " + metric + ": \"" + item.substr(eq + 1) +
+                   "\" is not a positive number of seconds");
+    }
+    out.push_back({metric, *v});
+  }
+  return out;
+}
+
+// "h100-sxm=2.10,a100-80gb=1.2" -> prices.
+Result<std::map<std::string, double>> ParsePrices(const std::string& text) {
+  auto items = SplitList("gpu-price", text);
+  if (!items) return items.error();
+  std::map<std::string, double> out;
+  for (const std::string& item : *items) {
+    const std::size_t eq = item.find('=');
+    auto v = eq == std::string::npos ? std::nullopt : PositiveNumber(item.substr(eq + 1));
+    if (!v)
+      return Error("--gpu-price: \"" + item + "\" is not GPU=USD_PER_HOUR (e.g. h100-sxm=2.10)");
+    out[item.substr(0, eq)] = *v;
+  }
+  return out;
+}
+
+}  // namespace
+
+int RunPlan(const Args& args) {
+  po::options_description options("options");
+  std::string scenario_path, trace, gpus, kv_formats, weight_formats,
+      speculative = "off", slo, window = "busiest-hour", shard_text, format, out, prices;
+  int max_gpus = 8;
+  double tasks_per_day = 0;
+  bool allow_uncalibrated = false;
+  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.add_options()("scenario,s", FileValue(&scenario_path)->default_value("default"),
+                        "scenario JSON file, or `default`")(
+      "trace,t", FileValue(&trace), "trace file, replacing the scenario's trace")(
+      "gpus", po::value(&gpus), "GPU ids to consider (default: the whole catalog)")(
+      "max-gpus", po::value(&max_gpus)->default_value(8), "GPUs of all replicas together, at most")(
+      "kv-formats", po::value(&kv_formats), "KV formats (default: the scenario's)")(
+      "weight-formats", po::value(&weight_formats), "weight formats (default: the scenario's)")(
+      "speculative", po::value(&speculative)->default_value("off"), "off, on or off,on")(
+      "slo", po::value(&slo), "latency targets, e.g. ttft_s.p90=2,tpot_s.p90=0.05")(
+      "window", po::value(&window)->default_value("busiest-hour"),
+      "what is simulated: busiest-hour (with a 10-minute warm-up) or all")(
+      "allow-uncalibrated", po::bool_switch(&allow_uncalibrated),
+      "include GPUs the cost model is not calibrated for (marked)")(
+      "gpu-price", po::value(&prices), "$/GPU-hour overrides, e.g. h100-sxm=2.10,h200=3.5")(
+      "tasks-per-day", po::value(&tasks_per_day)->default_value(0),
+      "tasks a day for $/day (default: the trace's rate at its load)")(
+      "jobs,j", po::value(&jobs)->default_value(jobs), "threads")(
+      "shard", po::value(&shard_text)->default_value("0/1"), "decide slice i of n")(
+      "format", po::value(&format)->default_value("table"), "table, json or csv")(
+      "out,o", FileValue(&out), "write to FILE instead of stdout");
+  po::variables_map vm;
+  if (auto stop = ParseOptions(args, "plan", kUsage, options, vm)) return *stop;
+  if (auto s = CheckChoice("format", format, "table|json|csv"); !s)
+    return ReportError("plan", s.error());
+  if (auto s = CheckChoice("window", window, "busiest-hour|all"); !s)
+    return ReportError("plan", s.error());
+  if (jobs < 1) return ReportError("plan", Error("--jobs: must be at least 1"));
+  if (max_gpus < 1) return ReportError("plan", Error("--max-gpus: must be at least 1"));
+  if (!(tasks_per_day >= 0) || !std::isfinite(tasks_per_day)) {
+    return ReportError("plan", Error("--tasks-per-day: must be a positive number"));
+  }
+  auto shard = ParseShard(shard_text);
+  if (!shard) return ReportError("plan", shard.error());
+
+  PlanSpace space;
+  space.max_gpus = max_gpus;
+  space.allow_uncalibrated = allow_uncalibrated;
+  space.tasks_per_day = tasks_per_day;
+  if (vm.count("gpus")) {
+    auto list = SplitList("gpus", gpus);
+    if (!list) return ReportError("plan", list.error());
+    space.gpus = *list;
+  }
+  if (vm.count("kv-formats")) {
+    auto list = SplitList("kv-formats", kv_formats);
+    if (!list) return ReportError("plan", list.error());
+    space.kv_formats = *list;
+  }
+  if (vm.count("weight-formats")) {
+    auto list = SplitList("weight-formats", weight_formats);
+    if (!list) return ReportError("plan", list.error());
+    space.weight_formats = *list;
+  }
+  {
+    auto list = SplitList("speculative", speculative);
+    if (!list) return ReportError("plan", list.error());
+    space.speculative = *list;
+  }
+  if (vm.count("slo")) {
+    auto targets = ParseSlo(slo);
+    if (!targets) return ReportError("plan", targets.error());
+    space.slo = *targets;
+  }
+  if (vm.count("gpu-price")) {
+    auto p = ParsePrices(prices);
+    if (!p) return ReportError("plan", p.error());
+    space.gpu_prices = *p;
+  }
+
+  std::string text, source = scenario_path;
+  if (scenario_path == "default") {
+    text = std::string(EmbeddedFile("default.json").value_or(""));
+    source = "scenarios/default.json";
+  } else {
+    auto read = ReadFile(scenario_path);
+    if (!read) return ReportError("plan", read.error());
+    text = *read;
+  }
+  if (!trace.empty()) {
+    const std::string file = trace == "-" ? trace : std::filesystem::absolute(trace).string();
+    auto edited = WithSetting(text, "/trace", nlohmann::json({{"file", file}}).dump());
+    if (!edited) return ReportError("plan", edited.error());
+    text = *edited;
+  }
+  auto base = ParseScenario(text, source);
+  if (!base) return ReportError("plan", base.error());
+  if (base->pricing) {
+    return ReportError("plan", Error(source + "#/pricing: plan searches self-hosted deployments; "
+                                              "remove \"pricing\""));
+  }
+  auto candidates = EnumerateCandidates(*base, space);
+  if (!candidates) return ReportError("plan", candidates.error());
+  auto whole = MeasureWorkload(*base);
+  if (!whole) return ReportError("plan", whole.error());
+  // The target daily rate: --tasks-per-day sets trace.load so the trace
+  // arrives at that rate; otherwise the trace's own rate at its load.
+  double load = base->trace.load;
+  if (space.tasks_per_day > 0) {
+    if (!(whole->tasks_per_day() > 0)) {
+      return ReportError("plan", Error("--tasks-per-day: the trace's tasks all arrive at once, so "
+                                       "it has no rate to scale"));
+    }
+    load *= space.tasks_per_day / whole->tasks_per_day();
+  } else {
+    space.tasks_per_day = whole->tasks_per_day();
+  }
+  // The window's trace lives in a directory of its own while the plan runs.
+  std::string temp_dir;
+  struct RemoveDir {
+    std::string* dir;
+    ~RemoveDir() {
+      std::error_code ignored;
+      if (!dir->empty()) std::filesystem::remove_all(*dir, ignored);
+    }
+  } remove_dir{&temp_dir};
+  if (window == "busiest-hour") {
+    std::string pattern = (std::filesystem::temp_directory_path() / "kvbill-plan-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      return ReportError("plan", Error(pattern + ": cannot create a temporary directory"));
+    }
+    temp_dir = pattern;
+  }
+  PlanWindow window_info;
+  auto windowed =
+      WindowScenarioText(text, *base, window, load, temp_dir + "/window.jsonl", &window_info);
+  if (!windowed) return ReportError("plan", windowed.error());
+  text = *windowed;
+  auto in_window = ParseScenario(text, source);
+  if (!in_window) return ReportError("plan", in_window.error());
+  auto rate = MeasureWorkload(*in_window);
+  if (!rate) return ReportError("plan", rate.error());
+
+  const std::int64_t mine =
+      (std::ssize(*candidates) - shard->first + shard->second - 1) / shard->second;
+  const std::vector<CandidateOutcome> outcomes = [&] {
+    ProgressLine line("plan", "", "candidates");
+    line.Set(0, mine);
+    return DecideCandidates(text, *in_window, space, *rate, *candidates, jobs, shard->first,
+                            shard->second, [&](std::int64_t done) { line.Set(done, mine); });
+  }();
+
+  nlohmann::ordered_json doc;
+  doc["scenario"] = base->name;
+  doc["window"] = {{"kind", window},
+                   {"start_s", window_info.start_s},
+                   {"end_s", window_info.end_s},
+                   {"warmup_s", window == "all" ? 0.0 : kPlanWarmupS},
+                   {"tasks", window_info.tasks},
+                   {"warmup_tasks", window_info.warmup_tasks},
+                   {"trace_tasks", window_info.all_tasks},
+                   {"load", window_info.load}};
+  doc["slo"] = nlohmann::ordered_json::object();
+  for (const SloTarget& t : space.slo.empty() ? base->slo : space.slo) doc["slo"][t.metric] = t.max;
+  nlohmann::ordered_json sp;
+  sp["gpus"] = space.gpus;
+  sp["max_gpus"] = space.max_gpus;
+  sp["kv_formats"] =
+      space.kv_formats.empty() ? std::vector<std::string>{base->kv_format} : space.kv_formats;
+  sp["weight_formats"] = space.weight_formats.empty()
+                             ? std::vector<std::string>{base->weight_format}
+                             : space.weight_formats;
+  sp["speculative"] = space.speculative;
+  sp["allow_uncalibrated"] = space.allow_uncalibrated;
+  doc["space"] = sp;
+  doc["workload"] = {{"tasks", rate->tasks},
+                     {"output_tokens", rate->output_tokens},
+                     {"ideal_s", rate->ideal_s},
+                     {"arrival_span_s", rate->arrival_s},
+                     {"tasks_per_day", space.tasks_per_day}};
+  doc["total_candidates"] = std::ssize(*candidates);
+  doc["candidates"] = nlohmann::ordered_json::array();
+  for (const CandidateOutcome& o : outcomes) doc["candidates"].push_back(OutcomeJson(o));
+  if (auto s = EmitOutput("plan", RenderPlan(doc, format), out); !s)
+    return ReportError("plan", s.error());
+  return 0;
+}
+
+}  // namespace kvbill::cli

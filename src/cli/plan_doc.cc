@@ -1,0 +1,319 @@
+#include "cli/plan_doc.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "kvbill/report/table.h"
+#include "kvbill/util/units.h"
+
+namespace kvbill::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// The statuses that stop a candidate before any simulation, with the words
+// the header counts them in.
+const std::map<std::string, std::string>& FilterNames() {
+  static const std::map<std::string, std::string> names = {{"format", "format"},
+                                                           {"no_fit", "fit"},
+                                                           {"uncalibrated", "uncalibrated"},
+                                                           {"not_applicable", "not applicable"},
+                                                           {"error", "error"}};
+  return names;
+}
+
+double Num(const Json& row, const char* key) {
+  return row.contains(key) && row[key].is_number() ? row[key].get<double>() : 0.0;
+}
+
+// Positions in rows of the feasible ones, cheapest first (ties: fewer GPUs,
+// then index), as RankFeasible orders outcomes.
+std::vector<std::size_t> Ranked(const Json& rows) {
+  std::vector<std::size_t> idx;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i]["status"] == "feasible") idx.push_back(i);
+  }
+  std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
+    const double ca = Num(rows[a], "usd_per_task"), cb = Num(rows[b], "usd_per_task");
+    if (ca != cb) return ca < cb;
+    const double ga = Num(rows[a], "gpus"), gb = Num(rows[b], "gpus");
+    if (ga != gb) return ga < gb;
+    return Num(rows[a], "index") < Num(rows[b], "index");
+  });
+  return idx;
+}
+
+// The Pareto front of $/task against TTFT p90, as ParetoFront computes it.
+std::vector<std::size_t> Front(const Json& rows) {
+  std::vector<std::size_t> idx;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i]["status"] == "feasible") idx.push_back(i);
+  }
+  std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
+    const double ca = Num(rows[a], "usd_per_task"), cb = Num(rows[b], "usd_per_task");
+    if (ca != cb) return ca < cb;
+    const double ta = Num(rows[a], "ttft_s.p90"), tb = Num(rows[b], "ttft_s.p90");
+    if (ta != tb) return ta < tb;
+    return Num(rows[a], "index") < Num(rows[b], "index");
+  });
+  std::vector<std::size_t> front;
+  for (std::size_t i : idx) {
+    if (front.empty() || Num(rows[i], "ttft_s.p90") < Num(rows[front.back()], "ttft_s.p90")) {
+      front.push_back(i);
+    }
+  }
+  return front;
+}
+
+// "h100-sxm tp=2 w=auto kv=fp8" (ep and speculative when they are not the default).
+std::string Label(const Json& row) {
+  std::string s = row["gpu"].get<std::string>() + " tp=" + row["tensor_parallel"].dump();
+  if (row["expert_parallel"].get<int>() > 1) s += " ep=" + row["expert_parallel"].dump();
+  s += " w=" + row["weight_format"].get<std::string>() +
+       " kv=" + row["kv_format"].get<std::string>();
+  if (row["speculative"] != "off") s += " spec=" + row["speculative"].get<std::string>();
+  if (row["uncalibrated"].get<bool>()) s += " (uncalibrated)";
+  return s;
+}
+
+std::string Usd(double v) { return "$" + FormatFixed(v, v >= 100 ? 2 : 4); }
+
+Json Counts(const Json& rows) {
+  std::int64_t pruned = 0, simulated = 0, simulations = 0, feasible = 0, slo_not_met = 0;
+  std::map<std::string, std::int64_t> filtered;
+  for (const auto& [status, word] : FilterNames()) filtered[status] = 0;
+  for (const Json& r : rows) {
+    const std::string status = r["status"].get<std::string>();
+    if (status == "pruned") ++pruned;
+    if (status == "feasible") ++feasible;
+    if (status == "slo_not_met") ++slo_not_met;
+    if (filtered.count(status)) ++filtered[status];
+    const std::int64_t sims = r["simulations"].get<std::int64_t>();
+    simulations += sims;
+    if (sims > 0) ++simulated;
+  }
+  Json c;
+  c["enumerated"] = rows.size();
+  Json f = Json::object();
+  for (const auto& [status, n] : filtered) f[status] = n;
+  c["filtered"] = f;
+  c["pruned"] = pruned;
+  c["simulated"] = simulated;
+  c["simulations"] = simulations;
+  c["feasible"] = feasible;
+  c["slo_not_met"] = slo_not_met;
+  return c;
+}
+
+}  // namespace
+
+Json OutcomeJson(const CandidateOutcome& o) {
+  Json r;
+  r["index"] = o.candidate.index;
+  r["gpu"] = o.candidate.gpu;
+  r["tensor_parallel"] = o.candidate.tensor_parallel;
+  r["expert_parallel"] = o.candidate.expert_parallel;
+  r["weight_format"] = o.candidate.weight_format;
+  r["kv_format"] = o.candidate.kv_format;
+  r["speculative"] = o.candidate.speculative;
+  r["status"] = o.status;
+  r["reason"] = o.reason;
+  r["uncalibrated"] = o.uncalibrated;
+  r["usd_per_gpu_hour"] = o.usd_per_gpu_hour;
+  r["min_replicas"] = o.min_replicas;
+  r["max_replicas"] = o.max_replicas;
+  r["peak_decode_tokens_per_s"] = o.peak_decode_tokens_per_s;
+  r["simulations"] = o.simulations;
+  if (o.simulated()) {
+    r["replicas"] = o.replicas;
+    r["gpus"] = o.gpus();
+    r["usd_per_task"] = o.usd_per_task;
+    r["usd_per_day"] = o.usd_per_day;
+    r["ttft_s.p90"] = o.ttft_p90_s;
+    Json slo = Json::object();
+    for (const SloCheck& c : o.slo) slo[c.target.metric] = c.actual;
+    r["slo"] = slo;
+  }
+  return r;
+}
+
+bool IsPlanDocument(const Json& doc) {
+  return doc.is_object() && doc.contains("candidates") && doc.contains("total_candidates");
+}
+
+std::string RenderPlan(const Json& doc, const std::string& format) {
+  const Json& rows = doc["candidates"];
+  const Json counts = Counts(rows);
+  const std::vector<std::size_t> ranked = Ranked(rows), front = Front(rows);
+  if (format == "json") {
+    Json out;
+    for (const auto& [key, value] : doc.items()) {
+      if (key != "candidates") out[key] = value;
+    }
+    out["counts"] = counts;
+    out["cheapest"] = ranked.empty() ? Json() : rows[ranked[0]]["index"];
+    out["ranking"] = Json::array();
+    for (std::size_t i : ranked) out["ranking"].push_back(rows[i]["index"]);
+    out["pareto"] = Json::array();
+    for (std::size_t i : front) out["pareto"].push_back(rows[i]["index"]);
+    out["candidates"] = rows;
+    return out.dump(2) + "\n";
+  }
+  const std::set<std::size_t> on_front(front.begin(), front.end());
+  if (format == "csv") {
+    Table t({"rank", "pareto", "index", "gpu", "tensor_parallel", "expert_parallel",
+             "weight_format", "kv_format", "speculative", "status", "replicas", "gpus",
+             "usd_per_task", "usd_per_day", "ttft_s.p90", "uncalibrated", "reason"});
+    auto add = [&](std::size_t i, const std::string& rank) {
+      const Json& r = rows[i];
+      const bool sim = r.contains("replicas");
+      t.AddRow({rank, on_front.count(i) ? "true" : "false", r["index"].dump(),
+                r["gpu"].get<std::string>(), r["tensor_parallel"].dump(),
+                r["expert_parallel"].dump(), r["weight_format"].get<std::string>(),
+                r["kv_format"].get<std::string>(), r["speculative"].get<std::string>(),
+                r["status"].get<std::string>(), sim ? r["replicas"].dump() : "",
+                sim ? r["gpus"].dump() : "", sim ? r["usd_per_task"].dump() : "",
+                sim ? r["usd_per_day"].dump() : "", sim ? r["ttft_s.p90"].dump() : "",
+                r["uncalibrated"].dump(), r["reason"].get<std::string>()});
+    };
+    for (std::size_t k = 0; k < ranked.size(); ++k) add(ranked[k], std::to_string(k + 1));
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      if (rows[i]["status"] != "feasible") add(i, "");
+    }
+    return t.ToCsv();
+  }
+  std::ostringstream s;
+  const Json& w = doc["workload"];
+  const Json& win = doc["window"];
+  s << "plan for scenario " << doc["scenario"].get<std::string>() << ": ";
+  if (win["kind"] == "all") {
+    s << "window all: every task of the trace ("
+      << FormatWithSeparators(win["tasks"].get<std::int64_t>()) << ")";
+  } else {
+    s << "window busiest-hour: " << FormatFixed(win["start_s"].get<double>(), 0) << " s to "
+      << FormatFixed(win["end_s"].get<double>(), 0) << " s of the run, "
+      << FormatWithSeparators(win["tasks"].get<std::int64_t>()) << " of the trace's "
+      << FormatWithSeparators(win["trace_tasks"].get<std::int64_t>()) << " tasks, "
+      << FormatWithSeparators(win["warmup_tasks"].get<std::int64_t>()) << " of them in the "
+      << FormatFixed(win["warmup_s"].get<double>(), 0) << "-s warm-up before it";
+  }
+  s << ", at trace.load " << FormatFixed(win["load"].get<double>(), 3) << "\n";
+  s << "workload: " << FormatWithSeparators(w["output_tokens"].get<std::int64_t>())
+    << " output tokens in the window; $/day at " << FormatFixed(w["tasks_per_day"].get<double>(), 0)
+    << " tasks a day\n";
+  s << "latency targets: ";
+  if (doc["slo"].empty()) s << "none";
+  bool first = true;
+  for (const auto& [metric, max] : doc["slo"].items()) {
+    s << (first ? "" : ", ") << metric << " <= " << FormatFixed(max.get<double>(), 3) << " s";
+    first = false;
+  }
+  s << "; at most " << doc["space"]["max_gpus"].dump() << " GPUs\n";
+  s << "candidates: " << counts["enumerated"].dump() << " enumerated";
+  std::string filtered;
+  std::int64_t filtered_n = 0;
+  for (const auto& [status, word] : FilterNames()) {
+    const std::int64_t n = counts["filtered"][status].get<std::int64_t>();
+    if (n == 0) continue;
+    filtered_n += n;
+    filtered += (filtered.empty() ? "" : ", ") + word + " " + std::to_string(n);
+  }
+  s << ", " << filtered_n << " filtered" << (filtered.empty() ? "" : " (" + filtered + ")") << ", "
+    << counts["pruned"].dump() << " pruned by the throughput bound, " << counts["simulated"].dump()
+    << " simulated (" << counts["simulations"].dump() << " simulations), "
+    << counts["feasible"].dump() << " feasible\n\n";
+  if (ranked.empty()) {
+    s << "no feasible candidate\n";
+  } else {
+    s << "feasible, cheapest first:\n";
+    Table t({"rank", "candidate", "replicas", "GPUs", "$/task", "$/day", "TTFT p90", "why"});
+    for (std::size_t k = 0; k < ranked.size(); ++k) {
+      const Json& r = rows[ranked[k]];
+      t.AddRow({std::to_string(k + 1), Label(r), r["replicas"].dump(), r["gpus"].dump(),
+                Usd(Num(r, "usd_per_task")), Usd(Num(r, "usd_per_day")),
+                FormatFixed(Num(r, "ttft_s.p90"), 3) + " s", r["reason"].get<std::string>()});
+    }
+    s << t.ToText();
+    s << "\nPareto front ($/task against TTFT p90), cheapest first:\n";
+    Table p({"candidate", "GPUs", "$/task", "TTFT p90"});
+    for (std::size_t i : front) {
+      const Json& r = rows[i];
+      p.AddRow({Label(r), r["gpus"].dump(), Usd(Num(r, "usd_per_task")),
+                FormatFixed(Num(r, "ttft_s.p90"), 3) + " s"});
+    }
+    s << p.ToText();
+  }
+  if (ranked.size() < rows.size()) {
+    s << "\nnot feasible:\n";
+    Table n({"candidate", "verdict", "why"});
+    for (const Json& r : rows) {
+      if (r["status"] == "feasible") continue;
+      n.AddRow({Label(r), r["status"].get<std::string>(), r["reason"].get<std::string>()});
+    }
+    s << n.ToText();
+  }
+  return s.str();
+}
+
+Result<Json> MergePlanShards(const std::vector<Json>& docs, const std::vector<std::string>& paths) {
+  Json merged;
+  std::map<std::int64_t, Json> rows;
+  for (std::size_t d = 0; d < docs.size(); ++d) {
+    const Json& doc = docs[d];
+    const std::string& path = paths[d];
+    for (const char* key : {"scenario", "window", "slo", "space", "workload", "total_candidates"}) {
+      if (!doc.contains(key)) return Error(path + "#/" + key + ": missing");
+    }
+    if (!doc["total_candidates"].is_number_integer() ||
+        doc["total_candidates"].get<std::int64_t>() < 0) {
+      return Error(path + "#/total_candidates: must be a non-negative integer");
+    }
+    if (!doc["candidates"].is_array()) return Error(path + "#/candidates: must be an array");
+    if (merged.is_null()) {
+      for (const char* key :
+           {"scenario", "window", "slo", "space", "workload", "total_candidates"}) {
+        merged[key] = doc[key];
+      }
+    } else {
+      for (const char* key :
+           {"scenario", "window", "slo", "space", "workload", "total_candidates"}) {
+        if (doc[key] != merged[key]) {
+          return Error(path + "#/" + key + ": from a different plan than " + paths[0]);
+        }
+      }
+    }
+    const std::int64_t total = doc["total_candidates"].get<std::int64_t>();
+    for (std::size_t k = 0; k < doc["candidates"].size(); ++k) {
+      const Json& r = doc["candidates"][k];
+      const std::string at = path + "#/candidates/" + std::to_string(k);
+      for (const char* key :
+           {"index", "gpu", "tensor_parallel", "expert_parallel", "weight_format", "kv_format",
+            "speculative", "status", "reason", "uncalibrated", "simulations"}) {
+        if (!r.is_object() || !r.contains(key)) return Error(at + "/" + key + ": missing");
+      }
+      if (!r["index"].is_number_integer() || r["index"].get<std::int64_t>() < 0 ||
+          r["index"].get<std::int64_t>() >= total) {
+        return Error(at + "/index: must be an integer in [0, " + std::to_string(total) + ")");
+      }
+      const std::int64_t index = r["index"].get<std::int64_t>();
+      if (!rows.emplace(index, r).second) {
+        return Error(path + ": candidate " + std::to_string(index) +
+                     " appears in more than one shard");
+      }
+    }
+  }
+  const std::int64_t total = merged["total_candidates"].get<std::int64_t>();
+  for (std::int64_t k = 0; k < total; ++k) {
+    if (rows.count(k) == 0) {
+      return Error("candidate " + std::to_string(k) + " of " + std::to_string(total) +
+                   " is in no shard");
+    }
+  }
+  merged["candidates"] = Json::array();
+  for (auto& [k, r] : rows) merged["candidates"].push_back(r);
+  return merged;
+}
+
+}  // namespace kvbill::cli

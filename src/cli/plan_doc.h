@@ -1,0 +1,34 @@
+// The document of `kvbill plan`: one row per decided candidate, rendered as
+// a table, JSON or CSV with the counts, the ranking and the Pareto front
+// computed from the rows alone, so that `kvbill merge` renders the union of
+// shards exactly as one run renders all its rows.
+#ifndef KVBILL_CLI_PLAN_DOC_H_
+#define KVBILL_CLI_PLAN_DOC_H_
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "kvbill/scenario/plan.h"
+#include "kvbill/util/result.h"
+
+namespace kvbill::cli {
+
+// One candidate's row.
+nlohmann::ordered_json OutcomeJson(const CandidateOutcome& outcome);
+
+// `doc` is {"scenario", "window", "slo", "space", "workload",
+// "total_candidates", "candidates": [rows in index order]}; the output adds
+// "counts", "cheapest" and "pareto" (JSON), or shows them (table, CSV).
+std::string RenderPlan(const nlohmann::ordered_json& doc, const std::string& format);
+
+// True when `doc` is the JSON output of kvbill plan (it has "candidates").
+bool IsPlanDocument(const nlohmann::ordered_json& doc);
+
+// Joins plan shards (their JSON outputs, read from `paths`) into the
+// document of the single run: every candidate present once, the same plan.
+Result<nlohmann::ordered_json> MergePlanShards(const std::vector<nlohmann::ordered_json>& docs,
+                                               const std::vector<std::string>& paths);
+
+}  // namespace kvbill::cli
+
+#endif  // KVBILL_CLI_PLAN_DOC_H_

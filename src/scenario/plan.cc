@@ -1,0 +1,508 @@
+#include "kvbill/scenario/plan.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "kvbill/cost/cost_model.h"
+#include "kvbill/hardware/fit.h"
+#include "kvbill/hardware/format_support.h"
+#include "kvbill/hardware/gpu.h"
+#include "kvbill/model/kv_format.h"
+#include "kvbill/model/weight_bytes.h"
+#include "kvbill/scenario/run.h"
+#include "kvbill/scenario/sweep.h"
+#include "kvbill/trace/writer.h"
+
+namespace kvbill {
+namespace {
+
+std::string Num(double v, int decimals) { return FormatFixed(v, decimals); }
+
+// "ttft_s.p90 1.234 s <= 5.000 s, tpot_s.p90 ..." for a row's reason.
+std::string SloText(const std::vector<SloCheck>& checks) {
+  std::string text;
+  for (const SloCheck& c : checks) {
+    text += std::string(text.empty() ? "" : ", ") + c.target.metric + " " + Num(c.actual, 3) +
+            " s " + (c.held ? "<=" : ">") + " " + Num(c.target.max, 3) + " s";
+  }
+  return text;
+}
+
+// The peak decode rate of one replica, tokens per second: the most, over
+// batch sizes 1, 2, 4, ... and max_num_seqs, of batch / step time with every
+// sequence at context 1 (the cheapest step of that batch).
+double PeakDecodeTokensPerS(const SimulationConfig& config) {
+  if (!config.cost_model) return 0;
+  double best = 0;
+  std::vector<int> sizes;
+  for (int b = 1; b < config.max_num_seqs; b *= 2) sizes.push_back(b);
+  sizes.push_back(std::max(1, config.max_num_seqs));
+  for (int b : sizes) {
+    std::vector<ScheduledWork> work(static_cast<std::size_t>(b), ScheduledWork{1, 1, false});
+    std::vector<long double> own(work.size(), 0);
+    const double t = static_cast<double>(config.cost_model->IterationSeconds(work, own));
+    if (t > 0) best = std::max(best, b / t);
+  }
+  return best;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> CandidateSettings(const PlanCandidate& c,
+                                                                   int replicas,
+                                                                   std::optional<double> price) {
+  std::vector<std::pair<std::string, std::string>> s = {
+      {"/deployment/gpu", nlohmann::json(c.gpu).dump()},
+      {"/deployment/gpus_per_replica", std::to_string(c.tensor_parallel)},
+      {"/deployment/expert_parallel", std::to_string(c.expert_parallel)},
+      {"/deployment/replicas", std::to_string(replicas)},
+      {"/weight_format", nlohmann::json(c.weight_format).dump()},
+      {"/kv_format", nlohmann::json(c.kv_format).dump()}};
+  if (price) s.emplace_back("/deployment/usd_per_gpu_hour", nlohmann::json(*price).dump());
+  // Speculative decoding: "on" is not in this build (DecideCandidate marks
+  // it not applicable); its setting joins here.
+  return s;
+}
+
+Result<WorkloadRate> MeasureWorkload(const Scenario& scenario) {
+  auto source = TaskSource::Open(scenario);
+  if (!source) return source.error();
+  auto policy = MakeContextPolicy(scenario.context_policy);
+  if (!policy) return policy.error().Within(scenario.source + "#/context_policy");
+  WorkloadRate rate;
+  std::optional<Seconds> first, last;
+  std::vector<std::pair<Seconds, Seconds>> tasks;  // arrival, tool waits
+  Task task;
+  while (true) {
+    auto more = (*source)->Next(&task);
+    if (!more) return more.error();
+    if (!*more) break;
+    Seconds tools = 0;
+    for (const Request& r : (*policy)->Plan(task)) {
+      rate.output_tokens += r.output;
+      tools += r.tool_s;
+    }
+    first = first ? std::min(*first, task.arrival_s) : task.arrival_s;
+    last = last ? std::max(*last, task.arrival_s) : task.arrival_s;
+    tasks.emplace_back(task.arrival_s, tools);
+    ++rate.tasks;
+  }
+  const double load = scenario.trace.load > 0 ? scenario.trace.load : 1;
+  for (const auto& [arrival, tools] : tasks) {
+    rate.ideal_s = std::max(rate.ideal_s, (arrival - *first) / load + tools);
+  }
+  if (first) rate.arrival_s = (*last - *first) / load;
+  return rate;
+}
+
+Result<std::string> WindowScenarioText(const std::string& text, const Scenario& scenario,
+                                       const std::string& window_kind, double load,
+                                       const std::string& trace_path, PlanWindow* window) {
+  *window = PlanWindow{};
+  window->kind = window_kind;
+  window->load = load;
+  auto doc = nlohmann::ordered_json::parse(text, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) return Error(scenario.source + ": not valid JSON");
+  nlohmann::ordered_json trace = doc.contains("trace") && doc["trace"].is_object()
+                                     ? doc["trace"]
+                                     : nlohmann::ordered_json::object();
+  trace["load"] = load;
+  auto tasks = LoadScenarioTasks(scenario);
+  if (!tasks) return tasks.error();
+  window->all_tasks = std::ssize(*tasks);
+  window->tasks = window->all_tasks;
+  if (window_kind == "all" || tasks->empty()) {
+    doc["trace"] = trace;
+    return doc.dump();
+  }
+  Seconds first = (*tasks)[0].arrival_s;
+  for (const Task& t : *tasks) first = std::min(first, t.arrival_s);
+  std::vector<Seconds> at;
+  for (const Task& t : *tasks) at.push_back((t.arrival_s - first) / load);
+  std::vector<Seconds> sorted = at;
+  std::sort(sorted.begin(), sorted.end());
+  std::size_t best = 0, best_count = 0;
+  for (std::size_t i = 0, j = 0; i < sorted.size(); ++i) {
+    while (j < sorted.size() && sorted[j] < sorted[i] + kPlanWindowS) ++j;
+    if (j - i > best_count) {
+      best_count = j - i;
+      best = i;
+    }
+  }
+  window->start_s = sorted[best];
+  window->end_s = sorted[best] + kPlanWindowS;
+  std::ofstream out(trace_path, std::ios::binary);
+  if (!out) return Error(trace_path + ": cannot write the window's trace");
+  TraceWriter writer(&out);
+  window->tasks = 0;
+  for (std::size_t i = 0; i < tasks->size(); ++i) {
+    if (at[i] < window->start_s - kPlanWarmupS || at[i] >= window->end_s) continue;
+    if (auto s = writer.Write((*tasks)[i]); !s) return s.error();
+    ++window->tasks;
+    if (at[i] < window->start_s) ++window->warmup_tasks;
+  }
+  out.close();
+  if (!out) return Error(trace_path + ": cannot write the window's trace");
+  trace.erase("generator");
+  trace.erase("tasks");
+  trace["file"] = trace_path;
+  trace["format"] = "native";
+  doc["trace"] = trace;
+  return doc.dump();
+}
+
+Result<std::vector<PlanCandidate>> EnumerateCandidates(const Scenario& scenario,
+                                                       const PlanSpace& space) {
+  std::vector<std::string> gpus = space.gpus;
+  if (gpus.empty()) {
+    for (const GpuSpec& g : GpuCatalog()) gpus.push_back(g.id);
+  }
+  for (const std::string& g : gpus) {
+    if (!LookupGpu(g)) return Error("--gpus: unknown GPU \"" + g + "\" (`kvbill gpus` lists them)");
+  }
+  for (const auto& [g, price] : space.gpu_prices) {
+    if (!LookupGpu(g)) {
+      return Error("--gpu-price: unknown GPU \"" + g + "\" (`kvbill gpus` lists them)");
+    }
+  }
+  std::vector<std::string> kv = space.kv_formats, weights = space.weight_formats;
+  if (kv.empty()) kv.push_back(scenario.kv_format);
+  if (weights.empty()) weights.push_back(scenario.weight_format);
+  std::string names;
+  for (const std::string& n : ElementFormatNames()) names += (names.empty() ? "" : ", ") + n;
+  for (const std::string& f : kv) {
+    if (!ParseElementFormat(f)) {
+      return Error("--kv-formats: unknown format \"" + f + "\" (one of " + names + ")");
+    }
+  }
+  for (const std::string& f : weights) {
+    if (f != "auto" && !ParseElementFormat(f)) {
+      return Error("--weight-formats: unknown format \"" + f + "\" (auto, or one of " + names +
+                   ")");
+    }
+  }
+  for (const std::string& s : space.speculative) {
+    if (s != "off" && s != "on") {
+      return Error("--speculative: \"" + s + "\" is not off or on");
+    }
+  }
+  if (space.max_gpus < 1) return Error("--max-gpus: must be at least 1");
+  SimulationConfig config;
+  {
+    auto c = BuildSimulationConfig(scenario);
+    if (!c) return c.error();
+    config = std::move(*c);
+  }
+  const ModelShape& model = config.model;
+  const bool moe = model.moe.layers > 0 && model.moe.experts > 0;
+  std::vector<PlanCandidate> out;
+  for (const std::string& g : gpus) {
+    for (int tp = 1; tp <= space.max_gpus; tp *= 2) {
+      if (!ValidTensorParallel(model, tp)) continue;
+      std::vector<int> eps = {1};
+      if (moe && tp > 1) eps.push_back(tp);
+      for (int ep : eps) {
+        for (const std::string& w : weights) {
+          for (const std::string& k : kv) {
+            for (const std::string& s : space.speculative) {
+              PlanCandidate c;
+              c.index = std::ssize(out);
+              c.gpu = g;
+              c.tensor_parallel = tp;
+              c.expert_parallel = ep;
+              c.weight_format = w;
+              c.kv_format = k;
+              c.speculative = s;
+              out.push_back(c);
+            }
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenario,
+                                 const PlanSpace& space, const WorkloadRate& rate,
+                                 const PlanCandidate& c, WorkloadCache& workloads) {
+  CandidateOutcome o;
+  o.candidate = c;
+  o.max_replicas = space.max_gpus / c.tensor_parallel;
+  auto gpu = LookupGpu(c.gpu);
+  if (!gpu) {
+    o.status = "error";
+    o.reason = gpu.error().message();
+    return o;
+  }
+  const auto price_it = space.gpu_prices.find(c.gpu);
+  const std::optional<double> price =
+      price_it != space.gpu_prices.end() ? std::optional<double>(price_it->second) : std::nullopt;
+  o.usd_per_gpu_hour = price.value_or(gpu->usd_per_gpu_hour);
+  if (c.speculative == "on") {
+    o.status = "not_applicable";
+    o.reason = "not applicable: speculative decoding is not in this build";
+    return o;
+  }
+  // 1. Formats the GPU runs.
+  for (const auto& [role, name] :
+       {std::pair{FormatRole::kWeights, c.weight_format}, {FormatRole::kKvCache, c.kv_format}}) {
+    if (name == "auto") continue;
+    auto format = ParseElementFormat(name);
+    if (!format) {
+      o.status = "error";
+      o.reason = format.error().message();
+      return o;
+    }
+    const FormatRun run = HowGpuRuns(*gpu, role, *format);
+    if (!run.runs()) {
+      o.status = "format";
+      o.reason = run.Describe(false);
+      return o;
+    }
+  }
+  auto scenario_at = [&](int replicas) -> Result<Scenario> {
+    std::string t = text;
+    for (const auto& [pointer, value] : CandidateSettings(c, replicas, price)) {
+      auto edited = WithSetting(t, pointer, value);
+      if (!edited) return edited.error();
+      t = std::move(*edited);
+    }
+    return ParseScenario(t, scenario.source);
+  };
+  auto one = scenario_at(1);
+  if (!one) {
+    o.status = "error";
+    o.reason = one.error().message();
+    return o;
+  }
+  auto config = BuildSimulationConfig(*one);
+  if (!config) {
+    o.status = "format";
+    o.reason = config.error().message();
+    return o;
+  }
+  o.usd_per_gpu_hour = config->usd_per_gpu_hour;  // the catalog's, the scenario's or --gpu-price
+  // 2. Fit: the engine's own condition (engine/setup.cc): the weights leave
+  // room for KV on each GPU.
+  {
+    auto weights = ComputeWeightBytes(config->model, config->weight_format);
+    if (!weights) {
+      o.status = "error";
+      o.reason = weights.error().message();
+      return o;
+    }
+    const double capacity =
+        std::floor(static_cast<double>(config->gpu.usable_memory_bytes) * config->memory_fraction) -
+        config->activation_reserve_gib * kBytesPerGiB;
+    const double per_gpu = std::ceil(static_cast<double>(weights->total) / c.tensor_parallel);
+    if (capacity <= per_gpu) {
+      o.status = "no_fit";
+      o.reason = "weights " + FormatBinaryBytes(per_gpu) + " per GPU leave no room for KV in " +
+                 FormatBinaryBytes(std::max(0.0, capacity)) + " per GPU";
+      return o;
+    }
+  }
+  // 3. Calibration.
+  const CostModelInfo info = config->cost_model ? config->cost_model->Describe() : CostModelInfo{};
+  o.uncalibrated = !info.calibrated;
+  if (o.uncalibrated && !space.allow_uncalibrated) {
+    o.status = "uncalibrated";
+    o.reason = "the cost model is not calibrated for " + c.gpu +
+               (info.notes.empty() ? "" : " (" + info.notes.front() + ")") +
+               "; --allow-uncalibrated includes it";
+    return o;
+  }
+  // 4. Throughput bound.
+  o.peak_decode_tokens_per_s = PeakDecodeTokensPerS(*config);
+  o.min_replicas = 1;
+  if (o.peak_decode_tokens_per_s > 0 && rate.ideal_s > 0 && rate.output_tokens > 0) {
+    const double need =
+        static_cast<double>(rate.output_tokens) / (o.peak_decode_tokens_per_s * rate.ideal_s);
+    o.min_replicas = std::max(1, static_cast<int>(std::ceil(need - 1e-12)));
+  }
+  if (o.min_replicas > o.max_replicas) {
+    o.status = "pruned";
+    o.reason = "pruned by the throughput bound: " + std::to_string(o.max_replicas) +
+               " replica(s) decode at most " +
+               FormatWithSeparators(static_cast<std::int64_t>(
+                   std::floor(o.peak_decode_tokens_per_s * o.max_replicas))) +
+               " tokens/s, the workload needs " +
+               FormatWithSeparators(static_cast<std::int64_t>(
+                   std::ceil(static_cast<double>(rate.output_tokens) / rate.ideal_s))) +
+               " (" + std::to_string(o.min_replicas) + " replicas, " +
+               std::to_string(o.min_replicas * c.tensor_parallel) + " GPUs > --max-gpus " +
+               std::to_string(space.max_gpus) + ")";
+    return o;
+  }
+  // 5. The fewest replicas meeting the targets.
+  const std::vector<SloTarget>& slo = space.slo.empty() ? scenario.slo : space.slo;
+  struct Run {
+    int replicas = 0;
+    bool held = false;
+    ScenarioOutcome outcome;
+    std::vector<SloCheck> checks;
+  };
+  std::string failure;
+  auto simulate = [&](int replicas) -> std::optional<Run> {
+    auto s = scenario_at(replicas);
+    if (!s) {
+      failure = s.error().message();
+      return std::nullopt;
+    }
+    ++o.simulations;
+    auto run = RunScenario(*s, workloads);
+    if (!run) {
+      failure = run.error().message();
+      return std::nullopt;
+    }
+    Run r;
+    r.replicas = replicas;
+    r.checks = CheckSlo(slo, run->summary);
+    r.held =
+        std::all_of(r.checks.begin(), r.checks.end(), [](const SloCheck& k) { return k.held; });
+    r.outcome = std::move(*run);
+    return r;
+  };
+  auto fill = [&](const Run& r) {
+    o.replicas = r.replicas;
+    o.slo = r.checks;
+    const RunSummary& sum = r.outcome.summary;
+    const double per_day = space.tasks_per_day > 0 ? space.tasks_per_day : rate.tasks_per_day();
+    if (sum.billing == BillingRule::kDedicated && per_day > 0) {
+      // Dedicated GPUs are rented all day, sized for the window.
+      o.usd_per_day = o.gpus() * o.usd_per_gpu_hour * 24;
+      o.usd_per_task = o.usd_per_day / per_day;
+    } else {
+      // The window's bill per task (busy or amortized billing), times the
+      // tasks of a day.
+      o.usd_per_task =
+          sum.tasks > 0 ? static_cast<double>(sum.cost_usd) / static_cast<double>(sum.tasks) : 0;
+      o.usd_per_day = o.usd_per_task * per_day;
+    }
+    o.ttft_p90_s = sum.ttft_s.p90;
+  };
+  if (slo.empty()) {
+    // No target: the fewest replicas the throughput bound allows.
+    auto run = simulate(o.min_replicas);
+    if (!run) {
+      o.status = "error";
+      o.reason = failure;
+      return o;
+    }
+    fill(*run);
+    o.status = "feasible";
+    o.reason =
+        "fits, formats run; no latency target: the fewest replicas the throughput bound "
+        "allows, " +
+        std::to_string(o.replicas) + (o.uncalibrated ? " (uncalibrated cost model)" : "");
+    return o;
+  }
+  // Every count from the bound up, fewest first: the first that meets
+  // every target is the answer. No monotonicity is assumed (round-robin
+  // routing can make more replicas slower: docs/plan.md).
+  std::optional<Run> closest;  // the run nearest the targets, for the verdict
+  auto distance = [](const Run& r) {
+    double worst = 0;
+    for (const SloCheck& k : r.checks) worst = std::max(worst, k.actual / k.target.max);
+    return worst;
+  };
+  for (int replicas = o.min_replicas; replicas <= o.max_replicas; ++replicas) {
+    auto run = simulate(replicas);
+    if (!run) {
+      o.status = "error";
+      o.reason = failure;
+      return o;
+    }
+    if (run->held) {
+      fill(*run);
+      o.status = "feasible";
+      o.reason = "fits, formats run; SLO met: " + SloText(run->checks) + " with " +
+                 std::to_string(o.replicas) + " replica(s)" +
+                 (o.uncalibrated ? " (uncalibrated cost model)" : "");
+      return o;
+    }
+    if (!closest || distance(*run) < distance(*closest)) closest = std::move(run);
+  }
+  fill(*closest);
+  o.status = "slo_not_met";
+  o.reason = "SLO not met with " + std::to_string(o.min_replicas) + " to " +
+             std::to_string(o.max_replicas) + " replica(s); closest, " +
+             std::to_string(closest->replicas) + ": " + SloText(closest->checks);
+  return o;
+}
+
+std::vector<CandidateOutcome> DecideCandidates(const std::string& text, const Scenario& scenario,
+                                               const PlanSpace& space, const WorkloadRate& rate,
+                                               const std::vector<PlanCandidate>& candidates,
+                                               int jobs, int shard, int shards,
+                                               const std::function<void(std::int64_t)>& progress) {
+  std::vector<const PlanCandidate*> mine;
+  for (const PlanCandidate& c : candidates) {
+    if (shards <= 1 || c.index % shards == shard) mine.push_back(&c);
+  }
+  std::vector<CandidateOutcome> out(mine.size());
+  WorkloadCache workloads;
+  std::atomic<std::size_t> next{0};
+  std::mutex mutex;
+  std::int64_t done = 0;
+  auto worker = [&] {
+    for (std::size_t i = next++; i < mine.size(); i = next++) {
+      out[i] = DecideCandidate(text, scenario, space, rate, *mine[i], workloads);
+      if (progress) {
+        const std::lock_guard<std::mutex> lock(mutex);
+        progress(++done);
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  const int threads =
+      std::min(std::max(jobs, 1), static_cast<int>(std::max<std::size_t>(1, mine.size())));
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+  return out;
+}
+
+std::vector<std::size_t> RankFeasible(const std::vector<CandidateOutcome>& outcomes) {
+  std::vector<std::size_t> idx;
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    if (outcomes[i].feasible()) idx.push_back(i);
+  }
+  std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
+    const CandidateOutcome &x = outcomes[a], &y = outcomes[b];
+    if (x.usd_per_task != y.usd_per_task) return x.usd_per_task < y.usd_per_task;
+    if (x.gpus() != y.gpus()) return x.gpus() < y.gpus();
+    return x.candidate.index < y.candidate.index;
+  });
+  return idx;
+}
+
+std::vector<std::size_t> ParetoFront(const std::vector<CandidateOutcome>& outcomes) {
+  std::vector<std::size_t> idx;
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    if (outcomes[i].feasible()) idx.push_back(i);
+  }
+  // Cheapest first, the faster of equal prices first: a candidate is on the
+  // front when it is faster than every one before it.
+  std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
+    const CandidateOutcome &x = outcomes[a], &y = outcomes[b];
+    if (x.usd_per_task != y.usd_per_task) return x.usd_per_task < y.usd_per_task;
+    if (x.ttft_p90_s != y.ttft_p90_s) return x.ttft_p90_s < y.ttft_p90_s;
+    return x.candidate.index < y.candidate.index;
+  });
+  std::vector<std::size_t> front;
+  for (std::size_t i : idx) {
+    if (front.empty() || outcomes[i].ttft_p90_s < outcomes[front.back()].ttft_p90_s) {
+      front.push_back(i);
+    }
+  }
+  return front;
+}
+
+}  // namespace kvbill

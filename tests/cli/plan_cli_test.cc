@@ -1,0 +1,101 @@
+// End-to-end runs of kvbill plan: its flags' errors, shards merged into
+// exactly the single run, the same bytes for any --jobs.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_test_util.h"
+
+namespace kvbill {
+namespace {
+
+using testing::RunKvbill;
+
+const char kScenario[] = "tests/data/scenarios/plan_small.json";
+const char kSpace[] = " --gpus h100-sxm,a100-80gb --max-gpus 2 --kv-formats bf16,fp8,nvfp4";
+
+TEST(PlanCliTest, ShardsMergeIntoExactlyTheSingleRun) {
+  const std::string dir = ::testing::TempDir();
+  const std::string base = std::string("plan --scenario ") + kScenario + kSpace;
+  std::string shards;
+  for (int i = 0; i < 3; ++i) {
+    const std::string out = dir + "/plan_shard" + std::to_string(i) + ".json";
+    const auto r =
+        RunKvbill(base + " --jobs 1 --shard " + std::to_string(i) + "/3 --format json -o " + out);
+    ASSERT_EQ(r.exit_status, 0) << r.err;
+    shards += " " + out;
+  }
+  for (const char* format : {"json", "csv", "table"}) {
+    SCOPED_TRACE(format);
+    const auto single = RunKvbill(base + " --jobs 2 --format " + format);
+    ASSERT_EQ(single.exit_status, 0) << single.err;
+    const auto merged = RunKvbill(std::string("merge") + shards + " --format " + format);
+    ASSERT_EQ(merged.exit_status, 0) << merged.err;
+    EXPECT_EQ(merged.out, single.out);
+    EXPECT_EQ(RunKvbill(base + " --jobs 1 --format " + format).out, single.out);
+  }
+  const auto j = nlohmann::json::parse(RunKvbill(base + " --format json").out);
+  // 2 GPUs x TP 1, 2 (qwen3-8b: 32 query heads, 8 KV heads) x 3 KV formats.
+  EXPECT_EQ(j["total_candidates"], 12);
+  // nvfp4 KV runs on no Hopper or Ampere GPU: 4 candidates decided by format.
+  EXPECT_EQ(j["counts"]["filtered"]["format"], 4);
+  const auto partial = RunKvbill("merge " + dir + "/plan_shard0.json " + dir + "/plan_shard1.json");
+  EXPECT_EQ(partial.exit_status, 2);
+  EXPECT_NE(partial.err.find("is in no shard"), std::string::npos) << partial.err;
+}
+
+TEST(PlanCliTest, BadFlagValuesNameTheFlagAndWriteNothing) {
+  const std::string out = ::testing::TempDir() + "/plan_bad.txt";
+  std::filesystem::remove(out);
+  const std::string base = std::string("plan --scenario ") + kScenario + " -o " + out;
+  const std::pair<const char*, const char*> cases[] = {
+      {" --gpus h100", "--gpus: unknown GPU \"h100\""},
+      {" --kv-formats fp7", "--kv-formats: unknown format \"fp7\""},
+      {" --slo ttft.p90=2", "--slo: unknown metric \"ttft.p90\""},
+      {" --slo ttft_s.p90", "--slo: \"ttft_s.p90\" is not METRIC=SECONDS"},
+      {" --slo ttft_s.p90=-1", "--slo: ttft_s.p90: \"-1\" is not a positive number"},
+      {" --speculative maybe", "--speculative: \"maybe\" is not off or on"},
+      {" --gpu-price h100-sxm", "--gpu-price: \"h100-sxm\" is not GPU=USD_PER_HOUR"},
+      {" --gpu-price h100=2", "--gpu-price: unknown GPU \"h100\""},
+      {" --shard 3/3", "--shard: expected i/n"},
+      {" --window week", "window"}};
+  for (const auto& [flags, message] : cases) {
+    SCOPED_TRACE(flags);
+    const auto r = RunKvbill(base + flags);
+    EXPECT_EQ(r.exit_status, 2) << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(out));
+  }
+}
+
+TEST(PlanCliTest, SpeculativeOnIsNotApplicableInThisBuild) {
+  const auto r = RunKvbill(std::string("plan --scenario ") + kScenario +
+                           " --gpus h100-sxm --max-gpus 1 --speculative off,on --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["candidates"].size(), 2u);
+  EXPECT_EQ(j["candidates"][1]["speculative"], "on");
+  EXPECT_EQ(j["candidates"][1]["status"], "not_applicable");
+  EXPECT_EQ(j["candidates"][1]["reason"],
+            "not applicable: speculative decoding is not in this build");
+  EXPECT_EQ(j["candidates"][1]["simulations"], 0);
+}
+
+TEST(PlanCliTest, GpuPriceOverridesTheCatalog) {
+  const std::string base =
+      std::string("plan --scenario ") + kScenario + " --gpus h100-sxm --max-gpus 1 --format json";
+  const auto list = nlohmann::json::parse(RunKvbill(base).out);
+  const auto cheap = nlohmann::json::parse(RunKvbill(base + " --gpu-price h100-sxm=1.475").out);
+  const auto& a = list["candidates"][0];
+  const auto& b = cheap["candidates"][0];
+  ASSERT_EQ(a["status"], "feasible") << a["reason"];
+  EXPECT_EQ(a["usd_per_gpu_hour"], 2.95);  // scenarios/gpus.json
+  EXPECT_EQ(b["usd_per_gpu_hour"], 1.475);
+  // Half the price per GPU-hour, the same simulation: half the dollars per task.
+  EXPECT_NEAR(b["usd_per_task"].get<double>(), a["usd_per_task"].get<double>() / 2,
+              1e-12 * a["usd_per_task"].get<double>());
+}
+
+}  // namespace
+}  // namespace kvbill

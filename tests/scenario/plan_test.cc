@@ -1,0 +1,256 @@
+// kvbill plan's search (scenario/plan.h) against an exhaustive simulation of
+// every candidate at every replica count, on a space small enough to run
+// whole: the answer must be the same, and the candidates the bounds decide
+// without simulating must be the ones the simulation finds infeasible.
+#include "kvbill/scenario/plan.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "kvbill/cost/cost_model.h"
+#include "kvbill/scenario/run.h"
+#include "kvbill/scenario/sweep.h"
+
+namespace kvbill {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A burst of two-turn chats: task i arrives at i x gap seconds with a shared
+// 2,000-token system prompt, 500 tokens of its own and `out` output tokens,
+// then a second turn after a 2-second tool wait.
+std::string WriteTrace(const std::string& name, int tasks, double gap, int out) {
+  const fs::path path = fs::path(testing::TempDir()) / name;
+  std::ofstream f(path);
+  f << "{\"kvbill_trace\":1}\n";
+  for (int i = 0; i < tasks; ++i) {
+    nlohmann::json t = {
+        {"id", "t" + std::to_string(i)},
+        {"arrival_s", i * gap},
+        {"turns",
+         {{{"spans",
+            {{{"kind", "system"}, {"tokens", 2000}, {"id", "sys"}},
+             {{"kind", "user"}, {"tokens", 500}}}},
+           {"out", out},
+           {"tool_s", 2}},
+          {{"spans", {{{"kind", "tool_result"}, {"tokens", 300}}}}, {"out", out}}}}};
+    f << t.dump() << "\n";
+  }
+  return path.string();
+}
+
+std::string ScenarioText(const std::string& trace, double ttft_p90) {
+  nlohmann::json s = {{"name", "plan-small"},       {"model", {{"name", "qwen3-32b"}}},
+                      {"kv_format", "bf16"},        {"deployment", {{"gpu", "h100-sxm"}}},
+                      {"trace", {{"file", trace}}}, {"slo", {{"ttft_s.p90", ttft_p90}}}};
+  return s.dump();
+}
+
+struct Oracle {
+  bool feasible = false;
+  int replicas = 0;
+  double usd_per_task = 0;
+  int runs = 0;  // simulations made
+};
+
+// Simulates the candidate at 1, 2, ... replicas (its own settings, not
+// CandidateSettings) until the target holds: the fewest replicas by
+// exhaustion, assuming nothing. Calibration as the plan asks for it.
+Oracle Exhaust(const std::string& text, const PlanCandidate& c, int max_gpus, double target,
+               bool allow_uncalibrated, double tasks_per_day, WorkloadCache& workloads) {
+  Oracle o;
+  for (int r = 1; r * c.tensor_parallel <= max_gpus; ++r) {
+    std::string t = text;
+    for (const auto& [p, v] : std::vector<std::pair<std::string, std::string>>{
+             {"/deployment/gpu", "\"" + c.gpu + "\""},
+             {"/deployment/gpus_per_replica", std::to_string(c.tensor_parallel)},
+             {"/deployment/replicas", std::to_string(r)},
+             {"/kv_format", "\"" + c.kv_format + "\""},
+             {"/weight_format", "\"" + c.weight_format + "\""}}) {
+      t = *WithSetting(t, p, v);
+    }
+    auto s = ParseScenario(t, "plan-small.json");
+    if (!s) return o;
+    auto config = BuildSimulationConfig(*s);
+    if (!config) return o;  // a format the GPU does not run
+    if (!allow_uncalibrated && !config->cost_model->Describe().calibrated) return o;
+    auto run = RunScenario(*s, workloads);
+    if (!run) return o;  // does not fit
+    ++o.runs;
+    if (!o.feasible && run->summary.ttft_s.p90 <= target) {
+      o.feasible = true;
+      o.replicas = r;
+      // Dedicated GPUs rented all day at the catalog's price, shared by the
+      // day's tasks: the trace's rate, its tasks over their arrival span.
+      o.usd_per_task = r * c.tensor_parallel * config->gpu.usd_per_gpu_hour * 24 / tasks_per_day;
+    }
+  }
+  return o;
+}
+
+TEST(PlanTest, AnswerEqualsExhaustiveSimulation) {
+  const double target = 0.13;
+  const std::string text = ScenarioText(WriteTrace("plan_small.jsonl", 48, 0.25, 600), target);
+  auto scenario = ParseScenario(text, "plan-small.json");
+  ASSERT_TRUE(scenario.ok()) << scenario.error().message();
+  PlanSpace space;
+  space.gpus = {"h100-sxm", "a100-80gb", "l40s"};
+  space.max_gpus = 4;
+  space.kv_formats = {"bf16", "fp8", "nvfp4"};
+  space.allow_uncalibrated = true;
+  auto candidates = EnumerateCandidates(*scenario, space);
+  ASSERT_TRUE(candidates.ok()) << candidates.error().message();
+  // qwen3-32b: 64 query heads, 8 KV heads: TP 1, 2, 4 on each GPU.
+  ASSERT_EQ(candidates->size(), 3u * 3u * 3u);
+  auto rate = MeasureWorkload(*scenario);
+  ASSERT_TRUE(rate.ok());
+  // 48 tasks x 2 turns x 600 output tokens.
+  EXPECT_EQ(rate->output_tokens, 48 * 2 * 600);
+  // The last task arrives at 47 x 0.25 s and waits 2 s for its tool.
+  EXPECT_DOUBLE_EQ(rate->ideal_s, 47 * 0.25 + 2);
+  // 48 tasks in 11.75 s: 352,953.19... tasks a day.
+  const double tasks_per_day = 48 * 86400 / 11.75;
+  EXPECT_DOUBLE_EQ(rate->tasks_per_day(), tasks_per_day);
+
+  const std::vector<CandidateOutcome> plan =
+      DecideCandidates(text, *scenario, space, *rate, *candidates, 2);
+  ASSERT_EQ(plan.size(), candidates->size());
+
+  WorkloadCache workloads;
+  std::map<std::string, int> statuses;
+  std::optional<std::size_t> best;
+  std::vector<Oracle> oracle;
+  for (std::size_t i = 0; i < candidates->size(); ++i) {
+    const PlanCandidate& c = (*candidates)[i];
+    oracle.push_back(Exhaust(text, c, space.max_gpus, target, true, tasks_per_day, workloads));
+    const Oracle& o = oracle.back();
+    const CandidateOutcome& p = plan[i];
+    ++statuses[p.status];
+    SCOPED_TRACE("candidate " + std::to_string(i) + " " + c.gpu + " tp" +
+                 std::to_string(c.tensor_parallel) + " kv " + c.kv_format + ": " + p.reason);
+    // Feasible in the plan exactly when some replica count meets the target.
+    EXPECT_EQ(p.feasible(), o.feasible);
+    if (o.feasible && p.feasible()) {
+      EXPECT_EQ(p.replicas, o.replicas);
+      EXPECT_DOUBLE_EQ(p.usd_per_task, o.usd_per_task);
+    }
+    if (o.feasible && (!best || o.usd_per_task < oracle[*best].usd_per_task ||
+                       (o.usd_per_task == oracle[*best].usd_per_task &&
+                        o.replicas * c.tensor_parallel <
+                            oracle[*best].replicas * (*candidates)[*best].tensor_parallel))) {
+      best = i;
+    }
+  }
+  // Every way of deciding a candidate is exercised.
+  EXPECT_GT(statuses["format"], 0);  // nvfp4 KV before Blackwell
+  EXPECT_GT(statuses["no_fit"], 0);  // 64 GB of weights on one 48 GB L40S
+  EXPECT_GT(statuses["pruned"], 0);  // the throughput bound
+  EXPECT_GT(statuses["feasible"], 0);
+  EXPECT_GT(statuses["slo_not_met"], 0);
+  ASSERT_TRUE(best.has_value());
+  const std::vector<std::size_t> ranked = RankFeasible(plan);
+  ASSERT_FALSE(ranked.empty());
+  EXPECT_EQ(ranked[0], *best);
+  // Fewer simulations than the exhaustive search made.
+  int plan_runs = 0, all_runs = 0;
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    plan_runs += plan[i].simulations;
+    all_runs += oracle[i].runs;
+  }
+  EXPECT_LT(plan_runs, all_runs);
+}
+
+// Why plan tries every replica count from the bound up instead of
+// bisecting: with round-robin routing a task's turns land on different
+// replicas, its prefix misses there, and more replicas can be slower.
+TEST(PlanTest, MoreReplicasCanRaiseTtftUnderRoundRobin) {
+  // 12 generated chats (long conversations, short think times): on one
+  // replica most of each prompt is cached; on two, alternate turns miss.
+  const std::string text = R"({"model": "qwen3-8b", "trace": {"generator": "chat", "tasks": 12}})";
+  WorkloadCache workloads;
+  double ttft[2] = {0, 0}, hits[2] = {0, 0};
+  for (int r : {1, 2}) {
+    auto s =
+        ParseScenario(*WithSetting(text, "/deployment/replicas", std::to_string(r)), "chat.json");
+    ASSERT_TRUE(s.ok());
+    auto run = RunScenario(*s, workloads);
+    ASSERT_TRUE(run.ok()) << run.error().message();
+    ttft[r - 1] = run->summary.ttft_s.p90;
+    hits[r - 1] = run->summary.hit_rate;
+  }
+  EXPECT_LT(hits[1], hits[0]);
+  EXPECT_GT(ttft[1], ttft[0]);
+}
+
+TEST(PlanTest, OutputDoesNotDependOnJobsOrShards) {
+  const std::string text = ScenarioText(WriteTrace("plan_jobs.jsonl", 16, 0.5, 200), 1.0);
+  auto scenario = ParseScenario(text, "plan-small.json");
+  ASSERT_TRUE(scenario.ok());
+  PlanSpace space;
+  space.gpus = {"h100-sxm", "a100-80gb"};
+  space.max_gpus = 2;
+  space.kv_formats = {"bf16", "fp8"};
+  auto candidates = EnumerateCandidates(*scenario, space);
+  ASSERT_TRUE(candidates.ok());
+  auto rate = MeasureWorkload(*scenario);
+  ASSERT_TRUE(rate.ok());
+  const auto one = DecideCandidates(text, *scenario, space, *rate, *candidates, 1);
+  const auto two = DecideCandidates(text, *scenario, space, *rate, *candidates, 2);
+  std::vector<CandidateOutcome> shards;
+  for (int s = 0; s < 3; ++s) {
+    for (auto& o : DecideCandidates(text, *scenario, space, *rate, *candidates, 1, s, 3)) {
+      shards.push_back(o);
+    }
+  }
+  std::sort(shards.begin(), shards.end(),
+            [](const auto& a, const auto& b) { return a.candidate.index < b.candidate.index; });
+  ASSERT_EQ(one.size(), two.size());
+  ASSERT_EQ(one.size(), shards.size());
+  for (std::size_t i = 0; i < one.size(); ++i) {
+    for (const auto* other : {&two[i], &shards[i]}) {
+      EXPECT_EQ(one[i].candidate.index, other->candidate.index);
+      EXPECT_EQ(one[i].status, other->status);
+      EXPECT_EQ(one[i].reason, other->reason);
+      EXPECT_EQ(one[i].replicas, other->replicas);
+      EXPECT_EQ(one[i].usd_per_task, other->usd_per_task);
+    }
+  }
+}
+
+TEST(PlanTest, UnknownGpuAndFormatNameTheFlag) {
+  auto scenario = ParseScenario("{}", "s.json");
+  ASSERT_TRUE(scenario.ok());
+  PlanSpace space;
+  space.gpus = {"h100"};
+  auto c = EnumerateCandidates(*scenario, space);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message().rfind("--gpus: unknown GPU \"h100\"", 0), 0u)
+      << c.error().message();
+  space.gpus = {"h100-sxm"};
+  space.kv_formats = {"fp7"};
+  c = EnumerateCandidates(*scenario, space);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message().rfind("--kv-formats: unknown format \"fp7\"", 0), 0u);
+}
+
+TEST(PlanTest, ParetoFrontKeepsOnlyUndominated) {
+  // $/task, TTFT: A (1, 5), B (2, 3), C (2, 4) dominated by B, D (3, 3.5)
+  // dominated by B, E (4, 1).
+  std::vector<CandidateOutcome> o(5);
+  const double cost[] = {1, 2, 2, 3, 4}, ttft[] = {5, 3, 4, 3.5, 1};
+  for (int i = 0; i < 5; ++i) {
+    o[i].candidate.index = i;
+    o[i].status = "feasible";
+    o[i].usd_per_task = cost[i];
+    o[i].ttft_p90_s = ttft[i];
+    o[i].replicas = 1;
+  }
+  EXPECT_EQ(ParetoFront(o), (std::vector<std::size_t>{0, 1, 4}));
+  EXPECT_EQ(RankFeasible(o), (std::vector<std::size_t>{0, 1, 2, 3, 4}));
+}
+
+}  // namespace
+}  // namespace kvbill
