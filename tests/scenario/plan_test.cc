@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -210,7 +211,8 @@ TEST(PlanTest, OutputDoesNotDependOnJobsOrShards) {
   ASSERT_EQ(one.size(), two.size());
   ASSERT_EQ(one.size(), shards.size());
   for (std::size_t i = 0; i < one.size(); ++i) {
-    for (const auto* other : {&two[i], &shards[i]}) {
+    for (const CandidateOutcome* other :
+         std::array<const CandidateOutcome*, 2>{&two[i], &shards[i]}) {
       EXPECT_EQ(one[i].candidate.index, other->candidate.index);
       EXPECT_EQ(one[i].status, other->status);
       EXPECT_EQ(one[i].reason, other->reason);
