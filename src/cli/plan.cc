@@ -107,8 +107,11 @@ Result<std::map<std::string, double>> ParsePrices(const std::string& text) {
   for (const std::string& item : *items) {
     const std::size_t eq = item.find('=');
     auto v = eq == std::string::npos ? std::nullopt : PositiveNumber(item.substr(eq + 1));
-    if (!v)
-      return Error("--gpu-price: \"" + item + "\" is not GPU=USD_PER_HOUR (e.g. h100-sxm=2.10)");
+    // At most what a scenario's deployment.usd_per_gpu_hour may say.
+    if (!v || *v > 1e6) {
+      return Error("--gpu-price: \"" + item +
+                   "\" is not GPU=USD_PER_HOUR with 0 < USD_PER_HOUR <= 1e6 (e.g. h100-sxm=2.10)");
+    }
     out[item.substr(0, eq)] = *v;
   }
   return out;

@@ -58,6 +58,7 @@ TEST(PlanCliTest, BadFlagValuesNameTheFlagAndWriteNothing) {
       {" --speculative maybe", "--speculative: \"maybe\" is not off or on"},
       {" --gpu-price h100-sxm", "--gpu-price: \"h100-sxm\" is not GPU=USD_PER_HOUR"},
       {" --gpu-price h100=2", "--gpu-price: unknown GPU \"h100\""},
+      {" --gpu-price h100-sxm=1e300", "--gpu-price: \"h100-sxm=1e300\" is not GPU=USD_PER_HOUR"},
       {" --shard 3/3", "--shard: expected i/n"},
       {" --window week", "window"}};
   for (const auto& [flags, message] : cases) {
