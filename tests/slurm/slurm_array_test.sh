@@ -13,7 +13,8 @@
 # for both, and compares. Stops the three daemons it started by their pid
 # files. Fails loudly, printing the daemon logs, when a daemon cannot start
 # (Debian's slurm-wlm and munge: `tools/setup --tests`; the daemons run as
-# root, as in CI). KVBILL_SKIP_SLURM_TEST=1 skips it, reported as skipped.
+# the user running the test: root in CI). KVBILL_SKIP_SLURM_TEST=1 skips it,
+# reported as skipped.
 set -uo pipefail
 
 kvbill="${1:?usage: slurm_array_test.sh KVBILL_BINARY}"
