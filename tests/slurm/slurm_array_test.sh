@@ -102,11 +102,12 @@ host="$(hostname -s)"
 user="$(id -un)"
 export SLURM_CONF="$work/slurm.conf"
 # sched_interval/bf_interval=1: the dependent merge job starts within a second
-# of the array's end. (A failed array cancels the merge job through submit's
+# of the array's end. The daemons talk over 127.0.0.1, whatever the host name
+# resolves to. (A failed array cancels the merge job through submit's
 # --kill-on-invalid-dep=yes.)
 cat >"$SLURM_CONF" <<EOF
 ClusterName=kvbilltest
-SlurmctldHost=$host
+SlurmctldHost=$host(127.0.0.1)
 SlurmUser=$user
 SlurmdUser=$user
 AuthType=auth/munge
@@ -129,7 +130,7 @@ MpiDefault=none
 ReturnToService=2
 SlurmctldPort=$ctld_port
 SlurmdPort=$d_port
-NodeName=$host CPUs=$(nproc) State=UNKNOWN
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
 PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP
 EOF
 
