@@ -30,7 +30,7 @@ constexpr char kUsage[] =
     "                   [--kv-formats F,...] [--weight-formats F,...] [--speculative off,on]\n"
     "                   [--slo ttft_s.p90=X,tpot_s.p90=Y] [--window busiest-hour|all]\n"
     "                   [--allow-uncalibrated] [--gpu-price ID=USD,...] [--tasks-per-day N]\n"
-    "                   [--jobs N] [--shard i/n] [--format table|json|csv] [-o FILE]\n\n"
+    "                   [--jobs N] [--shard i/n|auto] [--format table|json|csv] [-o FILE]\n\n"
     "Searches deployments for the scenario's workload (its trace or generator, context\n"
     "policy and trace.load): GPU type x tensor-parallel degree that splits the model's\n"
     "heads (x expert-parallel degree for MoE) x weight format x KV format (only what the\n"
@@ -41,9 +41,9 @@ constexpr char kUsage[] =
     "cheapest first, the Pareto front of $/task against TTFT p90, and why every other\n"
     "candidate is not feasible (docs/plan.md). By default it simulates the busiest hour of\n"
     "the trace at the target daily rate (--tasks-per-day, else the trace's at trace.load)\n"
-    "after a 10-minute warm-up, and scales dollars to the day. --shard i/n decides the candidates "
-    "k with\n"
-    "k mod n == i; `kvbill merge` joins the --format json shards.\n";
+    "after a 10-minute warm-up, and scales dollars to the day. --shard i/n decides the\n"
+    "candidates k with k mod n == i (auto / auto/N: from a Slurm job array or a Kubernetes\n"
+    "Indexed Job, docs/cluster.md); `kvbill merge` joins the --format json shards.\n";
 
 // "a,b,c" -> {"a", "b", "c"}; an empty item is an error naming the flag.
 Result<std::vector<std::string>> SplitList(const std::string& flag, const std::string& list) {
@@ -260,12 +260,12 @@ int RunPlan(const Args& args) {
   if (!rate) return ReportError("plan", rate.error());
 
   const std::int64_t mine =
-      (std::ssize(*candidates) - shard->first + shard->second - 1) / shard->second;
+      (std::ssize(*candidates) - shard->index + shard->count - 1) / shard->count;
   const std::vector<CandidateOutcome> outcomes = [&] {
     ProgressLine line("plan", "", "candidates");
     line.Set(0, mine);
-    return DecideCandidates(text, *in_window, space, *rate, *candidates, jobs, shard->first,
-                            shard->second, [&](std::int64_t done) { line.Set(done, mine); });
+    return DecideCandidates(text, *in_window, space, *rate, *candidates, jobs, shard->index,
+                            shard->count, [&](std::int64_t done) { line.Set(done, mine); });
   }();
 
   nlohmann::ordered_json doc;

@@ -24,13 +24,15 @@ namespace kvbill::cli {
 namespace {
 
 constexpr char kSweepUsage[] =
-    "usage: kvbill sweep --scenario S.json [--jobs N] [--shard i/n] [--format csv|json] [-o "
-    "FILE]\n\n"
+    "usage: kvbill sweep --scenario S.json [--jobs N] [--shard i/n|auto] [--format csv|json] "
+    "[-o FILE]\n\n"
     "Runs every point of the scenario's \"sweep\" block (JSON pointer -> list of values; the\n"
     "cartesian product, axes in sorted order of their pointers, the first varying slowest) on\n"
     "N threads (default: all cores) and\n"
     "prints one row per point. --shard i/n runs the points whose number k has k mod n == i,\n"
-    "for CI matrices and cluster job arrays; `kvbill merge` joins the shards.\n"
+    "for CI matrices and cluster job arrays; `kvbill merge` joins the shards. --shard auto\n"
+    "takes i and n from a Slurm job array, --shard auto/N from a Slurm array of N tasks or a\n"
+    "Kubernetes Indexed Job of N completions (docs/cluster.md).\n"
     "A scenario with \"pricing\" (API mode) prints the API columns instead of the\n"
     "engine's (docs/ci.md#sweeps).\n";
 
@@ -139,7 +141,7 @@ int RunSweepCommand(const Args& args) {
   options.add_options()("scenario,s", FileValue(&scenario_path)->required(),
                         "scenario JSON file with a sweep block")(
       "jobs,j", po::value(&jobs)->default_value(jobs), "threads")(
-      "shard", po::value(&shard_text)->default_value("0/1"), "run slice i of n")(
+      "shard", po::value(&shard_text)->default_value("0/1"), "run slice i of n, or auto")(
       "format", po::value(&format)->default_value("csv"), "csv or json")(
       "out,o", FileValue(&out), "write to FILE instead of stdout");
   po::variables_map vm;
@@ -153,7 +155,7 @@ int RunSweepCommand(const Args& args) {
   if (!text) return ReportError("sweep", text.error());
   auto base = ParseScenario(*text, scenario_path);
   if (!base) return ReportError("sweep", base.error());
-  auto plan = PlanSweep(*text, scenario_path, shard->first, shard->second);
+  auto plan = PlanSweep(*text, scenario_path, shard->index, shard->count);
   if (!plan) return ReportError("sweep", plan.error());
   const std::int64_t total = plan->total;
 

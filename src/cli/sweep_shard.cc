@@ -1,9 +1,11 @@
 #include "cli/sweep_shard.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <string>
-#include <utility>
+#include <string_view>
 
 #include "util/json_input.h"
 
@@ -25,20 +27,139 @@ bool IsIntegerIn(const nlohmann::ordered_json& value, std::int64_t low, std::int
   return v >= low && v < high;
 }
 
+// A decimal integer in [0, INT_MAX], digits only (no sign, no spaces).
+std::optional<int> ParseNonNegative(std::string_view text) {
+  if (text.empty() || text.size() > 10) return std::nullopt;
+  std::int64_t v = 0;
+  for (const char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  if (v > std::numeric_limits<int>::max()) return std::nullopt;
+  return static_cast<int>(v);
+}
+
+// NAME=value, or NAME=\"value\" when the value is not a plain integer.
+std::string Show(const std::string& name, const std::string& value) {
+  if (ParseNonNegative(value)) return name + "=" + value;
+  return name + "=\"" + value + "\"";
+}
+
+// The variable `name` as a non-negative integer; an error when unset or not one.
+Result<int> ReadInteger(const EnvironmentLookup& environment, const std::string& name) {
+  const std::optional<std::string> value = environment(name);
+  if (!value) return Error(name + " is not set");
+  const std::optional<int> v = ParseNonNegative(*value);
+  if (!v) return Error(Show(name, *value) + " is not a non-negative integer");
+  return *v;
+}
+
+// This task's slice of a Slurm job array (SLURM_ARRAY_TASK_ID is set); `n`
+// is the N of auto/N.
+Result<Shard> SlurmShard(const EnvironmentLookup& environment, std::optional<int> n) {
+  const std::string kId = "SLURM_ARRAY_TASK_ID", kCount = "SLURM_ARRAY_TASK_COUNT",
+                    kMin = "SLURM_ARRAY_TASK_MIN", kMax = "SLURM_ARRAY_TASK_MAX",
+                    kStep = "SLURM_ARRAY_TASK_STEP";
+  auto id = ReadInteger(environment, kId);
+  if (!id) return id.error();
+  auto count = ReadInteger(environment, kCount);
+  if (!count) return count.error();
+  auto min = ReadInteger(environment, kMin);
+  if (!min) return min.error();
+  auto max = ReadInteger(environment, kMax);
+  if (!max) return max.error();
+  const auto shown = [&](const std::string& name, int value) {
+    return name + "=" + std::to_string(value);
+  };
+  if (*count < 1) return Error(shown(kCount, *count) + " must be at least 1");
+  if (*max < *min) {
+    return Error(shown(kMax, *max) + " is below " + shown(kMin, *min));
+  }
+  int step = 1;
+  if (environment(kStep)) {
+    auto s = ReadInteger(environment, kStep);
+    if (!s) return s.error();
+    if (*s < 1) return Error(shown(kStep, *s) + " must be at least 1");
+    step = *s;
+  } else if (*count > 1) {
+    // Older Slurm may leave the step out: the one that spaces COUNT tasks
+    // from MIN to MAX, checked below like a given one.
+    step = std::max(1, (*max - *min) / (*count - 1));
+  }
+  const std::int64_t last =
+      static_cast<std::int64_t>(*min) + static_cast<std::int64_t>(step) * (*count - 1);
+  if (last != *max) {
+    return Error("the job array is not evenly spaced: " + shown(kMin, *min) + ", " +
+                 shown(kMax, *max) + ", " + shown(kStep, step) +
+                 (environment(kStep) ? "" : " (derived)") + ", " + shown(kCount, *count) +
+                 " (MAX must be MIN + STEP * (COUNT - 1)); submit --array=A-B or A-B:S");
+  }
+  if (*id < *min || *id > *max || (*id - *min) % step != 0) {
+    return Error(shown(kId, *id) + " is not in the array " + std::to_string(*min) + "-" +
+                 std::to_string(*max) + ":" + std::to_string(step));
+  }
+  if (n && *n != *count) {
+    return Error(shown(kCount, *count) + " differs from the N=" + std::to_string(*n) +
+                 " of auto/N");
+  }
+  return Shard{(*id - *min) / step, *count};
+}
+
+// This pod's slice of a Kubernetes Indexed Job of `n` completions.
+Result<Shard> IndexedJobShard(const EnvironmentLookup& environment, std::optional<int> n) {
+  const std::string kIndex = "JOB_COMPLETION_INDEX";
+  auto index = ReadInteger(environment, kIndex);
+  if (!index) return index.error();
+  const std::string shown = kIndex + "=" + std::to_string(*index);
+  if (!n) {
+    return Error(shown +
+                 " is set but not the Job's number of completions: give it as --shard auto/N");
+  }
+  if (*index >= *n) {
+    return Error(shown + " is not below the N=" + std::to_string(*n) + " of auto/N");
+  }
+  return Shard{*index, *n};
+}
+
+// The slice of this task of whichever job array the environment shows.
+Result<Shard> AutoShard(const EnvironmentLookup& environment, std::optional<int> n) {
+  const std::optional<std::string> slurm = environment("SLURM_ARRAY_TASK_ID");
+  const std::optional<std::string> indexed = environment("JOB_COMPLETION_INDEX");
+  if (slurm && indexed) {
+    return Error("both " + Show("SLURM_ARRAY_TASK_ID", *slurm) + " and " +
+                 Show("JOB_COMPLETION_INDEX", *indexed) + " are set; give --shard i/n");
+  }
+  if (slurm) return SlurmShard(environment, n);
+  if (indexed) return IndexedJobShard(environment, n);
+  return Error(
+      "neither SLURM_ARRAY_TASK_ID (a Slurm job array) nor JOB_COMPLETION_INDEX (a Kubernetes "
+      "Indexed Job) is set");
+}
+
 }  // namespace
 
-Result<std::pair<int, int>> ParseShard(const std::string& text) {
-  const std::size_t slash = text.find('/');
-  try {
-    if (slash != std::string::npos) {
-      std::size_t a = 0, b = 0;
-      const int i = std::stoi(text.substr(0, slash), &a);
-      const int n = std::stoi(text.substr(slash + 1), &b);
-      if (a == slash && b == text.size() - slash - 1 && n >= 1 && i >= 0 && i < n) {
-        return std::make_pair(i, n);
-      }
+std::optional<std::string> ProcessEnvironment(const std::string& name) {
+  const char* value = std::getenv(name.c_str());
+  if (value == nullptr) return std::nullopt;
+  return std::string(value);
+}
+
+Result<Shard> ParseShard(const std::string& text, const EnvironmentLookup& environment) {
+  if (text == "auto" || text.starts_with("auto/")) {
+    std::optional<int> n;
+    if (text != "auto") {
+      n = ParseNonNegative(std::string_view(text).substr(5));
+      if (!n || *n < 1) return Error("--shard: expected auto/N with N >= 1, got \"" + text + "\"");
     }
-  } catch (const std::exception&) {
+    auto shard = AutoShard(environment, n);
+    if (!shard) return shard.error().Within("--shard " + text);
+    return shard;
+  }
+  const std::size_t slash = text.find('/');
+  if (slash != std::string::npos) {
+    const std::optional<int> i = ParseNonNegative(std::string_view(text).substr(0, slash));
+    const std::optional<int> n = ParseNonNegative(std::string_view(text).substr(slash + 1));
+    if (i && n && *i < *n) return Shard{*i, *n};
   }
   return Error("--shard: expected i/n with 0 <= i < n, got \"" + text + "\"");
 }
