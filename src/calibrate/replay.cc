@@ -5,9 +5,11 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "kvbill/cost/operator_cost_model.h"
+#include "kvbill/cost/speculative.h"
 #include "kvbill/hardware/gpu.h"
 #include "kvbill/model/hf_config.h"
 #include "kvbill/model/kv_footprint.h"
@@ -173,7 +175,26 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
     *why = "data-parallel attention is not modelled";
     return std::nullopt;
   }
-  for (const char* f : {"speculative-config", "speculative-algorithm", "performance-mode"}) {
+  if (flags.count("speculative-config")) {
+    // vLLM's JSON: {"method": ..., "num_speculative_tokens": k}; the
+    // acceptance rate stays the method's default (never fitted).
+    const auto j = nlohmann::json::parse(flags.at("speculative-config"), nullptr, false);
+    const auto method = j.is_object() && j.contains("method") && j["method"].is_string()
+                            ? j["method"].get<std::string>()
+                            : std::string();
+    if (FindSpeculativeMethod(method) == nullptr || method == "draft_model") {
+      *why = "--speculative-config " + flags.at("speculative-config") +
+             ": only the methods eagle, eagle3, mtp and ngram are replayed";
+      return std::nullopt;
+    }
+    SpeculativeSpec spec;
+    spec.method = method;
+    if (j.contains("num_speculative_tokens") && j["num_speculative_tokens"].is_number_integer()) {
+      spec.num_speculative_tokens = j["num_speculative_tokens"].get<int>();
+    }
+    plan.speculative = spec;
+  }
+  for (const char* f : {"speculative-algorithm", "performance-mode"}) {
     if (flags.count(f)) {
       *why = std::string("--") + f + " is not modelled";
       return std::nullopt;
@@ -354,6 +375,16 @@ Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& pro
                                        profile, options);
   if (!model) return model.error();
   c.cost_model = *model;
+  if (plan.speculative) {
+    auto spec = MakeSpeculative(*plan.speculative, c.model, c.kv_format, c.gpu, *model, &profile,
+                                options, RooflineParams{});
+    if (!spec) return spec.error();
+    c.cost_model = spec->cost;
+    c.speculative.num_speculative_tokens = spec->num_speculative_tokens;
+    c.speculative.expected_tokens = spec->expected_tokens;
+    c.speculative.draft_weight_bytes = spec->draft_weight_bytes;
+    c.speculative.draft_kv_bytes_per_token = spec->draft_kv_bytes_per_token;
+  }
   const ProfileParameters& p = profile.params;
   c.activation_reserve_gib =
       (p.activation_bytes_per_token_hidden * static_cast<double>(c.max_num_batched_tokens) *

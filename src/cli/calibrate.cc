@@ -8,6 +8,7 @@
 #include "kvbill/calibrate/kernel_fit.h"
 #include "kvbill/calibrate/profile_fit.h"
 #include "kvbill/calibrate/relative_effects.h"
+#include "kvbill/calibrate/speculative_validation.h"
 #include "kvbill/scenario/scenario.h"
 
 namespace kvbill::cli {
@@ -137,13 +138,15 @@ int RunProfileFit(const Args& args) {
     defaults.tensor_parallel = scenario->deployment.gpus_per_replica;
   }
   std::vector<ReplayPlan> plans;
+  std::vector<ReplayPlan> all_plans;  // with the speculative ones, which are never fitted
   std::vector<SkippedRecord> skipped;
   for (const Measurement& m : *records) {
     if (!engine.empty() && m.engine != engine) continue;
     std::string why;
     auto plan = PlanReplay(m, defaults, &why);
     if (plan) {
-      plans.push_back(std::move(*plan));
+      all_plans.push_back(*plan);
+      if (!plan->speculative) plans.push_back(std::move(*plan));
     } else {
       skipped.push_back(SkippedRecord{m.id, why});
     }
@@ -183,11 +186,12 @@ int RunProfileFit(const Args& args) {
   if (!validation_doc.empty()) {
     std::string command = "kvbill calibrate";
     for (const std::string& a : args) command += " " + a;
-    if (auto s =
-            EmitOutput("calibrate",
-                       ValidationMarkdown(outcome, skipped, KernelFitTable(BundledKernelCurves()),
-                                          effects, command),
-                       validation_doc);
+    if (auto s = EmitOutput(
+            "calibrate",
+            ValidationMarkdown(outcome, skipped, KernelFitTable(BundledKernelCurves()), effects,
+                               command) +
+                SpeculativeValidationMarkdown(*records, all_plans, not_fitted, outcome.profile),
+            validation_doc);
         !s) {
       return ReportError("calibrate", s.error());
     }

@@ -455,12 +455,14 @@ Seconds OperatorCostModel::Combine(long double gpu, std::int64_t seqs, Tokens to
 Seconds OperatorCostModel::IterationSeconds(std::span<const ScheduledWork> work,
                                             std::span<long double> own_s) const {
   Tokens tokens = 0;
+  std::int64_t logits = 0;  // rows of the lm_head: one per sequence, k + 1 per verification
   bool prefill = false, decode = false;
   long double own_total = 0;
   for (std::size_t i = 0; i < work.size(); ++i) {
     const ScheduledWork& w = work[i];
     tokens += w.tokens;
-    if (w.prefill) {
+    logits += w.verify ? w.tokens : 1;
+    if (w.prefill || w.verify) {
       prefill = true;
       own_s[i] = PrefillOwn(w.context, w.tokens);
     } else {
@@ -478,13 +480,12 @@ Seconds OperatorCostModel::IterationSeconds(std::span<const ScheduledWork> work,
     // iteration. The prefill chunks' attention is what it would be alone.
     const long double f = profile_.params.mixed_attention_factor;
     for (std::size_t i = 0; i < work.size(); ++i) {
-      if (work[i].prefill) continue;
+      if (work[i].prefill || work[i].verify) continue;
       own_total += (f - 1) * own_s[i];
       own_s[i] *= f;
     }
   }
-  const long double gpu = DenseSeconds(tokens) +
-                          HeadSeconds(static_cast<std::int64_t>(work.size())) + fixed + own_total;
+  const long double gpu = DenseSeconds(tokens) + HeadSeconds(logits) + fixed + own_total;
   return Combine(gpu, static_cast<std::int64_t>(work.size()), tokens);
 }
 

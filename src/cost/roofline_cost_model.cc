@@ -19,8 +19,8 @@ Seconds RooflineCostModel::IterationSeconds(std::span<const ScheduledWork> work,
         static_cast<long double>(r_.KvWriteBytesPerToken()) * static_cast<long double>(w.tokens);
     bytes += read + write;
     flops += r_.MatmulFlopsPerToken() * static_cast<double>(w.tokens) +
-             (w.prefill ? r_.PrefillAttentionFlops(w.context, w.tokens)
-                        : r_.DecodeAttentionFlops(w.context));
+             (w.prefill || w.verify ? r_.PrefillAttentionFlops(w.context, w.tokens)
+                                    : r_.DecodeAttentionFlops(w.context));
     own_s[i] = (read + write) / r_.bytes_per_s();
   }
   return r_.IterationSeconds(static_cast<double>(bytes), static_cast<double>(flops));

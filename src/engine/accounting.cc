@@ -8,7 +8,7 @@ Seconds PriceIteration(std::vector<Work>& work, const CostModel& cost, const Roo
   Tokens tokens = 0;
   for (Work& w : work) {
     const Tokens c = w.seq->computed;
-    sched->push_back(ScheduledWork{c, w.tokens, w.seq->InPrefill()});
+    sched->push_back(ScheduledWork{c, w.tokens, w.seq->InPrefill(), w.verify});
     tokens += w.tokens;
     w.kv_read = roofline.KvReadBytes(c);
     w.kv_write = static_cast<long double>(roofline.KvWriteBytesPerToken()) *

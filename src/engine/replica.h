@@ -37,6 +37,7 @@ struct Work {
   long double kv_write = 0;  // bytes, one GPU
   long double share_s = 0;   // its share of the iteration time
   long double reload_s = 0;  // host-tier reload before it runs, charged to it
+  bool verify = false;       // a speculative verification step of `tokens` = k + 1
 };
 
 struct Replica {

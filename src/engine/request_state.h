@@ -34,6 +34,9 @@ struct Seq {
   Tokens computed = 0;        // tokens whose KV is cached
   Tokens generated = 0;       // output tokens sampled
   Tokens prefill_target = 0;  // tokens to compute before decoding (re)starts
+  // Speculative decoding: tokens expected and not yet advanced, from one half
+  // (so after j steps round(j x E) tokens have advanced, halves up).
+  long double spec_credit = 0.5;
   bool admitted_once = false;
   bool explicit_hashes = false;  // named from the trace's block hashes
   std::vector<BlockRun> explicit_runs;

@@ -95,7 +95,11 @@ Status Scheduler::Schedule(Replica& rep, Seconds now) {
   bool preempted = false;
   for (std::size_t i = 0; i < rep.running.size() && budget > 0;) {
     Seq* seq = rep.running[i];
-    const Tokens n = seq->InPrefill() ? std::min(seq->prefill_target - seq->computed, budget) : 1;
+    const int k = config_.speculative.num_speculative_tokens;
+    const bool verify = k > 0 && !seq->InPrefill();
+    const Tokens n = seq->InPrefill() ? std::min(seq->prefill_target - seq->computed, budget)
+                     : verify         ? std::min<Tokens>(k + 1, budget)
+                                      : 1;
     bool ok = rep.cache->Reserve(seq->id, seq->computed, seq->computed + n);
     while (!ok) {
       Seq* victim = rep.running.back();
@@ -105,7 +109,7 @@ Status Scheduler::Schedule(Replica& rep, Seconds now) {
       ok = rep.cache->Reserve(seq->id, seq->computed, seq->computed + n);
     }
     if (!ok) break;  // preempted itself: nothing further in running
-    rep.work.push_back(Work{seq, n, 0, 0, 0, 0});
+    rep.work.push_back(Work{seq, n, 0, 0, 0, 0, verify});
     budget -= n;
     ++i;
   }

@@ -49,9 +49,15 @@ Result<EngineSetup> SetUpEngine(const SimulationConfig& config) {
   const long double capacity = std::floor(static_cast<long double>(config.gpu.usable_memory_bytes) *
                                           config.memory_fraction) -
                                config.activation_reserve_gib * kBytesPerGiB;
-  const long double weights_per_gpu = CeilDiv(weights->total, tp);
+  // Speculative decoding: the draft's weights come out of the pool, and its
+  // KV rides along with every block (vLLM keeps the draft's layers in the
+  // same KV cache, one block table for both).
+  const SpeculativeDecoding& spec = config.speculative;
+  const long double weights_per_gpu = CeilDiv(weights->total, tp) + spec.draft_weight_bytes;
+  const long double draft_block_bytes = spec.draft_kv_bytes_per_token * config.block_size;
   const long double block_bytes =
-      static_cast<long double>(roofline->KvWriteBytesPerToken()) * config.block_size;
+      static_cast<long double>(roofline->KvWriteBytesPerToken()) * config.block_size +
+      draft_block_bytes;
   std::int64_t pool = 0;
   if (config.capacity_tokens == kUnlimitedTokens) {
     pool = kUnlimitedBlocks;
@@ -69,10 +75,13 @@ Result<EngineSetup> SetUpEngine(const SimulationConfig& config) {
     pool = block_bytes > 0 ? static_cast<std::int64_t>((capacity - weights_per_gpu) / block_bytes)
                            : kUnlimitedBlocks;
     if (!layout.Single()) {
-      pool = layout.page_bytes > 0
-                 ? static_cast<std::int64_t>((capacity - weights_per_gpu) /
-                                             static_cast<long double>(layout.page_bytes))
-                 : kUnlimitedBlocks;
+      // The draft's KV of block_size tokens, spread over the pages a
+      // sequence takes for them (one per group).
+      const long double page = static_cast<long double>(layout.page_bytes) +
+                               draft_block_bytes / static_cast<long double>(std::max<std::size_t>(
+                                                       1, layout.groups.size()));
+      pool = layout.page_bytes > 0 ? static_cast<std::int64_t>((capacity - weights_per_gpu) / page)
+                                   : kUnlimitedBlocks;
     }
   }
   std::shared_ptr<const CostModel> cost = config.cost_model;

@@ -1,6 +1,7 @@
 // The engine's coordinator; engine/engine.h states its contract.
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 
 #include "engine/accounting.h"
 #include "engine/engine.h"
@@ -221,6 +222,7 @@ void Engine::Track(Replica& rep, const Seq* s, bool add) {
 
 // Fuses decode steps when the batch cannot change before the next event.
 bool Engine::TryFuse(Replica& rep, Seconds now) {
+  if (config_.speculative.num_speculative_tokens > 0) return false;  // steps advance by E
   const Tokens k_max = fuser_.MaxSteps(rep);
   if (k_max < 2) return false;
   // The natural block: limited only by what can reach this replica from
@@ -289,6 +291,15 @@ void Engine::OnEnd(Seconds now, int r) {
       } else if (!s->InPrefill() && s->output == 0) {
         rec.first_token_s = now;
       }
+    } else if (w.verify) {
+      // The expected advance, rounded by the sequence's credit (simulator.h).
+      s->spec_credit += config_.speculative.expected_tokens;
+      const Tokens whole = static_cast<Tokens>(std::floor(s->spec_credit));
+      s->spec_credit -= static_cast<long double>(whole);
+      const Tokens advance =
+          std::max<Tokens>(1, std::min({whole, w.tokens, s->output - s->generated}));
+      s->computed += advance;
+      s->generated += advance;
     } else {
       s->computed += 1;
       s->generated += 1;

@@ -53,6 +53,9 @@ std::string TypeText(const Key& k) {
     case Type::kText:
       text = "string or list of strings";
       break;
+    case Type::kRates:
+      text = "number in [0, 1) or list of them";
+      break;
     case Type::kBool:
       text = "boolean";
       break;

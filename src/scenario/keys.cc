@@ -278,6 +278,18 @@ Field PricingSection() {
   return Field{[](Scenario& s, const json&) { s.pricing.emplace(); }, nullptr};
 }
 
+// deployment.speculative: present = on.
+Field SpeculativeSection() {
+  return Field{[](Scenario& s, const json&) { s.deployment.speculative.emplace(); }, nullptr};
+}
+
+template <auto Member>
+Field InSpeculative() {
+  return Field{
+      [](Scenario& s, const json& v) { StoreValue((*s.deployment.speculative).*Member, v); },
+      [](const Scenario&) { return LoadValue(ScenarioSpeculative{}.*Member); }};
+}
+
 }  // namespace
 
 // The rows. Sections come before their members; within a section the
@@ -504,6 +516,59 @@ const std::vector<Key>& ScenarioKeys() {
        .nullable = true,
        .unit = "s",
        .default_text = "from the engine profile (0 under the roofline)"},
+      {.pointer = "/deployment/speculative",
+       .type = Type::kSection,
+       .meaning = "speculative decoding: a draft proposes k tokens, the model verifies them in "
+                  "one step ([engine.md](engine.md#speculative-decoding)); absent or `null` = off, "
+                  "`\"eagle\"` stands for `{\"method\": \"eagle\"}`",
+       .field = SpeculativeSection(),
+       .nullable = true,
+       .default_text = "none (off)",
+       .type_text = "a method name or an object",
+       .shorthand = "method",
+       .doc_section = "deployment/speculative"},
+      {.pointer = "/deployment/speculative/method",
+       .type = Type::kChoice,
+       .meaning = "how drafts are made; defaults of k and α per method, with their sources, in "
+                  "[engine.md](engine.md#speculative-decoding)",
+       .field = InSpeculative<&ScenarioSpeculative::method>(),
+       .choices = {{"draft_model",
+                    "a smaller model of its own (`model`): its weights, KV and k "
+                    "decode steps (k 5, α 0.6)"},
+                   {"eagle",
+                    "an EAGLE head: one decoder layer of the model's shape and the "
+                    "lm_head, k steps (k 3, α 0.8)"},
+                   {"eagle3", "an EAGLE-3 head, priced as `eagle` (k 3, α 0.8)"},
+                   {"mtp",
+                    "the model's multi-token-prediction layer, priced as one decoder "
+                    "layer and the lm_head (k 1, α 0.85)"},
+                   {"ngram",
+                    "prompt lookup on the CPU: no draft operators, no draft KV (k 5, "
+                    "α 0.3, assumed)"}},
+       .what = "speculative method",
+       .required = true},
+      {.pointer = "/deployment/speculative/model",
+       .type = Type::kString,
+       .meaning = "`draft_model` only (and required there): the draft, a catalog name or the path "
+                  "of a `config.json`, run in its own stored weight format at the model's KV "
+                  "format and tensor-parallel degree",
+       .field = InSpeculative<&ScenarioSpeculative::model>(),
+       .domain = ModelName,
+       .default_text = "none"},
+      {.pointer = "/deployment/speculative/num_speculative_tokens",
+       .type = Type::kInteger,
+       .meaning = "draft length k: tokens proposed per step; a step verifies k + 1",
+       .field = InSpeculative<&ScenarioSpeculative::num_speculative_tokens>(),
+       .max = 32,
+       .nullable = true,
+       .unit = "tokens",
+       .default_text = "the method's"},
+      {.pointer = "/deployment/speculative/acceptance_rate",
+       .type = Type::kRates,
+       .meaning = "α: the chance that a draft token is accepted given the ones before it were; "
+                  "one number for every position, or a list of k, one per position",
+       .field = InSpeculative<&ScenarioSpeculative::acceptance_rate>(),
+       .default_text = "the method's"},
 
       {.pointer = "/engine",
        .type = Type::kSection,

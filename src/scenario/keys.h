@@ -49,6 +49,7 @@ enum class Type {
   kTokens,    // an integer in [min, 2^40] or a token count string ("32k" = 32,768)
   kNumber,    // a finite number in `range`
   kText,      // a string or a list of strings, for people; kvbill does not read it
+  kRates,     // a number in [0, 1) or a non-empty list of them; stored as a list
 };
 
 enum class Range { kAny, kPositive, kNonNegative, kFraction };

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <thread>
 
 #include "kvbill/cost/price_sheet.h"
+#include "kvbill/cost/speculative.h"
 #include "kvbill/hardware/format_support.h"
 #include "kvbill/hardware/gpu.h"
 #include "kvbill/model/hf_config.h"
@@ -126,10 +128,21 @@ std::vector<Lever> Levers(const Scenario& s) {
                          {"/model/set/v_head_dim", std::to_string(head_dim)}}});
     }
   }
-  levers.push_back({"speculative decoding",
-                    {},
-                    "not modelled yet: the scenario has no draft model and the engine no "
-                    "speculative step"});
+  // Speculative decoding: on with a method's defaults (the model's own MTP
+  // layer when its checkpoint has one, else an EAGLE-3 head), or off.
+  if (s.deployment.speculative) {
+    levers.push_back({"speculative decoding off",
+                      {{"/deployment/speculative", "null"}},
+                      "",
+                      "speculative decoding (" + s.deployment.speculative->method + ")"});
+  } else {
+    const std::string method = model && model->params.mtp > 0 ? "mtp" : "eagle3";
+    const SpeculativeMethod* m = FindSpeculativeMethod(method);
+    char name[96];
+    std::snprintf(name, sizeof name, "speculative decoding (%s, k %d, acceptance %.2f)",
+                  method.c_str(), m->num_speculative_tokens, m->acceptance_rate);
+    levers.push_back({name, {{"/deployment/speculative", "{\"method\": \"" + method + "\"}"}}});
+  }
   return levers;
 }
 

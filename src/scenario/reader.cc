@@ -189,6 +189,26 @@ Result<json> Reader::Scalar(const Key& key, const json& v, const std::string& at
     case Type::kBool:
       if (!v.is_boolean()) return Bad(at, "must be true or false, got " + Show(v));
       return v;
+    case Type::kRates: {
+      auto rate = [](const json& x) {
+        return x.is_number() && x.get<double>() >= 0 && x.get<double>() < 1;
+      };
+      const std::string must = "must be a number in [0, 1) or a non-empty list of them, got ";
+      if (v.is_array()) {
+        if (v.empty()) return Bad(at, must + Show(v));
+        for (std::size_t i = 0; i < v.size(); ++i) {
+          if (!rate(v[i])) {
+            return Bad(at + "/" + std::to_string(i),
+                       "must be a number in [0, 1), got " + Show(v[i]));
+          }
+        }
+        json list = json::array();
+        for (const json& x : v) list.push_back(x.get<double>());
+        return list;
+      }
+      if (!rate(v)) return Bad(at, must + Show(v));
+      return json::array({v.get<double>()});
+    }
     case Type::kChoice: {
       const std::vector<std::string> names = ChoiceNames(key);
       const std::string list = Join(names, "|");
@@ -399,6 +419,7 @@ Status Reader::ReadObject(const std::string& pointer, const Key* section, const 
   for (const Key* k : rows) {
     if (k->type != Type::kSection && k->type != Type::kMap) continue;
     if (const json* v = given(*k)) {
+      if (v->is_null() && k->nullable) continue;  // a nullable section: null = absent
       const std::string where = member_at(k->Name());
       origin_[k->pointer] = where;
       if (k->field.store != nullptr) k->field.store(*scenario_, *v);

@@ -5,6 +5,7 @@
 
 #include "kvbill/cost/price_sheet.h"
 #include "kvbill/cost/provider_cache.h"
+#include "kvbill/cost/speculative.h"
 #include "kvbill/hardware/format_support.h"
 #include "kvbill/hardware/gpu.h"
 #include "kvbill/model/hf_config.h"
@@ -145,6 +146,33 @@ Status ExpertParallelFits(const ReadState& state, Scenario* s) {
   return OkStatus();
 }
 
+// deployment.speculative: a draft model with draft_model and only there; one
+// acceptance rate or one per position.
+Status SpeculativeFits(const ReadState& state, Scenario* s) {
+  if (!s->deployment.speculative) return OkStatus();
+  const ScenarioSpeculative& spec = *s->deployment.speculative;
+  const std::string at = "/deployment/speculative";
+  const bool own = spec.method == "draft_model";
+  if (own && spec.model.empty()) {
+    return state.source().Bad(at + "/model", "missing (required by method \"draft_model\")");
+  }
+  if (!own && !spec.model.empty()) {
+    return state.source().Bad(state.At(at + "/model"), "only with method \"draft_model\" (" +
+                                                           Quote(spec.method) +
+                                                           " drafts without a model of its own)");
+  }
+  const SpeculativeMethod* method = FindSpeculativeMethod(spec.method);
+  const int k = spec.num_speculative_tokens.value_or(method ? method->num_speculative_tokens : 1);
+  const std::size_t n = spec.acceptance_rate.size();
+  if (n > 1 && n != static_cast<std::size_t>(k)) {
+    return state.source().Bad(state.At(at + "/acceptance_rate"),
+                              "must be one rate or " + std::to_string(k) +
+                                  " (one per drafted position, num_speculative_tokens " +
+                                  std::to_string(k) + "), got " + std::to_string(n));
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 const std::vector<Rule>& CrossKeyRules() {
@@ -176,6 +204,10 @@ const std::vector<Rule>& CrossKeyRules() {
        "`deployment.expert_parallel` must be 1 or `gpus_per_replica`, and above 1 only for a "
        "model with routed experts",
        ExpertParallelFits},
+      {"/deployment/speculative",
+       "`deployment.speculative`: `model` is required with `method` `\"draft_model\"` and "
+       "allowed only there; `acceptance_rate` is one rate or `num_speculative_tokens` of them",
+       SpeculativeFits},
   };
   return rules;
 }

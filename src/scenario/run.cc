@@ -4,6 +4,8 @@
 #include "kvbill/cost/operator_cost_model.h"
 #include "kvbill/cost/price_sheet.h"
 #include "kvbill/cost/roofline.h"
+#include "kvbill/cost/roofline_cost_model.h"
+#include "kvbill/cost/speculative.h"
 #include "kvbill/hardware/gpu.h"
 #include "kvbill/metrics/billing.h"
 #include "kvbill/metrics/run_aggregator.h"
@@ -12,6 +14,38 @@
 #include "kvbill/trace/importers.h"
 
 namespace kvbill {
+namespace {
+
+// deployment.speculative: the model's cost model wrapped to add the draft,
+// and the draft's memory (cost/speculative.h). `profile` is null under the
+// roofline.
+Status ApplySpeculative(const Scenario& s, const EngineProfile* profile,
+                        const OperatorModelOptions& options, SimulationConfig* c) {
+  const ScenarioSpeculative& spec = *s.deployment.speculative;
+  const std::string at = s.source + "#/deployment/speculative";
+  std::shared_ptr<const CostModel> target = c->cost_model;
+  if (!target) {
+    RooflineParams params = c->roofline;
+    params.tensor_parallel = c->gpus_per_replica;
+    auto roofline = Roofline::Make(c->model, c->kv_format, c->weight_format, c->gpu, params);
+    if (!roofline) return roofline.error().Within(s.source + "#/deployment");
+    target = std::make_shared<RooflineCostModel>(std::move(*roofline));
+  }
+  OperatorModelOptions o = options;
+  o.tensor_parallel = c->gpus_per_replica;
+  auto setup = MakeSpeculative(
+      SpeculativeSpec{spec.method, spec.model, spec.num_speculative_tokens, spec.acceptance_rate},
+      c->model, c->kv_format, c->gpu, target, profile, o, c->roofline);
+  if (!setup) return setup.error().Within(at);
+  c->speculative.num_speculative_tokens = setup->num_speculative_tokens;
+  c->speculative.expected_tokens = setup->expected_tokens;
+  c->speculative.draft_weight_bytes = setup->draft_weight_bytes;
+  c->speculative.draft_kv_bytes_per_token = setup->draft_kv_bytes_per_token;
+  c->cost_model = setup->cost;
+  return OkStatus();
+}
+
+}  // namespace
 
 Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
   const std::string at = s.source + "#";
@@ -38,6 +72,8 @@ Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
   c.max_num_seqs = s.engine.max_num_seqs.value_or(limits.max_num_seqs);
   c.max_model_len = s.engine.max_model_len.value_or(c.model.max_model_len);
   const ScenarioDeployment& d = s.deployment;
+  std::optional<EngineProfile> used_profile;
+  OperatorModelOptions options;
   if (d.bandwidth_efficiency || d.compute_efficiency) {
     // The spec-sheet roofline at the efficiencies given (docs/engine.md).
     c.roofline.bandwidth_efficiency = d.bandwidth_efficiency.value_or(0.65);
@@ -50,7 +86,7 @@ Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
       return profile.error().Within(
           at + (d.profile.empty() ? "/deployment/engine" : "/deployment/profile"));
     if (d.iteration_overhead_s) profile->params.cpu_iteration_s = *d.iteration_overhead_s;
-    OperatorModelOptions options;
+    used_profile = *profile;
     options.tensor_parallel = c.gpus_per_replica;
     options.max_batch_tokens = c.max_num_batched_tokens;
     options.max_batch_seqs = c.max_num_seqs;
@@ -67,6 +103,12 @@ Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
     c.frontend_per_request_s = profile->params.frontend_per_request_s;
     c.frontend_per_token_s = profile->params.frontend_per_token_s;
     c.request_latency_s = profile->params.request_latency_s;
+  }
+  if (d.speculative) {
+    if (Status st = ApplySpeculative(s, used_profile ? &*used_profile : nullptr, options, &c);
+        !st) {
+      return st.error();
+    }
   }
   auto router = ParseRouterKind(s.engine.router);
   if (!router) return router.error().Within(at + "/engine/router");

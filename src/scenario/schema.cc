@@ -110,6 +110,11 @@ json ValueSchema(const Key& key) {
       schema = {
           {"anyOf", {{{"type", "string"}}, {{"type", "array"}, {"items", {{"type", "string"}}}}}}};
       break;
+    case Type::kRates: {
+      const json rate = {{"type", "number"}, {"minimum", 0}, {"exclusiveMaximum", 1}};
+      schema = {{"anyOf", {rate, {{"type", "array"}, {"items", rate}, {"minItems", 1}}}}};
+      break;
+    }
     case Type::kBool:
       schema = {{"type", "boolean"}};
       break;

@@ -116,6 +116,10 @@ TEST(SimulateCliTest, InvalidScenariosExitTwoNamingTheJsonPath) {
       {R"({"context_policy": {"kind": "sliding_window", "window_tokens": 0}})",
        "#/context_policy/window_tokens: must be a positive integer, got 0"},
       {R"({"engine": {"max_num_seqs": 4, "bogus": 1}})", "#/engine/bogus: unknown key"},
+      {R"({"deployment": {"speculative": {"method": "eagle", "num_speculative_tokens": 0}}})",
+       "#/deployment/speculative/num_speculative_tokens: must be a positive integer, got 0"},
+      {R"({"deployment": {"speculative": {"method": "draft_model", "model": "nope"}}})",
+       "#/deployment/speculative/model: unknown model \"nope\""},
   };
   int i = 0;
   for (const auto& [json, expected] : cases) {

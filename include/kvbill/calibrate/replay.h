@@ -24,6 +24,7 @@
 
 #include "kvbill/calibrate/measurements.h"
 #include "kvbill/cost/engine_profile.h"
+#include "kvbill/cost/speculative.h"
 #include "kvbill/engine/simulator.h"
 #include "kvbill/util/result.h"
 
@@ -46,7 +47,10 @@ struct ReplayPlan {
   bool async_scheduling = false;  // --async-scheduling
   bool fp8_checkpoint = false;    // a *-FP8 checkpoint (block-scaled)
   int expert_parallel = 1;        // --enable-expert-parallel (= tp), --ep-size N
-  SimulationConfig config;        // cost_model unset
+  // vLLM's --speculative-config (method and num_speculative_tokens; the
+  // acceptance rate is the method's default, never fitted).
+  std::optional<SpeculativeSpec> speculative;
+  SimulationConfig config;  // cost_model unset
   std::vector<Task> tasks;
   std::vector<std::vector<Request>> requests;
 };

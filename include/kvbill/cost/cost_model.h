@@ -33,6 +33,10 @@ struct ScheduledWork {
   Tokens context = 0;
   Tokens tokens = 0;
   bool prefill = false;  // a prompt chunk (tokens may still be 1), not a decode step
+  // A speculative verification step (cost/speculative.h): `tokens` = k + 1
+  // query tokens after `context`, attended as an extend (as a prefill chunk
+  // is) with logits at every one of them.
+  bool verify = false;
 };
 
 // Step time on steps [begin, end) of a decode run: t(j) = t0 + t1 x j, with

@@ -67,6 +67,25 @@ enum class ReleaseRule {
 // "after_finish" or "recorded"; error otherwise.
 Result<ReleaseRule> ParseReleaseRule(std::string_view name);
 
+// Speculative decoding (docs/engine.md, "Speculative decoding"): a running
+// sequence past its prefill takes k + 1 tokens of the budget for a
+// verification step (priced by the cost model, which adds the draft) and
+// advances by E tokens on average: with a credit c of the sequence (1/2 at
+// release), each step adds E to c, advances floor(c) tokens (at least 1, at
+// most the tokens verified and what its output lacks) and keeps the
+// fraction. So after j steps round(j x E) tokens have advanced (halves up),
+// a request whose decode needs n tokens takes ceil((n - 1/2) / E) steps,
+// the same for any seed, and as α -> 1 every step advances k + 1.
+// Verification steps are never fused (event skipping steps through them).
+struct SpeculativeDecoding {
+  int num_speculative_tokens = 0;   // k; 0: off
+  long double expected_tokens = 1;  // E per verification step, in [1, k + 1]
+  // Taken from each GPU's KV pool: the draft's weights (bytes per GPU) and
+  // its KV (bytes per token per GPU, held for every token a sequence holds).
+  long double draft_weight_bytes = 0;
+  long double draft_kv_bytes_per_token = 0;
+};
+
 struct SimulationConfig {
   ModelShape model;
   ElementFormat kv_format;
@@ -114,6 +133,7 @@ struct SimulationConfig {
   // the limit, and its task ends there (the agent gets no reply to go on
   // with). 0: no limit.
   Tokens max_model_len = 0;
+  SpeculativeDecoding speculative;
 };
 inline constexpr Tokens kUnlimitedTokens = -1;
 

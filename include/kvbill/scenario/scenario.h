@@ -31,6 +31,19 @@ struct ScenarioModel {
   bool text_only = false;                  // leave vision / audio towers out of the weights
 };
 
+// "deployment.speculative": speculative decoding (docs/engine.md,
+// "Speculative decoding"). Present = on.
+struct ScenarioSpeculative {
+  // "draft_model", "eagle", "eagle3", "mtp" or "ngram" (SpeculativeMethodNames()).
+  std::string method;
+  std::string model;  // draft_model only: catalog name or config.json path (resolved)
+  // Draft length k (vLLM's num_speculative_tokens); nullopt: the method's default.
+  std::optional<int> num_speculative_tokens;
+  // Acceptance rate per position, each in [0, 1): one entry (every
+  // position), or k entries; empty: the method's default.
+  std::vector<double> acceptance_rate;
+};
+
 struct ScenarioDeployment {
   std::string gpu = "h100-sxm";  // catalog id or GPU JSON path (resolved)
   int gpus_per_replica = 1;      // tensor parallel
@@ -57,7 +70,8 @@ struct ScenarioDeployment {
   // instead of the calibrated operator model.
   std::optional<double> bandwidth_efficiency;
   std::optional<double> compute_efficiency;
-  std::optional<Seconds> iteration_overhead_s;  // CPU time of every engine iteration
+  std::optional<Seconds> iteration_overhead_s;     // CPU time of every engine iteration
+  std::optional<ScenarioSpeculative> speculative;  // nullopt: off
 };
 
 struct ScenarioEngine {

@@ -1,0 +1,33 @@
+// The speculative-decoding records of the calibration data in
+// docs/validation.md: which are replayed (with the method's default
+// acceptance rate, never fitted) and which are not and why, the replayed
+// ones against what was measured, and their gain over the same run without
+// speculation where the data has that run.
+#ifndef KVBILL_CALIBRATE_SPECULATIVE_VALIDATION_H_
+#define KVBILL_CALIBRATE_SPECULATIVE_VALIDATION_H_
+
+#include <string>
+#include <vector>
+
+#include "kvbill/calibrate/measurements.h"
+#include "kvbill/calibrate/profile_fit.h"
+#include "kvbill/calibrate/replay.h"
+#include "kvbill/cost/engine_profile.h"
+
+namespace kvbill {
+
+// Whether the record's engine flags turn speculative decoding on
+// (--speculative-config, --speculative-algorithm).
+bool IsSpeculativeRecord(const Measurement& m);
+
+// The section's markdown. `records`: every record read; `plans`: the
+// replayable records of the fitted engine (speculative and not);
+// `skipped`: why the others were not replayed; `profile`: the fitted one.
+std::string SpeculativeValidationMarkdown(const std::vector<Measurement>& records,
+                                          const std::vector<ReplayPlan>& plans,
+                                          const std::vector<SkippedRecord>& skipped,
+                                          const EngineProfile& profile);
+
+}  // namespace kvbill
+
+#endif  // KVBILL_CALIBRATE_SPECULATIVE_VALIDATION_H_

@@ -1,0 +1,233 @@
+#include "kvbill/calibrate/speculative_validation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+
+namespace kvbill {
+namespace {
+
+std::string Fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+// The flags without speculation's, as a map.
+std::map<std::string, std::string> FlagsWithoutSpeculation(const Measurement& m) {
+  auto flags = ParseEngineFlags(m.engine_flags);
+  for (auto it = flags.begin(); it != flags.end();) {
+    it = it->first.starts_with("speculative-") ? flags.erase(it) : std::next(it);
+  }
+  return flags;
+}
+
+// The record id's page (everything before the engine) and workload (after
+// the run number): "gpustack/m/page/vllm/b08-sharegpt-n1000-rps8" ->
+// ("gpustack/m/page", "sharegpt-n1000-rps8").
+std::pair<std::string, std::string> PageAndWorkload(const std::string& id) {
+  const std::size_t slash = id.rfind('/');
+  const std::size_t engine = id.rfind('/', slash == std::string::npos ? 0 : slash - 1);
+  const std::string last = slash == std::string::npos ? id : id.substr(slash + 1);
+  const std::size_t dash = last.find('-');
+  return {engine == std::string::npos ? "" : id.substr(0, engine),
+          dash == std::string::npos ? last : last.substr(dash + 1)};
+}
+
+// The same run without speculation: same page, engine, workload, model,
+// GPU and flags but speculation's.
+const Measurement* BaseOf(const Measurement& spec, const std::vector<Measurement>& records) {
+  const auto [page, workload] = PageAndWorkload(spec.id);
+  const auto flags = FlagsWithoutSpeculation(spec);
+  for (const Measurement& m : records) {
+    if (IsSpeculativeRecord(m) || m.engine != spec.engine || m.model != spec.model ||
+        m.gpu_text != spec.gpu_text || m.tp != spec.tp) {
+      continue;
+    }
+    if (PageAndWorkload(m.id) != std::make_pair(page, workload)) continue;
+    if (ParseEngineFlags(m.engine_flags) == flags) return &m;
+  }
+  return nullptr;
+}
+
+const MetricPoint* Find(const std::vector<MetricPoint>& pts, const std::string& metric) {
+  for (const MetricPoint& p : pts) {
+    if (p.metric == metric) return &p;
+  }
+  return nullptr;
+}
+
+std::string Join(const std::vector<std::string>& words) {
+  std::string out;
+  for (const std::string& w : words) out += (out.empty() ? "" : ", ") + w;
+  return out;
+}
+
+}  // namespace
+
+bool IsSpeculativeRecord(const Measurement& m) {
+  const auto flags = ParseEngineFlags(m.engine_flags);
+  return flags.count("speculative-config") > 0 || flags.count("speculative-algorithm") > 0;
+}
+
+std::string SpeculativeValidationMarkdown(const std::vector<Measurement>& records,
+                                          const std::vector<ReplayPlan>& plans,
+                                          const std::vector<SkippedRecord>& skipped,
+                                          const EngineProfile& profile) {
+  std::map<std::string, const ReplayPlan*> plan_of;
+  for (const ReplayPlan& p : plans) plan_of[p.measurement->id] = &p;
+  std::map<std::string, std::string> why;
+  for (const SkippedRecord& s : skipped) why.emplace(s.id, s.reason);
+  auto replay = [&](const std::string& id, std::vector<SkippedRecord>* lost) {
+    std::vector<ReplayPlan> one = {*plan_of.at(id)};
+    return Evaluate(one, profile, lost);
+  };
+  std::string list =
+      "| record | engine | speculation | replayed | why not / acceptance "
+      "|\n|---|---|---|---|---|\n";
+  std::string points =
+      "| record | metric | measured | kvbill | ratio |\n|---|---|---:|---:|---:|\n";
+  std::string gains =
+      "| record | without speculation | metric | published gain | kvbill gain | met |\n"
+      "|---|---|---|---:|---:|---|\n";
+  int n = 0, replayed = 0;
+  for (const Measurement& m : records) {
+    if (!IsSpeculativeRecord(m)) continue;
+    ++n;
+    const auto flags = ParseEngineFlags(m.engine_flags);
+    std::string how = flags.count("speculative-config")
+                          ? "`" + flags.at("speculative-config") + "`"
+                          : "SGLang " + flags.at("speculative-algorithm");
+    if (flags.count("speculative-num-steps")) {
+      how += " steps " + flags.at("speculative-num-steps");
+      if (flags.count("speculative-eagle-topk"))
+        how += ", top-k " + flags.at("speculative-eagle-topk");
+      if (flags.count("speculative-num-draft-tokens")) {
+        how += ", " + flags.at("speculative-num-draft-tokens") + " draft tokens";
+      }
+    }
+    auto plan = plan_of.find(m.id);
+    if (plan == plan_of.end()) {
+      // Why it cannot be replayed (PlanReplay's reason), else why it was not.
+      std::string reason;
+      if (PlanReplay(m, ReplayDefaults{}, &reason)) {
+        reason = why.count(m.id) ? why.at(m.id) : "not a record of this engine's fit";
+      }
+      if (m.engine == "sglang" && flags.count("speculative-eagle-topk") &&
+          flags.at("speculative-eagle-topk") != "1") {
+        reason += "; and its drafts are trees (top-k above 1), kvbill models a chain";
+      }
+      list += "| " + m.id + " | " + m.engine + " " + m.engine_version + " | " + how + " | no | " +
+              reason + " |\n";
+      continue;
+    }
+    ++replayed;
+    const SpeculativeSpec& spec = *plan->second->speculative;
+    const SpeculativeMethod* method = FindSpeculativeMethod(spec.method);
+    const int k = spec.num_speculative_tokens.value_or(method->num_speculative_tokens);
+    const std::vector<double> rates = {method->acceptance_rate};
+    list +=
+        "| " + m.id + " | " + m.engine + " " + m.engine_version + " | " + how + " | yes | α " +
+        Fixed(method->acceptance_rate, 2) + " (the method's default), k " + std::to_string(k) +
+        ", E " + Fixed(static_cast<double>(ExpectedTokensPerStep(rates, k)), 3) +
+        (m.quality_flags.empty() ? "" : "; the record's quality flags: " + Join(m.quality_flags)) +
+        " |\n";
+    std::vector<SkippedRecord> lost;
+    const std::vector<MetricPoint> spec_points = replay(m.id, &lost);
+    for (const MetricPoint& p : spec_points) {
+      points += "| " + p.record + " | " + p.metric + " | " + Fixed(p.measured, 2) + " | " +
+                Fixed(p.predicted, 2) + " | " + Fixed(p.Ratio(), 2) + " |\n";
+    }
+    const Measurement* base = BaseOf(m, records);
+    if (base == nullptr || plan_of.count(base->id) == 0) {
+      gains += "| " + m.id + " | " +
+               (base == nullptr ? "none in the data" : base->id + " (not replayed)") +
+               " | | | | |\n";
+      continue;
+    }
+    const std::vector<MetricPoint> base_points = replay(base->id, &lost);
+    for (const char* metric : {"duration_s", "ttft_ms_mean", "tpot_ms_mean", "e2e_ms_mean"}) {
+      const MetricPoint* s = Find(spec_points, metric);
+      const MetricPoint* b = Find(base_points, metric);
+      if (s == nullptr || b == nullptr || s->measured <= 0 || s->predicted <= 0) continue;
+      const double published = b->measured / s->measured - 1;
+      const double predicted = b->predicted / s->predicted - 1;
+      const bool met = std::abs(predicted - published) <= std::max(0.5 * std::abs(published), 0.05);
+      gains += "| " + m.id + " | " + base->id + " | " + metric + " | " + Fixed(100 * published, 1) +
+               "% | " + Fixed(100 * predicted, 1) + "% | " + (met ? "yes" : "no") + " |\n";
+    }
+  }
+  // SGLang's EAGLE-3 runs against vLLM's runs of the same page and workload
+  // without speculation: kvbill's chain on vLLM's run, as an indication of
+  // how the benefit falls with batch (two engines; SGLang drafts trees).
+  std::string cross =
+      "| SGLang record | vLLM record without speculation | concurrency | published "
+      "time(vLLM) / time(SGLang EAGLE-3) | kvbill: time(vLLM) / time(vLLM + EAGLE-3 chain) |\n"
+      "|---|---|---:|---:|---:|\n";
+  int cross_rows = 0;
+  for (const Measurement& m : records) {
+    if (m.engine != "sglang" || !IsSpeculativeRecord(m)) continue;
+    const auto flags = ParseEngineFlags(m.engine_flags);
+    if (!flags.count("speculative-algorithm") || flags.at("speculative-algorithm") != "EAGLE3" ||
+        FlagsWithoutSpeculation(m).size() != 0 || !m.duration_s) {
+      continue;  // only the plain EAGLE-3 runs (no other flag)
+    }
+    const auto [page, workload] = PageAndWorkload(m.id);
+    for (const Measurement& v : records) {
+      if (v.engine != "vllm" || IsSpeculativeRecord(v) || !v.engine_flags.empty() ||
+          PageAndWorkload(v.id) != std::make_pair(page, workload) || plan_of.count(v.id) == 0 ||
+          !v.duration_s) {
+        continue;
+      }
+      ReplayPlan with = *plan_of.at(v.id);
+      SpeculativeSpec spec;
+      spec.method = "eagle3";
+      if (flags.count("speculative-num-steps")) {
+        spec.num_speculative_tokens = std::atoi(flags.at("speculative-num-steps").c_str());
+      }
+      with.speculative = spec;
+      std::vector<ReplayPlan> pair = {*plan_of.at(v.id), with};
+      std::vector<SkippedRecord> lost;
+      const std::vector<MetricPoint> pts = Evaluate(pair, profile, &lost);
+      double base = 0, spec_s = 0;
+      for (const MetricPoint& p : pts) {
+        if (p.metric != "duration_s") continue;
+        (base == 0 ? base : spec_s) = p.predicted;
+      }
+      if (base <= 0 || spec_s <= 0) continue;
+      ++cross_rows;
+      cross += "| " + m.id + " | " + v.id + " | " +
+               std::to_string(m.concurrency ? *m.concurrency : 0) + " | " +
+               Fixed(*v.duration_s / *m.duration_s, 2) + "× | " + Fixed(base / spec_s, 2) +
+               "× (k " + std::to_string(spec.num_speculative_tokens.value_or(3)) + ", α 0.80) |\n";
+    }
+  }
+  std::string out;
+  out += "\n## Speculative decoding\n\n";
+  out +=
+      "The " + std::to_string(n) +
+      " records that run speculative decoding (engine flags `--speculative-config` or "
+      "`--speculative-algorithm`). None is fitted: a replayed one runs the fitted profile "
+      "with the method's default acceptance rate ([engine.md](engine.md#speculative-decoding)); " +
+      std::to_string(replayed) + " are replayed.\n\n" + list;
+  out += "\nThe replayed records against what was measured:\n\n" + points;
+  out +=
+      "\nTheir gain over the same run without speculation (same page, workload, model, GPU and "
+      "flags but speculation's), time(without) / time(with) − 1, published and predicted; met "
+      "when they differ by at most max(½ × |published gain|, 5 points):\n\n" +
+      gains;
+  if (cross_rows > 0) {
+    out +=
+        "\nSGLang's EAGLE-3 runs of Qwen3-8B on one H100 have no SGLang run without speculation "
+        "at the same concurrency but one; the same page has vLLM runs without it. Across the "
+        "two engines (SGLang's tree drafts and scheduler against kvbill's chain on vLLM's "
+        "scheduler, so an indication, not a validation), the published speed-up and kvbill's "
+        "for an EAGLE-3 chain of the same depth on the vLLM run, by duration:\n\n" +
+        cross;
+  }
+  return out;
+}
+
+}  // namespace kvbill

@@ -1,0 +1,226 @@
+#include "kvbill/cost/speculative.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "kvbill/cost/roofline_cost_model.h"
+#include "kvbill/model/hf_config.h"
+#include "kvbill/model/weight_bytes.h"
+
+namespace kvbill {
+
+const std::vector<SpeculativeMethod>& SpeculativeMethods() {
+  // k and α: docs/engine.md, "Speculative decoding", has the sources.
+  static const std::vector<SpeculativeMethod> methods = {
+      {"draft_model", 5, 0.6, false, true}, {"eagle", 3, 0.8, true, false},
+      {"eagle3", 3, 0.8, true, false},      {"mtp", 1, 0.85, true, false},
+      {"ngram", 5, 0.3, false, false},
+  };
+  return methods;
+}
+
+const SpeculativeMethod* FindSpeculativeMethod(std::string_view name) {
+  for (const SpeculativeMethod& m : SpeculativeMethods()) {
+    if (name == m.name) return &m;
+  }
+  return nullptr;
+}
+
+long double ExpectedTokensPerStep(std::span<const double> rates, int k) {
+  long double expected = 1, all_accepted = 1;
+  for (int i = 0; i < k; ++i) {
+    all_accepted *= rates.size() == 1 ? rates[0] : rates[static_cast<std::size_t>(i)];
+    expected += all_accepted;
+  }
+  return expected;
+}
+
+ModelShape DraftLayerShape(const ModelShape& model) {
+  ModelShape d;
+  d.name = model.name + " (draft layer)";
+  d.source = model.source;
+  d.architecture = model.architecture;
+  d.model_type = model.model_type;
+  d.hidden_size = model.hidden_size;
+  d.vocab_size = model.vocab_size;
+  d.max_position_embeddings = model.max_position_embeddings;
+  d.max_model_len = model.max_model_len;
+  d.dtype = model.dtype;
+  d.compute_format = model.dtype;
+  d.state_format = model.state_format;
+  // The last layer that keeps per-token KV: the head attends as it does.
+  for (const LayerShape& l : model.layers) {
+    if (l.KeepsPerTokenKv()) d.layers.assign(1, l);
+  }
+  if (d.layers.empty()) d.layers.assign(1, LayerShape{});
+  d.layers[0].index = 0;
+  const ParamCounts& p = model.params;
+  const std::int64_t layers = std::max(1, model.DecoderLayers());
+  std::int64_t attention_layers = 0;
+  for (const LayerShape& l : model.layers) {
+    if (l.KeepsPerTokenKv()) ++attention_layers;
+  }
+  d.params.embedding = p.embedding;
+  d.params.lm_head = p.lm_head;
+  d.params.attention = p.attention / std::max<std::int64_t>(1, attention_layers);
+  d.params.norms = p.norms / layers;
+  if (model.moe.layers > 0) {
+    const std::int64_t n = model.moe.layers;
+    d.moe = model.moe;
+    d.moe.layers = 1;
+    d.params.routed_experts = p.routed_experts / n;
+    d.params.active_routed_experts = p.active_routed_experts / n;
+    d.params.shared_experts = p.shared_experts / n;
+    d.params.routers = p.routers / n;
+  } else {
+    d.params.dense_mlp = p.dense_mlp / layers;
+  }
+  return d;  // no weight groups: one per role, in the dtype
+}
+
+SpeculativeCostModel::SpeculativeCostModel(std::shared_ptr<const CostModel> target,
+                                           std::shared_ptr<const CostModel> draft,
+                                           int num_speculative_tokens, std::string description)
+    : target_(std::move(target)),
+      draft_(std::move(draft)),
+      k_(num_speculative_tokens),
+      description_(std::move(description)) {}
+
+long double SpeculativeCostModel::DraftSeconds(std::span<const Tokens> contexts,
+                                               std::span<long double> own_s) const {
+  if (!draft_ || contexts.empty()) return 0;
+  std::vector<ScheduledWork> work(contexts.size());
+  std::vector<long double> own(contexts.size());
+  long double total = 0;
+  for (int j = 0; j < k_; ++j) {
+    for (std::size_t i = 0; i < contexts.size(); ++i) {
+      work[i] = ScheduledWork{contexts[i] + j, 1, false};
+    }
+    std::fill(own.begin(), own.end(), 0.0L);
+    const long double t = draft_->IterationSeconds(work, own);
+    total += t;
+    if (own_s.empty()) continue;
+    long double own_total = 0;
+    for (long double o : own) own_total += o;
+    const long double rest = (t - own_total) / static_cast<long double>(contexts.size());
+    for (std::size_t i = 0; i < contexts.size(); ++i) own_s[i] += own[i] + rest;
+  }
+  return total;
+}
+
+Seconds SpeculativeCostModel::IterationSeconds(std::span<const ScheduledWork> work,
+                                               std::span<long double> own_s) const {
+  const long double t = target_->IterationSeconds(work, own_s);
+  std::vector<Tokens> contexts;
+  std::vector<std::size_t> at;
+  for (std::size_t i = 0; i < work.size(); ++i) {
+    if (!work[i].verify) continue;
+    contexts.push_back(work[i].context);
+    at.push_back(i);
+  }
+  if (contexts.empty()) return static_cast<Seconds>(t);
+  std::vector<long double> draft_own(contexts.size(), 0);
+  const long double draft = DraftSeconds(contexts, draft_own);
+  for (std::size_t n = 0; n < at.size(); ++n) own_s[at[n]] += draft_own[n];
+  return static_cast<Seconds>(t + draft);
+}
+
+void SpeculativeCostModel::DecodeLinesFor(std::span<const Tokens> contexts, Tokens max_steps,
+                                          DecodeLines* out) const {
+  target_->DecodeLinesFor(contexts, max_steps, out);
+}
+
+Seconds SpeculativeCostModel::RecomputeSeconds(Tokens start, Tokens n) const {
+  return target_->RecomputeSeconds(start, n);
+}
+
+Result<SpeculativeSetup> MakeSpeculative(const SpeculativeSpec& spec, const ModelShape& model,
+                                         const ElementFormat& kv_format, const GpuSpec& gpu,
+                                         std::shared_ptr<const CostModel> target,
+                                         const EngineProfile* profile,
+                                         const OperatorModelOptions& options,
+                                         const RooflineParams& roofline) {
+  const SpeculativeMethod* method = FindSpeculativeMethod(spec.method);
+  if (method == nullptr) return Error("unknown speculative method \"" + spec.method + "\"");
+  SpeculativeSetup out;
+  const int k = spec.num_speculative_tokens.value_or(method->num_speculative_tokens);
+  std::vector<double> rates = spec.acceptance_rate;
+  if (rates.empty()) rates.push_back(method->acceptance_rate);
+  if (rates.size() != 1 && rates.size() != static_cast<std::size_t>(k)) {
+    return Error("acceptance_rate must be one rate or " + std::to_string(k) + ", got " +
+                 std::to_string(rates.size()));
+  }
+  out.num_speculative_tokens = k;
+  out.expected_tokens = ExpectedTokensPerStep(rates, k);
+  std::optional<ModelShape> draft;
+  std::string drafted_by;
+  if (method->own_model) {
+    auto loaded = LoadModel(spec.draft_model);
+    if (!loaded) return loaded.error();
+    draft = std::move(*loaded);
+    drafted_by = "draft model " + draft->name;
+  } else if (method->draft_layer) {
+    draft = DraftLayerShape(model);
+    drafted_by = "a head of one decoder layer and the lm_head";
+  }
+  const int tp = std::max(1, options.tensor_parallel);
+  std::shared_ptr<const CostModel> draft_cost;
+  if (draft) {
+    if (profile != nullptr) {
+      EngineProfile bare = *profile;
+      bare.params.cpu_iteration_s = 0;
+      bare.params.cpu_per_sequence_s = 0;
+      bare.params.output_per_sequence_s = 0;
+      bare.params.eager_launch_per_layer_s = 0;
+      OperatorModelOptions o = options;
+      o.expert_parallel = 1;
+      o.expert_all_to_all = false;
+      o.fp8_checkpoint = false;
+      auto m = OperatorCostModel::Make(*draft, kv_format, "auto", gpu, nullptr, bare, o);
+      if (!m) return m.error();
+      draft_cost = *m;
+    } else {
+      RooflineParams params = roofline;
+      params.tensor_parallel = tp;
+      params.iteration_overhead_s = 0;
+      auto r = Roofline::Make(*draft, kv_format, "auto", gpu, params);
+      if (!r) return r.error();
+      draft_cost = std::make_shared<RooflineCostModel>(std::move(*r));
+    }
+    auto r = Roofline::Make(*draft, kv_format, "auto", gpu, RooflineParams{tp, 1, 1, 0});
+    if (!r) return r.error();
+    out.draft_kv_bytes_per_token = r->KvWriteBytesPerToken();
+    ModelShape own = *draft;
+    if (method->draft_layer) {
+      // The head shares the model's embedding and lm_head.
+      own.params.embedding = 0;
+      own.params.lm_head = 0;
+    }
+    auto bytes = ComputeWeightBytes(own, "auto");
+    if (!bytes) return bytes.error();
+    out.draft_weight_bytes = static_cast<long double>((bytes->total + tp - 1) / tp);
+  }
+  char text[160];
+  std::snprintf(text, sizeof text,
+                "speculative decoding: %s, k %d, %.3Lf tokens per verification step",
+                spec.method.c_str(), k, out.expected_tokens);
+  std::string note = text;
+  if (!drafted_by.empty()) {
+    char memory[160];
+    std::snprintf(memory, sizeof memory,
+                  "; the KV pool holds the draft too (%.0Lf bytes of weights and %.0Lf bytes of "
+                  "KV a token, per GPU)",
+                  out.draft_weight_bytes, out.draft_kv_bytes_per_token);
+    note += ", drafted by " + drafted_by + memory;
+  }
+  out.cost = std::make_shared<SpeculativeCostModel>(std::move(target), draft_cost, k, note);
+  return out;
+}
+
+CostModelInfo SpeculativeCostModel::Describe() const {
+  CostModelInfo info = target_->Describe();
+  info.notes.push_back(description_);
+  return info;
+}
+
+}  // namespace kvbill

@@ -1,0 +1,147 @@
+// Speculative decoding in the engine: how far a verification step advances,
+// what the draft adds, the KV pool it takes, and event mode against step
+// mode, worked out by hand.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "engine/engine_test_util.h"
+#include "kvbill/cost/speculative.h"
+
+namespace kvbill {
+namespace {
+
+// Every iteration takes `a` seconds plus `b` per token of context of its
+// sequences (each sequence's own part), whatever it computes.
+class ContextCost final : public CostModel {
+ public:
+  ContextCost(double a, double b) : a_(a), b_(b) {}
+  Seconds IterationSeconds(std::span<const ScheduledWork> work,
+                           std::span<long double> own_s) const override {
+    long double t = a_;
+    for (std::size_t i = 0; i < work.size(); ++i) {
+      own_s[i] = b_ * static_cast<long double>(work[i].context);
+      t += own_s[i];
+    }
+    return static_cast<Seconds>(t);
+  }
+  void DecodeLinesFor(std::span<const Tokens> contexts, Tokens max_steps,
+                      DecodeLines* out) const override {
+    const std::size_t n = contexts.size();
+    long double t0 = a_;
+    out->own0.assign(n, 0);
+    out->own1.assign(n, b_);
+    for (std::size_t i = 0; i < n; ++i) {
+      out->own0[i] = b_ * static_cast<long double>(contexts[i]);
+      t0 += out->own0[i];
+    }
+    out->lines.assign(1, StepLine{0, max_steps, t0, b_ * static_cast<long double>(n)});
+  }
+  Seconds RecomputeSeconds(Tokens, Tokens) const override { return 0; }
+  std::string name() const override { return "context"; }
+  CostModelInfo Describe() const override { return {}; }
+
+ private:
+  double a_, b_;
+};
+
+// One request: a 1,000-token prompt and 101 output tokens (one from the
+// prefill, 100 from decode steps), on a model whose iterations take 1 ms.
+SimulationConfig OneRequestConfig(double acceptance, int k, bool draft) {
+  SimulationConfig c = Config("llama-3.1-8b");
+  auto target = std::make_shared<ContextCost>(0.001, 0.0);
+  c.cost_model = target;
+  if (k > 0) {
+    const std::vector<double> rates = {acceptance};
+    c.speculative.num_speculative_tokens = k;
+    c.speculative.expected_tokens = ExpectedTokensPerStep(rates, k);
+    std::shared_ptr<const CostModel> d;
+    if (draft) d = std::make_shared<ContextCost>(0.0001, 1e-9);
+    c.cost_model = std::make_shared<SpeculativeCostModel>(target, d, k, "test");
+  }
+  return c;
+}
+
+std::vector<Task> OneRequest() { return {LoopTask("a", 1, 1000, 0, 101, 0)}; }
+
+TEST(SpeculativeEngineTest, AcceptanceZeroOnlyAddsTheDraftsTime) {
+  // Off: 1 prefill iteration and 100 decode steps of 1 ms: 0.101 s.
+  const SimulationResult off = RunSim(OneRequestConfig(0, 0, false), OneRequest());
+  ASSERT_EQ(off.requests.size(), 1u);
+  EXPECT_NEAR(off.requests[0].finish_s, 0.101, 1e-12);
+  // α 0, k 3: E = 1, so still 100 verification steps, at contexts
+  // c = 1000 .. 1099, each adding 3 draft steps at c, c + 1, c + 2:
+  // 3 x 1e-4 + 1e-9 x (3c + 3). Summed: 100 x 3e-4 + 1e-9 x (3 x 104,950 + 300)
+  // = 0.03 + 0.00031515 = 0.03031515 s more than off, and nothing else.
+  const SimulationResult on = RunSim(OneRequestConfig(0, 3, true), OneRequest());
+  ASSERT_EQ(on.requests.size(), 1u);
+  EXPECT_NEAR(on.requests[0].finish_s, 0.101 + 0.03031515, 1e-12);
+  EXPECT_EQ(on.iterations, off.iterations);
+  EXPECT_EQ(on.requests[0].output_tokens, 101);
+}
+
+TEST(SpeculativeEngineTest, StepsAdvanceByTheExpectedTokensRounded) {
+  // α 0.5, k 2: E = 1.75. After j steps round(1.75 j) tokens; 100 need
+  // 1.75 j >= 99.5, j = 57 steps: 1 + 57 iterations of 1 ms.
+  const SimulationResult r = RunSim(OneRequestConfig(0.5, 2, false), OneRequest());
+  ASSERT_EQ(r.requests.size(), 1u);
+  EXPECT_EQ(r.iterations, 58);
+  EXPECT_NEAR(r.requests[0].finish_s, 0.058, 1e-12);
+  // The first token comes from the prefill: TTFT is unchanged, 1 ms.
+  EXPECT_NEAR(r.requests[0].first_token_s, 0.001, 1e-12);
+}
+
+TEST(SpeculativeEngineTest, AcceptanceNearOneAdvancesKPlusOneTokensPerStep) {
+  // α = 1 - 2^-30, k 3: E = 4 - 6 x 2^-30 (to first order); after j <= 25
+  // steps round(j E) = 4 j, so the 100 decode tokens take 25 steps.
+  const SimulationResult r =
+      RunSim(OneRequestConfig(1.0 - 1.0 / 1073741824.0, 3, false), OneRequest());
+  ASSERT_EQ(r.requests.size(), 1u);
+  EXPECT_EQ(r.iterations, 26);
+  EXPECT_NEAR(r.requests[0].finish_s, 0.026, 1e-12);
+}
+
+TEST(SpeculativeEngineTest, EventModeEqualsStepModeAndIsDeterministic) {
+  // Agent loops on two replicas with preemptions possible: speculation is
+  // never fused, so both modes take the same steps.
+  SimulationConfig c = OneRequestConfig(0.7, 3, true);
+  c.replicas = 2;
+  c.router = RouterKind::kSessionAffinity;
+  std::vector<Task> tasks;
+  for (int i = 0; i < 6; ++i) {
+    tasks.push_back(
+        LoopTask("t" + std::to_string(i), 4, 2000 + 100 * i, 300, 90 + 7 * i, 0.5, 0.01 * i));
+  }
+  const SimulationResult event = RunSim(c, tasks);
+  c.step_mode = true;
+  const SimulationResult step = RunSim(c, tasks);
+  ExpectSameRuns(event, step);
+  c.step_mode = false;
+  const SimulationResult again = RunSim(c, tasks);
+  ExpectSameRuns(event, again);
+  for (const RequestRecord& rec : event.requests) EXPECT_GT(rec.output_tokens, 0);
+}
+
+TEST(SpeculativeEngineTest, DraftWeightsAndKvShrinkThePool) {
+  // Llama-3.1-8B in bf16 on one H100 at memory fraction 0.9, no reserve:
+  // weights 8,030,261,248 x 2 = 16,060,522,496 bytes; a block of 16 tokens
+  // 16 x 131,072 = 2,097,152 bytes. An EAGLE head of one layer: weights
+  // (41,943,040 + 176,160,768 + 8,320 norm) x 2 = 436,224,256 bytes and
+  // 4,096 bytes of KV a token, so a block takes 16 x 135,168 = 2,162,688.
+  SimulationConfig c = Config("llama-3.1-8b");
+  const long double capacity =
+      std::floor(static_cast<long double>(c.gpu.usable_memory_bytes) * 0.9L);
+  const auto off = std::int64_t((capacity - 16060522496.0L) / 2097152.0L);
+  c.speculative.num_speculative_tokens = 3;
+  c.speculative.draft_weight_bytes = 436224256;
+  c.speculative.draft_kv_bytes_per_token = 4096;
+  const auto on = std::int64_t((capacity - 16060522496.0L - 436224256.0L) / 2162688.0L);
+  EXPECT_LT(on, off);
+  const SimulationResult r = RunSim(c, OneRequest());
+  EXPECT_EQ(r.kv_pool_blocks, on);
+  c.speculative = SpeculativeDecoding{};
+  EXPECT_EQ(RunSim(c, OneRequest()).kv_pool_blocks, off);
+}
+
+}  // namespace
+}  // namespace kvbill

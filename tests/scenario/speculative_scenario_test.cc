@@ -1,0 +1,88 @@
+// deployment.speculative in a scenario: what it reads, its defaults, and
+// bad input named by its JSON pointer.
+#include <gtest/gtest.h>
+
+#include "kvbill/scenario/run.h"
+#include "kvbill/scenario/scenario.h"
+
+namespace kvbill {
+namespace {
+
+std::string ErrorOf(const std::string& text) {
+  auto s = ParseScenario(text, "s.json");
+  return s.ok() ? "(parsed)" : s.error().message();
+}
+
+TEST(SpeculativeScenarioTest, OneValueTurnsItOnWithTheMethodsDefaults) {
+  auto s = ParseScenario(R"({"deployment": {"speculative": {"method": "eagle"}}})", "s.json");
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  ASSERT_TRUE(s->deployment.speculative.has_value());
+  EXPECT_EQ(s->deployment.speculative->method, "eagle");
+  auto c = BuildSimulationConfig(*s);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  // eagle: k 3, α 0.8: E = 1 + 0.8 + 0.64 + 0.512 = 2.952.
+  EXPECT_EQ(c->speculative.num_speculative_tokens, 3);
+  EXPECT_NEAR(static_cast<double>(c->speculative.expected_tokens), 2.952, 1e-12);
+  // Qwen3-8B's head: one layer's KV, 8 KV heads x 128 x 2 x 2 bytes = 4,096 a token.
+  EXPECT_EQ(c->speculative.draft_kv_bytes_per_token, 4096);
+  // The shorthand, and no section: off.
+  auto short_form = ParseScenario(R"({"deployment": {"speculative": "mtp"}})", "s.json");
+  ASSERT_TRUE(short_form.ok());
+  EXPECT_EQ(short_form->deployment.speculative->method, "mtp");
+  auto off = ParseScenario(R"({})", "s.json");
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->deployment.speculative.has_value());
+  EXPECT_EQ(BuildSimulationConfig(*off)->speculative.num_speculative_tokens, 0);
+}
+
+TEST(SpeculativeScenarioTest, PerPositionRatesAndADraftModel) {
+  auto s = ParseScenario(R"({"model": "llama-3.1-70b", "deployment": {"gpus_per_replica": 1,
+      "speculative": {"method": "draft_model", "model": "llama-3.1-8b",
+      "num_speculative_tokens": 2, "acceptance_rate": [0.5, 0.5]}}})",
+                         "s.json");
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  auto c = BuildSimulationConfig(*s);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  EXPECT_EQ(c->speculative.expected_tokens, 1.75L);  // 1 + 0.5 + 0.25
+  // Llama-3.1-8B as the draft: KV 32 layers x 8 KV heads x 128 x 2 x 2 bytes
+  // = 131,072 a token; weights 8,030,261,248 parameters x 2 bytes.
+  EXPECT_EQ(c->speculative.draft_kv_bytes_per_token, 131072);
+  EXPECT_EQ(c->speculative.draft_weight_bytes, 16060522496.0L);
+}
+
+TEST(SpeculativeScenarioTest, BadInputNamesTheJsonPointer) {
+  EXPECT_EQ(ErrorOf(R"({"deployment": {"speculative": {"method": "eagle",
+      "num_speculative_tokens": 0}}})"),
+            "s.json#/deployment/speculative/num_speculative_tokens: must be a positive integer, "
+            "got 0");
+  EXPECT_EQ(ErrorOf(R"({"deployment": {"speculative": {"method": "eagle",
+      "acceptance_rate": 1}}})"),
+            "s.json#/deployment/speculative/acceptance_rate: must be a number in [0, 1) or a "
+            "non-empty list of them, got 1");
+  EXPECT_EQ(ErrorOf(R"({"deployment": {"speculative": {"method": "eagle",
+      "acceptance_rate": [0.5, -0.1, 0.5]}}})"),
+            "s.json#/deployment/speculative/acceptance_rate/1: must be a number in [0, 1), got "
+            "-0.1");
+  EXPECT_EQ(ErrorOf(R"({"deployment": {"speculative": {"method": "eagle",
+      "acceptance_rate": [0.5, 0.5]}}})"),
+            "s.json#/deployment/speculative/acceptance_rate: must be one rate or 3 (one per "
+            "drafted position, num_speculative_tokens 3), got 2");
+  EXPECT_EQ(ErrorOf(R"({"deployment": {"speculative": {"method": "medusa"}}})"),
+            "s.json#/deployment/speculative/method: unknown speculative method \"medusa\" (one of "
+            "draft_model|eagle|eagle3|mtp|ngram)");
+  EXPECT_EQ(ErrorOf(R"({"deployment": {"speculative": {"num_speculative_tokens": 2}}})"),
+            "s.json#/deployment/speculative/method: missing");
+  EXPECT_EQ(ErrorOf(R"({"deployment": {"speculative": {"method": "draft_model"}}})"),
+            "s.json#/deployment/speculative/model: missing (required by method \"draft_model\")");
+  EXPECT_EQ(ErrorOf(R"({"deployment": {"speculative": {"method": "draft_model",
+      "model": "no-such-model"}}})")
+                .rfind("s.json#/deployment/speculative/model: unknown model \"no-such-model\"", 0),
+            0u);
+  EXPECT_EQ(ErrorOf(R"({"deployment": {"speculative": {"method": "eagle",
+      "model": "llama-3.1-8b"}}})"),
+            "s.json#/deployment/speculative/model: only with method \"draft_model\" (\"eagle\" "
+            "drafts without a model of its own)");
+}
+
+}  // namespace
+}  // namespace kvbill
