@@ -19,6 +19,10 @@ const std::vector<SpeculativeMethod>& SpeculativeMethods() {
   return methods;
 }
 
+const char* DefaultSpeculativeMethod(const ModelShape& model) {
+  return model.params.mtp > 0 ? "mtp" : "eagle3";
+}
+
 const SpeculativeMethod* FindSpeculativeMethod(std::string_view name) {
   for (const SpeculativeMethod& m : SpeculativeMethods()) {
     if (name == m.name) return &m;

@@ -136,7 +136,7 @@ std::vector<Lever> Levers(const Scenario& s) {
                       "",
                       "speculative decoding (" + s.deployment.speculative->method + ")"});
   } else {
-    const std::string method = model && model->params.mtp > 0 ? "mtp" : "eagle3";
+    const std::string method = model ? DefaultSpeculativeMethod(*model) : "eagle3";
     const SpeculativeMethod* m = FindSpeculativeMethod(method);
     char name[96];
     std::snprintf(name, sizeof name, "speculative decoding (%s, k %d, acceptance %.2f)",

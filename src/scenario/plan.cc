@@ -9,9 +9,11 @@
 #include <thread>
 
 #include "kvbill/cost/cost_model.h"
+#include "kvbill/cost/speculative.h"
 #include "kvbill/hardware/fit.h"
 #include "kvbill/hardware/format_support.h"
 #include "kvbill/hardware/gpu.h"
+#include "kvbill/model/hf_config.h"
 #include "kvbill/model/kv_format.h"
 #include "kvbill/model/weight_bytes.h"
 #include "kvbill/scenario/run.h"
@@ -53,9 +55,9 @@ double PeakDecodeTokensPerS(const SimulationConfig& config) {
 
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> CandidateSettings(const PlanCandidate& c,
-                                                                   int replicas,
-                                                                   std::optional<double> price) {
+std::vector<std::pair<std::string, std::string>> CandidateSettings(
+    const PlanCandidate& c, int replicas, std::optional<double> price,
+    const std::optional<std::string>& speculative_on) {
   std::vector<std::pair<std::string, std::string>> s = {
       {"/deployment/gpu", nlohmann::json(c.gpu).dump()},
       {"/deployment/gpus_per_replica", std::to_string(c.tensor_parallel)},
@@ -64,9 +66,21 @@ std::vector<std::pair<std::string, std::string>> CandidateSettings(const PlanCan
       {"/weight_format", nlohmann::json(c.weight_format).dump()},
       {"/kv_format", nlohmann::json(c.kv_format).dump()}};
   if (price) s.emplace_back("/deployment/usd_per_gpu_hour", nlohmann::json(*price).dump());
-  // Speculative decoding: "on" is not in this build (DecideCandidate marks
-  // it not applicable); its setting joins here.
+  if (c.speculative == "off") {
+    s.emplace_back("/deployment/speculative", "null");
+  } else if (speculative_on) {
+    s.emplace_back("/deployment/speculative", *speculative_on);
+  }
   return s;
+}
+
+std::optional<std::string> SpeculativeOnSetting(const Scenario& scenario) {
+  if (scenario.deployment.speculative) return std::nullopt;
+  std::vector<ConfigOverride> overrides;
+  for (const auto& [k, v] : scenario.model.set) overrides.push_back(ConfigOverride{k, v});
+  auto model = LoadModel(scenario.model.name, overrides);
+  const std::string method = model ? DefaultSpeculativeMethod(*model) : "eagle3";
+  return nlohmann::json({{"method", method}}).dump();
 }
 
 Result<WorkloadRate> MeasureWorkload(const Scenario& scenario) {
@@ -244,11 +258,6 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
   const std::optional<double> price =
       price_it != space.gpu_prices.end() ? std::optional<double>(price_it->second) : std::nullopt;
   o.usd_per_gpu_hour = price.value_or(gpu->usd_per_gpu_hour);
-  if (c.speculative == "on") {
-    o.status = "not_applicable";
-    o.reason = "not applicable: speculative decoding is not in this build";
-    return o;
-  }
   // 1. Formats the GPU runs.
   for (const auto& [role, name] :
        {std::pair{FormatRole::kWeights, c.weight_format}, {FormatRole::kKvCache, c.kv_format}}) {
@@ -266,9 +275,10 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
       return o;
     }
   }
+  const std::optional<std::string> speculative_on = SpeculativeOnSetting(scenario);
   auto scenario_at = [&](int replicas) -> Result<Scenario> {
     std::string t = text;
-    for (const auto& [pointer, value] : CandidateSettings(c, replicas, price)) {
+    for (const auto& [pointer, value] : CandidateSettings(c, replicas, price, speculative_on)) {
       auto edited = WithSetting(t, pointer, value);
       if (!edited) return edited.error();
       t = std::move(*edited);

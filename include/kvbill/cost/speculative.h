@@ -50,6 +50,11 @@ const std::vector<SpeculativeMethod>& SpeculativeMethods();
 // The method named `name`, or nullptr.
 const SpeculativeMethod* FindSpeculativeMethod(std::string_view name);
 
+// The method a what-if turns on for `model` when the scenario names none
+// (compare's lever, plan --speculative on): the model's own MTP layer when
+// its checkpoint has one, else an EAGLE-3 head.
+const char* DefaultSpeculativeMethod(const ModelShape& model);
+
 // E above for draft length k >= 0: `rates` holds one α (every position) or k
 // of them, each in [0, 1). Precondition: rates has 1 or k entries.
 long double ExpectedTokensPerStep(std::span<const double> rates, int k);

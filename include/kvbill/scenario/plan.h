@@ -70,9 +70,19 @@ struct PlanCandidate {
 
 // The settings (JSON pointer -> JSON text) that make the base scenario run
 // `candidate` on `replicas` replicas: the one place a candidate meets a
-// scenario. `price` (when set) overrides the GPU's $/hour.
+// scenario. `price` (when set) overrides the GPU's $/hour. Speculative
+// decoding "off" sets deployment.speculative to null; "on" sets
+// `speculative_on` (SpeculativeOnSetting), or keeps the scenario's own when
+// that is nullopt.
 std::vector<std::pair<std::string, std::string>> CandidateSettings(
-    const PlanCandidate& candidate, int replicas, std::optional<double> price = std::nullopt);
+    const PlanCandidate& candidate, int replicas, std::optional<double> price = std::nullopt,
+    const std::optional<std::string>& speculative_on = std::nullopt);
+
+// What --speculative on sets for `scenario`: nullopt when the scenario has
+// its own deployment.speculative (that one is planned), else the method
+// compare's lever turns on (DefaultSpeculativeMethod) with its defaults,
+// as JSON text ({"method": "eagle3"}).
+std::optional<std::string> SpeculativeOnSetting(const Scenario& scenario);
 
 // What the workload asks of any deployment: its output tokens, the seconds
 // it takes at infinite speed (see above), its tasks and their rate.
