@@ -86,6 +86,14 @@ std::string Canonical(const Scenario& s) {
   o << "deployment.bandwidth_efficiency = " << Opt(d.bandwidth_efficiency) << "\n";
   o << "deployment.compute_efficiency = " << Opt(d.compute_efficiency) << "\n";
   o << "deployment.iteration_overhead_s = " << Opt(d.iteration_overhead_s) << "\n";
+  if (d.speculative) {
+    o << "deployment.speculative = " << d.speculative->method << " model=" << d.speculative->model
+      << " k=" << Opt(d.speculative->num_speculative_tokens) << " acceptance=";
+    for (double a : d.speculative->acceptance_rate) o << Num(a) << " ";
+    o << "\n";
+  } else {
+    o << "deployment.speculative = off\n";
+  }
   const ScenarioEngine& e = s.engine;
   o << "engine.max_num_batched_tokens = " << Opt(e.max_num_batched_tokens) << "\n";
   o << "engine.max_num_seqs = " << Opt(e.max_num_seqs) << "\n";
@@ -208,7 +216,9 @@ const std::vector<std::string>& Bases() {
           "deployment": {"gpu": "h200", "gpus_per_replica": 2, "replicas": 3,
                          "memory_fraction": 0.85, "activation_reserve_gib": 4,
                          "usd_per_gpu_hour": 3.1, "bandwidth_efficiency": 0.7,
-                         "compute_efficiency": 0.5, "iteration_overhead_s": 0.002},
+                         "compute_efficiency": 0.5, "iteration_overhead_s": 0.002,
+                         "speculative": {"method": "eagle", "num_speculative_tokens": 3,
+                                         "acceptance_rate": [0.8, 0.7, 0.6]}},
           "engine": {"max_num_batched_tokens": "16k", "max_num_seqs": 128,
                      "router": "prefix_affinity", "mode": "event"},
           "prefix_cache": {"enabled": true, "block_size": 16, "capacity_tokens": "unlimited",
