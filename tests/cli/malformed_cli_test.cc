@@ -305,7 +305,7 @@ std::vector<Case> BillAndMergeCases() {
   };
   const std::string merge = "kvbill merge: " + kDir;
   for (const auto& [file, what] : std::vector<std::pair<std::string, std::string>>{
-           {"shard_not_json.json", ": not the JSON output of kvbill sweep"},
+           {"shard_not_json.json", ": not the JSON output of kvbill sweep or kvbill plan"},
            {"shard_bad_index.json", "#/points/0/index: must be an integer in [0, 2), got \"zero\""},
            {"shard_negative_total.json", "#/total_points: must be a positive integer, got -3"},
            {"shard_missing_column.json", "#/points/0/summary/requests: missing"},
