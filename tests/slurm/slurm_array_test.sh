@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# A real Slurm job array runs `kvbill sweep --shard auto` (tools/slurm/) and
-# its merged output equals the single run byte for byte.
+# A real Slurm job array runs `kvbill sweep --shard auto` and `kvbill plan
+# --shard auto` (tools/slurm/) and each merged output equals the single run
+# byte for byte.
 #
 #   tests/slurm/slurm_array_test.sh KVBILL_BINARY      (ctest label: slurm)
 #
@@ -41,13 +42,13 @@ done
 # Short path: the munge socket's path must fit a sockaddr_un (108 bytes).
 work="$(mktemp -d /tmp/kvbill-slurm.XXXXXX)" || fail "mktemp"
 chmod 755 "$work"
-mkdir -p "$work"/{state,spool,log,munge,sweep,stepped}
+mkdir -p "$work"/{state,spool,log,munge,sweep,stepped,plan}
 chmod 711 "$work/munge"
 
 print_logs() {
   local f
   for f in "$work"/log/* "$work"/munge/munged.log "$work"/sweep/slurm-*.out \
-    "$work"/stepped/slurm-*.out; do
+    "$work"/stepped/slurm-*.out "$work"/plan/slurm-*.out; do
     [[ -f "$f" ]] || continue
     echo "---- $f" >&2
     tail -n 60 "$f" >&2
@@ -150,6 +151,11 @@ echo "slurm_array_test: cluster up (ports $ctld_port, $d_port)"
 "$kvbill" sweep --jobs 1 --scenario "$scenario" --format csv -o "$work/single.csv" ||
   fail "the single run failed"
 
+plan_scenario="$source_dir/tests/data/scenarios/plan_small.json"
+plan_flags=(--gpus h100-sxm,a100-80gb --max-gpus 2 --kv-formats bf16,fp8)
+"$kvbill" plan --jobs 1 --scenario "$plan_scenario" "${plan_flags[@]}" --format json \
+  -o "$work/single-plan.json" || fail "the single plan run failed"
+
 # The 4-task array and its merge job, through tools/slurm/submit.
 ids="$(KVBILL="$kvbill" "$source_dir/tools/slurm/submit" --format json sweep 4 "$work/sweep" \
   --scenario "$scenario")" || fail "tools/slurm/submit failed"
@@ -157,7 +163,10 @@ ids="$(KVBILL="$kvbill" "$source_dir/tools/slurm/submit" --format json sweep 4 "
 stepped="$(KVBILL="$kvbill" sbatch --parsable --array=1-7:2 \
   --output="$work/stepped/slurm-%A_%a.out" "$source_dir/tools/slurm/sweep.sbatch" \
   "$work/stepped" --scenario "$scenario")" || fail "sbatch of the stepped array failed"
-echo "slurm_array_test: submitted jobs" $ids "$stepped"
+# The same for plan: 8 candidates over 4 tasks (issue 22's plan.sbatch).
+plan_ids="$(KVBILL="$kvbill" "$source_dir/tools/slurm/submit" --format json plan 4 "$work/plan" \
+  --scenario "$plan_scenario" "${plan_flags[@]}")" || fail "tools/slurm/submit plan failed"
+echo "slurm_array_test: submitted jobs" $ids "$stepped" $plan_ids
 
 start=$SECONDS
 while [[ -n "$(squeue -h 2>/dev/null)" ]]; do
@@ -198,6 +207,10 @@ cmp "$work/single.json" "$work/sweep/sweep.json" ||
 "$kvbill" merge "$work"/stepped/shard-*.json --format json -o "$work/stepped.json" &&
   cmp "$work/single.json" "$work/stepped.json" ||
   fail "the stepped array's merged output differs from the single run"
+
+[[ -f "$work/plan/plan.json" ]] || fail "the plan merge job wrote no $work/plan/plan.json"
+cmp "$work/single-plan.json" "$work/plan/plan.json" ||
+  fail "the plan array's merged output differs from the single plan run"
 
 status=0
 echo "slurm_array_test: PASS"
