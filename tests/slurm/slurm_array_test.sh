@@ -152,6 +152,7 @@ echo "slurm_array_test: cluster up (ports $ctld_port, $d_port)"
   fail "the single run failed"
 
 plan_scenario="$source_dir/tests/data/scenarios/plan_small.json"
+# shellcheck disable=SC2054  # the commas separate values inside one flag
 plan_flags=(--gpus h100-sxm,a100-80gb --max-gpus 2 --kv-formats bf16,fp8)
 "$kvbill" plan --jobs 1 --scenario "$plan_scenario" "${plan_flags[@]}" --format json \
   -o "$work/single-plan.json" || fail "the single plan run failed"
