@@ -7,8 +7,11 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "kvbill/scenario/sweep.h"
+#include "kvbill/util/embedded.h"
 #include "kvbill/util/file.h"
 #include "kvbill/util/names.h"
 #include "kvbill/util/units.h"
@@ -220,6 +223,25 @@ Status CheckChoice(const std::string& flag, const std::string& value, const std:
   const std::string hint = DidYouMean(value, choices);
   return Error("--" + flag + ": \"" + value + "\" is not one of " + allowed +
                (hint.empty() ? "" : "; " + hint));
+}
+
+Result<ScenarioText> ReadScenarioText(const std::string& scenario_path, const std::string& trace) {
+  ScenarioText s{"", scenario_path};
+  if (scenario_path == "default") {
+    s.text = std::string(EmbeddedFile("default.json").value_or(""));
+    s.source = "scenarios/default.json";
+  } else {
+    auto read = ReadFile(scenario_path);
+    if (!read) return read.error().Within("--scenario");
+    s.text = std::move(*read);
+  }
+  if (!trace.empty()) {
+    const std::string file = trace == "-" ? trace : std::filesystem::absolute(trace).string();
+    auto edited = WithSetting(s.text, "/trace", nlohmann::json({{"file", file}}).dump());
+    if (!edited) return edited.error().Within("--trace");
+    s.text = std::move(*edited);
+  }
+  return s;
 }
 
 }  // namespace kvbill::cli

@@ -68,6 +68,17 @@ int UnknownSubcommand(const std::string& command, const std::string& typed,
 // the error suggests the closest allowed value.
 Status CheckChoice(const std::string& flag, const std::string& value, const std::string& allowed);
 
+// A scenario as the commands that run one read it: its text and the name
+// its errors carry. "default" is the bundled scenarios/default.json; a
+// --trace on the command line replaces the scenario's workload, as a path
+// of the working directory (the scenario's own paths are its directory's).
+// Errors: "--scenario: PATH: file not found", "--trace: ...".
+struct ScenarioText {
+  std::string text;
+  std::string source;
+};
+Result<ScenarioText> ReadScenarioText(const std::string& scenario_path, const std::string& trace);
+
 }  // namespace kvbill::cli
 
 #endif  // KVBILL_CLI_CLI_UTIL_H_

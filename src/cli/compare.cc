@@ -202,23 +202,10 @@ int RunCompare(const Args& args) {
   if (auto s = CheckChoice("format", format, "table|json"); !s) {
     return ReportError("compare", s.error());
   }
-  std::string text, source = scenario_path;
-  if (scenario_path == "default") {
-    text = std::string(EmbeddedFile("default.json").value_or(""));
-    source = "scenarios/default.json";
-  } else {
-    auto read = ReadFile(scenario_path);
-    if (!read) return ReportError("compare", read.error());
-    text = *read;
-  }
-  if (!trace.empty()) {
-    // A path on the command line is the working directory's, not the
-    // scenario's (the scenario's own paths are its directory's).
-    const std::string file = trace == "-" ? trace : std::filesystem::absolute(trace).string();
-    auto edited = WithSetting(text, "/trace", nlohmann::json({{"file", file}}).dump());
-    if (!edited) return ReportError("compare", edited.error());
-    text = *edited;
-  }
+  auto read = ReadScenarioText(scenario_path, trace);
+  if (!read) return ReportError("compare", read.error());
+  const std::string& text = read->text;
+  const std::string& source = read->source;
   auto base = ParseScenario(text, source);
   if (!base) return ReportError("compare", base.error());
   if (vm.count("load")) {

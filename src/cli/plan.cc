@@ -196,21 +196,10 @@ int RunPlan(const Args& args) {
     space.gpu_prices = *p;
   }
 
-  std::string text, source = scenario_path;
-  if (scenario_path == "default") {
-    text = std::string(EmbeddedFile("default.json").value_or(""));
-    source = "scenarios/default.json";
-  } else {
-    auto read = ReadFile(scenario_path);
-    if (!read) return ReportError("plan", read.error());
-    text = *read;
-  }
-  if (!trace.empty()) {
-    const std::string file = trace == "-" ? trace : std::filesystem::absolute(trace).string();
-    auto edited = WithSetting(text, "/trace", nlohmann::json({{"file", file}}).dump());
-    if (!edited) return ReportError("plan", edited.error());
-    text = *edited;
-  }
+  auto read = ReadScenarioText(scenario_path, trace);
+  if (!read) return ReportError("plan", read.error());
+  std::string text = read->text;
+  const std::string& source = read->source;
   auto base = ParseScenario(text, source);
   if (!base) return ReportError("plan", base.error());
   if (base->pricing) {

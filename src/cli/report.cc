@@ -41,23 +41,10 @@ int RunReportCommand(const Args& args) {
   po::variables_map vm;
   if (auto stop = ParseOptions(args, "report", kUsage, options, vm)) return *stop;
   if (jobs < 1) return ReportError("report", Error("--jobs: must be at least 1"));
-  std::string text, source = scenario_path;
-  if (scenario_path == "default") {
-    text = std::string(EmbeddedFile("default.json").value_or(""));
-    source = "scenarios/default.json";
-  } else {
-    auto read = ReadFile(scenario_path);
-    if (!read) return ReportError("report", read.error().Within("--scenario"));
-    text = *read;
-  }
-  if (!trace.empty()) {
-    // A path on the command line is the working directory's, not the
-    // scenario's (the scenario's own paths are its directory's).
-    const std::string file = trace == "-" ? trace : std::filesystem::absolute(trace).string();
-    auto edited = WithSetting(text, "/trace", nlohmann::json({{"file", file}}).dump());
-    if (!edited) return ReportError("report", edited.error().Within("--trace"));
-    text = *edited;
-  }
+  auto read = ReadScenarioText(scenario_path, trace);
+  if (!read) return ReportError("report", read.error());
+  const std::string& text = read->text;
+  const std::string& source = read->source;
   if (vm.count("price") && !(price > 0)) {
     return ReportError("report", Error("--price: must be positive"));
   }
