@@ -72,7 +72,7 @@ int RunGpus(const Args& args) {
     return 0;
   }
   Table t({"id", "name", "usable GiB", "HBM TB/s", "BF16 TFLOP/s", "FP8 TFLOP/s", "FP4 TFLOP/s",
-           "$/GPU-hour", "architecture", "link"});
+           "$/GPU-hour", "price as of", "architecture", "link"});
   nlohmann::ordered_json j = nlohmann::ordered_json::array();
   auto tflops = [](double f) { return f > 0 ? FormatFixed(f / 1e12, 0) : std::string("-"); };
   for (const GpuSpec& g : GpuCatalog()) {
@@ -80,7 +80,8 @@ int RunGpus(const Args& args) {
               FormatFixed(static_cast<double>(g.usable_memory_bytes) / kBytesPerGiB, 1),
               FormatFixed(g.hbm_bandwidth_bytes_per_s / 1e12, 2), tflops(g.bf16_flops_per_s),
               tflops(g.fp8_flops_per_s), tflops(g.fp4_flops_per_s),
-              "$" + FormatFixed(g.usd_per_gpu_hour, 2), g.architecture,
+              "$" + FormatFixed(g.usd_per_gpu_hour, 2), g.price_date.empty() ? "-" : g.price_date,
+              g.architecture,
               g.interconnect + " " + FormatFixed(g.link_bytes_per_s / 1e9, 0) + " GB/s"});
     j.push_back({{"id", g.id},
                  {"name", g.name},
@@ -90,6 +91,8 @@ int RunGpus(const Args& args) {
                  {"fp8_flops_per_s", g.fp8_flops_per_s},
                  {"fp4_flops_per_s", g.fp4_flops_per_s},
                  {"usd_per_gpu_hour", g.usd_per_gpu_hour},
+                 {"price_source", g.price_source},
+                 {"price_date", g.price_date},
                  {"architecture", g.architecture},
                  {"interconnect", g.interconnect},
                  {"link_bytes_per_s", g.link_bytes_per_s}});

@@ -122,6 +122,7 @@ Json OutcomeJson(const CandidateOutcome& o) {
   r["reason"] = o.reason;
   r["uncalibrated"] = o.uncalibrated;
   r["usd_per_gpu_hour"] = o.usd_per_gpu_hour;
+  r["price_source"] = o.price_source;
   r["min_replicas"] = o.min_replicas;
   r["max_replicas"] = o.max_replicas;
   r["peak_decode_tokens_per_s"] = o.peak_decode_tokens_per_s;

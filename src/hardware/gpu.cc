@@ -37,6 +37,26 @@ Result<double> PositiveNumber(const json& obj, const std::string& key, const std
   return x;
 }
 
+// "2026-05" or "2026-05-14" (a month or a day; the day is not checked
+// against the month's length: a catalog date, not a timestamp).
+bool IsYearMonth(const std::string& text) {
+  const auto digits = [&](std::size_t from, std::size_t n) {
+    for (std::size_t i = from; i < from + n; ++i) {
+      if (i >= text.size() || text[i] < '0' || text[i] > '9') return false;
+    }
+    return true;
+  };
+  if (!(text.size() == 7 || text.size() == 10) || !digits(0, 4) || text[4] != '-' ||
+      !digits(5, 2)) {
+    return false;
+  }
+  const int month = (text[5] - '0') * 10 + (text[6] - '0');
+  if (month < 1 || month > 12) return false;
+  if (text.size() == 7) return true;
+  const int day = (text[8] - '0') * 10 + (text[9] - '0');
+  return text[7] == '-' && digits(8, 2) && day >= 1 && day <= 31;
+}
+
 Result<GpuSpec> ParseGpu(const json& g, const std::string& where) {
   if (!g.is_object()) return Error(where + ": must be an object");
   static const char* const kKnown[] = {"id",
@@ -46,6 +66,8 @@ Result<GpuSpec> ParseGpu(const json& g, const std::string& where) {
                                        "hbm_bandwidth_tb_s",
                                        "dense_tflops",
                                        "usd_per_gpu_hour",
+                                       "price_source",
+                                       "price_date",
                                        "architecture",
                                        "interconnect",
                                        "_comment"};
@@ -96,6 +118,23 @@ Result<GpuSpec> ParseGpu(const json& g, const std::string& where) {
   auto price = PositiveNumber(g, "usd_per_gpu_hour", where, true, 1e-6, 1e6);
   if (!price) return price.error();
   s.usd_per_gpu_hour = *price;
+  // Where the price comes from and when it was seen: a price without them is
+  // the user's own.
+  for (const auto& [key, target] :
+       {std::pair{"price_source", &s.price_source}, {"price_date", &s.price_date}}) {
+    if (!g.contains(key)) continue;
+    if (!g[key].is_string() || g[key].get<std::string>().empty()) {
+      return Error(where + "/" + key + ": must be a non-empty string, got " +
+                   json_input::Quote(g[key]));
+    }
+    *target = g[key].get<std::string>();
+  }
+  if (!s.price_date.empty() && !IsYearMonth(s.price_date)) {
+    return Error(where +
+                 "/price_date: must be a month like \"2026-05\" or a day like "
+                 "\"2026-05-14\", got " +
+                 json_input::Quote(g["price_date"]));
+  }
   // The architecture (the format matrix's column); a file without one gets
   // the newest NVIDIA architecture its tensor rates imply.
   s.architecture = s.fp4_flops_per_s > 0   ? "blackwell"

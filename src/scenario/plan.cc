@@ -258,6 +258,15 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
   const std::optional<double> price =
       price_it != space.gpu_prices.end() ? std::optional<double>(price_it->second) : std::nullopt;
   o.usd_per_gpu_hour = price.value_or(gpu->usd_per_gpu_hour);
+  if (price) {
+    o.price_source = "--gpu-price";
+  } else if (scenario.deployment.usd_per_gpu_hour) {
+    o.price_source = "the scenario's deployment.usd_per_gpu_hour";
+  } else if (!gpu->price_source.empty()) {
+    o.price_source = gpu->price_source + (gpu->price_date.empty() ? "" : ", " + gpu->price_date);
+  } else {
+    o.price_source = "the GPU catalog";
+  }
   // 1. Formats the GPU runs.
   for (const auto& [role, name] :
        {std::pair{FormatRole::kWeights, c.weight_format}, {FormatRole::kKvCache, c.kv_format}}) {

@@ -104,6 +104,11 @@ TEST(PlanCliTest, GpuPriceOverridesTheCatalog) {
   ASSERT_EQ(a["status"], "feasible") << a["reason"];
   EXPECT_EQ(a["usd_per_gpu_hour"], 2.95);  // scenarios/gpus.json
   EXPECT_EQ(b["usd_per_gpu_hour"], 1.475);
+  // Where each price comes from: the catalog's source and date, or the flag.
+  EXPECT_EQ(a["price_source"],
+            "AIMultiple GPU price index: median on-demand price across 37 providers (range "
+            "$1.99-5), 2026-05");
+  EXPECT_EQ(b["price_source"], "--gpu-price");
   // Half the price per GPU-hour, the same simulation: half the dollars per task.
   EXPECT_NEAR(b["usd_per_task"].get<double>(), a["usd_per_task"].get<double>() / 2,
               1e-12 * a["usd_per_task"].get<double>());

@@ -139,6 +139,20 @@ TEST(FitTest, GpuCatalogErrorsGiveTheJsonPath) {
   EXPECT_EQ(tiny.error().message(),
             "my.json#/gpus/0/hbm_bandwidth_tb_s: must be in [0.001, 1000] (docs/hardware.md), got "
             "1e-300");
+  // A price may say where it comes from and when; the date is a month or a day.
+  auto dated = ParseGpuCatalog(R"({"gpus": [{"id": "x", "memory_gb": 80, "hbm_bandwidth_tb_s": 3,
+                                              "dense_tflops": {"bf16": 1}, "usd_per_gpu_hour": 1,
+                                              "price_source": "my invoice", "price_date": "2026-13"}]})",
+                               "my.json");
+  ASSERT_FALSE(dated.ok());
+  EXPECT_EQ(dated.error().message(),
+            "my.json#/gpus/0/price_date: must be a month like \"2026-05\" or a day like "
+            "\"2026-05-14\", got \"2026-13\"");
+  // Every GPU of the bundled catalog says where its price comes from and when.
+  for (const GpuSpec& g : GpuCatalog()) {
+    EXPECT_FALSE(g.price_source.empty()) << g.id;
+    EXPECT_EQ(g.price_date.size(), 7u) << g.id;
+  }
   // A name that is not a string threw out of the reader before.
   auto name = ParseGpuCatalog(R"({"gpus": [{"id": "x", "name": 5, "memory_gb": 80}]})", "my.json");
   ASSERT_FALSE(name.ok());

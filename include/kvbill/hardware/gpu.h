@@ -24,6 +24,10 @@ struct GpuSpec {
   double fp8_flops_per_s = 0;   // dense; 0 when not supported
   double fp4_flops_per_s = 0;   // dense; 0 when not supported
   double usd_per_gpu_hour = 0;
+  // Where the price comes from and when ("2026-05"); empty in a user's file
+  // that does not say (docs/hardware.md).
+  std::string price_source;
+  std::string price_date;
   // The format matrix's column: "ampere", "ada", "hopper", "blackwell",
   // "cdna3" (format_support.h lists them).
   std::string architecture = "hopper";

@@ -133,6 +133,9 @@ struct CandidateOutcome {
   std::string reason;  // one sentence: why feasible or not, with the numbers
   bool uncalibrated = false;
   double usd_per_gpu_hour = 0;
+  // Where that price comes from: "--gpu-price", "the scenario's
+  // deployment.usd_per_gpu_hour", or the GPU catalog's source and date.
+  std::string price_source;
   int min_replicas = 0;                 // the throughput bound (0 when not computed)
   int max_replicas = 0;                 // max_gpus / tensor_parallel
   double peak_decode_tokens_per_s = 0;  // per replica
