@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -107,9 +108,10 @@ TEST(EngineProfileTest, DocsListEveryRange) {
 // A scenario naming such a profile stops before any work, with the
 // scenario's pointer, the profile file and its pointer; exit 2.
 TEST(EngineProfileTest, ASimulationWithAnAbsurdProfileStopsBeforeAnyWork) {
-  const std::string dir = ::testing::TempDir();
-  const std::string profile = dir + "/absurd_profile_" + std::to_string(::getpid()) + ".json";
-  const std::string scenario = dir + "/absurd_scenario_" + std::to_string(::getpid()) + ".json";
+  const std::filesystem::path dir = std::filesystem::temp_directory_path();
+  const std::string pid = std::to_string(::getpid());
+  const std::string profile = (dir / ("absurd_profile_" + pid + ".json")).string();
+  const std::string scenario = (dir / ("absurd_scenario_" + pid + ".json")).string();
   json p = BundledProfileJson();
   p["parameters"]["cpu_iteration_s"] = 1e300;
   std::ofstream(profile) << p.dump(2);
