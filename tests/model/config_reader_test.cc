@@ -244,6 +244,15 @@ TEST(ConfigReaderTest, GraniteHybridLayerTypes) {
   EXPECT_EQ(Inline(base + "}").CountLayers(LayerKind::kMambaState), 2);
 }
 
+// A dtype kvbill does not know is an error naming the key, never a guess
+// (torch_dtype "banana" used to be accepted).
+TEST(ConfigReaderTest, AnUnknownDtypeIsAnErrorNamingTheKey) {
+  EXPECT_EQ(ErrorOf(R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+                        "num_attention_heads": 4, "vocab_size": 100, "intermediate_size": 128,
+                        "torch_dtype": "banana"})"),
+            "c.json: torch_dtype: unknown dtype \"banana\" (known: bfloat16, float16, float32)");
+}
+
 // Granite 4 hybrid reads num_local_experts 0 as no routed experts (its
 // shared MLP alone, as transformers builds it); with experts, a token picks
 // between 1 and all of them.
