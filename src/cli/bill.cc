@@ -46,6 +46,7 @@ struct Options {
   std::string prices;
   std::vector<std::string> price_overrides;
   std::string output;
+  bool skip_unreadable = false;
   std::string timezone = "UTC";
   TimeZone zone;  // parsed --timezone
 };
@@ -69,18 +70,51 @@ Result<std::string> ParseDate(const std::string& flag, const std::string& text) 
   return digits.substr(0, 4) + "-" + digits.substr(4, 2) + "-" + digits.substr(6, 2);
 }
 
-// The files of a directory, recursively, with one of the extensions, sorted.
-std::vector<std::string> FilesUnder(const fs::path& dir, const std::vector<std::string>& exts) {
-  std::vector<std::string> files;
+// A directory or file under a LOG directory that cannot be opened: an error
+// naming it (the default), or with --skip-unreadable a warning on stderr and
+// the walk goes on. A LOG named on the command line is always read.
+struct Unreadable {
+  bool skip = false;
+
+  Status Handle(const Error& error) const {
+    if (!skip) {
+      return Error(error.message() + " (--skip-unreadable skips what cannot be read)");
+    }
+    std::cerr << "kvbill bill: warning: " << error.message() << "; skipped\n";
+    return OkStatus();
+  }
+};
+
+// Appends the files under `dir` with one of the extensions, recursively (not
+// into links to directories). `dir` itself must open.
+Status CollectFiles(const fs::path& dir, const std::vector<std::string>& exts,
+                    const Unreadable& unreadable, std::vector<std::string>* files) {
   std::error_code ec;
-  for (auto it =
-           fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
-       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (!it->is_regular_file(ec)) continue;
+  fs::directory_iterator it(dir, ec);
+  if (ec) return Error(dir.string() + ": cannot open directory: " + ec.message());
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    std::error_code entry_ec;
+    if (!it->is_symlink(entry_ec) && it->is_directory(entry_ec)) {
+      if (auto s = CollectFiles(it->path(), exts, unreadable, files); !s) {
+        if (auto h = unreadable.Handle(s.error()); !h) return h;
+      }
+      continue;
+    }
+    if (!it->is_regular_file(entry_ec)) continue;
     const std::string ext = it->path().extension().string();
     if (std::find(exts.begin(), exts.end(), ext) != exts.end())
-      files.push_back(it->path().string());
+      files->push_back(it->path().string());
   }
+  if (ec) return Error(dir.string() + ": cannot read directory: " + ec.message());
+  return OkStatus();
+}
+
+// The files of a directory, recursively, with one of the extensions, sorted.
+Result<std::vector<std::string>> FilesUnder(const fs::path& dir,
+                                            const std::vector<std::string>& exts,
+                                            const Unreadable& unreadable) {
+  std::vector<std::string> files;
+  if (auto s = CollectFiles(dir, exts, unreadable, &files); !s) return s.error();
   std::sort(files.begin(), files.end());
   return files;
 }
@@ -109,9 +143,13 @@ std::vector<std::string> DefaultLogDirs() {
 }
 
 // Reads one file into *log; *had_usage says whether it held any call or run.
-Status ReadOne(const std::string& path, UsageLog* log, bool* had_usage) {
+// `unreadable`: a file found in a directory (nullptr: one named on the
+// command line, which must open).
+Status ReadOne(const std::string& path, UsageLog* log, bool* had_usage,
+               const Unreadable* unreadable) {
+  *had_usage = false;
   std::ifstream in(path, std::ios::binary);
-  if (!in) return OpenError(path);
+  if (!in) return unreadable != nullptr ? unreadable->Handle(OpenError(path)) : OpenError(path);
   const std::size_t before = log->calls.size() + log->runs.size();
   if (auto s = ReadUsageLog(in, path, log); !s) return s;
   *had_usage = log->calls.size() + log->runs.size() > before;
@@ -121,15 +159,18 @@ Status ReadOne(const std::string& path, UsageLog* log, bool* had_usage) {
 Result<UsageLog> ReadLogs(const Options& options, std::int64_t* skipped_files) {
   UsageLog log;
   bool had_usage = false;
+  const Unreadable unreadable{options.skip_unreadable};
   if (options.logs.empty()) {
     const std::vector<std::string> dirs = DefaultLogDirs();
     std::int64_t files = 0;
     for (const std::string& dir : dirs) {
       std::error_code ec;
       if (!fs::is_directory(dir, ec)) continue;
-      for (const std::string& file : FilesUnder(dir, {".jsonl"})) {
+      auto found = FilesUnder(dir, {".jsonl"}, unreadable);
+      if (!found) return found.error();
+      for (const std::string& file : *found) {
         ++files;
-        if (auto s = ReadOne(file, &log, &had_usage); !s) return s.error();
+        if (auto s = ReadOne(file, &log, &had_usage, &unreadable); !s) return s.error();
         if (!had_usage) ++*skipped_files;
       }
     }
@@ -143,13 +184,15 @@ Result<UsageLog> ReadLogs(const Options& options, std::int64_t* skipped_files) {
   for (const std::string& path : options.logs) {
     std::error_code ec;
     if (fs::is_directory(path, ec)) {
-      for (const std::string& file : FilesUnder(path, {".jsonl", ".json"})) {
-        if (auto s = ReadOne(file, &log, &had_usage); !s) return s.error();
+      auto found = FilesUnder(path, {".jsonl", ".json"}, unreadable);
+      if (!found) return found.error();
+      for (const std::string& file : *found) {
+        if (auto s = ReadOne(file, &log, &had_usage, &unreadable); !s) return s.error();
         if (!had_usage) ++*skipped_files;
       }
       continue;
     }
-    if (auto s = ReadOne(path, &log, &had_usage); !s) return s.error();
+    if (auto s = ReadOne(path, &log, &had_usage, nullptr); !s) return s.error();
     if (!had_usage) {
       return Error(path +
                    ": no usage found (no Claude Code assistant line with message.usage, no "
@@ -206,7 +249,10 @@ int RunBill(const Args& args) {
       "price", po::value(&options.price_overrides)->composing(),
       "override or add a price, $ per Mtok: MODEL:field=value[,field=value] "
       "(fields: input output cache_read cache_write_5m cache_write_1h fast_multiplier ...)")(
-      "output,o", FileValue(&options.output), "write to FILE instead of stdout (atomically)");
+      "skip-unreadable", po::bool_switch(&options.skip_unreadable),
+      "a file or directory under a LOG directory that cannot be read: warn and go on "
+      "(default: an error)")("output,o", FileValue(&options.output),
+                             "write to FILE instead of stdout (atomically)");
   po::positional_options_description positional;
   positional.add("log", -1);
   po::variables_map vm;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <tuple>
+#include <vector>
 
 #include "kvbill/util/units.h"
 
@@ -151,6 +152,31 @@ std::string Pad(const std::string& text, std::size_t width, bool left) {
   return left ? text + fill : fill + text;
 }
 
+// A column of the bill table: its usual width (spacing included) and side.
+struct TableColumn {
+  std::size_t width;
+  bool left;
+};
+
+// The rows as lines: each column widened to hold its widest cell with two
+// spaces after it (left-aligned) or one before it (right-aligned).
+std::string LayOut(const std::vector<std::vector<std::string>>& rows,
+                   std::vector<TableColumn> columns) {
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i < row.size() && i < columns.size(); ++i) {
+      columns[i].width = std::max(columns[i].width, row[i].size() + (columns[i].left ? 2 : 1));
+    }
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i < row.size() && i < columns.size(); ++i) {
+      out += Pad(row[i], columns[i].width, columns[i].left);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
 // A long working directory as its last `width` characters.
 std::string Shorten(const std::string& text, std::size_t width) {
   if (text.size() <= width) return text;
@@ -279,20 +305,35 @@ std::string RenderBillTable(const Bill& bill, const UsageLog& log, const PriceSh
   if (by_model) model_width = 0;
   key_width = std::min<std::size_t>(key_width, 40);
   project_width = std::min<std::size_t>(project_width, 30);
+  // The rows are laid out once every cell is known: a column is as wide as
+  // its usual width or, when a cell needs more (a 2^40-token count, a
+  // million-dollar cost, a key past 40 characters), as that cell and its
+  // spacing, so that cells never run together. An empty row is a blank line.
+  std::vector<TableColumn> columns = {{key_width + 2, true}};
+  if (session) columns.insert(columns.end(), {{project_width + 2, true}, {15, true}});
+  columns.insert(columns.end(), {{model_width + 2, true},
+                                 {7, false},
+                                 {12, false},
+                                 {13, false},
+                                 {14, false},
+                                 {11, false},
+                                 {12, false},
+                                 {14, false},
+                                 {12, false}});
+  std::vector<std::vector<std::string>> rows;
   const auto line = [&](const std::string& key, const GroupBill* g, const std::string& model,
                         std::int64_t calls, const CallUsage& u, const std::string& cost,
                         const std::string& usage_cost, const std::string& reported) {
-    out << Pad(key, key_width + 2, true);
+    std::vector<std::string> cells = {key};
     if (session) {
-      out << Pad(g != nullptr ? Shorten(g->project, project_width) : "", project_width + 2, true)
-          << Pad(g != nullptr ? LastActivity(*g, options.zone) : "", 15, true);
+      cells.push_back(g != nullptr ? Shorten(g->project, project_width) : "");
+      cells.push_back(g != nullptr ? LastActivity(*g, options.zone) : "");
     }
-    out << Pad(model, model_width + 2, true) << Pad(FormatWithSeparators(calls), 7, false)
-        << Pad(FormatWithSeparators(u.input), 12, false)
-        << Pad(FormatWithSeparators(u.cache_write()), 13, false)
-        << Pad(FormatWithSeparators(u.cache_read), 14, false)
-        << Pad(FormatWithSeparators(u.output), 11, false) << Pad(cost, 12, false)
-        << Pad(usage_cost, 14, false) << Pad(reported, 12, false) << "\n";
+    cells.insert(cells.end(),
+                 {model, FormatWithSeparators(calls), FormatWithSeparators(u.input),
+                  FormatWithSeparators(u.cache_write()), FormatWithSeparators(u.cache_read),
+                  FormatWithSeparators(u.output), cost, usage_cost, reported});
+    rows.push_back(std::move(cells));
   };
   const auto money = [](const std::optional<Money>& m) { return m ? FormatUsd(*m, 4) : ""; };
   const auto reported = [](const std::optional<double>& usd) {
@@ -306,12 +347,13 @@ std::string RenderBillTable(const Bill& bill, const UsageLog& log, const PriceSh
     if (!m.priced()) return std::string("unpriced");
     return FormatUsd(m.cost, 4) + (m.unpriced_calls > 0 ? "+?" : "");
   };
-  out << Pad(head, key_width + 2, true);
-  if (session) out << Pad("project", project_width + 2, true) << Pad("last activity", 15, true);
-  out << Pad(by_model ? "" : "model", model_width + 2, true) << Pad("calls", 7, false)
-      << Pad("input", 12, false) << Pad("cache write", 13, false) << Pad("cache read", 14, false)
-      << Pad("output", 11, false) << Pad("cost", 12, false) << Pad("result usage", 14, false)
-      << Pad("reported", 12, false) << "\n";
+  {
+    std::vector<std::string> header = {head};
+    if (session) header.insert(header.end(), {"project", "last activity"});
+    header.insert(header.end(), {by_model ? "" : "model", "calls", "input", "cache write",
+                                 "cache read", "output", "cost", "result usage", "reported"});
+    rows.push_back(std::move(header));
+  }
   // A group of one model is one row; a group of several, a row and one
   // below it per model.
   const auto group_rows = [&](const GroupBill& g, const std::string& key) {
@@ -347,7 +389,7 @@ std::string RenderBillTable(const Bill& bill, const UsageLog& log, const PriceSh
   } else {
     for (const GroupBill& g : groups) group_rows(g, g.id);
   }
-  out << "\n";
+  rows.emplace_back();
   const GroupBill& t = bill.total;
   if (by_model || view == BillView::kCall || t.by_model.size() != 1) {
     CallUsage usage;
@@ -363,6 +405,7 @@ std::string RenderBillTable(const Bill& bill, const UsageLog& log, const PriceSh
   } else {
     group_rows(t, "total");
   }
+  out << LayOut(rows, columns);
   if (t.unpriced_calls > 0) {
     out << "\n+? : plus " << FormatWithSeparators(t.unpriced_calls)
         << " unpriced call(s), see the \"unpriced\" lines\n";

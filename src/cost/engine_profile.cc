@@ -1,7 +1,7 @@
 #include "kvbill/cost/engine_profile.h"
 
+#include <algorithm>
 #include <cctype>
-#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <utility>
@@ -60,12 +60,65 @@ double ProfileReserveGib(const EngineProfile& profile, Tokens batched_tokens, st
          p.fixed_reserve_gib;
 }
 
+const std::vector<ProfileNumberRange>& ProfileNumberRanges() {
+  static const std::vector<ProfileNumberRange> ranges = [] {
+    std::vector<ProfileNumberRange> r;
+    for (const ProfileParameterInfo& info : ProfileParameterTable()) {
+      r.push_back(
+          {std::string("/parameters/") + info.name, info.lower, info.upper, false, info.meaning});
+    }
+    r.push_back({"/cuda_graph_max_tokens", 0, 65536, true,
+                 "largest batch, tokens, the engine captures in a CUDA graph"});
+    r.push_back({"/moe_routing_alpha", 0, 5, false,
+                 "power-law exponent of expert popularity (0: uniform routing)"});
+    r.push_back({"/validation/median_error", 0, 100, false,
+                 "median |predicted / measured - 1| over the fitted records"});
+    r.push_back({"/validation/lomo_median_error", 0, 100, false,
+                 "the same, leaving each model out of the fit in turn"});
+    r.push_back({"/validation/points", 0, 1e9, true, "records the fit was measured on"});
+    return r;
+  }();
+  return ranges;
+}
+
 namespace {
 
 using nlohmann::json;
 
 Error Fail(const std::string& source, const std::string& pointer, const std::string& what) {
   return Error(source + "#" + pointer + ": " + what);
+}
+
+// The value at `pointer` within its documented range (ProfileNumberRanges).
+Result<double> RangedNumber(const json& v, const std::string& source, const std::string& pointer) {
+  const auto& ranges = ProfileNumberRanges();
+  const auto row = std::find_if(ranges.begin(), ranges.end(),
+                                [&](const ProfileNumberRange& r) { return r.pointer == pointer; });
+  if (row == ranges.end()) return Fail(source, pointer, "unknown key");
+  if (!(row->integer ? v.is_number_integer() : v.is_number())) {
+    return Fail(source, pointer,
+                std::string("must be ") + (row->integer ? "an integer" : "a number") + " " +
+                    json_input::RangeText(row->least, row->most) + ", got " + json_input::Quote(v));
+  }
+  const double x = v.get<double>();
+  if (!(x >= row->least && x <= row->most)) {
+    return Fail(source, pointer,
+                "must be " + json_input::RangeText(row->least, row->most) +
+                    " (docs/engine.md#engine-profile-ranges), got " + json_input::Quote(v));
+  }
+  return x;
+}
+
+// Every member of `object` is one of `known`, or an error naming it.
+Status KnownKeys(const json& object, std::initializer_list<const char*> known,
+                 const std::string& source, const std::string& at) {
+  for (const auto& [key, value] : object.items()) {
+    if (std::find_if(known.begin(), known.end(), [&](const char* k) { return key == k; }) ==
+        known.end()) {
+      return Fail(source, at + "/" + json_input::EscapePointerKey(key), "unknown key");
+    }
+  }
+  return OkStatus();
 }
 
 }  // namespace
@@ -95,6 +148,13 @@ Result<EngineProfile> ParseEngineProfile(const std::string& json_text, const std
   if (!parsed) return Error(json_input::Describe(source, json_text, problem));
   const json doc = std::move(*parsed);
   if (!doc.is_object()) return Fail(source, "", "not an object");
+  if (auto s = KnownKeys(doc,
+                         {"name", "engine", "engine_versions", "calibrated", "validation",
+                          "parameters", "cuda_graph_max_tokens", "moe_routing_alpha"},
+                         source, "");
+      !s) {
+    return s.error();
+  }
   EngineProfile p;
   auto text = [&](const char* key, std::string* out) -> Status {
     if (!doc.contains(key)) return OkStatus();
@@ -117,18 +177,23 @@ Result<EngineProfile> ParseEngineProfile(const std::string& json_text, const std
   if (doc.contains("validation")) {
     const json& v = doc.at("validation");
     if (!v.is_object()) return Fail(source, "/validation", "not an object");
-    auto num = [&](const char* key, double* out) -> Status {
-      if (!v.contains(key)) return OkStatus();
-      if (!v.at(key).is_number())
-        return Fail(source, std::string("/validation/") + key, "not a number");
-      *out = v.at(key).get<double>();
-      return OkStatus();
-    };
-    double points = 0;
-    if (auto s = num("median_error", &p.validation_median_error); !s) return s.error();
-    if (auto s = num("lomo_median_error", &p.validation_lomo_median_error); !s) return s.error();
-    if (auto s = num("points", &points); !s) return s.error();
-    p.validation_points = static_cast<std::int64_t>(points);
+    if (auto s =
+            KnownKeys(v, {"median_error", "lomo_median_error", "points"}, source, "/validation");
+        !s) {
+      return s.error();
+    }
+    for (auto [key, out] : {std::pair{"median_error", &p.validation_median_error},
+                            std::pair{"lomo_median_error", &p.validation_lomo_median_error}}) {
+      if (!v.contains(key)) continue;
+      auto x = RangedNumber(v.at(key), source, std::string("/validation/") + key);
+      if (!x) return x.error();
+      *out = *x;
+    }
+    if (v.contains("points")) {
+      auto x = RangedNumber(v.at("points"), source, "/validation/points");
+      if (!x) return x.error();
+      p.validation_points = static_cast<std::int64_t>(*x);
+    }
   }
   if (doc.contains("parameters")) {
     const json& params = doc.at("parameters");
@@ -138,32 +203,22 @@ Result<EngineProfile> ParseEngineProfile(const std::string& json_text, const std
       for (const ProfileParameterInfo& i : ProfileParameterTable()) {
         if (key == i.name) info = &i;
       }
-      if (info == nullptr) return Fail(source, "/parameters/" + key, "unknown parameter");
-      if (!value.is_number() || !std::isfinite(value.get<double>())) {
-        return Fail(source, "/parameters/" + key, "not a finite number");
-      }
-      const double v = value.get<double>();
-      if (v < info->lower || v > info->upper) {
-        return Fail(source, "/parameters/" + key,
-                    "must be in [" + std::to_string(info->lower) + ", " +
-                        std::to_string(info->upper) + "]");
-      }
-      p.params.*(info->field) = v;
+      const std::string pointer = "/parameters/" + json_input::EscapePointerKey(key);
+      if (info == nullptr) return Fail(source, pointer, "unknown parameter");
+      auto x = RangedNumber(value, source, pointer);
+      if (!x) return x.error();
+      p.params.*(info->field) = *x;
     }
   }
   if (doc.contains("cuda_graph_max_tokens")) {
-    const json& v = doc.at("cuda_graph_max_tokens");
-    if (!v.is_number_integer() || v.get<std::int64_t>() < 0) {
-      return Fail(source, "/cuda_graph_max_tokens", "must be an integer >= 0");
-    }
-    p.cuda_graph_max_tokens = v.get<std::int64_t>();
+    auto x = RangedNumber(doc.at("cuda_graph_max_tokens"), source, "/cuda_graph_max_tokens");
+    if (!x) return x.error();
+    p.cuda_graph_max_tokens = static_cast<Tokens>(*x);
   }
   if (doc.contains("moe_routing_alpha")) {
-    const json& v = doc.at("moe_routing_alpha");
-    if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= 5)) {
-      return Fail(source, "/moe_routing_alpha", "must be a number in [0, 5]");
-    }
-    p.moe_routing_alpha = v.get<double>();
+    auto x = RangedNumber(doc.at("moe_routing_alpha"), source, "/moe_routing_alpha");
+    if (!x) return x.error();
+    p.moe_routing_alpha = *x;
   }
   return p;
 }

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "kvbill/hardware/format_support.h"
 #include "kvbill/util/embedded.h"
@@ -30,9 +29,8 @@ Result<double> PositiveNumber(const json& obj, const std::string& key, const std
   }
   const double x = it->get<double>();
   if (x < least || x > most) {
-    std::ostringstream range;
-    range << "must be in [" << least << ", " << most << "] (docs/hardware.md), got ";
-    return Error(where + "/" + key + ": " + range.str() + json_input::Quote(*it));
+    return Error(where + "/" + key + ": must be " + json_input::RangeText(least, most) +
+                 " (docs/hardware.md), got " + json_input::Quote(*it));
   }
   return x;
 }

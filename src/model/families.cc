@@ -433,11 +433,21 @@ Result<MoeLayers> ResolveMoe(const Fields& f, const Dims& d, const std::string& 
   MoeLayers m;
   const Int n = d.layers;
   m.moe.assign(static_cast<std::size_t>(n), false);
-  auto experts = f.FirstPerLayerInt({"num_local_experts", "num_experts", "n_routed_experts"}, n, 0);
+  // Absent or null: a dense model. Zero experts is no model (vLLM would build
+  // a MoE layer of none): an error naming the key; 1 is a dense MLP (Jamba).
+  auto experts = f.FirstPerLayerInt({"num_local_experts", "num_experts", "n_routed_experts"}, n);
   if (!experts) return experts.error();
   if (!experts->has_value()) return m;
   m.experts = **experts;
   if (*std::max_element(m.experts.begin(), m.experts.end()) <= 1) return m;
+  const auto first_present = [&](std::initializer_list<const char*> keys) {
+    for (const char* key : keys) {
+      if (f.Has(key)) return key;
+    }
+    return *keys.begin();
+  };
+  const char* experts_key = first_present({"num_local_experts", "num_experts", "n_routed_experts"});
+  const char* top_k_key = first_present({"num_experts_per_tok", "experts_per_token", "moe_topk"});
   auto top_k = f.FirstPerLayerInt({"num_experts_per_tok", "experts_per_token", "moe_topk"}, n);
   if (!top_k) return top_k.error();
   if (!top_k->has_value()) return f.Bad("num_experts_per_tok", "missing for a MoE model");
@@ -450,8 +460,9 @@ Result<MoeLayers> ResolveMoe(const Fields& f, const Dims& d, const std::string& 
   for (Int i = 0; i < n; ++i) {
     const auto u = static_cast<std::size_t>(i);
     if (m.top_k[u] > m.experts[u] && m.experts[u] > 1) {
-      return f.Bad("num_experts_per_tok",
-                   "is above the number of experts " + std::to_string(m.experts[u]));
+      return f.Bad(top_k_key, "must be at most " + std::string(experts_key) + " " +
+                                  std::to_string(m.experts[u]) + ", got " +
+                                  std::to_string(m.top_k[u]));
     }
   }
   std::vector<bool>& moe = m.moe;
@@ -1059,7 +1070,8 @@ Status BuildNemotronNas(Ctx& c) {
 // Granite 4 hybrid (granitemoehybrid/modeling_granitemoehybrid.py):
 // layer_types mamba / attention (all Mamba-2 when absent), MoE experts
 // (input_linear gate+up, output_linear) plus a shared MLP, or the shared
-// MLP alone when num_local_experts is 0.
+// MLP alone when num_local_experts is 0 (as transformers reads it, and as
+// IBM publishes its dense hybrids).
 Status BuildGraniteHybrid(Ctx& c) {
   ModelBuilder& b = *c.b;
   const Fields& f = c.f;
@@ -1088,6 +1100,11 @@ Status BuildGraniteHybrid(Ctx& c) {
   if (!experts) return experts.error();
   auto top_k = f.IntOr("num_experts_per_tok", 0, 0);
   if (!top_k) return top_k.error();
+  if (*experts > 0 && (*top_k < 1 || *top_k > *experts)) {
+    return f.Bad("num_experts_per_tok", "must be in [1, num_local_experts " +
+                                            std::to_string(*experts) + "], got " +
+                                            std::to_string(*top_k));
+  }
   auto shared = f.IntOr("shared_intermediate_size", 0, 0);
   if (!shared) return shared.error();
   for (Int i = 0; i < c.d.layers; ++i) {

@@ -14,7 +14,6 @@
 //      rules that run after it (rules.cc).
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <map>
 #include <string_view>
@@ -63,14 +62,8 @@ std::string DescribeNumber(Range range) {
 
 // "at least 0.01", "at most 1e+06", "in [0.001, 1e+06]" (as %g writes them).
 std::string NumberBounds(const Key& key) {
-  const auto g = [](double x) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", x);
-    return std::string(buf);
-  };
-  const bool low = key.least > 0, high = std::isfinite(key.most);
-  if (low && high) return "in [" + g(key.least) + ", " + g(key.most) + "]";
-  return low ? "at least " + g(key.least) : "at most " + g(key.most);
+  return json_input::RangeText(key.least > 0 ? key.least : -std::numeric_limits<double>::infinity(),
+                               key.most);
 }
 
 // Edit distance with adjacent transpositions (optimal string alignment).

@@ -1,6 +1,8 @@
 #include "util/json_input.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <utility>
 
 namespace kvbill::json_input {
@@ -226,6 +228,17 @@ std::string Bounded(std::string_view s, std::size_t max) {
 std::string Quote(const nlohmann::json& value, std::size_t max) { return QuoteValue(value, max); }
 std::string Quote(const nlohmann::ordered_json& value, std::size_t max) {
   return QuoteValue(value, max);
+}
+
+std::string RangeText(double least, double most) {
+  const auto g = [](double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", x);
+    return std::string(buf);
+  };
+  const bool low = std::isfinite(least), high = std::isfinite(most);
+  if (low && high) return "in [" + g(least) + ", " + g(most) + "]";
+  return low ? "at least " + g(least) : "at most " + g(most);
 }
 
 std::string LineColumn(std::string_view text, std::size_t byte) {

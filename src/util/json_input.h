@@ -70,6 +70,12 @@ std::string Bounded(std::string_view s, std::size_t max = kMaxQuote);
 std::string Quote(const nlohmann::json& value, std::size_t max = kMaxQuote);
 std::string Quote(const nlohmann::ordered_json& value, std::size_t max = kMaxQuote);
 
+// The words of a documented range in an error, bounds as %g writes them:
+// "in [0.001, 1e+06]"; "at least 0.01" when `most` is infinite, "at most
+// 60" when `least` is -infinity. Every reader of ranged numbers says it so
+// (scenario keys, the GPU catalog, engine profiles).
+std::string RangeText(double least, double most);
+
 // Line and column ("L:C", both from 1) of a byte offset.
 std::string LineColumn(std::string_view text, std::size_t byte);
 

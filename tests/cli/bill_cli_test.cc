@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -117,6 +118,101 @@ TEST(BillCliTest, MalformedLineNamesFileAndLine) {
             "kvbill bill: " + file.string() +
                 ":2: message.usage: \"input_tokens\" must be a non-negative integer, got \"x\"\n");
   fs::remove_all(dir);
+}
+
+// A count or a cost wider than its column's usual width widens the column
+// instead of running into the next cell.
+TEST(BillCliTest, TableColumnsNeverRunTogether) {
+  const fs::path dir = TempDir("wide");
+  const fs::path file = dir / "wide.jsonl";
+  // One Opus 4.5 call reading 10^12 cached tokens ("1,000,000,000,000": 17
+  // characters in a 14-wide column) at $0.50 per Mtok: $500,000, plus 10
+  // input tokens at $5 and 5 output at $25 per Mtok: $0.000175, shown as
+  // "$500,000.0002" (13 characters in a 12-wide column).
+  std::ofstream(file) << R"({"type":"assistant","sessionId":"s","message":{"id":"m1",)"
+                         R"("model":"claude-opus-4-5-20251101","usage":{"input_tokens":10,)"
+                         R"("cache_creation_input_tokens":0,)"
+                         R"("cache_read_input_tokens":1000000000000,"output_tokens":5}}})"
+                      << "\n";
+  const auto r = RunKvbill("bill " + file.string() + " --by model");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::string row;
+  while (std::getline(lines, row) && row.rfind("claude-opus-4-5", 0) != 0) {
+  }
+  std::istringstream cells(row);
+  std::vector<std::string> words;
+  for (std::string w; cells >> w;) words.push_back(w);
+  EXPECT_EQ(words, (std::vector<std::string>{"claude-opus-4-5-20251101", "1", "10", "0",
+                                             "1,000,000,000,000", "5", "$500,000.0002"}))
+      << r.out;
+  fs::remove_all(dir);
+}
+
+// Runs kvbill as a user that permissions stop: as root, through setpriv as
+// nobody (root reads a 0 mode directory anyway); otherwise as ourselves.
+std::string AsUnprivileged() {
+  return ::geteuid() == 0 ? "setpriv --reuid=nobody --regid=nogroup --clear-groups " : "";
+}
+
+// A log tree that the unprivileged user reads, but for one 0 mode entry:
+// DIR/a/run.jsonl (the two-run excerpt) and DIR/LOCKED (a directory holding
+// a log, or a log). Fails the test when the entry can still be read.
+fs::path TreeWithALockedEntry(const std::string& name, bool locked_is_directory) {
+  const fs::path dir = TempDir(name);
+  fs::create_directories(dir / "a");
+  fs::copy_file(kExcerpt, dir / "a" / "run.jsonl");
+  const fs::path locked = dir / (locked_is_directory ? "locked" : "a/locked.jsonl");
+  if (locked_is_directory) {
+    fs::create_directories(locked);
+    fs::copy_file(kExcerpt, locked / "run.jsonl");
+  } else {
+    fs::copy_file(kExcerpt, locked);
+  }
+  for (const fs::path& d : {dir, dir / "a"}) fs::permissions(d, fs::perms(0755));
+  fs::permissions(dir / "a" / "run.jsonl", fs::perms(0644));
+  fs::permissions(locked, fs::perms::none);
+  // The case is arranged only if the user kvbill runs as cannot read it.
+  const fs::path probe_file = locked_is_directory ? locked / "run.jsonl" : locked;
+  const auto probe =
+      testing::RunCommand(AsUnprivileged() + "cat '" + probe_file.string() + "' >/dev/null");
+  EXPECT_NE(probe.exit_status, 0) << "cannot make " << locked << " unreadable to kvbill";
+  const auto readable = testing::RunCommand(AsUnprivileged() + "cat '" +
+                                            (dir / "a" / "run.jsonl").string() + "' >/dev/null");
+  EXPECT_EQ(readable.exit_status, 0)
+      << "the unprivileged user cannot read the tree: " << readable.err;
+  return dir;
+}
+
+// An unreadable directory or file under a LOG directory is an error naming
+// it; with --skip-unreadable a warning, and the bill is that of the rest.
+TEST(BillCliTest, AnUnreadableEntryIsAnErrorOrWithSkipUnreadableAWarning) {
+  for (const bool is_directory : {true, false}) {
+    SCOPED_TRACE(is_directory ? "directory" : "file");
+    const fs::path dir = TreeWithALockedEntry("locked", is_directory);
+    const std::string locked = (dir / (is_directory ? "locked" : "a/locked.jsonl")).string();
+    const std::string what = is_directory ? ": cannot open directory: Permission denied"
+                                          : ": cannot open: Permission denied";
+    const std::string run =
+        AsUnprivileged() + "'" + KVBILL_BINARY + "' bill '" + dir.string() + "' --format json";
+
+    const auto refused = testing::RunCommand(run);
+    EXPECT_EQ(refused.exit_status, 2);
+    EXPECT_EQ(refused.out, "");
+    EXPECT_EQ(refused.err,
+              "kvbill bill: " + locked + what + " (--skip-unreadable skips what cannot be read)\n");
+
+    const auto skipped = testing::RunCommand(run + " --skip-unreadable");
+    ASSERT_EQ(skipped.exit_status, 0) << skipped.err;
+    EXPECT_EQ(skipped.err, "kvbill bill: warning: " + locked + what + "; skipped\n");
+    // The readable copy alone: the 6 calls of JsonOfTheTwoRunExcerpt,
+    // $0.2496369 (worked out there).
+    const auto j = nlohmann::json::parse(skipped.out);
+    EXPECT_EQ(j["calls"], 6);
+    EXPECT_DOUBLE_EQ(j["total_cost_usd"].get<double>(), 0.2496369);
+    fs::permissions(locked, fs::perms(0755));
+    fs::remove_all(dir);
+  }
 }
 
 TEST(BillCliTest, UnpricedModelIsAnExplicitLineAndAWarning) {

@@ -133,6 +133,30 @@ TEST(SimulateCliTest, InvalidScenariosExitTwoNamingTheJsonPath) {
   }
 }
 
+// A trace with no task is an error in simulate and check, as in bill and
+// the trace commands: it used to bill $0 and pass every `max` budget.
+TEST(SimulateCliTest, AnEmptyTraceIsAnErrorInSimulateAndCheck) {
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / ("empty_" + std::to_string(::getpid()))).string();
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/zero.jsonl");
+  std::ofstream(dir + "/blank.jsonl") << "\n  \n";
+  for (const char* name : {"zero.jsonl", "blank.jsonl"}) {
+    const std::string trace = dir + "/" + name;
+    const std::string scenario = dir + "/s.json";
+    std::ofstream(scenario) << R"({"model": "qwen3-8b", "trace": {"file": ")" << name
+                            << R"("}, "budgets": {"cost_per_task_usd.mean": {"max": 1}}})";
+    for (const std::string command : {"simulate", "check"}) {
+      SCOPED_TRACE(command + " " + name);
+      const auto r = RunKvbill(command + " --scenario " + scenario);
+      EXPECT_EQ(r.exit_status, 2);
+      EXPECT_EQ(r.out, "");
+      EXPECT_EQ(r.err, "kvbill " + command + ": " + trace + ": empty trace\n");
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // summary.cost_model says what priced the iterations: the bundled default
 // scenario runs vLLM's calibrated profile; efficiencies select the roofline.
 TEST(SimulateCliTest, SummaryNamesTheCostModel) {

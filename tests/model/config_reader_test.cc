@@ -202,7 +202,7 @@ TEST(ConfigReaderTest, MimoV2SlidingLayersHaveTheirOwnHeads) {
           "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 24,
           "v_head_dim": 16, "swa_num_key_value_heads": 2, "swa_head_dim": 32,
           "swa_v_head_dim": 8, "sliding_window": 64, "hybrid_layer_pattern": [0, 1],
-          "vocab_size": 100, "n_routed_experts": 0})");
+          "vocab_size": 100})");
   EXPECT_EQ(m.layers[0].kv_heads, 1);
   EXPECT_EQ(m.layers[0].qk_head_dim, 24);
   EXPECT_EQ(m.layers[0].v_head_dim, 16);
@@ -244,6 +244,81 @@ TEST(ConfigReaderTest, GraniteHybridLayerTypes) {
   EXPECT_EQ(Inline(base + "}").CountLayers(LayerKind::kMambaState), 2);
 }
 
+// A dtype kvbill does not know is an error naming the key, never a guess
+// (torch_dtype "banana" used to be accepted).
+TEST(ConfigReaderTest, AnUnknownDtypeIsAnErrorNamingTheKey) {
+  EXPECT_EQ(ErrorOf(R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+                        "num_attention_heads": 4, "vocab_size": 100, "intermediate_size": 128,
+                        "torch_dtype": "banana"})"),
+            "c.json: torch_dtype: unknown dtype \"banana\" (known: bfloat16, float16, float32)");
+}
+
+// Granite 4 hybrid reads num_local_experts 0 as no routed experts (its
+// shared MLP alone, as transformers builds it); with experts, a token picks
+// between 1 and all of them.
+TEST(ConfigReaderTest, GraniteHybridExpertsPerTokenWithinTheExperts) {
+  const std::string base =
+      R"({"model_type": "granitemoehybrid", "num_hidden_layers": 2, "hidden_size": 64,
+          "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
+          "intermediate_size": 32, "shared_intermediate_size": 128,
+          "mamba_n_heads": 8, "mamba_d_head": 16, "mamba_d_state": 8, "mamba_n_groups": 1)";
+  // Shared MLP alone: gated, 3 x 64 x 128 = 24,576 a layer, 2 layers.
+  const ModelShape dense = Inline(base + R"(, "num_local_experts": 0})");
+  EXPECT_EQ(dense.params.routed_experts, 0);
+  EXPECT_EQ(dense.params.dense_mlp, 2 * 3 * 64 * 128);
+  EXPECT_EQ(ErrorOf(base + R"(, "num_local_experts": 4, "num_experts_per_tok": 5})"),
+            "c.json: num_experts_per_tok: must be in [1, num_local_experts 4], got 5");
+  EXPECT_EQ(ErrorOf(base + R"(, "num_local_experts": 4, "num_experts_per_tok": 0})"),
+            "c.json: num_experts_per_tok: must be in [1, num_local_experts 4], got 0");
+  EXPECT_EQ(ErrorOf(base + R"(, "num_local_experts": -1})"),
+            "c.json: num_local_experts: must be a non-negative integer, got -1");
+}
+
+// Zero experts is no model (vLLM would build a MoE layer of none), and a
+// token cannot pick more experts than there are: errors naming the key the
+// config uses, in each family that reads routed experts through the
+// shared rules (the real configs of tests/data/configs, one key changed).
+// Without MoE keys a model stays dense.
+TEST(ConfigReaderTest, ZeroExpertsOrMoreActiveThanThereAreAreRefusedInEveryFamily) {
+  struct Case {
+    const char* file;
+    const char* experts_key;
+    const char* top_k_key;
+    int experts;  // as the file has it
+  };
+  const Case cases[] = {
+      {"mixtral-8x7b-v0.1.json", "num_local_experts", "num_experts_per_tok", 8},  // generic
+      {"qwen3-30b-a3b.json", "num_experts", "num_experts_per_tok", 128},          // generic
+      {"deepseek-v3.json", "n_routed_experts", "num_experts_per_tok", 256},       // generic, MLA
+      {"jamba-1.5-mini.json", "num_experts", "num_experts_per_tok", 16},          // Jamba
+      {"nemotron-3-nano-30b-a3b.json", "n_routed_experts", "num_experts_per_tok",
+       128},  // Nemotron-H
+      {"qwen3-next-80b-a3b-thinking.json", "num_experts", "num_experts_per_tok", 512},  // DeltaNet
+      {"minimax-m1.json", "num_local_experts", "num_experts_per_tok", 32},              // Lightning
+      {"mimo-v2-flash.json", "n_routed_experts", "num_experts_per_tok", 256},           // MiMo-V2
+      {"hunyuan-a13b-instruct.json", "num_experts", "moe_topk", 64},                    // Hunyuan
+  };
+  for (const Case& c : cases) {
+    const std::string path = std::string(KVBILL_SOURCE_DIR) + "/tests/data/configs/" + c.file;
+    SCOPED_TRACE(path);
+    auto as_published = LoadModel(path);
+    ASSERT_TRUE(as_published.ok()) << as_published.error().message();
+    EXPECT_GT(as_published->params.routed_experts, 0);
+    auto zero = LoadModel(path, {{c.experts_key, "0"}});
+    ASSERT_FALSE(zero.ok());
+    EXPECT_EQ(zero.error().message(),
+              path + ": " + c.experts_key + ": must be a positive integer, got 0");
+    const std::string one_more = std::to_string(c.experts + 1);
+    auto too_many = LoadModel(path, {{c.top_k_key, one_more}});
+    ASSERT_FALSE(too_many.ok());
+    EXPECT_EQ(too_many.error().message(), path + ": " + c.top_k_key + ": must be at most " +
+                                              c.experts_key + " " + std::to_string(c.experts) +
+                                              ", got " + one_more);
+  }
+  EXPECT_EQ(Catalog("llama-3.1-8b").params.routed_experts, 0);
+  EXPECT_EQ(Catalog("qwen3-32b").params.routed_experts, 0);
+}
+
 // LFM2: conv layers hold (L_cache - 1) x hidden inputs, attention layers KV.
 TEST(ConfigReaderTest, Lfm2ConvLayersKeepAConvState) {
   const ModelShape m = Inline(
@@ -265,7 +340,7 @@ TEST(ConfigReaderTest, SparseIndexerKeyBesideTheLatent) {
           "num_attention_heads": 4, "num_key_value_heads": 4, "vocab_size": 100,
           "kv_lora_rank": 32, "qk_rope_head_dim": 8, "qk_nope_head_dim": 16,
           "v_head_dim": 16, "q_lora_rank": 24, "index_head_dim": 200,
-          "index_n_heads": 2, "index_topk": 64, "n_routed_experts": 0})");
+          "index_n_heads": 2, "index_topk": 64})");
   EXPECT_EQ(m.layers[0].kind, LayerKind::kSparseLatentAttention);
   // Latent 40 x 2 bytes = 80; indexer 200 bytes + 2 scales x 4 = 208.
   EXPECT_EQ(BytesPerToken(m, Fmt("bf16")), 288.0);

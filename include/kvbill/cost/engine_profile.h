@@ -110,6 +110,23 @@ EngineLimits DefaultEngineLimits(const std::string& engine, const GpuSpec& gpu);
 // fixed reserve.
 double ProfileReserveGib(const EngineProfile& profile, Tokens batched_tokens, std::int64_t hidden);
 
+// The documented range of every number a profile file holds: the
+// parameters within their fitting bounds (ProfileParameterTable), the
+// engine behaviour and the validation figures. The reader refuses a value
+// outside (`p.json#/parameters/cpu_iteration_s: must be in [0, 0.01]
+// (docs/engine.md#engine-profile-ranges), got 1e+300`), so that an absurd
+// profile stops before any work; docs/engine.md's table lists the rows.
+struct ProfileNumberRange {
+  std::string pointer;  // "/parameters/cpu_iteration_s"
+  double least;
+  double most;
+  bool integer;
+  std::string meaning;
+};
+const std::vector<ProfileNumberRange>& ProfileNumberRanges();
+
+// Reads a profile file's text; errors name `source` and the JSON pointer.
+// Unknown keys are errors.
 Result<EngineProfile> ParseEngineProfile(const std::string& json_text, const std::string& source);
 std::string EngineProfileToJson(const EngineProfile& profile);
 
