@@ -189,7 +189,9 @@ TEST(CompareValueCliTest, GrowthExponentIsNotFittedOnFewerThanFiveTaskSizes) {
   const auto tasks = RunKvbill("simulate --format json --scenario " + scenario);
   ASSERT_EQ(tasks.exit_status, 0) << tasks.err;
   std::set<int> sizes;
-  for (const auto& t : nlohmann::json::parse(tasks.out)["tasks"]) sizes.insert(t["requests"]);
+  for (const auto& t : nlohmann::json::parse(tasks.out)["tasks"]) {
+    sizes.insert(t["requests"].get<int>());
+  }
   ASSERT_EQ(sizes.size(), 2u);
   const auto r = RunKvbill("compare --format json --jobs 2 --scenario " + scenario);
   ASSERT_EQ(r.exit_status, 0) << r.err;
