@@ -189,7 +189,8 @@ TEST(CompareValueCliTest, GrowthExponentIsNotFittedOnFewerThanFiveTaskSizes) {
   const auto tasks = RunKvbill("simulate --format json --scenario " + scenario);
   ASSERT_EQ(tasks.exit_status, 0) << tasks.err;
   std::set<int> sizes;
-  for (const auto& t : nlohmann::json::parse(tasks.out)["tasks"]) {
+  const auto listed = nlohmann::json::parse(tasks.out);
+  for (const auto& t : listed["tasks"]) {
     sizes.insert(t["requests"].get<int>());
   }
   ASSERT_EQ(sizes.size(), 2u);

@@ -24,7 +24,8 @@ std::vector<std::string> Codes(const std::string& scenario) {
   EXPECT_EQ(r.exit_status, 0) << r.err;
   std::vector<std::string> codes;
   if (r.exit_status != 0) return codes;
-  for (const auto& w : nlohmann::json::parse(r.out)["summary"]["warnings"]) {
+  const auto j = nlohmann::json::parse(r.out);
+  for (const auto& w : j["summary"]["warnings"]) {
     codes.push_back(w["code"]);
     EXPECT_FALSE(w["message"].get<std::string>().empty()) << w.dump();
   }

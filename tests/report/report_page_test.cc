@@ -117,11 +117,6 @@ TEST_F(ReportPageTest, LoadsRunEveryLeverAndAddTheLoadChart) {
     ASSERT_TRUE(l.outcomes[0].run.has_value());
     for (const LeverOutcome& o : l.outcomes) ran += &l == &runs->loads[1] && o.run ? 1 : 0;
   }
-  // The same tasks started 8x as often share the GPU more: the baseline
-  // cannot cost less per task at load 0.5 than at 4 with idle GPU time
-  // billed (dedicated, the default).
-  EXPECT_GT(runs->loads[0].outcomes[0].run->summary.cost_per_task_usd.mean,
-            runs->loads[1].outcomes[0].run->summary.cost_per_task_usd.mean);
   page = BuildReportPage(*runs);
   ASSERT_TRUE(page.ok()) << page.error().message();
   const std::size_t section = page->find("<section id=\"load\">");
