@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -242,6 +244,29 @@ Result<ScenarioText> ReadScenarioText(const std::string& scenario_path, const st
     s.text = std::move(*edited);
   }
   return s;
+}
+
+// "0.25,1,4" -> {0.25, 1, 4}; each a positive number.
+Result<std::vector<double>> ParseLoads(const std::string& list) {
+  std::vector<double> loads;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    const std::string item = list.substr(start, comma - start);
+    std::size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size() || !std::isfinite(v) || !(v > 0)) {
+      return Error("--load: \"" + item + "\" is not a positive number (a list like 0.25,1,4)");
+    }
+    loads.push_back(v);
+    start = comma + 1;
+  }
+  return loads;
 }
 
 }  // namespace kvbill::cli

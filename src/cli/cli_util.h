@@ -79,6 +79,11 @@ struct ScenarioText {
 };
 Result<ScenarioText> ReadScenarioText(const std::string& scenario_path, const std::string& trace);
 
+// The --load list of compare and report: "0.25,1,4" -> {0.25, 1, 4}, each a
+// positive number (trace.load). Error: '--load: "x" is not a positive
+// number (a list like 0.25,1,4)'.
+Result<std::vector<double>> ParseLoads(const std::string& list);
+
 }  // namespace kvbill::cli
 
 #endif  // KVBILL_CLI_CLI_UTIL_H_

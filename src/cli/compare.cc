@@ -78,29 +78,6 @@ void AddValueJson(const LeverValue& v, std::size_t rank, nlohmann::ordered_json*
   (*r)["rank"] = rank;
 }
 
-// "0.25,1,4" -> {0.25, 1, 4}; each a positive number.
-Result<std::vector<double>> ParseLoads(const std::string& list) {
-  std::vector<double> loads;
-  std::size_t start = 0;
-  while (start <= list.size()) {
-    const std::size_t comma = std::min(list.find(',', start), list.size());
-    const std::string item = list.substr(start, comma - start);
-    std::size_t used = 0;
-    double v = 0;
-    try {
-      v = std::stod(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (item.empty() || used != item.size() || !std::isfinite(v) || !(v > 0)) {
-      return Error("--load: \"" + item + "\" is not a positive number (a list like 0.25,1,4)");
-    }
-    loads.push_back(v);
-    start = comma + 1;
-  }
-  return loads;
-}
-
 // compare --load: the levers at each load, a lever x load table of values.
 int CompareLoads(const std::string& text, const std::string& source, const Scenario& base,
                  const std::vector<double>& loads, int jobs, const std::string& format) {

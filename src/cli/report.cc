@@ -16,19 +16,22 @@ namespace kvbill::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: kvbill report [--scenario S.json] [--trace T] --out DIR [--jobs N]\n\n"
+    "usage: kvbill report [--scenario S.json] [--trace T] --out DIR [--jobs N] [--price P]\n"
+    "                     [--load 0.25,1,4]\n\n"
     "Writes DIR/report.html: one self-contained HTML page (inline SVG charts, no scripts)\n"
     "with the run's summary; KV memory against context with the GPU line; cumulative KV\n"
     "reads and dollars against turn for the longest task; cost per task by lever (as in\n"
     "`kvbill compare`); prefix-cache hit rate against cache capacity; cost per task against\n"
-    "requests per task with the power-law fit; and the numbers behind each chart in tables.\n"
+    "requests per task with the power-law fit; cost per token against context; with --load,\n"
+    "each lever's saving per task against the load factor (as `kvbill compare --load`); and\n"
+    "the numbers behind each chart in tables.\n"
     "--scenario default (the default) is the bundled scenarios/default.json. See docs/report.md.\n";
 
 }  // namespace
 
 int RunReportCommand(const Args& args) {
   po::options_description options("options");
-  std::string scenario_path, trace, out_dir;
+  std::string scenario_path, trace, out_dir, load_list;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   double price = 0;
   options.add_options()("scenario,s", FileValue(&scenario_path)->default_value("default"),
@@ -37,7 +40,9 @@ int RunReportCommand(const Args& args) {
       "out,o", DirValue(&out_dir)->required(), "a directory: write report.html into it")(
       "jobs,j", po::value(&jobs)->default_value(jobs), "threads")(
       "price", po::value(&price),
-      "what an output token sells for, $ per million: draws the break-even line");
+      "what an output token sells for, $ per million: draws the break-even line")(
+      "load", po::value(&load_list),
+      "load factors, e.g. 0.25,1,4: each lever's saving at each (trace.load)");
   po::variables_map vm;
   if (auto stop = ParseOptions(args, "report", kUsage, options, vm)) return *stop;
   if (jobs < 1) return ReportError("report", Error("--jobs: must be at least 1"));
@@ -48,6 +53,12 @@ int RunReportCommand(const Args& args) {
   if (vm.count("price") && !(price > 0)) {
     return ReportError("report", Error("--price: must be positive"));
   }
+  std::vector<double> loads;
+  if (vm.count("load")) {
+    auto parsed = ParseLoads(load_list);
+    if (!parsed) return ReportError("report", parsed.error());
+    loads = std::move(*parsed);
+  }
   if (auto scenario = ParseScenario(text, source); scenario && scenario->pricing) {
     return ReportError("report",
                        Error(source + "#/pricing: the report draws the engine's charts; for a "
@@ -55,7 +66,7 @@ int RunReportCommand(const Args& args) {
   }
   auto runs = [&] {
     ProgressLine progress("report", "running the scenario and its variants");
-    return kvbill::RunReport(text, source, jobs);
+    return kvbill::RunReport(text, source, jobs, loads);
   }();
   if (runs && vm.count("price")) runs->price_usd_per_mtok = price;
   if (!runs) return ReportError("report", runs.error());

@@ -98,7 +98,8 @@ void RecordedContext::Advance(std::uint64_t previous_output_identity) {
     p.piece.kind = span.kind;
     p.piece.content.tokens = span.tokens;
     p.piece.content.identity = SpanIdentity(task_.id, turn_, span_index, span);
-    if (i == 0 && follows_whole_prompt && span.kind == SpanKind::kAssistant && !span.content_id &&
+    const bool answer = span.kind == SpanKind::kAssistant || span.kind == SpanKind::kToolCall;
+    if (i == 0 && follows_whole_prompt && answer && !span.content_id &&
         span.tokens == task_.turns[static_cast<std::size_t>(turn_ - 1)].output) {
       p.piece.content.identity = previous_output_identity;
     }

@@ -1,9 +1,11 @@
 #include "kvbill/report/report_page.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstddef>
 #include <map>
+#include <system_error>
 
 #include "kvbill/cost/breakeven.h"
 #include "kvbill/hardware/format_support.h"
@@ -13,6 +15,7 @@
 #include "kvbill/report/memory_chart.h"
 #include "kvbill/report/svg_chart.h"
 #include "kvbill/scenario/budget.h"
+#include "kvbill/scenario/sweep.h"
 #include "kvbill/util/units.h"
 
 namespace kvbill {
@@ -771,6 +774,94 @@ Result<std::string> BreakevenSection(const Scenario& s, std::optional<double> pr
          "</p>\n" + Figure(*svg, "breakeven") + RenderTable(t) + "</section>\n";
 }
 
+// ---- 7. Savings against load ---------------------------------------------
+
+// A load factor as the shortest decimal that reads back as it: "0.25", "4".
+std::string LoadText(double load) {
+  char buffer[32];
+  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, load);
+  return ec == std::errc() ? std::string(buffer, end) : FormatFixed(load, 6);
+}
+
+// Each lever's value (ValueOf: dollars per task saved against the scenario
+// without it) against the load, one line per lever; the table is
+// `kvbill compare --load`'s, with each lever's rank at each load.
+Result<std::string> LoadSection(const ReportRuns& runs) {
+  if (runs.loads.empty()) return std::string();
+  const std::size_t n = runs.loads[0].outcomes.size();
+  LineChart chart;
+  chart.title = "Saving per task against load";
+  chart.subtitle =
+      "each lever's dollars per task saved against the scenario without it, at "
+      "each load (trace.load: gaps between task starts divided by it)";
+  chart.x_axis.label = "load factor (log scale)";
+  std::vector<double> loads;
+  for (const LoadRun& l : runs.loads) loads.push_back(l.load);
+  FitLogAxis(chart.x_axis, loads);
+  chart.x_axis.ticks.clear();
+  for (double load : loads) chart.x_axis.ticks.push_back({load, LoadText(load)});
+  chart.y_axis.label = "saving per task (USD; below 0: the lever costs)";
+  chart.legend = LegendPlacement::kRight;
+  chart.legend_width_px = 330;
+  chart.width_px = 1100;
+  chart.height_px = 500;
+  HtmlTable t;
+  t.header = {"lever"};
+  for (double load : loads) t.header.push_back("load " + LoadText(load));
+  std::vector<std::string> base_row = {"baseline cost per task"};
+  for (const LoadRun& l : runs.loads) {
+    base_row.push_back(Money(l.outcomes[0].run->summary.cost_per_task_usd.mean));
+  }
+  t.rows.push_back(base_row);
+  double y_min = 0, y_max = 0;  // 0 is always on the axis
+  std::string failures;
+  for (std::size_t i = 1; i < n; ++i) {
+    const Lever& lever = runs.loads[0].outcomes[i].lever;
+    Series series;
+    series.name = lever.removes.empty() ? lever.name : lever.removes;
+    series.color = std::string(kChartPalette[(i - 1) % kChartPalette.size()]);
+    std::vector<std::string> row = {series.name};
+    std::string why;  // the first reason it did not run
+    for (const LoadRun& l : runs.loads) {
+      const LeverOutcome& x = l.outcomes[i];
+      if (!x.run) {
+        row.push_back(x.lever.not_applicable.empty() ? "failed" : "not applicable");
+        if (why.empty()) why = "load " + LoadText(l.load) + ": " + x.error;
+        continue;
+      }
+      const std::vector<std::size_t> ranked = RankByValue(l.outcomes);
+      const std::size_t rank =
+          static_cast<std::size_t>(std::find(ranked.begin(), ranked.end(), i) - ranked.begin()) + 1;
+      const LeverValue v = ValueOf(x.lever, l.outcomes[0].run->summary.cost_per_task_usd.mean,
+                                   x.run->summary.cost_per_task_usd.mean);
+      series.points.push_back(Point{l.load, v.saves_usd_per_task});
+      y_min = std::min(y_min, v.saves_usd_per_task);
+      y_max = std::max(y_max, v.saves_usd_per_task);
+      row.push_back("#" + std::to_string(rank) + " " + (v.saves_usd_per_task < 0 ? "-" : "") +
+                    Money(std::fabs(v.saves_usd_per_task)) + " " +
+                    (v.saves_fraction < 0 ? "-" : "") + Percent(std::fabs(v.saves_fraction)));
+    }
+    t.rows.push_back(row);
+    if (!why.empty()) failures += "<li>" + Esc(lever.name) + ": " + Esc(why) + "</li>\n";
+    if (!series.points.empty()) chart.series.push_back(series);
+  }
+  const double pad = std::max(0.08 * (y_max - y_min), 1e-4);
+  chart.y_axis.min = y_min - (y_min < 0 ? pad : 0);
+  chart.y_axis.max = y_max + pad;
+  ReferenceLine zero;
+  zero.y = 0;
+  zero.label = "no saving";
+  chart.reference_lines.push_back(zero);
+  auto svg = RenderSvg(chart);
+  if (!svg) return svg.error();
+  return "<section id=\"load\">\n<h2>7. Saving per task against load</h2>\n<p>Each lever's "
+         "saving per task at each load factor, as <code>kvbill compare --load</code> prints "
+         "it: a lever whose line rises with the load is worth most near the deployment's "
+         "capacity. The table gives each lever's rank at each load, its saving per task and "
+         "that saving as a share of the cost without it.</p>\n" +
+         Figure(*svg, "load") + RenderTable(t) + NotRun(failures) + "</section>\n";
+}
+
 constexpr std::string_view kStyle = R"(
 body { font-family: "DejaVu Sans", Arial, sans-serif; color: #222; margin: 0 auto;
        max-width: 1100px; padding: 16px 24px 48px; line-height: 1.4; }
@@ -809,8 +900,8 @@ Lever CapacityLever(Tokens capacity_tokens) {
   return l;
 }
 
-Result<ReportRuns> RunReport(const std::string& scenario_text, const std::string& source,
-                             int jobs) {
+Result<ReportRuns> RunReport(const std::string& scenario_text, const std::string& source, int jobs,
+                             const std::vector<double>& loads) {
   auto scenario = ParseScenario(scenario_text, source);
   if (!scenario) return scenario.error();
   const std::vector<Lever> levers = Levers(*scenario);
@@ -832,6 +923,18 @@ Result<ReportRuns> RunReport(const std::string& scenario_text, const std::string
     c.run = std::move(o.run);
     c.error = std::move(o.error);
     runs.capacities.push_back(std::move(c));
+  }
+  std::vector<Lever> at_load = {Lever{"baseline", {}}};
+  at_load.insert(at_load.end(), levers.begin(), levers.end());
+  WorkloadCache workloads;  // one trace and policy: shared by every load
+  for (double load : loads) {
+    auto text = WithSetting(scenario_text, "/trace/load", LoadText(load));
+    if (!text) return text.error();
+    LoadRun l;
+    l.load = load;
+    l.outcomes = RunLevers(*text, source, at_load, jobs, &workloads);
+    if (!l.outcomes[0].run) return Error("load " + LoadText(load) + ": " + l.outcomes[0].error);
+    runs.loads.push_back(std::move(l));
   }
   return runs;
 }
@@ -858,6 +961,9 @@ Result<std::string> BuildReportPage(const ReportRuns& runs) {
   auto breakeven = BreakevenSection(s, runs.price_usd_per_mtok);
   if (!breakeven) return breakeven.error().Within("break-even chart");
   body += *breakeven;
+  auto load = LoadSection(runs);
+  if (!load) return load.error().Within("load chart");
+  body += *load;
 
   std::string page;
   page += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";

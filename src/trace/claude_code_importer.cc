@@ -37,6 +37,9 @@ struct Call {
   // Tool-result lines of its chain (ChainKey) read before it: more than the
   // call before it had means its prompt grew by tool results.
   std::int64_t tool_results_before = 0;
+  // A line of its message holds a "tool_use" content block: its answer is a
+  // tool call.
+  bool tool_call = false;
 };
 
 // The chain a line belongs to before BuildTasks numbers sidechains:
@@ -141,6 +144,8 @@ class ClaudeCodeReader : public TraceReader {
     if (fields.message_id.HasEscape() || fields.model.HasEscape()) return false;
     if (fields.usage.absent() || !fields.message_id.PlainString(&message_id)) return true;
     if (fields.model.Is("<synthetic>")) return true;
+    // Content blocks are read by AddObject (HasContentBlock).
+    if (line.find("\"tool_use\"") != std::string_view::npos) return false;
     // ParseCall's checks; any failure goes to the DOM path for its message.
     Call call;
     std::string_view session;
@@ -189,8 +194,9 @@ class ClaudeCodeReader : public TraceReader {
       }
       calls_.push_back(std::move(call));
     } else {
-      RecordedUsage& kept = calls_[it->second].usage;
-      kept.output = std::max(kept.output, call.usage.output);
+      Call& kept = calls_[it->second];
+      kept.usage.output = std::max(kept.usage.output, call.usage.output);
+      kept.tool_call = kept.tool_call || call.tool_call;
     }
   }
 
@@ -227,23 +233,30 @@ class ClaudeCodeReader : public TraceReader {
     auto call = ParseCall(json, *usage_json);
     if (!call) return Bad(call.error().Within(where));
     call->model = model->value_or("");
+    call->tool_call = HasContentBlock(*message, "tool_use");
     call->where = where;
     Record(id->get<std::string>(), std::move(*call));
     return OkStatus();
+  }
+
+  // True when `message` is an object whose "content" array holds an object
+  // with "type": `type` ("tool_result", "tool_use").
+  static bool HasContentBlock(const Json& message, const char* type) {
+    if (!message.is_object()) return false;
+    const auto content = message.find("content");
+    if (content == message.end() || !content->is_array()) return false;
+    return std::any_of(content->begin(), content->end(), [type](const Json& part) {
+      return part.is_object() && part.value("type", Json()) == type;
+    });
   }
 
   // A user line whose message content holds a tool result counts for its
   // chain (a line without a readable session counts for none).
   void CountToolResults(const Json& line) {
     const auto message = line.find("message");
-    if (message == line.end() || !message->is_object()) return;
-    const auto content = message->find("content");
-    if (content == message->end() || !content->is_array()) return;
-    const bool has = std::any_of(content->begin(), content->end(), [](const Json& part) {
-      return part.is_object() && part.value("type", Json()) == "tool_result";
-    });
+    if (message == line.end() || !HasContentBlock(*message, "tool_result")) return;
     const auto session = line.find("sessionId");
-    if (!has || session == line.end() || !session->is_string()) return;
+    if (session == line.end() || !session->is_string()) return;
     const auto agent = line.find("agentId");
     const std::string agent_id =
         agent != line.end() && agent->is_string() ? agent->get<std::string>() : "";
@@ -383,7 +396,10 @@ class ClaudeCodeReader : public TraceReader {
         const Turn& before = task.turns.back();
         if (!before.output_is_placeholder) {
           const Tokens answer = std::min(before.output, appended);
-          if (answer > 0) turn.spans.push_back(Span{SpanKind::kAssistant, answer, std::nullopt});
+          // An answer that called a tool is fed back as that call.
+          const SpanKind kind =
+              calls_[members[k - 1]].tool_call ? SpanKind::kToolCall : SpanKind::kAssistant;
+          if (answer > 0) turn.spans.push_back(Span{kind, answer, std::nullopt});
           appended -= answer;
         }
       }

@@ -8,11 +8,12 @@
 namespace kvbill {
 namespace {
 
-constexpr std::array<std::pair<SpanKind, std::string_view>, 7> kSpanKindNames = {{
+constexpr std::array<std::pair<SpanKind, std::string_view>, 8> kSpanKindNames = {{
     {SpanKind::kSystem, "system"},
     {SpanKind::kTools, "tools"},
     {SpanKind::kUser, "user"},
     {SpanKind::kToolResult, "tool_result"},
+    {SpanKind::kToolCall, "tool_call"},
     {SpanKind::kAssistant, "assistant"},
     {SpanKind::kSummary, "summary"},
     {SpanKind::kOther, "other"},

@@ -113,11 +113,12 @@ TEST(ChromiumRenderTest, ReportChartsLabelsLeaveTheLinesVisible) {
   KVBILL_REQUIRE_CHROMIUM();
   const fs::path dir = FreshDir("report");
   const auto r = RunKvbillInSourceDir(
-      "report --scenario tests/data/scenarios/small_sweep.json --out " + dir.string());
+      "report --load 0.5,2 --scenario tests/data/scenarios/small_sweep.json --out " + dir.string());
   ASSERT_EQ(r.exit_status, 0) << r.err;
   const Geometry g = CheckInChromium(ReadWhole(dir / "report.html"), dir);
-  // The report's seven charts (report_cli_test.cc counts the <svg>s).
-  EXPECT_EQ(g.summary.rfind("checked 7 charts, ", 0), 0u) << g.summary;
+  // The report's seven charts and, with --load, the savings against load
+  // (report_cli_test.cc counts the <svg>s).
+  EXPECT_EQ(g.summary.rfind("checked 8 charts, ", 0), 0u) << g.summary;
   EXPECT_EQ(g.problems, "");
 }
 

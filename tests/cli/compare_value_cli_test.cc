@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "cli/cli_test_util.h"
 
@@ -178,6 +179,32 @@ TEST(CompareValueCliTest, WarningsOfTheBaselineAndTheVariantsAreShown) {
   EXPECT_NE(table.out.find("baseline:\n  warning [context_limit]: "), std::string::npos)
       << table.out;
   EXPECT_EQ(table.out.find("raises context_limit"), std::string::npos) << table.out;
+}
+
+// Issue 16, item 8: an API run once fitted a growth exponent of -0.70 on
+// three tasks. small_sweep.json has two tasks (30 and 34 requests, as
+// `simulate` lists them): two sizes, fewer than five, so no exponent.
+TEST(CompareValueCliTest, GrowthExponentIsNotFittedOnFewerThanFiveTaskSizes) {
+  const std::string scenario = "tests/data/scenarios/small_sweep.json";
+  const auto tasks = RunKvbill("simulate --format json --scenario " + scenario);
+  ASSERT_EQ(tasks.exit_status, 0) << tasks.err;
+  std::set<int> sizes;
+  const auto listed = nlohmann::json::parse(tasks.out);
+  for (const auto& t : listed["tasks"]) {
+    sizes.insert(t["requests"].get<int>());
+  }
+  ASSERT_EQ(sizes.size(), 2u);
+  const auto r = RunKvbill("compare --format json --jobs 2 --scenario " + scenario);
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto growth = nlohmann::json::parse(r.out)["growth"];
+  EXPECT_FALSE(growth.contains("exponent"));
+  EXPECT_EQ(growth["not_fitted"],
+            "a growth exponent needs tasks of at least 5 distinct sizes; these tasks have 2");
+  const auto table = RunKvbill("compare --jobs 2 --scenario " + scenario);
+  EXPECT_NE(table.out.find("\ngrowth exponent not fitted: a growth exponent needs tasks of at "
+                           "least 5 distinct sizes; these tasks have 2\n"),
+            std::string::npos)
+      << table.out;
 }
 
 }  // namespace

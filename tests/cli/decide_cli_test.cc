@@ -197,10 +197,26 @@ TEST(BreakevenCliTest, JsonAndBadInput) {
                        "deepinfra/meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo"}));
   // $0.06 per million tokens is far below the weights' $6.04: nothing pays.
   EXPECT_EQ(o["kv_formats"][0]["batch_1"]["not_profitable_at_any_context"], true);
-  const auto none = testing::RunKvbill("breakeven --model qwen3-8b --gpu h100-sxm");
+  // The bundled sheet's offers of Qwen3-8B (LiteLLM 2026-07): Fireworks AI
+  // $0.20 and Novita $0.138 per million output tokens, median
+  // (0.20 + 0.138) / 2 = $0.169.
+  const auto bundled =
+      testing::RunKvbill("breakeven --model qwen3-8b --gpu h100-sxm --format json");
+  ASSERT_EQ(bundled.exit_status, 0) << bundled.err;
+  const auto b = nlohmann::json::parse(bundled.out);
+  EXPECT_DOUBLE_EQ(b["output_usd_per_mtok"].get<double>(), 0.169);
+  EXPECT_EQ(b["price_from_offers"]["sheet"], "bundled");
+  EXPECT_EQ(b["price_from_offers"]["median_of"], 2);
+  const auto table = testing::RunKvbill("breakeven --model qwen3-8b --gpu h100-sxm");
+  EXPECT_NE(table.out.find("the median of 2 API offers of qwen3-8b in the bundled price sheet "
+                           "(fireworks_ai/accounts/fireworks/models/qwen3-8b"),
+            std::string::npos)
+      << table.out;
+  // Qwen3.5-9B has no offer in the bundled sheet: --price is needed.
+  const auto none = testing::RunKvbill("breakeven --model qwen3.5-9b --gpu h100-sxm");
   EXPECT_EQ(none.exit_status, 2);
   EXPECT_EQ(none.err.rfind("kvbill breakeven: --price: not given, and the bundled price sheet "
-                           "has no API offer of qwen3-8b",
+                           "has no API offer of qwen3.5-9b",
                            0),
             0u)
       << none.err;

@@ -72,6 +72,30 @@ TEST(ReportCliTest, MissingScenarioIsExitTwoAndWritesNothing) {
   EXPECT_FALSE(fs::exists(dir / "report.html"));
 }
 
+// --load adds the savings-against-load chart (docs/report.md, section 7);
+// a bad factor is an error naming the flag, and no page is written.
+TEST(ReportCliTest, LoadAddsTheSavingAgainstLoadChart) {
+  const fs::path dir = FreshDir("load");
+  const auto r = RunKvbill(
+      "report --load 0.5,2 --scenario tests/data/scenarios/small_sweep.json "
+      "--out " +
+      dir.string());
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const std::string page = Slurp(dir / "report.html");
+  EXPECT_EQ(Count(page, "<svg "), 8u);
+  EXPECT_NE(page.find("<h2>7. Saving per task against load</h2>"), std::string::npos);
+  EXPECT_NE(page.find("<th>load 0.5</th><th>load 2</th>"), std::string::npos);
+  const fs::path bad = FreshDir("bad_load");
+  const auto b = RunKvbill(
+      "report --load 1,0 --scenario tests/data/scenarios/small_sweep.json "
+      "--out " +
+      bad.string());
+  EXPECT_EQ(b.exit_status, 2);
+  EXPECT_EQ(b.err,
+            "kvbill report: --load: \"0\" is not a positive number (a list like 0.25,1,4)\n");
+  EXPECT_FALSE(fs::exists(bad / "report.html"));
+}
+
 TEST(ReportCliTest, MissingOutIsExitTwo) {
   const auto r = RunKvbill("report --scenario tests/data/scenarios/small_sweep.json");
   EXPECT_EQ(r.exit_status, 2);
@@ -81,8 +105,11 @@ TEST(ReportCliTest, MissingOutIsExitTwo) {
 TEST(ReportCliTest, RendersInHeadlessChromiumWithoutConsoleErrors) {
   KVBILL_REQUIRE_CHROMIUM();
   const fs::path dir = FreshDir("chromium");
-  const auto r =
-      RunKvbill("report --scenario tests/data/scenarios/small_sweep.json --out " + dir.string());
+  // With --load: every chart the page can have.
+  const auto r = RunKvbill(
+      "report --load 0.5,2 --scenario tests/data/scenarios/small_sweep.json "
+      "--out " +
+      dir.string());
   ASSERT_EQ(r.exit_status, 0) << r.err;
   const fs::path html = dir / "report.html";
 
@@ -104,7 +131,7 @@ TEST(ReportCliTest, RendersInHeadlessChromiumWithoutConsoleErrors) {
             0)
       << Slurp(dir / "dom.err");
   const std::string dom = Slurp(dir / "dom.html");
-  EXPECT_EQ(Count(dom, "<svg "), 7u);
+  EXPECT_EQ(Count(dom, "<svg "), 8u);
   // A console message is logged as "[...:INFO:CONSOLE:1] "message", source: ...".
   const std::string log = Slurp(dir / "dom.err");
   EXPECT_EQ(log.find(":CONSOLE"), std::string::npos) << log;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kvbill/report/memory_chart.h"
+#include "kvbill/report/report_page.h"
 #include "model/model_test_util.h"
 #include "report/svg_geometry.h"
 
@@ -76,6 +77,27 @@ TEST(ChartGeometryTest, ManyModelsLabelsCoverNoLineNorEachOther) {
     EXPECT_EQ(Lines(LabelsOverLines(svg)), "") << gpu;
     EXPECT_EQ(Lines(OverlappingLabels(svg)), "") << gpu;
   }
+}
+
+// The report's saving-against-load chart (report --load): one line per
+// lever and the "no saving" line; no label on a line or on another label.
+TEST(ChartGeometryTest, ReportLoadChartLabelsCoverNoLine) {
+  auto runs = RunReport(R"({"model": "qwen3-8b", "trace": {"generator": "coding-agent",
+                             "tasks": 2}})",
+                        "tiny.json", 2, {0.5, 4});
+  ASSERT_TRUE(runs.ok()) << runs.error().message();
+  auto page = BuildReportPage(*runs);
+  ASSERT_TRUE(page.ok()) << page.error().message();
+  const std::size_t section = page->find("<section id=\"load\">");
+  ASSERT_NE(section, std::string::npos);
+  const std::size_t begin = page->find("<svg ", section);
+  const std::size_t end = page->find("</svg>", begin);
+  ASSERT_NE(end, std::string::npos);
+  const std::string svg = page->substr(begin, end + 6 - begin);
+  EXPECT_FALSE(DrawnSegments(svg).empty());
+  ASSERT_FALSE(LabelBoxes(svg).empty());  // the "no saving" label at least
+  EXPECT_EQ(Lines(LabelsOverLines(svg)), "");
+  EXPECT_EQ(Lines(OverlappingLabels(svg)), "");
 }
 
 }  // namespace

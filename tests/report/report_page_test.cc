@@ -97,6 +97,42 @@ TEST_F(ReportPageTest, HasEverySectionAndOneSvgPerChart) {
   EXPECT_EQ(page->find("qwen3-8b, nvfp4 KV"), std::string::npos);
 }
 
+// report --load: the baseline and every lever at each load, and a chart of
+// each lever's saving against the load.
+TEST_F(ReportPageTest, LoadsRunEveryLeverAndAddTheLoadChart) {
+  EXPECT_TRUE(Runs().loads.empty());
+  auto page = BuildReportPage(Runs());
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->find("<section id=\"load\">"), std::string::npos);  // not asked for
+  auto runs = RunReport(kTiny, "tiny.json", 2, {0.5, 4});
+  ASSERT_TRUE(runs.ok()) << runs.error().message();
+  ASSERT_EQ(runs->loads.size(), 2u);
+  EXPECT_EQ(runs->loads[0].load, 0.5);
+  EXPECT_EQ(runs->loads[1].load, 4.0);
+  const std::size_t levers = Levers(runs->scenario).size();
+  std::size_t ran = 0;  // levers that ran at load 4: each a line
+  for (const LoadRun& l : runs->loads) {
+    ASSERT_EQ(l.outcomes.size(), levers + 1);
+    EXPECT_EQ(l.outcomes[0].lever.name, "baseline");
+    ASSERT_TRUE(l.outcomes[0].run.has_value());
+    for (const LeverOutcome& o : l.outcomes) ran += &l == &runs->loads[1] && o.run ? 1 : 0;
+  }
+  page = BuildReportPage(*runs);
+  ASSERT_TRUE(page.ok()) << page.error().message();
+  const std::size_t section = page->find("<section id=\"load\">");
+  ASSERT_NE(section, std::string::npos);
+  EXPECT_NE(page->find("<h2>7. Saving per task against load</h2>", section), std::string::npos);
+  EXPECT_NE(page->find(">Saving per task against load</text>", section), std::string::npos);
+  EXPECT_EQ(Count(*page, "<svg "), 8u);
+  // One path per lever that ran (both loads run the same levers here) in
+  // the series group of the load chart.
+  const std::size_t svg_end = page->find("</svg>", section);
+  const std::string svg = page->substr(section, svg_end - section);
+  const std::size_t series = svg.find("series\"");
+  ASSERT_NE(series, std::string::npos);
+  EXPECT_EQ(Count(svg.substr(series, svg.find("</g>", series) - series), "<path "), ran - 1);
+}
+
 TEST_F(ReportPageTest, IsSelfContainedWithUniqueIds) {
   auto page = BuildReportPage(Runs());
   ASSERT_TRUE(page.ok()) << page.error().message();

@@ -23,9 +23,6 @@ const std::map<std::string, std::set<std::string>>& Allowed() {
       // Two single requests an hour apart, each alone on the replica: the
       // claim compares their per-task cost; idle is most of the bill.
       {"scenarios/claims/8k-vs-128k.json", {"idle_dominant"}},
-      // One of the 24 generated agents (seed 7) reaches 131,267 tokens, 195
-      // past Qwen3-8B's 131,072 with YaRN: refused, as vLLM would.
-      {"scenarios/claims/fp8-vs-bf16.json", {"context_limit"}},
   };
   return allowed;
 }

@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "kvbill/trace/importers.h"
 #include "trace/trace_test_util.h"
@@ -44,12 +46,12 @@ TEST(TraceClaudeCodeImporterTest, DeduplicatesCallsAndSplitsSubagentChains) {
   EXPECT_FALSE(main.turns[0].output_is_placeholder);
   EXPECT_EQ(main.turns[0].usage, (RecordedUsage{4, 20000, 0, 120}));
   EXPECT_EQ(main.turns[0].tool_s, 16.5);  // 62 - 45.5
-  // 706 appended = the previous answer (120) + 586 tokens that came with the
-  // tool result of line 7 (a user line holding a "tool_result" block, in
-  // the main chain after msg_a): a tool_result span, which drop_tool_results
-  // can drop.
+  // 706 appended = the previous answer (120; its line 4 holds a "tool_use"
+  // block, so a tool_call span) + 586 tokens that came with the tool result
+  // of line 7 (a user line holding a "tool_result" block, in the main chain
+  // after msg_a): a tool_result span, which drop_tool_results can drop.
   EXPECT_EQ(main.turns[1].spans,
-            (std::vector<Span>{Span{SpanKind::kAssistant, 120, std::nullopt},
+            (std::vector<Span>{Span{SpanKind::kToolCall, 120, std::nullopt},
                                Span{SpanKind::kToolResult, 586, std::nullopt}}));
   // msg_e follows no tool result: its growth stays "other".
   EXPECT_EQ(main.turns[2].spans.back().kind, SpanKind::kOther);
@@ -66,6 +68,51 @@ TEST(TraceClaudeCodeImporterTest, DeduplicatesCallsAndSplitsSubagentChains) {
   EXPECT_EQ(PromptTokens(sub), (std::vector<Tokens>{9003, 9503}));
   EXPECT_EQ(sub.turns[0].tool_s, 5.25);
   EXPECT_TRUE(sub.turns[1].output_is_placeholder);
+  // msg_b's lines hold no content: its answer (60) stays "assistant", and
+  // the other 440 of the 500 appended follow no tool result.
+  EXPECT_EQ(sub.turns[1].spans, (std::vector<Span>{Span{SpanKind::kAssistant, 60, std::nullopt},
+                                                   Span{SpanKind::kOther, 440, std::nullopt}}));
+}
+
+// tests/data/traces/claude_code_tool_calls.jsonl: lines 2, 3, 4, 6, 9, 11 and
+// 14 (elements of the JSON array) of the real transcript
+// ../shared/data/traces/claude-code/raw/attio-mcp-server_465eb442.json
+// (kesslerio/attio-mcp-server, Apache-2.0; tests/data/traces/README.md),
+// one object a line. Worked by hand from the usage fields:
+//   msg_01Qhb (a text line, output 8, then a tool_use line, output 271)
+//             prompt 4 + 60912 + 0     = 60916
+//   a user line with a tool_result block
+//   msg_01QFC (one tool_use line, output 182)
+//             prompt 6 + 418 + 60912   = 61336: appended 420
+//             = the tool call fed back (271) + the tool result (420 - 271 = 149)
+//   a user line with a tool_result block
+//   msg_01T5Q (one tool_use line, output 99)
+//             prompt 5 + 381 + 61330   = 61716: appended 380 = 182 + 198
+TEST(TraceClaudeCodeImporterTest, ToolCallsAndToolResultsOfARealTranscriptAreToolSpans) {
+  std::string error;
+  const std::vector<Task> tasks = Import(TraceFixture("claude_code_tool_calls.jsonl"), &error);
+  EXPECT_EQ(error, "");
+  ASSERT_EQ(tasks.size(), 1u);
+  const Task& task = tasks[0];
+  EXPECT_EQ(task.id, "8664c04e-75fa-497d-ac11-57d69997e3ec");
+  ASSERT_EQ(task.turns.size(), 3u);
+  EXPECT_EQ(PromptTokens(task), (std::vector<Tokens>{60916, 61336, 61716}));
+  EXPECT_EQ(task.turns[0].output, 271);
+  EXPECT_EQ(task.turns[0].spans, (std::vector<Span>{Span{SpanKind::kOther, 60916, std::nullopt}}));
+  EXPECT_EQ(task.turns[1].spans,
+            (std::vector<Span>{Span{SpanKind::kToolCall, 271, std::nullopt},
+                               Span{SpanKind::kToolResult, 149, std::nullopt}}));
+  EXPECT_EQ(task.turns[2].spans,
+            (std::vector<Span>{Span{SpanKind::kToolCall, 182, std::nullopt},
+                               Span{SpanKind::kToolResult, 198, std::nullopt}}));
+  // The same lines as the JSON array a stop hook saves read the same.
+  std::ifstream in(TraceFixture("claude_code_tool_calls.jsonl"));
+  std::string array = "[", line;
+  while (std::getline(in, line)) array += (array.size() > 1 ? "," : "") + line;
+  array += "]";
+  auto reader = NewClaudeCodeReader(std::make_unique<std::istringstream>(array), "chat.json", {});
+  EXPECT_EQ(ReadAllTasks(reader.get(), &error), tasks);
+  EXPECT_EQ(error, "");
 }
 
 TEST(TraceClaudeCodeImporterTest, ReadsTheJsonArrayAStopHookSaves) {

@@ -8,7 +8,9 @@
 // KV bytes read and dollars against request number for the task with the most
 // requests (first in input order on ties), baseline and each lever; cost per
 // task by lever (bar chart); prefix-cache hit rate against cache capacity;
-// cost per task against requests per task with the power-law fit (growth.h).
+// cost per task against requests per task with the power-law fit (growth.h);
+// cost per token against context (break-even); and, when loads were asked
+// for, each lever's saving per task against the load (trace.load).
 //
 // Building the page is pure: the same runs give the same bytes (no clock, no
 // dates, numbers printed without the locale). RunReport does the simulating.
@@ -33,6 +35,14 @@ struct CapacityRun {
   std::string error;  // why it did not run, otherwise empty
 };
 
+// The baseline and every lever at one load factor (trace.load), as
+// `kvbill compare --load` runs them: outcomes[0] is the baseline at that
+// load, then Levers(scenario) in that order.
+struct LoadRun {
+  double load = 1;
+  std::vector<LeverOutcome> outcomes;
+};
+
 struct ReportRuns {
   Scenario scenario;  // the baseline as parsed
   ScenarioOutcome baseline;
@@ -42,6 +52,8 @@ struct ReportRuns {
   // What an output token sells for, $ per million: draws the price line and
   // break-even markers on the cost-per-token chart; nullopt: curves only.
   std::optional<double> price_usd_per_mtok;
+  // One per load asked for, in that order; empty: no load chart.
+  std::vector<LoadRun> loads;
 };
 
 // The capacities of the hit-rate chart, in tokens: 64k, 128k, 256k, 512k, 1M, 4M, 16M
@@ -53,10 +65,13 @@ std::vector<Tokens> ReportCapacities();
 Lever CapacityLever(Tokens capacity_tokens);
 
 // Runs the baseline, every lever and every capacity of the scenario text
-// (read from `source`), on up to `jobs` threads. Error: the scenario does not
-// parse or its baseline does not run; variants that fail are kept with their
-// error. The result does not depend on `jobs`.
-Result<ReportRuns> RunReport(const std::string& scenario_text, const std::string& source, int jobs);
+// (read from `source`), on up to `jobs` threads; and, for each of `loads`
+// (positive factors), the baseline and every lever with trace.load set to
+// it. Error: the scenario does not parse or a baseline does not run;
+// variants that fail are kept with their error. The result does not depend
+// on `jobs`.
+Result<ReportRuns> RunReport(const std::string& scenario_text, const std::string& source, int jobs,
+                             const std::vector<double>& loads = {});
 
 // The HTML page for `runs`. Error: the scenario's model, GPU or formats do not
 // resolve, or a chart cannot be drawn.

@@ -36,9 +36,22 @@
 
 namespace kvbill {
 
-enum class SpanKind { kSystem, kTools, kUser, kToolResult, kAssistant, kSummary, kOther };
+// kToolCall is model output that calls a tool (an assistant answer holding a
+// tool_use block), fed back like kAssistant; kToolResult is what the tool
+// returned.
+enum class SpanKind {
+  kSystem,
+  kTools,
+  kUser,
+  kToolResult,
+  kToolCall,
+  kAssistant,
+  kSummary,
+  kOther
+};
 
-// "system", "tools", "user", "tool_result", "assistant", "summary", "other".
+// "system", "tools", "user", "tool_result", "tool_call", "assistant",
+// "summary", "other".
 std::string_view SpanKindName(SpanKind kind);
 // The inverse of SpanKindName; nullopt for any other string.
 std::optional<SpanKind> ParseSpanKind(std::string_view name);
