@@ -6,35 +6,41 @@
 #include <thread>
 
 #include "cli/cli_util.h"
+#include "cli/plan_doc.h"
 #include "cli/progress.h"
 #include "kvbill/report/report_page.h"
 #include "kvbill/scenario/sweep.h"
 #include "kvbill/util/embedded.h"
 #include "kvbill/util/file.h"
+#include "util/json_input.h"
 
 namespace kvbill::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: kvbill report [--scenario S.json] [--trace T] --out DIR [--jobs N]\n\n"
+    "usage: kvbill report [--scenario S.json] [--trace T] [--plan PLAN.json] --out DIR\n"
+    "                     [--jobs N] [--price OUT_USD_PER_MTOK]\n\n"
     "Writes DIR/report.html: one self-contained HTML page (inline SVG charts, no scripts)\n"
     "with the run's summary; KV memory against context with the GPU line; cumulative KV\n"
     "reads and dollars against turn for the longest task; cost per task by lever (as in\n"
     "`kvbill compare`); prefix-cache hit rate against cache capacity; cost per task against\n"
     "requests per task with the power-law fit; and the numbers behind each chart in tables.\n"
+    "--plan PLAN.json (the output of `kvbill plan --format json`, or of `kvbill merge`)\n"
+    "adds the plan's Pareto chart: $/task against TTFT p90 of its feasible candidates.\n"
     "--scenario default (the default) is the bundled scenarios/default.json. See docs/report.md.\n";
 
 }  // namespace
 
 int RunReportCommand(const Args& args) {
   po::options_description options("options");
-  std::string scenario_path, trace, out_dir;
+  std::string scenario_path, trace, out_dir, plan_path;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   double price = 0;
   options.add_options()("scenario,s", FileValue(&scenario_path)->default_value("default"),
                         "scenario JSON file, or `default`")(
       "trace,t", FileValue(&trace), "trace file, replacing the scenario's trace")(
       "out,o", DirValue(&out_dir)->required(), "a directory: write report.html into it")(
+      "plan", FileValue(&plan_path), "a plan's JSON output: adds its Pareto chart")(
       "jobs,j", po::value(&jobs)->default_value(jobs), "threads")(
       "price", po::value(&price),
       "what an output token sells for, $ per million: draws the break-even line");
@@ -48,6 +54,20 @@ int RunReportCommand(const Args& args) {
   if (vm.count("price") && !(price > 0)) {
     return ReportError("report", Error("--price: must be positive"));
   }
+  std::optional<PlanChartData> plan;
+  if (vm.count("plan")) {
+    auto plan_text = ReadFile(plan_path);
+    if (!plan_text) return ReportError("report", plan_text.error().Within("--plan"));
+    json_input::Problem problem;
+    auto doc = json_input::ParseOrdered(*plan_text, &problem);
+    if (!doc) {
+      return ReportError("report", Error("--plan: " + plan_path +
+                                         ": not the JSON output of kvbill plan (--format json)"));
+    }
+    auto data = PlanChartFromDocument(*doc, plan_path);
+    if (!data) return ReportError("report", data.error().Within("--plan"));
+    plan = std::move(*data);
+  }
   if (auto scenario = ParseScenario(text, source); scenario && scenario->pricing) {
     return ReportError("report",
                        Error(source + "#/pricing: the report draws the engine's charts; for a "
@@ -58,6 +78,7 @@ int RunReportCommand(const Args& args) {
     return kvbill::RunReport(text, source, jobs);
   }();
   if (runs && vm.count("price")) runs->price_usd_per_mtok = price;
+  if (runs) runs->plan = plan;
   if (!runs) return ReportError("report", runs.error());
   auto page = BuildReportPage(*runs);
   if (!page) return ReportError("report", page.error());

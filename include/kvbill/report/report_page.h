@@ -8,7 +8,9 @@
 // KV bytes read and dollars against request number for the task with the most
 // requests (first in input order on ties), baseline and each lever; cost per
 // task by lever (bar chart); prefix-cache hit rate against cache capacity;
-// cost per task against requests per task with the power-law fit (growth.h).
+// cost per task against requests per task with the power-law fit (growth.h);
+// cost per token against context (breakeven.h); with a plan, its feasible
+// candidates' $/task against TTFT p90 (plan_chart.h).
 //
 // Building the page is pure: the same runs give the same bytes (no clock, no
 // dates, numbers printed without the locale). RunReport does the simulating.
@@ -19,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "kvbill/report/plan_chart.h"
 #include "kvbill/scenario/levers.h"
 #include "kvbill/scenario/run.h"
 #include "kvbill/scenario/scenario.h"
@@ -42,6 +45,9 @@ struct ReportRuns {
   // What an output token sells for, $ per million: draws the price line and
   // break-even markers on the cost-per-token chart; nullopt: curves only.
   std::optional<double> price_usd_per_mtok;
+  // A `kvbill plan` run of the workload (`kvbill report --plan`): adds the
+  // plan section, its Pareto chart and the feasible candidates' table.
+  std::optional<PlanChartData> plan;
 };
 
 // The capacities of the hit-rate chart, in tokens: 64k, 128k, 256k, 512k, 1M, 4M, 16M
