@@ -2,9 +2,13 @@
 // scenario's workload (scenario/plan.h), and the plan half of `kvbill merge`.
 #include "kvbill/scenario/plan.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -117,6 +121,70 @@ Result<std::map<std::string, double>> ParsePrices(const std::string& text) {
   return out;
 }
 
+// The window's temporary directory (the busiest hour's trace) while plan
+// runs: removed when plan returns, and when SIGINT or SIGTERM ends it. The
+// handler only unlinks, removes the directory, restores the default action
+// and raises the signal again (all async-signal-safe), on paths recorded
+// before it was installed.
+char g_temp_dir[4096];
+char g_temp_file[4096];
+volatile std::sig_atomic_t g_temp_armed = 0;
+
+void RemoveWindowOnSignal(int sig) {
+  if (g_temp_armed != 0) {
+    ::unlink(g_temp_file);
+    ::rmdir(g_temp_dir);
+  }
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+class WindowDir {
+ public:
+  WindowDir() = default;
+  WindowDir(const WindowDir&) = delete;
+  WindowDir& operator=(const WindowDir&) = delete;
+  ~WindowDir() {
+    if (path_.empty()) return;
+    if (armed_) {
+      ::sigaction(SIGINT, &old_int_, nullptr);
+      ::sigaction(SIGTERM, &old_term_, nullptr);
+      g_temp_armed = 0;
+    }
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+
+  // Makes the directory kvbill-plan-XXXXXX in the temporary directory and
+  // arms the signal handler for it and `file` in it.
+  Result<std::string> Create(const std::string& file) {
+    std::string pattern = (std::filesystem::temp_directory_path() / "kvbill-plan-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      return Error(pattern + ": cannot create a temporary directory");
+    }
+    path_ = pattern;
+    const std::string file_path = path_ + "/" + file;
+    if (file_path.size() < sizeof(g_temp_file)) {
+      std::memcpy(g_temp_dir, path_.c_str(), path_.size() + 1);
+      std::memcpy(g_temp_file, file_path.c_str(), file_path.size() + 1);
+      g_temp_armed = 1;
+      struct sigaction action {};
+      action.sa_handler = RemoveWindowOnSignal;
+      sigemptyset(&action.sa_mask);
+      ::sigaction(SIGINT, &action, &old_int_);
+      ::sigaction(SIGTERM, &action, &old_term_);
+      armed_ = true;
+    }
+    return file_path;
+  }
+
+ private:
+  std::string path_;
+  bool armed_ = false;
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
 }  // namespace
 
 int RunPlan(const Args& args) {
@@ -223,30 +291,22 @@ int RunPlan(const Args& args) {
     space.tasks_per_day = whole->tasks_per_day();
   }
   // The window's trace lives in a directory of its own while the plan runs.
-  std::string temp_dir;
-  struct RemoveDir {
-    std::string* dir;
-    ~RemoveDir() {
-      std::error_code ignored;
-      if (!dir->empty()) std::filesystem::remove_all(*dir, ignored);
-    }
-  } remove_dir{&temp_dir};
+  WindowDir window_dir;
+  std::string window_trace;
   if (window == "busiest-hour") {
-    std::string pattern = (std::filesystem::temp_directory_path() / "kvbill-plan-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) {
-      return ReportError("plan", Error(pattern + ": cannot create a temporary directory"));
-    }
-    temp_dir = pattern;
+    auto path = window_dir.Create("window.jsonl");
+    if (!path) return ReportError("plan", path.error());
+    window_trace = *path;
   }
   PlanWindow window_info;
-  auto windowed =
-      WindowScenarioText(text, *base, window, load, temp_dir + "/window.jsonl", &window_info);
+  auto windowed = WindowScenarioText(text, *base, window, load, window_trace, &window_info);
   if (!windowed) return ReportError("plan", windowed.error());
   text = *windowed;
   auto in_window = ParseScenario(text, source);
   if (!in_window) return ReportError("plan", in_window.error());
   auto rate = MeasureWorkload(*in_window);
   if (!rate) return ReportError("plan", rate.error());
+  rate->warmup = window_info.warmup;  // simulated, not measured (docs/plan.md#window)
 
   const std::int64_t mine =
       (std::ssize(*candidates) - shard->index + shard->count - 1) / shard->count;
@@ -282,6 +342,7 @@ int RunPlan(const Args& args) {
   doc["space"] = sp;
   doc["workload"] = {{"tasks", rate->tasks},
                      {"output_tokens", rate->output_tokens},
+                     {"fresh_prompt_tokens", rate->fresh_prompt_tokens},
                      {"ideal_s", rate->ideal_s},
                      {"arrival_span_s", rate->arrival_s},
                      {"tasks_per_day", space.tasks_per_day}};

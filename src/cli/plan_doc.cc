@@ -126,6 +126,7 @@ Json OutcomeJson(const CandidateOutcome& o) {
   r["min_replicas"] = o.min_replicas;
   r["max_replicas"] = o.max_replicas;
   r["peak_decode_tokens_per_s"] = o.peak_decode_tokens_per_s;
+  r["peak_prefill_tokens_per_s"] = o.peak_prefill_tokens_per_s;
   r["simulations"] = o.simulations;
   if (o.simulated()) {
     r["replicas"] = o.replicas;
@@ -222,7 +223,7 @@ std::string RenderPlan(const Json& doc, const std::string& format) {
     filtered += (filtered.empty() ? "" : ", ") + word + " " + std::to_string(n);
   }
   s << ", " << filtered_n << " filtered" << (filtered.empty() ? "" : " (" + filtered + ")") << ", "
-    << counts["pruned"].dump() << " pruned by the throughput bound, " << counts["simulated"].dump()
+    << counts["pruned"].dump() << " pruned by a bound, " << counts["simulated"].dump()
     << " simulated (" << counts["simulations"].dump() << " simulations), "
     << counts["feasible"].dump() << " feasible\n\n";
   if (ranked.empty()) {
@@ -256,6 +257,73 @@ std::string RenderPlan(const Json& doc, const std::string& format) {
     s << n.ToText();
   }
   return s.str();
+}
+
+Result<PlanChartData> PlanChartFromDocument(const Json& doc, const std::string& path) {
+  if (!IsPlanDocument(doc) || !doc.contains("ranking") || !doc.contains("pareto") ||
+      !doc.contains("counts")) {
+    return Error(path + ": not the JSON output of kvbill plan (--format json)");
+  }
+  for (const char* key : {"ranking", "pareto", "candidates"}) {
+    if (!doc[key].is_array()) return Error(path + "#/" + key + ": must be an array");
+  }
+  std::map<std::int64_t, std::size_t> rows;  // candidate index -> position in "candidates"
+  const Json& candidates = doc["candidates"];
+  for (std::size_t k = 0; k < candidates.size(); ++k) {
+    const Json& r = candidates[k];
+    if (r.is_object() && r.contains("index") && r["index"].is_number_integer()) {
+      rows[r["index"].get<std::int64_t>()] = k;
+    }
+  }
+  std::set<std::int64_t> pareto;
+  for (std::size_t k = 0; k < doc["pareto"].size(); ++k) {
+    if (!doc["pareto"][k].is_number_integer()) {
+      return Error(path + "#/pareto/" + std::to_string(k) + ": must be a candidate index");
+    }
+    pareto.insert(doc["pareto"][k].get<std::int64_t>());
+  }
+  PlanChartData data;
+  data.source = path;
+  data.scenario = doc["scenario"].is_string() ? doc["scenario"].get<std::string>() : "";
+  for (std::size_t k = 0; k < doc["ranking"].size(); ++k) {
+    const std::string at = path + "#/ranking/" + std::to_string(k);
+    const Json& i = doc["ranking"][k];
+    if (!i.is_number_integer() || rows.count(i.get<std::int64_t>()) == 0) {
+      return Error(at + ": must be the index of a candidate in #/candidates");
+    }
+    const std::size_t row = rows[i.get<std::int64_t>()];
+    const Json& r = candidates[row];
+    const std::string where = path + "#/candidates/" + std::to_string(row);
+    for (const char* key : {"gpu", "tensor_parallel", "expert_parallel", "weight_format",
+                            "kv_format", "speculative", "uncalibrated"}) {
+      if (!r.contains(key)) return Error(where + "/" + key + ": missing");
+    }
+    for (const char* key : {"replicas", "gpus", "usd_per_task", "ttft_s.p90"}) {
+      if (!r.contains(key) || !r[key].is_number()) {
+        return Error(where + "/" + key + ": must be a number (a feasible candidate's)");
+      }
+    }
+    PlanChartPoint p;
+    p.index = i.get<std::int64_t>();
+    p.label = Label(r);
+    p.replicas = r["replicas"].get<int>();
+    p.gpus = r["gpus"].get<int>();
+    p.usd_per_task = r["usd_per_task"].get<double>();
+    p.ttft_p90_s = r["ttft_s.p90"].get<double>();
+    p.pareto = pareto.count(p.index) > 0;
+    data.feasible.push_back(std::move(p));
+  }
+  if (data.feasible.empty()) return Error(path + ": the plan has no feasible candidate to chart");
+  const Json& counts = doc["counts"];
+  for (const char* key : {"enumerated", "pruned", "simulated"}) {
+    if (!counts.contains(key) || !counts[key].is_number_integer()) {
+      return Error(path + "#/counts/" + key + ": must be an integer");
+    }
+  }
+  data.enumerated = counts["enumerated"].get<std::int64_t>();
+  data.pruned = counts["pruned"].get<std::int64_t>();
+  data.simulated = counts["simulated"].get<std::int64_t>();
+  return data;
 }
 
 Result<Json> MergePlanShards(const std::vector<Json>& docs, const std::vector<std::string>& paths) {

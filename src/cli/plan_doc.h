@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "kvbill/report/plan_chart.h"
 #include "kvbill/scenario/plan.h"
 #include "kvbill/util/result.h"
 
@@ -28,6 +29,13 @@ bool IsPlanDocument(const nlohmann::ordered_json& doc);
 // document of the single run: every candidate present once, the same plan.
 Result<nlohmann::ordered_json> MergePlanShards(const std::vector<nlohmann::ordered_json>& docs,
                                                const std::vector<std::string>& paths);
+
+// What `kvbill report --plan` draws of the JSON output of kvbill plan (or of
+// kvbill merge --format json) read from `path`: its feasible candidates in
+// its "ranking" order, marked when in its "pareto", and its counts. Errors
+// name the path and the JSON pointer of the field at fault.
+Result<PlanChartData> PlanChartFromDocument(const nlohmann::ordered_json& doc,
+                                            const std::string& path);
 
 }  // namespace kvbill::cli
 

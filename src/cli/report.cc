@@ -6,18 +6,20 @@
 #include <thread>
 
 #include "cli/cli_util.h"
+#include "cli/plan_doc.h"
 #include "cli/progress.h"
 #include "kvbill/report/report_page.h"
 #include "kvbill/scenario/sweep.h"
 #include "kvbill/util/embedded.h"
 #include "kvbill/util/file.h"
+#include "util/json_input.h"
 
 namespace kvbill::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: kvbill report [--scenario S.json] [--trace T] --out DIR [--jobs N] [--price P]\n"
-    "                     [--load 0.25,1,4]\n\n"
+    "usage: kvbill report [--scenario S.json] [--trace T] [--plan PLAN.json] --out DIR\n"
+    "                     [--jobs N] [--price OUT_USD_PER_MTOK] [--load 0.25,1,4]\n\n"
     "Writes DIR/report.html: one self-contained HTML page (inline SVG charts, no scripts)\n"
     "with the run's summary; KV memory against context with the GPU line; cumulative KV\n"
     "reads and dollars against turn for the longest task; cost per task by lever (as in\n"
@@ -25,19 +27,22 @@ constexpr char kUsage[] =
     "requests per task with the power-law fit; cost per token against context; with --load,\n"
     "each lever's saving per task against the load factor (as `kvbill compare --load`); and\n"
     "the numbers behind each chart in tables.\n"
+    "--plan PLAN.json (the output of `kvbill plan --format json`, or of `kvbill merge`)\n"
+    "adds the plan's Pareto chart: $/task against TTFT p90 of its feasible candidates.\n"
     "--scenario default (the default) is the bundled scenarios/default.json. See docs/report.md.\n";
 
 }  // namespace
 
 int RunReportCommand(const Args& args) {
   po::options_description options("options");
-  std::string scenario_path, trace, out_dir, load_list;
+  std::string scenario_path, trace, out_dir, load_list, plan_path;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   double price = 0;
   options.add_options()("scenario,s", FileValue(&scenario_path)->default_value("default"),
                         "scenario JSON file, or `default`")(
       "trace,t", FileValue(&trace), "trace file, replacing the scenario's trace")(
       "out,o", DirValue(&out_dir)->required(), "a directory: write report.html into it")(
+      "plan", FileValue(&plan_path), "a plan's JSON output: adds its Pareto chart")(
       "jobs,j", po::value(&jobs)->default_value(jobs), "threads")(
       "price", po::value(&price),
       "what an output token sells for, $ per million: draws the break-even line")(
@@ -59,6 +64,20 @@ int RunReportCommand(const Args& args) {
     if (!parsed) return ReportError("report", parsed.error());
     loads = std::move(*parsed);
   }
+  std::optional<PlanChartData> plan;
+  if (vm.count("plan")) {
+    auto plan_text = ReadFile(plan_path);
+    if (!plan_text) return ReportError("report", plan_text.error().Within("--plan"));
+    json_input::Problem problem;
+    auto doc = json_input::ParseOrdered(*plan_text, &problem);
+    if (!doc) {
+      return ReportError("report", Error("--plan: " + plan_path +
+                                         ": not the JSON output of kvbill plan (--format json)"));
+    }
+    auto data = PlanChartFromDocument(*doc, plan_path);
+    if (!data) return ReportError("report", data.error().Within("--plan"));
+    plan = std::move(*data);
+  }
   if (auto scenario = ParseScenario(text, source); scenario && scenario->pricing) {
     return ReportError("report",
                        Error(source + "#/pricing: the report draws the engine's charts; for a "
@@ -69,6 +88,7 @@ int RunReportCommand(const Args& args) {
     return kvbill::RunReport(text, source, jobs, loads);
   }();
   if (runs && vm.count("price")) runs->price_usd_per_mtok = price;
+  if (runs) runs->plan = plan;
   if (!runs) return ReportError("report", runs.error());
   auto page = BuildReportPage(*runs);
   if (!page) return ReportError("report", page.error());

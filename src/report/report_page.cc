@@ -13,6 +13,7 @@
 #include "kvbill/model/kv_format.h"
 #include "kvbill/report/bar_chart.h"
 #include "kvbill/report/memory_chart.h"
+#include "kvbill/report/plan_chart.h"
 #include "kvbill/report/svg_chart.h"
 #include "kvbill/scenario/budget.h"
 #include "kvbill/scenario/sweep.h"
@@ -939,6 +940,40 @@ Result<ReportRuns> RunReport(const std::string& scenario_text, const std::string
   return runs;
 }
 
+// ---- 7. Plan ----------------------------------------------------------------
+
+namespace {
+
+Result<std::string> PlanSection(const PlanChartData& plan) {
+  auto chart = BuildPlanChart(plan);
+  if (!chart) return chart.error();
+  auto svg = RenderSvg(*chart);
+  if (!svg) return svg.error();
+  HtmlTable t;
+  t.header = {"rank", "candidate", "replicas", "GPUs", "$/task", "TTFT p90", "Pareto front"};
+  for (std::size_t k = 0; k < plan.feasible.size(); ++k) {
+    const PlanChartPoint& p = plan.feasible[k];
+    t.rows.push_back({std::to_string(k + 1), p.label, std::to_string(p.replicas),
+                      std::to_string(p.gpus), Money(p.usd_per_task),
+                      FormatFixed(p.ttft_p90_s, 3) + " s", p.pareto ? "yes" : ""});
+  }
+  const PlanChartPoint& cheapest = plan.feasible.front();
+  return "<section id=\"plan\">\n<h2>8. Plan: the cheapest deployment within the latency "
+         "targets</h2>\n<p>From " +
+         Esc(plan.source) + " (`kvbill plan` of scenario " + Esc(plan.scenario) +
+         "): " + FormatWithSeparators(plan.enumerated) + " candidates enumerated, " +
+         FormatWithSeparators(plan.pruned) + " pruned by a bound, " +
+         FormatWithSeparators(plan.simulated) + " simulated, " +
+         FormatWithSeparators(static_cast<std::int64_t>(plan.feasible.size())) +
+         " feasible. The cheapest feasible is " + Esc(cheapest.label) + " on " +
+         std::to_string(cheapest.gpus) + " GPUs at " + Money(cheapest.usd_per_task) +
+         " a task. Grey points are feasible candidates that another one beats on both "
+         "dollars and TTFT; blue ones are on the Pareto front (docs/plan.md).</p>\n" +
+         Figure(*svg, "plan") + RenderTable(t) + "</section>\n";
+}
+
+}  // namespace
+
 Result<std::string> BuildReportPage(const ReportRuns& runs) {
   const Scenario& s = runs.scenario;
   std::string body;
@@ -964,6 +999,11 @@ Result<std::string> BuildReportPage(const ReportRuns& runs) {
   auto load = LoadSection(runs);
   if (!load) return load.error().Within("load chart");
   body += *load;
+  if (runs.plan) {
+    auto plan = PlanSection(*runs.plan);
+    if (!plan) return plan.error().Within("plan chart");
+    body += *plan;
+  }
 
   std::string page;
   page += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";

@@ -4,15 +4,21 @@
 #include <atomic>
 #include <cmath>
 #include <fstream>
+#include <limits>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "kvbill/cost/cost_model.h"
 #include "kvbill/cost/speculative.h"
 #include "kvbill/hardware/fit.h"
 #include "kvbill/hardware/format_support.h"
 #include "kvbill/hardware/gpu.h"
+#include "kvbill/metrics/billing.h"
+#include "kvbill/metrics/run_aggregator.h"
 #include "kvbill/model/hf_config.h"
 #include "kvbill/model/kv_format.h"
 #include "kvbill/model/weight_bytes.h"
@@ -53,6 +59,186 @@ double PeakDecodeTokensPerS(const SimulationConfig& config) {
   return best;
 }
 
+// The peak prefill rate of one replica, tokens per second: the most, over
+// iterations of n prompt tokens (n = 1, 2, 4, ... and max_num_batched_tokens,
+// the most one iteration computes) split evenly among b sequences (b = 1,
+// 2, 4, ... up to n and max_num_seqs), of n / step time with every chunk at
+// context 0 (the cheapest chunk of its length).
+double PeakPrefillTokensPerS(const SimulationConfig& config) {
+  if (!config.cost_model) return 0;
+  const Tokens most = std::max<Tokens>(1, config.max_num_batched_tokens);
+  const Tokens seqs = std::max(1, config.max_num_seqs);
+  std::vector<Tokens> totals;
+  for (Tokens n = 1; n < most; n *= 2) totals.push_back(n);
+  totals.push_back(most);
+  double best = 0;
+  for (const Tokens n : totals) {
+    std::vector<Tokens> splits;
+    for (Tokens b = 1; b < std::min(n, seqs); b *= 2) splits.push_back(b);
+    splits.push_back(std::min(n, seqs));
+    for (const Tokens b : splits) {
+      std::vector<ScheduledWork> work;
+      for (Tokens i = 0; i < b; ++i) {
+        work.push_back(ScheduledWork{0, n / b + (i < n % b ? 1 : 0), true});
+      }
+      std::vector<long double> own(work.size(), 0);
+      const double t = static_cast<double>(config.cost_model->IterationSeconds(work, own));
+      if (t > 0) best = std::max(best, static_cast<double>(n) / t);
+    }
+  }
+  return best;
+}
+
+// The fewest replicas that carry `tokens` within the workload's ideal time
+// at `peak` tokens per second each; 1 when either is unknown.
+int ReplicasToCarry(double tokens, double peak, const WorkloadRate& rate) {
+  if (!(peak > 0) || !(rate.ideal_s > 0) || !(tokens > 0)) return 1;
+  return std::max(1, static_cast<int>(std::ceil(tokens / (peak * rate.ideal_s) - 1e-12)));
+}
+
+// The words of a pruning bound's verdict.
+struct BoundWords {
+  const char* name;   // "throughput"
+  const char* verb;   // "decode"
+  const char* needs;  // "the workload needs "
+};
+
+// "pruned by the throughput bound: 1 replica(s) decode at most 3,456
+// tokens/s, the workload needs 4,190 (2 replicas, 8 GPUs > --max-gpus 4)".
+std::string PrunedReason(const BoundWords& words, double peak, double tokens,
+                         const WorkloadRate& rate, int replicas, const PlanCandidate& c,
+                         const PlanSpace& space) {
+  const int most = space.max_gpus / c.tensor_parallel;
+  return std::string("pruned by the ") + words.name + " bound: " + std::to_string(most) +
+         " replica(s) " + words.verb + " at most " +
+         FormatWithSeparators(static_cast<std::int64_t>(std::floor(peak * most))) + " tokens/s, " +
+         words.needs +
+         FormatWithSeparators(static_cast<std::int64_t>(std::ceil(tokens / rate.ideal_s))) + " (" +
+         std::to_string(replicas) + " replicas, " + std::to_string(replicas * c.tensor_parallel) +
+         " GPUs > --max-gpus " + std::to_string(space.max_gpus) + ")";
+}
+
+// The distinct prompt tokens of a workload that only a prefill computes
+// (WorkloadRate::fresh_prompt_tokens), folded request by request.
+class FreshPromptTokens {
+ public:
+  explicit FreshPromptTokens(Tokens block_size) : block_size_(std::max<Tokens>(1, block_size)) {}
+
+  // The requests of one task, in order.
+  void AddTask(const std::vector<Request>& requests) {
+    const Prompt* previous = nullptr;
+    for (const Request& r : requests) {
+      outputs_.insert(r.output_identity);
+      if (AddExplicit(r)) {
+        previous = nullptr;
+        continue;
+      }
+      // An agent's prompt usually extends the previous one: its new pieces only.
+      std::size_t first = 0;
+      if (previous != nullptr && r.prompt.StartsWith(*previous)) first = previous->size();
+      for (std::size_t i = first; i < r.prompt.size(); ++i) {
+        const ContentPiece& p = r.prompt[i].content;
+        if (p.tokens > 0) pieces_[p.identity].emplace_back(p.offset, p.offset + p.tokens);
+      }
+      previous = &r.prompt;
+    }
+  }
+
+  std::int64_t Total() {
+    std::int64_t total = 0;
+    for (auto& [identity, spans] : pieces_) {
+      if (outputs_.count(identity) > 0) continue;  // a request generates it: decode may compute it
+      std::sort(spans.begin(), spans.end());
+      Tokens end = std::numeric_limits<Tokens>::min();
+      for (const auto& [from, to] : spans) {
+        const Tokens start = std::max(from, end);
+        if (to > start) total += to - start;
+        end = std::max(end, to);
+      }
+    }
+    for (const auto& block : blocks_) total += block.second;
+    return total;
+  }
+
+ private:
+  // A prompt published as trace block hashes, named by them as the engine
+  // names it (engine/request_state.cc: when the engine's block divides the
+  // trace's and every block has a hash): each distinct trace block's full
+  // engine blocks, the fewest any request holds. False: named by its pieces.
+  bool AddExplicit(const Request& r) {
+    if (!r.explicit_blocks) return false;
+    const Tokens size = r.explicit_blocks->block_size;
+    const Tokens prompt = r.PromptTokens();
+    if (size <= 0 || size % block_size_ != 0 ||
+        std::ssize(r.explicit_blocks->hashes) < (prompt + size - 1) / size) {
+      return false;
+    }
+    for (Tokens i = 0; i * size < prompt; ++i) {
+      const Tokens full = std::min(size, prompt - i * size) / block_size_ * block_size_;
+      const std::uint64_t hash = r.explicit_blocks->hashes[static_cast<std::size_t>(i)];
+      auto [it, added] = blocks_.emplace(hash, full);
+      if (!added) it->second = std::min(it->second, full);
+    }
+    return true;
+  }
+
+  Tokens block_size_;
+  std::unordered_set<std::uint64_t> outputs_;
+  std::unordered_map<std::uint64_t, std::vector<std::pair<Tokens, Tokens>>> pieces_;
+  std::unordered_map<std::uint64_t, Tokens> blocks_;
+};
+
+// A run's summary counting only the measured tasks: rate.warmup[i] marks
+// task i of the trace (by position) as warm-up, simulated but left out of
+// the latencies and of the bill per task. The measured tasks' bill is their
+// own cost ("busy" billing) or their cost with their share of the idle time
+// as "amortized" billing spreads it (the dedicated bill, shared); the run's
+// totals stay the whole run's. No warm-up: the run's own summary.
+Result<RunSummary> RunMeasured(const Scenario& s, WorkloadCache& workloads,
+                               const std::vector<bool>& warmup) {
+  if (s.pricing || std::find(warmup.begin(), warmup.end(), true) == warmup.end()) {
+    auto run = RunScenario(s, workloads);
+    if (!run) return run.error();
+    return run->summary;
+  }
+  auto warm = [&warmup](int i) {
+    return i >= 0 && i < std::ssize(warmup) && warmup[static_cast<std::size_t>(i)];
+  };
+  std::map<int, TaskAccumulator> tasks;  // by position in the trace
+  RequestLatencies latencies;
+  RunObserver observer;
+  observer.on_request = [&](const RequestRecord& r) {
+    tasks[r.task_index].Add(r);
+    if (!warm(r.task_index)) latencies.Add(r);
+  };
+  observer.on_restart = [&] {
+    tasks.clear();
+    latencies = RequestLatencies();
+  };
+  auto run = RunScenario(s, workloads, observer);
+  if (!run) return run.error();
+  std::vector<TaskMetrics> all;
+  std::vector<bool> measured;
+  for (const auto& [index, task] : tasks) {
+    all.push_back(task.Metrics(""));
+    measured.push_back(!warm(index));
+  }
+  const BillingRule billing = run->summary.billing;
+  if (billing != BillingRule::kBusy) AmortizeIdle(run->totals.idle_usd, &all);
+  TaskSums sums;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (measured[i]) sums.Add(all[i]);
+  }
+  RunSummary summary = sums.Build();
+  ApplyTotals(run->totals, &summary);
+  latencies.Build(&summary);
+  summary.billing = billing;
+  summary.idle_gpu_usd = run->summary.idle_gpu_usd;
+  summary.idle_usd = 0;
+  summary.cost_usd = summary.task_cost_usd;
+  return summary;
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> CandidateSettings(
@@ -91,16 +277,19 @@ Result<WorkloadRate> MeasureWorkload(const Scenario& scenario) {
   WorkloadRate rate;
   std::optional<Seconds> first, last;
   std::vector<std::pair<Seconds, Seconds>> tasks;  // arrival, tool waits
+  FreshPromptTokens fresh(scenario.prefix_cache.block_size);
   Task task;
   while (true) {
     auto more = (*source)->Next(&task);
     if (!more) return more.error();
     if (!*more) break;
     Seconds tools = 0;
-    for (const Request& r : (*policy)->Plan(task)) {
+    const std::vector<Request> requests = (*policy)->Plan(task);
+    for (const Request& r : requests) {
       rate.output_tokens += r.output;
       tools += r.tool_s;
     }
+    fresh.AddTask(requests);
     first = first ? std::min(*first, task.arrival_s) : task.arrival_s;
     last = last ? std::max(*last, task.arrival_s) : task.arrival_s;
     tasks.emplace_back(task.arrival_s, tools);
@@ -111,6 +300,7 @@ Result<WorkloadRate> MeasureWorkload(const Scenario& scenario) {
     rate.ideal_s = std::max(rate.ideal_s, (arrival - *first) / load + tools);
   }
   if (first) rate.arrival_s = (*last - *first) / load;
+  rate.fresh_prompt_tokens = fresh.Total();
   return rate;
 }
 
@@ -158,6 +348,7 @@ Result<std::string> WindowScenarioText(const std::string& text, const Scenario& 
     if (at[i] < window->start_s - kPlanWarmupS || at[i] >= window->end_s) continue;
     if (auto s = writer.Write((*tasks)[i]); !s) return s.error();
     ++window->tasks;
+    window->warmup.push_back(at[i] < window->start_s);
     if (at[i] < window->start_s) ++window->warmup_tasks;
   }
   out.close();
@@ -339,32 +530,36 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
   }
   // 4. Throughput bound.
   o.peak_decode_tokens_per_s = PeakDecodeTokensPerS(*config);
-  o.min_replicas = 1;
-  if (o.peak_decode_tokens_per_s > 0 && rate.ideal_s > 0 && rate.output_tokens > 0) {
-    const double need =
-        static_cast<double>(rate.output_tokens) / (o.peak_decode_tokens_per_s * rate.ideal_s);
-    o.min_replicas = std::max(1, static_cast<int>(std::ceil(need - 1e-12)));
-  }
+  o.min_replicas =
+      ReplicasToCarry(static_cast<double>(rate.output_tokens), o.peak_decode_tokens_per_s, rate);
   if (o.min_replicas > o.max_replicas) {
     o.status = "pruned";
-    o.reason = "pruned by the throughput bound: " + std::to_string(o.max_replicas) +
-               " replica(s) decode at most " +
-               FormatWithSeparators(static_cast<std::int64_t>(
-                   std::floor(o.peak_decode_tokens_per_s * o.max_replicas))) +
-               " tokens/s, the workload needs " +
-               FormatWithSeparators(static_cast<std::int64_t>(
-                   std::ceil(static_cast<double>(rate.output_tokens) / rate.ideal_s))) +
-               " (" + std::to_string(o.min_replicas) + " replicas, " +
-               std::to_string(o.min_replicas * c.tensor_parallel) + " GPUs > --max-gpus " +
-               std::to_string(space.max_gpus) + ")";
+    o.reason =
+        PrunedReason({"throughput", "decode", "the workload needs "}, o.peak_decode_tokens_per_s,
+                     static_cast<double>(rate.output_tokens), rate, o.min_replicas, c, space);
     return o;
   }
-  // 5. The fewest replicas meeting the targets.
+  // 5. Prefill bound: the most replicas allowed must prefill the prompt
+  // tokens only a prefill computes within the time the workload takes to
+  // arrive. It prunes only; the replica search starts at the throughput
+  // bound as before.
+  o.peak_prefill_tokens_per_s = PeakPrefillTokensPerS(*config);
+  if (const int replicas = ReplicasToCarry(static_cast<double>(rate.fresh_prompt_tokens),
+                                           o.peak_prefill_tokens_per_s, rate);
+      replicas > o.max_replicas) {
+    o.status = "pruned";
+    o.reason =
+        PrunedReason({"prefill", "prefill", "the workload's uncached prompt tokens need "},
+                     o.peak_prefill_tokens_per_s, static_cast<double>(rate.fresh_prompt_tokens),
+                     rate, replicas, c, space);
+    return o;
+  }
+  // 6. The fewest replicas meeting the targets.
   const std::vector<SloTarget>& slo = space.slo.empty() ? scenario.slo : space.slo;
   struct Run {
     int replicas = 0;
     bool held = false;
-    ScenarioOutcome outcome;
+    RunSummary summary;  // the measured tasks' (warm-up left out)
     std::vector<SloCheck> checks;
   };
   std::string failure;
@@ -375,23 +570,23 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
       return std::nullopt;
     }
     ++o.simulations;
-    auto run = RunScenario(*s, workloads);
+    auto run = RunMeasured(*s, workloads, rate.warmup);
     if (!run) {
       failure = run.error().message();
       return std::nullopt;
     }
     Run r;
     r.replicas = replicas;
-    r.checks = CheckSlo(slo, run->summary);
+    r.checks = CheckSlo(slo, *run);
     r.held =
         std::all_of(r.checks.begin(), r.checks.end(), [](const SloCheck& k) { return k.held; });
-    r.outcome = std::move(*run);
+    r.summary = std::move(*run);
     return r;
   };
   auto fill = [&](const Run& r) {
     o.replicas = r.replicas;
     o.slo = r.checks;
-    const RunSummary& sum = r.outcome.summary;
+    const RunSummary& sum = r.summary;
     const double per_day = space.tasks_per_day > 0 ? space.tasks_per_day : rate.tasks_per_day();
     if (sum.billing == BillingRule::kDedicated && per_day > 0) {
       // Dedicated GPUs are rented all day, sized for the window.

@@ -122,5 +122,27 @@ TEST(ChromiumRenderTest, ReportChartsLabelsLeaveTheLinesVisible) {
   EXPECT_EQ(g.problems, "");
 }
 
+// The report's plan chart (kvbill report --plan): the cheapest candidate's
+// label and the Pareto front's line, as the browser lays them out.
+TEST(ChromiumRenderTest, PlanChartLabelsLeaveTheLinesVisible) {
+  KVBILL_REQUIRE_CHROMIUM();
+  const fs::path dir = FreshDir("plan");
+  fs::create_directories(dir);
+  const std::string plan = (dir / "plan.json").string();
+  const auto p = RunKvbillInSourceDir(
+      "plan --scenario tests/data/scenarios/plan_small.json --gpus h100-sxm,a100-80gb "
+      "--max-gpus 2 --kv-formats bf16,fp8 --format json -o " +
+      plan);
+  ASSERT_EQ(p.exit_status, 0) << p.err;
+  const auto r =
+      RunKvbillInSourceDir("report --scenario tests/data/scenarios/plan_small.json --plan " + plan +
+                           " --out " + dir.string());
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const Geometry g = CheckInChromium(ReadWhole(dir / "report.html"), dir);
+  // The seven charts of the scenario and the plan's.
+  EXPECT_EQ(g.summary.rfind("checked 8 charts, ", 0), 0u) << g.summary;
+  EXPECT_EQ(g.problems, "");
+}
+
 }  // namespace
 }  // namespace kvbill

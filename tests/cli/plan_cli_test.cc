@@ -1,9 +1,16 @@
 // End-to-end runs of kvbill plan: its flags' errors, shards merged into
-// exactly the single run, the same bytes for any --jobs.
+// exactly the single run, the same bytes for any --jobs, the window's
+// temporary directory removed when plan is killed.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "cli/cli_test_util.h"
 
@@ -112,6 +119,51 @@ TEST(PlanCliTest, GpuPriceOverridesTheCatalog) {
   // Half the price per GPU-hour, the same simulation: half the dollars per task.
   EXPECT_NEAR(b["usd_per_task"].get<double>(), a["usd_per_task"].get<double>() / 2,
               1e-12 * a["usd_per_task"].get<double>());
+}
+
+// SIGINT or SIGTERM while plan simulates the busiest hour: the temporary
+// kvbill-plan-XXXXXX directory holding window.jsonl is gone from $TMPDIR,
+// and plan dies of the signal (re-raised, not an exit status).
+TEST(PlanCliTest, KilledPlanLeavesNoTemporaryDirectory) {
+  namespace fs = std::filesystem;
+  for (const int sig : {SIGTERM, SIGINT}) {
+    SCOPED_TRACE(sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    const fs::path tmp = fs::path(::testing::TempDir()) / ("plan_signal_" + std::to_string(sig));
+    fs::remove_all(tmp);
+    fs::create_directories(tmp);
+    const std::string scenario = std::string(KVBILL_SOURCE_DIR) + "/" + kScenario;
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      ::setenv("TMPDIR", tmp.c_str(), 1);
+      // Silence the child; a space big enough to run for seconds.
+      if (std::freopen("/dev/null", "w", stdout) == nullptr) ::_exit(120);
+      if (std::freopen("/dev/null", "w", stderr) == nullptr) ::_exit(121);
+      ::execl(KVBILL_BINARY, KVBILL_BINARY, "plan", "--scenario", scenario.c_str(), "--jobs", "1",
+              "--max-gpus", "8", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    // Wait until the window's trace is written (the handler is armed before
+    // it), then signal.
+    bool written = false;
+    for (int i = 0; i < 3000 && !written; ++i) {
+      for (const auto& e : fs::directory_iterator(tmp)) {
+        if (e.path().filename().string().rfind("kvbill-plan-", 0) == 0 &&
+            fs::exists(e.path() / "window.jsonl") && fs::file_size(e.path() / "window.jsonl") > 0) {
+          written = true;
+        }
+      }
+      if (!written) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_TRUE(written) << "plan never wrote its window trace in " << tmp;
+    ::kill(pid, sig);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "plan finished before the signal (status " << status << ")";
+    EXPECT_EQ(WTERMSIG(status), sig);
+    EXPECT_TRUE(fs::is_empty(tmp)) << fs::begin(fs::directory_iterator(tmp))->path();
+    fs::remove_all(tmp);
+  }
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli/chromium.h"
@@ -100,6 +101,47 @@ TEST(ReportCliTest, MissingOutIsExitTwo) {
   const auto r = RunKvbill("report --scenario tests/data/scenarios/small_sweep.json");
   EXPECT_EQ(r.exit_status, 2);
   EXPECT_NE(r.err.find("--out"), std::string::npos) << r.err;
+}
+
+// --plan: a plan's JSON output adds the plan section, its Pareto chart the
+// eighth <svg>, with the cheapest feasible candidate labelled.
+TEST(ReportCliTest, PlanAddsItsParetoChart) {
+  const fs::path dir = FreshDir("plan");
+  fs::create_directories(dir);
+  const std::string plan = (dir / "plan.json").string();
+  const auto p = RunKvbill(
+      "plan --scenario tests/data/scenarios/plan_small.json --gpus h100-sxm,a100-80gb "
+      "--max-gpus 2 --kv-formats bf16,fp8 --format json -o " +
+      plan);
+  ASSERT_EQ(p.exit_status, 0) << p.err;
+  const auto doc = nlohmann::json::parse(Slurp(plan));
+  ASSERT_FALSE(doc["ranking"].empty());
+  const auto r = RunKvbill("report --scenario tests/data/scenarios/plan_small.json --plan " + plan +
+                           " --out " + (dir / "out").string());
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const std::string page = Slurp(dir / "out" / "report.html");
+  EXPECT_EQ(Count(page, "<svg "), 8u);
+  EXPECT_NE(page.find("<section id=\"plan\">"), std::string::npos);
+  EXPECT_NE(page.find("cheapest: "), std::string::npos);
+  // One table row per feasible candidate, ranked as the plan ranks them.
+  EXPECT_EQ(Count(page.substr(page.find("<section id=\"plan\">")), "<tr>"),
+            doc["ranking"].size() + 1);
+}
+
+TEST(ReportCliTest, NotAPlanIsExitTwoAndWritesNothing) {
+  const fs::path dir = FreshDir("bad_plan");
+  const std::string s = "tests/data/scenarios/plan_small.json";
+  const auto r = RunKvbill("report --scenario " + s + " --plan " + s + " --out " + dir.string());
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_EQ(r.err.rfind("kvbill report: --plan: " + s + ": not the JSON output of kvbill plan", 0),
+            0u)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir / "report.html"));
+  const auto missing = RunKvbill("report --scenario " + s + " --plan " +
+                                 (dir / "no.json").string() + " --out " + dir.string());
+  EXPECT_EQ(missing.exit_status, 2);
+  EXPECT_EQ(missing.err.rfind("kvbill report: --plan: ", 0), 0u) << missing.err;
+  EXPECT_FALSE(fs::exists(dir / "report.html"));
 }
 
 TEST(ReportCliTest, RendersInHeadlessChromiumWithoutConsoleErrors) {

@@ -9,6 +9,7 @@
 
 #include "kvbill/report/memory_chart.h"
 #include "kvbill/report/report_page.h"
+#include "kvbill/report/plan_chart.h"
 #include "model/model_test_util.h"
 #include "report/svg_geometry.h"
 
@@ -98,6 +99,51 @@ TEST(ChartGeometryTest, ReportLoadChartLabelsCoverNoLine) {
   ASSERT_FALSE(LabelBoxes(svg).empty());  // the "no saving" label at least
   EXPECT_EQ(Lines(LabelsOverLines(svg)), "");
   EXPECT_EQ(Lines(OverlappingLabels(svg)), "");
+}
+
+// The plan chart: 40 feasible candidates on a grid of prices and latencies,
+// five of them on the front; the cheapest's label covers no line, marker
+// label or other label, and the front is drawn through its five points.
+TEST(ChartGeometryTest, PlanChartLabelCoversNoLine) {
+  PlanChartData plan;
+  plan.scenario = "s";
+  // The front: $/task 0.01, 0.02, ... 0.05 at TTFT 2.0, 1.5, 1.0, 0.6, 0.3 s.
+  const double front_usd[] = {0.01, 0.02, 0.03, 0.04, 0.05};
+  const double front_ttft[] = {2.0, 1.5, 1.0, 0.6, 0.3};
+  for (int i = 0; i < 5; ++i) {
+    plan.feasible.push_back({i, "gpu" + std::to_string(i) + " tp=1 w=auto kv=bf16", 1, 1,
+                             front_usd[i], front_ttft[i], true});
+  }
+  // Dominated: each dearer and slower than a front point.
+  for (int i = 5; i < 40; ++i) {
+    plan.feasible.push_back({i, "other", 1, 2, 0.012 + 0.001 * i, 2.1 + 0.02 * (i % 7), false});
+  }
+  auto chart = BuildPlanChart(plan);
+  ASSERT_TRUE(chart.ok()) << chart.error().message();
+  ASSERT_EQ(chart->series.size(), 1u);
+  ASSERT_EQ(chart->series[0].points.size(), 5u);
+  // In TTFT order: the fastest (dearest) first.
+  EXPECT_EQ(chart->series[0].points.front().x, 0.3);
+  EXPECT_EQ(chart->series[0].points.back().y, 0.01);
+  auto svg = RenderSvg(*chart);
+  ASSERT_TRUE(svg.ok()) << svg.error().message();
+  const auto boxes = LabelBoxes(*svg);
+  ASSERT_EQ(boxes.size(), 1u);
+  EXPECT_EQ(boxes[0].text.rfind("cheapest: gpu0 tp=1 w=auto kv=bf16, $0.0100/task", 0), 0u)
+      << boxes[0].text;
+  EXPECT_EQ(Lines(LabelsOverLines(*svg)), "");
+  EXPECT_EQ(Lines(OverlappingLabels(*svg)), "");
+  // 40 markers: one circle each (and none elsewhere in the plot).
+  std::size_t circles = 0;
+  for (std::size_t at = svg->find("<circle"); at != std::string::npos;
+       at = svg->find("<circle", at + 1)) {
+    ++circles;
+  }
+  EXPECT_EQ(circles, 40u);
+}
+
+TEST(ChartGeometryTest, PlanChartNeedsAFeasibleCandidate) {
+  EXPECT_FALSE(BuildPlanChart(PlanChartData{}).ok());
 }
 
 }  // namespace

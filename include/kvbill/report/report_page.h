@@ -9,8 +9,9 @@
 // requests (first in input order on ties), baseline and each lever; cost per
 // task by lever (bar chart); prefix-cache hit rate against cache capacity;
 // cost per task against requests per task with the power-law fit (growth.h);
-// cost per token against context (break-even); and, when loads were asked
-// for, each lever's saving per task against the load (trace.load).
+// cost per token against context (breakeven.h); when loads were asked for,
+// each lever's saving per task against the load (trace.load); and with a
+// plan, its feasible candidates' $/task against TTFT p90 (plan_chart.h).
 //
 // Building the page is pure: the same runs give the same bytes (no clock, no
 // dates, numbers printed without the locale). RunReport does the simulating.
@@ -21,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "kvbill/report/plan_chart.h"
 #include "kvbill/scenario/levers.h"
 #include "kvbill/scenario/run.h"
 #include "kvbill/scenario/scenario.h"
@@ -54,6 +56,9 @@ struct ReportRuns {
   std::optional<double> price_usd_per_mtok;
   // One per load asked for, in that order; empty: no load chart.
   std::vector<LoadRun> loads;
+  // A `kvbill plan` run of the workload (`kvbill report --plan`): adds the
+  // plan section, its Pareto chart and the feasible candidates' table.
+  std::optional<PlanChartData> plan;
 };
 
 // The capacities of the hit-rate chart, in tokens: 64k, 128k, 256k, 512k, 1M, 4M, 16M

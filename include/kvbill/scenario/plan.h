@@ -19,12 +19,15 @@
 //      load plus that task's tool waits, the longest such). Fewer than
 //      ceil(O / (P x D)) replicas cannot carry it; when even the most the GPU
 //      budget allows cannot, the candidate is pruned without simulating.
-//   5. replicas   the fewest replicas in [that bound, max_gpus / tp] that
-//      meet every latency target, found by bisection. It relies on the
-//      targets' metrics not increasing as replicas are added (same work
-//      spread over more replicas; tests check it on a small case): the
-//      largest count is simulated first, and when it fails the candidate
-//      fails at every count.
+//   5. prefill bound   the same for prompts: the most replicas prefill at
+//      most their number x Q tokens/s, Q the replica's peak prefill rate
+//      (max over prefill batches of tokens / step time at context 0); when
+//      that cannot carry the workload's fresh prompt tokens (U, a lower
+//      bound on what any deployment prefills) within D, the candidate is
+//      pruned without simulating.
+//   6. replicas   every count in [the throughput bound, max_gpus / tp] is
+//      simulated, fewest first; the first that meets every latency target
+//      is the answer (no monotonicity in replicas is assumed: docs/plan.md).
 // A feasible candidate's dollars: $/task = the simulated window's whole bill
 // (idle included) / its tasks; $/day = $/task x tasks per day.
 #ifndef KVBILL_SCENARIO_PLAN_H_
@@ -89,8 +92,19 @@ std::optional<std::string> SpeculativeOnSetting(const Scenario& scenario);
 struct WorkloadRate {
   std::int64_t tasks = 0;
   std::int64_t output_tokens = 0;
+  // Prompt tokens no prefix cache can spare the deployment: every distinct
+  // prompt token (content identity and offset) that no request generates,
+  // and for prompts published as trace block hashes every distinct block's
+  // full engine blocks. Each is prefilled at least once (only a prefill
+  // computes a prompt token that is not an output), so this is a lower
+  // bound on the tokens any candidate prefills (the prefill bound).
+  std::int64_t fresh_prompt_tokens = 0;
   Seconds ideal_s = 0;    // the longest (arrival at load + tool waits) of a task
   Seconds arrival_s = 0;  // last arrival - first arrival, at the load
+  // Tasks of the simulated trace, by position, that only warm it up (the
+  // busiest hour's warm-up, PlanWindow::warmup): simulated, but left out of
+  // the latencies and of $/task. Empty: every task counts.
+  std::vector<bool> warmup;
   // tasks x 86400 / arrival span; 0 when all tasks arrive at once.
   double tasks_per_day() const {
     return arrival_s > 0 ? static_cast<double>(tasks) * 86400.0 / arrival_s : 0;
@@ -102,7 +116,8 @@ Result<WorkloadRate> MeasureWorkload(const Scenario& scenario);
 // 3600) of the run's clock (a task's arrival minus the first's, divided by
 // trace.load) holding the most task arrivals (the earliest such hour), plus
 // the tasks arriving in the warm-up before it (kPlanWarmupS), which fill the
-// caches and queues and are simulated and counted with it. "all": every task.
+// caches and queues: simulated with it but not counted in its latencies or
+// its $/task (WorkloadRate::warmup). "all": every task.
 inline constexpr Seconds kPlanWindowS = 3600;
 inline constexpr Seconds kPlanWarmupS = 600;
 struct PlanWindow {
@@ -113,6 +128,8 @@ struct PlanWindow {
   std::int64_t warmup_tasks = 0;  // of which in the warm-up
   std::int64_t all_tasks = 0;     // in the trace
   double load = 1;                // the trace.load simulated
+  // Per task of the window's trace, in its order: true for the warm-up's.
+  std::vector<bool> warmup;
 };
 
 // The scenario text that simulates `window_kind` of the scenario's trace
@@ -136,9 +153,10 @@ struct CandidateOutcome {
   // Where that price comes from: "--gpu-price", "the scenario's
   // deployment.usd_per_gpu_hour", or the GPU catalog's source and date.
   std::string price_source;
-  int min_replicas = 0;                 // the throughput bound (0 when not computed)
-  int max_replicas = 0;                 // max_gpus / tensor_parallel
-  double peak_decode_tokens_per_s = 0;  // per replica
+  int min_replicas = 0;                  // the throughput bound (0 when not computed)
+  int max_replicas = 0;                  // max_gpus / tensor_parallel
+  double peak_decode_tokens_per_s = 0;   // per replica
+  double peak_prefill_tokens_per_s = 0;  // per replica (the prefill bound)
   int simulations = 0;
   // At the chosen replica count (feasible), or the largest (slo_not_met):
   int replicas = 0;

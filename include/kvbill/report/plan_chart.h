@@ -1,0 +1,48 @@
+// The plan chart of `kvbill report --plan`: the feasible candidates of a
+// `kvbill plan` run as points of $/task against TTFT p90, the Pareto front
+// drawn through its points, the cheapest feasible labelled
+// (docs/report.md, section 7; docs/plan.md).
+#ifndef KVBILL_REPORT_PLAN_CHART_H_
+#define KVBILL_REPORT_PLAN_CHART_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kvbill/report/svg_chart.h"
+#include "kvbill/util/result.h"
+
+namespace kvbill {
+
+// One feasible candidate of a plan.
+struct PlanChartPoint {
+  std::int64_t index = 0;  // the candidate's number in the plan
+  std::string label;       // e.g. "h100-sxm tp=2 w=auto kv=fp8"
+  int replicas = 0;
+  int gpus = 0;
+  double usd_per_task = 0;
+  double ttft_p90_s = 0;
+  bool pareto = false;  // on the Pareto front of $/task against TTFT p90
+};
+
+// What the report shows of a plan: its feasible candidates, cheapest first
+// (the plan's ranking: the first is the cheapest feasible), and its counts.
+struct PlanChartData {
+  std::string source;    // the plan file, for the text
+  std::string scenario;  // the plan's scenario name
+  std::vector<PlanChartPoint> feasible;
+  std::int64_t enumerated = 0;
+  std::int64_t pruned = 0;
+  std::int64_t simulated = 0;
+};
+
+// The chart: x TTFT p90 (s), y $/task, both linear from 0; every feasible
+// candidate a grey marker, those on the front blue and joined by a line in
+// TTFT order, the cheapest a vermillion marker labelled with its candidate
+// and $/task. Error: no feasible candidate, or a point that is not finite
+// and non-negative.
+Result<LineChart> BuildPlanChart(const PlanChartData& plan);
+
+}  // namespace kvbill
+
+#endif  // KVBILL_REPORT_PLAN_CHART_H_
