@@ -16,6 +16,7 @@ void Seq::NameOutputUpTo(Tokens tokens) {
 
 void Seq::ForgetNames() {
   hasher = RunHasher(1);
+  planned = false;
   explicit_runs = {};
   explicit_ends = {};
 }
@@ -23,7 +24,10 @@ void Seq::ForgetNames() {
 void NamePrompt(Seq* seq, Tokens block_size, bool has_next, PromptChain* chain) {
   const Request& request = *seq->request;
   seq->hasher = RunHasher(block_size);
-  if (request.explicit_blocks) {
+  seq->planned = request.explicit_blocks && request.planned_block_size == block_size;
+  if (seq->planned) {
+    seq->explicit_hashes = true;
+  } else if (request.explicit_blocks) {
     seq->explicit_hashes =
         BlockRunsFromTrace(request.explicit_blocks->hashes, request.explicit_blocks->block_size,
                            seq->prompt, block_size, &seq->explicit_runs, &seq->explicit_ends)

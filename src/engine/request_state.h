@@ -4,8 +4,9 @@
 // finish: its progress (tokens computed and generated, the prefill target a
 // preemption resets), the runs naming its full blocks (block_hash.h) and its
 // record. Blocks are named from the trace's block hashes when the request
-// has them and the engine's block size divides the trace's, else from the
-// prompt's pieces; a prompt that extends the task's previous prompt
+// has them and the engine's block size divides the trace's (read from the
+// request's planned runs when a shared workload made them at this block
+// size), else from the prompt's pieces; a prompt that extends the task's previous prompt
 // continues that prompt's runs instead of naming it again (the same runs,
 // by RunHasher's contract). Output tokens are named as they are computed.
 // CommitNamed gives the pool the names of blocks that became full, once
@@ -39,6 +40,7 @@ struct Seq {
   long double spec_credit = 0.5;
   bool admitted_once = false;
   bool explicit_hashes = false;  // named from the trace's block hashes
+  bool planned = false;          // by the request's planned runs (not copied)
   std::vector<BlockRun> explicit_runs;
   std::vector<std::int64_t> explicit_ends;
   RunHasher hasher{1};
@@ -51,7 +53,9 @@ struct Seq {
   bool InPrefill() const { return computed < prefill_target; }
   // Runs of the full blocks of the tokens known so far.
   BlockRunList blocks() const {
-    return explicit_hashes ? BlockRunList{explicit_runs, explicit_ends} : hasher.list();
+    if (!explicit_hashes) return hasher.list();
+    if (planned) return {request->planned_runs, request->planned_ends};
+    return {explicit_runs, explicit_ends};
   }
   // Names the output tokens up to `tokens` tokens in all (prompt + output).
   void NameOutputUpTo(Tokens tokens);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "kvbill/cache/block_hash.h"
 #include "kvbill/scenario/run.h"
 #include "kvbill/trace/importers.h"
 
@@ -43,6 +44,36 @@ Result<std::unique_ptr<ContextPolicy>> PolicyOf(const Scenario& s) {
 }
 
 }  // namespace
+
+std::int64_t PlanBlockRuns(PreparedWorkload* w, Tokens block_size, std::int64_t max_bytes) {
+  std::int64_t added = 0;
+  for (PreparedTask& t : w->tasks) {
+    for (Request& r : t.requests) {
+      if (!r.explicit_blocks) continue;
+      if (!BlockRunsFromTrace(r.explicit_blocks->hashes, r.explicit_blocks->block_size,
+                              r.PromptTokens(), block_size, &r.planned_runs, &r.planned_ends)) {
+        continue;  // the engine names this prompt from its pieces
+      }
+      r.planned_runs.shrink_to_fit();
+      r.planned_ends.shrink_to_fit();
+      r.planned_block_size = block_size;
+      added += static_cast<std::int64_t>(r.planned_runs.capacity() * sizeof(BlockRun) +
+                                         r.planned_ends.capacity() * sizeof(std::int64_t));
+    }
+  }
+  if (w->bytes + added <= max_bytes) {
+    w->bytes += added;
+    return added;
+  }
+  for (PreparedTask& t : w->tasks) {
+    for (Request& r : t.requests) {
+      r.planned_block_size = 0;
+      r.planned_runs = {};
+      r.planned_ends = {};
+    }
+  }
+  return 0;
+}
 
 std::string WorkloadKey(const Scenario& s) {
   std::ostringstream key;
@@ -192,8 +223,14 @@ Result<std::shared_ptr<const PreparedWorkload>> WorkloadCache::Get(const Scenari
     }
     std::shared_ptr<const PreparedWorkload> kept;
     const PreparedWorkload* w = prepared->has_value() ? &**prepared : nullptr;
-    if (w != nullptr &&
-        w->bytes <= max_bytes_per_request_ * std::max<std::int64_t>(1, w->requests)) {
+    const std::int64_t per_request_cap =
+        w != nullptr ? max_bytes_per_request_ * std::max<std::int64_t>(1, w->requests) : 0;
+    if (w != nullptr && w->bytes <= per_request_cap) {
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        room = max_bytes_ - bytes_;
+      }
+      PlanBlockRuns(&**prepared, scenario.prefix_cache.block_size, std::min(per_request_cap, room));
       std::lock_guard<std::mutex> lock(mutex_);
       if (bytes_ + w->bytes <= max_bytes_) {
         bytes_ += w->bytes;

@@ -320,5 +320,88 @@ TEST(WorkloadTest, PreparedMooncakeRequestsStayUnderTheCeiling) {
   EXPECT_FALSE(none->has_value());
 }
 
+// A shared workload names its Mooncake prompts once: at 16-token blocks a
+// 512-token trace block is a run of 32 engine blocks, and the last run holds
+// what is left of the prompt's full blocks. Worked by hand from
+// tests/data/traces/mooncake_small.jsonl: 6,758 tokens are 422 full blocks
+// (13 runs of 32, then 6), 7,322 are 457 (14 of 32, then 9), 7,236 are 452
+// (14 of 32, then 4), 1,000 are 62 (32, then 30): 46 runs in all.
+TEST(WorkloadTest, PlannedBlockRunsAreThePromptsRunsMadeOnce) {
+  const Scenario s = Parse(R"({"model": "llama-3.1-8b", "trace": {"file": ")" +
+                           Trace("mooncake_small.jsonl") + R"("}})");
+  auto w = PrepareWorkload(s, kMaxWorkloadCacheBytes);
+  ASSERT_TRUE(w.ok() && w->has_value());
+  PreparedWorkload& p = **w;
+  const std::int64_t before = p.bytes;
+  const std::int64_t added = PlanBlockRuns(&p, 16, kMaxWorkloadCacheBytes);
+  EXPECT_EQ(added, 46 * static_cast<std::int64_t>(sizeof(BlockRun) + sizeof(std::int64_t)));
+  EXPECT_EQ(p.bytes, before + added);
+  const std::vector<std::int64_t> last_run = {6, 9, 4, 30};
+  const std::vector<std::size_t> runs = {14, 15, 15, 2};
+  std::size_t k = 0;
+  for (const PreparedTask& t : p.tasks) {
+    for (const Request& r : t.requests) {
+      SCOPED_TRACE("request " + std::to_string(k));
+      ASSERT_TRUE(r.explicit_blocks.has_value());
+      EXPECT_EQ(r.planned_block_size, 16);
+      ASSERT_EQ(r.planned_runs.size(), runs[k]);
+      ASSERT_EQ(r.planned_ends.size(), runs[k]);
+      for (std::size_t i = 0; i < runs[k]; ++i) {
+        EXPECT_EQ(r.planned_runs[i].key, r.explicit_blocks->hashes[i]);
+        EXPECT_EQ(r.planned_runs[i].first, 0);
+        EXPECT_EQ(r.planned_runs[i].count, i + 1 < runs[k] ? 32 : last_run[k]);
+        EXPECT_EQ(r.planned_ends[i],
+                  static_cast<std::int64_t>(32 * i) + (i + 1 < runs[k] ? 32 : last_run[k]));
+      }
+      ++k;
+    }
+  }
+  EXPECT_EQ(k, 4u);
+}
+
+// Planning that would pass the bound plans nothing; a block size that does
+// not divide the trace's 512 leaves the prompts to the engine.
+TEST(WorkloadTest, BlockRunsAreNotPlannedPastTheBoundOrAtABlockSizeThatDoesNotDivide) {
+  const Scenario s = Parse(R"({"model": "llama-3.1-8b", "trace": {"file": ")" +
+                           Trace("mooncake_small.jsonl") + R"("}})");
+  for (const auto& [block_size, room] :
+       std::vector<std::pair<Tokens, std::int64_t>>{{16, 0}, {48, kMaxWorkloadCacheBytes}}) {
+    auto w = PrepareWorkload(s, kMaxWorkloadCacheBytes);
+    ASSERT_TRUE(w.ok() && w->has_value());
+    PreparedWorkload& p = **w;
+    const std::int64_t before = p.bytes;
+    EXPECT_EQ(PlanBlockRuns(&p, block_size, before + room), 0);
+    EXPECT_EQ(p.bytes, before);
+    for (const PreparedTask& t : p.tasks) {
+      for (const Request& r : t.requests) {
+        EXPECT_EQ(r.planned_block_size, 0);
+        EXPECT_TRUE(r.planned_runs.empty());
+      }
+    }
+  }
+}
+
+// Runs at another block size than the one a shared workload was planned at
+// (a sweep over block sizes) name their prompts themselves, and give what a
+// plain run gives.
+TEST(WorkloadTest, ARunAtAnotherBlockSizeThanThePlannedOneGivesThePlainRun) {
+  const std::string head = R"({"model": "llama-3.1-8b", "trace": {"file": ")" +
+                           Trace("mooncake_small.jsonl") +
+                           R"(", "release": "recorded"}, "prefix_cache": {"block_size": )";
+  WorkloadCache shared;
+  for (const char* block_size : {"16", "32", "16"}) {
+    SCOPED_TRACE(std::string("block size ") + block_size);
+    const Scenario s = Parse(head + block_size + "}}");
+    auto plain = RunScenario(s);
+    ASSERT_TRUE(plain.ok()) << plain.error().message();
+    auto run = RunScenario(s, shared);
+    ASSERT_TRUE(run.ok()) << run.error().message();
+    ExpectSameOutcome(*run, *plain);
+  }
+  auto w = shared.Get(Parse(head + "32}}"));
+  ASSERT_TRUE(w.ok() && *w != nullptr);
+  EXPECT_EQ((*w)->tasks.front().requests.front().planned_block_size, 16);  // the first run's
+}
+
 }  // namespace
 }  // namespace kvbill

@@ -98,6 +98,13 @@ struct Request {
   // The trace turn's explicit block hashes (Mooncake), passed through when
   // the policy did not edit the prompt; the engine prefers them to pieces.
   std::optional<BlockHashes> explicit_blocks;
+  // explicit_blocks as the engine's block runs at one block size, made once
+  // for a workload that many runs share (scenario/workload.h, PlanBlockRuns):
+  // what NamePrompt would make from them, so each run skips that work.
+  // planned_block_size 0: not planned (the engine makes them).
+  Tokens planned_block_size = 0;
+  std::vector<BlockRun> planned_runs;
+  std::vector<std::int64_t> planned_ends;
   // The trace turn's model (Turn::model); empty when unknown (an API replay
   // prices those at the scenario's model). A summary request names the
   // model of the turn it precedes.

@@ -14,7 +14,8 @@
 // trace's block hashes; the fields only the API replay reads (recorded
 // usage, model) and the task id copied into each request are dropped. Its
 // size is counted as PreparedWorkload::bytes (sizeof of what is stored plus
-// the pieces and hashes each request adds). Ceiling: a workload of more than
+// the pieces and hashes each request adds, and the block runs planned from
+// the hashes at the first run's block size when they fit). Ceiling: a workload of more than
 // kMaxWorkloadBytesPerRequest on average per request, or one that would take
 // a cache past kMaxWorkloadCacheBytes, is not kept: each run streams it from
 // the trace instead (TraceFeed), holding only the tasks in flight.
@@ -62,6 +63,13 @@ struct PreparedWorkload {
   std::int64_t bytes = 0;  // as counted above
   TaskChecks checks;       // the engine's checks of the tasks (CheckRun), made once
 };
+
+// Plans every request's explicit block hashes as the engine's block runs at
+// block_size (Request::planned_runs, what each run would otherwise make
+// anew: docs/engine.md, "Many runs in one process") and counts them in
+// w->bytes, unless that would take w->bytes past max_bytes: then nothing is
+// planned. Returns the bytes added.
+std::int64_t PlanBlockRuns(PreparedWorkload* w, Tokens block_size, std::int64_t max_bytes);
 
 // The key of the workload a scenario runs: equal keys, equal workloads.
 std::string WorkloadKey(const Scenario& scenario);
