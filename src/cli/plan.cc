@@ -63,19 +63,6 @@ Result<std::vector<std::string>> SplitList(const std::string& flag, const std::s
   return out;
 }
 
-// A positive finite number, or nullopt.
-std::optional<double> PositiveNumber(const std::string& text) {
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-  if (used != text.size() || !std::isfinite(v) || !(v > 0)) return std::nullopt;
-  return v;
-}
-
 // "ttft_s.p90=5,tpot_s.p90=0.1" -> targets; each name one of SloMetricNames.
 Result<std::vector<SloTarget>> ParseSlo(const std::string& text) {
   auto items = SplitList("slo", text);
@@ -93,7 +80,7 @@ Result<std::vector<SloTarget>> ParseSlo(const std::string& text) {
       for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
       return Error("--slo: unknown metric \"" + metric + "\" (one of " + all + ")");
     }
-    auto v = PositiveNumber(item.substr(eq + 1));
+    auto v = ParsePositiveNumber(item.substr(eq + 1));
     if (!v) {
       return Error("--slo: " + metric + ": \"" + item.substr(eq + 1) +
                    "\" is not a positive number of seconds");
@@ -110,7 +97,7 @@ Result<std::map<std::string, double>> ParsePrices(const std::string& text) {
   std::map<std::string, double> out;
   for (const std::string& item : *items) {
     const std::size_t eq = item.find('=');
-    auto v = eq == std::string::npos ? std::nullopt : PositiveNumber(item.substr(eq + 1));
+    auto v = eq == std::string::npos ? std::nullopt : ParsePositiveNumber(item.substr(eq + 1));
     // At most what a scenario's deployment.usd_per_gpu_hour may say.
     if (!v || *v > 1e6) {
       return Error("--gpu-price: \"" + item +

@@ -12,6 +12,7 @@
 #include "kvbill/scenario/run.h"
 #include "kvbill/scenario/sweep.h"
 #include "kvbill/util/names.h"
+#include "kvbill/util/units.h"
 
 namespace kvbill {
 namespace {
@@ -215,17 +216,9 @@ Result<std::map<std::string, std::map<std::string, double>>> ParseApiLatency(
                      "\": one of ttft_s, tpot_s, alone or with a statistic (ttft_s.p90)");
       }
       const std::string value = item.substr(eq + 1);
-      std::size_t used = 0;
-      double v = 0;
-      try {
-        v = std::stod(value, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used == 0 || used != value.size() || !std::isfinite(v) || !(v > 0)) {
-        return Error(bad + "has \"" + value + "\", not a positive number of seconds");
-      }
-      if (!out[model].emplace(metric, v).second) {
+      const std::optional<double> v = ParsePositiveNumber(value);
+      if (!v) return Error(bad + "has \"" + value + "\", not a positive number of seconds");
+      if (!out[model].emplace(metric, *v).second) {
         return Error(bad + "gives " + model + "'s " + metric + " twice");
       }
     }
