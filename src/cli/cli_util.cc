@@ -253,17 +253,11 @@ Result<std::vector<double>> ParseLoads(const std::string& list) {
   while (start <= list.size()) {
     const std::size_t comma = std::min(list.find(',', start), list.size());
     const std::string item = list.substr(start, comma - start);
-    std::size_t used = 0;
-    double v = 0;
-    try {
-      v = std::stod(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (item.empty() || used != item.size() || !std::isfinite(v) || !(v > 0)) {
+    const std::optional<double> v = ParsePositiveNumber(item);
+    if (!v) {
       return Error("--load: \"" + item + "\" is not a positive number (a list like 0.25,1,4)");
     }
-    loads.push_back(v);
+    loads.push_back(*v);
     start = comma + 1;
   }
   return loads;

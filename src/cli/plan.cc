@@ -32,6 +32,7 @@ namespace {
 constexpr char kUsage[] =
     "usage: kvbill plan --scenario S.json [--trace T] [--gpus ID,...] [--max-gpus N]\n"
     "                   [--kv-formats F,...] [--weight-formats F,...] [--speculative off,on]\n"
+    "                   [--api MODEL,...] [--api-latency MODEL:ttft_s=X[,tpot_s=Y]]\n"
     "                   [--slo ttft_s.p90=X,tpot_s.p90=Y] [--window busiest-hour|all]\n"
     "                   [--allow-uncalibrated] [--gpu-price ID=USD,...] [--tasks-per-day N]\n"
     "                   [--jobs N] [--shard i/n|auto] [--format table|json|csv] [-o FILE]\n\n"
@@ -43,7 +44,10 @@ constexpr char kUsage[] =
     "are the budget metrics', e.g. ttft_s.p90). Candidates that cannot run, fit or carry\n"
     "the workload's token rate are decided without simulating. Prints the feasible ones\n"
     "cheapest first, the Pareto front of $/task against TTFT p90, and why every other\n"
-    "candidate is not feasible (docs/plan.md). By default it simulates the busiest hour of\n"
+    "candidate is not feasible (docs/plan.md). --api adds API models (as the bundled price\n"
+    "sheet names them), billed through their provider's caching rules; without latencies\n"
+    "given by --api-latency (repeatable) their SLO is not evaluated and they are listed\n"
+    "apart from the feasible ones. By default it simulates the busiest hour of\n"
     "the trace at the target daily rate (--tasks-per-day, else the trace's at trace.load)\n"
     "after a 10-minute warm-up, and scales dollars to the day. --shard i/n decides the\n"
     "candidates k with k mod n == i (auto / auto/N: from a Slurm job array or a Kubernetes\n"
@@ -63,19 +67,6 @@ Result<std::vector<std::string>> SplitList(const std::string& flag, const std::s
   return out;
 }
 
-// A positive finite number, or nullopt.
-std::optional<double> PositiveNumber(const std::string& text) {
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-  if (used != text.size() || !std::isfinite(v) || !(v > 0)) return std::nullopt;
-  return v;
-}
-
 // "ttft_s.p90=5,tpot_s.p90=0.1" -> targets; each name one of SloMetricNames.
 Result<std::vector<SloTarget>> ParseSlo(const std::string& text) {
   auto items = SplitList("slo", text);
@@ -93,7 +84,7 @@ Result<std::vector<SloTarget>> ParseSlo(const std::string& text) {
       for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
       return Error("--slo: unknown metric \"" + metric + "\" (one of " + all + ")");
     }
-    auto v = PositiveNumber(item.substr(eq + 1));
+    auto v = ParsePositiveNumber(item.substr(eq + 1));
     if (!v) {
       return Error("--slo: " + metric + ": \"" + item.substr(eq + 1) +
                    "\" is not a positive number of seconds");
@@ -110,7 +101,7 @@ Result<std::map<std::string, double>> ParsePrices(const std::string& text) {
   std::map<std::string, double> out;
   for (const std::string& item : *items) {
     const std::size_t eq = item.find('=');
-    auto v = eq == std::string::npos ? std::nullopt : PositiveNumber(item.substr(eq + 1));
+    auto v = eq == std::string::npos ? std::nullopt : ParsePositiveNumber(item.substr(eq + 1));
     // At most what a scenario's deployment.usd_per_gpu_hour may say.
     if (!v || *v > 1e6) {
       return Error("--gpu-price: \"" + item +
@@ -190,10 +181,11 @@ class WindowDir {
 int RunPlan(const Args& args) {
   po::options_description options("options");
   std::string scenario_path, trace, gpus, kv_formats, weight_formats,
-      speculative = "off", slo, window = "busiest-hour", shard_text, format, out, prices;
+      speculative = "off", slo, window = "busiest-hour", shard_text, format, out, prices, api;
   int max_gpus = 8;
   double tasks_per_day = 0;
   bool allow_uncalibrated = false;
+  std::vector<std::string> api_latency;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.add_options()("scenario,s", FileValue(&scenario_path)->default_value("default"),
                         "scenario JSON file, or `default`")(
@@ -208,7 +200,12 @@ int RunPlan(const Args& args) {
       "what is simulated: busiest-hour (with a 10-minute warm-up) or all")(
       "allow-uncalibrated", po::bool_switch(&allow_uncalibrated),
       "include GPUs the cost model is not calibrated for (marked)")(
-      "gpu-price", po::value(&prices), "$/GPU-hour overrides, e.g. h100-sxm=2.10,h200=3.5")(
+      "api", po::value(&api),
+      "API models to price beside the deployments, e.g. gpt-5,claude-sonnet-4-5")(
+      "api-latency", po::value(&api_latency)->composing(),
+      "an API's latencies, MODEL:METRIC=SECONDS[,METRIC=SECONDS] (METRIC ttft_s, tpot_s or "
+      "ttft_s.p90, ...); repeatable")("gpu-price", po::value(&prices),
+                                      "$/GPU-hour overrides, e.g. h100-sxm=2.10,h200=3.5")(
       "tasks-per-day", po::value(&tasks_per_day)->default_value(0),
       "tasks a day for $/day (default: the trace's rate at its load)")(
       "jobs,j", po::value(&jobs)->default_value(jobs), "threads")(
@@ -258,6 +255,16 @@ int RunPlan(const Args& args) {
     if (!targets) return ReportError("plan", targets.error());
     space.slo = *targets;
   }
+  if (vm.count("api")) {
+    auto list = SplitList("api", api);
+    if (!list) return ReportError("plan", list.error());
+    space.api_models = *list;
+  }
+  if (vm.count("api-latency")) {
+    auto given = ParseApiLatency(api_latency);
+    if (!given) return ReportError("plan", given.error());
+    space.api_latency = *given;
+  }
   if (vm.count("gpu-price")) {
     auto p = ParsePrices(prices);
     if (!p) return ReportError("plan", p.error());
@@ -272,7 +279,8 @@ int RunPlan(const Args& args) {
   if (!base) return ReportError("plan", base.error());
   if (base->pricing) {
     return ReportError("plan", Error(source + "#/pricing: plan searches self-hosted deployments; "
-                                              "remove \"pricing\""));
+                                              "remove \"pricing\" (--api MODEL adds API "
+                                              "models beside them)"));
   }
   auto candidates = EnumerateCandidates(*base, space);
   if (!candidates) return ReportError("plan", candidates.error());
@@ -339,6 +347,8 @@ int RunPlan(const Args& args) {
                              : space.weight_formats;
   sp["speculative"] = space.speculative;
   sp["allow_uncalibrated"] = space.allow_uncalibrated;
+  sp["api"] = space.api_models;
+  sp["api_latency"] = space.api_latency;
   doc["space"] = sp;
   doc["workload"] = {{"tasks", rate->tasks},
                      {"output_tokens", rate->output_tokens},

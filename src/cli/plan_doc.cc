@@ -28,47 +28,31 @@ double Num(const Json& row, const char* key) {
   return row.contains(key) && row[key].is_number() ? row[key].get<double>() : 0.0;
 }
 
-// Positions in rows of the feasible ones, cheapest first (ties: fewer GPUs,
-// then index), as RankFeasible orders outcomes.
-std::vector<std::size_t> Ranked(const Json& rows) {
-  std::vector<std::size_t> idx;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    if (rows[i]["status"] == "feasible") idx.push_back(i);
-  }
-  std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
-    const double ca = Num(rows[a], "usd_per_task"), cb = Num(rows[b], "usd_per_task");
-    if (ca != cb) return ca < cb;
-    const double ga = Num(rows[a], "gpus"), gb = Num(rows[b], "gpus");
-    if (ga != gb) return ga < gb;
-    return Num(rows[a], "index") < Num(rows[b], "index");
-  });
-  return idx;
-}
-
-// The Pareto front of $/task against TTFT p90, as ParetoFront computes it.
-std::vector<std::size_t> Front(const Json& rows) {
-  std::vector<std::size_t> idx;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    if (rows[i]["status"] == "feasible") idx.push_back(i);
-  }
-  std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
-    const double ca = Num(rows[a], "usd_per_task"), cb = Num(rows[b], "usd_per_task");
-    if (ca != cb) return ca < cb;
-    const double ta = Num(rows[a], "ttft_s.p90"), tb = Num(rows[b], "ttft_s.p90");
-    if (ta != tb) return ta < tb;
-    return Num(rows[a], "index") < Num(rows[b], "index");
-  });
-  std::vector<std::size_t> front;
-  for (std::size_t i : idx) {
-    if (front.empty() || Num(rows[i], "ttft_s.p90") < Num(rows[front.back()], "ttft_s.p90")) {
-      front.push_back(i);
+// What the ranking (RankByCost, ParetoFront) reads of the rows.
+std::vector<PlanRankRow> RankRows(const Json& rows) {
+  std::vector<PlanRankRow> out;
+  out.reserve(rows.size());
+  for (const Json& r : rows) {
+    PlanRankRow k;
+    k.index = r["index"].get<std::int64_t>();
+    k.status = r["status"].get<std::string>();
+    k.usd_per_task = Num(r, "usd_per_task");
+    k.gpus = static_cast<int>(Num(r, "gpus"));
+    if (r.contains("ttft_s.p90") && r["ttft_s.p90"].is_number()) {
+      k.ttft_p90_s = r["ttft_s.p90"].get<double>();
     }
+    out.push_back(std::move(k));
   }
-  return front;
+  return out;
 }
 
-// "h100-sxm tp=2 w=auto kv=fp8" (ep and speculative when they are not the default).
+// "h100-sxm tp=2 w=auto kv=fp8" (ep and speculative when they are not the
+// default); an API candidate: "api gpt-5 (openai)".
 std::string Label(const Json& row) {
+  if (row.value("kind", "") == "api") {
+    return "api " + row["model"].get<std::string>() + " (" + row["provider"].get<std::string>() +
+           ")";
+  }
   std::string s = row["gpu"].get<std::string>() + " tp=" + row["tensor_parallel"].dump();
   if (row["expert_parallel"].get<int>() > 1) s += " ep=" + row["expert_parallel"].dump();
   s += " w=" + row["weight_format"].get<std::string>() +
@@ -80,8 +64,19 @@ std::string Label(const Json& row) {
 
 std::string Usd(double v) { return "$" + FormatFixed(v, v >= 100 ? 2 : 4); }
 
+// A row's field as its table cell, "-" when the row has none (an API
+// candidate has no replicas; its TTFT only when --api-latency gives it).
+std::string Cell(const Json& row, const char* key) {
+  return row.contains(key) ? row[key].dump() : "-";
+}
+
+std::string Seconds3(const Json& row, const char* key) {
+  return row.contains(key) ? FormatFixed(Num(row, key), 3) + " s" : "-";
+}
+
 Json Counts(const Json& rows) {
-  std::int64_t pruned = 0, simulated = 0, simulations = 0, feasible = 0, slo_not_met = 0;
+  std::int64_t pruned = 0, simulated = 0, simulations = 0, feasible = 0, slo_not_met = 0, api = 0,
+               not_evaluated = 0;
   std::map<std::string, std::int64_t> filtered;
   for (const auto& [status, word] : FilterNames()) filtered[status] = 0;
   for (const Json& r : rows) {
@@ -89,6 +84,8 @@ Json Counts(const Json& rows) {
     if (status == "pruned") ++pruned;
     if (status == "feasible") ++feasible;
     if (status == "slo_not_met") ++slo_not_met;
+    if (status == "slo_not_evaluated") ++not_evaluated;
+    if (r.value("kind", "") == "api") ++api;
     if (filtered.count(status)) ++filtered[status];
     const std::int64_t sims = r["simulations"].get<std::int64_t>();
     simulations += sims;
@@ -104,6 +101,8 @@ Json Counts(const Json& rows) {
   c["simulations"] = simulations;
   c["feasible"] = feasible;
   c["slo_not_met"] = slo_not_met;
+  c["api"] = api;
+  c["slo_not_evaluated"] = not_evaluated;
   return c;
 }
 
@@ -112,6 +111,11 @@ Json Counts(const Json& rows) {
 Json OutcomeJson(const CandidateOutcome& o) {
   Json r;
   r["index"] = o.candidate.index;
+  r["kind"] = o.candidate.api() ? "api" : "self_hosted";
+  if (o.candidate.api()) {
+    r["provider"] = o.candidate.provider;
+    r["model"] = o.candidate.api_model;
+  }
   r["gpu"] = o.candidate.gpu;
   r["tensor_parallel"] = o.candidate.tensor_parallel;
   r["expert_parallel"] = o.candidate.expert_parallel;
@@ -137,6 +141,13 @@ Json OutcomeJson(const CandidateOutcome& o) {
     Json slo = Json::object();
     for (const SloCheck& c : o.slo) slo[c.target.metric] = c.actual;
     r["slo"] = slo;
+  } else if (o.priced) {
+    r["usd_per_task"] = o.usd_per_task;
+    r["usd_per_day"] = o.usd_per_day;
+    if (o.ttft_given) r["ttft_s.p90"] = o.ttft_p90_s;
+    Json slo = Json::object();
+    for (const SloCheck& c : o.slo) slo[c.target.metric] = c.actual;
+    r["slo"] = slo;
   }
   return r;
 }
@@ -148,7 +159,9 @@ bool IsPlanDocument(const Json& doc) {
 std::string RenderPlan(const Json& doc, const std::string& format) {
   const Json& rows = doc["candidates"];
   const Json counts = Counts(rows);
-  const std::vector<std::size_t> ranked = Ranked(rows), front = Front(rows);
+  const std::vector<PlanRankRow> rank_rows = RankRows(rows);
+  const std::vector<std::size_t> ranked = RankByCost(rank_rows), front = ParetoFront(rank_rows),
+                                 not_evaluated = RankByCost(rank_rows, "slo_not_evaluated");
   if (format == "json") {
     Json out;
     for (const auto& [key, value] : doc.items()) {
@@ -160,29 +173,64 @@ std::string RenderPlan(const Json& doc, const std::string& format) {
     for (std::size_t i : ranked) out["ranking"].push_back(rows[i]["index"]);
     out["pareto"] = Json::array();
     for (std::size_t i : front) out["pareto"].push_back(rows[i]["index"]);
+    out["not_evaluated"] = Json::array();
+    for (std::size_t i : not_evaluated) out["not_evaluated"].push_back(rows[i]["index"]);
     out["candidates"] = rows;
     return out.dump(2) + "\n";
   }
   const std::set<std::size_t> on_front(front.begin(), front.end());
   if (format == "csv") {
-    Table t({"rank", "pareto", "index", "gpu", "tensor_parallel", "expert_parallel",
-             "weight_format", "kv_format", "speculative", "status", "replicas", "gpus",
-             "usd_per_task", "usd_per_day", "ttft_s.p90", "uncalibrated", "reason"});
+    Table t({"rank",
+             "pareto",
+             "index",
+             "kind",
+             "gpu",
+             "tensor_parallel",
+             "expert_parallel",
+             "weight_format",
+             "kv_format",
+             "speculative",
+             "provider",
+             "model",
+             "status",
+             "replicas",
+             "gpus",
+             "usd_per_task",
+             "usd_per_day",
+             "ttft_s.p90",
+             "uncalibrated",
+             "reason"});
     auto add = [&](std::size_t i, const std::string& rank) {
       const Json& r = rows[i];
-      const bool sim = r.contains("replicas");
-      t.AddRow({rank, on_front.count(i) ? "true" : "false", r["index"].dump(),
-                r["gpu"].get<std::string>(), r["tensor_parallel"].dump(),
-                r["expert_parallel"].dump(), r["weight_format"].get<std::string>(),
-                r["kv_format"].get<std::string>(), r["speculative"].get<std::string>(),
-                r["status"].get<std::string>(), sim ? r["replicas"].dump() : "",
-                sim ? r["gpus"].dump() : "", sim ? r["usd_per_task"].dump() : "",
-                sim ? r["usd_per_day"].dump() : "", sim ? r["ttft_s.p90"].dump() : "",
-                r["uncalibrated"].dump(), r["reason"].get<std::string>()});
+      auto field = [&](const char* key) { return r.contains(key) ? r[key].dump() : ""; };
+      auto text = [&](const char* key) { return r.value(key, std::string()); };
+      t.AddRow({rank,
+                on_front.count(i) ? "true" : "false",
+                r["index"].dump(),
+                text("kind"),
+                r["gpu"].get<std::string>(),
+                r["tensor_parallel"].dump(),
+                r["expert_parallel"].dump(),
+                r["weight_format"].get<std::string>(),
+                r["kv_format"].get<std::string>(),
+                r["speculative"].get<std::string>(),
+                text("provider"),
+                text("model"),
+                r["status"].get<std::string>(),
+                field("replicas"),
+                field("gpus"),
+                field("usd_per_task"),
+                field("usd_per_day"),
+                field("ttft_s.p90"),
+                r["uncalibrated"].dump(),
+                r["reason"].get<std::string>()});
     };
+    // Feasible (ranked), then SLO not evaluated (cheapest first, unranked),
+    // then the rest in index order.
     for (std::size_t k = 0; k < ranked.size(); ++k) add(ranked[k], std::to_string(k + 1));
+    for (std::size_t i : not_evaluated) add(i, "");
     for (std::size_t i = 0; i < rows.size(); ++i) {
-      if (rows[i]["status"] != "feasible") add(i, "");
+      if (rows[i]["status"] != "feasible" && rows[i]["status"] != "slo_not_evaluated") add(i, "");
     }
     return t.ToCsv();
   }
@@ -225,7 +273,12 @@ std::string RenderPlan(const Json& doc, const std::string& format) {
   s << ", " << filtered_n << " filtered" << (filtered.empty() ? "" : " (" + filtered + ")") << ", "
     << counts["pruned"].dump() << " pruned by a bound, " << counts["simulated"].dump()
     << " simulated (" << counts["simulations"].dump() << " simulations), "
-    << counts["feasible"].dump() << " feasible\n\n";
+    << counts["feasible"].dump() << " feasible";
+  if (counts["api"].get<std::int64_t>() > 0) {
+    s << "; " << counts["api"].dump() << " API candidate(s) priced, "
+      << counts["slo_not_evaluated"].dump() << " with the SLO not evaluated";
+  }
+  s << "\n\n";
   if (ranked.empty()) {
     s << "no feasible candidate\n";
   } else {
@@ -233,25 +286,35 @@ std::string RenderPlan(const Json& doc, const std::string& format) {
     Table t({"rank", "candidate", "replicas", "GPUs", "$/task", "$/day", "TTFT p90", "why"});
     for (std::size_t k = 0; k < ranked.size(); ++k) {
       const Json& r = rows[ranked[k]];
-      t.AddRow({std::to_string(k + 1), Label(r), r["replicas"].dump(), r["gpus"].dump(),
-                Usd(Num(r, "usd_per_task")), Usd(Num(r, "usd_per_day")),
-                FormatFixed(Num(r, "ttft_s.p90"), 3) + " s", r["reason"].get<std::string>()});
+      t.AddRow({std::to_string(k + 1), Label(r), Cell(r, "replicas"), Cell(r, "gpus"),
+                Usd(Num(r, "usd_per_task")), Usd(Num(r, "usd_per_day")), Seconds3(r, "ttft_s.p90"),
+                r["reason"].get<std::string>()});
     }
     s << t.ToText();
     s << "\nPareto front ($/task against TTFT p90), cheapest first:\n";
     Table p({"candidate", "GPUs", "$/task", "TTFT p90"});
     for (std::size_t i : front) {
       const Json& r = rows[i];
-      p.AddRow({Label(r), r["gpus"].dump(), Usd(Num(r, "usd_per_task")),
-                FormatFixed(Num(r, "ttft_s.p90"), 3) + " s"});
+      p.AddRow({Label(r), Cell(r, "gpus"), Usd(Num(r, "usd_per_task")), Seconds3(r, "ttft_s.p90")});
     }
     s << p.ToText();
   }
-  if (ranked.size() < rows.size()) {
+  if (!not_evaluated.empty()) {
+    s << "\nSLO not evaluated (API candidates without --api-latency; not ranked with the "
+         "feasible ones), cheapest first:\n";
+    Table t({"candidate", "$/task", "$/day", "why"});
+    for (std::size_t i : not_evaluated) {
+      const Json& r = rows[i];
+      t.AddRow({Label(r), Usd(Num(r, "usd_per_task")), Usd(Num(r, "usd_per_day")),
+                r["reason"].get<std::string>()});
+    }
+    s << t.ToText();
+  }
+  if (ranked.size() + not_evaluated.size() < rows.size()) {
     s << "\nnot feasible:\n";
     Table n({"candidate", "verdict", "why"});
     for (const Json& r : rows) {
-      if (r["status"] == "feasible") continue;
+      if (r["status"] == "feasible" || r["status"] == "slo_not_evaluated") continue;
       n.AddRow({Label(r), r["status"].get<std::string>(), r["reason"].get<std::string>()});
     }
     s << n.ToText();
@@ -361,6 +424,13 @@ Result<Json> MergePlanShards(const std::vector<Json>& docs, const std::vector<st
            {"index", "gpu", "tensor_parallel", "expert_parallel", "weight_format", "kv_format",
             "speculative", "status", "reason", "uncalibrated", "simulations"}) {
         if (!r.is_object() || !r.contains(key)) return Error(at + "/" + key + ": missing");
+      }
+      if (r.value("kind", "") == "api") {
+        for (const char* key : {"provider", "model"}) {
+          if (!r.contains(key) || !r[key].is_string()) {
+            return Error(at + "/" + key + ": missing (an API candidate's)");
+          }
+        }
       }
       if (!r["index"].is_number_integer() || r["index"].get<std::int64_t>() < 0 ||
           r["index"].get<std::int64_t>() >= total) {

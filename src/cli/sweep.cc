@@ -197,49 +197,41 @@ int RunMerge(const Args& args) {
   if (auto s = CheckChoice("format", format, "csv|json|table"); !s)
     return ReportError("merge", s.error());
   if (inputs.empty()) return ReportError("merge", Error("no shard files given"));
-  {
-    // Plan shards (`kvbill plan --shard i/n --format json`) merge as plans.
-    std::vector<nlohmann::ordered_json> docs;
-    for (const std::string& path : inputs) {
-      auto text = ReadFile(path);
-      if (!text) return ReportError("merge", text.error());
-      json_input::Problem problem;
-      auto parsed = json_input::ParseOrdered(*text, &problem);
-      if (!parsed) {
-        return ReportError("merge",
-                           Error(path + ": not the JSON output of kvbill sweep or kvbill plan"));
-      }
-      docs.push_back(std::move(*parsed));
-    }
-    if (IsPlanDocument(docs.front())) {
-      for (std::size_t d = 0; d < docs.size(); ++d) {
-        if (!IsPlanDocument(docs[d])) {
-          return ReportError(
-              "merge",
-              Error(inputs[d] + ": not the JSON output of kvbill plan, as " + inputs[0] + " is"));
-        }
-      }
-      auto merged = MergePlanShards(docs, inputs);
-      if (!merged) return ReportError("merge", merged.error());
-      if (auto s = EmitOutput("merge", RenderPlan(*merged, format), out); !s)
-        return ReportError("merge", s.error());
-      return 0;
-    }
-  }
-  if (format == "table") {
-    return ReportError("merge", Error("--format table: sweep shards merge as csv or json"));
-  }
-  nlohmann::ordered_json merged;
-  std::map<std::int64_t, nlohmann::ordered_json> points;
+  // Every shard read and parsed once; plan shards (`kvbill plan --shard i/n
+  // --format json`) merge as plans, the others as sweep shards.
+  std::vector<nlohmann::ordered_json> docs;
   for (const std::string& path : inputs) {
     auto text = ReadFile(path);
     if (!text) return ReportError("merge", text.error());
     json_input::Problem problem;
     auto parsed = json_input::ParseOrdered(*text, &problem);
     if (!parsed) {
-      return ReportError("merge", Error(path + ": not the JSON output of kvbill sweep"));
+      return ReportError("merge",
+                         Error(path + ": not the JSON output of kvbill sweep or kvbill plan"));
     }
-    auto doc = std::move(*parsed);
+    docs.push_back(std::move(*parsed));
+  }
+  if (IsPlanDocument(docs.front())) {
+    for (std::size_t d = 0; d < docs.size(); ++d) {
+      if (!IsPlanDocument(docs[d])) {
+        return ReportError("merge", Error(inputs[d] + ": not the JSON output of kvbill plan, as " +
+                                          inputs[0] + " is"));
+      }
+    }
+    auto merged = MergePlanShards(docs, inputs);
+    if (!merged) return ReportError("merge", merged.error());
+    if (auto s = EmitOutput("merge", RenderPlan(*merged, format), out); !s)
+      return ReportError("merge", s.error());
+    return 0;
+  }
+  if (format == "table") {
+    return ReportError("merge", Error("--format table: sweep shards merge as csv or json"));
+  }
+  nlohmann::ordered_json merged;
+  std::map<std::int64_t, nlohmann::ordered_json> points;
+  for (std::size_t d = 0; d < docs.size(); ++d) {
+    const std::string& path = inputs[d];
+    nlohmann::ordered_json& doc = docs[d];
     if (auto s = CheckSweepShard(doc, path, ColumnsOf(doc)); !s) {
       return ReportError("merge", s.error());
     }
@@ -252,9 +244,9 @@ int RunMerge(const Args& args) {
                    merged.value("mode", nlohmann::ordered_json())) {
       return ReportError("merge", Error(path + ": from a different sweep than " + inputs[0]));
     }
-    for (const auto& p : doc["points"]) {
+    for (auto& p : doc["points"]) {
       const std::int64_t k = p["index"].get<std::int64_t>();
-      if (!points.emplace(k, p).second) {
+      if (!points.emplace(k, std::move(p)).second) {
         return ReportError("merge", Error(path + ": point " + std::to_string(k) +
                                           " appears in more than one shard"));
       }

@@ -31,16 +31,6 @@ namespace {
 
 std::string Num(double v, int decimals) { return FormatFixed(v, decimals); }
 
-// "ttft_s.p90 1.234 s <= 5.000 s, tpot_s.p90 ..." for a row's reason.
-std::string SloText(const std::vector<SloCheck>& checks) {
-  std::string text;
-  for (const SloCheck& c : checks) {
-    text += std::string(text.empty() ? "" : ", ") + c.target.metric + " " + Num(c.actual, 3) +
-            " s " + (c.held ? "<=" : ">") + " " + Num(c.target.max, 3) + " s";
-  }
-  return text;
-}
-
 // The peak decode rate of one replica, tokens per second: the most, over
 // batch sizes 1, 2, 4, ... and max_num_seqs, of batch / step time with every
 // sequence at context 1 (the cheapest step of that batch).
@@ -361,6 +351,15 @@ Result<std::string> WindowScenarioText(const std::string& text, const Scenario& 
   return doc.dump();
 }
 
+std::string SloText(const std::vector<SloCheck>& checks) {
+  std::string text;
+  for (const SloCheck& c : checks) {
+    text += std::string(text.empty() ? "" : ", ") + c.target.metric + " " + Num(c.actual, 3) +
+            " s " + (c.held ? "<=" : ">") + " " + Num(c.target.max, 3) + " s";
+  }
+  return text;
+}
+
 Result<std::vector<PlanCandidate>> EnumerateCandidates(const Scenario& scenario,
                                                        const PlanSpace& space) {
   std::vector<std::string> gpus = space.gpus;
@@ -430,12 +429,16 @@ Result<std::vector<PlanCandidate>> EnumerateCandidates(const Scenario& scenario,
       }
     }
   }
+  auto api = ApiCandidates(space, std::ssize(out));
+  if (!api) return api.error();
+  out.insert(out.end(), api->begin(), api->end());
   return out;
 }
 
 CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenario,
                                  const PlanSpace& space, const WorkloadRate& rate,
                                  const PlanCandidate& c, WorkloadCache& workloads) {
+  if (c.api()) return DecideApiCandidate(text, scenario, space, rate, c, workloads);
   CandidateOutcome o;
   o.candidate = c;
   o.max_replicas = space.max_gpus / c.tensor_parallel;
@@ -683,40 +686,67 @@ std::vector<CandidateOutcome> DecideCandidates(const std::string& text, const Sc
   return out;
 }
 
-std::vector<std::size_t> RankFeasible(const std::vector<CandidateOutcome>& outcomes) {
+PlanRankRow RankRowOf(const CandidateOutcome& o) {
+  PlanRankRow r;
+  r.index = o.candidate.index;
+  r.status = o.status;
+  r.usd_per_task = o.usd_per_task;
+  r.gpus = o.gpus();
+  if (o.simulated() || o.ttft_given) r.ttft_p90_s = o.ttft_p90_s;
+  return r;
+}
+
+std::vector<std::size_t> RankByCost(const std::vector<PlanRankRow>& rows, std::string_view status) {
   std::vector<std::size_t> idx;
-  for (std::size_t i = 0; i < outcomes.size(); ++i) {
-    if (outcomes[i].feasible()) idx.push_back(i);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].status == status) idx.push_back(i);
   }
   std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
-    const CandidateOutcome &x = outcomes[a], &y = outcomes[b];
+    const PlanRankRow &x = rows[a], &y = rows[b];
     if (x.usd_per_task != y.usd_per_task) return x.usd_per_task < y.usd_per_task;
-    if (x.gpus() != y.gpus()) return x.gpus() < y.gpus();
-    return x.candidate.index < y.candidate.index;
+    if (x.gpus != y.gpus) return x.gpus < y.gpus;
+    return x.index < y.index;
   });
   return idx;
 }
 
-std::vector<std::size_t> ParetoFront(const std::vector<CandidateOutcome>& outcomes) {
+std::vector<std::size_t> ParetoFront(const std::vector<PlanRankRow>& rows) {
   std::vector<std::size_t> idx;
-  for (std::size_t i = 0; i < outcomes.size(); ++i) {
-    if (outcomes[i].feasible()) idx.push_back(i);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].status == "feasible" && rows[i].ttft_p90_s) idx.push_back(i);
   }
   // Cheapest first, the faster of equal prices first: a candidate is on the
   // front when it is faster than every one before it.
   std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
-    const CandidateOutcome &x = outcomes[a], &y = outcomes[b];
+    const PlanRankRow &x = rows[a], &y = rows[b];
     if (x.usd_per_task != y.usd_per_task) return x.usd_per_task < y.usd_per_task;
-    if (x.ttft_p90_s != y.ttft_p90_s) return x.ttft_p90_s < y.ttft_p90_s;
-    return x.candidate.index < y.candidate.index;
+    if (*x.ttft_p90_s != *y.ttft_p90_s) return *x.ttft_p90_s < *y.ttft_p90_s;
+    return x.index < y.index;
   });
   std::vector<std::size_t> front;
   for (std::size_t i : idx) {
-    if (front.empty() || outcomes[i].ttft_p90_s < outcomes[front.back()].ttft_p90_s) {
-      front.push_back(i);
-    }
+    if (front.empty() || *rows[i].ttft_p90_s < *rows[front.back()].ttft_p90_s) front.push_back(i);
   }
   return front;
+}
+
+namespace {
+
+std::vector<PlanRankRow> RankRows(const std::vector<CandidateOutcome>& outcomes) {
+  std::vector<PlanRankRow> rows;
+  rows.reserve(outcomes.size());
+  for (const CandidateOutcome& o : outcomes) rows.push_back(RankRowOf(o));
+  return rows;
+}
+
+}  // namespace
+
+std::vector<std::size_t> RankFeasible(const std::vector<CandidateOutcome>& outcomes) {
+  return RankByCost(RankRows(outcomes));
+}
+
+std::vector<std::size_t> ParetoFront(const std::vector<CandidateOutcome>& outcomes) {
+  return ParetoFront(RankRows(outcomes));
 }
 
 }  // namespace kvbill

@@ -15,6 +15,18 @@ std::string_view Trim(std::string_view s) {
 
 }  // namespace
 
+std::optional<double> ParsePositiveNumber(const std::string& text) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (used != text.size() || !std::isfinite(v) || !(v > 0)) return std::nullopt;
+  return v;
+}
+
 Result<Tokens> ParseTokenCount(std::string_view text) {
   const std::string_view s = Trim(text);
   const std::string quoted = "\"" + std::string(text) + "\"";

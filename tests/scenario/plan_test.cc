@@ -265,6 +265,7 @@ TEST(PlanTest, ParetoFrontKeepsOnlyUndominated) {
     o[i].usd_per_task = cost[i];
     o[i].ttft_p90_s = ttft[i];
     o[i].replicas = 1;
+    o[i].simulations = 1;
   }
   EXPECT_EQ(ParetoFront(o), (std::vector<std::size_t>{0, 1, 4}));
   EXPECT_EQ(RankFeasible(o), (std::vector<std::size_t>{0, 1, 2, 3, 4}));
@@ -341,6 +342,64 @@ TEST(PlanTest, WarmupTasksAreSimulatedButNotMeasured) {
       DecideCandidate(*windowed, *in_window, space, *rate, c, workloads);
   EXPECT_EQ(counted.status, "slo_not_met") << counted.reason;
   EXPECT_GE(counted.ttft_p90_s, 0.42);
+
+  // An API candidate leaves the warm-up out of its $/task too. At gpt-5's
+  // list prices ($1.25 input, $10 output per million; a prompt under 1,024
+  // tokens is never cached by OpenAI's rules) an hour's task costs
+  // 500 x 1.25e-6 + 10 x 10e-6 = $0.000725. Counted, the three warm-up tasks
+  // (30,000 x 1.25e-6 + 10 x 10e-6 = $0.0376 each) would make it
+  // (3 x 0.0376 + 20 x 0.000725) / 23 = $0.005535.
+  PlanCandidate api;
+  api.api_model = "gpt-5";
+  api.provider = "openai";
+  rate->warmup = window.warmup;
+  const CandidateOutcome api_measured =
+      DecideCandidate(*windowed, *in_window, space, *rate, api, workloads);
+  ASSERT_TRUE(api_measured.priced) << api_measured.reason;
+  EXPECT_NEAR(api_measured.usd_per_task, 0.000725, 1e-9);
+  rate->warmup.clear();
+  const CandidateOutcome api_counted =
+      DecideCandidate(*windowed, *in_window, space, *rate, api, workloads);
+  ASSERT_TRUE(api_counted.priced) << api_counted.reason;
+  EXPECT_NEAR(api_counted.usd_per_task, (3 * 0.0376 + 20 * 0.000725) / 23, 1e-9);
+}
+
+// API rows: one without a known TTFT (no --api-latency) is ranked by cost
+// but not on the Pareto front; "slo_not_evaluated" rows rank apart.
+TEST(PlanTest, RankingKeepsApiRowsWithoutLatencyOffTheFront) {
+  // index, status, $/task, GPUs, TTFT p90.
+  std::vector<PlanRankRow> rows = {{0, "feasible", 2.0, 1, 3.0},
+                                   {1, "feasible", 0.5, 0, std::nullopt},
+                                   {2, "slo_not_evaluated", 0.1, 0, std::nullopt},
+                                   {3, "feasible", 2.0, 0, 1.0},
+                                   {4, "slo_not_evaluated", 0.05, 0, std::nullopt}};
+  // Equal $/task: fewer GPUs first (3 before 0).
+  EXPECT_EQ(RankByCost(rows), (std::vector<std::size_t>{1, 3, 0}));
+  EXPECT_EQ(RankByCost(rows, "slo_not_evaluated"), (std::vector<std::size_t>{4, 2}));
+  // 1 has no TTFT; 3 is as cheap as 0 and faster: 0 is dominated.
+  EXPECT_EQ(ParetoFront(rows), (std::vector<std::size_t>{3}));
+}
+
+TEST(PlanTest, ApiLatencyListsStartAModelAtEachColon) {
+  // A Bedrock-style id holds a ':' of its own: the model ends at the last
+  // ':' before '='.
+  auto given = ParseApiLatency(
+      {"gpt-5:ttft_s=0.8,tpot_s.p90=0.02,anthropic.claude-v1:0:ttft_s.p99=1.5", "o3:tpot_s=0.01"});
+  ASSERT_TRUE(given.ok()) << given.error().message();
+  using Figures = std::map<std::string, double>;
+  EXPECT_EQ(given->at("gpt-5"), (Figures{{"ttft_s", 0.8}, {"tpot_s.p90", 0.02}}));
+  EXPECT_EQ(given->at("anthropic.claude-v1:0"), (Figures{{"ttft_s.p99", 1.5}}));
+  EXPECT_EQ(given->at("o3"), (Figures{{"tpot_s", 0.01}}));
+  EXPECT_EQ(given->size(), 3u);
+  auto twice = ParseApiLatency({"gpt-5:ttft_s=1", "gpt-5:ttft_s=2"});
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.error().message(),
+            "--api-latency: \"gpt-5:ttft_s=2\" in \"gpt-5:ttft_s=2\" gives gpt-5's ttft_s twice");
+  auto queue = ParseApiLatency({"gpt-5:queue_s=1"});
+  ASSERT_FALSE(queue.ok());
+  EXPECT_EQ(queue.error().message(),
+            "--api-latency: \"gpt-5:queue_s=1\" in \"gpt-5:queue_s=1\" has metric \"queue_s\": one "
+            "of ttft_s, tpot_s, alone or with a statistic (ttft_s.p90)");
 }
 
 }  // namespace

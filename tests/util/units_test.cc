@@ -33,6 +33,14 @@ TEST(UnitsTest, ParsesLists) {
   EXPECT_FALSE(ParseTokenCountList("32k,,1M").ok());
 }
 
+TEST(UnitsTest, PositiveNumbersAreWholeFiniteAndAboveZero) {
+  EXPECT_EQ(ParsePositiveNumber("0.25"), 0.25);
+  EXPECT_EQ(ParsePositiveNumber("1e-3"), 0.001);
+  for (const char* bad : {"", "0", "-1", "2s", "inf", "nan", "1e999", "x"}) {
+    EXPECT_EQ(ParsePositiveNumber(bad), std::nullopt) << bad;
+  }
+}
+
 TEST(UnitsTest, FormatsNumbers) {
   EXPECT_EQ(FormatWithSeparators(70272), "70,272");
   EXPECT_EQ(FormatWithSeparators(-1234567), "-1,234,567");

@@ -38,6 +38,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -59,6 +60,12 @@ struct PlanSpace {
   bool allow_uncalibrated = false;
   std::map<std::string, double> gpu_prices;  // $/GPU-hour by GPU id, overriding the catalog
   double tasks_per_day = 0;                  // 0: the trace's rate (WorkloadRate)
+  // --api: API models, as the bundled price sheet names them (id or alias).
+  std::vector<std::string> api_models;
+  // --api-latency: a provider's latencies by model (as in api_models):
+  // metric -> seconds, the metric a latency ("ttft_s", taken as every
+  // statistic of it) or an SLO metric ("ttft_s.p90"). ParseApiLatency.
+  std::map<std::string, std::map<std::string, double>> api_latency;
 };
 
 struct PlanCandidate {
@@ -69,6 +76,11 @@ struct PlanCandidate {
   std::string weight_format;
   std::string kv_format;
   std::string speculative = "off";
+  // An API candidate (api() true): the price sheet's id of the model and
+  // its provider's caching rules; the fields above are empty or 0.
+  std::string api_model;
+  std::string provider;
+  bool api() const { return !api_model.empty(); }
 };
 
 // The settings (JSON pointer -> JSON text) that make the base scenario run
@@ -145,7 +157,9 @@ Result<std::string> WindowScenarioText(const std::string& text, const Scenario& 
 struct CandidateOutcome {
   PlanCandidate candidate;
   // "feasible", "slo_not_met", "pruned", "no_fit", "format", "uncalibrated",
-  // "not_applicable" or "error".
+  // "not_applicable" or "error"; an API candidate: "feasible",
+  // "slo_not_met", "slo_not_evaluated" (a target without a given latency)
+  // or "error".
   std::string status;
   std::string reason;  // one sentence: why feasible or not, with the numbers
   bool uncalibrated = false;
@@ -164,21 +178,56 @@ struct CandidateOutcome {
   double usd_per_day = 0;
   double ttft_p90_s = 0;
   std::vector<SloCheck> slo;
+  bool priced = false;      // an API candidate's bill was computed
+  bool ttft_given = false;  // an API candidate's ttft_p90_s came from --api-latency
   bool simulated() const { return simulations > 0; }
   bool feasible() const { return status == "feasible"; }
   int gpus() const { return replicas * candidate.tensor_parallel; }
 };
 
-// Every candidate of the space for `scenario`, in index order. Errors: an
-// unknown GPU id or format (naming the flag and the value).
+// Every candidate of the space for `scenario`, in index order: the
+// self-hosted ones, then one per --api model in the order given. Errors: an
+// unknown GPU id or format (naming the flag and the value); an --api model
+// not in the bundled price sheet (with "did you mean"), or given twice; an
+// --api-latency model that is not an --api model.
 Result<std::vector<PlanCandidate>> EnumerateCandidates(const Scenario& scenario,
                                                        const PlanSpace& space);
 
-// Decides one candidate (above). `text` is the scenario's JSON text (read
-// from scenario.source); runs share `workloads`.
+// Decides one candidate (above; an API candidate by DecideApiCandidate).
+// `text` is the scenario's JSON text (read from scenario.source); runs share
+// `workloads`.
 CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenario,
                                  const PlanSpace& space, const WorkloadRate& rate,
                                  const PlanCandidate& candidate, WorkloadCache& workloads);
+
+// An API candidate: the window's tasks, after the context policy, billed
+// through the provider's caching rules at the bundled list prices (API mode,
+// docs/billing.md#api-mode; every call at the candidate's model). $/task =
+// the window's bill / its tasks (with a warm-up, rate.warmup: the measured
+// tasks' calls / their number, plus the bill beyond the calls / all tasks),
+// $/day = $/task x tasks per day, as for a self-hosted candidate billed
+// busy-only. There is no latency model: each
+// latency target is compared with the figure --api-latency gives for it
+// (its own name, else its latency's bare name); the candidate is
+// "slo_not_evaluated" when a target has none, else feasible when every
+// figure meets its target, "slo_not_met" when one does not.
+CandidateOutcome DecideApiCandidate(const std::string& text, const Scenario& scenario,
+                                    const PlanSpace& space, const WorkloadRate& rate,
+                                    const PlanCandidate& candidate, WorkloadCache& workloads);
+
+// The API candidates of `space` (one per --api model), numbered from
+// `first_index`; the errors EnumerateCandidates names for them.
+Result<std::vector<PlanCandidate>> ApiCandidates(const PlanSpace& space, std::int64_t first_index);
+
+// "ttft_s.p90 1.234 s <= 5.000 s, tpot_s.p90 ..." (a verdict's words).
+std::string SloText(const std::vector<SloCheck>& checks);
+
+// "MODEL:METRIC=SECONDS[,METRIC=SECONDS...]" specs (--api-latency, each
+// repeatable and each a comma list; an item whose name has a ':' starts the
+// next model) -> latencies by model. METRIC: ttft_s or tpot_s, alone or with
+// a statistic (ttft_s.p90). Errors name --api-latency and the item.
+Result<std::map<std::string, std::map<std::string, double>>> ParseApiLatency(
+    const std::vector<std::string>& specs);
 
 // Decides the candidates with index mod shards == shard on `jobs` threads;
 // outcomes in index order, independent of jobs. `progress` (if set) is
@@ -188,10 +237,28 @@ std::vector<CandidateOutcome> DecideCandidates(
     const WorkloadRate& rate, const std::vector<PlanCandidate>& candidates, int jobs, int shard = 0,
     int shards = 1, const std::function<void(std::int64_t)>& progress = {});
 
-// Indexes into `outcomes`: the feasible ones by $/task (ties: fewer GPUs,
-// then index), and the Pareto front of $/task against TTFT p90 among them
-// (no other feasible candidate is at least as cheap and as fast and better
-// in one), cheapest first.
+// What the ranking reads of a decided candidate: built from an outcome
+// (RankRowOf) or, by `kvbill merge`, from a row of the plan's JSON
+// (cli/plan_doc.cc), so that one ranking orders both.
+struct PlanRankRow {
+  std::int64_t index = 0;
+  std::string status;  // CandidateOutcome::status
+  double usd_per_task = 0;
+  int gpus = 0;  // 0 for an API candidate
+  // Unknown for an API candidate without a given ttft (--api-latency).
+  std::optional<double> ttft_p90_s;
+};
+PlanRankRow RankRowOf(const CandidateOutcome& outcome);
+
+// Indexes into `rows`: those with `status` by $/task (ties: fewer GPUs, then
+// index); and the Pareto front of $/task against TTFT p90 among the feasible
+// ones with a known TTFT (no other is at least as cheap and as fast and
+// better in one), cheapest first.
+std::vector<std::size_t> RankByCost(const std::vector<PlanRankRow>& rows,
+                                    std::string_view status = "feasible");
+std::vector<std::size_t> ParetoFront(const std::vector<PlanRankRow>& rows);
+
+// The same on outcomes (through RankRowOf).
 std::vector<std::size_t> RankFeasible(const std::vector<CandidateOutcome>& outcomes);
 std::vector<std::size_t> ParetoFront(const std::vector<CandidateOutcome>& outcomes);
 

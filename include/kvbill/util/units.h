@@ -7,6 +7,7 @@
 #define KVBILL_UTIL_UNITS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,11 @@ inline constexpr Tokens kMaxTokenCount = Tokens{1} << 40;
 // ("1.5k" = 1,536). Fails on anything else, on zero or negative counts and on
 // counts above 2^40.
 Result<Tokens> ParseTokenCount(std::string_view text);
+
+// Parses a positive finite decimal number, the whole of `text` ("0.25",
+// "1e-3"); nullopt on anything else (empty, trailing characters, 0, a
+// negative number, inf, nan).
+std::optional<double> ParsePositiveNumber(const std::string& text);
 
 // Parses a comma-separated list of token counts ("32k,128k,1M").
 Result<std::vector<Tokens>> ParseTokenCountList(std::string_view text);
