@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "kvbill/report/memory_chart.h"
-#include "kvbill/report/report_page.h"
 #include "kvbill/report/plan_chart.h"
+#include "kvbill/report/report_page.h"
 #include "model/model_test_util.h"
 #include "report/svg_geometry.h"
 
