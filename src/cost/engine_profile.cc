@@ -112,7 +112,8 @@ Result<double> RangedNumber(const json& v, const std::string& source, const std:
 // Every member of `object` is one of `known`, or an error naming it.
 Status KnownKeys(const json& object, std::initializer_list<const char*> known,
                  const std::string& source, const std::string& at) {
-  for (const auto& [key, value] : object.items()) {
+  for (const auto& item : object.items()) {
+    const std::string& key = item.key();
     if (std::find_if(known.begin(), known.end(), [&](const char* k) { return key == k; }) ==
         known.end()) {
       return Fail(source, at + "/" + json_input::EscapePointerKey(key), "unknown key");
