@@ -123,5 +123,66 @@ TEST(WarningsCliTest, PolicyNoEffectWhenNothingIsDropped) {
   EXPECT_FALSE(Has(Codes(scenario("three_turns.json", three_turns)), "policy_no_effect"));
 }
 
+// `overloaded`: 48 tasks of one 30,000-token prompt arrive together at one
+// H100. An iteration takes at most 8,192 prompt tokens (the default
+// max_num_batched_tokens), and 8,192 tokens of Llama-3.1-8B (7.5e9
+// parameters without the embeddings, 2 FLOPs each per token) are at least
+// 2 x 7.5e9 x 8,192 / 989e12 = 0.124 s at the H100's dense BF16 peak. A
+// prompt fills the budget of 30,000 / 8,192 = 3.66 iterations, so the 24th
+// request cannot be admitted before about 23 x 3.66 x 0.124 = 10 s: the
+// median queueing delay is far above the 1-s bound. One such task alone is
+// admitted at once.
+TEST(WarningsCliTest, OverloadedWhenPromptsArriveFasterThanOneGpuPrefillsThem) {
+  std::string many = "{\"kvbill_trace\":1}\n";
+  for (int i = 0; i < 48; ++i) {
+    many += "{\"id\":\"t" + std::to_string(i) +
+            "\",\"arrival_s\":0,\"turns\":[{\"spans\":[{\"kind\":\"user\",\"tokens\":30000}],"
+            "\"out\":10}]}\n";
+  }
+  const std::string one_task =
+      "{\"kvbill_trace\":1}\n{\"id\":\"t0\",\"arrival_s\":0,\"turns\":[{\"spans\":[{\"kind\":"
+      "\"user\",\"tokens\":30000}],\"out\":10}]}\n";
+  auto scenario = [](const std::string& name, const std::string& trace) {
+    return Write(name, R"({"model": "llama-3.1-8b", "deployment": {"gpu": "h100-sxm"},
+        "trace": {"file": ")" +
+                           trace + R"("}})");
+  };
+  const std::string busy = scenario("overloaded.json", Write("overloaded.jsonl", many));
+  const std::string calm = scenario("calm.json", Write("calm.jsonl", one_task));
+  EXPECT_TRUE(Has(Codes(busy), "overloaded"));
+  EXPECT_FALSE(Has(Codes(calm), "overloaded"));
+  const auto table = RunKvbill("simulate --scenario " + busy);
+  ASSERT_EQ(table.exit_status, 0) << table.err;
+  const auto at = table.out.find("warning [overloaded]: ");
+  ASSERT_NE(at, std::string::npos) << table.out;
+  EXPECT_LT(at, table.out.find(" tasks, "));  // above the totals
+}
+
+// `idle_dominant`: two one-turn tasks an hour apart on a dedicated H100.
+// Each is a 1,000-token prompt and 100 output tokens, well under a second of
+// GPU time, while the GPU is rented for the hour between them: idle is
+// nearly all of the bill. Billed "busy" (only busy GPU time), the same run
+// has no idle cost and no warning.
+TEST(WarningsCliTest, IdleDominantWhenTheGpuWaitsAnHourBetweenTasks) {
+  const std::string trace = Write(
+      "idle.jsonl",
+      "{\"kvbill_trace\":1}\n"
+      "{\"id\":\"a\",\"arrival_s\":0,\"turns\":[{\"spans\":[{\"kind\":\"user\",\"tokens\":1000}],"
+      "\"out\":100}]}\n"
+      "{\"id\":\"b\",\"arrival_s\":3600,\"turns\":[{\"spans\":[{\"kind\":\"user\",\"tokens\":"
+      "1000}],\"out\":100}]}\n");
+  auto scenario = [&trace](const std::string& name, const std::string& billing) {
+    return Write(name, R"({"model": "llama-3.1-8b", "deployment": {"gpu": "h100-sxm",
+        "billing": ")" + billing +
+                           R"("}, "trace": {"file": ")" + trace + R"("}})");
+  };
+  const std::string dedicated = scenario("idle_dedicated.json", "dedicated");
+  EXPECT_TRUE(Has(Codes(dedicated), "idle_dominant"));
+  EXPECT_FALSE(Has(Codes(scenario("idle_busy.json", "busy")), "idle_dominant"));
+  const auto table = RunKvbill("simulate --scenario " + dedicated);
+  ASSERT_EQ(table.exit_status, 0) << table.err;
+  EXPECT_NE(table.out.find("warning [idle_dominant]: "), std::string::npos) << table.out;
+}
+
 }  // namespace
 }  // namespace kvbill
