@@ -31,10 +31,12 @@ using testing::RunKvbill;
 constexpr double kUsdPerTask = 0.003723;
 constexpr double kUsdPerDay = 0.178704;
 
-// The scenario and its trace in the test's temp directory; returns the
+// The scenario and its trace in a directory of the running test's own
+// (ctest runs the tests of this file in parallel processes); returns the
 // scenario's path.
 std::string WriteTinyScenario() {
-  const std::string dir = ::testing::TempDir() + "/plan_api";
+  const std::string dir = ::testing::TempDir() + "/plan_api_" +
+                          ::testing::UnitTest::GetInstance()->current_test_info()->name();
   std::filesystem::create_directories(dir);
   {
     std::ofstream trace(dir + "/tiny.jsonl");
