@@ -36,6 +36,15 @@ bool Has(const std::vector<std::string>& codes, const std::string& code) {
   return std::find(codes.begin(), codes.end(), code) != codes.end();
 }
 
+// The table of a `simulate` run of `scenario` shows `code` above its totals.
+void ExpectTableWarning(const std::string& scenario, const std::string& code) {
+  const auto table = RunKvbill("simulate --scenario " + scenario);
+  ASSERT_EQ(table.exit_status, 0) << table.err;
+  const auto at = table.out.find("warning [" + code + "]: ");
+  ASSERT_NE(at, std::string::npos) << table.out;
+  EXPECT_LT(at, table.out.find(" tasks, "));  // above the totals
+}
+
 // Writes `text` to a file in the test's temporary directory; its path.
 std::string Write(const std::string& name, const std::string& text) {
   const std::string path = ::testing::TempDir() + "/warnings_cli_" + name;
@@ -68,11 +77,7 @@ TEST(WarningsCliTest, UnsupportedFormatWhenFp8WeightsRunOnAnA100) {
                                  trace + R"("}})");
   EXPECT_TRUE(Has(Codes(a100), "unsupported_format"));
   EXPECT_FALSE(Has(Codes(h100), "unsupported_format"));
-  const auto table = RunKvbill("simulate --scenario " + a100);
-  ASSERT_EQ(table.exit_status, 0) << table.err;
-  const auto at = table.out.find("warning [unsupported_format]: ");
-  ASSERT_NE(at, std::string::npos) << table.out;
-  EXPECT_LT(at, table.out.find(" tasks, "));  // above the totals
+  ExpectTableWarning(a100, "unsupported_format");
   EXPECT_EQ(RunKvbill("simulate --scenario " + h100).out.find("[unsupported_format]"),
             std::string::npos);
 }
@@ -92,11 +97,7 @@ TEST(WarningsCliTest, PlaceholderOutputsWhenATurnIsFlagged) {
   EXPECT_TRUE(Has(Codes(with), "placeholder_outputs"));
   // The clean run raises nothing at all.
   EXPECT_EQ(Codes(without), std::vector<std::string>{});
-  const auto table = RunKvbill("simulate --scenario " + with);
-  ASSERT_EQ(table.exit_status, 0) << table.err;
-  const auto at = table.out.find("warning [placeholder_outputs]: ");
-  ASSERT_NE(at, std::string::npos) << table.out;
-  EXPECT_LT(at, table.out.find(" tasks, "));
+  ExpectTableWarning(with, "placeholder_outputs");
   EXPECT_EQ(RunKvbill("simulate --scenario " + without).out.find("warning ["), std::string::npos);
 }
 
@@ -151,11 +152,7 @@ TEST(WarningsCliTest, OverloadedWhenPromptsArriveFasterThanOneGpuPrefillsThem) {
   const std::string calm = scenario("calm.json", Write("calm.jsonl", one_task));
   EXPECT_TRUE(Has(Codes(busy), "overloaded"));
   EXPECT_FALSE(Has(Codes(calm), "overloaded"));
-  const auto table = RunKvbill("simulate --scenario " + busy);
-  ASSERT_EQ(table.exit_status, 0) << table.err;
-  const auto at = table.out.find("warning [overloaded]: ");
-  ASSERT_NE(at, std::string::npos) << table.out;
-  EXPECT_LT(at, table.out.find(" tasks, "));  // above the totals
+  ExpectTableWarning(busy, "overloaded");
 }
 
 // `idle_dominant`: two one-turn tasks an hour apart on a dedicated H100.
@@ -179,9 +176,7 @@ TEST(WarningsCliTest, IdleDominantWhenTheGpuWaitsAnHourBetweenTasks) {
   const std::string dedicated = scenario("idle_dedicated.json", "dedicated");
   EXPECT_TRUE(Has(Codes(dedicated), "idle_dominant"));
   EXPECT_FALSE(Has(Codes(scenario("idle_busy.json", "busy")), "idle_dominant"));
-  const auto table = RunKvbill("simulate --scenario " + dedicated);
-  ASSERT_EQ(table.exit_status, 0) << table.err;
-  EXPECT_NE(table.out.find("warning [idle_dominant]: "), std::string::npos) << table.out;
+  ExpectTableWarning(dedicated, "idle_dominant");
 }
 
 }  // namespace
