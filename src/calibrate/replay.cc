@@ -164,8 +164,12 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
     }
   }
   if (plan.engine == "sglang") {
-    *why = "SGLang's scheduler (prefill batches apart from decode batches) is not modelled yet";
-    return std::nullopt;
+    for (const char* f : {"enable-mixed-chunk", "pp-size", "enable-dp-attention"}) {
+      if (flags.count(f)) {
+        *why = std::string("SGLang's --") + f + " is not modelled";
+        return std::nullopt;
+      }
+    }
   }
   if (m.pp > 1) {
     *why = "pipeline parallelism is not modelled";
@@ -234,9 +238,10 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
     return std::nullopt;
   }
   c.kv_format = *kv_format;
-  const EngineLimits limits = DefaultEngineLimits(plan.engine, *gpu);
+  const EngineLimits limits = DefaultEngineLimits(plan.engine, *gpu, c.gpus_per_replica);
   c.max_num_batched_tokens = limits.max_num_batched_tokens;
   c.max_num_seqs = limits.max_num_seqs;
+  plan.cuda_graph_max_batch = limits.cuda_graph_max_batch;
   auto int_flag = [&](const char* name, auto* out) {
     if (flags.count(name))
       *out =
@@ -250,8 +255,30 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
   c.block_size = 16;
   c.prefix_caching = m.prefix_caching.value_or(true);
   if (flags.count("no-enable-prefix-caching")) c.prefix_caching = false;
+  if (plan.engine == "sglang") {
+    // SGLang's names for the same limits, its page of one token, its radix
+    // cache and overlap scheduler (on unless disabled, or speculating), and
+    // its static memory fraction (docs/engine.md, "Batching, SGLang").
+    c.scheduler = SchedulerKind::kSglang;
+    c.block_size = 1;
+    const bool speculating = flags.count("speculative-algorithm") > 0;
+    if (speculating) c.max_num_seqs = 48;  // server_args.py: max_running_requests unset
+    int_flag("chunked-prefill-size", &c.max_num_batched_tokens);
+    int_flag("max-running-requests", &c.max_num_seqs);
+    int_flag("max-prefill-tokens", &c.sglang.max_prefill_tokens);
+    int_flag("cuda-graph-max-bs", &plan.cuda_graph_max_batch);
+    if (speculating)
+      plan.cuda_graph_max_batch = std::min<Tokens>(plan.cuda_graph_max_batch, c.max_num_seqs);
+    c.memory_fraction = SglangMemoryFraction(*gpu, c.gpus_per_replica, c.max_num_batched_tokens,
+                                             plan.cuda_graph_max_batch, speculating);
+    for (const char* f : {"mem-fraction-static", "mem-frac"}) {
+      if (flags.count(f)) c.memory_fraction = std::atof(flags.at(f).c_str());
+    }
+    c.prefix_caching = flags.count("disable-radix-cache") == 0;
+    plan.async_scheduling = !speculating && flags.count("disable-overlap-schedule") == 0;
+  }
   if (c.prefix_caching && StateBytesPerSequence(c.model, 1) > 0) c.prefix_caching = false;
-  plan.async_scheduling = flags.count("async-scheduling") > 0;
+  if (plan.engine == "vllm") plan.async_scheduling = flags.count("async-scheduling") > 0;
   // vLLM's --enable-expert-parallel spreads the experts over the tensor-
   // parallel GPUs (with one data-parallel rank: all-reduce, no all-to-all);
   // SGLang's --ep-size names the degree.
@@ -371,6 +398,7 @@ Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& pro
   options.async_scheduling = plan.async_scheduling;
   options.fp8_checkpoint = plan.fp8_checkpoint;
   options.expert_parallel = plan.expert_parallel;
+  options.cuda_graph_max_tokens = plan.cuda_graph_max_batch;
   auto model = OperatorCostModel::Make(c.model, c.kv_format, c.weight_format, c.gpu, nullptr,
                                        profile, options);
   if (!model) return model.error();
@@ -387,10 +415,7 @@ Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& pro
   }
   const ProfileParameters& p = profile.params;
   c.activation_reserve_gib =
-      (p.activation_bytes_per_token_hidden * static_cast<double>(c.max_num_batched_tokens) *
-           static_cast<double>(c.model.hidden_size) +
-       p.fixed_reserve_gib * kBytesPerGiB) /
-      kBytesPerGiB;
+      ProfileReserveGib(profile, c.max_num_batched_tokens, c.model.hidden_size);
   c.frontend_per_request_s = p.frontend_per_request_s;
   c.frontend_per_token_s = p.frontend_per_token_s;
   c.request_latency_s = p.request_latency_s;

@@ -100,7 +100,8 @@ int RunProfileFit(const Args& args) {
   int grid_rounds = 1;
   options.add_options()("measurements", FileValue(&measurements)->required(),
                         "measurements file (a file)")(
-      "engine", po::value(&engine), "fit the records of this engine: vllm or sglang")(
+      "engine", po::value(&engine)->default_value("vllm"),
+      "fit the records of this engine: vllm or sglang (the others are listed as not fitted)")(
       "scenario", FileValue(&scenario_path),
       "a scenario (a file) whose model, GPU and tensor parallelism replay records that lack them")(
       "profile", po::value(&start_name),
@@ -123,10 +124,8 @@ int RunProfileFit(const Args& args) {
                        Error(grid_rounds < 0 ? "--grid-rounds: must be 0 or more"
                                              : "--max-evaluations: must be 1 or more"));
   }
-  if (!engine.empty()) {
-    if (auto s = CheckChoice("engine", engine, "vllm|sglang"); !s)
-      return ReportError("calibrate", s.error());
-  }
+  if (auto s = CheckChoice("engine", engine, "vllm|sglang"); !s)
+    return ReportError("calibrate", s.error());
   auto records = ReadMeasurements(measurements);
   if (!records) return ReportError("calibrate", records.error());
   ReplayDefaults defaults;
@@ -141,7 +140,7 @@ int RunProfileFit(const Args& args) {
   std::vector<ReplayPlan> all_plans;  // with the speculative ones, which are never fitted
   std::vector<SkippedRecord> skipped;
   for (const Measurement& m : *records) {
-    if (!engine.empty() && m.engine != engine) continue;
+    if (m.engine != engine) continue;
     std::string why;
     auto plan = PlanReplay(m, defaults, &why);
     if (plan) {
@@ -151,8 +150,7 @@ int RunProfileFit(const Args& args) {
       skipped.push_back(SkippedRecord{m.id, why});
     }
   }
-  const std::string engine_name = engine.empty() ? "vllm" : engine;
-  auto start = LoadEngineProfile(start_name.empty() ? engine_name : start_name);
+  auto start = LoadEngineProfile(start_name.empty() ? engine : start_name);
   if (!start) return ReportError("calibrate", start.error());
   if (plans.empty())
     return ReportError("calibrate", Error(measurements + ": no record kvbill can replay"));
@@ -176,7 +174,7 @@ int RunProfileFit(const Args& args) {
   for (const SkippedRecord& s : outcome.skipped) skipped.push_back(s);
   std::vector<SkippedRecord> not_fitted = skipped;  // and the other engines' records
   for (const Measurement& m : *records) {
-    if (!engine.empty() && m.engine != engine) {
+    if (m.engine != engine) {
       not_fitted.push_back(
           SkippedRecord{m.id, m.engine + " record (this fit is " + engine + "'s)"});
     }

@@ -44,17 +44,36 @@ const std::array<ProfileParameterInfo, kProfileParameterCount>& ProfileParameter
   return table;
 }
 
-EngineLimits DefaultEngineLimits(const std::string& engine, const GpuSpec& gpu) {
-  (void)engine;
+EngineLimits DefaultEngineLimits(const std::string& engine, const GpuSpec& gpu,
+                                 int tensor_parallel) {
+  const double gib = static_cast<double>(gpu.usable_memory_bytes) / kBytesPerGiB;
+  if (engine == "sglang") {
+    const bool wide = tensor_parallel >= 4;
+    if (gib < 20) return {2048, 2048, 8};
+    if (gib < 35) return {2048, 2048, wide ? 80 : 16};
+    if (gib < 60) return {4096, 2048, wide ? 160 : 32};
+    if (gib < 160) return {8192, 2048, wide ? 512 : 256};
+    return {16384, 2048, 512};
+  }
   std::string name = gpu.name + " " + gpu.id;
   for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  const bool large = static_cast<double>(gpu.usable_memory_bytes) >= 70.0 * kBytesPerGiB &&
-                     name.find("a100") == std::string::npos;
-  return large ? EngineLimits{8192, 1024} : EngineLimits{2048, 256};
+  const bool large = gib >= 70.0 && name.find("a100") == std::string::npos;
+  return large ? EngineLimits{8192, 1024, 0} : EngineLimits{2048, 256, 0};
+}
+
+double SglangMemoryFraction(const GpuSpec& gpu, int tensor_parallel, Tokens chunk,
+                            Tokens cuda_graph_max_bs, bool eagle) {
+  const double mib = static_cast<double>(gpu.usable_memory_bytes) / (1024.0 * 1024.0);
+  double reserve = 512 + 1.5 * static_cast<double>(std::max<Tokens>(chunk, 2048)) +
+                   2.0 * static_cast<double>(cuda_graph_max_bs) + 128.0 * tensor_parallel;
+  if (mib > 60 * 1024) reserve = std::max(reserve, 10240.0);
+  if (eagle) reserve += 2048;
+  return std::round((mib - reserve) / mib * 1000) / 1000;
 }
 
 double ProfileReserveGib(const EngineProfile& profile, Tokens batched_tokens, std::int64_t hidden) {
   const ProfileParameters& p = profile.params;
+  if (profile.engine == "sglang") return p.fixed_reserve_gib;
   return p.activation_bytes_per_token_hidden * static_cast<double>(batched_tokens) *
              static_cast<double>(hidden) / kBytesPerGiB +
          p.fixed_reserve_gib;

@@ -34,6 +34,12 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
   std::shared_ptr<OperatorCostModel> m(new OperatorCostModel(*roofline));
   m->profile_ = profile;
   m->async_ = options.async_scheduling;
+  if (options.cuda_graph_max_tokens > 0) {
+    m->profile_.cuda_graph_max_tokens = options.cuda_graph_max_tokens;
+  }
+  // SGLang v0.5 captures decode batches only (cuda_graph_runner.py); vLLM
+  // V1's piecewise graphs also hold mixed and prefill batches up to the size.
+  m->graph_prompt_chunks_ = profile.engine != "sglang";
   const GpuKernelCurves* own = curves;
   if (own == nullptr) own = BundledKernelCurves().For(gpu.id);
   const GpuKernelCurves* base = own != nullptr ? own : BundledKernelCurves().For("h100-sxm");
@@ -442,11 +448,13 @@ long double OperatorCostModel::PrefillOwn(Tokens start, Tokens n) const {
   return own;
 }
 
-Seconds OperatorCostModel::Combine(long double gpu, std::int64_t seqs, Tokens tokens) const {
+Seconds OperatorCostModel::Combine(long double gpu, std::int64_t seqs, Tokens tokens,
+                                   bool chunks) const {
   const ProfileParameters& p = profile_.params;
   const long double cpu = p.cpu_iteration_s + p.cpu_per_sequence_s * static_cast<double>(seqs);
-  const long double eager =
-      tokens > profile_.cuda_graph_max_tokens ? p.eager_launch_per_layer_s * layers_ : 0.0;
+  const bool graphed =
+      tokens <= profile_.cuda_graph_max_tokens && (graph_prompt_chunks_ || !chunks);
+  const long double eager = graphed ? 0.0 : p.eager_launch_per_layer_s * layers_;
   const long double output = p.output_per_sequence_s * static_cast<double>(seqs);
   if (async_) return static_cast<Seconds>(std::max({gpu, cpu, eager, output}));
   return static_cast<Seconds>(std::max(cpu + std::max(gpu, eager), output));
@@ -456,12 +464,13 @@ Seconds OperatorCostModel::IterationSeconds(std::span<const ScheduledWork> work,
                                             std::span<long double> own_s) const {
   Tokens tokens = 0;
   std::int64_t logits = 0;  // rows of the lm_head: one per sequence, k + 1 per verification
-  bool prefill = false, decode = false;
+  bool prefill = false, decode = false, chunks = false;
   long double own_total = 0;
   for (std::size_t i = 0; i < work.size(); ++i) {
     const ScheduledWork& w = work[i];
     tokens += w.tokens;
     logits += w.verify ? w.tokens : 1;
+    chunks = chunks || w.prefill;
     if (w.prefill || w.verify) {
       prefill = true;
       own_s[i] = PrefillOwn(w.context, w.tokens);
@@ -486,7 +495,7 @@ Seconds OperatorCostModel::IterationSeconds(std::span<const ScheduledWork> work,
     }
   }
   const long double gpu = DenseSeconds(tokens) + HeadSeconds(logits) + fixed + own_total;
-  return Combine(gpu, static_cast<std::int64_t>(work.size()), tokens);
+  return Combine(gpu, static_cast<std::int64_t>(work.size()), tokens, chunks);
 }
 
 void OperatorCostModel::DecodeLinesFor(std::span<const Tokens> contexts, Tokens max_steps,

@@ -62,6 +62,13 @@ struct Replica {
   std::multiset<Seconds> recorded_releases;
   long double busy_s = 0;
   Seconds frontend_free_s = 0;  // when its API server is next free
+  // SGLang's new_token_ratio (SglangScheduling): the share of their
+  // remaining output the running requests reserve at admission, set to
+  // ratio_start (at the start, when idle, after a retraction) and decayed
+  // by every decode batch since (counted, so that fused and single steps
+  // give the same number).
+  long double ratio_start = 0;
+  Tokens ratio_steps = 0;
 
   // Requests held: running and waiting (what routers weigh).
   std::int64_t Load() const { return static_cast<std::int64_t>(running.size() + waiting.size()); }

@@ -1,6 +1,7 @@
 #include "engine/scheduler.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 namespace kvbill::engine {
@@ -67,6 +68,9 @@ Scheduler::Admission Scheduler::PlanAdmission(const Replica& rep, const Seq* seq
   }
   a.hit_tokens = (a.gpu_hits + a.host_hits) * bs_;
   a.chunk = std::min(seq->prefill_target - a.hit_tokens, budget);
+  if (config_.scheduler == SchedulerKind::kSglang && a.chunk < seq->prefill_target - a.hit_tokens) {
+    a.chunk = a.chunk / bs_ * bs_;  // SGLang cuts a chunk at a page
+  }
   a.blocks_needed = CeilDiv(a.hit_tokens + a.chunk, bs_);
   return a;
 }
@@ -74,10 +78,40 @@ Scheduler::Admission Scheduler::PlanAdmission(const Replica& rep, const Seq* seq
 bool Scheduler::CanAdmit(const Replica& rep, const Seq* seq, Tokens budget) const {
   if (budget <= 0 || static_cast<int>(rep.running.size()) >= config_.max_num_seqs) return false;
   const Admission a = PlanAdmission(rep, seq, budget);
+  if (config_.scheduler == SchedulerKind::kSglang) {
+    const Tokens extend = seq->prefill_target - a.hit_tokens;
+    if (a.chunk <= 0) return false;
+    if (static_cast<long double>(extend + SglangReserve(rep, seq)) >= SglangRoom(rep)) return false;
+  }
   return rep.cache->CanAdmit(a.runs, a.gpu_hits, a.blocks_needed);
 }
 
-void Scheduler::Preempt(Replica& rep, Seq* seq) {
+long double Scheduler::TokensPerPage(const Replica& rep) const {
+  const std::int64_t pages = rep.cache->capacity_blocks();
+  return pages > 0 ? static_cast<long double>(rep.cache->capacity_tokens()) / pages
+                   : static_cast<long double>(bs_);
+}
+
+Tokens Scheduler::SglangReserve(const Replica& rep, const Seq* seq) const {
+  // max_new_tokens clipped for the estimate, and (as SGLang clips a
+  // request's max_new_tokens on arrival) to what the pool can hold after
+  // its prompt, so that a request alone on the replica always fits.
+  return std::max<Tokens>(0, std::min({seq->output, config_.sglang.clip_max_new,
+                                       rep.cache->capacity_tokens() - 1 - seq->prompt}));
+}
+
+long double Scheduler::SglangRoom(const Replica& rep) const {
+  long double reserved = 0;
+  for (const Seq* s : rep.running) {
+    if (s->InPrefill()) continue;  // the chunked request reserves at its last chunk
+    reserved +=
+        static_cast<long double>(std::min(s->output - s->generated, config_.sglang.clip_max_new));
+  }
+  return static_cast<long double>(rep.cache->free_blocks()) * TokensPerPage(rep) -
+         reserved * config_.sglang.Ratio(rep.ratio_start, rep.ratio_steps);
+}
+
+void Scheduler::Preempt(Replica& rep, Seq* seq, bool to_back) {
   rep.cache->Release(seq->id);
   seq->computed = 0;
   seq->committed = 0;
@@ -85,12 +119,57 @@ void Scheduler::Preempt(Replica& rep, Seq* seq) {
   seq->NameOutputUpTo(seq->prefill_target);
   seq->record.preemptions += 1;
   rep.running.erase(std::find(rep.running.begin(), rep.running.end(), seq));
-  rep.waiting.push_front(seq);
+  if (to_back) {
+    rep.waiting.push_back(seq);
+  } else {
+    rep.waiting.push_front(seq);
+  }
 }
 
 Status Scheduler::Schedule(Replica& rep, Seconds now) {
   rep.work.clear();
   rep.fused_steps = 0;
+  return config_.scheduler == SchedulerKind::kSglang ? ScheduleSglang(rep, now)
+                                                     : ScheduleVllm(rep, now);
+}
+
+Result<bool> Scheduler::AdmitFront(Replica& rep, const Admission& a, Seconds now) {
+  Seq* seq = rep.waiting.front();
+  auto admitted = rep.cache->Admit(seq->id, a.runs, a.gpu_hits, a.blocks_needed);
+  if (!admitted) {
+    // With nothing running, only pinned blocks can free up later; a chunk
+    // larger than the whole pool never fits.
+    if (rep.running.empty() && rep.work.empty() &&
+        rep.cache->AdmissionPages(a.gpu_hits, a.blocks_needed) > rep.cache->capacity_blocks()) {
+      return Error("request " + std::to_string(seq->record.index) + " of task \"" +
+                   seq->record.task_id + "\" can never be admitted: its first chunk needs " +
+                   std::to_string(rep.cache->AdmissionPages(a.gpu_hits, a.blocks_needed)) +
+                   " blocks, the pool holds " + std::to_string(rep.cache->capacity_blocks()));
+    }
+    return false;
+  }
+  rep.waiting.pop_front();
+  seq->computed = a.hit_tokens;
+  seq->committed = *admitted;
+  if (a.host_hits > 0) {
+    std::vector<std::uint64_t> reloaded;
+    HostRun(*rep.offload, seq->blocks(), a.gpu_hits, a.gpu_hits + a.host_hits, &reloaded);
+    rep.offload->Touch(reloaded, 0, a.host_hits);
+    CommitNamed(*rep.cache, seq, bs_, &scratch_);  // reloaded blocks are full and findable again
+  }
+  if (!seq->admitted_once) {
+    seq->admitted_once = true;
+    seq->record.cached_tokens = seq->computed;
+    seq->record.offload_hit_tokens = a.host_hits * bs_;
+    seq->record.admitted_s = now;
+    on_first_admission_(seq);
+  }
+  rep.running.push_back(seq);
+  rep.work.push_back(Work{seq, a.chunk, 0, 0, 0, a.reload_s});
+  return true;
+}
+
+Status Scheduler::ScheduleVllm(Replica& rep, Seconds now) {
   Tokens budget = config_.max_num_batched_tokens;
   bool preempted = false;
   for (std::size_t i = 0; i < rep.running.size() && budget > 0;) {
@@ -118,42 +197,113 @@ Status Scheduler::Schedule(Replica& rep, Seconds now) {
   if (preempted && rep.work.empty()) preempted = false;
   while (!preempted && !rep.waiting.empty() && budget > 0 &&
          static_cast<int>(rep.running.size()) < config_.max_num_seqs) {
+    DrainEvictions(rep);
+    const Admission a = PlanAdmission(rep, rep.waiting.front(), budget);
+    auto admitted = AdmitFront(rep, a, now);
+    if (!admitted) return admitted.error();
+    if (!*admitted) break;
+    budget -= a.chunk;
+  }
+  return OkStatus();
+}
+
+Status Scheduler::ScheduleSglang(Replica& rep, Seconds now) {
+  const SglangScheduling& g = config_.sglang;
+  // 1. The prefill batch (SGLang's PrefillAdder): the pending chunk first.
+  long double room = SglangRoom(rep);
+  Tokens chunk_left = config_.max_num_batched_tokens;
+  Tokens input_left = g.max_prefill_tokens;
+  for (Seq* seq : rep.running) {
+    if (!seq->InPrefill()) continue;
+    const Tokens rest = seq->prefill_target - seq->computed;
+    Tokens n = std::min(rest, chunk_left);
+    if (static_cast<long double>(n) > room) {
+      n = static_cast<Tokens>(std::max<long double>(0, std::floor(room)));
+    }
+    if (n <= 0 || !rep.cache->Reserve(seq->id, seq->computed, seq->computed + n)) break;
+    rep.work.push_back(Work{seq, n, 0, 0, 0, 0});
+    chunk_left -= n;
+    input_left -= n;
+    room -= static_cast<long double>(n + (n == rest ? SglangReserve(rep, seq) : 0));
+    break;  // one chunked request at a time
+  }
+  int admitted_now = 0;
+  while (!rep.waiting.empty() && chunk_left > 0 && input_left > 0 && room > 0 &&
+         static_cast<int>(rep.running.size()) < config_.max_num_seqs) {
     Seq* seq = rep.waiting.front();
     DrainEvictions(rep);
-    const Admission a = PlanAdmission(rep, seq, budget);
-    auto admitted = rep.cache->Admit(seq->id, a.runs, a.gpu_hits, a.blocks_needed);
-    if (!admitted) {
-      // With nothing running, only pinned blocks can free up later; a chunk
-      // larger than the whole pool never fits.
-      if (rep.running.empty() && rep.work.empty() &&
-          rep.cache->AdmissionPages(a.gpu_hits, a.blocks_needed) > rep.cache->capacity_blocks()) {
-        return Error("request " + std::to_string(seq->record.index) + " of task \"" +
-                     seq->record.task_id + "\" can never be admitted: its first chunk needs " +
-                     std::to_string(rep.cache->AdmissionPages(a.gpu_hits, a.blocks_needed)) +
-                     " blocks, the pool holds " + std::to_string(rep.cache->capacity_blocks()));
+    const Admission a = PlanAdmission(rep, seq, chunk_left);
+    const Tokens extend = seq->prefill_target - a.hit_tokens;
+    const Tokens reserve = SglangReserve(rep, seq);
+    if (static_cast<long double>(extend + reserve) >= room) break;
+    if (extend >= input_left && admitted_now > 0) break;
+    if (a.chunk <= 0) break;
+    auto admitted = AdmitFront(rep, a, now);
+    if (!admitted) return admitted.error();
+    if (!*admitted) break;
+    ++admitted_now;
+    chunk_left -= a.chunk;
+    input_left -= a.chunk;
+    room -= static_cast<long double>(a.chunk + (a.chunk == extend ? reserve : 0));
+    if (a.chunk < extend) break;  // the chunked request ends the batch
+  }
+  if (!rep.work.empty()) return OkStatus();
+
+  // 2. The decode batch: every running request past its prefill.
+  const int k = config_.speculative.num_speculative_tokens;
+  const Tokens n = k > 0 ? k + 1 : 1;
+  auto demand = [&] {
+    std::int64_t d = 0;
+    for (const Seq* s : rep.running) {
+      if (!s->InPrefill()) d += rep.cache->DecodeDemand(s->id, s->computed, n);
+    }
+    return d;
+  };
+  std::int64_t decoding = 0;
+  for (const Seq* s : rep.running) decoding += s->InPrefill() ? 0 : 1;
+  if (decoding == 0) {
+    rep.ratio_start = g.init_ratio;  // no batch: the scheduler idles
+    rep.ratio_steps = 0;
+    return OkStatus();
+  }
+  bool retracted = false;
+  while (demand() > rep.cache->free_blocks() && decoding > 1) {
+    // Fewest generated tokens first, the longest prompt among equals.
+    Seq* victim = nullptr;
+    for (Seq* s : rep.running) {
+      if (s->InPrefill()) continue;
+      if (victim == nullptr || s->generated < victim->generated ||
+          (s->generated == victim->generated && s->prompt > victim->prompt)) {
+        victim = s;
       }
-      break;
     }
-    const Tokens n = a.chunk;
-    rep.waiting.pop_front();
-    seq->computed = a.hit_tokens;
-    seq->committed = *admitted;
-    if (a.host_hits > 0) {
-      std::vector<std::uint64_t> reloaded;
-      HostRun(*rep.offload, seq->blocks(), a.gpu_hits, a.gpu_hits + a.host_hits, &reloaded);
-      rep.offload->Touch(reloaded, 0, a.host_hits);
-      CommitNamed(*rep.cache, seq, bs_, &scratch_);  // reloaded blocks are full and findable again
+    Preempt(rep, victim, /*to_back=*/true);
+    --decoding;
+    retracted = true;
+  }
+  if (retracted) {
+    // min(1, (generated + 20 x requests) / max_new) over those that stay.
+    long double generated = 0, max_new = 0;
+    for (const Seq* s : rep.running) {
+      if (s->InPrefill()) continue;
+      generated += static_cast<long double>(s->generated);
+      max_new += static_cast<long double>(s->output);
     }
-    if (!seq->admitted_once) {
-      seq->admitted_once = true;
-      seq->record.cached_tokens = seq->computed;
-      seq->record.offload_hit_tokens = a.host_hits * bs_;
-      seq->record.admitted_s = now;
-      on_first_admission_(seq);
+    generated += static_cast<long double>(g.retract_decode_steps) * decoding;
+    rep.ratio_start = max_new > 0 ? std::min<long double>(1, generated / max_new) : 1;
+    rep.ratio_steps = 0;
+  } else {
+    rep.ratio_steps += 1;
+  }
+  for (Seq* seq : rep.running) {
+    if (seq->InPrefill()) continue;
+    if (!rep.cache->Reserve(seq->id, seq->computed, seq->computed + n)) {
+      return Error("request " + std::to_string(seq->record.index) + " of task \"" +
+                   seq->record.task_id + "\" cannot decode: the KV pool holds " +
+                   std::to_string(rep.cache->capacity_blocks()) +
+                   " blocks, fewer than its context needs");
     }
-    rep.running.push_back(seq);
-    rep.work.push_back(Work{seq, n, 0, 0, 0, a.reload_s});
-    budget -= n;
+    rep.work.push_back(Work{seq, n, 0, 0, 0, 0, k > 0});
   }
   return OkStatus();
 }

@@ -14,6 +14,19 @@
 //      reloads from the host tier what is faster to move than to recompute,
 //      and takes fresh blocks for its first chunk; the first that does not
 //      fit stops admission.
+// With SchedulerKind::kSglang (docs/engine.md, "Batching, SGLang") the
+// iteration is either a prefill batch or a decode batch:
+//   1. the prefill batch: the pending chunk of the request in prefill, then
+//      waiting requests in order while max_running_requests, the chunk
+//      budget (chunked_prefill_size) and max_prefill_tokens allow and each
+//      one's uncomputed prompt plus its clipped output stays below the free
+//      KV tokens less the running requests' reservation (SglangScheduling);
+//      a request longer than the budget left is cut there and ends the batch;
+//   2. only when that batch is empty, a decode batch of every running
+//      request; when the pool cannot hold its next tokens, requests are
+//      retracted, fewest generated tokens first (longest prompt on a tie),
+//      to the back of the queue, and the ratio re-estimated; otherwise the
+//      ratio decays one step.
 // A request's first admission sets its record's cached tokens and admission
 // time and calls the first-admission hook (the coordinator drops the task's
 // pinned blocks there). An error only when a request can never be admitted.
@@ -52,13 +65,30 @@ class Scheduler {
   Status Schedule(Replica& rep, Seconds now);
 
   Admission PlanAdmission(const Replica& rep, const Seq* seq, Tokens budget) const;
-  // Whether `seq` (waiting on rep) would be admitted with `budget` tokens.
+  // Whether `seq` (waiting on rep) would be admitted with `budget` tokens
+  // (SGLang: whether a prefill batch would take it, budgets aside).
   bool CanAdmit(const Replica& rep, const Seq* seq, Tokens budget) const;
+
+  // SGLang's admission arithmetic, in tokens (SglangScheduling): what the
+  // pool can still promise (free and evictable tokens less the running
+  // requests' reservation at rep's ratio), and what admitting `seq` asks of
+  // it: its uncomputed prompt after `hit_tokens` plus its clipped output.
+  long double SglangRoom(const Replica& rep) const;
+  Tokens SglangReserve(const Replica& rep, const Seq* seq) const;
+  // Tokens one page of rep's pool holds (the block size with one group).
+  long double TokensPerPage(const Replica& rep) const;
   // Moves the blocks rep's pool evicted into its host tier, in eviction order.
   void DrainEvictions(Replica& rep) const;
 
  private:
-  void Preempt(Replica& rep, Seq* seq);
+  Status ScheduleVllm(Replica& rep, Seconds now);
+  Status ScheduleSglang(Replica& rep, Seconds now);
+  // Admits rep's front waiting request as `a` plans it; false (changing
+  // nothing) when the pool cannot hold it, an error when it never can.
+  Result<bool> AdmitFront(Replica& rep, const Admission& a, Seconds now);
+  // Releases `seq`'s blocks and queues it to recompute: at the front of the
+  // waiting queue (vLLM's preemption) or at the back (SGLang's retraction).
+  void Preempt(Replica& rep, Seq* seq, bool to_back = false);
 
   const SimulationConfig& config_;
   const CostModel& cost_;

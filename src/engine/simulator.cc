@@ -41,6 +41,7 @@ Result<SimulationTotals> Engine::Run() {
   for (int i = 0; i < config_.replicas; ++i) {
     Replica& rep = replicas_[static_cast<std::size_t>(i)];
     rep.index = i;
+    rep.ratio_start = config_.sglang.init_ratio;
     rep.cache = std::make_unique<KvPool>(setup_.layout, setup_.pool_pages, config_.prefix_caching);
     if (config_.offload_capacity_tokens > 0 && config_.prefix_caching) {
       rep.offload = std::make_unique<OffloadTier>(config_.offload_capacity_tokens / bs_);
@@ -190,7 +191,12 @@ void Engine::DropPin(Seq* seq) {
 
 void Engine::Kick(Seconds now, int r) {
   Replica& rep = replicas_[static_cast<std::size_t>(r)];
-  if (rep.busy || (rep.running.empty() && rep.waiting.empty())) return;
+  if (rep.busy) return;
+  if (rep.running.empty() && rep.waiting.empty()) {
+    rep.ratio_start = config_.sglang.init_ratio;  // SGLang resets it when idle
+    rep.ratio_steps = 0;
+    return;
+  }
   rep.busy = true;
   rep.natural_end = now;  // unknown until it starts: bound others conservatively
   SetReleaseHorizon(rep);

@@ -15,14 +15,14 @@ StepFuser::StepFuser(const SimulationConfig& config, const CostModel& cost,
 Tokens StepFuser::MaxSteps(const Replica& rep) const {
   if (config_.step_mode || rep.running.empty()) return 0;
   const Tokens batch = static_cast<Tokens>(rep.running.size());
-  if (batch > config_.max_num_batched_tokens) return 0;
+  const bool sglang = config_.scheduler == SchedulerKind::kSglang;
+  if (!sglang && batch > config_.max_num_batched_tokens) return 0;
   for (const Seq* s : rep.running) {
     if (s->InPrefill() || s->generated >= s->output) return 0;
   }
-  if (!rep.waiting.empty() &&
-      scheduler_.CanAdmit(rep, rep.waiting.front(), config_.max_num_batched_tokens - batch)) {
-    return 0;
-  }
+  const Tokens budget =
+      sglang ? config_.max_num_batched_tokens : config_.max_num_batched_tokens - batch;
+  if (!rep.waiting.empty() && scheduler_.CanAdmit(rep, rep.waiting.front(), budget)) return 0;
   // Steps until the first sequence has all its output.
   Tokens k_max = kNoBreak;
   for (const Seq* s : rep.running) k_max = std::min(k_max, s->output - s->generated);
@@ -41,8 +41,66 @@ Tokens StepFuser::MaxSteps(const Replica& rep) const {
     }
     k_max = lo;
   }
+  if (sglang) return StepsBeforeSglangAdmission(rep, k_max);
   if (layout_.Windowed()) k_max = StepsBeforeAdmission(rep, k_max);
   return k_max;
+}
+
+Tokens StepFuser::StepsBeforeSglangAdmission(const Replica& rep, Tokens k_max) const {
+  // The scheduler pass after k decode steps admits the front request when
+  // A(k) = free tokens(k) - reservation(k) > need; A(0) <= need here. Each
+  // step the reservation falls by at most S = B r + d sum(min(rest, clip))
+  // (r the ratio, d its decay while above its floor) and the free tokens
+  // rise only by what windows free: A(k) <= A(0) + k S + freed(k). With one
+  // full group the steps also take at least B k - slack tokens (slack: room
+  // in the blocks held), so A(k) <= A(0) + slack + k (S - B) too. The block
+  // ends at the first k where the bound passes need: there the scheduler
+  // decides, as it does after every step in step mode.
+  if (rep.waiting.empty() || static_cast<int>(rep.running.size()) >= config_.max_num_seqs) {
+    return k_max;
+  }
+  const SglangScheduling& g = config_.sglang;
+  const Seq* front = rep.waiting.front();
+  const Scheduler::Admission a =
+      scheduler_.PlanAdmission(rep, front, config_.max_num_batched_tokens);
+  const long double need = static_cast<long double>(front->prefill_target - a.hit_tokens +
+                                                    scheduler_.SglangReserve(rep, front));
+  const long double gap = need - scheduler_.SglangRoom(rep);  // >= 0: not admitted now
+  const long double ratio = g.Ratio(rep.ratio_start, rep.ratio_steps);
+  const long double decay = ratio > g.min_ratio ? g.Decay() : 0;
+  long double rest = 0, slack = 0;
+  const long double per_page = scheduler_.TokensPerPage(rep);
+  for (const Seq* s : rep.running) {
+    rest += static_cast<long double>(std::min(s->output - s->generated, g.clip_max_new));
+    slack += std::max<long double>(
+        0, static_cast<long double>(rep.cache->BlocksOf(s->id) * config_.block_size - s->computed));
+  }
+  const long double b = static_cast<long double>(rep.running.size());
+  const long double rise = b * ratio + decay * rest;  // S
+  if (layout_.Single()) {
+    if (rise <= b && slack <= gap) return k_max;  // A(k) <= A(0) + slack - k (B - S) <= need
+  }
+  // First k with A(0) + k S + freed(k) > need (freed: windows only).
+  auto passes = [&](Tokens k) {
+    long double freed = 0;
+    if (layout_.Windowed()) {
+      for (const Seq* s : rep.running) {
+        freed += static_cast<long double>(rep.cache->FreedDuring(s->id, s->computed, k));
+      }
+    }
+    long double bound = static_cast<long double>(k) * rise + freed * per_page;
+    if (layout_.Single() && rise > b) {
+      bound = std::min(bound, slack + static_cast<long double>(k) * (rise - b));
+    }
+    return bound > gap;
+  };
+  if (!passes(k_max)) return k_max;
+  Tokens lo = 0, hi = k_max;  // !passes(lo), passes(hi)
+  while (hi - lo > 1) {
+    const Tokens mid = lo + (hi - lo) / 2;
+    (passes(mid) ? hi : lo) = mid;
+  }
+  return hi;
 }
 
 Tokens StepFuser::StepsBeforeAdmission(const Replica& rep, Tokens k_max) const {
@@ -134,6 +192,10 @@ void StepFuser::Apply(Replica& rep, Tokens steps, std::vector<Work>* work, long 
     decoding_.push_back(DecodingSeq{w.seq->id, w.seq->computed, w.seq->blocks()});
   }
   rep.cache->AdvanceDecode(decoding_, steps);
+  if (config_.scheduler == SchedulerKind::kSglang) {
+    // Each of the steps was a decode batch: the ratio decays once per step.
+    rep.ratio_steps += steps;
+  }
   rep.work.swap(*work);  // both buffers are kept for reuse
   rep.duration = static_cast<Seconds>(elapsed);
 }

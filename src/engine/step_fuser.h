@@ -54,6 +54,9 @@ class StepFuser {
   // The most steps (up to k_max) during which the pages windowed groups free
   // cannot let the waiting request in.
   Tokens StepsBeforeAdmission(const Replica& rep, Tokens k_max) const;
+  // SGLang: the most steps (up to k_max) before the scheduler pass that
+  // could admit the front waiting request as the reservation falls.
+  Tokens StepsBeforeSglangAdmission(const Replica& rep, Tokens k_max) const;
 
   const SimulationConfig& config_;
   const CostModel& cost_;

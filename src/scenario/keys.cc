@@ -442,7 +442,8 @@ const std::vector<Key>& ScenarioKeys() {
        .field = In<&Scenario::deployment, &D::engine>(),
        .choices = {{"vllm", "vLLM V1 (continuous batching, chunked prefill, decodes first)"},
                    {"sglang",
-                    "SGLang (its profile; scheduled as vLLM until its scheduler is modelled)"}},
+                    "SGLang (prefill batches apart from and ahead of decodes, admission that "
+                    "reserves future output, its overlap scheduler)"}},
        .what = "engine"},
       {.pointer = "/deployment/profile",
        .type = Type::kString,

@@ -66,10 +66,14 @@ Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
   c.replicas = s.deployment.replicas;
   c.memory_fraction = s.deployment.memory_fraction;
   c.usd_per_gpu_hour = s.deployment.usd_per_gpu_hour.value_or(gpu->usd_per_gpu_hour);
-  const EngineLimits limits = DefaultEngineLimits(s.deployment.engine, *gpu);
+  const EngineLimits limits =
+      DefaultEngineLimits(s.deployment.engine, *gpu, s.deployment.gpus_per_replica);
+  c.scheduler = s.deployment.engine == "sglang" ? SchedulerKind::kSglang : SchedulerKind::kVllm;
   c.max_num_batched_tokens =
       s.engine.max_num_batched_tokens.value_or(limits.max_num_batched_tokens);
-  c.max_num_seqs = s.engine.max_num_seqs.value_or(limits.max_num_seqs);
+  // SGLang caps max_running_requests at 48 when it speculates and none is set.
+  c.max_num_seqs = s.engine.max_num_seqs.value_or(
+      c.scheduler == SchedulerKind::kSglang && s.deployment.speculative ? 48 : limits.max_num_seqs);
   c.max_model_len = s.engine.max_model_len.value_or(c.model.max_model_len);
   const ScenarioDeployment& d = s.deployment;
   std::optional<EngineProfile> used_profile;
@@ -90,8 +94,10 @@ Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
     options.tensor_parallel = c.gpus_per_replica;
     options.max_batch_tokens = c.max_num_batched_tokens;
     options.max_batch_seqs = c.max_num_seqs;
-    options.max_batch_seqs = c.max_num_seqs;
-    options.async_scheduling = d.async_scheduling;
+    // SGLang's overlap scheduler is on unless it speculates (server_args.py).
+    options.async_scheduling =
+        d.async_scheduling || (c.scheduler == SchedulerKind::kSglang && !d.speculative);
+    options.cuda_graph_max_tokens = limits.cuda_graph_max_batch;
     options.expert_parallel = d.expert_parallel;
     options.expert_all_to_all = d.expert_dispatch == "all_to_all";
     auto op_model = OperatorCostModel::Make(c.model, c.kv_format, c.weight_format, c.gpu, nullptr,

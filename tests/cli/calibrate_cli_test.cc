@@ -53,14 +53,30 @@ TEST(CalibrateCliTest, ReplaysRecordsAndSaysWhichItCannot) {
                        "x100, concurrency 4 | tpot_ms_mean | 7.38 |"),
             std::string::npos)
       << r.out;
-  // SGLang records are listed with the reason they are not replayed.
-  EXPECT_NE(r.out.find("sglang/b02-sharegpt-n100-c4 | SGLang's scheduler"), std::string::npos)
-      << r.out;
+  // The fit is vLLM's (the default engine): the SGLang record is not among
+  // its points.
+  EXPECT_EQ(r.out.find("| sglang v0.5.3.post3 |"), std::string::npos) << r.out;
   std::ifstream in(doc);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("# Validation of the cost model"), std::string::npos);
   EXPECT_NE(text.find("## Records and metrics left out"), std::string::npos);
   std::filesystem::remove(doc);
+}
+
+TEST(CalibrateCliTest, SglangRecordsReplayThroughSglangsScheduler) {
+  // The sample's SGLang run (Qwen3-8B on one H100, ShareGPT, concurrency 4)
+  // gives duration, mean TTFT, mean TPOT and mean end-to-end latency: four
+  // points, replayed with the SGLang profile; the two vLLM records are the
+  // ones left out now.
+  const auto r = RunKvbillInSourceDir(
+      "calibrate --measurements tests/data/calibration/sample.jsonl --engine sglang --no-fit "
+      "--report");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_NE(r.out.find("| all, before | 4 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| qwen3-8b | h100-sxm | sglang v0.5.3.post3 | sharegpt x100, concurrency 4 "
+                       "| e2e_ms_mean | 1610.00 |"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST(CalibrateCliTest, ABrokenRecordIsAnErrorNamingTheLineAndWritesNothing) {

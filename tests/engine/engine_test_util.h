@@ -8,6 +8,7 @@
 #include <cmath>
 #include <string>
 
+#include "kvbill/cost/cost_model.h"
 #include "kvbill/engine/simulator.h"
 #include "kvbill/hardware/gpu.h"
 #include "kvbill/metrics/task_metrics.h"
@@ -47,6 +48,40 @@ inline void ExpectSameRuns(const SimulationResult& a, const SimulationResult& b)
   EXPECT_TRUE(NearlyEqual(a.idle_usd, b.idle_usd));
   EXPECT_EQ(a.evicted_blocks, b.evicted_blocks);
 }
+
+// Every iteration takes `a` seconds plus `b` per token of context of its
+// sequences (each sequence's own part), whatever it computes.
+class ContextCost final : public CostModel {
+ public:
+  ContextCost(double a, double b) : a_(a), b_(b) {}
+  Seconds IterationSeconds(std::span<const ScheduledWork> work,
+                           std::span<long double> own_s) const override {
+    long double t = a_;
+    for (std::size_t i = 0; i < work.size(); ++i) {
+      own_s[i] = b_ * static_cast<long double>(work[i].context);
+      t += own_s[i];
+    }
+    return static_cast<Seconds>(t);
+  }
+  void DecodeLinesFor(std::span<const Tokens> contexts, Tokens max_steps,
+                      DecodeLines* out) const override {
+    const std::size_t n = contexts.size();
+    long double t0 = a_;
+    out->own0.assign(n, 0);
+    out->own1.assign(n, b_);
+    for (std::size_t i = 0; i < n; ++i) {
+      out->own0[i] = b_ * static_cast<long double>(contexts[i]);
+      t0 += out->own0[i];
+    }
+    out->lines.assign(1, StepLine{0, max_steps, t0, b_ * static_cast<long double>(n)});
+  }
+  Seconds RecomputeSeconds(Tokens, Tokens) const override { return 0; }
+  std::string name() const override { return "context"; }
+  CostModelInfo Describe() const override { return {}; }
+
+ private:
+  double a_, b_;
+};
 
 inline SimulationConfig Config(const std::string& model, const std::string& gpu = "h100-sxm") {
   SimulationConfig c;

@@ -11,40 +11,6 @@
 namespace kvbill {
 namespace {
 
-// Every iteration takes `a` seconds plus `b` per token of context of its
-// sequences (each sequence's own part), whatever it computes.
-class ContextCost final : public CostModel {
- public:
-  ContextCost(double a, double b) : a_(a), b_(b) {}
-  Seconds IterationSeconds(std::span<const ScheduledWork> work,
-                           std::span<long double> own_s) const override {
-    long double t = a_;
-    for (std::size_t i = 0; i < work.size(); ++i) {
-      own_s[i] = b_ * static_cast<long double>(work[i].context);
-      t += own_s[i];
-    }
-    return static_cast<Seconds>(t);
-  }
-  void DecodeLinesFor(std::span<const Tokens> contexts, Tokens max_steps,
-                      DecodeLines* out) const override {
-    const std::size_t n = contexts.size();
-    long double t0 = a_;
-    out->own0.assign(n, 0);
-    out->own1.assign(n, b_);
-    for (std::size_t i = 0; i < n; ++i) {
-      out->own0[i] = b_ * static_cast<long double>(contexts[i]);
-      t0 += out->own0[i];
-    }
-    out->lines.assign(1, StepLine{0, max_steps, t0, b_ * static_cast<long double>(n)});
-  }
-  Seconds RecomputeSeconds(Tokens, Tokens) const override { return 0; }
-  std::string name() const override { return "context"; }
-  CostModelInfo Describe() const override { return {}; }
-
- private:
-  double a_, b_;
-};
-
 // One request: a 1,000-token prompt and 101 output tokens (one from the
 // prefill, 100 from decode steps), on a model whose iterations take 1 ms.
 SimulationConfig OneRequestConfig(double acceptance, int k, bool draft) {

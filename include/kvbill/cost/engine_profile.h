@@ -97,17 +97,36 @@ struct EngineProfile {
 // The scheduler limits an engine sets when its command line sets none.
 // vLLM V1 (vllm/engine/arg_utils.py, EngineArgs' default batch sizes for
 // its OpenAI server): GPUs of at least 70 GiB other than the A100 schedule
-// 8,192 tokens and 1,024 sequences per iteration, others 2,048 and 256.
-// SGLang is given the same until its own scheduler is modelled.
+// 8,192 tokens and 1,024 sequences per iteration, others 2,048 and 256;
+// CUDA graphs up to 512 tokens (the profile's).
+// SGLang v0.5.3 (python/sglang/srt/server_args.py, _handle_gpu_memory_
+// settings, at commit a4a3d82), by the GPU's memory: chunked_prefill_size
+// 2,048 below 35 GiB, 4,096 below 60 GiB, 8,192 below 160 GiB, 16,384
+// above; cuda_graph_max_bs 8 below 20 GiB, then 16 / 32 / 256 / 512 with
+// tensor parallelism below 4 and 80 / 160 / 512 / 512 with 4 or more.
+// max_running_requests is derived from the pool there, min(pool / 2,
+// min(max(pool / context x 512, 2048), 4096)): at least 2,048 once the pool
+// holds 4,096 tokens, which kvbill takes.
 struct EngineLimits {
   Tokens max_num_batched_tokens = 8192;
   int max_num_seqs = 1024;
+  Tokens cuda_graph_max_batch = 0;  // 0: the profile's cuda_graph_max_tokens
 };
-EngineLimits DefaultEngineLimits(const std::string& engine, const GpuSpec& gpu);
+EngineLimits DefaultEngineLimits(const std::string& engine, const GpuSpec& gpu,
+                                 int tensor_parallel = 1);
+
+// SGLang's default mem_fraction_static (server_args.py as above): the share
+// of the GPU's memory left after R MiB = 512 + 1.5 max(chunk, 2048) +
+// 2 cuda_graph_max_bs + 128 tp (at least 10,240 on GPUs above 60 GiB;
+// 2,048 more with EAGLE drafts), rounded to three decimals. Of that share
+// its KV pool takes what the weights leave (no activation reserve: the
+// activations live in the rest).
+double SglangMemoryFraction(const GpuSpec& gpu, int tensor_parallel, Tokens chunk,
+                            Tokens cuda_graph_max_bs, bool eagle);
 
 // Memory the profile's engine reserves per GPU before its KV pool, GiB:
 // activations for `batched_tokens` tokens of a `hidden`-wide model plus the
-// fixed reserve.
+// fixed reserve (SGLang: the fixed reserve only, see above).
 double ProfileReserveGib(const EngineProfile& profile, Tokens batched_tokens, std::int64_t hidden);
 
 // The documented range of every number a profile file holds: the

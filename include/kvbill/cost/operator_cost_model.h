@@ -76,6 +76,10 @@ struct OperatorModelOptions {
   // dispatch and combine (plus an all-gather of the layer's output) instead
   // of every GPU routing every token and the layer's all-reduce summing.
   bool expert_all_to_all = false;
+  // The largest decode batch the engine captures in a CUDA graph; 0: the
+  // profile's cuda_graph_max_tokens (SGLang sets it by GPU memory and
+  // tensor-parallel degree: EngineLimits).
+  Tokens cuda_graph_max_tokens = 0;
 };
 
 class OperatorCostModel final : public CostModel {
@@ -115,7 +119,9 @@ class OperatorCostModel final : public CostModel {
   long double DecodeOwn(Tokens c) const;
   // Attention of one prefill chunk (all layers), its own time.
   long double PrefillOwn(Tokens start, Tokens n) const;
-  Seconds Combine(long double gpu, std::int64_t seqs, Tokens tokens) const;
+  // `chunks`: the iteration computes prompt chunks (SGLang runs those
+  // outside CUDA graphs whatever their size).
+  Seconds Combine(long double gpu, std::int64_t seqs, Tokens tokens, bool chunks) const;
 
   struct Gemm {
     double n = 0, k = 0, count = 0;
@@ -188,6 +194,7 @@ class OperatorCostModel final : public CostModel {
   LazyTable dense_by_tokens_;  // ComputeDense for 0..max_batch_tokens
   LazyTable head_by_seqs_;     // ComputeHead for 0..max_batch_seqs
   bool async_ = false;
+  bool graph_prompt_chunks_ = true;  // vLLM's piecewise graphs hold them; SGLang's do not
 };
 
 }  // namespace kvbill

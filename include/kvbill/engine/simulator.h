@@ -23,6 +23,10 @@
 // which returns to the front of the waiting queue and later recomputes its
 // prompt and generated tokens (hitting whatever is still cached). The
 // iteration that completes a prefill samples the first output token.
+// With scheduler "sglang" batches form as SGLang's scheduler forms them
+// (docs/engine.md, "Batching, SGLang"): a prefill batch, when anything can
+// be admitted, runs alone, ahead of the decodes; admission reserves KV for
+// the running requests' future output.
 //
 // Event skipping. When every running sequence is decoding and no waiting
 // request can be admitted, the batch stays fixed until a sequence finishes,
@@ -40,6 +44,7 @@
 #ifndef KVBILL_ENGINE_SIMULATOR_H_
 #define KVBILL_ENGINE_SIMULATOR_H_
 
+#include <algorithm>
 #include <memory>
 #include <span>
 #include <string>
@@ -86,6 +91,39 @@ struct SpeculativeDecoding {
   long double draft_kv_bytes_per_token = 0;
 };
 
+// Whose batches the engine forms (docs/engine.md, "Batching").
+enum class SchedulerKind {
+  kVllm,    // vLLM V1: decodes first, prefill chunks fill the budget, one mixed batch
+  kSglang,  // SGLang: prefill batches apart from decode batches, prefill first
+};
+
+// SGLang's admission and retraction rule (python/sglang/srt/managers/
+// schedule_policy.py and scheduler.py at the v0.5.3 release, commit
+// a4a3d82; docs/engine.md, "Batching, SGLang"). A waiting request is
+// admitted when its uncomputed prompt plus min(max_new, clip) stays below
+// the free and evictable KV tokens less, for every running request,
+// min(max_new - generated, clip) x new_token_ratio. The ratio starts at
+// init_ratio, falls by (init_ratio - min_ratio) / decay_steps per decode
+// batch down to min_ratio, returns to init_ratio when the replica idles and
+// is re-estimated after a retraction.
+struct SglangScheduling {
+  long double init_ratio = 0.7L;         // SGLANG_INIT_NEW_TOKEN_RATIO x conservativeness 1.0
+  long double min_ratio = 0.7L * 0.14L;  // x SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR
+  Tokens decay_steps = 600;              // SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS
+  Tokens clip_max_new = 4096;            // SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION
+  Tokens retract_decode_steps = 20;      // tokens a retraction's new ratio allows per request
+  Tokens max_prefill_tokens = 16384;     // input tokens of a prefill batch (the first may exceed)
+  long double Decay() const {
+    return (init_ratio - min_ratio) / static_cast<long double>(decay_steps);
+  }
+  // The ratio `steps` decode batches after it was set to `start`: each
+  // batch takes max(ratio - decay, min_ratio).
+  long double Ratio(long double start, Tokens steps) const {
+    if (steps == 0) return start;
+    return std::max(min_ratio, start - Decay() * static_cast<long double>(steps));
+  }
+};
+
 struct SimulationConfig {
   ModelShape model;
   ElementFormat kv_format;
@@ -100,8 +138,13 @@ struct SimulationConfig {
   // What prices an iteration (cost/cost_model.h). Null: the roofline of
   // `roofline` on `gpu` with gpus_per_replica as the tensor-parallel degree.
   std::shared_ptr<const CostModel> cost_model;
+  // vLLM: the token budget of every iteration. SGLang: chunked_prefill_size,
+  // the budget of a prefill batch (a decode batch has none).
   Tokens max_num_batched_tokens = 8192;
+  // vLLM: max_num_seqs. SGLang: max_running_requests.
   int max_num_seqs = 256;
+  SchedulerKind scheduler = SchedulerKind::kVllm;
+  SglangScheduling sglang;
   RouterKind router = RouterKind::kRoundRobin;
   bool step_mode = false;
   bool prefix_caching = true;
