@@ -143,10 +143,11 @@ std::string SpeculativeValidationMarkdown(const std::vector<Measurement>& record
     }
     ++replayed;
     const auto shape = ResolveSpeculative(*plan->second->speculative);
-    list += "| " + m.id + " | " + m.engine + " " + m.engine_version + " | " + how + " | yes | " +
-            (shape ? Describe(*shape) : shape.error().message()) +
-            (m.quality_flags.empty() ? "" : "; the record's quality flags: " + Join(m.quality_flags)) +
-            " |\n";
+    list +=
+        "| " + m.id + " | " + m.engine + " " + m.engine_version + " | " + how + " | yes | " +
+        (shape ? Describe(*shape) : shape.error().message()) +
+        (m.quality_flags.empty() ? "" : "; the record's quality flags: " + Join(m.quality_flags)) +
+        " |\n";
     std::vector<SkippedRecord> lost;
     const std::vector<MetricPoint> spec_points = replay(m.id, &lost);
     for (const MetricPoint& p : spec_points) {
@@ -214,8 +215,8 @@ std::string SpeculativeValidationMarkdown(const std::vector<Measurement>& record
       ++cross_rows;
       cross += "| " + m.id + " | " + v.id + " | " +
                std::to_string(m.concurrency ? *m.concurrency : 0) + " | " +
-               Fixed(*v.duration_s / *m.duration_s, 2) + "× | " + Fixed(base / spec_s, 2) +
-               "× (" + Describe(*shape) + ") |\n";
+               Fixed(*v.duration_s / *m.duration_s, 2) + "× | " + Fixed(base / spec_s, 2) + "× (" +
+               Describe(*shape) + ") |\n";
     }
   }
   std::string out;

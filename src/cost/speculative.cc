@@ -212,8 +212,8 @@ Result<SpeculativeShape> ResolveSpeculative(const SpeculativeSpec& spec) {
   const long long tree = TreeDraftNodes(k, topk);
   if (topk < 1) return Error("topk must be at least 1, got " + std::to_string(topk));
   if (topk > 1 && !method->own_model && !method->draft_layer) {
-    return Error("topk above 1 needs a draft that scores its candidates (method \"" +
-                 spec.method + "\" has none)");
+    return Error("topk above 1 needs a draft that scores its candidates (method \"" + spec.method +
+                 "\" has none)");
   }
   if (topk > 1 && !spec.num_draft_tokens) {
     return Error("num_draft_tokens is required with topk above 1");
@@ -324,8 +324,7 @@ Result<SpeculativeSetup> MakeSpeculative(const SpeculativeSpec& spec, const Mode
                   out.draft_weight_bytes, out.draft_kv_bytes_per_token);
     note += ", drafted by " + drafted_by + memory;
   }
-  out.cost =
-      std::make_shared<SpeculativeCostModel>(std::move(target), draft_cost, k, note, topk);
+  out.cost = std::make_shared<SpeculativeCostModel>(std::move(target), draft_cost, k, note, topk);
   return out;
 }
 

@@ -97,8 +97,8 @@ Status Scheduler::Schedule(Replica& rep, Seconds now) {
     Seq* seq = rep.running[i];
     const int k = config_.speculative.num_speculative_tokens;
     const bool verify = k > 0 && !seq->InPrefill();
-    const int verified = config_.speculative.verify_tokens > 0 ? config_.speculative.verify_tokens
-                                                                : k + 1;
+    const int verified =
+        config_.speculative.verify_tokens > 0 ? config_.speculative.verify_tokens : k + 1;
     const Tokens n = seq->InPrefill() ? std::min(seq->prefill_target - seq->computed, budget)
                      : verify         ? std::min<Tokens>(verified, budget)
                                       : 1;

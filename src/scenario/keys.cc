@@ -557,7 +557,8 @@ const std::vector<Key>& ScenarioKeys() {
        .default_text = "none"},
       {.pointer = "/deployment/speculative/num_speculative_tokens",
        .type = Type::kInteger,
-       .meaning = "draft length k: tokens proposed per step; a step verifies k + 1",
+       .meaning = "draft length k: tokens proposed per step, a chain's step verifies k + 1; with "
+                  "`topk` above 1 the tree's depth (SGLang's `--speculative-num-steps`)",
        .field = InSpeculative<&ScenarioSpeculative::num_speculative_tokens>(),
        .max = 32,
        .nullable = true,
@@ -571,10 +572,11 @@ const std::vector<Key>& ScenarioKeys() {
        .default_text = "the method's"},
       {.pointer = "/deployment/speculative/topk",
        .type = Type::kInteger,
-       .meaning = "a tree draft (SGLang's `--speculative-eagle-topk`): candidates proposed per "
-                  "expanded node; `num_speculative_tokens` is then the tree's depth (SGLang's "
-                  "`--speculative-num-steps`) and each draft step after the first runs `topk` "
-                  "tokens per sequence ([engine.md](engine.md#speculative-decoding)); 1 is the chain",
+       .meaning =
+           "a tree draft (SGLang's `--speculative-eagle-topk`): candidates proposed per "
+           "expanded node; `num_speculative_tokens` is then the tree's depth (SGLang's "
+           "`--speculative-num-steps`) and each draft step after the first runs `topk` "
+           "tokens per sequence ([engine.md](engine.md#speculative-decoding)); 1 is the chain",
        .field = InSpeculative<&ScenarioSpeculative::topk>(),
        .max = 64,
        .nullable = true,

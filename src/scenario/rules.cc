@@ -193,12 +193,12 @@ Status SpeculativeFits(const ReadState& state, Scenario* s) {
   }
   const long long tree = TreeDraftNodes(k, topk);
   if (verify > tree + 1) {
-    return state.source().Bad(
-        state.At(at + "/num_draft_tokens"),
-        "must be at most " + std::to_string(tree + 1) + " (the step's own token and the " +
-            std::to_string(tree) + " candidates of a tree of depth " + std::to_string(k) +
-            " and topk " + std::to_string(topk) + ": topk + (depth - 1) x topk²), got " +
-            std::to_string(verify));
+    return state.source().Bad(state.At(at + "/num_draft_tokens"),
+                              "must be at most " + std::to_string(tree + 1) +
+                                  " (the step's own token and the " + std::to_string(tree) +
+                                  " candidates of a tree of depth " + std::to_string(k) +
+                                  " and topk " + std::to_string(topk) +
+                                  ": topk + (depth - 1) x topk²), got " + std::to_string(verify));
   }
   return OkStatus();
 }

@@ -37,8 +37,7 @@ TEST(SpeculativeTest, TreeOfTopkOneIsTheChain) {
   // 2.952, the same number to the bit.
   const std::vector<double> rates = {0.8};
   EXPECT_EQ(ExpectedTokensPerTreeStep(rates, 0.25, 3, 1, 4), ExpectedTokensPerStep(rates, 3));
-  EXPECT_NEAR(static_cast<double>(ExpectedTokensPerTreeStep(rates, 0.25, 3, 1, 4)), 2.952,
-              1e-15);
+  EXPECT_NEAR(static_cast<double>(ExpectedTokensPerTreeStep(rates, 0.25, 3, 1, 4)), 2.952, 1e-15);
   // Per-position rates too: 1 + 0.75 + 0.375 + 0.09375.
   const std::vector<double> positions = {0.75, 0.5, 0.25};
   EXPECT_EQ(ExpectedTokensPerTreeStep(positions, 0.9, 3, 1, 4), 2.21875L);

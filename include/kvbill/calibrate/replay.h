@@ -81,8 +81,8 @@ std::map<std::string, std::string> ParseEngineFlags(const std::string& flags);
 // speculative_eagle_topk == 1"). The acceptance rates stay the method's
 // defaults (never fitted). nullopt, with the reason in *why: another
 // algorithm, or a tree flag missing (SGLang then picks the tree per model).
-std::optional<SpeculativeSpec> SglangSpeculativeSpec(const std::map<std::string, std::string>& flags,
-                                                     std::string* why);
+std::optional<SpeculativeSpec> SglangSpeculativeSpec(
+    const std::map<std::string, std::string>& flags, std::string* why);
 
 // A plan for `m`, or nullopt with `*why` saying why kvbill cannot represent
 // the record (unknown engine, model or GPU, a setting kvbill does not model).

@@ -54,8 +54,8 @@ struct SpeculativeMethod {
   // a position is the model's token β times as often as the one above it
   // (ExpectedTokensPerTreeStep).
   double rank_decay;
-  bool draft_layer;            // drafts with one decoder layer of the model (EAGLE, MTP)
-  bool own_model;              // drafts with a model of its own (draft_model)
+  bool draft_layer;  // drafts with one decoder layer of the model (EAGLE, MTP)
+  bool own_model;    // drafts with a model of its own (draft_model)
 };
 
 // Every method, in the scenario docs' order.

@@ -69,8 +69,8 @@ Result<ReleaseRule> ParseReleaseRule(std::string_view name);
 
 // Speculative decoding (docs/engine.md, "Speculative decoding"): a running
 // sequence past its prefill takes k + 1 tokens of the budget (a tree
-// draft's num_draft_tokens: verify_tokens) for a verification step (priced by the cost model, which adds the draft) and
-// advances by E tokens on average: with a credit c of the sequence (1/2 at
+// draft's num_draft_tokens: verify_tokens) for a verification step (priced by the cost model, which
+// adds the draft) and advances by E tokens on average: with a credit c of the sequence (1/2 at
 // release), each step adds E to c, advances floor(c) tokens (at least 1, at
 // most the tokens verified and what its output lacks) and keeps the
 // fraction. So after j steps round(j x E) tokens have advanced (halves up),
