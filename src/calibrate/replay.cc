@@ -141,6 +141,35 @@ std::map<std::string, std::string> ParseEngineFlags(const std::string& flags) {
   return out;
 }
 
+std::optional<SpeculativeSpec> SglangSpeculativeSpec(
+    const std::map<std::string, std::string>& flags, std::string* why) {
+  const std::string algorithm = flags.at("speculative-algorithm");
+  SpeculativeSpec spec;
+  if (algorithm == "EAGLE3") {
+    spec.method = "eagle3";
+  } else if (algorithm == "EAGLE" || algorithm == "NEXTN") {
+    spec.method = flags.count("speculative-draft-model-path") ? "eagle" : "mtp";
+  } else {
+    *why = "--speculative-algorithm " + algorithm + ": only EAGLE, NEXTN and EAGLE3 are replayed";
+    return std::nullopt;
+  }
+  for (const char* f :
+       {"speculative-num-steps", "speculative-eagle-topk", "speculative-num-draft-tokens"}) {
+    if (!flags.count(f) || std::atoi(flags.at(f).c_str()) < 1) {
+      *why = std::string("--speculative-algorithm ") + algorithm + " without --" + f +
+             " (SGLang then picks the tree per model)";
+      return std::nullopt;
+    }
+  }
+  const int steps = std::atoi(flags.at("speculative-num-steps").c_str());
+  const int topk = std::atoi(flags.at("speculative-eagle-topk").c_str());
+  spec.num_speculative_tokens = steps;
+  spec.topk = topk;
+  spec.num_draft_tokens =
+      topk == 1 ? steps + 1 : std::atoi(flags.at("speculative-num-draft-tokens").c_str());
+  return spec;
+}
+
 std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults& defaults,
                                      std::string* why) {
   ReplayPlan plan;
@@ -198,11 +227,13 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
     }
     plan.speculative = spec;
   }
-  for (const char* f : {"speculative-algorithm", "performance-mode"}) {
-    if (flags.count(f)) {
-      *why = std::string("--") + f + " is not modelled";
-      return std::nullopt;
-    }
+  if (flags.count("speculative-algorithm")) {
+    plan.speculative = SglangSpeculativeSpec(flags, why);
+    if (!plan.speculative) return std::nullopt;
+  }
+  if (flags.count("performance-mode")) {
+    *why = "--performance-mode is not modelled";
+    return std::nullopt;
   }
   auto choice = ModelFromId(m.model, m.weights);
   if (!defaults.model.empty()) choice = ModelChoice{defaults.model, "auto", false};
@@ -410,6 +441,7 @@ Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& pro
     c.cost_model = spec->cost;
     c.speculative.num_speculative_tokens = spec->num_speculative_tokens;
     c.speculative.expected_tokens = spec->expected_tokens;
+    c.speculative.verify_tokens = spec->verify_tokens;
     c.speculative.draft_weight_bytes = spec->draft_weight_bytes;
     c.speculative.draft_kv_bytes_per_token = spec->draft_kv_bytes_per_token;
   }

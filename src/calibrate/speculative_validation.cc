@@ -59,6 +59,20 @@ const MetricPoint* Find(const std::vector<MetricPoint>& pts, const std::string& 
   return nullptr;
 }
 
+// "α 0.80 (the method's default), a tree of depth 4, top-k 4, 16 tokens
+// verified, E 3.123" (a chain: "k 3, E 2.952").
+std::string Describe(const SpeculativeShape& shape) {
+  std::string out = "α " + Fixed(shape.method->acceptance_rate, 2) + " (the method's default), ";
+  if (shape.topk == 1) {
+    out += "k " + std::to_string(shape.num_speculative_tokens);
+  } else {
+    out += "β " + Fixed(shape.method->rank_decay, 2) + ", a tree of depth " +
+           std::to_string(shape.num_speculative_tokens) + ", top-k " + std::to_string(shape.topk) +
+           ", " + std::to_string(shape.verify_tokens) + " tokens verified";
+  }
+  return out + ", E " + Fixed(static_cast<double>(shape.expected_tokens), 3);
+}
+
 std::string Join(const std::vector<std::string>& words) {
   std::string out;
   for (const std::string& w : words) out += (out.empty() ? "" : ", ") + w;
@@ -115,23 +129,23 @@ std::string SpeculativeValidationMarkdown(const std::vector<Measurement>& record
       if (PlanReplay(m, ReplayDefaults{}, &reason)) {
         reason = why.count(m.id) ? why.at(m.id) : "not a record of this engine's fit";
       }
-      if (m.engine == "sglang" && flags.count("speculative-eagle-topk") &&
-          flags.at("speculative-eagle-topk") != "1") {
-        reason += "; and its drafts are trees (top-k above 1), kvbill models a chain";
+      if (flags.count("speculative-algorithm")) {
+        // What kvbill would run once the engine is modelled.
+        std::string no;
+        const auto spec = SglangSpeculativeSpec(flags, &no);
+        const auto shape = spec ? ResolveSpeculative(*spec) : Result<SpeculativeShape>(Error(no));
+        reason += shape ? "; its draft would run as " + Describe(*shape)
+                        : "; its draft: " + shape.error().message();
       }
       list += "| " + m.id + " | " + m.engine + " " + m.engine_version + " | " + how + " | no | " +
               reason + " |\n";
       continue;
     }
     ++replayed;
-    const SpeculativeSpec& spec = *plan->second->speculative;
-    const SpeculativeMethod* method = FindSpeculativeMethod(spec.method);
-    const int k = spec.num_speculative_tokens.value_or(method->num_speculative_tokens);
-    const std::vector<double> rates = {method->acceptance_rate};
+    const auto shape = ResolveSpeculative(*plan->second->speculative);
     list +=
-        "| " + m.id + " | " + m.engine + " " + m.engine_version + " | " + how + " | yes | α " +
-        Fixed(method->acceptance_rate, 2) + " (the method's default), k " + std::to_string(k) +
-        ", E " + Fixed(static_cast<double>(ExpectedTokensPerStep(rates, k)), 3) +
+        "| " + m.id + " | " + m.engine + " " + m.engine_version + " | " + how + " | yes | " +
+        (shape ? Describe(*shape) : shape.error().message()) +
         (m.quality_flags.empty() ? "" : "; the record's quality flags: " + Join(m.quality_flags)) +
         " |\n";
     std::vector<SkippedRecord> lost;
@@ -160,11 +174,13 @@ std::string SpeculativeValidationMarkdown(const std::vector<Measurement>& record
     }
   }
   // SGLang's EAGLE-3 runs against vLLM's runs of the same page and workload
-  // without speculation: kvbill's chain on vLLM's run, as an indication of
-  // how the benefit falls with batch (two engines; SGLang drafts trees).
+  // without speculation: kvbill's run of the same draft (SGLang's tree
+  // flags) on vLLM's run, as an indication of how the benefit falls with
+  // batch (two engines).
   std::string cross =
       "| SGLang record | vLLM record without speculation | concurrency | published "
-      "time(vLLM) / time(SGLang EAGLE-3) | kvbill: time(vLLM) / time(vLLM + EAGLE-3 chain) |\n"
+      "time(vLLM) / time(SGLang EAGLE-3) | kvbill: time(vLLM) / time(vLLM + the same EAGLE-3 "
+      "draft) |\n"
       "|---|---|---:|---:|---:|\n";
   int cross_rows = 0;
   for (const Measurement& m : records) {
@@ -182,12 +198,11 @@ std::string SpeculativeValidationMarkdown(const std::vector<Measurement>& record
         continue;
       }
       ReplayPlan with = *plan_of.at(v.id);
-      SpeculativeSpec spec;
-      spec.method = "eagle3";
-      if (flags.count("speculative-num-steps")) {
-        spec.num_speculative_tokens = std::atoi(flags.at("speculative-num-steps").c_str());
-      }
-      with.speculative = spec;
+      std::string no;
+      const auto spec = SglangSpeculativeSpec(flags, &no);
+      const auto shape = spec ? ResolveSpeculative(*spec) : Result<SpeculativeShape>(Error(no));
+      if (!shape) continue;
+      with.speculative = *spec;
       std::vector<ReplayPlan> pair = {*plan_of.at(v.id), with};
       std::vector<SkippedRecord> lost;
       const std::vector<MetricPoint> pts = Evaluate(pair, profile, &lost);
@@ -200,8 +215,8 @@ std::string SpeculativeValidationMarkdown(const std::vector<Measurement>& record
       ++cross_rows;
       cross += "| " + m.id + " | " + v.id + " | " +
                std::to_string(m.concurrency ? *m.concurrency : 0) + " | " +
-               Fixed(*v.duration_s / *m.duration_s, 2) + "× | " + Fixed(base / spec_s, 2) +
-               "× (k " + std::to_string(spec.num_speculative_tokens.value_or(3)) + ", α 0.80) |\n";
+               Fixed(*v.duration_s / *m.duration_s, 2) + "× | " + Fixed(base / spec_s, 2) + "× (" +
+               Describe(*shape) + ") |\n";
     }
   }
   std::string out;
@@ -222,9 +237,9 @@ std::string SpeculativeValidationMarkdown(const std::vector<Measurement>& record
     out +=
         "\nSGLang's EAGLE-3 runs of Qwen3-8B on one H100 have no SGLang run without speculation "
         "at the same concurrency but one; the same page has vLLM runs without it. Across the "
-        "two engines (SGLang's tree drafts and scheduler against kvbill's chain on vLLM's "
-        "scheduler, so an indication, not a validation), the published speed-up and kvbill's "
-        "for an EAGLE-3 chain of the same depth on the vLLM run, by duration:\n\n" +
+        "two engines (SGLang's scheduler against vLLM's, so an indication, not a validation), "
+        "the published speed-up and kvbill's for the same EAGLE-3 draft (depth, top-k and "
+        "verified tokens from SGLang's flags) on the vLLM run, by duration:\n\n" +
         cross;
   }
   return out;

@@ -10,11 +10,11 @@
 namespace kvbill {
 
 const std::vector<SpeculativeMethod>& SpeculativeMethods() {
-  // k and α: docs/engine.md, "Speculative decoding", has the sources.
+  // k, α and β: docs/engine.md, "Speculative decoding", has the sources.
   static const std::vector<SpeculativeMethod> methods = {
-      {"draft_model", 5, 0.6, false, true}, {"eagle", 3, 0.8, true, false},
-      {"eagle3", 3, 0.8, true, false},      {"mtp", 1, 0.85, true, false},
-      {"ngram", 5, 0.3, false, false},
+      {"draft_model", 5, 0.6, 0.1, false, true}, {"eagle", 3, 0.8, 0.1, true, false},
+      {"eagle3", 3, 0.8, 0.1, true, false},      {"mtp", 1, 0.85, 0.1, true, false},
+      {"ngram", 5, 0.3, 0.1, false, false},
   };
   return methods;
 }
@@ -35,6 +35,60 @@ long double ExpectedTokensPerStep(std::span<const double> rates, int k) {
   for (int i = 0; i < k; ++i) {
     all_accepted *= rates.size() == 1 ? rates[0] : rates[static_cast<std::size_t>(i)];
     expected += all_accepted;
+  }
+  return expected;
+}
+
+long long TreeDraftNodes(int d, int topk) {
+  if (d <= 0) return 0;
+  const long long k = std::max(1, topk);
+  return k + static_cast<long long>(d - 1) * k * k;
+}
+
+long double ExpectedTokensPerTreeStep(std::span<const double> rates, double rank_decay, int d,
+                                      int topk, int num_draft_tokens) {
+  const int nodes = std::max(0, num_draft_tokens - 1);
+  if (topk <= 1) return ExpectedTokensPerStep(rates, std::min(d, nodes));
+  // A candidate: its chance of acceptance (the product of its path's rank
+  // chances), its depth and the order it was drafted in (ties go to the
+  // shallower, then the earlier: a node never outranks its parent).
+  struct Node {
+    long double value;
+    int depth;
+    std::size_t order;
+  };
+  auto better = [](const Node& a, const Node& b) {
+    if (a.value != b.value) return a.value > b.value;
+    if (a.depth != b.depth) return a.depth < b.depth;
+    return a.order < b.order;
+  };
+  const long double beta = rank_decay;
+  std::vector<Node> all;
+  std::vector<long double> frontier = {1.0L};  // the root: the step's own token
+  for (int i = 0; i < d; ++i) {
+    const long double alpha = rates.size() == 1 ? rates[0] : rates[static_cast<std::size_t>(i)];
+    std::vector<Node> level;
+    for (long double parent : frontier) {
+      long double ranked = alpha, covered = 0;  // α β^(r - 1); p(1) + ... + p(r - 1)
+      for (int r = 1; r <= topk; ++r) {
+        const long double p = std::min(ranked, 1 - covered);
+        covered += p;
+        ranked *= beta;
+        level.push_back(Node{parent * p, i + 1, all.size() + level.size()});
+      }
+    }
+    all.insert(all.end(), level.begin(), level.end());
+    // The next depth expands the topk best nodes of this one.
+    std::sort(level.begin(), level.end(), better);
+    frontier.clear();
+    for (std::size_t j = 0; j < level.size() && j < static_cast<std::size_t>(topk); ++j) {
+      frontier.push_back(level[j].value);
+    }
+  }
+  std::sort(all.begin(), all.end(), better);
+  long double expected = 1;
+  for (std::size_t j = 0; j < all.size() && j < static_cast<std::size_t>(nodes); ++j) {
+    expected += all[j].value;
   }
   return expected;
 }
@@ -84,11 +138,13 @@ ModelShape DraftLayerShape(const ModelShape& model) {
 
 SpeculativeCostModel::SpeculativeCostModel(std::shared_ptr<const CostModel> target,
                                            std::shared_ptr<const CostModel> draft,
-                                           int num_speculative_tokens, std::string description)
+                                           int num_speculative_tokens, std::string description,
+                                           int topk)
     : target_(std::move(target)),
       draft_(std::move(draft)),
       k_(num_speculative_tokens),
-      description_(std::move(description)) {}
+      description_(std::move(description)),
+      topk_(std::max(1, topk)) {}
 
 long double SpeculativeCostModel::DraftSeconds(std::span<const Tokens> contexts,
                                                std::span<long double> own_s) const {
@@ -97,8 +153,11 @@ long double SpeculativeCostModel::DraftSeconds(std::span<const Tokens> contexts,
   std::vector<long double> own(contexts.size());
   long double total = 0;
   for (int j = 0; j < k_; ++j) {
+    // A tree's later steps run its topk nodes of the depth before, as an
+    // extend with logits at each (a chain's steps are decodes).
+    const Tokens tokens = j == 0 ? 1 : topk_;
     for (std::size_t i = 0; i < contexts.size(); ++i) {
-      work[i] = ScheduledWork{contexts[i] + j, 1, false};
+      work[i] = ScheduledWork{contexts[i] + j, tokens, false, tokens > 1};
     }
     std::fill(own.begin(), own.end(), 0.0L);
     const long double t = draft_->IterationSeconds(work, own);
@@ -138,15 +197,9 @@ Seconds SpeculativeCostModel::RecomputeSeconds(Tokens start, Tokens n) const {
   return target_->RecomputeSeconds(start, n);
 }
 
-Result<SpeculativeSetup> MakeSpeculative(const SpeculativeSpec& spec, const ModelShape& model,
-                                         const ElementFormat& kv_format, const GpuSpec& gpu,
-                                         std::shared_ptr<const CostModel> target,
-                                         const EngineProfile* profile,
-                                         const OperatorModelOptions& options,
-                                         const RooflineParams& roofline) {
+Result<SpeculativeShape> ResolveSpeculative(const SpeculativeSpec& spec) {
   const SpeculativeMethod* method = FindSpeculativeMethod(spec.method);
   if (method == nullptr) return Error("unknown speculative method \"" + spec.method + "\"");
-  SpeculativeSetup out;
   const int k = spec.num_speculative_tokens.value_or(method->num_speculative_tokens);
   std::vector<double> rates = spec.acceptance_rate;
   if (rates.empty()) rates.push_back(method->acceptance_rate);
@@ -154,8 +207,55 @@ Result<SpeculativeSetup> MakeSpeculative(const SpeculativeSpec& spec, const Mode
     return Error("acceptance_rate must be one rate or " + std::to_string(k) + ", got " +
                  std::to_string(rates.size()));
   }
+  const int topk = spec.topk.value_or(1);
+  const double beta = spec.rank_decay.value_or(method->rank_decay);
+  const long long tree = TreeDraftNodes(k, topk);
+  if (topk < 1) return Error("topk must be at least 1, got " + std::to_string(topk));
+  if (topk > 1 && !method->own_model && !method->draft_layer) {
+    return Error("topk above 1 needs a draft that scores its candidates (method \"" + spec.method +
+                 "\" has none)");
+  }
+  if (topk > 1 && !spec.num_draft_tokens) {
+    return Error("num_draft_tokens is required with topk above 1");
+  }
+  const int verify = spec.num_draft_tokens.value_or(k + 1);
+  if (topk == 1 && verify != k + 1) {
+    return Error("num_draft_tokens must be num_speculative_tokens + 1 = " + std::to_string(k + 1) +
+                 " with topk 1 (a chain), got " + std::to_string(verify));
+  }
+  if (topk > 1 && (verify < 2 || verify > tree + 1)) {
+    return Error("num_draft_tokens must be between 2 and " + std::to_string(tree + 1) +
+                 " (the root and the tree's " + std::to_string(tree) + " candidates at depth " +
+                 std::to_string(k) + ", topk " + std::to_string(topk) + "), got " +
+                 std::to_string(verify));
+  }
+  SpeculativeShape out;
+  out.method = method;
   out.num_speculative_tokens = k;
-  out.expected_tokens = ExpectedTokensPerStep(rates, k);
+  out.topk = topk;
+  out.verify_tokens = verify;
+  out.expected_tokens = topk == 1 ? ExpectedTokensPerStep(rates, k)
+                                  : ExpectedTokensPerTreeStep(rates, beta, k, topk, verify);
+  return out;
+}
+
+Result<SpeculativeSetup> MakeSpeculative(const SpeculativeSpec& spec, const ModelShape& model,
+                                         const ElementFormat& kv_format, const GpuSpec& gpu,
+                                         std::shared_ptr<const CostModel> target,
+                                         const EngineProfile* profile,
+                                         const OperatorModelOptions& options,
+                                         const RooflineParams& roofline) {
+  auto shape = ResolveSpeculative(spec);
+  if (!shape) return shape.error();
+  const SpeculativeMethod* method = shape->method;
+  const int k = shape->num_speculative_tokens;
+  const int topk = shape->topk;
+  const int verify = shape->verify_tokens;
+  SpeculativeSetup out;
+  out.num_speculative_tokens = k;
+  out.topk = topk;
+  out.verify_tokens = verify;
+  out.expected_tokens = shape->expected_tokens;
   std::optional<ModelShape> draft;
   std::string drafted_by;
   if (method->own_model) {
@@ -204,10 +304,17 @@ Result<SpeculativeSetup> MakeSpeculative(const SpeculativeSpec& spec, const Mode
     if (!bytes) return bytes.error();
     out.draft_weight_bytes = static_cast<long double>((bytes->total + tp - 1) / tp);
   }
-  char text[160];
-  std::snprintf(text, sizeof text,
-                "speculative decoding: %s, k %d, %.3Lf tokens per verification step",
-                spec.method.c_str(), k, out.expected_tokens);
+  char text[200];
+  if (topk == 1) {
+    std::snprintf(text, sizeof text,
+                  "speculative decoding: %s, k %d, %.3Lf tokens per verification step",
+                  spec.method.c_str(), k, out.expected_tokens);
+  } else {
+    std::snprintf(text, sizeof text,
+                  "speculative decoding: %s, a tree of depth %d, top-k %d, %d tokens verified, "
+                  "%.3Lf tokens per verification step",
+                  spec.method.c_str(), k, topk, verify, out.expected_tokens);
+  }
   std::string note = text;
   if (!drafted_by.empty()) {
     char memory[160];
@@ -217,7 +324,7 @@ Result<SpeculativeSetup> MakeSpeculative(const SpeculativeSpec& spec, const Mode
                   out.draft_weight_bytes, out.draft_kv_bytes_per_token);
     note += ", drafted by " + drafted_by + memory;
   }
-  out.cost = std::make_shared<SpeculativeCostModel>(std::move(target), draft_cost, k, note);
+  out.cost = std::make_shared<SpeculativeCostModel>(std::move(target), draft_cost, k, note, topk);
   return out;
 }
 

@@ -176,8 +176,10 @@ Status Scheduler::ScheduleVllm(Replica& rep, Seconds now) {
     Seq* seq = rep.running[i];
     const int k = config_.speculative.num_speculative_tokens;
     const bool verify = k > 0 && !seq->InPrefill();
+    const int verified =
+        config_.speculative.verify_tokens > 0 ? config_.speculative.verify_tokens : k + 1;
     const Tokens n = seq->InPrefill() ? std::min(seq->prefill_target - seq->computed, budget)
-                     : verify         ? std::min<Tokens>(k + 1, budget)
+                     : verify         ? std::min<Tokens>(verified, budget)
                                       : 1;
     bool ok = rep.cache->Reserve(seq->id, seq->computed, seq->computed + n);
     while (!ok) {
@@ -251,7 +253,9 @@ Status Scheduler::ScheduleSglang(Replica& rep, Seconds now) {
 
   // 2. The decode batch: every running request past its prefill.
   const int k = config_.speculative.num_speculative_tokens;
-  const Tokens n = k > 0 ? k + 1 : 1;
+  const Tokens n = k == 0                                  ? 1
+                   : config_.speculative.verify_tokens > 0 ? config_.speculative.verify_tokens
+                                                           : k + 1;
   auto demand = [&] {
     std::int64_t d = 0;
     for (const Seq* s : rep.running) {

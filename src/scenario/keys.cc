@@ -558,7 +558,8 @@ const std::vector<Key>& ScenarioKeys() {
        .default_text = "none"},
       {.pointer = "/deployment/speculative/num_speculative_tokens",
        .type = Type::kInteger,
-       .meaning = "draft length k: tokens proposed per step; a step verifies k + 1",
+       .meaning = "draft length k: tokens proposed per step, a chain's step verifies k + 1; with "
+                  "`topk` above 1 the tree's depth (SGLang's `--speculative-num-steps`)",
        .field = InSpeculative<&ScenarioSpeculative::num_speculative_tokens>(),
        .max = 32,
        .nullable = true,
@@ -570,6 +571,39 @@ const std::vector<Key>& ScenarioKeys() {
                   "one number for every position, or a list of k, one per position",
        .field = InSpeculative<&ScenarioSpeculative::acceptance_rate>(),
        .default_text = "the method's"},
+      {.pointer = "/deployment/speculative/topk",
+       .type = Type::kInteger,
+       .meaning =
+           "a tree draft (SGLang's `--speculative-eagle-topk`): candidates proposed per "
+           "expanded node; `num_speculative_tokens` is then the tree's depth (SGLang's "
+           "`--speculative-num-steps`) and each draft step after the first runs `topk` "
+           "tokens per sequence ([engine.md](engine.md#speculative-decoding)); 1 is the chain",
+       .field = InSpeculative<&ScenarioSpeculative::topk>(),
+       .max = 64,
+       .nullable = true,
+       .unit = "candidates",
+       .default_text = "1 (a chain)"},
+      {.pointer = "/deployment/speculative/num_draft_tokens",
+       .type = Type::kInteger,
+       .meaning = "query tokens a verification step runs per sequence (SGLang's "
+                  "`--speculative-num-draft-tokens`): the step's own token and the best "
+                  "`num_draft_tokens` − 1 nodes of the tree; at most 1 + topk + (depth − 1) × "
+                  "topk², and exactly `num_speculative_tokens` + 1 with `topk` 1",
+       .field = InSpeculative<&ScenarioSpeculative::num_draft_tokens>(),
+       .min = 2,
+       .max = 4096,
+       .nullable = true,
+       .unit = "tokens",
+       .default_text = "`num_speculative_tokens` + 1; required when `topk` is above 1"},
+      {.pointer = "/deployment/speculative/rank_decay",
+       .type = Type::kNumber,
+       .meaning = "β of a tree draft: each lower-ranked candidate of the draft at a position is "
+                  "the model's token β times as often as the one ranked above it (the first α "
+                  "times), so its top k cover α (1 + β + … + β^(k−1)), at most all",
+       .field = InSpeculative<&ScenarioSpeculative::rank_decay>(),
+       .range = Range::kFraction,
+       .nullable = true,
+       .default_text = "the method's (0.1, assumed)"},
 
       {.pointer = "/engine",
        .type = Type::kSection,

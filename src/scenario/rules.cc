@@ -170,6 +170,36 @@ Status SpeculativeFits(const ReadState& state, Scenario* s) {
                                   " (one per drafted position, num_speculative_tokens " +
                                   std::to_string(k) + "), got " + std::to_string(n));
   }
+  // A tree draft: a draft that scores its candidates, and a verification
+  // step that fits the tree (SGLang's server_args checks, docs/engine.md).
+  const int topk = spec.topk.value_or(1);
+  if (topk > 1 && spec.method == "ngram") {
+    return state.source().Bad(state.At(at + "/topk"),
+                              "must be 1 with method \"ngram\" (prompt lookup proposes one "
+                              "continuation, not ranked candidates), got " +
+                                  std::to_string(topk));
+  }
+  if (topk > 1 && !spec.num_draft_tokens) {
+    return state.source().Bad(at + "/num_draft_tokens",
+                              "missing (required when topk is above 1: the tree's nodes the "
+                              "model verifies, the step's own token included)");
+  }
+  if (!spec.num_draft_tokens) return OkStatus();
+  const int verify = *spec.num_draft_tokens;
+  if (topk == 1 && verify != k + 1) {
+    return state.source().Bad(state.At(at + "/num_draft_tokens"),
+                              "must be num_speculative_tokens + 1 = " + std::to_string(k + 1) +
+                                  " with topk 1 (a chain), got " + std::to_string(verify));
+  }
+  const long long tree = TreeDraftNodes(k, topk);
+  if (verify > tree + 1) {
+    return state.source().Bad(state.At(at + "/num_draft_tokens"),
+                              "must be at most " + std::to_string(tree + 1) +
+                                  " (the step's own token and the " + std::to_string(tree) +
+                                  " candidates of a tree of depth " + std::to_string(k) +
+                                  " and topk " + std::to_string(topk) +
+                                  ": topk + (depth - 1) x topk²), got " + std::to_string(verify));
+  }
   return OkStatus();
 }
 
@@ -206,7 +236,9 @@ const std::vector<Rule>& CrossKeyRules() {
        ExpertParallelFits},
       {"/deployment/speculative",
        "`deployment.speculative`: `model` is required with `method` `\"draft_model\"` and "
-       "allowed only there; `acceptance_rate` is one rate or `num_speculative_tokens` of them",
+       "allowed only there; `acceptance_rate` is one rate or `num_speculative_tokens` of them; "
+       "`topk` above 1 not with `ngram` and only with `num_draft_tokens`, which is "
+       "`num_speculative_tokens` + 1 with `topk` 1 and at most 1 + topk + (depth − 1) × topk²",
        SpeculativeFits},
   };
   return rules;

@@ -34,11 +34,13 @@ Status ApplySpeculative(const Scenario& s, const EngineProfile* profile,
   OperatorModelOptions o = options;
   o.tensor_parallel = c->gpus_per_replica;
   auto setup = MakeSpeculative(
-      SpeculativeSpec{spec.method, spec.model, spec.num_speculative_tokens, spec.acceptance_rate},
+      SpeculativeSpec{spec.method, spec.model, spec.num_speculative_tokens, spec.acceptance_rate,
+                      spec.topk, spec.num_draft_tokens, spec.rank_decay},
       c->model, c->kv_format, c->gpu, target, profile, o, c->roofline);
   if (!setup) return setup.error().Within(at);
   c->speculative.num_speculative_tokens = setup->num_speculative_tokens;
   c->speculative.expected_tokens = setup->expected_tokens;
+  c->speculative.verify_tokens = setup->verify_tokens;
   c->speculative.draft_weight_bytes = setup->draft_weight_bytes;
   c->speculative.draft_kv_bytes_per_token = setup->draft_kv_bytes_per_token;
   c->cost_model = setup->cost;

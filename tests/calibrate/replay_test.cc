@@ -108,6 +108,56 @@ TEST(ReplayTest, FlagsOverrideTheDefaultsAndTheRecordSaysWhyItIsSkipped) {
   EXPECT_EQ(why, "vLLM v0.6.0 runs the V0 scheduler, which kvbill does not model");
 }
 
+TEST(ReplayTest, SglangSpeculativeFlagsBecomeATree) {
+  // The published Qwen3-8B EAGLE-3 run: depth 4, top-k 4, 16 tokens verified.
+  std::string why;
+  auto parse = [&why](const std::string& flags) {
+    return SglangSpeculativeSpec(ParseEngineFlags(flags), &why);
+  };
+  const std::string tree_flags =
+      "--speculative-algorithm EAGLE3 --speculative-draft-model-path Tengyunw/qwen3_8b_eagle3 "
+      "--speculative-num-steps 4 --speculative-eagle-topk 4 --speculative-num-draft-tokens 16";
+  auto tree = parse(tree_flags);
+  ASSERT_TRUE(tree.has_value()) << why;
+  EXPECT_EQ(tree->method, "eagle3");
+  EXPECT_EQ(tree->num_speculative_tokens, 4);
+  EXPECT_EQ(tree->topk, 4);
+  EXPECT_EQ(tree->num_draft_tokens, 16);
+  EXPECT_TRUE(ResolveSpeculative(*tree).ok());
+  // Top-k 1: SGLang verifies depth + 1 whatever the flag says (2 + 1, not 4).
+  auto chain = parse(
+      "--speculative-algorithm EAGLE3 --speculative-draft-model-path x --speculative-num-steps 2 "
+      "--speculative-eagle-topk 1 --speculative-num-draft-tokens 4");
+  ASSERT_TRUE(chain.has_value()) << why;
+  EXPECT_EQ(chain->num_draft_tokens, 3);
+  // EAGLE without a draft model: the model's own MTP layer (DeepSeek's).
+  auto mtp = parse(
+      "--speculative-algorithm EAGLE --speculative-num-steps 1 --speculative-eagle-topk 1 "
+      "--speculative-num-draft-tokens 2");
+  ASSERT_TRUE(mtp.has_value()) << why;
+  EXPECT_EQ(mtp->method, "mtp");
+  EXPECT_FALSE(parse("--speculative-algorithm NGRAM"));
+  EXPECT_EQ(why, "--speculative-algorithm NGRAM: only EAGLE, NEXTN and EAGLE3 are replayed");
+  EXPECT_FALSE(parse("--speculative-algorithm EAGLE3"));
+  EXPECT_EQ(why,
+            "--speculative-algorithm EAGLE3 without --speculative-num-steps (SGLang then picks "
+            "the tree per model)");
+  // An SGLang record replays on SGLang's scheduler with the tree, and with
+  // what SGLang sets when it speculates (server_args.py): at most 48
+  // running requests and no overlap scheduler.
+  Measurement m = Record();
+  m.engine = "sglang";
+  m.engine_flags = tree_flags;
+  auto plan = PlanReplay(m, {}, &why);
+  ASSERT_TRUE(plan.has_value()) << why;
+  EXPECT_EQ(plan->config.scheduler, SchedulerKind::kSglang);
+  EXPECT_EQ(plan->config.max_num_seqs, 48);
+  EXPECT_FALSE(plan->async_scheduling);
+  ASSERT_TRUE(plan->speculative.has_value());
+  EXPECT_EQ(plan->speculative->topk, 4);
+  EXPECT_EQ(plan->speculative->num_draft_tokens, 16);
+}
+
 TEST(ReplayTest, ShareGptLengthsSumToTheRecordedTotalsWithinTheBenchmarkFilter) {
   Measurement m = Record();
   m.dataset = "sharegpt";

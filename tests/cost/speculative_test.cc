@@ -32,6 +32,66 @@ TEST(SpeculativeTest, ExpectedTokensPerStepByHand) {
               1e-10);
 }
 
+TEST(SpeculativeTest, TreeOfTopkOneIsTheChain) {
+  // Depth 3, top-k 1, 4 tokens verified: the chain's (1 - 0.8^4) / 0.2 =
+  // 2.952, the same number to the bit.
+  const std::vector<double> rates = {0.8};
+  EXPECT_EQ(ExpectedTokensPerTreeStep(rates, 0.25, 3, 1, 4), ExpectedTokensPerStep(rates, 3));
+  EXPECT_NEAR(static_cast<double>(ExpectedTokensPerTreeStep(rates, 0.25, 3, 1, 4)), 2.952, 1e-15);
+  // Per-position rates too: 1 + 0.75 + 0.375 + 0.09375.
+  const std::vector<double> positions = {0.75, 0.5, 0.25};
+  EXPECT_EQ(ExpectedTokensPerTreeStep(positions, 0.9, 3, 1, 4), 2.21875L);
+  EXPECT_EQ(TreeDraftNodes(3, 1), 3);
+}
+
+TEST(SpeculativeTest, SmallTreeByHand) {
+  // α 0.5, β 0.5: the draft's first candidate is the model's token with
+  // chance 0.5, its second with 0.25 (top-2 coverage 0.75).
+  // Depth 1: A 0.5, B 0.25. Depth 2 (both expanded, top-k 2): A's children
+  // 0.25, 0.125; B's 0.125, 0.0625. 2 + 1 x 4 = 6 candidates.
+  const std::vector<double> half = {0.5};
+  EXPECT_EQ(TreeDraftNodes(2, 2), 6);
+  // All six verified (7 tokens): 1 + 0.75 + 0.5625 = 2.3125, which is also
+  // 1 + c + c² with c = 0.75, the chance a depth holds the model's token.
+  EXPECT_EQ(ExpectedTokensPerTreeStep(half, 0.5, 2, 2, 7), 2.3125L);
+  // The best three (4 tokens): 0.5, 0.25, 0.25: 2.0; the best four: 2.125.
+  EXPECT_EQ(ExpectedTokensPerTreeStep(half, 0.5, 2, 2, 4), 2.0L);
+  EXPECT_EQ(ExpectedTokensPerTreeStep(half, 0.5, 2, 2, 5), 2.125L);
+  // Depth 3: only the two best of depth 2 are expanded, A's children 0.25
+  // and 0.125 (B's first child ties at 0.125; the earlier drafted wins). Depth
+  // 3: 0.125, 0.0625, 0.0625, 0.03125. 2 + 2 x 4 = 10 candidates; all of
+  // them: 1 + 0.75 + 0.5625 + (0.5 x 0.75) x 0.75 = 2.59375.
+  EXPECT_EQ(TreeDraftNodes(3, 2), 10);
+  EXPECT_EQ(ExpectedTokensPerTreeStep(half, 0.5, 3, 2, 11), 2.59375L);
+  // Coverage capped at all: α 0.8, β 0.5 would give the second candidate
+  // 0.4, but only 0.2 is left: depth 1, top-k 2 accepts a draft token always.
+  const std::vector<double> high = {0.8};
+  EXPECT_EQ(ExpectedTokensPerTreeStep(high, 0.5, 1, 2, 3), 2.0L);
+}
+
+TEST(SpeculativeTest, TreeLimits) {
+  // α 0: no candidate is ever the model's token, one token a step.
+  const std::vector<double> zero = {0.0};
+  EXPECT_EQ(ExpectedTokensPerTreeStep(zero, 0.5, 4, 4, 16), 1.0L);
+  // α -> 1: depth + 1. α = 1 - ε, ε = 2^-20, β 0.5, depth 3, top-k 2, all
+  // 10 candidates: the second candidate takes min(αβ, ε) = ε, so a depth's
+  // two candidates cover 1. Depth 1 sums to α + ε = 1, depth 2 (both
+  // expanded) to (α + ε)² = 1, depth 3 (children of α² and αε, the two best)
+  // to α (α + ε)² = α: E = 1 + 1 + 1 + α = 4 - 2^-20.
+  const std::vector<double> near_one = {1.0 - 1.0 / 1048576.0};
+  EXPECT_NEAR(static_cast<double>(ExpectedTokensPerTreeStep(near_one, 0.5, 3, 2, 11)),
+              4.0 - 1.0 / 1048576.0, 1e-12);
+  // More verified tokens never lose: a tree of 8 verified tokens beats the
+  // chain of the same depth (4 + 1 = 5 tokens), and 16 beat 8.
+  const std::vector<double> eagle = {0.8};
+  const long double chain = ExpectedTokensPerStep(eagle, 4);
+  const long double eight = ExpectedTokensPerTreeStep(eagle, 0.25, 4, 4, 8);
+  const long double sixteen = ExpectedTokensPerTreeStep(eagle, 0.25, 4, 4, 16);
+  EXPECT_GT(eight, chain);
+  EXPECT_GT(sixteen, eight);
+  EXPECT_LT(sixteen, 5.0L);
+}
+
 TEST(SpeculativeTest, MethodsHaveTheirDocumentedDefaults) {
   ASSERT_NE(FindSpeculativeMethod("eagle"), nullptr);
   EXPECT_EQ(FindSpeculativeMethod("eagle")->num_speculative_tokens, 3);
@@ -40,6 +100,11 @@ TEST(SpeculativeTest, MethodsHaveTheirDocumentedDefaults) {
   EXPECT_TRUE(FindSpeculativeMethod("draft_model")->own_model);
   EXPECT_FALSE(FindSpeculativeMethod("ngram")->draft_layer);
   EXPECT_EQ(FindSpeculativeMethod("medusa"), nullptr);
+  EXPECT_DOUBLE_EQ(FindSpeculativeMethod("eagle3")->rank_decay, 0.1);
+  // eagle3's α 0.8, β 0.1 as a full tree of depth 2, top-k 2: a depth holds
+  // the model's token with 0.8 + 0.08 = 0.88, E = 1 + 0.88 + 0.88² = 2.6544.
+  const std::vector<double> rates = {0.8};
+  EXPECT_NEAR(static_cast<double>(ExpectedTokensPerTreeStep(rates, 0.1, 2, 2, 7)), 2.6544, 1e-15);
 }
 
 TEST(SpeculativeTest, DraftHeadIsOneDecoderLayerOfTheModel) {
@@ -100,6 +165,56 @@ TEST(SpeculativeTest, VerificationStepAddsKDraftStepsOverTheVerifyingSequences) 
   // No draft (n-gram): the model's time alone.
   SpeculativeCostModel ngram(target, nullptr, 3, "test");
   EXPECT_NEAR(ngram.IterationSeconds(work, own), 0.001, 1e-15);
+}
+
+// A cost model that keeps what it is asked to price: 1 ms a token.
+class RecordingCost final : public CostModel {
+ public:
+  Seconds IterationSeconds(std::span<const ScheduledWork> work,
+                           std::span<long double> own_s) const override {
+    long double t = 0;
+    for (std::size_t i = 0; i < work.size(); ++i) {
+      seen.push_back(work[i]);
+      own_s[i] = 0.001L * static_cast<long double>(work[i].tokens);
+      t += own_s[i];
+    }
+    return static_cast<Seconds>(t);
+  }
+  void DecodeLinesFor(std::span<const Tokens>, Tokens, DecodeLines*) const override {}
+  Seconds RecomputeSeconds(Tokens, Tokens) const override { return 0; }
+  std::string name() const override { return "recording"; }
+  CostModelInfo Describe() const override { return {}; }
+  mutable std::vector<ScheduledWork> seen;
+};
+
+TEST(SpeculativeTest, TreeDraftStepsRunTopkTokensAfterTheFirst) {
+  auto target = std::make_shared<RecordingCost>();
+  auto draft = std::make_shared<RecordingCost>();
+  // Depth 3, top-k 4, two sequences verifying 8 tokens each at contexts 100
+  // and 200: draft step 0 runs 1 token a sequence (a decode), steps 1 and 2
+  // run 4 a sequence at contexts c + 1 and c + 2 (extends with logits at
+  // each): 2 + 8 + 8 = 18 draft tokens, 18 ms; the model's 16 tokens 16 ms.
+  SpeculativeCostModel tree(target, draft, 3, "test", 4);
+  const std::vector<ScheduledWork> work = {{100, 8, false, true}, {200, 8, false, true}};
+  std::vector<long double> own(2, 0);
+  EXPECT_NEAR(tree.IterationSeconds(work, own), 0.034, 1e-12);
+  ASSERT_EQ(draft->seen.size(), 6u);
+  EXPECT_EQ(draft->seen[0].tokens, 1);
+  EXPECT_FALSE(draft->seen[0].verify);
+  EXPECT_EQ(draft->seen[2].tokens, 4);
+  EXPECT_EQ(draft->seen[2].context, 101);
+  EXPECT_TRUE(draft->seen[2].verify);
+  EXPECT_EQ(draft->seen[5].context, 202);
+  // Each sequence's share: its 8 model tokens and its 1 + 4 + 4 draft tokens.
+  EXPECT_NEAR(static_cast<double>(own[0]), 0.017, 1e-12);
+  // The chain (top-k 1) runs decodes only: 3 steps of 1 token a sequence.
+  auto chain_draft = std::make_shared<RecordingCost>();
+  SpeculativeCostModel chain(target, chain_draft, 3, "test");
+  EXPECT_NEAR(chain.IterationSeconds(work, own), 0.022, 1e-12);
+  for (const ScheduledWork& w : chain_draft->seen) {
+    EXPECT_EQ(w.tokens, 1);
+    EXPECT_FALSE(w.verify);
+  }
 }
 
 }  // namespace

@@ -88,6 +88,52 @@ TEST(SpeculativeEngineTest, EventModeEqualsStepModeAndIsDeterministic) {
   for (const RequestRecord& rec : event.requests) EXPECT_GT(rec.output_tokens, 0);
 }
 
+// Every iteration takes 1 ms plus 10 µs a token it computes.
+class TokenCost final : public CostModel {
+ public:
+  Seconds IterationSeconds(std::span<const ScheduledWork> work,
+                           std::span<long double> own_s) const override {
+    long double t = 0.001L;
+    for (std::size_t i = 0; i < work.size(); ++i) {
+      own_s[i] = 1e-5L * static_cast<long double>(work[i].tokens);
+      t += own_s[i];
+    }
+    return static_cast<Seconds>(t);
+  }
+  void DecodeLinesFor(std::span<const Tokens> contexts, Tokens max_steps,
+                      DecodeLines* out) const override {
+    out->own0.assign(contexts.size(), 1e-5L);
+    out->own1.assign(contexts.size(), 0);
+    out->lines.assign(
+        1, StepLine{0, max_steps, 0.001L + 1e-5L * static_cast<long double>(contexts.size()), 0});
+  }
+  Seconds RecomputeSeconds(Tokens, Tokens) const override { return 0; }
+  std::string name() const override { return "token"; }
+  CostModelInfo Describe() const override { return {}; }
+};
+
+TEST(SpeculativeEngineTest, ATreeVerifiesItsDraftTokens) {
+  // Depth 3, α 0 (E = 1): 100 verification steps. The prefill of 1,000
+  // tokens takes 1 ms + 10 ms; a chain's step verifies 3 + 1 = 4 tokens,
+  // 1.04 ms, a tree's of num_draft_tokens 8 verifies 8, 1.08 ms:
+  // 0.011 + 100 x 0.00104 = 0.115 s and 0.011 + 100 x 0.00108 = 0.119 s.
+  SimulationConfig c = Config("llama-3.1-8b");
+  c.cost_model = std::make_shared<TokenCost>();
+  c.speculative.num_speculative_tokens = 3;
+  c.speculative.expected_tokens = 1;
+  const SimulationResult chain = RunSim(c, OneRequest());
+  ASSERT_EQ(chain.requests.size(), 1u);
+  EXPECT_NEAR(chain.requests[0].finish_s, 0.115, 1e-12);
+  c.speculative.verify_tokens = 8;
+  const SimulationResult tree = RunSim(c, OneRequest());
+  ASSERT_EQ(tree.requests.size(), 1u);
+  EXPECT_NEAR(tree.requests[0].finish_s, 0.119, 1e-12);
+  EXPECT_EQ(tree.requests[0].output_tokens, 101);
+  // Not fused: step mode takes the same steps.
+  c.step_mode = true;
+  ExpectSameRuns(tree, RunSim(c, OneRequest()));
+}
+
 TEST(SpeculativeEngineTest, DraftWeightsAndKvShrinkThePool) {
   // Llama-3.1-8B in bf16 on one H100 at memory fraction 0.9, no reserve:
   // weights 8,030,261,248 x 2 = 16,060,522,496 bytes; a block of 16 tokens

@@ -84,5 +84,55 @@ TEST(SpeculativeScenarioTest, BadInputNamesTheJsonPointer) {
             "drafts without a model of its own)");
 }
 
+TEST(SpeculativeScenarioTest, TreeDraftReadsItsShape) {
+  // Depth 2, top-k 2, α 0.5, β 0.5: the best three nodes of the tree are
+  // 0.5, 0.25 and 0.25 (worked in tests/cost/speculative_test.cc), E = 2.0;
+  // the step verifies 4 tokens.
+  auto s = ParseScenario(R"({"deployment": {"speculative": {"method": "eagle3",
+      "num_speculative_tokens": 2, "topk": 2, "num_draft_tokens": 4, "acceptance_rate": 0.5,
+      "rank_decay": 0.5}}})",
+                         "s.json");
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  auto c = BuildSimulationConfig(*s);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  EXPECT_EQ(c->speculative.num_speculative_tokens, 2);
+  EXPECT_EQ(c->speculative.verify_tokens, 4);
+  EXPECT_EQ(c->speculative.expected_tokens, 2.0L);
+  // A chain: 4 tokens verified for k 3 (stated or not).
+  auto chain = ParseScenario(
+      R"({"deployment": {"speculative": {"method": "eagle", "topk": 1, "num_draft_tokens": 4}}})",
+      "s.json");
+  ASSERT_TRUE(chain.ok()) << chain.error().message();
+  EXPECT_EQ(BuildSimulationConfig(*chain)->speculative.verify_tokens, 4);
+  EXPECT_NEAR(static_cast<double>(BuildSimulationConfig(*chain)->speculative.expected_tokens),
+              2.952, 1e-12);
+}
+
+TEST(SpeculativeScenarioTest, BadTreeNamesTheKey) {
+  EXPECT_EQ(ErrorOf(R"({"deployment": {"speculative": {"method": "eagle3", "topk": 2}}})"),
+            "s.json#/deployment/speculative/num_draft_tokens: missing (required when topk is above "
+            "1: the tree's nodes the model verifies, the step's own token included)");
+  EXPECT_EQ(ErrorOf(R"({"deployment": {"speculative": {"method": "eagle3",
+      "num_draft_tokens": 5}}})"),
+            "s.json#/deployment/speculative/num_draft_tokens: must be num_speculative_tokens + 1 "
+            "= 4 with topk 1 (a chain), got 5");
+  // Depth 2, top-k 2: 2 + 1 x 4 = 6 candidates, 7 tokens at most.
+  EXPECT_EQ(ErrorOf(R"({"deployment": {"speculative": {"method": "eagle3",
+      "num_speculative_tokens": 2, "topk": 2, "num_draft_tokens": 8}}})"),
+            "s.json#/deployment/speculative/num_draft_tokens: must be at most 7 (the step's own "
+            "token and the 6 candidates of a tree of depth 2 and topk 2: topk + (depth - 1) x "
+            "topk²), got 8");
+  EXPECT_EQ(ErrorOf(R"({"deployment": {"speculative": {"method": "ngram", "topk": 2,
+      "num_draft_tokens": 4}}})"),
+            "s.json#/deployment/speculative/topk: must be 1 with method \"ngram\" (prompt lookup "
+            "proposes one continuation, not ranked candidates), got 2");
+  EXPECT_EQ(ErrorOf(R"({"deployment": {"speculative": {"method": "eagle3", "topk": 0}}})"),
+            "s.json#/deployment/speculative/topk: must be a positive integer, got 0");
+  EXPECT_EQ(ErrorOf(R"({"deployment": {"speculative": {"method": "eagle3",
+      "rank_decay": 1.5}}})")
+                .rfind("s.json#/deployment/speculative/rank_decay: must be a number in (0, 1]", 0),
+            0u);
+}
+
 }  // namespace
 }  // namespace kvbill

@@ -48,8 +48,10 @@ struct ReplayPlan {
   bool fp8_checkpoint = false;      // a *-FP8 checkpoint (block-scaled)
   int expert_parallel = 1;          // --enable-expert-parallel (= tp), --ep-size N
   Tokens cuda_graph_max_batch = 0;  // SGLang's cuda_graph_max_bs; 0: the profile's
-  // vLLM's --speculative-config (method and num_speculative_tokens; the
-  // acceptance rate is the method's default, never fitted).
+  // vLLM's --speculative-config (method and num_speculative_tokens) or
+  // SGLang's --speculative-algorithm and its tree flags (depth, top-k,
+  // verified tokens); the acceptance rates are the method's defaults, never
+  // fitted.
   std::optional<SpeculativeSpec> speculative;
   SimulationConfig config;  // cost_model unset
   std::vector<Task> tasks;
@@ -69,6 +71,19 @@ struct ReplayMetrics {
 // "--max-num-seqs 512", "--max-num-seqs=512", "-tp 8"; a flag without a
 // value maps to "true".
 std::map<std::string, std::string> ParseEngineFlags(const std::string& flags);
+
+// SGLang's speculative flags as a spec: --speculative-algorithm EAGLE (or
+// NEXTN, its alias) or EAGLE3, a tree of depth --speculative-num-steps,
+// top-k --speculative-eagle-topk and --speculative-num-draft-tokens verified
+// tokens. EAGLE without --speculative-draft-model-path is the model's own
+// MTP layer (DeepSeek's NextN). With top-k 1 SGLang sets the verified tokens
+// to depth + 1 itself (python/sglang/srt/server_args.py: "speculative_num_
+// draft_tokens is adjusted to speculative_num_steps + 1 when
+// speculative_eagle_topk == 1"). The acceptance rates stay the method's
+// defaults (never fitted). nullopt, with the reason in *why: another
+// algorithm, or a tree flag missing (SGLang then picks the tree per model).
+std::optional<SpeculativeSpec> SglangSpeculativeSpec(
+    const std::map<std::string, std::string>& flags, std::string* why);
 
 // A plan for `m`, or nullopt with `*why` saying why kvbill cannot represent
 // the record (unknown engine, model or GPU, a setting kvbill does not model).

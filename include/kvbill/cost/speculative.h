@@ -15,6 +15,15 @@
 // sequences, priced by the draft's own cost model (a model of its own, or one
 // decoder layer of the model's shape and the lm_head for EAGLE and MTP
 // heads; nothing for n-gram lookup, which runs on the CPU).
+//
+// A tree draft (SGLang's EAGLE with --speculative-eagle-topk above 1) runs
+// d steps (num_speculative_tokens, SGLang's --speculative-num-steps): the
+// first over one token per sequence, each later one over the topk best
+// nodes of the depth before, proposing topk children each. The best
+// num_draft_tokens - 1 nodes by the draft's score are kept, and the model
+// verifies num_draft_tokens query tokens (those nodes and the step's own
+// root) with a tree mask. ExpectedTokensPerTreeStep has the expected
+// advance; a tree of topk 1 is the chain above.
 #ifndef KVBILL_COST_SPECULATIVE_H_
 #define KVBILL_COST_SPECULATIVE_H_
 
@@ -41,8 +50,12 @@ struct SpeculativeMethod {
   const char* name;            // "draft_model", "eagle", "eagle3", "mtp", "ngram"
   int num_speculative_tokens;  // default k
   double acceptance_rate;      // default α, every position
-  bool draft_layer;            // drafts with one decoder layer of the model (EAGLE, MTP)
-  bool own_model;              // drafts with a model of its own (draft_model)
+  // Default β of a tree draft: each lower-ranked candidate of the draft at
+  // a position is the model's token β times as often as the one above it
+  // (ExpectedTokensPerTreeStep).
+  double rank_decay;
+  bool draft_layer;  // drafts with one decoder layer of the model (EAGLE, MTP)
+  bool own_model;    // drafts with a model of its own (draft_model)
 };
 
 // Every method, in the scenario docs' order.
@@ -58,6 +71,30 @@ const char* DefaultSpeculativeMethod(const ModelShape& model);
 // E above for draft length k >= 0: `rates` holds one α (every position) or k
 // of them, each in [0, 1). Precondition: rates has 1 or k entries.
 long double ExpectedTokensPerStep(std::span<const double> rates, int k);
+
+// The expected advance of a verification step over a tree draft of depth d
+// (draft steps), `topk` candidates per expanded node and num_draft_tokens
+// query tokens (the root and num_draft_tokens - 1 draft nodes). At depth i
+// the model's token is the draft's r-th candidate with chance
+//
+//   p_i(r) = min(α_i β^(r - 1), 1 - p_i(1) - ... - p_i(r - 1))
+//
+// (β = rank_decay: the top r cover α_i (1 + β + ... + β^(r - 1)), at most
+// all), so a node whose path from the root takes ranks r_1 .. r_i is
+// accepted with chance p_1(r_1) ⋯ p_i(r_i), its value. The
+// tree is SGLang's: depth 1 holds the root's topk children, each deeper
+// depth the topk children of the topk best nodes of the one before, and the
+// num_draft_tokens - 1 best nodes of all are verified (the draft's scores
+// taken as the chances, EAGLE-2's calibration). E = 1 + the sum of the kept
+// nodes' values. With topk 1 it is ExpectedTokensPerStep(rates, d).
+// Preconditions: rates has 1 or d entries in [0, 1), rank_decay in [0, 1],
+// topk >= 1, 1 <= num_draft_tokens <= TreeDraftNodes(d, topk) + 1.
+long double ExpectedTokensPerTreeStep(std::span<const double> rates, double rank_decay, int d,
+                                      int topk, int num_draft_tokens);
+
+// Candidate nodes of a tree draft of depth d: topk + (d - 1) x topk²
+// (d for topk 1); SGLang verifies at most this many plus the root.
+long long TreeDraftNodes(int d, int topk);
 
 // The draft of an EAGLE or MTP head: one decoder layer of `model` (its last
 // attention layer, with the parameters of an average layer of its kind:
@@ -76,7 +113,7 @@ class SpeculativeCostModel final : public CostModel {
  public:
   SpeculativeCostModel(std::shared_ptr<const CostModel> target,
                        std::shared_ptr<const CostModel> draft, int num_speculative_tokens,
-                       std::string description);
+                       std::string description, int topk = 1);
 
   Seconds IterationSeconds(std::span<const ScheduledWork> work,
                            std::span<long double> own_s) const override;
@@ -97,6 +134,7 @@ class SpeculativeCostModel final : public CostModel {
   std::shared_ptr<const CostModel> draft_;
   int k_;
   std::string description_;
+  int topk_;
 };
 
 // What a deployment speculates with (deployment.speculative, or an engine's
@@ -106,12 +144,33 @@ struct SpeculativeSpec {
   std::string draft_model;                    // draft_model: catalog name or config.json path
   std::optional<int> num_speculative_tokens;  // nullopt: the method's
   std::vector<double> acceptance_rate;        // empty: the method's; else 1 or k entries
+  // A tree draft (SGLang's --speculative-eagle-topk, --speculative-num-draft-
+  // tokens): nullopt topk is 1 (a chain); num_draft_tokens is k + 1 for a
+  // chain and required above topk 1.
+  std::optional<int> topk;
+  std::optional<int> num_draft_tokens;
+  std::optional<double> rank_decay;  // β; nullopt: the method's
 };
+
+// A spec with its defaults filled in and its expected advance.
+struct SpeculativeShape {
+  const SpeculativeMethod* method = nullptr;
+  int num_speculative_tokens = 0;  // k, a tree's depth
+  int topk = 1;
+  int verify_tokens = 0;  // num_draft_tokens (k + 1 a chain)
+  long double expected_tokens = 1;
+};
+
+// The method's defaults for what `spec` leaves unset, checked as
+// MakeSpeculative checks them (its errors, without a location).
+Result<SpeculativeShape> ResolveSpeculative(const SpeculativeSpec& spec);
 
 // The engine's side of it (engine/simulator.h SpeculativeDecoding) and the
 // cost model that adds the draft.
 struct SpeculativeSetup {
   int num_speculative_tokens = 0;
+  int topk = 1;
+  int verify_tokens = 0;  // query tokens per verification step: num_draft_tokens (k + 1 a chain)
   long double expected_tokens = 1;
   long double draft_weight_bytes = 0;        // per GPU
   long double draft_kv_bytes_per_token = 0;  // per GPU
@@ -123,7 +182,9 @@ struct SpeculativeSetup {
 // (they are the iteration's, already counted by the model's own cost
 // model), `options` otherwise; without, the roofline at `roofline`'s
 // efficiencies and no overhead. Errors: an unknown method or draft model,
-// a rate count other than 1 or k (messages without a location).
+// a rate count other than 1 or k, a tree draft without a draft or with
+// num_draft_tokens outside [2, TreeDraftNodes + 1] (k + 1 exactly for topk
+// 1) (messages without a location).
 Result<SpeculativeSetup> MakeSpeculative(const SpeculativeSpec& spec, const ModelShape& model,
                                          const ElementFormat& kv_format, const GpuSpec& gpu,
                                          std::shared_ptr<const CostModel> target,

@@ -73,9 +73,9 @@ enum class ReleaseRule {
 Result<ReleaseRule> ParseReleaseRule(std::string_view name);
 
 // Speculative decoding (docs/engine.md, "Speculative decoding"): a running
-// sequence past its prefill takes k + 1 tokens of the budget for a
-// verification step (priced by the cost model, which adds the draft) and
-// advances by E tokens on average: with a credit c of the sequence (1/2 at
+// sequence past its prefill takes k + 1 tokens of the budget (a tree
+// draft's num_draft_tokens: verify_tokens) for a verification step (priced by the cost model, which
+// adds the draft) and advances by E tokens on average: with a credit c of the sequence (1/2 at
 // release), each step adds E to c, advances floor(c) tokens (at least 1, at
 // most the tokens verified and what its output lacks) and keeps the
 // fraction. So after j steps round(j x E) tokens have advanced (halves up),
@@ -85,6 +85,9 @@ Result<ReleaseRule> ParseReleaseRule(std::string_view name);
 struct SpeculativeDecoding {
   int num_speculative_tokens = 0;   // k; 0: off
   long double expected_tokens = 1;  // E per verification step, in [1, k + 1]
+  // Query tokens of a verification step: a tree draft's num_draft_tokens
+  // (cost/speculative.h); 0: k + 1, the chain's.
+  int verify_tokens = 0;
   // Taken from each GPU's KV pool: the draft's weights (bytes per GPU) and
   // its KV (bytes per token per GPU, held for every token a sequence holds).
   long double draft_weight_bytes = 0;

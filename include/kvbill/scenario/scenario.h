@@ -42,6 +42,12 @@ struct ScenarioSpeculative {
   // Acceptance rate per position, each in [0, 1): one entry (every
   // position), or k entries; empty: the method's default.
   std::vector<double> acceptance_rate;
+  // A tree draft (docs/engine.md): candidates per expanded node (nullopt:
+  // 1, a chain), query tokens per verification step (nullopt: k + 1;
+  // required above topk 1) and β (nullopt: the method's).
+  std::optional<int> topk;
+  std::optional<int> num_draft_tokens;
+  std::optional<double> rank_decay;
 };
 
 struct ScenarioDeployment {
