@@ -452,8 +452,10 @@ Seconds OperatorCostModel::Combine(long double gpu, std::int64_t seqs, Tokens to
                                    bool chunks) const {
   const ProfileParameters& p = profile_.params;
   const long double cpu = p.cpu_iteration_s + p.cpu_per_sequence_s * static_cast<double>(seqs);
-  const bool graphed =
-      tokens <= profile_.cuda_graph_max_tokens && (graph_prompt_chunks_ || !chunks);
+  // vLLM captures batches by their tokens; SGLang decode and verification
+  // batches by their sequences (a verification graph holds its draft tokens).
+  const bool graphed = graph_prompt_chunks_ ? tokens <= profile_.cuda_graph_max_tokens
+                                            : !chunks && seqs <= profile_.cuda_graph_max_tokens;
   const long double eager = graphed ? 0.0 : p.eager_launch_per_layer_s * layers_;
   const long double output = p.output_per_sequence_s * static_cast<double>(seqs);
   if (async_) return static_cast<Seconds>(std::max({gpu, cpu, eager, output}));

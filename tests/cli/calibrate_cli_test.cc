@@ -58,7 +58,7 @@ TEST(CalibrateCliTest, ReplaysRecordsAndSaysWhichItCannot) {
   EXPECT_EQ(r.out.find("| sglang v0.5.3.post3 |"), std::string::npos) << r.out;
   std::ifstream in(doc);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find("# Validation of the cost model"), std::string::npos);
+  EXPECT_NE(text.find("# Validation of the cost model: vLLM"), std::string::npos);
   EXPECT_NE(text.find("## Records and metrics left out"), std::string::npos);
   std::filesystem::remove(doc);
 }

@@ -120,7 +120,8 @@ class OperatorCostModel final : public CostModel {
   // Attention of one prefill chunk (all layers), its own time.
   long double PrefillOwn(Tokens start, Tokens n) const;
   // `chunks`: the iteration computes prompt chunks (SGLang runs those
-  // outside CUDA graphs whatever their size).
+  // outside CUDA graphs whatever their size, and captures decode and
+  // verification batches up to cuda_graph_max_tokens sequences).
   Seconds Combine(long double gpu, std::int64_t seqs, Tokens tokens, bool chunks) const;
 
   struct Gemm {
