@@ -66,7 +66,8 @@ std::string CostModelLine(const CostModelInfo& m) {
   line += "calibrated";
   if (m.validation_median_error > 0) {
     line += " (median error " + FormatFixed(m.validation_median_error * 100, 0) +
-            "% on published runs, docs/validation.md)";
+            "% on published runs, docs/validation" + (m.profile == "sglang" ? "-sglang" : "") +
+            ".md)";
   }
   return line;
 }
