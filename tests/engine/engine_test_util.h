@@ -12,6 +12,7 @@
 #include "kvbill/engine/simulator.h"
 #include "kvbill/hardware/gpu.h"
 #include "kvbill/metrics/task_metrics.h"
+#include "kvbill/trace/generator.h"
 #include "model/model_test_util.h"
 
 namespace kvbill {
@@ -133,6 +134,38 @@ inline SimulationResult RunSim(const SimulationConfig& c, const std::vector<Task
   auto r = Simulate(c, tasks, PlanAll(tasks, policy));
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message());
   return r.ok() ? *r : SimulationResult{};
+}
+
+// The first `n` tasks of generator preset `preset` (seed `seed`), arriving
+// `per_s` a second.
+inline std::vector<Task> PresetTasks(const std::string& preset, double per_s, std::uint64_t seed,
+                                     int n) {
+  auto p = FindGeneratorPreset(preset);
+  EXPECT_TRUE(p.ok());
+  std::vector<Task> tasks;
+  if (!p.ok()) return tasks;
+  p->arrivals_per_s = per_s;
+  TraceGenerator gen(*p, seed);
+  for (int i = 0; i < n; ++i) tasks.push_back(gen.Next());
+  return tasks;
+}
+
+// Runs `c` with event skipping and step by step, expects the same runs
+// (ExpectSameRuns) and returns the event-skipping one.
+inline SimulationResult RunBothModes(SimulationConfig c, const std::vector<Task>& tasks) {
+  c.step_mode = false;
+  SimulationResult event = RunSim(c, tasks);
+  c.step_mode = true;
+  const SimulationResult step = RunSim(c, tasks);
+  ExpectSameRuns(event, step);
+  EXPECT_LT(event.steps_advanced * 3, step.steps_advanced);  // it did skip
+  return event;
+}
+
+inline std::int64_t Preemptions(const SimulationResult& r) {
+  std::int64_t n = 0;
+  for (const RequestRecord& rec : r.requests) n += rec.preemptions;
+  return n;
 }
 
 }  // namespace kvbill
