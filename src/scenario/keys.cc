@@ -429,7 +429,9 @@ const std::vector<Key>& ScenarioKeys() {
        .max = 65536},
       {.pointer = "/deployment/memory_fraction",
        .type = Type::kNumber,
-       .meaning = "share of each GPU's usable memory the engine may use",
+       .meaning = "share of each GPU's usable memory the engine may use (vLLM's "
+                  "gpu_memory_utilization; for SGLang set its mem_fraction_static, by default "
+                  "0.835 on one H100: [engine.md](engine.md#batching-sglang))",
        .field = In<&Scenario::deployment, &D::memory_fraction>(),
        .range = Range::kFraction,
        .least = 0.01,
