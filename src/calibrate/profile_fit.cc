@@ -178,10 +178,15 @@ FitOutcome FitProfile(const std::vector<ReplayPlan>& plans, const EngineProfile&
   for (const ReplayPlan& p : plans) {
     if (!options.fit_fixed_lengths_only || p.fixed_lengths) fit_plans.push_back(&p);
   }
-  outcome.profile = fit_on(fit_plans);
-  outcome.profile.calibrated = true;
-  outcome.fitted = true;
-  outcome.after = Evaluate(plans, outcome.profile, nullptr);
+  if (options.keep_start) {
+    outcome.profile = start;
+    outcome.after = outcome.before;
+  } else {
+    outcome.profile = fit_on(fit_plans);
+    outcome.profile.calibrated = true;
+    outcome.fitted = true;
+    outcome.after = Evaluate(plans, outcome.profile, nullptr);
+  }
 
   if (options.leave_one_model_out) {
     std::set<std::string> models;
@@ -272,6 +277,11 @@ std::string ValidationMarkdown(const FitOutcome& outcome, const std::vector<Skip
   out += "\n## The " + p.name + " profile\n\n";
   out += (outcome.fitted
               ? "Fitted on " + std::to_string(Stats(outcome.after).points) + " metric points"
+          : !outcome.lomo.empty()
+              ? "Not re-fitted here (--lomo-only): evaluated on " +
+                    std::to_string(Stats(outcome.after).points) +
+                    " metric points as shipped, and each model's records predicted by the "
+                    "profile refitted from it without them (below)"
               : "Not re-fitted here (--no-fit): evaluated on " +
                     std::to_string(Stats(outcome.after).points) +
                     " metric points as shipped; leave-one-model-out needs a fit") +
@@ -342,7 +352,8 @@ std::string ValidationMarkdown(const FitOutcome& outcome, const std::vector<Skip
   explains weigh little. Every usable record of the engine is fitted, fixed-length and
   ShareGPT alike (the low-concurrency ShareGPT records pin the per-step overheads).
 - **Leave one model out.** For each model, the profile is fitted without its records and
-  predicts them.
+  predicts them (with `--lomo-only`, refitted from the shipped profile within the command's
+  evaluation budget, the shipped profile itself unchanged).
 - **Relative effects.** Two records pair when they differ in exactly one of the weight format,
   the KV-cache format, the tensor-parallel degree and expert parallelism (on or off over the
   tensor-parallel GPUs), and in nothing else: engine and version, model (a `-FP8` or `-AWQ`

@@ -60,7 +60,9 @@ constexpr char kUsage[] =
     "model, GPU and tensor parallelism). Writes the profile (-o, a file; default stdout\n"
     "unless --report); --report prints every record's metrics before and after the fit,\n"
     "the error statistics in sample and leaving each model out, and every record it\n"
-    "cannot represent with the reason. --no-fit only evaluates --profile.\n\n"
+    "cannot represent with the reason. --no-fit only evaluates --profile; --lomo-only\n"
+    "keeps it and adds the leave-one-model-out figures (each model's records predicted by\n"
+    "--profile refitted without them).\n\n"
     "  kernels   per-GPU operator curves from measured kernel latencies\n";
 
 std::string Fixed(double v, int digits) {
@@ -98,6 +100,7 @@ int RunProfileFit(const Args& args) {
   std::string validation_doc;
   int evaluations = 200;
   int grid_rounds = 1;
+  bool lomo_only = false;
   options.add_options()("measurements", FileValue(&measurements)->required(),
                         "measurements file (a file)")(
       "engine", po::value(&engine)->default_value("vllm"),
@@ -110,7 +113,9 @@ int RunProfileFit(const Args& args) {
       "report", po::bool_switch(&report), "print the per-record report (Markdown)")(
       "no-fit", po::bool_switch(&no_fit), "evaluate --profile without fitting")(
       "no-lomo", po::bool_switch(&no_lomo), "skip the leave-one-model-out validation")(
-      "verbose,v", po::bool_switch(&verbose), "print the fit's progress to stderr")(
+      "lomo-only", po::bool_switch(&lomo_only),
+      "keep --profile unchanged; only refit it without each model in turn (leave one model "
+      "out)")("verbose,v", po::bool_switch(&verbose), "print the fit's progress to stderr")(
       "validation-doc", FileValue(&validation_doc),
       "write the validation page (Markdown, a file): docs/validation.md")(
       "max-evaluations", po::value(&evaluations)->default_value(200),
@@ -123,6 +128,10 @@ int RunProfileFit(const Args& args) {
     return ReportError("calibrate",
                        Error(grid_rounds < 0 ? "--grid-rounds: must be 0 or more"
                                              : "--max-evaluations: must be 1 or more"));
+  }
+  if (lomo_only && (no_fit || no_lomo)) {
+    return ReportError("calibrate",
+                       Error("--lomo-only: cannot be combined with --no-fit or --no-lomo"));
   }
   if (auto s = CheckChoice("engine", engine, "vllm|sglang"); !s)
     return ReportError("calibrate", s.error());
@@ -164,6 +173,7 @@ int RunProfileFit(const Args& args) {
     fit.max_evaluations = evaluations;
     fit.grid_rounds = grid_rounds;
     fit.leave_one_model_out = !no_lomo;
+    fit.keep_start = lomo_only;
     if (verbose) {
       fit.progress = [](int done, double cost) {
         std::cerr << "kvbill calibrate: " << done << " evaluations, loss " << cost << "\n";

@@ -79,6 +79,29 @@ TEST(CalibrateCliTest, SglangRecordsReplayThroughSglangsScheduler) {
       << r.out;
 }
 
+TEST(CalibrateCliTest, LomoOnlyKeepsTheProfile) {
+  // --lomo-only writes the starting profile's parameters unchanged (the
+  // bundled vLLM profile, read here as a file), whatever the refits do.
+  const std::string out = Temp("lomo-profile.json");
+  const auto r = RunKvbillInSourceDir(
+      "calibrate --measurements tests/data/calibration/sample.jsonl --lomo-only "
+      "--max-evaluations 2 --grid-rounds 0 -o " +
+      out);
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  std::ifstream written(out);
+  std::ifstream bundled(std::string(KVBILL_SOURCE_DIR) + "/scenarios/profiles/vllm.json");
+  const auto a = nlohmann::json::parse(written);
+  const auto b = nlohmann::json::parse(bundled);
+  EXPECT_EQ(a["parameters"], b["parameters"]);
+  std::filesystem::remove(out);
+  const auto bad = RunKvbillInSourceDir(
+      "calibrate --measurements tests/data/calibration/sample.jsonl --lomo-only --no-fit");
+  EXPECT_EQ(bad.exit_status, 2);
+  EXPECT_NE(bad.err.find("--lomo-only: cannot be combined with --no-fit or --no-lomo"),
+            std::string::npos)
+      << bad.err;
+}
+
 TEST(CalibrateCliTest, ABrokenRecordIsAnErrorNamingTheLineAndWritesNothing) {
   const std::string bad = Temp("bad.jsonl"), out = Temp("profile.json");
   {

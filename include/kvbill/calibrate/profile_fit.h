@@ -49,6 +49,10 @@ struct FitOptions {
   // flat end of its range moves only this way. 0 = none.
   int grid_rounds = 1;
   bool leave_one_model_out = true;
+  // Keep the starting profile as the outcome (no fit of it): only the
+  // leave-one-model-out refits run, each from the starting profile, so a
+  // shipped profile gets its out-of-sample figures without changing.
+  bool keep_start = false;
   // Records used in the fit: only fixed-length ones when true (ShareGPT
   // records are then validated, not fitted). False by default: the
   // low-concurrency ShareGPT records are what pins the per-step overheads.
