@@ -222,7 +222,10 @@ Status Scheduler::ScheduleSglang(Replica& rep, Seconds now) {
     if (static_cast<long double>(n) > room) {
       n = static_cast<Tokens>(std::max<long double>(0, std::floor(room)));
     }
-    if (n <= 0 || !rep.cache->Reserve(seq->id, seq->computed, seq->computed + n)) break;
+    if (n <= 0 || !rep.cache->Reserve(seq->id, seq->computed, seq->computed + n)) {
+      chunk_left = 0;  // the chunked request waits, and so does admission (one at a time)
+      break;
+    }
     rep.work.push_back(Work{seq, n, 0, 0, 0, 0});
     chunk_left -= n;
     input_left -= n;
