@@ -232,7 +232,6 @@ Status Scheduler::ScheduleSglang(Replica& rep, Seconds now) {
     room -= static_cast<long double>(n + (n == rest ? SglangReserve(rep, seq) : 0));
     break;  // one chunked request at a time
   }
-  int admitted_now = 0;
   while (!rep.waiting.empty() && chunk_left > 0 && input_left > 0 && room > 0 &&
          static_cast<int>(rep.running.size()) < config_.max_num_seqs) {
     Seq* seq = rep.waiting.front();
@@ -241,12 +240,11 @@ Status Scheduler::ScheduleSglang(Replica& rep, Seconds now) {
     const Tokens extend = seq->prefill_target - a.hit_tokens;
     const Tokens reserve = SglangReserve(rep, seq);
     if (static_cast<long double>(extend + reserve) >= room) break;
-    if (extend >= input_left && admitted_now > 0) break;
+    if (extend >= input_left && !rep.work.empty()) break;  // the first may pass it
     if (a.chunk <= 0) break;
     auto admitted = AdmitFront(rep, a, now);
     if (!admitted) return admitted.error();
     if (!*admitted) break;
-    ++admitted_now;
     chunk_left -= a.chunk;
     input_left -= a.chunk;
     room -= static_cast<long double>(a.chunk + (a.chunk == extend ? reserve : 0));
