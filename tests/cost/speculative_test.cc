@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "engine/engine_test_util.h"
 #include "model/model_test_util.h"
 
 namespace kvbill {
@@ -120,32 +121,9 @@ TEST(SpeculativeTest, DraftHeadIsOneDecoderLayerOfTheModel) {
   EXPECT_EQ(head.params.lm_head, Catalog("llama-3.1-8b").params.lm_head);
 }
 
-// A cost model whose iteration takes a + b x (sum of contexts) seconds, each
-// sequence's own part being b x its context.
-class LinearCost final : public CostModel {
- public:
-  LinearCost(double a, double b) : a_(a), b_(b) {}
-  Seconds IterationSeconds(std::span<const ScheduledWork> work,
-                           std::span<long double> own_s) const override {
-    long double t = a_;
-    for (std::size_t i = 0; i < work.size(); ++i) {
-      own_s[i] = b_ * static_cast<long double>(work[i].context);
-      t += own_s[i];
-    }
-    return static_cast<Seconds>(t);
-  }
-  void DecodeLinesFor(std::span<const Tokens>, Tokens, DecodeLines*) const override {}
-  Seconds RecomputeSeconds(Tokens, Tokens) const override { return 0; }
-  std::string name() const override { return "linear"; }
-  CostModelInfo Describe() const override { return {}; }
-
- private:
-  double a_, b_;
-};
-
 TEST(SpeculativeTest, VerificationStepAddsKDraftStepsOverTheVerifyingSequences) {
-  auto target = std::make_shared<LinearCost>(0.001, 0.0);
-  auto draft = std::make_shared<LinearCost>(0.0001, 1e-9);
+  auto target = std::make_shared<ContextCost>(0.001, 0.0);
+  auto draft = std::make_shared<ContextCost>(0.0001, 1e-9);
   SpeculativeCostModel spec(target, draft, 3, "test");
   // Two verifying sequences at contexts 1,000 and 2,000, and one prefill
   // chunk (no draft for it). Draft step j (0..2) costs
