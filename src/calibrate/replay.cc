@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -132,7 +134,10 @@ std::map<std::string, std::string> ParseEngineFlags(const std::string& flags) {
     if (eq != std::string::npos) {
       value = key.substr(eq + 1);
       key = key.substr(0, eq);
-    } else if (i + 1 < words.size() && !words[i + 1].empty() && words[i + 1][0] != '-') {
+    } else if (i + 1 < words.size() && !words[i + 1].empty() &&
+               (words[i + 1][0] != '-' ||  // a value, or a negative number
+                (words[i + 1].size() > 1 &&
+                 std::isdigit(static_cast<unsigned char>(words[i + 1][1])) != 0))) {
       value = words[++i];
     }
     std::replace(key.begin(), key.end(), '_', '-');
@@ -273,16 +278,36 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
   c.max_num_batched_tokens = limits.max_num_batched_tokens;
   c.max_num_seqs = limits.max_num_seqs;
   plan.cuda_graph_max_batch = limits.cuda_graph_max_batch;
+  std::string bad_flag;  // the first limit flag that is not a positive integer
   auto int_flag = [&](const char* name, auto* out) {
-    if (flags.count(name))
-      *out =
-          static_cast<std::remove_reference_t<decltype(*out)>>(std::atoll(flags.at(name).c_str()));
+    if (!flags.count(name)) return;
+    const std::string& text = flags.at(name);
+    long long v = 0;
+    const auto parsed = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (parsed.ec != std::errc() || parsed.ptr != text.data() + text.size() || v <= 0 ||
+        v > (1LL << 30)) {
+      if (bad_flag.empty()) {
+        bad_flag = std::string("--") + name + " " + text + ": must be a positive integer";
+      }
+      return;
+    }
+    *out = static_cast<std::remove_reference_t<decltype(*out)>>(v);
   };
   int_flag("max-num-batched-tokens", &c.max_num_batched_tokens);
   int_flag("max-num-seqs", &c.max_num_seqs);
-  if (flags.count("gpu-memory-utilization")) {
-    c.memory_fraction = std::atof(flags.at("gpu-memory-utilization").c_str());
-  }
+  auto fraction_flag = [&](const char* name) {
+    if (!flags.count(name)) return;
+    const std::string& text = flags.at(name);
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (end != text.c_str() + text.size() || !(v > 0 && v <= 1)) {
+      if (bad_flag.empty())
+        bad_flag = std::string("--") + name + " " + text + ": must be in (0, 1]";
+      return;
+    }
+    c.memory_fraction = v;
+  };
+  fraction_flag("gpu-memory-utilization");
   c.block_size = 16;
   c.prefix_caching = m.prefix_caching.value_or(true);
   if (flags.count("no-enable-prefix-caching")) c.prefix_caching = false;
@@ -302,11 +327,13 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
       plan.cuda_graph_max_batch = std::min<Tokens>(plan.cuda_graph_max_batch, c.max_num_seqs);
     c.memory_fraction = SglangMemoryFraction(*gpu, c.gpus_per_replica, c.max_num_batched_tokens,
                                              plan.cuda_graph_max_batch, speculating);
-    for (const char* f : {"mem-fraction-static", "mem-frac"}) {
-      if (flags.count(f)) c.memory_fraction = std::atof(flags.at(f).c_str());
-    }
+    for (const char* f : {"mem-fraction-static", "mem-frac"}) fraction_flag(f);
     c.prefix_caching = flags.count("disable-radix-cache") == 0;
     plan.async_scheduling = !speculating && flags.count("disable-overlap-schedule") == 0;
+  }
+  if (!bad_flag.empty()) {
+    *why = bad_flag;
+    return std::nullopt;
   }
   if (c.prefix_caching && StateBytesPerSequence(c.model, 1) > 0) c.prefix_caching = false;
   if (plan.engine == "vllm") plan.async_scheduling = flags.count("async-scheduling") > 0;

@@ -108,6 +108,32 @@ TEST(ReplayTest, FlagsOverrideTheDefaultsAndTheRecordSaysWhyItIsSkipped) {
   EXPECT_EQ(why, "vLLM v0.6.0 runs the V0 scheduler, which kvbill does not model");
 }
 
+TEST(ReplayTest, LimitFlagsThatAreNotPositiveLeaveTheRecordOutWithTheReason) {
+  // A limit of 0 (or -3, or a word) would schedule nothing; a memory
+  // fraction outside (0, 1] is no fraction: the record is not replayed, and
+  // the reason names the flag and its value.
+  const std::pair<const char*, const char*> cases[] = {
+      {"sglang", "--chunked-prefill-size 0"}, {"vllm", "--max-num-seqs -3"},
+      {"sglang", "--cuda-graph-max-bs lots"}, {"sglang", "--mem-fraction-static 1.5"},
+      {"vllm", "--gpu-memory-utilization 0"},
+  };
+  const char* reasons[] = {
+      "--chunked-prefill-size 0: must be a positive integer",
+      "--max-num-seqs -3: must be a positive integer",
+      "--cuda-graph-max-bs lots: must be a positive integer",
+      "--mem-fraction-static 1.5: must be in (0, 1]",
+      "--gpu-memory-utilization 0: must be in (0, 1]",
+  };
+  for (std::size_t i = 0; i < std::size(cases); ++i) {
+    Measurement m = Record();
+    m.engine = cases[i].first;
+    m.engine_flags = cases[i].second;
+    std::string why;
+    EXPECT_FALSE(PlanReplay(m, {}, &why).has_value()) << cases[i].second;
+    EXPECT_EQ(why, reasons[i]);
+  }
+}
+
 TEST(ReplayTest, SglangSpeculativeFlagsBecomeATree) {
   // The published Qwen3-8B EAGLE-3 run: depth 4, top-k 4, 16 tokens verified.
   std::string why;
