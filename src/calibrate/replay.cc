@@ -198,7 +198,7 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
     }
   }
   if (plan.engine == "sglang") {
-    for (const char* f : {"enable-mixed-chunk", "pp-size", "enable-dp-attention"}) {
+    for (const char* f : {"enable-mixed-chunk", "pp-size"}) {
       if (flags.count(f)) {
         *why = std::string("SGLang's --") + f + " is not modelled";
         return std::nullopt;
@@ -209,8 +209,21 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
     *why = "pipeline parallelism is not modelled";
     return std::nullopt;
   }
-  if (m.dp > 1 || flags.count("enable-dp-attention") || flags.count("data-parallel-size")) {
-    *why = "data-parallel attention is not modelled";
+  // SGLang's dp_size (--data-parallel-size, --dp-size, or --dp, which its
+  // argparse takes as --dp-size) defaults to 1, and with dp_size 1 it turns
+  // --enable-dp-attention off (server_args.py _handle_data_parallelism,
+  // L950-952): one scheduler over the tensor-parallel GPUs, as without the
+  // flag, but a smaller memory fraction (below). Only dp_size > 1 runs
+  // data-parallel attention, which kvbill does not model.
+  const bool dp_attention_flag = plan.engine == "sglang" && flags.count("enable-dp-attention") > 0;
+  std::string dp_text = "1";
+  for (const char* f : {"data-parallel-size", "dp-size", "dp"}) {
+    if (flags.count(f)) dp_text = flags.at(f);
+  }
+  if (m.dp > 1 || dp_text != "1" || (flags.count("enable-dp-attention") && !dp_attention_flag)) {
+    *why = dp_attention_flag ? "SGLang's --enable-dp-attention with dp_size " + dp_text +
+                                   " (data-parallel attention) is not modelled"
+                             : std::string("data-parallel attention is not modelled");
     return std::nullopt;
   }
   if (flags.count("speculative-config")) {
@@ -325,8 +338,9 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
     int_flag("cuda-graph-max-bs", &plan.cuda_graph_max_batch);
     if (speculating)
       plan.cuda_graph_max_batch = std::min<Tokens>(plan.cuda_graph_max_batch, c.max_num_seqs);
-    c.memory_fraction = SglangMemoryFraction(*gpu, c.gpus_per_replica, c.max_num_batched_tokens,
-                                             plan.cuda_graph_max_batch, speculating);
+    c.memory_fraction =
+        SglangMemoryFraction(*gpu, c.gpus_per_replica, c.max_num_batched_tokens,
+                             plan.cuda_graph_max_batch, speculating, dp_attention_flag ? 1 : 0);
     for (const char* f : {"mem-fraction-static", "mem-frac"}) fraction_flag(f);
     c.prefix_caching = flags.count("disable-radix-cache") == 0;
     plan.async_scheduling = !speculating && flags.count("disable-overlap-schedule") == 0;

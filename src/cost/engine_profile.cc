@@ -62,10 +62,15 @@ EngineLimits DefaultEngineLimits(const std::string& engine, const GpuSpec& gpu,
 }
 
 double SglangMemoryFraction(const GpuSpec& gpu, int tensor_parallel, Tokens chunk,
-                            Tokens cuda_graph_max_bs, bool eagle) {
+                            Tokens cuda_graph_max_bs, bool eagle, int dp_attention_flag) {
   const double mib = static_cast<double>(gpu.usable_memory_bytes) / (1024.0 * 1024.0);
-  double reserve = 512 + 1.5 * static_cast<double>(std::max<Tokens>(chunk, 2048)) +
-                   2.0 * static_cast<double>(cuda_graph_max_bs) + 128.0 * tensor_parallel;
+  const double graphs = static_cast<double>(cuda_graph_max_bs);
+  double reserve = 512 + 1.5 * static_cast<double>(std::max<Tokens>(chunk, 2048)) + 2.0 * graphs +
+                   128.0 * tensor_parallel;
+  if (dp_attention_flag > 0) {
+    reserve += 3.0 * graphs * dp_attention_flag;
+    if (cuda_graph_max_bs > 300) reserve += 1.5 * graphs * dp_attention_flag;
+  }
   if (mib > 60 * 1024) reserve = std::max(reserve, 10240.0);
   if (eagle) reserve += 2048;
   return std::round((mib - reserve) / mib * 1000) / 1000;

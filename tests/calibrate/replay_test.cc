@@ -108,6 +108,60 @@ TEST(ReplayTest, FlagsOverrideTheDefaultsAndTheRecordSaysWhyItIsSkipped) {
   EXPECT_EQ(why, "vLLM v0.6.0 runs the V0 scheduler, which kvbill does not model");
 }
 
+// SGLang v0.5.3 switches --enable-dp-attention off when dp_size is 1, its
+// default (server_args.py L950-952), after the flag has enlarged the memory
+// reserve (L650-658): eight H200s replay one scheduler over the eight GPUs
+// with mem_fraction_static 0.881 instead of 0.897 (the worked R in
+// SglangSchedulerTest.DefaultsFollowTheGpuMemory) and the undivided chunk of
+// 8,192. A dp_size above 1 (--dp, which argparse reads as --dp-size) would
+// run data-parallel attention, which is not modelled.
+TEST(ReplayTest, SglangDpAttentionWithoutADpSizeIsOffButShrinksThePool) {
+  Measurement m = Record();
+  m.engine = "sglang";
+  m.engine_version = "v0.5.3";
+  m.gpu_text = "H200 SXM";
+  m.tp = 8;
+  std::string why;
+  m.engine_flags = "--tp 8";
+  auto plain = PlanReplay(m, {}, &why);
+  ASSERT_TRUE(plain.has_value()) << why;
+  EXPECT_DOUBLE_EQ(plain->config.memory_fraction, 0.897);
+  for (const char* flags : {"--tp 8 --enable-dp-attention", "--tp-size 8 --enable_dp_attention",
+                            "--tp 8 --enable-dp-attention --dp-size 1"}) {
+    m.engine_flags = flags;
+    auto plan = PlanReplay(m, {}, &why);
+    ASSERT_TRUE(plan.has_value()) << flags << ": " << why;
+    EXPECT_DOUBLE_EQ(plan->config.memory_fraction, 0.881) << flags;
+    EXPECT_EQ(plan->config.gpus_per_replica, 8);
+    EXPECT_EQ(plan->config.replicas, 1);
+    EXPECT_EQ(plan->config.max_num_batched_tokens, 8192);
+    EXPECT_EQ(plan->config.max_num_seqs, plain->config.max_num_seqs);
+    EXPECT_TRUE(plan->async_scheduling);
+  }
+  // An explicit fraction still wins.
+  m.engine_flags = "--tp 8 --enable-dp-attention --mem-fraction-static 0.85";
+  auto fixed = PlanReplay(m, {}, &why);
+  ASSERT_TRUE(fixed.has_value()) << why;
+  EXPECT_DOUBLE_EQ(fixed->config.memory_fraction, 0.85);
+  const std::pair<const char*, const char*> refused[] = {
+      {"--tp 8 --enable-dp-attention --dp 8",
+       "SGLang's --enable-dp-attention with dp_size 8 (data-parallel attention) is not modelled"},
+      {"--tp 8 --enable-dp-attention --data-parallel-size=2",
+       "SGLang's --enable-dp-attention with dp_size 2 (data-parallel attention) is not modelled"},
+      {"--tp 8 --dp-size 2", "data-parallel attention is not modelled"},
+  };
+  for (const auto& [flags, reason] : refused) {
+    m.engine_flags = flags;
+    EXPECT_FALSE(PlanReplay(m, {}, &why).has_value()) << flags;
+    EXPECT_EQ(why, reason);
+  }
+  // vLLM has no such flag: a record carrying it is left out as before.
+  Measurement v = Record();
+  v.engine_flags = "--enable-dp-attention";
+  EXPECT_FALSE(PlanReplay(v, {}, &why).has_value());
+  EXPECT_EQ(why, "data-parallel attention is not modelled");
+}
+
 TEST(ReplayTest, LimitFlagsThatAreNotPositiveLeaveTheRecordOutWithTheReason) {
   // A limit of 0 (or -3, or a word) would schedule nothing; a memory
   // fraction outside (0, 1] is no fraction: the record is not replayed, and

@@ -111,6 +111,19 @@ TEST(SglangSchedulerTest, DefaultsFollowTheGpuMemory) {
   EXPECT_DOUBLE_EQ(SglangMemoryFraction(h100, 8, 8192, 512, false), 0.818);
   EXPECT_DOUBLE_EQ(SglangMemoryFraction(h200, 1, 8192, 256, false), 0.907);
   EXPECT_DOUBLE_EQ(SglangMemoryFraction(h100, 1, 8192, 256, true), 0.810);
+  // --enable-dp-attention with dp_size 1 (server_args.py L650-658, before
+  // the flag is switched off): R grows by 3 x 512 x 1 = 1,536 and, as 512 >
+  // 300, by 1.5 x 512 x 1 = 768 more. Eight H200s: R = 14,848 + 2,304 =
+  // 17,152, (143,769.6 - 17,152) / 143,769.6 = 0.88070 -> 0.881 (0.897
+  // without the flag: 0.89672). One H100 with 256 graphs adds only the
+  // 3 x 256 = 768: R = 14,208, 0.82569 -> 0.826. A small chunk and 8 graphs
+  // stay under the 10,240 floor with the flag (R = 3,728 + 24): 0.87437 ->
+  // 0.874 either way.
+  EXPECT_DOUBLE_EQ(SglangMemoryFraction(h200, 8, 8192, 512, false, 1), 0.881);
+  EXPECT_DOUBLE_EQ(SglangMemoryFraction(h200, 8, 8192, 512, false, 0), 0.897);
+  EXPECT_DOUBLE_EQ(SglangMemoryFraction(h100, 1, 8192, 256, false, 1), 0.826);
+  EXPECT_DOUBLE_EQ(SglangMemoryFraction(h100, 1, 2048, 8, false, 1), 0.874);
+  EXPECT_DOUBLE_EQ(SglangMemoryFraction(h100, 1, 2048, 8, false, 0), 0.874);
   // vLLM keeps its own limits and the profile's graphs.
   EXPECT_EQ(DefaultEngineLimits("vllm", h100, 1).max_num_seqs, 1024);
   EXPECT_EQ(DefaultEngineLimits("vllm", h100, 1).cuda_graph_max_batch, 0);

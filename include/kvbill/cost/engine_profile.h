@@ -120,9 +120,13 @@ EngineLimits DefaultEngineLimits(const std::string& engine, const GpuSpec& gpu,
 // 2 cuda_graph_max_bs + 128 tp (at least 10,240 on GPUs above 60 GiB;
 // 2,048 more with EAGLE drafts), rounded to three decimals. Of that share
 // its KV pool takes what the weights leave (no activation reserve: the
-// activations live in the rest).
+// activations live in the rest). `dp_attention_flag` is the dp_size when
+// --enable-dp-attention was given (0 without it): R grows by 3 dp
+// cuda_graph_max_bs, and 1.5 dp cuda_graph_max_bs more above 300, before
+// the 10,240 floor. SGLang adds this before it switches the flag off for
+// dp_size 1 (server_args.py L650-658, L950-952; docs/engine.md).
 double SglangMemoryFraction(const GpuSpec& gpu, int tensor_parallel, Tokens chunk,
-                            Tokens cuda_graph_max_bs, bool eagle);
+                            Tokens cuda_graph_max_bs, bool eagle, int dp_attention_flag = 0);
 
 // Memory the profile's engine reserves per GPU before its KV pool, GiB:
 // activations for `batched_tokens` tokens of a `hidden`-wide model plus the
