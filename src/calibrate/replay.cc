@@ -336,11 +336,15 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
     int_flag("max-running-requests", &c.max_num_seqs);
     int_flag("max-prefill-tokens", &c.sglang.max_prefill_tokens);
     int_flag("cuda-graph-max-bs", &plan.cuda_graph_max_batch);
-    if (speculating)
-      plan.cuda_graph_max_batch = std::min<Tokens>(plan.cuda_graph_max_batch, c.max_num_seqs);
+    // The reserve counts cuda_graph_max_bs as set for the GPU: server_args.py
+    // computes it (L471) before speculation caps the running requests at 48
+    // (L503), and the 48 caps only the graphs captured (cuda_graph_runner.py
+    // L170-197).
     c.memory_fraction =
         SglangMemoryFraction(*gpu, c.gpus_per_replica, c.max_num_batched_tokens,
                              plan.cuda_graph_max_batch, speculating, dp_attention_flag ? 1 : 0);
+    if (speculating)
+      plan.cuda_graph_max_batch = std::min<Tokens>(plan.cuda_graph_max_batch, c.max_num_seqs);
     for (const char* f : {"mem-fraction-static", "mem-frac"}) fraction_flag(f);
     c.prefix_caching = flags.count("disable-radix-cache") == 0;
     plan.async_scheduling = !speculating && flags.count("disable-overlap-schedule") == 0;

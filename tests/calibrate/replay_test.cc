@@ -233,6 +233,13 @@ TEST(ReplayTest, SglangSpeculativeFlagsBecomeATree) {
   EXPECT_EQ(plan->config.scheduler, SchedulerKind::kSglang);
   EXPECT_EQ(plan->config.max_num_seqs, 48);
   EXPECT_FALSE(plan->async_scheduling);
+  // Graphs up to 48 captured, but the memory reserve counts the H100's 256
+  // (server_args.py sets the fraction before speculation caps the batch):
+  // 0.810, worked in SglangSchedulerTest.DefaultsFollowTheGpuMemory (48
+  // would give R = 512 + 12,288 + 96 + 128 + 2,048 = 15,072: 0.81509 ->
+  // 0.815).
+  EXPECT_EQ(plan->cuda_graph_max_batch, 48);
+  EXPECT_DOUBLE_EQ(plan->config.memory_fraction, 0.810);
   ASSERT_TRUE(plan->speculative.has_value());
   EXPECT_EQ(plan->speculative->topk, 4);
   EXPECT_EQ(plan->speculative->num_draft_tokens, 16);
