@@ -46,7 +46,7 @@ std::array<double, 5> MoeFeatures(const KernelSpec& spec, const MoeLoad& load, b
   return {1.0, load.touched_experts * load.expert_bytes / bw,
           load.pairs * load.expert_flops_per_pair / peak,
           load.padded_pairs * load.expert_flops_per_pair / peak,
-          load.pairs * load.hidden * 8.0 / bw};
+          (load.pairs + load.masked_pairs) * load.hidden * 8.0 / bw};
 }
 
 std::vector<double> RoutingProbabilities(int experts, int top_k, double alpha) {

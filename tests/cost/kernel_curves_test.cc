@@ -118,6 +118,30 @@ TEST(KernelCurvesTest, BusiestGpuShareIsTheMeanPlusTheExpectedMaximumDeviation) 
   EXPECT_DOUBLE_EQ(ExpectedBusiestShare(std::vector<double>(8, 0.25), 4), 0.5);
 }
 
+// Masked pairs (routed to another GPU's experts, vLLM's expert_map) add
+// row traffic and nothing else. kSpec: 2 TB/s, bf16 peak 1 PFLOP/s.
+TEST(KernelCurvesTest, MaskedPairsCostActivationTrafficOnly) {
+  MoeLoad load;
+  load.touched_experts = 2;
+  load.pairs = 10;
+  load.padded_pairs = 64;
+  load.expert_bytes = 1e6;
+  load.expert_flops_per_pair = 1e9;
+  load.hidden = 4096;
+  const auto local = MoeFeatures(kSpec, load, false);
+  load.masked_pairs = 30;
+  const auto masked = MoeFeatures(kSpec, load, false);
+  // Weights 2 x 1e6 B / 2e12 = 1 us; FLOPs 10 x 1e9 / 1e15 = 10 us; padded
+  // 64 x 1e9 / 1e15 = 64 us: the same with or without masked pairs.
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_DOUBLE_EQ(masked[i], local[i]) << i;
+  EXPECT_DOUBLE_EQ(masked[1], 1e-6);
+  EXPECT_DOUBLE_EQ(masked[2], 1e-5);
+  // Rows: 10 x 4,096 x 8 B / 2e12 = 0.16384 us alone; with 30 masked,
+  // 40 x 4,096 x 8 / 2e12 = 0.65536 us.
+  EXPECT_NEAR(local[4], 1.6384e-7, 1e-18);
+  EXPECT_NEAR(masked[4], 6.5536e-7, 1e-18);
+}
+
 TEST(KernelCurvesTest, CollectiveTablesRoundTripThroughJson) {
   KernelCurveSet set;
   GpuKernelCurves g;

@@ -297,6 +297,47 @@ TEST(OperatorCostModelTest, ExpertParallelismReadsWholeExpertsAndTheBusiestGpuSe
               1e-9);
 }
 
+// vLLM v0.11 with --enable-expert-parallel and one data-parallel rank: every
+// GPU routes every token and masks other GPUs' experts (expert_map -> -1),
+// so the kernel's per-row traffic covers all T x top-k rows on every GPU, as
+// under tensor parallelism; with all-to-all dispatch a GPU sees its own
+// pairs only. Curve: the row term alone, 1 x rows x hidden x 8 B / BW.
+TEST(OperatorCostModelTest, ExpertParallelMaskingKeepsEveryRowsTraffic) {
+  const auto qwen = Catalog("qwen3-235b-a22b");  // hidden 4,096, top-8, 94 MoE layers
+  ASSERT_EQ(qwen.hidden_size, 4096);
+  ASSERT_EQ(qwen.moe.layers, 94);
+  GpuKernelCurves rows = HandCurves();
+  rows.moe["bf16"] = LinearCurve{"rows", {0, 0, 0, 0, 1}, {}};
+  auto model = [&](int ep, bool all_to_all) {
+    OperatorModelOptions options;
+    options.tensor_parallel = 4;
+    options.expert_parallel = ep;
+    options.expert_all_to_all = all_to_all;
+    return Make("qwen3-235b-a22b", rows, EngineProfile{}, options);
+  };
+  auto moe = [](const std::shared_ptr<const OperatorCostModel>& m, Tokens t) {
+    double s = 0;
+    for (const auto& part : m->DenseParts(t)) {
+      if (part.first == "moe") s = part.second;
+    }
+    return s;
+  };
+  // 94 layers x 1,024 tokens x 8 rows x 4,096 x 8 B / 1 TB/s
+  // = 94 x 268,435,456 B / 1e12 = 25.232932864 ms.
+  const double every_row = 94 * 1024.0 * 8 * 4096 * 8 / 1e12;
+  EXPECT_NEAR(moe(model(1, false), 1024), every_row, 1e-12);
+  const auto masked = model(4, false);
+  EXPECT_NEAR(moe(masked, 1024), every_row, 1e-12);
+  // All-to-all: the busiest GPU's pairs only, 1,024 x its expected share.
+  const std::vector<double> q = RoutingProbabilities(128, 8, EngineProfile{}.moe_routing_alpha);
+  EXPECT_NEAR(moe(model(4, true), 1024), every_row * ExpectedBusiestShare(q, 4) / 8, 1e-12);
+  bool said = false;
+  for (const std::string& note : masked->notes()) {
+    said = said || note.find("masking other GPUs' experts") != std::string::npos;
+  }
+  EXPECT_TRUE(said);
+}
+
 TEST(OperatorCostModelTest, ExpertParallelismNeedsExpertsAndTheTensorParallelDegree) {
   auto gpu = LookupGpu("h100-sxm");
   ASSERT_TRUE(gpu.ok());
