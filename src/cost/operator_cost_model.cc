@@ -243,7 +243,9 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
     // activation and top-k sum run over all T x top-k rows. So the per-row
     // traffic is the whole batch's on every GPU; only FLOPs and weights are
     // split. An all-to-all dispatch sends a GPU its own pairs only.
-    if (ep > 1 && !options.expert_all_to_all) {
+    // SGLang's expert-parallel MoE (EPMoE, ep_moe/layer.py) first gathers a
+    // GPU's own rows: not checked for v0.5, so its rows stay its own.
+    if (ep > 1 && !options.expert_all_to_all && profile.engine != "sglang") {
       m->masked_rows_per_token_ = static_cast<double>(model.moe.experts_per_token);
     }
     if (ep > 1) {

@@ -110,8 +110,10 @@ struct MoeLoad {
   double hidden = 0;
 };
 // [1, touched x expert_bytes / BW, pairs x flops / peak, padded x flops / peak,
-//  (pairs + masked_pairs) x hidden x 8 / BW] with peak the bf16 peak, or
-//  the fp8 peak for fp8 experts (fp8_rate).
+//  row bytes / BW] with peak the bf16 peak, or the fp8 peak for fp8
+// experts (fp8_rate); row bytes = pairs x 2 (3 hidden + 6 inter) + masked
+// pairs x 2 (2 hidden + 5 inter), inter = expert_flops_per_pair / (6 hidden)
+// the expert's width on this GPU.
 std::array<double, 5> MoeFeatures(const KernelSpec& spec, const MoeLoad& load, bool fp8_rate);
 
 // The probability that one token picks expert i (0-based popularity rank)
