@@ -43,10 +43,21 @@ std::array<double, 4> PrefillAttentionFeatures(const KernelSpec& spec, double qu
 std::array<double, 5> MoeFeatures(const KernelSpec& spec, const MoeLoad& load, bool fp8_rate) {
   const double peak = fp8_rate ? spec.fp8_flops_per_s : spec.bf16_flops_per_s;
   const double bw = spec.hbm_bytes_per_s;
+  // Row traffic, elements of 2 bytes. A row of one of this GPU's experts:
+  // its token's input read (hidden), the gate and up output written (2
+  // inter) and read by the activation, which writes inter, read by the down
+  // GEMM, which writes hidden, read by the top-k sum: 3 hidden + 6 inter. A
+  // masked row: the gate and up output written as zeros and the activation
+  // over it (5 inter), the output zeroed and read by the sum (2 hidden).
+  // `inter` is the expert's width on this GPU (split under tensor
+  // parallelism, whole under expert parallelism).
+  const double h = load.hidden;
+  const double inter = h > 0 ? load.expert_flops_per_pair / (6 * h) : 0;
+  const double own_row = 2 * (3 * h + 6 * inter), masked_row = 2 * (2 * h + 5 * inter);
   return {1.0, load.touched_experts * load.expert_bytes / bw,
           load.pairs * load.expert_flops_per_pair / peak,
           load.padded_pairs * load.expert_flops_per_pair / peak,
-          load.pairs * load.hidden * 8.0 / bw};
+          (load.pairs * own_row + load.masked_pairs * masked_row) / bw};
 }
 
 std::vector<double> RoutingProbabilities(int experts, int top_k, double alpha) {

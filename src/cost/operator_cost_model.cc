@@ -236,6 +236,18 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
       m->moe_log_miss_.push_back(qi >= 1 ? -std::numeric_limits<double>::infinity()
                                          : std::log1p(-qi));
     }
+    // vLLM v0.11 without a data-parallel rank has every GPU route every
+    // token (the attention's all-reduce leaves each GPU all of them) and
+    // masks the pairs of other GPUs' experts inside its kernel: expert_map
+    // turns their experts into -1, whose tiles write zeros, and the
+    // activation and top-k sum run over all T x top-k rows. So the per-row
+    // traffic is the whole batch's on every GPU; only FLOPs and weights are
+    // split. An all-to-all dispatch sends a GPU its own pairs only.
+    // SGLang's expert-parallel MoE (EPMoE, ep_moe/layer.py) first gathers a
+    // GPU's own rows: not checked for v0.5, so its rows stay its own.
+    if (ep > 1 && !options.expert_all_to_all && profile.engine != "sglang") {
+      m->masked_rows_per_token_ = static_cast<double>(model.moe.experts_per_token);
+    }
     if (ep > 1) {
       char share[96];
       std::snprintf(
@@ -246,7 +258,11 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
                            " GPUs: " + std::to_string(m->moe_q_.size()) +
                            " whole experts per GPU, placed by expert id; the busiest GPU, which "
                            "sets the layer's time, takes an expected " +
-                           share);
+                           share +
+                           (m->masked_rows_per_token_ > 0
+                                ? "; each GPU's kernel still passes over every token's rows, "
+                                  "masking other GPUs' experts"
+                                : ""));
     }
   }
 
@@ -365,6 +381,7 @@ std::vector<std::pair<std::string, Seconds>> OperatorCostModel::DenseParts(Token
       load.pairs += mean;
       if (touched > 0) load.padded_pairs += touched * kTile * std::ceil(mean / touched / kTile);
     }
+    load.masked_pairs = std::max(0.0, t * masked_rows_per_token_ - load.pairs);
     load.expert_bytes = expert_bytes_;
     load.expert_flops_per_pair = expert_flops_per_pair_;
     load.hidden = hidden_;

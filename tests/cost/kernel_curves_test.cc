@@ -118,6 +118,40 @@ TEST(KernelCurvesTest, BusiestGpuShareIsTheMeanPlusTheExpectedMaximumDeviation) 
   EXPECT_DOUBLE_EQ(ExpectedBusiestShare(std::vector<double>(8, 0.25), 4), 0.5);
 }
 
+// Masked pairs (routed to another GPU's experts, vLLM's expert_map) add
+// row traffic and nothing else. kSpec: 2 TB/s, bf16 peak 1 PFLOP/s. An
+// expert of hidden 4,096 and width 1,536 (Qwen3-235B's, whole): FLOPs per
+// pair 6 x 4,096 x 1,536 = 37,748,736.
+TEST(KernelCurvesTest, RowTrafficFollowsTheExpertWidthAndMaskedRowsCostNoFlops) {
+  MoeLoad load;
+  load.touched_experts = 2;
+  load.pairs = 10;
+  load.padded_pairs = 64;
+  load.expert_bytes = 1e6;
+  load.expert_flops_per_pair = 6.0 * 4096 * 1536;
+  load.hidden = 4096;
+  const auto local = MoeFeatures(kSpec, load, false);
+  load.masked_pairs = 30;
+  const auto masked = MoeFeatures(kSpec, load, false);
+  // Weights 2 x 1e6 B / 2e12 = 1 us; FLOPs 10 x 37,748,736 / 1e15 =
+  // 0.37748736 us; padded 64 x 37,748,736 / 1e15 = 2.415919104 us: the same
+  // with or without masked pairs.
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_DOUBLE_EQ(masked[i], local[i]) << i;
+  EXPECT_DOUBLE_EQ(masked[1], 1e-6);
+  EXPECT_NEAR(masked[2], 3.7748736e-7, 1e-20);
+  EXPECT_NEAR(masked[3], 2.415919104e-6, 1e-19);
+  // An own row: 2 B x (3 x 4,096 + 6 x 1,536) = 43,008 B; 10 of them at
+  // 2 TB/s = 0.21504 us. A masked row: 2 B x (2 x 4,096 + 5 x 1,536) =
+  // 31,744 B; 30 more add 952,320 B: 1,382,400 B = 0.6912 us.
+  EXPECT_NEAR(local[4], 2.1504e-7, 1e-19);
+  EXPECT_NEAR(masked[4], 6.912e-7, 1e-19);
+  // Tensor parallelism over 4 splits the width to 384: 2 x (12,288 + 2,304)
+  // = 29,184 B a row, 10 rows = 0.14592 us.
+  load.masked_pairs = 0;
+  load.expert_flops_per_pair = 6.0 * 4096 * 384;
+  EXPECT_NEAR(MoeFeatures(kSpec, load, false)[4], 1.4592e-7, 1e-19);
+}
+
 TEST(KernelCurvesTest, CollectiveTablesRoundTripThroughJson) {
   KernelCurveSet set;
   GpuKernelCurves g;

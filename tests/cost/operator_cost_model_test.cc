@@ -297,6 +297,60 @@ TEST(OperatorCostModelTest, ExpertParallelismReadsWholeExpertsAndTheBusiestGpuSe
               1e-9);
 }
 
+// vLLM v0.11 with --enable-expert-parallel and one data-parallel rank: every
+// GPU routes every token and masks other GPUs' experts (expert_map -> -1),
+// so its kernel passes over all T x top-k rows, its own at the whole
+// expert's width and the masked ones writing zeros; with all-to-all
+// dispatch a GPU sees its own pairs only. Curve: the row term alone, row
+// bytes at 1 TB/s.
+TEST(OperatorCostModelTest, ExpertParallelMaskingKeepsEveryRowsTraffic) {
+  const auto qwen = Catalog("qwen3-235b-a22b");  // hidden 4,096, top-8, 94 MoE layers
+  ASSERT_EQ(qwen.hidden_size, 4096);
+  ASSERT_EQ(qwen.moe.layers, 94);
+  ASSERT_EQ(qwen.moe.params_per_expert, 3 * 4096 * 1536);  // expert width 1,536
+  GpuKernelCurves rows = HandCurves();
+  rows.moe["bf16"] = LinearCurve{"rows", {0, 0, 0, 0, 1}, {}};
+  auto model = [&](int ep, bool all_to_all) {
+    OperatorModelOptions options;
+    options.tensor_parallel = 4;
+    options.expert_parallel = ep;
+    options.expert_all_to_all = all_to_all;
+    return Make("qwen3-235b-a22b", rows, EngineProfile{}, options);
+  };
+  auto moe = [](const std::shared_ptr<const OperatorCostModel>& m, Tokens t) {
+    double s = 0;
+    for (const auto& part : m->DenseParts(t)) {
+      if (part.first == "moe") s = part.second;
+    }
+    return s;
+  };
+  // Tensor parallel over 4: all 1,024 x 8 = 8,192 rows at width 384,
+  // 2 x (3 x 4,096 + 6 x 384) = 29,184 B each: 94 x 8,192 x 29,184 B
+  // = 22,473,080,832 B = 22.473080832 ms at 1 TB/s.
+  EXPECT_NEAR(moe(model(1, false), 1024), 22.473080832e-3, 1e-12);
+  // Expert parallel over 4: the busiest GPU's p = 1,024 x share own rows at
+  // width 1,536 (43,008 B), the other 8,192 - p masked (31,744 B).
+  const std::vector<double> q = RoutingProbabilities(128, 8, EngineProfile{}.moe_routing_alpha);
+  const double p = 1024 * ExpectedBusiestShare(q, 4);
+  const auto masked = model(4, false);
+  EXPECT_NEAR(moe(masked, 1024), 94 * (p * 43008 + (8192 - p) * 31744) / 1e12, 1e-12);
+  EXPECT_GT(moe(masked, 1024), moe(model(1, false), 1024));
+  // All-to-all: the busiest GPU's own rows only; so SGLang's expert
+  // parallelism too, which gathers a GPU's own rows (masking not modelled).
+  EXPECT_NEAR(moe(model(4, true), 1024), 94 * p * 43008 / 1e12, 1e-12);
+  EngineProfile sglang;
+  sglang.engine = "sglang";
+  OperatorModelOptions ep4;
+  ep4.tensor_parallel = 4;
+  ep4.expert_parallel = 4;
+  EXPECT_NEAR(moe(Make("qwen3-235b-a22b", rows, sglang, ep4), 1024), 94 * p * 43008 / 1e12, 1e-12);
+  bool said = false;
+  for (const std::string& note : masked->notes()) {
+    said = said || note.find("masking other GPUs' experts") != std::string::npos;
+  }
+  EXPECT_TRUE(said);
+}
+
 TEST(OperatorCostModelTest, ExpertParallelismNeedsExpertsAndTheTensorParallelDegree) {
   auto gpu = LookupGpu("h100-sxm");
   ASSERT_TRUE(gpu.ok());

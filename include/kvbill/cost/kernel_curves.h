@@ -97,16 +97,23 @@ std::array<double, 4> PrefillAttentionFeatures(const KernelSpec& spec, double qu
 
 // Fused MoE layer on one GPU (after tensor parallelism splits each expert).
 struct MoeLoad {
-  double touched_experts = 0;        // distinct local experts with at least one token
-  double pairs = 0;                  // (token, expert) pairs on this GPU
+  double touched_experts = 0;  // distinct local experts with at least one token
+  double pairs = 0;            // (token, expert) pairs on this GPU
+  // Pairs routed to experts on other GPUs whose rows the kernel still
+  // passes over: vLLM's expert parallelism without all-to-all masks them
+  // (zeros written, activation and top-k sum over every row), so they cost
+  // activation traffic but no FLOPs or weights.
+  double masked_pairs = 0;
   double padded_pairs = 0;           // pairs rounded up to 64-row tiles per touched expert
   double expert_bytes = 0;           // one local expert's weight bytes (stored width)
   double expert_flops_per_pair = 0;  // 6 x hidden x local intermediate
   double hidden = 0;
 };
 // [1, touched x expert_bytes / BW, pairs x flops / peak, padded x flops / peak,
-//  pairs x hidden x 8 / BW] with peak the bf16 peak, or the fp8 peak for
-//  fp8 experts (fp8_rate).
+//  row bytes / BW] with peak the bf16 peak, or the fp8 peak for fp8
+// experts (fp8_rate); row bytes = pairs x 2 (3 hidden + 6 inter) + masked
+// pairs x 2 (2 hidden + 5 inter), inter = expert_flops_per_pair / (6 hidden)
+// the expert's width on this GPU.
 std::array<double, 5> MoeFeatures(const KernelSpec& spec, const MoeLoad& load, bool fp8_rate);
 
 // The probability that one token picks expert i (0-based popularity rank)

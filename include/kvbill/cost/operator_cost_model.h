@@ -146,6 +146,9 @@ class OperatorCostModel final : public CostModel {
   std::vector<double> moe_q_;
   int expert_parallel_ = 1;
   double moe_skew_ = 1;  // the busiest GPU's pairs over its experts' expected ones
+  // Expert parallelism without all-to-all: every GPU's kernel passes over
+  // all T x top-k rows, masking those of other GPUs' experts.
+  double masked_rows_per_token_ = 0;
   double experts_per_token_ = 0;
   CollectiveCurve all_to_all_;  // empty unless expert parallelism uses all-to-all
   CollectiveCurve all_gather_;
