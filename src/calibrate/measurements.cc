@@ -126,7 +126,11 @@ Status ReadRecord(const json& j, const Fields& f, Measurement* m) {
                             {"tpot_ms_mean", &m->tpot_ms_mean},
                             {"itl_ms_mean", &m->itl_ms_mean},
                             {"e2e_ms_mean", &m->e2e_ms_mean},
-                            {"output_tok_s", &m->output_tok_s}};
+                            {"output_tok_s", &m->output_tok_s},
+                            {"itl_ms_p50", &m->itl_ms_p50},
+                            {"itl_ms_p99", &m->itl_ms_p99},
+                            {"tpot_ms_p50", &m->tpot_ms_p50},
+                            {"peak_output_tok_s", &m->peak_output_tok_s}};
   for (const Metric& x : metrics) {
     auto v = f.Number(mt, x.key, "metrics/");
     if (!v) return v.error();
@@ -153,9 +157,15 @@ Status ReadBenchResult(const json& j, const Fields& f, const std::string& path, 
   auto tout = f.Number(j, "total_output_tokens", ""), ttft = f.Number(j, "mean_ttft_ms", "");
   auto tpot = f.Number(j, "mean_tpot_ms", ""), itl = f.Number(j, "mean_itl_ms", "");
   auto e2e = f.Number(j, "mean_e2el_ms", "");
-  for (auto* v : {&n, &rate, &c, &duration, &completed, &tin, &tout, &ttft, &tpot, &itl, &e2e}) {
+  auto itl50 = f.Number(j, "median_itl_ms", ""), itl99 = f.Number(j, "p99_itl_ms", "");
+  auto tpot50 = f.Number(j, "median_tpot_ms", "");
+  for (auto* v : {&n, &rate, &c, &duration, &completed, &tin, &tout, &ttft, &tpot, &itl, &e2e,
+                  &itl50, &itl99, &tpot50}) {
     if (!*v) return v->error();
   }
+  m->itl_ms_p50 = *itl50;
+  m->itl_ms_p99 = *itl99;
+  m->tpot_ms_p50 = *tpot50;
   if (*n) m->num_prompts = static_cast<std::int64_t>(**n);
   if (*rate) m->request_rate = **rate;
   if (*c) m->concurrency = static_cast<int>(**c);

@@ -7,8 +7,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <sstream>
+#include <utility>
 
 #include "kvbill/cost/operator_cost_model.h"
 #include "kvbill/cost/speculative.h"
@@ -115,6 +118,79 @@ std::uint64_t Seed(const std::string& id) {
     h *= 1099511628211ull;
   }
   return h;
+}
+
+// One iteration as the recorder saw it.
+struct IterationEntry {
+  double seconds = 0;
+  int sequences = 0;
+  int decodes = 0;
+  Tokens prefill_tokens = 0;
+};
+
+// Prices as `inner` does and notes every iteration it prices (step mode
+// prices each iteration once, through IterationSeconds).
+class RecordingCostModel : public CostModel {
+ public:
+  RecordingCostModel(std::shared_ptr<const CostModel> inner, std::vector<IterationEntry>* log)
+      : inner_(std::move(inner)), log_(log) {}
+
+  Seconds IterationSeconds(std::span<const ScheduledWork> work,
+                           std::span<long double> own_s) const override {
+    const Seconds t = inner_->IterationSeconds(work, own_s);
+    IterationEntry e;
+    e.seconds = static_cast<double>(t);
+    e.sequences = static_cast<int>(work.size());
+    for (const ScheduledWork& w : work) {
+      if (w.prefill) {
+        e.prefill_tokens += w.tokens;
+      } else {
+        ++e.decodes;
+      }
+    }
+    log_->push_back(e);
+    return t;
+  }
+  void DecodeLinesFor(std::span<const Tokens> contexts, Tokens max_steps,
+                      DecodeLines* out) const override {
+    inner_->DecodeLinesFor(contexts, max_steps, out);
+  }
+  Seconds RecomputeSeconds(Tokens start, Tokens n) const override {
+    return inner_->RecomputeSeconds(start, n);
+  }
+  std::string name() const override { return inner_->name(); }
+  CostModelInfo Describe() const override { return inner_->Describe(); }
+
+ private:
+  std::shared_ptr<const CostModel> inner_;
+  std::vector<IterationEntry>* log_;
+};
+
+// The nearest-rank percentile q of the iteration times, each counted once
+// per decode step in it; 0 without decodes.
+double DecodeWeightedPercentile(const std::vector<IterationEntry>& log, double q) {
+  std::vector<std::pair<double, int>> times;
+  std::int64_t total = 0;
+  for (const IterationEntry& e : log) {
+    if (e.decodes == 0) continue;
+    times.emplace_back(e.seconds, e.decodes);
+    total += e.decodes;
+  }
+  if (total == 0) return 0;
+  std::sort(times.begin(), times.end());
+  const auto rank = static_cast<std::int64_t>(std::ceil(q * static_cast<double>(total)));
+  std::int64_t seen = 0;
+  for (const auto& [t, n] : times) {
+    seen += n;
+    if (seen >= std::max<std::int64_t>(1, rank)) return t;
+  }
+  return times.back().first;
+}
+
+std::string Number(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
 }
 
 }  // namespace
@@ -465,7 +541,8 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
   return plan;
 }
 
-Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& profile) {
+Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& profile,
+                                ReplayDetail* detail) {
   SimulationConfig c = plan.config;
   OperatorModelOptions options;
   options.tensor_parallel = c.gpus_per_replica;
@@ -496,6 +573,11 @@ Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& pro
   c.frontend_per_request_s = p.frontend_per_request_s;
   c.frontend_per_token_s = p.frontend_per_token_s;
   c.request_latency_s = p.request_latency_s;
+  std::vector<IterationEntry> log;
+  if (detail != nullptr) {
+    c.step_mode = true;
+    c.cost_model = std::make_shared<RecordingCostModel>(c.cost_model, &log);
+  }
   auto result = Simulate(c, plan.tasks, plan.requests);
   if (!result) return result.error();
   ReplayMetrics out;
@@ -518,7 +600,77 @@ Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& pro
   out.e2e_ms_mean = 1000 * e2e / n;
   out.tpot_ms_mean = tpot_n > 0 ? 1000 * tpot / static_cast<double>(tpot_n) : 0;
   out.output_tok_s = out.duration_s > 0 ? outputs / out.duration_s : 0;
+  if (detail != nullptr) {
+    ReplayDetail& d = *detail;
+    d = ReplayDetail{};
+    d.metrics = out;
+    d.reserve_gib = c.activation_reserve_gib;
+    d.pool_blocks = result->kv_pool_blocks;
+    d.pool_tokens = result->kv_pool_blocks * c.block_size;
+    d.requests = static_cast<std::int64_t>(result->requests.size());
+    for (const RequestRecord& r : result->requests) {
+      d.prompt_tokens += r.prompt_tokens;
+      d.prefill_tokens += r.prefill_tokens;
+      d.preemptions += r.preemptions;
+      d.preempted_requests += r.preemptions > 0 ? 1 : 0;
+    }
+    for (const IterationEntry& e : log) {
+      IterationKind& kind = e.prefill_tokens == 0 ? d.decode_only
+                            : e.decodes == 0      ? d.prefill_only
+                                                  : d.mixed;
+      kind.count += 1;
+      kind.seconds += e.seconds;
+      kind.prefill_tokens += static_cast<double>(e.prefill_tokens);
+      kind.decodes += e.decodes;
+      d.peak_batch = std::max(d.peak_batch, e.sequences);
+      d.peak_decodes = std::max(d.peak_decodes, e.decodes);
+    }
+    d.itl_ms_p50 = 1000 * DecodeWeightedPercentile(log, 0.50);
+    d.itl_ms_p99 = 1000 * DecodeWeightedPercentile(log, 0.99);
+  }
   return out;
+}
+
+std::string ReplayDetailMarkdown(const ReplayPlan& plan, const ReplayDetail& d) {
+  const Measurement& m = *plan.measurement;
+  std::ostringstream o;
+  auto row = [&](const std::string& what, const std::optional<double>& measured, double kvbill,
+                 int digits) {
+    o << "| " << what << " | " << (measured ? Number(*measured, digits) : std::string("—")) << " | "
+      << Number(kvbill, digits) << " |\n";
+  };
+  o << "## " << m.id << "\n\n"
+    << "model " << plan.model_name << ", GPU " << plan.config.gpu.id << " x"
+    << plan.config.gpus_per_replica << ", max_num_batched_tokens "
+    << plan.config.max_num_batched_tokens << ", max_num_seqs " << plan.config.max_num_seqs
+    << (plan.async_scheduling ? ", async scheduling" : "") << "\n\n"
+    << "| metric | measured | kvbill |\n|---|---:|---:|\n";
+  row("duration_s", m.duration_s, d.metrics.duration_s, 2);
+  row("ttft_ms_mean", m.ttft_ms_mean, d.metrics.ttft_ms_mean, 2);
+  row("tpot_ms_mean", m.tpot_ms_mean, d.metrics.tpot_ms_mean, 2);
+  row("itl_ms_p50", m.itl_ms_p50, d.itl_ms_p50, 2);
+  row("itl_ms_p99", m.itl_ms_p99, d.itl_ms_p99, 2);
+  row("output_tok_s", m.output_tok_s, d.metrics.output_tok_s, 2);
+  o << "\n- memory reserved before the KV pool (profile run): " << Number(d.reserve_gib, 2)
+    << " GiB; KV pool " << d.pool_blocks << " blocks = " << d.pool_tokens << " tokens\n"
+    << "- requests " << d.requests << ", prompt tokens " << d.prompt_tokens
+    << ", prompt tokens computed " << d.prefill_tokens << " (recomputed "
+    << d.prefill_tokens - d.prompt_tokens << "), preemptions " << d.preemptions << " of "
+    << d.preempted_requests << " requests\n"
+    << "- most sequences in one iteration " << d.peak_batch << ", most decode steps "
+    << d.peak_decodes << "\n\n"
+    << "| iterations | count | total s | mean ms | mean prompt tokens | mean decodes |\n"
+    << "|---|---:|---:|---:|---:|---:|\n";
+  auto kind = [&](const char* name, const IterationKind& k) {
+    const double n = static_cast<double>(std::max<std::int64_t>(1, k.count));
+    o << "| " << name << " | " << k.count << " | " << Number(k.seconds, 2) << " | "
+      << Number(1000 * k.seconds / n, 2) << " | " << Number(k.prefill_tokens / n, 1) << " | "
+      << Number(k.decodes / n, 1) << " |\n";
+  };
+  kind("decode only", d.decode_only);
+  kind("prompt chunks and decodes", d.mixed);
+  kind("prompt chunks only", d.prefill_only);
+  return o.str();
 }
 
 }  // namespace kvbill

@@ -50,6 +50,7 @@ int RunKernels(const Args& args) {
 constexpr char kUsage[] =
     "usage: kvbill calibrate --measurements FILE [--engine vllm|sglang] [--scenario S.json]\n"
     "                        [--profile START] [-o PROFILE.json] [--report] [--no-fit]\n"
+    "       kvbill calibrate --measurements FILE --detail ID [--detail ID ...] [--profile P]\n"
     "       kvbill calibrate kernels --kernels DIR [-o CURVES.json]\n\n"
     "Fits an engine profile (the engine's overheads around its kernels, docs/validation.md)\n"
     "to published serving measurements: each record is replayed as a kvbill workload and\n"
@@ -62,7 +63,10 @@ constexpr char kUsage[] =
     "the error statistics in sample and leaving each model out, and every record it\n"
     "cannot represent with the reason. --no-fit only evaluates --profile; --lomo-only\n"
     "keeps it and adds the leave-one-model-out figures (each model's records predicted by\n"
-    "--profile refitted without them).\n\n"
+    "--profile refitted without them). --detail replays the records named with --profile\n"
+    "in step mode and prints what each does inside: the KV pool, preemptions and\n"
+    "recomputed tokens, iterations by kind and their times, ITL percentiles, beside the\n"
+    "record's own detail metrics (docs/engine.md, \"Known misses\").\n\n"
     "  kernels   per-GPU operator curves from measured kernel latencies\n";
 
 std::string Fixed(double v, int digits) {
@@ -93,11 +97,38 @@ std::string StatsLine(const std::string& what, const std::vector<MetricPoint>& p
          "% | " + Fixed(100 * s.within_25, 0) + "% |\n";
 }
 
+// --detail: each record replayed in step mode, its inside printed.
+// Each with --profile, or its own engine's profile.
+int PrintDetails(const std::vector<Measurement>& records, const ReplayDefaults& defaults,
+                 const std::vector<std::string>& ids, const std::string& profile_name) {
+  std::ostringstream out;
+  for (const std::string& id : ids) {
+    const Measurement* m = nullptr;
+    for (const Measurement& r : records) {
+      if (r.id == id) m = &r;
+    }
+    if (m == nullptr) return ReportError("calibrate", Error("--detail " + id + ": no such record"));
+    std::string why;
+    auto plan = PlanReplay(*m, defaults, &why);
+    if (!plan) return ReportError("calibrate", Error("--detail " + id + ": " + why));
+    auto profile = LoadEngineProfile(profile_name.empty() ? plan->engine : profile_name);
+    if (!profile) return ReportError("calibrate", profile.error());
+    ReplayDetail detail;
+    auto run = RunReplay(*plan, *profile, &detail);
+    if (!run)
+      return ReportError("calibrate", Error("--detail " + id + ": " + run.error().message()));
+    out << ReplayDetailMarkdown(*plan, detail) << "\n";
+  }
+  std::cout << out.str();
+  return 0;
+}
+
 int RunProfileFit(const Args& args) {
   po::options_description options("options");
   std::string measurements, engine, scenario_path, start_name, out;
   bool report = false, no_fit = false, no_lomo = false, verbose = false;
   std::string validation_doc;
+  std::vector<std::string> detail_ids;
   int evaluations = 200;
   int grid_rounds = 1;
   bool lomo_only = false;
@@ -121,7 +152,11 @@ int RunProfileFit(const Args& args) {
       "max-evaluations", po::value(&evaluations)->default_value(200),
       "residual evaluations of Levenberg-Marquardt (each replays every record)")(
       "grid-rounds", po::value(&grid_rounds)->default_value(1),
-      "passes of the coordinate grid search before Levenberg-Marquardt (0 = none)");
+      "passes of the coordinate grid search before Levenberg-Marquardt (0 = none)")(
+      "detail", po::value(&detail_ids),
+      "replay record ID (repeatable) with --profile (default: its engine's) and print what it "
+      "does inside (KV pool, "
+      "preemptions, iterations, ITL) beside the record's own detail metrics; fits nothing");
   po::variables_map vm;
   if (auto stop = ParseOptions(args, "calibrate", kUsage, options, vm)) return *stop;
   if (grid_rounds < 0 || evaluations < 1) {
@@ -145,6 +180,7 @@ int RunProfileFit(const Args& args) {
     defaults.gpu = scenario->deployment.gpu;
     defaults.tensor_parallel = scenario->deployment.gpus_per_replica;
   }
+  if (!detail_ids.empty()) return PrintDetails(*records, defaults, detail_ids, start_name);
   std::vector<ReplayPlan> plans;
   std::vector<ReplayPlan> all_plans;  // with the speculative ones, which are never fitted
   std::vector<SkippedRecord> skipped;

@@ -58,6 +58,29 @@ TEST(MeasurementsTest, ReadsVllmBenchSaveResult) {
   EXPECT_DOUBLE_EQ(*m.ttft_ms_mean, 120.5);
 }
 
+TEST(MeasurementsTest, ReadsTheDetailMetricsOfBothShapes) {
+  // Shown beside a replay's own by `calibrate --detail`; absent ones stay absent.
+  std::string record = kRecord;
+  record.replace(record.find("\"tpot_ms_mean\""), 0,
+                 "\"itl_ms_p50\": 43.3, \"itl_ms_p99\": 46.54, \"peak_output_tok_s\": 24.0, ");
+  auto r = ReadMeasurements(Write("kvbill_meas_detail.jsonl", record + "\n"));
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_DOUBLE_EQ(*r->front().itl_ms_p50, 43.3);
+  EXPECT_DOUBLE_EQ(*r->front().itl_ms_p99, 46.54);
+  EXPECT_DOUBLE_EQ(*r->front().peak_output_tok_s, 24.0);
+  EXPECT_FALSE(r->front().tpot_ms_p50.has_value());
+  auto b = ReadMeasurements(Write("kvbill_meas_detail_bench.json", R"({"backend": "vllm",
+      "model_id": "Qwen/Qwen3-8B", "num_prompts": 2, "request_rate": "inf",
+      "max_concurrency": null, "duration": 3.5, "completed": 2, "total_input_tokens": 300,
+      "total_output_tokens": 40, "mean_ttft_ms": 120.5, "mean_tpot_ms": 12.25,
+      "mean_itl_ms": 12.0, "median_itl_ms": 11.5, "p99_itl_ms": 30.25,
+      "median_tpot_ms": 12.0})"));
+  ASSERT_TRUE(b.ok()) << b.error().message();
+  EXPECT_DOUBLE_EQ(*b->front().itl_ms_p50, 11.5);
+  EXPECT_DOUBLE_EQ(*b->front().itl_ms_p99, 30.25);
+  EXPECT_DOUBLE_EQ(*b->front().tpot_ms_p50, 12.0);
+}
+
 TEST(MeasurementsTest, ErrorsNameTheLineAndField) {
   std::string bad = kRecord;
   bad.replace(bad.find("\"tp\": 2"), 7, "\"tp\": \"x\"");

@@ -270,14 +270,20 @@ TEST(ReplayTest, ShareGptLengthsSumToTheRecordedTotalsWithinTheBenchmarkFilter) 
   EXPECT_NEAR(static_cast<double>(out), 38000, 190);
 }
 
-TEST(ReplayTest, MetricsAreComputedAsTheBenchmarkReportsThem) {
-  // One request at a time (concurrency 1) of 1,000 + 100 tokens: TTFT is
-  // the prefill iteration plus any frontend time; TPOT the mean decode step.
+// Three requests of 1,000 + 100 tokens, one at a time (concurrency 1).
+Measurement ThreeOneAtATime() {
   Measurement m = Record();
   m.concurrency = 1;
   m.num_prompts = 3;
   m.total_input_tokens = 3000;
   m.total_output_tokens = 300;
+  return m;
+}
+
+TEST(ReplayTest, MetricsAreComputedAsTheBenchmarkReportsThem) {
+  // One request at a time (concurrency 1) of 1,000 + 100 tokens: TTFT is
+  // the prefill iteration plus any frontend time; TPOT the mean decode step.
+  const Measurement m = ThreeOneAtATime();
   std::string why;
   auto plan = PlanReplay(m, {}, &why);
   ASSERT_TRUE(plan.has_value()) << why;
@@ -293,6 +299,56 @@ TEST(ReplayTest, MetricsAreComputedAsTheBenchmarkReportsThem) {
   EXPECT_NEAR(r->output_tok_s, 300 / r->duration_s, 1e-9);
   // Each request lives its TTFT and 99 decode steps.
   EXPECT_NEAR(r->e2e_ms_mean, r->ttft_ms_mean + 99 * r->tpot_ms_mean, 1e-6);
+}
+
+TEST(ReplayTest, DetailCountsTheIterationsOfAReplayByKind) {
+  // Three requests of 1,000 + 100 tokens one after another (concurrency 1),
+  // no frontend time: each is one prompt-only iteration (1,000 tokens, under
+  // the 8,192 budget) and 99 decode-only iterations of one sequence.
+  Measurement m = ThreeOneAtATime();
+  m.itl_ms_p50 = 7.5;
+  std::string why;
+  auto plan = PlanReplay(m, {}, &why);
+  ASSERT_TRUE(plan.has_value()) << why;
+  const EngineProfile profile;
+  ReplayDetail d;
+  auto r = RunReplay(*plan, profile, &d);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  // The metrics are those of the replay without detail (event == step).
+  auto plain = RunReplay(*plan, profile);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_NEAR(r->duration_s, plain->duration_s, 1e-9 * plain->duration_s);
+  EXPECT_NEAR(d.metrics.tpot_ms_mean, plain->tpot_ms_mean, 1e-9 * plain->tpot_ms_mean);
+  EXPECT_EQ(d.requests, 3);
+  EXPECT_EQ(d.prompt_tokens, 3000);
+  EXPECT_EQ(d.prefill_tokens, 3000);  // nothing recomputed
+  EXPECT_EQ(d.preemptions, 0);
+  EXPECT_EQ(d.prefill_only.count, 3);
+  EXPECT_DOUBLE_EQ(d.prefill_only.prefill_tokens, 3000);
+  EXPECT_EQ(d.decode_only.count, 3 * 99);
+  EXPECT_DOUBLE_EQ(d.decode_only.decodes, 3 * 99);
+  EXPECT_EQ(d.mixed.count, 0);
+  EXPECT_EQ(d.peak_batch, 1);
+  EXPECT_EQ(d.peak_decodes, 1);
+  EXPECT_EQ(d.pool_tokens, d.pool_blocks * 16);
+  EXPECT_GE(d.pool_tokens, 1100);  // a request fits
+  // TTFT is the prompt iteration, TPOT the mean decode step, and the GPU is
+  // never idle: the iterations add up to the duration.
+  EXPECT_NEAR(1000 * d.prefill_only.seconds / 3, r->ttft_ms_mean, 1e-6);
+  EXPECT_NEAR(1000 * d.decode_only.seconds / 297, r->tpot_ms_mean, 1e-6);
+  EXPECT_NEAR(d.prefill_only.seconds + d.decode_only.seconds, r->duration_s, 1e-6);
+  // ITL: 297 decode steps, each request's at contexts 1,000 .. 1,098. The
+  // median (rank 149 of 297, every step three times) is the step at context
+  // 1,049, the middle of each request's 99; a step's time grows linearly
+  // with its context, so that is the mean step, TPOT. The 99th percentile
+  // (rank 295) is the last step, the longest.
+  EXPECT_NEAR(d.itl_ms_p50, r->tpot_ms_mean, 1e-3 * r->tpot_ms_mean);
+  EXPECT_GT(d.itl_ms_p99, d.itl_ms_p50);
+  const std::string md = ReplayDetailMarkdown(*plan, d);
+  EXPECT_NE(md.find("## r\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("| itl_ms_p50 | 7.50 | "), std::string::npos) << md;
+  EXPECT_NE(md.find("| tpot_ms_mean | — | "), std::string::npos) << md;  // not in the record
+  EXPECT_NE(md.find("| prompt chunks only | 3 | "), std::string::npos) << md;
 }
 
 }  // namespace

@@ -103,6 +103,24 @@ TEST(CalibrateCliTest, LomoOnlyKeepsTheProfile) {
       << bad.err;
 }
 
+TEST(CalibrateCliTest, DetailPrintsAReplaysInsideBesideTheRecord) {
+  // b18 runs one request at a time (concurrency 1): every iteration holds
+  // one sequence; the record's own ITL median (7.23 ms) is shown as published.
+  const std::string id = "gpustack/qwen3-8b/h100-latency/vllm/b18-sharegpt-n100-c1";
+  const auto r = RunKvbillInSourceDir(
+      "calibrate --measurements tests/data/calibration/sample.jsonl --detail " + id);
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_NE(r.out.find("## " + id + "\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| itl_ms_p50 | 7.23 | "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("most sequences in one iteration 1,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("preemptions 0 of 0 requests"), std::string::npos) << r.out;
+  const auto bad = RunKvbillInSourceDir(
+      "calibrate --measurements tests/data/calibration/sample.jsonl --detail nope");
+  EXPECT_EQ(bad.exit_status, 2);
+  EXPECT_NE(bad.err.find("--detail nope: no such record"), std::string::npos) << bad.err;
+  EXPECT_EQ(bad.out, "");
+}
+
 TEST(CalibrateCliTest, ABrokenRecordIsAnErrorNamingTheLineAndWritesNothing) {
   const std::string bad = Temp("bad.jsonl"), out = Temp("profile.json");
   {

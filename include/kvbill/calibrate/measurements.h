@@ -65,6 +65,12 @@ struct Measurement {
   std::optional<double> itl_ms_mean;
   std::optional<double> e2e_ms_mean;  // mean end-to-end latency of a request
   std::optional<double> output_tok_s;
+  // Detail metrics, never fitted: shown beside a replay's own
+  // (`kvbill calibrate --detail`).
+  std::optional<double> itl_ms_p50;
+  std::optional<double> itl_ms_p99;
+  std::optional<double> tpot_ms_p50;
+  std::optional<double> peak_output_tok_s;
 };
 
 // Why the record's mean TPOT cannot be compared with kvbill's, or nullopt

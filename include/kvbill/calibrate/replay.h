@@ -90,9 +90,49 @@ std::optional<SpeculativeSpec> SglangSpeculativeSpec(
 std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults& defaults,
                                      std::string* why);
 
+// Iterations of one kind in a replay: how many, and their summed time,
+// prompt tokens computed and decode steps.
+struct IterationKind {
+  std::int64_t count = 0;
+  double seconds = 0;
+  double prefill_tokens = 0;
+  double decodes = 0;
+};
+
+// What a replay did inside, to set beside the record's own detail metrics
+// (ITL percentiles, peak output throughput): `kvbill calibrate --detail ID`.
+// The replay runs in step mode, so every iteration is priced on its own.
+struct ReplayDetail {
+  ReplayMetrics metrics;
+  double reserve_gib = 0;        // memory the profile run takes before the KV pool
+  std::int64_t pool_blocks = 0;  // KV pool, pages of one KV cache group
+  Tokens pool_tokens = 0;        // pool_blocks x block size
+  std::int64_t requests = 0;
+  Tokens prompt_tokens = 0;      // summed over the requests
+  Tokens prefill_tokens = 0;     // prompt tokens computed, recomputation included
+  std::int64_t preemptions = 0;  // summed over the requests
+  std::int64_t preempted_requests = 0;
+  IterationKind decode_only;   // every scheduled sequence decodes
+  IterationKind mixed;         // prompt chunks and decodes together
+  IterationKind prefill_only;  // prompt chunks only
+  int peak_batch = 0;          // most sequences in one iteration
+  int peak_decodes = 0;        // most decode steps in one iteration
+  // Inter-token latency as vllm bench serve reports it: the time between a
+  // request's successive output tokens, i.e. the iteration time once per
+  // decode step in it (median and 99th percentile, nearest rank).
+  double itl_ms_p50 = 0;
+  double itl_ms_p99 = 0;
+};
+
 // Runs the plan with `profile` (which sets the engine's overheads and the
-// memory its profiling run reserves).
-Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& profile);
+// memory its profiling run reserves). With `detail`, runs in step mode and
+// fills it too (the metrics are the same: event mode equals step mode).
+Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& profile,
+                                ReplayDetail* detail = nullptr);
+
+// `detail` as Markdown lines, the record's own detail metrics (when it has
+// them) beside kvbill's.
+std::string ReplayDetailMarkdown(const ReplayPlan& plan, const ReplayDetail& detail);
 
 }  // namespace kvbill
 
