@@ -9,6 +9,8 @@
 #include <thread>
 
 #include "kvbill/calibrate/least_squares.h"
+#include "kvbill/util/file.h"
+#include "util/json_input.h"
 
 namespace kvbill {
 namespace {
@@ -65,6 +67,48 @@ ErrorStats Stats(const std::vector<MetricPoint>& points) {
                                                   [](double e) { return e <= 0.25 + 1e-12; })) /
                 static_cast<double>(n);
   return s;
+}
+
+bool ExcludedFromFit(const std::string& id, const std::vector<FitExclusion>& exclusions) {
+  for (const FitExclusion& e : exclusions) {
+    if (id.starts_with(e.records)) return true;
+  }
+  return false;
+}
+
+Result<std::vector<FitExclusion>> ReadFitExclusions(const std::string& path,
+                                                    const std::vector<Measurement>& records) {
+  auto text = ReadFile(path);
+  if (!text) return text.error();
+  json_input::Problem problem;
+  const auto doc = json_input::Parse(*text, &problem);
+  if (!doc) return Error(json_input::Describe(path, *text, problem));
+  if (!doc->is_array()) return Error(path + ": must be a list of {\"records\", \"reason\"}");
+  std::vector<FitExclusion> out;
+  for (std::size_t i = 0; i < doc->size(); ++i) {
+    const std::string at = path + "#/" + std::to_string(i);
+    const nlohmann::json& e = (*doc)[i];
+    if (!e.is_object()) return Error(at + ": must be an object {\"records\", \"reason\"}");
+    for (const auto& [key, value] : e.items()) {
+      if (key != "records" && key != "reason") {
+        return Error(at + "/" + json_input::EscapePointerKey(key) + ": unknown key");
+      }
+      if (!value.is_string() || value.get<std::string>().empty()) {
+        return Error(at + "/" + key + ": must be a non-empty string");
+      }
+    }
+    for (const char* key : {"records", "reason"}) {
+      if (!e.contains(key)) return Error(at + "/" + key + ": missing");
+    }
+    FitExclusion x{e["records"].get<std::string>(), e["reason"].get<std::string>()};
+    bool matches = false;
+    for (const Measurement& m : records) matches = matches || m.id.starts_with(x.records);
+    if (!matches) {
+      return Error(at + "/records: no record's id starts with " + json_input::Quote(e["records"]));
+    }
+    out.push_back(std::move(x));
+  }
+  return out;
 }
 
 std::vector<MetricPoint> Evaluate(const std::vector<ReplayPlan>& plans,
@@ -124,6 +168,7 @@ std::vector<MetricPoint> Evaluate(const std::vector<ReplayPlan>& plans,
 FitOutcome FitProfile(const std::vector<ReplayPlan>& plans, const EngineProfile& start,
                       const FitOptions& options) {
   FitOutcome outcome;
+  outcome.exclusions = options.exclusions;
   outcome.before = Evaluate(plans, start, &outcome.skipped);
   const auto& table = ProfileParameterTable();
   std::vector<Bounded> bounds;
@@ -174,9 +219,12 @@ FitOutcome FitProfile(const std::vector<ReplayPlan>& plans, const EngineProfile&
     return profile;
   };
 
-  std::vector<const ReplayPlan*> fit_plans;
+  // Candidates: the records of the fit's kind; fitted: those not excluded.
+  std::vector<const ReplayPlan*> candidates, fit_plans;
   for (const ReplayPlan& p : plans) {
-    if (!options.fit_fixed_lengths_only || p.fixed_lengths) fit_plans.push_back(&p);
+    if (options.fit_fixed_lengths_only && !p.fixed_lengths) continue;
+    candidates.push_back(&p);
+    if (!ExcludedFromFit(p.measurement->id, options.exclusions)) fit_plans.push_back(&p);
   }
   if (options.keep_start) {
     outcome.profile = start;
@@ -189,17 +237,17 @@ FitOutcome FitProfile(const std::vector<ReplayPlan>& plans, const EngineProfile&
   }
 
   if (options.leave_one_model_out) {
+    // A model's excluded records are predicted with it, never fitted.
     std::set<std::string> models;
-    for (const ReplayPlan* p : fit_plans) models.insert(p->model_name);
+    for (const ReplayPlan* p : candidates) models.insert(p->model_name);
     for (const std::string& left_out : models) {
       std::vector<const ReplayPlan*> rest;
       std::vector<ReplayPlan> held;
+      for (const ReplayPlan* p : candidates) {
+        if (p->model_name == left_out) held.push_back(*p);
+      }
       for (const ReplayPlan* p : fit_plans) {
-        if (p->model_name == left_out) {
-          held.push_back(*p);
-        } else {
-          rest.push_back(p);
-        }
+        if (p->model_name != left_out) rest.push_back(p);
       }
       if (rest.empty()) continue;
       const EngineProfile without = fit_on(rest);
@@ -274,6 +322,20 @@ std::string ValidationMarkdown(const FitOutcome& outcome, const std::vector<Skip
   out += StatsRow("ShareGPT lengths, " + as, outcome.after, 0);
   out += StatsRow("ShareGPT lengths, leave one model out", outcome.lomo, 0);
   out += StatsRow("all, " + as, outcome.after, -1);
+  if (!outcome.exclusions.empty()) {
+    // The same rows over the records the fit used (see "Records not fitted").
+    auto fitted_only = [&](const std::vector<MetricPoint>& pts) {
+      std::vector<MetricPoint> kept;
+      for (const MetricPoint& pt : pts) {
+        if (!ExcludedFromFit(pt.record, outcome.exclusions)) kept.push_back(pt);
+      }
+      return kept;
+    };
+    out += StatsRow("fixed lengths, " + as + ", records fitted", fitted_only(outcome.after), 1);
+    out += StatsRow("fixed lengths, leave one model out, records fitted", fitted_only(outcome.lomo),
+                    1);
+    out += StatsRow("all, " + as + ", records fitted", fitted_only(outcome.after), -1);
+  }
   out += "\n## The " + p.name + " profile\n\n";
   out += (outcome.fitted
               ? "Fitted on " + std::to_string(Stats(outcome.after).points) + " metric points"
@@ -315,6 +377,17 @@ std::string ValidationMarkdown(const FitOutcome& outcome, const std::vector<Skip
       "\n## Leave one model out\n\nEach model's records predicted by a profile fitted without "
       "them.\n\n" +
       PointTable(outcome.lomo, -1);
+  if (!outcome.exclusions.empty()) {
+    out +=
+        "\n## Records not fitted\n\nReplayed and reported above (in every table and the first "
+        "rows of the summary) but kept out of the fit and of every leave-one-model-out refit "
+        "(`--fit-exclusions`):\n\n| records | metric points | reason |\n|---|---:|---|\n";
+    for (const FitExclusion& e : outcome.exclusions) {
+      std::int64_t n = 0;
+      for (const MetricPoint& pt : outcome.after) n += pt.record.starts_with(e.records) ? 1 : 0;
+      out += "| `" + e.records + "*` | " + std::to_string(n) + " | " + e.reason + " |\n";
+    }
+  }
   out +=
       "\n## Records and metrics left out\n\nRecords kvbill cannot represent, and metrics a "
       "record contradicts itself on (see [method](#method)).\n\n| record | reason |\n|---|---|\n";

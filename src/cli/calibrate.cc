@@ -129,6 +129,7 @@ int RunProfileFit(const Args& args) {
   bool report = false, no_fit = false, no_lomo = false, verbose = false;
   std::string validation_doc;
   std::vector<std::string> detail_ids;
+  std::string exclusions_path;
   int evaluations = 200;
   int grid_rounds = 1;
   bool lomo_only = false;
@@ -153,6 +154,9 @@ int RunProfileFit(const Args& args) {
       "residual evaluations of Levenberg-Marquardt (each replays every record)")(
       "grid-rounds", po::value(&grid_rounds)->default_value(1),
       "passes of the coordinate grid search before Levenberg-Marquardt (0 = none)")(
+      "fit-exclusions", FileValue(&exclusions_path),
+      "records to replay and report but keep out of the fit (a JSON file: a list of "
+      "{\"records\": id prefix, \"reason\": text})")(
       "detail", po::value(&detail_ids),
       "replay record ID (repeatable) with --profile (default: its engine's) and print what it "
       "does inside (KV pool, "
@@ -181,6 +185,12 @@ int RunProfileFit(const Args& args) {
     defaults.tensor_parallel = scenario->deployment.gpus_per_replica;
   }
   if (!detail_ids.empty()) return PrintDetails(*records, defaults, detail_ids, start_name);
+  std::vector<FitExclusion> exclusions;
+  if (!exclusions_path.empty()) {
+    auto read = ReadFitExclusions(exclusions_path, *records);
+    if (!read) return ReportError("calibrate", read.error());
+    exclusions = std::move(*read);
+  }
   std::vector<ReplayPlan> plans;
   std::vector<ReplayPlan> all_plans;  // with the speculative ones, which are never fitted
   std::vector<SkippedRecord> skipped;
@@ -210,6 +220,7 @@ int RunProfileFit(const Args& args) {
     fit.grid_rounds = grid_rounds;
     fit.leave_one_model_out = !no_lomo;
     fit.keep_start = lomo_only;
+    fit.exclusions = exclusions;
     if (verbose) {
       fit.progress = [](int done, double cost) {
         std::cerr << "kvbill calibrate: " << done << " evaluations, loss " << cost << "\n";

@@ -136,5 +136,65 @@ TEST(CalibrateCliTest, ABrokenRecordIsAnErrorNamingTheLineAndWritesNothing) {
   std::filesystem::remove(bad);
 }
 
+TEST(CalibrateCliTest, FitExclusionsAreReportedButNotFitted) {
+  // The sample's two vLLM records; b18 is excluded from the fit. The fit
+  // must then equal the fit of a file without b18: the same parameters,
+  // while fitting both moves them elsewhere (b18 runs at concurrency 1,
+  // b01 at 4, and they pull the per-step overheads differently).
+  const std::string source =
+      std::string(KVBILL_SOURCE_DIR) + "/tests/data/calibration/sample.jsonl";
+  const std::string b18 = "gpustack/qwen3-8b/h100-latency/vllm/b18";
+  const std::string without = Temp("without-b18.jsonl"), excl = Temp("exclusions.json");
+  {
+    std::ifstream in(source);
+    std::ofstream out(without);
+    for (std::string line; std::getline(in, line);) {
+      if (line.find(b18) == std::string::npos) out << line << "\n";
+    }
+    std::ofstream(excl) << R"([{"records": ")" << b18 << R"(", "reason": "a test"}])";
+  }
+  const std::string fit = " --no-lomo --grid-rounds 0 --max-evaluations 30 -o ";
+  const std::string a = Temp("a.json"), b = Temp("b.json"), c = Temp("c.json");
+  const std::string doc = Temp("excluded.md");
+  const auto excluded = RunKvbill("calibrate --measurements " + source + " --fit-exclusions " +
+                                  excl + fit + a + " --validation-doc " + doc);
+  ASSERT_EQ(excluded.exit_status, 0) << excluded.err;
+  const auto alone = RunKvbill("calibrate --measurements " + without + fit + b);
+  ASSERT_EQ(alone.exit_status, 0) << alone.err;
+  const auto both = RunKvbill("calibrate --measurements " + source + fit + c);
+  ASSERT_EQ(both.exit_status, 0) << both.err;
+  auto params = [](const std::string& path) {
+    std::ifstream in(path);
+    return nlohmann::json::parse(in)["parameters"];
+  };
+  EXPECT_EQ(params(a), params(b));
+  EXPECT_NE(params(a), params(c));
+  // The page still predicts b18 (its four points) and says why it was not fitted.
+  std::ifstream in(doc);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("## Records not fitted"), std::string::npos);
+  EXPECT_NE(text.find("| `" + b18 + "*` | 4 | a test |"), std::string::npos) << text;
+  EXPECT_NE(text.find("| " + b18 + "-sharegpt-n100-c1 | qwen3-8b |"), std::string::npos);
+  // Records fitted: b01's four points.
+  EXPECT_NE(text.find("| all, fitted (in sample), records fitted | 4 |"), std::string::npos)
+      << text;
+  // A prefix no record has is an error naming the entry; nothing is written.
+  const std::string d = Temp("d.json");
+  std::ofstream(excl) << R"([{"records": "gpustack/nope", "reason": "x"}])";
+  const auto typo =
+      RunKvbill("calibrate --measurements " + source + " --fit-exclusions " + excl + fit + d);
+  EXPECT_EQ(typo.exit_status, 2);
+  EXPECT_NE(typo.err.find(excl + "#/0/records: no record's id starts with \"gpustack/nope\""),
+            std::string::npos)
+      << typo.err;
+  EXPECT_FALSE(std::filesystem::exists(d));
+  std::ofstream(excl) << R"([{"records": "gpustack/", "why": "x"}])";
+  const auto key =
+      RunKvbill("calibrate --measurements " + source + " --fit-exclusions " + excl + fit + d);
+  EXPECT_EQ(key.exit_status, 2);
+  EXPECT_NE(key.err.find(excl + "#/0/why: unknown key"), std::string::npos) << key.err;
+  for (const std::string& f : {without, excl, a, b, c, doc}) std::filesystem::remove(f);
+}
+
 }  // namespace
 }  // namespace kvbill::testing

@@ -42,6 +42,22 @@ struct SkippedRecord {
   std::string reason;
 };
 
+// Records replayed and reported but kept out of the fit: every record whose
+// id starts with `records`, for `reason` (a published run that contradicts
+// the hardware it names, say). The validation page lists them.
+struct FitExclusion {
+  std::string records;  // id prefix
+  std::string reason;
+};
+bool ExcludedFromFit(const std::string& id, const std::vector<FitExclusion>& exclusions);
+
+// Reads a list of exclusions, `[{"records": "...", "reason": "..."}, ...]`.
+// Errors name the file and the entry's JSON pointer: not a list, an unknown
+// or missing key, an empty prefix or reason, or a prefix no record of
+// `records` starts with (a misspelt one would exclude nothing).
+Result<std::vector<FitExclusion>> ReadFitExclusions(const std::string& path,
+                                                    const std::vector<Measurement>& records);
+
 struct FitOptions {
   int max_evaluations = 200;  // residual evaluations of Levenberg-Marquardt
   // Passes of a coordinate grid search before Levenberg-Marquardt (each
@@ -57,6 +73,9 @@ struct FitOptions {
   // records are then validated, not fitted). False by default: the
   // low-concurrency ShareGPT records are what pins the per-step overheads.
   bool fit_fixed_lengths_only = false;
+  // Records kept out of the fit and of every leave-one-model-out refit; they
+  // are still predicted (in sample and left out with their model).
+  std::vector<FitExclusion> exclusions;
   // Called after each accepted step with the sum of squares (may be empty).
   std::function<void(int evaluations, double sum_squares)> progress;
 };
@@ -67,6 +86,7 @@ struct FitOutcome {
   std::vector<MetricPoint> after;   // in sample
   std::vector<MetricPoint> lomo;    // each model predicted by a fit without it
   std::vector<SkippedRecord> skipped;
+  std::vector<FitExclusion> exclusions;  // as FitOptions::exclusions
   bool fitted = false;  // false: the starting profile evaluated as it is (--no-fit)
 };
 
