@@ -174,9 +174,19 @@ FitOutcome FitProfile(const std::vector<ReplayPlan>& plans, const EngineProfile&
   std::vector<Bounded> bounds;
   for (const ProfileParameterInfo& info : table) bounds.push_back(Bounded{info.lower, info.upper});
 
-  auto fit_on = [&](const std::vector<const ReplayPlan*>& subset) {
+  // Fits on `subset`'s timings. `must_run`'s records (excluded from the fit)
+  // count only if they cannot replay: they ran, so a profile that leaves
+  // them no room in memory is refused as for any record; their timings do
+  // not count.
+  auto fit_on = [&](const std::vector<const ReplayPlan*>& subset,
+                    const std::vector<const ReplayPlan*>& must_run) {
     std::vector<ReplayPlan> chosen;
     for (const ReplayPlan* p : subset) chosen.push_back(*p);
+    std::set<std::string> timings_ignored;
+    for (const ReplayPlan* p : must_run) {
+      chosen.push_back(*p);
+      timings_ignored.insert(p->measurement->id);
+    }
     // Residual layout: one per (record, metric) measured, fixed order.
     const std::vector<MetricPoint> probe = Evaluate(chosen, start, nullptr);
     const int count = static_cast<int>(probe.size());
@@ -193,7 +203,11 @@ FitOutcome FitProfile(const std::vector<ReplayPlan>& plans, const EngineProfile&
       r->setConstant(count, 1.0);  // a failed replay counts as a large miss
       std::size_t k = 0;
       for (std::size_t i = 0; i < probe.size() && k < pts.size(); ++i) {
-        if (pts[k].record == probe[i].record && pts[k].metric == probe[i].metric) {
+        if (pts[k].record == probe[i].record && pts[k].metric == probe[i].metric &&
+            timings_ignored.count(pts[k].record) > 0) {
+          (*r)(static_cast<Eigen::Index>(i)) = 0;
+          ++k;
+        } else if (pts[k].record == probe[i].record && pts[k].metric == probe[i].metric) {
           // A Cauchy loss on the log ratio, scale 0.25: misses within the
           // tolerance count as squares, large ones only logarithmically, so a
           // few records no mechanism explains do not drag the rest.
@@ -220,17 +234,17 @@ FitOutcome FitProfile(const std::vector<ReplayPlan>& plans, const EngineProfile&
   };
 
   // Candidates: the records of the fit's kind; fitted: those not excluded.
-  std::vector<const ReplayPlan*> candidates, fit_plans;
+  std::vector<const ReplayPlan*> candidates, fit_plans, excluded;
   for (const ReplayPlan& p : plans) {
     if (options.fit_fixed_lengths_only && !p.fixed_lengths) continue;
     candidates.push_back(&p);
-    if (!ExcludedFromFit(p.measurement->id, options.exclusions)) fit_plans.push_back(&p);
+    (ExcludedFromFit(p.measurement->id, options.exclusions) ? excluded : fit_plans).push_back(&p);
   }
   if (options.keep_start) {
     outcome.profile = start;
     outcome.after = outcome.before;
   } else {
-    outcome.profile = fit_on(fit_plans);
+    outcome.profile = fit_on(fit_plans, excluded);
     outcome.profile.calibrated = true;
     outcome.fitted = true;
     outcome.after = Evaluate(plans, outcome.profile, nullptr);
@@ -246,11 +260,15 @@ FitOutcome FitProfile(const std::vector<ReplayPlan>& plans, const EngineProfile&
       for (const ReplayPlan* p : candidates) {
         if (p->model_name == left_out) held.push_back(*p);
       }
+      std::vector<const ReplayPlan*> rest_excluded;
       for (const ReplayPlan* p : fit_plans) {
         if (p->model_name != left_out) rest.push_back(p);
       }
+      for (const ReplayPlan* p : excluded) {
+        if (p->model_name != left_out) rest_excluded.push_back(p);
+      }
       if (rest.empty()) continue;
-      const EngineProfile without = fit_on(rest);
+      const EngineProfile without = fit_on(rest, rest_excluded);
       for (MetricPoint& pt : Evaluate(held, without, nullptr)) outcome.lomo.push_back(pt);
     }
   }
@@ -381,7 +399,9 @@ std::string ValidationMarkdown(const FitOutcome& outcome, const std::vector<Skip
     out +=
         "\n## Records not fitted\n\nReplayed and reported above (in every table and the first "
         "rows of the summary) but kept out of the fit and of every leave-one-model-out refit "
-        "(`--fit-exclusions`):\n\n| records | metric points | reason |\n|---|---:|---|\n";
+        "(`--fit-exclusions`): their timings do not count, but they must still replay (they "
+        "ran, so a profile whose memory reserve leaves them no room is refused as for any "
+        "record):\n\n| records | metric points | reason |\n|---|---:|---|\n";
     for (const FitExclusion& e : outcome.exclusions) {
       std::int64_t n = 0;
       for (const MetricPoint& pt : outcome.after) n += pt.record.starts_with(e.records) ? 1 : 0;
