@@ -212,6 +212,7 @@ int RunProfileFit(const Args& args) {
   FitOutcome outcome;
   if (no_fit) {
     outcome.profile = *start;
+    outcome.exclusions = exclusions;  // reported, though nothing is fitted
     outcome.before = Evaluate(plans, *start, &outcome.skipped);
     outcome.after = outcome.before;
   } else {

@@ -178,6 +178,17 @@ TEST(CalibrateCliTest, FitExclusionsAreReportedButNotFitted) {
   // Records fitted: b01's four points.
   EXPECT_NE(text.find("| all, fitted (in sample), records fitted | 4 |"), std::string::npos)
       << text;
+  // --no-fit reports the exclusions too (the rows over the records fitted).
+  const auto shipped = RunKvbill("calibrate --measurements " + source + " --fit-exclusions " +
+                                 excl + " --no-fit --report --validation-doc " + doc);
+  ASSERT_EQ(shipped.exit_status, 0) << shipped.err;
+  {
+    std::ifstream again(doc);
+    const std::string page((std::istreambuf_iterator<char>(again)),
+                           std::istreambuf_iterator<char>());
+    EXPECT_NE(page.find("| all, the profile as shipped, records fitted | 4 |"), std::string::npos)
+        << page;
+  }
   // A prefix no record has is an error naming the entry; nothing is written.
   const std::string d = Temp("d.json");
   std::ofstream(excl) << R"([{"records": "gpustack/nope", "reason": "x"}])";
