@@ -203,19 +203,18 @@ FitOutcome FitProfile(const std::vector<ReplayPlan>& plans, const EngineProfile&
       r->setConstant(count, 1.0);  // a failed replay counts as a large miss
       std::size_t k = 0;
       for (std::size_t i = 0; i < probe.size() && k < pts.size(); ++i) {
-        if (pts[k].record == probe[i].record && pts[k].metric == probe[i].metric &&
-            timings_ignored.count(pts[k].record) > 0) {
-          (*r)(static_cast<Eigen::Index>(i)) = 0;
-          ++k;
-        } else if (pts[k].record == probe[i].record && pts[k].metric == probe[i].metric) {
+        if (pts[k].record != probe[i].record || pts[k].metric != probe[i].metric) continue;
+        if (timings_ignored.count(pts[k].record) > 0) {
+          (*r)(static_cast<Eigen::Index>(i)) = 0;  // replayed: its timing does not count
+        } else {
           // A Cauchy loss on the log ratio, scale 0.25: misses within the
           // tolerance count as squares, large ones only logarithmically, so a
           // few records no mechanism explains do not drag the rest.
           const double e = std::log(std::max(1e-9, pts[k].predicted) / pts[k].measured) / kScale;
           (*r)(static_cast<Eigen::Index>(i)) =
               kScale * std::copysign(std::sqrt(std::log1p(e * e)), e);
-          ++k;
         }
+        ++k;
       }
     };
     Eigen::VectorXd x0(static_cast<Eigen::Index>(table.size()));

@@ -20,6 +20,7 @@
 #include "kvbill/model/kv_footprint.h"
 #include "kvbill/policy/context_policy.h"
 #include "kvbill/util/random.h"
+#include "kvbill/util/units.h"
 
 namespace kvbill {
 namespace {
@@ -185,12 +186,6 @@ double DecodeWeightedPercentile(const std::vector<IterationEntry>& log, double q
     if (seen >= std::max<std::int64_t>(1, rank)) return t;
   }
   return times.back().first;
-}
-
-std::string Number(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
 }
 
 }  // namespace
@@ -636,8 +631,8 @@ std::string ReplayDetailMarkdown(const ReplayPlan& plan, const ReplayDetail& d) 
   std::ostringstream o;
   auto row = [&](const std::string& what, const std::optional<double>& measured, double kvbill,
                  int digits) {
-    o << "| " << what << " | " << (measured ? Number(*measured, digits) : std::string("—")) << " | "
-      << Number(kvbill, digits) << " |\n";
+    o << "| " << what << " | " << (measured ? FormatFixed(*measured, digits) : std::string("—"))
+      << " | " << FormatFixed(kvbill, digits) << " |\n";
   };
   o << "## " << m.id << "\n\n"
     << "model " << plan.model_name << ", GPU " << plan.config.gpu.id << " x"
@@ -651,7 +646,7 @@ std::string ReplayDetailMarkdown(const ReplayPlan& plan, const ReplayDetail& d) 
   row("itl_ms_p50", m.itl_ms_p50, d.itl_ms_p50, 2);
   row("itl_ms_p99", m.itl_ms_p99, d.itl_ms_p99, 2);
   row("output_tok_s", m.output_tok_s, d.metrics.output_tok_s, 2);
-  o << "\n- memory reserved before the KV pool (profile run): " << Number(d.reserve_gib, 2)
+  o << "\n- memory reserved before the KV pool (profile run): " << FormatFixed(d.reserve_gib, 2)
     << " GiB; KV pool " << d.pool_blocks << " blocks = " << d.pool_tokens << " tokens\n"
     << "- requests " << d.requests << ", prompt tokens " << d.prompt_tokens
     << ", prompt tokens computed " << d.prefill_tokens << " (recomputed "
@@ -663,9 +658,9 @@ std::string ReplayDetailMarkdown(const ReplayPlan& plan, const ReplayDetail& d) 
     << "|---|---:|---:|---:|---:|---:|\n";
   auto kind = [&](const char* name, const IterationKind& k) {
     const double n = static_cast<double>(std::max<std::int64_t>(1, k.count));
-    o << "| " << name << " | " << k.count << " | " << Number(k.seconds, 2) << " | "
-      << Number(1000 * k.seconds / n, 2) << " | " << Number(k.prefill_tokens / n, 1) << " | "
-      << Number(k.decodes / n, 1) << " |\n";
+    o << "| " << name << " | " << k.count << " | " << FormatFixed(k.seconds, 2) << " | "
+      << FormatFixed(1000 * k.seconds / n, 2) << " | " << FormatFixed(k.prefill_tokens / n, 1)
+      << " | " << FormatFixed(k.decodes / n, 1) << " |\n";
   };
   kind("decode only", d.decode_only);
   kind("prompt chunks and decodes", d.mixed);
