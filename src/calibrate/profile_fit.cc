@@ -69,6 +69,26 @@ ErrorStats Stats(const std::vector<MetricPoint>& points) {
   return s;
 }
 
+void FitResiduals(const std::vector<MetricPoint>& layout, const std::vector<MetricPoint>& points,
+                  const std::set<std::string>& timings_ignored, Eigen::VectorXd* r) {
+  r->setConstant(static_cast<Eigen::Index>(layout.size()), 1.0);  // missing: a large miss
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < layout.size() && k < points.size(); ++i) {
+    const MetricPoint& pt = points[k];
+    if (pt.record != layout[i].record || pt.metric != layout[i].metric) continue;
+    if (timings_ignored.count(pt.record) > 0) {
+      (*r)(static_cast<Eigen::Index>(i)) = 0;  // replayed: its timing does not count
+    } else {
+      // A Cauchy loss on the log ratio, scale 0.25: misses within the
+      // tolerance count as squares, large ones only logarithmically, so a
+      // few records no mechanism explains do not drag the rest.
+      const double e = std::log(std::max(1e-9, pt.predicted) / pt.measured) / kScale;
+      (*r)(static_cast<Eigen::Index>(i)) = kScale * std::copysign(std::sqrt(std::log1p(e * e)), e);
+    }
+    ++k;
+  }
+}
+
 bool ExcludedFromFit(const std::string& id, const std::vector<FitExclusion>& exclusions) {
   for (const FitExclusion& e : exclusions) {
     if (id.starts_with(e.records)) return true;
@@ -199,23 +219,7 @@ FitOutcome FitProfile(const std::vector<ReplayPlan>& plans, const EngineProfile&
     auto residuals = [&](const Eigen::VectorXd& x, Eigen::VectorXd* r) {
       EngineProfile p = start;
       apply(x, &p);
-      const std::vector<MetricPoint> pts = Evaluate(chosen, p, nullptr);
-      r->setConstant(count, 1.0);  // a failed replay counts as a large miss
-      std::size_t k = 0;
-      for (std::size_t i = 0; i < probe.size() && k < pts.size(); ++i) {
-        if (pts[k].record != probe[i].record || pts[k].metric != probe[i].metric) continue;
-        if (timings_ignored.count(pts[k].record) > 0) {
-          (*r)(static_cast<Eigen::Index>(i)) = 0;  // replayed: its timing does not count
-        } else {
-          // A Cauchy loss on the log ratio, scale 0.25: misses within the
-          // tolerance count as squares, large ones only logarithmically, so a
-          // few records no mechanism explains do not drag the rest.
-          const double e = std::log(std::max(1e-9, pts[k].predicted) / pts[k].measured) / kScale;
-          (*r)(static_cast<Eigen::Index>(i)) =
-              kScale * std::copysign(std::sqrt(std::log1p(e * e)), e);
-        }
-        ++k;
-      }
+      FitResiduals(probe, Evaluate(chosen, p, nullptr), timings_ignored, r);
     };
     Eigen::VectorXd x0(static_cast<Eigen::Index>(table.size()));
     for (std::size_t i = 0; i < table.size(); ++i) {

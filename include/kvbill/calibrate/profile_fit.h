@@ -7,7 +7,9 @@
 #ifndef KVBILL_CALIBRATE_PROFILE_FIT_H_
 #define KVBILL_CALIBRATE_PROFILE_FIT_H_
 
+#include <Eigen/Core>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,16 @@ struct MetricPoint {
   double predicted = 0;
   double Ratio() const { return measured > 0 ? predicted / measured : 0; }
 };
+
+// The fit's residuals: one per point of `layout` (a record and metric
+// measured, in a fixed order), from `points`, an evaluation that lists the
+// same points in the same order less those whose record did not replay. A
+// point missing counts as a large miss (1.0), also for a record whose timings
+// are ignored (excluded from the fit): it ran, so a profile that leaves it no
+// room is refused. An ignored record that replays counts 0; every other point
+// a Cauchy loss on its log ratio, scale 0.25.
+void FitResiduals(const std::vector<MetricPoint>& layout, const std::vector<MetricPoint>& points,
+                  const std::set<std::string>& timings_ignored, Eigen::VectorXd* r);
 
 struct ErrorStats {
   std::int64_t points = 0;

@@ -1,0 +1,62 @@
+#include "kvbill/calibrate/profile_fit.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace kvbill::testing {
+namespace {
+
+MetricPoint Point(const std::string& record, const std::string& metric, double measured,
+                  double predicted) {
+  MetricPoint p;
+  p.record = record;
+  p.metric = metric;
+  p.measured = measured;
+  p.predicted = predicted;
+  return p;
+}
+
+// Two records, two metrics each; "x" is excluded from the fit (its timings
+// ignored). Residuals by hand, scale s = 0.25, e = ln(predicted / measured) / s,
+// residual s * sign(e) * sqrt(ln(1 + e^2)):
+//   a duration 100 -> 100: e = 0, residual 0;
+//   a ttft 10 -> 20: e = ln 2 / 0.25 = 2.7726, ln(1 + 7.6872) = 2.1618,
+//     sqrt = 1.4703, residual 0.36758;
+//   x duration and ttft, replayed: 0 whatever their ratio (0.1x and 10x here).
+TEST(ProfileFitTest, ExcludedRecordsCountNothingWhenTheyReplay) {
+  const std::vector<MetricPoint> layout = {
+      Point("a", "duration_s", 100, 100), Point("a", "ttft_ms_mean", 10, 10),
+      Point("x", "duration_s", 100, 100), Point("x", "ttft_ms_mean", 10, 10)};
+  const std::vector<MetricPoint> points = {
+      Point("a", "duration_s", 100, 100), Point("a", "ttft_ms_mean", 10, 20),
+      Point("x", "duration_s", 100, 10), Point("x", "ttft_ms_mean", 10, 100)};
+  Eigen::VectorXd r;
+  FitResiduals(layout, points, {"x"}, &r);
+  ASSERT_EQ(r.size(), 4);
+  EXPECT_DOUBLE_EQ(r(0), 0);
+  EXPECT_NEAR(r(1), 0.36758, 1e-4);
+  EXPECT_DOUBLE_EQ(r(2), 0);
+  EXPECT_DOUBLE_EQ(r(3), 0);
+}
+
+// An excluded record that does not replay under a candidate profile (no
+// points for it: it does not fit in memory, say) counts as a large miss, 1.0
+// per metric, as any record's failure does: it ran, so the profile is wrong.
+TEST(ProfileFitTest, AnExcludedRecordThatCannotReplayIsAMiss) {
+  const std::vector<MetricPoint> layout = {
+      Point("a", "duration_s", 100, 100), Point("x", "duration_s", 100, 100),
+      Point("x", "ttft_ms_mean", 10, 10), Point("z", "duration_s", 50, 50)};
+  // x and z missing; a predicted 0.5x: e = ln 0.5 / 0.25 = -2.7726, residual -0.36758.
+  const std::vector<MetricPoint> points = {Point("a", "duration_s", 100, 50)};
+  Eigen::VectorXd r;
+  FitResiduals(layout, points, {"x"}, &r);
+  ASSERT_EQ(r.size(), 4);
+  EXPECT_NEAR(r(0), -0.36758, 1e-4);
+  EXPECT_DOUBLE_EQ(r(1), 1.0);
+  EXPECT_DOUBLE_EQ(r(2), 1.0);
+  EXPECT_DOUBLE_EQ(r(3), 1.0);
+}
+
+}  // namespace
+}  // namespace kvbill::testing
