@@ -10,6 +10,7 @@
 
 #include "kvbill/calibrate/least_squares.h"
 #include "kvbill/util/file.h"
+#include "kvbill/util/units.h"
 #include "util/json_input.h"
 
 namespace kvbill {
@@ -285,12 +286,6 @@ FitOutcome FitProfile(const std::vector<ReplayPlan>& plans, const EngineProfile&
 
 namespace {
 
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
 std::string StatsRow(const std::string& what, const std::vector<MetricPoint>& pts,
                      int fixed /* 1 fixed, 0 sharegpt, -1 all */) {
   std::vector<MetricPoint> chosen;
@@ -298,8 +293,8 @@ std::string StatsRow(const std::string& what, const std::vector<MetricPoint>& pt
     if (fixed < 0 || p.fixed_lengths == (fixed == 1)) chosen.push_back(p);
   }
   const ErrorStats s = Stats(chosen);
-  return "| " + what + " | " + std::to_string(s.points) + " | " + Fixed(100 * s.median, 1) +
-         "% | " + Fixed(100 * s.within_25, 0) + "% |\n";
+  return "| " + what + " | " + std::to_string(s.points) + " | " + FormatFixed(100 * s.median, 1) +
+         "% | " + FormatFixed(100 * s.within_25, 0) + "% |\n";
 }
 
 std::string PointTable(const std::vector<MetricPoint>& pts, int fixed) {
@@ -309,8 +304,8 @@ std::string PointTable(const std::vector<MetricPoint>& pts, int fixed) {
   for (const MetricPoint& p : pts) {
     if (fixed >= 0 && p.fixed_lengths != (fixed == 1)) continue;
     out += "| " + p.record + " | " + p.model + " | " + p.gpu + " | " + p.engine + " | " +
-           p.workload + " | " + p.metric + " | " + Fixed(p.measured, 2) + " | " +
-           Fixed(p.predicted, 2) + " | " + Fixed(p.Ratio(), 2) + " |\n";
+           p.workload + " | " + p.metric + " | " + FormatFixed(p.measured, 2) + " | " +
+           FormatFixed(p.predicted, 2) + " | " + FormatFixed(p.Ratio(), 2) + " |\n";
   }
   return out;
 }
