@@ -14,28 +14,17 @@
 namespace kvbill {
 namespace {
 
-// One request of a 10-token prompt and `output` tokens, arriving at `at`.
-Task OneRequest(const std::string& id, Seconds at, Tokens output) {
-  Task t;
-  t.id = id;
-  t.arrival_s = at;
-  Turn turn;
-  turn.spans.push_back(Span{SpanKind::kUser, 10, std::nullopt});
-  turn.output = output;
-  t.turns.push_back(turn);
-  return t;
-}
-
 std::map<std::string, RequestRecord> ByTask(const SimulationResult& r) {
   std::map<std::string, RequestRecord> out;
   for (const RequestRecord& rec : r.requests) out[rec.task_id] = rec;
   return out;
 }
 
-// Four requests arriving every 0.5 s (A at 0 with 2 output tokens, B at 0.5
-// with 4, C at 1.0 with 2, D at 1.5 with 2), at most two in flight. Each
-// iteration takes 1 s; the one that completes a prefill gives the first
-// token, every later one a token to each decoding request.
+// Four requests of 1,000-token prompts arriving every 0.5 s (A at 0 with 2
+// output tokens, B at 0.5 with 4, C at 1.0 with 2, D at 1.5 with 2), at most
+// two in flight. Each iteration takes 1 s; a prompt fits one (8,192-token
+// budget); the iteration that completes a prefill gives the first token,
+// every later one a token to each decoding request.
 //   [0, 1]  A's prefill: A's first token at 1. B arrived at 0.5 (2 in flight).
 //   [1, 2]  A decodes (its 2nd token: A ends at 2), B's prefill (first at 2).
 //           C (1.0) and D (1.5) wait at the client: A and B are in flight.
