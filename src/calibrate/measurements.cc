@@ -1,5 +1,6 @@
 #include "kvbill/calibrate/measurements.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -13,6 +14,11 @@ namespace kvbill {
 namespace {
 
 using nlohmann::json;
+
+std::string Lowered(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
 
 // Field readers that accept null as "absent" and name the field on error.
 class Fields {
@@ -106,6 +112,22 @@ Status ReadRecord(const json& j, const Fields& f, Measurement* m) {
   if (*rate) m->request_rate = **rate;
   if (w.contains("prefix_caching") && w.at("prefix_caching").is_boolean()) {
     m->prefix_caching = w.at("prefix_caching").get<bool>();
+  }
+  auto tool = f.Text(w, "benchmark_tool", "workload/");
+  auto basis = f.Text(w, "request_rate_basis", "workload/");
+  for (auto* v : {&tool, &basis}) {
+    if (!*v) return v->error();
+  }
+  if (Lowered(*tool).find("guidellm") != std::string::npos) {
+    m->client = BenchmarkClient::kGuidellm;
+    for (const std::string* text : {&*tool, &*basis}) {
+      std::istringstream words(*text);
+      std::string word;
+      while (words >> word) {
+        if (word == "--profile" && words >> word) m->client_profile = word;
+      }
+      if (!m->client_profile.empty()) break;
+    }
   }
   if (j.contains("quality_flags") && j.at("quality_flags").is_array()) {
     for (const json& q : j.at("quality_flags")) {
@@ -244,11 +266,23 @@ std::optional<std::string> TpotInconsistency(const Measurement& m) {
   if (!(requests > 0)) return std::nullopt;
   const double mean_output = *m.total_output_tokens / requests;
   if (!(mean_output > 1.5)) return std::nullopt;
-  const double implied = (*m.e2e_ms_mean - *m.ttft_ms_mean) / (mean_output - 1);
+  // guidellm's TPOT is (last token - sent) / output tokens
+  // (schemas/request_stats.py, time_per_output_token_ms, v0.5.3).
+  const bool guidellm = m.client == BenchmarkClient::kGuidellm;
+  const double implied = guidellm ? *m.e2e_ms_mean / mean_output
+                                  : (*m.e2e_ms_mean - *m.ttft_ms_mean) / (mean_output - 1);
   if (!(implied > 0)) return std::nullopt;
   const double ratio = *m.tpot_ms_mean / implied;
   if (ratio >= 0.75 && ratio <= 1.25) return std::nullopt;
   char buf[256];
+  if (guidellm) {
+    std::snprintf(buf, sizeof buf,
+                  "mean TPOT %.2f ms disagrees with its own end-to-end latency: guidellm's TPOT "
+                  "counts from the send, E2E %.0f ms / %.0f output tokens = %.2f ms per token "
+                  "(%.2fx)",
+                  *m.tpot_ms_mean, *m.e2e_ms_mean, mean_output, implied, ratio);
+    return std::string(buf);
+  }
   std::snprintf(buf, sizeof buf,
                 "mean TPOT %.2f ms disagrees with its own end-to-end latency: (E2E %.0f ms - "
                 "TTFT %.0f ms) / (%.0f - 1 output tokens) = %.2f ms per token (%.2fx)",

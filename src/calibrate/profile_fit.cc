@@ -427,11 +427,17 @@ std::string ValidationMarkdown(const FitOutcome& outcome, const std::vector<Skip
   (end − first token) / (output − 1) over requests with more than one output token, end-to-end
   latency end minus send time, duration the first send to the last finish: as `vllm bench
   serve` reports them.
+- **guidellm records** (gpustack/benchmark-runner, the Qwen3.5-9B pages) are replayed as
+  guidellm v0.5.3 sends and times them ([engine.md](engine.md#replaying-guidellm-records)):
+  `--profile constant --rate R` sends request k at k / R, evenly spaced; at most 512 requests
+  are in flight, the rest wait at the client and go as requests finish, their latencies
+  counted from the send; TPOT is guidellm's, (last token − send) / output tokens.
 - **Self-contradicting metrics.** A record's mean TPOT must agree with its own mean end-to-end
-  latency and TTFT, TPOT ≈ (E2E − TTFT) / (mean output − 1), within ±25%. Where it does not
-  (the benchmark tool timed something else than tokens, such as gaps between streamed
-  chunks: the TPOT of most Qwen3.5 records is 4–30× below what their end-to-end latency
-  implies, often below the time to read the weights once, and one is 3× above), the TPOT point is left out and listed above; the record's duration, TTFT and
+  latency and TTFT, TPOT ≈ (E2E − TTFT) / (mean output − 1), for guidellm TPOT ≈ E2E / mean
+  output, within ±25%. Where it does not (the benchmark tool timed something else than
+  tokens: guidellm counts no chunk of vLLM v0.17.1's reasoning stream, so the TPOT of every
+  vLLM Qwen3.5 record is about its TTFT / output, 5–10× below what its end-to-end latency
+  implies), the TPOT point is left out and listed above; the record's duration, TTFT and
   end-to-end latency are kept.
 - **Fit.** The profile's parameters (each bounded, fitted through a logistic map of its
   range) start with a coordinate search on a grid (each parameter tried at 0.25%, 4.7%, 18%,

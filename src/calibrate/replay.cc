@@ -479,6 +479,8 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
       *why = "a ShareGPT record without its token totals";
       return std::nullopt;
     }
+    // guidellm records too, although benchmark-runner bounds no length:
+    // docs/engine.md, "Replaying guidellm records".
     in = ScaledLengths(rng, n, *m.total_input_tokens, 4, 1024);
     out = ScaledLengths(rng, n, *m.total_output_tokens, 4, 1024);
     for (std::size_t i = 0; i < in.size(); ++i) out[i] = std::min<Tokens>(out[i], 2048 - in[i]);
@@ -493,14 +495,32 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
       return std::nullopt;
     }
   }
-  // Release: concurrency slots, Poisson arrivals or all at once.
-  const int slots = m.concurrency ? std::max(1, *m.concurrency) : 0;
+  plan.client = m.client;
+  if (m.client == BenchmarkClient::kGuidellm) {
+    if (m.client_profile != "constant" && m.client_profile != "poisson") {
+      *why = m.client_profile.empty()
+                 ? std::string(
+                       "guidellm record without its --profile (constant and poisson are "
+                       "replayed)")
+                 : "guidellm --profile " + m.client_profile +
+                       " is not replayed (constant and poisson are)";
+      return std::nullopt;
+    }
+    if (!(std::isfinite(m.request_rate) && m.request_rate > 0)) {
+      *why = "guidellm --profile " + m.client_profile + " without a finite --rate";
+      return std::nullopt;
+    }
+  }
   auto request_turn = [&](std::size_t i) {
     Turn t;
     t.spans.push_back(Span{SpanKind::kUser, std::max<Tokens>(1, in[i]), std::nullopt});
     t.output = std::max<Tokens>(1, out[i]);
     return t;
   };
+  // Release: concurrency slots, or one request per task at its arrival
+  // (evenly spaced, Poisson or all at once).
+  const bool guidellm = m.client == BenchmarkClient::kGuidellm;
+  const int slots = !guidellm && m.concurrency ? std::max(1, *m.concurrency) : 0;
   if (slots > 0) {
     for (int s = 0; s < slots && s < n; ++s) {
       Task task;
@@ -514,12 +534,25 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
       plan.tasks.push_back(std::move(task));
     }
   } else {
+    // guidellm v0.5.3 (the version gpustack/benchmark-runner's uv.lock
+    // pins), src/guidellm: --profile constant sends request k (from 1) at
+    // start + k / rate (scheduler/strategies.py L526-527), poisson after
+    // exponential gaps (L635-645); with no cap asked for, at most
+    // settings.max_concurrency = 512 are in flight (settings.py L129,
+    // scheduler/worker_group.py L141-151), a worker taking its next request
+    // only when a slot is free (scheduler/worker.py L305-308), so a late
+    // one goes at once when one finishes; every latency counts from the
+    // send (backends/openai.py L281, schemas/request_stats.py L149-179).
+    if (guidellm) plan.config.client_max_tasks = kGuidellmMaxConcurrency;
+    const bool constant = guidellm && m.client_profile == "constant";
+    const bool poisson = !constant && std::isfinite(m.request_rate) && m.request_rate > 0;
     double clock = 0;
-    const bool poisson = std::isfinite(m.request_rate) && m.request_rate > 0;
     for (std::size_t i = 0; i < in.size(); ++i) {
       Task task;
       task.id = "request-" + std::to_string(i);
-      if (poisson) {
+      if (constant) {
+        task.arrival_s = static_cast<double>(i + 1) / m.request_rate;
+      } else if (poisson) {
         clock += -std::log(rng.NextOpenUnit()) / m.request_rate;
         task.arrival_s = clock;
       }
@@ -584,7 +617,12 @@ Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& pro
     ttft += r.first_token_s - r.release_s;
     e2e += r.finish_s - r.release_s;
     outputs += static_cast<double>(r.output_tokens);
-    if (r.output_tokens > 1) {
+    if (plan.client == BenchmarkClient::kGuidellm) {
+      // guidellm: (last token - sent) / output tokens, every request.
+      tpot +=
+          (r.finish_s - r.release_s) / static_cast<double>(std::max<Tokens>(1, r.output_tokens));
+      ++tpot_n;
+    } else if (r.output_tokens > 1) {
       tpot += (r.finish_s - r.first_token_s) / static_cast<double>(r.output_tokens - 1);
       ++tpot_n;
     }
@@ -638,7 +676,12 @@ std::string ReplayDetailMarkdown(const ReplayPlan& plan, const ReplayDetail& d) 
     << "model " << plan.model_name << ", GPU " << plan.config.gpu.id << " x"
     << plan.config.gpus_per_replica << ", max_num_batched_tokens "
     << plan.config.max_num_batched_tokens << ", max_num_seqs " << plan.config.max_num_seqs
-    << (plan.async_scheduling ? ", async scheduling" : "") << "\n\n"
+    << (plan.async_scheduling ? ", async scheduling" : "")
+    << (plan.client == BenchmarkClient::kGuidellm
+            ? "; client guidellm --profile " + m.client_profile + ", at most " +
+                  std::to_string(plan.config.client_max_tasks) + " in flight"
+            : std::string())
+    << "\n\n"
     << "| metric | measured | kvbill |\n|---|---:|---:|\n";
   row("duration_s", m.duration_s, d.metrics.duration_s, 2);
   row("ttft_ms_mean", m.ttft_ms_mean, d.metrics.ttft_ms_mean, 2);

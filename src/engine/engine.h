@@ -66,7 +66,7 @@ class Engine {
       : config_(config),
         setup_(std::move(setup)),
         sink_(sink),
-        tasks_(feed, sink, config.load, config.max_model_len),
+        tasks_(feed, sink, config.load, config.max_model_len, config.client_max_tasks),
         bs_(config.block_size),
         usd_per_gpu_s_(config.usd_per_gpu_hour / 3600.0),
         gpus_(config.gpus_per_replica),

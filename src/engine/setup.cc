@@ -18,6 +18,7 @@ Result<EngineSetup> SetUpEngine(const SimulationConfig& config) {
     return Error("replicas and gpus_per_replica must be at least 1");
   }
   if (config.block_size < 1) return Error("block_size must be at least 1");
+  if (config.client_max_tasks < 0) return Error("client_max_tasks must be 0 (no cap) or more");
   RooflineParams params = config.roofline;
   params.tensor_parallel = config.gpus_per_replica;
   auto roofline =

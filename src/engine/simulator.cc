@@ -78,6 +78,7 @@ Result<SimulationTotals> Engine::Run() {
         entry.event);
   }
   if (!error_.ok()) return error_.error();
+  if (tasks_.held()) return Error("internal: a task held at the client was never sent");
   for (const Replica& rep : replicas_) {
     if (!rep.running.empty() || !rep.waiting.empty()) {
       const Seq* s = rep.running.empty() ? rep.waiting.front() : rep.running.front();
@@ -245,6 +246,13 @@ bool Engine::TryFuse(Replica& rep, Seconds now) {
       if (&other != &rep && other.busy) others = std::min(others, other.release_horizon);
     }
   }
+  // A task held at the client starts when any request finishes: another
+  // replica's next finish may send it here.
+  if (tasks_.held()) {
+    for (const Replica& other : replicas_) {
+      if (&other != &rep && other.busy) others = std::min(others, other.natural_end);
+    }
+  }
   if (others < rep.natural_end) {
     done = fuser_.Sum(rep, now, k_max, std::min(external, others), &fuse_work_, &elapsed);
   }
@@ -360,7 +368,7 @@ void Engine::Finish(Replica& rep, Seq* seq, Seconds now) {
   // task's finished requests hold O(turns^2) runs in all.
   seq->ForgetNames();
   free_seqs_.push_back(seq);
-  if (!has_next) tasks_.Done(slot);
+  if (!has_next) tasks_.Done(slot, now);
 }
 
 }  // namespace engine

@@ -95,13 +95,16 @@ Result<int> TaskTable::Arrive() {
   TaskState& task = (*this)[slot];
   task = TaskState{};
   task.fed = pending_task_;
-  task.arrival = pending_arrival_;
+  task.arrival = pending_arrival();
+  ++in_flight_;
   if (auto s = Pull(); !s) return s.error();
   return slot;
 }
 
-void TaskTable::Done(int slot) {
+void TaskTable::Done(int slot, Seconds now) {
   TaskState& task = (*this)[slot];
+  --in_flight_;
+  if (max_in_flight_ > 0) freed_s_ = now;
   sink_.OnTaskDone(task.fed.index);
   feed_.Done(task.fed.index);
   task = TaskState{};

@@ -15,6 +15,7 @@
 #ifndef KVBILL_ENGINE_TASK_TABLE_H_
 #define KVBILL_ENGINE_TASK_TABLE_H_
 
+#include <algorithm>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -45,21 +46,35 @@ class TaskTable {
   // `load` (> 0) divides each arrival's time since the first
   // (SimulationConfig::load); `max_model_len` (0: none) refuses requests
   // past it (SimulationConfig::max_model_len).
-  TaskTable(TaskFeed& feed, RecordSink& sink, double load = 1, Tokens max_model_len = 0)
-      : feed_(feed), sink_(sink), load_(load), max_model_len_(max_model_len) {}
+  // `max_in_flight` (0: none) caps the tasks arrived and not done
+  // (SimulationConfig::client_max_tasks).
+  TaskTable(TaskFeed& feed, RecordSink& sink, double load = 1, Tokens max_model_len = 0,
+            int max_in_flight = 0)
+      : feed_(feed),
+        sink_(sink),
+        load_(load),
+        max_model_len_(max_model_len),
+        max_in_flight_(max_in_flight) {}
 
   // Takes the next task from the feed as the pending arrival (none at the
   // end). Errors: the feed's, or the checks above.
   Status Pull();
-  bool pending() const { return pending_; }
-  Seconds pending_arrival() const { return pending_arrival_; }  // since the start
+  // A pending task that may start: there is one and the cap leaves room.
+  bool pending() const { return pending_ && !held(); }
+  // A pending task waits at the client because the cap is reached: only a
+  // task finishing can let it start (then at that time).
+  bool held() const { return pending_ && max_in_flight_ > 0 && in_flight_ >= max_in_flight_; }
+  // When the pending task starts (since the start): its arrival, or when the
+  // task that made room for it finished, whichever is later.
+  Seconds pending_arrival() const { return std::max(pending_arrival_, freed_s_); }
   // The pending task arrives: returns its slot and pulls the next.
   Result<int> Arrive();
 
   TaskState& operator[](int slot) { return tasks_[static_cast<std::size_t>(slot)]; }
   const TaskState& operator[](int slot) const { return tasks_[static_cast<std::size_t>(slot)]; }
-  // Every request of the task in `slot` has finished: its slot is freed.
-  void Done(int slot);
+  // Every request of the task in `slot` has finished (at `now`): its slot is
+  // freed.
+  void Done(int slot, Seconds now);
 
   std::int64_t rejected() const { return rejected_; }
   std::int64_t unsent() const { return unsent_; }
@@ -74,6 +89,9 @@ class TaskTable {
   RecordSink& sink_;
   double load_ = 1;
   Tokens max_model_len_ = 0;
+  int max_in_flight_ = 0;
+  int in_flight_ = 0;    // tasks arrived and not done
+  Seconds freed_s_ = 0;  // when the cap last made room (0 without a cap)
   std::int64_t rejected_ = 0;
   std::int64_t unsent_ = 0;
   Tokens longest_rejected_ = 0;

@@ -132,5 +132,77 @@ TEST(MeasurementsTest, ATpotContradictingItsOwnEndToEndLatencyIsNamed) {
   EXPECT_FALSE(TpotInconsistency(m).has_value());
 }
 
+TEST(MeasurementsTest, ReadsTheBenchmarkClientAndItsProfile) {
+  // gpustack/qwen3.5-9b/h100/vllm/b18's workload fields (abridged): the tool
+  // names guidellm, the rate basis its --profile.
+  const std::string guidellm =
+      R"({"id": "g", "engine": {"name": "vllm", "version": "v0.17.1"}, "model": "m",)"
+      R"( "hardware": {"gpu": "H100"}, "workload": {"dataset": "random", "request_rate": 1,)"
+      R"j( "benchmark_tool": "GPUStack benchmark (gpustack/benchmark-runner wrapper over)j"
+      R"j( vllm-project/guidellm)", "request_rate_basis": "profile \"Long Context\" (page)j"
+      R"j( lines 83-88): guidellm --profile constant --rate 1"}, "metrics": {}})j";
+  const std::string bench =
+      R"({"id": "b", "engine": {"name": "vllm"}, "model": "m", "hardware": {"gpu": "H100"},)"
+      R"( "workload": {"dataset": "random", "benchmark_tool": "vllm bench serve"},)"
+      R"( "metrics": {}})";
+  const std::string unstated =
+      R"({"id": "u", "engine": {"name": "vllm"}, "model": "m", "hardware": {"gpu": "H100"},)"
+      R"( "workload": {"dataset": "random", "benchmark_tool": "guidellm"}, "metrics": {}})";
+  const auto dir = std::filesystem::temp_directory_path() / "kvbill_meas_client_test";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "m.jsonl").string();
+  std::ofstream(path) << guidellm << "\n" << bench << "\n" << unstated << "\n";
+  auto r = ReadMeasurements(path);
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  ASSERT_EQ(r->size(), 3u);
+  EXPECT_EQ((*r)[0].client, BenchmarkClient::kGuidellm);
+  EXPECT_EQ((*r)[0].client_profile, "constant");
+  EXPECT_EQ((*r)[1].client, BenchmarkClient::kVllmBench);
+  EXPECT_EQ((*r)[1].client_profile, "");
+  EXPECT_EQ((*r)[2].client, BenchmarkClient::kGuidellm);
+  EXPECT_EQ((*r)[2].client_profile, "");  // PlanReplay says why it cannot replay it
+}
+
+TEST(MeasurementsTest, AGuidellmTpotIsCheckedAgainstEndToEndOverOutputTokens) {
+  // guidellm's TPOT counts from the send: TPOT = (last token − sent) /
+  // output tokens, i.e. about E2E / mean output.
+  // gpustack/qwen3.5-9b/h100-latency/sglang/b02: 1,000 requests, 281,412
+  // output tokens (281.41 each), E2E 8,130 ms, TPOT 28.88 ms: 8,130 / 281.41
+  // = 28.89 ms, consistent (1.00x). vllm bench's rule would imply
+  // (8,130 − 98.72) / 280.41 = 28.64: also within 25%, so the vLLM record
+  // decides: gpustack/qwen3.5-9b/h100/vllm/b01, E2E 24,110 ms, TPOT 15.12 ms:
+  // 24,110 / 281.412 = 85.675 ms, 0.18x: left out.
+  Measurement m;
+  m.client = BenchmarkClient::kGuidellm;
+  m.successful_requests = 1000;
+  m.total_output_tokens = 281412;
+  m.e2e_ms_mean = 8130;
+  m.ttft_ms_mean = 98.72;
+  m.tpot_ms_mean = 28.88;
+  EXPECT_FALSE(TpotInconsistency(m).has_value());
+  m.e2e_ms_mean = 24110;
+  m.ttft_ms_mean = 1604.23;
+  m.tpot_ms_mean = 15.12;
+  const auto why = TpotInconsistency(m);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("85.68 ms per token"), std::string::npos) << *why;
+  EXPECT_NE(why->find("0.18x"), std::string::npos) << *why;
+  // A TPOT that includes the TTFT is what guidellm reports: with E2E 2,000,
+  // TTFT 1,000 and 101 output tokens, 19.80 (= 2,000 / 101) is consistent
+  // for guidellm, while vllm bench's rule would want (2,000 − 1,000) / 100
+  // = 10, and 19.80 is 1.98x that.
+  Measurement g;
+  g.client = BenchmarkClient::kGuidellm;
+  g.successful_requests = 1;
+  g.total_output_tokens = 101;
+  g.e2e_ms_mean = 2000;
+  g.ttft_ms_mean = 1000;
+  g.tpot_ms_mean = 19.80;
+  EXPECT_FALSE(TpotInconsistency(g).has_value());
+  g.client = BenchmarkClient::kVllmBench;
+  EXPECT_TRUE(TpotInconsistency(g).has_value());
+}
+
 }  // namespace
 }  // namespace kvbill

@@ -4,6 +4,7 @@
 
 #include <numeric>
 
+#include "kvbill/cost/engine_profile.h"
 #include "kvbill/hardware/gpu.h"
 
 namespace kvbill {
@@ -278,6 +279,97 @@ Measurement ThreeOneAtATime() {
   m.total_input_tokens = 3000;
   m.total_output_tokens = 300;
   return m;
+}
+
+// A guidellm record (gpustack/benchmark-runner): --profile constant at
+// `rate`, n requests of 1,000 + 100 tokens.
+Measurement Guidellm(double rate, std::int64_t n) {
+  Measurement m = Record();
+  m.client = BenchmarkClient::kGuidellm;
+  m.client_profile = "constant";
+  m.request_rate = rate;
+  m.num_prompts = n;
+  m.total_input_tokens = 1000.0 * static_cast<double>(n);
+  m.total_output_tokens = 100.0 * static_cast<double>(n);
+  return m;
+}
+
+TEST(ReplayTest, GuidellmConstantRateIsEvenlySpacedAndCappedAt512) {
+  // --profile constant --rate 4: request k (from 1) goes at k / 4 s
+  // (guidellm's AsyncConstantStrategy): 0.25, 0.5, 0.75, 1.0, 1.25 s.
+  const Measurement m = Guidellm(4, 5);
+  std::string why;
+  auto plan = PlanReplay(m, {}, &why);
+  ASSERT_TRUE(plan.has_value()) << why;
+  EXPECT_EQ(plan->client, BenchmarkClient::kGuidellm);
+  EXPECT_EQ(plan->config.client_max_tasks, 512);
+  ASSERT_EQ(plan->tasks.size(), 5u);
+  for (std::size_t i = 0; i < 5; ++i) {
+    EXPECT_DOUBLE_EQ(plan->tasks[i].arrival_s, 0.25 * static_cast<double>(i + 1));
+    EXPECT_EQ(plan->tasks[i].turns.size(), 1u);
+  }
+  // The same record from vllm bench serve: Poisson, no client cap.
+  Measurement bench = m;
+  bench.client = BenchmarkClient::kVllmBench;
+  auto poisson = PlanReplay(bench, {}, &why);
+  ASSERT_TRUE(poisson.has_value()) << why;
+  EXPECT_EQ(poisson->config.client_max_tasks, 0);
+  EXPECT_NE(poisson->tasks[1].arrival_s - poisson->tasks[0].arrival_s,
+            poisson->tasks[2].arrival_s - poisson->tasks[1].arrival_s);
+  // A profile guidellm has but kvbill does not replay is named.
+  Measurement sweep = m;
+  sweep.client_profile = "sweep";
+  EXPECT_FALSE(PlanReplay(sweep, {}, &why).has_value());
+  EXPECT_NE(why.find("--profile sweep"), std::string::npos) << why;
+}
+
+TEST(ReplayTest, GuidellmTpotCountsFromTheSendOverEveryOutputToken) {
+  // Three requests 1,000 s apart (rate 0.001): each runs alone, identical,
+  // so e2e is the same for all. guidellm's TPOT is (last token − sent) /
+  // output = e2e / 100; the duration runs from the first send (1,000 s) to
+  // the last finish (3,000 s + e2e).
+  const Measurement m = Guidellm(0.001, 3);
+  std::string why;
+  auto plan = PlanReplay(m, {}, &why);
+  ASSERT_TRUE(plan.has_value()) << why;
+  auto r = RunReplay(*plan, EngineProfile{});
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_NEAR(r->tpot_ms_mean, r->e2e_ms_mean / 100, 1e-9 * r->e2e_ms_mean);
+  EXPECT_NEAR(r->duration_s, 2000 + r->e2e_ms_mean / 1000, 1e-6);
+  // vllm bench's TPOT of the same requests: (e2e − TTFT) / 99, smaller.
+  Measurement bench = m;
+  bench.client = BenchmarkClient::kVllmBench;
+  auto bench_plan = PlanReplay(bench, {}, &why);
+  ASSERT_TRUE(bench_plan.has_value()) << why;
+  bench_plan->tasks = plan->tasks;  // the same arrivals
+  bench_plan->requests = plan->requests;
+  auto b = RunReplay(*bench_plan, EngineProfile{});
+  ASSERT_TRUE(b.ok()) << b.error().message();
+  EXPECT_NEAR(b->e2e_ms_mean, r->e2e_ms_mean, 1e-9 * r->e2e_ms_mean);
+  EXPECT_NEAR(b->tpot_ms_mean, (r->e2e_ms_mean - r->ttft_ms_mean) / 99, 1e-6);
+}
+
+TEST(ReplayTest, GuidellmQueuesPast512AtTheClientAndTimesFromTheSend) {
+  // 1,024 requests at 10^6 req/s (all within a millisecond). guidellm sends
+  // 512, the rest wait at the client and go as slots free, their clocks
+  // starting then; the server never holds more than 512. Read as vllm
+  // bench (no cap), all 1,024 wait in the server's queue with their clocks
+  // running. Same arrivals, same work, served first come first served
+  // either way: a request's first token comes at about the same time, but
+  // the capped client starts its clock later for the second half, so its
+  // mean TTFT and E2E are lower (the client-side wait is in neither).
+  const Measurement m = Guidellm(1e6, 1024);
+  std::string why;
+  auto plan = PlanReplay(m, {}, &why);
+  ASSERT_TRUE(plan.has_value()) << why;
+  auto capped = RunReplay(*plan, EngineProfile{});
+  ASSERT_TRUE(capped.ok()) << capped.error().message();
+  ReplayPlan open = *plan;
+  open.config.client_max_tasks = 0;
+  auto uncapped = RunReplay(open, EngineProfile{});
+  ASSERT_TRUE(uncapped.ok()) << uncapped.error().message();
+  EXPECT_LT(capped->ttft_ms_mean, uncapped->ttft_ms_mean);
+  EXPECT_LT(capped->e2e_ms_mean, uncapped->e2e_ms_mean);
 }
 
 TEST(ReplayTest, MetricsAreComputedAsTheBenchmarkReportsThem) {

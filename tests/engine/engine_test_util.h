@@ -118,6 +118,18 @@ inline Task LoopTask(const std::string& id, int turns, Tokens first, Tokens appe
   return t;
 }
 
+// One request of a 1,000-token prompt and `output` tokens arriving at `arrival`.
+inline Task OneRequest(const std::string& id, Seconds arrival, Tokens output) {
+  Task t;
+  t.id = id;
+  t.arrival_s = arrival;
+  Turn turn;
+  turn.spans.push_back(Span{SpanKind::kUser, 1000, std::nullopt});
+  turn.output = output;
+  t.turns.push_back(turn);
+  return t;
+}
+
 inline std::vector<std::vector<Request>> PlanAll(const std::vector<Task>& tasks,
                                                  const std::string& policy = "keep_all") {
   ContextPolicyParams p;

@@ -63,18 +63,6 @@ TEST(RouterTest, NamesParseAndUnknownOnesAreErrors) {
             "round_robin|prefix_affinity|least_loaded|session_affinity)");
 }
 
-// One request of `output` tokens arriving at `arrival`.
-Task OneRequest(const std::string& id, Seconds arrival, Tokens output) {
-  Task t;
-  t.id = id;
-  t.arrival_s = arrival;
-  Turn turn;
-  turn.spans.push_back(Span{SpanKind::kUser, 1000, std::nullopt});
-  turn.output = output;
-  t.turns.push_back(turn);
-  return t;
-}
-
 int ReplicaOf(const SimulationResult& r, const std::string& task, int index = 0) {
   for (const RequestRecord& rec : r.requests) {
     if (rec.task_id == task && rec.index == index) return rec.replica;

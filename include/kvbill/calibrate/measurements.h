@@ -30,6 +30,20 @@
 
 namespace kvbill {
 
+// The benchmark client that measured a record, which fixes how its
+// requests were sent and what its latencies time (docs/validation.md,
+// "Method"; the replay follows it).
+enum class BenchmarkClient {
+  // vllm bench serve (and SGLang's bench_serving, which sends and times the
+  // same way): Poisson arrivals at the rate or all at once, or
+  // --max-concurrency clients in turn; TPOT (end - first token) / (output - 1).
+  kVllmBench,
+  // vllm-project/guidellm (and gpustack/benchmark-runner, a wrapper over it):
+  // at most 512 requests in flight, first come first served, each timed from
+  // when it is sent; TPOT (last token - sent) / output tokens.
+  kGuidellm,
+};
+
 struct Measurement {
   std::string id;
   std::string source;  // "file:line"
@@ -51,6 +65,11 @@ struct Measurement {
   std::optional<int> concurrency;
   double request_rate = std::numeric_limits<double>::infinity();  // inf: all at once
   std::optional<bool> prefix_caching;
+  // workload.benchmark_tool naming guidellm makes the client guidellm, and
+  // "--profile NAME" in that text or in workload.request_rate_basis its
+  // profile ("" when neither says).
+  BenchmarkClient client = BenchmarkClient::kVllmBench;
+  std::string client_profile;
   std::vector<std::string> quality_flags;
   // Per-request lengths when the input gives them (vllm bench --save-result).
   std::vector<Tokens> input_lens;
@@ -75,7 +94,8 @@ struct Measurement {
 
 // Why the record's mean TPOT cannot be compared with kvbill's, or nullopt
 // when it can. A mean TPOT must agree with the record's own mean end-to-end
-// latency and mean TTFT: TPOT ≈ (E2E − TTFT) / (mean output − 1). Some
+// latency and mean TTFT: TPOT ≈ (E2E − TTFT) / (mean output − 1), or for
+// guidellm, whose TPOT counts from the send, TPOT ≈ E2E / mean output. Some
 // benchmark tools time gaps between streamed chunks rather than tokens, and
 // their TPOT is then several times below what the end-to-end latency
 // implies (and below the time to read the weights once); such a TPOT is left

@@ -12,7 +12,12 @@
 //     input + output within 2,048 tokens as the benchmark filters them;
 //   - release: all at once (request rate inf), Poisson at the rate, or a
 //     concurrency cap (that many clients, each sending its next request
-//     when the last one finished).
+//     when the last one finished);
+//   - guidellm records (Measurement::client): --profile constant sends
+//     request k (from 1) at k / rate, poisson at Poisson arrivals; at most
+//     512 in flight, the rest waiting at the client first come first served
+//     (SimulationConfig::client_max_tasks), each timed from its send; TPOT
+//     as guidellm computes it, (last token − sent) / output tokens.
 // Each request's tokens are unique: no prefix is shared.
 #ifndef KVBILL_CALIBRATE_REPLAY_H_
 #define KVBILL_CALIBRATE_REPLAY_H_
@@ -39,8 +44,13 @@ struct ReplayDefaults {
   std::string engine;       // "" = from the record
 };
 
+// What guidellm keeps in flight when no cap is asked for (its
+// settings.max_concurrency, src/guidellm/settings.py L129 at v0.5.3).
+inline constexpr int kGuidellmMaxConcurrency = 512;
+
 struct ReplayPlan {
   const Measurement* measurement = nullptr;
+  BenchmarkClient client = BenchmarkClient::kVllmBench;
   std::string engine;               // "vllm" or "sglang"
   std::string model_name;           // catalog name used
   bool fixed_lengths = false;       // "random" dataset: lengths exact
@@ -62,8 +72,8 @@ struct ReplayPlan {
 struct ReplayMetrics {
   double duration_s = 0;
   double ttft_ms_mean = 0;
-  double tpot_ms_mean = 0;
-  double e2e_ms_mean = 0;  // finish − send, mean over requests
+  double tpot_ms_mean = 0;  // the client's definition (Measurement::client)
+  double e2e_ms_mean = 0;   // finish − send, mean over requests
   double output_tok_s = 0;
 };
 

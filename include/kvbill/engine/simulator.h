@@ -165,6 +165,13 @@ struct SimulationConfig {
   // the run's start; its requests keep their gaps (tool waits, recorded
   // times relative to its first). 2 = tasks start twice as often.
   double load = 1;
+  // The client sends at most this many tasks at once (0: no cap): a task
+  // that arrives while that many are in flight waits at the client, first
+  // come first served, and is sent when one finishes; its requests are
+  // released from then on (RequestRecord::release_s is when it was sent, so
+  // the wait at the client is in no latency). How guidellm drives a server
+  // (docs/engine.md, "Client concurrency cap").
+  int client_max_tasks = 0;
   // The replica's API server (tokenisation, request handling) serves
   // requests one at a time before its scheduler sees them: each takes
   // frontend_per_request_s + frontend_per_token_s x prompt tokens. 0: none.
