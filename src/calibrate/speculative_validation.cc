@@ -61,12 +61,18 @@ const MetricPoint* Find(const std::vector<MetricPoint>& pts, const std::string& 
 
 // "α 0.80 (the method's default), a tree of depth 4, top-k 4, 16 tokens
 // verified, E 3.123" (a chain: "k 3, E 2.952").
-std::string Describe(const SpeculativeShape& shape) {
-  std::string out = "α " + Fixed(shape.method->acceptance_rate, 2) + " (the method's default), ";
+// With a draft's measured acceptance (MeasuredDraftAcceptance): "α 0.62
+// (measured: ...)".
+std::string Describe(const SpeculativeSpec& spec, const SpeculativeShape& shape) {
+  const bool measured = !spec.acceptance_rate.empty();
+  const double alpha = measured ? spec.acceptance_rate[0] : shape.method->acceptance_rate;
+  const double beta = spec.rank_decay.value_or(shape.method->rank_decay);
+  std::string out = "α " + Fixed(alpha, 2) +
+                    (measured ? " (measured, see below), " : " (the method's default), ");
   if (shape.topk == 1) {
     out += "k " + std::to_string(shape.num_speculative_tokens);
   } else {
-    out += "β " + Fixed(shape.method->rank_decay, 2) + ", a tree of depth " +
+    out += "β " + Fixed(beta, 2) + ", a tree of depth " +
            std::to_string(shape.num_speculative_tokens) + ", top-k " + std::to_string(shape.topk) +
            ", " + std::to_string(shape.verify_tokens) + " tokens verified";
   }
@@ -134,7 +140,7 @@ std::string SpeculativeValidationMarkdown(const std::vector<Measurement>& record
         std::string no;
         const auto spec = SglangSpeculativeSpec(flags, &no);
         const auto shape = spec ? ResolveSpeculative(*spec) : Result<SpeculativeShape>(Error(no));
-        reason += shape ? "; its draft would run as " + Describe(*shape)
+        reason += shape ? "; its draft would run as " + Describe(*spec, *shape)
                         : "; its draft: " + shape.error().message();
       }
       list += "| " + m.id + " | " + m.engine + " " + m.engine_version + " | " + how + " | no | " +
@@ -145,7 +151,7 @@ std::string SpeculativeValidationMarkdown(const std::vector<Measurement>& record
     const auto shape = ResolveSpeculative(*plan->second->speculative);
     list +=
         "| " + m.id + " | " + m.engine + " " + m.engine_version + " | " + how + " | yes | " +
-        (shape ? Describe(*shape) : shape.error().message()) +
+        (shape ? Describe(*plan->second->speculative, *shape) : shape.error().message()) +
         (m.quality_flags.empty() ? "" : "; the record's quality flags: " + Join(m.quality_flags)) +
         " |\n";
     std::vector<SkippedRecord> lost;
@@ -216,17 +222,25 @@ std::string SpeculativeValidationMarkdown(const std::vector<Measurement>& record
       cross += "| " + m.id + " | " + v.id + " | " +
                std::to_string(m.concurrency ? *m.concurrency : 0) + " | " +
                Fixed(*v.duration_s / *m.duration_s, 2) + "× | " + Fixed(base / spec_s, 2) + "× (" +
-               Describe(*shape) + ") |\n";
+               Describe(*spec, *shape) + ") |\n";
     }
   }
   std::string out;
   out += "\n## Speculative decoding\n\n";
+  out += "The " + std::to_string(n) +
+         " records that run speculative decoding (engine flags `--speculative-config` or "
+         "`--speculative-algorithm`). None is fitted: a replayed one runs the fitted profile "
+         "with its draft's acceptance measured from the runs where the draft is in the table "
+         "below, else the method's default ([engine.md](engine.md#speculative-decoding)); " +
+         std::to_string(replayed) + " are replayed.\n\n" + list;
   out +=
-      "The " + std::to_string(n) +
-      " records that run speculative decoding (engine flags `--speculative-config` or "
-      "`--speculative-algorithm`). None is fitted: a replayed one runs the fitted profile "
-      "with the method's default acceptance rate ([engine.md](engine.md#speculative-decoding)); " +
-      std::to_string(replayed) + " are replayed.\n\n" + list;
+      "\nDrafts whose acceptance comes from the runs (tokens a verification step = mean ITL / "
+      "mean TPOT of a run; [engine.md](engine.md#acceptance-from-the-runs)):\n\n"
+      "| draft | α | β | from |\n|---|---:|---:|---|\n";
+  for (const DraftAcceptance& a : MeasuredDraftAcceptance()) {
+    out += "| " + a.draft + " | " + Fixed(a.acceptance_rate, 2) + " | " + Fixed(a.rank_decay, 2) +
+           " | " + a.source + " |\n";
+  }
   out += "\nThe replayed records against what was measured:\n\n" + points;
   out +=
       "\nTheir gain over the same run without speculation (same page, workload, model, GPU and "
