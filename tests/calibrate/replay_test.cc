@@ -269,20 +269,19 @@ TEST(ReplayTest, DraftAcceptanceComesFromTheRunsTokensPerStep) {
   // The flags of a run with that draft carry its α and β; another draft
   // keeps the method's defaults (an empty rate list, no β).
   std::string why;
-  auto spec = SglangSpeculativeSpec(
-      ParseEngineFlags("--speculative-algorithm EAGLE3 --speculative-draft-model-path "
-                       "Tengyunw/qwen3_8b_eagle3 --speculative-num-steps 4 "
-                       "--speculative-eagle-topk 4 --speculative-num-draft-tokens 16"),
-      &why);
+  auto with_draft = [&why](const std::string& draft) {
+    return SglangSpeculativeSpec(
+        ParseEngineFlags("--speculative-algorithm EAGLE3 --speculative-draft-model-path " + draft +
+                         " --speculative-num-steps 4 --speculative-eagle-topk 4 "
+                         "--speculative-num-draft-tokens 16"),
+        &why);
+  };
+  auto spec = with_draft("Tengyunw/qwen3_8b_eagle3");
   ASSERT_TRUE(spec.has_value()) << why;
   ASSERT_EQ(spec->acceptance_rate.size(), 1u);
   EXPECT_DOUBLE_EQ(spec->acceptance_rate[0], 0.62);
   EXPECT_EQ(spec->rank_decay, 0.26);
-  auto other = SglangSpeculativeSpec(
-      ParseEngineFlags("--speculative-algorithm EAGLE3 --speculative-draft-model-path "
-                       "AngelSlim/Qwen3-8B_eagle3 --speculative-num-steps 4 "
-                       "--speculative-eagle-topk 4 --speculative-num-draft-tokens 16"),
-      &why);
+  auto other = with_draft("AngelSlim/Qwen3-8B_eagle3");
   ASSERT_TRUE(other.has_value()) << why;
   EXPECT_TRUE(other->acceptance_rate.empty());
   EXPECT_FALSE(other->rank_decay.has_value());
