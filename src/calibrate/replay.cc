@@ -243,7 +243,67 @@ std::optional<SpeculativeSpec> SglangSpeculativeSpec(
   spec.topk = topk;
   spec.num_draft_tokens =
       topk == 1 ? steps + 1 : std::atoi(flags.at("speculative-num-draft-tokens").c_str());
+  if (flags.count("speculative-draft-model-path")) {
+    if (const DraftAcceptance* a = FindDraftAcceptance(flags.at("speculative-draft-model-path"))) {
+      spec.acceptance_rate = {a->acceptance_rate};
+      spec.rank_decay = a->rank_decay;
+    }
+  }
   return spec;
+}
+
+const std::vector<DraftAcceptance>& MeasuredDraftAcceptance() {
+  // Tokens a verification step advances, read off a run's own metrics: vLLM's
+  // `bench serve` takes TPOT per request as (latency − TTFT) / (output tokens
+  // − 1) and ITL as the gaps between streamed chunks, one chunk a step, so
+  // mean ITL / mean TPOT is the tokens a step (0.98–0.99 on the page's runs
+  // without speculation). gpustack's docs/performance-lab/qwen3-8b/
+  // h100-latency.md (commit 47277d79f4a5bae12a2d25e9ecbed2a2177a5f2d), draft
+  // Tengyunw/qwen3_8b_eagle3:
+  // - α from the chain run b15 (steps 2, top-k 1): 8.78 / 4.37 = 2.009
+  //   tokens a step = 1 + α + α², α = 0.622;
+  // - β from the seven runs of steps 4, top-k 4, 16 tokens (b08, b16, b17,
+  //   b21–b24: 2.95, 2.87, 3.22, 3.27, 3.19, 3.16, 2.71 tokens a step; median
+  //   3.156): the β that tree gives 3.156 at α 0.622, 0.262.
+  // The page's other trees (b10–b14: depth 2 and 8, top-k 8, 8 and 32 tokens)
+  // are then predicted, not fitted (docs/engine.md).
+  static const std::vector<DraftAcceptance> table = {
+      {"Tengyunw/qwen3_8b_eagle3", 0.62, 0.26,
+       "Tengyunw/qwen3_8b_eagle3's α from gpustack's chain run (steps 2) and β from its seven "
+       "runs of steps 4, top-k 4, 16 tokens (mean ITL / mean TPOT)"},
+  };
+  return table;
+}
+
+const DraftAcceptance* FindDraftAcceptance(std::string_view draft) {
+  for (const DraftAcceptance& a : MeasuredDraftAcceptance()) {
+    if (a.draft == draft) return &a;
+  }
+  return nullptr;
+}
+
+double ChainAcceptanceForTokensPerStep(double tokens_per_step, int k) {
+  double lo = 0, hi = 1;
+  for (int i = 0; i < 100; ++i) {
+    const double mid = (lo + hi) / 2;
+    const double rate[] = {mid};
+    (static_cast<double>(ExpectedTokensPerStep(rate, k)) < tokens_per_step ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+double TreeRankDecayForTokensPerStep(double tokens_per_step, double alpha, int d, int topk,
+                                     int num_draft_tokens) {
+  // E grows with β (each lower rank keeps more of the model's choices).
+  double lo = 0, hi = 1;
+  const double rate[] = {alpha};
+  for (int i = 0; i < 100; ++i) {
+    const double mid = (lo + hi) / 2;
+    const double e =
+        static_cast<double>(ExpectedTokensPerTreeStep(rate, mid, d, topk, num_draft_tokens));
+    (e < tokens_per_step ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
 }
 
 std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults& defaults,

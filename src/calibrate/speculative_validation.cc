@@ -52,6 +52,17 @@ const Measurement* BaseOf(const Measurement& spec, const std::vector<Measurement
   return nullptr;
 }
 
+}  // namespace
+
+bool SameRequests(const Measurement& a, const Measurement& b) {
+  return a.dataset == b.dataset && a.input_lens.empty() && b.input_lens.empty() &&
+         a.num_prompts == b.num_prompts && a.successful_requests == b.successful_requests &&
+         a.total_input_tokens && a.total_input_tokens == b.total_input_tokens &&
+         a.total_output_tokens && a.total_output_tokens == b.total_output_tokens;
+}
+
+namespace {
+
 const MetricPoint* Find(const std::vector<MetricPoint>& pts, const std::string& metric) {
   for (const MetricPoint& p : pts) {
     if (p.metric == metric) return &p;
@@ -61,12 +72,18 @@ const MetricPoint* Find(const std::vector<MetricPoint>& pts, const std::string& 
 
 // "α 0.80 (the method's default), a tree of depth 4, top-k 4, 16 tokens
 // verified, E 3.123" (a chain: "k 3, E 2.952").
-std::string Describe(const SpeculativeShape& shape) {
-  std::string out = "α " + Fixed(shape.method->acceptance_rate, 2) + " (the method's default), ";
+// With a draft's measured acceptance (MeasuredDraftAcceptance): "α 0.62
+// (measured: ...)".
+std::string Describe(const SpeculativeSpec& spec, const SpeculativeShape& shape) {
+  const bool measured = !spec.acceptance_rate.empty();
+  const double alpha = measured ? spec.acceptance_rate[0] : shape.method->acceptance_rate;
+  const double beta = spec.rank_decay.value_or(shape.method->rank_decay);
+  std::string out = "α " + Fixed(alpha, 2) +
+                    (measured ? " (measured, see below), " : " (the method's default), ");
   if (shape.topk == 1) {
     out += "k " + std::to_string(shape.num_speculative_tokens);
   } else {
-    out += "β " + Fixed(shape.method->rank_decay, 2) + ", a tree of depth " +
+    out += "β " + Fixed(beta, 2) + ", a tree of depth " +
            std::to_string(shape.num_speculative_tokens) + ", top-k " + std::to_string(shape.topk) +
            ", " + std::to_string(shape.verify_tokens) + " tokens verified";
   }
@@ -134,7 +151,7 @@ std::string SpeculativeValidationMarkdown(const std::vector<Measurement>& record
         std::string no;
         const auto spec = SglangSpeculativeSpec(flags, &no);
         const auto shape = spec ? ResolveSpeculative(*spec) : Result<SpeculativeShape>(Error(no));
-        reason += shape ? "; its draft would run as " + Describe(*shape)
+        reason += shape ? "; its draft would run as " + Describe(*spec, *shape)
                         : "; its draft: " + shape.error().message();
       }
       list += "| " + m.id + " | " + m.engine + " " + m.engine_version + " | " + how + " | no | " +
@@ -145,7 +162,7 @@ std::string SpeculativeValidationMarkdown(const std::vector<Measurement>& record
     const auto shape = ResolveSpeculative(*plan->second->speculative);
     list +=
         "| " + m.id + " | " + m.engine + " " + m.engine_version + " | " + how + " | yes | " +
-        (shape ? Describe(*shape) : shape.error().message()) +
+        (shape ? Describe(*plan->second->speculative, *shape) : shape.error().message()) +
         (m.quality_flags.empty() ? "" : "; the record's quality flags: " + Join(m.quality_flags)) +
         " |\n";
     std::vector<SkippedRecord> lost;
@@ -161,7 +178,17 @@ std::string SpeculativeValidationMarkdown(const std::vector<Measurement>& record
                " | | | | |\n";
       continue;
     }
-    const std::vector<MetricPoint> base_points = replay(base->id, &lost);
+    // The pair ran the same prompts when its token totals agree (the
+    // benchmark samples its dataset with a fixed seed): the run without
+    // speculation replays the requests drawn for the run with it, so the
+    // gain compares speculation alone, not two draws of ShareGPT lengths.
+    ReplayPlan base_plan = *plan_of.at(base->id);
+    if (SameRequests(m, *base)) {
+      base_plan.tasks = plan->second->tasks;
+      base_plan.requests = plan->second->requests;
+    }
+    std::vector<ReplayPlan> base_one = {base_plan};
+    const std::vector<MetricPoint> base_points = Evaluate(base_one, profile, &lost);
     for (const char* metric : {"duration_s", "ttft_ms_mean", "tpot_ms_mean", "e2e_ms_mean"}) {
       const MetricPoint* s = Find(spec_points, metric);
       const MetricPoint* b = Find(base_points, metric);
@@ -216,22 +243,32 @@ std::string SpeculativeValidationMarkdown(const std::vector<Measurement>& record
       cross += "| " + m.id + " | " + v.id + " | " +
                std::to_string(m.concurrency ? *m.concurrency : 0) + " | " +
                Fixed(*v.duration_s / *m.duration_s, 2) + "× | " + Fixed(base / spec_s, 2) + "× (" +
-               Describe(*shape) + ") |\n";
+               Describe(*spec, *shape) + ") |\n";
     }
   }
   std::string out;
   out += "\n## Speculative decoding\n\n";
+  out += "The " + std::to_string(n) +
+         " records that run speculative decoding (engine flags `--speculative-config` or "
+         "`--speculative-algorithm`). None is fitted: a replayed one runs the fitted profile "
+         "with its draft's acceptance measured from the runs where the draft is in the table "
+         "below, else the method's default ([engine.md](engine.md#speculative-decoding)); " +
+         std::to_string(replayed) + " are replayed.\n\n" + list;
   out +=
-      "The " + std::to_string(n) +
-      " records that run speculative decoding (engine flags `--speculative-config` or "
-      "`--speculative-algorithm`). None is fitted: a replayed one runs the fitted profile "
-      "with the method's default acceptance rate ([engine.md](engine.md#speculative-decoding)); " +
-      std::to_string(replayed) + " are replayed.\n\n" + list;
+      "\nDrafts whose acceptance comes from the runs (tokens a verification step = mean ITL / "
+      "mean TPOT of a run; [engine.md](engine.md#acceptance-from-the-runs)):\n\n"
+      "| draft | α | β | from |\n|---|---:|---:|---|\n";
+  for (const DraftAcceptance& a : MeasuredDraftAcceptance()) {
+    out += "| " + a.draft + " | " + Fixed(a.acceptance_rate, 2) + " | " + Fixed(a.rank_decay, 2) +
+           " | " + a.source + " |\n";
+  }
   out += "\nThe replayed records against what was measured:\n\n" + points;
   out +=
       "\nTheir gain over the same run without speculation (same page, workload, model, GPU and "
       "flags but speculation's), time(without) / time(with) − 1, published and predicted; met "
-      "when they differ by at most max(½ × |published gain|, 5 points):\n\n" +
+      "when they differ by at most max(½ × |published gain|, 5 points). Where the two report "
+      "the same requests and token totals (the benchmark's seeded sample), kvbill replays the "
+      "run without speculation on the requests drawn for the run with it:\n\n" +
       gains;
   if (cross_rows > 0) {
     out +=

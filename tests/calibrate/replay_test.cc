@@ -246,6 +246,48 @@ TEST(ReplayTest, SglangSpeculativeFlagsBecomeATree) {
   EXPECT_EQ(plan->speculative->num_draft_tokens, 16);
 }
 
+TEST(ReplayTest, DraftAcceptanceComesFromTheRunsTokensPerStep) {
+  // gpustack's Qwen3-8B page, draft Tengyunw/qwen3_8b_eagle3 (mean ITL / mean
+  // TPOT = tokens a verification step). The chain run b15 (steps 2):
+  // 8.78 / 4.37 = 2.00915 = 1 + α + α², so α = (−1 + √(1 + 4 × 1.00915)) / 2
+  // = (−1 + √5.0366) / 2 = (−1 + 2.24424) / 2 = 0.62212.
+  const double alpha = ChainAcceptanceForTokensPerStep(8.78 / 4.37, 2);
+  EXPECT_NEAR(alpha, 0.62212, 1e-4);
+  // k 1: E = 1 + α, so 1.85 tokens a step is α 0.85.
+  EXPECT_NEAR(ChainAcceptanceForTokensPerStep(1.85, 1), 0.85, 1e-9);
+  // β for a tree of depth 2, top-k 2, all six candidates verified at α 0.5:
+  // docs/engine.md works β 0.5 by hand to E = 2.3125, so 2.3125 gives back 0.5.
+  EXPECT_NEAR(TreeRankDecayForTokensPerStep(2.3125, 0.5, 2, 2, 7), 0.5, 1e-9);
+  // The table's values are those two derivations rounded to two digits
+  // (the β one: the median of the seven runs of depth 4, top-k 4, 16 tokens,
+  // 11.05/3.75, 11.69/4.07, 11.38/3.53, 8.74/2.67, 9.69/3.04, 10.54/3.34,
+  // 13.06/4.82 -> the fourth largest, 10.54 / 3.34 = 3.1557).
+  const DraftAcceptance* a = FindDraftAcceptance("Tengyunw/qwen3_8b_eagle3");
+  ASSERT_NE(a, nullptr);
+  EXPECT_NEAR(a->acceptance_rate, alpha, 0.005);
+  EXPECT_NEAR(a->rank_decay, TreeRankDecayForTokensPerStep(10.54 / 3.34, alpha, 4, 4, 16), 0.005);
+  EXPECT_EQ(FindDraftAcceptance("AngelSlim/Qwen3-8B_eagle3"), nullptr);
+  // The flags of a run with that draft carry its α and β; another draft
+  // keeps the method's defaults (an empty rate list, no β).
+  std::string why;
+  auto with_draft = [&why](const std::string& draft) {
+    return SglangSpeculativeSpec(
+        ParseEngineFlags("--speculative-algorithm EAGLE3 --speculative-draft-model-path " + draft +
+                         " --speculative-num-steps 4 --speculative-eagle-topk 4 "
+                         "--speculative-num-draft-tokens 16"),
+        &why);
+  };
+  auto spec = with_draft("Tengyunw/qwen3_8b_eagle3");
+  ASSERT_TRUE(spec.has_value()) << why;
+  ASSERT_EQ(spec->acceptance_rate.size(), 1u);
+  EXPECT_DOUBLE_EQ(spec->acceptance_rate[0], 0.62);
+  EXPECT_EQ(spec->rank_decay, 0.26);
+  auto other = with_draft("AngelSlim/Qwen3-8B_eagle3");
+  ASSERT_TRUE(other.has_value()) << why;
+  EXPECT_TRUE(other->acceptance_rate.empty());
+  EXPECT_FALSE(other->rank_decay.has_value());
+}
+
 TEST(ReplayTest, ShareGptLengthsSumToTheRecordedTotalsWithinTheBenchmarkFilter) {
   Measurement m = Record();
   m.dataset = "sharegpt";

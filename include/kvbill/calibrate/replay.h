@@ -25,6 +25,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kvbill/calibrate/measurements.h"
@@ -89,11 +90,35 @@ std::map<std::string, std::string> ParseEngineFlags(const std::string& flags);
 // MTP layer (DeepSeek's NextN). With top-k 1 SGLang sets the verified tokens
 // to depth + 1 itself (python/sglang/srt/server_args.py: "speculative_num_
 // draft_tokens is adjusted to speculative_num_steps + 1 when
-// speculative_eagle_topk == 1"). The acceptance rates stay the method's
-// defaults (never fitted). nullopt, with the reason in *why: another
-// algorithm, or a tree flag missing (SGLang then picks the tree per model).
+// speculative_eagle_topk == 1"). The acceptance rates are the draft's
+// measured ones when MeasuredDraftAcceptance() has its
+// --speculative-draft-model-path, else the method's defaults (never fitted).
+// nullopt, with the reason in *why: another algorithm, or a tree flag missing
+// (SGLang then picks the tree per model).
 std::optional<SpeculativeSpec> SglangSpeculativeSpec(
     const std::map<std::string, std::string>& flags, std::string* why);
+
+// A draft's acceptance as measured in published runs (docs/engine.md,
+// "Speculative decoding", "Acceptance from the runs"): α per position (one
+// rate for every position) and β (`rank_decay`), with where they come from.
+struct DraftAcceptance {
+  std::string draft;  // the draft's path as SGLang's --speculative-draft-model-path names it
+  double acceptance_rate = 0;
+  double rank_decay = 0;
+  std::string source;
+};
+const std::vector<DraftAcceptance>& MeasuredDraftAcceptance();
+const DraftAcceptance* FindDraftAcceptance(std::string_view draft);
+
+// The α of a chain of k draft tokens that advances `tokens_per_step` tokens a
+// verification step, 1 + α + … + α^k = tokens_per_step (1 ≤ it ≤ k + 1).
+double ChainAcceptanceForTokensPerStep(double tokens_per_step, int k);
+
+// The β with which a tree of depth d, `topk` and `num_draft_tokens` verified
+// (ExpectedTokensPerTreeStep) at acceptance `alpha` advances `tokens_per_step`
+// tokens a verification step; clamped to [0, 1).
+double TreeRankDecayForTokensPerStep(double tokens_per_step, double alpha, int d, int topk,
+                                     int num_draft_tokens);
 
 // A plan for `m`, or nullopt with `*why` saying why kvbill cannot represent
 // the record (unknown engine, model or GPU, a setting kvbill does not model).

@@ -20,6 +20,13 @@ namespace kvbill {
 // (--speculative-config, --speculative-algorithm).
 bool IsSpeculativeRecord(const Measurement& m);
 
+// Whether two records ran the same requests as far as their replays can
+// tell: the same dataset, numbers of prompts and requests and token totals
+// (neither with per-request lengths of its own). The section's gains then
+// replay the run without speculation on the requests drawn for the run
+// with it.
+bool SameRequests(const Measurement& a, const Measurement& b);
+
 // The section's markdown. `records`: every record read; `plans`: the
 // replayable records of the fitted engine (speculative and not);
 // `skipped`: why the others were not replayed; `profile`: the fitted one.
