@@ -18,6 +18,7 @@
 #include "kvbill/hardware/gpu.h"
 #include "kvbill/model/hf_config.h"
 #include "kvbill/model/kv_footprint.h"
+#include "kvbill/model/weight_bytes.h"
 #include "kvbill/policy/context_policy.h"
 #include "kvbill/util/random.h"
 #include "kvbill/util/units.h"
@@ -484,6 +485,22 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
     *why = bad_flag;
     return std::nullopt;
   }
+  if (plan.engine == "sglang" && StateBytesPerSequence(c.model, 1) > 0) {
+    // A model with constant-state layers (docs/engine.md, "Batching, SGLang"):
+    // a pool of state slots caps the running requests; with the mamba radix
+    // cache on (its default no_buffer strategy) SGLang turns the overlap
+    // scheduler off (server_args.py _handle_mamba_radix_cache, v0.5.9) and
+    // speculation turns that radix cache off. kvbill's prefix cache stays off
+    // for such models (below): ShareGPT-like replays share no prefixes.
+    SglangStateRules rules;
+    rules.mamba_radix_cache = SglangHasMambaRadixCache(m.engine_version);
+    rules.radix_cache =
+        rules.mamba_radix_cache && !plan.speculative && flags.count("disable-radix-cache") == 0;
+    int_flag("max-running-requests", &rules.max_running_requests);
+    int_flag("max-mamba-cache-size", &rules.max_mamba_cache_size);
+    if (rules.radix_cache) plan.async_scheduling = false;
+    plan.sglang_state = rules;
+  }
   if (c.prefix_caching && StateBytesPerSequence(c.model, 1) > 0) c.prefix_caching = false;
   if (plan.engine == "vllm") plan.async_scheduling = flags.count("async-scheduling") > 0;
   // vLLM's --enable-expert-parallel spreads the experts over the tensor-
@@ -632,6 +649,26 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
 Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& profile,
                                 ReplayDetail* detail) {
   SimulationConfig c = plan.config;
+  c.activation_reserve_gib =
+      ProfileReserveGib(profile, c.max_num_batched_tokens, c.model.hidden_size);
+  if (plan.sglang_state) {
+    // The state slots' cap on running requests (SglangStateSlots): the
+    // slots share what the weights leave of the memory fraction less the
+    // reserve (SGLang's CUDA graphs stop at that cap too, but no batch is
+    // larger, so the cost model needs no other limit).
+    auto weights = ComputeWeightBytes(c.model, c.weight_format);
+    if (!weights) return weights.error();
+    const double tp = c.gpus_per_replica;
+    const double rest =
+        std::floor(static_cast<double>(c.gpu.usable_memory_bytes) * c.memory_fraction) -
+        c.activation_reserve_gib * kBytesPerGiB -
+        std::ceil(static_cast<double>(weights->total) / tp);
+    const SglangStateLimits limits =
+        SglangStateSlots(*plan.sglang_state, rest,
+                         static_cast<double>(StateBytesPerSequence(c.model, c.gpus_per_replica)));
+    if (limits.max_running > 0)
+      c.max_num_seqs = static_cast<int>(std::min<std::int64_t>(c.max_num_seqs, limits.max_running));
+  }
   OperatorModelOptions options;
   options.tensor_parallel = c.gpus_per_replica;
   options.max_batch_tokens = c.max_num_batched_tokens;
@@ -656,8 +693,6 @@ Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& pro
     c.speculative.draft_kv_bytes_per_token = spec->draft_kv_bytes_per_token;
   }
   const ProfileParameters& p = profile.params;
-  c.activation_reserve_gib =
-      ProfileReserveGib(profile, c.max_num_batched_tokens, c.model.hidden_size);
   c.frontend_per_request_s = p.frontend_per_request_s;
   c.frontend_per_token_s = p.frontend_per_token_s;
   c.request_latency_s = p.request_latency_s;
@@ -698,6 +733,7 @@ Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& pro
     d = ReplayDetail{};
     d.metrics = out;
     d.reserve_gib = c.activation_reserve_gib;
+    d.max_num_seqs = c.max_num_seqs;
     d.pool_blocks = result->kv_pool_blocks;
     d.pool_tokens = result->kv_pool_blocks * c.block_size;
     d.requests = static_cast<std::int64_t>(result->requests.size());
@@ -735,7 +771,7 @@ std::string ReplayDetailMarkdown(const ReplayPlan& plan, const ReplayDetail& d) 
   o << "## " << m.id << "\n\n"
     << "model " << plan.model_name << ", GPU " << plan.config.gpu.id << " x"
     << plan.config.gpus_per_replica << ", max_num_batched_tokens "
-    << plan.config.max_num_batched_tokens << ", max_num_seqs " << plan.config.max_num_seqs
+    << plan.config.max_num_batched_tokens << ", max_num_seqs " << d.max_num_seqs
     << (plan.async_scheduling ? ", async scheduling" : "")
     << (plan.client == BenchmarkClient::kGuidellm
             ? "; client guidellm --profile " + m.client_profile + ", at most " +

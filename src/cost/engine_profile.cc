@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <utility>
@@ -74,6 +77,42 @@ double SglangMemoryFraction(const GpuSpec& gpu, int tensor_parallel, Tokens chun
   if (mib > 60 * 1024) reserve = std::max(reserve, 10240.0);
   if (eagle) reserve += 2048;
   return std::round((mib - reserve) / mib * 1000) / 1000;
+}
+
+SglangStateLimits SglangStateSlots(const SglangStateRules& rules, double rest_bytes,
+                                   double state_bytes) {
+  SglangStateLimits out;
+  if (!rules.mamba_radix_cache) {
+    out.slots = rules.max_mamba_cache_size > 0   ? rules.max_mamba_cache_size
+                : rules.max_running_requests > 0 ? rules.max_running_requests
+                                                 : 512;
+    out.max_running = out.slots;
+    return out;
+  }
+  if (rules.max_mamba_cache_size > 0) {
+    out.slots = rules.max_mamba_cache_size;
+  } else if (!rules.radix_cache && rules.max_running_requests > 0) {
+    out.slots = rules.max_running_requests;
+  } else if (state_bytes > 0 && rest_bytes > 0) {
+    constexpr double kMambaFullMemoryRatio = 0.9;
+    out.slots = static_cast<std::int64_t>(
+        std::floor(rest_bytes * kMambaFullMemoryRatio / (1 + kMambaFullMemoryRatio) / state_bytes));
+  }
+  out.max_running = out.slots / (rules.radix_cache ? 3 : 1);
+  return out;
+}
+
+bool SglangHasMambaRadixCache(const std::string& version) {
+  int major = 0, minor = 0, patch = 0, post = 0;
+  const char* text = version.c_str();
+  if (*text == 'v') ++text;
+  if (std::sscanf(text, "%d.%d.%d", &major, &minor, &patch) != 3) return true;
+  const auto at = version.find(".post");
+  if (at != std::string::npos) post = std::atoi(version.c_str() + at + 5);
+  if (major != 0) return major > 0;
+  if (minor != 5) return minor > 5;
+  if (patch != 3) return patch > 3;
+  return post >= 2;
 }
 
 double ProfileReserveGib(const EngineProfile& profile, Tokens batched_tokens, std::int64_t hidden) {

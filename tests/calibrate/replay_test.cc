@@ -485,5 +485,45 @@ TEST(ReplayTest, DetailCountsTheIterationsOfAReplayByKind) {
   EXPECT_NE(md.find("| prompt chunks only | 3 | "), std::string::npos) << md;
 }
 
+// SGLang on a hybrid Gated DeltaNet model (Qwen3.5-9B: 24 linear-attention
+// layers): from the mamba radix cache on (v0.5.3.post2) the cache stays on
+// with its no_buffer strategy and SGLang turns the overlap scheduler off
+// (server_args.py _handle_mamba_radix_cache at v0.5.9); --disable-radix-cache
+// keeps the overlap. v0.5.3 forced the radix cache off and kept the overlap.
+TEST(ReplayTest, SglangHybridModelTakesItsVersionsStateRules) {
+  Measurement m = Record();
+  m.engine = "sglang";
+  m.engine_version = "v0.5.9";
+  m.model = "Qwen/Qwen3.5-9B";
+  std::string why;
+  auto plan = PlanReplay(m, {}, &why);
+  ASSERT_TRUE(plan.has_value()) << why;
+  ASSERT_TRUE(plan->sglang_state.has_value());
+  EXPECT_TRUE(plan->sglang_state->mamba_radix_cache);
+  EXPECT_TRUE(plan->sglang_state->radix_cache);
+  EXPECT_FALSE(plan->async_scheduling);
+  m.engine_flags = "--disable-radix-cache --max-running-requests 64";
+  plan = PlanReplay(m, {}, &why);
+  ASSERT_TRUE(plan.has_value()) << why;
+  EXPECT_FALSE(plan->sglang_state->radix_cache);
+  EXPECT_EQ(plan->sglang_state->max_running_requests, 64);
+  EXPECT_TRUE(plan->async_scheduling);
+  m.engine_flags = "";
+  m.engine_version = "v0.5.3";
+  plan = PlanReplay(m, {}, &why);
+  ASSERT_TRUE(plan.has_value()) << why;
+  EXPECT_FALSE(plan->sglang_state->mamba_radix_cache);
+  EXPECT_FALSE(plan->sglang_state->radix_cache);
+  EXPECT_TRUE(plan->async_scheduling);
+  // A model without state layers keeps SGLang's plain rules.
+  Measurement dense = Record();
+  dense.engine = "sglang";
+  dense.engine_version = "v0.5.9";
+  plan = PlanReplay(dense, {}, &why);
+  ASSERT_TRUE(plan.has_value()) << why;
+  EXPECT_FALSE(plan->sglang_state.has_value());
+  EXPECT_TRUE(plan->async_scheduling);
+}
+
 }  // namespace
 }  // namespace kvbill

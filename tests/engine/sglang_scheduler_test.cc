@@ -100,6 +100,47 @@ TEST(SglangSchedulerTest, AdmissionWaitsForTheReservationToDecay) {
 // 14,848: 0.81784 -> 0.818. An H200 (140.4 GiB = 143,769.6 MiB) at 1:
 // (143,769.6 - 13,440) / 143,769.6 = 0.90652 -> 0.907. EAGLE adds 2,048 MiB
 // on the H100: (81,510.4 - 15,488) / 81,510.4 = 0.80999 -> 0.810.
+// State slots for a model with constant-state layers. With the mamba radix
+// cache (v0.5.9 rules), 19 GiB left after the weights and 10 MiB of state a
+// request: the states take 0.9 / 1.9 of the 19,456 MiB = 9,216 MiB, 921.6
+// states of 10 MiB -> 921 slots; the radix cache on caps the running
+// requests at 921 / 3 = 307, off at 921. --max-mamba-cache-size 64 gives 64
+// slots, 64 / 3 = 21 running. v0.5.3's rules: 512 slots and 512 running
+// whatever the memory, or --max-running-requests 100 as both.
+TEST(SglangSchedulerTest, StateSlotsCapTheRunningRequests) {
+  const double gib = 1024.0 * 1024.0 * 1024.0, mib = 1024.0 * 1024.0;
+  SglangStateRules rules;
+  SglangStateLimits l = SglangStateSlots(rules, 19 * gib, 10 * mib);
+  EXPECT_EQ(l.slots, 921);
+  EXPECT_EQ(l.max_running, 307);
+  rules.radix_cache = false;
+  l = SglangStateSlots(rules, 19 * gib, 10 * mib);
+  EXPECT_EQ(l.slots, 921);
+  EXPECT_EQ(l.max_running, 921);
+  rules.radix_cache = true;
+  rules.max_mamba_cache_size = 64;
+  l = SglangStateSlots(rules, 19 * gib, 10 * mib);
+  EXPECT_EQ(l.slots, 64);
+  EXPECT_EQ(l.max_running, 21);
+  SglangStateRules old;
+  old.mamba_radix_cache = false;
+  old.radix_cache = false;
+  l = SglangStateSlots(old, 19 * gib, 10 * mib);
+  EXPECT_EQ(l.slots, 512);
+  EXPECT_EQ(l.max_running, 512);
+  old.max_running_requests = 100;
+  EXPECT_EQ(SglangStateSlots(old, 19 * gib, 10 * mib).max_running, 100);
+  // The mamba radix cache came with #11214, first in v0.5.3.post2.
+  EXPECT_FALSE(SglangHasMambaRadixCache("v0.5.3"));
+  EXPECT_FALSE(SglangHasMambaRadixCache("v0.5.3.post1"));
+  EXPECT_TRUE(SglangHasMambaRadixCache("v0.5.3.post2"));
+  EXPECT_TRUE(SglangHasMambaRadixCache("v0.5.4.post2"));
+  EXPECT_TRUE(SglangHasMambaRadixCache("0.5.9"));
+  EXPECT_FALSE(SglangHasMambaRadixCache("v0.4.10"));
+  EXPECT_TRUE(SglangHasMambaRadixCache("v0.6.0"));
+  EXPECT_TRUE(SglangHasMambaRadixCache("main"));
+}
+
 TEST(SglangSchedulerTest, DefaultsFollowTheGpuMemory) {
   const GpuSpec h100 = *LookupGpu("h100-sxm");
   const GpuSpec h200 = *LookupGpu("h200");

@@ -64,6 +64,10 @@ struct ReplayPlan {
   // verified tokens); the acceptance rates are the method's defaults, never
   // fitted.
   std::optional<SpeculativeSpec> speculative;
+  // SGLang serving a model with constant-state layers: its state-slot rules
+  // (SglangStateSlots), applied to max_num_seqs when the replay runs, once
+  // the profile's reserve fixes the memory the weights leave.
+  std::optional<SglangStateRules> sglang_state;
   SimulationConfig config;  // cost_model unset
   std::vector<Task> tasks;
   std::vector<std::vector<Request>> requests;
@@ -140,6 +144,7 @@ struct IterationKind {
 struct ReplayDetail {
   ReplayMetrics metrics;
   double reserve_gib = 0;        // memory the profile run takes before the KV pool
+  int max_num_seqs = 0;          // running-request cap as replayed (SGLang's state slots applied)
   std::int64_t pool_blocks = 0;  // KV pool, pages of one KV cache group
   Tokens pool_tokens = 0;        // pool_blocks x block size
   std::int64_t requests = 0;

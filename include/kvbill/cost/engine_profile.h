@@ -128,6 +128,38 @@ EngineLimits DefaultEngineLimits(const std::string& engine, const GpuSpec& gpu,
 double SglangMemoryFraction(const GpuSpec& gpu, int tensor_parallel, Tokens chunk,
                             Tokens cuda_graph_max_bs, bool eagle, int dp_attention_flag = 0);
 
+// SGLang serving a model with constant-state layers (Gated DeltaNet, Mamba):
+// a pool of per-request state slots, and a cap on running requests from it.
+// v0.5.3 (a4a3d82, model_runner.py L357-368, L1291-1296, L1441-1442): the
+// radix cache is forced off, the pool holds --max-mamba-cache-size slots,
+// else --max-running-requests, else 512, and the running requests are at
+// most the slots. From the mamba radix cache on (the rules as at v0.5.9,
+// 59e7ea99c, model_runner_kv_cache_mixin.py L37-39, L158-210, L355-369):
+// the slots are --max-mamba-cache-size, else (radix cache disabled and
+// --max-running-requests given) that, else what 0.9 / 1.9 of the memory left
+// after the weights holds (mamba_full_memory_ratio 0.9: states : KV =
+// 0.9 : 1); the running requests are at most slots / 3 with the radix cache
+// on, slots / 1 with it off.
+struct SglangStateRules {
+  bool mamba_radix_cache = true;          // false: v0.5.3's rules
+  bool radix_cache = true;                // off: --disable-radix-cache, or speculation
+  std::int64_t max_running_requests = 0;  // --max-running-requests; 0 unset
+  std::int64_t max_mamba_cache_size = 0;  // --max-mamba-cache-size; 0 unset
+};
+struct SglangStateLimits {
+  std::int64_t slots = 0;        // state slots in the pool
+  std::int64_t max_running = 0;  // the cap they put on running requests
+};
+// `rest_bytes`: per GPU, the memory fraction less the reserve and the weights;
+// `state_bytes`: one request's state per GPU (StateBytesPerSequence).
+SglangStateLimits SglangStateSlots(const SglangStateRules& rules, double rest_bytes,
+                                   double state_bytes);
+
+// Whether SGLang `version` ("v0.5.9", "0.5.3.post1") has the mamba radix
+// cache (#11214, in v0.5.3.post2 and later); an unparsable version is taken
+// as the newest.
+bool SglangHasMambaRadixCache(const std::string& version);
+
 // Memory the profile's engine reserves per GPU before its KV pool, GiB:
 // activations for `batched_tokens` tokens of a `hidden`-wide model plus the
 // fixed reserve (SGLang: the fixed reserve only, see above).
