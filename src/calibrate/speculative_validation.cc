@@ -6,14 +6,10 @@
 #include <cstdlib>
 #include <map>
 
+#include "kvbill/util/units.h"
+
 namespace kvbill {
 namespace {
-
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 // The flags without speculation's, as a map.
 std::map<std::string, std::string> FlagsWithoutSpeculation(const Measurement& m) {
@@ -78,16 +74,16 @@ std::string Describe(const SpeculativeSpec& spec, const SpeculativeShape& shape)
   const bool measured = !spec.acceptance_rate.empty();
   const double alpha = measured ? spec.acceptance_rate[0] : shape.method->acceptance_rate;
   const double beta = spec.rank_decay.value_or(shape.method->rank_decay);
-  std::string out = "α " + Fixed(alpha, 2) +
+  std::string out = "α " + FormatFixed(alpha, 2) +
                     (measured ? " (measured, see below), " : " (the method's default), ");
   if (shape.topk == 1) {
     out += "k " + std::to_string(shape.num_speculative_tokens);
   } else {
-    out += "β " + Fixed(beta, 2) + ", a tree of depth " +
+    out += "β " + FormatFixed(beta, 2) + ", a tree of depth " +
            std::to_string(shape.num_speculative_tokens) + ", top-k " + std::to_string(shape.topk) +
            ", " + std::to_string(shape.verify_tokens) + " tokens verified";
   }
-  return out + ", E " + Fixed(static_cast<double>(shape.expected_tokens), 3);
+  return out + ", E " + FormatFixed(static_cast<double>(shape.expected_tokens), 3);
 }
 
 std::string Join(const std::vector<std::string>& words) {
@@ -168,8 +164,8 @@ std::string SpeculativeValidationMarkdown(const std::vector<Measurement>& record
     std::vector<SkippedRecord> lost;
     const std::vector<MetricPoint> spec_points = replay(m.id, &lost);
     for (const MetricPoint& p : spec_points) {
-      points += "| " + p.record + " | " + p.metric + " | " + Fixed(p.measured, 2) + " | " +
-                Fixed(p.predicted, 2) + " | " + Fixed(p.Ratio(), 2) + " |\n";
+      points += "| " + p.record + " | " + p.metric + " | " + FormatFixed(p.measured, 2) + " | " +
+                FormatFixed(p.predicted, 2) + " | " + FormatFixed(p.Ratio(), 2) + " |\n";
     }
     const Measurement* base = BaseOf(m, records);
     if (base == nullptr || plan_of.count(base->id) == 0) {
@@ -196,8 +192,9 @@ std::string SpeculativeValidationMarkdown(const std::vector<Measurement>& record
       const double published = b->measured / s->measured - 1;
       const double predicted = b->predicted / s->predicted - 1;
       const bool met = std::abs(predicted - published) <= std::max(0.5 * std::abs(published), 0.05);
-      gains += "| " + m.id + " | " + base->id + " | " + metric + " | " + Fixed(100 * published, 1) +
-               "% | " + Fixed(100 * predicted, 1) + "% | " + (met ? "yes" : "no") + " |\n";
+      gains += "| " + m.id + " | " + base->id + " | " + metric + " | " +
+               FormatFixed(100 * published, 1) + "% | " + FormatFixed(100 * predicted, 1) + "% | " +
+               (met ? "yes" : "no") + " |\n";
     }
   }
   // SGLang's EAGLE-3 runs against vLLM's runs of the same page and workload
@@ -242,8 +239,8 @@ std::string SpeculativeValidationMarkdown(const std::vector<Measurement>& record
       ++cross_rows;
       cross += "| " + m.id + " | " + v.id + " | " +
                std::to_string(m.concurrency ? *m.concurrency : 0) + " | " +
-               Fixed(*v.duration_s / *m.duration_s, 2) + "× | " + Fixed(base / spec_s, 2) + "× (" +
-               Describe(*spec, *shape) + ") |\n";
+               FormatFixed(*v.duration_s / *m.duration_s, 2) + "× | " +
+               FormatFixed(base / spec_s, 2) + "× (" + Describe(*spec, *shape) + ") |\n";
     }
   }
   std::string out;
@@ -259,8 +256,8 @@ std::string SpeculativeValidationMarkdown(const std::vector<Measurement>& record
       "mean TPOT of a run; [engine.md](engine.md#acceptance-from-the-runs)):\n\n"
       "| draft | α | β | from |\n|---|---:|---:|---|\n";
   for (const DraftAcceptance& a : MeasuredDraftAcceptance()) {
-    out += "| " + a.draft + " | " + Fixed(a.acceptance_rate, 2) + " | " + Fixed(a.rank_decay, 2) +
-           " | " + a.source + " |\n";
+    out += "| " + a.draft + " | " + FormatFixed(a.acceptance_rate, 2) + " | " +
+           FormatFixed(a.rank_decay, 2) + " | " + a.source + " |\n";
   }
   out += "\nThe replayed records against what was measured:\n\n" + points;
   out +=
