@@ -705,6 +705,7 @@ Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& pro
   if (!result) return result.error();
   ReplayMetrics out;
   double first_release = 1e300, last_finish = 0, ttft = 0, tpot = 0, e2e = 0, outputs = 0;
+  double tpot_tokens = 0;  // guidellm's weights
   std::int64_t tpot_n = 0;
   for (const RequestRecord& r : result->requests) {
     first_release = std::min(first_release, r.release_s);
@@ -713,10 +714,12 @@ Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& pro
     e2e += r.finish_s - r.release_s;
     outputs += static_cast<double>(r.output_tokens);
     if (plan.client == BenchmarkClient::kGuidellm) {
-      // guidellm: (last token - sent) / output tokens, every request.
-      tpot +=
-          (r.finish_s - r.release_s) / static_cast<double>(std::max<Tokens>(1, r.output_tokens));
-      ++tpot_n;
+      // guidellm: (last token - sent) / output tokens per request, its mean
+      // weighted by output tokens (v0.5.3,
+      // src/guidellm/benchmark/schemas/generative/metrics.py L862-870, a
+      // (value, weight) pair per request): sum of latencies / sum of tokens.
+      tpot += r.finish_s - r.release_s;
+      tpot_tokens += static_cast<double>(r.output_tokens);
     } else if (r.output_tokens > 1) {
       tpot += (r.finish_s - r.first_token_s) / static_cast<double>(r.output_tokens - 1);
       ++tpot_n;
@@ -726,7 +729,11 @@ Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& pro
   out.duration_s = last_finish - std::min(first_release, last_finish);
   out.ttft_ms_mean = 1000 * ttft / n;
   out.e2e_ms_mean = 1000 * e2e / n;
-  out.tpot_ms_mean = tpot_n > 0 ? 1000 * tpot / static_cast<double>(tpot_n) : 0;
+  if (plan.client == BenchmarkClient::kGuidellm) {
+    out.tpot_ms_mean = tpot_tokens > 0 ? 1000 * tpot / tpot_tokens : 0;
+  } else {
+    out.tpot_ms_mean = tpot_n > 0 ? 1000 * tpot / static_cast<double>(tpot_n) : 0;
+  }
   out.output_tok_s = out.duration_s > 0 ? outputs / out.duration_s : 0;
   if (detail != nullptr) {
     ReplayDetail& d = *detail;

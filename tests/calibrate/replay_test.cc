@@ -391,6 +391,24 @@ TEST(ReplayTest, GuidellmTpotCountsFromTheSendOverEveryOutputToken) {
   EXPECT_NEAR(b->tpot_ms_mean, (r->e2e_ms_mean - r->ttft_ms_mean) / 99, 1e-6);
 }
 
+TEST(ReplayTest, GuidellmMeanTpotIsWeightedByOutputTokens) {
+  // Two lone requests (rate 0.001: 1,000 s apart) with 10 and 100 output
+  // tokens. guidellm v0.5.3 weights each request's (last token - sent) /
+  // output by its output tokens, so the mean is (e2e_1 + e2e_2) / 110 =
+  // 2 * mean e2e / 110, not the plain mean of e2e_1 / 10 and e2e_2 / 100
+  // (which the short request's TTFT would dominate).
+  const Measurement m = Guidellm(0.001, 2);
+  std::string why;
+  auto plan = PlanReplay(m, {}, &why);
+  ASSERT_TRUE(plan.has_value()) << why;
+  ASSERT_EQ(plan->requests.size(), 2u);
+  plan->requests[0].front().output = 10;
+  plan->requests[1].front().output = 100;
+  auto r = RunReplay(*plan, EngineProfile{});
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_NEAR(r->tpot_ms_mean, 2 * r->e2e_ms_mean / 110, 1e-9 * r->e2e_ms_mean);
+}
+
 TEST(ReplayTest, GuidellmQueuesPast512AtTheClientAndTimesFromTheSend) {
   // 1,024 requests at 10^6 req/s (all within a millisecond). guidellm sends
   // 512, the rest wait at the client and go as slots free, their clocks
