@@ -353,6 +353,37 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
   }
   m->decode_.coef.resize(4, 0);
   m->prefill_.coef.resize(4, 0);
+  // vLLM v0.11 picks its attention backend in CudaPlatform.get_attn_backend_cls
+  // (vllm/platforms/cuda.py): on compute capability 8.x with attention sinks
+  // (gpt-oss) it returns TRITON_ATTN, as FlashAttention 2 has no sinks; Hopper
+  // runs FlashAttention 3 (sinks supported), Blackwell FlashInfer. The
+  // Triton kernel (kernel_unified_attention_2d,
+  // vllm/attention/ops/triton_unified_attention.py) gives each program
+  // BLOCK_M = 16 rows (more when a KV head has over 16 query heads): the
+  // query heads of one KV head for BLOCK_Q = BLOCK_M / (query heads per KV
+  // head) tokens, and streams that KV head's tiles for them alone. A prompt
+  // chunk so reads its attended K/V once per BLOCK_Q tokens (gpt-oss: 64
+  // query and 8 KV heads, BLOCK_Q = 2) where FlashAttention's 128-row tiles
+  // read it once per 128; sliding-window layers read only their window
+  // (tiles outside it are skipped since vLLM PR #24390, before v0.11).
+  if (profile.engine == "vllm" && !m->mla_ &&
+      (gpu.architecture == "ampere" || gpu.architecture == "ada")) {
+    for (const LayerShape& l : model.layers) {
+      if (!l.KeepsPerTokenKv() || !l.attention_sinks) continue;
+      const double hq = static_cast<double>(l.query_heads) / tp;
+      const double kv = std::max(1.0, static_cast<double>(l.kv_heads) / tp);
+      const double per_kv = std::max(1.0, std::round(hq / kv));
+      m->triton_block_q_ = per_kv <= 16 ? std::floor(16 / per_kv) : 1;
+      Note(&m->notes_,
+           "attention sinks on " + gpu.id +
+               ": vLLM runs its Triton attention, whose prefill reads the attended K/V once "
+               "per " +
+               std::to_string(static_cast<int>(m->triton_block_q_)) +
+               " query tokens; timed as that traffic at the HBM bandwidth when it exceeds the "
+               "FlashAttention FLOP time (the kernel tables have no Triton attention rows)");
+      break;
+    }
+  }
   m->kv_write_per_token_ = m->r_.KvWriteBytesPerToken();
 
   // Iterations price their token count's GEMMs and their sequences'
@@ -452,9 +483,16 @@ long double OperatorCostModel::PrefillOwn(Tokens start, Tokens n) const {
   } else {
     flops = r_.PrefillAttentionFlops(start, n);
   }
-  long double own = k[1] * nn * query / 1e6 + k[2] * flops / spec_.bf16_flops_per_s +
-                    k[3] * nn * kv_write_per_token_ / spec_.hbm_bytes_per_s;
-  if (start > 0) {
+  long double attend = k[2] * flops / spec_.bf16_flops_per_s;
+  if (triton_block_q_ > 0) {
+    // The Triton kernel streams every attended key, cached ones included,
+    // once per query block: that traffic or the FLOPs bound it.
+    const double stream = r_.PrefillAttendedKvBytes(start, n) / triton_block_q_;
+    attend = std::max<long double>(attend, stream / spec_.hbm_bytes_per_s);
+  }
+  long double own =
+      k[1] * nn * query / 1e6 + attend + k[3] * nn * kv_write_per_token_ / spec_.hbm_bytes_per_s;
+  if (start > 0 && triton_block_q_ == 0) {
     own +=
         decode_.coef[3] * static_cast<long double>(r_.KvReadBytes(start)) / spec_.hbm_bytes_per_s;
   }

@@ -146,6 +146,13 @@ double Roofline::PrefillAttentionFlops(Tokens start, Tokens n) const {
   return flops;
 }
 
+double Roofline::PrefillAttendedKvBytes(Tokens start, Tokens n) const {
+  double bytes = 0;
+  for (const Group& g : groups_)
+    bytes += g.kv_bytes_per_token * SumResident(g, start + 1, start + n);
+  return bytes;
+}
+
 LinearPiece Roofline::Piece(Tokens ctx, bool flops) const {
   LinearPiece piece{0, kNoBreak};
   for (const Group& g : groups_) {

@@ -102,6 +102,7 @@ void ModelBuilder::Attention(int layer, const AttnPlan& a) {
   e.v_head_dim = a.v_dim;
   e.kv_heads = a.kv_heads;
   e.window = a.window;
+  e.attention_sinks = a.sinks;
   Entry(e);
 }
 

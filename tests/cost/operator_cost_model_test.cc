@@ -403,3 +403,58 @@ TEST(OperatorCostModelTest, AllToAllDispatchReplacesTheMoeAllReduce) {
 
 }  // namespace
 }  // namespace kvbill
+
+namespace kvbill {
+namespace {
+
+// gpt-oss's layers carry attention sinks, which FlashAttention 2 cannot run:
+// vLLM v0.11 serves them on an A100 with its Triton attention, whose prompt
+// chunks stream the attended K/V once per BLOCK_Q = 16 / (64 / 8) = 2 query
+// tokens. Worked by hand for one 1,000-token chunk from an empty cache, the
+// hand curves (1 TB/s, prefill FLOPs at 1 PFLOP/s, no other prefill term):
+//   K/V bytes per token per layer: 8 KV heads x (64 + 64) x 2 B = 2,048;
+//   12 full layers: 24,576 B per attended key; 12 sliding (window 128) the same.
+//   Full layers attend 1 + 2 + ... + 1,000 = 500,500 keys; sliding layers
+//   1 + ... + 128 + 128 x 872 = 8,256 + 111,616 = 119,872.
+//   Streamed: 24,576 x 620,372 / 2 = 7,623,131,136 B = 7.623131136 ms.
+//   FLOPs: 2 x 64 heads x (64 + 64) = 16,384 per layer per key, x 12 layers
+//   x 620,372 keys = 121,970,098,176 = 0.121970098176 ms at 1 PFLOP/s.
+// The chunk's own time is the larger, the stream; with another engine, or on
+// Hopper (FlashAttention 3 runs sinks), it is the FLOP time.
+TEST(OperatorCostModelTest, SinksOnAmpereRunTritonAttentionThatStreamsKvPerQueryBlock) {
+  const ModelShape oss = Catalog("gpt-oss-20b");
+  int with_sinks = 0;
+  for (const LayerShape& l : oss.layers) with_sinks += l.attention_sinks ? 1 : 0;
+  EXPECT_EQ(with_sinks, 24);
+  for (const LayerShape& l : Catalog("llama-3.1-8b").layers) EXPECT_FALSE(l.attention_sinks);
+  GpuKernelCurves curves = HandCurves();
+  curves.prefill_attention["bf16"][64] = LinearCurve{"hand", {1.2e-5, 0, 1, 0}, {}};
+  auto own = [&](const char* gpu_id, const char* engine) {
+    auto gpu = LookupGpu(gpu_id);
+    EXPECT_TRUE(gpu.ok());
+    EngineProfile profile;
+    profile.engine = engine;
+    auto m = OperatorCostModel::Make(oss, Fmt("bf16"), "bf16", *gpu, &curves, profile, {});
+    EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message());
+    const std::vector<ScheduledWork> work = {{0, 1000, true}};
+    std::vector<long double> s(1);
+    (*m)->IterationSeconds(work, s);
+    bool noted = false;
+    for (const std::string& n : (*m)->notes()) {
+      noted = noted || n.find("Triton attention") != std::string::npos;
+    }
+    return std::make_pair(static_cast<double>(s[0]), noted);
+  };
+  const auto triton = own("a100-80gb", "vllm");
+  EXPECT_NEAR(triton.first, 7.623131136e-3, 1e-12);
+  EXPECT_TRUE(triton.second);
+  const auto sglang = own("a100-80gb", "sglang");
+  EXPECT_NEAR(sglang.first, 0.121970098176e-3, 1e-12);
+  EXPECT_FALSE(sglang.second);
+  const auto hopper = own("h100-sxm", "vllm");
+  EXPECT_NEAR(hopper.first, 0.121970098176e-3, 1e-12);
+  EXPECT_FALSE(hopper.second);
+}
+
+}  // namespace
+}  // namespace kvbill

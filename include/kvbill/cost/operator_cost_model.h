@@ -166,6 +166,12 @@ class OperatorCostModel final : public CostModel {
   bool mla_ = false;
   LinearCurve decode_, prefill_;
   double kv_write_per_token_ = 0;
+  // vLLM's Triton attention (layers with sinks on GPUs without
+  // FlashAttention 3): each program takes `triton_block_q_` query tokens of
+  // one KV head and streams that head's attended K/V tiles itself, so a
+  // prompt chunk reads its attended KV bytes / triton_block_q_. 0: another
+  // backend.
+  double triton_block_q_ = 0;
   // Linear-state layers: state bytes per sequence (one GPU), elements.
   double state_bytes_ = 0, state_elements_ = 0, linear_layers_ = 0;
   // A pure function of a small count, each value computed when first asked

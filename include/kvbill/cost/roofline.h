@@ -69,6 +69,11 @@ class Roofline {
   double MatmulFlopsPerToken() const { return matmul_flops_per_token_; }
   // Attention FLOPs (one GPU) of a prefill chunk of n tokens after `start` cached ones.
   double PrefillAttentionFlops(Tokens start, Tokens n) const;
+  // KV bytes (one GPU) the chunk's tokens attend, summed over its tokens:
+  // token j of the chunk counts the bytes of the resident(start + j + 1)
+  // tokens it attends. A kernel that streamed K/V once per query token
+  // would read this much.
+  double PrefillAttendedKvBytes(Tokens start, Tokens n) const;
   // The linear piece of KvReadBytes and DecodeAttentionFlops at ctx (they
   // share breakpoints). Precondition: ctx >= 0.
   LinearPiece KvPiece(Tokens ctx) const;

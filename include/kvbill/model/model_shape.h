@@ -69,6 +69,9 @@ struct LayerShape {
   std::int64_t conv_state_elements = 0;
   std::int64_t recurrent_state_elements = 0;
   int recurrent_state_bits = 0;
+  // One learned sink logit per query head joins the softmax (gpt-oss):
+  // attention kernels without sink support cannot run the layer.
+  bool attention_sinks = false;
 
   bool KeepsPerTokenKv() const {
     return kind == LayerKind::kFullAttention || kind == LayerKind::kLatentAttention ||
