@@ -102,7 +102,7 @@ bool IsSpeculativeRecord(const Measurement& m) {
 std::string SpeculativeValidationMarkdown(const std::vector<Measurement>& records,
                                           const std::vector<ReplayPlan>& plans,
                                           const std::vector<SkippedRecord>& skipped,
-                                          const EngineProfile& profile) {
+                                          const EngineProfile& profile, bool fitted) {
   std::map<std::string, const ReplayPlan*> plan_of;
   for (const ReplayPlan& p : plans) plan_of[p.measurement->id] = &p;
   std::map<std::string, std::string> why;
@@ -247,7 +247,13 @@ std::string SpeculativeValidationMarkdown(const std::vector<Measurement>& record
   out += "\n## Speculative decoding\n\n";
   out += "The " + std::to_string(n) +
          " records that run speculative decoding (engine flags `--speculative-config` or "
-         "`--speculative-algorithm`). None is fitted: a replayed one runs the fitted profile "
+         "`--speculative-algorithm`). " +
+         (fitted ? std::string(
+                       "The replayed ones are fitted with the other records (--fit-speculative): "
+                       "SGLang turns its overlap scheduler off when it speculates, and these "
+                       "runs alone tell its serial CPU time from GPU time. ")
+                 : std::string("None is fitted. ")) +
+         "A replayed one runs the fitted profile "
          "with its draft's acceptance measured from the runs where the draft is in the table "
          "below, else the method's default ([engine.md](engine.md#speculative-decoding)); " +
          std::to_string(replayed) + " are replayed.\n\n" + list;

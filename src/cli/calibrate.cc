@@ -127,6 +127,7 @@ int RunProfileFit(const Args& args) {
   po::options_description options("options");
   std::string measurements, engine, scenario_path, start_name, out;
   bool report = false, no_fit = false, no_lomo = false, verbose = false;
+  bool fit_speculative = false;
   std::string validation_doc;
   std::vector<std::string> detail_ids;
   std::string exclusions_path;
@@ -145,6 +146,9 @@ int RunProfileFit(const Args& args) {
       "report", po::bool_switch(&report), "print the per-record report (Markdown)")(
       "no-fit", po::bool_switch(&no_fit), "evaluate --profile without fitting")(
       "no-lomo", po::bool_switch(&no_lomo), "skip the leave-one-model-out validation")(
+      "fit-speculative", po::bool_switch(&fit_speculative),
+      "fit the records that speculate with the others (by default they are replayed and "
+      "reported only)")(
       "lomo-only", po::bool_switch(&lomo_only),
       "keep --profile unchanged; only refit it without each model in turn (leave one model "
       "out)")("verbose,v", po::bool_switch(&verbose), "print the fit's progress to stderr")(
@@ -192,7 +196,7 @@ int RunProfileFit(const Args& args) {
     exclusions = std::move(*read);
   }
   std::vector<ReplayPlan> plans;
-  std::vector<ReplayPlan> all_plans;  // with the speculative ones, which are never fitted
+  std::vector<ReplayPlan> all_plans;  // with the speculative ones (fitted if --fit-speculative)
   std::vector<SkippedRecord> skipped;
   for (const Measurement& m : *records) {
     if (m.engine != engine) continue;
@@ -200,7 +204,7 @@ int RunProfileFit(const Args& args) {
     auto plan = PlanReplay(m, defaults, &why);
     if (plan) {
       all_plans.push_back(*plan);
-      if (!plan->speculative) plans.push_back(std::move(*plan));
+      if (!plan->speculative || fit_speculative) plans.push_back(std::move(*plan));
     } else {
       skipped.push_back(SkippedRecord{m.id, why});
     }
@@ -242,12 +246,13 @@ int RunProfileFit(const Args& args) {
   if (!validation_doc.empty()) {
     std::string command = "kvbill calibrate";
     for (const std::string& a : args) command += " " + a;
-    if (auto s = EmitOutput(
-            "calibrate",
-            ValidationMarkdown(outcome, skipped, KernelFitTable(BundledKernelCurves()), effects,
-                               command) +
-                SpeculativeValidationMarkdown(*records, all_plans, not_fitted, outcome.profile),
-            validation_doc);
+    if (auto s =
+            EmitOutput("calibrate",
+                       ValidationMarkdown(outcome, skipped, KernelFitTable(BundledKernelCurves()),
+                                          effects, command) +
+                           SpeculativeValidationMarkdown(*records, all_plans, not_fitted,
+                                                         outcome.profile, fit_speculative),
+                       validation_doc);
         !s) {
       return ReportError("calibrate", s.error());
     }

@@ -21,6 +21,26 @@ void Note(std::vector<std::string>* notes, const std::string& note) {
 
 }  // namespace
 
+double SmallKernelCount(const ModelShape& model) {
+  // Per forward pass: the embedding gather and the final norm.
+  double kernels = 2;
+  for (const LayerShape& l : model.layers) {
+    // Every layer: its two norms (each fused with the residual add) and
+    // the MLP's gated activation.
+    kernels += 3;
+    if (l.KeepsPerTokenKv()) {
+      kernels += 2;                    // rotary embedding, KV-cache write
+      if (l.IsLatent()) kernels += 2;  // MLA's norms of the compressed q and kv
+    } else if (l.HoldsState()) {
+      kernels += 3;  // short convolution, gates, gated output norm
+    }
+  }
+  // MoE layers: the router's softmax and top-k, and the sort of tokens into
+  // expert blocks before the fused-MoE call.
+  kernels += 2 * static_cast<double>(model.moe.layers);
+  return kernels;
+}
+
 Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
     const ModelShape& model, const ElementFormat& kv_format, const std::string& weight_format,
     const GpuSpec& gpu, const GpuKernelCurves* curves, const EngineProfile& profile,
@@ -197,6 +217,7 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
   }
   const double vocab = static_cast<double>(model.vocab_size);
   m->head_ = Gemm{std::max(1.0, vocab / tp), hidden, 1, other_curve};
+  m->small_kernels_s_ = SmallKernelCount(model) * base->gemm.at("bf16").t0_s;
 
   // Routed experts: one fused-MoE call per MoE layer. With expert
   // parallelism a GPU holds whole experts, 1/ep of them; the busiest GPU
@@ -396,9 +417,11 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
 }
 
 std::vector<std::pair<std::string, Seconds>> OperatorCostModel::DenseParts(Tokens tokens) const {
-  std::vector<std::pair<std::string, Seconds>> parts = {
-      {"gemm", 0}, {"moe", 0}, {"all_reduce", 0}, {"elementwise", 0}, {"all_to_all", 0}};
+  std::vector<std::pair<std::string, Seconds>> parts = {{"gemm", 0},       {"moe", 0},
+                                                        {"all_reduce", 0}, {"elementwise", 0},
+                                                        {"all_to_all", 0}, {"small_kernels", 0}};
   if (tokens <= 0) return parts;
+  parts[5].second = small_kernels_s_;
   const double t = static_cast<double>(tokens);
   for (const Gemm& g : gemms_) parts[0].second += g.count * g.curve.Seconds(spec_, t, g.n, g.k);
   if (moe_layers_ > 0) {

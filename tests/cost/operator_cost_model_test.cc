@@ -65,6 +65,54 @@ TEST(OperatorCostModelTest, DecodeIterationIsTheSumOfItsOperatorsWorkedByHand) {
   EXPECT_NEAR(static_cast<double>(own[0]), 0.131072e-3, 1e-12);
 }
 
+// The small kernels of a forward pass, counted by hand from each model's
+// config: 2 per pass (embedding gather, final norm), 3 per layer (two
+// residual-add norms, activation), 2 more per attention layer (rotary, KV
+// write) and 2 more again for MLA (compressed q and kv norms), 3 more per
+// linear-state layer (convolution, gates, gated norm), 2 per MoE layer
+// (top-k, expert sort).
+TEST(OperatorCostModelTest, SmallKernelsCountedByHandFromTheLayers) {
+  // Qwen3-8B: 36 attention layers, dense: 2 + 36 x 5 = 182.
+  EXPECT_EQ(SmallKernelCount(Catalog("qwen3-8b")), 182);
+  // DeepSeek-V3: 61 MLA layers, 58 of them MoE (first_k_dense_replace 3):
+  // 2 + 61 x 7 + 58 x 2 = 545.
+  const auto ds = Catalog("deepseek-v3");
+  ASSERT_EQ(ds.DecoderLayers(), 61);
+  ASSERT_EQ(ds.moe.layers, 58);
+  EXPECT_EQ(SmallKernelCount(ds), 545);
+  // Qwen3-Next-80B-A3B: 48 layers, every 4th full attention (12), the other
+  // 36 Gated DeltaNet, all 48 MoE: 2 + 12 x 5 + 36 x 6 + 48 x 2 = 374.
+  const auto next = Catalog("qwen3-next-80b-a3b");
+  ASSERT_EQ(next.moe.layers, 48);
+  EXPECT_EQ(SmallKernelCount(next), 374);
+}
+
+// A decode step pays the small kernels once, whatever its batch: the hand
+// curves' GEMM t0 of 5 us x Qwen3-8B's 182 kernels = 0.91 ms on top of the
+// same step without it.
+TEST(OperatorCostModelTest, SmallKernelsAreAFixedTimePerForwardPass) {
+  GpuKernelCurves with = HandCurves();
+  with.gemm["bf16"].t0_s = 5e-6;
+  GpuKernelCurves without = with;
+  without.gemm["bf16"].t0_s = 0;
+  const auto a = Make("qwen3-8b", with), b = Make("qwen3-8b", without);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  for (Tokens t : {1, 8, 4096}) {
+    double small = -1;
+    for (const auto& [name, s] : a->DenseParts(t)) {
+      if (name == "small_kernels") small = s;
+    }
+    EXPECT_NEAR(small, 182 * 5e-6, 1e-15) << t;
+  }
+  const std::vector<ScheduledWork> work = {{1000, 1, false}, {2000, 1, false}};
+  std::vector<long double> own(2);
+  const double ta = a->IterationSeconds(work, own), tb = b->IterationSeconds(work, own);
+  // Besides the 182 kernels, every GEMM's own t0: Qwen3-8B's 4 per layer
+  // and the lm_head, 36 x 4 + 1 = 145 at 5 us.
+  EXPECT_NEAR(ta - tb, (182 + 145) * 5e-6, 1e-12);
+}
+
 // The dense and lm_head times are remembered per count the first time one is
 // asked for. Whatever the order and however many threads ask, each count
 // gets the value of its own sum of parts; a count past the token budget

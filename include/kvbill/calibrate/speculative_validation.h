@@ -33,7 +33,7 @@ bool SameRequests(const Measurement& a, const Measurement& b);
 std::string SpeculativeValidationMarkdown(const std::vector<Measurement>& records,
                                           const std::vector<ReplayPlan>& plans,
                                           const std::vector<SkippedRecord>& skipped,
-                                          const EngineProfile& profile);
+                                          const EngineProfile& profile, bool fitted = false);
 
 }  // namespace kvbill
 

@@ -4,7 +4,7 @@
 // profile, engine_profile.h). docs/engine.md#the-calibrated-cost-model.
 //
 //   GPU time = GEMMs(T) + fused MoE(T) + lm_head(S) + attention(batch)
-//              + all-reduces(T) + elementwise(T)
+//              + all-reduces(T) + elementwise(T) + small kernels
 //   iteration = CPU(S) + max(GPU time, eager launches(T))     (synchronous)
 //             = max(GPU time, CPU(S), eager launches(T))       (async scheduling)
 //
@@ -57,6 +57,16 @@
 #include "kvbill/util/result.h"
 
 namespace kvbill {
+
+// Kernels of one forward pass too small to show in bytes or FLOPs at a
+// decode batch: per layer two residual-add norms and the gated activation;
+// per attention layer the rotary embedding and the KV-cache write (MLA two
+// more norms); per linear-state layer the short convolution, the gates and
+// the gated output norm; per MoE layer the router's top-k and the sort of
+// tokens into expert blocks; per pass the embedding gather and the final
+// norm. Each costs the kernel tables' fixed time per kernel (the bf16 GEMM
+// curve's t0, a CUDA-graph launch of a kernel with next to nothing to do).
+double SmallKernelCount(const ModelShape& model);
 
 struct OperatorModelOptions {
   int tensor_parallel = 1;
@@ -158,6 +168,10 @@ class OperatorCostModel final : public CostModel {
   double all_reduces_ = 0;
   double hidden_ = 0;
   double layers_ = 0;
+  // Fixed time of the small kernels of one forward pass (norms, rotary
+  // embedding, KV writes, activations, routing): SmallKernelCount x the
+  // kernel tables' fixed time per kernel.
+  double small_kernels_s_ = 0;
   // Attention, summed over attention layers of one GPU.
   double attn_layers_ = 0;
   double heads_dims_ = 0;  // sum of (query heads per GPU x head dim)
