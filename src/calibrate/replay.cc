@@ -80,6 +80,12 @@ std::optional<ModelChoice> ModelFromId(const std::string& id, const std::string&
     c.fp8_checkpoint = true;
   }
   if (w.rfind("awq", 0) == 0) c.weight_format = "int4-g128";
+  // Z.ai's GLM-4.5 FP8 releases are compressed-tensors checkpoints with one
+  // scale per output channel and activations quantised per token when run
+  // (no 128x128 blocks): engines run their dense layers through CUTLASS
+  // scaled_mm, not the block-scaled DeepGEMM kernel (docs/engine.md,
+  // "Formats").
+  if (name.rfind("glm-4.5", 0) == 0) c.fp8_checkpoint = false;
   c.catalog = name;
   return c;
 }

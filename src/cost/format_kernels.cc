@@ -57,9 +57,10 @@ TimedGemm GemmForFormat(const GpuKernelCurves& base, const FormatRun& run,
     return out;
   }
   if (c == "fp8" || c == "fp4") {
-    // Checkpoints published in fp8 are block-scaled (DeepSeek, Qwen, GLM
-    // *-FP8); weights quantised on load are per tensor. W4A4 runs CUTLASS
-    // like the per-tensor fp8 kernel.
+    // Checkpoints published in fp8 with 128x128 block scales (DeepSeek,
+    // Qwen *-FP8) run DeepGEMM; weights quantised on load (per tensor) and
+    // per-channel checkpoints (GLM-4.5 *-FP8) run CUTLASS scaled_mm, the
+    // fp8 table's kernel. W4A4 runs CUTLASS like the per-tensor fp8 kernel.
     const char* want = c == "fp8" && fp8_checkpoint ? "fp8_block" : "fp8";
     auto it = base.gemm.find(want);
     if (it == base.gemm.end())

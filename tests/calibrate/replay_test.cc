@@ -52,6 +52,33 @@ TEST(ReplayTest, FixedLengthRecordSpreadsTheRecordedTotals) {
   EXPECT_EQ(plan->config.max_num_seqs, 1024);
 }
 
+// Which FP8 kernel a published *-FP8 checkpoint runs: Qwen's are 128x128
+// block-scaled (DeepGEMM); Z.ai's GLM-4.5 FP8 releases are compressed-tensors
+// with one scale per output channel and per-token activation scales, which
+// SGLang and vLLM run through CUTLASS scaled_mm (docs/engine.md, "Formats").
+TEST(ReplayTest, Fp8CheckpointsKeepTheirScaleLayout) {
+  std::string why;
+  Measurement qwen = Record();
+  qwen.model = "Qwen/Qwen3-8B-FP8";
+  qwen.weights = "fp8";
+  auto q = PlanReplay(qwen, {}, &why);
+  ASSERT_TRUE(q.has_value()) << why;
+  EXPECT_EQ(q->config.weight_format, "fp8");
+  EXPECT_TRUE(q->fp8_checkpoint);
+  Measurement glm = Record();
+  glm.engine = "sglang";
+  glm.engine_version = "v0.5.4.post2";
+  glm.engine_flags = "--tp-size 4";
+  glm.tp = 4;
+  glm.model = "zai-org/GLM-4.5-Air-FP8";
+  glm.weights = "fp8";
+  auto g = PlanReplay(glm, {}, &why);
+  ASSERT_TRUE(g.has_value()) << why;
+  EXPECT_EQ(g->model_name, "glm-4.5-air");
+  EXPECT_EQ(g->config.weight_format, "fp8");
+  EXPECT_FALSE(g->fp8_checkpoint);
+}
+
 TEST(ReplayTest, EngineDefaultsFollowTheGpuMemoryClass) {
   auto a100 = LookupGpu("a100-80gb");
   auto h200 = LookupGpu("h200");

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "kvbill/cost/engine_profile.h"
 #include "kvbill/cost/operator_cost_model.h"
 #include "kvbill/hardware/gpu.h"
 #include "model/model_test_util.h"
@@ -222,6 +223,58 @@ TEST(FormatKernelsTest, ModelAllReducesReproduceTheKernelTablesWithinTenPercent)
       EXPECT_NEAR(per_call, t.ms[i] * 1e-3, 0.1 * t.ms[i] * 1e-3)
           << t.gpu << " x" << t.gpus << " at " << tokens[i] << " tokens";
     }
+  }
+}
+
+// FP8 experts: the fused-MoE time per layer and the FP8 gain over BF16 as
+// the measured table has them (shared/data/kernels/h100_sxm/vllm/0.24.0/
+// moe_perf.txt, hidden 4,096, inter 1,536, top-8 of 128 experts,
+// moe_tp_size 4, power_law_1.2, the SGLang profile's routing alpha):
+// Qwen3-235B-A22B's expert shape, and GLM-4.5-Air's but for its inter of
+// 1,408 (no table rows). Rows vllm_unquantizedfusedmoe_triton_tritonexperts
+// (bfloat16) and vllm_fp8moe_triton_tritonexperts (fp8_block), latency in ms:
+//   tokens   bf16                 fp8_block             bf16 / fp8
+//    64      0.40585598945617674  0.23829119205474852   1.703
+//   128      0.4455359935760498   0.277510404586792     1.606
+//   256      0.4708992004394531   0.3082495927810669    1.528
+//   512      0.49811840057373047  0.33408000469207766   1.491
+// The gain is the block-FP8 Triton kernel's at decode batches of 64-512
+// tokens; a model that lost it (the experts timed at the bf16 rate or
+// their bytes at 2 per weight) would give about 1.
+TEST(FormatKernelsTest, Fp8ExpertsGainWhatTheFusedMoeTableMeasures) {
+  const struct {
+    Tokens tokens;
+    double bf16_ms, fp8_ms;
+  } rows[] = {{64, 0.40585598945617674, 0.23829119205474852},
+              {128, 0.4455359935760498, 0.277510404586792},
+              {256, 0.4708992004394531, 0.3082495927810669},
+              {512, 0.49811840057373047, 0.33408000469207766}};
+  auto profile = LoadEngineProfile("sglang");
+  ASSERT_TRUE(profile.ok());
+  OperatorModelOptions options;
+  options.tensor_parallel = 4;
+  const ModelShape model = Catalog("qwen3-235b-a22b");
+  const double layers = static_cast<double>(model.moe.layers);  // 94, every layer routed
+  auto bf16 = OperatorCostModel::Make(model, Fmt("bf16"), "bf16", Gpu("h100-sxm"), nullptr,
+                                      *profile, options);
+  options.fp8_checkpoint = true;
+  auto fp8 = OperatorCostModel::Make(model, Fmt("bf16"), "fp8", Gpu("h100-sxm"), nullptr, *profile,
+                                     options);
+  ASSERT_TRUE(bf16.ok()) << bf16.error().message();
+  ASSERT_TRUE(fp8.ok()) << fp8.error().message();
+  auto moe_ms = [&](const OperatorCostModel& m, Tokens t) {
+    for (const auto& [part, s] : m.DenseParts(t)) {
+      if (part == "moe") return s / layers * 1e3;
+    }
+    return 0.0;
+  };
+  for (const auto& r : rows) {
+    const double b = moe_ms(**bf16, r.tokens), f = moe_ms(**fp8, r.tokens);
+    // The fitted curves are within 25% of a row (their fit's p90 error).
+    EXPECT_NEAR(b, r.bf16_ms, 0.25 * r.bf16_ms) << r.tokens << " tokens, bf16";
+    EXPECT_NEAR(f, r.fp8_ms, 0.25 * r.fp8_ms) << r.tokens << " tokens, fp8";
+    const double want = r.bf16_ms / r.fp8_ms;
+    EXPECT_NEAR(b / f, want, 0.1 * want) << r.tokens << " tokens, bf16 / fp8";
   }
 }
 

@@ -56,7 +56,7 @@ struct ReplayPlan {
   std::string model_name;           // catalog name used
   bool fixed_lengths = false;       // "random" dataset: lengths exact
   bool async_scheduling = false;    // --async-scheduling
-  bool fp8_checkpoint = false;      // a *-FP8 checkpoint (block-scaled)
+  bool fp8_checkpoint = false;      // a *-FP8 checkpoint with 128x128 block scales
   int expert_parallel = 1;          // --enable-expert-parallel (= tp), --ep-size N
   Tokens cuda_graph_max_batch = 0;  // SGLang's cuda_graph_max_bs; 0: the profile's
   // vLLM's --speculative-config (method and num_speculative_tokens) or

@@ -76,9 +76,10 @@ struct OperatorModelOptions {
   // engine's max_num_seqs).
   int max_batch_seqs = 256;
   bool async_scheduling = false;
-  // The weights come from a checkpoint published in fp8 (block-scaled, as
-  // DeepSeek's and the *-FP8 Qwen and GLM checkpoints are) rather than
-  // quantised per tensor when loaded. weight_format "auto" implies it.
+  // The weights come from a checkpoint published in fp8 with 128x128 block
+  // scales (DeepSeek's and the *-FP8 Qwen checkpoints) rather than quantised
+  // per tensor when loaded or scaled per channel (GLM-4.5's FP8 releases):
+  // those run CUTLASS scaled_mm. weight_format "auto" implies it.
   bool fp8_checkpoint = false;
   // Expert-parallel degree: 1, or tensor_parallel (MoE models only).
   int expert_parallel = 1;
