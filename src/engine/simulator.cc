@@ -161,6 +161,11 @@ void Engine::OnRelease(Seconds now, const Release& e) {
   rec.is_summary = request.is_summary;
   rec.replica = r;
   rec.release_s = sent;
+  if (e.replica >= 0) {  // it came through the API server (above)
+    rec.frontend_s = config_.frontend_per_request_s +
+                     config_.frontend_per_token_s * static_cast<double>(request.PromptTokens()) +
+                     config_.request_latency_s;
+  }
   rec.prompt_tokens = seq->prompt;
   rec.output_tokens = seq->output;
   rep.waiting.push_back(seq);

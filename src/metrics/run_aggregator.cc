@@ -6,6 +6,10 @@
 
 namespace kvbill {
 
+Seconds QueueSeconds(const RequestRecord& r) {
+  return std::max<Seconds>(0, r.admitted_s - r.release_s - r.frontend_s);
+}
+
 void TaskAccumulator::Add(const RequestRecord& r) {
   TaskMetrics& m = m_;
   m.requests += 1;
@@ -23,7 +27,7 @@ void TaskAccumulator::Add(const RequestRecord& r) {
   first_release_ = std::min(first_release_, r.release_s);
   last_finish_ = std::max(last_finish_, r.finish_s);
   ttft_sum_ += r.first_token_s - r.release_s;
-  queue_sum_ += r.admitted_s - r.release_s;
+  queue_sum_ += QueueSeconds(r);
 }
 
 TaskMetrics TaskAccumulator::Metrics(const std::string& id) const {
@@ -104,7 +108,7 @@ void RunAggregator::OnTaskDone(int index) {
 
 void RequestLatencies::Add(const RequestRecord& r) {
   ttft_.Add(r.first_token_s - r.release_s);
-  queue_.Add(r.admitted_s - r.release_s);
+  queue_.Add(QueueSeconds(r));
   if (r.output_tokens > 1) {
     tpot_.Add((r.finish_s - r.first_token_s) / static_cast<double>(r.output_tokens - 1));
   }

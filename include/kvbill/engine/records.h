@@ -17,8 +17,12 @@ struct RequestRecord {
   int turn = 0;
   bool is_summary = false;
   int replica = 0;
-  Seconds release_s = 0;      // when the client sent it
-  Seconds admitted_s = 0;     // first admission into the running batch
+  Seconds release_s = 0;   // when the client sent it
+  Seconds admitted_s = 0;  // first admission into the running batch
+  // Its own time in the API server and on the way (the frontend's work on
+  // it and the request latency): between release and admission, but spent
+  // being served, not waiting.
+  Seconds frontend_s = 0;
   Seconds first_token_s = 0;  // end of the iteration that completed its prefill
   Seconds finish_s = 0;
   Tokens prompt_tokens = 0;

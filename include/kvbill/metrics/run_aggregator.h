@@ -26,6 +26,12 @@
 
 namespace kvbill {
 
+// A request's queueing delay: release to first admission less its own time
+// in the API server and on the way (RequestRecord::frontend_s), which is
+// service, not waiting; waiting behind other requests in the API server
+// counts.
+Seconds QueueSeconds(const RequestRecord& r);
+
 // One task's metrics folded from its records (in the order given).
 class TaskAccumulator {
  public:

@@ -1,0 +1,43 @@
+// A request's queueing delay (QueueSeconds, RunSummary::queue_s) is the time
+// it waits, not the time the API server spends on it: its own frontend work
+// and request latency are service. Worked by hand on a cost model whose
+// every iteration takes 1 s, an API server taking 0.25 s a request (one at a
+// time) and 0.1 s of request latency.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+
+#include "engine/engine_test_util.h"
+#include "kvbill/metrics/run_aggregator.h"
+
+namespace kvbill {
+namespace {
+
+// A and B both sent at 0.
+//   A: API server [0, 0.25], at the scheduler at 0.35, admitted at once
+//      (the GPU is idle): its 0.35 s before admission is all its own.
+//   B: API server [0.25, 0.5] behind A, at the scheduler at 0.6, while A's
+//      prefill runs [0.35, 1.35]: admitted at 1.35. Of its 1.35 s, 0.35 s
+//      is its own service; 0.25 s behind A in the API server and 0.75 s
+//      behind A's iteration are waiting: queue 1.0 s.
+TEST(FrontendQueueTest, OwnApiServerTimeIsServiceNotWaiting) {
+  SimulationConfig c = Config("llama-3.1-8b");
+  c.cost_model = std::make_shared<ContextCost>(1.0, 0.0);
+  c.frontend_per_request_s = 0.25;
+  c.request_latency_s = 0.1;
+  const std::vector<Task> tasks = {OneRequest("A", 0, 2), OneRequest("B", 0, 2)};
+  const SimulationResult run = RunSim(c, tasks);
+  std::map<std::string, RequestRecord> r;
+  for (const RequestRecord& rec : run.requests) r[rec.task_id] = rec;
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_DOUBLE_EQ(r["A"].release_s, 0);
+  EXPECT_DOUBLE_EQ(r["A"].admitted_s, 0.35);
+  EXPECT_DOUBLE_EQ(r["A"].frontend_s, 0.35);
+  EXPECT_DOUBLE_EQ(QueueSeconds(r["A"]), 0);
+  EXPECT_DOUBLE_EQ(r["B"].admitted_s, 1.35);
+  EXPECT_NEAR(QueueSeconds(r["B"]), 1.0, 1e-12);
+}
+
+}  // namespace
+}  // namespace kvbill
