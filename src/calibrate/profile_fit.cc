@@ -416,7 +416,9 @@ std::string ValidationMarkdown(const FitOutcome& outcome, const std::vector<Skip
 - **Replay.** A record becomes a deployment (the catalog model its Hugging Face id names, the
   GPU, tensor parallelism, the engine's flags over its default limits for that GPU: vLLM V1's
   8,192 batched tokens and 1,024 sequences on GPUs of 70 GiB or more other than the A100,
-  2,048 and 256 otherwise, `vllm/engine/arg_utils.py`; SGLang's scheduler with its chunk,
+  2,048 and 256 otherwise, both doubled by `--performance-mode throughput` where no flag sets
+  them (`--performance-mode interactivity` only captures more CUDA-graph sizes, which kvbill
+  does not pad to), `vllm/engine/arg_utils.py`; SGLang's scheduler with its chunk,
   CUDA-graph and memory-fraction defaults, pages of one token and its overlap scheduler,
   [engine.md](engine.md#batching-sglang)) and a workload: fixed lengths for
   `random` datasets (the record's token totals spread evenly over its requests), ShareGPT-like

@@ -388,8 +388,15 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
     if (!plan.speculative) return std::nullopt;
   }
   if (flags.count("performance-mode")) {
-    *why = "--performance-mode is not modelled";
-    return std::nullopt;
+    const std::string& mode = flags.at("performance-mode");
+    if (plan.engine != "vllm") {
+      *why = "--performance-mode is vLLM's; not modelled for " + plan.engine;
+      return std::nullopt;
+    }
+    if (mode != "balanced" && mode != "interactivity" && mode != "throughput") {
+      *why = "--performance-mode " + mode + ": not one of vLLM's modes";
+      return std::nullopt;
+    }
   }
   auto choice = ModelFromId(m.model, m.weights);
   if (!defaults.model.empty()) choice = ModelChoice{defaults.model, "auto", false};
@@ -444,6 +451,18 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
     }
     *out = static_cast<std::remove_reference_t<decltype(*out)>>(v);
   };
+  // vLLM's --performance-mode (v0.17; EngineArgs.
+  // _set_default_max_num_seqs_and_batched_tokens_args, vllm/engine/
+  // arg_utils.py): throughput doubles max_num_batched_tokens and max_num_seqs
+  // where no flag sets them; interactivity captures CUDA graphs at every
+  // batch size up to 32 rather than at 1, 2, 4, 8, 16, ... (vllm/config/
+  // vllm.py), and kvbill pads no batch to a captured size, so it changes
+  // nothing here; balanced is the default.
+  if (plan.engine == "vllm" && flags.count("performance-mode") &&
+      flags.at("performance-mode") == "throughput") {
+    c.max_num_batched_tokens *= 2;
+    c.max_num_seqs *= 2;
+  }
   int_flag("max-num-batched-tokens", &c.max_num_batched_tokens);
   int_flag("max-num-seqs", &c.max_num_seqs);
   auto fraction_flag = [&](const char* name) {

@@ -136,6 +136,39 @@ TEST(ReplayTest, FlagsOverrideTheDefaultsAndTheRecordSaysWhyItIsSkipped) {
   EXPECT_EQ(why, "vLLM v0.6.0 runs the V0 scheduler, which kvbill does not model");
 }
 
+// vLLM's --performance-mode (v0.17, vllm/engine/arg_utils.py): throughput
+// doubles the limits no flag sets (an H100 server's 8,192 tokens and 1,024
+// sequences: 16,384 and 2,048); interactivity only captures more CUDA-graph
+// sizes, which kvbill does not pad to, so the defaults stay; any other mode
+// and any other engine leave the record out with the reason.
+TEST(ReplayTest, VllmPerformanceModeThroughputDoublesTheLimitsNoFlagSets) {
+  std::string why;
+  Measurement m = Record();
+  m.engine_flags = "--performance-mode=throughput";
+  auto t = PlanReplay(m, {}, &why);
+  ASSERT_TRUE(t.has_value()) << why;
+  EXPECT_EQ(t->config.max_num_batched_tokens, 16384);
+  EXPECT_EQ(t->config.max_num_seqs, 2048);
+  m.engine_flags = "--performance-mode throughput --max-num-seqs=512";
+  t = PlanReplay(m, {}, &why);
+  ASSERT_TRUE(t.has_value()) << why;
+  EXPECT_EQ(t->config.max_num_batched_tokens, 16384);
+  EXPECT_EQ(t->config.max_num_seqs, 512);
+  m.engine_flags = "--performance-mode=interactivity";
+  t = PlanReplay(m, {}, &why);
+  ASSERT_TRUE(t.has_value()) << why;
+  EXPECT_EQ(t->config.max_num_batched_tokens, 8192);
+  EXPECT_EQ(t->config.max_num_seqs, 1024);
+  m.engine_flags = "--performance-mode=fast";
+  EXPECT_FALSE(PlanReplay(m, {}, &why).has_value());
+  EXPECT_EQ(why, "--performance-mode fast: not one of vLLM's modes");
+  m.engine = "sglang";
+  m.engine_version = "v0.5.3";
+  m.engine_flags = "--performance-mode throughput";
+  EXPECT_FALSE(PlanReplay(m, {}, &why).has_value());
+  EXPECT_EQ(why, "--performance-mode is vLLM's; not modelled for sglang");
+}
+
 // SGLang v0.5.3 switches --enable-dp-attention off when dp_size is 1, its
 // default (server_args.py L950-952), after the flag has enlarged the memory
 // reserve (L650-658): eight H200s replay one scheduler over the eight GPUs
