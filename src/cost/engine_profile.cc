@@ -29,7 +29,11 @@ const std::array<ProfileParameterInfo, kProfileParameterCount>& ProfileParameter
        "launch time per layer for batches outside CUDA graphs, s"},
       {"frontend_per_request_s", &ProfileParameters::frontend_per_request_s, 0, 0.02,
        "API-server time per request before scheduling (serial), s"},
-      {"frontend_per_token_s", &ProfileParameters::frontend_per_token_s, 0, 1e-4,
+      // A tokenizer's pace bounds it: Hugging Face's Rust tokenizers encode a
+      // GB of text in under 20 s on a server's cores (the tokenizers README),
+      // about a million tokens a second on one; 5 us a token leaves five times
+      // that for the chat template, the request's token list and its hashes.
+      {"frontend_per_token_s", &ProfileParameters::frontend_per_token_s, 0, 5e-6,
        "API-server time per prompt token before scheduling (serial), s"},
       {"request_latency_s", &ProfileParameters::request_latency_s, 0, 0.2,
        "latency of every request outside the GPU that queues nothing (HTTP, hand-offs), s"},
