@@ -387,6 +387,7 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
     plan.speculative = SglangSpeculativeSpec(flags, why);
     if (!plan.speculative) return std::nullopt;
   }
+  bool throughput_mode = false;  // vLLM's --performance-mode throughput
   if (flags.count("performance-mode")) {
     const std::string& mode = flags.at("performance-mode");
     if (plan.engine != "vllm") {
@@ -397,6 +398,7 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
       *why = "--performance-mode " + mode + ": not one of vLLM's modes";
       return std::nullopt;
     }
+    throughput_mode = mode == "throughput";
   }
   auto choice = ModelFromId(m.model, m.weights);
   if (!defaults.model.empty()) choice = ModelChoice{defaults.model, "auto", false};
@@ -458,8 +460,7 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
   // batch size up to 32 rather than at 1, 2, 4, 8, 16, ... (vllm/config/
   // vllm.py), and kvbill pads no batch to a captured size, so it changes
   // nothing here; balanced is the default.
-  if (plan.engine == "vllm" && flags.count("performance-mode") &&
-      flags.at("performance-mode") == "throughput") {
+  if (throughput_mode) {
     c.max_num_batched_tokens *= 2;
     c.max_num_seqs *= 2;
   }

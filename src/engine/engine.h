@@ -79,6 +79,10 @@ class Engine {
  private:
   void OnArrival();
   void OnRelease(Seconds now, const Release& e);
+  // The API server's own work on a request (it takes them one at a time);
+  // a request that went through it (Release::replica set) also carries
+  // config_.request_latency_s.
+  Seconds FrontendWork(const Request& request) const;
   void OnStart(Seconds now, int r);
   void OnEnd(Seconds now, int r);
   void OnPinExpiry(Seconds now, const PinExpiry& e);

@@ -109,6 +109,11 @@ Result<SimulationTotals> Engine::Run() {
   return t;
 }
 
+Seconds Engine::FrontendWork(const Request& request) const {
+  return config_.frontend_per_request_s +
+         config_.frontend_per_token_s * static_cast<double>(request.PromptTokens());
+}
+
 void Engine::OnRelease(Seconds now, const Release& e) {
   TaskState& task = tasks_[e.task];
   const Request& request = task.fed.requests[static_cast<std::size_t>(e.req)];
@@ -118,8 +123,7 @@ void Engine::OnRelease(Seconds now, const Release& e) {
     r = router_->Route(loads_, &task.replica);
     // The replica's API server takes requests one at a time before they
     // reach its scheduler.
-    const Seconds work = config_.frontend_per_request_s +
-                         config_.frontend_per_token_s * static_cast<double>(request.PromptTokens());
+    const Seconds work = FrontendWork(request);
     if (work > 0 || config_.request_latency_s > 0) {
       Seconds& free_at = replicas_[static_cast<std::size_t>(r)].frontend_free_s;
       free_at = std::max(free_at, now) + work;
@@ -161,11 +165,7 @@ void Engine::OnRelease(Seconds now, const Release& e) {
   rec.is_summary = request.is_summary;
   rec.replica = r;
   rec.release_s = sent;
-  if (e.replica >= 0) {  // it came through the API server (above)
-    rec.frontend_s = config_.frontend_per_request_s +
-                     config_.frontend_per_token_s * static_cast<double>(request.PromptTokens()) +
-                     config_.request_latency_s;
-  }
+  if (e.replica >= 0) rec.frontend_s = FrontendWork(request) + config_.request_latency_s;
   rec.prompt_tokens = seq->prompt;
   rec.output_tokens = seq->output;
   rep.waiting.push_back(seq);
