@@ -43,5 +43,53 @@ TEST(SpeculativeValidationTest, RunsWithTheSameTotalsRanTheSameRequests) {
   EXPECT_FALSE(SameRequests(spec, base));
 }
 
+// gpustack's Qwen3.5-9B page pairs its MTP runs with runs that differ in
+// flags a vLLM replay runs alike as well as in speculation.
+Measurement Vllm(const std::string& id, const std::string& flags) {
+  Measurement m;
+  m.id = id;
+  m.engine = "vllm";
+  m.engine_flags = flags;
+  m.model = "Qwen/Qwen3.5-9B";
+  m.gpu_text = "H100 SXM";
+  return m;
+}
+
+TEST(SpeculativeValidationTest, TheBaselineDiffersOnlyInFlagsReplayedAlike) {
+  const std::string mtp = "--speculative-config={\"method\":\"mtp\",\"num_speculative_tokens\":1}";
+  const Measurement spec =
+      Vllm("p/vllm/b12-sharegpt-n1000-rps1", "--reasoning-parser=qwen3 " + mtp +
+                                                 " --language-model-only "
+                                                 "--performance-mode=interactivity");
+  std::vector<Measurement> records = {
+      spec,
+      Vllm("p/vllm/b01-sharegpt-n1000-rps8", "--reasoning-parser=qwen3"),  // another workload
+      Vllm("p/vllm/b06-sharegpt-n1000-rps1", "--reasoning-parser=qwen3 --max-num-seqs=128"),
+      Vllm("p/vllm/b11-sharegpt-n1000-rps1", "--reasoning-parser=qwen3"),
+  };
+  std::string differs = "stale";
+  const Measurement* base = SpeculationBaseline(spec, records, &differs);
+  ASSERT_NE(base, nullptr);
+  EXPECT_EQ(base->id, "p/vllm/b11-sharegpt-n1000-rps1");
+  EXPECT_EQ(differs, "--language-model-only --performance-mode=interactivity");
+
+  // A run with the very flags wins over one that differs in flags alike,
+  // wherever it comes in the records.
+  records.push_back(Vllm("p/vllm/b13-sharegpt-n1000-rps1",
+                         "--reasoning-parser=qwen3 --language-model-only "
+                         "--performance-mode=interactivity"));
+  base = SpeculationBaseline(spec, records, &differs);
+  ASSERT_NE(base, nullptr);
+  EXPECT_EQ(base->id, "p/vllm/b13-sharegpt-n1000-rps1");
+  EXPECT_EQ(differs, "");
+
+  // --performance-mode throughput doubles the scheduler's budgets: not alike.
+  const Measurement throughput =
+      Vllm("p/vllm/b14-sharegpt-n1000-rps4",
+           "--reasoning-parser=qwen3 " + mtp + " --performance-mode=throughput");
+  records = {throughput, Vllm("p/vllm/b13-sharegpt-n1000-rps4", "--reasoning-parser=qwen3")};
+  EXPECT_EQ(SpeculationBaseline(throughput, records, &differs), nullptr);
+}
+
 }  // namespace
 }  // namespace kvbill

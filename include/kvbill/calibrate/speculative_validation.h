@@ -27,6 +27,16 @@ bool IsSpeculativeRecord(const Measurement& m);
 // with it.
 bool SameRequests(const Measurement& a, const Measurement& b);
 
+// The same run without speculation as `spec`: the same page, engine,
+// workload, model, GPU and engine flags but speculation's; failing that,
+// one whose flags differ from those only in flags a vLLM replay runs alike
+// (`--performance-mode interactivity`, `--language-model-only`), which
+// *differs then names ("--language-model-only --performance-mode=
+// interactivity"; empty for an exact match). nullptr when there is none.
+const Measurement* SpeculationBaseline(const Measurement& spec,
+                                       const std::vector<Measurement>& records,
+                                       std::string* differs);
+
 // The section's markdown. `records`: every record read; `plans`: the
 // replayable records of the fitted engine (speculative and not);
 // `skipped`: why the others were not replayed; `profile`: the fitted one.
