@@ -274,10 +274,29 @@ const std::vector<DraftAcceptance>& MeasuredDraftAcceptance() {
   //   3.156): the β that tree gives 3.156 at α 0.622, 0.262.
   // The page's other trees (b10–b14: depth 2 and 8, top-k 8, 8 and 32 tokens)
   // are then predicted, not fitted (docs/engine.md).
+  //
+  // Qwen/Qwen3.5-9B's MTP head under vLLM v0.17.1 (gpustack's docs/
+  // performance-lab/qwen3.5-9b/h100-latency.md, same commit): those runs'
+  // TPOT and ITL count no reasoning tokens (their client counts chunks
+  // with `reasoning_content`, a field vLLM renamed), so a step's tokens
+  // cannot be read off them. α is instead the rate at which kvbill's replay
+  // of b12 (1 req/s, k 1) gains over b11 (the same run without speculation)
+  // what the run gained in mean end-to-end latency, 2,090 / 1,650 − 1 =
+  // 26.7%: 0.45 gives 26.8% (0.42 24.2%, 0.48 29.4%; the vllm profile of
+  // this commit). The requests were sampled (guidellm sends no temperature, so
+  // the server's default applies), and vLLM drafts the top token and keeps
+  // it with the model's probability of it (vllm/v1/sample/
+  // rejection_sampler.py, no draft probabilities), which is why it is far
+  // below DeepSeek-V3's 0.85. The runs at 4, 8 and 16 req/s and the k 4
+  // burst are then predicted, not fitted (docs/validation.md).
   static const std::vector<DraftAcceptance> table = {
       {"Tengyunw/qwen3_8b_eagle3", 0.62, 0.26,
        "Tengyunw/qwen3_8b_eagle3's α from gpustack's chain run (steps 2) and β from its seven "
        "runs of steps 4, top-k 4, 16 tokens (mean ITL / mean TPOT)"},
+      {"Qwen/Qwen3.5-9B", 0.45, 0.1,
+       "Qwen/Qwen3.5-9B's MTP head, sampled at the server's default temperature: the α at which "
+       "kvbill's replay of gpustack's MTP run at 1 req/s (b12) gains what it gained over the "
+       "run without speculation (b11), 26.7% in mean end-to-end latency"},
   };
   return table;
 }
@@ -311,6 +330,13 @@ double TreeRankDecayForTokensPerStep(double tokens_per_step, double alpha, int d
     (e < tokens_per_step ? lo : hi) = mid;
   }
   return (lo + hi) / 2;
+}
+
+bool VllmAsyncSchedulingByDefault(const std::string& version,
+                                  const std::string& speculative_method) {
+  int major = 0, minor = 0;
+  if (std::sscanf(version.c_str(), "v%d.%d", &major, &minor) != 2) return false;
+  return (major > 0 || minor >= 14) && speculative_method != "ngram";
 }
 
 std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults& defaults,
@@ -366,7 +392,8 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
   }
   if (flags.count("speculative-config")) {
     // vLLM's JSON: {"method": ..., "num_speculative_tokens": k}; the
-    // acceptance rate stays the method's default (never fitted).
+    // acceptance rate is the method's default unless runs measured the
+    // draft (MeasuredDraftAcceptance).
     const auto j = nlohmann::json::parse(flags.at("speculative-config"), nullptr, false);
     const auto method = j.is_object() && j.contains("method") && j["method"].is_string()
                             ? j["method"].get<std::string>()
@@ -380,6 +407,12 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
     spec.method = method;
     if (j.contains("num_speculative_tokens") && j["num_speculative_tokens"].is_number_integer()) {
       spec.num_speculative_tokens = j["num_speculative_tokens"].get<int>();
+    }
+    // The model's own MTP head, where runs measured it.
+    if (method == "mtp") {
+      if (const DraftAcceptance* a = FindDraftAcceptance(m.model)) {
+        spec.acceptance_rate = {a->acceptance_rate};
+      }
     }
     plan.speculative = spec;
   }
@@ -528,7 +561,20 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
     plan.sglang_state = rules;
   }
   if (c.prefix_caching && StateBytesPerSequence(c.model, 1) > 0) c.prefix_caching = false;
-  if (plan.engine == "vllm") plan.async_scheduling = flags.count("async-scheduling") > 0;
+  if (plan.engine == "vllm") {
+    const std::string method = plan.speculative ? plan.speculative->method : "";
+    if (method == "ngram" && flags.count("async-scheduling")) {
+      *why = "vLLM refuses --async-scheduling with n-gram speculation (vllm/config/vllm.py)";
+      return std::nullopt;
+    }
+    plan.async_scheduling = flags.count("async-scheduling") > 0 ||
+                            (flags.count("no-async-scheduling") == 0 &&
+                             VllmAsyncSchedulingByDefault(m.engine_version, method));
+    // A draft on the GPU: the worker waits for each step's sampled tokens
+    // before it prepares the next (vllm/v1/worker/gpu_model_runner.py,
+    // _get_valid_sampled_token_count).
+    plan.cpu_waits_for_sampling = plan.async_scheduling && !method.empty() && method != "ngram";
+  }
   // vLLM's --enable-expert-parallel spreads the experts over the tensor-
   // parallel GPUs (with one data-parallel rank: all-reduce, no all-to-all);
   // SGLang's --ep-size names the degree.
@@ -700,6 +746,7 @@ Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& pro
   options.max_batch_tokens = c.max_num_batched_tokens;
   options.max_batch_seqs = c.max_num_seqs;
   options.async_scheduling = plan.async_scheduling;
+  options.cpu_waits_for_sampling = plan.cpu_waits_for_sampling;
   options.fp8_checkpoint = plan.fp8_checkpoint;
   options.expert_parallel = plan.expert_parallel;
   options.cuda_graph_max_tokens = plan.cuda_graph_max_batch;

@@ -299,7 +299,8 @@ std::string SpeculativeValidationMarkdown(const std::vector<Measurement>& record
          std::to_string(replayed) + " are replayed.\n\n" + list;
   out +=
       "\nDrafts whose acceptance comes from the runs (tokens a verification step = mean ITL / "
-      "mean TPOT of a run; [engine.md](engine.md#acceptance-from-the-runs)):\n\n"
+      "mean TPOT of a run where its streaming shows them, else the rate at which a run's gain "
+      "is replayed; [engine.md](engine.md#acceptance-from-the-runs)):\n\n"
       "| draft | α | β | from |\n|---|---:|---:|---|\n";
   for (const DraftAcceptance& a : MeasuredDraftAcceptance()) {
     out += "| " + a.draft + " | " + FormatFixed(a.acceptance_rate, 2) + " | " +

@@ -25,7 +25,11 @@ const std::array<ProfileParameterInfo, kProfileParameterCount>& ProfileParameter
        "API-server time per sequence per iteration streaming its output, s (overlapped)"},
       {"elementwise_passes", &ProfileParameters::elementwise_passes, 0, 100,
        "passes over a token's hidden vector per layer outside the timed operators"},
-      {"eager_launch_per_layer_s", &ProfileParameters::eager_launch_per_layer_s, 0, 5e-3,
+      // A decoder layer run eagerly launches some tens of kernels (norms,
+      // projections, rotary, attention, activation, residual adds), each at
+      // 10-20 us of PyTorch dispatch and launch: 1 ms a layer is about 50
+      // of them at 20 us, the most an engine without CUDA graphs pays.
+      {"eager_launch_per_layer_s", &ProfileParameters::eager_launch_per_layer_s, 0, 1e-3,
        "launch time per layer for batches outside CUDA graphs, s"},
       {"frontend_per_request_s", &ProfileParameters::frontend_per_request_s, 0, 0.02,
        "API-server time per request before scheduling (serial), s"},

@@ -54,6 +54,7 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
   std::shared_ptr<OperatorCostModel> m(new OperatorCostModel(*roofline));
   m->profile_ = profile;
   m->async_ = options.async_scheduling;
+  m->cpu_waits_for_sampling_ = options.async_scheduling && options.cpu_waits_for_sampling;
   if (options.cuda_graph_max_tokens > 0) {
     m->profile_.cuda_graph_max_tokens = options.cuda_graph_max_tokens;
   }
@@ -526,8 +527,8 @@ long double OperatorCostModel::PrefillOwn(Tokens start, Tokens n) const {
   return own;
 }
 
-Seconds OperatorCostModel::Combine(long double gpu, std::int64_t seqs, Tokens tokens,
-                                   bool chunks) const {
+Seconds OperatorCostModel::Combine(long double gpu, std::int64_t seqs, Tokens tokens, bool chunks,
+                                   long double tail) const {
   const ProfileParameters& p = profile_.params;
   const long double cpu = p.cpu_iteration_s + p.cpu_per_sequence_s * static_cast<double>(seqs);
   // vLLM captures batches by their tokens; SGLang decode and verification
@@ -536,12 +537,33 @@ Seconds OperatorCostModel::Combine(long double gpu, std::int64_t seqs, Tokens to
                                             : !chunks && seqs <= profile_.cuda_graph_max_tokens;
   const long double eager = graphed ? 0.0 : p.eager_launch_per_layer_s * layers_;
   const long double output = p.output_per_sequence_s * static_cast<double>(seqs);
-  if (async_) return static_cast<Seconds>(std::max({gpu, cpu, eager, output}));
-  return static_cast<Seconds>(std::max(cpu + std::max(gpu, eager), output));
+  if (cpu_waits_for_sampling_) {
+    // The next iteration's CPU work starts when this one's tokens are
+    // sampled: it overlaps the draft after the sampling, not the GPU time
+    // before it.
+    return static_cast<Seconds>(std::max(std::max(gpu, eager) + std::max(tail, cpu), output));
+  }
+  if (async_) return static_cast<Seconds>(std::max({gpu, cpu, eager, output}) + tail);
+  return static_cast<Seconds>(std::max(cpu + std::max(gpu, eager), output) + tail);
 }
 
 Seconds OperatorCostModel::IterationSeconds(std::span<const ScheduledWork> work,
                                             std::span<long double> own_s) const {
+  return IterationSecondsWithTail(work, own_s, 0);
+}
+
+Seconds OperatorCostModel::IterationSecondsWithTail(std::span<const ScheduledWork> work,
+                                                    std::span<long double> own_s,
+                                                    long double tail) const {
+  Tokens tokens = 0;
+  bool chunks = false;
+  const long double gpu = GpuSeconds(work, own_s, &tokens, &chunks);
+  return Combine(gpu, static_cast<std::int64_t>(work.size()), tokens, chunks, tail);
+}
+
+long double OperatorCostModel::GpuSeconds(std::span<const ScheduledWork> work,
+                                          std::span<long double> own_s, Tokens* tokens_out,
+                                          bool* chunks_out) const {
   Tokens tokens = 0;
   std::int64_t logits = 0;  // rows of the lm_head: one per sequence, k + 1 per verification
   bool prefill = false, decode = false, chunks = false;
@@ -574,8 +596,9 @@ Seconds OperatorCostModel::IterationSeconds(std::span<const ScheduledWork> work,
       own_s[i] *= f;
     }
   }
-  const long double gpu = DenseSeconds(tokens) + HeadSeconds(logits) + fixed + own_total;
-  return Combine(gpu, static_cast<std::int64_t>(work.size()), tokens, chunks);
+  *tokens_out = tokens;
+  *chunks_out = chunks;
+  return DenseSeconds(tokens) + HeadSeconds(logits) + fixed + own_total;
 }
 
 void OperatorCostModel::DecodeLinesFor(std::span<const Tokens> contexts, Tokens max_steps,
@@ -608,8 +631,9 @@ void OperatorCostModel::DecodeLinesFor(std::span<const Tokens> contexts, Tokens 
   const long double eager =
       b > profile_.cuda_graph_max_tokens ? p.eager_launch_per_layer_s * layers_ : 0.0;
   const long double output = p.output_per_sequence_s * static_cast<double>(batch);
-  const long double a = async_ ? 0 : cpu;
-  const long double z = async_ ? std::max({cpu, eager, output}) : std::max(eager, output - cpu);
+  const bool overlapped = async_ && !cpu_waits_for_sampling_;
+  const long double a = overlapped ? 0 : cpu;
+  const long double z = overlapped ? std::max({cpu, eager, output}) : std::max(eager, output - cpu);
   std::array<Tokens, 3> cuts = {0, len, len};
   std::size_t pieces = 1;
   if (g1 != 0) {

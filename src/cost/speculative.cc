@@ -173,7 +173,6 @@ long double SpeculativeCostModel::DraftSeconds(std::span<const Tokens> contexts,
 
 Seconds SpeculativeCostModel::IterationSeconds(std::span<const ScheduledWork> work,
                                                std::span<long double> own_s) const {
-  const long double t = target_->IterationSeconds(work, own_s);
   std::vector<Tokens> contexts;
   std::vector<std::size_t> at;
   for (std::size_t i = 0; i < work.size(); ++i) {
@@ -181,11 +180,13 @@ Seconds SpeculativeCostModel::IterationSeconds(std::span<const ScheduledWork> wo
     contexts.push_back(work[i].context);
     at.push_back(i);
   }
-  if (contexts.empty()) return static_cast<Seconds>(t);
+  if (contexts.empty()) return target_->IterationSeconds(work, own_s);
   std::vector<long double> draft_own(contexts.size(), 0);
   const long double draft = DraftSeconds(contexts, draft_own);
+  // The draft runs after the verification's sampling (the model's part).
+  const Seconds t = target_->IterationSecondsWithTail(work, own_s, draft);
   for (std::size_t n = 0; n < at.size(); ++n) own_s[at[n]] += draft_own[n];
-  return static_cast<Seconds>(t + draft);
+  return t;
 }
 
 void SpeculativeCostModel::DecodeLinesFor(std::span<const Tokens> contexts, Tokens max_steps,

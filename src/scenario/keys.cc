@@ -457,7 +457,8 @@ const std::vector<Key>& ScenarioKeys() {
       {.pointer = "/deployment/async_scheduling",
        .type = Type::kBool,
        .meaning = "the engine schedules the next iteration while the GPU runs this one, so CPU "
-                  "time overlaps GPU time",
+                  "time overlaps GPU time (vLLM's default from v0.14; with a speculative draft "
+                  "on vLLM the CPU overlaps the draft only, docs/engine.md)",
        .field = In<&Scenario::deployment, &D::async_scheduling>(),
        .vllm = "async_scheduling"},
       {.pointer = "/deployment/activation_reserve_gib",

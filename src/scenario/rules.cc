@@ -161,6 +161,12 @@ Status SpeculativeFits(const ReadState& state, Scenario* s) {
                                                            Quote(spec.method) +
                                                            " drafts without a model of its own)");
   }
+  if (spec.method == "ngram" && s->deployment.async_scheduling &&
+      s->deployment.engine != "sglang") {
+    return state.source().Bad(state.At("/deployment/async_scheduling"),
+                              "vLLM refuses async scheduling with n-gram speculation "
+                              "(vllm/config/vllm.py); set it to false or draft another way");
+  }
   const SpeculativeMethod* method = FindSpeculativeMethod(spec.method);
   const int k = spec.num_speculative_tokens.value_or(method ? method->num_speculative_tokens : 1);
   const std::size_t n = spec.acceptance_rate.size();
@@ -238,7 +244,8 @@ const std::vector<Rule>& CrossKeyRules() {
        "`deployment.speculative`: `model` is required with `method` `\"draft_model\"` and "
        "allowed only there; `acceptance_rate` is one rate or `num_speculative_tokens` of them; "
        "`topk` above 1 not with `ngram` and only with `num_draft_tokens`, which is "
-       "`num_speculative_tokens` + 1 with `topk` 1 and at most 1 + topk + (depth − 1) × topk²",
+       "`num_speculative_tokens` + 1 with `topk` 1 and at most 1 + topk + (depth − 1) × topk²; "
+       "`ngram` not with `async_scheduling` on vLLM (which refuses it)",
        SpeculativeFits},
   };
   return rules;

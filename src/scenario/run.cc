@@ -99,6 +99,12 @@ Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
     // SGLang's overlap scheduler is on unless it speculates (server_args.py).
     options.async_scheduling =
         d.async_scheduling || (c.scheduler == SchedulerKind::kSglang && !d.speculative);
+    // vLLM speculating with a draft on the GPU waits for each step's sampled
+    // tokens before it prepares the next (docs/engine.md, "Speculative
+    // decoding"): its CPU overlaps the draft, not the model's GPU time.
+    options.cpu_waits_for_sampling = options.async_scheduling &&
+                                     c.scheduler != SchedulerKind::kSglang && d.speculative &&
+                                     d.speculative->method != "ngram";
     options.cuda_graph_max_tokens = limits.cuda_graph_max_batch;
     options.expert_parallel = d.expert_parallel;
     options.expert_all_to_all = d.expert_dispatch == "all_to_all";

@@ -169,6 +169,66 @@ TEST(ReplayTest, VllmPerformanceModeThroughputDoublesTheLimitsNoFlagSets) {
   EXPECT_EQ(why, "--performance-mode is vLLM's; not modelled for sglang");
 }
 
+// vLLM schedules asynchronously by default from v0.14 (PRs #27614 and
+// #31998), n-gram speculation excepted; with a draft on the GPU its CPU
+// then waits for each step's sampling. Qwen3.5-9B's MTP head takes the
+// acceptance measured from gpustack's runs (0.45), other models the
+// method's default (an empty list).
+TEST(ReplayTest, VllmAsyncSchedulingByVersionAndTheCpuWaitingForDrafts) {
+  EXPECT_FALSE(VllmAsyncSchedulingByDefault("v0.11.0", ""));
+  EXPECT_FALSE(VllmAsyncSchedulingByDefault("v0.13.2", ""));
+  EXPECT_TRUE(VllmAsyncSchedulingByDefault("v0.14.0", ""));
+  EXPECT_TRUE(VllmAsyncSchedulingByDefault("v0.17.1", "mtp"));
+  EXPECT_FALSE(VllmAsyncSchedulingByDefault("v0.17.1", "ngram"));
+  EXPECT_TRUE(VllmAsyncSchedulingByDefault("v1.0.0", "eagle"));
+  EXPECT_FALSE(VllmAsyncSchedulingByDefault("", ""));
+
+  std::string why;
+  Measurement m = Record();
+  auto t = PlanReplay(m, {}, &why);
+  ASSERT_TRUE(t.has_value()) << why;
+  EXPECT_FALSE(t->async_scheduling);
+  m.engine_flags = "--async-scheduling";
+  t = PlanReplay(m, {}, &why);
+  ASSERT_TRUE(t.has_value()) << why;
+  EXPECT_TRUE(t->async_scheduling);
+  EXPECT_FALSE(t->cpu_waits_for_sampling);
+
+  m.engine_version = "v0.17.1";
+  m.engine_flags = "";
+  t = PlanReplay(m, {}, &why);
+  ASSERT_TRUE(t.has_value()) << why;
+  EXPECT_TRUE(t->async_scheduling);
+  EXPECT_FALSE(t->cpu_waits_for_sampling);
+  m.engine_flags = "--no-async-scheduling";
+  t = PlanReplay(m, {}, &why);
+  ASSERT_TRUE(t.has_value()) << why;
+  EXPECT_FALSE(t->async_scheduling);
+
+  m.engine_flags = R"(--speculative-config={"method":"mtp","num_speculative_tokens":1})";
+  t = PlanReplay(m, {}, &why);
+  ASSERT_TRUE(t.has_value()) << why;
+  EXPECT_TRUE(t->async_scheduling);
+  EXPECT_TRUE(t->cpu_waits_for_sampling);
+  ASSERT_TRUE(t->speculative.has_value());
+  EXPECT_TRUE(t->speculative->acceptance_rate.empty());  // Qwen3-8B: the default
+  m.model = "Qwen/Qwen3.5-9B";
+  t = PlanReplay(m, {}, &why);
+  ASSERT_TRUE(t.has_value()) << why;
+  ASSERT_TRUE(t->speculative.has_value());
+  EXPECT_EQ(t->speculative->acceptance_rate, std::vector<double>{0.45});
+
+  m.model = "Qwen/Qwen3-8B";
+  m.engine_flags = R"(--speculative-config={"method":"ngram","num_speculative_tokens":3})";
+  t = PlanReplay(m, {}, &why);
+  ASSERT_TRUE(t.has_value()) << why;
+  EXPECT_FALSE(t->async_scheduling);
+  EXPECT_FALSE(t->cpu_waits_for_sampling);
+  m.engine_flags += " --async-scheduling";
+  EXPECT_FALSE(PlanReplay(m, {}, &why).has_value());
+  EXPECT_EQ(why, "vLLM refuses --async-scheduling with n-gram speculation (vllm/config/vllm.py)");
+}
+
 // SGLang v0.5.3 switches --enable-dp-attention off when dp_size is 1, its
 // default (server_args.py L950-952), after the flag has enlarged the memory
 // reserve (L650-658): eight H200s replay one scheduler over the eight GPUs

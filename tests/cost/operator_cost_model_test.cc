@@ -117,6 +117,45 @@ TEST(OperatorCostModelTest, SmallKernelsAreAFixedTimePerForwardPass) {
 // asked for. Whatever the order and however many threads ask, each count
 // gets the value of its own sum of parts; a count past the token budget
 // (not remembered) the same. Worked by hand at 1 token: the GEMMs of the
+// The CPU against a draft that runs after the sampling (tail), worked by
+// hand on the decode above: its GPU time G = 15.014038016 + 0.451072 ms,
+// the profile's CPU C = 2 ms an iteration (no time per sequence).
+// - synchronous: C + G + tail;
+// - async: max(G, C) + tail = G + tail (G > C);
+// - async with the CPU waiting for the sampling (vLLM speculating with a
+//   draft on the GPU): G + max(tail, C): G + 2 ms with a 1 ms draft,
+//   G + 3 ms with a 3 ms one, G + C with none (every iteration waits).
+TEST(OperatorCostModelTest, CpuWaitingForTheSamplingOverlapsOnlyTheTail) {
+  EngineProfile profile;
+  profile.params.cpu_iteration_s = 2e-3;
+  const double g = 15.014038016e-3 + 0.451072e-3;
+  const std::vector<ScheduledWork> work = {{1000, 1, false}};
+  std::vector<long double> own(1);
+  OperatorModelOptions sync_options;
+  OperatorModelOptions async_options;
+  async_options.async_scheduling = true;
+  OperatorModelOptions waits = async_options;
+  waits.cpu_waits_for_sampling = true;
+  const auto sync = Make("llama-3.1-8b", HandCurves(), profile, sync_options);
+  const auto async = Make("llama-3.1-8b", HandCurves(), profile, async_options);
+  const auto waiting = Make("llama-3.1-8b", HandCurves(), profile, waits);
+  ASSERT_NE(sync, nullptr);
+  ASSERT_NE(async, nullptr);
+  ASSERT_NE(waiting, nullptr);
+  EXPECT_NEAR(sync->IterationSecondsWithTail(work, own, 1e-3), 2e-3 + g + 1e-3, 1e-12);
+  EXPECT_NEAR(async->IterationSecondsWithTail(work, own, 1e-3), g + 1e-3, 1e-12);
+  EXPECT_NEAR(waiting->IterationSecondsWithTail(work, own, 1e-3), g + 2e-3, 1e-12);
+  EXPECT_NEAR(waiting->IterationSecondsWithTail(work, own, 3e-3), g + 3e-3, 1e-12);
+  EXPECT_NEAR(waiting->IterationSeconds(work, own), g + 2e-3, 1e-12);
+  EXPECT_NEAR(async->IterationSeconds(work, own), g, 1e-12);
+  // Without async scheduling the option changes nothing.
+  OperatorModelOptions sync_waits = sync_options;
+  sync_waits.cpu_waits_for_sampling = true;
+  const auto sync_waiting = Make("llama-3.1-8b", HandCurves(), profile, sync_waits);
+  ASSERT_NE(sync_waiting, nullptr);
+  EXPECT_NEAR(sync_waiting->IterationSecondsWithTail(work, own, 1e-3), 2e-3 + g + 1e-3, 1e-12);
+}
+
 // test above without the lm_head, 13,963,100,160 B at 1 TB/s, plus
 // Llama-3.1-8B's elementwise passes (none in an empty profile).
 TEST(OperatorCostModelTest, RememberedTimesAreTheSumOfPartsInAnyOrderAndThread) {

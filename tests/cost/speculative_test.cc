@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "engine/engine_test_util.h"
@@ -143,6 +144,45 @@ TEST(SpeculativeTest, VerificationStepAddsKDraftStepsOverTheVerifyingSequences) 
   // No draft (n-gram): the model's time alone.
   SpeculativeCostModel ngram(target, nullptr, 3, "test");
   EXPECT_NEAR(ngram.IterationSeconds(work, own), 0.001, 1e-15);
+}
+
+// A model whose engine prepares the next iteration on the CPU (2 ms) once
+// the tokens are sampled: its iteration is 1 ms of GPU time plus the larger
+// of the CPU and what follows the sampling.
+class CpuWaitsCost final : public CostModel {
+ public:
+  Seconds IterationSeconds(std::span<const ScheduledWork> work,
+                           std::span<long double> own_s) const override {
+    return IterationSecondsWithTail(work, own_s, 0);
+  }
+  Seconds IterationSecondsWithTail(std::span<const ScheduledWork> work,
+                                   std::span<long double> own_s, long double tail) const override {
+    for (std::size_t i = 0; i < work.size(); ++i) own_s[i] = 0;
+    return static_cast<Seconds>(0.001L + std::max(tail, 0.002L));
+  }
+  void DecodeLinesFor(std::span<const Tokens>, Tokens, DecodeLines*) const override {}
+  Seconds RecomputeSeconds(Tokens, Tokens) const override { return 0; }
+  std::string name() const override { return "cpu-waits"; }
+  CostModelInfo Describe() const override { return {}; }
+};
+
+// The draft follows the model's sampling, so it reaches the model as the
+// iteration's tail: draft steps of 0.5 ms (ContextCost with no per-token
+// time) behind a 2 ms CPU. k 1: 1 + max(0.5, 2) = 3 ms; k 6: 1 + max(3, 2)
+// = 4 ms; an iteration without verification: 1 + 2 = 3 ms.
+TEST(SpeculativeTest, TheDraftIsTheTailTheNextIterationsCpuMayOverlap) {
+  auto target = std::make_shared<CpuWaitsCost>();
+  auto draft = std::make_shared<ContextCost>(0.0005, 0.0);
+  const std::vector<ScheduledWork> verify = {{1000, 2, false, true}, {500, 2, false, true}};
+  std::vector<long double> own(2, 0);
+  EXPECT_NEAR(SpeculativeCostModel(target, draft, 1, "k1").IterationSeconds(verify, own), 0.003,
+              1e-15);
+  EXPECT_NEAR(SpeculativeCostModel(target, draft, 6, "k6").IterationSeconds(verify, own), 0.004,
+              1e-15);
+  const std::vector<ScheduledWork> prefill = {{0, 100, true, false}};
+  std::vector<long double> own1(1, 0);
+  EXPECT_NEAR(SpeculativeCostModel(target, draft, 6, "k6").IterationSeconds(prefill, own1), 0.003,
+              1e-15);
 }
 
 // A cost model that keeps what it is asked to price: 1 ms a token.

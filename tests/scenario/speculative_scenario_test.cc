@@ -134,5 +134,19 @@ TEST(SpeculativeScenarioTest, BadTreeNamesTheKey) {
             0u);
 }
 
+// vLLM refuses async scheduling with n-gram speculation; SGLang's overlap
+// scheduler is another matter, and other drafts run with it.
+TEST(SpeculativeScenarioTest, NgramWithAsyncSchedulingOnVllmIsRefused) {
+  EXPECT_EQ(ErrorOf(R"({"deployment": {"async_scheduling": true,
+      "speculative": {"method": "ngram"}}})"),
+            "s.json#/deployment/async_scheduling: vLLM refuses async scheduling with n-gram "
+            "speculation (vllm/config/vllm.py); set it to false or draft another way");
+  for (const char* ok : {R"({"deployment": {"async_scheduling": true, "speculative": "mtp"}})",
+                         R"({"deployment": {"speculative": {"method": "ngram"}}})"}) {
+    const auto s = ParseScenario(ok, "s.json");
+    EXPECT_TRUE(s.ok()) << ok << ": " << (s.ok() ? "" : s.error().message());
+  }
+}
+
 }  // namespace
 }  // namespace kvbill

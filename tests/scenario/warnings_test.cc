@@ -118,6 +118,29 @@ TEST(WarningsTest, UnsupportedFormatWhenFp8WeightsRunWeightOnly) {
   EXPECT_EQ(r.Codes(), Codes{});
 }
 
+TEST(WarningsTest, SpeculativeAcceptanceAssumedWhenTheScenarioSetsNoRate) {
+  FakeRun r;
+  ScenarioSpeculative mtp;
+  mtp.method = "mtp";
+  r.scenario.deployment.speculative = mtp;
+  EXPECT_EQ(r.Codes(), Codes{"speculative_acceptance_assumed"});
+  // The message names the method's default it ran at (mtp: 0.85).
+  EXPECT_NE(r.Message("speculative_acceptance_assumed")
+                .find("\"mtp\" method's default "
+                      "acceptance rate, 0.85"),
+            std::string::npos)
+      << r.Message("speculative_acceptance_assumed");
+  // A rate of the scenario's own, one for every position or one each: no warning.
+  r.scenario.deployment.speculative->acceptance_rate = {0.4};
+  EXPECT_EQ(r.Codes(), Codes{});
+  ScenarioSpeculative eagle;
+  eagle.method = "eagle";
+  eagle.num_speculative_tokens = 2;
+  eagle.acceptance_rate = {0.7, 0.6};
+  r.scenario.deployment.speculative = eagle;
+  EXPECT_EQ(r.Codes(), Codes{});
+}
+
 TEST(WarningsTest, UncalibratedWhenTheCostModelSaysSo) {
   FakeRun r;
   r.totals.cost_model.calibrated = false;

@@ -49,13 +49,27 @@ struct ReplayDefaults {
 // settings.max_concurrency, src/guidellm/settings.py L129 at v0.5.3).
 inline constexpr int kGuidellmMaxConcurrency = 512;
 
+// Whether vLLM `version` ("v0.17.1") schedules asynchronously when no flag
+// says: from v0.14, whose release branch holds PR #27614 (2025-12-29,
+// "Enable async scheduling by default") and PR #31998 (2026-01-09, the same
+// with EAGLE, MTP and draft-model speculation); n-gram speculation turns it
+// off (vllm/config/vllm.py, VllmConfig.__post_init__). Earlier versions
+// schedule synchronously unless --async-scheduling is given.
+bool VllmAsyncSchedulingByDefault(const std::string& version,
+                                  const std::string& speculative_method);
+
 struct ReplayPlan {
   const Measurement* measurement = nullptr;
   BenchmarkClient client = BenchmarkClient::kVllmBench;
-  std::string engine;               // "vllm" or "sglang"
-  std::string model_name;           // catalog name used
-  bool fixed_lengths = false;       // "random" dataset: lengths exact
-  bool async_scheduling = false;    // --async-scheduling
+  std::string engine;          // "vllm" or "sglang"
+  std::string model_name;      // catalog name used
+  bool fixed_lengths = false;  // "random" dataset: lengths exact
+  // vLLM: --async-scheduling / --no-async-scheduling, else the version's
+  // default (VllmAsyncSchedulingByDefault); SGLang: its overlap scheduler.
+  bool async_scheduling = false;
+  // vLLM with async scheduling and a draft on the GPU: the CPU overlaps
+  // the draft only (OperatorModelOptions::cpu_waits_for_sampling).
+  bool cpu_waits_for_sampling = false;
   bool fp8_checkpoint = false;      // a *-FP8 checkpoint with 128x128 block scales
   int expert_parallel = 1;          // --enable-expert-parallel (= tp), --ep-size N
   Tokens cuda_graph_max_batch = 0;  // SGLang's cuda_graph_max_bs; 0: the profile's
@@ -106,7 +120,9 @@ std::optional<SpeculativeSpec> SglangSpeculativeSpec(
 // "Speculative decoding", "Acceptance from the runs"): α per position (one
 // rate for every position) and β (`rank_decay`), with where they come from.
 struct DraftAcceptance {
-  std::string draft;  // the draft's path as SGLang's --speculative-draft-model-path names it
+  // The draft's path as SGLang's --speculative-draft-model-path names it, or
+  // for a model's own MTP head (vLLM's "method": "mtp") the model's id.
+  std::string draft;
   double acceptance_rate = 0;
   double rank_decay = 0;
   std::string source;

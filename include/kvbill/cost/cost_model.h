@@ -89,6 +89,16 @@ class CostModel {
   virtual Seconds IterationSeconds(std::span<const ScheduledWork> work,
                                    std::span<long double> own_s) const = 0;
 
+  // The same iteration followed on the GPU by `tail` seconds of work that
+  // needs none of the next iteration's inputs (a speculative draft proposing
+  // the next step's tokens after this one's are sampled): by default the two
+  // add; a model whose engine starts preparing the next iteration as soon as
+  // the tokens are sampled overlaps that preparation with the tail.
+  virtual Seconds IterationSecondsWithTail(std::span<const ScheduledWork> work,
+                                           std::span<long double> own_s, long double tail) const {
+    return static_cast<Seconds>(IterationSeconds(work, own_s) + tail);
+  }
+
   // The lines of step time for decode steps j = 0 .. max_steps - 1 of the
   // batch whose sequences are at `contexts` at step 0. Lines cover
   // [0, end) with end <= max_steps and end >= 1 (a model may stop early at a

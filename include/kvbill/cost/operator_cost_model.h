@@ -76,6 +76,12 @@ struct OperatorModelOptions {
   // engine's max_num_seqs).
   int max_batch_seqs = 256;
   bool async_scheduling = false;
+  // With async scheduling and a draft on the GPU (vLLM v0.14+ with EAGLE,
+  // MTP or a draft model): the worker waits for an iteration's sampled
+  // tokens before it prepares the next (the accepted counts fix the next
+  // step's inputs), so the CPU overlaps only the draft that follows the
+  // sampling, not the model's own GPU time (IterationSecondsWithTail).
+  bool cpu_waits_for_sampling = false;
   // The weights come from a checkpoint published in fp8 with 128x128 block
   // scales (DeepSeek's and the *-FP8 Qwen checkpoints) rather than quantised
   // per tensor when loaded or scaled per channel (GLM-4.5's FP8 releases):
@@ -103,6 +109,8 @@ class OperatorCostModel final : public CostModel {
 
   Seconds IterationSeconds(std::span<const ScheduledWork> work,
                            std::span<long double> own_s) const override;
+  Seconds IterationSecondsWithTail(std::span<const ScheduledWork> work,
+                                   std::span<long double> own_s, long double tail) const override;
   void DecodeLinesFor(std::span<const Tokens> contexts, Tokens max_steps,
                       DecodeLines* out) const override;
   Seconds RecomputeSeconds(Tokens start, Tokens n) const override;
@@ -133,7 +141,12 @@ class OperatorCostModel final : public CostModel {
   // `chunks`: the iteration computes prompt chunks (SGLang runs those
   // outside CUDA graphs whatever their size, and captures decode and
   // verification batches up to cuda_graph_max_tokens sequences).
-  Seconds Combine(long double gpu, std::int64_t seqs, Tokens tokens, bool chunks) const;
+  // `tail`: GPU work after the sampling (IterationSecondsWithTail).
+  Seconds Combine(long double gpu, std::int64_t seqs, Tokens tokens, bool chunks,
+                  long double tail = 0) const;
+  // The GPU time of an iteration before its tokens are sampled; fills own_s.
+  long double GpuSeconds(std::span<const ScheduledWork> work, std::span<long double> own_s,
+                         Tokens* tokens, bool* chunks) const;
 
   struct Gemm {
     double n = 0, k = 0, count = 0;
@@ -219,6 +232,7 @@ class OperatorCostModel final : public CostModel {
   LazyTable dense_by_tokens_;  // ComputeDense for 0..max_batch_tokens
   LazyTable head_by_seqs_;     // ComputeHead for 0..max_batch_seqs
   bool async_ = false;
+  bool cpu_waits_for_sampling_ = false;
   bool graph_prompt_chunks_ = true;  // vLLM's piecewise graphs hold them; SGLang's do not
 };
 
