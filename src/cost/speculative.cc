@@ -146,46 +146,50 @@ SpeculativeCostModel::SpeculativeCostModel(std::shared_ptr<const CostModel> targ
       description_(std::move(description)),
       topk_(std::max(1, topk)) {}
 
-long double SpeculativeCostModel::DraftSeconds(std::span<const Tokens> contexts,
+long double SpeculativeCostModel::DraftSeconds(std::span<const ScheduledWork> work,
                                                std::span<long double> own_s) const {
-  if (!draft_ || contexts.empty()) return 0;
-  std::vector<ScheduledWork> work(contexts.size());
-  std::vector<long double> own(contexts.size());
+  if (!draft_ || work.empty()) return 0;
+  std::vector<ScheduledWork> step;
+  std::vector<std::size_t> at;  // the item of `work` each entry of `step` is
+  std::vector<long double> own;
   long double total = 0;
   for (int j = 0; j < k_; ++j) {
-    // A tree's later steps run its topk nodes of the depth before, as an
-    // extend with logits at each (a chain's steps are decodes).
-    const Tokens tokens = j == 0 ? 1 : topk_;
-    for (std::size_t i = 0; i < contexts.size(); ++i) {
-      work[i] = ScheduledWork{contexts[i] + j, tokens, false, tokens > 1};
+    step.clear();
+    at.clear();
+    for (std::size_t i = 0; i < work.size(); ++i) {
+      const ScheduledWork& w = work[i];
+      if (w.verify) {
+        // A tree's later steps run its topk nodes of the depth before, as an
+        // extend with logits at each (a chain's steps are decodes).
+        const Tokens tokens = j == 0 ? 1 : topk_;
+        step.push_back(ScheduledWork{w.context + j, tokens, false, tokens > 1});
+      } else if (w.prefill && j == 0) {
+        step.push_back(ScheduledWork{w.context, w.tokens, true, false});
+      } else {
+        continue;
+      }
+      at.push_back(i);
     }
-    std::fill(own.begin(), own.end(), 0.0L);
-    const long double t = draft_->IterationSeconds(work, own);
+    if (step.empty()) break;
+    own.assign(step.size(), 0.0L);
+    const long double t = draft_->IterationSeconds(step, own);
     total += t;
-    if (own_s.empty()) continue;
     long double own_total = 0;
     for (long double o : own) own_total += o;
-    const long double rest = (t - own_total) / static_cast<long double>(contexts.size());
-    for (std::size_t i = 0; i < contexts.size(); ++i) own_s[i] += own[i] + rest;
+    const long double rest = (t - own_total) / static_cast<long double>(step.size());
+    for (std::size_t n = 0; n < step.size(); ++n) own_s[at[n]] += own[n] + rest;
   }
   return total;
 }
 
 Seconds SpeculativeCostModel::IterationSeconds(std::span<const ScheduledWork> work,
                                                std::span<long double> own_s) const {
-  std::vector<Tokens> contexts;
-  std::vector<std::size_t> at;
-  for (std::size_t i = 0; i < work.size(); ++i) {
-    if (!work[i].verify) continue;
-    contexts.push_back(work[i].context);
-    at.push_back(i);
-  }
-  if (contexts.empty()) return target_->IterationSeconds(work, own_s);
-  std::vector<long double> draft_own(contexts.size(), 0);
-  const long double draft = DraftSeconds(contexts, draft_own);
-  // The draft runs after the verification's sampling (the model's part).
+  std::vector<long double> draft_own(work.size(), 0);
+  const long double draft = DraftSeconds(work, draft_own);
+  if (draft == 0) return target_->IterationSeconds(work, own_s);
+  // The draft runs after the model's sampling.
   const Seconds t = target_->IterationSecondsWithTail(work, own_s, draft);
-  for (std::size_t n = 0; n < at.size(); ++n) own_s[at[n]] += draft_own[n];
+  for (std::size_t i = 0; i < work.size(); ++i) own_s[i] += draft_own[i];
   return t;
 }
 
@@ -195,7 +199,8 @@ void SpeculativeCostModel::DecodeLinesFor(std::span<const Tokens> contexts, Toke
 }
 
 Seconds SpeculativeCostModel::RecomputeSeconds(Tokens start, Tokens n) const {
-  return target_->RecomputeSeconds(start, n);
+  // The draft's KV of those tokens is recomputed with the model's.
+  return target_->RecomputeSeconds(start, n) + (draft_ ? draft_->RecomputeSeconds(start, n) : 0);
 }
 
 Result<SpeculativeShape> ResolveSpeculative(const SpeculativeSpec& spec) {

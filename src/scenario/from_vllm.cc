@@ -59,6 +59,8 @@ constexpr Flag kFlags[] = {
     {"--max-num-seqs", nullptr, "/engine/max_num_seqs", Conv::kInt},
     {"--max-num-batched-tokens", nullptr, "/engine/max_num_batched_tokens", Conv::kVllmInt},
     {"--enable-expert-parallel", nullptr, "/deployment/expert_parallel", Conv::kExpertParallel},
+    {"--async-scheduling", nullptr, "/deployment/async_scheduling", Conv::kTrue},
+    {"--no-async-scheduling", nullptr, "/deployment/async_scheduling", Conv::kFalse},
 };
 
 // Hugging Face repo ids of the catalog's architectures (the instruct and

@@ -457,9 +457,13 @@ const std::vector<Key>& ScenarioKeys() {
       {.pointer = "/deployment/async_scheduling",
        .type = Type::kBool,
        .meaning = "the engine schedules the next iteration while the GPU runs this one, so CPU "
-                  "time overlaps GPU time (vLLM's default from v0.14; with a speculative draft "
-                  "on vLLM the CPU overlaps the draft only, docs/engine.md)",
+                  "time overlaps GPU time (with a speculative draft on vLLM the CPU overlaps the "
+                  "draft only, docs/engine.md); `false` models vLLM before v0.14 or "
+                  "`--no-async-scheduling`",
        .field = In<&Scenario::deployment, &D::async_scheduling>(),
+       .nullable = true,
+       .default_text = "the engine's: vLLM on (its default from v0.14) unless it drafts by "
+                       "n-gram, SGLang on unless it speculates",
        .vllm = "async_scheduling"},
       {.pointer = "/deployment/activation_reserve_gib",
        .type = Type::kNumber,

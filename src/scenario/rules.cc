@@ -161,7 +161,7 @@ Status SpeculativeFits(const ReadState& state, Scenario* s) {
                                                            Quote(spec.method) +
                                                            " drafts without a model of its own)");
   }
-  if (spec.method == "ngram" && s->deployment.async_scheduling &&
+  if (spec.method == "ngram" && s->deployment.async_scheduling.value_or(false) &&
       s->deployment.engine != "sglang") {
     return state.source().Bad(state.At("/deployment/async_scheduling"),
                               "vLLM refuses async scheduling with n-gram speculation "

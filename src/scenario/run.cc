@@ -97,8 +97,12 @@ Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
     options.max_batch_tokens = c.max_num_batched_tokens;
     options.max_batch_seqs = c.max_num_seqs;
     // SGLang's overlap scheduler is on unless it speculates (server_args.py).
-    options.async_scheduling =
-        d.async_scheduling || (c.scheduler == SchedulerKind::kSglang && !d.speculative);
+    // The engines' defaults: vLLM from v0.14 schedules asynchronously
+    // unless it drafts by n-gram (vllm/config/vllm.py); SGLang's overlap
+    // scheduler is on unless it speculates (server_args.py).
+    const bool sglang = c.scheduler == SchedulerKind::kSglang;
+    const bool ngram = d.speculative && d.speculative->method == "ngram";
+    options.async_scheduling = d.async_scheduling.value_or(sglang ? !d.speculative : !ngram);
     // vLLM speculating with a draft on the GPU waits for each step's sampled
     // tokens before it prepares the next (docs/engine.md, "Speculative
     // decoding"): its CPU overlaps the draft, not the model's GPU time.

@@ -126,21 +126,24 @@ TEST(SpeculativeTest, VerificationStepAddsKDraftStepsOverTheVerifyingSequences) 
   auto target = std::make_shared<ContextCost>(0.001, 0.0);
   auto draft = std::make_shared<ContextCost>(0.0001, 1e-9);
   SpeculativeCostModel spec(target, draft, 3, "test");
-  // Two verifying sequences at contexts 1,000 and 2,000, and one prefill
-  // chunk (no draft for it). Draft step j (0..2) costs
-  // 1e-4 + 1e-9 x ((1000 + j) + (2000 + j)): in all 3e-4 + 1e-9 x (9000 + 6)
-  // = 0.000309006 s; the iteration 0.001 + 0.000309006 = 0.001309006 s.
+  // Two verifying sequences at contexts 1,000 and 2,000, and one prompt
+  // chunk at context 0, which the draft runs in its first step only (its
+  // own KV of the prompt). Draft step j (0..2) costs
+  // 1e-4 + 1e-9 x ((1000 + j) + (2000 + j)) (the chunk at context 0 adds
+  // 1e-9 x 0): in all 3e-4 + 1e-9 x (9000 + 6) = 0.000309006 s; the
+  // iteration 0.001 + 0.000309006 = 0.001309006 s.
   const std::vector<ScheduledWork> work = {
       {1000, 4, false, true}, {2000, 4, false, true}, {0, 100, true, false}};
   std::vector<long double> own(3, 0);
   const Seconds t = spec.IterationSeconds(work, own);
   EXPECT_NEAR(t, 0.001309006, 1e-15);
   // Sequence 0's share of the draft: its own 1e-9 x (1000 + 1001 + 1002) =
-  // 3.003e-6 plus half of the draft's fixed 3e-4: 0.000153003; the prefill
-  // chunk pays nothing of it.
-  EXPECT_NEAR(static_cast<double>(own[0]), 0.000153003, 1e-15);
-  EXPECT_NEAR(static_cast<double>(own[1]), 0.000156003, 1e-15);
-  EXPECT_EQ(own[2], 0.0L);
+  // 3.003e-6, a third of step 0's fixed 1e-4 and half of steps 1 and 2's:
+  // 3.003e-6 + 1e-4 / 3 + 1e-4 = 0.000136336333...; sequence 1 the same
+  // with 6.003e-6; the chunk a third of step 0's fixed time, 3.3333e-5.
+  EXPECT_NEAR(static_cast<double>(own[0]), 3.003e-6 + 1e-4 / 3 + 1e-4, 1e-15);
+  EXPECT_NEAR(static_cast<double>(own[1]), 6.003e-6 + 1e-4 / 3 + 1e-4, 1e-15);
+  EXPECT_NEAR(static_cast<double>(own[2]), 1e-4 / 3, 1e-15);
   // No draft (n-gram): the model's time alone.
   SpeculativeCostModel ngram(target, nullptr, 3, "test");
   EXPECT_NEAR(ngram.IterationSeconds(work, own), 0.001, 1e-15);
@@ -169,7 +172,8 @@ class CpuWaitsCost final : public CostModel {
 // The draft follows the model's sampling, so it reaches the model as the
 // iteration's tail: draft steps of 0.5 ms (ContextCost with no per-token
 // time) behind a 2 ms CPU. k 1: 1 + max(0.5, 2) = 3 ms; k 6: 1 + max(3, 2)
-// = 4 ms; an iteration without verification: 1 + 2 = 3 ms.
+// = 4 ms; a prompt chunk alone, which the draft runs once (0.5 ms): 1 +
+// max(0.5, 2) = 3 ms.
 TEST(SpeculativeTest, TheDraftIsTheTailTheNextIterationsCpuMayOverlap) {
   auto target = std::make_shared<CpuWaitsCost>();
   auto draft = std::make_shared<ContextCost>(0.0005, 0.0);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/engine_test_util.h"
+#include "kvbill/cost/engine_profile.h"
 #include "kvbill/scenario/run.h"
 #include "kvbill/trace/generator.h"
 
@@ -35,7 +36,8 @@ TEST(OperatorModelEngineTest, EventSkippingAgreesWithStepMode) {
        R"({"gpu": "h100-sxm", "gpus_per_replica": 4})", 5},
       {"MoE with sliding-window layers", "gpt-oss-20b", R"({"gpu": "h100-sxm"})", 5},
       {"MLA and MoE on 8 H200s", "deepseek-v3", R"({"gpu": "h200", "gpus_per_replica": 8})", 3},
-      {"async scheduling", "qwen3-8b", R"({"gpu": "h100-sxm", "async_scheduling": true})", 6},
+      {"synchronous scheduling (vLLM before v0.14)", "qwen3-8b",
+       R"({"gpu": "h100-sxm", "async_scheduling": false})", 6},
       {"A100 curves, two replicas", "llama-3.1-8b", R"({"gpu": "a100-80gb", "replicas": 2})", 8},
       {"a GPU without kernel tables", "qwen3-8b", R"({"gpu": "l40s"})", 4, "chat"},
   };
@@ -63,6 +65,41 @@ TEST(OperatorModelEngineTest, EventSkippingAgreesWithStepMode) {
                 static_cast<double>(bill) * 1e-9);
     EXPECT_EQ(event.cost_model.profile, "vllm");
   }
+}
+
+// Without async_scheduling a scenario runs its engine's default: vLLM (from
+// v0.14) overlaps the CPU with the GPU unless it drafts by n-gram; SGLang
+// unless it speculates. One decode of Qwen3-8B on an H100 at context 1,000:
+// its GPU time is longer than the profile's CPU time, so overlapped it is
+// the GPU time and in series the GPU time plus the CPU's, cpu_iteration_s +
+// cpu_per_sequence_s for the one sequence.
+TEST(OperatorModelEngineTest, SchedulingIsTheEnginesDefaultUnlessSet) {
+  const std::vector<ScheduledWork> work = {{1000, 1, false, false}};
+  std::vector<long double> own(1);
+  auto seconds = [&](const std::string& deployment) {
+    const SimulationConfig c = FromScenario(deployment, "qwen3-8b");
+    return c.cost_model ? c.cost_model->IterationSeconds(work, own) : -1.0;
+  };
+  auto vllm = LoadEngineProfile("vllm");
+  ASSERT_TRUE(vllm.ok());
+  const double cpu = vllm->params.cpu_iteration_s + vllm->params.cpu_per_sequence_s;
+  const double by_default = seconds(R"({"gpu": "h100-sxm"})");
+  const double overlapped = seconds(R"({"gpu": "h100-sxm", "async_scheduling": true})");
+  const double in_series = seconds(R"({"gpu": "h100-sxm", "async_scheduling": false})");
+  EXPECT_EQ(by_default, overlapped);
+  EXPECT_GT(overlapped, cpu);
+  EXPECT_NEAR(in_series, overlapped + cpu, 1e-12);
+  // vLLM turns it off for n-gram drafts, which run on the CPU.
+  EXPECT_EQ(seconds(R"({"gpu": "h100-sxm", "speculative": "ngram"})"), in_series);
+  // SGLang: on, and off when it speculates.
+  auto sglang = LoadEngineProfile("sglang");
+  ASSERT_TRUE(sglang.ok());
+  const double sglang_cpu = sglang->params.cpu_iteration_s + sglang->params.cpu_per_sequence_s;
+  const double sglang_default = seconds(R"({"gpu": "h100-sxm", "engine": "sglang"})");
+  EXPECT_EQ(sglang_default, seconds(R"({"gpu": "h100-sxm", "engine": "sglang",
+      "async_scheduling": true})"));
+  EXPECT_NEAR(seconds(R"({"gpu": "h100-sxm", "engine": "sglang", "speculative": "eagle3"})"),
+              sglang_default + sglang_cpu, 1e-12);
 }
 
 }  // namespace

@@ -38,10 +38,13 @@ TEST(SpeculativeEngineTest, AcceptanceZeroOnlyAddsTheDraftsTime) {
   // α 0, k 3: E = 1, so still 100 verification steps, at contexts
   // c = 1000 .. 1099, each adding 3 draft steps at c, c + 1, c + 2:
   // 3 x 1e-4 + 1e-9 x (3c + 3). Summed: 100 x 3e-4 + 1e-9 x (3 x 104,950 + 300)
-  // = 0.03 + 0.00031515 = 0.03031515 s more than off, and nothing else.
+  // = 0.03 + 0.00031515 = 0.03031515 s more than off; and the prefill
+  // iteration runs the draft over the prompt once (its own KV of the
+  // prompt): 1e-4 + 1e-9 x 0 (the chunk starts at context 0). Nothing else.
   const SimulationResult on = RunSim(OneRequestConfig(0, 3, true), OneRequest());
   ASSERT_EQ(on.requests.size(), 1u);
-  EXPECT_NEAR(on.requests[0].finish_s, 0.101 + 0.03031515, 1e-12);
+  EXPECT_NEAR(on.requests[0].finish_s, 0.101 + 0.03031515 + 1e-4, 1e-12);
+  EXPECT_NEAR(on.requests[0].first_token_s, 0.001 + 1e-4, 1e-12);
   EXPECT_EQ(on.iterations, off.iterations);
   EXPECT_EQ(on.requests[0].output_tokens, 101);
 }

@@ -119,6 +119,18 @@ TEST(FromVllmTest, LanguageModelOnlyLeavesTheTowersOut) {
                    .scenario.model.text_only);
 }
 
+TEST(FromVllmTest, AsyncSchedulingFlagsSetIt) {
+  // Without either flag the scenario leaves it to the engine's default (on
+  // from vLLM v0.14); --no-async-scheduling models a server that turned it off.
+  EXPECT_FALSE(Convert("vllm serve Qwen/Qwen3-8B").scenario.deployment.async_scheduling);
+  EXPECT_EQ(Convert("vllm serve Qwen/Qwen3-8B --no-async-scheduling")
+                .scenario.deployment.async_scheduling,
+            std::optional<bool>(false));
+  EXPECT_EQ(
+      Convert("vllm serve Qwen/Qwen3-8B --async-scheduling").scenario.deployment.async_scheduling,
+      std::optional<bool>(true));
+}
+
 TEST(FromVllmTest, MaxModelLenAndDtype) {
   // vLLM's lowercase k is decimal: 32k = 32,000 tokens.
   const Converted c = Convert(

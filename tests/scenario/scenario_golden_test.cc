@@ -79,7 +79,8 @@ std::string Canonical(const Scenario& s) {
   o << "deployment.memory_fraction = " << Num(d.memory_fraction) << "\n";
   o << "deployment.engine = " << d.engine << "\n";
   o << "deployment.profile = " << d.profile << "\n";
-  o << "deployment.async_scheduling = " << d.async_scheduling << "\n";
+  o << "deployment.async_scheduling = "
+    << (d.async_scheduling ? (*d.async_scheduling ? "true" : "false") : "engine default") << "\n";
   o << "deployment.activation_reserve_gib = " << Opt(d.activation_reserve_gib) << "\n";
   o << "deployment.usd_per_gpu_hour = " << (d.usd_per_gpu_hour ? Num(*d.usd_per_gpu_hour) : "none")
     << "\n";

@@ -104,11 +104,15 @@ ModelShape DraftLayerShape(const ModelShape& model);
 
 // The iteration cost of a deployment that speculates: the model's own cost
 // model prices every iteration (a verification step is a ScheduledWork with
-// verify set: k + 1 tokens after its context, priced as an extend), and each
-// iteration with verification steps adds k decode steps of the draft over
-// those sequences, sequence i at context c_i + j in draft step j; each
-// sequence's share of a draft step is its own time in it plus an equal part
-// of the rest. `draft` null: no draft operators (n-gram).
+// verify set: k + 1 tokens after its context, priced as an extend), and the
+// draft adds k steps over the verifying sequences, sequence i at context
+// c_i + j in draft step j; its first step also runs the iteration's prompt
+// chunks (the draft keeps KV of its own for every prompt token, and the
+// engine runs it before it returns the step's tokens). Each sequence's
+// share of a draft step is its own time in it plus an equal part of the
+// rest. The draft follows the model's sampling, so it reaches the model's
+// cost as the iteration's tail (CostModel::IterationSecondsWithTail).
+// `draft` null: no draft operators (n-gram).
 class SpeculativeCostModel final : public CostModel {
  public:
   SpeculativeCostModel(std::shared_ptr<const CostModel> target,
@@ -125,9 +129,10 @@ class SpeculativeCostModel final : public CostModel {
   std::string name() const override { return target_->name(); }
   CostModelInfo Describe() const override;
 
-  // The draft's time for k steps over sequences at `contexts` (0 without a
-  // draft); adds each sequence's share to own_s when given.
-  long double DraftSeconds(std::span<const Tokens> contexts, std::span<long double> own_s) const;
+  // The draft's time in an iteration of `work` (0 without a draft): k steps
+  // over its verification steps, the first with its prompt chunks; adds each
+  // item's share to own_s (same size as work).
+  long double DraftSeconds(std::span<const ScheduledWork> work, std::span<long double> own_s) const;
 
  private:
   std::shared_ptr<const CostModel> target_;

@@ -64,7 +64,10 @@ struct ScenarioDeployment {
   // name or a file, resolved).
   std::string engine = "vllm";
   std::string profile;  // empty: the engine's bundled profile
-  bool async_scheduling = false;
+  // nullopt: the engine's default (run.cc): vLLM schedules asynchronously
+  // (from v0.14) unless it drafts by n-gram; SGLang overlaps unless it
+  // speculates.
+  std::optional<bool> async_scheduling;
   // Explicit overrides of the engine profile (nullopt: from the profile).
   std::optional<double> activation_reserve_gib;  // per GPU
   std::optional<double> usd_per_gpu_hour;        // default: the GPU catalog's
