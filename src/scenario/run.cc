@@ -96,7 +96,6 @@ Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
     options.tensor_parallel = c.gpus_per_replica;
     options.max_batch_tokens = c.max_num_batched_tokens;
     options.max_batch_seqs = c.max_num_seqs;
-    // SGLang's overlap scheduler is on unless it speculates (server_args.py).
     // The engines' defaults: vLLM from v0.14 schedules asynchronously
     // unless it drafts by n-gram (vllm/config/vllm.py); SGLang's overlap
     // scheduler is on unless it speculates (server_args.py).
@@ -106,9 +105,7 @@ Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
     // vLLM speculating with a draft on the GPU waits for each step's sampled
     // tokens before it prepares the next (docs/engine.md, "Speculative
     // decoding"): its CPU overlaps the draft, not the model's GPU time.
-    options.cpu_waits_for_sampling = options.async_scheduling &&
-                                     c.scheduler != SchedulerKind::kSglang && d.speculative &&
-                                     d.speculative->method != "ngram";
+    options.cpu_waits_for_sampling = options.async_scheduling && !sglang && d.speculative && !ngram;
     options.cuda_graph_max_tokens = limits.cuda_graph_max_batch;
     options.expert_parallel = d.expert_parallel;
     options.expert_all_to_all = d.expert_dispatch == "all_to_all";
