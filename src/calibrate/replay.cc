@@ -439,7 +439,8 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
     *why = "model \"" + m.model + "\" not recognised";
     return std::nullopt;
   }
-  auto model = LoadModel(choice->catalog, {});
+  // vLLM's --language-model-only loads no vision or audio tower.
+  auto model = LoadModel(choice->catalog, {}, flags.count("language-model-only") > 0);
   if (!model) {
     *why = "model \"" + m.model + "\" (catalog name \"" + choice->catalog +
            "\") is not in kvbill's catalog";

@@ -36,8 +36,8 @@ std::pair<std::string, std::string> PageAndWorkload(const std::string& id) {
 // them is the same run to kvbill: --performance-mode interactivity captures
 // more CUDA-graph sizes (kvbill pads no batch to a captured size; PlanReplay)
 // and --language-model-only leaves a multimodal model's vision encoder
-// unloaded, which changes no iteration's time (a replay does not read it:
-// the encoder's weights count on both sides, under a GiB for Qwen3.5-9B).
+// unloaded, which changes no iteration's time, only the KV pool by the
+// encoder's weights (under a GiB for Qwen3.5-9B).
 bool ReplayedAlike(const std::string& flag, const std::string& value) {
   return flag == "language-model-only" || (flag == "performance-mode" && value == "interactivity");
 }

@@ -218,6 +218,14 @@ TEST(ReplayTest, VllmAsyncSchedulingByVersionAndTheCpuWaitingForDrafts) {
   ASSERT_TRUE(t->speculative.has_value());
   EXPECT_EQ(t->speculative->acceptance_rate, std::vector<double>{0.45});
 
+  // --language-model-only: vLLM loads no vision tower (Qwen3.5-9B's 0.46B
+  // parameters, `kvbill kv --model qwen3.5-9b`), so neither does the replay.
+  EXPECT_GT(t->config.model.params.vision, 400'000'000);
+  m.engine_flags += " --language-model-only";
+  t = PlanReplay(m, {}, &why);
+  ASSERT_TRUE(t.has_value()) << why;
+  EXPECT_EQ(t->config.model.params.vision, 0);
+
   m.model = "Qwen/Qwen3-8B";
   m.engine_flags = R"(--speculative-config={"method":"ngram","num_speculative_tokens":3})";
   t = PlanReplay(m, {}, &why);
