@@ -575,9 +575,12 @@ const std::vector<Key>& ScenarioKeys() {
       {.pointer = "/deployment/speculative/acceptance_rate",
        .type = Type::kRates,
        .meaning = "α: the chance that a draft token is accepted given the ones before it were; "
-                  "one number for every position, or a list of k, one per position",
+                  "one number for every position, or a list of k, one per position. It depends "
+                  "on the draft, the text and the sampling: sampled requests accept less than "
+                  "greedy ones (Qwen3.5-9B's MTP head about 0.45 at vLLM's default sampling, "
+                  "DeepSeek-V3's 0.85 greedy, [engine.md](engine.md#acceptance-from-the-runs))",
        .field = InSpeculative<&ScenarioSpeculative::acceptance_rate>(),
-       .default_text = "the method's"},
+       .default_text = "the method's (the run then warns `speculative_acceptance_assumed`)"},
       {.pointer = "/deployment/speculative/topk",
        .type = Type::kInteger,
        .meaning =
