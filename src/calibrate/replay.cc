@@ -336,7 +336,8 @@ bool VllmAsyncSchedulingByDefault(const std::string& version,
                                   const std::string& speculative_method) {
   int major = 0, minor = 0;
   if (std::sscanf(version.c_str(), "v%d.%d", &major, &minor) != 2) return false;
-  return (major > 0 || minor >= 14) && speculative_method != "ngram";
+  return (major > 0 || minor >= 14) &&
+         (speculative_method.empty() || DraftsOnGpu(speculative_method));
 }
 
 std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults& defaults,
@@ -574,7 +575,7 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
     // A draft on the GPU: the worker waits for each step's sampled tokens
     // before it prepares the next (vllm/v1/worker/gpu_model_runner.py,
     // _get_valid_sampled_token_count).
-    plan.cpu_waits_for_sampling = plan.async_scheduling && !method.empty() && method != "ngram";
+    plan.cpu_waits_for_sampling = plan.async_scheduling && DraftsOnGpu(method);
   }
   // vLLM's --enable-expert-parallel spreads the experts over the tensor-
   // parallel GPUs (with one data-parallel rank: all-reduce, no all-to-all);

@@ -30,6 +30,11 @@ const SpeculativeMethod* FindSpeculativeMethod(std::string_view name) {
   return nullptr;
 }
 
+bool DraftsOnGpu(std::string_view method) {
+  const SpeculativeMethod* m = FindSpeculativeMethod(method);
+  return m != nullptr && (m->draft_layer || m->own_model);
+}
+
 long double ExpectedTokensPerStep(std::span<const double> rates, int k) {
   long double expected = 1, all_accepted = 1;
   for (int i = 0; i < k; ++i) {
@@ -184,6 +189,7 @@ long double SpeculativeCostModel::DraftSeconds(std::span<const ScheduledWork> wo
 
 Seconds SpeculativeCostModel::IterationSeconds(std::span<const ScheduledWork> work,
                                                std::span<long double> own_s) const {
+  if (!draft_) return target_->IterationSeconds(work, own_s);
   std::vector<long double> draft_own(work.size(), 0);
   const long double draft = DraftSeconds(work, draft_own);
   if (draft == 0) return target_->IterationSeconds(work, own_s);

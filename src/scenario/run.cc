@@ -100,12 +100,13 @@ Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
     // unless it drafts by n-gram (vllm/config/vllm.py); SGLang's overlap
     // scheduler is on unless it speculates (server_args.py).
     const bool sglang = c.scheduler == SchedulerKind::kSglang;
-    const bool ngram = d.speculative && d.speculative->method == "ngram";
-    options.async_scheduling = d.async_scheduling.value_or(sglang ? !d.speculative : !ngram);
+    const bool gpu_draft = d.speculative && DraftsOnGpu(d.speculative->method);
+    options.async_scheduling =
+        d.async_scheduling.value_or(sglang ? !d.speculative : !d.speculative || gpu_draft);
     // vLLM speculating with a draft on the GPU waits for each step's sampled
     // tokens before it prepares the next (docs/engine.md, "Speculative
     // decoding"): its CPU overlaps the draft, not the model's GPU time.
-    options.cpu_waits_for_sampling = options.async_scheduling && !sglang && d.speculative && !ngram;
+    options.cpu_waits_for_sampling = options.async_scheduling && !sglang && gpu_draft;
     options.cuda_graph_max_tokens = limits.cuda_graph_max_batch;
     options.expert_parallel = d.expert_parallel;
     options.expert_all_to_all = d.expert_dispatch == "all_to_all";

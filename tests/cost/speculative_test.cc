@@ -109,6 +109,14 @@ TEST(SpeculativeTest, MethodsHaveTheirDocumentedDefaults) {
   EXPECT_NEAR(static_cast<double>(ExpectedTokensPerTreeStep(rates, 0.1, 2, 2, 7)), 2.6544, 1e-15);
 }
 
+// Every method drafts on the GPU but n-gram lookup, which runs on the CPU;
+// an unknown name drafts nowhere.
+TEST(SpeculativeTest, OnlyNgramDraftsOffTheGpu) {
+  for (const char* m : {"draft_model", "eagle", "eagle3", "mtp"}) EXPECT_TRUE(DraftsOnGpu(m)) << m;
+  EXPECT_FALSE(DraftsOnGpu("ngram"));
+  EXPECT_FALSE(DraftsOnGpu("medusa"));
+}
+
 TEST(SpeculativeTest, DraftHeadIsOneDecoderLayerOfTheModel) {
   // Llama-3.1-8B: per layer attention 4096 x 4096 x 2 (q, o) + 4096 x 1024 x 2
   // (k, v) = 41,943,040; MLP 3 x 4096 x 14336 = 176,160,768; one layer that

@@ -63,6 +63,13 @@ const std::vector<SpeculativeMethod>& SpeculativeMethods();
 // The method named `name`, or nullptr.
 const SpeculativeMethod* FindSpeculativeMethod(std::string_view name);
 
+// Whether `method` drafts on the GPU (a layer of the model's or a model of
+// its own), as every method but n-gram prompt lookup does. vLLM schedules
+// asynchronously with such drafts, its worker then waiting for each step's
+// sampled tokens (OperatorModelOptions::cpu_waits_for_sampling), and not
+// with n-gram ones.
+bool DraftsOnGpu(std::string_view method);
+
 // The method a what-if turns on for `model` when the scenario names none
 // (compare's lever, plan --speculative on): the model's own MTP layer when
 // its checkpoint has one, else an EAGLE-3 head.
