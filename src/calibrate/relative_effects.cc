@@ -100,6 +100,15 @@ std::optional<double> Published(const Measurement& m, const std::string& metric)
   return m.tpot_ms_mean;
 }
 
+// A record the data flags as possibly another weight format or engine than
+// its fields say: a pair with it may differ in more than its one factor.
+std::optional<std::string> Ambiguity(const Measurement& m) {
+  for (const std::string& flag : m.quality_flags) {
+    if (flag == "weights_ambiguous" || flag == "engine_ambiguous") return flag;
+  }
+  return std::nullopt;
+}
+
 std::string Percent(double x) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%+.1f%%", 100 * x);
@@ -168,6 +177,12 @@ std::vector<RelativeEffect> FindRelativeEffects(const std::vector<Measurement>& 
       const Measurement& variant = records[a_base ? j : i];
       e.base = base.id;
       e.variant = variant.id;
+      const std::optional<std::string> flag_b = Ambiguity(base), flag_v = Ambiguity(variant);
+      if (flag_b || flag_v) {
+        e.comparable = false;
+        e.why = (flag_b ? base.id : variant.id) + " is flagged " + (flag_b ? *flag_b : *flag_v) +
+                " in the data (see its notes): the pair may differ in more than this factor";
+      }
       for (const char* metric : {"duration_s", "ttft_ms_mean", "tpot_ms_mean"}) {
         auto pb = Published(base, metric), pv = Published(variant, metric);
         if (!pb || !pv || !(*pb > 0) || !(*pv > 0)) continue;
@@ -176,10 +191,10 @@ std::vector<RelativeEffect> FindRelativeEffects(const std::vector<Measurement>& 
         row.published = *pb / *pv - 1;
         auto qb = predicted.find({base.id, metric}), qv = predicted.find({variant.id, metric});
         row.replayed =
-            qb != predicted.end() && qv != predicted.end() && qb->second > 0 && qv->second > 0;
+            row.comparable && qb != predicted.end() && qv != predicted.end() && qb->second > 0 && qv->second > 0;
         if (row.replayed) {
           row.predicted = qb->second / qv->second - 1;
-        } else {
+        } else if (row.comparable) {
           const auto wb = why.find(base.id), wv = why.find(variant.id);
           row.why = wb != why.end()   ? base.id + ": " + wb->second
                     : wv != why.end() ? variant.id + ": " + wv->second
@@ -197,10 +212,15 @@ std::string RelativeEffectsMarkdown(const std::vector<RelativeEffect>& effects) 
       "| factor | base | variant | metric | published gain | kvbill gain | difference | "
       "tolerance | meets |\n|---|---|---|---|---:|---:|---:|---:|---|\n";
   std::map<std::string, std::pair<int, int>> by_kind;  // meets, replayed
-  int meets = 0, replayed = 0, not_replayed = 0;
+  int meets = 0, replayed = 0, not_replayed = 0, not_compared = 0;
   for (const RelativeEffect& e : effects) {
     out += "| " + e.factor + " | " + e.base + " | " + e.variant + " | " + e.metric + " | " +
            Percent(e.published) + " | ";
+    if (!e.comparable) {
+      out += "— | — | — | not compared: " + e.why + " |\n";
+      ++not_compared;
+      continue;
+    }
     if (!e.replayed) {
       out += "— | — | — | not replayed: " + e.why + " |\n";
       ++not_replayed;
@@ -221,7 +241,12 @@ std::string RelativeEffectsMarkdown(const std::vector<RelativeEffect>& effects) 
              std::to_string(n.second);
   }
   if (!kinds.empty()) out += " (" + kinds + ")";
-  out += "; " + std::to_string(not_replayed) + " more on pairs kvbill does not replay.\n";
+  out += "; " + std::to_string(not_replayed) + " more on pairs kvbill does not replay";
+  if (not_compared > 0) {
+    out += ", " + std::to_string(not_compared) +
+           " on pairs with a record the data flags as ambiguous";
+  }
+  out += ".\n";
   return out;
 }
 

@@ -96,5 +96,37 @@ TEST(RelativeEffectsTest, SmallGainsAreHeldToThreePointsAndSkippedRecordsSayWhy)
   EXPECT_EQ(skipped[0].why, "b: engine \"x\" unknown");
 }
 
+TEST(RelativeEffectsTest, RecordsFlaggedAmbiguousAreListedNotCompared) {
+  // "b" prints BF16 weights but the page that published it was probably
+  // running FP8 (weights_ambiguous): its pair with "a" may differ in two
+  // factors, so it is listed without a comparison even though both replayed.
+  std::vector<Measurement> records = {
+      Record("a", "m/M", "bf16", 4, "--tp-size 4", 44, 220),
+      Record("b", "m/M", "bf16", 4, "--tp-size 4 --ep-size 4", 33, 150),
+  };
+  records[1].quality_flags = {"weights_ambiguous"};
+  const std::vector<MetricPoint> points = {Point("a", "duration_s", 40), Point("b", "duration_s", 40),
+                                           Point("a", "tpot_ms_mean", 200),
+                                           Point("b", "tpot_ms_mean", 200)};
+  const std::vector<RelativeEffect> e = FindRelativeEffects(records, points, {});
+  ASSERT_EQ(e.size(), 2u);
+  for (const RelativeEffect& row : e) {
+    EXPECT_EQ(row.factor, "expert parallel 4 vs every expert split 4 ways");
+    EXPECT_FALSE(row.comparable);
+    EXPECT_FALSE(row.replayed);
+    EXPECT_FALSE(row.Meets());
+    EXPECT_NE(row.why.find("b is flagged weights_ambiguous"), std::string::npos) << row.why;
+  }
+  const std::string table = RelativeEffectsMarkdown(e);
+  EXPECT_NE(table.find("| +33.3% | — | — | — | not compared: b is flagged weights_ambiguous"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("0 of 0 comparisons on replayed pairs meet the tolerance; 0 more on pairs "
+                       "kvbill does not replay, 2 on pairs with a record the data flags as "
+                       "ambiguous."),
+            std::string::npos)
+      << table;
+}
+
 }  // namespace
 }  // namespace kvbill

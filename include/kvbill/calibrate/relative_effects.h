@@ -30,7 +30,10 @@ struct RelativeEffect {
   std::string metric;  // "duration_s", "ttft_ms_mean", "tpot_ms_mean"
   double published = 0;
   double predicted = 0;
-  bool replayed = false;  // both records replayed; otherwise `why`
+  // False when a record of the pair is flagged weights_ambiguous or
+  // engine_ambiguous in the data: the pair is listed, not compared (`why`).
+  bool comparable = true;
+  bool replayed = false;  // both records replayed and comparable; otherwise `why`
   std::string why;
 
   double Tolerance() const;
