@@ -132,23 +132,31 @@ Result<std::vector<FitExclusion>> ReadFitExclusions(const std::string& path,
   return out;
 }
 
-std::vector<MetricPoint> Evaluate(const std::vector<ReplayPlan>& plans,
-                                  const EngineProfile& profile,
-                                  std::vector<SkippedRecord>* skipped) {
-  // Replays run on all cores; results are gathered in plan order, so the
-  // output does not depend on the thread count.
-  std::vector<std::optional<Result<ReplayMetrics>>> results(plans.size());
+namespace {
+
+// Runs `run(i)` for i in [0, n) on all cores. Callers gather results by
+// index, so what they make of them does not depend on the thread count.
+template <typename F>
+void ForEachParallel(std::size_t n, F run) {
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
-    for (std::size_t i = next++; i < plans.size(); i = next++)
-      results[i] = RunReplay(plans[i], profile);
+    for (std::size_t i = next++; i < n; i = next++) run(i);
   };
-  const unsigned threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(),
-                                                           static_cast<unsigned>(plans.size())));
+  const unsigned threads = std::max(
+      1u, std::min<unsigned>(std::thread::hardware_concurrency(), static_cast<unsigned>(n)));
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
   for (std::thread& t : pool) t.join();
+}
+
+}  // namespace
+
+std::vector<MetricPoint> Evaluate(const std::vector<ReplayPlan>& plans,
+                                  const EngineProfile& profile,
+                                  std::vector<SkippedRecord>* skipped) {
+  std::vector<std::optional<Result<ReplayMetrics>>> results(plans.size());
+  ForEachParallel(plans.size(), [&](std::size_t i) { results[i] = RunReplay(plans[i], profile); });
   std::vector<MetricPoint> out;
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const ReplayPlan& plan = plans[i];
@@ -460,6 +468,71 @@ std::string ValidationMarkdown(const FitOutcome& outcome, const std::vector<Skip
   change neither format nor speed (`--max-model-len`, names, parsers, host and port). Pairs
   kvbill cannot replay (another engine, a setting not modelled) are listed with the reason.
 )";
+  return out;
+}
+
+std::string InterTokenLatencyMarkdown(const std::vector<ReplayPlan>& plans,
+                                      const EngineProfile& profile,
+                                      const std::vector<FitExclusion>& exclusions) {
+  std::vector<const ReplayPlan*> chosen;
+  for (const ReplayPlan& plan : plans) {
+    const Measurement& m = *plan.measurement;
+    const bool zero = std::find(m.quality_flags.begin(), m.quality_flags.end(),
+                                "itl_reported_zero") != m.quality_flags.end();
+    if (plan.client == BenchmarkClient::kVllmBench && !plan.speculative && m.itl_ms_p50 &&
+        *m.itl_ms_p50 > 0 && !zero) {
+      chosen.push_back(&plan);
+    }
+  }
+  std::vector<std::optional<ReplayDetail>> details(chosen.size());
+  ForEachParallel(chosen.size(), [&](std::size_t i) {
+    ReplayDetail d;
+    if (RunReplay(*chosen[i], profile, &d)) details[i] = d;
+  });
+  std::string rows;
+  std::vector<double> small, large, all;  // ratios by the replay's largest batch
+  for (std::size_t i = 0; i < chosen.size(); ++i) {
+    if (!details[i]) continue;
+    const ReplayDetail& d = *details[i];
+    const Measurement& m = *chosen[i]->measurement;
+    const double ratio = d.itl_ms_p50 / *m.itl_ms_p50;
+    const bool fitted = !ExcludedFromFit(m.id, exclusions);
+    if (fitted) {
+      all.push_back(ratio);
+      if (d.peak_batch >= 256) large.push_back(ratio);
+      if (d.peak_batch <= 16) small.push_back(ratio);
+    }
+    const std::string tpot =
+        m.tpot_ms_mean && *m.tpot_ms_mean > 0 && d.metrics.tpot_ms_mean > 0
+            ? FormatFixed(d.metrics.tpot_ms_mean / *m.tpot_ms_mean, 2)
+            : std::string("—");
+    rows += "| " + m.id + (fitted ? "" : " (not fitted)") + " | " + Workload(*chosen[i]) + " | " + std::to_string(d.peak_batch) +
+            " | " + FormatFixed(*m.itl_ms_p50, 1) + " | " + FormatFixed(d.itl_ms_p50, 1) + " | " +
+            FormatFixed(ratio, 2) + " | " + tpot + " |\n";
+  }
+  auto median = [](std::vector<double> v) {
+    if (v.empty()) return std::string("—");
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return FormatFixed(n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]), 2);
+  };
+  std::string out =
+      "\n## Inter-token latency under load (not fitted)\n\n"
+      "The median inter-token latency (ITL) `vllm bench serve` reports is the gap between a "
+      "request's successive tokens, over all requests; kvbill's is the iteration time counted "
+      "once per decode step in it (a step-mode replay with the profile). Mean TPOT averages "
+      "each request's gaps, stalls behind other requests' prompts included; the median ITL is "
+      "mostly the plain decode step, so the two together say whether a fit matched mean TPOT "
+      "with the right step time. Not fitted; records of other clients (guidellm), with "
+      "speculation (a step emits several tokens) or flagged `itl_reported_zero` are left out. "
+      "\"Largest batch\" is the most sequences in one iteration of kvbill's replay.\n\n"
+      "| record | workload | largest batch | ITL median measured, ms | kvbill, ms | ratio | "
+      "mean TPOT ratio |\n|---|---|---:|---:|---:|---:|---:|\n" +
+      rows;
+  out += "\nMedian ratio over the records fitted: " + median(all) +
+         " (n = " + std::to_string(all.size()) + "); " + median(small) +
+         " where the largest batch is at most 16 (n = " + std::to_string(small.size()) + "), " +
+         median(large) + " where it is 256 or more (n = " + std::to_string(large.size()) + ").\n";
   return out;
 }
 

@@ -251,7 +251,8 @@ int RunProfileFit(const Args& args) {
                        ValidationMarkdown(outcome, skipped, KernelFitTable(BundledKernelCurves()),
                                           effects, command) +
                            SpeculativeValidationMarkdown(*records, all_plans, not_fitted,
-                                                         outcome.profile, fit_speculative),
+                                                         outcome.profile, fit_speculative) +
+                           InterTokenLatencyMarkdown(all_plans, outcome.profile, exclusions),
                        validation_doc);
         !s) {
       return ReportError("calibrate", s.error());

@@ -4,6 +4,7 @@
 
 #include <numeric>
 
+#include "kvbill/calibrate/profile_fit.h"
 #include "kvbill/cost/engine_profile.h"
 #include "kvbill/hardware/gpu.h"
 
@@ -629,6 +630,47 @@ TEST(ReplayTest, DetailCountsTheIterationsOfAReplayByKind) {
   EXPECT_NE(md.find("| itl_ms_p50 | 7.50 | "), std::string::npos) << md;
   EXPECT_NE(md.find("| tpot_ms_mean | — | "), std::string::npos) << md;  // not in the record
   EXPECT_NE(md.find("| prompt chunks only | 3 | "), std::string::npos) << md;
+}
+
+// The validation page's ITL section: a record's median ITL beside the
+// step-mode replay's (whose median, as above, is the mean decode step, the
+// replay's TPOT); a record flagged itl_reported_zero is left out; a
+// record the fit leaves out is marked and kept out of the medians.
+TEST(ReplayTest, InterTokenLatencySectionComparesTheMedianStep) {
+  Measurement a = ThreeOneAtATime();
+  a.id = "a";
+  a.itl_ms_p50 = 5.0;
+  Measurement zero = a;
+  zero.id = "zero";
+  zero.quality_flags = {"itl_reported_zero"};
+  Measurement out = a;
+  out.id = "out";
+  std::string why;
+  std::vector<ReplayPlan> plans;
+  for (const Measurement* m : {&a, &zero, &out}) {
+    auto plan = PlanReplay(*m, {}, &why);
+    ASSERT_TRUE(plan.has_value()) << why;
+    plans.push_back(*plan);
+  }
+  const EngineProfile profile;
+  ReplayDetail d;
+  auto plain = RunReplay(plans[0], profile, &d);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_NEAR(d.itl_ms_p50, plain->tpot_ms_mean, 1e-3 * plain->tpot_ms_mean);
+  const std::string md =
+      InterTokenLatencyMarkdown(plans, profile, {FitExclusion{"out", "a slow machine"}});
+  const double ratio = d.itl_ms_p50 / 5.0;
+  char row[160];
+  std::snprintf(row, sizeof row, "| a | random 1000/100 x3, concurrency 1 | 1 | 5.0 | %.1f | %.2f |",
+                d.itl_ms_p50, ratio);
+  EXPECT_NE(md.find(row), std::string::npos) << row << "\n" << md;
+  EXPECT_EQ(md.find("| zero |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| out (not fitted) |"), std::string::npos) << md;
+  char summary[160];
+  std::snprintf(summary, sizeof summary, "Median ratio over the records fitted: %.2f (n = 1); %.2f",
+                ratio, ratio);
+  EXPECT_NE(md.find(summary), std::string::npos) << summary << "\n" << md;
+  EXPECT_NE(md.find("256 or more (n = 0)"), std::string::npos) << md;
 }
 
 // SGLang on a hybrid Gated DeltaNet model (Qwen3.5-9B: 24 linear-attention

@@ -122,6 +122,15 @@ std::string ValidationMarkdown(const FitOutcome& outcome, const std::vector<Skip
                                const std::string& kernel_table, const std::string& effects_table,
                                const std::string& command);
 
+// docs/validation.md's inter-token latency section: each record that
+// publishes a median ITL (vllm bench serve's; not guidellm's, not with
+// speculation, not flagged itl_reported_zero) against kvbill's in a
+// step-mode replay with `profile`. A diagnostic, not fitted; records the
+// fit leaves out (`exclusions`) are marked and kept out of the medians.
+std::string InterTokenLatencyMarkdown(const std::vector<ReplayPlan>& plans,
+                                      const EngineProfile& profile,
+                                      const std::vector<FitExclusion>& exclusions);
+
 }  // namespace kvbill
 
 #endif  // KVBILL_CALIBRATE_PROFILE_FIT_H_
