@@ -53,10 +53,11 @@ struct Bounded {
 
 }  // namespace
 
-ErrorStats Stats(const std::vector<MetricPoint>& points) {
+ErrorStats Stats(const std::vector<MetricPoint>& points, bool itl) {
   ErrorStats s;
   std::vector<double> err;
   for (const MetricPoint& p : points) {
+    if ((p.metric == kItlMetric) != itl) continue;
     if (p.measured > 0 && p.predicted > 0) err.push_back(std::fabs(p.Ratio() - 1));
   }
   s.points = static_cast<std::int64_t>(err.size());
@@ -156,7 +157,16 @@ std::vector<MetricPoint> Evaluate(const std::vector<ReplayPlan>& plans,
                                   const EngineProfile& profile,
                                   std::vector<SkippedRecord>* skipped) {
   std::vector<std::optional<Result<ReplayMetrics>>> results(plans.size());
-  ForEachParallel(plans.size(), [&](std::size_t i) { results[i] = RunReplay(plans[i], profile); });
+  std::vector<double> itl_ms(plans.size(), 0);  // step-mode median ITL where it compares
+  ForEachParallel(plans.size(), [&](std::size_t i) {
+    if (ItlComparable(plans[i])) {
+      ReplayDetail d;
+      results[i] = RunReplay(plans[i], profile, &d);
+      itl_ms[i] = d.itl_ms_p50;
+    } else {
+      results[i] = RunReplay(plans[i], profile);
+    }
+  });
   std::vector<MetricPoint> out;
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const ReplayPlan& plan = plans[i];
@@ -190,6 +200,7 @@ std::vector<MetricPoint> Evaluate(const std::vector<ReplayPlan>& plans,
       add("tpot_ms_mean", m.tpot_ms_mean, r->tpot_ms_mean);
     }
     add("e2e_ms_mean", m.e2e_ms_mean, r->e2e_ms_mean);
+    if (itl_ms[i] > 0) add(kItlMetric, m.itl_ms_p50, itl_ms[i]);
   }
   return out;
 }
@@ -295,12 +306,12 @@ FitOutcome FitProfile(const std::vector<ReplayPlan>& plans, const EngineProfile&
 namespace {
 
 std::string StatsRow(const std::string& what, const std::vector<MetricPoint>& pts,
-                     int fixed /* 1 fixed, 0 sharegpt, -1 all */) {
+                     int fixed /* 1 fixed, 0 sharegpt, -1 all */, bool itl = false) {
   std::vector<MetricPoint> chosen;
   for (const MetricPoint& p : pts) {
     if (fixed < 0 || p.fixed_lengths == (fixed == 1)) chosen.push_back(p);
   }
-  const ErrorStats s = Stats(chosen);
+  const ErrorStats s = Stats(chosen, itl);
   return "| " + what + " | " + std::to_string(s.points) + " | " + FormatFixed(100 * s.median, 1) +
          "% | " + FormatFixed(100 * s.within_25, 0) + "% |\n";
 }
@@ -359,10 +370,21 @@ std::string ValidationMarkdown(const FitOutcome& outcome, const std::vector<Skip
     out += StatsRow("fixed lengths, leave one model out, records fitted", fitted_only(outcome.lomo),
                     1);
     out += StatsRow("all, " + as + ", records fitted", fitted_only(outcome.after), -1);
+    out += StatsRow("median ITL, " + as + ", records fitted", fitted_only(outcome.after), -1, true);
+    out += StatsRow("median ITL, leave one model out, records fitted", fitted_only(outcome.lomo),
+                    -1, true);
+  } else {
+    out += StatsRow("median ITL, " + as, outcome.after, -1, true);
+    out += StatsRow("median ITL, leave one model out", outcome.lomo, -1, true);
   }
+  out +=
+      "\nThe rows count duration, mean TTFT, mean TPOT and mean end-to-end latency; the median "
+      "inter-token latency (ITL) is fitted too, where a record's compares (see "
+      "[its section](#inter-token-latency-under-load)), and counted apart.\n";
   out += "\n## The " + p.name + " profile\n\n";
   out += (outcome.fitted
-              ? "Fitted on " + std::to_string(Stats(outcome.after).points) + " metric points"
+              ? "Fitted on " + std::to_string(Stats(outcome.after).points) + " metric points and " +
+                    std::to_string(Stats(outcome.after, true).points) + " median ITLs"
           : !outcome.lomo.empty()
               ? "Not re-fitted here (--lomo-only): evaluated on " +
                     std::to_string(Stats(outcome.after).points) +
@@ -410,7 +432,9 @@ std::string ValidationMarkdown(const FitOutcome& outcome, const std::vector<Skip
         "record):\n\n| records | metric points | reason |\n|---|---:|---|\n";
     for (const FitExclusion& e : outcome.exclusions) {
       std::int64_t n = 0;
-      for (const MetricPoint& pt : outcome.after) n += pt.record.starts_with(e.records) ? 1 : 0;
+      for (const MetricPoint& pt : outcome.after) {
+        n += pt.record.starts_with(e.records) && pt.metric != kItlMetric ? 1 : 0;
+      }
       out += "| `" + e.records + "*` | " + std::to_string(n) + " | " + e.reason + " |\n";
     }
   }
@@ -454,9 +478,10 @@ std::string ValidationMarkdown(const FitOutcome& outcome, const std::vector<Skip
   50%, 82%, 95% and 99.75% of its range, the others held, the best kept), because a replay's
   outputs are steps, not slopes, and a parameter at the flat end of its range shows no
   gradient; then Levenberg–Marquardt (forward differences of a fixed step) refines. Both
-  minimise the log ratio of predicted to measured duration, mean TTFT, mean TPOT and mean
-  end-to-end latency, through a Cauchy loss of scale 0.25 so that records no mechanism
-  explains weigh little. Every usable record of the engine is fitted, fixed-length and
+  minimise the log ratio of predicted to measured duration, mean TTFT, mean TPOT, mean
+  end-to-end latency and median inter-token latency (where it measures the decode step: see
+  [its section](#inter-token-latency-under-load)), through a Cauchy loss of scale 0.25 so
+  that records no mechanism explains weigh little. Every usable record of the engine is fitted, fixed-length and
   ShareGPT alike (the low-concurrency ShareGPT records pin the per-step overheads).
 - **Leave one model out.** For each model, the profile is fitted without its records and
   predicts them (with `--lomo-only`, refitted from the shipped profile within the command's
@@ -476,13 +501,7 @@ std::string InterTokenLatencyMarkdown(const std::vector<ReplayPlan>& plans,
                                       const std::vector<FitExclusion>& exclusions) {
   std::vector<const ReplayPlan*> chosen;
   for (const ReplayPlan& plan : plans) {
-    const Measurement& m = *plan.measurement;
-    const bool zero = std::find(m.quality_flags.begin(), m.quality_flags.end(),
-                                "itl_reported_zero") != m.quality_flags.end();
-    if (plan.client == BenchmarkClient::kVllmBench && !plan.speculative && m.itl_ms_p50 &&
-        *m.itl_ms_p50 > 0 && !zero) {
-      chosen.push_back(&plan);
-    }
+    if (ItlComparable(plan)) chosen.push_back(&plan);
   }
   std::vector<std::optional<ReplayDetail>> details(chosen.size());
   ForEachParallel(chosen.size(), [&](std::size_t i) {
@@ -502,13 +521,12 @@ std::string InterTokenLatencyMarkdown(const std::vector<ReplayPlan>& plans,
       if (d.peak_batch >= 256) large.push_back(ratio);
       if (d.peak_batch <= 16) small.push_back(ratio);
     }
-    const std::string tpot =
-        m.tpot_ms_mean && *m.tpot_ms_mean > 0 && d.metrics.tpot_ms_mean > 0
-            ? FormatFixed(d.metrics.tpot_ms_mean / *m.tpot_ms_mean, 2)
-            : std::string("—");
-    rows += "| " + m.id + (fitted ? "" : " (not fitted)") + " | " + Workload(*chosen[i]) + " | " + std::to_string(d.peak_batch) +
-            " | " + FormatFixed(*m.itl_ms_p50, 1) + " | " + FormatFixed(d.itl_ms_p50, 1) + " | " +
-            FormatFixed(ratio, 2) + " | " + tpot + " |\n";
+    const std::string tpot = m.tpot_ms_mean && *m.tpot_ms_mean > 0 && d.metrics.tpot_ms_mean > 0
+                                 ? FormatFixed(d.metrics.tpot_ms_mean / *m.tpot_ms_mean, 2)
+                                 : std::string("—");
+    rows += "| " + m.id + (fitted ? "" : " (not fitted)") + " | " + Workload(*chosen[i]) + " | " +
+            std::to_string(d.peak_batch) + " | " + FormatFixed(*m.itl_ms_p50, 1) + " | " +
+            FormatFixed(d.itl_ms_p50, 1) + " | " + FormatFixed(ratio, 2) + " | " + tpot + " |\n";
   }
   auto median = [](std::vector<double> v) {
     if (v.empty()) return std::string("—");
@@ -517,14 +535,19 @@ std::string InterTokenLatencyMarkdown(const std::vector<ReplayPlan>& plans,
     return FormatFixed(n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]), 2);
   };
   std::string out =
-      "\n## Inter-token latency under load (not fitted)\n\n"
+      "\n## Inter-token latency under load\n\n"
       "The median inter-token latency (ITL) `vllm bench serve` reports is the gap between a "
-      "request's successive tokens, over all requests; kvbill's is the iteration time counted "
-      "once per decode step in it (a step-mode replay with the profile). Mean TPOT averages "
+      "request's successive tokens, over all requests; kvbill's is the same gap in a step-mode "
+      "replay with the profile: a decode's iteration time plus any prompt-only iterations "
+      "since the sequence's previous token. Mean TPOT averages "
       "each request's gaps, stalls behind other requests' prompts included; the median ITL is "
       "mostly the plain decode step, so the two together say whether a fit matched mean TPOT "
-      "with the right step time. Not fitted; records of other clients (guidellm), with "
-      "speculation (a step emits several tokens) or flagged `itl_reported_zero` are left out. "
+      "with the right step time. The fit counts it as one metric more (the summary's ITL rows); "
+      "records of other clients (guidellm), with speculation (a step emits several tokens), "
+      "flagged `itl_reported_zero`, or with fewer than " +
+      FormatFixed(kItlMinMeanOutput, 0) +
+      " output tokens a request on average (their few gaps all fall while the other requests' "
+      "prompts are admitted: the median times the admission, not a step) are left out. "
       "\"Largest batch\" is the most sequences in one iteration of kvbill's replay.\n\n"
       "| record | workload | largest batch | ITL median measured, ms | kvbill, ms | ratio | "
       "mean TPOT ratio |\n|---|---|---:|---:|---:|---:|---:|\n" +

@@ -190,8 +190,8 @@ std::vector<RelativeEffect> FindRelativeEffects(const std::vector<Measurement>& 
         row.metric = metric;
         row.published = *pb / *pv - 1;
         auto qb = predicted.find({base.id, metric}), qv = predicted.find({variant.id, metric});
-        row.replayed =
-            row.comparable && qb != predicted.end() && qv != predicted.end() && qb->second > 0 && qv->second > 0;
+        row.replayed = row.comparable && qb != predicted.end() && qv != predicted.end() &&
+                       qb->second > 0 && qv->second > 0;
         if (row.replayed) {
           row.predicted = qb->second / qv->second - 1;
         } else if (row.comparable) {
@@ -243,8 +243,8 @@ std::string RelativeEffectsMarkdown(const std::vector<RelativeEffect>& effects) 
   if (!kinds.empty()) out += " (" + kinds + ")";
   out += "; " + std::to_string(not_replayed) + " more on pairs kvbill does not replay";
   if (not_compared > 0) {
-    out += ", " + std::to_string(not_compared) +
-           " on pairs with a record the data flags as ambiguous";
+    out +=
+        ", " + std::to_string(not_compared) + " on pairs with a record the data flags as ambiguous";
   }
   out += ".\n";
   return out;

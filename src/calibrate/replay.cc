@@ -128,14 +128,6 @@ std::uint64_t Seed(const std::string& id) {
   return h;
 }
 
-// One iteration as the recorder saw it.
-struct IterationEntry {
-  double seconds = 0;
-  int sequences = 0;
-  int decodes = 0;
-  Tokens prefill_tokens = 0;
-};
-
 // Prices as `inner` does and notes every iteration it prices (step mode
 // prices each iteration once, through IterationSeconds).
 class RecordingCostModel : public CostModel {
@@ -173,27 +165,6 @@ class RecordingCostModel : public CostModel {
   std::shared_ptr<const CostModel> inner_;
   std::vector<IterationEntry>* log_;
 };
-
-// The nearest-rank percentile q of the iteration times, each counted once
-// per decode step in it; 0 without decodes.
-double DecodeWeightedPercentile(const std::vector<IterationEntry>& log, double q) {
-  std::vector<std::pair<double, int>> times;
-  std::int64_t total = 0;
-  for (const IterationEntry& e : log) {
-    if (e.decodes == 0) continue;
-    times.emplace_back(e.seconds, e.decodes);
-    total += e.decodes;
-  }
-  if (total == 0) return 0;
-  std::sort(times.begin(), times.end());
-  const auto rank = static_cast<std::int64_t>(std::ceil(q * static_cast<double>(total)));
-  std::int64_t seen = 0;
-  for (const auto& [t, n] : times) {
-    seen += n;
-    if (seen >= std::max<std::int64_t>(1, rank)) return t;
-  }
-  return times.back().first;
-}
 
 }  // namespace
 
@@ -836,10 +807,60 @@ Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& pro
       d.peak_batch = std::max(d.peak_batch, e.sequences);
       d.peak_decodes = std::max(d.peak_decodes, e.decodes);
     }
-    d.itl_ms_p50 = 1000 * DecodeWeightedPercentile(log, 0.50);
-    d.itl_ms_p99 = 1000 * DecodeWeightedPercentile(log, 0.99);
+    d.itl_ms_p50 = 1000 * InterTokenGapPercentile(log, 0.50);
+    d.itl_ms_p99 = 1000 * InterTokenGapPercentile(log, 0.99);
   }
   return out;
+}
+
+double InterTokenGapPercentile(const std::vector<IterationEntry>& log, double q) {
+  std::vector<std::pair<double, std::int64_t>> gaps;  // (gap, tokens with that gap)
+  std::int64_t total = 0;
+  double idle = 0;  // decode-free iterations since the last decode
+  // Sequences given their first token in those iterations: how long ago.
+  std::vector<std::pair<double, std::int64_t>> started;
+  for (const IterationEntry& e : log) {
+    if (e.decodes == 0) {
+      for (auto& s : started) s.first += e.seconds;
+      started.emplace_back(0.0, e.sequences);
+      idle += e.seconds;
+      continue;
+    }
+    std::int64_t left = e.decodes;
+    for (const auto& [since, n] : started) {  // oldest first
+      const std::int64_t k = std::min(left, n);
+      if (k > 0) gaps.emplace_back(since + e.seconds, k);
+      left -= k;
+    }
+    if (left > 0) gaps.emplace_back(idle + e.seconds, left);
+    total += e.decodes;
+    idle = 0;
+    started.clear();
+  }
+  if (total == 0) return 0;
+  std::sort(gaps.begin(), gaps.end());
+  const auto rank = static_cast<std::int64_t>(std::ceil(q * static_cast<double>(total)));
+  std::int64_t seen = 0;
+  for (const auto& [t, n] : gaps) {
+    seen += n;
+    if (seen >= std::max<std::int64_t>(1, rank)) return t;
+  }
+  return gaps.back().first;
+}
+
+bool ItlComparable(const ReplayPlan& plan) {
+  const Measurement& m = *plan.measurement;
+  const bool zero = std::find(m.quality_flags.begin(), m.quality_flags.end(),
+                              "itl_reported_zero") != m.quality_flags.end();
+  double outputs = 0, requests = 0;
+  for (const std::vector<Request>& task : plan.requests) {
+    for (const Request& r : task) {
+      outputs += static_cast<double>(r.output);
+      requests += 1;
+    }
+  }
+  return plan.client == BenchmarkClient::kVllmBench && !plan.speculative && m.itl_ms_p50 &&
+         *m.itl_ms_p50 > 0 && !zero && requests > 0 && outputs >= kItlMinMeanOutput * requests;
 }
 
 std::string ReplayDetailMarkdown(const ReplayPlan& plan, const ReplayDetail& d) {

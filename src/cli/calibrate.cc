@@ -86,13 +86,13 @@ void PrintPoints(std::ostream& out, const std::string& title, const std::vector<
   }
 }
 
-std::string StatsLine(const std::string& what, const std::vector<MetricPoint>& pts,
-                      bool fixed_only) {
+std::string StatsLine(const std::string& what, const std::vector<MetricPoint>& pts, bool fixed_only,
+                      bool itl = false) {
   std::vector<MetricPoint> chosen;
   for (const MetricPoint& p : pts) {
     if (!fixed_only || p.fixed_lengths) chosen.push_back(p);
   }
-  const ErrorStats s = Stats(chosen);
+  const ErrorStats s = Stats(chosen, itl);
   return "| " + what + " | " + std::to_string(s.points) + " | " + Fixed(100 * s.median, 1) +
          "% | " + Fixed(100 * s.within_25, 0) + "% |\n";
 }
@@ -270,7 +270,9 @@ int RunProfileFit(const Args& args) {
       << StatsLine("fixed lengths, in sample", outcome.after, true)
       << StatsLine("fixed lengths, leave one model out", outcome.lomo, true)
       << StatsLine("all, before", outcome.before, false)
-      << StatsLine("all, in sample", outcome.after, false);
+      << StatsLine("all, in sample", outcome.after, false)
+      << StatsLine("median ITL, before", outcome.before, false, true)
+      << StatsLine("median ITL, in sample", outcome.after, false, true);
     r << "\n### Relative effects\n\n" << effects;
     PrintPoints(r, "After the fit", outcome.after);
     if (!outcome.lomo.empty()) PrintPoints(r, "Leave one model out", outcome.lomo);

@@ -105,9 +105,9 @@ TEST(RelativeEffectsTest, RecordsFlaggedAmbiguousAreListedNotCompared) {
       Record("b", "m/M", "bf16", 4, "--tp-size 4 --ep-size 4", 33, 150),
   };
   records[1].quality_flags = {"weights_ambiguous"};
-  const std::vector<MetricPoint> points = {Point("a", "duration_s", 40), Point("b", "duration_s", 40),
-                                           Point("a", "tpot_ms_mean", 200),
-                                           Point("b", "tpot_ms_mean", 200)};
+  const std::vector<MetricPoint> points = {
+      Point("a", "duration_s", 40), Point("b", "duration_s", 40), Point("a", "tpot_ms_mean", 200),
+      Point("b", "tpot_ms_mean", 200)};
   const std::vector<RelativeEffect> e = FindRelativeEffects(records, points, {});
   ASSERT_EQ(e.size(), 2u);
   for (const RelativeEffect& row : e) {

@@ -632,6 +632,26 @@ TEST(ReplayTest, DetailCountsTheIterationsOfAReplayByKind) {
   EXPECT_NE(md.find("| prompt chunks only | 3 | "), std::string::npos) << md;
 }
 
+// Gaps as the client sees them, worked by hand. Prompt-only iterations of
+// 0.1 s (2 prompts) and 0.2 s (3 prompts), then a decode iteration of 0.05 s
+// with 10 decodes: the 2 sequences first served wait 0.2 + 0.05 = 0.25 s,
+// the next 3 wait 0.05 s, the 5 decoding before wait 0.1 + 0.2 + 0.05 =
+// 0.35 s; then a decode iteration of 0.04 s, 10 gaps of 0.04 s. Sorted:
+// 0.04 x10, 0.05 x3, 0.25 x2, 0.35 x5 (20 gaps): the median (rank 10) is
+// 0.04, rank 15 (q 0.75) 0.25, rank 20 (q 0.99) 0.35.
+TEST(ReplayTest, InterTokenGapsCountThePromptOnlyIterationsBetweenTokens) {
+  const std::vector<IterationEntry> log = {
+      {0.1, 2, 0, 200}, {0.2, 3, 0, 300}, {0.05, 10, 10, 0}, {0.04, 10, 10, 0}};
+  EXPECT_DOUBLE_EQ(InterTokenGapPercentile(log, 0.50), 0.04);
+  EXPECT_DOUBLE_EQ(InterTokenGapPercentile(log, 0.75), 0.25);
+  EXPECT_DOUBLE_EQ(InterTokenGapPercentile(log, 0.99), 0.35);
+  // More prompts than decodes (a chunk that did not end its prompt): the
+  // oldest are served first, the rest do not decode yet.
+  const std::vector<IterationEntry> partial = {{0.1, 4, 0, 400}, {0.05, 3, 3, 0}};
+  EXPECT_DOUBLE_EQ(InterTokenGapPercentile(partial, 1.0), 0.05);
+  EXPECT_DOUBLE_EQ(InterTokenGapPercentile({}, 0.5), 0);
+}
+
 // The validation page's ITL section: a record's median ITL beside the
 // step-mode replay's (whose median, as above, is the mean decode step, the
 // replay's TPOT); a record flagged itl_reported_zero is left out; a
@@ -661,8 +681,9 @@ TEST(ReplayTest, InterTokenLatencySectionComparesTheMedianStep) {
       InterTokenLatencyMarkdown(plans, profile, {FitExclusion{"out", "a slow machine"}});
   const double ratio = d.itl_ms_p50 / 5.0;
   char row[160];
-  std::snprintf(row, sizeof row, "| a | random 1000/100 x3, concurrency 1 | 1 | 5.0 | %.1f | %.2f |",
-                d.itl_ms_p50, ratio);
+  std::snprintf(row, sizeof row,
+                "| a | random 1000/100 x3, concurrency 1 | 1 | 5.0 | %.1f | %.2f |", d.itl_ms_p50,
+                ratio);
   EXPECT_NE(md.find(row), std::string::npos) << row << "\n" << md;
   EXPECT_EQ(md.find("| zero |"), std::string::npos) << md;
   EXPECT_NE(md.find("| out (not fitted) |"), std::string::npos) << md;
@@ -671,6 +692,56 @@ TEST(ReplayTest, InterTokenLatencySectionComparesTheMedianStep) {
                 ratio, ratio);
   EXPECT_NE(md.find(summary), std::string::npos) << summary << "\n" << md;
   EXPECT_NE(md.find("256 or more (n = 0)"), std::string::npos) << md;
+}
+
+// Evaluate adds a median-ITL point for the records whose ITL compares (not
+// guidellm's, not one flagged itl_reported_zero), the step-mode replay's
+// median; Stats counts them apart from the duration and latency points.
+TEST(ReplayTest, EvaluateFitsTheMedianItlWhereItCompares) {
+  Measurement a = ThreeOneAtATime();
+  a.id = "a";
+  a.itl_ms_p50 = 5.0;
+  a.duration_s = 3.0;
+  Measurement zero = a;
+  zero.id = "zero";
+  zero.quality_flags = {"itl_reported_zero"};
+  Measurement g = Guidellm(1.0, 3);
+  g.id = "g";
+  g.itl_ms_p50 = 5.0;
+  g.duration_s = 3.0;
+  std::string why;
+  std::vector<ReplayPlan> plans;
+  for (const Measurement* m : {&a, &zero, &g}) {
+    auto plan = PlanReplay(*m, {}, &why);
+    ASSERT_TRUE(plan.has_value()) << why;
+    plans.push_back(*plan);
+  }
+  EXPECT_TRUE(ItlComparable(plans[0]));
+  EXPECT_FALSE(ItlComparable(plans[1]));
+  EXPECT_FALSE(ItlComparable(plans[2]));
+  // 4 output tokens a request (3 gaps, all while the others are admitted):
+  // under kItlMinMeanOutput = 32, the median gap is not a decode step.
+  Measurement few = a;
+  few.output_len = 4;
+  few.total_output_tokens = 12;
+  auto few_plan = PlanReplay(few, {}, &why);
+  ASSERT_TRUE(few_plan.has_value()) << why;
+  EXPECT_FALSE(ItlComparable(*few_plan));
+  const EngineProfile profile;
+  ReplayDetail d;
+  ASSERT_TRUE(RunReplay(plans[0], profile, &d).ok());
+  const std::vector<MetricPoint> points = Evaluate(plans, profile, nullptr);
+  std::vector<MetricPoint> itl;
+  for (const MetricPoint& p : points) {
+    if (p.metric == kItlMetric) itl.push_back(p);
+  }
+  ASSERT_EQ(itl.size(), 1u);
+  EXPECT_EQ(itl[0].record, "a");
+  EXPECT_DOUBLE_EQ(itl[0].measured, 5.0);
+  EXPECT_DOUBLE_EQ(itl[0].predicted, d.itl_ms_p50);
+  // Duration for all three; the ITL point only in the ITL count.
+  EXPECT_EQ(Stats(points).points, 3);
+  EXPECT_EQ(Stats(points, true).points, 1);
 }
 
 // SGLang on a hybrid Gated DeltaNet model (Qwen3.5-9B: 24 linear-attention

@@ -19,13 +19,17 @@
 namespace kvbill {
 
 // One compared number: a record's metric, measured and predicted.
+// The metric of a median inter-token latency point (ItlComparable records).
+inline constexpr const char* kItlMetric = "itl_ms_p50";
+
 struct MetricPoint {
   std::string record;  // measurement id
   std::string model;
   std::string gpu;
   std::string engine;
   std::string workload;  // e.g. "random 4000/200 x500, all at once"
-  std::string metric;    // "duration_s", "ttft_ms_mean", "tpot_ms_mean", "e2e_ms_mean"
+  // "duration_s", "ttft_ms_mean", "tpot_ms_mean", "e2e_ms_mean", kItlMetric
+  std::string metric;
   bool fixed_lengths = false;
   double measured = 0;
   double predicted = 0;
@@ -47,7 +51,9 @@ struct ErrorStats {
   double median = 0;     // median |ratio - 1|
   double within_25 = 0;  // share with |ratio - 1| <= 0.25
 };
-ErrorStats Stats(const std::vector<MetricPoint>& points);
+// Over the duration and mean-latency points, or (`itl`) over the median
+// ITL points only.
+ErrorStats Stats(const std::vector<MetricPoint>& points, bool itl = false);
 
 struct SkippedRecord {
   std::string id;
@@ -103,7 +109,8 @@ struct FitOutcome {
 };
 
 // The metric points of `plans` under `profile` (records whose replay fails
-// are skipped with the reason).
+// are skipped with the reason); an ItlComparable record's replay runs in
+// step mode and adds its median ITL (kItlMetric).
 std::vector<MetricPoint> Evaluate(const std::vector<ReplayPlan>& plans,
                                   const EngineProfile& profile,
                                   std::vector<SkippedRecord>* skipped);
@@ -122,11 +129,11 @@ std::string ValidationMarkdown(const FitOutcome& outcome, const std::vector<Skip
                                const std::string& kernel_table, const std::string& effects_table,
                                const std::string& command);
 
-// docs/validation.md's inter-token latency section: each record that
-// publishes a median ITL (vllm bench serve's; not guidellm's, not with
-// speculation, not flagged itl_reported_zero) against kvbill's in a
-// step-mode replay with `profile`. A diagnostic, not fitted; records the
-// fit leaves out (`exclusions`) are marked and kept out of the medians.
+// docs/validation.md's inter-token latency section: each ItlComparable
+// record's median ITL against kvbill's in a step-mode replay with
+// `profile`, with the largest batch and the mean TPOT ratio beside it;
+// records the fit leaves out (`exclusions`) are marked and kept out of the
+// medians.
 std::string InterTokenLatencyMarkdown(const std::vector<ReplayPlan>& plans,
                                       const EngineProfile& profile,
                                       const std::vector<FitExclusion>& exclusions);

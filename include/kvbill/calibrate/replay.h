@@ -174,11 +174,39 @@ struct ReplayDetail {
   int peak_batch = 0;          // most sequences in one iteration
   int peak_decodes = 0;        // most decode steps in one iteration
   // Inter-token latency as vllm bench serve reports it: the time between a
-  // request's successive output tokens, i.e. the iteration time once per
-  // decode step in it (median and 99th percentile, nearest rank).
+  // request's successive output tokens (InterTokenGapPercentile; median and
+  // 99th percentile).
   double itl_ms_p50 = 0;
   double itl_ms_p99 = 0;
 };
+
+// One iteration of a step-mode replay as priced.
+struct IterationEntry {
+  double seconds = 0;
+  int sequences = 0;
+  int decodes = 0;
+  Tokens prefill_tokens = 0;
+};
+
+// The nearest-rank percentile q of the gaps between a request's successive
+// output tokens, as the client sees them, from the iterations of a step-mode
+// replay: a decode's gap is its iteration's time plus the decode-free
+// iterations (prompts only, SGLang's) since the sequence's previous token.
+// The sequences of a decode-free iteration get their first token at its end
+// (their prompts end there, as a whole ShareGPT prompt in one chunk does)
+// and are the first of the next decodes, oldest first. 0 without decodes.
+double InterTokenGapPercentile(const std::vector<IterationEntry>& log, double q);
+
+// Whether the record's median inter-token latency compares with a replay's
+// (ReplayDetail::itl_ms_p50) as a measure of the decode step: published by
+// vllm bench serve (guidellm's differs), without speculation (a step emits
+// several tokens, the client sees them as one chunk), not flagged
+// itl_reported_zero, and with at least kItlMinMeanOutput output tokens a
+// request on average: a request of a few tokens has all its gaps while the
+// other requests' prompts are admitted, so its median gap times the
+// admission, not a decode step.
+inline constexpr double kItlMinMeanOutput = 32;
+bool ItlComparable(const ReplayPlan& plan);
 
 // Runs the plan with `profile` (which sets the engine's overheads and the
 // memory its profiling run reserves). With `detail`, runs in step mode and
