@@ -540,9 +540,11 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
       *why = "vLLM refuses --async-scheduling with n-gram speculation (vllm/config/vllm.py)";
       return std::nullopt;
     }
+    const bool by_default = m.engine_version.empty() && defaults.async_scheduling
+                                ? *defaults.async_scheduling
+                                : VllmAsyncSchedulingByDefault(m.engine_version, method);
     plan.async_scheduling = flags.count("async-scheduling") > 0 ||
-                            (flags.count("no-async-scheduling") == 0 &&
-                             VllmAsyncSchedulingByDefault(m.engine_version, method));
+                            (flags.count("no-async-scheduling") == 0 && by_default);
     // A draft on the GPU: the worker waits for each step's sampled tokens
     // before it prepares the next (vllm/v1/worker/gpu_model_runner.py,
     // _get_valid_sampled_token_count).

@@ -52,21 +52,24 @@ constexpr char kUsage[] =
     "                        [--profile START] [-o PROFILE.json] [--report] [--no-fit]\n"
     "       kvbill calibrate --measurements FILE --detail ID [--detail ID ...] [--profile P]\n"
     "       kvbill calibrate kernels --kernels DIR [-o CURVES.json]\n\n"
-    "Fits an engine profile (the engine's overheads around its kernels, docs/validation.md)\n"
-    "to published serving measurements: each record is replayed as a kvbill workload and\n"
-    "the profile's parameters are fitted on the log ratios of predicted to measured\n"
-    "duration, mean TTFT and mean TPOT. FILE is JSONL in the record shape of\n"
+    "Fits an engine profile (the engine's overheads around its kernels,\n"
+    "docs/validation.md) to published serving measurements: each record is replayed as a\n"
+    "kvbill workload and the profile's parameters are fitted on the log ratios of\n"
+    "predicted to measured duration, mean TTFT, mean TPOT and the median inter-token\n"
+    "latency. FILE is JSONL in the record shape of\n"
     "shared/data/calibration/measurements.jsonl, or the JSON `vllm bench serve\n"
     "--save-result` writes (which carries no server settings: --scenario supplies the\n"
-    "model, GPU and tensor parallelism). Writes the profile (-o, a file; default stdout\n"
-    "unless --report); --report prints every record's metrics before and after the fit,\n"
-    "the error statistics in sample and leaving each model out, and every record it\n"
-    "cannot represent with the reason. --no-fit only evaluates --profile; --lomo-only\n"
-    "keeps it and adds the leave-one-model-out figures (each model's records predicted by\n"
-    "--profile refitted without them). --detail replays the records named with --profile\n"
-    "in step mode and prints what each does inside: the KV pool, preemptions and\n"
-    "recomputed tokens, iterations by kind and their times, ITL percentiles, beside the\n"
-    "record's own detail metrics (docs/engine.md, \"Known misses\").\n\n"
+    "model, GPU, tensor parallelism and deployment.async_scheduling, null meaning vLLM's\n"
+    "default, on; without --scenario such a record runs synchronously). Writes the\n"
+    "profile (-o, a file; default stdout unless --report); --report prints every record's\n"
+    "metrics before and after the fit, the error statistics in sample and leaving each\n"
+    "model out, and every record it cannot represent with the reason. --no-fit only\n"
+    "evaluates --profile; --lomo-only keeps it and adds the leave-one-model-out figures\n"
+    "(each model's records predicted by --profile refitted without them). --detail\n"
+    "replays the records named with --profile in step mode and prints what each does\n"
+    "inside: the KV pool, preemptions and recomputed tokens, iterations by kind and their\n"
+    "times, ITL percentiles, beside the record's own detail metrics (docs/engine.md,\n"
+    "\"Known misses\").\n\n"
     "  kernels   per-GPU operator curves from measured kernel latencies\n";
 
 std::string Fixed(double v, int digits) {
@@ -187,6 +190,10 @@ int RunProfileFit(const Args& args) {
     defaults.model = scenario->model.name;
     defaults.gpu = scenario->deployment.gpu;
     defaults.tensor_parallel = scenario->deployment.gpus_per_replica;
+    // A record without a version (vllm bench --save-result) runs as the
+    // scenario says; null is vLLM's own default since v0.14, asynchronous
+    // (the record names no speculation, which could turn it off).
+    defaults.async_scheduling = scenario->deployment.async_scheduling.value_or(true);
   }
   if (!detail_ids.empty()) return PrintDetails(*records, defaults, detail_ids, start_name);
   std::vector<FitExclusion> exclusions;

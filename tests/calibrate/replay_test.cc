@@ -652,6 +652,37 @@ TEST(ReplayTest, InterTokenGapsCountThePromptOnlyIterationsBetweenTokens) {
   EXPECT_DOUBLE_EQ(InterTokenGapPercentile({}, 0.5), 0);
 }
 
+// A record that names no engine version (vllm bench --save-result) runs as
+// --scenario says (ReplayDefaults::async_scheduling), synchronously without
+// one; a record with a version keeps that version's default, and a flag
+// beats both.
+TEST(ReplayTest, AVersionlessRecordSchedulesAsTheScenarioSays) {
+  std::string why;
+  Measurement m = Record();
+  m.engine_version = "";
+  m.dataset = "bench";  // what ReadMeasurements makes of a --save-result file
+  m.input_lens.assign(10, 1000);
+  m.output_lens.assign(10, 100);
+  ReplayDefaults defaults;
+  auto t = PlanReplay(m, defaults, &why);
+  ASSERT_TRUE(t.has_value()) << why;
+  EXPECT_FALSE(t->async_scheduling);
+  defaults.async_scheduling = true;
+  t = PlanReplay(m, defaults, &why);
+  ASSERT_TRUE(t.has_value()) << why;
+  EXPECT_TRUE(t->async_scheduling);
+  m.engine_flags = "--no-async-scheduling";
+  t = PlanReplay(m, defaults, &why);
+  ASSERT_TRUE(t.has_value()) << why;
+  EXPECT_FALSE(t->async_scheduling);
+  m.engine_flags = "";
+  m.engine_version = "v0.11.0";  // synchronous by default, whatever the scenario
+  m.dataset = "random";
+  t = PlanReplay(m, defaults, &why);
+  ASSERT_TRUE(t.has_value()) << why;
+  EXPECT_FALSE(t->async_scheduling);
+}
+
 // The validation page's ITL section: a record's median ITL beside the
 // step-mode replay's (whose median, as above, is the mean decode step, the
 // replay's TPOT); a record flagged itl_reported_zero is left out; a

@@ -43,6 +43,11 @@ struct ReplayDefaults {
   std::string gpu;          // catalog id ("" = from the record)
   int tensor_parallel = 0;  // 0 = from the record
   std::string engine;       // "" = from the record
+  // Whether vLLM schedules asynchronously in a record that names no engine
+  // version (`vllm bench serve --save-result`): nullopt = synchronously, as
+  // before v0.14; --scenario sets its deployment.async_scheduling, resolved
+  // to vLLM's own default (on) when the scenario leaves it null.
+  std::optional<bool> async_scheduling;
 };
 
 // What guidellm keeps in flight when no cap is asked for (its
