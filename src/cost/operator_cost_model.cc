@@ -663,6 +663,7 @@ CostModelInfo OperatorCostModel::Describe() const {
   info.validation_median_error = profile_.validation_median_error;
   info.notes = notes_;
   info.formats = formats_;
+  info.linear_state_layers = static_cast<int>(linear_layers_);
   return info;
 }
 

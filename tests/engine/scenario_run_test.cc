@@ -1,9 +1,11 @@
 // Whole scenarios through the engine: the claims docs/engine.md reports.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "kvbill/scenario/run.h"
+#include "kvbill/scenario/warnings.h"
 
 namespace kvbill {
 namespace {
@@ -37,6 +39,33 @@ TEST(ScenarioRunTest, TextOnlyLeavesTheVisionTowerOut) {
   EXPECT_EQ(with_tower->model.params.vision, 456010480);
   EXPECT_EQ(without->model.params.vision, 0);
   EXPECT_EQ(with_tower->model.params.Total() - without->model.params.Total(), 456010480);
+}
+
+// A hybrid model's recurrent-state layers are priced without a measured
+// kernel, and the run says so: Qwen3.5-9B keeps a Gated DeltaNet state in
+// 24 of its 32 layers (config.json layer_types: 3 linear, then 1 full
+// attention, 8 times); Qwen3-8B keeps none.
+TEST(ScenarioRunTest, HybridModelsWarnThatTheirStateIsUnmeasured) {
+  auto codes = [](const std::string& model) {
+    auto s = ParseScenario(R"({"model": ")" + model + R"(", "deployment": {"gpu": "h100-sxm"},
+                               "prefix_cache": {"enabled": false},
+                               "trace": {"generator": "coding-agent", "tasks": 1}, "seed": 1})",
+                           "inline.json");
+    EXPECT_TRUE(s.ok());
+    auto out = RunScenario(*s);
+    EXPECT_TRUE(out.ok()) << (out.ok() ? "" : out.error().message());
+    std::vector<std::string> got;
+    for (const RunWarning& w : EngineRunWarnings(*s, out->result, out->summary)) {
+      got.push_back(w.code);
+    }
+    return std::make_pair(out->result.cost_model.linear_state_layers, got);
+  };
+  const auto [hybrid_layers, hybrid] = codes("qwen3.5-9b");
+  EXPECT_EQ(hybrid_layers, 24);
+  EXPECT_NE(std::find(hybrid.begin(), hybrid.end(), "linear_state_unmeasured"), hybrid.end());
+  const auto [dense_layers, dense] = codes("qwen3-8b");
+  EXPECT_EQ(dense_layers, 0);
+  EXPECT_EQ(std::find(dense.begin(), dense.end(), "linear_state_unmeasured"), dense.end());
 }
 
 // FP8 halves the bytes of every token of KV. On a memory-bound agent

@@ -118,6 +118,15 @@ TEST(WarningsTest, UnsupportedFormatWhenFp8WeightsRunWeightOnly) {
   EXPECT_EQ(r.Codes(), Codes{});
 }
 
+TEST(WarningsTest, LinearStateUnmeasuredWhenTheModelKeepsARecurrentState) {
+  FakeRun r;
+  r.totals.cost_model.linear_state_layers = 24;  // Qwen3.5-9B: 24 of 32 layers
+  EXPECT_EQ(r.Codes(), Codes{"linear_state_unmeasured"});
+  EXPECT_NE(r.Message("linear_state_unmeasured").find("24 layers of the model keep a recurrent"),
+            std::string::npos)
+      << r.Message("linear_state_unmeasured");
+}
+
 TEST(WarningsTest, SpeculativeAcceptanceAssumedWhenTheScenarioSetsNoRate) {
   FakeRun r;
   ScenarioSpeculative mtp;

@@ -78,6 +78,10 @@ struct CostModelInfo {
   double validation_median_error = 0;
   std::vector<std::string> notes;  // formats run as fallbacks, parts assumed
   std::vector<FormatUse> formats;  // one per part (calibrated model only)
+  // Layers whose recurrent state (Gated DeltaNet, Mamba) the calibrated
+  // model prices without a measured kernel (as traffic at the decode
+  // attention kernel's rate); 0 for other models and for the roofline.
+  int linear_state_layers = 0;
 };
 
 class CostModel {
