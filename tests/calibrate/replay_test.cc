@@ -632,6 +632,18 @@ TEST(ReplayTest, DetailCountsTheIterationsOfAReplayByKind) {
   EXPECT_NE(md.find("| prompt chunks only | 3 | "), std::string::npos) << md;
 }
 
+// Each record's plan with the defaults (each must plan).
+std::vector<ReplayPlan> PlansOf(std::initializer_list<const Measurement*> records) {
+  std::vector<ReplayPlan> plans;
+  for (const Measurement* m : records) {
+    std::string why;
+    auto plan = PlanReplay(*m, {}, &why);
+    EXPECT_TRUE(plan.has_value()) << m->id << ": " << why;
+    if (plan) plans.push_back(*plan);
+  }
+  return plans;
+}
+
 // Gaps as the client sees them, worked by hand. Prompt-only iterations of
 // 0.1 s (2 prompts) and 0.2 s (3 prompts), then a decode iteration of 0.05 s
 // with 10 decodes: the 2 sequences first served wait 0.2 + 0.05 = 0.25 s,
@@ -696,13 +708,8 @@ TEST(ReplayTest, InterTokenLatencySectionComparesTheMedianStep) {
   zero.quality_flags = {"itl_reported_zero"};
   Measurement out = a;
   out.id = "out";
-  std::string why;
-  std::vector<ReplayPlan> plans;
-  for (const Measurement* m : {&a, &zero, &out}) {
-    auto plan = PlanReplay(*m, {}, &why);
-    ASSERT_TRUE(plan.has_value()) << why;
-    plans.push_back(*plan);
-  }
+  const std::vector<ReplayPlan> plans = PlansOf({&a, &zero, &out});
+  ASSERT_EQ(plans.size(), 3u);
   const EngineProfile profile;
   ReplayDetail d;
   auto plain = RunReplay(plans[0], profile, &d);
@@ -740,13 +747,8 @@ TEST(ReplayTest, EvaluateFitsTheMedianItlWhereItCompares) {
   g.id = "g";
   g.itl_ms_p50 = 5.0;
   g.duration_s = 3.0;
-  std::string why;
-  std::vector<ReplayPlan> plans;
-  for (const Measurement* m : {&a, &zero, &g}) {
-    auto plan = PlanReplay(*m, {}, &why);
-    ASSERT_TRUE(plan.has_value()) << why;
-    plans.push_back(*plan);
-  }
+  const std::vector<ReplayPlan> plans = PlansOf({&a, &zero, &g});
+  ASSERT_EQ(plans.size(), 3u);
   EXPECT_TRUE(ItlComparable(plans[0]));
   EXPECT_FALSE(ItlComparable(plans[1]));
   EXPECT_FALSE(ItlComparable(plans[2]));
@@ -755,6 +757,7 @@ TEST(ReplayTest, EvaluateFitsTheMedianItlWhereItCompares) {
   Measurement few = a;
   few.output_len = 4;
   few.total_output_tokens = 12;
+  std::string why;
   auto few_plan = PlanReplay(few, {}, &why);
   ASSERT_TRUE(few_plan.has_value()) << why;
   EXPECT_FALSE(ItlComparable(*few_plan));
