@@ -755,6 +755,7 @@ Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& pro
   double first_release = 1e300, last_finish = 0, ttft = 0, tpot = 0, e2e = 0, outputs = 0;
   double tpot_tokens = 0;  // guidellm's weights
   std::int64_t tpot_n = 0;
+  std::vector<double> tpots;  // each request's, vllm bench's definition
   for (const RequestRecord& r : result->requests) {
     first_release = std::min(first_release, r.release_s);
     last_finish = std::max(last_finish, r.finish_s);
@@ -770,6 +771,7 @@ Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& pro
       tpot_tokens += static_cast<double>(r.output_tokens);
     } else if (r.output_tokens > 1) {
       tpot += (r.finish_s - r.first_token_s) / static_cast<double>(r.output_tokens - 1);
+      tpots.push_back((r.finish_s - r.first_token_s) / static_cast<double>(r.output_tokens - 1));
       ++tpot_n;
     }
   }
@@ -811,13 +813,22 @@ Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& pro
     }
     d.itl_ms_p50 = 1000 * InterTokenGapPercentile(log, 0.50);
     d.itl_ms_p99 = 1000 * InterTokenGapPercentile(log, 0.99);
+    d.itl_ms_mean = 1000 * InterTokenGapMean(log);
+    if (!tpots.empty()) {  // numpy's median: the middle two averaged
+      std::sort(tpots.begin(), tpots.end());
+      const std::size_t k = tpots.size();
+      d.tpot_ms_p50 = 1000 * (k % 2 == 1 ? tpots[k / 2] : 0.5 * (tpots[k / 2 - 1] + tpots[k / 2]));
+    }
   }
   return out;
 }
 
-double InterTokenGapPercentile(const std::vector<IterationEntry>& log, double q) {
-  std::vector<std::pair<double, std::int64_t>> gaps;  // (gap, tokens with that gap)
-  std::int64_t total = 0;
+namespace {
+
+// The gaps of InterTokenGapPercentile, sorted: (gap, tokens with that gap).
+std::vector<std::pair<double, std::int64_t>> InterTokenGaps(
+    const std::vector<IterationEntry>& log) {
+  std::vector<std::pair<double, std::int64_t>> gaps;
   double idle = 0;  // decode-free iterations since the last decode
   // Sequences given their first token in those iterations: how long ago.
   std::vector<std::pair<double, std::int64_t>> started;
@@ -835,12 +846,20 @@ double InterTokenGapPercentile(const std::vector<IterationEntry>& log, double q)
       left -= k;
     }
     if (left > 0) gaps.emplace_back(idle + e.seconds, left);
-    total += e.decodes;
     idle = 0;
     started.clear();
   }
-  if (total == 0) return 0;
   std::sort(gaps.begin(), gaps.end());
+  return gaps;
+}
+
+}  // namespace
+
+double InterTokenGapPercentile(const std::vector<IterationEntry>& log, double q) {
+  const auto gaps = InterTokenGaps(log);
+  std::int64_t total = 0;
+  for (const auto& g : gaps) total += g.second;
+  if (total == 0) return 0;
   const auto rank = static_cast<std::int64_t>(std::ceil(q * static_cast<double>(total)));
   std::int64_t seen = 0;
   for (const auto& [t, n] : gaps) {
@@ -848,6 +867,15 @@ double InterTokenGapPercentile(const std::vector<IterationEntry>& log, double q)
     if (seen >= std::max<std::int64_t>(1, rank)) return t;
   }
   return gaps.back().first;
+}
+
+double InterTokenGapMean(const std::vector<IterationEntry>& log) {
+  double sum = 0, total = 0;
+  for (const auto& [t, n] : InterTokenGaps(log)) {
+    sum += t * static_cast<double>(n);
+    total += static_cast<double>(n);
+  }
+  return total > 0 ? sum / total : 0;
 }
 
 bool ItlComparable(const ReplayPlan& plan) {
@@ -889,6 +917,8 @@ std::string ReplayDetailMarkdown(const ReplayPlan& plan, const ReplayDetail& d) 
   row("tpot_ms_mean", m.tpot_ms_mean, d.metrics.tpot_ms_mean, 2);
   row("itl_ms_p50", m.itl_ms_p50, d.itl_ms_p50, 2);
   row("itl_ms_p99", m.itl_ms_p99, d.itl_ms_p99, 2);
+  row("itl_ms_mean", m.itl_ms_mean, d.itl_ms_mean, 2);
+  row("tpot_ms_p50", m.tpot_ms_p50, d.tpot_ms_p50, 2);
   row("output_tok_s", m.output_tok_s, d.metrics.output_tok_s, 2);
   o << "\n- memory reserved before the KV pool (profile run): " << FormatFixed(d.reserve_gib, 2)
     << " GiB; KV pool " << d.pool_blocks << " blocks = " << d.pool_tokens << " tokens\n"

@@ -625,6 +625,10 @@ TEST(ReplayTest, DetailCountsTheIterationsOfAReplayByKind) {
   // (rank 295) is the last step, the longest.
   EXPECT_NEAR(d.itl_ms_p50, r->tpot_ms_mean, 1e-3 * r->tpot_ms_mean);
   EXPECT_GT(d.itl_ms_p99, d.itl_ms_p50);
+  // Every request's gaps are the same 99 steps: the mean gap is the mean
+  // TPOT, and so is each request's TPOT, hence their median.
+  EXPECT_NEAR(d.itl_ms_mean, r->tpot_ms_mean, 1e-9 * r->tpot_ms_mean);
+  EXPECT_NEAR(d.tpot_ms_p50, r->tpot_ms_mean, 1e-9 * r->tpot_ms_mean);
   const std::string md = ReplayDetailMarkdown(*plan, d);
   EXPECT_NE(md.find("## r\n"), std::string::npos) << md;
   EXPECT_NE(md.find("| itl_ms_p50 | 7.50 | "), std::string::npos) << md;
@@ -657,6 +661,8 @@ TEST(ReplayTest, InterTokenGapsCountThePromptOnlyIterationsBetweenTokens) {
   EXPECT_DOUBLE_EQ(InterTokenGapPercentile(log, 0.50), 0.04);
   EXPECT_DOUBLE_EQ(InterTokenGapPercentile(log, 0.75), 0.25);
   EXPECT_DOUBLE_EQ(InterTokenGapPercentile(log, 0.99), 0.35);
+  // Mean: (0.04 x 10 + 0.05 x 3 + 0.25 x 2 + 0.35 x 5) / 20 = 2.8 / 20.
+  EXPECT_DOUBLE_EQ(InterTokenGapMean(log), 0.14);
   // More prompts than decodes (a chunk that did not end its prompt): the
   // oldest are served first, the rest do not decode yet.
   const std::vector<IterationEntry> partial = {{0.1, 4, 0, 400}, {0.05, 3, 3, 0}};

@@ -183,6 +183,10 @@ struct ReplayDetail {
   // 99th percentile).
   double itl_ms_p50 = 0;
   double itl_ms_p99 = 0;
+  double itl_ms_mean = 0;  // over every gap (InterTokenGapMean)
+  // The median over requests of each one's TPOT, (end − first token) /
+  // (output − 1), as vllm bench serve reports it (0 for guidellm records).
+  double tpot_ms_p50 = 0;
 };
 
 // One iteration of a step-mode replay as priced.
@@ -201,6 +205,8 @@ struct IterationEntry {
 // (their prompts end there, as a whole ShareGPT prompt in one chunk does)
 // and are the first of the next decodes, oldest first. 0 without decodes.
 double InterTokenGapPercentile(const std::vector<IterationEntry>& log, double q);
+// The mean of those gaps, each token's counted once; 0 without decodes.
+double InterTokenGapMean(const std::vector<IterationEntry>& log);
 
 // Whether the record's median inter-token latency compares with a replay's
 // (ReplayDetail::itl_ms_p50) as a measure of the decode step: published by
