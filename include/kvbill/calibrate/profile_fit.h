@@ -18,10 +18,10 @@
 
 namespace kvbill {
 
-// One compared number: a record's metric, measured and predicted.
 // The metric of a median inter-token latency point (ItlComparable records).
 inline constexpr const char* kItlMetric = "itl_ms_p50";
 
+// One compared number: a record's metric, measured and predicted.
 struct MetricPoint {
   std::string record;  // measurement id
   std::string model;
