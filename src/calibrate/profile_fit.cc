@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "kvbill/calibrate/least_squares.h"
+#include "kvbill/metrics/summary.h"
 #include "kvbill/util/file.h"
 #include "kvbill/util/units.h"
 #include "util/json_input.h"
@@ -62,9 +63,8 @@ ErrorStats Stats(const std::vector<MetricPoint>& points, bool itl) {
   }
   s.points = static_cast<std::int64_t>(err.size());
   if (err.empty()) return s;
-  std::sort(err.begin(), err.end());
   const std::size_t n = err.size();
-  s.median = n % 2 == 1 ? err[n / 2] : (err[n / 2 - 1] + err[n / 2]) / 2;
+  s.median = Median(err);
   s.within_25 = static_cast<double>(std::count_if(err.begin(), err.end(),
                                                   [](double e) { return e <= 0.25 + 1e-12; })) /
                 static_cast<double>(n);
@@ -528,11 +528,8 @@ std::string InterTokenLatencyMarkdown(const std::vector<ReplayPlan>& plans,
             std::to_string(d.peak_batch) + " | " + FormatFixed(*m.itl_ms_p50, 1) + " | " +
             FormatFixed(d.itl_ms_p50, 1) + " | " + FormatFixed(ratio, 2) + " | " + tpot + " |\n";
   }
-  auto median = [](std::vector<double> v) {
-    if (v.empty()) return std::string("—");
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return FormatFixed(n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]), 2);
+  auto median = [](const std::vector<double>& v) {
+    return v.empty() ? std::string("—") : FormatFixed(Median(v), 2);
   };
   std::string out =
       "\n## Inter-token latency under load\n\n"

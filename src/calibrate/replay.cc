@@ -16,6 +16,7 @@
 #include "kvbill/cost/operator_cost_model.h"
 #include "kvbill/cost/speculative.h"
 #include "kvbill/hardware/gpu.h"
+#include "kvbill/metrics/summary.h"
 #include "kvbill/model/hf_config.h"
 #include "kvbill/model/kv_footprint.h"
 #include "kvbill/model/weight_bytes.h"
@@ -811,24 +812,16 @@ Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& pro
       d.peak_batch = std::max(d.peak_batch, e.sequences);
       d.peak_decodes = std::max(d.peak_decodes, e.decodes);
     }
-    d.itl_ms_p50 = 1000 * InterTokenGapPercentile(log, 0.50);
-    d.itl_ms_p99 = 1000 * InterTokenGapPercentile(log, 0.99);
-    d.itl_ms_mean = 1000 * InterTokenGapMean(log);
-    if (!tpots.empty()) {  // numpy's median: the middle two averaged
-      std::sort(tpots.begin(), tpots.end());
-      const std::size_t k = tpots.size();
-      d.tpot_ms_p50 = 1000 * (k % 2 == 1 ? tpots[k / 2] : 0.5 * (tpots[k / 2 - 1] + tpots[k / 2]));
-    }
+    const InterTokenGaps gaps(log);
+    d.itl_ms_p50 = 1000 * gaps.Percentile(50);
+    d.itl_ms_p99 = 1000 * gaps.Percentile(99);
+    d.itl_ms_mean = 1000 * gaps.Mean();
+    d.tpot_ms_p50 = 1000 * Median(std::move(tpots));
   }
   return out;
 }
 
-namespace {
-
-// The gaps of InterTokenGapPercentile, sorted: (gap, tokens with that gap).
-std::vector<std::pair<double, std::int64_t>> InterTokenGaps(
-    const std::vector<IterationEntry>& log) {
-  std::vector<std::pair<double, std::int64_t>> gaps;
+InterTokenGaps::InterTokenGaps(const std::vector<IterationEntry>& log) {
   double idle = 0;  // decode-free iterations since the last decode
   // Sequences given their first token in those iterations: how long ago.
   std::vector<std::pair<double, std::int64_t>> started;
@@ -842,40 +835,32 @@ std::vector<std::pair<double, std::int64_t>> InterTokenGaps(
     std::int64_t left = e.decodes;
     for (const auto& [since, n] : started) {  // oldest first
       const std::int64_t k = std::min(left, n);
-      if (k > 0) gaps.emplace_back(since + e.seconds, k);
+      if (k > 0) gaps_.emplace_back(since + e.seconds, k);
       left -= k;
     }
-    if (left > 0) gaps.emplace_back(idle + e.seconds, left);
+    if (left > 0) gaps_.emplace_back(idle + e.seconds, left);
+    tokens_ += e.decodes;
     idle = 0;
     started.clear();
   }
-  std::sort(gaps.begin(), gaps.end());
-  return gaps;
+  std::sort(gaps_.begin(), gaps_.end());
 }
 
-}  // namespace
-
-double InterTokenGapPercentile(const std::vector<IterationEntry>& log, double q) {
-  const auto gaps = InterTokenGaps(log);
-  std::int64_t total = 0;
-  for (const auto& g : gaps) total += g.second;
-  if (total == 0) return 0;
-  const auto rank = static_cast<std::int64_t>(std::ceil(q * static_cast<double>(total)));
+double InterTokenGaps::Percentile(double p) const {
+  if (tokens_ == 0) return 0;
+  const std::int64_t rank = NearestRank(tokens_, p);
   std::int64_t seen = 0;
-  for (const auto& [t, n] : gaps) {
+  for (const auto& [t, n] : gaps_) {
     seen += n;
-    if (seen >= std::max<std::int64_t>(1, rank)) return t;
+    if (seen >= rank) return t;
   }
-  return gaps.back().first;
+  return gaps_.back().first;
 }
 
-double InterTokenGapMean(const std::vector<IterationEntry>& log) {
-  double sum = 0, total = 0;
-  for (const auto& [t, n] : InterTokenGaps(log)) {
-    sum += t * static_cast<double>(n);
-    total += static_cast<double>(n);
-  }
-  return total > 0 ? sum / total : 0;
+double InterTokenGaps::Mean() const {
+  double sum = 0;
+  for (const auto& [t, n] : gaps_) sum += t * static_cast<double>(n);
+  return tokens_ > 0 ? sum / static_cast<double>(tokens_) : 0;
 }
 
 bool ItlComparable(const ReplayPlan& plan) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "kvbill/metrics/summary.h"
+
 namespace kvbill {
 namespace {
 
@@ -154,13 +156,6 @@ bool NamesModel(const std::string& id, const std::string& name) {
     if (starts && (end == id.size() || id[end] == '-')) return true;
   }
   return false;
-}
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 }  // namespace

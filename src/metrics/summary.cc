@@ -70,4 +70,11 @@ double NearestRankPercentile(const double* sorted, std::int64_t count, double p)
   return sorted[NearestRank(count, p) - 1];
 }
 
+double Median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
 }  // namespace kvbill

@@ -654,20 +654,21 @@ std::vector<ReplayPlan> PlansOf(std::initializer_list<const Measurement*> record
 // the next 3 wait 0.05 s, the 5 decoding before wait 0.1 + 0.2 + 0.05 =
 // 0.35 s; then a decode iteration of 0.04 s, 10 gaps of 0.04 s. Sorted:
 // 0.04 x10, 0.05 x3, 0.25 x2, 0.35 x5 (20 gaps): the median (rank 10) is
-// 0.04, rank 15 (q 0.75) 0.25, rank 20 (q 0.99) 0.35.
+// 0.04, rank 15 (p75) 0.25, rank 20 (p99) 0.35.
 TEST(ReplayTest, InterTokenGapsCountThePromptOnlyIterationsBetweenTokens) {
   const std::vector<IterationEntry> log = {
       {0.1, 2, 0, 200}, {0.2, 3, 0, 300}, {0.05, 10, 10, 0}, {0.04, 10, 10, 0}};
-  EXPECT_DOUBLE_EQ(InterTokenGapPercentile(log, 0.50), 0.04);
-  EXPECT_DOUBLE_EQ(InterTokenGapPercentile(log, 0.75), 0.25);
-  EXPECT_DOUBLE_EQ(InterTokenGapPercentile(log, 0.99), 0.35);
+  const InterTokenGaps gaps(log);
+  EXPECT_DOUBLE_EQ(gaps.Percentile(50), 0.04);
+  EXPECT_DOUBLE_EQ(gaps.Percentile(75), 0.25);
+  EXPECT_DOUBLE_EQ(gaps.Percentile(99), 0.35);
   // Mean: (0.04 x 10 + 0.05 x 3 + 0.25 x 2 + 0.35 x 5) / 20 = 2.8 / 20.
-  EXPECT_DOUBLE_EQ(InterTokenGapMean(log), 0.14);
+  EXPECT_DOUBLE_EQ(gaps.Mean(), 0.14);
   // More prompts than decodes (a chunk that did not end its prompt): the
   // oldest are served first, the rest do not decode yet.
   const std::vector<IterationEntry> partial = {{0.1, 4, 0, 400}, {0.05, 3, 3, 0}};
-  EXPECT_DOUBLE_EQ(InterTokenGapPercentile(partial, 1.0), 0.05);
-  EXPECT_DOUBLE_EQ(InterTokenGapPercentile({}, 0.5), 0);
+  EXPECT_DOUBLE_EQ(InterTokenGaps(partial).Percentile(100), 0.05);
+  EXPECT_DOUBLE_EQ(InterTokenGaps({}).Percentile(50), 0);
 }
 
 // A record that names no engine version (vllm bench --save-result) runs as

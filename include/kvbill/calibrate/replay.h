@@ -22,10 +22,12 @@
 #ifndef KVBILL_CALIBRATE_REPLAY_H_
 #define KVBILL_CALIBRATE_REPLAY_H_
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kvbill/calibrate/measurements.h"
@@ -179,11 +181,11 @@ struct ReplayDetail {
   int peak_batch = 0;          // most sequences in one iteration
   int peak_decodes = 0;        // most decode steps in one iteration
   // Inter-token latency as vllm bench serve reports it: the time between a
-  // request's successive output tokens (InterTokenGapPercentile; median and
-  // 99th percentile).
+  // request's successive output tokens (InterTokenGaps; median and 99th
+  // percentile).
   double itl_ms_p50 = 0;
   double itl_ms_p99 = 0;
-  double itl_ms_mean = 0;  // over every gap (InterTokenGapMean)
+  double itl_ms_mean = 0;  // over every gap
   // The median over requests of each one's TPOT, (end − first token) /
   // (output − 1), as vllm bench serve reports it (0 for guidellm records).
   double tpot_ms_p50 = 0;
@@ -197,16 +199,26 @@ struct IterationEntry {
   Tokens prefill_tokens = 0;
 };
 
-// The nearest-rank percentile q of the gaps between a request's successive
-// output tokens, as the client sees them, from the iterations of a step-mode
-// replay: a decode's gap is its iteration's time plus the decode-free
-// iterations (prompts only, SGLang's) since the sequence's previous token.
-// The sequences of a decode-free iteration get their first token at its end
-// (their prompts end there, as a whole ShareGPT prompt in one chunk does)
-// and are the first of the next decodes, oldest first. 0 without decodes.
-double InterTokenGapPercentile(const std::vector<IterationEntry>& log, double q);
-// The mean of those gaps, each token's counted once; 0 without decodes.
-double InterTokenGapMean(const std::vector<IterationEntry>& log);
+// The gaps between a request's successive output tokens, as the client sees
+// them, from the iterations of a step-mode replay: a decode's gap is its
+// iteration's time plus the decode-free iterations (prompts only, SGLang's)
+// since the sequence's previous token. The sequences of a decode-free
+// iteration get their first token at its end (their prompts end there, as a
+// whole ShareGPT prompt in one chunk does) and are the first of the next
+// decodes, oldest first. Built once, read for each statistic.
+class InterTokenGaps {
+ public:
+  explicit InterTokenGaps(const std::vector<IterationEntry>& log);
+  // The nearest-rank percentile p (0 < p <= 100, NearestRank), each token's
+  // gap counted once; 0 without decodes.
+  double Percentile(double p) const;
+  // Their mean; 0 without decodes.
+  double Mean() const;
+
+ private:
+  std::vector<std::pair<double, std::int64_t>> gaps_;  // (gap, tokens), sorted
+  std::int64_t tokens_ = 0;
+};
 
 // Whether the record's median inter-token latency compares with a replay's
 // (ReplayDetail::itl_ms_p50) as a measure of the decode step: published by

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace kvbill {
 
@@ -51,6 +52,10 @@ std::int64_t NearestRank(std::int64_t count, double p);
 
 // The nearest-rank percentile of `sorted` (ascending, non-empty), 0 < p <= 100.
 double NearestRankPercentile(const double* sorted, std::int64_t count, double p);
+
+// The median as numpy and benchmark tools take it: the middle value, or the
+// two middle ones averaged; 0 when empty.
+double Median(std::vector<double> values);
 
 }  // namespace kvbill
 
