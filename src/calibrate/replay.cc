@@ -308,8 +308,7 @@ bool VllmAsyncSchedulingByDefault(const std::string& version,
                                   const std::string& speculative_method) {
   int major = 0, minor = 0;
   if (std::sscanf(version.c_str(), "v%d.%d", &major, &minor) != 2) return false;
-  return (major > 0 || minor >= 14) &&
-         (speculative_method.empty() || DraftsOnGpu(speculative_method));
+  return (major > 0 || minor >= 14) && AsyncSchedulingByDefault(false, speculative_method);
 }
 
 std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults& defaults,

@@ -9,6 +9,7 @@
 #include "kvbill/calibrate/profile_fit.h"
 #include "kvbill/calibrate/relative_effects.h"
 #include "kvbill/calibrate/speculative_validation.h"
+#include "kvbill/cost/speculative.h"
 #include "kvbill/scenario/scenario.h"
 
 namespace kvbill::cli {
@@ -191,9 +192,10 @@ int RunProfileFit(const Args& args) {
     defaults.gpu = scenario->deployment.gpu;
     defaults.tensor_parallel = scenario->deployment.gpus_per_replica;
     // A record without a version (vllm bench --save-result) runs as the
-    // scenario says; null is vLLM's own default since v0.14, asynchronous
-    // (the record names no speculation, which could turn it off).
-    defaults.async_scheduling = scenario->deployment.async_scheduling.value_or(true);
+    // scenario says; null is vLLM's own default since v0.14 for a run
+    // without speculation (the record names none).
+    defaults.async_scheduling =
+        scenario->deployment.async_scheduling.value_or(AsyncSchedulingByDefault(false, ""));
   }
   if (!detail_ids.empty()) return PrintDetails(*records, defaults, detail_ids, start_name);
   std::vector<FitExclusion> exclusions;

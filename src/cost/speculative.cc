@@ -35,6 +35,10 @@ bool DraftsOnGpu(std::string_view method) {
   return m != nullptr && (m->draft_layer || m->own_model);
 }
 
+bool AsyncSchedulingByDefault(bool sglang, std::string_view method) {
+  return method.empty() || (!sglang && DraftsOnGpu(method));
+}
+
 long double ExpectedTokensPerStep(std::span<const double> rates, int k) {
   long double expected = 1, all_accepted = 1;
   for (int i = 0; i < k; ++i) {

@@ -96,13 +96,10 @@ Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
     options.tensor_parallel = c.gpus_per_replica;
     options.max_batch_tokens = c.max_num_batched_tokens;
     options.max_batch_seqs = c.max_num_seqs;
-    // The engines' defaults: vLLM from v0.14 schedules asynchronously
-    // unless it drafts by n-gram (vllm/config/vllm.py); SGLang's overlap
-    // scheduler is on unless it speculates (server_args.py).
     const bool sglang = c.scheduler == SchedulerKind::kSglang;
     const bool gpu_draft = d.speculative && DraftsOnGpu(d.speculative->method);
-    options.async_scheduling =
-        d.async_scheduling.value_or(sglang ? !d.speculative : !d.speculative || gpu_draft);
+    options.async_scheduling = d.async_scheduling.value_or(
+        AsyncSchedulingByDefault(sglang, d.speculative ? d.speculative->method : ""));
     // vLLM speculating with a draft on the GPU waits for each step's sampled
     // tokens before it prepares the next (docs/engine.md, "Speculative
     // decoding"): its CPU overlaps the draft, not the model's GPU time.

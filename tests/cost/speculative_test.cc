@@ -117,6 +117,17 @@ TEST(SpeculativeTest, OnlyNgramDraftsOffTheGpu) {
   EXPECT_FALSE(DraftsOnGpu("medusa"));
 }
 
+// The engines' scheduling defaults: vLLM (v0.14+) schedules asynchronously
+// unless it drafts by n-gram; SGLang's overlap scheduler is off whenever it
+// speculates.
+TEST(SpeculativeTest, AsyncSchedulingByDefaultFollowsEachEngine) {
+  EXPECT_TRUE(AsyncSchedulingByDefault(false, ""));
+  EXPECT_TRUE(AsyncSchedulingByDefault(false, "mtp"));
+  EXPECT_FALSE(AsyncSchedulingByDefault(false, "ngram"));
+  EXPECT_TRUE(AsyncSchedulingByDefault(true, ""));
+  EXPECT_FALSE(AsyncSchedulingByDefault(true, "eagle3"));
+}
+
 TEST(SpeculativeTest, DraftHeadIsOneDecoderLayerOfTheModel) {
   // Llama-3.1-8B: per layer attention 4096 x 4096 x 2 (q, o) + 4096 x 1024 x 2
   // (k, v) = 41,943,040; MLP 3 x 4096 x 14336 = 176,160,768; one layer that

@@ -70,6 +70,12 @@ const SpeculativeMethod* FindSpeculativeMethod(std::string_view name);
 // with n-gram ones.
 bool DraftsOnGpu(std::string_view method);
 
+// Whether the engine schedules asynchronously when nothing says (`method`
+// its speculation, empty for none): vLLM from v0.14 unless it drafts by
+// n-gram (vllm/config/vllm.py); SGLang's overlap scheduler unless it
+// speculates (server_args.py).
+bool AsyncSchedulingByDefault(bool sglang, std::string_view method);
+
 // The method a what-if turns on for `model` when the scenario names none
 // (compare's lever, plan --speculative on): the model's own MTP layer when
 // its checkpoint has one, else an EAGLE-3 head.
