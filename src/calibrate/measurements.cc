@@ -223,11 +223,13 @@ Result<std::vector<Measurement>> ReadMeasurements(const std::string& path) {
   auto text = ReadFile(path);
   if (!text) return text.error();
   std::vector<Measurement> out;
-  // A bench result is one JSON object with "duration" at the top level.
-  // Not one document: JSONL, read line by line below.
+  // A bench result is one JSON object with "duration" or "model_id" at the
+  // top level (a record has "metrics" and "model"). Not one document:
+  // JSONL, read line by line below.
   json_input::Problem problem;
   if (const auto whole = json_input::Parse(*text, &problem);
-      whole && whole->is_object() && whole->contains("duration") && !whole->contains("metrics")) {
+      whole && whole->is_object() && (whole->contains("duration") || whole->contains("model_id")) &&
+      !whole->contains("metrics")) {
     Measurement m;
     if (auto s = ReadBenchResult(*whole, Fields(path), path, &m); !s) return s.error();
     out.push_back(std::move(m));

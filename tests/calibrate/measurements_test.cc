@@ -95,6 +95,14 @@ TEST(MeasurementsTest, ErrorsNameTheLineAndField) {
   ASSERT_FALSE(lens.ok());
   EXPECT_NE(lens.error().message().find("output_lens: not as long as input_lens"),
             std::string::npos);
+  // A bench result without "duration" is still read as one (by its
+  // "model_id"), its field errors named, not taken for a JSONL record.
+  auto no_duration = ReadMeasurements(Write("kvbill_meas_nodur.json", R"({"model_id": "m",
+      "input_lens": [1, -2], "output_lens": [1, 1]})"));
+  ASSERT_FALSE(no_duration.ok());
+  EXPECT_NE(no_duration.error().message().find("input_lens/1: must be an integer >= 0"),
+            std::string::npos)
+      << no_duration.error().message();
 }
 
 TEST(MeasurementsTest, ATpotContradictingItsOwnEndToEndLatencyIsNamed) {
