@@ -250,8 +250,13 @@ int RunProfileFit(const Args& args) {
           SkippedRecord{m.id, m.engine + " record (this fit is " + engine + "'s)"});
     }
   }
+  // The other engine's pairs are on its own page.
+  std::vector<Measurement> own;
+  for (const Measurement& m : *records) {
+    if (m.engine == engine) own.push_back(m);
+  }
   const std::string effects =
-      RelativeEffectsMarkdown(FindRelativeEffects(*records, outcome.after, not_fitted));
+      RelativeEffectsMarkdown(FindRelativeEffects(own, outcome.after, not_fitted));
   if (!validation_doc.empty()) {
     std::string command = "kvbill calibrate";
     for (const std::string& a : args) command += " " + a;
