@@ -6,6 +6,8 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string>
+#include <string_view>
 #include <thread>
 
 #include "kvbill/calibrate/least_squares.h"
@@ -153,6 +155,10 @@ void ForEachParallel(std::size_t n, F run) {
 
 }  // namespace
 
+namespace {
+constexpr std::string_view kTpotLeftOut = "tpot_ms_mean left out: ";
+}  // namespace
+
 std::vector<MetricPoint> Evaluate(const std::vector<ReplayPlan>& plans,
                                   const EngineProfile& profile,
                                   std::vector<SkippedRecord>* skipped) {
@@ -195,7 +201,7 @@ std::vector<MetricPoint> Evaluate(const std::vector<ReplayPlan>& plans,
     add("ttft_ms_mean", m.ttft_ms_mean, r->ttft_ms_mean);
     if (auto bad = TpotInconsistency(m)) {
       if (skipped != nullptr)
-        skipped->push_back(SkippedRecord{m.id, "tpot_ms_mean left out: " + *bad});
+        skipped->push_back(SkippedRecord{m.id, std::string(kTpotLeftOut) + *bad});
     } else {
       add("tpot_ms_mean", m.tpot_ms_mean, r->tpot_ms_mean);
     }
@@ -219,7 +225,7 @@ FitOutcome FitProfile(const std::vector<ReplayPlan>& plans, const EngineProfile&
   // them no room in memory is refused as for any record; their timings do
   // not count.
   auto fit_on = [&](const std::vector<const ReplayPlan*>& subset,
-                    const std::vector<const ReplayPlan*>& must_run) {
+                    const std::vector<const ReplayPlan*>& must_run, const EngineProfile& from) {
     std::vector<ReplayPlan> chosen;
     for (const ReplayPlan* p : subset) chosen.push_back(*p);
     std::set<std::string> timings_ignored;
@@ -228,22 +234,22 @@ FitOutcome FitProfile(const std::vector<ReplayPlan>& plans, const EngineProfile&
       timings_ignored.insert(p->measurement->id);
     }
     // Residual layout: one per (record, metric) measured, fixed order.
-    const std::vector<MetricPoint> probe = Evaluate(chosen, start, nullptr);
+    const std::vector<MetricPoint> probe = Evaluate(chosen, from, nullptr);
     const int count = static_cast<int>(probe.size());
-    EngineProfile profile = start;
+    EngineProfile profile = from;
     auto apply = [&](const Eigen::VectorXd& x, EngineProfile* p) {
       for (std::size_t i = 0; i < table.size(); ++i) {
         p->params.*(table[i].field) = bounds[i].To(x(static_cast<Eigen::Index>(i)));
       }
     };
     auto residuals = [&](const Eigen::VectorXd& x, Eigen::VectorXd* r) {
-      EngineProfile p = start;
+      EngineProfile p = from;
       apply(x, &p);
       FitResiduals(probe, Evaluate(chosen, p, nullptr), timings_ignored, r);
     };
     Eigen::VectorXd x0(static_cast<Eigen::Index>(table.size()));
     for (std::size_t i = 0; i < table.size(); ++i) {
-      x0(static_cast<Eigen::Index>(i)) = bounds[i].From(start.params.*(table[i].field));
+      x0(static_cast<Eigen::Index>(i)) = bounds[i].From(from.params.*(table[i].field));
     }
     // The grid in the free variable: fractions 0.25%, 4.7%, 18%, 50%, 82%,
     // 95% and 99.75% of each parameter's range.
@@ -267,7 +273,7 @@ FitOutcome FitProfile(const std::vector<ReplayPlan>& plans, const EngineProfile&
     outcome.profile = start;
     outcome.after = outcome.before;
   } else {
-    outcome.profile = fit_on(fit_plans, excluded);
+    outcome.profile = fit_on(fit_plans, excluded, start);
     outcome.profile.calibrated = true;
     outcome.fitted = true;
     outcome.after = Evaluate(plans, outcome.profile, nullptr);
@@ -291,8 +297,27 @@ FitOutcome FitProfile(const std::vector<ReplayPlan>& plans, const EngineProfile&
         if (p->model_name != left_out) rest_excluded.push_back(p);
       }
       if (rest.empty()) continue;
-      const EngineProfile without = fit_on(rest, rest_excluded);
-      for (MetricPoint& pt : Evaluate(held, without, nullptr)) outcome.lomo.push_back(pt);
+      // A parameter only the left-out model's records identify would keep
+      // the value fitted on them: back to its default, so that the model's
+      // rows test it. The recurrent-state factor is one (docs/engine.md).
+      EngineProfile reset = start;
+      if (std::none_of(rest.begin(), rest.end(), [](const ReplayPlan* p) {
+            return std::any_of(p->config.model.layers.begin(), p->config.model.layers.end(),
+                               [](const LayerShape& l) { return l.HoldsState(); });
+          })) {
+        reset.params.recurrent_state_factor = ProfileParameters{}.recurrent_state_factor;
+      }
+      const EngineProfile without = fit_on(rest, rest_excluded, reset);
+      std::vector<SkippedRecord> failed;
+      for (MetricPoint& pt : Evaluate(held, without, &failed)) outcome.lomo.push_back(pt);
+      for (SkippedRecord& f : failed) {
+        // Only replays this profile refuses and the starting one ran (the
+        // notes on metrics left out come with every evaluation).
+        if (f.reason.starts_with(kTpotLeftOut)) continue;
+        const bool known = std::any_of(outcome.skipped.begin(), outcome.skipped.end(),
+                                       [&](const SkippedRecord& k) { return k.id == f.id; });
+        if (!known) outcome.lomo_skipped.push_back(std::move(f));
+      }
     }
   }
   const ErrorStats in_sample = Stats(outcome.after);
@@ -406,7 +431,8 @@ std::string ValidationMarkdown(const FitOutcome& outcome, const std::vector<Skip
       "fitted to (shared/data/kernels; `kvbill calibrate kernels`):\n\n" +
       kernel_table;
   out +=
-      "\n## Relative effects\n\nPairs of published records that differ in one factor of "
+      "\n## Relative effects\n\nPairs of this engine's published records that differ in one "
+      "factor of "
       "formats or parallelism (weight format, KV-cache format, tensor- or expert-parallel "
       "degree) and in nothing else that changes speed, replayed with the fitted profile: the "
       "variant's gain over the base, time(base) / time(variant) − 1, published and predicted, "
@@ -423,6 +449,14 @@ std::string ValidationMarkdown(const FitOutcome& outcome, const std::vector<Skip
       "\n## Leave one model out\n\nEach model's records predicted by a profile fitted without "
       "them.\n\n" +
       PointTable(outcome.lomo, -1);
+  if (!outcome.lomo_skipped.empty()) {
+    out +=
+        "\nNot replayed with the profile fitted without their model (so not in the "
+        "leave-one-model-out rows):\n\n";
+    for (const SkippedRecord& s : outcome.lomo_skipped) {
+      out += "- " + s.id + ": " + s.reason + "\n";
+    }
+  }
   if (!outcome.exclusions.empty()) {
     out +=
         "\n## Records not fitted\n\nReplayed and reported above (in every table and the first "
@@ -485,7 +519,9 @@ std::string ValidationMarkdown(const FitOutcome& outcome, const std::vector<Skip
   ShareGPT alike (the low-concurrency ShareGPT records pin the per-step overheads).
 - **Leave one model out.** For each model, the profile is fitted without its records and
   predicts them (with `--lomo-only`, refitted from the shipped profile within the command's
-  evaluation budget, the shipped profile itself unchanged).
+  evaluation budget, the shipped profile itself unchanged). When no other model has
+  recurrent-state layers, `recurrent_state_factor` starts that refit from 1, its default:
+  only such a model's records identify it, so its rows then test the factor too.
 - **Relative effects.** Two records pair when they differ in exactly one of the weight format,
   the KV-cache format, the tensor-parallel degree and expert parallelism (on or off over the
   tensor-parallel GPUs), and in nothing else: engine and version, model (a `-FP8` or `-AWQ`

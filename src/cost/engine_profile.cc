@@ -51,6 +51,9 @@ const std::array<ProfileParameterInfo, kProfileParameterCount>& ProfileParameter
        "compute rate of dense 8-bit weight-only (Marlin) GEMMs over the bf16 GEMM's"},
       {"weight_only_4bit_rate", &ProfileParameters::weight_only_4bit_rate, 0.1, 1,
        "compute rate of dense 4-bit weight-only (Marlin) GEMMs over the bf16 GEMM's"},
+      {"recurrent_state_factor", &ProfileParameters::recurrent_state_factor, 1, 20,
+       "time of the recurrent-state kernels (Gated DeltaNet, Mamba) over their state traffic and "
+       "FLOPs at the attention kernels' rates"},
   }};
   return table;
 }

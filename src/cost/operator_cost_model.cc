@@ -187,7 +187,8 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
         Gemm{hidden, 0.25 * per_layer / hidden, static_cast<double>(linear_layers), dense_curve});
     m->notes_.push_back(
         "linear-state layers: no kernel table; their scan is timed as state traffic at the decode "
-        "attention rate and 4 FLOPs per state element per token at the prefill rate");
+        "attention rate and 4 FLOPs per state element per token at the prefill rate, times the "
+        "profile's recurrent_state_factor");
   }
   m->linear_layers_ = linear_layers;
   m->state_bytes_ = static_cast<double>(StateBytesPerSequence(model, options.tensor_parallel)) /
@@ -489,12 +490,13 @@ long double OperatorCostModel::DecodeOwn(Tokens c) const {
   long double own = attn_layers_ * k[1] + k[2] * heads_dims_ +
                     k[3] * static_cast<long double>(r_.KvReadBytes(c)) / spec_.hbm_bytes_per_s;
   if (linear_layers_ > 0) {
-    own += linear_layers_ * (k[1] + k[3] * 2 * state_bytes_ / spec_.hbm_bytes_per_s);
+    own += linear_layers_ * profile_.params.recurrent_state_factor *
+           (k[1] + k[3] * 2 * state_bytes_ / spec_.hbm_bytes_per_s);
   }
   return own;
 }
 
-long double OperatorCostModel::PrefillOwn(Tokens start, Tokens n) const {
+long double OperatorCostModel::PrefillOwn(Tokens start, Tokens n, bool verify) const {
   const auto& k = prefill_.coef;
   const double nn = static_cast<double>(n);
   double flops = 0;
@@ -521,8 +523,12 @@ long double OperatorCostModel::PrefillOwn(Tokens start, Tokens n) const {
         decode_.coef[3] * static_cast<long double>(r_.KvReadBytes(start)) / spec_.hbm_bytes_per_s;
   }
   if (linear_layers_ > 0) {
-    own += linear_layers_ * (k[2] * 4 * nn * state_elements_ / spec_.bf16_flops_per_s +
-                             decode_.coef[3] * 2 * state_bytes_ / spec_.hbm_bytes_per_s);
+    // vLLM's and SGLang's recurrent kernels store the state after each
+    // token of a verification, in its own slot.
+    const double states = verify ? 1 + nn : 2;
+    own += linear_layers_ * profile_.params.recurrent_state_factor *
+           (k[2] * 4 * nn * state_elements_ / spec_.bf16_flops_per_s +
+            decode_.coef[3] * states * state_bytes_ / spec_.hbm_bytes_per_s);
   }
   return own;
 }
@@ -575,7 +581,7 @@ long double OperatorCostModel::GpuSeconds(std::span<const ScheduledWork> work,
     chunks = chunks || w.prefill;
     if (w.prefill || w.verify) {
       prefill = true;
-      own_s[i] = PrefillOwn(w.context, w.tokens);
+      own_s[i] = PrefillOwn(w.context, w.tokens, w.verify);
     } else {
       decode = true;
       own_s[i] = DecodeOwn(w.context);

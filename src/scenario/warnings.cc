@@ -132,12 +132,13 @@ void LinearStateUnmeasured(const SimulationTotals& t, std::vector<RunWarning>* o
   out->push_back(
       {"linear_state_unmeasured",
        Count(layers, "layer of the model keeps", "layers of the model keep") +
-           " a recurrent state (linear attention, SSM) whose per-step read and write no "
-           "measured kernel prices (kvbill times it as traffic at the decode attention "
-           "kernel's rate); on published Qwen3.5-9B runs kvbill's mean end-to-end latency is "
-           "0.93 of measured at 1 request a second and 0.73 at 16 on vLLM, 0.71 at 8 on "
-           "SGLang, so latency and cost under load are likely understated "
-           "(docs/engine.md#known-misses-and-what-explains-them)"});
+           " a recurrent state (linear attention, SSM) whose kernels no measured table "
+           "prices: kvbill times the state's traffic and scan at the attention kernels' rates "
+           "times the profile's recurrent_state_factor, fitted to one model's published runs "
+           "(Qwen3.5-9B: mean end-to-end latency 0.94-1.00 of measured at 1 to 8 requests a "
+           "second on vLLM, 1.12 at 16; 1.04 at 8 on SGLang); other shapes and SSM kernels "
+           "are unvalidated, so latency and cost under load may be off either way "
+           "(docs/engine.md#recurrent-state-layers)"});
 }
 
 void Uncalibrated(const Scenario& scenario, const SimulationTotals& t,

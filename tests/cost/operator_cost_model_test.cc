@@ -215,6 +215,51 @@ TEST(OperatorCostModelTest, MixedBatchFactorScalesOnlyTheDecodesAttention) {
   EXPECT_EQ(a->IterationSeconds(decode_only, own_a), b->IterationSeconds(decode_only, own_b));
 }
 
+TEST(OperatorCostModelTest, RecurrentStateFactorScalesOnlyTheLinearLayersStateWork) {
+  // Qwen3.5-9B: 24 Gated DeltaNet layers, each holding per sequence a
+  // convolution state of 3 x (2 x 16 x 128 + 32 x 128) = 24,576 bf16
+  // elements (49,152 B) and a recurrent state of 32 x 128 x 128 = 524,288
+  // fp32 elements (2,097,152 B): 2,146,304 B and 548,864 elements a layer.
+  // A decode reads and writes it: 24 x 2 x 2,146,304 B at 1 TB/s =
+  // 103.022592 us. A 100-token prompt chunk also scans it at 4 FLOPs per
+  // element per token: 24 x 4 x 100 x 548,864 = 5,269,094,400 FLOPs at
+  // 1 PFLOP/s = 5.2690944 us, plus the same state traffic. A factor of 3
+  // adds twice each; the 8 attention layers' own time stays as it is.
+  EngineProfile plain, slow;
+  slow.params.recurrent_state_factor = 3;
+  const auto a = Make("qwen3.5-9b", HandCurves(), plain);
+  const auto b = Make("qwen3.5-9b", HandCurves(), slow);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  std::vector<long double> own_a(1), own_b(1);
+  const std::vector<ScheduledWork> decode = {{1000, 1, false}};
+  const double da = a->IterationSeconds(decode, own_a);
+  const double db = b->IterationSeconds(decode, own_b);
+  EXPECT_NEAR(db - da, 2 * 103.022592e-6, 1e-12);
+  EXPECT_NEAR(static_cast<double>(own_b[0] - own_a[0]), 2 * 103.022592e-6, 1e-12);
+  const std::vector<ScheduledWork> chunk = {{0, 100, true}};
+  const double pa = a->IterationSeconds(chunk, own_a);
+  const double pb = b->IterationSeconds(chunk, own_b);
+  EXPECT_NEAR(pb - pa, 2 * (103.022592e-6 + 5.2690944e-6), 1e-12);
+  // A verification of 2 tokens keeps the state after each (to roll back to
+  // the last accepted one): it reads one state and writes two, one more
+  // than a 2-token prompt chunk writes: 24 x 2,146,304 B at 1 TB/s =
+  // 51.511296 us of its own time, times the factor.
+  const std::vector<ScheduledWork> verify = {{1000, 2, false, true}};
+  const std::vector<ScheduledWork> extend = {{1000, 2, true, false}};
+  std::vector<long double> own_v(1), own_e(1);
+  b->IterationSeconds(verify, own_v);
+  b->IterationSeconds(extend, own_e);
+  EXPECT_NEAR(static_cast<double>(own_v[0] - own_e[0]), 3 * 51.511296e-6, 1e-12);
+  // A model without recurrent-state layers does not see the factor.
+  const auto c = Make("llama-3.1-8b", HandCurves(), plain);
+  const auto d = Make("llama-3.1-8b", HandCurves(), slow);
+  ASSERT_NE(c, nullptr);
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(c->IterationSeconds(decode, own_a), d->IterationSeconds(decode, own_b));
+  EXPECT_EQ(c->IterationSeconds(chunk, own_a), d->IterationSeconds(chunk, own_b));
+}
+
 TEST(OperatorCostModelTest, PrefillChunkAddsCausalAttentionFlopsAndTheCachedPrefixRead) {
   const auto m = Make("llama-3.1-8b", HandCurves());
   ASSERT_NE(m, nullptr);

@@ -104,6 +104,9 @@ struct FitOutcome {
   std::vector<MetricPoint> after;   // in sample
   std::vector<MetricPoint> lomo;    // each model predicted by a fit without it
   std::vector<SkippedRecord> skipped;
+  // Records the starting profile replays that a leave-one-model-out profile
+  // cannot (its memory reserve leaves them no room), with the reason.
+  std::vector<SkippedRecord> lomo_skipped;
   std::vector<FitExclusion> exclusions;  // as FitOptions::exclusions
   bool fitted = false;  // false: the starting profile evaluated as it is (--no-fit)
 };

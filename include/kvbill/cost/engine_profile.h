@@ -66,6 +66,13 @@ struct ProfileParameters {
   // bf16 fused-MoE curve in the H100 tables (docs/engine.md#formats).
   double weight_only_8bit_rate = 0.4;
   double weight_only_4bit_rate = 0.4;
+  // Time of the recurrent-state kernels (Gated DeltaNet, Mamba: the decode
+  // step's state update, the prefill's chunked scan) over what their state
+  // traffic and FLOPs cost at the attention kernels' fitted rates. No kernel
+  // table measures them; the engines' Triton kernels are launch- and
+  // latency-bound at small batches (docs/engine.md#recurrent-state-layers).
+  // 1 for models without such layers, whatever its value.
+  double recurrent_state_factor = 1;
 };
 
 struct ProfileParameterInfo {
@@ -75,7 +82,7 @@ struct ProfileParameterInfo {
   double upper;
   const char* meaning;
 };
-inline constexpr int kProfileParameterCount = 13;
+inline constexpr int kProfileParameterCount = 14;
 const std::array<ProfileParameterInfo, kProfileParameterCount>& ProfileParameterTable();
 
 struct EngineProfile {

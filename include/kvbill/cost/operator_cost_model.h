@@ -136,8 +136,11 @@ class OperatorCostModel final : public CostModel {
   Seconds ComputeHead(std::int64_t seqs) const;
   // Attention of one decode sequence at context c (all layers), its own time.
   long double DecodeOwn(Tokens c) const;
-  // Attention of one prefill chunk (all layers), its own time.
-  long double PrefillOwn(Tokens start, Tokens n) const;
+  // Attention of one prefill chunk (all layers), its own time. A
+  // verification (`verify`) keeps a recurrent state per query token, for
+  // the engine to roll back to the last accepted one: it reads one state
+  // and writes n, where a chunk reads and writes one.
+  long double PrefillOwn(Tokens start, Tokens n, bool verify = false) const;
   // `chunks`: the iteration computes prompt chunks (SGLang runs those
   // outside CUDA graphs whatever their size, and captures decode and
   // verification batches up to cuda_graph_max_tokens sequences).
