@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "kvbill/cost/kernel_curves.h"
@@ -43,6 +46,13 @@ std::shared_ptr<const OperatorCostModel> Make(const std::string& model,
       OperatorCostModel::Make(Catalog(model), Fmt("bf16"), "auto", *gpu, &curves, profile, options);
   EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message());
   return m.ok() ? *m : nullptr;
+}
+
+// The model priced with the hand curves by the default profile and by
+// `changed`, to see what a parameter adds.
+std::pair<std::shared_ptr<const OperatorCostModel>, std::shared_ptr<const OperatorCostModel>>
+PlainAnd(const std::string& model, const EngineProfile& changed) {
+  return {Make(model, HandCurves(), EngineProfile{}), Make(model, HandCurves(), changed)};
 }
 
 TEST(OperatorCostModelTest, DecodeIterationIsTheSumOfItsOperatorsWorkedByHand) {
@@ -197,10 +207,9 @@ TEST(OperatorCostModelTest, MixedBatchFactorScalesOnlyTheDecodesAttention) {
   // 1 TB/s = 0.131072 ms (worked in the test above). A factor of 3 adds
   // twice that and nothing else: the chunk's attention and the shared
   // per-layer time stay as they are.
-  EngineProfile plain, mixed;
+  EngineProfile mixed;
   mixed.params.mixed_attention_factor = 3;
-  const auto a = Make("llama-3.1-8b", HandCurves(), plain);
-  const auto b = Make("llama-3.1-8b", HandCurves(), mixed);
+  const auto [a, b] = PlainAnd("llama-3.1-8b", mixed);
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
   const std::vector<ScheduledWork> work = {{0, 100, true}, {1000, 1, false}};
@@ -225,10 +234,9 @@ TEST(OperatorCostModelTest, RecurrentStateFactorScalesOnlyTheLinearLayersStateWo
   // element per token: 24 x 4 x 100 x 548,864 = 5,269,094,400 FLOPs at
   // 1 PFLOP/s = 5.2690944 us, plus the same state traffic. A factor of 3
   // adds twice each; the 8 attention layers' own time stays as it is.
-  EngineProfile plain, slow;
+  EngineProfile slow;
   slow.params.recurrent_state_factor = 3;
-  const auto a = Make("qwen3.5-9b", HandCurves(), plain);
-  const auto b = Make("qwen3.5-9b", HandCurves(), slow);
+  const auto [a, b] = PlainAnd("qwen3.5-9b", slow);
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
   std::vector<long double> own_a(1), own_b(1);
@@ -252,8 +260,7 @@ TEST(OperatorCostModelTest, RecurrentStateFactorScalesOnlyTheLinearLayersStateWo
   b->IterationSeconds(extend, own_e);
   EXPECT_NEAR(static_cast<double>(own_v[0] - own_e[0]), 3 * 51.511296e-6, 1e-12);
   // A model without recurrent-state layers does not see the factor.
-  const auto c = Make("llama-3.1-8b", HandCurves(), plain);
-  const auto d = Make("llama-3.1-8b", HandCurves(), slow);
+  const auto [c, d] = PlainAnd("llama-3.1-8b", slow);
   ASSERT_NE(c, nullptr);
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(c->IterationSeconds(decode, own_a), d->IterationSeconds(decode, own_b));
