@@ -144,6 +144,7 @@ void AddLatencyJson(const Scenario& scenario, const RunSummary& sum, const Simul
   (*s)["tpot_s"] = SummaryJson(sum.tpot_s);
   (*s)["tpot_requests"] = sum.tpot_s.count;
   (*s)["queue_s"] = SummaryJson(sum.queue_s);
+  (*s)["frontend_wait_s"] = SummaryJson(sum.frontend_wait_s);
   (*s)["completion_s"] = SummaryJson(sum.completion_s);
   (*s)["slo"] = json::array();
   for (const SloCheck& c : CheckSlo(scenario.slo, sum)) {

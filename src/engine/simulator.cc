@@ -165,7 +165,10 @@ void Engine::OnRelease(Seconds now, const Release& e) {
   rec.is_summary = request.is_summary;
   rec.replica = r;
   rec.release_s = sent;
-  if (e.replica >= 0) rec.frontend_s = FrontendWork(request) + config_.request_latency_s;
+  if (e.replica >= 0) {
+    rec.frontend_s = FrontendWork(request) + config_.request_latency_s;
+    rec.frontend_wait_s = std::max<Seconds>(0, now - sent - rec.frontend_s);
+  }
   rec.prompt_tokens = seq->prompt;
   rec.output_tokens = seq->output;
   rep.waiting.push_back(seq);

@@ -109,6 +109,7 @@ void RunAggregator::OnTaskDone(int index) {
 void RequestLatencies::Add(const RequestRecord& r) {
   ttft_.Add(r.first_token_s - r.release_s);
   queue_.Add(QueueSeconds(r));
+  frontend_wait_.Add(r.frontend_wait_s);
   if (r.output_tokens > 1) {
     tpot_.Add((r.finish_s - r.first_token_s) / static_cast<double>(r.output_tokens - 1));
   }
@@ -118,6 +119,7 @@ void RequestLatencies::Build(RunSummary* s) {
   s->ttft_s = ttft_.Build();
   s->tpot_s = tpot_.Build();
   s->queue_s = queue_.Build();
+  s->frontend_wait_s = frontend_wait_.Build();
 }
 
 void ApplyTotals(const SimulationTotals& totals, RunSummary* s) {

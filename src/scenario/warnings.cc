@@ -38,13 +38,23 @@ void ContextLimit(const Scenario& s, const SimulationTotals& t, std::vector<RunW
 
 void Overloaded(const RunSummary& sum, std::vector<RunWarning>* out) {
   if (sum.queue_s.count == 0 || !(sum.queue_s.p50 > kOverloadedQueueP50Seconds)) return;
+  std::string where;
+  if (sum.frontend_wait_s.p50 > 0.5 * sum.queue_s.p50) {
+    // The backlog is the API server's: it takes requests one at a time.
+    where = "; most of it (median " + Seconds3(sum.frontend_wait_s.p50) +
+            ") waiting for the API server, which takes requests one at a time, so more GPUs "
+            "per replica will not shorten it and more replicas would; its time per request "
+            "is the profile's, fitted across published runs on different hosts, and depends on "
+            "the host's CPU";
+  }
   out->push_back(
       {"overloaded", "the median request waited " + Seconds3(sum.queue_s.p50) +
                          " to be admitted (p90 " + Seconds3(sum.queue_s.p90) + "; more than " +
                          Seconds3(kOverloadedQueueP50Seconds) +
                          " is a backlog): the deployment cannot keep up with the arrivals, so "
                          "latencies and cost per task describe a queue; add replicas or lower the "
-                         "load (docs/engine.md#warnings)"});
+                         "load" +
+                         where + " (docs/engine.md#warnings)"});
 }
 
 void SloViolated(const Scenario& s, const RunSummary& sum, std::vector<RunWarning>* out) {

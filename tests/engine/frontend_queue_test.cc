@@ -35,8 +35,11 @@ TEST(FrontendQueueTest, OwnApiServerTimeIsServiceNotWaiting) {
   EXPECT_DOUBLE_EQ(r["A"].admitted_s, 0.35);
   EXPECT_DOUBLE_EQ(r["A"].frontend_s, 0.35);
   EXPECT_DOUBLE_EQ(QueueSeconds(r["A"]), 0);
+  EXPECT_DOUBLE_EQ(r["A"].frontend_wait_s, 0);
   EXPECT_DOUBLE_EQ(r["B"].admitted_s, 1.35);
   EXPECT_NEAR(QueueSeconds(r["B"]), 1.0, 1e-12);
+  // Of B's 1.0 s, the 0.25 s behind A in the API server.
+  EXPECT_NEAR(r["B"].frontend_wait_s, 0.25, 1e-12);
 }
 
 }  // namespace

@@ -70,6 +70,20 @@ TEST(WarningsTest, OverloadedAboveTheMedianQueueingBound) {
   FakeRun r;
   r.summary.queue_s.p50 = 1.5;
   EXPECT_EQ(r.Codes(), Codes{"overloaded"});
+  EXPECT_EQ(r.Message("overloaded").find("API server"), std::string::npos);
+}
+
+TEST(WarningsTest, OverloadedSaysWhenTheApiServerHoldsTheBacklog) {
+  // Of a 1.5-s median queueing delay, 0.75 s waiting for the API server is
+  // half: not most of it; 0.8 s is.
+  FakeRun r;
+  r.summary.queue_s.p50 = 1.5;
+  r.summary.frontend_wait_s.p50 = 0.75;
+  EXPECT_EQ(r.Message("overloaded").find("API server"), std::string::npos);
+  r.summary.frontend_wait_s.p50 = 0.8;
+  EXPECT_NE(r.Message("overloaded").find("most of it (median 0.800 s) waiting for the API server"),
+            std::string::npos)
+      << r.Message("overloaded");
 }
 
 TEST(WarningsTest, SloViolatedWhenATargetIsExceeded) {

@@ -23,6 +23,9 @@ struct RequestRecord {
   // it and the request latency): between release and admission, but spent
   // being served, not waiting.
   Seconds frontend_s = 0;
+  // Of its queueing delay, the part spent waiting for the API server (busy
+  // with the requests sent before it) before its own work began.
+  Seconds frontend_wait_s = 0;
   Seconds first_token_s = 0;  // end of the iteration that completed its prefill
   Seconds finish_s = 0;
   Tokens prompt_tokens = 0;

@@ -49,17 +49,17 @@ class TaskAccumulator {
 };
 
 // The per-request latency distributions of a run (RunSummary::ttft_s,
-// tpot_s, queue_s), folded one record at a time in any order the caller
+// tpot_s, queue_s, frontend_wait_s), folded one record at a time in any order the caller
 // keeps fixed: one implementation for the whole-run and the streamed
 // aggregation.
 class RequestLatencies {
  public:
   void Add(const RequestRecord& r);
-  // Sets ttft_s, tpot_s and queue_s of *s.
+  // Sets ttft_s, tpot_s, queue_s and frontend_wait_s of *s.
   void Build(RunSummary* s);
 
  private:
-  SummaryBuilder ttft_, tpot_, queue_;
+  SummaryBuilder ttft_, tpot_, queue_, frontend_wait_;
 };
 
 // Copies the engine's run totals (bill, idle, simulated time, evictions,

@@ -60,8 +60,11 @@ struct RunSummary {
   // output token after the first; requests of one output token or none
   // have no such interval and are left out (count says how many are in).
   Summary tpot_s;
-  Summary queue_s;       // per request: release to first admission less its own
-                         // API-server time (queueing delay, QueueSeconds)
+  Summary queue_s;  // per request: release to first admission less its own
+                    // API-server time (queueing delay, QueueSeconds)
+  // Per request: the part of queue_s spent waiting for the API server
+  // (RequestRecord::frontend_wait_s); the rest waited for the scheduler.
+  Summary frontend_wait_s;
   Summary completion_s;  // per task: first release to last finish
   Seconds simulated_s = 0;
   std::int64_t preemptions = 0;
