@@ -44,8 +44,8 @@ void Overloaded(const RunSummary& sum, std::vector<RunWarning>* out) {
     where = "; most of it (median " + Seconds3(sum.frontend_wait_s.p50) +
             ") waiting for the API server, which takes requests one at a time, so more GPUs "
             "per replica will not shorten it and more replicas would; its time per request "
-            "is the profile's, fitted across published runs on different hosts, and depends on "
-            "the host's CPU";
+            "is the profile's, one fitted value, where published vLLM bursts imply 1.5 to 16 ms "
+            "by the model's chat template (and the host's CPU), so this wait is uncertain";
   }
   out->push_back(
       {"overloaded", "the median request waited " + Seconds3(sum.queue_s.p50) +
