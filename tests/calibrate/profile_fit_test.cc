@@ -3,6 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <vector>
+
+#include "kvbill/calibrate/measurements.h"
+#include "kvbill/calibrate/replay.h"
+#include "kvbill/cost/engine_profile.h"
 
 namespace kvbill::testing {
 namespace {
@@ -56,6 +62,53 @@ TEST(ProfileFitTest, AnExcludedRecordThatCannotReplayIsAMiss) {
   EXPECT_DOUBLE_EQ(r(1), 1.0);
   EXPECT_DOUBLE_EQ(r(2), 1.0);
   EXPECT_DOUBLE_EQ(r(3), 1.0);
+}
+
+// Leaving out the only model with recurrent-state layers (Qwen3.5-9B beside
+// the sample's Qwen3-8B runs) starts its refit with recurrent_state_factor
+// at 1, whatever the starting profile says: no other record identifies it,
+// so the left-out rows must not carry the value fitted on them. Two starts
+// that differ only in the factor give the same left-out predictions for
+// Qwen3.5-9B, and different in-sample ones.
+TEST(ProfileFitTest, LeavingOutTheOnlyRecurrentModelResetsItsFactor) {
+  std::vector<Measurement> records;
+  for (const char* f : {"sample.jsonl", "qwen3.5-9b.jsonl"}) {
+    auto read = ReadMeasurements(std::string(KVBILL_SOURCE_DIR) + "/tests/data/calibration/" + f);
+    ASSERT_TRUE(read.ok()) << read.error().message();
+    for (Measurement& m : *read) {
+      if (m.engine == "vllm") records.push_back(std::move(m));
+    }
+  }
+  std::vector<ReplayPlan> plans;
+  for (const Measurement& m : records) {
+    std::string why;
+    auto plan = PlanReplay(m, ReplayDefaults{}, &why);
+    ASSERT_TRUE(plan.has_value()) << m.id << ": " << why;
+    plans.push_back(std::move(*plan));
+  }
+  auto profile = LoadEngineProfile("vllm");
+  ASSERT_TRUE(profile.ok());
+  FitOptions options;
+  options.keep_start = true;  // the left-out refits only
+  options.grid_rounds = 0;
+  options.max_evaluations = 2;
+  EngineProfile one = *profile, five = *profile;
+  one.params.recurrent_state_factor = 1;
+  five.params.recurrent_state_factor = 5;
+  const FitOutcome a = FitProfile(plans, one, options);
+  const FitOutcome b = FitProfile(plans, five, options);
+  const std::string hybrid = "gpustack/qwen3.5-9b/h100/vllm/b16-in1024-out128-n1000-rps1000";
+  auto of = [&](const std::vector<MetricPoint>& points) {
+    std::vector<double> out;
+    for (const MetricPoint& p : points) {
+      if (p.record == hybrid) out.push_back(p.predicted);
+    }
+    return out;
+  };
+  ASSERT_FALSE(of(a.lomo).empty());
+  EXPECT_EQ(of(a.lomo), of(b.lomo));
+  EXPECT_NE(of(a.after), of(b.after));
+  EXPECT_TRUE(a.lomo_skipped.empty());
 }
 
 }  // namespace
