@@ -12,12 +12,16 @@
 
 #include "kvbill/calibrate/least_squares.h"
 #include "kvbill/metrics/summary.h"
+#include "kvbill/model/kv_footprint.h"
 #include "kvbill/util/file.h"
 #include "kvbill/util/units.h"
 #include "util/json_input.h"
 
 namespace kvbill {
 namespace {
+
+// How Evaluate notes a record's TPOT left out (not a failed replay).
+constexpr std::string_view kTpotLeftOut = "tpot_ms_mean left out: ";
 
 std::string Workload(const ReplayPlan& plan) {
   const Measurement& m = *plan.measurement;
@@ -153,10 +157,6 @@ void ForEachParallel(std::size_t n, F run) {
   for (std::thread& t : pool) t.join();
 }
 
-}  // namespace
-
-namespace {
-constexpr std::string_view kTpotLeftOut = "tpot_ms_mean left out: ";
 }  // namespace
 
 std::vector<MetricPoint> Evaluate(const std::vector<ReplayPlan>& plans,
@@ -302,8 +302,7 @@ FitOutcome FitProfile(const std::vector<ReplayPlan>& plans, const EngineProfile&
       // rows test it. The recurrent-state factor is one (docs/engine.md).
       EngineProfile reset = start;
       if (std::none_of(rest.begin(), rest.end(), [](const ReplayPlan* p) {
-            return std::any_of(p->config.model.layers.begin(), p->config.model.layers.end(),
-                               [](const LayerShape& l) { return l.HoldsState(); });
+            return StateBytesPerSequence(p->config.model, 1) > 0;
           })) {
         reset.params.recurrent_state_factor = ProfileParameters{}.recurrent_state_factor;
       }
