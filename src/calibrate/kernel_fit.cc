@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "kvbill/calibrate/least_squares.h"
+#include "kvbill/cost/engine_profile.h"
 #include "kvbill/hardware/gpu.h"
 #include "kvbill/util/file.h"
 
@@ -336,7 +337,19 @@ Result<LinearCurve> FitMla(const Table& t, const KernelSpec& spec, bool decode,
   return FitLinear(rows, kernel);
 }
 
-Result<std::map<std::string, LinearCurve>> FitMoe(const Table& t, const KernelSpec& spec) {
+// `x` to four significant digits (the tables' repeat noise is larger).
+double FourDigits(double x) {
+  if (!(x > 0)) return x;
+  const double scale = std::pow(10.0, 3 - std::floor(std::log10(x)));
+  return std::round(x * scale) / scale;
+}
+
+// The MoE curves by dtype, and in `tables` each expert shape's measured
+// times at the tensor-parallel degrees of one node (up to 8), without
+// expert parallelism, under the routing kvbill's profiles assume (power law
+// 1.2; a profile with another keeps the curve).
+Result<std::map<std::string, LinearCurve>> FitMoe(const Table& t, const KernelSpec& spec,
+                                                  std::vector<MoeShapeTable>* tables) {
   struct Kind {
     const char* dtype;   // table's moe_dtype
     const char* name;    // kvbill's
@@ -357,6 +370,9 @@ Result<std::map<std::string, LinearCurve>> FitMoe(const Table& t, const KernelSp
   std::map<std::string, LinearRows> rows;
   std::map<std::string, std::string> kernel;
   std::map<std::tuple<double, int, int, double, int>, MoeLoad> loads;
+  // (dtype, hidden, inter, top-k, experts, tp, alpha) -> tokens -> seconds
+  using ShapeKey = std::tuple<std::string, std::int64_t, std::int64_t, int, int, int, double>;
+  std::map<ShapeKey, std::map<double, double>> shapes;
   for (std::size_t i = 0; i < t.size(); ++i) {
     auto dtype = t.Text(i, "moe_dtype"), src = t.Text(i, "kernel_source");
     auto dist = t.Text(i, "distribution");
@@ -396,9 +412,27 @@ Result<std::map<std::string, LinearCurve>> FitMoe(const Table& t, const KernelSp
         MoeFeatures(spec, load, kind->fp8_rate && spec.fp8_flops_per_s > spec.bf16_flops_per_s),
         *lat * 1e-3);
     kernel[kind->name] = *src;
+    if (*tp <= 8 && std::abs(alpha - EngineProfile{}.moe_routing_alpha) < 1e-9) {
+      shapes[ShapeKey{kind->name, static_cast<std::int64_t>(*hidden),
+                      static_cast<std::int64_t>(*inter), static_cast<int>(*topk),
+                      static_cast<int>(*experts), static_cast<int>(*tp), alpha}][*tokens] =
+          FourDigits(*lat * 1e-3);
+    }
   }
   std::map<std::string, LinearCurve> out;
   for (const auto& [name, r] : rows) out[name] = FitLinear(r, kernel[name]);
+  for (const auto& [key, points] : shapes) {
+    if (points.size() < 2) continue;
+    MoeShapeTable table;
+    std::tie(table.dtype, table.hidden, table.inter, table.top_k, table.experts,
+             table.tensor_parallel, table.alpha) = key;
+    table.kernel = kernel[table.dtype];
+    for (const auto& [tokens, seconds] : points) {
+      table.tokens.push_back(tokens);
+      table.seconds.push_back(seconds);
+    }
+    tables->push_back(std::move(table));
+  }
   return out;
 }
 
@@ -514,7 +548,7 @@ Result<KernelCurveSet> FitKernelCurves(const std::string& dir) {
     }
     auto moe = load("moe_perf");
     if (!moe) return moe.error();
-    auto moe_curves = FitMoe(moe->first, curves.spec);
+    auto moe_curves = FitMoe(moe->first, curves.spec, &curves.moe_tables);
     if (!moe_curves) return moe_curves.error();
     curves.moe = *moe_curves;
     auto ar = load("custom_allreduce_perf");

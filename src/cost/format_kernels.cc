@@ -140,6 +140,10 @@ Result<TimedMoe> MoeForFormat(const GpuKernelCurves& base, const FormatRun& run,
   if (!table_width && run.cell.computed != "fp4" && run.cell.computed != "fp32") {
     timing += ", at " + format.name + "'s stored width";
   }
+  if (table_width && used == table && base.gpu == run.gpu && run.cell.computed != "fp4" &&
+      run.cell.computed != "fp32") {
+    out.shape_table = used;
+  }
   out.use.timing = timing;
   return out;
 }

@@ -122,20 +122,51 @@ double ExpectedBusiestShare(const std::vector<double>& q, int ep) {
   return local * mean + z * sd;
 }
 
-double AllReduceCurve::Seconds(double bytes) const {
-  if (points.empty()) return 0;
-  if (bytes <= points.front().bytes) return points.front().seconds;
-  for (std::size_t i = 1; i < points.size(); ++i) {
-    if (bytes <= points[i].bytes) {
-      const AllReducePoint& a = points[i - 1];
-      const AllReducePoint& b = points[i];
-      const double f = std::log(bytes / a.bytes) / std::log(b.bytes / a.bytes);
-      return a.seconds * std::pow(b.seconds / a.seconds, f);
+namespace {
+// Log-log interpolation through n points (x increasing); below the first,
+// its y; beyond the last, linear in x.
+template <class X, class Y>
+double LogLog(std::size_t n, X x, Y y, double at) {
+  if (n == 0) return 0;
+  if (at <= x(0)) return y(0);
+  for (std::size_t i = 1; i < n; ++i) {
+    if (at <= x(i)) {
+      const double f = std::log(at / x(i - 1)) / std::log(x(i) / x(i - 1));
+      return y(i - 1) * std::pow(y(i) / y(i - 1), f);
     }
   }
-  const AllReducePoint& a = points[points.size() - 2];
-  const AllReducePoint& b = points.back();
-  return b.seconds + (bytes - b.bytes) * (b.seconds - a.seconds) / (b.bytes - a.bytes);
+  if (n == 1) return y(0);
+  return y(n - 1) + (at - x(n - 1)) * (y(n - 1) - y(n - 2)) / (x(n - 1) - x(n - 2));
+}
+}  // namespace
+
+double AllReduceCurve::Seconds(double bytes) const {
+  return LogLog(
+      points.size(), [&](std::size_t i) { return points[i].bytes; },
+      [&](std::size_t i) { return points[i].seconds; }, bytes);
+}
+
+double MoeShapeTable::Seconds(double t) const {
+  return LogLog(
+      std::min(tokens.size(), seconds.size()), [&](std::size_t i) { return tokens[i]; },
+      [&](std::size_t i) { return seconds[i]; }, t);
+}
+
+const MoeShapeTable* GpuKernelCurves::MoeTableFor(const std::string& dtype, std::int64_t hidden,
+                                                  std::int64_t params_per_expert,
+                                                  std::int64_t top_k, std::int64_t experts,
+                                                  int tensor_parallel, double alpha) const {
+  for (const MoeShapeTable& t : moe_tables) {
+    // Gate, up and down projections, and at most one bias per output of each.
+    const std::int64_t weights = 3 * hidden * t.inter;
+    const std::int64_t extra = params_per_expert - weights;
+    if (t.dtype == dtype && t.hidden == hidden && t.top_k == top_k && t.experts == experts &&
+        t.tensor_parallel == tensor_parallel && std::abs(t.alpha - alpha) < 1e-9 && extra >= 0 &&
+        extra <= 2 * t.inter + hidden) {
+      return &t;
+    }
+  }
+  return nullptr;
 }
 
 namespace {
@@ -190,6 +221,29 @@ json ErrorJson(const FitError& e) {
 
 json LinearJson(const LinearCurve& c) {
   return json{{"kernel", c.kernel}, {"coef", c.coef}, {"error", ErrorJson(c.error)}};
+}
+
+// Arrays of numbers only, on one line each: the MoE tables' token and time
+// lists and the curves' coefficients stay readable and small.
+std::string CollapseNumberArrays(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '[') {
+      const std::size_t end = text.find_first_of("[]{}\"", i + 1);
+      if (end != std::string::npos && text[end] == ']') {
+        out += '[';
+        for (std::size_t k = i + 1; k < end; ++k) {
+          if (text[k] != ' ' && text[k] != '\n') out += text[k];
+        }
+        out += ']';
+        i = end;
+        continue;
+      }
+    }
+    out += text[i];
+  }
+  return out;
 }
 
 // Reading: a small cursor that remembers the JSON pointer for errors.
@@ -286,6 +340,19 @@ std::string KernelCurvesToJson(const KernelCurveSet& set) {
     }
     json moe = json::object();
     for (const auto& [dtype, c] : g.moe) moe[dtype] = LinearJson(c);
+    json moe_tables = json::array();
+    for (const MoeShapeTable& t : g.moe_tables) {
+      moe_tables.push_back(json{{"dtype", t.dtype},
+                                {"kernel", t.kernel},
+                                {"hidden", t.hidden},
+                                {"inter", t.inter},
+                                {"top_k", t.top_k},
+                                {"experts", t.experts},
+                                {"tensor_parallel", t.tensor_parallel},
+                                {"alpha", t.alpha},
+                                {"tokens", t.tokens},
+                                {"seconds", t.seconds}});
+    }
     auto collectives = [](const std::vector<CollectiveCurve>& curves) {
       json out = json::array();
       for (const CollectiveCurve& c : curves) {
@@ -308,6 +375,7 @@ std::string KernelCurvesToJson(const KernelCurveSet& set) {
                {"prefill_attention", prefill},
                {"moe", moe},
                {"all_reduce", collectives(g.all_reduce)}};
+    if (!g.moe_tables.empty()) entry["moe_tables"] = moe_tables;
     if (!g.all_to_all.empty()) entry["all_to_all"] = collectives(g.all_to_all);
     if (!g.all_gather.empty()) entry["all_gather"] = collectives(g.all_gather);
     if (!g.mla_decode.coef.empty()) entry["mla_decode"] = LinearJson(g.mla_decode);
@@ -315,7 +383,7 @@ std::string KernelCurvesToJson(const KernelCurveSet& set) {
     gpus.push_back(entry);
   }
   json doc{{"source", set.source}, {"gpus", gpus}};
-  return doc.dump(1) + "\n";
+  return CollapseNumberArrays(doc.dump(1)) + "\n";
 }
 
 Result<KernelCurveSet> ParseKernelCurves(const std::string& json_text, const std::string& source) {
@@ -423,6 +491,51 @@ Result<KernelCurveSet> ParseKernelCurves(const std::string& json_text, const std
         auto curve = r.Linear(c, p + "/moe/" + dtype);
         if (!curve) return curve.error();
         g.moe[dtype] = *curve;
+      }
+    }
+    if (j.contains("moe_tables")) {
+      const json& ar = j.at("moe_tables");
+      const std::string base = p + "/moe_tables";
+      if (!ar.is_array()) return r.Fail(base, "not an array");
+      for (std::size_t i = 0; i < ar.size(); ++i) {
+        const std::string q = base + "/" + std::to_string(i);
+        if (!ar[i].is_object()) return r.Fail(q, "not an object");
+        MoeShapeTable t;
+        auto dtype = r.String(ar[i], q, "dtype");
+        if (!dtype) return dtype.error();
+        t.dtype = *dtype;
+        if (ar[i].contains("kernel") && ar[i].at("kernel").is_string())
+          t.kernel = ar[i].at("kernel").get<std::string>();
+        std::array<double, 6> shape{};
+        const char* keys[] = {"hidden", "inter", "top_k", "experts", "tensor_parallel", "alpha"};
+        for (std::size_t k = 0; k < shape.size(); ++k) {
+          auto v = r.Number(ar[i], q, keys[k]);
+          if (!v) return v.error();
+          if (!(*v >= (k == 5 ? 0 : 1))) return r.Fail(q + "/" + keys[k], "out of range");
+          shape[k] = *v;
+        }
+        t.hidden = static_cast<std::int64_t>(shape[0]);
+        t.inter = static_cast<std::int64_t>(shape[1]);
+        t.top_k = static_cast<int>(shape[2]);
+        t.experts = static_cast<int>(shape[3]);
+        t.tensor_parallel = static_cast<int>(shape[4]);
+        t.alpha = shape[5];
+        for (const char* key : {"tokens", "seconds"}) {
+          if (!ar[i].contains(key) || !ar[i].at(key).is_array())
+            return r.Fail(q + "/" + key, "missing or not an array");
+          std::vector<double>& out = std::string(key) == "tokens" ? t.tokens : t.seconds;
+          for (const json& v : ar[i].at(key)) {
+            if (!v.is_number() || !(v.get<double>() > 0))
+              return r.Fail(q + "/" + key, "each value must be a number > 0");
+            out.push_back(v.get<double>());
+          }
+        }
+        if (t.tokens.size() < 2 || t.tokens.size() != t.seconds.size())
+          return r.Fail(q, "needs at least two tokens and one time per token count");
+        for (std::size_t k = 1; k < t.tokens.size(); ++k) {
+          if (!(t.tokens[k] > t.tokens[k - 1])) return r.Fail(q + "/tokens", "must increase");
+        }
+        g.moe_tables.push_back(std::move(t));
       }
     }
     auto read_collectives = [&](const char* key, std::vector<CollectiveCurve>* out) -> Status {

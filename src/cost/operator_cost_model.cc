@@ -239,7 +239,23 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
     if (!moe) return moe.error().Within(gpu.id);
     m->moe_curve_ = moe->curve;
     m->moe_fp8_rate_ = moe->fp8_rate && m->spec_.fp8_flops_per_s > m->spec_.bf16_flops_per_s;
-    describe(expert_run, moe->use);
+    // The kernel tables measure some models' own expert shapes: such a
+    // model's experts, split over the tensor-parallel GPUs, take the
+    // measured times of its shape (the pooled curve misses single shapes by
+    // up to 40%, docs/engine.md#fused-moe).
+    FormatUse use = moe->use;
+    if (ep == 1 && !moe->shape_table.empty()) {
+      const MoeShapeTable* table =
+          base->MoeTableFor(moe->shape_table, model.hidden_size, model.moe.params_per_expert,
+                            model.moe.experts_per_token, model.moe.experts, options.tensor_parallel,
+                            profile.moe_routing_alpha);
+      if (table != nullptr) {
+        m->moe_table_ = *table;
+        use.timing += "; this model's expert shape measured at tensor parallel " +
+                      std::to_string(options.tensor_parallel) + " (interpolated by tokens)";
+      }
+    }
+    describe(expert_run, use);
     m->moe_layers_ = static_cast<int>(moe_layers);
     const double per_expert_bytes =
         static_cast<double>(weights->routed_experts) / static_cast<double>(moe_layers * experts);
@@ -426,7 +442,9 @@ std::vector<std::pair<std::string, Seconds>> OperatorCostModel::DenseParts(Token
   parts[5].second = small_kernels_s_;
   const double t = static_cast<double>(tokens);
   for (const Gemm& g : gemms_) parts[0].second += g.count * g.curve.Seconds(spec_, t, g.n, g.k);
-  if (moe_layers_ > 0) {
+  if (moe_layers_ > 0 && moe_table_) {
+    parts[1].second = moe_layers_ * moe_table_->Seconds(t);
+  } else if (moe_layers_ > 0) {
     MoeLoad load;
     constexpr double kTile = 64;
     const double routed = t * moe_skew_;  // the busiest GPU's tokens' worth of pairs

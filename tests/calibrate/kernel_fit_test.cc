@@ -35,6 +35,21 @@ TEST(KernelFitTest, FitsTheSampleTablesOfOneGpu) {
   ASSERT_NE(ar, nullptr);
   ASSERT_EQ(ar->points.size(), 3u);
   EXPECT_DOUBLE_EQ(ar->points[0].bytes, 2048);
+  // The MoE rows are one expert shape (Qwen3-235B's: 4,096 x 1,536, top-8
+  // of 128) at tensor parallel 1: kept as its table, times to four digits
+  // (0.12398... ms -> 1.240e-4 s).
+  ASSERT_EQ(g.moe_tables.size(), 1u);
+  const MoeShapeTable& t = g.moe_tables[0];
+  EXPECT_EQ(t.dtype, "bf16");
+  EXPECT_EQ(t.hidden, 4096);
+  EXPECT_EQ(t.inter, 1536);
+  EXPECT_EQ(t.top_k, 8);
+  EXPECT_EQ(t.experts, 128);
+  EXPECT_EQ(t.tensor_parallel, 1);
+  ASSERT_EQ(t.tokens.size(), 8u);
+  EXPECT_DOUBLE_EQ(t.tokens.back(), 16384);
+  EXPECT_DOUBLE_EQ(t.seconds[0], 1.240e-4);
+  EXPECT_DOUBLE_EQ(t.seconds.back(), 1.089e-2);
 }
 
 TEST(KernelFitTest, AMalformedRowNamesItsFileAndLine) {

@@ -152,6 +152,65 @@ TEST(KernelCurvesTest, RowTrafficFollowsTheExpertWidthAndMaskedRowsCostNoFlops) 
   EXPECT_NEAR(MoeFeatures(kSpec, load, false)[4], 1.4592e-7, 1e-19);
 }
 
+TEST(KernelCurvesTest, MoeShapeTableInterpolatesLogLogByTokensAndExtrapolatesLinearly) {
+  MoeShapeTable t;
+  t.tokens = {1, 16, 256};
+  t.seconds = {1e-5, 4e-5, 1e-3};
+  EXPECT_DOUBLE_EQ(t.Seconds(0.5), 1e-5);
+  // 4 tokens are halfway in log from 1 to 16: sqrt(1e-5 x 4e-5) = 2e-5.
+  EXPECT_NEAR(t.Seconds(4), 2e-5, 1e-18);
+  // 512 tokens: the last segment's 9.6e-4 s per 240 tokens, 256 more.
+  EXPECT_NEAR(t.Seconds(512), 1e-3 + 256 * 9.6e-4 / 240, 1e-15);
+}
+
+// A model's experts find their shape by hidden size, the expert's width
+// (recovered from its parameters, biases allowed), top-k, expert count,
+// tensor-parallel degree and routing.
+TEST(KernelCurvesTest, MoeTableForMatchesTheExpertShapeBiasesIncluded) {
+  GpuKernelCurves g;
+  MoeShapeTable t;
+  t.dtype = "mxfp4";
+  t.hidden = 2880;
+  t.inter = 2880;
+  t.top_k = 4;
+  t.experts = 32;
+  t.tensor_parallel = 1;
+  t.alpha = 1.2;
+  t.tokens = {1, 2};
+  t.seconds = {1e-5, 2e-5};
+  g.moe_tables.push_back(t);
+  // gpt-oss-20b: 3 x 2,880 x 2,880 weights and 2 x 2,880 + 2,880 biases.
+  const std::int64_t with_biases = 3LL * 2880 * 2880 + 3 * 2880;
+  EXPECT_NE(g.MoeTableFor("mxfp4", 2880, with_biases, 4, 32, 1, 1.2), nullptr);
+  EXPECT_NE(g.MoeTableFor("mxfp4", 2880, 3LL * 2880 * 2880, 4, 32, 1, 1.2), nullptr);
+  // One more bias than the projections have outputs: another shape.
+  EXPECT_EQ(g.MoeTableFor("mxfp4", 2880, with_biases + 1, 4, 32, 1, 1.2), nullptr);
+  EXPECT_EQ(g.MoeTableFor("bf16", 2880, with_biases, 4, 32, 1, 1.2), nullptr);
+  EXPECT_EQ(g.MoeTableFor("mxfp4", 2880, with_biases, 4, 32, 2, 1.2), nullptr);
+  EXPECT_EQ(g.MoeTableFor("mxfp4", 2880, with_biases, 4, 32, 1, 1.01), nullptr);
+  EXPECT_EQ(g.MoeTableFor("mxfp4", 2880, with_biases, 4, 128, 1, 1.2), nullptr);
+
+  KernelCurveSet set;
+  g.gpu = "h100-sxm";
+  g.spec = KernelSpec{1, 1, 1};
+  set.gpus.push_back(g);
+  auto back = ParseKernelCurves(KernelCurvesToJson(set), "c.json");
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  ASSERT_EQ(back->gpus[0].moe_tables.size(), 1u);
+  const MoeShapeTable* read = back->gpus[0].MoeTableFor("mxfp4", 2880, with_biases, 4, 32, 1, 1.2);
+  ASSERT_NE(read, nullptr);
+  EXPECT_DOUBLE_EQ(read->Seconds(2), 2e-5);
+  auto bad = ParseKernelCurves(
+      R"({"gpus": [{"gpu": "g", "spec": {"hbm_bytes_per_s": 1, "bf16_flops_per_s": 1,
+      "fp8_flops_per_s": 1}, "moe_tables": [{"dtype": "bf16", "hidden": 8, "inter": 8,
+      "top_k": 2, "experts": 8, "tensor_parallel": 1, "alpha": 1.2, "tokens": [1, 4],
+      "seconds": [1e-5]}]}]})",
+      "c.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message(),
+            "c.json#/gpus/0/moe_tables/0: needs at least two tokens and one time per token count");
+}
+
 TEST(KernelCurvesTest, CollectiveTablesRoundTripThroughJson) {
   KernelCurveSet set;
   GpuKernelCurves g;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <thread>
@@ -434,6 +435,47 @@ TEST(OperatorCostModelTest, ExpertParallelismReadsWholeExpertsAndTheBusiestGpuSe
   // pairs instead of every pair at a quarter: ratio 4 x share / 8.
   EXPECT_NEAR(part(pairs, 4, "moe") / part(pairs, 1, "moe"), 4 * ExpectedBusiestShare(q, 4) / 8,
               1e-9);
+}
+
+// A model whose expert shape the GPU's table measured at its tensor-parallel
+// degree takes the table's times (interpolated by tokens) instead of the
+// curve; under expert parallelism, or at a degree the table lacks, the curve.
+TEST(OperatorCostModelTest, ExpertsOfAMeasuredShapeTakeTheTablesTimes) {
+  const auto qwen = Catalog("qwen3-235b-a22b");  // 94 MoE layers, 4,096 x 1,536, top-8 of 128
+  GpuKernelCurves curves = HandCurves();
+  MoeShapeTable t;
+  t.dtype = "bf16";
+  t.hidden = 4096;
+  t.inter = 1536;
+  t.top_k = 8;
+  t.experts = 128;
+  t.tensor_parallel = 4;
+  t.alpha = EngineProfile{}.moe_routing_alpha;
+  t.tokens = {1, 1024, 4096};
+  t.seconds = {5e-5, 6e-4, 1.5e-3};
+  curves.moe_tables.push_back(t);
+  auto moe = [&](int tp, int ep, Tokens tokens) {
+    OperatorModelOptions options;
+    options.tensor_parallel = tp;
+    options.expert_parallel = ep;
+    const auto m = Make("qwen3-235b-a22b", curves, EngineProfile{}, options);
+    double s = 0;
+    for (const auto& [name, v] : m->DenseParts(tokens)) {
+      if (name == "moe") s = v;
+    }
+    return s;
+  };
+  // 2,048 tokens: halfway in log between 1,024 and 4,096, so
+  // sqrt(6e-4 x 1.5e-3) = 9.487e-4 s a layer, x 94 layers.
+  EXPECT_NEAR(moe(4, 1, 2048), 94 * std::sqrt(6e-4 * 1.5e-3), 1e-12);
+  // 8,192 tokens: the last segment's 9e-4 s per 3,072 tokens, 4,096 more.
+  EXPECT_NEAR(moe(4, 1, 8192), 94 * (1.5e-3 + 4096 * 9e-4 / 3072), 1e-12);
+  // The hand curve prices weight bytes touched at 1 TB/s: at 4,096 tokens
+  // every expert is touched, 128 quarters of 3 x 4,096 x 1,536 x 2 bytes a
+  // layer = 0.805 ms, not the table's 1.5 ms.
+  const double curve_s = 94 * 128 * 3.0 * 4096 * 1536 * 2 / 4 / 1e12;
+  EXPECT_NEAR(moe(8, 1, 4096), curve_s / 2, curve_s * 1e-3);  // no table at TP 8
+  EXPECT_NEAR(moe(4, 4, 4096), curve_s, curve_s * 1e-3);      // experts whole, 32 per GPU
 }
 
 // vLLM v0.11 with --enable-expert-parallel and one data-parallel rank: every

@@ -65,6 +65,11 @@ struct TimedMoe {
   LinearCurve curve;
   bool fp8_rate = false;
   FormatUse use;
+  // The table whose measured expert shapes may time the experts as they are
+  // (GpuKernelCurves::MoeTableFor): the GPU's own table of the kernel that
+  // runs them at their stored width; empty when the curve is borrowed,
+  // scaled or read at another width.
+  std::string shape_table;
 };
 Result<TimedMoe> MoeForFormat(const GpuKernelCurves& base, const FormatRun& run,
                               const ElementFormat& format, double fp4_over_fp8);

@@ -153,6 +153,26 @@ struct AllReduceCurve {
 };
 using CollectiveCurve = AllReduceCurve;
 
+// One expert shape's measured fused-MoE times, tensor parallel without
+// expert parallelism, against the tokens of the call (every token routed to
+// top_k experts with the power-law popularity `alpha`): a model whose
+// experts have this shape is timed from it rather than from the pooled
+// curve (docs/engine.md, "Fused MoE"). Log-log interpolation between
+// points; below the first, its time; beyond the last, linear in tokens.
+struct MoeShapeTable {
+  std::string dtype;  // kvbill's name, as GpuKernelCurves::moe keys it
+  std::string kernel;
+  std::int64_t hidden = 0;
+  std::int64_t inter = 0;  // one expert's intermediate width (whole)
+  int top_k = 0;
+  int experts = 0;
+  int tensor_parallel = 1;
+  double alpha = 0;
+  std::vector<double> tokens;   // increasing
+  std::vector<double> seconds;  // one per token count
+  double Seconds(double t) const;
+};
+
 struct GpuKernelCurves {
   std::string gpu;     // catalog id, e.g. "h100-sxm"
   std::string device;  // as the measurements name it
@@ -165,6 +185,7 @@ struct GpuKernelCurves {
   LinearCurve mla_decode;  // DeepSeek-shaped MLA (empty coef: not measured)
   LinearCurve mla_prefill;
   std::map<std::string, LinearCurve> moe;   // by expert weight dtype: "bf16", "fp8", "mxfp4", ...
+  std::vector<MoeShapeTable> moe_tables;    // the shapes the MoE table measures, by dtype
   std::vector<AllReduceCurve> all_reduce;   // vLLM's all-reduce, by GPU count
   std::vector<CollectiveCurve> all_to_all;  // NCCL all-to-all, by GPU count
   std::vector<CollectiveCurve> all_gather;  // NCCL all-gather, by GPU count
@@ -172,6 +193,11 @@ struct GpuKernelCurves {
   const AllReduceCurve* AllReduceFor(int gpus) const;
   const CollectiveCurve* AllToAllFor(int gpus) const;
   const CollectiveCurve* AllGatherFor(int gpus) const;
+  // The measured table of this expert shape, or null. `params_per_expert`
+  // is one expert's parameters (3 x hidden x inter, plus any biases).
+  const MoeShapeTable* MoeTableFor(const std::string& dtype, std::int64_t hidden,
+                                   std::int64_t params_per_expert, std::int64_t top_k,
+                                   std::int64_t experts, int tensor_parallel, double alpha) const;
   // The prefill curve for `kv_dtype` whose head dim is nearest (in log) to head_dim.
   const LinearCurve* PrefillFor(const std::string& kv_dtype, std::int64_t head_dim) const;
 };

@@ -44,6 +44,7 @@
 #include <cstddef>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -167,6 +168,9 @@ class OperatorCostModel final : public CostModel {
   // Fused MoE.
   int moe_layers_ = 0;
   LinearCurve moe_curve_;
+  // The measured times of the model's own expert shape, when the GPU's
+  // table has it at this tensor-parallel degree: used instead of the curve.
+  std::optional<MoeShapeTable> moe_table_;
   bool moe_fp8_rate_ = false;
   double expert_bytes_ = 0, expert_flops_per_pair_ = 0;
   std::vector<double> moe_log_miss_;  // per expert of the busiest GPU: log(1 - q_i)
