@@ -428,7 +428,11 @@ std::string ValidationMarkdown(const FitOutcome& outcome, const std::vector<Skip
   out +=
       "\n## Kernel curves\n\nEach operator's curve against the measured kernel table it was "
       "fitted to (shared/data/kernels; `kvbill calibrate kernels`):\n\n" +
-      kernel_table;
+      kernel_table +
+      "\nThe fused-MoE curves stand in for shapes the table lacks: a model whose own expert "
+      "shape the table measured at its tensor-parallel degree is timed by those rows, "
+      "interpolated by tokens, and under expert parallelism by the curve scaled to the rows of "
+      "its whole experts (docs/engine.md#fused-moe).\n";
   out +=
       "\n## Relative effects\n\nPairs of this engine's published records that differ in one "
       "factor of "

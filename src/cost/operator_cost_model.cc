@@ -254,6 +254,20 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
         use.timing += "; this model's expert shape measured at tensor parallel " +
                       std::to_string(options.tensor_parallel) + " (interpolated by tokens)";
       }
+    } else if (ep > 1 && !moe->shape_table.empty()) {
+      // Expert parallelism keeps the experts whole, as the table's rows at
+      // tensor parallel 1 run them, each expert taking the same rows as
+      // there: the curve is corrected by its own error on that row.
+      const MoeShapeTable* whole = base->MoeTableFor(
+          moe->shape_table, model.hidden_size, model.moe.params_per_expert,
+          model.moe.experts_per_token, model.moe.experts, 1, profile.moe_routing_alpha);
+      if (whole != nullptr) {
+        m->moe_whole_table_ = *whole;
+        use.timing +=
+            "; the curve scaled by the table's time over its own for this model's whole "
+            "experts at the same tokens (assumed: the whole-expert kernel's efficiency carries "
+            "over to a GPU's share of them)";
+      }
     }
     describe(expert_run, use);
     m->moe_layers_ = static_cast<int>(moe_layers);
@@ -460,6 +474,15 @@ std::vector<std::pair<std::string, Seconds>> OperatorCostModel::DenseParts(Token
     load.expert_flops_per_pair = expert_flops_per_pair_;
     load.hidden = hidden_;
     parts[1].second = moe_layers_ * moe_curve_.Seconds(MoeFeatures(spec_, load, moe_fp8_rate_));
+    if (moe_whole_table_) {
+      const MoeShapeTable& w = *moe_whole_table_;
+      MoeLoad whole = ExpectedMoeLoad(t, w.experts, w.top_k, w.alpha, w.experts);
+      whole.expert_bytes = expert_bytes_;
+      whole.expert_flops_per_pair = expert_flops_per_pair_;
+      whole.hidden = hidden_;
+      const double curve = moe_curve_.Seconds(MoeFeatures(spec_, whole, moe_fp8_rate_));
+      if (curve > 0) parts[1].second *= moe_whole_table_->Seconds(t) / curve;
+    }
   }
   if (all_reduce_ != nullptr && all_reduces_ > 0) {
     parts[2].second = all_reduces_ * all_reduce_->Seconds(t * hidden_ * 2);

@@ -478,6 +478,36 @@ TEST(OperatorCostModelTest, ExpertsOfAMeasuredShapeTakeTheTablesTimes) {
   EXPECT_NEAR(moe(4, 4, 4096), curve_s, curve_s * 1e-3);      // experts whole, 32 per GPU
 }
 
+// Expert parallelism keeps experts whole, as the table's rows at tensor
+// parallel 1 run them: the curve is scaled by the table's time over the
+// curve's own for all the model's whole experts at the same tokens. The
+// hand curve prices weight bytes touched alone, so at 4,096 tokens (every
+// expert touched) a GPU's 32 whole experts cost a quarter of the 128 the
+// table row holds: the layer takes a quarter of the row's 8 ms.
+TEST(OperatorCostModelTest, ExpertParallelismScalesTheCurveByTheWholeExpertsTable) {
+  GpuKernelCurves curves = HandCurves();
+  MoeShapeTable t;
+  t.dtype = "bf16";
+  t.hidden = 4096;
+  t.inter = 1536;
+  t.top_k = 8;
+  t.experts = 128;
+  t.tensor_parallel = 1;
+  t.alpha = EngineProfile{}.moe_routing_alpha;
+  t.tokens = {1, 4096};
+  t.seconds = {1e-4, 8e-3};
+  curves.moe_tables.push_back(t);
+  OperatorModelOptions options;
+  options.tensor_parallel = 4;
+  options.expert_parallel = 4;
+  const auto m = Make("qwen3-235b-a22b", curves, EngineProfile{}, options);
+  double moe = 0;
+  for (const auto& [name, v] : m->DenseParts(4096)) {
+    if (name == "moe") moe = v;
+  }
+  EXPECT_NEAR(moe, 94 * 8e-3 / 4, 94 * 8e-3 / 4 * 1e-6);
+}
+
 // vLLM v0.11 with --enable-expert-parallel and one data-parallel rank: every
 // GPU routes every token and masks other GPUs' experts (expert_map -> -1),
 // so its kernel passes over all T x top-k rows, its own at the whole

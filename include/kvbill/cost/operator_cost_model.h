@@ -171,6 +171,9 @@ class OperatorCostModel final : public CostModel {
   // The measured times of the model's own expert shape, when the GPU's
   // table has it at this tensor-parallel degree: used instead of the curve.
   std::optional<MoeShapeTable> moe_table_;
+  // Expert parallelism: the table of the model's whole experts (tensor
+  // parallel 1), whose ratio to the curve corrects the curve.
+  std::optional<MoeShapeTable> moe_whole_table_;
   bool moe_fp8_rate_ = false;
   double expert_bytes_ = 0, expert_flops_per_pair_ = 0;
   std::vector<double> moe_log_miss_;  // per expert of the busiest GPU: log(1 - q_i)
