@@ -144,6 +144,15 @@ Result<TimedMoe> MoeForFormat(const GpuKernelCurves& base, const FormatRun& run,
       run.cell.computed != "fp32") {
     out.shape_table = used;
   }
+  // The format matrix names the dense layers' kernel; routed experts run
+  // the fused-MoE kernel of their table where the matrix's kernel is a
+  // plain GEMM (vLLM's and SGLang's Triton fused MoE for 16-bit and
+  // block-scaled FP8 experts, docs/engine.md#formats).
+  if (run.cell.computed == "bf16" || run.cell.computed == "fp32") {
+    out.use.kernel = "Triton fused MoE";
+  } else if (run.cell.computed == "fp8" && used == "fp8_block") {
+    out.use.kernel = "Triton fused MoE, block-scaled FP8";
+  }
   out.use.timing = timing;
   return out;
 }

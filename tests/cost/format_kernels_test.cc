@@ -112,11 +112,13 @@ TEST(FormatKernelsTest, ExpertsUseTheTableOfTheirKernelOrTheGpusBf16Table) {
   EXPECT_EQ(fp8->use.timing,
             "assumed: the fused MoE bf16 table of a100-80gb (no int4 table of this GPU; "
             "dequantisation taken as hidden), at fp8-e4m3's stored width");
+  EXPECT_EQ(fp8->shape_table, "");  // another width: no shape's rows apply
   // MXFP4 experts: OpenAI Triton on Hopper (its own table).
   auto h100_mxfp4 = MoeForFormat(*h100, WeightsOn("h100-sxm", "mxfp4"), Fmt("mxfp4"), 1.0);
   ASSERT_TRUE(h100_mxfp4.ok());
   EXPECT_EQ(h100_mxfp4->curve.coef, h100->moe.at("mxfp4").coef);
   EXPECT_EQ(h100_mxfp4->use.timing, "measured: fused MoE mxfp4 table");
+  EXPECT_EQ(h100_mxfp4->shape_table, "mxfp4");
   // INT4 experts on Hopper: the Marlin table.
   auto h100_int4 = MoeForFormat(*h100, WeightsOn("h100-sxm", "int4-g32"), Fmt("int4-g32"), 1.0);
   ASSERT_TRUE(h100_int4.ok());
@@ -127,10 +129,18 @@ TEST(FormatKernelsTest, ExpertsUseTheTableOfTheirKernelOrTheGpusBf16Table) {
   ASSERT_TRUE(h100_fp8.ok());
   EXPECT_TRUE(h100_fp8->fp8_rate);
   EXPECT_EQ(h100_fp8->use.timing, "measured: fused MoE fp8_block table");
+  EXPECT_EQ(h100_fp8->shape_table, "fp8_block");
+  EXPECT_EQ(h100_fp8->use.kernel, "Triton fused MoE, block-scaled FP8");
+  // 16-bit experts run the Triton fused MoE, not the dense layers' GEMM.
+  auto h100_bf16 = MoeForFormat(*h100, WeightsOn("h100-sxm", "bf16"), Fmt("bf16"), 1.0);
+  ASSERT_TRUE(h100_bf16.ok());
+  EXPECT_EQ(h100_bf16->use.kernel, "Triton fused MoE");
+  EXPECT_EQ(h100_bf16->shape_table, "bf16");
   // B200 has no tables: H100's, said so.
   auto b200 = MoeForFormat(*h100, WeightsOn("b200", "mxfp4"), Fmt("mxfp4"), 1.0);
   ASSERT_TRUE(b200.ok());
   EXPECT_EQ(b200->use.timing, "measured on h100-sxm: fused MoE mxfp4 table");
+  EXPECT_EQ(b200->shape_table, "");  // another GPU's table: its curve only
 }
 
 TEST(FormatKernelsTest, CollectivesOfAGpuWithTablesAreItsTables) {
