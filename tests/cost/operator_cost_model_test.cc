@@ -440,8 +440,10 @@ TEST(OperatorCostModelTest, ExpertParallelismReadsWholeExpertsAndTheBusiestGpuSe
 // A model whose expert shape the GPU's table measured at its tensor-parallel
 // degree takes the table's times (interpolated by tokens) instead of the
 // curve; under expert parallelism, or at a degree the table lacks, the curve.
-TEST(OperatorCostModelTest, ExpertsOfAMeasuredShapeTakeTheTablesTimes) {
-  const auto qwen = Catalog("qwen3-235b-a22b");  // 94 MoE layers, 4,096 x 1,536, top-8 of 128
+// The hand curves with a table of Qwen3-235B's expert shape (94 MoE layers,
+// 4,096 x 1,536, top-8 of 128) at tensor parallel `tp`.
+GpuKernelCurves HandCurvesWithQwenExperts(int tp, std::vector<double> tokens,
+                                          std::vector<double> seconds) {
   GpuKernelCurves curves = HandCurves();
   MoeShapeTable t;
   t.dtype = "bf16";
@@ -449,11 +451,17 @@ TEST(OperatorCostModelTest, ExpertsOfAMeasuredShapeTakeTheTablesTimes) {
   t.inter = 1536;
   t.top_k = 8;
   t.experts = 128;
-  t.tensor_parallel = 4;
+  t.tensor_parallel = tp;
   t.alpha = EngineProfile{}.moe_routing_alpha;
-  t.tokens = {1, 1024, 4096};
-  t.seconds = {5e-5, 6e-4, 1.5e-3};
+  t.tokens = std::move(tokens);
+  t.seconds = std::move(seconds);
   curves.moe_tables.push_back(t);
+  return curves;
+}
+
+TEST(OperatorCostModelTest, ExpertsOfAMeasuredShapeTakeTheTablesTimes) {
+  const GpuKernelCurves curves =
+      HandCurvesWithQwenExperts(4, {1, 1024, 4096}, {5e-5, 6e-4, 1.5e-3});
   auto moe = [&](int tp, int ep, Tokens tokens) {
     OperatorModelOptions options;
     options.tensor_parallel = tp;
@@ -485,18 +493,7 @@ TEST(OperatorCostModelTest, ExpertsOfAMeasuredShapeTakeTheTablesTimes) {
 // expert touched) a GPU's 32 whole experts cost a quarter of the 128 the
 // table row holds: the layer takes a quarter of the row's 8 ms.
 TEST(OperatorCostModelTest, ExpertParallelismScalesTheCurveByTheWholeExpertsTable) {
-  GpuKernelCurves curves = HandCurves();
-  MoeShapeTable t;
-  t.dtype = "bf16";
-  t.hidden = 4096;
-  t.inter = 1536;
-  t.top_k = 8;
-  t.experts = 128;
-  t.tensor_parallel = 1;
-  t.alpha = EngineProfile{}.moe_routing_alpha;
-  t.tokens = {1, 4096};
-  t.seconds = {1e-4, 8e-3};
-  curves.moe_tables.push_back(t);
+  const GpuKernelCurves curves = HandCurvesWithQwenExperts(1, {1, 4096}, {1e-4, 8e-3});
   OperatorModelOptions options;
   options.tensor_parallel = 4;
   options.expert_parallel = 4;
