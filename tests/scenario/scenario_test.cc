@@ -82,6 +82,20 @@ TEST(ScenarioTest, BundledDefaultParsesFromFileAndEmbeddedCopy) {
   EXPECT_EQ(embedded->trace.tasks, 20);
 }
 
+// Every bundled file is compiled in byte for byte, the kernel curves too
+// (320 KiB: cut into literals of at most 60,000 characters at line ends by
+// cmake/embed_files.cmake and joined again).
+TEST(ScenarioTest, EmbeddedFilesEqualTheFilesOnDisk) {
+  int long_files = 0;
+  for (const EmbeddedFileEntry& e : EmbeddedFileTable()) {
+    auto disk = ReadFile(SourcePath("scenarios/" + std::string(e.path)));
+    ASSERT_TRUE(disk.ok()) << disk.error().message();
+    EXPECT_EQ(*disk, e.contents) << e.path;
+    if (e.contents.size() > 65536) ++long_files;
+  }
+  EXPECT_GE(long_files, 1);  // kernels/curves.json
+}
+
 TEST(ScenarioTest, ExamplesParse) {
   auto fp8 = LoadScenario(SourcePath("scenarios/examples/fp8-kv.json"));
   ASSERT_TRUE(fp8.ok()) << fp8.error().message();
