@@ -508,10 +508,14 @@ Result<KernelCurveSet> ParseKernelCurves(const std::string& json_text, const std
           t.kernel = ar[i].at("kernel").get<std::string>();
         std::array<double, 6> shape{};
         const char* keys[] = {"hidden", "inter", "top_k", "experts", "tensor_parallel", "alpha"};
+        // Shapes as models have them (widths up to 2^24, experts and top-k
+        // up to 2^16, degrees up to 1,024), routing exponents up to 10.
+        const double highest[] = {16777216, 16777216, 65536, 65536, 1024, 10};
         for (std::size_t k = 0; k < shape.size(); ++k) {
           auto v = r.Number(ar[i], q, keys[k]);
           if (!v) return v.error();
-          if (!(*v >= (k == 5 ? 0 : 1))) return r.Fail(q + "/" + keys[k], "out of range");
+          if (!(*v >= (k == 5 ? 0 : 1) && *v <= highest[k]))
+            return r.Fail(q + "/" + keys[k], "out of range");
           shape[k] = *v;
         }
         t.hidden = static_cast<std::int64_t>(shape[0]);

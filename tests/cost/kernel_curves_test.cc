@@ -209,6 +209,14 @@ TEST(KernelCurvesTest, MoeTableForMatchesTheExpertShapeBiasesIncluded) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message(),
             "c.json#/gpus/0/moe_tables/0: needs at least two tokens and one time per token count");
+  auto huge = ParseKernelCurves(
+      R"({"gpus": [{"gpu": "g", "spec": {"hbm_bytes_per_s": 1, "bf16_flops_per_s": 1,
+      "fp8_flops_per_s": 1}, "moe_tables": [{"dtype": "bf16", "hidden": 1e300, "inter": 8,
+      "top_k": 2, "experts": 8, "tensor_parallel": 1, "alpha": 1.2, "tokens": [1, 4],
+      "seconds": [1e-5, 2e-5]}]}]})",
+      "c.json");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.error().message(), "c.json#/gpus/0/moe_tables/0/hidden: out of range");
 }
 
 TEST(KernelCurvesTest, CollectiveTablesRoundTripThroughJson) {
