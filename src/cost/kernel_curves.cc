@@ -228,7 +228,18 @@ json LinearJson(const LinearCurve& c) {
 std::string CollapseNumberArrays(const std::string& text) {
   std::string out;
   out.reserve(text.size());
+  bool in_string = false;  // inside a JSON string: copied as it is
   for (std::size_t i = 0; i < text.size(); ++i) {
+    if (in_string) {
+      out += text[i];
+      if (text[i] == '\\' && i + 1 < text.size()) {
+        out += text[++i];
+      } else if (text[i] == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (text[i] == '"') in_string = true;
     if (text[i] == '[') {
       const std::size_t end = text.find_first_of("[]{}\"", i + 1);
       if (end != std::string::npos && text[end] == ']') {

@@ -191,11 +191,15 @@ TEST(KernelCurvesTest, MoeTableForMatchesTheExpertShapeBiasesIncluded) {
   EXPECT_EQ(g.MoeTableFor("mxfp4", 2880, with_biases, 4, 128, 1, 1.2), nullptr);
 
   KernelCurveSet set;
+  set.source = "tables [a b] \"quoted [c d]\"";  // strings keep their spaces
   g.gpu = "h100-sxm";
   g.spec = KernelSpec{1, 1, 1};
   set.gpus.push_back(g);
-  auto back = ParseKernelCurves(KernelCurvesToJson(set), "c.json");
+  const std::string text = KernelCurvesToJson(set);
+  EXPECT_NE(text.find("\"tokens\": [1.0,2.0]"), std::string::npos);  // numbers on one line
+  auto back = ParseKernelCurves(text, "c.json");
   ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(back->source, set.source);
   ASSERT_EQ(back->gpus[0].moe_tables.size(), 1u);
   const MoeShapeTable* read = back->gpus[0].MoeTableFor("mxfp4", 2880, with_biases, 4, 32, 1, 1.2);
   ASSERT_NE(read, nullptr);
