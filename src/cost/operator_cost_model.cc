@@ -239,35 +239,30 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
     if (!moe) return moe.error().Within(gpu.id);
     m->moe_curve_ = moe->curve;
     m->moe_fp8_rate_ = moe->fp8_rate && m->spec_.fp8_flops_per_s > m->spec_.bf16_flops_per_s;
-    // The kernel tables measure some models' own expert shapes: such a
-    // model's experts, split over the tensor-parallel GPUs, take the
-    // measured times of its shape (the pooled curve misses single shapes by
-    // up to 40%, docs/engine.md#fused-moe).
+    // The kernel tables measure some models' own expert shapes (the pooled
+    // curve misses single shapes by up to 1.5x, docs/engine.md#fused-moe).
+    // Split over the tensor-parallel GPUs, such a model's experts take the
+    // measured times of its shape at that degree. Expert parallelism keeps
+    // them whole, as the rows at tensor parallel 1 run them, each expert
+    // taking as many rows as there: the curve is corrected by its own error
+    // on those rows.
     FormatUse use = moe->use;
-    if (ep == 1 && !moe->shape_table.empty()) {
-      const MoeShapeTable* table =
-          base->MoeTableFor(moe->shape_table, model.hidden_size, model.moe.params_per_expert,
-                            model.moe.experts_per_token, model.moe.experts, options.tensor_parallel,
-                            profile.moe_routing_alpha);
-      if (table != nullptr) {
-        m->moe_table_ = *table;
-        use.timing += "; this model's expert shape measured at tensor parallel " +
-                      std::to_string(options.tensor_parallel) + " (interpolated by tokens)";
-      }
-    } else if (ep > 1 && !moe->shape_table.empty()) {
-      // Expert parallelism keeps the experts whole, as the table's rows at
-      // tensor parallel 1 run them, each expert taking the same rows as
-      // there: the curve is corrected by its own error on that row.
-      const MoeShapeTable* whole = base->MoeTableFor(
-          moe->shape_table, model.hidden_size, model.moe.params_per_expert,
-          model.moe.experts_per_token, model.moe.experts, 1, profile.moe_routing_alpha);
-      if (whole != nullptr) {
-        m->moe_whole_table_ = *whole;
-        use.timing +=
-            "; the curve scaled by the table's time over its own for this model's whole "
-            "experts at the same tokens (assumed: the whole-expert kernel's efficiency carries "
-            "over to a GPU's share of them)";
-      }
+    const MoeShapeTable* table =
+        moe->shape_table.empty()
+            ? nullptr
+            : base->MoeTableFor(moe->shape_table, model.hidden_size, model.moe.params_per_expert,
+                                model.moe.experts_per_token, model.moe.experts,
+                                ep == 1 ? options.tensor_parallel : 1, profile.moe_routing_alpha);
+    if (table != nullptr && ep == 1) {
+      m->moe_table_ = *table;
+      use.timing += "; this model's expert shape measured at tensor parallel " +
+                    std::to_string(options.tensor_parallel) + " (interpolated by tokens)";
+    } else if (table != nullptr) {
+      m->moe_whole_table_ = *table;
+      use.timing +=
+          "; the curve scaled by the table's time over its own for this model's whole "
+          "experts at the same tokens (assumed: the whole-expert kernel's efficiency carries "
+          "over to a GPU's share of them)";
     }
     describe(expert_run, use);
     m->moe_layers_ = static_cast<int>(moe_layers);
