@@ -163,7 +163,7 @@ TEST(CompareValueCliTest, WarningsOfTheBaselineAndTheVariantsAreShown) {
   std::ifstream in(base);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   text.insert(text.size() - 1, R"(, "engine": {"max_model_len": 10000})");
-  const std::string scenario = ::testing::TempDir() + "/over_limit.json";
+  const std::string scenario = ::testing::TempDir() + "/compare_over_limit.json";
   std::ofstream(scenario) << text;
   const auto r = RunKvbill("compare --format json --jobs 2 --scenario " + scenario);
   ASSERT_EQ(r.exit_status, 0) << r.err;

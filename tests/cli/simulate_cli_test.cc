@@ -298,7 +298,7 @@ TEST(SimulateCliTest, ATraceOutOfArrivalOrderIsSimulatedAsSorted) {
 // past it, so requests are refused, counted, and warned about, and the
 // table says so. The bundled default runs it with YaRN (131,072): none.
 TEST(SimulateCliTest, RequestsOverTheModelsLimitAreRefusedAndWarned) {
-  const std::string path = ::testing::TempDir() + "/over_limit.json";
+  const std::string path = ::testing::TempDir() + "/simulate_over_limit.json";
   std::ofstream(path) << R"({"model": "qwen3-8b", "trace": {"generator": "coding-agent",
                            "tasks": 4}, "slo": {"ttft_s.p90": 1000, "tpot_s.p90": 0.000001}})";
   const auto r = RunKvbill("simulate --format json --scenario " + path);
