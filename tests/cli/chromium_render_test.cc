@@ -27,6 +27,7 @@ fs::path FreshDir(const std::string& name) {
                        ("kvbill_chromium_" + std::to_string(::getpid()) + "_" + name);
   fs::remove_all(dir);
   fs::create_directories(dir);
+  testing::RemoveAtExitIfPassed(dir);
   return dir;
 }
 

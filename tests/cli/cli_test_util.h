@@ -2,17 +2,45 @@
 #ifndef KVBILL_TESTS_CLI_CLI_TEST_UTIL_H_
 #define KVBILL_TESTS_CLI_CLI_TEST_UTIL_H_
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <system_error>
+#include <vector>
 
 namespace kvbill::testing {
+
+// The directories RemoveAtExitIfPassed was given in this process.
+inline std::vector<std::filesystem::path>& DirectoriesToRemove() {
+  static std::vector<std::filesystem::path> dirs;
+  return dirs;
+}
+
+// Removes `dir` when the test process exits if its tests passed; a
+// failure keeps the files to look at.
+inline void RemoveAtExitIfPassed(const std::filesystem::path& dir) {
+  // The list first: statics are destroyed after the exit handlers
+  // registered after them have run.
+  std::vector<std::filesystem::path>& dirs = DirectoriesToRemove();
+  static const bool registered = [] {
+    std::atexit([] {
+      if (!::testing::UnitTest::GetInstance()->Passed()) return;
+      std::error_code ec;
+      for (const auto& d : DirectoriesToRemove()) std::filesystem::remove_all(d, ec);
+    });
+    return true;
+  }();
+  (void)registered;
+  dirs.push_back(dir);
+}
 
 struct RunResult {
   int exit_status = -1;

@@ -26,6 +26,7 @@ fs::path FreshDir(const std::string& name) {
   const fs::path dir =
       fs::path(::testing::TempDir()) / ("kvbill_report_" + std::to_string(::getpid()) + "_" + name);
   fs::remove_all(dir);
+  testing::RemoveAtExitIfPassed(dir);
   return dir;
 }
 
