@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <numeric>
 
@@ -220,6 +221,18 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
   const double vocab = static_cast<double>(model.vocab_size);
   m->head_ = Gemm{std::max(1.0, vocab / tp), hidden, 1, other_curve};
   m->small_kernels_s_ = SmallKernelCount(model) * base->gemm.at("bf16").t0_s;
+  // Launches outside CUDA graphs: a kernel whose table was timed eagerly
+  // adds what those rows measured beyond its graph-timed fixed time.
+  for (const Gemm& g : m->gemms_) m->eager_gemm_s_ += g.count * g.curve.eager_extra_s;
+  m->eager_gemm_s_ += m->head_.curve.eager_extra_s;
+  if (m->eager_gemm_s_ > 0) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "GEMMs outside CUDA graphs: %.1f ms of launches an iteration beyond their "
+                  "graph-timed fixed time (their table's rows were timed eagerly)",
+                  1e3 * m->eager_gemm_s_);
+    m->notes_.push_back(buf);
+  }
 
   // Routed experts: one fused-MoE call per MoE layer. With expert
   // parallelism a GPU holds whole experts, 1/ep of them; the busiest GPU
@@ -577,7 +590,7 @@ Seconds OperatorCostModel::Combine(long double gpu, std::int64_t seqs, Tokens to
   // batches by their sequences (a verification graph holds its draft tokens).
   const bool graphed = graph_prompt_chunks_ ? tokens <= profile_.cuda_graph_max_tokens
                                             : !chunks && seqs <= profile_.cuda_graph_max_tokens;
-  const long double eager = graphed ? 0.0 : p.eager_launch_per_layer_s * layers_;
+  const long double eager = graphed ? 0.0 : EagerLaunchSeconds();
   const long double output = p.output_per_sequence_s * static_cast<double>(seqs);
   if (cpu_waits_for_sampling_) {
     // The next iteration's CPU work starts when this one's tokens are
@@ -670,8 +683,7 @@ void OperatorCostModel::DecodeLinesFor(std::span<const Tokens> contexts, Tokens 
   // synchronous CPU it bounds a + GPU time, not the GPU time alone.
   const ProfileParameters& p = profile_.params;
   const long double cpu = p.cpu_iteration_s + p.cpu_per_sequence_s * static_cast<double>(batch);
-  const long double eager =
-      b > profile_.cuda_graph_max_tokens ? p.eager_launch_per_layer_s * layers_ : 0.0;
+  const long double eager = b > profile_.cuda_graph_max_tokens ? EagerLaunchSeconds() : 0.0;
   const long double output = p.output_per_sequence_s * static_cast<double>(batch);
   const bool overlapped = async_ && !cpu_waits_for_sampling_;
   const long double a = overlapped ? 0 : cpu;

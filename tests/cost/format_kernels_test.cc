@@ -39,9 +39,15 @@ GpuKernelCurves HandCurves(const std::string& gpu) {
   g.weight_bytes = 1;
   g.activation_bytes = 1;
   g.t0_s = 7e-6;
+  g.mem_eff = 0.75;
+  g.compute_eff = 0.78;
   c.gemm["fp8"] = g;
   g.kernel = "fp8_block hand";
-  g.t0_s = 75e-6;  // timed eagerly: the graph-timed per-tensor t0 replaces it
+  // Timed eagerly: the fit pins the memory efficiency at its bound and the
+  // launches show as a large fixed time.
+  g.t0_s = 75e-6;
+  g.mem_eff = 1.0;
+  g.compute_eff = 0.82;
   c.gemm["fp8_block"] = g;
   c.moe["bf16"] = LinearCurve{"bf16 moe", {1, 1, 1, 1, 1}, {}};
   return c;
@@ -77,12 +83,19 @@ TEST(FormatKernelsTest, Fp8CheckpointsUseTheBlockTableAndLoadQuantisedWeightsPer
   const TimedGemm block = GemmForFormat(curves, WeightsOn("h100-sxm", "fp8"), Fmt("fp8"), true, 1.0,
                                         WeightOnlyRates{}, "weights");
   EXPECT_EQ(block.curve.kernel, "fp8_block hand");
-  EXPECT_DOUBLE_EQ(block.curve.t0_s, 7e-6);  // the per-tensor, graph-timed fixed time
+  // The per-tensor rows, timed in a CUDA graph, give the fixed time and
+  // the weight streaming; the block rows their compute rate; outside a
+  // graph a call pays the eager rows' launches beyond that: 75 - 7 = 68 us.
+  EXPECT_DOUBLE_EQ(block.curve.t0_s, 7e-6);
+  EXPECT_DOUBLE_EQ(block.curve.mem_eff, 0.75);
+  EXPECT_DOUBLE_EQ(block.curve.compute_eff, 0.82);
+  EXPECT_NEAR(block.curve.eager_extra_s, 68e-6, 1e-15);
   EXPECT_EQ(block.use.timing, "measured: GEMM fp8_block table");
   const TimedGemm tensor = GemmForFormat(curves, WeightsOn("h100-sxm", "fp8"), Fmt("fp8"), false,
                                          1.0, WeightOnlyRates{}, "weights");
   EXPECT_EQ(tensor.curve.kernel, "fp8 hand");
   EXPECT_EQ(tensor.use.computed, "W8A8 (FP8)");
+  EXPECT_DOUBLE_EQ(tensor.curve.eager_extra_s, 0);  // its rows were timed in a graph
 }
 
 TEST(FormatKernelsTest, Fp4OnBlackwellRunsTheFp8CurveAtTheFp4Peak) {

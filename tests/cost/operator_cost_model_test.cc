@@ -281,6 +281,45 @@ TEST(OperatorCostModelTest, PrefillChunkAddsCausalAttentionFlopsAndTheCachedPref
   EXPECT_NEAR(static_cast<double>(own[0]), 49.8335744e-6 + 117.9648e-6, 1e-12);
 }
 
+TEST(OperatorCostModelTest, EagerlyTimedBlockFp8GemmsAddTheirLaunchesOutsideCudaGraphs) {
+  // Llama-3.1-8B, FP8 weights from a block-scaled checkpoint: 32 layers of
+  // four dense GEMMs (QKV, O, gate-up, down) on the fp8_block curve, whose
+  // eager rows' fixed time is 75 us against the graph-timed per-tensor 7 us.
+  // Outside a CUDA graph each call adds 68 us: 128 x 68 us = 8.704 ms on
+  // top of the profile's 2 ms a layer (64 ms), which bounds the iteration
+  // (its GPU time is about 10 ms at 1 TB/s). The lm_head stays bf16.
+  GpuKernelCurves curves = HandCurves();
+  GemmCurve fp8 = curves.gemm.at("bf16");
+  fp8.fp8_rate = true;
+  fp8.weight_bytes = 1;
+  fp8.activation_bytes = 1;
+  fp8.t0_s = 7e-6;
+  curves.gemm["fp8"] = fp8;
+  fp8.t0_s = 75e-6;
+  curves.gemm["fp8_block"] = fp8;
+  EngineProfile profile;
+  profile.engine = "sglang";  // prompt batches run outside CUDA graphs
+  profile.params.eager_launch_per_layer_s = 2e-3;
+  auto gpu = LookupGpu("h100-sxm");
+  ASSERT_TRUE(gpu.ok());
+  auto price = [&](bool checkpoint, bool prompt) {
+    OperatorModelOptions options;
+    options.fp8_checkpoint = checkpoint;
+    auto m = OperatorCostModel::Make(Catalog("llama-3.1-8b"), Fmt("bf16"), "fp8", *gpu, &curves,
+                                     profile, options);
+    EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message());
+    const std::vector<ScheduledWork> work = {{0, 100, prompt}};
+    std::vector<long double> own(1);
+    return (*m)->IterationSeconds(work, own);
+  };
+  EXPECT_NEAR(price(true, true), 64e-3 + 8.704e-3, 1e-9);
+  EXPECT_NEAR(price(false, true), 64e-3, 1e-9);  // per-tensor rows were graph-timed
+  // A decode step runs in a graph: no launches, and the block curve's
+  // fixed time is the graph-timed one, so both checkpoints price it alike.
+  EXPECT_NEAR(price(true, false), price(false, false), 1e-12);
+  EXPECT_LT(price(true, false), 20e-3);
+}
+
 TEST(OperatorCostModelTest, CpuTimeAddsSynchronouslyAndOverlapsWithAsyncScheduling) {
   EngineProfile profile;
   profile.params.cpu_iteration_s = 0.020;  // longer than the 15.5 ms GPU step

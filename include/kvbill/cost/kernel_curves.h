@@ -62,6 +62,9 @@ struct GemmCurve {
   // efficiencies: fp4 peak / fp8 peak; weight-only kernels that dequantise
   // in their main loop: below 1). format_kernels.h sets it.
   double compute_rate = 1;
+  // Not fitted, not stored: launch time a call takes beyond t0_s outside
+  // CUDA graphs, where a table's rows were timed eagerly (format_kernels.h).
+  double eager_extra_s = 0;
   FitError error;
 
   // Seconds of y = x W^T with x m x k and W n x k.

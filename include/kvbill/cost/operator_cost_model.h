@@ -196,6 +196,11 @@ class OperatorCostModel final : public CostModel {
   // embedding, KV writes, activations, routing): SmallKernelCount x the
   // kernel tables' fixed time per kernel.
   double small_kernels_s_ = 0;
+  double eager_gemm_s_ = 0;  // GEMM launches outside CUDA graphs beyond their t0, s
+  // Launch time of an iteration outside CUDA graphs.
+  long double EagerLaunchSeconds() const {
+    return profile_.params.eager_launch_per_layer_s * layers_ + eager_gemm_s_;
+  }
   // Attention, summed over attention layers of one GPU.
   double attn_layers_ = 0;
   double heads_dims_ = 0;  // sum of (query heads per GPU x head dim)
