@@ -563,9 +563,15 @@ std::string InterTokenLatencyMarkdown(const std::vector<ReplayPlan>& plans,
     const std::string tpot = m.tpot_ms_mean && *m.tpot_ms_mean > 0 && d.metrics.tpot_ms_mean > 0
                                  ? FormatFixed(d.metrics.tpot_ms_mean / *m.tpot_ms_mean, 2)
                                  : std::string("—");
+    std::string p99 = "— | — | —";
+    if (m.itl_ms_p99 && *m.itl_ms_p99 > 0) {
+      p99 = FormatFixed(*m.itl_ms_p99, 1) + " | " + FormatFixed(d.itl_ms_p99, 1) + " | " +
+            FormatFixed(d.itl_ms_p99 / *m.itl_ms_p99, 2);
+    }
     rows += "| " + m.id + (fitted ? "" : " (not fitted)") + " | " + Workload(*chosen[i]) + " | " +
             std::to_string(d.peak_batch) + " | " + FormatFixed(*m.itl_ms_p50, 1) + " | " +
-            FormatFixed(d.itl_ms_p50, 1) + " | " + FormatFixed(ratio, 2) + " | " + tpot + " |\n";
+            FormatFixed(d.itl_ms_p50, 1) + " | " + FormatFixed(ratio, 2) + " | " + tpot + " | " +
+            p99 + " |\n";
   }
   auto median = [](const std::vector<double>& v) {
     return v.empty() ? std::string("—") : FormatFixed(Median(v), 2);
@@ -579,6 +585,10 @@ std::string InterTokenLatencyMarkdown(const std::vector<ReplayPlan>& plans,
       "each request's gaps, stalls behind other requests' prompts included; the median ITL is "
       "mostly the plain decode step, so the two together say whether a fit matched mean TPOT "
       "with the right step time. The fit counts it as one metric more (the summary's ITL rows); "
+      "the 99th percentile is shown, not fitted: it is the longest gaps, decodes stalled behind "
+      "an iteration with a prompt in it, so it times those iterations, but SGLang streams "
+      "several tokens a chunk when its detokenizer lags, and a tail is where one run's "
+      "scheduling accidents show; "
       "records of other clients (guidellm), with speculation (a step emits several tokens), "
       "flagged `itl_reported_zero`, or with fewer than " +
       FormatFixed(kItlMinMeanOutput, 0) +
@@ -586,7 +596,8 @@ std::string InterTokenLatencyMarkdown(const std::vector<ReplayPlan>& plans,
       "prompts are admitted: the median times the admission, not a step) are left out. "
       "\"Largest batch\" is the most sequences in one iteration of kvbill's replay.\n\n"
       "| record | workload | largest batch | ITL median measured, ms | kvbill, ms | ratio | "
-      "mean TPOT ratio |\n|---|---|---:|---:|---:|---:|---:|\n" +
+      "mean TPOT ratio | ITL p99 measured, ms | kvbill, ms | ratio |\n"
+      "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n" +
       rows;
   out += "\nMedian ratio over the records fitted: " + median(all) +
          " (n = " + std::to_string(all.size()) + "); " + median(small) +
