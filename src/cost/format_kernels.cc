@@ -68,7 +68,7 @@ TimedGemm GemmForFormat(const GpuKernelCurves& base, const FormatRun& run,
     if (it != base.gemm.end()) {
       out.curve = it->second;
       if (it->first == "fp8_block") {
-        // Those rows were timed eagerly, one launch each (60-90 us of
+        // Those rows were timed eagerly, one launch each (58-132 us of
         // launches on H100), which hides their weight-streaming regime:
         // the fit pins their memory efficiency at its bound. Engines run
         // them inside CUDA graphs, so the fixed time and the weight
