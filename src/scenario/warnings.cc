@@ -146,7 +146,7 @@ void LinearStateUnmeasured(const SimulationTotals& t, std::vector<RunWarning>* o
            "prices: kvbill times the state's traffic and scan at the attention kernels' rates "
            "times the profile's recurrent_state_factor, fitted to one model's published runs "
            "(Qwen3.5-9B: mean end-to-end latency 0.94-1.00 of measured at 1 to 8 requests a "
-           "second on vLLM, 1.12 at 16; 1.04 at 8 on SGLang); other shapes and SSM kernels "
+           "second on vLLM, 1.12 at 16; 0.98 at 8 on SGLang); other shapes and SSM kernels "
            "are unvalidated, so latency and cost under load may be off either way "
            "(docs/engine.md#recurrent-state-layers)"});
 }
