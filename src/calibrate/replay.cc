@@ -142,11 +142,26 @@ class RecordingCostModel : public CostModel {
     IterationEntry e;
     e.seconds = static_cast<double>(t);
     e.sequences = static_cast<int>(work.size());
+    const std::size_t at = log_->size();
     for (const ScheduledWork& w : work) {
       if (w.prefill) {
         e.prefill_tokens += w.tokens;
+        // A chunk starting where an earlier one stopped continues its
+        // prompt: that one gave no token.
+        // (The oldest such, as the scheduler serves the earliest first.)
+        if (auto it = chunk_ends_.lower_bound(w.context);
+            it != chunk_ends_.end() && it->first == w.context) {
+          --(*log_)[it->second].first_tokens;
+          chunk_ends_.erase(it);
+        }
+        chunk_ends_.emplace(w.context + w.tokens, at);
+        ++e.first_tokens;
       } else {
         ++e.decodes;
+        if (auto it = chunk_ends_.lower_bound(w.context);
+            it != chunk_ends_.end() && it->first == w.context) {
+          chunk_ends_.erase(it);
+        }
       }
     }
     log_->push_back(e);
@@ -165,6 +180,9 @@ class RecordingCostModel : public CostModel {
  private:
   std::shared_ptr<const CostModel> inner_;
   std::vector<IterationEntry>* log_;
+  // Where the chunks priced so far stopped (context after them), each with
+  // its iteration's index in the log, until a decode or chunk goes on.
+  mutable std::multimap<Tokens, std::size_t> chunk_ends_;
 };
 
 }  // namespace
@@ -827,7 +845,7 @@ InterTokenGaps::InterTokenGaps(const std::vector<IterationEntry>& log) {
   for (const IterationEntry& e : log) {
     if (e.decodes == 0) {
       for (auto& s : started) s.first += e.seconds;
-      started.emplace_back(0.0, e.sequences);
+      started.emplace_back(0.0, e.first_tokens);
       idle += e.seconds;
       continue;
     }

@@ -636,6 +636,32 @@ TEST(ReplayTest, DetailCountsTheIterationsOfAReplayByKind) {
   EXPECT_NE(md.find("| prompt chunks only | 3 | "), std::string::npos) << md;
 }
 
+// A prompt in several chunks gives its first token at its last one: the
+// earlier chunks are not gaps between tokens. The three requests above with
+// a budget of 256 tokens: each prompt runs in four prompt-only chunks (256,
+// 256, 256, 232), then 99 decode steps at the same contexts as with one
+// chunk, so every ITL statistic is as with one chunk (a gap counted from the
+// first chunk would add three chunks to each request's first gap and make
+// the 99th percentile, rank 295 of 297, one of those three).
+TEST(ReplayTest, AChunkedPromptsEarlierChunksAreNotGapsBetweenTokens) {
+  Measurement m = ThreeOneAtATime();
+  m.itl_ms_p50 = 7.5;
+  std::string why;
+  auto whole = PlanReplay(m, {}, &why);
+  ASSERT_TRUE(whole.has_value()) << why;
+  ReplayPlan chunked = *whole;
+  chunked.config.max_num_batched_tokens = 256;
+  const EngineProfile profile;
+  ReplayDetail one, four;
+  ASSERT_TRUE(RunReplay(*whole, profile, &one).ok());
+  ASSERT_TRUE(RunReplay(chunked, profile, &four).ok());
+  EXPECT_EQ(four.prefill_only.count, 12);
+  EXPECT_EQ(four.decode_only.count, 3 * 99);
+  EXPECT_DOUBLE_EQ(four.itl_ms_p50, one.itl_ms_p50);
+  EXPECT_DOUBLE_EQ(four.itl_ms_p99, one.itl_ms_p99);
+  EXPECT_DOUBLE_EQ(four.itl_ms_mean, one.itl_ms_mean);
+}
+
 // Each record's plan with the defaults (each must plan).
 std::vector<ReplayPlan> PlansOf(std::initializer_list<const Measurement*> records) {
   std::vector<ReplayPlan> plans;
@@ -657,17 +683,27 @@ std::vector<ReplayPlan> PlansOf(std::initializer_list<const Measurement*> record
 // 0.04, rank 15 (p75) 0.25, rank 20 (p99) 0.35.
 TEST(ReplayTest, InterTokenGapsCountThePromptOnlyIterationsBetweenTokens) {
   const std::vector<IterationEntry> log = {
-      {0.1, 2, 0, 200}, {0.2, 3, 0, 300}, {0.05, 10, 10, 0}, {0.04, 10, 10, 0}};
+      {0.1, 2, 0, 200, 2}, {0.2, 3, 0, 300, 3}, {0.05, 10, 10, 0, 0}, {0.04, 10, 10, 0, 0}};
   const InterTokenGaps gaps(log);
   EXPECT_DOUBLE_EQ(gaps.Percentile(50), 0.04);
   EXPECT_DOUBLE_EQ(gaps.Percentile(75), 0.25);
   EXPECT_DOUBLE_EQ(gaps.Percentile(99), 0.35);
   // Mean: (0.04 x 10 + 0.05 x 3 + 0.25 x 2 + 0.35 x 5) / 20 = 2.8 / 20.
   EXPECT_DOUBLE_EQ(gaps.Mean(), 0.14);
-  // More prompts than decodes (a chunk that did not end its prompt): the
-  // oldest are served first, the rest do not decode yet.
-  const std::vector<IterationEntry> partial = {{0.1, 4, 0, 400}, {0.05, 3, 3, 0}};
+  // More prompts than decodes (one whose sequence does not decode yet): the
+  // oldest are served first.
+  const std::vector<IterationEntry> partial = {{0.1, 4, 0, 400, 4}, {0.05, 3, 3, 0, 0}};
   EXPECT_DOUBLE_EQ(InterTokenGaps(partial).Percentile(100), 0.05);
+  // A long prompt in two prompt-only chunks of 0.5 s, the first not ending
+  // it (first_tokens 0), then a decode iteration of 0.05 s: the prompt's
+  // sequence got its first token at the end of the second chunk, so its gap
+  // is 0.05 s; the one sequence decoding before waited both chunks, 1.05 s.
+  // (Counting the first chunk as a first token would give 0.55 and 0.05.)
+  const std::vector<IterationEntry> chunked = {
+      {0.5, 1, 0, 2048, 0}, {0.5, 1, 0, 2048, 1}, {0.05, 2, 2, 0, 0}};
+  const InterTokenGaps c(chunked);
+  EXPECT_DOUBLE_EQ(c.Percentile(50), 0.05);
+  EXPECT_DOUBLE_EQ(c.Percentile(100), 1.05);
   EXPECT_DOUBLE_EQ(InterTokenGaps({}).Percentile(50), 0);
 }
 

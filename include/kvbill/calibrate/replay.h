@@ -197,15 +197,19 @@ struct IterationEntry {
   int sequences = 0;
   int decodes = 0;
   Tokens prefill_tokens = 0;
+  // Prompt chunks that ended their prompt (the sequence's first token):
+  // a chunk continued by a later chunk from where it stopped did not.
+  int first_tokens = 0;
 };
 
 // The gaps between a request's successive output tokens, as the client sees
 // them, from the iterations of a step-mode replay: a decode's gap is its
 // iteration's time plus the decode-free iterations (prompts only, SGLang's)
-// since the sequence's previous token. The sequences of a decode-free
-// iteration get their first token at its end (their prompts end there, as a
-// whole ShareGPT prompt in one chunk does) and are the first of the next
-// decodes, oldest first. Built once, read for each statistic.
+// since the sequence's previous token. The sequences whose prompts end in a
+// decode-free iteration (IterationEntry::first_tokens; a long prompt's
+// earlier chunks do not count) get their first token at its end and are the
+// first of the next decodes, oldest first. Built once, read for each
+// statistic.
 class InterTokenGaps {
  public:
   explicit InterTokenGaps(const std::vector<IterationEntry>& log);
