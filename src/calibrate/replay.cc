@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <span>
 #include <sstream>
 #include <utility>
@@ -148,20 +149,12 @@ class RecordingCostModel : public CostModel {
         e.prefill_tokens += w.tokens;
         // A chunk starting where an earlier one stopped continues its
         // prompt: that one gave no token.
-        // (The oldest such, as the scheduler serves the earliest first.)
-        if (auto it = chunk_ends_.lower_bound(w.context);
-            it != chunk_ends_.end() && it->first == w.context) {
-          --(*log_)[it->second].first_tokens;
-          chunk_ends_.erase(it);
-        }
+        if (const auto earlier = TakeChunkEnd(w.context)) --(*log_)[*earlier].first_tokens;
         chunk_ends_.emplace(w.context + w.tokens, at);
         ++e.first_tokens;
       } else {
         ++e.decodes;
-        if (auto it = chunk_ends_.lower_bound(w.context);
-            it != chunk_ends_.end() && it->first == w.context) {
-          chunk_ends_.erase(it);
-        }
+        TakeChunkEnd(w.context);  // its prompt ended there: nothing continues it
       }
     }
     log_->push_back(e);
@@ -178,6 +171,16 @@ class RecordingCostModel : public CostModel {
   CostModelInfo Describe() const override { return inner_->Describe(); }
 
  private:
+  // Removes the oldest chunk that stopped at `context` (the scheduler serves
+  // the earliest first) and returns its iteration's index in the log.
+  std::optional<std::size_t> TakeChunkEnd(Tokens context) const {
+    const auto it = chunk_ends_.lower_bound(context);
+    if (it == chunk_ends_.end() || it->first != context) return std::nullopt;
+    const std::size_t at = it->second;
+    chunk_ends_.erase(it);
+    return at;
+  }
+
   std::shared_ptr<const CostModel> inner_;
   std::vector<IterationEntry>* log_;
   // Where the chunks priced so far stopped (context after them), each with

@@ -231,7 +231,7 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
                   "GEMMs outside CUDA graphs: %.1f ms of launches an iteration beyond their "
                   "graph-timed fixed time (their table's rows were timed eagerly)",
                   1e3 * m->eager_gemm_s_);
-    m->notes_.push_back(buf);
+    Note(&m->notes_, buf);
   }
 
   // Routed experts: one fused-MoE call per MoE layer. With expert
