@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <tuple>
 
 #include "kvbill/calibrate/least_squares.h"
 #include "kvbill/metrics/summary.h"
@@ -189,6 +190,8 @@ std::vector<MetricPoint> Evaluate(const std::vector<ReplayPlan>& plans,
     base.engine = plan.engine + " " + m.engine_version;
     base.workload = Workload(plan);
     base.fixed_lengths = plan.fixed_lengths;
+    base.moe = plan.config.model.moe.layers > 0;
+    base.several_gpus = plan.config.gpus_per_replica > 1;
     auto add = [&](const char* metric, const std::optional<double>& measured, double predicted) {
       if (!measured || !(*measured > 0)) return;
       MetricPoint p = base;
@@ -324,7 +327,31 @@ FitOutcome FitProfile(const std::vector<ReplayPlan>& plans, const EngineProfile&
   outcome.profile.validation_median_error = in_sample.median;
   outcome.profile.validation_lomo_median_error = lomo.median;
   outcome.profile.validation_points = in_sample.points;
+  outcome.profile.validation_regimes = RegimeStats(outcome.after, outcome.lomo);
   return outcome;
+}
+
+std::vector<ValidationRegime> RegimeStats(const std::vector<MetricPoint>& in_sample,
+                                          const std::vector<MetricPoint>& lomo) {
+  using Key = std::tuple<std::string, bool, bool>;
+  std::map<Key, std::pair<std::vector<MetricPoint>, std::vector<MetricPoint>>> by;
+  for (const MetricPoint& p : in_sample) by[{p.gpu, p.moe, p.several_gpus}].first.push_back(p);
+  for (const MetricPoint& p : lomo) by[{p.gpu, p.moe, p.several_gpus}].second.push_back(p);
+  std::vector<ValidationRegime> out;
+  for (const auto& [key, points] : by) {
+    const ErrorStats a = Stats(points.first), b = Stats(points.second);
+    if (a.points == 0 && b.points == 0) continue;  // median ITL points only
+    ValidationRegime r;
+    r.gpu = std::get<0>(key);
+    r.moe = std::get<1>(key);
+    r.several_gpus = std::get<2>(key);
+    r.points = a.points;
+    r.median_error = a.median;
+    r.lomo_points = b.points;
+    r.lomo_median_error = b.median;
+    out.push_back(std::move(r));
+  }
+  return out;
 }
 
 namespace {
@@ -405,6 +432,24 @@ std::string ValidationMarkdown(const FitOutcome& outcome, const std::vector<Skip
       "\nThe rows count duration, mean TTFT, mean TPOT and mean end-to-end latency; the median "
       "inter-token latency (ITL) is fitted too, where a record's compares (see "
       "[its section](#inter-token-latency-under-load)), and counted apart.\n";
+  out +=
+      "\n## By regime\n\n"
+      "The same points (every record, fixed-length and ShareGPT alike) by GPU, dense or "
+      "mixture-of-experts model, and one GPU a replica or several. The profile file keeps "
+      "these figures (`validation.regimes`); a run reports the regime it falls in "
+      "(`summary.cost_model.validation_regime`) and warns `weakly_validated` when that "
+      "regime's points left out of the fit missed by a median of more than " +
+      FormatFixed(100 * kWeaklyValidatedError, 0) +
+      "%, or when no published run of it was replayed "
+      "([engine.md](engine.md#warnings)).\n\n"
+      "| GPU | models | GPUs a replica | points | median \\|ratio − 1\\| | points, leave one "
+      "model out | median, leave one model out |\n|---|---|---|---:|---:|---:|---:|\n";
+  for (const ValidationRegime& r : p.validation_regimes) {
+    out += "| " + r.gpu + " | " + (r.moe ? "mixture of experts" : "dense") + " | " +
+           (r.several_gpus ? "several" : "one") + " | " + std::to_string(r.points) + " | " +
+           FormatFixed(100 * r.median_error, 1) + "% | " + std::to_string(r.lomo_points) + " | " +
+           (r.lomo_points > 0 ? FormatFixed(100 * r.lomo_median_error, 1) + "%" : "—") + " |\n";
+  }
   out += "\n## The " + p.name + " profile\n\n";
   out += (outcome.fitted
               ? "Fitted on " + std::to_string(Stats(outcome.after).points) + " metric points and " +

@@ -69,7 +69,27 @@ std::string CostModelLine(const CostModelInfo& m) {
             "% on published runs, docs/validation" + (m.profile == "sglang" ? "-sglang" : "") +
             ".md)";
   }
+  if (const auto& r = m.regime_validation) {
+    line += "; in its regime (" + m.regime + ") " + FormatFixed(r->median_error * 100, 0) + "%";
+    if (r->lomo_points > 0)
+      line += ", " + FormatFixed(r->lomo_median_error * 100, 0) + "% leaving the model out";
+  } else if (m.regimes_known) {
+    line += "; no published run of its regime (" + m.regime + ") was replayed";
+  }
   return line;
+}
+
+// summary.cost_model.validation_regime: null for the roofline.
+nlohmann::ordered_json RegimeJson(const CostModelInfo& m) {
+  if (m.regime.empty()) return nullptr;
+  nlohmann::ordered_json j = {{"regime", m.regime}, {"validated", m.regime_validation.has_value()}};
+  if (const auto& r = m.regime_validation) {
+    j["points"] = r->points;
+    j["median_error"] = r->median_error;
+    j["lomo_points"] = r->lomo_points;
+    j["lomo_median_error"] = r->lomo_median_error;
+  }
+  return j;
 }
 
 Result<Scenario> Load(const std::string& name) {
@@ -220,6 +240,7 @@ json SummaryDoc(const Scenario& scenario, const RunSummary& sum, const Simulatio
   s["cost_model"] = {{"profile", model.profile},
                      {"calibrated", model.calibrated},
                      {"validation_median_error", model.validation_median_error},
+                     {"validation_regime", RegimeJson(model)},
                      {"notes", model.notes},
                      {"formats", nlohmann::ordered_json::array()}};
   for (const FormatUse& f : model.formats) {

@@ -150,6 +150,14 @@ const std::vector<ProfileNumberRange>& ProfileNumberRanges() {
     r.push_back({"/validation/lomo_median_error", 0, 100, false,
                  "the same, leaving each model out of the fit in turn"});
     r.push_back({"/validation/points", 0, 1e9, true, "records the fit was measured on"});
+    r.push_back({"/validation/regimes/*/points", 0, 1e9, true,
+                 "points of one regime (GPU, dense or MoE, one GPU or several)"});
+    r.push_back({"/validation/regimes/*/median_error", 0, 100, false,
+                 "median |predicted / measured - 1| over them, in sample"});
+    r.push_back({"/validation/regimes/*/lomo_points", 0, 1e9, true,
+                 "points of the regime predicted leaving their model out"});
+    r.push_back({"/validation/regimes/*/lomo_median_error", 0, 100, false,
+                 "median |predicted / measured - 1| over those"});
     return r;
   }();
   return ranges;
@@ -163,11 +171,14 @@ Error Fail(const std::string& source, const std::string& pointer, const std::str
   return Error(source + "#" + pointer + ": " + what);
 }
 
-// The value at `pointer` within its documented range (ProfileNumberRanges).
-Result<double> RangedNumber(const json& v, const std::string& source, const std::string& pointer) {
+// The value at `pointer` within its documented range (ProfileNumberRanges),
+// found under `row_pointer` where that differs (array items: "/a/*/b").
+Result<double> RangedNumber(const json& v, const std::string& source, const std::string& pointer,
+                            const std::string& row_pointer = "") {
+  const std::string& key = row_pointer.empty() ? pointer : row_pointer;
   const auto& ranges = ProfileNumberRanges();
   const auto row = std::find_if(ranges.begin(), ranges.end(),
-                                [&](const ProfileNumberRange& r) { return r.pointer == pointer; });
+                                [&](const ProfileNumberRange& r) { return r.pointer == key; });
   if (row == ranges.end()) return Fail(source, pointer, "unknown key");
   if (!(row->integer ? v.is_number_integer() : v.is_number())) {
     return Fail(source, pointer,
@@ -196,21 +207,85 @@ Status KnownKeys(const json& object, std::initializer_list<const char*> known,
   return OkStatus();
 }
 
+Result<ValidationRegime> ParseRegime(const json& r, const std::string& source,
+                                     const std::string& at) {
+  if (!r.is_object()) return Fail(source, at, "not an object");
+  if (auto s = KnownKeys(r,
+                         {"gpu", "moe", "several_gpus", "points", "median_error", "lomo_points",
+                          "lomo_median_error"},
+                         source, at);
+      !s) {
+    return s.error();
+  }
+  ValidationRegime g;
+  if (!r.contains("gpu") || !r.at("gpu").is_string() || r.at("gpu").get<std::string>().empty())
+    return Fail(source, at + "/gpu", "must be a GPU's catalog id");
+  g.gpu = r.at("gpu").get<std::string>();
+  for (auto [key, out] : {std::pair{"moe", &g.moe}, std::pair{"several_gpus", &g.several_gpus}}) {
+    if (!r.contains(key) || !r.at(key).is_boolean())
+      return Fail(source, at + "/" + key, "must be true or false");
+    *out = r.at(key).get<bool>();
+  }
+  for (auto [key, out] :
+       {std::pair{"points", &g.points}, std::pair{"lomo_points", &g.lomo_points}}) {
+    if (!r.contains(key)) continue;
+    auto x = RangedNumber(r.at(key), source, at + "/" + key,
+                          std::string("/validation/regimes/*/") + key);
+    if (!x) return x.error();
+    *out = static_cast<std::int64_t>(*x);
+  }
+  for (auto [key, out] : {std::pair{"median_error", &g.median_error},
+                          std::pair{"lomo_median_error", &g.lomo_median_error}}) {
+    if (!r.contains(key)) continue;
+    auto x = RangedNumber(r.at(key), source, at + "/" + key,
+                          std::string("/validation/regimes/*/") + key);
+    if (!x) return x.error();
+    *out = *x;
+  }
+  return g;
+}
+
 }  // namespace
+
+std::string DescribeRegime(const std::string& gpu, bool moe, bool several_gpus) {
+  return gpu + ", " + (moe ? "mixture-of-experts" : "dense") + " models, " +
+         (several_gpus ? "several GPUs" : "one GPU") + " a replica";
+}
+
+const ValidationRegime* FindValidationRegime(const EngineProfile& profile, const std::string& gpu,
+                                             bool moe, bool several_gpus) {
+  for (const ValidationRegime& r : profile.validation_regimes) {
+    if (r.gpu == gpu && r.moe == moe && r.several_gpus == several_gpus) return &r;
+  }
+  return nullptr;
+}
 
 std::string EngineProfileToJson(const EngineProfile& p) {
   json params = json::object();
   for (const ProfileParameterInfo& info : ProfileParameterTable()) {
     params[info.name] = p.params.*(info.field);
   }
+  json validation{{"median_error", p.validation_median_error},
+                  {"lomo_median_error", p.validation_lomo_median_error},
+                  {"points", p.validation_points}};
+  if (!p.validation_regimes.empty()) {
+    json regimes = json::array();
+    for (const ValidationRegime& r : p.validation_regimes) {
+      regimes.push_back(json{{"gpu", r.gpu},
+                             {"moe", r.moe},
+                             {"several_gpus", r.several_gpus},
+                             {"points", r.points},
+                             {"median_error", r.median_error},
+                             {"lomo_points", r.lomo_points},
+                             {"lomo_median_error", r.lomo_median_error}});
+    }
+    validation["regimes"] = regimes;
+  }
   json doc{{"name", p.name},
            {"engine", p.engine},
            {"engine_versions", p.engine_versions},
            {"calibrated", p.calibrated},
-           {"validation",
-            {{"median_error", p.validation_median_error},
-             {"lomo_median_error", p.validation_lomo_median_error},
-             {"points", p.validation_points}}},
+           {"validation", validation},
            {"parameters", params},
            {"cuda_graph_max_tokens", p.cuda_graph_max_tokens},
            {"moe_routing_alpha", p.moe_routing_alpha}};
@@ -252,8 +327,8 @@ Result<EngineProfile> ParseEngineProfile(const std::string& json_text, const std
   if (doc.contains("validation")) {
     const json& v = doc.at("validation");
     if (!v.is_object()) return Fail(source, "/validation", "not an object");
-    if (auto s =
-            KnownKeys(v, {"median_error", "lomo_median_error", "points"}, source, "/validation");
+    if (auto s = KnownKeys(v, {"median_error", "lomo_median_error", "points", "regimes"}, source,
+                           "/validation");
         !s) {
       return s.error();
     }
@@ -268,6 +343,18 @@ Result<EngineProfile> ParseEngineProfile(const std::string& json_text, const std
       auto x = RangedNumber(v.at("points"), source, "/validation/points");
       if (!x) return x.error();
       p.validation_points = static_cast<std::int64_t>(*x);
+    }
+    if (v.contains("regimes")) {
+      const json& regimes = v.at("regimes");
+      if (!regimes.is_array()) return Fail(source, "/validation/regimes", "not an array");
+      for (std::size_t i = 0; i < regimes.size(); ++i) {
+        const std::string at = "/validation/regimes/" + std::to_string(i);
+        auto r = ParseRegime(regimes[i], source, at);
+        if (!r) return r.error();
+        if (FindValidationRegime(p, r->gpu, r->moe, r->several_gpus) != nullptr)
+          return Fail(source, at, "repeats the regime of an earlier entry");
+        p.validation_regimes.push_back(std::move(*r));
+      }
     }
   }
   if (doc.contains("parameters")) {

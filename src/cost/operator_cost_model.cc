@@ -71,6 +71,8 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
   }
   m->calibrated_ = own != nullptr && profile.calibrated;
   m->name_ = profile.name + (own != nullptr ? "/" + gpu.id : "/uncalibrated-" + gpu.id);
+  m->gpu_id_ = gpu.id;
+  m->tensor_parallel_ = options.tensor_parallel;
   if (own != nullptr) {
     m->spec_ = own->spec;
   } else {
@@ -715,6 +717,12 @@ CostModelInfo OperatorCostModel::Describe() const {
   info.profile = profile_.name;
   info.calibrated = calibrated_;
   info.validation_median_error = profile_.validation_median_error;
+  info.regime = DescribeRegime(gpu_id_, moe_layers_ > 0, tensor_parallel_ > 1);
+  info.regimes_known = !profile_.validation_regimes.empty();
+  if (const ValidationRegime* r =
+          FindValidationRegime(profile_, gpu_id_, moe_layers_ > 0, tensor_parallel_ > 1)) {
+    info.regime_validation = *r;
+  }
   info.notes = notes_;
   info.formats = formats_;
   info.linear_state_layers = static_cast<int>(linear_layers_);

@@ -23,6 +23,58 @@ MetricPoint Point(const std::string& record, const std::string& metric, double m
   return p;
 }
 
+MetricPoint In(const std::string& gpu, bool moe, bool several, const std::string& metric,
+               double ratio) {
+  MetricPoint p = Point(gpu + "/r", metric, 100, 100 * ratio);
+  p.gpu = gpu;
+  p.moe = moe;
+  p.several_gpus = several;
+  return p;
+}
+
+// The regimes by hand. In sample: H100 dense on one GPU at ratios 1.1, 0.8,
+// 1.05, errors 0.10, 0.20, 0.05, median 0.10 (its median-ITL point at 3x is
+// not counted); H100 MoE on several at 1.5: 0.5. Leaving the model out:
+// H100 dense one at 1.3, 0.9, 1.2: errors 0.3, 0.1, 0.2, median 0.2; A100
+// dense one at 0.7: 0.3, a regime with no in-sample point. An H200 regime
+// with only a median ITL is no regime. Ordered by GPU, dense first.
+TEST(ProfileFitTest, RegimeStatsByGpuModelKindAndGpuCountWorkedByHand) {
+  const std::vector<MetricPoint> in_sample = {
+      In("h100-sxm", false, false, "duration_s", 1.1),
+      In("h100-sxm", true, true, "duration_s", 1.5),
+      In("h100-sxm", false, false, "ttft_ms_mean", 0.8),
+      In("h100-sxm", false, false, kItlMetric, 3.0),
+      In("h100-sxm", false, false, "tpot_ms_mean", 1.05),
+      In("h200", true, true, kItlMetric, 2.0),
+  };
+  const std::vector<MetricPoint> lomo = {
+      In("h100-sxm", false, false, "duration_s", 1.3),
+      In("a100-80gb", false, false, "duration_s", 0.7),
+      In("h100-sxm", false, false, "ttft_ms_mean", 0.9),
+      In("h100-sxm", false, false, "tpot_ms_mean", 1.2),
+  };
+  const std::vector<ValidationRegime> r = RegimeStats(in_sample, lomo);
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(r[0].gpu, "a100-80gb");
+  EXPECT_FALSE(r[0].moe);
+  EXPECT_EQ(r[0].points, 0);
+  EXPECT_EQ(r[0].lomo_points, 1);
+  EXPECT_NEAR(r[0].lomo_median_error, 0.3, 1e-12);
+  EXPECT_EQ(r[1].gpu, "h100-sxm");
+  EXPECT_FALSE(r[1].moe);
+  EXPECT_FALSE(r[1].several_gpus);
+  EXPECT_EQ(r[1].points, 3);
+  EXPECT_NEAR(r[1].median_error, 0.1, 1e-12);
+  EXPECT_EQ(r[1].lomo_points, 3);
+  EXPECT_NEAR(r[1].lomo_median_error, 0.2, 1e-12);
+  EXPECT_EQ(r[2].gpu, "h100-sxm");
+  EXPECT_TRUE(r[2].moe);
+  EXPECT_TRUE(r[2].several_gpus);
+  EXPECT_EQ(r[2].points, 1);
+  EXPECT_NEAR(r[2].median_error, 0.5, 1e-12);
+  EXPECT_EQ(r[2].lomo_points, 0);
+}
+
 // Two records, two metrics each; "x" is excluded from the fit (its timings
 // ignored). Residuals by hand, scale s = 0.25, e = ln(predicted / measured) / s,
 // residual s * sign(e) * sqrt(ln(1 + e^2)):

@@ -167,6 +167,14 @@ TEST(SimulateCliTest, SummaryNamesTheCostModel) {
   EXPECT_EQ(calibrated["calibrated"], true);
   EXPECT_GT(calibrated["validation_median_error"].get<double>(), 0);
   EXPECT_TRUE(calibrated["notes"].is_array());
+  // Qwen3-8B on one H100: the profile's regime of dense models on one H100,
+  // where published runs were replayed.
+  const auto regime = calibrated["validation_regime"];
+  EXPECT_EQ(regime["regime"], "h100-sxm, dense models, one GPU a replica");
+  EXPECT_EQ(regime["validated"], true);
+  EXPECT_GT(regime["points"].get<int>(), 0);
+  EXPECT_GT(regime["lomo_points"].get<int>(), 0);
+  EXPECT_LE(regime["lomo_median_error"].get<double>(), 0.25);
   // H100 has kernel measurements and a fitted profile: nothing to warn about.
   EXPECT_EQ(nlohmann::json::parse(r.out)["summary"]["warnings"], nlohmann::json::array());
 
@@ -179,6 +187,7 @@ TEST(SimulateCliTest, SummaryNamesTheCostModel) {
   const auto roofline = nlohmann::json::parse(rr.out)["summary"]["cost_model"];
   EXPECT_EQ(roofline["profile"], "roofline");
   EXPECT_EQ(roofline["calibrated"], false);
+  EXPECT_TRUE(roofline["validation_regime"].is_null());
   // 50% of peak bandwidth as set, 60% of peak FLOP/s by default.
   ASSERT_EQ(roofline["notes"].size(), 1u);
   EXPECT_NE(roofline["notes"][0].get<std::string>().find("50% of peak HBM bandwidth and 60%"),
@@ -188,6 +197,10 @@ TEST(SimulateCliTest, SummaryNamesTheCostModel) {
   EXPECT_NE(table.out.find("iteration times: spec-sheet roofline (uncalibrated)"),
             std::string::npos)
       << table.out;
+  const auto plain = RunKvbill("simulate");
+  EXPECT_NE(plain.out.find("; in its regime (h100-sxm, dense models, one GPU a replica) "),
+            std::string::npos)
+      << plain.out;
 }
 
 TEST(SimulateCliTest, ContextThatNeverFitsIsAClearError) {

@@ -62,6 +62,58 @@ std::string OneTaskTrace(const std::string& second_turn) {
          second_turn + "}]}\n";
 }
 
+// A profile's validation by regime decides: the bundled vLLM profile with
+// its regimes replaced by one, dense models on one H100 missed by a median
+// of 40% leaving the model out, warns a Qwen3-8B run on one H100 with that
+// figure; on two H100s (a regime the file does not list) it warns that no
+// run was replayed; with 10% it is quiet.
+TEST(WarningsCliTest, WeaklyValidatedByTheProfilesRegimes) {
+  std::ifstream in(std::string(KVBILL_SOURCE_DIR) + "/scenarios/profiles/vllm.json");
+  nlohmann::json profile = nlohmann::json::parse(in);
+  profile["validation"]["regimes"] = nlohmann::json::array({{{"gpu", "h100-sxm"},
+                                                             {"moe", false},
+                                                             {"several_gpus", false},
+                                                             {"points", 12},
+                                                             {"median_error", 0.1},
+                                                             {"lomo_points", 11},
+                                                             {"lomo_median_error", 0.4}}});
+  const std::string weak = Write("weak_profile.json", profile.dump());
+  profile["validation"]["regimes"][0]["lomo_median_error"] = 0.1;
+  const std::string fine = Write("fine_profile.json", profile.dump());
+  const auto scenario = [&](const std::string& p, int gpus) {
+    return Write("weak_" + std::to_string(gpus) + (p == weak ? "w" : "f") + ".json",
+                 R"({"model": "qwen3-8b", "deployment": {"gpu": "h100-sxm", "gpus_per_replica": )" +
+                     std::to_string(gpus) + R"(, "profile": ")" + p +
+                     R"("}, "trace": {"generator": "chat", "tasks": 2}})");
+  };
+  const auto r = RunKvbill("simulate --format json --scenario " + scenario(weak, 1));
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  // The message of `code` among a run's warnings (two requests on a GPU
+  // for hours are also idle_dominant).
+  const auto message = [](const nlohmann::json& warnings, const std::string& code) {
+    for (const auto& w : warnings) {
+      if (w["code"] == code) return w["message"].get<std::string>();
+    }
+    return std::string();
+  };
+  const auto warnings = nlohmann::json::parse(r.out)["summary"]["warnings"];
+  EXPECT_EQ(message(warnings, "weakly_validated"),
+            "published runs in this regime (h100-sxm, dense models, one GPU a replica) were "
+            "missed by a median of 40% when their model was left out of the fit (10% in sample; "
+            "11 points): latency and cost here are about that uncertain "
+            "(docs/validation.md#by-regime)");
+  ExpectTableWarning(scenario(weak, 1), "weakly_validated");
+  const auto two = RunKvbill("simulate --format json --scenario " + scenario(fine, 2));
+  ASSERT_EQ(two.exit_status, 0) << two.err;
+  const auto two_json = nlohmann::json::parse(two.out)["summary"];
+  EXPECT_EQ(two_json["cost_model"]["validation_regime"]["validated"], false);
+  EXPECT_NE(message(two_json["warnings"], "weakly_validated")
+                .find("no published run of the \"vllm\" profile's engine in this regime (h100-sxm, "
+                      "dense models, several GPUs a replica) was replayed"),
+            std::string::npos);
+  EXPECT_FALSE(Has(Codes(scenario(fine, 1)), "weakly_validated"));
+}
+
 // FP8 weights (W8A8 on Hopper) run on the A100 only through Marlin's FP8
 // weight-only kernel (W8A16): memory is saved, compute is not
 // (docs/hardware.md#formats).

@@ -68,6 +68,16 @@ TEST(EngineProfileTest, AbsurdValuesAreRefusedNamingFileAndPointer) {
       {"/validation/median_error", -1,
        "p.json#/validation/median_error: must be in [0, 100]" + doc + "-1"},
       {"/validation/bogus", 1, "p.json#/validation/bogus: unknown key"},
+      {"/validation/regimes/0/lomo_median_error", 101,
+       "p.json#/validation/regimes/0/lomo_median_error: must be in [0, 100]" + doc + "101"},
+      {"/validation/regimes/0/points", 2.5,
+       "p.json#/validation/regimes/0/points: must be an integer in [0, 1e+09], got 2.5"},
+      {"/validation/regimes/0/gpu", "",
+       "p.json#/validation/regimes/0/gpu: must be a GPU's catalog id"},
+      {"/validation/regimes/0/moe", "yes",
+       "p.json#/validation/regimes/0/moe: must be true or false"},
+      {"/validation/regimes/0/bogus", 1, "p.json#/validation/regimes/0/bogus: unknown key"},
+      {"/validation/regimes", 1, "p.json#/validation/regimes: not an array"},
       {"/bogus", 1, "p.json#/bogus: unknown key"},
       {"/parameters/cpu_iteration", 0.001, "p.json#/parameters/cpu_iteration: unknown parameter"},
   };
@@ -85,6 +95,41 @@ TEST(EngineProfileTest, AbsurdValuesAreRefusedNamingFileAndPointer) {
   EXPECT_NE(p.error().message().find(": not valid JSON: "), std::string::npos);
 }
 
+// The validation by regime reads back as written, is found by its three
+// keys only, and a regime listed twice is an error.
+TEST(EngineProfileTest, ValidationRegimesReadBackAndAreFoundByTheirKeys) {
+  json profile = BundledProfileJson();
+  ASSERT_TRUE(profile["validation"].contains("regimes"));  // the shipped profile has them
+  profile["validation"]["regimes"] = json::array({{{"gpu", "a100-80gb"},
+                                                   {"moe", false},
+                                                   {"several_gpus", false},
+                                                   {"points", 30},
+                                                   {"median_error", 0.04},
+                                                   {"lomo_points", 30},
+                                                   {"lomo_median_error", 0.05}},
+                                                  {{"gpu", "h100-sxm"},
+                                                   {"moe", true},
+                                                   {"several_gpus", true},
+                                                   {"points", 61},
+                                                   {"median_error", 0.2},
+                                                   {"lomo_points", 0},
+                                                   {"lomo_median_error", 0.0}}});
+  auto p = ParseEngineProfile(profile.dump(), "p.json");
+  ASSERT_TRUE(p.ok()) << p.error().message();
+  EXPECT_EQ(EngineProfileToJson(*p), profile.dump(2) + "\n");
+  const ValidationRegime* r = FindValidationRegime(*p, "h100-sxm", true, true);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->points, 61);
+  EXPECT_DOUBLE_EQ(r->median_error, 0.2);
+  EXPECT_EQ(FindValidationRegime(*p, "h100-sxm", true, false), nullptr);
+  EXPECT_EQ(FindValidationRegime(*p, "h100-sxm", false, true), nullptr);
+  EXPECT_EQ(FindValidationRegime(*p, "a100-80gb", true, true), nullptr);
+  ASSERT_NE(FindValidationRegime(*p, "a100-80gb", false, false), nullptr);
+  profile["validation"]["regimes"].push_back(profile["validation"]["regimes"][0]);
+  EXPECT_EQ(ErrorOf(profile),
+            "p.json#/validation/regimes/2: repeats the regime of an earlier entry");
+}
+
 // docs/engine.md's table has one row per range, as the reader has it.
 TEST(EngineProfileTest, DocsListEveryRange) {
   std::ifstream in(std::string(KVBILL_SOURCE_DIR) + "/docs/engine.md");
@@ -95,7 +140,7 @@ TEST(EngineProfileTest, DocsListEveryRange) {
     std::snprintf(buf, sizeof buf, "%g", x);
     return std::string(buf);
   };
-  ASSERT_EQ(ProfileNumberRanges().size(), kProfileParameterCount + 5u);
+  ASSERT_EQ(ProfileNumberRanges().size(), kProfileParameterCount + 9u);
   for (const ProfileNumberRange& r : ProfileNumberRanges()) {
     std::string meaning;
     for (char c : r.meaning) meaning += c == '|' ? std::string("\\|") : std::string(1, c);

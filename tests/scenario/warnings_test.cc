@@ -171,6 +171,55 @@ TEST(WarningsTest, UncalibratedWhenTheCostModelSaysSo) {
   EXPECT_EQ(r.Codes(), Codes{"uncalibrated"});
 }
 
+// A calibrated run whose regime the profile lists: quiet at a median miss
+// of 25% leaving the model out, warned above it, and warned when the profile
+// lists regimes but not this one. A profile listing none (older files) and
+// the roofline stay quiet.
+TEST(WarningsTest, WeaklyValidatedByTheRegimesMedianMissLeavingTheModelOut) {
+  FakeRun r;
+  r.totals.cost_model.profile = "vllm";
+  r.totals.cost_model.regime = DescribeRegime("h100-sxm", true, true);
+  EXPECT_EQ(r.totals.cost_model.regime,
+            "h100-sxm, mixture-of-experts models, several GPUs a replica");
+  EXPECT_EQ(r.Codes(), Codes{});  // regimes not known
+  r.totals.cost_model.regimes_known = true;
+  EXPECT_EQ(r.Codes(), Codes{"weakly_validated"});
+  EXPECT_EQ(r.Message("weakly_validated"),
+            "no published run of the \"vllm\" profile's engine in this regime (h100-sxm, "
+            "mixture-of-experts models, several GPUs a replica) was replayed, so its times rest "
+            "on the fit to other GPUs, model kinds or parallelism; treat latency and cost as "
+            "unvalidated (docs/validation.md#by-regime)");
+  ValidationRegime v;
+  v.gpu = "h100-sxm";
+  v.moe = v.several_gpus = true;
+  v.points = 61;
+  v.median_error = 0.4;  // in sample: not what decides
+  v.lomo_points = 60;
+  v.lomo_median_error = kWeaklyValidatedError;
+  r.totals.cost_model.regime_validation = v;
+  EXPECT_EQ(r.Codes(), Codes{});
+  r.totals.cost_model.regime_validation->lomo_median_error = 0.3;
+  r.totals.cost_model.regime_validation->median_error = 0.2;
+  EXPECT_EQ(r.Codes(), Codes{"weakly_validated"});
+  EXPECT_EQ(r.Message("weakly_validated"),
+            "published runs in this regime (h100-sxm, mixture-of-experts models, several GPUs a "
+            "replica) were missed by a median of 30% when their model was left out of the fit "
+            "(20% in sample; 60 points): latency and cost here are about that uncertain "
+            "(docs/validation.md#by-regime)");
+  // Without a leave-one-model-out figure the in-sample one decides.
+  r.totals.cost_model.regime_validation->lomo_points = 0;
+  EXPECT_EQ(r.Codes(), Codes{});
+  r.totals.cost_model.regime_validation->median_error = 0.26;
+  r.totals.cost_model.profile = "sglang";
+  EXPECT_EQ(r.Message("weakly_validated"),
+            "published runs in this regime (h100-sxm, mixture-of-experts models, several GPUs a "
+            "replica) were missed by a median of 26% in sample (61 points): latency and cost here "
+            "are about that uncertain (docs/validation-sglang.md#by-regime)");
+  // An uncalibrated run says so instead.
+  r.totals.cost_model.calibrated = false;
+  EXPECT_EQ(r.Codes(), Codes{"uncalibrated"});
+}
+
 TEST(WarningsTest, SeveralComeInTheFixedOrder) {
   FakeRun r;
   r.totals.cost_model.calibrated = false;

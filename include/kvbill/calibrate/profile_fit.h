@@ -31,6 +31,10 @@ struct MetricPoint {
   // "duration_s", "ttft_ms_mean", "tpot_ms_mean", "e2e_ms_mean", kItlMetric
   std::string metric;
   bool fixed_lengths = false;
+  // The validation regime (ValidationRegime): a mixture-of-experts model,
+  // on more than one GPU a replica.
+  bool moe = false;
+  bool several_gpus = false;
   double measured = 0;
   double predicted = 0;
   double Ratio() const { return measured > 0 ? predicted / measured : 0; }
@@ -54,6 +58,13 @@ struct ErrorStats {
 // Over the duration and mean-latency points, or (`itl`) over the median
 // ITL points only.
 ErrorStats Stats(const std::vector<MetricPoint>& points, bool itl = false);
+
+// The error statistics by regime (GPU, dense or MoE, one GPU or several) of
+// the duration and mean-latency points, in sample and leaving each model
+// out; a regime either list has points in. Ordered by GPU, dense first, one
+// GPU first.
+std::vector<ValidationRegime> RegimeStats(const std::vector<MetricPoint>& in_sample,
+                                          const std::vector<MetricPoint>& lomo);
 
 struct SkippedRecord {
   std::string id;

@@ -19,10 +19,12 @@
 #ifndef KVBILL_COST_COST_MODEL_H_
 #define KVBILL_COST_COST_MODEL_H_
 
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "kvbill/cost/engine_profile.h"
 #include "kvbill/util/units.h"
 
 namespace kvbill {
@@ -76,6 +78,13 @@ struct CostModelInfo {
   // Median |predicted / measured - 1| of the profile's validation
   // (docs/validation.md); 0 when not validated.
   double validation_median_error = 0;
+  // The regime of the profile's validation the run falls in (its GPU, a
+  // dense or MoE model, one GPU or several: DescribeRegime), empty for the
+  // roofline; its figures when published runs of it were replayed;
+  // `regimes_known`: the profile lists its regimes (older files do not).
+  std::string regime;
+  std::optional<ValidationRegime> regime_validation;
+  bool regimes_known = false;
   std::vector<std::string> notes;  // formats run as fallbacks, parts assumed
   std::vector<FormatUse> formats;  // one per part (calibrated model only)
   // Layers whose recurrent state (Gated DeltaNet, Mamba) the calibrated

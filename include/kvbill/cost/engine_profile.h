@@ -85,6 +85,25 @@ struct ProfileParameterInfo {
 inline constexpr int kProfileParameterCount = 14;
 const std::array<ProfileParameterInfo, kProfileParameterCount>& ProfileParameterTable();
 
+// How well a profile predicted the published runs of one regime: its
+// engine on one GPU model, serving dense or mixture-of-experts models, on
+// one GPU a replica or several. Written by `kvbill calibrate` beside the
+// profile-wide figures; a run reports the regime it falls in
+// (summary.cost_model.validation_regime) and warns when that regime's runs
+// were missed by more than kWeaklyValidatedError (docs/engine.md#warnings).
+struct ValidationRegime {
+  std::string gpu;  // catalog id, "h100-sxm"
+  bool moe = false;
+  bool several_gpus = false;
+  std::int64_t points = 0;  // duration and mean-latency points, in sample
+  double median_error = 0;  // median |predicted / measured - 1| over them
+  std::int64_t lomo_points = 0;
+  double lomo_median_error = 0;  // each model predicted by a fit without it
+};
+inline constexpr double kWeaklyValidatedError = 0.25;
+// "h100-sxm, mixture-of-experts models, several GPUs a replica".
+std::string DescribeRegime(const std::string& gpu, bool moe, bool several_gpus);
+
 struct EngineProfile {
   std::string name = "roofline";  // e.g. "vllm"
   std::string engine = "vllm";    // "vllm" or "sglang": the scheduler kvbill models
@@ -95,6 +114,7 @@ struct EngineProfile {
   double validation_median_error = 0;
   double validation_lomo_median_error = 0;
   std::int64_t validation_points = 0;
+  std::vector<ValidationRegime> validation_regimes;  // by gpu, then dense before MoE, one GPU first
   ProfileParameters params;
   // Engine behaviour the profile assumes (not fitted).
   Tokens cuda_graph_max_tokens = 512;  // largest batch captured in a CUDA graph
@@ -166,6 +186,11 @@ SglangStateLimits SglangStateSlots(const SglangStateRules& rules, double rest_by
 // cache (#11214, in v0.5.3.post2 and later); an unparsable version is taken
 // as the newest.
 bool SglangHasMambaRadixCache(const std::string& version);
+
+// The regime of `profile`'s validation a run falls in, or null when no
+// published run of it was replayed.
+const ValidationRegime* FindValidationRegime(const EngineProfile& profile, const std::string& gpu,
+                                             bool moe, bool several_gpus);
 
 // Memory the profile's engine reserves per GPU before its KV pool, GiB:
 // activations for `batched_tokens` tokens of a `hidden`-wide model plus the

@@ -160,6 +160,8 @@ class OperatorCostModel final : public CostModel {
   KernelSpec spec_;
   EngineProfile profile_;
   std::string name_;
+  std::string gpu_id_;  // the validation regime's GPU
+  int tensor_parallel_ = 1;
   bool calibrated_ = false;
   std::vector<std::string> notes_;
   std::vector<FormatUse> formats_;

@@ -22,7 +22,7 @@ struct RunWarning {
 // Every code, in the order a run lists its warnings: context_limit,
 // overloaded, slo_violated, idle_dominant, policy_no_effect,
 // placeholder_outputs, unsupported_format, speculative_acceptance_assumed,
-// linear_state_unmeasured, uncalibrated.
+// linear_state_unmeasured, weakly_validated, uncalibrated.
 const std::vector<std::string>& WarningCodes();
 
 // The median queueing delay above which a run is `overloaded`, seconds.
