@@ -59,6 +59,7 @@ std::string Label(const Json& row) {
        " kv=" + row["kv_format"].get<std::string>();
   if (row["speculative"] != "off") s += " spec=" + row["speculative"].get<std::string>();
   if (row["uncalibrated"].get<bool>()) s += " (uncalibrated)";
+  if (row.value("weakly_validated", false)) s += " (weakly validated)";
   return s;
 }
 
@@ -125,6 +126,12 @@ Json OutcomeJson(const CandidateOutcome& o) {
   r["status"] = o.status;
   r["reason"] = o.reason;
   r["uncalibrated"] = o.uncalibrated;
+  if (!o.validation_regime.empty()) {
+    r["validation_regime"] = o.validation_regime;
+    r["validation_median_error"] =
+        o.validation_median_error ? Json(*o.validation_median_error) : Json(nullptr);
+    r["weakly_validated"] = o.weakly_validated;
+  }
   r["usd_per_gpu_hour"] = o.usd_per_gpu_hour;
   r["price_source"] = o.price_source;
   r["min_replicas"] = o.min_replicas;

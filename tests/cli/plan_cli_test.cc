@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "cli/cli_test_util.h"
+#include "kvbill/cost/engine_profile.h"
 
 namespace kvbill {
 namespace {
@@ -119,6 +120,35 @@ TEST(PlanCliTest, GpuPriceOverridesTheCatalog) {
   // Half the price per GPU-hour, the same simulation: half the dollars per task.
   EXPECT_NEAR(b["usd_per_task"].get<double>(), a["usd_per_task"].get<double>() / 2,
               1e-12 * a["usd_per_task"].get<double>());
+}
+
+// Each self-hosted candidate says how well its regime was validated: Qwen3-8B
+// on one H100 is in the bundled vLLM profile's regime of dense models on one
+// H100 (published runs replayed; the figure is the profile's own), on two
+// H100s in a regime no published run covers: marked "(weakly validated)".
+TEST(PlanCliTest, CandidatesSayHowWellTheirRegimeWasValidated) {
+  const std::string base =
+      std::string("plan --scenario ") + kScenario + " --gpus h100-sxm --max-gpus 2";
+  const auto r = RunKvbill(base + " --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["candidates"].size(), 2u);
+  const auto& one = j["candidates"][0];
+  const auto& two = j["candidates"][1];
+  ASSERT_EQ(one["tensor_parallel"], 1);
+  EXPECT_EQ(one["validation_regime"], "h100-sxm, dense models, one GPU a replica");
+  auto profile = LoadEngineProfile("vllm");
+  ASSERT_TRUE(profile.ok());
+  const ValidationRegime* regime = FindValidationRegime(*profile, "h100-sxm", false, false);
+  ASSERT_NE(regime, nullptr);
+  EXPECT_EQ(one["validation_median_error"], regime->lomo_median_error);
+  EXPECT_EQ(one["weakly_validated"], regime->lomo_median_error > kWeaklyValidatedError);
+  EXPECT_EQ(two["validation_regime"], "h100-sxm, dense models, several GPUs a replica");
+  EXPECT_TRUE(two["validation_median_error"].is_null());
+  EXPECT_EQ(two["weakly_validated"], true);
+  const auto table = RunKvbill(base);
+  EXPECT_NE(table.out.find("h100-sxm tp=2 w=auto kv=bf16 (weakly validated)"), std::string::npos)
+      << table.out;
 }
 
 // SIGINT or SIGTERM while plan simulates the busiest hour: the temporary

@@ -163,6 +163,14 @@ struct CandidateOutcome {
   std::string status;
   std::string reason;  // one sentence: why feasible or not, with the numbers
   bool uncalibrated = false;
+  // The regime of the profile's validation the candidate falls in
+  // (CostModelInfo::regime) and the median error of its published runs,
+  // leaving their model out where the profile has that (else in sample);
+  // none when no run of the regime was replayed (self-hosted candidates that
+  // got as far as the calibration check).
+  std::string validation_regime;
+  std::optional<double> validation_median_error;
+  bool weakly_validated = false;  // the run would warn `weakly_validated`
   double usd_per_gpu_hour = 0;
   // Where that price comes from: "--gpu-price", "the scenario's
   // deployment.usd_per_gpu_hour", or the GPU catalog's source and date.
