@@ -525,12 +525,8 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
   const CostModelInfo info = config->cost_model ? config->cost_model->Describe() : CostModelInfo{};
   o.uncalibrated = !info.calibrated;
   o.validation_regime = info.regime;
-  if (const auto& r = info.regime_validation) {
-    o.validation_median_error = r->lomo_points > 0 ? r->lomo_median_error : r->median_error;
-  }
-  o.weakly_validated =
-      info.calibrated && info.regimes_known && !info.regime.empty() &&
-      (!o.validation_median_error || *o.validation_median_error > kWeaklyValidatedError);
+  if (const auto& r = info.regime_validation) o.validation_median_error = DecidingMedianError(*r);
+  o.weakly_validated = WeaklyValidated(info);
   if (o.uncalibrated && !space.allow_uncalibrated) {
     o.status = "uncalibrated";
     o.reason = "the cost model is not calibrated for " + c.gpu +

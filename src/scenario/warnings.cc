@@ -151,37 +151,30 @@ void LinearStateUnmeasured(const SimulationTotals& t, std::vector<RunWarning>* o
            "(docs/engine.md#recurrent-state-layers)"});
 }
 
-// A calibrated run in a regime its profile's published runs do not cover,
-// or cover with a median miss above kWeaklyValidatedError (leaving each
-// model out of the fit when the profile says, else in sample).
-void WeaklyValidated(const SimulationTotals& t, std::vector<RunWarning>* out) {
+// The run's regime is unvalidated or missed by more than
+// kWeaklyValidatedError (WeaklyValidated).
+void WeaklyValidatedRun(const SimulationTotals& t, std::vector<RunWarning>* out) {
   const CostModelInfo& model = t.cost_model;
-  if (!model.calibrated || !model.regimes_known || model.regime.empty()) return;
+  if (!WeaklyValidated(model)) return;
   const std::string page =
       "docs/validation" + std::string(model.profile == "sglang" ? "-sglang" : "") + ".md#by-regime";
   const auto& r = model.regime_validation;
   if (!r) {
-    out->push_back(
-        {"weakly_validated",
-         "no published run of the \"" + model.profile +
-             "\" profile's engine in this "
-             "regime (" +
-             model.regime +
-             ") was replayed, so its times rest on the fit to "
-             "other GPUs, model kinds or parallelism; treat latency and cost as unvalidated "
-             "(" +
-             page + ")"});
+    out->push_back({"weakly_validated",
+                    "no published run of the \"" + model.profile + "\" profile's engine in this " +
+                        "regime (" + model.regime + ") was replayed, so its times rest on the " +
+                        "fit to other GPUs, model kinds or parallelism; treat latency and cost " +
+                        "as unvalidated (" + page + ")"});
     return;
   }
   const bool lomo = r->lomo_points > 0;
-  const double error = lomo ? r->lomo_median_error : r->median_error;
-  if (error <= kWeaklyValidatedError) return;
+  const std::string how = lomo ? " when their model was left out of the fit (" +
+                                     FormatFixed(100 * r->median_error, 0) + "% in sample; "
+                               : std::string(" in sample (");
   out->push_back({"weakly_validated",
                   "published runs in this regime (" + model.regime +
-                      ") were missed by a median of " + FormatFixed(100 * error, 0) + "%" +
-                      (lomo ? " when their model was left out of the fit (" +
-                                  FormatFixed(100 * r->median_error, 0) + "% in sample; "
-                            : " in sample (") +
+                      ") were missed by a median of " +
+                      FormatFixed(100 * DecidingMedianError(*r), 0) + "%" + how +
                       std::to_string(lomo ? r->lomo_points : r->points) +
                       " points): latency and cost here are about that uncertain (" + page + ")"});
 }
@@ -234,7 +227,7 @@ std::vector<RunWarning> EngineRunWarnings(const Scenario& scenario, const Simula
   UnsupportedFormat(scenario, totals, &out);
   SpeculativeAcceptanceAssumed(scenario, &out);
   LinearStateUnmeasured(totals, &out);
-  WeaklyValidated(totals, &out);
+  WeaklyValidatedRun(totals, &out);
   Uncalibrated(scenario, totals, &out);
   return out;
 }

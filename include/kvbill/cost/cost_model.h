@@ -93,6 +93,14 @@ struct CostModelInfo {
   int linear_state_layers = 0;
 };
 
+// A calibrated run whose regime its profile's published runs do not cover,
+// or cover with a median miss (DecidingMedianError) above
+// kWeaklyValidatedError: the `weakly_validated` warning, and plan's mark.
+inline bool WeaklyValidated(const CostModelInfo& m) {
+  if (!m.calibrated || !m.regimes_known || m.regime.empty()) return false;
+  return !m.regime_validation || DecidingMedianError(*m.regime_validation) > kWeaklyValidatedError;
+}
+
 class CostModel {
  public:
   virtual ~CostModel() = default;

@@ -101,6 +101,11 @@ struct ValidationRegime {
   double lomo_median_error = 0;  // each model predicted by a fit without it
 };
 inline constexpr double kWeaklyValidatedError = 0.25;
+// The regime's median error that decides: leaving the model out where the
+// profile has it, else in sample.
+inline double DecidingMedianError(const ValidationRegime& r) {
+  return r.lomo_points > 0 ? r.lomo_median_error : r.median_error;
+}
 // "h100-sxm, mixture-of-experts models, several GPUs a replica".
 std::string DescribeRegime(const std::string& gpu, bool moe, bool several_gpus);
 
