@@ -22,9 +22,14 @@ using testing::RunKvbill;
 // tokens x 144 KiB = about 29 GiB of bf16 KV at once, inside the H100's pool, so nothing is
 // preempted and recomputed. Prefix caching has nothing to hit; fp8 KV still
 // halves the KV bytes every decode step reads.
+// Files named after the running test: ctest runs the tests of this file as
+// separate processes at once, and one rewriting a shared file under
+// another's read made that one's trace empty.
 std::string NoSharedPrefixScenario() {
   const std::string dir = ::testing::TempDir();
-  const std::string trace = dir + "/no_shared_prefix.jsonl";
+  const std::string name = std::string("no_shared_prefix_") +
+                           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  const std::string trace = dir + "/" + name + ".jsonl";
   std::ofstream out(trace);
   out << "{\"kvbill_trace\":1}\n";
   for (int i = 0; i < 16; ++i) {
@@ -32,7 +37,7 @@ std::string NoSharedPrefixScenario() {
         << ",\"turns\":[{\"spans\":[{\"kind\":\"user\",\"tokens\":12000}],\"out\":1000}]}\n";
   }
   out.close();
-  const std::string scenario = dir + "/no_shared_prefix.json";
+  const std::string scenario = dir + "/" + name + ".json";
   std::ofstream(scenario)
       << R"({"name": "no-shared-prefix", "model": "qwen3-8b", "trace": {"file": ")" << trace
       << R"("}})";
