@@ -214,14 +214,48 @@ std::vector<MetricPoint> Evaluate(const std::vector<ReplayPlan>& plans,
   return out;
 }
 
+std::optional<SerialCeiling> PerSequenceCeiling(const std::vector<const ReplayPlan*>& plans) {
+  std::optional<SerialCeiling> best;
+  for (const ReplayPlan* p : plans) {
+    const Measurement& m = *p->measurement;
+    if (p->speculative) continue;
+    auto flagged = [&](const char* flag) {
+      return std::find(m.quality_flags.begin(), m.quality_flags.end(), flag) !=
+             m.quality_flags.end();
+    };
+    if (flagged("partial_success")) continue;
+    // vllm bench serve's peak is the most tokens any second of the run
+    // received; guidellm's is not a rate of the whole run.
+    const bool peak = m.peak_output_tok_s && p->client == BenchmarkClient::kVllmBench &&
+                      !flagged("peak_output_tok_s_implausible");
+    const std::optional<double> rate = peak ? m.peak_output_tok_s : m.output_tok_s;
+    if (!rate || !(*rate > 0) || !std::isfinite(*rate)) continue;
+    if (!best || *rate > best->tokens_per_s) best = SerialCeiling{1.0 / *rate, *rate, m.id};
+  }
+  return best;
+}
+
 FitOutcome FitProfile(const std::vector<ReplayPlan>& plans, const EngineProfile& start,
                       const FitOptions& options) {
   FitOutcome outcome;
   outcome.exclusions = options.exclusions;
   outcome.before = Evaluate(plans, start, &outcome.skipped);
   const auto& table = ProfileParameterTable();
-  std::vector<Bounded> bounds;
-  for (const ProfileParameterInfo& info : table) bounds.push_back(Bounded{info.lower, info.upper});
+  // Each parameter's range, the per-sequence costs capped by the fastest of
+  // `runs` (PerSequenceCeiling).
+  auto bounds_for = [&](const std::vector<const ReplayPlan*>& runs,
+                        std::optional<SerialCeiling>* ceiling) {
+    *ceiling = PerSequenceCeiling(runs);
+    std::vector<Bounded> bounds;
+    for (const ProfileParameterInfo& info : table) {
+      Bounded b{info.lower, info.upper};
+      const bool per_sequence = info.field == &ProfileParameters::cpu_per_sequence_s ||
+                                info.field == &ProfileParameters::output_per_sequence_s;
+      if (per_sequence && *ceiling) b.hi = std::clamp((*ceiling)->seconds, b.lo, b.hi);
+      bounds.push_back(b);
+    }
+    return bounds;
+  };
 
   // Fits on `subset`'s timings. `must_run`'s records (excluded from the fit)
   // count only if they cannot replay: they ran, so a profile that leaves
@@ -236,6 +270,10 @@ FitOutcome FitProfile(const std::vector<ReplayPlan>& plans, const EngineProfile&
       chosen.push_back(*p);
       timings_ignored.insert(p->measurement->id);
     }
+    std::vector<const ReplayPlan*> runs = subset;
+    runs.insert(runs.end(), must_run.begin(), must_run.end());
+    std::optional<SerialCeiling> ceiling;
+    const std::vector<Bounded> bounds = bounds_for(runs, &ceiling);
     // Residual layout: one per (record, metric) measured, fixed order.
     const std::vector<MetricPoint> probe = Evaluate(chosen, from, nullptr);
     const int count = static_cast<int>(probe.size());
@@ -271,6 +309,11 @@ FitOutcome FitProfile(const std::vector<ReplayPlan>& plans, const EngineProfile&
     if (options.fit_fixed_lengths_only && !p.fixed_lengths) continue;
     candidates.push_back(&p);
     (ExcludedFromFit(p.measurement->id, options.exclusions) ? excluded : fit_plans).push_back(&p);
+  }
+  {
+    std::vector<const ReplayPlan*> runs = fit_plans;
+    runs.insert(runs.end(), excluded.begin(), excluded.end());
+    outcome.ceiling = PerSequenceCeiling(runs);
   }
   if (options.keep_start) {
     outcome.profile = start;
@@ -565,6 +608,23 @@ std::string ValidationMarkdown(const FitOutcome& outcome, const std::vector<Skip
   [its section](#inter-token-latency-under-load)), through a Cauchy loss of scale 0.25 so
   that records no mechanism explains weigh little. Every usable record of the engine is fitted, fixed-length and
   ShareGPT alike (the low-concurrency ShareGPT records pin the per-step overheads).
+- **Per-sequence ceiling.** Every sequence of an iteration passes through the engine's serial
+  host work (the scheduler's time for it, the API server's for its streamed token), so a run
+  that streamed R tokens a second bounds `cpu_per_sequence_s` and `output_per_sequence_s` by
+  1 / R: the fit's upper end for both is 1 / the fastest rate of its records (the peak output
+  tokens a second `vllm bench serve` reports, the most tokens any second of the run received;
+  else, for guidellm records or where the data flags the peak `peak_output_tok_s_implausible`,
+  the mean; not counting runs that speculate or are flagged `partial_success`; counting the
+  excluded ones, which ran on the engine's host like the rest), each leave-one-model-out
+  refit's the same over its own records.)";
+  if (outcome.ceiling) {
+    out += " Here " + FormatFixed(outcome.ceiling->tokens_per_s, 0) + " tokens a second (`" +
+           outcome.ceiling->record + "`): " + FormatFixed(outcome.ceiling->seconds * 1e6, 1) +
+           " µs.";
+  } else {
+    out += " No record here gives an output rate: the ranges' own ends hold.";
+  }
+  out += R"(
 - **Leave one model out.** For each model, the profile is fitted without its records and
   predicts them (with `--lomo-only`, refitted from the shipped profile within the command's
   evaluation budget, the shipped profile itself unchanged). When no other model has

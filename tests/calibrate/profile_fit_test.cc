@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -161,6 +162,89 @@ TEST(ProfileFitTest, LeavingOutTheOnlyRecurrentModelResetsItsFactor) {
   EXPECT_EQ(of(a.lomo), of(b.lomo));
   EXPECT_NE(of(a.after), of(b.after));
   EXPECT_TRUE(a.lomo_skipped.empty());
+}
+
+Measurement RateRecord(const std::string& id, std::optional<double> peak,
+                       std::optional<double> mean, std::vector<std::string> flags = {}) {
+  Measurement m;
+  m.id = id;
+  m.peak_output_tok_s = peak;
+  m.output_tok_s = mean;
+  m.quality_flags = std::move(flags);
+  return m;
+}
+
+// The ceiling by hand: a's peak 20,000 tokens/s; b has no peak, its mean
+// 25,000 counts; c's peak (40,000) is flagged implausible, so its mean
+// (10,000) counts; d (35,000) is a partial success and e (30,000) speculates:
+// neither counts; f's guidellm "peak" of 90,000 is not a rate of the run, its
+// mean 5,000 counts. The fastest is b: 25,000 tokens/s, 1 / 25,000 = 40 us.
+TEST(ProfileFitTest, PerSequenceCeilingIsTheFastestRunsRateWorkedByHand) {
+  const std::vector<Measurement> runs = {
+      RateRecord("a", 20000, 5000),
+      RateRecord("b", std::nullopt, 25000),
+      RateRecord("c", 40000, 10000, {"peak_output_tok_s_implausible"}),
+      RateRecord("d", 35000, 9000, {"partial_success"}),
+      RateRecord("e", 30000, 8000),
+      RateRecord("f", 90000, 5000)};
+  std::vector<ReplayPlan> plans(runs.size());
+  std::vector<const ReplayPlan*> pointers;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    plans[i].measurement = &runs[i];
+    pointers.push_back(&plans[i]);
+  }
+  plans[4].speculative = SpeculativeSpec{};
+  plans[5].client = BenchmarkClient::kGuidellm;
+  const auto ceiling = PerSequenceCeiling(pointers);
+  ASSERT_TRUE(ceiling.has_value());
+  EXPECT_EQ(ceiling->record, "b");
+  EXPECT_DOUBLE_EQ(ceiling->tokens_per_s, 25000);
+  EXPECT_NEAR(ceiling->seconds, 40e-6, 1e-15);
+  // Without b, a's peak: 1 / 20,000 = 50 us.
+  pointers.erase(pointers.begin() + 1);
+  EXPECT_NEAR(PerSequenceCeiling(pointers)->seconds, 50e-6, 1e-15);
+  EXPECT_FALSE(PerSequenceCeiling({}).has_value());
+}
+
+// The fit keeps both per-sequence costs under the ceiling of its records,
+// wherever it starts. The vLLM records of the test data: two vllm bench
+// runs peaking at 540 and 140 tokens/s, and a guidellm run whose mean is
+// 3,285.25 tokens/s (its peak is flagged implausible): 1 / 3,285.25 =
+// 304.4 us, under output_per_sequence_s's range end (500 us), over
+// cpu_per_sequence_s's (100 us), which stays.
+TEST(ProfileFitTest, TheFitKeepsPerSequenceCostsUnderTheFastestRun) {
+  std::vector<Measurement> records;
+  for (const char* f : {"sample.jsonl", "qwen3.5-9b.jsonl"}) {
+    auto read = ReadMeasurements(std::string(KVBILL_SOURCE_DIR) + "/tests/data/calibration/" + f);
+    ASSERT_TRUE(read.ok()) << read.error().message();
+    for (Measurement& m : *read) {
+      if (m.engine == "vllm") records.push_back(std::move(m));
+    }
+  }
+  std::vector<ReplayPlan> plans;
+  for (const Measurement& m : records) {
+    std::string why;
+    auto plan = PlanReplay(m, ReplayDefaults{}, &why);
+    ASSERT_TRUE(plan.has_value()) << m.id << ": " << why;
+    plans.push_back(std::move(*plan));
+  }
+  auto profile = LoadEngineProfile("vllm");
+  ASSERT_TRUE(profile.ok());
+  EngineProfile start = *profile;
+  start.params.output_per_sequence_s = 4.5e-4;  // over the ceiling
+  start.params.cpu_per_sequence_s = 9e-5;
+  FitOptions options;
+  options.leave_one_model_out = false;
+  options.grid_rounds = 0;
+  options.max_evaluations = 2;
+  const FitOutcome fit = FitProfile(plans, start, options);
+  ASSERT_TRUE(fit.ceiling.has_value());
+  EXPECT_EQ(fit.ceiling->record, "gpustack/qwen3.5-9b/h100/vllm/b16-in1024-out128-n1000-rps1000");
+  EXPECT_NEAR(fit.ceiling->seconds, 1 / 3285.25, 1e-12);
+  EXPECT_LE(fit.profile.params.output_per_sequence_s, 1 / 3285.25);
+  EXPECT_GT(fit.profile.params.output_per_sequence_s, 0.9 / 3285.25);  // started at its end
+  EXPECT_LE(fit.profile.params.cpu_per_sequence_s, 1e-4);
+  EXPECT_GT(fit.profile.params.cpu_per_sequence_s, 8e-5);
 }
 
 }  // namespace

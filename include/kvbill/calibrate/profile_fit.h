@@ -9,6 +9,7 @@
 
 #include <Eigen/Core>
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -87,6 +88,23 @@ bool ExcludedFromFit(const std::string& id, const std::vector<FitExclusion>& exc
 Result<std::vector<FitExclusion>> ReadFitExclusions(const std::string& path,
                                                     const std::vector<Measurement>& records);
 
+// The fastest any of the engine's published runs streamed output: every
+// sequence of an iteration passes through the engine's serial host work
+// (the scheduler's time for it, the API server's for its streamed token),
+// so a run that delivered R tokens a second bounds each per-sequence cost
+// (`cpu_per_sequence_s`, `output_per_sequence_s`) by 1 / R. R is the record's
+// peak_output_tok_s as `vllm bench serve` reports it (the most tokens any
+// second received), else (none, a guidellm record, or flagged
+// peak_output_tok_s_implausible) its output_tok_s; records that speculate (a sequence then takes
+// several tokens an iteration) or are flagged partial_success do not count. Records excluded from
+// the fit count: they ran on the engine's host like any other.
+struct SerialCeiling {
+  double seconds = 0;       // 1 / tokens_per_s
+  double tokens_per_s = 0;  // the fastest rate
+  std::string record;       // the record that reached it
+};
+std::optional<SerialCeiling> PerSequenceCeiling(const std::vector<const ReplayPlan*>& plans);
+
 struct FitOptions {
   int max_evaluations = 200;  // residual evaluations of Levenberg-Marquardt
   // Passes of a coordinate grid search before Levenberg-Marquardt (each
@@ -119,6 +137,10 @@ struct FitOutcome {
   // cannot (its memory reserve leaves them no room), with the reason.
   std::vector<SkippedRecord> lomo_skipped;
   std::vector<FitExclusion> exclusions;  // as FitOptions::exclusions
+  // The bound the fit put on the per-sequence costs (PerSequenceCeiling of
+  // the records it fitted and the excluded ones); none when no record gives
+  // an output rate.
+  std::optional<SerialCeiling> ceiling;
   bool fitted = false;  // false: the starting profile evaluated as it is (--no-fit)
 };
 
