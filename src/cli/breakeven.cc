@@ -127,9 +127,8 @@ int RunBreakeven(const Args& args) {
   if (!gpu) return ReportError("breakeven", gpu.error());
   auto kv = ParseElementFormat(kv_name);
   if (!kv) return ReportError("breakeven", kv.error().Within("--kv-format"));
-  if (!ValidTensorParallel(*model, gpus)) {
-    return ReportError("breakeven", Error("--gpus: " + std::to_string(gpus) +
-                                          " GPUs cannot split this model's heads evenly"));
+  if (auto problem = TensorParallelProblem(*model, gpus); !problem.empty()) {
+    return ReportError("breakeven", Error("--gpus: " + problem));
   }
 
   std::string price_source;  // the table's line naming the offers; empty with --price

@@ -124,10 +124,8 @@ int RunFit(const Args& args) {
   request.deployment.tensor_parallel = gpus;
   request.deployment.memory_fraction = memory_fraction;
   request.deployment.activation_reserve_bytes = static_cast<Bytes>(reserve_gib * kBytesPerGiB);
-  if (!ValidTensorParallel(*model, gpus)) {
-    return ReportError("fit", Error("--gpus: " + std::to_string(gpus) + " GPUs cannot split " +
-                                    std::to_string(model->QueryHeads()) + " query heads and " +
-                                    std::to_string(model->MaxKvHeads()) + " KV heads evenly"));
+  if (auto problem = TensorParallelProblem(*model, gpus); !problem.empty()) {
+    return ReportError("fit", Error("--gpus: " + problem));
   }
   auto report = EvaluateFit(request);
   if (!report) return ReportError("fit", report.error());

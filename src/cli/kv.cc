@@ -4,6 +4,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/model_flags.h"
+#include "kvbill/hardware/fit.h"
 #include "kvbill/model/kv_footprint.h"
 #include "kvbill/report/table.h"
 
@@ -103,6 +104,9 @@ int RunKv(const Args& args) {
 
   auto model = LoadModelFromFlags(model_flags);
   if (!model) return ReportError("kv", model.error());
+  if (auto problem = TensorParallelProblem(*model, tp); !problem.empty()) {
+    return ReportError("kv", Error("--tp: " + problem));
+  }
   auto kv_format = ParseElementFormat(kv_format_name);
   if (!kv_format) return ReportError("kv", kv_format.error().Within("--kv-format"));
   auto contexts = ParseTokenCountList(contexts_text);

@@ -4,6 +4,7 @@
 
 #include "cli/cli_util.h"
 #include "kvbill/hardware/catalog_names.h"
+#include "kvbill/hardware/fit.h"
 #include "kvbill/hardware/gpu.h"
 #include "kvbill/model/hf_config.h"
 #include "kvbill/report/memory_chart.h"
@@ -112,6 +113,9 @@ int RunPlot(const Args& args) {
     if (!resolved) return ReportError("plot", resolved.error());
     auto m = LoadModel(*resolved);
     if (!m) return ReportError("plot", m.error());
+    if (auto problem = TensorParallelProblem(*m, gpus); !problem.empty()) {
+      return ReportError("plot", Error("--gpus: " + problem));
+    }
     models.push_back(*m);
   }
   o.ignore_model_limit = ignore_limit;

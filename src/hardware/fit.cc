@@ -48,6 +48,15 @@ bool ValidTensorParallel(const ModelShape& model, int tp) {
   return true;
 }
 
+std::string TensorParallelProblem(const ModelShape& model, int tp) {
+  if (ValidTensorParallel(model, tp)) return "";
+  return std::to_string(tp) + " GPUs cannot split model \"" + model.name + "\"'s " +
+         std::to_string(model.QueryHeads()) + " query heads and " +
+         std::to_string(model.MaxKvHeads()) +
+         " KV heads evenly (vLLM requires the query heads divisible by the degree, and the KV "
+         "heads too, or the degree by them)";
+}
+
 Result<FitReport> EvaluateFit(const FitRequest& r) {
   auto weights = ComputeWeightBytes(r.model, r.weight_format);
   if (!weights) return weights.error();

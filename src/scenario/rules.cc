@@ -6,6 +6,7 @@
 #include "kvbill/cost/price_sheet.h"
 #include "kvbill/cost/provider_cache.h"
 #include "kvbill/cost/speculative.h"
+#include "kvbill/hardware/fit.h"
 #include "kvbill/hardware/format_support.h"
 #include "kvbill/hardware/gpu.h"
 #include "kvbill/model/hf_config.h"
@@ -128,6 +129,23 @@ Status FormatsRunOnGpu(const ReadState& state, Scenario* s) {
   return OkStatus();
 }
 
+// Tensor parallelism splits the attention heads over the replica's GPUs:
+// vLLM refuses a degree that does not divide the query heads, or the KV
+// heads when there are more of them than GPUs (ValidTensorParallel). An API
+// run has no GPUs.
+Status TensorParallelFits(const ReadState& state, Scenario* s) {
+  if (s->pricing) return OkStatus();
+  const int tp = s->deployment.gpus_per_replica;
+  auto model = LoadModel(s->model.name, Overrides(*s));
+  if (!model) return OkStatus();  // ModelLoads said so
+  const std::string problem = TensorParallelProblem(*model, tp);
+  if (problem.empty()) return OkStatus();
+  const std::string at = state.Given("/deployment/gpus_per_replica")
+                             ? state.At("/deployment/gpus_per_replica")
+                             : "/deployment/gpus_per_replica";
+  return state.source().Bad(at, problem);
+}
+
 // Expert parallelism splits routed experts over the replica's GPUs.
 Status ExpertParallelFits(const ReadState& state, Scenario* s) {
   const ScenarioDeployment& d = s->deployment;
@@ -166,6 +184,19 @@ Status SpeculativeFits(const ReadState& state, Scenario* s) {
     return state.source().Bad(state.At("/deployment/async_scheduling"),
                               "vLLM refuses async scheduling with n-gram speculation "
                               "(vllm/config/vllm.py); set it to false or draft another way");
+  }
+  if (spec.method == "mtp") {
+    // The engines draft with the checkpoint's own multi-token-prediction
+    // layers and refuse "mtp" for a model without them.
+    auto model = LoadModel(s->model.name, Overrides(*s));
+    if (model && model->params.mtp <= 0) {
+      return state.source().Bad(state.At(at + "/method"),
+                                "model " + Quote(model->name) +
+                                    " has no multi-token-prediction layers "
+                                    "(num_nextn_predict_layers or mtp_num_hidden_layers in its "
+                                    "config) to draft with; use \"eagle3\", \"ngram\" or "
+                                    "\"draft_model\"");
+    }
   }
   const SpeculativeMethod* method = FindSpeculativeMethod(spec.method);
   const int k = spec.num_speculative_tokens.value_or(method ? method->num_speculative_tokens : 1);
@@ -236,6 +267,10 @@ const std::vector<Rule>& CrossKeyRules() {
        "runs on the GPU ([hardware.md](hardware.md#formats): NVFP4 KV only on Blackwell, ...), "
        "unless the scenario has `pricing`",
        FormatsRunOnGpu},
+      {"",
+       "`deployment.gpus_per_replica` must split the model's query heads evenly, and its KV "
+       "heads (or be a multiple of them), as vLLM requires, unless the scenario has `pricing`",
+       TensorParallelFits},
       {"/deployment",
        "`deployment.expert_parallel` must be 1 or `gpus_per_replica`, and above 1 only for a "
        "model with routed experts",
@@ -245,7 +280,8 @@ const std::vector<Rule>& CrossKeyRules() {
        "allowed only there; `acceptance_rate` is one rate or `num_speculative_tokens` of them; "
        "`topk` above 1 not with `ngram` and only with `num_draft_tokens`, which is "
        "`num_speculative_tokens` + 1 with `topk` 1 and at most 1 + topk + (depth − 1) × topk²; "
-       "`ngram` not with `async_scheduling` on vLLM (which refuses it)",
+       "`ngram` not with `async_scheduling` on vLLM (which refuses it); `mtp` only for a model "
+       "whose config has multi-token-prediction layers",
        SpeculativeFits},
   };
   return rules;

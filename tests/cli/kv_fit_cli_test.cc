@@ -1,5 +1,6 @@
 // End-to-end runs of `kvbill kv`, `kvbill fit` and the catalogs.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -187,6 +188,25 @@ TEST(FitCliTest, UnknownGpuIsExitTwo) {
   EXPECT_EQ(r.err.rfind("kvbill fit: --gpu \"h900\": unknown GPU", 0), 0u) << r.err;
   EXPECT_EQ(RunKvbill("fit --model qwen3-32b --gpus 3 --context 8k").exit_status, 2);
   EXPECT_EQ(RunKvbill("fit --model qwen3-32b").exit_status, 2);  // --context is required
+}
+
+// Qwen3-8B's 32 query heads and 8 KV heads: 3 GPUs split neither, and
+// every command that takes a degree says so the same way, exit 2, nothing
+// written (vLLM refuses the layout; a priced or drawn one is no deployment).
+TEST(FitCliTest, EveryCommandRefusesADegreeThatCannotSplitTheHeads) {
+  const std::string why =
+      "3 GPUs cannot split model \"qwen3-8b\"'s 32 query heads and 8 KV heads evenly";
+  const std::string out = ::testing::TempDir() + "/tp3_" + std::to_string(::getpid()) + ".svg";
+  for (const std::string& args : std::vector<std::string>{
+           "kv --model qwen3-8b --tp 3 --context 1k", "fit --model qwen3-8b --gpus 3 --context 8k",
+           "breakeven --model qwen3-8b --gpus 3", "plot memory --model qwen3-8b --gpus 3 -o " + out,
+           "scenario from-vllm --gpu h100 -- vllm serve Qwen/Qwen3-8B -tp 3"}) {
+    const auto r = RunKvbill(args);
+    EXPECT_EQ(r.exit_status, 2) << args;
+    EXPECT_NE(r.err.find(why), std::string::npos) << args << ": " << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(out));
+  EXPECT_EQ(RunKvbill("kv --model qwen3-8b --tp 8 --context 1k").exit_status, 0);
 }
 
 TEST(CatalogCliTest, ListsModelsAndGpus) {

@@ -67,6 +67,28 @@ TEST(FormatsRulesTest, ExpertParallelismSplitsTheExpertsOfTheReplica) {
   EXPECT_EQ(s->deployment.expert_dispatch, "all_to_all");
 }
 
+// Qwen3-8B has 32 query heads and 8 KV heads: 3 GPUs divide neither (vLLM
+// refuses it); 16 divide the query heads (2 each) and are a multiple of the
+// KV heads (each replicated twice); 64 do not divide the query heads. An API
+// price has no GPUs to split.
+TEST(FormatsRulesTest, TensorParallelismMustSplitTheHeads) {
+  const std::string three =
+      "s.json#/deployment/gpus_per_replica: 3 GPUs cannot split model \"qwen3-8b\"'s 32 query "
+      "heads and 8 KV heads evenly (vLLM requires the query heads divisible by the degree, and "
+      "the KV heads too, or the degree by them)";
+  EXPECT_EQ(ErrorOf(R"({"deployment": {"gpus_per_replica": 3}})"), three);
+  EXPECT_EQ(ErrorOf(R"({"deployment": {"tensor_parallel_size": 3}})"),
+            "s.json#/deployment/tensor_parallel_size: 3 GPUs cannot split model \"qwen3-8b\"'s "
+            "32 query heads and 8 KV heads evenly (vLLM requires the query heads divisible by "
+            "the degree, and the KV heads too, or the degree by them)");
+  EXPECT_EQ(ErrorOf(R"({"deployment": {"gpus_per_replica": 16}})"), "(parsed)");
+  EXPECT_NE(ErrorOf(R"({"deployment": {"gpus_per_replica": 64}})"), "(parsed)");
+  EXPECT_EQ(ErrorOf(R"({"deployment": {"gpus_per_replica": 3},
+                        "pricing": {"provider": "anthropic",
+                                    "model": "claude-sonnet-4-5-20250929"}})"),
+            "(parsed)");
+}
+
 TEST(FormatsRulesTest, CompareMarksAKvLeverTheGpuCannotRunNotApplicable) {
   const std::string hopper = R"({"trace": {"generator": "chat", "tasks": 1}})";
   auto s = ParseScenario(hopper, "s.json");

@@ -26,9 +26,9 @@ TEST(SpeculativeScenarioTest, OneValueTurnsItOnWithTheMethodsDefaults) {
   // Qwen3-8B's head: one layer's KV, 8 KV heads x 128 x 2 x 2 bytes = 4,096 a token.
   EXPECT_EQ(c->speculative.draft_kv_bytes_per_token, 4096);
   // The shorthand, and no section: off.
-  auto short_form = ParseScenario(R"({"deployment": {"speculative": "mtp"}})", "s.json");
+  auto short_form = ParseScenario(R"({"deployment": {"speculative": "ngram"}})", "s.json");
   ASSERT_TRUE(short_form.ok());
-  EXPECT_EQ(short_form->deployment.speculative->method, "mtp");
+  EXPECT_EQ(short_form->deployment.speculative->method, "ngram");
   auto off = ParseScenario(R"({})", "s.json");
   ASSERT_TRUE(off.ok());
   EXPECT_FALSE(off->deployment.speculative.has_value());
@@ -141,11 +141,30 @@ TEST(SpeculativeScenarioTest, NgramWithAsyncSchedulingOnVllmIsRefused) {
       "speculative": {"method": "ngram"}}})"),
             "s.json#/deployment/async_scheduling: vLLM refuses async scheduling with n-gram "
             "speculation (vllm/config/vllm.py); set it to false or draft another way");
-  for (const char* ok : {R"({"deployment": {"async_scheduling": true, "speculative": "mtp"}})",
+  for (const char* ok : {R"({"deployment": {"async_scheduling": true, "speculative": "eagle3"}})",
                          R"({"deployment": {"speculative": {"method": "ngram"}}})"}) {
     const auto s = ParseScenario(ok, "s.json");
     EXPECT_TRUE(s.ok()) << ok << ": " << (s.ok() ? "" : s.error().message());
   }
+}
+
+// The engines draft "mtp" with the checkpoint's own multi-token-prediction
+// layers: Qwen3-8B's config has none (no num_nextn_predict_layers or
+// mtp_num_hidden_layers); Qwen3.5-9B's has one (mtp_num_hidden_layers 1).
+TEST(SpeculativeScenarioTest, MtpNeedsTheModelsOwnPredictionLayers) {
+  EXPECT_EQ(ErrorOf(R"({"deployment": {"speculative": {"method": "mtp"}}})"),
+            "s.json#/deployment/speculative/method: model \"qwen3-8b\" has no "
+            "multi-token-prediction layers (num_nextn_predict_layers or mtp_num_hidden_layers in "
+            "its config) to draft with; use \"eagle3\", \"ngram\" or \"draft_model\"");
+  EXPECT_EQ(ErrorOf(R"({"deployment": {"speculative": "mtp"}})"),
+            "s.json#/deployment/speculative: model \"qwen3-8b\" has no "
+            "multi-token-prediction layers (num_nextn_predict_layers or mtp_num_hidden_layers in "
+            "its config) to draft with; use \"eagle3\", \"ngram\" or \"draft_model\"");
+  const auto s = ParseScenario(
+      R"({"model": "qwen3.5-9b", "prefix_cache": {"enabled": false},
+          "deployment": {"speculative": "mtp"}})",
+      "s.json");
+  EXPECT_TRUE(s.ok()) << s.error().message();
 }
 
 }  // namespace

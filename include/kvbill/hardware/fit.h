@@ -85,6 +85,10 @@ std::vector<FitAlternative> SuggestAlternatives(const FitRequest& request, const
 // Whether `tp` GPUs can split this model (vLLM's rule: the query heads divide
 // evenly; KV heads divide evenly or are replicated).
 bool ValidTensorParallel(const ModelShape& model, int tp);
+// Why `tp` GPUs cannot split the model, in one sentence ("3 GPUs cannot
+// split model "qwen3-8b"'s 32 query heads and 8 KV heads evenly (...)");
+// empty when they can. Every command and the scenario rule say the same.
+std::string TensorParallelProblem(const ModelShape& model, int tp);
 
 }  // namespace kvbill
 
