@@ -109,7 +109,13 @@ nlohmann::ordered_json PointJson(const SweepRow& row, const std::vector<SweepAxi
       summary[c] = MetricValue(row.metrics, c);
     }
   }
-  return {{"index", row.index}, {"values", values}, {"summary", summary}};
+  // The run's warnings, as `simulate` gives them: a point whose tasks were
+  // refused or whose replica was overloaded says so in its row.
+  nlohmann::ordered_json warnings = nlohmann::ordered_json::array();
+  for (const RunWarning& w : row.metrics.warnings) {
+    warnings.push_back({{"code", w.code}, {"message", w.message}});
+  }
+  return {{"index", row.index}, {"values", values}, {"summary", summary}, {"warnings", warnings}};
 }
 
 // Renders the sweep document {"axes", "total_points", "points"} as CSV or JSON.
@@ -119,6 +125,7 @@ std::string Render(const nlohmann::ordered_json& doc, const std::string& format)
   for (const auto& a : doc["axes"]) header.push_back(a.get<std::string>());
   const std::span<const char* const> columns = ColumnsOf(doc);
   for (const char* c : columns) header.push_back(c);
+  header.push_back("warnings");
   Table t(header);
   for (const auto& p : doc["points"]) {
     std::vector<std::string> row = {p["index"].dump()};
@@ -127,6 +134,13 @@ std::string Render(const nlohmann::ordered_json& doc, const std::string& format)
       row.push_back(v.is_string() ? v.get<std::string>() : v.dump());
     }
     for (const char* c : columns) row.push_back(p["summary"][c].dump());
+    // The codes, ';'-separated (docs/engine.md#warnings has their meaning).
+    std::string codes;
+    if (p.contains("warnings")) {
+      for (const auto& w : p["warnings"])
+        codes += (codes.empty() ? "" : ";") + w["code"].get<std::string>();
+    }
+    row.push_back(codes);
     t.AddRow(row);
   }
   return t.ToCsv();

@@ -215,6 +215,18 @@ Status CheckSweepShard(const nlohmann::ordered_json& doc, const std::string& pat
     for (const char* column : columns) {
       if (!summary.contains(column)) return bad(at + "/summary/" + column, "missing");
     }
+    if (!p.contains("warnings")) continue;  // shards written before rows had them
+    const auto& warnings = p["warnings"];
+    if (!warnings.is_array()) {
+      return bad(at + "/warnings", "must be an array, got " + Quote(warnings));
+    }
+    for (std::size_t w = 0; w < warnings.size(); ++w) {
+      const std::string wat = at + "/warnings/" + std::to_string(w);
+      if (!warnings[w].is_object() || !warnings[w].contains("code") ||
+          !warnings[w]["code"].is_string()) {
+        return bad(wat, "must be an object with a string \"code\", got " + Quote(warnings[w]));
+      }
+    }
   }
   return OkStatus();
 }

@@ -1,10 +1,12 @@
 // End-to-end runs of compare, sweep, merge and check.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 
 #include "cli/cli_test_util.h"
 
@@ -59,6 +61,60 @@ TEST(SweepCliTest, OneJobAndTwoJobsPrintTheSameBytes) {
   const std::string s = "tests/data/scenarios/small_sweep.json";
   EXPECT_EQ(RunKvbill("sweep --jobs 1 --scenario " + s).out,
             RunKvbill("sweep --jobs 2 --scenario " + s).out);
+}
+
+// A point whose run warns says so in its row. Qwen3-8B's config allows
+// 40,960 tokens (max_position_embeddings, no rope scaling): task "long"
+// asks 50,000 and is refused (context_limit) at every point; task "short"
+// (1,000) runs. In JSON the point lists {code, message}; in CSV the last
+// column holds the codes; shards merge into the same bytes.
+TEST(SweepCliTest, EachRowCarriesItsRunsWarnings) {
+  const std::string dir = ::testing::TempDir() + "/sweep_warn_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/t.jsonl")
+      << "{\"kvbill_trace\":1}\n"
+         "{\"id\":\"short\",\"turns\":[{\"spans\":[{\"kind\":\"user\",\"tokens\":1000}],"
+         "\"out\":10}]}\n"
+         "{\"id\":\"long\",\"turns\":[{\"spans\":[{\"kind\":\"user\",\"tokens\":50000}],"
+         "\"out\":10}]}\n";
+  std::ofstream(dir + "/s.json") << R"({"model": "qwen3-8b", "trace": {"file": "t.jsonl"},
+      "sweep": {"/kv_format": ["bf16", "fp8"]}})";
+  const auto j = RunKvbill("sweep --scenario " + dir + "/s.json --format json");
+  ASSERT_EQ(j.exit_status, 0) << j.err;
+  const auto doc = nlohmann::json::parse(j.out);
+  ASSERT_EQ(doc["points"].size(), 2u);
+  for (const auto& p : doc["points"]) {
+    ASSERT_TRUE(p["warnings"].is_array()) << p.dump();
+    std::set<std::string> codes;
+    for (const auto& w : p["warnings"]) {
+      codes.insert(w["code"].get<std::string>());
+      EXPECT_FALSE(w["message"].get<std::string>().empty());
+    }
+    EXPECT_EQ(codes.count("context_limit"), 1u) << p.dump();
+  }
+  const auto csv = RunKvbill("sweep --scenario " + dir + "/s.json");
+  ASSERT_EQ(csv.exit_status, 0) << csv.err;
+  const std::string header = csv.out.substr(0, csv.out.find('\n'));
+  EXPECT_EQ(header.substr(header.rfind(',') + 1), "warnings");
+  std::istringstream lines(csv.out);
+  std::string line;
+  std::getline(lines, line);
+  int rows = 0;
+  while (std::getline(lines, line)) {
+    ++rows;
+    EXPECT_NE(line.substr(line.rfind(',') + 1).find("context_limit"), std::string::npos) << line;
+  }
+  EXPECT_EQ(rows, 2);
+  std::string shards;
+  for (int i = 0; i < 2; ++i) {
+    const std::string out = dir + "/shard" + std::to_string(i) + ".json";
+    ASSERT_EQ(RunKvbill("sweep --scenario " + dir + "/s.json --shard " + std::to_string(i) +
+                        "/2 --format json -o " + out)
+                  .exit_status,
+              0);
+    shards += " " + out;
+  }
+  EXPECT_EQ(RunKvbill("merge" + shards).out, csv.out);
 }
 
 TEST(SweepCliTest, BadShardIsExitTwo) {
@@ -314,11 +370,11 @@ TEST(SweepCliTest, ApiScenarioSweepsAndMergesWithTheApiColumns) {
   EXPECT_EQ(r.out,
             "index,/pricing/cache/ttl_s,tasks,requests,hit_rate,cost_usd,cost_per_task_usd.mean,"
             "cost_per_task_usd.p50,cost_per_task_usd.p90,cost_per_task_usd.p99,prompt_tokens,"
-            "cache_read_tokens,cache_write_tokens,output_tokens\n"
+            "cache_read_tokens,cache_write_tokens,output_tokens,warnings\n"
             // hit rates 5,000 / 22,000 and 11,000 / 22,000; writes 17,000 and 11,000.
             "0,300,2,4,0.22727272727272727,0.07275,0.036375,0.018,0.05475,0.05475,22000,5000,"
-            "17000,500\n"
-            "1,3600,2,4,0.5,0.0768,0.0384,0.027,0.0498,0.0498,22000,11000,11000,500\n");
+            "17000,500,\n"
+            "1,3600,2,4,0.5,0.0768,0.0384,0.027,0.0498,0.0498,22000,11000,11000,500,\n");
   const std::string dir = ::testing::TempDir();
   for (int i = 0; i < 2; ++i) {
     const auto s = RunKvbill(std::string("sweep --scenario ") + kApiScenario + " --shard " +
