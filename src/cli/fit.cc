@@ -133,8 +133,28 @@ int RunFit(const Args& args) {
   // The shorter context to try stays within the model's limit too.
   FitReport suggest_from = *report;
   if (limit.caps_max) suggest_from.max_context = std::min(report->max_context, limit.limit);
-  const std::vector<FitAlternative> alternatives = SuggestAlternatives(request, suggest_from);
+  std::vector<FitAlternative> alternatives = SuggestAlternatives(request, suggest_from);
   const bool fits = report->fits && (ignore_limit || !limit.over);
+  // Past the model's limit no memory saving makes the request fit: a change
+  // that keeps the context does not fit either, and neither does any batch
+  // or GPU count (their memory-only answers stay under memory_*).
+  const bool refused = limit.over && !ignore_limit;
+  auto past_limit = [&](const FitAlternative& a) {
+    return !ignore_limit && limit.limit > 0 && a.context > limit.limit;
+  };
+  if (refused && std::none_of(alternatives.begin(), alternatives.end(),
+                              [&](const FitAlternative& a) { return !past_limit(a); })) {
+    // The change that does work: the model's own limit.
+    FitRequest v = request;
+    v.context = limit.limit;
+    if (auto r = EvaluateFit(v)) {
+      alternatives.push_back(FitAlternative{
+          "context " + FormatWithSeparators(limit.limit) + " tokens (the model's max_model_len)",
+          r->fits, r->needed_bytes, r->capacity_bytes, v.context});
+    }
+  }
+  const std::int64_t max_batch = refused ? 0 : report->max_batch;
+  const bool gpus_fit = !refused && report->min_gpus.has_value();
   const Tokens max_context = limit.caps_max ? limit.limit : report->max_context;
 
   std::ostringstream text;
@@ -145,9 +165,9 @@ int RunFit(const Args& args) {
     j["kv_bytes"] = report->kv_bytes;
     j["capacity_bytes"] = report->capacity_bytes;
     j["max_context"] = max_context;
-    j["max_batch"] = report->max_batch;
-    j["min_gpus"] = report->min_gpus ? nlohmann::ordered_json(*report->min_gpus)
-                                     : nlohmann::ordered_json(nullptr);
+    j["max_batch"] = max_batch;
+    j["min_gpus"] =
+        gpus_fit ? nlohmann::ordered_json(*report->min_gpus) : nlohmann::ordered_json(nullptr);
     j["model"] = model->name;
     j["gpu"] = gpu->id;
     j["gpus"] = gpus;
@@ -165,6 +185,9 @@ int RunFit(const Args& args) {
     j["max_model_len"] = limit.limit;
     j["memory_fits"] = report->fits;
     j["memory_max_context"] = report->max_context;
+    j["memory_max_batch"] = report->max_batch;
+    j["memory_min_gpus"] = report->min_gpus ? nlohmann::ordered_json(*report->min_gpus)
+                                            : nlohmann::ordered_json(nullptr);
     j["ignore_model_limit"] = ignore_limit;
     j["warnings"] = nlohmann::ordered_json::array();
     if (!limit.warning.empty()) {
@@ -176,7 +199,9 @@ int RunFit(const Args& args) {
     j["alternatives"] = nlohmann::ordered_json::array();
     for (const FitAlternative& a : alternatives) {
       j["alternatives"].push_back({{"change", a.change},
-                                   {"fits", a.fits},
+                                   {"fits", a.fits && !past_limit(a)},
+                                   {"memory_fits", a.fits},
+                                   {"past_model_limit", past_limit(a)},
                                    {"needed_bytes", a.needed_bytes},
                                    {"capacity_bytes", a.capacity_bytes}});
     }
@@ -224,15 +249,26 @@ int RunFit(const Args& args) {
                    : FormatWithSeparators(report->max_context) + " tokens")
            << "\n";
     }
-    text << "max batch at " << FormatWithSeparators(*context)
-         << " tokens: " << FormatWithSeparators(report->max_batch) << "\n";
-    text << "fewest GPUs that fit: "
-         << (report->min_gpus ? std::to_string(*report->min_gpus) : "none up to 64") << "\n";
+    if (refused) {
+      text << "max batch at " << FormatWithSeparators(*context)
+           << " tokens: none, past the model's max_model_len (memory alone holds "
+           << FormatWithSeparators(report->max_batch) << ")\n";
+      text << "fewest GPUs that fit: none, past the model's max_model_len (memory alone: "
+           << (report->min_gpus ? std::to_string(*report->min_gpus) : "none up to 64") << ")\n";
+    } else {
+      text << "max batch at " << FormatWithSeparators(*context)
+           << " tokens: " << FormatWithSeparators(report->max_batch) << "\n";
+      text << "fewest GPUs that fit: "
+           << (report->min_gpus ? std::to_string(*report->min_gpus) : "none up to 64") << "\n";
+    }
     if (!alternatives.empty()) {
       text << "\nwhat would fit instead:\n";
       Table a({"change", "verdict", "needed GiB", "capacity GiB"});
       for (const FitAlternative& alt : alternatives) {
-        a.AddRow({alt.change, alt.fits ? "fits" : "does not fit",
+        a.AddRow({alt.change,
+                  past_limit(alt) ? "past max_model_len"
+                  : alt.fits      ? "fits"
+                                  : "does not fit",
                   FormatFixed(static_cast<double>(alt.needed_bytes) / kBytesPerGiB, 2),
                   FormatFixed(static_cast<double>(alt.capacity_bytes) / kBytesPerGiB, 2)});
       }

@@ -129,7 +129,8 @@ std::vector<FitAlternative> SuggestAlternatives(const FitRequest& request,
   auto add = [&](const std::string& change, const FitRequest& variant) {
     auto rep = EvaluateFit(variant);
     if (!rep) return;
-    out.push_back(FitAlternative{change, rep->fits, rep->needed_bytes, rep->capacity_bytes});
+    out.push_back(
+        FitAlternative{change, rep->fits, rep->needed_bytes, rep->capacity_bytes, variant.context});
   };
   // Only formats an engine runs on this GPU (format_support.h).
   const GpuSpec& gpu = request.deployment.gpu;

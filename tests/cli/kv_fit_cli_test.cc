@@ -147,7 +147,10 @@ TEST(FitCliTest, JsonHasTheDocumentedFields) {
   EXPECT_EQ(j["memory_max_context"], 43472);
   EXPECT_EQ(j["max_model_len"], 40960);
   EXPECT_EQ(j["max_batch"], 0);
-  EXPECT_EQ(j["min_gpus"], 2);
+  // Two GPUs would hold 128k in memory, but no GPU count serves past the
+  // model's limit: min_gpus none, the memory's answer apart.
+  EXPECT_TRUE(j["min_gpus"].is_null());
+  EXPECT_EQ(j["memory_min_gpus"], 2);
   ASSERT_EQ(j["warnings"].size(), 1u);
   EXPECT_EQ(j["warnings"][0]["code"], "context_limit");
 }
@@ -169,6 +172,28 @@ TEST(FitCliTest, ContextPastTheModelsLimitDoesNotFitUnlessIgnored) {
       << r.out;
   EXPECT_EQ(RunKvbill("fit --model gemma-2-9b --gpu h100-sxm --context 128k --check").exit_status,
             1);
+  // No batch, GPU count or format fits past the limit; the change that
+  // fits is the model's own limit, 8,192 tokens (memory holds it: 17.2 GiB
+  // of weights and one 8,192-token sequence in 71.6 GiB).
+  const auto refused =
+      RunKvbill("fit --model gemma-2-9b --gpu h100-sxm --context 128k --format json");
+  ASSERT_EQ(refused.exit_status, 0) << refused.err;
+  const auto k = nlohmann::json::parse(refused.out);
+  EXPECT_EQ(k["max_batch"], 0);
+  EXPECT_TRUE(k["min_gpus"].is_null());
+  EXPECT_GE(k["memory_max_batch"].get<int>(), 1);
+  EXPECT_EQ(k["memory_min_gpus"], 1);
+  int fitting = 0;
+  for (const auto& a : k["alternatives"]) {
+    const bool at_limit = a["change"] == "context 8,192 tokens (the model's max_model_len)";
+    EXPECT_EQ(a["past_model_limit"], !at_limit) << a.dump();
+    EXPECT_EQ(a["fits"], at_limit) << a.dump();
+    fitting += a["fits"].get<bool>() ? 1 : 0;
+  }
+  EXPECT_EQ(fitting, 1);
+  EXPECT_NE(RunKvbill("fit --model gemma-2-9b --gpu h100-sxm --context 128k")
+                .out.find("max batch at 131,072 tokens: none, past the model's max_model_len"),
+            std::string::npos);
   const auto what_if = RunKvbill(
       "fit --model gemma-2-9b --gpu h100-sxm --context 128k --ignore-model-limit --format json");
   ASSERT_EQ(what_if.exit_status, 0) << what_if.err;

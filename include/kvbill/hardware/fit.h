@@ -79,6 +79,7 @@ struct FitAlternative {
   bool fits = false;
   Bytes needed_bytes = 0;    // per replica
   Bytes capacity_bytes = 0;  // per replica
+  Tokens context = 0;        // the variant's context (a caller checks it against the model's limit)
 };
 std::vector<FitAlternative> SuggestAlternatives(const FitRequest& request, const FitReport& report);
 
