@@ -24,8 +24,9 @@ constexpr char kUsage[] =
     "The longest context a deployment serves profitably at batch one, at batch B and at the\n"
     "batch that fills memory, given what an output token sells for (and an input token, when\n"
     "--input-price is given: then per request of --output-tokens) and what the GPU-hour\n"
-    "costs, for the KV format asked for and for fp8 and nvfp4 KV, up to the model's\n"
-    "max_model_len (--ignore-model-limit: up to memory). Without --price, the median output\n"
+    "costs, for the KV format asked for and for fp8 and nvfp4 KV where they are smaller\n"
+    "than it and the GPU runs them, up to the model's max_model_len\n"
+    "(--ignore-model-limit: up to memory). Without --price, the median output\n"
     "price of the API offers of the same model in the price sheet (--prices: a LiteLLM\n"
     "model_prices_and_context_window.json or a kvbill sheet; default the bundled one).\n"
     "Roofline decode cost: docs/engine.md; rules: docs/breakeven.md.\n";

@@ -38,8 +38,8 @@ Status CheckTimeSpan(std::string_view id, Seconds arrival, std::span<const Reque
 Status CheckPrompts(std::string_view id, std::span<const Request> requests) {
   for (const Request& r : requests) {
     if (r.PromptTokens() < 1) {
-      return Error("task \"" + std::string(id) + "\": request " + std::to_string(r.index) +
-                   " has an empty prompt");
+      return Error("task \"" + std::string(id) + "\": turn " + std::to_string(r.turn + 1) +
+                   ": an empty prompt (0 tokens; a request sends at least one)");
     }
   }
   return OkStatus();

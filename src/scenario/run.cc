@@ -274,6 +274,7 @@ Result<StreamedRun> RunScenario(const Scenario& s, WorkloadCache& workloads,
   if (!workload) return workload.error();
   if (*workload) {
     const PreparedWorkload& w = **workload;
+    if (!w.checks.prompts) return w.checks.prompts.error();  // named at the trace
     if (auto c = CheckRun(*config, w.checks); !c) return c.error().Within(s.source);
     PreparedFeed feed(w);
     ObservedSink sink(observer, BillingOf(s));

@@ -37,6 +37,11 @@ std::int64_t BytesOf(const PreparedTask& t) {
   return bytes;
 }
 
+// Where a trace's errors are named: its file, or the scenario's generator.
+std::string TraceName(const Scenario& s) {
+  return s.trace.file.empty() ? s.source + "#/trace/generator" : s.trace.file;
+}
+
 Result<std::unique_ptr<ContextPolicy>> PolicyOf(const Scenario& s) {
   auto policy = MakeContextPolicy(s.context_policy);
   if (!policy) return policy.error().Within(s.source + "#/context_policy");
@@ -144,6 +149,7 @@ Result<std::optional<PreparedWorkload>> PrepareWorkload(const Scenario& s, std::
         FedTask{static_cast<int>(i), w.tasks[i].id, w.tasks[i].arrival_s, w.tasks[i].requests});
   }
   w.checks = CheckTasks(fed);
+  if (!w.checks.prompts) w.checks.prompts = w.checks.prompts.error().Within(TraceName(s));
   w.arrival_order.resize(w.tasks.size());
   for (std::size_t i = 0; i < w.tasks.size(); ++i) w.arrival_order[i] = static_cast<int>(i);
   std::stable_sort(w.arrival_order.begin(), w.arrival_order.end(), [&](int a, int b) {
@@ -164,6 +170,7 @@ Result<bool> PreparedFeed::Next(FedTask* task) {
 Result<std::unique_ptr<TraceFeed>> TraceFeed::Open(const Scenario& s) {
   std::unique_ptr<TraceFeed> feed(new TraceFeed());
   feed->source_ = s.source;
+  feed->trace_name_ = TraceName(s);
   auto policy = PolicyOf(s);
   if (!policy) return policy.error();
   feed->policy_ = std::move(*policy);
@@ -197,6 +204,11 @@ Result<bool> TraceFeed::Next(FedTask* out) {
   for (Request& r : held.requests) DropApiFields(&r);
   held.id = std::move(task_.id);
   *out = FedTask{index, held.id, task_.arrival_s, held.requests};
+  // A task the engine cannot serve is the trace's error, named at the trace.
+  if (TaskChecks checks = CheckTasks({out, 1}); !checks.prompts) {
+    failed_ = true;
+    return checks.prompts.error().Within(trace_name_);
+  }
   return true;
 }
 

@@ -100,6 +100,30 @@ TEST(WorkloadTest, SharedAndStreamedRunsGiveWhatAPlainRunGives) {
   }
 }
 
+// A turn whose prompt is empty (its second turn keeps nothing and appends
+// nothing) cannot be served: the error names the trace file and the turn
+// (counted from 1), prepared or streamed alike.
+TEST(WorkloadTest, AnEmptyPromptIsTheTracesErrorAtItsTurn) {
+  const std::string path = (std::filesystem::path(::testing::TempDir()) /
+                            ("empty_prompt_" + std::to_string(::getpid()) + ".jsonl"))
+                               .lexically_normal()
+                               .string();
+  std::ofstream(path) << "{\"kvbill_trace\":1}\n"
+                         "{\"id\":\"a\",\"turns\":[{\"spans\":[{\"kind\":\"user\","
+                         "\"tokens\":100}],\"out\":5},{\"keep\":0,\"spans\":[],\"out\":5}]}\n";
+  const Scenario s = Parse(R"({"trace": {"file": ")" + path + R"("}})");
+  const std::string expected =
+      path + ": task \"a\": turn 2: an empty prompt (0 tokens; a request sends at least one)";
+  WorkloadCache shared;
+  WorkloadCache streamed(0);
+  for (WorkloadCache* cache : {&shared, &streamed}) {
+    auto run = RunScenario(s, *cache);
+    ASSERT_FALSE(run.ok());
+    EXPECT_EQ(run.error().message(), expected);
+  }
+  std::filesystem::remove(path);
+}
+
 // The engine's own settings do not change the workload; the trace, its seed
 // (generated) and the context policy do.
 TEST(WorkloadTest, KeyIsTheTraceAndTheContextPolicy) {

@@ -126,7 +126,8 @@ class TraceFeed final : public TaskFeed {
     std::string id;
     std::vector<Request> requests;
   };
-  std::string source_;  // the scenario, for errors
+  std::string source_;      // the scenario, for errors
+  std::string trace_name_;  // its trace file (or generator), for the tasks' errors
   std::unique_ptr<TaskSource> tasks_;
   std::unique_ptr<ContextPolicy> policy_;
   Task task_;
