@@ -61,6 +61,8 @@ struct Column {
   std::map<std::string, Money> per_task;  // by task id; a missing task is unpriced
   std::optional<Money> total;             // nullopt when some task is unpriced
   std::string error;                      // the column could not be computed
+  // Why some of its tasks are unpriced (code, message), as a run warns.
+  std::vector<std::pair<std::string, std::string>> warnings;
 };
 
 // Each log read once (a pipe or FIFO cannot be read twice): its bytes, then
@@ -149,7 +151,7 @@ Result<Column> ReplayColumn(const std::string& id, const std::string& meaning,
   }
   auto run = RunApiPricing(pricing, sheet, priced_tasks, priced_requests);
   if (!run) return run.error().Within(id);
-  Column c{id, meaning, {}, run->replay.cost, ""};
+  Column c{id, meaning, {}, run->replay.cost, "", {}};
   if (priced_tasks.size() != tasks.size()) c.total.reset();
   for (const ApiTaskOutcome& t : run->replay.tasks) c.per_task[t.id] = t.cost;
   return c;
@@ -162,7 +164,8 @@ Result<Column> ReplayColumn(const std::string& id, const std::string& meaning,
 // an unpriced model is unpriced.
 Result<Column> RecordedColumn(const ModelPrice& main, const PriceSheet& sheet,
                               const std::vector<Task>& tasks) {
-  Column c{"recorded", "the log's usage, each call at its model's list prices", {}, Money{}, ""};
+  Column c{"recorded", "the log's usage, each call at its model's list prices", {}, Money{}, "",
+           {}};
   for (const Task& t : tasks) {
     Money cost;
     bool priced = true;
@@ -197,16 +200,19 @@ Result<Column> RecordedColumn(const ModelPrice& main, const PriceSheet& sheet,
 // The self-hosted column: the engine serves the log's prompts.
 Column SelfHostedColumn(const Scenario& s, const std::vector<Task>& tasks,
                         const std::vector<std::vector<Request>>& requests) {
-  Column c{"self_hosted", "", {}, Money{}, ""};
+  Column c{"self_hosted", "", {}, Money{}, "", {}};
   auto config = BuildSimulationConfig(s);
   if (!config) {
     c.error = config.error().message();
     c.total.reset();
     return c;
   }
-  c.meaning = "served by " + config->model.name + " on " +
-              std::to_string(s.deployment.replicas * s.deployment.gpus_per_replica) + " x " +
-              config->gpu.id + " at $" + FormatFixed(config->usd_per_gpu_hour, 2) +
+  c.meaning = "served by " + config->model.name +
+              (config->max_model_len > 0
+                   ? " (max_model_len " + FormatWithSeparators(config->max_model_len) + ")"
+                   : std::string()) +
+              " on " + std::to_string(s.deployment.replicas * s.deployment.gpus_per_replica) +
+              " x " + config->gpu.id + " at $" + FormatFixed(config->usd_per_gpu_hour, 2) +
               " per GPU-hour (engine; idle time not charged)";
   auto result = Simulate(*config, tasks, requests);
   if (!result) {
@@ -214,7 +220,12 @@ Column SelfHostedColumn(const Scenario& s, const std::vector<Task>& tasks,
     c.total.reset();
     return c;
   }
+  // A task cut short at the model's limit served only part of its calls:
+  // its cost is not the task's, so it is unpriced (and said why, below).
+  std::map<std::string, std::size_t> planned;
+  for (std::size_t i = 0; i < tasks.size(); ++i) planned[tasks[i].id] = requests[i].size();
   for (const TaskMetrics& m : AggregateTasks(tasks, *result)) {
+    if (static_cast<std::size_t>(m.requests) < planned[m.id]) continue;
     // Pico-dollars, rounded, so the column adds up like the API ones.
     Money cost{static_cast<std::int64_t>(std::llround(m.cost_usd * kPicoUsdPerUsd))};
     c.per_task[m.id] = cost;
@@ -224,6 +235,18 @@ Column SelfHostedColumn(const Scenario& s, const std::vector<Task>& tasks,
     }
   }
   if (c.per_task.size() != tasks.size()) c.total.reset();
+  if (result->rejected_requests > 0) {
+    // One refused request per task cut short: those tasks are unpriced.
+    const std::int64_t n = result->rejected_requests;
+    c.warnings.emplace_back(
+        "context_limit",
+        std::to_string(n) + (n == 1 ? " task is" : " tasks are") +
+            " unpriced: a request of up to " +
+            FormatWithSeparators(result->longest_rejected_tokens) + " tokens is past " +
+            config->model.name + "'s max_model_len " + FormatWithSeparators(config->max_model_len) +
+            ", which vLLM refuses; name a longer-context model (--self-hosted-model) or a "
+            "scenario that extends it (model.set rope_scaling, --scenario)");
+  }
   return c;
 }
 
@@ -407,6 +430,12 @@ int RunWhatif(const Args& args) {
   for (const Column& c : columns) {
     OJson col = {{"id", c.id}, {"meaning", c.meaning}};
     if (!c.error.empty()) col["error"] = c.error;
+    if (!c.warnings.empty()) {
+      col["warnings"] = OJson::array();
+      for (const auto& [code, message] : c.warnings) {
+        col["warnings"].push_back({{"code", code}, {"message", message}});
+      }
+    }
     j["columns"].push_back(col);
   }
   auto money = [](const Column& c, const std::string& task) -> OJson {
@@ -465,6 +494,9 @@ int RunWhatif(const Args& args) {
          << table.ToText() << "\n";
     for (const Column& c : columns) {
       text << "  " << c.id << ": " << (c.error.empty() ? c.meaning : "n/a: " + c.error) << "\n";
+      for (const auto& [code, message] : c.warnings) {
+        text << "    warning [" << code << "]: " << message << "\n";
+      }
     }
     if (calls_by_model.size() > 1) {
       text << "\nthe log names " << calls_by_model.size() << " models (";

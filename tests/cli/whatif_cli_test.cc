@@ -99,6 +99,50 @@ TEST(WhatifCliTest, SelfHostedColumnRunsTheEngine) {
               a.get<double>() + b.get<double>(), 1e-12);
 }
 
+// Qwen3-8B's config serves 40,960 tokens (no rope scaling): a session
+// whose second call sends 50,000 + 100 tokens is cut short there, so its
+// self-hosted cost is unpriced, and the column says why; session "s" (one
+// 1,000-token call) is priced. The label carries the model's limit.
+TEST(WhatifCliTest, SelfHostedTasksPastTheModelsLimitAreUnpricedWithTheReason) {
+  const std::string log = ::testing::TempDir() + "/whatif_long.jsonl";
+  std::ofstream(log)
+      << R"({"type": "assistant", "sessionId": "s", "timestamp": "2025-12-12T15:00:00.000Z", )"
+         R"("message": {"id": "m1", "model": "claude-sonnet-4-5-20250929", "usage": )"
+         R"({"input_tokens": 1000, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 50}}})"
+         "\n"
+         R"({"type": "assistant", "sessionId": "l", "timestamp": "2025-12-12T15:00:01.000Z", )"
+         R"("message": {"id": "m2", "model": "claude-sonnet-4-5-20250929", "usage": )"
+         R"({"input_tokens": 0, "cache_creation_input_tokens": 100, "cache_read_input_tokens": 0, "output_tokens": 50}}})"
+         "\n"
+         R"({"type": "assistant", "sessionId": "l", "timestamp": "2025-12-12T15:00:10.000Z", )"
+         R"("message": {"id": "m3", "model": "claude-sonnet-4-5-20250929", "usage": )"
+         R"({"input_tokens": 0, "cache_creation_input_tokens": 50000, "cache_read_input_tokens": 100, "output_tokens": 50}}})"
+         "\n";
+  const auto r =
+      RunKvbill("whatif " + log + " --gpu h100-sxm --self-hosted-model qwen3-8b --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const nlohmann::json* column = nullptr;
+  for (const auto& c : j["columns"]) {
+    if (c["id"] == "self_hosted") column = &c;
+  }
+  ASSERT_NE(column, nullptr);
+  EXPECT_NE((*column)["meaning"].get<std::string>().find("qwen3-8b (max_model_len 40,960)"),
+            std::string::npos);
+  ASSERT_EQ((*column)["warnings"].size(), 1u) << column->dump();
+  EXPECT_EQ((*column)["warnings"][0]["code"], "context_limit");
+  EXPECT_EQ((*column)["warnings"][0]["message"].get<std::string>().rfind(
+                "1 task is unpriced: a request of up to 50,150 tokens is past qwen3-8b's "
+                "max_model_len 40,960",
+                0),
+            0u)
+      << column->dump();
+  for (const auto& t : j["tasks"]) {
+    EXPECT_EQ(t["cost_usd"]["self_hosted"].is_null(), t["id"] == "l") << t.dump();
+  }
+  EXPECT_TRUE(j["total"]["cost_usd"]["self_hosted"].is_null());
+}
+
 TEST(WhatifCliTest, LogWithoutUsageOrUnknownModelIsExitTwo) {
   const std::string dir = ::testing::TempDir();
   std::ofstream(dir + "/no_usage.jsonl")
