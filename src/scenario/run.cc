@@ -161,7 +161,11 @@ Result<std::vector<Task>> LoadScenarioTasks(const Scenario& s) {
       if (!f) return f.error().Within(s.source + "#/trace/format");
       format = *f;
     }
-    return ReadTraceTasks(s.trace.file, format);
+    auto read = ReadTraceTasks(s.trace.file, format);
+    if (read && read->empty()) {
+      return Error(s.trace.file + ": no tasks (the trace holds none to simulate)");
+    }
+    return read;
   }
   auto preset = FindGeneratorPreset(s.trace.generator);
   if (!preset) return preset.error().Within(s.source + "#/trace/generator");

@@ -42,6 +42,12 @@ std::string TraceName(const Scenario& s) {
   return s.trace.file.empty() ? s.source + "#/trace/generator" : s.trace.file;
 }
 
+// A trace with no task (a header and nothing else, or only skipped lines)
+// has nothing to run: an error, not a bill of $0.
+Error NoTasks(const std::string& trace_name) {
+  return Error(trace_name + ": no tasks (the trace holds none to simulate)");
+}
+
 Result<std::unique_ptr<ContextPolicy>> PolicyOf(const Scenario& s) {
   auto policy = MakeContextPolicy(s.context_policy);
   if (!policy) return policy.error().Within(s.source + "#/context_policy");
@@ -142,6 +148,7 @@ Result<std::optional<PreparedWorkload>> PrepareWorkload(const Scenario& s, std::
     origin = i == 0 ? t.arrival_s : std::min(origin, t.arrival_s);
     w.tasks.push_back(std::move(t));
   }
+  if (w.tasks.empty()) return NoTasks(TraceName(s));
   std::vector<FedTask> fed;
   fed.reserve(w.tasks.size());
   for (std::size_t i = 0; i < w.tasks.size(); ++i) {
@@ -187,6 +194,10 @@ Result<bool> TraceFeed::Next(FedTask* out) {
   if (!more) {
     failed_ = true;
     return more.error();
+  }
+  if (!*more && next_index_ == 0) {
+    failed_ = true;
+    return NoTasks(trace_name_);
   }
   if (!*more) return false;
   const int index = next_index_++;

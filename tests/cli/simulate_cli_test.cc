@@ -346,5 +346,27 @@ TEST(SimulateCliTest, RequestsOverTheModelsLimitAreRefusedAndWarned) {
   std::filesystem::remove(path);
 }
 
+// A trace with a header and no task has nothing to bill: exit 2 naming the
+// file, for the engine and the API replay alike, and no output file (it
+// printed "0 tasks", "$0.0000" and exit 0).
+TEST(SimulateCliTest, ATraceWithNoTasksIsExitTwo) {
+  const std::string dir = ::testing::TempDir() + "/no_tasks_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string trace = dir + "/t.jsonl";
+  std::ofstream(trace) << "{\"kvbill_trace\":1}\n";
+  std::ofstream(dir + "/api.json") << R"({"trace": {"file": "t.jsonl"},
+      "pricing": {"provider": "anthropic", "model": "claude-sonnet-4-5"}})";
+  const std::string expected_tail = "t.jsonl: no tasks (the trace holds none to simulate)\n";
+  for (const std::string& args : std::vector<std::string>{
+           "simulate --trace " + trace + " -o " + dir + "/out.txt", "compare --trace " + trace,
+           "simulate --scenario " + dir + "/api.json -o " + dir + "/out.txt"}) {
+    const auto r = RunKvbill(args);
+    EXPECT_EQ(r.exit_status, 2) << args;
+    ASSERT_GE(r.err.size(), expected_tail.size()) << r.err;
+    EXPECT_EQ(r.err.substr(r.err.size() - expected_tail.size()), expected_tail) << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir + "/out.txt"));
+}
+
 }  // namespace
 }  // namespace kvbill
