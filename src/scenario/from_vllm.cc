@@ -32,6 +32,8 @@ enum class Conv {
   kQuantization,    // -q: the weights' format
   kPipeline,        // -pp: only 1 is expressible
   kExpertParallel,  // a switch: the experts over the tensor-parallel GPUs
+  kRopeScaling,     // --rope-scaling JSON: the config's rope_scaling (/model/set)
+  kHfOverrides,     // --hf-overrides JSON object: config keys (/model/set)
 };
 
 struct Flag {
@@ -61,6 +63,8 @@ constexpr Flag kFlags[] = {
     {"--enable-expert-parallel", nullptr, "/deployment/expert_parallel", Conv::kExpertParallel},
     {"--async-scheduling", nullptr, "/deployment/async_scheduling", Conv::kTrue},
     {"--no-async-scheduling", nullptr, "/deployment/async_scheduling", Conv::kFalse},
+    {"--rope-scaling", nullptr, "/model/set/rope_scaling", Conv::kRopeScaling},
+    {"--hf-overrides", nullptr, "/model/set", Conv::kHfOverrides},
 };
 
 // Hugging Face repo ids of the catalog's architectures (the instruct and
@@ -167,10 +171,11 @@ struct Conversion {
   std::vector<std::string> notes;
   std::vector<std::string> not_expressed;
   std::string model;
-  std::string dtype;             // --dtype as a kvbill format; empty: auto
-  std::string kv_format;         // --kv-cache-dtype as a kvbill format; empty: absent
-  std::string quantization;      // -q as a kvbill format; empty: none
-  bool expert_parallel = false;  // --enable-expert-parallel
+  std::string dtype;                          // --dtype as a kvbill format; empty: auto
+  std::string kv_format;                      // --kv-cache-dtype as a kvbill format; empty: absent
+  std::string quantization;                   // -q as a kvbill format; empty: none
+  bool expert_parallel = false;               // --enable-expert-parallel
+  ordered_json set = ordered_json::object();  // config overrides (/model/set)
 };
 
 void Set(ordered_json& doc, const std::string& pointer, ordered_json value) {
@@ -241,6 +246,22 @@ Status Apply(const Flag& flag, const std::string& value, Conversion* c) {
     case Conv::kExpertParallel:
       c->expert_parallel = true;
       return OkStatus();
+    case Conv::kRopeScaling:
+    case Conv::kHfOverrides: {
+      // vLLM reads both as JSON and edits the model's config with them
+      // (vllm/engine/arg_utils.py; --rope-scaling is the older spelling of
+      // --hf-overrides '{"rope_scaling": ...}').
+      auto parsed = ordered_json::parse(value, nullptr, false);
+      if (parsed.is_discarded()) return Error(name + ": not valid JSON: " + value);
+      if (flag.conv == Conv::kRopeScaling) {
+        if (!parsed.is_object()) return Error(name + ": must be a JSON object, got " + value);
+        c->set["rope_scaling"] = parsed;
+        return OkStatus();
+      }
+      if (!parsed.is_object()) return Error(name + ": must be a JSON object, got " + value);
+      for (auto it = parsed.begin(); it != parsed.end(); ++it) c->set[it.key()] = it.value();
+      return OkStatus();
+    }
     case Conv::kPipeline: {
       auto v = ParseInt(name, value);
       if (!v) return v.error();
@@ -360,6 +381,11 @@ Result<VllmScenario> ScenarioFromVllm(const std::vector<std::string>& argv,
   // --language-model-only: vLLM does not load the multimodal towers.
   if (c.doc.contains(ordered_json::json_pointer("/model/text_only"))) {
     out["model"] = ordered_json{{"name", model_value}, {"text_only", true}};
+  }
+  // --rope-scaling / --hf-overrides: the config as vLLM edits it.
+  if (!c.set.empty()) {
+    if (!out["model"].is_object()) out["model"] = ordered_json{{"name", model_value}};
+    out["model"]["set"] = c.set;
   }
   // vLLM's KV cache "auto" is the model dtype (--dtype when given).
   std::string kv = c.kv_format.empty() ? "auto" : c.kv_format;

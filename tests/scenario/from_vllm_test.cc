@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -142,6 +143,29 @@ TEST(FromVllmTest, MaxModelLenAndDtype) {
                                    "engine": {"max_model_len": 32000},
                                    "prefix_cache": {"enabled": true}})"));
   EXPECT_EQ(c.scenario.engine.max_model_len, 32000);
+}
+
+// Qwen3-8B's config serves 40,960 tokens; vLLM extends it with YaRN
+// (factor 4 over the original 32,768: 131,072), written as --rope-scaling or
+// as --hf-overrides. Both become the config edit, so 131,072 reads back.
+TEST(FromVllmTest, RopeScalingAndHfOverridesEditTheConfig) {
+  const json yarn = json::parse(
+      R"({"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768})");
+  for (const std::string& flag :
+       {std::string("--rope-scaling ") + yarn.dump(),
+        std::string("--hf-overrides ") + json{{"rope_scaling", yarn}}.dump()}) {
+    SCOPED_TRACE(flag);
+    const Converted c = Convert("vllm serve Qwen/Qwen3-8B " + flag + " --max-model-len 131072");
+    EXPECT_EQ(c.doc["model"], (json{{"name", "qwen3-8b"}, {"set", {{"rope_scaling", yarn}}}}));
+    EXPECT_EQ(c.scenario.engine.max_model_len, 131072);
+    EXPECT_TRUE(std::none_of(c.notes.begin(), c.notes.end(), [](const std::string& n) {
+      return n.find("not expressed") != std::string::npos;
+    }));
+  }
+  auto bad =
+      ScenarioFromVllm(Words("vllm serve Qwen/Qwen3-8B --rope-scaling yarn"), FromVllmOptions{""});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message(), "--rope-scaling: not valid JSON: yarn");
 }
 
 TEST(FromVllmTest, MaxNumSeqsWithUnderscoresEqualsAndDataParallel) {
