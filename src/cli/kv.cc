@@ -1,4 +1,5 @@
 // kvbill kv: bytes per token and one sequence's KV footprint at given contexts.
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -120,6 +121,22 @@ int RunKv(const Args& args) {
                                      "counts"));
     }
   }
+  // Contexts past the model's max_model_len: the arithmetic still holds,
+  // but no engine serves them (as `fit` and `plot` say).
+  std::vector<Tokens> past;
+  for (Tokens ctx : *contexts) {
+    if (model->max_model_len > 0 && ctx > model->max_model_len) past.push_back(ctx);
+  }
+  std::string limit_warning;
+  if (!past.empty()) {
+    std::string list;
+    for (std::size_t i = 0; i < past.size(); ++i) {
+      list += (i == 0 ? "" : i + 1 == past.size() ? " and " : ", ") + FormatWithSeparators(past[i]);
+    }
+    limit_warning = list + " tokens " + (past.size() == 1 ? "is" : "are") + " past " + model->name +
+                    "'s max_model_len " + FormatWithSeparators(model->max_model_len) +
+                    " (vLLM refuses such requests; the bytes are the arithmetic's alone)";
+  }
   const double bytes_per_token = BytesPerToken(*model, *kv_format, tp);
   const Bytes state = StateBytesPerSequence(*model, tp);
   std::ostringstream text;
@@ -176,7 +193,13 @@ int RunKv(const Args& args) {
       c["block_rounded_bytes"] = f.block_rounded_bytes;
       c["gib"] = static_cast<double>(f.kv_bytes) / kBytesPerGiB;
       c["block_rounded_gib"] = static_cast<double>(f.block_rounded_bytes) / kBytesPerGiB;
+      c["past_model_limit"] = model->max_model_len > 0 && ctx > model->max_model_len;
       j["contexts"].push_back(c);
+    }
+    j["max_model_len"] = model->max_model_len;
+    j["warnings"] = nlohmann::ordered_json::array();
+    if (!limit_warning.empty()) {
+      j["warnings"].push_back({{"code", "context_limit"}, {"message", limit_warning}});
     }
     text << j.dump(2) << "\n";
   } else if (layers_flag) {
@@ -212,6 +235,8 @@ int RunKv(const Args& args) {
                     std::to_string(state)});
       }
       text << csv.ToCsv();
+      if (!limit_warning.empty())
+        std::cerr << "kv: warning [context_limit]: " << limit_warning << "\n";
     } else {
       text << DescribeModel(*model) << "\n"
            << "KV format   " << kv_format->name << " ("
@@ -224,6 +249,7 @@ int RunKv(const Args& args) {
            << FormatBinaryBytes(static_cast<double>(state)) << "), linear/SSM/conv layers\n"
            << "blocks      " << block_size << " tokens\n\n"
            << table.ToText() << "GiB = 2^30 bytes. State is not included in the KV columns.\n";
+      if (!limit_warning.empty()) text << "warning [context_limit]: " << limit_warning << "\n";
     }
   }
   if (auto s = EmitOutput("kv", text.str(), out); !s) return ReportError("kv", s.error());

@@ -234,6 +234,32 @@ TEST(FitCliTest, EveryCommandRefusesADegreeThatCannotSplitTheHeads) {
   EXPECT_EQ(RunKvbill("kv --model qwen3-8b --tp 8 --context 1k").exit_status, 0);
 }
 
+// Qwen3-32B's config serves 40,960 tokens: of 32k, 128k and 1M the last two
+// are past it. The bytes are still printed (arithmetic), flagged, with a
+// context_limit warning as fit and plot give; 32k alone warns nothing.
+TEST(KvCliTest, ContextsPastTheModelsLimitAreFlagged) {
+  const auto r = RunKvbill("kv --model qwen3-32b --context 32k,128k,1M --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["max_model_len"], 40960);
+  ASSERT_EQ(j["contexts"].size(), 3u);
+  EXPECT_EQ(j["contexts"][0]["past_model_limit"], false);
+  EXPECT_EQ(j["contexts"][1]["past_model_limit"], true);
+  EXPECT_EQ(j["contexts"][2]["past_model_limit"], true);
+  ASSERT_EQ(j["warnings"].size(), 1u);
+  EXPECT_EQ(j["warnings"][0]["code"], "context_limit");
+  EXPECT_EQ(j["warnings"][0]["message"],
+            "131,072 and 1,048,576 tokens are past qwen3-32b's max_model_len 40,960 (vLLM "
+            "refuses such requests; the bytes are the arithmetic's alone)");
+  const auto table = RunKvbill("kv --model qwen3-32b --context 32k,128k");
+  EXPECT_NE(table.out.find("warning [context_limit]: 131,072 tokens is past qwen3-32b's "
+                           "max_model_len 40,960"),
+            std::string::npos)
+      << table.out;
+  EXPECT_EQ(RunKvbill("kv --model qwen3-32b --context 32k").out.find("context_limit"),
+            std::string::npos);
+}
+
 TEST(CatalogCliTest, ListsModelsAndGpus) {
   const auto models = RunKvbill("models");
   ASSERT_EQ(models.exit_status, 0) << models.err;
