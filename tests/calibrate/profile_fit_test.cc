@@ -117,6 +117,25 @@ TEST(ProfileFitTest, AnExcludedRecordThatCannotReplayIsAMiss) {
   EXPECT_DOUBLE_EQ(r(3), 1.0);
 }
 
+// The vLLM records of the test data (tests/data/calibration: the sample's
+// Qwen3-8B runs and a Qwen3.5-9B run), each planned for replay; `records`
+// holds what the plans point at.
+void VllmTestRecords(std::vector<Measurement>* records, std::vector<ReplayPlan>* plans) {
+  for (const char* f : {"sample.jsonl", "qwen3.5-9b.jsonl"}) {
+    auto read = ReadMeasurements(std::string(KVBILL_SOURCE_DIR) + "/tests/data/calibration/" + f);
+    ASSERT_TRUE(read.ok()) << read.error().message();
+    for (Measurement& m : *read) {
+      if (m.engine == "vllm") records->push_back(std::move(m));
+    }
+  }
+  for (const Measurement& m : *records) {
+    std::string why;
+    auto plan = PlanReplay(m, ReplayDefaults{}, &why);
+    ASSERT_TRUE(plan.has_value()) << m.id << ": " << why;
+    plans->push_back(std::move(*plan));
+  }
+}
+
 // Leaving out the only model with recurrent-state layers (Qwen3.5-9B beside
 // the sample's Qwen3-8B runs) starts its refit with recurrent_state_factor
 // at 1, whatever the starting profile says: no other record identifies it,
@@ -125,20 +144,8 @@ TEST(ProfileFitTest, AnExcludedRecordThatCannotReplayIsAMiss) {
 // Qwen3.5-9B, and different in-sample ones.
 TEST(ProfileFitTest, LeavingOutTheOnlyRecurrentModelResetsItsFactor) {
   std::vector<Measurement> records;
-  for (const char* f : {"sample.jsonl", "qwen3.5-9b.jsonl"}) {
-    auto read = ReadMeasurements(std::string(KVBILL_SOURCE_DIR) + "/tests/data/calibration/" + f);
-    ASSERT_TRUE(read.ok()) << read.error().message();
-    for (Measurement& m : *read) {
-      if (m.engine == "vllm") records.push_back(std::move(m));
-    }
-  }
   std::vector<ReplayPlan> plans;
-  for (const Measurement& m : records) {
-    std::string why;
-    auto plan = PlanReplay(m, ReplayDefaults{}, &why);
-    ASSERT_TRUE(plan.has_value()) << m.id << ": " << why;
-    plans.push_back(std::move(*plan));
-  }
+  ASSERT_NO_FATAL_FAILURE(VllmTestRecords(&records, &plans));
   auto profile = LoadEngineProfile("vllm");
   ASSERT_TRUE(profile.ok());
   FitOptions options;
@@ -214,20 +221,8 @@ TEST(ProfileFitTest, PerSequenceCeilingIsTheFastestRunsRateWorkedByHand) {
 // cpu_per_sequence_s's (100 us), which stays.
 TEST(ProfileFitTest, TheFitKeepsPerSequenceCostsUnderTheFastestRun) {
   std::vector<Measurement> records;
-  for (const char* f : {"sample.jsonl", "qwen3.5-9b.jsonl"}) {
-    auto read = ReadMeasurements(std::string(KVBILL_SOURCE_DIR) + "/tests/data/calibration/" + f);
-    ASSERT_TRUE(read.ok()) << read.error().message();
-    for (Measurement& m : *read) {
-      if (m.engine == "vllm") records.push_back(std::move(m));
-    }
-  }
   std::vector<ReplayPlan> plans;
-  for (const Measurement& m : records) {
-    std::string why;
-    auto plan = PlanReplay(m, ReplayDefaults{}, &why);
-    ASSERT_TRUE(plan.has_value()) << m.id << ": " << why;
-    plans.push_back(std::move(*plan));
-  }
+  ASSERT_NO_FATAL_FAILURE(VllmTestRecords(&records, &plans));
   auto profile = LoadEngineProfile("vllm");
   ASSERT_TRUE(profile.ok());
   EngineProfile start = *profile;
