@@ -8,6 +8,7 @@
 #include "cli/cli_util.h"
 #include "cli/model_flags.h"
 #include "kvbill/hardware/catalog_names.h"
+#include "kvbill/hardware/format_support.h"
 #include "kvbill/report/table.h"
 
 namespace kvbill::cli {
@@ -105,9 +106,17 @@ int RunFit(const Args& args) {
   if (!gpu) return ReportError("fit", gpu.error());
   auto kv_format = ParseElementFormat(kv_format_name);
   if (!kv_format) return ReportError("fit", kv_format.error().Within("--kv-format"));
+  // A format no engine runs on this GPU still has a size; say so beside the
+  // verdict (simulate refuses it, compare marks it not applicable).
+  std::vector<std::string> format_warnings;
+  if (auto run = CheckGpuRuns(*gpu, FormatRole::kKvCache, *kv_format); !run) {
+    format_warnings.push_back(run.error().message());
+  }
   if (weight_format != "auto") {
-    if (auto w = ParseElementFormat(weight_format); !w) {
-      return ReportError("fit", w.error().Within("--weight-format"));
+    auto w = ParseElementFormat(weight_format);
+    if (!w) return ReportError("fit", w.error().Within("--weight-format"));
+    if (auto run = CheckGpuRuns(*gpu, FormatRole::kWeights, *w); !run) {
+      format_warnings.push_back(run.error().message());
     }
   }
   auto context = ParseTokenCount(context_text);
@@ -193,6 +202,10 @@ int RunFit(const Args& args) {
     if (!limit.warning.empty()) {
       j["warnings"].push_back({{"code", "context_limit"}, {"message", limit.warning}});
     }
+    for (const std::string& w : format_warnings) {
+      j["warnings"].push_back(
+          {{"code", "format_not_run"}, {"message", w + " (the sizes are memory's alone)"}});
+    }
     j["per_gpu"] = {{"capacity_bytes", report->capacity_per_gpu_bytes},
                     {"weights_bytes", report->weights_per_gpu_bytes},
                     {"kv_bytes", report->kv_per_gpu_bytes}};
@@ -226,6 +239,9 @@ int RunFit(const Args& args) {
               Gb(report->capacity_bytes)});
     text << t.ToText() << "\n";
     if (!limit.warning.empty()) text << "warning [context_limit]: " << limit.warning << "\n";
+    for (const std::string& w : format_warnings) {
+      text << "warning [format_not_run]: " << w << " (the sizes are memory's alone)\n";
+    }
     if (!fits && report->fits) {
       text << "DOES NOT FIT the model: " << FormatWithSeparators(*context)
            << " tokens is past its max_model_len " << FormatWithSeparators(limit.limit)

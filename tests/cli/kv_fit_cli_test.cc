@@ -260,6 +260,25 @@ TEST(KvCliTest, ContextsPastTheModelsLimitAreFlagged) {
             std::string::npos);
 }
 
+// NVFP4 KV has a size on any GPU, but only Blackwell runs it (the format
+// matrix, docs/hardware.md#formats): on an H100 the verdict stays memory's
+// and a format_not_run warning says no engine runs it; on a B200 none.
+TEST(FitCliTest, AFormatNoEngineRunsOnTheGpuIsWarned) {
+  const auto hopper =
+      RunKvbill("fit --model qwen3-8b --gpu h100-sxm --context 8k --kv-format nvfp4 --format json");
+  ASSERT_EQ(hopper.exit_status, 0) << hopper.err;
+  const auto j = nlohmann::json::parse(hopper.out);
+  ASSERT_EQ(j["warnings"].size(), 1u) << j.dump();
+  EXPECT_EQ(j["warnings"][0]["code"], "format_not_run");
+  EXPECT_EQ(j["warnings"][0]["message"].get<std::string>().rfind(
+                "nvfp4 KV cache on h100-sxm (NVIDIA Hopper): no engine runs it", 0),
+            0u);
+  const auto blackwell =
+      RunKvbill("fit --model qwen3-8b --gpu b200 --context 8k --kv-format nvfp4 --format json");
+  ASSERT_EQ(blackwell.exit_status, 0) << blackwell.err;
+  EXPECT_TRUE(nlohmann::json::parse(blackwell.out)["warnings"].empty());
+}
+
 TEST(CatalogCliTest, ListsModelsAndGpus) {
   const auto models = RunKvbill("models");
   ASSERT_EQ(models.exit_status, 0) << models.err;
