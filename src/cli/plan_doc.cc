@@ -64,6 +64,9 @@ std::string Label(const Json& row) {
 }
 
 std::string Usd(double v) { return "$" + FormatFixed(v, v >= 100 ? 2 : 4); }
+// A day's dollars, to the cent in every row (a column that mixed $70.8000
+// and $141.60 read as two precisions).
+std::string UsdPerDay(double v) { return "$" + FormatFixed(v, 2); }
 
 // A row's field as its table cell, "-" when the row has none (an API
 // candidate has no replicas; its TTFT only when --api-latency gives it).
@@ -294,8 +297,8 @@ std::string RenderPlan(const Json& doc, const std::string& format) {
     for (std::size_t k = 0; k < ranked.size(); ++k) {
       const Json& r = rows[ranked[k]];
       t.AddRow({std::to_string(k + 1), Label(r), Cell(r, "replicas"), Cell(r, "gpus"),
-                Usd(Num(r, "usd_per_task")), Usd(Num(r, "usd_per_day")), Seconds3(r, "ttft_s.p90"),
-                r["reason"].get<std::string>()});
+                Usd(Num(r, "usd_per_task")), UsdPerDay(Num(r, "usd_per_day")),
+                Seconds3(r, "ttft_s.p90"), r["reason"].get<std::string>()});
     }
     s << t.ToText();
     s << "\nPareto front ($/task against TTFT p90), cheapest first:\n";
@@ -312,7 +315,7 @@ std::string RenderPlan(const Json& doc, const std::string& format) {
     Table t({"candidate", "$/task", "$/day", "why"});
     for (std::size_t i : not_evaluated) {
       const Json& r = rows[i];
-      t.AddRow({Label(r), Usd(Num(r, "usd_per_task")), Usd(Num(r, "usd_per_day")),
+      t.AddRow({Label(r), Usd(Num(r, "usd_per_task")), UsdPerDay(Num(r, "usd_per_day")),
                 r["reason"].get<std::string>()});
     }
     s << t.ToText();

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <thread>
 
 #include "cli/cli_test_util.h"
@@ -149,6 +150,16 @@ TEST(PlanCliTest, CandidatesSayHowWellTheirRegimeWasValidated) {
   const auto table = RunKvbill(base);
   EXPECT_NE(table.out.find("h100-sxm tp=2 w=auto kv=bf16 (weakly validated)"), std::string::npos)
       << table.out;
+  // $/day to the cent in every row, whatever its size: each ranked row's
+  // two dollar cells are $/task (4 decimals below $100) and $/day (2).
+  const std::regex row(R"(\$[0-9,]+\.[0-9]+ +\$[0-9,]+\.([0-9]+) )");
+  int rows = 0;
+  for (auto it = std::sregex_iterator(table.out.begin(), table.out.end(), row);
+       it != std::sregex_iterator(); ++it) {
+    EXPECT_EQ((*it)[1].str().size(), 2u) << (*it)[0].str();
+    ++rows;
+  }
+  EXPECT_GE(rows, 2) << table.out;
 }
 
 // SIGINT or SIGTERM while plan simulates the busiest hour: the temporary
