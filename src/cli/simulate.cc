@@ -199,10 +199,13 @@ std::string LatencyText(const Scenario& scenario, const RunSummary& sum,
             (c.held ? "held" : "VIOLATED") + " (" + Latency(c.actual) + ")\n";
   }
   if (totals.rejected_requests > 0) {
-    text += FormatWithSeparators(totals.rejected_requests) +
-            " requests refused over max_model_len " + FormatWithSeparators(totals.max_model_len) +
-            " (their tasks end there; " + FormatWithSeparators(totals.unsent_requests) +
-            " later requests not sent)\n";
+    text +=
+        FormatWithSeparators(totals.rejected_requests) +
+        (totals.rejected_requests == 1 ? " request" : " requests") +
+        " refused over max_model_len " + FormatWithSeparators(totals.max_model_len) +
+        (totals.rejected_requests == 1 ? " (its task ends there; " : " (their tasks end there; ") +
+        FormatWithSeparators(totals.unsent_requests) +
+        (totals.unsent_requests == 1 ? " later request" : " later requests") + " not sent)\n";
   }
   return text;
 }
@@ -441,15 +444,16 @@ class SimulateOutput {
     for (const RunWarning& w : warnings)
       text << "warning [" << w.code << "]: " << w.message << "\n";
     const CostModelInfo& model = totals.cost_model;
-    text << sum.tasks << " tasks, " << sum.requests << " requests; prompt "
+    text << sum.tasks << (sum.tasks == 1 ? " task, " : " tasks, ") << sum.requests
+         << (sum.requests == 1 ? " request; prompt " : " requests; prompt ")
          << FormatWithSeparators(sum.prompt_tokens) << " tokens, "
          << FormatFixed(sum.hit_rate * 100, 1) << "% from the prefix cache\n"
          << "KV read " << FormatBinaryBytes(static_cast<double>(sum.kv_read_bytes))
          << "; simulated " << FormatDuration(sum.simulated_s) << "; " << sum.preemptions
-         << " preemptions\n"
-         << "cost per task: mean " << Money(sum.cost_per_task_usd.mean) << ", p50 "
-         << Money(sum.cost_per_task_usd.p50) << ", p90 " << Money(sum.cost_per_task_usd.p90)
-         << ", p99 " << Money(sum.cost_per_task_usd.p99) << "\n"
+         << (sum.preemptions == 1 ? " preemption\n" : " preemptions\n") << "cost per task: mean "
+         << Money(sum.cost_per_task_usd.mean) << ", p50 " << Money(sum.cost_per_task_usd.p50)
+         << ", p90 " << Money(sum.cost_per_task_usd.p90) << ", p99 "
+         << Money(sum.cost_per_task_usd.p99) << "\n"
          << "bill " << Money(sum.cost_usd) << " = tasks " << Money(sum.task_cost_usd) << " + idle "
          << Money(sum.idle_usd) << "\n"
          << BillingLine(sum) << LatencyText(scenario, sum, totals)

@@ -368,5 +368,19 @@ TEST(SimulateCliTest, ATraceWithNoTasksIsExitTwo) {
   EXPECT_FALSE(std::filesystem::exists(dir + "/out.txt"));
 }
 
+// One task of one 1,000-token request, 0 preemptions: the summary line
+// counts in the singular where it is one.
+TEST(SimulateCliTest, OneTaskOneRequestReadInTheSingular) {
+  const std::string trace =
+      ::testing::TempDir() + "/one_task_" + std::to_string(::getpid()) + ".jsonl";
+  std::ofstream(trace) << "{\"kvbill_trace\":1}\n"
+                          "{\"id\":\"a\",\"turns\":[{\"spans\":[{\"kind\":\"user\","
+                          "\"tokens\":1000}],\"out\":10}]}\n";
+  const auto r = RunKvbill("simulate --trace " + trace);
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_NE(r.out.find("1 task, 1 request; prompt 1,000 tokens"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("; 0 preemptions\n"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace kvbill
