@@ -118,8 +118,15 @@ std::string FormatFixed(double value, int decimals) {
 }
 
 std::string FormatTokenCount(Tokens tokens) {
-  if (tokens > 0 && tokens % (1 << 20) == 0) return std::to_string(tokens >> 20) + "M";
-  if (tokens > 0 && tokens % 1024 == 0) return std::to_string(tokens >> 10) + "k";
+  // The short forms while they stay short (under 10,000 of the unit): 10^12
+  // tokens is "1,000,000,000,000", not "976562500k".
+  constexpr Tokens kShort = 10000;
+  if (tokens > 0 && tokens % (1 << 20) == 0 && (tokens >> 20) < kShort) {
+    return std::to_string(tokens >> 20) + "M";
+  }
+  if (tokens > 0 && tokens % 1024 == 0 && (tokens >> 10) < kShort) {
+    return std::to_string(tokens >> 10) + "k";
+  }
   return FormatWithSeparators(tokens);
 }
 

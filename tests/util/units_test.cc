@@ -49,6 +49,11 @@ TEST(UnitsTest, FormatsNumbers) {
   EXPECT_EQ(FormatTokenCount(131072), "128k");
   EXPECT_EQ(FormatTokenCount(1048576), "1M");
   EXPECT_EQ(FormatTokenCount(1000000), "1,000,000");
+  // 10^12 = 976,562,500 x 1,024: too many k to be short.
+  EXPECT_EQ(FormatTokenCount(1000000000000), "1,000,000,000,000");
+  EXPECT_EQ(FormatTokenCount(9999LL * 1024), "9999k");        // the last short k
+  EXPECT_EQ(FormatTokenCount(10000LL * 1024), "10,240,000");  // 10,000 k is not
+  EXPECT_EQ(FormatTokenCount(9999LL << 20), "9999M");
   EXPECT_EQ(FormatBinaryBytes(262144), "256.00 KiB");
   EXPECT_EQ(FormatBinaryBytes(8.0 * 1024 * 1024 * 1024), "8.00 GiB");
   EXPECT_EQ(FormatBinaryBytes(512), "512 B");
