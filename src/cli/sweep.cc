@@ -85,6 +85,15 @@ nlohmann::ordered_json PointJson(const SweepRow& row, const std::vector<SweepAxi
     values[axes[a].path] = nlohmann::ordered_json::parse(row.values[a]);
   }
   nlohmann::ordered_json summary;
+  if (!row.not_runnable.empty()) {
+    // No run: every column null, the reason beside them.
+    for (const char* c : columns) summary[c] = nullptr;
+    return {{"index", row.index},
+            {"values", values},
+            {"summary", summary},
+            {"warnings", nlohmann::ordered_json::array()},
+            {"not_runnable", row.not_runnable}};
+  }
   const RunSummary& sum = row.metrics.summary;
   const CallUsage api_usage = row.metrics.api ? row.metrics.api_predicted : CallUsage{};
   for (const char* c : columns) {
@@ -133,9 +142,13 @@ std::string Render(const nlohmann::ordered_json& doc, const std::string& format)
       const auto& v = p["values"][a.get<std::string>()];
       row.push_back(v.is_string() ? v.get<std::string>() : v.dump());
     }
-    for (const char* c : columns) row.push_back(p["summary"][c].dump());
-    // The codes, ';'-separated (docs/engine.md#warnings has their meaning).
-    std::string codes;
+    for (const char* c : columns) {
+      const auto& v = p["summary"][c];
+      row.push_back(v.is_null() ? "" : v.dump());
+    }
+    // The codes, ';'-separated (docs/engine.md#warnings has their meaning);
+    // a point no engine runs says not_runnable.
+    std::string codes = p.contains("not_runnable") ? "not_runnable" : "";
     if (p.contains("warnings")) {
       for (const auto& w : p["warnings"])
         codes += (codes.empty() ? "" : ";") + w["code"].get<std::string>();

@@ -177,6 +177,9 @@ struct Rule {
   const char* after;
   const char* text;  // for the docs
   Status (*check)(const ReadState& state, Scenario* scenario);
+  // Whether an engine can run the deployment at all (formats on the GPU,
+  // heads over the GPUs): a sweep point records its error as not runnable.
+  bool runnable = false;
 };
 
 // Every cross-key rule: the only checks outside the rows (rules.cc).
@@ -184,7 +187,10 @@ const std::vector<Rule>& CrossKeyRules();
 
 // Reads a parsed scenario document into `scenario` by the rows and the
 // rules. `scenario` holds the defaults and the name; the first error is returned.
-Status ReadScenarioKeys(const json& doc, const Source& source, Scenario* scenario);
+// With `collect_not_runnable`, the first failing `runnable` rule's error
+// goes to scenario->not_runnable and reading goes on.
+Status ReadScenarioKeys(const json& doc, const Source& source, Scenario* scenario,
+                        bool collect_not_runnable = false);
 
 // ---- Fields: a row's place in Scenario, by member pointers.
 

@@ -115,7 +115,8 @@ std::string UnknownKey(const std::string& member, const std::vector<const Key*>&
 
 class Reader : public ReadState {
  public:
-  Reader(const Source& source, Scenario* scenario) : source_(source), scenario_(scenario) {}
+  Reader(const Source& source, Scenario* scenario, bool collect_not_runnable)
+      : source_(source), scenario_(scenario), collect_not_runnable_(collect_not_runnable) {}
 
   const Source& source() const override { return source_; }
   bool Given(const std::string& key_pointer) const override {
@@ -146,6 +147,7 @@ class Reader : public ReadState {
 
   const Source& source_;
   Scenario* scenario_;
+  bool collect_not_runnable_ = false;
   std::map<std::string, std::string> origin_;  // key pointer -> pointer in the file
 };
 
@@ -278,7 +280,10 @@ Result<json> Reader::FromSynonym(const Key& key, const json& v, const std::strin
 Status Reader::RunRules(const std::string& after) {
   for (const Rule& rule : CrossKeyRules()) {
     if (rule.after != after) continue;
-    if (Status s = rule.check(*this, scenario_); !s) return s;
+    if (Status s = rule.check(*this, scenario_); !s) {
+      if (!rule.runnable || !collect_not_runnable_) return s;
+      if (scenario_->not_runnable.empty()) scenario_->not_runnable = s.error().message();
+    }
   }
   return OkStatus();
 }
@@ -437,8 +442,9 @@ Status Reader::ReadObject(const std::string& pointer, const Key* section, const 
 
 }  // namespace
 
-Status ReadScenarioKeys(const json& doc, const Source& source, Scenario* scenario) {
-  Reader reader(source, scenario);
+Status ReadScenarioKeys(const json& doc, const Source& source, Scenario* scenario,
+                        bool collect_not_runnable) {
+  Reader reader(source, scenario, collect_not_runnable);
   return reader.ReadObject("", nullptr, doc, "");
 }
 

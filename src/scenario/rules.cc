@@ -265,12 +265,14 @@ const std::vector<Rule>& CrossKeyRules() {
       {"",
        "`kv_format`, `weight_format` and the model's own weight formats must be ones an engine "
        "runs on the GPU ([hardware.md](hardware.md#formats): NVFP4 KV only on Blackwell, ...), "
-       "unless the scenario has `pricing`",
-       FormatsRunOnGpu},
+       "unless the scenario has `pricing` (a sweep point that breaks it is a row marked not "
+       "runnable)",
+       FormatsRunOnGpu, true},
       {"",
        "`deployment.gpus_per_replica` must split the model's query heads evenly, and its KV "
-       "heads (or be a multiple of them), as vLLM requires, unless the scenario has `pricing`",
-       TensorParallelFits},
+       "heads (or be a multiple of them), as vLLM requires, unless the scenario has `pricing` (a "
+       "sweep point that breaks it is a row marked not runnable)",
+       TensorParallelFits, true},
       {"/deployment",
        "`deployment.expert_parallel` must be 1 or `gpus_per_replica`, and above 1 only for a "
        "model with routed experts",

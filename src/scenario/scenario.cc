@@ -31,17 +31,32 @@ Result<json> ParseDocument(const std::string& text, const std::string& source) {
 
 }  // namespace
 
-Result<Scenario> ParseScenario(const std::string& json_text, const std::string& source_name) {
+namespace {
+
+Result<Scenario> Parse(const std::string& json_text, const std::string& source_name,
+                       bool collect_not_runnable) {
   auto doc = ParseDocument(json_text, source_name);
   if (!doc) return doc.error();
   Scenario s;
   s.source = source_name;
   s.name = std::filesystem::path(source_name).stem().string();
   const scenario_keys::Source source(source_name);
-  if (Status status = scenario_keys::ReadScenarioKeys(*doc, source, &s); !status) {
+  if (Status status = scenario_keys::ReadScenarioKeys(*doc, source, &s, collect_not_runnable);
+      !status) {
     return status.error();
   }
   return s;
+}
+
+}  // namespace
+
+Result<Scenario> ParseScenario(const std::string& json_text, const std::string& source_name) {
+  return Parse(json_text, source_name, false);
+}
+
+Result<Scenario> ParseSweepPointScenario(const std::string& json_text,
+                                         const std::string& source_name) {
+  return Parse(json_text, source_name, true);
 }
 
 Result<Scenario> LoadScenario(const std::string& path) {

@@ -85,7 +85,7 @@ Result<SweepPoint> MakeSweepPoint(const SweepPlan& plan, std::int64_t k) {
     if (!edited) return edited.error().Within(plan.source + "#/sweep/" + a.path.substr(1));
     point_text = std::move(*edited);
   }
-  auto scenario = ParseScenario(point_text, plan.source);
+  auto scenario = ParseSweepPointScenario(point_text, plan.source);
   if (!scenario) return scenario.error().Within("sweep point " + std::to_string(k));
   p.scenario = std::move(*scenario);
   return p;
@@ -116,10 +116,16 @@ Result<std::vector<SweepRow>> RunSweep(const SweepPlan& plan, int jobs,
     auto point = MakeSweepPoint(plan, plan.index(static_cast<std::int64_t>(i)));
     if (!point) return point.error();
     const std::string where = "sweep point " + std::to_string(point->index);
+    if (!point->scenario.not_runnable.empty()) {
+      // A combination no engine runs: a row that says so, not a run.
+      SweepRow row{point->index, std::move(point->values), RunMetrics{}, ""};
+      row.not_runnable = std::move(point->scenario.not_runnable);
+      return row;
+    }
     if (point->scenario.pricing) {
       auto outcome = RunScenario(point->scenario, workloads);
       if (!outcome) return outcome.error().Within(where);
-      return SweepRow{point->index, std::move(point->values), MetricsOf(*outcome)};
+      return SweepRow{point->index, std::move(point->values), MetricsOf(*outcome), ""};
     }
     // The row folds the tasks' distributions as they come (as MetricsOf
     // does, in input order) and keeps no task.
@@ -134,7 +140,7 @@ Result<std::vector<SweepRow>> RunSweep(const SweepPlan& plan, int jobs,
     metrics.kv_read_bytes_per_task = kv.Build();
     metrics.completion_s = run->summary.completion_s;
     metrics.warnings = EngineRunWarnings(point->scenario, run->totals, run->summary);
-    return SweepRow{point->index, std::move(point->values), std::move(metrics)};
+    return SweepRow{point->index, std::move(point->values), std::move(metrics), ""};
   };
   auto worker = [&] {
     while (true) {

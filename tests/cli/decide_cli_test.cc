@@ -117,6 +117,56 @@ TEST(SweepCliTest, EachRowCarriesItsRunsWarnings) {
   EXPECT_EQ(RunKvbill("merge" + shards).out, csv.out);
 }
 
+// A sweep over KV formats and GPUs crosses nvfp4 KV with an H100, which no
+// engine runs (NVFP4 KV is Blackwell's: the format matrix): that point is a
+// row marked not_runnable with the rule's reason and no figures, the others
+// run (nvfp4 on the B200 too). A value that is wrong in itself ("fp9") still
+// stops the sweep, exit 2. Shards merge into the same bytes.
+TEST(SweepCliTest, APointNoEngineRunsIsARowMarkedNotRunnable) {
+  const std::string dir = ::testing::TempDir() + "/sweep_nr_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/s.json") << R"({"model": "qwen3-8b",
+      "trace": {"generator": "chat", "tasks": 2},
+      "sweep": {"/kv_format": ["fp8", "nvfp4"], "/deployment/gpu": ["h100-sxm", "b200"]}})";
+  const auto j = RunKvbill("sweep --scenario " + dir + "/s.json --format json");
+  ASSERT_EQ(j.exit_status, 0) << j.err;
+  const auto doc = nlohmann::json::parse(j.out);
+  ASSERT_EQ(doc["points"].size(), 4u);
+  for (const auto& p : doc["points"]) {
+    const bool hopper_nvfp4 =
+        p["values"]["/deployment/gpu"] == "h100-sxm" && p["values"]["/kv_format"] == "nvfp4";
+    EXPECT_EQ(p.contains("not_runnable"), hopper_nvfp4) << p.dump();
+    if (hopper_nvfp4) {
+      EXPECT_NE(p["not_runnable"].get<std::string>().find(
+                    "#/kv_format: nvfp4 KV cache on h100-sxm (NVIDIA Hopper): no engine runs it"),
+                std::string::npos)
+          << p.dump();
+      EXPECT_TRUE(p["summary"]["cost_usd"].is_null());
+    } else {
+      EXPECT_EQ(p["summary"]["tasks"], 2) << p.dump();
+    }
+  }
+  const auto csv = RunKvbill("sweep --scenario " + dir + "/s.json");
+  ASSERT_EQ(csv.exit_status, 0) << csv.err;
+  EXPECT_NE(csv.out.find("h100-sxm,nvfp4,,,"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find(",not_runnable\n"), std::string::npos) << csv.out;
+  std::string shards;
+  for (int i = 0; i < 2; ++i) {
+    const std::string out = dir + "/shard" + std::to_string(i) + ".json";
+    ASSERT_EQ(RunKvbill("sweep --scenario " + dir + "/s.json --shard " + std::to_string(i) +
+                        "/2 --format json -o " + out)
+                  .exit_status,
+              0);
+    shards += " " + out;
+  }
+  EXPECT_EQ(RunKvbill("merge" + shards).out, csv.out);
+  std::ofstream(dir + "/typo.json") << R"({"model": "qwen3-8b",
+      "trace": {"generator": "chat", "tasks": 2}, "sweep": {"/kv_format": ["fp8", "fp9"]}})";
+  const auto typo = RunKvbill("sweep --scenario " + dir + "/typo.json");
+  EXPECT_EQ(typo.exit_status, 2);
+  EXPECT_TRUE(typo.out.empty());
+}
+
 TEST(SweepCliTest, BadShardIsExitTwo) {
   const auto r = RunKvbill("sweep --scenario tests/data/scenarios/small_sweep.json --shard 4/4");
   EXPECT_EQ(r.exit_status, 2);

@@ -174,11 +174,19 @@ struct Scenario {
   std::vector<SloTarget> slo;    // in key order
   std::vector<SweepAxis> sweep;  // in key order
   std::optional<ScenarioPricing> pricing;
+  // Read by ParseSweepPointScenario only: why no engine runs this deployment
+  // (a format no engine runs on the GPU, a degree that cannot split the
+  // heads), the rule's error; empty when it runs. ParseScenario refuses it.
+  std::string not_runnable;
 };
 
 // Parses scenario JSON text. `source` names it in errors and anchors
 // relative paths (its directory).
 Result<Scenario> ParseScenario(const std::string& json_text, const std::string& source);
+// The same for a point of a sweep, where a combination of valid values may
+// be one no engine runs (nvfp4 KV with an H100 among the GPUs): that rule's
+// error goes to `not_runnable` instead of failing; every other error fails.
+Result<Scenario> ParseSweepPointScenario(const std::string& json_text, const std::string& source);
 
 // Reads and parses a scenario file.
 Result<Scenario> LoadScenario(const std::string& path);

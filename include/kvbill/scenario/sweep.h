@@ -70,6 +70,9 @@ struct SweepRow {
   std::int64_t index = 0;
   std::vector<std::string> values;
   RunMetrics metrics;
+  // Why no engine runs this point (Scenario::not_runnable); the metrics are
+  // then empty and the row is not a run.
+  std::string not_runnable;
 };
 
 // Runs the plan's points on `jobs` threads, sharing prepared workloads;
