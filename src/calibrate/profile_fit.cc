@@ -243,15 +243,14 @@ FitOutcome FitProfile(const std::vector<ReplayPlan>& plans, const EngineProfile&
   const auto& table = ProfileParameterTable();
   // Each parameter's range, the per-sequence costs capped by the fastest of
   // `runs` (PerSequenceCeiling).
-  auto bounds_for = [&](const std::vector<const ReplayPlan*>& runs,
-                        std::optional<SerialCeiling>* ceiling) {
-    *ceiling = PerSequenceCeiling(runs);
+  auto bounds_for = [&](const std::vector<const ReplayPlan*>& runs) {
+    const std::optional<SerialCeiling> ceiling = PerSequenceCeiling(runs);
     std::vector<Bounded> bounds;
     for (const ProfileParameterInfo& info : table) {
       Bounded b{info.lower, info.upper};
       const bool per_sequence = info.field == &ProfileParameters::cpu_per_sequence_s ||
                                 info.field == &ProfileParameters::output_per_sequence_s;
-      if (per_sequence && *ceiling) b.hi = std::clamp((*ceiling)->seconds, b.lo, b.hi);
+      if (per_sequence && ceiling) b.hi = std::clamp(ceiling->seconds, b.lo, b.hi);
       bounds.push_back(b);
     }
     return bounds;
@@ -272,8 +271,7 @@ FitOutcome FitProfile(const std::vector<ReplayPlan>& plans, const EngineProfile&
     }
     std::vector<const ReplayPlan*> runs = subset;
     runs.insert(runs.end(), must_run.begin(), must_run.end());
-    std::optional<SerialCeiling> ceiling;
-    const std::vector<Bounded> bounds = bounds_for(runs, &ceiling);
+    const std::vector<Bounded> bounds = bounds_for(runs);
     // Residual layout: one per (record, metric) measured, fixed order.
     const std::vector<MetricPoint> probe = Evaluate(chosen, from, nullptr);
     const int count = static_cast<int>(probe.size());

@@ -15,6 +15,19 @@ namespace {
 
 using testing::RunKvbill;
 
+// `kvbill merge` of shards 0/2 and 1/2 of DIR/SCENARIO's sweep (JSON).
+std::string MergedTwoShards(const std::string& dir, const std::string& scenario) {
+  std::string shards;
+  for (int i = 0; i < 2; ++i) {
+    const std::string out = dir + "/shard" + std::to_string(i) + ".json";
+    const auto r = RunKvbill("sweep --scenario " + dir + "/" + scenario + " --shard " +
+                             std::to_string(i) + "/2 --format json -o " + out);
+    EXPECT_EQ(r.exit_status, 0) << r.err;
+    shards += " " + out;
+  }
+  return RunKvbill("merge" + shards).out;
+}
+
 TEST(SweepCliTest, RunsTheCartesianProductInOrder) {
   const auto r = RunKvbill("sweep --scenario tests/data/scenarios/small_sweep.json --format json");
   ASSERT_EQ(r.exit_status, 0) << r.err;
@@ -105,16 +118,7 @@ TEST(SweepCliTest, EachRowCarriesItsRunsWarnings) {
     EXPECT_NE(line.substr(line.rfind(',') + 1).find("context_limit"), std::string::npos) << line;
   }
   EXPECT_EQ(rows, 2);
-  std::string shards;
-  for (int i = 0; i < 2; ++i) {
-    const std::string out = dir + "/shard" + std::to_string(i) + ".json";
-    ASSERT_EQ(RunKvbill("sweep --scenario " + dir + "/s.json --shard " + std::to_string(i) +
-                        "/2 --format json -o " + out)
-                  .exit_status,
-              0);
-    shards += " " + out;
-  }
-  EXPECT_EQ(RunKvbill("merge" + shards).out, csv.out);
+  EXPECT_EQ(MergedTwoShards(dir, "s.json"), csv.out);
 }
 
 // A sweep over KV formats and GPUs crosses nvfp4 KV with an H100, which no
@@ -150,16 +154,7 @@ TEST(SweepCliTest, APointNoEngineRunsIsARowMarkedNotRunnable) {
   ASSERT_EQ(csv.exit_status, 0) << csv.err;
   EXPECT_NE(csv.out.find("h100-sxm,nvfp4,,,"), std::string::npos) << csv.out;
   EXPECT_NE(csv.out.find(",not_runnable\n"), std::string::npos) << csv.out;
-  std::string shards;
-  for (int i = 0; i < 2; ++i) {
-    const std::string out = dir + "/shard" + std::to_string(i) + ".json";
-    ASSERT_EQ(RunKvbill("sweep --scenario " + dir + "/s.json --shard " + std::to_string(i) +
-                        "/2 --format json -o " + out)
-                  .exit_status,
-              0);
-    shards += " " + out;
-  }
-  EXPECT_EQ(RunKvbill("merge" + shards).out, csv.out);
+  EXPECT_EQ(MergedTwoShards(dir, "s.json"), csv.out);
   std::ofstream(dir + "/typo.json") << R"({"model": "qwen3-8b",
       "trace": {"generator": "chat", "tasks": 2}, "sweep": {"/kv_format": ["fp8", "fp9"]}})";
   const auto typo = RunKvbill("sweep --scenario " + dir + "/typo.json");
