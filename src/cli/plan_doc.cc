@@ -1,9 +1,11 @@
 #include "cli/plan_doc.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 #include "kvbill/report/table.h"
 #include "kvbill/util/units.h"
@@ -108,6 +110,56 @@ Json Counts(const Json& rows) {
   c["api"] = api;
   c["slo_not_evaluated"] = not_evaluated;
   return c;
+}
+
+// The types of a candidate row a shard holds (its keys are there): merge
+// ranks by them, so a string where a price belongs must stop it, not rank
+// at $0.
+Status CheckRowTypes(const Json& r, const std::string& at) {
+  auto bad = [&](const char* key, const std::string& what) {
+    return Error(at + "/" + key + ": must be " + what + ", got " + r[key].dump());
+  };
+  for (const char* key : {"gpu", "weight_format", "kv_format", "speculative", "status", "reason"}) {
+    if (!r[key].is_string()) return bad(key, "a string");
+  }
+  const bool api = r.value("kind", "") == "api";
+  for (const char* key : {"tensor_parallel", "expert_parallel"}) {  // 0 for an API model
+    if (!r[key].is_number_integer() || r[key].get<std::int64_t>() < (api ? 0 : 1)) {
+      return bad(key, api ? "a non-negative integer" : "a positive integer");
+    }
+  }
+  if (!r["simulations"].is_number_integer() || r["simulations"].get<std::int64_t>() < 0) {
+    return bad("simulations", "a non-negative integer");
+  }
+  if (!r["uncalibrated"].is_boolean()) return bad("uncalibrated", "true or false");
+  if (api) {
+    for (const char* key : {"provider", "model"}) {
+      if (!r.contains(key) || !r[key].is_string()) {
+        return Error(at + "/" + key + ": missing (an API candidate's)");
+      }
+    }
+  }
+  for (const char* key : {"usd_per_task", "usd_per_day", "ttft_s.p90", "usd_per_gpu_hour",
+                          "peak_decode_tokens_per_s", "peak_prefill_tokens_per_s"}) {
+    if (r.contains(key) &&
+        (!r[key].is_number() || !std::isfinite(r[key].get<double>()) || r[key].get<double>() < 0)) {
+      return bad(key, "a non-negative number");
+    }
+  }
+  for (const char* key : {"replicas", "gpus", "min_replicas", "max_replicas"}) {
+    if (r.contains(key) && (!r[key].is_number_integer() || r[key].get<std::int64_t>() < 0)) {
+      return bad(key, "a non-negative integer");
+    }
+  }
+  // A feasible candidate is ranked: it has its price (and, self-hosted, its
+  // replicas and GPUs).
+  if (r["status"] == "feasible") {
+    for (const char* key : {"usd_per_task", "replicas", "gpus"}) {
+      if (api && std::string_view(key) != "usd_per_task") continue;
+      if (!r.contains(key)) return Error(at + "/" + key + ": missing (a feasible candidate's)");
+    }
+  }
+  return OkStatus();
 }
 
 }  // namespace
@@ -371,18 +423,33 @@ Result<PlanChartData> PlanChartFromDocument(const Json& doc, const std::string& 
                             "kv_format", "speculative", "uncalibrated"}) {
       if (!r.contains(key)) return Error(where + "/" + key + ": missing");
     }
+    // A feasible self-hosted candidate has all four; an API one has no
+    // replicas or GPUs, and a TTFT only when plan --api-latency gave one.
+    const bool api = r.value("kind", "") == "api";
+    if (api) {
+      for (const char* key : {"provider", "model"}) {
+        if (!r.contains(key) || !r[key].is_string()) {
+          return Error(where + "/" + key + ": must be a string (an API candidate's)");
+        }
+      }
+    }
     for (const char* key : {"replicas", "gpus", "usd_per_task", "ttft_s.p90"}) {
-      if (!r.contains(key) || !r[key].is_number()) {
-        return Error(where + "/" + key + ": must be a number (a feasible candidate's)");
+      const bool needed = !api || std::string_view(key) == "usd_per_task";
+      if ((needed || r.contains(key)) && (!r.contains(key) || !r[key].is_number())) {
+        return Error(where + "/" + key + ": must be a number (a feasible " +
+                     (api ? "API" : "self-hosted") + " candidate's)");
       }
     }
     PlanChartPoint p;
     p.index = i.get<std::int64_t>();
     p.label = Label(r);
-    p.replicas = r["replicas"].get<int>();
-    p.gpus = r["gpus"].get<int>();
+    p.api = api;
+    if (!api) {
+      p.replicas = r["replicas"].get<int>();
+      p.gpus = r["gpus"].get<int>();
+    }
     p.usd_per_task = r["usd_per_task"].get<double>();
-    p.ttft_p90_s = r["ttft_s.p90"].get<double>();
+    if (r.contains("ttft_s.p90")) p.ttft_p90_s = r["ttft_s.p90"].get<double>();
     p.pareto = pareto.count(p.index) > 0;
     data.feasible.push_back(std::move(p));
   }
@@ -435,13 +502,7 @@ Result<Json> MergePlanShards(const std::vector<Json>& docs, const std::vector<st
             "speculative", "status", "reason", "uncalibrated", "simulations"}) {
         if (!r.is_object() || !r.contains(key)) return Error(at + "/" + key + ": missing");
       }
-      if (r.value("kind", "") == "api") {
-        for (const char* key : {"provider", "model"}) {
-          if (!r.contains(key) || !r[key].is_string()) {
-            return Error(at + "/" + key + ": missing (an API candidate's)");
-          }
-        }
-      }
+      if (auto s = CheckRowTypes(r, at); !s) return s.error();
       if (!r["index"].is_number_integer() || r["index"].get<std::int64_t>() < 0 ||
           r["index"].get<std::int64_t>() >= total) {
         return Error(at + "/index: must be an integer in [0, " + std::to_string(total) + ")");

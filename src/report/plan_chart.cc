@@ -22,20 +22,25 @@ Axis FromZero(const std::string& label, double most) {
 }  // namespace
 
 Result<LineChart> BuildPlanChart(const PlanChartData& plan) {
-  if (plan.feasible.empty()) return Error("the plan has no feasible candidate to draw");
-  double most_usd = 0, most_ttft = 0;
+  // The points: feasible candidates with a TTFT, cheapest first as ranked.
+  std::vector<const PlanChartPoint*> drawn;
   for (const PlanChartPoint& p : plan.feasible) {
-    if (!std::isfinite(p.usd_per_task) || p.usd_per_task < 0 || !std::isfinite(p.ttft_p90_s) ||
-        p.ttft_p90_s < 0) {
-      return Error("candidate " + std::to_string(p.index) +
+    if (p.ttft_p90_s) drawn.push_back(&p);
+  }
+  if (drawn.empty()) return Error("the plan has no feasible candidate with a TTFT p90 to draw");
+  double most_usd = 0, most_ttft = 0;
+  for (const PlanChartPoint* p : drawn) {
+    if (!std::isfinite(p->usd_per_task) || p->usd_per_task < 0 || !std::isfinite(*p->ttft_p90_s) ||
+        *p->ttft_p90_s < 0) {
+      return Error("candidate " + std::to_string(p->index) +
                    ": $/task and TTFT p90 must be finite and non-negative");
     }
-    most_usd = std::max(most_usd, p.usd_per_task);
-    most_ttft = std::max(most_ttft, p.ttft_p90_s);
+    most_usd = std::max(most_usd, p->usd_per_task);
+    most_ttft = std::max(most_ttft, *p->ttft_p90_s);
   }
   LineChart chart;
   chart.title = "Plan: dollars per task against TTFT p90";
-  chart.subtitle = std::to_string(plan.feasible.size()) +
+  chart.subtitle = std::to_string(drawn.size()) +
                    " feasible candidates; the Pareto front in blue, the cheapest labelled";
   chart.x_axis = FromZero("TTFT p90 (s)", most_ttft);
   chart.y_axis = FromZero("dollars per task", most_usd);
@@ -45,29 +50,31 @@ Result<LineChart> BuildPlanChart(const PlanChartData& plan) {
   front.name = "Pareto front";
   front.color = std::string(kChartPalette[0]);
   std::vector<const PlanChartPoint*> on_front;
-  for (const PlanChartPoint& p : plan.feasible) {
-    if (p.pareto) on_front.push_back(&p);
+  for (const PlanChartPoint* p : drawn) {
+    if (p->pareto) on_front.push_back(p);
   }
   std::stable_sort(on_front.begin(), on_front.end(),
                    [](const PlanChartPoint* a, const PlanChartPoint* b) {
-                     return a->ttft_p90_s < b->ttft_p90_s;
+                     return *a->ttft_p90_s < *b->ttft_p90_s;
                    });
-  for (const PlanChartPoint* p : on_front) front.points.push_back({p->ttft_p90_s, p->usd_per_task});
+  for (const PlanChartPoint* p : on_front)
+    front.points.push_back({*p->ttft_p90_s, p->usd_per_task});
   chart.series = {front};
   // Markers: the others first, then the front's, then the cheapest, labelled.
-  for (const PlanChartPoint& p : plan.feasible) {
-    if (!p.pareto && &p != &plan.feasible.front()) {
-      chart.annotations.push_back({p.ttft_p90_s, p.usd_per_task, "", std::string(kOtherColor)});
+  const PlanChartPoint* cheapest_drawn = drawn.front();
+  for (const PlanChartPoint* p : drawn) {
+    if (!p->pareto && p != cheapest_drawn) {
+      chart.annotations.push_back({*p->ttft_p90_s, p->usd_per_task, "", std::string(kOtherColor)});
     }
   }
   for (const PlanChartPoint* p : on_front) {
-    if (p != &plan.feasible.front()) {
-      chart.annotations.push_back({p->ttft_p90_s, p->usd_per_task, "", front.color});
+    if (p != cheapest_drawn) {
+      chart.annotations.push_back({*p->ttft_p90_s, p->usd_per_task, "", front.color});
     }
   }
-  const PlanChartPoint& cheapest = plan.feasible.front();
+  const PlanChartPoint& cheapest = *cheapest_drawn;
   chart.annotations.push_back(
-      {cheapest.ttft_p90_s, cheapest.usd_per_task,
+      {*cheapest.ttft_p90_s, cheapest.usd_per_task,
        "cheapest: " + cheapest.label + ", $" + FormatFixed(cheapest.usd_per_task, 4) + "/task",
        std::string(kChartPalette[1])});
   return chart;

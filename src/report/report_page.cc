@@ -945,19 +945,39 @@ Result<ReportRuns> RunReport(const std::string& scenario_text, const std::string
 namespace {
 
 Result<std::string> PlanSection(const PlanChartData& plan) {
-  auto chart = BuildPlanChart(plan);
-  if (!chart) return chart.error();
-  auto svg = RenderSvg(*chart);
-  if (!svg) return svg.error();
   HtmlTable t;
   t.header = {"rank", "candidate", "replicas", "GPUs", "$/task", "TTFT p90", "Pareto front"};
+  bool any_ttft = false;
   for (std::size_t k = 0; k < plan.feasible.size(); ++k) {
     const PlanChartPoint& p = plan.feasible[k];
-    t.rows.push_back({std::to_string(k + 1), p.label, std::to_string(p.replicas),
-                      std::to_string(p.gpus), Money(p.usd_per_task),
-                      FormatFixed(p.ttft_p90_s, 3) + " s", p.pareto ? "yes" : ""});
+    any_ttft = any_ttft || p.ttft_p90_s.has_value();
+    t.rows.push_back({std::to_string(k + 1), p.label, p.api ? "-" : std::to_string(p.replicas),
+                      p.api ? "-" : std::to_string(p.gpus), Money(p.usd_per_task),
+                      p.ttft_p90_s ? FormatFixed(*p.ttft_p90_s, 3) + " s" : "-",
+                      p.pareto ? "yes" : ""});
+  }
+  // An API candidate has a TTFT only from plan --api-latency: without one it
+  // is ranked by its bill but has no place on the chart's TTFT axis.
+  std::string figure;
+  if (any_ttft) {
+    auto chart = BuildPlanChart(plan);
+    if (!chart) return chart.error();
+    auto svg = RenderSvg(*chart);
+    if (!svg) return svg.error();
+    figure = Figure(*svg, "plan");
   }
   const PlanChartPoint& cheapest = plan.feasible.front();
+  const std::string where =
+      cheapest.api ? " (an API model)" : " on " + std::to_string(cheapest.gpus) + " GPUs";
+  std::string unplotted;
+  const auto without_ttft = std::count_if(plan.feasible.begin(), plan.feasible.end(),
+                                          [](const PlanChartPoint& p) { return !p.ttft_p90_s; });
+  if (without_ttft > 0) {
+    unplotted = " " + FormatWithSeparators(static_cast<std::int64_t>(without_ttft)) +
+                (without_ttft == 1 ? " API candidate has" : " API candidates have") +
+                " no TTFT (plan --api-latency gives one) and " +
+                (without_ttft == 1 ? "is" : "are") + " in the table only.";
+  }
   return "<section id=\"plan\">\n<h2>8. Plan: the cheapest deployment within the latency "
          "targets</h2>\n<p>From " +
          Esc(plan.source) + " (`kvbill plan` of scenario " + Esc(plan.scenario) +
@@ -965,11 +985,11 @@ Result<std::string> PlanSection(const PlanChartData& plan) {
          FormatWithSeparators(plan.pruned) + " pruned by a bound, " +
          FormatWithSeparators(plan.simulated) + " simulated, " +
          FormatWithSeparators(static_cast<std::int64_t>(plan.feasible.size())) +
-         " feasible. The cheapest feasible is " + Esc(cheapest.label) + " on " +
-         std::to_string(cheapest.gpus) + " GPUs at " + Money(cheapest.usd_per_task) +
+         " feasible. The cheapest feasible is " + Esc(cheapest.label) + where + " at " +
+         Money(cheapest.usd_per_task) +
          " a task. Grey points are feasible candidates that another one beats on both "
-         "dollars and TTFT; blue ones are on the Pareto front (docs/plan.md).</p>\n" +
-         Figure(*svg, "plan") + RenderTable(t) + "</section>\n";
+         "dollars and TTFT; blue ones are on the Pareto front (docs/plan.md)." +
+         Esc(unplotted) + "</p>\n" + figure + RenderTable(t) + "</section>\n";
 }
 
 }  // namespace

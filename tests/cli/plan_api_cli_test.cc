@@ -182,6 +182,25 @@ TEST(PlanApiCliTest, ApiCandidatesGoThroughShardsAndMerge) {
     ASSERT_EQ(merged.exit_status, 0) << merged.err;
     EXPECT_EQ(merged.out, single.out);
   }
+  // A shard whose price is a string would rank at $0 if read as a number:
+  // merge refuses it, naming the field, and writes nothing.
+  const std::string shard0 = dir + "/plan_api_shard0.json";
+  nlohmann::json doc;
+  {
+    std::ifstream in(shard0);
+    doc = nlohmann::json::parse(in);
+  }
+  std::size_t k = 0;
+  while (k < doc["candidates"].size() && !doc["candidates"][k].contains("usd_per_task")) ++k;
+  ASSERT_LT(k, doc["candidates"].size());
+  doc["candidates"][k]["usd_per_task"] = "0.001";
+  const std::string bad = dir + "/plan_api_bad.json", out = dir + "/merged.json";
+  std::ofstream(bad) << doc.dump();
+  const auto r = RunKvbill("merge " + bad + " " + dir + "/plan_api_shard1.json -o " + out);
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_EQ(r.err, "kvbill merge: " + bad + "#/candidates/" + std::to_string(k) +
+                       "/usd_per_task: must be a non-negative number, got \"0.001\"\n");
+  EXPECT_FALSE(std::filesystem::exists(out));
 }
 
 }  // namespace

@@ -129,6 +129,59 @@ TEST(ReportCliTest, PlanAddsItsParetoChart) {
             doc["ranking"].size() + 1);
 }
 
+// A plan with an API candidate (plan --api): the API row has no replicas
+// or GPUs, and no TTFT without --api-latency. gpt-5-nano's list prices
+// are a 25th of gpt-5's ($0.05 against $1.25 a million input tokens, $0.40
+// against $10 output), and gpt-5 already costs the same order as an H100
+// replica on these chat tasks, so the nano model ranks first; without a TTFT it is in the table
+// ("-" for replicas, GPUs and TTFT) and not on the chart, whose labelled cheapest is then the
+// cheapest self-hosted candidate.
+TEST(ReportCliTest, PlanWithAnApiCandidate) {
+  const fs::path dir = FreshDir("plan_api");
+  fs::create_directories(dir);
+  const std::string scenario = (dir / "no_slo.json").string();
+  std::ofstream(scenario) << R"({"name": "plan-small", "model": "qwen3-8b",
+      "trace": {"generator": "chat", "tasks": 12}})";
+  const std::string plan = (dir / "plan.json").string();
+  const auto p =
+      RunKvbill("plan --scenario " + scenario +
+                " --gpus h100-sxm --max-gpus 1 --api gpt-5-nano --format json -o " + plan);
+  ASSERT_EQ(p.exit_status, 0) << p.err;
+  const auto doc = nlohmann::json::parse(Slurp(plan));
+  ASSERT_EQ(doc["ranking"].size(), 2u);
+  const auto& first = doc["candidates"][doc["ranking"][0].get<int>()];
+  ASSERT_EQ(first["kind"], "api");
+  ASSERT_FALSE(first.contains("ttft_s.p90"));
+  const auto r =
+      RunKvbill("report --scenario " + scenario + " --plan " + plan + " --out " + dir.string());
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const std::string page = Slurp(dir / "report.html");
+  const std::string section = page.substr(page.find("<section id=\"plan\">"));
+  EXPECT_NE(section.find("The cheapest feasible is api gpt-5-nano (openai) (an API model) at $"),
+            std::string::npos)
+      << section.substr(0, 800);
+  EXPECT_NE(section.find("1 API candidate has no TTFT"), std::string::npos);
+  EXPECT_NE(section.find(
+                "<td>api gpt-5-nano (openai)</td><td class=\"num\">-</td><td class=\"num\">-</td>"),
+            std::string::npos)
+      << section;
+  EXPECT_EQ(Count(section, "<svg "), 1u);
+  EXPECT_NE(section.find("cheapest: h100-sxm"), std::string::npos);
+
+  // With --api-latency the API model has a TTFT and is the chart's cheapest.
+  const auto q = RunKvbill("plan --scenario " + scenario +
+                           " --gpus h100-sxm --max-gpus 1 --api gpt-5-nano "
+                           "--api-latency gpt-5-nano:ttft_s=0.5 --format json -o " +
+                           plan);
+  ASSERT_EQ(q.exit_status, 0) << q.err;
+  const auto again =
+      RunKvbill("report --scenario " + scenario + " --plan " + plan + " --out " + dir.string());
+  ASSERT_EQ(again.exit_status, 0) << again.err;
+  const std::string page2 = Slurp(dir / "report.html");
+  EXPECT_NE(page2.find("cheapest: api gpt-5-nano (openai)"), std::string::npos);
+  EXPECT_EQ(page2.find("has no TTFT"), std::string::npos);
+}
+
 TEST(ReportCliTest, NotAPlanIsExitTwoAndWritesNothing) {
   const fs::path dir = FreshDir("bad_plan");
   const std::string s = "tests/data/scenarios/plan_small.json";

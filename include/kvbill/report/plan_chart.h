@@ -6,6 +6,7 @@
 #define KVBILL_REPORT_PLAN_CHART_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,15 +15,17 @@
 
 namespace kvbill {
 
-// One feasible candidate of a plan.
+// One feasible candidate of a plan: self-hosted, or an API model (no
+// replicas or GPUs, and a TTFT only when `plan --api-latency` gave one).
 struct PlanChartPoint {
   std::int64_t index = 0;  // the candidate's number in the plan
-  std::string label;       // e.g. "h100-sxm tp=2 w=auto kv=fp8"
-  int replicas = 0;
-  int gpus = 0;
+  std::string label;       // e.g. "h100-sxm tp=2 w=auto kv=fp8", "api gpt-5 (openai)"
+  bool api = false;
+  int replicas = 0;  // 0 for an API candidate
+  int gpus = 0;      // 0 for an API candidate
   double usd_per_task = 0;
-  double ttft_p90_s = 0;
-  bool pareto = false;  // on the Pareto front of $/task against TTFT p90
+  std::optional<double> ttft_p90_s;  // none: an API candidate without --api-latency
+  bool pareto = false;               // on the Pareto front of $/task against TTFT p90
 };
 
 // What the report shows of a plan: its feasible candidates, cheapest first
@@ -37,10 +40,10 @@ struct PlanChartData {
 };
 
 // The chart: x TTFT p90 (s), y $/task, both linear from 0; every feasible
-// candidate a grey marker, those on the front blue and joined by a line in
-// TTFT order, the cheapest a vermillion marker labelled with its candidate
-// and $/task. Error: no feasible candidate, or a point that is not finite
-// and non-negative.
+// candidate with a TTFT a grey marker, those on the front blue and joined by
+// a line in TTFT order, the cheapest of them a vermillion marker labelled
+// with its candidate and $/task. Error: no feasible candidate with a TTFT,
+// or a point that is not finite and non-negative.
 Result<LineChart> BuildPlanChart(const PlanChartData& plan);
 
 }  // namespace kvbill
