@@ -214,6 +214,11 @@ Status CheckSweepShard(const nlohmann::ordered_json& doc, const std::string& pat
     }
     for (const char* column : columns) {
       if (!summary.contains(column)) return bad(at + "/summary/" + column, "missing");
+      // A number; null for a point that did not run (not_runnable) or a
+      // value that has none (a rate of nothing).
+      if (!summary[column].is_number() && !summary[column].is_null()) {
+        return bad(at + "/summary/" + column, "must be a number, got " + Quote(summary[column]));
+      }
     }
     if (!p.contains("warnings")) continue;  // shards written before rows had them
     const auto& warnings = p["warnings"];

@@ -310,6 +310,9 @@ std::vector<Case> BillAndMergeCases() {
            {"shard_negative_total.json", "#/total_points: must be a positive integer, got -3"},
            {"shard_missing_column.json", "#/points/0/summary/requests: missing"},
            {"shard_points_not_array.json", "#/points: must be an array, got {\"index\":0}"},
+           // A string where a number belongs would sort and sum as nothing.
+           {"shard_string_value.json",
+            "#/points/0/summary/cost_usd: must be a number, got \"cheap\""},
        }) {
     cases.push_back({"merge " + kDir + file + " -o {OUT}", merge + file + what + "\n"});
   }
