@@ -9,6 +9,7 @@
 #include <iostream>
 #include <utility>
 
+#include "cli/remove_on_signal.h"
 #include "kvbill/util/file.h"
 
 namespace kvbill::cli {
@@ -46,6 +47,7 @@ Result<std::unique_ptr<AtomicOutputFile>> AtomicOutputFile::Create(const std::st
 AtomicOutputFile::AtomicOutputFile(std::string path, std::string temp_path, int fd, mode_t mode)
     : path_(std::move(path)), temp_path_(std::move(temp_path)), fd_(fd), mode_(mode) {
   if (path_ == "-") return;
+  if (!temp_path_.empty()) on_signal_ = RemoveOnSignal::Add(temp_path_, false);
   file_.open(temp_path_.empty() ? path_ : temp_path_, std::ios::binary | std::ios::trunc);
 }
 
@@ -59,6 +61,7 @@ AtomicOutputFile::~AtomicOutputFile() {
   file_.close();
   if (fd_ >= 0) close(fd_);
   unlink(temp_path_.c_str());
+  RemoveOnSignal::Drop(on_signal_);
 }
 
 Status AtomicOutputFile::Commit() {
@@ -88,6 +91,7 @@ Status AtomicOutputFile::Commit() {
   if (std::rename(temp_path_.c_str(), path_.c_str()) != 0) {
     return Error(path_ + ": cannot rename into place: " + std::strerror(errno));
   }
+  RemoveOnSignal::Drop(on_signal_);  // the name is now the output's
   committed_ = true;
   return OkStatus();
 }

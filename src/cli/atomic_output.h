@@ -2,7 +2,8 @@
 // complete. Bytes go to a temporary file next to the target ("PATH.tmp.XXXXXX");
 // Commit() flushes it to disk and renames it over the target, keeping an
 // existing file's permission bits. Destroying an uncommitted file removes the
-// temporary one, so a failed command never leaves a partial output. The
+// temporary one, so a failed command never leaves a partial output, nor does
+// SIGINT or SIGTERM (remove_on_signal.h). The
 // streaming counterpart of WriteFileAtomically, for outputs too large to build
 // in memory first. "-" is standard output, and a device or FIFO is written in
 // place (CheckOutputPath); a symbolic link or a directory is refused.
@@ -44,6 +45,7 @@ class AtomicOutputFile {
   mode_t mode_;            // the permission bits the file gets
   std::ofstream file_;
   bool committed_ = false;
+  int on_signal_ = -1;  // the temporary file's RemoveOnSignal registration
 };
 
 }  // namespace kvbill::cli

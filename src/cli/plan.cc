@@ -6,9 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <csignal>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -18,7 +16,10 @@
 #include "cli/cli_util.h"
 #include "cli/plan_doc.h"
 #include "cli/progress.h"
+#include "cli/remove_on_signal.h"
 #include "cli/sweep_shard.h"
+#include "kvbill/hardware/catalog_names.h"
+#include "kvbill/hardware/gpu.h"
 #include "kvbill/report/table.h"
 #include "kvbill/scenario/budget.h"
 #include "kvbill/scenario/sweep.h"
@@ -94,6 +95,19 @@ Result<std::vector<SloTarget>> ParseSlo(const std::string& text) {
   return out;
 }
 
+// A GPU of --gpus or --gpu-price as its catalog id: an alias or another
+// spelling resolves ("H100" -> h100-sxm), a typo gets "did you mean", and a
+// GPU JSON file is refused (plan enumerates catalog GPUs).
+Result<std::string> CatalogGpu(const std::string& typed, std::string_view flag) {
+  auto id = ResolveGpuName(typed, flag);
+  if (!id) return id.error();
+  if (!LookupGpu(*id)) {
+    return Error(std::string(flag) + " \"" + typed +
+                 "\": plan considers the catalog's GPUs only (`kvbill gpus` lists them)");
+  }
+  return *id;
+}
+
 // "h100-sxm=2.10,a100-80gb=1.2" -> prices.
 Result<std::map<std::string, double>> ParsePrices(const std::string& text) {
   auto items = SplitList("gpu-price", text);
@@ -107,29 +121,16 @@ Result<std::map<std::string, double>> ParsePrices(const std::string& text) {
       return Error("--gpu-price: \"" + item +
                    "\" is not GPU=USD_PER_HOUR with 0 < USD_PER_HOUR <= 1e6 (e.g. h100-sxm=2.10)");
     }
-    out[item.substr(0, eq)] = *v;
+    auto gpu = CatalogGpu(item.substr(0, eq), "--gpu-price");
+    if (!gpu) return gpu.error();
+    out[*gpu] = *v;
   }
   return out;
 }
 
 // The window's temporary directory (the busiest hour's trace) while plan
-// runs: removed when plan returns, and when SIGINT or SIGTERM ends it. The
-// handler only unlinks, removes the directory, restores the default action
-// and raises the signal again (all async-signal-safe), on paths recorded
-// before it was installed.
-char g_temp_dir[4096];
-char g_temp_file[4096];
-volatile std::sig_atomic_t g_temp_armed = 0;
-
-void RemoveWindowOnSignal(int sig) {
-  if (g_temp_armed != 0) {
-    ::unlink(g_temp_file);
-    ::rmdir(g_temp_dir);
-  }
-  std::signal(sig, SIG_DFL);
-  std::raise(sig);
-}
-
+// runs: removed when plan returns, and when SIGINT or SIGTERM ends it
+// (remove_on_signal.h).
 class WindowDir {
  public:
   WindowDir() = default;
@@ -137,17 +138,14 @@ class WindowDir {
   WindowDir& operator=(const WindowDir&) = delete;
   ~WindowDir() {
     if (path_.empty()) return;
-    if (armed_) {
-      ::sigaction(SIGINT, &old_int_, nullptr);
-      ::sigaction(SIGTERM, &old_term_, nullptr);
-      g_temp_armed = 0;
-    }
+    RemoveOnSignal::Drop(file_on_signal_);
+    RemoveOnSignal::Drop(dir_on_signal_);
     std::error_code ignored;
     std::filesystem::remove_all(path_, ignored);
   }
 
   // Makes the directory kvbill-plan-XXXXXX in the temporary directory and
-  // arms the signal handler for it and `file` in it.
+  // registers it and `file` in it for removal on a signal.
   Result<std::string> Create(const std::string& file) {
     std::string pattern = (std::filesystem::temp_directory_path() / "kvbill-plan-XXXXXX").string();
     if (::mkdtemp(pattern.data()) == nullptr) {
@@ -155,25 +153,15 @@ class WindowDir {
     }
     path_ = pattern;
     const std::string file_path = path_ + "/" + file;
-    if (file_path.size() < sizeof(g_temp_file)) {
-      std::memcpy(g_temp_dir, path_.c_str(), path_.size() + 1);
-      std::memcpy(g_temp_file, file_path.c_str(), file_path.size() + 1);
-      g_temp_armed = 1;
-      struct sigaction action {};
-      action.sa_handler = RemoveWindowOnSignal;
-      sigemptyset(&action.sa_mask);
-      ::sigaction(SIGINT, &action, &old_int_);
-      ::sigaction(SIGTERM, &action, &old_term_);
-      armed_ = true;
-    }
+    dir_on_signal_ = RemoveOnSignal::Add(path_, true);
+    file_on_signal_ = RemoveOnSignal::Add(file_path, false);
     return file_path;
   }
 
  private:
   std::string path_;
-  bool armed_ = false;
-  struct sigaction old_int_ {};
-  struct sigaction old_term_ {};
+  int dir_on_signal_ = -1;
+  int file_on_signal_ = -1;
 };
 
 }  // namespace
@@ -233,7 +221,11 @@ int RunPlan(const Args& args) {
   if (vm.count("gpus")) {
     auto list = SplitList("gpus", gpus);
     if (!list) return ReportError("plan", list.error());
-    space.gpus = *list;
+    for (const std::string& typed : *list) {
+      auto gpu = CatalogGpu(typed, "--gpus");
+      if (!gpu) return ReportError("plan", gpu.error());
+      space.gpus.push_back(*gpu);
+    }
   }
   if (vm.count("kv-formats")) {
     auto list = SplitList("kv-formats", kv_formats);

@@ -54,19 +54,33 @@ TEST(PlanCliTest, ShardsMergeIntoExactlyTheSingleRun) {
   EXPECT_NE(partial.err.find("is in no shard"), std::string::npos) << partial.err;
 }
 
+// --gpus and --gpu-price take a GPU as other commands do: "H100" is the
+// catalog's h100-sxm (the alias `kvbill gpus` lists), priced as given.
+TEST(PlanCliTest, GpusTakeTheCatalogsAliases) {
+  const auto r = RunKvbill(std::string("plan --scenario ") + kScenario +
+                           " --gpus H100 --gpu-price H100=3.5 --max-gpus 1 --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["space"]["gpus"], nlohmann::json::array({"h100-sxm"}));
+  for (const auto& c : j["candidates"]) {
+    EXPECT_EQ(c["gpu"], "h100-sxm");
+    EXPECT_EQ(c["usd_per_gpu_hour"], 3.5);
+  }
+}
+
 TEST(PlanCliTest, BadFlagValuesNameTheFlagAndWriteNothing) {
   const std::string out = ::testing::TempDir() + "/plan_bad.txt";
   std::filesystem::remove(out);
   const std::string base = std::string("plan --scenario ") + kScenario + " -o " + out;
   const std::pair<const char*, const char*> cases[] = {
-      {" --gpus h100", "--gpus: unknown GPU \"h100\""},
+      {" --gpus h100x", "--gpus \"h100x\": unknown GPU; did you mean"},
       {" --kv-formats fp7", "--kv-formats: unknown format \"fp7\""},
       {" --slo ttft.p90=2", "--slo: unknown metric \"ttft.p90\""},
       {" --slo ttft_s.p90", "--slo: \"ttft_s.p90\" is not METRIC=SECONDS"},
       {" --slo ttft_s.p90=-1", "--slo: ttft_s.p90: \"-1\" is not a positive number"},
       {" --speculative maybe", "--speculative: \"maybe\" is not off or on"},
       {" --gpu-price h100-sxm", "--gpu-price: \"h100-sxm\" is not GPU=USD_PER_HOUR"},
-      {" --gpu-price h100=2", "--gpu-price: unknown GPU \"h100\""},
+      {" --gpu-price h10=2", "--gpu-price \"h10\": unknown GPU"},
       {" --gpu-price h100-sxm=1e300", "--gpu-price: \"h100-sxm=1e300\" is not GPU=USD_PER_HOUR"},
       {" --shard 3/3", "--shard: expected i/n"},
       {" --window week", "window"}};

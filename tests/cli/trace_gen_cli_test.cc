@@ -1,10 +1,16 @@
 // End-to-end runs of `kvbill trace gen`.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "cli/cli_test_util.h"
 
@@ -63,6 +69,50 @@ TEST(TraceGenCliTest, BadFlagsGiveExactMessagesExit2AndNoFile) {
             "run `kvbill trace gen --help` for the options\n");
   EXPECT_EQ(run.out, "");
   EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+// SIGINT or SIGTERM while trace gen writes: the partial PATH.tmp.XXXXXX is
+// removed (it grows to gigabytes for a big trace), no PATH appears, and the
+// process dies of the signal (re-raised, not an exit status).
+TEST(TraceGenCliTest, KilledGenerationLeavesNoTemporaryFile) {
+  namespace fs = std::filesystem;
+  for (const int sig : {SIGTERM, SIGINT}) {
+    SCOPED_TRACE(sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    const fs::path dir =
+        fs::path(::testing::TempDir()) / ("trace_gen_signal_" + std::to_string(sig));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const std::string out = (dir / "big.jsonl").string();
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      if (std::freopen("/dev/null", "w", stderr) == nullptr) ::_exit(121);
+      // A hundred million tasks: minutes of writing, signalled long before.
+      ::execl(KVBILL_BINARY, KVBILL_BINARY, "trace", "gen", "--preset", "chat", "--tasks",
+              "100000000", "-o", out.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    // Wait until the temporary file has bytes in it, then signal.
+    bool writing = false;
+    for (int i = 0; i < 3000 && !writing; ++i) {
+      for (const auto& e : fs::directory_iterator(dir)) {
+        if (e.path().filename().string().rfind("big.jsonl.tmp.", 0) == 0 &&
+            fs::file_size(e.path()) > 0) {
+          writing = true;
+        }
+      }
+      if (!writing) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_TRUE(writing) << "trace gen never wrote its temporary file in " << dir;
+    ::kill(pid, sig);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFSIGNALED(status))
+        << "trace gen ended before the signal (status " << status << ")";
+    EXPECT_EQ(WTERMSIG(status), sig);
+    EXPECT_TRUE(fs::is_empty(dir)) << fs::begin(fs::directory_iterator(dir))->path();
+    fs::remove_all(dir);
+  }
 }
 
 }  // namespace
