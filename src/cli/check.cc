@@ -52,9 +52,7 @@ int RunCheck(const Args& args) {
   auto outcome = RunScenario(*scenario);
   if (!outcome) return ReportError("check", outcome.error());
   RunMetrics metrics = MetricsOf(*outcome);
-  if (!outcome->api) {
-    metrics.warnings = EngineRunWarnings(*scenario, outcome->result, outcome->summary);
-  }
+  metrics.warnings = RunWarnings(*scenario, *outcome);
   const std::vector<BudgetCheck> checks = CheckBudgets(scenario->budgets, metrics);
   Table t({"metric", "limit", "actual", "verdict"});
   int broken = 0;

@@ -10,6 +10,7 @@
 #include "kvbill/cost/api_replay.h"
 #include "kvbill/report/table.h"
 #include "kvbill/scenario/run.h"
+#include "kvbill/scenario/warnings.h"
 #include "kvbill/util/file.h"
 
 namespace kvbill::cli {
@@ -103,6 +104,11 @@ int RunSimulateApi(const Scenario& scenario, const std::string& format, bool wit
         static_cast<double>(out->cache_read_within_1pct) / out->recorded_calls;
     s["recorded"] = r;
   }
+  const std::vector<RunWarning> warnings = ApiRunWarnings(scenario, *run->api);
+  s["warnings"] = ordered_json::array();
+  for (const RunWarning& w : warnings) {
+    s["warnings"].push_back({{"code", w.code}, {"message", w.message}});
+  }
   j["summary"] = s;
   if (with_requests) {
     j["requests"] = ordered_json::array();
@@ -140,8 +146,11 @@ int RunSimulateApi(const Scenario& scenario, const std::string& format, bool wit
       text << "... " << out->tasks.size() - shown << " more tasks (--format csv for all)\n";
     }
     const CallUsage& p = out->predicted;
-    text << "\n"
-         << out->tasks.size() << " tasks, " << out->requests.size() << " requests; prompt "
+    text << "\n";
+    for (const RunWarning& w : warnings) {
+      text << "warning [" << w.code << "]: " << w.message << "\n";
+    }
+    text << out->tasks.size() << " tasks, " << out->requests.size() << " requests; prompt "
          << FormatWithSeparators(p.prompt()) << " tokens: "
          << Percent(static_cast<double>(p.cache_read), static_cast<double>(p.prompt()))
          << " read from the cache, "

@@ -83,15 +83,50 @@ Result<std::vector<std::string>> ReadLogs(const std::vector<std::string>& logs) 
   return texts;
 }
 
+// True when `a`'s turns are the first turns of `b`: equal, but for the
+// wait after `a`'s last turn, which a log cut there does not know (its
+// next call is missing).
+bool TurnsBegin(const Task& a, const Task& b) {
+  if (a.turns.size() > b.turns.size() || a.turns.empty()) return false;
+  const std::size_t last = a.turns.size() - 1;
+  if (!std::equal(a.turns.begin(), a.turns.begin() + static_cast<std::ptrdiff_t>(last),
+                  b.turns.begin())) {
+    return false;
+  }
+  Turn cut = b.turns[last];
+  cut.tool_s = a.turns[last].tool_s;
+  return cut == a.turns[last];
+}
+
+// The tasks of every log, a task (a session) that two logs both hold kept
+// once: overlapping exports, a log given twice, or one copy cut short (the
+// longer kept), as `kvbill bill` counts each call once by its id. The same
+// session with other calls in each log is an error: which calls it made is
+// not known.
 Result<std::vector<Task>> ReadTasks(const std::vector<std::string>& logs,
                                     const std::vector<std::string>& texts,
                                     const std::optional<TraceFormat>& format) {
   std::vector<Task> tasks;
+  std::map<std::string, std::pair<std::size_t, std::size_t>> seen;  // id -> (task, log)
   for (std::size_t i = 0; i < logs.size(); ++i) {
     auto read = ReadTraceTasksFrom(std::make_unique<std::istringstream>(texts[i]), logs[i], format);
     if (!read) return read.error();
-    tasks.insert(tasks.end(), std::make_move_iterator(read->begin()),
-                 std::make_move_iterator(read->end()));
+    for (Task& t : *read) {
+      const auto [it, inserted] = seen.try_emplace(t.id, tasks.size(), i);
+      if (inserted) {
+        tasks.push_back(std::move(t));
+        continue;
+      }
+      Task& kept = tasks[it->second.first];
+      if (TurnsBegin(t, kept)) continue;
+      if (TurnsBegin(kept, t)) {
+        kept = std::move(t);
+        continue;
+      }
+      return Error(logs[i] + ": task \"" + t.id + "\" is also in " + logs[it->second.second] +
+                   " with other calls (the same session in two logs must agree on the calls "
+                   "both hold)");
+    }
   }
   return tasks;
 }

@@ -216,7 +216,7 @@ std::vector<LeverOutcome> RunLevers(const std::string& scenario_text, const std:
       }
       auto run = workloads != nullptr ? RunScenario(*scenario, *workloads) : RunScenario(*scenario);
       if (run) {
-        if (!run->api) o.warnings = EngineRunWarnings(*scenario, run->result, run->summary);
+        o.warnings = RunWarnings(*scenario, *run);
         o.run = std::move(*run);
       } else {
         o.error = run.error().message();

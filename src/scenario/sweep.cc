@@ -125,7 +125,9 @@ Result<std::vector<SweepRow>> RunSweep(const SweepPlan& plan, int jobs,
     if (point->scenario.pricing) {
       auto outcome = RunScenario(point->scenario, workloads);
       if (!outcome) return outcome.error().Within(where);
-      return SweepRow{point->index, std::move(point->values), MetricsOf(*outcome), ""};
+      RunMetrics metrics = MetricsOf(*outcome);
+      metrics.warnings = RunWarnings(point->scenario, *outcome);
+      return SweepRow{point->index, std::move(point->values), std::move(metrics), ""};
     }
     // The row folds the tasks' distributions as they come (as MetricsOf
     // does, in input order) and keeps no task.

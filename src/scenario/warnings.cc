@@ -1,5 +1,7 @@
 #include "kvbill/scenario/warnings.h"
 
+#include <set>
+
 #include "kvbill/cost/speculative.h"
 #include "kvbill/scenario/budget.h"
 #include "kvbill/util/units.h"
@@ -198,20 +200,34 @@ void Uncalibrated(const Scenario& scenario, const SimulationTotals& t,
                   why + " (" + scenario.source + "; docs/validation.md lists what is calibrated)"});
 }
 
+// An API run whose calls all named a model of their own, priced at it
+// (pricing.per_call_models), none of them pricing.model: the scenario's
+// model changed nothing, which reads as a price for it unless said.
+void PricingModelUnused(const Scenario& s, const ApiPricingRun& run, std::vector<RunWarning>* out) {
+  if (!s.pricing || !s.pricing->per_call_models || run.replay.requests.empty()) return;
+  std::set<std::string> named;
+  for (const ApiRequestOutcome& r : run.replay.requests) {
+    if (r.model == run.price.id) return;
+    named.insert(r.model);
+  }
+  std::string models;
+  for (const std::string& m : named) models += (models.empty() ? "" : ", ") + m;
+  out->push_back(
+      {"pricing_model_unused",
+       "every call names its model (" + models + ") and is priced at it (pricing.per_call_models " +
+           "is true): pricing.model \"" + run.price.id +
+           "\" priced none of them; set \"per_call_models\": false to price every call at it (" +
+           s.source + "#/pricing)"});
+}
+
 }  // namespace
 
 const std::vector<std::string>& WarningCodes() {
-  static const std::vector<std::string> codes = {"context_limit",
-                                                 "overloaded",
-                                                 "slo_violated",
-                                                 "idle_dominant",
-                                                 "policy_no_effect",
-                                                 "placeholder_outputs",
-                                                 "unsupported_format",
-                                                 "speculative_acceptance_assumed",
-                                                 "linear_state_unmeasured",
-                                                 "weakly_validated",
-                                                 "uncalibrated"};
+  static const std::vector<std::string> codes = {
+      "context_limit",           "overloaded",         "slo_violated",
+      "idle_dominant",           "policy_no_effect",   "pricing_model_unused",
+      "placeholder_outputs",     "unsupported_format", "speculative_acceptance_assumed",
+      "linear_state_unmeasured", "weakly_validated",   "uncalibrated"};
   return codes;
 }
 
@@ -230,6 +246,17 @@ std::vector<RunWarning> EngineRunWarnings(const Scenario& scenario, const Simula
   WeaklyValidatedRun(totals, &out);
   Uncalibrated(scenario, totals, &out);
   return out;
+}
+
+std::vector<RunWarning> ApiRunWarnings(const Scenario& scenario, const ApiPricingRun& run) {
+  std::vector<RunWarning> out;
+  PricingModelUnused(scenario, run, &out);
+  return out;
+}
+
+std::vector<RunWarning> RunWarnings(const Scenario& scenario, const ScenarioOutcome& outcome) {
+  if (outcome.api) return ApiRunWarnings(scenario, *outcome.api);
+  return EngineRunWarnings(scenario, outcome.result, outcome.summary);
 }
 
 }  // namespace kvbill

@@ -4,9 +4,12 @@
 // prices them (docs/billing.md#api-mode).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "cli/cli_test_util.h"
@@ -29,12 +32,14 @@ using testing::RunKvbillInSourceDir;
 //   h3 18 + 36,000x6 + 1,500                 = 217,518     total 490,113
 constexpr char kLog[] = "tests/data/traces/claude_code_1h.jsonl";
 
-std::string Scenario(const std::string& name, const std::string& log) {
+std::string Scenario(const std::string& name, const std::string& log,
+                     const std::string& model = "claude-opus-4-5",
+                     const std::string& more_pricing = "") {
   const std::string path = ::testing::TempDir() + "/" + name + ".json";
   std::ofstream out(path);
   out << R"({"name": ")" << name << R"(", "trace": {"file": ")" << KVBILL_SOURCE_DIR << "/" << log
       << R"(", "format": "claude-code"}, "pricing": {"provider": "anthropic", )"
-      << R"("model": "claude-opus-4-5", "cache": {"ttl_s": 300}}})";
+      << R"("model": ")" << model << R"(", )" << more_pricing << R"("cache": {"ttl_s": 300}}})";
   return path;
 }
 
@@ -53,6 +58,106 @@ TEST(ApiUsageCliTest, WhatifRecordedEqualsBillWithOneHourWrites) {
   const auto bill = RunKvbillInSourceDir(std::string("bill ") + kLog + " --format json");
   ASSERT_EQ(bill.exit_status, 0) << bill.err;
   EXPECT_DOUBLE_EQ(nlohmann::json::parse(bill.out)["total_cost_usd"].get<double>(), 0.490113);
+}
+
+// The same session in two logs (a log given twice, a copy, or a copy cut
+// short): whatif keeps it once, so its recorded column is still the bill
+// worked out above, 0.490113, as `kvbill bill` de-duplicates the calls by
+// their message ids. A session whose calls differ between the logs is an
+// error naming both.
+TEST(ApiUsageCliTest, WhatifCountsASessionInTwoLogsOnce) {
+  const std::string dir = ::testing::TempDir() + "/whatif_overlap";
+  std::filesystem::create_directories(dir);
+  const std::string full = std::string(KVBILL_SOURCE_DIR) + "/" + kLog;
+  std::vector<std::string> lines;
+  {
+    std::ifstream in(full);
+    // h1's two lines (its streaming stub, then its whole usage): a copy
+    // cut short after its first call.
+    for (std::string line; lines.size() < 2 && std::getline(in, line);) lines.push_back(line);
+  }
+  std::ofstream(dir + "/first.jsonl") << lines[0] << "\n" << lines[1] << "\n";
+  for (const std::string& other : {full, dir + "/first.jsonl"}) {
+    SCOPED_TRACE(other);
+    for (const auto& [a, b] : {std::pair{full, other}, std::pair{other, full}}) {
+      const auto r = RunKvbillInSourceDir("whatif " + a + " " + b + " --format json");
+      ASSERT_EQ(r.exit_status, 0) << r.err;
+      const auto j = nlohmann::json::parse(r.out);
+      EXPECT_EQ(j["total"]["tasks"], 1);
+      EXPECT_EQ(j["total"]["requests"], 3);
+      EXPECT_DOUBLE_EQ(j["total"]["cost_usd"]["recorded"].get<double>(), 0.490113);
+      EXPECT_DOUBLE_EQ(j["bill"]["cost_usd"].get<double>(), 0.490113);
+    }
+  }
+  // Other calls under the same session: h1 with 11 input tokens, not 10.
+  {
+    std::ofstream changed(dir + "/changed.jsonl");
+    for (std::string line : lines) {
+      const std::size_t at = line.find("\"input_tokens\": 10,");
+      ASSERT_NE(at, std::string::npos) << line;
+      line.replace(at, 19, "\"input_tokens\": 11,");
+      changed << line << "\n";
+    }
+  }
+  const auto bad = RunKvbillInSourceDir("whatif " + full + " " + dir + "/changed.jsonl");
+  EXPECT_EQ(bad.exit_status, 2);
+  EXPECT_NE(
+      bad.err.find(dir + "/changed.jsonl: task \"h\" is also in " + full + " with other calls"),
+      std::string::npos)
+      << bad.err;
+  std::filesystem::remove_all(dir);
+}
+
+// pricing.model priced nothing when every call names a model of its own
+// (per_call_models, the default): the log's calls are Opus 4.5 (h1, h2) and
+// Sonnet 4.5 (h3), so "claude-haiku-4-5" leaves the bill the log's, and the
+// run says so; "claude-opus-4-5" prices h1 and h2 and is quiet, and so is
+// Haiku with per_call_models false (every call at Haiku).
+TEST(ApiUsageCliTest, PricingModelUnusedWhenEveryCallNamesItsOwn) {
+  const auto unused = RunKvbillInSourceDir(
+      "simulate -s " + Scenario("api_unused", kLog, "claude-haiku-4-5") + " --format json");
+  ASSERT_EQ(unused.exit_status, 0) << unused.err;
+  const auto j = nlohmann::json::parse(unused.out);
+  ASSERT_EQ(j["summary"]["warnings"].size(), 1u) << j["summary"];
+  EXPECT_EQ(j["summary"]["warnings"][0]["code"], "pricing_model_unused");
+  EXPECT_NE(j["summary"]["warnings"][0]["message"].get<std::string>().find(
+                "every call names its model (claude-opus-4-5, claude-sonnet-4-5)"),
+            std::string::npos)
+      << j["summary"]["warnings"][0]["message"];
+  const auto table =
+      RunKvbillInSourceDir("simulate -s " + Scenario("api_unused_t", kLog, "claude-haiku-4-5"));
+  EXPECT_NE(table.out.find("warning [pricing_model_unused]: "), std::string::npos) << table.out;
+  for (const auto& [name, model, more] :
+       {std::tuple{"api_used", "claude-opus-4-5", ""},
+        std::tuple{"api_haiku_all", "claude-haiku-4-5", R"("per_call_models": false, )"}}) {
+    SCOPED_TRACE(name);
+    const auto r =
+        RunKvbillInSourceDir("simulate -s " + Scenario(name, kLog, model, more) + " --format json");
+    ASSERT_EQ(r.exit_status, 0) << r.err;
+    EXPECT_TRUE(nlohmann::json::parse(r.out)["summary"]["warnings"].empty()) << r.out;
+  }
+}
+
+// The bundled example's sweep over /pricing/model prices every call at the
+// swept model (per_call_models false): its 48 calls are all Opus 4.5, and
+// Sonnet 4.5's list prices are 0.6 of Opus 4.5's for every kind of token
+// ($3 / $3.75 / $0.30 / $15 against $5 / $6.25 / $0.50 / $25 a million), so
+// with the same cache hits the Sonnet rows cost 0.6 of the Opus rows; no
+// row warns.
+TEST(ApiUsageCliTest, BundledExampleSweepsTheModel) {
+  const auto r = RunKvbillInSourceDir(
+      "sweep --scenario scenarios/examples/api-claude-code.json --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["points"].size(), 6u);
+  for (int ttl = 0; ttl < 2; ++ttl) {
+    const auto& opus = j["points"][3 * ttl]["summary"];
+    const auto& sonnet = j["points"][3 * ttl + 1]["summary"];
+    ASSERT_EQ(j["points"][3 * ttl + 1]["values"]["/pricing/model"], "claude-sonnet-4-5");
+    EXPECT_EQ(sonnet["cache_read_tokens"], opus["cache_read_tokens"]);
+    EXPECT_NEAR(sonnet["cost_usd"].get<double>(), 0.6 * opus["cost_usd"].get<double>(), 1e-9);
+  }
+  for (const auto& p : j["points"]) EXPECT_TRUE(p["warnings"].empty()) << p;
 }
 
 TEST(ApiUsageCliTest, RequestsNameTheirModelAndRecordedOneHourWrites) {

@@ -10,6 +10,8 @@
 
 #include "kvbill/engine/simulator.h"
 #include "kvbill/metrics/task_metrics.h"
+#include "kvbill/scenario/api_run.h"
+#include "kvbill/scenario/run.h"
 #include "kvbill/scenario/scenario.h"
 
 namespace kvbill {
@@ -21,8 +23,8 @@ struct RunWarning {
 
 // Every code, in the order a run lists its warnings: context_limit,
 // overloaded, slo_violated, idle_dominant, policy_no_effect,
-// placeholder_outputs, unsupported_format, speculative_acceptance_assumed,
-// linear_state_unmeasured, weakly_validated, uncalibrated.
+// pricing_model_unused (API runs), placeholder_outputs, unsupported_format,
+// speculative_acceptance_assumed, linear_state_unmeasured, weakly_validated, uncalibrated.
 const std::vector<std::string>& WarningCodes();
 
 // The median queueing delay above which a run is `overloaded`, seconds.
@@ -34,6 +36,12 @@ inline constexpr double kIdleDominantShare = 0.5;
 // code at most once).
 std::vector<RunWarning> EngineRunWarnings(const Scenario& scenario, const SimulationTotals& totals,
                                           const RunSummary& summary);
+
+// The warnings of one API run (a scenario with "pricing"): pricing_model_unused.
+std::vector<RunWarning> ApiRunWarnings(const Scenario& scenario, const ApiPricingRun& run);
+
+// Either of the above, as the outcome was run.
+std::vector<RunWarning> RunWarnings(const Scenario& scenario, const ScenarioOutcome& outcome);
 
 }  // namespace kvbill
 
