@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -62,10 +63,14 @@ Result<std::string> ParseDate(const std::string& flag, const std::string& text) 
       !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     return Error("--" + flag + ": \"" + text + "\" is not a date (YYYY-MM-DD or YYYYMMDD)");
   }
-  const int month = std::stoi(digits.substr(4, 2));
-  const int day = std::stoi(digits.substr(6, 2));
-  if (month < 1 || month > 12 || day < 1 || day > 31) {
-    return Error("--" + flag + ": \"" + text + "\" is not a date (YYYY-MM-DD or YYYYMMDD)");
+  // A day of its month: 2025-02-30 and 2026-04-31 are not dates, 2024-02-29 is.
+  const std::chrono::year_month_day date{
+      std::chrono::year{std::stoi(digits.substr(0, 4))},
+      std::chrono::month{static_cast<unsigned>(std::stoi(digits.substr(4, 2)))},
+      std::chrono::day{static_cast<unsigned>(std::stoi(digits.substr(6, 2)))}};
+  if (!date.ok()) {
+    return Error("--" + flag + ": \"" + text +
+                 "\" is not a date (YYYY-MM-DD or YYYYMMDD, a day its month has)");
   }
   return digits.substr(0, 4) + "-" + digits.substr(4, 2) + "-" + digits.substr(6, 2);
 }
@@ -297,6 +302,12 @@ int RunBill(const Args& args) {
     auto date = ParseDate(flag, *text);
     if (!date) return ReportError(command, date.error());
     *target = *date;
+  }
+  // Both dates are inclusive: --since after --until bills nothing, which is
+  // a mistake in the flags, not an empty bill.
+  if (bill_options.since && bill_options.until && *bill_options.since > *bill_options.until) {
+    return ReportError(command, Error("--since " + *bill_options.since + " is after --until " +
+                                      *bill_options.until + " (both dates are billed)"));
   }
   Result<PriceSheet> sheet = Error("");
   if (options.prices.empty()) {

@@ -252,13 +252,16 @@ std::string RenderBillCsv(const Bill& bill, const UsageLog& log, const BillRepor
     return out.str();
   }
   const bool session = options.view == BillView::kSession;
-  out << options.view_name << ",model,calls," << tokens
+  // By model the group is the model: one column for it, not two.
+  const bool by_model = options.view == BillView::kModel;
+  out << (by_model ? "" : options.view_name + ",") << "model,calls," << tokens
       << ",cost_usd,reported_usage_cost_usd,reported_cost_usd"
       << (session ? ",project,last_activity" : "") << "\n";
   const auto row = [&](const GroupBill& g, const std::string& group, const std::string& model,
                        const ModelBill& m) {
-    out << CsvField(group) << "," << CsvField(model) << "," << m.calls << "," << TokenCells(m.usage)
-        << "," << (m.priced() ? FormatUsdExact(m.cost) : "unpriced") << ","
+    if (!by_model) out << CsvField(group) << ",";
+    out << CsvField(model) << "," << m.calls << "," << TokenCells(m.usage) << ","
+        << (m.priced() ? FormatUsdExact(m.cost) : "unpriced") << ","
         << (m.reported_usage_cost ? FormatUsdExact(*m.reported_usage_cost) : "") << ","
         << (m.reported_cost_usd ? Num(*m.reported_cost_usd) : "");
     if (session) out << "," << CsvField(g.project) << "," << LastActivity(g, options.zone);

@@ -70,7 +70,9 @@ TEST(BillCliTest, TableShowsKvbillsCostBesideTheReportedOne) {
 TEST(BillCliTest, CsvByModelHasExactDecimals) {
   const auto r = RunKvbill("bill " + kExcerpt + " --by model --format csv");
   ASSERT_EQ(r.exit_status, 0) << r.err;
-  EXPECT_NE(r.out.find("claude-sonnet-4-5-20250929,claude-sonnet-4-5-20250929,2,6,8870,0,42853,591,"
+  // The model once: the group of --by model is the model.
+  EXPECT_EQ(r.out.rfind("model,calls,input_tokens,", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("\nclaude-sonnet-4-5-20250929,2,6,8870,0,42853,591,"
                        "0.0550014,0.0550014,0.0550014\n"),
             std::string::npos)
       << r.out;
@@ -287,7 +289,25 @@ TEST(BillCliTest, BadFlagsExitTwo) {
   EXPECT_EQ(r.err, "kvbill bill: --order: \"up\" is not one of asc|desc\n");
   r = RunKvbill("bill " + kExcerpt + " --since 2026-13-01");
   EXPECT_EQ(r.exit_status, 2);
-  EXPECT_EQ(r.err, "kvbill bill: --since: \"2026-13-01\" is not a date (YYYY-MM-DD or YYYYMMDD)\n");
+  EXPECT_EQ(r.err,
+            "kvbill bill: --since: \"2026-13-01\" is not a date (YYYY-MM-DD or YYYYMMDD, a day "
+            "its month has)\n");
+  // February 2025 has 28 days, April 30; 2024 is a leap year.
+  for (const char* day : {"2025-02-29", "2025-02-30", "20260431"}) {
+    r = RunKvbill("bill " + kExcerpt + " --until " + day);
+    EXPECT_EQ(r.exit_status, 2) << day;
+    EXPECT_EQ(r.err, std::string("kvbill bill: --until: \"") + day +
+                         "\" is not a date (YYYY-MM-DD or YYYYMMDD, a day its month has)\n");
+  }
+  EXPECT_EQ(RunKvbill("bill " + kExcerpt + " --since 2024-02-29").exit_status, 0);
+  r = RunKvbill("bill " + kExcerpt + " --since 2026-03-02 --until 20260301");
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_EQ(r.err,
+            "kvbill bill: --since 2026-03-02 is after --until 2026-03-01 (both dates are "
+            "billed)\n");
+  // One day: since = until is a day's bill.
+  EXPECT_EQ(RunKvbill("bill " + kExcerpt + " --since 2026-03-01 --until 2026-03-01").exit_status,
+            0);
 }
 
 // tests/data/bill/views.jsonl, worked by hand (list prices per Mtok):
