@@ -80,8 +80,9 @@ struct ScenarioText {
 Result<ScenarioText> ReadScenarioText(const std::string& scenario_path, const std::string& trace);
 
 // The --load list of compare and report: "0.25,1,4" -> {0.25, 1, 4}, each a
-// positive number (trace.load). Error: '--load: "x" is not a positive
-// number (a list like 0.25,1,4)'.
+// number in trace.load's range [1e-6, 1e6]. Errors: '--load: "x" is not a
+// positive number (a list like 0.25,1,4)', '--load: "1e9" is outside
+// trace.load's range [1e-06, 1e+06]'.
 Result<std::vector<double>> ParseLoads(const std::string& list);
 
 }  // namespace kvbill::cli

@@ -154,7 +154,11 @@ int CompareLoads(const std::string& text, const std::string& source, const Scena
   for (std::size_t i = 1; i < levers.size(); ++i) {
     for (const std::vector<LeverOutcome>& o : runs) {
       if (!o[i].run) {
-        std::cout << "n/a: " << o[i].lever.name << ": " << o[i].error << "\n";
+        // As the one-load listing says it: "not applicable: LEVER: why",
+        // or "n/a: LEVER: the error" for a variant that failed.
+        const bool not_applicable = !o[i].lever.not_applicable.empty();
+        std::cout << (not_applicable ? "not applicable: " : "n/a: ") << o[i].lever.name << ": "
+                  << (not_applicable ? o[i].lever.not_applicable : o[i].error) << "\n";
         break;
       }
     }

@@ -156,6 +156,11 @@ TEST(CompareValueCliTest, LoadTableHasEveryLeverAtEveryLoad) {
   EXPECT_EQ(bad.exit_status, 2);
   EXPECT_EQ(bad.err,
             "kvbill compare: --load: \"x\" is not a positive number (a list like 0.25,1,4)\n");
+  // Out of trace.load's range [1e-6, 1e6]: the flag is named, not the scenario.
+  const auto far = RunKvbill("compare --load 1,1e9 --scenario " + NoSharedPrefixScenario());
+  EXPECT_EQ(far.exit_status, 2);
+  EXPECT_EQ(far.err,
+            "kvbill compare: --load: \"1e9\" is outside trace.load's range [1e-06, 1e+06]\n");
 }
 
 // compare shows warnings: every 12,000-token prompt of the no-shared-prefix
