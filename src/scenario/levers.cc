@@ -19,9 +19,13 @@ namespace kvbill {
 namespace {
 
 void AddContextLevers(const Scenario& s, std::vector<Lever>* levers) {
+  // A lever sets the whole context policy: over a baseline with a policy of
+  // its own it replaces that policy, and its name says so.
+  const std::string instead =
+      s.context_policy.kind == "keep_all" ? "" : " instead of " + s.context_policy.kind;
   if (s.context_policy.kind != "drop_tool_results") {
     levers->push_back(
-        {"drop tool results older than 3 turns (50-token stub)",
+        {"drop tool results older than 3 turns (50-token stub)" + instead,
          {{"/context_policy",
            R"({"kind": "drop_tool_results", "older_than_turns": 3, "stub_tokens": 50})"}},
          "",
@@ -30,7 +34,7 @@ void AddContextLevers(const Scenario& s, std::vector<Lever>* levers) {
          "there)"});
   }
   if (s.context_policy.kind != "summarise") {
-    levers->push_back({"summarise past 64k tokens (2k summary, keep 16k)",
+    levers->push_back({"summarise past 64k tokens (2k summary, keep 16k)" + instead,
                        {{"/context_policy", R"({"kind": "summarise", "threshold_tokens": 65536,
                                   "summary_tokens": 2048, "keep_recent_tokens": 16384})"}},
                        "",

@@ -66,6 +66,16 @@ TEST(ApiRunTest, LeversOfAnApiScenarioAreTheApiUsers) {
                                       "drop tool results older than 3 turns (50-token stub)",
                                       "summarise past 64k tokens (2k summary, keep 16k)",
                                       "model claude-haiku-4-5 (list prices and cache rules)"}));
+  // Over a policy of the scenario's own, a context lever replaces it (it sets
+  // the whole /context_policy), and its name says so; the policy the
+  // scenario has is not offered again.
+  s->context_policy.kind = "summarise";
+  names.clear();
+  for (const Lever& l : Levers(*s)) names.push_back(l.name);
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "1-hour cache writes", "caching off",
+                       "drop tool results older than 3 turns (50-token stub) instead of summarise",
+                       "model claude-haiku-4-5 (list prices and cache rules)"}));
 }
 
 TEST(ApiRunTest, EngineOnlyBudgetsAreErrorsInApiMode) {

@@ -52,8 +52,9 @@ LeverValue ValueOf(const Lever& lever, double baseline_usd_per_task, double vari
 // (when the KV format is wider; marked not_applicable, with the reason,
 // where no engine runs that KV format on the scenario's GPU), prefix
 // caching toggled, dropping tool
-// results older than 3 turns, summarising past 32k tokens (each unless the
-// scenario's policy already is that), half the KV heads and a latent KV
+// results older than 3 turns, summarising past 64k tokens (each unless the
+// scenario's policy already is that; over another policy than keep_all the
+// lever replaces it, named "... instead of <kind>"), half the KV heads and a latent KV
 // cache (when the model has attention KV heads to shrink).
 // For a scenario with "pricing" (API mode) instead: 1-hour cache writes
 // (anthropic, unless already), caching toggled, the same two context
@@ -70,8 +71,8 @@ struct LeverOutcome {
   // Why it did not, otherwise empty; "not applicable: <reason>" for a
   // lever that cannot apply (it is not run).
   std::string error;
-  // The run's warnings (EngineRunWarnings; none in API mode): a variant that
-  // overloads the deployment or is refused over the model's limit says so.
+  // The run's warnings (RunWarnings, warnings.h): a variant that overloads
+  // the deployment or is refused over the model's limit says so.
   std::vector<RunWarning> warnings = {};
 };
 
