@@ -463,6 +463,14 @@ Result<PlanChartData> PlanChartFromDocument(const Json& doc, const std::string& 
   data.enumerated = counts["enumerated"].get<std::int64_t>();
   data.pruned = counts["pruned"].get<std::int64_t>();
   data.simulated = counts["simulated"].get<std::int64_t>();
+  data.total_candidates = data.enumerated;
+  if (doc.contains("total_candidates")) {
+    if (!doc["total_candidates"].is_number_integer() ||
+        doc["total_candidates"].get<std::int64_t>() < data.enumerated) {
+      return Error(path + "#/total_candidates: must be an integer, at least the candidates listed");
+    }
+    data.total_candidates = doc["total_candidates"].get<std::int64_t>();
+  }
   return data;
 }
 

@@ -978,6 +978,15 @@ Result<std::string> PlanSection(const PlanChartData& plan) {
                 " no TTFT (plan --api-latency gives one) and " +
                 (without_ttft == 1 ? "is" : "are") + " in the table only.";
   }
+  // One shard of a plan ranks only its own slice: its cheapest need not be
+  // the plan's.
+  const std::string shard =
+      plan.total_candidates > plan.enumerated
+          ? " This file is one shard of a plan of " +
+                FormatWithSeparators(plan.total_candidates) +
+                " candidates: its cheapest is the cheapest of its slice only (`kvbill merge` "
+                "the shards for the whole plan)."
+          : "";
   return "<section id=\"plan\">\n<h2>8. Plan: the cheapest deployment within the latency "
          "targets</h2>\n<p>From " +
          Esc(plan.source) + " (`kvbill plan` of scenario " + Esc(plan.scenario) +
@@ -989,7 +998,7 @@ Result<std::string> PlanSection(const PlanChartData& plan) {
          Money(cheapest.usd_per_task) +
          " a task. Grey points are feasible candidates that another one beats on both "
          "dollars and TTFT; blue ones are on the Pareto front (docs/plan.md)." +
-         Esc(unplotted) + "</p>\n" + figure + RenderTable(t) + "</section>\n";
+         Esc(unplotted) + Esc(shard) + "</p>\n" + figure + RenderTable(t) + "</section>\n";
 }
 
 }  // namespace

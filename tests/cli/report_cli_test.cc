@@ -182,6 +182,38 @@ TEST(ReportCliTest, PlanWithAnApiCandidate) {
   EXPECT_EQ(page2.find("has no TTFT"), std::string::npos);
 }
 
+// A shard of a plan (plan --shard i/n) ranks its slice only: the page says
+// so, with the plan's whole count; the merged plan's page does not.
+TEST(ReportCliTest, PlanShardIsSaidToBeOne) {
+  const fs::path dir = FreshDir("plan_shard");
+  fs::create_directories(dir);
+  const std::string base =
+      "plan --scenario tests/data/scenarios/plan_small.json --gpus h100-sxm,a100-80gb "
+      "--max-gpus 2 --kv-formats bf16,fp8 --format json";
+  std::string shards;
+  for (int i = 0; i < 2; ++i) {
+    const std::string shard = (dir / ("shard" + std::to_string(i) + ".json")).string();
+    ASSERT_EQ(RunKvbill(base + " --shard " + std::to_string(i) + "/2 -o " + shard).exit_status, 0);
+    shards += " " + shard;
+    const auto doc = nlohmann::json::parse(Slurp(shard));
+    if (doc["ranking"].empty()) continue;  // a slice with nothing feasible has no chart
+    ASSERT_LT(doc["candidates"].size(), doc["total_candidates"].get<std::size_t>());
+    const auto r = RunKvbill("report --scenario tests/data/scenarios/plan_small.json --plan " +
+                             shard + " --out " + (dir / "out").string());
+    ASSERT_EQ(r.exit_status, 0) << r.err;
+    EXPECT_NE(Slurp(dir / "out" / "report.html")
+                  .find("This file is one shard of a plan of " +
+                        doc["total_candidates"].dump() + " candidates"),
+              std::string::npos);
+  }
+  const std::string merged = (dir / "merged.json").string();
+  ASSERT_EQ(RunKvbill("merge" + shards + " --format json -o " + merged).exit_status, 0);
+  const auto r = RunKvbill("report --scenario tests/data/scenarios/plan_small.json --plan " +
+                           merged + " --out " + (dir / "out").string());
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_EQ(Slurp(dir / "out" / "report.html").find("one shard of a plan"), std::string::npos);
+}
+
 TEST(ReportCliTest, NotAPlanIsExitTwoAndWritesNothing) {
   const fs::path dir = FreshDir("bad_plan");
   const std::string s = "tests/data/scenarios/plan_small.json";

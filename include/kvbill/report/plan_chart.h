@@ -37,6 +37,9 @@ struct PlanChartData {
   std::int64_t enumerated = 0;
   std::int64_t pruned = 0;
   std::int64_t simulated = 0;
+  // The plan's whole space; above `enumerated` when the file is one shard
+  // of a plan (plan --shard i/n) rather than the merged whole.
+  std::int64_t total_candidates = 0;
 };
 
 // The chart: x TTFT p90 (s), y $/task, both linear from 0; every feasible
