@@ -982,8 +982,7 @@ Result<std::string> PlanSection(const PlanChartData& plan) {
   // the plan's.
   const std::string shard =
       plan.total_candidates > plan.enumerated
-          ? " This file is one shard of a plan of " +
-                FormatWithSeparators(plan.total_candidates) +
+          ? " This file is one shard of a plan of " + FormatWithSeparators(plan.total_candidates) +
                 " candidates: its cheapest is the cheapest of its slice only (`kvbill merge` "
                 "the shards for the whole plan)."
           : "";

@@ -202,8 +202,8 @@ TEST(ReportCliTest, PlanShardIsSaidToBeOne) {
                              shard + " --out " + (dir / "out").string());
     ASSERT_EQ(r.exit_status, 0) << r.err;
     EXPECT_NE(Slurp(dir / "out" / "report.html")
-                  .find("This file is one shard of a plan of " +
-                        doc["total_candidates"].dump() + " candidates"),
+                  .find("This file is one shard of a plan of " + doc["total_candidates"].dump() +
+                        " candidates"),
               std::string::npos);
   }
   const std::string merged = (dir / "merged.json").string();
