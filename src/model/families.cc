@@ -44,11 +44,15 @@ struct Style {
   bool gated_mlp = true;
   bool layer_norm_bias = false;
   bool mtp_has_embeddings = false;  // DeepSeek-style MTP modules carry embedding and head copies
+  bool mlp_bias_always = false;     // the MLP's projections are biased whatever mlp_bias says
+  bool o_bias_always = false;       // the output projection is biased whatever attention_bias says
 };
 
 // clang-format off
 const Style kStyles[] = {
   {"bloom", Family::kBloom, "transformers bloom/modeling_bloom.py", QkNorm::kNone, 2, true, true, false, true},
+  {"chatglm", Family::kGeneric, "THUDM/chatglm3-6b modeling_chatglm.py (vLLM chatglm.py): multi_query_group_num KV heads of kv_channels, q/k/v biased by add_qkv_bias, dense and MLP by add_bias_linear"},
+  {"cohere", Family::kGeneric, "transformers cohere/modeling_cohere.py (one LayerNorm a layer, attention and MLP in parallel)", QkNorm::kFullWidth, 1},
   {"cohere2", Family::kGeneric, "transformers cohere2/modeling_cohere2.py", QkNorm::kNone, 1},
   {"deepseek_v2", Family::kGeneric, "transformers deepseek_v2/modeling_deepseek_v2.py"},
   {"deepseek_v3", Family::kGeneric, "transformers deepseek_v3/modeling_deepseek_v3.py", QkNorm::kNone, 2, false, true, true, false, true},
@@ -63,6 +67,8 @@ const Style kStyles[] = {
   {"glm4_moe", Family::kGeneric, "transformers glm4_moe/modeling_glm4_moe.py", QkNorm::kPerHeadIfFlag, 2, false, false, true, false, true},
   {"glm4_moe_lite", Family::kGeneric, "transformers glm4_moe_lite/modeling_glm4_moe_lite.py", QkNorm::kNone, 2, false, true, true, false, true},
   {"glm_moe_dsa", Family::kGeneric, "transformers glm_moe_dsa/modeling_glm_moe_dsa.py", QkNorm::kNone, 2, false, true, true, false, true},
+  {"gpt_bigcode", Family::kGeneric, "transformers gpt_bigcode/modeling_gpt_bigcode.py (learned positions, ungated biased MLP)", QkNorm::kNone, 2, true, true, false, true, false, true, true},
+  {"gpt_neox", Family::kGeneric, "transformers gpt_neox/modeling_gpt_neox.py (ungated biased MLP)", QkNorm::kNone, 2, false, true, false, true, false, true},
   {"gpt_oss", Family::kGeneric, "transformers gpt_oss/modeling_gpt_oss.py"},
   {"granite", Family::kGeneric, "transformers granite/modeling_granite.py"},
   {"granitemoe", Family::kGeneric, "transformers granitemoe/modeling_granitemoe.py"},
@@ -84,6 +90,8 @@ const Style kStyles[] = {
   {"mixtral", Family::kGeneric, "transformers mixtral/modeling_mixtral.py"},
   {"nemotron-nas", Family::kNemotronNas, "nvidia DeciLM modeling_decilm.py (vLLM nemotron_nas.py)"},
   {"nemotron_h", Family::kNemotronH, "transformers nemotron_h/modeling_nemotron_h.py", QkNorm::kNone, 1, false, true, false},
+  {"phi", Family::kGeneric, "transformers phi/modeling_phi.py (one LayerNorm, biased q/k/v/dense, ungated biased MLP, biased lm_head)", QkNorm::kNone, 1, true, true, false, true, false, true, true},
+  {"phi-msft", Family::kGeneric, "microsoft/phi-2 modeling_phi.py (remote code of the phi-msft configs; the same blocks as transformers phi)", QkNorm::kNone, 1, true, true, false, true, false, true, true},
   {"phi3", Family::kGeneric, "transformers phi3/modeling_phi3.py"},
   {"phimoe", Family::kGeneric, "transformers phimoe/modeling_phimoe.py", QkNorm::kNone, 2, false, true, true, true},
   {"PanguEmbedded", Family::kGeneric, "openPangu-Embedded modeling_openpangu_dense.py (q, k, v, o biased by \"bias\")"},
@@ -100,6 +108,7 @@ const Style kStyles[] = {
   {"qwen3_vl_moe_text", Family::kGeneric, "transformers qwen3_vl_moe/modeling_qwen3_vl_moe.py", QkNorm::kPerHead},
   {"qwen3_vl_text", Family::kGeneric, "transformers qwen3_vl/modeling_qwen3_vl.py", QkNorm::kPerHead},
   {"smollm3", Family::kGeneric, "transformers smollm3/modeling_smollm3.py"},
+  {"starcoder2", Family::kGeneric, "transformers starcoder2/modeling_starcoder2.py (use_bias on every projection, ungated MLP)", QkNorm::kNone, 2, false, true, false, true},
 };
 // clang-format on
 
@@ -113,26 +122,16 @@ const Style* FindStyle(const std::string& model_type) {
 // Keys that tell of layers the generic reading does not understand; an
 // unknown model_type carrying one is an error, not a guess. Keys the generic
 // rules read are exempt.
-constexpr std::array<const char*, 20> kStructureHints = {"mamba",
-                                                         "ssm_",
-                                                         "conv_",
-                                                         "linear_",
-                                                         "hybrid",
-                                                         "block_config",
-                                                         "layers_block_type",
-                                                         "global_",
-                                                         "kv_shared",
-                                                         "k_eq_v",
-                                                         "cla_",
-                                                         "swa_",
-                                                         "full_attn",
-                                                         "layer_pattern",
-                                                         "cross_layer",
-                                                         "compress",
-                                                         "sparse",
-                                                         "index_",
-                                                         "per_layer",
-                                                         "hash_layer"};
+constexpr std::array<const char*, 24> kStructureHints = {
+    "mamba", "ssm_", "conv_", "linear_", "hybrid", "block_config", "layers_block_type", "global_",
+    "kv_shared", "k_eq_v", "cla_", "swa_", "full_attn", "layer_pattern", "cross_layer", "compress",
+    "sparse", "index_", "per_layer", "hash_layer",
+    // Llama 3.2 Vision: layers that attend to the image
+    "cross_attention",
+    // RecurrentGemma: RG-LRU and local attention blocks
+    "block_types",
+    // DBRX, MPT: attention and FFN settings nested
+    "attn_config", "ffn_config"};
 constexpr std::array<const char*, 6> kGenericKeys = {"decoder_sparse_step", "index_topk",
                                                      "index_head_dim",      "index_n_heads",
                                                      "mlp_only_layers",     "use_sliding_window"};
@@ -205,6 +204,17 @@ Result<Dims> ReadDims(const Fields& f, const std::string& model_type) {
   // multi_query means one KV head. GPT-BigCode: multi_query means one.
   auto kv = f.FirstPerLayerInt({"num_key_value_heads", "num_kv_heads", "n_head_kv"}, d.layers);
   if (!kv) return kv.error();
+  // ChatGLM: multi_query_group_num KV heads when multi_query_attention
+  // (vLLM's get_total_num_kv_heads reads it "for ChatGLM").
+  if (!kv->has_value() && model_type == "chatglm") {
+    auto mqa = f.Bool("multi_query_attention", false);
+    if (!mqa) return mqa.error();
+    if (*mqa) {
+      auto groups = f.RequiredInt({"multi_query_group_num"});
+      if (!groups) return groups.error();
+      kv = std::optional<std::vector<Int>>(std::vector<Int>(d.heads.size(), *groups));
+    }
+  }
   auto new_arch = f.Bool("new_decoder_architecture", false);
   if (!new_arch) return new_arch.error();
   auto multi_query = f.Bool("multi_query", false);
@@ -242,7 +252,7 @@ Result<Dims> ReadDims(const Fields& f, const std::string& model_type) {
                                  " is not divisible by num_attention_heads " +
                                  std::to_string(d.heads[0]));
   }
-  auto vocab = f.RequiredInt({"vocab_size"});
+  auto vocab = f.RequiredInt({"vocab_size", "padded_vocab_size"});
   if (!vocab) return vocab.error();
   d.vocab = *vocab;
   auto v_dim = f.IntOr("v_head_dim", d.head_dim);
@@ -615,15 +625,24 @@ Result<AttnPlan> GenericAttention(const Ctx& c, Int i, Mixer kind) {
   }
   // openPangu-Embedded spells attention_bias "bias"; Qwen (v1) biases its
   // output projection unless no_bias.
-  auto bias = f.Bool(c.model_type == "PanguEmbedded" ? "bias" : "attention_bias",
-                     c.model_type == "gpt_oss");
+  // Starcoder2 spells it use_bias (every projection); ChatGLM biases q/k/v
+  // by add_qkv_bias and its dense projection by add_bias_linear.
+  const char* bias_key = c.model_type == "PanguEmbedded" ? "bias"
+                         : c.model_type == "starcoder2"  ? "use_bias"
+                         : c.model_type == "chatglm"     ? "add_qkv_bias"
+                                                         : "attention_bias";
+  auto bias = f.Bool(bias_key, c.model_type == "gpt_oss");
   if (!bias) return bias.error();
   auto no_bias = f.Bool("no_bias", true);
   if (!no_bias) return no_bias.error();
+  auto linear_bias = f.Bool("add_bias_linear", false);
+  if (!linear_bias) return linear_bias.error();
   const bool qkv_bias = *bias || (c.style && c.style->qkv_bias_always);
   a.qkv_bias = qkv_bias;
-  a.o_bias =
-      (*bias && (!c.style || c.style->o_bias_with_qkv)) || (c.model_type == "qwen" && !*no_bias);
+  a.o_bias = c.model_type == "chatglm"
+                 ? *linear_bias
+                 : (*bias && (!c.style || c.style->o_bias_with_qkv)) ||
+                       (c.model_type == "qwen" && !*no_bias) || (c.style && c.style->o_bias_always);
   const QkNorm qk = c.style ? c.style->qk_norm : QkNorm::kNone;
   auto use_qk_norm = f.Bool("use_qk_norm", qk != QkNorm::kPerHeadIfFlag);
   if (!use_qk_norm) return use_qk_norm.error();
@@ -667,8 +686,14 @@ Status GenericLayers(Ctx& c, const std::vector<Mixer>& mixers, const MoeLayers& 
   ModelBuilder& b = *c.b;
   const Style* s = c.style;
   const bool gated = !s || s->gated_mlp;
-  auto mlp_bias = c.f.Bool("mlp_bias", false);
-  if (!mlp_bias) return mlp_bias.error();
+  // The MLP's biases: mlp_bias, Starcoder2's use_bias, ChatGLM's
+  // add_bias_linear, or always (GPT-NeoX, Phi, GPT-BigCode).
+  const char* mlp_bias_key = c.model_type == "starcoder2" ? "use_bias"
+                             : c.model_type == "chatglm"  ? "add_bias_linear"
+                                                          : "mlp_bias";
+  auto mlp_bias_flag = c.f.Bool(mlp_bias_key, false);
+  if (!mlp_bias_flag) return mlp_bias_flag.error();
+  const bool mlp_bias = *mlp_bias_flag || (s && s->mlp_bias_always);
   auto dense = DenseIntermediate(c);
   if (!dense) return dense.error();
   auto dense_list = c.f.PerLayerInt("intermediate_size", c.d.layers);
@@ -700,7 +725,7 @@ Status GenericLayers(Ctx& c, const std::vector<Mixer>& mixers, const MoeLayers& 
           (dense_list->has_value() && !c.f.Has("intermediate_size_mlp") && c.model_type != "qwen")
               ? (**dense_list)[u]
               : *dense;
-      b.DenseMlp(layer, inter, gated, *mlp_bias);
+      b.DenseMlp(layer, inter, gated, mlp_bias);
     }
     b.Norms(layer, s ? s->norms_per_layer : 2, c.d.hidden, s && s->layer_norm_bias);
   }
@@ -1582,7 +1607,14 @@ Result<TextModel> BuildTextModel(const Fields& f, const std::string& model_type,
   if (!tied) b->LmHead(c.d.vocab, c.d.hidden);
   auto head_bias = f.Bool("lm_head_bias", false);  // PhiMoE
   if (!head_bias) return head_bias.error();
-  if (*head_bias) b->Vector(ParamRole::kLmHead, "lm_head.bias", c.d.vocab);
+  // Phi's lm_head is a biased Linear (transformers phi/modeling_phi.py).
+  const bool phi = model_type == "phi" || model_type == "phi-msft";
+  if (*head_bias || phi) b->Vector(ParamRole::kLmHead, "lm_head.bias", c.d.vocab);
+  if (model_type == "gpt_bigcode") {  // learned absolute positions, wpe
+    auto positions = f.RequiredInt({"n_positions", "max_position_embeddings"});
+    if (!positions) return positions.error();
+    b->Vector(ParamRole::kEmbedding, "wpe", *positions * c.d.hidden);
+  }
   b->FinalNorm(c.d.hidden, style && style->layer_norm_bias);
   return t;
 }

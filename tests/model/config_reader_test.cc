@@ -353,13 +353,14 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
                         "num_attention_heads": 4, "vocab_size": 100, "mamba_d_state": 16})"),
             "c.json: mamba_d_state: kvbill cannot tell which layers keep KV for model_type "
             "\"my_hybrid\": the key is not read by its generic rules (model types with a family "
-            "rule: PanguEmbedded, bloom, cohere2, deepseek_v2, deepseek_v3, deepseek_v32, exaone4, "
-            "falcon, falcon_h1, gemma, gemma2, gemma3, gemma3_text, glm4_moe, glm4_moe_lite, "
-            "glm_moe_dsa, gpt_oss, granite, granitemoe, granitemoehybrid, hunyuan, hunyuan_v1_moe, "
-            "jamba, kimi_k2, lfm2, llama, llama4, llama4_text, mimo, mimo_v2_flash, minimax, "
-            "minimax_m1, minimax_m2, mistral, mixtral, nemotron-nas, nemotron_h, phi3, phimoe, "
+            "rule: PanguEmbedded, bloom, chatglm, cohere, cohere2, deepseek_v2, deepseek_v3, "
+            "deepseek_v32, exaone4, falcon, falcon_h1, gemma, gemma2, gemma3, gemma3_text, "
+            "glm4_moe, glm4_moe_lite, glm_moe_dsa, gpt_bigcode, gpt_neox, gpt_oss, granite, "
+            "granitemoe, granitemoehybrid, hunyuan, hunyuan_v1_moe, jamba, kimi_k2, lfm2, llama, "
+            "llama4, llama4_text, mimo, mimo_v2_flash, minimax, minimax_m1, minimax_m2, mistral, "
+            "mixtral, nemotron-nas, nemotron_h, phi, phi-msft, phi3, phimoe, "
             "qwen, qwen2, qwen2_5_vl, qwen2_moe, qwen2_vl, qwen3, qwen3_5_moe_text, qwen3_5_text, "
-            "qwen3_moe, qwen3_next, qwen3_vl_moe_text, qwen3_vl_text, smollm3)");
+            "qwen3_moe, qwen3_next, qwen3_vl_moe_text, qwen3_vl_text, smollm3, starcoder2)");
   EXPECT_EQ(ErrorOf(R"({"model_type": "lfm2", "num_hidden_layers": 2, "hidden_size": 64,
                         "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
                         "layer_types": ["conv", "banana"]})"),
@@ -392,6 +393,54 @@ TEST(ConfigReaderTest, Gemma4IsRefusedNamingTheKey) {
                                      "layers keep KV for model_type \"gemma4_text\""),
             std::string::npos)
       << m.error().message();
+}
+
+// Families whose layers the generic rules would misread, refused naming the
+// key that says so (small configs with each family's own keys; the generic
+// reading gave Llama 3.2 Vision's 8 cross-attention layers per-token KV they
+// do not keep, RecurrentGemma's RG-LRU blocks full attention, and DBRX with
+// its layer and head counts supplied 6x its KV: attn_config.kv_n_heads
+// unread).
+TEST(ConfigReaderTest, FamiliesTheGenericRulesWouldMisreadAreRefused) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"model_type": "mllama", "text_config": {"model_type": "mllama_text_model",
+          "num_hidden_layers": 8, "hidden_size": 64, "num_attention_heads": 4,
+          "num_key_value_heads": 2, "vocab_size": 100, "cross_attention_layers": [3, 7]}})",
+       "text_config.cross_attention_layers: kvbill cannot tell which layers keep KV for "
+       "model_type \"mllama_text_model\""},
+      {R"({"model_type": "recurrent_gemma", "num_hidden_layers": 6, "hidden_size": 64,
+          "num_attention_heads": 4, "num_key_value_heads": 1, "vocab_size": 100,
+          "block_types": ["recurrent", "recurrent", "attention"], "attention_window_size": 32})",
+       "block_types: kvbill cannot tell which layers keep KV for model_type \"recurrent_gemma\""},
+      {R"({"model_type": "dbrx", "n_layers": 4, "d_model": 64, "n_heads": 8, "vocab_size": 100,
+          "attn_config": {"kv_n_heads": 2}, "ffn_config": {"moe_num_experts": 4}})",
+       "attn_config: kvbill cannot tell which layers keep KV for model_type \"dbrx\""},
+      {R"({"model_type": "mpt", "n_layers": 4, "d_model": 64, "n_heads": 8, "vocab_size": 100,
+          "attn_config": {"alibi": true}})",
+       "attn_config: kvbill cannot tell which layers keep KV for model_type \"mpt\""},
+  };
+  for (const auto& [json, message] : cases) {
+    SCOPED_TRACE(message);
+    const std::string error = ErrorOf(json);
+    EXPECT_NE(error.find(message), std::string::npos) << error;
+  }
+}
+
+// ChatGLM: KV heads are multi_query_group_num when multi_query_attention,
+// the vocabulary padded_vocab_size, layers num_layers, head dim kv_channels;
+// without multi_query_attention every head keeps its own K and V.
+TEST(ConfigReaderTest, ChatGlmKeepsMultiQueryGroups) {
+  const std::string shape = R"("num_layers": 4, "hidden_size": 64, "num_attention_heads": 8,
+      "kv_channels": 8, "padded_vocab_size": 100, "ffn_hidden_size": 96)";
+  const ModelShape grouped = Inline(R"({"model_type": "chatglm", "multi_query_attention": true,
+      "multi_query_group_num": 2, )" +
+                                    shape + "}");
+  // 4 layers x 2 groups x 8 x (K + V) x 2 bytes = 256.
+  EXPECT_EQ(BytesPerToken(grouped, Fmt("bf16")), 256.0);
+  EXPECT_EQ(grouped.vocab_size, 100);
+  const ModelShape all =
+      Inline(R"({"model_type": "chatglm", "multi_query_group_num": 2, )" + shape + "}");
+  EXPECT_EQ(BytesPerToken(all, Fmt("bf16")), 4.0 * 8 * 8 * 2 * 2);
 }
 
 // --text-only leaves the towers out of the counts and the weights.

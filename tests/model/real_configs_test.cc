@@ -134,6 +134,15 @@ struct Expected {
 //   conv 3 x (4,096 + 8,192) x 2 + 64 x 128 x 128 x 4 = 4,268,032 each:
 //   192,061,440.
 // smollm3-3b: 36 x 4 x 128 x 4 = 73,728.
+// chatglm3-6b: multi_query_group_num 2 KV heads of kv_channels 128 (vLLM's
+//   get_total_num_kv_heads reads it "for ChatGLM"): 28 x 2 x 128 x 4 = 28,672.
+// phi-2 (phi-msft, MHA, 2560 / 32 = 80): 32 x 32 x 80 x 4 = 327,680.
+// redpajama-incite-3b (gpt_neox): the same shape, 327,680.
+// starcoder2-7b: 32 x 4 x 128 x 4 = 65,536 (every layer slides, window 4,096).
+// santacoder (gpt_bigcode, multi_query: one KV head of 2048 / 16 = 128):
+//   24 x 1 x 128 x 4 = 12,288.
+// gemma-2b: 18 x 1 x 256 x 4 = 18,432.
+// aya-23-8b: 32 x 8 x 128 x 4 = 131,072.   command-r-v01: 40 x 64 x 128 x 4 = 1,310,720.
 //
 // Parameters: "index" figures are total_size / 2 of the checkpoint's
 // model.safetensors.index.json (bf16), kept beside the config in the same
@@ -142,6 +151,17 @@ const std::vector<Expected>& Table() {
   static const std::vector<Expected> t = {
       // bigscience/bloom index: 352,494,542,848 / 2.
       {"bloom.json", 4014080, 0, "full=70", {176247271424.0, 0.01, Count::kCheckpoint}, {}},
+      // Worked by hand (ExactCountsOfFamiliesWithTheirOwnBlocks): 6,243,584,000
+      // (Hugging Face's figure for THUDM/chatglm3-6b: 6.24B).
+      {"chatglm3-6b.json", 28672, 0, "full=28", {6243584000.0, 0.001, Count::kTotal}, {}},
+      {"phi-2.json", 327680, 0, "full=32", {2779683840.0, 0.001, Count::kTotal}, {}},
+      {"redpajama-incite-3b.json", 327680, 0, "full=32", {2775864320.0, 0.001, Count::kTotal}, {}},
+      {"starcoder2-7b.json", 65536, 0, "sliding=32", {7173923840.0, 0.001, Count::kTotal}, {}},
+      {"santacoder.json", 12288, 0, "full=24", {1124886528.0, 0.001, Count::kTotal}, {}},
+      {"gemma-2b.json", 18432, 0, "full=18", {2506172416.0, 0.001, Count::kTotal}, {}},
+      {"aya-23-8b.json", 131072, 0, "full=32", {8028033024.0, 0.001, Count::kTotal}, {}},
+      // Card: 35B.
+      {"command-r-v01.json", 1310720, 0, "full=40", {35e9, 0.01, Count::kTotal}, {}},
       // Card: 671B main model + 14B MTP module = 685B; 37B activated.
       {"deepseek-v3.json",
        70272,
@@ -383,7 +403,7 @@ TEST(RealConfigsTest, TheTableCoversEveryFileOfTheManifest) {
   for (const Expected& e : Table()) tested.insert(e.file);
   EXPECT_EQ(listed, on_disk);
   EXPECT_EQ(tested, on_disk);
-  EXPECT_GE(families.size(), 41u);
+  EXPECT_GE(families.size(), 48u);
 }
 
 TEST(RealConfigsTest, KvBytesAndStateAsTheModelingCodeImplies) {
@@ -431,6 +451,49 @@ TEST(RealConfigsTest, ParametersMatchThePublishedCheckpoint) {
       EXPECT_NEAR(have / p.value, 1.0, p.tolerance) << have << " vs " << p.value;
     }
   }
+}
+
+// Families whose blocks differ from Llama's, worked by hand from their
+// modeling code (bf16 units; L = layers, h = hidden, f = MLP width, V = vocab):
+// - chatglm3-6b: h 4096, 28 layers, QKV 4096 x (4096 + 2 x 2 x 128) + its
+//   bias 4,608 (add_qkv_bias) = 18,878,976; dense 16,777,216 (no bias:
+//   add_bias_linear false); SwiGLU h_to_4h 4096 x 2 x 13,696 = 112,197,632,
+//   4h_to_h 56,098,816; 2 RMSNorms 8,192: 203,960,832 a layer, x 28 =
+//   5,710,903,296; embedding and the separate output_layer 2 x 65,024 x 4096 =
+//   532,676,608; final norm 4,096: 6,243,584,000.
+// - phi-2: h 2560, f 4 x 2560 (n_inner null), QKV 2560 x 7680 + 7,680,
+//   dense 2560 x 2560 + 2,560, fc1 2560 x 10,240 + 10,240, fc2 10,240 x 2560
+//   + 2,560, one LayerNorm with bias 5,120: 78,671,360 a layer, x 32 =
+//   2,517,483,520; embedding and lm_head 2 x 51,200 x 2560 = 262,144,000,
+//   lm_head bias 51,200, final LayerNorm 5,120: 2,779,683,840.
+// - redpajama-incite-3b (gpt_neox): the same blocks with two LayerNorms
+//   (10,240 a layer): 78,676,480 x 32 = 2,517,647,360; embed_in and embed_out
+//   2 x 50,432 x 2560 = 258,211,840; final 5,120: 2,775,864,320.
+// - starcoder2-7b: h 4608, q and o 4608 x 4608 + 4,608 each, k and v 4608 x
+//   512 + 512 each, c_fc 4608 x 18,432 + 18,432, c_proj 18,432 x 4608 +
+//   4,608, two LayerNorms 18,432: 217,106,944 a layer, x 32 = 6,947,422,208;
+//   tied embedding 49,152 x 4608 = 226,492,416; final 9,216: 7,173,923,840.
+// - santacoder (gpt_bigcode): h 2048, c_attn 2048 x (2048 + 2 x 128) + 2,304,
+//   c_proj 2048 x 2048 + 2,048, c_fc 2048 x 8192 + 8,192, mlp c_proj 8192 x
+//   2048 + 2,048, two LayerNorms 8,192: 42,490,112 a layer, x 24 =
+//   1,019,762,688; tied wte 49,280 x 2048 = 100,925,440; learned positions wpe
+//   2048 x 2048 = 4,194,304; ln_f 4,096: 1,124,886,528.
+// - gemma-2b: q and o 2048 x 2048, k and v 2048 x 256, gated MLP 3 x 2048 x
+//   16,384 = 100,663,296, two RMSNorms 4,096: 110,104,576 a layer, x 18 =
+//   1,981,882,368; tied embedding 256,000 x 2048 = 524,288,000; final 2,048:
+//   2,506,172,416.
+// - aya-23-8b (cohere): q and o 4096 x 4096, k and v 4096 x 1024, gated MLP
+//   3 x 4096 x 14,336 = 176,160,768, one LayerNorm 4,096: 218,107,904 a
+//   layer, x 32 = 6,979,452,928; tied embedding 256,000 x 4096 =
+//   1,048,576,000; final 4,096: 8,028,033,024.
+TEST(RealConfigsTest, ExactCountsOfFamiliesWithTheirOwnBlocks) {
+  EXPECT_EQ(Load("chatglm3-6b.json").params.Total(), 6243584000LL);
+  EXPECT_EQ(Load("phi-2.json").params.Total(), 2779683840LL);
+  EXPECT_EQ(Load("redpajama-incite-3b.json").params.Total(), 2775864320LL);
+  EXPECT_EQ(Load("starcoder2-7b.json").params.Total(), 7173923840LL);
+  EXPECT_EQ(Load("santacoder.json").params.Total(), 1124886528LL);
+  EXPECT_EQ(Load("gemma-2b.json").params.Total(), 2506172416LL);
+  EXPECT_EQ(Load("aya-23-8b.json").params.Total(), 8028033024LL);
 }
 
 // Exact where the published figure is exact: every tensor counted.
