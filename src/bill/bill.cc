@@ -348,11 +348,29 @@ std::string WeekOf(const std::string& date, int start_of_week) {
   return UtcDate(duration_cast<nanoseconds>((day - days{back}).time_since_epoch()).count());
 }
 
+namespace {
+
+// True when copy `a` of a repeated call is kept over copy `b` (MakeBill).
+bool KeepsOver(const LoggedCall& a, const LoggedCall& b) {
+  if (a.usage.output != b.usage.output) return a.usage.output > b.usage.output;
+  if (a.time_ns != b.time_ns) {
+    if (!a.time_ns || !b.time_ns) return a.time_ns.has_value();  // a known time first
+    return *a.time_ns < *b.time_ns;
+  }
+  if (a.session != b.session) return a.session < b.session;
+  return a.where < b.where;
+}
+
+}  // namespace
+
 Result<Bill> MakeBill(const UsageLog& log, const PriceSheet& sheet, const BillOptions& options) {
   Bill bill;
   bill.total.id = "total";
   // Distinct calls in order of first appearance; a repeat keeps the copy
-  // with the most output tokens.
+  // with the most output tokens (streaming stubs record 1 to 10), and among
+  // copies with as many the earliest, then the one whose session and place
+  // (file:line) sort first: the kept copy, and so its day and session, does
+  // not depend on the order the logs are read in.
   std::vector<const LoggedCall*> kept;
   std::unordered_map<std::string_view, std::size_t> by_key;  // views into `log`
   kept.reserve(log.calls.size());
@@ -364,7 +382,7 @@ Result<Bill> MakeBill(const UsageLog& log, const PriceSheet& sheet, const BillOp
       continue;
     }
     ++bill.duplicate_lines;
-    if (call.usage.output > kept[it->second]->usage.output) kept[it->second] = &call;
+    if (KeepsOver(call, *kept[it->second])) kept[it->second] = &call;
   }
   GroupIndex sessions, days;
   DayNames day_names(options.time_zone);

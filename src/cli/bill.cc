@@ -191,9 +191,19 @@ Result<UsageLog> ReadLogs(const Options& options, std::int64_t* skipped_files) {
     if (fs::is_directory(path, ec)) {
       auto found = FilesUnder(path, {".jsonl", ".json"}, unreadable);
       if (!found) return found.error();
+      bool any_usage = false;
       for (const std::string& file : *found) {
         if (auto s = ReadOne(file, &log, &had_usage, &unreadable); !s) return s.error();
         if (!had_usage) ++*skipped_files;
+        any_usage = any_usage || had_usage;
+      }
+      // A LOG named on the command line must bill something: a directory
+      // with no log in it is a wrong path, not a $0 bill.
+      if (!any_usage) {
+        return Error(path + ": no usage found under it (" + std::to_string(found->size()) +
+                     " .jsonl/.json file" + (found->size() == 1 ? "" : "s") +
+                     "; none with a Claude Code assistant line with message.usage, a result "
+                     "line with total_cost_usd or a Codex token_count event)");
       }
       continue;
     }

@@ -109,6 +109,26 @@ TEST(BillCliTest, LogWithoutUsageIsAnError) {
   fs::remove_all(dir);
 }
 
+// A directory named as a LOG that holds no usage is an error, not a $0
+// bill (a file without usage inside a directory with some is skipped).
+TEST(BillCliTest, DirectoryWithoutUsageIsAnError) {
+  const fs::path dir = TempDir("nousage_dir");
+  fs::create_directories(dir / "sub");
+  std::ofstream(dir / "sub" / "chat.jsonl") << "{\"type\":\"user\"}\n";
+  std::ofstream(dir / "readme.txt") << "not a log\n";
+  const auto r = RunKvbill("bill " + dir.string() + " --format json");
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err.rfind("kvbill bill: " + dir.string() +
+                            ": no usage found under it (1 .jsonl/.json file; none with",
+                        0),
+            0u)
+      << r.err;
+  fs::copy_file(kExcerpt, dir / "sub" / "run.jsonl");
+  EXPECT_EQ(RunKvbill("bill " + dir.string() + " --format json").exit_status, 0);
+  fs::remove_all(dir);
+}
+
 TEST(BillCliTest, MalformedLineNamesFileAndLine) {
   const fs::path dir = TempDir("bad");
   const fs::path file = dir / "bad.jsonl";

@@ -62,6 +62,26 @@ TEST(BillTest, CountsACallLoggedOnSeveralLinesAndFilesOnce) {
             "claude-sonnet-4-5");
 }
 
+// Two copies of one call with the same output in two sessions a day apart
+// (overlapping exports): the earlier is kept whichever log is read first,
+// so the call's day and session do not move with the order of the logs.
+TEST(BillTest, TiedCopiesKeepTheEarliestWhateverTheOrder) {
+  const std::string early = Assistant("s-early", "msg_t", "claude-sonnet-4-5-20250929",
+                                      "2025-08-06T10:00:00Z", 10, 0, 0, 50);
+  const std::string late = Assistant("s-late", "msg_t", "claude-sonnet-4-5-20250929",
+                                     "2025-08-07T01:00:00Z", 10, 0, 0, 50);
+  for (const auto& [first, second] : {std::pair{early, late}, std::pair{late, early}}) {
+    UsageLog log = Read(first, "a.jsonl");
+    std::istringstream more(second);
+    ASSERT_TRUE(ReadUsageLog(more, "b.jsonl", &log).ok());
+    const Bill bill = MakeOrDie(log);
+    ASSERT_EQ(bill.calls.size(), 1u);
+    EXPECT_EQ(bill.calls[0].call->session, "s-early");
+    ASSERT_EQ(bill.days.size(), 1u);
+    EXPECT_EQ(bill.days[0].id, "2025-08-06");
+  }
+}
+
 TEST(BillTest, RequestIdIdentifiesACallWithoutMessageId) {
   const std::string line =
       R"({"type":"assistant","sessionId":"s","requestId":"req_1","message":{"model":"claude-opus-4-5","usage":{"input_tokens":1000,"output_tokens":0}}})"
