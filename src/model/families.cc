@@ -122,7 +122,7 @@ const Style* FindStyle(const std::string& model_type) {
 // Keys that tell of layers the generic reading does not understand; an
 // unknown model_type carrying one is an error, not a guess. Keys the generic
 // rules read are exempt.
-constexpr std::array<const char*, 24> kStructureHints = {
+constexpr std::array<const char*, 26> kStructureHints = {
     "mamba", "ssm_", "conv_", "linear_", "hybrid", "block_config", "layers_block_type", "global_",
     "kv_shared", "k_eq_v", "cla_", "swa_", "full_attn", "layer_pattern", "cross_layer", "compress",
     "sparse", "index_", "per_layer", "hash_layer",
@@ -131,7 +131,9 @@ constexpr std::array<const char*, 24> kStructureHints = {
     // RecurrentGemma: RG-LRU and local attention blocks
     "block_types",
     // DBRX, MPT: attention and FFN settings nested
-    "attn_config", "ffn_config"};
+    "attn_config", "ffn_config",
+    // ERNIE 4.5 MoE: experts under keys of its own
+    "moe_num_experts", "moe_layer_start_index"};
 constexpr std::array<const char*, 6> kGenericKeys = {"decoder_sparse_step", "index_topk",
                                                      "index_head_dim",      "index_n_heads",
                                                      "mlp_only_layers",     "use_sliding_window"};

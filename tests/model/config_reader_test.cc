@@ -400,7 +400,7 @@ TEST(ConfigReaderTest, Gemma4IsRefusedNamingTheKey) {
 // reading gave Llama 3.2 Vision's 8 cross-attention layers per-token KV they
 // do not keep, RecurrentGemma's RG-LRU blocks full attention, and DBRX with
 // its layer and head counts supplied 6x its KV: attn_config.kv_n_heads
-// unread).
+// unread; ERNIE 4.5's experts went uncounted).
 TEST(ConfigReaderTest, FamiliesTheGenericRulesWouldMisreadAreRefused) {
   const std::pair<const char*, const char*> cases[] = {
       {R"({"model_type": "mllama", "text_config": {"model_type": "mllama_text_model",
@@ -418,6 +418,13 @@ TEST(ConfigReaderTest, FamiliesTheGenericRulesWouldMisreadAreRefused) {
       {R"({"model_type": "mpt", "n_layers": 4, "d_model": 64, "n_heads": 8, "vocab_size": 100,
           "attn_config": {"alibi": true}})",
        "attn_config: kvbill cannot tell which layers keep KV for model_type \"mpt\""},
+      // ERNIE 4.5 MoE names its experts moe_num_experts / moe_k: read as
+      // Llama, the 21B model was counted as a 3.6B dense one.
+      {R"({"model_type": "ernie4_5_moe", "num_hidden_layers": 4, "hidden_size": 64,
+          "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
+          "moe_num_experts": 8, "moe_k": 2, "moe_intermediate_size": 32})",
+       "moe_num_experts: kvbill cannot tell which layers keep KV for model_type "
+       "\"ernie4_5_moe\""},
   };
   for (const auto& [json, message] : cases) {
     SCOPED_TRACE(message);
