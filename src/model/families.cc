@@ -899,7 +899,15 @@ Result<Mamba2Plan> ReadMamba2(const Fields& f, Int hidden, const char* heads_key
     auto hd = f.OptionalInt(head_dim_key);
     if (!hd) return hd.error();
     m.head_dim = **hd;
-    if (d_inner_override <= 0) m.d_inner = m.heads * m.head_dim;
+    if (d_inner_override <= 0) {
+      m.d_inner = m.heads * m.head_dim;
+    } else if (m.heads * m.head_dim != m.d_inner) {
+      // FalconH1Config.validate_architecture refuses it: the heads must
+      // tile the Mamba width (mamba_d_ssm).
+      return f.Bad(head_dim_key, std::to_string(m.head_dim) + " x " + heads_key + " " +
+                                     std::to_string(m.heads) + " is not the Mamba width " +
+                                     std::to_string(m.d_inner));
+    }
   } else {
     if (m.d_inner % m.heads != 0) {
       return f.Bad(heads_key, std::to_string(m.heads) + " does not divide the Mamba width " +

@@ -227,6 +227,13 @@ TEST(ConfigReaderTest, FalconH1LayersKeepKvAndState) {
   // 240 + SSM 4 x 16 x 8 = 512 elements, bf16: 1,504 bytes; two 3,008.
   EXPECT_EQ(BytesPerToken(m, Fmt("bf16")), 256.0);
   EXPECT_EQ(StateBytesPerSequence(m), 3008);
+  // Heads that do not tile mamba_d_ssm (4 x 24 = 96, not 64) are what
+  // FalconH1Config.validate_architecture refuses; so does kvbill.
+  EXPECT_EQ(ErrorOf(R"({"model_type": "falcon_h1", "num_hidden_layers": 2, "hidden_size": 64,
+          "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+          "vocab_size": 100, "intermediate_size": 128, "mamba_d_ssm": 64, "mamba_d_head": 24,
+          "mamba_n_heads": 4, "mamba_d_state": 8, "mamba_n_groups": 1, "mamba_d_conv": 4})"),
+            "c.json: mamba_d_head: 24 x mamba_n_heads 4 is not the Mamba width 64");
 }
 
 // Granite 4 hybrid: layer_types mamba / attention; all Mamba-2 when absent.
