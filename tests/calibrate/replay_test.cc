@@ -395,7 +395,18 @@ TEST(ReplayTest, DraftAcceptanceComesFromTheRunsTokensPerStep) {
   ASSERT_NE(a, nullptr);
   EXPECT_NEAR(a->acceptance_rate, alpha, 0.005);
   EXPECT_NEAR(a->rank_decay, TreeRankDecayForTokensPerStep(10.54 / 3.34, alpha, 4, 4, 16), 0.005);
-  EXPECT_EQ(FindDraftAcceptance("AngelSlim/Qwen3-8B_eagle3"), nullptr);
+  // AngelSlim/Qwen3-8B_eagle3's one run, b09 (depth 4, top-k 4, 16 tokens):
+  // 10.49 / 4.45 = 2.3573 tokens a step at Tengyunw's β. As a check of the
+  // inverse: at α 0.5 and β 0.5 the depth-2, top-k-2 tree above gives
+  // 2.3125, so 2.3125 at β 0.5 gives back α 0.5.
+  EXPECT_NEAR(TreeAcceptanceForTokensPerStep(2.3125, 0.5, 2, 2, 7), 0.5, 1e-9);
+  const DraftAcceptance* angel = FindDraftAcceptance("AngelSlim/Qwen3-8B_eagle3");
+  ASSERT_NE(angel, nullptr);
+  EXPECT_EQ(angel->rank_decay, a->rank_decay);
+  EXPECT_NEAR(angel->acceptance_rate,
+              TreeAcceptanceForTokensPerStep(10.49 / 4.45, a->rank_decay, 4, 4, 16), 0.005);
+  EXPECT_LT(angel->acceptance_rate, a->acceptance_rate);  // fewer tokens a step than Tengyunw's
+  EXPECT_EQ(FindDraftAcceptance("some/other-draft"), nullptr);
   // The flags of a run with that draft carry its α and β; another draft
   // keeps the method's defaults (an empty rate list, no β).
   std::string why;
@@ -411,7 +422,7 @@ TEST(ReplayTest, DraftAcceptanceComesFromTheRunsTokensPerStep) {
   ASSERT_EQ(spec->acceptance_rate.size(), 1u);
   EXPECT_DOUBLE_EQ(spec->acceptance_rate[0], 0.62);
   EXPECT_EQ(spec->rank_decay, 0.26);
-  auto other = with_draft("AngelSlim/Qwen3-8B_eagle3");
+  auto other = with_draft("some/other-draft");
   ASSERT_TRUE(other.has_value()) << why;
   EXPECT_TRUE(other->acceptance_rate.empty());
   EXPECT_FALSE(other->rank_decay.has_value());

@@ -141,6 +141,12 @@ const DraftAcceptance* FindDraftAcceptance(std::string_view draft);
 // verification step, 1 + α + … + α^k = tokens_per_step (1 ≤ it ≤ k + 1).
 double ChainAcceptanceForTokensPerStep(double tokens_per_step, int k);
 
+// The α with which a tree of depth d, `topk` and `num_draft_tokens` verified
+// at rank decay `beta` advances `tokens_per_step` tokens a verification step
+// (for a draft with one tree run: β from another draft's runs).
+double TreeAcceptanceForTokensPerStep(double tokens_per_step, double beta, int d, int topk,
+                                      int num_draft_tokens);
+
 // The β with which a tree of depth d, `topk` and `num_draft_tokens` verified
 // (ExpectedTokensPerTreeStep) at acceptance `alpha` advances `tokens_per_step`
 // tokens a verification step; clamped to [0, 1).
