@@ -38,8 +38,8 @@ constexpr char kUsage[] =
     "                     [--gpu G] [--self-hosted-model M] [--scenario S.json] [--from F]\n"
     "                     [-o FILE]\n\n"
     "Prices a recorded agent log (Claude Code transcripts, Codex rollouts: anything the\n"
-    "trace importers read) several ways, in dollars per task (a session; a subagent is its\n"
-    "own task) and in total:\n"
+    "trace importers read, and native traces whose turns carry usage) several ways, in\n"
+    "dollars per task (a session; a subagent is its own task) and in total:\n"
     "  recorded     the provider's recorded usage at list price (as `kvbill bill`)\n"
     "  predicted    the replay of the prompts through the provider's cache rules\n"
     "  cache_1h     the same with 1-hour cache writes (anthropic only)\n"
@@ -139,6 +139,29 @@ Result<UsageLog> ReadUsage(const std::vector<std::string>& logs,
     if (auto s = ReadUsageLog(in, logs[i], &log); !s) return s.error();
   }
   return log;
+}
+
+// A trace whose turns carry recorded usage but that holds no provider log
+// lines (kvbill's native format converted from a log): its calls are its
+// turns, each once, in the bill the recorded column is checked against.
+void CallsFromTurns(const std::vector<Task>& tasks, const std::string& source, UsageLog* log) {
+  for (const Task& t : tasks) {
+    for (std::size_t i = 0; i < t.turns.size(); ++i) {
+      const Turn& turn = t.turns[i];
+      if (!turn.usage) continue;
+      LoggedCall c;
+      c.session = t.id;
+      c.model = turn.model.empty() ? "unknown" : turn.model;
+      c.key = "turn:" + t.id + ":" + std::to_string(i);
+      c.usage.input = turn.usage->input;
+      c.usage.cache_write_5m = turn.usage->cache_creation - turn.usage->cache_creation_1h;
+      c.usage.cache_write_1h = turn.usage->cache_creation_1h;
+      c.usage.cache_read = turn.usage->cache_read;
+      c.usage.output = turn.usage->output;
+      c.where = source + ": task " + t.id + ", turn " + std::to_string(i + 1);
+      log->calls.push_back(std::move(c));
+    }
+  }
 }
 
 // Distinct calls per model as logged.
@@ -368,6 +391,7 @@ int RunWhatif(const Args& args) {
   for (const Task& t : *tasks) {
     for (const Turn& turn : t.turns) any_usage = any_usage || turn.usage.has_value();
   }
+  if (usage->calls.empty() && any_usage) CallsFromTurns(*tasks, logs[0], &*usage);
   if (usage->calls.empty() || tasks->empty() || !any_usage) {
     return ReportError("whatif", Error(logs[0] + ": no API calls with recorded usage (nothing to "
                                                  "price; logs: Claude Code, Codex)"));

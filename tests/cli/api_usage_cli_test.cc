@@ -160,6 +160,23 @@ TEST(ApiUsageCliTest, BundledExampleSweepsTheModel) {
   for (const auto& p : j["points"]) EXPECT_TRUE(p["warnings"].empty()) << p;
 }
 
+// The same log converted to kvbill's native format keeps each turn's usage
+// and model: whatif prices it as the log, recorded = bill = 0.490113 (the
+// working above).
+TEST(ApiUsageCliTest, WhatifPricesANativeTraceWithUsage) {
+  const std::string native = ::testing::TempDir() + "/whatif_native.jsonl";
+  const auto c =
+      RunKvbillInSourceDir(std::string("trace convert ") + kLog + " --to native -o " + native);
+  ASSERT_EQ(c.exit_status, 0) << c.err;
+  const auto r = RunKvbillInSourceDir("whatif " + native + " --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["total"]["requests"], 3);
+  EXPECT_DOUBLE_EQ(j["total"]["cost_usd"]["recorded"].get<double>(), 0.490113);
+  EXPECT_DOUBLE_EQ(j["bill"]["cost_usd"].get<double>(), 0.490113);
+  std::filesystem::remove(native);
+}
+
 TEST(ApiUsageCliTest, RequestsNameTheirModelAndRecordedOneHourWrites) {
   const auto r = RunKvbillInSourceDir("simulate -s " + Scenario("api_usage_1h", kLog) +
                                       " --format json --requests");
