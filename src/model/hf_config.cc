@@ -47,6 +47,38 @@ Status ApplyOverrides(json& config, const std::vector<ConfigOverride>& overrides
   return OkStatus();
 }
 
+// DBRX and MPT (MosaicML's layout, transformers dbrx/configuration_dbrx.py,
+// MPT's configuration_mpt.py) name their sizes n_layers / n_heads / d_model
+// and nest the KV heads in attn_config and the experts in ffn_config. Their
+// values are copied to the keys the rules read, where those are absent;
+// vLLM reads the same (get_total_num_kv_heads: attn_config.kv_n_heads for
+// both). MPT's MLP is expansion_ratio x d_model (default 4).
+void HoistMosaicKeys(json& config, const std::string& model_type) {
+  if (model_type != "dbrx" && model_type != "mpt") return;
+  auto copy = [&config](const json& from, const char* key, const char* to) {
+    if (!from.is_object() || !from.contains(key) || from[key].is_null()) return;
+    if (!config.contains(to) || config[to].is_null()) config[to] = from[key];
+  };
+  copy(config, "n_layers", "num_hidden_layers");
+  copy(config, "n_heads", "num_attention_heads");
+  copy(config, "d_model", "hidden_size");
+  if (config.contains("attn_config"))
+    copy(config["attn_config"], "kv_n_heads", "num_key_value_heads");
+  if (model_type == "dbrx" && config.contains("ffn_config")) {
+    const json ffn = config["ffn_config"];
+    copy(ffn, "ffn_hidden_size", "intermediate_size");
+    copy(ffn, "moe_num_experts", "num_local_experts");
+    copy(ffn, "moe_top_k", "num_experts_per_tok");
+  }
+  if (model_type == "mpt" && !config.contains("intermediate_size") &&
+      config.contains("hidden_size") && config["hidden_size"].is_number_integer()) {
+    const json ratio = config.value("expansion_ratio", json(4));
+    if (ratio.is_number_integer()) {
+      config["intermediate_size"] = ratio.get<Int>() * config["hidden_size"].get<Int>();
+    }
+  }
+}
+
 std::string StringAt(const json& object, const char* key) {
   if (!object.is_object()) return "";
   auto it = object.find(key);
@@ -124,6 +156,7 @@ Result<ModelShape> BuildShape(const json& root, const std::string& source, const
   if (const auto* defaults = model_config::FindDefaults(model_type)) {
     model_config::ApplyDefaults(*defaults, config);
   }
+  HoistMosaicKeys(config, model_type);
   const Fields f(config, source, prefix);
 
   model_config::ModelBuilder builder(0, {});

@@ -360,12 +360,13 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
                         "num_attention_heads": 4, "vocab_size": 100, "mamba_d_state": 16})"),
             "c.json: mamba_d_state: kvbill cannot tell which layers keep KV for model_type "
             "\"my_hybrid\": the key is not read by its generic rules (model types with a family "
-            "rule: PanguEmbedded, bloom, chatglm, cohere, cohere2, deepseek_v2, deepseek_v3, "
-            "deepseek_v32, exaone4, falcon, falcon_h1, gemma, gemma2, gemma3, gemma3_text, "
-            "glm4_moe, glm4_moe_lite, glm_moe_dsa, gpt_bigcode, gpt_neox, gpt_oss, granite, "
-            "granitemoe, granitemoehybrid, hunyuan, hunyuan_v1_moe, jamba, kimi_k2, lfm2, llama, "
-            "llama4, llama4_text, mimo, mimo_v2_flash, minimax, minimax_m1, minimax_m2, mistral, "
-            "mixtral, nemotron-nas, nemotron_h, phi, phi-msft, phi3, phimoe, "
+            "rule: PanguEmbedded, bloom, chatglm, cohere, cohere2, dbrx, deepseek_v2, "
+            "deepseek_v3, deepseek_v32, exaone4, falcon, falcon_h1, gemma, gemma2, gemma3, "
+            "gemma3_text, glm4_moe, glm4_moe_lite, glm_moe_dsa, gpt_bigcode, gpt_neox, gpt_oss, "
+            "granite, granitemoe, granitemoehybrid, hunyuan, hunyuan_v1_moe, jamba, kimi_k2, "
+            "lfm2, llama, llama4, llama4_text, mimo, mimo_v2_flash, minimax, minimax_m1, "
+            "minimax_m2, mistral, mixtral, mpt, nemotron-nas, nemotron_h, phi, phi-msft, phi3, "
+            "phimoe, "
             "qwen, qwen2, qwen2_5_vl, qwen2_moe, qwen2_vl, qwen3, qwen3_5_moe_text, qwen3_5_text, "
             "qwen3_moe, qwen3_next, qwen3_vl_moe_text, qwen3_vl_text, smollm3, starcoder2)");
   EXPECT_EQ(ErrorOf(R"({"model_type": "lfm2", "num_hidden_layers": 2, "hidden_size": 64,
@@ -405,9 +406,8 @@ TEST(ConfigReaderTest, Gemma4IsRefusedNamingTheKey) {
 // Families whose layers the generic rules would misread, refused naming the
 // key that says so (small configs with each family's own keys; the generic
 // reading gave Llama 3.2 Vision's 8 cross-attention layers per-token KV they
-// do not keep, RecurrentGemma's RG-LRU blocks full attention, and DBRX with
-// its layer and head counts supplied 6x its KV: attn_config.kv_n_heads
-// unread; ERNIE 4.5's experts went uncounted).
+// do not keep, RecurrentGemma's RG-LRU blocks full attention; ERNIE 4.5's
+// experts went uncounted).
 TEST(ConfigReaderTest, FamiliesTheGenericRulesWouldMisreadAreRefused) {
   const std::pair<const char*, const char*> cases[] = {
       {R"({"model_type": "mllama", "text_config": {"model_type": "mllama_text_model",
@@ -419,12 +419,11 @@ TEST(ConfigReaderTest, FamiliesTheGenericRulesWouldMisreadAreRefused) {
           "num_attention_heads": 4, "num_key_value_heads": 1, "vocab_size": 100,
           "block_types": ["recurrent", "recurrent", "attention"], "attention_window_size": 32})",
        "block_types: kvbill cannot tell which layers keep KV for model_type \"recurrent_gemma\""},
-      {R"({"model_type": "dbrx", "n_layers": 4, "d_model": 64, "n_heads": 8, "vocab_size": 100,
-          "attn_config": {"kv_n_heads": 2}, "ffn_config": {"moe_num_experts": 4}})",
-       "attn_config: kvbill cannot tell which layers keep KV for model_type \"dbrx\""},
-      {R"({"model_type": "mpt", "n_layers": 4, "d_model": 64, "n_heads": 8, "vocab_size": 100,
-          "attn_config": {"alibi": true}})",
-       "attn_config: kvbill cannot tell which layers keep KV for model_type \"mpt\""},
+      // Another MosaicML-style config than DBRX's or MPT's: nested settings
+      // whose meaning is not known.
+      {R"({"model_type": "mosaic_other", "n_layers": 4, "d_model": 64, "n_heads": 8,
+          "vocab_size": 100, "attn_config": {"kv_n_heads": 2}})",
+       "attn_config: kvbill cannot tell which layers keep KV for model_type \"mosaic_other\""},
       // ERNIE 4.5 MoE names its experts moe_num_experts / moe_k: read as
       // Llama, the 21B model was counted as a 3.6B dense one.
       {R"({"model_type": "ernie4_5_moe", "num_hidden_layers": 4, "hidden_size": 64,
@@ -438,6 +437,41 @@ TEST(ConfigReaderTest, FamiliesTheGenericRulesWouldMisreadAreRefused) {
     const std::string error = ErrorOf(json);
     EXPECT_NE(error.find(message), std::string::npos) << error;
   }
+}
+
+// DBRX and MPT nest their KV heads in attn_config.kv_n_heads (vLLM reads it
+// there for both) and name their sizes n_layers / n_heads / d_model; DBRX's
+// experts are in ffn_config. The keys of transformers' DbrxConfig / MPT's
+// config with dbrx-instruct's and mpt-7b's published sizes:
+// - DBRX: 40 x 8 KV heads x 128 (6144 / 48) x 4 = 163,840 B/token. Weights:
+//   Wqkv 6144 x (6144 + 2 x 1024) = 50,331,648, out_proj 37,748,736, 16 GLU
+//   experts 16 x 3 x 6144 x 10,752 = 3,170,893,824, router 6144 x 16 =
+//   98,304, two LayerNorms without bias 12,288: 3,259,084,800 a layer, x 40
+//   = 130,363,392,000; wte and the untied lm_head 2 x 100,352 x 6144 =
+//   1,233,125,376; norm_f 6,144: 131,596,523,520 (the card's 132B). Active:
+//   4 of 16 experts, 792,723,456 instead of 3,170,893,824 a layer:
+//   131,596,523,520 - 40 x 2,378,170,368 = 36,469,708,800 (the card's 36B).
+// - MPT-7B (MHA, ALiBi, no_bias, tied wte): 32 x 32 x 128 x 4 = 524,288
+//   B/token. Wqkv 4096 x 12,288 + out 4096 x 4096 + up and down 2 x 4096 x
+//   16,384 (expansion_ratio 4, ungated) + two LayerNorms 8,192 = 201,334,784
+//   a layer, x 32 = 6,442,713,088; wte 50,432 x 4096 = 206,569,472; norm_f
+//   4,096: 6,649,286,656 (the card's 6.7B).
+TEST(ConfigReaderTest, DbrxAndMptNestTheirSettings) {
+  const ModelShape dbrx = Inline(R"({"model_type": "dbrx", "vocab_size": 100352, "d_model": 6144,
+      "n_layers": 40, "n_heads": 48, "max_seq_len": 32768, "tie_word_embeddings": false,
+      "attn_config": {"kv_n_heads": 8, "clip_qkv": 8, "rope_theta": 500000},
+      "ffn_config": {"ffn_act_fn": {"name": "silu"}, "ffn_hidden_size": 10752,
+                     "moe_num_experts": 16, "moe_top_k": 4}})");
+  EXPECT_EQ(BytesPerToken(dbrx, Fmt("bf16")), 163840.0);
+  EXPECT_EQ(dbrx.params.Total(), 131596523520LL);
+  EXPECT_EQ(dbrx.params.Active(), 36469708800LL);
+  EXPECT_EQ(dbrx.max_model_len, 32768);
+  const ModelShape mpt = Inline(R"({"model_type": "mpt", "d_model": 4096, "n_heads": 32,
+      "n_layers": 32, "expansion_ratio": 4, "max_seq_len": 2048, "vocab_size": 50432,
+      "no_bias": true, "attn_config": {"alibi": true, "attn_type": "multihead_attention"}})");
+  EXPECT_EQ(BytesPerToken(mpt, Fmt("bf16")), 524288.0);
+  EXPECT_EQ(mpt.params.Total(), 6649286656LL);
+  EXPECT_EQ(mpt.params.lm_head, 0);
 }
 
 // ChatGLM: KV heads are multi_query_group_num when multi_query_attention,
