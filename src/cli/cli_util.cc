@@ -268,4 +268,11 @@ Result<std::vector<double>> ParseLoads(const std::string& list) {
   return loads;
 }
 
+Status CheckBlockSize(std::int64_t block_size) {
+  if (block_size < 1 || block_size > (std::int64_t{1} << 20)) {
+    return Error("--block-size: must be in [1, 1048576], got " + std::to_string(block_size));
+  }
+  return OkStatus();
+}
+
 }  // namespace kvbill::cli

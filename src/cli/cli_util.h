@@ -5,6 +5,7 @@
 #define KVBILL_CLI_CLI_UTIL_H_
 
 #include <boost/program_options.hpp>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -84,6 +85,12 @@ Result<ScenarioText> ReadScenarioText(const std::string& scenario_path, const st
 // positive number (a list like 0.25,1,4)', '--load: "1e9" is outside
 // trace.load's range [1e-06, 1e+06]'.
 Result<std::vector<double>> ParseLoads(const std::string& list);
+
+// --block-size of kv, fit and plot: 1 to 1,048,576 tokens (vLLM's blocks
+// are 16 to a few thousand, a hybrid model's enlarged ones included; a
+// larger figure is a typo that would inflate every footprint). Error:
+// "--block-size: must be in [1, 1048576], got N".
+Status CheckBlockSize(std::int64_t block_size);
 
 }  // namespace kvbill::cli
 

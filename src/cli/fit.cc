@@ -92,7 +92,7 @@ int RunFit(const Args& args) {
     return ReportError("fit", s.error());
   if (gpus < 1) return ReportError("fit", Error("--gpus: must be at least 1"));
   if (batch < 1) return ReportError("fit", Error("--batch: must be at least 1"));
-  if (block_size < 1) return ReportError("fit", Error("--block-size: must be at least 1"));
+  if (auto s = CheckBlockSize(block_size); !s) return ReportError("fit", s.error());
   if (!(memory_fraction > 0 && memory_fraction <= 1)) {
     return ReportError("fit", Error("--memory-fraction: must be in (0, 1]"));
   }
@@ -133,6 +133,17 @@ int RunFit(const Args& args) {
   request.deployment.tensor_parallel = gpus;
   request.deployment.memory_fraction = memory_fraction;
   request.deployment.activation_reserve_bytes = static_cast<Bytes>(reserve_gib * kBytesPerGiB);
+  // A reserve past the memory share leaves a negative capacity: a typo, not
+  // a verdict.
+  const double share_gib =
+      static_cast<double>(gpu->usable_memory_bytes) * memory_fraction / kBytesPerGiB;
+  if (reserve_gib >= share_gib) {
+    std::ostringstream why;
+    why << "--reserve-gib: " << reserve_gib << " GiB is not less than the "
+        << FormatFixed(share_gib, 2) << " GiB that --memory-fraction " << memory_fraction
+        << " leaves of " << gpu->id << "'s usable memory";
+    return ReportError("fit", Error(why.str()));
+  }
   if (auto problem = TensorParallelProblem(*model, gpus); !problem.empty()) {
     return ReportError("fit", Error("--gpus: " + problem));
   }

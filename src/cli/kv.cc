@@ -100,7 +100,7 @@ int RunKv(const Args& args) {
   if (auto stop = ParseOptions(args, "kv", kUsage, options, vm)) return *stop;
   if (auto s = CheckChoice("format", format, "table|json|csv"); !s)
     return ReportError("kv", s.error());
-  if (block_size < 1) return ReportError("kv", Error("--block-size: must be at least 1"));
+  if (auto s = CheckBlockSize(block_size); !s) return ReportError("kv", s.error());
   if (tp < 1) return ReportError("kv", Error("--tp: must be at least 1"));
 
   auto model = LoadModelFromFlags(model_flags);

@@ -76,7 +76,7 @@ int RunPlot(const Args& args) {
   }
   if (gpus < 1) return ReportError("plot", Error("--gpus: must be at least 1"));
   if (batch < 1) return ReportError("plot", Error("--batch: must be at least 1"));
-  if (block_size < 1) return ReportError("plot", Error("--block-size: must be at least 1"));
+  if (auto s = CheckBlockSize(block_size); !s) return ReportError("plot", s.error());
   if (!(memory_fraction > 0 && memory_fraction <= 1)) {
     return ReportError("plot", Error("--memory-fraction: must be in (0, 1]"));
   }

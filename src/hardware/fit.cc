@@ -50,6 +50,12 @@ bool ValidTensorParallel(const ModelShape& model, int tp) {
 
 std::string TensorParallelProblem(const ModelShape& model, int tp) {
   if (ValidTensorParallel(model, tp)) return "";
+  if (model.MaxKvHeads() == 0) {  // a latent (MLA) model: every GPU holds the whole latent
+    return std::to_string(tp) + " GPUs cannot split model \"" + model.name + "\"'s " +
+           std::to_string(model.QueryHeads()) +
+           " query heads evenly (vLLM requires them divisible by the degree; its latent KV is "
+           "whole on every GPU)";
+  }
   return std::to_string(tp) + " GPUs cannot split model \"" + model.name + "\"'s " +
          std::to_string(model.QueryHeads()) + " query heads and " +
          std::to_string(model.MaxKvHeads()) +

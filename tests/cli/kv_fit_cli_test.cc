@@ -234,6 +234,39 @@ TEST(FitCliTest, EveryCommandRefusesADegreeThatCannotSplitTheHeads) {
   EXPECT_EQ(RunKvbill("kv --model qwen3-8b --tp 8 --context 1k").exit_status, 0);
 }
 
+// DeepSeek-V3's latent is whole on every GPU: only its 128 query heads
+// constrain the degree, and the message says so (not "0 KV heads").
+TEST(FitCliTest, ALatentModelsDegreeNamesItsQueryHeadsAlone) {
+  const auto r = RunKvbill("fit --model deepseek-v3 --gpu h200 --gpus 3 --context 8k");
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_NE(r.err.find("3 GPUs cannot split model \"deepseek-v3\"'s 128 query heads evenly "
+                       "(vLLM requires them divisible by the degree; its latent KV is whole on "
+                       "every GPU)"),
+            std::string::npos)
+      << r.err;
+}
+
+// A reserve at or above the memory share, or a block size no engine uses,
+// is a typo: exit 2 naming the flag, not a negative capacity or exabytes of
+// KV. An H100's share: 85,469,849,190 usable bytes x 0.9 / 2^30 = 71.64 GiB.
+TEST(FitCliTest, ReserveAndBlockSizeOutOfRangeAreErrors) {
+  const auto r = RunKvbill("fit --model qwen3-8b --gpu h100-sxm --context 8k --reserve-gib 72");
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_EQ(r.err,
+            "kvbill fit: --reserve-gib: 72 GiB is not less than the 71.64 GiB that "
+            "--memory-fraction 0.9 leaves of h100-sxm's usable memory\n");
+  EXPECT_EQ(
+      RunKvbill("fit --model qwen3-8b --gpu h100-sxm --context 8k --reserve-gib 71").exit_status,
+      0);
+  for (const std::string cmd : {"fit --model qwen3-8b --context 8k", "kv --model qwen3-8b"}) {
+    const auto big = RunKvbill(cmd + " --block-size 1048577");
+    EXPECT_EQ(big.exit_status, 2) << cmd;
+    EXPECT_NE(big.err.find("--block-size: must be in [1, 1048576], got 1048577"), std::string::npos)
+        << big.err;
+    EXPECT_EQ(RunKvbill(cmd + " --block-size 1048576").exit_status, 0) << cmd;
+  }
+}
+
 // Qwen3-32B's config serves 40,960 tokens: of 32k, 128k and 1M the last two
 // are past it. The bytes are still printed (arithmetic), flagged, with a
 // context_limit warning as fit and plot give; 32k alone warns nothing.
