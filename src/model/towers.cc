@@ -140,6 +140,13 @@ Result<Int> MoonVitTower(const Fields& v, Int text_hidden) {
 Status BuildTowers(const json& root, const std::string& source, const std::string& model_type,
                    Int text_hidden, ModelBuilder* b) {
   if (!root.is_object()) return OkStatus();
+  // Phi-3-vision (phi3_v) keeps its CLIP tower's settings in img_processor
+  // (the tower is 8% of Phi-3.5-vision's parameters): not counted, so not
+  // left out silently either.
+  if (auto it = root.find("img_processor"); it != root.end() && it->is_object()) {
+    return Error(source + ": img_processor: kvbill cannot count the image tower of model_type \"" +
+                 model_type + "\" (--text-only leaves the towers out)");
+  }
   for (const char* key : {"vision_config", "audio_config"}) {
     auto it = root.find(key);
     if (it == root.end() || it->is_null()) continue;

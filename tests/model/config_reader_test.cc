@@ -491,6 +491,24 @@ TEST(ConfigReaderTest, ChatGlmKeepsMultiQueryGroups) {
   EXPECT_EQ(BytesPerToken(all, Fmt("bf16")), 4.0 * 8 * 8 * 2 * 2);
 }
 
+// Phi-3-vision's CLIP tower is described by img_processor, not a
+// vision_config: refused with the flag that leaves it out, and with that
+// flag the text model alone (Phi-3's blocks).
+TEST(ConfigReaderTest, Phi3VisionsTowerIsNotLeftOutSilently) {
+  const std::string json =
+      R"({"model_type": "phi3_v", "num_hidden_layers": 2, "hidden_size": 64,
+          "num_attention_heads": 4, "num_key_value_heads": 4, "vocab_size": 100,
+          "intermediate_size": 128,
+          "img_processor": {"image_dim_out": 1024, "model_name": "openai/clip-vit-large-patch14-336"}})";
+  EXPECT_EQ(ErrorOf(json),
+            "c.json: img_processor: kvbill cannot count the image tower of model_type \"phi3_v\" "
+            "(--text-only leaves the towers out)");
+  auto text = ParseHfConfig(json, "c.json", "c", {}, /*text_only=*/true);
+  ASSERT_TRUE(text.ok()) << text.error().message();
+  // 2 layers x 4 KV heads x 16 x (K + V) x 2 bytes = 512.
+  EXPECT_EQ(BytesPerToken(*text, Fmt("bf16")), 512.0);
+}
+
 // --text-only leaves the towers out of the counts and the weights.
 TEST(ConfigReaderTest, TextOnlyLeavesTowersOut) {
   const std::string file =
