@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
 #include <cstring>
 #include <mutex>
@@ -47,6 +48,9 @@ int RemoveOnSignal::Add(const std::string& path, bool directory) {
     if (s.armed != 0) continue;
     std::memcpy(s.path, path.c_str(), path.size() + 1);
     s.directory = directory ? 1 : 0;
+    // The handler may run between any two statements: the path is whole
+    // before the slot is armed (no store is moved past the fence).
+    std::atomic_signal_fence(std::memory_order_seq_cst);
     s.armed = 1;
     if (!g_installed) {
       struct sigaction action {};
