@@ -102,6 +102,14 @@ Result<SimulationTotals> Engine::Run() {
   t.max_model_len = config_.max_model_len;
   t.model_max_model_len = config_.model.max_model_len;
   t.last_arrival_s = tasks_.last_arrival();
+  if (!replicas_.empty()) {
+    const auto& cache = *replicas_.front().cache;
+    t.pool_tokens = cache.capacity_tokens();
+    t.max_model_len_fits_pool =
+        config_.max_model_len <= 0 ||
+        cache.PeakPages(config_.max_model_len, config_.max_num_batched_tokens) <=
+            cache.capacity_blocks();
+  }
   for (const Replica& rep : replicas_) {
     t.evicted_blocks += rep.cache->stats().evicted_blocks;
     t.busy_gpu_seconds += rep.busy_s * gpus_;

@@ -35,6 +35,15 @@ void ContextLimit(const Scenario& s, const SimulationTotals& t, std::vector<RunW
             " (a what-if: vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, and the "
             "model was not trained that long)";
   }
+  if (!t.max_model_len_fits_pool) {
+    if (!text.empty()) text += "; ";
+    text += "a replica's KV pool holds " + FormatWithSeparators(t.pool_tokens) +
+            " tokens of a sequence, less than one request of max_model_len " +
+            FormatWithSeparators(t.max_model_len) +
+            " needs: vLLM refuses to start such a deployment (check_enough_kv_cache_memory); "
+            "set engine.max_model_len to what the pool holds, or give it more memory (GPUs, "
+            "memory_fraction, a smaller KV format)";
+  }
   if (!text.empty()) out->push_back({"context_limit", text});
 }
 
@@ -73,11 +82,16 @@ void SloViolated(const Scenario& s, const RunSummary& sum, std::vector<RunWarnin
 }
 
 void IdleDominant(const RunSummary& sum, std::vector<RunWarning>* out) {
-  if (!(sum.cost_usd > 0) || !(sum.idle_usd > kIdleDominantShare * sum.cost_usd)) return;
-  const double share = static_cast<double>(sum.idle_usd / sum.cost_usd);
+  // The idle GPU time the bill holds: its own line (dedicated) or spread
+  // over the tasks (amortized, where idle_usd is 0); busy billing holds none.
+  const long double idle = sum.billing == BillingRule::kBusy ? 0.0L : sum.idle_gpu_usd;
+  if (!(sum.cost_usd > 0) || !(idle > kIdleDominantShare * sum.cost_usd)) return;
+  const double share = static_cast<double>(idle / sum.cost_usd);
+  const std::string where =
+      sum.billing == BillingRule::kAmortized ? " (amortized into the tasks' costs)" : "";
   out->push_back({"idle_dominant",
-                  "idle GPU time is " + FormatFixed(share * 100, 0) + "% of the bill ($" +
-                      FormatFixed(static_cast<double>(sum.idle_usd), 4) + " of $" +
+                  "idle GPU time is " + FormatFixed(share * 100, 0) + "% of the bill" + where +
+                      " ($" + FormatFixed(static_cast<double>(idle), 4) + " of $" +
                       FormatFixed(static_cast<double>(sum.cost_usd), 4) +
                       "): the GPUs mostly wait between arrivals, so the bill is the rental, not "
                       "the work; a denser load (trace.load), release \"after_finish\" instead of "

@@ -22,6 +22,7 @@ struct FakeRun {
     summary.requests = 10;
     summary.cost_usd = 10;
     summary.idle_usd = 5;  // exactly half: not dominant
+    summary.idle_gpu_usd = 5;
     summary.queue_s.count = 10;
     summary.queue_s.p50 = kOverloadedQueueP50Seconds;  // at the bound: not overloaded
   }
@@ -66,6 +67,22 @@ TEST(WarningsTest, ContextLimitWhenTheScenarioRaisesTheLimitPastTheModels) {
   EXPECT_EQ(r.Codes(), Codes{"context_limit"});
 }
 
+// A pool that cannot hold one request of max_model_len: vLLM would not
+// start (check_enough_kv_cache_memory), so the run says so.
+TEST(WarningsTest, ContextLimitWhenThePoolCannotHoldOneMaxLengthRequest) {
+  FakeRun r;
+  r.totals.max_model_len = 40960;
+  r.totals.pool_tokens = 32144;
+  EXPECT_EQ(r.Codes(), Codes{});
+  r.totals.max_model_len_fits_pool = false;
+  EXPECT_EQ(r.Codes(), Codes{"context_limit"});
+  EXPECT_NE(r.Message("context_limit")
+                .find("a replica's KV pool holds 32,144 tokens of a sequence, less than one "
+                      "request of max_model_len 40,960 needs: vLLM refuses to start"),
+            std::string::npos)
+      << r.Message("context_limit");
+}
+
 TEST(WarningsTest, OverloadedAboveTheMedianQueueingBound) {
   FakeRun r;
   r.summary.queue_s.p50 = 1.5;
@@ -100,8 +117,20 @@ TEST(WarningsTest, SloViolatedWhenATargetIsExceeded) {
 
 TEST(WarningsTest, IdleDominantAboveHalfTheBill) {
   FakeRun r;
-  r.summary.idle_usd = 6;  // 60% of $10
+  r.summary.idle_usd = 6;  // 60% of $10, on its own line (dedicated)
+  r.summary.idle_gpu_usd = 6;
   EXPECT_EQ(r.Codes(), Codes{"idle_dominant"});
+  // Amortized: the same $6 of idle GPU time spread over the tasks (no line
+  // of its own) is still 60% of the bill.
+  r.summary.billing = BillingRule::kAmortized;
+  r.summary.idle_usd = 0;
+  EXPECT_EQ(r.Codes(), Codes{"idle_dominant"});
+  EXPECT_NE(r.Message("idle_dominant").find("60% of the bill (amortized into the tasks' costs)"),
+            std::string::npos)
+      << r.Message("idle_dominant");
+  // Busy billing: the idle time is in no one's bill.
+  r.summary.billing = BillingRule::kBusy;
+  EXPECT_EQ(r.Codes(), Codes{});
 }
 
 TEST(WarningsTest, PolicyNoEffectWhenAPolicyEditedNoPrompt) {
@@ -224,6 +253,7 @@ TEST(WarningsTest, SeveralComeInTheFixedOrder) {
   FakeRun r;
   r.totals.cost_model.calibrated = false;
   r.summary.idle_usd = 9;
+  r.summary.idle_gpu_usd = 9;
   r.totals.rejected_requests = 1;
   r.summary.queue_s.p50 = 30;
   EXPECT_EQ(r.Codes(), (Codes{"context_limit", "overloaded", "idle_dominant", "uncalibrated"}));

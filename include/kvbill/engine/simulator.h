@@ -216,6 +216,11 @@ struct SimulationTotals {
   Tokens max_model_len = 0;        // the limit applied (SimulationConfig), 0: none
   Tokens model_max_model_len = 0;  // the model's own (ModelShape::max_model_len)
   Seconds last_arrival_s = 0;      // the last task's arrival, since the first's
+  // What one replica's KV pool holds, in tokens of a sequence, and whether a
+  // request of max_model_len tokens fits it: vLLM refuses to start when it
+  // does not (check_enough_kv_cache_memory).
+  Tokens pool_tokens = 0;
+  bool max_model_len_fits_pool = true;
 };
 
 struct SimulationResult : SimulationTotals {
