@@ -153,11 +153,7 @@ void CallsFromTurns(const std::vector<Task>& tasks, const std::string& source, U
       c.session = t.id;
       c.model = turn.model.empty() ? "unknown" : turn.model;
       c.key = "turn:" + t.id + ":" + std::to_string(i);
-      c.usage.input = turn.usage->input;
-      c.usage.cache_write_5m = turn.usage->cache_creation - turn.usage->cache_creation_1h;
-      c.usage.cache_write_1h = turn.usage->cache_creation_1h;
-      c.usage.cache_read = turn.usage->cache_read;
-      c.usage.output = turn.usage->output;
+      c.usage = RecordedCallUsage(*turn.usage);
       c.where = source + ": task " + t.id + ", turn " + std::to_string(i + 1);
       log->calls.push_back(std::move(c));
     }
@@ -233,13 +229,7 @@ Result<Column> RecordedColumn(const ModelPrice& main, const PriceSheet& sheet,
         priced = false;
         break;
       }
-      CallUsage u;
-      u.input = turn.usage->input;
-      u.cache_write_5m = turn.usage->cache_creation - turn.usage->cache_creation_1h;
-      u.cache_write_1h = turn.usage->cache_creation_1h;
-      u.cache_read = turn.usage->cache_read;
-      u.output = turn.usage->output;
-      auto call = PriceCall(*price, u);
+      auto call = PriceCall(*price, RecordedCallUsage(*turn.usage));
       if (!call) return call.error();
       if (auto s = AddMoneyTo(call->cost, &cost); !s) return s.error();
     }

@@ -32,8 +32,12 @@ std::vector<ContentPiece> Cut(std::vector<ContentPiece> pieces, Tokens tokens) {
   return pieces;
 }
 
-// A call's recorded usage in CallUsage fields: the 1-hour writes the log
-// records at the 1-hour rate, the other writes at the replay's lifetime.
+Error Overflow() {
+  return Error("api replay: a dollar amount overflows the $9,223,372 range of an amount");
+}
+
+}  // namespace
+
 CallUsage RecordedCallUsage(const RecordedUsage& r, bool one_hour_writes) {
   CallUsage u;
   u.input = r.input;
@@ -44,12 +48,6 @@ CallUsage RecordedCallUsage(const RecordedUsage& r, bool one_hour_writes) {
   u.output = r.output;
   return u;
 }
-
-Error Overflow() {
-  return Error("api replay: a dollar amount overflows the $9,223,372 range of an amount");
-}
-
-}  // namespace
 
 Result<ApiReplayOutcome> ReplayApi(const std::vector<Task>& tasks,
                                    const std::vector<std::vector<Request>>& requests,

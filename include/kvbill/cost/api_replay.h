@@ -109,6 +109,11 @@ struct ApiModel {
 // returns.
 using ApiModelLookup = std::function<Result<ApiModel>(const std::string& model)>;
 
+// A call's recorded usage in CallUsage fields: the writes the log records as
+// 1-hour writes at the 1-hour rate, the other writes 5-minute, or 1-hour too
+// when `one_hour_writes` (a replay at a 1-hour lifetime).
+CallUsage RecordedCallUsage(const RecordedUsage& r, bool one_hour_writes = false);
+
 // Replays `requests` (requests[i] of tasks[i], as PlanRequests gives them),
 // each through the cache of its model and priced at its model's price, as
 // `lookup` gives them. Explicit cache creations are priced per cache at its
