@@ -62,6 +62,9 @@ struct Replica {
   std::multiset<Seconds> recorded_releases;
   long double busy_s = 0;
   Seconds frontend_free_s = 0;  // when its API server is next free
+  // Requests routed here still in its API server (or on the wire): the
+  // router counts them, as a production router counts requests in flight.
+  std::int64_t in_frontend = 0;
   // SGLang's new_token_ratio (SglangScheduling): the share of their
   // remaining output the running requests reserve at admission, set to
   // ratio_start (at the start, when idle, after a retraction) and decayed
@@ -70,8 +73,11 @@ struct Replica {
   long double ratio_start = 0;
   Tokens ratio_steps = 0;
 
-  // Requests held: running and waiting (what routers weigh).
-  std::int64_t Load() const { return static_cast<std::int64_t>(running.size() + waiting.size()); }
+  // Requests held: running, waiting and still in the API server (what
+  // routers weigh).
+  std::int64_t Load() const {
+    return static_cast<std::int64_t>(running.size() + waiting.size()) + in_frontend;
+  }
 
   // The release horizon now (see above): no request here finishes before
   // natural_end; one that finishes releases its task's next request no

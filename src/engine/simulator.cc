@@ -126,6 +126,7 @@ void Engine::OnRelease(Seconds now, const Release& e) {
   TaskState& task = tasks_[e.task];
   const Request& request = task.fed.requests[static_cast<std::size_t>(e.req)];
   int r = e.replica;
+  if (r >= 0) --replicas_[static_cast<std::size_t>(r)].in_frontend;
   if (r < 0) {
     for (std::size_t i = 0; i < replicas_.size(); ++i) loads_[i] = replicas_[i].Load();
     r = router_->Route(loads_, &task.replica);
@@ -135,6 +136,7 @@ void Engine::OnRelease(Seconds now, const Release& e) {
     if (work > 0 || config_.request_latency_s > 0) {
       Seconds& free_at = replicas_[static_cast<std::size_t>(r)].frontend_free_s;
       free_at = std::max(free_at, now) + work;
+      ++replicas_[static_cast<std::size_t>(r)].in_frontend;
       PushExternal(free_at + config_.request_latency_s, Release{e.task, e.req, r, now});
       return;
     }

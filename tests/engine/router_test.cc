@@ -100,6 +100,30 @@ TEST(RouterTest, LeastLoadedSendsARequestToTheIdleReplica) {
   EXPECT_EQ(ReplicaOf(ll, "C"), 1);
 }
 
+// Six tasks sent at the same instant to three replicas whose API servers
+// take 0.25 s a request: each is routed the moment it is sent, while those
+// before it are still in an API server. Counted as load there, they spread
+// 2/2/2 (least loaded: replica 0, 1, 2, 0, 1, 2 as ties go to the lowest
+// index); not counted, all six would go to replica 0, whose scheduler had
+// seen none of them yet. Session affinity routes a task's first request the
+// same way.
+TEST(RouterTest, RequestsInTheApiServerCountAsLoad) {
+  std::vector<Task> tasks;
+  for (int i = 0; i < 6; ++i) tasks.push_back(OneRequest("T" + std::to_string(i), 0, 10));
+  SimulationConfig c = Config("llama-3.1-8b");
+  c.replicas = 3;
+  c.frontend_per_request_s = 0.25;
+  for (const RouterKind kind : {RouterKind::kLeastLoaded, RouterKind::kSessionAffinity}) {
+    c.router = kind;
+    const SimulationResult r = RunSim(c, tasks);
+    std::vector<int> per_replica(3, 0);
+    for (const RequestRecord& rec : r.requests)
+      ++per_replica[static_cast<std::size_t>(rec.replica)];
+    EXPECT_EQ(per_replica, (std::vector<int>{2, 2, 2})) << RouterName(kind);
+    for (int i = 0; i < 6; ++i) EXPECT_EQ(ReplicaOf(r, "T" + std::to_string(i)), i % 3);
+  }
+}
+
 // Session affinity with a cap of max_num_seqs = 1 request per replica. S
 // (three turns, 1 s tool waits) starts on replica 0; X (short) goes to
 // replica 1 and Y (long) to replica 0, where it waits behind S's first turn.
