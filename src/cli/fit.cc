@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "cli/cli_util.h"
 #include "cli/model_flags.h"
+#include "kvbill/cost/engine_profile.h"
 #include "kvbill/hardware/catalog_names.h"
 #include "kvbill/hardware/format_support.h"
 #include "kvbill/report/table.h"
@@ -16,12 +18,14 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: kvbill fit --model M --gpu G [--gpus N] [--kv-format F] [--weight-format F]\n"
-    "                  --context C [--batch B] [--memory-fraction 0.9] [--reserve-gib 0]\n"
-    "                  [--block-size 16] [--set key=value ...] [--ignore-model-limit]\n"
-    "                  [--format table|json] [-o FILE]\n\n"
+    "                  --context C [--batch B] [--memory-fraction 0.9] [--engine vllm|sglang]\n"
+    "                  [--reserve-gib G] [--block-size 16] [--set key=value ...]\n"
+    "                  [--ignore-model-limit] [--format table|json] [-o FILE]\n\n"
     "Weights + KV (block-rounded, with linear/SSM state) against the memory of one replica of\n"
     "N tensor-parallel GPUs: whether it fits and by how much, the longest context at batch B,\n"
     "the largest batch at context C, the fewest GPUs that fit, and what would fit instead.\n"
+    "The engine's activation reserve comes off each GPU first, as simulate's KV pool does\n"
+    "(--engine's profile run at its default token budget; --reserve-gib 0: memory alone).\n"
     "A context beyond the model's max_model_len (its config's, as vLLM derives it) does not fit\n"
     "and the longest context stops there; --ignore-model-limit answers the memory question\n"
     "alone (a what-if, with a context_limit warning).\n"
@@ -65,7 +69,9 @@ int RunFit(const Args& args) {
   std::string gpu_id, kv_format_name, weight_format, context_text, format, out;
   int gpus = 1;
   std::int64_t batch = 1;
-  double memory_fraction = 0.9, reserve_gib = 0;
+  double memory_fraction = 0.9;
+  std::optional<double> reserve_option;
+  std::string engine;
   Tokens block_size = 16;
   bool check = false, ignore_limit = false;
   options.add_options()(
@@ -78,8 +84,11 @@ int RunFit(const Args& args) {
       "context,c", po::value(&context_text)->required(), "context per sequence, e.g. 128k")(
       "batch,b", po::value(&batch)->default_value(1), "concurrent sequences")(
       "memory-fraction", DoubleValue(&memory_fraction, 0.9),
-      "share of usable GPU memory for weights + KV")("reserve-gib", DoubleValue(&reserve_gib, 0.0),
-                                                     "activation reserve per GPU in GiB")(
+      "share of usable GPU memory for weights + KV")(
+      "engine", po::value(&engine)->default_value("vllm"),
+      "vllm or sglang: whose activation reserve to take off (its bundled profile)")(
+      "reserve-gib", po::value<double>()->notifier([&](double v) { reserve_option = v; }),
+      "activation reserve per GPU in GiB (default: the engine's, as simulate)")(
       "block-size", po::value(&block_size)->default_value(16), "tokens per KV block")(
       "format", po::value(&format)->default_value("table"), "table or json")(
       "out,o", FileValue(&out), "write to FILE instead of stdout")(
@@ -96,7 +105,12 @@ int RunFit(const Args& args) {
   if (!(memory_fraction > 0 && memory_fraction <= 1)) {
     return ReportError("fit", Error("--memory-fraction: must be in (0, 1]"));
   }
-  if (!(reserve_gib >= 0)) return ReportError("fit", Error("--reserve-gib: must be >= 0"));
+  if (auto s = CheckChoice("engine", engine, "vllm|sglang"); !s) {
+    return ReportError("fit", s.error());
+  }
+  if (reserve_option && !(*reserve_option >= 0)) {
+    return ReportError("fit", Error("--reserve-gib: must be >= 0"));
+  }
 
   auto model = LoadModelFromFlags(model_flags);
   if (!model) return ReportError("fit", model.error());
@@ -121,6 +135,20 @@ int RunFit(const Args& args) {
   }
   auto context = ParseTokenCount(context_text);
   if (!context) return ReportError("fit", context.error().Within("--context"));
+  Tokens reserve_budget = 0;
+  double reserve_gib = 0;
+  if (reserve_option) {
+    reserve_gib = *reserve_option;
+  } else {
+    auto r = DefaultReserveGib(engine, *gpu, gpus, model->hidden_size, &reserve_budget);
+    if (!r) return ReportError("fit", r.error().Within("--engine"));
+    reserve_gib = *r;
+  }
+  // Where the reserve came from, for the output.
+  const std::string reserve_source = reserve_option ? std::string("--reserve-gib")
+                                                    : engine + "'s profile run at " +
+                                                          FormatWithSeparators(reserve_budget) +
+                                                          " batched tokens";
 
   FitRequest request;
   request.model = *model;
@@ -139,9 +167,10 @@ int RunFit(const Args& args) {
       static_cast<double>(gpu->usable_memory_bytes) * memory_fraction / kBytesPerGiB;
   if (reserve_gib >= share_gib) {
     std::ostringstream why;
-    why << "--reserve-gib: " << reserve_gib << " GiB is not less than the "
-        << FormatFixed(share_gib, 2) << " GiB that --memory-fraction " << memory_fraction
-        << " leaves of " << gpu->id << "'s usable memory";
+    why << (reserve_option ? "--reserve-gib: " : "the " + reserve_source + " reserve: ")
+        << reserve_gib << " GiB is not less than the " << FormatFixed(share_gib, 2)
+        << " GiB that --memory-fraction " << memory_fraction << " leaves of " << gpu->id
+        << "'s usable memory";
     return ReportError("fit", Error(why.str()));
   }
   if (auto problem = TensorParallelProblem(*model, gpus); !problem.empty()) {
@@ -197,6 +226,8 @@ int RunFit(const Args& args) {
     j["batch"] = batch;
     j["block_size"] = block_size;
     j["memory_fraction"] = memory_fraction;
+    j["reserve_gib"] = reserve_gib;
+    j["reserve_source"] = reserve_source;
     j["kv_exact_bytes"] = report->kv_exact_bytes;
     j["needed_bytes"] = report->needed_bytes;
     j["headroom_bytes"] = report->headroom_bytes;
@@ -236,6 +267,10 @@ int RunFit(const Args& args) {
     text << DescribeModel(*model);
     text << "deployment  " << gpus_text << ", " << Gib(gpu->usable_memory_bytes) << " usable each, "
          << FormatFixed(memory_fraction * 100, 0) << "% for weights + KV\n";
+    if (reserve_gib > 0) {
+      text << "reserve     " << FormatFixed(reserve_gib, 2) << " GiB per GPU for activations ("
+           << reserve_source << (reserve_option ? "" : "; --reserve-gib 0: memory alone") << ")\n";
+    }
     text << "request     " << FormatWithSeparators(batch) << " x " << FormatWithSeparators(*context)
          << " tokens, " << kv_format->name << " KV, " << report->weight_description
          << " weights\n\n";

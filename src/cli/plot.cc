@@ -1,5 +1,6 @@
 // kvbill plot: SVG charts.
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "cli/cli_util.h"
@@ -17,10 +18,12 @@ constexpr char kUsage[] =
     "usage: kvbill plot [memory] --model A,B,C --gpu G --out FILE.svg [--gpus N]\n"
     "                          [--kv-format F] [--weight-format F] [--batch B]\n"
     "                          [--min-context 4k] [--max-context 1M] [--memory-fraction 0.9]\n"
-    "                          [--ignore-model-limit]\n\n"
+    "                          [--engine vllm|sglang] [--reserve-gib G] [--ignore-model-limit]\n\n"
     "memory: KV memory against context (log axes) for each model, with the GPU's capacity\n"
-    "line and each model's capacity-minus-weights line; the context where each model stops\n"
-    "fitting is marked. KV is block-rounded and includes linear/SSM state. GiB = 2^30 bytes.\n"
+    "line and each model's line of what its weights and the engine's activation reserve leave\n"
+    "(as simulate's KV pool: --engine's profile run; --reserve-gib 0: memory alone); the\n"
+    "context where each model stops fitting is marked. KV is block-rounded and includes linear/SSM "
+    "state. GiB = 2^30 bytes.\n"
     "Each curve stops at its model's max_model_len (the legend names it); --ignore-model-limit\n"
     "draws it over the whole axis (a what-if, with a context_limit warning).\n";
 
@@ -41,6 +44,8 @@ int RunPlot(const Args& args) {
   int gpus = 1;
   std::int64_t batch = 1;
   double memory_fraction = 0.9;
+  std::optional<double> reserve_gib;
+  std::string engine;
   Tokens block_size = 16;
   bool ignore_limit = false;
   options.add_options()(
@@ -56,6 +61,10 @@ int RunPlot(const Args& args) {
       "max-context", po::value(&max_text)->default_value("1M"), "right end of the x axis")(
       "memory-fraction", DoubleValue(&memory_fraction, 0.9),
       "share of usable GPU memory for weights + KV")(
+      "engine", po::value(&engine)->default_value("vllm"),
+      "vllm or sglang: whose activation reserve each model's line takes off")(
+      "reserve-gib", po::value<double>()->notifier([&](double v) { reserve_gib = v; }),
+      "activation reserve per GPU in GiB for every model (default: the engine's, as simulate)")(
       "block-size", po::value(&block_size)->default_value(16), "tokens per KV block")(
       "out,o", FileValue(&out)->required(), "the SVG file to write")(
       "ignore-model-limit", po::bool_switch(&ignore_limit),
@@ -80,6 +89,12 @@ int RunPlot(const Args& args) {
   if (!(memory_fraction > 0 && memory_fraction <= 1)) {
     return ReportError("plot", Error("--memory-fraction: must be in (0, 1]"));
   }
+  if (auto s = CheckChoice("engine", engine, "vllm|sglang"); !s) {
+    return ReportError("plot", s.error());
+  }
+  if (reserve_gib && !(*reserve_gib >= 0)) {
+    return ReportError("plot", Error("--reserve-gib: must be >= 0"));
+  }
   MemoryChartOptions o;
   auto gpu_name = ResolveGpuName(gpu_id);
   if (!gpu_name) return ReportError("plot", gpu_name.error());
@@ -88,6 +103,11 @@ int RunPlot(const Args& args) {
   o.deployment.gpu = *gpu;
   o.deployment.tensor_parallel = gpus;
   o.deployment.memory_fraction = memory_fraction;
+  if (reserve_gib) {
+    o.deployment.activation_reserve_bytes = static_cast<Bytes>(*reserve_gib * kBytesPerGiB);
+  } else {
+    o.reserve_engine = engine;
+  }
   auto kv = ParseElementFormat(kv_format_name);
   if (!kv) return ReportError("plot", kv.error().Within("--kv-format"));
   o.kv_format = *kv;

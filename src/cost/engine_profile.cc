@@ -134,6 +134,15 @@ double ProfileReserveGib(const EngineProfile& profile, Tokens batched_tokens, st
          p.fixed_reserve_gib;
 }
 
+Result<double> DefaultReserveGib(const std::string& engine, const GpuSpec& gpu, int tensor_parallel,
+                                 std::int64_t hidden, Tokens* budget) {
+  auto profile = LoadEngineProfile(engine);
+  if (!profile) return profile.error();
+  const Tokens tokens = DefaultEngineLimits(engine, gpu, tensor_parallel).max_num_batched_tokens;
+  if (budget != nullptr) *budget = tokens;
+  return ProfileReserveGib(*profile, tokens, hidden);
+}
+
 const std::vector<ProfileNumberRange>& ProfileNumberRanges() {
   static const std::vector<ProfileNumberRange> ranges = [] {
     std::vector<ProfileNumberRange> r;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kvbill/cost/engine_profile.h"
 #include "kvbill/model/kv_footprint.h"
 #include "kvbill/util/units.h"
 
@@ -63,6 +64,7 @@ Result<LineChart> BuildMemoryChart(const std::vector<ModelShape>& models,
   double y_min = 1e300, y_max = 0;
   const std::vector<Tokens> contexts = SampleContexts(o.min_context, o.max_context);
   Bytes capacity = 0;
+  bool any_reserve = false;
   for (std::size_t i = 0; i < models.size(); ++i) {
     const ModelShape& m = models[i];
     const std::string color(kChartPalette[i % kChartPalette.size()]);
@@ -100,9 +102,16 @@ Result<LineChart> BuildMemoryChart(const std::vector<ModelShape>& models,
     req.batch = o.batch;
     req.block_size = o.block_size;
     req.deployment = o.deployment;
+    if (!o.reserve_engine.empty()) {
+      auto gib = DefaultReserveGib(o.reserve_engine, o.deployment.gpu, tp, m.hidden_size);
+      if (!gib) return gib.error().Within(m.name);
+      req.deployment.activation_reserve_bytes = static_cast<Bytes>(*gib * kBytesPerGiB);
+    }
     auto fit = EvaluateFit(req);
     if (!fit) return fit.error().Within(m.name);
-    capacity = fit->capacity_bytes;
+    const Bytes reserve = req.deployment.activation_reserve_bytes * tp;
+    capacity = fit->capacity_bytes + reserve;  // the share, before the reserve
+    any_reserve = any_reserve || reserve > 0;
     const Bytes free = fit->capacity_bytes - fit->weights_bytes;
     if (free <= 0) {
       chart.series.back().name =
@@ -111,7 +120,9 @@ Result<LineChart> BuildMemoryChart(const std::vector<ModelShape>& models,
     }
     ReferenceLine free_line;
     free_line.y = ToGiB(free);
-    free_line.label = "capacity - " + m.name + " weights: " + FormatFixed(ToGiB(free), 1) + " GiB";
+    free_line.label = "capacity - " + m.name +
+                      (reserve > 0 ? " weights and reserve: " : " weights: ") +
+                      FormatFixed(ToGiB(free), 1) + " GiB";
     free_line.color = color;
     chart.reference_lines.push_back(free_line);
     y_min = std::min(y_min, ToGiB(free));
@@ -138,7 +149,9 @@ Result<LineChart> BuildMemoryChart(const std::vector<ModelShape>& models,
       o.batch == 1 ? "one sequence" : std::to_string(o.batch) + " sequences";
   chart.legend_notes = {
       {"solid: KV memory of " + sequences + " (model colour)", "#444444", false, 2.0},
-      {"dashed: capacity minus that model's weights", "#444444", true, 1.5},
+      {any_reserve ? "dashed: capacity minus that model's weights and reserve"
+                   : "dashed: capacity minus that model's weights",
+       "#444444", true, 1.5},
       {"grey: the GPUs' capacity for weights + KV", "#444444", false, 1.5},
   };
   ReferenceLine cap;

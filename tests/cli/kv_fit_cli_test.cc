@@ -123,7 +123,7 @@ TEST(KvCliTest, FailedRunLeavesNoOutputFile) {
 }
 
 TEST(FitCliTest, Qwen3_32bAt128kOnH100SaysByHowMuchAndWhatFits) {
-  const auto r = RunKvbill("fit --model qwen3-32b --gpu h100-sxm --context 128k");
+  const auto r = RunKvbill("fit --model qwen3-32b --gpu h100-sxm --context 128k --reserve-gib 0");
   ASSERT_EQ(r.exit_status, 0) << r.err;
   // Short by 22,961,120,625 B = 21.38 GiB = 23.0 GB (see fit_test.cc).
   EXPECT_NE(r.out.find("DOES NOT FIT: short by 21.38 GiB (23.0 GB)"), std::string::npos) << r.out;
@@ -135,7 +135,8 @@ TEST(FitCliTest, Qwen3_32bAt128kOnH100SaysByHowMuchAndWhatFits) {
 }
 
 TEST(FitCliTest, JsonHasTheDocumentedFields) {
-  const auto r = RunKvbill("fit --model qwen3-32b --gpu h100-sxm --context 128k --format json");
+  const auto r = RunKvbill(
+      "fit --model qwen3-32b --gpu h100-sxm --context 128k --reserve-gib 0 --format json");
   ASSERT_EQ(r.exit_status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["fits"], false);
@@ -153,6 +154,41 @@ TEST(FitCliTest, JsonHasTheDocumentedFields) {
   EXPECT_EQ(j["memory_min_gpus"], 2);
   ASSERT_EQ(j["warnings"].size(), 1u);
   EXPECT_EQ(j["warnings"][0]["code"], "context_limit");
+}
+
+// By default the engine's activation reserve comes off first, as simulate's
+// pool does. vLLM's profile (scenarios/profiles/vllm.json): 33.655264748504614
+// bytes per batched token per hidden unit x 8,192 tokens (vLLM's budget on an
+// H100) x 5,120 (Qwen3-32B's hidden size) / 2^30 = 1.3146588 GiB, plus the
+// fixed 1.4511113 GiB = 2.7657701 GiB = 2,969,723,038 B. Capacity
+// 76,922,864,271 (above) - 2,969,723,038 = 73,953,141,233 B; less the weights
+// 65,524,246,528 leaves 8,428,894,705 B = 32,153.4 tokens of 262,144 B
+// (64 layers x 8 KV heads x 128 x 2 x 2 B), 2,009 whole blocks of 16 =
+// 32,144 tokens: below the model's 40,960, so a 40k request does not fit
+// (vLLM refuses to start at its default max_model_len), while memory alone
+// (--reserve-gib 0) holds it. SGLang's profile reserves its fixed
+// 1.4712071 GiB alone.
+TEST(FitCliTest, TheEnginesReserveComesOffAsSimulatesPoolDoes) {
+  const auto r = RunKvbill("fit --model qwen3-32b --gpu h100-sxm --context 40960 --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["fits"], false);
+  EXPECT_NEAR(j["reserve_gib"].get<double>(), 2.7657701, 1e-6);
+  EXPECT_EQ(j["reserve_source"], "vllm's profile run at 8,192 batched tokens");
+  EXPECT_EQ(j["capacity_bytes"], 73953141233LL);
+  EXPECT_EQ(j["max_context"], 32144);
+  const auto text = RunKvbill("fit --model qwen3-32b --gpu h100-sxm --context 40960");
+  EXPECT_NE(text.out.find("reserve     2.77 GiB per GPU for activations (vllm's profile run at "
+                          "8,192 batched tokens; --reserve-gib 0: memory alone)"),
+            std::string::npos)
+      << text.out;
+  const auto alone = RunKvbill(
+      "fit --model qwen3-32b --gpu h100-sxm --context 40960 --reserve-gib 0 --format json");
+  EXPECT_EQ(nlohmann::json::parse(alone.out)["fits"], true);
+  const auto sglang = RunKvbill(
+      "fit --model qwen3-32b --gpu h100-sxm --context 40960 --engine sglang --format json");
+  EXPECT_NEAR(nlohmann::json::parse(sglang.out)["reserve_gib"].get<double>(), 1.4712071, 1e-6);
+  EXPECT_EQ(RunKvbill("fit --model qwen3-32b --context 8k --engine trtllm").exit_status, 2);
 }
 
 // Gemma-2-9B's weights and a 128k sequence fit an H100 in memory, but the
@@ -350,12 +386,26 @@ TEST(PlotCliTest, WritesAnSvgAndNothingOnBadInput) {
   std::ifstream in(out);
   const std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
-  // Qwen3-32B's KV fits 42.5k tokens on an H100 SXM, more than its 40,960-token
-  // (40k) context, so its label says the whole context fits; Llama-3.1-8B's
-  // whole 128k (131,072-token) context fits too.
-  EXPECT_NE(svg.find("qwen3-32b: its whole 40k context fits"), std::string::npos);
+  // After vLLM's activation reserve (FitCliTest.TheEnginesReserveComesOffAs-
+  // SimulatesPoolDoes) Qwen3-32B's KV fits 32,144 tokens on an H100 SXM
+  // (31.39 x 1,024), less than its 40,960-token context. Llama-3.1-8B: its
+  // reserve is 33.655 x 8,192 x 4,096 / 2^30 + 1.451 = 2.50 GiB, and 71.64 -
+  // 2.50 GiB less 16.06 GB of weights leaves ~58 GB, above its whole 128k
+  // context's 131,072 x 131,072 B = 17.2 GB.
+  EXPECT_NE(svg.find("qwen3-32b fits up to 31.4k tokens"), std::string::npos);
   EXPECT_NE(svg.find("llama-3.1-8b: its whole 128k context fits"), std::string::npos);
+  EXPECT_NE(svg.find("capacity - qwen3-32b weights and reserve: 7.9 GiB"), std::string::npos);
   EXPECT_EQ(r.err.find("context_limit"), std::string::npos);
+  // Memory alone, the reserve 0: 43,472 tokens (fit_test.cc), past the 40k
+  // context, so the whole context fits.
+  const auto alone =
+      RunKvbill("plot memory --model qwen3-32b --gpu h100-sxm --reserve-gib 0 --out " + out);
+  ASSERT_EQ(alone.exit_status, 0) << alone.err;
+  std::ifstream in_alone(out);
+  const std::string svg_alone((std::istreambuf_iterator<char>(in_alone)),
+                              std::istreambuf_iterator<char>());
+  EXPECT_NE(svg_alone.find("qwen3-32b: its whole 40k context fits"), std::string::npos);
+  EXPECT_NE(svg_alone.find("capacity - qwen3-32b weights: 10.6 GiB"), std::string::npos);
   // Past the limit only as a what-if, which says so.
   const auto what_if =
       RunKvbill("plot memory --model qwen3-32b --gpu h100-sxm --ignore-model-limit --out " + out);

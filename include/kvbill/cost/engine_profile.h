@@ -202,6 +202,14 @@ const ValidationRegime* FindValidationRegime(const EngineProfile& profile, const
 // fixed reserve (SGLang: the fixed reserve only, see above).
 double ProfileReserveGib(const EngineProfile& profile, Tokens batched_tokens, std::int64_t hidden);
 
+// The reserve simulate's pool takes when a scenario sets none: the bundled
+// profile of `engine` ("vllm" or "sglang") at the engine's default token
+// budget on `gpu` at tensor parallel `tensor_parallel`, for a
+// `hidden`-wide model. `budget`, when given, receives that token budget.
+// Error: an engine with no bundled profile.
+Result<double> DefaultReserveGib(const std::string& engine, const GpuSpec& gpu, int tensor_parallel,
+                                 std::int64_t hidden, Tokens* budget = nullptr);
+
 // The documented range of every number a profile file holds: the
 // parameters within their fitting bounds (ProfileParameterTable), the
 // engine behaviour and the validation figures. The reader refuses a value

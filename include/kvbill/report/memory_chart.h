@@ -1,6 +1,6 @@
 // The memory chart: KV memory of one sequence (or a batch) against context,
 // for several models, with the GPU's capacity line and each model's
-// capacity-minus-weights line, and the context where each model stops fitting
+// capacity-minus-weights-and-reserve line, and the context where each model stops fitting
 // marked. Pure: builds a LineChart (svg_chart.h) from shapes and a deployment.
 #ifndef KVBILL_REPORT_MEMORY_CHART_H_
 #define KVBILL_REPORT_MEMORY_CHART_H_
@@ -25,6 +25,10 @@ struct MemoryChartOptions {
   Tokens max_context = 1 << 20;
   // Draw every curve over the whole axis, past the models' limits (a what-if).
   bool ignore_model_limit = false;
+  // When set ("vllm", "sglang"), each model's activation reserve is that
+  // engine's default for it (DefaultReserveGib, by its hidden size) in place
+  // of deployment.activation_reserve_bytes.
+  std::string reserve_engine;
 };
 
 // One curve per model: block-rounded KV plus linear/SSM state, in GiB
@@ -32,8 +36,10 @@ struct MemoryChartOptions {
 // 16 log-spaced points per octave between min and max context, and drawn
 // only up to the model's context limit (ModelShape::max_model_len, when the
 // config gives one; unless ignore_model_limit): the curve ends there and the legend names the limit
-// ("gemma-2-9b (context limit 8k)"). Each model gets a dashed "capacity -
-// weights" line in its colour (omitted, and the legend says "weights too
+// ("gemma-2-9b (context limit 8k)"). The grey capacity line is the memory
+// share for weights + KV; each model gets a dashed "capacity - weights" line
+// in its colour, less its activation reserve too when it has one ("capacity -
+// qwen3-32b weights and reserve") (omitted, and the legend says "weights too
 // big", when its weights alone do not fit) and a marker at its longest
 // fitting context (from EvaluateFit) when that lies on the axis and within
 // the context limit; when the whole context fits, the marker sits at the
