@@ -96,6 +96,19 @@ Status CheckRun(const SimulationConfig& config, std::span<const FedTask> tasks) 
   return CheckRun(config, CheckTasks(tasks));
 }
 
+Result<ReplicaPoolSize> SizeReplicaPool(const SimulationConfig& config) {
+  auto setup = engine::SetUpEngine(config);
+  if (!setup) return setup.error();
+  const KvPool pool(setup->layout, setup->pool_pages, config.prefix_caching);
+  ReplicaPoolSize size;
+  size.pages = setup->pool_pages;
+  size.tokens = pool.capacity_tokens();
+  size.holds_max_model_len =
+      config.max_model_len <= 0 ||
+      pool.PeakPages(config.max_model_len, config.max_num_batched_tokens) <= pool.capacity_blocks();
+  return size;
+}
+
 Result<SimulationResult> Simulate(const SimulationConfig& config, const std::vector<Task>& tasks,
                                   const std::vector<std::vector<Request>>& requests) {
   if (tasks.size() != requests.size()) return Error("internal: tasks and requests differ in size");

@@ -521,6 +521,25 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
       return o;
     }
   }
+  // ... and, as vLLM checks at start-up (check_enough_kv_cache_memory), the
+  // KV pool left holds one request of max_model_len.
+  {
+    auto pool = SizeReplicaPool(*config);
+    if (!pool) {
+      o.status = "no_fit";
+      o.reason = pool.error().message();
+      return o;
+    }
+    if (!pool->holds_max_model_len) {
+      o.status = "no_fit";
+      o.reason = "the KV pool left per replica holds " + FormatWithSeparators(pool->tokens) +
+                 " tokens of a sequence, less than one request of max_model_len " +
+                 FormatWithSeparators(config->max_model_len) +
+                 " (vLLM refuses to start it); set engine.max_model_len at most that in the "
+                 "scenario to plan it";
+      return o;
+    }
+  }
   // 3. Calibration.
   const CostModelInfo info = config->cost_model ? config->cost_model->Describe() : CostModelInfo{};
   o.uncalibrated = !info.calibrated;

@@ -82,6 +82,7 @@ Oracle Exhaust(const std::string& text, const PlanCandidate& c, int max_gpus, do
     auto run = RunScenario(*s, workloads);
     if (!run) return o;  // does not fit
     ++o.runs;
+    if (!run->result.max_model_len_fits_pool) return o;  // vLLM would not start
     if (!o.feasible && run->summary.ttft_s.p90 <= target) {
       o.feasible = true;
       o.replicas = r;
@@ -178,6 +179,53 @@ TEST(PlanTest, AnswerEqualsExhaustiveSimulation) {
     all_runs += oracle[i].runs;
   }
   EXPECT_LT(plan_runs, all_runs);
+}
+
+// A deployment vLLM refuses to start is no candidate. Qwen3-32B in BF16 on
+// one H100: 76,922,864,271 B of the 90% share, less vLLM's 2.77 GiB reserve
+// (2,969,723,038 B) and 65,524,246,528 B of weights, leaves 8,428,894,705 B:
+// 32,153 tokens of 262,144 B, 32,144 in whole 16-token blocks, below the
+// 40,960 of one max_model_len request (kv_fit_cli_test.cc works the same
+// numbers). FP8 KV halves the bytes per token (64,304 tokens) and two GPUs
+// halve the weights per GPU: both hold one. With engine.max_model_len
+// 32,144 the one-GPU BF16 deployment starts again.
+TEST(PlanTest, APoolThatCannotHoldOneMaxModelLenRequestDoesNotFit) {
+  const std::string text = ScenarioText(WriteTrace("plan_pool.jsonl", 4, 1.0, 50), 10.0);
+  auto scenario = ParseScenario(text, "plan-small.json");
+  ASSERT_TRUE(scenario.ok());
+  PlanSpace space;
+  space.gpus = {"h100-sxm"};
+  space.max_gpus = 2;
+  space.kv_formats = {"bf16", "fp8"};
+  auto candidates = EnumerateCandidates(*scenario, space);
+  ASSERT_TRUE(candidates.ok());
+  auto rate = MeasureWorkload(*scenario);
+  ASSERT_TRUE(rate.ok());
+  const auto plan = DecideCandidates(text, *scenario, space, *rate, *candidates, 1);
+  int checked = 0;
+  for (const CandidateOutcome& o : plan) {
+    SCOPED_TRACE(o.candidate.kv_format + " tp" + std::to_string(o.candidate.tensor_parallel) +
+                 ": " + o.reason);
+    if (o.candidate.tensor_parallel == 1 && o.candidate.kv_format == "bf16") {
+      EXPECT_EQ(o.status, "no_fit");
+      EXPECT_EQ(o.reason,
+                "the KV pool left per replica holds 32,144 tokens of a sequence, less than one "
+                "request of max_model_len 40,960 (vLLM refuses to start it); set "
+                "engine.max_model_len at most that in the scenario to plan it");
+      EXPECT_EQ(o.simulations, 0);
+    } else {
+      EXPECT_EQ(o.status, "feasible");
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 4);
+  const std::string limited = *WithSetting(text, "/engine/max_model_len", "32144");
+  auto limited_scenario = ParseScenario(limited, "plan-small.json");
+  ASSERT_TRUE(limited_scenario.ok());
+  for (const CandidateOutcome& o :
+       DecideCandidates(limited, *limited_scenario, space, *rate, *candidates, 1)) {
+    EXPECT_EQ(o.status, "feasible") << o.reason;
+  }
 }
 
 // Why plan tries every replica count from the bound up instead of

@@ -277,6 +277,19 @@ TaskChecks CheckTasks(std::span<const FedTask> tasks);
 // CheckRun with the task checks made already; the same errors, in the same order.
 Status CheckRun(const SimulationConfig& config, const TaskChecks& checks);
 
+// One replica's KV pool as a run sizes it, before any event: its pages (of
+// one KV cache group), the tokens of a sequence it holds, and whether one
+// request of config.max_model_len tokens fits it (SimulationTotals'
+// pool_tokens and max_model_len_fits_pool; vLLM refuses to start a
+// deployment where it does not). Errors: the set-up's (weights that leave no
+// room for KV, ...).
+struct ReplicaPoolSize {
+  std::int64_t pages = 0;
+  Tokens tokens = 0;
+  bool holds_max_model_len = true;
+};
+Result<ReplicaPoolSize> SizeReplicaPool(const SimulationConfig& config);
+
 // Runs the simulation over the tasks `feed` gives, as they arrive, holding
 // only the tasks in flight. Errors as Simulate's; a task's are found when
 // it arrives (after the tasks before it were simulated).
