@@ -241,11 +241,13 @@ std::int64_t KvPool::PeakPages(Tokens tokens, Tokens chunk) const {
   return pages;
 }
 
-Tokens KvPool::capacity_tokens() const {
-  const std::int64_t groups = std::max<std::int64_t>(1, std::ssize(layout_.groups));
-  if (cache_.capacity_blocks() >= kUnlimitedBlocks / layout_.block_size) return kUnlimitedBlocks;
-  return cache_.capacity_blocks() / groups * layout_.block_size;
+Tokens PoolTokens(const KvGroupLayout& layout, std::int64_t pages) {
+  const std::int64_t groups = std::max<std::int64_t>(1, std::ssize(layout.groups));
+  if (pages >= kUnlimitedBlocks / layout.block_size) return kUnlimitedBlocks;
+  return pages / groups * layout.block_size;
 }
+
+Tokens KvPool::capacity_tokens() const { return PoolTokens(layout_, cache_.capacity_blocks()); }
 
 std::optional<std::int64_t> KvPool::Admit(SeqId id, std::span<const BlockRun> blocks,
                                           std::int64_t hits, std::int64_t blocks_needed) {

@@ -59,35 +59,38 @@ Result<EngineSetup> SetUpEngine(const SimulationConfig& config) {
   const long double block_bytes =
       static_cast<long double>(roofline->KvWriteBytesPerToken()) * config.block_size +
       draft_block_bytes;
-  std::int64_t pool = 0;
+  // What memory holds, whatever the scenario sets (0 pages when the weights
+  // leave no room: an error unless a capacity override studies the cache
+  // regardless, which the run's pool_beyond_memory warning then says).
+  const bool overridden = config.capacity_tokens != 0;
+  if (capacity <= weights_per_gpu && !overridden) {
+    return Error("the model's weights (" + FormatBinaryBytes(static_cast<double>(weights_per_gpu)) +
+                 " per GPU) leave no room for KV in " +
+                 FormatBinaryBytes(static_cast<double>(capacity)) + " per GPU");
+  }
+  const long double free_bytes = std::max<long double>(0, capacity - weights_per_gpu);
+  std::int64_t memory_pool =
+      block_bytes > 0 ? static_cast<std::int64_t>(free_bytes / block_bytes) : kUnlimitedBlocks;
+  if (!layout.Single()) {
+    // The draft's KV of block_size tokens, spread over the pages a
+    // sequence takes for them (one per group).
+    const long double page = static_cast<long double>(layout.page_bytes) +
+                             draft_block_bytes / static_cast<long double>(std::max<std::size_t>(
+                                                     1, layout.groups.size()));
+    memory_pool =
+        layout.page_bytes > 0 ? static_cast<std::int64_t>(free_bytes / page) : kUnlimitedBlocks;
+  }
+  std::int64_t pool = memory_pool;
   if (config.capacity_tokens == kUnlimitedTokens) {
     pool = kUnlimitedBlocks;
   } else if (config.capacity_tokens > 0) {
     // Tokens of sequences that keep every block of every group.
     pool = CeilDiv(config.capacity_tokens, config.block_size) *
            std::max<std::int64_t>(1, std::ssize(layout.groups));
-  } else {
-    if (capacity <= weights_per_gpu) {
-      return Error("the model's weights (" +
-                   FormatBinaryBytes(static_cast<double>(weights_per_gpu)) +
-                   " per GPU) leave no room for KV in " +
-                   FormatBinaryBytes(static_cast<double>(capacity)) + " per GPU");
-    }
-    pool = block_bytes > 0 ? static_cast<std::int64_t>((capacity - weights_per_gpu) / block_bytes)
-                           : kUnlimitedBlocks;
-    if (!layout.Single()) {
-      // The draft's KV of block_size tokens, spread over the pages a
-      // sequence takes for them (one per group).
-      const long double page = static_cast<long double>(layout.page_bytes) +
-                               draft_block_bytes / static_cast<long double>(std::max<std::size_t>(
-                                                       1, layout.groups.size()));
-      pool = layout.page_bytes > 0 ? static_cast<std::int64_t>((capacity - weights_per_gpu) / page)
-                                   : kUnlimitedBlocks;
-    }
   }
   std::shared_ptr<const CostModel> cost = config.cost_model;
   if (!cost) cost = std::make_shared<RooflineCostModel>(*roofline);
-  return EngineSetup{std::move(*roofline), std::move(cost), std::move(layout), pool};
+  return EngineSetup{std::move(*roofline), std::move(cost), std::move(layout), pool, memory_pool};
 }
 
 }  // namespace kvbill::engine

@@ -8,7 +8,8 @@
 // that leave no room for KV. The pool holds what is left of memory_fraction
 // of the GPU after the activation reserve and the weights, in pages
 // (kv_groups.h): capacity_tokens, when set, replaces it (kUnlimitedTokens:
-// never evict).
+// never evict); memory_pool_pages keeps what memory holds (0 when the
+// weights leave no room, an error without an override).
 #ifndef KVBILL_ENGINE_SETUP_H_
 #define KVBILL_ENGINE_SETUP_H_
 
@@ -27,6 +28,9 @@ struct EngineSetup {
   std::shared_ptr<const CostModel> cost;
   KvGroupLayout layout;
   std::int64_t pool_pages = 0;  // per replica
+  // What the memory left holds, per replica: pool_pages unless a capacity
+  // override (capacity_tokens) replaced it.
+  std::int64_t memory_pool_pages = 0;
 };
 
 Result<EngineSetup> SetUpEngine(const SimulationConfig& config);

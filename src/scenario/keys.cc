@@ -685,8 +685,9 @@ const std::vector<Key>& ScenarioKeys() {
       {.pointer = "/prefix_cache/capacity_tokens",
        .type = Type::kTokens,
        .meaning = "`null`: what the KV pool holds; a count: a fixed capacity for cache studies "
-                  "(tokens of every KV cache group: ⌈N / block_size⌉ pages per group); "
-                  "`\"unlimited\"`: never evict",
+                  "(tokens of every KV cache group: ⌈N / block_size⌉ pages per group), which "
+                  "replaces the whole pool, running sequences included (above what memory holds: "
+                  "a `pool_beyond_memory` warning); `\"unlimited\"`: never evict",
        .field = In<&Scenario::prefix_cache, &C::capacity_tokens>(),
        .nullable = true,
        .keywords = {{"unlimited", ScenarioPrefixCache::kUnlimited}},

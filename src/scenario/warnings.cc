@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "kvbill/cache/prefix_cache.h"
 #include "kvbill/cost/speculative.h"
 #include "kvbill/scenario/budget.h"
 #include "kvbill/util/units.h"
@@ -45,6 +46,32 @@ void ContextLimit(const Scenario& s, const SimulationTotals& t, std::vector<RunW
             "memory_fraction, a smaller KV format)";
   }
   if (!text.empty()) out->push_back({"context_limit", text});
+}
+
+void PoolBeyondMemory(const SimulationTotals& t, std::vector<RunWarning>* out) {
+  if (t.memory_pool_tokens == kUnlimitedBlocks || t.pool_tokens <= t.memory_pool_tokens) return;
+  const std::string after = " after the weights and the activation reserve";
+  std::string size;
+  if (t.memory_pool_tokens <= 0) {
+    size = (t.pool_tokens == kUnlimitedBlocks ? std::string("unlimited (never evict)")
+                                              : FormatWithSeparators(t.pool_tokens) + " tokens") +
+           ", where its memory holds none: the weights alone do not fit these GPUs";
+  } else {
+    const std::string memory = FormatWithSeparators(t.memory_pool_tokens) + " tokens";
+    size = t.pool_tokens == kUnlimitedBlocks
+               ? "unlimited (never evict), where its memory holds " + memory + after
+               : FormatWithSeparators(t.pool_tokens) + " tokens, " +
+                     FormatFixed(static_cast<double>(t.pool_tokens) /
+                                     static_cast<double>(t.memory_pool_tokens),
+                                 1) +
+                     "x what its memory holds" + after + " (" + memory + ")";
+  }
+  out->push_back(
+      {"pool_beyond_memory",
+       "prefix_cache.capacity_tokens makes a replica's KV pool " + size +
+           ": running sequences and cached blocks share that pool, so batch sizes, preemptions "
+           "and hits assume memory the GPUs do not have (a cache study, not a deployment); null "
+           "sizes it from memory, and prefix_cache.offload models a host-memory tier under it"});
 }
 
 void Overloaded(const RunSummary& sum, std::vector<RunWarning>* out) {
@@ -237,11 +264,19 @@ void PricingModelUnused(const Scenario& s, const ApiPricingRun& run, std::vector
 }  // namespace
 
 const std::vector<std::string>& WarningCodes() {
-  static const std::vector<std::string> codes = {
-      "context_limit",           "overloaded",         "slo_violated",
-      "idle_dominant",           "policy_no_effect",   "pricing_model_unused",
-      "placeholder_outputs",     "unsupported_format", "speculative_acceptance_assumed",
-      "linear_state_unmeasured", "weakly_validated",   "uncalibrated"};
+  static const std::vector<std::string> codes = {"context_limit",
+                                                 "pool_beyond_memory",
+                                                 "overloaded",
+                                                 "slo_violated",
+                                                 "idle_dominant",
+                                                 "policy_no_effect",
+                                                 "pricing_model_unused",
+                                                 "placeholder_outputs",
+                                                 "unsupported_format",
+                                                 "speculative_acceptance_assumed",
+                                                 "linear_state_unmeasured",
+                                                 "weakly_validated",
+                                                 "uncalibrated"};
   return codes;
 }
 
@@ -249,6 +284,7 @@ std::vector<RunWarning> EngineRunWarnings(const Scenario& scenario, const Simula
                                           const RunSummary& summary) {
   std::vector<RunWarning> out;
   ContextLimit(scenario, totals, &out);
+  PoolBeyondMemory(totals, &out);
   Overloaded(summary, &out);
   SloViolated(scenario, summary, &out);
   IdleDominant(summary, &out);

@@ -70,6 +70,36 @@ TEST(SimulateCliTest, ReplaysATraceFile) {
   EXPECT_GT(j["summary"]["requests"].get<int>(), 0);
 }
 
+// Llama-3.1-70B on 4 H100s: per GPU 76,922,864,271 B of the 90% share, less
+// vLLM's reserve 33.655264748504614 x 8,192 x 8,192 / 2^30 + 1.4511113 =
+// 3.5545654 GiB = 3,816,685,507 B, less 70,553,706,496 x 2 / 4 =
+// 35,276,853,248 B of weights, leaves 37,829,325,516 B; a 512-token block
+// is 512 x 80 layers x 2 KV heads x 128 x 2 x 2 B = 41,943,040 B: 901
+// blocks, 461,312 tokens. A 3M-token override (3,145,728) is 6.8x that; the
+// bundled example models Mooncake's store as the host tier instead and warns
+// nothing of the kind.
+TEST(SimulateCliTest, ACapacityOverrideBeyondMemoryIsWarned) {
+  const std::string path = ::testing::TempDir() + "/pool_override.json";
+  std::ofstream(path) << R"({"model": "llama-3.1-70b", "deployment": {"gpu": "h100-sxm",
+      "gpus_per_replica": 4}, "prefix_cache": {"block_size": 512, "capacity_tokens": "3M"},
+      "trace": {"generator": "chat", "tasks": 2}})";
+  const auto r = RunKvbill("simulate --scenario " + path + " --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  std::string message;
+  for (const auto& w : j["summary"]["warnings"]) {
+    if (w["code"] == "pool_beyond_memory") message = w["message"];
+  }
+  EXPECT_NE(message.find("3,145,728 tokens, 6.8x what its memory holds after the weights and "
+                         "the activation reserve (461,312 tokens)"),
+            std::string::npos)
+      << r.out;
+  const auto example =
+      RunKvbill("simulate --scenario scenarios/examples/mooncake-replay.json --format json");
+  ASSERT_EQ(example.exit_status, 0) << example.err;
+  EXPECT_EQ(example.out.find("pool_beyond_memory"), std::string::npos);
+}
+
 // Three Claude Code calls 10 s apart, each reading the previous prompt.
 TEST(SimulateCliTest, PricingBillsATraceAtTheProvidersRules) {
   const std::string dir = ::testing::TempDir();

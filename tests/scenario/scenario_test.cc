@@ -116,7 +116,11 @@ TEST(ScenarioTest, ExamplesParse) {
   EXPECT_EQ(mooncake->trace.format, "mooncake");
   EXPECT_EQ(mooncake->trace.release, "recorded");
   EXPECT_EQ(mooncake->prefix_cache.block_size, 512);
-  EXPECT_EQ(mooncake->prefix_cache.capacity_tokens, 3 * 1048576);  // "3M"
+  // The pool from memory, and Mooncake's host-memory store as the offload
+  // tier: 3M tokens x 327,680 B (Llama-3.1-70B: 80 x 8 x 128 x 2 x 2) =
+  // 960 GiB per replica.
+  EXPECT_FALSE(mooncake->prefix_cache.capacity_tokens.has_value());
+  EXPECT_EQ(mooncake->prefix_cache.offload_capacity_gib, 960);
 }
 
 TEST(ScenarioTest, AbsentSectionsTakeTheHeaderDefaults) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/engine_test_util.h"
+#include "kvbill/cache/prefix_cache.h"
 #include "kvbill/scenario/budget.h"
 
 namespace kvbill {
@@ -73,6 +74,7 @@ TEST(WarningsTest, ContextLimitWhenThePoolCannotHoldOneMaxLengthRequest) {
   FakeRun r;
   r.totals.max_model_len = 40960;
   r.totals.pool_tokens = 32144;
+  r.totals.memory_pool_tokens = 32144;
   EXPECT_EQ(r.Codes(), Codes{});
   r.totals.max_model_len_fits_pool = false;
   EXPECT_EQ(r.Codes(), Codes{"context_limit"});
@@ -81,6 +83,36 @@ TEST(WarningsTest, ContextLimitWhenThePoolCannotHoldOneMaxLengthRequest) {
                       "request of max_model_len 40,960 needs: vLLM refuses to start"),
             std::string::npos)
       << r.Message("context_limit");
+}
+
+// prefix_cache.capacity_tokens above what memory holds: the running
+// sequences share the pool, so the run assumes memory the GPUs lack. The
+// ratio 3,145,728 / 461,312 = 6.819 (Llama-3.1-70B on 4 H100s, 512-token
+// blocks: SimulateCliTest.ACapacityOverrideBeyondMemoryIsWarned works the
+// pool). A smaller override (a cache
+// study below memory) warns nothing.
+TEST(WarningsTest, PoolBeyondMemoryWhenTheCapacityOverrideExceedsTheMemory) {
+  FakeRun r;
+  r.totals.memory_pool_tokens = 461312;
+  r.totals.pool_tokens = 200000;
+  EXPECT_EQ(r.Codes(), Codes{});
+  r.totals.pool_tokens = 461312;
+  EXPECT_EQ(r.Codes(), Codes{});
+  r.totals.pool_tokens = 3145728;
+  EXPECT_EQ(r.Codes(), Codes{"pool_beyond_memory"});
+  EXPECT_EQ(r.Message("pool_beyond_memory")
+                .rfind("prefix_cache.capacity_tokens makes a replica's KV pool 3,145,728 tokens, "
+                       "6.8x what its memory holds after the weights and the activation reserve "
+                       "(461,312 tokens): running sequences",
+                       0),
+            0u)
+      << r.Message("pool_beyond_memory");
+  r.totals.pool_tokens = kUnlimitedBlocks;
+  EXPECT_NE(r.Message("pool_beyond_memory")
+                .find("unlimited (never evict), where its memory holds 461,312 tokens"),
+            std::string::npos);
+  r.totals.memory_pool_tokens = 0;  // the weights alone do not fit
+  EXPECT_NE(r.Message("pool_beyond_memory").find("where its memory holds none"), std::string::npos);
 }
 
 TEST(WarningsTest, OverloadedAboveTheMedianQueueingBound) {

@@ -97,6 +97,10 @@ struct DecodingSeq {
   BlockRunList blocks;  // its full blocks, at least up to the block's end
 };
 
+// Tokens a pool of `pages` pages holds for sequences that keep every block
+// of every group (kUnlimitedBlocks for an unlimited pool).
+Tokens PoolTokens(const KvGroupLayout& layout, std::int64_t pages);
+
 // The KV pool of one replica: `capacity_pages` pages of layout.page_bytes.
 // Sequence ids are the caller's (non-negative, below 2^55). Blocks are
 // counted in positions of block_size tokens ("blocks_needed"), pages in the

@@ -221,6 +221,10 @@ struct SimulationTotals {
   // does not (check_enough_kv_cache_memory).
   Tokens pool_tokens = 0;
   bool max_model_len_fits_pool = true;
+  // What the memory left after weights and the activation reserve holds, in
+  // the same unit: pool_tokens unless capacity_tokens replaced the pool
+  // (kUnlimitedBlocks for a model whose pages take no bytes).
+  Tokens memory_pool_tokens = 0;
 };
 
 struct SimulationResult : SimulationTotals {
