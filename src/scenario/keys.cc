@@ -621,7 +621,8 @@ const std::vector<Key>& ScenarioKeys() {
        .doc_section = "engine"},
       {.pointer = "/engine/max_num_batched_tokens",
        .type = Type::kTokens,
-       .meaning = "token budget of one iteration, decodes and prefill chunks together",
+       .meaning = "token budget of one iteration, decodes and prefill chunks together (vLLM: at "
+                  "least `max_num_seqs`, which its scheduler requires)",
        .field = In<&Scenario::engine, &E::max_num_batched_tokens>(),
        .nullable = true,
        .unit = "tokens",

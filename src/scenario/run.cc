@@ -76,6 +76,21 @@ Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
   // SGLang caps max_running_requests at 48 when it speculates and none is set.
   c.max_num_seqs = s.engine.max_num_seqs.value_or(
       c.scheduler == SchedulerKind::kSglang && s.deployment.speculative ? 48 : limits.max_num_seqs);
+  // vLLM's SchedulerConfig refuses a token budget below the sequence cap
+  // (every running request decodes a token a step).
+  if (c.scheduler == SchedulerKind::kVllm && c.max_num_batched_tokens < c.max_num_seqs) {
+    const bool tokens_set = s.engine.max_num_batched_tokens.has_value();
+    const std::string tokens = FormatWithSeparators(c.max_num_batched_tokens);
+    const std::string seqs = FormatWithSeparators(c.max_num_seqs);
+    return Error(std::string(tokens_set ? "max_num_batched_tokens " + tokens
+                                        : "the default max_num_batched_tokens " + tokens) +
+                 " is below " +
+                 (s.engine.max_num_seqs ? "max_num_seqs " : "the default max_num_seqs ") + seqs +
+                 ": vLLM refuses it (its SchedulerConfig needs a token budget of at least one "
+                 "token per running request); raise engine.max_num_batched_tokens or lower "
+                 "engine.max_num_seqs")
+        .Within(at + (tokens_set ? "/engine/max_num_batched_tokens" : "/engine/max_num_seqs"));
+  }
   c.max_model_len = s.engine.max_model_len.value_or(c.model.max_model_len);
   const ScenarioDeployment& d = s.deployment;
   std::optional<EngineProfile> used_profile;

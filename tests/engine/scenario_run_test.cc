@@ -45,6 +45,40 @@ TEST(ScenarioRunTest, TextOnlyLeavesTheVisionTowerOut) {
 // kernel, and the run says so: Qwen3.5-9B keeps a Gated DeltaNet state in
 // 24 of its 32 layers (config.json layer_types: 3 linear, then 1 full
 // attention, 8 times); Qwen3-8B keeps none.
+// vLLM's SchedulerConfig refuses a token budget below the sequence cap. On
+// an H100 vLLM's defaults are 8,192 tokens and 1,024 sequences
+// (DefaultEngineLimits), so a budget of 512 alone is refused, naming the
+// key that was set; 512 with 256 sequences is accepted, and SGLang, which
+// has no such rule, takes 512 tokens beside its 2,048 running requests.
+TEST(ScenarioRunTest, ATokenBudgetBelowTheSequenceCapIsRefused) {
+  auto build = [](const std::string& engine) {
+    auto s = ParseScenario(R"({"engine": )" + engine + "}", "s.json");
+    EXPECT_TRUE(s.ok());
+    return BuildSimulationConfig(*s);
+  };
+  auto low = build(R"({"max_num_batched_tokens": 512})");
+  ASSERT_FALSE(low.ok());
+  EXPECT_EQ(low.error().message(),
+            "s.json#/engine/max_num_batched_tokens: max_num_batched_tokens 512 is below the "
+            "default max_num_seqs 1,024: vLLM refuses it (its SchedulerConfig needs a token "
+            "budget of at least one token per running request); raise "
+            "engine.max_num_batched_tokens or lower engine.max_num_seqs");
+  auto seqs = build(R"({"max_num_seqs": 9000})");
+  ASSERT_FALSE(seqs.ok());
+  EXPECT_EQ(seqs.error().message().rfind("s.json#/engine/max_num_seqs: the default "
+                                         "max_num_batched_tokens 8,192 is below max_num_seqs "
+                                         "9,000",
+                                         0),
+            0u)
+      << seqs.error().message();
+  EXPECT_TRUE(build(R"({"max_num_batched_tokens": 512, "max_num_seqs": 256})").ok());
+  auto sglang = ParseScenario(
+      R"({"deployment": {"engine": "sglang"}, "engine": {"max_num_batched_tokens": 512}})",
+      "s.json");
+  ASSERT_TRUE(sglang.ok());
+  EXPECT_TRUE(BuildSimulationConfig(*sglang).ok());
+}
+
 TEST(ScenarioRunTest, HybridModelsWarnThatTheirStateIsUnmeasured) {
   auto codes = [](const std::string& model) {
     auto s = ParseScenario(R"({"model": ")" + model + R"(", "deployment": {"gpu": "h100-sxm"},
