@@ -74,6 +74,19 @@ void PoolBeyondMemory(const SimulationTotals& t, std::vector<RunWarning>* out) {
            "sizes it from memory, and prefix_cache.offload models a host-memory tier under it"});
 }
 
+void BlockSizeUnserved(const Scenario& s, std::vector<RunWarning>* out) {
+  // SGLang pages token by token by default (page_size 1); vLLM's CUDA
+  // attention backends take blocks in multiples of 16.
+  const Tokens bs = s.prefix_cache.block_size;
+  if (s.deployment.engine != "vllm" || bs % 16 == 0) return;
+  out->push_back({"block_size_unserved",
+                  "prefix_cache.block_size " + std::to_string(bs) +
+                      " is not a multiple of 16, which vLLM's CUDA attention backends "
+                      "(FlashAttention, Triton) need for its KV blocks: hits, eviction and the "
+                      "pool describe a granularity no vLLM deployment on these GPUs runs (16 is "
+                      "its default)"});
+}
+
 void Overloaded(const RunSummary& sum, std::vector<RunWarning>* out) {
   if (sum.queue_s.count == 0 || !(sum.queue_s.p50 > kOverloadedQueueP50Seconds)) return;
   std::string where;
@@ -285,6 +298,7 @@ std::vector<RunWarning> EngineRunWarnings(const Scenario& scenario, const Simula
   std::vector<RunWarning> out;
   ContextLimit(scenario, totals, &out);
   PoolBeyondMemory(totals, &out);
+  BlockSizeUnserved(scenario, &out);
   Overloaded(summary, &out);
   SloViolated(scenario, summary, &out);
   IdleDominant(summary, &out);

@@ -115,6 +115,28 @@ TEST(WarningsTest, PoolBeyondMemoryWhenTheCapacityOverrideExceedsTheMemory) {
   EXPECT_NE(r.Message("pool_beyond_memory").find("where its memory holds none"), std::string::npos);
 }
 
+// vLLM's CUDA attention backends page KV in multiples of 16 tokens; SGLang
+// pages token by token (page_size 1), so block size 1 is its own default.
+TEST(WarningsTest, BlockSizeUnservedOffSixteensMultiplesOnVllm) {
+  FakeRun r;
+  for (const Tokens bs : {16, 32, 512}) {
+    r.scenario.prefix_cache.block_size = bs;
+    EXPECT_EQ(r.Codes(), Codes{}) << bs;
+  }
+  for (const Tokens bs : {1, 8, 24}) {
+    r.scenario.prefix_cache.block_size = bs;
+    EXPECT_EQ(r.Codes(), Codes{"block_size_unserved"}) << bs;
+  }
+  EXPECT_EQ(r.Message("block_size_unserved")
+                .rfind("prefix_cache.block_size 24 is not a multiple "
+                       "of 16",
+                       0),
+            0u);
+  r.scenario.deployment.engine = "sglang";
+  r.scenario.prefix_cache.block_size = 1;
+  EXPECT_EQ(r.Codes(), Codes{});
+}
+
 TEST(WarningsTest, OverloadedAboveTheMedianQueueingBound) {
   FakeRun r;
   r.summary.queue_s.p50 = 1.5;
