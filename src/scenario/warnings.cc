@@ -279,6 +279,7 @@ void PricingModelUnused(const Scenario& s, const ApiPricingRun& run, std::vector
 const std::vector<std::string>& WarningCodes() {
   static const std::vector<std::string> codes = {"context_limit",
                                                  "pool_beyond_memory",
+                                                 "block_size_unserved",
                                                  "overloaded",
                                                  "slo_violated",
                                                  "idle_dominant",

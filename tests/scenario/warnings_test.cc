@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "engine/engine_test_util.h"
 #include "kvbill/cache/prefix_cache.h"
 #include "kvbill/scenario/budget.h"
@@ -44,6 +46,30 @@ struct FakeRun {
 using Codes = std::vector<std::string>;
 
 TEST(WarningsTest, CleanRunRaisesNone) { EXPECT_EQ(FakeRun().Codes(), Codes{}); }
+
+// A run raising many codes at once lists them in WarningCodes' order, and
+// every code it can raise is listed there (budgets and the schema take
+// their names from that list).
+TEST(WarningsTest, RaisedCodesAreListedAndInTheListsOrder) {
+  FakeRun r;
+  r.totals.rejected_requests = 1;                          // context_limit
+  r.totals.memory_pool_tokens = 1000;                      // pool_beyond_memory
+  r.totals.pool_tokens = 2000;                             //
+  r.scenario.prefix_cache.block_size = 8;                  // block_size_unserved
+  r.summary.queue_s.p50 = 2 * kOverloadedQueueP50Seconds;  // overloaded
+  r.summary.idle_gpu_usd = 9;                              // idle_dominant
+  r.totals.placeholder_outputs = 1;                        // placeholder_outputs
+  r.totals.cost_model.calibrated = false;                  // uncalibrated
+  const Codes raised = r.Codes();
+  EXPECT_EQ(raised.size(), 7u);
+  const std::vector<std::string>& all = WarningCodes();
+  std::size_t at = 0;
+  for (const std::string& code : raised) {
+    const auto it = std::find(all.begin() + static_cast<std::ptrdiff_t>(at), all.end(), code);
+    ASSERT_NE(it, all.end()) << code << " is not listed, or out of order";
+    at = static_cast<std::size_t>(it - all.begin()) + 1;
+  }
+}
 
 TEST(WarningsTest, ContextLimitWhenRequestsWereRefused) {
   FakeRun r;
