@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "kvbill/cost/roofline_cost_model.h"
+#include "kvbill/hardware/fit.h"
 #include "kvbill/model/hf_config.h"
 #include "kvbill/model/weight_bytes.h"
 
@@ -255,6 +256,35 @@ Result<SpeculativeShape> ResolveSpeculative(const SpeculativeSpec& spec) {
   return out;
 }
 
+// What vLLM's draft-model proposer refuses at start-up (DraftModelProposer):
+// a multimodal target, a draft with M-RoPE, vocabularies of different sizes
+// (its verify_equal_vocab_size_if_draft_model; Qwen's padded vocabularies
+// included), and a draft that cannot run at the target's tensor parallel
+// degree (the draft's degree must equal the target's).
+Status CheckDraftModel(const ModelShape& target, const ModelShape& draft, int tensor_parallel) {
+  const std::string why = ": vLLM's draft-model speculation refuses it";
+  if (target.params.vision > 0) {
+    return Error("the target model \"" + target.name + "\" is multimodal (a vision tower)" + why +
+                 " (model.text_only serves its language model alone)");
+  }
+  if (draft.uses_mrope) {
+    return Error("draft model \"" + draft.name + "\" uses multimodal RoPE (mrope_section)" + why);
+  }
+  if (draft.vocab_size != target.vocab_size) {
+    return Error("draft model \"" + draft.name + "\" has a vocabulary of " +
+                 FormatWithSeparators(draft.vocab_size) + " tokens and the target \"" +
+                 target.name + "\" " + FormatWithSeparators(target.vocab_size) +
+                 ": the draft proposes the target's token ids, and vLLM requires equal "
+                 "vocabulary sizes (padded ones too)");
+  }
+  if (const std::string problem = TensorParallelProblem(draft, tensor_parallel); !problem.empty()) {
+    return Error("draft model \"" + draft.name + "\" cannot run at the target's tensor parallel " +
+                 "degree " + std::to_string(tensor_parallel) +
+                 ", which vLLM runs it at: " + problem);
+  }
+  return OkStatus();
+}
+
 Result<SpeculativeSetup> MakeSpeculative(const SpeculativeSpec& spec, const ModelShape& model,
                                          const ElementFormat& kv_format, const GpuSpec& gpu,
                                          std::shared_ptr<const CostModel> target,
@@ -279,6 +309,9 @@ Result<SpeculativeSetup> MakeSpeculative(const SpeculativeSpec& spec, const Mode
     if (!loaded) return loaded.error();
     draft = std::move(*loaded);
     drafted_by = "draft model " + draft->name;
+    if (Status s = CheckDraftModel(model, *draft, std::max(1, options.tensor_parallel)); !s) {
+      return s.error();
+    }
   } else if (method->draft_layer) {
     draft = DraftLayerShape(model);
     drafted_by = "a head of one decoder layer and the lm_head";

@@ -184,6 +184,7 @@ Result<ModelShape> BuildShape(const json& root, const std::string& source, const
   if (!max_pos) return max_pos.error();
   shape.max_position_embeddings = max_pos->value_or(0);
   shape.max_model_len = model_config::DerivedMaxModelLen(config, model_type);
+  shape.uses_mrope = model_config::UsesMrope(config);
   if (!builder.too_large_at().empty()) {
     return Error(source + ": more than 10^15 parameters (at " + builder.too_large_at() +
                  "): check hidden_size, vocab_size, intermediate_size, head_dim and the number "

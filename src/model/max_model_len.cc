@@ -63,4 +63,13 @@ Tokens DerivedMaxModelLen(const json& c, const std::string& model_type) {
   return static_cast<Tokens>(*len);
 }
 
+bool UsesMrope(const json& c) {
+  if (!c.is_object()) return false;
+  for (const char* key : {"rope_scaling", "rope_parameters"}) {
+    auto it = c.find(key);
+    if (it != c.end() && it->is_object() && it->contains("mrope_section")) return true;
+  }
+  return false;
+}
+
 }  // namespace kvbill::model_config

@@ -26,6 +26,10 @@ namespace kvbill::model_config {
 
 Tokens DerivedMaxModelLen(const nlohmann::json& text_config, const std::string& model_type);
 
+// Whether the text config's RoPE scaling (`rope_scaling`, else
+// `rope_parameters`) has an `mrope_section`, as vLLM's uses_mrope reads it.
+bool UsesMrope(const nlohmann::json& text_config);
+
 }  // namespace kvbill::model_config
 
 #endif  // KVBILL_SRC_MODEL_MAX_MODEL_LEN_H_

@@ -84,6 +84,44 @@ TEST(SpeculativeScenarioTest, BadInputNamesTheJsonPointer) {
             "drafts without a model of its own)");
 }
 
+// What vLLM's draft-model proposer refuses at start-up is refused here, not
+// priced: a target with a vision tower, a draft with multimodal RoPE,
+// vocabularies of different sizes (Qwen3-32B's 151,936 against
+// Llama-3.1-8B's 128,256), and a draft that cannot run at the target's
+// degree (Qwen2.5-7B's 28 query heads over 8 GPUs).
+TEST(SpeculativeScenarioTest, ADraftModelVllmRefusesIsAnError) {
+  auto error_of = [](const std::string& target, const std::string& draft, int gpus) {
+    auto s = ParseScenario(R"({"model": ")" + target + R"(", "deployment": {"gpus_per_replica": )" +
+                               std::to_string(gpus) +
+                               R"(, "speculative": {"method": "draft_model", "model": ")" + draft +
+                               R"("}}})",
+                           "s.json");
+    EXPECT_TRUE(s.ok()) << s.error().message();
+    auto c = BuildSimulationConfig(*s);
+    return c.ok() ? std::string("(built)") : c.error().message();
+  };
+  const std::string configs = std::string(KVBILL_SOURCE_DIR) + "/tests/data/configs/";
+  EXPECT_EQ(error_of("qwen3-32b", "llama-3.1-8b", 1),
+            "s.json#/deployment/speculative: draft model \"llama-3.1-8b\" has a vocabulary of "
+            "128,256 tokens and the target \"qwen3-32b\" 151,936: the draft proposes the target's "
+            "token ids, and vLLM requires equal vocabulary sizes (padded ones too)");
+  EXPECT_NE(error_of(configs + "qwen3-vl-8b-instruct.json", "qwen3-8b", 1)
+                .find("is multimodal (a vision tower): vLLM's draft-model speculation refuses it"),
+            std::string::npos);
+  EXPECT_NE(error_of(configs + "qwen-72b.json", configs + "olmocr-qwen2-vl-7b.json", 8)
+                .find("uses multimodal RoPE (mrope_section): vLLM's draft-model speculation "
+                      "refuses it"),
+            std::string::npos);
+  EXPECT_NE(error_of(configs + "qwen-72b.json", "qwen2.5-7b", 8)
+                .find("draft model \"qwen2.5-7b\" cannot run at the target's tensor parallel "
+                      "degree 8, which vLLM runs it at: 8 GPUs cannot split model "
+                      "\"qwen2.5-7b\"'s 28 query heads"),
+            std::string::npos);
+  // The same draft at a degree that splits its heads, and a matching pair.
+  EXPECT_EQ(error_of(configs + "qwen-72b.json", "qwen2.5-7b", 4), "(built)");
+  EXPECT_EQ(error_of("qwen3-32b", "qwen3-8b", 1), "(built)");
+}
+
 TEST(SpeculativeScenarioTest, TreeDraftReadsItsShape) {
   // Depth 2, top-k 2, α 0.5, β 0.5: the best three nodes of the tree are
   // 0.5, 0.25 and 0.25 (worked in tests/cost/speculative_test.cc), E = 2.0;

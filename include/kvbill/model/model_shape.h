@@ -172,6 +172,9 @@ struct ModelShape {
   // max_model_len from the config (src/model/max_model_len.h): the smallest
   // length key, scaled by a RoPE factor. 0 when the config says no length.
   Tokens max_model_len = 0;
+  // Multimodal RoPE: the RoPE scaling has an `mrope_section` (vLLM's
+  // uses_mrope: Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5).
+  bool uses_mrope = false;
   std::vector<LayerShape> layers;
   ParamCounts params;
   MoeShape moe;
