@@ -71,6 +71,29 @@ Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
   const EngineLimits limits =
       DefaultEngineLimits(s.deployment.engine, *gpu, s.deployment.gpus_per_replica);
   c.scheduler = s.deployment.engine == "sglang" ? SchedulerKind::kSglang : SchedulerKind::kVllm;
+  // vLLM stores an int4 KV cache with one fp32 scale per token and KV head
+  // (int4_per_token_head): int4-g<head_dim>, which "int4" means here.
+  if (c.scheduler == SchedulerKind::kVllm && c.kv_format.name.starts_with("int4")) {
+    std::int64_t head = 0;
+    for (const LayerShape& l : c.model.layers) {
+      if (l.kv_heads > 0 && l.latent_dim == 0) {
+        head = l.qk_head_dim;
+        break;
+      }
+    }
+    auto own = head > 0 ? ParseElementFormat("int4-g" + std::to_string(head))
+                        : Result<ElementFormat>(Error("no per-head KV"));
+    if (own && s.kv_format == "int4") {
+      c.kv_format = *own;
+    } else if (own && c.kv_format.name != own->name) {
+      return Error(
+                 "vLLM stores an int4 KV cache with one scale per token and KV head "
+                 "(int4_per_token_head): " +
+                 own->name + " for this model's " + std::to_string(head) + "-element heads, not " +
+                 c.kv_format.name + " (\"int4\" names vLLM's)")
+          .Within(at + "/kv_format");
+    }
+  }
   c.max_num_batched_tokens =
       s.engine.max_num_batched_tokens.value_or(limits.max_num_batched_tokens);
   // SGLang caps max_running_requests at 48 when it speculates and none is set.

@@ -175,6 +175,23 @@ void UnsupportedFormat(const Scenario& s, const SimulationTotals& t, std::vector
                                  text + "; it saves memory but not compute (docs/hardware.md)"});
 }
 
+void TimingAssumed(const SimulationTotals& t, std::vector<RunWarning>* out) {
+  std::string text;
+  for (const FormatUse& f : t.cost_model.formats) {
+    constexpr std::string_view kAssumed = "assumed: ";
+    if (!f.timing.starts_with(kAssumed)) continue;
+    text += std::string(text.empty() ? "" : "; ") + f.part + " stored as " + f.stored + " (" +
+            f.kernel + "): " + f.timing.substr(kAssumed.size());
+  }
+  if (text.empty()) return;
+  out->push_back({"timing_assumed",
+                  "no kernel measurement times these parts, so their time is an assumption, "
+                  "not the calibration's: " +
+                      text +
+                      "; iteration times, latency and cost under load rest on it "
+                      "(docs/hardware.md#formats)"});
+}
+
 void SpeculativeAcceptanceAssumed(const Scenario& s, std::vector<RunWarning>* out) {
   if (!s.deployment.speculative || !s.deployment.speculative->acceptance_rate.empty()) return;
   const ScenarioSpeculative& spec = *s.deployment.speculative;
@@ -287,6 +304,7 @@ const std::vector<std::string>& WarningCodes() {
                                                  "pricing_model_unused",
                                                  "placeholder_outputs",
                                                  "unsupported_format",
+                                                 "timing_assumed",
                                                  "speculative_acceptance_assumed",
                                                  "linear_state_unmeasured",
                                                  "weakly_validated",
@@ -306,6 +324,7 @@ std::vector<RunWarning> EngineRunWarnings(const Scenario& scenario, const Simula
   PolicyNoEffect(scenario, totals, summary, &out);
   PlaceholderOutputs(totals, &out);
   UnsupportedFormat(scenario, totals, &out);
+  TimingAssumed(totals, &out);
   SpeculativeAcceptanceAssumed(scenario, &out);
   LinearStateUnmeasured(totals, &out);
   WeaklyValidatedRun(totals, &out);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "kvbill/cost/roofline.h"
 #include "kvbill/scenario/run.h"
 #include "kvbill/scenario/warnings.h"
 
@@ -77,6 +78,41 @@ TEST(ScenarioRunTest, ATokenBudgetBelowTheSequenceCapIsRefused) {
       "s.json");
   ASSERT_TRUE(sglang.ok());
   EXPECT_TRUE(BuildSimulationConfig(*sglang).ok());
+}
+
+// vLLM's int4 KV cache (int4_per_token_head) keeps one fp32 scale per token
+// and KV head: for Qwen3-8B's 128-element heads that is int4-g128, 128 x 4 +
+// 32 bits = 68 bytes a head and token, 36 layers x 8 KV heads x 2 (K, V) x
+// 68 = 39,168 bytes a token (KIVI's int4-g32 would be 45,440). "int4" names
+// it; another group size is refused on vLLM. No kernel table times it, so
+// the run says its attention time is assumed.
+TEST(ScenarioRunTest, Int4KvIsVllmsPerTokenHeadLayoutAndItsTimingIsAssumed) {
+  auto build = [](const std::string& kv) {
+    auto s = ParseScenario(R"({"model": "qwen3-8b", "kv_format": ")" + kv + R"("})", "s.json");
+    EXPECT_TRUE(s.ok());
+    return BuildSimulationConfig(*s);
+  };
+  auto int4 = build("int4");
+  ASSERT_TRUE(int4.ok()) << int4.error().message();
+  EXPECT_EQ(int4->kv_format.name, "int4-g128");
+  auto roofline = Roofline::Make(int4->model, int4->kv_format, "auto", int4->gpu, RooflineParams{});
+  ASSERT_TRUE(roofline.ok());
+  EXPECT_EQ(roofline->KvWriteBytesPerToken(), 39168);
+  EXPECT_TRUE(build("int4-g128").ok());
+  auto g32 = build("int4-g32");
+  ASSERT_FALSE(g32.ok());
+  EXPECT_EQ(g32.error().message(),
+            "s.json#/kv_format: vLLM stores an int4 KV cache with one scale per token and KV head "
+            "(int4_per_token_head): int4-g128 for this model's 128-element heads, not int4-g32 "
+            "(\"int4\" names vLLM's)");
+  const ScenarioOutcome run = RunJson(
+      R"({"model": "qwen3-8b", "kv_format": "int4", "trace": {"generator": "chat", "tasks": 2}})");
+  std::string message;
+  for (const RunWarning& w :
+       RunWarnings(ParseScenario(R"({"kv_format": "int4"})", "s.json").value(), run)) {
+    if (w.code == "timing_assumed") message = w.message;
+  }
+  EXPECT_NE(message.find("kv_cache stored as int4-g128"), std::string::npos) << message;
 }
 
 TEST(ScenarioRunTest, HybridModelsWarnThatTheirStateIsUnmeasured) {

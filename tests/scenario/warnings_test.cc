@@ -163,6 +163,23 @@ TEST(WarningsTest, BlockSizeUnservedOffSixteensMultiplesOnVllm) {
   EXPECT_EQ(r.Codes(), Codes{});
 }
 
+// A part whose time no kernel table measures is named, with the assumption.
+TEST(WarningsTest, TimingAssumedNamesThePartsWithoutAMeasurement) {
+  FakeRun r;
+  r.totals.cost_model.formats.push_back(
+      {"weights", "bf16", "BF16", "cuBLAS", "measured: GEMM bf16 table"});
+  EXPECT_EQ(r.Codes(), Codes{});
+  r.totals.cost_model.formats.push_back(
+      {"kv_cache", "int4-g128", "16-bit attention", "Triton attention",
+       "assumed: the bf16 KV attention curves at int4-g128's byte count"});
+  EXPECT_EQ(r.Codes(), Codes{"timing_assumed"});
+  EXPECT_NE(r.Message("timing_assumed")
+                .find("kv_cache stored as int4-g128 (Triton attention): the bf16 KV attention "
+                      "curves at int4-g128's byte count"),
+            std::string::npos)
+      << r.Message("timing_assumed");
+}
+
 TEST(WarningsTest, OverloadedAboveTheMedianQueueingBound) {
   FakeRun r;
   r.summary.queue_s.p50 = 1.5;

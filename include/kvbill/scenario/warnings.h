@@ -24,7 +24,8 @@ struct RunWarning {
 // Every code, in the order a run lists its warnings: context_limit,
 // pool_beyond_memory, block_size_unserved, overloaded, slo_violated, idle_dominant,
 // policy_no_effect, pricing_model_unused (API runs), placeholder_outputs, unsupported_format,
-// speculative_acceptance_assumed, linear_state_unmeasured, weakly_validated, uncalibrated.
+// timing_assumed, speculative_acceptance_assumed, linear_state_unmeasured, weakly_validated,
+// uncalibrated.
 const std::vector<std::string>& WarningCodes();
 
 // The median queueing delay above which a run is `overloaded`, seconds.
