@@ -340,4 +340,14 @@ std::string FormatMatrixMarkdown() {
   return out;
 }
 
+std::int64_t VllmInt4KvGroup(const ModelShape& model) {
+  for (const LayerShape& l : model.layers) {
+    if (l.kv_heads <= 0 || l.latent_dim > 0) continue;
+    const std::int64_t head = l.qk_head_dim;
+    const bool power_of_two = head >= 8 && head <= 1024 && (head & (head - 1)) == 0;
+    return power_of_two ? head : 0;
+  }
+  return 0;
+}
+
 }  // namespace kvbill

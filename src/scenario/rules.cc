@@ -3,6 +3,7 @@
 // "only with", required members and vLLM synonyms; see keys.h.)
 #include <memory>
 
+#include "kvbill/cost/engine_profile.h"
 #include "kvbill/cost/price_sheet.h"
 #include "kvbill/cost/provider_cache.h"
 #include "kvbill/cost/speculative.h"
@@ -242,6 +243,52 @@ Status SpeculativeFits(const ReadState& state, Scenario* s) {
 
 }  // namespace
 
+// vLLM stores an int4 KV cache with one fp32 scale per token and KV head
+// (int4_per_token_head): int4-g<head_dim>, which a scenario names "int4"
+// (BuildSimulationConfig reads it so); another group size is not one vLLM
+// runs.
+Status Int4KvIsVllms(const ReadState& state, Scenario* s) {
+  if (s->pricing || s->deployment.engine != "vllm" || s->kv_format == "int4") return OkStatus();
+  auto kv = ParseElementFormat(s->kv_format);
+  if (!kv || !kv->name.starts_with("int4")) return OkStatus();
+  auto model = LoadModel(s->model.name, Overrides(*s));
+  if (!model) return OkStatus();  // ModelLoads said so
+  const std::int64_t head = VllmInt4KvGroup(*model);
+  if (head == 0) return OkStatus();
+  auto own = ParseElementFormat("int4-g" + std::to_string(head));
+  if (!own || own->name == kv->name) return OkStatus();
+  return state.source().Bad(
+      state.Given("/kv_format") ? state.At("/kv_format") : std::string("/kv_format"),
+      "vLLM stores an int4 KV cache with one scale per token and KV head (int4_per_token_head): " +
+          own->name + " for this model's " + std::to_string(head) + "-element heads, not " +
+          kv->name + " (\"int4\" names vLLM's)");
+}
+
+// vLLM's SchedulerConfig refuses a token budget below the sequence cap
+// (every running request decodes a token a step); the defaults are the
+// engine's for the GPU.
+Status TokenBudgetHoldsTheSequences(const ReadState& state, Scenario* s) {
+  if (s->pricing || s->deployment.engine != "vllm") return OkStatus();
+  auto gpu = LookupGpu(s->deployment.gpu);
+  if (!gpu) return OkStatus();  // the row's domain said so
+  const EngineLimits limits =
+      DefaultEngineLimits(s->deployment.engine, *gpu, s->deployment.gpus_per_replica);
+  const Tokens tokens = s->engine.max_num_batched_tokens.value_or(limits.max_num_batched_tokens);
+  const std::int64_t seqs = s->engine.max_num_seqs.value_or(limits.max_num_seqs);
+  if (tokens >= seqs) return OkStatus();
+  const bool tokens_set = s->engine.max_num_batched_tokens.has_value();
+  const std::string pointer =
+      tokens_set ? "/engine/max_num_batched_tokens" : "/engine/max_num_seqs";
+  return state.source().Bad(
+      state.Given(pointer) ? state.At(pointer) : pointer,
+      std::string(tokens_set ? "max_num_batched_tokens " : "the default max_num_batched_tokens ") +
+          FormatWithSeparators(tokens) + " is below " +
+          (s->engine.max_num_seqs ? "max_num_seqs " : "the default max_num_seqs ") +
+          FormatWithSeparators(seqs) +
+          ": vLLM refuses it (its SchedulerConfig needs a token budget of at least one token per "
+          "running request); raise engine.max_num_batched_tokens or lower engine.max_num_seqs");
+}
+
 const std::vector<Rule>& CrossKeyRules() {
   static const std::vector<Rule> rules = {
       {"/model",
@@ -273,6 +320,16 @@ const std::vector<Rule>& CrossKeyRules() {
        "heads (or be a multiple of them), as vLLM requires, unless the scenario has `pricing` (a "
        "sweep point that breaks it is a row marked not runnable)",
        TensorParallelFits, true},
+      {"",
+       "`kv_format` int4 on vLLM is its `int4_per_token_head` cache, int4-g<head_dim> (`\"int4\"` "
+       "names it); another group size is not one vLLM runs (a sweep point that breaks it is a "
+       "row marked not runnable)",
+       Int4KvIsVllms, true},
+      {"",
+       "`engine.max_num_batched_tokens` must be at least `engine.max_num_seqs` on vLLM (the "
+       "engine's defaults for the GPU when not set), which its scheduler requires (a sweep point "
+       "that breaks it is a row marked not runnable)",
+       TokenBudgetHoldsTheSequences, true},
       {"/deployment",
        "`deployment.expert_parallel` must be 1 or `gpus_per_replica`, and above 1 only for a "
        "model with routed experts",

@@ -6,6 +6,7 @@
 #include "kvbill/cost/roofline.h"
 #include "kvbill/cost/roofline_cost_model.h"
 #include "kvbill/cost/speculative.h"
+#include "kvbill/hardware/format_support.h"
 #include "kvbill/hardware/gpu.h"
 #include "kvbill/metrics/billing.h"
 #include "kvbill/metrics/run_aggregator.h"
@@ -72,26 +73,11 @@ Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
       DefaultEngineLimits(s.deployment.engine, *gpu, s.deployment.gpus_per_replica);
   c.scheduler = s.deployment.engine == "sglang" ? SchedulerKind::kSglang : SchedulerKind::kVllm;
   // vLLM stores an int4 KV cache with one fp32 scale per token and KV head
-  // (int4_per_token_head): int4-g<head_dim>, which "int4" means here.
-  if (c.scheduler == SchedulerKind::kVllm && c.kv_format.name.starts_with("int4")) {
-    std::int64_t head = 0;
-    for (const LayerShape& l : c.model.layers) {
-      if (l.kv_heads > 0 && l.latent_dim == 0) {
-        head = l.qk_head_dim;
-        break;
-      }
-    }
-    auto own = head > 0 ? ParseElementFormat("int4-g" + std::to_string(head))
-                        : Result<ElementFormat>(Error("no per-head KV"));
-    if (own && s.kv_format == "int4") {
-      c.kv_format = *own;
-    } else if (own && c.kv_format.name != own->name) {
-      return Error(
-                 "vLLM stores an int4 KV cache with one scale per token and KV head "
-                 "(int4_per_token_head): " +
-                 own->name + " for this model's " + std::to_string(head) + "-element heads, not " +
-                 c.kv_format.name + " (\"int4\" names vLLM's)")
-          .Within(at + "/kv_format");
+  // (int4_per_token_head): int4-g<head_dim>, which "int4" means here
+  // (another group size was refused when the scenario was read).
+  if (c.scheduler == SchedulerKind::kVllm && s.kv_format == "int4") {
+    if (const std::int64_t head = VllmInt4KvGroup(c.model); head > 0) {
+      if (auto own = ParseElementFormat("int4-g" + std::to_string(head))) c.kv_format = *own;
     }
   }
   c.max_num_batched_tokens =
@@ -99,21 +85,6 @@ Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
   // SGLang caps max_running_requests at 48 when it speculates and none is set.
   c.max_num_seqs = s.engine.max_num_seqs.value_or(
       c.scheduler == SchedulerKind::kSglang && s.deployment.speculative ? 48 : limits.max_num_seqs);
-  // vLLM's SchedulerConfig refuses a token budget below the sequence cap
-  // (every running request decodes a token a step).
-  if (c.scheduler == SchedulerKind::kVllm && c.max_num_batched_tokens < c.max_num_seqs) {
-    const bool tokens_set = s.engine.max_num_batched_tokens.has_value();
-    const std::string tokens = FormatWithSeparators(c.max_num_batched_tokens);
-    const std::string seqs = FormatWithSeparators(c.max_num_seqs);
-    return Error(std::string(tokens_set ? "max_num_batched_tokens " + tokens
-                                        : "the default max_num_batched_tokens " + tokens) +
-                 " is below " +
-                 (s.engine.max_num_seqs ? "max_num_seqs " : "the default max_num_seqs ") + seqs +
-                 ": vLLM refuses it (its SchedulerConfig needs a token budget of at least one "
-                 "token per running request); raise engine.max_num_batched_tokens or lower "
-                 "engine.max_num_seqs")
-        .Within(at + (tokens_set ? "/engine/max_num_batched_tokens" : "/engine/max_num_seqs"));
-  }
   c.max_model_len = s.engine.max_model_len.value_or(c.model.max_model_len);
   const ScenarioDeployment& d = s.deployment;
   std::optional<EngineProfile> used_profile;

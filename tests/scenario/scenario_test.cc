@@ -182,7 +182,7 @@ TEST(ScenarioTest, FullScenarioReadsEveryValue) {
   const Scenario s = Parse(R"({
     "name": "everything",
     "model": {"name": "qwen3-32b", "set": {"num_key_value_heads": 64, "text_config.rope_theta": 1e6}},
-    "kv_format": "int4-g64",
+    "kv_format": "int4-g128",
     "weight_format": "fp8",
     "deployment": {"gpu": "h200", "gpus_per_replica": 2, "replicas": 3, "memory_fraction": 0.85,
                    "activation_reserve_gib": 4.5, "usd_per_gpu_hour": 3.1,
@@ -202,7 +202,7 @@ TEST(ScenarioTest, FullScenarioReadsEveryValue) {
   ASSERT_EQ(s.model.set.size(), 2u);
   EXPECT_EQ(s.model.set.at("num_key_value_heads"), "64");
   EXPECT_EQ(s.model.set.at("text_config.rope_theta"), "1000000.0");
-  EXPECT_EQ(s.kv_format, "int4-g64");
+  EXPECT_EQ(s.kv_format, "int4-g128");
   EXPECT_EQ(s.weight_format, "fp8");
   EXPECT_EQ(s.deployment.gpu, "h200");
   EXPECT_EQ(s.deployment.gpus_per_replica, 2);

@@ -26,6 +26,7 @@
 
 #include "kvbill/hardware/gpu.h"
 #include "kvbill/model/kv_format.h"
+#include "kvbill/model/model_shape.h"
 #include "kvbill/util/result.h"
 
 namespace kvbill {
@@ -103,6 +104,12 @@ struct FormatMatrix {
   std::vector<Row> rows;
 };
 Result<FormatMatrix> ParseFormatMatrix(const std::string& json_text, const std::string& source);
+
+// The group of vLLM's int4 KV cache (int4_per_token_head: one scale per
+// token and KV head) for `model`: the K head size of its first per-head
+// attention layer, when an int4-gN format can have it (a power of two in
+// 8..1024); 0 otherwise (a latent or attention-free model).
+std::int64_t VllmInt4KvGroup(const ModelShape& model);
 
 }  // namespace kvbill
 
