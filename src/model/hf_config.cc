@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "kvbill/util/embedded.h"
 #include "kvbill/util/file.h"
@@ -53,22 +54,32 @@ Status ApplyOverrides(json& config, const std::vector<ConfigOverride>& overrides
 // values are copied to the keys the rules read, where those are absent;
 // vLLM reads the same (get_total_num_kv_heads: attn_config.kv_n_heads for
 // both). MPT's MLP is expansion_ratio x d_model (default 4).
-void HoistMosaicKeys(json& config, const std::string& model_type) {
-  if (model_type != "dbrx" && model_type != "mpt") return;
-  auto copy = [&config](const json& from, const char* key, const char* to) {
+// Copies DBRX / MPT settings to the keys the readers take (n_layers,
+// attn_config.kv_n_heads, ...). Returns each copied key with the path the
+// config spells it at, so that errors name what the file says.
+std::vector<std::pair<std::string, std::string>> HoistMosaicKeys(json& config,
+                                                                 const std::string& model_type) {
+  std::vector<std::pair<std::string, std::string>> hoisted;
+  if (model_type != "dbrx" && model_type != "mpt") return hoisted;
+  auto copy = [&config, &hoisted](const json& from, const std::string& at, const char* key,
+                                  const char* to) {
     if (!from.is_object() || !from.contains(key) || from[key].is_null()) return;
-    if (!config.contains(to) || config[to].is_null()) config[to] = from[key];
+    if (!config.contains(to) || config[to].is_null()) {
+      config[to] = from[key];
+      hoisted.emplace_back(to, at + key);
+    }
   };
-  copy(config, "n_layers", "num_hidden_layers");
-  copy(config, "n_heads", "num_attention_heads");
-  copy(config, "d_model", "hidden_size");
-  if (config.contains("attn_config"))
-    copy(config["attn_config"], "kv_n_heads", "num_key_value_heads");
+  copy(config, "", "n_layers", "num_hidden_layers");
+  copy(config, "", "n_heads", "num_attention_heads");
+  copy(config, "", "d_model", "hidden_size");
+  if (config.contains("attn_config")) {
+    copy(config["attn_config"], "attn_config.", "kv_n_heads", "num_key_value_heads");
+  }
   if (model_type == "dbrx" && config.contains("ffn_config")) {
     const json ffn = config["ffn_config"];
-    copy(ffn, "ffn_hidden_size", "intermediate_size");
-    copy(ffn, "moe_num_experts", "num_local_experts");
-    copy(ffn, "moe_top_k", "num_experts_per_tok");
+    copy(ffn, "ffn_config.", "ffn_hidden_size", "intermediate_size");
+    copy(ffn, "ffn_config.", "moe_num_experts", "num_local_experts");
+    copy(ffn, "ffn_config.", "moe_top_k", "num_experts_per_tok");
   }
   if (model_type == "mpt" && !config.contains("intermediate_size") &&
       config.contains("hidden_size") && config["hidden_size"].is_number_integer()) {
@@ -77,6 +88,22 @@ void HoistMosaicKeys(json& config, const std::string& model_type) {
       config["intermediate_size"] = ratio.get<Int>() * config["hidden_size"].get<Int>();
     }
   }
+  return hoisted;
+}
+
+// An error about a hoisted key, reworded to name the key as the config
+// spells it ("source: num_key_value_heads: ..." -> "source:
+// attn_config.kv_n_heads: ...").
+Error NameHoistedKey(const Error& error, const std::string& source,
+                     const std::vector<std::pair<std::string, std::string>>& hoisted) {
+  const std::string& message = error.message();
+  for (const auto& [to, from] : hoisted) {
+    const std::string said = source + ": " + to + ":";
+    if (message.rfind(said, 0) == 0) {
+      return Error(source + ": " + from + ":" + message.substr(said.size()));
+    }
+  }
+  return error;
 }
 
 std::string StringAt(const json& object, const char* key) {
@@ -156,12 +183,12 @@ Result<ModelShape> BuildShape(const json& root, const std::string& source, const
   if (const auto* defaults = model_config::FindDefaults(model_type)) {
     model_config::ApplyDefaults(*defaults, config);
   }
-  HoistMosaicKeys(config, model_type);
+  const auto hoisted = HoistMosaicKeys(config, model_type);
   const Fields f(config, source, prefix);
 
   model_config::ModelBuilder builder(0, {});
   auto text = model_config::BuildTextModel(f, model_type, &builder);
-  if (!text) return text.error();
+  if (!text) return NameHoistedKey(text.error(), source, hoisted);
   if (!text_only) {
     const std::string root_type = StringAt(root, "model_type");
     if (auto s = model_config::BuildTowers(root, source, root_type, text->hidden, &builder); !s) {
@@ -191,7 +218,7 @@ Result<ModelShape> BuildShape(const json& root, const std::string& source, const
                  "of experts (docs/models.md#bounds)");
   }
   builder.Finish(text->decoder_layers, &shape);
-  if (auto s = CheckShape(shape, f); !s) return s.error();
+  if (auto s = CheckShape(shape, f); !s) return NameHoistedKey(s.error(), source, hoisted);
 
   // The dtype: the text config's, else the top level's; bfloat16 when unsaid.
   std::string dtype_key = f.Has("torch_dtype") ? "torch_dtype" : "dtype";

@@ -472,6 +472,15 @@ TEST(ConfigReaderTest, DbrxAndMptNestTheirSettings) {
   EXPECT_EQ(BytesPerToken(mpt, Fmt("bf16")), 524288.0);
   EXPECT_EQ(mpt.params.Total(), 6649286656LL);
   EXPECT_EQ(mpt.params.lm_head, 0);
+  // Errors name the keys as the config spells them, not the keys they are
+  // read as.
+  EXPECT_EQ(ErrorOf(R"({"model_type": "dbrx", "vocab_size": 100352, "d_model": 6144,
+      "n_layers": 40, "n_heads": 48, "attn_config": {"kv_n_heads": 0},
+      "ffn_config": {"ffn_hidden_size": 10752, "moe_num_experts": 16, "moe_top_k": 4}})"),
+            "c.json: attn_config.kv_n_heads: must be a positive integer, got 0");
+  EXPECT_EQ(ErrorOf(R"({"model_type": "mpt", "d_model": 4096, "n_heads": 32, "n_layers": -1,
+      "vocab_size": 50432})"),
+            "c.json: n_layers: must be a positive integer, got -1");
 }
 
 // ChatGLM: KV heads are multi_query_group_num when multi_query_attention,
