@@ -751,11 +751,10 @@ Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& pro
     // larger, so the cost model needs no other limit).
     auto weights = ComputeWeightBytes(c.model, c.weight_format);
     if (!weights) return weights.error();
-    const double tp = c.gpus_per_replica;
     const double rest =
         std::floor(static_cast<double>(c.gpu.usable_memory_bytes) * c.memory_fraction) -
         c.activation_reserve_gib * kBytesPerGiB -
-        std::ceil(static_cast<double>(weights->total) / tp);
+        static_cast<double>(weights->PerGpu(c.gpus_per_replica));
     const SglangStateLimits limits =
         SglangStateSlots(*plan.sglang_state, rest,
                          static_cast<double>(StateBytesPerSequence(c.model, c.gpus_per_replica)));

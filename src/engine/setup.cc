@@ -54,7 +54,8 @@ Result<EngineSetup> SetUpEngine(const SimulationConfig& config) {
   // KV rides along with every block (vLLM keeps the draft's layers in the
   // same KV cache, one block table for both).
   const SpeculativeDecoding& spec = config.speculative;
-  const long double weights_per_gpu = CeilDiv(weights->total, tp) + spec.draft_weight_bytes;
+  const long double weights_per_gpu =
+      static_cast<long double>(weights->PerGpu(tp)) + spec.draft_weight_bytes;
   const long double draft_block_bytes = spec.draft_kv_bytes_per_token * config.block_size;
   const long double block_bytes =
       static_cast<long double>(roofline->KvWriteBytesPerToken()) * config.block_size +

@@ -15,13 +15,13 @@ struct PerGpu {
   Bytes weights = 0;
 };
 
-PerGpu Budget(const FitRequest& r, Bytes weights_total, int tp) {
+PerGpu Budget(const FitRequest& r, const WeightBytes& weights, int tp) {
   PerGpu b;
   b.capacity =
       static_cast<Bytes>(std::floor(static_cast<double>(r.deployment.gpu.usable_memory_bytes) *
                                     r.deployment.memory_fraction)) -
       r.deployment.activation_reserve_bytes;
-  b.weights = (weights_total + tp - 1) / tp;
+  b.weights = weights.PerGpu(tp);
   return b;
 }
 
@@ -67,7 +67,7 @@ Result<FitReport> EvaluateFit(const FitRequest& r) {
   auto weights = ComputeWeightBytes(r.model, r.weight_format);
   if (!weights) return weights.error();
   const int tp = std::max(1, r.deployment.tensor_parallel);
-  const PerGpu b = Budget(r, weights->total, tp);
+  const PerGpu b = Budget(r, *weights, tp);
 
   FitReport rep;
   rep.tensor_parallel = tp;
@@ -120,7 +120,7 @@ Result<FitReport> EvaluateFit(const FitRequest& r) {
 
   for (int n = 1; n <= 64; n *= 2) {
     if (!ValidTensorParallel(r.model, n)) continue;
-    const PerGpu bn = Budget(r, weights->total, n);
+    const PerGpu bn = Budget(r, *weights, n);
     if (FitsAt(r, bn, r.context, r.batch, n)) {
       rep.min_gpus = n;
       break;

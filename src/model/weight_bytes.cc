@@ -1,6 +1,7 @@
 #include "kvbill/model/weight_bytes.h"
 
 #include <map>
+#include <string_view>
 
 #include "kvbill/model/kv_format.h"
 
@@ -18,6 +19,20 @@ bool InBlocks(const WeightGroup& g) {
 }
 
 Bytes BitsToBytes(std::int64_t bits) { return (bits + 7) / 8; }
+
+// Tensors every GPU of a tensor-parallel group holds whole in vLLM: MoE
+// routers (ReplicatedLinear gates), MLA's low-rank down projections
+// (q_a_proj and kv_a_proj_with_mqa: ReplicatedLinear, or the fused
+// q_a / kv_a projection with tensor parallelism disabled) and the norms.
+bool Replicated(const WeightGroup& g) {
+  if (g.role == ParamRole::kRouter || g.role == ParamRole::kNorm) return true;
+  auto ends_with = [&g](std::string_view tail) {
+    return g.name.size() >= tail.size() &&
+           std::string_view(g.name).substr(g.name.size() - tail.size()) == tail;
+  };
+  return ends_with(".q_a_proj") || ends_with(".kv_a_proj_with_mqa") ||
+         ends_with(".q_a_layernorm") || ends_with(".kv_a_layernorm");
+}
 
 // A shape built by hand (no weight groups): one group per role of params,
 // in the dtype.
@@ -138,7 +153,7 @@ Result<WeightBytes> ComputeWeightBytes(const ModelShape& model, const std::strin
   }
   auto dtype = WeightFormatFromElement(model.dtype);
   if (!dtype) return dtype.error();
-  std::int64_t total = 0, active = 0, experts = 0, towers = 0;
+  std::int64_t total = 0, active = 0, experts = 0, towers = 0, replicated = 0;
   const std::vector<WeightGroup> by_role =
       model.weights.empty() ? GroupsFromParams(model, *dtype) : std::vector<WeightGroup>();
   for (const WeightGroup& g : model.weights.empty() ? by_role : model.weights) {
@@ -146,6 +161,7 @@ Result<WeightBytes> ComputeWeightBytes(const ModelShape& model, const std::strin
     const WeightFormat& f = is_auto ? g.format : (InBlocks(g) ? named : *dtype);
     const std::int64_t one = f.Bits(g.rows, g.cols);
     total += one * g.copies;
+    if (Replicated(g)) replicated += one * g.copies;
     if (g.role == ParamRole::kRoutedExperts) {
       experts += one * g.copies;
       active += one * g.active_copies;
@@ -160,6 +176,7 @@ Result<WeightBytes> ComputeWeightBytes(const ModelShape& model, const std::strin
   w.active = BitsToBytes(active);
   w.routed_experts = BitsToBytes(experts);
   w.towers = BitsToBytes(towers);
+  w.replicated = BitsToBytes(replicated);
   w.description = is_auto
                       ? (model.weight_description.empty() ? dtype->name : model.weight_description)
                       : named.name + " linear, " + dtype->name + " embeddings/norms/towers";

@@ -38,6 +38,40 @@ TEST(WeightFormatsTest, Bf16IsTwoBytesAParameter) { EXPECT_EQ(Total(""), 2336256
 // a 256 x 256 matrix is 65,536 bytes + 2 x 2 scales x 4 = 65,552; gate, up
 // and down 131,072 + 2 x 4 (or 4 x 2) scales x 4 = 131,104. lm_head stays.
 // 4 x 65,552 + 3 x 131,104 + 512,000 x 2 + 1,536 = 1,681,056.
+// Under tensor parallelism vLLM replicates norms, MoE routers and MLA's
+// q_a_proj / kv_a_proj_with_mqa on every GPU; the rest is split.
+//   Toy Llama: only its norms, 1,536 bytes: on 2 GPUs (2,336,256 - 1,536) / 2
+//   + 1,536 = 1,167,360 + 1,536 = 1,168,896 a GPU.
+//   Mixtral-8x7B (bf16): routers 32 x 8 x 4,096 = 1,048,576 and norms 32 x 2
+//   x 4,096 + 4,096 = 266,240 parameters, 2,629,632 bytes; of its
+//   93,405,585,408 bytes, 8 GPUs hold (93,405,585,408 - 2,629,632) / 8 +
+//   2,629,632 = 11,677,999,104 each.
+//   DeepSeek-V3 (fp8 with fp32 scales per 128 x 128 block): q_a_proj 1,536
+//   x 7,168 = 11,010,048 + 12 x 56 x 4 = 2,688 bytes, kv_a_proj_with_mqa
+//   576 x 7,168 = 4,128,768 + 5 x 56 x 4 = 1,120 bytes, over 61 layers
+//   923,700,064; bf16 norms 61 x (2 x 7,168 + 1,536 + 512) x 2 + 7,168 x 2 =
+//   2,013,184; bf16 routers 58 x 256 x 7,168 x 2 = 212,860,928 and their
+//   score-correction biases 58 x 256 x 2 = 29,696: 1,138,603,872 bytes, so
+//   on 8 GPUs each holds 7/8 of it, 996,278,388 bytes, more than an even
+//   split (1.2% of an H200's 90% share).
+TEST(WeightFormatsTest, ReplicatedTensorsAreWholeOnEveryGpu) {
+  auto toy = BytesWith("");
+  ASSERT_TRUE(toy.ok());
+  EXPECT_EQ(toy->replicated, 1536);
+  EXPECT_EQ(toy->PerGpu(1), 2336256);
+  EXPECT_EQ(toy->PerGpu(2), 1168896);
+  auto mixtral = ComputeWeightBytes(*LoadModel("mixtral-8x7b"), "auto");
+  ASSERT_TRUE(mixtral.ok());
+  EXPECT_EQ(mixtral->total, 93405585408);
+  EXPECT_EQ(mixtral->replicated, 2629632);
+  EXPECT_EQ(mixtral->PerGpu(8), 11677999104);
+  auto deepseek = ComputeWeightBytes(*LoadModel("deepseek-v3"), "auto");
+  ASSERT_TRUE(deepseek.ok());
+  EXPECT_EQ(deepseek->replicated, 1138603872);
+  const Bytes even = (deepseek->total + 7) / 8;
+  EXPECT_EQ(deepseek->PerGpu(8) - even, 996278388);
+}
+
 TEST(WeightFormatsTest, Fp8BlockScales) {
   EXPECT_EQ(Total(R"({"quant_method": "fp8", "weight_block_size": [128, 128]})"), 1681056);
 }

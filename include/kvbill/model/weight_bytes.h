@@ -27,6 +27,18 @@ struct WeightBytes {
   Bytes routed_experts = 0;  // all routed experts (part of total)
   Bytes towers = 0;          // vision and audio towers (part of total, not of active)
   std::string description;   // e.g. "bf16" or "int4-g32 (compressed-tensors) 96.1%, bf16 3.9%"
+  // Of total, what every GPU of a tensor-parallel group holds whole: vLLM
+  // builds MoE routers and MLA's q_a_proj / kv_a_proj_with_mqa as
+  // ReplicatedLinear, and replicates norms (DeepSeek-V3: about 0.9B
+  // parameters).
+  Bytes replicated = 0;
+
+  // Bytes one GPU of `tensor_parallel` holds: the replicated tensors whole,
+  // the rest split evenly (rounded up).
+  Bytes PerGpu(int tensor_parallel) const {
+    const Bytes tp = tensor_parallel < 1 ? 1 : tensor_parallel;
+    return (total - replicated + tp - 1) / tp + replicated;
+  }
 };
 
 // `format` is "auto" or a name ParseElementFormat accepts.
