@@ -24,6 +24,7 @@
 #include "kvbill/model/weight_bytes.h"
 #include "kvbill/scenario/run.h"
 #include "kvbill/scenario/sweep.h"
+#include "kvbill/scenario/warnings.h"
 #include "kvbill/trace/writer.h"
 
 namespace kvbill {
@@ -184,11 +185,13 @@ class FreshPromptTokens {
 // own cost ("busy" billing) or their cost with their share of the idle time
 // as "amortized" billing spreads it (the dedicated bill, shared); the run's
 // totals stay the whole run's. No warm-up: the run's own summary.
+// `rejected` receives the run's requests refused over max_model_len.
 Result<RunSummary> RunMeasured(const Scenario& s, WorkloadCache& workloads,
-                               const std::vector<bool>& warmup) {
+                               const std::vector<bool>& warmup, std::int64_t* rejected) {
   if (s.pricing || std::find(warmup.begin(), warmup.end(), true) == warmup.end()) {
     auto run = RunScenario(s, workloads);
     if (!run) return run.error();
+    *rejected = run->result.rejected_requests;
     return run->summary;
   }
   auto warm = [&warmup](int i) {
@@ -207,6 +210,7 @@ Result<RunSummary> RunMeasured(const Scenario& s, WorkloadCache& workloads,
   };
   auto run = RunScenario(s, workloads, observer);
   if (!run) return run.error();
+  *rejected = run->totals.rejected_requests;
   std::vector<TaskMetrics> all;
   std::vector<bool> measured;
   for (const auto& [index, task] : tasks) {
@@ -513,7 +517,7 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
     const double capacity =
         std::floor(static_cast<double>(config->gpu.usable_memory_bytes) * config->memory_fraction) -
         config->activation_reserve_gib * kBytesPerGiB;
-    const double per_gpu = std::ceil(static_cast<double>(weights->total) / c.tensor_parallel);
+    const double per_gpu = static_cast<double>(weights->PerGpu(c.tensor_parallel));
     if (capacity <= per_gpu) {
       o.status = "no_fit";
       o.reason = "weights " + FormatBinaryBytes(per_gpu) + " per GPU leave no room for KV in " +
@@ -586,6 +590,10 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
     bool held = false;
     RunSummary summary;  // the measured tasks' (warm-up left out)
     std::vector<SloCheck> checks;
+    // What makes a run no answer whatever its targets: a backlog (the
+    // overloaded warning's bound) or requests refused over max_model_len.
+    bool overloaded = false;
+    std::int64_t rejected = 0;
   };
   std::string failure;
   auto simulate = [&](int replicas) -> std::optional<Run> {
@@ -595,18 +603,34 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
       return std::nullopt;
     }
     ++o.simulations;
-    auto run = RunMeasured(*s, workloads, rate.warmup);
+    Run r;
+    auto run = RunMeasured(*s, workloads, rate.warmup, &r.rejected);
     if (!run) {
       failure = run.error().message();
       return std::nullopt;
     }
-    Run r;
     r.replicas = replicas;
     r.checks = CheckSlo(slo, *run);
+    r.overloaded = run->queue_s.count > 0 && run->queue_s.p50 > kOverloadedQueueP50Seconds;
     r.held =
-        std::all_of(r.checks.begin(), r.checks.end(), [](const SloCheck& k) { return k.held; });
+        std::all_of(r.checks.begin(), r.checks.end(), [](const SloCheck& k) { return k.held; }) &&
+        !r.overloaded && r.rejected == 0;
     r.summary = std::move(*run);
     return r;
+  };
+  // A run whose requests were refused is cut short at every replica count
+  // (max_model_len does not depend on them).
+  auto refused = [&](const Run& r) {
+    o.status = "slo_not_met";
+    o.reason = FormatWithSeparators(r.rejected) + " request(s) refused over max_model_len " +
+               FormatWithSeparators(config->max_model_len) +
+               ", each ending its task (the context_limit warning): the tasks are cut short, "
+               "so no replica count serves them; a context_policy that bounds the prompts or "
+               "a longer engine.max_model_len does";
+  };
+  auto backlog = [](const Run& r) {
+    return "overloaded (median queueing delay " + FormatFixed(r.summary.queue_s.p50, 1) +
+           " s, above " + FormatFixed(kOverloadedQueueP50Seconds, 0) + " s)";
   };
   auto fill = [&](const Run& r) {
     o.replicas = r.replicas;
@@ -627,19 +651,37 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
     o.ttft_p90_s = sum.ttft_s.p90;
   };
   if (slo.empty()) {
-    // No target: the fewest replicas the throughput bound allows.
-    auto run = simulate(o.min_replicas);
-    if (!run) {
-      o.status = "error";
-      o.reason = failure;
-      return o;
+    // No target: the fewest replicas from the throughput bound up that keep
+    // up with the arrivals (the bound assumes decode alone at full batch).
+    std::optional<Run> last;
+    for (int replicas = o.min_replicas; replicas <= o.max_replicas; ++replicas) {
+      auto run = simulate(replicas);
+      if (!run) {
+        o.status = "error";
+        o.reason = failure;
+        return o;
+      }
+      if (run->rejected > 0) {
+        fill(*run);
+        refused(*run);
+        return o;
+      }
+      if (!run->overloaded) {
+        fill(*run);
+        o.status = "feasible";
+        o.reason =
+            "fits, formats run; no latency target: the fewest replicas from the "
+            "throughput bound up that keep up with the arrivals, " +
+            std::to_string(o.replicas) + (o.uncalibrated ? " (uncalibrated cost model)" : "");
+        return o;
+      }
+      last = std::move(run);
     }
-    fill(*run);
-    o.status = "feasible";
-    o.reason =
-        "fits, formats run; no latency target: the fewest replicas the throughput bound "
-        "allows, " +
-        std::to_string(o.replicas) + (o.uncalibrated ? " (uncalibrated cost model)" : "");
+    fill(*last);
+    o.status = "slo_not_met";
+    o.reason = "no latency target, but " + backlog(*last) + " with " +
+               std::to_string(o.min_replicas) + " to " + std::to_string(o.max_replicas) +
+               " replica(s): the deployment cannot keep up with the arrivals";
     return o;
   }
   // Every count from the bound up, fewest first: the first that meets
@@ -658,6 +700,11 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
       o.reason = failure;
       return o;
     }
+    if (run->rejected > 0) {
+      fill(*run);
+      refused(*run);
+      return o;
+    }
     if (run->held) {
       fill(*run);
       o.status = "feasible";
@@ -672,7 +719,8 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
   o.status = "slo_not_met";
   o.reason = "SLO not met with " + std::to_string(o.min_replicas) + " to " +
              std::to_string(o.max_replicas) + " replica(s); closest, " +
-             std::to_string(closest->replicas) + ": " + SloText(closest->checks);
+             std::to_string(closest->replicas) + ": " + SloText(closest->checks) +
+             (closest->overloaded ? ", " + backlog(*closest) : "");
   return o;
 }
 

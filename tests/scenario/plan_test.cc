@@ -14,6 +14,7 @@
 #include "kvbill/cost/cost_model.h"
 #include "kvbill/scenario/run.h"
 #include "kvbill/scenario/sweep.h"
+#include "kvbill/scenario/warnings.h"
 
 namespace kvbill {
 namespace {
@@ -83,7 +84,9 @@ Oracle Exhaust(const std::string& text, const PlanCandidate& c, int max_gpus, do
     if (!run) return o;  // does not fit
     ++o.runs;
     if (!run->result.max_model_len_fits_pool) return o;  // vLLM would not start
-    if (!o.feasible && run->summary.ttft_s.p90 <= target) {
+    const bool backlog = run->summary.queue_s.p50 > kOverloadedQueueP50Seconds;
+    const bool refused = run->result.rejected_requests > 0;
+    if (!o.feasible && run->summary.ttft_s.p90 <= target && !backlog && !refused) {
       o.feasible = true;
       o.replicas = r;
       // Dedicated GPUs rented all day at the catalog's price, shared by the
@@ -226,6 +229,93 @@ TEST(PlanTest, APoolThatCannotHoldOneMaxModelLenRequestDoesNotFit) {
        DecideCandidates(limited, *limited_scenario, space, *rate, *candidates, 1)) {
     EXPECT_EQ(o.status, "feasible") << o.reason;
   }
+}
+
+// Without a latency target the throughput bound is not the answer when
+// the deployment cannot keep up at it. 48 tasks 2 s apart, each a fresh
+// 30,000-token prompt and 2,000 output tokens, on Qwen3-8B: the bound
+// (96,000 output tokens in 94 s against one H100's decode peak at context
+// 1) allows one replica, but 13 such sequences fill one H100's KV pool
+// (392k tokens) and decode over 30k-token contexts: requests queue. Plan
+// takes the fewest replicas whose run has no backlog (median queueing
+// delay at most 1 s), checked here against the runs themselves.
+TEST(PlanTest, WithoutATargetTheAnswerKeepsUpWithTheArrivals) {
+  const fs::path trace = fs::path(testing::TempDir()) / "plan_backlog.jsonl";
+  {
+    std::ofstream f(trace);
+    f << "{\"kvbill_trace\":1}\n";
+    for (int i = 0; i < 48; ++i) {
+      f << nlohmann::json(
+               {{"id", "t" + std::to_string(i)},
+                {"arrival_s", i * 2.0},
+                {"turns", {{{"spans", {{{"kind", "user"}, {"tokens", 30000}}}}, {"out", 2000}}}}})
+               .dump()
+        << "\n";
+    }
+  }
+  const std::string text = nlohmann::json({{"model", {{"name", "qwen3-8b"}}},
+                                           {"deployment", {{"gpu", "h100-sxm"}}},
+                                           {"trace", {{"file", trace.string()}}}})
+                               .dump();
+  auto scenario = ParseScenario(text, "backlog.json");
+  ASSERT_TRUE(scenario.ok()) << scenario.error().message();
+  PlanSpace space;
+  space.gpus = {"h100-sxm"};
+  space.max_gpus = 2;
+  auto candidates = EnumerateCandidates(*scenario, space);
+  ASSERT_TRUE(candidates.ok());
+  auto rate = MeasureWorkload(*scenario);
+  ASSERT_TRUE(rate.ok());
+  const auto plan = DecideCandidates(text, *scenario, space, *rate, *candidates, 1);
+  const CandidateOutcome* tp1 = nullptr;
+  for (const CandidateOutcome& o : plan) {
+    if (o.candidate.tensor_parallel == 1) tp1 = &o;
+  }
+  ASSERT_NE(tp1, nullptr);
+  EXPECT_EQ(tp1->min_replicas, 1);
+  ASSERT_EQ(tp1->status, "feasible") << tp1->reason;
+  EXPECT_EQ(tp1->replicas, 2);
+  WorkloadCache workloads;
+  for (int replicas : {1, 2}) {
+    auto s = ParseScenario(*WithSetting(text, "/deployment/replicas", std::to_string(replicas)),
+                           "backlog.json");
+    ASSERT_TRUE(s.ok());
+    auto run = RunScenario(*s, workloads);
+    ASSERT_TRUE(run.ok());
+    EXPECT_EQ(run->summary.queue_s.p50 > kOverloadedQueueP50Seconds, replicas == 1)
+        << replicas << " replica(s): median queueing delay " << run->summary.queue_s.p50;
+  }
+}
+
+// Generated coding agents on Qwen3-8B as shipped (40,960 tokens, no YaRN)
+// reach longer prompts: their requests are refused and their tasks cut
+// short, so the run's dollars and latencies are those of unfinished work.
+// Such a candidate is not feasible, at any replica count.
+TEST(PlanTest, ACandidateWhoseRunRefusesRequestsIsNotFeasible) {
+  const std::string text =
+      R"({"model": "qwen3-8b", "deployment": {"gpu": "h100-sxm"},
+          "trace": {"generator": "coding-agent", "tasks": 20}, "seed": 1,
+          "slo": {"ttft_s.p90": 5}})";
+  auto scenario = ParseScenario(text, "refused.json");
+  ASSERT_TRUE(scenario.ok()) << scenario.error().message();
+  WorkloadCache workloads;
+  auto run = RunScenario(*scenario, workloads);
+  ASSERT_TRUE(run.ok());
+  ASSERT_GT(run->result.rejected_requests, 0);  // the premise
+  PlanSpace space;
+  space.gpus = {"h100-sxm"};
+  space.max_gpus = 1;
+  auto candidates = EnumerateCandidates(*scenario, space);
+  ASSERT_TRUE(candidates.ok());
+  auto rate = MeasureWorkload(*scenario);
+  ASSERT_TRUE(rate.ok());
+  const auto plan = DecideCandidates(text, *scenario, space, *rate, *candidates, 1);
+  ASSERT_EQ(plan.size(), 1u);
+  EXPECT_EQ(plan[0].status, "slo_not_met");
+  EXPECT_NE(plan[0].reason.find("request(s) refused over max_model_len 40,960, each ending its "
+                                "task"),
+            std::string::npos)
+      << plan[0].reason;
 }
 
 // Why plan tries every replica count from the bound up instead of
