@@ -3,6 +3,7 @@
 
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/cli_util.h"
 #include "cli/model_flags.h"
@@ -19,14 +20,15 @@ namespace {
 constexpr char kUsage[] =
     "usage: kvbill breakeven --model M --gpu G [--price OUT_USD_PER_MTOK] [--prices FILE]\n"
     "                        [--input-price USD_PER_MTOK] [--output-tokens 1000] [--kv-format F]\n"
-    "                        [--batch B] [--gpus N] [--usd-per-gpu-hour X]\n"
+    "                        [--batch B] [--gpus N] [--usd-per-gpu-hour X] [--reserve-gib G]\n"
     "                        [--ignore-model-limit] [--format table|json]\n\n"
     "The longest context a deployment serves profitably at batch one, at batch B and at the\n"
     "batch that fills memory, given what an output token sells for (and an input token, when\n"
     "--input-price is given: then per request of --output-tokens) and what the GPU-hour\n"
     "costs, for the KV format asked for and for fp8 and nvfp4 KV where they are smaller\n"
     "than it and the GPU runs them, up to the model's max_model_len\n"
-    "(--ignore-model-limit: up to memory). Without --price, the median output\n"
+    "(--ignore-model-limit: up to memory, after vLLM's activation reserve as simulate's\n"
+    "pool takes it; --reserve-gib 0: memory alone). Without --price, the median output\n"
     "price of the API offers of the same model in the price sheet (--prices: a LiteLLM\n"
     "model_prices_and_context_window.json or a kvbill sheet; default the bundled one).\n"
     "Roofline decode cost: docs/engine.md; rules: docs/breakeven.md.\n";
@@ -72,6 +74,7 @@ int RunBreakeven(const Args& args) {
   std::string gpu_id, kv_name, weight_format, format;
   double price = 0, input_price = -1, usd_per_gpu_hour = -1, memory_fraction = 0.9;
   double bw_eff = 0.65, mfu = 0.6;
+  std::optional<double> reserve_gib;
   std::int64_t batch = 32;
   Tokens output_tokens = 1000;
   int gpus = 1;
@@ -94,6 +97,8 @@ int RunBreakeven(const Args& args) {
       "batch,b", po::value(&batch)->default_value(32), "the larger batch to report")(
       "usd-per-gpu-hour", po::value(&usd_per_gpu_hour), "default: the GPU catalog's price")(
       "memory-fraction", DoubleValue(&memory_fraction, 0.9), "for weights + KV")(
+      "reserve-gib", po::value<double>()->notifier([&](double v) { reserve_gib = v; }),
+      "activation reserve per GPU in GiB (default: vLLM's, as simulate and fit)")(
       "bandwidth-efficiency", DoubleValue(&bw_eff, 0.65), "achieved HBM fraction")(
       "compute-efficiency", DoubleValue(&mfu, 0.6), "achieved FLOP/s fraction")(
       "format", po::value(&format)->default_value("table"), "table or json");
@@ -169,6 +174,20 @@ int RunBreakeven(const Args& args) {
   q.fit.deployment.gpu = *gpu;
   q.fit.deployment.tensor_parallel = gpus;
   q.fit.deployment.memory_fraction = memory_fraction;
+  // The memory limit leaves what simulate's pool leaves: vLLM's activation
+  // reserve comes off each GPU first (kvbill fit, docs/fit.md).
+  if (reserve_gib && !(*reserve_gib >= 0)) {
+    return ReportError("breakeven", Error("--reserve-gib: must be >= 0"));
+  }
+  double reserve = 0;
+  if (reserve_gib) {
+    reserve = *reserve_gib;
+  } else {
+    auto r = DefaultReserveGib("vllm", *gpu, gpus, model->hidden_size);
+    if (!r) return ReportError("breakeven", r.error());
+    reserve = *r;
+  }
+  q.fit.deployment.activation_reserve_bytes = static_cast<Bytes>(reserve * kBytesPerGiB);
   q.roofline.bandwidth_efficiency = bw_eff;
   q.roofline.compute_efficiency = mfu;
   q.usd_per_gpu_hour = usd_per_gpu_hour >= 0 ? usd_per_gpu_hour : gpu->usd_per_gpu_hour;
@@ -192,6 +211,7 @@ int RunBreakeven(const Args& args) {
   if (!price_json.is_null()) j["price_from_offers"] = price_json;
   if (q.input_usd_per_mtok) j["input_usd_per_mtok"] = *q.input_usd_per_mtok;
   j["max_model_len"] = model->max_model_len;
+  j["reserve_gib"] = reserve;
   j["model_limit_applied"] = q.max_model_len > 0;
   const EngineLimits limits = DefaultEngineLimits("vllm", *gpu);
   j["kv_formats"] = nlohmann::ordered_json::array();
@@ -257,6 +277,13 @@ int RunBreakeven(const Args& args) {
               << FormatWithSeparators(model->max_model_len)
               << (q.max_model_len > 0 ? "" : " ignored (--ignore-model-limit)") << "\n";
   }
+  std::cout << "memory: " << FormatFixed(memory_fraction * 100, 0)
+            << "% of each GPU for weights + KV, less "
+            << (reserve_gib ? FormatFixed(reserve, 2) + " GiB of activation reserve (--reserve-gib)"
+                            : FormatFixed(reserve, 2) +
+                                  " GiB of vLLM's activation reserve, as simulate's pool "
+                                  "(--reserve-gib 0: memory alone)")
+            << "\n";
   std::cout << "\n"
             << t.ToText()
             << "\nA context is profitable when decoding at it costs no more than the token "

@@ -252,6 +252,31 @@ TEST(CompareCliTest, RanksTheLeversAgainstTheBaseline) {
 namespace kvbill {
 namespace {
 
+// The memory limit is what simulate's pool leaves: vLLM's reserve for
+// Llama-3.1-8B on an H100 is 33.655264748504614 x 8,192 x 4,096 / 2^30 +
+// 1.4511113 = 2.5028383 GiB (2,687,402,214 B); 76,922,864,271 B of the 90%
+// share less it and 16,060,522,496 B of weights leaves 58,174,939,561 B:
+// 443,839 tokens of 131,072 B at batch one, 443,824 in whole 16-token
+// blocks; at batch 32, 58,174,939,561 / (32 x 131,072) = 13,869.8 tokens,
+// 13,856 in whole blocks. Memory alone (--reserve-gib 0) gives 14,496.
+TEST(BreakevenCliTest, TheMemoryLimitTakesTheEnginesReserveOff) {
+  const auto r =
+      testing::RunKvbill("breakeven --model llama-3.1-8b --gpu h100-sxm --price 20 --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_NEAR(j["reserve_gib"].get<double>(), 2.5028383, 1e-6);
+  EXPECT_EQ(j["kv_formats"][0]["batch_1"]["memory_limit_context"], 443824);
+  EXPECT_EQ(j["kv_formats"][0]["batch_n"]["memory_limit_context"], 13856);
+  const auto alone = testing::RunKvbill(
+      "breakeven --model llama-3.1-8b --gpu h100-sxm --price 20 --format json --reserve-gib 0");
+  ASSERT_EQ(alone.exit_status, 0) << alone.err;
+  EXPECT_EQ(nlohmann::json::parse(alone.out)["kv_formats"][0]["batch_n"]["memory_limit_context"],
+            14496);
+  EXPECT_EQ(testing::RunKvbill("breakeven --model llama-3.1-8b --gpu h100-sxm --reserve-gib -1")
+                .exit_status,
+            2);
+}
+
 TEST(BreakevenCliTest, JsonAndBadInput) {
   // Llama-3.1-8B on an H100 at $20/Mtok: 282,936 tokens at batch one
   // (worked out in tests/cost/breakeven_test.cc), past the model's
