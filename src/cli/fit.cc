@@ -120,6 +120,13 @@ int RunFit(const Args& args) {
   if (!gpu) return ReportError("fit", gpu.error());
   auto kv_format = ParseElementFormat(kv_format_name);
   if (!kv_format) return ReportError("fit", kv_format.error().Within("--kv-format"));
+  // vLLM's int4 KV cache is int4_per_token_head: int4-g<head_dim>, as
+  // simulate reads "int4" (docs/formats.md).
+  if (engine == "vllm" && kv_format_name == "int4") {
+    if (const std::int64_t head = VllmInt4KvGroup(*model); head > 0) {
+      if (auto own = ParseElementFormat("int4-g" + std::to_string(head))) kv_format = *own;
+    }
+  }
   // A format no engine runs on this GPU still has a size; say so beside the
   // verdict (simulate refuses it, compare marks it not applicable).
   std::vector<std::string> format_warnings;
@@ -145,10 +152,11 @@ int RunFit(const Args& args) {
     reserve_gib = *r;
   }
   // Where the reserve came from, for the output.
-  const std::string reserve_source = reserve_option ? std::string("--reserve-gib")
-                                                    : engine + "'s profile run at " +
-                                                          FormatWithSeparators(reserve_budget) +
-                                                          " batched tokens";
+  const std::string reserve_source =
+      reserve_option       ? std::string("--reserve-gib")
+      : engine == "sglang" ? std::string("sglang's fixed reserve, the same for every model")
+                           : engine + "'s profile run at " + FormatWithSeparators(reserve_budget) +
+                                 " batched tokens";
 
   FitRequest request;
   request.model = *model;

@@ -87,7 +87,7 @@ TEST(ScenarioRunTest, ATokenBudgetBelowTheSequenceCapIsRefused) {
 // vLLM's int4 KV cache (int4_per_token_head) keeps one fp32 scale per token
 // and KV head: for Qwen3-8B's 128-element heads that is int4-g128, 128 x 4 +
 // 32 bits = 68 bytes a head and token, 36 layers x 8 KV heads x 2 (K, V) x
-// 68 = 39,168 bytes a token (KIVI's int4-g32 would be 45,440). "int4" names
+// 68 = 39,168 bytes a token (KIVI's int4-g32 would be 46,080). "int4" names
 // it; another group size is refused on vLLM. No kernel table times it, so
 // the run says its attention time is assumed.
 TEST(ScenarioRunTest, Int4KvIsVllmsPerTokenHeadLayoutAndItsTimingIsAssumed) {
