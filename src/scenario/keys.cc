@@ -334,7 +334,7 @@ const std::vector<Key>& ScenarioKeys() {
                        {"nvfp4_ds_mla", nullptr},
                        {"int8", nullptr},
                        {"int8_per_token_head", nullptr},
-                       {"int4_per_token_head", nullptr},
+                       {"int4_per_token_head", "int4"},
                        {"turboquant_k8v4", nullptr},
                        {"turboquant_4bit_nc", nullptr},
                        {"turboquant_k3v4_nc", nullptr},

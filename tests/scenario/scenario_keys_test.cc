@@ -52,6 +52,9 @@ TEST(ScenarioKeysTest, KvCacheDtypeValuesMapOntoKvFormats) {
   EXPECT_EQ(Parse(R"({"kv_cache_dtype": "fp8_e4m3"})").kv_format, "fp8-e4m3");
   EXPECT_EQ(Parse(R"({"kv_cache_dtype": "bfloat16"})").kv_format, "bf16");
   EXPECT_EQ(Parse(R"({"kv_cache_dtype": "float16"})").kv_format, "fp16");
+  // vLLM's int4 KV cache: kvbill's "int4", which on vLLM is int4-g<head_dim>
+  // (docs/formats.md).
+  EXPECT_EQ(Parse(R"({"kv_cache_dtype": "int4_per_token_head"})").kv_format, "int4");
   // NVFP4 KV runs on Blackwell only (the format matrix, docs/hardware.md#formats).
   EXPECT_EQ(Parse(R"({"kv_cache_dtype": "nvfp4", "deployment": {"gpu": "b200"}})").kv_format,
             "nvfp4");
