@@ -18,7 +18,7 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: kvbill fit --model M --gpu G [--gpus N] [--kv-format F] [--weight-format F]\n"
-    "                  --context C [--batch B] [--memory-fraction 0.9] [--engine vllm|sglang]\n"
+    "                  --context C [--batch B] [--memory-fraction F] [--engine vllm|sglang]\n"
     "                  [--reserve-gib G] [--block-size 16] [--set key=value ...]\n"
     "                  [--ignore-model-limit] [--format table|json] [-o FILE]\n\n"
     "Weights + KV (block-rounded, with linear/SSM state) against the memory of one replica of\n"
@@ -84,9 +84,9 @@ int RunFit(const Args& args) {
       "context,c", po::value(&context_text)->required(), "context per sequence, e.g. 128k")(
       "batch,b", po::value(&batch)->default_value(1), "concurrent sequences")(
       "memory-fraction", DoubleValue(&memory_fraction, 0.9),
-      "share of usable GPU memory for weights + KV")(
+      "share of usable GPU memory for weights + KV (--engine sglang: SGLang's own for the GPU)")(
       "engine", po::value(&engine)->default_value("vllm"),
-      "vllm or sglang: whose activation reserve to take off (its bundled profile)")(
+      "vllm or sglang: whose memory share and activation reserve (its bundled profile)")(
       "reserve-gib", po::value<double>()->notifier([&](double v) { reserve_option = v; }),
       "activation reserve per GPU in GiB (default: the engine's, as simulate)")(
       "block-size", po::value(&block_size)->default_value(16), "tokens per KV block")(
@@ -118,6 +118,13 @@ int RunFit(const Args& args) {
   if (!gpu_name) return ReportError("fit", gpu_name.error());
   auto gpu = LookupGpu(*gpu_name);
   if (!gpu) return ReportError("fit", gpu.error());
+  // SGLang's own mem_fraction_static for the GPU and degree when none is
+  // given, as a scenario on SGLang takes it.
+  if (engine == "sglang" && vm["memory-fraction"].defaulted()) {
+    const EngineLimits limits = DefaultEngineLimits("sglang", *gpu, gpus);
+    memory_fraction = SglangMemoryFraction(*gpu, gpus, limits.max_num_batched_tokens,
+                                           limits.cuda_graph_max_batch, false, 0);
+  }
   auto kv_format = ParseElementFormat(kv_format_name);
   if (!kv_format) return ReportError("fit", kv_format.error().Within("--kv-format"));
   // vLLM's int4 KV cache is int4_per_token_head: int4-g<head_dim>, as

@@ -430,11 +430,14 @@ const std::vector<Key>& ScenarioKeys() {
       {.pointer = "/deployment/memory_fraction",
        .type = Type::kNumber,
        .meaning = "share of each GPU's usable memory the engine may use (vLLM's "
-                  "gpu_memory_utilization; for SGLang set its mem_fraction_static, by default "
-                  "0.835 on one H100: [engine.md](engine.md#batching-sglang))",
+                  "gpu_memory_utilization, SGLang's mem_fraction_static)",
        .field = In<&Scenario::deployment, &D::memory_fraction>(),
        .range = Range::kFraction,
        .least = 0.01,
+       .nullable = true,
+       .default_text = "0.9 on vLLM; on SGLang its own `mem_fraction_static` for the GPU, the "
+                       "tensor-parallel degree and the token budget (0.835 on one H100: "
+                       "[engine.md](engine.md#batching-sglang))",
        .vllm = "gpu_memory_utilization"},
       {.pointer = "/deployment/engine",
        .type = Type::kChoice,

@@ -67,11 +67,24 @@ Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
   c.gpu = *gpu;
   c.gpus_per_replica = s.deployment.gpus_per_replica;
   c.replicas = s.deployment.replicas;
-  c.memory_fraction = s.deployment.memory_fraction;
   c.usd_per_gpu_hour = s.deployment.usd_per_gpu_hour.value_or(gpu->usd_per_gpu_hour);
   const EngineLimits limits =
       DefaultEngineLimits(s.deployment.engine, *gpu, s.deployment.gpus_per_replica);
   c.scheduler = s.deployment.engine == "sglang" ? SchedulerKind::kSglang : SchedulerKind::kVllm;
+  // vLLM's gpu_memory_utilization defaults to 0.9; SGLang derives its
+  // mem_fraction_static from the GPU, the degree, its chunk and its CUDA
+  // graphs (EAGLE drafts reserve more), as a replay of its runs does.
+  if (s.deployment.memory_fraction) {
+    c.memory_fraction = *s.deployment.memory_fraction;
+  } else if (c.scheduler == SchedulerKind::kSglang) {
+    const std::string method = s.deployment.speculative ? s.deployment.speculative->method : "";
+    c.memory_fraction = SglangMemoryFraction(
+        *gpu, c.gpus_per_replica,
+        s.engine.max_num_batched_tokens.value_or(limits.max_num_batched_tokens),
+        limits.cuda_graph_max_batch, method == "eagle" || method == "eagle3", 0);
+  } else {
+    c.memory_fraction = 0.9;
+  }
   // vLLM stores an int4 KV cache with one fp32 scale per token and KV head
   // (int4_per_token_head): int4-g<head_dim>, which "int4" means here
   // (another group size was refused when the scenario was read).

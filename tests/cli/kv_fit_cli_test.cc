@@ -167,7 +167,7 @@ TEST(FitCliTest, JsonHasTheDocumentedFields) {
 // 32,144 tokens: below the model's 40,960, so a 40k request does not fit
 // (vLLM refuses to start at its default max_model_len), while memory alone
 // (--reserve-gib 0) holds it. SGLang's profile reserves its fixed
-// 1.4712071 GiB alone.
+// 1.4712071 GiB alone, of its own memory share.
 TEST(FitCliTest, TheEnginesReserveComesOffAsSimulatesPoolDoes) {
   const auto r = RunKvbill("fit --model qwen3-32b --gpu h100-sxm --context 40960 --format json");
   ASSERT_EQ(r.exit_status, 0) << r.err;
@@ -188,6 +188,9 @@ TEST(FitCliTest, TheEnginesReserveComesOffAsSimulatesPoolDoes) {
   const auto sglang = RunKvbill(
       "fit --model qwen3-32b --gpu h100-sxm --context 40960 --engine sglang --format json");
   EXPECT_NEAR(nlohmann::json::parse(sglang.out)["reserve_gib"].get<double>(), 1.4712071, 1e-6);
+  // ... and its own memory share, as a scenario on SGLang
+  // (ScenarioRunTest.SglangTakesItsOwnMemoryFractionByDefault works 0.835).
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(sglang.out)["memory_fraction"].get<double>(), 0.835);
   EXPECT_EQ(RunKvbill("fit --model qwen3-32b --context 8k --engine trtllm").exit_status, 2);
 }
 

@@ -122,6 +122,25 @@ TEST(ScenarioRunTest, Int4KvIsVllmsPerTokenHeadLayoutAndItsTimingIsAssumed) {
   EXPECT_NE(message.find("kv_cache stored as int4-g128"), std::string::npos) << message;
 }
 
+// Without deployment.memory_fraction vLLM takes 0.9 of the GPU and SGLang
+// its own mem_fraction_static: on one H100 (81,510.8 MiB usable: 0.9 of it
+// is the 76,922,864,271 B of fit_test.cc) SGLang reserves 512 + 1.5 x 8,192
+// (its chunk) + 2 x 256 (its CUDA graphs) + 128 x 1 GPU = 13,440 MiB, so
+// 1 - 13,440 / 81,510.8 = 0.8351, rounded to three decimals 0.835
+// (engine.md, "Batching, SGLang"). A fraction given is kept.
+TEST(ScenarioRunTest, SglangTakesItsOwnMemoryFractionByDefault) {
+  auto fraction = [](const std::string& deployment) {
+    auto s = ParseScenario(R"({"deployment": )" + deployment + "}", "s.json");
+    EXPECT_TRUE(s.ok());
+    auto c = BuildSimulationConfig(*s);
+    EXPECT_TRUE(c.ok()) << c.error().message();
+    return c.ok() ? c->memory_fraction : 0.0;
+  };
+  EXPECT_DOUBLE_EQ(fraction(R"({"engine": "vllm"})"), 0.9);
+  EXPECT_DOUBLE_EQ(fraction(R"({"engine": "sglang"})"), 0.835);
+  EXPECT_DOUBLE_EQ(fraction(R"({"engine": "sglang", "memory_fraction": 0.9})"), 0.9);
+}
+
 TEST(ScenarioRunTest, HybridModelsWarnThatTheirStateIsUnmeasured) {
   auto codes = [](const std::string& model) {
     auto s = ParseScenario(R"({"model": ")" + model + R"(", "deployment": {"gpu": "h100-sxm"},

@@ -76,7 +76,8 @@ std::string Canonical(const Scenario& s) {
   o << "deployment.gpu = " << d.gpu << "\n";
   o << "deployment.gpus_per_replica = " << d.gpus_per_replica << "\n";
   o << "deployment.replicas = " << d.replicas << "\n";
-  o << "deployment.memory_fraction = " << Num(d.memory_fraction) << "\n";
+  // The reader before the key table read an absent fraction as 0.9.
+  o << "deployment.memory_fraction = " << Num(d.memory_fraction.value_or(0.9)) << "\n";
   o << "deployment.engine = " << d.engine << "\n";
   o << "deployment.profile = " << d.profile << "\n";
   o << "deployment.async_scheduling = "

@@ -134,7 +134,7 @@ TEST(ScenarioTest, AbsentSectionsTakeTheHeaderDefaults) {
   EXPECT_EQ(s.deployment.gpu, "h100-sxm");
   EXPECT_EQ(s.deployment.gpus_per_replica, 1);
   EXPECT_EQ(s.deployment.replicas, 1);
-  EXPECT_EQ(s.deployment.memory_fraction, 0.9);
+  EXPECT_FALSE(s.deployment.memory_fraction.has_value());  // 0.9 on vLLM, SGLang its own
   // Absent: the engine's calibrated profile decides them (docs/engine.md).
   EXPECT_EQ(s.deployment.engine, "vllm");
   EXPECT_TRUE(s.deployment.profile.empty());

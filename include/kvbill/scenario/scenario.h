@@ -58,7 +58,9 @@ struct ScenarioDeployment {
   int expert_parallel = 1;
   std::string expert_dispatch = "all_reduce";
   int replicas = 1;
-  double memory_fraction = 0.9;
+  // Unset: 0.9 (vLLM's gpu_memory_utilization), or SGLang's own
+  // mem_fraction_static for the GPU (SglangMemoryFraction).
+  std::optional<double> memory_fraction;
   // The serving engine: its scheduler and its fitted profile
   // (cost/engine_profile.h); `profile` names another profile (a bundled
   // name or a file, resolved).
