@@ -650,47 +650,16 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
     }
     o.ttft_p90_s = sum.ttft_s.p90;
   };
-  if (slo.empty()) {
-    // No target: the fewest replicas from the throughput bound up that keep
-    // up with the arrivals (the bound assumes decode alone at full batch).
-    std::optional<Run> last;
-    for (int replicas = o.min_replicas; replicas <= o.max_replicas; ++replicas) {
-      auto run = simulate(replicas);
-      if (!run) {
-        o.status = "error";
-        o.reason = failure;
-        return o;
-      }
-      if (run->rejected > 0) {
-        fill(*run);
-        refused(*run);
-        return o;
-      }
-      if (!run->overloaded) {
-        fill(*run);
-        o.status = "feasible";
-        o.reason =
-            "fits, formats run; no latency target: the fewest replicas from the "
-            "throughput bound up that keep up with the arrivals, " +
-            std::to_string(o.replicas) + (o.uncalibrated ? " (uncalibrated cost model)" : "");
-        return o;
-      }
-      last = std::move(run);
-    }
-    fill(*last);
-    o.status = "slo_not_met";
-    o.reason = "no latency target, but " + backlog(*last) + " with " +
-               std::to_string(o.min_replicas) + " to " + std::to_string(o.max_replicas) +
-               " replica(s): the deployment cannot keep up with the arrivals";
-    return o;
-  }
   // Every count from the bound up, fewest first: the first that meets
-  // every target is the answer. No monotonicity is assumed (round-robin
-  // routing can make more replicas slower: docs/plan.md).
+  // every target and keeps up with the arrivals is the answer (with no
+  // target, the first that keeps up: the bounds assume decode alone at full
+  // batch). No monotonicity is assumed (round-robin routing can make more
+  // replicas slower: docs/plan.md).
   std::optional<Run> closest;  // the run nearest the targets, for the verdict
   auto distance = [](const Run& r) {
     double worst = 0;
     for (const SloCheck& k : r.checks) worst = std::max(worst, k.actual / k.target.max);
+    if (r.overloaded) worst = std::max(worst, r.summary.queue_s.p50 / kOverloadedQueueP50Seconds);
     return worst;
   };
   for (int replicas = o.min_replicas; replicas <= o.max_replicas; ++replicas) {
@@ -708,8 +677,11 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
     if (run->held) {
       fill(*run);
       o.status = "feasible";
-      o.reason = "fits, formats run; SLO met: " + SloText(run->checks) + " with " +
-                 std::to_string(o.replicas) + " replica(s)" +
+      o.reason = (slo.empty() ? "fits, formats run; no latency target: the fewest replicas from "
+                                "the throughput bound up that keep up with the arrivals, " +
+                                    std::to_string(o.replicas)
+                              : "fits, formats run; SLO met: " + SloText(run->checks) + " with " +
+                                    std::to_string(o.replicas) + " replica(s)") +
                  (o.uncalibrated ? " (uncalibrated cost model)" : "");
       return o;
     }
@@ -717,10 +689,14 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
   }
   fill(*closest);
   o.status = "slo_not_met";
-  o.reason = "SLO not met with " + std::to_string(o.min_replicas) + " to " +
-             std::to_string(o.max_replicas) + " replica(s); closest, " +
-             std::to_string(closest->replicas) + ": " + SloText(closest->checks) +
-             (closest->overloaded ? ", " + backlog(*closest) : "");
+  const std::string counts =
+      std::to_string(o.min_replicas) + " to " + std::to_string(o.max_replicas) + " replica(s)";
+  o.reason = slo.empty() ? "no latency target, but " + backlog(*closest) + " with " + counts +
+                               " (the least behind, " + std::to_string(closest->replicas) +
+                               "): the deployment cannot keep up with the arrivals"
+                         : "SLO not met with " + counts + "; closest, " +
+                               std::to_string(closest->replicas) + ": " + SloText(closest->checks) +
+                               (closest->overloaded ? ", " + backlog(*closest) : "");
   return o;
 }
 
