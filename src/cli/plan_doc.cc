@@ -48,6 +48,25 @@ std::vector<PlanRankRow> RankRows(const Json& rows) {
   return out;
 }
 
+// The codes of a row's run warnings joined by `sep`; `trust`: only those
+// about how far its numbers hold that the label does not already say (the
+// status says slo_violated and overloaded, uncalibrated and
+// weakly_validated have their own marks; idle_dominant and
+// policy_no_effect describe the bill and the policy, not the figures).
+std::string WarningList(const Json& row, const char* sep, bool trust) {
+  static const std::set<std::string> unmarked = {
+      "slo_violated",  "overloaded",       "uncalibrated",        "weakly_validated",
+      "idle_dominant", "policy_no_effect", "pricing_model_unused"};
+  std::string out;
+  if (!row.contains("warnings")) return out;
+  for (const Json& w : row["warnings"]) {
+    const std::string code = w["code"].get<std::string>();
+    if (trust && unmarked.count(code)) continue;
+    out += (out.empty() ? "" : sep) + code;
+  }
+  return out;
+}
+
 // "h100-sxm tp=2 w=auto kv=fp8" (ep and speculative when they are not the
 // default); an API candidate: "api gpt-5 (openai)".
 std::string Label(const Json& row) {
@@ -62,6 +81,8 @@ std::string Label(const Json& row) {
   if (row["speculative"] != "off") s += " spec=" + row["speculative"].get<std::string>();
   if (row["uncalibrated"].get<bool>()) s += " (uncalibrated)";
   if (row.value("weakly_validated", false)) s += " (weakly validated)";
+  const std::string warns = WarningList(row, ", ", true);
+  if (!warns.empty()) s += " (warns " + warns + ")";
   return s;
 }
 
@@ -132,6 +153,17 @@ Status CheckRowTypes(const Json& r, const std::string& at) {
     return bad("simulations", "a non-negative integer");
   }
   if (!r["uncalibrated"].is_boolean()) return bad("uncalibrated", "true or false");
+  if (r.contains("warnings")) {
+    if (!r["warnings"].is_array()) return bad("warnings", "an array");
+    for (std::size_t k = 0; k < r["warnings"].size(); ++k) {
+      const Json& w = r["warnings"][k];
+      if (!w.is_object() || !w.contains("code") || !w["code"].is_string() ||
+          !w.contains("message") || !w["message"].is_string()) {
+        return Error(at + "/warnings/" + std::to_string(k) +
+                     ": must be an object with a string code and message, got " + w.dump());
+      }
+    }
+  }
   if (api) {
     for (const char* key : {"provider", "model"}) {
       if (!r.contains(key) || !r[key].is_string()) {
@@ -203,6 +235,10 @@ Json OutcomeJson(const CandidateOutcome& o) {
     Json slo = Json::object();
     for (const SloCheck& c : o.slo) slo[c.target.metric] = c.actual;
     r["slo"] = slo;
+    r["warnings"] = Json::array();
+    for (const RunWarning& w : o.warnings) {
+      r["warnings"].push_back({{"code", w.code}, {"message", w.message}});
+    }
   } else if (o.priced) {
     r["usd_per_task"] = o.usd_per_task;
     r["usd_per_day"] = o.usd_per_day;
@@ -261,7 +297,8 @@ std::string RenderPlan(const Json& doc, const std::string& format) {
              "usd_per_day",
              "ttft_s.p90",
              "uncalibrated",
-             "reason"});
+             "reason",
+             "warnings"});
     auto add = [&](std::size_t i, const std::string& rank) {
       const Json& r = rows[i];
       auto field = [&](const char* key) { return r.contains(key) ? r[key].dump() : ""; };
@@ -285,7 +322,8 @@ std::string RenderPlan(const Json& doc, const std::string& format) {
                 field("usd_per_day"),
                 field("ttft_s.p90"),
                 r["uncalibrated"].dump(),
-                r["reason"].get<std::string>()});
+                r["reason"].get<std::string>(),
+                WarningList(r, ";", false)});
     };
     // Feasible (ranked), then SLO not evaluated (cheapest first, unranked),
     // then the rest in index order.

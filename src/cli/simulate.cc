@@ -174,6 +174,8 @@ void AddLatencyJson(const Scenario& scenario, const RunSummary& sum, const Simul
                            {"held", c.held}});
   }
   (*s)["max_model_len"] = totals.max_model_len;
+  // SGLang's own cap when its pool holds less than max_model_len (0: none).
+  (*s)["pool_context_len"] = totals.pool_context_len;
   (*s)["rejected_requests"] = totals.rejected_requests;
   (*s)["unsent_requests"] = totals.unsent_requests;
 }
@@ -202,7 +204,10 @@ std::string LatencyText(const Scenario& scenario, const RunSummary& sum,
     text +=
         FormatWithSeparators(totals.rejected_requests) +
         (totals.rejected_requests == 1 ? " request" : " requests") +
-        " refused over max_model_len " + FormatWithSeparators(totals.max_model_len) +
+        (totals.pool_context_len > 0
+             ? " refused over the " + FormatWithSeparators(totals.pool_context_len) +
+                   " tokens SGLang's KV pool serves"
+             : " refused over max_model_len " + FormatWithSeparators(totals.max_model_len)) +
         (totals.rejected_requests == 1 ? " (its task ends there; " : " (their tasks end there; ") +
         FormatWithSeparators(totals.unsent_requests) +
         (totals.unsent_requests == 1 ? " later request" : " later requests") + " not sent)\n";

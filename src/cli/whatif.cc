@@ -291,9 +291,14 @@ Column SelfHostedColumn(const Scenario& s, const std::vector<Task>& tasks,
         std::to_string(n) + (n == 1 ? " task is" : " tasks are") +
             " unpriced: a request of up to " +
             FormatWithSeparators(result->longest_rejected_tokens) + " tokens is past " +
-            config->model.name + "'s max_model_len " + FormatWithSeparators(config->max_model_len) +
-            ", which vLLM refuses; name a longer-context model (--self-hosted-model) or a "
-            "scenario that extends it (model.set rope_scaling, --scenario)");
+            (result->pool_context_len > 0
+                 ? "the " + FormatWithSeparators(result->pool_context_len) +
+                       " tokens SGLang's KV pool serves, which it refuses; give the deployment "
+                       "more memory (--scenario)"
+                 : config->model.name + "'s max_model_len " +
+                       FormatWithSeparators(config->max_model_len) +
+                       ", which vLLM refuses; name a longer-context model (--self-hosted-model) "
+                       "or a scenario that extends it (model.set rope_scaling, --scenario)"));
   }
   return c;
 }

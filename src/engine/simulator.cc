@@ -10,6 +10,26 @@
 namespace kvbill {
 namespace engine {
 
+// SGLang refuses a prompt at or over min(context length, pool tokens) - 1
+// and shortens outputs to stay below it (Scheduler.max_req_input_len,
+// init_req_max_new_tokens; python/sglang/srt/managers/scheduler.py): the
+// longest sequence the pool holds less one, when that is below
+// max_model_len; 0 when the pool holds max_model_len (or is unlimited).
+Tokens Engine::SglangPoolContextLen(const KvPool& pool) const {
+  if (pool.capacity_blocks() >= kUnlimitedBlocks) return 0;
+  const Tokens chunk = config_.max_num_batched_tokens;
+  auto fits = [&](Tokens n) { return pool.PeakPages(n, chunk) <= pool.capacity_blocks(); };
+  Tokens hi = config_.max_model_len > 0 ? config_.max_model_len + 1 : Tokens{1} << 40;
+  if (fits(hi)) return 0;
+  // The longest length that fits, in [lo, hi): PeakPages never decreases.
+  Tokens lo = 0;
+  while (hi - lo > 1) {
+    const Tokens mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  return std::max<Tokens>(lo - 1, 0);
+}
+
 Seq* Engine::NewSeq() {
   Seq* seq = nullptr;
   if (free_seqs_.empty()) {
@@ -47,6 +67,10 @@ Result<SimulationTotals> Engine::Run() {
       rep.offload = std::make_unique<OffloadTier>(config_.offload_capacity_tokens / bs_);
       rep.cache->TrackEvictions(true);
     }
+  }
+  if (config_.scheduler == SchedulerKind::kSglang && !replicas_.empty()) {
+    totals_.pool_context_len = SglangPoolContextLen(*replicas_.front().cache);
+    if (totals_.pool_context_len > 0) tasks_.LowerModelLimit(totals_.pool_context_len);
   }
   error_ = tasks_.Pull();
   while (error_.ok()) {

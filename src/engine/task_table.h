@@ -79,6 +79,11 @@ class TaskTable {
   std::int64_t rejected() const { return rejected_; }
   std::int64_t unsent() const { return unsent_; }
   Tokens longest_rejected() const { return longest_rejected_; }
+  // Lowers the limit (before the first Pull): SGLang serves no request
+  // longer than its KV pool holds (SimulationTotals::pool_context_len).
+  void LowerModelLimit(Tokens limit) {
+    max_model_len_ = max_model_len_ > 0 ? std::min(max_model_len_, limit) : limit;
+  }
   // Of every task's planned requests: edited by the policy, placeholder outputs.
   std::int64_t edited() const { return edited_; }
   std::int64_t placeholders() const { return placeholders_; }

@@ -185,13 +185,21 @@ class FreshPromptTokens {
 // own cost ("busy" billing) or their cost with their share of the idle time
 // as "amortized" billing spreads it (the dedicated bill, shared); the run's
 // totals stay the whole run's. No warm-up: the run's own summary.
-// `rejected` receives the run's requests refused over max_model_len.
+// What a run says besides its summary: the requests it refused over
+// max_model_len (or SGLang's pool cap), and its warnings as simulate would
+// list them (of the measured tasks' summary).
+struct RunNotes {
+  std::int64_t refused = 0;
+  Tokens pool_context_len = 0;  // SGLang's pool cap, when it was the limit
+  std::vector<RunWarning> warnings;
+};
+
 Result<RunSummary> RunMeasured(const Scenario& s, WorkloadCache& workloads,
-                               const std::vector<bool>& warmup, std::int64_t* rejected) {
+                               const std::vector<bool>& warmup, RunNotes* notes) {
   if (s.pricing || std::find(warmup.begin(), warmup.end(), true) == warmup.end()) {
     auto run = RunScenario(s, workloads);
     if (!run) return run.error();
-    *rejected = run->result.rejected_requests;
+    *notes = {run->result.rejected_requests, run->result.pool_context_len, RunWarnings(s, *run)};
     return run->summary;
   }
   auto warm = [&warmup](int i) {
@@ -210,7 +218,6 @@ Result<RunSummary> RunMeasured(const Scenario& s, WorkloadCache& workloads,
   };
   auto run = RunScenario(s, workloads, observer);
   if (!run) return run.error();
-  *rejected = run->totals.rejected_requests;
   std::vector<TaskMetrics> all;
   std::vector<bool> measured;
   for (const auto& [index, task] : tasks) {
@@ -230,6 +237,8 @@ Result<RunSummary> RunMeasured(const Scenario& s, WorkloadCache& workloads,
   summary.idle_gpu_usd = run->summary.idle_gpu_usd;
   summary.idle_usd = 0;
   summary.cost_usd = summary.task_cost_usd;
+  *notes = {run->totals.rejected_requests, run->totals.pool_context_len,
+            EngineRunWarnings(s, run->totals, summary)};
   return summary;
 }
 
@@ -526,8 +535,9 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
     }
   }
   // ... and, as vLLM checks at start-up (check_enough_kv_cache_memory), the
-  // KV pool left holds one request of max_model_len.
-  {
+  // KV pool left holds one request of max_model_len. SGLang starts anyway
+  // and refuses the requests its pool cannot hold: the run tells.
+  if (config->scheduler != SchedulerKind::kSglang) {
     auto pool = SizeReplicaPool(*config);
     if (!pool) {
       o.status = "no_fit";
@@ -593,7 +603,7 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
     // What makes a run no answer whatever its targets: a backlog (the
     // overloaded warning's bound) or requests refused over max_model_len.
     bool overloaded = false;
-    std::int64_t rejected = 0;
+    RunNotes notes;
   };
   std::string failure;
   auto simulate = [&](int replicas) -> std::optional<Run> {
@@ -604,7 +614,7 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
     }
     ++o.simulations;
     Run r;
-    auto run = RunMeasured(*s, workloads, rate.warmup, &r.rejected);
+    auto run = RunMeasured(*s, workloads, rate.warmup, &r.notes);
     if (!run) {
       failure = run.error().message();
       return std::nullopt;
@@ -614,7 +624,7 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
     r.overloaded = run->queue_s.count > 0 && run->queue_s.p50 > kOverloadedQueueP50Seconds;
     r.held =
         std::all_of(r.checks.begin(), r.checks.end(), [](const SloCheck& k) { return k.held; }) &&
-        !r.overloaded && r.rejected == 0;
+        !r.overloaded && r.notes.refused == 0;
     r.summary = std::move(*run);
     return r;
   };
@@ -622,11 +632,16 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
   // (max_model_len does not depend on them).
   auto refused = [&](const Run& r) {
     o.status = "slo_not_met";
-    o.reason = FormatWithSeparators(r.rejected) + " request(s) refused over max_model_len " +
-               FormatWithSeparators(config->max_model_len) +
+    o.reason = FormatWithSeparators(r.notes.refused) + " request(s) refused over " +
+               (r.notes.pool_context_len > 0
+                    ? "the " + FormatWithSeparators(r.notes.pool_context_len) +
+                          " tokens SGLang's KV pool serves"
+                    : "max_model_len " + FormatWithSeparators(config->max_model_len)) +
                ", each ending its task (the context_limit warning): the tasks are cut short, "
-               "so no replica count serves them; a context_policy that bounds the prompts or "
-               "a longer engine.max_model_len does";
+               "so no replica count serves them; a context_policy that bounds the prompts or " +
+               (r.notes.pool_context_len > 0 ? "more memory per replica"
+                                             : "a longer engine.max_model_len") +
+               " does";
   };
   auto backlog = [](const Run& r) {
     return "overloaded (median queueing delay " + FormatFixed(r.summary.queue_s.p50, 1) +
@@ -635,6 +650,7 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
   auto fill = [&](const Run& r) {
     o.replicas = r.replicas;
     o.slo = r.checks;
+    o.warnings = r.notes.warnings;
     const RunSummary& sum = r.summary;
     const double per_day = space.tasks_per_day > 0 ? space.tasks_per_day : rate.tasks_per_day();
     if (sum.billing == BillingRule::kDedicated && per_day > 0) {
@@ -669,7 +685,7 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
       o.reason = failure;
       return o;
     }
-    if (run->rejected > 0) {
+    if (run->notes.refused > 0) {
       fill(*run);
       refused(*run);
       return o;

@@ -18,15 +18,19 @@ std::string Seconds3(double s) { return FormatFixed(s, s < 10 ? 3 : 1) + " s"; }
 
 void ContextLimit(const Scenario& s, const SimulationTotals& t, std::vector<RunWarning>* out) {
   std::string text;
+  const std::string limit =
+      t.pool_context_len > 0
+          ? "the " + FormatWithSeparators(t.pool_context_len) + " tokens SGLang serves"
+          : "max_model_len " + FormatWithSeparators(t.max_model_len);
   if (t.rejected_requests > 0) {
     text = Count(t.rejected_requests, "request was", "requests were") +
-           " refused: prompt plus output tokens over max_model_len " +
-           FormatWithSeparators(t.max_model_len) + " (the longest " +
+           " refused: prompt plus output tokens over " + limit + " (the longest " +
            FormatWithSeparators(t.longest_rejected_tokens) +
            " tokens); each ends its task, whose " +
            Count(t.unsent_requests, "later request was", "later requests were") +
-           " never sent. A context_policy that keeps prompts under the limit, or a model "
-           "with a longer context, serves them";
+           " never sent. A context_policy that keeps prompts under the limit, or " +
+           (t.pool_context_len > 0 ? "a larger KV pool" : "a model with a longer context") +
+           ", serves them";
   }
   if (s.engine.max_model_len && t.model_max_model_len > 0 &&
       *s.engine.max_model_len > t.model_max_model_len) {
@@ -36,7 +40,17 @@ void ContextLimit(const Scenario& s, const SimulationTotals& t, std::vector<RunW
             " (a what-if: vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, and the "
             "model was not trained that long)";
   }
-  if (!t.max_model_len_fits_pool) {
+  if (t.pool_context_len > 0) {
+    if (!text.empty()) text += "; ";
+    text += "a replica's KV pool holds " + FormatWithSeparators(t.pool_tokens) +
+            " tokens of a sequence, less than max_model_len " +
+            FormatWithSeparators(t.max_model_len) +
+            ": SGLang starts anyway and serves requests of at most " +
+            FormatWithSeparators(t.pool_context_len) +
+            " tokens (min(context length, pool) - 1), refusing longer prompts and cutting "
+            "outputs short (kvbill refuses the request either way); give it more memory (GPUs, "
+            "memory_fraction, a smaller KV format) to serve the model's whole context";
+  } else if (!t.max_model_len_fits_pool) {
     if (!text.empty()) text += "; ";
     text += "a replica's KV pool holds " + FormatWithSeparators(t.pool_tokens) +
             " tokens of a sequence, less than one request of max_model_len " +

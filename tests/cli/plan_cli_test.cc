@@ -161,9 +161,27 @@ TEST(PlanCliTest, CandidatesSayHowWellTheirRegimeWasValidated) {
   EXPECT_EQ(two["validation_regime"], "h100-sxm, dense models, several GPUs a replica");
   EXPECT_TRUE(two["validation_median_error"].is_null());
   EXPECT_EQ(two["weakly_validated"], true);
+  // Each simulated row lists its run's warnings: the two-GPU one's run warns
+  // weakly_validated, which its label marks once, not again among "warns".
+  ASSERT_TRUE(two["warnings"].is_array());
+  bool weak = false;
+  for (const auto& w : two["warnings"]) weak = weak || w["code"] == "weakly_validated";
+  EXPECT_TRUE(weak) << two["warnings"].dump();
   const auto table = RunKvbill(base);
   EXPECT_NE(table.out.find("h100-sxm tp=2 w=auto kv=bf16 (weakly validated)"), std::string::npos)
       << table.out;
+  EXPECT_EQ(table.out.find("warns weakly_validated"), std::string::npos) << table.out;
+  // Speculative decoding at its method's default acceptance: the label says so.
+  const auto spec = RunKvbill(std::string("plan --scenario ") + kScenario +
+                              " --gpus h100-sxm --max-gpus 1 --speculative off,on");
+  ASSERT_EQ(spec.exit_status, 0) << spec.err;
+  EXPECT_NE(spec.out.find("spec=on (warns speculative_acceptance_assumed)"), std::string::npos)
+      << spec.out;
+  EXPECT_EQ(spec.out.find("kv=bf16 (warns"), std::string::npos) << spec.out;
+  const auto csv = RunKvbill(base + " --format csv");
+  ASSERT_EQ(csv.exit_status, 0) << csv.err;
+  EXPECT_NE(csv.out.find(",warnings\n"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find("weakly_validated"), std::string::npos) << csv.out;
   // $/day to the cent in every row, whatever its size: each ranked row's
   // two dollar cells are $/task (4 decimals below $100) and $/day (2).
   const std::regex row(R"(\$[0-9,]+\.[0-9]+ +\$[0-9,]+\.([0-9]+) )");

@@ -54,6 +54,43 @@ TEST(ModelLimitTest, RefusedRequestsCostNothingAndStepModeAgrees) {
   EXPECT_TRUE(NearlyEqual(paid + event.idle_usd, event.bill_usd));
 }
 
+// SGLang starts whatever its pool holds and refuses what the pool cannot:
+// max_req_input_len = min(context length, pool tokens) - 1. A pool of
+// 2,288 tokens (143 blocks of 16) holds sequences of up to 2,288 tokens, so
+// SGLang serves at most 2,287: task a's 1,100 and 1,700 are served, its
+// 2,300 refused (the fourth turn never sent); task b's 3,100 refused (its
+// second never sent). vLLM would not start (its pool holds less than the
+// model's 131,072), and kvbill's vLLM run stops at the first request that
+// cannot fit.
+TEST(ModelLimitTest, SglangRefusesRequestsItsPoolCannotHold) {
+  SimulationConfig c = Config("llama-3.1-8b");
+  c.capacity_tokens = 2288;
+  c.scheduler = SchedulerKind::kSglang;
+  const SimulationResult r = RunSim(c, Tasks());
+  EXPECT_EQ(r.pool_context_len, 2287);
+  EXPECT_EQ(r.max_model_len, c.max_model_len);  // the configured limit stays as it was
+  ASSERT_EQ(r.requests.size(), 2u);
+  EXPECT_EQ(r.rejected_requests, 2);
+  EXPECT_EQ(r.unsent_requests, 2);
+  EXPECT_EQ(r.longest_rejected_tokens, 3100);
+  c.step_mode = true;
+  ExpectSameRuns(r, RunSim(c, Tasks()));
+  // One more block holds 2,304 tokens: the cap is 2,303 and 2,300 is served.
+  c.capacity_tokens = 2304;
+  EXPECT_EQ(RunSim(c, Tasks()).pool_context_len, 2303);
+  EXPECT_EQ(RunSim(c, Tasks()).requests.size(), 3u);
+  // A pool that holds max_model_len + 1 tokens: max_model_len is the limit.
+  c.max_model_len = 2200;
+  c.capacity_tokens = 2208;  // holds 2,208 > 2,200
+  const SimulationResult within = RunSim(c, Tasks());
+  EXPECT_EQ(within.pool_context_len, 0);
+  EXPECT_EQ(within.requests.size(), 2u);  // 1,100 and 1,700; 2,300 over 2,200
+  c.scheduler = SchedulerKind::kVllm;
+  c.max_model_len = 0;
+  c.capacity_tokens = 2288;
+  EXPECT_FALSE(Simulate(c, Tasks(), PlanAll(Tasks(), "keep_all")).ok());
+}
+
 // TPOT is (finish - first token) / (output - 1) per request; a request of
 // one output token has no such interval and is left out. Queueing delay is
 // admission minus release.

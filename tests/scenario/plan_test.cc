@@ -222,6 +222,16 @@ TEST(PlanTest, APoolThatCannotHoldOneMaxModelLenRequestDoesNotFit) {
     ++checked;
   }
   EXPECT_EQ(checked, 4);
+  // SGLang starts on that pool and refuses only what it cannot hold: these
+  // 50-token turns fit, so the candidate is simulated, not "no_fit".
+  const std::string sglang = *WithSetting(text, "/deployment/engine", "\"sglang\"");
+  auto sglang_scenario = ParseScenario(sglang, "plan-small.json");
+  ASSERT_TRUE(sglang_scenario.ok()) << sglang_scenario.error().message();
+  for (const CandidateOutcome& o :
+       DecideCandidates(sglang, *sglang_scenario, space, *rate, *candidates, 1)) {
+    EXPECT_NE(o.status, "no_fit") << o.reason;
+    EXPECT_GT(o.simulations, 0) << o.reason;
+  }
   const std::string limited = *WithSetting(text, "/engine/max_model_len", "32144");
   auto limited_scenario = ParseScenario(limited, "plan-small.json");
   ASSERT_TRUE(limited_scenario.ok());
@@ -284,6 +294,14 @@ TEST(PlanTest, WithoutATargetTheAnswerKeepsUpWithTheArrivals) {
     ASSERT_TRUE(run.ok());
     EXPECT_EQ(run->summary.queue_s.p50 > kOverloadedQueueP50Seconds, replicas == 1)
         << replicas << " replica(s): median queueing delay " << run->summary.queue_s.p50;
+    // The row carries the warnings of its run at the chosen count, as
+    // simulate lists them.
+    if (replicas == tp1->replicas) {
+      std::vector<std::string> expected, got;
+      for (const RunWarning& w : RunWarnings(*s, *run)) expected.push_back(w.code);
+      for (const RunWarning& w : tp1->warnings) got.push_back(w.code);
+      EXPECT_EQ(got, expected);
+    }
   }
 }
 
@@ -316,6 +334,9 @@ TEST(PlanTest, ACandidateWhoseRunRefusesRequestsIsNotFeasible) {
                                 "task"),
             std::string::npos)
       << plan[0].reason;
+  // Its row carries the run's context_limit warning.
+  ASSERT_FALSE(plan[0].warnings.empty());
+  EXPECT_EQ(plan[0].warnings[0].code, "context_limit");
 }
 
 // Why plan tries every replica count from the bound up instead of

@@ -111,6 +111,30 @@ TEST(WarningsTest, ContextLimitWhenThePoolCannotHoldOneMaxLengthRequest) {
       << r.Message("context_limit");
 }
 
+// SGLang starts on such a pool and refuses past it: the message says so
+// and names the cap, not vLLM's start-up check.
+TEST(WarningsTest, ContextLimitOnSglangNamesItsPoolCap) {
+  FakeRun r;
+  r.totals.max_model_len = 40960;
+  r.totals.pool_tokens = 16256;
+  r.totals.memory_pool_tokens = 16256;
+  r.totals.max_model_len_fits_pool = false;
+  r.totals.pool_context_len = 16255;
+  r.totals.rejected_requests = 1;
+  r.totals.longest_rejected_tokens = 24835;
+  EXPECT_EQ(r.Codes(), Codes{"context_limit"});
+  const std::string m = r.Message("context_limit");
+  EXPECT_EQ(m.rfind("1 request was refused: prompt plus output tokens over the 16,255 tokens "
+                    "SGLang serves (the longest 24,835 tokens)",
+                    0),
+            0u)
+      << m;
+  EXPECT_NE(m.find("SGLang starts anyway and serves requests of at most 16,255 tokens"),
+            std::string::npos)
+      << m;
+  EXPECT_EQ(m.find("vLLM"), std::string::npos) << m;
+}
+
 // prefix_cache.capacity_tokens above what memory holds: the running
 // sequences share the pool, so the run assumes memory the GPUs lack. The
 // ratio 3,145,728 / 461,312 = 6.819 (Llama-3.1-70B on 4 H100s, 512-token

@@ -221,6 +221,11 @@ struct SimulationTotals {
   // does not (check_enough_kv_cache_memory).
   Tokens pool_tokens = 0;
   bool max_model_len_fits_pool = true;
+  // SGLang starts whatever its pool holds and serves no request longer
+  // than it (the scheduler's max_req_input_len and max_req_len:
+  // min(context length, pool tokens) - 1): when that is below
+  // max_model_len, requests are refused over this instead (0: not so).
+  Tokens pool_context_len = 0;
   // What the memory left after weights and the activation reserve holds, in
   // the same unit: pool_tokens unless capacity_tokens replaced the pool
   // (kUnlimitedBlocks for a model whose pages take no bytes).

@@ -44,6 +44,7 @@
 
 #include "kvbill/scenario/budget.h"
 #include "kvbill/scenario/scenario.h"
+#include "kvbill/scenario/warnings.h"
 #include "kvbill/scenario/workload.h"
 #include "kvbill/util/result.h"
 
@@ -186,6 +187,9 @@ struct CandidateOutcome {
   double usd_per_day = 0;
   double ttft_p90_s = 0;
   std::vector<SloCheck> slo;
+  // The warnings of that run, as simulate lists them (of the measured
+  // tasks: the busiest hour's warm-up left out).
+  std::vector<RunWarning> warnings;
   bool priced = false;      // an API candidate's bill was computed
   bool ttft_given = false;  // an API candidate's ttft_p90_s came from --api-latency
   bool simulated() const { return simulations > 0; }
