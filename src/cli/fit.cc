@@ -45,7 +45,7 @@ struct ModelLimitCheck {
   std::string warning;    // context_limit, when over
 };
 ModelLimitCheck CheckModelLimit(const ModelShape& model, Tokens context, const FitReport& report,
-                                bool ignore) {
+                                bool ignore, const std::string& engine) {
   ModelLimitCheck c;
   c.limit = model.max_model_len;
   if (c.limit <= 0) return c;
@@ -55,7 +55,8 @@ ModelLimitCheck CheckModelLimit(const ModelShape& model, Tokens context, const F
     c.warning = "context " + FormatWithSeparators(context) + " tokens is beyond the model's " +
                 "max_model_len " + FormatWithSeparators(c.limit) +
                 (ignore ? " (--ignore-model-limit: memory alone, a what-if no engine serves)"
-                        : " (vLLM refuses such requests; --ignore-model-limit for a what-if)");
+                        : std::string(" (") + (engine == "sglang" ? "SGLang" : "vLLM") +
+                              " refuses such requests; --ignore-model-limit for a what-if)");
   }
   return c;
 }
@@ -193,7 +194,7 @@ int RunFit(const Args& args) {
   }
   auto report = EvaluateFit(request);
   if (!report) return ReportError("fit", report.error());
-  const ModelLimitCheck limit = CheckModelLimit(*model, *context, *report, ignore_limit);
+  const ModelLimitCheck limit = CheckModelLimit(*model, *context, *report, ignore_limit, engine);
   // The shorter context to try stays within the model's limit too.
   FitReport suggest_from = *report;
   if (limit.caps_max) suggest_from.max_context = std::min(report->max_context, limit.limit);

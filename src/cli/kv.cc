@@ -135,7 +135,7 @@ int RunKv(const Args& args) {
     }
     limit_warning = list + " tokens " + (past.size() == 1 ? "is" : "are") + " past " + model->name +
                     "'s max_model_len " + FormatWithSeparators(model->max_model_len) +
-                    " (vLLM refuses such requests; the bytes are the arithmetic's alone)";
+                    " (vLLM and SGLang refuse such requests; the bytes are the arithmetic's alone)";
   }
   const double bytes_per_token = BytesPerToken(*model, *kv_format, tp);
   const Bytes state = StateBytesPerSequence(*model, tp);

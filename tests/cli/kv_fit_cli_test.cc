@@ -209,6 +209,13 @@ TEST(FitCliTest, ContextPastTheModelsLimitDoesNotFitUnlessIgnored) {
   EXPECT_NE(r.out.find("max context at batch 1: 8,192 tokens (the model's max_model_len"),
             std::string::npos)
       << r.out;
+  EXPECT_NE(r.out.find("(vLLM refuses such requests;"), std::string::npos) << r.out;
+  // SGLang refuses them too (its scheduler's max_req_input_len), and the
+  // warning names the engine asked about.
+  const auto sglang =
+      RunKvbill("fit --model gemma-2-9b --gpu h100-sxm --context 128k --engine sglang");
+  ASSERT_EQ(sglang.exit_status, 0) << sglang.err;
+  EXPECT_NE(sglang.out.find("(SGLang refuses such requests;"), std::string::npos) << sglang.out;
   EXPECT_EQ(RunKvbill("fit --model gemma-2-9b --gpu h100-sxm --context 128k --check").exit_status,
             1);
   // No batch, GPU count or format fits past the limit; the change that
@@ -321,8 +328,8 @@ TEST(KvCliTest, ContextsPastTheModelsLimitAreFlagged) {
   ASSERT_EQ(j["warnings"].size(), 1u);
   EXPECT_EQ(j["warnings"][0]["code"], "context_limit");
   EXPECT_EQ(j["warnings"][0]["message"],
-            "131,072 and 1,048,576 tokens are past qwen3-32b's max_model_len 40,960 (vLLM "
-            "refuses such requests; the bytes are the arithmetic's alone)");
+            "131,072 and 1,048,576 tokens are past qwen3-32b's max_model_len 40,960 (vLLM and "
+            "SGLang refuse such requests; the bytes are the arithmetic's alone)");
   const auto table = RunKvbill("kv --model qwen3-32b --context 32k,128k");
   EXPECT_NE(table.out.find("warning [context_limit]: 131,072 tokens is past qwen3-32b's "
                            "max_model_len 40,960"),
