@@ -796,6 +796,19 @@ Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& pro
   }
   auto result = Simulate(c, plan.tasks, plan.requests);
   if (!result) return result.error();
+  // The record's engine served every request: a replay that refuses some
+  // (SGLang's pool cap, SimulationTotals::pool_context_len) gave it less
+  // memory than it had.
+  if (result->rejected_requests > 0) {
+    return Error("the replay refused " + FormatWithSeparators(result->rejected_requests) +
+                 " request(s) of up to " + FormatWithSeparators(result->longest_rejected_tokens) +
+                 " tokens over " +
+                 (result->pool_context_len > 0
+                      ? "the " + FormatWithSeparators(result->pool_context_len) +
+                            " tokens SGLang serves from its KV pool"
+                      : "max_model_len " + FormatWithSeparators(result->max_model_len)) +
+                 ", which the record's engine served");
+  }
   ReplayMetrics out;
   double first_release = 1e300, last_finish = 0, ttft = 0, tpot = 0, e2e = 0, outputs = 0;
   double tpot_tokens = 0;  // guidellm's weights

@@ -292,6 +292,38 @@ TEST(ReplayTest, SglangDpAttentionWithoutADpSizeIsOffButShrinksThePool) {
   EXPECT_EQ(why, "data-parallel attention is not modelled");
 }
 
+// A published run served every request. SGLang caps requests at what its
+// pool holds (min(context, pool) - 1); Qwen3-32B in BF16 on one H100 at
+// SGLang's own memory fraction holds about 16,000 tokens, so 30,000-token
+// prompts would be refused: the replay says the record had more memory
+// than kvbill gives it, rather than report on the requests it kept.
+TEST(ReplayTest, ASglangReplayThatWouldRefuseRequestsIsAnError) {
+  Measurement m = Record();
+  m.engine = "sglang";
+  m.engine_version = "v0.5.3";
+  m.model = "Qwen/Qwen3-32B";
+  m.input_len = 30000;
+  m.output_len = 10;
+  m.num_prompts = 2;
+  m.total_input_tokens = 60000;
+  m.total_output_tokens = 20;
+  std::string why;
+  auto plan = PlanReplay(m, {}, &why);
+  ASSERT_TRUE(plan.has_value()) << why;
+  auto r = RunReplay(*plan, EngineProfile{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("the replay refused 2 request(s) of up to 30,010"),
+            std::string::npos)
+      << r.error().message();
+  EXPECT_NE(r.error().message().find("which the record's engine served"), std::string::npos);
+  // The same prompts at 8,000 tokens fit and replay.
+  m.input_len = 8000;
+  m.total_input_tokens = 16000;
+  plan = PlanReplay(m, {}, &why);
+  ASSERT_TRUE(plan.has_value()) << why;
+  EXPECT_TRUE(RunReplay(*plan, EngineProfile{}).ok());
+}
+
 TEST(ReplayTest, LimitFlagsThatAreNotPositiveLeaveTheRecordOutWithTheReason) {
   // A limit of 0 (or -3, or a word) would schedule nothing; a memory
   // fraction outside (0, 1] is no fraction: the record is not replayed, and
