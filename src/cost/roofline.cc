@@ -28,9 +28,12 @@ Result<Roofline> Roofline::Make(const ModelShape& model, const ElementFormat& kv
   r.tp_ = params.tensor_parallel;
   const double tp = r.tp_;
   // Per decode step: everything but the routed experts (drawn per token
-  // below) and the vision / audio towers (not run while decoding).
-  r.dense_weight_bytes_ =
-      static_cast<double>(weights->total - weights->routed_experts - weights->towers) / tp;
+  // below), the vision / audio towers (not run while decoding) and an input
+  // embedding table the lm_head does not share (only the batch's rows are
+  // gathered from it).
+  r.dense_weight_bytes_ = static_cast<double>(weights->total - weights->routed_experts -
+                                              weights->towers - weights->gathered_embedding) /
+                          tp;
   r.moe_layers_ = model.moe.layers;
   r.experts_ = model.moe.experts;
   r.experts_per_token_ = model.moe.experts_per_token;

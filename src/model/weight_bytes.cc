@@ -1,5 +1,6 @@
 #include "kvbill/model/weight_bytes.h"
 
+#include <algorithm>
 #include <map>
 #include <string_view>
 
@@ -153,16 +154,22 @@ Result<WeightBytes> ComputeWeightBytes(const ModelShape& model, const std::strin
   }
   auto dtype = WeightFormatFromElement(model.dtype);
   if (!dtype) return dtype.error();
-  std::int64_t total = 0, active = 0, experts = 0, towers = 0, replicated = 0;
+  std::int64_t total = 0, active = 0, experts = 0, towers = 0, replicated = 0, gathered = 0;
   const std::vector<WeightGroup> by_role =
       model.weights.empty() ? GroupsFromParams(model, *dtype) : std::vector<WeightGroup>();
-  for (const WeightGroup& g : model.weights.empty() ? by_role : model.weights) {
+  const std::vector<WeightGroup>& groups = model.weights.empty() ? by_role : model.weights;
+  const bool own_lm_head = std::any_of(groups.begin(), groups.end(), [](const WeightGroup& g) {
+    return g.role == ParamRole::kLmHead && g.copies > 0 && g.Params() > 0;
+  });
+  for (const WeightGroup& g : groups) {
     if (g.role == ParamRole::kMtp) continue;
     const WeightFormat& f = is_auto ? g.format : (InBlocks(g) ? named : *dtype);
     const std::int64_t one = f.Bits(g.rows, g.cols);
     total += one * g.copies;
     if (Replicated(g)) replicated += one * g.copies;
-    if (g.role == ParamRole::kRoutedExperts) {
+    if (g.role == ParamRole::kEmbedding && own_lm_head) {
+      gathered += one * g.copies;
+    } else if (g.role == ParamRole::kRoutedExperts) {
       experts += one * g.copies;
       active += one * g.active_copies;
     } else if (Tower(g)) {
@@ -176,6 +183,7 @@ Result<WeightBytes> ComputeWeightBytes(const ModelShape& model, const std::strin
   w.active = BitsToBytes(active);
   w.routed_experts = BitsToBytes(experts);
   w.towers = BitsToBytes(towers);
+  w.gathered_embedding = BitsToBytes(gathered);
   w.replicated = BitsToBytes(replicated);
   w.description = is_auto
                       ? (model.weight_description.empty() ? dtype->name : model.weight_description)

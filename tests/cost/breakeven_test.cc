@@ -20,23 +20,27 @@ BreakevenQuery Llama8bOnH100(const std::string& kv, double price) {
 }
 
 // Batch one, memory-bound decode: a token at context c costs
-// (W + 131,072 (c + 1)) / bw x $2.95 / 3600 with W = 16,060,522,496 bytes of
-// weights and bw = 3.35e12 x 0.65 = 2.1775e12 B/s. At $20 per million tokens
-// the budget per token is 2.1775e12 x 20e-6 x 3600 / 2.95 = 53,145,762,711.9
-// bytes, so c <= (53,145,762,711.9 - W - 131,072) / 131,072 = 282,936.
+// (W + 131,072 (c + 1)) / bw x $2.95 / 3600 with W the weights a step reads:
+// Llama-3.1-8B's 16,060,522,496 bytes less its input embedding table
+// (128,256 x 4,096 x 2 = 1,050,673,152 bytes; its lm_head is a separate
+// matrix, so a step gathers only the batch's rows of the table), W =
+// 15,009,849,344, and bw = 3.35e12 x 0.65 = 2.1775e12 B/s. At $20 per
+// million tokens the budget per token is 2.1775e12 x 20e-6 x 3600 / 2.95 =
+// 53,145,762,711.9 bytes, so c <= (53,145,762,711.9 - W - 131,072) / 131,072
+// = 290,952.9.
 TEST(BreakevenTest, BatchOneContextFromTheMemoryBoundDecodeCost) {
   auto r = FindBreakeven(Llama8bOnH100("bf16", 20), 1);
   ASSERT_TRUE(r.ok()) << r.error().message();
-  EXPECT_EQ(r->max_profitable, 282936);
+  EXPECT_EQ(r->max_profitable, 290952);
   EXPECT_FALSE(r->limited_by_memory);
-  auto cost = DecodeCostPerToken(Llama8bOnH100("bf16", 20), 282936, 1);
+  auto cost = DecodeCostPerToken(Llama8bOnH100("bf16", 20), 290952, 1);
   ASSERT_TRUE(cost.ok());
   EXPECT_LE(*cost, 20e-6);
-  EXPECT_GT(*DecodeCostPerToken(Llama8bOnH100("bf16", 20), 282937, 1), 20e-6);
+  EXPECT_GT(*DecodeCostPerToken(Llama8bOnH100("bf16", 20), 290953, 1), 20e-6);
 }
 
 // FP8 halves the KV bytes per token (65,536): the same budget reaches
-// c <= (53,145,762,711.9 - W - 65,536) / 65,536 = 565,874: the break-even
+// c <= (53,145,762,711.9 - W - 65,536) / 65,536 = 581,906: the break-even
 // context about doubles.
 TEST(BreakevenTest, Fp8KvAboutDoublesTheProfitableContext) {
   auto bf16 = FindBreakeven(Llama8bOnH100("bf16", 20), 1);
@@ -44,7 +48,7 @@ TEST(BreakevenTest, Fp8KvAboutDoublesTheProfitableContext) {
   ASSERT_TRUE(bf16.ok() && fp8.ok());
   const double budget = 3.35e12 * 0.65 * 20e-6 * 3600 / 2.95;
   EXPECT_EQ(fp8->max_profitable,
-            static_cast<Tokens>(std::floor((budget - 16060522496.0 - 65536) / 65536)));
+            static_cast<Tokens>(std::floor((budget - 15009849344.0 - 65536) / 65536)));
   EXPECT_NEAR(static_cast<double>(fp8->max_profitable) / static_cast<double>(bf16->max_profitable),
               2.0, 0.01);
 }
@@ -61,8 +65,8 @@ TEST(BreakevenTest, LargeBatchIsLimitedByMemory) {
 }
 
 TEST(BreakevenTest, PriceBelowTheWeightsAloneMeansNoContextPays) {
-  // Reading 16 GB of weights per token costs 16.06e9 / 2.1775e12 s x $2.95/3600
-  // = $6.04 per million tokens: at $5 nothing is profitable at batch one.
+  // Reading 15 GB of weights per token costs 15.01e9 / 2.1775e12 s x $2.95/3600
+  // = $5.65 per million tokens: at $5 nothing is profitable at batch one.
   auto r = FindBreakeven(Llama8bOnH100("bf16", 5), 1);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->max_profitable, 0);
@@ -76,7 +80,7 @@ namespace {
 
 // The same query capped at Llama-3.1-8B's max_model_len, 131,072 (its
 // config: llama3 rope scaling, counted in max_position_embeddings): the
-// uncapped answer, 282,936, is past it, so every context up to the limit pays.
+// uncapped answer, 290,952, is past it, so every context up to the limit pays.
 TEST(BreakevenTest, CappedAtTheModelLimit) {
   BreakevenQuery q = Llama8bOnH100("bf16", 20);
   q.max_model_len = q.fit.model.max_model_len;
@@ -88,31 +92,31 @@ TEST(BreakevenTest, CappedAtTheModelLimit) {
   EXPECT_FALSE(r->limited_by_memory);
   // Below the limit the cap changes nothing: $10 per million tokens, a
   // budget of 2.1775e12 x 10e-6 x 3600 / 2.95 = 26,572,881,355.9 bytes per
-  // token, c <= (26,572,881,355.9 - 16,060,522,496 - 131,072) / 131,072 = 80,201.9.
+  // token, c <= (26,572,881,355.9 - 15,009,849,344 - 131,072) / 131,072 = 88,217.9.
   q.output_usd_per_mtok = 10;
   auto ten = FindBreakeven(q, 1);
   ASSERT_TRUE(ten.ok());
-  EXPECT_EQ(ten->max_profitable, 80201);
+  EXPECT_EQ(ten->max_profitable, 88217);
   EXPECT_FALSE(ten->limited_by_model);
 }
 
 // At $5 per million tokens the weights alone cost more: a token at context 1
 // reads W + 2 x 131,072 bytes (one token's KV read, one written) =
-// 16,060,784,640 bytes at 2.1775e12 B/s = 7.3758 ms, x $2.95 / 3,600 s =
-// $6.044 per million tokens > $5: not profitable at any context.
+// 15,010,111,488 bytes at 2.1775e12 B/s = 6.8933 ms, x $2.95 / 3,600 s =
+// $5.649 per million tokens > $5: not profitable at any context.
 TEST(BreakevenTest, NotProfitableAtAnyContextWhenTheWeightsCostMore) {
   auto r = FindBreakeven(Llama8bOnH100("bf16", 5), 1);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->max_profitable, 0);
-  EXPECT_NEAR(r->usd_per_token_at_context_1 * 1e6, 16060784640.0 / 2.1775e12 * 2.95 / 3600 * 1e6,
+  EXPECT_NEAR(r->usd_per_token_at_context_1 * 1e6, 15010111488.0 / 2.1775e12 * 2.95 / 3600 * 1e6,
               1e-9);
-  EXPECT_GT(r->usd_per_token_at_context_1 * 1e6, 6.04);
+  EXPECT_GT(r->usd_per_token_at_context_1 * 1e6, 5.64);
 }
 
 // The batch that fills memory, capped at the model limit: at 131,072 tokens
 // a sequence holds 131,072 x 131,072 = 17,179,869,184 bytes of KV, and
 // 60,862,341,775 bytes of KV pool hold 3 of them. A token then costs
-// (W + 3 x 131,072 x 131,073) / 3 = 22,533,507,754.7 bytes of reading, under
+// (W + 3 x 131,072 x 131,073) / 3 = 22,183,283,370.7 bytes of reading, under
 // the $20 budget of 53,145,762,711.9: profitable up to the limit, 3 sequences.
 TEST(BreakevenTest, BatchFillingMemoryAtTheModelLimit) {
   BreakevenQuery q = Llama8bOnH100("bf16", 20);

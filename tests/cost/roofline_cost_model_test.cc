@@ -20,16 +20,19 @@ RooflineCostModel Model(const std::string& name, RooflineParams params) {
 
 TEST(RooflineCostModelTest, DecodeIterationIsWeightsPlusKvAtBandwidthPlusOverhead) {
   // Llama-3.1-8B, BF16: 8,030,261,248 parameters x 2 B = 16,060,522,496 B
-  // of weights; KV 32 layers x 8 heads x 128 x 2 (K, V) x 2 B = 131,072 B
-  // per token. Two decodes at contexts 1,000 and 3,000 read 4,000 tokens of
-  // KV and write one token each: 16,060,522,496 + 524,288,000 + 262,144
-  // = 16,585,072,640 B at 3.35 TB/s = 4.950768... ms; FLOPs are ~3.2e10,
+  // of weights, of which a step reads all but the input embedding table
+  // (128,256 x 4,096 x 2 B = 1,050,673,152 B, separate from the lm_head: only
+  // the batch's rows are gathered), 15,009,849,344 B; KV 32 layers x 8 heads
+  // x 128 x 2 (K, V) x 2 B = 131,072 B per token. Two decodes at contexts
+  // 1,000 and 3,000 read 4,000 tokens of KV and write one token each:
+  // 15,009,849,344 + 524,288,000 + 262,144 = 15,534,399,488 B at 3.35 TB/s
+  // = 4.637134... ms; FLOPs are ~3.2e10,
   // 32 us at 989 TFLOP/s, so the step is memory-bound. Plus 1 ms overhead.
   const RooflineCostModel m = Model("llama-3.1-8b", RooflineParams{1, 1.0, 1.0, 0.001});
   const std::vector<ScheduledWork> work = {{1000, 1, false}, {3000, 1, false}};
   std::vector<long double> own(2);
   const double t = m.IterationSeconds(work, own);
-  EXPECT_NEAR(t, 16585072640.0 / 3.35e12 + 0.001, 1e-12);
+  EXPECT_NEAR(t, 15534399488.0 / 3.35e12 + 0.001, 1e-12);
   // Own time: each sequence's KV read and write at the bandwidth.
   EXPECT_NEAR(static_cast<double>(own[0]), (1000 + 1) * 131072.0 / 3.35e12, 1e-15);
   EXPECT_NEAR(static_cast<double>(own[1]), (3000 + 1) * 131072.0 / 3.35e12, 1e-15);
@@ -83,17 +86,18 @@ TEST(RooflineCostModelTest, DecodeLinesEqualStepsForFullAttention) {
 TEST(RooflineCostModelTest, DecodeLinesSplitWhereComputeOvertakesMemory) {
   // A batch of 64 at 10% compute efficiency (98.9 TFLOP/s), all at
   // context 1: step 0 computes 64 x 15.0098 GFLOP = 0.9606 TFLOP, 9.713 ms,
-  // and reads 16.0605 GB of weights and 64 x 2 tokens of KV, 4.799 ms at
-  // 3.35 TB/s: compute-bound. Each step adds 64 x 131,072 B of reads
-  // (+2.504 us) but only 64 x 524,288 attention FLOPs (+0.339 us), so memory
-  // overtakes compute after (9.713 - 4.799) ms / (2.504 - 0.339) us = 2,270
-  // steps; the lines must split there and still equal every step.
+  // and reads 15.0098 GB of weights (the input embedding table aside) and
+  // 64 x 2 tokens of KV, 4.486 ms at 3.35 TB/s: compute-bound. Each step
+  // adds 64 x 131,072 B of reads (+2.504 us) but only 64 x 524,288 attention
+  // FLOPs (+0.339 us), so memory overtakes compute after (9.713 - 4.486) ms
+  // / (2.504 - 0.339) us = 2,415 steps; the lines must split there and still
+  // equal every step.
   const RooflineCostModel m = Model("llama-3.1-8b", RooflineParams{1, 1.0, 0.1, 0});
   std::vector<Tokens> contexts(64, 1);
   DecodeLines lines;
   m.DecodeLinesFor(contexts, 100000, &lines);
   ASSERT_EQ(lines.lines.size(), 2u);
-  EXPECT_NEAR(static_cast<double>(lines.lines[0].end), 2270, 2);
+  EXPECT_NEAR(static_cast<double>(lines.lines[0].end), 2415, 2);
   ExpectLinesMatchSteps(m, contexts, 5000);
 }
 

@@ -30,8 +30,10 @@ TEST(SimulatorTest, BatchOneDecodeReadsTheClosedFormSum) {
     EXPECT_EQ(rec.prefill_tokens, 1000);
     EXPECT_EQ(rec.cached_tokens, 0);
     // Memory-bound decode: step at context c takes (W + 131,072 (c + 1)) / bw
-    // with W = 8,030,261,248 x 2 bytes of weights and bw = 3.35e12 x 0.65.
-    const double w = 8030261248.0 * 2, bw = 3.35e12 * 0.65;
+    // with W = 8,030,261,248 x 2 bytes of weights less the input embedding
+    // table (128,256 x 4,096 x 2 bytes: a step gathers only its rows) and
+    // bw = 3.35e12 x 0.65.
+    const double w = 8030261248.0 * 2 - 128256.0 * 4096 * 2, bw = 3.35e12 * 0.65;
     double decode = 0;
     for (int ctx = 1000; ctx < 1100; ++ctx) decode += (w + 131072.0 * (ctx + 1)) / bw;
     // Prefill is compute-bound: 1,000 x 2 x (active params - input embedding)

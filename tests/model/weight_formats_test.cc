@@ -136,7 +136,9 @@ TEST(WeightFormatsTest, AwqAndGptqGroups) {
 // gpt-oss's mxfp4 stores the routed experts only: a Mixtral-style toy with 4
 // experts of 128 (gate, up 128 x 256; down 256 x 128): each matrix 16,384 +
 // one E8M0 scale per 32 inputs (128 x 8 or 256 x 4 bytes) = 17,408; 4
-// experts x 3 = 208,896 bytes. A token reads 2 of the 4.
+// experts x 3 = 208,896 bytes. A token reads 2 of the 4, and none of the
+// input embedding table but its own row (1,000 x 256 x 2 = 512,000 bytes of
+// bf16; the lm_head is a separate matrix).
 TEST(WeightFormatsTest, Mxfp4Experts) {
   auto m = ParseHfConfig(
       R"({"model_type": "mixtral", "num_hidden_layers": 1, "hidden_size": 256,
@@ -148,7 +150,31 @@ TEST(WeightFormatsTest, Mxfp4Experts) {
   auto w = ComputeWeightBytes(*m, "auto");
   ASSERT_TRUE(w.ok());
   EXPECT_EQ(w->routed_experts, 208896);
-  EXPECT_EQ(w->total - w->active, 208896 / 2);
+  EXPECT_EQ(w->gathered_embedding, 512000);
+  EXPECT_EQ(w->total - w->active, 208896 / 2 + 512000);
+}
+
+// With tie_word_embeddings the table is the lm_head too: every step reads
+// it whole for the logits, so it stays in what a token reads. A toy Llama
+// (1 layer, hidden 64, MLP 128, vocab 1,000; bf16): the table is 1,000 x 64
+// x 2 = 128,000 bytes; untied, a second 128,000-byte lm_head is read and the
+// table is only gathered.
+TEST(WeightFormatsTest, ATiedEmbeddingIsReadAsTheLmHead) {
+  const std::string base =
+      R"({"model_type": "llama", "num_hidden_layers": 1, "hidden_size": 64,
+          "num_attention_heads": 4, "num_key_value_heads": 4, "intermediate_size": 128,
+          "vocab_size": 1000, "torch_dtype": "bfloat16", "tie_word_embeddings": )";
+  auto tied = ParseHfConfig(base + "true}", "t.json", "t");
+  auto untied = ParseHfConfig(base + "false}", "u.json", "u");
+  ASSERT_TRUE(tied.ok() && untied.ok());
+  auto t = ComputeWeightBytes(*tied, "auto");
+  auto u = ComputeWeightBytes(*untied, "auto");
+  ASSERT_TRUE(t.ok() && u.ok());
+  EXPECT_EQ(t->gathered_embedding, 0);
+  EXPECT_EQ(t->active, t->total);
+  EXPECT_EQ(u->gathered_embedding, 128000);
+  EXPECT_EQ(u->total - t->total, 128000);  // the lm_head
+  EXPECT_EQ(u->active, t->active);         // lm_head read, table gathered
 }
 
 TEST(WeightFormatsTest, UnknownMethodsAndBadPatternsAreErrors) {

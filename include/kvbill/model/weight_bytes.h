@@ -26,7 +26,11 @@ struct WeightBytes {
   Bytes active = 0;          // what one decode step reads per token: no unused experts, no towers
   Bytes routed_experts = 0;  // all routed experts (part of total)
   Bytes towers = 0;          // vision and audio towers (part of total, not of active)
-  std::string description;   // e.g. "bf16" or "int4-g32 (compressed-tensors) 96.1%, bf16 3.9%"
+  // The input embedding table when the lm_head does not share it (part of
+  // total, not of active): a step gathers only its tokens' rows. Tied, the
+  // table is the lm_head's, read whole for the logits, and counts in active.
+  Bytes gathered_embedding = 0;
+  std::string description;  // e.g. "bf16" or "int4-g32 (compressed-tensors) 96.1%, bf16 3.9%"
   // Of total, what every GPU of a tensor-parallel group holds whole: vLLM
   // builds MoE routers and MLA's q_a_proj / kv_a_proj_with_mqa as
   // ReplicatedLinear, and replicates norms (DeepSeek-V3: about 0.9B
