@@ -229,6 +229,13 @@ Result<ModelShape> BuildShape(const json& root, const std::string& source, const
   }
   auto dtype_format = model_config::DtypeFormat(dtype, f, dtype_key);
   if (!dtype_format) return dtype_format.error();
+  // A float32 checkpoint is served in 16 bits: vLLM's --dtype auto takes
+  // float16 for it (bfloat16 since v0.10.1 where the GPU has it), as does
+  // SGLang's; 2 bytes a weight either way.
+  if (dtype_format->name == "fp32") {
+    dtype_format = model_config::DtypeFormat("bfloat16", f, dtype_key);
+    if (!dtype_format) return dtype_format.error();
+  }
   shape.dtype = dtype_format->name;
   shape.state_format = dtype_format->name;
 

@@ -149,8 +149,11 @@ Result<TraceFormat> DetectTraceFormat(std::string_view first_line, const std::st
                                         type == "response_item" || type == "turn_context")) {
         return TraceFormat::kCodex;
       }
+      // Claude Code's lines: a transcript may open with a file-history
+      // snapshot or a queue operation, neither of which has a sessionId.
       if (json->contains("sessionId") || type == "user" || type == "assistant" ||
-          type == "system" || type == "summary") {
+          type == "system" || type == "summary" || type == "file-history-snapshot" ||
+          type == "queue-operation") {
         return TraceFormat::kClaudeCode;
       }
       if (IsOpenAiObject(*json)) return TraceFormat::kOpenAi;

@@ -177,6 +177,29 @@ TEST(WeightFormatsTest, ATiedEmbeddingIsReadAsTheLmHead) {
   EXPECT_EQ(u->active, t->active);         // lm_head read, table gathered
 }
 
+// A float32 checkpoint (torch_dtype "float32", e.g. an older small model)
+// is served in 16 bits: vLLM's --dtype auto loads it as float16 (bfloat16
+// since v0.10.1), so it is sized as the bfloat16 one: 2 bytes a weight,
+// not 4.
+TEST(WeightFormatsTest, AFloat32CheckpointIsServedIn16Bits) {
+  const std::string base =
+      R"({"model_type": "llama", "num_hidden_layers": 1, "hidden_size": 64,
+          "num_attention_heads": 4, "num_key_value_heads": 4, "intermediate_size": 128,
+          "vocab_size": 1000, "tie_word_embeddings": true, "torch_dtype": )";
+  auto fp32 = ParseHfConfig(base + "\"float32\"}", "f.json", "f");
+  auto bf16 = ParseHfConfig(base + "\"bfloat16\"}", "b.json", "b");
+  ASSERT_TRUE(fp32.ok() && bf16.ok()) << (fp32.ok() ? "" : fp32.error().message());
+  EXPECT_EQ(fp32->dtype, "bf16");
+  auto a = ComputeWeightBytes(*fp32, "auto");
+  auto b = ComputeWeightBytes(*bf16, "auto");
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->total, b->total);
+  // 2 bytes a parameter: the embedding 64,000, attention 4 x 64 x 64 =
+  // 16,384, MLP 3 x 64 x 128 = 24,576, norms 3 x 64 = 192: 105,152
+  // parameters, 210,304 bytes.
+  EXPECT_EQ(a->total, 210304);
+}
+
 TEST(WeightFormatsTest, UnknownMethodsAndBadPatternsAreErrors) {
   auto bad = BytesWith(R"({"quant_method": "hqq"})");
   ASSERT_FALSE(bad.ok());

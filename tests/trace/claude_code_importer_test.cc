@@ -115,6 +115,34 @@ TEST(TraceClaudeCodeImporterTest, ToolCallsAndToolResultsOfARealTranscriptAreToo
   EXPECT_EQ(error, "");
 }
 
+// Current Claude Code transcripts open with a file-history snapshot (no
+// sessionId): detected as a transcript all the same, the snapshot skipped,
+// so the fixture reads as without it.
+TEST(TraceClaudeCodeImporterTest, ATranscriptOpeningWithAFileHistorySnapshotIsDetected) {
+  const std::string snapshot =
+      R"({"type": "file-history-snapshot", "messageId": "u1", "snapshot": {"messageId": "u1",)"
+      R"( "trackedFileBackups": {}, "timestamp": "2026-01-12T07:40:20.000Z"},)"
+      R"( "isSnapshotUpdate": false})";
+  auto format = DetectTraceFormat(snapshot, "f", 1);
+  ASSERT_TRUE(format.ok()) << format.error().message();
+  EXPECT_EQ(*format, TraceFormat::kClaudeCode);
+  EXPECT_EQ(*DetectTraceFormat(R"({"type": "queue-operation", "operation": "enqueue"})", "f", 1),
+            TraceFormat::kClaudeCode);
+  std::ifstream in(TraceFixture("claude_code_small.jsonl"));
+  std::stringstream body;
+  body << in.rdbuf();
+  const std::string path = ::testing::TempDir() + "/claude_code_snapshot.jsonl";
+  std::ofstream(path) << snapshot << "\n" << body.str();
+  std::string error;
+  const std::vector<Task> with = Import(path, &error);
+  EXPECT_EQ(error, "");
+  const std::vector<Task> without = Import(TraceFixture("claude_code_small.jsonl"), &error);
+  ASSERT_EQ(with.size(), without.size());
+  for (std::size_t i = 0; i < with.size(); ++i) {
+    EXPECT_EQ(PromptTokens(with[i]), PromptTokens(without[i]));
+  }
+}
+
 TEST(TraceClaudeCodeImporterTest, ReadsTheJsonArrayAStopHookSaves) {
   std::string error;
   const std::vector<Task> tasks = Import(TraceFixture("claude_code_array.json"), &error);
