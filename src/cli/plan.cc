@@ -347,7 +347,27 @@ int RunPlan(const Args& args) {
                      {"fresh_prompt_tokens", rate->fresh_prompt_tokens},
                      {"ideal_s", rate->ideal_s},
                      {"arrival_span_s", rate->arrival_s},
-                     {"tasks_per_day", space.tasks_per_day}};
+                     {"mean_task_s", rate->mean_task_s},
+                     {"tasks_per_day", space.tasks_per_day},
+                     {"warnings", nlohmann::ordered_json::array()}};
+  // A window whose arrivals are over before a task is: the run ramps up and
+  // drains, and never holds the tasks at once that the daily rate does
+  // (Little's law: rate x a task's length).
+  if (rate->tasks > 0 && rate->arrival_s < rate->mean_task_s) {
+    const double at_once = space.tasks_per_day / 86400.0 * rate->mean_task_s;
+    doc["workload"]["warnings"].push_back(
+        {{"code", "window_short"},
+         {"message",
+          "the simulated tasks arrive over " + FormatFixed(rate->arrival_s, 0) +
+              " s, less than a task lasts (" + FormatFixed(rate->mean_task_s, 0) +
+              " s of tool waits on average): at " + FormatFixed(space.tasks_per_day, 0) +
+              " tasks a day about " + FormatFixed(at_once, 1) +
+              " run at once, and this run never settles there (it holds at most " +
+              std::to_string(rate->tasks) +
+              ", ramping up and draining), so its latencies and replica counts describe a "
+              "burst, not a day; give the trace more tasks (trace.tasks, or a longer recorded "
+              "trace) so their arrivals outlast a task"}});
+  }
   doc["total_candidates"] = std::ssize(*candidates);
   doc["candidates"] = nlohmann::ordered_json::array();
   for (const CandidateOutcome& o : outcomes) doc["candidates"].push_back(OutcomeJson(o));

@@ -353,6 +353,12 @@ std::string RenderPlan(const Json& doc, const std::string& format) {
   s << "workload: " << FormatWithSeparators(w["output_tokens"].get<std::int64_t>())
     << " output tokens in the window; $/day at " << FormatFixed(w["tasks_per_day"].get<double>(), 0)
     << " tasks a day\n";
+  if (w.contains("warnings") && w["warnings"].is_array()) {
+    for (const Json& warning : w["warnings"]) {
+      s << "warning [" << warning.value("code", std::string())
+        << "]: " << warning.value("message", std::string()) << "\n";
+    }
+  }
   s << "latency targets: ";
   if (doc["slo"].empty()) s << "none";
   bool first = true;

@@ -301,6 +301,7 @@ Result<WorkloadRate> MeasureWorkload(const Scenario& scenario) {
   const double load = scenario.trace.load > 0 ? scenario.trace.load : 1;
   for (const auto& [arrival, tools] : tasks) {
     rate.ideal_s = std::max(rate.ideal_s, (arrival - *first) / load + tools);
+    rate.mean_task_s += tools / static_cast<double>(tasks.size());
   }
   if (first) rate.arrival_s = (*last - *first) / load;
   rate.fresh_prompt_tokens = fresh.Total();

@@ -26,10 +26,10 @@ using testing::RunKvbill;
 //     2,400 starting with call 1's: reads 2,048 ($0.000256), 352 uncached
 //     ($0.00044), 50 out ($0.0005) = $0.001196.
 //   b at 3,600 s: the entries expired at 301 s: as a's call 1, $0.003125.
-// Bill $0.007446 for 2 tasks: $0.003723 a task. The tasks arrive over
-// 3,600 s: 2 x 86,400 / 3,600 = 48 tasks a day, $0.178704 a day.
+// Bill $0.007446 for 2 tasks: $0.003723 a task. The tasks arrive 3,600 s
+// apart, one gap: (2 - 1) x 86,400 / 3,600 = 24 tasks a day, $0.089352 a day.
 constexpr double kUsdPerTask = 0.003723;
-constexpr double kUsdPerDay = 0.178704;
+constexpr double kUsdPerDay = 0.089352;
 
 // The scenario and its trace in a directory of the running test's own
 // (ctest runs the tests of this file in parallel processes); returns the

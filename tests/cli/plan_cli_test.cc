@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <thread>
@@ -52,6 +53,33 @@ TEST(PlanCliTest, ShardsMergeIntoExactlyTheSingleRun) {
   const auto partial = RunKvbill("merge " + dir + "/plan_shard0.json " + dir + "/plan_shard1.json");
   EXPECT_EQ(partial.exit_status, 2);
   EXPECT_NE(partial.err.find("is in no shard"), std::string::npos) << partial.err;
+}
+
+// A window whose arrivals are over before a task is describes a burst, not
+// a day: plan_small's 12 chats arrive over 94 s and each lasts some 727 s of
+// tool waits, so the workload carries window_short (JSON and table). Twelve
+// coding agents arrive over about 700 s, longer than their 300-s tasks: no
+// warning.
+TEST(PlanCliTest, AWindowShorterThanATaskIsWarned) {
+  const std::string space = " --gpus h100-sxm --max-gpus 1 --jobs 1";
+  const auto r = RunKvbill(std::string("plan --scenario ") + kScenario + space + " --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto w = nlohmann::json::parse(r.out)["workload"];
+  ASSERT_LT(w["arrival_span_s"].get<double>(), w["mean_task_s"].get<double>());
+  ASSERT_EQ(w["warnings"].size(), 1u);
+  EXPECT_EQ(w["warnings"][0]["code"], "window_short");
+  const auto table = RunKvbill(std::string("plan --scenario ") + kScenario + space);
+  EXPECT_NE(table.out.find("warning [window_short]: the simulated tasks arrive over 94 s"),
+            std::string::npos)
+      << table.out;
+  const std::string longer = ::testing::TempDir() + "/plan_agents12.json";
+  std::ofstream(longer) << R"({"name": "agents12", "model": "qwen3-8b",
+      "trace": {"generator": "coding-agent", "tasks": 12}, "seed": 1})";
+  const auto l = RunKvbill("plan --scenario " + longer + space + " --format json");
+  ASSERT_EQ(l.exit_status, 0) << l.err;
+  const auto lw = nlohmann::json::parse(l.out)["workload"];
+  EXPECT_GT(lw["arrival_span_s"].get<double>(), lw["mean_task_s"].get<double>());
+  EXPECT_TRUE(lw["warnings"].empty()) << lw.dump();
 }
 
 // --gpus and --gpu-price take a GPU as other commands do: "H100" is the

@@ -121,8 +121,9 @@ TEST(PlanTest, AnswerEqualsExhaustiveSimulation) {
   // Fresh prompt tokens: the shared system prompt once, and each task's own
   // 3,100 user and 300 tool-result tokens.
   EXPECT_EQ(rate->fresh_prompt_tokens, 2000 + 48 * (3100 + 300));
-  // 48 tasks in 11.75 s: 352,953.19... tasks a day.
-  const double tasks_per_day = 48 * 86400 / 11.75;
+  // 48 tasks 0.25 s apart, 47 gaps in 11.75 s: 47 x 86,400 / 11.75 =
+  // 345,600 tasks a day (one every 0.25 s).
+  const double tasks_per_day = 47 * 86400 / 11.75;
   EXPECT_DOUBLE_EQ(rate->tasks_per_day(), tasks_per_day);
 
   const std::vector<CandidateOutcome> plan =

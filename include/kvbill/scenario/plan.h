@@ -114,13 +114,16 @@ struct WorkloadRate {
   std::int64_t fresh_prompt_tokens = 0;
   Seconds ideal_s = 0;    // the longest (arrival at load + tool waits) of a task
   Seconds arrival_s = 0;  // last arrival - first arrival, at the load
+  Seconds mean_task_s =
+      0;  // a task's tool waits, the mean over tasks (its length at infinite speed)
   // Tasks of the simulated trace, by position, that only warm it up (the
   // busiest hour's warm-up, PlanWindow::warmup): simulated, but left out of
   // the latencies and of $/task. Empty: every task counts.
   std::vector<bool> warmup;
-  // tasks x 86400 / arrival span; 0 when all tasks arrive at once.
+  // (tasks - 1) x 86400 / arrival span: n arrivals span n - 1 gaps; 0 when
+  // all tasks arrive at once.
   double tasks_per_day() const {
-    return arrival_s > 0 ? static_cast<double>(tasks) * 86400.0 / arrival_s : 0;
+    return arrival_s > 0 && tasks > 1 ? static_cast<double>(tasks - 1) * 86400.0 / arrival_s : 0;
   }
 };
 Result<WorkloadRate> MeasureWorkload(const Scenario& scenario);
