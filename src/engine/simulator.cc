@@ -256,6 +256,9 @@ std::optional<std::pair<bool, Seconds>> Engine::NextRelease(const Seq* s) const 
     return std::make_pair(
         true, task.arrival + *task.fed.requests[next].recorded_time_s - (first ? *first : 0));
   }
+  if (s->request->tool_s_from_start) {
+    return std::make_pair(true, s->record.release_s + s->request->tool_s);
+  }
   return std::make_pair(false, s->request->tool_s);
 }
 
@@ -401,6 +404,11 @@ void Engine::Finish(Replica& rep, Seq* seq, Seconds now) {
       const auto& first = task.fed.requests.front().recorded_time_s;
       const Seconds offset = *next.recorded_time_s - (first ? *first : 0);
       at = std::max(now, task.arrival + offset);
+    } else if (seq->request->tool_s_from_start) {
+      // The recorded gap between call starts already holds this call's
+      // generation: the next is sent that long after this one was, or as
+      // soon as this one finishes if that is later.
+      at = std::max(now, rec.release_s + seq->request->tool_s);
     }
     PushExternal(at, Release{slot, seq->req + 1});
   }

@@ -132,6 +132,7 @@ Request TurnRequest(const Task& task, int turn, int index, const Context& prompt
   request.output = t.output;
   request.output_identity = OutputIdentity(task.id, index);
   request.tool_s = t.tool_s;
+  request.tool_s_from_start = task.tool_s_from_start;
   request.recorded_time_s = t.time_s;
   request.usage = t.usage;
   request.model = t.model;

@@ -382,6 +382,7 @@ class ClaudeCodeReader : public TraceReader {
     task.id = head.chain.empty() ? head.session : head.session + "/" + head.chain;
     if (!head.chain.empty()) task.parent_id = head.session;
     task.arrival_s = head.time.Since(origin);
+    task.tool_s_from_start = true;  // tool_s: the gap between calls' times
     Tokens previous_prompt = 0;
     for (std::size_t k = 0; k < members.size(); ++k) {
       const Call& call = calls_[members[k]];

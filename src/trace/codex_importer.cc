@@ -114,6 +114,7 @@ class CodexReader : public TraceReader {
     Task task;
     task.id = *id;
     task.arrival_s = time.Since(*origin_);
+    task.tool_s_from_start = true;  // tool_s: the gap between calls' times
     ResetSessionState();
     if (session_ && !session_->turns.empty()) {
       pending_ = std::move(task);
@@ -152,6 +153,7 @@ class CodexReader : public TraceReader {
       Task task;
       task.id = "session-" + std::to_string(++unnamed_sessions_);
       task.arrival_s = time.Since(*origin_);
+      task.tool_s_from_start = true;
       session_ = std::move(task);
     }
     AddTurn(*last, time);

@@ -287,6 +287,7 @@ bool FastDecodeTask(std::string_view line, Task* task) {
       if (scan.Peek() == 'n') return scan.Null();
       return scan.Double(&task->arrival_s);
     }
+    if (key == "tool_s_from_start") return Mark(&seen, 4) && scan.Bool(&task->tool_s_from_start);
     if (key == "turns") {
       return Mark(&seen, 3) && scan.Array([&] {
         Turn turn;
@@ -301,7 +302,9 @@ bool FastDecodeTask(std::string_view line, Task* task) {
 }
 
 Result<Task> DecodeTask(const Json& json) {
-  if (auto s = CheckKeys(json, {"id", "parent", "arrival_s", "turns"}); !s) return s.error();
+  if (auto s = CheckKeys(json, {"id", "parent", "arrival_s", "tool_s_from_start", "turns"}); !s) {
+    return s.error();
+  }
   Task task;
   auto id = GetString(json, "id");
   if (!id) return id.error();
@@ -314,6 +317,12 @@ Result<Task> DecodeTask(const Json& json) {
   auto arrival = GetOptionalNumber(json, "arrival_s");
   if (!arrival) return arrival.error().Within(where);
   task.arrival_s = arrival->value_or(0);
+  if (const auto it = json.find("tool_s_from_start"); it != json.end()) {
+    if (!it->is_boolean()) {
+      return Error("\"tool_s_from_start\" must be true or false, got " + Quote(*it)).Within(where);
+    }
+    task.tool_s_from_start = it->get<bool>();
+  }
   const auto turns = json.find("turns");
   if (turns == json.end()) return Error("missing \"turns\"").Within(where);
   if (!turns->is_array()) return Error("\"turns\" must be an array").Within(where);
@@ -332,6 +341,7 @@ std::string EncodeTask(const Task& task) {
   json["id"] = task.id;
   if (task.parent_id) json["parent"] = *task.parent_id;
   json["arrival_s"] = task.arrival_s;
+  if (task.tool_s_from_start) json["tool_s_from_start"] = true;
   Ordered turns = Ordered::array();
   for (const Turn& turn : task.turns) {
     Ordered t;

@@ -193,6 +193,7 @@ class OpenAiReader : public GroupingLineReader {
       if (auto s = DropBackwardTimes(&group); !s) return s;
       Task task;
       task.id = group.id;
+      task.tool_s_from_start = true;  // tool_s: the gap between calls' times (0 without)
       for (std::size_t k = 0; k < group.calls.size(); ++k) {
         const Call& call = group.calls[k];
         task.turns.push_back(MakeTurn(group.calls, k));

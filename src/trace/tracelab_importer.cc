@@ -53,6 +53,8 @@ class SessionRows {
                        [](const Row& a, const Row& b) { return a.round < b.round; });
       Task task;
       task.id = id;
+      // Rows with timing events: tool_s is the gap between their starts.
+      task.tool_s_from_start = rows.size() > 1;
       Tokens previous = 0;
       const Row* last_timed = nullptr;
       for (std::size_t k = 0; k < rows.size(); ++k) {
@@ -84,6 +86,8 @@ class SessionRows {
         if (row.tool_wait_s) turn.tool_s = *row.tool_wait_s;
         if (k > 0 && row.start && rows[k - 1].start) {
           task.turns.back().tool_s = row.start->Since(*rows[k - 1].start);
+        } else if (k > 0) {
+          task.tool_s_from_start = false;  // a wait after the answer (tool_wait_after_ms)
         }
         task.turns.push_back(std::move(turn));
         previous = row.prompt;

@@ -47,6 +47,37 @@ TEST(SimulatorTest, BatchOneDecodeReadsTheClosedFormSum) {
   }
 }
 
+// An imported log knows when calls were made, not when their answers came:
+// its tool_s is the gap between call starts (Task::tool_s_from_start). The
+// next request is then sent that long after this one was, or when this one
+// finishes if that is later, never finish + gap (which would count the
+// generation twice). One task, two turns of 1,000 prompt / 101 output
+// tokens (its first request alone takes F = the closed form above, about
+// 0.72 s on Llama-3.1-8B at the roofline):
+//   gap 5 s:  after_finish sends the second at F + 5; from start, at 5.
+//   gap 0.1 s (< F): from start, at F (it waits for the answer).
+TEST(SimulatorTest, AGapBetweenCallStartsCountsFromTheFirstCallsStart) {
+  for (bool step : {false, true}) {
+    SCOPED_TRACE(step ? "step" : "event");
+    SimulationConfig c = Config("llama-3.1-8b");
+    c.step_mode = step;
+    for (double gap : {5.0, 0.1}) {
+      Task task = LoopTask("t", 2, 1000, 0, 101, gap);
+      const SimulationResult after = RunSim(c, {task});
+      task.tool_s_from_start = true;
+      const SimulationResult from_start = RunSim(c, {task});
+      ASSERT_EQ(after.requests.size(), 2u);
+      ASSERT_EQ(from_start.requests.size(), 2u);
+      const double f = after.requests[0].finish_s;
+      EXPECT_GT(f, 0.5);
+      EXPECT_LT(f, 1.0);
+      EXPECT_DOUBLE_EQ(from_start.requests[0].finish_s, f);
+      EXPECT_DOUBLE_EQ(after.requests[1].release_s, f + gap);
+      EXPECT_DOUBLE_EQ(from_start.requests[1].release_s, std::max(f, gap)) << gap;
+    }
+  }
+}
+
 // The bill splits exactly: what the requests paid is the busy time, and the
 // idle rest makes up replicas x GPUs x price x simulated time.
 TEST(SimulatorTest, TasksPlusIdleEqualTheRentalBill) {

@@ -38,6 +38,8 @@ TEST(TraceClaudeCodeImporterTest, DeduplicatesCallsAndSplitsSubagentChains) {
 
   const Task& main = tasks[0];
   EXPECT_EQ(main.id, "s1");
+  // The gaps are between call times: a replay counts them from the start.
+  EXPECT_TRUE(main.tool_s_from_start);
   EXPECT_FALSE(main.parent_id.has_value());
   EXPECT_EQ(main.arrival_s, 0.0);
   ASSERT_EQ(main.turns.size(), 3u);

@@ -41,6 +41,7 @@ Task RichTask() {
   task.id = "session-1";
   task.parent_id = "root";
   task.arrival_s = 1.25;
+  task.tool_s_from_start = true;
   Turn first;
   first.spans = {Span{SpanKind::kSystem, 3000, "sys-v1"}, Span{SpanKind::kTools, 9000, "tools"},
                  Span{SpanKind::kUser, 57, std::nullopt}};
@@ -121,6 +122,9 @@ TEST(TraceNativeFormatTest, ErrorsNameTheLineTaskTurnAndField) {
                        "\"out\":1}]}\n"),
             "mem.jsonl:2: task \"a\": turn 1: span 1: \"kind\" must be one of "
             "system|tools|user|tool_result|assistant|summary|other, got \"code\"");
+  EXPECT_EQ(FirstError(std::string(kHeader) +
+                       "{\"id\":\"a\",\"tool_s_from_start\":1,\"turns\":[{\"out\":1}]}\n"),
+            "mem.jsonl:2: task \"a\": \"tool_s_from_start\" must be true or false, got 1");
   EXPECT_EQ(FirstError("{\"id\":\"a\",\"turns\":[]}\n"),
             "mem.jsonl:1: not a kvbill trace: the first line must be {\"kvbill_trace\":1}");
 }

@@ -93,6 +93,9 @@ struct Request {
   // Wait after this request's output before the next request is released.
   // A summary request is followed immediately by its turn (0).
   Seconds tool_s = 0;
+  // tool_s counts from this request's start, not its end (the trace task's
+  // Task::tool_s_from_start; a summary request's 0 still counts from its end).
+  bool tool_s_from_start = false;
   std::optional<Seconds> recorded_time_s;  // the trace turn's recorded start
   std::optional<RecordedUsage> usage;      // the trace turn's recorded usage
   // The trace turn's explicit block hashes (Mooncake), passed through when

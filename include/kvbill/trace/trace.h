@@ -119,6 +119,12 @@ struct Task {
   std::optional<std::string> parent_id;
   Seconds arrival_s = 0;  // on the trace clock, whose origin is arbitrary
   std::vector<Turn> turns;
+  // Each turn's tool_s is the recorded gap from its request's start to the
+  // next's (an importer that only knows when calls were made: it includes
+  // the generation time), not the wait after its output. A replay then
+  // releases the next request that long after this one was sent, or when it
+  // finishes if later, rather than that long after it finishes.
+  bool tool_s_from_start = false;
 
   bool operator==(const Task&) const = default;
 };
