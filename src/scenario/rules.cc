@@ -186,6 +186,11 @@ Status SpeculativeFits(const ReadState& state, Scenario* s) {
                               "vLLM refuses async scheduling with n-gram speculation "
                               "(vllm/config/vllm.py); set it to false or draft another way");
   }
+  if (s->deployment.engine == "sglang" && s->deployment.async_scheduling.value_or(false)) {
+    return state.source().Bad(state.At("/deployment/async_scheduling"),
+                              "SGLang turns its overlap scheduler off when it speculates "
+                              "(server_args.py, v0.5): set it to false or leave it unset");
+  }
   if (spec.method == "mtp") {
     // The engines draft with the checkpoint's own multi-token-prediction
     // layers and refuse "mtp" for a model without them.
@@ -339,7 +344,9 @@ const std::vector<Rule>& CrossKeyRules() {
        "allowed only there; `acceptance_rate` is one rate or `num_speculative_tokens` of them; "
        "`topk` above 1 not with `ngram` and only with `num_draft_tokens`, which is "
        "`num_speculative_tokens` + 1 with `topk` 1 and at most 1 + topk + (depth − 1) × topk²; "
-       "`ngram` not with `async_scheduling` on vLLM (which refuses it); `mtp` only for a model "
+       "`ngram` not with `async_scheduling` on vLLM (which refuses it), no method with "
+       "`async_scheduling` on SGLang (which turns its overlap off to speculate); `mtp` only for a "
+       "model "
        "whose config has multi-token-prediction layers",
        SpeculativeFits},
   };

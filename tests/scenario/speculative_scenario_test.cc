@@ -172,9 +172,23 @@ TEST(SpeculativeScenarioTest, BadTreeNamesTheKey) {
             0u);
 }
 
-// vLLM refuses async scheduling with n-gram speculation; SGLang's overlap
-// scheduler is another matter, and other drafts run with it.
+// vLLM refuses async scheduling with n-gram speculation, and other drafts
+// run with it. SGLang turns its overlap scheduler off to speculate at all
+// (docs/engine.md): a scenario asking for both is refused, not priced as
+// overlapped.
 TEST(SpeculativeScenarioTest, NgramWithAsyncSchedulingOnVllmIsRefused) {
+  EXPECT_EQ(ErrorOf(R"({"deployment": {"engine": "sglang", "async_scheduling": true,
+      "speculative": {"method": "eagle3", "acceptance_rate": 0.7}}})"),
+            "s.json#/deployment/async_scheduling: SGLang turns its overlap scheduler off when it "
+            "speculates (server_args.py, v0.5): set it to false or leave it unset");
+  for (
+      const char* ok :
+      {R"({"deployment": {"engine": "sglang", "async_scheduling": false, "speculative": "eagle3"}})",
+       R"({"deployment": {"engine": "sglang", "speculative": "eagle3"}})",
+       R"({"deployment": {"engine": "sglang", "async_scheduling": true}})"}) {
+    const auto s = ParseScenario(ok, "s.json");
+    EXPECT_TRUE(s.ok()) << ok << ": " << (s.ok() ? "" : s.error().message());
+  }
   EXPECT_EQ(ErrorOf(R"({"deployment": {"async_scheduling": true,
       "speculative": {"method": "ngram"}}})"),
             "s.json#/deployment/async_scheduling: vLLM refuses async scheduling with n-gram "
