@@ -195,6 +195,14 @@ std::vector<LeverOutcome> RunLevers(const std::string& scenario_text, const std:
         l, std::nullopt, l.not_applicable.empty() ? "" : "not applicable: " + l.not_applicable});
   }
   const auto base = ParseScenario(scenario_text, source);
+  // The baseline without its context policy: a policy lever whose own policy
+  // plans what keep_all plans would only take the baseline's policy away.
+  std::optional<Scenario> keep_all;
+  if (base && base->context_policy.kind != "keep_all") {
+    if (auto text = WithSetting(scenario_text, "/context_policy", R"({"kind": "keep_all"})")) {
+      if (auto s = ParseScenario(*text, source)) keep_all = std::move(*s);
+    }
+  }
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
     for (std::size_t i = next++; i < outcomes.size(); i = next++) {
@@ -216,6 +224,15 @@ std::vector<LeverOutcome> RunLevers(const std::string& scenario_text, const std:
           o.lever.not_applicable = o.lever.no_effect;
           o.error = "not applicable: " + o.lever.no_effect;
           continue;
+        }
+        if (keep_all) {
+          auto none = SamePlans(*keep_all, *scenario);
+          if (none && *none) {
+            o.lever.not_applicable =
+                o.lever.no_effect + " (it would only take out " + base->context_policy.kind + ")";
+            o.error = "not applicable: " + o.lever.not_applicable;
+            continue;
+          }
         }
       }
       auto run = workloads != nullptr ? RunScenario(*scenario, *workloads) : RunScenario(*scenario);

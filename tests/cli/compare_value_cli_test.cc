@@ -44,6 +44,36 @@ std::string NoSharedPrefixScenario() {
   return scenario;
 }
 
+// Over a baseline with a policy of its own, a policy lever replaces it. On
+// the 12,000-token prompts above, sliding_window over 8,000 tokens edits
+// every prompt, while dropping tool results (there are none) and
+// summarising past 64k (no prompt gets there) would plan exactly what
+// keep_all plans: such a lever would only take the baseline's policy out,
+// so it is not applicable rather than ranked as a saving.
+TEST(CompareValueCliTest, APolicyLeverThatOnlyRemovesTheBaselinesPolicyIsNotApplicable) {
+  const std::string base = NoSharedPrefixScenario();
+  std::ifstream in(base);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto doc = nlohmann::json::parse(text);
+  doc["context_policy"] = {{"kind", "sliding_window"}, {"window_tokens", 8000}};
+  const std::string path = base + ".sliding.json";
+  std::ofstream(path) << doc.dump();
+  const auto r = RunKvbill("compare --jobs 2 --format json --scenario " + path);
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  std::map<std::string, std::string> not_applicable;
+  for (const auto& x : j["variants"]) {
+    if (x.contains("not_applicable")) not_applicable[x["lever"]] = x["not_applicable"];
+  }
+  EXPECT_EQ(not_applicable["drop tool results older than 3 turns (50-token stub) instead of "
+                           "sliding_window"],
+            "no tool results older than 3 turns to drop (the trace has no tool_result spans "
+            "there) (it would only take out sliding_window)");
+  EXPECT_EQ(not_applicable["summarise past 64k tokens (2k summary, keep 16k) instead of "
+                           "sliding_window"],
+            "no prompt passes 65,536 tokens (it would only take out sliding_window)");
+}
+
 TEST(CompareValueCliTest, PrefixCachingDoesNotComeFirstWithoutSharedPrefixes) {
   const auto r = RunKvbill("compare --format json --jobs 2 --scenario " + NoSharedPrefixScenario());
   ASSERT_EQ(r.exit_status, 0) << r.err;
