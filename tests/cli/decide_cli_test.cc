@@ -44,6 +44,25 @@ TEST(SweepCliTest, RunsTheCartesianProductInOrder) {
             j["points"][0]["summary"]["kv_read_bytes_per_task.mean"].get<double>());
 }
 
+// A point whose run fails names its axes' values: a 2,000-token pool
+// cannot hold a generated coding agent's first prompt (thousands of tokens),
+// so point 1 stops the sweep, exit 2 and no output file, and says which
+// capacity did it.
+TEST(SweepCliTest, AFailingPointNamesItsValues) {
+  const std::string dir = ::testing::TempDir();
+  const std::string scenario = dir + "/sweep_small_pool.json";
+  std::ofstream(scenario) << R"({"model": "qwen3-8b",
+      "trace": {"generator": "coding-agent", "tasks": 1},
+      "sweep": {"/prefix_cache/capacity_tokens": [100000, 2000]}})";
+  const std::string out = dir + "/sweep_small_pool.csv";
+  std::filesystem::remove(out);
+  const auto r = RunKvbill("sweep --jobs 1 --scenario " + scenario + " -o " + out);
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_NE(r.err.find("sweep point 1 (/prefix_cache/capacity_tokens = 2000): "), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
 TEST(SweepCliTest, ShardsMergeIntoExactlyTheSingleRun) {
   const std::string dir = ::testing::TempDir();
   const std::string scenario = "tests/data/scenarios/small_sweep.json";
