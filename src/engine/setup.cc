@@ -65,6 +65,19 @@ Result<EngineSetup> SetUpEngine(const SimulationConfig& config) {
   // regardless, which the run's pool_beyond_memory warning then says).
   const bool overridden = config.capacity_tokens != 0;
   if (capacity <= weights_per_gpu && !overridden) {
+    // Say what took the memory: the activation reserve alone, or the weights.
+    const long double share = std::floor(static_cast<long double>(config.gpu.usable_memory_bytes) *
+                                         config.memory_fraction);
+    if (capacity <= 0) {
+      return Error("the activation reserve (" +
+                   FormatBinaryBytes(static_cast<double>(config.activation_reserve_gib) *
+                                     static_cast<double>(kBytesPerGiB)) +
+                   " per GPU) takes all of the " + FormatBinaryBytes(static_cast<double>(share)) +
+                   " per GPU the memory fraction leaves, before the weights (" +
+                   FormatBinaryBytes(static_cast<double>(weights_per_gpu)) +
+                   " per GPU): lower deployment.activation_reserve_gib or raise "
+                   "deployment.memory_fraction");
+    }
     return Error("the model's weights (" + FormatBinaryBytes(static_cast<double>(weights_per_gpu)) +
                  " per GPU) leave no room for KV in " +
                  FormatBinaryBytes(static_cast<double>(capacity)) + " per GPU");

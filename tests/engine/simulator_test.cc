@@ -252,5 +252,24 @@ TEST(SimulatorTest, ModelThatDoesNotFitIsAnError) {
   EXPECT_NE(r.error().message().find("leave no room for KV"), std::string::npos);
 }
 
+// An activation reserve past all the memory the fraction leaves is named as
+// what took it (not the weights, with a negative room): the H100's usable
+// memory x 0.9 is under 1,000 GiB.
+TEST(SimulatorTest, AReserveThatTakesAllTheMemoryIsNamed) {
+  SimulationConfig c = Config("llama-3.1-8b");
+  c.memory_fraction = 0.9;
+  c.activation_reserve_gib = 1000;
+  auto r =
+      Simulate(c, {LoopTask("t", 1, 100, 0, 10, 0)}, PlanAll({LoopTask("t", 1, 100, 0, 10, 0)}));
+  ASSERT_FALSE(r.ok());
+  // 79.6 GiB usable x 0.9 = 71.64 GiB.
+  EXPECT_EQ(r.error().message().rfind("the activation reserve (1,000.00 GiB per GPU) takes all of "
+                                      "the 71.64 GiB per GPU the memory fraction leaves",
+                                      0),
+            0u)
+      << r.error().message();
+  EXPECT_EQ(r.error().message().find(" -"), std::string::npos) << r.error().message();
+}
+
 }  // namespace
 }  // namespace kvbill
