@@ -192,6 +192,14 @@ Status BudgetEntry(const Source& source, const std::string& metric, const json& 
     return source.Bad(pointer, "\"min\" " + Show(value["min"]) + " is above \"max\" " +
                                    Show(value["max"]) + ": no run can pass");
   }
+  // Every metric is a count, a size, a time, a price or a share: none is
+  // below 0, and hit_rate none above 1.
+  if (b.max && *b.max < 0) {
+    return source.Bad(pointer + "/max", "is below 0, which no " + metric + " is: no run can pass");
+  }
+  if (metric == "hit_rate" && b.min && *b.min > 1) {
+    return source.Bad(pointer + "/min", "is above 1, which no hit_rate is: no run can pass");
+  }
   s->budgets.push_back(b);
   return OkStatus();
 }

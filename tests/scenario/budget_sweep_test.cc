@@ -49,6 +49,16 @@ TEST(BudgetSweepTest, ImpossibleBudgetsAndOverlappingAxesAreRefused) {
   // min == max is a budget that one value meets.
   EXPECT_TRUE(
       ParseScenario(R"({"budgets": {"hit_rate": {"min": 0.5, "max": 0.5}}})", "s.json").ok());
+  // No metric is below 0, and no hit rate above 1.
+  EXPECT_EQ(ErrorOf(R"({"budgets": {"cost_usd": {"max": -1}}})"),
+            "s.json#/budgets/cost_usd/max: is below 0, which no cost_usd is: no run can pass");
+  EXPECT_EQ(ErrorOf(R"({"budgets": {"hit_rate": {"min": 1.5}}})"),
+            "s.json#/budgets/hit_rate/min: is above 1, which no hit_rate is: no run can pass");
+  for (const char* ok :
+       {R"({"budgets": {"hit_rate": {"min": 1}}})", R"({"budgets": {"preemptions": {"max": 0}}})",
+        R"({"budgets": {"hit_rate": {"min": -1}}})"}) {
+    EXPECT_TRUE(ParseScenario(ok, "s.json").ok()) << ok;
+  }
   // Keys are read in sorted order, so "/engine" comes before "/engine/block_size".
   EXPECT_EQ(ErrorOf(R"({"sweep": {"/engine": [{}], "/engine/block_size": [16, 32]}})"),
             "s.json#/sweep/~1engine~1block_size: overlaps the axis \"/engine\": one would "
