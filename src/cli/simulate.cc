@@ -203,11 +203,8 @@ std::string LatencyText(const Scenario& scenario, const RunSummary& sum,
   if (totals.rejected_requests > 0) {
     text +=
         FormatWithSeparators(totals.rejected_requests) +
-        (totals.rejected_requests == 1 ? " request" : " requests") +
-        (totals.pool_context_len > 0
-             ? " refused over the " + FormatWithSeparators(totals.pool_context_len) +
-                   " tokens SGLang's KV pool serves"
-             : " refused over max_model_len " + FormatWithSeparators(totals.max_model_len)) +
+        (totals.rejected_requests == 1 ? " request" : " requests") + " refused over " +
+        RequestLimitText(totals.pool_context_len, totals.max_model_len) +
         (totals.rejected_requests == 1 ? " (its task ends there; " : " (their tasks end there; ") +
         FormatWithSeparators(totals.unsent_requests) +
         (totals.unsent_requests == 1 ? " later request" : " later requests") + " not sent)\n";

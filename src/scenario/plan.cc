@@ -634,10 +634,7 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
   auto refused = [&](const Run& r) {
     o.status = "slo_not_met";
     o.reason = FormatWithSeparators(r.notes.refused) + " request(s) refused over " +
-               (r.notes.pool_context_len > 0
-                    ? "the " + FormatWithSeparators(r.notes.pool_context_len) +
-                          " tokens SGLang's KV pool serves"
-                    : "max_model_len " + FormatWithSeparators(config->max_model_len)) +
+               RequestLimitText(r.notes.pool_context_len, config->max_model_len) +
                ", each ending its task (the context_limit warning): the tasks are cut short, "
                "so no replica count serves them; a context_policy that bounds the prompts or " +
                (r.notes.pool_context_len > 0 ? "more memory per replica"

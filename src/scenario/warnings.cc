@@ -18,10 +18,7 @@ std::string Seconds3(double s) { return FormatFixed(s, s < 10 ? 3 : 1) + " s"; }
 
 void ContextLimit(const Scenario& s, const SimulationTotals& t, std::vector<RunWarning>* out) {
   std::string text;
-  const std::string limit =
-      t.pool_context_len > 0
-          ? "the " + FormatWithSeparators(t.pool_context_len) + " tokens SGLang serves"
-          : "max_model_len " + FormatWithSeparators(t.max_model_len);
+  const std::string limit = RequestLimitText(t.pool_context_len, t.max_model_len);
   if (t.rejected_requests > 0) {
     text = Count(t.rejected_requests, "request was", "requests were") +
            " refused: prompt plus output tokens over " + limit + " (the longest " +
@@ -306,6 +303,12 @@ void PricingModelUnused(const Scenario& s, const ApiPricingRun& run, std::vector
 }
 
 }  // namespace
+
+std::string RequestLimitText(Tokens pool_context_len, Tokens max_model_len) {
+  return pool_context_len > 0
+             ? "the " + FormatWithSeparators(pool_context_len) + " tokens SGLang serves"
+             : "max_model_len " + FormatWithSeparators(max_model_len);
+}
 
 const std::vector<std::string>& WarningCodes() {
   static const std::vector<std::string> codes = {"context_limit",

@@ -45,6 +45,18 @@ std::string WriteTrace(const std::string& name, int tasks, double gap, int out, 
   return path.string();
 }
 
+// Every candidate of `space` for `scenario` (parsed from `text`) decided
+// on one thread; empty when the space or the workload cannot be read.
+std::vector<CandidateOutcome> DecideAll(const std::string& text, const Scenario& scenario,
+                                        const PlanSpace& space) {
+  auto candidates = EnumerateCandidates(scenario, space);
+  EXPECT_TRUE(candidates.ok());
+  auto rate = MeasureWorkload(scenario);
+  EXPECT_TRUE(rate.ok());
+  if (!candidates.ok() || !rate.ok()) return {};
+  return DecideCandidates(text, scenario, space, *rate, *candidates, 1);
+}
+
 std::string ScenarioText(const std::string& trace, double ttft_p90) {
   nlohmann::json s = {{"name", "plan-small"},       {"model", {{"name", "qwen3-32b"}}},
                       {"kv_format", "bf16"},        {"deployment", {{"gpu", "h100-sxm"}}},
@@ -273,11 +285,7 @@ TEST(PlanTest, WithoutATargetTheAnswerKeepsUpWithTheArrivals) {
   PlanSpace space;
   space.gpus = {"h100-sxm"};
   space.max_gpus = 2;
-  auto candidates = EnumerateCandidates(*scenario, space);
-  ASSERT_TRUE(candidates.ok());
-  auto rate = MeasureWorkload(*scenario);
-  ASSERT_TRUE(rate.ok());
-  const auto plan = DecideCandidates(text, *scenario, space, *rate, *candidates, 1);
+  const auto plan = DecideAll(text, *scenario, space);
   const CandidateOutcome* tp1 = nullptr;
   for (const CandidateOutcome& o : plan) {
     if (o.candidate.tensor_parallel == 1) tp1 = &o;
@@ -324,11 +332,7 @@ TEST(PlanTest, ACandidateWhoseRunRefusesRequestsIsNotFeasible) {
   PlanSpace space;
   space.gpus = {"h100-sxm"};
   space.max_gpus = 1;
-  auto candidates = EnumerateCandidates(*scenario, space);
-  ASSERT_TRUE(candidates.ok());
-  auto rate = MeasureWorkload(*scenario);
-  ASSERT_TRUE(rate.ok());
-  const auto plan = DecideCandidates(text, *scenario, space, *rate, *candidates, 1);
+  const auto plan = DecideAll(text, *scenario, space);
   ASSERT_EQ(plan.size(), 1u);
   EXPECT_EQ(plan[0].status, "slo_not_met");
   EXPECT_NE(plan[0].reason.find("request(s) refused over max_model_len 40,960, each ending its "

@@ -33,6 +33,11 @@ inline constexpr Seconds kOverloadedQueueP50Seconds = 1.0;
 // The share of the bill idle GPUs may take before `idle_dominant`.
 inline constexpr double kIdleDominantShare = 0.5;
 
+// The limit a run refused requests over, in words: "the 16,255 tokens
+// SGLang serves" when SGLang's pool capped it (pool_context_len > 0), else
+// "max_model_len 40,960".
+std::string RequestLimitText(Tokens pool_context_len, Tokens max_model_len);
+
 // The warnings of one engine run of `scenario`, in WarningCodes order (each
 // code at most once).
 std::vector<RunWarning> EngineRunWarnings(const Scenario& scenario, const SimulationTotals& totals,
