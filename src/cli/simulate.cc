@@ -212,6 +212,13 @@ std::string LatencyText(const Scenario& scenario, const RunSummary& sum,
   return text;
 }
 
+// With pin_during_tool_s: how often pins gave way before they expired.
+std::string PinsLine(const Scenario& scenario, const SimulationTotals& totals) {
+  if (scenario.prefix_cache.pin_during_tool_s <= 0 || totals.pins_yielded == 0) return "";
+  return FormatWithSeparators(totals.pins_yielded) + (totals.pins_yielded == 1 ? " pin" : " pins") +
+         " gave way before expiring (a replica would have idled with requests waiting)\n";
+}
+
 json SummaryDoc(const Scenario& scenario, const RunSummary& sum, const SimulationTotals& totals,
                 double wall_s, const std::vector<RunWarning>& warnings) {
   json s;
@@ -234,6 +241,7 @@ json SummaryDoc(const Scenario& scenario, const RunSummary& sum, const Simulatio
   s["ttft_s"] = SummaryJson(sum.ttft_s);
   s["preemptions"] = sum.preemptions;
   s["evicted_blocks"] = sum.evicted_blocks;
+  if (scenario.prefix_cache.pin_during_tool_s > 0) s["pins_yielded"] = totals.pins_yielded;
   s["kv_pool_blocks_per_replica"] = sum.kv_pool_blocks;
   if (totals.kv_cache_groups > 1) {  // blocks are then pages of one group
     s["kv_cache_groups"] = totals.kv_cache_groups;
@@ -452,7 +460,8 @@ class SimulateOutput {
          << FormatFixed(sum.hit_rate * 100, 1) << "% from the prefix cache\n"
          << "KV read " << FormatBinaryBytes(static_cast<double>(sum.kv_read_bytes))
          << "; simulated " << FormatDuration(sum.simulated_s) << "; " << sum.preemptions
-         << (sum.preemptions == 1 ? " preemption\n" : " preemptions\n") << "cost per task: mean "
+         << (sum.preemptions == 1 ? " preemption\n" : " preemptions\n")
+         << PinsLine(scenario, totals) << "cost per task: mean "
          << Money(sum.cost_per_task_usd.mean) << ", p50 " << Money(sum.cost_per_task_usd.p50)
          << ", p90 " << Money(sum.cost_per_task_usd.p90) << ", p99 "
          << Money(sum.cost_per_task_usd.p99) << "\n"

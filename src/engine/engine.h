@@ -90,6 +90,8 @@ class Engine {
   bool TryFuse(Replica& rep, Seconds now);
   void Finish(Replica& rep, Seq* seq, Seconds now);
   void DropPin(Seq* seq);  // the task's next request is admitted: unpin
+  // Unpins the oldest live pin on the replica; false when it holds none.
+  bool YieldPin(Replica& rep);
   void Kick(Seconds now, int r);
   // Sets rep.release_horizon, counting the replicas whose horizon is
   // finite: while no other replica's is, TryFuse need not scan them

@@ -18,6 +18,7 @@
 #include <limits>
 #include <memory>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "engine/request_state.h"
@@ -46,6 +47,10 @@ struct Replica {
   std::unique_ptr<OffloadTier> offload;  // host tier, when configured
   std::vector<Seq*> running;
   std::deque<Seq*> waiting;
+  // Finished requests whose blocks are pinned here (task slot, request), in
+  // the order they were pinned, which is the order their pins expire;
+  // entries whose pin was dropped since are skipped.
+  std::deque<std::pair<int, SeqId>> pins;
   bool busy = false;  // an iteration is in flight or about to start
   // The iteration in flight.
   std::vector<Work> work;

@@ -216,11 +216,30 @@ void Engine::OnRelease(Seconds now, const Release& e) {
 
 void Engine::OnPinExpiry(Seconds now, const PinExpiry& e) {
   TaskState& task = tasks_[e.task];
+  Replica& rep = replicas_[static_cast<std::size_t>(e.replica)];
   if (task.pin_seq == e.seq) {
-    replicas_[static_cast<std::size_t>(e.replica)].cache->Unpin(e.seq);
+    rep.cache->Unpin(e.seq);
     task.pin_seq = -1;
   }
+  // Pins expire in the order they were made: forget those gone since.
+  while (!rep.pins.empty() && tasks_[rep.pins.front().first].pin_seq != rep.pins.front().second) {
+    rep.pins.pop_front();
+  }
   Kick(now, e.replica);
+}
+
+bool Engine::YieldPin(Replica& rep) {
+  while (!rep.pins.empty()) {
+    const auto [slot, seq] = rep.pins.front();
+    rep.pins.pop_front();
+    TaskState& task = tasks_[slot];
+    if (task.pin_seq != seq) continue;  // dropped or expired already
+    rep.cache->Unpin(seq);
+    task.pin_seq = -1;
+    totals_.pins_yielded += 1;
+    return true;
+  }
+  return false;
 }
 
 void Engine::DropPin(Seq* seq) {
@@ -315,6 +334,15 @@ void Engine::OnStart(Seconds now, int r) {
       error_ = s;
       return;
     }
+    // A pin holds memory for a task's next request, never a replica idle:
+    // when nothing can run while requests wait, the oldest pins give way
+    // (their blocks stay cached, now evictable) until something can.
+    while (rep.work.empty() && !rep.waiting.empty() && YieldPin(rep)) {
+      if (auto s = scheduler_.Schedule(rep, now); !s.ok()) {
+        error_ = s;
+        return;
+      }
+    }
     if (rep.work.empty()) {
       rep.busy = false;
       return;
@@ -391,6 +419,7 @@ void Engine::Finish(Replica& rep, Seq* seq, Seconds now) {
     rep.cache->ReleasePinned(seq->id);
     task.pin_replica = rep.index;
     task.pin_seq = seq->id;
+    rep.pins.emplace_back(slot, seq->id);
     PushExternal(now + config_.pin_during_tool_s, PinExpiry{rep.index, seq->id, slot});
   } else {
     rep.cache->Release(seq->id);

@@ -201,7 +201,10 @@ struct SimulationTotals {
   std::int64_t kv_pool_blocks = 0;   // per replica: pages of one KV cache group
   int kv_cache_groups = 1;           // attention KV cache groups (kv_groups.h)
   std::int64_t evicted_blocks = 0;   // over all replicas
-  CostModelInfo cost_model;          // what the iteration times rest on
+  // Pins (pin_during_tool_s) dropped before they expired because a replica
+  // would otherwise have idled with requests waiting (engine.md).
+  std::int64_t pins_yielded = 0;
+  CostModelInfo cost_model;  // what the iteration times rest on
   // Requests refused over max_model_len (one per task cut short), the later
   // requests of those tasks that were never sent, and the longest refused
   // sequence (prompt + output tokens).
