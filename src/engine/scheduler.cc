@@ -141,10 +141,11 @@ Result<bool> Scheduler::AdmitFront(Replica& rep, const Admission& a, Seconds now
     // larger than the whole pool never fits.
     if (rep.running.empty() && rep.work.empty() &&
         rep.cache->AdmissionPages(a.gpu_hits, a.blocks_needed) > rep.cache->capacity_blocks()) {
-      return Error("request " + std::to_string(seq->record.index) + " of task \"" +
-                   seq->record.task_id + "\" can never be admitted: its first chunk needs " +
-                   std::to_string(rep.cache->AdmissionPages(a.gpu_hits, a.blocks_needed)) +
-                   " blocks, the pool holds " + std::to_string(rep.cache->capacity_blocks()));
+      return Error::CannotServe(
+          "request " + std::to_string(seq->record.index) + " of task \"" + seq->record.task_id +
+          "\" can never be admitted: its first chunk needs " +
+          std::to_string(rep.cache->AdmissionPages(a.gpu_hits, a.blocks_needed)) +
+          " blocks, the pool holds " + std::to_string(rep.cache->capacity_blocks()));
     }
     return false;
   }
@@ -303,10 +304,10 @@ Status Scheduler::ScheduleSglang(Replica& rep, Seconds now) {
   for (Seq* seq : rep.running) {
     if (seq->InPrefill()) continue;
     if (!rep.cache->Reserve(seq->id, seq->computed, seq->computed + n)) {
-      return Error("request " + std::to_string(seq->record.index) + " of task \"" +
-                   seq->record.task_id + "\" cannot decode: the KV pool holds " +
-                   std::to_string(rep.cache->capacity_blocks()) +
-                   " blocks, fewer than its context needs");
+      return Error::CannotServe("request " + std::to_string(seq->record.index) + " of task \"" +
+                                seq->record.task_id + "\" cannot decode: the KV pool holds " +
+                                std::to_string(rep.cache->capacity_blocks()) +
+                                " blocks, fewer than its context needs");
     }
     rep.work.push_back(Work{seq, n, 0, 0, 0, 0, k > 0});
   }

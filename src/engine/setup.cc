@@ -69,18 +69,20 @@ Result<EngineSetup> SetUpEngine(const SimulationConfig& config) {
     const long double share = std::floor(static_cast<long double>(config.gpu.usable_memory_bytes) *
                                          config.memory_fraction);
     if (capacity <= 0) {
-      return Error("the activation reserve (" +
-                   FormatBinaryBytes(static_cast<double>(config.activation_reserve_gib) *
-                                     static_cast<double>(kBytesPerGiB)) +
-                   " per GPU) takes all of the " + FormatBinaryBytes(static_cast<double>(share)) +
-                   " per GPU the memory fraction leaves, before the weights (" +
-                   FormatBinaryBytes(static_cast<double>(weights_per_gpu)) +
-                   " per GPU): lower deployment.activation_reserve_gib or raise "
-                   "deployment.memory_fraction");
+      return Error::CannotServe(
+          "the activation reserve (" +
+          FormatBinaryBytes(static_cast<double>(config.activation_reserve_gib) *
+                            static_cast<double>(kBytesPerGiB)) +
+          " per GPU) takes all of the " + FormatBinaryBytes(static_cast<double>(share)) +
+          " per GPU the memory fraction leaves, before the weights (" +
+          FormatBinaryBytes(static_cast<double>(weights_per_gpu)) +
+          " per GPU): lower deployment.activation_reserve_gib or raise "
+          "deployment.memory_fraction");
     }
-    return Error("the model's weights (" + FormatBinaryBytes(static_cast<double>(weights_per_gpu)) +
-                 " per GPU) leave no room for KV in " +
-                 FormatBinaryBytes(static_cast<double>(capacity)) + " per GPU");
+    return Error::CannotServe("the model's weights (" +
+                              FormatBinaryBytes(static_cast<double>(weights_per_gpu)) +
+                              " per GPU) leave no room for KV in " +
+                              FormatBinaryBytes(static_cast<double>(capacity)) + " per GPU");
   }
   const long double free_bytes = std::max<long double>(0, capacity - weights_per_gpu);
   std::int64_t memory_pool =

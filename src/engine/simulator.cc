@@ -181,13 +181,13 @@ void Engine::OnRelease(Seconds now, const Release& e) {
   const Tokens kv_tokens = seq->prompt + std::max<Tokens>(seq->output - 1, 0);
   if (rep.cache->PeakPages(kv_tokens, config_.max_num_batched_tokens) >
       rep.cache->capacity_blocks()) {
-    error_ = Error("request " + std::to_string(request.index) + " of task \"" +
-                   std::string(task.fed.id) + "\" needs KV for " + FormatWithSeparators(kv_tokens) +
-                   " tokens (prompt " + FormatWithSeparators(seq->prompt) +
-                   " + output), more than a replica's KV pool holds (" +
-                   FormatWithSeparators(rep.cache->capacity_tokens()) +
-                   " tokens): use more GPUs per replica, a smaller KV format, or a context policy "
-                   "that bounds the context");
+    error_ = Error::CannotServe(
+        "request " + std::to_string(request.index) + " of task \"" + std::string(task.fed.id) +
+        "\" needs KV for " + FormatWithSeparators(kv_tokens) + " tokens (prompt " +
+        FormatWithSeparators(seq->prompt) + " + output), more than a replica's KV pool holds (" +
+        FormatWithSeparators(rep.cache->capacity_tokens()) +
+        " tokens): use more GPUs per replica, a smaller KV format, or a context policy "
+        "that bounds the context");
     return;
   }
   const bool has_next = static_cast<std::size_t>(e.req + 1) < task.fed.requests.size();

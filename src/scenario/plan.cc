@@ -607,6 +607,7 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
     RunNotes notes;
   };
   std::string failure;
+  bool cannot_serve = false;  // the failure: the replica's memory, not the input
   auto simulate = [&](int replicas) -> std::optional<Run> {
     auto s = scenario_at(replicas);
     if (!s) {
@@ -618,6 +619,7 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
     auto run = RunMeasured(*s, workloads, rate.warmup, &r.notes);
     if (!run) {
       failure = run.error().message();
+      cannot_serve = run.error().cannot_serve();
       return std::nullopt;
     }
     r.replicas = replicas;
@@ -679,7 +681,7 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
   for (int replicas = o.min_replicas; replicas <= o.max_replicas; ++replicas) {
     auto run = simulate(replicas);
     if (!run) {
-      o.status = "error";
+      o.status = cannot_serve ? "no_fit" : "error";
       o.reason = failure;
       return o;
     }

@@ -127,9 +127,18 @@ Result<std::vector<SweepRow>> RunSweep(const SweepPlan& plan, int jobs,
       row.not_runnable = std::move(point->scenario.not_runnable);
       return row;
     }
+    // A deployment that cannot serve the point's workload (weights or a
+    // request beyond its memory) is a row that says so, as a combination no
+    // engine runs is; any other error stops the sweep.
+    auto refused = [&](const Error& e) -> Result<SweepRow> {
+      if (!e.cannot_serve()) return e.Within(where);
+      SweepRow row{point->index, std::move(point->values), RunMetrics{}, ""};
+      row.not_runnable = e.message();
+      return row;
+    };
     if (point->scenario.pricing) {
       auto outcome = RunScenario(point->scenario, workloads);
-      if (!outcome) return outcome.error().Within(where);
+      if (!outcome) return refused(outcome.error());
       RunMetrics metrics = MetricsOf(*outcome);
       metrics.warnings = RunWarnings(point->scenario, *outcome);
       return SweepRow{point->index, std::move(point->values), std::move(metrics), ""};
@@ -141,7 +150,7 @@ Result<std::vector<SweepRow>> RunSweep(const SweepPlan& plan, int jobs,
     observer.on_task = [&](const TaskMetrics& t) { kv.Add(static_cast<double>(t.kv_read_bytes)); };
     observer.on_restart = [&] { kv = SummaryBuilder(); };
     auto run = RunScenario(point->scenario, workloads, observer);
-    if (!run) return run.error().Within(where);
+    if (!run) return refused(run.error());
     RunMetrics metrics;
     metrics.summary = run->summary;
     metrics.kv_read_bytes_per_task = kv.Build();

@@ -44,21 +44,49 @@ TEST(SweepCliTest, RunsTheCartesianProductInOrder) {
             j["points"][0]["summary"]["kv_read_bytes_per_task.mean"].get<double>());
 }
 
-// A point whose run fails names its axes' values: a 2,000-token pool
-// cannot hold a generated coding agent's first prompt (thousands of tokens),
-// so point 1 stops the sweep, exit 2 and no output file, and says which
-// capacity did it.
-TEST(SweepCliTest, AFailingPointNamesItsValues) {
+// A point whose deployment cannot serve the workload is a row that says so:
+// a 2,000-token pool cannot hold a generated coding agent's first prompt
+// (thousands of tokens), so point 1 has no figures and the engine's reason
+// in `not_runnable` (CSV: empty cells, not_runnable in the warnings column);
+// point 0 runs. Exit 0.
+TEST(SweepCliTest, APointThePoolCannotServeIsANotRunnableRow) {
   const std::string dir = ::testing::TempDir();
   const std::string scenario = dir + "/sweep_small_pool.json";
   std::ofstream(scenario) << R"({"model": "qwen3-8b",
       "trace": {"generator": "coding-agent", "tasks": 1},
       "sweep": {"/prefix_cache/capacity_tokens": [100000, 2000]}})";
-  const std::string out = dir + "/sweep_small_pool.csv";
-  std::filesystem::remove(out);
-  const auto r = RunKvbill("sweep --jobs 1 --scenario " + scenario + " -o " + out);
+  const auto r = RunKvbill("sweep --jobs 1 --scenario " + scenario + " --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["points"].size(), 2u);
+  EXPECT_FALSE(doc["points"][0].contains("not_runnable"));
+  EXPECT_GT(doc["points"][0]["summary"]["tasks"].get<int>(), 0);
+  const auto& refused = doc["points"][1];
+  ASSERT_TRUE(refused.contains("not_runnable")) << refused.dump();
+  EXPECT_NE(refused["not_runnable"].get<std::string>().find("more than a replica's KV pool holds"),
+            std::string::npos)
+      << refused.dump();
+  EXPECT_TRUE(refused["summary"]["tasks"].is_null());
+  const auto csv = RunKvbill("sweep --jobs 1 --scenario " + scenario);
+  ASSERT_EQ(csv.exit_status, 0) << csv.err;
+  const std::string last = csv.out.substr(csv.out.rfind('\n', csv.out.size() - 2) + 1);
+  EXPECT_EQ(last.substr(last.rfind(',') + 1), "not_runnable\n") << csv.out;
+}
+
+// A point whose run fails for another reason stops the sweep, exit 2 and no
+// output file, and names its axes' values: point 1's trace file is missing.
+TEST(SweepCliTest, AFailingPointNamesItsValues) {
+  const std::string dir = ::testing::TempDir() + "/sweep_fail_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/t.jsonl") << "{\"kvbill_trace\":1}\n"
+                                     "{\"id\":\"a\",\"turns\":[{\"spans\":[{\"kind\":\"user\","
+                                     "\"tokens\":1000}],\"out\":10}]}\n";
+  std::ofstream(dir + "/s.json") << R"({"model": "qwen3-8b", "trace": {"file": "t.jsonl"},
+      "sweep": {"/trace/file": ["t.jsonl", "missing.jsonl"]}})";
+  const std::string out = dir + "/out.csv";
+  const auto r = RunKvbill("sweep --jobs 1 --scenario " + dir + "/s.json -o " + out);
   EXPECT_EQ(r.exit_status, 2);
-  EXPECT_NE(r.err.find("sweep point 1 (/prefix_cache/capacity_tokens = 2000): "), std::string::npos)
+  EXPECT_NE(r.err.find("sweep point 1 (/trace/file = \"missing.jsonl\"): "), std::string::npos)
       << r.err;
   EXPECT_FALSE(std::filesystem::exists(out));
 }

@@ -21,17 +21,30 @@ class Error {
   explicit Error(std::string message, int exit_status = kInputExitStatus)
       : message_(std::move(message)), exit_status_(exit_status) {}
 
+  // An error in input that is right in itself but that the deployment
+  // cannot serve (its weights or one request beyond its memory): a sweep
+  // shows it as a row of that point, where other errors stop the sweep.
+  static Error CannotServe(std::string message) {
+    Error e(std::move(message));
+    e.cannot_serve_ = true;
+    return e;
+  }
+
   const std::string& message() const { return message_; }
   int exit_status() const { return exit_status_; }
+  bool cannot_serve() const { return cannot_serve_; }
 
   // Returns a copy whose message is prefixed with `where` and ": ".
   Error Within(const std::string& where) const {
-    return Error(where + ": " + message_, exit_status_);
+    Error e(where + ": " + message_, exit_status_);
+    e.cannot_serve_ = cannot_serve_;
+    return e;
   }
 
  private:
   std::string message_;
   int exit_status_;
+  bool cannot_serve_ = false;
 };
 
 template <typename T>
