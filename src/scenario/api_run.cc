@@ -73,7 +73,12 @@ Result<ApiPricingRun> RunApiPricing(const ScenarioPricing& pricing, const PriceS
   options.one_hour_writes = pricing.provider == "anthropic" && pricing.ttl_s == 3600;
   auto replay = ReplayApi(tasks, requests, lookup, options);
   if (!replay) return replay.error();
-  return ApiPricingRun{*price, std::move(*replay)};
+  ApiPricingRun run{*price, std::move(*replay)};
+  for (const std::vector<Request>& task : requests) {
+    run.requests += static_cast<std::int64_t>(task.size());
+    for (const Request& r : task) run.edited_requests += r.edited ? 1 : 0;
+  }
+  return run;
 }
 
 std::vector<TaskMetrics> ApiTaskMetrics(const ApiReplayOutcome& replay) {

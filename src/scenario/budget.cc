@@ -83,7 +83,7 @@ std::vector<SloCheck> CheckSlo(const std::vector<SloTarget>& slo, const RunSumma
 bool IsApiBudgetMetric(const std::string& name) {
   return IsBudgetMetric(name) &&
          (name == "hit_rate" || name == "cost_usd" || name.starts_with("cost_per_task_usd.") ||
-          name == "warnings.pricing_model_unused");
+          name == "warnings.pricing_model_unused" || name == "warnings.policy_no_effect");
 }
 
 Status CheckBudgetsApply(const Scenario& scenario) {
@@ -92,8 +92,8 @@ Status CheckBudgetsApply(const Scenario& scenario) {
     if (!IsApiBudgetMetric(b.metric)) {
       return Error(scenario.source + "#/budgets/" + b.metric +
                    ": not measured for a scenario with \"pricing\" (API mode measures "
-                   "cost_per_task_usd.*, hit_rate, cost_usd and its one warning, "
-                   "warnings.pricing_model_unused)");
+                   "cost_per_task_usd.*, hit_rate, cost_usd and its two warnings, "
+                   "warnings.pricing_model_unused and warnings.policy_no_effect)");
     }
   }
   return OkStatus();

@@ -149,12 +149,13 @@ void IdleDominant(const RunSummary& sum, std::vector<RunWarning>* out) {
                       "recorded gaps, or fewer replicas shows what busy GPUs cost"});
 }
 
-void PolicyNoEffect(const Scenario& s, const SimulationTotals& t, const RunSummary& sum,
+// `requests` planned, `edited` of them changed by the policy.
+void PolicyNoEffect(const Scenario& s, std::int64_t edited, std::int64_t requests,
                     std::vector<RunWarning>* out) {
-  if (s.context_policy.kind == "keep_all" || t.edited_requests > 0 || sum.requests == 0) return;
+  if (s.context_policy.kind == "keep_all" || edited > 0 || requests == 0) return;
   out->push_back({"policy_no_effect",
                   "context_policy \"" + s.context_policy.kind + "\" changed none of the " +
-                      FormatWithSeparators(sum.requests) +
+                      FormatWithSeparators(requests) +
                       " prompts (docs/policies.md says what each policy needs of a trace, e.g. "
                       "tool spans for drop_tool_results): the run is the same as keep_all"});
 }
@@ -338,7 +339,7 @@ std::vector<RunWarning> EngineRunWarnings(const Scenario& scenario, const Simula
   Overloaded(summary, &out);
   SloViolated(scenario, summary, &out);
   IdleDominant(summary, &out);
-  PolicyNoEffect(scenario, totals, summary, &out);
+  PolicyNoEffect(scenario, totals.edited_requests, summary.requests, &out);
   PlaceholderOutputs(totals, &out);
   UnsupportedFormat(scenario, totals, &out);
   TimingAssumed(totals, &out);
@@ -352,6 +353,7 @@ std::vector<RunWarning> EngineRunWarnings(const Scenario& scenario, const Simula
 std::vector<RunWarning> ApiRunWarnings(const Scenario& scenario, const ApiPricingRun& run) {
   std::vector<RunWarning> out;
   PricingModelUnused(scenario, run, &out);
+  PolicyNoEffect(scenario, run.edited_requests, run.requests, &out);
   return out;
 }
 

@@ -478,8 +478,8 @@ TEST(CheckCliTest, ApiScenarioBudgetsHoldOrBreakAndEngineMetricsAreErrors) {
   EXPECT_EQ(r.exit_status, 2);
   EXPECT_EQ(r.err, "kvbill check: " + engine +
                        "#/budgets/ttft_s.p90: not measured for a scenario with \"pricing\" (API "
-                       "mode measures cost_per_task_usd.*, hit_rate, cost_usd and its one "
-                       "warning, warnings.pricing_model_unused)\n");
+                       "mode measures cost_per_task_usd.*, hit_rate, cost_usd and its two "
+                       "warnings, warnings.pricing_model_unused and warnings.policy_no_effect)\n");
 }
 
 TEST(SweepCliTest, ApiScenarioSweepsAndMergesWithTheApiColumns) {

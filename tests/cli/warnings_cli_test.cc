@@ -174,6 +174,16 @@ TEST(WarningsCliTest, PolicyNoEffectWhenNothingIsDropped) {
   };
   EXPECT_TRUE(Has(Codes(scenario("two_turns.json", two_turns)), "policy_no_effect"));
   EXPECT_FALSE(Has(Codes(scenario("three_turns.json", three_turns)), "policy_no_effect"));
+  // Billed through an API the same holds: the bill is the keep_all bill.
+  const auto api = [](const std::string& name, const std::string& trace) {
+    return Write(name, R"({"model": "llama-3.1-8b",
+        "pricing": {"provider": "anthropic", "model": "claude-sonnet-4-5"},
+        "context_policy": {"kind": "drop_tool_results", "older_than_turns": 1, "stub_tokens": 50},
+        "trace": {"file": ")" +
+                           trace + R"("}})");
+  };
+  EXPECT_TRUE(Has(Codes(api("api_two_turns.json", two_turns)), "policy_no_effect"));
+  EXPECT_FALSE(Has(Codes(api("api_three_turns.json", three_turns)), "policy_no_effect"));
 }
 
 // `overloaded`: 48 tasks of one 30,000-token prompt arrive together at one

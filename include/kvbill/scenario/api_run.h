@@ -29,6 +29,10 @@ namespace kvbill {
 struct ApiPricingRun {
   ModelPrice price;  // the sheet entry of pricing.model (calls naming no model)
   ApiReplayOutcome replay;
+  // Planned requests, and those the context policy edited (Request::edited):
+  // for the policy_no_effect warning.
+  std::int64_t requests = 0;
+  std::int64_t edited_requests = 0;
 };
 
 // Replays `requests` (requests[i] of tasks[i], as PlanRequests gives them)
