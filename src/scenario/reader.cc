@@ -217,6 +217,10 @@ Result<json> Reader::Scalar(const Key& key, const json& v, const std::string& at
     case Type::kInteger:
       return Integer(v, key.min, key.max, at);
     case Type::kUnsigned:
+      if (v.is_number_float() && v.get<double>() >= 18446744073709551616.0) {
+        // Past 2^64 - 1 the JSON reader has only a double to give.
+        return Bad(at, "must be at most 18446744073709551615 (2^64 - 1), got " + Show(v));
+      }
       if (!v.is_number_unsigned()) {
         return Bad(at, "must be a non-negative integer, got " + Show(v));
       }

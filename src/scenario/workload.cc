@@ -1,6 +1,7 @@
 #include "kvbill/scenario/workload.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <sstream>
 
 #include "kvbill/cache/block_hash.h"
@@ -105,6 +106,9 @@ Result<std::unique_ptr<TaskSource>> TaskSource::Open(const Scenario& s) {
       auto f = ParseTraceFormat(s.trace.format);
       if (!f) return f.error().Within(s.source + "#/trace/format");
       format = *f;
+    }
+    if (std::error_code ec; std::filesystem::is_directory(s.trace.file, ec)) {
+      return Error(s.source + "#/trace/file: " + s.trace.file + ": a directory, not a trace file");
     }
     auto reader = OpenTrace(s.trace.file, format);
     if (!reader) return reader.error();

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -174,6 +175,9 @@ Result<std::unique_ptr<TraceReader>> OpenTrace(const std::string& path,
   } else {
     auto file = std::make_unique<std::ifstream>(path, std::ios::binary);
     if (!*file) return OpenError(path);
+    if (std::error_code ec; std::filesystem::is_directory(path, ec)) {
+      return Error(path + ": a directory, not a trace file");
+    }
     in = std::move(file);
   }
   return OpenTraceStream(std::move(in), path, format, options);

@@ -17,6 +17,9 @@ namespace kvbill {
 Result<std::string> ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return OpenError(path);
+  if (std::error_code ec; std::filesystem::is_directory(path, ec)) {
+    return Error(path + ": a directory, not a file");
+  }
   std::ostringstream buffer;
   buffer << in.rdbuf();
   if (in.bad()) return Error(path + ": read failed");

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "cli/cli_test_util.h"
@@ -100,6 +101,16 @@ TEST(HabitsCliTest, MissingFilesSayFileNotFound) {
             "kvbill kv: --model \"./no/such/config.json\": file not found\n");
   EXPECT_EQ(RunKvbillInSourceDir("trace stats no/such/trace.jsonl").err,
             "kvbill trace stats: no/such/trace.jsonl: file not found\n");
+  const auto dir = RunKvbillInSourceDir("trace stats tests");
+  EXPECT_EQ(dir.exit_status, 2);
+  EXPECT_EQ(dir.err, "kvbill trace stats: tests: a directory, not a trace file\n");
+  // A scenario's trace.file that names a directory: the field, then the path.
+  const std::string scenario = ::testing::TempDir() + "/trace_dir.json";
+  std::ofstream(scenario) << R"({"model": "qwen3-8b", "trace": {"file": "."}})";
+  const auto sim = RunKvbillInSourceDir("simulate --scenario " + scenario);
+  EXPECT_EQ(sim.exit_status, 2);
+  EXPECT_EQ(sim.err.rfind("kvbill simulate: " + scenario + "#/trace/file: ", 0), 0u) << sim.err;
+  EXPECT_TRUE(sim.err.ends_with(": a directory, not a trace file\n")) << sim.err;
 }
 
 TEST(HabitsCliTest, HelpShowsDefaultsAsWrittenAndWhetherAFlagTakesAFileOrADirectory) {

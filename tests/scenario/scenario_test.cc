@@ -391,6 +391,9 @@ TEST(ScenarioTest, InvalidScenariosNameTheJsonPointer) {
       {R"({"model": 7})",
        R"(s.json#/model: must be a model name or {"name": ..., "set": {...}}, got 7)"},
       {R"({"seed": -1})", "s.json#/seed: must be a non-negative integer, got -1"},
+      // 2^64, one past the largest seed: the JSON reader holds it as a double.
+      {R"({"seed": 18446744073709551616})",
+       "s.json#/seed: must be at most 18446744073709551615 (2^64 - 1), got 1.8446744073709552e+19"},
       // Zero or negative where positive is required.
       {R"({"deployment": {"gpus_per_replica": 0}})",
        "s.json#/deployment/gpus_per_replica: must be a positive integer, got 0"},

@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <sstream>
+
 #include "kvbill/trace/importers.h"
+#include "trace/open_trace.h"
 #include "trace/trace_test_util.h"
 
 namespace kvbill {
@@ -31,6 +35,20 @@ TEST(TraceStatsTest, SummarisesTheNativeFixture) {
   EXPECT_EQ(stats->gap_s, (Summary{2, 1.75, 1, 2.5, 2.5, 2.5, 3.5}));
   EXPECT_DOUBLE_EQ(stats->task_prefix_reuse_share, 2200.0 / 5300.0);
   EXPECT_FALSE(stats->block_reuse_share.has_value());
+}
+
+// A first turn of no tokens is no request: refused, as simulate refuses it,
+// rather than counted as a prompt of 0.
+TEST(TraceStatsTest, AnEmptyPromptIsRefusedAsSimulateRefusesIt) {
+  auto in = std::make_unique<std::istringstream>(
+      "{\"kvbill_trace\":1}\n"
+      "{\"id\":\"e\",\"turns\":[{\"spans\":[{\"kind\":\"user\",\"tokens\":0}],\"out\":5}]}\n");
+  auto reader = OpenTraceStream(std::move(in), "e.jsonl", std::nullopt, {});
+  ASSERT_TRUE(reader.ok()) << reader.error().message();
+  auto stats = ComputeTraceStats(reader->get());
+  ASSERT_FALSE(stats.ok());
+  EXPECT_EQ(stats.error().message(),
+            "task \"e\": turn 1: an empty prompt (0 tokens; a request sends at least one)");
 }
 
 // mooncake_small.jsonl: rows of 14, 15, 15 and 2 blocks; they share block 0

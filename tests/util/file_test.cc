@@ -41,5 +41,14 @@ TEST(FileTest, AnUnreadablePathSaysWhy) {
   fs::remove(file);
 }
 
+// A directory opens for reading on Linux and then fails to read: named as
+// a directory, not "read failed".
+TEST(FileTest, ADirectoryIsNamedAsOne) {
+  const std::string dir = ::testing::TempDir();
+  auto text = ReadFile(dir);
+  ASSERT_FALSE(text.ok());
+  EXPECT_EQ(text.error().message(), dir + ": a directory, not a file");
+}
+
 }  // namespace
 }  // namespace kvbill
