@@ -19,18 +19,23 @@ std::map<std::string, std::vector<RequestRecord>> ByTask(const SimulationResult&
   return out;
 }
 
+// One request of `prompt` user tokens and `output` output tokens.
+Task OneTurn(const std::string& id, Seconds arrival, Tokens prompt, Tokens output) {
+  Task t;
+  t.id = id;
+  t.arrival_s = arrival;
+  Turn turn;
+  turn.spans.push_back(Span{SpanKind::kUser, prompt, std::nullopt});
+  turn.output = output;
+  t.turns.push_back(turn);
+  return t;
+}
+
 // Task "a" at 0: a 1,500-token prompt, 1 output token, a 10 s tool wait,
 // then 1,600 tokens (+1 assistant, +99 tool). Task "b" at 1: one request of
 // 1,800 tokens and 1 output token. Blocks of 16 tokens.
 std::vector<Task> Tasks() {
-  Task b;
-  b.id = "b";
-  b.arrival_s = 1;
-  Turn turn;
-  turn.spans.push_back(Span{SpanKind::kUser, 1800, std::nullopt});
-  turn.output = 1;
-  b.turns.push_back(turn);
-  return {LoopTask("a", 2, 1500, 99, 1, 10.0), b};
+  return {LoopTask("a", 2, 1500, 99, 1, 10.0), OneTurn("b", 1, 1800, 1)};
 }
 
 SimulationConfig PinConfig(Tokens capacity_tokens) {
@@ -90,14 +95,7 @@ TEST(PinTest, APinHoldsWhileThePoolHasRoom) {
 TEST(PinTest, APinHoldsWhileAnotherRequestRuns) {
   SimulationConfig c = PinConfig(2048);
   std::vector<Task> tasks = Tasks();
-  Task runner;
-  runner.id = "c";
-  runner.arrival_s = 0;
-  Turn turn;
-  turn.spans.push_back(Span{SpanKind::kUser, 320, std::nullopt});
-  turn.output = 30;
-  runner.turns.push_back(turn);
-  tasks.push_back(runner);
+  tasks.push_back(OneTurn("c", 0, 320, 30));
   c.step_mode = false;
   const SimulationResult event = RunSim(c, tasks);
   c.step_mode = true;
