@@ -211,6 +211,20 @@ std::vector<ModelTypeDefaults> BuildTable() {
         {"tie_word_embeddings", "true"},
         {"sliding_window", "4096"},
         {"sliding_window_pattern", "6"}}},
+      {"gemma4_text",
+       "gemma4/configuration_gemma4.py (Gemma4TextConfig)",
+       {{"vocab_size", "262144"},
+        {"hidden_size", "2304"},
+        {"intermediate_size", "9216"},
+        {"num_hidden_layers", "30"},
+        {"num_attention_heads", "8"},
+        {"num_key_value_heads", "4"},
+        {"head_dim", "256"},
+        {"global_head_dim", "512"},
+        {"max_position_embeddings", "131072"},
+        {"tie_word_embeddings", "true"},
+        {"sliding_window", "512"},
+        {"hidden_size_per_layer_input", "256"}}},
       {"glm4_moe",
        "glm4_moe/configuration_glm4_moe.py",
        {{"vocab_size", "151552"},
@@ -564,6 +578,7 @@ std::vector<ModelTypeDefaults> BuildTable() {
   copy_of("deepseek_v32", "deepseek_v3",
           "deepseek_v32/configuration_deepseek_v32.py (DeepseekV3Config's values)");
   copy_of("gemma3", "gemma3_text", "");
+  copy_of("gemma4", "gemma4_text", "");
   copy_of("qwen3_vl_text", "qwen3", "qwen3_vl/configuration_qwen3_vl.py (Qwen3Config's values)");
   copy_of("qwen3_vl_moe_text", "qwen3_moe",
           "qwen3_vl_moe/configuration_qwen3_vl_moe.py (Qwen3MoeConfig's values)");

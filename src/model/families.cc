@@ -24,6 +24,7 @@ enum class Family {
   kLightning,      // MiniMax-Text-01 / M1: lightning + softmax attention
   kMimoV2,         // MiMo-V2-Flash: hybrid_layer_pattern, separate SWA heads
   kHunyuan,        // Hunyuan MoE: per-layer lists, mixed MLP + MoE
+  kGemma4,         // Gemma 4: wider full-attention heads, keys as values, MLP beside MoE
 };
 
 enum class QkNorm {
@@ -65,6 +66,8 @@ const Style kStyles[] = {
   {"gemma2", Family::kGeneric, "transformers gemma2/modeling_gemma2.py", QkNorm::kNone, 4},
   {"gemma3", Family::kGeneric, "transformers gemma3/modeling_gemma3.py", QkNorm::kPerHead, 4},
   {"gemma3_text", Family::kGeneric, "transformers gemma3/modeling_gemma3.py", QkNorm::kPerHead, 4},
+  {"gemma4", Family::kGemma4, "vLLM gemma4.py (Gemma4DecoderLayer)", QkNorm::kPerHead, 4},
+  {"gemma4_text", Family::kGemma4, "vLLM gemma4.py (Gemma4DecoderLayer)", QkNorm::kPerHead, 4},
   {"glm4_moe", Family::kGeneric, "transformers glm4_moe/modeling_glm4_moe.py", QkNorm::kPerHeadIfFlag, 2, false, false, true, false, true},
   {"glm4_moe_lite", Family::kGeneric, "transformers glm4_moe_lite/modeling_glm4_moe_lite.py", QkNorm::kNone, 2, false, true, true, false, true},
   {"glm_moe_dsa", Family::kGeneric, "transformers glm_moe_dsa/modeling_glm_moe_dsa.py", QkNorm::kNone, 2, false, true, true, false, true},
@@ -1489,6 +1492,113 @@ Status BuildHunyuan(Ctx& c) {
   return OkStatus();
 }
 
+// Gemma 4 (vLLM gemma4.py, transformers gemma4/configuration_gemma4.py):
+// layer_types (default: every 6th layer full, the last always full) pick
+// sliding layers (num_key_value_heads x head_dim, window sliding_window) and
+// full ones (global_head_dim; with attention_k_eq_v, num_global_key_value_heads
+// heads whose keys are also the values). vLLM caches K and V of every layer
+// alike (it loads the key projection into the value slot), so a full layer
+// keeps 2 x heads x global_head_dim per token and allocates a V projection
+// the checkpoint does not carry. With enable_moe_block every layer runs its
+// dense MLP and, beside it, routed experts (num_experts, top_k_experts of
+// moe_intermediate_size) behind a router with a per-dimension input scale
+// and a per-expert output scale: the MLP counts as an always-on expert.
+// KV-shared layers (num_kv_shared_layers) and per-layer input embeddings
+// (hidden_size_per_layer_input), the E2B / E4B variants', are refused.
+Status BuildGemma4(Ctx& c) {
+  ModelBuilder& b = *c.b;
+  const Fields& f = c.f;
+  auto shared = f.IntOr("num_kv_shared_layers", 0, 0);
+  if (!shared) return shared.error();
+  if (*shared > 0) {
+    return f.Bad("num_kv_shared_layers",
+                 "is " + std::to_string(*shared) +
+                     ": layers reading another layer's KV cache (Gemma 4 E2B / E4B) are not "
+                     "modelled for model_type \"" +
+                     c.model_type + "\"");
+  }
+  auto ple = f.IntOr("hidden_size_per_layer_input", 256, 0);
+  if (!ple) return ple.error();
+  if (*ple > 0) {
+    return f.Bad("hidden_size_per_layer_input",
+                 "is " + std::to_string(*ple) +
+                     ": per-layer input embeddings (Gemma 4 E2B / E4B) are not modelled for "
+                     "model_type \"" +
+                     c.model_type + "\"");
+  }
+  std::vector<Mixer> mixers;
+  if (f.Has("layer_types")) {
+    auto m = ResolveMixers(f, c.d, c.model_type, Family::kGemma4);
+    if (!m) return m.error();
+    mixers = *m;
+  } else {
+    for (Int i = 0; i < c.d.layers; ++i) {
+      mixers.push_back((i + 1) % 6 != 0 ? Mixer::kSliding : Mixer::kFull);
+    }
+  }
+  mixers.back() = Mixer::kFull;  // Gemma4TextConfig forces the last layer full
+  auto window = f.IntOr("sliding_window", 512);
+  if (!window) return window.error();
+  auto global_dim = f.IntOr("global_head_dim", 512);
+  if (!global_dim) return global_dim.error();
+  auto k_eq_v = f.Bool("attention_k_eq_v", false);
+  if (!k_eq_v) return k_eq_v.error();
+  auto global_kv = f.IntOr("num_global_key_value_heads", c.d.kv_heads[0]);
+  if (!global_kv) return global_kv.error();
+  auto moe_block = f.Bool("enable_moe_block", false);
+  if (!moe_block) return moe_block.error();
+  MoePlan moe;
+  if (*moe_block) {
+    auto experts = f.RequiredInt({"num_experts"});
+    if (!experts) return experts.error();
+    auto top_k = f.RequiredInt({"top_k_experts"});
+    if (!top_k) return top_k.error();
+    if (*top_k > *experts) {
+      return f.Bad("top_k_experts", "must be at most num_experts " + std::to_string(*experts) +
+                                        ", got " + std::to_string(*top_k));
+    }
+    auto inter = f.RequiredInt({"moe_intermediate_size"});
+    if (!inter) return inter.error();
+    moe.experts = *experts;
+    moe.top_k = *top_k;
+    moe.inter = *inter;
+    moe.shared_inter = c.d.intermediate;  // the dense MLP beside the experts
+  }
+  for (Int i = 0; i < c.d.layers; ++i) {
+    const int layer = static_cast<int>(i);
+    const bool full = mixers[static_cast<std::size_t>(i)] == Mixer::kFull;
+    if (!full && mixers[static_cast<std::size_t>(i)] != Mixer::kSliding) {
+      return f.Bad("layer_types[" + std::to_string(i) + "]",
+                   "must be \"full_attention\" or \"sliding_attention\" for model_type \"" +
+                       c.model_type + "\"");
+    }
+    auto a = GenericAttention(c, i, Mixer::kFull);
+    if (!a) return a.error();
+    if (full) {
+      a->qk_dim = a->v_dim = *global_dim;
+      if (*k_eq_v) a->kv_heads = *global_kv;
+      a->q_norm = a->k_norm = *global_dim;
+    } else {
+      a->kind = AttnKind::kSliding;
+      a->window = *window;
+    }
+    b.Attention(layer, *a);
+    if (*moe_block) {
+      b.Moe(layer, moe);
+      // The router's input scale (hidden) and the per-expert output scale.
+      b.Vector(ParamRole::kRouter, b.LayerName(layer) + "router.scale", c.d.hidden);
+      b.Vector(ParamRole::kRouter, b.LayerName(layer) + "moe.per_expert_scale", moe.experts);
+      b.Norms(layer, 3,
+              c.d.hidden);  // post_feedforward_layernorm_1/_2, pre_feedforward_layernorm_2
+    } else {
+      b.DenseMlp(layer, c.d.intermediate, true, false);
+    }
+    b.Norms(layer, 4, c.d.hidden);
+    b.Vector(ParamRole::kNorm, b.LayerName(layer) + "layer_scalar", 1);
+  }
+  return OkStatus();
+}
+
 // Module names of the family's checkpoints (for quantization ignore lists).
 ModuleNames NamesFor(const std::string& model_type) {
   ModuleNames n;
@@ -1595,6 +1705,9 @@ Result<TextModel> BuildTextModel(const Fields& f, const std::string& model_type,
       break;
     case Family::kHunyuan:
       built = BuildHunyuan(c);
+      break;
+    case Family::kGemma4:
+      built = BuildGemma4(c);
       break;
   }
   if (!built) return built.error();

@@ -47,6 +47,34 @@ Result<Int> SiglipTower(const Fields& v, bool gemma3_projector, Int text_hidden)
   return n;
 }
 
+// Gemma 4 vision (transformers gemma4/modeling_gemma4.py, Gemma4VisionModel
+// and Gemma4MultimodalEmbedder): a patch projection of 3 x patch^2 inputs,
+// x and y position tables of position_embedding_size rows, blocks of q/k/v/o
+// (with q and k norms of head_dim), a gated MLP and four RMSNorms, with
+// use_clipped_linears four clipping bounds per linear layer; standardize
+// adds a bias and a scale; the projector into the text model is one matrix
+// after an unscaled norm.
+Result<Int> Gemma4VisionTower(const Fields& v, Int text_hidden) {
+  KV_GET(d, v, {"hidden_size"}, 768);
+  KV_GET(m, v, {"intermediate_size"}, 3072);
+  KV_GET(layers, v, {"num_hidden_layers"}, 16);
+  KV_GET(heads, v, {"num_attention_heads"}, 12);
+  KV_GET(kv_heads, v, {"num_key_value_heads"}, 12);
+  KV_GET(head_dim, v, {"head_dim"}, 64);
+  KV_GET(patch, v, {"patch_size"}, 16);
+  KV_GET(positions, v, {"position_embedding_size"}, 10240);
+  auto clipped = v.Bool("use_clipped_linears", false);
+  if (!clipped) return clipped.error();
+  auto standardize = v.Bool("standardize", false);
+  if (!standardize) return standardize.error();
+  const Int q = heads * head_dim, kv = kv_heads * head_dim;
+  const Int block =
+      2 * d * q + 2 * d * kv + 2 * head_dim + 3 * d * m + 4 * d + (*clipped ? 7 * 4 : 0);
+  Int n = 3 * patch * patch * d + 2 * positions * d + layers * block;
+  if (*standardize) n += 2 * d;
+  return n + d * text_hidden;
+}
+
 // Llama 4 vision (llama4/modeling_llama4.py): unfold patch embedding, class
 // and position embeddings, pre/post LayerNorms, blocks, the pixel-shuffle
 // MLP and the projector into the text model.
@@ -160,6 +188,8 @@ Status BuildTowers(const json& root, const std::string& source, const std::strin
                 model_type + "\" (--text-only leaves the towers out)");
     } else if (model_type == "gemma3" || type == "siglip_vision_model") {
       n = SiglipTower(v, model_type == "gemma3", text_hidden);
+    } else if (model_type == "gemma4" || type == "gemma4_vision") {
+      n = Gemma4VisionTower(v, text_hidden);
     } else if (model_type == "llama4") {
       n = Llama4Tower(v, text_hidden);
     } else if (model_type == "qwen2_vl") {
@@ -174,7 +204,7 @@ Status BuildTowers(const json& root, const std::string& source, const std::strin
     } else {
       n = Error(source + ": vision_config: kvbill cannot count the vision tower of model_type \"" +
                 model_type +
-                "\" (known: gemma3, llama4, qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, "
+                "\" (known: gemma3, gemma4, llama4, qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, "
                 "qwen3_5, qwen3_5_moe, kimi_k25, siglip_vision_model); --text-only leaves the "
                 "towers out");
     }

@@ -362,7 +362,8 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
             "\"my_hybrid\": the key is not read by its generic rules (model types with a family "
             "rule: PanguEmbedded, bloom, chatglm, cohere, cohere2, dbrx, deepseek_v2, "
             "deepseek_v3, deepseek_v32, exaone4, falcon, falcon_h1, gemma, gemma2, gemma3, "
-            "gemma3_text, glm4_moe, glm4_moe_lite, glm_moe_dsa, gpt_bigcode, gpt_neox, gpt_oss, "
+            "gemma3_text, gemma4, gemma4_text, glm4_moe, glm4_moe_lite, glm_moe_dsa, gpt_bigcode, "
+            "gpt_neox, gpt_oss, "
             "granite, granitemoe, granitemoehybrid, hunyuan, hunyuan_v1_moe, jamba, kimi_k2, "
             "lfm2, llama, llama4, llama4_text, mimo, mimo_v2_flash, minimax, minimax_m1, "
             "minimax_m2, mistral, mixtral, mpt, nemotron-nas, nemotron_h, phi, phi-msft, phi3, "
@@ -376,13 +377,14 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
             "(known: full_attention, sliding_attention, chunked_attention, linear_attention, "
             "mamba, conv)");
   // A vision tower of an unknown family is not silently left out.
-  EXPECT_EQ(ErrorOf(R"({"model_type": "my_vlm", "vision_config": {"hidden_size": 8},
+  EXPECT_EQ(
+      ErrorOf(R"({"model_type": "my_vlm", "vision_config": {"hidden_size": 8},
                         "text_config": {"model_type": "llama", "num_hidden_layers": 1,
                         "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100}})"),
-            "c.json: vision_config: kvbill cannot count the vision tower of model_type "
-            "\"my_vlm\" (known: gemma3, llama4, qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, "
-            "qwen3_5, qwen3_5_moe, kimi_k25, siglip_vision_model); --text-only leaves the "
-            "towers out");
+      "c.json: vision_config: kvbill cannot count the vision tower of model_type "
+      "\"my_vlm\" (known: gemma3, gemma4, llama4, qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, "
+      "qwen3_5, qwen3_5_moe, kimi_k25, siglip_vision_model); --text-only leaves the "
+      "towers out");
   auto text_only = ParseHfConfig(
       R"({"model_type": "my_vlm", "vision_config": {"hidden_size": 8},
           "text_config": {"model_type": "llama", "num_hidden_layers": 1, "hidden_size": 64,
@@ -391,16 +393,61 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
   EXPECT_TRUE(text_only.ok());
 }
 
-// A real config whose kinds kvbill cannot tell: Gemma 4's full-attention
-// layers (num_global_key_value_heads, global_head_dim, attention_k_eq_v).
-TEST(ConfigReaderTest, Gemma4IsRefusedNamingTheKey) {
-  auto m = LoadModel(std::string(KVBILL_SOURCE_DIR) +
-                     "/tests/data/configs/unsupported/gemma-4-26b-a4b.json");
-  ASSERT_FALSE(m.ok());
-  EXPECT_NE(m.error().message().find("text_config.attention_k_eq_v: kvbill cannot tell which "
-                                     "layers keep KV for model_type \"gemma4_text\""),
-            std::string::npos)
-      << m.error().message();
+// Gemma 4 26B-A4B (vLLM gemma4.py): full-attention layers of global_head_dim
+// 512 with num_global_key_value_heads 2 (keys also the values, both cached),
+// sliding layers of 8 heads x 256 over 1,024 tokens; the vision tower
+// (gemma4_vision) worked by hand from transformers' Gemma4VisionModel:
+// patches 3 x 16^2 x 1,152 = 884,736; position tables 2 x 10,240 x 1,152 =
+// 23,592,960; 27 blocks x (4 x 1,152 x 1,152 + 2 x 72 + 3 x 1,152 x 4,304 +
+// 4 x 1,152) = 27 x 20,187,792 = 545,070,384; standardize 2 x 1,152; the
+// projector 1,152 x 2,816 = 3,244,032: 572,794,416 (its card: "about 550M").
+TEST(ConfigReaderTest, Gemma4FullLayersAreWiderAndKeepKeysAsValues) {
+  const std::string path =
+      std::string(KVBILL_SOURCE_DIR) + "/tests/data/configs/gemma-4-26b-a4b.json";
+  auto m = LoadModel(path);
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  ASSERT_EQ(m->layers.size(), 30u);
+  const LayerShape& full = m->layers[5];  // layer_types: every 6th is full_attention
+  EXPECT_EQ(full.kind, LayerKind::kFullAttention);
+  EXPECT_EQ(full.kv_heads, 2);
+  EXPECT_EQ(full.qk_head_dim, 512);
+  EXPECT_EQ(full.v_head_dim, 512);
+  const LayerShape& sliding = m->layers[0];
+  EXPECT_EQ(sliding.kind, LayerKind::kSlidingWindow);
+  EXPECT_EQ(sliding.kv_heads, 8);
+  EXPECT_EQ(sliding.qk_head_dim, 256);
+  EXPECT_EQ(sliding.window, 1024);
+  EXPECT_EQ(m->params.vision, 572794416);
+  auto text_only = LoadModel(path, {}, /*text_only=*/true);
+  ASSERT_TRUE(text_only.ok());
+  EXPECT_EQ(text_only->params.vision, 0);
+  EXPECT_EQ(text_only->params.Total(), m->params.Total() - 572794416);
+}
+
+// Gemma 4's E2B / E4B shapes (layers reading another layer's KV, per-layer
+// input embeddings) are refused by name, not sized as if absent.
+TEST(ConfigReaderTest, Gemma4SharedKvAndPerLayerInputsAreRefused) {
+  const std::string base = R"({"model_type": "gemma4_text", "num_hidden_layers": 6,
+      "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 16,
+      "global_head_dim": 32, "vocab_size": 100, "intermediate_size": 128, )";
+  auto shared = ParseHfConfig(
+      base + R"("num_kv_shared_layers": 2, "hidden_size_per_layer_input": 0})", "c.json", "c");
+  ASSERT_FALSE(shared.ok());
+  EXPECT_EQ(shared.error().message().rfind("c.json: num_kv_shared_layers: is 2: layers reading", 0),
+            0u)
+      << shared.error().message();
+  // hidden_size_per_layer_input defaults to 256 (Gemma4TextConfig).
+  auto ple = ParseHfConfig(base + R"("num_kv_shared_layers": 0})", "c.json", "c");
+  ASSERT_FALSE(ple.ok());
+  EXPECT_EQ(
+      ple.error().message().rfind("c.json: hidden_size_per_layer_input: is 256: per-layer", 0), 0u)
+      << ple.error().message();
+  auto plain = ParseHfConfig(base + R"("hidden_size_per_layer_input": 0})", "c.json", "c");
+  ASSERT_TRUE(plain.ok()) << plain.error().message();
+  // Defaults: every 6th layer full (the last forced full), window 512.
+  EXPECT_EQ(plain->CountLayers(LayerKind::kFullAttention), 1);
+  EXPECT_EQ(plain->layers[0].window, 512);
+  EXPECT_EQ(plain->layers[5].qk_head_dim, 32);
 }
 
 // Families whose layers the generic rules would misread, refused naming the

@@ -102,6 +102,7 @@ struct Expected {
 //   (64 / 8 = 8 KV heads), 31 no-op: 49 x 8 x 128 x 4 = 200,704.
 // llama-4-scout: 48 x 8 x 128 x 4 = 196,608 (36 chunked of 8,192).
 // medgemma-27b (Gemma 3): 62 x 16 x 128 x 4 = 507,904 (52 sliding of 1,024).
+// gemma-4-26b-a4b: 5 full x 2 x 512 x 4 + 25 sliding x 8 x 256 x 4 = 20,480 + 204,800 = 225,280.
 // mimo-7b: 36 x 8 x 128 x 4 = 147,456.
 // mimo-v2-flash: pattern 0 (full) at 9 layers with 4 KV heads of K 192 + V
 //   128; 39 sliding (128) layers with swa_num_key_value_heads 8 of 192 + 128:
@@ -252,6 +253,18 @@ const std::vector<Expected>& Table() {
        "full=49 none=31",
        {49e9, 0.03, Count::kTotal},
        {}},
+      // Card: 25.2B total (the text model; the vision encoder "about 550M" beside it),
+      // 3.8B active. Worked: embedding 262,144 x 2,816 = 738.2M (tied); attention 25 sliding
+      // layers x (2 x 16 + 2 x 8) x 256 x 2,816 = 865.0M and 5 full x (2 x 16 + 2 x 2) x 512
+      // x 2,816 = 259.5M; dense MLPs 30 x 3 x 2,816 x 2,112 = 535.3M; experts 30 x 128 x 3 x
+      // 2,816 x 704 = 22.84B, 8 of 128 active (1.43B); routers 30 x 128 x 2,816 = 10.8M:
+      // 25.25B, 3.84B active. KV: 5 full x 2 x 2 x 512 x 2 B + 25 sliding x 2 x 8 x 256 x 2 B.
+      {"gemma-4-26b-a4b.json",
+       225280,
+       0,
+       "full=5 sliding=25",
+       {25.2e9, 0.01, Count::kText},
+       {3.8e9, 0.02, Count::kActive}},
       // Card: 109B total with the vision encoder, 17B active.
       {"llama-4-scout-17b-16e-instruct.json",
        196608,
