@@ -181,6 +181,9 @@ struct Dims {
   Int intermediate = 0;
   bool mla = false, sparse = false;
   Int kv_lora = 0, q_lora = 0, rope = 0, nope = 0, v_head = 0, index_heads = 0, index_dim = 0;
+  // Sparse attention: the layers that run no indexer of their own and reuse
+  // the previous indexer layer's top-k (GLM-5.2's indexer_types "shared").
+  std::vector<bool> shared_indexer;
 };
 
 Result<Dims> ReadDims(const Fields& f, const std::string& model_type) {
@@ -297,6 +300,36 @@ Result<Dims> ReadDims(const Fields& f, const std::string& model_type) {
       d.sparse = true;
       d.index_dim = *index_dim;
       d.index_heads = *index_heads;
+      d.shared_indexer.assign(static_cast<std::size_t>(d.layers), false);
+      if (f.Has("indexer_types")) {
+        const json& types = f.Get("indexer_types");
+        if (!types.is_array() || static_cast<Int>(types.size()) != d.layers) {
+          return f.Bad("indexer_types", "must be a list of " + std::to_string(d.layers) +
+                                            " strings (\"full\" or \"shared\")");
+        }
+        for (Int i = 0; i < d.layers; ++i) {
+          const json& t = types[static_cast<std::size_t>(i)];
+          if (t != "full" && t != "shared") {
+            return f.Bad("indexer_types[" + std::to_string(i) + "]",
+                         "must be \"full\" or \"shared\", got " + Show(t));
+          }
+          d.shared_indexer[static_cast<std::size_t>(i)] = t == "shared";
+        }
+        if (d.shared_indexer.front()) {
+          return f.Bad("indexer_types[0]", "is \"shared\", but no layer before it has an indexer");
+        }
+      } else if (f.Has("index_topk_freq")) {
+        // A period without the list: which layers keep an indexer is not
+        // spelled out, and a guess would misstate the indexer keys.
+        auto freq = f.IntOr("index_topk_freq", 1);
+        if (!freq) return freq.error();
+        if (*freq > 1) {
+          return f.Bad("index_topk_freq",
+                       "is " + std::to_string(*freq) +
+                           " without indexer_types: kvbill cannot tell which layers keep an "
+                           "indexer key");
+        }
+      }
     }
   }
   return d;
@@ -323,7 +356,10 @@ Result<std::vector<Mixer>> ResolveMixers(const Fields& f, const Dims& d,
       const std::string where = "layer_types[" + std::to_string(i) + "]";
       if (!t.is_string()) return f.Bad(where, "must be a string, got " + Show(t));
       const std::string s = t.get<std::string>();
-      if (s == "full_attention" || s == "attention" || s == "global_attention") {
+      // deepseek_sparse_attention: MLA with its indexer (NVIDIA's GLM-5.2
+      // exports); full attention read with the model's MLA keys.
+      if (s == "full_attention" || s == "attention" || s == "global_attention" ||
+          (s == "deepseek_sparse_attention" && d.mla)) {
         at(i) = full;
       } else if (s == "sliding_attention" || s == "local_attention") {
         at(i) = Mixer::kSliding;
@@ -603,7 +639,8 @@ Result<AttnPlan> GenericAttention(const Ctx& c, Int i, Mixer kind) {
   a.qk_dim = d.head_dim;
   a.v_dim = d.v_head_dim;
   if (kind == Mixer::kLatent) {
-    a.kind = d.sparse ? AttnKind::kSparseLatent : AttnKind::kLatent;
+    const bool indexer = d.sparse && !(u < d.shared_indexer.size() && d.shared_indexer[u]);
+    a.kind = indexer ? AttnKind::kSparseLatent : AttnKind::kLatent;
     a.q_lora = d.q_lora;
     a.kv_lora = d.kv_lora;
     a.rope = d.rope;

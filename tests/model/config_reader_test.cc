@@ -424,6 +424,39 @@ TEST(ConfigReaderTest, Gemma4FullLayersAreWiderAndKeepKeysAsValues) {
   EXPECT_EQ(text_only->params.Total(), m->params.Total() - 572794416);
 }
 
+// DeepSeek sparse attention with indexer_types (GLM-5.2): a "shared" layer
+// reuses the previous indexer layer's top-k, so it keeps the latent alone
+// (1,152 B/token in bf16) and no indexer key; NVIDIA's exports name the
+// layers "deepseek_sparse_attention". A period (index_topk_freq) without the
+// list, an unknown entry, or a first layer with nothing to share are refused.
+TEST(ConfigReaderTest, SharedIndexerLayersKeepNoIndexerKey) {
+  const std::string base = R"({"model_type": "glm_moe_dsa", "num_hidden_layers": 4,
+      "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100, "kv_lora_rank": 512,
+      "qk_rope_head_dim": 64, "qk_nope_head_dim": 32, "v_head_dim": 32, "q_lora_rank": 32,
+      "index_topk": 16, "index_head_dim": 128, "index_n_heads": 4, )";
+  auto m = ParseHfConfig(base + R"("indexer_types": ["full", "shared", "shared", "full"],
+      "layer_types": ["deepseek_sparse_attention", "deepseek_sparse_attention",
+                      "deepseek_sparse_attention", "deepseek_sparse_attention"]})",
+                         "c.json", "c");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(m->CountLayers(LayerKind::kSparseLatentAttention), 2);
+  EXPECT_EQ(m->CountLayers(LayerKind::kLatentAttention), 2);
+  // 4 x (512 + 64) x 2 B + 2 x (128 B of fp8 key + 4 B of scale).
+  EXPECT_EQ(BytesPerToken(*m, Fmt("bf16")), 4 * 1152 + 2 * 132);
+  const std::pair<std::string, std::string> refused[] = {
+      {R"("index_topk_freq": 4})", "c.json: index_topk_freq: is 4 without indexer_types"},
+      {R"("indexer_types": ["full", "half", "full", "full"]})",
+       "c.json: indexer_types[1]: must be \"full\" or \"shared\", got \"half\""},
+      {R"("indexer_types": ["shared", "full", "full", "full"]})",
+       "c.json: indexer_types[0]: is \"shared\", but no layer before it has an indexer"},
+      {R"("indexer_types": ["full"]})", "c.json: indexer_types: must be a list of 4 strings"}};
+  for (const auto& [tail, message] : refused) {
+    auto r = ParseHfConfig(base + tail, "c.json", "c");
+    ASSERT_FALSE(r.ok()) << tail;
+    EXPECT_EQ(r.error().message().rfind(message, 0), 0u) << r.error().message();
+  }
+}
+
 // Gemma 4's E2B / E4B shapes (layers reading another layer's KV, per-layer
 // input embeddings) are refused by name, not sized as if absent.
 TEST(ConfigReaderTest, Gemma4SharedKvAndPerLayerInputsAreRefused) {

@@ -88,6 +88,7 @@ struct Expected {
 // gemma-2-9b: 42 x 8 x 256 x 4 = 344,064 (21 sliding of 4,096).
 // glm-4.7-flash: MLA 47 x 576 x 2 = 54,144.   glm-4.7: 92 x 8 x 128 x 4 = 376,832.
 // glm-5: MLA + indexer (128): 78 x (1,152 + 132) = 100,152.
+// glm-5.2: 78 x 1,152 + 21 indexer layers x 132 = 92,628 (57 layers reuse the previous top-k).
 // gpt-oss-120b: 36 x 8 x 64 x 4 = 73,728 (18 sliding of 128).
 // granite-3.1-1b-a400m: 24 x 8 x 64 x 4 = 49,152.
 // hunyuan-a13b: 32 x 8 x 128 x 4 = 131,072 (use_cla false: every layer its own KV).
@@ -204,6 +205,15 @@ const std::vector<Expected>& Table() {
        100152,
        0,
        "mla_indexer=78",
+       {744e9, 0.03, Count::kTotal},
+       {40e9, 0.03, Count::kActiveNoEmbedding}},
+      // GLM-5's architecture (card: 744B total, 40B active) less the indexers of the 57
+      // layers indexer_types marks "shared": 57 x (2,048 x 4,096 + 6,144 x 128 + 128 + 128
+      // + 6,144 x 32) = 0.53B (wq_b, wk, k_norm, weights_proj).
+      {"glm-5.2.json",
+       92628,
+       0,
+       "mla=57 mla_indexer=21",
        {744e9, 0.03, Count::kTotal},
        {40e9, 0.03, Count::kActiveNoEmbedding}},
       // OpenAI model card: 116.83B total, 5.13B active (without the input embedding).
