@@ -78,6 +78,37 @@ void AddValueJson(const LeverValue& v, std::size_t rank, nlohmann::ordered_json*
   (*r)["rank"] = rank;
 }
 
+nlohmann::ordered_json WarningsJson(const std::vector<RunWarning>& warnings) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const RunWarning& w : warnings) out.push_back({{"code", w.code}, {"message", w.message}});
+  return out;
+}
+
+// The baseline's warnings in full (every saving is measured against it),
+// each variant's by the codes the baseline does not raise, so a lever that
+// only "saves" by overloading the deployment or refusing requests is not
+// read as a saving.
+void PrintWarnings(const LeverOutcome& baseline, const std::vector<const LeverOutcome*>& variants,
+                   const std::string& heading) {
+  if (!baseline.warnings.empty()) std::cout << "\n" << heading << ":\n";
+  for (const RunWarning& w : baseline.warnings) {
+    std::cout << "  warning [" << w.code << "]: " << w.message << "\n";
+  }
+  for (const LeverOutcome* o : variants) {
+    std::vector<std::string> fresh;  // codes the baseline does not raise
+    for (const RunWarning& w : o->warnings) {
+      const bool shared =
+          std::any_of(baseline.warnings.begin(), baseline.warnings.end(),
+                      [&](const RunWarning& base_warning) { return base_warning.code == w.code; });
+      if (!shared) fresh.push_back(w.code);
+    }
+    if (fresh.empty()) continue;
+    std::cout << "  warning: " << o->lever.name << " raises";
+    for (std::size_t k = 0; k < fresh.size(); ++k) std::cout << (k ? ", " : " ") << fresh[k];
+    std::cout << " (`--format json` has each message)\n";
+  }
+}
+
 // compare --load: the levers at each load, a lever x load table of values.
 int CompareLoads(const std::string& text, const std::string& source, const Scenario& base,
                  const std::vector<double>& loads, int jobs, const std::string& format) {
@@ -107,6 +138,7 @@ int CompareLoads(const std::string& text, const std::string& source, const Scena
     const std::vector<std::size_t> ranked = RankByValue(o);
     nlohmann::ordered_json at = {{"load", loads[k]},
                                  {"baseline_cost_per_task_usd", b},
+                                 {"baseline_warnings", WarningsJson(o[0].warnings)},
                                  {"levers", nlohmann::ordered_json::array()}};
     for (std::size_t r = 0; r < ranked.size(); ++r) {
       const LeverOutcome& x = o[ranked[r]];
@@ -114,6 +146,7 @@ int CompareLoads(const std::string& text, const std::string& source, const Scena
       if (x.run) {
         row["cost_per_task_usd"] = x.run->summary.cost_per_task_usd.mean;
         AddValueJson(ValueOf(x.lever, b, x.run->summary.cost_per_task_usd.mean), r + 1, &row);
+        row["warnings"] = WarningsJson(x.warnings);
       } else if (!x.lever.not_applicable.empty()) {
         row["not_applicable"] = x.lever.not_applicable;
       } else {
@@ -162,6 +195,14 @@ int CompareLoads(const std::string& text, const std::string& source, const Scena
         break;
       }
     }
+  }
+  // Each load's warnings, as the one-load listing gives them.
+  for (std::size_t k = 0; k < loads.size(); ++k) {
+    std::vector<const LeverOutcome*> variants;
+    for (std::size_t i = 1; i < runs[k].size(); ++i) {
+      if (runs[k][i].run) variants.push_back(&runs[k][i]);
+    }
+    PrintWarnings(runs[k][0], variants, "load " + LoadText(loads[k]) + ", baseline");
   }
   return 0;
 }
@@ -252,10 +293,7 @@ int RunCompare(const Args& args) {
         const auto at = std::find(ranked.begin(), ranked.end(), &o);
         AddValueJson(value_of(o), static_cast<std::size_t>(at - ranked.begin()) + 1, &r);
       }
-      r["warnings"] = nlohmann::ordered_json::array();
-      for (const RunWarning& w : o.warnings) {
-        r["warnings"].push_back({{"code", w.code}, {"message", w.message}});
-      }
+      r["warnings"] = WarningsJson(o.warnings);
       return r;
     };
     j["scenario"] = base->name;
@@ -337,26 +375,7 @@ int RunCompare(const Args& args) {
       std::cout << "  failed: " << o->lever.name << ": " << o->error << "\n";
     }
   }
-  // Warnings: the baseline's in full (every saving is measured against it),
-  // a variant's by code, so a lever that only "saves" by overloading the
-  // deployment or refusing requests is not read as a saving.
-  if (!outcomes[0].warnings.empty()) std::cout << "\nbaseline:\n";
-  for (const RunWarning& w : outcomes[0].warnings) {
-    std::cout << "  warning [" << w.code << "]: " << w.message << "\n";
-  }
-  for (const LeverOutcome* o : ranked) {
-    std::vector<std::string> fresh;  // codes the baseline does not raise
-    for (const RunWarning& w : o->warnings) {
-      const bool shared =
-          std::any_of(outcomes[0].warnings.begin(), outcomes[0].warnings.end(),
-                      [&](const RunWarning& base_warning) { return base_warning.code == w.code; });
-      if (!shared) fresh.push_back(w.code);
-    }
-    if (fresh.empty()) continue;
-    std::cout << "  warning: " << o->lever.name << " raises";
-    for (std::size_t k = 0; k < fresh.size(); ++k) std::cout << (k ? ", " : " ") << fresh[k];
-    std::cout << " (`--format json` has each message)\n";
-  }
+  PrintWarnings(outcomes[0], ranked, "baseline");
   if (growth) {
     std::cout << "\ncost per task grows as (requests per task)^" << FormatFixed(growth->exponent, 2)
               << " across the baseline's tasks (log-log fit, r^2 "

@@ -23,6 +23,17 @@ void AddContextLevers(const Scenario& s, std::vector<Lever>* levers) {
   // its own it replaces that policy, and its name says so.
   const std::string instead =
       s.context_policy.kind == "keep_all" ? "" : " instead of " + s.context_policy.kind;
+  // The baseline's own policy is weighed by taking it out, as prefix
+  // caching is; the lever of its own kind is left out (it would weigh one
+  // setting against another).
+  if (s.context_policy.kind != "keep_all") {
+    levers->push_back({s.context_policy.kind + " off (keep every context)",
+                       {{"/context_policy", R"({"kind": "keep_all"})"}},
+                       "",
+                       s.context_policy.kind + " (the baseline's context policy)",
+                       "the baseline's " + s.context_policy.kind +
+                           " changes no prompt of the trace (policy_no_effect)"});
+  }
   if (s.context_policy.kind != "drop_tool_results") {
     levers->push_back(
         {"drop tool results older than 3 turns (50-token stub)" + instead,
@@ -107,10 +118,16 @@ std::vector<Lever> Levers(const Scenario& s) {
   };
   if (kv && kv->element_bits > 8) kv_lever("fp8");
   if (kv && kv->element_bits > 4) kv_lever("nvfp4");
-  levers.push_back({s.prefix_cache.enabled ? "prefix caching off" : "prefix caching on",
-                    {{"/prefix_cache/enabled", s.prefix_cache.enabled ? "false" : "true"}},
-                    "",
-                    s.prefix_cache.enabled ? "prefix caching" : ""});
+  // Caching off takes the host tier with it (it holds what the cache evicts).
+  Lever caching{s.prefix_cache.enabled ? "prefix caching off" : "prefix caching on",
+                {{"/prefix_cache/enabled", s.prefix_cache.enabled ? "false" : "true"}},
+                "",
+                s.prefix_cache.enabled ? "prefix caching" : ""};
+  if (s.prefix_cache.enabled && s.prefix_cache.offload_capacity_gib > 0) {
+    caching.name += " (and its host offload tier)";
+    caching.settings.push_back({"/prefix_cache/offload/capacity_gib", "0"});
+  }
+  levers.push_back(std::move(caching));
   AddContextLevers(s, &levers);
   std::vector<ConfigOverride> overrides;
   for (const auto& [k, v] : s.model.set) overrides.push_back(ConfigOverride{k, v});
@@ -225,7 +242,7 @@ std::vector<LeverOutcome> RunLevers(const std::string& scenario_text, const std:
           o.error = "not applicable: " + o.lever.no_effect;
           continue;
         }
-        if (keep_all) {
+        if (keep_all && o.lever.removes.empty()) {
           auto none = SamePlans(*keep_all, *scenario);
           if (none && *none) {
             o.lever.not_applicable =

@@ -91,6 +91,36 @@ Status PrefixCacheFitsModel(const ReadState& state, Scenario* s) {
           "block prefix cache cannot reuse: set it to false");
 }
 
+// The host offload tier holds blocks the prefix cache evicts: nothing
+// reaches it with caching off, so a tier there is a contradiction, not a
+// setting to ignore.
+Status OffloadNeedsTheCache(const ReadState& state, Scenario* s) {
+  if (s->pricing || s->prefix_cache.offload_capacity_gib <= 0 || s->prefix_cache.enabled) {
+    return OkStatus();
+  }
+  return state.source().Bad(state.At("/prefix_cache/offload"),
+                            "holds the blocks the prefix cache evicts, and prefix_cache.enabled "
+                            "is false: nothing would reach it; turn the cache on or drop the tier");
+}
+
+// The offload tier is not modelled for sliding-window or chunked layers
+// (docs/engine.md, "Host offload"): said at the field, before any run.
+Status OffloadFitsModel(const ReadState& state, Scenario* s) {
+  if (s->pricing || s->prefix_cache.offload_capacity_gib <= 0 || !s->prefix_cache.enabled) {
+    return OkStatus();
+  }
+  auto model = LoadModel(s->model.name, Overrides(*s));
+  if (!model) return OkStatus();  // ModelLoads says why
+  if (model->CountLayers(LayerKind::kSlidingWindow) == 0 &&
+      model->CountLayers(LayerKind::kChunkedAttention) == 0) {
+    return OkStatus();
+  }
+  return state.source().Bad(state.At("/prefix_cache/offload"),
+                            "the host offload tier is not modelled for models with "
+                            "sliding-window or chunked attention layers, as " +
+                                Quote(model->name) + " has");
+}
+
 // The formats must be ones an engine runs on the GPU (the format matrix,
 // hardware/format_support.h): blame the format's field, or the model when
 // its own checkpoint format is the one no engine runs there. An API run has
@@ -314,6 +344,14 @@ const std::vector<Rule>& CrossKeyRules() {
        "`prefix_cache.enabled` must be `false` for a model with constant-state layers (SSM, "
        "linear attention, short convolution), unless the scenario has `pricing` (no engine)",
        PrefixCacheFitsModel},
+      {"/prefix_cache",
+       "`prefix_cache.offload` needs `prefix_cache.enabled` (the tier holds the blocks the cache "
+       "evicts)",
+       OffloadNeedsTheCache},
+      {"",
+       "`prefix_cache.offload` is not modelled for a model with sliding-window or chunked "
+       "attention layers (a sweep point that breaks it is a row marked not runnable)",
+       OffloadFitsModel, true},
       {"",
        "`kv_format`, `weight_format` and the model's own weight formats must be ones an engine "
        "runs on the GPU ([hardware.md](hardware.md#formats): NVFP4 KV only on Blackwell, ...), "

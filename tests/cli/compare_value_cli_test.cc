@@ -219,6 +219,26 @@ TEST(CompareValueCliTest, WarningsOfTheBaselineAndTheVariantsAreShown) {
   EXPECT_NE(table.out.find("baseline:\n  warning [context_limit]: "), std::string::npos)
       << table.out;
   EXPECT_EQ(table.out.find("raises context_limit"), std::string::npos) << table.out;
+  // --load too: each load's baseline warnings (JSON baseline_warnings) and
+  // each lever's run's; the table lists them under each load.
+  const auto loads = RunKvbill("compare --format json --jobs 2 --load 1,2 --scenario " + scenario);
+  ASSERT_EQ(loads.exit_status, 0) << loads.err;
+  const auto lj = nlohmann::json::parse(loads.out);
+  ASSERT_EQ(lj["loads"].size(), 2u);
+  for (const auto& at : lj["loads"]) {
+    ASSERT_FALSE(at["baseline_warnings"].empty()) << at.dump();
+    EXPECT_EQ(at["baseline_warnings"][0]["code"], "context_limit");
+    for (const auto& x : at["levers"]) {
+      if (x.contains("cost_per_task_usd")) {
+        EXPECT_TRUE(x["warnings"].is_array()) << x["lever"];
+      }
+    }
+  }
+  const auto load_table = RunKvbill("compare --jobs 2 --load 1,2 --scenario " + scenario);
+  ASSERT_EQ(load_table.exit_status, 0) << load_table.err;
+  EXPECT_NE(load_table.out.find("load 2, baseline:\n  warning [context_limit]: "),
+            std::string::npos)
+      << load_table.out;
 }
 
 // Issue 16, item 8: an API run once fitted a growth exponent of -0.70 on

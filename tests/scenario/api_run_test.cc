@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <utility>
+#include <vector>
+
 #include "kvbill/scenario/budget.h"
 #include "kvbill/scenario/levers.h"
 #include "kvbill/scenario/run.h"
@@ -68,14 +72,15 @@ TEST(ApiRunTest, LeversOfAnApiScenarioAreTheApiUsers) {
                                       "model claude-haiku-4-5 (list prices and cache rules)"}));
   // Over a policy of the scenario's own, a context lever replaces it (it sets
   // the whole /context_policy), and its name says so; the policy the
-  // scenario has is not offered again.
+  // scenario has is weighed by turning it off, not offered again.
   s->context_policy.kind = "summarise";
   names.clear();
   for (const Lever& l : Levers(*s)) names.push_back(l.name);
   EXPECT_EQ(names, (std::vector<std::string>{
-                       "1-hour cache writes", "caching off",
+                       "1-hour cache writes", "caching off", "summarise off (keep every context)",
                        "drop tool results older than 3 turns (50-token stub) instead of summarise",
                        "model claude-haiku-4-5 (list prices and cache rules)"}));
+  EXPECT_EQ(Levers(*s)[2].removes, "summarise (the baseline's context policy)");
 }
 
 TEST(ApiRunTest, EngineOnlyBudgetsAreErrorsInApiMode) {
@@ -96,6 +101,31 @@ TEST(ApiRunTest, EngineOnlyBudgetsAreErrorsInApiMode) {
   EXPECT_TRUE(IsApiBudgetMetric("warnings.pricing_model_unused"));
   EXPECT_TRUE(IsApiBudgetMetric("warnings.policy_no_effect"));
   EXPECT_FALSE(IsApiBudgetMetric("warnings.overloaded"));
+}
+
+// An engine scenario with a host offload tier: turning the prefix cache off
+// takes the tier with it (a tier with caching off is refused), so the lever
+// runs; over a scenario with a context policy, that policy is weighed by
+// turning it off.
+TEST(ApiRunTest, EngineCachingLeverTakesTheOffloadTierWithIt) {
+  auto s = ParseScenario(R"({"model": "qwen3-8b", "trace": {"generator": "chat", "tasks": 1},
+      "prefix_cache": {"offload": {"capacity_gib": 20}},
+      "context_policy": {"kind": "sliding_window", "window_tokens": 8192}})",
+                         "s.json");
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  const std::vector<Lever> levers = Levers(*s);
+  const auto caching = std::find_if(levers.begin(), levers.end(), [](const Lever& l) {
+    return l.name.starts_with("prefix caching off");
+  });
+  ASSERT_NE(caching, levers.end());
+  EXPECT_EQ(caching->name, "prefix caching off (and its host offload tier)");
+  EXPECT_EQ(caching->settings.back(),
+            (std::pair<std::string, std::string>{"/prefix_cache/offload/capacity_gib", "0"}));
+  const auto policy = std::find_if(levers.begin(), levers.end(), [](const Lever& l) {
+    return l.name == "sliding_window off (keep every context)";
+  });
+  ASSERT_NE(policy, levers.end());
+  EXPECT_EQ(policy->removes, "sliding_window (the baseline's context policy)");
 }
 
 TEST(ApiRunTest, CheaperTierIsTheSameProvidersSmallerModel) {

@@ -190,7 +190,7 @@ TEST(ScenarioTest, FullScenarioReadsEveryValue) {
                    "iteration_overhead_s": 0.002},
     "engine": {"max_num_batched_tokens": "16k", "max_num_seqs": 128, "router": "prefix_affinity",
                "mode": "step"},
-    "prefix_cache": {"enabled": false, "block_size": 32, "capacity_tokens": 3000000,
+    "prefix_cache": {"enabled": true, "block_size": 32, "capacity_tokens": 3000000,
                      "pin_during_tool_s": 12.5, "offload": {"capacity_gib": 256, "link_gb_s": 25}},
     "context_policy": {"kind": "sinks_recent", "sink_tokens": 4096, "recent_tokens": "32k"},
     "trace": {"file": "traces/x.jsonl", "format": "claude-code", "release": "recorded"},
@@ -217,7 +217,7 @@ TEST(ScenarioTest, FullScenarioReadsEveryValue) {
   EXPECT_EQ(s.engine.max_num_seqs, 128);
   EXPECT_EQ(s.engine.router, "prefix_affinity");
   EXPECT_EQ(s.engine.mode, "step");
-  EXPECT_FALSE(s.prefix_cache.enabled);
+  EXPECT_TRUE(s.prefix_cache.enabled);  // false with an offload tier is refused (below)
   EXPECT_EQ(s.prefix_cache.block_size, 32);
   EXPECT_EQ(s.prefix_cache.capacity_tokens, 3000000);
   EXPECT_EQ(s.prefix_cache.pin_during_tool_s, 12.5);
@@ -445,6 +445,15 @@ TEST(ScenarioTest, InvalidScenariosNameTheJsonPointer) {
        R"(s.json#/prefix_cache/enabled: model "jamba-1.5-mini" has constant-state (SSM / linear )"
        "attention / short convolution) layers, whose state a block prefix cache cannot reuse: "
        "set it to false"},
+      // The host tier holds blocks the cache evicts: none with caching off;
+      // and it is not modelled for sliding-window layers (Gemma-2).
+      {R"({"prefix_cache": {"enabled": false, "offload": {"capacity_gib": 10}}})",
+       "s.json#/prefix_cache/offload: holds the blocks the prefix cache evicts, and "
+       "prefix_cache.enabled is false: nothing would reach it; turn the cache on or drop the "
+       "tier"},
+      {R"({"model": "gemma-2-9b", "prefix_cache": {"offload": {"capacity_gib": 10}}})",
+       "s.json#/prefix_cache/offload: the host offload tier is not modelled for models with "
+       R"(sliding-window or chunked attention layers, as "gemma-2-9b" has)"},
       // Context policies.
       {R"({"context_policy": {"kind": "forget_everything"}})",
        R"(s.json#/context_policy/kind: unknown context policy "forget_everything" (one of )"

@@ -54,7 +54,8 @@ LeverValue ValueOf(const Lever& lever, double baseline_usd_per_task, double vari
 // caching toggled, dropping tool
 // results older than 3 turns, summarising past 64k tokens (each unless the
 // scenario's policy already is that; over another policy than keep_all the
-// lever replaces it, named "... instead of <kind>"), half the KV heads and a latent KV
+// lever replaces it, named "... instead of <kind>", and the baseline's own
+// policy is weighed by turning it off), half the KV heads and a latent KV
 // cache (when the model has attention KV heads to shrink).
 // For a scenario with "pricing" (API mode) instead: 1-hour cache writes
 // (anthropic, unless already), caching toggled, the same two context
