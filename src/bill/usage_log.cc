@@ -30,62 +30,24 @@ Result<std::optional<std::int64_t>> ReadTime(const Json& line) {
 }
 
 // Claude Code's message.usage from its counts (the DOM path and the fast
-// path both fill a ClaudeUsage). The 1-hour share of the cache writes is
-// "cache_creation.ephemeral_1h_input_tokens" (or the same key directly in
-// usage); the rest are 5-minute writes. When "cache_creation" also gives the
-// 5-minute share, the two must add up to "cache_creation_input_tokens" (or
-// stand for it when it is absent). Precondition: input and output are set.
+// path both fill a ClaudeUsage; ClaudeCacheWrites checks the cache-write
+// split as the trace importer does). Precondition: input and output are set.
 Result<CallUsage> UsageFromCounts(const ClaudeUsage& c) {
-  const Tokens writes_1h = c.nested_1h ? *c.nested_1h : c.direct_1h.value_or(0);
-  Tokens writes = c.cache_creation.value_or(0);
-  if (c.nested_5m) {
-    if (!c.cache_creation) writes = *c.nested_5m + writes_1h;
-    if (*c.nested_5m + writes_1h != writes) {
-      return Error("cache_creation: ephemeral_5m_input_tokens " + std::to_string(*c.nested_5m) +
-                   " + ephemeral_1h_input_tokens " + std::to_string(writes_1h) +
-                   " differ from \"cache_creation_input_tokens\" " + std::to_string(writes));
-    }
-  }
-  if (writes_1h > writes) {
-    return Error("1-hour cache writes " + std::to_string(writes_1h) +
-                 " exceed \"cache_creation_input_tokens\" " + std::to_string(writes));
-  }
+  auto writes = ClaudeCacheWrites(c);
+  if (!writes) return writes.error();
   CallUsage result;
   result.input = *c.input;
-  result.cache_write_5m = writes - writes_1h;
-  result.cache_write_1h = writes_1h;
+  result.cache_write_5m = writes->first - writes->second;
+  result.cache_write_1h = writes->second;
   result.cache_read = c.cache_read.value_or(0);
   result.output = *c.output;
   return result;
 }
 
 Result<CallUsage> ReadClaudeUsage(const Json& usage) {
-  if (!usage.is_object()) return Error("\"usage\" must be an object, got " + Quote(usage));
-  ClaudeUsage c;
-  auto input = GetTokens(usage, "input_tokens");
-  if (!input) return input.error();
-  c.input = *input;
-  auto output = GetTokens(usage, "output_tokens");
-  if (!output) return output.error();
-  c.output = *output;
-  const std::pair<const char*, std::optional<Tokens>*> optional[] = {
-      {"cache_creation_input_tokens", &c.cache_creation},
-      {"cache_read_input_tokens", &c.cache_read},
-      {"ephemeral_1h_input_tokens", &c.direct_1h}};
-  for (const auto& [key, field] : optional) {
-    auto value = GetOptionalTokens(usage, key);
-    if (!value) return value.error();
-    *field = *value;
-  }
-  if (const auto split = usage.find("cache_creation"); split != usage.end() && split->is_object()) {
-    for (const auto& [key, field] : {std::pair{"ephemeral_5m_input_tokens", &c.nested_5m},
-                                     std::pair{"ephemeral_1h_input_tokens", &c.nested_1h}}) {
-      auto value = GetOptionalTokens(*split, key);
-      if (!value) return value.error().Within("cache_creation");
-      *field = *value;
-    }
-  }
-  return UsageFromCounts(c);
+  auto counts = ReadClaudeUsageCounts(usage);
+  if (!counts) return counts.error();
+  return UsageFromCounts(*counts);
 }
 
 // usage.speed: true for "fast"; absent, null and "standard" are standard.

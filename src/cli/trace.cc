@@ -142,6 +142,12 @@ std::string StatsTable(const TraceStats& stats, const std::string& path) {
   return out.str();
 }
 
+// A file its reader turns into no task (a Claude Code log of user lines
+// only, an empty list): an error, as simulate gives it, not an empty answer.
+Error NoTasks(const std::string& file) {
+  return Error(file + ": no tasks (nothing in it the reader turns into a request)");
+}
+
 int RunTraceStats(const Args& args) {
   const std::string command = "trace stats";
   std::string file, format = "table", output;
@@ -165,6 +171,7 @@ int RunTraceStats(const Args& args) {
   if (!reader) return ReportError(command, reader.error());
   auto stats = ComputeTraceStats(reader->get());
   if (!stats) return ReportError(command, stats.error());
+  if (stats->tasks == 0) return ReportError(command, NoTasks(file));
   ReportSkipped(command, **reader);
   const std::string text =
       format == "json" ? StatsJson(*stats, (*reader)->bad_lines().count) : StatsTable(*stats, file);
@@ -196,12 +203,15 @@ int RunTraceConvert(const Args& args) {
   std::ostringstream text;
   TraceWriter writer(&text);
   Task task;
+  std::int64_t tasks = 0;
   while (true) {
     auto more = (*reader)->Next(&task);
     if (!more) return ReportError(command, more.error());
     if (!*more) break;
     if (auto s = writer.Write(task); !s) return ReportError(command, s.error().Within(in));
+    ++tasks;
   }
+  if (tasks == 0) return ReportError(command, NoTasks(in));
   ReportSkipped(command, **reader);
   if (auto s = EmitOutput(command, text.str(), output); !s) return ReportError(command, s.error());
   return 0;

@@ -166,8 +166,8 @@ class ClaudeCodeReader : public TraceReader {
     }
     ClaudeUsage usage;
     if (!ScanClaudeUsage(fields.usage.text, &usage) || !usage.input || !usage.output) return false;
-    const Tokens writes_1h = usage.nested_1h ? *usage.nested_1h : usage.direct_1h.value_or(0);
-    if (writes_1h > usage.cache_creation.value_or(0)) return false;
+    auto writes = ClaudeCacheWrites(usage);
+    if (!writes) return false;  // the DOM path says why
     call.session = std::string(session);
     call.time = *time;
     call.time_text = std::string(time_text);
@@ -175,8 +175,8 @@ class ClaudeCodeReader : public TraceReader {
     call.agent_id = std::string(agent);
     call.model = std::string(model);
     call.usage.input = *usage.input;
-    call.usage.cache_creation = usage.cache_creation.value_or(0);
-    call.usage.cache_creation_1h = writes_1h;
+    call.usage.cache_creation = writes->first;
+    call.usage.cache_creation_1h = writes->second;
     call.usage.cache_read = usage.cache_read.value_or(0);
     call.usage.output = *usage.output;
     call.where = Where(line_number, element);
@@ -279,45 +279,18 @@ class ClaudeCodeReader : public TraceReader {
     auto agent = GetOptionalString(line, "agentId");
     if (!agent) return agent.error();
     call.agent_id = agent->value_or("");
-    if (!usage.is_object()) return Error("\"usage\" must be an object, got " + Quote(usage));
-    for (auto [key, field, required] :
-         {std::tuple{"input_tokens", &call.usage.input, true},
-          std::tuple{"cache_creation_input_tokens", &call.usage.cache_creation, false},
-          std::tuple{"cache_read_input_tokens", &call.usage.cache_read, false},
-          std::tuple{"output_tokens", &call.usage.output, true}}) {
-      auto value = GetOptionalTokens(usage, key);
-      if (!value) return value.error().Within("usage");
-      if (required && !value->has_value()) {
-        return Error("missing \"" + std::string(key) + "\"").Within("usage");
-      }
-      *field = value->value_or(0);
-    }
-    auto one_hour = OneHourWrites(usage);
-    if (!one_hour) return one_hour.error().Within("usage");
-    if (*one_hour > call.usage.cache_creation) {
-      return Error("1-hour cache writes " + std::to_string(*one_hour) +
-                   " exceed \"cache_creation_input_tokens\" " +
-                   std::to_string(call.usage.cache_creation))
-          .Within("usage");
-    }
-    call.usage.cache_creation_1h = *one_hour;
+    // As `kvbill bill` reads it (docs/billing.md#pricing-rules): the same
+    // counts and the same check of the cache-write split.
+    auto counts = ReadClaudeUsageCounts(usage);
+    if (!counts) return counts.error().Within("usage");
+    auto writes = ClaudeCacheWrites(*counts);
+    if (!writes) return writes.error().Within("usage");
+    call.usage.input = *counts->input;
+    call.usage.cache_creation = writes->first;
+    call.usage.cache_creation_1h = writes->second;
+    call.usage.cache_read = counts->cache_read.value_or(0);
+    call.usage.output = *counts->output;
     return call;
-  }
-
-  // The 1-hour share of the cache writes, as `kvbill bill` reads it
-  // (docs/billing.md#pricing-rules): "cache_creation.ephemeral_1h_input_tokens"
-  // when "cache_creation" is an object holding it, else the same key directly
-  // in usage; 0 when neither is there.
-  static Result<Tokens> OneHourWrites(const Json& usage) {
-    if (const auto split = usage.find("cache_creation");
-        split != usage.end() && split->is_object()) {
-      auto nested = GetOptionalTokens(*split, "ephemeral_1h_input_tokens");
-      if (!nested) return nested.error().Within("cache_creation");
-      if (nested->has_value()) return **nested;
-    }
-    auto direct = GetOptionalTokens(usage, "ephemeral_1h_input_tokens");
-    if (!direct) return direct.error();
-    return direct->value_or(0);
   }
 
   // Assigns chains, checks time order, and turns each chain into a task.

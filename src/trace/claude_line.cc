@@ -94,4 +94,51 @@ bool ScanClaudeUsage(std::string_view usage, ClaudeUsage* out) {
   return ok && scan.AtEnd();
 }
 
+Result<ClaudeUsage> ReadClaudeUsageCounts(const Json& usage) {
+  if (!usage.is_object()) return Error("\"usage\" must be an object, got " + Quote(usage));
+  ClaudeUsage c;
+  auto input = GetTokens(usage, "input_tokens");
+  if (!input) return input.error();
+  c.input = *input;
+  auto output = GetTokens(usage, "output_tokens");
+  if (!output) return output.error();
+  c.output = *output;
+  const std::pair<const char*, std::optional<Tokens>*> optional[] = {
+      {"cache_creation_input_tokens", &c.cache_creation},
+      {"cache_read_input_tokens", &c.cache_read},
+      {"ephemeral_1h_input_tokens", &c.direct_1h}};
+  for (const auto& [key, field] : optional) {
+    auto value = GetOptionalTokens(usage, key);
+    if (!value) return value.error();
+    *field = *value;
+  }
+  if (const auto split = usage.find("cache_creation"); split != usage.end() && split->is_object()) {
+    for (const auto& [key, field] : {std::pair{"ephemeral_5m_input_tokens", &c.nested_5m},
+                                     std::pair{"ephemeral_1h_input_tokens", &c.nested_1h}}) {
+      auto value = GetOptionalTokens(*split, key);
+      if (!value) return value.error().Within("cache_creation");
+      *field = *value;
+    }
+  }
+  return c;
+}
+
+Result<std::pair<Tokens, Tokens>> ClaudeCacheWrites(const ClaudeUsage& c) {
+  const Tokens writes_1h = c.nested_1h ? *c.nested_1h : c.direct_1h.value_or(0);
+  Tokens writes = c.cache_creation.value_or(0);
+  if (c.nested_5m) {
+    if (!c.cache_creation) writes = *c.nested_5m + writes_1h;
+    if (*c.nested_5m + writes_1h != writes) {
+      return Error("cache_creation: ephemeral_5m_input_tokens " + std::to_string(*c.nested_5m) +
+                   " + ephemeral_1h_input_tokens " + std::to_string(writes_1h) +
+                   " differ from \"cache_creation_input_tokens\" " + std::to_string(writes));
+    }
+  }
+  if (writes_1h > writes) {
+    return Error("1-hour cache writes " + std::to_string(writes_1h) +
+                 " exceed \"cache_creation_input_tokens\" " + std::to_string(writes));
+  }
+  return std::make_pair(writes, writes_1h);
+}
+
 }  // namespace kvbill

@@ -13,9 +13,12 @@
 
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "kvbill/util/result.h"
 #include "kvbill/util/units.h"
+#include "trace/json_fields.h"
 
 namespace kvbill {
 
@@ -84,6 +87,18 @@ struct ClaudeUsage {
 // Reads `usage` (a RawJson text); false gives up when it is not an object,
 // a field is neither null nor a count as ScanCount takes it, or a key repeats.
 bool ScanClaudeUsage(std::string_view usage, ClaudeUsage* out);
+
+// The same counts from a parsed message.usage (the DOM path): input_tokens
+// and output_tokens required, the rest optional; errors name the field.
+Result<ClaudeUsage> ReadClaudeUsageCounts(const Json& usage);
+
+// The cache writes of a usage, {all, 1-hour share}, as `kvbill bill` and the
+// Claude Code importer both read them: the 1-hour share is
+// "cache_creation.ephemeral_1h_input_tokens" (or the same key directly in
+// usage); when "cache_creation" also gives the 5-minute share, the two must
+// add up to "cache_creation_input_tokens" (or stand for it when it is
+// absent); the 1-hour share is at most the whole.
+Result<std::pair<Tokens, Tokens>> ClaudeCacheWrites(const ClaudeUsage& c);
 
 }  // namespace kvbill
 

@@ -40,6 +40,47 @@ TEST(TraceCliTest, StatsJsonHasTheDocumentedFields) {
   }
 }
 
+// A Claude Code log of user lines only holds no call: no tasks, an error
+// (as simulate gives it), and convert writes nothing.
+TEST(TraceCliTest, AFileWithNoCallsIsAnError) {
+  const std::string file = ::testing::TempDir() + "/user_only.jsonl";
+  std::ofstream(file)
+      << R"({"type":"user","sessionId":"s1","timestamp":"2026-01-12T07:40:28.613Z",)"
+      << R"("message":{"role":"user","content":"hi"}})"
+      << "\n";
+  const CommandResult stats = Kvbill("trace stats " + file);
+  EXPECT_EQ(stats.exit_status, 2);
+  EXPECT_EQ(stats.err, "kvbill trace stats: " + file +
+                           ": no tasks (nothing in it the reader turns into a request)\n");
+  const std::string out = ::testing::TempDir() + "/user_only.native.jsonl";
+  std::filesystem::remove(out);
+  const CommandResult convert = Kvbill("trace convert " + file + " --to native -o " + out);
+  EXPECT_EQ(convert.exit_status, 2);
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+// The cache-write split is checked as `kvbill bill` checks it: 38,085 5-minute
+// + 0 1-hour writes against a total of 38,086 is an error in both.
+TEST(TraceCliTest, ClaudeUsageIsCheckedAsBillChecksIt) {
+  const std::string file = ::testing::TempDir() + "/split_mismatch.jsonl";
+  std::ofstream(file)
+      << R"({"type": "assistant", "sessionId": "s", "timestamp": "2026-01-12T07:40:28.613Z",)"
+      << R"( "message": {"id": "msg_1", "model": "claude-opus-4-5-20251101", "role": "assistant",)"
+      << R"( "usage": {"input_tokens": 9, "cache_creation_input_tokens": 38086,)"
+      << R"( "cache_read_input_tokens": 0, "output_tokens": 396, "cache_creation":)"
+      << R"( {"ephemeral_5m_input_tokens": 38085, "ephemeral_1h_input_tokens": 0}}}})"
+      << "\n";
+  const std::string why =
+      "cache_creation: ephemeral_5m_input_tokens 38085 + ephemeral_1h_input_tokens 0 differ "
+      "from \"cache_creation_input_tokens\" 38086\n";
+  const CommandResult stats = Kvbill("trace stats " + file);
+  EXPECT_EQ(stats.exit_status, 2);
+  EXPECT_EQ(stats.err, "kvbill trace stats: " + file + ":1: usage: " + why);
+  const CommandResult bill = Kvbill("bill " + file);
+  EXPECT_EQ(bill.exit_status, 2);
+  EXPECT_TRUE(bill.err.ends_with(why)) << bill.err;
+}
+
 TEST(TraceCliTest, StatsTableShowsCounts) {
   const CommandResult run = Kvbill("trace stats tests/data/traces/mooncake_small.jsonl");
   ASSERT_EQ(run.exit_status, 0) << run.err;
