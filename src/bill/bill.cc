@@ -389,7 +389,10 @@ Result<Bill> MakeBill(const UsageLog& log, const PriceSheet& sheet, const BillOp
   std::unordered_map<std::string, Resolved> resolved;
   bill.calls.reserve(kept.size());
   for (const LoggedCall* call : kept) {
-    if (!InRange(call->time_ns, options)) continue;
+    if (!InRange(call->time_ns, options)) {
+      if (!call->time_ns) ++bill.undated_left_out;
+      continue;
+    }
     CallBill billed;
     billed.call = call;
     if (auto s = BillCall(*call, options.mode, sheet, &resolved, &billed); !s) return s.error();
@@ -408,7 +411,10 @@ Result<Bill> MakeBill(const UsageLog& log, const PriceSheet& sheet, const BillOp
     if (!blocks) return blocks.error();
     bill.blocks = std::move(*blocks);
   }
-  if (!options.since && !options.until) {  // result lines carry no timestamp
+  if (options.since || options.until) {  // result lines carry no timestamp
+    std::set<std::string> seen;
+    for (const ReportedRun& run : log.runs) bill.undated_left_out += seen.insert(run.key).second;
+  } else {
     std::set<std::string> seen;
     GroupIndex blocks;
     for (const ReportedRun& run : log.runs) {

@@ -228,6 +228,7 @@ std::string RenderBillJson(const Bill& bill, const UsageLog& log, const PriceShe
   j["calls"] = t.calls;
   j["unpriced_calls"] = t.unpriced_calls;
   j["duplicate_lines"] = bill.duplicate_lines;
+  if (bill.undated_left_out > 0) j["undated_left_out"] = bill.undated_left_out;
   j["by_model"] = GroupJson(t, false, BillView::kModel, options.zone)["by_model"];
   j["total_cost_usd"] = t.cost.usd();
   if (t.reported_cost_usd) j["reported_cost_usd"] = *t.reported_cost_usd;
@@ -412,6 +413,12 @@ std::string RenderBillTable(const Bill& bill, const UsageLog& log, const PriceSh
   if (t.unpriced_calls > 0) {
     out << "\n+? : plus " << FormatWithSeparators(t.unpriced_calls)
         << " unpriced call(s), see the \"unpriced\" lines\n";
+  }
+  if (bill.undated_left_out > 0) {
+    out << "\n"
+        << FormatWithSeparators(bill.undated_left_out)
+        << " call(s) or result line(s) without a timestamp were left out: --since / --until\n"
+           "cannot place them in the window\n";
   }
   if (bill.duplicate_lines > 0) {
     out << "\n"

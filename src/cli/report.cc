@@ -2,6 +2,7 @@
 // scenario (kvbill/report/report_page.h builds it; docs/report.md).
 #include <algorithm>
 #include <filesystem>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -78,10 +79,18 @@ int RunReportCommand(const Args& args) {
     if (!data) return ReportError("report", data.error().Within("--plan"));
     plan = std::move(*data);
   }
-  if (auto scenario = ParseScenario(text, source); scenario && scenario->pricing) {
+  const auto parsed = ParseScenario(text, source);
+  if (parsed && parsed->pricing) {
     return ReportError("report",
                        Error(source + "#/pricing: the report draws the engine's charts; for a "
                                       "scenario priced at an API use `kvbill compare`"));
+  }
+  if (plan && parsed && plan->scenario != parsed->name) {
+    // The chart still draws (its title names the plan's scenario), but the
+    // page's other figures are of another workload.
+    std::cerr << "kvbill report: warning: --plan " << plan_path << " was made for scenario \""
+              << plan->scenario << "\", not \"" << parsed->name
+              << "\": its chart is of another workload than the rest of the page\n";
   }
   auto runs = [&] {
     ProgressLine progress("report", "running the scenario and its variants");

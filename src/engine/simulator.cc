@@ -202,7 +202,11 @@ void Engine::OnRelease(Seconds now, const Release& e) {
   rec.release_s = sent;
   if (e.replica >= 0) {
     rec.frontend_s = FrontendWork(request) + config_.request_latency_s;
-    rec.frontend_wait_s = std::max<Seconds>(0, now - sent - rec.frontend_s);
+    // The wait is what is left of now - sent once the API server's own
+    // time is taken out; below the rounding of those times it is none
+    // (else residue like 3e-14 s, differing between engine modes).
+    const Seconds wait = now - sent - rec.frontend_s;
+    rec.frontend_wait_s = wait > 1e-9 * std::max<Seconds>(1, now) ? wait : 0;
   }
   rec.prompt_tokens = seq->prompt;
   rec.output_tokens = seq->output;

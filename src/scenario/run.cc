@@ -189,8 +189,8 @@ Result<std::vector<Task>> LoadScenarioTasks(const Scenario& s) {
     }
     return read;
   }
-  auto preset = FindGeneratorPreset(s.trace.generator);
-  if (!preset) return preset.error().Within(s.source + "#/trace/generator");
+  auto preset = ScenarioGenerator(s);
+  if (!preset) return preset.error();
   TraceGenerator generator(*preset, s.seed);
   for (std::int64_t i = 0; i < s.trace.tasks; ++i) tasks.push_back(generator.Next());
   return tasks;

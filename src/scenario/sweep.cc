@@ -116,11 +116,11 @@ Result<std::vector<SweepRow>> RunSweep(const SweepPlan& plan, int jobs,
     auto point = MakeSweepPoint(plan, plan.index(static_cast<std::int64_t>(i)));
     if (!point) return point.error();
     // Where: the point and its axes' values, so an error names the setting.
-    std::string where = "sweep point " + std::to_string(point->index) + " (";
+    std::string where = "sweep point " + std::to_string(point->index);
     for (std::size_t a = 0; a < plan.axes.size() && a < point->values.size(); ++a) {
-      where += (a == 0 ? "" : ", ") + plan.axes[a].path + " = " + point->values[a];
+      where += (a == 0 ? " (" : ", ") + plan.axes[a].path + " = " + point->values[a];
     }
-    where += ")";
+    if (!plan.axes.empty() && !point->values.empty()) where += ")";
     if (!point->scenario.not_runnable.empty()) {
       // A combination no engine runs: a row that says so, not a run.
       SweepRow row{point->index, std::move(point->values), RunMetrics{}, ""};

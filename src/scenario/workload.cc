@@ -98,6 +98,15 @@ std::string WorkloadKey(const Scenario& s) {
   return key.str();
 }
 
+Result<GeneratorPreset> ScenarioGenerator(const Scenario& s) {
+  if (s.trace.generator.empty()) {
+    return Error(s.source + "#/trace: needs \"file\" or \"generator\" (or simulate's --trace)");
+  }
+  auto preset = FindGeneratorPreset(s.trace.generator);
+  if (!preset) return preset.error().Within(s.source + "#/trace/generator");
+  return preset;
+}
+
 Result<std::unique_ptr<TaskSource>> TaskSource::Open(const Scenario& s) {
   std::unique_ptr<TaskSource> source(new TaskSource());
   if (!s.trace.file.empty()) {
@@ -114,8 +123,8 @@ Result<std::unique_ptr<TaskSource>> TaskSource::Open(const Scenario& s) {
     if (!reader) return reader.error();
     source->reader_ = std::move(*reader);
   } else {
-    auto preset = FindGeneratorPreset(s.trace.generator);
-    if (!preset) return preset.error().Within(s.source + "#/trace/generator");
+    auto preset = ScenarioGenerator(s);
+    if (!preset) return preset.error();
     source->generator_ = std::make_unique<TraceGenerator>(*preset, s.seed);
     source->to_generate_ = s.trace.tasks;
   }

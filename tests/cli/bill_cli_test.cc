@@ -394,6 +394,35 @@ TEST(BillCliTest, SessionsShowProjectAndLastActivity) {
       << table.out;
 }
 
+// --since / --until leave out calls without a timestamp and say how many:
+// of two Sonnet 4.5 calls of 1,000 input and 100 output tokens, the dated
+// one is billed (1,000 x $3 + 100 x $15 per million = $0.0045) and the
+// undated one is counted as left out.
+TEST(BillCliTest, AWindowCountsTheUndatedCallsItLeavesOut) {
+  const std::string log = ::testing::TempDir() + "/undated.jsonl";
+  const std::string usage =
+      R"("model": "claude-sonnet-4-5", "role": "assistant", "usage": {"input_tokens": 1000,)"
+      R"( "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 100}}})";
+  std::ofstream(log) << R"({"type": "assistant", "sessionId": "s1", "timestamp": )"
+                     << R"("2025-03-01T10:00:00Z", "message": {"id": "msg_a", )" << usage << "\n"
+                     << R"({"type": "assistant", "sessionId": "s1", "message": {"id": "msg_b", )"
+                     << usage << "\n";
+  const auto r = RunKvbill("bill " + log + " --since 2025-01-01 --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["calls"], 1);
+  EXPECT_EQ(j["undated_left_out"], 1);
+  EXPECT_DOUBLE_EQ(j["total_cost_usd"].get<double>(), 0.0045);
+  const auto table = RunKvbill("bill " + log + " --since 2025-01-01");
+  EXPECT_NE(table.out.find("1 call(s) or result line(s) without a timestamp were left out"),
+            std::string::npos)
+      << table.out;
+  // Without a window both are billed and nothing is left out.
+  const auto all = nlohmann::json::parse(RunKvbill("bill " + log + " --format json").out);
+  EXPECT_EQ(all["calls"], 2);
+  EXPECT_FALSE(all.contains("undated_left_out"));
+}
+
 TEST(BillCliTest, WeeksStartOnSundayOrTheGivenDay) {
   const auto j = Json("--by week --json");
   EXPECT_EQ(RowIds(j["weeks"]),

@@ -127,6 +127,18 @@ TEST(ReportCliTest, PlanAddsItsParetoChart) {
   // One table row per feasible candidate, ranked as the plan ranks them.
   EXPECT_EQ(Count(page.substr(page.find("<section id=\"plan\">")), "<tr>"),
             doc["ranking"].size() + 1);
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+  // The plan of another scenario is charted too, with a warning naming both.
+  const std::string other = (dir / "other.json").string();
+  std::ofstream(other) << R"({"name": "other", "model": "qwen3-8b",
+      "trace": {"generator": "chat", "tasks": 2}})";
+  const auto o = RunKvbill("report --scenario " + other + " --plan " + plan + " --out " +
+                           (dir / "other").string());
+  ASSERT_EQ(o.exit_status, 0) << o.err;
+  EXPECT_NE(o.err.find("kvbill report: warning: --plan " + plan +
+                       " was made for scenario \"plan-small\", not \"other\""),
+            std::string::npos)
+      << o.err;
 }
 
 // A plan with an API candidate (plan --api): the API row has no replicas

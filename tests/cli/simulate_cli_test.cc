@@ -43,6 +43,9 @@ TEST(SimulateCliTest, DefaultScenarioJsonHasTheDocumentedFields) {
   // The bill is what tasks paid plus idle time.
   EXPECT_NEAR(s["cost_usd"].get<double>(),
               s["task_cost_usd"].get<double>() + s["idle_cost_usd"].get<double>(), 1e-9);
+  // One API server keeps up with 20 tasks' requests: no request waits for
+  // it, exactly (not the 1e-14 s left over from subtracting its times).
+  EXPECT_EQ(s["frontend_wait_s"]["p50"].get<double>(), 0.0);
 }
 
 TEST(SimulateCliTest, SameScenarioGivesTheSameOutputAndStepModeAgrees) {
@@ -150,6 +153,9 @@ TEST(SimulateCliTest, InvalidScenariosExitTwoNamingTheJsonPath) {
        "#/deployment/speculative/num_speculative_tokens: must be a positive integer, got 0"},
       {R"({"deployment": {"speculative": {"method": "draft_model", "model": "nope"}}})",
        "#/deployment/speculative/model: unknown model \"nope\""},
+      // No trace at all (valid with --trace): said at #/trace, not as a
+      // generator preset named "".
+      {"{}", "#/trace: needs \"file\" or \"generator\" (or simulate's --trace)"},
   };
   int i = 0;
   for (const auto& [json, expected] : cases) {

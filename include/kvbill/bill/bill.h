@@ -121,6 +121,9 @@ struct Bill {
   GroupBill total;                   // by_model: per model over everything
   std::vector<CallBill> calls;       // the distinct calls kept
   std::int64_t duplicate_lines = 0;  // lines that repeated a call already counted
+  // With --since / --until: calls without a timestamp, and result lines
+  // (Claude Code's run totals, which carry none), left out of the window.
+  std::int64_t undated_left_out = 0;
 };
 
 // Prices `log` with `sheet`; the bill points into both, which must outlive

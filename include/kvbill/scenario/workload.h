@@ -80,6 +80,11 @@ std::string WorkloadKey(const Scenario& scenario);
 Result<std::optional<PreparedWorkload>> PrepareWorkload(const Scenario& scenario,
                                                         std::int64_t max_bytes);
 
+// The generator preset a scenario without trace.file names; an error at
+// #/trace when it names none either (`{}` with no --trace), or at
+// #/trace/generator when the preset is unknown.
+Result<GeneratorPreset> ScenarioGenerator(const Scenario& scenario);
+
 // A scenario's tasks one at a time: the trace's reader, or the generator.
 class TaskSource {
  public:
