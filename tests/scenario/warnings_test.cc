@@ -291,6 +291,26 @@ TEST(WarningsTest, LinearStateUnmeasuredWhenTheModelKeepsARecurrentState) {
       << r.Message("linear_state_unmeasured");
 }
 
+// vLLM speculating on a model with recurrent-state layers: TTFT is read as
+// low (host waits kvbill does not time). Not without speculation, not on
+// SGLang, not on a model without such layers.
+TEST(WarningsTest, SpeculativeHostWaitsOnVllmWithRecurrentStateLayers) {
+  FakeRun r;
+  ScenarioSpeculative mtp;
+  mtp.method = "mtp";
+  mtp.acceptance_rate = {0.45};
+  r.scenario.deployment.speculative = mtp;
+  EXPECT_EQ(r.Codes(), Codes{});  // a dense model
+  r.totals.cost_model.linear_state_layers = 24;
+  EXPECT_EQ(r.Codes(), (Codes{"linear_state_unmeasured", "speculative_host_waits"}));
+  EXPECT_NE(r.Message("speculative_host_waits").find("17-41 ms above kvbill's"), std::string::npos);
+  r.scenario.deployment.engine = "sglang";
+  EXPECT_EQ(r.Codes(), Codes{"linear_state_unmeasured"});
+  r.scenario.deployment.engine = "vllm";
+  r.scenario.deployment.speculative.reset();
+  EXPECT_EQ(r.Codes(), Codes{"linear_state_unmeasured"});
+}
+
 TEST(WarningsTest, SpeculativeAcceptanceAssumedWhenTheScenarioSetsNoRate) {
   FakeRun r;
   ScenarioSpeculative mtp;
