@@ -40,12 +40,24 @@ bool FitsAt(const FitRequest& r, const PerGpu& b, Tokens ctx, std::int64_t batch
 
 }  // namespace
 
+namespace {
+
+// The first KV head count of a layer that `tp` GPUs can neither split nor
+// replicate evenly (Gemma 4's full layers have their own); 0 when none.
+std::int64_t UnsplitKvHeads(const ModelShape& model, int tp) {
+  for (const LayerShape& l : model.layers) {
+    if (l.kv_heads > 0 && l.kv_heads % tp != 0 && tp % l.kv_heads != 0) return l.kv_heads;
+  }
+  return 0;
+}
+
+}  // namespace
+
 bool ValidTensorParallel(const ModelShape& model, int tp) {
   if (tp < 1) return false;
-  const std::int64_t q = model.QueryHeads(), kv = model.MaxKvHeads();
+  const std::int64_t q = model.QueryHeads();
   if (q > 0 && q % tp != 0) return false;
-  if (kv > 0 && kv % tp != 0 && tp % kv != 0) return false;
-  return true;
+  return UnsplitKvHeads(model, tp) == 0;
 }
 
 std::string TensorParallelProblem(const ModelShape& model, int tp) {
@@ -56,9 +68,10 @@ std::string TensorParallelProblem(const ModelShape& model, int tp) {
            " query heads evenly (vLLM requires them divisible by the degree; its latent KV is "
            "whole on every GPU)";
   }
+  const std::int64_t kv = UnsplitKvHeads(model, tp);
   return std::to_string(tp) + " GPUs cannot split model \"" + model.name + "\"'s " +
          std::to_string(model.QueryHeads()) + " query heads and " +
-         std::to_string(model.MaxKvHeads()) +
+         std::to_string(kv > 0 ? kv : model.MaxKvHeads()) +
          " KV heads evenly (vLLM requires the query heads divisible by the degree, and the KV "
          "heads too, or the degree by them)";
 }
@@ -150,7 +163,13 @@ std::vector<FitAlternative> SuggestAlternatives(const FitRequest& request,
     v.kv_format = *fp8;
     add("fp8-e4m3 KV cache", v);
     v.weight_format = "fp8-e4m3";
-    if (runs(FormatRole::kWeights, fp8)) add("fp8-e4m3 KV cache and fp8-e4m3 weights", v);
+    // Only where FP8 weights are smaller than the model's own (not for an
+    // NVFP4 or int4 checkpoint).
+    auto smaller = EvaluateFit(v);
+    if (runs(FormatRole::kWeights, fp8) && smaller &&
+        smaller->weights_bytes < report.weights_bytes) {
+      add("fp8-e4m3 KV cache and fp8-e4m3 weights", v);
+    }
   }
   if (request.kv_format.element_bits > 4 && runs(FormatRole::kKvCache, nvfp4)) {
     FitRequest v = request;

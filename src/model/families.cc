@@ -1582,6 +1582,11 @@ Status BuildGemma4(Ctx& c) {
   if (!k_eq_v) return k_eq_v.error();
   auto global_kv = f.IntOr("num_global_key_value_heads", c.d.kv_heads[0]);
   if (!global_kv) return global_kv.error();
+  if (*k_eq_v && c.d.heads[0] % *global_kv != 0) {
+    return f.Bad("num_global_key_value_heads", std::to_string(*global_kv) +
+                                                   " does not divide num_attention_heads " +
+                                                   std::to_string(c.d.heads[0]));
+  }
   auto moe_block = f.Bool("enable_moe_block", false);
   if (!moe_block) return moe_block.error();
   MoePlan moe;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kvbill/model/hf_config.h"
 #include "model/model_test_util.h"
 
 namespace kvbill {
@@ -76,6 +77,19 @@ TEST(FitTest, AlternativesSayHonestlyWhatFits) {
   EXPECT_TRUE(find("context 43,472 tokens")->fits);
   ASSERT_NE(find("2 GPUs (tensor parallel 2)"), nullptr);
   EXPECT_TRUE(find("2 GPUs (tensor parallel 2)")->fits);
+  // FP8 weights are offered only where they are smaller than the model's
+  // own: an NVFP4 checkpoint (about 4.5 bits a weight) gets FP8 KV alone.
+  FitRequest nvfp4 = r;
+  auto m = LoadModel(std::string(KVBILL_SOURCE_DIR) +
+                     "/tests/data/configs/qwen3.5-397b-a17b-nvfp4.json");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  nvfp4.model = *m;
+  nvfp4.deployment.tensor_parallel = 4;
+  auto nv = EvaluateFit(nvfp4);
+  ASSERT_TRUE(nv.ok());
+  for (const FitAlternative& a : SuggestAlternatives(nvfp4, *nv)) {
+    EXPECT_EQ(a.change.find("fp8-e4m3 weights"), std::string::npos) << a.change;
+  }
 }
 
 // Max batch at 32k: per sequence 8 GiB = 8,589,934,592 B; 11,398,617,743 /
@@ -103,6 +117,23 @@ TEST(FitTest, TensorParallelMustSplitHeadsEvenly) {
   EXPECT_TRUE(ValidTensorParallel(q, 8));
   EXPECT_TRUE(ValidTensorParallel(q, 16));  // KV heads replicated
   EXPECT_FALSE(ValidTensorParallel(q, 3));
+  // Every layer's KV heads count, not only the largest (Gemma 4's full
+  // layers have their own): 12 query heads, sliding layers of 12 KV heads,
+  // full ones of 6. Four GPUs split 12 but neither split nor replicate 6.
+  ModelShape m;
+  m.name = "m";
+  for (const std::int64_t kv : {12, 6}) {
+    LayerShape l;
+    l.query_heads = 12;
+    l.qk_head_dim = l.v_head_dim = 64;
+    l.kv_heads = kv;
+    m.layers.push_back(l);
+  }
+  EXPECT_TRUE(ValidTensorParallel(m, 2));
+  EXPECT_TRUE(ValidTensorParallel(m, 6));
+  EXPECT_FALSE(ValidTensorParallel(m, 4));
+  EXPECT_NE(TensorParallelProblem(m, 4).find("12 query heads and 6 KV heads"), std::string::npos)
+      << TensorParallelProblem(m, 4);
 }
 
 TEST(FitTest, GpuCatalogHasTheDocumentedIds) {

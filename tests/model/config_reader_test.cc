@@ -475,6 +475,13 @@ TEST(ConfigReaderTest, Gemma4SharedKvAndPerLayerInputsAreRefused) {
   EXPECT_EQ(
       ple.error().message().rfind("c.json: hidden_size_per_layer_input: is 256: per-layer", 0), 0u)
       << ple.error().message();
+  // Keys-as-values heads that do not divide the query heads, as for any KV heads.
+  auto odd = ParseHfConfig(base + R"("hidden_size_per_layer_input": 0, "attention_k_eq_v": true,
+      "num_global_key_value_heads": 3})",
+                           "c.json", "c");
+  ASSERT_FALSE(odd.ok());
+  EXPECT_EQ(odd.error().message(),
+            "c.json: num_global_key_value_heads: 3 does not divide num_attention_heads 4");
   auto plain = ParseHfConfig(base + R"("hidden_size_per_layer_input": 0})", "c.json", "c");
   ASSERT_TRUE(plain.ok()) << plain.error().message();
   // Defaults: every 6th layer full (the last forced full), window 512.
