@@ -340,13 +340,20 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
     m->all_reduce_fallback_ =
         CollectiveFor("all_reduce", options.tensor_parallel, gpu, own, &measured, &how);
     m->all_reduce_ = &m->all_reduce_fallback_;
-    if (!measured) Note(&m->notes_, how);
+    // A collective the tables do not measure is modelled, not calibrated:
+    // a note, and the timing_assumed warning (assumed_collectives).
+    auto assumed = [&] {
+      if (measured) return;
+      Note(&m->notes_, how);
+      if (own != nullptr) m->assumed_collectives_.push_back(how);
+    };
+    assumed();
     if (ep > 1 && options.expert_all_to_all && m->moe_layers_ > 0) {
       m->all_reduces_ -= m->moe_layers_;
       m->all_to_all_ = CollectiveFor("all_to_all", ep, gpu, own, &measured, &how);
-      if (!measured) Note(&m->notes_, how);
+      assumed();
       m->all_gather_ = CollectiveFor("all_gather", ep, gpu, own, &measured, &how);
-      if (!measured) Note(&m->notes_, how);
+      assumed();
       m->experts_per_token_ = static_cast<double>(model.moe.experts_per_token);
     }
   }
@@ -725,6 +732,7 @@ CostModelInfo OperatorCostModel::Describe() const {
   }
   info.notes = notes_;
   info.formats = formats_;
+  info.assumed_collectives = assumed_collectives_;
   info.linear_state_layers = static_cast<int>(linear_layers_);
   return info;
 }

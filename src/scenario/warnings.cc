@@ -195,6 +195,9 @@ void TimingAssumed(const SimulationTotals& t, std::vector<RunWarning>* out) {
     text += std::string(text.empty() ? "" : "; ") + f.part + " stored as " + f.stored + " (" +
             f.kernel + "): " + f.timing.substr(kAssumed.size());
   }
+  for (const std::string& how : t.cost_model.assumed_collectives) {
+    text += std::string(text.empty() ? "" : "; ") + how;
+  }
   if (text.empty()) return;
   out->push_back({"timing_assumed",
                   "no kernel measurement times these parts, so their time is an assumption, "

@@ -153,6 +153,19 @@ TEST(WarningsCliTest, PlaceholderOutputsWhenATurnIsFlagged) {
   EXPECT_EQ(RunKvbill("simulate --scenario " + without).out.find("warning ["), std::string::npos);
 }
 
+// Tensor parallelism over 16 H100s: the all-reduce tables stop at 8 GPUs,
+// so the collective is modelled (a ring over the link), and the run says so.
+TEST(WarningsCliTest, TimingAssumedForAnAllReduceNoTableMeasures) {
+  const std::string tp16 = Write("tp16.json", R"({"model": "qwen3-8b",
+      "deployment": {"gpu": "h100-sxm", "gpus_per_replica": 16},
+      "trace": {"generator": "chat", "tasks": 2}})");
+  EXPECT_TRUE(Has(Codes(tp16), "timing_assumed"));
+  const std::string tp8 = Write("tp8.json", R"({"model": "qwen3-8b",
+      "deployment": {"gpu": "h100-sxm", "gpus_per_replica": 8},
+      "trace": {"generator": "chat", "tasks": 2}})");
+  EXPECT_FALSE(Has(Codes(tp8), "timing_assumed"));
+}
+
 // drop_tool_results on a trace whose only tool result is in the current turn
 // (never older than a turn) edits no prompt: policy_no_effect. A third turn
 // makes the result old enough to drop.

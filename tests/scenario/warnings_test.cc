@@ -204,6 +204,17 @@ TEST(WarningsTest, TimingAssumedNamesThePartsWithoutAMeasurement) {
       << r.Message("timing_assumed");
 }
 
+// A collective no table measures (an all-reduce over 16 GPUs where the
+// tables stop at 8) is named too.
+TEST(WarningsTest, TimingAssumedNamesCollectivesWithoutAMeasurement) {
+  FakeRun r;
+  r.totals.cost_model.assumed_collectives = {"all_reduce over 16 GPUs of h100-sxm not measured"};
+  EXPECT_EQ(r.Codes(), Codes{"timing_assumed"});
+  EXPECT_NE(r.Message("timing_assumed").find("all_reduce over 16 GPUs of h100-sxm not measured"),
+            std::string::npos)
+      << r.Message("timing_assumed");
+}
+
 TEST(WarningsTest, OverloadedAboveTheMedianQueueingBound) {
   FakeRun r;
   r.summary.queue_s.p50 = 1.5;

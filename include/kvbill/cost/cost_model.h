@@ -91,6 +91,10 @@ struct CostModelInfo {
   // model prices without a measured kernel (as traffic at the decode
   // attention kernel's rate); 0 for other models and for the roofline.
   int linear_state_layers = 0;
+  // Collectives no kernel table measures (an all-reduce over more GPUs than
+  // the tables hold, an all-to-all on a GPU without them), each as how it is
+  // modelled instead: the timing_assumed warning says so.
+  std::vector<std::string> assumed_collectives;
 };
 
 // A calibrated run whose regime its profile's published runs do not cover,

@@ -165,8 +165,9 @@ class OperatorCostModel final : public CostModel {
   bool calibrated_ = false;
   std::vector<std::string> notes_;
   std::vector<FormatUse> formats_;
-  std::vector<Gemm> gemms_;  // per iteration, over all layers, m = tokens
-  Gemm head_;                // lm_head, m = sequences
+  std::vector<std::string> assumed_collectives_;  // CostModelInfo::assumed_collectives
+  std::vector<Gemm> gemms_;                       // per iteration, over all layers, m = tokens
+  Gemm head_;                                     // lm_head, m = sequences
   // Fused MoE.
   int moe_layers_ = 0;
   LinearCurve moe_curve_;
