@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -20,6 +21,7 @@
 #include "cli/sweep_shard.h"
 #include "kvbill/hardware/catalog_names.h"
 #include "kvbill/hardware/gpu.h"
+#include "kvbill/model/kv_format.h"
 #include "kvbill/report/table.h"
 #include "kvbill/scenario/budget.h"
 #include "kvbill/scenario/sweep.h"
@@ -90,6 +92,10 @@ Result<std::vector<SloTarget>> ParseSlo(const std::string& text) {
       return Error("--slo: " + metric + ": \"" + item.substr(eq + 1) +
                    "\" is not a positive number of seconds");
     }
+    if (std::any_of(out.begin(), out.end(),
+                    [&](const SloTarget& t) { return t.metric == metric; })) {
+      return Error("--slo: " + metric + " is given twice (one target a metric)");
+    }
     out.push_back({metric, *v});
   }
   return out;
@@ -106,6 +112,23 @@ Result<std::string> CatalogGpu(const std::string& typed, std::string_view flag) 
                  "\": plan considers the catalog's GPUs only (`kvbill gpus` lists them)");
   }
   return *id;
+}
+
+// A format list naming one format twice, in two spellings or one ("fp8" and
+// "fp8-e4m3"): an error rather than duplicate candidates. Names that do not
+// parse are left to the plan, which says why.
+Status FormatGivenTwice(std::string_view flag, const std::vector<std::string>& names) {
+  std::vector<std::string> seen;
+  for (const std::string& name : names) {
+    auto f = ParseElementFormat(name);
+    const std::string canonical = f ? f->name : name;
+    if (std::find(seen.begin(), seen.end(), canonical) != seen.end()) {
+      return Error(std::string(flag) + ": \"" + name + "\" is " + canonical +
+                   ", already in the list (each format once)");
+    }
+    seen.push_back(canonical);
+  }
+  return OkStatus();
 }
 
 // "h100-sxm=2.10,a100-80gb=1.2" -> prices.
@@ -224,17 +247,27 @@ int RunPlan(const Args& args) {
     for (const std::string& typed : *list) {
       auto gpu = CatalogGpu(typed, "--gpus");
       if (!gpu) return ReportError("plan", gpu.error());
+      if (std::find(space.gpus.begin(), space.gpus.end(), *gpu) != space.gpus.end()) {
+        return ReportError("plan", Error("--gpus: \"" + typed + "\" is " + *gpu +
+                                         ", already in the list (each GPU once)"));
+      }
       space.gpus.push_back(*gpu);
     }
   }
   if (vm.count("kv-formats")) {
     auto list = SplitList("kv-formats", kv_formats);
     if (!list) return ReportError("plan", list.error());
+    if (auto twice = FormatGivenTwice("--kv-formats", *list); !twice) {
+      return ReportError("plan", twice.error());
+    }
     space.kv_formats = *list;
   }
   if (vm.count("weight-formats")) {
     auto list = SplitList("weight-formats", weight_formats);
     if (!list) return ReportError("plan", list.error());
+    if (auto twice = FormatGivenTwice("--weight-formats", *list); !twice) {
+      return ReportError("plan", twice.error());
+    }
     space.weight_formats = *list;
   }
   {
@@ -373,6 +406,14 @@ int RunPlan(const Args& args) {
   for (const CandidateOutcome& o : outcomes) doc["candidates"].push_back(OutcomeJson(o));
   if (auto s = EmitOutput("plan", RenderPlan(doc, format), out); !s)
     return ReportError("plan", s.error());
+  // CSV has rows of candidates only: the workload's warnings go to stderr
+  // (the table prints them under its workload line, JSON in workload.warnings).
+  if (format == "csv") {
+    for (const auto& w : doc["workload"]["warnings"]) {
+      std::cerr << "kvbill plan: warning [" << w["code"].get<std::string>()
+                << "]: " << w["message"].get<std::string>() << "\n";
+    }
+  }
   return 0;
 }
 

@@ -72,6 +72,10 @@ TEST(PlanCliTest, AWindowShorterThanATaskIsWarned) {
   EXPECT_NE(table.out.find("warning [window_short]: the simulated tasks arrive over 94 s"),
             std::string::npos)
       << table.out;
+  // CSV rows hold candidates only: the warning goes to stderr.
+  const auto csv = RunKvbill(std::string("plan --scenario ") + kScenario + space + " --format csv");
+  ASSERT_EQ(csv.exit_status, 0) << csv.err;
+  EXPECT_NE(csv.err.find("kvbill plan: warning [window_short]: "), std::string::npos) << csv.err;
   const std::string longer = ::testing::TempDir() + "/plan_agents12.json";
   std::ofstream(longer) << R"({"name": "agents12", "model": "qwen3-8b",
       "trace": {"generator": "coding-agent", "tasks": 12}, "seed": 1})";
@@ -106,6 +110,9 @@ TEST(PlanCliTest, BadFlagValuesNameTheFlagAndWriteNothing) {
       {" --slo ttft.p90=2", "--slo: unknown metric \"ttft.p90\""},
       {" --slo ttft_s.p90", "--slo: \"ttft_s.p90\" is not METRIC=SECONDS"},
       {" --slo ttft_s.p90=-1", "--slo: ttft_s.p90: \"-1\" is not a positive number"},
+      {" --slo ttft_s.p90=0.001,ttft_s.p90=1", "--slo: ttft_s.p90 is given twice"},
+      {" --gpus h100,h100-sxm", "--gpus: \"h100-sxm\" is h100-sxm, already in the list"},
+      {" --kv-formats fp8,fp8-e4m3", "--kv-formats: \"fp8-e4m3\" is"},
       {" --speculative maybe", "--speculative: \"maybe\" is not off or on"},
       {" --gpu-price h100-sxm", "--gpu-price: \"h100-sxm\" is not GPU=USD_PER_HOUR"},
       {" --gpu-price h10=2", "--gpu-price \"h10\": unknown GPU"},
