@@ -34,6 +34,9 @@ constexpr char kUsage[] =
     "Roofline decode cost: docs/engine.md; rules: docs/breakeven.md.\n";
 
 std::string Ctx(const BreakevenResult& r) {
+  // No context fits at this batch (the weights leave no room for KV): not a
+  // question of price.
+  if (r.memory_limit == 0) return "does not fit";
   if (r.max_profitable == 0) return "not profitable at any context";
   std::string s = FormatWithSeparators(r.max_profitable);
   if (r.limited_by_memory) s += " (memory limit)";
@@ -246,7 +249,8 @@ int RunBreakeven(const Args& args) {
           {"limited_by_memory", r.limited_by_memory},
           {"memory_limit_context", r.memory_limit},
           {"limited_by_model", r.limited_by_model},
-          {"not_profitable_at_any_context", r.max_profitable == 0},
+          {"fits", r.memory_limit > 0},
+          {"not_profitable_at_any_context", r.memory_limit > 0 && r.max_profitable == 0},
           {"usd_per_mtok_at_context_1", r.usd_per_token_at_context_1 * 1e6}};
     };
     j["kv_formats"].push_back(
@@ -257,10 +261,19 @@ int RunBreakeven(const Args& args) {
          {"decode_usd_per_mtok_batch_1",
           {{"8k", per_mtok[0]}, {"32k", per_mtok[1]}, {"128k", per_mtok[2]}}}});
   }
+  // The asked KV format where no engine runs it on the GPU: priced at its
+  // bytes, but no deployment of it exists (as fit warns).
+  std::string not_run;
+  if (auto runs = CheckGpuRuns(*gpu, FormatRole::kKvCache, *kv); !runs) {
+    not_run = runs.error().message() + " (its row prices the bytes alone)";
+  }
+  j["warnings"] = nlohmann::ordered_json::array();
+  if (!not_run.empty()) j["warnings"].push_back({{"code", "format_not_run"}, {"message", not_run}});
   if (format == "json") {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
+  if (!not_run.empty()) std::cout << "warning [format_not_run]: " << not_run << "\n";
   std::cout << "model " << model->name << " on " << gpus << "x " << gpu->id << " at $"
             << FormatFixed(q.usd_per_gpu_hour, 2) << "/GPU-hour; output sells at $"
             << FormatFixed(price, 2) << "/Mtok";
@@ -289,7 +302,8 @@ int RunBreakeven(const Args& args) {
             << "\nA context is profitable when decoding at it costs no more than the token "
                "sells for;\n\"memory limit\": profitable up to the longest context that fits; "
                "\"model limit\": up to max_model_len;\n\"not profitable at any context\": "
-               "the weights alone cost more per token than the price.\n";
+               "the weights alone cost more per token than the price;\n\"does not fit\": no "
+               "context fits at that batch (kvbill fit says why).\n";
   return 0;
 }
 

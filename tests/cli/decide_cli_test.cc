@@ -370,6 +370,26 @@ TEST(BreakevenCliTest, JsonAndBadInput) {
                        "deepinfra/meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo"}));
   // $0.06 per million tokens is far below the weights' $6.04: nothing pays.
   EXPECT_EQ(o["kv_formats"][0]["batch_1"]["not_profitable_at_any_context"], true);
+  EXPECT_EQ(o["kv_formats"][0]["batch_1"]["fits"], true);
+  // Qwen3-32B's 61 GiB of BF16 weights on one 48 GB L40S leave no room for
+  // KV: "does not fit", not "not profitable", whatever the price.
+  const auto l40s = testing::RunKvbill(
+      "breakeven --model qwen3-32b --gpu l40s --price 500 --format json --prices " + sheet);
+  ASSERT_EQ(l40s.exit_status, 0) << l40s.err;
+  const auto l = nlohmann::json::parse(l40s.out);
+  EXPECT_EQ(l["kv_formats"][0]["batch_1"]["fits"], false);
+  EXPECT_EQ(l["kv_formats"][0]["batch_1"]["not_profitable_at_any_context"], false);
+  const auto l40s_table =
+      testing::RunKvbill("breakeven --model qwen3-32b --gpu l40s --price 500 --prices " + sheet);
+  EXPECT_NE(l40s_table.out.find("does not fit"), std::string::npos) << l40s_table.out;
+  // An NVFP4 KV cache on an H100 is priced, and warned as run by no engine there.
+  const auto nvfp4 = testing::RunKvbill(
+      "breakeven --model qwen3-8b --gpu h100-sxm --kv-format nvfp4 --price 1 --format json");
+  ASSERT_EQ(nvfp4.exit_status, 0) << nvfp4.err;
+  const auto n = nlohmann::json::parse(nvfp4.out);
+  ASSERT_EQ(n["warnings"].size(), 1u);
+  EXPECT_EQ(n["warnings"][0]["code"], "format_not_run");
+  EXPECT_TRUE(o["warnings"].empty());
   // The bundled sheet's offers of Qwen3-8B (LiteLLM 2026-07): Fireworks AI
   // $0.20 and Novita $0.138 per million output tokens, median
   // (0.20 + 0.138) / 2 = $0.169.
