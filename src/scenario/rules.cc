@@ -375,8 +375,8 @@ const std::vector<Rule>& CrossKeyRules() {
        TokenBudgetHoldsTheSequences, true},
       {"/deployment",
        "`deployment.expert_parallel` must be 1 or `gpus_per_replica`, and above 1 only for a "
-       "model with routed experts",
-       ExpertParallelFits},
+       "model with routed experts (a sweep point that breaks it is a row marked not runnable)",
+       ExpertParallelFits, true},
       {"/deployment/speculative",
        "`deployment.speculative`: `model` is required with `method` `\"draft_model\"` and "
        "allowed only there; `acceptance_rate` is one rate or `num_speculative_tokens` of them; "

@@ -71,6 +71,22 @@ Result<SweepPlan> PlanSweep(const std::string& text, const std::string& source, 
   return plan;
 }
 
+namespace {
+
+// "sweep point 1 (/kv_format = \"fp8\", /seed = 2)": the point and its
+// axes' values, so an error names the setting.
+std::string PointWhere(const SweepPlan& plan, std::int64_t k,
+                       const std::vector<std::string>& values) {
+  std::string where = "sweep point " + std::to_string(k);
+  for (std::size_t a = 0; a < plan.axes.size() && a < values.size(); ++a) {
+    where += (a == 0 ? " (" : ", ") + plan.axes[a].path + " = " + values[a];
+  }
+  if (!plan.axes.empty() && !values.empty()) where += ")";
+  return where;
+}
+
+}  // namespace
+
 Result<SweepPoint> MakeSweepPoint(const SweepPlan& plan, std::int64_t k) {
   SweepPoint p;
   p.index = k;
@@ -86,7 +102,7 @@ Result<SweepPoint> MakeSweepPoint(const SweepPlan& plan, std::int64_t k) {
     point_text = std::move(*edited);
   }
   auto scenario = ParseSweepPointScenario(point_text, plan.source);
-  if (!scenario) return scenario.error().Within("sweep point " + std::to_string(k));
+  if (!scenario) return scenario.error().Within(PointWhere(plan, k, p.values));
   p.scenario = std::move(*scenario);
   return p;
 }
@@ -115,12 +131,7 @@ Result<std::vector<SweepRow>> RunSweep(const SweepPlan& plan, int jobs,
   auto run_point = [&](std::size_t i) -> Result<SweepRow> {
     auto point = MakeSweepPoint(plan, plan.index(static_cast<std::int64_t>(i)));
     if (!point) return point.error();
-    // Where: the point and its axes' values, so an error names the setting.
-    std::string where = "sweep point " + std::to_string(point->index);
-    for (std::size_t a = 0; a < plan.axes.size() && a < point->values.size(); ++a) {
-      where += (a == 0 ? " (" : ", ") + plan.axes[a].path + " = " + point->values[a];
-    }
-    if (!plan.axes.empty() && !point->values.empty()) where += ")";
+    const std::string where = PointWhere(plan, point->index, point->values);
     if (!point->scenario.not_runnable.empty()) {
       // A combination no engine runs: a row that says so, not a run.
       SweepRow row{point->index, std::move(point->values), RunMetrics{}, ""};

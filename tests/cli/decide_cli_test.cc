@@ -91,6 +91,32 @@ TEST(SweepCliTest, AFailingPointNamesItsValues) {
   EXPECT_FALSE(std::filesystem::exists(out));
 }
 
+// A sweep over expert parallelism on one GPU a replica: expert_parallel 2
+// needs 2 GPUs, a combination no engine runs, so its point is a
+// not_runnable row. A value wrong in itself (an unknown KV format) stops the
+// sweep and names the point's values.
+TEST(SweepCliTest, ImpossibleParallelismIsARowAndABadValueNamesItsPoint) {
+  const std::string dir = ::testing::TempDir();
+  const std::string ep = dir + "/sweep_ep.json";
+  std::ofstream(ep) << R"({"model": "gpt-oss-20b", "deployment": {"gpu": "h100-sxm"},
+      "trace": {"generator": "chat", "tasks": 1},
+      "sweep": {"/deployment/expert_parallel": [1, 2]}})";
+  const auto r = RunKvbill("sweep --jobs 1 --scenario " + ep + " --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["points"].size(), 2u);
+  EXPECT_FALSE(doc["points"][0].contains("not_runnable"));
+  EXPECT_NE(doc["points"][1]["not_runnable"].get<std::string>().find("expert_parallel"),
+            std::string::npos)
+      << doc["points"][1].dump();
+  const std::string bad = dir + "/sweep_bad_format.json";
+  std::ofstream(bad) << R"({"model": "qwen3-8b", "trace": {"generator": "chat", "tasks": 1},
+      "sweep": {"/kv_format": ["bf16", "fp7"]}})";
+  const auto b = RunKvbill("sweep --jobs 1 --scenario " + bad);
+  EXPECT_EQ(b.exit_status, 2);
+  EXPECT_NE(b.err.find("sweep point 1 (/kv_format = \"fp7\"): "), std::string::npos) << b.err;
+}
+
 TEST(SweepCliTest, ShardsMergeIntoExactlyTheSingleRun) {
   const std::string dir = ::testing::TempDir();
   const std::string scenario = "tests/data/scenarios/small_sweep.json";
