@@ -23,6 +23,7 @@
 #include "kvbill/report/table.h"
 #include "kvbill/scenario/api_run.h"
 #include "kvbill/scenario/run.h"
+#include "kvbill/scenario/warnings.h"
 #include "kvbill/trace/importers.h"
 #include "kvbill/util/embedded.h"
 #include "kvbill/util/file.h"
@@ -283,6 +284,13 @@ Column SelfHostedColumn(const Scenario& s, const std::vector<Task>& tasks,
     }
   }
   if (c.per_task.size() != tasks.size()) c.total.reset();
+  // The run's other warnings, as simulate gives them (context_limit is said
+  // below in this column's terms; idle time is not charged here).
+  const std::vector<TaskMetrics> metrics = AggregateTasks(tasks, *result);
+  for (const RunWarning& w : EngineRunWarnings(s, *result, Summarise(metrics, *result))) {
+    if (w.code == "context_limit" || w.code == "idle_dominant") continue;
+    c.warnings.emplace_back(w.code, w.message);
+  }
   if (result->rejected_requests > 0) {
     // One refused request per task cut short: those tasks are unpriced.
     const std::int64_t n = result->rejected_requests;

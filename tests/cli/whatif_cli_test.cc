@@ -97,6 +97,19 @@ TEST(WhatifCliTest, SelfHostedColumnRunsTheEngine) {
   EXPECT_GT(a.get<double>(), 0);
   EXPECT_NEAR(j["total"]["cost_usd"]["self_hosted"].get<double>(),
               a.get<double>() + b.get<double>(), 1e-12);
+  // On a GPU without kernel tables the column says its run is uncalibrated,
+  // as simulate would.
+  const auto l40s = RunKvbill(std::string("whatif ") + kLog +
+                              " --gpu l40s --self-hosted-model qwen3-8b --format json");
+  ASSERT_EQ(l40s.exit_status, 0) << l40s.err;
+  bool uncalibrated = false;
+  const auto doc = nlohmann::json::parse(l40s.out);
+  for (const auto& col : doc["columns"]) {
+    if (col["id"] != "self_hosted" || !col.contains("warnings")) continue;
+    for (const auto& w : col["warnings"])
+      uncalibrated = uncalibrated || w["code"] == "uncalibrated";
+  }
+  EXPECT_TRUE(uncalibrated) << l40s.out;
 }
 
 // Qwen3-8B's config serves 40,960 tokens (no rope scaling): a session
