@@ -624,7 +624,7 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
     }
     r.replicas = replicas;
     r.checks = CheckSlo(slo, *run);
-    r.overloaded = run->queue_s.count > 0 && run->queue_s.p50 > kOverloadedQueueP50Seconds;
+    r.overloaded = Overloaded(run->queue_s);
     r.held =
         std::all_of(r.checks.begin(), r.checks.end(), [](const SloCheck& k) { return k.held; }) &&
         !r.overloaded && r.notes.refused == 0;
@@ -644,8 +644,13 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
                " does";
   };
   auto backlog = [](const Run& r) {
-    return "overloaded (median queueing delay " + FormatFixed(r.summary.queue_s.p50, 1) +
-           " s, above " + FormatFixed(kOverloadedQueueP50Seconds, 0) + " s)";
+    const Summary& q = r.summary.queue_s;
+    return q.p50 > kOverloadedQueueP50Seconds
+               ? "overloaded (median queueing delay " + FormatFixed(q.p50, 1) + " s, above " +
+                     FormatFixed(kOverloadedQueueP50Seconds, 0) + " s)"
+               : "overloaded (mean queueing delay " + FormatFixed(q.mean, 1) + " s, above " +
+                     FormatFixed(kOverloadedQueueP50Seconds, 0) + " s; median " +
+                     FormatFixed(q.p50, 2) + " s)";
   };
   auto fill = [&](const Run& r) {
     o.replicas = r.replicas;
@@ -675,7 +680,9 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
   auto distance = [](const Run& r) {
     double worst = 0;
     for (const SloCheck& k : r.checks) worst = std::max(worst, k.actual / k.target.max);
-    if (r.overloaded) worst = std::max(worst, r.summary.queue_s.p50 / kOverloadedQueueP50Seconds);
+    if (r.overloaded) {
+      worst = std::max(worst, OverloadedDelay(r.summary.queue_s) / kOverloadedQueueP50Seconds);
+    }
     return worst;
   };
   for (int replicas = o.min_replicas; replicas <= o.max_replicas; ++replicas) {

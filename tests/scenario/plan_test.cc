@@ -96,7 +96,7 @@ Oracle Exhaust(const std::string& text, const PlanCandidate& c, int max_gpus, do
     if (!run) return o;  // does not fit
     ++o.runs;
     if (!run->result.max_model_len_fits_pool) return o;  // vLLM would not start
-    const bool backlog = run->summary.queue_s.p50 > kOverloadedQueueP50Seconds;
+    const bool backlog = Overloaded(run->summary.queue_s);
     const bool refused = run->result.rejected_requests > 0;
     if (!o.feasible && run->summary.ttft_s.p90 <= target && !backlog && !refused) {
       o.feasible = true;
@@ -260,8 +260,11 @@ TEST(PlanTest, APoolThatCannotHoldOneMaxModelLenRequestDoesNotFit) {
 // (96,000 output tokens in 94 s against one H100's decode peak at context
 // 1) allows one replica, but 13 such sequences fill one H100's KV pool
 // (392k tokens) and decode over 30k-token contexts: requests queue. Plan
-// takes the fewest replicas whose run has no backlog (median queueing
-// delay at most 1 s), checked here against the runs themselves.
+// takes the fewest replicas whose run has no backlog (median and mean
+// queueing delay at most 1 s), checked here against the runs themselves:
+// one replica's median is 40 s; two replicas' median is 0.01 s but their
+// mean 3.2 s (p90 12 s, 20 preemptions: the pools are full at the peak);
+// three keep up (mean 0.006 s).
 TEST(PlanTest, WithoutATargetTheAnswerKeepsUpWithTheArrivals) {
   const fs::path trace = fs::path(testing::TempDir()) / "plan_backlog.jsonl";
   {
@@ -284,7 +287,7 @@ TEST(PlanTest, WithoutATargetTheAnswerKeepsUpWithTheArrivals) {
   ASSERT_TRUE(scenario.ok()) << scenario.error().message();
   PlanSpace space;
   space.gpus = {"h100-sxm"};
-  space.max_gpus = 2;
+  space.max_gpus = 3;
   const auto plan = DecideAll(text, *scenario, space);
   const CandidateOutcome* tp1 = nullptr;
   for (const CandidateOutcome& o : plan) {
@@ -293,16 +296,17 @@ TEST(PlanTest, WithoutATargetTheAnswerKeepsUpWithTheArrivals) {
   ASSERT_NE(tp1, nullptr);
   EXPECT_EQ(tp1->min_replicas, 1);
   ASSERT_EQ(tp1->status, "feasible") << tp1->reason;
-  EXPECT_EQ(tp1->replicas, 2);
+  EXPECT_EQ(tp1->replicas, 3);
   WorkloadCache workloads;
-  for (int replicas : {1, 2}) {
+  for (int replicas : {1, 2, 3}) {
     auto s = ParseScenario(*WithSetting(text, "/deployment/replicas", std::to_string(replicas)),
                            "backlog.json");
     ASSERT_TRUE(s.ok());
     auto run = RunScenario(*s, workloads);
     ASSERT_TRUE(run.ok());
-    EXPECT_EQ(run->summary.queue_s.p50 > kOverloadedQueueP50Seconds, replicas == 1)
-        << replicas << " replica(s): median queueing delay " << run->summary.queue_s.p50;
+    EXPECT_EQ(Overloaded(run->summary.queue_s), replicas < 3)
+        << replicas << " replica(s): queueing delay median " << run->summary.queue_s.p50
+        << ", mean " << run->summary.queue_s.mean;
     // The row carries the warnings of its run at the chosen count, as
     // simulate lists them.
     if (replicas == tp1->replicas) {

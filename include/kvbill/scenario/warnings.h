@@ -5,6 +5,7 @@
 #ifndef KVBILL_SCENARIO_WARNINGS_H_
 #define KVBILL_SCENARIO_WARNINGS_H_
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -28,8 +29,18 @@ struct RunWarning {
 // uncalibrated.
 const std::vector<std::string>& WarningCodes();
 
-// The median queueing delay above which a run is `overloaded`, seconds.
+// The median queueing delay above which a run is `overloaded`, seconds; the
+// mean above it is one too (a backlog a part of the requests carries: the
+// preempted and recomputed, while the rest pass at once).
 inline constexpr Seconds kOverloadedQueueP50Seconds = 1.0;
+inline bool Overloaded(const Summary& queue_s) {
+  return queue_s.count > 0 &&
+         (queue_s.p50 > kOverloadedQueueP50Seconds || queue_s.mean > kOverloadedQueueP50Seconds);
+}
+// The figure Overloaded judged by: the larger of the median and the mean.
+inline Seconds OverloadedDelay(const Summary& queue_s) {
+  return std::max<Seconds>(queue_s.p50, queue_s.mean);
+}
 // The share of the bill idle GPUs may take before `idle_dominant`.
 inline constexpr double kIdleDominantShare = 0.5;
 
