@@ -275,4 +275,10 @@ Status CheckBlockSize(std::int64_t block_size) {
   return OkStatus();
 }
 
+nlohmann::ordered_json WarningsJson(const std::vector<RunWarning>& warnings) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const RunWarning& w : warnings) out.push_back({{"code", w.code}, {"message", w.message}});
+  return out;
+}
+
 }  // namespace kvbill::cli

@@ -6,11 +6,13 @@
 
 #include <boost/program_options.hpp>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
+#include "kvbill/scenario/warnings.h"
 #include "kvbill/util/result.h"
 
 namespace kvbill::cli {
@@ -91,6 +93,9 @@ Result<std::vector<double>> ParseLoads(const std::string& list);
 // larger figure is a typo that would inflate every footprint). Error:
 // "--block-size: must be in [1, 1048576], got N".
 Status CheckBlockSize(std::int64_t block_size);
+
+// A run's warnings as every JSON output gives them: [{"code", "message"}].
+nlohmann::ordered_json WarningsJson(const std::vector<RunWarning>& warnings);
 
 }  // namespace kvbill::cli
 

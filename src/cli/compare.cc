@@ -78,12 +78,6 @@ void AddValueJson(const LeverValue& v, std::size_t rank, nlohmann::ordered_json*
   (*r)["rank"] = rank;
 }
 
-nlohmann::ordered_json WarningsJson(const std::vector<RunWarning>& warnings) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  for (const RunWarning& w : warnings) out.push_back({{"code", w.code}, {"message", w.message}});
-  return out;
-}
-
 // The baseline's warnings in full (every saving is measured against it),
 // each variant's by the codes the baseline does not raise, so a lever that
 // only "saves" by overloading the deployment or refusing requests is not

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "cli/cli_util.h"
 #include "kvbill/report/table.h"
 #include "kvbill/util/units.h"
 
@@ -235,10 +236,7 @@ Json OutcomeJson(const CandidateOutcome& o) {
     Json slo = Json::object();
     for (const SloCheck& c : o.slo) slo[c.target.metric] = c.actual;
     r["slo"] = slo;
-    r["warnings"] = Json::array();
-    for (const RunWarning& w : o.warnings) {
-      r["warnings"].push_back({{"code", w.code}, {"message", w.message}});
-    }
+    r["warnings"] = WarningsJson(o.warnings);
   } else if (o.priced) {
     r["usd_per_task"] = o.usd_per_task;
     r["usd_per_day"] = o.usd_per_day;

@@ -263,10 +263,7 @@ json SummaryDoc(const Scenario& scenario, const RunSummary& sum, const Simulatio
                                           {"kernel", f.kernel},
                                           {"timing", f.timing}});
   }
-  s["warnings"] = json::array();
-  for (const RunWarning& w : warnings) {
-    s["warnings"].push_back({{"code", w.code}, {"message", w.message}});
-  }
+  s["warnings"] = WarningsJson(warnings);
   return s;
 }
 

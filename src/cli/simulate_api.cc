@@ -105,10 +105,7 @@ int RunSimulateApi(const Scenario& scenario, const std::string& format, bool wit
     s["recorded"] = r;
   }
   const std::vector<RunWarning> warnings = ApiRunWarnings(scenario, *run->api);
-  s["warnings"] = ordered_json::array();
-  for (const RunWarning& w : warnings) {
-    s["warnings"].push_back({{"code", w.code}, {"message", w.message}});
-  }
+  s["warnings"] = WarningsJson(warnings);
   j["summary"] = s;
   if (with_requests) {
     j["requests"] = ordered_json::array();

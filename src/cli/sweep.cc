@@ -120,11 +120,10 @@ nlohmann::ordered_json PointJson(const SweepRow& row, const std::vector<SweepAxi
   }
   // The run's warnings, as `simulate` gives them: a point whose tasks were
   // refused or whose replica was overloaded says so in its row.
-  nlohmann::ordered_json warnings = nlohmann::ordered_json::array();
-  for (const RunWarning& w : row.metrics.warnings) {
-    warnings.push_back({{"code", w.code}, {"message", w.message}});
-  }
-  return {{"index", row.index}, {"values", values}, {"summary", summary}, {"warnings", warnings}};
+  return {{"index", row.index},
+          {"values", values},
+          {"summary", summary},
+          {"warnings", WarningsJson(row.metrics.warnings)}};
 }
 
 // Renders the sweep document {"axes", "total_points", "points"} as CSV or JSON.

@@ -63,7 +63,7 @@ struct Column {
   std::optional<Money> total;             // nullopt when some task is unpriced
   std::string error;                      // the column could not be computed
   // Why some of its tasks are unpriced (code, message), as a run warns.
-  std::vector<std::pair<std::string, std::string>> warnings;
+  std::vector<RunWarning> warnings;
 };
 
 // Each log read once (a pipe or FIFO cannot be read twice): its bytes, then
@@ -289,12 +289,12 @@ Column SelfHostedColumn(const Scenario& s, const std::vector<Task>& tasks,
   const std::vector<TaskMetrics> metrics = AggregateTasks(tasks, *result);
   for (const RunWarning& w : EngineRunWarnings(s, *result, Summarise(metrics, *result))) {
     if (w.code == "context_limit" || w.code == "idle_dominant") continue;
-    c.warnings.emplace_back(w.code, w.message);
+    c.warnings.push_back(w);
   }
   if (result->rejected_requests > 0) {
     // One refused request per task cut short: those tasks are unpriced.
     const std::int64_t n = result->rejected_requests;
-    c.warnings.emplace_back(
+    c.warnings.push_back(RunWarning{
         "context_limit",
         std::to_string(n) + (n == 1 ? " task is" : " tasks are") +
             " unpriced: a request of up to " +
@@ -306,7 +306,7 @@ Column SelfHostedColumn(const Scenario& s, const std::vector<Task>& tasks,
                  : config->model.name + "'s max_model_len " +
                        FormatWithSeparators(config->max_model_len) +
                        ", which vLLM refuses; name a longer-context model (--self-hosted-model) "
-                       "or a scenario that extends it (model.set rope_scaling, --scenario)"));
+                       "or a scenario that extends it (model.set rope_scaling, --scenario)")});
   }
   return c;
 }
@@ -493,10 +493,7 @@ int RunWhatif(const Args& args) {
     OJson col = {{"id", c.id}, {"meaning", c.meaning}};
     if (!c.error.empty()) col["error"] = c.error;
     if (!c.warnings.empty()) {
-      col["warnings"] = OJson::array();
-      for (const auto& [code, message] : c.warnings) {
-        col["warnings"].push_back({{"code", code}, {"message", message}});
-      }
+      col["warnings"] = WarningsJson(c.warnings);
     }
     j["columns"].push_back(col);
   }

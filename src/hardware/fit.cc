@@ -38,10 +38,6 @@ bool FitsAt(const FitRequest& r, const PerGpu& b, Tokens ctx, std::int64_t batch
   return per_seq == 0 || batch <= free / per_seq;
 }
 
-}  // namespace
-
-namespace {
-
 // The first KV head count of a layer that `tp` GPUs can neither split nor
 // replicate evenly (Gemma 4's full layers have their own); 0 when none.
 std::int64_t UnsplitKvHeads(const ModelShape& model, int tp) {
@@ -145,9 +141,12 @@ Result<FitReport> EvaluateFit(const FitRequest& r) {
 std::vector<FitAlternative> SuggestAlternatives(const FitRequest& request,
                                                 const FitReport& report) {
   std::vector<FitAlternative> out;
-  auto add = [&](const std::string& change, const FitRequest& variant) {
+  // `smaller_weights`: offered only where its weights are smaller than the
+  // request's own (FP8 weights are not, for an NVFP4 or int4 checkpoint).
+  auto add = [&](const std::string& change, const FitRequest& variant,
+                 bool smaller_weights = false) {
     auto rep = EvaluateFit(variant);
-    if (!rep) return;
+    if (!rep || (smaller_weights && rep->weights_bytes >= report.weights_bytes)) return;
     out.push_back(
         FitAlternative{change, rep->fits, rep->needed_bytes, rep->capacity_bytes, variant.context});
   };
@@ -163,13 +162,7 @@ std::vector<FitAlternative> SuggestAlternatives(const FitRequest& request,
     v.kv_format = *fp8;
     add("fp8-e4m3 KV cache", v);
     v.weight_format = "fp8-e4m3";
-    // Only where FP8 weights are smaller than the model's own (not for an
-    // NVFP4 or int4 checkpoint).
-    auto smaller = EvaluateFit(v);
-    if (runs(FormatRole::kWeights, fp8) && smaller &&
-        smaller->weights_bytes < report.weights_bytes) {
-      add("fp8-e4m3 KV cache and fp8-e4m3 weights", v);
-    }
+    if (runs(FormatRole::kWeights, fp8)) add("fp8-e4m3 KV cache and fp8-e4m3 weights", v, true);
   }
   if (request.kv_format.element_bits > 4 && runs(FormatRole::kKvCache, nvfp4)) {
     FitRequest v = request;

@@ -1630,8 +1630,8 @@ Status BuildGemma4(Ctx& c) {
       // The router's input scale (hidden) and the per-expert output scale.
       b.Vector(ParamRole::kRouter, b.LayerName(layer) + "router.scale", c.d.hidden);
       b.Vector(ParamRole::kRouter, b.LayerName(layer) + "moe.per_expert_scale", moe.experts);
-      b.Norms(layer, 3,
-              c.d.hidden);  // post_feedforward_layernorm_1/_2, pre_feedforward_layernorm_2
+      // post_feedforward_layernorm_1 and _2, pre_feedforward_layernorm_2.
+      b.Norms(layer, 3, c.d.hidden);
     } else {
       b.DenseMlp(layer, c.d.intermediate, true, false);
     }

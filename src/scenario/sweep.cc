@@ -132,20 +132,20 @@ Result<std::vector<SweepRow>> RunSweep(const SweepPlan& plan, int jobs,
     auto point = MakeSweepPoint(plan, plan.index(static_cast<std::int64_t>(i)));
     if (!point) return point.error();
     const std::string where = PointWhere(plan, point->index, point->values);
-    if (!point->scenario.not_runnable.empty()) {
-      // A combination no engine runs: a row that says so, not a run.
+    // A point no engine runs, or whose deployment cannot serve its workload
+    // (weights or a request beyond its memory): a row that says why, not a
+    // run. Any other error stops the sweep.
+    auto not_runnable = [&](std::string why) {
       SweepRow row{point->index, std::move(point->values), RunMetrics{}, ""};
-      row.not_runnable = std::move(point->scenario.not_runnable);
+      row.not_runnable = std::move(why);
       return row;
+    };
+    if (!point->scenario.not_runnable.empty()) {
+      return not_runnable(std::move(point->scenario.not_runnable));
     }
-    // A deployment that cannot serve the point's workload (weights or a
-    // request beyond its memory) is a row that says so, as a combination no
-    // engine runs is; any other error stops the sweep.
     auto refused = [&](const Error& e) -> Result<SweepRow> {
       if (!e.cannot_serve()) return e.Within(where);
-      SweepRow row{point->index, std::move(point->values), RunMetrics{}, ""};
-      row.not_runnable = e.message();
-      return row;
+      return not_runnable(e.message());
     };
     if (point->scenario.pricing) {
       auto outcome = RunScenario(point->scenario, workloads);
