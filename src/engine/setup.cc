@@ -79,10 +79,20 @@ Result<EngineSetup> SetUpEngine(const SimulationConfig& config) {
           " per GPU): lower deployment.activation_reserve_gib or raise "
           "deployment.memory_fraction");
     }
+    // Say what would leave room: the smallest power-of-two tensor-parallel
+    // degree whose share of the weights fits (heads permitting), up to 64.
+    std::string hint = ": a smaller deployment.weight_format or more GPUs";
+    for (int t = 2 * tp; t <= 64; t *= 2) {
+      if (static_cast<long double>(weights->PerGpu(t)) + spec.draft_weight_bytes < capacity) {
+        hint = ": deployment.gpus_per_replica " + std::to_string(t) +
+               " would leave room, or a smaller deployment.weight_format";
+        break;
+      }
+    }
     return Error::CannotServe("the model's weights (" +
                               FormatBinaryBytes(static_cast<double>(weights_per_gpu)) +
                               " per GPU) leave no room for KV in " +
-                              FormatBinaryBytes(static_cast<double>(capacity)) + " per GPU");
+                              FormatBinaryBytes(static_cast<double>(capacity)) + " per GPU" + hint);
   }
   const long double free_bytes = std::max<long double>(0, capacity - weights_per_gpu);
   std::int64_t memory_pool =

@@ -180,7 +180,15 @@ Status TensorParallelFits(const ReadState& state, Scenario* s) {
 // Expert parallelism splits routed experts over the replica's GPUs.
 Status ExpertParallelFits(const ReadState& state, Scenario* s) {
   const ScenarioDeployment& d = s->deployment;
-  if (d.expert_parallel == 1) return OkStatus();
+  if (d.expert_parallel == 1) {
+    // Without expert parallelism every GPU holds a slice of every expert:
+    // no token leaves its GPU, so an all-to-all dispatch would change
+    // nothing and is refused rather than ignored.
+    if (d.expert_dispatch != "all_to_all") return OkStatus();
+    return state.source().Bad(state.At("/deployment/expert_dispatch"),
+                              "\"all_to_all\" needs expert_parallel above 1 (it is 1: every GPU "
+                              "holds a slice of every expert and no token is dispatched)");
+  }
   const std::string at = state.At("/deployment/expert_parallel");
   if (d.expert_parallel != d.gpus_per_replica) {
     return state.source().Bad(at, "must be 1 or gpus_per_replica (" +
@@ -375,7 +383,8 @@ const std::vector<Rule>& CrossKeyRules() {
        TokenBudgetHoldsTheSequences, true},
       {"/deployment",
        "`deployment.expert_parallel` must be 1 or `gpus_per_replica`, and above 1 only for a "
-       "model with routed experts (a sweep point that breaks it is a row marked not runnable)",
+       "model with routed experts; `expert_dispatch` `all_to_all` only with `expert_parallel` "
+       "above 1 (a sweep point that breaks it is a row marked not runnable)",
        ExpertParallelFits, true},
       {"/deployment/speculative",
        "`deployment.speculative`: `model` is required with `method` `\"draft_model\"` and "

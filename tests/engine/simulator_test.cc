@@ -250,6 +250,11 @@ TEST(SimulatorTest, ModelThatDoesNotFitIsAnError) {
       Simulate(c, {LoopTask("t", 1, 100, 0, 10, 0)}, PlanAll({LoopTask("t", 1, 100, 0, 10, 0)}));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message().find("leave no room for KV"), std::string::npos);
+  // What would: 131.4 GiB of weights over 2 GPUs is 65.7 GiB each, under the
+  // 79.6 GiB x 0.9 = 71.6 GiB the memory fraction leaves (no reserve here).
+  EXPECT_NE(r.error().message().find("deployment.gpus_per_replica 2 would leave room"),
+            std::string::npos)
+      << r.error().message();
 }
 
 // An activation reserve past all the memory the fraction leaves is named as

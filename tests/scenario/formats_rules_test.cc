@@ -59,6 +59,14 @@ TEST(FormatsRulesTest, ExpertParallelismSplitsTheExpertsOfTheReplica) {
   EXPECT_EQ(
       ErrorOf(R"({"deployment": {"expert_dispatch": "ring"}})"),
       R"(s.json#/deployment/expert_dispatch: unknown expert dispatch "ring" (one of all_reduce|all_to_all))");
+  // An all-to-all dispatch moves tokens between GPUs holding different
+  // experts; with every expert split over every GPU there is none to move.
+  EXPECT_EQ(ErrorOf(R"({"deployment": {"expert_dispatch": "all_to_all"}})"),
+            "s.json#/deployment/expert_dispatch: \"all_to_all\" needs expert_parallel above 1 "
+            "(it is 1: every GPU holds a slice of every expert and no token is dispatched)");
+  EXPECT_EQ(ErrorOf(R"({"model": "qwen3-235b-a22b", "deployment": {"gpus_per_replica": 4,
+                        "expert_dispatch": "all_reduce"}})"),
+            "(parsed)");
   auto s = ParseScenario(R"({"model": "qwen3-235b-a22b", "deployment": {"gpus_per_replica": 4,
                             "expert_parallel": 4, "expert_dispatch": "all_to_all"}})",
                          "s.json");
