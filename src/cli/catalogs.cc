@@ -82,7 +82,9 @@ int RunGpus(const Args& args) {
               tflops(g.fp8_flops_per_s), tflops(g.fp4_flops_per_s),
               "$" + FormatFixed(g.usd_per_gpu_hour, 2), g.price_date.empty() ? "-" : g.price_date,
               g.architecture,
-              g.interconnect + " " + FormatFixed(g.link_bytes_per_s / 1e9, 0) + " GB/s"});
+              g.interconnect + " " + FormatFixed(g.link_bytes_per_s / 1e9, 0) + " GB/s x" +
+                  std::to_string(g.link_gpus) + ", net " +
+                  FormatFixed(g.network_bytes_per_s / 1e9, 0) + " GB/s"});
     j.push_back({{"id", g.id},
                  {"name", g.name},
                  {"usable_memory_bytes", g.usable_memory_bytes},
@@ -95,7 +97,9 @@ int RunGpus(const Args& args) {
                  {"price_date", g.price_date},
                  {"architecture", g.architecture},
                  {"interconnect", g.interconnect},
-                 {"link_bytes_per_s", g.link_bytes_per_s}});
+                 {"link_bytes_per_s", g.link_bytes_per_s},
+                 {"link_gpus", g.link_gpus},
+                 {"network_bytes_per_s", g.network_bytes_per_s}});
   }
   std::cout << (format == "json" ? j.dump(2) + "\n" : t.ToText());
   return 0;

@@ -195,10 +195,24 @@ CollectiveCurve CollectiveFor(const std::string& kind, int gpus, const GpuSpec& 
     const double moving = std::max(last.seconds - latency, 1e-12);
     efficiency = std::clamp(traffic * last.bytes / moving / h100_link, 0.05, 1.0);
   }
-  const double link = gpu.link_bytes_per_s > 0 ? gpu.link_bytes_per_s : 32e9;
-  *how = kind + " over " + std::to_string(gpus) + " GPUs of " + gpu.id +
-         " not measured: a ring over its " + gpu.interconnect + " link (" +
-         Number(link / 1e9, "%.0f") + " GB/s) at " +
+  double link = gpu.link_bytes_per_s > 0 ? gpu.link_bytes_per_s : 32e9;
+  std::string over =
+      "a ring over its " + gpu.interconnect + " link (" + Number(link / 1e9, "%.0f") + " GB/s)";
+  // More GPUs than the link joins: the collective spans nodes, and its
+  // slowest hop is each GPU's network link. A ring (all-reduce, all-gather)
+  // sends all of its traffic through it; an all-to-all sends the share
+  // bound for other nodes, (n - d) / (n - 1) of it.
+  if (gpus > gpu.link_gpus && gpu.link_gpus >= 1) {
+    const double d = gpu.link_gpus;
+    const int nodes = (gpus + gpu.link_gpus - 1) / gpu.link_gpus;
+    link = gpu.network_bytes_per_s;
+    if (kind == "all_to_all") link *= (n - 1) / (n - d);
+    over = "across " + std::to_string(nodes) + " nodes of " + std::to_string(gpu.link_gpus) +
+           " GPUs, each GPU's network link (" + Number(gpu.network_bytes_per_s / 1e9, "%.0f") +
+           " GB/s) its slowest hop";
+  }
+  *how = kind + " over " + std::to_string(gpus) + " GPUs of " + gpu.id + " not measured: " + over +
+         " at " +
          (ref != nullptr
               ? "the latency (" + Number(latency * 1e6, "%.1f") + " us) and bus efficiency (" +
                     Percent(efficiency) + ") of H100's NVLink table"

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -151,16 +152,19 @@ Result<GpuSpec> ParseGpu(const json& g, const std::string& where) {
     }
     s.architecture = it->get<std::string>();
   }
-  // The GPU-to-GPU link; a file without one: PCIe Gen4 x16 (32 GB/s).
+  // The GPU-to-GPU link; a file without one: PCIe Gen4 x16 (32 GB/s), in
+  // nodes of 8 GPUs with a 200 Gb/s NIC each (25 GB/s).
   s.interconnect = "pcie";
   s.link_bytes_per_s = 32e9;
+  s.link_gpus = 8;
+  s.network_bytes_per_s = 25e9;
   if (auto it = g.find("interconnect"); it != g.end()) {
     const std::string iw = where + "/interconnect";
     if (!it->is_object())
       return Error(iw + ": must be an object like {\"kind\": \"nvlink\", \"gb_s\": 450}");
     for (auto k = it->begin(); k != it->end(); ++k) {
-      if (k.key() != "kind" && k.key() != "gb_s")
-        return Error(iw + "/" + k.key() + ": unknown key (kind, gb_s)");
+      if (k.key() != "kind" && k.key() != "gb_s" && k.key() != "gpus" && k.key() != "network_gb_s")
+        return Error(iw + "/" + k.key() + ": unknown key (kind, gb_s, gpus, network_gb_s)");
     }
     auto kind = it->find("kind");
     if (kind == it->end() || !kind->is_string() ||
@@ -173,6 +177,17 @@ Result<GpuSpec> ParseGpu(const json& g, const std::string& where) {
     if (!gb_s) return gb_s.error();
     s.interconnect = kind->get<std::string>();
     s.link_bytes_per_s = *gb_s * 1e9;
+    if (auto n = it->find("gpus"); n != it->end()) {
+      if (!n->is_number_integer() || n->get<std::int64_t>() < 1 ||
+          n->get<std::int64_t>() > 100000) {
+        return Error(iw + "/gpus: must be a whole number of GPUs in [1, 100000], got " +
+                     json_input::Quote(*n));
+      }
+      s.link_gpus = static_cast<int>(n->get<std::int64_t>());
+    }
+    auto network = PositiveNumber(*it, "network_gb_s", iw, false, 1e-3, 1e6);
+    if (!network) return network.error();
+    if (*network > 0) s.network_bytes_per_s = *network * 1e9;
   }
   return s;
 }

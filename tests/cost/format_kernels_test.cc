@@ -207,6 +207,34 @@ TEST(FormatKernelsTest, AGpuWithoutTablesRunsARingOverItsLinkAtH100sEfficiency) 
   EXPECT_NEAR(ring.Seconds(bytes), latency + 1.5 * bytes / (32e9 * efficiency), 1e-9);
 }
 
+// 16 H100s are two HGX nodes of 8: the ring's slowest hop is each GPU's
+// 400 Gb/s NIC (50 GB/s), not NVLink. No table measures 16 GPUs, so the
+// latency and efficiency are the assumed 10 us and 70%: an all-reduce of
+// 16 MiB takes 10 us + 2 x 15/16 x 16 MiB / (50 GB/s x 0.7) = 10 us + 899 us.
+// An all-to-all sends the half bound for the other node, 8/15 of its
+// (n - 1)/n share: 10 us + 8/16 x 16 MiB / (50 GB/s x 0.7) = 10 us + 479 us.
+// GB200's NVLink joins 72 GPUs: 16 of them stay on NVLink (900 GB/s).
+TEST(FormatKernelsTest, CollectivesBeyondANodeRunOverTheNetwork) {
+  const GpuKernelCurves* h100 = BundledKernelCurves().For("h100-sxm");
+  bool measured = true;
+  std::string how;
+  const double bytes = 16.0 * (1 << 20);
+  const CollectiveCurve ar =
+      CollectiveFor("all_reduce", 16, Gpu("h100-sxm"), h100, &measured, &how);
+  EXPECT_FALSE(measured);
+  EXPECT_NE(how.find("across 2 nodes of 8 GPUs, each GPU's network link (50 GB/s)"),
+            std::string::npos)
+      << how;
+  EXPECT_NEAR(ar.Seconds(bytes), 10e-6 + 2.0 * 15 / 16 * bytes / (50e9 * 0.7), 1e-9);
+  const CollectiveCurve a2a =
+      CollectiveFor("all_to_all", 16, Gpu("h100-sxm"), h100, &measured, &how);
+  EXPECT_NEAR(a2a.Seconds(bytes), 10e-6 + 0.5 * bytes / (50e9 * 0.7), 1e-9);
+  const CollectiveCurve nvl =
+      CollectiveFor("all_reduce", 16, Gpu("gb200"), nullptr, &measured, &how);
+  EXPECT_NE(how.find("nvlink link (900 GB/s)"), std::string::npos) << how;
+  EXPECT_NEAR(nvl.Seconds(bytes), 10e-6 + 2.0 * 15 / 16 * bytes / (900e9 * 0.7), 1e-9);
+}
+
 // Tensor parallelism: the operator model's all-reduce time at 2, 4 and 8
 // GPUs against vLLM's measured all-reduce table (custom_allreduce_perf,
 // vllm_graph rows; shared/data/kernels). Qwen3-8B: hidden 4,096, 36 layers,

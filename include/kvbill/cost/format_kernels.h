@@ -76,7 +76,8 @@ Result<TimedMoe> MoeForFormat(const GpuKernelCurves& base, const FormatRun& run,
 
 // A collective of `kind` ("all_reduce", "all_to_all", "all_gather") over
 // `gpus` GPUs: the measured table of `own` when it has that count, else a
-// ring over gpu.link_bytes_per_s (`*measured` false, `*how` why).
+// ring over gpu.link_bytes_per_s, or over gpu.network_bytes_per_s when the
+// GPUs outnumber what the link joins (`*measured` false, `*how` why).
 CollectiveCurve CollectiveFor(const std::string& kind, int gpus, const GpuSpec& gpu,
                               const GpuKernelCurves* own, bool* measured, std::string* how);
 

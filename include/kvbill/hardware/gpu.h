@@ -35,6 +35,11 @@ struct GpuSpec {
   // "infinity_fabric", and its bandwidth in one direction per GPU.
   std::string interconnect = "nvlink";
   double link_bytes_per_s = 0;
+  // The GPUs that link joins (a node; GB200's NVL72 rack), and each GPU's
+  // network link beyond them (its scale-out NIC), one direction: what a
+  // collective over more GPUs than the link joins runs at.
+  int link_gpus = 8;
+  double network_bytes_per_s = 25e9;
 
   // Dense peak FLOP/s of matmuls with weights stored in `weight_format`,
   // at the precision the format matrix says this GPU computes them in:
