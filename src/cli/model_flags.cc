@@ -61,6 +61,19 @@ std::string DescribeModel(const ModelShape& m) {
       break;
     }
   }
+  int indexed = 0;
+  const LayerShape* with_indexer = nullptr;
+  for (const LayerShape& l : m.layers) {
+    if (!l.IsLatent() && l.indexer_dim > 0) {
+      ++indexed;
+      with_indexer = &l;
+    }
+  }
+  if (with_indexer != nullptr) {
+    out << "indexer     " << indexed << " layers add an indexer key of "
+        << with_indexer->indexer_dim << " elements (" << with_indexer->indexer_bits
+        << "-bit) per token\n";
+  }
   out << "parameters  " << FormatFixed(static_cast<double>(m.params.Total()) / 1e9, 2) << "B total";
   if (m.params.routed_experts > 0) {
     out << ", " << FormatFixed(static_cast<double>(m.params.Active()) / 1e9, 2) << "B active ("

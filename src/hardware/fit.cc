@@ -47,12 +47,22 @@ std::int64_t UnsplitKvHeads(const ModelShape& model, int tp) {
   return 0;
 }
 
+// The query heads of the first layer whose heads `tp` GPUs cannot split
+// evenly (layers may differ: Laguna's sliding layers have more), or 0.
+std::int64_t UnsplitQueryHeads(const ModelShape& model, int tp) {
+  for (const LayerShape& l : model.layers) {
+    if (l.query_heads > 0 && l.query_heads % tp != 0) return l.query_heads;
+  }
+  return 0;
+}
+
 }  // namespace
 
 bool ValidTensorParallel(const ModelShape& model, int tp) {
   if (tp < 1) return false;
   const std::int64_t q = model.QueryHeads();
   if (q > 0 && q % tp != 0) return false;
+  if (UnsplitQueryHeads(model, tp) != 0) return false;
   return UnsplitKvHeads(model, tp) == 0;
 }
 
@@ -65,8 +75,9 @@ std::string TensorParallelProblem(const ModelShape& model, int tp) {
            "whole on every GPU)";
   }
   const std::int64_t kv = UnsplitKvHeads(model, tp);
+  const std::int64_t q = UnsplitQueryHeads(model, tp);
   return std::to_string(tp) + " GPUs cannot split model \"" + model.name + "\"'s " +
-         std::to_string(model.QueryHeads()) + " query heads and " +
+         std::to_string(q > 0 ? q : model.QueryHeads()) + " query heads and " +
          std::to_string(kv > 0 ? kv : model.MaxKvHeads()) +
          " KV heads evenly (vLLM requires the query heads divisible by the degree, and the KV "
          "heads too, or the degree by them)";

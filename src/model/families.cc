@@ -25,6 +25,7 @@ enum class Family {
   kMimoV2,         // MiMo-V2-Flash: hybrid_layer_pattern, separate SWA heads
   kHunyuan,        // Hunyuan MoE: per-layer lists, mixed MLP + MoE
   kGemma4,         // Gemma 4: wider full-attention heads, keys as values, MLP beside MoE
+  kKimiLinear,     // Kimi Linear / Kimi-K3: Kimi Delta Attention + MLA
 };
 
 enum class QkNorm {
@@ -80,6 +81,8 @@ const Style kStyles[] = {
   {"hunyuan", Family::kHunyuan, "Tencent-Hunyuan/Hunyuan-A13B modeling (vLLM hunyuan_v1.py)", QkNorm::kPerHeadIfFlag},
   {"hunyuan_v1_moe", Family::kHunyuan, "transformers hunyuan_v1_moe/modeling_hunyuan_v1_moe.py", QkNorm::kPerHeadIfFlag},
   {"jamba", Family::kJamba, "transformers jamba/modeling_jamba.py"},
+  {"kimi_linear", Family::kKimiLinear, "vLLM kimi_linear.py (KimiDecoderLayer: KDA via layers/kda.py, MLA); vLLM kimi_k3/nvidia/model.py (latent MoE, attention residuals)"},
+  {"laguna", Family::kGeneric, "vLLM laguna.py (LagunaDecoderLayer: query heads per layer, a per-head output gate); transformers laguna/configuration_laguna.py", QkNorm::kPerHead},
   {"kimi_k2", Family::kGeneric, "transformers deepseek_v3/modeling_deepseek_v3.py (Kimi K2 is DeepseekV3)", QkNorm::kNone, 2, false, true, true, false, true},
   {"lfm2", Family::kLfm2, "transformers lfm2/modeling_lfm2.py", QkNorm::kPerHead},
   {"llama", Family::kGeneric, "transformers llama/modeling_llama.py"},
@@ -90,6 +93,7 @@ const Style kStyles[] = {
   {"minimax", Family::kLightning, "transformers minimax/modeling_minimax.py"},
   {"minimax_m1", Family::kLightning, "MiniMax-AI/MiniMax-M1 modeling_minimax_m1.py"},
   {"minimax_m2", Family::kGeneric, "transformers minimax_m2/modeling_minimax_m2.py", QkNorm::kFullWidth},
+  {"minimax_m3", Family::kGeneric, "vLLM minimax_m3/nvidia/model.py (MiniMaxM3DecoderLayer; sparse layers add a block-sparse indexer, common/indexer.py)", QkNorm::kPerHead},
   {"mistral", Family::kGeneric, "transformers mistral/modeling_mistral.py"},
   {"mixtral", Family::kGeneric, "transformers mixtral/modeling_mixtral.py"},
   {"mpt", Family::kGeneric, "MPT modeling_mpt.py (ALiBi, no biases with no_bias, ungated MLP, tied wte)", QkNorm::kNone, 2, false, true, false},
@@ -184,7 +188,84 @@ struct Dims {
   // Sparse attention: the layers that run no indexer of their own and reuse
   // the previous indexer layer's top-k (GLM-5.2's indexer_types "shared").
   std::vector<bool> shared_indexer;
+  // Block-sparse attention beside GQA (MiniMax-M3): the layers with an
+  // indexer of index_heads queries and one key of index_dim.
+  std::vector<bool> block_sparse;
+  // Laguna: a sigmoid gate per query head on the attention output.
+  bool head_gate = false;
 };
+
+// MiniMax-M3's sparse_attention_config (vLLM minimax_m3/common/indexer.py):
+// layers with sparse_attention_freq[i] != 0 keep, beside K and V, one
+// indexer key of sparse_index_dim per token, in bf16 whatever the KV format
+// (vLLM's indexer_kv_dtype default); the sparse_num_index_heads heads are
+// queries only. An index value head (sparse_disable_index_value 0 on a
+// sparse layer) is refused: vLLM builds none, and what SGLang caches for
+// one is not known here.
+Status ReadBlockSparse(const Fields& f, Dims* d) {
+  const std::string key = "sparse_attention_config";
+  const json& cfg = f.Get(key);
+  if (!cfg.is_object()) return f.Bad(key, "must be an object, got " + Show(cfg));
+  if (auto use = cfg.find("use_sparse_attention"); use != cfg.end()) {
+    if (!use->is_boolean()) {
+      return f.Bad(key + ".use_sparse_attention", "must be true or false, got " + Show(*use));
+    }
+    if (!use->get<bool>()) return OkStatus();
+  }
+  const auto positive = [&](const char* name) -> Result<Int> {
+    auto it = cfg.find(name);
+    if (it == cfg.end() || !it->is_number_integer() || it->get<Int>() <= 0) {
+      return f.Bad(key + "." + name, it == cfg.end()
+                                         ? std::string("missing")
+                                         : "must be a positive whole number, got " + Show(*it));
+    }
+    return it->get<Int>();
+  };
+  auto dim = positive("sparse_index_dim");
+  if (!dim) return dim.error();
+  auto heads = positive("sparse_num_index_heads");
+  if (!heads) return heads.error();
+  const auto per_layer = [&](const char* name, bool required) -> Result<std::vector<Int>> {
+    auto it = cfg.find(name);
+    if (it == cfg.end() && !required) return std::vector<Int>();
+    if (it == cfg.end()) return f.Bad(key + "." + name, "missing");
+    if (!it->is_array() || static_cast<Int>(it->size()) != d->layers) {
+      return f.Bad(key + "." + name,
+                   "must be a list of " + std::to_string(d->layers) + " whole numbers");
+    }
+    std::vector<Int> out;
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      const json& v = (*it)[i];
+      if (!v.is_number_integer() || v.get<Int>() < 0) {
+        return f.Bad(key + "." + name + "[" + std::to_string(i) + "]",
+                     "must be a whole number, 0 or more, got " + Show(v));
+      }
+      out.push_back(v.get<Int>());
+    }
+    return out;
+  };
+  auto freq = per_layer("sparse_attention_freq", true);
+  if (!freq) return freq.error();
+  auto no_value = per_layer("sparse_disable_index_value", false);
+  if (!no_value) return no_value.error();
+  d->block_sparse.assign(static_cast<std::size_t>(d->layers), false);
+  for (std::size_t i = 0; i < freq->size(); ++i) {
+    if ((*freq)[i] == 0) continue;
+    if (no_value->empty() || (*no_value)[i] == 0) {
+      return f.Bad(key + ".sparse_disable_index_value" +
+                       (no_value->empty() ? std::string() : "[" + std::to_string(i) + "]"),
+                   no_value->empty()
+                       ? "missing: kvbill cannot tell whether the sparse layers keep an index "
+                         "value beside the index key"
+                       : "is 0 on a sparse layer: an index value head, which kvbill cannot size "
+                         "(vLLM builds none)");
+    }
+    d->block_sparse[i] = true;
+  }
+  d->index_heads = *heads;
+  d->index_dim = *dim;
+  return OkStatus();
+}
 
 Result<Dims> ReadDims(const Fields& f, const std::string& model_type) {
   Dims d;
@@ -209,6 +290,12 @@ Result<Dims> ReadDims(const Fields& f, const std::string& model_type) {
   if (!heads) return heads.error();
   if (!heads->has_value()) return f.Bad("num_attention_heads", "missing");
   d.heads = **heads;
+  if (model_type == "laguna" && f.Has("num_attention_heads_per_layer")) {
+    // Laguna: query heads per layer; the KV heads stay num_key_value_heads.
+    auto per_layer = f.PerLayerInt("num_attention_heads_per_layer", d.layers, 1);
+    if (!per_layer) return per_layer.error();
+    d.heads = **per_layer;
+  }
 
   // KV heads. Falcon: new_decoder_architecture reads num_kv_heads, else
   // multi_query means one KV head. GPT-BigCode: multi_query means one.
@@ -257,6 +344,8 @@ Result<Dims> ReadDims(const Fields& f, const std::string& model_type) {
     d.head_dim = **head_dim;
   } else if (d.hidden % d.heads[0] == 0) {
     d.head_dim = d.hidden / d.heads[0];
+  } else if (f.Has("kv_lora_rank")) {
+    d.head_dim = 0;  // MLA: the heads' dims come from its own keys below
   } else {
     return f.Bad("head_dim", "missing, and hidden_size " + std::to_string(d.hidden) +
                                  " is not divisible by num_attention_heads " +
@@ -290,6 +379,7 @@ Result<Dims> ReadDims(const Fields& f, const std::string& model_type) {
     d.rope = *rope;
     d.nope = *nope;
     d.v_head = *v;
+    if (d.head_dim == 0) d.head_dim = d.nope + d.rope;
     d.q_lora = q_lora->value_or(0);
     // DeepSeek Sparse Attention: a lightning indexer beside the latent.
     if (f.Has("index_topk") || f.Has("index_head_dim")) {
@@ -328,6 +418,38 @@ Result<Dims> ReadDims(const Fields& f, const std::string& model_type) {
                        "is " + std::to_string(*freq) +
                            " without indexer_types: kvbill cannot tell which layers keep an "
                            "indexer key");
+        }
+      }
+    }
+  }
+  if (model_type == "minimax_m3") {
+    if (f.Has("sparse_attention_config")) {
+      if (auto st = ReadBlockSparse(f, &d); !st) return st.error();
+    }
+    auto gate = f.Bool("attention_output_gate", false);
+    if (!gate) return gate.error();
+    if (*gate) {
+      return f.Bad("attention_output_gate",
+                   "is true: MiniMax-M3's modeling code has no output gate, so kvbill cannot tell "
+                   "what it adds");
+    }
+  }
+  if (model_type == "laguna") {
+    // gating: true or "per-head" is a gate per query head (vLLM laguna.py
+    // g_proj: hidden -> heads); gating_types may only say the same.
+    const json gating = f.Has("gating") ? f.Get("gating") : json(false);
+    if (gating == true || gating == "per-head") {
+      d.head_gate = true;
+    } else if (gating != false) {
+      return f.Bad("gating", "must be true, false or \"per-head\", got " + Show(gating));
+    }
+    if (f.Has("gating_types")) {
+      const json& types = f.Get("gating_types");
+      if (!types.is_array()) return f.Bad("gating_types", "must be a list of strings");
+      for (std::size_t i = 0; i < types.size(); ++i) {
+        if (types[i] != "per_head") {
+          return f.Bad("gating_types[" + std::to_string(i) + "]",
+                       "is " + Show(types[i]) + ": kvbill knows only \"per_head\" gates");
         }
       }
     }
@@ -500,8 +622,10 @@ Result<MoeLayers> ResolveMoe(const Fields& f, const Dims& d, const std::string& 
     return *keys.begin();
   };
   const char* experts_key = first_present({"num_local_experts", "num_experts", "n_routed_experts"});
-  const char* top_k_key = first_present({"num_experts_per_tok", "experts_per_token", "moe_topk"});
-  auto top_k = f.FirstPerLayerInt({"num_experts_per_tok", "experts_per_token", "moe_topk"}, n);
+  const char* top_k_key = first_present(
+      {"num_experts_per_tok", "experts_per_token", "moe_topk", "num_experts_per_token"});
+  auto top_k = f.FirstPerLayerInt(
+      {"num_experts_per_tok", "experts_per_token", "moe_topk", "num_experts_per_token"}, n);
   if (!top_k) return top_k.error();
   if (!top_k->has_value()) return f.Bad("num_experts_per_tok", "missing for a MoE model");
   m.top_k = **top_k;
@@ -595,6 +719,8 @@ Result<MoeLayers> ResolveMoe(const Fields& f, const Dims& d, const std::string& 
     Int s = 0;
     if (nemotron_shared->has_value()) {
       s = **nemotron_shared * (n_shared->has_value() ? (**n_shared)[u] : 1);
+    } else if (n_shared->has_value() && model_type == "minimax_m3") {
+      s = (**n_shared)[u] * d.intermediate;  // vLLM: intermediate_size x n_shared_experts
     } else if (n_shared->has_value()) {
       s = (**n_shared)[u] * m.inter[u];
     } else if (hunyuan_shared->has_value()) {
@@ -697,6 +823,12 @@ Result<AttnPlan> GenericAttention(const Ctx& c, Int i, Mixer kind) {
     a.k_norm = a.kv_heads * a.qk_dim;
   }
   a.sinks = c.model_type == "gpt_oss";
+  if (u < d.block_sparse.size() && d.block_sparse[u]) {
+    a.index_heads = d.index_heads;
+    a.index_dim = d.index_dim;
+    a.index_bits = 16;
+  }
+  a.head_gate = d.head_gate;
   return a;
 }
 
@@ -707,13 +839,14 @@ Result<MoePlan> GenericMoe(const Ctx& c, const MoeLayers& m, Int i) {
   p.top_k = m.top_k[u];
   p.inter = m.inter[u];
   p.shared_inter = m.shared_inter[u];
-  p.shared_gate = c.f.Has("shared_expert_intermediate_size");
+  p.shared_gate = c.f.Has("shared_expert_intermediate_size") && c.model_type != "laguna";
   p.expert_bias = c.model_type == "gpt_oss";
   p.router_bias = c.model_type == "gpt_oss";
   auto routing_bias = c.f.Bool("use_routing_bias", false);
   if (!routing_bias) return routing_bias.error();
   p.score_bias = c.f.StringOr("topk_method", "") == "noaux_tc" || *routing_bias ||
-                 c.model_type.starts_with("glm4_moe") || c.model_type == "glm_moe_dsa";
+                 c.model_type == "laguna" || c.model_type.starts_with("glm4_moe") ||
+                 c.model_type == "glm_moe_dsa";
   return p;
 }
 
@@ -722,6 +855,13 @@ Result<Int> DenseIntermediate(const Ctx& c) {
   if (!mlp) return mlp.error();
   // Qwen (v1): w1 and w2 of intermediate_size / 2 each.
   if (c.model_type == "qwen") return c.d.intermediate / 2;
+  // MiniMax-M3: dense layers of dense_intermediate_size (vLLM
+  // MiniMaxM3MLP), intermediate_size being the experts'.
+  if (c.model_type == "minimax_m3") {
+    auto dense = c.f.OptionalInt("dense_intermediate_size");
+    if (!dense) return dense.error();
+    return dense->value_or(c.d.intermediate);
+  }
   return mlp->value_or(c.d.intermediate);
 }
 
@@ -765,10 +905,10 @@ Status GenericLayers(Ctx& c, const std::vector<Mixer>& mixers, const MoeLayers& 
       m->gated = gated;
       b.Moe(layer, *m);
     } else {
-      const Int inter =
-          (dense_list->has_value() && !c.f.Has("intermediate_size_mlp") && c.model_type != "qwen")
-              ? (**dense_list)[u]
-              : *dense;
+      const Int inter = (dense_list->has_value() && !c.f.Has("intermediate_size_mlp") &&
+                         c.model_type != "qwen" && c.model_type != "minimax_m3")
+                            ? (**dense_list)[u]
+                            : *dense;
       b.DenseMlp(layer, inter, gated, mlp_bias);
     }
     b.Norms(layer, s ? s->norms_per_layer : 2, c.d.hidden, s && s->layer_norm_bias);
@@ -832,9 +972,13 @@ Status BuildGeneric(Ctx& c) {
   auto moe = ResolveMoe(c.f, c.d, c.model_type);
   if (!moe) return moe.error();
   if (auto s = GenericLayers(c, *mixers, *moe); !s) return s;
-  auto mtp = MtpCount(c.f);
+  // MiniMax-M3's drafter builds num_mtp_modules layers (vLLM
+  // minimax_m3/nvidia/mtp.py), whatever num_nextn_predict_layers says.
+  auto mtp = c.model_type == "minimax_m3" && c.f.Has("num_mtp_modules")
+                 ? c.f.FirstInt({"num_mtp_modules"}, 0)
+                 : c.f.FirstInt({"num_nextn_predict_layers", "mtp_num_hidden_layers"}, 0);
   if (!mtp) return mtp.error();
-  return MtpModules(c, *mtp, AnyMoe(*moe), *moe);
+  return MtpModules(c, mtp->value_or(0), AnyMoe(*moe), *moe);
 }
 
 // Falcon (falcon/modeling_falcon.py): fused query_key_value, LayerNorms
@@ -1642,6 +1786,119 @@ Status BuildGemma4(Ctx& c) {
 }
 
 // Module names of the family's checkpoints (for quantization ignore lists).
+// Kimi Linear and Kimi-K3's text model (vLLM kimi_linear.py,
+// kimi_k3/nvidia/model.py): layer i runs Kimi Delta Attention when i + 1 is
+// in linear_attn_config.kda_layers (1-based; vLLM never reads
+// full_attn_layers), else MLA; MoE from first_k_dense_replace on with
+// num_shared_experts x moe_intermediate_size always-on; K3 adds a latent
+// MoE (experts at routed_expert_hidden_size between a down and an up
+// projection and a norm), gated MLA and attention residuals (a norm and a
+// 1 x hidden projection before the mixer and the MLP, two at the end).
+Status BuildKimiLinear(Ctx& c) {
+  ModelBuilder& b = *c.b;
+  const Fields& f = c.f;
+  const Int n = c.d.layers, h = c.d.hidden;
+  if (!c.d.mla) return f.Bad("kv_lora_rank", "missing: Kimi Linear's full layers are MLA");
+  if (!f.Has("linear_attn_config") || !f.Get("linear_attn_config").is_object()) {
+    return f.Bad("linear_attn_config", "missing or not an object");
+  }
+  const json& lin = f.Get("linear_attn_config");
+  const std::string lk = "linear_attn_config.";
+  const auto positive = [&](const char* name, Int fallback) -> Result<Int> {
+    auto it = lin.find(name);
+    if (it == lin.end() || it->is_null()) {
+      if (fallback > 0) return fallback;
+      return f.Bad(lk + name, "missing");
+    }
+    if (!it->is_number_integer() || it->get<Int>() <= 0) {
+      return f.Bad(lk + name, "must be a positive whole number, got " + Show(*it));
+    }
+    return it->get<Int>();
+  };
+  auto heads = positive("num_heads", 0);
+  if (!heads) return heads.error();
+  auto head_dim = positive("head_dim", 0);
+  if (!head_dim) return head_dim.error();
+  auto conv = positive("short_conv_kernel_size", 4);
+  if (!conv) return conv.error();
+  KdaPlan kda{*heads, *head_dim, *conv, false};
+  if (auto it = lin.find("use_full_rank_gate"); it != lin.end() && !it->is_null()) {
+    if (!it->is_boolean()) {
+      return f.Bad(lk + "use_full_rank_gate", "must be true or false, got " + Show(*it));
+    }
+    kda.full_rank_gate = it->get<bool>();
+  }
+  std::vector<bool> is_kda(static_cast<std::size_t>(n), false);
+  auto listed = lin.find("kda_layers");
+  if (listed == lin.end() || !listed->is_array()) {
+    return f.Bad(lk + "kda_layers", "missing or not a list of layer numbers");
+  }
+  for (std::size_t i = 0; i < listed->size(); ++i) {
+    const json& v = (*listed)[i];
+    if (!v.is_number_integer() || v.get<Int>() < 1 || v.get<Int>() > n) {
+      return f.Bad(
+          lk + "kda_layers[" + std::to_string(i) + "]",
+          "must be a layer number in [1, " + std::to_string(n) + "] (1-based), got " + Show(v));
+    }
+    is_kda[static_cast<std::size_t>(v.get<Int>() - 1)] = true;
+  }
+  auto moe = ResolveMoe(f, c.d, c.model_type);
+  if (!moe) return moe.error();
+  auto shared = f.IntOr("num_shared_experts", 0, 0);
+  if (!shared) return shared.error();
+  auto latent = f.OptionalInt("routed_expert_hidden_size");
+  if (!latent) return latent.error();
+  auto latent_norm = f.Bool("latent_moe_use_norm", false);
+  if (!latent_norm) return latent_norm.error();
+  auto gate = f.Bool("mla_use_output_gate", false);
+  if (!gate) return gate.error();
+  auto res_block = f.OptionalInt("attn_res_block_size", 0);
+  if (!res_block) return res_block.error();
+  const bool attn_res = res_block->has_value() && **res_block > 0;
+  auto mtp = MtpCount(f);
+  if (!mtp) return mtp.error();
+  if (*mtp > 0) {
+    return f.Bad("num_nextn_predict_layers",
+                 "is " + std::to_string(*mtp) +
+                     ": kvbill does not know the layout of Kimi Linear's prediction layers");
+  }
+  for (Int i = 0; i < n; ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    const int layer = static_cast<int>(i);
+    if (is_kda[u]) {
+      b.Kda(layer, kda);
+    } else {
+      auto a = GenericAttention(c, i, Mixer::kLatent);
+      if (!a) return a.error();
+      a->output_gate = *gate;
+      b.Attention(layer, *a);
+    }
+    if (moe->moe[u]) {
+      auto m = GenericMoe(c, *moe, i);
+      if (!m) return m.error();
+      m->shared_inter = *shared * moe->inter[u];
+      if (latent->has_value() && **latent != h) {
+        m->in_dim = **latent;
+        m->kimi_latent = true;
+        if (*latent_norm) {
+          b.Vector(ParamRole::kNorm, b.LayerName(layer) + "block_sparse_moe.routed_expert_norm",
+                   **latent);
+        }
+      }
+      b.Moe(layer, *m);
+    } else {
+      b.DenseMlp(layer, c.d.intermediate, true, false);
+    }
+    b.Norms(layer, 2, h);
+    if (attn_res) {
+      // self_attention_res_norm / _proj and mlp_res_norm / _proj.
+      b.Vector(ParamRole::kNorm, b.LayerName(layer) + "attention_residuals", 4 * h);
+    }
+  }
+  if (attn_res) b.Vector(ParamRole::kNorm, "model.output_attn_res", 2 * h);
+  return OkStatus();
+}
+
 ModuleNames NamesFor(const std::string& model_type) {
   ModuleNames n;
   if (model_type == "nemotron_h") {
@@ -1657,7 +1914,8 @@ ModuleNames NamesFor(const std::string& model_type) {
     n.mlp = "shared_mlp";
     n.shared = "shared_mlp";
     n.router = "router";
-  } else if (model_type == "mixtral" || model_type == "minimax" || model_type == "minimax_m1") {
+  } else if (model_type == "mixtral" || model_type == "minimax" || model_type == "minimax_m1" ||
+             model_type == "minimax_m3") {
     n.moe = "block_sparse_moe";
     n.gate = "w1";
     n.up = "w3";
@@ -1750,6 +2008,9 @@ Result<TextModel> BuildTextModel(const Fields& f, const std::string& model_type,
       break;
     case Family::kGemma4:
       built = BuildGemma4(c);
+      break;
+    case Family::kKimiLinear:
+      built = BuildKimiLinear(c);
       break;
   }
   if (!built) return built.error();

@@ -120,7 +120,8 @@ Status CheckShape(const ModelShape& m, const Fields& f) {
   // footprint is computed in 64-bit bits.
   double kv_elements = 0, state_elements = 0;
   for (const LayerShape& l : m.layers) {
-    if (l.IsLatent()) kv_elements += static_cast<double>(l.latent_dim + l.indexer_dim);
+    if (l.IsLatent()) kv_elements += static_cast<double>(l.latent_dim);
+    kv_elements += static_cast<double>(l.indexer_dim);
     if (l.kind == LayerKind::kFullAttention || l.kind == LayerKind::kSlidingWindow ||
         l.kind == LayerKind::kChunkedAttention) {
       kv_elements +=
@@ -180,6 +181,9 @@ Result<ModelShape> BuildShape(const json& root, const std::string& source, const
 
   std::string model_type = StringAt(config, "model_type");
   if (model_type.empty()) model_type = StringAt(root, "model_type");
+  // A wrapper whose text_config names no type of its own: the text model
+  // its modeling code builds (vLLM minimax_m3 MiniMaxM3VL: MiniMax-M3).
+  if (model_type == "minimax_m3_vl" && !prefix.empty()) model_type = "minimax_m3";
   if (const auto* defaults = model_config::FindDefaults(model_type)) {
     model_config::ApplyDefaults(*defaults, config);
   }

@@ -21,8 +21,10 @@ constexpr std::int64_t kIndexerElementBits = 8;
 constexpr std::int64_t kIndexerGroup = 128;
 constexpr std::int64_t kIndexerScaleBits = 32;
 
-std::int64_t IndexerBits(std::int64_t dim) {
+std::int64_t IndexerBits(const LayerShape& layer) {
+  const std::int64_t dim = layer.indexer_dim;
   if (dim <= 0) return 0;
+  if (layer.indexer_bits > 0) return dim * layer.indexer_bits;
   return dim * kIndexerElementBits + (dim + kIndexerGroup - 1) / kIndexerGroup * kIndexerScaleBits;
 }
 
@@ -43,12 +45,14 @@ std::int64_t LayerBitsPerToken(const LayerShape& layer, const ElementFormat& for
     case LayerKind::kLatentAttention:
       return format.VectorBits(layer.latent_dim);
     case LayerKind::kSparseLatentAttention:
-      return format.VectorBits(layer.latent_dim) + IndexerBits(layer.indexer_dim);
+      return format.VectorBits(layer.latent_dim) + IndexerBits(layer);
     case LayerKind::kFullAttention:
     case LayerKind::kSlidingWindow:
     case LayerKind::kChunkedAttention:
+      // The indexer key is one for all heads: every GPU keeps it whole.
       return HeadsPerGpu(layer.kv_heads, tensor_parallel) *
-             (format.VectorBits(layer.qk_head_dim) + format.VectorBits(layer.v_head_dim));
+                 (format.VectorBits(layer.qk_head_dim) + format.VectorBits(layer.v_head_dim)) +
+             IndexerBits(layer);
     case LayerKind::kLinearState:
     case LayerKind::kMambaState:
     case LayerKind::kConvState:

@@ -55,6 +55,8 @@ void ModelBuilder::Attention(int layer, const AttnPlan& a) {
     Vector(ParamRole::kAttention, p + "kv_a_layernorm", a.kv_lora);
     Matrix(ParamRole::kAttention, p + "kv_b_proj", a.q_heads * (a.nope + a.v_dim), a.kv_lora);
     Matrix(ParamRole::kAttention, p + "o_proj", h, a.q_heads * a.v_dim);
+    // A sigmoid gate on the heads' output (Kimi-K3's mla_use_output_gate).
+    if (a.output_gate) Matrix(ParamRole::kAttention, p + "g_proj", a.q_heads * a.v_dim, h);
     e.kind = LayerKind::kLatentAttention;
     e.qk_head_dim = a.nope + a.rope;
     e.v_head_dim = a.v_dim;
@@ -87,6 +89,17 @@ void ModelBuilder::Attention(int layer, const AttnPlan& a) {
   if (a.q_norm > 0) Vector(ParamRole::kAttention, p + "q_norm", a.q_norm);
   if (a.k_norm > 0) Vector(ParamRole::kAttention, p + "k_norm", a.k_norm);
   if (a.sinks) Vector(ParamRole::kAttention, p + "sinks", a.q_heads);
+  if (a.head_gate) Matrix(ParamRole::kAttention, p + "g_proj", a.q_heads, h);
+  if (a.index_dim > 0) {
+    // A block-sparse indexer beside the attention: index_heads query heads
+    // and one key head, each with a per-head norm (MiniMax-M3).
+    Matrix(ParamRole::kAttention, p + "index_q_proj", a.index_heads * a.index_dim, h);
+    Matrix(ParamRole::kAttention, p + "index_k_proj", a.index_dim, h);
+    Vector(ParamRole::kAttention, p + "index_q_norm", a.index_dim);
+    Vector(ParamRole::kAttention, p + "index_k_norm", a.index_dim);
+    e.indexer_dim = a.index_dim;
+    e.indexer_bits = a.index_bits;
+  }
   switch (a.kind) {
     case AttnKind::kSliding:
       e.kind = LayerKind::kSlidingWindow;
@@ -140,8 +153,13 @@ void ModelBuilder::Moe(int layer, const MoePlan& m) {
   }
   if (m.in_dim > 0 && m.in_dim != hidden_) {
     // Projections into and out of the experts' latent width.
-    Matrix(ParamRole::kSharedExperts, p + "fc1_latent_proj", m.in_dim, hidden_);
-    Matrix(ParamRole::kSharedExperts, p + "fc2_latent_proj", hidden_, m.in_dim);
+    if (m.kimi_latent) {
+      Add(ParamRole::kSharedExperts, p + "routed_expert_down_proj", m.in_dim, hidden_, 1, false);
+      Add(ParamRole::kSharedExperts, p + "routed_expert_up_proj", hidden_, m.in_dim, 1, false);
+    } else {
+      Matrix(ParamRole::kSharedExperts, p + "fc1_latent_proj", m.in_dim, hidden_);
+      Matrix(ParamRole::kSharedExperts, p + "fc2_latent_proj", hidden_, m.in_dim);
+    }
   }
   Matrix(ParamRole::kRouter, p + names_.router, m.experts, hidden_);
   if (m.router_bias) Vector(ParamRole::kRouter, p + names_.router + ".bias", m.experts);
@@ -225,6 +243,39 @@ void ModelBuilder::GatedDeltaNet(int layer, const GdnPlan& g) {
   e.conv_state_elements = (g.conv - 1) * (2 * key + value);
   e.recurrent_state_elements = g.value_heads * g.key_dim * g.value_dim;
   e.recurrent_state_bits = g.ssm_bits;
+  Entry(e);
+}
+
+void ModelBuilder::Kda(int layer, const KdaPlan& k) {
+  const std::string p = LayerName(layer) + names_.attn + ".";
+  const Int h = hidden_, d = k.head_dim, proj = k.heads * k.head_dim;
+  Matrix(ParamRole::kLinearMixer, p + "q_proj", proj, h);
+  Matrix(ParamRole::kLinearMixer, p + "k_proj", proj, h);
+  Matrix(ParamRole::kLinearMixer, p + "v_proj", proj, h);
+  Vector(ParamRole::kLinearMixer, p + "qkv_conv1d", 3 * proj * k.conv);  // depthwise, no bias
+  Vector(ParamRole::kLinearMixer, p + "A_log", k.heads);
+  Vector(ParamRole::kLinearMixer, p + "dt_bias", proj);
+  Matrix(ParamRole::kLinearMixer, p + "f_a_proj", d, h);  // the forget gate, low-rank
+  Matrix(ParamRole::kLinearMixer, p + "f_b_proj", proj, d);
+  Matrix(ParamRole::kLinearMixer, p + "b_proj", k.heads, h);  // beta
+  if (k.full_rank_gate) {
+    Matrix(ParamRole::kLinearMixer, p + "g_proj", proj, h);
+  } else {
+    Matrix(ParamRole::kLinearMixer, p + "g_a_proj", d, h);
+    Matrix(ParamRole::kLinearMixer, p + "g_b_proj", proj, d);
+  }
+  Vector(ParamRole::kLinearMixer, p + "o_norm", d);
+  Matrix(ParamRole::kLinearMixer, p + "o_proj", h, proj);
+  LayerShape e;
+  e.kind = LayerKind::kLinearState;
+  e.index = layer;
+  // vLLM's kda_state_shape: the q, k and v convolution windows (kernel - 1
+  // inputs each) in the model's state format, and a head_dim x head_dim
+  // matrix per head always in fp32 (kda_state_dtype ignores the SSM cache
+  // dtype).
+  e.conv_state_elements = 3 * proj * (k.conv - 1);
+  e.recurrent_state_elements = k.heads * d * d;
+  e.recurrent_state_bits = 32;
   Entry(e);
 }
 

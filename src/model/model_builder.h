@@ -48,10 +48,14 @@ struct AttnPlan {
   // Sparse-attention indexer (DeepSeek-V3.2 / GLM-5)
   Int index_heads = 0;
   Int index_dim = 0;
+  // Beside full attention (MiniMax-M3): the key's bits per element in the
+  // cache; its queries have index_heads heads and a norm each.
+  int index_bits = 0;
   // Extras
   bool qkv_bias = false;
   bool o_bias = false;
   bool output_gate = false;  // q projection also produces a sigmoid gate (Qwen3-Next)
+  bool head_gate = false;    // a gate per query head on the output (Laguna's g_proj)
   bool sinks = false;        // one learned sink logit per query head (gpt-oss)
   Int q_norm = 0;            // parameters of the q / k norms
   Int k_norm = 0;
@@ -69,6 +73,10 @@ struct MoePlan {
   bool router_bias = false;  // a bias per expert on the router logits
   bool score_bias = false;   // e_score_correction_bias (DeepSeek noaux_tc)
   Int in_dim = 0;            // experts' input width when not hidden (Nemotron latent MoE)
+  // The projections into and out of in_dim: Nemotron's fc1/fc2_latent_proj
+  // (quantized with the linear layers), or Kimi-K3's routed_expert_down/up_proj,
+  // which vLLM builds unquantized.
+  bool kimi_latent = false;
 };
 
 struct Mamba1Plan {
@@ -81,6 +89,14 @@ struct Mamba2Plan {
   Int d_inner = 0, heads = 0, head_dim = 0, groups = 1, d_state = 128, d_conv = 4;
   bool conv_bias = true, proj_bias = false, gated_norm = true;
   int ssm_bits = 0;  // recurrent state bits; 0: the model's state format
+};
+
+// Kimi Delta Attention (vLLM kimi_linear.py / layers/kda.py): heads x
+// head_dim for q, k and v, short convolutions of `conv`, a low-rank forget
+// gate, and an output gate full-rank or low-rank.
+struct KdaPlan {
+  Int heads = 0, head_dim = 0, conv = 4;
+  bool full_rank_gate = false;
 };
 
 struct GdnPlan {
@@ -103,6 +119,7 @@ class ModelBuilder {
   void Mamba1(int layer, const Mamba1Plan& m);
   void Mamba2(int layer, const Mamba2Plan& m);
   void GatedDeltaNet(int layer, const GdnPlan& g);
+  void Kda(int layer, const KdaPlan& k);
   // MiniMax lightning attention: a heads x head_dim x head_dim state.
   void Lightning(int layer, Int heads, Int head_dim);
   // LFM2 short convolution over `width` channels with a kernel of `kernel`.

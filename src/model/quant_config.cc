@@ -195,7 +195,10 @@ bool Quantizable(const WeightGroup& g) {
 Result<int> ScaleBits(const Fields& w, int default_bits) {
   const std::string dtype = w.StringOr("scale_dtype", "");
   if (dtype.empty()) return default_bits;
-  if (dtype.find("float8") != std::string::npos) return 8;
+  // torch.uint8 holds E8M0 exponents (MXFP4's shared scales).
+  if (dtype.find("float8") != std::string::npos || dtype.find("uint8") != std::string::npos) {
+    return 8;
+  }
   if (dtype.find("float32") != std::string::npos) return 32;
   if (dtype.find("float16") != std::string::npos || dtype.find("bfloat16") != std::string::npos) {
     return 16;
@@ -246,6 +249,19 @@ Result<WeightFormat> CompressedTensorsWeights(const Fields& w, const WeightForma
                                  " (known: tensor, channel, group, block, tensor_group)");
   }
   if (format == "pack-quantized") f.tensor_bits += 64;  // the int32 weight_shape of each tensor
+  // mxfp4-pack-quantized: FP4 E2M1 with an E8M0 scale per 32 elements, the
+  // OCP MX format the engines' MXFP4 kernels run (Kimi-K3's experts).
+  if (format == "mxfp4-pack-quantized") {
+    if (!fp4 || strategy != "group" || f.group_size != 32 || f.group_bits != 8) {
+      return w.Bad("group_size",
+                   "mxfp4-pack-quantized must be 4-bit float groups of 32 with "
+                   "8-bit scales");
+    }
+    auto mx = WeightFormatFromElement("mxfp4");
+    if (!mx) return mx.error();
+    mx->compute = dtype.compute;  // weight-only: dequantised in the kernel
+    return *mx;
+  }
   const std::string label =
       fp4 ? "nvfp4" : (type == "float" ? "fp" : "int") + std::to_string(*bits);
   f.name = label + (f.group_size > 0 ? "-g" + std::to_string(f.group_size) : "") +

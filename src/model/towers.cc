@@ -163,6 +163,54 @@ Result<Int> MoonVitTower(const Fields& v, Int text_hidden) {
   return 3 * patch * patch * d + d + layers * VitBlock(d, m) + 2 * d + MergerMlp(in, out, mm);
 }
 
+// Kimi-K3's MoonViT3d (the model repository's modeling_kimi_k3.py,
+// MoonViT3dPretrainedModel): a patch convolution, a learned
+// init_pos_emb_height x init_pos_emb_width position grid, blocks of two
+// norms, a fused qkv of qkv_hidden_size, an output projection and a
+// two-layer MLP, a final norm; the patchmergerv2 projector (two Linears
+// without bias over the 2 x 2 merged patches, an RMSNorm after).
+Result<Int> MoonVit3dTower(const Fields& v, Int text_hidden) {
+  KV_GET(d, v, {"vt_hidden_size"}, 0);
+  KV_GET(f, v, {"vt_intermediate_size"}, 0);
+  KV_GET(layers, v, {"vt_num_hidden_layers"}, 0);
+  KV_GET(patch, v, {"patch_size"}, 14);
+  KV_GET(grid_h, v, {"init_pos_emb_height"}, 64);
+  KV_GET(grid_w, v, {"init_pos_emb_width"}, 64);
+  KV_GET(q, v, {"qkv_hidden_size"}, d);
+  KV_GET(mm, v, {"mm_hidden_size"}, d);
+  const std::string norm = v.StringOr("norm_type", "rmsnorm");
+  if (norm != "rmsnorm" && norm != "layernorm") {
+    return v.Bad("norm_type", "must be \"rmsnorm\" or \"layernorm\", got \"" + norm + "\"");
+  }
+  const Int norm_size = norm == "rmsnorm" ? d : 2 * d;
+  const std::string projector = v.StringOr("mm_projector_type", "patchmergerv2");
+  if (projector != "patchmergerv2") {
+    return v.Bad("mm_projector_type",
+                 "is \"" + projector + "\": kvbill counts only the patchmergerv2 projector");
+  }
+  Int merge = 4;
+  if (v.Has("merge_kernel_size")) {
+    const json& k = v.Get("merge_kernel_size");
+    if (!k.is_array() || k.size() != 2 || !k[0].is_number_integer() || !k[1].is_number_integer() ||
+        k[0].get<Int>() <= 0 || k[1].get<Int>() <= 0) {
+      return v.Bad("merge_kernel_size", "must be two positive whole numbers");
+    }
+    merge = k[0].get<Int>() * k[1].get<Int>();
+  }
+  auto attn_bias = v.Bool("attn_bias", false);
+  if (!attn_bias) return attn_bias.error();
+  auto linear_bias = v.Bool("linear_bias", false);
+  if (!linear_bias) return linear_bias.error();
+  auto patch_bias = v.Bool("patch_embed_proj_bias", false);
+  if (!patch_bias) return patch_bias.error();
+  const Int block = 2 * norm_size + 3 * q * d + (*attn_bias ? 3 * q : 0) + q * d +
+                    (*attn_bias ? d : 0) + 2 * d * f + (*linear_bias ? f + d : 0);
+  const Int tower = 3 * patch * patch * d + (*patch_bias ? d : 0) + grid_h * grid_w * d +
+                    layers * block + norm_size;
+  const Int m = mm * merge;
+  return tower + m * m + m * text_hidden + text_hidden;
+}
+
 }  // namespace
 
 Status BuildTowers(const json& root, const std::string& source, const std::string& model_type,
@@ -201,12 +249,15 @@ Status BuildTowers(const json& root, const std::string& source, const std::strin
       n = Qwen3VlTower(v, text_hidden);
     } else if (model_type == "kimi_k25") {
       n = MoonVitTower(v, text_hidden);
+    } else if (model_type == "kimi_k3") {
+      n = MoonVit3dTower(v, text_hidden);
     } else {
-      n = Error(source + ": vision_config: kvbill cannot count the vision tower of model_type \"" +
-                model_type +
-                "\" (known: gemma3, gemma4, llama4, qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, "
-                "qwen3_5, qwen3_5_moe, kimi_k25, siglip_vision_model); --text-only leaves the "
-                "towers out");
+      n = Error(
+          source + ": vision_config: kvbill cannot count the vision tower of model_type \"" +
+          model_type +
+          "\" (known: gemma3, gemma4, llama4, qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, "
+          "qwen3_5, qwen3_5_moe, kimi_k25, kimi_k3, siglip_vision_model); --text-only leaves the "
+          "towers out");
     }
     if (!n) return n.error();
     const ParamRole role = k == "audio_config" ? ParamRole::kAudio : ParamRole::kVision;

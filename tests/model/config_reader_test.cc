@@ -365,8 +365,9 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
             "gemma3_text, gemma4, gemma4_text, glm4_moe, glm4_moe_lite, glm_moe_dsa, gpt_bigcode, "
             "gpt_neox, gpt_oss, "
             "granite, granitemoe, granitemoehybrid, hunyuan, hunyuan_v1_moe, jamba, kimi_k2, "
-            "lfm2, llama, llama4, llama4_text, mimo, mimo_v2_flash, minimax, minimax_m1, "
-            "minimax_m2, mistral, mixtral, mpt, nemotron-nas, nemotron_h, phi, phi-msft, phi3, "
+            "kimi_linear, laguna, lfm2, llama, llama4, llama4_text, mimo, mimo_v2_flash, minimax, "
+            "minimax_m1, minimax_m2, minimax_m3, mistral, mixtral, mpt, nemotron-nas, nemotron_h, "
+            "phi, phi-msft, phi3, "
             "phimoe, "
             "qwen, qwen2, qwen2_5_vl, qwen2_moe, qwen2_vl, qwen3, qwen3_5_moe_text, qwen3_5_text, "
             "qwen3_moe, qwen3_next, qwen3_vl_moe_text, qwen3_vl_text, smollm3, starcoder2)");
@@ -383,7 +384,7 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
                         "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100}})"),
       "c.json: vision_config: kvbill cannot count the vision tower of model_type "
       "\"my_vlm\" (known: gemma3, gemma4, llama4, qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, "
-      "qwen3_5, qwen3_5_moe, kimi_k25, siglip_vision_model); --text-only leaves the "
+      "qwen3_5, qwen3_5_moe, kimi_k25, kimi_k3, siglip_vision_model); --text-only leaves the "
       "towers out");
   auto text_only = ParseHfConfig(
       R"({"model_type": "my_vlm", "vision_config": {"hidden_size": 8},

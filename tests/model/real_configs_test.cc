@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "kvbill/hardware/fit.h"
 #include "kvbill/model/hf_config.h"
 #include "kvbill/model/kv_footprint.h"
 #include "kvbill/model/weight_bytes.h"
@@ -112,6 +113,18 @@ struct Expected {
 //   lightning layers keep heads x head_dim x head_dim: 70 x 64 x 128 x 128 x 2
 //   = 146,800,640.
 // minimax-m2.5: 62 x 8 x 128 x 4 = 253,952.
+// minimax-m3: 60 x 4 x 128 x 4 = 122,880, and the 57 layers sparse_attention_freq
+//   marks keep one bf16 indexer key of sparse_index_dim 128 (vLLM
+//   minimax_m3/common/indexer.py: num_kv_heads 1, key only): 57 x 256 =
+//   14,592; 137,472.
+// laguna-xs.2: 40 x 8 x 128 x 4 = 163,840 (30 sliding of 512; the 48 / 64
+//   query heads per layer do not touch the KV).  laguna-s-2.1: 48 x 8 x 128
+//   x 4 = 196,608 (36 sliding).
+// kimi-k3: MLA on the 24 layers kda_layers (1-based) leaves out: 24 x 576 x
+//   2 = 27,648; 69 Kimi Delta Attention layers of 96 heads of 128 (vLLM
+//   kda_state_shape / kda_state_dtype): conv 3 x 12,288 x (4 - 1) x 2 +
+//   recurrent 96 x 128 x 128 x 4 (always fp32) = 221,184 + 6,291,456 =
+//   6,512,640 each: 449,372,160.
 // nemotron-3-nano: 6 '*' layers of 2 KV heads: 6 x 2 x 128 x 4 = 6,144; 23 'M'
 //   Mamba-2 layers: conv (4 - 1) x (64 x 64 + 2 x 8 x 128) in bf16 and SSM
 //   64 x 64 x 128 in fp32 (mamba_ssm_cache_dtype): 23 x (3 x 6,144 x 2 +
@@ -252,6 +265,24 @@ const std::vector<Expected>& Table() {
        "mla=61",
        {1e12, 0.03, Count::kTotal},
        {32e9, 0.03, Count::kActive}},
+      // Hugging Face's collection lists Kimi-K3 at 2.8T (vision tower
+      // included); no activated count is published.
+      {"kimi-k3.json", 27648, 449372160, "mla=24 linear=69", {2.8e12, 0.01, Count::kTotal}, {}},
+      // No published figure for Laguna-S-2.1: the count worked by hand
+      // (ExactCountsOfRecentFamilies).
+      {"laguna-s-2.1-fp8.json",
+       196608,
+       0,
+       "full=12 sliding=36",
+       {117561977600.0, 1e-12, Count::kTotal},
+       {8449256192.0, 1e-12, Count::kActive}},
+      // SGLang's cookbook: 33.4B total, 3.0B active per token.
+      {"laguna-xs.2-fp8.json",
+       163840,
+       0,
+       "full=10 sliding=30",
+       {33.4e9, 0.01, Count::kTotal},
+       {3.0e9, 0.01, Count::kActive}},
       // Card: 1,170,340,608 parameters.
       {"lfm2-1.2b.json", 12288, 81920, "full=6 conv=10", {1170340608.0, 0.01, Count::kTotal}, {}},
       // meta-llama index: 16,060,522,496 / 2.
@@ -313,6 +344,15 @@ const std::vector<Expected>& Table() {
        "full=62",
        {230e9, 0.03, Count::kTotal},
        {10e9, 0.03, Count::kActiveNoEmbeddings}},
+      // Card: ~428B total (the vision tower of the VL release, ~0.6B, is
+      // not in this text config), ~23B activated (embedding and lm_head
+      // left out).
+      {"minimax-m3.json",
+       137472,
+       0,
+       "full=60",
+       {428e9, 0.01, Count::kTotal},
+       {23e9, 0.03, Count::kActiveNoEmbeddings}},
       // Mistral AI: 46.7B total, 12.9B active.
       {"mixtral-8x7b-v0.1.json",
        131072,
@@ -450,8 +490,12 @@ TEST(RealConfigsTest, Fp8HalvesBf16AndNvfp4CarriesItsScales) {
   for (const Expected& e : Table()) {
     SCOPED_TRACE(e.file);
     const ModelShape m = Load(e.file);
-    const int indexer_layers = m.CountLayers(LayerKind::kSparseLatentAttention);
-    const double indexer_bytes = 132.0 * indexer_layers;
+    double indexer_bytes = 0;  // fp8 + scale beside MLA, indexer_bits beside GQA
+    for (const LayerShape& l : m.layers) {
+      if (l.indexer_dim <= 0) continue;
+      indexer_bytes +=
+          l.IsLatent() ? 132.0 : static_cast<double>(l.indexer_dim * l.indexer_bits) / 8.0;
+    }
     EXPECT_EQ(BytesPerToken(m, Fmt("fp8")),
               (static_cast<double>(e.bytes_per_token) - indexer_bytes) / 2 + indexer_bytes);
   }
@@ -517,6 +561,115 @@ TEST(RealConfigsTest, ExactCountsOfFamiliesWithTheirOwnBlocks) {
   EXPECT_EQ(Load("santacoder.json").params.Total(), 1124886528LL);
   EXPECT_EQ(Load("gemma-2b.json").params.Total(), 2506172416LL);
   EXPECT_EQ(Load("aya-23-8b.json").params.Total(), 8028033024LL);
+}
+
+// MiniMax-M3 (vLLM minimax_m3/nvidia/model.py), h 6144, 64 heads and 4 KV
+// heads of 128, V 200,064: attention q and o 2 x 6144 x 8192 + k and v 2 x
+// 6144 x 512 + per-head q/k norms 256 = 106,955,008; the indexer of a
+// sparse layer index_q 4 x 128 x 6144 + index_k 128 x 6144 + two norms 256 =
+// 3,932,416; an expert 3 x 6144 x 3072 = 56,623,104 (the shared one is
+// intermediate_size x n_shared_experts wide, the same); router 128 x 6144 +
+// e_score_correction_bias 128; two norms 12,288. The 3 dense layers (MLP of
+// dense_intermediate_size 12,288: 226,492,416) are 333,459,712 each; the 57
+// MoE layers 106,955,008 + 3,932,416 + 129 x 56,623,104 + 786,560 + 12,288 =
+// 7,416,066,688 each. Embedding and lm_head 2 x 200,064 x 6144 =
+// 2,458,386,432, final norm 6,144: 426,174,572,928. Its 7 MTP modules
+// (num_mtp_modules; vLLM's drafter builds that many, each eh_proj 2 x 6144
+// x 6144 + a sparse MoE layer + 3 norms) are 7 x 7,491,582,592.
+// With fp8 KV: 3 x 1,024 + 57 x (1,024 + 256) = 76,032 (the indexer key
+// stays bf16); over 4 GPUs one KV head each, the key whole: 3 x 512 + 57 x
+// (512 + 256) = 45,312.
+// Laguna (vLLM laguna.py): per layer q 2 x h x heads x 128 (q and o),
+// k and v 2 x h x 8 x 128, the per-head gate h x heads, q/k norms 256 and
+// two norms 2h; MoE layers 256 experts x 3 x h x moe + the shared expert
+// 3 x h x moe + router h x 256 + bias 256; the dense first layer 3 x h x
+// intermediate. XS.2 (h 2048, heads 48 / 64, moe 512, intermediate 8192):
+// 33,442,617,088, 3,017,135,872 active; S-2.1 (h 3072, heads 48 / 72, moe
+// 1024, top-10, intermediate 12,288): 117,561,977,600 and 8,449,256,192.
+// 16 GPUs split its 48 full-layer heads but not the 72 of its sliding ones.
+// Kimi-K3 (vLLM kimi_k3/nvidia/*): h 7168. A KDA layer: q, k, v, the
+// full-rank output gate g_proj and o_proj 5 x 7168 x 12,288, convolutions
+// 3 x 12,288 x 4, A_log 96, the forget gate f_a 128 x 7168 + f_b 12,288 x
+// 128, dt_bias 12,288, b_proj 96 x 7168, o_norm 128: 443,740,384. A gated
+// MLA layer: q_a 1536 x 7168 + its norm 1536 + q_b 96 x 192 x 1536 + kv_a
+// 576 x 7168 + its norm 512 + kv_b 96 x 256 x 512 + o_proj and g_proj 2 x
+// 7168 x 12,288 = 232,196,096. A MoE layer: 896 experts of 3 x 3072 x 3584
+// (routed_expert_hidden_size) = 33,030,144 each, the shared experts 3 x
+// 7168 x 6144, the latent down and up projections 2 x 7168 x 3584 and their
+// norm 3584, router 896 x 7168 + 896. The dense first layer 3 x 7168 x
+// 33,792. Norms 2 x 7168 a layer, attention residuals 4 x 7168 a layer and
+// 2 x 7168 at the end, final norm. Embedding and lm_head 2 x 163,840 x
+// 7168. Text: 2,779,484,476,000. The MoonViT3d tower (27 blocks of two
+// RMSNorms 2 x 1024, wqkv 3 x 1536 x 1024, wo 1024 x 1536, MLP 2 x 1024 x
+// 4096 = 14,682,112; patches 3 x 14 x 14 x 1024; a 64 x 64 x 1024 position
+// grid; final norm 1024) is 401,214,464 and its projector (4096 x 4096 +
+// 4096 x 7168 + a norm of 7168) 46,144,512: 2,779,931,834,976. The routed
+// experts are MXFP4 (0.53125 bytes a parameter): 92 x 896 x 33,030,144 x
+// 0.53125 = 1,446,456,066,048 bytes. A low-rank output gate instead (Kimi
+// Linear's) is g_a 128 x 7168 + g_b 12,288 x 128, 85,590,016 fewer a KDA
+// layer.
+TEST(RealConfigsTest, ExactCountsOfRecentFamilies) {
+  const ModelShape m3 = Load("minimax-m3.json");
+  EXPECT_EQ(m3.params.Total(), 426174572928LL);
+  EXPECT_EQ(m3.params.mtp, 7 * 7491582592LL);
+  EXPECT_EQ(BytesPerToken(m3, Fmt("fp8")), 76032.0);
+  EXPECT_EQ(BytesPerToken(m3, Fmt("bf16"), 4), 45312.0);
+  const ModelShape xs = Load("laguna-xs.2-fp8.json");
+  EXPECT_EQ(xs.params.Total(), 33442617088LL);
+  EXPECT_EQ(xs.params.Active(), 3017135872LL);
+  const ModelShape s21 = Load("laguna-s-2.1-fp8.json");
+  EXPECT_TRUE(ValidTensorParallel(s21, 8));
+  EXPECT_FALSE(ValidTensorParallel(s21, 16));
+  EXPECT_NE(TensorParallelProblem(s21, 16).find("72 query heads"), std::string::npos)
+      << TensorParallelProblem(s21, 16);
+  const ModelShape k3 = Load("kimi-k3.json");
+  EXPECT_EQ(k3.params.Total() - k3.params.vision, 2779484476000LL);
+  EXPECT_EQ(k3.params.vision, 401214464LL + 46144512LL);
+  auto k3_bytes = ComputeWeightBytes(k3, "auto");
+  ASSERT_TRUE(k3_bytes.ok());
+  EXPECT_EQ(k3_bytes->routed_experts, 1446456066048LL);
+  // The same layers with Kimi Linear's low-rank output gate.
+  std::ifstream in(kDir + "kimi-k3.json");
+  auto lin = nlohmann::json::parse(in)["text_config"]["linear_attn_config"];
+  lin["use_full_rank_gate"] = false;
+  auto low_rank = LoadModel(kDir + "kimi-k3.json", {{"linear_attn_config", lin.dump()}});
+  ASSERT_TRUE(low_rank.ok()) << low_rank.error().message();
+  EXPECT_EQ(k3.params.Total() - low_rank->params.Total(), 69 * 85590016LL);
+  EXPECT_EQ(StateBytesPerSequence(*low_rank), 449372160);
+}
+
+// What these families' modeling code does not define is refused, naming
+// the key, not guessed.
+TEST(RealConfigsTest, RecentFamiliesRefuseWhatTheyCannotSize) {
+  auto error = [](const std::string& file, const std::string& key, const std::string& value) {
+    auto m = LoadModel(kDir + file, {{key, value}});
+    return m.ok() ? std::string("(loaded)") : m.error().message();
+  };
+  std::ifstream in(kDir + "minimax-m3.json");
+  auto sparse = nlohmann::json::parse(in)["sparse_attention_config"];
+  sparse["sparse_disable_index_value"][5] = 0;
+  EXPECT_NE(error("minimax-m3.json", "sparse_attention_config", sparse.dump())
+                .find("sparse_attention_config.sparse_disable_index_value[5]: is 0 on a sparse "
+                      "layer: an index value head, which kvbill cannot size"),
+            std::string::npos);
+  // Without sparse attention the 57 indexer keys go: 122,880 bytes a token.
+  auto off = LoadModel(kDir + "minimax-m3.json",
+                       {{"sparse_attention_config", R"({"use_sparse_attention": false})"}});
+  ASSERT_TRUE(off.ok()) << off.error().message();
+  EXPECT_EQ(BytesPerToken(*off, Fmt("bf16")), 122880.0);
+  EXPECT_NE(error("minimax-m3.json", "attention_output_gate", "true")
+                .find("attention_output_gate: is true"),
+            std::string::npos);
+  EXPECT_NE(error("laguna-xs.2-fp8.json", "gating", "\"per-element\"")
+                .find("gating: must be true, false or \"per-head\""),
+            std::string::npos);
+  EXPECT_NE(error("kimi-k3.json", "linear_attn_config",
+                  R"({"kda_layers": [0], "num_heads": 96, "head_dim": 128})")
+                .find("text_config.linear_attn_config.kda_layers[0]: must be a layer number in "
+                      "[1, 93] (1-based), got 0"),
+            std::string::npos)
+      << error("kimi-k3.json", "linear_attn_config",
+               R"({"kda_layers": [0], "num_heads": 96, "head_dim": 128})");
 }
 
 // Exact where the published figure is exact: every tensor counted.

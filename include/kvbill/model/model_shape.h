@@ -57,10 +57,15 @@ struct LayerShape {
   std::int64_t kv_heads = 0;
   // MLA: elements of the cached latent per token (kv_lora_rank + qk_rope_head_dim).
   std::int64_t latent_dim = 0;
-  // MLA + sparse indexer: elements of the indexer key per token. The key is
-  // stored in fp8 with one fp32 scale per 128 elements whatever the KV
-  // format, as DeepSeek's reference code and vLLM keep it.
+  // Sparse-attention indexer: elements of the indexer key per token, one
+  // key for all heads (not split by tensor parallelism). MLA + indexer
+  // (DeepSeek-V3.2, GLM-5) store it in fp8 with one fp32 scale per 128
+  // elements whatever the KV format, as DeepSeek's reference code and vLLM
+  // keep it (indexer_bits 0); a full-attention layer with an indexer
+  // (MiniMax-M3's sparse layers) stores it in indexer_bits bits per
+  // element, without scales, also whatever the KV format.
   std::int64_t indexer_dim = 0;
+  int indexer_bits = 0;
   // Sliding window or chunk size, in tokens (sliding and chunked layers).
   Tokens window = 0;
   // State entries: elements kept per sequence. The convolution state is in
