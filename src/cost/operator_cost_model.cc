@@ -150,6 +150,9 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
       m->mla_heads_ += hq;
       m->mla_qk_ = static_cast<double>(l.qk_head_dim);
       m->mla_v_ = static_cast<double>(l.v_head_dim);
+      m->mla_topk_ = l.sparse_topk;
+      m->indexer_flops_per_token_ +=
+          2.0 * static_cast<double>(l.indexer_heads) * static_cast<double>(l.indexer_dim);
       m->heads_dims_ += hq * static_cast<double>(l.latent_dim);
       continue;
     }
@@ -560,9 +563,17 @@ long double OperatorCostModel::PrefillOwn(Tokens start, Tokens n, bool verify) c
   double flops = 0;
   double query = heads_dims_;
   if (mla_) {
+    // Token j of the chunk attends start + j + 1 tokens, at most mla_topk_
+    // of them under sparse attention; the indexers score them all.
     const double s = static_cast<double>(start);
     const double pairs = nn * s + nn * (nn + 1) / 2;
-    flops = 2 * mla_heads_ * (mla_qk_ + mla_v_) * pairs;
+    double attended = pairs;
+    if (mla_topk_ > 0) {
+      const double cap = static_cast<double>(mla_topk_);
+      const double below = std::clamp(cap - s, 0.0, nn);  // tokens before the cap
+      attended = below * s + below * (below + 1) / 2 + (nn - below) * cap;
+    }
+    flops = 2 * mla_heads_ * (mla_qk_ + mla_v_) * attended + indexer_flops_per_token_ * pairs;
     query = mla_heads_ * mla_qk_;
   } else {
     flops = r_.PrefillAttentionFlops(start, n);

@@ -63,14 +63,29 @@ Result<Roofline> Roofline::Make(const ModelShape& model, const ElementFormat& kv
         l.kind == LayerKind::kSlidingWindow || l.kind == LayerKind::kChunkedAttention ? l.window
                                                                                       : 0;
     const LayerKind kind = l.IsLatent() ? LayerKind::kFullAttention : l.kind;
-    auto it = std::find_if(r.groups_.begin(), r.groups_.end(),
-                           [&](const Group& g) { return g.kind == kind && g.window == window; });
-    if (it == r.groups_.end()) {
-      r.groups_.push_back(Group{kind, window, 0, 0});
-      it = r.groups_.end() - 1;
+    const auto add = [&r](LayerKind k, Tokens w, double bytes, double fl) {
+      auto it = std::find_if(r.groups_.begin(), r.groups_.end(),
+                             [&](const Group& g) { return g.kind == k && g.window == w; });
+      if (it == r.groups_.end()) {
+        r.groups_.push_back(Group{k, w, 0, 0});
+        it = r.groups_.end() - 1;
+      }
+      it->kv_bytes_per_token += bytes;
+      it->attn_flops_per_token += fl;
+    };
+    // Sparse attention: the indexer reads every cached token's key and
+    // scores it (2 x its heads x dim FLOPs, on every GPU: the key is whole
+    // on each); attention reads and attends only the top sparse_topk, which
+    // grow with the context like a window of that size.
+    const double indexer = static_cast<double>(IndexerBitsPerToken(l)) / 8.0;
+    const double scoring =
+        2.0 * static_cast<double>(l.indexer_heads) * static_cast<double>(l.indexer_dim);
+    if (l.sparse_topk > 0 && window == 0) {
+      add(LayerKind::kSlidingWindow, l.sparse_topk, kv - indexer, flops);
+      if (indexer > 0) add(LayerKind::kFullAttention, 0, indexer, scoring);
+    } else {
+      add(kind, window, kv, flops + scoring);
     }
-    it->kv_bytes_per_token += kv;
-    it->attn_flops_per_token += flops;
   }
   return r;
 }

@@ -191,6 +191,9 @@ struct Dims {
   // Block-sparse attention beside GQA (MiniMax-M3): the layers with an
   // indexer of index_heads queries and one key of index_dim.
   std::vector<bool> block_sparse;
+  // Tokens a sparse-attention query attends: DSA's index_topk (0 when the
+  // config does not say: every token), MiniMax-M3's selected blocks.
+  Int index_topk = 0;
   // Laguna: a sigmoid gate per query head on the attention output.
   bool head_gate = false;
 };
@@ -264,6 +267,23 @@ Status ReadBlockSparse(const Fields& f, Dims* d) {
   }
   d->index_heads = *heads;
   d->index_dim = *dim;
+  // A query attends its top sparse_topk_blocks blocks of sparse_block_size
+  // tokens, the sparse_local_block most recent ones and the
+  // sparse_init_block first ones (vLLM common/sparse_attention.py).
+  auto block = positive("sparse_block_size");
+  if (!block) return block.error();
+  auto top = positive("sparse_topk_blocks");
+  if (!top) return top.error();
+  Int extra = 0;
+  for (const char* name : {"sparse_local_block", "sparse_init_block"}) {
+    auto it = cfg.find(name);
+    if (it == cfg.end()) continue;
+    if (!it->is_number_integer() || it->get<Int>() < 0) {
+      return f.Bad(key + "." + name, "must be a whole number, 0 or more, got " + Show(*it));
+    }
+    extra += it->get<Int>();
+  }
+  d->index_topk = (*top + extra) * *block;
   return OkStatus();
 }
 
@@ -390,6 +410,9 @@ Result<Dims> ReadDims(const Fields& f, const std::string& model_type) {
       d.sparse = true;
       d.index_dim = *index_dim;
       d.index_heads = *index_heads;
+      auto topk = f.IntOr("index_topk", 0, 0);
+      if (!topk) return topk.error();
+      d.index_topk = *topk;
       d.shared_indexer.assign(static_cast<std::size_t>(d.layers), false);
       if (f.Has("indexer_types")) {
         const json& types = f.Get("indexer_types");
@@ -774,6 +797,8 @@ Result<AttnPlan> GenericAttention(const Ctx& c, Int i, Mixer kind) {
     a.v_dim = d.v_head;
     a.index_heads = d.index_heads;
     a.index_dim = d.index_dim;
+    // Layers reusing another's top-k attend the same number of tokens.
+    if (d.sparse) a.sparse_topk = d.index_topk;
     return a;
   }
   if (kind == Mixer::kSliding) {
@@ -827,6 +852,7 @@ Result<AttnPlan> GenericAttention(const Ctx& c, Int i, Mixer kind) {
     a.index_heads = d.index_heads;
     a.index_dim = d.index_dim;
     a.index_bits = 16;
+    a.sparse_topk = d.index_topk;
   }
   a.head_gate = d.head_gate;
   return a;

@@ -21,7 +21,7 @@ constexpr std::int64_t kIndexerElementBits = 8;
 constexpr std::int64_t kIndexerGroup = 128;
 constexpr std::int64_t kIndexerScaleBits = 32;
 
-std::int64_t IndexerBits(const LayerShape& layer) {
+std::int64_t IndexerBitsOf(const LayerShape& layer) {
   const std::int64_t dim = layer.indexer_dim;
   if (dim <= 0) return 0;
   if (layer.indexer_bits > 0) return dim * layer.indexer_bits;
@@ -39,20 +39,22 @@ Tokens FirstResident(const LayerShape& layer, Tokens ctx) {
 
 }  // namespace
 
+std::int64_t IndexerBitsPerToken(const LayerShape& layer) { return IndexerBitsOf(layer); }
+
 std::int64_t LayerBitsPerToken(const LayerShape& layer, const ElementFormat& format,
                                int tensor_parallel) {
   switch (layer.kind) {
     case LayerKind::kLatentAttention:
       return format.VectorBits(layer.latent_dim);
     case LayerKind::kSparseLatentAttention:
-      return format.VectorBits(layer.latent_dim) + IndexerBits(layer);
+      return format.VectorBits(layer.latent_dim) + IndexerBitsOf(layer);
     case LayerKind::kFullAttention:
     case LayerKind::kSlidingWindow:
     case LayerKind::kChunkedAttention:
       // The indexer key is one for all heads: every GPU keeps it whole.
       return HeadsPerGpu(layer.kv_heads, tensor_parallel) *
                  (format.VectorBits(layer.qk_head_dim) + format.VectorBits(layer.v_head_dim)) +
-             IndexerBits(layer);
+             IndexerBitsOf(layer);
     case LayerKind::kLinearState:
     case LayerKind::kMambaState:
     case LayerKind::kConvState:

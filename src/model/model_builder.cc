@@ -72,7 +72,9 @@ void ModelBuilder::Attention(int layer, const AttnPlan& a) {
       Matrix(ParamRole::kAttention, ip + "weights_proj", a.index_heads, h);
       e.kind = LayerKind::kSparseLatentAttention;
       e.indexer_dim = a.index_dim;
+      e.indexer_heads = a.index_heads;
     }
+    e.sparse_topk = a.sparse_topk;
     Entry(e);
     return;
   }
@@ -99,6 +101,8 @@ void ModelBuilder::Attention(int layer, const AttnPlan& a) {
     Vector(ParamRole::kAttention, p + "index_k_norm", a.index_dim);
     e.indexer_dim = a.index_dim;
     e.indexer_bits = a.index_bits;
+    e.indexer_heads = a.index_heads;
+    e.sparse_topk = a.sparse_topk;
   }
   switch (a.kind) {
     case AttnKind::kSliding:

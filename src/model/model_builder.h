@@ -51,6 +51,7 @@ struct AttnPlan {
   // Beside full attention (MiniMax-M3): the key's bits per element in the
   // cache; its queries have index_heads heads and a norm each.
   int index_bits = 0;
+  Tokens sparse_topk = 0;  // tokens a query attends (0: all); see LayerShape
   // Extras
   bool qkv_bias = false;
   bool o_bias = false;

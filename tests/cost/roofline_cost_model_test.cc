@@ -111,5 +111,39 @@ TEST(RooflineCostModelTest, DecodeLinesStopWhereASlidingWindowFills) {
   ExpectLinesMatchSteps(m, {4000, 100}, 1000);
 }
 
+// Sparse attention reads every cached token's indexer key but attends only
+// its top-k. DeepSeek-V3.2 (61 MLA layers, latent 576 x 2 B = 1,152 B, an
+// fp8 indexer key with its fp32 scale 132 B, index_topk 2,048): at context
+// 1,000 every token is attended, 61 x 1,284 x 1,000 = 78,324,000 B; at
+// 100,000, 61 x (1,152 x 2,048 + 132 x 100,000) = 949,117,056 B, where
+// dense MLA would read 61 x 1,284 x 100,000 = 7,832,400,000 B.
+// MiniMax-M3 (3 dense GQA layers of 2,048 B a token; 57 sparse ones of
+// 2,048 B of K and V plus a 256 B bf16 index key, attending 16 top blocks
+// and 1 local block of 128 tokens = 2,176): at 10,000, 3 x 2,048 x 10,000
+// + 57 x (2,048 x 2,176 + 256 x 10,000) = 61,440,000 + 399,937,536 =
+// 461,377,536 B.
+TEST(RooflineCostModelTest, SparseAttentionReadsItsTopKAndEveryIndexerKey) {
+  auto gpu = LookupGpu("h200");
+  ASSERT_TRUE(gpu.ok());
+  const std::string dir = std::string(KVBILL_SOURCE_DIR) + "/tests/data/configs/";
+  auto dsa = LoadModel(dir + "deepseek-v3.2.json");
+  ASSERT_TRUE(dsa.ok()) << dsa.error().message();
+  auto r = Roofline::Make(*dsa, Fmt("bf16"), "auto", *gpu, RooflineParams{8, 0.7, 0.6, 0.001});
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_DOUBLE_EQ(r->KvReadBytes(1000), 78324000.0);
+  EXPECT_DOUBLE_EQ(r->KvReadBytes(100000), 949117056.0);
+  // The decode lines break where the top-k fills, and still equal the steps.
+  const RooflineCostModel m(*r);
+  DecodeLines lines;
+  m.DecodeLinesFor(std::vector<Tokens>{2000, 50000}, 1000, &lines);
+  EXPECT_EQ(lines.lines.back().end, 49);
+  ExpectLinesMatchSteps(m, {2000, 50000}, 1000);
+  auto m3 = LoadModel(dir + "minimax-m3.json");
+  ASSERT_TRUE(m3.ok()) << m3.error().message();
+  auto r3 = Roofline::Make(*m3, Fmt("bf16"), "auto", *gpu, RooflineParams{1, 0.7, 0.6, 0.001});
+  ASSERT_TRUE(r3.ok()) << r3.error().message();
+  EXPECT_DOUBLE_EQ(r3->KvReadBytes(10000), 461377536.0);
+}
+
 }  // namespace
 }  // namespace kvbill

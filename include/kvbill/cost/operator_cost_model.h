@@ -209,6 +209,8 @@ class OperatorCostModel final : public CostModel {
   double heads_dims_ = 0;  // sum of (query heads per GPU x head dim)
   double mla_heads_ = 0;   // MLA: sum of query heads per GPU
   double mla_qk_ = 0, mla_v_ = 0;
+  Tokens mla_topk_ = 0;                 // sparse MLA: tokens a query attends (0: all)
+  double indexer_flops_per_token_ = 0;  // sparse MLA: the indexers' scoring, per cached token
   bool mla_ = false;
   LinearCurve decode_, prefill_;
   double kv_write_per_token_ = 0;

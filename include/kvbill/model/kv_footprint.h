@@ -31,6 +31,10 @@ namespace kvbill {
 // are split over `tensor_parallel` GPUs (replicated when fewer heads than
 // GPUs; an MLA latent and its indexer key are replicated). 0 for state and
 // no-op layers.
+// The bits of one token's indexer key in `layer` (0 without an indexer):
+// part of LayerBitsPerToken, whatever the KV format.
+std::int64_t IndexerBitsPerToken(const LayerShape& layer);
+
 std::int64_t LayerBitsPerToken(const LayerShape& layer, const ElementFormat& format,
                                int tensor_parallel = 1);
 

@@ -66,6 +66,12 @@ struct LayerShape {
   // element, without scales, also whatever the KV format.
   std::int64_t indexer_dim = 0;
   int indexer_bits = 0;
+  std::int64_t indexer_heads = 0;  // the indexer's query heads (its scoring FLOPs)
+  // Sparse attention: a decode query attends this many of the cached tokens
+  // (DeepSeek Sparse Attention's index_topk; MiniMax-M3's top blocks, local
+  // and initial blocks), chosen by the indexer, which scores every cached
+  // token; 0: attention over every cached token. The cache keeps them all.
+  Tokens sparse_topk = 0;
   // Sliding window or chunk size, in tokens (sliding and chunked layers).
   Tokens window = 0;
   // State entries: elements kept per sequence. The convolution state is in
