@@ -328,6 +328,139 @@ Status AssignCompressedTensors(const Fields& q, bool text_only, const WeightForm
   return OkStatus();
 }
 
+// One ModelOpt quant_algo as stored: FP8 (fp32 weight and input scales per
+// tensor), NVFP4 and W4A16_NVFP4 (an fp8 scale per group_size, fp32 global
+// weight and input scales), MXFP8 (an E8M0 scale per 32), W4A16_AWQ (an
+// fp16 scale per group_size). W4A16 formats compute at the dtype.
+Result<WeightFormat> ModelOptFormat(const Fields& q, const std::string& where,
+                                    const std::string& algo, Int group, const WeightFormat& dtype) {
+  WeightFormat f;
+  if (algo == "NVFP4" || algo == "W4A16_NVFP4") {
+    f.name = algo == "NVFP4" ? "nvfp4" : "nvfp4 (w4a16)";
+    f.element_bits = 4;
+    f.group_size = static_cast<int>(std::min<Int>(group > 0 ? group : 16, 1 << 30));
+    f.group_bits = 8;
+    f.tensor_bits = 64;
+    f.compute = algo == "NVFP4" ? "nvfp4" : dtype.compute;
+  } else if (algo == "FP8") {
+    f.name = "fp8-e4m3";
+    f.element_bits = 8;
+    f.tensor_bits = 64;
+    f.compute = "fp8-e4m3";
+  } else if (algo == "MXFP8") {
+    f.name = "mxfp8";
+    f.element_bits = 8;
+    f.group_size = static_cast<int>(std::min<Int>(group > 0 ? group : 32, 1 << 30));
+    f.group_bits = 8;
+    f.compute = "fp8-e4m3";
+  } else if (algo == "W4A16_AWQ") {
+    f.name = "int4-g" + std::to_string(group > 0 ? group : 128) + " (modelopt awq)";
+    f.element_bits = 4;
+    f.group_size = static_cast<int>(std::min<Int>(group > 0 ? group : 128, 1 << 30));
+    f.group_bits = 16;
+    f.compute = dtype.compute;
+  } else {
+    return q.Bad(where, "unknown algorithm " + Show(json(algo)) +
+                            " (known: FP8, NVFP4, W4A16_NVFP4, MXFP8, W4A16_AWQ)");
+  }
+  return f;
+}
+
+// ModelOpt's MIXED_PRECISION: quantized_layers maps module names to their
+// quant_algo (and group_size). A weight group takes the entry of its name
+// (any spelling), of a module containing it (a key for all of a layer's
+// experts), or of its expert under another index; a module the map names
+// under other sub-names (a fused projection kvbill keeps as one, like
+// Qwen3.5's in_proj_qkv and in_proj_z) takes its siblings' algorithm when
+// they agree. Anything else stays at the dtype, as vLLM loads it.
+Status AssignModelOptMixed(const Fields& q, bool text_only, const WeightFormat& dtype,
+                           std::vector<WeightGroup>* weights, std::string* compute) {
+  if (!q.Has("quantized_layers") || !q.Get("quantized_layers").is_object() ||
+      q.Get("quantized_layers").empty()) {
+    return q.Bad("quantized_layers",
+                 "missing or empty: MIXED_PRECISION names each module's "
+                 "algorithm there");
+  }
+  const json& map = q.Get("quantized_layers");
+  std::map<std::string, WeightFormat> by_module;
+  for (const auto& [name, entry] : map.items()) {
+    const std::string at = "quantized_layers." + name;
+    if (!entry.is_object() || !entry.contains("quant_algo") || !entry["quant_algo"].is_string()) {
+      return q.Bad(at, "must be an object with a quant_algo string");
+    }
+    Int group = 0;
+    if (entry.contains("group_size")) {
+      if (!entry["group_size"].is_number_integer() || entry["group_size"].get<Int>() <= 0) {
+        return q.Bad(at + ".group_size", "must be a positive whole number");
+      }
+      group = entry["group_size"].get<Int>();
+    }
+    auto f =
+        ModelOptFormat(q, at + ".quant_algo", entry["quant_algo"].get<std::string>(), group, dtype);
+    if (!f) return f.error();
+    by_module[name] = *f;
+  }
+  auto skip =
+      Patterns::Read(q, q.Has("exclude_modules") ? "exclude_modules" : "ignore", Match::kGlob);
+  if (!skip) return skip.error();
+  const auto find = [&](const std::string& name) -> const WeightFormat* {
+    if (auto it = by_module.find(name); it != by_module.end()) return &it->second;
+    // A containing module: "...mlp.experts" covers "...mlp.experts.0.w1".
+    for (std::size_t dot = name.rfind('.'); dot != std::string::npos && dot > 0;
+         dot = name.rfind('.', dot - 1)) {
+      if (auto it = by_module.find(name.substr(0, dot)); it != by_module.end()) return &it->second;
+    }
+    // The same projection of another expert: "...experts.0.w1" as "...experts.77.w1".
+    if (const auto e = name.find(".experts.0."); e != std::string::npos) {
+      const std::string head = name.substr(0, e + 9), tail = name.substr(e + 10);
+      for (auto it = by_module.lower_bound(head); it != by_module.end(); ++it) {
+        if (!it->first.starts_with(head)) break;
+        const std::string rest = it->first.substr(head.size());
+        const auto dot = rest.find('.');
+        if (dot != std::string::npos && rest.substr(dot) == tail) return &it->second;
+      }
+    }
+    // Siblings under the same parent module, when they agree.
+    const auto dot = name.rfind('.');
+    if (dot == std::string::npos) return nullptr;
+    const std::string parent = name.substr(0, dot + 1);
+    const WeightFormat* agreed = nullptr;
+    for (auto it = by_module.lower_bound(parent); it != by_module.end(); ++it) {
+      if (!it->first.starts_with(parent)) break;
+      if (it->first.find('.', parent.size()) != std::string::npos) continue;  // deeper
+      if (agreed != nullptr && agreed->name != it->second.name) return nullptr;
+      agreed = &it->second;
+    }
+    return agreed;
+  };
+  std::map<std::string, Int> dense_params;  // by compute format
+  for (WeightGroup& g : *weights) {
+    if (!Quantizable(g) ||
+        (text_only && (g.role == ParamRole::kVision || g.role == ParamRole::kAudio))) {
+      continue;
+    }
+    const auto names = Spellings(g);
+    if (skip->Matches(names)) continue;
+    const WeightFormat* f = nullptr;
+    for (const std::string& n : names) {
+      if ((f = find(n)) != nullptr) break;
+    }
+    if (f == nullptr) continue;
+    g.format = *f;
+    if (g.role != ParamRole::kRoutedExperts && g.role != ParamRole::kMtp) {
+      dense_params[f->compute] += g.Params();
+    }
+  }
+  Int most = 0;
+  for (const auto& [format, params] : dense_params) {
+    if (params > most) {
+      most = params;
+      *compute = format;
+    }
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Result<WeightFormat> DtypeFormat(const std::string& dtype, const Fields& where,
@@ -413,6 +546,12 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
     // elements, fp32 global weight and input scales) or FP8 (fp32 weight and
     // input scales per tensor); ignore / exclude_modules are globs.
     const std::string algo = q.StringOr("quant_algo", "");
+    if (algo == "MIXED_PRECISION") {
+      if (auto st = AssignModelOptMixed(q, text_only, dtype, weights, &compute); !st) {
+        return st.error();
+      }
+      return compute;
+    }
     auto skip =
         Patterns::Read(q, q.Has("exclude_modules") ? "exclude_modules" : "ignore", Match::kGlob);
     if (!skip) return skip.error();
@@ -435,7 +574,7 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
       return q.Bad("quant_algo", "unknown algorithm " +
                                      (q.Has("quant_algo") ? Show(q.Get("quant_algo"))
                                                           : std::string("(missing)")) +
-                                     " (known: NVFP4, FP8)");
+                                     " (known: NVFP4, FP8, MIXED_PRECISION)");
     }
     for (WeightGroup& g : *weights) {
       if (!Quantizable(g) || !towers_ok(g) || skip->Matches(Spellings(g))) continue;

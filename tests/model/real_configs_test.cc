@@ -145,6 +145,9 @@ struct Expected {
 // qwen3.5-27b: 16 x 4 x 256 x 4 = 65,536; 48 DeltaNet layers: conv 3 x
 //   (2 x 16 x 128 + 48 x 128) x 2 + 48 x 128 x 128 x 4 (mamba_ssm_dtype
 //   float32) = 3,207,168 each: 153,944,064.
+// qwen3.6-35b-a3b (NVFP4): 10 x 2 x 256 x 4 = 20,480; 30 DeltaNet layers:
+//   conv 3 x (2 x 16 x 128 + 32 x 128) x 2 + 32 x 128 x 128 x 4 = 2,146,304
+//   each: 64,389,120.
 // qwen3.5-397b (and NVFP4): 15 x 2 x 256 x 4 = 30,720; 45 DeltaNet layers:
 //   conv 3 x (4,096 + 8,192) x 2 + 64 x 128 x 128 x 4 = 4,268,032 each:
 //   192,061,440.
@@ -412,6 +415,13 @@ const std::vector<Expected>& Table() {
       {"qwen3-vl-8b-instruct.json", 147456, 0, "full=36", {8.77e9, 0.01, Count::kTotal}, {}},
       // Card: the language model has 27B parameters.
       {"qwen3.5-27b.json", 65536, 153944064, "full=16 linear=48", {27e9, 0.03, Count::kText}, {}},
+      // Card: 35B total.
+      {"qwen3.6-35b-a3b-nvfp4.json",
+       20480,
+       64389120,
+       "full=10 linear=30",
+       {35e9, 0.03, Count::kTotal},
+       {}},
       // Card: 397B total, 17B activated.
       {"qwen3.5-397b-a17b.json",
        30720,
@@ -708,6 +718,44 @@ TEST(RealConfigsTest, WeightBytesFollowTheQuantizationConfig) {
   // attention, DeltaNet, shared experts and towers at 16.
   EXPECT_LT(static_cast<double>(bytes("qwen3.5-397b-a17b-nvfp4.json").total),
             static_cast<double>(bytes("qwen3.5-397b-a17b.json").total) / 3.0);
+}
+
+// ModelOpt MIXED_PRECISION (nvidia/Qwen3.6-35B-A3B-NVFP4): quantized_layers
+// names FP8 for attention and the DeltaNet's in_proj_qkv, in_proj_z and
+// out_proj, W4A16_NVFP4 (group 16) for each layer's experts (one key), shared
+// expert and lm_head. kvbill's fused in_proj_qkvz takes its siblings' FP8,
+// and so does its fused in_proj_ba, which vLLM loads in bf16 (in_proj_b and
+// in_proj_a are not in the map): 2 x 32 x 2048 bytes a layer too few, 3.9
+// MB over 30 layers. The embedding and the routers stay bf16. An NVFP4 expert projection of 512 x
+// 2048 is 512 x 2048 x 4 bits + an 8-bit scale per 16 + 64 bits of per-tensor scales = 4,718,656
+// bits; the 256 experts' three projections of a layer, x 40 layers:
+// 40 x 3 x 256 x 4,718,656 / 8 = 18,119,639,040 bytes.
+TEST(RealConfigsTest, ModelOptMixedPrecisionFollowsItsModuleMap) {
+  const ModelShape m = Load("qwen3.6-35b-a3b-nvfp4.json");
+  std::map<std::string, std::string> format;
+  for (const WeightGroup& g : m.weights) format[g.name] = g.format.name;
+  EXPECT_EQ(format["model.layers.3.self_attn.q_proj"], "fp8-e4m3");
+  EXPECT_EQ(format["model.layers.0.linear_attn.in_proj_qkvz"], "fp8-e4m3");
+  EXPECT_EQ(format["model.layers.0.linear_attn.out_proj"], "fp8-e4m3");
+  EXPECT_EQ(format["model.layers.0.linear_attn.in_proj_ba"], "fp8-e4m3");
+  EXPECT_EQ(format["model.layers.0.mlp.experts.0.gate_proj"], "nvfp4 (w4a16)");
+  EXPECT_EQ(format["model.layers.0.mlp.shared_expert.up_proj"], "nvfp4 (w4a16)");
+  EXPECT_EQ(format["lm_head"], "nvfp4 (w4a16)");
+  EXPECT_EQ(format["model.embed_tokens"], "bf16");
+  auto bytes = ComputeWeightBytes(m, "auto");
+  ASSERT_TRUE(bytes.ok());
+  EXPECT_EQ(bytes->routed_experts, 18119639040LL);
+  // An algorithm ModelOpt writes that kvbill does not know is named.
+  auto bad = LoadModel(kDir + "qwen3.6-35b-a3b-nvfp4.json",
+                       {{"quantization_config",
+                         R"({"quant_method": "modelopt", "quant_algo": "MIXED_PRECISION",
+                             "quantized_layers": {"lm_head": {"quant_algo": "W4A8_AWQ"}}})"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find(
+                "quantization_config.quantized_layers.lm_head.quant_algo: unknown algorithm "
+                "\"W4A8_AWQ\""),
+            std::string::npos)
+      << bad.error().message();
 }
 
 // One format per part, for the operator cost model: the one holding most of
