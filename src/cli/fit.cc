@@ -79,7 +79,8 @@ int RunFit(const Args& args) {
       "gpu,g", po::value(&gpu_id)->default_value("h100-sxm"),
       "catalog id (kvbill gpus), alias (h100) or nvidia-smi name, or a GPU JSON file")(
       "gpus", po::value(&gpus)->default_value(1), "GPUs per replica (tensor parallel)")(
-      "kv-format", po::value(&kv_format_name)->default_value("bf16"), "KV element format")(
+      "kv-format", po::value(&kv_format_name)->default_value("bf16"),
+      "KV element format; auto: the one the checkpoint declares, else its dtype")(
       "weight-format", po::value(&weight_format)->default_value("auto"),
       "weight format; auto = as the checkpoint ships")(
       "context,c", po::value(&context_text)->required(), "context per sequence, e.g. 128k")(
@@ -126,7 +127,7 @@ int RunFit(const Args& args) {
     memory_fraction = SglangMemoryFraction(*gpu, gpus, limits.max_num_batched_tokens,
                                            limits.cuda_graph_max_batch, false, 0);
   }
-  auto kv_format = ParseElementFormat(kv_format_name);
+  auto kv_format = ParseElementFormat(AutoKvFormat(kv_format_name, *model));
   if (!kv_format) return ReportError("fit", kv_format.error().Within("--kv-format"));
   // vLLM's int4 KV cache is int4_per_token_head: int4-g<head_dim>, as
   // simulate reads "int4" (docs/formats.md).

@@ -89,7 +89,8 @@ int RunKv(const Args& args) {
   options.add_options()("layers", po::bool_switch(&layers_flag),
                         "print the layer inventory (kind, heads, dims, bytes per layer)")(
       "kv-format", po::value(&kv_format_name)->default_value("bf16"),
-      "KV element format (bf16, fp8, nvfp4, mxfp4, int4, ...; see docs/formats.md)")(
+      "KV element format (bf16, fp8, nvfp4, mxfp4, int4, ...; see docs/formats.md), or auto: "
+      "the one the checkpoint declares, else its dtype")(
       "context", po::value(&contexts_text)->default_value("8k,32k,128k,1M"),
       "comma-separated contexts in tokens")("block-size", po::value(&block_size)->default_value(16),
                                             "tokens per KV block")(
@@ -108,7 +109,7 @@ int RunKv(const Args& args) {
   if (auto problem = TensorParallelProblem(*model, tp); !problem.empty()) {
     return ReportError("kv", Error("--tp: " + problem));
   }
-  auto kv_format = ParseElementFormat(kv_format_name);
+  auto kv_format = ParseElementFormat(AutoKvFormat(kv_format_name, *model));
   if (!kv_format) return ReportError("kv", kv_format.error().Within("--kv-format"));
   auto contexts = ParseTokenCountList(contexts_text);
   if (!contexts) return ReportError("kv", contexts.error().Within("--context"));

@@ -90,7 +90,16 @@ std::string DescribeModel(const ModelShape& m) {
   }
   out << "\n";
   out << "weights     " << m.weight_description << "\n";
+  if (!m.checkpoint_kv_format.empty()) {
+    out << "KV declared " << m.checkpoint_kv_format
+        << " by the checkpoint: vLLM's --kv-cache-dtype auto stores it so (--kv-format auto)\n";
+  }
   return out.str();
+}
+
+std::string AutoKvFormat(const std::string& name, const ModelShape& model) {
+  if (name != "auto") return name;
+  return model.checkpoint_kv_format.empty() ? model.state_format : model.checkpoint_kv_format;
 }
 
 }  // namespace kvbill::cli

@@ -25,6 +25,10 @@ Result<ModelShape> LoadModelFromFlags(const ModelFlags& flags);
 // parameters total/active.
 std::string DescribeModel(const ModelShape& model);
 
+// --kv-format "auto": what vLLM's kv_cache_dtype auto stores, the KV format
+// the checkpoint declares, else the model's dtype; any other name as given.
+std::string AutoKvFormat(const std::string& name, const ModelShape& model);
+
 }  // namespace kvbill::cli
 
 #endif  // KVBILL_CLI_MODEL_FLAGS_H_

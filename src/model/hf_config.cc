@@ -259,6 +259,7 @@ Result<ModelShape> BuildShape(const json& root, const std::string& source, const
   if (!compute) return compute.error();
   shape.compute_format = *compute;
   shape.weight_description = model_config::DescribeWeightFormats(shape.weights);
+  shape.checkpoint_kv_format = model_config::CheckpointKvFormat(quant);
   return shape;
 }
 

@@ -463,6 +463,21 @@ Status AssignModelOptMixed(const Fields& q, bool text_only, const WeightFormat& 
 
 }  // namespace
 
+std::string CheckpointKvFormat(const json* quant) {
+  if (quant == nullptr || !quant->is_object()) return "";
+  // compressed-tensors (and ModelOpt's config.json form): kv_cache_scheme.
+  if (auto it = quant->find("kv_cache_scheme"); it != quant->end() && it->is_object()) {
+    const auto bits = it->find("num_bits");
+    const auto type = it->find("type");
+    if (bits != it->end() && *bits == 8 && type != it->end() && *type == "float") return "fp8-e4m3";
+  }
+  // ModelOpt: kv_cache_quant_algo.
+  if (auto it = quant->find("kv_cache_quant_algo"); it != quant->end() && *it == "FP8") {
+    return "fp8-e4m3";
+  }
+  return "";
+}
+
 Result<WeightFormat> DtypeFormat(const std::string& dtype, const Fields& where,
                                  const std::string& key) {
   std::string name;

@@ -28,6 +28,10 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
                                         const WeightFormat& dtype,
                                         std::vector<WeightGroup>* weights);
 
+// The KV cache format a quantization_config declares (an 8-bit float
+// kv_cache_scheme, kv_cache_quant_algo FP8): "fp8-e4m3", or "" for none.
+std::string CheckpointKvFormat(const json* quant);
+
 // "int4-g32 (compressed-tensors) 96.1%, bf16 3.9%": the formats by share of
 // the parameters a server loads (MTP modules left out).
 std::string DescribeWeightFormats(const std::vector<WeightGroup>& weights);

@@ -323,8 +323,10 @@ const std::vector<Key>& ScenarioKeys() {
       {.pointer = "/kv_format",
        .type = Type::kString,
        .meaning = "KV cache element format: any name of [formats.md](formats.md) (`bf16`, `fp16`, "
-                  "`fp8`, `fp8-e5m2`, `nvfp4`, `int4`, `int4-g64`, ...), or `auto`: the model's "
-                  "dtype (its config's `torch_dtype`)",
+                  "`fp8`, `fp8-e5m2`, `nvfp4`, `int4`, `int4-g64`, ...), or `auto`: what vLLM's "
+                  "`auto` stores, the KV format the checkpoint's quantization config declares "
+                  "(fp8 for an 8-bit float `kv_cache_scheme` or `kv_cache_quant_algo` FP8), else "
+                  "the model's dtype (its config's `torch_dtype`)",
        .field = Top<&Scenario::kv_format>(),
        .domain = KvFormat,
        .vllm = "kv_cache_dtype",

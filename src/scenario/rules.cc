@@ -35,12 +35,14 @@ Status ModelLoads(const ReadState& state, Scenario* s) {
                                (set_is_bad ? "/model/set" : state.At("/model/name")));
 }
 
-// kv_format "auto" (vLLM's kv_cache_dtype "auto") is the model's dtype.
+// kv_format "auto" (vLLM's kv_cache_dtype "auto") is the KV format the
+// checkpoint declares, else the model's dtype.
 Status KvFormatAuto(const ReadState& state, Scenario* s) {
   if (s->kv_format != "auto") return OkStatus();
   auto model = LoadModel(s->model.name, Overrides(*s));
   if (!model) return model.error().Within(state.source().name() + "#" + state.At("/kv_format"));
-  s->kv_format = model->state_format;
+  s->kv_format =
+      model->checkpoint_kv_format.empty() ? model->state_format : model->checkpoint_kv_format;
   return OkStatus();
 }
 
@@ -338,7 +340,10 @@ const std::vector<Rule>& CrossKeyRules() {
        "`model`: the config must load with the `set` overrides; an error that goes away without "
        "them is reported at `#/model/set`",
        ModelLoads},
-      {"/model", "`kv_format` `\"auto\"` becomes the model's dtype once the model is read",
+      {"/model",
+       "`kv_format` `\"auto\"` becomes the KV format the checkpoint declares (an 8-bit float "
+       "`kv_cache_scheme`, `kv_cache_quant_algo` FP8: fp8), else the model's dtype, once the "
+       "model is read",
        KvFormatAuto},
       {"/context_policy",
        "`context_policy` `summarise`: `summary_tokens + keep_recent_tokens` must be below "

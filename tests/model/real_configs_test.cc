@@ -625,6 +625,11 @@ TEST(RealConfigsTest, ExactCountsOfRecentFamilies) {
   EXPECT_EQ(BytesPerToken(m3, Fmt("fp8")), 76032.0);
   EXPECT_EQ(BytesPerToken(m3, Fmt("bf16"), 4), 45312.0);
   const ModelShape xs = Load("laguna-xs.2-fp8.json");
+  // Its kv_cache_scheme (8-bit float) is the fp8 cache vLLM's "auto" keeps:
+  // 40 x 8 x 128 x 2 x 1 B = 81,920 a token over every layer.
+  EXPECT_EQ(xs.checkpoint_kv_format, "fp8-e4m3");
+  EXPECT_EQ(BytesPerToken(xs, Fmt(xs.checkpoint_kv_format)), 81920.0);
+  EXPECT_EQ(m3.checkpoint_kv_format, "");
   EXPECT_EQ(xs.params.Total(), 33442617088LL);
   EXPECT_EQ(xs.params.Active(), 3017135872LL);
   const ModelShape s21 = Load("laguna-s-2.1-fp8.json");
@@ -732,6 +737,7 @@ TEST(RealConfigsTest, WeightBytesFollowTheQuantizationConfig) {
 // 40 x 3 x 256 x 4,718,656 / 8 = 18,119,639,040 bytes.
 TEST(RealConfigsTest, ModelOptMixedPrecisionFollowsItsModuleMap) {
   const ModelShape m = Load("qwen3.6-35b-a3b-nvfp4.json");
+  EXPECT_EQ(m.checkpoint_kv_format, "");  // kv_cache_quant_algo null: the dtype
   std::map<std::string, std::string> format;
   for (const WeightGroup& g : m.weights) format[g.name] = g.format.name;
   EXPECT_EQ(format["model.layers.3.self_attn.q_proj"], "fp8-e4m3");

@@ -49,6 +49,19 @@ TEST(FormatsRulesTest, AWeightFormatNoEngineRunsIsAnErrorAtTheField) {
             "(parsed)");
 }
 
+// kv_format "auto" is vLLM's: the fp8 cache Laguna's kv_cache_scheme
+// declares, the dtype where a checkpoint declares none.
+TEST(FormatsRulesTest, AutoKvFormatIsWhatTheCheckpointDeclares) {
+  const std::string laguna =
+      std::string(KVBILL_SOURCE_DIR) + "/tests/data/configs/laguna-xs.2-fp8.json";
+  auto s = ParseScenario(R"({"model": ")" + laguna + R"(", "kv_format": "auto"})", "s.json");
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  EXPECT_EQ(s->kv_format, "fp8-e4m3");
+  auto plain = ParseScenario(R"({"kv_format": "auto"})", "s.json");
+  ASSERT_TRUE(plain.ok()) << plain.error().message();
+  EXPECT_EQ(plain->kv_format, "bf16");
+}
+
 TEST(FormatsRulesTest, ExpertParallelismSplitsTheExpertsOfTheReplica) {
   EXPECT_EQ(ErrorOf(R"({"model": "qwen3-235b-a22b",
                         "deployment": {"gpus_per_replica": 4, "expert_parallel": 3}})"),

@@ -200,6 +200,11 @@ struct ModelShape {
   std::string compute_format = "bf16";
   // State entries keep their state in this format (the model dtype).
   std::string state_format = "bf16";
+  // The KV cache format the checkpoint declares (an 8-bit float
+  // kv_cache_scheme in compressed-tensors, ModelOpt's kv_cache_quant_algo
+  // FP8): "fp8-e4m3", which vLLM's kv_cache_dtype "auto" then stores; empty
+  // when it declares none.
+  std::string checkpoint_kv_format;
 
   // Number of inventory entries of `kind`.
   int CountLayers(LayerKind kind) const;
