@@ -192,6 +192,13 @@ bool Quantizable(const WeightGroup& g) {
   return g.linear && g.role != ParamRole::kRouter && g.role != ParamRole::kEmbedding;
 }
 
+// A group a text config's quantization may store: quantizable, and not a
+// tower when the config is the text model's alone.
+bool TextQuantizable(const WeightGroup& g, bool text_only) {
+  return Quantizable(g) &&
+         !(text_only && (g.role == ParamRole::kVision || g.role == ParamRole::kAudio));
+}
+
 Result<int> ScaleBits(const Fields& w, int default_bits) {
   const std::string dtype = w.StringOr("scale_dtype", "");
   if (dtype.empty()) return default_bits;
@@ -310,10 +317,7 @@ Status AssignCompressedTensors(const Fields& q, bool text_only, const WeightForm
     schemes.push_back(std::move(s));
   }
   for (WeightGroup& wg : *weights) {
-    if (!Quantizable(wg) ||
-        (text_only && (wg.role == ParamRole::kVision || wg.role == ParamRole::kAudio))) {
-      continue;
-    }
+    if (!TextQuantizable(wg, text_only)) continue;
     const auto names = Spellings(wg);
     if (ignore->Matches(names)) continue;
     for (const Scheme& s : schemes) {
@@ -435,10 +439,7 @@ Status AssignModelOptMixed(const Fields& q, bool text_only, const WeightFormat& 
   };
   std::map<std::string, Int> dense_params;  // by compute format
   for (WeightGroup& g : *weights) {
-    if (!Quantizable(g) ||
-        (text_only && (g.role == ParamRole::kVision || g.role == ParamRole::kAudio))) {
-      continue;
-    }
+    if (!TextQuantizable(g, text_only)) continue;
     const auto names = Spellings(g);
     if (skip->Matches(names)) continue;
     const WeightFormat* f = nullptr;
