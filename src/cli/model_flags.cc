@@ -1,5 +1,6 @@
 #include "cli/model_flags.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "kvbill/hardware/catalog_names.h"
@@ -56,8 +57,17 @@ std::string DescribeModel(const ModelShape& m) {
       break;
     }
     if (l.kv_heads > 0) {
-      out << "attention   " << l.query_heads << " query heads, " << l.kv_heads
-          << " KV heads, head dim " << l.qk_head_dim << "\n";
+      // Layers may differ in query heads (Laguna): the range.
+      std::int64_t lo = l.query_heads, hi = l.query_heads;
+      for (const LayerShape& o : m.layers) {
+        if (o.kv_heads <= 0) continue;
+        lo = std::min(lo, o.query_heads);
+        hi = std::max(hi, o.query_heads);
+      }
+      out << "attention   "
+          << (lo == hi ? std::to_string(lo)
+                       : std::to_string(lo) + "-" + std::to_string(hi) + " (per layer)")
+          << " query heads, " << l.kv_heads << " KV heads, head dim " << l.qk_head_dim << "\n";
       break;
     }
   }

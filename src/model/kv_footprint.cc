@@ -28,6 +28,21 @@ std::int64_t IndexerBitsOf(const LayerShape& layer) {
   return dim * kIndexerElementBits + (dim + kIndexerGroup - 1) / kIndexerGroup * kIndexerScaleBits;
 }
 
+// DeepSeek Sparse Attention's latent in an fp8 cache: FlashMLA's sparse
+// kernels read the "fp8_ds_mla" layout vLLM switches any fp8 cache to for
+// these models (DeepseekV32ForCausalLMConfig): the compressed part in fp8
+// with an fp32 scale per 128 elements, the rotary key in bf16 (512 + 16 +
+// 128 = 656 bytes for kv_lora_rank 512 and rope 64).
+bool DsMlaLayout(const LayerShape& layer, const ElementFormat& format) {
+  return layer.IsLatent() && (layer.sparse_topk > 0 || layer.indexer_dim > 0) &&
+         layer.rope_dim > 0 && format.element_bits == 8 && format.name.rfind("fp8", 0) == 0;
+}
+
+std::int64_t DsMlaBits(const LayerShape& layer) {
+  const std::int64_t compressed = layer.latent_dim - layer.rope_dim;
+  return compressed * 8 + (compressed + 127) / 128 * 32 + layer.rope_dim * 16;
+}
+
 std::int64_t SplitCeil(std::int64_t elements, int tp) {
   return tp <= 1 ? elements : (elements + tp - 1) / tp;
 }
@@ -45,9 +60,9 @@ std::int64_t LayerBitsPerToken(const LayerShape& layer, const ElementFormat& for
                                int tensor_parallel) {
   switch (layer.kind) {
     case LayerKind::kLatentAttention:
-      return format.VectorBits(layer.latent_dim);
     case LayerKind::kSparseLatentAttention:
-      return format.VectorBits(layer.latent_dim) + IndexerBitsOf(layer);
+      return (DsMlaLayout(layer, format) ? DsMlaBits(layer) : format.VectorBits(layer.latent_dim)) +
+             IndexerBitsOf(layer);
     case LayerKind::kFullAttention:
     case LayerKind::kSlidingWindow:
     case LayerKind::kChunkedAttention:

@@ -61,6 +61,7 @@ void ModelBuilder::Attention(int layer, const AttnPlan& a) {
     e.qk_head_dim = a.nope + a.rope;
     e.v_head_dim = a.v_dim;
     e.latent_dim = a.kv_lora + a.rope;
+    e.rope_dim = a.rope;
     if (a.kind == AttnKind::kSparseLatent) {
       // The lightning indexer: its own queries (from the q latent), one key
       // per token, a key norm (LayerNorm) and per-head weights.

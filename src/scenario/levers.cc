@@ -131,15 +131,25 @@ std::vector<Lever> Levers(const Scenario& s) {
   AddContextLevers(s, &levers);
   std::vector<ConfigOverride> overrides;
   for (const auto& [k, v] : s.model.set) overrides.push_back(ConfigOverride{k, v});
-  auto model = LoadModel(s.model.name, overrides);
+  auto model = LoadModel(s.model.name, overrides, s.model.text_only);
   if (model) {
     const std::int64_t heads = model->MaxKvHeads();
-    if (heads >= 2) {
+    // Halving the KV heads changes nothing a GPU holds once the heads are
+    // fewer than the GPUs (each keeps one, replicated).
+    const std::int64_t tp = std::max(1, s.deployment.gpus_per_replica);
+    const auto per_gpu = [tp](std::int64_t h) {
+      return std::max<std::int64_t>(1, (h + tp - 1) / tp);
+    };
+    if (heads >= 2 && per_gpu(heads / 2) < per_gpu(heads)) {
       levers.push_back({"architecture: " + std::to_string(heads / 2) + " KV heads instead of " +
                             std::to_string(heads),
                         {{"/model/set/num_key_value_heads", std::to_string(heads / 2)}}});
     }
-    if (model->CountLayers(LayerKind::kLatentAttention) == 0 && heads > 0) {
+    // Sparse attention's indexer and top-k reads would not survive the
+    // rewrite into MLA: no lever rather than one that compares another model.
+    const bool sparse = std::any_of(model->layers.begin(), model->layers.end(),
+                                    [](const LayerShape& l) { return l.indexer_dim > 0; });
+    if (model->CountLayers(LayerKind::kLatentAttention) == 0 && heads > 0 && !sparse) {
       std::int64_t head_dim = 0;
       for (const LayerShape& l : model->layers) head_dim = std::max(head_dim, l.qk_head_dim);
       levers.push_back({"architecture: latent KV cache (MLA, 512 + 64 per layer)",

@@ -267,7 +267,7 @@ std::optional<std::string> SpeculativeOnSetting(const Scenario& scenario) {
   if (scenario.deployment.speculative) return std::nullopt;
   std::vector<ConfigOverride> overrides;
   for (const auto& [k, v] : scenario.model.set) overrides.push_back(ConfigOverride{k, v});
-  auto model = LoadModel(scenario.model.name, overrides);
+  auto model = LoadModel(scenario.model.name, overrides, scenario.model.text_only);
   const std::string method = model ? DefaultSpeculativeMethod(*model) : "eagle3";
   return nlohmann::json({{"method", method}}).dump();
 }
@@ -390,6 +390,16 @@ Result<std::vector<PlanCandidate>> EnumerateCandidates(const Scenario& scenario,
   }
   std::vector<std::string> kv = space.kv_formats, weights = space.weight_formats;
   if (kv.empty()) kv.push_back(scenario.kv_format);
+  // "auto" as a scenario's kv_format reads it: the checkpoint's declared KV
+  // format, else the model's dtype.
+  for (std::string& f : kv) {
+    if (f != "auto") continue;
+    std::vector<ConfigOverride> overrides;
+    for (const auto& [k, v] : scenario.model.set) overrides.push_back(ConfigOverride{k, v});
+    auto model = LoadModel(scenario.model.name, overrides, scenario.model.text_only);
+    if (!model) return model.error();
+    f = model->checkpoint_kv_format.empty() ? model->state_format : model->checkpoint_kv_format;
+  }
   if (weights.empty()) weights.push_back(scenario.weight_format);
   std::string names;
   for (const std::string& n : ElementFormatNames()) names += (names.empty() ? "" : ", ") + n;

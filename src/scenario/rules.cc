@@ -28,10 +28,18 @@ std::vector<ConfigOverride> Overrides(const Scenario& s) {
 Status ModelLoads(const ReadState& state, Scenario* s) {
   if (!state.Given("/model")) return OkStatus();
   const std::vector<ConfigOverride> overrides = Overrides(*s);
-  auto loaded = LoadModel(s->model.name, overrides);
+  auto loaded = LoadModel(s->model.name, overrides, s->model.text_only);
   if (loaded) return OkStatus();
-  const bool set_is_bad = !overrides.empty() && LoadModel(s->model.name).ok();
-  return loaded.error().Within(state.source().name() + "#" +
+  const bool set_is_bad =
+      !overrides.empty() && LoadModel(s->model.name, {}, s->model.text_only).ok();
+  // A tower kvbill cannot count: the scenario's way to leave it out.
+  std::string message = loaded.error().message();
+  const std::string flag = "--text-only leaves the towers out";
+  if (auto at = message.find(flag); at != std::string::npos) {
+    message.replace(at, flag.size(),
+                    "\"model\": {\"name\": ..., \"text_only\": true} leaves the towers out");
+  }
+  return Error(message).Within(state.source().name() + "#" +
                                (set_is_bad ? "/model/set" : state.At("/model/name")));
 }
 
@@ -39,7 +47,7 @@ Status ModelLoads(const ReadState& state, Scenario* s) {
 // checkpoint declares, else the model's dtype.
 Status KvFormatAuto(const ReadState& state, Scenario* s) {
   if (s->kv_format != "auto") return OkStatus();
-  auto model = LoadModel(s->model.name, Overrides(*s));
+  auto model = LoadModel(s->model.name, Overrides(*s), s->model.text_only);
   if (!model) return model.error().Within(state.source().name() + "#" + state.At("/kv_format"));
   s->kv_format =
       model->checkpoint_kv_format.empty() ? model->state_format : model->checkpoint_kv_format;
@@ -82,7 +90,7 @@ Status ProviderCacheOptionsFit(const ReadState& state, Scenario* s) {
 // error from the engine.)
 Status PrefixCacheFitsModel(const ReadState& state, Scenario* s) {
   if (s->pricing || !s->prefix_cache.enabled) return OkStatus();
-  auto model = LoadModel(s->model.name, Overrides(*s));
+  auto model = LoadModel(s->model.name, Overrides(*s), s->model.text_only);
   if (!model || !model->HasState()) return OkStatus();
   const std::string at = state.Given("/prefix_cache/enabled") ? state.At("/prefix_cache/enabled")
                                                               : "/prefix_cache/enabled";
@@ -111,7 +119,7 @@ Status OffloadFitsModel(const ReadState& state, Scenario* s) {
   if (s->pricing || s->prefix_cache.offload_capacity_gib <= 0 || !s->prefix_cache.enabled) {
     return OkStatus();
   }
-  auto model = LoadModel(s->model.name, Overrides(*s));
+  auto model = LoadModel(s->model.name, Overrides(*s), s->model.text_only);
   if (!model) return OkStatus();  // ModelLoads says why
   if (model->CountLayers(LayerKind::kSlidingWindow) == 0 &&
       model->CountLayers(LayerKind::kChunkedAttention) == 0) {
@@ -150,7 +158,7 @@ Status FormatsRunOnGpu(const ReadState& state, Scenario* s) {
     if (!w) return OkStatus();  // the row's domain said so
     return check_weights(*w, at("/weight_format"));
   }
-  auto model = LoadModel(s->model.name, Overrides(*s));
+  auto model = LoadModel(s->model.name, Overrides(*s), s->model.text_only);
   if (!model) return OkStatus();  // ModelLoads said so
   auto native = NativePartFormats(*model);
   if (!native) return OkStatus();
@@ -169,7 +177,7 @@ Status FormatsRunOnGpu(const ReadState& state, Scenario* s) {
 Status TensorParallelFits(const ReadState& state, Scenario* s) {
   if (s->pricing) return OkStatus();
   const int tp = s->deployment.gpus_per_replica;
-  auto model = LoadModel(s->model.name, Overrides(*s));
+  auto model = LoadModel(s->model.name, Overrides(*s), s->model.text_only);
   if (!model) return OkStatus();  // ModelLoads said so
   const std::string problem = TensorParallelProblem(*model, tp);
   if (problem.empty()) return OkStatus();
@@ -197,7 +205,7 @@ Status ExpertParallelFits(const ReadState& state, Scenario* s) {
                                       std::to_string(d.gpus_per_replica) + "), got " +
                                       std::to_string(d.expert_parallel));
   }
-  auto model = LoadModel(s->model.name, Overrides(*s));
+  auto model = LoadModel(s->model.name, Overrides(*s), s->model.text_only);
   if (model && model->moe.experts <= 1) {
     return state.source().Bad(
         at, "model " + Quote(model->name) + " has no routed experts to split; set it to 1");
@@ -234,7 +242,7 @@ Status SpeculativeFits(const ReadState& state, Scenario* s) {
   if (spec.method == "mtp") {
     // The engines draft with the checkpoint's own multi-token-prediction
     // layers and refuse "mtp" for a model without them.
-    auto model = LoadModel(s->model.name, Overrides(*s));
+    auto model = LoadModel(s->model.name, Overrides(*s), s->model.text_only);
     if (model && model->params.mtp <= 0) {
       return state.source().Bad(state.At(at + "/method"),
                                 "model " + Quote(model->name) +
@@ -296,7 +304,7 @@ Status Int4KvIsVllms(const ReadState& state, Scenario* s) {
   if (s->pricing || s->deployment.engine != "vllm" || s->kv_format == "int4") return OkStatus();
   auto kv = ParseElementFormat(s->kv_format);
   if (!kv || !kv->name.starts_with("int4")) return OkStatus();
-  auto model = LoadModel(s->model.name, Overrides(*s));
+  auto model = LoadModel(s->model.name, Overrides(*s), s->model.text_only);
   if (!model) return OkStatus();  // ModelLoads said so
   const std::int64_t head = VllmInt4KvGroup(*model);
   if (head == 0) return OkStatus();

@@ -351,7 +351,9 @@ TEST(ConfigReaderTest, SparseIndexerKeyBesideTheLatent) {
   EXPECT_EQ(m.layers[0].kind, LayerKind::kSparseLatentAttention);
   // Latent 40 x 2 bytes = 80; indexer 200 bytes + 2 scales x 4 = 208.
   EXPECT_EQ(BytesPerToken(m, Fmt("bf16")), 288.0);
-  EXPECT_EQ(BytesPerToken(m, Fmt("fp8")), 248.0);
+  // fp8 is FlashMLA's fp8_ds_mla layout: the 32 compressed elements in fp8
+  // with one fp32 scale, the 8 rotary ones in bf16: 32 + 4 + 16 = 52; + 208.
+  EXPECT_EQ(BytesPerToken(m, Fmt("fp8")), 260.0);
 }
 
 // What cannot be told is an error naming the key and the model type.

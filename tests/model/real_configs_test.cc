@@ -500,6 +500,7 @@ TEST(RealConfigsTest, Fp8HalvesBf16AndNvfp4CarriesItsScales) {
   for (const Expected& e : Table()) {
     SCOPED_TRACE(e.file);
     const ModelShape m = Load(e.file);
+    if (m.model_type == "deepseek_v32" || m.model_type == "glm_moe_dsa") continue;  // below
     double indexer_bytes = 0;  // fp8 + scale beside MLA, indexer_bits beside GQA
     for (const LayerShape& l : m.layers) {
       if (l.indexer_dim <= 0) continue;
@@ -516,6 +517,17 @@ TEST(RealConfigsTest, Fp8HalvesBf16AndNvfp4CarriesItsScales) {
   EXPECT_EQ(BytesPerToken(Load("mimo-v2-flash.json"), Fmt("nvfp4")), 62640.0);
   // deepseek-v3.2: latent 576 -> 288 + 36 x 1 = 324 bytes, indexer 132: 61 x 456 = 27,816.
   EXPECT_EQ(BytesPerToken(Load("deepseek-v3.2.json"), Fmt("nvfp4")), 27816.0);
+  // DeepSeek Sparse Attention in fp8 is FlashMLA's fp8_ds_mla layout, which
+  // vLLM switches any fp8 cache of these models to: the 512 compressed
+  // elements in fp8 with 4 fp32 scales, the 64-element rotary key in bf16,
+  // 512 + 16 + 128 = 656 bytes, plus the 132-byte indexer key.
+  // deepseek-v3.2: 61 x 788 = 48,068; glm-5: 78 x 788 = 61,464; glm-5.2:
+  // 78 x 656 + 21 x 132 = 53,940.
+  EXPECT_EQ(BytesPerToken(Load("deepseek-v3.2.json"), Fmt("fp8")), 48068.0);
+  EXPECT_EQ(BytesPerToken(Load("glm-5.json"), Fmt("fp8")), 61464.0);
+  EXPECT_EQ(BytesPerToken(Load("glm-5.2.json"), Fmt("fp8")), 53940.0);
+  // Dense MLA (DeepSeek-V3) keeps plain fp8: 61 x 576 = 35,136.
+  EXPECT_EQ(BytesPerToken(Load("deepseek-v3.json"), Fmt("fp8")), 35136.0);
 }
 
 TEST(RealConfigsTest, ParametersMatchThePublishedCheckpoint) {

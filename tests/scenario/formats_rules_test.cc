@@ -3,6 +3,8 @@
 // and compare's lever says "not applicable" instead of running it.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "kvbill/scenario/levers.h"
 #include "kvbill/scenario/scenario.h"
 
@@ -60,6 +62,24 @@ TEST(FormatsRulesTest, AutoKvFormatIsWhatTheCheckpointDeclares) {
   auto plain = ParseScenario(R"({"kv_format": "auto"})", "s.json");
   ASSERT_TRUE(plain.ok()) << plain.error().message();
   EXPECT_EQ(plain->kv_format, "bf16");
+}
+
+// A vision tower kvbill cannot count stops a scenario unless it leaves the
+// towers out, as text_only says (every rule reads the model that way).
+TEST(FormatsRulesTest, TextOnlyLeavesAnUncountedTowerOut) {
+  const std::string path = testing::TempDir() + "/my_vlm.json";
+  {
+    std::ofstream out(path);
+    out << R"({"model_type": "my_vlm", "vision_config": {"hidden_size": 8},
+               "text_config": {"model_type": "llama", "num_hidden_layers": 2,
+               "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100}})";
+  }
+  const std::string error = ErrorOf(R"({"model": ")" + path + R"("})");
+  EXPECT_NE(error.find("kvbill cannot count the vision tower of model_type \"my_vlm\""),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("\"text_only\": true} leaves the towers out"), std::string::npos) << error;
+  EXPECT_EQ(ErrorOf(R"({"model": {"name": ")" + path + R"(", "text_only": true}})"), "(parsed)");
 }
 
 TEST(FormatsRulesTest, ExpertParallelismSplitsTheExpertsOfTheReplica) {
@@ -132,6 +152,30 @@ TEST(FormatsRulesTest, CompareMarksAKvLeverTheGpuCannotRunNotApplicable) {
       R"({"deployment": {"gpu": "b200"}, "trace": {"generator": "chat", "tasks": 1}})", "s.json");
   ASSERT_TRUE(b200.ok());
   EXPECT_EQ(Levers(*b200)[1].not_applicable, "");
+}
+
+// Architecture levers only where they change something: Qwen3-8B's 8 KV
+// heads over 2 GPUs are 4 a GPU, halved 2: offered; over 8 GPUs one a GPU
+// either way: not offered. MiniMax-M3's sparse layers would lose their
+// indexer and top-k reads in an MLA rewrite: no MLA lever for it.
+TEST(FormatsRulesTest, ArchitectureLeversOnlyWhereTheyChangeSomething) {
+  const auto names = [](const std::string& text) {
+    auto s = ParseScenario(text, "s.json");
+    EXPECT_TRUE(s.ok()) << s.error().message();
+    std::string out;
+    for (const Lever& l : Levers(*s)) out += l.name + "\n";
+    return out;
+  };
+  EXPECT_NE(names(R"({"deployment": {"gpus_per_replica": 2}})").find("4 KV heads instead of 8"),
+            std::string::npos);
+  EXPECT_EQ(names(R"({"deployment": {"gpus_per_replica": 8}})").find("KV heads instead of"),
+            std::string::npos);
+  EXPECT_NE(names("{}").find("latent KV cache (MLA"), std::string::npos);
+  const std::string m3 = std::string(KVBILL_SOURCE_DIR) + "/tests/data/configs/minimax-m3.json";
+  EXPECT_EQ(names(R"({"model": ")" + m3 + R"(", "deployment": {"gpu": "h200",
+                     "gpus_per_replica": 8}})")
+                .find("latent KV cache (MLA"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -420,6 +420,16 @@ TEST(PlanTest, UnknownGpuAndFormatNameTheFlag) {
   c = EnumerateCandidates(*scenario, space);
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.error().message().rfind("--kv-formats: unknown format \"fp7\"", 0), 0u);
+  // "auto" is the scenario's auto: Laguna-XS.2's checkpoint declares fp8.
+  auto laguna = ParseScenario(R"({"model": ")" + std::string(KVBILL_SOURCE_DIR) +
+                                  R"(/tests/data/configs/laguna-xs.2-fp8.json"})",
+                              "s.json");
+  ASSERT_TRUE(laguna.ok()) << laguna.error().message();
+  space.kv_formats = {"auto"};
+  c = EnumerateCandidates(*laguna, space);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  ASSERT_FALSE(c->empty());
+  for (const PlanCandidate& one : *c) EXPECT_EQ(one.kv_format, "fp8-e4m3");
 }
 
 TEST(PlanTest, ParetoFrontKeepsOnlyUndominated) {

@@ -55,8 +55,10 @@ struct LayerShape {
   // elements, V vectors v_head_dim; 0 for V means the layer caches K only
   // (K and V are the same tensor).
   std::int64_t kv_heads = 0;
-  // MLA: elements of the cached latent per token (kv_lora_rank + qk_rope_head_dim).
+  // MLA: elements of the cached latent per token (kv_lora_rank + qk_rope_head_dim),
+  // the last rope_dim of them the rotary key.
   std::int64_t latent_dim = 0;
+  std::int64_t rope_dim = 0;
   // Sparse-attention indexer: elements of the indexer key per token, one
   // key for all heads (not split by tensor parallelism). MLA + indexer
   // (DeepSeek-V3.2, GLM-5) store it in fp8 with one fp32 scale per 128
