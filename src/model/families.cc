@@ -217,10 +217,11 @@ Status ReadBlockSparse(const Fields& f, Dims* d) {
   }
   const auto positive = [&](const char* name) -> Result<Int> {
     auto it = cfg.find(name);
-    if (it == cfg.end() || !it->is_number_integer() || it->get<Int>() <= 0) {
-      return f.Bad(key + "." + name, it == cfg.end()
-                                         ? std::string("missing")
-                                         : "must be a positive whole number, got " + Show(*it));
+    if (it == cfg.end() || !it->is_number_integer() || it->get<Int>() <= 0 ||
+        it->get<Int>() > kMaxConfigDimension) {
+      return f.Bad(key + "." + name,
+                   it == cfg.end() ? std::string("missing")
+                                   : "must be a whole number in [1, 1048576], got " + Show(*it));
     }
     return it->get<Int>();
   };
@@ -278,8 +279,8 @@ Status ReadBlockSparse(const Fields& f, Dims* d) {
   for (const char* name : {"sparse_local_block", "sparse_init_block"}) {
     auto it = cfg.find(name);
     if (it == cfg.end()) continue;
-    if (!it->is_number_integer() || it->get<Int>() < 0) {
-      return f.Bad(key + "." + name, "must be a whole number, 0 or more, got " + Show(*it));
+    if (!it->is_number_integer() || it->get<Int>() < 0 || it->get<Int>() > kMaxConfigDimension) {
+      return f.Bad(key + "." + name, "must be a whole number in [0, 1048576], got " + Show(*it));
     }
     extra += it->get<Int>();
   }
@@ -1836,8 +1837,8 @@ Status BuildKimiLinear(Ctx& c) {
       if (fallback > 0) return fallback;
       return f.Bad(lk + name, "missing");
     }
-    if (!it->is_number_integer() || it->get<Int>() <= 0) {
-      return f.Bad(lk + name, "must be a positive whole number, got " + Show(*it));
+    if (!it->is_number_integer() || it->get<Int>() <= 0 || it->get<Int>() > kMaxConfigDimension) {
+      return f.Bad(lk + name, "must be a whole number in [1, 1048576], got " + Show(*it));
     }
     return it->get<Int>();
   };

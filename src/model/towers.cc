@@ -191,9 +191,11 @@ Result<Int> MoonVit3dTower(const Fields& v, Int text_hidden) {
   Int merge = 4;
   if (v.Has("merge_kernel_size")) {
     const json& k = v.Get("merge_kernel_size");
-    if (!k.is_array() || k.size() != 2 || !k[0].is_number_integer() || !k[1].is_number_integer() ||
-        k[0].get<Int>() <= 0 || k[1].get<Int>() <= 0) {
-      return v.Bad("merge_kernel_size", "must be two positive whole numbers");
+    const auto side = [](const json& x) {
+      return x.is_number_integer() && x.get<Int>() >= 1 && x.get<Int>() <= 64;
+    };
+    if (!k.is_array() || k.size() != 2 || !side(k[0]) || !side(k[1])) {
+      return v.Bad("merge_kernel_size", "must be two whole numbers in [1, 64]");
     }
     merge = k[0].get<Int>() * k[1].get<Int>();
   }

@@ -679,6 +679,14 @@ TEST(RealConfigsTest, RecentFamiliesRefuseWhatTheyCannotSize) {
                 .find("sparse_attention_config.sparse_disable_index_value[5]: is 0 on a sparse "
                       "layer: an index value head, which kvbill cannot size"),
             std::string::npos);
+  // Numbers past the config bounds (docs/models.md#bounds) are refused.
+  auto huge =
+      nlohmann::json::parse(std::ifstream(kDir + "minimax-m3.json"))["sparse_attention_config"];
+  huge["sparse_block_size"] = std::int64_t{1} << 40;
+  EXPECT_NE(error("minimax-m3.json", "sparse_attention_config", huge.dump())
+                .find("sparse_attention_config.sparse_block_size: must be a whole number in [1, "
+                      "1048576]"),
+            std::string::npos);
   // Without sparse attention the 57 indexer keys go: 122,880 bytes a token.
   auto off = LoadModel(kDir + "minimax-m3.json",
                        {{"sparse_attention_config", R"({"use_sparse_attention": false})"}});
