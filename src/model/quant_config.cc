@@ -571,31 +571,20 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
     auto skip =
         Patterns::Read(q, q.Has("exclude_modules") ? "exclude_modules" : "ignore", Match::kGlob);
     if (!skip) return skip.error();
-    WeightFormat f;
-    if (algo == "NVFP4") {
-      auto group = q.IntOr("group_size", 16);
-      if (!group) return group.error();
-      f.name = "nvfp4";
-      f.element_bits = 4;
-      f.group_size = static_cast<int>(std::min<Int>(*group, 1 << 30));
-      f.group_bits = 8;
-      f.tensor_bits = 64;
-      f.compute = "nvfp4";
-    } else if (algo == "FP8") {
-      f.name = "fp8-e4m3";
-      f.element_bits = 8;
-      f.tensor_bits = 64;
-      f.compute = "fp8-e4m3";
-    } else {
+    if (algo != "NVFP4" && algo != "FP8") {
       return q.Bad("quant_algo", "unknown algorithm " +
                                      (q.Has("quant_algo") ? Show(q.Get("quant_algo"))
                                                           : std::string("(missing)")) +
                                      " (known: NVFP4, FP8, MIXED_PRECISION)");
     }
+    auto group = q.IntOr("group_size", 16);
+    if (!group) return group.error();
+    auto f = ModelOptFormat(q, "quant_algo", algo, *group, dtype);
+    if (!f) return f.error();
     for (WeightGroup& g : *weights) {
       if (!Quantizable(g) || !towers_ok(g) || skip->Matches(Spellings(g))) continue;
-      g.format = f;
-      if (g.role != ParamRole::kRoutedExperts && g.role != ParamRole::kMtp) compute = f.compute;
+      g.format = *f;
+      if (g.role != ParamRole::kRoutedExperts && g.role != ParamRole::kMtp) compute = f->compute;
     }
     return compute;
   }
