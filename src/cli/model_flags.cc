@@ -108,8 +108,7 @@ std::string DescribeModel(const ModelShape& m) {
 }
 
 std::string AutoKvFormat(const std::string& name, const ModelShape& model) {
-  if (name != "auto") return name;
-  return model.checkpoint_kv_format.empty() ? model.state_format : model.checkpoint_kv_format;
+  return name == "auto" ? VllmAutoKvFormat(model) : name;
 }
 
 }  // namespace kvbill::cli

@@ -60,8 +60,6 @@ std::int64_t UnsplitQueryHeads(const ModelShape& model, int tp) {
 
 bool ValidTensorParallel(const ModelShape& model, int tp) {
   if (tp < 1) return false;
-  const std::int64_t q = model.QueryHeads();
-  if (q > 0 && q % tp != 0) return false;
   if (UnsplitQueryHeads(model, tp) != 0) return false;
   return UnsplitKvHeads(model, tp) == 0;
 }

@@ -316,4 +316,8 @@ Result<ModelShape> LoadModel(const std::string& name_or_path,
                "\": neither a catalog name nor a config.json file (catalog: " + names + ")");
 }
 
+std::string VllmAutoKvFormat(const ModelShape& model) {
+  return model.checkpoint_kv_format.empty() ? model.state_format : model.checkpoint_kv_format;
+}
+
 }  // namespace kvbill

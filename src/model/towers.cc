@@ -217,13 +217,16 @@ Result<Int> MoonVit3dTower(const Fields& v, Int text_hidden) {
 
 Status BuildTowers(const json& root, const std::string& source, const std::string& model_type,
                    Int text_hidden, ModelBuilder* b) {
+  // The way out, on the command line and in a scenario.
+  const std::string leave_out =
+      "--text-only, or a scenario's \"model\": {\"text_only\": true}, leaves the towers out";
   if (!root.is_object()) return OkStatus();
   // Phi-3-vision (phi3_v) keeps its CLIP tower's settings in img_processor
   // (the tower is 8% of Phi-3.5-vision's parameters): not counted, so not
   // left out silently either.
   if (auto it = root.find("img_processor"); it != root.end() && it->is_object()) {
     return Error(source + ": img_processor: kvbill cannot count the image tower of model_type \"" +
-                 model_type + "\" (--text-only leaves the towers out)");
+                 model_type + "\" (" + leave_out + ")");
   }
   for (const char* key : {"vision_config", "audio_config"}) {
     auto it = root.find(key);
@@ -235,7 +238,7 @@ Status BuildTowers(const json& root, const std::string& source, const std::strin
     Result<Int> n = Int{0};
     if (k == "audio_config") {
       n = Error(source + ": audio_config: kvbill cannot count the audio tower of model_type \"" +
-                model_type + "\" (--text-only leaves the towers out)");
+                model_type + "\" (" + leave_out + ")");
     } else if (model_type == "gemma3" || type == "siglip_vision_model") {
       n = SiglipTower(v, model_type == "gemma3", text_hidden);
     } else if (model_type == "gemma4" || type == "gemma4_vision") {
@@ -254,12 +257,11 @@ Status BuildTowers(const json& root, const std::string& source, const std::strin
     } else if (model_type == "kimi_k3") {
       n = MoonVit3dTower(v, text_hidden);
     } else {
-      n = Error(
-          source + ": vision_config: kvbill cannot count the vision tower of model_type \"" +
-          model_type +
-          "\" (known: gemma3, gemma4, llama4, qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, "
-          "qwen3_5, qwen3_5_moe, kimi_k25, kimi_k3, siglip_vision_model); --text-only leaves the "
-          "towers out");
+      n = Error(source + ": vision_config: kvbill cannot count the vision tower of model_type \"" +
+                model_type +
+                "\" (known: gemma3, gemma4, llama4, qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, "
+                "qwen3_5, qwen3_5_moe, kimi_k25, kimi_k3, siglip_vision_model); " +
+                leave_out);
     }
     if (!n) return n.error();
     const ParamRole role = k == "audio_config" ? ParamRole::kAudio : ParamRole::kVision;

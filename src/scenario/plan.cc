@@ -398,7 +398,7 @@ Result<std::vector<PlanCandidate>> EnumerateCandidates(const Scenario& scenario,
     for (const auto& [k, v] : scenario.model.set) overrides.push_back(ConfigOverride{k, v});
     auto model = LoadModel(scenario.model.name, overrides, scenario.model.text_only);
     if (!model) return model.error();
-    f = model->checkpoint_kv_format.empty() ? model->state_format : model->checkpoint_kv_format;
+    f = VllmAutoKvFormat(*model);
   }
   if (weights.empty()) weights.push_back(scenario.weight_format);
   std::string names;

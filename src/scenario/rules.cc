@@ -32,14 +32,7 @@ Status ModelLoads(const ReadState& state, Scenario* s) {
   if (loaded) return OkStatus();
   const bool set_is_bad =
       !overrides.empty() && LoadModel(s->model.name, {}, s->model.text_only).ok();
-  // A tower kvbill cannot count: the scenario's way to leave it out.
-  std::string message = loaded.error().message();
-  const std::string flag = "--text-only leaves the towers out";
-  if (auto at = message.find(flag); at != std::string::npos) {
-    message.replace(at, flag.size(),
-                    "\"model\": {\"name\": ..., \"text_only\": true} leaves the towers out");
-  }
-  return Error(message).Within(state.source().name() + "#" +
+  return loaded.error().Within(state.source().name() + "#" +
                                (set_is_bad ? "/model/set" : state.At("/model/name")));
 }
 
@@ -49,8 +42,7 @@ Status KvFormatAuto(const ReadState& state, Scenario* s) {
   if (s->kv_format != "auto") return OkStatus();
   auto model = LoadModel(s->model.name, Overrides(*s), s->model.text_only);
   if (!model) return model.error().Within(state.source().name() + "#" + state.At("/kv_format"));
-  s->kv_format =
-      model->checkpoint_kv_format.empty() ? model->state_format : model->checkpoint_kv_format;
+  s->kv_format = VllmAutoKvFormat(*model);
   return OkStatus();
 }
 

@@ -386,7 +386,8 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
                         "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100}})"),
       "c.json: vision_config: kvbill cannot count the vision tower of model_type "
       "\"my_vlm\" (known: gemma3, gemma4, llama4, qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, "
-      "qwen3_5, qwen3_5_moe, kimi_k25, kimi_k3, siglip_vision_model); --text-only leaves the "
+      "qwen3_5, qwen3_5_moe, kimi_k25, kimi_k3, siglip_vision_model); --text-only, or a "
+      "scenario's \"model\": {\"text_only\": true}, leaves the "
       "towers out");
   auto text_only = ParseHfConfig(
       R"({"model_type": "my_vlm", "vision_config": {"hidden_size": 8},
@@ -599,9 +600,10 @@ TEST(ConfigReaderTest, Phi3VisionsTowerIsNotLeftOutSilently) {
           "num_attention_heads": 4, "num_key_value_heads": 4, "vocab_size": 100,
           "intermediate_size": 128,
           "img_processor": {"image_dim_out": 1024, "model_name": "openai/clip-vit-large-patch14-336"}})";
-  EXPECT_EQ(ErrorOf(json),
-            "c.json: img_processor: kvbill cannot count the image tower of model_type \"phi3_v\" "
-            "(--text-only leaves the towers out)");
+  EXPECT_EQ(
+      ErrorOf(json),
+      "c.json: img_processor: kvbill cannot count the image tower of model_type \"phi3_v\" "
+      "(--text-only, or a scenario's \"model\": {\"text_only\": true}, leaves the towers out)");
   auto text = ParseHfConfig(json, "c.json", "c", {}, /*text_only=*/true);
   ASSERT_TRUE(text.ok()) << text.error().message();
   // 2 layers x 4 KV heads x 16 x (K + V) x 2 bytes = 512.

@@ -78,7 +78,9 @@ TEST(FormatsRulesTest, TextOnlyLeavesAnUncountedTowerOut) {
   EXPECT_NE(error.find("kvbill cannot count the vision tower of model_type \"my_vlm\""),
             std::string::npos)
       << error;
-  EXPECT_NE(error.find("\"text_only\": true} leaves the towers out"), std::string::npos) << error;
+  EXPECT_NE(error.find("a scenario's \"model\": {\"text_only\": true}, leaves the towers out"),
+            std::string::npos)
+      << error;
   EXPECT_EQ(ErrorOf(R"({"model": {"name": ")" + path + R"(", "text_only": true}})"), "(parsed)");
 }
 

@@ -50,6 +50,10 @@ Result<ModelShape> LoadModel(const std::string& name_or_path,
                              const std::vector<ConfigOverride>& overrides = {},
                              bool text_only = false);
 
+// What vLLM's kv_cache_dtype "auto" stores for `model`: the KV format its
+// checkpoint declares (ModelShape::checkpoint_kv_format), else its dtype.
+std::string VllmAutoKvFormat(const ModelShape& model);
+
 struct CatalogModel {
   std::string name;         // short name, the file stem in scenarios/models/
   std::string_view config;  // the config.json text, embedded at build time
