@@ -56,11 +56,23 @@ struct EntryNumbers {
 EntryNumbers NumbersOf(const LayerShape& l, const ModelShape& m, const ElementFormat& f, int tp) {
   auto state = ParseElementFormat(m.state_format);
   const int state_bits = state ? state->element_bits : 16;
-  return EntryNumbers{static_cast<double>(LayerBitsPerToken(l, f, tp)) / 8.0,
+  return EntryNumbers{LayerBytesPerToken(l, f, tp),
                       static_cast<double>(LayerStateBits(l, state_bits, tp)) / 8.0};
 }
 
 std::string Dim(std::int64_t v) { return v > 0 ? std::to_string(v) : "-"; }
+
+// "3,850.25": whole bytes with separators, the fraction when there is one
+// (a compressed layer adds 584 / 128 bytes a token).
+std::string ExactBytes(double bytes) {
+  const auto whole = static_cast<std::int64_t>(bytes);
+  std::string out = FormatWithSeparators(whole);
+  if (bytes != static_cast<double>(whole)) {
+    const std::string fraction = TrimZeros(FormatFixed(bytes - static_cast<double>(whole), 4));
+    out += fraction.substr(fraction.find('.'));
+  }
+  return out;
+}
 
 // The inventory as a table (or CSV): one row per entry.
 Table InventoryTable(const ModelShape& m, const ElementFormat& f, int tp) {
@@ -68,7 +80,12 @@ Table InventoryTable(const ModelShape& m, const ElementFormat& f, int tp) {
            "bytes/token", "state bytes"});
   for (const LayerShape& l : m.layers) {
     const EntryNumbers n = NumbersOf(l, m, f, tp);
-    t.AddRow({std::to_string(l.index), LayerKindName(l.kind), Dim(l.kv_heads), Dim(l.qk_head_dim),
+    // A compressed layer: its ratio ("compressed 1/4"), or its window alone.
+    std::string kind = LayerKindName(l.kind);
+    if (l.IsCompressed()) {
+      kind += l.compress_ratio > 0 ? " 1/" + std::to_string(l.compress_ratio) : " window";
+    }
+    t.AddRow({std::to_string(l.index), kind, Dim(l.kv_heads), Dim(l.qk_head_dim),
               Dim(l.kv_heads > 0 ? l.v_head_dim : 0), Dim(l.latent_dim), Dim(l.indexer_dim),
               Dim(l.window), NumberOrInteger(n.bytes_per_token).dump(),
               NumberOrInteger(n.state_bytes).dump()});
@@ -179,6 +196,7 @@ int RunKv(const Args& args) {
         e["latent_dim"] = l.latent_dim;
         e["indexer_dim"] = l.indexer_dim;
         e["window"] = l.window;
+        if (l.IsCompressed()) e["compress_ratio"] = l.compress_ratio;
         e["bytes_per_token"] = NumberOrInteger(n.bytes_per_token);
         e["state_bytes_per_sequence"] = NumberOrInteger(n.state_bytes);
         inventory.push_back(e);
@@ -211,8 +229,7 @@ int RunKv(const Args& args) {
       text << DescribeModel(*model) << "\n"
            << "KV format   " << kv_format->name
            << (tp > 1 ? ", one GPU of TP=" + std::to_string(tp) : "") << "\n\n"
-           << inventory.ToText() << "per token   "
-           << FormatWithSeparators(static_cast<std::int64_t>(bytes_per_token)) << " B, state "
+           << inventory.ToText() << "per token   " << ExactBytes(bytes_per_token) << " B, state "
            << FormatWithSeparators(state) << " B per sequence\n";
     }
   } else {
@@ -244,10 +261,11 @@ int RunKv(const Args& args) {
            << TrimZeros(FormatFixed(kv_format->BitsPerElement(TypicalVectorLength(*model)), 4))
            << " bits/element incl. scales)"
            << (tp > 1 ? ", one GPU of TP=" + std::to_string(tp) : "") << "\n"
-           << "per token   " << FormatWithSeparators(static_cast<std::int64_t>(bytes_per_token))
-           << " B (" << FormatBinaryBytes(bytes_per_token) << "), every layer that keeps K/V\n"
+           << "per token   " << ExactBytes(bytes_per_token) << " B ("
+           << FormatBinaryBytes(bytes_per_token) << "), every layer that keeps K/V\n"
            << "state       " << FormatWithSeparators(state) << " B per sequence ("
-           << FormatBinaryBytes(static_cast<double>(state)) << "), linear/SSM/conv layers\n"
+           << FormatBinaryBytes(static_cast<double>(state)) << "), "
+           << (model->HasCompressedLayers() ? "compressors" : "linear/SSM/conv layers") << "\n"
            << "blocks      " << block_size << " tokens\n\n"
            << table.ToText() << "GiB = 2^30 bytes. State is not included in the KV columns.\n";
       if (!limit_warning.empty()) text << "warning [context_limit]: " << limit_warning << "\n";

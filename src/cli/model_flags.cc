@@ -48,6 +48,36 @@ std::string DescribeModel(const ModelShape& m) {
     }
   }
   out << ": " << kinds << "\n";
+  if (m.HasCompressedLayers()) {
+    // DeepSeek-V4: the layers by compress ratio, then the attention.
+    int window_only = 0, indexed = 0, dense = 0;
+    const LayerShape* first = nullptr;
+    const LayerShape* csa = nullptr;
+    int dense_ratio = 0;
+    for (const LayerShape& l : m.layers) {
+      if (!l.IsCompressed()) continue;
+      if (first == nullptr) first = &l;
+      if (l.compress_ratio == 0) {
+        ++window_only;
+      } else if (l.sparse_topk > 0) {
+        ++indexed;
+        csa = &l;
+      } else {
+        ++dense;
+        dense_ratio = l.compress_ratio;
+      }
+    }
+    out << "compressed  " << window_only << " window only";
+    if (csa != nullptr) {
+      out << ", " << indexed << " + 1 latent per " << csa->compress_ratio
+          << " tokens with an indexer key of " << csa->indexer_dim << " (top " << csa->sparse_topk
+          << " attended)";
+    }
+    if (dense > 0) out << ", " << dense << " + 1 latent per " << dense_ratio << " tokens";
+    out << "\n";
+    out << "attention   one latent of " << first->latent_dim << " per entry (key and value), "
+        << first->query_heads << " query heads\n";
+  }
   for (const LayerShape& l : m.layers) {
     if (l.IsLatent()) {
       out << "attention   MLA, latent " << l.latent_dim << " per token, " << l.query_heads
@@ -74,7 +104,7 @@ std::string DescribeModel(const ModelShape& m) {
   int indexed = 0;
   const LayerShape* with_indexer = nullptr;
   for (const LayerShape& l : m.layers) {
-    if (!l.IsLatent() && l.indexer_dim > 0) {
+    if (!l.IsLatent() && !l.IsCompressed() && l.indexer_dim > 0) {
       ++indexed;
       with_indexer = &l;
     }

@@ -47,6 +47,7 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
     const GpuSpec& gpu, const GpuKernelCurves* curves, const EngineProfile& profile,
     const OperatorModelOptions& options) {
   if (options.tensor_parallel < 1) return Error("tensor_parallel must be at least 1");
+  if (std::string gap = model.EngineGap(); !gap.empty()) return Error(gap);
   auto roofline = Roofline::Make(model, kv_format, weight_format, gpu,
                                  RooflineParams{options.tensor_parallel, 1, 1, 0});
   if (!roofline) return roofline.error();

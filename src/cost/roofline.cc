@@ -49,8 +49,46 @@ Result<Roofline> Roofline::Make(const ModelShape& model, const ElementFormat& kv
   r.flops_per_s_ = gpu.DenseFlopsPerS(*dense_format) * params.compute_efficiency;
   r.overhead_s_ = params.iteration_overhead_s;
 
+  const auto add = [&r](LayerKind k, Tokens w, double bytes, double fl) {
+    auto it = std::find_if(r.groups_.begin(), r.groups_.end(),
+                           [&](const Group& g) { return g.kind == k && g.window == w; });
+    if (it == r.groups_.end()) {
+      r.groups_.push_back(Group{k, w, 0, 0});
+      it = r.groups_.end() - 1;
+    }
+    it->kv_bytes_per_token += bytes;
+    it->attn_flops_per_token += fl;
+  };
   for (const LayerShape& l : model.layers) {
     if (!l.KeepsPerTokenKv()) continue;
+    if (l.IsCompressed()) {
+      // DeepSeek-V4: every query reads and attends the window's latents; a
+      // ratio-r layer adds one latent per r tokens, all of them (ratio 128)
+      // or the indexer's top sparse_topk (ratio 4), whose indexer scores
+      // every compressed key. Counted per token at rate 1/r, so the reads
+      // stay linear in the context between the window's and the top-k's
+      // ends (the kernel reads whole entries: within 1 entry of this).
+      const double entry = static_cast<double>(LatentEntryBits(l, kv_format)) / 8.0;
+      const double flops = 2.0 * static_cast<double>(l.query_heads) *
+                           static_cast<double>(l.qk_head_dim + l.v_head_dim) / tp;
+      add(LayerKind::kSlidingWindow, l.window, entry, flops);
+      r.kv_write_per_token_ += entry;
+      if (l.compress_ratio > 0) {
+        const double ratio = l.compress_ratio;
+        const double indexer = static_cast<double>(IndexerBitsPerToken(l)) / 8.0;
+        const double scoring =
+            2.0 * static_cast<double>(l.indexer_heads) * static_cast<double>(l.indexer_dim);
+        r.kv_write_per_token_ += (entry + indexer) / ratio;
+        if (l.sparse_topk > 0) {
+          add(LayerKind::kSlidingWindow, l.sparse_topk * l.compress_ratio, entry / ratio,
+              flops / ratio);
+          if (indexer > 0) add(LayerKind::kFullAttention, 0, indexer / ratio, scoring / ratio);
+        } else {
+          add(LayerKind::kFullAttention, 0, (entry + indexer) / ratio, (flops + scoring) / ratio);
+        }
+      }
+      continue;
+    }
     const double kv = static_cast<double>(LayerBitsPerToken(l, kv_format, r.tp_)) / 8.0;
     double qk = static_cast<double>(l.qk_head_dim), v = static_cast<double>(l.v_head_dim);
     if (l.IsLatent()) {
@@ -63,16 +101,6 @@ Result<Roofline> Roofline::Make(const ModelShape& model, const ElementFormat& kv
         l.kind == LayerKind::kSlidingWindow || l.kind == LayerKind::kChunkedAttention ? l.window
                                                                                       : 0;
     const LayerKind kind = l.IsLatent() ? LayerKind::kFullAttention : l.kind;
-    const auto add = [&r](LayerKind k, Tokens w, double bytes, double fl) {
-      auto it = std::find_if(r.groups_.begin(), r.groups_.end(),
-                             [&](const Group& g) { return g.kind == k && g.window == w; });
-      if (it == r.groups_.end()) {
-        r.groups_.push_back(Group{k, w, 0, 0});
-        it = r.groups_.end() - 1;
-      }
-      it->kv_bytes_per_token += bytes;
-      it->attn_flops_per_token += fl;
-    };
     // Sparse attention: the indexer reads every cached token's key and
     // scores it (2 x its heads x dim FLOPs, on every GPU: the key is whole
     // on each); attention reads and attends only the top sparse_topk, which

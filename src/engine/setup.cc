@@ -19,6 +19,7 @@ Result<EngineSetup> SetUpEngine(const SimulationConfig& config) {
   }
   if (config.block_size < 1) return Error("block_size must be at least 1");
   if (config.client_max_tasks < 0) return Error("client_max_tasks must be 0 (no cap) or more");
+  if (std::string gap = config.model.EngineGap(); !gap.empty()) return Error(gap);
   RooflineParams params = config.roofline;
   params.tensor_parallel = config.gpus_per_replica;
   auto roofline =

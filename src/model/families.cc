@@ -26,6 +26,7 @@ enum class Family {
   kHunyuan,        // Hunyuan MoE: per-layer lists, mixed MLP + MoE
   kGemma4,         // Gemma 4: wider full-attention heads, keys as values, MLP beside MoE
   kKimiLinear,     // Kimi Linear / Kimi-K3: Kimi Delta Attention + MLA
+  kDeepseekV4,     // DeepSeek-V4: windows + compressed latents, hyper-connections
 };
 
 enum class QkNorm {
@@ -59,6 +60,7 @@ const Style kStyles[] = {
   {"dbrx", Family::kGeneric, "transformers dbrx/modeling_dbrx.py (fused Wqkv, LayerNorms without bias, GLU experts)"},
   {"deepseek_v2", Family::kGeneric, "transformers deepseek_v2/modeling_deepseek_v2.py"},
   {"deepseek_v3", Family::kGeneric, "transformers deepseek_v3/modeling_deepseek_v3.py", QkNorm::kNone, 2, false, true, true, false, true},
+  {"deepseek_v4", Family::kDeepseekV4, "DeepSeek-V4 inference/model.py; vLLM deepseek_v4.py, deepseek_compressor.py"},
   {"deepseek_v32", Family::kGeneric, "DeepSeek-V3.2 inference/model.py; vLLM deepseek_v2.py (indexer)", QkNorm::kNone, 2, false, true, true, false, true},
   {"exaone4", Family::kGeneric, "transformers exaone4/modeling_exaone4.py", QkNorm::kPerHead},
   {"falcon", Family::kFalcon, "transformers falcon/modeling_falcon.py", QkNorm::kNone, 2, false, true, false, true},
@@ -165,6 +167,11 @@ Result<std::string> UnknownStructureKey(const Fields& f) {
 // The family of a config whose model_type has no rule, from the keys only
 // one family writes (the conventions of their modeling code).
 Family DetectFamily(const Fields& f) {
+  // DeepSeek-V4 re-saved under another model_type (sgl-project's FP8
+  // checkpoints say "deepseek_ref").
+  if (f.Has("compress_ratios") && f.Has("o_groups") && f.Has("hc_mult")) {
+    return Family::kDeepseekV4;
+  }
   if (f.Has("hybrid_override_pattern")) return Family::kNemotronH;
   if (f.Has("block_configs")) return Family::kNemotronNas;
   if (f.Has("attn_type_list")) return Family::kLightning;
@@ -1926,6 +1933,188 @@ Status BuildKimiLinear(Ctx& c) {
   return OkStatus();
 }
 
+// The compress ratio of each of `count` layers (decoder layers, then MTP
+// layers): compress_ratios, or transformers' layer_types (sliding_attention,
+// compressed_sparse_attention, heavily_compressed_attention, with the ratios
+// of compress_rates). Entries past the list are 0: transformers re-saves the
+// list without the MTP layer's, which is 0 in every release.
+Result<std::vector<int>> CompressRatios(const Fields& f, Int layers, Int count) {
+  std::vector<int> ratios(static_cast<std::size_t>(count), 0);
+  if (f.Has("compress_ratios")) {
+    const json& list = f.Get("compress_ratios");
+    if (!list.is_array() || static_cast<Int>(list.size()) < layers ||
+        static_cast<Int>(list.size()) > count) {
+      return f.Bad("compress_ratios",
+                   "must list one ratio per decoder layer (" + std::to_string(layers) +
+                       "), optionally followed by the prediction layers' (" +
+                       std::to_string(count - layers) + "), got " +
+                       (list.is_array() ? std::to_string(list.size()) + " entries" : Show(list)));
+    }
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const json& v = list[i];
+      if (!v.is_number_integer() ||
+          (v.get<Int>() != 0 && v.get<Int>() != 4 && v.get<Int>() != 128)) {
+        return f.Bad("compress_ratios[" + std::to_string(i) + "]",
+                     "must be 0 (window only), 4 (compressed with an indexer) or 128 "
+                     "(compressed without one), the ratios DeepSeek-V4 defines; got " +
+                         Show(v));
+      }
+      ratios[i] = static_cast<int>(v.get<Int>());
+    }
+    return ratios;
+  }
+  if (!f.Has("layer_types") || !f.Get("layer_types").is_array()) {
+    return f.Bad("compress_ratios",
+                 "missing (and no layer_types): DeepSeek-V4 needs one per layer");
+  }
+  int csa = 4, hca = 128;
+  if (f.Has("compress_rates") && f.Get("compress_rates").is_object()) {
+    const json& rates = f.Get("compress_rates");
+    for (auto [name, into] : {std::pair<const char*, int*>{"compressed_sparse_attention", &csa},
+                              {"heavily_compressed_attention", &hca}}) {
+      auto it = rates.find(name);
+      if (it == rates.end()) continue;
+      if (!it->is_number_integer() || (it->get<Int>() != 4 && it->get<Int>() != 128)) {
+        return f.Bad(std::string("compress_rates.") + name, "must be 4 or 128, got " + Show(*it));
+      }
+      *into = static_cast<int>(it->get<Int>());
+    }
+  }
+  const json& types = f.Get("layer_types");
+  if (static_cast<Int>(types.size()) < layers || static_cast<Int>(types.size()) > count) {
+    return f.Bad("layer_types", "must list one type per decoder layer (" + std::to_string(layers) +
+                                    "), got " + std::to_string(types.size()));
+  }
+  for (std::size_t i = 0; i < types.size(); ++i) {
+    const std::string t = types[i].is_string() ? types[i].get<std::string>() : "";
+    if (t == "sliding_attention") {
+      ratios[i] = 0;
+    } else if (t == "compressed_sparse_attention") {
+      ratios[i] = csa;
+    } else if (t == "heavily_compressed_attention") {
+      ratios[i] = hca;
+    } else {
+      return f.Bad("layer_types[" + std::to_string(i) + "]",
+                   "must be sliding_attention, compressed_sparse_attention or "
+                   "heavily_compressed_attention, got " +
+                       Show(types[i]));
+    }
+  }
+  return ratios;
+}
+
+// DeepSeek-V4 (DeepSeek's inference/model.py, vLLM's deepseek_v4.py; the
+// spec with its sources in docs/research-notes.md): every layer attends a
+// window of raw latents and, by its compress ratio, compressed latents;
+// every layer is MoE (the first num_hash_layers route by a token-id table,
+// which is a lookup, not a parameter, and has no gate bias); four
+// hyper-connection streams mix around attention and the MoE (fp32 mixers);
+// each prediction layer is a whole block with e_proj and h_proj.
+Status BuildDeepseekV4(Ctx& c) {
+  ModelBuilder& b = *c.b;
+  const Fields& f = c.f;
+  const Int n = c.d.layers, h = c.d.hidden;
+  auto mtp = MtpCount(f);
+  if (!mtp) return mtp.error();
+  auto ratios = CompressRatios(f, n, n + *mtp);
+  if (!ratios) return ratios.error();
+  const bool any_indexer = std::find(ratios->begin(), ratios->end(), 4) != ratios->end();
+  CompressedPlan a;
+  a.q_heads = c.d.heads[0];
+  a.head_dim = c.d.head_dim;
+  for (std::size_t i = 1; i < c.d.heads.size(); ++i) {
+    if (c.d.heads[i] != a.q_heads) {
+      return f.Bad("num_attention_heads", "must be one number for DeepSeek-V4");
+    }
+  }
+  if (c.d.kv_heads[0] != 1) {
+    return f.Bad("num_key_value_heads",
+                 "is " + std::to_string(c.d.kv_heads[0]) +
+                     ": DeepSeek-V4 caches one latent a token (one KV head)");
+  }
+  auto rope = f.RequiredInt({"qk_rope_head_dim"});
+  if (!rope) return rope.error();
+  if (*rope >= a.head_dim) return f.Bad("qk_rope_head_dim", "must be below head_dim");
+  a.rope = *rope;
+  auto q_lora = f.RequiredInt({"q_lora_rank"});
+  if (!q_lora) return q_lora.error();
+  a.q_lora = *q_lora;
+  auto groups = f.RequiredInt({"o_groups"});
+  if (!groups) return groups.error();
+  if ((a.q_heads * a.head_dim) % *groups != 0) {
+    return f.Bad("o_groups", std::to_string(*groups) +
+                                 " does not divide the heads' output (num_attention_heads x "
+                                 "head_dim = " +
+                                 std::to_string(a.q_heads * a.head_dim) + ")");
+  }
+  a.o_groups = *groups;
+  auto o_lora = f.RequiredInt({"o_lora_rank"});
+  if (!o_lora) return o_lora.error();
+  a.o_lora = *o_lora;
+  auto window = f.RequiredInt({"sliding_window"});
+  if (!window) return window.error();
+  a.window = *window;
+  if (any_indexer) {
+    auto index_heads = f.RequiredInt({"index_n_heads"});
+    if (!index_heads) return index_heads.error();
+    auto index_dim = f.RequiredInt({"index_head_dim"});
+    if (!index_dim) return index_dim.error();
+    auto topk = f.RequiredInt({"index_topk"});
+    if (!topk) return topk.error();
+    a.index_heads = *index_heads;
+    a.index_dim = *index_dim;
+    a.index_topk = *topk;
+  }
+  auto hc = f.RequiredInt({"hc_mult"});
+  if (!hc) return hc.error();
+  if (*hc > 64) return f.Bad("hc_mult", "is above 64");
+  const Int mix = (2 + *hc) * *hc;
+  auto experts = f.RequiredInt({"n_routed_experts"});
+  if (!experts) return experts.error();
+  auto top_k = f.RequiredInt({"num_experts_per_tok"});
+  if (!top_k) return top_k.error();
+  auto inter = f.RequiredInt({"moe_intermediate_size"});
+  if (!inter) return inter.error();
+  auto shared = f.IntOr("n_shared_experts", 0, 0);
+  if (!shared) return shared.error();
+  auto hash_layers = f.IntOr("num_hash_layers", 0, 0);
+  if (!hash_layers) return hash_layers.error();
+
+  const auto block = [&](int layer, int ratio, bool hashed) {
+    CompressedPlan plan = a;
+    plan.ratio = ratio;
+    b.CompressedAttention(layer, plan);
+    MoePlan m;
+    m.experts = *experts;
+    m.top_k = *top_k;
+    m.inter = *inter;
+    m.shared_inter = *shared * *inter;
+    b.Moe(layer, m);
+    const std::string p = b.LayerName(layer);
+    if (!hashed) b.Fp32Vector(ParamRole::kRouter, p + "ffn.gate.bias", *experts);
+    b.Norms(layer, 2, h);
+    // hc_attn / hc_ffn: fn (mix x hc*hidden), base (mix), scale (3).
+    b.Fp32Vector(ParamRole::kNorm, p + "hc", 2 * (mix * *hc * h + mix + 3));
+  };
+  for (Int i = 0; i < n; ++i) {
+    block(static_cast<int>(i), (*ratios)[static_cast<std::size_t>(i)], i < *hash_layers);
+  }
+  // The output's hyper-connection head: fn (hc x hc*hidden), base, scale.
+  b.Fp32Vector(ParamRole::kNorm, "hc_head", *hc * *hc * h + *hc + 1);
+  b.BeginMtp();
+  for (Int k = 0; k < *mtp; ++k) {
+    const int layer = static_cast<int>(n + k);
+    block(layer, (*ratios)[static_cast<std::size_t>(n + k)], false);
+    const std::string p = b.LayerName(layer);
+    b.Matrix(ParamRole::kMtp, p + "e_proj", h, h);
+    b.Matrix(ParamRole::kMtp, p + "h_proj", h, h);
+    b.Norms(layer, 3, h);  // enorm, hnorm and the head's norm
+    b.Fp32Vector(ParamRole::kMtp, p + "hc_head", *hc * *hc * h + *hc + 1);
+  }
+  b.EndOverride();
+  return OkStatus();
+}
+
 ModuleNames NamesFor(const std::string& model_type) {
   ModuleNames n;
   if (model_type == "nemotron_h") {
@@ -1965,6 +2154,14 @@ ModuleNames NamesFor(const std::string& model_type) {
   } else if (model_type == "falcon_h1") {
     n.mixer = "mamba";
     n.mlp = "feed_forward";
+  } else if (model_type == "deepseek_v4" || model_type == "deepseek_ref") {
+    // DeepSeek's own checkpoint names (inference/model.py).
+    n.layers = "layers.";
+    n.attn = "attn";
+    n.mlp = n.moe = "ffn";
+    n.gate = "w1";
+    n.up = "w3";
+    n.down = "w2";
   }
   return n;
 }
@@ -2038,6 +2235,9 @@ Result<TextModel> BuildTextModel(const Fields& f, const std::string& model_type,
       break;
     case Family::kKimiLinear:
       built = BuildKimiLinear(c);
+      break;
+    case Family::kDeepseekV4:
+      built = BuildDeepseekV4(c);
       break;
   }
   if (!built) return built.error();

@@ -43,6 +43,26 @@ std::int64_t DsMlaBits(const LayerShape& layer) {
   return compressed * 8 + (compressed + 127) / 128 * 32 + layer.rope_dim * 16;
 }
 
+// DeepSeek-V4's latent in an fp8 cache (vLLM's fp8_ds_mla for V4, SGLang's
+// fp8_e4m3 pool): the non-rotary part in fp8 with one UE8M0 scale byte per
+// 64 elements and one pad byte, the rotary key in bf16 (448 + 7 + 1 + 128 =
+// 584 bytes for a 512-wide latent with a 64-wide rope). Other formats store
+// the latent as a plain vector.
+std::int64_t CompressedEntryBits(const LayerShape& layer, const ElementFormat& format) {
+  if (layer.rope_dim > 0 && format.element_bits == 8 && format.name.rfind("fp8", 0) == 0) {
+    const std::int64_t compressed = layer.latent_dim - layer.rope_dim;
+    return compressed * 8 + (compressed + 63) / 64 * 8 + 8 + layer.rope_dim * 16;
+  }
+  return format.VectorBits(layer.latent_dim);
+}
+
+// Bits of one compressed entry and its indexer key (ratio-4 layers).
+std::int64_t CompressedGroupBits(const LayerShape& layer, const ElementFormat& format) {
+  return layer.compress_ratio > 0 ? CompressedEntryBits(layer, format) + IndexerBitsOf(layer) : 0;
+}
+
+Tokens CeilDivTokens(Tokens a, Tokens b) { return (a + b - 1) / b; }
+
 std::int64_t SplitCeil(std::int64_t elements, int tp) {
   return tp <= 1 ? elements : (elements + tp - 1) / tp;
 }
@@ -55,6 +75,20 @@ Tokens FirstResident(const LayerShape& layer, Tokens ctx) {
 }  // namespace
 
 std::int64_t IndexerBitsPerToken(const LayerShape& layer) { return IndexerBitsOf(layer); }
+
+std::int64_t LatentEntryBits(const LayerShape& layer, const ElementFormat& format) {
+  return layer.IsCompressed() ? CompressedEntryBits(layer, format) : 0;
+}
+
+double LayerBytesPerToken(const LayerShape& layer, const ElementFormat& format,
+                          int tensor_parallel) {
+  if (layer.IsCompressed()) {
+    if (layer.compress_ratio <= 0) return 0;
+    return static_cast<double>(CompressedGroupBits(layer, format)) /
+           static_cast<double>(layer.compress_ratio) / 8.0;
+  }
+  return static_cast<double>(LayerBitsPerToken(layer, format, tensor_parallel)) / 8.0;
+}
 
 std::int64_t LayerBitsPerToken(const LayerShape& layer, const ElementFormat& format,
                                int tensor_parallel) {
@@ -70,6 +104,12 @@ std::int64_t LayerBitsPerToken(const LayerShape& layer, const ElementFormat& for
       return HeadsPerGpu(layer.kv_heads, tensor_parallel) *
                  (format.VectorBits(layer.qk_head_dim) + format.VectorBits(layer.v_head_dim)) +
              IndexerBitsOf(layer);
+    case LayerKind::kCompressedLatent:
+      // Whole on every GPU, like an MLA latent; rounded up to whole bits
+      // (LayerBytesPerToken is exact).
+      return layer.compress_ratio > 0
+                 ? CeilDivTokens(CompressedGroupBits(layer, format), layer.compress_ratio)
+                 : 0;
     case LayerKind::kLinearState:
     case LayerKind::kMambaState:
     case LayerKind::kConvState:
@@ -81,14 +121,22 @@ std::int64_t LayerBitsPerToken(const LayerShape& layer, const ElementFormat& for
 
 double BytesPerToken(const ModelShape& model, const ElementFormat& format, int tensor_parallel) {
   std::int64_t bits = 0;
-  for (const LayerShape& l : model.layers) bits += LayerBitsPerToken(l, format, tensor_parallel);
-  return static_cast<double>(bits) / 8.0;
+  double compressed = 0;
+  for (const LayerShape& l : model.layers) {
+    if (l.IsCompressed()) {
+      compressed += LayerBytesPerToken(l, format, tensor_parallel);
+    } else {
+      bits += LayerBitsPerToken(l, format, tensor_parallel);
+    }
+  }
+  return static_cast<double>(bits) / 8.0 + compressed;
 }
 
 Tokens ResidentTokens(const LayerShape& layer, Tokens ctx) {
   if (ctx <= 0) return 0;
   switch (layer.kind) {
     case LayerKind::kSlidingWindow:
+    case LayerKind::kCompressedLatent:  // its window of raw latents
       return std::min(ctx, layer.window);
     case LayerKind::kChunkedAttention:
       return ctx - layer.window * ((ctx - 1) / layer.window);
@@ -129,6 +177,21 @@ SequenceFootprint Sum(const ModelShape& model, const ElementFormat& format, Toke
   std::int64_t bits = 0, rounded_bits = 0;
   bool saturated = false;
   for (const LayerShape& l : model.layers) {
+    if (l.IsCompressed()) {
+      // The window of raw latents (sliding blocks), and one entry (with its
+      // indexer key) per compress_ratio tokens; a block holds the entries
+      // of its tokens, at least one.
+      const std::int64_t entry = CompressedEntryBits(l, format);
+      AddBits(&bits, entry, ResidentTokens(l, ctx), 1, &saturated);
+      AddBits(&rounded_bits, entry, ResidentBlocks(l, ctx, block_size), block_size, &saturated);
+      if (l.compress_ratio > 0) {
+        const std::int64_t group = CompressedGroupBits(l, format);
+        const Tokens r = l.compress_ratio, unit = std::max<Tokens>(block_size, r);
+        AddBits(&bits, group, ctx / r, 1, &saturated);
+        AddBits(&rounded_bits, group, CeilDivTokens(ctx, unit), unit / r, &saturated);
+      }
+      continue;
+    }
     const std::int64_t per_token = LayerBitsPerToken(l, format, tensor_parallel);
     Tokens at = ctx;
     // Chunked layers peak at the last token of a full chunk: min(ctx, chunk)
@@ -156,6 +219,8 @@ SequenceFootprint PeakFootprint(const ModelShape& model, const ElementFormat& fo
 }
 
 std::int64_t LayerStateBits(const LayerShape& l, int state_bits, int tensor_parallel) {
+  // A compressed layer's compressor state: whole on every GPU, in its own bits.
+  if (l.IsCompressed()) return l.recurrent_state_elements * l.recurrent_state_bits;
   if (!l.HoldsState()) return 0;
   const std::int64_t recurrent_bits =
       l.recurrent_state_bits > 0 ? l.recurrent_state_bits : state_bits;

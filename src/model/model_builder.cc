@@ -5,7 +5,7 @@
 namespace kvbill::model_config {
 
 void ModelBuilder::Add(ParamRole role, const std::string& name, Int rows, Int cols, Int copies,
-                       bool linear, Int active_copies) {
+                       bool linear, Int active_copies, bool fp32) {
   if (rows <= 0 || cols <= 0 || copies <= 0 || !too_large_at_.empty()) return;
   Int n = 0;
   if (__builtin_mul_overflow(rows, cols, &n) || __builtin_mul_overflow(n, copies, &n) ||
@@ -21,6 +21,7 @@ void ModelBuilder::Add(ParamRole role, const std::string& name, Int rows, Int co
   g.copies = copies;
   g.active_copies = active_copies < 0 ? copies : active_copies;
   g.linear = linear;
+  g.fp32 = fp32;
   weights_.push_back(std::move(g));
 }
 
@@ -34,6 +35,62 @@ void ModelBuilder::Matrix(ParamRole role, const std::string& name, Int rows, Int
 
 void ModelBuilder::Vector(ParamRole role, const std::string& name, Int elements) {
   Add(role, name, 1, elements, 1, false);
+}
+
+void ModelBuilder::Fp32Vector(ParamRole role, const std::string& name, Int elements) {
+  Add(role, name, 1, elements, 1, false, -1, true);
+}
+
+void ModelBuilder::CompressedAttention(int layer, const CompressedPlan& a) {
+  const std::string p = LayerName(layer) + names_.attn + ".";
+  const Int h = hidden_, hd = a.head_dim, heads = a.q_heads;
+  Matrix(ParamRole::kAttention, p + "wq_a", a.q_lora, h);
+  Vector(ParamRole::kAttention, p + "q_norm", a.q_lora);
+  Matrix(ParamRole::kAttention, p + "wq_b", heads * hd, a.q_lora);
+  Matrix(ParamRole::kAttention, p + "wkv", hd, h);
+  Vector(ParamRole::kAttention, p + "kv_norm", hd);
+  // Grouped low-rank output: each of o_groups maps its heads' outputs
+  // (heads x hd / o_groups) to o_lora; wo_b maps the groups to hidden.
+  Matrix(ParamRole::kAttention, p + "wo_a", a.o_groups * a.o_lora, heads * hd / a.o_groups);
+  Matrix(ParamRole::kAttention, p + "wo_b", h, a.o_groups * a.o_lora);
+  Fp32Vector(ParamRole::kAttention, p + "attn_sink", heads);
+  // A compressor over `width`: learned position biases (fp32), its kv and
+  // gate projections (kept in bf16 by the checkpoint) and a norm. Ratio 4
+  // overlaps two windows, so its projections are twice as wide.
+  const auto compressor = [&](const std::string& at, Int ratio, Int width) {
+    const Int coff = ratio == 4 ? 2 : 1;
+    Fp32Vector(ParamRole::kAttention, at + "ape", ratio * coff * width);
+    Add(ParamRole::kAttention, at + "wkv", coff * width, h, 1, false);
+    Add(ParamRole::kAttention, at + "wgate", coff * width, h, 1, false);
+    Vector(ParamRole::kAttention, at + "norm", width);
+    // Per sequence: kv and score states of coff x ratio rows of coff x width.
+    return 2 * (coff * ratio) * (coff * width);
+  };
+  LayerShape e;
+  e.kind = LayerKind::kCompressedLatent;
+  e.index = layer;
+  e.query_heads = heads;
+  e.qk_head_dim = hd;
+  e.v_head_dim = hd;
+  e.latent_dim = hd;
+  e.rope_dim = a.rope;
+  e.window = a.window;
+  e.compress_ratio = a.ratio;
+  e.attention_sinks = true;
+  if (a.ratio > 0) {
+    e.recurrent_state_elements = compressor(p + "compressor.", a.ratio, hd);
+    e.recurrent_state_bits = 32;
+  }
+  if (a.ratio == 4) {
+    const std::string ip = p + "indexer.";
+    Matrix(ParamRole::kAttention, ip + "wq_b", a.index_heads * a.index_dim, a.q_lora);
+    Add(ParamRole::kAttention, ip + "weights_proj", a.index_heads, h, 1, false);
+    e.recurrent_state_elements += compressor(ip + "compressor.", 4, a.index_dim);
+    e.indexer_dim = a.index_dim;
+    e.indexer_heads = a.index_heads;
+    e.sparse_topk = a.index_topk;
+  }
+  Entry(e);
 }
 
 void ModelBuilder::Attention(int layer, const AttnPlan& a) {

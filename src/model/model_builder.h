@@ -100,6 +100,19 @@ struct KdaPlan {
   bool full_rank_gate = false;
 };
 
+// DeepSeek-V4's attention (inference/model.py; vLLM deepseek_v4): queries
+// through a q latent, one 512-wide latent per token that is both key and
+// value, a grouped low-rank output projection, a sink logit per head; a
+// compressor per ratio-4 or ratio-128 layer, and on ratio-4 layers a
+// lightning indexer with a compressor of its own.
+struct CompressedPlan {
+  Int q_heads = 0, head_dim = 0, rope = 0, q_lora = 0, o_groups = 1, o_lora = 0;
+  Tokens window = 0;
+  int ratio = 0;  // 0, 4 or 128
+  Int index_heads = 0, index_dim = 0;
+  Tokens index_topk = 0;
+};
+
 struct GdnPlan {
   Int key_heads = 0, value_heads = 0, key_dim = 0, value_dim = 0, conv = 4;
   int ssm_bits = 0;
@@ -121,6 +134,7 @@ class ModelBuilder {
   void Mamba2(int layer, const Mamba2Plan& m);
   void GatedDeltaNet(int layer, const GdnPlan& g);
   void Kda(int layer, const KdaPlan& k);
+  void CompressedAttention(int layer, const CompressedPlan& a);
   // MiniMax lightning attention: a heads x head_dim x head_dim state.
   void Lightning(int layer, Int heads, Int head_dim);
   // LFM2 short convolution over `width` channels with a kernel of `kernel`.
@@ -135,6 +149,9 @@ class ModelBuilder {
   // Any other tensor: a matrix (linear) or a vector of `elements`.
   void Matrix(ParamRole role, const std::string& name, Int rows, Int cols, Int copies = 1);
   void Vector(ParamRole role, const std::string& name, Int elements);
+  // A vector the checkpoint keeps in fp32 whatever its dtype and
+  // quantization (DeepSeek-V4's hyper-connection mixers, sinks, biases).
+  void Fp32Vector(ParamRole role, const std::string& name, Int elements);
 
   // Everything added after BeginMtp() is counted as MTP and adds no
   // inventory entry; after BeginTower(role) as vision or audio.
@@ -168,7 +185,7 @@ class ModelBuilder {
 
  private:
   void Add(ParamRole role, const std::string& name, Int rows, Int cols, Int copies, bool linear,
-           Int active_copies = -1);
+           Int active_copies = -1, bool fp32 = false);
   void Entry(const LayerShape& entry);
 
   Int hidden_;

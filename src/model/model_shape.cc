@@ -24,15 +24,18 @@ const char* LayerKindName(LayerKind kind) {
       return "conv";
     case LayerKind::kNoOp:
       return "none";
+    case LayerKind::kCompressedLatent:
+      return "compressed";
   }
   return "unknown";
 }
 
 const std::vector<LayerKind>& AllLayerKinds() {
   static const std::vector<LayerKind> kinds = {
-      LayerKind::kFullAttention, LayerKind::kLatentAttention,  LayerKind::kSparseLatentAttention,
-      LayerKind::kSlidingWindow, LayerKind::kChunkedAttention, LayerKind::kLinearState,
-      LayerKind::kMambaState,    LayerKind::kConvState,        LayerKind::kNoOp};
+      LayerKind::kFullAttention,   LayerKind::kLatentAttention,  LayerKind::kSparseLatentAttention,
+      LayerKind::kSlidingWindow,   LayerKind::kChunkedAttention, LayerKind::kLinearState,
+      LayerKind::kMambaState,      LayerKind::kConvState,        LayerKind::kNoOp,
+      LayerKind::kCompressedLatent};
   return kinds;
 }
 
@@ -46,6 +49,19 @@ int ModelShape::DecoderLayers() const { return layers.empty() ? 0 : layers.back(
 bool ModelShape::HasState() const {
   return std::any_of(layers.begin(), layers.end(),
                      [](const LayerShape& l) { return l.HoldsState(); });
+}
+
+bool ModelShape::HasCompressedLayers() const {
+  return std::any_of(layers.begin(), layers.end(),
+                     [](const LayerShape& l) { return l.IsCompressed(); });
+}
+
+std::string ModelShape::EngineGap() const {
+  if (!HasCompressedLayers()) return "";
+  return "model \"" + name +
+         "\" has DeepSeek-V4 compressed attention (a window of latents, plus one compressed "
+         "latent per 4 or 128 tokens), whose KV pages and kernels the engine does not model "
+         "yet: `kvbill kv` and `kvbill fit` size it, simulate, sweep, compare and plan do not";
 }
 
 std::int64_t ModelShape::MaxKvHeads() const {

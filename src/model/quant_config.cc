@@ -464,6 +464,33 @@ Status AssignModelOptMixed(const Fields& q, bool text_only, const WeightFormat& 
 
 }  // namespace
 
+Status ApplyExpertDtype(const Fields& f, const json* quant, std::vector<WeightGroup>* weights) {
+  if (!f.Has("expert_dtype")) return OkStatus();
+  const json& v = f.Get("expert_dtype");
+  const std::string dtype = v.is_string() ? v.get<std::string>() : "";
+  if (dtype != "fp4" && dtype != "fp8") {
+    return f.Bad("expert_dtype", "must be \"fp4\" or \"fp8\", got " + v.dump());
+  }
+  // Only DeepSeek's own fp8 checkpoint stores experts by expert_dtype; a
+  // re-quantized one (ModelOpt, compressed-tensors) says how in its
+  // quantization_config.
+  const bool own_fp8 = quant != nullptr && quant->is_object() &&
+                       quant->value("quant_method", std::string()) == "fp8";
+  if (dtype != "fp4" || !own_fp8) return OkStatus();
+  auto mx = WeightFormatFromElement("mxfp4");
+  if (!mx) return mx.error();
+  for (WeightGroup& g : *weights) {
+    if (g.role == ParamRole::kRoutedExperts && g.linear) {
+      mx->compute = g.format.compute;
+      g.format = *mx;
+    } else if (g.role == ParamRole::kMtp && g.linear && g.copies > 1) {
+      mx->compute = g.format.compute;
+      g.format = *mx;  // the prediction layer's routed experts
+    }
+  }
+  return OkStatus();
+}
+
 std::string CheckpointKvFormat(const json* quant) {
   if (quant == nullptr || !quant->is_object()) return "";
   // compressed-tensors (and ModelOpt's config.json form): kv_cache_scheme.
@@ -497,7 +524,9 @@ Result<WeightFormat> DtypeFormat(const std::string& dtype, const Fields& where,
 Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields, bool text_only,
                                         const WeightFormat& dtype,
                                         std::vector<WeightGroup>* weights) {
-  for (WeightGroup& g : *weights) g.format = dtype;
+  auto fp32 = WeightFormatFromElement("fp32");
+  if (!fp32) return fp32.error();
+  for (WeightGroup& g : *weights) g.format = g.fp32 ? *fp32 : dtype;
   std::string compute = dtype.compute;
   if (quant == nullptr || quant->is_null()) return compute;
   if (!quant->is_object()) return fields.Bad("quantization_config", "must be an object");
@@ -524,7 +553,8 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
       }
       f.block_rows = static_cast<int>(std::min<Int>((**block)[0], 1 << 30));
       f.block_cols = static_cast<int>(std::min<Int>((**block)[1], 1 << 30));
-      f.block_bits = 32;
+      // DeepSeek-V4 stores its block scales as UE8M0 bytes (scale_fmt).
+      f.block_bits = q.StringOr("scale_fmt", "") == "ue8m0" ? 8 : 32;
       f.name = "fp8-e4m3 (" + std::to_string(f.block_rows) + "x" + std::to_string(f.block_cols) +
                " blocks)";
     } else {

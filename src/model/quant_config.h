@@ -28,6 +28,12 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
                                         const WeightFormat& dtype,
                                         std::vector<WeightGroup>* weights);
 
+// DeepSeek-V4's expert_dtype: "fp4" stores the routed experts (those of
+// the prediction layers too) in MXFP4 (an E8M0 scale per 32) in DeepSeek's
+// own fp8 checkpoint; "fp8" leaves them to quantization_config. A bad value
+// names the key.
+Status ApplyExpertDtype(const Fields& f, const json* quant, std::vector<WeightGroup>* weights);
+
 // The KV cache format a quantization_config declares (an 8-bit float
 // kv_cache_scheme, kv_cache_quant_algo FP8): "fp8-e4m3", or "" for none.
 std::string CheckpointKvFormat(const json* quant);

@@ -145,5 +145,30 @@ TEST(RooflineCostModelTest, SparseAttentionReadsItsTopKAndEveryIndexerKey) {
   EXPECT_DOUBLE_EQ(r3->KvReadBytes(10000), 461377536.0);
 }
 
+// DeepSeek-V4-Flash in fp8 (584-byte latents, 132-byte indexer keys): every
+// one of the 43 layers reads its 128-token window; the 21 ratio-4 layers
+// read their top 512 compressed latents (2,048 tokens' worth at 146 B a
+// token) and every indexer key (33 B a token); the 20 ratio-128 layers read
+// every compressed latent (4.5625 B a token). At 10,000: 43 x 128 x 584 +
+// 21 x 146 x 2,048 + 21 x 33 x 10,000 + 20 x 4.5625 x 10,000 = 3,214,336 +
+// 6,279,168 + 6,930,000 + 912,500 = 17,336,004 B. At 1,000 (top-k not
+// full): 3,214,336 + 21 x 179 x 1,000 + 91,250 = 7,064,586 B.
+TEST(RooflineCostModelTest, CompressedLayersReadWindowTopKAndEveryCompressedKey) {
+  auto gpu = LookupGpu("h200");
+  ASSERT_TRUE(gpu.ok());
+  const std::string dir = std::string(KVBILL_SOURCE_DIR) + "/tests/data/configs/";
+  auto v4 = LoadModel(dir + "deepseek-v4-flash.json");
+  ASSERT_TRUE(v4.ok()) << v4.error().message();
+  auto r = Roofline::Make(*v4, Fmt("fp8"), "auto", *gpu, RooflineParams{4, 0.7, 0.6, 0.001});
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_DOUBLE_EQ(r->KvReadBytes(10000), 17336004.0);
+  EXPECT_DOUBLE_EQ(r->KvReadBytes(1000), 7064586.0);
+  // Writes per token: a window latent on every layer, and the compressed
+  // share: 43 x 584 + 21 x 179 + 20 x 4.5625 = 25,112 + 3,759 + 91.25.
+  EXPECT_DOUBLE_EQ(r->KvWriteBytesPerToken(), 28962.25);
+  const RooflineCostModel m(*r);
+  ExpectLinesMatchSteps(m, {100, 1500, 20000}, 1000);
+}
+
 }  // namespace
 }  // namespace kvbill

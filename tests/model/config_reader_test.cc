@@ -358,21 +358,22 @@ TEST(ConfigReaderTest, SparseIndexerKeyBesideTheLatent) {
 
 // What cannot be told is an error naming the key and the model type.
 TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
-  EXPECT_EQ(ErrorOf(R"({"model_type": "my_hybrid", "num_hidden_layers": 2, "hidden_size": 64,
+  EXPECT_EQ(
+      ErrorOf(R"({"model_type": "my_hybrid", "num_hidden_layers": 2, "hidden_size": 64,
                         "num_attention_heads": 4, "vocab_size": 100, "mamba_d_state": 16})"),
-            "c.json: mamba_d_state: kvbill cannot tell which layers keep KV for model_type "
-            "\"my_hybrid\": the key is not read by its generic rules (model types with a family "
-            "rule: PanguEmbedded, bloom, chatglm, cohere, cohere2, dbrx, deepseek_v2, "
-            "deepseek_v3, deepseek_v32, exaone4, falcon, falcon_h1, gemma, gemma2, gemma3, "
-            "gemma3_text, gemma4, gemma4_text, glm4_moe, glm4_moe_lite, glm_moe_dsa, gpt_bigcode, "
-            "gpt_neox, gpt_oss, "
-            "granite, granitemoe, granitemoehybrid, hunyuan, hunyuan_v1_moe, jamba, kimi_k2, "
-            "kimi_linear, laguna, lfm2, llama, llama4, llama4_text, mimo, mimo_v2_flash, minimax, "
-            "minimax_m1, minimax_m2, minimax_m3, mistral, mixtral, mpt, nemotron-nas, nemotron_h, "
-            "phi, phi-msft, phi3, "
-            "phimoe, "
-            "qwen, qwen2, qwen2_5_vl, qwen2_moe, qwen2_vl, qwen3, qwen3_5_moe_text, qwen3_5_text, "
-            "qwen3_moe, qwen3_next, qwen3_vl_moe_text, qwen3_vl_text, smollm3, starcoder2)");
+      "c.json: mamba_d_state: kvbill cannot tell which layers keep KV for model_type "
+      "\"my_hybrid\": the key is not read by its generic rules (model types with a family "
+      "rule: PanguEmbedded, bloom, chatglm, cohere, cohere2, dbrx, deepseek_v2, "
+      "deepseek_v3, deepseek_v32, deepseek_v4, exaone4, falcon, falcon_h1, gemma, gemma2, gemma3, "
+      "gemma3_text, gemma4, gemma4_text, glm4_moe, glm4_moe_lite, glm_moe_dsa, gpt_bigcode, "
+      "gpt_neox, gpt_oss, "
+      "granite, granitemoe, granitemoehybrid, hunyuan, hunyuan_v1_moe, jamba, kimi_k2, "
+      "kimi_linear, laguna, lfm2, llama, llama4, llama4_text, mimo, mimo_v2_flash, minimax, "
+      "minimax_m1, minimax_m2, minimax_m3, mistral, mixtral, mpt, nemotron-nas, nemotron_h, "
+      "phi, phi-msft, phi3, "
+      "phimoe, "
+      "qwen, qwen2, qwen2_5_vl, qwen2_moe, qwen2_vl, qwen3, qwen3_5_moe_text, qwen3_5_text, "
+      "qwen3_moe, qwen3_next, qwen3_vl_moe_text, qwen3_vl_text, smollm3, starcoder2)");
   EXPECT_EQ(ErrorOf(R"({"model_type": "lfm2", "num_hidden_layers": 2, "hidden_size": 64,
                         "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
                         "layer_types": ["conv", "banana"]})"),

@@ -117,6 +117,15 @@ struct Expected {
 //   marks keep one bf16 indexer key of sparse_index_dim 128 (vLLM
 //   minimax_m3/common/indexer.py: num_kv_heads 1, key only): 57 x 256 =
 //   14,592; 137,472.
+// deepseek-v4-flash (and its sgl-project FP8 copy): compress_ratios [0, 0,
+//   then 4, 128 alternating, 4] over 43 layers: 2 window-only, 21 ratio 4, 20
+//   ratio 128. In bf16 the 512-wide latent is 1,024 B, the indexer key fp8
+//   with an fp32 scale 132 B (vLLM's indexer cache whatever the KV format):
+//   21 x (1,024 + 132) / 4 + 20 x 1,024 / 128 = 6,069 + 160 = 6,229 a token;
+//   the 128-token windows are a constant of the footprint. fp32 compressor
+//   state per sequence (vLLM CompressorStateCache): ratio 4: 2 x 8 x 1,024 x
+//   4 + its indexer's 2 x 8 x 256 x 4 = 81,920; ratio 128: 2 x 128 x 512 x 4
+//   = 524,288: 21 x 81,920 + 20 x 524,288 = 12,206,080.
 // laguna-xs.2: 40 x 8 x 128 x 4 = 163,840 (30 sliding of 512; the 48 / 64
 //   query heads per layer do not touch the KV).  laguna-s-2.1: 48 x 8 x 128
 //   x 4 = 196,608 (36 sliding).
@@ -189,6 +198,19 @@ const std::vector<Expected>& Table() {
        {37e9, 0.03, Count::kActive}},
       // Card: 685B (the V3 shape plus indexers).
       {"deepseek-v3.2.json", 78324, 0, "mla_indexer=61", {685e9, 0.03, Count::kCheckpoint}, {}},
+      // Card: 284B total, 13B activated (ExactCountsOfDeepSeekV4).
+      {"deepseek-v4-flash.json",
+       6229,
+       12206080,
+       "compressed=43",
+       {284e9, 0.01, Count::kTotal},
+       {13e9, 0.03, Count::kActiveNoEmbedding}},
+      {"deepseek-v4-flash-fp8-sgl.json",
+       6229,
+       12206080,
+       "compressed=43",
+       {284e9, 0.01, Count::kTotal},
+       {13e9, 0.03, Count::kActiveNoEmbedding}},
       // fetchwiki/mistralai-Devstral-Small-2507 index: total_parameters 23,572,403,200.
       {"devstral-small-2507.json",
        163840,
@@ -500,7 +522,10 @@ TEST(RealConfigsTest, Fp8HalvesBf16AndNvfp4CarriesItsScales) {
   for (const Expected& e : Table()) {
     SCOPED_TRACE(e.file);
     const ModelShape m = Load(e.file);
-    if (m.model_type == "deepseek_v32" || m.model_type == "glm_moe_dsa") continue;  // below
+    if (m.model_type == "deepseek_v32" || m.model_type == "glm_moe_dsa" ||
+        m.HasCompressedLayers()) {
+      continue;  // below, and ExactCountsOfDeepSeekV4
+    }
     double indexer_bytes = 0;  // fp8 + scale beside MLA, indexer_bits beside GQA
     for (const LayerShape& l : m.layers) {
       if (l.indexer_dim <= 0) continue;
@@ -665,6 +690,86 @@ TEST(RealConfigsTest, ExactCountsOfRecentFamilies) {
   EXPECT_EQ(StateBytesPerSequence(*low_rank), 449372160);
 }
 
+// DeepSeek-V4-Flash worked by hand (DeepSeek's inference/model.py; d 4,096,
+// 64 heads of 512, q_lora 1,024, o_groups 8 of o_lora 1,024, indexer 64
+// heads of 128, 256 experts of 2,048, top 6, vocab 129,280, 43 layers, 3
+// hash-routed, hc_mult 4 so mix = (2 + 4) x 4 = 24):
+//   attention 4,096 x 1,024 + 1,024 + 1,024 x 32,768 + 4,096 x 512 + 512 +
+//     32,768 x 1,024 (wo_a) + 8,192 x 4,096 (wo_b) + 64 sinks = 106,956,352;
+//   compressor ratio 4: 4 x 2 x 512 (ape) + 2 x 4,096 x 1,024 + 512 =
+//     8,393,216; ratio 128: 128 x 512 + 2 x 4,096 x 512 + 512 = 4,260,352;
+//   indexer: 1,024 x 8,192 + 4,096 x 64 + its compressor 4 x 2 x 128 + 2 x
+//     4,096 x 256 + 128 = 10,749,056;
+//   a layer without compressor: attention + gate 256 x 4,096 + 256 experts x
+//     3 x 4,096 x 2,048 + shared 25,165,824 + hyper-connections 2 x 24 x 4 x
+//     4,096 + 2 x 24 + 6 = 786,486 + norms 8,192 = 6,576,416,374;
+//   43 of them + 40 gate biases x 256 + 21 x (8,393,216 + 10,749,056) + 20 x
+//     4,260,352 + embedding and head 2 x 529,530,880 + final norm 4,096 + the
+//     head's mixer 4 x 16,384 + 4 + 1 = 284,332,240,471 (card: 284B).
+//   The prediction layer: a window-only block with a gate bias, 2 x 4,096^2
+//   (e_proj, h_proj), 3 norms and a head mixer: 6,610,048,891.
+//   Active without the input embedding: 6 of 256 experts: 13,270,101,591
+//   (card: 13B).
+// Weights (expert_dtype fp4): routed experts 277,025,390,592 in MXFP4 (4.25
+// bits) = 147,169,738,752 B; fp8 linear layers with one UE8M0 byte per
+// 128 x 128 block (scale_fmt); compressor and indexer weights_proj, routers,
+// embedding, head and norms bf16; mixers, ape, sinks and gate biases fp32:
+// 155,997,081,820 B in all. The sgl-project copy (no expert_dtype: experts in
+// fp8 blocks): 285,869,641,948 B.
+TEST(RealConfigsTest, ExactCountsOfDeepSeekV4) {
+  const ModelShape v4 = Load("deepseek-v4-flash.json");
+  EXPECT_EQ(v4.params.Total(), 284332240471LL);
+  EXPECT_EQ(v4.params.mtp, 6610048891LL);
+  EXPECT_EQ(v4.params.Active() - v4.params.embedding, 13270101591LL);
+  auto bytes = ComputeWeightBytes(v4, "auto");
+  ASSERT_TRUE(bytes.ok());
+  EXPECT_EQ(bytes->total, 155997081820LL);
+  EXPECT_EQ(bytes->routed_experts, 147169738752LL);
+  auto sgl_bytes = ComputeWeightBytes(Load("deepseek-v4-flash-fp8-sgl.json"), "auto");
+  ASSERT_TRUE(sgl_bytes.ok());
+  EXPECT_EQ(sgl_bytes->total, 285869641948LL);
+  // fp8: vLLM's fp8_ds_mla entry for V4: 448 fp8 + 7 UE8M0 scale bytes + 1
+  // pad + 64 x 2 rope = 584 B: 21 x (584 + 132) / 4 + 20 x 584 / 128 =
+  // 3,759 + 91.25 = 3,850.25 a token.
+  EXPECT_EQ(BytesPerToken(v4, Fmt("fp8")), 3850.25);
+  // Whole on every GPU (one latent, like MLA).
+  EXPECT_EQ(BytesPerToken(v4, Fmt("fp8"), 8), 3850.25);
+  EXPECT_EQ(StateBytesPerSequence(v4, 8), 12206080);
+  // At 1,048,576 tokens: 21 x 262,144 x 716 + 20 x 8,192 x 584 + 43 x 128 x
+  // 584 = 3,941,597,184 + 95,682,560 + 3,214,336 = 4,040,494,080.
+  EXPECT_EQ(Footprint(v4, Fmt("fp8"), 1048576, 256).kv_bytes, 4040494080LL);
+  // At 129 tokens in 16-token blocks: exact 43 x 128 x 584 + 21 x 32 x 716 +
+  // 20 x 1 x 584 = 3,214,336 + 481,152 + 11,680 = 3,707,168; rounded, the
+  // window spans positions 1..128 (9 blocks), a ratio-4 layer holds 4
+  // entries per block (9 blocks), a ratio-128 one whole 128-token units (2):
+  // 43 x 9 x 16 x 584 + 21 x 36 x 716 + 20 x 2 x 584 = 3,616,128 + 541,296 +
+  // 23,360 = 4,180,784.
+  const SequenceFootprint at129 = Footprint(v4, Fmt("fp8"), 129, 16);
+  EXPECT_EQ(at129.kv_bytes, 3707168);
+  EXPECT_EQ(at129.block_rounded_bytes, 4180784);
+  // Below the window and the first compressed entry: 3 latents a layer.
+  EXPECT_EQ(Footprint(v4, Fmt("fp8"), 3, 16).kv_bytes, 43 * 3 * 584);
+  // transformers' layer_types spelling gives the same layers.
+  std::ifstream in(kDir + "deepseek-v4-flash.json");
+  auto cfg = nlohmann::json::parse(in);
+  nlohmann::json types = nlohmann::json::array();
+  for (int i = 0; i < 43; ++i) {
+    const int r = cfg["compress_ratios"][static_cast<std::size_t>(i)].get<int>();
+    types.push_back(r == 0   ? "sliding_attention"
+                    : r == 4 ? "compressed_sparse_attention"
+                             : "heavily_compressed_attention");
+  }
+  cfg.erase("compress_ratios");
+  cfg["layer_types"] = types;
+  auto hf = ParseHfConfig(cfg.dump(), "hf.json", "hf");
+  ASSERT_TRUE(hf.ok()) << hf.error().message();
+  EXPECT_EQ(BytesPerToken(*hf, Fmt("fp8")), 3850.25);
+  EXPECT_EQ(hf->params.Total(), 284332240471LL);
+  // The engine does not replay it; it says why.
+  EXPECT_NE(v4.EngineGap().find("compressed attention"), std::string::npos);
+  EXPECT_TRUE(Load("llama-3.1-8b.json").EngineGap().empty());
+}
+
 // What these families' modeling code does not define is refused, naming
 // the key, not guessed.
 TEST(RealConfigsTest, RecentFamiliesRefuseWhatTheyCannotSize) {
@@ -705,6 +810,21 @@ TEST(RealConfigsTest, RecentFamiliesRefuseWhatTheyCannotSize) {
             std::string::npos)
       << error("kimi-k3.json", "linear_attn_config",
                R"({"kda_layers": [0], "num_heads": 96, "head_dim": 128})");
+  // DeepSeek-V4: a ratio it does not define, a list of the wrong length.
+  EXPECT_NE(error("deepseek-v4-flash.json", "compress_ratios", "[0, 2]")
+                .find("compress_ratios: must list one ratio per decoder layer (43)"),
+            std::string::npos);
+  std::string ratios = "[0";
+  for (int i = 1; i < 43; ++i) ratios += i == 5 ? ", 2" : ", 4";
+  EXPECT_NE(error("deepseek-v4-flash.json", "compress_ratios", ratios + "]")
+                .find("compress_ratios[5]: must be 0 (window only), 4"),
+            std::string::npos)
+      << error("deepseek-v4-flash.json", "compress_ratios", ratios + "]");
+  EXPECT_NE(error("deepseek-v4-flash.json", "o_groups", "7").find("o_groups: 7 does not divide"),
+            std::string::npos);
+  EXPECT_NE(error("deepseek-v4-flash.json", "expert_dtype", "\"int4\"")
+                .find("expert_dtype: must be \"fp4\" or \"fp8\""),
+            std::string::npos);
 }
 
 // Exact where the published figure is exact: every tensor counted.

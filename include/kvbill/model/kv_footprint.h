@@ -7,8 +7,12 @@
 //   footprint(ctx) = sum over layers of bytes_per_token(layer) * resident(layer, ctx)
 //   resident: full, MLA: ctx; sliding: min(ctx, window);
 //             chunked: tokens of the current chunk, ctx - window * floor((ctx - 1) / window)
-// State layers (linear attention, Mamba, short convolution) add a constant
-// per sequence, reported separately.
+//   compressed (DeepSeek-V4): min(ctx, window) latents + floor(ctx / r)
+//     compressed latents (with an indexer key each on ratio-4 layers); the
+//     latent in fp8 is the 584-byte fp8_ds_mla entry, otherwise a vector
+// State layers (linear attention, Mamba, short convolution) and the fp32
+// compressor state of compressed layers add a constant per sequence,
+// reported separately.
 //
 // Block rounding follows paged allocators (vLLM): a layer holds whole blocks
 // of `block_size` token positions aligned to position 0, so the resident
@@ -37,6 +41,17 @@ std::int64_t IndexerBitsPerToken(const LayerShape& layer);
 
 std::int64_t LayerBitsPerToken(const LayerShape& layer, const ElementFormat& format,
                                int tensor_parallel = 1);
+
+// Bytes per token `layer` adds on one GPU, exact: LayerBitsPerToken / 8,
+// but for a compressed layer (entry + indexer key) / compress_ratio, which
+// need not be whole bits (584 B / 128 = 36.5 bits). Its window is not
+// counted: it stops growing at `window` tokens.
+double LayerBytesPerToken(const LayerShape& layer, const ElementFormat& format,
+                          int tensor_parallel = 1);
+
+// Bits of one latent of a compressed layer in `format` (a window entry or a
+// compressed one, indexer key excluded); 0 for other layers.
+std::int64_t LatentEntryBits(const LayerShape& layer, const ElementFormat& format);
 
 // Bytes per token summed over every layer that keeps a per-token entry
 // (sliding and chunked layers at their per-token rate), on one GPU.

@@ -35,10 +35,12 @@ enum class LayerKind {
   kMambaState,             // Mamba-1/2 mixer: convolution + SSM state per sequence
   kConvState,              // short convolution (LFM2): the last kernel-1 inputs per sequence
   kNoOp,                   // keeps nothing (NAS no-op attention, MLP-only layers)
+  kCompressedLatent,       // DeepSeek-V4: a window of latents, plus one compressed latent
+                           // (and on ratio-4 layers an indexer key) per compress_ratio tokens
 };
 
 // "full", "mla", "sliding", "chunked", "linear", "mla_indexer", "mamba",
-// "conv", "none".
+// "conv", "none", "compressed".
 const char* LayerKindName(LayerKind kind);
 
 // Every kind, in the order reports list them.
@@ -74,8 +76,19 @@ struct LayerShape {
   // and initial blocks), chosen by the indexer, which scores every cached
   // token; 0: attention over every cached token. The cache keeps them all.
   Tokens sparse_topk = 0;
-  // Sliding window or chunk size, in tokens (sliding and chunked layers).
+  // Sliding window or chunk size, in tokens (sliding and chunked layers; the
+  // window of raw latents of compressed layers).
   Tokens window = 0;
+  // Compressed layers (DeepSeek-V4): one compressed latent per
+  // compress_ratio tokens beside the window (0: the window alone). With an
+  // indexer (ratio 4), each compressed latent has an indexer key, and a
+  // query attends sparse_topk compressed latents (sparse_topk counts
+  // entries, not tokens) plus the window; without one (ratio 128) every
+  // compressed latent. The compressor's not-yet-compressed tokens are
+  // recurrent_state_elements in recurrent_state_bits (fp32) per sequence:
+  // a constant that, unlike a state layer's, lives in sliding-window pages
+  // a prefix cache keeps (vLLM).
+  int compress_ratio = 0;
   // State entries: elements kept per sequence. The convolution state is in
   // the model's state format; the recurrent (SSM / linear-attention) state in
   // `recurrent_state_bits` bits per element (0: the state format too).
@@ -89,7 +102,7 @@ struct LayerShape {
   bool KeepsPerTokenKv() const {
     return kind == LayerKind::kFullAttention || kind == LayerKind::kLatentAttention ||
            kind == LayerKind::kSlidingWindow || kind == LayerKind::kChunkedAttention ||
-           kind == LayerKind::kSparseLatentAttention;
+           kind == LayerKind::kSparseLatentAttention || kind == LayerKind::kCompressedLatent;
   }
   bool HoldsState() const {
     return kind == LayerKind::kLinearState || kind == LayerKind::kMambaState ||
@@ -98,6 +111,7 @@ struct LayerShape {
   bool IsLatent() const {
     return kind == LayerKind::kLatentAttention || kind == LayerKind::kSparseLatentAttention;
   }
+  bool IsCompressed() const { return kind == LayerKind::kCompressedLatent; }
   std::int64_t StateElements() const { return conv_state_elements + recurrent_state_elements; }
 };
 
@@ -168,6 +182,7 @@ struct WeightGroup {
   std::int64_t copies = 1;         // experts of the layer
   std::int64_t active_copies = 1;  // of them one token uses (routed experts: top-k)
   bool linear = false;             // a matmul weight (quantizable), not a norm, bias or embedding
+  bool fp32 = false;               // kept in fp32 whatever the dtype (DeepSeek-V4's mixers)
   WeightFormat format;             // storage format in the checkpoint
 
   std::int64_t Params() const { return rows * cols * copies; }
@@ -214,6 +229,12 @@ struct ModelShape {
   int DecoderLayers() const;
   // Whether any entry keeps a constant per-sequence state.
   bool HasState() const;
+  // Whether any entry is a compressed layer (DeepSeek-V4), which the engine
+  // does not schedule yet (kv, fit and the roofline size it).
+  bool HasCompressedLayers() const;
+  // Why the engine cannot replay this model (empty when it can): compressed
+  // layers, whose pages and kernels it does not model yet.
+  std::string EngineGap() const;
   // Largest kv_heads over the attention layers (the tensor-parallel split unit).
   std::int64_t MaxKvHeads() const;
   // Query heads of the first attention layer (tensor parallelism must divide them).
