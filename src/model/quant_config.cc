@@ -480,6 +480,9 @@ Status ApplyExpertDtype(const Fields& f, const json* quant, std::vector<WeightGr
   auto mx = WeightFormatFromElement("mxfp4");
   if (!mx) return mx.error();
   for (WeightGroup& g : *weights) {
+    // vLLM (deepseek_v4.py): FP4 checkpoints store the fp8 layers' block
+    // scales as one E8M0 byte (the fp8-expert Flash-Base keeps fp32).
+    if (g.format.block_rows > 0 && g.format.element_bits == 8) g.format.block_bits = 8;
     if (g.role == ParamRole::kRoutedExperts && g.linear) {
       mx->compute = g.format.compute;
       g.format = *mx;
@@ -553,8 +556,7 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
       }
       f.block_rows = static_cast<int>(std::min<Int>((**block)[0], 1 << 30));
       f.block_cols = static_cast<int>(std::min<Int>((**block)[1], 1 << 30));
-      // DeepSeek-V4 stores its block scales as UE8M0 bytes (scale_fmt).
-      f.block_bits = q.StringOr("scale_fmt", "") == "ue8m0" ? 8 : 32;
+      f.block_bits = 32;
       f.name = "fp8-e4m3 (" + std::to_string(f.block_rows) + "x" + std::to_string(f.block_cols) +
                " blocks)";
     } else {

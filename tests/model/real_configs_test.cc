@@ -712,10 +712,14 @@ TEST(RealConfigsTest, ExactCountsOfRecentFamilies) {
 //   (card: 13B).
 // Weights (expert_dtype fp4): routed experts 277,025,390,592 in MXFP4 (4.25
 // bits) = 147,169,738,752 B; fp8 linear layers with one UE8M0 byte per
-// 128 x 128 block (scale_fmt); compressor and indexer weights_proj, routers,
-// embedding, head and norms bf16; mixers, ape, sinks and gate biases fp32:
-// 155,997,081,820 B in all. The sgl-project copy (no expert_dtype: experts in
-// fp8 blocks): 285,869,641,948 B.
+// 128 x 128 block (vLLM: FP4 checkpoints store them as E8M0); compressor
+// and indexer weights_proj, routers, embedding, head and norms bf16; mixers,
+// ape, sinks and gate biases fp32: 155,997,081,820 B in all. The
+// sgl-project copy (no expert_dtype: experts in fp8 blocks with fp32
+// scales): 285,869,641,948 B with one-byte scales, plus 3 B for each of its
+// 17,265,792 blocks (a layer: wq_a 8 x 32 + wq_b 256 x 8 + wkv 4 x 32 + wo_a
+// 64 x 32 + wo_b 32 x 64 = 6,528, shared and 256 routed experts 257 x 3 x
+// 512 = 394,752; x 43, + 21 indexer wq_b of 64 x 8) = 285,921,439,324 B.
 TEST(RealConfigsTest, ExactCountsOfDeepSeekV4) {
   const ModelShape v4 = Load("deepseek-v4-flash.json");
   EXPECT_EQ(v4.params.Total(), 284332240471LL);
@@ -727,7 +731,7 @@ TEST(RealConfigsTest, ExactCountsOfDeepSeekV4) {
   EXPECT_EQ(bytes->routed_experts, 147169738752LL);
   auto sgl_bytes = ComputeWeightBytes(Load("deepseek-v4-flash-fp8-sgl.json"), "auto");
   ASSERT_TRUE(sgl_bytes.ok());
-  EXPECT_EQ(sgl_bytes->total, 285869641948LL);
+  EXPECT_EQ(sgl_bytes->total, 285921439324LL);
   // fp8: vLLM's fp8_ds_mla entry for V4: 448 fp8 + 7 UE8M0 scale bytes + 1
   // pad + 64 x 2 rope = 584 B: 21 x (584 + 132) / 4 + 20 x 584 / 128 =
   // 3,759 + 91.25 = 3,850.25 a token.
