@@ -496,15 +496,30 @@ Status ApplyExpertDtype(const Fields& f, const json* quant, std::vector<WeightGr
 
 std::string CheckpointKvFormat(const json* quant) {
   if (quant == nullptr || !quant->is_object()) return "";
+  // ModelOpt names the algorithm: kv_cache_quant_algo (also nested under
+  // "quantization", hf_quant_config.json's layout) or a kv_cache_scheme string.
+  const auto named = [](const json& v) -> std::string {
+    if (v == "FP8") return "fp8-e4m3";
+    if (v == "NVFP4") return "nvfp4";
+    return "";
+  };
   // compressed-tensors (and ModelOpt's config.json form): kv_cache_scheme.
-  if (auto it = quant->find("kv_cache_scheme"); it != quant->end() && it->is_object()) {
-    const auto bits = it->find("num_bits");
-    const auto type = it->find("type");
-    if (bits != it->end() && *bits == 8 && type != it->end() && *type == "float") return "fp8-e4m3";
+  if (auto it = quant->find("kv_cache_scheme"); it != quant->end()) {
+    if (it->is_object()) {
+      const auto bits = it->find("num_bits");
+      const auto type = it->find("type");
+      if (bits != it->end() && *bits == 8 && type != it->end() && *type == "float") {
+        return "fp8-e4m3";
+      }
+    } else if (std::string f = named(*it); !f.empty()) {
+      return f;
+    }
   }
-  // ModelOpt: kv_cache_quant_algo.
-  if (auto it = quant->find("kv_cache_quant_algo"); it != quant->end() && *it == "FP8") {
-    return "fp8-e4m3";
+  if (auto it = quant->find("kv_cache_quant_algo"); it != quant->end()) {
+    if (std::string f = named(*it); !f.empty()) return f;
+  }
+  if (auto it = quant->find("quantization"); it != quant->end() && it->is_object()) {
+    if (auto algo = it->find("kv_cache_quant_algo"); algo != it->end()) return named(*algo);
   }
   return "";
 }
@@ -524,6 +539,41 @@ Result<WeightFormat> DtypeFormat(const std::string& dtype, const Fields& where,
   return WeightFormatFromElement(name);
 }
 
+// ModelOpt's single-algorithm formats, or MIXED_PRECISION's map, from the
+// fields of `q` (quantization_config, or its "quantization" object).
+Result<std::string> AssignModelOpt(const Fields& q, bool text_only, const WeightFormat& dtype,
+                                   std::vector<WeightGroup>* weights, std::string compute) {
+  auto towers_ok = [&](const WeightGroup& g) {
+    return !(text_only && (g.role == ParamRole::kVision || g.role == ParamRole::kAudio));
+  };
+  const std::string algo = q.StringOr("quant_algo", "");
+  if (algo == "MIXED_PRECISION") {
+    if (auto st = AssignModelOptMixed(q, text_only, dtype, weights, &compute); !st) {
+      return st.error();
+    }
+    return compute;
+  }
+  auto skip =
+      Patterns::Read(q, q.Has("exclude_modules") ? "exclude_modules" : "ignore", Match::kGlob);
+  if (!skip) return skip.error();
+  if (algo != "NVFP4" && algo != "FP8") {
+    return q.Bad("quant_algo",
+                 "unknown algorithm " +
+                     (q.Has("quant_algo") ? Show(q.Get("quant_algo")) : std::string("(missing)")) +
+                     " (known: NVFP4, FP8, MIXED_PRECISION)");
+  }
+  auto group = q.IntOr("group_size", 16);
+  if (!group) return group.error();
+  auto f = ModelOptFormat(q, "quant_algo", algo, *group, dtype);
+  if (!f) return f.error();
+  for (WeightGroup& g : *weights) {
+    if (!Quantizable(g) || !towers_ok(g) || skip->Matches(Spellings(g))) continue;
+    g.format = *f;
+    if (g.role != ParamRole::kRoutedExperts && g.role != ParamRole::kMtp) compute = f->compute;
+  }
+  return compute;
+}
+
 Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields, bool text_only,
                                         const WeightFormat& dtype,
                                         std::vector<WeightGroup>* weights) {
@@ -534,7 +584,13 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
   if (quant == nullptr || quant->is_null()) return compute;
   if (!quant->is_object()) return fields.Bad("quantization_config", "must be an object");
   const Fields q(*quant, fields.source(), fields.prefix() + "quantization_config.");
-  const std::string method = q.StringOr("quant_method", "");
+  std::string method = q.StringOr("quant_method", "");
+  // ModelOpt's own layout may leave quant_method out: its producer names it
+  // (vLLM sets quant_method "modelopt" from the producer too).
+  if (method.empty() && quant->contains("producer") && (*quant)["producer"].is_object() &&
+      (*quant)["producer"].value("name", std::string()) == "modelopt") {
+    method = "modelopt";
+  }
   auto towers_ok = [&](const WeightGroup& g) {
     return !(text_only && (g.role == ParamRole::kVision || g.role == ParamRole::kAudio));
   };
@@ -592,33 +648,13 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
   if (method == "modelopt") {
     // NVIDIA Model Optimizer: quant_algo NVFP4 (fp8 scale per group_size
     // elements, fp32 global weight and input scales) or FP8 (fp32 weight and
-    // input scales per tensor); ignore / exclude_modules are globs.
-    const std::string algo = q.StringOr("quant_algo", "");
-    if (algo == "MIXED_PRECISION") {
-      if (auto st = AssignModelOptMixed(q, text_only, dtype, weights, &compute); !st) {
-        return st.error();
-      }
-      return compute;
+    // input scales per tensor); ignore / exclude_modules are globs. The
+    // hf_quant_config.json layout nests them under "quantization".
+    if (!q.Has("quant_algo") && q.Has("quantization") && q.Get("quantization").is_object()) {
+      const Fields nested(q.Get("quantization"), q.source(), q.prefix() + "quantization.");
+      return AssignModelOpt(nested, text_only, dtype, weights, compute);
     }
-    auto skip =
-        Patterns::Read(q, q.Has("exclude_modules") ? "exclude_modules" : "ignore", Match::kGlob);
-    if (!skip) return skip.error();
-    if (algo != "NVFP4" && algo != "FP8") {
-      return q.Bad("quant_algo", "unknown algorithm " +
-                                     (q.Has("quant_algo") ? Show(q.Get("quant_algo"))
-                                                          : std::string("(missing)")) +
-                                     " (known: NVFP4, FP8, MIXED_PRECISION)");
-    }
-    auto group = q.IntOr("group_size", 16);
-    if (!group) return group.error();
-    auto f = ModelOptFormat(q, "quant_algo", algo, *group, dtype);
-    if (!f) return f.error();
-    for (WeightGroup& g : *weights) {
-      if (!Quantizable(g) || !towers_ok(g) || skip->Matches(Spellings(g))) continue;
-      g.format = *f;
-      if (g.role != ParamRole::kRoutedExperts && g.role != ParamRole::kMtp) compute = f->compute;
-    }
-    return compute;
+    return AssignModelOpt(q, text_only, dtype, weights, compute);
   }
   if (method == "awq" || method == "gptq") {
     // AutoAWQ / GPTQ: packed `bits`-bit weights, an fp16 scale and a packed

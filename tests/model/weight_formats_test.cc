@@ -120,6 +120,41 @@ TEST(WeightFormatsTest, ModeloptNvfp4WithGlobs) {
             1771032);
 }
 
+// ModelOpt's own layouts: quant_method left out (the producer names it),
+// and hf_quant_config.json's "quantization" object. FP8 per tensor: each
+// matrix in 1 byte a weight plus fp32 weight and input scales (8 bytes):
+// 4 x (65,536 + 8) + 3 x (131,072 + 8) + 1,025,536 = 262,176 + 393,240 +
+// 1,025,536 = 1,680,952, lm_head
+// ignored. The KV cache the checkpoint declares: a kv_cache_scheme string
+// ("FP8", "NVFP4") or kv_cache_quant_algo, nested or not.
+TEST(WeightFormatsTest, ModeloptWithoutQuantMethodOrNested) {
+  EXPECT_EQ(Total(R"({"producer": {"name": "modelopt"}, "quant_algo": "FP8",
+                      "ignore": ["lm_head"], "kv_cache_scheme": "FP8"})"),
+            1680952);
+  EXPECT_EQ(Total(R"({"producer": {"name": "modelopt"}, "quant_method": "modelopt",
+                      "quantization": {"quant_algo": "FP8", "exclude_modules": ["lm_head"],
+                                       "kv_cache_quant_algo": "FP8"}})"),
+            1680952);
+  auto kv = [](const std::string& quant) {
+    auto m = ParseHfConfig(std::string(kToy) + ", \"quantization_config\": " + quant + "}",
+                           "q.json", "q");
+    EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message());
+    return m.ok() ? m->checkpoint_kv_format : std::string("(error)");
+  };
+  EXPECT_EQ(kv(R"({"producer": {"name": "modelopt"}, "quant_algo": "FP8",
+                   "kv_cache_scheme": "FP8"})"),
+            "fp8-e4m3");
+  EXPECT_EQ(kv(R"({"quant_method": "modelopt", "quant_algo": "NVFP4",
+                   "kv_cache_scheme": "NVFP4"})"),
+            "nvfp4");
+  EXPECT_EQ(kv(R"({"quant_method": "modelopt", "quantization": {"quant_algo": "FP8",
+                   "kv_cache_quant_algo": "FP8"}})"),
+            "fp8-e4m3");
+  EXPECT_EQ(kv(R"({"quant_method": "modelopt", "quant_algo": "FP8"})"), "");
+  // Without a producer, a missing quant_method is still an error.
+  EXPECT_FALSE(BytesWith(R"({"quant_algo": "FP8"})").ok());
+}
+
 // AutoAWQ: 4 bits, an fp16 scale and a 4-bit zero point per 128 inputs.
 // 256 x 256: 32,768 + 256 x 2 x 20 / 8 = 34,048; gate / up / down 65,536 +
 // 2,560 = 68,096: 4 x 34,048 + 3 x 68,096 + 1,025,536 = 1,366,016. GPTQ adds
