@@ -78,11 +78,21 @@ KvGroupLayout MakeKvGroupLayout(const ModelShape& model, const ElementFormat& fo
   layout.block_size = block_size;
   std::vector<KindKey> kinds;
   std::vector<int> counts;
-  std::int64_t all_bits = 0, max_bits = 0;
+  std::int64_t all_page_bits = 0, max_bits = 0;
+  Bytes window_bytes = 0;
   for (const LayerShape& l : model.layers) {
     if (!l.KeepsPerTokenKv()) continue;
-    const std::int64_t bits = LayerBitsPerToken(l, format, tensor_parallel);
-    all_bits += bits;
+    std::int64_t bits = LayerBitsPerToken(l, format, tensor_parallel);
+    std::int64_t page_bits = bits * block_size;
+    if (l.IsCompressed()) {
+      // A block holds its tokens' entries, at least one (none for a
+      // window-only layer); the window is a per-sequence constant.
+      const std::int64_t entries = l.compress_ratio > 0 ? CeilDiv(block_size, l.compress_ratio) : 0;
+      page_bits = entries * (LatentEntryBits(l, format) + IndexerBitsPerToken(l));
+      bits = CeilDiv(page_bits, block_size);
+      window_bytes += (l.window * LatentEntryBits(l, format) + 7) / 8;
+    }
+    all_page_bits += page_bits;
     max_bits = std::max(max_bits, bits);
     const KindKey k = KindOf(l);
     const auto it = std::find(kinds.begin(), kinds.end(), k);
@@ -93,7 +103,8 @@ KvGroupLayout MakeKvGroupLayout(const ModelShape& model, const ElementFormat& fo
       ++counts[static_cast<std::size_t>(it - kinds.begin())];
     }
   }
-  layout.state_bytes = StateBytesPerSequence(model, tensor_parallel);
+  layout.state_bytes = StateBytesPerSequence(model, tensor_parallel) + window_bytes;
+  layout.state_stops_prefix_caching = model.HasState();
   if (!kinds.empty()) {
     const int size = *std::min_element(counts.begin(), counts.end());
     layout.layers_per_group = size;
@@ -102,8 +113,7 @@ KvGroupLayout MakeKvGroupLayout(const ModelShape& model, const ElementFormat& fo
         layout.groups.push_back(KvCacheGroup{kinds[k].kind, kinds[k].window, std::min(left, size)});
       }
     }
-    const std::int64_t page_bits =
-        kinds.size() == 1 ? all_bits * block_size : max_bits * size * block_size;
+    const std::int64_t page_bits = kinds.size() == 1 ? all_page_bits : max_bits * size * block_size;
     layout.page_bytes = (page_bits + 7) / 8;
   } else {
     layout.page_bytes = layout.state_bytes;  // a state-only model: one page per sequence

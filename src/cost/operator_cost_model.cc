@@ -47,7 +47,6 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
     const GpuSpec& gpu, const GpuKernelCurves* curves, const EngineProfile& profile,
     const OperatorModelOptions& options) {
   if (options.tensor_parallel < 1) return Error("tensor_parallel must be at least 1");
-  if (std::string gap = model.EngineGap(); !gap.empty()) return Error(gap);
   auto roofline = Roofline::Make(model, kv_format, weight_format, gpu,
                                  RooflineParams{options.tensor_parallel, 1, 1, 0});
   if (!roofline) return roofline.error();
@@ -136,7 +135,7 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
   if (other_run.format != dense_run.format) describe(other_run, other_gemm.use);
 
   // GEMMs of the attention and mixer layers, from their shapes.
-  int attention_layers = 0, linear_layers = 0, mla_layers = 0;
+  int attention_layers = 0, linear_layers = 0, mla_layers = 0, compressed_layers = 0;
   for (const LayerShape& l : model.layers) {
     if (l.HoldsState()) {
       ++linear_layers;
@@ -145,6 +144,13 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
     if (!l.KeepsPerTokenKv()) continue;  // no-op layers
     ++attention_layers;
     const double hq = static_cast<double>(l.query_heads) / tp;
+    if (l.IsCompressed()) {
+      // DeepSeek-V4: its projections below; its attention reads and FLOPs
+      // are the roofline's (window, top-k and compressed latents).
+      ++compressed_layers;
+      m->heads_dims_ += hq * static_cast<double>(l.qk_head_dim);
+      continue;
+    }
     const double kv = std::max(1.0, static_cast<double>(l.kv_heads) / tp);
     if (l.IsLatent()) {
       ++mla_layers;
@@ -173,6 +179,20 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
     m->gemms_.push_back(Gemm{hidden, std::max(1.0, out / hidden / tp),
                              static_cast<double>(mla_layers), dense_curve});
     m->mla_ = true;
+  }
+  if (compressed_layers > 0) {
+    // DeepSeek-V4's chain of low-rank projections (q latent, the shared
+    // latent, the grouped output, compressors, indexer), as one projection
+    // of the attention's parameter count a layer.
+    const double per_layer = static_cast<double>(p.attention) / compressed_layers / tp;
+    m->gemms_.push_back(Gemm{std::max(1.0, per_layer / hidden), hidden,
+                             static_cast<double>(compressed_layers), dense_curve});
+    const std::string how =
+        "compressed sparse attention (DeepSeek-V4): no kernel measurements; timed from its bytes "
+        "(window, top-k and compressed latents, indexer keys) and FLOPs at the dense attention "
+        "kernels' fitted rates";
+    m->notes_.push_back(how);
+    m->assumed_collectives_.push_back(how);
   }
   // Merge equal shapes: one entry per shape with its layer count.
   std::vector<Gemm> merged;

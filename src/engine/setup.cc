@@ -19,7 +19,6 @@ Result<EngineSetup> SetUpEngine(const SimulationConfig& config) {
   }
   if (config.block_size < 1) return Error("block_size must be at least 1");
   if (config.client_max_tasks < 0) return Error("client_max_tasks must be 0 (no cap) or more");
-  if (std::string gap = config.model.EngineGap(); !gap.empty()) return Error(gap);
   RooflineParams params = config.roofline;
   params.tensor_parallel = config.gpus_per_replica;
   auto roofline =
@@ -34,16 +33,17 @@ Result<EngineSetup> SetUpEngine(const SimulationConfig& config) {
     return Error("the model has " + std::to_string(layout.groups.size()) +
                  " KV cache groups; the engine supports at most 254");
   }
-  if (layout.state_bytes > 0 && config.prefix_caching) {
+  if (layout.state_stops_prefix_caching && config.prefix_caching) {
     return Error("model \"" + config.model.name +
                  "\" has constant-state (SSM / linear attention / short convolution) layers, whose "
                  "state a block prefix cache cannot reuse (vLLM serves such models without "
                  "prefix caching unless opted in): set prefix_cache.enabled to false");
   }
-  if (layout.Windowed() && config.offload_capacity_tokens > 0 && config.prefix_caching) {
+  if ((layout.Windowed() || config.model.HasCompressedLayers()) &&
+      config.offload_capacity_tokens > 0 && config.prefix_caching) {
     return Error(
         "the host offload tier (prefix_cache.offload) is not modelled for models with "
-        "sliding-window or chunked attention layers");
+        "sliding-window, chunked or compressed attention layers");
   }
   auto weights = ComputeWeightBytes(config.model, config.weight_format);
   if (!weights) return weights.error();

@@ -56,14 +56,6 @@ bool ModelShape::HasCompressedLayers() const {
                      [](const LayerShape& l) { return l.IsCompressed(); });
 }
 
-std::string ModelShape::EngineGap() const {
-  if (!HasCompressedLayers()) return "";
-  return "model \"" + name +
-         "\" has DeepSeek-V4 compressed attention (a window of latents, plus one compressed "
-         "latent per 4 or 128 tokens), whose KV pages and kernels the engine does not model "
-         "yet: `kvbill kv` and `kvbill fit` size it, simulate, sweep, compare and plan do not";
-}
-
 std::int64_t ModelShape::MaxKvHeads() const {
   std::int64_t heads = 0;
   for (const LayerShape& l : layers) heads = std::max(heads, l.kv_heads);

@@ -9,6 +9,7 @@
 #include "engine/engine_test_util.h"
 #include "kvbill/cache/kv_groups.h"
 #include "kvbill/engine/simulator.h"
+#include "kvbill/model/hf_config.h"
 #include "kvbill/model/weight_bytes.h"
 #include "kvbill/trace/generator.h"
 
@@ -181,7 +182,54 @@ TEST(KvGroupsEngineTest, OffloadTierIsAnErrorWithSlidingLayers) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message(),
             "the host offload tier (prefix_cache.offload) is not modelled for models with "
-            "sliding-window or chunked attention layers");
+            "sliding-window, chunked or compressed attention layers");
+}
+
+ModelShape DeepSeekV4Flash() {
+  auto m = LoadModel(std::string(KVBILL_SOURCE_DIR) + "/tests/data/configs/deepseek-v4-flash.json");
+  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message());
+  return m.ok() ? *m : ModelShape{};
+}
+
+// DeepSeek-V4-Flash in fp8 (584-byte latents, 132-byte indexer keys; 21
+// ratio-4, 20 ratio-128 and 2 window-only layers) in 256-token blocks, as
+// vLLM serves it: one group whose page holds a block's compressed latents,
+// 21 x 64 x (584 + 132) + 20 x 2 x 584 = 962,304 + 23,360 = 985,664 bytes
+// (3,850.25 a token); in 16-token blocks a ratio-128 layer still takes one
+// entry a block: 21 x 4 x 716 + 20 x 584 = 71,824. The windows (43 x 128 x
+// 584 = 3,214,336) and the compressors' fp32 state (12,206,080) are
+// 15,420,416 bytes a sequence: 16 pages of 985,664 (15.6 rounded up), held
+// while the sequence is, and no bar to prefix caching.
+TEST(KvGroupsEngineTest, CompressedLayersPageTheirEntriesAndHoldWindowsPerSequence) {
+  const ModelShape v4 = DeepSeekV4Flash();
+  const KvGroupLayout l = MakeKvGroupLayout(v4, Fmt("fp8"), 4, 256);
+  ASSERT_EQ(l.groups.size(), 1u);
+  EXPECT_EQ(l.groups[0].kind, KvGroupKind::kFull);
+  EXPECT_EQ(l.page_bytes, 985664);
+  EXPECT_EQ(l.state_bytes, 15420416);
+  EXPECT_EQ(l.state_pages, 16);
+  EXPECT_FALSE(l.state_stops_prefix_caching);
+  EXPECT_EQ(MakeKvGroupLayout(v4, Fmt("fp8"), 4, 16).page_bytes, 71824);
+  EXPECT_TRUE(
+      MakeKvGroupLayout(Catalog("jamba-1.5-mini"), Fmt("bf16"), 1, 16).state_stops_prefix_caching);
+}
+
+// The engine replays it (4 x H200, fp8 KV, 256-token blocks) with the
+// prefix cache on and a pool tight enough to evict and preempt: event
+// skipping equals step mode, and later turns hit their prefix.
+TEST(KvGroupsEngineTest, CompressedModelEventSkippingAgreesWithStepMode) {
+  SimulationConfig c = Config("qwen3-8b", "h200");
+  c.model = DeepSeekV4Flash();
+  c.kv_format = Fmt("fp8");
+  c.gpus_per_replica = 4;
+  c.block_size = 256;
+  c.capacity_tokens = 400000;
+  const std::vector<Task> tasks = PresetTasks("coding-agent", 0.5, 21, 8);
+  const SimulationResult event = RunBothModes(c, tasks);
+  Tokens cached = 0;
+  for (const RequestRecord& r : event.requests) cached += r.cached_tokens;
+  EXPECT_GT(cached, 0);
+  EXPECT_EQ(event.kv_cache_groups, 1);
 }
 
 }  // namespace

@@ -769,9 +769,6 @@ TEST(RealConfigsTest, ExactCountsOfDeepSeekV4) {
   ASSERT_TRUE(hf.ok()) << hf.error().message();
   EXPECT_EQ(BytesPerToken(*hf, Fmt("fp8")), 3850.25);
   EXPECT_EQ(hf->params.Total(), 284332240471LL);
-  // The engine does not replay it; it says why.
-  EXPECT_NE(v4.EngineGap().find("compressed attention"), std::string::npos);
-  EXPECT_TRUE(Load("llama-3.1-8b.json").EngineGap().empty());
 }
 
 // What these families' modeling code does not define is refused, naming

@@ -64,6 +64,23 @@ TEST(FormatsRulesTest, AutoKvFormatIsWhatTheCheckpointDeclares) {
   EXPECT_EQ(plain->kv_format, "bf16");
 }
 
+// DeepSeek-V4 runs in vLLM's 256-token blocks unless the scenario says
+// otherwise; other models keep the default 16.
+TEST(FormatsRulesTest, CompressedModelsTakeVllmsBlockSize) {
+  const std::string v4 =
+      std::string(KVBILL_SOURCE_DIR) + "/tests/data/configs/deepseek-v4-flash.json";
+  auto s = ParseScenario(R"({"model": ")" + v4 + R"("})", "s.json");
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  EXPECT_EQ(s->prefix_cache.block_size, 256);
+  auto set =
+      ParseScenario(R"({"model": ")" + v4 + R"(", "prefix_cache": {"block_size": 64}})", "s.json");
+  ASSERT_TRUE(set.ok()) << set.error().message();
+  EXPECT_EQ(set->prefix_cache.block_size, 64);
+  auto plain = ParseScenario(R"({"model": "qwen3-8b"})", "s.json");
+  ASSERT_TRUE(plain.ok()) << plain.error().message();
+  EXPECT_EQ(plain->prefix_cache.block_size, 16);
+}
+
 // A vision tower kvbill cannot count stops a scenario unless it leaves the
 // towers out, as text_only says (every rule reads the model that way).
 TEST(FormatsRulesTest, TextOnlyLeavesAnUncountedTowerOut) {

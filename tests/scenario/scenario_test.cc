@@ -453,7 +453,7 @@ TEST(ScenarioTest, InvalidScenariosNameTheJsonPointer) {
        "tier"},
       {R"({"model": "gemma-2-9b", "prefix_cache": {"offload": {"capacity_gib": 10}}})",
        "s.json#/prefix_cache/offload: the host offload tier is not modelled for models with "
-       R"(sliding-window or chunked attention layers, as "gemma-2-9b" has)"},
+       R"(sliding-window, chunked or compressed attention layers, as "gemma-2-9b" has)"},
       // Context policies.
       {R"({"context_policy": {"kind": "forget_everything"}})",
        R"(s.json#/context_policy/kind: unknown context policy "forget_everything" (one of )"

@@ -71,8 +71,13 @@ struct KvGroupLayout {
   std::vector<KvCacheGroup> groups;
   int layers_per_group = 0;      // the fewest layers of any kind
   Bytes page_bytes = 0;          // one page: block_size tokens of one group, one GPU
-  Bytes state_bytes = 0;         // linear-state bytes per sequence, one GPU
+  Bytes state_bytes = 0;         // constant bytes per sequence, one GPU
   std::int64_t state_pages = 0;  // pages a held sequence takes for its state
+  // The state includes a constant-state layer's (SSM, linear attention,
+  // short convolution), which a prefix hit cannot restore; false when it is
+  // only compressed layers' windows and compressor state, which vLLM keeps
+  // in sliding-window pages beside the cached blocks.
+  bool state_stops_prefix_caching = false;
 
   // One full-attention group and no linear state: the pool behaves as a
   // plain PrefixCache.
@@ -82,6 +87,11 @@ struct KvGroupLayout {
   bool Windowed() const;  // any sliding or chunked group
 };
 
+// Compressed layers (DeepSeek-V4) are one full group whose page holds each
+// layer's compressed latents (and indexer keys) of block_size tokens, at
+// least one entry; their windows of raw latents and the compressors' state
+// are a constant per sequence, held as state pages.
+//
 // Groups the per-token layers of `model` (split over `tensor_parallel` GPUs)
 // as vLLM does. Page bytes: block_size x layers_per_group x the largest
 // per-token bytes of a layer (vLLM needs equal page sizes), rounded up to

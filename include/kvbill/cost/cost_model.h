@@ -92,7 +92,8 @@ struct CostModelInfo {
   // attention kernel's rate); 0 for other models and for the roofline.
   int linear_state_layers = 0;
   // Collectives no kernel table measures (an all-reduce over more GPUs than
-  // the tables hold, an all-to-all on a GPU without them), each as how it is
+  // the tables hold, an all-to-all on a GPU without them), and attention
+  // kinds none measures (DeepSeek-V4's compressed layers), each as how it is
   // modelled instead: the timing_assumed warning says so.
   std::vector<std::string> assumed_collectives;
 };

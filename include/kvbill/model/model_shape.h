@@ -229,12 +229,8 @@ struct ModelShape {
   int DecoderLayers() const;
   // Whether any entry keeps a constant per-sequence state.
   bool HasState() const;
-  // Whether any entry is a compressed layer (DeepSeek-V4), which the engine
-  // does not schedule yet (kv, fit and the roofline size it).
+  // Whether any entry is a compressed layer (DeepSeek-V4).
   bool HasCompressedLayers() const;
-  // Why the engine cannot replay this model (empty when it can): compressed
-  // layers, whose pages and kernels it does not model yet.
-  std::string EngineGap() const;
   // Largest kv_heads over the attention layers (the tensor-parallel split unit).
   std::int64_t MaxKvHeads() const;
   // Query heads of the first attention layer (tensor parallelism must divide them).
