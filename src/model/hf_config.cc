@@ -257,7 +257,9 @@ Result<ModelShape> BuildShape(const json& root, const std::string& source, const
   auto compute = model_config::AssignWeightFormats(quant, quant_fields, quant_text_only,
                                                    *dtype_format, &shape.weights);
   if (!compute) return compute.error();
-  if (auto s = model_config::ApplyExpertDtype(f, quant, &shape.weights); !s) return s.error();
+  if (auto s = model_config::ApplyExpertDtype(f, quant, *dtype_format, &shape.weights); !s) {
+    return s.error();
+  }
   shape.compute_format = *compute;
   shape.weight_description = model_config::DescribeWeightFormats(shape.weights);
   shape.checkpoint_kv_format = model_config::CheckpointKvFormat(quant);

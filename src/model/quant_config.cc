@@ -178,7 +178,25 @@ std::vector<std::string> Spellings(const WeightGroup& g) {
             "mm_projector.proj.0"};
   }
   std::vector<std::string> out = {g.name};
-  if (g.name.starts_with("model.")) {
+  if (g.name.starts_with("layers.")) {
+    // DeepSeek-V4's reference names as transformers and vLLM spell them
+    // (quantization configs made from those): w1 / w3 / w2 are gate_proj /
+    // up_proj / down_proj, and wq_a and wkv one fused_wqa_wkv.
+    const auto renamed = [&](std::string_view from, std::string_view to) {
+      if (!g.name.ends_with(from)) return;
+      const std::string base = g.name.substr(0, g.name.size() - from.size()) + std::string(to);
+      out.push_back(base);
+      out.push_back("model." + base);
+    };
+    renamed(".w1", ".gate_proj");
+    renamed(".w3", ".up_proj");
+    renamed(".w2", ".down_proj");
+    if (g.name.find(".compressor.") == std::string::npos) {
+      renamed(".attn.wq_a", ".attn.fused_wqa_wkv");
+      renamed(".attn.wkv", ".attn.fused_wqa_wkv");
+    }
+    out.push_back("model." + g.name);
+  } else if (g.name.starts_with("model.")) {
     const std::string rest = g.name.substr(6);
     out.push_back("model.language_model." + rest);
     out.push_back("language_model.model." + rest);
@@ -464,11 +482,12 @@ Status AssignModelOptMixed(const Fields& q, bool text_only, const WeightFormat& 
 
 }  // namespace
 
-Status ApplyExpertDtype(const Fields& f, const json* quant, std::vector<WeightGroup>* weights) {
+Status ApplyExpertDtype(const Fields& f, const json* quant, const WeightFormat& dtype,
+                        std::vector<WeightGroup>* weights) {
   if (!f.Has("expert_dtype")) return OkStatus();
   const json& v = f.Get("expert_dtype");
-  const std::string dtype = v.is_string() ? v.get<std::string>() : "";
-  if (dtype != "fp4" && dtype != "fp8") {
+  const std::string expert = v.is_string() ? v.get<std::string>() : "";
+  if (expert != "fp4" && expert != "fp8") {
     return f.Bad("expert_dtype", "must be \"fp4\" or \"fp8\", got " + v.dump());
   }
   // Only DeepSeek's own fp8 checkpoint stores experts by expert_dtype; a
@@ -476,7 +495,10 @@ Status ApplyExpertDtype(const Fields& f, const json* quant, std::vector<WeightGr
   // quantization_config.
   const bool own_fp8 = quant != nullptr && quant->is_object() &&
                        quant->value("quant_method", std::string()) == "fp8";
-  if (dtype != "fp4" || !own_fp8) return OkStatus();
+  if (expert != "fp4" || !own_fp8) return OkStatus();
+  // nvidia's NVFP4 releases keep quant_method fp8 and add ModelOpt's
+  // MIXED_PRECISION map for the experts: applied after the MXFP4 default.
+  const bool mixed = quant->value("quant_algo", std::string()) == "MIXED_PRECISION";
   auto mx = WeightFormatFromElement("mxfp4");
   if (!mx) return mx.error();
   for (WeightGroup& g : *weights) {
@@ -490,6 +512,11 @@ Status ApplyExpertDtype(const Fields& f, const json* quant, std::vector<WeightGr
       mx->compute = g.format.compute;
       g.format = *mx;  // the prediction layer's routed experts
     }
+  }
+  if (mixed) {
+    const Fields q(*quant, f.source(), f.prefix() + "quantization_config.");
+    std::string compute;
+    if (auto st = AssignModelOptMixed(q, false, dtype, weights, &compute); !st) return st.error();
   }
   return OkStatus();
 }

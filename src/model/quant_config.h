@@ -30,9 +30,12 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
 
 // DeepSeek-V4's expert_dtype: "fp4" stores the routed experts (those of
 // the prediction layers too) in MXFP4 (an E8M0 scale per 32) in DeepSeek's
-// own fp8 checkpoint; "fp8" leaves them to quantization_config. A bad value
-// names the key.
-Status ApplyExpertDtype(const Fields& f, const json* quant, std::vector<WeightGroup>* weights);
+// own fp8 checkpoint; "fp8" leaves them to quantization_config. nvidia's
+// NVFP4 releases keep that fp8 quantization_config and add ModelOpt's
+// MIXED_PRECISION quantized_layers for the experts, applied on top. A bad
+// value names the key.
+Status ApplyExpertDtype(const Fields& f, const json* quant, const WeightFormat& dtype,
+                        std::vector<WeightGroup>* weights);
 
 // The KV cache format a quantization_config declares (an 8-bit float
 // kv_cache_scheme, kv_cache_quant_algo FP8): "fp8-e4m3", or "" for none.

@@ -211,6 +211,18 @@ const std::vector<Expected>& Table() {
        "compressed=43",
        {284e9, 0.01, Count::kTotal},
        {13e9, 0.03, Count::kActiveNoEmbedding}},
+      {"deepseek-v4-flash-nvfp4.json",
+       6229,
+       12206080,
+       "compressed=43",
+       {284e9, 0.01, Count::kTotal},
+       {13e9, 0.03, Count::kActiveNoEmbedding}},
+      {"deepseek-v4-flash-nvfp4-fp8-redhat.json",
+       6229,
+       12206080,
+       "compressed=43",
+       {284e9, 0.01, Count::kTotal},
+       {13e9, 0.03, Count::kActiveNoEmbedding}},
       // fetchwiki/mistralai-Devstral-Small-2507 index: total_parameters 23,572,403,200.
       {"devstral-small-2507.json",
        163840,
@@ -732,6 +744,31 @@ TEST(RealConfigsTest, ExactCountsOfDeepSeekV4) {
   auto sgl_bytes = ComputeWeightBytes(Load("deepseek-v4-flash-fp8-sgl.json"), "auto");
   ASSERT_TRUE(sgl_bytes.ok());
   EXPECT_EQ(sgl_bytes->total, 285921439324LL);
+  // NVFP4 experts (nvidia's MIXED_PRECISION map over the fp8 config;
+  // RedHatAI's compressed-tensors targets in transformers' names): 4 bits
+  // and an fp8 scale per 16 (0.5625 B a weight) plus two fp32 scales per
+  // tensor: 277,025,390,592 x 0.5625 + 43 x 256 x 3 x 8 = 155,826,782,208 +
+  // 264,192 = 155,827,046,400. RedHatAI's attention (fused_wqa_wkv, wq_b,
+  // wo_a, wo_b and the indexer's wq_b) in fp8 blocks: 43 x (4,194,304 +
+  // 33,554,432 + 2,097,152 + 2 x 33,554,432) + 21 x 8,388,608 =
+  // 4,599,054,336 + 176,160,768 = 4,775,215,104 weights; its shared experts
+  // in NVFP4 too.
+  for (const char* file :
+       {"deepseek-v4-flash-nvfp4.json", "deepseek-v4-flash-nvfp4-fp8-redhat.json"}) {
+    SCOPED_TRACE(file);
+    auto nvfp4 = ComputeWeightBytes(Load(file), "auto");
+    ASSERT_TRUE(nvfp4.ok());
+    EXPECT_EQ(nvfp4->routed_experts, 155827046400LL);
+  }
+  const ModelShape redhat = Load("deepseek-v4-flash-nvfp4-fp8-redhat.json");
+  std::int64_t fp8_attention = 0;
+  for (const WeightGroup& g : redhat.weights) {
+    if (g.role == ParamRole::kAttention && g.format.element_bits == 8) fp8_attention += g.Params();
+    if (g.role == ParamRole::kSharedExperts) {
+      EXPECT_EQ(g.format.element_bits, 4) << g.name;
+    }
+  }
+  EXPECT_EQ(fp8_attention, 4775215104LL);
   // fp8: vLLM's fp8_ds_mla entry for V4: 448 fp8 + 7 UE8M0 scale bytes + 1
   // pad + 64 x 2 rope = 584 B: 21 x (584 + 132) / 4 + 20 x 584 / 128 =
   // 3,759 + 91.25 = 3,850.25 a token.
