@@ -39,7 +39,17 @@ Status ModelLoads(const ReadState& state, Scenario* s) {
 // kv_format "auto" (vLLM's kv_cache_dtype "auto") is the KV format the
 // checkpoint declares, else the model's dtype.
 Status KvFormatAuto(const ReadState& state, Scenario* s) {
-  if (s->kv_format != "auto") return OkStatus();
+  if (s->kv_format != "auto") {
+    // Left at kvbill's default: note a KV format the checkpoint declares,
+    // which vLLM's default would store instead (the kv_format_default warning).
+    if (state.Given("/kv_format") || s->pricing) return OkStatus();
+    auto model = LoadModel(s->model.name, Overrides(*s), s->model.text_only);
+    if (model && !model->checkpoint_kv_format.empty() &&
+        model->checkpoint_kv_format != s->kv_format) {
+      s->declared_kv_format = model->checkpoint_kv_format;
+    }
+    return OkStatus();
+  }
   auto model = LoadModel(s->model.name, Overrides(*s), s->model.text_only);
   if (!model) return model.error().Within(state.source().name() + "#" + state.At("/kv_format"));
   s->kv_format = VllmAutoKvFormat(*model);
@@ -354,7 +364,8 @@ const std::vector<Rule>& CrossKeyRules() {
       {"/model",
        "`kv_format` `\"auto\"` becomes the KV format the checkpoint declares (an 8-bit float "
        "`kv_cache_scheme`, `kv_cache_quant_algo` FP8: fp8), else the model's dtype, once the "
-       "model is read",
+       "model is read; left unset where the checkpoint declares one, the run keeps `bf16` and "
+       "warns `kv_format_default`",
        KvFormatAuto},
       {"/model",
        "`prefix_cache.block_size` is 256 when not set for a model with compressed attention "

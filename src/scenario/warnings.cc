@@ -98,6 +98,17 @@ void BlockSizeUnserved(const Scenario& s, std::vector<RunWarning>* out) {
                       "its default)"});
 }
 
+void KvFormatDefault(const Scenario& s, std::vector<RunWarning>* out) {
+  if (s.declared_kv_format.empty()) return;
+  out->push_back({"kv_format_default",
+                  "the checkpoint declares a " + s.declared_kv_format +
+                      " KV cache, which vLLM's default (--kv-cache-dtype auto) stores, and this "
+                      "run keeps kvbill's default kv_format " +
+                      s.kv_format +
+                      ": its KV bytes, pool and hits are not what a default deployment has; set "
+                      "kv_format \"auto\" for vLLM's choice, or kv_format explicitly"});
+}
+
 void OverloadedRun(const RunSummary& sum, std::vector<RunWarning>* out) {
   if (!Overloaded(sum.queue_s)) return;
   std::string where;
@@ -346,6 +357,7 @@ const std::vector<std::string>& WarningCodes() {
   static const std::vector<std::string> codes = {"context_limit",
                                                  "pool_beyond_memory",
                                                  "block_size_unserved",
+                                                 "kv_format_default",
                                                  "overloaded",
                                                  "slo_violated",
                                                  "idle_dominant",
@@ -368,6 +380,7 @@ std::vector<RunWarning> EngineRunWarnings(const Scenario& scenario, const Simula
   ContextLimit(scenario, totals, &out);
   PoolBeyondMemory(totals, &out);
   BlockSizeUnserved(scenario, &out);
+  KvFormatDefault(scenario, &out);
   OverloadedRun(summary, &out);
   SloViolated(scenario, summary, &out);
   IdleDominant(summary, &out);

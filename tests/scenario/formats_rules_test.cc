@@ -62,6 +62,20 @@ TEST(FormatsRulesTest, AutoKvFormatIsWhatTheCheckpointDeclares) {
   auto plain = ParseScenario(R"({"kv_format": "auto"})", "s.json");
   ASSERT_TRUE(plain.ok()) << plain.error().message();
   EXPECT_EQ(plain->kv_format, "bf16");
+  EXPECT_EQ(s->declared_kv_format, "");
+  // Left unset, the run keeps bf16 and notes the declared fp8 (the
+  // kv_format_default warning); set explicitly, nothing is noted.
+  auto unset = ParseScenario(R"({"model": ")" + laguna + R"("})", "s.json");
+  ASSERT_TRUE(unset.ok()) << unset.error().message();
+  EXPECT_EQ(unset->kv_format, "bf16");
+  EXPECT_EQ(unset->declared_kv_format, "fp8-e4m3");
+  auto explicit_bf16 =
+      ParseScenario(R"({"model": ")" + laguna + R"(", "kv_format": "bf16"})", "s.json");
+  ASSERT_TRUE(explicit_bf16.ok()) << explicit_bf16.error().message();
+  EXPECT_EQ(explicit_bf16->declared_kv_format, "");
+  auto qwen = ParseScenario(R"({"model": "qwen3-8b"})", "s.json");
+  ASSERT_TRUE(qwen.ok()) << qwen.error().message();
+  EXPECT_EQ(qwen->declared_kv_format, "");
 }
 
 // DeepSeek-V4 runs in vLLM's 256-token blocks unless the scenario says

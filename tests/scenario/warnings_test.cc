@@ -56,12 +56,13 @@ TEST(WarningsTest, RaisedCodesAreListedAndInTheListsOrder) {
   r.totals.memory_pool_tokens = 1000;                      // pool_beyond_memory
   r.totals.pool_tokens = 2000;                             //
   r.scenario.prefix_cache.block_size = 8;                  // block_size_unserved
+  r.scenario.declared_kv_format = "fp8-e4m3";              // kv_format_default
   r.summary.queue_s.p50 = 2 * kOverloadedQueueP50Seconds;  // overloaded
   r.summary.idle_gpu_usd = 9;                              // idle_dominant
   r.totals.placeholder_outputs = 1;                        // placeholder_outputs
   r.totals.cost_model.calibrated = false;                  // uncalibrated
   const Codes raised = r.Codes();
-  EXPECT_EQ(raised.size(), 7u);
+  EXPECT_EQ(raised.size(), 8u);
   const std::vector<std::string>& all = WarningCodes();
   std::size_t at = 0;
   for (const std::string& code : raised) {
@@ -167,6 +168,15 @@ TEST(WarningsTest, PoolBeyondMemoryWhenTheCapacityOverrideExceedsTheMemory) {
 
 // vLLM's CUDA attention backends page KV in multiples of 16 tokens; SGLang
 // pages token by token (page_size 1), so block size 1 is its own default.
+TEST(WarningsTest, KvFormatDefaultWhenTheCheckpointDeclaresAnother) {
+  FakeRun r;
+  EXPECT_EQ(r.Codes(), Codes{});
+  r.scenario.declared_kv_format = "fp8-e4m3";
+  EXPECT_EQ(r.Codes(), Codes{"kv_format_default"});
+  EXPECT_NE(r.Message("kv_format_default").find("declares a fp8-e4m3 KV cache"), std::string::npos);
+  EXPECT_NE(r.Message("kv_format_default").find("kv_format \"auto\""), std::string::npos);
+}
+
 TEST(WarningsTest, BlockSizeUnservedOffSixteensMultiplesOnVllm) {
   FakeRun r;
   for (const Tokens bs : {16, 32, 512}) {

@@ -165,6 +165,10 @@ struct Scenario {
   std::string source;  // the file it was read from
   ScenarioModel model;
   std::string kv_format = "bf16";
+  // The KV format the checkpoint declares (vLLM's kv_cache_dtype "auto"
+  // stores it) when the scenario leaves kv_format at its default and it
+  // differs from it: the kv_format_default warning; empty otherwise.
+  std::string declared_kv_format;
   std::string weight_format = "auto";
   ScenarioDeployment deployment;
   ScenarioEngine engine;
