@@ -6,6 +6,7 @@
 #include "kvbill/cost/roofline_cost_model.h"
 #include "kvbill/hardware/fit.h"
 #include "kvbill/model/hf_config.h"
+#include "kvbill/model/kv_footprint.h"
 #include "kvbill/model/weight_bytes.h"
 
 namespace kvbill {
@@ -122,6 +123,15 @@ ModelShape DraftLayerShape(const ModelShape& model) {
   }
   if (d.layers.empty()) d.layers.assign(1, LayerShape{});
   d.layers[0].index = 0;
+  if (d.layers[0].IsCompressed()) {
+    // DeepSeek-V4's prediction layer attends its window alone (its
+    // compress_ratios entry is 0 in every release): no compressor, no indexer.
+    LayerShape& w = d.layers[0];
+    w.compress_ratio = 0;
+    w.indexer_dim = w.indexer_heads = 0;
+    w.sparse_topk = 0;
+    w.recurrent_state_elements = 0;
+  }
   const ParamCounts& p = model.params;
   const std::int64_t layers = std::max(1, model.DecoderLayers());
   std::int64_t attention_layers = 0;
@@ -342,7 +352,9 @@ Result<SpeculativeSetup> MakeSpeculative(const SpeculativeSpec& spec, const Mode
     }
     auto r = Roofline::Make(*draft, kv_format, "auto", gpu, RooflineParams{tp, 1, 1, 0});
     if (!r) return r.error();
-    out.draft_kv_bytes_per_token = r->KvWriteBytesPerToken();
+    // What the draft's cache grows by a token (the pool's share): its
+    // per-token layers' bytes; a window-only layer keeps a constant.
+    out.draft_kv_bytes_per_token = BytesPerToken(*draft, kv_format, tp);
     ModelShape own = *draft;
     if (method->draft_layer) {
       // The head shares the model's embedding and lm_head.

@@ -60,6 +60,7 @@ const Style kStyles[] = {
   {"dbrx", Family::kGeneric, "transformers dbrx/modeling_dbrx.py (fused Wqkv, LayerNorms without bias, GLU experts)"},
   {"deepseek_v2", Family::kGeneric, "transformers deepseek_v2/modeling_deepseek_v2.py"},
   {"deepseek_v3", Family::kGeneric, "transformers deepseek_v3/modeling_deepseek_v3.py", QkNorm::kNone, 2, false, true, true, false, true},
+  {"muse_glimmer_text", Family::kGeneric, "transformers muse_glimmer/modeling_muse_glimmer.py (a sigmoid output gate of heads x head_dim, four norms a layer); vLLM muse_glimmer.py", QkNorm::kNone, 4},
   {"deepseek_v4", Family::kDeepseekV4, "DeepSeek-V4 inference/model.py; vLLM deepseek_v4.py, deepseek_compressor.py"},
   {"deepseek_v32", Family::kGeneric, "DeepSeek-V3.2 inference/model.py; vLLM deepseek_v2.py (indexer)", QkNorm::kNone, 2, false, true, true, false, true},
   {"exaone4", Family::kGeneric, "transformers exaone4/modeling_exaone4.py", QkNorm::kPerHead},
@@ -856,6 +857,9 @@ Result<AttnPlan> GenericAttention(const Ctx& c, Int i, Mixer kind) {
     a.k_norm = a.kv_heads * a.qk_dim;
   }
   a.sinks = c.model_type == "gpt_oss";
+  // Muse-Glimmer: attn_output x sigmoid(gate_proj(x)), gate_proj hidden ->
+  // heads x head_dim (the parameters of a q projection producing the gate).
+  if (c.model_type == "muse_glimmer_text") a.output_gate = true;
   if (u < d.block_sparse.size() && d.block_sparse[u]) {
     a.index_heads = d.index_heads;
     a.index_dim = d.index_dim;

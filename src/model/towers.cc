@@ -213,6 +213,74 @@ Result<Int> MoonVit3dTower(const Fields& v, Int text_hidden) {
   return tower + m * m + m * text_hidden + text_hidden;
 }
 
+// A setting MiniMax-M3-VL keeps in img_token_compression_config (inside
+// vision_config, or at the top level), or vision_config's own key.
+Result<Int> CompressionSetting(const Fields& v, const json& root, const char* key, Int fallback) {
+  for (const json* where : {&v.object(), &root}) {
+    auto it = where->find("img_token_compression_config");
+    if (it == where->end() || !it->is_object()) continue;
+    const Fields c(*it, v.source(),
+                   (where == &root ? "" : v.prefix()) + "img_token_compression_config.");
+    auto x = c.OptionalInt(key);
+    if (!x) return x.error();
+    if (x->has_value()) return **x;
+  }
+  return Get(v, {key}, fallback);
+}
+
+// MiniMax-M3-VL (transformers minimax_m3_vl/modeling_minimax_m3_vl.py;
+// NVIDIA NeMo Automodel's vision_encoder.py): a CLIP-like ViT without class
+// or position embeddings (3-D rotary) or a post-norm: a Conv3d patch
+// embedding of temporal_patch_size frames without bias, a pre-LayerNorm and
+// the blocks. The projector (hidden -> projector_hidden_size -> text
+// hidden, biased by multimodal_projector_bias) runs per patch; then the
+// spatial_merge_size^2 patch merge (text hidden x merge^2 -> projector
+// hidden -> text hidden, biased).
+Result<Int> MiniMaxM3VlTower(const Fields& v, const json& root, Int text_hidden) {
+  KV_GET(d, v, {"hidden_size"}, 1280);
+  KV_GET(m, v, {"intermediate_size"}, 5120);
+  KV_GET(layers, v, {"num_hidden_layers"}, 32);
+  KV_GET(patch, v, {"patch_size"}, 14);
+  KV_GET(channels, v, {"num_channels"}, 3);
+  auto t = CompressionSetting(v, root, "temporal_patch_size", 2);
+  if (!t) return t.error();
+  auto merge = CompressionSetting(v, root, "spatial_merge_size", 2);
+  if (!merge) return merge.error();
+  const Fields top(root, v.source(), "");
+  KV_GET(hidden, top, {"projector_hidden_size"}, 6144);
+  auto bias = top.Bool("multimodal_projector_bias", true);
+  if (!bias) return bias.error();
+  const Int b = *bias ? 1 : 0;
+  const Int tower = channels * *t * patch * patch * d + 2 * d + layers * VitBlock(d, m);
+  const Int projector = d * hidden + b * hidden + hidden * text_hidden + b * text_hidden;
+  const Int merger =
+      text_hidden * *merge * *merge * hidden + hidden + hidden * text_hidden + text_hidden;
+  return tower + projector + merger;
+}
+
+// Muse-Glimmer (transformers muse_glimmer/modeling_muse_glimmer.py; vLLM
+// muse_glimmer.py): a linear patch embedding of patch_temporal x 3 x
+// patch^2 inputs without bias, a learned pos_emb_height x pos_emb_width
+// position table, pre and post LayerNorms, the blocks; the weightless pixel
+// shuffle widens to out_hidden_size, and the unbiased adapter (fc1, fc2)
+// and projection map it through projector_hidden_size to the text model.
+Result<Int> MuseGlimmerTower(const Fields& v, const json& root, Int text_hidden) {
+  KV_GET(d, v, {"hidden_size"}, 1536);
+  KV_GET(m, v, {"intermediate_size"}, 8960);
+  KV_GET(layers, v, {"num_hidden_layers"}, 50);
+  KV_GET(patch, v, {"patch_size"}, 14);
+  KV_GET(frames, v, {"patch_temporal"}, 2);
+  KV_GET(pos_h, v, {"pos_emb_height"}, 32);
+  KV_GET(pos_w, v, {"pos_emb_width"}, 32);
+  KV_GET(merge, v, {"merge_size"}, 2);
+  const Fields top(root, v.source(), "");
+  KV_GET(out, top, {"out_hidden_size"}, d * merge * merge);
+  KV_GET(hidden, top, {"projector_hidden_size"}, 4096);
+  const Int tower =
+      frames * 3 * patch * patch * d + pos_h * pos_w * d + 4 * d + layers * VitBlock(d, m);
+  return tower + out * hidden + hidden * hidden + hidden * text_hidden;
+}
+
 }  // namespace
 
 Status BuildTowers(const json& root, const std::string& source, const std::string& model_type,
@@ -239,6 +307,10 @@ Status BuildTowers(const json& root, const std::string& source, const std::strin
     if (k == "audio_config") {
       n = Error(source + ": audio_config: kvbill cannot count the audio tower of model_type \"" +
                 model_type + "\" (" + leave_out + ")");
+    } else if (model_type == "minimax_m3_vl") {
+      n = MiniMaxM3VlTower(v, root, text_hidden);
+    } else if (model_type == "muse_glimmer" || type == "muse_glimmer_vision") {
+      n = MuseGlimmerTower(v, root, text_hidden);
     } else if (model_type == "gemma3" || type == "siglip_vision_model") {
       n = SiglipTower(v, model_type == "gemma3", text_hidden);
     } else if (model_type == "gemma4" || type == "gemma4_vision") {
@@ -260,7 +332,8 @@ Status BuildTowers(const json& root, const std::string& source, const std::strin
       n = Error(source + ": vision_config: kvbill cannot count the vision tower of model_type \"" +
                 model_type +
                 "\" (known: gemma3, gemma4, llama4, qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, "
-                "qwen3_5, qwen3_5_moe, kimi_k25, kimi_k3, siglip_vision_model); " +
+                "qwen3_5, qwen3_5_moe, kimi_k25, kimi_k3, minimax_m3_vl, muse_glimmer, "
+                "siglip_vision_model); " +
                 leave_out);
     }
     if (!n) return n.error();

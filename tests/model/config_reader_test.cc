@@ -369,7 +369,8 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
       "gpt_neox, gpt_oss, "
       "granite, granitemoe, granitemoehybrid, hunyuan, hunyuan_v1_moe, jamba, kimi_k2, "
       "kimi_linear, laguna, lfm2, llama, llama4, llama4_text, mimo, mimo_v2_flash, minimax, "
-      "minimax_m1, minimax_m2, minimax_m3, mistral, mixtral, mpt, nemotron-nas, nemotron_h, "
+      "minimax_m1, minimax_m2, minimax_m3, mistral, mixtral, mpt, muse_glimmer_text, nemotron-nas, "
+      "nemotron_h, "
       "phi, phi-msft, phi3, "
       "phimoe, "
       "qwen, qwen2, qwen2_5_vl, qwen2_moe, qwen2_vl, qwen3, qwen3_5_moe_text, qwen3_5_text, "
@@ -387,7 +388,8 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
                         "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100}})"),
       "c.json: vision_config: kvbill cannot count the vision tower of model_type "
       "\"my_vlm\" (known: gemma3, gemma4, llama4, qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, "
-      "qwen3_5, qwen3_5_moe, kimi_k25, kimi_k3, siglip_vision_model); --text-only, or a "
+      "qwen3_5, qwen3_5_moe, kimi_k25, kimi_k3, minimax_m3_vl, muse_glimmer, "
+      "siglip_vision_model); --text-only, or a "
       "scenario's \"model\": {\"text_only\": true}, leaves the "
       "towers out");
   auto text_only = ParseHfConfig(

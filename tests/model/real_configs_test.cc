@@ -320,6 +320,16 @@ const std::vector<Expected>& Table() {
        "full=10 sliding=30",
        {33.4e9, 0.01, Count::kTotal},
        {3.0e9, 0.01, Count::kActive}},
+      // Hugging Face's num_parameters for MiniMaxAI/MiniMax-M3 (the VL
+      // release): 427,040,140,160 (ExactCountsOfRecentTowers).
+      {"minimax-m3-nvfp4.json", 137472, 0, "full=60", {427040140160.0, 1e-12, Count::kTotal}, {}},
+      // keras-hub's preset and Hugging Face: 29,776,626,688 (ExactCountsOfRecentTowers).
+      {"muse-glimmer-30b.json",
+       53248,
+       0,
+       "full=13 sliding=39",
+       {29776626688.0, 1e-12, Count::kTotal},
+       {}},
       // Card: 1,170,340,608 parameters.
       {"lfm2-1.2b.json", 12288, 81920, "full=6 conv=10", {1170340608.0, 0.01, Count::kTotal}, {}},
       // meta-llama index: 16,060,522,496 / 2.
@@ -806,6 +816,34 @@ TEST(RealConfigsTest, ExactCountsOfDeepSeekV4) {
   ASSERT_TRUE(hf.ok()) << hf.error().message();
   EXPECT_EQ(BytesPerToken(*hf, Fmt("fp8")), 3850.25);
   EXPECT_EQ(hf->params.Total(), 284332240471LL);
+}
+
+// Towers worked by hand from their modeling code (transformers
+// minimax_m3_vl and muse_glimmer; NeMo Automodel and vLLM agree):
+// - MiniMax-M3-VL (hidden 1,280, MLP 5,120, 32 layers, patch 14, 2 frames,
+//   merge 2, projector 6,144, text 6,144): Conv3d 3 x 2 x 14 x 14 x 1,280 =
+//   1,505,280, pre-LayerNorm 2,560, a block 4 x (1,280^2 + 1,280) + 2 x
+//   1,280 x 5,120 + 5,120 + 1,280 + 4 x 1,280 = 19,677,440 (x 32 =
+//   629,678,080); projector 1,280 x 6,144 + 6,144 + 6,144^2 + 6,144 =
+//   45,625,344; merge (6,144 x 4) x 6,144 + 6,144 + 6,144^2 + 6,144 =
+//   188,755,968: 865,567,232, and with the 426,174,572,928 of the text model
+//   427,040,140,160.
+// - Muse-Glimmer (hidden 1,536, MLP 8,960, 50 layers, patch 14, 2 frames,
+//   a 32 x 32 grid, out 6,144, projector 4,096, text 6,656): patches 1,176 x
+//   1,536 = 1,806,336, grid 1,572,864, four LayerNorm vectors 6,144, a block
+//   36,985,088 (x 50 = 1,849,254,400); adapter and projection 6,144 x 4,096
+//   + 4,096^2 + 4,096 x 6,656 = 69,206,016. Its text layers add to Llama's a
+//   gate 6,656 x 4,096 and two more norms of 6,656: a layer 27,262,976 x 4
+//   (q, o, gate and k + v) + 3 x 6,656 x 19,968 + 4 x 6,656 = 483,944,448;
+//   52 of them, embedding and head 2 x 202,048 x 6,656, final norm 6,656:
+//   27,854,780,928 of text.
+TEST(RealConfigsTest, ExactCountsOfRecentTowers) {
+  const ModelShape m3 = Load("minimax-m3-nvfp4.json");
+  EXPECT_EQ(m3.params.vision, 865567232LL);
+  EXPECT_EQ(m3.params.Total(), 427040140160LL);
+  const ModelShape muse = Load("muse-glimmer-30b.json");
+  EXPECT_EQ(muse.params.vision, 1852639744LL + 69206016LL);
+  EXPECT_EQ(muse.params.Total() - muse.params.vision, 27854780928LL);
 }
 
 // What these families' modeling code does not define is refused, naming
