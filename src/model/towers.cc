@@ -2,6 +2,8 @@
 // the text model, and their projectors into it. Counted from vision_config
 // the way each family's modeling code builds them; a tower kvbill cannot
 // count is an error (--text-only leaves towers out).
+#include <algorithm>
+
 #include "model/families.h"
 
 namespace kvbill::model_config {
@@ -281,6 +283,35 @@ Result<Int> MuseGlimmerTower(const Fields& v, const json& root, Int text_hidden)
   return tower + out * hidden + hidden * hidden + hidden * text_hidden;
 }
 
+// Pixtral (transformers pixtral/modeling_pixtral.py) with Mistral 3's
+// projector (mistral3/modeling_mistral3.py): an unbiased Conv2d patch
+// embedding, an RMSNorm before the blocks, blocks of unbiased q, k, v, o, a
+// gated MLP and two RMSNorms (2-D rotary positions: no table); the
+// projector is an RMSNorm, the unbiased spatial_merge_size^2 patch merger
+// and two linear layers into the text model (biased by
+// multimodal_projector_bias), the first over each layer vision_feature_layer
+// names.
+Result<Int> PixtralTower(const Fields& v, const json& root, Int text_hidden) {
+  KV_GET(d, v, {"hidden_size"}, 1024);
+  KV_GET(m, v, {"intermediate_size"}, 4096);
+  KV_GET(layers, v, {"num_hidden_layers"}, 24);
+  KV_GET(patch, v, {"patch_size"}, 16);
+  KV_GET(channels, v, {"num_channels"}, 3);
+  const Fields top(root, v.source(), "");
+  KV_GET(merge, top, {"spatial_merge_size"}, 2);
+  auto bias = top.Bool("multimodal_projector_bias", false);
+  if (!bias) return bias.error();
+  Int features = 1;
+  if (top.Has("vision_feature_layer") && top.Get("vision_feature_layer").is_array()) {
+    features = std::max<Int>(1, static_cast<Int>(top.Get("vision_feature_layer").size()));
+  }
+  const Int b = *bias ? 1 : 0;
+  const Int tower = channels * patch * patch * d + d + layers * (4 * d * d + 3 * d * m + 2 * d);
+  const Int projector = d + merge * merge * d * d + features * d * text_hidden + b * text_hidden +
+                        text_hidden * text_hidden + b * text_hidden;
+  return tower + projector;
+}
+
 }  // namespace
 
 Status BuildTowers(const json& root, const std::string& source, const std::string& model_type,
@@ -307,6 +338,8 @@ Status BuildTowers(const json& root, const std::string& source, const std::strin
     if (k == "audio_config") {
       n = Error(source + ": audio_config: kvbill cannot count the audio tower of model_type \"" +
                 model_type + "\" (" + leave_out + ")");
+    } else if ((model_type == "mistral3" || model_type == "ministral3") && type == "pixtral") {
+      n = PixtralTower(v, root, text_hidden);
     } else if (model_type == "minimax_m3_vl") {
       n = MiniMaxM3VlTower(v, root, text_hidden);
     } else if (model_type == "muse_glimmer" || type == "muse_glimmer_vision") {
@@ -332,8 +365,8 @@ Status BuildTowers(const json& root, const std::string& source, const std::strin
       n = Error(source + ": vision_config: kvbill cannot count the vision tower of model_type \"" +
                 model_type +
                 "\" (known: gemma3, gemma4, llama4, qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, "
-                "qwen3_5, qwen3_5_moe, kimi_k25, kimi_k3, minimax_m3_vl, muse_glimmer, "
-                "siglip_vision_model); " +
+                "qwen3_5, qwen3_5_moe, kimi_k25, kimi_k3, minimax_m3_vl, muse_glimmer, mistral3 "
+                "(pixtral), siglip_vision_model); " +
                 leave_out);
     }
     if (!n) return n.error();

@@ -388,8 +388,8 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
                         "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100}})"),
       "c.json: vision_config: kvbill cannot count the vision tower of model_type "
       "\"my_vlm\" (known: gemma3, gemma4, llama4, qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, "
-      "qwen3_5, qwen3_5_moe, kimi_k25, kimi_k3, minimax_m3_vl, muse_glimmer, "
-      "siglip_vision_model); --text-only, or a "
+      "qwen3_5, qwen3_5_moe, kimi_k25, kimi_k3, minimax_m3_vl, muse_glimmer, mistral3 "
+      "(pixtral), siglip_vision_model); --text-only, or a "
       "scenario's \"model\": {\"text_only\": true}, leaves the "
       "towers out");
   auto text_only = ParseHfConfig(

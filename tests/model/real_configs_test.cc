@@ -126,6 +126,9 @@ struct Expected {
 //   state per sequence (vLLM CompressorStateCache): ratio 4: 2 x 8 x 1,024 x
 //   4 + its indexer's 2 x 8 x 256 x 4 = 81,920; ratio 128: 2 x 128 x 512 x 4
 //   = 524,288: 21 x 81,920 + 20 x 524,288 = 12,206,080.
+// mistral-small-3.1-24b: 40 x 8 x 128 x 4 = 163,840.   muse-glimmer-30b:
+//   52 x 2 x 128 x 4 = 53,248 (39 sliding of 2,048).   minimax-m3-nvfp4:
+//   minimax-m3's text model, 137,472.
 // laguna-xs.2: 40 x 8 x 128 x 4 = 163,840 (30 sliding of 512; the 48 / 64
 //   query heads per layer do not touch the KV).  laguna-s-2.1: 48 x 8 x 128
 //   x 4 = 196,608 (36 sliding).
@@ -323,6 +326,14 @@ const std::vector<Expected>& Table() {
       // Hugging Face's num_parameters for MiniMaxAI/MiniMax-M3 (the VL
       // release): 427,040,140,160 (ExactCountsOfRecentTowers).
       {"minimax-m3-nvfp4.json", 137472, 0, "full=60", {427040140160.0, 1e-12, Count::kTotal}, {}},
+      // keras-hub's mistral3 preset mistral_small_3.1_24b: 24,011,361,280
+      // (ExactCountsOfRecentTowers).
+      {"mistral-small-3.1-24b.json",
+       163840,
+       0,
+       "full=40",
+       {24011361280.0, 1e-12, Count::kTotal},
+       {}},
       // keras-hub's preset and Hugging Face: 29,776,626,688 (ExactCountsOfRecentTowers).
       {"muse-glimmer-30b.json",
        53248,
@@ -837,7 +848,17 @@ TEST(RealConfigsTest, ExactCountsOfDeepSeekV4) {
 //   (q, o, gate and k + v) + 3 x 6,656 x 19,968 + 4 x 6,656 = 483,944,448;
 //   52 of them, embedding and head 2 x 202,048 x 6,656, final norm 6,656:
 //   27,854,780,928 of text.
+// - Mistral Small 3.1 (Pixtral: hidden 1,024, MLP 4,096, 24 layers, patch
+//   14; merge 2, text 5,120, unbiased projector): patches 3 x 14^2 x 1,024
+//   = 602,112, ln_pre 1,024, a block 4 x 1,024^2 + 3 x 1,024 x 4,096 + 2 x
+//   1,024 = 16,779,264 (x 24 = 402,702,336); projector norm 1,024, merger 4 x
+//   1,024^2 = 4,194,304, linear_1 1,024 x 5,120 = 5,242,880, linear_2
+//   5,120^2 = 26,214,400: 438,958,080 in all; with the text
+//   model's 23,572,403,200, 24,011,361,280.
 TEST(RealConfigsTest, ExactCountsOfRecentTowers) {
+  const ModelShape small = Load("mistral-small-3.1-24b.json");
+  EXPECT_EQ(small.params.vision, 438958080LL);
+  EXPECT_EQ(small.params.Total(), 24011361280LL);
   const ModelShape m3 = Load("minimax-m3-nvfp4.json");
   EXPECT_EQ(m3.params.vision, 865567232LL);
   EXPECT_EQ(m3.params.Total(), 427040140160LL);
