@@ -116,6 +116,8 @@ int RunFit(const Args& args) {
 
   auto model = LoadModelFromFlags(model_flags);
   if (!model) return ReportError("fit", model.error());
+  // DeepSeek-V4 runs in vLLM's 256-token blocks (as a scenario takes it).
+  if (vm["block-size"].defaulted() && model->HasCompressedLayers()) block_size = 256;
   auto gpu_name = ResolveGpuName(gpu_id);
   if (!gpu_name) return ReportError("fit", gpu_name.error());
   auto gpu = LookupGpu(*gpu_name);

@@ -123,6 +123,8 @@ int RunKv(const Args& args) {
 
   auto model = LoadModelFromFlags(model_flags);
   if (!model) return ReportError("kv", model.error());
+  // DeepSeek-V4 runs in vLLM's 256-token blocks (as a scenario takes it).
+  if (vm["block-size"].defaulted() && model->HasCompressedLayers()) block_size = 256;
   if (auto problem = TensorParallelProblem(*model, tp); !problem.empty()) {
     return ReportError("kv", Error("--tp: " + problem));
   }

@@ -67,14 +67,24 @@ std::string DescribeModel(const ModelShape& m) {
         dense_ratio = l.compress_ratio;
       }
     }
-    out << "compressed  " << window_only << " window only";
+    // Every layer keeps its window; then what each kind adds.
+    std::string parts;
+    const auto add = [&parts](const std::string& part) {
+      parts += (parts.empty() ? "" : "; ") + part;
+    };
+    if (window_only > 0) add(std::to_string(window_only) + " layers the window alone");
     if (csa != nullptr) {
-      out << ", " << indexed << " + 1 latent per " << csa->compress_ratio
-          << " tokens with an indexer key of " << csa->indexer_dim << " (top " << csa->sparse_topk
-          << " attended)";
+      add(std::to_string(indexed) + " layers + 1 latent per " +
+          std::to_string(csa->compress_ratio) + " tokens with an indexer key of " +
+          std::to_string(csa->indexer_dim) + " (top " + std::to_string(csa->sparse_topk) +
+          " attended)");
     }
-    if (dense > 0) out << ", " << dense << " + 1 latent per " << dense_ratio << " tokens";
-    out << "\n";
+    if (dense > 0) {
+      add(std::to_string(dense) + " layers + 1 latent per " + std::to_string(dense_ratio) +
+          " tokens");
+    }
+    out << "compressed  a window of " << first->window << " latents on every layer; " << parts
+        << "\n";
     out << "attention   one latent of " << first->latent_dim << " per entry (key and value), "
         << first->query_heads << " query heads\n";
   }

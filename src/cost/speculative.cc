@@ -364,6 +364,20 @@ Result<SpeculativeSetup> MakeSpeculative(const SpeculativeSpec& spec, const Mode
     auto bytes = ComputeWeightBytes(own, "auto");
     if (!bytes) return bytes.error();
     out.draft_weight_bytes = static_cast<long double>((bytes->total + tp - 1) / tp);
+    if (method->draft_layer && model.HasCompressedLayers() && model.params.mtp > 0) {
+      // DeepSeek-V4's prediction layer as its checkpoint stores it (MXFP4
+      // experts, fp8 blocks), with vLLM's replicated tensors whole.
+      ModelShape stored = model;
+      stored.weights.clear();
+      for (const WeightGroup& g : model.weights) {
+        if (g.role != ParamRole::kMtp) continue;
+        stored.weights.push_back(g);
+        stored.weights.back().role = ParamRole::kAttention;
+      }
+      auto mtp = ComputeWeightBytes(stored, "auto");
+      if (!mtp) return mtp.error();
+      out.draft_weight_bytes = static_cast<long double>(mtp->PerGpu(tp));
+    }
   }
   char text[200];
   if (topk == 1) {

@@ -82,11 +82,11 @@ Result<EngineSetup> SetUpEngine(const SimulationConfig& config) {
     }
     // Say what would leave room: the smallest power-of-two tensor-parallel
     // degree whose share of the weights fits (heads permitting), up to 64.
-    std::string hint = ": a smaller deployment.weight_format or more GPUs";
+    std::string hint = ": a smaller weight_format or more GPUs";
     for (int t = 2 * tp; t <= 64; t *= 2) {
       if (static_cast<long double>(weights->PerGpu(t)) + spec.draft_weight_bytes < capacity) {
         hint = ": deployment.gpus_per_replica " + std::to_string(t) +
-               " would leave room, or a smaller deployment.weight_format";
+               " would leave room, or a smaller weight_format";
         break;
       }
     }

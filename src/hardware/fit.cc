@@ -58,14 +58,30 @@ std::int64_t UnsplitQueryHeads(const ModelShape& model, int tp) {
 
 }  // namespace
 
+// DeepSeek-V4's o_groups when `tp` GPUs cannot split them evenly, or 0.
+std::int64_t UnsplitOutputGroups(const ModelShape& model, int tp) {
+  for (const LayerShape& l : model.layers) {
+    if (l.output_groups > 0 && l.output_groups % tp != 0) return l.output_groups;
+  }
+  return 0;
+}
+
 bool ValidTensorParallel(const ModelShape& model, int tp) {
   if (tp < 1) return false;
   if (UnsplitQueryHeads(model, tp) != 0) return false;
+  if (UnsplitOutputGroups(model, tp) != 0) return false;
   return UnsplitKvHeads(model, tp) == 0;
 }
 
 std::string TensorParallelProblem(const ModelShape& model, int tp) {
   if (ValidTensorParallel(model, tp)) return "";
+  if (const std::int64_t groups = UnsplitOutputGroups(model, tp);
+      groups > 0 && UnsplitQueryHeads(model, tp) == 0) {
+    return std::to_string(tp) + " GPUs cannot split model \"" + model.name + "\"'s " +
+           std::to_string(groups) +
+           " output-projection groups (o_groups) evenly: vLLM and DeepSeek's reference code give "
+           "each GPU o_groups / tp of them";
+  }
   if (model.MaxKvHeads() == 0) {  // a latent (MLA) model: every GPU holds the whole latent
     return std::to_string(tp) + " GPUs cannot split model \"" + model.name + "\"'s " +
            std::to_string(model.QueryHeads()) +

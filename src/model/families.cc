@@ -2020,6 +2020,10 @@ Status BuildDeepseekV4(Ctx& c) {
   const Int n = c.d.layers, h = c.d.hidden;
   auto mtp = MtpCount(f);
   if (!mtp) return mtp.error();
+  if (*mtp > 16) {
+    return f.Bad("num_nextn_predict_layers",
+                 "is " + std::to_string(*mtp) + ": more than 16 prediction layers");
+  }
   auto ratios = CompressRatios(f, n, n + *mtp);
   if (!ratios) return ratios.error();
   const bool any_indexer = std::find(ratios->begin(), ratios->end(), 4) != ratios->end();
@@ -2083,6 +2087,10 @@ Status BuildDeepseekV4(Ctx& c) {
   if (!shared) return shared.error();
   auto hash_layers = f.IntOr("num_hash_layers", 0, 0);
   if (!hash_layers) return hash_layers.error();
+  if (*hash_layers > n) {
+    return f.Bad("num_hash_layers", "is " + std::to_string(*hash_layers) + ", more than the " +
+                                        std::to_string(n) + " layers");
+  }
 
   const auto block = [&](int layer, int ratio, bool hashed) {
     CompressedPlan plan = a;

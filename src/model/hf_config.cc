@@ -320,6 +320,8 @@ Result<ModelShape> LoadModel(const std::string& name_or_path,
 }
 
 std::string VllmAutoKvFormat(const ModelShape& model) {
+  // DeepSeek-V4: vLLM stores only its fp8_ds_mla cache ("auto" included).
+  if (model.HasCompressedLayers()) return "fp8-e4m3";
   return model.checkpoint_kv_format.empty() ? model.state_format : model.checkpoint_kv_format;
 }
 

@@ -178,17 +178,19 @@ SequenceFootprint Sum(const ModelShape& model, const ElementFormat& format, Toke
   bool saturated = false;
   for (const LayerShape& l : model.layers) {
     if (l.IsCompressed()) {
-      // The window of raw latents (sliding blocks), and one entry (with its
-      // indexer key) per compress_ratio tokens; a block holds the entries
-      // of its tokens, at least one.
+      // The window of raw latents, which the engine's pool holds per
+      // sequence (not in blocks: the same in both sums), and one entry
+      // (with its indexer key) per compress_ratio tokens, rounded as the
+      // pool pages them: ceil(block / r) entries a block (kv_groups.h).
       const std::int64_t entry = CompressedEntryBits(l, format);
       AddBits(&bits, entry, ResidentTokens(l, ctx), 1, &saturated);
-      AddBits(&rounded_bits, entry, ResidentBlocks(l, ctx, block_size), block_size, &saturated);
+      AddBits(&rounded_bits, entry, ResidentTokens(l, ctx), 1, &saturated);
       if (l.compress_ratio > 0) {
         const std::int64_t group = CompressedGroupBits(l, format);
-        const Tokens r = l.compress_ratio, unit = std::max<Tokens>(block_size, r);
+        const Tokens r = l.compress_ratio;
         AddBits(&bits, group, ctx / r, 1, &saturated);
-        AddBits(&rounded_bits, group, CeilDivTokens(ctx, unit), unit / r, &saturated);
+        AddBits(&rounded_bits, group, CeilDivTokens(ctx, block_size), CeilDivTokens(block_size, r),
+                &saturated);
       }
       continue;
     }

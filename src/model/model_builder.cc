@@ -76,6 +76,7 @@ void ModelBuilder::CompressedAttention(int layer, const CompressedPlan& a) {
   e.rope_dim = a.rope;
   e.window = a.window;
   e.compress_ratio = a.ratio;
+  e.output_groups = a.o_groups;
   e.attention_sinks = true;
   if (a.ratio > 0) {
     e.recurrent_state_elements = compressor(p + "compressor.", a.ratio, hd);

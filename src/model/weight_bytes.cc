@@ -31,8 +31,17 @@ bool Replicated(const WeightGroup& g) {
     return g.name.size() >= tail.size() &&
            std::string_view(g.name).substr(g.name.size() - tail.size()) == tail;
   };
-  return ends_with(".q_a_proj") || ends_with(".kv_a_proj_with_mqa") ||
-         ends_with(".q_a_layernorm") || ends_with(".kv_a_layernorm");
+  if (ends_with(".q_a_proj") || ends_with(".kv_a_proj_with_mqa") || ends_with(".q_a_layernorm") ||
+      ends_with(".kv_a_layernorm")) {
+    return true;
+  }
+  // DeepSeek-V4 (vLLM deepseek_v4.py): the fused wq_a + wkv projection and
+  // every compressor's fused wkv / wgate run with tensor parallelism
+  // disabled; the compressors' position biases and norms, the q and kv
+  // norms and the indexer's weights_proj are whole on every GPU too.
+  return g.name.find(".compressor.") != std::string::npos || ends_with(".attn.wq_a") ||
+         ends_with(".attn.wkv") || ends_with(".attn.q_norm") || ends_with(".attn.kv_norm") ||
+         ends_with(".indexer.weights_proj");
 }
 
 // A shape built by hand (no weight groups): one group per role of params,

@@ -41,9 +41,14 @@ Status ModelLoads(const ReadState& state, Scenario* s) {
 Status KvFormatAuto(const ReadState& state, Scenario* s) {
   if (s->kv_format != "auto") {
     // Left at kvbill's default: note a KV format the checkpoint declares,
-    // which vLLM's default would store instead (the kv_format_default warning).
+    // which vLLM's default would store instead (the kv_format_default
+    // warning); DeepSeek-V4 takes its only format, fp8.
     if (state.Given("/kv_format") || s->pricing) return OkStatus();
     auto model = LoadModel(s->model.name, Overrides(*s), s->model.text_only);
+    if (model && model->HasCompressedLayers()) {
+      s->kv_format = VllmAutoKvFormat(*model);
+      return OkStatus();
+    }
     if (model && !model->checkpoint_kv_format.empty() &&
         model->checkpoint_kv_format != s->kv_format) {
       s->declared_kv_format = model->checkpoint_kv_format;
@@ -53,6 +58,37 @@ Status KvFormatAuto(const ReadState& state, Scenario* s) {
   auto model = LoadModel(s->model.name, Overrides(*s), s->model.text_only);
   if (!model) return model.error().Within(state.source().name() + "#" + state.At("/kv_format"));
   s->kv_format = VllmAutoKvFormat(*model);
+  return OkStatus();
+}
+
+// DeepSeek-V4 as vLLM serves it: its fp8_ds_mla cache only (vLLM asserts an
+// fp8 kv_cache_dtype for the model), on the FlashMLA sparse kernels, which
+// run on Hopper and Blackwell data-center GPUs.
+Status CompressedModelRuns(const ReadState& state, Scenario* s) {
+  if (s->pricing) return OkStatus();
+  auto model = LoadModel(s->model.name, Overrides(*s), s->model.text_only);
+  if (!model || !model->HasCompressedLayers()) return OkStatus();
+  auto at = [&](const char* pointer) {
+    return state.Given(pointer) ? state.At(pointer) : std::string(pointer);
+  };
+  auto kv = ParseElementFormat(s->kv_format);
+  if (kv && kv->name != "fp8-e4m3") {
+    return state.source().Bad(
+        at("/kv_format"),
+        "is " + kv->name +
+            ": DeepSeek-V4's cache is vLLM's fp8_ds_mla (fp8 latents with UE8M0 "
+            "scales and bf16 rotary keys), the only kv_cache_dtype vLLM runs for it; set \"fp8\" "
+            "or \"auto\"");
+  }
+  if (s->deployment.engine == "vllm") {
+    auto gpu = LookupGpu(s->deployment.gpu);
+    if (gpu && gpu->architecture != "hopper" && gpu->architecture != "blackwell") {
+      return state.source().Bad(at("/deployment/gpu"),
+                                "is " + s->deployment.gpu + " (" + gpu->architecture +
+                                    "): vLLM runs DeepSeek-V4's attention on FlashMLA's sparse "
+                                    "kernels, which need a Hopper or Blackwell data-center GPU");
+    }
+  }
   return OkStatus();
 }
 
@@ -371,6 +407,12 @@ const std::vector<Rule>& CrossKeyRules() {
        "`prefix_cache.block_size` is 256 when not set for a model with compressed attention "
        "layers (DeepSeek-V4), the block size vLLM serves it in",
        CompressedModelBlockSize},
+      {"",
+       "a model with compressed attention layers (DeepSeek-V4) runs with `kv_format` fp8 "
+       "(its default there; vLLM's fp8_ds_mla cache, the only one vLLM runs for it) and, on "
+       "vLLM, on a Hopper or Blackwell GPU (FlashMLA's sparse kernels) (a sweep point that "
+       "breaks it is a row marked not runnable)",
+       CompressedModelRuns, true},
       {"/context_policy",
        "`context_policy` `summarise`: `summary_tokens + keep_recent_tokens` must be below "
        "`threshold_tokens`",

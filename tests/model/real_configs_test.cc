@@ -801,14 +801,33 @@ TEST(RealConfigsTest, ExactCountsOfDeepSeekV4) {
   // 584 = 3,941,597,184 + 95,682,560 + 3,214,336 = 4,040,494,080.
   EXPECT_EQ(Footprint(v4, Fmt("fp8"), 1048576, 256).kv_bytes, 4040494080LL);
   // At 129 tokens in 16-token blocks: exact 43 x 128 x 584 + 21 x 32 x 716 +
-  // 20 x 1 x 584 = 3,214,336 + 481,152 + 11,680 = 3,707,168; rounded, the
-  // window spans positions 1..128 (9 blocks), a ratio-4 layer holds 4
-  // entries per block (9 blocks), a ratio-128 one whole 128-token units (2):
-  // 43 x 9 x 16 x 584 + 21 x 36 x 716 + 20 x 2 x 584 = 3,616,128 + 541,296 +
-  // 23,360 = 4,180,784.
+  // 20 x 1 x 584 = 3,214,336 + 481,152 + 11,680 = 3,707,168; rounded as the
+  // pool pages them, the window whole (the pool holds it per sequence), 9
+  // blocks of 16 with ceil(16 / 4) = 4 entries on a ratio-4 layer and one on
+  // a ratio-128 layer: 3,214,336 + 21 x 36 x 716 + 20 x 9 x 584 = 3,214,336 +
+  // 541,296 + 105,120 = 3,860,752.
   const SequenceFootprint at129 = Footprint(v4, Fmt("fp8"), 129, 16);
   EXPECT_EQ(at129.kv_bytes, 3707168);
-  EXPECT_EQ(at129.block_rounded_bytes, 4180784);
+  EXPECT_EQ(at129.block_rounded_bytes, 3860752);
+  // In vLLM's 256-token blocks the rounding is whole entries: at 1,000
+  // tokens 4 blocks of 64 and 2 entries, 21 x 256 x 716 + 20 x 8 x 584 +
+  // 3,214,336 = 3,849,216 + 93,440 + 3,214,336 = 7,156,992 (exact 7,055,096).
+  EXPECT_EQ(Footprint(v4, Fmt("fp8"), 1000, 256).block_rounded_bytes, 7156992);
+  EXPECT_EQ(Footprint(v4, Fmt("fp8"), 1000, 256).kv_bytes, 7055096);
+  // A block size the ratio does not divide still rounds up (6 tokens: 2
+  // entries of a ratio-4 layer a block, never below the exact bytes).
+  for (const Tokens bs : {6, 10, 100}) {
+    const SequenceFootprint f = Footprint(v4, Fmt("fp8"), 8192, bs);
+    EXPECT_GE(f.block_rounded_bytes, f.kv_bytes) << bs;
+  }
+  // Tensor parallelism must split o_groups (8): 16 GPUs cannot.
+  EXPECT_TRUE(ValidTensorParallel(v4, 8));
+  EXPECT_FALSE(ValidTensorParallel(v4, 16));
+  EXPECT_NE(TensorParallelProblem(v4, 16).find("8 output-projection groups (o_groups)"),
+            std::string::npos)
+      << TensorParallelProblem(v4, 16);
+  // vLLM's auto KV format for it is fp8 (the only one it runs).
+  EXPECT_EQ(VllmAutoKvFormat(v4), "fp8-e4m3");
   // Below the window and the first compressed entry: 3 latents a layer.
   EXPECT_EQ(Footprint(v4, Fmt("fp8"), 3, 16).kv_bytes, 43 * 3 * 584);
   // transformers' layer_types spelling gives the same layers.

@@ -93,6 +93,23 @@ TEST(FormatsRulesTest, CompressedModelsTakeVllmsBlockSize) {
   auto plain = ParseScenario(R"({"model": "qwen3-8b"})", "s.json");
   ASSERT_TRUE(plain.ok()) << plain.error().message();
   EXPECT_EQ(plain->prefix_cache.block_size, 16);
+  // Its KV format is fp8 unless set; vLLM runs no other for it, nor on a
+  // GPU without FlashMLA's sparse kernels (an A100).
+  EXPECT_EQ(s->kv_format, "fp8-e4m3");
+  EXPECT_EQ(s->declared_kv_format, "");
+  auto bf16 = ParseScenario(R"({"model": ")" + v4 + R"(", "kv_format": "bf16"})", "s.json");
+  ASSERT_FALSE(bf16.ok());
+  EXPECT_NE(bf16.error().message().find("s.json#/kv_format: is bf16: DeepSeek-V4's cache is "
+                                        "vLLM's fp8_ds_mla"),
+            std::string::npos)
+      << bf16.error().message();
+  auto a100 = ParseScenario(
+      R"({"model": ")" + v4 + R"(", "deployment": {"gpu": "a100-80gb", "gpus_per_replica": 4}})",
+      "s.json");
+  ASSERT_FALSE(a100.ok());
+  EXPECT_NE(a100.error().message().find("s.json#/deployment/gpu: is a100-80gb (ampere)"),
+            std::string::npos)
+      << a100.error().message();
 }
 
 // A vision tower kvbill cannot count stops a scenario unless it leaves the

@@ -51,7 +51,9 @@ Result<ModelShape> LoadModel(const std::string& name_or_path,
                              bool text_only = false);
 
 // What vLLM's kv_cache_dtype "auto" stores for `model`: the KV format its
-// checkpoint declares (ModelShape::checkpoint_kv_format), else its dtype.
+// checkpoint declares (ModelShape::checkpoint_kv_format), else its dtype;
+// fp8 for DeepSeek-V4 (compressed layers), whose fp8_ds_mla cache is the
+// only one vLLM runs.
 std::string VllmAutoKvFormat(const ModelShape& model);
 
 struct CatalogModel {

@@ -89,6 +89,9 @@ struct LayerShape {
   // a constant that, unlike a state layer's, lives in sliding-window pages
   // a prefix cache keeps (vLLM).
   int compress_ratio = 0;
+  // DeepSeek-V4's grouped output projection: o_groups, which tensor
+  // parallelism must divide (vLLM keeps o_groups / tp groups a GPU).
+  std::int64_t output_groups = 0;
   // State entries: elements kept per sequence. The convolution state is in
   // the model's state format; the recurrent (SSM / linear-attention) state in
   // `recurrent_state_bits` bits per element (0: the state format too).
