@@ -127,8 +127,7 @@ struct Expected {
 //   4 + its indexer's 2 x 8 x 256 x 4 = 81,920; ratio 128: 2 x 128 x 512 x 4
 //   = 524,288: 21 x 81,920 + 20 x 524,288 = 12,206,080.
 // mistral-small-3.1-24b: 40 x 8 x 128 x 4 = 163,840.   muse-glimmer-30b:
-//   52 x 2 x 128 x 4 = 53,248 (39 sliding of 2,048).   minimax-m3-nvfp4:
-//   minimax-m3's text model, 137,472.
+//   52 x 2 x 128 x 4 = 53,248 (39 sliding of 2,048).
 // laguna-xs.2: 40 x 8 x 128 x 4 = 163,840 (30 sliding of 512; the 48 / 64
 //   query heads per layer do not touch the KV).  laguna-s-2.1: 48 x 8 x 128
 //   x 4 = 196,608 (36 sliding).
@@ -323,9 +322,6 @@ const std::vector<Expected>& Table() {
        "full=10 sliding=30",
        {33.4e9, 0.01, Count::kTotal},
        {3.0e9, 0.01, Count::kActive}},
-      // Hugging Face's num_parameters for MiniMaxAI/MiniMax-M3 (the VL
-      // release): 427,040,140,160 (ExactCountsOfRecentTowers).
-      {"minimax-m3-nvfp4.json", 137472, 0, "full=60", {427040140160.0, 1e-12, Count::kTotal}, {}},
       // keras-hub's mistral3 preset mistral_small_3.1_24b: 24,011,361,280
       // (ExactCountsOfRecentTowers).
       {"mistral-small-3.1-24b.json",
@@ -874,13 +870,44 @@ TEST(RealConfigsTest, ExactCountsOfDeepSeekV4) {
 //   1,024^2 = 4,194,304, linear_1 1,024 x 5,120 = 5,242,880, linear_2
 //   5,120^2 = 26,214,400: 438,958,080 in all; with the text
 //   model's 23,572,403,200, 24,011,361,280.
+// MiniMax-M3-VL: minimax-m3.json as the text model under the top-level keys
+// and vision_config of nvidia/MiniMax-M3-NVFP4's config.json
+// (ai-dynamo/aiconfigurator aic-core/src/aiconfigurator_core/model_configs/
+// nvidia--MiniMax-M3-NVFP4_config.json @ 90f7fc0f; its 3 MB of
+// quantized_layers left out), as published.
+ModelShape MiniMaxM3Vl() {
+  std::ifstream in(kDir + "minimax-m3.json");
+  nlohmann::json cfg = nlohmann::json::parse(R"({
+    "architectures": ["MiniMaxM3SparseForConditionalGeneration"],
+    "model_type": "minimax_m3_vl",
+    "img_token_compression_config": {"image_token_compression_method": "patch_merge",
+                                     "spatial_merge_size": 2, "temporal_patch_size": 2},
+    "multimodal_projector_bias": true, "projector_hidden_act": "gelu",
+    "projector_hidden_size": 6144, "torch_dtype": "bfloat16",
+    "vision_config": {"hidden_size": 1280, "num_attention_heads": 16, "num_hidden_layers": 32,
+      "intermediate_size": 5120, "patch_size": 14, "image_size": 2016, "projection_dim": 6144,
+      "position_embedding_type": "rope", "rope_mode": "3d", "rope_theta": 10000.0,
+      "attention_dropout": 0.0, "hidden_act": "gelu", "initializer_factor": 1.0,
+      "initializer_range": 0.02, "layer_norm_eps": 1e-05, "model_type": "clip_vision_model",
+      "num_channels": 3, "vocab_size": 32000,
+      "img_token_compression_config": {"image_token_compression_method": "patch_merge",
+                                       "spatial_merge_size": 2, "temporal_patch_size": 2},
+      "vision_segment_max_frames": 4}})");
+  cfg["text_config"] = nlohmann::json::parse(in);
+  auto m = ParseHfConfig(cfg.dump(), "minimax-m3-vl.json", "minimax-m3-vl");
+  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message());
+  return m.ok() ? *m : ModelShape{};
+}
+
 TEST(RealConfigsTest, ExactCountsOfRecentTowers) {
   const ModelShape small = Load("mistral-small-3.1-24b.json");
   EXPECT_EQ(small.params.vision, 438958080LL);
   EXPECT_EQ(small.params.Total(), 24011361280LL);
-  const ModelShape m3 = Load("minimax-m3-nvfp4.json");
+  // Hugging Face's num_parameters for MiniMaxAI/MiniMax-M3: 427,040,140,160.
+  const ModelShape m3 = MiniMaxM3Vl();
   EXPECT_EQ(m3.params.vision, 865567232LL);
   EXPECT_EQ(m3.params.Total(), 427040140160LL);
+  EXPECT_EQ(BytesPerToken(m3, Fmt("bf16")), 137472.0);
   const ModelShape muse = Load("muse-glimmer-30b.json");
   EXPECT_EQ(muse.params.vision, 1852639744LL + 69206016LL);
   EXPECT_EQ(muse.params.Total() - muse.params.vision, 27854780928LL);
