@@ -118,6 +118,8 @@ int RunFit(const Args& args) {
   if (!model) return ReportError("fit", model.error());
   // DeepSeek-V4 runs in vLLM's 256-token blocks (as a scenario takes it).
   if (vm["block-size"].defaulted() && model->HasCompressedLayers()) block_size = 256;
+  // ... and in its fp8 cache, the only one vLLM runs for it.
+  if (vm["kv-format"].defaulted() && model->HasCompressedLayers()) kv_format_name = "auto";
   auto gpu_name = ResolveGpuName(gpu_id);
   if (!gpu_name) return ReportError("fit", gpu_name.error());
   auto gpu = LookupGpu(*gpu_name);

@@ -47,6 +47,18 @@ std::int64_t TypicalVectorLength(const ModelShape& m) {
   return 128;
 }
 
+// Bits a cached element takes in `f`, scales included: over a head or MLA
+// latent; DeepSeek-V4's latent entry in its own layout (fp8: 584 bytes for
+// 512 elements, 9.125 bits).
+double BitsPerStoredElement(const ModelShape& m, const ElementFormat& f) {
+  for (const LayerShape& l : m.layers) {
+    if (l.IsCompressed() && l.latent_dim > 0) {
+      return static_cast<double>(LatentEntryBits(l, f)) / static_cast<double>(l.latent_dim);
+    }
+  }
+  return f.BitsPerElement(TypicalVectorLength(m));
+}
+
 // One inventory entry's numbers on one GPU.
 struct EntryNumbers {
   double bytes_per_token = 0;
@@ -125,6 +137,8 @@ int RunKv(const Args& args) {
   if (!model) return ReportError("kv", model.error());
   // DeepSeek-V4 runs in vLLM's 256-token blocks (as a scenario takes it).
   if (vm["block-size"].defaulted() && model->HasCompressedLayers()) block_size = 256;
+  // ... and in its fp8 cache, the only one vLLM runs for it.
+  if (vm["kv-format"].defaulted() && model->HasCompressedLayers()) kv_format_name = "auto";
   if (auto problem = TensorParallelProblem(*model, tp); !problem.empty()) {
     return ReportError("kv", Error("--tp: " + problem));
   }
@@ -260,7 +274,7 @@ int RunKv(const Args& args) {
     } else {
       text << DescribeModel(*model) << "\n"
            << "KV format   " << kv_format->name << " ("
-           << TrimZeros(FormatFixed(kv_format->BitsPerElement(TypicalVectorLength(*model)), 4))
+           << TrimZeros(FormatFixed(BitsPerStoredElement(*model, *kv_format), 4))
            << " bits/element incl. scales)"
            << (tp > 1 ? ", one GPU of TP=" + std::to_string(tp) : "") << "\n"
            << "per token   " << ExactBytes(bytes_per_token) << " B ("

@@ -77,6 +77,27 @@ INSTANTIATE_TEST_SUITE_P(Manifest, RealConfigCliTest, ::testing::ValuesIn(Config
                            return name;
                          });
 
+// DeepSeek-V4 without --kv-format / --block-size: vLLM's fp8 cache in
+// 256-token blocks; the summary's bits per element are its 584-byte entry
+// over 512 elements (9.125).
+TEST(RealConfigCliTest, DeepSeekV4DefaultsToVllmsFp8CacheAnd256TokenBlocks) {
+  const std::string v4 = kDir + "deepseek-v4-flash.json";
+  const auto json = RunKvbill("kv --model '" + v4 + "' --context 8k --format json");
+  ASSERT_EQ(json.exit_status, 0) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["kv_format"], "fp8-e4m3");
+  EXPECT_EQ(j["block_size"], 256);
+  EXPECT_EQ(j["bytes_per_token"].get<double>(), 3850.25);
+  const auto table = RunKvbill("kv --model '" + v4 + "' --context 8k");
+  ASSERT_EQ(table.exit_status, 0) << table.err;
+  EXPECT_NE(table.out.find("fp8-e4m3 (9.125 bits/element incl. scales)"), std::string::npos)
+      << table.out;
+  // Asked for, bf16 stays available as arithmetic.
+  const auto bf16 = RunKvbill("kv --model '" + v4 + "' --kv-format bf16 --format json");
+  ASSERT_EQ(bf16.exit_status, 0) << bf16.err;
+  EXPECT_EQ(nlohmann::json::parse(bf16.out)["bytes_per_token"].get<double>(), 6229.0);
+}
+
 // The table with each run of spaces collapsed to one.
 std::string Collapsed(const std::string& text) {
   std::string out;
