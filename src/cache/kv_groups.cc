@@ -82,16 +82,11 @@ KvGroupLayout MakeKvGroupLayout(const ModelShape& model, const ElementFormat& fo
   Bytes window_bytes = 0;
   for (const LayerShape& l : model.layers) {
     if (!l.KeepsPerTokenKv()) continue;
-    std::int64_t bits = LayerBitsPerToken(l, format, tensor_parallel);
-    std::int64_t page_bits = bits * block_size;
-    if (l.IsCompressed()) {
-      // A block holds its tokens' entries, at least one (none for a
-      // window-only layer); the window is a per-sequence constant.
-      const std::int64_t entries = l.compress_ratio > 0 ? CeilDiv(block_size, l.compress_ratio) : 0;
-      page_bits = entries * (LatentEntryBits(l, format) + IndexerBitsPerToken(l));
-      bits = CeilDiv(page_bits, block_size);
-      window_bytes += (l.window * LatentEntryBits(l, format) + 7) / 8;
-    }
+    // A compressed layer pages its entries; its window is a per-sequence
+    // constant (kv_footprint.h).
+    const std::int64_t page_bits = LayerBitsPerBlock(l, format, block_size, tensor_parallel);
+    const std::int64_t bits = CeilDiv(page_bits, block_size);
+    if (l.IsCompressed()) window_bytes += (l.window * LatentEntryBits(l, format) + 7) / 8;
     all_page_bits += page_bits;
     max_bits = std::max(max_bits, bits);
     const KindKey k = KindOf(l);

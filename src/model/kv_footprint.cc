@@ -76,6 +76,13 @@ Tokens FirstResident(const LayerShape& layer, Tokens ctx) {
 
 std::int64_t IndexerBitsPerToken(const LayerShape& layer) { return IndexerBitsOf(layer); }
 
+std::int64_t LayerBitsPerBlock(const LayerShape& layer, const ElementFormat& format,
+                               Tokens block_size, int tensor_parallel) {
+  if (!layer.IsCompressed()) return LayerBitsPerToken(layer, format, tensor_parallel) * block_size;
+  if (layer.compress_ratio <= 0) return 0;
+  return CeilDivTokens(block_size, layer.compress_ratio) * CompressedGroupBits(layer, format);
+}
+
 std::int64_t LatentEntryBits(const LayerShape& layer, const ElementFormat& format) {
   return layer.IsCompressed() ? CompressedEntryBits(layer, format) : 0;
 }
@@ -186,11 +193,9 @@ SequenceFootprint Sum(const ModelShape& model, const ElementFormat& format, Toke
       AddBits(&bits, entry, ResidentTokens(l, ctx), 1, &saturated);
       AddBits(&rounded_bits, entry, ResidentTokens(l, ctx), 1, &saturated);
       if (l.compress_ratio > 0) {
-        const std::int64_t group = CompressedGroupBits(l, format);
-        const Tokens r = l.compress_ratio;
-        AddBits(&bits, group, ctx / r, 1, &saturated);
-        AddBits(&rounded_bits, group, CeilDivTokens(ctx, block_size), CeilDivTokens(block_size, r),
-                &saturated);
+        AddBits(&bits, CompressedGroupBits(l, format), ctx / l.compress_ratio, 1, &saturated);
+        AddBits(&rounded_bits, LayerBitsPerBlock(l, format, block_size),
+                CeilDivTokens(ctx, block_size), 1, &saturated);
       }
       continue;
     }

@@ -49,6 +49,13 @@ std::int64_t LayerBitsPerToken(const LayerShape& layer, const ElementFormat& for
 double LayerBytesPerToken(const LayerShape& layer, const ElementFormat& format,
                           int tensor_parallel = 1);
 
+// Bits a block of `block_size` token positions of `layer` takes in a paged
+// pool: LayerBitsPerToken x block_size; for a compressed layer, the block's
+// entries (with their indexer keys), at least one, ceil(block_size / r)
+// (its window is held per sequence, not in blocks).
+std::int64_t LayerBitsPerBlock(const LayerShape& layer, const ElementFormat& format,
+                               Tokens block_size, int tensor_parallel = 1);
+
 // Bits of one latent of a compressed layer in `format` (a window entry or a
 // compressed one, indexer key excluded); 0 for other layers.
 std::int64_t LatentEntryBits(const LayerShape& layer, const ElementFormat& format);
