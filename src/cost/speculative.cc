@@ -1,6 +1,7 @@
 #include "kvbill/cost/speculative.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 
 #include "kvbill/cost/roofline_cost_model.h"
@@ -104,6 +105,94 @@ long double ExpectedTokensPerTreeStep(std::span<const double> rates, double rank
   return expected;
 }
 
+namespace {
+
+// The layer a checkpoint tensor belongs to ("model.layers.61.eh_proj": 61),
+// or -1 for a tensor outside the numbered layers ("mtp.fc").
+long LayerOf(const std::string& name) {
+  const std::size_t at = name.find("layers.");
+  if (at == std::string::npos) return -1;
+  long layer = -1;
+  const char* begin = name.data() + at + 7;
+  const char* end = name.data() + name.size();
+  const auto [stop, error] = std::from_chars(begin, end, layer);
+  if (error != std::errc() || stop == end || *stop != '.') return -1;
+  return layer;
+}
+
+// The checkpoint's multi-token-prediction tensors as a draft loads them, in
+// the formats the checkpoint stores, each under its role inside the module
+// (its eh_proj / fc projections as dense attention-side matmuls): all
+// modules, or the first one alone. The modules' embedding and lm_head copies
+// are left out: vLLM's proposer shares the target's.
+std::vector<WeightGroup> MtpWeights(const ModelShape& model, bool first_only) {
+  long first = -1;
+  for (const WeightGroup& g : model.weights) {
+    const long at = g.role == ParamRole::kMtp ? LayerOf(g.name) : -1;
+    if (at >= 0 && (first < 0 || at < first)) first = at;
+  }
+  std::vector<WeightGroup> out;
+  for (const WeightGroup& g : model.weights) {
+    if (g.role != ParamRole::kMtp) continue;
+    if (g.module_role == ParamRole::kEmbedding || g.module_role == ParamRole::kLmHead) continue;
+    const long at = LayerOf(g.name);
+    if (first_only && at >= 0 && at != first) continue;
+    out.push_back(g);
+    out.back().role = g.module_role == ParamRole::kMtp ? ParamRole::kAttention : g.module_role;
+  }
+  return out;
+}
+
+// Parameter counts of `weights` by role, as ModelBuilder counts them.
+ParamCounts CountParams(const std::vector<WeightGroup>& weights) {
+  ParamCounts p;
+  for (const WeightGroup& g : weights) {
+    const std::int64_t n = g.Params();
+    switch (g.role) {
+      case ParamRole::kEmbedding:
+        p.embedding += n;
+        break;
+      case ParamRole::kLmHead:
+        p.lm_head += n;
+        break;
+      case ParamRole::kAttention:
+        p.attention += n;
+        break;
+      case ParamRole::kDenseMlp:
+        p.dense_mlp += n;
+        break;
+      case ParamRole::kRoutedExperts:
+        p.routed_experts += n;
+        p.active_routed_experts += g.rows * g.cols * g.active_copies;
+        break;
+      case ParamRole::kSharedExperts:
+        p.shared_experts += n;
+        break;
+      case ParamRole::kRouter:
+        p.routers += n;
+        break;
+      case ParamRole::kLinearMixer:
+        p.linear_mixers += n;
+        break;
+      case ParamRole::kNorm:
+        p.norms += n;
+        break;
+      case ParamRole::kVision:
+        p.vision += n;
+        break;
+      case ParamRole::kAudio:
+        p.audio += n;
+        break;
+      case ParamRole::kMtp:
+        p.mtp += n;
+        break;
+    }
+  }
+  return p;
+}
+
+}  // namespace
+
 ModelShape DraftLayerShape(const ModelShape& model) {
   ModelShape d;
   d.name = model.name + " (draft layer)";
@@ -137,6 +226,24 @@ ModelShape DraftLayerShape(const ModelShape& model) {
   std::int64_t attention_layers = 0;
   for (const LayerShape& l : model.layers) {
     if (l.KeepsPerTokenKv()) ++attention_layers;
+  }
+  if (model.params.mtp > 0) {
+    // The checkpoint's own first prediction module, as stored, with the
+    // target's embedding and lm_head (the draft gathers and projects
+    // through them).
+    d.weights = MtpWeights(model, /*first_only=*/true);
+    if (!d.weights.empty()) {
+      for (const WeightGroup& g : model.weights) {
+        if (g.role == ParamRole::kEmbedding || g.role == ParamRole::kLmHead) d.weights.push_back(g);
+      }
+      d.params = CountParams(d.weights);
+      d.weight_description = model.weight_description;
+      if (model.moe.layers > 0) {
+        d.moe = model.moe;
+        d.moe.layers = 1;
+      }
+      return d;
+    }
   }
   d.params.embedding = p.embedding;
   d.params.lm_head = p.lm_head;
@@ -364,19 +471,17 @@ Result<SpeculativeSetup> MakeSpeculative(const SpeculativeSpec& spec, const Mode
     auto bytes = ComputeWeightBytes(own, "auto");
     if (!bytes) return bytes.error();
     out.draft_weight_bytes = static_cast<long double>((bytes->total + tp - 1) / tp);
-    if (method->draft_layer && model.HasCompressedLayers() && model.params.mtp > 0) {
-      // DeepSeek-V4's prediction layer as its checkpoint stores it (MXFP4
-      // experts, fp8 blocks), with vLLM's replicated tensors whole.
+    if (method->draft_layer && model.params.mtp > 0) {
+      // Every prediction module the checkpoint carries, as it stores them
+      // (DeepSeek's fp8 blocks, V4's MXFP4 experts), with vLLM's replicated
+      // tensors (norms, routers, MLA's down projections) whole on each GPU.
       ModelShape stored = model;
-      stored.weights.clear();
-      for (const WeightGroup& g : model.weights) {
-        if (g.role != ParamRole::kMtp) continue;
-        stored.weights.push_back(g);
-        stored.weights.back().role = ParamRole::kAttention;
+      stored.weights = MtpWeights(model, /*first_only=*/false);
+      if (!stored.weights.empty()) {
+        auto mtp = ComputeWeightBytes(stored, "auto");
+        if (!mtp) return mtp.error();
+        out.draft_weight_bytes = static_cast<long double>(mtp->PerGpu(tp));
       }
-      auto mtp = ComputeWeightBytes(stored, "auto");
-      if (!mtp) return mtp.error();
-      out.draft_weight_bytes = static_cast<long double>(mtp->PerGpu(tp));
     }
   }
   char text[200];

@@ -966,8 +966,8 @@ Status MtpModules(Ctx& c, Int count, bool moe_layer, const MoeLayers& moe) {
     b.Norms(layer, 2, h);                                // embedding and hidden norms
     b.Matrix(ParamRole::kMtp, p + "eh_proj", h, 2 * h);  // [embedding; hidden] -> hidden
     if (c.style && c.style->mtp_has_embeddings) {
-      b.Matrix(ParamRole::kMtp, p + "embed_tokens", c.d.vocab, h);
-      b.Matrix(ParamRole::kMtp, p + "shared_head.head", c.d.vocab, h);
+      b.Matrix(ParamRole::kEmbedding, p + "embed_tokens", c.d.vocab, h);
+      b.Matrix(ParamRole::kLmHead, p + "shared_head.head", c.d.vocab, h);
     }
     b.Norms(layer, 1, h);  // the shared head's norm
     AttnPlan a;

@@ -16,6 +16,7 @@ void ModelBuilder::Add(ParamRole role, const std::string& name, Int rows, Int co
   WeightGroup g;
   g.name = name;
   g.role = override_ ? *override_ : role;
+  g.module_role = role;
   g.rows = rows;
   g.cols = cols;
   g.copies = copies;

@@ -206,9 +206,19 @@ std::vector<std::string> Spellings(const WeightGroup& g) {
   return out;
 }
 
+// A linear layer a checkpoint's quantization may store, judged by its role
+// inside its module (an MTP module's embedding copy is an embedding). The
+// prediction layers' eh_proj is not: vLLM builds it as a plain nn.Linear
+// without the quantization config (deepseek_mtp.py, glm4_moe_mtp.py), so
+// checkpoints keep it in the dtype; nor is their head's copy of the lm_head.
 bool Quantizable(const WeightGroup& g) {
-  return g.linear && g.role != ParamRole::kRouter && g.role != ParamRole::kEmbedding;
+  const bool plain = g.role == ParamRole::kMtp &&
+                     (g.name.ends_with("eh_proj") || g.module_role == ParamRole::kLmHead);
+  return g.linear && !plain && g.module_role != ParamRole::kRouter &&
+         g.module_role != ParamRole::kEmbedding;
 }
+
+bool IsLmHead(const WeightGroup& g) { return g.module_role == ParamRole::kLmHead; }
 
 // A group a text config's quantization may store: quantizable, and not a
 // tower when the config is the text model's alone.
@@ -647,7 +657,7 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
       f.name = "fp8-e4m3";
     }
     for (WeightGroup& g : *weights) {
-      if (!Quantizable(g) || !towers_ok(g) || g.role == ParamRole::kLmHead) continue;
+      if (!Quantizable(g) || !towers_ok(g) || IsLmHead(g)) continue;
       if (skip->Matches(Spellings(g))) continue;
       g.format = f;
     }
@@ -704,7 +714,7 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
         "int" + std::to_string(f.element_bits) + "-g" + std::to_string(g) + " (" + method + ")";
     f.compute = compute;
     for (WeightGroup& wg : *weights) {
-      if (!Quantizable(wg) || !towers_ok(wg) || wg.role == ParamRole::kLmHead) continue;
+      if (!Quantizable(wg) || !towers_ok(wg) || IsLmHead(wg)) continue;
       if (wg.role == ParamRole::kVision || wg.role == ParamRole::kAudio) continue;
       if (skip->Matches(Spellings(wg))) continue;
       wg.format = f;

@@ -14,9 +14,11 @@ bool Tower(const WeightGroup& g) {
 }
 
 // Linear layers inside the blocks: what a named --weight-format re-stores.
+// (By the role inside the module: an MTP module's embedding and head copies
+// stay in the dtype as the model's own do.)
 bool InBlocks(const WeightGroup& g) {
-  return g.linear && !Tower(g) && g.role != ParamRole::kLmHead && g.role != ParamRole::kRouter &&
-         g.role != ParamRole::kEmbedding;
+  return g.linear && !Tower(g) && g.module_role != ParamRole::kLmHead &&
+         g.module_role != ParamRole::kRouter && g.module_role != ParamRole::kEmbedding;
 }
 
 Bytes BitsToBytes(std::int64_t bits) { return (bits + 7) / 8; }
@@ -24,7 +26,8 @@ Bytes BitsToBytes(std::int64_t bits) { return (bits + 7) / 8; }
 // Tensors every GPU of a tensor-parallel group holds whole in vLLM: MoE
 // routers (ReplicatedLinear gates), MLA's low-rank down projections
 // (q_a_proj and kv_a_proj_with_mqa: ReplicatedLinear, or the fused
-// q_a / kv_a projection with tensor parallelism disabled) and the norms.
+// q_a / kv_a projection with tensor parallelism disabled), the norms, and
+// the MTP modules' eh_proj.
 bool Replicated(const WeightGroup& g) {
   if (g.role == ParamRole::kRouter || g.role == ParamRole::kNorm) return true;
   auto ends_with = [&g](std::string_view tail) {
@@ -35,6 +38,8 @@ bool Replicated(const WeightGroup& g) {
       ends_with(".kv_a_layernorm")) {
     return true;
   }
+  // A prediction module's eh_proj: a plain nn.Linear in vLLM's MTP layers.
+  if (ends_with(".eh_proj")) return true;
   // DeepSeek-V4 (vLLM deepseek_v4.py): the fused wq_a + wkv projection and
   // every compressor's fused wkv / wgate run with tensor parallelism
   // disabled; the compressors' position biases and norms, the q and kv
@@ -53,6 +58,7 @@ std::vector<WeightGroup> GroupsFromParams(const ModelShape& m, const WeightForma
     if (n <= 0) return;
     WeightGroup g;
     g.role = role;
+    g.module_role = role;
     g.rows = 1;
     g.cols = n;
     g.linear = linear;

@@ -219,5 +219,51 @@ TEST(SpeculativeScenarioTest, MtpNeedsTheModelsOwnPredictionLayers) {
   EXPECT_TRUE(s.ok()) << s.error().message();
 }
 
+// An MTP draft's weights are the checkpoint's prediction module as stored,
+// without its embedding and lm_head copies (vLLM's proposer shares the
+// target's).
+TEST(SpeculativeScenarioTest, MtpDraftWeighsTheStoredPredictionModule) {
+  // DeepSeek-V3 (fp8, 128 x 128 blocks with an fp32 scale each: a matrix of
+  // r x c takes r x c bytes + ceil(r/128) x ceil(c/128) x 4), layer 61 at
+  // tensor parallel 8 on H200s.
+  // Replicated whole on each GPU:
+  //   q_a_proj 1536 x 7168: 11,010,048 + 12 x 56 x 4 = 11,012,736
+  //   kv_a_proj_with_mqa 576 x 7168: 4,128,768 + 5 x 56 x 4 = 4,129,888
+  //   q_a / kv_a norms (1536 + 512) x 2 = 4,096
+  //   router 256 x 7168 x 2 = 3,670,016, its correction bias 256 x 2 = 512
+  //   (in the dtype, as the target's layers count it)
+  //   input, post-attention, enorm, hnorm and head norms 5 x 7168 x 2 = 71,680
+  //   eh_proj 7168 x 14336 in bf16 (vLLM's plain nn.Linear) = 205,520,896
+  //   = 224,409,824
+  // Split 8 ways:
+  //   q_b_proj 24576 x 1536: 37,748,736 + 192 x 12 x 4 = 37,757,952
+  //   kv_b_proj 32768 x 512: 16,777,216 + 256 x 4 x 4 = 16,781,312
+  //   o_proj 7168 x 16384: 117,440,512 + 56 x 128 x 4 = 117,469,184
+  //   257 experts (256 routed + 1 shared) x 3 x (2048 x 7168: 14,680,064
+  //   + 16 x 56 x 4 = 14,683,648) = 11,321,092,608
+  //   = 11,493,101,056, / 8 = 1,436,637,632
+  // Per GPU: 1,661,047,456 bytes (counted in bf16 before: 3.3 GB of the pool).
+  auto s = ParseScenario(R"({"model": "deepseek-v3",
+      "deployment": {"gpu": "h200", "gpus_per_replica": 8, "speculative": "mtp"}})",
+                         "s.json");
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  auto c = BuildSimulationConfig(*s);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  EXPECT_EQ(static_cast<std::int64_t>(c->speculative.draft_weight_bytes), 1661047456);
+
+  // Qwen3.5-9B (bf16) at one GPU: fc 4096 x 8192 = 33,554,432; three norms
+  // (embedding, hidden, final) 12,288; a gated attention layer: q (with its
+  // gate) 8192 x 4096 = 33,554,432, k and v 2 x 1024 x 4096 = 8,388,608, o
+  // 4096 x 4096 = 16,777,216, q and k norms 512; MLP 3 x 4096 x 12288 =
+  // 150,994,944; the layer's two norms 8,192: 243,290,624 parameters x 2.
+  auto q = ParseScenario(R"({"model": "qwen3.5-9b", "prefix_cache": {"enabled": false},
+      "deployment": {"speculative": "mtp"}})",
+                         "s.json");
+  ASSERT_TRUE(q.ok()) << q.error().message();
+  auto qc = BuildSimulationConfig(*q);
+  ASSERT_TRUE(qc.ok()) << qc.error().message();
+  EXPECT_EQ(static_cast<std::int64_t>(qc->speculative.draft_weight_bytes), 486581248);
+}
+
 }  // namespace
 }  // namespace kvbill

@@ -110,9 +110,12 @@ long double ExpectedTokensPerTreeStep(std::span<const double> rates, double rank
 long long TreeDraftNodes(int d, int topk);
 
 // The draft of an EAGLE or MTP head: one decoder layer of `model` (its last
-// attention layer, with the parameters of an average layer of its kind:
-// attention, then a dense MLP, or one MoE layer of an MoE model) and the
-// model's embedding and lm_head, stored in the model's dtype.
+// attention layer) and the model's embedding and lm_head. A checkpoint that
+// carries multi-token-prediction modules drafts with its first one, counted
+// tensor by tensor in the formats it is stored in (DeepSeek's fp8 blocks,
+// the module's eh_proj in the dtype); otherwise the layer has the parameters
+// of an average layer of its kind (attention, then a dense MLP, or one MoE
+// layer of an MoE model), stored in the model's dtype.
 ModelShape DraftLayerShape(const ModelShape& model);
 
 // The iteration cost of a deployment that speculates: the model's own cost

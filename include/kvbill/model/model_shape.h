@@ -180,6 +180,11 @@ struct WeightGroup {
   std::string
       name;  // module name as the checkpoint spells it, e.g. "model.layers.3.self_attn.q_proj"
   ParamRole role = ParamRole::kAttention;
+  // The role the tensor plays inside its module: role itself, except for the
+  // tensors of MTP modules and towers, counted as kMtp / kVision / kAudio but
+  // still attention, experts, an embedding copy... (which formats and draft
+  // costs need).
+  ParamRole module_role = ParamRole::kAttention;
   std::int64_t rows = 0;
   std::int64_t cols = 0;
   std::int64_t copies = 1;         // experts of the layer
