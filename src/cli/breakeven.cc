@@ -1,6 +1,7 @@
 // kvbill breakeven: the longest context a deployment serves profitably.
 #include "kvbill/cost/breakeven.h"
 
+#include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -39,6 +40,9 @@ std::string Ctx(const BreakevenResult& r) {
   if (r.memory_limit == 0) return "does not fit";
   if (r.max_profitable == 0) return "not profitable at any context";
   std::string s = FormatWithSeparators(r.max_profitable);
+  // An input price: prompts shorter than min_profitable do not pay for the
+  // output's decode.
+  if (r.min_profitable > 1) s = FormatWithSeparators(r.min_profitable) + " to " + s;
   if (r.limited_by_memory) s += " (memory limit)";
   if (r.limited_by_model) s += " (model limit)";
   return s;
@@ -110,11 +114,19 @@ int RunBreakeven(const Args& args) {
   if (auto s = CheckChoice("format", format, "table|json"); !s) {
     return ReportError("breakeven", s.error());
   }
-  if (vm.count("price") && !(price > 0)) {
-    return ReportError("breakeven", Error("--price: must be positive"));
+  if (vm.count("price") && !(price > 0 && std::isfinite(price))) {
+    return ReportError("breakeven", Error("--price: must be a positive number of dollars"));
   }
-  if (vm.count("input-price") && !(input_price >= 0)) {
-    return ReportError("breakeven", Error("--input-price: must be non-negative"));
+  if (vm.count("input-price") && !(input_price >= 0 && std::isfinite(input_price))) {
+    return ReportError("breakeven",
+                       Error("--input-price: must be a non-negative number of dollars"));
+  }
+  // Without an input price the answer is per output token: a request length
+  // would be ignored.
+  if (!vm["output-tokens"].defaulted() && !vm.count("input-price")) {
+    return ReportError("breakeven",
+                       Error("--output-tokens: only with --input-price (without it the "
+                             "break-even is per output token, whatever the request's length)"));
   }
   // A negative price was silently the catalog's (the default's sentinel).
   if (vm.count("usd-per-gpu-hour") && !(usd_per_gpu_hour >= 0 && usd_per_gpu_hour <= 1e6)) {
@@ -190,6 +202,17 @@ int RunBreakeven(const Args& args) {
     if (!r) return ReportError("breakeven", r.error());
     reserve = *r;
   }
+  // A reserve past the memory share leaves no memory at all: a typo, not a
+  // verdict (as kvbill fit refuses it).
+  const double share_gib =
+      static_cast<double>(gpu->usable_memory_bytes) * memory_fraction / kBytesPerGiB;
+  if (reserve_gib && *reserve_gib >= share_gib) {
+    return ReportError(
+        "breakeven",
+        Error("--reserve-gib: " + FormatFixed(*reserve_gib, 2) + " GiB is not less than the " +
+              FormatFixed(share_gib, 2) + " GiB that --memory-fraction " +
+              FormatFixed(memory_fraction, 2) + " leaves of " + gpu->id + "'s usable memory"));
+  }
   q.fit.deployment.activation_reserve_bytes = static_cast<Bytes>(reserve * kBytesPerGiB);
   q.roofline.bandwidth_efficiency = bw_eff;
   q.roofline.compute_efficiency = mfu;
@@ -246,6 +269,7 @@ int RunBreakeven(const Args& args) {
       return nlohmann::ordered_json{
           {"batch", r.batch},
           {"max_profitable_context", r.max_profitable},
+          {"min_profitable_context", r.min_profitable},
           {"limited_by_memory", r.limited_by_memory},
           {"memory_limit_context", r.memory_limit},
           {"limited_by_model", r.limited_by_model},
@@ -299,8 +323,13 @@ int RunBreakeven(const Args& args) {
             << "\n";
   std::cout << "\n"
             << t.ToText()
-            << "\nA context is profitable when decoding at it costs no more than the token "
-               "sells for;\n\"memory limit\": profitable up to the longest context that fits; "
+            << (q.input_usd_per_mtok
+                    ? "\nA context c is profitable when a request of c prompt tokens and the "
+                      "output tokens earns at least\nits prefill and decode; \"A to B\": prompts "
+                      "shorter than A do not pay for the output's decode;\n"
+                    : "\nA context is profitable when decoding at it costs no more than the token "
+                      "sells for;\n")
+            << "\"memory limit\": profitable up to the longest context that fits; "
                "\"model limit\": up to max_model_len;\n\"not profitable at any context\": "
                "the weights alone cost more per token than the price;\n\"does not fit\": no "
                "context fits at that batch (kvbill fit says why).\n";

@@ -55,34 +55,76 @@ Result<double> RequestCost(const BreakevenQuery& q, Tokens ctx, std::int64_t bat
 
 namespace {
 
-// Whether a request at context ctx with `batch` sequences decoding pays.
-bool Profitable(const BreakevenQuery& q, const Roofline& r, Tokens ctx, std::int64_t batch) {
-  if (!q.input_usd_per_mtok) return StepCost(q, r, ctx, batch) <= q.output_usd_per_mtok * 1e-6;
+// What a request at context ctx with `batch` sequences decoding earns over
+// its cost, in dollars (without an input price: per output token, its decode
+// alone); it pays when this is at least 0.
+double Margin(const BreakevenQuery& q, const Roofline& r, Tokens ctx, std::int64_t batch) {
+  if (!q.input_usd_per_mtok) return q.output_usd_per_mtok * 1e-6 - StepCost(q, r, ctx, batch);
   const double revenue = (static_cast<double>(ctx) * *q.input_usd_per_mtok +
                           static_cast<double>(q.output_tokens) * q.output_usd_per_mtok) *
                          1e-6;
-  return PrefillCost(q, r, ctx) +
-             static_cast<double>(q.output_tokens) * StepCost(q, r, ctx, batch) <=
-         revenue;
+  return revenue - (PrefillCost(q, r, ctx) +
+                    static_cast<double>(q.output_tokens) * StepCost(q, r, ctx, batch));
 }
 
-// The longest context in [1, out->memory_limit] (capped at the model's
-// limit) where profitable(ctx) holds, by bisection; fills out.
-template <typename Pays>
-void Bisect(const BreakevenQuery& q, Pays profitable, BreakevenResult* out) {
+// The profitable contexts in [1, out->memory_limit] (capped at the model's
+// limit); fills out. Costs are convex in the context (linear reads, the
+// prefill's quadratic attention) and the revenue linear, so the profitable
+// contexts are one interval: from 1 when a token of context pays, else (an
+// input price: short prompts do not pay for the output's decode) from
+// wherever the margin turns positive. The most profitable context is found
+// by a ternary search (checked against a grid of powers of two, for the
+// steps of whole prefill chunks), then each end by bisection.
+template <typename MarginAt>
+void Search(const BreakevenQuery& q, MarginAt margin, BreakevenResult* out) {
   Tokens top = out->memory_limit;
   const bool capped = q.max_model_len > 0 && q.max_model_len < top;
   if (capped) top = q.max_model_len;
-  if (top < 1 || !profitable(1)) return;
-  if (profitable(top)) {
+  if (top < 1) return;
+  auto pays = [&](Tokens ctx) { return margin(ctx) >= 0; };
+  Tokens first = 1;
+  if (!pays(1)) {
+    if (!q.input_usd_per_mtok) return;  // the margin only falls with the context
+    Tokens best = 1;
+    double best_margin = margin(1);
+    auto consider = [&](Tokens ctx) {
+      const double m = margin(ctx);
+      if (m > best_margin) {
+        best_margin = m;
+        best = ctx;
+      }
+      return m;
+    };
+    Tokens lo = 1, hi = top;
+    while (hi - lo > 2) {
+      const Tokens m1 = lo + (hi - lo) / 3, m2 = hi - (hi - lo) / 3;
+      if (consider(m1) < consider(m2)) {
+        lo = m1;
+      } else {
+        hi = m2;
+      }
+    }
+    for (Tokens ctx = lo; ctx <= hi; ++ctx) consider(ctx);
+    for (Tokens ctx = 2; ctx < top; ctx *= 2) consider(ctx);
+    consider(top);
+    if (best_margin < 0) return;
+    Tokens no = 1, yes = best;  // !pays(no), pays(yes)
+    while (yes - no > 1) {
+      const Tokens mid = no + (yes - no) / 2;
+      (pays(mid) ? yes : no) = mid;
+    }
+    first = yes;
+  }
+  out->min_profitable = first;
+  if (pays(top)) {
     out->max_profitable = top;
     (capped ? out->limited_by_model : out->limited_by_memory) = true;
     return;
   }
-  Tokens lo = 1, hi = top;  // profitable(lo), !profitable(hi)
+  Tokens lo = first, hi = top;  // pays(lo), !pays(hi)
   while (hi - lo > 1) {
     const Tokens mid = lo + (hi - lo) / 2;
-    (profitable(mid) ? lo : hi) = mid;
+    (pays(mid) ? lo : hi) = mid;
   }
   out->max_profitable = lo;
 }
@@ -106,8 +148,8 @@ Result<BreakevenResult> FindBreakeven(const BreakevenQuery& q, std::int64_t batc
   out.batch = batch;
   out.memory_limit = rep->max_context_unbounded ? kMaxSearchContext : rep->max_context;
   out.usd_per_token_at_context_1 = StepCost(q, *r, 1, batch);
-  Bisect(
-      q, [&](Tokens ctx) { return Profitable(q, *r, ctx, batch); }, &out);
+  Search(
+      q, [&](Tokens ctx) { return Margin(q, *r, ctx, batch); }, &out);
   return out;
 }
 
@@ -132,8 +174,8 @@ Result<BreakevenResult> FindBreakevenFillingMemory(const BreakevenQuery& q,
   };
   out.batch = batch_at(1);
   out.usd_per_token_at_context_1 = StepCost(q, *r, 1, out.batch);
-  Bisect(
-      q, [&](Tokens ctx) { return Profitable(q, *r, ctx, batch_at(ctx)); }, &out);
+  Search(
+      q, [&](Tokens ctx) { return Margin(q, *r, ctx, batch_at(ctx)); }, &out);
   if (!failed.ok()) return failed.error();
   if (out.max_profitable > 0) out.batch = batch_at(out.max_profitable);
   return out;

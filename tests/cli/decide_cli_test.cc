@@ -441,7 +441,23 @@ TEST(BreakevenCliTest, JsonAndBadInput) {
       << none.err;
   const auto negative = testing::RunKvbill("breakeven --model qwen3-8b --price -1");
   EXPECT_EQ(negative.exit_status, 2);
-  EXPECT_EQ(negative.err, "kvbill breakeven: --price: must be positive\n");
+  EXPECT_EQ(negative.err, "kvbill breakeven: --price: must be a positive number of dollars\n");
+  // Not a number of dollars either: an infinite price.
+  const auto infinite = testing::RunKvbill("breakeven --model qwen3-8b --price inf");
+  EXPECT_EQ(infinite.exit_status, 2);
+  EXPECT_EQ(infinite.err, negative.err);
+  // A request length without an input price would be ignored.
+  const auto tokens = testing::RunKvbill("breakeven --model qwen3-8b --price 5 --output-tokens 5");
+  EXPECT_EQ(tokens.exit_status, 2);
+  EXPECT_EQ(tokens.err.rfind("kvbill breakeven: --output-tokens: only with --input-price", 0), 0u)
+      << tokens.err;
+  // A reserve above the memory share, refused as kvbill fit refuses it: one
+  // H100 SXM's 79.6 GiB usable x 0.9 = 71.64 GiB.
+  const auto reserve = testing::RunKvbill("breakeven --model qwen3-8b --price 5 --reserve-gib 80");
+  EXPECT_EQ(reserve.exit_status, 2);
+  EXPECT_EQ(reserve.err,
+            "kvbill breakeven: --reserve-gib: 80.00 GiB is not less than the 71.64 GiB that "
+            "--memory-fraction 0.90 leaves of h100-sxm's usable memory\n");
   const auto merge = testing::RunKvbill("merge tests/data/scenarios/small_sweep.json");
   EXPECT_EQ(merge.exit_status, 2);
   EXPECT_EQ(merge.err,

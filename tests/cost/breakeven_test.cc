@@ -64,6 +64,39 @@ TEST(BreakevenTest, LargeBatchIsLimitedByMemory) {
   EXPECT_EQ(r->max_profitable, 14496);
 }
 
+// With an input price the revenue grows with the prompt: a request of c
+// prompt tokens and 100 output tokens at $2 / $5 per million earns
+// (2c + 500) x 1e-6 dollars. Its cost at batch one, memory-bound for short
+// prompts: the prefill reads the weights W once and writes c tokens of KV
+// (W + 131,072 c bytes), each output token reads W and c + 1 tokens of KV:
+// (101 W + 101 x 131,072 c + 100 x 131,072) bytes at $2.95/h / 2.1775e12 B/s
+// = 3.76323e-16 $/byte: 5.70507e-4 + 4.9819e-9 c dollars. It pays from
+// c = (5.70507e-4 - 5e-4) / (2e-6 - 4.9819e-9) = 35.3, i.e. 36 tokens, to
+// the model limit (a 131,072-token request earns $0.263 and costs about
+// $0.002). Short prompts lose money, which once read "not profitable at
+// any context".
+TEST(BreakevenTest, AnInputPriceMakesShortPromptsTheOnesThatDoNotPay) {
+  BreakevenQuery q = Llama8bOnH100("bf16", 5);
+  q.input_usd_per_mtok = 2;
+  q.output_tokens = 100;
+  q.max_model_len = 131072;
+  auto r = FindBreakeven(q, 1);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  const double per_byte = 2.95 / 3600 / 2.1775e12;
+  const double fixed = per_byte * (101 * 15009849344.0 + 100 * 131072.0);
+  const double slope = per_byte * 101 * 131072.0;
+  EXPECT_EQ(r->min_profitable, static_cast<Tokens>(std::ceil((fixed - 500e-6) / (2e-6 - slope))));
+  EXPECT_EQ(r->min_profitable, 36);
+  EXPECT_EQ(r->max_profitable, 131072);
+  EXPECT_TRUE(r->limited_by_model);
+  // An input token at $0.001 per million never pays for the output's decode.
+  q.input_usd_per_mtok = 0.001;
+  auto none = FindBreakeven(q, 1);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->max_profitable, 0);
+  EXPECT_EQ(none->min_profitable, 0);
+}
+
 TEST(BreakevenTest, PriceBelowTheWeightsAloneMeansNoContextPays) {
   // Reading 15 GB of weights per token costs 15.01e9 / 2.1775e12 s x $2.95/3600
   // = $5.65 per million tokens: at $5 nothing is profitable at batch one.

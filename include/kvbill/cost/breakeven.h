@@ -46,9 +46,12 @@ struct BreakevenQuery {
 };
 
 struct BreakevenResult {
-  std::int64_t batch = 1;          // the fixed batch; the filling batch: B at max_profitable
-  Tokens memory_limit = 0;         // longest context that fits at this batch
-  Tokens max_profitable = 0;       // 0: not even one token of context pays
+  std::int64_t batch = 1;     // the fixed batch; the filling batch: B at max_profitable
+  Tokens memory_limit = 0;    // longest context that fits at this batch
+  Tokens max_profitable = 0;  // 0: not even one token of context pays
+  // The shortest profitable context: 1, or with an input price the prompt
+  // length from which a request pays for its output's decode (0: none pays).
+  Tokens min_profitable = 0;
   bool limited_by_memory = false;  // profitable all the way to the memory limit
   // Profitable all the way to the model's max_model_len (the cap, below the
   // memory limit).
