@@ -230,7 +230,14 @@ Result<Column> RecordedColumn(const ModelPrice& main, const PriceSheet& sheet,
         priced = false;
         break;
       }
-      auto call = PriceCall(*price, RecordedCallUsage(*turn.usage));
+      // Fast-mode calls at the fast rates, as `kvbill bill` prices them.
+      std::optional<ModelPrice> fast;
+      if (turn.usage->fast) {
+        auto f = FastModePrice(*price);
+        if (!f) return f.error();
+        fast = std::move(*f);
+      }
+      auto call = PriceCall(fast ? *fast : *price, RecordedCallUsage(*turn.usage));
       if (!call) return call.error();
       if (auto s = AddMoneyTo(call->cost, &cost); !s) return s.error();
     }

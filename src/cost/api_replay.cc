@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <tuple>
 
@@ -86,7 +87,18 @@ Result<ApiReplayOutcome> ReplayApi(const std::vector<Task>& tasks,
       return model.error().Within("task \"" + request.task_id + "\": request " +
                                   std::to_string(request.index + 1));
     }
-    const ModelPrice& price = *model->price;
+    // A call the log records in fast mode ran at the fast rates: it is
+    // priced so (the cache rules are the model's).
+    std::optional<ModelPrice> fast;
+    if (options.fast_mode_from_usage && request.usage && request.usage->fast) {
+      auto f = FastModePrice(*model->price);
+      if (!f) {
+        return f.error().Within("task \"" + request.task_id + "\": request " +
+                                std::to_string(request.index + 1) + " (usage.speed \"fast\")");
+      }
+      fast = std::move(*f);
+    }
+    const ModelPrice& price = fast ? *fast : *model->price;
     ProviderCache& cache = *model->cache;
     if (std::none_of(used.begin(), used.end(),
                      [&](const ApiModel& m) { return m.cache == model->cache; })) {

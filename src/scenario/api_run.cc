@@ -71,6 +71,9 @@ Result<ApiPricingRun> RunApiPricing(const ScenarioPricing& pricing, const PriceS
   ApiReplayOptions options;
   options.warm_start_from_recorded = pricing.cache_enabled && pricing.warm_start_from_recorded;
   options.one_hour_writes = pricing.provider == "anthropic" && pricing.ttl_s == 3600;
+  // A call at its own model ran at its recorded speed; repriced at one
+  // model for all, it is that model's standard call.
+  options.fast_mode_from_usage = pricing.per_call_models;
   auto replay = ReplayApi(tasks, requests, lookup, options);
   if (!replay) return replay.error();
   ApiPricingRun run{*price, std::move(*replay)};

@@ -179,6 +179,10 @@ class ClaudeCodeReader : public TraceReader {
     call.usage.cache_creation_1h = writes->second;
     call.usage.cache_read = usage.cache_read.value_or(0);
     call.usage.output = *usage.output;
+    if (!usage.speed.absent() && !usage.speed.null() && !usage.speed.Is("standard")) {
+      if (!usage.speed.Is("fast")) return false;  // the DOM path says why
+      call.usage.fast = true;
+    }
     call.where = Where(line_number, element);
     Record(std::string(message_id), std::move(call));
     return true;
@@ -290,6 +294,15 @@ class ClaudeCodeReader : public TraceReader {
     call.usage.cache_creation_1h = writes->second;
     call.usage.cache_read = counts->cache_read.value_or(0);
     call.usage.output = *counts->output;
+    // usage.speed, as `kvbill bill` reads it: "fast" is Anthropic's fast mode.
+    if (const auto speed = usage.find("speed");
+        speed != usage.end() && !speed->is_null() && *speed != "standard") {
+      if (*speed != "fast") {
+        return Error("\"speed\" must be \"standard\" or \"fast\", got " + Quote(*speed))
+            .Within("usage");
+      }
+      call.usage.fast = true;
+    }
     return call;
   }
 

@@ -39,8 +39,8 @@ Result<Span> DecodeSpan(const Json& json) {
 
 Result<RecordedUsage> DecodeUsage(const Json& json) {
   if (!json.is_object()) return Error("\"usage\" must be an object, got " + Quote(json));
-  if (auto s =
-          CheckKeys(json, {"input", "cache_creation", "cache_read", "output", "cache_creation_1h"});
+  if (auto s = CheckKeys(
+          json, {"input", "cache_creation", "cache_read", "output", "cache_creation_1h", "speed"});
       !s) {
     return s.error().Within("usage");
   }
@@ -55,6 +55,13 @@ Result<RecordedUsage> DecodeUsage(const Json& json) {
   auto one_hour = GetOptionalTokens(json, "cache_creation_1h");
   if (!one_hour) return one_hour.error().Within("usage");
   usage.cache_creation_1h = one_hour->value_or(0);
+  if (const auto speed = json.find("speed"); speed != json.end()) {
+    if (*speed != "standard" && *speed != "fast") {
+      return Error("\"speed\" must be \"standard\" or \"fast\", got " + Quote(*speed))
+          .Within("usage");
+    }
+    usage.fast = *speed == "fast";
+  }
   if (usage.cache_creation_1h > usage.cache_creation) {
     return Error("\"cache_creation_1h\" " + std::to_string(usage.cache_creation_1h) +
                  " exceeds \"cache_creation\" " + std::to_string(usage.cache_creation))
@@ -186,6 +193,13 @@ bool FastDecodeUsage(JsonScanner* scan, RecordedUsage* usage) {
       if (!Mark(&seen, 4)) return false;
       if (scan->Peek() == 'n') return scan->Null();
       return scan->Count(&usage->cache_creation_1h);
+    }
+    if (key == "speed") {
+      std::string_view speed;
+      if (!Mark(&seen, 5) || !scan->String(&speed)) return false;
+      if (speed != "standard" && speed != "fast") return false;  // the DOM path says why
+      usage->fast = speed == "fast";
+      return true;
     }
     return false;
   });
@@ -367,6 +381,7 @@ std::string EncodeTask(const Task& task) {
       if (turn.usage->cache_creation_1h != 0) {
         t["usage"]["cache_creation_1h"] = turn.usage->cache_creation_1h;
       }
+      if (turn.usage->fast) t["usage"]["speed"] = "fast";
     }
     if (turn.blocks) {
       t["block_size"] = turn.blocks->block_size;

@@ -60,6 +60,10 @@ struct ApiReplayOptions {
   // the recorded 1-hour writes (RecordedUsage::cache_creation_1h).
   bool one_hour_writes = false;
   bool breakpoint_before_recorded_input = true;  // see above
+  // Price a call its recorded usage marks fast (Anthropic's fast mode) at
+  // its model's fast rates (FastModePrice); false when every call is
+  // repriced at another model.
+  bool fast_mode_from_usage = true;
 };
 
 struct ApiRequestOutcome {

@@ -77,6 +77,9 @@ struct RecordedUsage {
   // rate; the rest of cache_creation is not known to be 1-hour writes.
   // 0 <= cache_creation_1h <= cache_creation.
   Tokens cache_creation_1h = 0;
+  // Anthropic's fast mode (usage.speed "fast"): every rate of the call is the
+  // price sheet's fast_multiplier times the standard one.
+  bool fast = false;
 
   // The whole prompt: input + cache_creation + cache_read.
   Tokens prompt() const { return input + cache_creation + cache_read; }
