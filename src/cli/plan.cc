@@ -314,11 +314,19 @@ int RunPlan(const Args& args) {
   // The target daily rate: --tasks-per-day sets trace.load so the trace
   // arrives at that rate; otherwise the trace's own rate at its load.
   double load = base->trace.load;
+  // A trace of one task, or of tasks that all arrive at once, has no daily
+  // rate: a day's dollars (and dollars a task of it) would be 0 / 0.
+  if (!(whole->tasks_per_day() > 0)) {
+    return ReportError(
+        "plan", Error(std::string(space.tasks_per_day > 0 ? "--tasks-per-day: " : "") +
+                      "the trace's tasks all arrive at once (" + std::to_string(whole->tasks) +
+                      (whole->tasks == 1 ? " task" : " tasks, every one at the same time") +
+                      "), so it has no rate of tasks a day to price a day's deployment by "
+                      "(docs/plan.md#dollars): plan a trace whose tasks arrive over time "
+                      "(trace.generate's arrivals_per_s, or a recorded trace of several tasks); "
+                      "simulate prices this one"));
+  }
   if (space.tasks_per_day > 0) {
-    if (!(whole->tasks_per_day() > 0)) {
-      return ReportError("plan", Error("--tasks-per-day: the trace's tasks all arrive at once, so "
-                                       "it has no rate to scale"));
-    }
     load *= space.tasks_per_day / whole->tasks_per_day();
   } else {
     space.tasks_per_day = whole->tasks_per_day();

@@ -128,6 +128,26 @@ TEST(PlanCliTest, BadFlagValuesNameTheFlagAndWriteNothing) {
   }
 }
 
+// One task (or tasks that all arrive at once) has no rate of tasks a day:
+// a day of a dedicated GPU priced at "0 tasks a day" read $0.00, so plan
+// refuses it, with --tasks-per-day or without.
+TEST(PlanCliTest, ATraceWithoutARateIsRefused) {
+  const std::string out = ::testing::TempDir() + "/plan_one_task.txt";
+  std::filesystem::remove(out);
+  for (const char* flags : {"", " --tasks-per-day 100"}) {
+    SCOPED_TRACE(flags);
+    const auto r = RunKvbill(std::string("plan --scenario tests/data/scenarios/plan_one_task.json "
+                                         "--gpus h100-sxm --max-gpus 1 -o ") +
+                             out + flags);
+    EXPECT_EQ(r.exit_status, 2) << r.out;
+    EXPECT_NE(r.err.find("the trace's tasks all arrive at once (1 task), so it has no rate of "
+                         "tasks a day"),
+              std::string::npos)
+        << r.err;
+    EXPECT_FALSE(std::filesystem::exists(out));
+  }
+}
+
 // --speculative on plans the same deployment with speculative decoding: the
 // scenario has none, so "on" turns on what compare's lever does for
 // Qwen3-8B (no MTP layer in its checkpoint: an EAGLE-3 head, k 3, acceptance
