@@ -12,6 +12,7 @@
 
 #include "kvbill/util/embedded.h"
 #include "kvbill/util/file.h"
+#include "kvbill/util/names.h"
 #include "model/config_defaults.h"
 #include "model/config_json.h"
 #include "model/families.h"
@@ -39,6 +40,27 @@ Status ApplyOverrides(json& config, const std::vector<ConfigOverride>& overrides
     json_input::Problem problem;
     auto parsed = json_input::Parse(o.value, &problem);
     json value = parsed ? std::move(*parsed) : json(o.value);
+    // A key the config lacks, one or two letters from one it has, is a typo
+    // that would otherwise change nothing ("num_key_value_head",
+    // "rope_scalling"): refused with the key it resembles.
+    if (!value.is_null() && !config.contains(key)) {
+      // Close: at most 2 edits, and at most one per 4 letters typed.
+      const int most = std::min<int>(2, static_cast<int>(key.size() / 4));
+      std::string close;
+      int best = most + 1;
+      for (const auto& [k, v] : config.items()) {
+        if (const int d = EditDistance(key, k); d < best) {
+          best = d;
+          close = k;
+        }
+      }
+      if (!close.empty()) {
+        return Error(source + ": --set " + o.key + ": the config has no key \"" + key +
+                     "\"; did you mean \"" + close +
+                     "\"? (a key the config lacks is added only when none of its keys is "
+                     "within two letters of it)");
+      }
+    }
     if (value.is_null()) {
       config.erase(key);
     } else {

@@ -39,6 +39,22 @@ TEST(KvCliTest, SetOverrideAnswersWhatIfQuestions) {
   EXPECT_EQ(j["contexts"][0]["bytes"], 2048LL << 30);  // 2 TiB
 }
 
+// A key the config lacks, a letter from one it has, is a typo that would
+// silently change nothing: refused with the key it resembles. A key that
+// resembles none is added (what-ifs add keys a config leaves out).
+TEST(KvCliTest, SetKeyOneLetterFromTheConfigsIsRefused) {
+  const auto typo = RunKvbill("kv --model qwen3-32b --set num_key_value_head=64 --context 1k");
+  EXPECT_EQ(typo.exit_status, 2);
+  EXPECT_NE(typo.err.find("--set num_key_value_head: the config has no key "
+                          "\"num_key_value_head\"; did you mean \"num_key_value_heads\"?"),
+            std::string::npos)
+      << typo.err;
+  EXPECT_EQ(typo.out, "");
+  const auto added =
+      RunKvbill("kv --model qwen3-32b --set layer_types=null --set num_kv_groups=8 --context 1k");
+  EXPECT_EQ(added.exit_status, 0) << added.err;
+}
+
 TEST(KvCliTest, TableStatesItsUnits) {
   const auto r = RunKvbill("kv --model deepseek-v3 --context 32k");
   ASSERT_EQ(r.exit_status, 0) << r.err;
