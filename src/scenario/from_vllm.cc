@@ -195,7 +195,16 @@ Status Apply(const Flag& flag, const std::string& value, Conversion* c) {
       return OkStatus();
     }
     case Conv::kModelLen:
-      if (value == "auto" || value == "-1") return OkStatus();
+      if (value == "auto" || value == "-1") {
+        // vLLM then fits the longest context its KV pool holds, when that is
+        // below the model's limit; a scenario's max_model_len is a number.
+        c->notes.push_back(name + " " + value +
+                           ": not expressed; the scenario serves the model's max_model_len, "
+                           "where vLLM would serve the longest context its KV pool holds if "
+                           "that is shorter (kvbill fit --context ... says how long that is; "
+                           "set engine.max_model_len to it)");
+        return OkStatus();
+      }
       [[fallthrough]];
     case Conv::kVllmInt: {
       auto v = ParseVllmInt(value);

@@ -168,6 +168,22 @@ TEST(FromVllmTest, RopeScalingAndHfOverridesEditTheConfig) {
   EXPECT_EQ(bad.error().message(), "--rope-scaling: not valid JSON: yarn");
 }
 
+// --max-model-len auto (or -1): vLLM fits the longest context its pool
+// holds; the scenario cannot say that, so it keeps the model's limit and a
+// note says so (it once vanished without one).
+TEST(FromVllmTest, MaxModelLenAutoIsNotedNotDropped) {
+  for (const char* value : {"auto", "-1"}) {
+    SCOPED_TRACE(value);
+    const Converted c =
+        Convert(std::string("vllm serve Qwen/Qwen3-32B --max-model-len ") + value, "h100-sxm");
+    EXPECT_FALSE(c.doc.contains("engine") && c.doc["engine"].contains("max_model_len"));
+    const std::string want = std::string("--max-model-len ") + value + ": not expressed;";
+    EXPECT_TRUE(std::any_of(c.notes.begin(), c.notes.end(), [&](const std::string& n) {
+      return n.rfind(want, 0) == 0;
+    })) << c.doc["notes"].dump();
+  }
+}
+
 TEST(FromVllmTest, MaxNumSeqsWithUnderscoresEqualsAndDataParallel) {
   const Converted c = Convert(
       "vllm serve openai/gpt-oss-20b --max-num-seqs 64 --max_num_batched_tokens=4096 "
