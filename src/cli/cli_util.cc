@@ -262,6 +262,10 @@ Result<std::vector<double>> ParseLoads(const std::string& list) {
     if (*v < 1e-6 || *v > 1e6) {
       return Error("--load: \"" + item + "\" is outside trace.load's range [1e-06, 1e+06]");
     }
+    // The same load twice would run and print the same comparison twice.
+    if (std::find(loads.begin(), loads.end(), *v) != loads.end()) {
+      return Error("--load: \"" + item + "\" is given twice");
+    }
     loads.push_back(*v);
     start = comma + 1;
   }

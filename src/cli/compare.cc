@@ -84,7 +84,13 @@ void AddValueJson(const LeverValue& v, std::size_t rank, nlohmann::ordered_json*
 // read as a saving.
 void PrintWarnings(const LeverOutcome& baseline, const std::vector<const LeverOutcome*>& variants,
                    const std::string& heading) {
-  if (!baseline.warnings.empty()) std::cout << "\n" << heading << ":\n";
+  // The heading (the load, under --load) whenever anything follows it.
+  bool headed = false;
+  auto head = [&] {
+    if (!headed) std::cout << "\n" << heading << ":\n";
+    headed = true;
+  };
+  if (!baseline.warnings.empty()) head();
   for (const RunWarning& w : baseline.warnings) {
     std::cout << "  warning [" << w.code << "]: " << w.message << "\n";
   }
@@ -97,6 +103,7 @@ void PrintWarnings(const LeverOutcome& baseline, const std::vector<const LeverOu
       if (!shared) fresh.push_back(w.code);
     }
     if (fresh.empty()) continue;
+    head();
     std::cout << "  warning: " << o->lever.name << " raises";
     for (std::size_t k = 0; k < fresh.size(); ++k) std::cout << (k ? ", " : " ") << fresh[k];
     std::cout << " (`--format json` has each message)\n";
@@ -218,6 +225,7 @@ int RunCompare(const Args& args) {
   if (auto s = CheckChoice("format", format, "table|json"); !s) {
     return ReportError("compare", s.error());
   }
+  if (jobs < 1) return ReportError("compare", Error("--jobs: must be at least 1"));
   auto read = ReadScenarioText(scenario_path, trace);
   if (!read) return ReportError("compare", read.error());
   const std::string& text = read->text;

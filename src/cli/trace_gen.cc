@@ -1,5 +1,7 @@
 #include "cli/trace_gen.h"
 
+#include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <iostream>
 #include <optional>
@@ -31,13 +33,14 @@ int RunTraceGen(const Args& args) {
   const std::string command = "trace gen";
   std::string preset_name, output;
   std::int64_t tasks = 0;
-  std::uint64_t seed = 1;
+  std::string seed_text = "1";
   double arrivals_per_s = 0;
   po::options_description options("options");
   options.add_options()("preset", po::value(&preset_name)->required(),
                         ("workload preset: " + GeneratorPresetChoices()).c_str())(
       "tasks", po::value(&tasks)->required(), "number of tasks (agent sessions), > 0")(
-      "seed", po::value(&seed), "random seed; the same seed gives the same file (default 1)")(
+      "seed", po::value(&seed_text),
+      "random seed, an integer in [0, 2^64); the same seed gives the same file (default 1)")(
       "arrivals-per-s", po::value(&arrivals_per_s),
       "Poisson rate of task arrivals, > 0 (default: the preset's)")(
       "output,o", FileValue(&output)->required(),
@@ -54,11 +57,20 @@ int RunTraceGen(const Args& args) {
     return ReportError(command,
                        Error("--tasks: must be a positive integer, got " + std::to_string(tasks)));
   }
+  // Read as text: a negative seed would wrap around to a huge one.
+  std::uint64_t seed = 0;
+  if (const auto [end, error] =
+          std::from_chars(seed_text.data(), seed_text.data() + seed_text.size(), seed);
+      error != std::errc() || end != seed_text.data() + seed_text.size()) {
+    return ReportError(command,
+                       Error("--seed: must be an integer in [0, 2^64), got \"" + seed_text + "\""));
+  }
   if (vm.count("arrivals-per-s") != 0) {
-    if (!(arrivals_per_s > 0)) {
+    if (!(arrivals_per_s > 0 && std::isfinite(arrivals_per_s))) {
       std::ostringstream got;
       got << arrivals_per_s;
-      return ReportError(command, Error("--arrivals-per-s: must be positive, got " + got.str()));
+      return ReportError(
+          command, Error("--arrivals-per-s: must be a positive finite rate, got " + got.str()));
     }
     preset->arrivals_per_s = arrivals_per_s;
   }

@@ -191,6 +191,13 @@ TEST(CompareValueCliTest, LoadTableHasEveryLeverAtEveryLoad) {
   EXPECT_EQ(far.exit_status, 2);
   EXPECT_EQ(far.err,
             "kvbill compare: --load: \"1e9\" is outside trace.load's range [1e-06, 1e+06]\n");
+  // The same load twice ran the same comparison twice; no threads ran none.
+  const auto twice = RunKvbill("compare --load 1,1.0 --scenario " + NoSharedPrefixScenario());
+  EXPECT_EQ(twice.exit_status, 2);
+  EXPECT_EQ(twice.err, "kvbill compare: --load: \"1.0\" is given twice\n");
+  const auto none = RunKvbill("compare --jobs 0 --scenario " + NoSharedPrefixScenario());
+  EXPECT_EQ(none.exit_status, 2);
+  EXPECT_EQ(none.err, "kvbill compare: --jobs: must be at least 1\n");
 }
 
 // compare shows warnings: every 12,000-token prompt of the no-shared-prefix

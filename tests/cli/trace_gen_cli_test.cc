@@ -62,6 +62,16 @@ TEST(TraceGenCliTest, BadFlagsGiveExactMessagesExit2AndNoFile) {
   EXPECT_EQ(run.exit_status, 2);
   EXPECT_EQ(run.err, "kvbill trace gen: --tasks: must be a positive integer, got 0\n");
 
+  // A negative seed once wrapped to 2^64 - 1; an infinite rate put every
+  // arrival at 0.
+  run = RunKvbill("trace gen --preset chat --tasks 5 --seed -1 -o '" + out + "'");
+  EXPECT_EQ(run.exit_status, 2);
+  EXPECT_EQ(run.err, "kvbill trace gen: --seed: must be an integer in [0, 2^64), got \"-1\"\n");
+  run = RunKvbill("trace gen --preset chat --tasks 5 --arrivals-per-s inf -o '" + out + "'");
+  EXPECT_EQ(run.exit_status, 2);
+  EXPECT_EQ(run.err,
+            "kvbill trace gen: --arrivals-per-s: must be a positive finite rate, got inf\n");
+
   run = RunKvbill("trace gen --preset chat --tasks 5");
   EXPECT_EQ(run.exit_status, 2);
   EXPECT_EQ(run.err,
