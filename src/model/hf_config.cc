@@ -128,6 +128,29 @@ Error NameHoistedKey(const Error& error, const std::string& source,
   return error;
 }
 
+// An error about a key --set (or a scenario's model.set) gave its value says
+// so: the value is not the file's ("FILE: num_key_value_heads (overridden):
+// must be a positive integer, got -3").
+Error NameOverriddenKey(const Error& error, const std::string& source,
+                        const std::vector<ConfigOverride>& overrides) {
+  const std::string& message = error.message();
+  for (const ConfigOverride& o : overrides) {
+    std::string key = o.key;
+    if (key.starts_with("text_config.")) key = key.substr(std::string("text_config.").size());
+    for (const std::string prefix : {"", "text_config."}) {
+      const std::string said = source + ": " + prefix + key;
+      if (message.rfind(said, 0) != 0 || message.size() == said.size()) continue;
+      const char next = message[said.size()];
+      if (next != ':' && next != '[' && next != '.') continue;
+      // After the key and its index ("compress_ratios[5]"), before ": ".
+      const std::size_t colon = message.find(": ", said.size());
+      if (colon == std::string::npos) continue;
+      return Error(message.substr(0, colon) + " (overridden)" + message.substr(colon));
+    }
+  }
+  return error;
+}
+
 std::string StringAt(const json& object, const char* key) {
   if (!object.is_object()) return "";
   auto it = object.find(key);
@@ -303,7 +326,9 @@ Result<ModelShape> ParseHfConfig(std::string_view json_text, const std::string& 
                                  const std::vector<ConfigOverride>& overrides, bool text_only) {
   auto root = model_config::ParseModelConfigJson(json_text, source);
   if (!root) return root.error();
-  return BuildShape(*root, source, name, overrides, text_only);
+  auto shape = BuildShape(*root, source, name, overrides, text_only);
+  if (!shape) return NameOverriddenKey(shape.error(), source, overrides);
+  return shape;
 }
 
 const std::vector<CatalogModel>& ModelCatalog() {

@@ -55,6 +55,19 @@ TEST(KvCliTest, SetKeyOneLetterFromTheConfigsIsRefused) {
   EXPECT_EQ(added.exit_status, 0) << added.err;
 }
 
+// A value --set gave is not the file's: its error says the key was
+// overridden, after the key and its index.
+TEST(KvCliTest, SetValueErrorsSayTheKeyWasOverridden) {
+  const auto r = RunKvbill("kv --model qwen3-32b --set num_key_value_heads=48 --context 1k");
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_EQ(r.err,
+            "kvbill kv: models/qwen3-32b.json: num_key_value_heads (overridden): 48 does not "
+            "divide num_attention_heads 64\n");
+  // The file's own value, unchanged: no marker.
+  const auto own = RunKvbill("kv --model qwen3-32b --set head_dim=128 --context 1k");
+  EXPECT_EQ(own.exit_status, 0) << own.err;
+}
+
 TEST(KvCliTest, TableStatesItsUnits) {
   const auto r = RunKvbill("kv --model deepseek-v3 --context 32k");
   ASSERT_EQ(r.exit_status, 0) << r.err;

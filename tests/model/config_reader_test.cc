@@ -314,13 +314,13 @@ TEST(ConfigReaderTest, ZeroExpertsOrMoreActiveThanThereAreAreRefusedInEveryFamil
     auto zero = LoadModel(path, {{c.experts_key, "0"}});
     ASSERT_FALSE(zero.ok());
     EXPECT_EQ(zero.error().message(),
-              path + ": " + c.experts_key + ": must be a positive integer, got 0");
+              path + ": " + c.experts_key + " (overridden): must be a positive integer, got 0");
     const std::string one_more = std::to_string(c.experts + 1);
     auto too_many = LoadModel(path, {{c.top_k_key, one_more}});
     ASSERT_FALSE(too_many.ok());
-    EXPECT_EQ(too_many.error().message(), path + ": " + c.top_k_key + ": must be at most " +
-                                              c.experts_key + " " + std::to_string(c.experts) +
-                                              ", got " + one_more);
+    EXPECT_EQ(too_many.error().message(),
+              path + ": " + c.top_k_key + " (overridden): must be at most " + c.experts_key + " " +
+                  std::to_string(c.experts) + ", got " + one_more);
   }
   EXPECT_EQ(Catalog("llama-3.1-8b").params.routed_experts, 0);
   EXPECT_EQ(Catalog("qwen3-32b").params.routed_experts, 0);
