@@ -4,6 +4,7 @@
 
 #include "kvbill/cache/prefix_cache.h"
 #include "kvbill/cost/speculative.h"
+#include "kvbill/model/hf_config.h"
 #include "kvbill/scenario/budget.h"
 #include "kvbill/util/units.h"
 
@@ -89,7 +90,24 @@ void BlockSizeUnserved(const Scenario& s, std::vector<RunWarning>* out) {
   // SGLang pages token by token by default (page_size 1); vLLM's CUDA
   // attention backends take blocks in multiples of 16.
   const Tokens bs = s.prefix_cache.block_size;
-  if (s.deployment.engine != "vllm" || bs % 16 == 0) return;
+  if (s.deployment.engine != "vllm") return;
+  if (bs != 256) {
+    // vLLM packs DeepSeek-V4's compressed caches of every layer into one
+    // 256-token block (its block size for the model).
+    std::vector<ConfigOverride> overrides;
+    for (const auto& [key, text] : s.model.set) overrides.push_back(ConfigOverride{key, text});
+    if (auto model = LoadModel(s.model.name, overrides, s.model.text_only);
+        model && model->HasCompressedLayers()) {
+      out->push_back({"block_size_unserved",
+                      "prefix_cache.block_size " + std::to_string(bs) +
+                          ": vLLM pages a model with compressed attention (DeepSeek-V4) in "
+                          "256-token blocks, the compressed caches of every layer in one; hits, "
+                          "eviction and the pool describe a granularity vLLM does not run "
+                          "(leave block_size unset for 256)"});
+      return;
+    }
+  }
+  if (bs % 16 == 0) return;
   out->push_back({"block_size_unserved",
                   "prefix_cache.block_size " + std::to_string(bs) +
                       " is not a multiple of 16, which vLLM's CUDA attention backends "

@@ -195,6 +195,16 @@ TEST(WarningsTest, BlockSizeUnservedOffSixteensMultiplesOnVllm) {
   r.scenario.deployment.engine = "sglang";
   r.scenario.prefix_cache.block_size = 1;
   EXPECT_EQ(r.Codes(), Codes{});
+  // DeepSeek-V4 on vLLM: its compressed caches are paged in 256-token
+  // blocks, so 16 (a multiple of 16) is one vLLM does not run for it.
+  r.scenario.deployment.engine = "vllm";
+  r.scenario.model.name =
+      std::string(KVBILL_SOURCE_DIR) + "/tests/data/configs/deepseek-v4-flash.json";
+  r.scenario.prefix_cache.block_size = 256;
+  EXPECT_EQ(r.Codes(), Codes{});
+  r.scenario.prefix_cache.block_size = 16;
+  EXPECT_EQ(r.Codes(), Codes{"block_size_unserved"});
+  EXPECT_NE(r.Message("block_size_unserved").find("in 256-token blocks"), std::string::npos);
 }
 
 // A part whose time no kernel table measures is named, with the assumption.
