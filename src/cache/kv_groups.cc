@@ -254,6 +254,22 @@ Tokens PoolTokens(const KvGroupLayout& layout, std::int64_t pages) {
 
 Tokens KvPool::capacity_tokens() const { return PoolTokens(layout_, cache_.capacity_blocks()); }
 
+Tokens KvPool::LongestSequence(Tokens chunk) const {
+  const std::int64_t pages = cache_.capacity_blocks();
+  if (pages >= kUnlimitedBlocks / layout_.block_size) return kUnlimitedBlocks;
+  if (PeakPages(1, chunk) > pages) return 0;
+  // PeakPages grows with the tokens; with windowed groups alone it stops
+  // growing, and the pool holds any length (capped at a bound far past
+  // every model's limit).
+  Tokens lo = 1, hi = std::max<Tokens>(2, pages * layout_.block_size + 1);
+  if (PeakPages(hi, chunk) <= pages) return hi;
+  while (hi - lo > 1) {  // PeakPages(lo) fits, PeakPages(hi) does not
+    const Tokens mid = lo + (hi - lo) / 2;
+    (PeakPages(mid, chunk) <= pages ? lo : hi) = mid;
+  }
+  return lo;
+}
+
 std::optional<std::int64_t> KvPool::Admit(SeqId id, std::span<const BlockRun> blocks,
                                           std::int64_t hits, std::int64_t blocks_needed) {
   if (layout_.Single()) return cache_.Admit(id, blocks, blocks_needed, hits);

@@ -185,9 +185,9 @@ void Engine::OnRelease(Seconds now, const Release& e) {
         "request " + std::to_string(request.index) + " of task \"" + std::string(task.fed.id) +
         "\" needs KV for " + FormatWithSeparators(kv_tokens) + " tokens (prompt " +
         FormatWithSeparators(seq->prompt) + " + output), more than a replica's KV pool holds (" +
-        FormatWithSeparators(rep.cache->capacity_tokens()) +
-        " tokens): use more GPUs per replica, a smaller KV format, or a context policy "
-        "that bounds the context");
+        FormatWithSeparators(rep.cache->LongestSequence(config_.max_num_batched_tokens)) +
+        " tokens of one sequence, its state included): use more GPUs per replica, a smaller KV "
+        "format, or a context policy that bounds the context");
     return;
   }
   const bool has_next = static_cast<std::size_t>(e.req + 1) < task.fed.requests.size();

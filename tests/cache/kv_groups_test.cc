@@ -112,6 +112,24 @@ TEST(KvGroupsTest, LinearStateTakesWholePagesPerSequence) {
   EXPECT_FALSE(layout.Single());
 }
 
+// The longest sequence a pool holds alone: Jamba's 1,000 pages less its 34
+// state pages leave 966 pages of 16 tokens, 15,456 tokens (capacity_tokens
+// says 16,000: the pages, not a sequence). The toy's full group grows a
+// block per 16 tokens and its sliding group holds at most ceil(32 / 16) +
+// ceil(16 / 16) (a 16-token chunk) + 1 = 4 blocks, so 1,000 pages hold a
+// sequence of 996 x 16 = 15,936 tokens, where capacity_tokens (pages over
+// both groups) says 8,000.
+TEST(KvGroupsTest, LongestSequenceCountsStatePagesAndWindows) {
+  KvPool jamba(MakeKvGroupLayout(Catalog("jamba-1.5-mini"), Fmt("bf16"), 1, 16), 1000);
+  EXPECT_EQ(jamba.capacity_tokens(), 16000);
+  EXPECT_EQ(jamba.LongestSequence(8192), 966 * 16);
+  EXPECT_EQ(jamba.PeakPages(966 * 16, 8192), 1000);
+  EXPECT_GT(jamba.PeakPages(966 * 16 + 1, 8192), 1000);
+  KvPool toy(MakeKvGroupLayout(Toy(), Fmt("bf16"), 1, 16), 1000);
+  EXPECT_EQ(toy.capacity_tokens(), 8000);
+  EXPECT_EQ(toy.LongestSequence(16), 996 * 16);
+}
+
 TEST(KvGroupsTest, SlidingGroupHoldsOnlyItsWindow) {
   KvPool pool(MakeKvGroupLayout(Toy(), Fmt("bf16"), 1, 16), 1000);
   ASSERT_TRUE(pool.Admit(0, {}, 0, 1).has_value());  // token 0

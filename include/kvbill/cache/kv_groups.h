@@ -150,6 +150,10 @@ class KvPool {
   std::int64_t PeakPages(Tokens tokens, Tokens chunk) const;
   // Tokens the pool holds for sequences that keep every block of every group.
   Tokens capacity_tokens() const;
+  // The longest sequence the whole pool holds alone (PeakPages within the
+  // capacity, computing `chunk` tokens an iteration): below capacity_tokens
+  // by a sequence's state pages, above it with windowed groups.
+  Tokens LongestSequence(Tokens chunk) const;
 
   // Before computing tokens [computed, tokens) of held sequence `id`: frees
   // its blocks outside every window at `computed` (committing those of
