@@ -392,7 +392,15 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
     const bool table = base->decode_attention.count(kv_key) > 0 &&
                        (kv_key == "bf16" || kv_format.name == "fp8-e4m3" ||
                         kv_format.name == "fp8-per-token-head");
-    if (m->mla_) {
+    const bool compressed_kv = compressed_layers > 0 && compressed_layers == attention_layers;
+    if (compressed_kv) {
+      // DeepSeek-V4: every layer compressed; its fp8_ds_mla cache is read
+      // by FlashMLA's sparse kernels, which no table measures.
+      use.kernel = "FlashMLA sparse (fp8_ds_mla)";
+      use.computed = "FP8 cache, dequantised in the kernel";
+      use.timing =
+          "assumed: timed from the compressed attention's bytes and FLOPs (no kernel table)";
+    } else if (m->mla_) {
       use.timing = kv_format.element_bits >= 16
                        ? "measured: the MLA attention tables (bf16 KV)"
                        : "assumed: the bf16 MLA attention curves at " + kv_format.name +
@@ -408,7 +416,15 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
       use.timing = "assumed: the " + have + " KV attention curves at " + kv_format.name +
                    "'s byte count (no table of this format)";
     }
-    describe(kv_run, use);
+    if (compressed_kv) {
+      m->formats_.push_back(use);
+      Note(&m->notes_, kv_format.name + " KV cache on " + gpu.id +
+                           ": DeepSeek-V4's fp8_ds_mla entries (584 bytes a latent), read by "
+                           "FlashMLA's sparse kernels; timing " +
+                           use.timing);
+    } else {
+      describe(kv_run, use);
+    }
   }
   if (m->mla_) {
     if (base->mla_decode.coef.empty() || base->mla_prefill.coef.empty()) {

@@ -331,3 +331,33 @@ TEST(FormatKernelsTest, Fp8ExpertsGainWhatTheFusedMoeTableMeasures) {
 
 }  // namespace
 }  // namespace kvbill
+
+namespace kvbill {
+namespace {
+
+// DeepSeek-V4's fp8 cache is read by FlashMLA's sparse kernels, which no
+// table measures: the KV format says so (not the FlashAttention-3 fp8 rows
+// a GQA model's fp8 cache is timed by).
+TEST(FormatKernelsTest, CompressedAttentionsCacheIsNotTimedByTheFa3Tables) {
+  auto profile = LoadEngineProfile("vllm");
+  ASSERT_TRUE(profile.ok());
+  auto model =
+      LoadModel(std::string(KVBILL_SOURCE_DIR) + "/tests/data/configs/deepseek-v4-flash.json");
+  ASSERT_TRUE(model.ok()) << model.error().message();
+  OperatorModelOptions options;
+  options.tensor_parallel = 4;
+  auto m = OperatorCostModel::Make(*model, Fmt("fp8"), "auto", Gpu("h100-sxm"), nullptr, *profile,
+                                   options);
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  bool seen = false;
+  for (const FormatUse& use : (*m)->Describe().formats) {
+    if (use.part != "kv_cache") continue;
+    seen = true;
+    EXPECT_EQ(use.kernel, "FlashMLA sparse (fp8_ds_mla)");
+    EXPECT_EQ(use.timing.rfind("assumed:", 0), 0u) << use.timing;
+  }
+  EXPECT_TRUE(seen);
+}
+
+}  // namespace
+}  // namespace kvbill
