@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -28,6 +29,32 @@ using model_config::Fields;
 using model_config::Int;
 using model_config::json;
 
+// Keys real configs use: every key of the bundled catalog's configs (and
+// their text configs) and of the class-default table. A key --set adds that
+// is one of them is meant, however close it is to another
+// (qk_rope_head_dim beside qk_nope_head_dim, v_head_dim beside head_dim).
+const std::set<std::string, std::less<>>& KnownConfigKeys() {
+  static const std::set<std::string, std::less<>> keys = [] {
+    std::set<std::string, std::less<>> out;
+    auto add = [&out](const json& object) {
+      if (!object.is_object()) return;
+      for (const auto& [k, v] : object.items()) out.insert(k);
+    };
+    for (const CatalogModel& m : ModelCatalog()) {
+      json_input::Problem problem;
+      auto root = json_input::Parse(m.config, &problem);
+      if (!root) continue;
+      add(*root);
+      if (root->contains("text_config")) add((*root)["text_config"]);
+    }
+    for (const model_config::ModelTypeDefaults& d : model_config::ConfigDefaultsTable()) {
+      for (const auto& [k, v] : d.values) out.insert(std::string(k));
+    }
+    return out;
+  }();
+  return keys;
+}
+
 Status ApplyOverrides(json& config, const std::vector<ConfigOverride>& overrides,
                       const std::string& source) {
   for (const ConfigOverride& o : overrides) {
@@ -40,10 +67,11 @@ Status ApplyOverrides(json& config, const std::vector<ConfigOverride>& overrides
     json_input::Problem problem;
     auto parsed = json_input::Parse(o.value, &problem);
     json value = parsed ? std::move(*parsed) : json(o.value);
-    // A key the config lacks, one or two letters from one it has, is a typo
-    // that would otherwise change nothing ("num_key_value_head",
-    // "rope_scalling"): refused with the key it resembles.
-    if (!value.is_null() && !config.contains(key)) {
+    // A key the config lacks, one or two letters from one it has, and no key
+    // of a real config, is a typo that would otherwise change nothing
+    // ("num_key_value_head", "rope_scalling"): refused with the key it
+    // resembles.
+    if (!value.is_null() && !config.contains(key) && !KnownConfigKeys().contains(key)) {
       // Close: at most 2 edits, and at most one per 4 letters typed.
       const int most = std::min<int>(2, static_cast<int>(key.size() / 4));
       std::string close;
@@ -57,8 +85,8 @@ Status ApplyOverrides(json& config, const std::vector<ConfigOverride>& overrides
       if (!close.empty()) {
         return Error(source + ": --set " + o.key + ": the config has no key \"" + key +
                      "\"; did you mean \"" + close +
-                     "\"? (a key the config lacks is added only when none of its keys is "
-                     "within two letters of it)");
+                     "\"? (a key the config lacks is added when it is a key of a bundled "
+                     "config or none of this config's keys is within two letters of it)");
       }
     }
     if (value.is_null()) {

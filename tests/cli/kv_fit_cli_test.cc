@@ -53,6 +53,15 @@ TEST(KvCliTest, SetKeyOneLetterFromTheConfigsIsRefused) {
   const auto added =
       RunKvbill("kv --model qwen3-32b --set layer_types=null --set num_kv_groups=8 --context 1k");
   EXPECT_EQ(added.exit_status, 0) << added.err;
+  // Keys of real configs are meant, however close to another: compare's MLA
+  // lever sets qk_rope_head_dim beside qk_nope_head_dim (one letter apart)
+  // and v_head_dim beside head_dim. Qwen3-8B as MLA: 36 layers x (512 + 64)
+  // x 2 bytes = 41,472 a token.
+  const auto mla = RunKvbill(
+      "kv --model qwen3-8b --set kv_lora_rank=512 --set qk_nope_head_dim=128 "
+      "--set qk_rope_head_dim=64 --set v_head_dim=128 --context 1k --format json");
+  ASSERT_EQ(mla.exit_status, 0) << mla.err;
+  EXPECT_EQ(nlohmann::json::parse(mla.out)["bytes_per_token"], 41472);
 }
 
 // A value --set gave is not the file's: its error says the key was
