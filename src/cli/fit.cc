@@ -54,6 +54,10 @@ ModelLimitCheck CheckModelLimit(const ModelShape& model, Tokens context, const F
   if (c.over) {
     c.warning = "context " + FormatWithSeparators(context) + " tokens is beyond the model's " +
                 "max_model_len " + FormatWithSeparators(c.limit) +
+                (model.max_model_len_assumed
+                     ? " (assumed: the config gives no length; vLLM assumes 2,048 unless "
+                       "--max-model-len says otherwise)"
+                     : "") +
                 (ignore ? " (--ignore-model-limit: memory alone, a what-if no engine serves)"
                         : std::string(" (") + (engine == "sglang" ? "SGLang" : "vLLM") +
                               " refuses such requests; --ignore-model-limit for a what-if)");

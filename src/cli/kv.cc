@@ -169,7 +169,12 @@ int RunKv(const Args& args) {
     }
     limit_warning = list + " tokens " + (past.size() == 1 ? "is" : "are") + " past " + model->name +
                     "'s max_model_len " + FormatWithSeparators(model->max_model_len) +
-                    " (vLLM and SGLang refuse such requests; the bytes are the arithmetic's alone)";
+                    (model->max_model_len_assumed
+                         ? " (assumed: its config gives no length, and vLLM then assumes 2,048 "
+                           "unless --max-model-len says otherwise; the bytes are the arithmetic's "
+                           "alone)"
+                         : " (vLLM and SGLang refuse such requests; the bytes are the arithmetic's "
+                           "alone)");
   }
   const double bytes_per_token = BytesPerToken(*model, *kv_format, tp);
   const Bytes state = StateBytesPerSequence(*model, tp);

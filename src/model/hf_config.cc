@@ -288,6 +288,13 @@ Result<ModelShape> BuildShape(const json& root, const std::string& source, const
   if (!max_pos) return max_pos.error();
   shape.max_position_embeddings = max_pos->value_or(0);
   shape.max_model_len = model_config::DerivedMaxModelLen(config, model_type);
+  if (shape.max_model_len == 0) {
+    // vLLM's _get_and_verify_max_len: "Assuming the model's maximum length
+    // is 2048" when no length key is present (BLOOM; Falcon's class
+    // default is the same 2,048).
+    shape.max_model_len = model_config::kAssumedMaxModelLen;
+    shape.max_model_len_assumed = true;
+  }
   shape.uses_mrope = model_config::UsesMrope(config);
   if (!builder.too_large_at().empty()) {
     return Error(source + ": more than 10^15 parameters (at " + builder.too_large_at() +

@@ -12,8 +12,8 @@
 //      other than Gemma 3 (likewise), multiplies it by its `factor`; yarn
 //      starts from its original_max_position_embeddings. Truncated to an
 //      integer.
-// 0 when no key of step 1 is present (vLLM would assume 2,048; here the
-// limit is unknown). Pure.
+// 0 when no key of step 1 is present; the loader then takes vLLM's
+// assumption, kAssumedMaxModelLen. Pure.
 #ifndef KVBILL_SRC_MODEL_MAX_MODEL_LEN_H_
 #define KVBILL_SRC_MODEL_MAX_MODEL_LEN_H_
 
@@ -25,6 +25,9 @@
 namespace kvbill::model_config {
 
 Tokens DerivedMaxModelLen(const nlohmann::json& text_config, const std::string& model_type);
+
+// What vLLM assumes for a config without a length key.
+inline constexpr Tokens kAssumedMaxModelLen = 2048;
 
 // Whether the text config's RoPE scaling (`rope_scaling`, else
 // `rope_parameters`) has an `mrope_section`, as vLLM's uses_mrope reads it.

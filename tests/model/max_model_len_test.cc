@@ -60,7 +60,19 @@ TEST(MaxModelLenTest, RopeScalingMultipliesTheLengthExceptLlama3AndLongrope) {
 TEST(MaxModelLenTest, SmallestLengthKeyWinsAndModelMaxLengthOverrides) {
   EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 4096, "seq_length": 2048)"), 2048);
   EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 4096, "model_max_length": 8192)"), 8192);
-  EXPECT_EQ(MaxLen(""), 0);  // no length key: unknown (vLLM would assume 2,048)
+  // No length key: vLLM's _get_and_verify_max_len "Assuming the model's
+  // maximum length is 2048", marked as assumed.
+  EXPECT_EQ(MaxLen(""), 2048);
+  auto m = ParseHfConfig(R"({"num_hidden_layers": 2, "hidden_size": 64,
+      "num_attention_heads": 4, "vocab_size": 100})",
+                         "inline.json", "inline");
+  ASSERT_TRUE(m.ok());
+  EXPECT_TRUE(m->max_model_len_assumed);
+  auto given = ParseHfConfig(R"({"num_hidden_layers": 2, "hidden_size": 64,
+      "num_attention_heads": 4, "vocab_size": 100, "max_position_embeddings": 4096})",
+                             "inline.json", "inline");
+  ASSERT_TRUE(given.ok());
+  EXPECT_FALSE(given->max_model_len_assumed);
 }
 
 TEST(MaxModelLenTest, Gemma3LengthIsNotScaledAgain) {

@@ -206,8 +206,12 @@ struct ModelShape {
   Tokens max_position_embeddings = 0;  // 0 when the config does not say
   // The longest sequence (prompt + output) the model serves, as vLLM derives
   // max_model_len from the config (src/model/max_model_len.h): the smallest
-  // length key, scaled by a RoPE factor. 0 when the config says no length.
+  // length key, scaled by a RoPE factor. A config with no length key gets
+  // vLLM's 2,048 (max_model_len_assumed); 0 for a shape built by hand.
   Tokens max_model_len = 0;
+  // The config says no length: max_model_len is vLLM's assumption, which a
+  // deployment's own max_model_len replaces without complaint.
+  bool max_model_len_assumed = false;
   // Multimodal RoPE: the RoPE scaling has an `mrope_section` (vLLM's
   // uses_mrope: Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5).
   bool uses_mrope = false;
