@@ -675,6 +675,11 @@ Result<std::string> BreakevenSection(const Scenario& s, std::optional<double> pr
   q.fit.deployment.gpu = config->gpu;
   q.fit.deployment.tensor_parallel = config->gpus_per_replica;
   q.fit.deployment.memory_fraction = config->memory_fraction;
+  // The memory limit and the model limit as breakeven and the run take
+  // them: the activation reserve off each GPU, the deployment's max_model_len.
+  q.fit.deployment.activation_reserve_bytes =
+      static_cast<Bytes>(std::llround(config->activation_reserve_gib * kBytesPerGiB));
+  q.max_model_len = config->max_model_len;
   q.roofline = config->roofline;
   q.usd_per_gpu_hour = config->usd_per_gpu_hour;
   q.output_usd_per_mtok = price.value_or(1.0);
@@ -692,7 +697,11 @@ Result<std::string> BreakevenSection(const Scenario& s, std::optional<double> pr
   chart.subtitle = "decode on " + std::to_string(config->gpus_per_replica) + "x " + config->gpu.id +
                    " at $" + FormatFixed(config->usd_per_gpu_hour, 2) +
                    "/GPU-hour; solid: batch 1, dashed: batch " + std::to_string(kBigBatch) +
-                   " (drawn up to the memory limit)";
+                   " (drawn up to the memory limit" +
+                   (config->max_model_len > 0
+                        ? " and max_model_len " + FormatWithSeparators(config->max_model_len)
+                        : std::string()) +
+                   ")";
   chart.x_axis.label = "context (tokens per sequence)";
   chart.x_axis.scale = AxisScale::kLog;
   chart.x_axis.min = 4096;
@@ -719,7 +728,7 @@ Result<std::string> BreakevenSection(const Scenario& s, std::optional<double> pr
       series.dashed = batch > 1;
       for (int k = 0; k <= 8 * 16; ++k) {
         const Tokens ctx = static_cast<Tokens>(std::llround(4096.0 * std::exp2(k / 16.0)));
-        if (ctx > limit->memory_limit) break;
+        if (ctx > limit->memory_limit || (q.max_model_len > 0 && ctx > q.max_model_len)) break;
         auto cost = DecodeCostPerToken(q, ctx, batch);
         if (!cost) return cost.error();
         series.points.push_back(Point{static_cast<double>(ctx), *cost * 1e6});
@@ -730,16 +739,19 @@ Result<std::string> BreakevenSection(const Scenario& s, std::optional<double> pr
       for (Tokens ctx : {Tokens{8192}, Tokens{32768}, Tokens{131072}}) {
         auto cost = DecodeCostPerToken(q, ctx, batch);
         if (!cost) return cost.error();
-        row.push_back(ctx <= limit->memory_limit ? "$" + FormatFixed(*cost * 1e6, 2)
-                                                 : "does not fit");
+        row.push_back(q.max_model_len > 0 && ctx > q.max_model_len ? "past the limit"
+                      : ctx <= limit->memory_limit ? "$" + FormatFixed(*cost * 1e6, 2)
+                                                   : "does not fit");
       }
       std::string profitable = "(no price given)";
       if (price) {
-        profitable = limit->max_profitable == 0
-                         ? "none"
-                         : FormatWithSeparators(limit->max_profitable) +
-                               (limit->limited_by_memory ? " (memory limit)" : "");
-        if (limit->max_profitable >= 4096 && !limit->limited_by_memory) {
+        profitable = limit->max_profitable == 0 ? "none"
+                                                : FormatWithSeparators(limit->max_profitable) +
+                                                      (limit->limited_by_memory  ? " (memory limit)"
+                                                       : limit->limited_by_model ? " (model limit)"
+                                                                                 : "");
+        if (limit->max_profitable >= 4096 && !limit->limited_by_memory &&
+            !limit->limited_by_model) {
           chart.annotations.push_back(
               Annotation{static_cast<double>(limit->max_profitable), *price,
                          formats[i].name + (batch > 1 ? " b" + std::to_string(batch) : "") + ": " +

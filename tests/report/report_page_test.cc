@@ -169,10 +169,24 @@ TEST_F(ReportPageTest, PriceDrawsTheBreakevenLine) {
   q.roofline = config->roofline;
   q.usd_per_gpu_hour = config->usd_per_gpu_hour;
   q.output_usd_per_mtok = 20.0;
-  auto one = FindBreakeven(q, 1);
-  ASSERT_TRUE(one.ok());
-  ASSERT_GT(one->max_profitable, 0);
-  EXPECT_NE(page->find(FormatWithSeparators(one->max_profitable)), std::string::npos);
+  // The run's memory and limit, as breakeven takes them: the activation
+  // reserve off each GPU and the deployment's max_model_len.
+  q.fit.deployment.activation_reserve_bytes =
+      static_cast<Bytes>(std::llround(config->activation_reserve_gib * kBytesPerGiB));
+  q.max_model_len = config->max_model_len;
+  ASSERT_GT(q.max_model_len, 0);
+  ASSERT_GT(config->activation_reserve_gib, 0);
+  for (std::int64_t batch : {std::int64_t{1}, std::int64_t{32}}) {
+    auto r = FindBreakeven(q, batch);
+    ASSERT_TRUE(r.ok());
+    ASSERT_GT(r->max_profitable, 0);
+    ASSERT_LE(r->max_profitable, q.max_model_len);
+    const std::string want =
+        FormatWithSeparators(r->max_profitable) + (r->limited_by_memory  ? " (memory limit)"
+                                                   : r->limited_by_model ? " (model limit)"
+                                                                         : "");
+    EXPECT_NE(page->find("<td>" + want + "</td>"), std::string::npos) << want;
+  }
   // Without a price: curves only.
   auto plain = BuildReportPage(Runs());
   ASSERT_TRUE(plain.ok());
