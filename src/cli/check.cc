@@ -15,7 +15,10 @@ constexpr char kUsage[] =
     "  \"budgets\": {\"cost_per_task_usd.p90\": {\"max\": 0.12}, \"hit_rate\": {\"min\": 0.9}}\n"
     "Exit status 0 when every budget holds, 1 with a table of what broke, 2 on bad input.\n"
     "A scenario with \"pricing\" is billed at an API provider's rules and list prices;\n"
-    "its budgets may be cost_per_task_usd.*, hit_rate and cost_usd.\n"
+    "its budgets may be cost_per_task_usd.*, hit_rate, cost_usd and the warnings\n"
+    "warnings.pricing_model_unused and warnings.policy_no_effect.\n"
+    "A run that serves no request breaks every budget but warnings.* (nothing was\n"
+    "measured); the run's warnings follow the table.\n"
     "Metrics: docs/ci.md.\n";
 
 std::string Show(double v) {
@@ -60,13 +63,22 @@ int RunCheck(const Args& args) {
     std::string limit;
     if (c.budget.max) limit += "<= " + Show(*c.budget.max);
     if (c.budget.min) limit += std::string(limit.empty() ? "" : ", ") + ">= " + Show(*c.budget.min);
-    t.AddRow({c.budget.metric, limit, Show(c.actual), c.ok ? "ok" : "BROKEN"});
+    t.AddRow({c.budget.metric, limit, c.not_measured.empty() ? Show(c.actual) : "-",
+              c.ok                     ? "ok"
+              : c.not_measured.empty() ? "BROKEN"
+                                       : "BROKEN (" + c.not_measured + ")"});
     broken += c.ok ? 0 : 1;
   }
   std::cout << "scenario " << scenario->name << ": "
             << checks.size() - static_cast<std::size_t>(broken) << " of " << checks.size()
             << " budgets hold\n\n"
             << t.ToText();
+  // The run's warnings: a budget that holds on an overloaded or
+  // uncalibrated run holds on numbers the run itself doubts.
+  if (!metrics.warnings.empty()) std::cout << "\n";
+  for (const RunWarning& w : metrics.warnings) {
+    std::cout << "warning [" << w.code << "]: " << w.message << "\n";
+  }
   return broken > 0 ? 1 : 0;
 }
 

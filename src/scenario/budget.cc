@@ -148,6 +148,12 @@ std::vector<BudgetCheck> CheckBudgets(const std::vector<Budget>& budgets,
     c.budget = b;
     c.actual = MetricValue(metrics, b.metric);
     c.ok = (!b.max || c.actual <= *b.max) && (!b.min || c.actual >= *b.min);
+    // A run that served nothing measured nothing: a cost of 0 over no
+    // request is no pass (warnings.<code> budgets still count the run's).
+    if (metrics.summary.requests == 0 && !b.metric.starts_with("warnings.")) {
+      c.ok = false;
+      c.not_measured = "no request was served";
+    }
     out.push_back(c);
   }
   return out;

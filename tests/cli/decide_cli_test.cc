@@ -268,6 +268,30 @@ TEST(CheckCliTest, ExitsOneWhenABudgetBreaksAndZeroWhenAllHold) {
   EXPECT_NE(broken.out.find("1 of 2 budgets hold"), std::string::npos) << broken.out;
 }
 
+// A run that served nothing measured nothing: Qwen3-32B on SGLang on one
+// H100 holds 16,256 tokens (docs/engine.md), below the coding agents'
+// first prompts, so every request is refused. Its cost and TTFT of 0 once
+// passed; now every budget but warnings.* breaks, and the run's
+// context_limit warning follows the table.
+TEST(CheckCliTest, ARunThatServedNothingBreaksItsBudgets) {
+  const std::string path = ::testing::TempDir() + "/served_nothing.json";
+  std::ofstream(path) << R"({"model": "qwen3-32b", "deployment": {"engine": "sglang"},
+      "trace": {"generator": "coding-agent", "tasks": 2},
+      "budgets": {"cost_per_task_usd.mean": {"max": 0.1}, "ttft_s.p90": {"max": 2},
+                  "warnings.overloaded": {"max": 0}}})";
+  const auto r = RunKvbill("check --scenario " + path);
+  EXPECT_EQ(r.exit_status, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("1 of 3 budgets hold"), std::string::npos) << r.out;
+  std::size_t broken = 0;
+  for (std::size_t at = r.out.find("BROKEN (no request was served)"); at != std::string::npos;
+       at = r.out.find("BROKEN (no request was served)", at + 1)) {
+    ++broken;
+  }
+  EXPECT_EQ(broken, 2u) << r.out;
+  EXPECT_NE(r.out.find("warning [context_limit]"), std::string::npos) << r.out;
+  std::filesystem::remove(path);
+}
+
 TEST(CheckCliTest, UnknownMetricNamesThePointer) {
   const std::string path = ::testing::TempDir() + "/bad_budget.json";
   std::ofstream(path) << R"({"budgets": {"cost_per_tusk": {"max": 1}}})";

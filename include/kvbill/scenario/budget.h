@@ -63,6 +63,9 @@ struct BudgetCheck {
   Budget budget;
   double actual = 0;
   bool ok = true;
+  // Why the metric has no value (a run that served no request: its costs,
+  // latencies and hit rate are 0 over nothing); such a budget is broken.
+  std::string not_measured;
 };
 
 // Every budget of the scenario against the outcome, in the scenario's order.
