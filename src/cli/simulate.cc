@@ -499,6 +499,12 @@ int RunSimulate(const Args& args) {
   if (auto s = CheckChoice("format", format, "table|json|csv"); !s) {
     return ReportError("simulate", s.error());
   }
+  // Per-request records go in the JSON (printed, or in --out's files): with
+  // a table or CSV alone they would be dropped without a word.
+  if (with_requests && format != "json" && out_dir.empty()) {
+    return ReportError("simulate", Error("--requests: the records are JSON; give --format json "
+                                         "or --out DIR"));
+  }
   auto scenario = Load(scenario_path);
   if (!scenario) return ReportError("simulate", scenario.error());
   if (!trace.empty()) {

@@ -193,6 +193,19 @@ TEST(SimulateCliTest, AnEmptyTraceIsAnErrorInSimulateAndCheck) {
   std::filesystem::remove_all(dir);
 }
 
+// Per-request records are JSON: asked for with a table or CSV alone they
+// would vanish, so that is an error.
+TEST(SimulateCliTest, RequestsWithoutJsonIsAnError) {
+  for (const char* format : {"table", "csv"}) {
+    const auto r = RunKvbill(std::string("simulate --requests --format ") + format);
+    EXPECT_EQ(r.exit_status, 2) << format;
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(
+        r.err,
+        "kvbill simulate: --requests: the records are JSON; give --format json or --out DIR\n");
+  }
+}
+
 // summary.cost_model says what priced the iterations: the bundled default
 // scenario runs vLLM's calibrated profile; efficiencies select the roofline.
 TEST(SimulateCliTest, SummaryNamesTheCostModel) {
