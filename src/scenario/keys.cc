@@ -8,6 +8,7 @@
 #include "kvbill/cost/engine_profile.h"
 #include "kvbill/cost/price_sheet.h"
 #include "kvbill/cost/provider_cache.h"
+#include "kvbill/hardware/catalog_names.h"
 #include "kvbill/hardware/gpu.h"
 #include "kvbill/model/hf_config.h"
 #include "kvbill/model/kv_format.h"
@@ -51,6 +52,11 @@ bool IsFile(const std::string& path) {
 
 namespace {
 
+bool IsDirectory(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_directory(path, ec);
+}
+
 // ---- Domains: a string value checked against a catalog or the file system.
 
 Status KvFormat(const Source& source, const std::string& pointer, std::string* value) {
@@ -91,8 +97,22 @@ Status ModelName(const Source& source, const std::string& pointer, std::string* 
   }
   const std::string path = source.Resolve(*value);
   if (!IsFile(path)) {
-    return source.Bad(pointer, "unknown model " + Quote(*value) + " (catalog: " +
-                                   CatalogModelNames() + "; or a path to a config.json)");
+    // The names the command line takes: any case, a bundled model's Hugging
+    // Face repo id (not a path relative to where kvbill runs: a scenario's
+    // paths are relative to the scenario).
+    if (!IsFile(*value) && !IsDirectory(*value)) {
+      if (auto name = ResolveModelName(*value, ""); name) {
+        *value = *name;
+        return OkStatus();
+      }
+    }
+    std::vector<std::string> candidates;
+    for (const CatalogModel& m : catalog) candidates.push_back(m.name);
+    for (const NameAlias& id : ModelRepoIds()) candidates.emplace_back(id.alias);
+    const std::string hint = DidYouMean(*value, candidates);
+    return source.Bad(pointer,
+                      "unknown model " + Quote(*value) + (hint.empty() ? "" : "; " + hint) +
+                          " (catalog: " + CatalogModelNames() + "; or a path to a config.json)");
   }
   *value = path;
   return OkStatus();
@@ -107,10 +127,24 @@ Status Gpu(const Source& source, const std::string& pointer, std::string* value)
   }
   const std::string path = source.Resolve(*value);
   if (!IsFile(path)) {
+    // The names the command line takes: any case, short aliases (h100), the
+    // names nvidia-smi prints.
+    if (!IsFile(*value) && !IsDirectory(*value)) {
+      if (auto id = ResolveGpuName(*value, ""); id) {
+        *value = *id;
+        return OkStatus();
+      }
+    }
     std::string ids;
-    for (const GpuSpec& g : catalog) ids += (ids.empty() ? "" : ", ") + g.id;
-    return source.Bad(pointer, "unknown GPU " + Quote(*value) + " (catalog: " + ids +
-                                   "; or a path to a GPU JSON file)");
+    std::vector<std::string> candidates;
+    for (const GpuSpec& g : catalog) {
+      ids += (ids.empty() ? "" : ", ") + g.id;
+      candidates.push_back(g.id);
+    }
+    for (const NameAlias& a : GpuAliases()) candidates.emplace_back(a.alias);
+    const std::string hint = DidYouMean(*value, candidates);
+    return source.Bad(pointer, "unknown GPU " + Quote(*value) + (hint.empty() ? "" : "; " + hint) +
+                                   " (catalog: " + ids + "; or a path to a GPU JSON file)");
   }
   auto gpu = LookupGpu(path);
   if (!gpu) return gpu.error().Within(source.name() + "#" + pointer);
@@ -375,7 +409,9 @@ const std::vector<Key>& ScenarioKeys() {
        .doc_section = "model"},
       {.pointer = "/model/name",
        .type = Type::kString,
-       .meaning = "a catalog name (`kvbill models`) or the path of a Hugging Face `config.json`",
+       .meaning = "a catalog name (`kvbill models`, in any case), a bundled model's Hugging Face "
+                  "repo id (`Qwen/Qwen3-8B`), or the path of a Hugging Face `config.json` "
+                  "(relative to the scenario)",
        .field = In<&Scenario::model, &ScenarioModel::name>(),
        .domain = ModelName},
       {.pointer = "/model/set",
@@ -400,8 +436,9 @@ const std::vector<Key>& ScenarioKeys() {
        .doc_section = "deployment"},
       {.pointer = "/deployment/gpu",
        .type = Type::kString,
-       .meaning = "a catalog id ([hardware.md](hardware.md), `kvbill gpus`) or the path of a GPU "
-                  "JSON file of the catalog's shape",
+       .meaning = "a catalog id ([hardware.md](hardware.md), `kvbill gpus`), a short alias "
+                  "(`h100`) or the name nvidia-smi prints, or the path of a GPU JSON file of the "
+                  "catalog's shape (relative to the scenario)",
        .field = In<&Scenario::deployment, &D::gpu>(),
        .domain = Gpu},
       {.pointer = "/deployment/gpus_per_replica",

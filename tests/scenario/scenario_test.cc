@@ -517,8 +517,20 @@ TEST(ScenarioTest, CatalogErrorsCarryTheLoadersMessage) {
   std::string gpus;
   for (const GpuSpec& g : GpuCatalog()) gpus += (gpus.empty() ? "" : ", ") + g.id;
   EXPECT_EQ(ErrorOf(R"({"deployment": {"gpu": "h900"}})"),
-            "s.json#/deployment/gpu: unknown GPU \"h900\" (catalog: " + gpus +
-                "; or a path to a GPU JSON file)");
+            "s.json#/deployment/gpu: unknown GPU \"h900\"; did you mean h200 or h100? (catalog: " +
+                gpus + "; or a path to a GPU JSON file)");
+  // The names the command line takes: aliases, nvidia-smi's, any case, a
+  // bundled model's repo id.
+  for (const char* gpu : {"h100", "NVIDIA H100 80GB HBM3", "H100-SXM"}) {
+    auto s = ParseScenario(std::string(R"({"deployment": {"gpu": ")") + gpu + R"("}})", "s.json");
+    ASSERT_TRUE(s.ok()) << gpu << ": " << s.error().message();
+    EXPECT_EQ(s->deployment.gpu, "h100-sxm") << gpu;
+  }
+  for (const char* model : {"Qwen/Qwen3-8B", "QWEN3-8B", "Qwen3-8B"}) {
+    auto s = ParseScenario(std::string(R"({"model": ")") + model + R"("})", "s.json");
+    ASSERT_TRUE(s.ok()) << model << ": " << s.error().message();
+    EXPECT_EQ(s->model.name, "qwen3-8b") << model;
+  }
   EXPECT_EQ(ErrorOf(R"({"kv_format": "fp7"})"),
             "s.json#/kv_format: " + ParseElementFormat("fp7").error().message());
   EXPECT_EQ(
