@@ -3,6 +3,7 @@
 #include "kvbill/scenario/sweep.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -15,6 +16,7 @@
 #include "cli/plan_doc.h"
 #include "cli/progress.h"
 #include "cli/sweep_shard.h"
+#include "kvbill/cache/block_hash.h"
 #include "kvbill/report/table.h"
 #include "kvbill/scenario/budget.h"
 #include "kvbill/util/file.h"
@@ -158,6 +160,22 @@ std::string Render(const nlohmann::ordered_json& doc, const std::string& format)
   return t.ToCsv();
 }
 
+// What a sweep's points were computed from: the scenario file's bytes and,
+// when it names a trace file, that file's (16 hex digits of HashString over
+// both). Shards re-run after an edit of either carry another fingerprint,
+// and merge refuses to join them.
+Result<std::string> SweepFingerprint(const std::string& scenario_text, const Scenario& base) {
+  std::uint64_t h = HashString(scenario_text);
+  if (!base.trace.file.empty()) {
+    auto trace = ReadFile(base.trace.file);
+    if (!trace) return trace.error();
+    h = HashCombine(h, HashString(*trace));
+  }
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
+  return std::string(text);
+}
+
 }  // namespace
 
 int RunSweepCommand(const Args& args) {
@@ -193,8 +211,11 @@ int RunSweepCommand(const Args& args) {
   }();
   if (!rows) return ReportError("sweep", rows.error());
 
+  auto fingerprint = SweepFingerprint(*text, *base);
+  if (!fingerprint) return ReportError("sweep", fingerprint.error());
   nlohmann::ordered_json doc;
   doc["scenario"] = base->name;
+  doc["fingerprint"] = *fingerprint;
   if (base->pricing) doc["mode"] = "api";
   doc["axes"] = nlohmann::ordered_json::array();
   for (const SweepAxis& a : base->sweep) doc["axes"].push_back(a.path);
@@ -266,9 +287,13 @@ int RunMerge(const Args& args) {
       merged["points"] = nlohmann::ordered_json::array();
     } else if (doc["axes"] != merged["axes"] || doc["total_points"] != merged["total_points"] ||
                doc["scenario"] != merged["scenario"] ||
+               doc.value("fingerprint", nlohmann::ordered_json()) !=
+                   merged.value("fingerprint", nlohmann::ordered_json()) ||
                doc.value("mode", nlohmann::ordered_json()) !=
                    merged.value("mode", nlohmann::ordered_json())) {
-      return ReportError("merge", Error(path + ": from a different sweep than " + inputs[0]));
+      return ReportError("merge", Error(path + ": from a different sweep than " + inputs[0] +
+                                        " (its scenario, axes or trace differ: the fingerprint "
+                                        "covers the scenario file and its trace file)"));
     }
     for (auto& p : doc["points"]) {
       const std::int64_t k = p["index"].get<std::int64_t>();

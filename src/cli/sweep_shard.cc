@@ -176,6 +176,9 @@ Status CheckSweepShard(const nlohmann::ordered_json& doc, const std::string& pat
   if (!doc["scenario"].is_string()) {
     return bad("/scenario", "must be a string, got " + Quote(doc["scenario"]));
   }
+  if (doc.contains("fingerprint") && !doc["fingerprint"].is_string()) {
+    return bad("/fingerprint", "must be a string, got " + Quote(doc["fingerprint"]));
+  }
   const auto& axes = doc["axes"];
   if (!axes.is_array()) return bad("/axes", "must be an array, got " + Quote(axes));
   for (std::size_t a = 0; a < axes.size(); ++a) {
@@ -218,6 +221,11 @@ Status CheckSweepShard(const nlohmann::ordered_json& doc, const std::string& pat
       // value that has none (a rate of nothing).
       if (!summary[column].is_number() && !summary[column].is_null()) {
         return bad(at + "/summary/" + column, "must be a number, got " + Quote(summary[column]));
+      }
+      // Counts, dollars, rates and seconds: none is below 0.
+      if (summary[column].is_number() && !(summary[column].get<double>() >= 0)) {
+        return bad(at + "/summary/" + column,
+                   "must be a non-negative number, got " + Quote(summary[column]));
       }
     }
     if (!p.contains("warnings")) continue;  // shards written before rows had them

@@ -141,6 +141,22 @@ TEST(SweepCliTest, ShardsMergeIntoExactlyTheSingleRun) {
   const auto partial = RunKvbill("merge " + dir + "/shard0.json " + dir + "/shard1.json");
   EXPECT_EQ(partial.exit_status, 2);
   EXPECT_NE(partial.err.find("is in no shard"), std::string::npos) << partial.err;
+  // A shard re-run after the scenario changed (the same name and axes, the
+  // agents' trace generated with another task count) does not merge: its
+  // fingerprint covers the scenario file.
+  const std::string edited = dir + "/small_sweep_edited.json";
+  std::ofstream(edited) << R"({"name": "small-sweep", "model": "qwen3-8b",
+      "trace": {"generator": "coding-agent", "tasks": 3},
+      "budgets": {"cost_per_task_usd.mean": {"max": 1.0}, "hit_rate": {"min": 0.5}},
+      "sweep": {"/kv_format": ["bf16", "fp8", "int4"], "/seed": [1, 2]}})";
+  ASSERT_EQ(RunKvbill("sweep --jobs 1 --scenario " + edited + " --shard 1/4 --format json -o " +
+                      dir + "/shard1.json")
+                .exit_status,
+            0);
+  const auto mixed = RunKvbill("merge" + std::string(" ") + dir + "/shard0.json " + dir +
+                               "/shard1.json " + dir + "/shard2.json " + dir + "/shard3.json");
+  EXPECT_EQ(mixed.exit_status, 2);
+  EXPECT_NE(mixed.err.find("from a different sweep than"), std::string::npos) << mixed.err;
 }
 
 TEST(SweepCliTest, OneJobAndTwoJobsPrintTheSameBytes) {

@@ -313,6 +313,9 @@ std::vector<Case> BillAndMergeCases() {
            // A string where a number belongs would sort and sum as nothing.
            {"shard_string_value.json",
             "#/points/0/summary/cost_usd: must be a number, got \"cheap\""},
+           // Every column counts, costs or times something: none is negative.
+           {"shard_negative_cost.json",
+            "#/points/0/summary/cost_usd: must be a non-negative number, got -5"},
        }) {
     cases.push_back({"merge " + kDir + file + " -o {OUT}", merge + file + what + "\n"});
   }
