@@ -120,6 +120,14 @@ Result<ApiReplayOutcome> ReplayApi(const std::vector<Task>& tasks,
     o.index = request.index;
     o.model = price.id;
     o.time_s = timed.time_s;
+    if (const Tokens window = InputLimit(price); window > 0 && prompt > window) {
+      ++out.over_input_limit;
+      if (prompt > out.longest_over_limit) {
+        out.longest_over_limit = prompt;
+        out.over_limit_model = price.id;
+        out.over_limit = window;
+      }
+    }
     o.predicted = cache.Serve(timed.time_s, pieces);
     o.predicted.input += after_breakpoint;
     o.predicted.output = request.output;

@@ -103,6 +103,13 @@ Result<std::optional<ModelPrice>> ReadEntry(const std::string& id, const Json& e
     }
   }
 
+  // The context window: the longest prompt the provider takes.
+  if (const auto it = entry.find("max_input_tokens");
+      it != entry.end() && it->is_number_integer() && it->get<std::int64_t>() > 0 &&
+      it->get<std::int64_t>() <= kMaxTokenCount) {
+    price.max_input_tokens = it->get<Tokens>();
+  }
+
   // The long-context tier: "<field>_above_<N>k_tokens".
   static const std::regex kTier("^input_cost_per_token_above_([0-9]+)k_tokens$");
   for (const auto& [key, value] : entry.items()) {

@@ -102,6 +102,12 @@ Result<ModelPrice> ReadModel(const std::string& id, const Json& object,
     if (!multiplier) return multiplier.error().Within(pointer + "/fast_multiplier");
     price.fast_multiplier = *multiplier;
   }
+  if (const auto it = object.find("max_input_tokens"); it != object.end()) {
+    auto limit = GetTokens(object, "max_input_tokens");
+    if (!limit) return limit.error().Within(pointer);
+    if (*limit <= 0) return Error(pointer + "/max_input_tokens: must be positive");
+    price.max_input_tokens = *limit;
+  }
   if (const auto it = object.find("long_context"); it != object.end()) {
     const std::string tier = pointer + "/long_context";
     if (!it->is_object()) return Error(tier + ": must be an object");
@@ -150,6 +156,13 @@ Status SetField(ModelPrice* price, const Override& o) {
     price->long_context_threshold = static_cast<Tokens>(o.value);
     return OkStatus();
   }
+  if (o.field == "max_input_tokens") {
+    if (o.value < 0 || o.value != static_cast<double>(static_cast<Tokens>(o.value))) {
+      return Error("max_input_tokens must be a whole number of tokens");
+    }
+    price->max_input_tokens = static_cast<Tokens>(o.value);
+    return OkStatus();
+  }
   if (o.field == "fast_multiplier") {
     if (o.value == 0) {
       price->fast_multiplier = 0;
@@ -184,7 +197,7 @@ Status SetField(ModelPrice* price, const Override& o) {
         "unknown field \"" + o.field +
         "\" (input, output, cache_read, cache_write_5m, cache_write_1h, "
         "cache_storage_per_hour, long_context_threshold, long_input, long_output, long_cache_read, "
-        "long_cache_write_5m, long_cache_write_1h, fast_multiplier)");
+        "long_cache_write_5m, long_cache_write_1h, fast_multiplier, max_input_tokens)");
   }
   return OkStatus();
 }

@@ -414,8 +414,26 @@ std::vector<RunWarning> EngineRunWarnings(const Scenario& scenario, const Simula
   return out;
 }
 
+// API mode: prompts above the model's context window, which the provider
+// refuses (HTTP 400) and the replay priced anyway.
+void ApiContextLimit(const ApiPricingRun& run, std::vector<RunWarning>* out) {
+  const ApiReplayOutcome& r = run.replay;
+  if (r.over_input_limit == 0) return;
+  out->push_back(
+      {"context_limit",
+       std::to_string(r.over_input_limit) +
+           (r.over_input_limit == 1 ? " request has a prompt" : " requests have prompts") +
+           " above the model's context window (the longest, " +
+           FormatWithSeparators(r.longest_over_limit) + " tokens, against " + r.over_limit_model +
+           "'s " + FormatWithSeparators(r.over_limit) +
+           " input tokens, the price sheet's max_input_tokens): the provider refuses such a "
+           "request, and the bill prices it as if served; bound the context (context_policy) "
+           "or price a model with a longer window"});
+}
+
 std::vector<RunWarning> ApiRunWarnings(const Scenario& scenario, const ApiPricingRun& run) {
   std::vector<RunWarning> out;
+  ApiContextLimit(run, &out);
   PricingModelUnused(scenario, run, &out);
   PolicyNoEffect(scenario, run.edited_requests, run.requests, &out);
   return out;

@@ -193,6 +193,42 @@ TEST(SimulateCliTest, AnEmptyTraceIsAnErrorInSimulateAndCheck) {
   std::filesystem::remove_all(dir);
 }
 
+// API mode: a prompt above the model's context window (the price sheet's
+// max_input_tokens, LiteLLM's: 200,000 for Claude Haiku 4.5) is one the
+// provider refuses; the bill prices it, with context_limit. Sonnet 4.5's
+// listed 200,000 is the window its long-context tier (above 200k) extends:
+// no warning there.
+TEST(SimulateCliTest, ApiPromptsPastTheContextWindowAreWarned) {
+  const std::string dir = ::testing::TempDir();
+  std::ofstream(dir + "/big.jsonl") << R"({"kvbill_trace":1}
+{"id":"a","arrival_s":0,"turns":[{"spans":[{"kind":"system","tokens":5000},{"kind":"user","tokens":150000}],"out":500,"tool_s":2},{"spans":[{"kind":"tool_result","tokens":100000}],"out":300}]}
+)";
+  for (const char* model : {"claude-haiku-4-5", "claude-sonnet-4-5"}) {
+    SCOPED_TRACE(model);
+    std::ofstream(dir + "/apibig.json")
+        << R"({"trace": {"file": "big.jsonl"}, "pricing": {"provider": "anthropic", "model": ")"
+        << model << R"("}})";
+    const auto r = RunKvbill("simulate --format json --scenario " + dir + "/apibig.json");
+    ASSERT_EQ(r.exit_status, 0) << r.err;
+    const auto warnings = nlohmann::json::parse(r.out)["summary"]["warnings"];
+    std::string limit;
+    for (const auto& w : warnings) {
+      if (w["code"] == "context_limit") limit = w["message"];
+    }
+    if (std::string(model) == "claude-haiku-4-5") {
+      // The second prompt: the first's 155,000 kept, its spans' 100,000 added
+      // (a native trace's turn lists what is new: docs/trace-format.md).
+      EXPECT_EQ(limit.rfind("1 request has a prompt above the model's context window (the "
+                            "longest, 255,000 tokens, against claude-haiku-4-5's 200,000",
+                            0),
+                0u)
+          << limit;
+    } else {
+      EXPECT_EQ(limit, "");
+    }
+  }
+}
+
 // Per-request records are JSON: asked for with a table or CSV alone they
 // would vanish, so that is an error.
 TEST(SimulateCliTest, RequestsWithoutJsonIsAnError) {

@@ -157,7 +157,7 @@ TEST(PriceSheetTest, OverridesChangeAFieldOrAddAModel) {
             "--price \"gpt-5:speed=3\": unknown field \"speed\" (input, output, cache_read, "
             "cache_write_5m, cache_write_1h, cache_storage_per_hour, long_context_threshold, "
             "long_input, long_output, long_cache_read, long_cache_write_5m, long_cache_write_1h, "
-            "fast_multiplier)");
+            "fast_multiplier, max_input_tokens)");
   EXPECT_EQ(ApplyPriceOverrides({"new-model:input=1"}, &other).error().message(),
             "--price: model \"new-model\" is not in the price sheet; give at least its input and "
             "output prices");

@@ -99,6 +99,12 @@ struct ApiReplayOutcome {
   CallUsage predicted_of_recorded;  // the predictions of those requests
   Money recorded_cost;
   Money predicted_cost_of_recorded;
+  // Requests whose prompt is above their model's window (InputLimit): the
+  // provider refuses them; priced here as if it served them.
+  int over_input_limit = 0;
+  Tokens longest_over_limit = 0;  // the longest such prompt
+  std::string over_limit_model;   // its model's sheet id
+  Tokens over_limit = 0;          // and that model's window
 };
 
 // A model's list price and the provider cache its calls go through.

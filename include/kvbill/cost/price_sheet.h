@@ -50,6 +50,11 @@ struct ModelPrice {
   // the request falls in, times this (6 for Claude Opus 4.6); 0 = the model
   // has no fast-mode price listed. See FastModePrice.
   double fast_multiplier = 0;
+  // The longest prompt (input + cache writes + cache reads) the provider
+  // takes; 0 = not listed. A listed window at or below a long-context tier's
+  // threshold is the standard one, which the tier's (beta) window extends:
+  // not a limit (InputLimit).
+  Tokens max_input_tokens = 0;
   std::string source;  // where the figures come from, with its date
   std::string notes;   // provider rules applied, deviations from the source
 
@@ -62,6 +67,15 @@ struct SkippedPrice {
   std::string id;
   std::string missing;  // "output_cost_per_token", "input_cost_per_token and ..."
 };
+
+// The prompt limit a replay holds a request to: max_input_tokens, unless a
+// long-context tier starts at or above it; 0 when none applies.
+inline Tokens InputLimit(const ModelPrice& price) {
+  if (price.long_context_threshold > 0 && price.max_input_tokens <= price.long_context_threshold) {
+    return 0;
+  }
+  return price.max_input_tokens;
+}
 
 class PriceSheet {
  public:
