@@ -77,6 +77,17 @@ TEST(KvCliTest, SetValueErrorsSayTheKeyWasOverridden) {
   EXPECT_EQ(own.exit_status, 0) << own.err;
 }
 
+// BLOOM's config has no length key: vLLM assumes 2,048 tokens, and kv says
+// both the limit and that it is assumed (it once read as no limit at all).
+TEST(KvCliTest, AConfigWithoutALengthGetsVllmsAssumed2048) {
+  const auto r = RunKvbill("kv --model tests/data/configs/bloom.json --context 4096 --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["max_model_len"], 2048);
+  EXPECT_NE(j["warnings"].dump().find("assumed: its config gives no length"), std::string::npos)
+      << j["warnings"].dump();
+}
+
 TEST(KvCliTest, TableStatesItsUnits) {
   const auto r = RunKvbill("kv --model deepseek-v3 --context 32k");
   ASSERT_EQ(r.exit_status, 0) << r.err;
