@@ -156,6 +156,10 @@ bool Fields::Has(const std::string& key) const {
 }
 
 Error Fields::Bad(const std::string& key, const std::string& message) const {
+  // A key written as null is there, as None: what reads it finds no value.
+  if (message == "missing" && object_->contains(key) && (*object_)[key].is_null()) {
+    return Error(source_ + ": " + prefix_ + key + ": is null (None), where a value is needed");
+  }
   return Error(source_ + ": " + prefix_ + key + ": " + message);
 }
 
@@ -188,7 +192,12 @@ Result<std::optional<Int>> Fields::OptionalInt(const std::string& key, Int min) 
 Result<Int> Fields::RequiredInt(std::initializer_list<const char*> keys, Int min) const {
   auto v = FirstInt(keys, min);
   if (!v) return v.error();
-  if (!v->has_value()) return Bad(*keys.begin(), "missing");
+  if (!v->has_value()) {
+    for (const char* key : keys) {
+      if (object_->contains(key)) return Bad(key, "missing");  // written as null
+    }
+    return Bad(*keys.begin(), "missing");
+  }
   return **v;
 }
 

@@ -628,3 +628,21 @@ TEST(ConfigReaderTest, TextOnlyLeavesTowersOut) {
 
 }  // namespace
 }  // namespace kvbill
+
+namespace kvbill {
+namespace {
+
+// A required key written as null (None to transformers, which applies no
+// class default then) is said to be null, not "missing".
+TEST(ConfigReaderTest, ARequiredKeyWrittenAsNullIsSaidToBeNull) {
+  auto m = ParseHfConfig(R"({"model_type": "qwen3", "num_hidden_layers": null, "hidden_size": 64,
+      "num_attention_heads": 4, "num_key_value_heads": 4, "vocab_size": 100,
+      "intermediate_size": 128})",
+                         "null.json", "null");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().message(),
+            "null.json: num_hidden_layers: is null (None), where a value is needed");
+}
+
+}  // namespace
+}  // namespace kvbill
