@@ -601,7 +601,7 @@ const std::vector<std::vector<std::string_view>>& Aliases() {
       {"num_hidden_layers", "n_layer", "num_layers"},
       {"hidden_size", "n_embd", "n_embed", "d_model"},
       {"num_attention_heads", "n_head", "num_heads"},
-      {"num_key_value_heads", "num_kv_heads", "n_head_kv"},
+      {"num_key_value_heads", "num_kv_heads", "n_head_kv", "num_attention_groups"},
       {"intermediate_size", "n_inner", "ffn_hidden_size", "block_ff_dim"},
       {"tie_word_embeddings", "tie_embedding"},
   };

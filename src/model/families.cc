@@ -328,7 +328,10 @@ Result<Dims> ReadDims(const Fields& f, const std::string& model_type) {
 
   // KV heads. Falcon: new_decoder_architecture reads num_kv_heads, else
   // multi_query means one KV head. GPT-BigCode: multi_query means one.
-  auto kv = f.FirstPerLayerInt({"num_key_value_heads", "num_kv_heads", "n_head_kv"}, d.layers);
+  // num_attention_groups: StepFun's Step 3 name for the KV heads (vLLM
+  // step3_text.py).
+  auto kv = f.FirstPerLayerInt(
+      {"num_key_value_heads", "num_kv_heads", "n_head_kv", "num_attention_groups"}, d.layers);
   if (!kv) return kv.error();
   // ChatGLM: multi_query_group_num KV heads when multi_query_attention
   // (vLLM's get_total_num_kv_heads reads it "for ChatGLM").
@@ -746,11 +749,17 @@ Result<MoeLayers> ResolveMoe(const Fields& f, const Dims& d, const std::string& 
   if (!granite_shared) return granite_shared.error();
   auto nemotron_shared = f.OptionalInt("moe_shared_expert_intermediate_size", 0);
   if (!nemotron_shared) return nemotron_shared.error();
+  // StepFun's Step 3 family: one shared expert of share_expert_dim (vLLM
+  // step3_text.py builds it from that key alone).
+  auto step_shared = f.OptionalInt("share_expert_dim", 0);
+  if (!step_shared) return step_shared.error();
   for (Int i = 0; i < n; ++i) {
     const auto u = static_cast<std::size_t>(i);
     Int s = 0;
     if (nemotron_shared->has_value()) {
       s = **nemotron_shared * (n_shared->has_value() ? (**n_shared)[u] : 1);
+    } else if (step_shared->has_value()) {
+      s = **step_shared;
     } else if (n_shared->has_value() && model_type == "minimax_m3") {
       s = (**n_shared)[u] * d.intermediate;  // vLLM: intermediate_size x n_shared_experts
     } else if (n_shared->has_value()) {

@@ -646,3 +646,29 @@ TEST(ConfigReaderTest, ARequiredKeyWrittenAsNullIsSaidToBeNull) {
 
 }  // namespace
 }  // namespace kvbill
+
+namespace kvbill {
+namespace {
+
+// StepFun's Step 3 names: num_attention_groups for the KV heads, and
+// share_expert_dim for the one shared expert's width (vLLM step3_text.py).
+// On Qwen3-30B-A3B's config (48 layers, hidden 2,048, 4 KV heads of 128):
+// the KV heads read the same under either name, 48 x 4 x 128 x 2 x 2 =
+// 98,304 B/token; a shared expert of 1,024 adds 48 x 3 x 2,048 x 1,024 =
+// 301,989,888 parameters.
+TEST(ConfigReaderTest, StepNamesTheKvHeadsAndTheSharedExpert) {
+  const std::string path =
+      std::string(KVBILL_SOURCE_DIR) + "/tests/data/configs/qwen3-30b-a3b.json";
+  auto base = LoadModel(path);
+  ASSERT_TRUE(base.ok()) << base.error().message();
+  EXPECT_EQ(BytesPerToken(*base, Fmt("bf16")), 98304.0);
+  auto groups = LoadModel(path, {{"num_key_value_heads", "null"}, {"num_attention_groups", "4"}});
+  ASSERT_TRUE(groups.ok()) << groups.error().message();
+  EXPECT_EQ(BytesPerToken(*groups, Fmt("bf16")), 98304.0);
+  auto shared = LoadModel(path, {{"share_expert_dim", "1024"}});
+  ASSERT_TRUE(shared.ok()) << shared.error().message();
+  EXPECT_EQ(shared->params.shared_experts - base->params.shared_experts, 301989888);
+}
+
+}  // namespace
+}  // namespace kvbill
