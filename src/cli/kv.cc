@@ -237,6 +237,7 @@ int RunKv(const Args& args) {
       j["contexts"].push_back(c);
     }
     j["max_model_len"] = model->max_model_len;
+    j["generic_rule"] = model->generic_rule;
     j["warnings"] = nlohmann::ordered_json::array();
     if (!limit_warning.empty()) {
       j["warnings"].push_back({{"code", "context_limit"}, {"message", limit_warning}});

@@ -34,6 +34,11 @@ Result<ModelShape> LoadModelFromFlags(const ModelFlags& flags) {
 std::string DescribeModel(const ModelShape& m) {
   std::ostringstream out;
   out << "model       " << m.name << " (" << m.architecture << ", " << m.source << ")\n";
+  if (m.generic_rule) {
+    out << "rule        model_type \"" << m.model_type
+        << "\" has no family rule in kvbill: its layers are read by the generic rule, as a "
+           "Llama-like model (docs/models.md); check them against the model card\n";
+  }
   out << "layers      " << m.DecoderLayers();
   std::string kinds;
   for (LayerKind k : AllLayerKinds()) {

@@ -2264,6 +2264,7 @@ Result<TextModel> BuildTextModel(const Fields& f, const std::string& model_type,
   if (!built) return built.error();
 
   TextModel t;
+  t.generic = !style && detected == Family::kGeneric;
   t.decoder_layers = static_cast<int>(c.d.layers);
   t.hidden = c.d.hidden;
   t.vocab = c.d.vocab;

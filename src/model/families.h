@@ -19,6 +19,9 @@ struct TextModel {
   Int vocab = 0;
   Int heads = 0;  // query heads of the first attention layer (0: none)
   bool tied = false;
+  // No family rule knows the model type (nor a signature key): the layers
+  // were read by the generic rule, as a Llama-like model.
+  bool generic = false;
 };
 
 // Adds the text model's layers, embeddings, head, final norm and MTP

@@ -296,6 +296,7 @@ Result<ModelShape> BuildShape(const json& root, const std::string& source, const
     shape.max_model_len_assumed = true;
   }
   shape.uses_mrope = model_config::UsesMrope(config);
+  shape.generic_rule = text->generic;
   if (!builder.too_large_at().empty()) {
     return Error(source + ": more than 10^15 parameters (at " + builder.too_large_at() +
                  "): check hidden_size, vocab_size, intermediate_size, head_dim and the number "

@@ -88,6 +88,25 @@ TEST(KvCliTest, AConfigWithoutALengthGetsVllmsAssumed2048) {
       << j["warnings"].dump();
 }
 
+// A model type without a family rule is read by the generic rule, and kv
+// says so (JSON generic_rule, the table's "rule" line); a known one is not.
+TEST(KvCliTest, AModelTypeWithoutAFamilyRuleSaysSo) {
+  const std::string path = ::testing::TempDir() + "/novel_llm.json";
+  std::ofstream(path) << R"({"model_type": "novel_llm", "num_hidden_layers": 2,
+      "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2,
+      "intermediate_size": 128, "vocab_size": 100, "max_position_embeddings": 4096})";
+  const auto r = RunKvbill("kv --model " + path + " --context 1k --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["generic_rule"], true);
+  const auto table = RunKvbill("kv --model " + path + " --context 1k");
+  EXPECT_NE(table.out.find("rule        model_type \"novel_llm\" has no family rule"),
+            std::string::npos)
+      << table.out;
+  const auto known = RunKvbill("kv --model qwen3-8b --context 1k --format json");
+  ASSERT_EQ(known.exit_status, 0) << known.err;
+  EXPECT_EQ(nlohmann::json::parse(known.out)["generic_rule"], false);
+}
+
 TEST(KvCliTest, TableStatesItsUnits) {
   const auto r = RunKvbill("kv --model deepseek-v3 --context 32k");
   ASSERT_EQ(r.exit_status, 0) << r.err;

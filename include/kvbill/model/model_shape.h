@@ -212,6 +212,9 @@ struct ModelShape {
   // The config says no length: max_model_len is vLLM's assumption, which a
   // deployment's own max_model_len replaces without complaint.
   bool max_model_len_assumed = false;
+  // The config's model type has no family rule in kvbill (docs/models.md):
+  // its layers were read by the generic rule, as a Llama-like model.
+  bool generic_rule = false;
   // Multimodal RoPE: the RoPE scaling has an `mrope_section` (vLLM's
   // uses_mrope: Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5).
   bool uses_mrope = false;
