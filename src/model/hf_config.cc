@@ -393,8 +393,28 @@ Result<ModelShape> LoadModel(const std::string& name_or_path,
   if (std::filesystem::is_regular_file(name_or_path, ec)) {
     auto text = ReadFile(name_or_path);
     if (!text) return text.error();
-    return ParseHfConfig(*text, name_or_path, std::filesystem::path(name_or_path).stem().string(),
-                         overrides, text_only);
+    const std::string stem = std::filesystem::path(name_or_path).stem().string();
+    // ModelOpt checkpoints (nvidia's FP8 / NVFP4 releases) may keep their
+    // quantization in hf_quant_config.json beside config.json, where vLLM
+    // reads it (ModelOptFp8Config / ModelOptNvFp4Config config filenames):
+    // read so when config.json declares none.
+    const std::filesystem::path sibling =
+        std::filesystem::path(name_or_path).parent_path() / "hf_quant_config.json";
+    if (std::filesystem::is_regular_file(sibling, ec)) {
+      auto root = model_config::ParseModelConfigJson(*text, name_or_path);
+      if (!root) return root.error();
+      if (root->is_object() && !root->contains("quantization_config")) {
+        auto quant_text = ReadFile(sibling.string());
+        if (!quant_text) return quant_text.error();
+        auto quant = model_config::ParseModelConfigJson(*quant_text, sibling.string());
+        if (!quant) return quant.error();
+        (*root)["quantization_config"] = std::move(*quant);
+        auto shape = BuildShape(*root, name_or_path, stem, overrides, text_only);
+        if (!shape) return NameOverriddenKey(shape.error(), name_or_path, overrides);
+        return shape;
+      }
+    }
+    return ParseHfConfig(*text, name_or_path, stem, overrides, text_only);
   }
   std::string names;
   for (const CatalogModel& m : ModelCatalog()) names += (names.empty() ? "" : ", ") + m.name;

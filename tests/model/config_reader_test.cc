@@ -4,8 +4,12 @@
 // model type.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "kvbill/model/hf_config.h"
 #include "kvbill/model/kv_footprint.h"
+#include "kvbill/model/weight_bytes.h"
 #include "model/model_test_util.h"
 
 namespace kvbill {
@@ -668,6 +672,48 @@ TEST(ConfigReaderTest, StepNamesTheKvHeadsAndTheSharedExpert) {
   auto shared = LoadModel(path, {{"share_expert_dim", "1024"}});
   ASSERT_TRUE(shared.ok()) << shared.error().message();
   EXPECT_EQ(shared->params.shared_experts - base->params.shared_experts, 301989888);
+}
+
+}  // namespace
+}  // namespace kvbill
+
+namespace kvbill {
+namespace {
+
+// A ModelOpt checkpoint that keeps its quantization in hf_quant_config.json
+// beside config.json (vLLM reads it there) is read as if config.json held
+// it under quantization_config; without the file the weights are the dtype.
+TEST(ConfigReaderTest, HfQuantConfigBesideTheConfigIsRead) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "modelopt_sibling";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy_file(fs::path(KVBILL_SOURCE_DIR) / "scenarios/models/qwen3-8b.json",
+                dir / "config.json");
+  const std::string quant =
+      R"({"producer": {"name": "modelopt", "version": "0.29.0"},
+          "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8",
+                           "exclude_modules": ["lm_head"]}})";
+  auto plain = LoadModel((dir / "config.json").string());
+  ASSERT_TRUE(plain.ok()) << plain.error().message();
+  std::ofstream(dir / "hf_quant_config.json") << quant;
+  auto sibling = LoadModel((dir / "config.json").string());
+  ASSERT_TRUE(sibling.ok()) << sibling.error().message();
+  // The same quantization written into config.json itself.
+  auto inlined = LoadModel(std::string(KVBILL_SOURCE_DIR) + "/scenarios/models/qwen3-8b.json",
+                           {{"quantization_config", quant}});
+  ASSERT_TRUE(inlined.ok()) << inlined.error().message();
+  const auto bf16 = ComputeWeightBytes(*plain, "auto");
+  const auto fp8 = ComputeWeightBytes(*sibling, "auto");
+  const auto want = ComputeWeightBytes(*inlined, "auto");
+  ASSERT_TRUE(bf16.ok() && fp8.ok() && want.ok());
+  EXPECT_EQ(fp8->total, want->total);
+  // FP8 blocks' linear layers, bf16 embeddings and lm_head: well under the
+  // bf16 checkpoint's 16.4 GB.
+  EXPECT_LT(static_cast<double>(fp8->total), 0.6 * static_cast<double>(bf16->total));
+  EXPECT_EQ(sibling->checkpoint_kv_format, "fp8-e4m3");
+  EXPECT_EQ(plain->checkpoint_kv_format, "");
+  fs::remove_all(dir);
 }
 
 }  // namespace
