@@ -282,7 +282,13 @@ int RunKv(const Args& args) {
            << "KV format   " << kv_format->name << " ("
            << TrimZeros(FormatFixed(BitsPerStoredElement(*model, *kv_format), 4))
            << " bits/element incl. scales)"
-           << (tp > 1 ? ", one GPU of TP=" + std::to_string(tp) : "") << "\n"
+           << (tp > 1 ? ", one GPU of TP=" + std::to_string(tp) : "")
+           << (vm["kv-format"].defaulted() && !model->checkpoint_kv_format.empty() &&
+                       kv_format->name != model->checkpoint_kv_format
+                   ? ": kvbill's default, not the checkpoint's " + model->checkpoint_kv_format +
+                         " (--kv-format auto)"
+                   : "")
+           << "\n"
            << "per token   " << ExactBytes(bytes_per_token) << " B ("
            << FormatBinaryBytes(bytes_per_token) << "), every layer that keeps K/V\n"
            << "state       " << FormatWithSeparators(state) << " B per sequence ("

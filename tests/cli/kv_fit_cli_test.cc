@@ -107,6 +107,20 @@ TEST(KvCliTest, AModelTypeWithoutAFamilyRuleSaysSo) {
   EXPECT_EQ(nlohmann::json::parse(known.out)["generic_rule"], false);
 }
 
+// A checkpoint that declares an fp8 KV cache (Laguna-XS.2): kv's default
+// bf16 says it is kvbill's default, not the checkpoint's.
+TEST(KvCliTest, TheDefaultKvFormatSaysItIsNotTheCheckpoints) {
+  const auto r = RunKvbill("kv --model tests/data/configs/laguna-xs.2-fp8.json --context 1k");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_NE(r.out.find("KV format   bf16 (16 bits/element incl. scales): kvbill's default, not "
+                       "the checkpoint's fp8-e4m3 (--kv-format auto)"),
+            std::string::npos)
+      << r.out;
+  const auto chosen =
+      RunKvbill("kv --model tests/data/configs/laguna-xs.2-fp8.json --context 1k --kv-format bf16");
+  EXPECT_EQ(chosen.out.find("kvbill's default"), std::string::npos) << chosen.out;
+}
+
 TEST(KvCliTest, TableStatesItsUnits) {
   const auto r = RunKvbill("kv --model deepseek-v3 --context 32k");
   ASSERT_EQ(r.exit_status, 0) << r.err;
