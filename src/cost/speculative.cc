@@ -143,54 +143,6 @@ std::vector<WeightGroup> MtpWeights(const ModelShape& model, bool first_only) {
   return out;
 }
 
-// Parameter counts of `weights` by role, as ModelBuilder counts them.
-ParamCounts CountParams(const std::vector<WeightGroup>& weights) {
-  ParamCounts p;
-  for (const WeightGroup& g : weights) {
-    const std::int64_t n = g.Params();
-    switch (g.role) {
-      case ParamRole::kEmbedding:
-        p.embedding += n;
-        break;
-      case ParamRole::kLmHead:
-        p.lm_head += n;
-        break;
-      case ParamRole::kAttention:
-        p.attention += n;
-        break;
-      case ParamRole::kDenseMlp:
-        p.dense_mlp += n;
-        break;
-      case ParamRole::kRoutedExperts:
-        p.routed_experts += n;
-        p.active_routed_experts += g.rows * g.cols * g.active_copies;
-        break;
-      case ParamRole::kSharedExperts:
-        p.shared_experts += n;
-        break;
-      case ParamRole::kRouter:
-        p.routers += n;
-        break;
-      case ParamRole::kLinearMixer:
-        p.linear_mixers += n;
-        break;
-      case ParamRole::kNorm:
-        p.norms += n;
-        break;
-      case ParamRole::kVision:
-        p.vision += n;
-        break;
-      case ParamRole::kAudio:
-        p.audio += n;
-        break;
-      case ParamRole::kMtp:
-        p.mtp += n;
-        break;
-    }
-  }
-  return p;
-}
-
 }  // namespace
 
 ModelShape DraftLayerShape(const ModelShape& model) {
@@ -236,7 +188,7 @@ ModelShape DraftLayerShape(const ModelShape& model) {
       for (const WeightGroup& g : model.weights) {
         if (g.role == ParamRole::kEmbedding || g.role == ParamRole::kLmHead) d.weights.push_back(g);
       }
-      d.params = CountParams(d.weights);
+      d.params = ParamsByRole(d.weights);
       d.weight_description = model.weight_description;
       if (model.moe.layers > 0) {
         d.moe = model.moe;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "kvbill/model/weight_bytes.h"
+
 namespace kvbill::model_config {
 
 void ModelBuilder::Add(ParamRole role, const std::string& name, Int rows, Int cols, Int copies,
@@ -405,52 +407,9 @@ void ModelBuilder::Finish(int decoder_layers, ModelShape* shape) {
   }
   std::stable_sort(layers_.begin(), layers_.end(),
                    [](const LayerShape& a, const LayerShape& b) { return a.index < b.index; });
-  ParamCounts p;
-  for (const WeightGroup& g : weights_) {
-    const Int n = g.Params();
-    switch (g.role) {
-      case ParamRole::kEmbedding:
-        p.embedding += n;
-        break;
-      case ParamRole::kLmHead:
-        p.lm_head += n;
-        break;
-      case ParamRole::kAttention:
-        p.attention += n;
-        break;
-      case ParamRole::kDenseMlp:
-        p.dense_mlp += n;
-        break;
-      case ParamRole::kRoutedExperts:
-        p.routed_experts += n;
-        p.active_routed_experts += g.rows * g.cols * g.active_copies;
-        break;
-      case ParamRole::kSharedExperts:
-        p.shared_experts += n;
-        break;
-      case ParamRole::kRouter:
-        p.routers += n;
-        break;
-      case ParamRole::kLinearMixer:
-        p.linear_mixers += n;
-        break;
-      case ParamRole::kNorm:
-        p.norms += n;
-        break;
-      case ParamRole::kVision:
-        p.vision += n;
-        break;
-      case ParamRole::kAudio:
-        p.audio += n;
-        break;
-      case ParamRole::kMtp:
-        p.mtp += n;
-        break;
-    }
-  }
   shape->layers = std::move(layers_);
   shape->weights = std::move(weights_);
-  shape->params = p;
+  shape->params = ParamsByRole(shape->weights);
   shape->moe = moe_;
 }
 

@@ -108,6 +108,53 @@ ElementFormat AsElement(const WeightFormat& w) {
 
 }  // namespace
 
+ParamCounts ParamsByRole(const std::vector<WeightGroup>& weights) {
+  ParamCounts p;
+  for (const WeightGroup& g : weights) {
+    const std::int64_t n = g.Params();
+    switch (g.role) {
+      case ParamRole::kEmbedding:
+        p.embedding += n;
+        break;
+      case ParamRole::kLmHead:
+        p.lm_head += n;
+        break;
+      case ParamRole::kAttention:
+        p.attention += n;
+        break;
+      case ParamRole::kDenseMlp:
+        p.dense_mlp += n;
+        break;
+      case ParamRole::kRoutedExperts:
+        p.routed_experts += n;
+        p.active_routed_experts += g.rows * g.cols * g.active_copies;
+        break;
+      case ParamRole::kSharedExperts:
+        p.shared_experts += n;
+        break;
+      case ParamRole::kRouter:
+        p.routers += n;
+        break;
+      case ParamRole::kLinearMixer:
+        p.linear_mixers += n;
+        break;
+      case ParamRole::kNorm:
+        p.norms += n;
+        break;
+      case ParamRole::kVision:
+        p.vision += n;
+        break;
+      case ParamRole::kAudio:
+        p.audio += n;
+        break;
+      case ParamRole::kMtp:
+        p.mtp += n;
+        break;
+    }
+  }
+  return p;
+}
+
 Result<PartFormats> NativePartFormats(const ModelShape& model) {
   auto dtype = ParseElementFormat(model.dtype);
   if (!dtype) return dtype.error();

@@ -45,6 +45,10 @@ struct WeightBytes {
   }
 };
 
+// Parameter counts of `weights` by role (routed experts: all of them, and
+// the active_copies a token uses).
+ParamCounts ParamsByRole(const std::vector<WeightGroup>& weights);
+
 // `format` is "auto" or a name ParseElementFormat accepts.
 Result<WeightBytes> ComputeWeightBytes(const ModelShape& model, const std::string& format);
 
