@@ -357,14 +357,24 @@ Result<ConfigOverride> ParseConfigOverride(std::string_view text) {
   return ConfigOverride{std::string(text.substr(0, eq)), std::string(text.substr(eq + 1))};
 }
 
+namespace {
+
+// BuildShape, with an error about a value the overrides gave said so.
+Result<ModelShape> ShapeOf(const json& root, const std::string& source, const std::string& name,
+                           const std::vector<ConfigOverride>& overrides, bool text_only) {
+  auto shape = BuildShape(root, source, name, overrides, text_only);
+  if (!shape) return NameOverriddenKey(shape.error(), source, overrides);
+  return shape;
+}
+
+}  // namespace
+
 Result<ModelShape> ParseHfConfig(std::string_view json_text, const std::string& source,
                                  const std::string& name,
                                  const std::vector<ConfigOverride>& overrides, bool text_only) {
   auto root = model_config::ParseModelConfigJson(json_text, source);
   if (!root) return root.error();
-  auto shape = BuildShape(*root, source, name, overrides, text_only);
-  if (!shape) return NameOverriddenKey(shape.error(), source, overrides);
-  return shape;
+  return ShapeOf(*root, source, name, overrides, text_only);
 }
 
 const std::vector<CatalogModel>& ModelCatalog() {
@@ -409,10 +419,8 @@ Result<ModelShape> LoadModel(const std::string& name_or_path,
         auto quant = model_config::ParseModelConfigJson(*quant_text, sibling.string());
         if (!quant) return quant.error();
         (*root)["quantization_config"] = std::move(*quant);
-        auto shape = BuildShape(*root, name_or_path, stem, overrides, text_only);
-        if (!shape) return NameOverriddenKey(shape.error(), name_or_path, overrides);
-        return shape;
       }
+      return ShapeOf(*root, name_or_path, stem, overrides, text_only);
     }
     return ParseHfConfig(*text, name_or_path, stem, overrides, text_only);
   }

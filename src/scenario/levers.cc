@@ -13,6 +13,7 @@
 #include "kvbill/model/kv_format.h"
 #include "kvbill/scenario/sweep.h"
 #include "kvbill/scenario/workload.h"
+#include "scenario/scenario_model.h"
 
 namespace kvbill {
 
@@ -129,9 +130,7 @@ std::vector<Lever> Levers(const Scenario& s) {
   }
   levers.push_back(std::move(caching));
   AddContextLevers(s, &levers);
-  std::vector<ConfigOverride> overrides;
-  for (const auto& [k, v] : s.model.set) overrides.push_back(ConfigOverride{k, v});
-  auto model = LoadModel(s.model.name, overrides, s.model.text_only);
+  auto model = LoadScenarioModel(s);
   if (model) {
     const std::int64_t heads = model->MaxKvHeads();
     // Halving the KV heads changes nothing a GPU holds once the heads are

@@ -26,6 +26,7 @@
 #include "kvbill/scenario/sweep.h"
 #include "kvbill/scenario/warnings.h"
 #include "kvbill/trace/writer.h"
+#include "scenario/scenario_model.h"
 
 namespace kvbill {
 namespace {
@@ -265,9 +266,7 @@ std::vector<std::pair<std::string, std::string>> CandidateSettings(
 
 std::optional<std::string> SpeculativeOnSetting(const Scenario& scenario) {
   if (scenario.deployment.speculative) return std::nullopt;
-  std::vector<ConfigOverride> overrides;
-  for (const auto& [k, v] : scenario.model.set) overrides.push_back(ConfigOverride{k, v});
-  auto model = LoadModel(scenario.model.name, overrides, scenario.model.text_only);
+  auto model = LoadScenarioModel(scenario);
   const std::string method = model ? DefaultSpeculativeMethod(*model) : "eagle3";
   return nlohmann::json({{"method", method}}).dump();
 }
@@ -394,9 +393,7 @@ Result<std::vector<PlanCandidate>> EnumerateCandidates(const Scenario& scenario,
   // format, else the model's dtype.
   for (std::string& f : kv) {
     if (f != "auto") continue;
-    std::vector<ConfigOverride> overrides;
-    for (const auto& [k, v] : scenario.model.set) overrides.push_back(ConfigOverride{k, v});
-    auto model = LoadModel(scenario.model.name, overrides, scenario.model.text_only);
+    auto model = LoadScenarioModel(scenario);
     if (!model) return model.error();
     f = VllmAutoKvFormat(*model);
   }

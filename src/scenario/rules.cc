@@ -14,20 +14,15 @@
 #include "kvbill/model/kv_format.h"
 #include "kvbill/model/weight_bytes.h"
 #include "scenario/keys.h"
+#include "scenario/scenario_model.h"
 
 namespace kvbill::scenario_keys {
 namespace {
 
-std::vector<ConfigOverride> Overrides(const Scenario& s) {
-  std::vector<ConfigOverride> overrides;
-  for (const auto& [key, text] : s.model.set) overrides.push_back(ConfigOverride{key, text});
-  return overrides;
-}
-
 // The model must load with its overrides; blame "set" when it loads without them.
 Status ModelLoads(const ReadState& state, Scenario* s) {
   if (!state.Given("/model")) return OkStatus();
-  const std::vector<ConfigOverride> overrides = Overrides(*s);
+  const std::vector<ConfigOverride> overrides = ScenarioOverrides(*s);
   auto loaded = LoadModel(s->model.name, overrides, s->model.text_only);
   if (loaded) return OkStatus();
   const bool set_is_bad =
@@ -44,7 +39,7 @@ Status KvFormatAuto(const ReadState& state, Scenario* s) {
     // which vLLM's default would store instead (the kv_format_default
     // warning); DeepSeek-V4 takes its only format, fp8.
     if (state.Given("/kv_format") || s->pricing) return OkStatus();
-    auto model = LoadModel(s->model.name, Overrides(*s), s->model.text_only);
+    auto model = LoadScenarioModel(*s);
     if (model && model->HasCompressedLayers()) {
       s->kv_format = VllmAutoKvFormat(*model);
       return OkStatus();
@@ -55,7 +50,7 @@ Status KvFormatAuto(const ReadState& state, Scenario* s) {
     }
     return OkStatus();
   }
-  auto model = LoadModel(s->model.name, Overrides(*s), s->model.text_only);
+  auto model = LoadScenarioModel(*s);
   if (!model) return model.error().Within(state.source().name() + "#" + state.At("/kv_format"));
   s->kv_format = VllmAutoKvFormat(*model);
   return OkStatus();
@@ -66,7 +61,7 @@ Status KvFormatAuto(const ReadState& state, Scenario* s) {
 // run on Hopper and Blackwell data-center GPUs.
 Status CompressedModelRuns(const ReadState& state, Scenario* s) {
   if (s->pricing) return OkStatus();
-  auto model = LoadModel(s->model.name, Overrides(*s), s->model.text_only);
+  auto model = LoadScenarioModel(*s);
   if (!model || !model->HasCompressedLayers()) return OkStatus();
   auto at = [&](const char* pointer) {
     return state.Given(pointer) ? state.At(pointer) : std::string(pointer);
@@ -97,7 +92,7 @@ Status CompressedModelRuns(const ReadState& state, Scenario* s) {
 // prefix_cache.block_size takes 256 for a model with compressed layers.
 Status CompressedModelBlockSize(const ReadState& state, Scenario* s) {
   if (s->pricing || state.Given("/prefix_cache/block_size")) return OkStatus();
-  auto model = LoadModel(s->model.name, Overrides(*s), s->model.text_only);
+  auto model = LoadScenarioModel(*s);
   if (!model || !model->HasCompressedLayers()) return OkStatus();
   s->prefix_cache.block_size = 256;
   return OkStatus();
@@ -139,7 +134,7 @@ Status ProviderCacheOptionsFit(const ReadState& state, Scenario* s) {
 // error from the engine.)
 Status PrefixCacheFitsModel(const ReadState& state, Scenario* s) {
   if (s->pricing || !s->prefix_cache.enabled) return OkStatus();
-  auto model = LoadModel(s->model.name, Overrides(*s), s->model.text_only);
+  auto model = LoadScenarioModel(*s);
   if (!model || !model->HasState()) return OkStatus();
   const std::string at = state.Given("/prefix_cache/enabled") ? state.At("/prefix_cache/enabled")
                                                               : "/prefix_cache/enabled";
@@ -168,7 +163,7 @@ Status OffloadFitsModel(const ReadState& state, Scenario* s) {
   if (s->pricing || s->prefix_cache.offload_capacity_gib <= 0 || !s->prefix_cache.enabled) {
     return OkStatus();
   }
-  auto model = LoadModel(s->model.name, Overrides(*s), s->model.text_only);
+  auto model = LoadScenarioModel(*s);
   if (!model) return OkStatus();  // ModelLoads says why
   if (model->CountLayers(LayerKind::kSlidingWindow) == 0 &&
       model->CountLayers(LayerKind::kChunkedAttention) == 0 && !model->HasCompressedLayers()) {
@@ -207,7 +202,7 @@ Status FormatsRunOnGpu(const ReadState& state, Scenario* s) {
     if (!w) return OkStatus();  // the row's domain said so
     return check_weights(*w, at("/weight_format"));
   }
-  auto model = LoadModel(s->model.name, Overrides(*s), s->model.text_only);
+  auto model = LoadScenarioModel(*s);
   if (!model) return OkStatus();  // ModelLoads said so
   auto native = NativePartFormats(*model);
   if (!native) return OkStatus();
@@ -226,7 +221,7 @@ Status FormatsRunOnGpu(const ReadState& state, Scenario* s) {
 Status TensorParallelFits(const ReadState& state, Scenario* s) {
   if (s->pricing) return OkStatus();
   const int tp = s->deployment.gpus_per_replica;
-  auto model = LoadModel(s->model.name, Overrides(*s), s->model.text_only);
+  auto model = LoadScenarioModel(*s);
   if (!model) return OkStatus();  // ModelLoads said so
   const std::string problem = TensorParallelProblem(*model, tp);
   if (problem.empty()) return OkStatus();
@@ -254,7 +249,7 @@ Status ExpertParallelFits(const ReadState& state, Scenario* s) {
                                       std::to_string(d.gpus_per_replica) + "), got " +
                                       std::to_string(d.expert_parallel));
   }
-  auto model = LoadModel(s->model.name, Overrides(*s), s->model.text_only);
+  auto model = LoadScenarioModel(*s);
   if (model && model->moe.experts <= 1) {
     return state.source().Bad(
         at, "model " + Quote(model->name) + " has no routed experts to split; set it to 1");
@@ -291,7 +286,7 @@ Status SpeculativeFits(const ReadState& state, Scenario* s) {
   if (spec.method == "mtp") {
     // The engines draft with the checkpoint's own multi-token-prediction
     // layers and refuse "mtp" for a model without them.
-    auto model = LoadModel(s->model.name, Overrides(*s), s->model.text_only);
+    auto model = LoadScenarioModel(*s);
     if (model && model->params.mtp <= 0) {
       return state.source().Bad(state.At(at + "/method"),
                                 "model " + Quote(model->name) +
@@ -353,7 +348,7 @@ Status Int4KvIsVllms(const ReadState& state, Scenario* s) {
   if (s->pricing || s->deployment.engine != "vllm" || s->kv_format == "int4") return OkStatus();
   auto kv = ParseElementFormat(s->kv_format);
   if (!kv || !kv->name.starts_with("int4")) return OkStatus();
-  auto model = LoadModel(s->model.name, Overrides(*s), s->model.text_only);
+  auto model = LoadScenarioModel(*s);
   if (!model) return OkStatus();  // ModelLoads said so
   const std::int64_t head = VllmInt4KvGroup(*model);
   if (head == 0) return OkStatus();

@@ -13,6 +13,7 @@
 #include "kvbill/model/hf_config.h"
 #include "kvbill/trace/generator.h"
 #include "kvbill/trace/importers.h"
+#include "scenario/scenario_model.h"
 
 namespace kvbill {
 namespace {
@@ -53,9 +54,7 @@ Status ApplySpeculative(const Scenario& s, const EngineProfile* profile,
 Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
   const std::string at = s.source + "#";
   SimulationConfig c;
-  std::vector<ConfigOverride> overrides;
-  for (const auto& [key, value] : s.model.set) overrides.push_back(ConfigOverride{key, value});
-  auto model = LoadModel(s.model.name, overrides, s.model.text_only);
+  auto model = LoadScenarioModel(s);
   if (!model) return model.error().Within(at + "/model");
   c.model = std::move(*model);
   auto kv = ParseElementFormat(s.kv_format);

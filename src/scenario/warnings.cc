@@ -7,6 +7,7 @@
 #include "kvbill/model/hf_config.h"
 #include "kvbill/scenario/budget.h"
 #include "kvbill/util/units.h"
+#include "scenario/scenario_model.h"
 
 namespace kvbill {
 namespace {
@@ -94,10 +95,7 @@ void BlockSizeUnserved(const Scenario& s, std::vector<RunWarning>* out) {
   if (bs != 256) {
     // vLLM packs DeepSeek-V4's compressed caches of every layer into one
     // 256-token block (its block size for the model).
-    std::vector<ConfigOverride> overrides;
-    for (const auto& [key, text] : s.model.set) overrides.push_back(ConfigOverride{key, text});
-    if (auto model = LoadModel(s.model.name, overrides, s.model.text_only);
-        model && model->HasCompressedLayers()) {
+    if (auto model = LoadScenarioModel(s); model && model->HasCompressedLayers()) {
       out->push_back({"block_size_unserved",
                       "prefix_cache.block_size " + std::to_string(bs) +
                           ": vLLM pages a model with compressed attention (DeepSeek-V4) in "
