@@ -165,7 +165,16 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
     }
     const double dqk = static_cast<double>(l.qk_head_dim), dv = static_cast<double>(l.v_head_dim);
     m->heads_dims_ += hq * dqk;
-    m->gemms_.push_back(Gemm{hq * dqk + kv * (dqk + dv), hidden, 1, dense_curve});
+    if (l.query_rank > 0) {
+      // Step 3: hidden into the query rank, K and V on every GPU whole, then
+      // the rank into this GPU's heads.
+      const double rank = static_cast<double>(l.query_rank);
+      m->gemms_.push_back(
+          Gemm{rank + static_cast<double>(l.kv_heads) * (dqk + dv), hidden, 1, dense_curve});
+      m->gemms_.push_back(Gemm{hq * dqk, rank, 1, dense_curve});
+    } else {
+      m->gemms_.push_back(Gemm{hq * dqk + kv * (dqk + dv), hidden, 1, dense_curve});
+    }
     m->gemms_.push_back(Gemm{hidden, hq * dv, 1, dense_curve});
   }
   const ParamCounts& p = model.params;

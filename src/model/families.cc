@@ -121,6 +121,7 @@ const Style kStyles[] = {
   {"qwen3_vl_text", Family::kGeneric, "transformers qwen3_vl/modeling_qwen3_vl.py", QkNorm::kPerHead},
   {"smollm3", Family::kGeneric, "transformers smollm3/modeling_smollm3.py"},
   {"starcoder2", Family::kGeneric, "transformers starcoder2/modeling_starcoder2.py (use_bias on every projection, ungated MLP)", QkNorm::kNone, 2, false, true, false, true},
+  {"step3_text", Family::kGeneric, "vLLM step3_text.py (Step3TextDecoderLayer: queries through a share_q_dim rank, one KV head, moe_layers_enum)"},
 };
 // clang-format on
 
@@ -356,6 +357,22 @@ Result<Dims> ReadDims(const Fields& f, const std::string& model_type) {
     d.kv_heads.assign(d.heads.size(), 1);
   } else {
     d.kv_heads = d.heads;
+  }
+  // Step 3: vLLM's step3_text.py builds one KV head whatever the config says
+  // (Step3TextAttention refuses any other count); a checkpoint whose
+  // num_attention_groups says more would not load there.
+  if (model_type == "step3_text") {
+    for (const char* key : {"num_key_value_heads", "num_kv_heads", "num_attention_groups"}) {
+      auto given = f.OptionalInt(key);
+      if (!given) return given.error();
+      if (given->has_value() && **given != 1) {
+        return f.Bad(key, "is " + std::to_string(**given) +
+                              ": Step 3 attention has one KV head (vLLM's step3_text.py builds "
+                              "one whatever the config says), so kvbill cannot tell what this "
+                              "checkpoint caches");
+      }
+    }
+    d.kv_heads.assign(d.heads.size(), 1);
   }
   for (std::size_t i = 0; i < d.heads.size(); ++i) {
     if (d.kv_heads[i] > d.heads[i]) {
@@ -639,13 +656,64 @@ struct MoeLayers {
   std::vector<Int> experts, top_k, inter, shared_inter;
 };
 
+// Step 3's moe_layers_enum: "4,5,...,59" (vLLM step3_text.py splits the
+// string on commas) or a list of layer indices; nullopt when absent.
+Result<std::optional<std::vector<Int>>> Step3MoeLayers(const Fields& f, Int layers) {
+  const std::string key = "moe_layers_enum";
+  if (!f.Has(key)) return std::optional<std::vector<Int>>();
+  const json& v = f.Get(key);
+  std::vector<Int> out;
+  const auto add = [&](Int i, const std::string& shown) -> Status {
+    if (i < 0 || i >= layers) {
+      return f.Bad(key, "names layer " + shown + ", outside 0 to " + std::to_string(layers - 1) +
+                            " (num_hidden_layers " + std::to_string(layers) + ")");
+    }
+    out.push_back(i);
+    return OkStatus();
+  };
+  if (v.is_array()) {
+    for (const json& x : v) {
+      if (!x.is_number_integer()) return f.Bad(key, "must list whole numbers, got " + Show(x));
+      if (Status s = add(x.get<Int>(), Show(x)); !s.ok()) return s.error();
+    }
+    return std::optional<std::vector<Int>>(out);
+  }
+  if (!v.is_string()) {
+    return f.Bad(key,
+                 "must be a comma-separated string of layer indices or a list, got " + Show(v));
+  }
+  const std::string text = v.get<std::string>();
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    std::string item = text.substr(start, comma - start);
+    const auto first = item.find_first_not_of(" \t");
+    const auto last = item.find_last_not_of(" \t");
+    item = first == std::string::npos ? std::string() : item.substr(first, last - first + 1);
+    if (item.empty() || item.size() > 9 ||
+        item.find_first_not_of("0123456789") != std::string::npos) {
+      return f.Bad(key, "must be a comma-separated string of layer indices, got \"" + text +
+                            "\" (item \"" + item + "\")");
+    }
+    if (Status s = add(std::stoll(item), item); !s.ok()) return s.error();
+    start = comma + 1;
+  }
+  return std::optional<std::vector<Int>>(out);
+}
+
 Result<MoeLayers> ResolveMoe(const Fields& f, const Dims& d, const std::string& model_type) {
   MoeLayers m;
   const Int n = d.layers;
   m.moe.assign(static_cast<std::size_t>(n), false);
   // Absent or null: a dense model. Zero experts is no model (vLLM would build
   // a MoE layer of none): an error naming the key; 1 is a dense MLP (Jamba).
-  auto experts = f.FirstPerLayerInt({"num_local_experts", "num_experts", "n_routed_experts"}, n);
+  // Step 3 names its experts moe_num_experts and moe_top_k (vLLM
+  // step3_text.py); ERNIE 4.5 uses the first for another layout, so only
+  // Step 3 reads them.
+  const bool step3 = model_type == "step3_text";
+  auto experts =
+      step3 ? f.FirstPerLayerInt({"moe_num_experts"}, n)
+            : f.FirstPerLayerInt({"num_local_experts", "num_experts", "n_routed_experts"}, n);
   if (!experts) return experts.error();
   if (!experts->has_value()) return m;
   m.experts = **experts;
@@ -656,13 +724,18 @@ Result<MoeLayers> ResolveMoe(const Fields& f, const Dims& d, const std::string& 
     }
     return *keys.begin();
   };
-  const char* experts_key = first_present({"num_local_experts", "num_experts", "n_routed_experts"});
-  const char* top_k_key = first_present(
-      {"num_experts_per_tok", "experts_per_token", "moe_topk", "num_experts_per_token"});
-  auto top_k = f.FirstPerLayerInt(
-      {"num_experts_per_tok", "experts_per_token", "moe_topk", "num_experts_per_token"}, n);
+  const char* experts_key =
+      step3 ? "moe_num_experts"
+            : first_present({"num_local_experts", "num_experts", "n_routed_experts"});
+  const char* top_k_key = step3 ? "moe_top_k"
+                                : first_present({"num_experts_per_tok", "experts_per_token",
+                                                 "moe_topk", "num_experts_per_token"});
+  auto top_k = step3 ? f.FirstPerLayerInt({"moe_top_k"}, n)
+                     : f.FirstPerLayerInt({"num_experts_per_tok", "experts_per_token", "moe_topk",
+                                           "num_experts_per_token"},
+                                          n);
   if (!top_k) return top_k.error();
-  if (!top_k->has_value()) return f.Bad("num_experts_per_tok", "missing for a MoE model");
+  if (!top_k->has_value()) return f.Bad(top_k_key, "missing for a MoE model");
   m.top_k = **top_k;
   auto inter = f.PerLayerInt("moe_intermediate_size", n);
   if (!inter) return inter.error();
@@ -725,6 +798,17 @@ Result<MoeLayers> ResolveMoe(const Fields& f, const Dims& d, const std::string& 
       const bool listed =
           dense->has_value() && std::find((*dense)->begin(), (*dense)->end(), i) != (*dense)->end();
       return !listed && (i + 1) % *step == 0;
+    });
+  } else if (step3) {
+    // moe_layers_enum: the MoE layers' indices, a comma-separated string
+    // in Step 3's configs (vLLM splits it) or a list; absent, every layer
+    // but the first (vLLM's default).
+    auto listed = Step3MoeLayers(f, n);
+    if (!listed) return listed.error();
+    set_all([&](Int i) {
+      return listed->has_value()
+                 ? std::find((*listed)->begin(), (*listed)->end(), i) != (*listed)->end()
+                 : i >= 1;
     });
   } else if (f.Has("moe_layer_num_skipped")) {  // Hunyuan
     auto skipped = f.IntOr("moe_layer_num_skipped", 0, 0);
@@ -876,6 +960,13 @@ Result<AttnPlan> GenericAttention(const Ctx& c, Int i, Mixer kind) {
     a.sparse_topk = d.index_topk;
   }
   a.head_gate = d.head_gate;
+  // Step 3: queries through a rank of share_q_dim (vLLM step3_text.py; its
+  // q_size is head_dim when the key is absent or 0).
+  if (c.model_type == "step3_text") {
+    auto rank = f.IntOr("share_q_dim", 0, 0);
+    if (!rank) return rank.error();
+    a.q_lora = *rank > 0 ? *rank : a.qk_dim;
+  }
   return a;
 }
 

@@ -144,9 +144,19 @@ void ModelBuilder::Attention(int layer, const AttnPlan& a) {
   const Int k_out = a.kv_heads * a.qk_dim;
   const Int v_out = a.kv_heads * a.v_dim;
   const Int o_in = a.q_heads * (a.v_dim > 0 ? a.v_dim : a.qk_dim);
-  Matrix(ParamRole::kAttention, p + "q_proj", q_out, h);
-  Matrix(ParamRole::kAttention, p + "k_proj", k_out, h);
-  Matrix(ParamRole::kAttention, p + "v_proj", v_out, h);
+  if (a.q_lora > 0) {
+    // Step 3 (vLLM step3_text.py): one projection of hidden into the query
+    // rank, K and V (a ReplicatedLinear), a norm over the rank, then the
+    // rank into the heads.
+    Matrix(ParamRole::kAttention, p + "qkv_proj", a.q_lora + k_out + v_out, h);
+    Vector(ParamRole::kAttention, p + "inter_norm", a.q_lora);
+    Matrix(ParamRole::kAttention, p + "wq", q_out, a.q_lora);
+    e.query_rank = a.q_lora;
+  } else {
+    Matrix(ParamRole::kAttention, p + "q_proj", q_out, h);
+    Matrix(ParamRole::kAttention, p + "k_proj", k_out, h);
+    Matrix(ParamRole::kAttention, p + "v_proj", v_out, h);
+  }
   Matrix(ParamRole::kAttention, p + "o_proj", h, o_in);
   if (a.qkv_bias) Vector(ParamRole::kAttention, p + "qkv_bias", q_out + k_out + v_out);
   if (a.o_bias) Vector(ParamRole::kAttention, p + "o_proj.bias", h);

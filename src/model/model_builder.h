@@ -41,7 +41,7 @@ struct AttnPlan {
   Int v_dim = 0;  // 0: no V projection, K is also V (K cached once)
   Tokens window = 0;
   // MLA
-  Int q_lora = 0;  // 0: queries projected directly
+  Int q_lora = 0;  // 0: queries projected directly (MLA, and Step 3's share_q_dim)
   Int kv_lora = 0;
   Int rope = 0;
   Int nope = 0;

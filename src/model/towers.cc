@@ -312,6 +312,31 @@ Result<Int> PixtralTower(const Fields& v, const json& root, Int text_hidden) {
   return tower + projector;
 }
 
+// Step 3 (vLLM step3_vl.py): a CLIP-like ViT of pre-norm-free blocks (the
+// output of attention and MLP normed before the residual: the same
+// parameters as VitBlock), a class embedding, a biased patch Conv2d and a
+// table of (image / patch)^2 + 1 positions; then vit_downsampler (Conv2d
+// hidden -> output_hidden_size, kernel 2, biased), vit_downsampler2
+// (Conv2d output_hidden_size -> 2 x that, kernel 3, biased) and
+// vit_large_projector into the text model, biased by projector_bias.
+Result<Int> Step3VlTower(const Fields& v, const json& root, Int text_hidden) {
+  KV_GET(d, v, {"hidden_size"}, 1792);
+  KV_GET(m, v, {"intermediate_size"}, 3072);
+  KV_GET(layers, v, {"num_hidden_layers"}, 63);
+  KV_GET(patch, v, {"patch_size"}, 14);
+  KV_GET(image, v, {"image_size"}, 728);
+  KV_GET(channels, v, {"num_channels"}, 3);
+  KV_GET(out, v, {"output_hidden_size"}, 4096);
+  const Fields top(root, v.source(), "");
+  auto bias = top.Bool("projector_bias", true);
+  if (!bias) return bias.error();
+  const Int grid = image / patch;
+  const Int tower =
+      d + channels * patch * patch * d + d + (grid * grid + 1) * d + layers * VitBlock(d, m);
+  const Int down = d * out * 2 * 2 + out + out * 2 * out * 3 * 3 + 2 * out;
+  return tower + down + 2 * out * text_hidden + (*bias ? text_hidden : 0);
+}
+
 }  // namespace
 
 Status BuildTowers(const json& root, const std::string& source, const std::string& model_type,
@@ -357,6 +382,8 @@ Status BuildTowers(const json& root, const std::string& source, const std::strin
     } else if (model_type == "qwen3_vl" || model_type == "qwen3_vl_moe" ||
                model_type == "qwen3_5" || model_type == "qwen3_5_moe") {
       n = Qwen3VlTower(v, text_hidden);
+    } else if (model_type == "step3_vl") {
+      n = Step3VlTower(v, root, text_hidden);
     } else if (model_type == "kimi_k25") {
       n = MoonVitTower(v, text_hidden);
     } else if (model_type == "kimi_k3") {
@@ -365,8 +392,8 @@ Status BuildTowers(const json& root, const std::string& source, const std::strin
       n = Error(source + ": vision_config: kvbill cannot count the vision tower of model_type \"" +
                 model_type +
                 "\" (known: gemma3, gemma4, llama4, qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, "
-                "qwen3_5, qwen3_5_moe, kimi_k25, kimi_k3, minimax_m3_vl, muse_glimmer, mistral3 "
-                "(pixtral), siglip_vision_model); " +
+                "qwen3_5, qwen3_5_moe, kimi_k25, kimi_k3, minimax_m3_vl, muse_glimmer, step3_vl, "
+                "mistral3 (pixtral), siglip_vision_model); " +
                 leave_out);
     }
     if (!n) return n.error();

@@ -26,8 +26,8 @@ Bytes BitsToBytes(std::int64_t bits) { return (bits + 7) / 8; }
 // Tensors every GPU of a tensor-parallel group holds whole in vLLM: MoE
 // routers (ReplicatedLinear gates), MLA's low-rank down projections
 // (q_a_proj and kv_a_proj_with_mqa: ReplicatedLinear, or the fused
-// q_a / kv_a projection with tensor parallelism disabled), the norms, and
-// the MTP modules' eh_proj.
+// q_a / kv_a projection with tensor parallelism disabled), the norms, the
+// MTP modules' eh_proj and Step 3's projection into its query rank, K and V.
 bool Replicated(const WeightGroup& g) {
   if (g.role == ParamRole::kRouter || g.role == ParamRole::kNorm) return true;
   auto ends_with = [&g](std::string_view tail) {
@@ -40,6 +40,11 @@ bool Replicated(const WeightGroup& g) {
   }
   // A prediction module's eh_proj: a plain nn.Linear in vLLM's MTP layers.
   if (ends_with(".eh_proj")) return true;
+  // Step 3's fused projection into the query rank, K and V
+  // (ReplicatedLinear in vLLM step3_text.py).
+  if (g.role == ParamRole::kAttention && (ends_with(".qkv_proj") || ends_with(".inter_norm"))) {
+    return true;
+  }
   // DeepSeek-V4 (vLLM deepseek_v4.py): the fused wq_a + wkv projection and
   // every compressor's fused wkv / wgate run with tensor parallelism
   // disabled; the compressors' position biases and norms, the q and kv

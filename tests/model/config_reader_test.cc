@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "kvbill/model/hf_config.h"
 #include "kvbill/model/kv_footprint.h"
@@ -378,7 +379,7 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
       "phi, phi-msft, phi3, "
       "phimoe, "
       "qwen, qwen2, qwen2_5_vl, qwen2_moe, qwen2_vl, qwen3, qwen3_5_moe_text, qwen3_5_text, "
-      "qwen3_moe, qwen3_next, qwen3_vl_moe_text, qwen3_vl_text, smollm3, starcoder2)");
+      "qwen3_moe, qwen3_next, qwen3_vl_moe_text, qwen3_vl_text, smollm3, starcoder2, step3_text)");
   EXPECT_EQ(ErrorOf(R"({"model_type": "lfm2", "num_hidden_layers": 2, "hidden_size": 64,
                         "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
                         "layer_types": ["conv", "banana"]})"),
@@ -392,8 +393,8 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
                         "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100}})"),
       "c.json: vision_config: kvbill cannot count the vision tower of model_type "
       "\"my_vlm\" (known: gemma3, gemma4, llama4, qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, "
-      "qwen3_5, qwen3_5_moe, kimi_k25, kimi_k3, minimax_m3_vl, muse_glimmer, mistral3 "
-      "(pixtral), siglip_vision_model); --text-only, or a "
+      "qwen3_5, qwen3_5_moe, kimi_k25, kimi_k3, minimax_m3_vl, muse_glimmer, step3_vl, "
+      "mistral3 (pixtral), siglip_vision_model); --text-only, or a "
       "scenario's \"model\": {\"text_only\": true}, leaves the "
       "towers out");
   auto text_only = ParseHfConfig(
@@ -714,6 +715,115 @@ TEST(ConfigReaderTest, HfQuantConfigBesideTheConfigIsRead) {
   EXPECT_EQ(sibling->checkpoint_kv_format, "fp8-e4m3");
   EXPECT_EQ(plain->checkpoint_kv_format, "");
   fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace kvbill
+
+namespace kvbill {
+namespace {
+
+// Step 3 (vLLM step3_text.py / step3_vl.py). The text config is vLLM's
+// Step3TextConfig defaults, which the Step 3 model card confirms (61 layers
+// of which 5 dense, hidden 7,168, a 2,048 low-rank query, 64 heads of 256,
+// 48 experts top 3 and one shared, 65,536 context; "316B" in the LLM, "38B"
+// active, "321B" with the vision model); the vision width is EVA-CLIP-5B's
+// (1,792 wide, MLP 15,360). Worked by hand:
+//   KV: one KV head a layer whatever the query heads: 61 x 1 x 256 x 2 (K, V)
+//     x 2 B = 62,464 B a token.
+//   attention a layer: qkv_proj 7,168 x (2,048 + 256 + 256) = 18,350,080,
+//     inter_norm 2,048, wq 2,048 x 64 x 256 = 33,554,432, o_proj 16,384 x
+//     7,168 = 117,440,512: 169,347,072; x 61 = 10,330,171,392.
+//   MoE layers 4..59 (56): 48 x 3 x 7,168 x 5,120 = 5,284,823,040 routed,
+//     3 x 7,168 x 5,120 = 110,100,480 shared, router 7,168 x 48 = 344,064.
+//   dense layers 0..3 and 60: 3 x 7,168 x 18,432 = 396,361,728 each.
+//   embedding and lm_head 128,815 x 7,168 each; norms 2 x 7,168 x 61 + 7,168.
+//   Sum: 316,294,538,240 (the card's 316B); active with the lm_head and
+//   without the embedding: 37,917,982,720 (38B).
+//   Vision: class 1,792 + patch conv 3 x 14^2 x 1,792 + 1,792 + positions
+//     (52^2 + 1) x 1,792; 63 blocks of 4 x 1,792^2 + 4 x 1,792 + 2 x 1,792 x
+//     15,360 + 15,360 + 1,792 + 4 x 1,792 = 67,926,784; downsamplers 1,792 x
+//     4,096 x 4 + 4,096 and 4,096 x 8,192 x 9 + 8,192; projector 8,192 x
+//     7,168 + 7,168: 4,675,381,760; all 320,969,920,000 (the card's 321B).
+//   Replicated at any TP (bf16): qkv_proj 61 x 18,350,080, inter_norm 61 x
+//     2,048, routers 56 x 344,064, norms 874,496 + 7,168 parameters:
+//     1,139,629,056 parameters, 2,279,258,112 B.
+constexpr const char* kStep3Text = R"({
+  "architectures": ["Step3TextForCausalLM"], "model_type": "step3_text",
+  "hidden_size": 7168, "intermediate_size": 18432, "num_attention_heads": 64,
+  "num_attention_groups": 1, "num_hidden_layers": 61, "max_seq_len": 65536,
+  "vocab_size": 128815, "rms_norm_eps": 1e-05, "moe_intermediate_size": 5120,
+  "moe_num_experts": 48, "moe_top_k": 3, "rope_theta": 500000, "rope_scaling": null,
+  "max_position_embedding": 65536, "share_expert_dim": 5120, "share_q_dim": 2048,
+  "head_dim": 256, "norm_expert_weight": false, "torch_dtype": "bfloat16",
+  "moe_layers_enum": "4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59"})";
+
+TEST(ConfigReaderTest, Step3QueriesThroughARankOverOneKvHead) {
+  auto m = ParseHfConfig(kStep3Text, "step3.json", "step3");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(BytesPerToken(*m, Fmt("bf16")), 62464.0);
+  EXPECT_EQ(m->max_model_len, 65536);
+  EXPECT_EQ(m->moe.layers, 56);
+  EXPECT_EQ(m->moe.experts, 48);
+  EXPECT_EQ(m->moe.experts_per_token, 3);
+  EXPECT_EQ(m->params.Total(), 316294538240LL);
+  EXPECT_EQ(m->params.attention, 10330171392LL);
+  EXPECT_EQ(m->params.shared_experts, 56LL * 110100480);
+  EXPECT_EQ(m->params.dense_mlp, 5LL * 396361728);
+  ASSERT_EQ(m->layers.size(), 61u);
+  EXPECT_EQ(m->layers[0].kv_heads, 1);
+  EXPECT_EQ(m->layers[0].query_heads, 64);
+  EXPECT_EQ(m->layers[0].query_rank, 2048);
+  auto w = ComputeWeightBytes(*m, "auto");
+  ASSERT_TRUE(w.ok()) << w.error().message();
+  EXPECT_EQ(w->replicated, 2279258112LL);
+  // Left out, moe_layers_enum means every layer but the first (vLLM).
+  auto all = ParseHfConfig(kStep3Text, "step3.json", "step3", {{"moe_layers_enum", "null"}});
+  ASSERT_TRUE(all.ok()) << all.error().message();
+  EXPECT_EQ(all->moe.layers, 60);
+  auto listed = ParseHfConfig(kStep3Text, "step3.json", "step3", {{"moe_layers_enum", "[1, 2]"}});
+  ASSERT_TRUE(listed.ok()) << listed.error().message();
+  EXPECT_EQ(listed->moe.layers, 2);
+}
+
+TEST(ConfigReaderTest, Step3VisionTowerAndWhatItRefuses) {
+  nlohmann::json vl = {{"architectures", {"Step3VLForConditionalGeneration"}},
+                       {"model_type", "step3_vl"},
+                       {"text_config", nlohmann::json::parse(kStep3Text)},
+                       {"vision_config",
+                        {{"hidden_size", 1792},
+                         {"intermediate_size", 15360},
+                         {"output_hidden_size", 4096},
+                         {"num_hidden_layers", 63},
+                         {"num_attention_heads", 16},
+                         {"num_channels", 3},
+                         {"image_size", 728},
+                         {"patch_size", 14},
+                         {"hidden_act", "quick_gelu"}}},
+                       {"understand_projector_stride", 2},
+                       {"projector_bias", true}};
+  auto m = ParseHfConfig(vl.dump(), "step3-vl.json", "step3-vl");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(m->params.vision, 4675381760LL);
+  EXPECT_EQ(m->params.Total(), 320969920000LL);
+  EXPECT_EQ(BytesPerToken(*m, Fmt("bf16")), 62464.0);
+
+  auto error = [](const std::string& key, const std::string& value) {
+    auto r = ParseHfConfig(kStep3Text, "step3.json", "step3", {{key, value}});
+    return r.ok() ? std::string("(loaded)") : r.error().message();
+  };
+  EXPECT_NE(error("num_attention_groups", "8")
+                .find("num_attention_groups (overridden): is 8: Step 3 attention has one KV head"),
+            std::string::npos)
+      << error("num_attention_groups", "8");
+  EXPECT_NE(error("moe_layers_enum", "\"4,x\"")
+                .find("moe_layers_enum (overridden): must be a comma-separated string of layer "
+                      "indices, got \"4,x\" (item \"x\")"),
+            std::string::npos)
+      << error("moe_layers_enum", "\"4,x\"");
+  EXPECT_NE(error("moe_layers_enum", "\"4,61\"").find("names layer 61, outside 0 to 60"),
+            std::string::npos)
+      << error("moe_layers_enum", "\"4,61\"");
 }
 
 }  // namespace

@@ -57,6 +57,11 @@ struct LayerShape {
   // elements, V vectors v_head_dim; 0 for V means the layer caches K only
   // (K and V are the same tensor).
   std::int64_t kv_heads = 0;
+  // Low-rank queries (Step 3's share_q_dim): hidden -> query_rank, projected
+  // with K and V by one tensor every GPU holds whole, then query_rank ->
+  // query_heads x qk_head_dim split by tensor parallelism; 0: queries are
+  // projected from the hidden state directly.
+  std::int64_t query_rank = 0;
   // MLA: elements of the cached latent per token (kv_lora_rank + qk_rope_head_dim),
   // the last rope_dim of them the rotary key.
   std::int64_t latent_dim = 0;
