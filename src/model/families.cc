@@ -63,6 +63,8 @@ const Style kStyles[] = {
   {"muse_glimmer_text", Family::kGeneric, "transformers muse_glimmer/modeling_muse_glimmer.py (a sigmoid output gate of heads x head_dim, four norms a layer); vLLM muse_glimmer.py", QkNorm::kNone, 4},
   {"deepseek_v4", Family::kDeepseekV4, "DeepSeek-V4 inference/model.py; vLLM deepseek_v4.py, deepseek_compressor.py"},
   {"deepseek_v32", Family::kGeneric, "DeepSeek-V3.2 inference/model.py; vLLM deepseek_v2.py (indexer)", QkNorm::kNone, 2, false, true, true, false, true},
+  {"ernie4_5", Family::kGeneric, "vLLM ernie45.py (Llama layers without an output-projection bias; use_bias not read)"},
+  {"ernie4_5_moe", Family::kGeneric, "vLLM ernie45_moe.py, transformers ernie4_5_moe (use_bias on q/k/v and the dense MLPs, never the output projection)", QkNorm::kNone, 2, false, false},
   {"exaone4", Family::kGeneric, "transformers exaone4/modeling_exaone4.py", QkNorm::kPerHead},
   {"falcon", Family::kFalcon, "transformers falcon/modeling_falcon.py", QkNorm::kNone, 2, false, true, false, true},
   {"falcon_h1", Family::kFalconH1, "transformers falcon_h1/modeling_falcon_h1.py"},
@@ -708,12 +710,20 @@ Result<MoeLayers> ResolveMoe(const Fields& f, const Dims& d, const std::string& 
   // Absent or null: a dense model. Zero experts is no model (vLLM would build
   // a MoE layer of none): an error naming the key; 1 is a dense MLP (Jamba).
   // Step 3 names its experts moe_num_experts and moe_top_k (vLLM
-  // step3_text.py); ERNIE 4.5 uses the first for another layout, so only
-  // Step 3 reads them.
+  // step3_text.py), ERNIE 4.5 moe_num_experts and moe_k (vLLM
+  // ernie45_moe.py); unknown model types with moe_num_experts are refused
+  // (UnknownStructureKey), their layouts differing.
   const bool step3 = model_type == "step3_text";
+  const bool ernie = model_type == "ernie4_5_moe";
+  const char* own_top_k = step3 ? "moe_top_k" : ernie ? "moe_k" : nullptr;
+  if (ernie && f.Has("moe_num_experts") && f.Get("moe_num_experts").is_array()) {
+    return f.Bad("moe_num_experts",
+                 "is a list (text and vision experts, ERNIE 4.5 VL's layout), which vLLM's "
+                 "ernie45_moe does not take: kvbill sizes the text model's one expert count");
+  }
   auto experts =
-      step3 ? f.FirstPerLayerInt({"moe_num_experts"}, n)
-            : f.FirstPerLayerInt({"num_local_experts", "num_experts", "n_routed_experts"}, n);
+      own_top_k ? f.FirstPerLayerInt({"moe_num_experts"}, n)
+                : f.FirstPerLayerInt({"num_local_experts", "num_experts", "n_routed_experts"}, n);
   if (!experts) return experts.error();
   if (!experts->has_value()) return m;
   m.experts = **experts;
@@ -725,15 +735,15 @@ Result<MoeLayers> ResolveMoe(const Fields& f, const Dims& d, const std::string& 
     return *keys.begin();
   };
   const char* experts_key =
-      step3 ? "moe_num_experts"
-            : first_present({"num_local_experts", "num_experts", "n_routed_experts"});
-  const char* top_k_key = step3 ? "moe_top_k"
-                                : first_present({"num_experts_per_tok", "experts_per_token",
-                                                 "moe_topk", "num_experts_per_token"});
-  auto top_k = step3 ? f.FirstPerLayerInt({"moe_top_k"}, n)
-                     : f.FirstPerLayerInt({"num_experts_per_tok", "experts_per_token", "moe_topk",
-                                           "num_experts_per_token"},
-                                          n);
+      own_top_k ? "moe_num_experts"
+                : first_present({"num_local_experts", "num_experts", "n_routed_experts"});
+  const char* top_k_key = own_top_k ? own_top_k
+                                    : first_present({"num_experts_per_tok", "experts_per_token",
+                                                     "moe_topk", "num_experts_per_token"});
+  auto top_k = own_top_k ? f.FirstPerLayerInt({own_top_k}, n)
+                         : f.FirstPerLayerInt({"num_experts_per_tok", "experts_per_token",
+                                               "moe_topk", "num_experts_per_token"},
+                                              n);
   if (!top_k) return top_k.error();
   if (!top_k->has_value()) return f.Bad(top_k_key, "missing for a MoE model");
   m.top_k = **top_k;
@@ -799,6 +809,21 @@ Result<MoeLayers> ResolveMoe(const Fields& f, const Dims& d, const std::string& 
           dense->has_value() && std::find((*dense)->begin(), (*dense)->end(), i) != (*dense)->end();
       return !listed && (i + 1) % *step == 0;
     });
+  } else if (ernie) {
+    // vLLM ernie45_moe.py: use_moe (default: any experts), and layer i is
+    // MoE when (i + 1) % moe_layer_interval == 0 and moe_layer_start_index
+    // <= i <= moe_layer_end_index; transformers reads an end of -1 (its
+    // default) as the last layer before vLLM sees it.
+    auto use = f.Bool("use_moe", true);
+    if (!use) return use.error();
+    auto start = f.IntOr("moe_layer_start_index", 1, 0);
+    if (!start) return start.error();
+    auto end = f.IntOr("moe_layer_end_index", -1, -1);
+    if (!end) return end.error();
+    auto interval = f.IntOr("moe_layer_interval", 1);
+    if (!interval) return interval.error();
+    const Int last = *end == -1 ? n - 1 : *end;
+    set_all([&](Int i) { return *use && (i + 1) % *interval == 0 && i >= *start && i <= last; });
   } else if (step3) {
     // moe_layers_enum: the MoE layers' indices, a comma-separated string
     // in Step 3's configs (vLLM splits it) or a list; absent, every layer
@@ -837,6 +862,10 @@ Result<MoeLayers> ResolveMoe(const Fields& f, const Dims& d, const std::string& 
   // step3_text.py builds it from that key alone).
   auto step_shared = f.OptionalInt("share_expert_dim", 0);
   if (!step_shared) return step_shared.error();
+  // ERNIE 4.5: one MLP of moe_intermediate_size x moe_num_shared_experts
+  // (transformers' default 2).
+  auto ernie_shared = ernie ? f.IntOr("moe_num_shared_experts", 2, 0) : Result<Int>(Int{0});
+  if (!ernie_shared) return ernie_shared.error();
   for (Int i = 0; i < n; ++i) {
     const auto u = static_cast<std::size_t>(i);
     Int s = 0;
@@ -844,6 +873,8 @@ Result<MoeLayers> ResolveMoe(const Fields& f, const Dims& d, const std::string& 
       s = **nemotron_shared * (n_shared->has_value() ? (**n_shared)[u] : 1);
     } else if (step_shared->has_value()) {
       s = **step_shared;
+    } else if (ernie) {
+      s = *ernie_shared * m.inter[u];
     } else if (n_shared->has_value() && model_type == "minimax_m3") {
       s = (**n_shared)[u] * d.intermediate;  // vLLM: intermediate_size x n_shared_experts
     } else if (n_shared->has_value()) {
@@ -925,9 +956,10 @@ Result<AttnPlan> GenericAttention(const Ctx& c, Int i, Mixer kind) {
   // Starcoder2 spells it use_bias (every projection); ChatGLM biases q/k/v
   // by add_qkv_bias and its dense projection by add_bias_linear.
   const char* bias_key = c.model_type == "PanguEmbedded" ? "bias"
-                         : c.model_type == "starcoder2"  ? "use_bias"
-                         : c.model_type == "chatglm"     ? "add_qkv_bias"
-                                                         : "attention_bias";
+                         : c.model_type == "starcoder2" || c.model_type == "ernie4_5_moe"
+                             ? "use_bias"
+                         : c.model_type == "chatglm" ? "add_qkv_bias"
+                                                     : "attention_bias";
   auto bias = f.Bool(bias_key, c.model_type == "gpt_oss");
   if (!bias) return bias.error();
   auto no_bias = f.Bool("no_bias", true);
@@ -984,7 +1016,7 @@ Result<MoePlan> GenericMoe(const Ctx& c, const MoeLayers& m, Int i) {
   if (!routing_bias) return routing_bias.error();
   p.score_bias = c.f.StringOr("topk_method", "") == "noaux_tc" || *routing_bias ||
                  c.model_type == "laguna" || c.model_type.starts_with("glm4_moe") ||
-                 c.model_type == "glm_moe_dsa";
+                 c.model_type == "glm_moe_dsa" || c.model_type == "ernie4_5_moe";
   return p;
 }
 
@@ -1010,9 +1042,10 @@ Status GenericLayers(Ctx& c, const std::vector<Mixer>& mixers, const MoeLayers& 
   const bool gated = !s || s->gated_mlp;
   // The MLP's biases: mlp_bias, Starcoder2's use_bias, ChatGLM's
   // add_bias_linear, or always (GPT-NeoX, Phi, GPT-BigCode).
-  const char* mlp_bias_key = c.model_type == "starcoder2" ? "use_bias"
-                             : c.model_type == "chatglm"  ? "add_bias_linear"
-                                                          : "mlp_bias";
+  const char* mlp_bias_key = c.model_type == "starcoder2" || c.model_type == "ernie4_5_moe"
+                                 ? "use_bias"
+                             : c.model_type == "chatglm" ? "add_bias_linear"
+                                                         : "mlp_bias";
   auto mlp_bias_flag = c.f.Bool(mlp_bias_key, false);
   if (!mlp_bias_flag) return mlp_bias_flag.error();
   const bool mlp_bias = *mlp_bias_flag || (s && s->mlp_bias_always);
@@ -1116,7 +1149,9 @@ Status BuildGeneric(Ctx& c) {
                  ? c.f.FirstInt({"num_mtp_modules"}, 0)
                  : c.f.FirstInt({"num_nextn_predict_layers", "mtp_num_hidden_layers"}, 0);
   if (!mtp) return mtp.error();
-  return MtpModules(c, mtp->value_or(0), AnyMoe(*moe), *moe);
+  // ERNIE 4.5's prediction layer is a Llama layer with a dense MLP (vLLM
+  // ernie_mtp.py).
+  return MtpModules(c, mtp->value_or(0), AnyMoe(*moe) && c.model_type != "ernie4_5_moe", *moe);
 }
 
 // Falcon (falcon/modeling_falcon.py): fused query_key_value, LayerNorms

@@ -369,7 +369,8 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
       "c.json: mamba_d_state: kvbill cannot tell which layers keep KV for model_type "
       "\"my_hybrid\": the key is not read by its generic rules (model types with a family "
       "rule: PanguEmbedded, bloom, chatglm, cohere, cohere2, dbrx, deepseek_v2, "
-      "deepseek_v3, deepseek_v32, deepseek_v4, exaone4, falcon, falcon_h1, gemma, gemma2, gemma3, "
+      "deepseek_v3, deepseek_v32, deepseek_v4, ernie4_5, ernie4_5_moe, exaone4, falcon, falcon_h1, "
+      "gemma, gemma2, gemma3, "
       "gemma3_text, gemma4, gemma4_text, glm4_moe, glm4_moe_lite, glm_moe_dsa, gpt_bigcode, "
       "gpt_neox, gpt_oss, "
       "granite, granitemoe, granitemoehybrid, hunyuan, hunyuan_v1_moe, jamba, kimi_k2, "
@@ -505,8 +506,8 @@ TEST(ConfigReaderTest, Gemma4SharedKvAndPerLayerInputsAreRefused) {
 // Families whose layers the generic rules would misread, refused naming the
 // key that says so (small configs with each family's own keys; the generic
 // reading gave Llama 3.2 Vision's 8 cross-attention layers per-token KV they
-// do not keep, RecurrentGemma's RG-LRU blocks full attention; ERNIE 4.5's
-// experts went uncounted).
+// do not keep, RecurrentGemma's RG-LRU blocks full attention; ERNIE 4.5
+// VL's experts would go uncounted).
 TEST(ConfigReaderTest, FamiliesTheGenericRulesWouldMisreadAreRefused) {
   const std::pair<const char*, const char*> cases[] = {
       {R"({"model_type": "mllama", "text_config": {"model_type": "mllama_text_model",
@@ -523,13 +524,14 @@ TEST(ConfigReaderTest, FamiliesTheGenericRulesWouldMisreadAreRefused) {
       {R"({"model_type": "mosaic_other", "n_layers": 4, "d_model": 64, "n_heads": 8,
           "vocab_size": 100, "attn_config": {"kv_n_heads": 2}})",
        "attn_config: kvbill cannot tell which layers keep KV for model_type \"mosaic_other\""},
-      // ERNIE 4.5 MoE names its experts moe_num_experts / moe_k: read as
-      // Llama, the 21B model was counted as a 3.6B dense one.
-      {R"({"model_type": "ernie4_5_moe", "num_hidden_layers": 4, "hidden_size": 64,
+      // ERNIE 4.5 VL keeps text and vision experts under moe_num_experts:
+      // read as Llama, its experts would go uncounted (ernie4_5_moe, the
+      // text model, has its rule).
+      {R"({"model_type": "ernie4_5_moe_vl", "num_hidden_layers": 4, "hidden_size": 64,
           "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
-          "moe_num_experts": 8, "moe_k": 2, "moe_intermediate_size": 32})",
+          "moe_num_experts": [8, 8], "moe_k": 2, "moe_intermediate_size": [32, 16]})",
        "moe_num_experts: kvbill cannot tell which layers keep KV for model_type "
-       "\"ernie4_5_moe\""},
+       "\"ernie4_5_moe_vl\""},
   };
   for (const auto& [json, message] : cases) {
     SCOPED_TRACE(message);
@@ -824,6 +826,114 @@ TEST(ConfigReaderTest, Step3VisionTowerAndWhatItRefuses) {
   EXPECT_NE(error("moe_layers_enum", "\"4,61\"").find("names layer 61, outside 0 to 60"),
             std::string::npos)
       << error("moe_layers_enum", "\"4,61\"");
+}
+
+}  // namespace
+}  // namespace kvbill
+
+namespace kvbill {
+namespace {
+
+// ERNIE 4.5 (vLLM ernie45_moe.py / ernie45.py, transformers ernie4_5_moe):
+// the 21B-A3B as its model card gives it (28 layers, 20 / 4 heads, 64
+// experts top 6, 2 shared, 131,072 context) over transformers' defaults,
+// which the class says are 21B-A3B's. Worked by hand:
+//   KV: 28 x 4 x (2,560 / 20 = 128) x 2 x 2 B = 57,344 B a token.
+//   attention a layer 2,560 x 2,560 x 2 + 2 x 2,560 x 512 = 15,728,640; x 28.
+//   layer 0 dense: 3 x 2,560 x 12,288 = 94,371,840; layers 1..27 MoE:
+//   64 x 3 x 2,560 x 1,536 routed, a shared MLP of 2 x 1,536 (23,592,960),
+//   router 2,560 x 64 + a correction bias of 64.
+//   norms 2 x 2,560 x 28 + 2,560; the embedding 103,424 x 2,560, tied.
+//   Sum: 21,825,437,888, what Hugging Face's safetensors metadata gives for
+//   baidu/ERNIE-4.5-21B-A3B-Thinking (same architecture): BF16
+//   21,821,012,480 + F32 4,425,408.
+// The 300B-A47B (54 layers, 64 / 8 heads, hidden 8,192, experts of 3,584 from
+// layer 3, top 8, no shared experts, untied): 221,184 B a token and
+// 299,484,163,264 parameters, the tensor-by-tensor sum of a pre-release
+// 300B checkpoint: attention 54 x 150,994,944, dense 3 x 3 x 8,192 x 28,672,
+// experts 51 x 64 x 88,080,384, routers and biases 51 x (524,288 + 64),
+// norms 54 x 16,384 + 8,192, embedding and head 2 x 103,424 x 8,192.
+constexpr const char* kErnie21b = R"({
+  "architectures": ["Ernie4_5_MoeForCausalLM"], "model_type": "ernie4_5_moe",
+  "hidden_size": 2560, "intermediate_size": 12288, "num_hidden_layers": 28,
+  "num_attention_heads": 20, "num_key_value_heads": 4, "vocab_size": 103424,
+  "max_position_embeddings": 131072, "moe_num_experts": 64, "moe_k": 6,
+  "moe_intermediate_size": 1536, "moe_num_shared_experts": 2,
+  "moe_layer_start_index": 1, "moe_layer_interval": 1, "tie_word_embeddings": true,
+  "use_bias": false, "rope_theta": 500000, "torch_dtype": "bfloat16"})";
+
+TEST(ConfigReaderTest, Ernie45MoeLayersSharedExpertsAndBiases) {
+  auto m = ParseHfConfig(kErnie21b, "ernie.json", "ernie");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(BytesPerToken(*m, Fmt("bf16")), 57344.0);
+  EXPECT_EQ(m->moe.layers, 27);
+  EXPECT_EQ(m->moe.experts_per_token, 6);
+  EXPECT_EQ(m->params.shared_experts, 27LL * 23592960);
+  EXPECT_EQ(m->params.dense_mlp, 94371840LL);
+  EXPECT_EQ(m->params.Total(), 21825437888LL);
+  EXPECT_EQ(m->max_model_len, 131072);
+
+  // The same from transformers' defaults alone: a config that leaves
+  // every ERNIE key out reads the same model.
+  auto bare = ParseHfConfig(R"({"model_type": "ernie4_5_moe"})", "ernie.json", "ernie");
+  ASSERT_TRUE(bare.ok()) << bare.error().message();
+  EXPECT_EQ(bare->params.Total(), 21825437888LL);
+
+  // use_bias biases q, k and v (2,560 + 2 x 512 a layer), never the output
+  // projection, and the dense MLP (2 x 12,288 + 2,560), not the shared one.
+  auto biased = ParseHfConfig(kErnie21b, "ernie.json", "ernie", {{"use_bias", "true"}});
+  ASSERT_TRUE(biased.ok()) << biased.error().message();
+  EXPECT_EQ(biased->params.attention - m->params.attention, 28LL * 3584);
+  EXPECT_EQ(biased->params.dense_mlp - m->params.dense_mlp, 27136LL);
+  EXPECT_EQ(biased->params.shared_experts, m->params.shared_experts);
+
+  auto big = ParseHfConfig(kErnie21b, "ernie.json", "ernie",
+                           {{"hidden_size", "8192"},
+                            {"intermediate_size", "28672"},
+                            {"num_hidden_layers", "54"},
+                            {"num_attention_heads", "64"},
+                            {"num_key_value_heads", "8"},
+                            {"moe_intermediate_size", "3584"},
+                            {"moe_k", "8"},
+                            {"moe_num_shared_experts", "0"},
+                            {"moe_layer_start_index", "3"},
+                            {"tie_word_embeddings", "false"}});
+  ASSERT_TRUE(big.ok()) << big.error().message();
+  EXPECT_EQ(BytesPerToken(*big, Fmt("bf16")), 221184.0);
+  EXPECT_EQ(big->moe.layers, 51);
+  EXPECT_EQ(big->params.Total(), 299484163264LL);
+
+  // An end index and an interval: layers 1..9 with (i + 1) % 2 == 0.
+  auto every_other = ParseHfConfig(kErnie21b, "ernie.json", "ernie",
+                                   {{"moe_layer_end_index", "9"}, {"moe_layer_interval", "2"}});
+  ASSERT_TRUE(every_other.ok()) << every_other.error().message();
+  EXPECT_EQ(every_other->moe.layers, 5);  // 1, 3, 5, 7, 9
+
+  auto list = ParseHfConfig(kErnie21b, "ernie.json", "ernie", {{"moe_num_experts", "[64, 64]"}});
+  ASSERT_FALSE(list.ok());
+  EXPECT_NE(list.error().message().find("moe_num_experts (overridden): is a list (text and vision "
+                                        "experts, ERNIE 4.5 VL's layout)"),
+            std::string::npos)
+      << list.error().message();
+}
+
+// ERNIE-4.5-0.3B's config as released (remote-code form): Llama layers,
+// head_dim 128 over 16 heads of a 1,024 hidden, 2 KV heads, tied.
+// 18 x (1,024 x 2,048 x 2 + 2 x 1,024 x 256 = 4,718,592 attention +
+// 3 x 1,024 x 3,072 = 9,437,184 MLP + 2,048 norms) + 103,424 x 1,024 +
+// 1,024 = 360,748,032; KV 18 x 2 x 128 x 2 x 2 = 18,432 B a token.
+TEST(ConfigReaderTest, Ernie45DenseTakesItsHeadDim) {
+  auto m = ParseHfConfig(R"({"architectures": ["Ernie4_5_ForCausalLM"], "model_type": "ernie4_5",
+      "hidden_size": 1024, "intermediate_size": 3072, "max_position_embeddings": 131072,
+      "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 128,
+      "num_hidden_layers": 18, "rms_norm_eps": 1e-05, "vocab_size": 103424,
+      "rope_theta": 500000, "use_bias": false, "tie_word_embeddings": true,
+      "torch_dtype": "bfloat16"})",
+                         "ernie03.json", "ernie03");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(m->params.Total(), 360748032LL);
+  EXPECT_EQ(BytesPerToken(*m, Fmt("bf16")), 18432.0);
+  EXPECT_FALSE(m->generic_rule);
 }
 
 }  // namespace
