@@ -337,6 +337,79 @@ Result<Int> Step3VlTower(const Fields& v, const json& root, Int text_hidden) {
   return tower + down + 2 * out * text_hidden + (*bias ? text_hidden : 0);
 }
 
+// LLaVA, LLaVA-NeXT and LLaVA-OneVision (vLLM llava.py, llava_next.py,
+// llava_onevision.py): a CLIP or SigLIP tower built only up to the deepest
+// layer vision_feature_layer names (init_vision_tower_for_llava: -2 leaves
+// the last layer out) and without its post-norm (require_post_norm False);
+// CLIP: a class embedding, an unbiased patch Conv2d, (image / patch)^2 + 1
+// positions and a pre-norm; SigLIP: a biased patch Conv2d, (image /
+// patch)^2 positions and, unless vision_use_head is false, its pooling head.
+// The projector maps the selected layers' features (hidden x their count)
+// to the text model and then text hidden to text hidden, biased by
+// multimodal_projector_bias; NeXT and OneVision add an image_newline of
+// text hidden.
+Result<Int> LlavaTower(const Fields& v, const json& root, const std::string& model_type,
+                       Int text_hidden) {
+  const std::string type = v.StringOr("model_type", "clip_vision_model");
+  const bool clip = type == "clip_vision_model";
+  if (!clip && type != "siglip_vision_model") {
+    return v.Bad("model_type", "is \"" + type + "\": kvbill counts " + model_type +
+                                   "'s CLIP or SigLIP towers (clip_vision_model, "
+                                   "siglip_vision_model) only");
+  }
+  KV_GET(d, v, {"hidden_size"}, clip ? 1024 : 768);
+  KV_GET(m, v, {"intermediate_size"}, clip ? 4096 : 3072);
+  KV_GET(layers, v, {"num_hidden_layers"}, clip ? 24 : 12);
+  KV_GET(patch, v, {"patch_size"}, clip ? 14 : 16);
+  KV_GET(image, v, {"image_size"}, clip ? 336 : 224);
+  KV_GET(channels, v, {"num_channels"}, 3);
+  const Fields top(root, v.source(), "");
+  // vLLM's get_layer_index: a negative index counts from the end (-1: all
+  // layers), a positive one is the number of layers run.
+  std::vector<Int> indices;
+  const std::string key = "vision_feature_layer";
+  if (!top.Has(key)) {
+    indices.push_back(model_type == "llava_onevision" ? -1 : -2);
+  } else if (const json& f = top.Get(key); f.is_number_integer()) {
+    indices.push_back(f.get<Int>());
+  } else if (f.is_array() && !f.empty()) {
+    for (const json& x : f) {
+      if (!x.is_number_integer()) return top.Bad(key, "must list whole numbers");
+      indices.push_back(x.get<Int>());
+    }
+  } else {
+    return top.Bad(key, "must be a layer index or a list of them");
+  }
+  Int used = 0;
+  for (const Int i : indices) {
+    const Int n = i < 0 ? layers + i + 1 : i;
+    if (n < 1 || n > layers) {
+      return top.Bad(key, "names layer " + std::to_string(i) + " of a tower of " +
+                              std::to_string(layers) + " layers");
+    }
+    used = std::max(used, n);
+  }
+  Int tower = 0;
+  const Int grid = image / patch;
+  if (clip) {
+    tower = d + channels * patch * patch * d + (grid * grid + 1) * d + 2 * d;
+  } else {
+    tower = channels * patch * patch * d + d + grid * grid * d;
+    auto head = v.Bool("vision_use_head", true);
+    if (!head) return head.error();
+    if (*head) tower += d + 4 * d * d + 4 * d + 2 * d + 2 * d * m + m + d;
+  }
+  tower += used * VitBlock(d, m);
+  auto bias = top.Bool("multimodal_projector_bias", true);
+  if (!bias) return bias.error();
+  const Int b = *bias ? 1 : 0;
+  const Int features = static_cast<Int>(indices.size());
+  const Int projector =
+      features * d * text_hidden + b * text_hidden + text_hidden * text_hidden + b * text_hidden;
+  const Int newline = model_type == "llava" ? 0 : text_hidden;
+  return tower + projector + newline;
+}
+
 }  // namespace
 
 Status BuildTowers(const json& root, const std::string& source, const std::string& model_type,
@@ -365,6 +438,9 @@ Status BuildTowers(const json& root, const std::string& source, const std::strin
                 model_type + "\" (" + leave_out + ")");
     } else if ((model_type == "mistral3" || model_type == "ministral3") && type == "pixtral") {
       n = PixtralTower(v, root, text_hidden);
+    } else if (model_type == "llava" || model_type == "llava_next" ||
+               model_type == "llava_onevision") {
+      n = LlavaTower(v, root, model_type, text_hidden);
     } else if (model_type == "minimax_m3_vl") {
       n = MiniMaxM3VlTower(v, root, text_hidden);
     } else if (model_type == "muse_glimmer" || type == "muse_glimmer_vision") {
@@ -393,7 +469,7 @@ Status BuildTowers(const json& root, const std::string& source, const std::strin
                 model_type +
                 "\" (known: gemma3, gemma4, llama4, qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, "
                 "qwen3_5, qwen3_5_moe, kimi_k25, kimi_k3, minimax_m3_vl, muse_glimmer, step3_vl, "
-                "mistral3 (pixtral), siglip_vision_model); " +
+                "llava, llava_next, llava_onevision, mistral3 (pixtral), siglip_vision_model); " +
                 leave_out);
     }
     if (!n) return n.error();

@@ -395,7 +395,8 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
       "c.json: vision_config: kvbill cannot count the vision tower of model_type "
       "\"my_vlm\" (known: gemma3, gemma4, llama4, qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, "
       "qwen3_5, qwen3_5_moe, kimi_k25, kimi_k3, minimax_m3_vl, muse_glimmer, step3_vl, "
-      "mistral3 (pixtral), siglip_vision_model); --text-only, or a "
+      "llava, llava_next, llava_onevision, mistral3 (pixtral), siglip_vision_model); "
+      "--text-only, or a "
       "scenario's \"model\": {\"text_only\": true}, leaves the "
       "towers out");
   auto text_only = ParseHfConfig(
@@ -934,6 +935,85 @@ TEST(ConfigReaderTest, Ernie45DenseTakesItsHeadDim) {
   EXPECT_EQ(m->params.Total(), 360748032LL);
   EXPECT_EQ(BytesPerToken(*m, Fmt("bf16")), 18432.0);
   EXPECT_FALSE(m->generic_rule);
+}
+
+}  // namespace
+}  // namespace kvbill
+
+namespace kvbill {
+namespace {
+
+// llava-hf/llava-1.5-7b-hf's config as released (a partial Llama
+// text_config over LlamaConfig's defaults; CLIP ViT-L/14-336). vLLM builds
+// the CLIP tower up to vision_feature_layer -2, 23 of its 24 layers, and
+// without its post-norm. Worked by hand:
+//   text: 32 x (4 x 4,096^2 + 3 x 4,096 x 11,008 + 2 x 4,096) + 4,096 +
+//     2 x 32,064 x 4,096 = 6,738,939,904.
+//   tower: class 1,024 + patches 3 x 14^2 x 1,024 (no bias) + positions
+//     (24^2 + 1) x 1,024 + pre-norm 2,048 + 23 x (4 x 1,024^2 + 4 x 1,024 +
+//     2 x 1,024 x 4,096 + 4,096 + 1,024 + 4 x 1,024 = 12,596,224) =
+//     290,909,184; projector 1,024 x 4,096 + 4,096 + 4,096^2 + 4,096 =
+//     20,979,712: 311,888,896 (the checkpoint's 24th layer and post-norm,
+//     12,598,272 more, are not loaded).
+constexpr const char* kLlava15 = R"({
+  "architectures": ["LlavaForConditionalGeneration"], "ignore_index": -100,
+  "image_token_index": 32000, "model_type": "llava", "pad_token_id": 32001,
+  "projector_hidden_act": "gelu",
+  "text_config": {"_name_or_path": "lmsys/vicuna-7b-v1.5", "architectures": ["LlamaForCausalLM"],
+    "max_position_embeddings": 4096, "model_type": "llama", "rms_norm_eps": 1e-05,
+    "torch_dtype": "float16", "vocab_size": 32064},
+  "tie_word_embeddings": false, "torch_dtype": "float16", "transformers_version": "4.36.0.dev0",
+  "vision_config": {"hidden_size": 1024, "image_size": 336, "intermediate_size": 4096,
+    "model_type": "clip_vision_model", "num_attention_heads": 16, "num_hidden_layers": 24,
+    "patch_size": 14, "projection_dim": 768, "vocab_size": 32000},
+  "vision_feature_layer": -2, "vision_feature_select_strategy": "default", "vocab_size": 32064})";
+
+TEST(ConfigReaderTest, LlavaTowersAsVllmBuildsThem) {
+  auto m = ParseHfConfig(kLlava15, "llava.json", "llava");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(m->params.vision, 311888896LL);
+  EXPECT_EQ(m->params.Total(), 6738939904LL + 311888896LL);
+  // LLaVA-NeXT adds an image_newline of the text width; two feature layers
+  // double the projector's input (1,024 x 4,096 more); -1 builds all 24
+  // layers (one more block).
+  nlohmann::json next = nlohmann::json::parse(kLlava15);
+  next["model_type"] = "llava_next";
+  auto n = ParseHfConfig(next.dump(), "llava.json", "llava");
+  ASSERT_TRUE(n.ok()) << n.error().message();
+  EXPECT_EQ(n->params.vision, 311888896LL + 4096);
+  next["vision_feature_layer"] = {-2, -5};
+  auto two = ParseHfConfig(next.dump(), "llava.json", "llava");
+  ASSERT_TRUE(two.ok()) << two.error().message();
+  EXPECT_EQ(two->params.vision, 311888896LL + 4096 + 1024LL * 4096);
+  next["vision_feature_layer"] = -1;
+  auto all = ParseHfConfig(next.dump(), "llava.json", "llava");
+  ASSERT_TRUE(all.ok()) << all.error().message();
+  EXPECT_EQ(all->params.vision, 311888896LL + 4096 + 12596224LL);
+  next["vision_feature_layer"] = -25;
+  auto bad = ParseHfConfig(next.dump(), "llava.json", "llava");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(
+      bad.error().message().find("vision_feature_layer: names layer -25 of a tower of 24 layers"),
+      std::string::npos)
+      << bad.error().message();
+
+  // LLaVA-OneVision over SigLIP (1,152 wide, MLP 4,304, 26 layers, patch 14
+  // at 384, no pooling head) into a 3,584-wide text model, all layers
+  // (feature layer -1): patches 3 x 14^2 x 1,152 + 1,152 = 678,528,
+  // positions 27^2 x 1,152 = 839,808, 26 x (4 x 1,152^2 + 4 x 1,152 + 2 x
+  // 1,152 x 4,304 + 4,304 + 1,152 + 4 x 1,152 = 15,239,504) = 396,227,104,
+  // projector 1,152 x 3,584 + 3,584 + 3,584^2 + 3,584 = 16,980,992,
+  // image_newline 3,584: 414,730,016.
+  auto ov = ParseHfConfig(R"({"model_type": "llava_onevision", "vision_feature_layer": -1,
+      "text_config": {"model_type": "qwen2", "hidden_size": 3584, "num_hidden_layers": 2,
+        "num_attention_heads": 28, "num_key_value_heads": 4, "intermediate_size": 18944,
+        "vocab_size": 152064},
+      "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 1152,
+        "intermediate_size": 4304, "num_hidden_layers": 26, "patch_size": 14,
+        "image_size": 384, "vision_use_head": false}})",
+                          "ov.json", "ov");
+  ASSERT_TRUE(ov.ok()) << ov.error().message();
+  EXPECT_EQ(ov->params.vision, 414730016LL);
 }
 
 }  // namespace
