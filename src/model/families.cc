@@ -107,6 +107,7 @@ const Style kStyles[] = {
   {"phi", Family::kGeneric, "transformers phi/modeling_phi.py (one LayerNorm, biased q/k/v/dense, ungated biased MLP, biased lm_head)", QkNorm::kNone, 1, true, true, false, true, false, true, true},
   {"phi-msft", Family::kGeneric, "microsoft/phi-2 modeling_phi.py (remote code of the phi-msft configs; the same blocks as transformers phi)", QkNorm::kNone, 1, true, true, false, true, false, true, true},
   {"phi3", Family::kGeneric, "transformers phi3/modeling_phi3.py"},
+  {"phi3_v", Family::kGeneric, "vLLM phi3v.py (Phi-3's layers beside its CLIP image tower)"},
   {"phimoe", Family::kGeneric, "transformers phimoe/modeling_phimoe.py", QkNorm::kNone, 2, false, true, true, true},
   {"PanguEmbedded", Family::kGeneric, "openPangu-Embedded modeling_openpangu_dense.py (q, k, v, o biased by \"bias\")"},
   {"qwen", Family::kGeneric, "Qwen/Qwen-7B modeling_qwen.py (c_attn biased, w1 / w2 of intermediate_size / 2)", QkNorm::kNone, 2, true, false},

@@ -251,6 +251,10 @@ Result<ModelShape> BuildShape(const json& root, const std::string& source, const
     }
   }
   if (auto s = ApplyOverrides(config, overrides, source); !s) return s.error();
+  // Without a text_config the overrides edit the top level, towers' keys
+  // included (img_processor, vision_config): the towers read them edited.
+  const json edited_root = prefix.empty() ? config : json();
+  const json& tower_root = prefix.empty() ? edited_root : root;
 
   std::string model_type = StringAt(config, "model_type");
   if (model_type.empty()) model_type = StringAt(root, "model_type");
@@ -268,7 +272,8 @@ Result<ModelShape> BuildShape(const json& root, const std::string& source, const
   if (!text) return NameHoistedKey(text.error(), source, hoisted);
   if (!text_only) {
     const std::string root_type = StringAt(root, "model_type");
-    if (auto s = model_config::BuildTowers(root, source, root_type, text->hidden, &builder); !s) {
+    if (auto s = model_config::BuildTowers(tower_root, source, root_type, text->hidden, &builder);
+        !s) {
       return s.error();
     }
   }

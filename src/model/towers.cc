@@ -410,6 +410,44 @@ Result<Int> LlavaTower(const Fields& v, const json& root, const std::string& mod
   return tower + projector + newline;
 }
 
+// Phi-3-vision and Phi-3.5-vision (vLLM phi3v.py): img_processor names
+// the tower, but vLLM builds its fixed CLIP ViT-L/14-336 whatever the name
+// (1,024 wide, MLP 4,096, 24 layers, patch 14 at 336), up to
+// img_processor.layer_idx (default -2: 23 layers; a positive index builds
+// index + 1), with its post-norm only when every layer is built; then the
+// HD transform's separators glb_GN and sub_GN (4 x image_dim_out each) and
+// img_projection, 4 x image_dim_out -> text hidden -> text hidden, biased.
+Result<Int> Phi3VTower(const json& root, const std::string& source, Int text_hidden) {
+  const Fields top(root, source, "");
+  const Fields img(top.Get("img_processor"), source, "img_processor.");
+  KV_GET(out, img, {"image_dim_out"}, 1024);
+  auto index = img.IntOr("layer_idx", -2, -1000000);
+  if (!index) return index.error();
+  constexpr Int d = 1024, m = 4096, layers = 24, patch = 14, grid = 336 / 14;
+  const Int used = *index < 0 ? layers + *index + 1 : *index + 1;
+  if (used < 1 || used > layers) {
+    return img.Bad("layer_idx", "is " + std::to_string(*index) +
+                                    ", outside the 24 layers of the CLIP tower vLLM builds");
+  }
+  if (!top.Has("embd_layer") || !top.Get("embd_layer").is_object()) {
+    return top.Bad("embd_layer", "missing");
+  }
+  const Fields embd(top.Get("embd_layer"), source, "embd_layer.");
+  auto hd = embd.Bool("use_hd_transform", false);
+  if (!hd) return hd.error();
+  if (!*hd) {
+    return embd.Bad("use_hd_transform",
+                    "is not true: vLLM's phi3v builds the HD transform only (it asserts "
+                    "use_hd_transform and with_learnable_separator)");
+  }
+  const Int clip = d + 3 * patch * patch * d + (grid * grid + 1) * d + 2 * d +
+                   used * VitBlock(d, m) + (used == layers ? 2 * d : 0);
+  const Int separators = 2 * 4 * out;
+  const Int projection =
+      4 * out * text_hidden + text_hidden + text_hidden * text_hidden + text_hidden;
+  return clip + separators + projection;
+}
+
 }  // namespace
 
 Status BuildTowers(const json& root, const std::string& source, const std::string& model_type,
@@ -418,12 +456,20 @@ Status BuildTowers(const json& root, const std::string& source, const std::strin
   const std::string leave_out =
       "--text-only, or a scenario's \"model\": {\"text_only\": true}, leaves the towers out";
   if (!root.is_object()) return OkStatus();
-  // Phi-3-vision (phi3_v) keeps its CLIP tower's settings in img_processor
-  // (the tower is 8% of Phi-3.5-vision's parameters): not counted, so not
-  // left out silently either.
+  // Phi-3-vision (phi3_v) keeps its CLIP tower's settings in img_processor;
+  // another model type with one is refused, not left out silently.
   if (auto it = root.find("img_processor"); it != root.end() && it->is_object()) {
-    return Error(source + ": img_processor: kvbill cannot count the image tower of model_type \"" +
-                 model_type + "\" (" + leave_out + ")");
+    if (model_type != "phi3_v") {
+      return Error(source +
+                   ": img_processor: kvbill cannot count the image tower of model_type \"" +
+                   model_type + "\" (" + leave_out + ")");
+    }
+    auto n = Phi3VTower(root, source, text_hidden);
+    if (!n) return n.error();
+    b->BeginTower(ParamRole::kVision);
+    b->Matrix(ParamRole::kVision, "visual", 1, *n);
+    b->EndOverride();
+    return OkStatus();  // vLLM's phi3v reads no vision_config
   }
   for (const char* key : {"vision_config", "audio_config"}) {
     auto it = root.find(key);

@@ -377,7 +377,7 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
       "kimi_linear, laguna, lfm2, llama, llama4, llama4_text, mimo, mimo_v2_flash, minimax, "
       "minimax_m1, minimax_m2, minimax_m3, mistral, mixtral, mpt, muse_glimmer_text, nemotron-nas, "
       "nemotron_h, "
-      "phi, phi-msft, phi3, "
+      "phi, phi-msft, phi3, phi3_v, "
       "phimoe, "
       "qwen, qwen2, qwen2_5_vl, qwen2_moe, qwen2_vl, qwen3, qwen3_5_moe_text, qwen3_5_text, "
       "qwen3_moe, qwen3_next, qwen3_vl_moe_text, qwen3_vl_text, smollm3, starcoder2, step3_text)");
@@ -603,22 +603,52 @@ TEST(ConfigReaderTest, ChatGlmKeepsMultiQueryGroups) {
 }
 
 // Phi-3-vision's CLIP tower is described by img_processor, not a
-// vision_config: refused with the flag that leaves it out, and with that
-// flag the text model alone (Phi-3's blocks).
-TEST(ConfigReaderTest, Phi3VisionsTowerIsNotLeftOutSilently) {
+// vision_config (vLLM phi3v.py builds a fixed CLIP ViT-L/14-336 up to
+// layer_idx, default -2). On Phi-3.5-vision's shapes (text: Phi-3-mini,
+// hidden 3,072, 32 layers, MLP 8,192, vocab 32,064, untied), worked by hand:
+//   text: 32 x (4 x 3,072^2 + 3 x 3,072 x 8,192 + 2 x 3,072) + 3,072 +
+//     2 x 32,064 x 3,072 = 3,821,079,552.
+//   tower: CLIP class 1,024 + patches 3 x 14^2 x 1,024 + positions 577 x
+//     1,024 + pre-norm 2,048 + 23 x 12,596,224 (no post-norm: not every
+//     layer is built) = 290,909,184; separators 2 x 4 x 1,024 = 8,192;
+//     projection 4,096 x 3,072 + 3,072 + 3,072^2 + 3,072 = 22,026,240:
+//     312,943,616. With the checkpoint's last layer and post-norm
+//     (12,598,272) that is 4,146,621,440 in all, the "4.15B" of its card.
+TEST(ConfigReaderTest, Phi3VisionCountsItsClipTower) {
   const std::string json =
-      R"({"model_type": "phi3_v", "num_hidden_layers": 2, "hidden_size": 64,
-          "num_attention_heads": 4, "num_key_value_heads": 4, "vocab_size": 100,
-          "intermediate_size": 128,
-          "img_processor": {"image_dim_out": 1024, "model_name": "openai/clip-vit-large-patch14-336"}})";
-  EXPECT_EQ(
-      ErrorOf(json),
-      "c.json: img_processor: kvbill cannot count the image tower of model_type \"phi3_v\" "
-      "(--text-only, or a scenario's \"model\": {\"text_only\": true}, leaves the towers out)");
+      R"({"architectures": ["Phi3VForCausalLM"], "model_type": "phi3_v",
+          "hidden_size": 3072, "intermediate_size": 8192, "num_hidden_layers": 32,
+          "num_attention_heads": 32, "num_key_value_heads": 32, "vocab_size": 32064,
+          "max_position_embeddings": 131072, "tie_word_embeddings": false,
+          "embd_layer": {"embedding_cls": "image", "hd_transform_order": "sub_glb",
+            "projection_cls": "mlp", "use_hd_transform": true, "with_learnable_separator": true},
+          "img_processor": {"image_dim_out": 1024, "model_name": "openai/clip-vit-large-patch14-336",
+            "name": "clip_vision_model", "num_img_tokens": 144}})";
+  auto m = ParseHfConfig(json, "c.json", "c");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(m->params.vision, 312943616LL);
+  EXPECT_EQ(m->params.Total(), 3821079552LL + 312943616LL);
+  EXPECT_FALSE(m->generic_rule);
+  // Every layer built (layer_idx -1): one more block and the post-norm.
+  auto all = ParseHfConfig(json, "c.json", "c",
+                           {{"img_processor", R"({"image_dim_out": 1024, "layer_idx": -1})"}});
+  ASSERT_TRUE(all.ok()) << all.error().message();
+  EXPECT_EQ(all->params.vision, 312943616LL + 12596224 + 2048);
   auto text = ParseHfConfig(json, "c.json", "c", {}, /*text_only=*/true);
   ASSERT_TRUE(text.ok()) << text.error().message();
-  // 2 layers x 4 KV heads x 16 x (K + V) x 2 bytes = 512.
-  EXPECT_EQ(BytesPerToken(*text, Fmt("bf16")), 512.0);
+  EXPECT_EQ(text->params.vision, 0);
+  // 32 layers x 32 KV heads x 96 x (K + V) x 2 bytes = 393,216.
+  EXPECT_EQ(BytesPerToken(*text, Fmt("bf16")), 393216.0);
+  EXPECT_EQ(ErrorOf(R"({"model_type": "phi3_v", "num_hidden_layers": 2, "hidden_size": 64,
+          "num_attention_heads": 4, "vocab_size": 100,
+          "img_processor": {"image_dim_out": 1024}})"),
+            "c.json: embd_layer: missing");
+  // Another model type with an img_processor is refused, not left out.
+  EXPECT_EQ(
+      ErrorOf(R"({"model_type": "my_v", "num_hidden_layers": 2, "hidden_size": 64,
+          "num_attention_heads": 4, "vocab_size": 100, "img_processor": {"image_dim_out": 1024}})"),
+      "c.json: img_processor: kvbill cannot count the image tower of model_type \"my_v\" "
+      "(--text-only, or a scenario's \"model\": {\"text_only\": true}, leaves the towers out)");
 }
 
 // --text-only leaves the towers out of the counts and the weights.
