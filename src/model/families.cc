@@ -53,6 +53,10 @@ struct Style {
 
 // clang-format off
 const Style kStyles[] = {
+  {"apertus", Family::kGeneric, "vLLM apertus.py (an ungated xIELU MLP, q and k norms)", QkNorm::kPerHead, 2, false, true, false},
+  {"arcee", Family::kGeneric, "vLLM arcee.py (an ungated ReLU-squared MLP)", QkNorm::kNone, 2, false, true, false},
+  {"bailing_moe", Family::kGeneric, "vLLM bailing_moe.py (fused query_key_value, shared experts of num_shared_experts)", QkNorm::kPerHeadIfFlag},
+  {"bailing_moe_v2", Family::kGeneric, "vLLM bailing_moe.py (BailingMoeV2ForCausalLM)", QkNorm::kPerHeadIfFlag},
   {"bloom", Family::kBloom, "transformers bloom/modeling_bloom.py", QkNorm::kNone, 2, true, true, false, true},
   {"chatglm", Family::kGeneric, "THUDM/chatglm3-6b modeling_chatglm.py (vLLM chatglm.py): multi_query_group_num KV heads of kv_channels, q/k/v biased by add_qkv_bias, dense and MLP by add_bias_linear"},
   {"cohere", Family::kGeneric, "transformers cohere/modeling_cohere.py (one LayerNorm a layer, attention and MLP in parallel)", QkNorm::kFullWidth, 1},
@@ -85,16 +89,20 @@ const Style kStyles[] = {
   {"granitemoehybrid", Family::kGraniteHybrid, "transformers granitemoehybrid/modeling_granitemoehybrid.py"},
   {"hunyuan", Family::kHunyuan, "Tencent-Hunyuan/Hunyuan-A13B modeling (vLLM hunyuan_v1.py)", QkNorm::kPerHeadIfFlag},
   {"hunyuan_v1_moe", Family::kHunyuan, "transformers hunyuan_v1_moe/modeling_hunyuan_v1_moe.py", QkNorm::kPerHeadIfFlag},
+  {"hunyuan_v1_dense", Family::kHunyuan, "transformers hunyuan_v1_dense/modeling_hunyuan_v1_dense.py (vLLM hunyuan_v1.py)", QkNorm::kPerHeadIfFlag},
   {"jamba", Family::kJamba, "transformers jamba/modeling_jamba.py"},
+  {"jais2", Family::kGeneric, "vLLM jais2.py (an ungated ReLU-squared MLP, LayerNorms with bias)", QkNorm::kNone, 2, false, true, false, true},
   {"kimi_linear", Family::kKimiLinear, "vLLM kimi_linear.py (KimiDecoderLayer: KDA via layers/kda.py, MLA); vLLM kimi_k3/nvidia/model.py (latent MoE, attention residuals)"},
   {"laguna", Family::kGeneric, "vLLM laguna.py (LagunaDecoderLayer: query heads per layer, a per-head output gate); transformers laguna/configuration_laguna.py", QkNorm::kPerHead},
   {"kimi_k2", Family::kGeneric, "transformers deepseek_v3/modeling_deepseek_v3.py (Kimi K2 is DeepseekV3)", QkNorm::kNone, 2, false, true, true, false, true},
   {"lfm2", Family::kLfm2, "transformers lfm2/modeling_lfm2.py", QkNorm::kPerHead},
+  {"lfm2_moe", Family::kLfm2, "vLLM lfm2_moe.py (LFM2's layers, MoE from num_dense_layers)", QkNorm::kPerHead},
   {"llama", Family::kGeneric, "transformers llama/modeling_llama.py"},
   {"llama4", Family::kGeneric, "transformers llama4/modeling_llama4.py"},
   {"llama4_text", Family::kGeneric, "transformers llama4/modeling_llama4.py"},
   {"mimo", Family::kGeneric, "XiaomiMiMo/MiMo-7B modeling_mimo.py (Qwen2 + MTP layers)", QkNorm::kNone, 2, true},
   {"mimo_v2_flash", Family::kMimoV2, "transformers mimo_v2_flash/modeling_mimo_v2_flash.py"},
+  {"minicpm", Family::kGeneric, "vLLM minicpm.py (Llama-style layers; sparse_config is not read)"},
   {"minimax", Family::kLightning, "transformers minimax/modeling_minimax.py"},
   {"minimax_m1", Family::kLightning, "MiniMax-AI/MiniMax-M1 modeling_minimax_m1.py"},
   {"minimax_m2", Family::kGeneric, "transformers minimax_m2/modeling_minimax_m2.py", QkNorm::kFullWidth},
@@ -103,6 +111,7 @@ const Style kStyles[] = {
   {"mixtral", Family::kGeneric, "transformers mixtral/modeling_mixtral.py"},
   {"mpt", Family::kGeneric, "MPT modeling_mpt.py (ALiBi, no biases with no_bias, ungated MLP, tied wte)", QkNorm::kNone, 2, false, true, false},
   {"nemotron-nas", Family::kNemotronNas, "nvidia DeciLM modeling_decilm.py (vLLM nemotron_nas.py)"},
+  {"nemotron", Family::kGeneric, "vLLM nemotron.py (an ungated ReLU-squared MLP, LayerNorm1P with bias)", QkNorm::kNone, 2, false, true, false, true},
   {"nemotron_h", Family::kNemotronH, "transformers nemotron_h/modeling_nemotron_h.py", QkNorm::kNone, 1, false, true, false},
   {"phi", Family::kGeneric, "transformers phi/modeling_phi.py (one LayerNorm, biased q/k/v/dense, ungated biased MLP, biased lm_head)", QkNorm::kNone, 1, true, true, false, true, false, true, true},
   {"phi-msft", Family::kGeneric, "microsoft/phi-2 modeling_phi.py (remote code of the phi-msft configs; the same blocks as transformers phi)", QkNorm::kNone, 1, true, true, false, true, false, true, true},
@@ -138,7 +147,7 @@ const Style* FindStyle(const std::string& model_type) {
 // Keys that tell of layers the generic reading does not understand; an
 // unknown model_type carrying one is an error, not a guess. Keys the generic
 // rules read are exempt.
-constexpr std::array<const char*, 26> kStructureHints = {
+constexpr std::array<const char*, 28> kStructureHints = {
     "mamba", "ssm_", "conv_", "linear_", "hybrid", "block_config", "layers_block_type", "global_",
     "kv_shared", "k_eq_v", "cla_", "swa_", "full_attn", "layer_pattern", "cross_layer", "compress",
     "sparse", "index_", "per_layer", "hash_layer",
@@ -149,7 +158,10 @@ constexpr std::array<const char*, 26> kStructureHints = {
     // DBRX, MPT: attention and FFN settings nested
     "attn_config", "ffn_config",
     // ERNIE 4.5 MoE: experts under keys of its own
-    "moe_num_experts", "moe_layer_start_index"};
+    "moe_num_experts", "moe_layer_start_index",
+    // Ouro: one KV cache per loop over the layers (vLLM ouro.py); LongCat-Flash:
+    // two attentions and two MLPs a layer beside zero-compute experts
+    "total_ut_steps", "zero_expert_num"};
 constexpr std::array<const char*, 6> kGenericKeys = {"decoder_sparse_step", "index_topk",
                                                      "index_head_dim",      "index_n_heads",
                                                      "mlp_only_layers",     "use_sliding_window"};
@@ -634,6 +646,20 @@ Result<std::vector<Mixer>> ResolveMixers(const Fields& f, const Dims& d,
 
   if (!window->has_value()) return kinds;
 
+  // EXAONE 4 (transformers Exaone4Config): a string of L (sliding) and G
+  // (full) repeated over the layers.
+  if (f.Has("sliding_window_pattern") && f.Get("sliding_window_pattern").is_string()) {
+    const std::string p = f.Get("sliding_window_pattern").get<std::string>();
+    if (p.empty() || p.find_first_not_of("LG") != std::string::npos) {
+      return f.Bad(
+          "sliding_window_pattern",
+          "must be a whole number or a string of L (sliding) and G (full), got \"" + p + "\"");
+    }
+    for (Int i = 0; i < n; ++i) {
+      at(i) = p[static_cast<std::size_t>(i) % p.size()] == 'L' ? Mixer::kSliding : full;
+    }
+    return kinds;
+  }
   // Gemma-2: even layers slide. Gemma-3: all but every sliding_window_pattern-th.
   auto pattern = f.FirstInt({"sliding_window_pattern", "_sliding_window_pattern"});
   if (!pattern) return pattern.error();
@@ -836,6 +862,10 @@ Result<MoeLayers> ResolveMoe(const Fields& f, const Dims& d, const std::string& 
                  ? std::find((*listed)->begin(), (*listed)->end(), i) != (*listed)->end()
                  : i >= 1;
     });
+  } else if (f.Has("num_dense_layers")) {  // LFM2-MoE, AFMoE: the first layers dense
+    auto dense = f.IntOr("num_dense_layers", 0, 0);
+    if (!dense) return dense.error();
+    set_all([&](Int i) { return i >= *dense; });
   } else if (f.Has("moe_layer_num_skipped")) {  // Hunyuan
     auto skipped = f.IntOr("moe_layer_num_skipped", 0, 0);
     if (!skipped) return skipped.error();
@@ -867,10 +897,17 @@ Result<MoeLayers> ResolveMoe(const Fields& f, const Dims& d, const std::string& 
   // (transformers' default 2).
   auto ernie_shared = ernie ? f.IntOr("moe_num_shared_experts", 2, 0) : Result<Int>(Int{0});
   if (!ernie_shared) return ernie_shared.error();
+  // Ling (vLLM bailing_moe.py): num_shared_experts x
+  // (moe_shared_expert_intermediate_size, else moe_intermediate_size).
+  const bool bailing = model_type.starts_with("bailing_moe");
+  auto bailing_shared = bailing ? f.IntOr("num_shared_experts", 0, 0) : Result<Int>(Int{0});
+  if (!bailing_shared) return bailing_shared.error();
   for (Int i = 0; i < n; ++i) {
     const auto u = static_cast<std::size_t>(i);
     Int s = 0;
-    if (nemotron_shared->has_value()) {
+    if (bailing) {
+      s = *bailing_shared * nemotron_shared->value_or(m.inter[u]);
+    } else if (nemotron_shared->has_value()) {
       s = **nemotron_shared * (n_shared->has_value() ? (**n_shared)[u] : 1);
     } else if (step_shared->has_value()) {
       s = **step_shared;
@@ -969,7 +1006,16 @@ Result<AttnPlan> GenericAttention(const Ctx& c, Int i, Mixer kind) {
   if (!linear_bias) return linear_bias.error();
   const bool qkv_bias = *bias || (c.style && c.style->qkv_bias_always);
   a.qkv_bias = qkv_bias;
-  a.o_bias = c.model_type == "chatglm"
+  // Ling (vLLM bailing_moe.py): query_key_value biased by use_bias or
+  // use_qkv_bias, the output projection (dense) by use_bias.
+  auto use_bias = f.Bool("use_bias", false);
+  if (!use_bias) return use_bias.error();
+  auto use_qkv_bias = f.Bool("use_qkv_bias", false);
+  if (!use_qkv_bias) return use_qkv_bias.error();
+  const bool bailing = c.model_type.starts_with("bailing_moe");
+  if (bailing) a.qkv_bias = *use_bias || *use_qkv_bias;
+  a.o_bias = bailing ? *use_bias
+             : c.model_type == "chatglm"
                  ? *linear_bias
                  : (*bias && (!c.style || c.style->o_bias_with_qkv)) ||
                        (c.model_type == "qwen" && !*no_bias) || (c.style && c.style->o_bias_always);
@@ -1018,6 +1064,14 @@ Result<MoePlan> GenericMoe(const Ctx& c, const MoeLayers& m, Int i) {
   p.score_bias = c.f.StringOr("topk_method", "") == "noaux_tc" || *routing_bias ||
                  c.model_type == "laguna" || c.model_type.starts_with("glm4_moe") ||
                  c.model_type == "glm_moe_dsa" || c.model_type == "ernie4_5_moe";
+  // Ling's expert bias (moe_router_enable_expert_bias), LFM2-MoE's
+  // (use_expert_bias, transformers' default true).
+  auto ling_bias = c.f.Bool("moe_router_enable_expert_bias", false);
+  if (!ling_bias) return ling_bias.error();
+  auto lfm_bias = c.f.Bool("use_expert_bias", true);
+  if (!lfm_bias) return lfm_bias.error();
+  if (c.model_type.starts_with("bailing_moe")) p.score_bias = *ling_bias;
+  if (c.model_type == "lfm2_moe") p.score_bias = *lfm_bias;
   return p;
 }
 
@@ -1040,10 +1094,15 @@ Result<Int> DenseIntermediate(const Ctx& c) {
 Status GenericLayers(Ctx& c, const std::vector<Mixer>& mixers, const MoeLayers& moe) {
   ModelBuilder& b = *c.b;
   const Style* s = c.style;
-  const bool gated = !s || s->gated_mlp;
+  // Without a family rule, ReLU-squared and xIELU MLPs are ungated (up and
+  // down only) in every vLLM model that uses them (nemotron, arcee, jais2,
+  // apertus, Nemotron-H).
+  const std::string act = c.f.StringOr("hidden_act", "");
+  const bool gated = s ? s->gated_mlp : act != "relu2" && act != "xielu";
   // The MLP's biases: mlp_bias, Starcoder2's use_bias, ChatGLM's
   // add_bias_linear, or always (GPT-NeoX, Phi, GPT-BigCode).
-  const char* mlp_bias_key = c.model_type == "starcoder2" || c.model_type == "ernie4_5_moe"
+  const char* mlp_bias_key = c.model_type == "starcoder2" || c.model_type == "ernie4_5_moe" ||
+                                     c.model_type.starts_with("bailing_moe")
                                  ? "use_bias"
                              : c.model_type == "chatglm" ? "add_bias_linear"
                                                          : "mlp_bias";
@@ -1581,7 +1640,9 @@ Status BuildLfm2(Ctx& c) {
   auto ff = f.FirstInt({"block_ff_dim", "intermediate_size"});
   if (!ff) return ff.error();
   Int inter = ff->value_or(c.d.intermediate);
-  auto adjust = f.Bool("block_auto_adjust_ff_dim", true);
+  // LFM2-MoE's dense layers take intermediate_size as it is (vLLM lfm2_moe.py).
+  const bool moe_model = c.model_type == "lfm2_moe";
+  auto adjust = f.Bool("block_auto_adjust_ff_dim", !moe_model);
   if (!adjust) return adjust.error();
   if (*adjust) {
     auto multiplier = f.OptionalNumber("block_ffn_dim_multiplier");
@@ -1594,6 +1655,8 @@ Status BuildLfm2(Ctx& c) {
     }
     inter = *multiple * ((inter + *multiple - 1) / *multiple);
   }
+  auto moe = moe_model ? ResolveMoe(f, c.d, c.model_type) : Result<MoeLayers>(MoeLayers{});
+  if (!moe) return moe.error();
   for (Int i = 0; i < c.d.layers; ++i) {
     const int layer = static_cast<int>(i);
     const Mixer kind = mixers[static_cast<std::size_t>(i)];
@@ -1608,7 +1671,13 @@ Status BuildLfm2(Ctx& c) {
                    "is not a layer model_type \"" + c.model_type +
                        "\" defines (known: conv, full_attention)");
     }
-    b.DenseMlp(layer, inter, true, false);
+    if (moe_model && moe->moe[static_cast<std::size_t>(i)]) {
+      auto m = GenericMoe(c, *moe, i);
+      if (!m) return m.error();
+      b.Moe(layer, *m);
+    } else {
+      b.DenseMlp(layer, inter, true, false);
+    }
     b.Norms(layer, 2, c.d.hidden);
   }
   return OkStatus();
@@ -2401,7 +2470,7 @@ Result<TextModel> BuildTextModel(const Fields& f, const std::string& model_type,
   auto tie = f.Bool("tie_word_embeddings", false);
   if (!tie) return tie.error();
   bool tied = *tie;
-  if (model_type == "lfm2" && f.Has("tie_embedding")) {
+  if ((model_type == "lfm2" || model_type == "lfm2_moe") && f.Has("tie_embedding")) {
     auto t2 = f.Bool("tie_embedding", true);
     if (!t2) return t2.error();
     tied = *t2;

@@ -235,14 +235,19 @@ Status CheckShape(const ModelShape& m, const Fields& f) {
   return OkStatus();
 }
 
-Result<ModelShape> BuildShape(const json& root, const std::string& source, const std::string& name,
+Result<ModelShape> BuildShape(const json& top, const std::string& source, const std::string& name,
                               const std::vector<ConfigOverride>& overrides, bool text_only) {
-  if (!root.is_object()) return Error(source + ": expected a JSON object at the top level");
+  if (!top.is_object()) return Error(source + ": expected a JSON object at the top level");
+  // Qwen3-Omni keeps what vLLM serves (the thinker: text model and towers)
+  // under thinker_config (vLLM qwen3_omni_moe_thinker.py).
+  const bool thinker = !top.contains("text_config") && top.contains("thinker_config") &&
+                       top["thinker_config"].is_object();
+  const json& root = thinker ? top["thinker_config"] : top;
   json config = root;
-  std::string prefix;
+  std::string prefix = thinker ? "thinker_config." : "";
   if (root.contains("text_config") && root["text_config"].is_object()) {
     config = root["text_config"];
-    prefix = "text_config.";
+    prefix += "text_config.";
     // Keys a text config inherits from the top level when it lacks them.
     for (const char* key : {"tie_word_embeddings", "torch_dtype", "dtype", "vocab_size"}) {
       if ((!config.contains(key) || config[key].is_null()) && root.contains(key)) {
@@ -253,8 +258,9 @@ Result<ModelShape> BuildShape(const json& root, const std::string& source, const
   if (auto s = ApplyOverrides(config, overrides, source); !s) return s.error();
   // Without a text_config the overrides edit the top level, towers' keys
   // included (img_processor, vision_config): the towers read them edited.
-  const json edited_root = prefix.empty() ? config : json();
-  const json& tower_root = prefix.empty() ? edited_root : root;
+  const bool nested = prefix.ends_with("text_config.");
+  const json edited_root = nested ? json() : config;
+  const json& tower_root = nested ? root : edited_root;
 
   std::string model_type = StringAt(config, "model_type");
   if (model_type.empty()) model_type = StringAt(root, "model_type");
@@ -283,9 +289,9 @@ Result<ModelShape> BuildShape(const json& root, const std::string& source, const
   shape.source = source;
   shape.model_type = model_type;
   shape.architecture = model_type;
-  if (root.contains("architectures") && root["architectures"].is_array() &&
-      !root["architectures"].empty() && root["architectures"][0].is_string()) {
-    shape.architecture = root["architectures"][0].get<std::string>();
+  if (top.contains("architectures") && top["architectures"].is_array() &&
+      !top["architectures"].empty() && top["architectures"][0].is_string()) {
+    shape.architecture = top["architectures"][0].get<std::string>();
   }
   shape.hidden_size = text->hidden;
   shape.vocab_size = text->vocab;
@@ -332,13 +338,13 @@ Result<ModelShape> BuildShape(const json& root, const std::string& source, const
   // quantization_config: the text config's applies to the text model only.
   const json* quant = nullptr;
   bool quant_text_only = false;
-  Fields quant_fields(root, source, "");
+  Fields quant_fields(top, source, "");
   if (f.Has("quantization_config")) {
     quant = &config["quantization_config"];
     quant_text_only = !prefix.empty();
     quant_fields = f;
-  } else if (root.contains("quantization_config") && !root["quantization_config"].is_null()) {
-    quant = &root["quantization_config"];
+  } else if (top.contains("quantization_config") && !top["quantization_config"].is_null()) {
+    quant = &top["quantization_config"];
   }
   auto compute = model_config::AssignWeightFormats(quant, quant_fields, quant_text_only,
                                                    *dtype_format, &shape.weights);

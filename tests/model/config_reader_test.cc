@@ -368,14 +368,18 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
                         "num_attention_heads": 4, "vocab_size": 100, "mamba_d_state": 16})"),
       "c.json: mamba_d_state: kvbill cannot tell which layers keep KV for model_type "
       "\"my_hybrid\": the key is not read by its generic rules (model types with a family "
-      "rule: PanguEmbedded, bloom, chatglm, cohere, cohere2, dbrx, deepseek_v2, "
+      "rule: PanguEmbedded, apertus, arcee, bailing_moe, bailing_moe_v2, bloom, chatglm, cohere, "
+      "cohere2, dbrx, deepseek_v2, "
       "deepseek_v3, deepseek_v32, deepseek_v4, ernie4_5, ernie4_5_moe, exaone4, falcon, falcon_h1, "
       "gemma, gemma2, gemma3, "
       "gemma3_text, gemma4, gemma4_text, glm4_moe, glm4_moe_lite, glm_moe_dsa, gpt_bigcode, "
       "gpt_neox, gpt_oss, "
-      "granite, granitemoe, granitemoehybrid, hunyuan, hunyuan_v1_moe, jamba, kimi_k2, "
-      "kimi_linear, laguna, lfm2, llama, llama4, llama4_text, mimo, mimo_v2_flash, minimax, "
-      "minimax_m1, minimax_m2, minimax_m3, mistral, mixtral, mpt, muse_glimmer_text, nemotron-nas, "
+      "granite, granitemoe, granitemoehybrid, hunyuan, hunyuan_v1_dense, hunyuan_v1_moe, jais2, "
+      "jamba, kimi_k2, "
+      "kimi_linear, laguna, lfm2, lfm2_moe, llama, llama4, llama4_text, mimo, mimo_v2_flash, "
+      "minicpm, minimax, "
+      "minimax_m1, minimax_m2, minimax_m3, mistral, mixtral, mpt, muse_glimmer_text, nemotron, "
+      "nemotron-nas, "
       "nemotron_h, "
       "phi, phi-msft, phi3, phi3_v, "
       "phimoe, "
@@ -1044,6 +1048,149 @@ TEST(ConfigReaderTest, LlavaTowersAsVllmBuildsThem) {
                           "ov.json", "ov");
   ASSERT_TRUE(ov.ok()) << ov.error().message();
   EXPECT_EQ(ov->params.vision, 414730016LL);
+}
+
+}  // namespace
+}  // namespace kvbill
+
+namespace kvbill {
+namespace {
+
+std::int64_t TotalOf(const std::string& json) {
+  auto m = ParseHfConfig(json, "c.json", "c");
+  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message());
+  return m.ok() ? m->params.Total() : -1;
+}
+
+// Families whose MLP is ungated (up and down only, vLLM nemotron.py,
+// apertus.py, arcee.py, jais2.py): read as Llama they were counted with a
+// gate projection they do not have (Nemotron-Mini-4B +22%, Apertus-8B +35%).
+// Worked by hand on their published shapes:
+//   Nemotron-Mini-4B (H 3,072, 24 / 8 heads of 128, MLP 9,216, 32 layers,
+//   vocab 256,000, untied, LayerNorm1P with bias): attention 2 x 3,072^2 +
+//   2 x 3,072 x 1,024 = 25,165,824, MLP 2 x 3,072 x 9,216 = 56,623,104,
+//   norms 2 x 2 x 3,072; x 32 = 2,617,638,912; final norm 6,144; embedding
+//   and head 2 x 256,000 x 3,072: 4,190,509,056 (card: 4.19B).
+//   Apertus-8B (H 4,096, 32 / 8 heads of 128, MLP 21,504, 32 layers, vocab
+//   131,072, untied, q and k norms of 128): (41,943,040 + 256 + 2 x 4,096 x
+//   21,504 + 8,192) x 32 + 4,096 + 2 x 131,072 x 4,096 = 8,053,338,112.
+TEST(ConfigReaderTest, UngatedMlpFamilies) {
+  EXPECT_EQ(TotalOf(R"({"model_type": "nemotron", "hidden_act": "relu2", "hidden_size": 3072,
+      "head_dim": 128, "intermediate_size": 9216, "num_attention_heads": 24,
+      "num_hidden_layers": 32, "num_key_value_heads": 8, "vocab_size": 256000,
+      "partial_rotary_factor": 0.5, "tie_word_embeddings": false, "max_position_embeddings": 4096})"),
+            4190509056LL);
+  EXPECT_EQ(TotalOf(R"({"model_type": "apertus", "hidden_act": "xielu", "hidden_size": 4096,
+      "intermediate_size": 21504, "num_attention_heads": 32, "num_hidden_layers": 32,
+      "num_key_value_heads": 8, "vocab_size": 131072, "qk_norm": true, "mlp_bias": false,
+      "tie_word_embeddings": false, "max_position_embeddings": 65536})"),
+            8053338112LL);
+  // A model type without a rule whose MLP is ReLU-squared is read ungated
+  // too (3 x 8 x 16 + 3 x 16 layer bias-free: 2 x 8 x 32 MLP a layer).
+  const std::string small = R"({"model_type": "my_relu2", "hidden_act": "relu2",
+      "hidden_size": 8, "intermediate_size": 32, "num_attention_heads": 2,
+      "num_key_value_heads": 2, "num_hidden_layers": 1, "vocab_size": 10,
+      "tie_word_embeddings": true})";
+  auto m = ParseHfConfig(small, "c.json", "c");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(m->params.dense_mlp, 2 * 8 * 32);
+}
+
+// Ling (vLLM bailing_moe.py): shared experts of num_shared_experts x
+// moe_intermediate_size. Ling-lite-1.5 (H 2,048, 16 / 4 heads of 128, 64
+// experts of 1,408 top 6, 2 shared, 28 layers, vocab 126,464, untied):
+// attention 2,048 x 2,048 x 2 + 2 x 2,048 x 512 = 10,485,760; experts 64 x
+// 3 x 2,048 x 1,408 = 553,648,128; shared 3 x 2,048 x 2,816 = 17,301,504;
+// router 131,072; norms 4,096; x 28 = 16,542,973,440; + 2,048 + 2 x 126,464
+// x 2,048 = 16,801,974,272 (card: 16.8B).
+TEST(ConfigReaderTest, LingCountsItsSharedExperts) {
+  const std::string ling = R"({"model_type": "bailing_moe", "first_k_dense_replace": 0,
+      "head_dim": 128, "hidden_size": 2048, "intermediate_size": 5632,
+      "moe_intermediate_size": 1408, "num_attention_heads": 16, "num_experts": 64,
+      "num_experts_per_tok": 6, "num_hidden_layers": 28, "num_key_value_heads": 4,
+      "num_shared_experts": 2, "tie_word_embeddings": false, "use_bias": false,
+      "use_qkv_bias": false, "vocab_size": 126464, "max_position_embeddings": 32768})";
+  auto m = ParseHfConfig(ling, "c.json", "c");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(m->params.shared_experts, 28LL * 17301504);
+  EXPECT_EQ(m->params.Total(), 16801974272LL);
+  // use_qkv_bias biases q, k and v (2,048 + 2 x 512 a layer), not dense.
+  auto biased = ParseHfConfig(ling, "c.json", "c", {{"use_qkv_bias", "true"}});
+  ASSERT_TRUE(biased.ok()) << biased.error().message();
+  EXPECT_EQ(biased->params.attention - m->params.attention, 28LL * 3072);
+}
+
+// LFM2-8B-A1B (vLLM lfm2_moe.py): LFM2's short convolutions and attention,
+// dense MLPs of intermediate_size on the first num_dense_layers layers and
+// MoE after. Worked by hand: 6 attention layers (2 x 2,048^2 + 2 x 2,048 x
+// 512 + q and k norms of 64 = 10,485,888), 18 convolution layers (in 3 x
+// 2,048^2, kernel 2,048 x 3, out 2,048^2 = 16,783,360), 24 x 2 norms of
+// 2,048, 2 dense layers of 3 x 2,048 x 7,168, 22 MoE layers of 32 x 3 x
+// 2,048 x 1,792 + router 2,048 x 32 + expert bias 32, the tied 65,536 x
+// 2,048 embedding and the final norm: 8,339,930,560 (card: 8.3B).
+TEST(ConfigReaderTest, Lfm2MoeKeepsItsExperts) {
+  nlohmann::json cfg = {{"model_type", "lfm2_moe"},  {"hidden_size", 2048},
+                        {"intermediate_size", 7168}, {"moe_intermediate_size", 1792},
+                        {"num_hidden_layers", 24},   {"num_attention_heads", 32},
+                        {"num_key_value_heads", 8},  {"num_experts", 32},
+                        {"num_experts_per_tok", 4},  {"num_dense_layers", 2},
+                        {"use_expert_bias", true},   {"conv_L_cache", 3},
+                        {"conv_bias", false},        {"vocab_size", 65536},
+                        {"tie_embedding", true},     {"max_position_embeddings", 128000}};
+  nlohmann::json types = nlohmann::json::array();
+  for (int i = 0; i < 24; ++i) {
+    const bool attn = i == 2 || i == 6 || i == 10 || i == 14 || i == 18 || i == 21;
+    types.push_back(attn ? "full_attention" : "conv");
+  }
+  cfg["layer_types"] = types;
+  auto m = ParseHfConfig(cfg.dump(), "c.json", "c");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(m->moe.layers, 22);
+  EXPECT_EQ(m->params.Total(), 8339930560LL);
+  // 6 attention layers x 8 x 64 x 2 x 2 B.
+  EXPECT_EQ(BytesPerToken(*m, Fmt("bf16")), 12288.0);
+}
+
+// Keys that change what a layer keeps, which no rule reads: refused.
+// Qwen3-Omni's thinker_config is read (its towers then need --text-only).
+TEST(ConfigReaderTest, RecentFamiliesRefusedOrNested) {
+  EXPECT_NE(ErrorOf(R"({"model_type": "ouro", "num_hidden_layers": 2, "hidden_size": 64,
+      "num_attention_heads": 4, "vocab_size": 100, "total_ut_steps": 4})")
+                .find("total_ut_steps: kvbill cannot tell which layers keep KV"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"model_type": "longcat_flash", "num_hidden_layers": 2, "hidden_size": 64,
+      "num_attention_heads": 4, "vocab_size": 100, "zero_expert_num": 256})")
+                .find("zero_expert_num: kvbill cannot tell which layers keep KV"),
+            std::string::npos);
+  const std::string omni = R"({"model_type": "qwen3_omni_moe", "thinker_config": {
+      "model_type": "qwen3_omni_moe_thinker",
+      "audio_config": {"d_model": 1280},
+      "text_config": {"model_type": "qwen3_moe", "hidden_size": 64, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+        "vocab_size": 100, "intermediate_size": 32}}})";
+  EXPECT_NE(ErrorOf(omni).find("audio_config: kvbill cannot count the audio tower"),
+            std::string::npos)
+      << ErrorOf(omni);
+  auto text = ParseHfConfig(omni, "c.json", "c", {}, /*text_only=*/true);
+  ASSERT_TRUE(text.ok()) << text.error().message();
+  // 2 layers x 2 KV heads x 16 x (K + V) x 2 bytes.
+  EXPECT_EQ(BytesPerToken(*text, Fmt("bf16")), 256.0);
+  // MiniCPM4's sparse_config (which vLLM does not read) no longer refuses it.
+  EXPECT_EQ(TotalOf(R"({"model_type": "minicpm", "hidden_size": 64, "num_hidden_layers": 1,
+      "num_attention_heads": 4, "num_key_value_heads": 4, "vocab_size": 10,
+      "intermediate_size": 32, "tie_word_embeddings": true,
+      "sparse_config": {"kernel_size": 32}})"),
+            // attention 4 x 64^2, MLP 3 x 64 x 32, norms 2 x 64 + 64, embedding 640
+            4 * 64 * 64 + 3 * 64 * 32 + 3 * 64 + 640);
+  // EXAONE 4's sliding_window_pattern string: L slides, G is full.
+  auto exaone = ParseHfConfig(R"({"model_type": "exaone4", "hidden_size": 64,
+      "num_hidden_layers": 8, "num_attention_heads": 4, "num_key_value_heads": 2,
+      "head_dim": 16, "vocab_size": 10, "sliding_window": 32,
+      "sliding_window_pattern": "LLLG"})",
+                              "c.json", "c");
+  ASSERT_TRUE(exaone.ok()) << exaone.error().message();
+  EXPECT_EQ(exaone->CountLayers(LayerKind::kSlidingWindow), 6);
+  EXPECT_EQ(exaone->CountLayers(LayerKind::kFullAttention), 2);
 }
 
 }  // namespace
