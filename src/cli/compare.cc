@@ -144,7 +144,12 @@ int CompareLoads(const std::string& text, const std::string& source, const Scena
     for (std::size_t r = 0; r < ranked.size(); ++r) {
       const LeverOutcome& x = o[ranked[r]];
       nlohmann::ordered_json row = {{"lever", x.lever.name}};
-      if (x.run) {
+      if (x.run && !x.not_comparable.empty()) {
+        row["cost_per_task_usd"] = x.run->summary.cost_per_task_usd.mean;
+        row["requests"] = x.run->summary.requests;
+        row["not_comparable"] = x.not_comparable;
+        row["warnings"] = WarningsJson(x.warnings);
+      } else if (x.run) {
         row["cost_per_task_usd"] = x.run->summary.cost_per_task_usd.mean;
         AddValueJson(ValueOf(x.lever, b, x.run->summary.cost_per_task_usd.mean), r + 1, &row);
         row["warnings"] = WarningsJson(x.warnings);
@@ -167,6 +172,10 @@ int CompareLoads(const std::string& text, const std::string& source, const Scena
         row.push_back(x.lever.not_applicable.empty() ? "failed" : "not applicable");
         continue;
       }
+      if (!x.not_comparable.empty()) {
+        row.push_back("not comparable");
+        continue;
+      }
       const std::vector<std::size_t> ranked = RankByValue(o);
       const std::size_t rank =
           static_cast<std::size_t>(std::find(ranked.begin(), ranked.end(), i) - ranked.begin()) + 1;
@@ -186,7 +195,13 @@ int CompareLoads(const std::string& text, const std::string& source, const Scena
             << "(trace.load: gaps between task starts divided by it); #rank by saving\n\n"
             << t.ToText();
   for (std::size_t i = 1; i < levers.size(); ++i) {
-    for (const std::vector<LeverOutcome>& o : runs) {
+    for (std::size_t k = 0; k < runs.size(); ++k) {
+      const std::vector<LeverOutcome>& o = runs[k];
+      if (o[i].run && !o[i].not_comparable.empty()) {
+        std::cout << "not comparable: " << o[i].lever.name << " (load " << LoadText(loads[k])
+                  << "): " << o[i].not_comparable << "\n";
+        break;
+      }
       if (!o[i].run) {
         // As the one-load listing says it: "not applicable: LEVER: why",
         // or "n/a: LEVER: the error" for a variant that failed.
@@ -279,6 +294,7 @@ int RunCompare(const Args& args) {
         return r;
       }
       const double cost = o.run->summary.cost_per_task_usd.mean, kv = KvPerTask(*o.run);
+      r["requests"] = o.run->summary.requests;
       r["cost_per_task_usd"] = cost;
       r["cost_per_task_usd_p90"] = o.run->summary.cost_per_task_usd.p90;
       if (api) {
@@ -291,7 +307,9 @@ int RunCompare(const Args& args) {
       r["saving_usd_per_task"] = base_cost - cost;
       r["saving_fraction"] = base_cost > 0 ? (base_cost - cost) / base_cost : 0;
       if (!api) r["kv_saving_fraction"] = base_kv > 0 ? (base_kv - kv) / base_kv : 0;
-      if (&o != &outcomes[0]) {
+      if (!o.not_comparable.empty()) {
+        r["not_comparable"] = o.not_comparable;
+      } else if (&o != &outcomes[0]) {
         const auto at = std::find(ranked.begin(), ranked.end(), &o);
         AddValueJson(value_of(o), static_cast<std::size_t>(at - ranked.begin()) + 1, &r);
       }
@@ -338,9 +356,12 @@ int RunCompare(const Args& args) {
     }
     const double cost = o.run->summary.cost_per_task_usd.mean;
     const bool is_base = &o == &outcomes[0];
-    const std::string saving =
-        is_base ? "" : Pct(base_cost > 0 ? (base_cost - cost) / base_cost : 0);
-    if (!is_base) {
+    const bool comparable = o.not_comparable.empty();
+    const std::string saving = is_base ? ""
+                               : !comparable
+                                   ? "not comparable"
+                                   : Pct(base_cost > 0 ? (base_cost - cost) / base_cost : 0);
+    if (!is_base && comparable) {
       const LeverValue v = value_of(o);
       values.push_back(
           std::to_string(values.size() + 1) + ". " + v.lever + ": " + ValueText(v) +
@@ -357,10 +378,16 @@ int RunCompare(const Args& args) {
     }
     const double kv = KvPerTask(*o.run);
     t.AddRow({o.lever.name, "$" + FormatFixed(cost, 4), saving, FormatBinaryBytes(kv),
-              is_base ? "" : Pct(base_kv > 0 ? (base_kv - kv) / base_kv : 0), hit, p90});
+              is_base || !comparable ? "" : Pct(base_kv > 0 ? (base_kv - kv) / base_kv : 0), hit,
+              p90});
   };
   add(outcomes[0]);
   for (const LeverOutcome* o : ranked) add(*o);
+  if (b.summary.requests == 0) {
+    std::cout << "scenario " << base->name
+              << ": the baseline served no request (context_limit, below): nothing was "
+                 "measured, no lever is weighed\n";
+  }
   std::cout << "scenario " << base->name << " (" << b.summary.tasks << " tasks, "
             << b.summary.requests << " requests";
   if (api) {
@@ -371,7 +398,11 @@ int RunCompare(const Args& args) {
   std::cout << "\nlevers by their value (against the same scenario without the lever):\n";
   for (const std::string& line : values) std::cout << "  " << line << "\n";
   for (const LeverOutcome* o : ranked) {
-    if (!o->run && !o->lever.not_applicable.empty()) {
+    if (o->run && !o->not_comparable.empty()) {
+      std::cout << "  not comparable: " << o->lever.name << " ("
+                << FormatWithSeparators(o->run->summary.requests)
+                << " requests served): " << o->not_comparable << "\n";
+    } else if (!o->run && !o->lever.not_applicable.empty()) {
       std::cout << "  not applicable: " << o->lever.name << ": " << o->lever.not_applicable << "\n";
     } else if (!o->run) {
       std::cout << "  failed: " << o->lever.name << ": " << o->error << "\n";

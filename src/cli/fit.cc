@@ -139,11 +139,7 @@ int RunFit(const Args& args) {
   if (!kv_format) return ReportError("fit", kv_format.error().Within("--kv-format"));
   // vLLM's int4 KV cache is int4_per_token_head: int4-g<head_dim>, as
   // simulate reads "int4" (docs/formats.md).
-  if (engine == "vllm" && kv_format_name == "int4") {
-    if (const std::int64_t head = VllmInt4KvGroup(*model); head > 0) {
-      if (auto own = ParseElementFormat("int4-g" + std::to_string(head))) kv_format = *own;
-    }
-  }
+  kv_format = EngineKvFormat(kv_format_name, *kv_format, *model, engine);
   // A format no engine runs on this GPU still has a size; say so beside the
   // verdict (simulate refuses it, compare marks it not applicable).
   std::vector<std::string> format_warnings;

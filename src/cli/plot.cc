@@ -111,6 +111,8 @@ int RunPlot(const Args& args) {
   auto kv = ParseElementFormat(kv_format_name);
   if (!kv) return ReportError("plot", kv.error().Within("--kv-format"));
   o.kv_format = *kv;
+  o.kv_format_name = kv_format_name;
+  o.kv_engine = engine;
   if (weight_format != "auto") {
     if (auto w = ParseElementFormat(weight_format); !w) {
       return ReportError("plot", w.error().Within("--weight-format"));

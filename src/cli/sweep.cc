@@ -116,6 +116,9 @@ nlohmann::ordered_json PointJson(const SweepRow& row, const std::vector<SweepAxi
       summary[c] = sum.simulated_s;
     } else if (std::string(c) == "preemptions") {
       summary[c] = sum.preemptions;
+    } else if (sum.requests == 0) {
+      // No request served (context_limit): nothing measured, no 0 as a cost.
+      summary[c] = nullptr;
     } else {
       summary[c] = MetricValue(row.metrics, c);
     }

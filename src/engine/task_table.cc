@@ -67,19 +67,20 @@ Status TaskTable::Pull() {
 
 void TaskTable::ApplyModelLimit() {
   std::span<const Request> requests = pending_task_.requests;
-  for (const Request& r : requests) {
-    edited_ += r.edited ? 1 : 0;
-    placeholders_ += r.output_is_placeholder ? 1 : 0;
-  }
-  if (max_model_len_ <= 0) return;
-  for (std::size_t i = 0; i < requests.size(); ++i) {
+  for (std::size_t i = 0; max_model_len_ > 0 && i < requests.size(); ++i) {
     const Tokens length = requests[i].PromptTokens() + requests[i].output;
     if (length <= max_model_len_) continue;
     rejected_ += 1;
     unsent_ += static_cast<std::int64_t>(requests.size() - i - 1);
     longest_rejected_ = std::max(longest_rejected_, length);
     pending_task_.requests = requests.first(i);
-    return;
+    break;
+  }
+  // Edits and placeholders of the requests served: a policy that changes
+  // only prompts after a refused request changed nothing that ran.
+  for (const Request& r : pending_task_.requests) {
+    edited_ += r.edited ? 1 : 0;
+    placeholders_ += r.output_is_placeholder ? 1 : 0;
   }
 }
 

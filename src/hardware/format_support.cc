@@ -350,4 +350,13 @@ std::int64_t VllmInt4KvGroup(const ModelShape& model) {
   return 0;
 }
 
+ElementFormat EngineKvFormat(const std::string& name, const ElementFormat& parsed,
+                             const ModelShape& model, const std::string& engine) {
+  if (engine != "vllm" || name != "int4") return parsed;
+  const std::int64_t head = VllmInt4KvGroup(model);
+  if (head <= 0) return parsed;
+  auto own = ParseElementFormat("int4-g" + std::to_string(head));
+  return own ? *own : parsed;
+}
+
 }  // namespace kvbill

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "kvbill/cost/engine_profile.h"
+#include "kvbill/hardware/format_support.h"
 #include "kvbill/model/kv_footprint.h"
 #include "kvbill/util/units.h"
 
@@ -45,11 +46,13 @@ Result<LineChart> BuildMemoryChart(const std::vector<ModelShape>& models,
   LineChart chart;
   const std::string gpus = (tp == 1 ? "1x " : std::to_string(tp) + "x ") + o.deployment.gpu.id;
   chart.title = "KV cache memory against context";
-  chart.subtitle = o.kv_format.name + " KV, " + std::to_string(o.batch) +
-                   (o.batch == 1 ? " sequence" : " sequences") + ", " +
-                   std::to_string(o.block_size) + "-token blocks, on " + gpus + " (" +
-                   FormatFixed(o.deployment.memory_fraction * 100, 0) +
-                   "% of memory for weights + KV); GiB = 2^30 bytes";
+  const bool per_model = o.kv_engine == "vllm" && o.kv_format_name == "int4";
+  chart.subtitle =
+      (per_model ? std::string("int4 (vLLM's int4_per_token_head)") : o.kv_format.name) + " KV, " +
+      std::to_string(o.batch) + (o.batch == 1 ? " sequence" : " sequences") + ", " +
+      std::to_string(o.block_size) + "-token blocks, on " + gpus + " (" +
+      FormatFixed(o.deployment.memory_fraction * 100, 0) +
+      "% of memory for weights + KV); GiB = 2^30 bytes";
   chart.x_axis.label = "context (tokens per sequence)";
   chart.x_axis.scale = AxisScale::kLog;
   chart.x_axis.min = static_cast<double>(o.min_context);
@@ -76,8 +79,11 @@ Result<LineChart> BuildMemoryChart(const std::vector<ModelShape>& models,
     const std::string limit_note = limited ? "context limit " + FormatTokenCount(limit) : "";
     if (limited) s.name += " (" + limit_note + ")";
     s.color = color;
+    const ElementFormat kv_format =
+        o.kv_engine.empty() ? o.kv_format
+                            : EngineKvFormat(o.kv_format_name, o.kv_format, m, o.kv_engine);
     auto kv_gib = [&](Tokens ctx) {
-      const SequenceFootprint f = Footprint(m, o.kv_format, ctx, o.block_size, tp);
+      const SequenceFootprint f = Footprint(m, kv_format, ctx, o.block_size, tp);
       return ToGiB(o.batch * (f.block_rounded_bytes + f.state_bytes) * tp);
     };
     for (Tokens ctx : contexts) {
@@ -96,7 +102,7 @@ Result<LineChart> BuildMemoryChart(const std::vector<ModelShape>& models,
 
     FitRequest req;
     req.model = m;
-    req.kv_format = o.kv_format;
+    req.kv_format = kv_format;
     req.weight_format = o.weight_format;
     req.context = o.min_context;
     req.batch = o.batch;

@@ -137,21 +137,29 @@ std::string SummarySection(const ReportRuns& runs) {
   };
   HtmlTable t;
   t.header = {"metric", "value"};
-  t.rows = {
-      {"tasks", std::to_string(sum.tasks)},
-      {"requests", std::to_string(sum.requests)},
-      {"prompt tokens", FormatWithSeparators(sum.prompt_tokens)},
-      {"prefix-cache hit rate", Percent(sum.hit_rate)},
-      {"KV bytes read", BytesText(sum.kv_read_bytes)},
-      {"bill (tasks + idle)", Money(static_cast<double>(sum.cost_usd))},
-      {"paid by tasks", Money(static_cast<double>(sum.task_cost_usd))},
-      {"idle", Money(static_cast<double>(sum.idle_usd))},
-      {"cost per task, mean", Money(sum.cost_per_task_usd.mean)},
-      {"cost per task, p50", Money(sum.cost_per_task_usd.p50)},
-      {"cost per task, p90", Money(sum.cost_per_task_usd.p90)},
-      {"cost per task, p99", Money(sum.cost_per_task_usd.p99)},
-      {"simulated time", FormatDuration(sum.simulated_s)},
-  };
+  // A run that served nothing measured nothing: its zeros are not a cost.
+  if (sum.requests == 0) {
+    t.rows = {{"tasks", std::to_string(sum.tasks)},
+              {"requests",
+               "0: no request was served (context_limit, below); no cost, latency "
+               "or saving was measured"}};
+  } else {
+    t.rows = {
+        {"tasks", std::to_string(sum.tasks)},
+        {"requests", std::to_string(sum.requests)},
+        {"prompt tokens", FormatWithSeparators(sum.prompt_tokens)},
+        {"prefix-cache hit rate", Percent(sum.hit_rate)},
+        {"KV bytes read", BytesText(sum.kv_read_bytes)},
+        {"bill (tasks + idle)", Money(static_cast<double>(sum.cost_usd))},
+        {"paid by tasks", Money(static_cast<double>(sum.task_cost_usd))},
+        {"idle", Money(static_cast<double>(sum.idle_usd))},
+        {"cost per task, mean", Money(sum.cost_per_task_usd.mean)},
+        {"cost per task, p50", Money(sum.cost_per_task_usd.p50)},
+        {"cost per task, p90", Money(sum.cost_per_task_usd.p90)},
+        {"cost per task, p99", Money(sum.cost_per_task_usd.p99)},
+        {"simulated time", FormatDuration(sum.simulated_s)},
+    };
+  }
   // What makes these numbers doubtful, as `simulate` prints it.
   std::string warnings;
   for (const RunWarning& w : runs.warnings) {
@@ -420,8 +428,11 @@ Result<std::string> LeverSection(const ReportRuns& runs) {
   const auto saves = [&](const LeverOutcome* l) {
     return ValueOf(l->lever, base_cost, l->run->summary.cost_per_task_usd.mean).saves_usd_per_task;
   };
+  const auto weighed = [](const LeverOutcome* l) {
+    return l->run.has_value() && l->not_comparable.empty();
+  };
   std::stable_sort(ranked.begin(), ranked.end(), [&](const LeverOutcome* x, const LeverOutcome* y) {
-    if (!x->run || !y->run) return x->run.has_value() && !y->run.has_value();
+    if (!weighed(x) || !weighed(y)) return weighed(x) && !weighed(y);
     return saves(x) > saves(y);
   });
   BarChart chart;
@@ -459,6 +470,13 @@ Result<std::string> LeverSection(const ReportRuns& runs) {
     if (!l->run) {
       t.rows.push_back({l->lever.name, "n/a", "", "", "", "", "", settings, ""});
       failures += "<li>" + Esc(l->lever.name) + ": " + Esc(l->error) + "</li>\n";
+      continue;
+    }
+    if (!l->not_comparable.empty()) {
+      t.rows.push_back(
+          {l->lever.name, "not comparable", "", "", "", "", "", settings, codes(l->warnings)});
+      failures +=
+          "<li>" + Esc(l->lever.name) + ": not comparable: " + Esc(l->not_comparable) + "</li>\n";
       continue;
     }
     const double cost = l->run->summary.cost_per_task_usd.mean;
@@ -840,6 +858,11 @@ Result<std::string> LoadSection(const ReportRuns& runs) {
       if (!x.run) {
         row.push_back(x.lever.not_applicable.empty() ? "failed" : "not applicable");
         if (why.empty()) why = "load " + LoadText(l.load) + ": " + x.error;
+        continue;
+      }
+      if (!x.not_comparable.empty()) {
+        row.push_back("not comparable");
+        if (why.empty()) why = "load " + LoadText(l.load) + ": " + x.not_comparable;
         continue;
       }
       const std::vector<std::size_t> ranked = RankByValue(l.outcomes);

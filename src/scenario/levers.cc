@@ -99,6 +99,54 @@ Result<bool> SamePlans(const Scenario& a, const Scenario& b) {
   }
 }
 
+// Requests a run served, and those it refused or never sent over the
+// model's limit (an API replay refuses none: it warns, context_limit).
+struct Served {
+  std::int64_t served = 0;
+  std::int64_t cut = 0;
+  std::int64_t edited = 0;  // served prompts the context policy changed
+};
+Served ServedOf(const ScenarioOutcome& o) {
+  if (o.api) return {o.summary.requests, 0, o.api->edited_requests};
+  return {o.summary.requests, o.result.rejected_requests + o.result.unsent_requests,
+          o.result.edited_requests};
+}
+
+// The rules that keep a lever from being weighed on runs that measured
+// nothing or different work (RunLevers). outcomes[0] is the baseline.
+void WeighAgainstBaseline(std::vector<LeverOutcome>* outcomes) {
+  if (outcomes->empty() || !(*outcomes)[0].run) return;
+  const Served base = ServedOf(*(*outcomes)[0].run);
+  for (std::size_t i = 1; i < outcomes->size(); ++i) {
+    LeverOutcome& o = (*outcomes)[i];
+    if (!o.run) continue;
+    const Served variant = ServedOf(*o.run);
+    auto not_applicable = [&](const std::string& why) {
+      o.lever.not_applicable = why;
+      o.error = "not applicable: " + why;
+      o.run.reset();
+      o.warnings.clear();
+    };
+    if (base.served == 0) {
+      not_applicable(
+          "the baseline served no request (every task's first request is over the model's "
+          "limit, context_limit): nothing was measured to weigh a lever against");
+    } else if (variant.served == 0) {
+      not_applicable("the variant served no request (context_limit)");
+    } else if (!o.lever.no_effect.empty() && o.lever.removes.empty() && variant.edited == 0) {
+      // The policy changes only prompts of requests never sent (after one
+      // refused over the model's limit): the run is keep_all's.
+      not_applicable(o.lever.no_effect + " among the requests served");
+    } else if ((base.cut > 0 || variant.cut > 0) && base.served != variant.served) {
+      o.not_comparable =
+          "tasks cut short at the model's limit (context_limit): the baseline served " +
+          FormatWithSeparators(base.served) + " requests, this variant " +
+          FormatWithSeparators(variant.served) +
+          ", so their costs per task are of different amounts of work";
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<Lever> Levers(const Scenario& s) {
@@ -119,18 +167,28 @@ std::vector<Lever> Levers(const Scenario& s) {
   };
   if (kv && kv->element_bits > 8) kv_lever("fp8");
   if (kv && kv->element_bits > 4) kv_lever("nvfp4");
+  auto model = LoadScenarioModel(s);
+  // Constant-state layers (SSM, linear attention, short convolutions) keep
+  // a state a block prefix cache cannot reuse: a scenario may not turn the
+  // cache on for them (docs/scenario-format.md).
+  const bool holds_state = model && std::any_of(model->layers.begin(), model->layers.end(),
+                                                [](const LayerShape& l) { return l.HoldsState(); });
   // Caching off takes the host tier with it (it holds what the cache evicts).
   Lever caching{s.prefix_cache.enabled ? "prefix caching off" : "prefix caching on",
                 {{"/prefix_cache/enabled", s.prefix_cache.enabled ? "false" : "true"}},
                 "",
                 s.prefix_cache.enabled ? "prefix caching" : ""};
+  if (!s.prefix_cache.enabled && holds_state) {
+    caching.not_applicable =
+        "the model's constant-state layers (SSM, linear attention, short convolution) keep a "
+        "state a block prefix cache cannot reuse";
+  }
   if (s.prefix_cache.enabled && s.prefix_cache.offload_capacity_gib > 0) {
     caching.name += " (and its host offload tier)";
     caching.settings.push_back({"/prefix_cache/offload/capacity_gib", "0"});
   }
   levers.push_back(std::move(caching));
   AddContextLevers(s, &levers);
-  auto model = LoadScenarioModel(s);
   if (model) {
     const std::int64_t heads = model->MaxKvHeads();
     // Halving the KV heads changes nothing a GPU holds once the heads are
@@ -151,11 +209,19 @@ std::vector<Lever> Levers(const Scenario& s) {
     if (model->CountLayers(LayerKind::kLatentAttention) == 0 && heads > 0 && !sparse) {
       std::int64_t head_dim = 0;
       for (const LayerShape& l : model->layers) head_dim = std::max(head_dim, l.qk_head_dim);
-      levers.push_back({"architecture: latent KV cache (MLA, 512 + 64 per layer)",
-                        {{"/model/set/kv_lora_rank", "512"},
-                         {"/model/set/qk_rope_head_dim", "64"},
-                         {"/model/set/qk_nope_head_dim", std::to_string(head_dim)},
-                         {"/model/set/v_head_dim", std::to_string(head_dim)}}});
+      Lever mla{"architecture: latent KV cache (MLA, 512 + 64 per layer)",
+                {{"/model/set/kv_lora_rank", "512"},
+                 {"/model/set/qk_rope_head_dim", "64"},
+                 {"/model/set/qk_nope_head_dim", std::to_string(head_dim)},
+                 {"/model/set/v_head_dim", std::to_string(head_dim)}}};
+      // The rewrite reads every layer as attention: a hybrid's state layers
+      // have no latent form.
+      if (holds_state) {
+        mla.not_applicable =
+            "the model's constant-state layers have no latent form (the rewrite is defined for "
+            "models whose every mixing layer is attention)";
+      }
+      levers.push_back(std::move(mla));
     }
   }
   // Speculative decoding: on with a method's defaults (the model's own MTP
@@ -194,8 +260,11 @@ std::vector<std::size_t> RankByValue(const std::vector<LeverOutcome>& outcomes) 
     const LeverOutcome& o = outcomes[i];
     return ValueOf(o.lever, base, o.run->summary.cost_per_task_usd.mean).saves_usd_per_task;
   };
+  auto weighed = [&](std::size_t i) {
+    return outcomes[i].run.has_value() && outcomes[i].not_comparable.empty();
+  };
   std::stable_sort(ranked.begin(), ranked.end(), [&](std::size_t x, std::size_t y) {
-    const bool rx = outcomes[x].run.has_value(), ry = outcomes[y].run.has_value();
+    const bool rx = weighed(x), ry = weighed(y);
     if (!rx || !ry) return rx && !ry;
     return saves(x) > saves(y);
   });
@@ -275,6 +344,7 @@ std::vector<LeverOutcome> RunLevers(const std::string& scenario_text, const std:
   for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
   for (std::thread& t : pool) t.join();
+  WeighAgainstBaseline(&outcomes);
   return outcomes;
 }
 

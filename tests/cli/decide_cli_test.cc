@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli/cli_test_util.h"
+#include "kvbill/util/units.h"
 
 namespace kvbill {
 namespace {
@@ -326,7 +327,7 @@ TEST(CompareCliTest, RanksTheLeversAgainstTheBaseline) {
   double previous = 1e300;
   bool saw_fp8 = false, saw_cache = false;
   for (const auto& v : j["variants"]) {
-    if (!v.contains("cost_per_task_usd")) continue;
+    if (!v.contains("cost_per_task_usd") || v.contains("not_comparable")) continue;
     // Ranked by the lever's value: dollars per task saved, largest first.
     EXPECT_LE(v["saves_usd_per_task"].get<double>(), previous);
     previous = v["saves_usd_per_task"].get<double>();
@@ -611,6 +612,134 @@ TEST(ReportCliTest, ApiScenarioIsAClearError) {
   EXPECT_EQ(r.exit_status, 2);
   EXPECT_NE(r.err.find("#/pricing: the report draws the engine's charts"), std::string::npos)
       << r.err;
+}
+
+}  // namespace
+}  // namespace kvbill
+
+namespace kvbill {
+namespace {
+
+std::string WriteScenario(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+// A lever is weighed only against a baseline that did the same work: on a
+// trace cut short at max_model_len (Qwen3-8B's 40,960 tokens; coding agents
+// reach past it), dropping old tool results lets the tasks run further, so
+// its cost per task is of more requests and it is not ranked; its requests
+// and the baseline's are the numbers its reason quotes.
+TEST(CompareCliTest, LeversOnTasksCutShortAreNotComparable) {
+  const std::string path = WriteScenario(
+      "cut.json",
+      R"({"model": "qwen3-8b", "kv_format": "fp8", "trace": {"generator": "coding-agent",
+          "tasks": 4}, "seed": 3})");
+  const auto r = testing::RunKvbill("compare --scenario " + path + " --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const std::int64_t base = j["baseline"]["requests"].get<std::int64_t>();
+  bool saw = false;
+  for (const auto& v : j["variants"]) {
+    if (!v.contains("not_comparable")) continue;
+    saw = true;
+    EXPECT_FALSE(v.contains("rank"));
+    EXPECT_FALSE(v.contains("saves_usd_per_task"));
+    const std::int64_t served = v["requests"].get<std::int64_t>();
+    EXPECT_NE(served, base);
+    const std::string why = v["not_comparable"].get<std::string>();
+    EXPECT_NE(why.find("the baseline served " + FormatWithSeparators(base) +
+                       " requests, this variant " + FormatWithSeparators(served)),
+              std::string::npos)
+        << why;
+  }
+  EXPECT_TRUE(saw) << r.out;
+  // Ranks run 1, 2, ... over the weighed levers only.
+  std::int64_t expected = 1;
+  for (const auto& v : j["variants"]) {
+    if (v.contains("rank")) {
+      EXPECT_EQ(v["rank"].get<std::int64_t>(), expected++);
+    }
+  }
+}
+
+// A baseline that served no request (Gemma-2-9B's 8,192-token limit under
+// coding agents' first prompts) measured nothing: no lever is weighed, the
+// sweep leaves its figures empty, and the report says so.
+TEST(CompareCliTest, NothingServedWeighsNoLever) {
+  const std::string path = WriteScenario(
+      "none.json",
+      R"({"model": "gemma-2-9b", "trace": {"generator": "coding-agent", "tasks": 2}, "seed": 1,
+          "sweep": {"/kv_format": ["bf16", "fp8"]}})");
+  const auto r = testing::RunKvbill("compare --scenario " + path + " --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["baseline"]["requests"], 0);
+  for (const auto& v : j["variants"]) {
+    EXPECT_FALSE(v.contains("rank")) << v.dump();
+    EXPECT_FALSE(v.contains("cost_per_task_usd")) << v.dump();
+    EXPECT_TRUE(v.contains("not_applicable")) << v.dump();
+  }
+  const auto sweep = testing::RunKvbill("sweep --scenario " + path + " --format json");
+  ASSERT_EQ(sweep.exit_status, 0) << sweep.err;
+  for (const auto& p : nlohmann::json::parse(sweep.out)["points"]) {
+    EXPECT_EQ(p["summary"]["requests"], 0);
+    EXPECT_TRUE(p["summary"]["cost_per_task_usd.mean"].is_null()) << p.dump();
+  }
+}
+
+// Hybrid models: a prefix cache cannot be turned on for their state layers,
+// nor their attention rewritten as MLA; both levers say so instead of
+// failing.
+TEST(CompareCliTest, HybridModelsSayWhichLeversCannotApply) {
+  const std::string path =
+      WriteScenario("hybrid.json",
+                    R"({"model": "jamba-1.5-mini", "prefix_cache": {"enabled": false},
+          "deployment": {"gpus_per_replica": 2},
+          "trace": {"generator": "coding-agent", "tasks": 1}, "seed": 1})");
+  const auto r = testing::RunKvbill("compare --scenario " + path + " --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  int checked = 0;
+  for (const auto& v : j["variants"]) {
+    const std::string lever = v["lever"];
+    if (lever == "prefix caching on" || lever.starts_with("architecture: latent")) {
+      ++checked;
+      ASSERT_TRUE(v.contains("not_applicable")) << v.dump();
+      EXPECT_NE(v["not_applicable"].get<std::string>().find("constant-state layers"),
+                std::string::npos);
+    }
+  }
+  EXPECT_EQ(checked, 2) << r.out;
+}
+
+}  // namespace
+}  // namespace kvbill
+
+namespace kvbill {
+namespace {
+
+// "int4" on vLLM is its int4_per_token_head in every command that sizes a
+// deployment: Qwen3-8B's 36 layers x 8 KV heads x (K + V) x (128 x 4 bits +
+// one fp32 scale) / 8 = 39,168 B a token (KIVI's int4-g32 would be 46,080).
+// Its KV room on one H100 is 57,853,991,337 B (74,235,462,057 B of the 90%
+// share less the reserve, less 16,381,470,720 B of weights), so at batch 32
+// 57,853,991,337 / (32 x 39,168) = 46,159.6 tokens, 46,144 in whole
+// 16-token blocks — breakeven and fit alike.
+TEST(BreakevenCliTest, Int4IsVllmsOwnFormatAsFitReadsIt) {
+  const auto b = testing::RunKvbill(
+      "breakeven --model qwen3-8b --gpu h100-sxm --price 10 --kv-format int4 --batch 32 "
+      "--format json");
+  ASSERT_EQ(b.exit_status, 0) << b.err;
+  const auto j = nlohmann::json::parse(b.out);
+  EXPECT_EQ(j["kv_formats"][0]["kv_format"], "int4-g128");
+  EXPECT_EQ(j["kv_formats"][0]["batch_n"]["memory_limit_context"], 46144);
+  const auto f = testing::RunKvbill(
+      "fit --model qwen3-8b --gpu h100-sxm --kv-format int4 --context 40960 --batch 32 "
+      "--format json");
+  ASSERT_EQ(f.exit_status, 0) << f.err;
+  EXPECT_EQ(nlohmann::json::parse(f.out)["memory_max_context"], 46144);
 }
 
 }  // namespace

@@ -111,6 +111,13 @@ Result<FormatMatrix> ParseFormatMatrix(const std::string& json_text, const std::
 // 8..1024); 0 otherwise (a latent or attention-free model).
 std::int64_t VllmInt4KvGroup(const ModelShape& model);
 
+// The KV format an engine stores for the format named `name` (parsed as
+// `parsed`): on vLLM, "int4" is its int4_per_token_head, int4-g<head_dim>
+// (VllmInt4KvGroup), as simulate, fit, breakeven and plot read it; any other
+// name or engine: `parsed`.
+ElementFormat EngineKvFormat(const std::string& name, const ElementFormat& parsed,
+                             const ModelShape& model, const std::string& engine);
+
 }  // namespace kvbill
 
 #endif  // KVBILL_HARDWARE_FORMAT_SUPPORT_H_

@@ -29,6 +29,11 @@ struct MemoryChartOptions {
   // engine's default for it (DefaultReserveGib, by its hidden size) in place
   // of deployment.activation_reserve_bytes.
   std::string reserve_engine;
+  // The name the KV format was asked by and the engine that stores it:
+  // "int4" on vLLM is each model's int4-g<head_dim> (EngineKvFormat,
+  // hardware/format_support.h). Empty: kv_format for every model.
+  std::string kv_format_name;
+  std::string kv_engine;
 };
 
 // One curve per model: block-rounded KV plus linear/SSM state, in GiB

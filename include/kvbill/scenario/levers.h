@@ -75,17 +75,26 @@ struct LeverOutcome {
   // The run's warnings (RunWarnings, warnings.h): a variant that overloads
   // the deployment or is refused over the model's limit says so.
   std::vector<RunWarning> warnings = {};
+  // Why a variant that ran is not weighed against the baseline (not
+  // ranked, no saving): its tasks, or the baseline's, were cut short at the
+  // model's limit and the two served different numbers of requests, so
+  // their costs per task are of different amounts of work. Empty: weighed.
+  std::string not_comparable = {};
 };
 
 // Indexes of `outcomes` (outcomes[0] is the baseline; ranked from 1) by the
 // lever's value (ValueOf against outcomes[0]), largest saving first, ties in
-// their order; levers that did not run (not applicable or failed) last, in
-// their order. Precondition: outcomes[0] ran.
+// their order; levers that did not run (not applicable or failed) or are
+// not comparable last, in their order. Precondition: outcomes[0] ran.
 std::vector<std::size_t> RankByValue(const std::vector<LeverOutcome>& outcomes);
 
 // Applies each lever to `scenario_text` (read from `source`), parses and runs
 // (a lever with `no_effect` whose variant plans the same prompts as the
-// baseline is marked not applicable with that reason and not run)
+// baseline, or edits none of the prompts it serves, is marked not
+// applicable with that reason; a baseline that served no request leaves
+// every lever not applicable, nothing being measured; a variant cut short
+// at the model's limit serving another number of requests than the
+// baseline is not_comparable)
 // the variants on up to `jobs` threads (>= 1). Outcomes come back in the
 // order of `levers`; a variant that fails carries its error instead of a run,
 // and a lever marked not_applicable is not run.
