@@ -154,15 +154,22 @@ Result<Int> Qwen3VlTower(const Fields& v, Int text_hidden) {
 
 // Kimi K2.5's MoonViT (the model repository's modeling_kimi_k25.py):
 // patches, blocks, a final LayerNorm and the patch-merger projector.
-Result<Int> MoonVitTower(const Fields& v, Int text_hidden) {
+// Kimi-VL's MoonViT (vLLM moonvit.py) is the same tower with a learned
+// init_pos_emb_height x init_pos_emb_width position table
+// (Learnable2DInterpPosEmb), which K2.5's fixed positions do not have.
+Result<Int> MoonVitTower(const Fields& v, Int text_hidden, bool learned_positions = false) {
   KV_GET(d, v, {"vt_hidden_size", "hidden_size"}, 1152);
   KV_GET(m, v, {"vt_intermediate_size", "intermediate_size"}, 4304);
   KV_GET(layers, v, {"vt_num_hidden_layers", "num_hidden_layers"}, 27);
   KV_GET(patch, v, {"patch_size"}, 14);
   KV_GET(mm, v, {"mm_hidden_size"}, d);
   KV_GET(out, v, {"text_hidden_size"}, text_hidden);
+  KV_GET(grid_h, v, {"init_pos_emb_height"}, 64);
+  KV_GET(grid_w, v, {"init_pos_emb_width"}, 64);
   const Int in = mm * 4;  // 2 x 2 merge kernel
-  return 3 * patch * patch * d + d + layers * VitBlock(d, m) + 2 * d + MergerMlp(in, out, mm);
+  const Int positions = learned_positions ? grid_h * grid_w * d : 0;
+  return 3 * patch * patch * d + d + positions + layers * VitBlock(d, m) + 2 * d +
+         MergerMlp(in, out, mm);
 }
 
 // Kimi-K3's MoonViT3d (the model repository's modeling_kimi_k3.py,
@@ -508,13 +515,16 @@ Status BuildTowers(const json& root, const std::string& source, const std::strin
       n = Step3VlTower(v, root, text_hidden);
     } else if (model_type == "kimi_k25") {
       n = MoonVitTower(v, text_hidden);
+    } else if (model_type == "kimi_vl") {
+      n = MoonVitTower(v, text_hidden, /*learned_positions=*/true);
     } else if (model_type == "kimi_k3") {
       n = MoonVit3dTower(v, text_hidden);
     } else {
       n = Error(source + ": vision_config: kvbill cannot count the vision tower of model_type \"" +
                 model_type +
                 "\" (known: gemma3, gemma4, llama4, qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, "
-                "qwen3_5, qwen3_5_moe, kimi_k25, kimi_k3, minimax_m3_vl, muse_glimmer, step3_vl, "
+                "qwen3_5, qwen3_5_moe, kimi_k25, kimi_k3, kimi_vl, minimax_m3_vl, muse_glimmer, "
+                "step3_vl, "
                 "llava, llava_next, llava_onevision, mistral3 (pixtral), siglip_vision_model); " +
                 leave_out);
     }

@@ -398,7 +398,7 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
                         "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100}})"),
       "c.json: vision_config: kvbill cannot count the vision tower of model_type "
       "\"my_vlm\" (known: gemma3, gemma4, llama4, qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, "
-      "qwen3_5, qwen3_5_moe, kimi_k25, kimi_k3, minimax_m3_vl, muse_glimmer, step3_vl, "
+      "qwen3_5, qwen3_5_moe, kimi_k25, kimi_k3, kimi_vl, minimax_m3_vl, muse_glimmer, step3_vl, "
       "llava, llava_next, llava_onevision, mistral3 (pixtral), siglip_vision_model); "
       "--text-only, or a "
       "scenario's \"model\": {\"text_only\": true}, leaves the "
@@ -1191,6 +1191,42 @@ TEST(ConfigReaderTest, RecentFamiliesRefusedOrNested) {
   ASSERT_TRUE(exaone.ok()) << exaone.error().message();
   EXPECT_EQ(exaone->CountLayers(LayerKind::kSlidingWindow), 6);
   EXPECT_EQ(exaone->CountLayers(LayerKind::kFullAttention), 2);
+}
+
+}  // namespace
+}  // namespace kvbill
+
+namespace kvbill {
+namespace {
+
+// Kimi-VL-A3B (vLLM kimi_vl.py, moonvit.py): K2.5's MoonViT with a learned
+// 64 x 64 position table. Worked by hand (hidden 1,152, MLP 4,304, 27
+// layers, patch 14, into a 2,048-wide text model): patches 3 x 14^2 x
+// 1,152 + 1,152 = 678,528; positions 64 x 64 x 1,152 = 4,718,592; 27 x
+// 15,239,504 = 411,466,608; final norm 2,304; projector over 2 x 2 merged
+// patches (4,608): LayerNorm 2,304 + 4,608^2 + 4,608 + 4,608 x 2,048 +
+// 2,048 = 30,679,808: 447,545,840 (with its 15.96B text, the card's 16.4B).
+TEST(ConfigReaderTest, KimiVlTowerLearnsItsPositions) {
+  nlohmann::json cfg = {{"model_type", "kimi_vl"},
+                        {"vision_config",
+                         {{"model_type", "moonvit"},
+                          {"hidden_size", 1152},
+                          {"init_pos_emb_height", 64},
+                          {"init_pos_emb_width", 64},
+                          {"intermediate_size", 4304},
+                          {"merge_kernel_size", {2, 2}},
+                          {"num_attention_heads", 16},
+                          {"num_hidden_layers", 27},
+                          {"patch_size", 14}}},
+                        {"text_config",
+                         {{"model_type", "llama"},
+                          {"hidden_size", 2048},
+                          {"num_hidden_layers", 1},
+                          {"num_attention_heads", 16},
+                          {"vocab_size", 100}}}};
+  auto m = ParseHfConfig(cfg.dump(), "c.json", "c");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(m->params.vision, 447545840LL);
 }
 
 }  // namespace
