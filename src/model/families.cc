@@ -53,6 +53,7 @@ struct Style {
 
 // clang-format off
 const Style kStyles[] = {
+  {"afmoe", Family::kGeneric, "vLLM afmoe.py (Trinity: q/k norms, a sigmoid output gate, four norms a layer, MoE after num_dense_layers)", QkNorm::kPerHead, 4},
   {"apertus", Family::kGeneric, "vLLM apertus.py (an ungated xIELU MLP, q and k norms)", QkNorm::kPerHead, 2, false, true, false},
   {"arcee", Family::kGeneric, "vLLM arcee.py (an ungated ReLU-squared MLP)", QkNorm::kNone, 2, false, true, false},
   {"bailing_moe", Family::kGeneric, "vLLM bailing_moe.py (fused query_key_value, shared experts of num_shared_experts)", QkNorm::kPerHeadIfFlag},
@@ -661,7 +662,9 @@ Result<std::vector<Mixer>> ResolveMixers(const Fields& f, const Dims& d,
     return kinds;
   }
   // Gemma-2: even layers slide. Gemma-3: all but every sliding_window_pattern-th.
-  auto pattern = f.FirstInt({"sliding_window_pattern", "_sliding_window_pattern"});
+  // Trinity (afmoe) names it global_attn_every_n_layers.
+  auto pattern = f.FirstInt(
+      {"sliding_window_pattern", "_sliding_window_pattern", "global_attn_every_n_layers"});
   if (!pattern) return pattern.error();
   Int every = 0;
   if (pattern->has_value()) {
@@ -897,9 +900,9 @@ Result<MoeLayers> ResolveMoe(const Fields& f, const Dims& d, const std::string& 
   // (transformers' default 2).
   auto ernie_shared = ernie ? f.IntOr("moe_num_shared_experts", 2, 0) : Result<Int>(Int{0});
   if (!ernie_shared) return ernie_shared.error();
-  // Ling (vLLM bailing_moe.py): num_shared_experts x
+  // Ling (vLLM bailing_moe.py) and Trinity (afmoe.py): num_shared_experts x
   // (moe_shared_expert_intermediate_size, else moe_intermediate_size).
-  const bool bailing = model_type.starts_with("bailing_moe");
+  const bool bailing = model_type.starts_with("bailing_moe") || model_type == "afmoe";
   auto bailing_shared = bailing ? f.IntOr("num_shared_experts", 0, 0) : Result<Int>(Int{0});
   if (!bailing_shared) return bailing_shared.error();
   for (Int i = 0; i < n; ++i) {
@@ -1031,7 +1034,7 @@ Result<AttnPlan> GenericAttention(const Ctx& c, Int i, Mixer kind) {
   a.sinks = c.model_type == "gpt_oss";
   // Muse-Glimmer: attn_output x sigmoid(gate_proj(x)), gate_proj hidden ->
   // heads x head_dim (the parameters of a q projection producing the gate).
-  if (c.model_type == "muse_glimmer_text") a.output_gate = true;
+  if (c.model_type == "muse_glimmer_text" || c.model_type == "afmoe") a.output_gate = true;
   if (u < d.block_sparse.size() && d.block_sparse[u]) {
     a.index_heads = d.index_heads;
     a.index_dim = d.index_dim;
@@ -1063,7 +1066,8 @@ Result<MoePlan> GenericMoe(const Ctx& c, const MoeLayers& m, Int i) {
   if (!routing_bias) return routing_bias.error();
   p.score_bias = c.f.StringOr("topk_method", "") == "noaux_tc" || *routing_bias ||
                  c.model_type == "laguna" || c.model_type.starts_with("glm4_moe") ||
-                 c.model_type == "glm_moe_dsa" || c.model_type == "ernie4_5_moe";
+                 c.model_type == "glm_moe_dsa" || c.model_type == "ernie4_5_moe" ||
+                 c.model_type == "afmoe";
   // Ling's expert bias (moe_router_enable_expert_bias), LFM2-MoE's
   // (use_expert_bias, transformers' default true).
   auto ling_bias = c.f.Bool("moe_router_enable_expert_bias", false);

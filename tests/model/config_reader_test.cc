@@ -368,7 +368,8 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
                         "num_attention_heads": 4, "vocab_size": 100, "mamba_d_state": 16})"),
       "c.json: mamba_d_state: kvbill cannot tell which layers keep KV for model_type "
       "\"my_hybrid\": the key is not read by its generic rules (model types with a family "
-      "rule: PanguEmbedded, apertus, arcee, bailing_moe, bailing_moe_v2, bloom, chatglm, cohere, "
+      "rule: PanguEmbedded, afmoe, apertus, arcee, bailing_moe, bailing_moe_v2, bloom, chatglm, "
+      "cohere, "
       "cohere2, dbrx, deepseek_v2, "
       "deepseek_v3, deepseek_v32, deepseek_v4, ernie4_5, ernie4_5_moe, exaone4, falcon, falcon_h1, "
       "gemma, gemma2, gemma3, "
@@ -1227,6 +1228,37 @@ TEST(ConfigReaderTest, KimiVlTowerLearnsItsPositions) {
   auto m = ParseHfConfig(cfg.dump(), "c.json", "c");
   ASSERT_TRUE(m.ok()) << m.error().message();
   EXPECT_EQ(m->params.vision, 447545840LL);
+}
+
+}  // namespace
+}  // namespace kvbill
+
+namespace kvbill {
+namespace {
+
+// Trinity-Mini (vLLM afmoe.py): q and k norms, a sigmoid gate of heads x
+// head_dim on the attention output, four norms a layer, 2 dense layers then
+// MoE with one shared expert and an expert bias; every 4th layer full, the
+// others sliding over 2,048 tokens. Worked by hand (H 2,048, 32 / 4 heads of
+// 128, MLP 6,144, 128 experts of 1,024 top 8, vocab 200,192, untied):
+// attention 3 x 2,048 x 4,096 (q, o, gate) + 2 x 2,048 x 512 + 256 =
+// 27,263,232 and norms 8,192, x 32; dense 2 x 3 x 2,048 x 6,144; MoE 30 x
+// (128 x 3 x 2,048 x 1,024 + 3 x 2,048 x 1,024 + 2,048 x 128 + 128); final
+// norm; embedding and head 2 x 200,192 x 2,048: 26,123,974,400 (card: 26B).
+TEST(ConfigReaderTest, TrinityGatesItsAttentionAndSharesAnExpert) {
+  const std::string trinity = R"({"model_type": "afmoe", "vocab_size": 200192,
+      "hidden_size": 2048, "intermediate_size": 6144, "moe_intermediate_size": 1024,
+      "num_hidden_layers": 32, "num_dense_layers": 2, "num_attention_heads": 32,
+      "num_key_value_heads": 4, "head_dim": 128, "num_experts": 128,
+      "num_experts_per_tok": 8, "num_shared_experts": 1, "global_attn_every_n_layers": 4,
+      "sliding_window": 2048, "max_position_embeddings": 131072,
+      "tie_word_embeddings": false})";
+  auto m = ParseHfConfig(trinity, "c.json", "c");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(m->params.Total(), 26123974400LL);
+  EXPECT_EQ(m->moe.layers, 30);
+  EXPECT_EQ(m->CountLayers(LayerKind::kFullAttention), 8);
+  EXPECT_EQ(m->CountLayers(LayerKind::kSlidingWindow), 24);
 }
 
 }  // namespace
