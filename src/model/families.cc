@@ -1009,19 +1009,20 @@ Result<AttnPlan> GenericAttention(const Ctx& c, Int i, Mixer kind) {
   if (!linear_bias) return linear_bias.error();
   const bool qkv_bias = *bias || (c.style && c.style->qkv_bias_always);
   a.qkv_bias = qkv_bias;
-  // Ling (vLLM bailing_moe.py): query_key_value biased by use_bias or
-  // use_qkv_bias, the output projection (dense) by use_bias.
-  auto use_bias = f.Bool("use_bias", false);
-  if (!use_bias) return use_bias.error();
-  auto use_qkv_bias = f.Bool("use_qkv_bias", false);
-  if (!use_qkv_bias) return use_qkv_bias.error();
-  const bool bailing = c.model_type.starts_with("bailing_moe");
-  if (bailing) a.qkv_bias = *use_bias || *use_qkv_bias;
-  a.o_bias = bailing ? *use_bias
-             : c.model_type == "chatglm"
+  a.o_bias = c.model_type == "chatglm"
                  ? *linear_bias
                  : (*bias && (!c.style || c.style->o_bias_with_qkv)) ||
                        (c.model_type == "qwen" && !*no_bias) || (c.style && c.style->o_bias_always);
+  // Ling (vLLM bailing_moe.py): query_key_value biased by use_bias or
+  // use_qkv_bias, the output projection (dense) by use_bias.
+  if (c.model_type.starts_with("bailing_moe")) {
+    auto use_bias = f.Bool("use_bias", false);
+    if (!use_bias) return use_bias.error();
+    auto use_qkv_bias = f.Bool("use_qkv_bias", false);
+    if (!use_qkv_bias) return use_qkv_bias.error();
+    a.qkv_bias = *use_bias || *use_qkv_bias;
+    a.o_bias = *use_bias;
+  }
   const QkNorm qk = c.style ? c.style->qk_norm : QkNorm::kNone;
   auto use_qk_norm = f.Bool("use_qk_norm", qk != QkNorm::kPerHeadIfFlag);
   if (!use_qk_norm) return use_qk_norm.error();
@@ -1070,12 +1071,13 @@ Result<MoePlan> GenericMoe(const Ctx& c, const MoeLayers& m, Int i) {
                  c.model_type == "afmoe";
   // Ling's expert bias (moe_router_enable_expert_bias), LFM2-MoE's
   // (use_expert_bias, transformers' default true).
-  auto ling_bias = c.f.Bool("moe_router_enable_expert_bias", false);
-  if (!ling_bias) return ling_bias.error();
-  auto lfm_bias = c.f.Bool("use_expert_bias", true);
-  if (!lfm_bias) return lfm_bias.error();
-  if (c.model_type.starts_with("bailing_moe")) p.score_bias = *ling_bias;
-  if (c.model_type == "lfm2_moe") p.score_bias = *lfm_bias;
+  if (c.model_type.starts_with("bailing_moe") || c.model_type == "lfm2_moe") {
+    const bool ling = c.model_type != "lfm2_moe";
+    auto expert_bias =
+        ling ? c.f.Bool("moe_router_enable_expert_bias", false) : c.f.Bool("use_expert_bias", true);
+    if (!expert_bias) return expert_bias.error();
+    p.score_bias = *expert_bias;
+  }
   return p;
 }
 
@@ -1658,6 +1660,16 @@ Status BuildLfm2(Ctx& c) {
       inter = static_cast<Int>(**multiplier * static_cast<double>(inter));
     }
     inter = *multiple * ((inter + *multiple - 1) / *multiple);
+  }
+  // A model type read by this rule through its conv_L_cache key (no rule
+  // of its own) whose experts the rule would not build: refused.
+  if (!moe_model) {
+    for (const char* key : {"num_experts", "num_local_experts", "moe_intermediate_size"}) {
+      if (f.Has(key)) {
+        return f.Bad(key, "kvbill reads model_type \"" + c.model_type +
+                              "\" by the LFM2 rule, which has no experts (lfm2_moe has)");
+      }
+    }
   }
   auto moe = moe_model ? ResolveMoe(f, c.d, c.model_type) : Result<MoeLayers>(MoeLayers{});
   if (!moe) return moe.error();

@@ -1150,6 +1150,15 @@ TEST(ConfigReaderTest, Lfm2MoeKeepsItsExperts) {
   EXPECT_EQ(m->params.Total(), 8339930560LL);
   // 6 attention layers x 8 x 64 x 2 x 2 B.
   EXPECT_EQ(BytesPerToken(*m, Fmt("bf16")), 12288.0);
+  // Another model type with LFM2's conv_L_cache is read by the LFM2 rule,
+  // which builds no experts: refused rather than counted dense.
+  cfg["model_type"] = "lfm2_moe_next";
+  auto other = ParseHfConfig(cfg.dump(), "c.json", "c");
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.error().message().find("num_experts: kvbill reads model_type \"lfm2_moe_next\" "
+                                         "by the LFM2 rule, which has no experts"),
+            std::string::npos)
+      << other.error().message();
 }
 
 // Keys that change what a layer keeps, which no rule reads: refused.
