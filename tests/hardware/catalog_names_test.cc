@@ -128,11 +128,11 @@ TEST(CatalogNamesTest, UnknownGpuGetsDidYouMeanAndTheCatalog) {
   // "h900": one substitution from the id "h200" and from the alias "h100"
   // (ids are offered first); "b200" is two away, more than 4 letters allow.
   EXPECT_EQ(Gpu("h900"), "error: --gpu \"h900\": unknown GPU; did you mean h200 or h100?" + tail);
-  // The 40 GB A100 is not in the catalog: nothing is guessed for it.
-  EXPECT_EQ(Gpu("NVIDIA A100-SXM4-40GB"),
-            "error: --gpu \"NVIDIA A100-SXM4-40GB\": unknown GPU; did you mean "
-            "NVIDIA A100-SXM4-80GB?" +
-                tail);
+  // The 40 GB A100 is its own part now; the PCIe 80 GB card is not in the
+  // catalog: nothing is guessed for it.
+  EXPECT_EQ(Gpu("NVIDIA A100-SXM4-40GB"), "a100-40gb");
+  EXPECT_EQ(Gpu("NVIDIA A100-PCIE-80GB"),
+            "error: --gpu \"NVIDIA A100-PCIE-80GB\": unknown GPU" + tail);
   EXPECT_EQ(Gpu("tpu-v5"), "error: --gpu \"tpu-v5\": unknown GPU" + tail);
   EXPECT_EQ(Gpu("gpus/my.json"), "error: --gpu \"gpus/my.json\": file not found");
 }
