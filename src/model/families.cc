@@ -56,6 +56,7 @@ const Style kStyles[] = {
   {"afmoe", Family::kGeneric, "vLLM afmoe.py (Trinity: q/k norms, a sigmoid output gate, four norms a layer, MoE after num_dense_layers)", QkNorm::kPerHead, 4},
   {"apertus", Family::kGeneric, "vLLM apertus.py (an ungated xIELU MLP, q and k norms)", QkNorm::kPerHead, 2, false, true, false},
   {"arcee", Family::kGeneric, "vLLM arcee.py (an ungated ReLU-squared MLP)", QkNorm::kNone, 2, false, true, false},
+  {"arctic", Family::kGeneric, "vLLM arctic.py (MoE every moe_layer_frequency-th layer; with use_residual a gated hidden x hidden residual MLP and its norm beside the experts)"},
   {"bailing_moe", Family::kGeneric, "vLLM bailing_moe.py (fused query_key_value, shared experts of num_shared_experts)", QkNorm::kPerHeadIfFlag},
   {"bailing_moe_v2", Family::kGeneric, "vLLM bailing_moe.py (BailingMoeV2ForCausalLM)", QkNorm::kPerHeadIfFlag},
   {"bloom", Family::kBloom, "transformers bloom/modeling_bloom.py", QkNorm::kNone, 2, true, true, false, true},
@@ -83,8 +84,10 @@ const Style kStyles[] = {
   {"glm4_moe_lite", Family::kGeneric, "transformers glm4_moe_lite/modeling_glm4_moe_lite.py", QkNorm::kNone, 2, false, true, true, false, true},
   {"glm_moe_dsa", Family::kGeneric, "transformers glm_moe_dsa/modeling_glm_moe_dsa.py", QkNorm::kNone, 2, false, true, true, false, true},
   {"gpt_bigcode", Family::kGeneric, "transformers gpt_bigcode/modeling_gpt_bigcode.py (learned positions, ungated biased MLP)", QkNorm::kNone, 2, true, true, false, true, false, true, true},
+  {"gpt2", Family::kGeneric, "transformers gpt2/modeling_gpt2.py; vLLM gpt2.py (learned positions, biased c_attn / c_proj, ungated biased MLP, tied)", QkNorm::kNone, 2, true, true, false, true, false, true, true},
   {"gpt_neox", Family::kGeneric, "transformers gpt_neox/modeling_gpt_neox.py (ungated biased MLP)", QkNorm::kNone, 2, false, true, false, true, false, true},
   {"gpt_oss", Family::kGeneric, "transformers gpt_oss/modeling_gpt_oss.py"},
+  {"gptj", Family::kGeneric, "transformers gptj/modeling_gptj.py; vLLM gpt_j.py (one LayerNorm a layer, unbiased q/k/v/out, ungated biased MLP, biased untied lm_head)", QkNorm::kNone, 1, false, true, false, true, false, true, false},
   {"granite", Family::kGeneric, "transformers granite/modeling_granite.py"},
   {"granitemoe", Family::kGeneric, "transformers granitemoe/modeling_granitemoe.py"},
   {"granitemoehybrid", Family::kGraniteHybrid, "transformers granitemoehybrid/modeling_granitemoehybrid.py"},
@@ -114,6 +117,7 @@ const Style kStyles[] = {
   {"nemotron-nas", Family::kNemotronNas, "nvidia DeciLM modeling_decilm.py (vLLM nemotron_nas.py)"},
   {"nemotron", Family::kGeneric, "vLLM nemotron.py (an ungated ReLU-squared MLP, LayerNorm1P with bias)", QkNorm::kNone, 2, false, true, false, true},
   {"nemotron_h", Family::kNemotronH, "transformers nemotron_h/modeling_nemotron_h.py", QkNorm::kNone, 1, false, true, false},
+  {"opt", Family::kGeneric, "transformers opt/modeling_opt.py; vLLM opt.py (learned positions offset by 2, biased q/k/v/out, ungated biased MLP of ffn_dim, tied)", QkNorm::kNone, 2, true, true, false, true, false, true, true},
   {"phi", Family::kGeneric, "transformers phi/modeling_phi.py (one LayerNorm, biased q/k/v/dense, ungated biased MLP, biased lm_head)", QkNorm::kNone, 1, true, true, false, true, false, true, true},
   {"phi-msft", Family::kGeneric, "microsoft/phi-2 modeling_phi.py (remote code of the phi-msft configs; the same blocks as transformers phi)", QkNorm::kNone, 1, true, true, false, true, false, true, true},
   {"phi3", Family::kGeneric, "transformers phi3/modeling_phi3.py"},
@@ -423,7 +427,7 @@ Result<Dims> ReadDims(const Fields& f, const std::string& model_type) {
   if (!v_dim) return v_dim.error();
   d.v_head_dim = *v_dim;
 
-  auto inter = f.FirstInt({"intermediate_size", "n_inner", "ffn_hidden_size"});
+  auto inter = f.FirstInt({"intermediate_size", "n_inner", "ffn_hidden_size", "ffn_dim"});
   if (!inter) return inter.error();
   d.intermediate = inter->value_or(4 * d.hidden);
 
@@ -865,6 +869,10 @@ Result<MoeLayers> ResolveMoe(const Fields& f, const Dims& d, const std::string& 
                  ? std::find((*listed)->begin(), (*listed)->end(), i) != (*listed)->end()
                  : i >= 1;
     });
+  } else if (f.Has("moe_layer_frequency")) {  // Arctic: every N-th layer
+    auto freq = f.IntOr("moe_layer_frequency", 2);
+    if (!freq) return freq.error();
+    set_all([&](Int i) { return (i + 1) % *freq == 0; });
   } else if (f.Has("num_dense_layers")) {  // LFM2-MoE, AFMoE: the first layers dense
     auto dense = f.IntOr("num_dense_layers", 0, 0);
     if (!dense) return dense.error();
@@ -905,10 +913,17 @@ Result<MoeLayers> ResolveMoe(const Fields& f, const Dims& d, const std::string& 
   const bool bailing = model_type.starts_with("bailing_moe") || model_type == "afmoe";
   auto bailing_shared = bailing ? f.IntOr("num_shared_experts", 0, 0) : Result<Int>(Int{0});
   if (!bailing_shared) return bailing_shared.error();
+  // Arctic (vLLM arctic.py): use_residual adds a gated MLP of hidden x
+  // hidden beside the experts of every MoE layer.
+  const bool arctic = model_type == "arctic";
+  auto residual = arctic ? f.Bool("use_residual", false) : Result<bool>(false);
+  if (!residual) return residual.error();
   for (Int i = 0; i < n; ++i) {
     const auto u = static_cast<std::size_t>(i);
     Int s = 0;
-    if (bailing) {
+    if (arctic) {
+      s = *residual ? d.hidden : 0;
+    } else if (bailing) {
       s = *bailing_shared * nemotron_shared->value_or(m.inter[u]);
     } else if (nemotron_shared->has_value()) {
       s = **nemotron_shared * (n_shared->has_value() ? (**n_shared)[u] : 1);
@@ -1148,7 +1163,9 @@ Status GenericLayers(Ctx& c, const std::vector<Mixer>& mixers, const MoeLayers& 
                             : *dense;
       b.DenseMlp(layer, inter, gated, mlp_bias);
     }
-    b.Norms(layer, s ? s->norms_per_layer : 2, c.d.hidden, s && s->layer_norm_bias);
+    // Arctic's residual MLP has a norm of its own (residual_layernorm).
+    const int extra = c.model_type == "arctic" && moe.moe[u] && moe.shared_inter[u] > 0 ? 1 : 0;
+    b.Norms(layer, (s ? s->norms_per_layer : 2) + extra, c.d.hidden, s && s->layer_norm_bias);
   }
   return OkStatus();
 }
@@ -2402,6 +2419,14 @@ ModuleNames NamesFor(const std::string& model_type) {
 }  // namespace
 
 Result<TextModel> BuildTextModel(const Fields& f, const std::string& model_type, ModelBuilder* b) {
+  // MiniCPM3 computes MLA but vLLM (minicpm3.py) caches full per-head K and
+  // V, V padded to qk_nope_head_dim + qk_rope_head_dim: the MLA rule would
+  // count the latent, a 27th of it.
+  if (model_type == "minicpm3") {
+    return f.Bad("kv_lora_rank",
+                 "model_type \"minicpm3\" computes a latent but vLLM caches full per-head K and V "
+                 "(minicpm3.py), which kvbill's latent-attention rule does not size");
+  }
   const Style* style = FindStyle(model_type);
   const Family detected = style ? style->family : DetectFamily(f);
   if (!style && detected == Family::kGeneric) {
@@ -2498,11 +2523,29 @@ Result<TextModel> BuildTextModel(const Fields& f, const std::string& model_type,
   if (!head_bias) return head_bias.error();
   // Phi's lm_head is a biased Linear (transformers phi/modeling_phi.py).
   const bool phi = model_type == "phi" || model_type == "phi-msft";
-  if (*head_bias || phi) b->Vector(ParamRole::kLmHead, "lm_head.bias", c.d.vocab);
-  if (model_type == "gpt_bigcode") {  // learned absolute positions, wpe
+  // GPT-J's lm_head is biased too (transformers gptj/modeling_gptj.py).
+  if (*head_bias || phi || model_type == "gptj") {
+    b->Vector(ParamRole::kLmHead, "lm_head.bias", c.d.vocab);
+  }
+  // Learned absolute positions: GPT-2's and GPT-BigCode's wpe; OPT's table
+  // keeps 2 rows more (OPTLearnedPositionalEmbedding's offset).
+  if (model_type == "gpt_bigcode" || model_type == "gpt2" || model_type == "opt") {
     auto positions = f.RequiredInt({"n_positions", "max_position_embeddings"});
     if (!positions) return positions.error();
-    b->Vector(ParamRole::kEmbedding, "wpe", *positions * c.d.hidden);
+    const Int rows = *positions + (model_type == "opt" ? 2 : 0);
+    b->Vector(ParamRole::kEmbedding, "wpe", rows * c.d.hidden);
+  }
+  // OPT-350m's word_embed_proj_dim (embeddings narrower than hidden, with
+  // project_in / project_out) is not counted: refused, not guessed.
+  if (model_type == "opt" && f.Has("word_embed_proj_dim")) {
+    auto proj = f.RequiredInt({"word_embed_proj_dim"});
+    if (!proj) return proj.error();
+    if (*proj != c.d.hidden) {
+      return f.Bad("word_embed_proj_dim",
+                   "is " + std::to_string(*proj) + ", not hidden_size " +
+                       std::to_string(c.d.hidden) +
+                       ": kvbill does not count OPT's narrower embeddings and their projections");
+    }
   }
   b->FinalNorm(c.d.hidden, style && style->layer_norm_bias);
   return t;

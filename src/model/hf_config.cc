@@ -245,9 +245,15 @@ Result<ModelShape> BuildShape(const json& top, const std::string& source, const 
   const json& root = thinker ? top["thinker_config"] : top;
   json config = root;
   std::string prefix = thinker ? "thinker_config." : "";
-  if (root.contains("text_config") && root["text_config"].is_object()) {
-    config = root["text_config"];
-    prefix += "text_config.";
+  // The text model under a wrapper: text_config, or InternVL's remote-code
+  // llm_config (vLLM internvl.py reads it there).
+  const char* text_key =
+      root.contains("text_config") && root["text_config"].is_object() ? "text_config"
+      : root.contains("llm_config") && root["llm_config"].is_object() ? "llm_config"
+                                                                      : nullptr;
+  if (text_key != nullptr) {
+    config = root[text_key];
+    prefix += std::string(text_key) + ".";
     // Keys a text config inherits from the top level when it lacks them.
     for (const char* key : {"tie_word_embeddings", "torch_dtype", "dtype", "vocab_size"}) {
       if ((!config.contains(key) || config[key].is_null()) && root.contains(key)) {
@@ -258,7 +264,7 @@ Result<ModelShape> BuildShape(const json& top, const std::string& source, const 
   if (auto s = ApplyOverrides(config, overrides, source); !s) return s.error();
   // Without a text_config the overrides edit the top level, towers' keys
   // included (img_processor, vision_config): the towers read them edited.
-  const bool nested = prefix.ends_with("text_config.");
+  const bool nested = text_key != nullptr;
   const json edited_root = nested ? json() : config;
   const json& tower_root = nested ? root : edited_root;
 

@@ -478,6 +478,24 @@ Status BuildTowers(const json& root, const std::string& source, const std::strin
     b->EndOverride();
     return OkStatus();  // vLLM's phi3v reads no vision_config
   }
+  // Another part of a wrapper config that is a network of its own (Granite
+  // Speech's encoder_config and projector_config): not counted, so not left
+  // out silently either.
+  if (root.contains("text_config") || root.contains("llm_config")) {
+    for (const auto& [key, value] : root.items()) {
+      if (!key.ends_with("_config") || !value.is_object() || key == "text_config" ||
+          key == "llm_config" || key == "vision_config" || key == "audio_config") {
+        continue;
+      }
+      for (const char* size :
+           {"num_hidden_layers", "num_layers", "hidden_size", "hidden_dim", "d_model", "n_layer"}) {
+        if (value.contains(size)) {
+          return Error(source + ": " + key + ": kvbill cannot count this part of model_type \"" +
+                       model_type + "\" (" + leave_out + ")");
+        }
+      }
+    }
+  }
   for (const char* key : {"vision_config", "audio_config"}) {
     auto it = root.find(key);
     if (it == root.end() || it->is_null()) continue;

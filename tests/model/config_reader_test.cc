@@ -368,20 +368,21 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
                         "num_attention_heads": 4, "vocab_size": 100, "mamba_d_state": 16})"),
       "c.json: mamba_d_state: kvbill cannot tell which layers keep KV for model_type "
       "\"my_hybrid\": the key is not read by its generic rules (model types with a family "
-      "rule: PanguEmbedded, afmoe, apertus, arcee, bailing_moe, bailing_moe_v2, bloom, chatglm, "
+      "rule: PanguEmbedded, afmoe, apertus, arcee, arctic, bailing_moe, bailing_moe_v2, bloom, "
+      "chatglm, "
       "cohere, "
       "cohere2, dbrx, deepseek_v2, "
       "deepseek_v3, deepseek_v32, deepseek_v4, ernie4_5, ernie4_5_moe, exaone4, falcon, falcon_h1, "
       "gemma, gemma2, gemma3, "
-      "gemma3_text, gemma4, gemma4_text, glm4_moe, glm4_moe_lite, glm_moe_dsa, gpt_bigcode, "
-      "gpt_neox, gpt_oss, "
+      "gemma3_text, gemma4, gemma4_text, glm4_moe, glm4_moe_lite, glm_moe_dsa, gpt2, gpt_bigcode, "
+      "gpt_neox, gpt_oss, gptj, "
       "granite, granitemoe, granitemoehybrid, hunyuan, hunyuan_v1_dense, hunyuan_v1_moe, jais2, "
       "jamba, kimi_k2, "
       "kimi_linear, laguna, lfm2, lfm2_moe, llama, llama4, llama4_text, mimo, mimo_v2_flash, "
       "minicpm, minimax, "
       "minimax_m1, minimax_m2, minimax_m3, mistral, mixtral, mpt, muse_glimmer_text, nemotron, "
       "nemotron-nas, "
-      "nemotron_h, "
+      "nemotron_h, opt, "
       "phi, phi-msft, phi3, phi3_v, "
       "phimoe, "
       "qwen, qwen2, qwen2_5_vl, qwen2_moe, qwen2_vl, qwen3, qwen3_5_moe_text, qwen3_5_text, "
@@ -1268,6 +1269,98 @@ TEST(ConfigReaderTest, TrinityGatesItsAttentionAndSharesAnExpert) {
   EXPECT_EQ(m->moe.layers, 30);
   EXPECT_EQ(m->CountLayers(LayerKind::kFullAttention), 8);
   EXPECT_EQ(m->CountLayers(LayerKind::kSlidingWindow), 24);
+}
+
+}  // namespace
+}  // namespace kvbill
+
+namespace kvbill {
+namespace {
+
+// GPT-2, OPT and GPT-J (vLLM gpt2.py, opt.py, gpt_j.py): ungated biased
+// MLPs, learned positions (OPT's table 2 rows longer), GPT-J's one
+// LayerNorm a layer and biased untied head. Worked by hand:
+//   GPT-2 (124M): wte 50,257 x 768 + wpe 1,024 x 768 + 12 x (2 LayerNorms
+//   1,536 + c_attn 768 x 2,304 + 2,304 + c_proj 768^2 + 768 + c_fc 768 x
+//   3,072 + 3,072 + c_proj 3,072 x 768 + 768 + 1,536) + ln_f 1,536 =
+//   124,439,808 (Hugging Face's count), tied.
+//   OPT-6.7B: embed 50,272 x 4,096 + positions 2,050 x 4,096 + 32 x (4 x
+//   4,096^2 + 4 x 4,096 + 2 x 8,192 + 4,096 x 16,384 + 16,384 + 16,384 x
+//   4,096 + 4,096) + 8,192 = 6,658,473,984, tied.
+//   GPT-J-6B: wte 50,400 x 4,096 + 28 x (8,192 + 4 x 4,096^2 + 4,096 x
+//   16,384 + 16,384 + 16,384 x 4,096 + 4,096) + 8,192 + head 50,400 x 4,096
+//   + 50,400 = 6,050,882,784.
+TEST(ConfigReaderTest, Gpt2OptAndGptjHaveUngatedBiasedMlps) {
+  EXPECT_EQ(TotalOf(R"({"model_type": "gpt2", "n_embd": 768, "n_head": 12, "n_layer": 12,
+      "n_positions": 1024, "vocab_size": 50257})"),
+            124439808LL);
+  EXPECT_EQ(TotalOf(R"({"model_type": "opt", "hidden_size": 4096, "ffn_dim": 16384,
+      "num_attention_heads": 32, "num_hidden_layers": 32, "max_position_embeddings": 2048,
+      "vocab_size": 50272, "word_embed_proj_dim": 4096})"),
+            6658473984LL);
+  EXPECT_EQ(TotalOf(R"({"model_type": "gptj", "n_embd": 4096, "n_head": 16, "n_layer": 28,
+      "n_positions": 2048, "rotary_dim": 64, "vocab_size": 50400, "n_inner": null,
+      "tie_word_embeddings": false})"),
+            6050882784LL);
+  EXPECT_NE(ErrorOf(R"({"model_type": "opt", "hidden_size": 1024, "ffn_dim": 4096,
+      "num_attention_heads": 16, "num_hidden_layers": 24, "vocab_size": 50272,
+      "word_embed_proj_dim": 512})")
+                .find("word_embed_proj_dim: is 512, not hidden_size 1024"),
+            std::string::npos);
+}
+
+// Snowflake Arctic (vLLM arctic.py): every layer's 128 experts (top 2, of
+// intermediate_size 4,864) beside a gated residual MLP of hidden x hidden
+// and its norm. Worked by hand (H 7,168, 56 / 8 heads of 128, 35 layers,
+// vocab 32,000, untied): attention 2 x 7,168^2 + 2 x 7,168 x 1,024 =
+// 117,440,512; experts 128 x 3 x 7,168 x 4,864 = 13,388,218,368; router
+// 917,504; residual MLP 3 x 7,168^2 = 154,140,672 and 3 norms 21,504; x 35;
+// final norm; embedding and head 2 x 32,000 x 7,168: 478,584,608,768 (card:
+// 480B); active (2 experts) 17,318,647,808 (card: 17B).
+TEST(ConfigReaderTest, ArcticKeepsItsResidualMlp) {
+  auto m = ParseHfConfig(R"({"model_type": "arctic", "hidden_size": 7168,
+      "intermediate_size": 4864, "num_attention_heads": 56, "num_key_value_heads": 8,
+      "num_hidden_layers": 35, "num_local_experts": 128, "num_experts_per_tok": 2,
+      "moe_layer_frequency": 1, "use_residual": true, "parallel_attn_mlp_res": true,
+      "vocab_size": 32000, "tie_word_embeddings": false, "max_position_embeddings": 4096})",
+                         "c.json", "c");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(m->params.Total(), 478584608768LL);
+  EXPECT_EQ(m->params.Active(), 17318647808LL);
+  EXPECT_EQ(m->params.shared_experts, 35LL * 154140672);
+}
+
+// What kvbill does not size is refused, naming the key: MiniCPM3's cache
+// (full K and V where the keys say latent), Granite Speech's encoder and
+// projector (parts of the wrapper besides text and vision). InternVL's
+// remote-code llm_config is its text model.
+TEST(ConfigReaderTest, WrapperPartsAndMiniCpm3AreRefused) {
+  EXPECT_NE(ErrorOf(R"({"model_type": "minicpm3", "hidden_size": 2560, "num_hidden_layers": 62,
+      "num_attention_heads": 40, "vocab_size": 73448, "kv_lora_rank": 256, "q_lora_rank": 768,
+      "qk_nope_head_dim": 64, "qk_rope_head_dim": 32})")
+                .find("kv_lora_rank: model_type \"minicpm3\" computes a latent but vLLM caches "
+                      "full per-head K and V"),
+            std::string::npos);
+  const std::string speech = R"({"model_type": "granite_speech",
+      "text_config": {"model_type": "granite", "hidden_size": 64, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100},
+      "encoder_config": {"model_type": "granite_speech_encoder", "hidden_dim": 1024,
+        "num_layers": 10},
+      "projector_config": {"model_type": "blip_2_qformer", "hidden_size": 1024,
+        "num_hidden_layers": 2}})";
+  EXPECT_NE(ErrorOf(speech).find("encoder_config: kvbill cannot count this part of model_type "
+                                 "\"granite_speech\""),
+            std::string::npos)
+      << ErrorOf(speech);
+  EXPECT_TRUE(ParseHfConfig(speech, "c.json", "c", {}, /*text_only=*/true).ok());
+  auto internvl = ParseHfConfig(R"({"model_type": "internvl_chat",
+      "llm_config": {"model_type": "qwen2", "hidden_size": 64, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100},
+      "vision_config": {"model_type": "intern_vit_6b", "hidden_size": 1024}})",
+                                "c.json", "c", {}, /*text_only=*/true);
+  ASSERT_TRUE(internvl.ok()) << internvl.error().message();
+  // 2 layers x 2 KV heads x 16 x (K + V) x 2 bytes.
+  EXPECT_EQ(BytesPerToken(*internvl, Fmt("bf16")), 256.0);
 }
 
 }  // namespace
