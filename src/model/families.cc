@@ -27,6 +27,7 @@ enum class Family {
   kGemma4,         // Gemma 4: wider full-attention heads, keys as values, MLP beside MoE
   kKimiLinear,     // Kimi Linear / Kimi-K3: Kimi Delta Attention + MLA
   kDeepseekV4,     // DeepSeek-V4: windows + compressed latents, hyper-connections
+  kMamba,          // Mamba-1 / Mamba-2 in every layer, no attention
 };
 
 enum class QkNorm {
@@ -73,6 +74,7 @@ const Style kStyles[] = {
   {"ernie4_5_moe", Family::kGeneric, "vLLM ernie45_moe.py, transformers ernie4_5_moe (use_bias on q/k/v and the dense MLPs, never the output projection)", QkNorm::kNone, 2, false, false},
   {"exaone4", Family::kGeneric, "transformers exaone4/modeling_exaone4.py", QkNorm::kPerHead},
   {"falcon", Family::kFalcon, "transformers falcon/modeling_falcon.py", QkNorm::kNone, 2, false, true, false, true},
+  {"falcon_mamba", Family::kMamba, "vLLM mamba.py (FalconMambaForCausalLM: Mamba-1 layers; its B, C and dt norms have no weights)"},
   {"falcon_h1", Family::kFalconH1, "transformers falcon_h1/modeling_falcon_h1.py"},
   {"gemma", Family::kGeneric, "transformers gemma/modeling_gemma.py"},
   {"gemma2", Family::kGeneric, "transformers gemma2/modeling_gemma2.py", QkNorm::kNone, 4},
@@ -104,6 +106,8 @@ const Style kStyles[] = {
   {"llama", Family::kGeneric, "transformers llama/modeling_llama.py"},
   {"llama4", Family::kGeneric, "transformers llama4/modeling_llama4.py"},
   {"llama4_text", Family::kGeneric, "transformers llama4/modeling_llama4.py"},
+  {"mamba", Family::kMamba, "transformers mamba/modeling_mamba.py; vLLM mamba.py (a Mamba-1 mixer and one norm a layer)"},
+  {"mamba2", Family::kMamba, "transformers mamba2/modeling_mamba2.py; vLLM mamba2.py (a Mamba-2 mixer and one norm a layer; num_heads are SSM heads)"},
   {"mimo", Family::kGeneric, "XiaomiMiMo/MiMo-7B modeling_mimo.py (Qwen2 + MTP layers)", QkNorm::kNone, 2, true},
   {"mimo_v2_flash", Family::kMimoV2, "transformers mimo_v2_flash/modeling_mimo_v2_flash.py"},
   {"minicpm", Family::kGeneric, "vLLM minicpm.py (Llama-style layers; sparse_config is not read)"},
@@ -336,6 +340,17 @@ Result<Dims> ReadDims(const Fields& f, const std::string& model_type) {
   auto hidden = f.RequiredInt({"hidden_size", "n_embd", "n_embed", "d_model"});
   if (!hidden) return hidden.error();
   d.hidden = *hidden;
+  // Mamba models have no attention (mamba2's num_heads are SSM heads):
+  // their layers are built by BuildMamba from their own keys.
+  if (model_type == "mamba" || model_type == "falcon_mamba" || model_type == "mamba2") {
+    d.heads.assign(static_cast<std::size_t>(d.layers), 1);
+    d.kv_heads = d.heads;
+    d.head_dim = d.v_head_dim = d.hidden;
+    auto vocab = f.RequiredInt({"vocab_size"});
+    if (!vocab) return vocab.error();
+    d.vocab = *vocab;
+    return d;
+  }
   auto heads = f.FirstPerLayerInt({"num_attention_heads", "n_head", "num_heads"}, d.layers);
   if (!heads) return heads.error();
   if (!heads->has_value()) return f.Bad("num_attention_heads", "missing");
@@ -1321,6 +1336,61 @@ Status BuildJamba(Ctx& c) {
   for (Int i = 0; i < c.d.layers; ++i) {
     if ((*mixers)[static_cast<std::size_t>(i)] == Mixer::kMamba)
       c.b->Mamba1(static_cast<int>(i), m);
+  }
+  return OkStatus();
+}
+
+Result<Mamba2Plan> ReadMamba2(const Fields& f, Int hidden, const char* heads_key,
+                              const char* head_dim_key, const char* groups_key,
+                              const char* state_key, const char* conv_key, const char* expand_key,
+                              const char* conv_bias_key, const char* proj_bias_key,
+                              Int d_inner_override);
+
+// Mamba, Falcon-Mamba (Mamba-1) and Mamba-2 / Codestral Mamba: a mixer and
+// one RMSNorm a layer, no attention, no MLP (vLLM mamba.py, mamba2.py). The
+// Mamba-1 width is intermediate_size (transformers stores expand x hidden
+// there; Falcon-Mamba's expand is stale), dt_rank time_step_rank ("auto":
+// ceil(hidden / 16)).
+Status BuildMamba(Ctx& c) {
+  const Fields& f = c.f;
+  if (c.model_type == "mamba2") {
+    auto m = ReadMamba2(f, c.d.hidden, "num_heads", "head_dim", "n_groups", "state_size",
+                        "conv_kernel", "expand", "use_conv_bias", "use_bias", 0);
+    if (!m) return m.error();
+    for (Int i = 0; i < c.d.layers; ++i) {
+      c.b->Mamba2(static_cast<int>(i), *m);
+      c.b->Norms(static_cast<int>(i), 1, c.d.hidden);
+    }
+    return OkStatus();
+  }
+  Mamba1Plan m;
+  auto expand = f.IntOr("expand", 2);
+  if (!expand) return expand.error();
+  auto inner = f.IntOr("intermediate_size", *expand * c.d.hidden);
+  if (!inner) return inner.error();
+  auto state = f.IntOr("state_size", 16);
+  if (!state) return state.error();
+  auto conv = f.IntOr("conv_kernel", 4);
+  if (!conv) return conv.error();
+  Int dt_rank = (c.d.hidden + 15) / 16;
+  if (f.Has("time_step_rank") && f.Get("time_step_rank") != "auto") {
+    auto r = f.OptionalInt("time_step_rank");
+    if (!r) return r.error();
+    dt_rank = **r;
+  }
+  auto conv_bias = f.Bool("use_conv_bias", true);
+  if (!conv_bias) return conv_bias.error();
+  auto proj_bias = f.Bool("use_bias", false);
+  if (!proj_bias) return proj_bias.error();
+  m.d_inner = *inner;
+  m.d_state = *state;
+  m.d_conv = *conv;
+  m.dt_rank = dt_rank;
+  m.conv_bias = *conv_bias;
+  m.proj_bias = *proj_bias;
+  for (Int i = 0; i < c.d.layers; ++i) {
+    c.b->Mamba1(static_cast<int>(i), m);
+    c.b->Norms(static_cast<int>(i), 1, c.d.hidden);
   }
   return OkStatus();
 }
@@ -2475,6 +2545,9 @@ Result<TextModel> BuildTextModel(const Fields& f, const std::string& model_type,
       break;
     case Family::kLfm2:
       built = BuildLfm2(c);
+      break;
+    case Family::kMamba:
+      built = BuildMamba(c);
       break;
     case Family::kGatedDeltaNet:
       built = BuildGatedDeltaNet(c);

@@ -373,12 +373,13 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
       "cohere, "
       "cohere2, dbrx, deepseek_v2, "
       "deepseek_v3, deepseek_v32, deepseek_v4, ernie4_5, ernie4_5_moe, exaone4, falcon, falcon_h1, "
-      "gemma, gemma2, gemma3, "
+      "falcon_mamba, gemma, gemma2, gemma3, "
       "gemma3_text, gemma4, gemma4_text, glm4_moe, glm4_moe_lite, glm_moe_dsa, gpt2, gpt_bigcode, "
       "gpt_neox, gpt_oss, gptj, "
       "granite, granitemoe, granitemoehybrid, hunyuan, hunyuan_v1_dense, hunyuan_v1_moe, jais2, "
       "jamba, kimi_k2, "
-      "kimi_linear, laguna, lfm2, lfm2_moe, llama, llama4, llama4_text, mimo, mimo_v2_flash, "
+      "kimi_linear, laguna, lfm2, lfm2_moe, llama, llama4, llama4_text, mamba, mamba2, mimo, "
+      "mimo_v2_flash, "
       "minicpm, minimax, "
       "minimax_m1, minimax_m2, minimax_m3, mistral, mixtral, mpt, muse_glimmer_text, nemotron, "
       "nemotron-nas, "
@@ -1361,6 +1362,41 @@ TEST(ConfigReaderTest, WrapperPartsAndMiniCpm3AreRefused) {
   ASSERT_TRUE(internvl.ok()) << internvl.error().message();
   // 2 layers x 2 KV heads x 16 x (K + V) x 2 bytes.
   EXPECT_EQ(BytesPerToken(*internvl, Fmt("bf16")), 256.0);
+}
+
+}  // namespace
+}  // namespace kvbill
+
+namespace kvbill {
+namespace {
+
+// Pure state-space models (vLLM mamba.py, mamba2.py): no KV at all, a
+// constant state a sequence. Worked by hand:
+//   Mamba-2.8B (Mamba-1: hidden 2,560, intermediate 5,120, state 16, conv
+//   4, dt rank 160, 64 layers, vocab 50,280, tied): a mixer of in_proj
+//   2,560 x 10,240 + conv 5,120 x 4 + 5,120 + x_proj 5,120 x 192 + dt_proj
+//   160 x 5,120 + 5,120 + A_log 5,120 x 16 + D 5,120 + out_proj 5,120 x
+//   2,560 = 41,241,600 and a norm of 2,560, x 64; embedding 50,280 x 2,560;
+//   final norm: 2,768,345,600. State: 64 x (3 x 5,120 + 5,120 x 16)
+//   elements x 2 B = 12,451,840 B a sequence.
+//   Mamba-Codestral-7B (Mamba-2: 128 heads of 64, 8 groups, state 128):
+//   64 x (3 x (8,192 + 2 x 8 x 128) + 128 x 64 x 128) x 2 B = 138,149,888 B.
+TEST(ConfigReaderTest, MambaModelsKeepStateNotKv) {
+  auto m1 = ParseHfConfig(R"({"model_type": "mamba", "hidden_size": 2560,
+      "intermediate_size": 5120, "state_size": 16, "conv_kernel": 4, "expand": 2,
+      "time_step_rank": 160, "num_hidden_layers": 64, "vocab_size": 50280,
+      "use_bias": false, "use_conv_bias": true})",
+                          "c.json", "c");
+  ASSERT_TRUE(m1.ok()) << m1.error().message();
+  EXPECT_EQ(m1->params.Total(), 2768345600LL);
+  EXPECT_EQ(BytesPerToken(*m1, Fmt("bf16")), 0.0);
+  EXPECT_EQ(StateBytesPerSequence(*m1), 12451840);
+  auto m2 = ParseHfConfig(R"({"model_type": "mamba2", "hidden_size": 4096, "num_heads": 128,
+      "head_dim": 64, "n_groups": 8, "state_size": 128, "expand": 2, "conv_kernel": 4,
+      "num_hidden_layers": 64, "vocab_size": 32768, "tie_word_embeddings": false})",
+                          "c.json", "c");
+  ASSERT_TRUE(m2.ok()) << m2.error().message();
+  EXPECT_EQ(StateBytesPerSequence(*m2), 138149888);
 }
 
 }  // namespace
