@@ -60,6 +60,7 @@ const Style kStyles[] = {
   {"arctic", Family::kGeneric, "vLLM arctic.py (MoE every moe_layer_frequency-th layer; with use_residual a gated hidden x hidden residual MLP and its norm beside the experts)"},
   {"bailing_moe", Family::kGeneric, "vLLM bailing_moe.py (fused query_key_value, shared experts of num_shared_experts)", QkNorm::kPerHeadIfFlag},
   {"bailing_moe_v2", Family::kGeneric, "vLLM bailing_moe.py (BailingMoeV2ForCausalLM)", QkNorm::kPerHeadIfFlag},
+  {"bamba", Family::kGraniteHybrid, "vLLM bamba.py (Mamba-2 layers, attention at attn_layer_indices, a gated MLP of intermediate_size in every layer)"},
   {"bloom", Family::kBloom, "transformers bloom/modeling_bloom.py", QkNorm::kNone, 2, true, true, false, true},
   {"chatglm", Family::kGeneric, "THUDM/chatglm3-6b modeling_chatglm.py (vLLM chatglm.py): multi_query_group_num KV heads of kv_channels, q/k/v biased by add_qkv_bias, dense and MLP by add_bias_linear"},
   {"cohere", Family::kGeneric, "transformers cohere/modeling_cohere.py (one LayerNorm a layer, attention and MLP in parallel)", QkNorm::kFullWidth, 1},
@@ -1639,6 +1640,21 @@ Status BuildGraniteHybrid(Ctx& c) {
       }
     }
   }
+  // Bamba (vLLM bamba.py): attention at attn_layer_indices, a dense MLP of
+  // intermediate_size in every layer.
+  const bool bamba = c.model_type == "bamba";
+  if (bamba) {
+    auto listed = f.OptionalIntList("attn_layer_indices");
+    if (!listed) return listed.error();
+    if (!listed->has_value()) return f.Bad("attn_layer_indices", "missing");
+    for (const Int i : **listed) {
+      if (i < 0 || i >= c.d.layers) {
+        return f.Bad("attn_layer_indices", "names layer " + std::to_string(i) + ", outside 0 to " +
+                                               std::to_string(c.d.layers - 1));
+      }
+      mixers[static_cast<std::size_t>(i)] = Mixer::kFull;
+    }
+  }
   auto m2 =
       ReadMamba2(f, c.d.hidden, "mamba_n_heads", "mamba_d_head", "mamba_n_groups", "mamba_d_state",
                  "mamba_d_conv", "mamba_expand", "mamba_conv_bias", "mamba_proj_bias", 0);
@@ -1652,7 +1668,7 @@ Status BuildGraniteHybrid(Ctx& c) {
                                             std::to_string(*experts) + "], got " +
                                             std::to_string(*top_k));
   }
-  auto shared = f.IntOr("shared_intermediate_size", 0, 0);
+  auto shared = bamba ? Result<Int>(c.d.intermediate) : f.IntOr("shared_intermediate_size", 0, 0);
   if (!shared) return shared.error();
   for (Int i = 0; i < c.d.layers; ++i) {
     const int layer = static_cast<int>(i);

@@ -368,7 +368,8 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
                         "num_attention_heads": 4, "vocab_size": 100, "mamba_d_state": 16})"),
       "c.json: mamba_d_state: kvbill cannot tell which layers keep KV for model_type "
       "\"my_hybrid\": the key is not read by its generic rules (model types with a family "
-      "rule: PanguEmbedded, afmoe, apertus, arcee, arctic, bailing_moe, bailing_moe_v2, bloom, "
+      "rule: PanguEmbedded, afmoe, apertus, arcee, arctic, bailing_moe, bailing_moe_v2, bamba, "
+      "bloom, "
       "chatglm, "
       "cohere, "
       "cohere2, dbrx, deepseek_v2, "
@@ -1397,6 +1398,35 @@ TEST(ConfigReaderTest, MambaModelsKeepStateNotKv) {
                           "c.json", "c");
   ASSERT_TRUE(m2.ok()) << m2.error().message();
   EXPECT_EQ(StateBytesPerSequence(*m2), 138149888);
+}
+
+}  // namespace
+}  // namespace kvbill
+
+namespace kvbill {
+namespace {
+
+// Bamba-9B (vLLM bamba.py): attention at layers 9, 18 and 27, Mamba-2
+// elsewhere, a gated MLP of 14,336 in every layer. Worked by hand (H 4,096,
+// 32 / 8 heads of 128, Mamba-2 128 heads of 64, 1 group, state 128, vocab
+// 128,256, untied): embeddings 2 x 128,256 x 4,096; 32 x (MLP 3 x 4,096 x
+// 14,336 + norms 8,192); 3 x attention 41,943,040; 29 x Mamba-2 (in_proj
+// (2 x 8,192 + 2 x 128 + 128) x 4,096 + conv (8,448 x 4 + 8,448) + 384 +
+// norm 8,192 + out_proj 8,192 x 4,096 = 102,286,976); final norm:
+// 9,780,235,392. KV 3 x 8 x 128 x 2 x 2 = 12,288 B a token; state 29 x
+// (3 x 8,448 + 128 x 64 x 128) x 2 B = 62,287,360 B a sequence.
+TEST(ConfigReaderTest, BambaPlacesItsAttentionByIndex) {
+  auto m = ParseHfConfig(R"({"model_type": "bamba", "attn_layer_indices": [9, 18, 27],
+      "hidden_size": 4096, "intermediate_size": 14336, "mamba_conv_bias": true,
+      "mamba_d_conv": 4, "mamba_d_head": 64, "mamba_d_state": 128, "mamba_expand": 2,
+      "mamba_n_groups": 1, "mamba_n_heads": 128, "mamba_proj_bias": false,
+      "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8,
+      "tie_word_embeddings": false, "vocab_size": 128256, "max_position_embeddings": 4096})",
+                         "c.json", "c");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(m->params.Total(), 9780235392LL);
+  EXPECT_EQ(BytesPerToken(*m, Fmt("bf16")), 12288.0);
+  EXPECT_EQ(StateBytesPerSequence(*m), 62287360);
 }
 
 }  // namespace
