@@ -83,6 +83,9 @@ const Style kStyles[] = {
   {"gemma3_text", Family::kGeneric, "transformers gemma3/modeling_gemma3.py", QkNorm::kPerHead, 4},
   {"gemma4", Family::kGemma4, "vLLM gemma4.py (Gemma4DecoderLayer)", QkNorm::kPerHead, 4},
   {"gemma4_text", Family::kGemma4, "vLLM gemma4.py (Gemma4DecoderLayer)", QkNorm::kPerHead, 4},
+  {"glm4", Family::kGeneric, "transformers glm4/modeling_glm4.py (four norms a layer; attention_bias on q, k and v, never the output projection)", QkNorm::kNone, 4, false, false},
+  {"glm4v_text", Family::kGeneric, "transformers glm4v/modeling_glm4v.py; vLLM glm4_1v.py (GLM-4.1V's text model is vLLM glm4.py)", QkNorm::kNone, 4, false, false},
+  {"glm4v_moe_text", Family::kGeneric, "transformers glm4v_moe/modeling_glm4v_moe.py; vLLM glm4_1v.py (GLM-4.5 layers)", QkNorm::kPerHeadIfFlag, 2, false, false, true, false, true},
   {"glm4_moe", Family::kGeneric, "transformers glm4_moe/modeling_glm4_moe.py", QkNorm::kPerHeadIfFlag, 2, false, false, true, false, true},
   {"glm4_moe_lite", Family::kGeneric, "transformers glm4_moe_lite/modeling_glm4_moe_lite.py", QkNorm::kNone, 2, false, true, true, false, true},
   {"glm_moe_dsa", Family::kGeneric, "transformers glm_moe_dsa/modeling_glm_moe_dsa.py", QkNorm::kNone, 2, false, true, true, false, true},
@@ -1098,8 +1101,8 @@ Result<MoePlan> GenericMoe(const Ctx& c, const MoeLayers& m, Int i) {
   if (!routing_bias) return routing_bias.error();
   p.score_bias = c.f.StringOr("topk_method", "") == "noaux_tc" || *routing_bias ||
                  c.model_type == "laguna" || c.model_type.starts_with("glm4_moe") ||
-                 c.model_type == "glm_moe_dsa" || c.model_type == "ernie4_5_moe" ||
-                 c.model_type == "afmoe";
+                 c.model_type == "glm4v_moe_text" || c.model_type == "glm_moe_dsa" ||
+                 c.model_type == "ernie4_5_moe" || c.model_type == "afmoe";
   // Ling's expert bias (moe_router_enable_expert_bias), LFM2-MoE's
   // (use_expert_bias, transformers' default true).
   if (c.model_type.starts_with("bailing_moe") || c.model_type == "lfm2_moe") {

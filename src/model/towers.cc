@@ -455,6 +455,31 @@ Result<Int> Phi3VTower(const json& root, const std::string& source, Int text_hid
   return clip + separators + projection;
 }
 
+// GLM-4.1V / GLM-4.5V / GLM-4.6V (vLLM glm4_1v.py, Glm4vVisionTransformer):
+// a biased Conv3d patch embedding over temporal_patch_size frames, a
+// learned (image_size / patch_size)^2 position table, depth blocks of two
+// RMSNorms, unbiased qkv and proj and a gated unbiased MLP of
+// out_hidden_size, a post-conv and a post norm, a biased Conv2d downsample
+// to out_hidden_size over spatial_merge_size^2 patches, and the merger:
+// proj out x out, a LayerNorm, a gated MLP of intermediate_size, unbiased.
+Result<Int> Glm4vTower(const Fields& v) {
+  KV_GET(d, v, {"hidden_size"}, 1536);
+  KV_GET(depth, v, {"depth"}, 24);
+  KV_GET(out, v, {"out_hidden_size"}, 4096);
+  KV_GET(inter, v, {"intermediate_size"}, 13696);
+  KV_GET(patch, v, {"patch_size"}, 14);
+  KV_GET(frames, v, {"temporal_patch_size"}, 2);
+  KV_GET(merge, v, {"spatial_merge_size"}, 2);
+  KV_GET(image, v, {"image_size"}, 336);
+  KV_GET(channels, v, {"in_channels"}, 3);
+  const Int grid = image / patch;
+  const Int patches = channels * frames * patch * patch * d + d + grid * grid * d;
+  const Int block = 2 * d + 4 * d * d + 3 * d * out;
+  const Int down = d * out * merge * merge + out + 2 * d;
+  const Int merger = out * out + 2 * out + 3 * out * inter;
+  return patches + depth * block + down + merger;
+}
+
 }  // namespace
 
 Status BuildTowers(const json& root, const std::string& source, const std::string& model_type,
@@ -529,6 +554,8 @@ Status BuildTowers(const json& root, const std::string& source, const std::strin
     } else if (model_type == "qwen3_vl" || model_type == "qwen3_vl_moe" ||
                model_type == "qwen3_5" || model_type == "qwen3_5_moe") {
       n = Qwen3VlTower(v, text_hidden);
+    } else if (model_type == "glm4v" || model_type == "glm4v_moe") {
+      n = Glm4vTower(v);
     } else if (model_type == "step3_vl") {
       n = Step3VlTower(v, root, text_hidden);
     } else if (model_type == "kimi_k25") {
@@ -542,7 +569,7 @@ Status BuildTowers(const json& root, const std::string& source, const std::strin
                 model_type +
                 "\" (known: gemma3, gemma4, llama4, qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, "
                 "qwen3_5, qwen3_5_moe, kimi_k25, kimi_k3, kimi_vl, minimax_m3_vl, muse_glimmer, "
-                "step3_vl, "
+                "step3_vl, glm4v, glm4v_moe, "
                 "llava, llava_next, llava_onevision, mistral3 (pixtral), siglip_vision_model); " +
                 leave_out);
     }

@@ -375,7 +375,9 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
       "cohere2, dbrx, deepseek_v2, "
       "deepseek_v3, deepseek_v32, deepseek_v4, ernie4_5, ernie4_5_moe, exaone4, falcon, falcon_h1, "
       "falcon_mamba, gemma, gemma2, gemma3, "
-      "gemma3_text, gemma4, gemma4_text, glm4_moe, glm4_moe_lite, glm_moe_dsa, gpt2, gpt_bigcode, "
+      "gemma3_text, gemma4, gemma4_text, glm4, glm4_moe, glm4_moe_lite, glm4v_moe_text, "
+      "glm4v_text, "
+      "glm_moe_dsa, gpt2, gpt_bigcode, "
       "gpt_neox, gpt_oss, gptj, "
       "granite, granitemoe, granitemoehybrid, hunyuan, hunyuan_v1_dense, hunyuan_v1_moe, jais2, "
       "jamba, kimi_k2, "
@@ -403,7 +405,8 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
       "c.json: vision_config: kvbill cannot count the vision tower of model_type "
       "\"my_vlm\" (known: gemma3, gemma4, llama4, qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, "
       "qwen3_5, qwen3_5_moe, kimi_k25, kimi_k3, kimi_vl, minimax_m3_vl, muse_glimmer, step3_vl, "
-      "llava, llava_next, llava_onevision, mistral3 (pixtral), siglip_vision_model); "
+      "glm4v, glm4v_moe, llava, llava_next, llava_onevision, mistral3 (pixtral), "
+      "siglip_vision_model); "
       "--text-only, or a "
       "scenario's \"model\": {\"text_only\": true}, leaves the "
       "towers out");
@@ -1240,6 +1243,87 @@ TEST(ConfigReaderTest, KimiVlTowerLearnsItsPositions) {
   auto m = ParseHfConfig(cfg.dump(), "c.json", "c");
   ASSERT_TRUE(m.ok()) << m.error().message();
   EXPECT_EQ(m->params.vision, 447545840LL);
+}
+
+// GLM-4.5V (vLLM glm4_1v.py): hidden 1,536, depth 24, out 4,096, merger
+// MLP 10,944, patch 14 over 2 frames, 2 x 2 merge, 336-px positions.
+// Worked by hand: patch Conv3d 3 x 2 x 14^2 x 1,536 + 1,536 = 1,807,872;
+// positions (336 / 14)^2 x 1,536 = 884,736; a block 2 x 1,536 + 4 x
+// 1,536^2 + 3 x 1,536 x 4,096 = 28,314,624, x 24 = 679,550,976; downsample
+// 1,536 x 4,096 x 4 + 4,096 and two norms 3,072 = 25,172,992; merger
+// 4,096^2 + 2 x 4,096 + 3 x 4,096 x 10,944 = 151,265,280: 858,681,856.
+TEST(ConfigReaderTest, Glm4vTowerCountsDownsampleAndMerger) {
+  nlohmann::json cfg = {{"model_type", "glm4v_moe"},
+                        {"vision_config",
+                         {{"model_type", "glm4v_moe"},
+                          {"hidden_size", 1536},
+                          {"depth", 24},
+                          {"out_hidden_size", 4096},
+                          {"intermediate_size", 10944},
+                          {"patch_size", 14},
+                          {"temporal_patch_size", 2},
+                          {"spatial_merge_size", 2},
+                          {"image_size", 336},
+                          {"num_heads", 12}}},
+                        {"text_config",
+                         {{"model_type", "llama"},
+                          {"hidden_size", 4096},
+                          {"num_hidden_layers", 1},
+                          {"num_attention_heads", 32},
+                          {"vocab_size", 100}}}};
+  auto m = ParseHfConfig(cfg.dump(), "c.json", "c");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(m->params.vision, 858681856LL);
+  // The vision config's own defaults (transformers Glm4vVisionConfig)
+  // are GLM-4.1V's: intermediate 13,696, so the merger differs.
+  cfg["vision_config"].erase("intermediate_size");
+  auto d = ParseHfConfig(cfg.dump(), "c.json", "c");
+  ASSERT_TRUE(d.ok()) << d.error().message();
+  EXPECT_EQ(d->params.vision, 858681856LL + 3LL * 4096 * (13696 - 10944));
+}
+
+// GLM-4-0414 and GLM-4.1V's text model (transformers glm4, glm4v): four
+// norms a layer and attention_bias on q, k and v but never on o. Worked by
+// hand (hidden 64, 2 layers, 4 heads, 2 KV heads of 16, MLP 128, vocab
+// 100, untied): embedding and head 2 x 6,400 = 12,800; a layer q 4,096 +
+// 64, k and v 2 x (2,048 + 32), o 4,096 = 12,416, MLP 3 x 64 x 128 =
+// 24,576, norms 4 x 64 = 256: 37,248, x 2 = 74,496; final norm 64: 87,360.
+// GLM-4.5V's text model (glm4v_moe_text) is GLM-4.5's: its MoE router
+// keeps the score-correction bias as glm4_moe does.
+TEST(ConfigReaderTest, Glm4TextModelsHaveFourNormsAndNoOutputBias) {
+  for (const char* type : {"glm4", "glm4v_text"}) {
+    nlohmann::json cfg = {{"model_type", type},
+                          {"hidden_size", 64},
+                          {"num_hidden_layers", 2},
+                          {"num_attention_heads", 4},
+                          {"num_key_value_heads", 2},
+                          {"head_dim", 16},
+                          {"intermediate_size", 128},
+                          {"vocab_size", 100},
+                          {"attention_bias", true},
+                          {"tie_word_embeddings", false},
+                          {"max_position_embeddings", 4096}};
+    auto m = ParseHfConfig(cfg.dump(), "c.json", "c");
+    ASSERT_TRUE(m.ok()) << type << ": " << m.error().message();
+    EXPECT_EQ(m->params.Total(), 87360LL) << type;
+    EXPECT_FALSE(m->generic_rule) << type;
+  }
+  nlohmann::json moe = {{"model_type", "glm4_moe"},    {"hidden_size", 64},
+                        {"num_hidden_layers", 2},      {"num_attention_heads", 4},
+                        {"num_key_value_heads", 2},    {"head_dim", 16},
+                        {"intermediate_size", 128},    {"moe_intermediate_size", 32},
+                        {"n_routed_experts", 8},       {"n_shared_experts", 1},
+                        {"num_experts_per_tok", 2},    {"first_k_dense_replace", 1},
+                        {"vocab_size", 100},           {"attention_bias", true},
+                        {"use_qk_norm", false},        {"max_position_embeddings", 4096},
+                        {"tie_word_embeddings", false}};
+  auto glm45 = ParseHfConfig(moe.dump(), "c.json", "c");
+  moe["model_type"] = "glm4v_moe_text";
+  auto glm45v = ParseHfConfig(moe.dump(), "c.json", "c");
+  ASSERT_TRUE(glm45.ok()) << glm45.error().message();
+  ASSERT_TRUE(glm45v.ok()) << glm45v.error().message();
+  EXPECT_EQ(glm45v->params.Total(), glm45->params.Total());
+  EXPECT_FALSE(glm45v->generic_rule);
 }
 
 }  // namespace
