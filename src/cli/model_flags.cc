@@ -132,7 +132,14 @@ std::string DescribeModel(const ModelShape& m) {
   out << "parameters  " << FormatFixed(static_cast<double>(m.params.Total()) / 1e9, 2) << "B total";
   if (m.params.routed_experts > 0) {
     out << ", " << FormatFixed(static_cast<double>(m.params.Active()) / 1e9, 2) << "B active ("
-        << m.moe.experts << " experts, top-" << m.moe.experts_per_token << ")";
+        << m.moe.experts << " experts";
+    if (m.moe.zero_experts > 0) {
+      // LongCat-Flash: the top-k also picks zero-computation experts.
+      out << " and " << m.moe.zero_experts << " zero-computation ones, top-" << m.moe.routed_top_k
+          << " of both: " << m.moe.experts_per_token << " routed expected)";
+    } else {
+      out << ", top-" << m.moe.experts_per_token << ")";
+    }
   }
   if (m.params.vision + m.params.audio > 0) {
     out << ", of which "

@@ -88,7 +88,9 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
   const double tp = options.tensor_parallel;
   const double hidden = static_cast<double>(model.hidden_size);
   m->hidden_ = hidden;
-  m->layers_ = static_cast<double>(model.DecoderLayers());
+  // Per-block work (norms, elementwise passes, all-reduces, eager
+  // launches) runs once for each transformer block of a layer.
+  m->layers_ = static_cast<double>(model.DecoderLayers()) * std::max(1, model.blocks_per_layer);
 
   // Weight formats of each part, as the GPU runs them (the format matrix).
   auto native = NativePartFormats(model);
@@ -235,8 +237,11 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
   m->state_elements_ /= std::max(1, linear_layers);
   // Dense MLPs (gated: gate and up in one GEMM, then down).
   const std::int64_t moe_layers = model.moe.layers;
+  // A layer has one MLP or one MoE, unless MLPs run beside the experts or
+  // a layer has two (dense_mlps counts the blocks the model builds).
   const double dense_layers = std::max<double>(
-      1, static_cast<double>(model.DecoderLayers()) - static_cast<double>(moe_layers));
+      {1, static_cast<double>(model.DecoderLayers()) - static_cast<double>(moe_layers),
+       static_cast<double>(model.dense_mlps)});
   auto add_mlp = [&](double params_per_layer, double count, const GemmCurve& curve) {
     if (params_per_layer <= 0 || count <= 0) return;
     const double inter = params_per_layer / (3 * hidden) / tp;

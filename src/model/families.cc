@@ -28,6 +28,7 @@ enum class Family {
   kKimiLinear,     // Kimi Linear / Kimi-K3: Kimi Delta Attention + MLA
   kDeepseekV4,     // DeepSeek-V4: windows + compressed latents, hyper-connections
   kMamba,          // Mamba-1 / Mamba-2 in every layer, no attention
+  kLongcat,        // LongCat-Flash: two MLA blocks and a shortcut MoE a layer
 };
 
 enum class QkNorm {
@@ -105,6 +106,7 @@ const Style kStyles[] = {
   {"kimi_linear", Family::kKimiLinear, "vLLM kimi_linear.py (KimiDecoderLayer: KDA via layers/kda.py, MLA); vLLM kimi_k3/nvidia/model.py (latent MoE, attention residuals)"},
   {"laguna", Family::kGeneric, "vLLM laguna.py (LagunaDecoderLayer: query heads per layer, a per-head output gate); transformers laguna/configuration_laguna.py", QkNorm::kPerHead},
   {"kimi_k2", Family::kGeneric, "transformers deepseek_v3/modeling_deepseek_v3.py (Kimi K2 is DeepseekV3)", QkNorm::kNone, 2, false, true, true, false, true},
+  {"longcat_flash", Family::kLongcat, "vLLM longcat_flash.py (two MLA attentions and two dense MLPs a layer, a shortcut MoE whose router also picks zero-computation experts)"},
   {"lfm2", Family::kLfm2, "transformers lfm2/modeling_lfm2.py", QkNorm::kPerHead},
   {"lfm2_moe", Family::kLfm2, "vLLM lfm2_moe.py (LFM2's layers, MoE from num_dense_layers)", QkNorm::kPerHead},
   {"llama", Family::kGeneric, "transformers llama/modeling_llama.py"},
@@ -172,8 +174,9 @@ constexpr std::array<const char*, 28> kStructureHints = {
     "attn_config", "ffn_config",
     // ERNIE 4.5 MoE: experts under keys of its own
     "moe_num_experts", "moe_layer_start_index",
-    // Ouro: one KV cache per loop over the layers (vLLM ouro.py); LongCat-Flash:
-    // two attentions and two MLPs a layer beside zero-compute experts
+    // Ouro: one KV cache per loop over the layers (vLLM ouro.py); zero-compute
+    // experts beside other layouts than LongCat-Flash's (LongCat-Flash-Lite's
+    // n-gram embeddings, longcat_flash_ngram)
     "total_ut_steps", "zero_expert_num"};
 constexpr std::array<const char*, 6> kGenericKeys = {"decoder_sparse_step", "index_topk",
                                                      "index_head_dim",      "index_n_heads",
@@ -2507,6 +2510,72 @@ ModuleNames NamesFor(const std::string& model_type) {
 
 }  // namespace
 
+// LongCat-Flash (vLLM longcat_flash.py, FlashDecoderLayer): every layer
+// holds two MLA attentions (q through q_lora_rank; each caches its own
+// latent) and two gated MLPs of ffn_hidden_size, four RMSNorms, and a
+// shortcut MoE fed from the first attention: n_routed_experts experts of
+// expert_ffn_hidden_size behind a router that scores them and
+// zero_expert_num zero-computation (identity) experts, with a
+// score-correction bias over both (router_bias adds a bias). Its top-k
+// (moe_topk) picks from both kinds, so a token reaches moe_topk x routed /
+// (routed + zero) routed experts when the router balances its load (the
+// model is trained towards it): 12 x 512 / 768 = 8 for LongCat-Flash, whose
+// card gives 18.6B-31.3B activated, about 27B on average. The checkpoint's
+// MTP module (".mtp.", loaded by vLLM's drafter only) is not counted.
+Status BuildLongcat(Ctx& c) {
+  ModelBuilder& b = *c.b;
+  const Fields& f = c.f;
+  if (!c.d.mla) return f.Bad("kv_lora_rank", "missing: LongCat-Flash's attention is MLA");
+  auto routed = f.RequiredInt({"n_routed_experts"});
+  if (!routed) return routed.error();
+  if (*routed < 1) return f.Bad("n_routed_experts", "must be at least 1");
+  auto zero = f.IntOr("zero_expert_num", 0, 0);
+  if (!zero) return zero.error();
+  auto top_k = f.RequiredInt({"moe_topk", "num_experts_per_tok"});
+  if (!top_k) return top_k.error();
+  const char* top_k_key = f.Has("moe_topk") ? "moe_topk" : "num_experts_per_tok";
+  if (*top_k < 1 || *top_k > *routed + *zero) {
+    return f.Bad(top_k_key, "must be between 1 and n_routed_experts + zero_expert_num (" +
+                                std::to_string(*routed + *zero) + "), got " +
+                                std::to_string(*top_k));
+  }
+  auto expert_inter = f.FirstInt({"moe_intermediate_size", "expert_ffn_hidden_size"});
+  if (!expert_inter) return expert_inter.error();
+  auto router_bias = f.Bool("router_bias", false);
+  if (!router_bias) return router_bias.error();
+  MoePlan m;
+  m.experts = *routed;
+  m.zero_experts = *zero;
+  m.routed_top_k = *top_k;
+  // Nearest integer of top_k x routed / (routed + zero), at least one.
+  const Int slots = *routed + *zero;
+  m.top_k = std::max<Int>(1, (2 * *top_k * *routed + slots) / (2 * slots));
+  m.inter = expert_inter->value_or(c.d.intermediate);
+  m.router_bias = *router_bias;
+  m.score_bias = true;
+  const ModuleNames names = b.names();
+  for (Int i = 0; i < c.d.layers; ++i) {
+    const int layer = static_cast<int>(i);
+    for (int j = 0; j < 2; ++j) {
+      ModuleNames block = names;
+      block.attn = "self_attn." + std::to_string(j);
+      block.mlp = "mlps." + std::to_string(j);
+      b.SetNames(block);
+      auto a = GenericAttention(c, i, Mixer::kLatent);
+      if (!a) return a.error();
+      b.Attention(layer, *a);
+      b.DenseMlp(layer, c.d.intermediate, true, false);
+    }
+    ModuleNames moe = names;
+    moe.router = "router.classifier";
+    b.SetNames(moe);
+    b.Moe(layer, m);
+    b.Norms(layer, 4, c.d.hidden);
+  }
+  b.SetNames(names);
+  return OkStatus();
+}
+
 Result<TextModel> BuildTextModel(const Fields& f, const std::string& model_type, ModelBuilder* b) {
   // MiniCPM3 computes MLA but vLLM (minicpm3.py) caches full per-head K and
   // V, V padded to qk_nope_head_dim + qk_rope_head_dim: the MLA rule would
@@ -2589,11 +2658,15 @@ Result<TextModel> BuildTextModel(const Fields& f, const std::string& model_type,
     case Family::kDeepseekV4:
       built = BuildDeepseekV4(c);
       break;
+    case Family::kLongcat:
+      built = BuildLongcat(c);
+      break;
   }
   if (!built) return built.error();
 
   TextModel t;
   t.generic = !style && detected == Family::kGeneric;
+  t.blocks_per_layer = family == Family::kLongcat ? 2 : 1;
   t.decoder_layers = static_cast<int>(c.d.layers);
   t.hidden = c.d.hidden;
   t.vocab = c.d.vocab;

@@ -22,6 +22,8 @@ struct TextModel {
   // No family rule knows the model type (nor a signature key): the layers
   // were read by the generic rule, as a Llama-like model.
   bool generic = false;
+  // Transformer blocks a layer holds (LongCat-Flash: 2).
+  int blocks_per_layer = 1;
 };
 
 // Adds the text model's layers, embeddings, head, final norm and MTP

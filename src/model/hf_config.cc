@@ -300,6 +300,7 @@ Result<ModelShape> BuildShape(const json& top, const std::string& source, const 
     shape.architecture = top["architectures"][0].get<std::string>();
   }
   shape.hidden_size = text->hidden;
+  shape.blocks_per_layer = text->blocks_per_layer;
   shape.vocab_size = text->vocab;
   auto max_pos = f.FirstInt({"max_position_embeddings", "n_positions", "seq_length"});
   if (!max_pos) return max_pos.error();

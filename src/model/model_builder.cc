@@ -212,6 +212,7 @@ void ModelBuilder::DenseMlp(int layer, Int inter, bool gated, bool bias) {
   Matrix(ParamRole::kDenseMlp, p + names_.up, inter, hidden_);
   Matrix(ParamRole::kDenseMlp, p + names_.down, hidden_, inter);
   if (bias) Vector(ParamRole::kDenseMlp, p + "bias", (gated ? 2 : 1) * inter + hidden_);
+  if (inventory_) ++dense_mlps_;
 }
 
 void ModelBuilder::Moe(int layer, const MoePlan& m) {
@@ -237,10 +238,12 @@ void ModelBuilder::Moe(int layer, const MoePlan& m) {
       Matrix(ParamRole::kSharedExperts, p + "fc2_latent_proj", hidden_, m.in_dim);
     }
   }
-  Matrix(ParamRole::kRouter, p + names_.router, m.experts, hidden_);
-  if (m.router_bias) Vector(ParamRole::kRouter, p + names_.router + ".bias", m.experts);
+  // The router scores the zero-computation experts too.
+  const Int scored = m.experts + m.zero_experts;
+  Matrix(ParamRole::kRouter, p + names_.router, scored, hidden_);
+  if (m.router_bias) Vector(ParamRole::kRouter, p + names_.router + ".bias", scored);
   if (m.score_bias)
-    Vector(ParamRole::kRouter, p + names_.router + ".e_score_correction_bias", m.experts);
+    Vector(ParamRole::kRouter, p + names_.router + ".e_score_correction_bias", scored);
   if (m.shared_inter > 0) {
     const std::string s = p + names_.shared + ".";
     if (m.shared_gated) Matrix(ParamRole::kSharedExperts, s + names_.gate, m.shared_inter, hidden_);
@@ -252,6 +255,8 @@ void ModelBuilder::Moe(int layer, const MoePlan& m) {
     moe_.layers += 1;
     moe_.experts = std::max(moe_.experts, m.experts);
     moe_.experts_per_token = std::max(moe_.experts_per_token, m.top_k);
+    moe_.zero_experts = std::max(moe_.zero_experts, m.zero_experts);
+    moe_.routed_top_k = std::max(moe_.routed_top_k, m.routed_top_k > 0 ? m.routed_top_k : m.top_k);
     if (moe_.params_per_expert == 0) {
       moe_.params_per_expert =
           (m.gated ? 3 : 2) * in * m.inter + (m.expert_bias ? (m.gated ? 2 : 1) * m.inter + in : 0);
@@ -421,6 +426,7 @@ void ModelBuilder::Finish(int decoder_layers, ModelShape* shape) {
   shape->weights = std::move(weights_);
   shape->params = ParamsByRole(shape->weights);
   shape->moe = moe_;
+  shape->dense_mlps = dense_mlps_;
 }
 
 }  // namespace kvbill::model_config

@@ -78,6 +78,11 @@ struct MoePlan {
   // (quantized with the linear layers), or Kimi-K3's routed_expert_down/up_proj,
   // which vLLM builds unquantized.
   bool kimi_latent = false;
+  // Zero-computation experts beside the routed ones (LongCat-Flash): the
+  // router scores experts + zero_experts; top_k is the routed experts a
+  // token is expected to reach, routed_top_k the config's top-k.
+  Int zero_experts = 0;
+  Int routed_top_k = 0;
 };
 
 struct Mamba1Plan {
@@ -195,6 +200,7 @@ class ModelBuilder {
   std::vector<LayerShape> layers_;
   std::vector<WeightGroup> weights_;
   MoeShape moe_;
+  Int dense_mlps_ = 0;
   Int total_params_ = 0;
   std::string too_large_at_;
 };

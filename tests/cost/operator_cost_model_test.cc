@@ -705,3 +705,33 @@ TEST(OperatorCostModelTest, SinksOnAmpereRunTritonAttentionThatStreamsKvPerQuery
 
 }  // namespace
 }  // namespace kvbill
+
+namespace kvbill {
+namespace {
+
+TEST(OperatorCostModelTest, PerLayerWorkRunsOncePerTransformerBlock) {
+  // Llama-3.1-8B's 32 layers at the hand curves, its prompt iteration
+  // bound by eager launches of 2 ms a layer: 64 ms (the GPU time is about
+  // 16 ms of bf16 weights at 1 TB/s). Declared as two blocks a layer (as
+  // LongCat-Flash's layers are), the launches are 64 x 2 ms = 128 ms.
+  EngineProfile profile;
+  profile.engine = "sglang";  // prompt batches run outside CUDA graphs
+  profile.params.eager_launch_per_layer_s = 2e-3;
+  auto gpu = LookupGpu("h100-sxm");
+  ASSERT_TRUE(gpu.ok());
+  const GpuKernelCurves curves = HandCurves();
+  auto price = [&](int blocks) {
+    ModelShape shape = Catalog("llama-3.1-8b");
+    shape.blocks_per_layer = blocks;
+    auto m = OperatorCostModel::Make(shape, Fmt("bf16"), "auto", *gpu, &curves, profile, {});
+    EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message());
+    const std::vector<ScheduledWork> work = {{0, 100, true}};
+    std::vector<long double> own(1);
+    return (*m)->IterationSeconds(work, own);
+  };
+  EXPECT_NEAR(price(1), 64e-3, 1e-9);
+  EXPECT_NEAR(price(2), 128e-3, 1e-9);
+}
+
+}  // namespace
+}  // namespace kvbill

@@ -381,7 +381,8 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
       "gpt_neox, gpt_oss, gptj, "
       "granite, granitemoe, granitemoehybrid, hunyuan, hunyuan_v1_dense, hunyuan_v1_moe, jais2, "
       "jamba, kimi_k2, "
-      "kimi_linear, laguna, lfm2, lfm2_moe, llama, llama4, llama4_text, mamba, mamba2, mimo, "
+      "kimi_linear, laguna, lfm2, lfm2_moe, llama, llama4, llama4_text, longcat_flash, mamba, "
+      "mamba2, mimo, "
       "mimo_v2_flash, "
       "minicpm, minimax, "
       "minimax_m1, minimax_m2, minimax_m3, mistral, mixtral, mpt, muse_glimmer_text, nemotron, "
@@ -1174,9 +1175,14 @@ TEST(ConfigReaderTest, RecentFamiliesRefusedOrNested) {
       "num_attention_heads": 4, "vocab_size": 100, "total_ut_steps": 4})")
                 .find("total_ut_steps: kvbill cannot tell which layers keep KV"),
             std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"model_type": "longcat_flash_ngram", "num_hidden_layers": 2,
+      "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100, "zero_expert_num": 256})")
+                .find("zero_expert_num: kvbill cannot tell which layers keep KV"),
+            std::string::npos);
+  // LongCat-Flash has a rule, whose attention is MLA.
   EXPECT_NE(ErrorOf(R"({"model_type": "longcat_flash", "num_hidden_layers": 2, "hidden_size": 64,
       "num_attention_heads": 4, "vocab_size": 100, "zero_expert_num": 256})")
-                .find("zero_expert_num: kvbill cannot tell which layers keep KV"),
+                .find("kv_lora_rank: missing: LongCat-Flash's attention is MLA"),
             std::string::npos);
   const std::string omni = R"({"model_type": "qwen3_omni_moe", "thinker_config": {
       "model_type": "qwen3_omni_moe_thinker",
@@ -1324,6 +1330,75 @@ TEST(ConfigReaderTest, Glm4TextModelsHaveFourNormsAndNoOutputBias) {
   ASSERT_TRUE(glm45v.ok()) << glm45v.error().message();
   EXPECT_EQ(glm45v->params.Total(), glm45->params.Total());
   EXPECT_FALSE(glm45v->generic_rule);
+}
+
+// LongCat-Flash (meituan-longcat/LongCat-Flash-Chat config.json; vLLM
+// longcat_flash.py). Worked by hand: an MLA attention q_a 1,536 x 6,144 =
+// 9,437,184 + norm 1,536 + q_b 64 x 192 x 1,536 = 18,874,368 + kv_a 576 x
+// 6,144 = 3,538,944 + norm 512 + kv_b 64 x 256 x 512 = 8,388,608 + o 6,144
+// x 8,192 = 50,331,648: 90,572,800, two a layer 181,145,600; two MLPs 2 x 3
+// x 6,144 x 12,288 = 452,984,832; 512 experts of 3 x 6,144 x 2,048 =
+// 37,748,736: 19,327,352,832; router (512 + 256) x 6,144 + bias 768 =
+// 4,719,360; four norms 24,576. A layer 19,966,227,200, x 28 =
+// 559,054,361,600; embedding and head 2 x 131,072 x 6,144 = 1,610,612,736;
+// final norm 6,144: 560,664,980,480 (the card's 560B). A token reaches 12 x
+// 512 / 768 = 8 routed experts: active 28 x (19,966,227,200 - (512 - 8) x
+// 37,748,736) + 1,610,618,880 = 27,954,818,048 (the card's "about 27B",
+// which leaves the input embedding out: 27.15B). KV: 56 latents of 512 + 64
+// at 2 bytes = 64,512 a token.
+TEST(ConfigReaderTest, LongcatFlashHasTwoBlocksALayerAndZeroComputeExperts) {
+  nlohmann::json cfg = {{"architectures", {"LongcatFlashForCausalLM"}},
+                        {"model_type", "longcat_flash"},
+                        {"attention_method", "mla"},
+                        {"hidden_size", 6144},
+                        {"ffn_hidden_size", 12288},
+                        {"expert_ffn_hidden_size", 2048},
+                        {"moe_topk", 12},
+                        {"n_routed_experts", 512},
+                        {"zero_expert_num", 256},
+                        {"zero_expert_type", "identity"},
+                        {"num_layers", 28},
+                        {"num_attention_heads", 64},
+                        {"kv_lora_rank", 512},
+                        {"q_lora_rank", 1536},
+                        {"qk_rope_head_dim", 64},
+                        {"qk_nope_head_dim", 128},
+                        {"v_head_dim", 128},
+                        {"vocab_size", 131072},
+                        {"max_position_embeddings", 131072},
+                        {"routed_scaling_factor", 6.0},
+                        {"mla_scale_q_lora", true},
+                        {"mla_scale_kv_lora", true},
+                        {"rms_norm_eps", 1e-5},
+                        {"rope_theta", 10000000.0}};
+  auto m = ParseHfConfig(cfg.dump(), "c.json", "c");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_FALSE(m->generic_rule);
+  EXPECT_EQ(m->params.Total(), 560664980480LL);
+  EXPECT_EQ(m->params.Active(), 27954818048LL);
+  EXPECT_EQ(m->DecoderLayers(), 28);
+  EXPECT_EQ(m->CountLayers(LayerKind::kLatentAttention), 56);
+  EXPECT_EQ(BytesPerToken(*m, Fmt("bf16")), 64512.0);
+  EXPECT_EQ(m->blocks_per_layer, 2);
+  EXPECT_EQ(m->dense_mlps, 56);
+  EXPECT_EQ(m->moe.experts, 512);
+  EXPECT_EQ(m->moe.zero_experts, 256);
+  EXPECT_EQ(m->moe.routed_top_k, 12);
+  EXPECT_EQ(m->moe.experts_per_token, 8);
+
+  // A top-k beyond every slot is an error naming the key.
+  cfg["moe_topk"] = 769;
+  auto bad = ParseHfConfig(cfg.dump(), "c.json", "c");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("moe_topk"), std::string::npos) << bad.error().message();
+  // LongCat-Flash-Lite's n-gram embeddings have no rule: refused on the
+  // key that tells of them, not read as a Llama.
+  cfg["moe_topk"] = 12;
+  cfg["model_type"] = "longcat_flash_ngram";
+  auto lite = ParseHfConfig(cfg.dump(), "c.json", "c");
+  ASSERT_FALSE(lite.ok());
+  EXPECT_NE(lite.error().message().find("zero_expert_num"), std::string::npos)
+      << lite.error().message();
 }
 
 }  // namespace

@@ -160,6 +160,12 @@ struct MoeShape {
   std::int64_t experts = 0;            // routed experts per MoE layer (the largest)
   std::int64_t experts_per_token = 0;  // top-k (the largest)
   std::int64_t params_per_expert = 0;  // of the first MoE layer
+  // Zero-computation experts the router picks beside the routed ones
+  // (LongCat-Flash's identity experts): experts_per_token is then the
+  // routed experts a token is expected to reach, routed_top_k x experts /
+  // (experts + zero_experts) rounded, and routed_top_k the config's top-k.
+  std::int64_t zero_experts = 0;
+  std::int64_t routed_top_k = 0;
 };
 
 // The role of a weight tensor, for counting and for which format stores it.
@@ -223,6 +229,14 @@ struct ModelShape {
   // Multimodal RoPE: the RoPE scaling has an `mrope_section` (vLLM's
   // uses_mrope: Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5).
   bool uses_mrope = false;
+  // Transformer blocks a decoder layer holds (LongCat-Flash: two
+  // attentions and two MLPs a layer): the per-block work of the time model
+  // (norms and elementwise passes, all-reduces, launches) scales by it.
+  int blocks_per_layer = 1;
+  // Dense MLP blocks of the decoder (MTP modules and towers not counted);
+  // more than one a layer when an MLP runs beside the experts (Gemma 4,
+  // Arctic) or a layer has two (LongCat-Flash).
+  std::int64_t dense_mlps = 0;
   std::vector<LayerShape> layers;
   ParamCounts params;
   MoeShape moe;
