@@ -117,6 +117,7 @@ const Style kStyles[] = {
   {"mimo", Family::kGeneric, "XiaomiMiMo/MiMo-7B modeling_mimo.py (Qwen2 + MTP layers)", QkNorm::kNone, 2, true},
   {"mimo_v2_flash", Family::kMimoV2, "transformers mimo_v2_flash/modeling_mimo_v2_flash.py"},
   {"minicpm", Family::kGeneric, "vLLM minicpm.py (Llama-style layers; sparse_config is not read)"},
+  {"minicpm3", Family::kGeneric, "vLLM minicpm3.py (MLA projections; full per-head K and V cached, V padded to qk_nope_head_dim + qk_rope_head_dim)"},
   {"minimax", Family::kLightning, "transformers minimax/modeling_minimax.py"},
   {"minimax_m1", Family::kLightning, "MiniMax-AI/MiniMax-M1 modeling_minimax_m1.py"},
   {"minimax_m2", Family::kGeneric, "transformers minimax_m2/modeling_minimax_m2.py", QkNorm::kFullWidth},
@@ -1010,6 +1011,10 @@ Result<AttnPlan> GenericAttention(const Ctx& c, Int i, Mixer kind) {
     a.index_dim = d.index_dim;
     // Layers reusing another's top-k attend the same number of tokens.
     if (d.sparse) a.sparse_topk = d.index_topk;
+    // MiniCPM3 (vLLM minicpm3.py) up-projects K and V and caches them per
+    // head, V padded to the key's width: an Attention of heads x (nope +
+    // rope), not the latent.
+    a.cache_full = c.model_type == "minicpm3";
     return a;
   }
   if (kind == Mixer::kSliding) {
@@ -2577,14 +2582,6 @@ Status BuildLongcat(Ctx& c) {
 }
 
 Result<TextModel> BuildTextModel(const Fields& f, const std::string& model_type, ModelBuilder* b) {
-  // MiniCPM3 computes MLA but vLLM (minicpm3.py) caches full per-head K and
-  // V, V padded to qk_nope_head_dim + qk_rope_head_dim: the MLA rule would
-  // count the latent, a 27th of it.
-  if (model_type == "minicpm3") {
-    return f.Bad("kv_lora_rank",
-                 "model_type \"minicpm3\" computes a latent but vLLM caches full per-head K and V "
-                 "(minicpm3.py), which kvbill's latent-attention rule does not size");
-  }
   const Style* style = FindStyle(model_type);
   const Family detected = style ? style->family : DetectFamily(f);
   if (!style && detected == Family::kGeneric) {

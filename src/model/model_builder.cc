@@ -118,6 +118,14 @@ void ModelBuilder::Attention(int layer, const AttnPlan& a) {
     Matrix(ParamRole::kAttention, p + "o_proj", h, a.q_heads * a.v_dim);
     // A sigmoid gate on the heads' output (Kimi-K3's mla_use_output_gate).
     if (a.output_gate) Matrix(ParamRole::kAttention, p + "g_proj", a.q_heads * a.v_dim, h);
+    if (a.cache_full) {
+      e.kind = LayerKind::kFullAttention;
+      e.kv_heads = a.q_heads;
+      e.qk_head_dim = a.nope + a.rope;
+      e.v_head_dim = a.nope + a.rope;
+      Entry(e);
+      return;
+    }
     e.kind = LayerKind::kLatentAttention;
     e.qk_head_dim = a.nope + a.rope;
     e.v_head_dim = a.v_dim;

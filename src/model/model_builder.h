@@ -60,6 +60,10 @@ struct AttnPlan {
   bool sinks = false;        // one learned sink logit per query head (gpt-oss)
   Int q_norm = 0;            // parameters of the q / k norms
   Int k_norm = 0;
+  // MLA projections whose up-projected K and V are what the engine caches:
+  // q_heads KV heads of nope + rope each, V padded to that width (vLLM
+  // minicpm3.py).
+  bool cache_full = false;
 };
 
 struct MoePlan {

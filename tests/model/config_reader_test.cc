@@ -384,7 +384,7 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
       "kimi_linear, laguna, lfm2, lfm2_moe, llama, llama4, llama4_text, longcat_flash, mamba, "
       "mamba2, mimo, "
       "mimo_v2_flash, "
-      "minicpm, minimax, "
+      "minicpm, minicpm3, minimax, "
       "minimax_m1, minimax_m2, minimax_m3, mistral, mixtral, mpt, muse_glimmer_text, nemotron, "
       "nemotron-nas, "
       "nemotron_h, opt, "
@@ -1491,17 +1491,36 @@ TEST(ConfigReaderTest, ArcticKeepsItsResidualMlp) {
   EXPECT_EQ(m->params.shared_experts, 35LL * 154140672);
 }
 
-// What kvbill does not size is refused, naming the key: MiniCPM3's cache
-// (full K and V where the keys say latent), Granite Speech's encoder and
-// projector (parts of the wrapper besides text and vision). InternVL's
-// remote-code llm_config is its text model.
-TEST(ConfigReaderTest, WrapperPartsAndMiniCpm3AreRefused) {
-  EXPECT_NE(ErrorOf(R"({"model_type": "minicpm3", "hidden_size": 2560, "num_hidden_layers": 62,
-      "num_attention_heads": 40, "vocab_size": 73448, "kv_lora_rank": 256, "q_lora_rank": 768,
-      "qk_nope_head_dim": 64, "qk_rope_head_dim": 32})")
-                .find("kv_lora_rank: model_type \"minicpm3\" computes a latent but vLLM caches "
-                      "full per-head K and V"),
-            std::string::npos);
+// MiniCPM3-4B (openbmb/MiniCPM3-4B; vLLM minicpm3.py): MLA projections, but
+// the Attention caches each head's K and V at qk_nope + qk_rope = 96 (V
+// padded from 64). Worked by hand: per layer per token 2 x 40 x 96 x 2 B =
+// 15,360, x 62 = 952,320 B (the latent would be 62 x 288 x 2 = 35,712).
+// Weights: q_a 2,560 x 768 = 1,966,080, its norm 768, q_b 768 x 40 x 96 =
+// 2,949,120, kv_a 2,560 x 288 = 737,280, its norm 256, kv_b 256 x 40 x 128
+// = 1,310,720, o 2,560 x 40 x 64 = 6,553,600; MLP 3 x 2,560 x 6,400 =
+// 49,152,000; norms 5,120: 62,674,944 a layer, x 62 = 3,885,846,528; the
+// tied embedding 73,448 x 2,560 = 188,026,880 and the final norm 2,560:
+// 4,073,875,968 (the card's 4B; Hugging Face's 4.07B).
+TEST(ConfigReaderTest, MiniCpm3CachesFullKeysAndValues) {
+  auto m = ParseHfConfig(R"({"model_type": "minicpm3", "hidden_size": 2560,
+      "num_hidden_layers": 62, "num_attention_heads": 40, "num_key_value_heads": 40,
+      "vocab_size": 73448, "kv_lora_rank": 256, "q_lora_rank": 768, "qk_nope_head_dim": 64,
+      "qk_rope_head_dim": 32, "v_head_dim": 64, "intermediate_size": 6400,
+      "tie_word_embeddings": true, "max_position_embeddings": 32768, "scale_emb": 12,
+      "dim_model_base": 256, "scale_depth": 1.4})",
+                         "c.json", "c");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_FALSE(m->generic_rule);
+  EXPECT_EQ(m->CountLayers(LayerKind::kFullAttention), 62);
+  EXPECT_EQ(m->CountLayers(LayerKind::kLatentAttention), 0);
+  EXPECT_EQ(BytesPerToken(*m, Fmt("bf16")), 952320.0);
+  EXPECT_EQ(m->params.Total(), 4073875968LL);
+}
+
+// What kvbill does not size is refused, naming the key: Granite Speech's
+// encoder and projector (parts of the wrapper besides text and vision).
+// InternVL's remote-code llm_config is its text model.
+TEST(ConfigReaderTest, WrapperPartsAreRefused) {
   const std::string speech = R"({"model_type": "granite_speech",
       "text_config": {"model_type": "granite", "hidden_size": 64, "num_hidden_layers": 2,
         "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100},
