@@ -72,6 +72,7 @@ const Style kStyles[] = {
   {"muse_glimmer_text", Family::kGeneric, "transformers muse_glimmer/modeling_muse_glimmer.py (a sigmoid output gate of heads x head_dim, four norms a layer); vLLM muse_glimmer.py", QkNorm::kNone, 4},
   {"deepseek_v4", Family::kDeepseekV4, "DeepSeek-V4 inference/model.py; vLLM deepseek_v4.py, deepseek_compressor.py"},
   {"deepseek_v32", Family::kGeneric, "DeepSeek-V3.2 inference/model.py; vLLM deepseek_v2.py (indexer)", QkNorm::kNone, 2, false, true, true, false, true},
+  {"dots1", Family::kGeneric, "vLLM dots1.py, transformers dots1 (Qwen3 attention with per-head q and k norms; DeepSeek-V3 MoE with its score-correction bias)", QkNorm::kPerHead},
   {"ernie4_5", Family::kGeneric, "vLLM ernie45.py (Llama layers without an output-projection bias; use_bias not read)"},
   {"ernie4_5_moe", Family::kGeneric, "vLLM ernie45_moe.py, transformers ernie4_5_moe (use_bias on q/k/v and the dense MLPs, never the output projection)", QkNorm::kNone, 2, false, false},
   {"exaone4", Family::kGeneric, "transformers exaone4/modeling_exaone4.py", QkNorm::kPerHead},
@@ -128,6 +129,9 @@ const Style kStyles[] = {
   {"nemotron-nas", Family::kNemotronNas, "nvidia DeciLM modeling_decilm.py (vLLM nemotron_nas.py)"},
   {"nemotron", Family::kGeneric, "vLLM nemotron.py (an ungated ReLU-squared MLP, LayerNorm1P with bias)", QkNorm::kNone, 2, false, true, false, true},
   {"nemotron_h", Family::kNemotronH, "transformers nemotron_h/modeling_nemotron_h.py", QkNorm::kNone, 1, false, true, false},
+  {"olmo2", Family::kGeneric, "vLLM olmo2.py (q and k norms over all heads; norms after attention and after the MLP)", QkNorm::kFullWidth},
+  {"olmo3", Family::kGeneric, "vLLM olmo2.py (Olmo3: OLMo 2's layers, sliding layers by layer_types)", QkNorm::kFullWidth},
+  {"olmoe", Family::kGeneric, "vLLM olmoe.py (q and k norms over all heads, experts without shared ones)", QkNorm::kFullWidth},
   {"opt", Family::kGeneric, "transformers opt/modeling_opt.py; vLLM opt.py (learned positions offset by 2, biased q/k/v/out, ungated biased MLP of ffn_dim, tied)", QkNorm::kNone, 2, true, true, false, true, false, true, true},
   {"phi", Family::kGeneric, "transformers phi/modeling_phi.py (one LayerNorm, biased q/k/v/dense, ungated biased MLP, biased lm_head)", QkNorm::kNone, 1, true, true, false, true, false, true, true},
   {"phi-msft", Family::kGeneric, "microsoft/phi-2 modeling_phi.py (remote code of the phi-msft configs; the same blocks as transformers phi)", QkNorm::kNone, 1, true, true, false, true, false, true, true},
@@ -147,6 +151,7 @@ const Style kStyles[] = {
   {"qwen3_next", Family::kGatedDeltaNet, "transformers qwen3_next/modeling_qwen3_next.py", QkNorm::kPerHead},
   {"qwen3_vl_moe_text", Family::kGeneric, "transformers qwen3_vl_moe/modeling_qwen3_vl_moe.py", QkNorm::kPerHead},
   {"qwen3_vl_text", Family::kGeneric, "transformers qwen3_vl/modeling_qwen3_vl.py", QkNorm::kPerHead},
+  {"seed_oss", Family::kGeneric, "vLLM seed_oss.py (q, k and v always biased, the output projection never)", QkNorm::kNone, 2, true, false},
   {"smollm3", Family::kGeneric, "transformers smollm3/modeling_smollm3.py"},
   {"starcoder2", Family::kGeneric, "transformers starcoder2/modeling_starcoder2.py (use_bias on every projection, ungated MLP)", QkNorm::kNone, 2, false, true, false, true},
   {"step3_text", Family::kGeneric, "vLLM step3_text.py (Step3TextDecoderLayer: queries through a share_q_dim rank, one KV head, moe_layers_enum)"},
@@ -1110,7 +1115,8 @@ Result<MoePlan> GenericMoe(const Ctx& c, const MoeLayers& m, Int i) {
   p.score_bias = c.f.StringOr("topk_method", "") == "noaux_tc" || *routing_bias ||
                  c.model_type == "laguna" || c.model_type.starts_with("glm4_moe") ||
                  c.model_type == "glm4v_moe_text" || c.model_type == "glm_moe_dsa" ||
-                 c.model_type == "ernie4_5_moe" || c.model_type == "afmoe";
+                 c.model_type == "ernie4_5_moe" || c.model_type == "afmoe" ||
+                 c.model_type == "dots1";
   // Ling's expert bias (moe_router_enable_expert_bias), LFM2-MoE's
   // (use_expert_bias, transformers' default true).
   if (c.model_type.starts_with("bailing_moe") || c.model_type == "lfm2_moe") {

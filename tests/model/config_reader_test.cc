@@ -373,7 +373,8 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
       "chatglm, "
       "cohere, "
       "cohere2, dbrx, deepseek_v2, "
-      "deepseek_v3, deepseek_v32, deepseek_v4, ernie4_5, ernie4_5_moe, exaone4, falcon, falcon_h1, "
+      "deepseek_v3, deepseek_v32, deepseek_v4, dots1, ernie4_5, ernie4_5_moe, exaone4, falcon, "
+      "falcon_h1, "
       "falcon_mamba, gemma, gemma2, gemma3, "
       "gemma3_text, gemma4, gemma4_text, glm4, glm4_moe, glm4_moe_lite, glm4v_moe_text, "
       "glm4v_text, "
@@ -387,11 +388,12 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
       "minicpm, minicpm3, minimax, "
       "minimax_m1, minimax_m2, minimax_m3, mistral, mixtral, mpt, muse_glimmer_text, nemotron, "
       "nemotron-nas, "
-      "nemotron_h, opt, "
+      "nemotron_h, olmo2, olmo3, olmoe, opt, "
       "phi, phi-msft, phi3, phi3_v, "
       "phimoe, "
       "qwen, qwen2, qwen2_5_vl, qwen2_moe, qwen2_vl, qwen3, qwen3_5_moe_text, qwen3_5_text, "
-      "qwen3_moe, qwen3_next, qwen3_vl_moe_text, qwen3_vl_text, smollm3, starcoder2, step3_text)");
+      "qwen3_moe, qwen3_next, qwen3_vl_moe_text, qwen3_vl_text, seed_oss, smollm3, starcoder2, "
+      "step3_text)");
   EXPECT_EQ(ErrorOf(R"({"model_type": "lfm2", "num_hidden_layers": 2, "hidden_size": 64,
                         "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
                         "layer_types": ["conv", "banana"]})"),
@@ -1489,6 +1491,42 @@ TEST(ConfigReaderTest, ArcticKeepsItsResidualMlp) {
   EXPECT_EQ(m->params.Total(), 478584608768LL);
   EXPECT_EQ(m->params.Active(), 17318647808LL);
   EXPECT_EQ(m->params.shared_experts, 35LL * 154140672);
+}
+
+// OLMo 2 / Olmo 3 / OLMoE, Seed-OSS and dots.llm1 by their vLLM modeling.
+// Worked by hand on one shape (hidden 64, 2 layers, 4 heads, 2 KV heads of
+// 16, MLP 128, vocab 100, untied, attention_bias false): a Llama reading is
+// embedding and head 12,800, a layer q 4,096 + k 2,048 + v 2,048 + o 4,096
+// + MLP 24,576 + norms 128 = 36,992, x 2, final norm 64: 86,848.
+//  - olmo2, olmo3, olmoe: q and k norms over all heads, 64 + 32 a layer: 87,040.
+//  - seed_oss: q, k and v biased whatever attention_bias says, 64 + 32 + 32
+//    a layer: 87,104.
+//  - dots1: q and k norms per head, 16 + 16 a layer: 86,912. With experts
+//    (4 of 32, top-2, one shared, the first layer dense), layer 1 holds
+//    experts 4 x 3 x 64 x 32 = 24,576, the shared 6,144, the router 256 and
+//    its score-correction bias 4 in place of the MLP: 86,912 + 6,404 = 93,316.
+TEST(ConfigReaderTest, OlmoSeedOssAndDotsFollowTheirModelingCode) {
+  const auto count = [](const std::string& type, const std::string& extra) -> std::int64_t {
+    auto m = ParseHfConfig(R"({"model_type": ")" + type + R"(", "hidden_size": 64,
+        "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+        "head_dim": 16, "intermediate_size": 128, "vocab_size": 100,
+        "attention_bias": false, "tie_word_embeddings": false,
+        "max_position_embeddings": 4096)" +
+                               extra + "}",
+                           "c.json", "c");
+    EXPECT_TRUE(m.ok()) << type << ": " << m.error().message();
+    if (!m.ok()) return -1;
+    EXPECT_FALSE(m->generic_rule) << type;
+    return m->params.Total();
+  };
+  EXPECT_EQ(count("olmo2", ""), 87040);
+  EXPECT_EQ(count("olmo3", ""), 87040);
+  EXPECT_EQ(count("olmoe", ""), 87040);
+  EXPECT_EQ(count("seed_oss", ""), 87104);
+  EXPECT_EQ(count("dots1", ""), 86912);
+  EXPECT_EQ(count("dots1", R"(, "n_routed_experts": 4, "num_experts_per_tok": 2,
+      "moe_intermediate_size": 32, "n_shared_experts": 1, "first_k_dense_replace": 1)"),
+            93316);
 }
 
 // MiniCPM3-4B (openbmb/MiniCPM3-4B; vLLM minicpm3.py): MLA projections, but
