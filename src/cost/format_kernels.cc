@@ -56,6 +56,28 @@ TimedGemm GemmForFormat(const GpuKernelCurves& base, const FormatRun& run,
     out.use.timing = "assumed: the bf16 GEMM curve at 4 bytes per element (no FP32 table)";
     return out;
   }
+  if (c == "int8") {
+    // W8A8 INT8 (CUTLASS scaled_mm's int8 kernels): one byte a weight and
+    // an activation. Where the GPU has FP8 tensor cores its int8 peak is
+    // the FP8 one and the per-tensor fp8 rows are the same kernel family;
+    // on Ampere the int8 peak is twice BF16's. No table measures int8.
+    out.curve.weight_bytes = WeightElementBytes(format);
+    out.curve.activation_bytes = 1;
+    auto fp8 = base.gemm.find("fp8");
+    if (run.architecture != "ampere" && fp8 != base.gemm.end()) {
+      out.curve = fp8->second;
+      out.curve.weight_bytes = WeightElementBytes(format);
+      out.use.timing =
+          "assumed: the GEMM fp8 curve (CUTLASS scaled_mm) at the FP8 peak, which "
+          "int8 matches on this GPU (no int8 table)";
+      return out;
+    }
+    out.curve.compute_rate = 2;
+    out.use.timing =
+        "assumed: the bf16 GEMM curve at one byte a weight and twice its rate, the "
+        "int8 tensor cores' (no int8 table)";
+    return out;
+  }
   if (c == "fp8" || c == "fp4") {
     // Checkpoints published in fp8 with 128x128 block scales (DeepSeek,
     // Qwen *-FP8) run DeepGEMM; weights quantised on load (per tensor) and

@@ -21,7 +21,8 @@ const char* RoleWords(FormatRole role) {
   return role == FormatRole::kWeights ? "weights" : "KV cache";
 }
 
-constexpr const char* kComputed[] = {"bf16", "fp32", "fp8", "fp4", "w8a16", "w4a16", "w2a16"};
+constexpr const char* kComputed[] = {"bf16", "fp32",  "fp8",   "fp4",
+                                     "int8", "w8a16", "w4a16", "w2a16"};
 
 Result<std::string> Text(const ordered_json& obj, const char* key, const std::string& where,
                          bool required) {
@@ -70,7 +71,7 @@ Result<FormatCell> ParseCell(const ordered_json& c, const std::string& where) {
   if (std::find_if(std::begin(kComputed), std::end(kComputed),
                    [&](const char* k) { return *computed == k; }) == std::end(kComputed)) {
     return Error(where + "/computed: unknown precision \"" + *computed +
-                 "\" (bf16, fp32, fp8, fp4, w8a16, w4a16, w2a16)");
+                 "\" (bf16, fp32, fp8, fp4, int8, w8a16, w4a16, w2a16)");
   }
   cell.computed = *computed;
   auto kernel = Text(c, "kernel", where, true);
@@ -83,9 +84,10 @@ Result<FormatCell> ParseCell(const ordered_json& c, const std::string& where) {
   if (!table) return table.error();
   cell.experts_table = *table;
   if (cell.experts_table.empty()) {
-    cell.experts_table = cell.computed == "bf16" || cell.computed == "fp32" ? "bf16"
-                         : cell.computed == "fp8" || cell.computed == "fp4" ? "fp8_block"
-                                                                            : "int4";
+    cell.experts_table =
+        cell.computed == "bf16" || cell.computed == "fp32"                            ? "bf16"
+        : cell.computed == "fp8" || cell.computed == "fp4" || cell.computed == "int8" ? "fp8_block"
+                                                                                      : "int4";
   }
   if (cell.experts_table != "bf16" && cell.experts_table != "fp8_block" &&
       cell.experts_table != "int4" && cell.experts_table != "mxfp4") {
@@ -246,6 +248,7 @@ std::string FormatRun::ComputedLabel() const {
     return "16-bit attention";
   }
   if (c == "fp8") return "W8A8 (FP8)";
+  if (c == "int8") return "W8A8 (INT8)";
   if (c == "fp4") return "W4A4 (FP4)";
   if (c == "fp32") return "FP32";
   if (c == "bf16") return "BF16";

@@ -334,6 +334,17 @@ Status AssignCompressedTensors(const Fields& q, bool text_only, const WeightForm
     const Fields w(g.Get("weights"), q.source(), g.prefix() + "weights.");
     auto f = CompressedTensorsWeights(w, dtype, g.StringOr("format", format));
     if (!f) return f.error();
+    // Int8 weights with int8 input activations are W8A8 INT8 (vLLM
+    // CompressedTensorsW8A8Int8: CUTLASS int8 GEMMs), not weight-only.
+    if (f->name.starts_with("int8") && g.Has("input_activations") &&
+        g.Get("input_activations").is_object()) {
+      const Fields a(g.Get("input_activations"), q.source(), g.prefix() + "input_activations.");
+      auto act_bits = a.OptionalInt("num_bits");
+      if (!act_bits) return act_bits.error();
+      if (act_bits->value_or(0) == 8 && a.StringOr("type", "int") == "int") {
+        f->name = "w8a8-" + f->name;
+      }
+    }
     Scheme s;
     auto targets = Patterns::Read(g, "targets", Match::kCompressedTensors);
     if (!targets) return targets.error();

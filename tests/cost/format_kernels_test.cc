@@ -9,6 +9,8 @@
 #include "kvbill/cost/engine_profile.h"
 #include "kvbill/cost/operator_cost_model.h"
 #include "kvbill/hardware/gpu.h"
+#include "kvbill/model/hf_config.h"
+#include "kvbill/model/weight_bytes.h"
 #include "model/model_test_util.h"
 
 namespace kvbill {
@@ -96,6 +98,58 @@ TEST(FormatKernelsTest, Fp8CheckpointsUseTheBlockTableAndLoadQuantisedWeightsPer
   EXPECT_EQ(tensor.curve.kernel, "fp8 hand");
   EXPECT_EQ(tensor.use.computed, "W8A8 (FP8)");
   EXPECT_DOUBLE_EQ(tensor.curve.eager_extra_s, 0);  // its rows were timed in a graph
+}
+
+// A compressed-tensors W8A8 INT8 checkpoint (int8 weights per channel,
+// int8 activations per token) runs vLLM's CompressedTensorsW8A8Int8: CUTLASS
+// int8 GEMMs, not weight-only Marlin. On A100 (no fp8 curve) the bf16 curve
+// at twice its rate, one byte an activation: m = 1,000, n = 2,000, k =
+// 4,000 moves n k x w + m k x 1 + m n x 2 = 8e6 w + 4e6 + 4e6 bytes at 1
+// TB/s (16 us at w = 1) and 2 m n k = 1.6e10 FLOPs at 2 PFLOP/s (8 us):
+// 24 us, against 52 us for the weight-only reading. On H100 the fp8 curve.
+TEST(FormatKernelsTest, W8a8Int8RunsInt8TensorCoresNotWeightOnly) {
+  const auto dense = [](bool activations) {
+    const std::string act = activations ? R"(, "input_activations": {"num_bits": 8, "type": "int",
+                          "strategy": "token", "dynamic": true})"
+                                        : "";
+    auto m = ParseHfConfig(
+        R"({"model_type": "llama", "num_hidden_layers": 1, "hidden_size": 256,
+            "num_attention_heads": 4, "num_key_value_heads": 4, "intermediate_size": 512,
+            "vocab_size": 1000, "torch_dtype": "bfloat16", "quantization_config":
+            {"quant_method": "compressed-tensors", "format": "int-quantized",
+             "ignore": ["lm_head"], "config_groups": {"group_0": {"targets": ["Linear"],
+             "weights": {"num_bits": 8, "type": "int", "strategy": "channel",
+                         "symmetric": true})" +
+            act + "}}}}",
+        "q.json", "q");
+    EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message());
+    auto native = NativePartFormats(*m);
+    EXPECT_TRUE(native.ok());
+    return native->dense;
+  };
+  const ElementFormat w8a8 = dense(true);
+  const FormatRun a100 = HowGpuRuns(Gpu("a100-80gb"), FormatRole::kWeights, w8a8);
+  EXPECT_EQ(a100.matrix_row, "w8a8-int8");
+  EXPECT_EQ(a100.cell.computed, "int8");
+  const GpuKernelCurves curves = HandCurves("a100-80gb");
+  const TimedGemm g =
+      GemmForFormat(curves, a100, w8a8, false, 1.0, WeightOnlyRates{0.5, 0.25, "test"}, "weights");
+  EXPECT_EQ(g.use.computed, "W8A8 (INT8)");
+  EXPECT_EQ(g.curve.kernel, "bf16 hand");
+  EXPECT_DOUBLE_EQ(g.curve.compute_rate, 2.0);
+  EXPECT_DOUBLE_EQ(g.curve.activation_bytes, 1.0);
+  const double w = g.curve.weight_bytes;
+  EXPECT_GE(w, 1.0);
+  EXPECT_LT(w, 1.01);  // a scale per output channel of 4,096 inputs
+  EXPECT_NEAR(g.curve.Seconds(curves.spec, 1000, 2000, 4000), (8e6 * w + 8e6) / 1e12 + 8e-6, 1e-12);
+  const TimedGemm h100 =
+      GemmForFormat(HandCurves("h100-sxm"), HowGpuRuns(Gpu("h100-sxm"), FormatRole::kWeights, w8a8),
+                    w8a8, false, 1.0, WeightOnlyRates{0.5, 0.25, "test"}, "weights");
+  EXPECT_EQ(h100.curve.kernel, "fp8 hand");
+  EXPECT_TRUE(h100.curve.fp8_rate);
+  // Int8 weights alone stay weight-only.
+  EXPECT_EQ(HowGpuRuns(Gpu("a100-80gb"), FormatRole::kWeights, dense(false)).cell.computed,
+            "w8a16");
 }
 
 TEST(FormatKernelsTest, Fp4OnBlackwellRunsTheFp8CurveAtTheFp4Peak) {

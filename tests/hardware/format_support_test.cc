@@ -276,7 +276,7 @@ TEST(FormatSupportTest, MatrixReaderErrorsNameTheJsonPointer) {
   EXPECT_EQ(error_of(R"({"weights": {"x": {"all": {"computed": "int3", "kernel": "k",
                          "source": "s"}}}, "kv_cache": {}})"),
             "m.json#/formats/weights/x/all/computed: unknown precision \"int3\" (bf16, fp32, fp8, "
-            "fp4, w8a16, w4a16, w2a16)");
+            "fp4, int8, w8a16, w4a16, w2a16)");
   EXPECT_EQ(error_of(R"({"weights": {}})"), "m.json#/formats/kv_cache: missing");
 }
 
