@@ -88,6 +88,8 @@ std::int64_t WeightFormat::Bits(std::int64_t rows, std::int64_t cols) const {
     bits += ((rows + block_rows - 1) / block_rows) * ((cols + block_cols - 1) / block_cols) *
             block_bits;
   }
+  if (flat_group_size > 0 && flat_group_bits > 0)
+    bits += (rows * cols + flat_group_size - 1) / flat_group_size * flat_group_bits;
   return bits + rows * row_bits + cols * col_bits + tensor_bits;
 }
 

@@ -732,10 +732,62 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
     }
     return compute;
   }
+  if (method == "bitsandbytes") {
+    // bitsandbytes (transformers BitsAndBytesConfig; vLLM bitsandbytes.py):
+    // every linear layer but lm_head and llm_int8_skip_modules. 4-bit
+    // (load_in_4bit, nf4 or fp4): two weights a byte and an absmax per 64
+    // elements of the flattened tensor, fp32, or with
+    // bnb_4bit_use_double_quant an 8-bit code whose fp32 scales come one
+    // per 256 blocks; per tensor the 16-entry quant map (and the nested
+    // 256-entry one), fp32. The JSON quant state each tensor also carries
+    // (a few hundred bytes) is not counted. 8-bit (load_in_8bit,
+    // LLM.int8()): int8 weights and an fp32 scale per output row (SCB).
+    auto four = q.Bool("load_in_4bit", false);
+    if (!four) return four.error();
+    auto eight = q.Bool("load_in_8bit", false);
+    if (!eight) return eight.error();
+    if (*four == *eight) {
+      return q.Bad("load_in_4bit", *four ? "and load_in_8bit are both true: give one"
+                                         : "and load_in_8bit are both false or missing: "
+                                           "bitsandbytes stores 4 or 8 bits");
+    }
+    auto skip = Patterns::Read(q, "llm_int8_skip_modules", Match::kHfQuantizer);
+    if (!skip) return skip.error();
+    WeightFormat f;
+    f.compute = compute;
+    if (*four) {
+      const std::string type = q.StringOr("bnb_4bit_quant_type", "fp4");
+      if (type != "nf4" && type != "fp4") {
+        return q.Bad("bnb_4bit_quant_type",
+                     "must be \"nf4\" or \"fp4\", got " + Show(q.Get("bnb_4bit_quant_type")));
+      }
+      auto nested = q.Bool("bnb_4bit_use_double_quant", false);
+      if (!nested) return nested.error();
+      f.element_bits = 4;
+      f.group_size = 64;
+      f.group_bits = *nested ? 8 : 32;
+      if (*nested) {
+        f.flat_group_size = 64 * 256;
+        f.flat_group_bits = 32;
+      }
+      f.tensor_bits = (*nested ? 16 + 256 : 16) * 32;
+      f.name = "bnb4 (bitsandbytes " + type + (*nested ? ", double quant)" : ")");
+    } else {
+      f.element_bits = 8;
+      f.row_bits = 32;
+      f.name = "bnb8 (bitsandbytes LLM.int8)";
+    }
+    for (WeightGroup& wg : *weights) {
+      if (!Quantizable(wg) || !towers_ok(wg) || IsLmHead(wg)) continue;
+      if (skip->Matches(Spellings(wg))) continue;
+      wg.format = f;
+    }
+    return compute;
+  }
   return q.Bad("quant_method",
                (q.Has("quant_method") ? "unknown method " + Show(q.Get("quant_method"))
                                       : std::string("missing")) +
-                   " (known: fp8, mxfp4, compressed-tensors, modelopt, awq, gptq)");
+                   " (known: fp8, mxfp4, compressed-tensors, modelopt, awq, gptq, bitsandbytes)");
 }
 
 std::string DescribeWeightFormats(const std::vector<WeightGroup>& weights) {

@@ -235,12 +235,52 @@ TEST(WeightFormatsTest, AFloat32CheckpointIsServedIn16Bits) {
   EXPECT_EQ(a->total, 210304);
 }
 
+// bitsandbytes (transformers BitsAndBytesConfig, as unsloth's *-bnb-4bit
+// releases store it); lm_head, the embedding and norms stay bf16 (1,025,536).
+// nf4 with double quantization, a tensor of 65,536 elements: 32,768 B of
+// weights, an 8-bit absmax per 64 (1,024), an fp32 scale per 256 blocks
+// (4 x 4 = 16) and the quant maps (16 + 256) x 4 = 1,088: 34,896; of
+// 131,072: 65,536 + 2,048 + 32 + 1,088 = 68,704. 4 x 34,896 + 3 x 68,704 +
+// 1,025,536 = 1,371,232. Without it an fp32 absmax per 64 and the 16-entry
+// map: 32,768 + 4,096 + 64 = 36,928 and 65,536 + 8,192 + 64 = 73,792:
+// 1,394,624. LLM.int8() (8-bit): int8 weights and an fp32 scale per output
+// row: 65,536 + 1,024 = 66,560 (q, k, v, o), 131,072 + 2,048 = 133,120
+// (gate, up), 131,072 + 1,024 = 132,096 (down): 1,690,112.
+TEST(WeightFormatsTest, BitsAndBytesFourAndEightBit) {
+  EXPECT_EQ(Total(R"({"quant_method": "bitsandbytes", "load_in_4bit": true,
+                      "bnb_4bit_quant_type": "nf4", "bnb_4bit_use_double_quant": true,
+                      "bnb_4bit_compute_dtype": "bfloat16"})"),
+            1371232);
+  EXPECT_EQ(Total(R"({"quant_method": "bitsandbytes", "load_in_4bit": true,
+                      "bnb_4bit_quant_type": "nf4"})"),
+            1394624);
+  EXPECT_EQ(Total(R"({"quant_method": "bitsandbytes", "load_in_8bit": true})"), 1690112);
+  // Skipped modules (matched as transformers matches them) stay bf16: the
+  // MLP's three (3 x 262,144 B) in place of
+  // 3 x 68,704.
+  EXPECT_EQ(Total(R"({"quant_method": "bitsandbytes", "load_in_4bit": true,
+                      "bnb_4bit_quant_type": "nf4", "bnb_4bit_use_double_quant": true,
+                      "llm_int8_skip_modules": ["model.layers.0.mlp"]})"),
+            1371232 - 3 * 68704 + 3 * 262144);
+  auto neither = BytesWith(R"({"quant_method": "bitsandbytes"})");
+  ASSERT_FALSE(neither.ok());
+  EXPECT_NE(neither.error().message().find("quantization_config.load_in_4bit: and load_in_8bit"),
+            std::string::npos)
+      << neither.error().message();
+  auto type = BytesWith(R"({"quant_method": "bitsandbytes", "load_in_4bit": true,
+                            "bnb_4bit_quant_type": "int4"})");
+  ASSERT_FALSE(type.ok());
+  EXPECT_NE(type.error().message().find("bnb_4bit_quant_type: must be \"nf4\" or \"fp4\""),
+            std::string::npos)
+      << type.error().message();
+}
+
 TEST(WeightFormatsTest, UnknownMethodsAndBadPatternsAreErrors) {
   auto bad = BytesWith(R"({"quant_method": "hqq"})");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message(),
             "q.json: quantization_config.quant_method: unknown method \"hqq\" (known: fp8, "
-            "mxfp4, compressed-tensors, modelopt, awq, gptq)");
+            "mxfp4, compressed-tensors, modelopt, awq, gptq, bitsandbytes)");
   auto regex = BytesWith(R"({"quant_method": "compressed-tensors", "ignore": ["re:(["],
                              "config_groups": {}})");
   ASSERT_FALSE(regex.ok());

@@ -54,9 +54,12 @@ std::vector<std::string> ElementFormatNames();
 //        + rows * ceil(cols / group_size) * group_bits      (per-group scales)
 //        + ceil(rows / block_rows) * ceil(cols / block_cols) * block_bits
 //        + rows * row_bits + cols * col_bits + tensor_bits
+//        + ceil(rows * cols / flat_group_size) * flat_group_bits   (flattened groups)
 // e.g. DeepSeek-V3's fp8 with one fp32 scale per 128 x 128 block, NVFP4's
 // fp8 scale per 16 elements plus two fp32 per-tensor scales, GPTQ's fp16
 // scale and packed zero point per group plus an int32 g_idx per column.
+// bitsandbytes quantizes the flattened tensor: its double quantization keeps
+// an fp32 scale per 256 blocks of 64 elements, counted as flattened groups.
 struct WeightFormat {
   std::string name;  // e.g. "bf16", "fp8-e4m3 (128x128 blocks)", "int4-g32 (compressed-tensors)"
   std::string compute =
@@ -70,6 +73,8 @@ struct WeightFormat {
   int row_bits = 0;
   int col_bits = 0;
   int tensor_bits = 0;
+  int flat_group_size = 0;
+  int flat_group_bits = 0;
 
   // Bits to store one rows x cols matrix. Preconditions: rows, cols >= 0.
   std::int64_t Bits(std::int64_t rows, std::int64_t cols) const;
