@@ -732,6 +732,26 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
     }
     return compute;
   }
+  if (method == "fbgemm_fp8") {
+    // FBGEMM FP8 (Meta's Llama-3.1-405B-Instruct-FP8; vLLM fbgemm_fp8.py):
+    // fp8 E4M3 weights with an fp32 scale per output channel, activations
+    // quantized per token as they run; lm_head and modules_to_not_convert
+    // stay at the dtype.
+    auto skip = Patterns::Read(q, "modules_to_not_convert", Match::kHfQuantizer);
+    if (!skip) return skip.error();
+    WeightFormat f;
+    f.element_bits = 8;
+    f.row_bits = 32;
+    f.name = "fp8-channel (fbgemm_fp8)";
+    f.compute = "fp8-e4m3";
+    for (WeightGroup& wg : *weights) {
+      if (!Quantizable(wg) || !towers_ok(wg) || IsLmHead(wg)) continue;
+      if (skip->Matches(Spellings(wg))) continue;
+      wg.format = f;
+      if (wg.role != ParamRole::kRoutedExperts && wg.role != ParamRole::kMtp) compute = f.compute;
+    }
+    return compute;
+  }
   if (method == "bitsandbytes") {
     // bitsandbytes (transformers BitsAndBytesConfig; vLLM bitsandbytes.py):
     // every linear layer but lm_head and llm_int8_skip_modules. 4-bit
@@ -787,7 +807,8 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
   return q.Bad("quant_method",
                (q.Has("quant_method") ? "unknown method " + Show(q.Get("quant_method"))
                                       : std::string("missing")) +
-                   " (known: fp8, mxfp4, compressed-tensors, modelopt, awq, gptq, bitsandbytes)");
+                   " (known: fp8, mxfp4, compressed-tensors, modelopt, awq, gptq, bitsandbytes, "
+                   "fbgemm_fp8)");
 }
 
 std::string DescribeWeightFormats(const std::vector<WeightGroup>& weights) {

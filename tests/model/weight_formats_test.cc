@@ -275,12 +275,26 @@ TEST(WeightFormatsTest, BitsAndBytesFourAndEightBit) {
       << type.error().message();
 }
 
+// FBGEMM FP8 (Meta's Llama-3.1-405B-Instruct-FP8): fp8 weights and an
+// fp32 scale per output row: 65,536 + 256 x 4 = 66,560 (q, k, v, o),
+// 131,072 + 512 x 4 = 133,120 (gate, up), 131,072 + 256 x 4 = 132,096
+// (down), lm_head and the rest 1,025,536: 1,690,112. Attention left in
+// bf16 by modules_to_not_convert: + 4 x (131,072 - 66,560) = 1,948,160.
+TEST(WeightFormatsTest, FbgemmFp8PerChannel) {
+  EXPECT_EQ(Total(R"({"quant_method": "fbgemm_fp8", "activation_scale_ub": 1200.0,
+                      "modules_to_not_convert": []})"),
+            1690112);
+  EXPECT_EQ(Total(R"({"quant_method": "fbgemm_fp8",
+                      "modules_to_not_convert": ["model.layers.0.self_attn"]})"),
+            1948160);
+}
+
 TEST(WeightFormatsTest, UnknownMethodsAndBadPatternsAreErrors) {
   auto bad = BytesWith(R"({"quant_method": "hqq"})");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message(),
             "q.json: quantization_config.quant_method: unknown method \"hqq\" (known: fp8, "
-            "mxfp4, compressed-tensors, modelopt, awq, gptq, bitsandbytes)");
+            "mxfp4, compressed-tensors, modelopt, awq, gptq, bitsandbytes, fbgemm_fp8)");
   auto regex = BytesWith(R"({"quant_method": "compressed-tensors", "ignore": ["re:(["],
                              "config_groups": {}})");
   ASSERT_FALSE(regex.ok());
