@@ -237,8 +237,8 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
   m->state_elements_ /= std::max(1, linear_layers);
   // Dense MLPs (gated: gate and up in one GEMM, then down).
   const std::int64_t moe_layers = model.moe.layers;
-  // A layer has one MLP or one MoE, unless MLPs run beside the experts or
-  // a layer has two (dense_mlps counts the blocks the model builds).
+  // A layer has one MLP or one MoE, unless a layer has two MLPs
+  // (LongCat-Flash; dense_mlps counts the blocks the model builds).
   const double dense_layers = std::max<double>(
       {1, static_cast<double>(model.DecoderLayers()) - static_cast<double>(moe_layers),
        static_cast<double>(model.dense_mlps)});

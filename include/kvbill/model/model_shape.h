@@ -233,9 +233,9 @@ struct ModelShape {
   // attentions and two MLPs a layer): the per-block work of the time model
   // (norms and elementwise passes, all-reduces, launches) scales by it.
   int blocks_per_layer = 1;
-  // Dense MLP blocks of the decoder (MTP modules and towers not counted);
-  // more than one a layer when an MLP runs beside the experts (Gemma 4,
-  // Arctic) or a layer has two (LongCat-Flash).
+  // Dense MLP blocks of the decoder (MTP modules and towers not counted;
+  // an MLP beside the experts, Gemma 4's or Arctic's, is a shared expert):
+  // two a layer for LongCat-Flash.
   std::int64_t dense_mlps = 0;
   std::vector<LayerShape> layers;
   ParamCounts params;
