@@ -147,6 +147,8 @@ TEST(FormatKernelsTest, W8a8Int8RunsInt8TensorCoresNotWeightOnly) {
                     w8a8, false, 1.0, WeightOnlyRates{0.5, 0.25, "test"}, "weights");
   EXPECT_EQ(h100.curve.kernel, "fp8 hand");
   EXPECT_TRUE(h100.curve.fp8_rate);
+  // vLLM's CUTLASS scaled_mm has no int8 kernel for SM100: not run on B200.
+  EXPECT_FALSE(HowGpuRuns(Gpu("b200"), FormatRole::kWeights, w8a8).runs());
   // Int8 weights alone stay weight-only.
   EXPECT_EQ(HowGpuRuns(Gpu("a100-80gb"), FormatRole::kWeights, dense(false)).cell.computed,
             "w8a16");
