@@ -479,8 +479,9 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
   m->prefill_.coef.resize(4, 0);
   // vLLM v0.11 picks its attention backend in CudaPlatform.get_attn_backend_cls
   // (vllm/platforms/cuda.py): on compute capability 8.x with attention sinks
-  // (gpt-oss) it returns TRITON_ATTN, as FlashAttention 2 has no sinks; Hopper
-  // runs FlashAttention 3 (sinks supported), Blackwell FlashInfer. The
+  // (gpt-oss) it returns TRITON_ATTN, as FlashAttention 2 has no sinks (so
+  // on the RTX Blackwell cards, 12.0, which have no FlashAttention 3 either);
+  // Hopper runs FlashAttention 3 (sinks supported), Blackwell FlashInfer. The
   // Triton kernel (kernel_unified_attention_2d,
   // vllm/attention/ops/triton_unified_attention.py) gives each program
   // BLOCK_M = 16 rows (more when a KV head has over 16 query heads): the
@@ -491,7 +492,8 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
   // read it once per 128; sliding-window layers read only their window
   // (tiles outside it are skipped since vLLM PR #24390, before v0.11).
   if (profile.engine == "vllm" && !m->mla_ &&
-      (gpu.architecture == "ampere" || gpu.architecture == "ada")) {
+      (gpu.architecture == "ampere" || gpu.architecture == "ada" ||
+       gpu.architecture == "blackwell-rtx")) {
     for (const LayerShape& l : model.layers) {
       if (!l.KeepsPerTokenKv() || !l.attention_sinks) continue;
       const double hq = static_cast<double>(l.query_heads) / tp;

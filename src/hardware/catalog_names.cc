@@ -108,6 +108,7 @@ const std::vector<NameAlias>& GpuAliases() {
       {"NVIDIA A100-SXM4-80GB", "a100-80gb"},
       {"a100-sxm", "a100-80gb"},
       {"NVIDIA L40S", "l40s"},
+      {"NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000"},
       {"AMD Instinct MI300X", "mi300x"},
       {"AMD Instinct MI325X", "mi325x"},
   };

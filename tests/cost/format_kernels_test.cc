@@ -154,6 +154,22 @@ TEST(FormatKernelsTest, W8a8Int8RunsInt8TensorCoresNotWeightOnly) {
             "w8a16");
 }
 
+// The RTX Blackwell cards (compute capability 12.0) as vLLM runs them:
+// NVFP4 and FP8 weights at their tensor rates (CUTLASS sm120 kernels),
+// MXFP4 through Marlin (gpt-oss's Triton and FlashInfer MoE paths stop below
+// 11.0 and at SM100), W8A8 INT8 not at all (no int8 CUTLASS kernel for
+// SM120), FP8 KV dequantised in FlashInfer / Triton attention (no
+// FlashAttention 3), NVFP4 KV not at all (SM100's trtllm-gen only).
+TEST(FormatKernelsTest, RtxBlackwellRunsWhatVllmBuildsForSm120) {
+  const GpuSpec rtx = Gpu("rtx-pro-6000");
+  EXPECT_EQ(rtx.architecture, "blackwell-rtx");
+  EXPECT_EQ(HowGpuRuns(rtx, FormatRole::kWeights, Fmt("nvfp4")).cell.computed, "fp4");
+  EXPECT_EQ(HowGpuRuns(rtx, FormatRole::kWeights, Fmt("fp8")).cell.computed, "fp8");
+  EXPECT_EQ(HowGpuRuns(rtx, FormatRole::kWeights, Fmt("mxfp4")).cell.computed, "w4a16");
+  EXPECT_EQ(HowGpuRuns(rtx, FormatRole::kKvCache, Fmt("fp8")).cell.computed, "bf16");
+  EXPECT_FALSE(HowGpuRuns(rtx, FormatRole::kKvCache, Fmt("nvfp4")).runs());
+}
+
 TEST(FormatKernelsTest, Fp4OnBlackwellRunsTheFp8CurveAtTheFp4Peak) {
   // B200 has no tables: H100's curves stand in. NVFP4 weights are W4A4
   // there, 4.5 bits per weight, at 9,000 / 4,500 = 2x the fp8 rate.
