@@ -683,7 +683,8 @@ TEST(CompareCliTest, NothingServedWeighsNoLever) {
   }
   const auto sweep = testing::RunKvbill("sweep --scenario " + path + " --format json");
   ASSERT_EQ(sweep.exit_status, 0) << sweep.err;
-  for (const auto& p : nlohmann::json::parse(sweep.out)["points"]) {
+  const auto points = nlohmann::json::parse(sweep.out);  // outlives the loop
+  for (const auto& p : points["points"]) {
     EXPECT_EQ(p["summary"]["requests"], 0);
     EXPECT_TRUE(p["summary"]["cost_per_task_usd.mean"].is_null()) << p.dump();
   }
