@@ -642,6 +642,18 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
   auto towers_ok = [&](const WeightGroup& g) {
     return !(text_only && (g.role == ParamRole::kVision || g.role == ParamRole::kAudio));
   };
+  // `f` for every quantizable linear layer but lm_head and the `skip`
+  // modules; true when a dense (not routed-expert, not MTP) layer took it.
+  auto assign_linear = [&](const WeightFormat& f, const Patterns& skip) {
+    bool dense = false;
+    for (WeightGroup& g : *weights) {
+      if (!Quantizable(g) || !towers_ok(g) || IsLmHead(g)) continue;
+      if (skip.Matches(Spellings(g))) continue;
+      g.format = f;
+      dense = dense || (g.role != ParamRole::kRoutedExperts && g.role != ParamRole::kMtp);
+    }
+    return dense;
+  };
 
   if (method == "fp8") {
     // transformers' FineGrainedFP8 / FP8 checkpoints: every linear layer in
@@ -667,11 +679,7 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
       f.tensor_bits = 32;
       f.name = "fp8-e4m3";
     }
-    for (WeightGroup& g : *weights) {
-      if (!Quantizable(g) || !towers_ok(g) || IsLmHead(g)) continue;
-      if (skip->Matches(Spellings(g))) continue;
-      g.format = f;
-    }
+    assign_linear(f, *skip);
     return std::string("fp8-e4m3");
   }
   if (method == "mxfp4") {
@@ -744,12 +752,7 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
     f.row_bits = 32;
     f.name = "fp8-channel (fbgemm_fp8)";
     f.compute = "fp8-e4m3";
-    for (WeightGroup& wg : *weights) {
-      if (!Quantizable(wg) || !towers_ok(wg) || IsLmHead(wg)) continue;
-      if (skip->Matches(Spellings(wg))) continue;
-      wg.format = f;
-      if (wg.role != ParamRole::kRoutedExperts && wg.role != ParamRole::kMtp) compute = f.compute;
-    }
+    if (assign_linear(f, *skip)) compute = f.compute;
     return compute;
   }
   if (method == "bitsandbytes") {
@@ -797,11 +800,7 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
       f.row_bits = 32;
       f.name = "bnb8 (bitsandbytes LLM.int8)";
     }
-    for (WeightGroup& wg : *weights) {
-      if (!Quantizable(wg) || !towers_ok(wg) || IsLmHead(wg)) continue;
-      if (skip->Matches(Spellings(wg))) continue;
-      wg.format = f;
-    }
+    assign_linear(f, *skip);
     return compute;
   }
   return q.Bad("quant_method",
