@@ -61,21 +61,19 @@ TimedGemm GemmForFormat(const GpuKernelCurves& base, const FormatRun& run,
     // an activation. Where the GPU has FP8 tensor cores its int8 peak is
     // the FP8 one and the per-tensor fp8 rows are the same kernel family;
     // on Ampere the int8 peak is twice BF16's. No table measures int8.
-    out.curve.weight_bytes = WeightElementBytes(format);
-    out.curve.activation_bytes = 1;
     auto fp8 = base.gemm.find("fp8");
-    if (run.architecture != "ampere" && fp8 != base.gemm.end()) {
+    const bool fp8_peak = run.architecture != "ampere" && fp8 != base.gemm.end();
+    if (fp8_peak) {
       out.curve = fp8->second;
-      out.curve.weight_bytes = WeightElementBytes(format);
-      out.use.timing =
-          "assumed: the GEMM fp8 curve (CUTLASS scaled_mm) at the FP8 peak, which "
-          "int8 matches on this GPU (no int8 table)";
-      return out;
+    } else {
+      out.curve.activation_bytes = 1;
+      out.curve.compute_rate = 2;
     }
-    out.curve.compute_rate = 2;
-    out.use.timing =
-        "assumed: the bf16 GEMM curve at one byte a weight and twice its rate, the "
-        "int8 tensor cores' (no int8 table)";
+    out.curve.weight_bytes = WeightElementBytes(format);
+    out.use.timing = fp8_peak ? "assumed: the GEMM fp8 curve (CUTLASS scaled_mm) at the FP8 peak, "
+                                "which int8 matches on this GPU (no int8 table)"
+                              : "assumed: the bf16 GEMM curve at one byte a weight and twice its "
+                                "rate, the int8 tensor cores' (no int8 table)";
     return out;
   }
   if (c == "fp8" || c == "fp4") {
