@@ -2588,6 +2588,9 @@ Status BuildLongcat(Ctx& c) {
 }
 
 Result<TextModel> BuildTextModel(const Fields& f, const std::string& model_type, ModelBuilder* b) {
+  if (model_type == "minicpm3" && !f.Has("kv_lora_rank")) {
+    return f.Bad("kv_lora_rank", "missing: MiniCPM3's keys and values come from a latent");
+  }
   const Style* style = FindStyle(model_type);
   const Family detected = style ? style->family : DetectFamily(f);
   if (!style && detected == Family::kGeneric) {

@@ -1553,6 +1553,12 @@ TEST(ConfigReaderTest, MiniCpm3CachesFullKeysAndValues) {
   EXPECT_EQ(m->CountLayers(LayerKind::kLatentAttention), 0);
   EXPECT_EQ(BytesPerToken(*m, Fmt("bf16")), 952320.0);
   EXPECT_EQ(m->params.Total(), 4073875968LL);
+  // Without its latent rank the config is not MiniCPM3's: refused, not
+  // read as plain attention.
+  EXPECT_NE(ErrorOf(R"({"model_type": "minicpm3", "hidden_size": 64, "num_hidden_layers": 2,
+      "num_attention_heads": 4, "vocab_size": 100})")
+                .find("kv_lora_rank: missing: MiniCPM3's keys and values come from a latent"),
+            std::string::npos);
 }
 
 // What kvbill does not size is refused, naming the key: Granite Speech's
