@@ -81,7 +81,9 @@ KvGroupLayout MakeKvGroupLayout(const ModelShape& model, const ElementFormat& fo
   std::int64_t all_page_bits = 0, max_bits = 0;
   Bytes window_bytes = 0;
   for (const LayerShape& l : model.layers) {
-    if (!l.KeepsPerTokenKv()) continue;
+    // A layer reading another's cache has no pages of its own (vLLM leaves
+    // KV-sharing layers out of the cache spec).
+    if (!l.KeepsPerTokenKv() || l.SharesKv()) continue;
     // A compressed layer pages its entries; its window is a per-sequence
     // constant (kv_footprint.h).
     const std::int64_t page_bits = LayerBitsPerBlock(l, format, block_size, tensor_parallel);

@@ -68,7 +68,8 @@ struct EntryNumbers {
 EntryNumbers NumbersOf(const LayerShape& l, const ModelShape& m, const ElementFormat& f, int tp) {
   auto state = ParseElementFormat(m.state_format);
   const int state_bits = state ? state->element_bits : 16;
-  return EntryNumbers{LayerBytesPerToken(l, f, tp),
+  // A KV-sharing layer's bytes are its source layer's.
+  return EntryNumbers{l.SharesKv() ? 0.0 : LayerBytesPerToken(l, f, tp),
                       static_cast<double>(LayerStateBits(l, state_bits, tp)) / 8.0};
 }
 
@@ -97,6 +98,7 @@ Table InventoryTable(const ModelShape& m, const ElementFormat& f, int tp) {
     if (l.IsCompressed()) {
       kind += l.compress_ratio > 0 ? " 1/" + std::to_string(l.compress_ratio) : " window";
     }
+    if (l.SharesKv()) kind += " (reads layer " + std::to_string(l.kv_source) + ")";
     t.AddRow({std::to_string(l.index), kind, Dim(l.kv_heads), Dim(l.qk_head_dim),
               Dim(l.kv_heads > 0 ? l.v_head_dim : 0), Dim(l.latent_dim), Dim(l.indexer_dim),
               Dim(l.window), NumberOrInteger(n.bytes_per_token).dump(),
@@ -218,6 +220,7 @@ int RunKv(const Args& args) {
         e["indexer_dim"] = l.indexer_dim;
         e["window"] = l.window;
         if (l.IsCompressed()) e["compress_ratio"] = l.compress_ratio;
+        if (l.SharesKv()) e["kv_source_layer"] = l.kv_source;
         e["bytes_per_token"] = NumberOrInteger(n.bytes_per_token);
         e["state_bytes_per_sequence"] = NumberOrInteger(n.state_bytes);
         inventory.push_back(e);

@@ -52,7 +52,13 @@ std::string DescribeModel(const ModelShape& m) {
       }
     }
   }
-  out << ": " << kinds << "\n";
+  out << ": " << kinds;
+  const auto sharing = std::count_if(m.layers.begin(), m.layers.end(),
+                                     [](const LayerShape& l) { return l.SharesKv(); });
+  if (sharing > 0) {
+    out << "; " << sharing << " of them read an earlier layer's KV cache and keep none";
+  }
+  out << "\n";
   if (m.HasCompressedLayers()) {
     // DeepSeek-V4: the layers by compress ratio, then the attention.
     int window_only = 0, indexed = 0, dense = 0;

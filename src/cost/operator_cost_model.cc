@@ -30,8 +30,8 @@ double SmallKernelCount(const ModelShape& model) {
     // the MLP's gated activation.
     kernels += 3;
     if (l.KeepsPerTokenKv()) {
-      kernels += 2;                    // rotary embedding, KV-cache write
-      if (l.IsLatent()) kernels += 2;  // MLA's norms of the compressed q and kv
+      kernels += l.SharesKv() ? 1 : 2;  // rotary embedding, KV-cache write (none when shared)
+      if (l.IsLatent()) kernels += 2;   // MLA's norms of the compressed q and kv
     } else if (l.HoldsState()) {
       kernels += 3;  // short convolution, gates, gated output norm
     }

@@ -96,7 +96,8 @@ Result<Roofline> Roofline::Make(const ModelShape& model, const ElementFormat& kv
       v = static_cast<double>(l.latent_dim) - static_cast<double>(l.qk_head_dim - l.v_head_dim);
     }
     const double flops = 2.0 * static_cast<double>(l.query_heads) * (qk + v) / tp;
-    r.kv_write_per_token_ += kv;
+    // A KV-sharing layer reads its source's cache and writes none.
+    if (!l.SharesKv()) r.kv_write_per_token_ += kv;
     const Tokens window =
         l.kind == LayerKind::kSlidingWindow || l.kind == LayerKind::kChunkedAttention ? l.window
                                                                                       : 0;

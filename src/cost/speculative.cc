@@ -164,6 +164,7 @@ ModelShape DraftLayerShape(const ModelShape& model) {
   }
   if (d.layers.empty()) d.layers.assign(1, LayerShape{});
   d.layers[0].index = 0;
+  d.layers[0].kv_source = -1;  // the head keeps its own KV
   if (d.layers[0].IsCompressed()) {
     // DeepSeek-V4's prediction layer attends its window alone (its
     // compress_ratios entry is 0 in every release): no compressor, no indexer.

@@ -270,7 +270,25 @@ std::vector<ModelTypeDefaults> BuildTable() {
         {"max_position_embeddings", "131072"},
         {"tie_word_embeddings", "true"},
         {"sliding_window", "512"},
-        {"hidden_size_per_layer_input", "256"}}},
+        {"hidden_size_per_layer_input", "256"},
+        {"vocab_size_per_layer_input", "262144"}}},
+      {"gemma3n_text",
+       "gemma3n/configuration_gemma3n.py (Gemma3nTextConfig, the E4B's values)",
+       {{"vocab_size", "262400"},
+        {"hidden_size", "2048"},
+        {"intermediate_size", "16384"},
+        {"num_hidden_layers", "35"},
+        {"num_attention_heads", "8"},
+        {"num_key_value_heads", "2"},
+        {"head_dim", "256"},
+        {"max_position_embeddings", "32768"},
+        {"tie_word_embeddings", "true"},
+        {"sliding_window", "512"},
+        {"vocab_size_per_layer_input", "262144"},
+        {"hidden_size_per_layer_input", "256"},
+        {"altup_num_inputs", "4"},
+        {"num_kv_shared_layers", "15"},
+        {"laurel_rank", "64"}}},
       {"glm4_moe",
        "glm4_moe/configuration_glm4_moe.py",
        {{"vocab_size", "151552"},
@@ -660,6 +678,7 @@ std::vector<ModelTypeDefaults> BuildTable() {
           "deepseek_v32/configuration_deepseek_v32.py (DeepseekV3Config's values)");
   copy_of("gemma3", "gemma3_text", "");
   copy_of("gemma4", "gemma4_text", "");
+  copy_of("gemma3n", "gemma3n_text", "");
   copy_of("qwen3_vl_text", "qwen3", "qwen3_vl/configuration_qwen3_vl.py (Qwen3Config's values)");
   copy_of("qwen3_vl_moe_text", "qwen3_moe",
           "qwen3_vl_moe/configuration_qwen3_vl_moe.py (Qwen3MoeConfig's values)");

@@ -25,6 +25,7 @@ enum class Family {
   kMimoV2,         // MiMo-V2-Flash: hybrid_layer_pattern, separate SWA heads
   kHunyuan,        // Hunyuan MoE: per-layer lists, mixed MLP + MoE
   kGemma4,         // Gemma 4: wider full-attention heads, keys as values, MLP beside MoE
+  kGemma3n,        // Gemma 3n: AltUp streams, LAuReL, per-layer inputs, KV-shared layers
   kKimiLinear,     // Kimi Linear / Kimi-K3: Kimi Delta Attention + MLA
   kDeepseekV4,     // DeepSeek-V4: windows + compressed latents, hyper-connections
   kMamba,          // Mamba-1 / Mamba-2 in every layer, no attention
@@ -83,6 +84,8 @@ const Style kStyles[] = {
   {"gemma2", Family::kGeneric, "transformers gemma2/modeling_gemma2.py", QkNorm::kNone, 4},
   {"gemma3", Family::kGeneric, "transformers gemma3/modeling_gemma3.py", QkNorm::kPerHead, 4},
   {"gemma3_text", Family::kGeneric, "transformers gemma3/modeling_gemma3.py", QkNorm::kPerHead, 4},
+  {"gemma3n", Family::kGemma3n, "vLLM gemma3n.py (Gemma3nDecoderLayer: AltUp, LAuReL, per-layer inputs, KV-shared layers)", QkNorm::kPerHead, 5},
+  {"gemma3n_text", Family::kGemma3n, "vLLM gemma3n.py (Gemma3nDecoderLayer: AltUp, LAuReL, per-layer inputs, KV-shared layers)", QkNorm::kPerHead, 5},
   {"gemma4", Family::kGemma4, "vLLM gemma4.py (Gemma4DecoderLayer)", QkNorm::kPerHead, 4},
   {"gemma4_text", Family::kGemma4, "vLLM gemma4.py (Gemma4DecoderLayer)", QkNorm::kPerHead, 4},
   {"glm4", Family::kGeneric, "transformers glm4/modeling_glm4.py (four norms a layer; attention_bias on q, k and v, never the output projection)", QkNorm::kNone, 4, false, false},
@@ -455,9 +458,17 @@ Result<Dims> ReadDims(const Fields& f, const std::string& model_type) {
   if (!v_dim) return v_dim.error();
   d.v_head_dim = *v_dim;
 
-  auto inter = f.FirstInt({"intermediate_size", "n_inner", "ffn_hidden_size", "ffn_dim"});
-  if (!inter) return inter.error();
-  d.intermediate = inter->value_or(4 * d.hidden);
+  if (model_type.starts_with("gemma3n") && f.Has("intermediate_size") &&
+      f.Get("intermediate_size").is_array()) {
+    // Gemma 3n: one size per layer (BuildGemma3n reads them all).
+    auto sizes = f.PerLayerInt("intermediate_size", d.layers);
+    if (!sizes) return sizes.error();
+    d.intermediate = (**sizes)[0];
+  } else {
+    auto inter = f.FirstInt({"intermediate_size", "n_inner", "ffn_hidden_size", "ffn_dim"});
+    if (!inter) return inter.error();
+    d.intermediate = inter->value_or(4 * d.hidden);
+  }
 
   // Multi-head latent attention (DeepSeek-V2/V3 family).
   auto kv_lora = f.OptionalInt("kv_lora_rank");
@@ -2052,6 +2063,143 @@ Status BuildHunyuan(Ctx& c) {
   return OkStatus();
 }
 
+// KV-shared layers (Gemma 3n, Gemma 4 E2B / E4B; transformers'
+// Gemma3nTextConfig.kv_sharing_roles, vLLM gemma3n.py / gemma4.py
+// kv_sharing_target_layer_name): the last `shared` layers keep no KV cache
+// and attend the one of the last earlier layer of their own type (sliding
+// or full). Per layer: that layer's index, or -1 for a layer with its own.
+Result<std::vector<int>> KvSources(const Fields& f, const std::vector<Mixer>& mixers, Int shared) {
+  const Int n = static_cast<Int>(mixers.size());
+  std::vector<int> source(mixers.size(), -1);
+  if (shared == 0) return source;
+  if (shared >= n) {
+    return f.Bad("num_kv_shared_layers", "is " + std::to_string(shared) + ", but the model has " +
+                                             std::to_string(n) +
+                                             " layers: no layer would keep a cache to share");
+  }
+  const Int first = n - shared;
+  for (Int i = first; i < n; ++i) {
+    const Mixer kind = mixers[static_cast<std::size_t>(i)];
+    for (Int j = first - 1; j >= 0; --j) {
+      if (mixers[static_cast<std::size_t>(j)] == kind) {
+        source[static_cast<std::size_t>(i)] = static_cast<int>(j);
+        break;
+      }
+    }
+    if (source[static_cast<std::size_t>(i)] < 0) {
+      const std::string type = kind == Mixer::kSliding ? "sliding" : "full";
+      return f.Bad("num_kv_shared_layers",
+                   "is " + std::to_string(shared) + ": layer " + std::to_string(i) + " is " + type +
+                       " attention and reads the cache of the last " + type +
+                       " layer before layer " + std::to_string(first) +
+                       ", but there is none (vLLM cannot build this model)");
+    }
+  }
+  return source;
+}
+
+// Per-layer input embeddings (Gemma 3n and Gemma 4 E2B / E4B; vLLM
+// gemma3n.py, gemma4.py): a table of vocab_size_per_layer_input rows of
+// num_hidden_layers x hidden_size_per_layer_input, from which each step
+// gathers only its tokens' rows; a projection of the token embedding into
+// the same width and its norm; per layer a gate (hidden into the per-layer
+// width), a projection back and a norm. Gemma 3n builds the projections
+// without the quantization config (`quantized` false: they stay in the
+// dtype), Gemma 4 with it.
+Status PerLayerInputs(Ctx& c, bool quantized) {
+  ModelBuilder& b = *c.b;
+  const Fields& f = c.f;
+  auto width = f.IntOr("hidden_size_per_layer_input", 256, 0);
+  if (!width) return width.error();
+  if (*width == 0) return OkStatus();
+  auto rows = f.IntOr("vocab_size_per_layer_input", c.d.vocab);
+  if (!rows) return rows.error();
+  const Int h = c.d.hidden, all = c.d.layers * *width;
+  const auto linear = [&](const std::string& name, Int out, Int in) {
+    if (quantized) {
+      b.Matrix(ParamRole::kDenseMlp, name, out, in);
+    } else {
+      b.Vector(ParamRole::kDenseMlp, name, out * in);
+    }
+  };
+  b.GatheredTable(ParamRole::kEmbedding, "model.embed_tokens_per_layer", *rows, all);
+  linear("model.per_layer_model_projection", all, h);
+  b.Vector(ParamRole::kNorm, "model.per_layer_projection_norm", *width);
+  for (Int i = 0; i < c.d.layers; ++i) {
+    const int layer = static_cast<int>(i);
+    linear(b.LayerName(layer) + "per_layer_input_gate", *width, h);
+    linear(b.LayerName(layer) + "per_layer_projection", h, *width);
+    b.Norms(layer, 1, h);  // post_per_layer_input_norm
+  }
+  return OkStatus();
+}
+
+// Gemma 3n (vLLM gemma3n.py, transformers gemma3n/configuration_gemma3n.py):
+// layer_types (default: every 5th layer full, the others sliding over
+// sliding_window), q/k norms of head_dim (the v norm has no weight), an MLP
+// of intermediate_size[i] (one size or one per layer), and the model's own
+// blocks: AltUp (altup_num_inputs streams; per layer a modality router of
+// hidden x n, prediction and correction coefficients of n^2 x n and n x n,
+// a router norm and an output scale; per model n - 1 projections into the
+// streams and n - 1 out), LAuReL (hidden -> laurel_rank -> hidden and a
+// norm), per-layer input embeddings, and KV-shared layers (the last
+// num_kv_shared_layers read an earlier layer's cache). vLLM builds AltUp,
+// LAuReL and the per-layer projections without the quantization config.
+Status BuildGemma3n(Ctx& c) {
+  ModelBuilder& b = *c.b;
+  const Fields& f = c.f;
+  const Int h = c.d.hidden;
+  std::vector<Mixer> mixers;
+  if (f.Has("layer_types")) {
+    auto m = ResolveMixers(f, c.d, c.model_type, Family::kGemma3n);
+    if (!m) return m.error();
+    mixers = *m;
+  } else {
+    for (Int i = 0; i < c.d.layers; ++i) {
+      mixers.push_back((i + 1) % 5 == 0 ? Mixer::kFull : Mixer::kSliding);
+    }
+  }
+  auto shared = f.IntOr("num_kv_shared_layers", 15, 0);
+  if (!shared) return shared.error();
+  auto sources = KvSources(f, mixers, *shared);
+  if (!sources) return sources.error();
+  auto inter = f.PerLayerInt("intermediate_size", c.d.layers);
+  if (!inter) return inter.error();
+  auto streams = f.IntOr("altup_num_inputs", 4);
+  if (!streams) return streams.error();
+  auto rank = f.IntOr("laurel_rank", 64);
+  if (!rank) return rank.error();
+  const Int n = *streams;
+  for (Int i = 0; i < c.d.layers; ++i) {
+    const int layer = static_cast<int>(i);
+    const Mixer kind = mixers[static_cast<std::size_t>(i)];
+    if (kind != Mixer::kFull && kind != Mixer::kSliding) {
+      return f.Bad("layer_types[" + std::to_string(i) + "]",
+                   "must be \"full_attention\" or \"sliding_attention\" for model_type \"" +
+                       c.model_type + "\"");
+    }
+    auto a = GenericAttention(c, i, kind);
+    if (!a) return a.error();
+    a->kv_source = (*sources)[static_cast<std::size_t>(i)];
+    b.Attention(layer, *a);
+    const Int mlp = inter->has_value() ? (**inter)[static_cast<std::size_t>(i)] : c.d.intermediate;
+    b.DenseMlp(layer, mlp, true, false);
+    const std::string p = b.LayerName(layer);
+    b.Vector(ParamRole::kRouter, p + "altup.modality_router", h * n);
+    b.Vector(ParamRole::kRouter, p + "altup.prediction_coefs", n * n * n);
+    b.Vector(ParamRole::kRouter, p + "altup.correction_coefs", n * n);
+    b.Vector(ParamRole::kNorm, p + "altup.router_norm", h);
+    b.Vector(ParamRole::kNorm, p + "altup.correct_output_scale", h);
+    b.Vector(ParamRole::kDenseMlp, p + "laurel.linear_left", *rank * h);
+    b.Vector(ParamRole::kDenseMlp, p + "laurel.linear_right", h * *rank);
+    b.Vector(ParamRole::kNorm, p + "laurel.post_laurel_norm", h);
+    b.Norms(layer, 4, h);  // input, post-attention, pre- and post-feedforward
+  }
+  b.Vector(ParamRole::kDenseMlp, "model.altup_projections", (n - 1) * h * h);
+  b.Vector(ParamRole::kDenseMlp, "model.altup_unembed_projections", (n - 1) * h * h);
+  return PerLayerInputs(c, /*quantized=*/false);
+}
+
 // Gemma 4 (vLLM gemma4.py, transformers gemma4/configuration_gemma4.py):
 // layer_types (default: every 6th layer full, the last always full) pick
 // sliding layers (num_key_value_heads x head_dim, window sliding_window) and
@@ -2063,29 +2211,16 @@ Status BuildHunyuan(Ctx& c) {
 // dense MLP and, beside it, routed experts (num_experts, top_k_experts of
 // moe_intermediate_size) behind a router with a per-dimension input scale
 // and a per-expert output scale: the MLP counts as an always-on expert.
-// KV-shared layers (num_kv_shared_layers) and per-layer input embeddings
-// (hidden_size_per_layer_input), the E2B / E4B variants', are refused.
+// The E2B / E4B variants add per-layer input embeddings (PerLayerInputs)
+// and KV-shared layers (KvSources); with use_double_wide_mlp a shared
+// layer's MLP is twice intermediate_size.
 Status BuildGemma4(Ctx& c) {
   ModelBuilder& b = *c.b;
   const Fields& f = c.f;
   auto shared = f.IntOr("num_kv_shared_layers", 0, 0);
   if (!shared) return shared.error();
-  if (*shared > 0) {
-    return f.Bad("num_kv_shared_layers",
-                 "is " + std::to_string(*shared) +
-                     ": layers reading another layer's KV cache (Gemma 4 E2B / E4B) are not "
-                     "modelled for model_type \"" +
-                     c.model_type + "\"");
-  }
-  auto ple = f.IntOr("hidden_size_per_layer_input", 256, 0);
-  if (!ple) return ple.error();
-  if (*ple > 0) {
-    return f.Bad("hidden_size_per_layer_input",
-                 "is " + std::to_string(*ple) +
-                     ": per-layer input embeddings (Gemma 4 E2B / E4B) are not modelled for "
-                     "model_type \"" +
-                     c.model_type + "\"");
-  }
+  auto double_wide = f.Bool("use_double_wide_mlp", false);
+  if (!double_wide) return double_wide.error();
   std::vector<Mixer> mixers;
   if (f.Has("layer_types")) {
     auto m = ResolveMixers(f, c.d, c.model_type, Family::kGemma4);
@@ -2097,6 +2232,8 @@ Status BuildGemma4(Ctx& c) {
     }
   }
   mixers.back() = Mixer::kFull;  // Gemma4TextConfig forces the last layer full
+  auto sources = KvSources(f, mixers, *shared);
+  if (!sources) return sources.error();
   auto window = f.IntOr("sliding_window", 512);
   if (!window) return window.error();
   auto global_dim = f.IntOr("global_head_dim", 512);
@@ -2147,21 +2284,25 @@ Status BuildGemma4(Ctx& c) {
       a->kind = AttnKind::kSliding;
       a->window = *window;
     }
+    a->kv_source = (*sources)[static_cast<std::size_t>(i)];
     b.Attention(layer, *a);
+    const Int inter = c.d.intermediate * (*double_wide && a->kv_source >= 0 ? 2 : 1);
     if (*moe_block) {
-      b.Moe(layer, moe);
+      MoePlan m = moe;
+      m.shared_inter = inter;  // the MLP beside the experts, double-wide when shared
+      b.Moe(layer, m);
       // The router's input scale (hidden) and the per-expert output scale.
       b.Vector(ParamRole::kRouter, b.LayerName(layer) + "router.scale", c.d.hidden);
       b.Vector(ParamRole::kRouter, b.LayerName(layer) + "moe.per_expert_scale", moe.experts);
       // post_feedforward_layernorm_1 and _2, pre_feedforward_layernorm_2.
       b.Norms(layer, 3, c.d.hidden);
     } else {
-      b.DenseMlp(layer, c.d.intermediate, true, false);
+      b.DenseMlp(layer, inter, true, false);
     }
     b.Norms(layer, 4, c.d.hidden);
     b.Vector(ParamRole::kNorm, b.LayerName(layer) + "layer_scalar", 1);
   }
-  return OkStatus();
+  return PerLayerInputs(c, /*quantized=*/true);
 }
 
 // Module names of the family's checkpoints (for quantization ignore lists).
@@ -2657,6 +2798,9 @@ Result<TextModel> BuildTextModel(const Fields& f, const std::string& model_type,
       break;
     case Family::kGemma4:
       built = BuildGemma4(c);
+      break;
+    case Family::kGemma3n:
+      built = BuildGemma3n(c);
       break;
     case Family::kKimiLinear:
       built = BuildKimiLinear(c);

@@ -130,6 +130,7 @@ double BytesPerToken(const ModelShape& model, const ElementFormat& format, int t
   std::int64_t bits = 0;
   double compressed = 0;
   for (const LayerShape& l : model.layers) {
+    if (l.SharesKv()) continue;  // its source layer holds the bytes
     if (l.IsCompressed()) {
       compressed += LayerBytesPerToken(l, format, tensor_parallel);
     } else {
@@ -184,6 +185,7 @@ SequenceFootprint Sum(const ModelShape& model, const ElementFormat& format, Toke
   std::int64_t bits = 0, rounded_bits = 0;
   bool saturated = false;
   for (const LayerShape& l : model.layers) {
+    if (l.SharesKv()) continue;
     if (l.IsCompressed()) {
       // The window of raw latents, which the engine's pool holds per
       // sequence (not in blocks: the same in both sums), and one entry

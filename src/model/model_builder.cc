@@ -200,6 +200,7 @@ void ModelBuilder::Attention(int layer, const AttnPlan& a) {
   e.kv_heads = a.kv_heads;
   e.window = a.window;
   e.attention_sinks = a.sinks;
+  e.kv_source = a.kv_source;
   Entry(e);
 }
 
@@ -399,6 +400,12 @@ void ModelBuilder::ShortConv(int layer, Int width, Int kernel, bool bias) {
 void ModelBuilder::Norms(int layer, Int count, Int width, bool bias) {
   if (count <= 0) return;
   Add(ParamRole::kNorm, LayerName(layer) + "norm", 1, count * width * (bias ? 2 : 1), 1, false);
+}
+
+void ModelBuilder::GatheredTable(ParamRole role, const std::string& name, Int rows, Int cols) {
+  const std::size_t before = weights_.size();
+  Add(role, name, rows, cols, 1, false);
+  if (weights_.size() > before) weights_.back().gathered = true;
 }
 
 void ModelBuilder::Embedding(Int vocab, Int width) {

@@ -64,6 +64,10 @@ struct AttnPlan {
   // q_heads KV heads of nope + rope each, V padded to that width (vLLM
   // minicpm3.py).
   bool cache_full = false;
+  // The layer whose KV cache this attention reads (see LayerShape::kv_source);
+  // -1: its own. Its projections are built all the same (vLLM computes and
+  // drops the K and V of a sharing layer).
+  int kv_source = -1;
 };
 
 struct MoePlan {
@@ -161,6 +165,9 @@ class ModelBuilder {
   // A vector the checkpoint keeps in fp32 whatever its dtype and
   // quantization (DeepSeek-V4's hyper-connection mixers, sinks, biases).
   void Fp32Vector(ParamRole role, const std::string& name, Int elements);
+  // An embedding-like table of rows x cols only the batch's rows are read
+  // from (WeightGroup::gathered), counted under `role`.
+  void GatheredTable(ParamRole role, const std::string& name, Int rows, Int cols);
 
   // Everything added after BeginMtp() is counted as MTP and adds no
   // inventory entry; after BeginTower(role) as vision or audio.

@@ -40,6 +40,12 @@ bool Replicated(const WeightGroup& g) {
   }
   // A prediction module's eh_proj: a plain nn.Linear in vLLM's MTP layers.
   if (ends_with(".eh_proj")) return true;
+  // Gemma 3n's and Gemma 4's per-layer input gate and projection and
+  // Gemma 3n's AltUp: ReplicatedLinear (vLLM gemma3n.py, gemma4.py).
+  if (ends_with(".per_layer_input_gate") || ends_with(".per_layer_projection") ||
+      g.name.find(".altup.") != std::string::npos) {
+    return true;
+  }
   // Step 3's fused projection into the query rank, K and V
   // (ReplicatedLinear in vLLM step3_text.py).
   if (g.role == ParamRole::kAttention && (ends_with(".qkv_proj") || ends_with(".inter_norm"))) {
@@ -234,7 +240,7 @@ Result<WeightBytes> ComputeWeightBytes(const ModelShape& model, const std::strin
     const std::int64_t one = f.Bits(g.rows, g.cols);
     total += one * g.copies;
     if (Replicated(g)) replicated += one * g.copies;
-    if (g.role == ParamRole::kEmbedding && own_lm_head) {
+    if (g.gathered || (g.role == ParamRole::kEmbedding && own_lm_head)) {
       gathered += one * g.copies;
     } else if (g.role == ParamRole::kRoutedExperts) {
       experts += one * g.copies;

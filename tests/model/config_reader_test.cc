@@ -376,7 +376,8 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
       "deepseek_v3, deepseek_v32, deepseek_v4, dots1, ernie4_5, ernie4_5_moe, exaone4, falcon, "
       "falcon_h1, "
       "falcon_mamba, gemma, gemma2, gemma3, "
-      "gemma3_text, gemma4, gemma4_text, glm4, glm4_moe, glm4_moe_lite, glm4v_moe_text, "
+      "gemma3_text, gemma3n, gemma3n_text, gemma4, gemma4_text, glm4, glm4_moe, glm4_moe_lite, "
+      "glm4v_moe_text, "
       "glm4v_text, "
       "glm_moe_dsa, gpt2, gpt_bigcode, "
       "gpt_neox, gpt_oss, gptj, "
@@ -485,24 +486,17 @@ TEST(ConfigReaderTest, SharedIndexerLayersKeepNoIndexerKey) {
   }
 }
 
-// Gemma 4's E2B / E4B shapes (layers reading another layer's KV, per-layer
-// input embeddings) are refused by name, not sized as if absent.
-TEST(ConfigReaderTest, Gemma4SharedKvAndPerLayerInputsAreRefused) {
+// Gemma 4's defaults and its keys-as-values heads (the E2B / E4B shapes:
+// tests/model/kv_sharing_test.cc).
+TEST(ConfigReaderTest, Gemma4DefaultsAndKeysAsValuesHeads) {
   const std::string base = R"({"model_type": "gemma4_text", "num_hidden_layers": 6,
       "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 16,
       "global_head_dim": 32, "vocab_size": 100, "intermediate_size": 128, )";
-  auto shared = ParseHfConfig(
-      base + R"("num_kv_shared_layers": 2, "hidden_size_per_layer_input": 0})", "c.json", "c");
-  ASSERT_FALSE(shared.ok());
-  EXPECT_EQ(shared.error().message().rfind("c.json: num_kv_shared_layers: is 2: layers reading", 0),
-            0u)
-      << shared.error().message();
-  // hidden_size_per_layer_input defaults to 256 (Gemma4TextConfig).
+  // hidden_size_per_layer_input defaults to 256 (Gemma4TextConfig): a table
+  // of 262,144 rows (vocab_size_per_layer_input's default) x 6 x 256.
   auto ple = ParseHfConfig(base + R"("num_kv_shared_layers": 0})", "c.json", "c");
-  ASSERT_FALSE(ple.ok());
-  EXPECT_EQ(
-      ple.error().message().rfind("c.json: hidden_size_per_layer_input: is 256: per-layer", 0), 0u)
-      << ple.error().message();
+  ASSERT_TRUE(ple.ok()) << ple.error().message();
+  EXPECT_EQ(ple->params.embedding, 100 * 64 + 262144 * 6 * 256);
   // Keys-as-values heads that do not divide the query heads, as for any KV heads.
   auto odd = ParseHfConfig(base + R"("hidden_size_per_layer_input": 0, "attention_k_eq_v": true,
       "num_global_key_value_heads": 3})",

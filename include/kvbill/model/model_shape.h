@@ -106,7 +106,14 @@ struct LayerShape {
   // One learned sink logit per query head joins the softmax (gpt-oss):
   // attention kernels without sink support cannot run the layer.
   bool attention_sinks = false;
+  // The decoder layer whose KV cache this attention reads, storing none of
+  // its own (Gemma 3n's and Gemma 4 E2B / E4B's KV-shared layers: vLLM's
+  // kv_sharing_target_layer_name); -1: the layer keeps its own. A sharing
+  // entry adds no bytes to a footprint or a cache group, but its attention
+  // still reads the source's K/V every step.
+  int kv_source = -1;
 
+  bool SharesKv() const { return kv_source >= 0; }
   bool KeepsPerTokenKv() const {
     return kind == LayerKind::kFullAttention || kind == LayerKind::kLatentAttention ||
            kind == LayerKind::kSlidingWindow || kind == LayerKind::kChunkedAttention ||
@@ -202,7 +209,11 @@ struct WeightGroup {
   std::int64_t active_copies = 1;  // of them one token uses (routed experts: top-k)
   bool linear = false;             // a matmul weight (quantizable), not a norm, bias or embedding
   bool fp32 = false;               // kept in fp32 whatever the dtype (DeepSeek-V4's mixers)
-  WeightFormat format;             // storage format in the checkpoint
+  // A table only the batch's rows are read from each step, whatever ties
+  // the lm_head to the token embedding (Gemma 3n's and Gemma 4's per-layer
+  // input embeddings).
+  bool gathered = false;
+  WeightFormat format;  // storage format in the checkpoint
 
   std::int64_t Params() const { return rows * cols * copies; }
 };
