@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
+#include <optional>
 #include <regex>
 
 namespace kvbill::model_config {
@@ -622,6 +624,153 @@ Result<std::string> AssignModelOpt(const Fields& q, bool text_only, const Weight
   return compute;
 }
 
+// An integer weight format packed as GPTQ (an int32 g_idx per input) or
+// AWQ: `bits`-bit weights, an fp16 scale and a `bits`-bit zero point per
+// group of `group` inputs (per column when group <= 0).
+WeightFormat PackedInt(Int bits, Int group, const std::string& method, const std::string& compute) {
+  WeightFormat f;
+  f.element_bits = static_cast<int>(std::min<Int>(bits, 32));
+  f.group_size = group <= 0 ? (1 << 30) : static_cast<int>(std::min<Int>(group, 1 << 30));
+  f.group_bits = 16 + f.element_bits;
+  if (method == "gptq") f.col_bits = 32;
+  f.name =
+      "int" + std::to_string(f.element_bits) + "-g" + std::to_string(group) + " (" + method + ")";
+  f.compute = compute;
+  return f;
+}
+
+// AutoRound (Intel's auto-round; vLLM auto_round.py, AutoRoundConfig):
+// integer weights of `bits` (2, 3, 4 or 8) in groups of group_size, packed
+// as GPTQ (packing_format auto_round:auto_gptq, the default) or AWQ
+// (auto_round:auto_awq). Only modules whose names start with an entry of
+// block_name_to_quantize (or to_quant_block_names; a comma-separated string
+// or a list) are quantized when it is given; lm_head stays unless
+// extra_config names it. extra_config gives a module its own bits,
+// group_size and sym (bits 16 or more: unquantized); a module whose
+// sub-layers it names (a fused MoE's experts) takes theirs, which must agree.
+Result<std::string> AssignAutoRound(const Fields& q,
+                                    const std::function<bool(const WeightGroup&)>& towers_ok,
+                                    const std::string& compute, std::vector<WeightGroup>* weights) {
+  const std::string data_type = q.StringOr("data_type", "int");
+  if (data_type != "int") {
+    return q.Bad("data_type", "is " + Show(q.Get("data_type")) +
+                                  ": vLLM's AutoRound reads integer weights only (int)");
+  }
+  const std::string packing = q.StringOr("packing_format", "auto_round:auto_gptq");
+  if (packing != "auto_round:auto_gptq" && packing != "auto_round:auto_awq") {
+    return q.Bad("packing_format", "is " + Show(q.Get("packing_format")) +
+                                       " (known: auto_round:auto_gptq, auto_round:auto_awq)");
+  }
+  const std::string packed = packing == "auto_round:auto_awq" ? "awq" : "gptq";
+  const auto check_bits = [](Int b) { return b == 2 || b == 3 || b == 4 || b == 8; };
+  auto bits = q.RequiredInt({"bits"});
+  if (!bits) return bits.error();
+  if (!check_bits(*bits)) {
+    return q.Bad("bits", "is " + std::to_string(*bits) + " (vLLM's AutoRound reads 2, 3, 4 or 8)");
+  }
+  auto group = q.RequiredInt({"group_size"}, -1);
+  if (!group) return group.error();
+  std::vector<std::string> blocks;
+  for (const char* key : {"block_name_to_quantize", "to_quant_block_names"}) {
+    if (!q.Has(key)) continue;
+    const json& v = q.Get(key);
+    if (v.is_string()) {
+      std::string s = v.get<std::string>();
+      for (std::size_t at = 0; at <= s.size();) {
+        const std::size_t comma = std::min(s.find(',', at), s.size());
+        if (comma > at) blocks.push_back(s.substr(at, comma - at));
+        at = comma + 1;
+      }
+    } else if (v.is_array()) {
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        if (!v[i].is_string()) {
+          return q.Bad(std::string(key) + "[" + std::to_string(i) + "]",
+                       "must be a module name, got " + Show(v[i]));
+        }
+        blocks.push_back(v[i].get<std::string>());
+      }
+    } else {
+      return q.Bad(key, "must be a module name or a list of them, got " + Show(v));
+    }
+    break;
+  }
+  const json* extra = nullptr;
+  if (q.Has("extra_config")) {
+    extra = &q.Get("extra_config");
+    if (!extra->is_object()) return q.Bad("extra_config", "must be an object");
+  }
+  // One module's (bits, group_size) from its extra_config entry.
+  const auto entry = [&](const std::string& name, bool quantized) -> Result<std::pair<Int, Int>> {
+    const json& e = (*extra)[name];
+    if (!e.is_object()) return q.Bad("extra_config." + name, "must be an object");
+    const Fields ef(e, q.source(), q.prefix() + "extra_config." + name + ".");
+    auto b = ef.IntOr("bits", quantized ? *bits : 16);
+    if (!b) return b.error();
+    if (*b < 16 && !check_bits(*b)) {
+      return ef.Bad("bits",
+                    "is " + std::to_string(*b) +
+                        " (vLLM's AutoRound reads 2, 3, 4 or 8, or 16 and more: unquantized)");
+    }
+    auto g = ef.IntOr("group_size", quantized ? *group : -1, -1);
+    if (!g) return g.error();
+    return std::make_pair(*b, *g);
+  };
+  for (WeightGroup& wg : *weights) {
+    if (!Quantizable(wg) || !towers_ok(wg)) continue;
+    // A layer's routed experts are one fused module in vLLM, named
+    // "...experts" ("...experts.0.w1" here stands for every expert's w1).
+    std::vector<std::string> names = Spellings(wg);
+    if (wg.module_role == ParamRole::kRoutedExperts) {
+      for (std::string& n : names) {
+        if (const auto at = n.find(".experts.0."); at != std::string::npos) {
+          n = n.substr(0, at + std::string(".experts").size());
+        }
+      }
+    }
+    bool quantized = !IsLmHead(wg);
+    if (!blocks.empty()) {
+      quantized = std::any_of(names.begin(), names.end(), [&](const std::string& n) {
+        return std::any_of(blocks.begin(), blocks.end(),
+                           [&](const std::string& b) { return n.starts_with(b); });
+      });
+    }
+    std::optional<std::pair<Int, Int>> chosen;
+    if (extra != nullptr) {
+      for (const std::string& n : names) {
+        if (!extra->contains(n)) continue;
+        auto e = entry(n, true);
+        if (!e) return e.error();
+        chosen = *e;
+        break;
+      }
+      if (!chosen) {
+        // A fused module (the experts of a layer) named by its sub-layers.
+        std::string first;
+        for (const auto& [key, value] : extra->items()) {
+          const bool inside = std::any_of(names.begin(), names.end(), [&](const std::string& n) {
+            return key.size() > n.size() && key.starts_with(n) && key[n.size()] == '.';
+          });
+          if (!inside) continue;
+          auto e = entry(key, quantized);
+          if (!e) return e.error();
+          if (chosen && *chosen != *e) {
+            return q.Bad("extra_config." + key,
+                         "differs from extra_config." + first + ": the sub-layers of " + wg.name +
+                             " run as one fused module and need one format (as vLLM requires)");
+          }
+          if (!chosen) first = key;
+          chosen = *e;
+        }
+      }
+    }
+    const Int b = chosen ? chosen->first : (quantized ? *bits : 16);
+    const Int g = chosen ? chosen->second : *group;
+    if (b >= 16) continue;
+    wg.format = PackedInt(b, g, packed, compute);
+  }
+  return compute;
+}
+
 Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields, bool text_only,
                                         const WeightFormat& dtype,
                                         std::vector<WeightGroup>* weights) {
@@ -723,15 +872,7 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
     if (!group) return group.error();
     auto skip = Patterns::Read(q, "modules_to_not_convert", Match::kHfQuantizer);
     if (!skip) return skip.error();
-    WeightFormat f;
-    f.element_bits = static_cast<int>(std::min<Int>(**bits, 32));
-    const Int g = group->value_or(128);
-    f.group_size = g <= 0 ? (1 << 30) : static_cast<int>(std::min<Int>(g, 1 << 30));
-    f.group_bits = 16 + f.element_bits;
-    if (method == "gptq") f.col_bits = 32;
-    f.name =
-        "int" + std::to_string(f.element_bits) + "-g" + std::to_string(g) + " (" + method + ")";
-    f.compute = compute;
+    const WeightFormat f = PackedInt(**bits, group->value_or(128), method, compute);
     for (WeightGroup& wg : *weights) {
       if (!Quantizable(wg) || !towers_ok(wg) || IsLmHead(wg)) continue;
       if (wg.role == ParamRole::kVision || wg.role == ParamRole::kAudio) continue;
@@ -739,6 +880,9 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
       wg.format = f;
     }
     return compute;
+  }
+  if (method == "auto-round" || method == "auto_round" || method == "intel/auto-round") {
+    return AssignAutoRound(q, towers_ok, compute, weights);
   }
   if (method == "fbgemm_fp8") {
     // FBGEMM FP8 (Meta's Llama-3.1-405B-Instruct-FP8; vLLM fbgemm_fp8.py):
@@ -806,8 +950,8 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
   return q.Bad("quant_method",
                (q.Has("quant_method") ? "unknown method " + Show(q.Get("quant_method"))
                                       : std::string("missing")) +
-                   " (known: fp8, mxfp4, compressed-tensors, modelopt, awq, gptq, bitsandbytes, "
-                   "fbgemm_fp8)");
+                   " (known: fp8, mxfp4, compressed-tensors, modelopt, awq, gptq, auto-round, "
+                   "bitsandbytes, fbgemm_fp8)");
 }
 
 std::string DescribeWeightFormats(const std::vector<WeightGroup>& weights) {

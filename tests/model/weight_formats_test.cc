@@ -168,6 +168,92 @@ TEST(WeightFormatsTest, AwqAndGptqGroups) {
             1374208);
 }
 
+// AutoRound packs as GPTQ (the default) or AWQ: the same bytes as above.
+// Per-module formats from extra_config, GPTQ packing:
+//   down_proj at 8 bits: 256 x 512 x 1 B = 131,072 + 256 x 4 groups x (16 +
+//   8) bits = 3,072 + g_idx 512 x 4 = 2,048: 136,192 where 4 bits took
+//   65,536 + 2,560 + 2,048 = 70,144, so 1,374,208 + 66,048 = 1,440,256.
+//   q_proj at 16 bits (unquantized): 131,072 where 4 bits took 34,048 +
+//   1,024 = 35,072, so 1,374,208 + 96,000 = 1,470,208.
+// block_name_to_quantize "model.layers.0.mlp": attention stays bf16 (4 x
+//   131,072 = 524,288), the MLP is GPTQ (gate, up 65,536 + 2,560 + 1,024 =
+//   69,120 each, down 70,144: 208,384), plus 1,025,536: 1,758,208.
+TEST(WeightFormatsTest, AutoRoundPacksAsGptqOrAwq) {
+  EXPECT_EQ(Total(R"({"quant_method": "auto-round", "bits": 4, "group_size": 128, "sym": true,
+                      "data_type": "int", "packing_format": "auto_round:auto_gptq",
+                      "block_name_to_quantize": "model.layers"})"),
+            1374208);
+  EXPECT_EQ(Total(R"({"quant_method": "auto-round", "bits": 4, "group_size": 128, "sym": false,
+                      "packing_format": "auto_round:auto_awq"})"),
+            1366016);
+  EXPECT_EQ(Total(R"({"quant_method": "auto-round", "bits": 4, "group_size": 128, "sym": true,
+                      "extra_config": {"model.layers.0.mlp.down_proj": {"bits": 8}}})"),
+            1440256);
+  EXPECT_EQ(Total(R"({"quant_method": "intel/auto-round", "bits": 4, "group_size": 128,
+                      "sym": true,
+                      "extra_config": {"model.layers.0.self_attn.q_proj": {"bits": 16}}})"),
+            1470208);
+  EXPECT_EQ(Total(R"({"quant_method": "auto-round", "bits": 4, "group_size": 128, "sym": true,
+                      "to_quant_block_names": ["model.layers.0.mlp"]})"),
+            1758208);
+  const std::pair<std::string, std::string> refused[] = {
+      {R"({"quant_method": "auto-round", "bits": 4, "group_size": 32, "sym": true,
+           "data_type": "mx_fp"})",
+       "q.json: quantization_config.data_type: is \"mx_fp\": vLLM's AutoRound reads integer "
+       "weights only (int)"},
+      {R"({"quant_method": "auto-round", "bits": 4, "group_size": 128, "sym": true,
+           "packing_format": "auto_round:llm_compressor"})",
+       "q.json: quantization_config.packing_format: is \"auto_round:llm_compressor\" (known: "
+       "auto_round:auto_gptq, auto_round:auto_awq)"},
+      {R"({"quant_method": "auto-round", "bits": 5, "group_size": 128, "sym": true})",
+       "q.json: quantization_config.bits: is 5 (vLLM's AutoRound reads 2, 3, 4 or 8)"},
+      {R"({"quant_method": "auto-round", "group_size": 128, "sym": true})",
+       "q.json: quantization_config.bits: missing"},
+      {R"({"quant_method": "auto-round", "bits": 4, "group_size": 128, "sym": true,
+           "extra_config": {"model.layers.0.mlp.up_proj": {"bits": 6}}})",
+       "q.json: quantization_config.extra_config.model.layers.0.mlp.up_proj.bits: is 6 (vLLM's "
+       "AutoRound reads 2, 3, 4 or 8, or 16 and more: unquantized)"}};
+  for (const auto& [quant, message] : refused) {
+    auto w = BytesWith(quant);
+    ASSERT_FALSE(w.ok()) << quant;
+    EXPECT_EQ(w.error().message(), message);
+  }
+}
+
+// AutoRound on a Mixtral-style toy (4 experts of 128: gate, up 128 x 256,
+// down 256 x 128): a fused MoE takes the format its sub-layers' extra_config
+// entries give, which must agree. At 8 bits in groups of 128 (GPTQ): gate
+// and up 128 x 256 B = 32,768 + 128 x 2 x 3 B = 768 + g_idx 1,024 = 34,560;
+// down 32,768 + 256 x 1 x 3 = 768 + g_idx 512 = 34,048; 4 experts x
+// (2 x 34,560 + 34,048) = 412,672 bytes.
+TEST(WeightFormatsTest, AutoRoundFusedExpertsTakeOneFormat) {
+  const auto experts = [](const std::string& extra) -> Result<WeightBytes> {
+    auto m = ParseHfConfig(
+        R"({"model_type": "mixtral", "num_hidden_layers": 1, "hidden_size": 256,
+            "num_attention_heads": 4, "num_key_value_heads": 4, "intermediate_size": 128,
+            "vocab_size": 1000, "num_local_experts": 4, "num_experts_per_tok": 2,
+            "quantization_config": {"quant_method": "auto-round", "bits": 4,
+            "group_size": 128, "sym": true, "extra_config": )" +
+            extra + "}}",
+        "m.json", "m");
+    if (!m) return m.error();
+    return ComputeWeightBytes(*m, "auto");
+  };
+  auto same = experts(R"({"model.layers.0.block_sparse_moe.experts.0.w1": {"bits": 8},
+                          "model.layers.0.block_sparse_moe.experts.3.w2": {"bits": 8}})");
+  ASSERT_TRUE(same.ok()) << same.error().message();
+  EXPECT_EQ(same->routed_experts, 412672);
+  auto mixed = experts(R"({"model.layers.0.block_sparse_moe.experts.0.w1": {"bits": 8},
+                           "model.layers.0.block_sparse_moe.experts.3.w2": {"bits": 4}})");
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_EQ(
+      mixed.error().message(),
+      "m.json: quantization_config.extra_config.model.layers.0.block_sparse_moe.experts.3.w2: "
+      "differs from extra_config.model.layers.0.block_sparse_moe.experts.0.w1: the "
+      "sub-layers of model.layers.0.block_sparse_moe.experts.0.w1 run as one fused module "
+      "and need one format (as vLLM requires)");
+}
+
 // gpt-oss's mxfp4 stores the routed experts only: a Mixtral-style toy with 4
 // experts of 128 (gate, up 128 x 256; down 256 x 128): each matrix 16,384 +
 // one E8M0 scale per 32 inputs (128 x 8 or 256 x 4 bytes) = 17,408; 4
@@ -294,7 +380,8 @@ TEST(WeightFormatsTest, UnknownMethodsAndBadPatternsAreErrors) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message(),
             "q.json: quantization_config.quant_method: unknown method \"hqq\" (known: fp8, "
-            "mxfp4, compressed-tensors, modelopt, awq, gptq, bitsandbytes, fbgemm_fp8)");
+            "mxfp4, compressed-tensors, modelopt, awq, gptq, auto-round, bitsandbytes, "
+            "fbgemm_fp8)");
   auto regex = BytesWith(R"({"quant_method": "compressed-tensors", "ignore": ["re:(["],
                              "config_groups": {}})");
   ASSERT_FALSE(regex.ok());
