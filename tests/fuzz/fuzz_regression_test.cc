@@ -154,7 +154,7 @@ TEST(FuzzRegressionTest, QuantMethodThatIsNotAStringIsAnError) {
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.error().message(),
             "c.json: quantization_config.quant_method: unknown method 7 (known: fp8, mxfp4, "
-            "compressed-tensors, modelopt, awq, gptq, bitsandbytes, fbgemm_fp8)");
+            "compressed-tensors, modelopt, awq, gptq, auto-round, bitsandbytes, fbgemm_fp8)");
 }
 
 }  // namespace
