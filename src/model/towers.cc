@@ -77,6 +77,45 @@ Result<Int> Gemma4VisionTower(const Fields& v, Int text_hidden) {
   return n + d * text_hidden;
 }
 
+// Gemma 4 audio (transformers gemma4/modeling_gemma4.py, Gemma4AudioModel
+// and Gemma4MultimodalEmbedder; vLLM gemma4_mm.py builds the same modules):
+// a subsampling projection (two 3 x 3 convolutions of C0 and C1 channels
+// with weight-only norms, then a linear layer of (C0 / 4) x C1 inputs into
+// hidden), conformer layers (two feed-forward modules hidden -> 4 hidden ->
+// hidden; q, k, v, output and relative-key projections with a per-dim
+// scale of head_dim; a light convolution of a GLU linear into 2 hidden, a
+// depthwise kernel and a linear out; nine norms), an output projection into
+// output_proj_dims with a bias, and an unweighted norm and a projection
+// into the text model. With use_clipped_linears each of a layer's ten
+// clipped linear layers stores four clipping bounds (counted, as the
+// vision tower's are).
+Result<Int> Gemma4AudioTower(const Fields& v, Int text_hidden) {
+  KV_GET(h, v, {"hidden_size"}, 1024);
+  KV_GET(layers, v, {"num_hidden_layers"}, 12);
+  KV_GET(heads, v, {"num_attention_heads"}, 8);
+  KV_GET(kernel, v, {"conv_kernel_size"}, 5);
+  KV_GET(out, v, {"output_proj_dims"}, 1536);
+  auto clipped = v.Bool("use_clipped_linears", true);
+  if (!clipped) return clipped.error();
+  Int c0 = 128, c1 = 32;
+  auto channels = v.OptionalIntList("subsampling_conv_channels");
+  if (!channels) return channels.error();
+  if (channels->has_value()) {
+    if ((*channels)->size() != 2 || (**channels)[0] <= 0 || (**channels)[1] <= 0) {
+      return v.Bad("subsampling_conv_channels", "must be two positive channel counts");
+    }
+    c0 = (**channels)[0];
+    c1 = (**channels)[1];
+  }
+  if (h % heads != 0) {
+    return v.Bad("num_attention_heads",
+                 std::to_string(heads) + " does not divide hidden_size " + std::to_string(h));
+  }
+  const Int subsample = 9 * c0 + c0 + 9 * c0 * c1 + c1 + h * (c0 / 4) * c1;
+  const Int layer = 24 * h * h + 9 * h + kernel * h + h / heads + (*clipped ? 10 * 4 : 0);
+  return subsample + layers * layer + out * h + out + out * text_hidden;
+}
+
 // Llama 4 vision (llama4/modeling_llama4.py): unfold patch embedding, class
 // and position embeddings, pre/post LayerNorms, blocks, the pixel-shuffle
 // MLP and the projector into the text model.
@@ -529,7 +568,9 @@ Status BuildTowers(const json& root, const std::string& source, const std::strin
     const Fields v(*it, source, k + ".");
     const std::string type = v.StringOr("model_type", "");
     Result<Int> n = Int{0};
-    if (k == "audio_config") {
+    if (k == "audio_config" && (model_type == "gemma4" || type == "gemma4_audio")) {
+      n = Gemma4AudioTower(v, text_hidden);
+    } else if (k == "audio_config") {
       n = Error(source + ": audio_config: kvbill cannot count the audio tower of model_type \"" +
                 model_type + "\" (" + leave_out + ")");
     } else if ((model_type == "mistral3" || model_type == "ministral3") && type == "pixtral") {

@@ -154,6 +154,39 @@ TEST(KvSharingTest, SharingLayersReadTheirSourcesCache) {
   EXPECT_EQ(layout.groups.size(), 5u);
 }
 
+// Gemma 4 E2B's audio tower (gemma4_audio at Gemma4AudioConfig's defaults:
+// hidden 1,024, 12 layers of 8 heads, kernel 5, subsampling channels 128
+// and 32, output 1,536, clipped linears), worked from transformers'
+// Gemma4AudioModel:
+//   subsampling 9 x 128 + 128 + 9 x 128 x 32 + 32 + 1,024 x (128 / 4) x 32 =
+//   1,152 + 128 + 36,864 + 32 + 1,048,576 = 1,086,752;
+//   a layer: feed-forwards 2 x 2 x 4 x 1,024^2 = 16,777,216; q, k, v, out and
+//   relative-key 5 x 1,024^2 = 5,242,880; light conv 3 x 1,024^2 =
+//   3,145,728, kernel 5 x 1,024 = 5,120; nine norms 9,216; per-dim scale
+//   128; 40 clipping bounds: 25,180,328, x 12 = 302,163,936;
+//   output projection 1,536 x 1,024 + 1,536 = 1,574,400;
+//   into the text model 1,536 x 1,536 = 2,359,296.
+// Sum 307,184,384 (Google's card: "~300M" audio encoder).
+TEST(KvSharingTest, Gemma4AudioTowerIsCounted) {
+  const std::string text = Gemma4E2b();
+  auto m = ParseHfConfig(R"({"model_type": "gemma4", "audio_config": {"model_type":
+      "gemma4_audio", "hidden_size": 1024, "num_hidden_layers": 12, "num_attention_heads": 8,
+      "subsampling_conv_channels": [128, 32], "conv_kernel_size": 5, "output_proj_dims": 1536,
+      "use_clipped_linears": true}, "text_config": )" +
+                             text + "}",
+                         "c.json", "c");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(m->params.audio, 307184384);
+  EXPECT_EQ(m->params.Total(), 4647449891 + 307184384);
+  auto bad = ParseHfConfig(R"({"model_type": "gemma4", "audio_config": {"model_type":
+      "gemma4_audio", "subsampling_conv_channels": [128]}, "text_config": )" +
+                               text + "}",
+                           "c.json", "c");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message(),
+            "c.json: audio_config.subsampling_conv_channels: must be two positive channel counts");
+}
+
 // Sharing nothing can be read is refused, naming the key.
 TEST(KvSharingTest, SharingWithoutASourceIsRefused) {
   const std::string base = R"({"model_type": "gemma4_text", "num_hidden_layers": 6,
