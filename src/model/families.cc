@@ -2063,6 +2063,17 @@ Status BuildHunyuan(Ctx& c) {
   return OkStatus();
 }
 
+// Gemma's layer pattern: layer_types, or by default every `full_every`-th
+// layer full and the others sliding.
+Result<std::vector<Mixer>> GemmaMixers(const Ctx& c, Family family, Int full_every) {
+  if (c.f.Has("layer_types")) return ResolveMixers(c.f, c.d, c.model_type, family);
+  std::vector<Mixer> mixers;
+  for (Int i = 0; i < c.d.layers; ++i) {
+    mixers.push_back((i + 1) % full_every == 0 ? Mixer::kFull : Mixer::kSliding);
+  }
+  return mixers;
+}
+
 // KV-shared layers (Gemma 3n, Gemma 4 E2B / E4B; transformers'
 // Gemma3nTextConfig.kv_sharing_roles, vLLM gemma3n.py / gemma4.py
 // kv_sharing_target_layer_name): the last `shared` layers keep no KV cache
@@ -2149,16 +2160,9 @@ Status BuildGemma3n(Ctx& c) {
   ModelBuilder& b = *c.b;
   const Fields& f = c.f;
   const Int h = c.d.hidden;
-  std::vector<Mixer> mixers;
-  if (f.Has("layer_types")) {
-    auto m = ResolveMixers(f, c.d, c.model_type, Family::kGemma3n);
-    if (!m) return m.error();
-    mixers = *m;
-  } else {
-    for (Int i = 0; i < c.d.layers; ++i) {
-      mixers.push_back((i + 1) % 5 == 0 ? Mixer::kFull : Mixer::kSliding);
-    }
-  }
+  auto pattern = GemmaMixers(c, Family::kGemma3n, 5);
+  if (!pattern) return pattern.error();
+  const std::vector<Mixer>& mixers = *pattern;
   auto shared = f.IntOr("num_kv_shared_layers", 15, 0);
   if (!shared) return shared.error();
   auto sources = KvSources(f, mixers, *shared);
@@ -2221,16 +2225,9 @@ Status BuildGemma4(Ctx& c) {
   if (!shared) return shared.error();
   auto double_wide = f.Bool("use_double_wide_mlp", false);
   if (!double_wide) return double_wide.error();
-  std::vector<Mixer> mixers;
-  if (f.Has("layer_types")) {
-    auto m = ResolveMixers(f, c.d, c.model_type, Family::kGemma4);
-    if (!m) return m.error();
-    mixers = *m;
-  } else {
-    for (Int i = 0; i < c.d.layers; ++i) {
-      mixers.push_back((i + 1) % 6 != 0 ? Mixer::kSliding : Mixer::kFull);
-    }
-  }
+  auto pattern = GemmaMixers(c, Family::kGemma4, 6);
+  if (!pattern) return pattern.error();
+  std::vector<Mixer> mixers = *pattern;
   mixers.back() = Mixer::kFull;  // Gemma4TextConfig forces the last layer full
   auto sources = KvSources(f, mixers, *shared);
   if (!sources) return sources.error();
