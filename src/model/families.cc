@@ -77,6 +77,7 @@ const Style kStyles[] = {
   {"ernie4_5", Family::kGeneric, "vLLM ernie45.py (Llama layers without an output-projection bias; use_bias not read)"},
   {"ernie4_5_moe", Family::kGeneric, "vLLM ernie45_moe.py, transformers ernie4_5_moe (use_bias on q/k/v and the dense MLPs, never the output projection)", QkNorm::kNone, 2, false, false},
   {"exaone4", Family::kGeneric, "transformers exaone4/modeling_exaone4.py", QkNorm::kPerHead},
+  {"exaone_moe", Family::kGeneric, "vLLM exaone_moe.py (EXAONE 4's attention with per-head q and k norms; sparse layers by mlp_layer_types, a shared expert of num_shared_experts x moe_intermediate_size, a score-correction bias)", QkNorm::kPerHead},
   {"falcon", Family::kFalcon, "transformers falcon/modeling_falcon.py", QkNorm::kNone, 2, false, true, false, true},
   {"falcon_mamba", Family::kMamba, "vLLM mamba.py (FalconMambaForCausalLM: Mamba-1 layers; its B, C and dt norms have no weights)"},
   {"falcon_h1", Family::kFalconH1, "transformers falcon_h1/modeling_falcon_h1.py"},
@@ -106,6 +107,7 @@ const Style kStyles[] = {
   {"hunyuan_v1_moe", Family::kHunyuan, "transformers hunyuan_v1_moe/modeling_hunyuan_v1_moe.py", QkNorm::kPerHeadIfFlag},
   {"hunyuan_v1_dense", Family::kHunyuan, "transformers hunyuan_v1_dense/modeling_hunyuan_v1_dense.py (vLLM hunyuan_v1.py)", QkNorm::kPerHeadIfFlag},
   {"jamba", Family::kJamba, "transformers jamba/modeling_jamba.py"},
+  {"internlm", Family::kGeneric, "vLLM llama.py (InternLM: q, k, v and the output projection biased by \"bias\")"},
   {"jais2", Family::kGeneric, "vLLM jais2.py (an ungated ReLU-squared MLP, LayerNorms with bias)", QkNorm::kNone, 2, false, true, false, true},
   {"kimi_linear", Family::kKimiLinear, "vLLM kimi_linear.py (KimiDecoderLayer: KDA via layers/kda.py, MLA); vLLM kimi_k3/nvidia/model.py (latent MoE, attention residuals)"},
   {"laguna", Family::kGeneric, "vLLM laguna.py (LagunaDecoderLayer: query heads per layer, a per-head output gate); transformers laguna/configuration_laguna.py", QkNorm::kPerHead},
@@ -135,11 +137,13 @@ const Style kStyles[] = {
   {"olmo2", Family::kGeneric, "vLLM olmo2.py (q and k norms over all heads; norms after attention and after the MLP)", QkNorm::kFullWidth},
   {"olmo3", Family::kGeneric, "vLLM olmo2.py (Olmo3: OLMo 2's layers, sliding layers by layer_types)", QkNorm::kFullWidth},
   {"olmoe", Family::kGeneric, "vLLM olmoe.py (q and k norms over all heads, experts without shared ones)", QkNorm::kFullWidth},
+  {"orion", Family::kGeneric, "vLLM orion.py (Llama-style layers with biased LayerNorms)", QkNorm::kNone, 2, false, true, true, true},
   {"opt", Family::kGeneric, "transformers opt/modeling_opt.py; vLLM opt.py (learned positions offset by 2, biased q/k/v/out, ungated biased MLP of ffn_dim, tied)", QkNorm::kNone, 2, true, true, false, true, false, true, true},
   {"phi", Family::kGeneric, "transformers phi/modeling_phi.py (one LayerNorm, biased q/k/v/dense, ungated biased MLP, biased lm_head)", QkNorm::kNone, 1, true, true, false, true, false, true, true},
   {"phi-msft", Family::kGeneric, "microsoft/phi-2 modeling_phi.py (remote code of the phi-msft configs; the same blocks as transformers phi)", QkNorm::kNone, 1, true, true, false, true, false, true, true},
   {"phi3", Family::kGeneric, "transformers phi3/modeling_phi3.py"},
   {"phi3_v", Family::kGeneric, "vLLM phi3v.py (Phi-3's layers beside its CLIP image tower)"},
+  {"phi4mm", Family::kGeneric, "vLLM phi4mm.py (Phi-4-mini's layers beside its image and audio towers; the vision and speech LoRA adapters load only with --enable-lora)"},
   {"phimoe", Family::kGeneric, "transformers phimoe/modeling_phimoe.py", QkNorm::kNone, 2, false, true, true, true},
   {"PanguEmbedded", Family::kGeneric, "openPangu-Embedded modeling_openpangu_dense.py (q, k, v, o biased by \"bias\")"},
   {"qwen", Family::kGeneric, "Qwen/Qwen-7B modeling_qwen.py (c_attn biased, w1 / w2 of intermediate_size / 2)", QkNorm::kNone, 2, true, false},
@@ -156,6 +160,7 @@ const Style kStyles[] = {
   {"qwen3_vl_text", Family::kGeneric, "transformers qwen3_vl/modeling_qwen3_vl.py", QkNorm::kPerHead},
   {"seed_oss", Family::kGeneric, "vLLM seed_oss.py (q, k and v always biased, the output projection never)", QkNorm::kNone, 2, true, false},
   {"smollm3", Family::kGeneric, "transformers smollm3/modeling_smollm3.py"},
+  {"stablelm", Family::kGeneric, "vLLM stablelm.py (LayerNorms with bias; q, k and v biased by use_qkv_bias, the output projection never)", QkNorm::kNone, 2, false, false, true, true},
   {"starcoder2", Family::kGeneric, "transformers starcoder2/modeling_starcoder2.py (use_bias on every projection, ungated MLP)", QkNorm::kNone, 2, false, true, false, true},
   {"step3_text", Family::kGeneric, "vLLM step3_text.py (Step3TextDecoderLayer: queries through a share_q_dim rank, one KV head, moe_layers_enum)"},
 };
@@ -947,9 +952,11 @@ Result<MoeLayers> ResolveMoe(const Fields& f, const Dims& d, const std::string& 
   // (transformers' default 2).
   auto ernie_shared = ernie ? f.IntOr("moe_num_shared_experts", 2, 0) : Result<Int>(Int{0});
   if (!ernie_shared) return ernie_shared.error();
-  // Ling (vLLM bailing_moe.py) and Trinity (afmoe.py): num_shared_experts x
-  // (moe_shared_expert_intermediate_size, else moe_intermediate_size).
-  const bool bailing = model_type.starts_with("bailing_moe") || model_type == "afmoe";
+  // Ling (vLLM bailing_moe.py), Trinity (afmoe.py) and K-EXAONE
+  // (exaone_moe.py): num_shared_experts x (moe_shared_expert_intermediate_size,
+  // else moe_intermediate_size).
+  const bool bailing =
+      model_type.starts_with("bailing_moe") || model_type == "afmoe" || model_type == "exaone_moe";
   auto bailing_shared = bailing ? f.IntOr("num_shared_experts", 0, 0) : Result<Int>(Int{0});
   if (!bailing_shared) return bailing_shared.error();
   // Arctic (vLLM arctic.py): use_residual adds a gated MLP of hidden x
@@ -1050,11 +1057,13 @@ Result<AttnPlan> GenericAttention(const Ctx& c, Int i, Mixer kind) {
     a.kind = AttnKind::kChunked;
     a.window = **chunk;
   }
-  // openPangu-Embedded spells attention_bias "bias"; Qwen (v1) biases its
+  // openPangu-Embedded and InternLM spell attention_bias "bias", StableLM
+  // use_qkv_bias (q, k and v only); Qwen (v1) biases its
   // output projection unless no_bias.
   // Starcoder2 spells it use_bias (every projection); ChatGLM biases q/k/v
   // by add_qkv_bias and its dense projection by add_bias_linear.
-  const char* bias_key = c.model_type == "PanguEmbedded" ? "bias"
+  const char* bias_key = c.model_type == "PanguEmbedded" || c.model_type == "internlm" ? "bias"
+                         : c.model_type == "stablelm" ? "use_qkv_bias"
                          : c.model_type == "starcoder2" || c.model_type == "ernie4_5_moe"
                              ? "use_bias"
                          : c.model_type == "chatglm" ? "add_qkv_bias"
@@ -1127,7 +1136,7 @@ Result<MoePlan> GenericMoe(const Ctx& c, const MoeLayers& m, Int i) {
                  c.model_type == "laguna" || c.model_type.starts_with("glm4_moe") ||
                  c.model_type == "glm4v_moe_text" || c.model_type == "glm_moe_dsa" ||
                  c.model_type == "ernie4_5_moe" || c.model_type == "afmoe" ||
-                 c.model_type == "dots1";
+                 c.model_type == "dots1" || c.model_type == "exaone_moe";
   // Ling's expert bias (moe_router_enable_expert_bias), LFM2-MoE's
   // (use_expert_bias, transformers' default true).
   if (c.model_type.starts_with("bailing_moe") || c.model_type == "lfm2_moe") {
@@ -2725,7 +2734,50 @@ Status BuildLongcat(Ctx& c) {
   return OkStatus();
 }
 
+// Model types no vLLM release builds, or builds no more: kvbill sizes a
+// model as vLLM holds it, so these are refused by name rather than read by
+// the generic rule (which would miss what makes them different).
+struct Unserved {
+  const char* model_type;
+  const char* why;
+};
+constexpr Unserved kUnserved[] = {
+    {"jetmoe",
+     "vLLM has no JetMoE model (its attention is itself a mixture of experts, which the generic "
+     "rule would read as plain attention)"},
+    {"bitnet",
+     "vLLM has no BitNet model (ternary weights, a gated ReLU-squared MLP and sub-norms the "
+     "generic rule would misread)"},
+    {"phi4flash",
+     "vLLM dropped Phi-4-mini-flash (SambaY: a cross-decoder reusing one layer's KV over Mamba "
+     "and gated-memory layers) after v0.10.1"},
+};
+
 Result<TextModel> BuildTextModel(const Fields& f, const std::string& model_type, ModelBuilder* b) {
+  for (const Unserved& u : kUnserved) {
+    if (model_type == u.model_type) {
+      return f.Bad("model_type", "is \"" + model_type + "\": " + u.why +
+                                     "; kvbill sizes a model as vLLM builds it");
+    }
+  }
+  // Phi-4-multimodal: every layer full when full_attn_mod is 1 (the
+  // release's value; its sliding_window is past max_model_len); another
+  // period is not read.
+  if (model_type == "phi4mm") {
+    auto every = f.IntOr("full_attn_mod", 1);
+    if (!every) return every.error();
+    if (*every != 1) {
+      return f.Bad("full_attn_mod", "is " + std::to_string(*every) +
+                                        ": only 1 (every layer full attention) is read");
+    }
+  }
+  // K-EXAONE's pre-release configs mark MoE layers with is_moe_layer, which
+  // vLLM's exaone_moe.py does not read (it reads mlp_layer_types).
+  if (model_type == "exaone_moe" && f.Has("is_moe_layer") && !f.Has("mlp_layer_types")) {
+    return f.Bad("is_moe_layer",
+                 "is a pre-release key vLLM's exaone_moe.py does not read: give "
+                 "mlp_layer_types (\"dense\" / \"sparse\" per layer)");
+  }
   if (model_type == "minicpm3" && !f.Has("kv_lora_rank")) {
     return f.Bad("kv_lora_rank", "missing: MiniCPM3's keys and values come from a latent");
   }

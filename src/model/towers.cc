@@ -542,6 +542,19 @@ Status BuildTowers(const json& root, const std::string& source, const std::strin
     b->EndOverride();
     return OkStatus();  // vLLM's phi3v reads no vision_config
   }
+  // Phi-4-multimodal keeps its image tower in embd_layer.image_embd_layer
+  // and its audio tower in audio_processor: not counted, so not left out
+  // silently either.
+  if (auto it = root.find("audio_processor"); it != root.end() && it->is_object()) {
+    return Error(source +
+                 ": audio_processor: kvbill cannot count the audio tower of model_type \"" +
+                 model_type + "\" (" + leave_out + ")");
+  }
+  if (auto it = root.find("embd_layer");
+      it != root.end() && it->is_object() && it->contains("image_embd_layer")) {
+    return Error(source + ": embd_layer.image_embd_layer: kvbill cannot count the image tower of " +
+                 "model_type \"" + model_type + "\" (" + leave_out + ")");
+  }
   // Another part of a wrapper config that is a network of its own (Granite
   // Speech's encoder_config and projector_config): not counted, so not left
   // out silently either.
