@@ -166,6 +166,7 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
       continue;
     }
     const double dqk = static_cast<double>(l.qk_head_dim), dv = static_cast<double>(l.v_head_dim);
+    const double in = l.input_dim > 0 ? static_cast<double>(l.input_dim) : hidden;
     m->heads_dims_ += hq * dqk;
     if (l.query_rank > 0) {
       // Step 3: hidden into the query rank, K and V on every GPU whole, then
@@ -175,7 +176,7 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
           Gemm{rank + static_cast<double>(l.kv_heads) * (dqk + dv), hidden, 1, dense_curve});
       m->gemms_.push_back(Gemm{hq * dqk, rank, 1, dense_curve});
     } else {
-      m->gemms_.push_back(Gemm{hq * dqk + kv * (dqk + dv), hidden, 1, dense_curve});
+      m->gemms_.push_back(Gemm{hq * dqk + kv * (dqk + dv), in, 1, dense_curve});
     }
     m->gemms_.push_back(Gemm{hidden, hq * dv, 1, dense_curve});
   }
@@ -257,6 +258,19 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
       m->gemms_.push_back(Gemm{static_cast<double>(model.moe.experts), hidden,
                                static_cast<double>(moe_layers), other_curve});
     }
+  }
+  // Weights a pass applies again (Zamba2's shared blocks, Ouro's loops):
+  // the attention entries price their own projections at every use; the
+  // rest (MLPs, a block's other projections) is one more GEMM of the
+  // reapplied parameters.
+  const double again =
+      static_cast<double>(model.ReappliedParams() - model.ReappliedParams(/*attention_only=*/true));
+  if (again > 0) {
+    m->gemms_.push_back(Gemm{std::max(1.0, again / hidden / tp), hidden, 1, dense_curve});
+    m->notes_.push_back(
+        "weights applied more than once a forward pass (shared blocks or loops over the layers): "
+        "their reapplied MLP and projection parameters are priced as one GEMM of that size, "
+        "beside the once-each layers");
   }
   const double vocab = static_cast<double>(model.vocab_size);
   m->head_ = Gemm{std::max(1.0, vocab / tp), hidden, 1, other_curve};

@@ -31,9 +31,11 @@ Result<Roofline> Roofline::Make(const ModelShape& model, const ElementFormat& kv
   // below), the vision / audio towers (not run while decoding) and an input
   // embedding table the lm_head does not share (only the batch's rows are
   // gathered from it).
-  r.dense_weight_bytes_ = static_cast<double>(weights->total - weights->routed_experts -
-                                              weights->towers - weights->gathered_embedding) /
-                          tp;
+  // Weights a pass applies more than once are read again each use.
+  r.dense_weight_bytes_ =
+      static_cast<double>(weights->total - weights->routed_experts - weights->towers -
+                          weights->gathered_embedding + weights->reapplied) /
+      tp;
   r.moe_layers_ = model.moe.layers;
   r.experts_ = model.moe.experts;
   r.experts_per_token_ = model.moe.experts_per_token;
@@ -42,7 +44,8 @@ Result<Roofline> Roofline::Make(const ModelShape& model, const ElementFormat& kv
                       static_cast<double>(r.moe_layers_ * r.experts_) / tp;
   }
   const ParamCounts& p = model.params;
-  r.matmul_flops_per_token_ = 2.0 * static_cast<double>(p.Active() - p.embedding) / tp;
+  r.matmul_flops_per_token_ =
+      2.0 * static_cast<double>(p.Active() - p.embedding + model.ReappliedParams()) / tp;
   r.bytes_per_s_ = gpu.hbm_bandwidth_bytes_per_s * params.bandwidth_efficiency;
   r.peak_bytes_per_s_ = gpu.hbm_bandwidth_bytes_per_s;
   r.peak_flops_per_s_ = gpu.DenseFlopsPerS(*dense_format);

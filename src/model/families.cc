@@ -26,6 +26,8 @@ enum class Family {
   kHunyuan,        // Hunyuan MoE: per-layer lists, mixed MLP + MoE
   kGemma4,         // Gemma 4: wider full-attention heads, keys as values, MLP beside MoE
   kGemma3n,        // Gemma 3n: AltUp streams, LAuReL, per-layer inputs, KV-shared layers
+  kOuro,           // Ouro: the layers run total_ut_steps times, a KV cache per loop
+  kZamba2,         // Zamba2: Mamba-2 layers, shared transformer blocks at hybrid layers
   kKimiLinear,     // Kimi Linear / Kimi-K3: Kimi Delta Attention + MLA
   kDeepseekV4,     // DeepSeek-V4: windows + compressed latents, hyper-connections
   kMamba,          // Mamba-1 / Mamba-2 in every layer, no attention
@@ -139,6 +141,7 @@ const Style kStyles[] = {
   {"olmoe", Family::kGeneric, "vLLM olmoe.py (q and k norms over all heads, experts without shared ones)", QkNorm::kFullWidth},
   {"orion", Family::kGeneric, "vLLM orion.py (Llama-style layers with biased LayerNorms)", QkNorm::kNone, 2, false, true, true, true},
   {"opt", Family::kGeneric, "transformers opt/modeling_opt.py; vLLM opt.py (learned positions offset by 2, biased q/k/v/out, ungated biased MLP of ffn_dim, tied)", QkNorm::kNone, 2, true, true, false, true, false, true, true},
+  {"ouro", Family::kOuro, "vLLM ouro.py (OuroDecoderLayer: the layers run total_ut_steps times, each loop with its own KV cache; four norms a layer, an early-exit gate)"},
   {"phi", Family::kGeneric, "transformers phi/modeling_phi.py (one LayerNorm, biased q/k/v/dense, ungated biased MLP, biased lm_head)", QkNorm::kNone, 1, true, true, false, true, false, true, true},
   {"phi-msft", Family::kGeneric, "microsoft/phi-2 modeling_phi.py (remote code of the phi-msft configs; the same blocks as transformers phi)", QkNorm::kNone, 1, true, true, false, true, false, true, true},
   {"phi3", Family::kGeneric, "transformers phi3/modeling_phi3.py"},
@@ -162,6 +165,7 @@ const Style kStyles[] = {
   {"smollm3", Family::kGeneric, "transformers smollm3/modeling_smollm3.py"},
   {"stablelm", Family::kGeneric, "vLLM stablelm.py (LayerNorms with bias; q, k and v biased by use_qkv_bias, the output projection never)", QkNorm::kNone, 2, false, false, true, true},
   {"starcoder2", Family::kGeneric, "transformers starcoder2/modeling_starcoder2.py (use_bias on every projection, ungated MLP)", QkNorm::kNone, 2, false, true, false, true},
+  {"zamba2", Family::kZamba2, "vLLM zamba2.py (Mamba-2 in every layer; at hybrid layers a shared transformer block over the hidden state and the embeddings, num_mem_blocks of them in turn, with per-layer adapters and KV)"},
   {"step3_text", Family::kGeneric, "vLLM step3_text.py (Step3TextDecoderLayer: queries through a share_q_dim rank, one KV head, moe_layers_enum)"},
 };
 // clang-format on
@@ -2072,6 +2076,144 @@ Status BuildHunyuan(Ctx& c) {
   return OkStatus();
 }
 
+// Ouro (vLLM ouro.py): Qwen2-like layers without biases, head_dim hidden /
+// heads whatever the config says, run total_ut_steps times a forward pass,
+// each loop attending its own KV cache (vLLM builds an Attention per loop
+// and layer); four norms a layer and an early-exit gate (hidden -> 1,
+// biased). The weights are held once and applied once a loop
+// (WeightGroup::uses).
+Status BuildOuro(Ctx& c) {
+  ModelBuilder& b = *c.b;
+  const Fields& f = c.f;
+  auto steps = f.IntOr("total_ut_steps", 4);
+  if (!steps) return steps.error();
+  if (*steps > 64) return f.Bad("total_ut_steps", "is " + std::to_string(*steps) + ", above 64");
+  const Int h = c.d.hidden;
+  if (h % c.d.heads[0] != 0) {
+    return f.Bad("num_attention_heads", std::to_string(c.d.heads[0]) +
+                                            " does not divide hidden_size " + std::to_string(h));
+  }
+  for (Int i = 0; i < c.d.layers; ++i) {
+    const int layer = static_cast<int>(i);
+    auto a = GenericAttention(c, i, Mixer::kFull);
+    if (!a) return a.error();
+    a->qk_dim = a->v_dim = h / c.d.heads[static_cast<std::size_t>(i)];
+    a->qkv_bias = a->o_bias = false;
+    b.SetUses(*steps);
+    b.Attention(layer, *a);
+    for (Int s = 1; s < *steps; ++s) b.AttentionEntry(layer, *a);
+    b.DenseMlp(layer, c.d.intermediate, true, false);
+    b.SetUses(1);
+    b.Norms(layer, 4, h);
+  }
+  b.Vector(ParamRole::kRouter, "model.early_exit_gate", h + 1);
+  return OkStatus();
+}
+
+// Zamba2 (vLLM zamba2.py, transformers zamba2/configuration_zamba2.py):
+// every layer a Mamba-2 mixer (mamba_expand x hidden wide, n_mamba_heads,
+// mamba_ngroups, mamba_d_state, mamba_d_conv) and its norm; at each
+// "hybrid" layer of layers_block_type, first a shared transformer block
+// (num_mem_blocks of them, taken in turn) over the hidden state concatenated
+// with the input embeddings (2 x hidden wide): attention of
+// num_attention_heads heads of 2 x hidden / heads, as many KV heads (vLLM
+// builds no fewer whatever num_key_value_heads says) with a KV cache of
+// its own at every hybrid layer, a gated MLP of intermediate_size, two
+// norms; then, per hybrid layer, LoRA-style adapters of adapter_rank on the
+// block's gate_up projection (and with use_shared_attention_adapter on q,
+// k and v) and a hidden x hidden projection. A block's weights are held
+// once and applied at each hybrid layer it serves (WeightGroup::uses).
+Status BuildZamba2(Ctx& c) {
+  ModelBuilder& b = *c.b;
+  const Fields& f = c.f;
+  const Int h = c.d.hidden, n = c.d.layers, heads = c.d.heads[0];
+  std::vector<bool> hybrid(static_cast<std::size_t>(n), false);
+  if (f.Has("layers_block_type")) {
+    const json& t = f.Get("layers_block_type");
+    if (!t.is_array() || static_cast<Int>(t.size()) != n) {
+      return f.Bad("layers_block_type", "must be a list of " + std::to_string(n) + " strings");
+    }
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (t[i] != "mamba" && t[i] != "hybrid") {
+        return f.Bad("layers_block_type[" + std::to_string(i) + "]",
+                     "must be \"mamba\" or \"hybrid\", got " + Show(t[i]));
+      }
+      hybrid[i] = t[i] == "hybrid";
+    }
+  } else {
+    return f.Bad("layers_block_type", "missing: kvbill cannot tell which layers are hybrid");
+  }
+  auto blocks = f.IntOr("num_mem_blocks", 1);
+  if (!blocks) return blocks.error();
+  auto rank = f.IntOr("adapter_rank", 128);
+  if (!rank) return rank.error();
+  auto attn_adapter = f.Bool("use_shared_attention_adapter", false);
+  if (!attn_adapter) return attn_adapter.error();
+  auto bias = f.Bool("add_bias_linear", false);
+  if (!bias) return bias.error();
+  const Int width = 2 * h;  // the attention's input: hidden state and embeddings
+  if (width % heads != 0) {
+    return f.Bad(
+        "num_attention_heads",
+        std::to_string(heads) + " does not divide 2 x hidden_size " + std::to_string(width));
+  }
+  auto m2 = ReadMamba2(f, h, "n_mamba_heads", "mamba_headdim", "mamba_ngroups", "mamba_d_state",
+                       "mamba_d_conv", "mamba_expand", "use_conv_bias", "add_bias_linear", 0);
+  if (!m2) return m2.error();
+  std::vector<Int> visits;
+  for (Int i = 0; i < n; ++i) {
+    if (hybrid[static_cast<std::size_t>(i)]) visits.push_back(i);
+  }
+  const Int used = static_cast<Int>(visits.size());
+  if (*blocks > std::max<Int>(used, 1)) {
+    return f.Bad("num_mem_blocks", "is " + std::to_string(*blocks) + ", more than the " +
+                                       std::to_string(used) + " hybrid layers that run them");
+  }
+  const Int inter = c.d.intermediate;
+  AttnPlan a;
+  a.q_heads = a.kv_heads = heads;
+  a.qk_dim = a.v_dim = width / heads;
+  a.input_dim = width;
+  for (Int i = 0; i < n; ++i) {
+    const int layer = static_cast<int>(i);
+    const auto visit = std::find(visits.begin(), visits.end(), i);
+    if (visit != visits.end()) {
+      const Int k = visit - visits.begin();
+      const std::string p = b.LayerName(layer) + "shared_transformer.";
+      if (k < *blocks) {
+        // Block k's weights, first built at the hybrid layer that first runs
+        // it, applied at every num_mem_blocks-th hybrid layer from there.
+        b.SetUses((used - k + *blocks - 1) / *blocks);
+        b.Matrix(ParamRole::kAttention, p + "self_attn.q_proj", width, width);
+        b.Matrix(ParamRole::kAttention, p + "self_attn.k_proj", width, width);
+        b.Matrix(ParamRole::kAttention, p + "self_attn.v_proj", width, width);
+        b.Matrix(ParamRole::kAttention, p + "self_attn.o_proj", h, width);
+        b.Matrix(ParamRole::kDenseMlp, p + "feed_forward.gate_up_proj", 2 * inter, h);
+        b.Matrix(ParamRole::kDenseMlp, p + "feed_forward.down_proj", h, inter);
+        if (*bias) b.Vector(ParamRole::kDenseMlp, p + "feed_forward.bias", 2 * inter + h);
+        b.SetUses(1);
+        b.Vector(ParamRole::kNorm, p + "norms", width + h);  // input_layernorm, pre_ff_layernorm
+      }
+      b.AttentionEntry(layer, a);
+      // This layer's adapters into its block and its projection back.
+      const std::string q = p + "feed_forward.gate_up_proj_adapter.";
+      b.Matrix(ParamRole::kDenseMlp, q + "A", *rank, h);
+      b.Matrix(ParamRole::kDenseMlp, q + "B", 2 * inter, *rank);
+      if (*attn_adapter) {
+        for (const char* which : {"q", "k", "v"}) {
+          const std::string r = p + "self_attn.linear_" + which + "_adapter.";
+          b.Matrix(ParamRole::kAttention, r + "A", *rank, width);
+          b.Matrix(ParamRole::kAttention, r + "B", width, *rank);
+        }
+      }
+      b.Matrix(ParamRole::kDenseMlp, b.LayerName(layer) + "linear", h, h);
+    }
+    b.Mamba2(layer, *m2);
+    b.Norms(layer, 1, h);
+  }
+  return OkStatus();
+}
+
 // Gemma's layer pattern: layer_types, or by default every `full_every`-th
 // layer full and the others sliding.
 Result<std::vector<Mixer>> GemmaMixers(const Ctx& c, Family family, Int full_every) {
@@ -2851,6 +2993,12 @@ Result<TextModel> BuildTextModel(const Fields& f, const std::string& model_type,
     case Family::kGemma3n:
       built = BuildGemma3n(c);
       break;
+    case Family::kOuro:
+      built = BuildOuro(c);
+      break;
+    case Family::kZamba2:
+      built = BuildZamba2(c);
+      break;
     case Family::kKimiLinear:
       built = BuildKimiLinear(c);
       break;
@@ -2866,6 +3014,12 @@ Result<TextModel> BuildTextModel(const Fields& f, const std::string& model_type,
   TextModel t;
   t.generic = !style && detected == Family::kGeneric;
   t.blocks_per_layer = family == Family::kLongcat ? 2 : 1;
+  if (family == Family::kOuro) {
+    // Every loop runs every layer's per-block work again.
+    auto steps = f.IntOr("total_ut_steps", 4);
+    if (!steps) return steps.error();
+    t.blocks_per_layer = static_cast<int>(*steps);
+  }
   t.decoder_layers = static_cast<int>(c.d.layers);
   t.hidden = c.d.hidden;
   t.vocab = c.d.vocab;
@@ -2874,7 +3028,7 @@ Result<TextModel> BuildTextModel(const Fields& f, const std::string& model_type,
   // the config says; LFM2 spells it tie_embedding.
   auto tie = f.Bool("tie_word_embeddings", false);
   if (!tie) return tie.error();
-  bool tied = *tie;
+  bool tied = *tie || model_type == "zamba2";  // vLLM's zamba2.py always ties
   if ((model_type == "lfm2" || model_type == "lfm2_moe") && f.Has("tie_embedding")) {
     auto t2 = f.Bool("tie_embedding", true);
     if (!t2) return t2.error();

@@ -8,7 +8,7 @@ namespace kvbill::model_config {
 
 void ModelBuilder::Add(ParamRole role, const std::string& name, Int rows, Int cols, Int copies,
                        bool linear, Int active_copies, bool fp32) {
-  if (rows <= 0 || cols <= 0 || copies <= 0 || !too_large_at_.empty()) return;
+  if (!weights_on_ || rows <= 0 || cols <= 0 || copies <= 0 || !too_large_at_.empty()) return;
   Int n = 0;
   if (__builtin_mul_overflow(rows, cols, &n) || __builtin_mul_overflow(n, copies, &n) ||
       __builtin_add_overflow(total_params_, n, &total_params_) || total_params_ > kMaxModelParams) {
@@ -25,6 +25,7 @@ void ModelBuilder::Add(ParamRole role, const std::string& name, Int rows, Int co
   g.active_copies = active_copies < 0 ? copies : active_copies;
   g.linear = linear;
   g.fp32 = fp32;
+  g.uses = uses_;
   weights_.push_back(std::move(g));
 }
 
@@ -201,7 +202,14 @@ void ModelBuilder::Attention(int layer, const AttnPlan& a) {
   e.window = a.window;
   e.attention_sinks = a.sinks;
   e.kv_source = a.kv_source;
+  e.input_dim = a.input_dim;
   Entry(e);
+}
+
+void ModelBuilder::AttentionEntry(int layer, const AttnPlan& a) {
+  weights_on_ = false;
+  Attention(layer, a);
+  weights_on_ = true;
 }
 
 void ModelBuilder::NoOp(int layer) {

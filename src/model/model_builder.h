@@ -68,6 +68,9 @@ struct AttnPlan {
   // -1: its own. Its projections are built all the same (vLLM computes and
   // drops the K and V of a sharing layer).
   int kv_source = -1;
+  // q, k and v read this width instead of hidden (LayerShape::input_dim);
+  // only AttentionEntry takes it (the weights are built by the caller).
+  Int input_dim = 0;
 };
 
 struct MoePlan {
@@ -184,6 +187,13 @@ class ModelBuilder {
     inventory_ = true;
   }
 
+  // Attention whose weights another call built (a shared block run again):
+  // its inventory entry alone.
+  void AttentionEntry(int layer, const AttnPlan& a);
+  // Weights added from now on are applied `uses` times a forward pass
+  // (WeightGroup::uses); 1 again to end.
+  void SetUses(Int uses) { uses_ = uses; }
+
   void SetNames(ModuleNames names) { names_ = std::move(names); }
   void SetHidden(Int hidden) { hidden_ = hidden; }
   Int hidden() const { return hidden_; }
@@ -204,6 +214,8 @@ class ModelBuilder {
            Int active_copies = -1, bool fp32 = false);
   void Entry(const LayerShape& entry);
 
+  Int uses_ = 1;
+  bool weights_on_ = true;
   Int hidden_;
   ModuleNames names_;
   std::optional<ParamRole> override_;

@@ -62,6 +62,16 @@ std::int64_t ModelShape::MaxKvHeads() const {
   return heads;
 }
 
+std::int64_t ModelShape::ReappliedParams(bool attention_only) const {
+  std::int64_t n = 0;
+  for (const WeightGroup& g : weights) {
+    if (g.uses <= 1 || g.role == ParamRole::kMtp) continue;
+    if (attention_only && g.module_role != ParamRole::kAttention) continue;
+    n += g.Params() * (g.uses - 1);
+  }
+  return n;
+}
+
 std::int64_t ModelShape::QueryHeads() const {
   for (const LayerShape& l : layers) {
     if (l.query_heads > 0) return l.query_heads;

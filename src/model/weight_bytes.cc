@@ -227,7 +227,8 @@ Result<WeightBytes> ComputeWeightBytes(const ModelShape& model, const std::strin
   }
   auto dtype = WeightFormatFromElement(model.dtype);
   if (!dtype) return dtype.error();
-  std::int64_t total = 0, active = 0, experts = 0, towers = 0, replicated = 0, gathered = 0;
+  std::int64_t total = 0, active = 0, experts = 0, towers = 0, replicated = 0, gathered = 0,
+               reapplied = 0;
   const std::vector<WeightGroup> by_role =
       model.weights.empty() ? GroupsFromParams(model, *dtype) : std::vector<WeightGroup>();
   const std::vector<WeightGroup>& groups = model.weights.empty() ? by_role : model.weights;
@@ -239,6 +240,7 @@ Result<WeightBytes> ComputeWeightBytes(const ModelShape& model, const std::strin
     const WeightFormat& f = is_auto ? g.format : (InBlocks(g) ? named : *dtype);
     const std::int64_t one = f.Bits(g.rows, g.cols);
     total += one * g.copies;
+    if (g.uses > 1) reapplied += one * g.copies * (g.uses - 1);
     if (Replicated(g)) replicated += one * g.copies;
     if (g.gathered || (g.role == ParamRole::kEmbedding && own_lm_head)) {
       gathered += one * g.copies;
@@ -258,6 +260,7 @@ Result<WeightBytes> ComputeWeightBytes(const ModelShape& model, const std::strin
   w.towers = BitsToBytes(towers);
   w.gathered_embedding = BitsToBytes(gathered);
   w.replicated = BitsToBytes(replicated);
+  w.reapplied = BitsToBytes(reapplied);
   w.description = is_auto
                       ? (model.weight_description.empty() ? dtype->name : model.weight_description)
                       : named.name + " linear, " + dtype->name + " embeddings/norms/towers";

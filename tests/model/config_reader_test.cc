@@ -391,13 +391,13 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
       "minicpm, minicpm3, minimax, "
       "minimax_m1, minimax_m2, minimax_m3, mistral, mixtral, mpt, muse_glimmer_text, nemotron, "
       "nemotron-nas, "
-      "nemotron_h, olmo2, olmo3, olmoe, opt, orion, "
+      "nemotron_h, olmo2, olmo3, olmoe, opt, orion, ouro, "
       "phi, phi-msft, phi3, phi3_v, phi4mm, "
       "phimoe, "
       "qwen, qwen2, qwen2_5_vl, qwen2_moe, qwen2_vl, qwen3, qwen3_5_moe_text, qwen3_5_text, "
       "qwen3_moe, qwen3_next, qwen3_vl_moe_text, qwen3_vl_text, seed_oss, smollm3, stablelm, "
       "starcoder2, "
-      "step3_text)");
+      "step3_text, zamba2)");
   EXPECT_EQ(ErrorOf(R"({"model_type": "lfm2", "num_hidden_layers": 2, "hidden_size": 64,
                         "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
                         "layer_types": ["conv", "banana"]})"),
@@ -1170,7 +1170,9 @@ TEST(ConfigReaderTest, Lfm2MoeKeepsItsExperts) {
 // Keys that change what a layer keeps, which no rule reads: refused.
 // Qwen3-Omni's thinker_config is read (its towers then need --text-only).
 TEST(ConfigReaderTest, RecentFamiliesRefusedOrNested) {
-  EXPECT_NE(ErrorOf(R"({"model_type": "ouro", "num_hidden_layers": 2, "hidden_size": 64,
+  // Ouro has a rule (tests/model/reused_weights_test.cc); another model
+  // type looping over its layers is refused.
+  EXPECT_NE(ErrorOf(R"({"model_type": "ouro_next", "num_hidden_layers": 2, "hidden_size": 64,
       "num_attention_heads": 4, "vocab_size": 100, "total_ut_steps": 4})")
                 .find("total_ut_steps: kvbill cannot tell which layers keep KV"),
             std::string::npos);

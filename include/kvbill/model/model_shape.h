@@ -112,6 +112,10 @@ struct LayerShape {
   // entry adds no bytes to a footprint or a cache group, but its attention
   // still reads the source's K/V every step.
   int kv_source = -1;
+  // The width the attention's q, k and v projections read when it is not
+  // the model's hidden size (Zamba2: the hidden state concatenated with the
+  // input embeddings, 2 x hidden); 0: hidden.
+  std::int64_t input_dim = 0;
 
   bool SharesKv() const { return kv_source >= 0; }
   bool KeepsPerTokenKv() const {
@@ -213,6 +217,10 @@ struct WeightGroup {
   // the lm_head to the token embedding (Gemma 3n's and Gemma 4's per-layer
   // input embeddings).
   bool gathered = false;
+  // Times one forward pass applies the tensor to a token: more than once for
+  // weights a model reuses (Zamba2's shared transformer blocks, run at
+  // several hybrid layers; Ouro's layers, run once per loop).
+  std::int64_t uses = 1;
   WeightFormat format;  // storage format in the checkpoint
 
   std::int64_t Params() const { return rows * cols * copies; }
@@ -280,6 +288,11 @@ struct ModelShape {
   std::int64_t MaxKvHeads() const;
   // Query heads of the first attention layer (tensor parallelism must divide them).
   std::int64_t QueryHeads() const;
+  // Parameters a forward pass applies again beyond once each (WeightGroup::
+  // uses - 1 times): their FLOPs and weight reads per token add to the
+  // once-each figures of `params`. With attention_only, those of attention
+  // projections alone (which the attention entries' own GEMMs price).
+  std::int64_t ReappliedParams(bool attention_only = false) const;
 };
 
 }  // namespace kvbill

@@ -36,6 +36,9 @@ struct WeightBytes {
   // ReplicatedLinear, and replicates norms (DeepSeek-V3: about 0.9B
   // parameters).
   Bytes replicated = 0;
+  // Bytes a forward pass streams again for weights it applies more than
+  // once (WeightGroup::uses): not held twice, but read again each use.
+  Bytes reapplied = 0;
 
   // Bytes one GPU of `tensor_parallel` holds: the replicated tensors whole,
   // the rest split evenly (rounded up).
