@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cost/hand_curves.h"
 #include "kvbill/cost/kernel_curves.h"
 #include "kvbill/cost/operator_cost_model.h"
 #include "kvbill/cost/roofline.h"
@@ -74,18 +75,7 @@ TEST(ReusedWeightsTest, OuroHoldsItsLayersOnceAndCachesEveryLoop) {
 // = 464,584 B: 0.464584 us. Attention: 6 x 10 us + 1,000 x 768 B = 0.768
 // us. Total 61.232584 us.
 TEST(ReusedWeightsTest, OuroLoopsArePricedInTheOperatorModel) {
-  GpuKernelCurves c;
-  c.gpu = "h100-sxm";
-  c.spec = KernelSpec{1e12, 1e15, 2e15};
-  GemmCurve g;
-  g.kernel = "hand";
-  g.mem_eff = 1;
-  g.compute_eff = 1e9;
-  g.smoothness = 1;
-  c.gemm["bf16"] = g;
-  c.decode_attention["bf16"] = LinearCurve{"hand", {1e-5, 0, 0, 1}, {}};
-  c.prefill_attention["bf16"][128] = LinearCurve{"hand", {1.2e-5, 0, 1, 0}, {}};
-  c.prefill_attention["bf16"][16] = LinearCurve{"hand", {1.2e-5, 0, 1, 0}, {}};
+  const GpuKernelCurves c = HandCurves();
   auto gpu = LookupGpu("h100-sxm");
   ASSERT_TRUE(gpu.ok());
   auto m = OperatorCostModel::Make(Parse(kOuro), Fmt("bf16"), "auto", *gpu, &c, EngineProfile{},
