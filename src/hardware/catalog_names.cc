@@ -111,6 +111,7 @@ const std::vector<NameAlias>& GpuAliases() {
       {"NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000"},
       {"AMD Instinct MI300X", "mi300x"},
       {"AMD Instinct MI325X", "mi325x"},
+      {"AMD Instinct MI355X", "mi355x"},
   };
   return aliases;
 }

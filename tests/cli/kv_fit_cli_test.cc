@@ -447,8 +447,8 @@ TEST(CatalogCliTest, ListsModelsAndGpus) {
   const auto gpus = RunKvbill("gpus --format json");
   ASSERT_EQ(gpus.exit_status, 0) << gpus.err;
   // h100-sxm, h100-pcie, h100-nvl, h200, h20, b200, gb200, b300, a100-80gb,
-  // a100-40gb, l40s, l4, rtx-pro-6000, mi300x, mi325x.
-  EXPECT_EQ(nlohmann::json::parse(gpus.out).size(), 15u);
+  // a100-40gb, l40s, l4, rtx-pro-6000, mi300x, mi325x, mi355x.
+  EXPECT_EQ(nlohmann::json::parse(gpus.out).size(), 16u);
 }
 
 TEST(HelpCliTest, HelpReadsWell) {

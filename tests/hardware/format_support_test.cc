@@ -204,7 +204,7 @@ TEST(FormatSupportTest, DensePeakIsThePrecisionTheGpuComputesIn) {
 }
 
 TEST(FormatSupportTest, CatalogGpusHaveAnArchitectureOfTheMatrixAndALink) {
-  ASSERT_EQ(GpuArchitectures().size(), 6u);
+  ASSERT_EQ(GpuArchitectures().size(), 7u);
   for (const GpuSpec& g : GpuCatalog()) {
     SCOPED_TRACE(g.id);
     bool known = false;
@@ -245,7 +245,7 @@ TEST(FormatSupportTest, GpuFilesNameTheirArchitectureOrGetTheOneTheirRatesImply)
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message(),
             "g.json#/gpus/0/architecture: unknown architecture \"volta\" (ampere, ada, hopper, "
-            "blackwell, blackwell-rtx, cdna3)");
+            "blackwell, blackwell-rtx, cdna3, cdna4)");
   auto bad_link = ParseGpuCatalog(R"({"gpus": [{)" + base +
                                       R"(, "dense_tflops": {"bf16": 1},
                                       "interconnect": {"kind": "ethernet", "gb_s": 50}}]})",

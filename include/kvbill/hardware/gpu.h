@@ -29,7 +29,7 @@ struct GpuSpec {
   std::string price_source;
   std::string price_date;
   // The format matrix's column: "ampere", "ada", "hopper", "blackwell",
-  // "cdna3" (format_support.h lists them).
+  // "blackwell-rtx", "cdna3", "cdna4" (format_support.h lists them).
   std::string architecture = "hopper";
   // The GPU-to-GPU link inside a node: "nvlink", "pcie" or
   // "infinity_fabric", and its bandwidth in one direction per GPU.
