@@ -2157,8 +2157,13 @@ Status BuildZamba2(Ctx& c) {
         "num_attention_heads",
         std::to_string(heads) + " does not divide 2 x hidden_size " + std::to_string(width));
   }
-  auto m2 = ReadMamba2(f, h, "n_mamba_heads", "mamba_headdim", "mamba_ngroups", "mamba_d_state",
-                       "mamba_d_conv", "mamba_expand", "use_conv_bias", "add_bias_linear", 0);
+  // vLLM: mamba_expand x hidden wide in n_mamba_heads heads; a
+  // mamba_headdim that does not tile that width is refused.
+  auto expand = f.IntOr("mamba_expand", 2);
+  if (!expand) return expand.error();
+  auto m2 =
+      ReadMamba2(f, h, "n_mamba_heads", "mamba_headdim", "mamba_ngroups", "mamba_d_state",
+                 "mamba_d_conv", "mamba_expand", "use_conv_bias", "add_bias_linear", *expand * h);
   if (!m2) return m2.error();
   std::vector<Int> visits;
   for (Int i = 0; i < n; ++i) {

@@ -130,6 +130,15 @@ TEST(ReusedWeightsTest, Zamba2SharesItsBlockAcrossHybridLayers) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message(),
             "c.json: layers_block_type[1]: must be \"mamba\" or \"hybrid\", got \"attention\"");
+  // Zyphra's pre-transformers Zamba2-7B config names no n_mamba_heads (the
+  // class default is 8) beside mamba_headdim 64: vLLM would build 8 heads of
+  // 7,168 / 8 and fail to load the checkpoint's 112. Refused, not misread.
+  auto old = ParseHfConfig(base + R"("mamba_headdim": 64, "layers_block_type": ["mamba",
+      "hybrid", "mamba", "hybrid"]})",
+                           "c.json", "c");
+  ASSERT_FALSE(old.ok());
+  EXPECT_EQ(old.error().message(),
+            "c.json: mamba_headdim: 64 x n_mamba_heads 4 is not the Mamba width 128");
 }
 
 }  // namespace
