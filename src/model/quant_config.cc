@@ -16,6 +16,7 @@ enum class Match {
                        // the name's start (or the name followed by "."), or a name suffix
   kCompressedTensors,  // "re:" regex matching the name's start, else the exact name
   kGlob,               // fnmatch over the whole name (modelopt)
+  kSubstring,          // the entry anywhere in the name (vLLM's AWQ modules_to_not_convert)
 };
 
 bool Glob(std::string_view pattern, std::string_view name) {
@@ -155,6 +156,8 @@ class Patterns {
         return name == e.text || Glob(e.text, name);
       case Match::kGlob:
         return Glob(e.text, name);
+      case Match::kSubstring:
+        return name.find(e.text) != std::string::npos;
     }
     return false;
   }
@@ -624,6 +627,128 @@ Result<std::string> AssignModelOpt(const Fields& q, bool text_only, const Weight
   return compute;
 }
 
+// One AMD Quark quantization spec ({"weight": ..., "input_tensors": ...,
+// "output_tensors": ..., "bias": ...}) as the format its weights are
+// stored in (vLLM quark.py _get_scheme_from_config): fp8_e4m3 per tensor or
+// per channel with an fp32 scale (and one for a static input) -> W8A8 FP8;
+// fp4 per_group of 32 with e8m0 scales -> OCP MXFP4. Other schemes are
+// refused, naming the field.
+Result<WeightFormat> QuarkSpec(const Fields& spec, const std::string& dtype_compute) {
+  for (const char* unread : {"output_tensors", "bias"}) {
+    if (spec.Has(unread)) {
+      return spec.Bad(unread, "is set: vLLM's Quark schemes take none (NotImplementedError)");
+    }
+  }
+  if (!spec.Has("weight") || !spec.Get("weight").is_object()) {
+    return spec.Bad("weight", spec.Has("weight") && spec.Get("weight").is_array()
+                                  ? "is a list (NVFP4, W4A8): kvbill reads Quark's fp8_e4m3 and "
+                                    "MXFP4 (fp4) weights only"
+                                  : "missing or not an object");
+  }
+  const Fields w(spec.Get("weight"), spec.source(), spec.prefix() + "weight.");
+  const std::string dtype = w.StringOr("dtype", "");
+  const std::string scheme = w.StringOr("qscheme", "");
+  const bool static_input = spec.Has("input_tensors") && spec.Get("input_tensors").is_object() &&
+                            !spec.Get("input_tensors").value("is_dynamic", true);
+  WeightFormat f;
+  if (dtype == "fp8_e4m3") {
+    f.element_bits = 8;
+    f.compute = "fp8-e4m3";
+    if (scheme == "per_tensor") {
+      f.tensor_bits = static_input ? 64 : 32;  // weight_scale (and input_scale), fp32
+    } else if (scheme == "per_channel") {
+      f.row_bits = 32;
+      f.tensor_bits = static_input ? 32 : 0;
+    } else {
+      return w.Bad("qscheme", "is " + Show(scheme) +
+                                  " for fp8_e4m3 (known: per_tensor, "
+                                  "per_channel)");
+    }
+    f.name = "fp8-e4m3 " + scheme + " (quark)";
+    return f;
+  }
+  if (dtype == "fp4") {
+    auto group = w.IntOr("group_size", 32);
+    if (!group) return group.error();
+    if (scheme != "per_group" || *group != 32 || w.StringOr("scale_format", "e8m0") != "e8m0") {
+      return w.Bad("qscheme",
+                   "fp4 weights are read as OCP MXFP4 only: per_group of 32 with "
+                   "e8m0 scales");
+    }
+    auto mx = WeightFormatFromElement("mxfp4");
+    if (!mx) return mx.error();
+    mx->compute = dtype_compute;  // timed as 4-bit weights (the format matrix's mxfp4 row)
+    mx->name = "mxfp4 (quark)";
+    return *mx;
+  }
+  return w.Bad("dtype", "is " + Show(dtype) +
+                            ": kvbill reads Quark's fp8_e4m3 and fp4 (MXFP4) weights only");
+}
+
+// AMD Quark (vLLM quantization/quark/quark.py, QuarkConfig): `export` is
+// required; a linear layer named by `exclude` (the exact name, or a "re:"
+// regex matching its start) stays at the dtype; otherwise its spec is the
+// first `layer_quant_config` entry whose key names it (fnmatch when the key
+// has a '*', else the exact name), else `global_quant_config`. lm_head is
+// never quantized (vLLM applies Quark to linear layers only). The
+// kv_cache_group's fp8 output scales do not make the cache fp8 under
+// --kv-cache-dtype auto (vLLM resolves auto from ModelOpt configs and
+// compressed-tensors' kv_cache_scheme only), so the KV format is left as
+// the scenario says.
+Result<std::string> AssignQuark(const Fields& q,
+                                const std::function<bool(const WeightGroup&)>& towers_ok,
+                                const std::string& compute, std::vector<WeightGroup>* weights) {
+  if (!q.Has("export") || !q.Get("export").is_object()) {
+    return q.Bad("export", "missing: vLLM's Quark config requires it");
+  }
+  auto exclude = Patterns::Read(q, "exclude", Match::kCompressedTensors);
+  if (!exclude) return exclude.error();
+  std::optional<WeightFormat> global;
+  if (q.Has("global_quant_config")) {
+    if (!q.Get("global_quant_config").is_object()) {
+      return q.Bad("global_quant_config", "must be an object");
+    }
+    auto g = QuarkSpec(
+        Fields(q.Get("global_quant_config"), q.source(), q.prefix() + "global_quant_config."),
+        compute);
+    if (!g) return g.error();
+    global = *g;
+  }
+  std::vector<std::pair<std::string, WeightFormat>> layers;
+  if (q.Has("layer_quant_config")) {
+    const json& l = q.Get("layer_quant_config");
+    if (!l.is_object()) return q.Bad("layer_quant_config", "must be an object");
+    for (const auto& [key, value] : l.items()) {
+      if (!value.is_object()) return q.Bad("layer_quant_config." + key, "must be an object");
+      auto s = QuarkSpec(Fields(value, q.source(), q.prefix() + "layer_quant_config." + key + "."),
+                         compute);
+      if (!s) return s.error();
+      layers.emplace_back(key, *s);
+    }
+  }
+  bool dense_fp8 = false;
+  for (WeightGroup& wg : *weights) {
+    if (!Quantizable(wg) || !towers_ok(wg) || IsLmHead(wg)) continue;
+    const std::vector<std::string> names = Spellings(wg);
+    if (exclude->Matches(names)) continue;
+    const WeightFormat* spec = global ? &*global : nullptr;
+    for (const auto& [key, format] : layers) {
+      const bool hit = std::any_of(names.begin(), names.end(), [&](const std::string& n) {
+        return key.find('*') != std::string::npos ? Glob(key, n) : n == key;
+      });
+      if (hit) {
+        spec = &format;
+        break;
+      }
+    }
+    if (spec == nullptr) continue;
+    wg.format = *spec;
+    dense_fp8 = dense_fp8 || (spec->compute == "fp8-e4m3" && wg.role != ParamRole::kRoutedExperts &&
+                              wg.role != ParamRole::kMtp);
+  }
+  return dense_fp8 ? std::string("fp8-e4m3") : compute;
+}
+
 // An integer weight format packed as GPTQ (an int32 g_idx per input) or
 // AWQ: `bits`-bit weights, an fp16 scale and a `bits`-bit zero point per
 // group of `group` inputs (per column when group <= 0).
@@ -870,7 +995,10 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
     if (!bits->has_value()) return q.Bad("bits", "missing");
     auto group = q.FirstInt({"group_size", "q_group_size"}, -1);
     if (!group) return group.error();
-    auto skip = Patterns::Read(q, "modules_to_not_convert", Match::kHfQuantizer);
+    // vLLM's AWQ skips a module any entry is a substring of
+    // (is_layer_skipped_awq); its GPTQ reads no such list (kept as before).
+    auto skip = Patterns::Read(q, "modules_to_not_convert",
+                               method == "awq" ? Match::kSubstring : Match::kHfQuantizer);
     if (!skip) return skip.error();
     const WeightFormat f = PackedInt(**bits, group->value_or(128), method, compute);
     for (WeightGroup& wg : *weights) {
@@ -881,6 +1009,7 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
     }
     return compute;
   }
+  if (method == "quark") return AssignQuark(q, towers_ok, compute, weights);
   if (method == "auto-round" || method == "auto_round" || method == "intel/auto-round") {
     return AssignAutoRound(q, towers_ok, compute, weights);
   }
@@ -951,7 +1080,7 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
                (q.Has("quant_method") ? "unknown method " + Show(q.Get("quant_method"))
                                       : std::string("missing")) +
                    " (known: fp8, mxfp4, compressed-tensors, modelopt, awq, gptq, auto-round, "
-                   "bitsandbytes, fbgemm_fp8)");
+                   "quark, bitsandbytes, fbgemm_fp8)");
 }
 
 std::string DescribeWeightFormats(const std::vector<WeightGroup>& weights) {

@@ -168,6 +168,73 @@ TEST(WeightFormatsTest, AwqAndGptqGroups) {
             1374208);
 }
 
+// vLLM's AWQ skips a module when an entry of modules_to_not_convert is
+// anywhere in its name: ["self_attn"] keeps q, k, v, o in bf16 (4 x 131,072
+// = 524,288), the MLP AWQ (3 x 68,096 = 204,288), plus 1,025,536:
+// 1,754,112.
+TEST(WeightFormatsTest, AwqSkipsModulesNamingAnEntry) {
+  EXPECT_EQ(Total(R"({"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": true,
+                      "modules_to_not_convert": ["self_attn"]})"),
+            1754112);
+}
+
+// AMD Quark, on the toy (1,025,536 bytes outside the linear layers):
+//   fp8_e4m3 per tensor with a static per-tensor input: each linear layer
+//   one byte a weight and two fp32 scales (8 B): 4 x 65,544 + 3 x 131,080 =
+//   655,416; 1,680,952 in all.
+//   OCP MXFP4 (fp4 per_group 32, e8m0): 4.25 bits a weight, 256 x 256 ->
+//   32,768 + 2,048 = 34,816, gate / up / down 65,536 + 4,096 = 69,632:
+//   4 x 34,816 + 3 x 69,632 = 348,160; 1,373,696 in all.
+//   MXFP4 but "*down_proj" fp8 per channel (dynamic input): down 131,072 +
+//   256 rows x 4 B = 132,096; the rest 278,528: 1,436,160.
+//   MXFP4 but excluding "re:model.layers.0.self_attn.*": attention bf16
+//   524,288, MLP 208,896: 1,758,720.
+TEST(WeightFormatsTest, QuarkFp8AndMxfp4) {
+  const std::string fp8 = R"({"dtype": "fp8_e4m3", "qscheme": "per_tensor", "is_dynamic": false})";
+  const std::string mx = R"({"dtype": "fp4", "qscheme": "per_group", "group_size": 32,
+                             "scale_format": "e8m0", "is_dynamic": false})";
+  const std::string dyn = R"({"dtype": "fp4", "qscheme": "per_group", "group_size": 32,
+                              "scale_format": "e8m0", "is_dynamic": true})";
+  const auto quark = [](const std::string& body) {
+    return R"({"quant_method": "quark", "export": {"kv_cache_group": [], "pack_method": "reorder"},
+               )" +
+           body + "}";
+  };
+  EXPECT_EQ(Total(quark(R"("exclude": ["lm_head"], "global_quant_config": {"weight": )" + fp8 +
+                        R"(, "input_tensors": )" + fp8 + "}")),
+            1680952);
+  EXPECT_EQ(Total(quark(R"("exclude": ["lm_head"], "global_quant_config": {"weight": )" + mx +
+                        R"(, "input_tensors": )" + dyn + "}")),
+            1373696);
+  EXPECT_EQ(Total(quark(R"("exclude": [], "global_quant_config": {"weight": )" + mx +
+                        R"(, "input_tensors": )" + dyn +
+                        R"(}, "layer_quant_config": {"*down_proj": {"weight": {"dtype":
+                        "fp8_e4m3", "qscheme": "per_channel"}, "input_tensors": null}})")),
+            1436160);
+  EXPECT_EQ(Total(quark(R"("exclude": ["re:model.layers.0.self_attn.*"],
+                        "global_quant_config": {"weight": )" +
+                        mx + R"(, "input_tensors": )" + dyn + "}")),
+            1758720);
+  const std::pair<std::string, std::string> refused[] = {
+      {R"({"quant_method": "quark", "global_quant_config": {"weight": {"dtype": "fp8_e4m3",
+           "qscheme": "per_tensor"}}})",
+       "q.json: quantization_config.export: missing: vLLM's Quark config requires it"},
+      {quark(R"("global_quant_config": {"weight": {"dtype": "int8", "qscheme": "per_tensor"}})"),
+       "q.json: quantization_config.global_quant_config.weight.dtype: is \"int8\": kvbill reads "
+       "Quark's fp8_e4m3 and fp4 (MXFP4) weights only"},
+      {quark(R"("global_quant_config": {"weight": [{"dtype": "fp4"}, {"dtype": "fp8_e4m3"}]})"),
+       "q.json: quantization_config.global_quant_config.weight: is a list (NVFP4, W4A8): kvbill "
+       "reads Quark's fp8_e4m3 and MXFP4 (fp4) weights only"},
+      {quark(R"("global_quant_config": {"weight": )" + fp8 + R"(, "output_tensors": )" + fp8 + "}"),
+       "q.json: quantization_config.global_quant_config.output_tensors: is set: vLLM's Quark "
+       "schemes take none (NotImplementedError)"}};
+  for (const auto& [config, message] : refused) {
+    auto w = BytesWith(config);
+    ASSERT_FALSE(w.ok()) << config;
+    EXPECT_EQ(w.error().message(), message);
+  }
+}
+
 // AutoRound packs as GPTQ (the default) or AWQ: the same bytes as above.
 // Per-module formats from extra_config, GPTQ packing:
 //   down_proj at 8 bits: 256 x 512 x 1 B = 131,072 + 256 x 4 groups x (16 +
@@ -380,7 +447,7 @@ TEST(WeightFormatsTest, UnknownMethodsAndBadPatternsAreErrors) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message(),
             "q.json: quantization_config.quant_method: unknown method \"hqq\" (known: fp8, "
-            "mxfp4, compressed-tensors, modelopt, awq, gptq, auto-round, bitsandbytes, "
+            "mxfp4, compressed-tensors, modelopt, awq, gptq, auto-round, quark, bitsandbytes, "
             "fbgemm_fp8)");
   auto regex = BytesWith(R"({"quant_method": "compressed-tensors", "ignore": ["re:(["],
                              "config_groups": {}})");
