@@ -2881,9 +2881,9 @@ Status BuildLongcat(Ctx& c) {
   return OkStatus();
 }
 
-// Model types no vLLM release builds, or builds no more: kvbill sizes a
-// model as vLLM holds it, so these are refused by name rather than read by
-// the generic rule (which would miss what makes them different).
+// Model types refused by name rather than read by the generic rule, which
+// would miss what makes them different: ones no vLLM release builds (or
+// builds no more), and ones whose config leaves out what vLLM builds.
 struct Unserved {
   const char* model_type;
   const char* why;
@@ -2895,6 +2895,10 @@ constexpr Unserved kUnserved[] = {
     {"bitnet",
      "vLLM has no BitNet model (ternary weights, a gated ReLU-squared MLP and sub-norms the "
      "generic rule would misread)"},
+    {"molmo",
+     "kvbill has no rule for Molmo (vLLM's molmo.py builds its vision backbone from fixed "
+     "settings, not the config, and gate and up of intermediate_size / 2: the generic rule would "
+     "read the MLP twice as wide and leave the tower out)"},
     {"phi4flash",
      "vLLM dropped Phi-4-mini-flash (SambaY: a cross-decoder reusing one layer's KV over Mamba "
      "and gated-memory layers) after v0.10.1"},

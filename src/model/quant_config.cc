@@ -1000,9 +1000,21 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
     auto skip = Patterns::Read(q, "modules_to_not_convert",
                                method == "awq" ? Match::kSubstring : Match::kHfQuantizer);
     if (!skip) return skip.error();
+    // GPTQModel's per-module overrides (`dynamic`: regexes over vLLM's fused
+    // module names that skip a module or give it other bits) are not read:
+    // refused rather than ignored. `lm_head` true quantizes the lm_head too
+    // (vLLM's GPTQConfig lm_head_quantized).
+    if (method == "gptq" && q.Has("dynamic") &&
+        !(q.Get("dynamic").is_object() && q.Get("dynamic").empty())) {
+      return q.Bad("dynamic",
+                   "per-module overrides are not read by kvbill (give the checkpoint "
+                   "as one format, or a compressed-tensors config)");
+    }
+    auto lm_head = method == "gptq" ? q.Bool("lm_head", false) : Result<bool>(false);
+    if (!lm_head) return lm_head.error();
     const WeightFormat f = PackedInt(**bits, group->value_or(128), method, compute);
     for (WeightGroup& wg : *weights) {
-      if (!Quantizable(wg) || !towers_ok(wg) || IsLmHead(wg)) continue;
+      if (!Quantizable(wg) || !towers_ok(wg) || (IsLmHead(wg) && !*lm_head)) continue;
       if (wg.role == ParamRole::kVision || wg.role == ParamRole::kAudio) continue;
       if (skip->Matches(Spellings(wg))) continue;
       wg.format = f;

@@ -542,6 +542,12 @@ Status BuildTowers(const json& root, const std::string& source, const std::strin
     b->EndOverride();
     return OkStatus();  // vLLM's phi3v reads no vision_config
   }
+  // Qwen-VL (v1) keeps its ViT in a top-level "visual" object: not counted,
+  // so not left out silently either.
+  if (auto it = root.find("visual"); it != root.end() && it->is_object()) {
+    return Error(source + ": visual: kvbill cannot count the image tower of model_type \"" +
+                 model_type + "\" (" + leave_out + ")");
+  }
   // Phi-4-multimodal keeps its image tower in embd_layer.image_embd_layer
   // and its audio tower in audio_processor: not counted, so not left out
   // silently either.

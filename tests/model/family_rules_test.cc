@@ -109,11 +109,26 @@ TEST(FamilyRulesTest, Phi4MultimodalReadsItsTextModelAndRefusesItsTowers) {
             "c.json: full_attn_mod: is 2: only 1 (every layer full attention) is read");
 }
 
+// Qwen-VL (v1) keeps its ViT in a top-level "visual" object: refused unless
+// the towers are left out, never silently dropped.
+TEST(FamilyRulesTest, QwenVlVisualTowerIsNotLeftOutSilently) {
+  const std::string config = Toy("qwen", R"(, "visual": {"width": 1664, "layers": 48})");
+  auto all = ParseHfConfig(config, "c.json", "c");
+  ASSERT_FALSE(all.ok());
+  EXPECT_EQ(all.error().message().rfind(
+                "c.json: visual: kvbill cannot count the image tower of model_type \"qwen\"", 0),
+            0u)
+      << all.error().message();
+  EXPECT_TRUE(ParseHfConfig(config, "c.json", "c", {}, /*text_only=*/true).ok());
+}
+
 // Model types no vLLM release serves are refused by name, before their
 // quantization (BitNet's "bitnet") is read.
 TEST(FamilyRulesTest, ModelTypesVllmCannotServeAreRefused) {
   const std::pair<std::string, std::string> refused[] = {
-      {"jetmoe", "vLLM has no JetMoE model"}, {"phi4flash", "vLLM dropped Phi-4-mini-flash"}};
+      {"jetmoe", "vLLM has no JetMoE model"},
+      {"molmo", "kvbill has no rule for Molmo"},
+      {"phi4flash", "vLLM dropped Phi-4-mini-flash"}};
   for (const auto& [type, why] : refused) {
     auto m = ParseHfConfig(Toy(type, ""), "c.json", "c");
     ASSERT_FALSE(m.ok()) << type;

@@ -235,6 +235,25 @@ TEST(WeightFormatsTest, QuarkFp8AndMxfp4) {
   }
 }
 
+// GPTQ with "lm_head": true stores the lm_head too (vLLM's GPTQConfig
+// lm_head_quantized): 1,000 x 256 at 4 bits = 128,000 + 1,000 rows x 2
+// groups x 20 bits = 5,000 + g_idx 256 x 4 = 1,024: 134,024 instead of
+// 512,000, so 1,374,208 - 512,000 + 134,024 = 996,232. GPTQModel's
+// `dynamic` overrides are refused, not ignored.
+TEST(WeightFormatsTest, GptqLmHeadAndDynamic) {
+  EXPECT_EQ(Total(R"({"quant_method": "gptq", "bits": 4, "group_size": 128, "sym": true,
+                      "lm_head": true})"),
+            996232);
+  auto dynamic = BytesWith(R"({"quant_method": "gptq", "bits": 4, "group_size": 128,
+                               "dynamic": {"-:.*down_proj": {}}})");
+  ASSERT_FALSE(dynamic.ok());
+  EXPECT_EQ(dynamic.error().message(),
+            "q.json: quantization_config.dynamic: per-module overrides are not read by kvbill "
+            "(give the checkpoint as one format, or a compressed-tensors config)");
+  EXPECT_EQ(Total(R"({"quant_method": "gptq", "bits": 4, "group_size": 128, "dynamic": {}})"),
+            1374208);
+}
+
 // AutoRound packs as GPTQ (the default) or AWQ: the same bytes as above.
 // Per-module formats from extra_config, GPTQ packing:
 //   down_proj at 8 bits: 256 x 512 x 1 B = 131,072 + 256 x 4 groups x (16 +
