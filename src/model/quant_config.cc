@@ -360,10 +360,28 @@ Status AssignCompressedTensors(const Fields& q, bool text_only, const WeightForm
     s.format = *f;
     schemes.push_back(std::move(s));
   }
+  // A tower is one weight group here (its modules are not told apart), so an
+  // ignore list naming tower modules one by one (llm-compressor writes
+  // every visual.blocks.N.* it skipped) keeps the whole tower at the dtype.
+  bool tower_listed = false;
+  if (q.Has("ignore") && q.Get("ignore").is_array()) {
+    for (const json& e : q.Get("ignore")) {
+      if (!e.is_string()) continue;
+      std::string name = e.get<std::string>();
+      for (const char* wrapper : {"model.", "language_model.", "re:"}) {
+        if (name.starts_with(wrapper)) name = name.substr(std::string(wrapper).size());
+      }
+      for (const char* tower : {"visual.", "vision_tower.", "vision_model.", "audio_tower.",
+                                "multi_modal_projector.", "mm_projector."}) {
+        tower_listed = tower_listed || name.starts_with(tower);
+      }
+    }
+  }
   for (WeightGroup& wg : *weights) {
     if (!TextQuantizable(wg, text_only)) continue;
     const auto names = Spellings(wg);
     if (ignore->Matches(names)) continue;
+    if (tower_listed && (wg.role == ParamRole::kVision || wg.role == ParamRole::kAudio)) continue;
     for (const Scheme& s : schemes) {
       if (s.all_linear || s.targets.Matches(names)) {
         wg.format = s.format;

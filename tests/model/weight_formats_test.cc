@@ -7,6 +7,9 @@
 // 1,536: 2,336,256 bytes.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include "kvbill/model/hf_config.h"
 #include "kvbill/model/weight_bytes.h"
 
@@ -252,6 +255,37 @@ TEST(WeightFormatsTest, GptqLmHeadAndDynamic) {
             "(give the checkpoint as one format, or a compressed-tensors config)");
   EXPECT_EQ(Total(R"({"quant_method": "gptq", "bits": 4, "group_size": 128, "dynamic": {}})"),
             1374208);
+}
+
+// llm-compressor writes the tower modules it skipped one by one into
+// `ignore` (visual.blocks.0.attn.qkv, ...). A tower is one weight group
+// here, so naming its modules keeps it whole at the dtype: Qwen2-VL-7B's
+// tower in bf16 is exactly 2 bytes a parameter. Without such entries the
+// W4A16 scheme's "Linear" target takes it (fewer bytes).
+TEST(WeightFormatsTest, CompressedTensorsIgnoreNamingTowerModules) {
+  std::ifstream in(std::string(KVBILL_SOURCE_DIR) + "/tests/data/configs/olmocr-qwen2-vl-7b.json");
+  ASSERT_TRUE(in.good());
+  const nlohmann::json config = nlohmann::json::parse(in);
+  // The tower's bytes and parameters with `ignore` as given.
+  const auto tower = [&](const nlohmann::json& ignore) -> std::pair<Bytes, std::int64_t> {
+    nlohmann::json c = config;
+    c["quantization_config"] = nlohmann::json::parse(R"({"quant_method": "compressed-tensors",
+        "format": "pack-quantized", "config_groups": {"group_0": {"targets": ["Linear"],
+        "weights": {"num_bits": 4, "type": "int", "symmetric": true, "strategy": "group",
+        "group_size": 128}}}})");
+    c["quantization_config"]["ignore"] = ignore;
+    auto m = ParseHfConfig(c.dump(), "q.json", "q");
+    EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message());
+    if (!m) return {0, 0};
+    auto w = ComputeWeightBytes(*m, "auto");
+    EXPECT_TRUE(w.ok());
+    return {w.ok() ? w->towers : 0, m->params.vision};
+  };
+  const auto [listed, params] =
+      tower({"lm_head", "visual.blocks.0.attn.qkv", "visual.merger.mlp.0"});
+  EXPECT_GT(params, 0);
+  EXPECT_EQ(listed, 2 * params);
+  EXPECT_LT(tower({"lm_head"}).first, listed);
 }
 
 // AutoRound packs as GPTQ (the default) or AWQ: the same bytes as above.
