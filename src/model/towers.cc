@@ -601,8 +601,19 @@ Status BuildTowers(const json& root, const std::string& source, const std::strin
       n = MiniMaxM3VlTower(v, root, text_hidden);
     } else if (model_type == "muse_glimmer" || type == "muse_glimmer_vision") {
       n = MuseGlimmerTower(v, root, text_hidden);
-    } else if (model_type == "gemma3" || type == "siglip_vision_model") {
-      n = SiglipTower(v, model_type == "gemma3", text_hidden);
+    } else if (model_type == "gemma3") {
+      n = SiglipTower(v, /*gemma3_projector=*/true, text_hidden);
+    } else if (model_type == "paligemma") {
+      // PaliGemma (vLLM paligemma.py): SigLIP and a biased linear projector
+      // into projection_dim (the text model's width).
+      n = SiglipTower(v, /*gemma3_projector=*/false, text_hidden);
+      auto proj = v.IntOr("projection_dim", text_hidden);
+      auto d = v.IntOr("hidden_size", 768);
+      if (n && proj && d) {
+        n = *n + *d * *proj + *proj;
+      } else if (n) {
+        n = !proj ? Result<Int>(proj.error()) : Result<Int>(d.error());
+      }
     } else if (model_type == "gemma4" || type == "gemma4_vision") {
       n = Gemma4VisionTower(v, text_hidden);
     } else if (model_type == "llama4") {
@@ -630,7 +641,7 @@ Status BuildTowers(const json& root, const std::string& source, const std::strin
                 "\" (known: gemma3, gemma4, llama4, qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, "
                 "qwen3_5, qwen3_5_moe, kimi_k25, kimi_k3, kimi_vl, minimax_m3_vl, muse_glimmer, "
                 "step3_vl, glm4v, glm4v_moe, "
-                "llava, llava_next, llava_onevision, mistral3 (pixtral), siglip_vision_model); " +
+                "llava, llava_next, llava_onevision, mistral3 (pixtral), paligemma); " +
                 leave_out);
     }
     if (!n) return n.error();

@@ -413,7 +413,7 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
       "\"my_vlm\" (known: gemma3, gemma4, llama4, qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, "
       "qwen3_5, qwen3_5_moe, kimi_k25, kimi_k3, kimi_vl, minimax_m3_vl, muse_glimmer, step3_vl, "
       "glm4v, glm4v_moe, llava, llava_next, llava_onevision, mistral3 (pixtral), "
-      "siglip_vision_model); "
+      "paligemma); "
       "--text-only, or a "
       "scenario's \"model\": {\"text_only\": true}, leaves the "
       "towers out");

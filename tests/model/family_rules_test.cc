@@ -122,6 +122,35 @@ TEST(FamilyRulesTest, QwenVlVisualTowerIsNotLeftOutSilently) {
   EXPECT_TRUE(ParseHfConfig(config, "c.json", "c", {}, /*text_only=*/true).ok());
 }
 
+// PaliGemma (vLLM paligemma.py): SigLIP and a biased projector into
+// projection_dim. A toy tower of hidden 64, MLP 128, one layer, 16-pixel
+// patches of a 32-pixel image, no pooling head: patches 3 x 16^2 x 64 +
+// 64 = 49,216, positions 4 x 64 = 256; the block 4 x 64^2 + 4 x 64 + 2 x 64
+// x 128 + 128 + 64 + 4 x 64 = 33,472; the post-norm 128: 83,072; the
+// projector 64 x 96 + 96 = 6,240: 89,312. SigLIP under another wrapper,
+// whose connector kvbill does not know, is refused.
+TEST(FamilyRulesTest, PaliGemmaCountsItsProjector) {
+  const std::string text = Toy("gemma", "");
+  const std::string vision = R"({"model_type": "siglip_vision_model", "hidden_size": 64,
+      "intermediate_size": 128, "num_hidden_layers": 1, "patch_size": 16, "image_size": 32,
+      "num_channels": 3, "vision_use_head": false, "projection_dim": 96})";
+  auto m = ParseHfConfig(R"({"model_type": "paligemma", "vision_config": )" + vision +
+                             R"(, "text_config": )" + text + "}",
+                         "c.json", "c");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(m->params.vision, 89312);
+  auto other = ParseHfConfig(R"({"model_type": "idefics9", "vision_config": )" + vision +
+                                 R"(, "text_config": )" + text + "}",
+                             "c.json", "c");
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().message().rfind(
+                "c.json: vision_config: kvbill cannot count the vision tower of model_type "
+                "\"idefics9\"",
+                0),
+            0u)
+      << other.error().message();
+}
+
 // Model types no vLLM release serves are refused by name, before their
 // quantization (BitNet's "bitnet") is read.
 TEST(FamilyRulesTest, ModelTypesVllmCannotServeAreRefused) {
