@@ -98,6 +98,13 @@ TEST(WeightFormatsTest, CompressedTensorsIntGroups) {
   };
   EXPECT_EQ(Total(with("true")), 1394232);
   EXPECT_EQ(Total(with("false")), 1404472);
+  // Group activation ordering adds an int32 g_idx per input column: 4 x 256
+  // + 2 x 256 + 512 columns x 4 B = 8,192 more.
+  std::string ordered = with("true");
+  ordered.replace(ordered.find("\"symmetric\""), 0, "\"actorder\": \"group\", ");
+  EXPECT_EQ(Total(ordered), 1394232 + 8192);
+  ordered.replace(ordered.find("\"group\", \"symmetric\""), 7, "\"weight\"");
+  EXPECT_EQ(Total(ordered), 1394232);
 }
 
 // Ignore lists: "re:" patterns match a module name's start (Kimi K2.5's
