@@ -47,20 +47,26 @@ struct ModelLimitCheck {
 ModelLimitCheck CheckModelLimit(const ModelShape& model, Tokens context, const FitReport& report,
                                 bool ignore, const std::string& engine) {
   ModelLimitCheck c;
-  c.limit = model.max_model_len;
+  // What vLLM takes when asked (a LongRoPE model's default is shorter).
+  c.limit = model.MaxModelLenCeiling();
   if (c.limit <= 0) return c;
   c.over = context > c.limit;
   c.caps_max = !ignore && (report.max_context_unbounded || report.max_context > c.limit);
   if (c.over) {
-    c.warning = "context " + FormatWithSeparators(context) + " tokens is beyond the model's " +
-                "max_model_len " + FormatWithSeparators(c.limit) +
-                (model.max_model_len_assumed
-                     ? " (assumed: the config gives no length; vLLM assumes 2,048 unless "
-                       "--max-model-len says otherwise)"
-                     : "") +
-                (ignore ? " (--ignore-model-limit: memory alone, a what-if no engine serves)"
-                        : std::string(" (") + (engine == "sglang" ? "SGLang" : "vLLM") +
-                              " refuses such requests; --ignore-model-limit for a what-if)");
+    c.warning =
+        "context " + FormatWithSeparators(context) + " tokens is beyond the model's " +
+        "max_model_len " + FormatWithSeparators(c.limit) +
+        (model.max_model_len_assumed
+             ? " (assumed: the config gives no length; vLLM assumes 2,048 unless "
+               "--max-model-len says otherwise)"
+             : "") +
+        (model.max_model_len_ceiling > 0
+             ? " (LongRoPE: vLLM starts it at " + FormatWithSeparators(model.max_model_len) +
+                   " unless --max-model-len asks for more, up to this)"
+             : "") +
+        (ignore ? " (--ignore-model-limit: memory alone, a what-if no engine serves)"
+                : std::string(" (") + (engine == "sglang" ? "SGLang" : "vLLM") +
+                      " refuses such requests; --ignore-model-limit for a what-if)");
   }
   return c;
 }

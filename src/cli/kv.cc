@@ -161,7 +161,8 @@ int RunKv(const Args& args) {
   // but no engine serves them (as `fit` and `plot` say).
   std::vector<Tokens> past;
   for (Tokens ctx : *contexts) {
-    if (model->max_model_len > 0 && ctx > model->max_model_len) past.push_back(ctx);
+    const Tokens limit = model->MaxModelLenCeiling();
+    if (limit > 0 && ctx > limit) past.push_back(ctx);
   }
   std::string limit_warning;
   if (!past.empty()) {
@@ -170,7 +171,7 @@ int RunKv(const Args& args) {
       list += (i == 0 ? "" : i + 1 == past.size() ? " and " : ", ") + FormatWithSeparators(past[i]);
     }
     limit_warning = list + " tokens " + (past.size() == 1 ? "is" : "are") + " past " + model->name +
-                    "'s max_model_len " + FormatWithSeparators(model->max_model_len) +
+                    "'s max_model_len " + FormatWithSeparators(model->MaxModelLenCeiling()) +
                     (model->max_model_len_assumed
                          ? " (assumed: its config gives no length, and vLLM then assumes 2,048 "
                            "unless --max-model-len says otherwise; the bytes are the arithmetic's "
@@ -236,10 +237,12 @@ int RunKv(const Args& args) {
       c["block_rounded_bytes"] = f.block_rounded_bytes;
       c["gib"] = static_cast<double>(f.kv_bytes) / kBytesPerGiB;
       c["block_rounded_gib"] = static_cast<double>(f.block_rounded_bytes) / kBytesPerGiB;
-      c["past_model_limit"] = model->max_model_len > 0 && ctx > model->max_model_len;
+      c["past_model_limit"] = model->MaxModelLenCeiling() > 0 && ctx > model->MaxModelLenCeiling();
       j["contexts"].push_back(c);
     }
     j["max_model_len"] = model->max_model_len;
+    // A LongRoPE model: the most --max-model-len may ask for.
+    if (model->max_model_len_ceiling > 0) j["max_model_len_ceiling"] = model->max_model_len_ceiling;
     j["generic_rule"] = model->generic_rule;
     j["warnings"] = nlohmann::ordered_json::array();
     if (!limit_warning.empty()) {

@@ -126,7 +126,8 @@ Result<SimulationTotals> Engine::Run() {
   t.max_model_len = config_.max_model_len;
   // An assumed limit (no length in the config) is no limit a deployment's
   // own max_model_len can exceed: vLLM takes any it is given.
-  t.model_max_model_len = config_.model.max_model_len_assumed ? 0 : config_.model.max_model_len;
+  t.model_max_model_len =
+      config_.model.max_model_len_assumed ? 0 : config_.model.MaxModelLenCeiling();
   t.last_arrival_s = tasks_.last_arrival();
   if (!replicas_.empty()) {
     const auto& cache = *replicas_.front().cache;

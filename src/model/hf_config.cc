@@ -306,6 +306,11 @@ Result<ModelShape> BuildShape(const json& top, const std::string& source, const 
   if (!max_pos) return max_pos.error();
   shape.max_position_embeddings = max_pos->value_or(0);
   shape.max_model_len = model_config::DerivedMaxModelLen(config, model_type);
+  if (const Tokens longrope = model_config::LongRopeDefaultMaxModelLen(config);
+      longrope > 0 && longrope < shape.max_model_len) {
+    shape.max_model_len_ceiling = shape.max_model_len;
+    shape.max_model_len = longrope;
+  }
   if (shape.max_model_len == 0) {
     // vLLM's _get_and_verify_max_len: "Assuming the model's maximum length
     // is 2048" when no length key is present (BLOOM; Falcon's class

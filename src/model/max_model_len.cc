@@ -63,6 +63,20 @@ Tokens DerivedMaxModelLen(const json& c, const std::string& model_type) {
   return static_cast<Tokens>(*len);
 }
 
+Tokens LongRopeDefaultMaxModelLen(const json& c) {
+  if (!c.is_object()) return 0;
+  for (const char* key : {"rope_scaling", "rope_parameters"}) {
+    auto it = c.find(key);
+    if (it == c.end() || !it->is_object()) continue;
+    std::string type = Text(*it, "rope_type");
+    if (type.empty()) type = Text(*it, "type");
+    if (type != "longrope" && type != "su") return 0;
+    auto original = Positive(c, "original_max_position_embeddings");
+    return original ? static_cast<Tokens>(*original) : 0;
+  }
+  return 0;
+}
+
 bool UsesMrope(const json& c) {
   if (!c.is_object()) return false;
   for (const char* key : {"rope_scaling", "rope_parameters"}) {

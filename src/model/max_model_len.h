@@ -26,6 +26,14 @@ namespace kvbill::model_config {
 
 Tokens DerivedMaxModelLen(const nlohmann::json& text_config, const std::string& model_type);
 
+// vLLM's default max_model_len for a LongRoPE model (rope type longrope,
+// or su, which vLLM rewrites to longrope) when none is given: the config's
+// top-level original_max_position_embeddings, "to avoid performance
+// degradation for shorter sequences" (_get_and_verify_max_len); the
+// derived length stays the most --max-model-len may ask for. 0 for any
+// other model, or one without the key. Pure.
+Tokens LongRopeDefaultMaxModelLen(const nlohmann::json& text_config);
+
 // What vLLM assumes for a config without a length key.
 inline constexpr Tokens kAssumedMaxModelLen = 2048;
 

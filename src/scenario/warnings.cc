@@ -30,6 +30,11 @@ void ContextLimit(const Scenario& s, const SimulationTotals& t, std::vector<RunW
            " never sent. A context_policy that keeps prompts under the limit, or " +
            (t.pool_context_len > 0 ? "a larger KV pool" : "a model with a longer context") +
            ", serves them";
+    if (!s.engine.max_model_len && t.model_max_model_len > t.max_model_len) {
+      text += " (the model uses LongRoPE: vLLM starts it at its original_max_position_embeddings " +
+              FormatWithSeparators(t.max_model_len) + "; engine.max_model_len up to " +
+              FormatWithSeparators(t.model_max_model_len) + " serves longer ones)";
+    }
   }
   if (s.engine.max_model_len && t.model_max_model_len > 0 &&
       *s.engine.max_model_len > t.model_max_model_len) {

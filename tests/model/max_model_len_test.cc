@@ -57,6 +57,37 @@ TEST(MaxModelLenTest, RopeScalingMultipliesTheLengthExceptLlama3AndLongrope) {
             2000);
 }
 
+// LongRoPE (Phi-3-128k, Phi-3.5, Phi-4-mini): vLLM starts the model at its
+// top-level original_max_position_embeddings when --max-model-len is not
+// given (_get_and_verify_max_len: "to avoid performance degradation for
+// shorter sequences"), 4,096 for Phi-4-mini, and takes up to the derived
+// 131,072 when asked. The legacy "su" type is the same; without the key the
+// derived length is both.
+TEST(MaxModelLenTest, LongRopeStartsAtItsOriginalLength) {
+  const std::string phi = R"(, "max_position_embeddings": 131072,
+      "original_max_position_embeddings": 4096, "rope_scaling": {"type": "TYPE",
+      "long_factor": [1.0], "short_factor": [1.0]})";
+  for (const char* type : {"longrope", "su"}) {
+    std::string extra = phi;
+    extra.replace(extra.find("TYPE"), 4, type);
+    auto m = ParseHfConfig(R"({"num_hidden_layers": 2, "hidden_size": 64,
+        "num_attention_heads": 4, "vocab_size": 100)" +
+                               extra + "}",
+                           "inline.json", "inline");
+    ASSERT_TRUE(m.ok()) << m.error().message();
+    EXPECT_EQ(m->max_model_len, 4096) << type;
+    EXPECT_EQ(m->max_model_len_ceiling, 131072) << type;
+    EXPECT_EQ(m->MaxModelLenCeiling(), 131072) << type;
+  }
+  auto plain = ParseHfConfig(R"({"num_hidden_layers": 2, "hidden_size": 64,
+      "num_attention_heads": 4, "vocab_size": 100, "max_position_embeddings": 131072,
+      "rope_scaling": {"type": "longrope", "long_factor": [1.0], "short_factor": [1.0]}})",
+                             "inline.json", "inline");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->max_model_len, 131072);
+  EXPECT_EQ(plain->max_model_len_ceiling, 0);
+}
+
 TEST(MaxModelLenTest, SmallestLengthKeyWinsAndModelMaxLengthOverrides) {
   EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 4096, "seq_length": 2048)"), 2048);
   EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 4096, "model_max_length": 8192)"), 8192);

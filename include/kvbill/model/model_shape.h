@@ -242,6 +242,15 @@ struct ModelShape {
   // The config says no length: max_model_len is vLLM's assumption, which a
   // deployment's own max_model_len replaces without complaint.
   bool max_model_len_assumed = false;
+  // The longest max_model_len a deployment may set without
+  // VLLM_ALLOW_LONG_MAX_MODEL_LEN, when vLLM's default is shorter: a
+  // LongRoPE model (Phi-3-128k, Phi-3.5, Phi-4-mini) starts at its
+  // original_max_position_embeddings (max_model_len) unless --max-model-len
+  // asks for up to this. 0: max_model_len is both.
+  Tokens max_model_len_ceiling = 0;
+  Tokens MaxModelLenCeiling() const {
+    return max_model_len_ceiling > 0 ? max_model_len_ceiling : max_model_len;
+  }
   // The config's model type has no family rule in kvbill (docs/models.md):
   // its layers were read by the generic rule, as a Llama-like model.
   bool generic_rule = false;
