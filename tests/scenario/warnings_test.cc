@@ -86,6 +86,26 @@ TEST(WarningsTest, ContextLimitWhenRequestsWereRefused) {
             "context, serves them");
 }
 
+// A LongRoPE model starts at its original length (4,096 for Phi-4-mini)
+// and takes up to 131,072 when asked: the warning says how to serve more.
+TEST(WarningsTest, ContextLimitNamesALongRopeModelsLongerLimit) {
+  FakeRun r;
+  r.totals.rejected_requests = 1;
+  r.totals.unsent_requests = 0;
+  r.totals.max_model_len = 4096;
+  r.totals.model_max_model_len = 131072;
+  r.totals.longest_rejected_tokens = 9000;
+  EXPECT_EQ(r.Codes(), Codes{"context_limit"});
+  EXPECT_NE(r.Message("context_limit")
+                .find("(the model uses LongRoPE: vLLM starts it at its "
+                      "original_max_position_embeddings 4,096; engine.max_model_len up to "
+                      "131,072 serves longer ones)"),
+            std::string::npos)
+      << r.Message("context_limit");
+  r.scenario.engine.max_model_len = 4096;  // chosen: nothing to suggest
+  EXPECT_EQ(r.Message("context_limit").find("LongRoPE"), std::string::npos);
+}
+
 TEST(WarningsTest, ContextLimitWhenTheScenarioRaisesTheLimitPastTheModels) {
   FakeRun r;
   r.totals.model_max_model_len = 40960;
