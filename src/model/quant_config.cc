@@ -291,13 +291,17 @@ Result<WeightFormat> CompressedTensorsWeights(const Fields& w, const WeightForma
   if (format == "pack-quantized") f.tensor_bits += 64;  // the int32 weight_shape of each tensor
   // Group activation ordering stores an int32 weight_g_idx per input column
   // (vLLM compressed_tensors_wNa16.py, has_g_idx); "weight" ordering only
-  // reorders, and the legacy true means "group".
+  // reorders. compressed-tensors' aliases: "dynamic" is "group", "static"
+  // "weight"; the legacy true means "group".
   if (w.Has("actorder")) {
     const json& order = w.Get("actorder");
-    if (order == "group" || order == true) {
+    if (order == "group" || order == "dynamic" || order == true) {
       f.col_bits += 32;
-    } else if (!(order == "weight" || order == false || order == "static" || order == "dynamic")) {
-      return w.Bad("actorder", "must be \"group\", \"weight\", true or false, got " + Show(order));
+    } else if (!(order == "weight" || order == "static" || order == false)) {
+      return w.Bad("actorder",
+                   "must be \"group\" (\"dynamic\"), \"weight\" (\"static\"), true or "
+                   "false, got " +
+                       Show(order));
     }
   }
   // mxfp4-pack-quantized: FP4 E2M1 with an E8M0 scale per 32 elements, the
