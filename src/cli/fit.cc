@@ -67,6 +67,13 @@ ModelLimitCheck CheckModelLimit(const ModelShape& model, Tokens context, const F
         (ignore ? " (--ignore-model-limit: memory alone, a what-if no engine serves)"
                 : std::string(" (") + (engine == "sglang" ? "SGLang" : "vLLM") +
                       " refuses such requests; --ignore-model-limit for a what-if)");
+  } else if (model.max_model_len_ceiling > 0 && context > model.max_model_len) {
+    // Within what vLLM takes, but past what it starts a LongRoPE model with.
+    c.warning = "context " + FormatWithSeparators(context) + " tokens is past vLLM's default " +
+                "max_model_len " + FormatWithSeparators(model.max_model_len) +
+                " for this LongRoPE model (its original_max_position_embeddings): serve it with "
+                "--max-model-len " +
+                FormatWithSeparators(context) + " or more, up to " + FormatWithSeparators(c.limit);
   }
   return c;
 }

@@ -335,6 +335,40 @@ TEST(FitCliTest, ContextPastTheModelsLimitDoesNotFitUnlessIgnored) {
             std::string::npos);
 }
 
+// A LongRoPE model (here Phi-4-mini's lengths on a toy: 131,072 positions,
+// original 4,096): vLLM starts it at 4,096, so an 8,192-token context fits
+// memory and the model's limit but needs --max-model-len, which the run
+// says; past 131,072 it does not fit.
+TEST(FitCliTest, LongRopeContextPastVllmsDefaultSaysHowToServeIt) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("kvbill-longrope-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto path = dir / "config.json";
+  {
+    std::ofstream out(path);
+    out << R"({"model_type": "phi3", "num_hidden_layers": 2, "hidden_size": 256,
+               "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 512,
+               "vocab_size": 1000, "max_position_embeddings": 131072,
+               "original_max_position_embeddings": 4096,
+               "rope_scaling": {"type": "longrope", "long_factor": [1.0], "short_factor": [1.0]}})";
+  }
+  const auto r = RunKvbill("fit --model " + path.string() + " --gpu h100-sxm --context 8k");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_NE(r.out.find("FITS"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("warning [context_limit]: context 8,192 tokens is past vLLM's default "
+                       "max_model_len 4,096 for this LongRoPE model (its "
+                       "original_max_position_embeddings): serve it with --max-model-len 8,192 "
+                       "or more, up to 131,072"),
+            std::string::npos)
+      << r.out;
+  const auto past = RunKvbill("fit --model " + path.string() + " --gpu h100-sxm --context 256k");
+  EXPECT_NE(past.out.find("DOES NOT FIT the model: 262,144 tokens is past its max_model_len "
+                          "131,072"),
+            std::string::npos)
+      << past.out;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(FitCliTest, UnknownGpuIsExitTwo) {
   const auto r = RunKvbill("fit --model qwen3-32b --gpu h900 --context 8k");
   EXPECT_EQ(r.exit_status, 2);
