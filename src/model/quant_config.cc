@@ -765,12 +765,13 @@ Result<std::string> AssignQuark(const Fields& q,
     const std::vector<std::string> names = Spellings(wg);
     if (exclude->Matches(names)) continue;
     const WeightFormat* spec = global ? &*global : nullptr;
-    for (const auto& [key, format] : layers) {
+    for (const auto& layer : layers) {
+      const std::string& key = layer.first;
       const bool hit = std::any_of(names.begin(), names.end(), [&](const std::string& n) {
         return key.find('*') != std::string::npos ? Glob(key, n) : n == key;
       });
       if (hit) {
-        spec = &format;
+        spec = &layer.second;
         break;
       }
     }
@@ -904,7 +905,8 @@ Result<std::string> AssignAutoRound(const Fields& q,
       if (!chosen) {
         // A fused module (the experts of a layer) named by its sub-layers.
         std::string first;
-        for (const auto& [key, value] : extra->items()) {
+        for (const auto& item : extra->items()) {
+          const std::string& key = item.key();
           const bool inside = std::any_of(names.begin(), names.end(), [&](const std::string& n) {
             return key.size() > n.size() && key.starts_with(n) && key[n.size()] == '.';
           });
