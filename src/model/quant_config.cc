@@ -383,7 +383,8 @@ Status AssignCompressedTensors(const Fields& q, bool text_only, const WeightForm
     for (const json& e : q.Get("ignore")) {
       if (!e.is_string()) continue;
       std::string name = e.get<std::string>();
-      for (const char* wrapper : {"model.", "language_model.", "re:"}) {
+      // "re:" first, then the multimodal wrappers ("re:model.visual.*").
+      for (const char* wrapper : {"re:", "model.", "language_model."}) {
         if (name.starts_with(wrapper)) name = name.substr(std::string(wrapper).size());
       }
       for (const char* tower : {"visual.", "vision_tower.", "vision_model.", "audio_tower.",

@@ -49,6 +49,16 @@ Result<Int> SiglipTower(const Fields& v, bool gemma3_projector, Int text_hidden)
   return n;
 }
 
+// PaliGemma (vLLM paligemma.py): SigLIP and a biased linear projector into
+// projection_dim (the text model's width).
+Result<Int> PaliGemmaTower(const Fields& v, Int text_hidden) {
+  KV_GET(d, v, {"hidden_size"}, 768);
+  KV_GET(proj, v, {"projection_dim"}, text_hidden);
+  auto siglip = SiglipTower(v, /*gemma3_projector=*/false, text_hidden);
+  if (!siglip) return siglip.error();
+  return *siglip + d * proj + proj;
+}
+
 // Gemma 4 vision (transformers gemma4/modeling_gemma4.py, Gemma4VisionModel
 // and Gemma4MultimodalEmbedder): a patch projection of 3 x patch^2 inputs,
 // x and y position tables of position_embedding_size rows, blocks of q/k/v/o
@@ -604,16 +614,7 @@ Status BuildTowers(const json& root, const std::string& source, const std::strin
     } else if (model_type == "gemma3") {
       n = SiglipTower(v, /*gemma3_projector=*/true, text_hidden);
     } else if (model_type == "paligemma") {
-      // PaliGemma (vLLM paligemma.py): SigLIP and a biased linear projector
-      // into projection_dim (the text model's width).
-      n = SiglipTower(v, /*gemma3_projector=*/false, text_hidden);
-      auto proj = v.IntOr("projection_dim", text_hidden);
-      auto d = v.IntOr("hidden_size", 768);
-      if (n && proj && d) {
-        n = *n + *d * *proj + *proj;
-      } else if (n) {
-        n = !proj ? Result<Int>(proj.error()) : Result<Int>(d.error());
-      }
+      n = PaliGemmaTower(v, text_hidden);
     } else if (model_type == "gemma4" || type == "gemma4_vision") {
       n = Gemma4VisionTower(v, text_hidden);
     } else if (model_type == "llama4") {

@@ -293,6 +293,8 @@ TEST(WeightFormatsTest, CompressedTensorsIgnoreNamingTowerModules) {
   EXPECT_GT(params, 0);
   EXPECT_EQ(listed, 2 * params);
   EXPECT_LT(tower({"lm_head"}).first, listed);
+  // A regex under the model's wrapper names the tower too.
+  EXPECT_EQ(tower({"lm_head", "re:model.visual.blocks.31.attn.*"}).first, 2 * params);
 }
 
 // AutoRound packs as GPTQ (the default) or AWQ: the same bytes as above.
