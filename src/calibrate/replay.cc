@@ -17,6 +17,7 @@
 #include "kvbill/cost/operator_cost_model.h"
 #include "kvbill/cost/speculative.h"
 #include "kvbill/hardware/gpu.h"
+#include "kvbill/hardware/kv_blocks.h"
 #include "kvbill/metrics/summary.h"
 #include "kvbill/model/hf_config.h"
 #include "kvbill/model/kv_footprint.h"
@@ -531,7 +532,13 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
     c.memory_fraction = v;
   };
   fraction_flag("gpu-memory-utilization");
-  c.block_size = 16;
+  // vLLM's block size: its default 16, or what the model's attention
+  // backend forces on this GPU over --block-size (64 for MLA on Hopper;
+  // kv_blocks.h).
+  const VllmKvBlocks blocks = VllmKvBlockRule(c.model, *gpu);
+  c.block_size = blocks.size;
+  int_flag("block-size", &c.block_size);
+  if (!blocks.backend.empty() && !blocks.Keeps(c.block_size)) c.block_size = blocks.size;
   c.prefix_caching = m.prefix_caching.value_or(true);
   if (flags.count("no-enable-prefix-caching")) c.prefix_caching = false;
   if (plan.engine == "sglang") {

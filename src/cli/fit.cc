@@ -11,6 +11,7 @@
 #include "kvbill/cost/engine_profile.h"
 #include "kvbill/hardware/catalog_names.h"
 #include "kvbill/hardware/format_support.h"
+#include "kvbill/hardware/kv_blocks.h"
 #include "kvbill/report/table.h"
 
 namespace kvbill::cli {
@@ -19,7 +20,7 @@ namespace {
 constexpr char kUsage[] =
     "usage: kvbill fit --model M --gpu G [--gpus N] [--kv-format F] [--weight-format F]\n"
     "                  --context C [--batch B] [--memory-fraction F] [--engine vllm|sglang]\n"
-    "                  [--reserve-gib G] [--block-size 16] [--set key=value ...]\n"
+    "                  [--reserve-gib G] [--block-size N] [--set key=value ...]\n"
     "                  [--ignore-model-limit] [--format table|json] [-o FILE]\n\n"
     "Weights + KV (block-rounded, with linear/SSM state) against the memory of one replica of\n"
     "N tensor-parallel GPUs: whether it fits and by how much, the longest context at batch B,\n"
@@ -108,9 +109,11 @@ int RunFit(const Args& args) {
       "vllm or sglang: whose memory share and activation reserve (its bundled profile)")(
       "reserve-gib", po::value<double>()->notifier([&](double v) { reserve_option = v; }),
       "activation reserve per GPU in GiB (default: the engine's, as simulate)")(
-      "block-size", po::value(&block_size)->default_value(16), "tokens per KV block")(
-      "format", po::value(&format)->default_value("table"), "table or json")(
-      "out,o", FileValue(&out), "write to FILE instead of stdout")(
+      "block-size", po::value(&block_size)->default_value(16),
+      "tokens per KV block (default: the engine's for the model and GPU, 16 for most; "
+      "docs/engine.md#kv-blocks)")("format", po::value(&format)->default_value("table"),
+                                   "table or json")("out,o", FileValue(&out),
+                                                    "write to FILE instead of stdout")(
       "check", po::bool_switch(&check), "exit 1 when it does not fit (for CI)")(
       "ignore-model-limit", po::bool_switch(&ignore_limit),
       "answer for contexts past the model's max_model_len (a what-if)");
@@ -133,14 +136,19 @@ int RunFit(const Args& args) {
 
   auto model = LoadModelFromFlags(model_flags);
   if (!model) return ReportError("fit", model.error());
-  // DeepSeek-V4 runs in vLLM's 256-token blocks (as a scenario takes it).
-  if (vm["block-size"].defaulted() && model->HasCompressedLayers()) block_size = 256;
-  // ... and in its fp8 cache, the only one vLLM runs for it.
+  // DeepSeek-V4 runs in its fp8 cache, the only one vLLM runs for it.
   if (vm["kv-format"].defaulted() && model->HasCompressedLayers()) kv_format_name = "auto";
   auto gpu_name = ResolveGpuName(gpu_id);
   if (!gpu_name) return ReportError("fit", gpu_name.error());
   auto gpu = LookupGpu(*gpu_name);
   if (!gpu) return ReportError("fit", gpu.error());
+  // The block size the engine pages the model in on this GPU, as a scenario
+  // takes it (kv_blocks.h): vLLM's FlashMLA takes 64, DeepSeek-V4 256.
+  if (vm["block-size"].defaulted()) {
+    block_size = engine == "vllm"               ? VllmKvBlockRule(*model, *gpu).size
+                 : model->HasCompressedLayers() ? 256
+                                                : 16;
+  }
   // SGLang's own mem_fraction_static for the GPU and degree when none is
   // given, as a scenario on SGLang takes it.
   if (engine == "sglang" && vm["memory-fraction"].defaulted()) {

@@ -10,6 +10,7 @@
 #include "kvbill/hardware/fit.h"
 #include "kvbill/hardware/format_support.h"
 #include "kvbill/hardware/gpu.h"
+#include "kvbill/hardware/kv_blocks.h"
 #include "kvbill/model/hf_config.h"
 #include "kvbill/model/kv_format.h"
 #include "kvbill/model/weight_bytes.h"
@@ -87,14 +88,21 @@ Status CompressedModelRuns(const ReadState& state, Scenario* s) {
   return OkStatus();
 }
 
-// vLLM serves DeepSeek-V4 in 256-token blocks (its sparse sliding-window
-// attention backend's preferred block size): a scenario that does not set
-// prefix_cache.block_size takes 256 for a model with compressed layers.
-Status CompressedModelBlockSize(const ReadState& state, Scenario* s) {
+// A scenario that does not set prefix_cache.block_size on vLLM takes the
+// block size vLLM forces for the model on the GPU (kv_blocks.h): 64 for MLA
+// on Hopper (FlashMLA), 256 for DeepSeek-V4, 16 for most models.
+Status EngineBlockSize(const ReadState& state, Scenario* s) {
   if (s->pricing || state.Given("/prefix_cache/block_size")) return OkStatus();
   auto model = LoadScenarioModel(*s);
-  if (!model || !model->HasCompressedLayers()) return OkStatus();
-  s->prefix_cache.block_size = 256;
+  if (!model) return OkStatus();
+  if (s->deployment.engine != "vllm") {
+    // DeepSeek-V4's compressed caches share one 256-token block on any engine.
+    if (model->HasCompressedLayers()) s->prefix_cache.block_size = 256;
+    return OkStatus();
+  }
+  auto gpu = LookupGpu(s->deployment.gpu);
+  if (!gpu) return OkStatus();  // the GPU's own rule reports it
+  s->prefix_cache.block_size = VllmKvBlockRule(*model, *gpu).size;
   return OkStatus();
 }
 
@@ -398,10 +406,13 @@ const std::vector<Rule>& CrossKeyRules() {
        "model is read; left unset where the checkpoint declares one, the run keeps `bf16` and "
        "warns `kv_format_default`",
        KvFormatAuto},
-      {"/model",
-       "`prefix_cache.block_size` is 256 when not set for a model with compressed attention "
-       "layers (DeepSeek-V4), the block size vLLM serves it in",
-       CompressedModelBlockSize},
+      {"",
+       "`prefix_cache.block_size`, when not set, is the block size vLLM forces for the model on "
+       "the GPU: 64 for MLA on Hopper (FlashMLA) and on Blackwell with qk_nope_head_dim 128 "
+       "(FlashInfer MLA), 128 for other MLA on Blackwell (CUTLASS MLA), 64 for MLA with a "
+       "sparse indexer (DeepSeek-V3.2, GLM-5), 256 for compressed attention (DeepSeek-V4), 16 "
+       "otherwise (docs/engine.md#kv-blocks)",
+       EngineBlockSize},
       {"",
        "a model with compressed attention layers (DeepSeek-V4) runs with `kv_format` fp8 "
        "(its default there; vLLM's fp8_ds_mla cache, the only one vLLM runs for it) and, on "

@@ -4,6 +4,8 @@
 
 #include "kvbill/cache/prefix_cache.h"
 #include "kvbill/cost/speculative.h"
+#include "kvbill/hardware/gpu.h"
+#include "kvbill/hardware/kv_blocks.h"
 #include "kvbill/model/hf_config.h"
 #include "kvbill/scenario/budget.h"
 #include "kvbill/util/units.h"
@@ -93,30 +95,34 @@ void PoolBeyondMemory(const SimulationTotals& t, std::vector<RunWarning>* out) {
 }
 
 void BlockSizeUnserved(const Scenario& s, std::vector<RunWarning>* out) {
-  // SGLang pages token by token by default (page_size 1); vLLM's CUDA
-  // attention backends take blocks in multiples of 16.
+  // SGLang pages token by token by default (page_size 1); vLLM's attention
+  // backends each keep their own block sizes (kv_blocks.h).
   const Tokens bs = s.prefix_cache.block_size;
   if (s.deployment.engine != "vllm") return;
-  if (bs != 256) {
-    // vLLM packs DeepSeek-V4's compressed caches of every layer into one
-    // 256-token block (its block size for the model).
-    if (auto model = LoadScenarioModel(s); model && model->HasCompressedLayers()) {
-      out->push_back({"block_size_unserved",
-                      "prefix_cache.block_size " + std::to_string(bs) +
-                          ": vLLM pages a model with compressed attention (DeepSeek-V4) in "
-                          "256-token blocks, the compressed caches of every layer in one; hits, "
-                          "eviction and the pool describe a granularity vLLM does not run "
-                          "(leave block_size unset for 256)"});
-      return;
-    }
+  auto model = LoadScenarioModel(s);
+  auto gpu = LookupGpu(s.deployment.gpu);
+  const VllmKvBlocks rule = model && gpu ? VllmKvBlockRule(*model, *gpu) : VllmKvBlocks{};
+  if (rule.Keeps(bs)) return;
+  const std::string given = "prefix_cache.block_size " + std::to_string(bs);
+  const std::string consequence =
+      "hits, eviction and the pool describe a granularity vLLM does not run";
+  if (rule.backend.empty()) {
+    out->push_back({"block_size_unserved",
+                    given +
+                        " is not a multiple of 16, which vLLM's CUDA attention backends "
+                        "(FlashAttention, Triton) need for its KV blocks: " +
+                        consequence + " on these GPUs (16 is its default)"});
+    return;
   }
-  if (bs % 16 == 0) return;
+  const std::string keeps =
+      rule.exact ? std::to_string(rule.size) + "-token blocks only"
+                 : "blocks in multiples of " + std::to_string(rule.multiple) +
+                       (rule.also > 0 ? " (or of " + std::to_string(rule.also) + " tokens)" : "");
   out->push_back({"block_size_unserved",
-                  "prefix_cache.block_size " + std::to_string(bs) +
-                      " is not a multiple of 16, which vLLM's CUDA attention backends "
-                      "(FlashAttention, Triton) need for its KV blocks: hits, eviction and the "
-                      "pool describe a granularity no vLLM deployment on these GPUs runs (16 is "
-                      "its default)"});
+                  given + ": vLLM runs this model's attention on " + gpu->name + " with " +
+                      rule.backend + ", which takes " + keeps + ": vLLM serves it in " +
+                      std::to_string(rule.size) + "-token blocks, and " + consequence +
+                      " (leave block_size unset for " + std::to_string(rule.size) + ")"});
 }
 
 void KvFormatDefault(const Scenario& s, std::vector<RunWarning>* out) {

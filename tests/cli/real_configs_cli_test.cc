@@ -98,6 +98,24 @@ TEST(RealConfigCliTest, DeepSeekV4DefaultsToVllmsFp8CacheAnd256TokenBlocks) {
   EXPECT_EQ(nlohmann::json::parse(bf16.out)["bytes_per_token"].get<double>(), 6229.0);
 }
 
+// fit pages DeepSeek-V3 as vLLM does on the GPU asked for (kv_blocks.h):
+// FlashMLA's 64-token blocks on H200s, Triton MLA's 16 on A100s, SGLang
+// kept at 16; --block-size, when given, stays.
+TEST(RealConfigCliTest, FitTakesTheMlaBackendsBlockSize) {
+  const std::string v3 = kDir + "deepseek-v3.json";
+  auto block = [&](const std::string& flags) {
+    const auto r =
+        RunKvbill("fit --model '" + v3 + "' --gpus 8 --context 32k --format json " + flags);
+    EXPECT_EQ(r.exit_status, 0) << r.err;
+    return r.exit_status == 0 ? nlohmann::json::parse(r.out)["block_size"].get<int>() : -1;
+  };
+  EXPECT_EQ(block("--gpu h200"), 64);
+  EXPECT_EQ(block("--gpu b200"), 64);
+  EXPECT_EQ(block("--gpu a100-80gb"), 16);
+  EXPECT_EQ(block("--gpu h200 --engine sglang"), 16);
+  EXPECT_EQ(block("--gpu h200 --block-size 16"), 16);
+}
+
 // The table with each run of spaces collapsed to one.
 std::string Collapsed(const std::string& text) {
   std::string out;

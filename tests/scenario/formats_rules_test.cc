@@ -78,6 +78,27 @@ TEST(FormatsRulesTest, AutoKvFormatIsWhatTheCheckpointDeclares) {
   EXPECT_EQ(qwen->declared_kv_format, "");
 }
 
+// MLA on vLLM takes the block size its backend forces (kv_blocks.h):
+// FlashMLA's 64 on Hopper, FlashInfer MLA's 64 on a B200 for DeepSeek-V3
+// (qk_nope_head_dim 128), vLLM's 16 on an A100 (Triton MLA) and on SGLang
+// (kvbill's hashing unit there); a block size the scenario sets stays.
+TEST(FormatsRulesTest, MlaModelsTakeTheirBackendsBlockSize) {
+  const std::string v3 = std::string(KVBILL_SOURCE_DIR) + "/tests/data/configs/deepseek-v3.json";
+  auto on = [&](const std::string& deployment, const std::string& extra = "") {
+    auto s = ParseScenario(
+        R"({"model": ")" + v3 + R"(", "deployment": )" + deployment + extra + "}", "s.json");
+    EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message());
+    return s.ok() ? s->prefix_cache.block_size : Tokens{-1};
+  };
+  EXPECT_EQ(on(R"({"gpu": "h200", "gpus_per_replica": 8})"), 64);
+  EXPECT_EQ(on(R"({"gpu": "b200", "gpus_per_replica": 8})"), 64);
+  EXPECT_EQ(on(R"({"gpu": "a100-80gb", "gpus_per_replica": 8})"), 16);
+  EXPECT_EQ(on(R"({"gpu": "h200", "gpus_per_replica": 8, "engine": "sglang"})"), 16);
+  EXPECT_EQ(
+      on(R"({"gpu": "h200", "gpus_per_replica": 8})", R"(, "prefix_cache": {"block_size": 16})"),
+      16);
+}
+
 // DeepSeek-V4 runs in vLLM's 256-token blocks unless the scenario says
 // otherwise; other models keep the default 16.
 TEST(FormatsRulesTest, CompressedModelsTakeVllmsBlockSize) {

@@ -224,7 +224,29 @@ TEST(WarningsTest, BlockSizeUnservedOffSixteensMultiplesOnVllm) {
   EXPECT_EQ(r.Codes(), Codes{});
   r.scenario.prefix_cache.block_size = 16;
   EXPECT_EQ(r.Codes(), Codes{"block_size_unserved"});
-  EXPECT_NE(r.Message("block_size_unserved").find("in 256-token blocks"), std::string::npos);
+  EXPECT_NE(r.Message("block_size_unserved").find("256-token blocks only"), std::string::npos);
+}
+
+// MLA on an H200: vLLM's FlashMLA backend keeps multiples of 64 only and
+// runs 64-token blocks whatever --block-size says; on an A100 (Triton MLA)
+// 16 is vLLM's own default.
+TEST(WarningsTest, BlockSizeUnservedByTheMlaBackend) {
+  FakeRun r;
+  r.scenario.model.name = std::string(KVBILL_SOURCE_DIR) + "/tests/data/configs/deepseek-v3.json";
+  r.scenario.deployment.gpu = "h200";
+  for (const Tokens bs : {64, 128}) {
+    r.scenario.prefix_cache.block_size = bs;
+    EXPECT_EQ(r.Codes(), Codes{}) << bs;
+  }
+  r.scenario.prefix_cache.block_size = 16;
+  EXPECT_EQ(r.Codes(), Codes{"block_size_unserved"});
+  EXPECT_NE(r.Message("block_size_unserved")
+                .find("FlashMLA (Hopper), which takes blocks in multiples of 64: vLLM serves it "
+                      "in 64-token blocks"),
+            std::string::npos)
+      << r.Message("block_size_unserved");
+  r.scenario.deployment.gpu = "a100-80gb";
+  EXPECT_EQ(r.Codes(), Codes{});
 }
 
 // A part whose time no kernel table measures is named, with the assumption.

@@ -1,0 +1,39 @@
+#include "kvbill/hardware/kv_blocks.h"
+
+#include <algorithm>
+
+namespace kvbill {
+
+bool VllmKvBlocks::Keeps(Tokens block_size) const {
+  if (block_size <= 0) return false;
+  if (exact) return block_size == size;
+  return block_size % multiple == 0 || (also > 0 && block_size == also);
+}
+
+VllmKvBlocks VllmKvBlockRule(const ModelShape& model, const GpuSpec& gpu) {
+  const auto& layers = model.layers;
+  auto any = [&](auto pred) { return std::any_of(layers.begin(), layers.end(), pred); };
+  if (model.HasCompressedLayers()) {
+    return {256, 256, 0, true, "DeepSeek-V4's sparse sliding-window attention"};
+  }
+  const bool nvidia = gpu.architecture != "cdna3" && gpu.architecture != "cdna4";
+  if (nvidia &&
+      any([](const LayerShape& l) { return l.kind == LayerKind::kSparseLatentAttention; })) {
+    return {64, 64, 0, true, "FlashMLA sparse"};
+  }
+  auto mla = std::find_if(layers.begin(), layers.end(), [](const LayerShape& l) {
+    return l.kind == LayerKind::kLatentAttention;
+  });
+  if (mla == layers.end()) return {};
+  if (gpu.architecture == "hopper") return {64, 64, 0, false, "FlashMLA (Hopper)"};
+  if (gpu.architecture == "blackwell") {
+    // FlashInfer's MLA kernel takes qk_nope_head_dim 128 only.
+    if (mla->qk_head_dim - mla->rope_dim == 128) {
+      return {64, 64, 32, false, "FlashInfer MLA (Blackwell)"};
+    }
+    return {128, 128, 0, false, "CUTLASS MLA (Blackwell)"};
+  }
+  return {};
+}
+
+}  // namespace kvbill
