@@ -2902,6 +2902,22 @@ constexpr Unserved kUnserved[] = {
     {"phi4flash",
      "vLLM dropped Phi-4-mini-flash (SambaY: a cross-decoder reusing one layer's KV over Mamba "
      "and gated-memory layers) after v0.10.1"},
+    // vLLM's registry lists these as previously supported
+    // (_PREVIOUSLY_SUPPORTED_MODELS, vllm/model_executor/models/registry.py:
+    // the last version that served them).
+    {"mllama",
+     "vLLM dropped Llama 3.2 Vision (MllamaForConditionalGeneration: cross-attention layers "
+     "keeping the image's KV) after v0.10.2, with the other V0 encoder-decoder models"},
+    {"mllama_text_model",
+     "vLLM dropped Llama 3.2 Vision (MllamaForConditionalGeneration: cross-attention layers "
+     "keeping the image's KV) after v0.10.2, with the other V0 encoder-decoder models"},
+    {"phi3small",
+     "vLLM dropped Phi-3-small (block-sparse attention on every other layer) after v0.9.2"},
+    {"Motif", "vLLM dropped Motif (differential attention: two softmax maps a head) after v0.10.2"},
+    {"motif", "vLLM dropped Motif (differential attention: two softmax maps a head) after v0.10.2"},
+    {"phi4_multimodal",
+     "vLLM dropped the Transformers-format Phi-4-multimodal (Phi4MultimodalForCausalLM) after "
+     "v0.12.0; it serves the original checkpoint format (model_type phi4mm)"},
 };
 
 Result<TextModel> BuildTextModel(const Fields& f, const std::string& model_type, ModelBuilder* b) {

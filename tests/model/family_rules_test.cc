@@ -157,13 +157,30 @@ TEST(FamilyRulesTest, ModelTypesVllmCannotServeAreRefused) {
   const std::pair<std::string, std::string> refused[] = {
       {"jetmoe", "vLLM has no JetMoE model"},
       {"molmo", "kvbill has no rule for Molmo"},
-      {"phi4flash", "vLLM dropped Phi-4-mini-flash"}};
+      {"phi4flash", "vLLM dropped Phi-4-mini-flash"},
+      // vLLM's registry: _PREVIOUSLY_SUPPORTED_MODELS (the last release).
+      {"phi3small",
+       "vLLM dropped Phi-3-small (block-sparse attention on every other layer) "
+       "after v0.9.2"},
+      {"Motif", "vLLM dropped Motif"},
+      {"phi4_multimodal", "vLLM dropped the Transformers-format Phi-4-multimodal"}};
   for (const auto& [type, why] : refused) {
     auto m = ParseHfConfig(Toy(type, ""), "c.json", "c");
     ASSERT_FALSE(m.ok()) << type;
     EXPECT_EQ(m.error().message().rfind("c.json: model_type: is \"" + type + "\": " + why, 0), 0u)
         << m.error().message();
   }
+  // Llama 3.2 Vision: its text config names its own type.
+  auto mllama = ParseHfConfig(
+      R"({"model_type": "mllama", "text_config": )" + Toy("mllama_text_model", "") + "}", "c.json",
+      "c");
+  ASSERT_FALSE(mllama.ok());
+  EXPECT_EQ(mllama.error().message().rfind(
+                "c.json: text_config.model_type: is \"mllama_text_model\": vLLM dropped Llama "
+                "3.2 Vision",
+                0),
+            0u)
+      << mllama.error().message();
   auto bitnet = ParseHfConfig(
       Toy("bitnet",
           R"(, "hidden_act": "relu2", "quantization_config": {"quant_method": "bitnet"})"),
