@@ -518,15 +518,20 @@ TEST(ConfigReaderTest, Gemma4DefaultsAndKeysAsValuesHeads) {
 // Families whose layers the generic rules would misread, refused naming the
 // key that says so (small configs with each family's own keys; the generic
 // reading gave Llama 3.2 Vision's 8 cross-attention layers per-token KV they
-// do not keep, RecurrentGemma's RG-LRU blocks full attention; ERNIE 4.5
+// do not keep, and vLLM no longer serves it, RecurrentGemma's RG-LRU blocks full attention; ERNIE 4.5
 // VL's experts would go uncounted).
 TEST(ConfigReaderTest, FamiliesTheGenericRulesWouldMisreadAreRefused) {
   const std::pair<const char*, const char*> cases[] = {
       {R"({"model_type": "mllama", "text_config": {"model_type": "mllama_text_model",
           "num_hidden_layers": 8, "hidden_size": 64, "num_attention_heads": 4,
           "num_key_value_heads": 2, "vocab_size": 100, "cross_attention_layers": [3, 7]}})",
-       "text_config.cross_attention_layers: kvbill cannot tell which layers keep KV for "
-       "model_type \"mllama_text_model\""},
+       "text_config.model_type: is \"mllama_text_model\": vLLM dropped Llama 3.2 Vision"},
+      // Another model with cross-attention layers.
+      {R"({"model_type": "vision_cross", "num_hidden_layers": 8, "hidden_size": 64,
+          "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
+          "cross_attention_layers": [3, 7]})",
+       "cross_attention_layers: kvbill cannot tell which layers keep KV for model_type "
+       "\"vision_cross\""},
       {R"({"model_type": "recurrent_gemma", "num_hidden_layers": 6, "hidden_size": 64,
           "num_attention_heads": 4, "num_key_value_heads": 1, "vocab_size": 100,
           "block_types": ["recurrent", "recurrent", "attention"], "attention_window_size": 32})",
