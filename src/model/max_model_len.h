@@ -2,9 +2,12 @@
 // text config as vLLM derives max_model_len when none is given
 // (_get_and_verify_max_len, vllm/config/model.py):
 //   1. the smallest positive number among max_position_embeddings,
-//      n_positions, max_seq_len, seq_length, max_sequence_length,
-//      max_seq_length and seq_len; model_max_length, when present, wins
-//      (vLLM's rule for Command-R, Cohere 2 and Aya Vision);
+//      n_positions, max_seq_len, seq_length, max_target_positions,
+//      max_sequence_length, max_seq_length and seq_len; model_max_length,
+//      when present, wins (vLLM's rule for Command-R, Cohere 2 and Aya
+//      Vision). vLLM reads them from the configuration object, so a key
+//      the config.json omits takes its transformers class default
+//      (config_defaults.cc: Gemma's 8,192, DeepSeek-V3's 4,096, ...);
 //   2. a RoPE scaling (`rope_scaling`, else Transformers v5's
 //      `rope_parameters`, flat or one entry per layer type; its `rope_type`,
 //      else `type`) of a type other than su, longrope and llama3 (whose

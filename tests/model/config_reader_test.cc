@@ -518,8 +518,8 @@ TEST(ConfigReaderTest, Gemma4DefaultsAndKeysAsValuesHeads) {
 // Families whose layers the generic rules would misread, refused naming the
 // key that says so (small configs with each family's own keys; the generic
 // reading gave Llama 3.2 Vision's 8 cross-attention layers per-token KV they
-// do not keep, and vLLM no longer serves it, RecurrentGemma's RG-LRU blocks full attention; ERNIE 4.5
-// VL's experts would go uncounted).
+// do not keep, and vLLM no longer serves it, RecurrentGemma's RG-LRU blocks full attention;
+// ERNIE 4.5 VL's experts would go uncounted).
 TEST(ConfigReaderTest, FamiliesTheGenericRulesWouldMisreadAreRefused) {
   const std::pair<const char*, const char*> cases[] = {
       {R"({"model_type": "mllama", "text_config": {"model_type": "mllama_text_model",

@@ -106,6 +106,25 @@ TEST(MaxModelLenTest, SmallestLengthKeyWinsAndModelMaxLengthOverrides) {
   EXPECT_FALSE(given->max_model_len_assumed);
 }
 
+// vLLM reads the lengths from transformers' configuration object, so a
+// config.json without one takes its class's default (configuration_gemma.py:
+// max_position_embeddings 8192; configuration_deepseek_v3.py 4096;
+// configuration_starcoder2.py 4096), not the 2,048 vLLM assumes when no
+// class has one (BLOOM). max_target_positions (Whisper's) counts too.
+TEST(MaxModelLenTest, AnOmittedLengthTakesTheClassDefault) {
+  const std::string body = R"("num_hidden_layers": 2, "hidden_size": 64,
+      "num_attention_heads": 4, "num_key_value_heads": 4, "intermediate_size": 128,
+      "vocab_size": 100, "head_dim": 16)";
+  for (const auto& [type, len] : std::vector<std::pair<std::string, Tokens>>{
+           {"gemma", 8192}, {"starcoder2", 4096}, {"cohere", 8192}, {"gpt_neox", 2048}}) {
+    auto m = ParseHfConfig(R"({"model_type": ")" + type + R"(", )" + body + "}", "c.json", "c");
+    ASSERT_TRUE(m.ok()) << type << ": " << m.error().message();
+    EXPECT_EQ(m->max_model_len, len) << type;
+    EXPECT_FALSE(m->max_model_len_assumed) << type;
+  }
+  EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 4096, "max_target_positions": 448)"), 448);
+}
+
 TEST(MaxModelLenTest, Gemma3LengthIsNotScaledAgain) {
   EXPECT_EQ(MaxLen(R"(, "model_type": "gemma3_text", "max_position_embeddings": 131072,
                        "rope_scaling": {"rope_type": "linear", "factor": 8.0})"),
