@@ -29,9 +29,9 @@ std::string Text(const json& object, const char* key) {
 Tokens DerivedMaxModelLen(const json& c, const std::string& model_type) {
   if (!c.is_object()) return 0;
   std::optional<double> len;
-  for (const char* key : {"max_position_embeddings", "n_positions", "max_seq_len", "seq_length",
-                          "max_target_positions", "max_sequence_length", "max_seq_length",
-                          "seq_len"}) {
+  for (const char* key :
+       {"max_position_embeddings", "n_positions", "max_seq_len", "seq_length",
+        "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len"}) {
     if (auto v = Positive(c, key)) len = len ? std::min(*len, *v) : *v;
   }
   if (auto v = Positive(c, "model_max_length")) len = *v;

@@ -17,6 +17,8 @@ enum class Match {
   kCompressedTensors,  // "re:" regex matching the name's start, else the exact name
   kGlob,               // fnmatch over the whole name (modelopt)
   kSubstring,          // the entry anywhere in the name (vLLM's AWQ modules_to_not_convert)
+  kComponents,         // the whole name, or whole dot-separated components of it
+                       // (vLLM torchao.py should_skip: ".s." inside ".name.")
 };
 
 bool Glob(std::string_view pattern, std::string_view name) {
@@ -158,6 +160,8 @@ class Patterns {
         return Glob(e.text, name);
       case Match::kSubstring:
         return name.find(e.text) != std::string::npos;
+      case Match::kComponents:
+        return name == e.text || ("." + name + ".").find("." + e.text + ".") != std::string::npos;
     }
     return false;
   }
@@ -932,6 +936,152 @@ Result<std::string> AssignAutoRound(const Fields& q,
   return compute;
 }
 
+// One torchao config as transformers serializes it ({"_type": class,
+// "_data": its fields}): the formats kvbill reads, as torchao's tensor
+// subclasses store them. Int4WeightOnlyConfig: 4-bit integers two a byte
+// with a bf16 scale and a bf16 zero point per group_size inputs (default
+// 128; torchao's Int4Tensor and tile-packed layouts alike); weight-only.
+// Float8DynamicActivationFloat8WeightConfig: fp8 E4M3 weights with an fp32
+// scale per row (granularity PerRow) or per tensor (PerTensor, the default),
+// activations quantized as they run (W8A8 at the FP8 rate).
+// Float8WeightOnlyConfig: fp8 E4M3 with an fp32 scale per row, weight-only.
+Result<WeightFormat> TorchAoFormat(const Fields& c, const std::string& dtype_compute) {
+  const std::string type = c.StringOr("_type", "");
+  if (c.Has("_data") && !c.Get("_data").is_object()) return c.Bad("_data", "must be an object");
+  const json data = c.Has("_data") ? c.Get("_data") : json::object();
+  const Fields d(data, c.source(), c.prefix() + "_data.");
+  WeightFormat f;
+  if (type == "Int4WeightOnlyConfig") {
+    auto group = d.IntOr("group_size", 128, 1);
+    if (!group) return group.error();
+    f.element_bits = 4;
+    f.group_size = static_cast<int>(std::min<Int>(*group, 1 << 30));
+    f.group_bits = 16 + 16;
+    f.name = "int4-g" + std::to_string(*group) + " (torchao)";
+    f.compute = dtype_compute;
+    return f;
+  }
+  if (type == "Float8DynamicActivationFloat8WeightConfig" || type == "Float8WeightOnlyConfig") {
+    f.element_bits = 8;
+    bool per_row = type == "Float8WeightOnlyConfig";
+    if (d.Has("granularity") && !d.Get("granularity").is_null()) {
+      // One granularity, or [activation, weight].
+      const json& g = d.Get("granularity");
+      const json& weight = g.is_array() && !g.empty() ? g.back() : g;
+      const std::string kind =
+          weight.is_object() ? weight.value("_type", std::string()) : std::string();
+      if (kind != "PerRow" && kind != "PerTensor") {
+        return d.Bad(
+            "granularity",
+            "must be PerRow or PerTensor (as [activation, weight] or one), got " + Show(g));
+      }
+      per_row = kind == "PerRow";
+    }
+    if (per_row) {
+      f.row_bits = 32;
+    } else {
+      f.tensor_bits = 32;
+    }
+    const bool dynamic = type == "Float8DynamicActivationFloat8WeightConfig";
+    f.name = std::string("fp8-e4m3") + (per_row ? "-channel" : "") + " (torchao" +
+             (dynamic ? ")" : ", weight-only)");
+    f.compute = dynamic ? "fp8-e4m3" : dtype_compute;
+    return f;
+  }
+  return c.Bad("_type", "is " + Show(c.Get("_type")) +
+                            ": kvbill reads torchao's Int4WeightOnlyConfig, "
+                            "Float8DynamicActivationFloat8WeightConfig and Float8WeightOnlyConfig");
+}
+
+// torchao (transformers TorchAoConfig; vLLM torchao.py, TorchAOConfig):
+// quant_type holds exactly one entry, "default", the config of every linear
+// layer; a ModuleFqnToConfig there maps module names to configs ("_default"
+// for the rest, null to skip one), which kvbill reads when every module it
+// names takes one config or none. modules_to_not_convert (vLLM's
+// should_skip: a name, or whole dot-separated components of one) stay at
+// the dtype, and so do lm_head and the embeddings (vLLM applies torchao to
+// linear layers only).
+Result<std::string> AssignTorchAo(const Fields& q,
+                                  const std::function<bool(const WeightGroup&)>& towers_ok,
+                                  const std::string& compute, std::vector<WeightGroup>* weights) {
+  if (!q.Has("quant_type") || !q.Get("quant_type").is_object()) {
+    return q.Bad("quant_type", "missing: torchao names its config there ({\"default\": ...})");
+  }
+  const json& types = q.Get("quant_type");
+  if (types.size() != 1 || !types.contains("default") || !types["default"].is_object()) {
+    return q.Bad("quant_type", "must hold one object, \"default\" (as vLLM requires)");
+  }
+  if (q.Has("include_input_output_embeddings") &&
+      q.Get("include_input_output_embeddings") == true) {
+    return q.Bad("include_input_output_embeddings",
+                 "is true: quantized embeddings are not read by kvbill (vLLM applies torchao to "
+                 "linear layers only)");
+  }
+  const Fields def(types["default"], q.source(), q.prefix() + "quant_type.default.");
+  auto skip = Patterns::Read(q, "modules_to_not_convert", Match::kComponents);
+  if (!skip) return skip.error();
+  std::optional<WeightFormat> format;
+  std::vector<std::string> skipped;  // ModuleFqnToConfig's null entries
+  const std::string type = def.StringOr("_type", "");
+  if (type == "ModuleFqnToConfig" || type == "FqnToConfig") {
+    const json data = def.Has("_data") ? def.Get("_data") : json::object();
+    const Fields d(data, def.source(), def.prefix() + "_data.");
+    const char* key = d.Has("module_fqn_to_config") ? "module_fqn_to_config" : "fqn_to_config";
+    if (!d.Has(key) || !d.Get(key).is_object()) {
+      return d.Bad(key, "missing: the map of module names to torchao configs");
+    }
+    std::optional<json> first;
+    for (const auto& [name, cfg] : d.Get(key).items()) {
+      if (cfg.is_null()) {
+        skipped.push_back(name);
+        continue;
+      }
+      if (first && cfg != *first) {
+        return d.Bad(std::string(key) + "." + name,
+                     "differs from another module's config: per-module torchao configs are not "
+                     "read by kvbill (one config for every quantized module is)");
+      }
+      first = cfg;
+    }
+    if (first) {
+      const Fields one(*first, d.source(), d.prefix() + key + ".");
+      auto f = TorchAoFormat(one, compute);
+      if (!f) return f.error();
+      format = *f;
+    }
+  } else {
+    // vLLM's fused MoE layers take a torchao config from a
+    // ModuleFqnToConfig only (TorchAOConfig.get_quant_method asserts it).
+    for (const WeightGroup& g : *weights) {
+      if (g.role == ParamRole::kRoutedExperts && Quantizable(g)) {
+        return def.Bad("_type", "is " + Show(def.Get("_type")) +
+                                    ": vLLM quantizes a MoE model's experts with torchao only "
+                                    "from a ModuleFqnToConfig");
+      }
+    }
+    auto f = TorchAoFormat(def, compute);
+    if (!f) return f.error();
+    format = *f;
+  }
+  if (!format) return compute;
+  std::string out = compute;
+  for (WeightGroup& g : *weights) {
+    if (!Quantizable(g) || !towers_ok(g) || IsLmHead(g)) continue;
+    const auto names = Spellings(g);
+    if (skip->Matches(names)) continue;
+    bool named_null = false;
+    for (const std::string& n : skipped) {
+      for (const std::string& name : names) {
+        named_null = named_null || name == n || name.starts_with(n + ".");
+      }
+    }
+    if (named_null) continue;
+    g.format = *format;
+    if (g.role != ParamRole::kRoutedExperts && g.role != ParamRole::kMtp) out = format->compute;
+  }
+  return out;
+}
+
 Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields, bool text_only,
                                         const WeightFormat& dtype,
                                         std::vector<WeightGroup>* weights) {
@@ -1058,6 +1208,7 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
     return compute;
   }
   if (method == "quark") return AssignQuark(q, towers_ok, compute, weights);
+  if (method == "torchao") return AssignTorchAo(q, towers_ok, compute, weights);
   if (method == "auto-round" || method == "auto_round" || method == "intel/auto-round") {
     return AssignAutoRound(q, towers_ok, compute, weights);
   }
@@ -1128,7 +1279,7 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
                (q.Has("quant_method") ? "unknown method " + Show(q.Get("quant_method"))
                                       : std::string("missing")) +
                    " (known: fp8, mxfp4, compressed-tensors, modelopt, awq, gptq, auto-round, "
-                   "quark, bitsandbytes, fbgemm_fp8)");
+                   "quark, torchao, bitsandbytes, fbgemm_fp8)");
 }
 
 std::string DescribeWeightFormats(const std::vector<WeightGroup>& weights) {

@@ -152,10 +152,10 @@ TEST(FuzzRegressionTest, QuantMethodThatIsNotAStringIsAnError) {
       R"("quantization_config":{"quant_method":7}})";
   auto m = ParseHfConfig(config, "c.json", "c");
   ASSERT_FALSE(m.ok());
-  EXPECT_EQ(
-      m.error().message(),
-      "c.json: quantization_config.quant_method: unknown method 7 (known: fp8, mxfp4, "
-      "compressed-tensors, modelopt, awq, gptq, auto-round, quark, bitsandbytes, fbgemm_fp8)");
+  EXPECT_EQ(m.error().message(),
+            "c.json: quantization_config.quant_method: unknown method 7 (known: fp8, mxfp4, "
+            "compressed-tensors, modelopt, awq, gptq, auto-round, quark, torchao, bitsandbytes, "
+            "fbgemm_fp8)");
 }
 
 }  // namespace

@@ -245,6 +245,72 @@ TEST(WeightFormatsTest, QuarkFp8AndMxfp4) {
   }
 }
 
+// torchao, as transformers serializes TorchAoConfig (vLLM torchao.py). The
+// toy's linear layers but lm_head: 655,360 parameters (q, k, v, o 4 x 65,536;
+// gate, up, down 3 x 131,072), 2,304 rows; the rest (embedding, lm_head,
+// norms) 1,025,536 bytes.
+// Int4WeightOnlyConfig g128: 327,680 bytes of weights + per group of 128
+// inputs a bf16 scale and zero (4 bytes): q, k, v, o 256 rows x 2 groups,
+// gate and up 512 x 2, down 256 x 4 = 5,120 groups, 20,480 bytes: 1,373,696.
+// Float8 per row: 655,360 + 2,304 x 4 = 664,576 -> 1,690,112; per tensor
+// (the default granularity): 655,360 + 7 x 4 -> 1,680,924.
+// Skipping down_proj: 1,373,696 - (65,536 + 4,096) + 262,144 = 1,566,208.
+TEST(WeightFormatsTest, TorchAo) {
+  const auto ao = [](const std::string& config, const std::string& extra = "") {
+    return R"({"quant_method": "torchao", "quant_type": {"default": )" + config + "}" + extra + "}";
+  };
+  const std::string int4 =
+      R"({"_type": "Int4WeightOnlyConfig", "_version": 2, "_data": {"group_size": 128,
+          "int4_packing_format": {"_type": "Int4PackingFormat", "_data": "PLAIN"}}})";
+  const std::string fp8_row =
+      R"({"_type": "Float8DynamicActivationFloat8WeightConfig", "_data": {"granularity":
+          [{"_type": "PerRow", "_data": {}}, {"_type": "PerRow", "_data": {}}]}})";
+  EXPECT_EQ(Total(ao(int4)), 1373696);
+  EXPECT_EQ(Total(ao(fp8_row)), 1690112);
+  EXPECT_EQ(Total(ao(R"({"_type": "Float8DynamicActivationFloat8WeightConfig", "_data": {}})")),
+            1680924);
+  // modules_to_not_convert as vLLM's should_skip reads it: whole
+  // dot-separated components ("down_proj", "layers.0"), not substrings.
+  EXPECT_EQ(Total(ao(int4, R"(, "modules_to_not_convert": ["down_proj"])")), 1566208);
+  EXPECT_EQ(Total(ao(int4, R"(, "modules_to_not_convert": ["layers.0"])")), 2336256);
+  EXPECT_EQ(Total(ao(int4, R"(, "modules_to_not_convert": ["layers.1", "down"])")), 1373696);
+  // A ModuleFqnToConfig with one config and a null entry (skipped).
+  EXPECT_EQ(Total(ao(R"({"_type": "ModuleFqnToConfig", "_data": {"module_fqn_to_config":
+                        {"_default": )" +
+                     int4 + R"(, "model.layers.0.mlp.down_proj": null}}})")),
+            1566208);
+  // W8A8 runs at the FP8 rate; Int4 is weight-only (the dtype's math).
+  auto fp8 = ParseHfConfig(std::string(kToy) + R"(, "quantization_config": )" + ao(fp8_row) + "}",
+                           "q.json", "q");
+  ASSERT_TRUE(fp8.ok()) << fp8.error().message();
+  EXPECT_EQ(fp8->compute_format, "fp8-e4m3");
+  auto w4 = ParseHfConfig(std::string(kToy) + R"(, "quantization_config": )" + ao(int4) + "}",
+                          "q.json", "q");
+  ASSERT_TRUE(w4.ok()) << w4.error().message();
+  EXPECT_EQ(w4->compute_format, "bf16");
+  const std::pair<std::string, std::string> refused[] = {
+      {R"({"quant_method": "torchao"})",
+       "q.json: quantization_config.quant_type: missing: torchao names its config there "
+       "({\"default\": ...})"},
+      {ao(R"({"_type": "Int8DynamicActivationInt4WeightConfig", "_data": {}})"),
+       "q.json: quantization_config.quant_type.default._type: is "
+       "\"Int8DynamicActivationInt4WeightConfig\": kvbill reads torchao's Int4WeightOnlyConfig, "
+       "Float8DynamicActivationFloat8WeightConfig and Float8WeightOnlyConfig"},
+      {ao(int4, R"(, "include_input_output_embeddings": true)"),
+       "q.json: quantization_config.include_input_output_embeddings: is true: quantized "
+       "embeddings are not read by kvbill (vLLM applies torchao to linear layers only)"},
+      {ao(R"({"_type": "ModuleFqnToConfig", "_data": {"module_fqn_to_config": {"_default": )" +
+          int4 + R"(, "model.layers.0.mlp.down_proj": )" + fp8_row + "}}}"),
+       "q.json: quantization_config.quant_type.default._data.module_fqn_to_config."
+       "model.layers.0.mlp.down_proj: differs from another module's config: per-module torchao "
+       "configs are not read by kvbill (one config for every quantized module is)"}};
+  for (const auto& [config, message] : refused) {
+    auto w = BytesWith(config);
+    ASSERT_FALSE(w.ok()) << config;
+    EXPECT_EQ(w.error().message(), message);
+  }
+}
+
 // GPTQ with "lm_head": true stores the lm_head too (vLLM's GPTQConfig
 // lm_head_quantized): 1,000 x 256 at 4 bits = 128,000 + 1,000 rows x 2
 // groups x 20 bits = 5,000 + g_idx 256 x 4 = 1,024: 134,024 instead of
@@ -509,8 +575,8 @@ TEST(WeightFormatsTest, UnknownMethodsAndBadPatternsAreErrors) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message(),
             "q.json: quantization_config.quant_method: unknown method \"hqq\" (known: fp8, "
-            "mxfp4, compressed-tensors, modelopt, awq, gptq, auto-round, quark, bitsandbytes, "
-            "fbgemm_fp8)");
+            "mxfp4, compressed-tensors, modelopt, awq, gptq, auto-round, quark, torchao, "
+            "bitsandbytes, fbgemm_fp8)");
   auto regex = BytesWith(R"({"quant_method": "compressed-tensors", "ignore": ["re:(["],
                              "config_groups": {}})");
   ASSERT_FALSE(regex.ok());
