@@ -243,6 +243,9 @@ json SummaryDoc(const Scenario& scenario, const RunSummary& sum, const Simulatio
   s["evicted_blocks"] = sum.evicted_blocks;
   if (scenario.prefix_cache.pin_during_tool_s > 0) s["pins_yielded"] = totals.pins_yielded;
   s["kv_pool_blocks_per_replica"] = sum.kv_pool_blocks;
+  // The block size the run paged in: the scenario's, else the engine's for
+  // the model and GPU (docs/engine.md#kv-blocks).
+  s["kv_block_tokens"] = scenario.prefix_cache.block_size;
   if (totals.kv_cache_groups > 1) {  // blocks are then pages of one group
     s["kv_cache_groups"] = totals.kv_cache_groups;
   }

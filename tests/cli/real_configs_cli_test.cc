@@ -114,6 +114,21 @@ TEST(RealConfigCliTest, FitTakesTheMlaBackendsBlockSize) {
   EXPECT_EQ(block("--gpu a100-80gb"), 16);
   EXPECT_EQ(block("--gpu h200 --engine sglang"), 16);
   EXPECT_EQ(block("--gpu h200 --block-size 16"), 16);
+  // simulate says the block size it ran (summary.kv_block_tokens); the
+  // bundled default (Qwen3-8B on an H100) keeps vLLM's 16.
+  const std::string dir = ::testing::TempDir();
+  const std::string scenario = dir + "/r1.json";
+  {
+    std::ofstream out(scenario);
+    out << R"({"model": ")" << v3 << R"(", "deployment": {"gpu": "h200", "gpus_per_replica": 8},
+              "trace": {"generator": "coding-agent", "tasks": 1}})";
+  }
+  const auto r1 = RunKvbill("simulate --scenario '" + scenario + "' --format json");
+  ASSERT_EQ(r1.exit_status, 0) << r1.err;
+  EXPECT_EQ(nlohmann::json::parse(r1.out)["summary"]["kv_block_tokens"], 64);
+  const auto plain = RunKvbill("simulate --format json");
+  ASSERT_EQ(plain.exit_status, 0) << plain.err;
+  EXPECT_EQ(nlohmann::json::parse(plain.out)["summary"]["kv_block_tokens"], 16);
 }
 
 // The table with each run of spaces collapsed to one.
