@@ -546,7 +546,8 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
     // cache and overlap scheduler (on unless disabled, or speculating), and
     // its static memory fraction (docs/engine.md, "Batching, SGLang").
     c.scheduler = SchedulerKind::kSglang;
-    c.block_size = 1;
+    // Pages of one token, unless the default backend needs its own (kv_blocks.h).
+    c.block_size = std::max<Tokens>(1, SglangForcedPage(c.model, *gpu));
     const bool speculating = flags.count("speculative-algorithm") > 0;
     if (speculating) c.max_num_seqs = 48;  // server_args.py: max_running_requests unset
     int_flag("chunked-prefill-size", &c.max_num_batched_tokens);

@@ -145,7 +145,9 @@ int RunFit(const Args& args) {
   // The block size the engine pages the model in on this GPU, as a scenario
   // takes it (kv_blocks.h): vLLM's FlashMLA takes 64, DeepSeek-V4 256.
   if (vm["block-size"].defaulted()) {
+    const Tokens page = SglangForcedPage(*model, *gpu);
     block_size = engine == "vllm"               ? VllmKvBlockRule(*model, *gpu).size
+                 : page > 0                     ? page
                  : model->HasCompressedLayers() ? 256
                                                 : 16;
   }

@@ -36,4 +36,19 @@ VllmKvBlocks VllmKvBlockRule(const ModelShape& model, const GpuSpec& gpu) {
   return {};
 }
 
+Tokens SglangForcedPage(const ModelShape& model, const GpuSpec& gpu) {
+  const bool nvidia = gpu.architecture != "cdna3" && gpu.architecture != "cdna4";
+  if (!nvidia) return 0;
+  bool mla = false, sparse = false;
+  for (const LayerShape& l : model.layers) {
+    mla = mla || l.kind == LayerKind::kLatentAttention;
+    sparse = sparse || l.kind == LayerKind::kSparseLatentAttention;
+  }
+  if (sparse) return 64;
+  if (mla && gpu.architecture == "blackwell" && model.architecture == "DeepseekV3ForCausalLM") {
+    return 64;
+  }
+  return 0;
+}
+
 }  // namespace kvbill

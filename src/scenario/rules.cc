@@ -95,13 +95,19 @@ Status EngineBlockSize(const ReadState& state, Scenario* s) {
   if (s->pricing || state.Given("/prefix_cache/block_size")) return OkStatus();
   auto model = LoadScenarioModel(*s);
   if (!model) return OkStatus();
-  if (s->deployment.engine != "vllm") {
-    // DeepSeek-V4's compressed caches share one 256-token block on any engine.
-    if (model->HasCompressedLayers()) s->prefix_cache.block_size = 256;
-    return OkStatus();
-  }
   auto gpu = LookupGpu(s->deployment.gpu);
   if (!gpu) return OkStatus();  // the GPU's own rule reports it
+  if (s->deployment.engine != "vllm") {
+    // SGLang: its forced page where a backend needs one, else kvbill's
+    // hashing unit (16) for its token-by-token pages; DeepSeek-V4's
+    // compressed caches share one 256-token block on any engine.
+    if (const Tokens page = SglangForcedPage(*model, *gpu); page > 0) {
+      s->prefix_cache.block_size = page;
+    } else if (model->HasCompressedLayers()) {
+      s->prefix_cache.block_size = 256;
+    }
+    return OkStatus();
+  }
   s->prefix_cache.block_size = VllmKvBlockRule(*model, *gpu).size;
   return OkStatus();
 }
@@ -411,7 +417,8 @@ const std::vector<Rule>& CrossKeyRules() {
        "the GPU: 64 for MLA on Hopper (FlashMLA) and on Blackwell with qk_nope_head_dim 128 "
        "(FlashInfer MLA), 128 for other MLA on Blackwell (CUTLASS MLA), 64 for MLA with a "
        "sparse indexer (DeepSeek-V3.2, GLM-5), 256 for compressed attention (DeepSeek-V4), 16 "
-       "otherwise (docs/engine.md#kv-blocks)",
+       "otherwise; on SGLang 64 where its default backend pages (DeepSeek Sparse Attention; "
+       "DeepSeek-V3/R1 on Blackwell), else 16 (docs/engine.md#kv-blocks)",
        EngineBlockSize},
       {"",
        "a model with compressed attention layers (DeepSeek-V4) runs with `kv_format` fp8 "

@@ -113,6 +113,7 @@ TEST(RealConfigCliTest, FitTakesTheMlaBackendsBlockSize) {
   EXPECT_EQ(block("--gpu b200"), 64);
   EXPECT_EQ(block("--gpu a100-80gb"), 16);
   EXPECT_EQ(block("--gpu h200 --engine sglang"), 16);
+  EXPECT_EQ(block("--gpu b200 --engine sglang"), 64);
   EXPECT_EQ(block("--gpu h200 --block-size 16"), 16);
   // simulate says the block size it ran (summary.kv_block_tokens); the
   // bundled default (Qwen3-8B on an H100) keeps vLLM's 16.

@@ -90,5 +90,28 @@ TEST(KvBlocksTest, SparseCompressedAndPlainModels) {
   }
 }
 
+// SGLang pages token by token unless its default backend needs pages
+// (server_args.py): DeepSeek Sparse Attention's nsa backend ("Setting page
+// size to 64 for DeepSeek NSA") on any NVIDIA GPU, and trtllm_mla for
+// DeepseekV3ForCausalLM on Blackwell (64). FA3 on Hopper and Triton pages
+// of one token; GLM-4.7-Flash (Glm4MoeLiteForCausalLM) does not take
+// trtllm_mla by default.
+TEST(KvBlocksTest, SglangForcesPagesForNsaAndDeepSeekOnBlackwell) {
+  auto page = [](const ModelShape& m, const std::string& gpu_id) {
+    auto gpu = LookupGpu(gpu_id);
+    EXPECT_TRUE(gpu.ok()) << gpu_id;
+    return gpu.ok() ? SglangForcedPage(m, *gpu) : Tokens{-1};
+  };
+  const ModelShape v3 = Config("deepseek-v3.json");
+  EXPECT_EQ(page(v3, "b200"), 64);
+  EXPECT_EQ(page(v3, "h200"), 0);
+  EXPECT_EQ(page(v3, "a100-80gb"), 0);
+  EXPECT_EQ(page(Config("kimi-k2-instruct.json"), "gb200"), 64);
+  EXPECT_EQ(page(Config("glm-4.7-flash.json"), "b200"), 0);
+  EXPECT_EQ(page(Config("deepseek-v3.2.json"), "h200"), 64);
+  EXPECT_EQ(page(Config("glm-5.json"), "h100-sxm"), 64);
+  EXPECT_EQ(page(Catalog("llama-3.1-8b"), "b200"), 0);
+}
+
 }  // namespace
 }  // namespace kvbill

@@ -81,7 +81,8 @@ TEST(FormatsRulesTest, AutoKvFormatIsWhatTheCheckpointDeclares) {
 // MLA on vLLM takes the block size its backend forces (kv_blocks.h):
 // FlashMLA's 64 on Hopper, FlashInfer MLA's 64 on a B200 for DeepSeek-V3
 // (qk_nope_head_dim 128), vLLM's 16 on an A100 (Triton MLA) and on SGLang
-// (kvbill's hashing unit there); a block size the scenario sets stays.
+// on an H200 (kvbill's hashing unit for its pages of one token), 64 on SGLang
+// on a B200 (its trtllm_mla backend); a block size the scenario sets stays.
 TEST(FormatsRulesTest, MlaModelsTakeTheirBackendsBlockSize) {
   const std::string v3 = std::string(KVBILL_SOURCE_DIR) + "/tests/data/configs/deepseek-v3.json";
   auto on = [&](const std::string& deployment, const std::string& extra = "") {
@@ -94,6 +95,8 @@ TEST(FormatsRulesTest, MlaModelsTakeTheirBackendsBlockSize) {
   EXPECT_EQ(on(R"({"gpu": "b200", "gpus_per_replica": 8})"), 64);
   EXPECT_EQ(on(R"({"gpu": "a100-80gb", "gpus_per_replica": 8})"), 16);
   EXPECT_EQ(on(R"({"gpu": "h200", "gpus_per_replica": 8, "engine": "sglang"})"), 16);
+  // SGLang's trtllm_mla backend for DeepSeek-V3 on Blackwell pages in 64.
+  EXPECT_EQ(on(R"({"gpu": "b200", "gpus_per_replica": 8, "engine": "sglang"})"), 64);
   EXPECT_EQ(
       on(R"({"gpu": "h200", "gpus_per_replica": 8})", R"(, "prefix_cache": {"block_size": 16})"),
       16);

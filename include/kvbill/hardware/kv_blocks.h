@@ -21,8 +21,13 @@
 // kvbill takes the forced size when a scenario does not set
 // prefix_cache.block_size, and warns (block_size_unserved) when it sets one
 // the backend does not keep: hits, eviction and the pool would describe a
-// granularity vLLM does not run. SGLang is not covered here (it pages
-// token by token by default).
+// granularity vLLM does not run.
+//
+// SGLang pages token by token (page_size 1) unless a backend it picks by
+// default needs pages (python/sglang/srt/server_args.py): DeepSeek Sparse
+// Attention (the nsa backend: "Setting page size to 64 for DeepSeek NSA")
+// and DeepseekV3ForCausalLM on Blackwell (trtllm_mla, which takes 32 or 64
+// and is given 64).
 #ifndef KVBILL_HARDWARE_KV_BLOCKS_H_
 #define KVBILL_HARDWARE_KV_BLOCKS_H_
 
@@ -49,6 +54,10 @@ struct VllmKvBlocks {
 
 // vLLM's block rule for `model` on `gpu` (the table above).
 VllmKvBlocks VllmKvBlockRule(const ModelShape& model, const GpuSpec& gpu);
+
+// The page SGLang forces for `model` on `gpu` by default (64 for the cases
+// above), or 0 where it pages token by token.
+Tokens SglangForcedPage(const ModelShape& model, const GpuSpec& gpu);
 
 }  // namespace kvbill
 
