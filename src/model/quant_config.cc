@@ -943,8 +943,9 @@ Result<std::string> AssignAutoRound(const Fields& q,
 // 128; torchao's Int4Tensor and tile-packed layouts alike); weight-only.
 // Float8DynamicActivationFloat8WeightConfig: fp8 E4M3 weights with an fp32
 // scale per row (granularity PerRow) or per tensor (PerTensor, the default),
-// activations quantized as they run (W8A8 at the FP8 rate).
-// Float8WeightOnlyConfig: fp8 E4M3 with an fp32 scale per row, weight-only.
+// activations quantized as they run (W8A8 at the FP8 rate). Others (the
+// int8 and weight-only fp8 configs, the edge schemes) are refused: the
+// format matrix has no row for how vLLM runs them.
 Result<WeightFormat> TorchAoFormat(const Fields& c, const std::string& dtype_compute) {
   const std::string type = c.StringOr("_type", "");
   if (c.Has("_data") && !c.Get("_data").is_object()) return c.Bad("_data", "must be an object");
@@ -961,9 +962,9 @@ Result<WeightFormat> TorchAoFormat(const Fields& c, const std::string& dtype_com
     f.compute = dtype_compute;
     return f;
   }
-  if (type == "Float8DynamicActivationFloat8WeightConfig" || type == "Float8WeightOnlyConfig") {
+  if (type == "Float8DynamicActivationFloat8WeightConfig") {
     f.element_bits = 8;
-    bool per_row = type == "Float8WeightOnlyConfig";
+    bool per_row = false;
     if (d.Has("granularity") && !d.Get("granularity").is_null()) {
       // One granularity, or [activation, weight].
       const json& g = d.Get("granularity");
@@ -982,15 +983,13 @@ Result<WeightFormat> TorchAoFormat(const Fields& c, const std::string& dtype_com
     } else {
       f.tensor_bits = 32;
     }
-    const bool dynamic = type == "Float8DynamicActivationFloat8WeightConfig";
-    f.name = std::string("fp8-e4m3") + (per_row ? "-channel" : "") + " (torchao" +
-             (dynamic ? ")" : ", weight-only)");
-    f.compute = dynamic ? "fp8-e4m3" : dtype_compute;
+    f.name = std::string("fp8-e4m3") + (per_row ? "-channel" : "") + " (torchao)";
+    f.compute = "fp8-e4m3";
     return f;
   }
   return c.Bad("_type", "is " + Show(c.Get("_type")) +
-                            ": kvbill reads torchao's Int4WeightOnlyConfig, "
-                            "Float8DynamicActivationFloat8WeightConfig and Float8WeightOnlyConfig");
+                            ": kvbill reads torchao's Int4WeightOnlyConfig and "
+                            "Float8DynamicActivationFloat8WeightConfig");
 }
 
 // torchao (transformers TorchAoConfig; vLLM torchao.py, TorchAOConfig):

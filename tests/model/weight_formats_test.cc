@@ -294,8 +294,8 @@ TEST(WeightFormatsTest, TorchAo) {
        "({\"default\": ...})"},
       {ao(R"({"_type": "Int8DynamicActivationInt4WeightConfig", "_data": {}})"),
        "q.json: quantization_config.quant_type.default._type: is "
-       "\"Int8DynamicActivationInt4WeightConfig\": kvbill reads torchao's Int4WeightOnlyConfig, "
-       "Float8DynamicActivationFloat8WeightConfig and Float8WeightOnlyConfig"},
+       "\"Int8DynamicActivationInt4WeightConfig\": kvbill reads torchao's Int4WeightOnlyConfig "
+       "and Float8DynamicActivationFloat8WeightConfig"},
       {ao(int4, R"(, "include_input_output_embeddings": true)"),
        "q.json: quantization_config.include_input_output_embeddings: is true: quantized "
        "embeddings are not read by kvbill (vLLM applies torchao to linear layers only)"},
