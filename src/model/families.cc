@@ -32,6 +32,7 @@ enum class Family {
   kDeepseekV4,     // DeepSeek-V4: windows + compressed latents, hyper-connections
   kMamba,          // Mamba-1 / Mamba-2 in every layer, no attention
   kLongcat,        // LongCat-Flash: two MLA blocks and a shortcut MoE a layer
+  kPlamo2,         // PLaMo 2: Mamba and sliding-window attention in turn
 };
 
 enum class QkNorm {
@@ -165,6 +166,7 @@ const Style kStyles[] = {
   {"smollm3", Family::kGeneric, "transformers smollm3/modeling_smollm3.py"},
   {"stablelm", Family::kGeneric, "vLLM stablelm.py (LayerNorms with bias; q, k and v biased by use_qkv_bias, the output projection never)", QkNorm::kNone, 2, false, false, true, true},
   {"starcoder2", Family::kGeneric, "transformers starcoder2/modeling_starcoder2.py (use_bias on every projection, ungated MLP)", QkNorm::kNone, 2, false, true, false, true},
+  {"plamo2", Family::kPlamo2, "vLLM plamo2.py (Mamba mixers and sliding-window attention in turn: layer i attends when i % mamba_step == mamba_step / 2; four norms a layer; a gated MLP)", QkNorm::kFullWidth, 4},
   {"zamba2", Family::kZamba2, "vLLM zamba2.py (Mamba-2 in every layer; at hybrid layers a shared transformer block over the hidden state and the embeddings, num_mem_blocks of them in turn, with per-layer adapters and KV)"},
   {"step3_text", Family::kGeneric, "vLLM step3_text.py (Step3TextDecoderLayer: queries through a share_q_dim rank, one KV head, moe_layers_enum)"},
 };
@@ -1735,6 +1737,50 @@ Status BuildGraniteHybrid(Ctx& c) {
   return OkStatus();
 }
 
+// PLaMo 2 (vLLM plamo2.py; pfnet's remote configuration, whose defaults
+// the defaults table holds): layer i is a Mamba mixer unless i % mamba_step
+// == mamba_step / 2 (with no more layers than mamba_step / 2, every layer
+// but the last); vLLM does not read mamba_enabled. Attention layers run the
+// model-wide sliding window (sliding_window, which the configuration sets
+// from attention_window_size: vLLM reads no full_attention_idx), with
+// q and k norms of heads x hidden_size_per_head. Every layer has four
+// norms (before and after the mixer and the MLP) and a gated MLP.
+Status BuildPlamo2(Ctx& c) {
+  ModelBuilder& b = *c.b;
+  const Fields& f = c.f;
+  auto step = f.IntOr("mamba_step", 2, 2);
+  if (!step) return step.error();
+  auto heads = f.RequiredInt({"mamba_num_heads"});
+  if (!heads) return heads.error();
+  auto head_dim = f.RequiredInt({"hidden_size_per_head"});
+  if (!head_dim) return head_dim.error();
+  auto d_state = f.RequiredInt({"mamba_d_state"});
+  if (!d_state) return d_state.error();
+  auto d_conv = f.RequiredInt({"mamba_d_conv"});
+  if (!d_conv) return d_conv.error();
+  PlamoMambaPlan m;
+  m.heads = *heads;
+  m.head_dim = *head_dim;
+  m.d_state = *d_state;
+  m.d_conv = *d_conv;
+  m.dt_rank = std::max<Int>(64, c.d.hidden / 16);
+  const Int n = c.d.layers;
+  for (Int i = 0; i < n; ++i) {
+    const int layer = static_cast<int>(i);
+    const bool mamba = n <= *step / 2 ? i != n - 1 : i % *step != *step / 2;
+    if (mamba) {
+      b.PlamoMamba(layer, m);
+    } else {
+      auto a = GenericAttention(c, i, Mixer::kSliding);
+      if (!a) return a.error();
+      b.Attention(layer, *a);
+    }
+    b.DenseMlp(layer, c.d.intermediate, true, false);
+    b.Norms(layer, 4, c.d.hidden);
+  }
+  return OkStatus();
+}
+
 // Falcon-H1 (falcon_h1/modeling_falcon_h1.py): every layer runs attention
 // and a Mamba-2 mixer side by side, then a gated MLP: two inventory entries
 // per layer.
@@ -3032,6 +3078,9 @@ Result<TextModel> BuildTextModel(const Fields& f, const std::string& model_type,
       break;
     case Family::kLongcat:
       built = BuildLongcat(c);
+      break;
+    case Family::kPlamo2:
+      built = BuildPlamo2(c);
       break;
   }
   if (!built) return built.error();

@@ -324,6 +324,27 @@ void ModelBuilder::Mamba2(int layer, const Mamba2Plan& m) {
   Entry(e);
 }
 
+void ModelBuilder::PlamoMamba(int layer, const PlamoMambaPlan& m) {
+  const std::string p = LayerName(layer) + names_.mixer + ".";
+  const Int di = m.heads * m.head_dim;
+  Matrix(ParamRole::kLinearMixer, p + "in_proj", 2 * di, hidden_);
+  Vector(ParamRole::kLinearMixer, p + "conv1d", di * m.d_conv);
+  Matrix(ParamRole::kLinearMixer, p + "bcdt_proj", m.dt_rank + 2 * m.d_state, di);
+  Matrix(ParamRole::kLinearMixer, p + "dt_proj", m.heads, m.dt_rank);
+  Fp32Vector(ParamRole::kLinearMixer, p + "A", m.heads);  // float32 in vLLM
+  Vector(ParamRole::kLinearMixer, p + "D_dt_bias", 2 * m.heads);
+  Vector(ParamRole::kLinearMixer, p + "dt_B_C_norms", m.dt_rank + 2 * m.d_state);
+  Matrix(ParamRole::kLinearMixer, p + "out_proj", hidden_, di);
+  LayerShape e;
+  e.kind = LayerKind::kMambaState;
+  e.index = layer;
+  // vLLM's Mamba-2 state with no groups: (d_conv - 1) x channels of
+  // convolution inputs and heads x head_dim x d_state of SSM state.
+  e.conv_state_elements = (m.d_conv - 1) * di;
+  e.recurrent_state_elements = m.heads * m.head_dim * m.d_state;
+  Entry(e);
+}
+
 void ModelBuilder::GatedDeltaNet(int layer, const GdnPlan& g) {
   const std::string p = LayerName(layer) + "linear_attn.";
   const Int key = g.key_heads * g.key_dim, value = g.value_heads * g.value_dim;

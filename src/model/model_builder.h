@@ -108,6 +108,13 @@ struct Mamba2Plan {
   int ssm_bits = 0;  // recurrent state bits; 0: the model's state format
 };
 
+// PLaMo 2's Mamba mixer (vLLM plamo2.py, Plamo2MambaMixer): heads x
+// head_dim channels, one B and C of d_state shared by every head (no
+// groups), a low-rank time step of dt_rank with its own norm, no biases.
+struct PlamoMambaPlan {
+  Int heads = 0, head_dim = 0, d_state = 64, d_conv = 4, dt_rank = 64;
+};
+
 // Kimi Delta Attention (vLLM kimi_linear.py / layers/kda.py): heads x
 // head_dim for q, k and v, short convolutions of `conv`, a low-rank forget
 // gate, and an output gate full-rank or low-rank.
@@ -148,6 +155,7 @@ class ModelBuilder {
   void Moe(int layer, const MoePlan& m);
   void Mamba1(int layer, const Mamba1Plan& m);
   void Mamba2(int layer, const Mamba2Plan& m);
+  void PlamoMamba(int layer, const PlamoMambaPlan& m);
   void GatedDeltaNet(int layer, const GdnPlan& g);
   void Kda(int layer, const KdaPlan& k);
   void CompressedAttention(int layer, const CompressedPlan& a);

@@ -393,7 +393,7 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
       "nemotron-nas, "
       "nemotron_h, olmo2, olmo3, olmoe, opt, orion, ouro, "
       "phi, phi-msft, phi3, phi3_v, phi4mm, "
-      "phimoe, "
+      "phimoe, plamo2, "
       "qwen, qwen2, qwen2_5_vl, qwen2_moe, qwen2_vl, qwen3, qwen3_5_moe_text, qwen3_5_text, "
       "qwen3_moe, qwen3_next, qwen3_vl_moe_text, qwen3_vl_text, seed_oss, smollm3, stablelm, "
       "starcoder2, "
