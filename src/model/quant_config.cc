@@ -702,7 +702,44 @@ Result<WeightFormat> QuarkSpec(const Fields& spec, const std::string& dtype_comp
                                   " for fp8_e4m3 (known: per_tensor, "
                                   "per_channel)");
     }
-    f.name = "fp8-e4m3 " + scheme + " (quark)";
+    // Named so that the format matrix finds its row (fp8-e4m3).
+    f.name = std::string(scheme == "per_channel" ? "fp8-e4m3-channel" : "fp8-e4m3") + " (quark)";
+    return f;
+  }
+  if (dtype == "int8") {
+    // W8A8 INT8 (vLLM QuarkW8A8Int8, _is_static_tensor_w8a8): symmetric
+    // static int8 weights per tensor or per channel with an fp32 scale,
+    // static int8 inputs per tensor (an fp32 scale, and an int32 zero point
+    // when asymmetric); vLLM has no other int8 Quark scheme.
+    const json* in = spec.Has("input_tensors") ? &spec.Get("input_tensors") : nullptr;
+    const bool input_ok = in != nullptr && in->is_object() && in->value("dtype", "") == "int8" &&
+                          in->value("qscheme", "") == "per_tensor" &&
+                          !in->value("is_dynamic", false);
+    if (!input_ok) {
+      return spec.Bad("input_tensors",
+                      "must be static int8 per_tensor with int8 weights: vLLM's Quark runs int8 "
+                      "only as static W8A8 (QuarkW8A8Int8)");
+    }
+    auto symmetric = w.Bool("symmetric", false);
+    if (!symmetric) return symmetric.error();
+    auto dynamic = w.Bool("is_dynamic", false);
+    if (!dynamic) return dynamic.error();
+    if (!*symmetric || *dynamic) {
+      return w.Bad(*dynamic ? "is_dynamic" : "symmetric",
+                   "int8 weights must be static and symmetric for vLLM's QuarkW8A8Int8");
+    }
+    f.element_bits = 8;
+    f.compute = dtype_compute;  // the format matrix's w8a8-int8 row computes in int8
+    const int input_bits = in->value("symmetric", true) ? 32 : 64;
+    if (scheme == "per_tensor") {
+      f.tensor_bits = 32 + input_bits;
+    } else if (scheme == "per_channel") {
+      f.row_bits = 32;
+      f.tensor_bits = input_bits;
+    } else {
+      return w.Bad("qscheme", "is " + Show(scheme) + " for int8 (known: per_tensor, per_channel)");
+    }
+    f.name = std::string(scheme == "per_channel" ? "w8a8-int8-channel" : "w8a8-int8") + " (quark)";
     return f;
   }
   if (dtype == "fp4") {
@@ -720,7 +757,8 @@ Result<WeightFormat> QuarkSpec(const Fields& spec, const std::string& dtype_comp
     return *mx;
   }
   return w.Bad("dtype", "is " + Show(dtype) +
-                            ": kvbill reads Quark's fp8_e4m3 and fp4 (MXFP4) weights only");
+                            ": kvbill reads Quark's fp8_e4m3, int8 (W8A8) and fp4 (MXFP4) weights "
+                            "only");
 }
 
 // AMD Quark (vLLM quantization/quark/quark.py, QuarkConfig): `export` is

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "kvbill/hardware/format_support.h"
+#include "kvbill/hardware/gpu.h"
 #include "kvbill/model/hf_config.h"
 #include "kvbill/model/weight_bytes.h"
 
@@ -230,8 +232,12 @@ TEST(WeightFormatsTest, QuarkFp8AndMxfp4) {
            "qscheme": "per_tensor"}}})",
        "q.json: quantization_config.export: missing: vLLM's Quark config requires it"},
       {quark(R"("global_quant_config": {"weight": {"dtype": "int8", "qscheme": "per_tensor"}})"),
-       "q.json: quantization_config.global_quant_config.weight.dtype: is \"int8\": kvbill reads "
-       "Quark's fp8_e4m3 and fp4 (MXFP4) weights only"},
+       "q.json: quantization_config.global_quant_config.input_tensors: must be static int8 "
+       "per_tensor with int8 weights: vLLM's Quark runs int8 only as static W8A8 "
+       "(QuarkW8A8Int8)"},
+      {quark(R"("global_quant_config": {"weight": {"dtype": "uint4", "qscheme": "per_group"}})"),
+       "q.json: quantization_config.global_quant_config.weight.dtype: is \"uint4\": kvbill reads "
+       "Quark's fp8_e4m3, int8 (W8A8) and fp4 (MXFP4) weights only"},
       {quark(R"("global_quant_config": {"weight": [{"dtype": "fp4"}, {"dtype": "fp8_e4m3"}]})"),
        "q.json: quantization_config.global_quant_config.weight: is a list (NVFP4, W4A8): kvbill "
        "reads Quark's fp8_e4m3 and MXFP4 (fp4) weights only"},
@@ -309,6 +315,57 @@ TEST(WeightFormatsTest, TorchAo) {
     ASSERT_FALSE(w.ok()) << config;
     EXPECT_EQ(w.error().message(), message);
   }
+}
+
+// Quark's W8A8 INT8 (vLLM QuarkW8A8Int8: symmetric static int8 weights, a
+// static per-tensor int8 input). Per channel: 655,360 + 2,304 rows x 4 B +
+// 7 input scales x 4 B = 664,604 -> 1,690,140; per tensor: 655,360 + 7 x
+// (4 + 4) -> 1,680,952; an asymmetric input adds an int32 zero point a
+// tensor: 1,690,168. The format matrix finds each format's row: Quark's
+// fp8 runs as W8A8 FP8 on an H100 and its int8 as W8A8 INT8 (an earlier
+// name, "fp8-e4m3 per_tensor (quark)", fell outside every row and ran as a
+// weight-only fallback).
+TEST(WeightFormatsTest, QuarkInt8AndTheMatrixRows) {
+  const auto quark = [](const std::string& weight, const std::string& input) {
+    return R"({"quant_method": "quark", "export": {"kv_cache_group": []}, "exclude": [],
+               "global_quant_config": {"weight": )" +
+           weight + R"(, "input_tensors": )" + input + "}}";
+  };
+  const std::string channel =
+      R"({"dtype": "int8", "qscheme": "per_channel", "symmetric": true, "is_dynamic": false})";
+  const std::string tensor =
+      R"({"dtype": "int8", "qscheme": "per_tensor", "symmetric": true, "is_dynamic": false})";
+  const std::string input =
+      R"({"dtype": "int8", "qscheme": "per_tensor", "symmetric": true, "is_dynamic": false})";
+  const std::string asym =
+      R"({"dtype": "int8", "qscheme": "per_tensor", "symmetric": false, "is_dynamic": false})";
+  EXPECT_EQ(Total(quark(channel, input)), 1690140);
+  EXPECT_EQ(Total(quark(tensor, input)), 1680952);
+  EXPECT_EQ(Total(quark(channel, asym)), 1690168);
+  auto h100 = LookupGpu("h100-sxm");
+  ASSERT_TRUE(h100.ok());
+  const auto row = [&](const std::string& q) -> std::pair<std::string, std::string> {
+    auto m =
+        ParseHfConfig(std::string(kToy) + R"(, "quantization_config": )" + q + "}", "q.json", "q");
+    EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message());
+    if (!m.ok()) return {};
+    auto parts = NativePartFormats(*m);
+    EXPECT_TRUE(parts.ok());
+    if (!parts.ok()) return {};
+    const FormatRun run = HowGpuRuns(*h100, FormatRole::kWeights, parts->dense);
+    return {run.matrix_row, run.cell.computed};
+  };
+  EXPECT_EQ(row(quark(channel, input)),
+            std::make_pair(std::string("w8a8-int8"), std::string("int8")));
+  const std::string fp8 = R"({"dtype": "fp8_e4m3", "qscheme": "per_tensor", "is_dynamic": false})";
+  EXPECT_EQ(row(quark(fp8, fp8)), std::make_pair(std::string("fp8-e4m3"), std::string("fp8")));
+  auto dynamic = BytesWith(
+      quark(R"({"dtype": "int8", "qscheme": "per_channel", "symmetric": true, "is_dynamic": true})",
+            input));
+  ASSERT_FALSE(dynamic.ok());
+  EXPECT_EQ(dynamic.error().message(),
+            "q.json: quantization_config.global_quant_config.weight.is_dynamic: int8 weights must "
+            "be static and symmetric for vLLM's QuarkW8A8Int8");
 }
 
 // GPTQ with "lm_head": true stores the lm_head too (vLLM's GPTQConfig
