@@ -422,7 +422,9 @@ Result<WeightFormat> ModelOptFormat(const Fields& q, const std::string& where,
                                     const std::string& algo, Int group, const WeightFormat& dtype) {
   WeightFormat f;
   if (algo == "NVFP4" || algo == "W4A16_NVFP4") {
-    f.name = algo == "NVFP4" ? "nvfp4" : "nvfp4 (w4a16)";
+    // W4A16_NVFP4 runs weight-only on every GPU (the format matrix's
+    // nvfp4-w4a16 row: vLLM pins Marlin for it, having no activation scale).
+    f.name = algo == "NVFP4" ? "nvfp4" : "nvfp4-w4a16";
     f.element_bits = 4;
     f.group_size = static_cast<int>(std::min<Int>(group > 0 ? group : 16, 1 << 30));
     f.group_bits = 8;

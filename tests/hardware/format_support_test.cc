@@ -151,6 +151,10 @@ TEST(FormatSupportTest, CheckpointFormatsFallInTheRowOfTheirElementType) {
       {hand("int4-g128 (awq)", 4, 128, 20), "h100-sxm", "W4A16"},
       {hand("int4-g32 (compressed-tensors)", 4, 32, 16), "mi300x", "W4A16"},
       {hand("nvfp4-g16 (compressed-tensors)", 4, 16, 8), "b200", "W4A4 (FP4)"},
+      // ModelOpt's W4A16_NVFP4: weight-only through Marlin on every GPU,
+      // Blackwell included (no activation scale for the W4A4 kernels).
+      {hand("nvfp4-w4a16", 4, 16, 8), "b200", "W4A16"},
+      {hand("nvfp4-w4a16", 4, 16, 8), "h100-sxm", "W4A16"},
       {hand("int8-g128 (gptq)", 8, 128, 24), "a100-80gb", "W8A16"},
   };
   for (const auto& c : cases) {
@@ -160,6 +164,8 @@ TEST(FormatSupportTest, CheckpointFormatsFallInTheRowOfTheirElementType) {
     EXPECT_EQ(run.ComputedLabel(), c.computed);
     EXPECT_EQ(run.cell.note.find("not in the format matrix"), std::string::npos);
   }
+  // ... and on ROCm, where Marlin is not built, no engine runs it.
+  EXPECT_FALSE(HowGpuRuns(Gpu("mi300x"), FormatRole::kWeights, hand("nvfp4-w4a16", 4, 16, 8)).runs());
   // AWQ int4 with a 16-bit scale and a 4-bit zero point per 128: 4.15625 bits.
   EXPECT_EQ(HowGpuRuns(Gpu("h100-sxm"), FormatRole::kWeights, hand("int4-g128 (awq)", 4, 128, 20))
                 .Describe()

@@ -1034,9 +1034,9 @@ TEST(RealConfigsTest, ModelOptMixedPrecisionFollowsItsModuleMap) {
   EXPECT_EQ(format["model.layers.0.linear_attn.in_proj_qkvz"], "fp8-e4m3");
   EXPECT_EQ(format["model.layers.0.linear_attn.out_proj"], "fp8-e4m3");
   EXPECT_EQ(format["model.layers.0.linear_attn.in_proj_ba"], "fp8-e4m3");
-  EXPECT_EQ(format["model.layers.0.mlp.experts.0.gate_proj"], "nvfp4 (w4a16)");
-  EXPECT_EQ(format["model.layers.0.mlp.shared_expert.up_proj"], "nvfp4 (w4a16)");
-  EXPECT_EQ(format["lm_head"], "nvfp4 (w4a16)");
+  EXPECT_EQ(format["model.layers.0.mlp.experts.0.gate_proj"], "nvfp4-w4a16");
+  EXPECT_EQ(format["model.layers.0.mlp.shared_expert.up_proj"], "nvfp4-w4a16");
+  EXPECT_EQ(format["lm_head"], "nvfp4-w4a16");
   EXPECT_EQ(format["model.embed_tokens"], "bf16");
   auto bytes = ComputeWeightBytes(m, "auto");
   ASSERT_TRUE(bytes.ok());
