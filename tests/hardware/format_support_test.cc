@@ -155,6 +155,11 @@ TEST(FormatSupportTest, CheckpointFormatsFallInTheRowOfTheirElementType) {
       // Blackwell included (no activation scale for the W4A4 kernels).
       {hand("nvfp4-w4a16", 4, 16, 8), "b200", "W4A16"},
       {hand("nvfp4-w4a16", 4, 16, 8), "h100-sxm", "W4A16"},
+      // ModelOpt's MXFP8: Marlin W8A16 below Blackwell, FlashInfer's MXFP8
+      // GEMM (activations quantised to MXFP8) on it.
+      {hand("mxfp8", 8, 32, 8), "h100-sxm", "W8A16"},
+      {hand("mxfp8", 8, 32, 8), "a100-80gb", "W8A16"},
+      {hand("mxfp8", 8, 32, 8), "b200", "W8A8 (FP8)"},
       {hand("int8-g128 (gptq)", 8, 128, 24), "a100-80gb", "W8A16"},
   };
   for (const auto& c : cases) {
@@ -165,7 +170,9 @@ TEST(FormatSupportTest, CheckpointFormatsFallInTheRowOfTheirElementType) {
     EXPECT_EQ(run.cell.note.find("not in the format matrix"), std::string::npos);
   }
   // ... and on ROCm, where Marlin is not built, no engine runs it.
-  EXPECT_FALSE(HowGpuRuns(Gpu("mi300x"), FormatRole::kWeights, hand("nvfp4-w4a16", 4, 16, 8)).runs());
+  EXPECT_FALSE(
+      HowGpuRuns(Gpu("mi300x"), FormatRole::kWeights, hand("nvfp4-w4a16", 4, 16, 8)).runs());
+  EXPECT_FALSE(HowGpuRuns(Gpu("mi300x"), FormatRole::kWeights, hand("mxfp8", 8, 32, 8)).runs());
   // AWQ int4 with a 16-bit scale and a 4-bit zero point per 128: 4.15625 bits.
   EXPECT_EQ(HowGpuRuns(Gpu("h100-sxm"), FormatRole::kWeights, hand("int4-g128 (awq)", 4, 128, 20))
                 .Describe()
