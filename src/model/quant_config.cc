@@ -688,8 +688,18 @@ Result<WeightFormat> QuarkSpec(const Fields& spec, const std::string& dtype_comp
   const Fields w(spec.Get("weight"), spec.source(), spec.prefix() + "weight.");
   const std::string dtype = w.StringOr("dtype", "");
   const std::string scheme = w.StringOr("qscheme", "");
-  const bool static_input = spec.Has("input_tensors") && spec.Get("input_tensors").is_object() &&
-                            !spec.Get("input_tensors").value("is_dynamic", true);
+  std::optional<Fields> input;
+  if (spec.Has("input_tensors")) {
+    if (!spec.Get("input_tensors").is_object()) {
+      return spec.Bad("input_tensors",
+                      "must be an object or null, got " + Show(spec.Get("input_tensors")));
+    }
+    input.emplace(spec.Get("input_tensors"), spec.source(), spec.prefix() + "input_tensors.");
+  }
+  // vLLM reads a missing is_dynamic as static (quark.py: not input.get("is_dynamic")).
+  auto input_dynamic = input ? input->Bool("is_dynamic", false) : Result<bool>(true);
+  if (!input_dynamic) return input_dynamic.error();
+  const bool static_input = !*input_dynamic;
   WeightFormat f;
   if (dtype == "fp8_e4m3") {
     f.element_bits = 8;
@@ -713,10 +723,10 @@ Result<WeightFormat> QuarkSpec(const Fields& spec, const std::string& dtype_comp
     // static int8 weights per tensor or per channel with an fp32 scale,
     // static int8 inputs per tensor (an fp32 scale, and an int32 zero point
     // when asymmetric); vLLM has no other int8 Quark scheme.
-    const json* in = spec.Has("input_tensors") ? &spec.Get("input_tensors") : nullptr;
-    const bool input_ok = in != nullptr && in->is_object() && in->value("dtype", "") == "int8" &&
-                          in->value("qscheme", "") == "per_tensor" &&
-                          !in->value("is_dynamic", false);
+    auto input_symmetric = input ? input->Bool("symmetric", true) : Result<bool>(true);
+    if (!input_symmetric) return input_symmetric.error();
+    const bool input_ok = input && input->StringOr("dtype", "") == "int8" &&
+                          input->StringOr("qscheme", "") == "per_tensor" && static_input;
     if (!input_ok) {
       return spec.Bad("input_tensors",
                       "must be static int8 per_tensor with int8 weights: vLLM's Quark runs int8 "
@@ -732,7 +742,7 @@ Result<WeightFormat> QuarkSpec(const Fields& spec, const std::string& dtype_comp
     }
     f.element_bits = 8;
     f.compute = dtype_compute;  // the format matrix's w8a8-int8 row computes in int8
-    const int input_bits = in->value("symmetric", true) ? 32 : 64;
+    const int input_bits = *input_symmetric ? 32 : 64;
     if (scheme == "per_tensor") {
       f.tensor_bits = 32 + input_bits;
     } else if (scheme == "per_channel") {
@@ -1027,7 +1037,7 @@ Result<WeightFormat> TorchAoFormat(const Fields& c, const std::string& dtype_com
     f.compute = "fp8-e4m3";
     return f;
   }
-  return c.Bad("_type", "is " + Show(c.Get("_type")) +
+  return c.Bad("_type", (c.Has("_type") ? "is " + Show(c.Get("_type")) : std::string("missing")) +
                             ": kvbill reads torchao's Int4WeightOnlyConfig and "
                             "Float8DynamicActivationFloat8WeightConfig");
 }
@@ -1093,9 +1103,10 @@ Result<std::string> AssignTorchAo(const Fields& q,
     // ModuleFqnToConfig only (TorchAOConfig.get_quant_method asserts it).
     for (const WeightGroup& g : *weights) {
       if (g.role == ParamRole::kRoutedExperts && Quantizable(g)) {
-        return def.Bad("_type", "is " + Show(def.Get("_type")) +
-                                    ": vLLM quantizes a MoE model's experts with torchao only "
-                                    "from a ModuleFqnToConfig");
+        return def.Bad(
+            "_type", (def.Has("_type") ? "is " + Show(def.Get("_type")) : std::string("missing")) +
+                         ": vLLM quantizes a MoE model's experts with torchao only "
+                         "from a ModuleFqnToConfig");
       }
     }
     auto f = TorchAoFormat(def, compute);

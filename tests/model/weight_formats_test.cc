@@ -241,6 +241,12 @@ TEST(WeightFormatsTest, QuarkFp8AndMxfp4) {
       {quark(R"("global_quant_config": {"weight": [{"dtype": "fp4"}, {"dtype": "fp8_e4m3"}]})"),
        "q.json: quantization_config.global_quant_config.weight: is a list (NVFP4, W4A8): kvbill "
        "reads Quark's fp8_e4m3 and MXFP4 (fp4) weights only"},
+      // A malformed input spec is an error naming the field (it was an
+      // internal error: the flag was read as a boolean unchecked).
+      {quark(R"("global_quant_config": {"weight": )" + fp8 +
+             R"(, "input_tensors": {"dtype": "fp8_e4m3", "is_dynamic": 1}})"),
+       "q.json: quantization_config.global_quant_config.input_tensors.is_dynamic: must be true "
+       "or false, got 1"},
       {quark(R"("global_quant_config": {"weight": )" + fp8 + R"(, "output_tensors": )" + fp8 + "}"),
        "q.json: quantization_config.global_quant_config.output_tensors: is set: vLLM's Quark "
        "schemes take none (NotImplementedError)"}};
@@ -302,6 +308,9 @@ TEST(WeightFormatsTest, TorchAo) {
        "q.json: quantization_config.quant_type.default._type: is "
        "\"Int8DynamicActivationInt4WeightConfig\": kvbill reads torchao's Int4WeightOnlyConfig "
        "and Float8DynamicActivationFloat8WeightConfig"},
+      {ao("{}"),
+       "q.json: quantization_config.quant_type.default._type: missing: kvbill reads torchao's "
+       "Int4WeightOnlyConfig and Float8DynamicActivationFloat8WeightConfig"},
       {ao(int4, R"(, "include_input_output_embeddings": true)"),
        "q.json: quantization_config.include_input_output_embeddings: is true: quantized "
        "embeddings are not read by kvbill (vLLM applies torchao to linear layers only)"},
