@@ -1128,6 +1128,22 @@ Result<AttnPlan> GenericAttention(const Ctx& c, Int i, Mixer kind) {
 
 Result<MoePlan> GenericMoe(const Ctx& c, const MoeLayers& m, Int i) {
   const auto u = static_cast<std::size_t>(i);
+  // A layer a family rule builds as MoE (Nemotron-H's "E" blocks) in a
+  // config whose experts ResolveMoe found none of (one routed expert).
+  if (u >= m.experts.size() || u >= m.top_k.size() || u >= m.inter.size() ||
+      u >= m.shared_inter.size()) {
+    std::string key = "num_experts";
+    for (const char* k :
+         {"n_routed_experts", "num_local_experts", "num_experts", "moe_num_experts"}) {
+      if (c.f.Has(k)) {
+        key = k;
+        break;
+      }
+    }
+    return c.f.Bad(key, "layer " + std::to_string(i) +
+                            " is a mixture of experts, but the config gives it no more than one "
+                            "routed expert");
+  }
   MoePlan p;
   p.experts = m.experts[u];
   p.top_k = m.top_k[u];

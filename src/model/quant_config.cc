@@ -1019,8 +1019,10 @@ Result<WeightFormat> TorchAoFormat(const Fields& c, const std::string& dtype_com
       // One granularity, or [activation, weight].
       const json& g = d.Get("granularity");
       const json& weight = g.is_array() && !g.empty() ? g.back() : g;
-      const std::string kind =
-          weight.is_object() ? weight.value("_type", std::string()) : std::string();
+      const auto type_it = weight.is_object() ? weight.find("_type") : weight.end();
+      const std::string kind = weight.is_object() && type_it != weight.end() && type_it->is_string()
+                                   ? type_it->get<std::string>()
+                                   : std::string();
       if (kind != "PerRow" && kind != "PerTensor") {
         return d.Bad(
             "granularity",

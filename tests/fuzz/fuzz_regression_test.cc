@@ -158,5 +158,24 @@ TEST(FuzzRegressionTest, QuantMethodThatIsNotAStringIsAnError) {
             "fbgemm_fp8)");
 }
 
+// Finding from a mutation sweep of tests/data/configs (2026-12-05): a
+// Nemotron-H config whose MoE blocks ("E") have one routed expert read
+// per-layer expert sizes that were never resolved (a segfault); a torchao
+// config without _type and a Quark input spec with a non-boolean
+// is_dynamic were internal errors (weight_formats_test.cc covers those).
+TEST(FuzzRegressionTest, MoeBlockWithOneRoutedExpertIsAnError) {
+  const std::string config =
+      R"({"model_type": "nemotron_h", "num_hidden_layers": 2, "hidden_size": 64,
+          "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+          "intermediate_size": 128, "vocab_size": 100, "hybrid_override_pattern": "*E",
+          "n_routed_experts": 1, "num_experts_per_tok": 1, "moe_intermediate_size": 32,
+          "moe_shared_expert_intermediate_size": 32})";
+  auto m = ParseHfConfig(config, "c.json", "c");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().message(),
+            "c.json: n_routed_experts: layer 1 is a mixture of experts, but the config gives it no "
+            "more than one routed expert");
+}
+
 }  // namespace
 }  // namespace kvbill
