@@ -42,6 +42,14 @@ bool Glob(std::string_view pattern, std::string_view name) {
   return p == pattern.size();
 }
 
+// `object[key]` when it is a string, else "" (json::value throws when the
+// stored value is of another type).
+std::string TextOf(const json& object, const char* key) {
+  if (!object.is_object()) return std::string();
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 // Whether a regular expression is safe to run with std::regex, whose
 // backtracking can take exponential time: no back-references, no repeated
 // group that itself repeats ("(a+)*"), and at most 6 unbounded repetitions.
@@ -559,12 +567,12 @@ Status ApplyExpertDtype(const Fields& f, const json* quant, const WeightFormat& 
   // Only DeepSeek's own fp8 checkpoint stores experts by expert_dtype; a
   // re-quantized one (ModelOpt, compressed-tensors) says how in its
   // quantization_config.
-  const bool own_fp8 = quant != nullptr && quant->is_object() &&
-                       quant->value("quant_method", std::string()) == "fp8";
+  const bool own_fp8 =
+      quant != nullptr && quant->is_object() && TextOf(*quant, "quant_method") == "fp8";
   if (expert != "fp4" || !own_fp8) return OkStatus();
   // nvidia's NVFP4 releases keep quant_method fp8 and add ModelOpt's
   // MIXED_PRECISION map for the experts: applied after the MXFP4 default.
-  const bool mixed = quant->value("quant_algo", std::string()) == "MIXED_PRECISION";
+  const bool mixed = TextOf(*quant, "quant_algo") == "MIXED_PRECISION";
   auto mx = WeightFormatFromElement("mxfp4");
   if (!mx) return mx.error();
   for (WeightGroup& g : *weights) {
@@ -1148,7 +1156,7 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
   // ModelOpt's own layout may leave quant_method out: its producer names it
   // (vLLM sets quant_method "modelopt" from the producer too).
   if (method.empty() && quant->contains("producer") && (*quant)["producer"].is_object() &&
-      (*quant)["producer"].value("name", std::string()) == "modelopt") {
+      TextOf((*quant)["producer"], "name") == "modelopt") {
     method = "modelopt";
   }
   auto towers_ok = [&](const WeightGroup& g) {

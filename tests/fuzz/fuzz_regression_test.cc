@@ -3,7 +3,9 @@
 // given instead of a crash or undefined behaviour.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
@@ -175,6 +177,23 @@ TEST(FuzzRegressionTest, MoeBlockWithOneRoutedExpertIsAnError) {
   EXPECT_EQ(m.error().message(),
             "c.json: n_routed_experts: layer 1 is a mixture of experts, but the config gives it no "
             "more than one routed expert");
+}
+
+// The same sweep: DeepSeek-V4's NVFP4 release (quant_method fp8 beside a
+// ModelOpt quant_algo) with a quant_algo that is not a string stopped the
+// run with an internal error (json::value on a mismatched type); it is now
+// read as a plain fp8 checkpoint, as any config without the MIXED_PRECISION
+// map.
+TEST(FuzzRegressionTest, QuantAlgoThatIsNotAStringIsNotAnInternalError) {
+  std::ifstream in(std::string(KVBILL_SOURCE_DIR) +
+                   "/tests/data/configs/deepseek-v4-flash-nvfp4.json");
+  ASSERT_TRUE(in.good());
+  nlohmann::json config = nlohmann::json::parse(in);
+  for (const nlohmann::json& bad : {nlohmann::json::array({0, 1}), nlohmann::json(0)}) {
+    config["quantization_config"]["quant_algo"] = bad;
+    auto m = ParseHfConfig(config.dump(), "c.json", "c");
+    EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message());
+  }
 }
 
 }  // namespace
