@@ -321,8 +321,8 @@ int RunFit(const Args& args) {
     Table t({"", "bytes", "GiB", "GB"});
     t.AddRow({"weights", FormatWithSeparators(report->weights_bytes), Gib(report->weights_bytes),
               Gb(report->weights_bytes)});
-    t.AddRow({"KV (block-rounded)", FormatWithSeparators(report->kv_bytes), Gib(report->kv_bytes),
-              Gb(report->kv_bytes)});
+    t.AddRow({"KV (" + std::to_string(block_size) + "-token blocks)",
+              FormatWithSeparators(report->kv_bytes), Gib(report->kv_bytes), Gb(report->kv_bytes)});
     t.AddRow({"needed", FormatWithSeparators(report->needed_bytes), Gib(report->needed_bytes),
               Gb(report->needed_bytes)});
     t.AddRow({"capacity", FormatWithSeparators(report->capacity_bytes), Gib(report->capacity_bytes),

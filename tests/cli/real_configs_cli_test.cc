@@ -115,6 +115,10 @@ TEST(RealConfigCliTest, FitTakesTheMlaBackendsBlockSize) {
   EXPECT_EQ(block("--gpu h200 --engine sglang"), 16);
   EXPECT_EQ(block("--gpu b200 --engine sglang"), 64);
   EXPECT_EQ(block("--gpu h200 --block-size 16"), 16);
+  // The table names the block the KV is rounded to.
+  const auto text = RunKvbill("fit --model '" + v3 + "' --gpus 8 --context 32k --gpu h200");
+  ASSERT_EQ(text.exit_status, 0) << text.err;
+  EXPECT_NE(text.out.find("KV (64-token blocks)"), std::string::npos) << text.out;
   // simulate says the block size it ran (summary.kv_block_tokens); the
   // bundled default (Qwen3-8B on an H100) keeps vLLM's 16.
   const std::string dir = ::testing::TempDir();
