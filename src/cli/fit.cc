@@ -144,13 +144,7 @@ int RunFit(const Args& args) {
   if (!gpu) return ReportError("fit", gpu.error());
   // The block size the engine pages the model in on this GPU, as a scenario
   // takes it (kv_blocks.h): vLLM's FlashMLA takes 64, DeepSeek-V4 256.
-  if (vm["block-size"].defaulted()) {
-    const Tokens page = SglangForcedPage(*model, *gpu);
-    block_size = engine == "vllm"               ? VllmKvBlockRule(*model, *gpu).size
-                 : page > 0                     ? page
-                 : model->HasCompressedLayers() ? 256
-                                                : 16;
-  }
+  if (vm["block-size"].defaulted()) block_size = DefaultKvBlockSize(engine, *model, *gpu);
   // SGLang's own mem_fraction_static for the GPU and degree when none is
   // given, as a scenario on SGLang takes it.
   if (engine == "sglang" && vm["memory-fraction"].defaulted()) {

@@ -3,6 +3,15 @@
 #include <algorithm>
 
 namespace kvbill {
+namespace {
+
+// vLLM's and SGLang's MLA backends above are CUDA kernels; on AMD both run
+// their defaults.
+bool Nvidia(const GpuSpec& gpu) {
+  return gpu.architecture != "cdna3" && gpu.architecture != "cdna4";
+}
+
+}  // namespace
 
 bool VllmKvBlocks::Keeps(Tokens block_size) const {
   if (block_size <= 0) return false;
@@ -16,8 +25,7 @@ VllmKvBlocks VllmKvBlockRule(const ModelShape& model, const GpuSpec& gpu) {
   if (model.HasCompressedLayers()) {
     return {256, 256, 0, true, "DeepSeek-V4's sparse sliding-window attention"};
   }
-  const bool nvidia = gpu.architecture != "cdna3" && gpu.architecture != "cdna4";
-  if (nvidia &&
+  if (Nvidia(gpu) &&
       any([](const LayerShape& l) { return l.kind == LayerKind::kSparseLatentAttention; })) {
     return {64, 64, 0, true, "FlashMLA sparse"};
   }
@@ -37,8 +45,7 @@ VllmKvBlocks VllmKvBlockRule(const ModelShape& model, const GpuSpec& gpu) {
 }
 
 Tokens SglangForcedPage(const ModelShape& model, const GpuSpec& gpu) {
-  const bool nvidia = gpu.architecture != "cdna3" && gpu.architecture != "cdna4";
-  if (!nvidia) return 0;
+  if (!Nvidia(gpu)) return 0;
   bool mla = false, sparse = false;
   for (const LayerShape& l : model.layers) {
     mla = mla || l.kind == LayerKind::kLatentAttention;
@@ -49,6 +56,12 @@ Tokens SglangForcedPage(const ModelShape& model, const GpuSpec& gpu) {
     return 64;
   }
   return 0;
+}
+
+Tokens DefaultKvBlockSize(const std::string& engine, const ModelShape& model, const GpuSpec& gpu) {
+  if (engine == "vllm") return VllmKvBlockRule(model, gpu).size;
+  if (const Tokens page = SglangForcedPage(model, gpu); page > 0) return page;
+  return model.HasCompressedLayers() ? 256 : 16;
 }
 
 }  // namespace kvbill

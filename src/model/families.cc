@@ -7,6 +7,8 @@
 #include <cmath>
 #include <set>
 
+#include "kvbill/util/names.h"
+
 namespace kvbill::model_config {
 namespace {
 
@@ -2947,9 +2949,12 @@ Status BuildLongcat(Ctx& c) {
 // would miss what makes them different: ones no vLLM release builds (or
 // builds no more), and ones whose config leaves out what vLLM builds.
 struct Unserved {
-  const char* model_type;
+  const char* model_type;  // compared without regard to case (Motif's is "Motif")
   const char* why;
 };
+constexpr char kMllamaDropped[] =
+    "vLLM dropped Llama 3.2 Vision (MllamaForConditionalGeneration: cross-attention layers "
+    "keeping the image's KV) after v0.10.2, with the other V0 encoder-decoder models";
 constexpr Unserved kUnserved[] = {
     {"jetmoe",
      "vLLM has no JetMoE model (its attention is itself a mixture of experts, which the generic "
@@ -2967,24 +2972,20 @@ constexpr Unserved kUnserved[] = {
     // vLLM's registry lists these as previously supported
     // (_PREVIOUSLY_SUPPORTED_MODELS, vllm/model_executor/models/registry.py:
     // the last version that served them).
-    {"mllama",
-     "vLLM dropped Llama 3.2 Vision (MllamaForConditionalGeneration: cross-attention layers "
-     "keeping the image's KV) after v0.10.2, with the other V0 encoder-decoder models"},
-    {"mllama_text_model",
-     "vLLM dropped Llama 3.2 Vision (MllamaForConditionalGeneration: cross-attention layers "
-     "keeping the image's KV) after v0.10.2, with the other V0 encoder-decoder models"},
+    {"mllama", kMllamaDropped},
+    {"mllama_text_model", kMllamaDropped},
     {"phi3small",
      "vLLM dropped Phi-3-small (block-sparse attention on every other layer) after v0.9.2"},
     {"Motif", "vLLM dropped Motif (differential attention: two softmax maps a head) after v0.10.2"},
-    {"motif", "vLLM dropped Motif (differential attention: two softmax maps a head) after v0.10.2"},
     {"phi4_multimodal",
      "vLLM dropped the Transformers-format Phi-4-multimodal (Phi4MultimodalForCausalLM) after "
      "v0.12.0; it serves the original checkpoint format (model_type phi4mm)"},
 };
 
 Result<TextModel> BuildTextModel(const Fields& f, const std::string& model_type, ModelBuilder* b) {
+  const std::string lower = LowerAscii(model_type);
   for (const Unserved& u : kUnserved) {
-    if (model_type == u.model_type) {
+    if (lower == LowerAscii(u.model_type)) {
       return f.Bad("model_type", "is \"" + model_type + "\": " + u.why +
                                      "; kvbill sizes a model as vLLM builds it");
     }

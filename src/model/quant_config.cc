@@ -134,6 +134,13 @@ class Patterns {
 
   bool empty() const { return entries_.empty(); }
 
+  // One more entry compared as text (no regular expression).
+  void AddText(std::string text) {
+    Entry e;
+    e.text = std::move(text);
+    entries_.push_back(std::move(e));
+  }
+
   // Whether any entry matches any spelling of the module.
   bool Matches(const std::vector<std::string>& names) const {
     for (const Entry& e : entries_) {
@@ -1055,11 +1062,10 @@ Result<WeightFormat> TorchAoFormat(const Fields& c, const std::string& dtype_com
 // torchao (transformers TorchAoConfig; vLLM torchao.py, TorchAOConfig):
 // quant_type holds exactly one entry, "default", the config of every linear
 // layer; a ModuleFqnToConfig there maps module names to configs ("_default"
-// for the rest, null to skip one), which kvbill reads when every module it
-// names takes one config or none. modules_to_not_convert (vLLM's
-// should_skip: a name, or whole dot-separated components of one) stay at
-// the dtype, and so do lm_head and the embeddings (vLLM applies torchao to
-// linear layers only).
+// for the rest, null to skip one: vLLM adds those to the skipped modules),
+// which kvbill reads when every module it names takes one config or none. modules_to_not_convert
+// (vLLM's should_skip: a name, or whole dot-separated components of one) stay at the dtype, and so
+// do lm_head and the embeddings (vLLM applies torchao to linear layers only).
 Result<std::string> AssignTorchAo(const Fields& q,
                                   const std::function<bool(const WeightGroup&)>& towers_ok,
                                   const std::string& compute, std::vector<WeightGroup>* weights) {
@@ -1080,7 +1086,6 @@ Result<std::string> AssignTorchAo(const Fields& q,
   auto skip = Patterns::Read(q, "modules_to_not_convert", Match::kComponents);
   if (!skip) return skip.error();
   std::optional<WeightFormat> format;
-  std::vector<std::string> skipped;  // ModuleFqnToConfig's null entries
   const std::string type = def.StringOr("_type", "");
   if (type == "ModuleFqnToConfig" || type == "FqnToConfig") {
     const json data = def.Has("_data") ? def.Get("_data") : json::object();
@@ -1091,8 +1096,8 @@ Result<std::string> AssignTorchAo(const Fields& q,
     }
     std::optional<json> first;
     for (const auto& [name, cfg] : d.Get(key).items()) {
-      if (cfg.is_null()) {
-        skipped.push_back(name);
+      if (cfg.is_null()) {  // skipped, as vLLM adds it to modules_to_not_convert
+        skip->AddText(name);
         continue;
       }
       if (first && cfg != *first) {
@@ -1129,13 +1134,6 @@ Result<std::string> AssignTorchAo(const Fields& q,
     if (!Quantizable(g) || !towers_ok(g) || IsLmHead(g)) continue;
     const auto names = Spellings(g);
     if (skip->Matches(names)) continue;
-    bool named_null = false;
-    for (const std::string& n : skipped) {
-      for (const std::string& name : names) {
-        named_null = named_null || name == n || name.starts_with(n + ".");
-      }
-    }
-    if (named_null) continue;
     g.format = *format;
     if (g.role != ParamRole::kRoutedExperts && g.role != ParamRole::kMtp) out = format->compute;
   }

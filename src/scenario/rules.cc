@@ -88,27 +88,16 @@ Status CompressedModelRuns(const ReadState& state, Scenario* s) {
   return OkStatus();
 }
 
-// A scenario that does not set prefix_cache.block_size on vLLM takes the
-// block size vLLM forces for the model on the GPU (kv_blocks.h): 64 for MLA
-// on Hopper (FlashMLA), 256 for DeepSeek-V4, 16 for most models.
+// A scenario that does not set prefix_cache.block_size takes the block size
+// its engine forces for the model on the GPU (kv_blocks.h): on vLLM 64 for
+// MLA on Hopper (FlashMLA), 256 for DeepSeek-V4, 16 for most models.
 Status EngineBlockSize(const ReadState& state, Scenario* s) {
   if (s->pricing || state.Given("/prefix_cache/block_size")) return OkStatus();
   auto model = LoadScenarioModel(*s);
   if (!model) return OkStatus();
   auto gpu = LookupGpu(s->deployment.gpu);
   if (!gpu) return OkStatus();  // the GPU's own rule reports it
-  if (s->deployment.engine != "vllm") {
-    // SGLang: its forced page where a backend needs one, else kvbill's
-    // hashing unit (16) for its token-by-token pages; DeepSeek-V4's
-    // compressed caches share one 256-token block on any engine.
-    if (const Tokens page = SglangForcedPage(*model, *gpu); page > 0) {
-      s->prefix_cache.block_size = page;
-    } else if (model->HasCompressedLayers()) {
-      s->prefix_cache.block_size = 256;
-    }
-    return OkStatus();
-  }
-  s->prefix_cache.block_size = VllmKvBlockRule(*model, *gpu).size;
+  s->prefix_cache.block_size = DefaultKvBlockSize(s->deployment.engine, *model, *gpu);
   return OkStatus();
 }
 

@@ -163,6 +163,7 @@ TEST(FamilyRulesTest, ModelTypesVllmCannotServeAreRefused) {
        "vLLM dropped Phi-3-small (block-sparse attention on every other layer) "
        "after v0.9.2"},
       {"Motif", "vLLM dropped Motif"},
+      {"motif", "vLLM dropped Motif"},  // model types compare without regard to case
       {"phi4_multimodal", "vLLM dropped the Transformers-format Phi-4-multimodal"}};
   for (const auto& [type, why] : refused) {
     auto m = ParseHfConfig(Toy(type, ""), "c.json", "c");

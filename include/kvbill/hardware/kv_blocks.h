@@ -59,6 +59,11 @@ VllmKvBlocks VllmKvBlockRule(const ModelShape& model, const GpuSpec& gpu);
 // above), or 0 where it pages token by token.
 Tokens SglangForcedPage(const ModelShape& model, const GpuSpec& gpu);
 
+// The block size a scenario or `fit` takes when none is given: on vLLM its
+// rule's size; on SGLang the forced page, else 256 for DeepSeek-V4's
+// compressed caches, else 16 (kvbill's hashing unit for pages of one token).
+Tokens DefaultKvBlockSize(const std::string& engine, const ModelShape& model, const GpuSpec& gpu);
+
 }  // namespace kvbill
 
 #endif  // KVBILL_HARDWARE_KV_BLOCKS_H_
