@@ -109,12 +109,13 @@ int RunFit(const Args& args) {
       "vllm or sglang: whose memory share and activation reserve (its bundled profile)")(
       "reserve-gib", po::value<double>()->notifier([&](double v) { reserve_option = v; }),
       "activation reserve per GPU in GiB (default: the engine's, as simulate)")(
-      "block-size", po::value(&block_size)->default_value(16),
+      "block-size", po::value(&block_size)->default_value(16, "the engine's"),
       "tokens per KV block (default: the engine's for the model and GPU, 16 for most; "
       "docs/engine.md#kv-blocks)")("format", po::value(&format)->default_value("table"),
                                    "table or json")("out,o", FileValue(&out),
                                                     "write to FILE instead of stdout")(
-      "check", po::bool_switch(&check), "exit 1 when it does not fit (for CI)")(
+      "check", po::bool_switch(&check),
+      "exit 1 when it does not fit, or no engine runs the formats on the GPU (for CI)")(
       "ignore-model-limit", po::bool_switch(&ignore_limit),
       "answer for contexts past the model's max_model_len (a what-if)");
   po::variables_map vm;
@@ -221,7 +222,10 @@ int RunFit(const Args& args) {
   FitReport suggest_from = *report;
   if (limit.caps_max) suggest_from.max_context = std::min(report->max_context, limit.limit);
   std::vector<FitAlternative> alternatives = SuggestAlternatives(request, suggest_from);
-  const bool fits = report->fits && (ignore_limit || !limit.over);
+  // A format no engine runs on the GPU has a size but no deployment: the
+  // verdict is "does not run", memory's stays under memory_fits.
+  const bool runnable = format_warnings.empty();
+  const bool fits = report->fits && (ignore_limit || !limit.over) && runnable;
   // Past the model's limit no memory saving makes the request fit: a change
   // that keeps the context does not fit either, and neither does any batch
   // or GPU count (their memory-only answers stay under memory_*).
@@ -273,6 +277,7 @@ int RunFit(const Args& args) {
     j["model_max_context"] = model->max_position_embeddings;
     j["max_model_len"] = limit.limit;
     j["memory_fits"] = report->fits;
+    j["runnable"] = runnable;
     j["memory_max_context"] = report->max_context;
     j["memory_max_batch"] = report->max_batch;
     j["memory_min_gpus"] = report->min_gpus ? nlohmann::ordered_json(*report->min_gpus)
@@ -326,7 +331,12 @@ int RunFit(const Args& args) {
     for (const std::string& w : format_warnings) {
       text << "warning [format_not_run]: " << w << " (the sizes are memory's alone)\n";
     }
-    if (!fits && report->fits) {
+    if (!runnable) {
+      text << "DOES NOT RUN: no engine serves this format on " << gpu->id << " (memory alone "
+           << (report->fits ? "would hold it with " + Gib(report->headroom_bytes) + " to spare"
+                            : "is short by " + Gib(-report->headroom_bytes))
+           << ")\n";
+    } else if (!fits && report->fits) {
       text << "DOES NOT FIT the model: " << FormatWithSeparators(*context)
            << " tokens is past its max_model_len " << FormatWithSeparators(limit.limit)
            << " (memory alone would hold it with " << Gib(report->headroom_bytes) << " to spare)\n";

@@ -456,13 +456,25 @@ TEST(KvCliTest, ContextsPastTheModelsLimitAreFlagged) {
 }
 
 // NVFP4 KV has a size on any GPU, but only Blackwell runs it (the format
-// matrix, docs/hardware.md#formats): on an H100 the verdict stays memory's
-// and a format_not_run warning says no engine runs it; on a B200 none.
-TEST(FitCliTest, AFormatNoEngineRunsOnTheGpuIsWarned) {
+// matrix, docs/hardware.md#formats): on an H100 memory would hold it (8k
+// tokens of Qwen3-8B on 80 GB) but the verdict is "does not run", `fits`
+// false and `--check` exits 1, with a format_not_run warning saying why;
+// on a B200 none.
+TEST(FitCliTest, AFormatNoEngineRunsOnTheGpuDoesNotFit) {
   const auto hopper =
       RunKvbill("fit --model qwen3-8b --gpu h100-sxm --context 8k --kv-format nvfp4 --format json");
   ASSERT_EQ(hopper.exit_status, 0) << hopper.err;
   const auto j = nlohmann::json::parse(hopper.out);
+  EXPECT_EQ(j["fits"], false);
+  EXPECT_EQ(j["memory_fits"], true);
+  EXPECT_EQ(j["runnable"], false);
+  const auto check =
+      RunKvbill("fit --model qwen3-8b --gpu h100-sxm --context 8k --kv-format nvfp4 --check");
+  EXPECT_EQ(check.exit_status, 1) << check.out;
+  EXPECT_NE(check.out.find("DOES NOT RUN: no engine serves this format on h100-sxm (memory "
+                           "alone would hold it with "),
+            std::string::npos)
+      << check.out;
   ASSERT_EQ(j["warnings"].size(), 1u) << j.dump();
   EXPECT_EQ(j["warnings"][0]["code"], "format_not_run");
   EXPECT_EQ(j["warnings"][0]["message"].get<std::string>().rfind(
@@ -472,6 +484,8 @@ TEST(FitCliTest, AFormatNoEngineRunsOnTheGpuIsWarned) {
       RunKvbill("fit --model qwen3-8b --gpu b200 --context 8k --kv-format nvfp4 --format json");
   ASSERT_EQ(blackwell.exit_status, 0) << blackwell.err;
   EXPECT_TRUE(nlohmann::json::parse(blackwell.out)["warnings"].empty());
+  EXPECT_EQ(nlohmann::json::parse(blackwell.out)["fits"], true);
+  EXPECT_EQ(nlohmann::json::parse(blackwell.out)["runnable"], true);
 }
 
 TEST(CatalogCliTest, ListsModelsAndGpus) {
