@@ -65,8 +65,10 @@ int RunPlot(const Args& args) {
       "vllm or sglang: whose activation reserve each model's line takes off")(
       "reserve-gib", po::value<double>()->notifier([&](double v) { reserve_gib = v; }),
       "activation reserve per GPU in GiB for every model (default: the engine's, as simulate)")(
-      "block-size", po::value(&block_size)->default_value(16), "tokens per KV block")(
-      "out,o", FileValue(&out)->required(), "the SVG file to write")(
+      "block-size", po::value(&block_size)->default_value(16, "the engine's"),
+      "tokens per KV block (default: each model's as the engine pages it on the GPU, 16 for "
+      "most; docs/engine.md#kv-blocks)")("out,o", FileValue(&out)->required(),
+                                         "the SVG file to write")(
       "ignore-model-limit", po::bool_switch(&ignore_limit),
       "draw past each model's max_model_len (a what-if)");
   // The chart's name is a positional word ("plot memory"), not a flag.
@@ -120,7 +122,7 @@ int RunPlot(const Args& args) {
   }
   o.weight_format = weight_format;
   o.batch = batch;
-  o.block_size = block_size;
+  o.block_size = vm["block-size"].defaulted() ? 0 : block_size;
   auto lo = ParseTokenCount(min_text);
   if (!lo) return ReportError("plot", lo.error().Within("--min-context"));
   auto hi = ParseTokenCount(max_text);

@@ -5,6 +5,7 @@
 
 #include "kvbill/cost/engine_profile.h"
 #include "kvbill/hardware/format_support.h"
+#include "kvbill/hardware/kv_blocks.h"
 #include "kvbill/model/kv_footprint.h"
 #include "kvbill/util/units.h"
 
@@ -47,11 +48,28 @@ Result<LineChart> BuildMemoryChart(const std::vector<ModelShape>& models,
   const std::string gpus = (tp == 1 ? "1x " : std::to_string(tp) + "x ") + o.deployment.gpu.id;
   chart.title = "KV cache memory against context";
   const bool per_model = o.kv_engine == "vllm" && o.kv_format_name == "int4";
+  // Each model's block: the one asked, or its engine's on this GPU.
+  std::vector<Tokens> blocks;
+  for (const ModelShape& m : models) {
+    blocks.push_back(
+        o.block_size > 0
+            ? o.block_size
+            : DefaultKvBlockSize(o.kv_engine.empty() ? "vllm" : o.kv_engine, m, o.deployment.gpu));
+  }
+  std::string blocks_text = std::to_string(blocks.front()) + "-token blocks";
+  if (std::any_of(blocks.begin(), blocks.end(), [&](Tokens b) { return b != blocks.front(); })) {
+    // The most common size, then the models that differ.
+    std::string others;
+    for (std::size_t i = 0; i < models.size(); ++i) {
+      if (blocks[i] == blocks.front()) continue;
+      others += (others.empty() ? "" : ", ") + std::to_string(blocks[i]) + " for " + models[i].name;
+    }
+    blocks_text = std::to_string(blocks.front()) + "-token blocks (" + others + ")";
+  }
   chart.subtitle =
       (per_model ? std::string("int4 (vLLM's int4_per_token_head)") : o.kv_format.name) + " KV, " +
-      std::to_string(o.batch) + (o.batch == 1 ? " sequence" : " sequences") + ", " +
-      std::to_string(o.block_size) + "-token blocks, on " + gpus + " (" +
-      FormatFixed(o.deployment.memory_fraction * 100, 0) +
+      std::to_string(o.batch) + (o.batch == 1 ? " sequence" : " sequences") + ", " + blocks_text +
+      ", on " + gpus + " (" + FormatFixed(o.deployment.memory_fraction * 100, 0) +
       "% of memory for weights + KV); GiB = 2^30 bytes";
   chart.x_axis.label = "context (tokens per sequence)";
   chart.x_axis.scale = AxisScale::kLog;
@@ -83,7 +101,7 @@ Result<LineChart> BuildMemoryChart(const std::vector<ModelShape>& models,
         o.kv_engine.empty() ? o.kv_format
                             : EngineKvFormat(o.kv_format_name, o.kv_format, m, o.kv_engine);
     auto kv_gib = [&](Tokens ctx) {
-      const SequenceFootprint f = Footprint(m, kv_format, ctx, o.block_size, tp);
+      const SequenceFootprint f = Footprint(m, kv_format, ctx, blocks[i], tp);
       return ToGiB(o.batch * (f.block_rounded_bytes + f.state_bytes) * tp);
     };
     for (Tokens ctx : contexts) {
@@ -106,7 +124,7 @@ Result<LineChart> BuildMemoryChart(const std::vector<ModelShape>& models,
     req.weight_format = o.weight_format;
     req.context = o.min_context;
     req.batch = o.batch;
-    req.block_size = o.block_size;
+    req.block_size = blocks[i];
     req.deployment = o.deployment;
     if (!o.reserve_engine.empty()) {
       auto gib = DefaultReserveGib(o.reserve_engine, o.deployment.gpu, tp, m.hidden_size);

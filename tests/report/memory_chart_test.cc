@@ -88,6 +88,35 @@ TEST(MemoryChartTest, LegendExplainsTheLineStyles) {
   EXPECT_EQ(chart->legend_notes[1].text, "dashed: capacity minus that model's weights");
 }
 
+// Block size 0: each model in the block its engine pages it in on the GPU.
+// vLLM's FlashMLA takes 64-token blocks for DeepSeek-V3 on Hopper; Llama
+// keeps 16. DeepSeek-V3's KV is 61 x (512 + 64) x 2 = 70,272 B a token, so
+// 4,096 tokens = 64 whole blocks = 287,834,112 B = 0.268 GiB either way, and
+// 4,100 tokens take 65 blocks of 64 (4,160 tokens) where 16-token blocks
+// would take 257 (4,112 tokens).
+TEST(MemoryChartTest, EachModelInItsEnginesBlocks) {
+  MemoryChartOptions o;
+  o.deployment.gpu = *LookupGpu("h200");
+  o.deployment.tensor_parallel = 8;
+  o.kv_format = Fmt("bf16");
+  o.block_size = 0;
+  o.min_context = 4100;
+  o.max_context = 8192;
+  auto chart = BuildMemoryChart({Catalog("llama-3.1-8b"), Catalog("deepseek-v3")}, o);
+  ASSERT_TRUE(chart.ok()) << chart.error().message();
+  EXPECT_NE(chart->subtitle.find("16-token blocks (64 for deepseek-v3)"), std::string::npos)
+      << chart->subtitle;
+  // The curve is the whole replica's: 8 GPUs each hold the (replicated)
+  // latent, so 8 x 4,160 x 70,272 B.
+  EXPECT_NEAR(chart->series[1].points.front().y, 8.0 * 4160 * 70272 / kGiB, 1e-9);
+  o.block_size = 16;
+  auto sixteen = BuildMemoryChart({Catalog("llama-3.1-8b"), Catalog("deepseek-v3")}, o);
+  ASSERT_TRUE(sixteen.ok());
+  EXPECT_NE(sixteen->subtitle.find(", 16-token blocks, on 8x h200"), std::string::npos)
+      << sixteen->subtitle;
+  EXPECT_NEAR(sixteen->series[1].points.front().y, 8.0 * 4112 * 70272 / kGiB, 1e-9);
+}
+
 TEST(MemoryChartTest, RendersAsSvg) {
   auto chart = BuildMemoryChart({Catalog("qwen3-32b"), Catalog("gpt-oss-20b")}, H100());
   ASSERT_TRUE(chart.ok());

@@ -20,6 +20,9 @@ struct MemoryChartOptions {
   ElementFormat kv_format;  // KV element format for every model
   std::string weight_format = "auto";
   std::int64_t batch = 1;
+  // Tokens per KV block; 0: each model's as its engine pages it on the GPU
+  // (DefaultKvBlockSize: vLLM's FlashMLA 64 for DeepSeek-V3 on Hopper, else
+  // 16 for most), by kv_engine (vllm when empty).
   Tokens block_size = 16;
   Tokens min_context = 4096;  // x axis range, tokens
   Tokens max_context = 1 << 20;
