@@ -178,6 +178,7 @@ void AddLatencyJson(const Scenario& scenario, const RunSummary& sum, const Simul
   (*s)["pool_context_len"] = totals.pool_context_len;
   (*s)["rejected_requests"] = totals.rejected_requests;
   (*s)["unsent_requests"] = totals.unsent_requests;
+  (*s)["unserved_tasks"] = totals.unserved_tasks;
 }
 
 // A latency for people: milliseconds below a second.
@@ -193,21 +194,26 @@ std::string LatencyText(const Scenario& scenario, const RunSummary& sum,
     return std::string(name) + Latency(s.p50) + ", " + Latency(s.p90) + ", " + Latency(s.p99) +
            "\n";
   };
-  std::string text = "latency p50, p90, p99:\n" + row("  time to first token   ", sum.ttft_s) +
-                     row("  time per output token ", sum.tpot_s) +
-                     row("  queueing delay        ", sum.queue_s);
+  std::string text = sum.requests == 0 ? std::string("latency: none, no request was served\n")
+                                       : "latency p50, p90, p99:\n" +
+                                             row("  time to first token   ", sum.ttft_s) +
+                                             row("  time per output token ", sum.tpot_s) +
+                                             row("  queueing delay        ", sum.queue_s);
   for (const SloCheck& c : CheckSlo(scenario.slo, sum)) {
     text += "target " + c.target.metric + " <= " + Latency(c.target.max) + ": " +
             (c.held ? "held" : "VIOLATED") + " (" + Latency(c.actual) + ")\n";
   }
   if (totals.rejected_requests > 0) {
-    text +=
-        FormatWithSeparators(totals.rejected_requests) +
-        (totals.rejected_requests == 1 ? " request" : " requests") + " refused over " +
-        RequestLimitText(totals.pool_context_len, totals.max_model_len) +
-        (totals.rejected_requests == 1 ? " (its task ends there; " : " (their tasks end there; ") +
-        FormatWithSeparators(totals.unsent_requests) +
-        (totals.unsent_requests == 1 ? " later request" : " later requests") + " not sent)\n";
+    text += FormatWithSeparators(totals.rejected_requests) +
+            (totals.rejected_requests == 1 ? " request" : " requests") + " refused over " +
+            RequestLimitText(totals.pool_context_len, totals.max_model_len) +
+            (totals.rejected_requests == 1 ? " (its task ends there" : " (their tasks end there") +
+            (totals.unsent_requests > 0
+                 ? "; " + FormatWithSeparators(totals.unsent_requests) +
+                       (totals.unsent_requests == 1 ? " later request" : " later requests") +
+                       " not sent"
+                 : std::string()) +
+            ")\n";
   }
   return text;
 }
@@ -454,18 +460,27 @@ class SimulateOutput {
     for (const RunWarning& w : warnings)
       text << "warning [" << w.code << "]: " << w.message << "\n";
     const CostModelInfo& model = totals.cost_model;
-    text << sum.tasks << (sum.tasks == 1 ? " task, " : " tasks, ") << sum.requests
-         << (sum.requests == 1 ? " request; prompt " : " requests; prompt ")
+    text << sum.tasks << (sum.tasks == 1 ? " task" : " tasks")
+         << (totals.unserved_tasks > 0
+                 ? " (" + FormatWithSeparators(totals.unserved_tasks) + " more refused at " +
+                       (totals.unserved_tasks == 1 ? "its" : "their") +
+                       " first request, served nothing)"
+                 : std::string())
+         << ", " << sum.requests << (sum.requests == 1 ? " request; prompt " : " requests; prompt ")
          << FormatWithSeparators(sum.prompt_tokens) << " tokens, "
          << FormatFixed(sum.hit_rate * 100, 1) << "% from the prefix cache\n"
          << "KV read " << FormatBinaryBytes(static_cast<double>(sum.kv_read_bytes))
          << "; simulated " << FormatDuration(sum.simulated_s) << "; " << sum.preemptions
          << (sum.preemptions == 1 ? " preemption\n" : " preemptions\n")
-         << PinsLine(scenario, totals) << "cost per task: mean "
-         << Money(sum.cost_per_task_usd.mean) << ", p50 " << Money(sum.cost_per_task_usd.p50)
-         << ", p90 " << Money(sum.cost_per_task_usd.p90) << ", p99 "
-         << Money(sum.cost_per_task_usd.p99) << "\n"
-         << "bill " << Money(sum.cost_usd) << " = tasks " << Money(sum.task_cost_usd) << " + idle "
+         << PinsLine(scenario, totals);
+    if (sum.tasks > 0) {
+      text << "cost per task: mean " << Money(sum.cost_per_task_usd.mean) << ", p50 "
+           << Money(sum.cost_per_task_usd.p50) << ", p90 " << Money(sum.cost_per_task_usd.p90)
+           << ", p99 " << Money(sum.cost_per_task_usd.p99) << "\n";
+    } else {
+      text << "cost per task: none, no task was served\n";
+    }
+    text << "bill " << Money(sum.cost_usd) << " = tasks " << Money(sum.task_cost_usd) << " + idle "
          << Money(sum.idle_usd) << "\n"
          << BillingLine(sum) << LatencyText(scenario, sum, totals)
          << "iteration times: " << CostModelLine(model) << "\n";

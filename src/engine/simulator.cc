@@ -120,6 +120,7 @@ Result<SimulationTotals> Engine::Run() {
   t.kv_cache_groups = std::max(1, static_cast<int>(setup_.layout.groups.size()));
   t.rejected_requests = tasks_.rejected();
   t.unsent_requests = tasks_.unsent();
+  t.unserved_tasks = tasks_.unserved();
   t.longest_rejected_tokens = tasks_.longest_rejected();
   t.edited_requests = tasks_.edited();
   t.placeholder_outputs = tasks_.placeholders();

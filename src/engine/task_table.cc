@@ -71,6 +71,7 @@ void TaskTable::ApplyModelLimit() {
     const Tokens length = requests[i].PromptTokens() + requests[i].output;
     if (length <= max_model_len_) continue;
     rejected_ += 1;
+    unserved_ += i == 0 ? 1 : 0;
     unsent_ += static_cast<std::int64_t>(requests.size() - i - 1);
     longest_rejected_ = std::max(longest_rejected_, length);
     pending_task_.requests = requests.first(i);

@@ -78,6 +78,8 @@ class TaskTable {
 
   std::int64_t rejected() const { return rejected_; }
   std::int64_t unsent() const { return unsent_; }
+  // Tasks whose first request was refused: they served nothing.
+  std::int64_t unserved() const { return unserved_; }
   Tokens longest_rejected() const { return longest_rejected_; }
   // Lowers the limit (before the first Pull): SGLang serves no request
   // longer than its KV pool holds (SimulationTotals::pool_context_len).
@@ -99,6 +101,7 @@ class TaskTable {
   Seconds freed_s_ = 0;  // when the cap last made room (0 without a cap)
   std::int64_t rejected_ = 0;
   std::int64_t unsent_ = 0;
+  std::int64_t unserved_ = 0;
   Tokens longest_rejected_ = 0;
   std::int64_t edited_ = 0;
   std::int64_t placeholders_ = 0;

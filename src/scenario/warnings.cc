@@ -24,14 +24,20 @@ void ContextLimit(const Scenario& s, const SimulationTotals& t, std::vector<RunW
   std::string text;
   const std::string limit = RequestLimitText(t.pool_context_len, t.max_model_len);
   if (t.rejected_requests > 0) {
-    text = Count(t.rejected_requests, "request was", "requests were") +
-           " refused: prompt plus output tokens over " + limit + " (the longest " +
-           FormatWithSeparators(t.longest_rejected_tokens) +
-           " tokens); each ends its task, whose " +
-           Count(t.unsent_requests, "later request was", "later requests were") +
-           " never sent. A context_policy that keeps prompts under the limit, or " +
-           (t.pool_context_len > 0 ? "a larger KV pool" : "a model with a longer context") +
-           ", serves them";
+    text =
+        Count(t.rejected_requests, "request was", "requests were") +
+        " refused: prompt plus output tokens over " + limit + " (the longest " +
+        FormatWithSeparators(t.longest_rejected_tokens) + " tokens); each ends its task" +
+        (t.unsent_requests > 0
+             ? ", whose " + Count(t.unsent_requests, "later request was", "later requests were") +
+                   " never sent"
+             : std::string()) +
+        (t.unserved_tasks > 0 ? " (" + Count(t.unserved_tasks, "task was", "tasks were") +
+                                    " refused at its first request and served nothing)"
+                              : std::string()) +
+        ". A context_policy that keeps prompts under the limit, or " +
+        (t.pool_context_len > 0 ? "a larger KV pool" : "a model with a longer context") +
+        ", serves them";
     if (!s.engine.max_model_len && t.model_max_model_len > t.max_model_len) {
       text += " (the model uses LongRoPE: vLLM starts it at its original_max_position_embeddings " +
               FormatWithSeparators(t.max_model_len) + "; engine.max_model_len up to " +

@@ -432,6 +432,53 @@ TEST(SimulateCliTest, RequestsOverTheModelsLimitAreRefusedAndWarned) {
   std::filesystem::remove(path);
 }
 
+// A task refused at its first request served nothing and has no row: the
+// totals say how many tasks served nothing beside the ones counted, and a
+// run that served nothing prints "none" for the cost per task and the
+// latencies, not $0 and 0 ms. Qwen3-8B serves 40,960 tokens: a 50,000-token
+// prompt is refused, a 1,000-token one served.
+TEST(SimulateCliTest, TasksThatServedNothingAreCountedApart) {
+  const std::string dir = ::testing::TempDir() + "/unserved_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  auto task = [](const char* id, int tokens) {
+    return std::string(R"({"id":")") + id + R"(","turns":[{"spans":[{"kind":"user","tokens":)" +
+           std::to_string(tokens) + R"(}],"out":100}]})" + "\n";
+  };
+  std::ofstream(dir + "/mix.jsonl") << "{\"kvbill_trace\":1}\n"
+                                    << task("big", 50000) << task("small", 1000);
+  std::ofstream(dir + "/all.jsonl") << "{\"kvbill_trace\":1}\n"
+                                    << task("big", 50000) << task("bigger", 60000);
+  for (const char* name : {"mix", "all"}) {
+    std::ofstream(dir + "/" + name + ".json")
+        << R"({"model": "qwen3-8b", "trace": {"file": ")" << name << R"(.jsonl"}})";
+  }
+  const auto mix = RunKvbill("simulate --scenario " + dir + "/mix.json");
+  ASSERT_EQ(mix.exit_status, 0) << mix.err;
+  EXPECT_NE(mix.out.find("1 task (1 more refused at its first request, served nothing), 1 "
+                         "request; prompt 1,000 tokens"),
+            std::string::npos)
+      << mix.out;
+  // No later request of the refused task: the warning does not count zero.
+  EXPECT_EQ(mix.out.find("0 later request"), std::string::npos) << mix.out;
+  EXPECT_NE(mix.out.find("(1 task was refused at its first request and served nothing)"),
+            std::string::npos)
+      << mix.out;
+  const auto j = nlohmann::json::parse(
+      RunKvbill("simulate --format json --scenario " + dir + "/mix.json").out)["summary"];
+  EXPECT_EQ(j["tasks"], 1);
+  EXPECT_EQ(j["unserved_tasks"], 1);
+  EXPECT_EQ(j["rejected_requests"], 1);
+  const auto all = RunKvbill("simulate --scenario " + dir + "/all.json");
+  ASSERT_EQ(all.exit_status, 0) << all.err;
+  EXPECT_NE(all.out.find("0 tasks (2 more refused at their first request, served nothing)"),
+            std::string::npos)
+      << all.out;
+  EXPECT_NE(all.out.find("cost per task: none, no task was served"), std::string::npos) << all.out;
+  EXPECT_NE(all.out.find("latency: none, no request was served"), std::string::npos) << all.out;
+  EXPECT_EQ(all.out.find("time to first token"), std::string::npos) << all.out;
+  std::filesystem::remove_all(dir);
+}
+
 // A trace with a header and no task has nothing to bill: exit 2 naming the
 // file, for the engine and the API replay alike, and no output file (it
 // printed "0 tasks", "$0.0000" and exit 0).

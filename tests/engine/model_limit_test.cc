@@ -27,6 +27,8 @@ TEST(ModelLimitTest, RequestOverTheLimitIsRefusedAndEndsItsTask) {
   EXPECT_EQ(r.unsent_requests, 1);
   EXPECT_EQ(r.longest_rejected_tokens, 3100);
   EXPECT_EQ(r.max_model_len, 2300);
+  // Task b, refused at its first request, is the one task that served nothing.
+  EXPECT_EQ(r.unserved_tasks, 1);
   // Task b served nothing: it is not a row; task a is one row of 3 requests.
   const std::vector<TaskMetrics> tasks = AggregateTasks(Tasks(), r);
   ASSERT_EQ(tasks.size(), 1u);
@@ -38,6 +40,7 @@ TEST(ModelLimitTest, NoLimitServesEveryRequest) {
   EXPECT_EQ(r.requests.size(), 6u);
   EXPECT_EQ(r.rejected_requests, 0);
   EXPECT_EQ(r.unsent_requests, 0);
+  EXPECT_EQ(r.unserved_tasks, 0);
 }
 
 TEST(ModelLimitTest, RefusedRequestsCostNothingAndStepModeAgrees) {

@@ -84,6 +84,14 @@ TEST(WarningsTest, ContextLimitWhenRequestsWereRefused) {
             "longest 3,100 tokens); each ends its task, whose 1 later request was never sent. A "
             "context_policy that keeps prompts under the limit, or a model with a longer "
             "context, serves them");
+  // No later request unsent, and one task that served nothing: said so.
+  r.totals.unsent_requests = 0;
+  r.totals.unserved_tasks = 1;
+  EXPECT_EQ(r.Message("context_limit"),
+            "2 requests were refused: prompt plus output tokens over max_model_len 2,300 (the "
+            "longest 3,100 tokens); each ends its task (1 task was refused at its first request "
+            "and served nothing). A context_policy that keeps prompts under the limit, or a "
+            "model with a longer context, serves them");
 }
 
 // A LongRoPE model starts at its original length (4,096 for Phi-4-mini)

@@ -211,6 +211,9 @@ struct SimulationTotals {
   std::int64_t rejected_requests = 0;
   std::int64_t unsent_requests = 0;
   Tokens longest_rejected_tokens = 0;
+  // Tasks refused at their first request: they served nothing and have no
+  // row (RunSummary::tasks counts the others).
+  std::int64_t unserved_tasks = 0;
   // Of the planned requests of every task (refused and unsent included): how
   // many the context policy edited (Request::edited) and how many stand for
   // trace turns whose output is a placeholder.
