@@ -48,9 +48,12 @@ std::string Ctx(const BreakevenResult& r) {
   return s;
 }
 
-// "$6.45", or "past the limit" for a context beyond max_model_len (0: none).
-std::string PerMtok(double usd_per_mtok, Tokens ctx, Tokens max_model_len) {
+// "$6.45", "past the limit" for a context beyond max_model_len (0: none),
+// or "does not fit" past the longest context memory holds at batch one
+// (no deployment serves it, so it has no price).
+std::string PerMtok(double usd_per_mtok, Tokens ctx, Tokens max_model_len, Tokens memory_limit) {
   if (max_model_len > 0 && ctx > max_model_len) return "past the limit";
+  if (ctx > memory_limit) return "does not fit";
   return "$" + FormatFixed(usd_per_mtok, 2);
 }
 
@@ -265,8 +268,9 @@ int RunBreakeven(const Args& args) {
         {f.name, Ctx(*one), Ctx(*many),
          Ctx(*filling) +
              (filling->max_profitable > 0 ? " (" + std::to_string(filling->batch) + " seqs)" : ""),
-         PerMtok(per_mtok[0], 8192, q.max_model_len), PerMtok(per_mtok[1], 32768, q.max_model_len),
-         PerMtok(per_mtok[2], 131072, q.max_model_len)});
+         PerMtok(per_mtok[0], 8192, q.max_model_len, one->memory_limit),
+         PerMtok(per_mtok[1], 32768, q.max_model_len, one->memory_limit),
+         PerMtok(per_mtok[2], 131072, q.max_model_len, one->memory_limit)});
     auto row = [](const BreakevenResult& r) {
       return nlohmann::ordered_json{
           {"batch", r.batch},
@@ -279,13 +283,19 @@ int RunBreakeven(const Args& args) {
           {"not_profitable_at_any_context", r.memory_limit > 0 && r.max_profitable == 0},
           {"usd_per_mtok_at_context_1", r.usd_per_token_at_context_1 * 1e6}};
     };
-    j["kv_formats"].push_back(
-        {{"kv_format", f.name},
-         {"batch_1", row(*one)},
-         {"batch_n", row(*many)},
-         {"batch_filling_memory", row(*filling)},
-         {"decode_usd_per_mtok_batch_1",
-          {{"8k", per_mtok[0]}, {"32k", per_mtok[1]}, {"128k", per_mtok[2]}}}});
+    // null where one sequence of that context does not fit.
+    nlohmann::ordered_json decode_prices;
+    const std::pair<const char*, Tokens> at[] = {{"8k", 8192}, {"32k", 32768}, {"128k", 131072}};
+    for (std::size_t i = 0; i < 3; ++i) {
+      decode_prices[at[i].first] = at[i].second > one->memory_limit
+                                       ? nlohmann::ordered_json(nullptr)
+                                       : nlohmann::ordered_json(per_mtok[i]);
+    }
+    j["kv_formats"].push_back({{"kv_format", f.name},
+                               {"batch_1", row(*one)},
+                               {"batch_n", row(*many)},
+                               {"batch_filling_memory", row(*filling)},
+                               {"decode_usd_per_mtok_batch_1", decode_prices}});
   }
   // The asked KV format where no engine runs it on the GPU: priced at its
   // bytes, but no deployment of it exists (as fit warns).

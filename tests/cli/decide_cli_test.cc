@@ -391,6 +391,30 @@ TEST(BreakevenCliTest, TheMemoryLimitTakesTheEnginesReserveOff) {
             2);
 }
 
+// Llama-3.1-405B's BF16 weights (810 GB) are ten times one L40S's 48 GB:
+// no context fits, so its decode has no price at any context either.
+TEST(BreakevenCliTest, AContextThatDoesNotFitHasNoPrice) {
+  const auto r =
+      testing::RunKvbill("breakeven --model llama-3.1-405b --gpu l40s --price 3 --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto row = nlohmann::json::parse(r.out)["kv_formats"][0];
+  EXPECT_EQ(row["batch_1"]["fits"], false);
+  for (const char* at : {"8k", "32k", "128k"}) {
+    EXPECT_TRUE(row["decode_usd_per_mtok_batch_1"][at].is_null()) << at;
+  }
+  const auto table = testing::RunKvbill("breakeven --model llama-3.1-405b --gpu l40s --price 3");
+  const std::size_t bf16 = table.out.find("\nbf16 ");
+  ASSERT_NE(bf16, std::string::npos) << table.out;
+  const std::string bf16_row = table.out.substr(bf16 + 1, table.out.find('\n', bf16 + 1) - bf16);
+  EXPECT_EQ(bf16_row.find('$'), std::string::npos) << bf16_row;
+  // Llama-3.1-8B on an H100 fits all three: priced.
+  const auto fits =
+      testing::RunKvbill("breakeven --model llama-3.1-8b --gpu h100-sxm --price 20 --format json");
+  const auto prices =
+      nlohmann::json::parse(fits.out)["kv_formats"][0]["decode_usd_per_mtok_batch_1"];
+  EXPECT_GT(prices["128k"].get<double>(), prices["8k"].get<double>());
+}
+
 TEST(BreakevenCliTest, JsonAndBadInput) {
   // Llama-3.1-8B on an H100 at $20/Mtok: 282,936 tokens at batch one
   // (worked out in tests/cost/breakeven_test.cc), past the model's
