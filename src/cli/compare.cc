@@ -92,7 +92,7 @@ void PrintWarnings(const LeverOutcome& baseline, const std::vector<const LeverOu
   };
   if (!baseline.warnings.empty()) head();
   for (const RunWarning& w : baseline.warnings) {
-    std::cout << "  warning [" << w.code << "]: " << w.message << "\n";
+    std::cout << "  baseline: warning [" << w.code << "]: " << w.message << "\n";
   }
   for (const LeverOutcome* o : variants) {
     std::vector<std::string> fresh;  // codes the baseline does not raise
@@ -104,7 +104,7 @@ void PrintWarnings(const LeverOutcome& baseline, const std::vector<const LeverOu
     }
     if (fresh.empty()) continue;
     head();
-    std::cout << "  warning: " << o->lever.name << " raises";
+    std::cout << "  " << o->lever.name << ": raises";
     for (std::size_t k = 0; k < fresh.size(); ++k) std::cout << (k ? ", " : " ") << fresh[k];
     std::cout << " (`--format json` has each message)\n";
   }
@@ -218,7 +218,7 @@ int CompareLoads(const std::string& text, const std::string& source, const Scena
     for (std::size_t i = 1; i < runs[k].size(); ++i) {
       if (runs[k][i].run) variants.push_back(&runs[k][i]);
     }
-    PrintWarnings(runs[k][0], variants, "load " + LoadText(loads[k]) + ", baseline");
+    PrintWarnings(runs[k][0], variants, "load " + LoadText(loads[k]) + ", warnings");
   }
   return 0;
 }
@@ -408,7 +408,7 @@ int RunCompare(const Args& args) {
       std::cout << "  failed: " << o->lever.name << ": " << o->error << "\n";
     }
   }
-  PrintWarnings(outcomes[0], ranked, "baseline");
+  PrintWarnings(outcomes[0], ranked, "warnings");
   if (growth) {
     std::cout << "\ncost per task grows as (requests per task)^" << FormatFixed(growth->exponent, 2)
               << " across the baseline's tasks (log-log fit, r^2 "

@@ -223,7 +223,7 @@ TEST(CompareValueCliTest, WarningsOfTheBaselineAndTheVariantsAreShown) {
   }
   const auto table = RunKvbill("compare --jobs 2 --scenario " + scenario);
   ASSERT_EQ(table.exit_status, 0) << table.err;
-  EXPECT_NE(table.out.find("baseline:\n  warning [context_limit]: "), std::string::npos)
+  EXPECT_NE(table.out.find("warnings:\n  baseline: warning [context_limit]: "), std::string::npos)
       << table.out;
   EXPECT_EQ(table.out.find("raises context_limit"), std::string::npos) << table.out;
   // --load too: each load's baseline warnings (JSON baseline_warnings) and
@@ -243,7 +243,7 @@ TEST(CompareValueCliTest, WarningsOfTheBaselineAndTheVariantsAreShown) {
   }
   const auto load_table = RunKvbill("compare --jobs 2 --load 1,2 --scenario " + scenario);
   ASSERT_EQ(load_table.exit_status, 0) << load_table.err;
-  EXPECT_NE(load_table.out.find("load 2, baseline:\n  warning [context_limit]: "),
+  EXPECT_NE(load_table.out.find("load 2, warnings:\n  baseline: warning [context_limit]: "),
             std::string::npos)
       << load_table.out;
 }
