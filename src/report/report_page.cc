@@ -1035,6 +1035,25 @@ Result<std::string> PlanSection(const PlanChartData& plan) {
          Esc(unplotted) + Esc(shard) + "</p>\n" + figure + RenderTable(t) + "</section>\n";
 }
 
+// The sections a page leaves out (the load chart without --load, the plan
+// without --plan) leave no gap: the headings are numbered as they stand.
+std::string NumberSections(const std::string& body) {
+  std::string out;
+  std::size_t at = 0;
+  int n = 0;
+  const std::string h2 = "<h2>";
+  for (std::size_t open = body.find(h2); open != std::string::npos;
+       open = body.find(h2, open + h2.size())) {
+    std::size_t digits = open + h2.size();
+    std::size_t end = digits;
+    while (end < body.size() && body[end] >= '0' && body[end] <= '9') ++end;
+    if (end == digits || body.compare(end, 2, ". ") != 0) continue;  // unnumbered (Summary)
+    out += body.substr(at, digits - at) + std::to_string(++n);
+    at = end;
+  }
+  return out + body.substr(at);
+}
+
 }  // namespace
 
 Result<std::string> BuildReportPage(const ReportRuns& runs) {
@@ -1067,6 +1086,7 @@ Result<std::string> BuildReportPage(const ReportRuns& runs) {
     if (!plan) return plan.error().Within("plan chart");
     body += *plan;
   }
+  body = NumberSections(body);
 
   std::string page;
   page += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";

@@ -123,6 +123,9 @@ TEST(ReportCliTest, PlanAddsItsParetoChart) {
   const std::string page = Slurp(dir / "out" / "report.html");
   EXPECT_EQ(Count(page, "<svg "), 8u);
   EXPECT_NE(page.find("<section id=\"plan\">"), std::string::npos);
+  // Without --load the plan is the seventh numbered section: no gap.
+  EXPECT_NE(page.find("<h2>7. Plan: the cheapest deployment"), std::string::npos);
+  EXPECT_EQ(page.find("<h2>8. "), std::string::npos);
   EXPECT_NE(page.find("cheapest: "), std::string::npos);
   // One table row per feasible candidate, ranked as the plan ranks them.
   EXPECT_EQ(Count(page.substr(page.find("<section id=\"plan\">")), "<tr>"),
