@@ -94,6 +94,7 @@ const Style kStyles[] = {
   {"gemma3n_text", Family::kGemma3n, "vLLM gemma3n.py (Gemma3nDecoderLayer: AltUp, LAuReL, per-layer inputs, KV-shared layers)", QkNorm::kPerHead, 5},
   {"gemma4", Family::kGemma4, "vLLM gemma4.py (Gemma4DecoderLayer)", QkNorm::kPerHead, 4},
   {"gemma4_text", Family::kGemma4, "vLLM gemma4.py (Gemma4DecoderLayer)", QkNorm::kPerHead, 4},
+  {"git", Family::kGeneric, "vLLM grok1.py (Grok-2: its config says model_type git, architectures Grok1ForCausalLM; every layer full attention, four norms, head_dim hidden / heads, MoE in every layer, with residual_moe a gated MLP of intermediate_size beside the experts)", QkNorm::kNone, 4},
   {"glm4", Family::kGeneric, "transformers glm4/modeling_glm4.py (four norms a layer; attention_bias on q, k and v, never the output projection)", QkNorm::kNone, 4, false, false},
   {"glm4v_text", Family::kGeneric, "transformers glm4v/modeling_glm4v.py; vLLM glm4_1v.py (GLM-4.1V's text model is vLLM glm4.py)", QkNorm::kNone, 4, false, false},
   {"glm4v_moe_text", Family::kGeneric, "transformers glm4v_moe/modeling_glm4v_moe.py; vLLM glm4_1v.py (GLM-4.5 layers)", QkNorm::kPerHeadIfFlag, 2, false, false, true, false, true},
@@ -108,6 +109,7 @@ const Style kStyles[] = {
   {"granite", Family::kGeneric, "transformers granite/modeling_granite.py"},
   {"granitemoe", Family::kGeneric, "transformers granitemoe/modeling_granitemoe.py"},
   {"granitemoehybrid", Family::kGraniteHybrid, "transformers granitemoehybrid/modeling_granitemoehybrid.py"},
+  {"grok-1", Family::kGeneric, "vLLM grok1.py (Grok-1 under hpcai-tech's remote Grok1Config: every layer full attention, four norms, head_dim hidden / heads, num_experts experts in every layer)", QkNorm::kNone, 4},
   {"hunyuan", Family::kHunyuan, "Tencent-Hunyuan/Hunyuan-A13B modeling (vLLM hunyuan_v1.py)", QkNorm::kPerHeadIfFlag},
   {"hunyuan_v1_moe", Family::kHunyuan, "transformers hunyuan_v1_moe/modeling_hunyuan_v1_moe.py", QkNorm::kPerHeadIfFlag},
   {"hunyuan_v1_dense", Family::kHunyuan, "transformers hunyuan_v1_dense/modeling_hunyuan_v1_dense.py (vLLM hunyuan_v1.py)", QkNorm::kPerHeadIfFlag},
@@ -170,9 +172,15 @@ const Style kStyles[] = {
   {"starcoder2", Family::kGeneric, "transformers starcoder2/modeling_starcoder2.py (use_bias on every projection, ungated MLP)", QkNorm::kNone, 2, false, true, false, true},
   {"plamo2", Family::kPlamo2, "vLLM plamo2.py (Mamba mixers and sliding-window attention in turn: layer i attends when i % mamba_step == mamba_step / 2; four norms a layer; a gated MLP)", QkNorm::kFullWidth, 4},
   {"zamba2", Family::kZamba2, "vLLM zamba2.py (Mamba-2 in every layer; at hybrid layers a shared transformer block over the hidden state and the embeddings, num_mem_blocks of them in turn, with per-layer adapters and KV)"},
+  {"step3p5", Family::kGeneric, "vLLM step3p5.py (Step3p5DecoderLayer: sliding layers by layer_types with attention_other_setting's heads, per-head q and k norms, a per-head sigmoid gate g_proj, moe_layers_enum, one shared expert of share_expert_dim, a router bias)", QkNorm::kPerHead},
   {"step3_text", Family::kGeneric, "vLLM step3_text.py (Step3TextDecoderLayer: queries through a share_q_dim rank, one KV head, moe_layers_enum)"},
 };
 // clang-format on
+
+// vLLM's grok1.py (GrokForCausalLM) serves Grok-1 (hpcai-tech's remote
+// config, model_type grok-1) and Grok-2 (whose config says model_type git,
+// transformers' GIT class, with architectures Grok1ForCausalLM).
+bool IsGrok(const std::string& model_type) { return model_type == "git" || model_type == "grok-1"; }
 
 const Style* FindStyle(const std::string& model_type) {
   for (const Style& s : kStyles) {
@@ -184,7 +192,7 @@ const Style* FindStyle(const std::string& model_type) {
 // Keys that tell of layers the generic reading does not understand; an
 // unknown model_type carrying one is an error, not a guess. Keys the generic
 // rules read are exempt.
-constexpr std::array<const char*, 28> kStructureHints = {
+constexpr std::array<const char*, 29> kStructureHints = {
     "mamba", "ssm_", "conv_", "linear_", "hybrid", "block_config", "layers_block_type", "global_",
     "kv_shared", "k_eq_v", "cla_", "swa_", "full_attn", "layer_pattern", "cross_layer", "compress",
     "sparse", "index_", "per_layer", "hash_layer",
@@ -199,7 +207,9 @@ constexpr std::array<const char*, 28> kStructureHints = {
     // Ouro: one KV cache per loop over the layers (vLLM ouro.py); zero-compute
     // experts beside other layouts than LongCat-Flash's (LongCat-Flash-Lite's
     // n-gram embeddings, longcat_flash_ngram)
-    "total_ut_steps", "zero_expert_num"};
+    "total_ut_steps", "zero_expert_num",
+    // Grok-2: a dense MLP beside the experts of every layer (vLLM grok1.py)
+    "residual_moe"};
 constexpr std::array<const char*, 6> kGenericKeys = {"decoder_sparse_step", "index_topk",
                                                      "index_head_dim",      "index_n_heads",
                                                      "mlp_only_layers",     "use_sliding_window"};
@@ -350,6 +360,60 @@ Status ReadBlockSparse(const Fields& f, Dims* d) {
   return OkStatus();
 }
 
+// Step 3.5 (vLLM step3p5.py Step3p5DecoderLayer): a layer whose
+// layer_types entry is attention_other_setting.attention_type takes that
+// setting's num_attention_heads and num_attention_groups (its KV heads);
+// a head_dim other than the model's is refused (kvbill keeps one head dim).
+// layer_types may be longer than the layers (the entries past them are the
+// MTP layers', which vLLM's main model does not build).
+Status Step3p5OtherSetting(const Fields& f, Dims* d) {
+  const std::string key = "attention_other_setting";
+  if (!f.Has(key) || f.Get(key).is_null() || !f.Has("layer_types")) return OkStatus();
+  const json& other = f.Get(key);
+  if (!other.is_object()) return f.Bad(key, "must be an object, got " + Show(other));
+  const json& types = f.Get("layer_types");
+  if (!types.is_array()) return f.Bad("layer_types", "must be a list of strings");
+  auto type = other.find("attention_type");
+  if (type == other.end() || !type->is_string()) {
+    return f.Bad(key + ".attention_type",
+                 "must be a layer type, got " + (type == other.end() ? "nothing" : Show(*type)));
+  }
+  const auto positive = [&](const char* name) -> Result<Int> {
+    auto it = other.find(name);
+    if (it == other.end() || !it->is_number_integer() || it->get<Int>() <= 0 ||
+        it->get<Int>() > kMaxConfigDimension) {
+      return f.Bad(key + "." + name,
+                   it == other.end() ? std::string("missing")
+                                     : "must be a whole number in [1, 1048576], got " + Show(*it));
+    }
+    return it->get<Int>();
+  };
+  auto heads = positive("num_attention_heads");
+  if (!heads) return heads.error();
+  auto groups = positive("num_attention_groups");
+  if (!groups) return groups.error();
+  if (*heads % *groups != 0) {
+    return f.Bad(
+        key + ".num_attention_groups",
+        std::to_string(*groups) + " does not divide num_attention_heads " + std::to_string(*heads));
+  }
+  if (other.contains("head_dim")) {
+    auto dim = positive("head_dim");
+    if (!dim) return dim.error();
+    if (*dim != d->head_dim) {
+      return f.Bad(key + ".head_dim", "is " + std::to_string(*dim) + ", not head_dim " +
+                                          std::to_string(d->head_dim) +
+                                          ": kvbill sizes one head dim for every layer");
+    }
+  }
+  for (std::size_t i = 0; i < d->heads.size() && i < types.size(); ++i) {
+    if (types[i] != *type) continue;
+    d->heads[i] = *heads;
+    d->kv_heads[i] = *groups;
+  }
+  return OkStatus();
+}
+
 Result<Dims> ReadDims(const Fields& f, const std::string& model_type) {
   Dims d;
   auto layers = f.FirstInt({"num_hidden_layers", "n_layer", "num_layers"});
@@ -464,10 +528,23 @@ Result<Dims> ReadDims(const Fields& f, const std::string& model_type) {
                                  " is not divisible by num_attention_heads " +
                                  std::to_string(d.heads[0]));
   }
+  if (model_type == "step3p5") {
+    if (auto st = Step3p5OtherSetting(f, &d); !st) return st.error();
+  }
+  // Grok (vLLM grok1.py Grok1Attention): head_dim is hidden_size //
+  // num_heads whatever the config's head_dim says.
+  if (IsGrok(model_type)) {
+    if (d.hidden % d.heads[0] != 0) {
+      return f.Bad("num_attention_heads",
+                   std::to_string(d.heads[0]) + " does not divide hidden_size " +
+                       std::to_string(d.hidden) + " (vLLM's grok1.py takes head_dim from them)");
+    }
+    d.head_dim = d.hidden / d.heads[0];
+  }
   auto vocab = f.RequiredInt({"vocab_size", "padded_vocab_size"});
   if (!vocab) return vocab.error();
   d.vocab = *vocab;
-  auto v_dim = f.IntOr("v_head_dim", d.head_dim);
+  auto v_dim = IsGrok(model_type) ? Result<Int>(d.head_dim) : f.IntOr("v_head_dim", d.head_dim);
   if (!v_dim) return v_dim.error();
   d.v_head_dim = *v_dim;
 
@@ -558,6 +635,12 @@ Result<Dims> ReadDims(const Fields& f, const std::string& model_type) {
                    "what it adds");
     }
   }
+  if (model_type == "step3p5") {
+    // use_head_wise_attn_gate: g_proj hidden -> heads (vLLM step3p5.py).
+    auto gate = f.Bool("use_head_wise_attn_gate", false);
+    if (!gate) return gate.error();
+    d.head_gate = *gate;
+  }
   if (model_type == "laguna") {
     // gating: true or "per-head" is a gate per query head (vLLM laguna.py
     // g_proj: hidden -> heads); gating_types may only say the same.
@@ -589,11 +672,17 @@ Result<std::vector<Mixer>> ResolveMixers(const Fields& f, const Dims& d,
   const Mixer full = d.mla ? Mixer::kLatent : Mixer::kFull;
   std::vector<Mixer> kinds(static_cast<std::size_t>(n), full);
   auto at = [&](Int i) -> Mixer& { return kinds[static_cast<std::size_t>(i)]; };
+  // Grok (vLLM grok1.py): every layer is full attention; no window key is
+  // read (BuildTextModel refuses the window keys' other values).
+  if (IsGrok(model_type)) return kinds;
 
   if (f.Has("layer_types")) {
     const json& types = f.Get("layer_types");
     if (!types.is_array()) return f.Bad("layer_types", "must be a list of strings");
-    if (static_cast<Int>(types.size()) != n) {
+    // Step 3.5: the entries past the layers are the MTP layers' (vLLM's
+    // step3p5.py indexes layer_types by layer and builds no more).
+    const bool longer_ok = model_type == "step3p5" && static_cast<Int>(types.size()) > n;
+    if (static_cast<Int>(types.size()) != n && !longer_ok) {
       return f.Bad("layer_types", "has " + std::to_string(types.size()) +
                                       " entries, num_hidden_layers is " + std::to_string(n));
     }
@@ -621,6 +710,14 @@ Result<std::vector<Mixer>> ResolveMixers(const Fields& f, const Dims& d,
         return f.Bad(where, "unknown layer type \"" + s + "\" for model_type \"" + model_type +
                                 "\" (known: full_attention, sliding_attention, "
                                 "chunked_attention, linear_attention, mamba, conv)");
+      }
+    }
+    // Step 3.5 without a window: its sliding layers are full attention
+    // (vLLM step3p5.py passes no window), with their own heads.
+    if (model_type == "step3p5" &&
+        (!f.Has("sliding_window") || f.Get("sliding_window").is_null())) {
+      for (Mixer& k : kinds) {
+        if (k == Mixer::kSliding) k = full;
       }
     }
     return kinds;
@@ -688,6 +785,15 @@ Result<std::vector<Mixer>> ResolveMixers(const Fields& f, const Dims& d,
 
   auto window = f.OptionalInt("sliding_window");
   if (!window) return window.error();
+
+  // Step 3.5 without layer_types (vLLM step3p5.py): even layers slide when
+  // there is a window.
+  if (model_type == "step3p5") {
+    for (Int i = 0; i < n; ++i) {
+      at(i) = window->has_value() && i % 2 == 0 ? Mixer::kSliding : full;
+    }
+    return kinds;
+  }
 
   // Qwen2 family: use_sliding_window gates it; layers from max_window_layers on slide.
   if (f.Has("use_sliding_window")) {
@@ -799,7 +905,7 @@ Result<MoeLayers> ResolveMoe(const Fields& f, const Dims& d, const std::string& 
   // step3_text.py), ERNIE 4.5 moe_num_experts and moe_k (vLLM
   // ernie45_moe.py); unknown model types with moe_num_experts are refused
   // (UnknownStructureKey), their layouts differing.
-  const bool step3 = model_type == "step3_text";
+  const bool step3 = model_type == "step3_text" || model_type == "step3p5";
   const bool ernie = model_type == "ernie4_5_moe";
   const char* own_top_k = step3 ? "moe_top_k" : ernie ? "moe_k" : nullptr;
   if (ernie && f.Has("moe_num_experts") && f.Get("moe_num_experts").is_array()) {
@@ -807,10 +913,17 @@ Result<MoeLayers> ResolveMoe(const Fields& f, const Dims& d, const std::string& 
                  "is a list (text and vision experts, ERNIE 4.5 VL's layout), which vLLM's "
                  "ernie45_moe does not take: kvbill sizes the text model's one expert count");
   }
+  // Grok (vLLM grok1.py): num_experts, else num_local_experts, else 8;
+  // num_experts_per_tok, else 2; every layer is MoE.
+  const bool grok = IsGrok(model_type);
   auto experts =
       own_top_k ? f.FirstPerLayerInt({"moe_num_experts"}, n)
+      : grok    ? f.FirstPerLayerInt({"num_experts", "num_local_experts"}, n)
                 : f.FirstPerLayerInt({"num_local_experts", "num_experts", "n_routed_experts"}, n);
   if (!experts) return experts.error();
+  if (grok && !experts->has_value()) {
+    *experts = std::optional<std::vector<Int>>(std::vector<Int>(static_cast<std::size_t>(n), 8));
+  }
   if (!experts->has_value()) return m;
   m.experts = **experts;
   if (*std::max_element(m.experts.begin(), m.experts.end()) <= 1) return m;
@@ -822,6 +935,7 @@ Result<MoeLayers> ResolveMoe(const Fields& f, const Dims& d, const std::string& 
   };
   const char* experts_key =
       own_top_k ? "moe_num_experts"
+      : grok    ? first_present({"num_experts", "num_local_experts"})
                 : first_present({"num_local_experts", "num_experts", "n_routed_experts"});
   const char* top_k_key = own_top_k ? own_top_k
                                     : first_present({"num_experts_per_tok", "experts_per_token",
@@ -831,6 +945,9 @@ Result<MoeLayers> ResolveMoe(const Fields& f, const Dims& d, const std::string& 
                                                "moe_topk", "num_experts_per_token"},
                                               n);
   if (!top_k) return top_k.error();
+  if (grok && !top_k->has_value()) {
+    *top_k = std::optional<std::vector<Int>>(std::vector<Int>(static_cast<std::size_t>(n), 2));
+  }
   if (!top_k->has_value()) return f.Bad(top_k_key, "missing for a MoE model");
   m.top_k = **top_k;
   auto inter = f.PerLayerInt("moe_intermediate_size", n);
@@ -972,10 +1089,17 @@ Result<MoeLayers> ResolveMoe(const Fields& f, const Dims& d, const std::string& 
   const bool arctic = model_type == "arctic";
   auto residual = arctic ? f.Bool("use_residual", false) : Result<bool>(false);
   if (!residual) return residual.error();
+  // Grok-2 (vLLM grok1.py Grok1DecoderLayer): residual_moe adds a gated MLP
+  // of intermediate_size beside the experts (moe_intermediate_size) of
+  // every layer, always on.
+  auto grok_residual = grok ? f.Bool("residual_moe", false) : Result<bool>(false);
+  if (!grok_residual) return grok_residual.error();
   for (Int i = 0; i < n; ++i) {
     const auto u = static_cast<std::size_t>(i);
     Int s = 0;
-    if (arctic) {
+    if (grok) {
+      s = *grok_residual ? d.intermediate : 0;
+    } else if (arctic) {
       s = *residual ? d.hidden : 0;
     } else if (bailing) {
       s = *bailing_shared * nemotron_shared->value_or(m.inter[u]);
@@ -1082,12 +1206,14 @@ Result<AttnPlan> GenericAttention(const Ctx& c, Int i, Mixer kind) {
   if (!no_bias) return no_bias.error();
   auto linear_bias = f.Bool("add_bias_linear", false);
   if (!linear_bias) return linear_bias.error();
-  const bool qkv_bias = *bias || (c.style && c.style->qkv_bias_always);
+  // Grok (vLLM grok1.py): q, k, v and o never biased.
+  const bool qkv_bias = (*bias || (c.style && c.style->qkv_bias_always)) && !IsGrok(c.model_type);
   a.qkv_bias = qkv_bias;
   a.o_bias = c.model_type == "chatglm"
                  ? *linear_bias
                  : (*bias && (!c.style || c.style->o_bias_with_qkv)) ||
                        (c.model_type == "qwen" && !*no_bias) || (c.style && c.style->o_bias_always);
+  if (IsGrok(c.model_type)) a.o_bias = false;
   // Ling (vLLM bailing_moe.py): query_key_value biased by use_bias or
   // use_qkv_bias, the output projection (dense) by use_bias.
   if (c.model_type.starts_with("bailing_moe")) {
@@ -1160,7 +1286,8 @@ Result<MoePlan> GenericMoe(const Ctx& c, const MoeLayers& m, Int i) {
                  c.model_type == "laguna" || c.model_type.starts_with("glm4_moe") ||
                  c.model_type == "glm4v_moe_text" || c.model_type == "glm_moe_dsa" ||
                  c.model_type == "ernie4_5_moe" || c.model_type == "afmoe" ||
-                 c.model_type == "dots1" || c.model_type == "exaone_moe";
+                 c.model_type == "dots1" || c.model_type == "exaone_moe" ||
+                 c.model_type == "step3p5";  // router_bias, one per expert (vLLM step3p5.py)
   // Ling's expert bias (moe_router_enable_expert_bias), LFM2-MoE's
   // (use_expert_bias, transformers' default true).
   if (c.model_type.starts_with("bailing_moe") || c.model_type == "lfm2_moe") {
@@ -2982,6 +3109,40 @@ constexpr Unserved kUnserved[] = {
      "v0.12.0; it serves the original checkpoint format (model_type phi4mm)"},
 };
 
+// Grok-2's config says model_type git, transformers' GIT (Microsoft's
+// captioning model, which vLLM does not serve): it is read as Grok only
+// with a Grok architecture. vLLM's grok1.py builds every layer as full
+// attention and reads no window: Grok-2's sliding_window_size -1 and
+// global_attn_every_n 1 say the same; any other value is refused (a
+// window the checkpoint was trained with would not be what vLLM builds).
+Status GrokGuards(const Fields& f, const std::string& model_type) {
+  if (model_type == "git") {
+    bool grok = false;
+    if (f.Has("architectures") && f.Get("architectures").is_array()) {
+      for (const json& a : f.Get("architectures")) {
+        grok = grok || a == "Grok1ForCausalLM" || a == "Grok1ModelForCausalLM";
+      }
+    }
+    if (!grok) {
+      return f.Bad("model_type",
+                   "is \"git\" without a Grok architecture (Grok1ForCausalLM): Microsoft's GIT, "
+                   "which vLLM does not serve; kvbill reads model_type git only as Grok-2");
+    }
+  }
+  for (const auto& [key, value] :
+       {std::pair<const char*, Int>{"sliding_window_size", -1}, {"global_attn_every_n", 1}}) {
+    if (!f.Has(key) || f.Get(key).is_null()) continue;
+    const json& v = f.Get(key);
+    if (!v.is_number_integer() || v.get<Int>() != value) {
+      return f.Bad(key, "is " + Show(v) +
+                            ": vLLM's grok1.py builds every layer as full "
+                            "attention and reads no window, so kvbill reads only " +
+                            std::to_string(value) + " (every layer global)");
+    }
+  }
+  return OkStatus();
+}
+
 Result<TextModel> BuildTextModel(const Fields& f, const std::string& model_type, ModelBuilder* b) {
   const std::string lower = LowerAscii(model_type);
   for (const Unserved& u : kUnserved) {
@@ -3007,6 +3168,15 @@ Result<TextModel> BuildTextModel(const Fields& f, const std::string& model_type,
     return f.Bad("is_moe_layer",
                  "is a pre-release key vLLM's exaone_moe.py does not read: give "
                  "mlp_layer_types (\"dense\" / \"sparse\" per layer)");
+  }
+  if (IsGrok(model_type)) {
+    if (auto s = GrokGuards(f, model_type); !s) return s.error();
+  }
+  // Step 3.5: vLLM's step3p5.py builds GQA only (another att_impl_type is
+  // a ValueError there).
+  if (model_type == "step3p5" && f.Has("att_impl_type") && f.Get("att_impl_type") != "GQA") {
+    return f.Bad("att_impl_type",
+                 "is " + Show(f.Get("att_impl_type")) + ": vLLM's step3p5.py builds only \"GQA\"");
   }
   if (model_type == "minicpm3" && !f.Has("kv_lora_rank")) {
     return f.Bad("kv_lora_rank", "missing: MiniCPM3's keys and values come from a latent");
