@@ -377,12 +377,14 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
       "falcon, "
       "falcon_h1, "
       "falcon_mamba, gemma, gemma2, gemma3, "
-      "gemma3_text, gemma3n, gemma3n_text, gemma4, gemma4_text, glm4, glm4_moe, glm4_moe_lite, "
+      "gemma3_text, gemma3n, gemma3n_text, gemma4, gemma4_text, git, glm4, glm4_moe, "
+      "glm4_moe_lite, "
       "glm4v_moe_text, "
       "glm4v_text, "
       "glm_moe_dsa, gpt2, gpt_bigcode, "
       "gpt_neox, gpt_oss, gptj, "
-      "granite, granitemoe, granitemoehybrid, hunyuan, hunyuan_v1_dense, hunyuan_v1_moe, internlm, "
+      "granite, granitemoe, granitemoehybrid, grok-1, hunyuan, hunyuan_v1_dense, hunyuan_v1_moe, "
+      "internlm, "
       "jais2, "
       "jamba, kimi_k2, "
       "kimi_linear, laguna, lfm2, lfm2_moe, llama, llama4, llama4_text, longcat_flash, mamba, "
@@ -397,7 +399,7 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
       "qwen, qwen2, qwen2_5_vl, qwen2_moe, qwen2_vl, qwen3, qwen3_5_moe_text, qwen3_5_text, "
       "qwen3_moe, qwen3_next, qwen3_vl_moe_text, qwen3_vl_text, seed_oss, smollm3, stablelm, "
       "starcoder2, "
-      "step3_text, zamba2)");
+      "step3_text, step3p5, zamba2)");
   EXPECT_EQ(ErrorOf(R"({"model_type": "lfm2", "num_hidden_layers": 2, "hidden_size": 64,
                         "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
                         "layer_types": ["conv", "banana"]})"),
