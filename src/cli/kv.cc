@@ -136,6 +136,21 @@ int RunKv(const Args& args) {
   if (tp < 1) return ReportError("kv", Error("--tp: must be at least 1"));
 
   auto model = LoadModelFromFlags(model_flags);
+  // KV bytes are the text model's alone: a tower kvbill cannot count (or
+  // read) takes the weights' total from it, not the KV. When the text model
+  // loads without the towers, kv answers for it and says what it left out;
+  // fit and simulate, whose weights set the KV pool, still refuse.
+  std::string towers_warning;
+  if (!model && !model_flags.text_only) {
+    ModelFlags text_only = model_flags;
+    text_only.text_only = true;
+    if (auto text_model = LoadModelFromFlags(text_only)) {
+      towers_warning = model.error().message() +
+                       "; the KV bytes are the text model's and exact, the parameters and weights "
+                       "are the text model's alone";
+      model = std::move(text_model);
+    }
+  }
   if (!model) return ReportError("kv", model.error());
   // DeepSeek-V4 runs in vLLM's 256-token blocks (as a scenario takes it).
   if (vm["block-size"].defaulted() && model->HasCompressedLayers()) block_size = 256;
@@ -248,6 +263,9 @@ int RunKv(const Args& args) {
     if (!limit_warning.empty()) {
       j["warnings"].push_back({{"code", "context_limit"}, {"message", limit_warning}});
     }
+    if (!towers_warning.empty()) {
+      j["warnings"].push_back({{"code", "towers_not_counted"}, {"message", towers_warning}});
+    }
     text << j.dump(2) << "\n";
   } else if (layers_flag) {
     const Table inventory = InventoryTable(*model, *kv_format, tp);
@@ -259,6 +277,9 @@ int RunKv(const Args& args) {
            << (tp > 1 ? ", one GPU of TP=" + std::to_string(tp) : "") << "\n\n"
            << inventory.ToText() << "per token   " << ExactBytes(bytes_per_token) << " B, state "
            << FormatWithSeparators(state) << " B per sequence\n";
+      if (!towers_warning.empty()) {
+        text << "warning [towers_not_counted]: " << towers_warning << "\n";
+      }
     }
   } else {
     Table table(
@@ -283,6 +304,8 @@ int RunKv(const Args& args) {
       text << csv.ToCsv();
       if (!limit_warning.empty())
         std::cerr << "kv: warning [context_limit]: " << limit_warning << "\n";
+      if (!towers_warning.empty())
+        std::cerr << "kv: warning [towers_not_counted]: " << towers_warning << "\n";
     } else {
       text << DescribeModel(*model) << "\n"
            << "KV format   " << kv_format->name << " ("
@@ -303,6 +326,9 @@ int RunKv(const Args& args) {
            << "blocks      " << block_size << " tokens\n\n"
            << table.ToText() << "GiB = 2^30 bytes. State is not included in the KV columns.\n";
       if (!limit_warning.empty()) text << "warning [context_limit]: " << limit_warning << "\n";
+      if (!towers_warning.empty()) {
+        text << "warning [towers_not_counted]: " << towers_warning << "\n";
+      }
     }
   }
   if (auto s = EmitOutput("kv", text.str(), out); !s) return ReportError("kv", s.error());

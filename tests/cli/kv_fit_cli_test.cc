@@ -146,6 +146,36 @@ TEST(KvCliTest, ReadsAConfigJsonByPath) {
   EXPECT_EQ(nlohmann::json::parse(r.out)["bytes_per_token"], 512);
 }
 
+// A tower kvbill cannot count changes the weights, not the KV: kv answers
+// for the text model with a towers_not_counted warning; fit, whose weights
+// set the pool, still refuses. The text model: 2 layers x 2 KV heads x
+// head dim 64 / 4 = 16 x 2 (K and V) x 2 B = 256 B a token.
+TEST(KvCliTest, AnUncountableTowerLeavesTheKvAnsweredAndSaysSo) {
+  const std::string path = ::testing::TempDir() + "/my_vlm_config.json";
+  std::ofstream(path) << R"({"model_type": "my_vlm", "vision_config": {"hidden_size": 8},
+      "text_config": {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+      "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100}})";
+  const auto r = RunKvbill("kv --model " + path + " --context 10 --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["bytes_per_token"], 256);
+  ASSERT_EQ(j["warnings"].size(), 1u);
+  EXPECT_EQ(j["warnings"][0]["code"], "towers_not_counted");
+  EXPECT_NE(j["warnings"][0]["message"].get<std::string>().find(
+                "vision_config: kvbill cannot count the vision tower of model_type \"my_vlm\""),
+            std::string::npos);
+  EXPECT_EQ(j["parameters"]["towers"], 0);
+  const auto table = RunKvbill("kv --model " + path + " --context 10");
+  EXPECT_NE(table.out.find("warning [towers_not_counted]: "), std::string::npos) << table.out;
+  // --text-only asked for it: no warning.
+  const auto asked = RunKvbill("kv --model " + path + " --context 10 --format json --text-only");
+  EXPECT_TRUE(nlohmann::json::parse(asked.out)["warnings"].empty());
+  // fit sizes the weights: refused, naming the way out.
+  const auto fit = RunKvbill("fit --model " + path + " --context 10");
+  EXPECT_EQ(fit.exit_status, 2);
+  EXPECT_NE(fit.err.find("--text-only"), std::string::npos) << fit.err;
+}
+
 struct BadCase {
   const char* args;
   const char* message;  // stderr, exactly
