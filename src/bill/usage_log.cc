@@ -107,34 +107,6 @@ CallUsage ToCallUsage(const CodexUsage& u) {
   return usage;
 }
 
-// A non-empty string at object[key], or nullopt.
-std::optional<std::string> NonEmptyString(const Json& object, const char* key) {
-  if (!object.is_object()) return std::nullopt;
-  const auto it = object.find(key);
-  if (it == object.end() || !it->is_string() || it->get_ref<const std::string&>().empty()) {
-    return std::nullopt;
-  }
-  return it->get<std::string>();
-}
-
-// The model a Codex token_count event names, looked for where ccusage
-// looks: info.model, info.model_name, info.metadata.model, payload.model,
-// payload.metadata.model.
-std::optional<std::string> CodexEventModel(const Json& payload, const Json& info) {
-  for (const Json* object : {&info, &payload}) {
-    if (auto m = NonEmptyString(*object, "model")) return m;
-    if (object == &info) {
-      if (auto m = NonEmptyString(*object, "model_name")) return m;
-    }
-    if (object->is_object()) {
-      if (const auto meta = object->find("metadata"); meta != object->end()) {
-        if (auto m = NonEmptyString(*meta, "model")) return m;
-      }
-    }
-  }
-  return std::nullopt;
-}
-
 // The file name without its directory and ".jsonl": a Codex rollout's
 // session when it has no session_meta line.
 std::string FileStem(const std::string& name) {

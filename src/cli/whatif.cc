@@ -410,6 +410,24 @@ int RunWhatif(const Args& args) {
   if (!bill) return ReportError("whatif", bill.error());
   const std::map<std::string, std::int64_t> calls_by_model = CallsByModel(*bill);
   const std::string logged_model = MainModel(calls_by_model);
+  // Codex logs that name no model: bill prices their calls as its legacy
+  // fallback (kLegacyCodexModel, marked assumed); the replays take the same
+  // model for those turns, not the main one.
+  std::map<std::string, std::int64_t> assumed_by_model;
+  for (const CallBill& c : bill->calls) {
+    if (c.call->assumed_model) ++assumed_by_model[c.call->model];
+  }
+  if (!assumed_by_model.empty()) {
+    for (Task& t : *tasks) {
+      for (Turn& turn : t.turns) {
+        if (turn.model.empty()) turn.model = kLegacyCodexModel;
+      }
+    }
+  }
+  bool any_unnamed = false;  // a turn priced at the main model for want of its own
+  for (const Task& t : *tasks) {
+    for (const Turn& turn : t.turns) any_unnamed = any_unnamed || turn.model.empty();
+  }
   const ModelPrice* price = sheet->Find(logged_model);
   if (price == nullptr) {
     return ReportError("whatif", Error(logs[0] + ": model \"" + logged_model +
@@ -569,11 +587,15 @@ int RunWhatif(const Args& args) {
       bool first = true;
       for (const auto& [model, n] : calls_by_model) {
         text << (first ? "" : ", ") << model << " " << n << (n == 1 ? " call" : " calls");
+        if (auto it = assumed_by_model.find(model); it != assumed_by_model.end()) {
+          text << " (" << (it->second == n ? "all" : std::to_string(it->second))
+               << " assumed: Codex calls naming no model, as bill prices them)";
+        }
         first = false;
       }
-      text << "); model:M columns price every call at M, the others each call at its model (a "
-              "call naming none at "
-           << price->id << ")\n";
+      text << "); model:M columns price every call at M, the others each call at its model";
+      if (any_unnamed) text << " (a call naming none at " << price->id << ")";
+      text << "\n";
     }
     text << "\n`kvbill bill` on the same log (each call at its own model): "
          << FormatUsd(bill->total.cost, 4) << " for " << bill->total.calls << " calls";

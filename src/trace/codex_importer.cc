@@ -116,6 +116,11 @@ class CodexReader : public TraceReader {
     task.arrival_s = time.Since(*origin_);
     task.tool_s_from_start = true;  // tool_s: the gap between calls' times
     ResetSessionState();
+    // A session's calls name its own model, not the last session's (as
+    // `kvbill bill` reads them): session_meta's, else the turn contexts'.
+    model_.clear();
+    auto model = GetOptionalString(payload, "model");
+    if (model && *model) model_ = **model;
     if (session_ && !session_->turns.empty()) {
       pending_ = std::move(task);
       return true;
@@ -135,6 +140,7 @@ class CodexReader : public TraceReader {
     const auto info = payload.find("info");
     if (info == payload.end() || info->is_null()) return false;  // rate limits only
     if (!info->is_object()) return Error("payload: \"info\" must be an object");
+    if (auto model = CodexEventModel(payload, *info)) model_ = *model;
     auto total = ReadUsage(*info, "total_token_usage");
     if (!total) return total.error().Within("payload.info");
     auto last = ReadUsage(*info, "last_token_usage");

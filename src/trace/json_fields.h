@@ -48,6 +48,12 @@ Result<std::optional<std::string>> GetOptionalString(const Json& object, const c
 // see what follows it; other bytes are left in place.
 void SkipByteOrderMark(std::istream& in);
 
+// The model a Codex token_count event names, looked for where ccusage
+// looks: info.model, info.model_name, info.metadata.model, payload.model,
+// payload.metadata.model (non-empty strings); nullopt when none does. The
+// bill (src/bill/usage_log.cc) and the trace importer read models alike.
+std::optional<std::string> CodexEventModel(const Json& payload, const Json& info);
+
 // The value as compact JSON text, shortened to 40 characters, for messages
 // (only that prefix is printed, whatever the value's size).
 std::string Quote(const Json& value);

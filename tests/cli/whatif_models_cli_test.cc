@@ -54,6 +54,32 @@ TEST(WhatifModelsCliTest, PricesEachCallAtItsOwnModelByHand) {
   EXPECT_DOUBLE_EQ(total["no_cache"].get<double>(), 0.071);
 }
 
+// tests/data/traces/codex_small.jsonl: session 019a-s2 names no model,
+// which `kvbill bill` prices as Codex's legacy gpt-5 (assumed). whatif
+// prices it so too, not at the log's main model gpt-5-codex (nor at the
+// previous session's). With gpt-5 at $1 / $10 per Mtok: 9,000 input x 1 +
+// 40 output x 10 = 9,400 micro-dollars, where gpt-5-codex ($1.25 / $10)
+// would give 11,650.
+TEST(WhatifModelsCliTest, ACodexCallNamingNoModelIsPricedAsBillPricesIt) {
+  const std::string args =
+      "whatif tests/data/traces/codex_small.jsonl --price gpt-5:input=1,output=10";
+  const auto r = RunKvbill(args + " --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["tasks"].size(), 2u);
+  EXPECT_EQ(j["tasks"][1]["id"], "019a-s2");
+  EXPECT_DOUBLE_EQ(j["tasks"][1]["cost_usd"]["recorded"].get<double>(), 0.0094);
+  EXPECT_DOUBLE_EQ(j["tasks"][1]["cost_usd"]["predicted"].get<double>(), 0.0094);
+  EXPECT_DOUBLE_EQ(j["total"]["cost_usd"]["recorded"].get<double>(),
+                   j["bill"]["cost_usd"].get<double>());
+  const auto table = RunKvbill(args);
+  EXPECT_NE(table.out.find("gpt-5 1 call (all assumed: Codex calls naming no model, as bill "
+                           "prices them)"),
+            std::string::npos)
+      << table.out;
+  EXPECT_EQ(table.out.find("a call naming none"), std::string::npos) << table.out;
+}
+
 TEST(WhatifModelsCliTest, ModelWithoutPriceMakesItsTaskUnpriced) {
   const std::string path = ::testing::TempDir() + "/whatif_unpriced_model.jsonl";
   {

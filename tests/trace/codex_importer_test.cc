@@ -76,6 +76,11 @@ TEST(TraceCodexImporterTest, RolloutBecomesOneTaskPerSessionWithUsage) {
   ASSERT_EQ(second.turns.size(), 1u);
   EXPECT_EQ(second.turns[0].time_s, 72);
   EXPECT_EQ(second.turns[0].usage, (RecordedUsage{9000, 0, 0, 40}));
+  // Models: the first session's turn context names gpt-5-codex; the second
+  // session names none, and does not inherit the first's (kvbill bill
+  // prices it as its legacy gpt-5, marked assumed).
+  for (const Turn& t : first.turns) EXPECT_EQ(t.model, "gpt-5-codex");
+  EXPECT_EQ(second.turns[0].model, "");
 }
 
 TEST(TraceCodexImporterTest, DetectsRolloutLines) {
