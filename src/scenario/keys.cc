@@ -13,6 +13,7 @@
 #include "kvbill/model/hf_config.h"
 #include "kvbill/model/kv_format.h"
 #include "kvbill/scenario/budget.h"
+#include "kvbill/scenario/warnings.h"
 #include "kvbill/trace/generator.h"
 #include "kvbill/trace/importers.h"
 #include "kvbill/util/names.h"
@@ -203,7 +204,16 @@ Status ModelSetEntry(const Source& source, const std::string& key, const json& v
 Status BudgetEntry(const Source& source, const std::string& metric, const json& value,
                    const std::string& pointer, Scenario* s) {
   if (!IsBudgetMetric(metric)) {
-    return source.Bad(pointer, "unknown metric (one of " + BudgetMetricChoices() + ")");
+    const std::string hint = DidYouMean(metric, BudgetMetricNames());
+    if (metric.starts_with("warnings.")) {
+      std::string codes;
+      for (const std::string& code : WarningCodes()) codes += (codes.empty() ? "" : ", ") + code;
+      return source.Bad(pointer, "unknown warning code \"" + metric.substr(9) + "\"" +
+                                     (hint.empty() ? "" : "; " + hint) + " (warnings.<code>, " +
+                                     "the codes: " + codes + ")");
+    }
+    return source.Bad(pointer, "unknown metric" + (hint.empty() ? "" : "; " + hint) + " (one of " +
+                                   BudgetMetricChoices() + ")");
   }
   if (!value.is_object()) return source.Bad(pointer, "must be an object, got " + Show(value));
   Budget b;

@@ -1,8 +1,11 @@
 #include "kvbill/trace/generator.h"
 
 #include <cmath>
+#include <string>
 #include <utility>
+#include <vector>
 
+#include "kvbill/util/names.h"
 #include "trace/presets/presets.h"
 
 namespace kvbill {
@@ -36,8 +39,11 @@ Result<GeneratorPreset> FindGeneratorPreset(std::string_view name) {
   for (const PresetEntry& entry : kPresets) {
     if (entry.name == name) return entry.make();
   }
-  return Error("unknown preset \"" + std::string(name) + "\" (one of " + GeneratorPresetChoices() +
-               ")");
+  std::vector<std::string> names;
+  for (const PresetEntry& entry : kPresets) names.emplace_back(entry.name);
+  const std::string hint = DidYouMean(name, names);
+  return Error("unknown preset \"" + std::string(name) + "\"" + (hint.empty() ? "" : "; " + hint) +
+               " (one of " + GeneratorPresetChoices() + ")");
 }
 
 TraceGenerator::TraceGenerator(GeneratorPreset preset, std::uint64_t seed)

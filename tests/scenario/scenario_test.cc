@@ -8,6 +8,7 @@
 #include "kvbill/hardware/gpu.h"
 #include "kvbill/model/hf_config.h"
 #include "kvbill/model/kv_format.h"
+#include "kvbill/scenario/budget.h"
 #include "kvbill/trace/generator.h"
 #include "kvbill/trace/importers.h"
 #include "kvbill/util/embedded.h"
@@ -514,6 +515,22 @@ TEST(ScenarioTest, CatalogErrorsCarryTheLoadersMessage) {
   EXPECT_EQ(ErrorOf(R"({"trace": {"generator": "web-agent", "tasks": 3}})"),
             "s.json#/trace/generator: unknown preset \"web-agent\" (one of " +
                 GeneratorPresetChoices() + ")");
+  // A name the list holds more of is suggested, as keys are.
+  EXPECT_EQ(ErrorOf(R"({"trace": {"generator": "coding", "tasks": 3}})"),
+            "s.json#/trace/generator: unknown preset \"coding\"; did you mean coding-agent? (one "
+            "of " +
+                GeneratorPresetChoices() + ")");
+  EXPECT_EQ(ErrorOf(R"({"budgets": {"hitrate": {"min": 0.5}}})"),
+            "s.json#/budgets/hitrate: unknown metric; did you mean hit_rate? (one of " +
+                BudgetMetricChoices() + ")");
+  // A warning code: the codes listed, the near one suggested.
+  const std::string overload = ErrorOf(R"({"budgets": {"warnings.overload": {"max": 0}}})");
+  EXPECT_EQ(overload.rfind("s.json#/budgets/warnings.overload: unknown warning code \"overload\"; "
+                           "did you mean warnings.overloaded? (warnings.<code>, the codes: ",
+                           0),
+            0u)
+      << overload;
+  EXPECT_NE(overload.find(", overloaded, "), std::string::npos) << overload;
   std::string gpus;
   for (const GpuSpec& g : GpuCatalog()) gpus += (gpus.empty() ? "" : ", ") + g.id;
   EXPECT_EQ(ErrorOf(R"({"deployment": {"gpu": "h900"}})"),
