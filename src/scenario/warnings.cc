@@ -160,10 +160,17 @@ void OverloadedRun(const RunSummary& sum, std::vector<RunWarning>* out) {
           ? "the median request waited " + Seconds3(sum.queue_s.p50) + " to be admitted (p90 " +
                 Seconds3(sum.queue_s.p90) + "; more than " + Seconds3(kOverloadedQueueP50Seconds) +
                 " is a backlog)"
-          : "requests waited " + Seconds3(sum.queue_s.mean) +
+      : sum.queue_s.mean > kOverloadedQueueP50Seconds
+          ? "requests waited " + Seconds3(sum.queue_s.mean) +
                 " on average to be admitted (median " + Seconds3(sum.queue_s.p50) + ", p90 " +
                 Seconds3(sum.queue_s.p90) + ": a backlog part of them carries; a mean above " +
-                Seconds3(kOverloadedQueueP50Seconds) + " is one)";
+                Seconds3(kOverloadedQueueP50Seconds) + " is one)"
+          : "a tenth of the requests waited more than " + Seconds3(sum.queue_s.p90) +
+                " to be admitted (p90; median " + Seconds3(sum.queue_s.p50) + ", mean " +
+                Seconds3(sum.queue_s.mean) + ", " + std::to_string(sum.preemptions) +
+                (sum.preemptions == 1 ? " preemption" : " preemptions") +
+                ": a backlog part of them carries; a p90 above " +
+                Seconds3(kOverloadedQueueP90Seconds) + " is one)";
   out->push_back({"overloaded", waited +
                                     ": the deployment cannot keep up with the arrivals, so "
                                     "latencies and cost per task describe a queue; add replicas "

@@ -310,6 +310,29 @@ TEST(WarningsTest, OverloadedAboveTheMeanQueueingBound) {
       << r.Message("overloaded");
 }
 
+// A quick median and a mean under the bound, but a slow tenth: the bundled
+// default at trace.load 5 (median 0.018 s, mean 0.862 s, p90 3.295 s, 162
+// preemptions; at load 1 the p90 is 0.027 s).
+TEST(WarningsTest, OverloadedAboveTheP90QueueingBound) {
+  FakeRun r;
+  r.summary.queue_s.p50 = 0.018;
+  r.summary.queue_s.mean = 0.862;
+  r.summary.queue_s.p90 = kOverloadedQueueP90Seconds;  // at the bound: not overloaded
+  EXPECT_EQ(r.Codes(), Codes{});
+  r.summary.queue_s.p90 = 3.295;
+  r.summary.preemptions = 162;
+  EXPECT_EQ(r.Codes(), Codes{"overloaded"});
+  EXPECT_EQ(r.Message("overloaded")
+                .rfind("a tenth of the requests waited more than 3.295 s to be admitted (p90; "
+                       "median 0.018 s, mean 0.862 s, 162 preemptions: a backlog part of them "
+                       "carries; a p90 above 2.000 s is one)",
+                       0),
+            0u)
+      << r.Message("overloaded");
+  // In units of the median's bound: 3.295 / 2.
+  EXPECT_DOUBLE_EQ(OverloadedDelay(r.summary.queue_s), 3.295 / 2);
+}
+
 TEST(WarningsTest, OverloadedSaysWhenTheApiServerHoldsTheBacklog) {
   // Of a 1.5-s median queueing delay, 0.75 s waiting for the API server is
   // half: not most of it; 0.8 s is.

@@ -33,13 +33,20 @@ const std::vector<std::string>& WarningCodes();
 // mean above it is one too (a backlog a part of the requests carries: the
 // preempted and recomputed, while the rest pass at once).
 inline constexpr Seconds kOverloadedQueueP50Seconds = 1.0;
+// The 90th percentile above which a run is `overloaded` too: a tenth of the
+// requests wait past it while the median and the mean stay low (preempted
+// requests recomputed behind the rest, the median admitted at once).
+inline constexpr Seconds kOverloadedQueueP90Seconds = 2.0;
 inline bool Overloaded(const Summary& queue_s) {
   return queue_s.count > 0 &&
-         (queue_s.p50 > kOverloadedQueueP50Seconds || queue_s.mean > kOverloadedQueueP50Seconds);
+         (queue_s.p50 > kOverloadedQueueP50Seconds || queue_s.mean > kOverloadedQueueP50Seconds ||
+          queue_s.p90 > kOverloadedQueueP90Seconds);
 }
-// The figure Overloaded judged by: the larger of the median and the mean.
+// The figure Overloaded judged by, in units of the median's bound: the
+// largest of the median, the mean and the 90th percentile scaled to it.
 inline Seconds OverloadedDelay(const Summary& queue_s) {
-  return std::max<Seconds>(queue_s.p50, queue_s.mean);
+  return std::max<Seconds>({queue_s.p50, queue_s.mean,
+                            queue_s.p90 * kOverloadedQueueP50Seconds / kOverloadedQueueP90Seconds});
 }
 // The share of the bill idle GPUs may take before `idle_dominant`.
 inline constexpr double kIdleDominantShare = 0.5;
