@@ -421,6 +421,28 @@ Result<VllmScenario> ScenarioFromVllm(const std::vector<std::string>& argv,
     const std::int64_t gpus = out.contains(tp) ? out[tp].get<std::int64_t>() : 1;
     if (gpus > 1) Set(out, "/deployment/expert_parallel", gpus);
   }
+  // --max-model-len past what the model (with --rope-scaling /
+  // --hf-overrides) derives: vLLM refuses to start (_get_and_verify_max_len)
+  // unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1; say so now, not at the run.
+  const ordered_json::json_pointer len_pointer("/engine/max_model_len");
+  if (model_known && out.contains(len_pointer) && out[len_pointer].is_number_integer()) {
+    std::vector<ConfigOverride> overrides;
+    for (auto it = c.set.begin(); it != c.set.end(); ++it) {
+      overrides.push_back(ConfigOverride{it.key(), it.value().dump()});
+    }
+    if (auto model = LoadModel(model_value, overrides)) {
+      const Tokens asked = out[len_pointer].get<Tokens>();
+      const Tokens limit = model->MaxModelLenCeiling();
+      if (limit > 0 && asked > limit) {
+        c.notes.push_back(
+            "--max-model-len " + FormatWithSeparators(asked) + " is above the model's " +
+            FormatWithSeparators(limit) +
+            ": vLLM refuses to start unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (and the model was "
+            "not trained that long); --rope-scaling or --hf-overrides with the model card's "
+            "scaling is the way vLLM serves longer contexts (simulate warns context_limit)");
+      }
+    }
+  }
   if (options.gpu.empty()) {
     c.notes.push_back(
         "the command line does not name the GPU: deployment.gpu is kvbill's "

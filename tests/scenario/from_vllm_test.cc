@@ -159,9 +159,21 @@ TEST(FromVllmTest, RopeScalingAndHfOverridesEditTheConfig) {
     EXPECT_EQ(c.doc["model"], (json{{"name", "qwen3-8b"}, {"set", {{"rope_scaling", yarn}}}}));
     EXPECT_EQ(c.scenario.engine.max_model_len, 131072);
     EXPECT_TRUE(std::none_of(c.notes.begin(), c.notes.end(), [](const std::string& n) {
-      return n.find("not expressed") != std::string::npos;
+      return n.find("not expressed") != std::string::npos ||
+             n.find("is above the model's") != std::string::npos;
     }));
   }
+  // Without the scaling, 131,072 is past the config's 40,960: vLLM refuses
+  // to start unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, and the note says so
+  // when the command is converted (the run warns context_limit later).
+  const Converted plain = Convert("vllm serve Qwen/Qwen3-8B --max-model-len 131072");
+  EXPECT_EQ(plain.scenario.engine.max_model_len, 131072);
+  EXPECT_TRUE(std::any_of(plain.notes.begin(), plain.notes.end(), [](const std::string& n) {
+    return n.rfind(
+               "--max-model-len 131,072 is above the model's 40,960: vLLM refuses to start "
+               "unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1",
+               0) == 0;
+  })) << json(plain.notes).dump();
   auto bad =
       ScenarioFromVllm(Words("vllm serve Qwen/Qwen3-8B --rope-scaling yarn"), FromVllmOptions{""});
   ASSERT_FALSE(bad.ok());
