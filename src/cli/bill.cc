@@ -209,9 +209,19 @@ Result<UsageLog> ReadLogs(const Options& options, std::int64_t* skipped_files) {
     }
     if (auto s = ReadOne(path, &log, &had_usage, nullptr); !s) return s.error();
     if (!had_usage) {
+      // A kvbill trace converted from a log keeps the usage per turn but
+      // not the provider's lines, dates and ids that bill groups by.
+      std::ifstream in(path);
+      std::string first;
+      std::getline(in, first);
+      const bool native = first.find("\"kvbill_trace\"") != std::string::npos;
       return Error(path +
                    ": no usage found (no Claude Code assistant line with message.usage, no "
-                   "result line with total_cost_usd, no Codex token_count event)");
+                   "result line with total_cost_usd, no Codex token_count event)" +
+                   (native ? std::string("; it is a kvbill trace: bill the provider's log it was "
+                                         "converted from, or price the trace's recorded usage "
+                                         "with `kvbill whatif`")
+                           : std::string()));
     }
   }
   return log;

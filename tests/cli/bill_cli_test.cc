@@ -109,6 +109,24 @@ TEST(BillCliTest, LogWithoutUsageIsAnError) {
   fs::remove_all(dir);
 }
 
+// A kvbill trace converted from a log keeps its usage per turn, not the
+// provider's lines: bill refuses it and says where its price is.
+TEST(BillCliTest, AKvbillTraceNamesTheWayToPriceIt) {
+  const fs::path dir = TempDir("native");
+  const fs::path native = dir / "native.jsonl";
+  ASSERT_EQ(RunKvbill("trace convert tests/data/traces/claude_code_small.jsonl --to native -o " +
+                      native.string())
+                .exit_status,
+            0);
+  const auto r = RunKvbill("bill " + native.string());
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_NE(r.err.find("; it is a kvbill trace: bill the provider's log it was converted from, "
+                       "or price the trace's recorded usage with `kvbill whatif`"),
+            std::string::npos)
+      << r.err;
+  fs::remove_all(dir);
+}
+
 // A directory named as a LOG that holds no usage is an error, not a $0
 // bill (a file without usage inside a directory with some is skipped).
 TEST(BillCliTest, DirectoryWithoutUsageIsAnError) {
