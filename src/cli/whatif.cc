@@ -23,6 +23,7 @@
 #include "kvbill/report/table.h"
 #include "kvbill/scenario/api_run.h"
 #include "kvbill/scenario/run.h"
+#include "kvbill/scenario/sweep.h"
 #include "kvbill/scenario/warnings.h"
 #include "kvbill/trace/importers.h"
 #include "kvbill/util/embedded.h"
@@ -36,8 +37,8 @@ using OJson = nlohmann::ordered_json;
 
 constexpr char kUsage[] =
     "usage: kvbill whatif LOG... [--format table|json|csv] [--model M]... [--price SPEC]...\n"
-    "                     [--gpu G] [--self-hosted-model M] [--scenario S.json] [--from F]\n"
-    "                     [-o FILE]\n\n"
+    "                     [--gpu G] [--gpus N] [--self-hosted-model M] [--scenario S.json]\n"
+    "                     [--from F] [-o FILE]\n\n"
     "Prices a recorded agent log (Claude Code transcripts, Codex rollouts: anything the\n"
     "trace importers read, and native traces whose turns carry usage) several ways, in\n"
     "dollars per task (a session; a subagent is its own task) and in total:\n"
@@ -47,8 +48,9 @@ constexpr char kUsage[] =
     "  model:M      the replay at model M's prices and cache rules (--model, repeatable;\n"
     "               default: the same provider's cheaper tier, e.g. opus -> sonnet)\n"
     "  no_cache     every prompt token uncached\n"
-    "  self_hosted  served on a deployment through the engine (--gpu, --self-hosted-model,\n"
-    "               or a --scenario whose model, deployment and engine are used)\n"
+    "  self_hosted  served on a deployment through the engine (--gpu, --gpus,\n"
+    "               --self-hosted-model, or a --scenario whose model, deployment and engine\n"
+    "               are used)\n"
     "Each call is priced at the model it names (recorded, predicted, cache_1h, no_cache:\n"
     "one provider cache per model), so the recorded total equals `kvbill bill`'s; a call\n"
     "naming no model is priced at the model most calls name. model:M prices every call at\n"
@@ -318,29 +320,56 @@ Column SelfHostedColumn(const Scenario& s, const std::vector<Task>& tasks,
   return c;
 }
 
+// The self-hosted what-if's scenario: the bundled default or --scenario,
+// with --gpu, --gpus and --self-hosted-model set in its text, so the rules
+// that follow from them (the engine's KV block for the model on the GPU,
+// the degree's head split) apply as they would to a scenario written so.
 Result<Scenario> SelfHostedScenario(const std::string& scenario_path, const std::string& gpu,
-                                    const std::string& model) {
-  auto text = EmbeddedFile("default.json");
-  if (scenario_path.empty() && !text) return Error("the bundled default scenario is missing");
-  auto s = scenario_path.empty() ? ParseScenario(std::string(*text), "scenarios/default.json")
-                                 : LoadScenario(scenario_path);
-  if (!s) return s.error().Within("--scenario");
-  if (s->pricing) {
-    return Error("--scenario: " + scenario_path +
-                 "#/pricing: a self-hosted what-if needs a scenario without \"pricing\"");
+                                    std::optional<int> gpus, const std::string& model) {
+  std::string text, source;
+  if (scenario_path.empty()) {
+    auto bundled = EmbeddedFile("default.json");
+    if (!bundled) return Error("the bundled default scenario is missing");
+    text = std::string(*bundled);
+    source = "scenarios/default.json";
+  } else {
+    auto read = ReadFile(scenario_path);
+    if (!read) return read.error().Within("--scenario");
+    text = *read;
+    source = scenario_path;
   }
+  auto set = [&](const std::string& pointer, const OJson& value) -> Status {
+    auto edited = WithSetting(text, pointer, value.dump());
+    if (!edited) return edited.error().Within("--scenario");
+    text = *edited;
+    return OkStatus();
+  };
   if (!gpu.empty()) {
     auto id = ResolveGpuName(gpu);
     if (!id) return id.error();
-    s->deployment.gpu = *id;
+    if (auto st = set("/deployment/gpu", *id); !st) return st.error();
+  }
+  if (gpus) {
+    if (*gpus < 1) return Error("--gpus: must be at least 1");
+    if (auto st = set("/deployment/gpus_per_replica", *gpus); !st) return st.error();
   }
   if (!model.empty()) {
     auto name = ResolveModelName(model, "--self-hosted-model");
     if (!name) return name.error();
-    s->model.name = *name;
     // The bundled default's config edit (Qwen3-8B's YaRN scaling) belongs
-    // to its model, not to the one named here.
-    if (scenario_path.empty()) s->model.set.clear();
+    // to its model, not to the one named here; a --scenario's stays.
+    auto doc = OJson::parse(text, nullptr, false);
+    const bool object =
+        !doc.is_discarded() && doc.is_object() && doc.contains("model") && doc["model"].is_object();
+    const Status st =
+        object && !scenario_path.empty() ? set("/model/name", *name) : set("/model", *name);
+    if (!st) return st.error();
+  }
+  auto s = ParseScenario(text, source);
+  if (!s) return s.error().Within("--scenario");
+  if (s->pricing) {
+    return Error("--scenario: " + scenario_path +
+                 "#/pricing: a self-hosted what-if needs a scenario without \"pricing\"");
   }
   return s;
 }
@@ -357,6 +386,7 @@ int RunWhatif(const Args& args) {
   po::options_description options("options");
   std::vector<std::string> logs, models, price_specs;
   std::string format, gpu, self_model, scenario_path, from, out;
+  std::optional<int> self_gpus;
   options.add_options()("log", po::value(&logs)->composing()->value_name("FILE"),
                         "agent log files")("format", po::value(&format)->default_value("table"),
                                            "table, json or csv")(
@@ -367,6 +397,8 @@ int RunWhatif(const Args& args) {
       "gpu", po::value(&gpu),
       "self-hosted what-if on this GPU (catalog id, alias or nvidia-smi name)")(
       "self-hosted-model", po::value(&self_model), "self-hosted what-if with this model")(
+      "gpus", po::value<int>()->notifier([&](int v) { self_gpus = v; }),
+      "self-hosted what-if on this many tensor-parallel GPUs a replica")(
       "scenario,s", FileValue(&scenario_path),
       "self-hosted what-if on this scenario's model, deployment and engine")(
       "from", po::value(&from), "log format (default: detected)")(
@@ -502,8 +534,8 @@ int RunWhatif(const Args& args) {
     status = add_replay("no_cache", "every prompt token uncached input", p);
   }
   if (!status) return ReportError("whatif", status.error());
-  if (!gpu.empty() || !self_model.empty() || !scenario_path.empty()) {
-    auto s = SelfHostedScenario(scenario_path, gpu, self_model);
+  if (!gpu.empty() || !self_model.empty() || !scenario_path.empty() || self_gpus) {
+    auto s = SelfHostedScenario(scenario_path, gpu, self_gpus, self_model);
     if (!s) return ReportError("whatif", s.error());
     columns.push_back(SelfHostedColumn(*s, *tasks, requests));
   }

@@ -130,6 +130,32 @@ TEST(WhatifCliTest, SelfHostedColumnRunsTheEngine) {
   EXPECT_TRUE(uncalibrated) << l40s.out;
 }
 
+// Llama-3.1-70B's 141 GB of BF16 weights do not fit one H200 (141 GB,
+// less the reserve): the column is n/a; --gpus 2 splits them over two
+// tensor-parallel GPUs and the column is priced, its label saying so.
+TEST(WhatifCliTest, SelfHostedGpusSplitTheModel) {
+  const std::string base =
+      std::string("whatif ") + kLog + " --gpu h200 --self-hosted-model llama-3.1-70b --format json";
+  auto column = [](const nlohmann::json& j) {
+    for (const auto& c : j["columns"]) {
+      if (c["id"] == "self_hosted") return c;
+    }
+    return nlohmann::json();
+  };
+  const auto one = RunKvbill(base);
+  ASSERT_EQ(one.exit_status, 0) << one.err;
+  EXPECT_TRUE(nlohmann::json::parse(one.out)["total"]["cost_usd"]["self_hosted"].is_null());
+  const auto two = RunKvbill(base + " --gpus 2");
+  ASSERT_EQ(two.exit_status, 0) << two.err;
+  const auto j = nlohmann::json::parse(two.out);
+  EXPECT_GT(j["total"]["cost_usd"]["self_hosted"].get<double>(), 0);
+  EXPECT_NE(column(j)["meaning"].get<std::string>().find(" on 2 x h200 "), std::string::npos)
+      << column(j).dump();
+  const auto zero = RunKvbill(base + " --gpus 0");
+  EXPECT_EQ(zero.exit_status, 2);
+  EXPECT_NE(zero.err.find("--gpus: must be at least 1"), std::string::npos) << zero.err;
+}
+
 // Qwen3-8B's config serves 40,960 tokens (no rope scaling): a session
 // whose second call sends 50,000 + 100 tokens is cut short there, so its
 // self-hosted cost is unpriced, and the column says why; session "s" (one
