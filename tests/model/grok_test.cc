@@ -14,17 +14,6 @@ namespace {
 
 const std::string kDir = std::string(KVBILL_SOURCE_DIR) + "/tests/data/reconstructed/";
 
-ModelShape Parse(const std::string& text) {
-  auto m = ParseHfConfig(text, "c.json", "c");
-  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message());
-  return m.ok() ? *m : ModelShape{};
-}
-
-std::string ErrorOf(const std::string& text) {
-  auto m = ParseHfConfig(text, "c.json", "c");
-  return m.ok() ? std::string("(loaded)") : m.error().message();
-}
-
 // xai-org/grok-2's config.json (tests/data/reconstructed/README.md gives the
 // sources of every key). vLLM's grok1.py: every layer full attention (no
 // window is read), head_dim = hidden / heads = 8,192 / 64 = 128, 8 KV heads.
@@ -67,7 +56,7 @@ TEST(GrokTest, Grok2AsPublished) {
 // KV: 64 x 8 x 128 x 2 x 2 B = 262,144 B a token.
 TEST(GrokTest, Grok1FromItsClassDefaults) {
   const ModelShape m =
-      Parse(R"({"model_type": "grok-1", "architectures": ["Grok1ModelForCausalLM"]})");
+      InlineConfig(R"({"model_type": "grok-1", "architectures": ["Grok1ModelForCausalLM"]})");
   EXPECT_FALSE(m.generic_rule);
   EXPECT_EQ(m.params.Total(), 315684820992);
   EXPECT_EQ(BytesPerToken(m, Fmt("bf16")), 262144.0);
@@ -88,16 +77,16 @@ TEST(GrokTest, VllmDefaultsAndTheResidualMlp) {
       "hidden_size": 256, "num_hidden_layers": 2, "num_attention_heads": 4,
       "num_key_value_heads": 2, "head_dim": 32, "intermediate_size": 512,
       "moe_intermediate_size": 128, "vocab_size": 1000, )";
-  const ModelShape with = Parse(base + R"("residual_moe": true})");
+  const ModelShape with = InlineConfig(base + R"("residual_moe": true})");
   EXPECT_EQ(with.params.Total(), 3270912);
   EXPECT_EQ(BytesPerToken(with, Fmt("bf16")), 1024.0);
-  const ModelShape without = Parse(base + R"("residual_moe": false})");
+  const ModelShape without = InlineConfig(base + R"("residual_moe": false})");
   EXPECT_EQ(without.params.Total(), 2484480);
 }
 
 TEST(GrokTest, RefusesWhatVllmDoesNotBuild) {
   // model_type git without a Grok architecture is Microsoft's GIT.
-  EXPECT_EQ(ErrorOf(R"({"model_type": "git", "architectures": ["GitForCausalLM"],
+  EXPECT_EQ(InlineError(R"({"model_type": "git", "architectures": ["GitForCausalLM"],
       "hidden_size": 768, "num_hidden_layers": 6, "num_attention_heads": 12,
       "vocab_size": 30522})"),
             "c.json: model_type: is \"git\" without a Grok architecture (Grok1ForCausalLM): "
@@ -107,14 +96,14 @@ TEST(GrokTest, RefusesWhatVllmDoesNotBuild) {
   const std::string grok = R"({"model_type": "git", "architectures": ["Grok1ForCausalLM"],
       "hidden_size": 256, "num_hidden_layers": 2, "num_attention_heads": 4,
       "vocab_size": 1000, )";
-  EXPECT_EQ(ErrorOf(grok + R"("sliding_window_size": 4096})"),
+  EXPECT_EQ(InlineError(grok + R"("sliding_window_size": 4096})"),
             "c.json: sliding_window_size: is 4096: vLLM's grok1.py builds every layer as full "
             "attention and reads no window, so kvbill reads only -1 (every layer global)");
-  EXPECT_EQ(ErrorOf(grok + R"("global_attn_every_n": 4})"),
+  EXPECT_EQ(InlineError(grok + R"("global_attn_every_n": 4})"),
             "c.json: global_attn_every_n: is 4: vLLM's grok1.py builds every layer as full "
             "attention and reads no window, so kvbill reads only 1 (every layer global)");
   // residual_moe under a model type without the Grok rule is not dropped.
-  const std::string other = ErrorOf(R"({"model_type": "my_moe", "hidden_size": 256,
+  const std::string other = InlineError(R"({"model_type": "my_moe", "hidden_size": 256,
       "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 1000,
       "num_local_experts": 8, "num_experts_per_tok": 2, "residual_moe": true})");
   EXPECT_EQ(other.rfind("c.json: residual_moe: kvbill cannot tell which layers keep KV", 0), 0u)

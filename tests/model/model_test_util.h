@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "kvbill/model/hf_config.h"
 #include "kvbill/model/kv_format.h"
 
@@ -14,6 +17,18 @@ inline ModelShape Catalog(const std::string& name, std::vector<ConfigOverride> o
   auto m = LoadModel(name, overrides);
   EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message());
   return m.ok() ? *m : ModelShape{};
+}
+
+// An inline config.json text read as "c.json", and the error it gives
+// ("(loaded)" when it loads).
+inline ModelShape InlineConfig(const std::string& text) {
+  auto m = ParseHfConfig(text, "c.json", "c");
+  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message());
+  return m.ok() ? *m : ModelShape{};
+}
+inline std::string InlineError(const std::string& text) {
+  auto m = ParseHfConfig(text, "c.json", "c");
+  return m.ok() ? std::string("(loaded)") : m.error().message();
 }
 
 inline ElementFormat Fmt(const std::string& name) {

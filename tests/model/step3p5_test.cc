@@ -14,17 +14,6 @@ namespace {
 
 const std::string kDir = std::string(KVBILL_SOURCE_DIR) + "/tests/data/reconstructed/";
 
-ModelShape Parse(const std::string& text) {
-  auto m = ParseHfConfig(text, "c.json", "c");
-  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message());
-  return m.ok() ? *m : ModelShape{};
-}
-
-std::string ErrorOf(const std::string& text) {
-  auto m = ParseHfConfig(text, "c.json", "c");
-  return m.ok() ? std::string("(loaded)") : m.error().message();
-}
-
 // stepfun-ai/Step-3.5-Flash's config.json (tests/data/reconstructed/README.md
 // gives the sources of its keys). H 4,096, 45 layers (layer_types has 48
 // entries: the last 3 are the MTP layers' and vLLM's main model builds none
@@ -92,14 +81,14 @@ TEST(Step3p5Test, OtherSettingHeadsGateAndMoeLayers) {
                       "full_attention", "sliding_attention"],
       "attention_other_setting": {"attention_type": "sliding_attention",
           "num_attention_heads": 6, "num_attention_groups": 2, "head_dim": 16}, )";
-  const ModelShape m = Parse(base + R"("sliding_window": 8})");
+  const ModelShape m = InlineConfig(base + R"("sliding_window": 8})");
   EXPECT_EQ(m.params.Total(), 183240);
   EXPECT_EQ(m.CountLayers(LayerKind::kSlidingWindow), 2);
   EXPECT_EQ(m.layers[1].window, 8);
   EXPECT_EQ(BytesPerToken(m, Fmt("bf16")), 512.0);
   // No window: vLLM builds the sliding layers as full attention, with the
   // other setting's heads still (the same parameters).
-  const ModelShape full = Parse(base + R"("sliding_window": null})");
+  const ModelShape full = InlineConfig(base + R"("sliding_window": null})");
   EXPECT_EQ(full.params.Total(), 183240);
   EXPECT_EQ(full.CountLayers(LayerKind::kFullAttention), 4);
 }
@@ -108,12 +97,12 @@ TEST(Step3p5Test, RefusesWhatVllmDoesNotBuild) {
   const std::string base = R"({"model_type": "step3p5", "hidden_size": 64,
       "num_hidden_layers": 4, "num_attention_heads": 4, "num_attention_groups": 2,
       "head_dim": 16, "vocab_size": 100, )";
-  EXPECT_EQ(ErrorOf(base + R"("att_impl_type": "MLA"})"),
+  EXPECT_EQ(InlineError(base + R"("att_impl_type": "MLA"})"),
             "c.json: att_impl_type: is \"MLA\": vLLM's step3p5.py builds only \"GQA\"");
-  EXPECT_EQ(ErrorOf(base + R"("layer_types": ["full_attention", "sliding_attention",
+  EXPECT_EQ(InlineError(base + R"("layer_types": ["full_attention", "sliding_attention",
       "sliding_attention"], "sliding_window": 8})"),
             "c.json: layer_types: has 3 entries, num_hidden_layers is 4");
-  EXPECT_EQ(ErrorOf(base + R"("layer_types": ["full_attention", "sliding_attention",
+  EXPECT_EQ(InlineError(base + R"("layer_types": ["full_attention", "sliding_attention",
       "sliding_attention", "full_attention"], "sliding_window": 8,
       "attention_other_setting": {"attention_type": "sliding_attention",
           "num_attention_heads": 6, "num_attention_groups": 2, "head_dim": 32}})"),
