@@ -91,10 +91,6 @@ Status CheckTraceBlocks(std::span<const std::uint64_t> trace_hashes, Tokens trac
   if (trace_block_size < 1) {
     return Error("trace block size must be positive, got " + std::to_string(trace_block_size));
   }
-  if (trace_block_size % block_size != 0) {
-    return Error("block size " + std::to_string(block_size) + " does not divide trace block size " +
-                 std::to_string(trace_block_size));
-  }
   if (prompt_tokens < 0) {
     return Error("prompt tokens must be non-negative, got " + std::to_string(prompt_tokens));
   }
@@ -112,19 +108,18 @@ Status CheckTraceBlocks(std::span<const std::uint64_t> trace_hashes, Tokens trac
 Result<std::vector<std::uint64_t>> BlockHashesFromTrace(std::span<const std::uint64_t> trace_hashes,
                                                         Tokens trace_block_size,
                                                         Tokens prompt_tokens, Tokens block_size) {
-  if (auto s = CheckTraceBlocks(trace_hashes, trace_block_size, prompt_tokens, block_size); !s) {
+  std::vector<BlockRun> runs;
+  std::vector<std::int64_t> ends;
+  if (auto s = BlockRunsFromTrace(trace_hashes, trace_block_size, prompt_tokens, block_size, &runs,
+                                  &ends);
+      !s) {
     return s.error();
   }
-  const Tokens per_trace_block = trace_block_size / block_size;
-  const Tokens full_blocks = prompt_tokens / block_size;
-  std::vector<std::uint64_t> hashes(static_cast<std::size_t>(full_blocks));
-  // Block k = i * per_trace_block + j is HashCombine(trace_hashes[i], j),
-  // with HashCombine's Mix64(j) + kGolden taken out of the loop over i.
-  for (Tokens j = 0; j < std::min(per_trace_block, full_blocks); ++j) {
-    const std::uint64_t salt = Mix64(static_cast<std::uint64_t>(j)) + kGolden;
-    for (Tokens k = j, i = 0; k < full_blocks; k += per_trace_block, ++i) {
-      hashes[static_cast<std::size_t>(k)] = Mix64(trace_hashes[static_cast<std::size_t>(i)] ^ salt);
-    }
+  std::vector<std::uint64_t> hashes;
+  hashes.reserve(static_cast<std::size_t>(prompt_tokens / block_size));
+  for (const BlockRun& run : runs) {
+    for (std::int64_t j = 0; j < run.count; ++j)
+      hashes.push_back(HashCombine(run.key, run.first + j));
   }
   return hashes;
 }
@@ -253,12 +248,23 @@ Status BlockRunsFromTrace(std::span<const std::uint64_t> trace_hashes, Tokens tr
   if (auto s = CheckTraceBlocks(trace_hashes, trace_block_size, prompt_tokens, block_size); !s) {
     return s;
   }
-  const Tokens per_trace_block = trace_block_size / block_size;
+  // Engine block k holds tokens [kB, (k + 1)B); its last token lies in trace
+  // block i = ((k + 1)B - 1) / T, whose hash stands for the whole prefix up
+  // to (i + 1)T. The engine blocks ending in trace block i are the run
+  // (trace_hashes[i], 0, count): equal names exactly when the trace hashes
+  // (so the prefixes through their trace blocks) are equal. When B divides T
+  // that is T / B blocks a trace block; when T divides B, one block every
+  // B / T trace blocks; otherwise some of each (a block ending within a
+  // trace block is known equal only with that whole trace block).
   const Tokens full_blocks = prompt_tokens / block_size;
-  for (Tokens start = 0, i = 0; start < full_blocks; start += per_trace_block, ++i) {
-    const Tokens count = std::min(per_trace_block, full_blocks - start);
+  for (Tokens k = 0; k < full_blocks;) {
+    const Tokens i = ((k + 1) * block_size - 1) / trace_block_size;
+    // The last engine block ending in trace block i.
+    const Tokens last = std::min(full_blocks, ((i + 1) * trace_block_size) / block_size);
+    const Tokens count = std::max<Tokens>(1, last - k);
     runs->push_back(BlockRun{trace_hashes[static_cast<std::size_t>(i)], 0, count});
-    ends->push_back(start + count);
+    ends->push_back(k + count);
+    k += count;
   }
   return OkStatus();
 }

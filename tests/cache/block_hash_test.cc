@@ -150,11 +150,42 @@ TEST(BlockHashTest, FromTraceAcceptsExtraHashesAndEmptyPrompts) {
   EXPECT_TRUE(empty->empty());
 }
 
-TEST(BlockHashTest, FromTraceRejectsSizesThatDoNotDivide) {
+// An engine block is named by the trace block its last token lies in: that
+// trace hash stands for the whole prefix through it. Trace blocks of 500
+// tokens, engine blocks of 16, a 600-token prompt: 37 full blocks; blocks
+// 0..30 end by token 496 <= 500 (trace block 0), blocks 31..36 (ending at
+// 512 ... 592) in trace block 1. It once refused sizes that do not divide,
+// and the engine then named such prompts from their (unshared) pieces: a
+// Mooncake trace at block size 384 or 1024 hit 0%.
+TEST(BlockHashTest, FromTraceNamesBlocksByTheTraceBlockTheyEndIn) {
   const Hashes trace = {1, 2};
   auto hashes = BlockHashesFromTrace(trace, 500, 600, 16);
-  ASSERT_FALSE(hashes.ok());
-  EXPECT_EQ(hashes.error().message(), "block size 16 does not divide trace block size 500");
+  ASSERT_TRUE(hashes.ok()) << hashes.error().message();
+  Hashes want;
+  for (int j = 0; j < 31; ++j) want.push_back(HashCombine(1, j));
+  for (int j = 0; j < 6; ++j) want.push_back(HashCombine(2, j));
+  EXPECT_EQ(*hashes, want);
+  // Engine blocks of 12 over trace blocks of 8, 40 tokens: block 0 (tokens
+  // 0-11) ends in trace block 1, block 1 (12-23) in block 2, block 2
+  // (24-35) in block 4; ceil(40 / 8) = 5 hashes needed.
+  const Hashes five = {10, 11, 12, 13, 14};
+  auto wide = BlockHashesFromTrace(five, 8, 40, 12);
+  ASSERT_TRUE(wide.ok()) << wide.error().message();
+  EXPECT_EQ(*wide, (Hashes{HashCombine(11, 0), HashCombine(12, 0), HashCombine(14, 0)}));
+  // 1,024-token blocks over Mooncake's 512: one block every two trace
+  // blocks, shared exactly when the second trace hash is.
+  const Hashes a = {1, 2, 3, 4};
+  const Hashes b = {1, 2, 3, 5};
+  auto ha = BlockHashesFromTrace(a, 512, 2048, 1024);
+  auto hb = BlockHashesFromTrace(b, 512, 2048, 1024);
+  ASSERT_TRUE(ha.ok() && hb.ok());
+  EXPECT_EQ(*ha, (Hashes{HashCombine(2, 0), HashCombine(4, 0)}));
+  EXPECT_EQ((*ha)[0], (*hb)[0]);
+  EXPECT_NE((*ha)[1], (*hb)[1]);
+}
+
+TEST(BlockHashTest, FromTraceRejectsBadSizes) {
+  const Hashes trace = {1, 2};
   EXPECT_EQ(BlockHashesFromTrace(trace, 512, 600, 0).error().message(),
             "block size must be positive, got 0");
   EXPECT_EQ(BlockHashesFromTrace(trace, 0, 600, 16).error().message(),
@@ -341,9 +372,15 @@ TEST(RunHasherTest, TraceBlocksAreRunsWhoseBlockHashesAreTheEngineHashes) {
       from_runs.push_back(BlockRunHash(r.key, r.first + i));
   }
   EXPECT_EQ(from_runs, *hashes);
+  // Sizes that do not divide: the engine blocks ending in each trace block
+  // (FromTraceNamesBlocksByTheTraceBlockTheyEndIn): 31 in the first 500
+  // tokens, 6 more in the next.
+  ASSERT_TRUE(BlockRunsFromTrace(Hashes{1, 2}, 500, 600, 16, &runs, &ends).ok());
+  EXPECT_EQ(runs, (Runs{{1, 0, 31}, {2, 0, 6}}));
+  EXPECT_EQ(ends, (std::vector<std::int64_t>{31, 37}));
   // The same errors as BlockHashesFromTrace, leaving nothing behind.
-  EXPECT_EQ(BlockRunsFromTrace(trace, 500, 600, 16, &runs, &ends).error().message(),
-            "block size 16 does not divide trace block size 500");
+  EXPECT_EQ(BlockRunsFromTrace(trace, 512, 600, 0, &runs, &ends).error().message(),
+            "block size must be positive, got 0");
   EXPECT_TRUE(runs.empty());
   EXPECT_TRUE(ends.empty());
   EXPECT_EQ(BlockRunsFromTrace(Hashes{1, 2}, 512, 1025, 16, &runs, &ends).error().message(),

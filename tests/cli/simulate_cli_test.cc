@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <utility>
+#include <vector>
 
 #include "cli/cli_test_util.h"
 
@@ -476,6 +478,36 @@ TEST(SimulateCliTest, TasksThatServedNothingAreCountedApart) {
   EXPECT_NE(all.out.find("cost per task: none, no task was served"), std::string::npos) << all.out;
   EXPECT_NE(all.out.find("latency: none, no request was served"), std::string::npos) << all.out;
   EXPECT_EQ(all.out.find("time to first token"), std::string::npos) << all.out;
+  std::filesystem::remove_all(dir);
+}
+
+// A Mooncake trace names 512-token blocks by hashes that stand for the
+// whole prefix. Request b shares a's first three trace blocks (1,536
+// tokens) and not the fourth. An engine block is named by the trace block
+// its last token lies in: at 512 tokens b hits 3 blocks, 1,536 tokens; at
+// 1,024 only the first block (trace blocks 0-1, named by hash 2; the second
+// ends in a's 4 and b's 5), 1,024 tokens; at 384, blocks ending at tokens
+// 383, 767, 1,151 and 1,535 lie in trace blocks 0-2, 1,536 tokens. (Block
+// sizes that did not divide 512 once hit nothing.)
+TEST(SimulateCliTest, TraceBlockHashesNameEngineBlocksOfAnySize) {
+  const std::string dir = ::testing::TempDir() + "/mooncake_sizes_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/t.jsonl")
+      << R"({"timestamp": 0, "input_length": 2048, "output_length": 10, "hash_ids": [1, 2, 3, 4]})"
+      << "\n"
+      << R"({"timestamp": 60000, "input_length": 2048, "output_length": 10, "hash_ids": [1, 2, 3, 5]})"
+      << "\n";
+  for (const auto& [block_size, cached] :
+       std::vector<std::pair<int, int>>{{512, 1536}, {1024, 1024}, {384, 1536}}) {
+    SCOPED_TRACE(block_size);
+    const std::string scenario = dir + "/s" + std::to_string(block_size) + ".json";
+    std::ofstream(scenario) << R"({"model": "llama-3.1-8b", "trace": {"file": "t.jsonl",
+        "release": "recorded"}, "prefix_cache": {"block_size": )"
+                            << block_size << "}}";
+    const auto r = RunKvbill("simulate --format json --scenario " + scenario);
+    ASSERT_EQ(r.exit_status, 0) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["summary"]["cached_tokens"], cached) << r.out;
+  }
   std::filesystem::remove_all(dir);
 }
 

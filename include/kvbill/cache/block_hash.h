@@ -172,8 +172,9 @@ class RunHasher {
 std::vector<BlockRun> BlockRunsOf(std::span<const ContentPiece> pieces, Tokens block_size);
 
 // Engine block runs for a prompt published as trace block hashes (the runs
-// of BlockHashesFromTrace's blocks: trace block i gives the run
-// (trace_hashes[i], 0, engine blocks in it)), appended to *runs and *ends
+// of BlockHashesFromTrace's blocks: the engine blocks whose last token lies
+// in trace block i form the run (trace_hashes[i], 0, their count), any
+// block size against any trace block size), appended to *runs and *ends
 // (cleared first). The same errors as BlockHashesFromTrace, which then
 // leaves both empty.
 Status BlockRunsFromTrace(std::span<const std::uint64_t> trace_hashes, Tokens trace_block_size,
@@ -182,10 +183,11 @@ Status BlockRunsFromTrace(std::span<const std::uint64_t> trace_hashes, Tokens tr
 
 // Engine block hashes for a prompt of `prompt_tokens` published only as
 // trace block hashes (Mooncake: one hash per 512-token block standing for the
-// whole prefix). The engine's block size must divide the trace's; engine
-// block j of trace block i is HashCombine(trace_hash_i, j). Full engine
-// blocks only.
-// Error when the sizes do not divide or hashes are fewer than
+// whole prefix): the j-th engine block ending in trace block i (its last
+// token in it) is HashCombine(trace_hash_i, j). When the engine's block
+// size divides the trace's that is engine block j of trace block i. Full
+// engine blocks only.
+// Error when a size is not positive or hashes are fewer than
 // ceil(prompt_tokens / trace_block_size).
 Result<std::vector<std::uint64_t>> BlockHashesFromTrace(std::span<const std::uint64_t> trace_hashes,
                                                         Tokens trace_block_size,
