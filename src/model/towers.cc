@@ -400,6 +400,12 @@ Result<Int> Step3VlTower(const Fields& v, const json& root, Int text_hidden) {
 // CLIP: a class embedding, an unbiased patch Conv2d, (image / patch)^2 + 1
 // positions and a pre-norm; SigLIP: a biased patch Conv2d, (image /
 // patch)^2 positions and, unless vision_use_head is false, its pooling head.
+// LLaVA alone also takes Pixtral's tower (Pixtral-12B in Hugging Face's
+// format, mistral-community/pixtral-12b; vLLM pixtral.py
+// PixtralHFVisionModel): an unbiased patch Conv2d, an RMSNorm before the
+// blocks, blocks of two RMSNorms, unbiased q, k, v, o of hidden x hidden
+// (head_dim is hidden / heads) and a gated unbiased MLP, no position table
+// (2-D rotary) and no post-norm; no patch merger (that is Mistral 3's).
 // The projector maps the selected layers' features (hidden x their count)
 // to the text model and then text hidden to text hidden, biased by
 // multimodal_projector_bias; NeXT and OneVision add an image_newline of
@@ -408,16 +414,23 @@ Result<Int> LlavaTower(const Fields& v, const json& root, const std::string& mod
                        Int text_hidden) {
   const std::string type = v.StringOr("model_type", "clip_vision_model");
   const bool clip = type == "clip_vision_model";
-  if (!clip && type != "siglip_vision_model") {
-    return v.Bad("model_type", "is \"" + type + "\": kvbill counts " + model_type +
-                                   "'s CLIP or SigLIP towers (clip_vision_model, "
-                                   "siglip_vision_model) only");
+  const bool pixtral = type == "pixtral" && model_type == "llava";
+  if (!clip && !pixtral && type != "siglip_vision_model") {
+    const bool llava = model_type == "llava";
+    return v.Bad("model_type",
+                 "is \"" + type + "\": kvbill counts " + model_type +
+                     (llava ? "'s CLIP, SigLIP or Pixtral towers (clip_vision_model, "
+                              "siglip_vision_model, pixtral) only"
+                            : "'s CLIP or SigLIP towers (clip_vision_model, siglip_vision_model) "
+                              "only"));
   }
-  KV_GET(d, v, {"hidden_size"}, clip ? 1024 : 768);
-  KV_GET(m, v, {"intermediate_size"}, clip ? 4096 : 3072);
-  KV_GET(layers, v, {"num_hidden_layers"}, clip ? 24 : 12);
+  // The class defaults: CLIPVisionConfig's, SiglipVisionConfig's and
+  // PixtralVisionConfig's (1,024 wide, MLP 4,096, 24 layers, patch 16).
+  KV_GET(d, v, {"hidden_size"}, clip || pixtral ? 1024 : 768);
+  KV_GET(m, v, {"intermediate_size"}, clip || pixtral ? 4096 : 3072);
+  KV_GET(layers, v, {"num_hidden_layers"}, clip || pixtral ? 24 : 12);
   KV_GET(patch, v, {"patch_size"}, clip ? 14 : 16);
-  KV_GET(image, v, {"image_size"}, clip ? 336 : 224);
+  KV_GET(image, v, {"image_size"}, clip ? 336 : pixtral ? 1024 : 224);
   KV_GET(channels, v, {"num_channels"}, 3);
   const Fields top(root, v.source(), "");
   // vLLM's get_layer_index: a negative index counts from the end (-1: all
@@ -447,7 +460,15 @@ Result<Int> LlavaTower(const Fields& v, const json& root, const std::string& mod
   }
   Int tower = 0;
   const Int grid = image / patch;
-  if (clip) {
+  if (pixtral) {
+    KV_GET(heads, v, {"num_attention_heads"}, 16);
+    if (d % heads != 0) {
+      return v.Bad("num_attention_heads", std::to_string(heads) + " does not divide hidden_size " +
+                                              std::to_string(d) +
+                                              " (vLLM's pixtral.py asserts it divides)");
+    }
+    tower = channels * patch * patch * d + d + used * (4 * d * d + 3 * d * m + 2 * d);
+  } else if (clip) {
     tower = d + channels * patch * patch * d + (grid * grid + 1) * d + 2 * d;
   } else {
     tower = channels * patch * patch * d + d + grid * grid * d;
@@ -455,7 +476,7 @@ Result<Int> LlavaTower(const Fields& v, const json& root, const std::string& mod
     if (!head) return head.error();
     if (*head) tower += d + 4 * d * d + 4 * d + 2 * d + 2 * d * m + m + d;
   }
-  tower += used * VitBlock(d, m);
+  if (!pixtral) tower += used * VitBlock(d, m);  // Pixtral's blocks are counted above
   auto bias = top.Bool("multimodal_projector_bias", true);
   if (!bias) return bias.error();
   const Int b = *bias ? 1 : 0;
