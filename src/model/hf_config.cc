@@ -185,6 +185,49 @@ std::string StringAt(const json& object, const char* key) {
   return it != object.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
+// DeepSeek-VL2's and DeepSeek-OCR's language_config, as vLLM builds it
+// (deepseek_v2.py, DeepseekV2DecoderLayer): with qk_nope_head_dim and
+// qk_rope_head_dim both 0 the layers are DeepseekAttention, plain multi-head
+// attention of num_key_value_heads KV heads of hidden_size /
+// num_attention_heads (whatever head_dim, v_head_dim or kv_lora_rank say),
+// so the MLA keys are dropped. Otherwise the MLA keys are read as
+// DeepSeek-V2's; a use_mla false beside them is refused, as vLLM's two
+// wrappers build it differently (deepseek_vl2.py: DeepseekForCausalLM;
+// deepseek_ocr.py: the text config's own architecture).
+Status ReadDeepseekVl2Attention(json& config, const std::string& source,
+                                const std::string& prefix) {
+  const Fields f(config, source, prefix);
+  auto nope = f.IntOr("qk_nope_head_dim", 0, 0);
+  if (!nope) return nope.error();
+  auto rope = f.IntOr("qk_rope_head_dim", 0, 0);
+  if (!rope) return rope.error();
+  if (*nope == 0 && *rope == 0) {
+    auto heads = f.RequiredInt({"num_attention_heads"});
+    if (!heads) return heads.error();
+    auto hidden = f.RequiredInt({"hidden_size"});
+    if (!hidden) return hidden.error();
+    if (*hidden % *heads != 0) {
+      return f.Bad("num_attention_heads",
+                   std::to_string(*heads) + " does not divide hidden_size " +
+                       std::to_string(*hidden) +
+                       " (vLLM's DeepseekAttention takes head_dim from them)");
+    }
+    for (const char* key : {"kv_lora_rank", "q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+                            "v_head_dim", "head_dim"}) {
+      config.erase(key);
+    }
+    return OkStatus();
+  }
+  if (f.Has("use_mla") && f.Get("use_mla") == false) {
+    return f.Bad("use_mla",
+                 "is false beside qk_nope_head_dim " + std::to_string(*nope) +
+                     " and qk_rope_head_dim " + std::to_string(*rope) +
+                     ": kvbill reads DeepSeek-VL2's multi-head attention only when both are 0 "
+                     "(vLLM's deepseek_vl2.py and deepseek_ocr.py build this case differently)");
+  }
+  return OkStatus();
+}
+
 // Checks the invariants of model_shape.h, naming the first layer that breaks one.
 Status CheckShape(const ModelShape& m, const Fields& f) {
   if (m.layers.empty()) return f.Bad("num_hidden_layers", "the model has no layers");
@@ -245,12 +288,17 @@ Result<ModelShape> BuildShape(const json& top, const std::string& source, const 
   const json& root = thinker ? top["thinker_config"] : top;
   json config = root;
   std::string prefix = thinker ? "thinker_config." : "";
-  // The text model under a wrapper: text_config, or InternVL's remote-code
-  // llm_config (vLLM internvl.py reads it there).
+  // The text model under a wrapper: text_config, InternVL's remote-code
+  // llm_config (vLLM internvl.py reads it there), or DeepSeek-VL2's and
+  // DeepSeek-OCR's language_config (vLLM's DeepseekVLV2Config makes it the
+  // text config).
+  const bool deepseek_vl2 = StringAt(root, "model_type") == "deepseek_vl_v2";
   const char* text_key =
       root.contains("text_config") && root["text_config"].is_object() ? "text_config"
       : root.contains("llm_config") && root["llm_config"].is_object() ? "llm_config"
-                                                                      : nullptr;
+      : deepseek_vl2 && root.contains("language_config") && root["language_config"].is_object()
+          ? "language_config"
+          : nullptr;
   if (text_key != nullptr) {
     config = root[text_key];
     prefix += std::string(text_key) + ".";
@@ -277,6 +325,9 @@ Result<ModelShape> BuildShape(const json& top, const std::string& source, const 
     model_config::ApplyDefaults(*defaults, config);
   }
   const auto hoisted = HoistMosaicKeys(config, model_type);
+  if (deepseek_vl2 && text_key != nullptr) {
+    if (auto s = ReadDeepseekVl2Attention(config, source, prefix); !s) return s.error();
+  }
   const Fields f(config, source, prefix);
 
   model_config::ModelBuilder builder(0, {});

@@ -595,10 +595,12 @@ Status BuildTowers(const json& root, const std::string& source, const std::strin
   // Another part of a wrapper config that is a network of its own (Granite
   // Speech's encoder_config and projector_config): not counted, so not left
   // out silently either.
-  if (root.contains("text_config") || root.contains("llm_config")) {
+  if (root.contains("text_config") || root.contains("llm_config") ||
+      root.contains("language_config")) {
     for (const auto& [key, value] : root.items()) {
       if (!key.ends_with("_config") || !value.is_object() || key == "text_config" ||
-          key == "llm_config" || key == "vision_config" || key == "audio_config") {
+          key == "llm_config" || key == "language_config" || key == "vision_config" ||
+          key == "audio_config") {
         continue;
       }
       for (const char* size :
