@@ -321,6 +321,11 @@ Result<ModelShape> BuildShape(const json& top, const std::string& source, const 
   // A wrapper whose text_config names no type of its own: the text model
   // its modeling code builds (vLLM minimax_m3 MiniMaxM3VL: MiniMax-M3).
   if (model_type == "minimax_m3_vl" && !prefix.empty()) model_type = "minimax_m3";
+  // vLLM's DeepseekVLV2Config: text_config = DeepseekV2Config(**language_config)
+  // (DeepSeek-OCR's language_config names no model_type).
+  if (deepseek_vl2 && !prefix.empty() && model_type == "deepseek_vl_v2") {
+    model_type = "deepseek_v2";
+  }
   if (const auto* defaults = model_config::FindDefaults(model_type)) {
     model_config::ApplyDefaults(*defaults, config);
   }

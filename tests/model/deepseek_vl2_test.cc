@@ -47,6 +47,9 @@ TEST(DeepseekVl2Test, DeepseekOcrTextModelIsMultiHeadAttention) {
   auto loaded = LoadModel(kOcr, {}, /*text_only=*/true);
   ASSERT_TRUE(loaded.ok()) << loaded.error().message();
   const ModelShape& m = *loaded;
+  // Its language_config names no model_type: vLLM makes it a DeepseekV2Config.
+  EXPECT_EQ(m.model_type, "deepseek_v2");
+  EXPECT_FALSE(m.generic_rule);
   EXPECT_EQ(m.params.Total(), 2934734080);
   EXPECT_EQ(m.params.Active(), 739605760);
   EXPECT_EQ(m.CountLayers(LayerKind::kFullAttention), 12);
