@@ -9,6 +9,7 @@
 #include "cli/progress.h"
 #include "kvbill/cost/api_replay.h"
 #include "kvbill/report/table.h"
+#include "kvbill/scenario/api_run.h"
 #include "kvbill/scenario/run.h"
 #include "kvbill/scenario/warnings.h"
 #include "kvbill/util/file.h"
@@ -75,19 +76,47 @@ int RunSimulateApi(const Scenario& scenario, const std::string& format, bool wit
   j["tasks"] = ordered_json::array();
   Table tasks_csv({"id", "requests", "prompt_tokens", "cache_read_tokens", "cache_write_tokens",
                    "uncached_tokens", "output_tokens", "cost_usd"});
-  for (const ApiTaskOutcome& t : out->tasks) {
+  // A task's cost: its calls and its even share of the explicit caches'
+  // creation and storage (CacheCreationShares), so the tasks add up to the
+  // bill.
+  const std::vector<Money> shares = CacheCreationShares(*out);
+  const bool caches = out->cache_creations.creations > 0;
+  std::vector<Money> task_costs;
+  for (std::size_t i = 0; i < out->tasks.size(); ++i) {
+    const ApiTaskOutcome& t = out->tasks[i];
+    const Money cost{t.cost.pico_usd + shares[i].pico_usd};
+    task_costs.push_back(cost);
     ordered_json row = {{"id", t.id}, {"requests", t.requests}};
     row.update(UsageJson(t.predicted));
-    row["cost_usd"] = t.cost.usd();
+    row["cost_usd"] = cost.usd();
+    if (caches) {
+      row["calls_cost_usd"] = t.cost.usd();
+      row["cache_share_usd"] = shares[i].usd();
+    }
     tasks_csv.AddRow({t.id, std::to_string(t.requests), std::to_string(t.predicted.prompt()),
                       std::to_string(t.predicted.cache_read),
                       std::to_string(t.predicted.cache_write()), std::to_string(t.predicted.input),
-                      std::to_string(t.predicted.output), FormatUsdExact(t.cost)});
+                      std::to_string(t.predicted.output), FormatUsdExact(cost)});
     j["tasks"].push_back(std::move(row));
   }
   ordered_json s = {{"tasks", out->tasks.size()}, {"requests", out->requests.size()}};
   s.update(UsageJson(out->predicted));
   s["cost_usd"] = out->cost.usd();
+  s["hit_rate"] = run->summary.hit_rate;
+  s["cost_per_task_usd"] = {{"mean", run->summary.cost_per_task_usd.mean},
+                            {"p50", run->summary.cost_per_task_usd.p50},
+                            {"p90", run->summary.cost_per_task_usd.p90},
+                            {"p99", run->summary.cost_per_task_usd.p99},
+                            {"max", run->summary.cost_per_task_usd.max}};
+  const CacheCreationCost& cc = out->cache_creations;
+  if (caches) {
+    s["explicit_caches"] = {{"creations", cc.creations},
+                            {"created_tokens", cc.created_tokens},
+                            {"storage_token_hours", cc.storage_token_hours},
+                            {"creation_usd", cc.creation.usd()},
+                            {"storage_usd", cc.storage.usd()},
+                            {"total_usd", cc.total.usd()}};
+  }
   if (out->recorded_calls > 0) {
     ordered_json r = {{"calls", out->recorded_calls}};
     r.update(UsageJson(out->recorded));
@@ -134,7 +163,7 @@ int RunSimulateApi(const Scenario& scenario, const std::string& format, bool wit
                 FormatWithSeparators(m.predicted.cache_read),
                 FormatWithSeparators(m.predicted.cache_write()),
                 FormatWithSeparators(m.predicted.input), FormatWithSeparators(m.predicted.output),
-                Dollars(m.cost)});
+                Dollars(task_costs[i])});
     }
     text << "scenario " << scenario.name << " (" << scenario.source << "): " << pricing.provider
          << " cache rules, " << price->id << " list prices\n\n"
@@ -147,13 +176,25 @@ int RunSimulateApi(const Scenario& scenario, const std::string& format, bool wit
     for (const RunWarning& w : warnings) {
       text << "warning [" << w.code << "]: " << w.message << "\n";
     }
-    text << out->tasks.size() << " tasks, " << out->requests.size() << " requests; prompt "
+    text << out->tasks.size() << (out->tasks.size() == 1 ? " task, " : " tasks, ")
+         << out->requests.size()
+         << (out->requests.size() == 1 ? " request; prompt " : " requests; prompt ")
          << FormatWithSeparators(p.prompt()) << " tokens: "
          << Percent(static_cast<double>(p.cache_read), static_cast<double>(p.prompt()))
          << " read from the cache, "
          << Percent(static_cast<double>(p.cache_write()), static_cast<double>(p.prompt()))
          << " written\n"
-         << "bill " << Dollars(out->cost) << "\n";
+         << "bill " << Dollars(out->cost);
+    if (caches) {
+      Money calls;
+      for (const ApiTaskOutcome& task : out->tasks) calls.pico_usd += task.cost.pico_usd;
+      text << " = calls " << Dollars(calls) << " + " << cc.creations << " explicit cache"
+           << (cc.creations == 1 ? "" : "s") << " " << Dollars(cc.total) << " (creation "
+           << Dollars(cc.creation) << ", storage " << Dollars(cc.storage) << " for "
+           << FormatFixed(cc.storage_token_hours, 0)
+           << " token-hours); each task's cost holds an even share of the caches'";
+    }
+    text << "\n";
     if (out->recorded_calls > 0) {
       const CallUsage& r = out->recorded;
       const CallUsage& q = out->predicted_of_recorded;

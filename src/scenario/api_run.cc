@@ -84,10 +84,23 @@ Result<ApiPricingRun> RunApiPricing(const ScenarioPricing& pricing, const PriceS
   return run;
 }
 
+std::vector<Money> CacheCreationShares(const ApiReplayOutcome& replay) {
+  const auto n = static_cast<std::int64_t>(replay.tasks.size());
+  std::vector<Money> shares(replay.tasks.size());
+  if (n == 0) return shares;
+  const std::int64_t total = replay.cache_creations.total.pico_usd;
+  for (std::int64_t i = 0; i < n; ++i) {
+    shares[static_cast<std::size_t>(i)].pico_usd = total / n + (i < total % n ? 1 : 0);
+  }
+  return shares;
+}
+
 std::vector<TaskMetrics> ApiTaskMetrics(const ApiReplayOutcome& replay) {
   std::vector<TaskMetrics> out;
   out.reserve(replay.tasks.size());
-  for (const ApiTaskOutcome& t : replay.tasks) {
+  const std::vector<Money> shares = CacheCreationShares(replay);
+  for (std::size_t i = 0; i < replay.tasks.size(); ++i) {
+    const ApiTaskOutcome& t = replay.tasks[i];
     TaskMetrics m;
     m.id = t.id;
     m.requests = t.requests;
@@ -95,7 +108,7 @@ std::vector<TaskMetrics> ApiTaskMetrics(const ApiReplayOutcome& replay) {
     m.cached_tokens = t.predicted.cache_read;
     m.prefill_tokens = t.predicted.input + t.predicted.cache_write();
     m.output_tokens = t.predicted.output;
-    m.cost_usd = t.cost.usd();
+    m.cost_usd = Money{t.cost.pico_usd + shares[i].pico_usd}.usd();
     out.push_back(std::move(m));
   }
   return out;
@@ -104,7 +117,9 @@ std::vector<TaskMetrics> ApiTaskMetrics(const ApiReplayOutcome& replay) {
 RunSummary ApiRunSummary(const std::vector<TaskMetrics>& tasks, const ApiReplayOutcome& replay) {
   RunSummary s = SumTasks(tasks);
   s.cost_usd = replay.cost.usd();
-  s.idle_usd = s.cost_usd - s.task_cost_usd;
+  // The tasks' costs hold every charge (the calls and their shares of the
+  // caches'): no idle, whatever the doubles' last bits say.
+  s.idle_usd = 0;
   return s;
 }
 

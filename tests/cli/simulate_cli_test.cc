@@ -511,6 +511,63 @@ TEST(SimulateCliTest, TraceBlockHashesNameEngineBlocksOfAnySize) {
   std::filesystem::remove_all(dir);
 }
 
+// Gemini explicit caching: the cache's creation and storage are charged
+// outside the calls; each task's cost holds an even share of them, so the
+// tasks add up to the bill and explicit mode does not look cheaper per task
+// than it is. gemini-2.5-flash (scenarios/prices.json), $/Mtok: input 0.30,
+// cache read 0.03, output 2.50, storage 1 a token-hour. Task a: turn 1
+// prompt 3,500 (system 3,000 + user 500), 200 out; turn 2 prompt 4,700
+// (+ the 200-token answer and a 1,000-token tool result), 100 out. The
+// first request's 3,500-token prefix is cached (prefix_tokens
+// first_request) for the default hour. In micro-dollars:
+//   calls: 3,500 x 0.03 + 200 x 2.5 = 605; 3,500 x 0.03 + 1,200 x 0.3 +
+//   100 x 2.5 = 715: 1,320.
+//   creation 3,500 x 0.30 = 1,050; storage 3,500 x 1 x 1 h = 3,500.
+//   bill 5,870. With task b, a copy of a one second later: each task
+//   caches its own first request's prefix (docs/billing.md), so 2 x 1,320
+//   + 2 x 4,550 = 11,740, each task 1,320 + an even share of 9,100.
+TEST(SimulateCliTest, ExplicitCachesAreSharedOverTheTasks) {
+  const std::string dir = ::testing::TempDir() + "/gemini_explicit_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/t.jsonl")
+      << "{\"kvbill_trace\":1}\n"
+      << R"({"id":"a","arrival_s":0,"turns":[{"spans":[{"kind":"system","tokens":3000,"id":"sys"},)"
+      << R"({"kind":"user","tokens":500}],"out":200,"tool_s":10},{"spans":[{"kind":"assistant",)"
+      << R"("tokens":200},{"kind":"tool_result","tokens":1000}],"out":100}]})"
+      << "\n";
+  std::ofstream(dir + "/s.json") << R"({"pricing": {"provider": "gemini", "model":
+      "gemini-2.5-flash", "cache": {"mode": "explicit"}}, "trace": {"file": "t.jsonl"}})";
+  const auto r = RunKvbill("simulate --format json --scenario " + dir + "/s.json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_DOUBLE_EQ(j["summary"]["cost_usd"].get<double>(), 0.00587);
+  EXPECT_DOUBLE_EQ(j["tasks"][0]["cost_usd"].get<double>(), 0.00587);
+  EXPECT_DOUBLE_EQ(j["tasks"][0]["calls_cost_usd"].get<double>(), 0.00132);
+  EXPECT_DOUBLE_EQ(j["summary"]["cost_per_task_usd"]["mean"].get<double>(), 0.00587);
+  EXPECT_EQ(j["summary"]["explicit_caches"]["creations"], 1);
+  EXPECT_DOUBLE_EQ(j["summary"]["explicit_caches"]["creation_usd"].get<double>(), 0.00105);
+  EXPECT_DOUBLE_EQ(j["summary"]["explicit_caches"]["storage_usd"].get<double>(), 0.0035);
+  const auto table = RunKvbill("simulate --scenario " + dir + "/s.json");
+  EXPECT_NE(table.out.find("bill $0.0059 = calls $0.0013 + 1 explicit cache $0.0046 (creation "
+                           "$0.0011, storage $0.0035 for 3,500 token-hours)"),
+            std::string::npos)
+      << table.out;
+  std::ofstream(dir + "/t.jsonl", std::ios::app)
+      << R"({"id":"b","arrival_s":1,"turns":[{"spans":[{"kind":"system","tokens":3000,"id":"sys"},)"
+      << R"({"kind":"user","tokens":500}],"out":200,"tool_s":10},{"spans":[{"kind":"assistant",)"
+      << R"("tokens":200},{"kind":"tool_result","tokens":1000}],"out":100}]})"
+      << "\n";
+  const auto two =
+      nlohmann::json::parse(RunKvbill("simulate --format json --scenario " + dir + "/s.json").out);
+  EXPECT_DOUBLE_EQ(two["summary"]["cost_usd"].get<double>(), 0.01174);
+  EXPECT_EQ(two["summary"]["explicit_caches"]["creations"], 2);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_DOUBLE_EQ(two["tasks"][i]["cost_usd"].get<double>(), 0.00587) << i;
+    EXPECT_DOUBLE_EQ(two["tasks"][i]["cache_share_usd"].get<double>(), 0.00455) << i;
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // A trace with a header and no task has nothing to bill: exit 2 naming the
 // file, for the engine and the API replay alike, and no output file (it
 // printed "0 tasks", "$0.0000" and exit 0).

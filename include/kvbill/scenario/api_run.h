@@ -51,12 +51,20 @@ Result<ApiPricingRun> RunApiPricing(const ScenarioPricing& pricing, const PriceS
                                     const std::vector<Task>& tasks,
                                     const std::vector<std::vector<Request>>& requests);
 
-// Per-task metrics of an API replay, in task order (mapping above).
+// Each task's even share of what the bill holds beyond the calls (gemini's
+// explicit caches: creation and storage, CacheCreationCost), in task order,
+// summing exactly to it (the first tasks take the remainder's pico-dollars).
+// A task's cost is its calls plus its share, as `plan` prices an API
+// candidate: so the tasks add up to the bill, and a mode that moves money
+// from the calls to the caches does not look cheaper per task.
+std::vector<Money> CacheCreationShares(const ApiReplayOutcome& replay);
+
+// Per-task metrics of an API replay, in task order (mapping above); a
+// task's cost_usd is its calls plus its CacheCreationShares share.
 std::vector<TaskMetrics> ApiTaskMetrics(const ApiReplayOutcome& replay);
 
 // The run summary of those metrics (mapping above); cost_usd is the
-// replay's whole bill, and idle_usd what it holds beyond the tasks' calls
-// (explicit cache storage, gemini).
+// replay's whole bill, which the tasks' costs add up to (idle_usd 0).
 RunSummary ApiRunSummary(const std::vector<TaskMetrics>& tasks, const ApiReplayOutcome& replay);
 
 // The same provider's cheaper tier of a sheet model id, or nullopt. Tried
