@@ -17,10 +17,19 @@ namespace kvbill::cli {
 namespace {
 
 // Writes `tasks` generated tasks to `out`.
+// The latest arrival a simulation times (the engine's bound, 31.7 years).
+constexpr Seconds kLatestArrivalSeconds = 1e9;
+
 Status Generate(TraceGenerator* generator, std::int64_t tasks, std::ostream* out) {
   TraceWriter writer(out);
   for (std::int64_t i = 0; i < tasks; ++i) {
-    if (auto s = writer.Write(generator->Next()); !s) return s;
+    const Task task = generator->Next();
+    if (!(task.arrival_s <= kLatestArrivalSeconds)) {
+      return Error("--arrivals-per-s: task " + std::to_string(i + 1) +
+                   " would arrive beyond the 1e9 s (31.7 years) a simulation can time: a "
+                   "higher rate");
+    }
+    if (auto s = writer.Write(task); !s) return s;
   }
   out->flush();
   if (!*out) return Error("write failed");

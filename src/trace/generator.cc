@@ -1,5 +1,6 @@
 #include "kvbill/trace/generator.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -54,8 +55,13 @@ Tokens TraceGenerator::DrawTokens(const Distribution& distribution) {
   return value > 0 ? std::llround(value) : 0;
 }
 
+// Draws past this are capped before they are rounded to milliseconds (a
+// tiny arrival rate's gaps would overflow the integer): beyond any time a
+// simulation takes (1e9 s), so the caller sees them as too late.
+constexpr double kMaxDrawSeconds = 1e12;
+
 Seconds TraceGenerator::DrawSeconds(const Distribution& distribution) {
-  const double value = distribution.Sample(rng_);
+  const double value = std::min(distribution.Sample(rng_), kMaxDrawSeconds);
   return value > 0 ? static_cast<double>(std::llround(value * kMsPerSecond)) / kMsPerSecond : 0;
 }
 
@@ -63,7 +69,9 @@ Task TraceGenerator::Next() {
   Task task;
   task.id = preset_.name + "-" + std::to_string(++tasks_made_);
   const Seconds gap_s = DrawSeconds(Distribution::Exponential(1 / preset_.arrivals_per_s));
-  clock_ms_ += std::llround(gap_s * kMsPerSecond);
+  // Saturating: the clock stays far inside int64 milliseconds.
+  clock_ms_ = std::min<std::int64_t>(clock_ms_ + std::llround(gap_s * kMsPerSecond),
+                                     std::llround(kMaxDrawSeconds * kMsPerSecond));
   task.arrival_s = static_cast<double>(clock_ms_) / kMsPerSecond;
 
   const Tokens turns = std::max<Tokens>(1, DrawTokens(preset_.turns_per_task));

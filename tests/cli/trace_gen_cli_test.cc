@@ -71,6 +71,19 @@ TEST(TraceGenCliTest, BadFlagsGiveExactMessagesExit2AndNoFile) {
   EXPECT_EQ(run.exit_status, 2);
   EXPECT_EQ(run.err,
             "kvbill trace gen: --arrivals-per-s: must be a positive finite rate, got inf\n");
+  // A rate so low the first gap is beyond any simulated time (1e-300 a
+  // second: a mean gap of 1e300 s) once overflowed the millisecond clock
+  // and wrote arrivals at -9.2e15 s; 1e-16 wrote them going backwards.
+  for (const char* rate : {"1e-300", "1e-16"}) {
+    run = RunKvbill(std::string("trace gen --preset chat --tasks 3 --arrivals-per-s ") + rate +
+                    " -o '" + out + "'");
+    EXPECT_EQ(run.exit_status, 2) << rate;
+    EXPECT_EQ(run.err, "kvbill trace gen: " + out +
+                           ": --arrivals-per-s: task 1 would arrive beyond the 1e9 s (31.7 "
+                           "years) a simulation can time: a higher rate\n")
+        << rate;
+    EXPECT_FALSE(std::filesystem::exists(out)) << rate;
+  }
 
   run = RunKvbill("trace gen --preset chat --tasks 5");
   EXPECT_EQ(run.exit_status, 2);
