@@ -231,7 +231,9 @@ int RunPlan(const Args& args) {
     return ReportError("plan", s.error());
   if (jobs < 1) return ReportError("plan", Error("--jobs: must be at least 1"));
   if (max_gpus < 1) return ReportError("plan", Error("--max-gpus: must be at least 1"));
-  if (!(tasks_per_day >= 0) || !std::isfinite(tasks_per_day)) {
+  // 0 is the default's "the trace's own rate"; asked for, it is no rate.
+  if (!(tasks_per_day >= 0) || !std::isfinite(tasks_per_day) ||
+      (!vm["tasks-per-day"].defaulted() && !(tasks_per_day > 0))) {
     return ReportError("plan", Error("--tasks-per-day: must be a positive number"));
   }
   auto shard = ParseShard(shard_text);
@@ -328,6 +330,15 @@ int RunPlan(const Args& args) {
   }
   if (space.tasks_per_day > 0) {
     load *= space.tasks_per_day / whole->tasks_per_day();
+    // trace.load's own range: the flag is refused itself, not blamed on the
+    // key it sets.
+    if (!(load >= 1e-6 && load <= 1e6)) {
+      std::ostringstream why;
+      why << "--tasks-per-day: " << space.tasks_per_day << " is " << load
+          << " times the trace's own rate at its load (" << whole->tasks_per_day()
+          << " tasks a day), outside trace.load's range [1e-06, 1e+06]";
+      return ReportError("plan", Error(why.str()));
+    }
   } else {
     space.tasks_per_day = whole->tasks_per_day();
   }

@@ -586,6 +586,42 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
                      static_cast<double>(rate.output_tokens), rate, o.min_replicas, c, space);
     return o;
   }
+  // The day's rate, whatever the window holds: its tasks' output tokens,
+  // decoded at no more than the peak, on average. A window of fewer tasks
+  // than run at once (window_short) lowers the bound above; this one it
+  // cannot (3,000,000 coding-agent tasks a day are 580,000 output tokens a
+  // second, some 26 H100s of Llama-3.1-8B at their peak, where an 8-task
+  // window asks for one).
+  const double tasks_a_day = space.tasks_per_day > 0 ? space.tasks_per_day : rate.tasks_per_day();
+  const double day_tokens_per_s = rate.tasks > 0 ? tasks_a_day / 86400.0 *
+                                                       static_cast<double>(rate.output_tokens) /
+                                                       static_cast<double>(rate.tasks)
+                                                 : 0;
+  if (o.peak_decode_tokens_per_s > 0 && day_tokens_per_s > 0) {
+    const int day = std::max(
+        1, static_cast<int>(std::ceil(day_tokens_per_s / o.peak_decode_tokens_per_s - 1e-12)));
+    if (day > o.max_replicas) {
+      const int most = space.max_gpus / c.tensor_parallel;
+      o.status = "pruned";
+      o.min_replicas = day;
+      o.reason = "pruned by the daily throughput bound: " + std::to_string(most) +
+                 " replica(s) decode at most " +
+                 FormatWithSeparators(
+                     static_cast<std::int64_t>(std::floor(o.peak_decode_tokens_per_s * most))) +
+                 " tokens/s, " +
+                 FormatWithSeparators(static_cast<std::int64_t>(std::llround(tasks_a_day))) +
+                 " tasks a day of " +
+                 FormatWithSeparators(static_cast<std::int64_t>(std::llround(
+                     static_cast<double>(rate.output_tokens) / static_cast<double>(rate.tasks)))) +
+                 " output tokens need " +
+                 FormatWithSeparators(static_cast<std::int64_t>(std::ceil(day_tokens_per_s))) +
+                 " (" + std::to_string(day) + " replicas, " +
+                 std::to_string(day * c.tensor_parallel) + " GPUs > --max-gpus " +
+                 std::to_string(space.max_gpus) + ")";
+      return o;
+    }
+    o.min_replicas = std::max(o.min_replicas, day);
+  }
   // 5. Prefill bound: the most replicas allowed must prefill the prompt
   // tokens only a prefill computes within the time the workload takes to
   // arrive. It prunes only; the replica search starts at the throughput

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -195,6 +196,43 @@ TEST(PlanTest, AnswerEqualsExhaustiveSimulation) {
     all_runs += oracle[i].runs;
   }
   EXPECT_LT(plan_runs, all_runs);
+}
+
+// The window's 48 tasks say nothing of a rate of 100,000,000 tasks a day:
+// each task's 2 x 600 output tokens at that rate are 1e8 / 86,400 x 1,200 =
+// 1,388,888.9 tokens a second, far past what 4 GPUs decode, so every
+// candidate that fits is pruned by the daily bound, whatever the window's
+// own bound says (a window of fewer tasks than run at once asks for one
+// replica).
+TEST(PlanTest, TheDailyRateBoundsTheReplicasWhateverTheWindowHolds) {
+  const std::string text =
+      ScenarioText(WriteTrace("plan_small_daily.jsonl", 48, 0.25, 600, 3100), 0.5);
+  auto scenario = ParseScenario(text, "plan-small.json");
+  ASSERT_TRUE(scenario.ok()) << scenario.error().message();
+  PlanSpace space;
+  space.gpus = {"h100-sxm"};
+  space.max_gpus = 4;
+  space.kv_formats = {"fp8"};
+  space.tasks_per_day = 1e8;
+  auto candidates = EnumerateCandidates(*scenario, space);
+  ASSERT_TRUE(candidates.ok()) << candidates.error().message();
+  auto rate = MeasureWorkload(*scenario);
+  ASSERT_TRUE(rate.ok());
+  const std::vector<CandidateOutcome> plan =
+      DecideCandidates(text, *scenario, space, *rate, *candidates, 2);
+  int daily = 0;
+  for (const CandidateOutcome& o : plan) {
+    if (o.status == "no_fit") continue;
+    EXPECT_EQ(o.status, "pruned") << o.reason;
+    EXPECT_EQ(o.reason.rfind("pruned by the daily throughput bound: ", 0), 0u) << o.reason;
+    EXPECT_NE(o.reason.find(" tokens/s, 100,000,000 tasks a day of 1,200 output tokens need "
+                            "1,388,889 ("),
+              std::string::npos)
+        << o.reason;
+    EXPECT_GE(o.min_replicas, static_cast<int>(std::ceil(1388888.9 / o.peak_decode_tokens_per_s)));
+    ++daily;
+  }
+  EXPECT_GT(daily, 0);
 }
 
 // A deployment vLLM refuses to start is no candidate. Qwen3-32B in BF16 on
