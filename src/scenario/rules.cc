@@ -115,6 +115,24 @@ Status SummaryBelowThreshold(const ReadState& state, Scenario* s) {
                                 std::to_string(p.threshold_tokens) + ")");
 }
 
+// A model's calls follow its own provider's caching rules: a provider the
+// price sheet does not list the model under is a slip, not a what-if (a
+// Claude model under gemini's rules cached nothing and billed as if
+// caching were off, without a word).
+Status ProviderOfTheModel(const ReadState& state, Scenario* s) {
+  if (!s->pricing) return OkStatus();
+  const ScenarioPricing& p = *s->pricing;
+  auto sheet = BundledPriceSheet();
+  if (!sheet) return sheet.error();
+  const ModelPrice* price = sheet->Find(p.model);
+  if (price == nullptr || price->provider == p.provider) return OkStatus();
+  return state.source().Bad(state.At("/pricing/provider"),
+                            "is \"" + p.provider + "\", but the price sheet lists " + price->id +
+                                " under \"" + price->provider + "\": a model's calls follow " +
+                                "its own provider's caching rules (set provider \"" +
+                                price->provider + "\", or a " + p.provider + " model)");
+}
+
 // The cache options must be ones the provider has, for that model.
 Status ProviderCacheOptionsFit(const ReadState& state, Scenario* s) {
   if (!s->pricing) return OkStatus();
@@ -419,6 +437,10 @@ const std::vector<Rule>& CrossKeyRules() {
        "`context_policy` `summarise`: `summary_tokens + keep_recent_tokens` must be below "
        "`threshold_tokens`",
        SummaryBelowThreshold},
+      {"/pricing",
+       "`pricing.provider` must be the one the price sheet lists `pricing.model` under (a "
+       "model's calls follow its own provider's caching rules)",
+       ProviderOfTheModel},
       {"/pricing",
        "`pricing.cache`: the options must be the provider's (anthropic `ttl_s` 300 or 3600, "
        "`write_fee` openai only, gemini `prefix_tokens` at least the model's minimum, ...)",

@@ -377,6 +377,9 @@ TEST(ScenarioTest, InvalidScenariosNameTheJsonPointer) {
        R"(s.json#/pricing/cache/prefix_tokens: bad token count "first" (expected e.g. 8192, 32k or 1M))"},
       {R"({"pricing": {"provider": "anthropic", "model": "nope"}})",
        R"(s.json#/pricing/model: no price for model "nope" in the bundled price sheet)"},
+      // A model under another provider's rules (it once cached nothing).
+      {R"({"pricing": {"provider": "gemini", "model": "claude-sonnet-4-5"}})",
+       R"(s.json#/pricing/provider: is "gemini", but the price sheet lists claude-sonnet-4-5 under "anthropic": a model's calls follow its own provider's caching rules (set provider "anthropic", or a gemini model))"},
       {R"({"pricing": {"provider": "anthropic", "model": "claude-sonnet-4-5", "cache": {"ttl_s": 60}}})",
        "s.json#/pricing/cache: anthropic: ttl_s must be 300 or 3600, got 60"},
       {R"({"deployment": {"gpu_count": 8}})", "s.json#/deployment/gpu_count: unknown key"},
