@@ -107,6 +107,16 @@ Result<EngineSetup> SetUpEngine(const SimulationConfig& config) {
     memory_pool =
         layout.page_bytes > 0 ? static_cast<std::int64_t>(free_bytes / page) : kUnlimitedBlocks;
   }
+  // Memory for weights but not for one block: the block size, not a
+  // request, is at fault (a request would be refused for a pool of 0).
+  if (memory_pool == 0 && config.capacity_tokens == 0 && free_bytes > 0) {
+    return Error(
+        "one KV block of " + FormatWithSeparators(config.block_size) +
+        " tokens (prefix_cache.block_size) takes " +
+        FormatBinaryBytes(static_cast<double>(layout.Single() ? block_bytes : layout.page_bytes)) +
+        " per GPU, more than the " + FormatBinaryBytes(static_cast<double>(free_bytes)) +
+        " the weights leave for KV: a smaller block_size");
+  }
   std::int64_t pool = memory_pool;
   if (config.capacity_tokens == kUnlimitedTokens) {
     pool = kUnlimitedBlocks;

@@ -568,6 +568,23 @@ TEST(SimulateCliTest, ExplicitCachesAreSharedOverTheTasks) {
   std::filesystem::remove_all(dir);
 }
 
+// A block larger than the memory the weights leave: the block size is
+// named, not the first request (which read as refused for a pool of 0).
+// Llama-3.1-8B: 32 layers x 8 KV heads x 128 x 2 x 2 B = 131,072 B a token,
+// so 1,048,576 tokens take 128 GiB, past one H100's.
+TEST(SimulateCliTest, ABlockLargerThanTheKvMemoryNamesTheBlockSize) {
+  const std::string path = ::testing::TempDir() + "/huge_block.json";
+  std::ofstream(path) << R"({"model": "llama-3.1-8b", "trace": {"generator": "chat",
+      "tasks": 1}, "prefix_cache": {"block_size": "1M"}})";
+  const auto r = RunKvbill("simulate --scenario " + path);
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_NE(r.err.find(": one KV block of 1,048,576 tokens (prefix_cache.block_size) takes "
+                       "128.00 GiB per GPU, more than the "),
+            std::string::npos)
+      << r.err;
+  std::filesystem::remove(path);
+}
+
 // A trace with a header and no task has nothing to bill: exit 2 naming the
 // file, for the engine and the API replay alike, and no output file (it
 // printed "0 tasks", "$0.0000" and exit 0).
