@@ -167,10 +167,7 @@ Status CheckOutputDirectory(const std::string& dir) {
 }
 
 po::typed_value<double>* DoubleValue(double* target, double value) {
-  char buf[64];
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
-  const std::string text = ec == std::errc() ? std::string(buf, end) : std::to_string(value);
-  return po::value(target)->default_value(value, text);
+  return po::value(target)->default_value(value, ShortestDecimal(value));
 }
 
 po::typed_value<std::string>* FileValue(std::string* target) {

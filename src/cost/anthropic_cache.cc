@@ -1,19 +1,13 @@
 // Anthropic's prompt cache (docs/billing.md#anthropic): one breakpoint at the
 // end of each request's prompt; reads at the longest alive earlier
 // breakpoint, writes from there to the request's own.
-#include <sstream>
 #include <string>
 
 #include "cost/provider_caches.h"
+#include "kvbill/util/units.h"
 
 namespace kvbill {
 namespace {
-
-std::string Show(double value) {
-  std::ostringstream out;
-  out << value;
-  return out.str();
-}
 
 class AnthropicCache : public ProviderCache {
  public:
@@ -57,7 +51,7 @@ Result<std::unique_ptr<ProviderCache>> MakeAnthropicCache(std::string_view model
                                                           const ProviderCacheOptions& options) {
   const Seconds ttl_s = options.ttl_s == 0 ? 300 : options.ttl_s;
   if (ttl_s != 300 && ttl_s != 3600) {
-    return Error("anthropic: ttl_s must be 300 or 3600, got " + Show(ttl_s));
+    return Error("anthropic: ttl_s must be 300 or 3600, got " + ShortestDecimal(ttl_s));
   }
   if (options.min_cacheable_tokens < 0) {
     return Error("anthropic: min_cacheable_tokens must be non-negative, got " +

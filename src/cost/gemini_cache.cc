@@ -2,10 +2,10 @@
 // automatic and without a write fee, in the shared step cache; and explicit
 // caches, created for a prefix, alive for a fixed lifetime from creation and
 // charged outside the requests (creation as input, storage per token-hour).
-#include <sstream>
 #include <string>
 
 #include "cost/provider_caches.h"
+#include "kvbill/util/units.h"
 
 namespace kvbill {
 namespace {
@@ -57,12 +57,6 @@ class GeminiExplicitCache : public ProviderCache {
   std::vector<CacheCreation> creations_;
 };
 
-std::string Show(double value) {
-  std::ostringstream out;
-  out << value;
-  return out.str();
-}
-
 }  // namespace
 
 Tokens GeminiMinimumCacheableTokens(std::string_view model) {
@@ -72,7 +66,8 @@ Tokens GeminiMinimumCacheableTokens(std::string_view model) {
 
 Result<std::unique_ptr<ProviderCache>> MakeGeminiCache(std::string_view model,
                                                        const ProviderCacheOptions& options) {
-  if (options.ttl_s < 0) return Error("gemini: ttl_s must be positive, got " + Show(options.ttl_s));
+  if (options.ttl_s < 0)
+    return Error("gemini: ttl_s must be positive, got " + ShortestDecimal(options.ttl_s));
   if (options.min_cacheable_tokens < 0 || options.prefix_tokens < 0) {
     return Error("gemini: token counts must be non-negative");
   }

@@ -808,11 +808,7 @@ Result<std::string> BreakevenSection(const Scenario& s, std::optional<double> pr
 // ---- 7. Savings against load ---------------------------------------------
 
 // A load factor as the shortest decimal that reads back as it: "0.25", "4".
-std::string LoadText(double load) {
-  char buffer[32];
-  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, load);
-  return ec == std::errc() ? std::string(buffer, end) : FormatFixed(load, 6);
-}
+std::string LoadText(double load) { return ShortestDecimal(load); }
 
 // Each lever's value (ValueOf: dollars per task saved against the scenario
 // without it) against the load, one line per lever; the table is

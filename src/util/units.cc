@@ -99,6 +99,12 @@ std::string FormatWithSeparators(std::int64_t value) {
   return negative ? "-" + out : out;
 }
 
+std::string ShortestDecimal(double value) {
+  char buf[64];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+  return ec == std::errc() ? std::string(buf, end) : std::to_string(value);
+}
+
 std::string FormatFixed(double value, int decimals) {
   if (!std::isfinite(value)) return value > 0 ? "inf" : (value < 0 ? "-inf" : "nan");
   char buf[64];

@@ -382,6 +382,9 @@ TEST(ScenarioTest, InvalidScenariosNameTheJsonPointer) {
        R"(s.json#/pricing/provider: is "gemini", but the price sheet lists claude-sonnet-4-5 under "anthropic": a model's calls follow its own provider's caching rules (set provider "anthropic", or a gemini model))"},
       {R"({"pricing": {"provider": "anthropic", "model": "claude-sonnet-4-5", "cache": {"ttl_s": 60}}})",
        "s.json#/pricing/cache: anthropic: ttl_s must be 300 or 3600, got 60"},
+      // The value as given, not rounded to "300".
+      {R"({"pricing": {"provider": "anthropic", "model": "claude-sonnet-4-5", "cache": {"ttl_s": 300.0000001}}})",
+       "s.json#/pricing/cache: anthropic: ttl_s must be 300 or 3600, got 300.0000001"},
       {R"({"deployment": {"gpu_count": 8}})", "s.json#/deployment/gpu_count: unknown key"},
       {R"({"prefix_cache": {"offload": {"capacity": 1}}})",
        "s.json#/prefix_cache/offload/capacity: unknown key"},

@@ -66,6 +66,11 @@ std::string FormatWithSeparators(std::int64_t value);
 // A double with `decimals` places and thousands separators: "1,234.50".
 std::string FormatFixed(double value, int decimals);
 
+// The shortest decimal that reads back as the same double: "0.25", "4",
+// "300.0000001", "1e-300" (for values echoed in messages: a rounded echo
+// says "got 300" of 300.0000001).
+std::string ShortestDecimal(double value);
+
 }  // namespace kvbill
 
 #endif  // KVBILL_UTIL_UNITS_H_
