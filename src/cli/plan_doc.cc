@@ -87,7 +87,15 @@ std::string Label(const Json& row) {
   return s;
 }
 
-std::string Usd(double v) { return "$" + FormatFixed(v, v >= 100 ? 2 : 4); }
+// Dollars: cents from $100, four places from $0.0001, and below that two
+// significant digits, so a task of $0.000024 does not read "$0.0000".
+std::string Usd(double v) {
+  if (v > 0 && v < 0.00005) {
+    const int places = std::min(12, 1 - static_cast<int>(std::floor(std::log10(v))));
+    return "$" + FormatFixed(v, places);
+  }
+  return "$" + FormatFixed(v, v >= 100 ? 2 : 4);
+}
 // A day's dollars, to the cent in every row (a column that mixed $70.8000
 // and $141.60 read as two precisions).
 std::string UsdPerDay(double v) { return "$" + FormatFixed(v, 2); }

@@ -25,6 +25,20 @@ using testing::RunKvbill;
 const char kScenario[] = "tests/data/scenarios/plan_small.json";
 const char kSpace[] = " --gpus h100-sxm,a100-80gb --max-gpus 2 --kv-formats bf16,fp8,nvfp4";
 
+// A cost a task below $0.0001 keeps two significant digits: one H100 at
+// $70.80 a day (the bundled $2.95 an hour) for 1,600,000 chat tasks a day is
+// $0.00004425 a task, once printed "$0.0000".
+TEST(PlanCliTest, SmallCostsPerTaskKeepTheirDigits) {
+  const std::string path = ::testing::TempDir() + "/plan_small_cost.json";
+  std::ofstream(path) << R"({"model": "llama-3.1-8b", "trace": {"generator": "chat",
+      "tasks": 40}, "seed": 1})";
+  const auto r = RunKvbill("plan --scenario " + path +
+                           " --gpus h100-sxm --max-gpus 1 --tasks-per-day 1600000");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_NE(r.out.find("$0.000044  $70.80"), std::string::npos) << r.out;
+  std::filesystem::remove(path);
+}
+
 TEST(PlanCliTest, ShardsMergeIntoExactlyTheSingleRun) {
   const std::string dir = ::testing::TempDir();
   const std::string base = std::string("plan --scenario ") + kScenario + kSpace;
