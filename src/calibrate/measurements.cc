@@ -5,9 +5,11 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 #include <utility>
 
 #include "kvbill/util/file.h"
+#include "kvbill/util/units.h"
 #include "util/json_input.h"
 
 namespace kvbill {
@@ -185,6 +187,27 @@ Status ReadBenchResult(const json& j, const Fields& f, const std::string& path, 
                   &itl50, &itl99, &tpot50}) {
     if (!*v) return v->error();
   }
+  // What a benchmark run can have been: a positive whole number of
+  // prompts, a positive (or infinite) rate, a concurrency cap of 1 or more,
+  // no more completed than sent.
+  auto whole = [&](const std::optional<double>& v, const char* key) -> Status {
+    if (v && !(*v >= 1 && *v <= 1e9 && std::floor(*v) == *v)) {
+      return f.Fail(key, "must be a whole number >= 1, got " + ShortestDecimal(*v));
+    }
+    return OkStatus();
+  };
+  if (auto s = whole(*n, "num_prompts"); !s) return s;
+  if (auto s = whole(*c, "max_concurrency"); !s) return s;
+  if (*rate && !(**rate > 0)) {
+    return f.Fail("request_rate", "must be positive (or \"inf\"), got " + ShortestDecimal(**rate));
+  }
+  if (*completed && !(**completed >= 0 && std::floor(**completed) == **completed)) {
+    return f.Fail("completed", "must be a whole number >= 0, got " + ShortestDecimal(**completed));
+  }
+  if (*completed && *n && **completed > **n) {
+    return f.Fail("completed", ShortestDecimal(**completed) + " is more than num_prompts " +
+                                   ShortestDecimal(**n));
+  }
   m->itl_ms_p50 = *itl50;
   m->itl_ms_p99 = *itl99;
   m->tpot_ms_p50 = *tpot50;
@@ -214,6 +237,34 @@ Status ReadBenchResult(const json& j, const Fields& f, const std::string& path, 
   if (!m->input_lens.empty() && m->input_lens.size() != m->output_lens.size()) {
     return f.Fail("output_lens", "not as long as input_lens");
   }
+  // --save-detailed lists every prompt sent; when all completed, the
+  // totals are their sums.
+  if (!m->input_lens.empty() && m->num_prompts &&
+      static_cast<std::int64_t>(m->input_lens.size()) != *m->num_prompts) {
+    return f.Fail("input_lens", "has " + std::to_string(m->input_lens.size()) +
+                                    " entries, num_prompts is " + std::to_string(*m->num_prompts));
+  }
+  if (!m->input_lens.empty() && m->num_prompts && m->successful_requests &&
+      *m->successful_requests == *m->num_prompts) {
+    for (auto [key, lens, total] :
+         {std::tuple{"total_input_tokens", &m->input_lens, m->total_input_tokens},
+          std::tuple{"total_output_tokens", &m->output_lens, m->total_output_tokens}}) {
+      double sum = 0;
+      for (Tokens t : *lens) sum += static_cast<double>(t);
+      if (total && *total != sum) {
+        return f.Fail(key, ShortestDecimal(*total) + " is not the sum of the lengths listed, " +
+                               ShortestDecimal(sum) + " (every prompt completed)");
+      }
+    }
+  }
+  // The seed: the run's content, not the file's name.
+  std::ostringstream key;
+  key << "bench|" << m->model << "|";
+  if (j.contains("date") && j.at("date").is_string()) key << j.at("date").get<std::string>();
+  key << "|" << m->num_prompts.value_or(0) << "|" << m->request_rate << "|"
+      << m->concurrency.value_or(0) << "|" << m->total_input_tokens.value_or(0) << "|"
+      << m->total_output_tokens.value_or(0) << "|" << m->duration_s.value_or(0);
+  m->seed_key = key.str();
   return OkStatus();
 }
 

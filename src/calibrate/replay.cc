@@ -454,6 +454,7 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
   }
   auto choice = ModelFromId(m.model, m.weights);
   if (!defaults.model.empty()) choice = ModelChoice{defaults.model, "auto", false};
+  if (choice && !defaults.weight_format.empty()) choice->weight_format = defaults.weight_format;
   if (!choice) {
     *why = "model \"" + m.model + "\" not recognised";
     return std::nullopt;
@@ -470,7 +471,11 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
   const std::string gpu_id = defaults.gpu.empty() ? GpuFromText(m.gpu_text) : defaults.gpu;
   auto gpu = LookupGpu(gpu_id);
   if (gpu_id.empty() || !gpu) {
-    *why = "GPU \"" + m.gpu_text + "\" is not in kvbill's catalog";
+    *why = m.gpu_text.empty() && defaults.gpu.empty()
+               ? std::string(
+                     "no GPU: the record names none (hardware.gpu); a --scenario "
+                     "names it for a vllm bench result")
+               : "GPU \"" + m.gpu_text + "\" is not in kvbill's catalog";
     return std::nullopt;
   }
   SimulationConfig& c = plan.config;
@@ -629,7 +634,7 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
     return std::nullopt;
   }
   std::vector<Tokens> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
-  Rng rng(Seed(m.id));
+  Rng rng(Seed(m.seed_key.empty() ? m.id : m.seed_key));
   if (!m.input_lens.empty()) {
     in = m.input_lens;
     out = m.output_lens;
@@ -663,7 +668,12 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
     out = ScaledLengths(rng, n, *m.total_output_tokens, 4, 1024);
     for (std::size_t i = 0; i < in.size(); ++i) out[i] = std::min<Tokens>(out[i], 2048 - in[i]);
   } else {
-    *why = "dataset \"" + m.dataset + "\" has no length model";
+    *why = m.dataset == "bench"
+               ? std::string(
+                     "a vllm bench result without input_lens and output_lens (vllm "
+                     "bench serve --save-result --save-detailed lists them) has no "
+                     "lengths of its requests to replay")
+               : "dataset \"" + m.dataset + "\" has no length model";
     return std::nullopt;
   }
   const Tokens limit = c.model.max_position_embeddings;

@@ -58,6 +58,46 @@ TEST(MeasurementsTest, ReadsVllmBenchSaveResult) {
   EXPECT_DOUBLE_EQ(*m.ttft_ms_mean, 120.5);
 }
 
+// What a benchmark run cannot have been is refused, naming the field; a
+// renamed copy of a result seeds its replay alike (its content, not its
+// path).
+TEST(MeasurementsTest, ABenchResultsValuesMustBeARunsAndItsSeedItsContent) {
+  const std::string good = R"({"backend": "vllm", "model_id": "Qwen/Qwen3-8B",
+      "date": "20261205-120000", "num_prompts": 2, "request_rate": 4,
+      "max_concurrency": null, "duration": 3.5, "completed": 2, "total_input_tokens": 300,
+      "total_output_tokens": 40, "mean_ttft_ms": 120.5, "mean_tpot_ms": 12.25,
+      "mean_itl_ms": 12.0, "input_lens": [100, 200], "output_lens": [10, 30]})";
+  auto a = ReadMeasurements(Write("kvbill_meas_seed_a.json", good));
+  auto b = ReadMeasurements(Write("kvbill_meas_seed_b.json", good));
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NE(a->front().id, b->front().id);
+  EXPECT_FALSE(a->front().seed_key.empty());
+  EXPECT_EQ(a->front().seed_key, b->front().seed_key);
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "kvbill_meas_bad_bench.json").string();
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string text = good;
+    text.replace(text.find(from), from.size(), to);
+    auto r = ReadMeasurements(Write("kvbill_meas_bad_bench.json", text));
+    return r.ok() ? std::string("(read)") : r.error().message();
+  };
+  EXPECT_EQ(with("\"request_rate\": 4", "\"request_rate\": -1"),
+            path + ": request_rate: must be positive (or \"inf\"), got -1");
+  EXPECT_EQ(with("\"max_concurrency\": null", "\"max_concurrency\": 0"),
+            path + ": max_concurrency: must be a whole number >= 1, got 0");
+  EXPECT_EQ(with("\"completed\": 2", "\"completed\": 5"),
+            path + ": completed: 5 is more than num_prompts 2");
+  EXPECT_EQ(with("\"num_prompts\": 2", "\"num_prompts\": 3"),
+            path + ": input_lens: has 2 entries, num_prompts is 3");
+  // Every prompt completed: the totals are the listed lengths' sums
+  // (100 + 200 = 300, 10 + 30 = 40).
+  EXPECT_EQ(with("\"total_input_tokens\": 300", "\"total_input_tokens\": 999"),
+            path +
+                ": total_input_tokens: 999 is not the sum of the lengths listed, 300 (every "
+                "prompt completed)");
+  EXPECT_EQ(with("\"request_rate\": 4", "\"request_rate\": \"inf\""), "(read)");
+}
+
 TEST(MeasurementsTest, ReadsTheDetailMetricsOfBothShapes) {
   // Shown beside a replay's own by `calibrate --detail`; absent ones stay absent.
   std::string record = kRecord;

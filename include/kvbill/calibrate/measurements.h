@@ -46,6 +46,10 @@ enum class BenchmarkClient {
 
 struct Measurement {
   std::string id;
+  // What seeds the replay's random lengths and arrivals; empty: the id. A
+  // `vllm bench serve` result's id is its path, so its seed is its content
+  // (model, date, counts, totals): a renamed copy replays alike.
+  std::string seed_key;
   std::string source;  // "file:line"
   std::string engine;  // "vllm", "sglang", "trtllm", ...
   std::string engine_version;
