@@ -1,7 +1,11 @@
 // kvbill calibrate: fit the cost model to measurements.
 //   kvbill calibrate kernels --kernels DIR -o CURVES.json   operator curves from kernel timings
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <iostream>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "cli/cli_util.h"
@@ -11,6 +15,8 @@
 #include "kvbill/calibrate/speculative_validation.h"
 #include "kvbill/cost/speculative.h"
 #include "kvbill/scenario/scenario.h"
+#include "kvbill/util/file.h"
+#include "kvbill/util/units.h"
 
 namespace kvbill::cli {
 namespace {
@@ -24,6 +30,93 @@ constexpr char kKernelsUsage[] =
     "fit errors as the Markdown table of docs/validation.md instead. Forms and errors:\n"
     "docs/validation.md#kernels. kvbill ships the curves fitted this way in\n"
     "scenarios/kernels/curves.json.\n";
+
+// The keys a scenario file gives (JSON pointers of its leaves and of each
+// object on the way), to tell what it says from kvbill's defaults.
+Result<std::set<std::string>> ScenarioKeysGiven(const std::string& path) {
+  auto text = ReadFile(path);
+  if (!text) return text.error();
+  const auto doc = nlohmann::json::parse(*text, nullptr, false);
+  std::set<std::string> out;
+  if (doc.is_discarded()) return out;  // LoadScenario read it: cannot happen
+  std::function<void(const nlohmann::json&, const std::string&)> walk = [&](const nlohmann::json& j,
+                                                                            const std::string& at) {
+    if (!at.empty()) out.insert(at);
+    if (!j.is_object()) return;
+    for (auto it = j.begin(); it != j.end(); ++it) walk(it.value(), at + "/" + it.key());
+  };
+  walk(doc, "");
+  return out;
+}
+
+// A `vllm bench serve --save-result` record carries no server settings:
+// the scenario's, where it gives them, become the record's vLLM flags; the
+// keys that cannot apply to a recorded benchmark are named in a note, not
+// dropped without a word.
+void ApplyScenarioToBenchResults(const Scenario& s, const std::set<std::string>& given,
+                                 const std::string& path, std::vector<Measurement>* records) {
+  auto has = [&](const char* pointer) { return given.count(pointer) > 0; };
+  std::string flags;
+  auto flag = [&](const std::string& text) { flags += (flags.empty() ? "" : " ") + text; };
+  if (has("/deployment/memory_fraction") && s.deployment.memory_fraction) {
+    flag("--gpu-memory-utilization " + ShortestDecimal(*s.deployment.memory_fraction));
+  }
+  if (has("/engine/max_num_seqs") && s.engine.max_num_seqs) {
+    flag("--max-num-seqs " + std::to_string(*s.engine.max_num_seqs));
+  }
+  if (has("/engine/max_num_batched_tokens") && s.engine.max_num_batched_tokens) {
+    flag("--max-num-batched-tokens " + std::to_string(*s.engine.max_num_batched_tokens));
+  }
+  if (has("/prefix_cache/enabled") && !s.prefix_cache.enabled) flag("--no-enable-prefix-caching");
+  if (has("/prefix_cache/block_size")) {
+    flag("--block-size " + std::to_string(s.prefix_cache.block_size));
+  }
+  if (s.deployment.expert_parallel > 1) flag("--enable-expert-parallel");
+  if (s.deployment.speculative) {
+    nlohmann::ordered_json spec = {{"method", s.deployment.speculative->method}};
+    if (s.deployment.speculative->num_speculative_tokens) {
+      spec["num_speculative_tokens"] = *s.deployment.speculative->num_speculative_tokens;
+    }
+    flag("--speculative-config " + spec.dump());
+  }
+  // What a replay of a recorded benchmark takes from a scenario: the
+  // server's settings above, the model, the GPU, the degree, the engine;
+  // the sections it reads in part are checked key by key.
+  static const std::set<std::string> kTop = {"name",      "notes",      "model",  "weight_format",
+                                             "kv_format", "deployment", "engine", "prefix_cache"};
+  static const std::set<std::string> kSecond = {
+      "/deployment/gpu",         "/deployment/gpus_per_replica", "/deployment/async_scheduling",
+      "/deployment/engine",      "/deployment/memory_fraction",  "/deployment/expert_parallel",
+      "/deployment/speculative", "/engine/max_num_seqs",         "/engine/max_num_batched_tokens",
+      "/prefix_cache/enabled",   "/prefix_cache/block_size"};
+  std::string ignored;
+  for (const std::string& key : given) {
+    const auto depth = std::count(key.begin(), key.end(), '/');
+    const std::string top = key.substr(
+        1, key.find('/', 1) == std::string::npos ? std::string::npos : key.find('/', 1) - 1);
+    const bool partly = top == "deployment" || top == "engine" || top == "prefix_cache";
+    const bool skip = (depth == 1 && kTop.count(top) > 0) ||
+                      (depth == 2 && (!partly || kSecond.count(key) > 0)) || depth > 2;
+    // The draft's method and length are replayed; its acceptance is the
+    // method's measured or default one (docs/engine.md).
+    const bool draft_detail = depth == 3 && key.starts_with("/deployment/speculative/") &&
+                              key != "/deployment/speculative/method" &&
+                              key != "/deployment/speculative/num_speculative_tokens";
+    if (!skip || draft_detail) ignored += (ignored.empty() ? "" : ", ") + key.substr(1);
+  }
+  bool any = false;
+  for (Measurement& m : *records) {
+    if (m.dataset != "bench") continue;
+    any = true;
+    if (!flags.empty()) m.engine_flags += (m.engine_flags.empty() ? "" : " ") + flags;
+    if (has("/kv_format")) m.kv_cache_dtype = s.kv_format;
+  }
+  if (any && !ignored.empty()) {
+    std::cerr << "kvbill calibrate: note: " << path << ": " << ignored
+              << " not replayed (the benchmark result's own workload and client are, and a draft's "
+                 "measured or default acceptance)\n";
+  }
+}
 
 int RunKernels(const Args& args) {
   po::options_description options("options");
@@ -188,7 +281,14 @@ int RunProfileFit(const Args& args) {
   if (!scenario_path.empty()) {
     auto scenario = LoadScenario(scenario_path);
     if (!scenario) return ReportError("calibrate", scenario.error());
-    defaults.model = scenario->model.name;
+    auto given = ScenarioKeysGiven(scenario_path);
+    if (!given) return ReportError("calibrate", given.error());
+    auto has = [&](const char* pointer) { return given->count(pointer) > 0; };
+    // A record names its model (a bench result its model_id): the
+    // scenario's only when it says one.
+    if (has("/model")) defaults.model = scenario->model.name;
+    if (has("/weight_format")) defaults.weight_format = scenario->weight_format;
+    ApplyScenarioToBenchResults(*scenario, *given, scenario_path, &*records);
     defaults.gpu = scenario->deployment.gpu;
     defaults.tensor_parallel = scenario->deployment.gpus_per_replica;
     // A record without a version (vllm bench --save-result) runs as the
@@ -207,8 +307,12 @@ int RunProfileFit(const Args& args) {
   std::vector<ReplayPlan> plans;
   std::vector<ReplayPlan> all_plans;  // with the speculative ones (fitted if --fit-speculative)
   std::vector<SkippedRecord> skipped;
+  std::int64_t other_engine = 0;  // records of the other engine, left to its fit
   for (const Measurement& m : *records) {
-    if (m.engine != engine) continue;
+    if (m.engine != engine) {
+      ++other_engine;
+      continue;
+    }
     std::string why;
     auto plan = PlanReplay(m, defaults, &why);
     if (plan) {
@@ -220,8 +324,19 @@ int RunProfileFit(const Args& args) {
   }
   auto start = LoadEngineProfile(start_name.empty() ? engine : start_name);
   if (!start) return ReportError("calibrate", start.error());
-  if (plans.empty())
-    return ReportError("calibrate", Error(measurements + ": no record kvbill can replay"));
+  if (plans.empty()) {
+    // Say why, record by record (the first few), and what the engine left.
+    std::string why;
+    for (std::size_t i = 0; i < skipped.size() && i < 5; ++i) {
+      why += "; " + skipped[i].id + ": " + skipped[i].reason;
+    }
+    if (skipped.size() > 5) why += "; and " + std::to_string(skipped.size() - 5) + " more";
+    if (other_engine > 0) {
+      why += "; " + std::to_string(other_engine) +
+             (other_engine == 1 ? " record is" : " records are") + " not --engine " + engine + "'s";
+    }
+    return ReportError("calibrate", Error(measurements + ": no record kvbill can replay" + why));
+  }
   FitOutcome outcome;
   if (no_fit) {
     outcome.profile = *start;

@@ -154,6 +154,47 @@ TEST(CalibrateCliTest, DetailPrintsAReplaysInsideBesideTheRecord) {
   EXPECT_EQ(bad.out, "");
 }
 
+// A `vllm bench serve --save-result` record carries no server settings:
+// the scenario's become its flags where it gives them (max_num_seqs 8,
+// max_num_batched_tokens 2,048), its model only when it names one (else
+// the record's model_id: Llama-3.1-8B here), and what cannot apply to a
+// recorded benchmark (its slo, its trace) is named in a note.
+TEST(CalibrateCliTest, ABenchResultTakesTheScenariosServerSettings) {
+  const std::string bench = Temp("bench.json"), scenario = Temp("server.json");
+  std::string lens_in, lens_out;
+  for (int i = 0; i < 20; ++i) {
+    lens_in += std::string(i ? ", " : "") + "512";
+    lens_out += std::string(i ? ", " : "") + "64";
+  }
+  std::ofstream(bench) << R"({"backend": "vllm", "model_id": "meta-llama/Llama-3.1-8B-Instruct",
+      "date": "20261205-120000", "num_prompts": 20, "request_rate": 4, "max_concurrency": null,
+      "duration": 6.0, "completed": 20, "total_input_tokens": 10240,
+      "total_output_tokens": 1280, "mean_ttft_ms": 40.0, "mean_tpot_ms": 8.0,
+      "mean_itl_ms": 8.0, "input_lens": [)"
+                       << lens_in << R"(], "output_lens": [)" << lens_out << "]}";
+  std::ofstream(scenario) << R"({"deployment": {"gpu": "h100-sxm"}, "engine":
+      {"max_num_seqs": 8, "max_num_batched_tokens": 2048}, "slo": {"ttft_s.p90": 1},
+      "trace": {"generator": "chat", "tasks": 2}})";
+  const auto r = RunKvbill("calibrate --measurements " + bench + " --scenario " + scenario +
+                           " --detail " + bench);
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_NE(r.out.find("model llama-3.1-8b, GPU h100-sxm x1, max_num_batched_tokens 2048, "
+                       "max_num_seqs 8"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.err.find(": slo, trace not replayed"), std::string::npos) << r.err;
+  // Without --scenario there is no GPU: the reason is given, not only that
+  // nothing replays.
+  const auto alone = RunKvbill("calibrate --measurements " + bench + " --no-fit");
+  EXPECT_EQ(alone.exit_status, 2);
+  EXPECT_NE(
+      alone.err.find(": no record kvbill can replay; " + bench + ": no GPU: the record names none"),
+      std::string::npos)
+      << alone.err;
+  std::filesystem::remove(bench);
+  std::filesystem::remove(scenario);
+}
+
 TEST(CalibrateCliTest, ABrokenRecordIsAnErrorNamingTheLineAndWritesNothing) {
   const std::string bad = Temp("bad.jsonl"), out = Temp("profile.json");
   {

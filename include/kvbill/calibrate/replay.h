@@ -41,10 +41,11 @@ namespace kvbill {
 // Settings the caller gives for records that do not carry them (vllm bench
 // results): the scenario's deployment.
 struct ReplayDefaults {
-  std::string model;        // catalog name or config path ("" = from the record)
-  std::string gpu;          // catalog id ("" = from the record)
-  int tensor_parallel = 0;  // 0 = from the record
-  std::string engine;       // "" = from the record
+  std::string model;          // catalog name or config path ("" = from the record)
+  std::string gpu;            // catalog id ("" = from the record)
+  int tensor_parallel = 0;    // 0 = from the record
+  std::string engine;         // "" = from the record
+  std::string weight_format;  // "" = from the record (or the model's checkpoint)
   // Whether vLLM schedules asynchronously in a record that names no engine
   // version (`vllm bench serve --save-result`): nullopt = synchronously, as
   // before v0.14; --scenario sets its deployment.async_scheduling, resolved
