@@ -335,6 +335,17 @@ void WeaklyValidatedRun(const SimulationTotals& t, std::vector<RunWarning>* out)
     return;
   }
   const bool lomo = r->lomo_points > 0;
+  if (!lomo) {
+    out->push_back({"weakly_validated",
+                    "the profile was fitted to this regime's published runs (" + model.regime +
+                        ": " + std::to_string(r->points) + " points, " +
+                        FormatFixed(100 * r->median_error, 0) +
+                        "% median miss in sample) but never checked on runs left out of the "
+                        "fit (no leave-one-model-out: calibrate without --no-lomo, with runs of "
+                        "several models), so its error on other runs is unknown (" +
+                        page + ")"});
+    return;
+  }
   const std::string how = lomo ? " when their model was left out of the fit (" +
                                      FormatFixed(100 * r->median_error, 0) + "% in sample; "
                                : std::string(" in sample (");

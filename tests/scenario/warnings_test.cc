@@ -498,15 +498,19 @@ TEST(WarningsTest, WeaklyValidatedByTheRegimesMedianMissLeavingTheModelOut) {
             "replica) were missed by a median of 30% when their model was left out of the fit "
             "(20% in sample; 60 points): latency and cost here are about that uncertain "
             "(docs/validation.md#by-regime)");
-  // Without a leave-one-model-out figure the in-sample one decides.
+  // Without a leave-one-model-out figure the fit was never checked on runs
+  // it did not see: weakly validated however small its in-sample miss (a
+  // profile fitted to one benchmark by 14 parameters missed it by 2%).
   r.totals.cost_model.regime_validation->lomo_points = 0;
-  EXPECT_EQ(r.Codes(), Codes{});
-  r.totals.cost_model.regime_validation->median_error = 0.26;
+  r.totals.cost_model.regime_validation->median_error = 0.02;
   r.totals.cost_model.profile = "sglang";
+  EXPECT_EQ(r.Codes(), Codes{"weakly_validated"});
   EXPECT_EQ(r.Message("weakly_validated"),
-            "published runs in this regime (h100-sxm, mixture-of-experts models, several GPUs a "
-            "replica) were missed by a median of 26% in sample (61 points): latency and cost here "
-            "are about that uncertain (docs/validation-sglang.md#by-regime)");
+            "the profile was fitted to this regime's published runs (h100-sxm, "
+            "mixture-of-experts models, several GPUs a replica: 61 points, 2% median miss in "
+            "sample) but never checked on runs left out of the fit (no leave-one-model-out: "
+            "calibrate without --no-lomo, with runs of several models), so its error on other "
+            "runs is unknown (docs/validation-sglang.md#by-regime)");
   // An uncalibrated run says so instead.
   r.totals.cost_model.calibrated = false;
   EXPECT_EQ(r.Codes(), Codes{"uncalibrated"});
