@@ -377,6 +377,9 @@ TEST(ScenarioTest, InvalidScenariosNameTheJsonPointer) {
        R"(s.json#/pricing/cache/prefix_tokens: bad token count "first" (expected e.g. 8192, 32k or 1M))"},
       {R"({"pricing": {"provider": "anthropic", "model": "nope"}})",
        R"(s.json#/pricing/model: no price for model "nope" in the bundled price sheet)"},
+      // A format only a checkpoint declares is not one to convert to.
+      {R"({"weight_format": "w8a8-int8"})",
+       R"(s.json#/weight_format: "w8a8-int8" is a checkpoint's format, which kvbill reads from its quantization_config (give that checkpoint's config.json as the model, weight_format "auto"), not one it converts a model's weights to; weight_format converts to: bf16, fp16, fp32, fp8, fp8-e4m3, fp8-e5m2, fp8-per-token-head, nvfp4, mxfp4, int4, int2, int4-gN, int2-gN)"},
       // A model under another provider's rules (it once cached nothing).
       {R"({"pricing": {"provider": "gemini", "model": "claude-sonnet-4-5"}})",
        R"(s.json#/pricing/provider: is "gemini", but the price sheet lists claude-sonnet-4-5 under "anthropic": a model's calls follow its own provider's caching rules (set provider "anthropic", or a gemini model))"},
