@@ -190,6 +190,8 @@ std::string StatsLine(const std::string& what, const std::vector<MetricPoint>& p
     if (!fixed_only || p.fixed_lengths) chosen.push_back(p);
   }
   const ErrorStats s = Stats(chosen, itl);
+  // No points: no figures (not a 0% miss).
+  if (s.points == 0) return "| " + what + " | 0 | — | — |\n";
   return "| " + what + " | " + std::to_string(s.points) + " | " + Fixed(100 * s.median, 1) +
          "% | " + Fixed(100 * s.within_25, 0) + "% |\n";
 }
@@ -394,16 +396,18 @@ int RunProfileFit(const Args& args) {
   }
   if (report) {
     std::ostringstream r;
-    r << "| points | n | median error | within ±25% |\n|---|---:|---:|---:|\n"
-      << StatsLine("fixed lengths, before", outcome.before, true)
-      << StatsLine("fixed lengths, in sample", outcome.after, true)
-      << StatsLine("fixed lengths, leave one model out", outcome.lomo, true)
-      << StatsLine("all, before", outcome.before, false)
-      << StatsLine("all, in sample", outcome.after, false)
-      << StatsLine("median ITL, before", outcome.before, false, true)
-      << StatsLine("median ITL, in sample", outcome.after, false, true);
+    // --no-fit: the profile as given, one set of points.
+    const char* const after = no_fit ? "the profile as given" : "in sample";
+    r << "| points | n | median error | within ±25% |\n|---|---:|---:|---:|\n";
+    if (!no_fit) r << StatsLine("fixed lengths, before", outcome.before, true);
+    r << StatsLine(std::string("fixed lengths, ") + after, outcome.after, true);
+    if (!no_fit) r << StatsLine("fixed lengths, leave one model out", outcome.lomo, true);
+    if (!no_fit) r << StatsLine("all, before", outcome.before, false);
+    r << StatsLine(std::string("all, ") + after, outcome.after, false);
+    if (!no_fit) r << StatsLine("median ITL, before", outcome.before, false, true);
+    r << StatsLine(std::string("median ITL, ") + after, outcome.after, false, true);
     r << "\n### Relative effects\n\n" << effects;
-    PrintPoints(r, "After the fit", outcome.after);
+    PrintPoints(r, no_fit ? "The profile as given" : "After the fit", outcome.after);
     if (!outcome.lomo.empty()) PrintPoints(r, "Leave one model out", outcome.lomo);
     r << "\n### Records and metrics left out\n\n| record | reason |\n|---|---|\n";
     for (const SkippedRecord& s : skipped) r << "| " << s.id << " | " << s.reason << " |\n";

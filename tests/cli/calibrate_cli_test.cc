@@ -48,10 +48,17 @@ TEST(CalibrateCliTest, ReplaysRecordsAndSaysWhichItCannot) {
   ASSERT_EQ(r.exit_status, 0) << r.err;
   // Two vLLM records x four metrics (duration, mean TTFT, mean TPOT and the
   // mean end-to-end latency both records give: 1,680 and 1,660 ms).
-  EXPECT_NE(r.out.find("| all, before | 8 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| all, the profile as given | 8 |"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("b01-sharegpt-n100-c4 | qwen3-8b | h100-sxm | vllm v0.11.0 | sharegpt "
                        "x100, concurrency 4 | tpot_ms_mean | 7.38 |"),
             std::string::npos)
+      << r.out;
+  // --no-fit: the profile as given, one row each, no fit's rows.
+  EXPECT_EQ(r.out.find("in sample"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("### After the fit"), std::string::npos) << r.out;
+  // The sample's vLLM runs are ShareGPT-length: no fixed-length point, and
+  // none is no figure, not a 0% miss.
+  EXPECT_NE(r.out.find("| fixed lengths, the profile as given | 0 | — | — |"), std::string::npos)
       << r.out;
   // The fit is vLLM's (the default engine): the SGLang record is not among
   // its points.
@@ -72,7 +79,7 @@ TEST(CalibrateCliTest, SglangRecordsReplayThroughSglangsScheduler) {
       "calibrate --measurements tests/data/calibration/sample.jsonl --engine sglang --no-fit "
       "--report");
   ASSERT_EQ(r.exit_status, 0) << r.err;
-  EXPECT_NE(r.out.find("| all, before | 4 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| all, the profile as given | 4 |"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("| qwen3-8b | h100-sxm | sglang v0.5.3.post3 | sharegpt x100, concurrency 4 "
                        "| e2e_ms_mean | 1610.00 |"),
             std::string::npos)
