@@ -304,6 +304,13 @@ Result<std::vector<Measurement>> ReadMeasurements(const std::string& path) {
     Measurement m;
     if (auto s = ReadRecord(j, Fields(where), &m); !s) return s.error();
     m.source = where;
+    // An id names one record (--detail, the fit's exclusions, the pages).
+    for (const Measurement& earlier : out) {
+      if (earlier.id == m.id) {
+        return Error(where + ": id \"" + m.id + "\" is the id of " + earlier.source +
+                     " too: each record needs its own");
+      }
+    }
     out.push_back(std::move(m));
   }
   if (out.empty()) return Error(path + ": no measurements");

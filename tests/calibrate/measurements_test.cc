@@ -98,6 +98,18 @@ TEST(MeasurementsTest, ABenchResultsValuesMustBeARunsAndItsSeedItsContent) {
   EXPECT_EQ(with("\"request_rate\": 4", "\"request_rate\": \"inf\""), "(read)");
 }
 
+// --detail, the fit's exclusions and the pages name records by id: two
+// records of one id are an error naming both lines.
+TEST(MeasurementsTest, ARepeatedIdIsAnError) {
+  const std::string path =
+      Write("kvbill_meas_dup.jsonl", std::string(kRecord) + "\n" + kRecord + "\n");
+  auto r = ReadMeasurements(path);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find(path + ":2: id \""), std::string::npos) << r.error().message();
+  EXPECT_NE(r.error().message().find("\" is the id of " + path + ":1 too"), std::string::npos)
+      << r.error().message();
+}
+
 TEST(MeasurementsTest, ReadsTheDetailMetricsOfBothShapes) {
   // Shown beside a replay's own by `calibrate --detail`; absent ones stay absent.
   std::string record = kRecord;
