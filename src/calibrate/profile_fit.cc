@@ -187,7 +187,8 @@ std::vector<MetricPoint> Evaluate(const std::vector<ReplayPlan>& plans,
     base.record = m.id;
     base.model = plan.model_name;
     base.gpu = plan.config.gpu.id;
-    base.engine = plan.engine + " " + m.engine_version;
+    base.engine = plan.engine + " " +
+                  (m.engine_version.empty() ? "(version not recorded)" : m.engine_version);
     base.workload = Workload(plan);
     base.fixed_lengths = plan.fixed_lengths;
     base.moe = plan.config.model.moe.layers > 0;

@@ -208,6 +208,10 @@ std::vector<RelativeEffect> FindRelativeEffects(const std::vector<Measurement>& 
 }
 
 std::string RelativeEffectsMarkdown(const std::vector<RelativeEffect>& effects) {
+  if (effects.empty()) {
+    return "No two records differ in one factor of formats or parallelism alone: nothing to "
+           "compare.\n";
+  }
   std::string out =
       "| factor | base | variant | metric | published gain | kvbill gain | difference | "
       "tolerance | meets |\n|---|---|---|---|---:|---:|---:|---:|---|\n";
