@@ -192,7 +192,7 @@ const Style* FindStyle(const std::string& model_type) {
 // Keys that tell of layers the generic reading does not understand; an
 // unknown model_type carrying one is an error, not a guess. Keys the generic
 // rules read are exempt.
-constexpr std::array<const char*, 29> kStructureHints = {
+constexpr std::array<const char*, 34> kStructureHints = {
     "mamba", "ssm_", "conv_", "linear_", "hybrid", "block_config", "layers_block_type", "global_",
     "kv_shared", "k_eq_v", "cla_", "swa_", "full_attn", "layer_pattern", "cross_layer", "compress",
     "sparse", "index_", "per_layer", "hash_layer",
@@ -209,7 +209,12 @@ constexpr std::array<const char*, 29> kStructureHints = {
     // n-gram embeddings, longcat_flash_ngram)
     "total_ut_steps", "zero_expert_num",
     // Grok-2: a dense MLP beside the experts of every layer (vLLM grok1.py)
-    "residual_moe"};
+    "residual_moe",
+    // Ring-linear / Ling 2.5 (bailing_moe_linear, bailing_hybrid): linear
+    // attention in all but every layer_group_size-th layer (vLLM
+    // bailing_moe_linear.py); PLaMo 3 and others: windows by a pattern or a
+    // per-layer list, local rotary bases for the windowed layers
+    "layer_group_size", "window_pattern", "interleaved_sliding", "window_size", "rope_local"};
 constexpr std::array<const char*, 6> kGenericKeys = {"decoder_sparse_step", "index_topk",
                                                      "index_head_dim",      "index_n_heads",
                                                      "mlp_only_layers",     "use_sliding_window"};

@@ -536,8 +536,32 @@ TEST(ConfigReaderTest, FamiliesTheGenericRulesWouldMisreadAreRefused) {
        "\"vision_cross\""},
       {R"({"model_type": "recurrent_gemma", "num_hidden_layers": 6, "hidden_size": 64,
           "num_attention_heads": 4, "num_key_value_heads": 1, "vocab_size": 100,
-          "block_types": ["recurrent", "recurrent", "attention"], "attention_window_size": 32})",
+          "block_types": ["recurrent", "recurrent", "attention"]})",
        "block_types: kvbill cannot tell which layers keep KV for model_type \"recurrent_gemma\""},
+      // Its local attention's window under a key of its own.
+      {R"({"model_type": "recurrent_gemma", "num_hidden_layers": 6, "hidden_size": 64,
+          "num_attention_heads": 4, "num_key_value_heads": 1, "vocab_size": 100,
+          "attention_window_size": 32})",
+       "attention_window_size: kvbill cannot tell which layers keep KV"},
+      // Ring-mini-linear-2.0 (bailing_moe_linear; inclusionAI's config):
+      // vLLM's bailing_moe_linear.py makes every layer but each
+      // layer_group_size-th lightning linear attention, so a Llama reading
+      // gave 20 full layers (40,960 B/token) for 4 (8,192) and no state.
+      {R"({"model_type": "bailing_moe_linear", "num_hidden_layers": 20, "hidden_size": 64,
+          "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
+          "layer_group_size": 5, "linear_silu": false})",
+       "layer_group_size: kvbill cannot tell which layers keep KV for model_type "
+       "\"bailing_moe_linear\""},
+      // PLaMo 3 (vLLM plamo3.py): windowed layers from window_size and
+      // sliding_window_pattern, or a per-layer interleaved_sliding_window.
+      {R"({"model_type": "plamo3", "num_hidden_layers": 8, "hidden_size": 64,
+          "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
+          "sliding_window_pattern": 8})",
+       "sliding_window_pattern: kvbill cannot tell which layers keep KV for model_type \"plamo3\""},
+      {R"({"model_type": "plamo3", "num_hidden_layers": 2, "hidden_size": 64,
+          "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
+          "interleaved_sliding_window": [2048, null]})",
+       "interleaved_sliding_window: kvbill cannot tell which layers keep KV"},
       // Another MosaicML-style config than DBRX's or MPT's: nested settings
       // whose meaning is not known.
       {R"({"model_type": "mosaic_other", "n_layers": 4, "d_model": 64, "n_heads": 8,
