@@ -1,6 +1,10 @@
 // kvbill check: exit 1 when a scenario breaks one of its budgets (for CI).
+#include <cmath>
+#include <cstdio>
 #include <iostream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "cli/cli_util.h"
 #include "kvbill/report/table.h"
@@ -21,14 +25,48 @@ constexpr char kUsage[] =
     "measured); the run's warnings follow the table.\n"
     "Metrics: docs/ci.md.\n";
 
-std::string Show(double v) {
-  if (v != 0 && (v < 1e-3 || v >= 1e9)) {
-    std::ostringstream s;
-    s.precision(4);
-    s << v;
-    return s.str();
+// A measured value: a whole number as one (counts, bytes), else six
+// significant digits, more when that would print it as the bound it is
+// judged by (0.074141 against a limit of 0.07414 read "0.0741" twice).
+std::string Show(double v, const std::vector<double>& bounds) {
+  if (std::isfinite(v) && std::fabs(v) < 9e15 && std::floor(v) == v) {
+    return FormatWithSeparators(static_cast<std::int64_t>(v));
   }
-  return FormatFixed(v, 4);
+  char buf[64];
+  for (int digits = 6; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    bool clash = false;
+    for (double b : bounds) {
+      char other[64];
+      std::snprintf(other, sizeof other, "%.*g", digits, b);
+      clash = clash || (b != v && std::string(buf) == other);
+    }
+    if (!clash) break;
+  }
+  return buf;
+}
+
+// A limit as written: a whole number with separators, else the shortest
+// decimal that reads back as it.
+std::string Limit(double v) {
+  if (std::fabs(v) < 9e15 && std::floor(v) == v) {
+    return FormatWithSeparators(static_cast<std::int64_t>(v));
+  }
+  return ShortestDecimal(v);
+}
+
+// How far past its bound a broken budget went: "over by 0.0001 (0.14%)",
+// "short by 6e-06 (0.0006%)".
+std::string Excess(double actual, double bound, bool above) {
+  const double by = above ? actual - bound : bound - actual;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3g", by);
+  std::string out = std::string(above ? "over by " : "short by ") + buf;
+  if (bound != 0) {
+    std::snprintf(buf, sizeof buf, " (%.3g%%)", 100 * by / std::fabs(bound));
+    out += buf;
+  }
+  return out;
 }
 
 }  // namespace
@@ -60,13 +98,26 @@ int RunCheck(const Args& args) {
   Table t({"metric", "limit", "actual", "verdict"});
   int broken = 0;
   for (const BudgetCheck& c : checks) {
+    // The limits as written in the scenario.
     std::string limit;
-    if (c.budget.max) limit += "<= " + Show(*c.budget.max);
-    if (c.budget.min) limit += std::string(limit.empty() ? "" : ", ") + ">= " + Show(*c.budget.min);
-    t.AddRow({c.budget.metric, limit, c.not_measured.empty() ? Show(c.actual) : "-",
-              c.ok                     ? "ok"
-              : c.not_measured.empty() ? "BROKEN"
-                                       : "BROKEN (" + c.not_measured + ")"});
+    std::vector<double> bounds;
+    if (c.budget.max) {
+      limit += "<= " + Limit(*c.budget.max);
+      bounds.push_back(*c.budget.max);
+    }
+    if (c.budget.min) {
+      limit += std::string(limit.empty() ? "" : ", ") + ">= " + Limit(*c.budget.min);
+      bounds.push_back(*c.budget.min);
+    }
+    std::string verdict = "ok";
+    if (!c.ok && !c.not_measured.empty()) {
+      verdict = "BROKEN (" + c.not_measured + ")";
+    } else if (!c.ok) {
+      const bool above = c.budget.max && c.actual > *c.budget.max;
+      verdict = "BROKEN: " + Excess(c.actual, above ? *c.budget.max : *c.budget.min, above);
+    }
+    t.AddRow(
+        {c.budget.metric, limit, c.not_measured.empty() ? Show(c.actual, bounds) : "-", verdict});
     broken += c.ok ? 0 : 1;
   }
   std::cout << "scenario " << scenario->name << ": "

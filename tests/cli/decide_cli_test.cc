@@ -283,6 +283,23 @@ TEST(CheckCliTest, ExitsOneWhenABudgetBreaksAndZeroWhenAllHold) {
   EXPECT_EQ(broken.exit_status, 1) << broken.err;
   EXPECT_NE(broken.out.find("BROKEN"), std::string::npos) << broken.out;
   EXPECT_NE(broken.out.find("1 of 2 budgets hold"), std::string::npos) << broken.out;
+  // The limit as written (it read 0.0000), and by how much it broke.
+  EXPECT_NE(broken.out.find("cost_per_task_usd.mean  <= 1e-06  "), std::string::npos) << broken.out;
+  EXPECT_NE(broken.out.find("BROKEN: over by "), std::string::npos) << broken.out;
+  // A minimum broken says by how much short; a hit rate cannot pass 1, and
+  // 0.9999999 is written out whole rather than rounded to "1.0000" beside
+  // a measured value that then read the same.
+  const std::string path = ::testing::TempDir() + "/short_budget.json";
+  std::ifstream in(std::string(KVBILL_SOURCE_DIR) + "/tests/data/scenarios/tight_budget.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text.replace(text.find("0.5"), 3, "0.9999999");
+  std::ofstream(path) << text;
+  const auto shortfall = RunKvbill("check --scenario " + path);
+  EXPECT_EQ(shortfall.exit_status, 1);
+  EXPECT_NE(shortfall.out.find("hit_rate                >= 0.9999999  "), std::string::npos)
+      << shortfall.out;
+  EXPECT_NE(shortfall.out.find("BROKEN: short by "), std::string::npos) << shortfall.out;
+  std::filesystem::remove(path);
 }
 
 // A run that served nothing measured nothing: Qwen3-32B on SGLang on one
