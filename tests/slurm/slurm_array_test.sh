@@ -157,6 +157,16 @@ plan_flags=(--gpus h100-sxm,a100-80gb --max-gpus 2 --kv-formats bf16,fp8)
 "$kvbill" plan --jobs 1 --scenario "$plan_scenario" "${plan_flags[@]}" --format json \
   -o "$work/single-plan.json" || fail "the single plan run failed"
 
+# A format the merge job cannot write is refused before anything is
+# queued (it once ran the whole array and failed at the merge).
+if KVBILL="$kvbill" "$source_dir/tools/slurm/submit" --format xml sweep 4 "$work/bad" \
+  --scenario "$scenario" 2>"$work/bad-format.err"; then
+  fail "tools/slurm/submit took --format xml"
+fi
+grep -q 'must be csv or json, got "xml"' "$work/bad-format.err" ||
+  fail "tools/slurm/submit --format xml: unexpected message: $(cat "$work/bad-format.err")"
+[[ -z "$(squeue -h 2>/dev/null)" ]] || fail "tools/slurm/submit --format xml queued jobs"
+
 # The 4-task array and its merge job, through tools/slurm/submit.
 ids="$(KVBILL="$kvbill" "$source_dir/tools/slurm/submit" --format json sweep 4 "$work/sweep" \
   --scenario "$scenario")" || fail "tools/slurm/submit failed"
