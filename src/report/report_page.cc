@@ -998,8 +998,9 @@ Result<std::string> PlanSection(const PlanChartData& plan) {
     figure = Figure(*svg, "plan");
   }
   const PlanChartPoint& cheapest = plan.feasible.front();
-  const std::string where =
-      cheapest.api ? " (an API model)" : " on " + std::to_string(cheapest.gpus) + " GPUs";
+  const std::string where = cheapest.api ? " (an API model)"
+                                         : " on " + std::to_string(cheapest.gpus) +
+                                               (cheapest.gpus == 1 ? " GPU" : " GPUs");
   std::string unplotted;
   const auto without_ttft = std::count_if(plan.feasible.begin(), plan.feasible.end(),
                                           [](const PlanChartPoint& p) { return !p.ttft_p90_s; });

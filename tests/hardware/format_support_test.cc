@@ -187,8 +187,8 @@ TEST(FormatSupportTest, NvFp4KvOnHopperIsRefusedNamingTheEngineSource) {
   ASSERT_FALSE(check.ok());
   EXPECT_EQ(check.error().message(),
             "nvfp4 KV cache on h100-sxm (NVIDIA Hopper): no engine runs it: vLLM stores an NVFP4 "
-            "KV cache only on Blackwell (SM100, FlashInfer trtllm-gen); FlashAttention 2/3 and "
-            "the Hopper decode path cannot read it");
+            "KV cache only on Blackwell (SM100, FlashInfer trtllm-gen); no other GPU's attention "
+            "kernels (FlashAttention 2/3, Triton, Hopper's decode path) read it");
 }
 
 TEST(FormatSupportTest, ExpertsRunThroughTheKernelTableOfTheirBackend) {

@@ -20,7 +20,8 @@ TEST(FormatsRulesTest, AKvFormatNoEngineRunsOnTheGpuIsAnErrorAtTheField) {
   EXPECT_EQ(ErrorOf(R"({"kv_format": "nvfp4", "deployment": {"gpu": "h100-sxm"}})"),
             "s.json#/kv_format: nvfp4 KV cache on h100-sxm (NVIDIA Hopper): no engine runs it: "
             "vLLM stores an NVFP4 KV cache only on Blackwell (SM100, FlashInfer trtllm-gen); "
-            "FlashAttention 2/3 and the Hopper decode path cannot read it");
+            "no other GPU's attention kernels (FlashAttention 2/3, Triton, Hopper's decode path) "
+            "read it");
   // vLLM's synonym is blamed where it was written.
   EXPECT_EQ(ErrorOf(R"({"kv_cache_dtype": "nvfp4"})")
                 .rfind("s.json#/kv_cache_dtype: nvfp4 KV cache on h100-sxm", 0),
