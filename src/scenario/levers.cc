@@ -46,12 +46,13 @@ void AddContextLevers(const Scenario& s, std::vector<Lever>* levers) {
          "there)"});
   }
   if (s.context_policy.kind != "summarise") {
-    levers->push_back({"summarise past 64k tokens (2k summary, keep 16k)" + instead,
-                       {{"/context_policy", R"({"kind": "summarise", "threshold_tokens": 65536,
-                                  "summary_tokens": 2048, "keep_recent_tokens": 16384})"}},
-                       "",
-                       "",
-                       "no prompt passes 65,536 tokens"});
+    levers->push_back(
+        {"summarise past 64k tokens (2k summary, keep 16k)" + instead,
+         {{"/context_policy", R"({"kind": "summarise", "threshold_tokens": 65536, )"
+                              R"("summary_tokens": 2048, "keep_recent_tokens": 16384})"}},
+         "",
+         "",
+         "no prompt passes 65,536 tokens"});
   }
 }
 
