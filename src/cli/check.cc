@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -14,7 +15,7 @@ namespace kvbill::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: kvbill check --scenario S.json [--trace T]\n\n"
+    "usage: kvbill check --scenario S.json [--trace T] [--format table|json]\n\n"
     "Simulates the scenario and compares the run with its \"budgets\" block, e.g.\n"
     "  \"budgets\": {\"cost_per_task_usd.p90\": {\"max\": 0.12}, \"hit_rate\": {\"min\": 0.9}}\n"
     "Exit status 0 when every budget holds, 1 with a table of what broke, 2 on bad input.\n"
@@ -73,12 +74,17 @@ std::string Excess(double actual, double bound, bool above) {
 
 int RunCheck(const Args& args) {
   po::options_description options("options");
-  std::string scenario_path, trace;
+  std::string scenario_path, trace, format;
   options.add_options()("scenario,s", FileValue(&scenario_path)->required(),
                         "scenario JSON file with budgets")(
-      "trace,t", FileValue(&trace), "trace file, replacing the scenario's trace");
+      "trace,t", FileValue(&trace), "trace file, replacing the scenario's trace")(
+      "format", po::value(&format)->default_value("table"),
+      "table or json (each budget's limits, actual value, ok, and how far it broke)");
   po::variables_map vm;
   if (auto stop = ParseOptions(args, "check", kUsage, options, vm)) return *stop;
+  if (auto s = CheckChoice("format", format, "table|json"); !s) {
+    return ReportError("check", s.error());
+  }
   auto scenario = LoadScenario(scenario_path);
   if (!scenario) return ReportError("check", scenario.error());
   if (scenario->budgets.empty()) {
@@ -96,6 +102,9 @@ int RunCheck(const Args& args) {
   metrics.warnings = RunWarnings(*scenario, *outcome);
   const std::vector<BudgetCheck> checks = CheckBudgets(scenario->budgets, metrics);
   Table t({"metric", "limit", "actual", "verdict"});
+  nlohmann::ordered_json j;
+  j["scenario"] = scenario->name;
+  j["budgets"] = nlohmann::ordered_json::array();
   int broken = 0;
   for (const BudgetCheck& c : checks) {
     // The limits as written in the scenario.
@@ -110,15 +119,35 @@ int RunCheck(const Args& args) {
       bounds.push_back(*c.budget.min);
     }
     std::string verdict = "ok";
+    nlohmann::ordered_json row = {{"metric", c.budget.metric}};
+    if (c.budget.max) row["max"] = *c.budget.max;
+    if (c.budget.min) row["min"] = *c.budget.min;
+    row["actual"] =
+        c.not_measured.empty() ? nlohmann::ordered_json(c.actual) : nlohmann::ordered_json(nullptr);
+    row["ok"] = c.ok;
     if (!c.ok && !c.not_measured.empty()) {
       verdict = "BROKEN (" + c.not_measured + ")";
+      row["not_measured"] = c.not_measured;
     } else if (!c.ok) {
       const bool above = c.budget.max && c.actual > *c.budget.max;
-      verdict = "BROKEN: " + Excess(c.actual, above ? *c.budget.max : *c.budget.min, above);
+      const double bound = above ? *c.budget.max : *c.budget.min;
+      verdict = "BROKEN: " + Excess(c.actual, bound, above);
+      // Positive: past the bound, in the metric's unit.
+      row["broken_by"] = above ? c.actual - bound : bound - c.actual;
     }
+    j["budgets"].push_back(std::move(row));
     t.AddRow(
         {c.budget.metric, limit, c.not_measured.empty() ? Show(c.actual, bounds) : "-", verdict});
     broken += c.ok ? 0 : 1;
+  }
+  if (format == "json") {
+    j["held"] = checks.size() - static_cast<std::size_t>(broken);
+    j["warnings"] = nlohmann::ordered_json::array();
+    for (const RunWarning& w : metrics.warnings) {
+      j["warnings"].push_back({{"code", w.code}, {"message", w.message}});
+    }
+    std::cout << j.dump(2) << "\n";
+    return broken > 0 ? 1 : 0;
   }
   std::cout << "scenario " << scenario->name << ": "
             << checks.size() - static_cast<std::size_t>(broken) << " of " << checks.size()

@@ -300,6 +300,23 @@ TEST(CheckCliTest, ExitsOneWhenABudgetBreaksAndZeroWhenAllHold) {
       << shortfall.out;
   EXPECT_NE(shortfall.out.find("BROKEN: short by "), std::string::npos) << shortfall.out;
   std::filesystem::remove(path);
+  // --format json, for a CI job to read which budget broke and by how much.
+  const auto json =
+      RunKvbill("check --scenario tests/data/scenarios/tight_budget.json --format json");
+  EXPECT_EQ(json.exit_status, 1);
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["held"], 1);
+  ASSERT_EQ(j["budgets"].size(), 2u);
+  EXPECT_EQ(j["budgets"][0]["metric"], "cost_per_task_usd.mean");
+  EXPECT_EQ(j["budgets"][0]["ok"], false);
+  EXPECT_DOUBLE_EQ(j["budgets"][0]["max"].get<double>(), 1e-6);
+  EXPECT_DOUBLE_EQ(j["budgets"][0]["broken_by"].get<double>(),
+                   j["budgets"][0]["actual"].get<double>() - 1e-6);
+  EXPECT_EQ(j["budgets"][1]["ok"], true);
+  EXPECT_FALSE(j["budgets"][1].contains("broken_by"));
+  EXPECT_EQ(
+      RunKvbill("check --scenario tests/data/scenarios/tight_budget.json --format xml").exit_status,
+      2);
 }
 
 // A run that served nothing measured nothing: Qwen3-32B on SGLang on one
