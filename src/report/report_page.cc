@@ -526,13 +526,14 @@ Result<std::string> CapacitySection(const ReportRuns& runs) {
   to_unlimited.dashed = true;
   std::string failures;  // why capacities did not run, as list items
   HtmlTable t;
-  t.header = {"capacity (tokens)", "hit rate", "cost per task", "evicted blocks", "preemptions"};
+  t.header = {"capacity (tokens)", "hit rate",    "cost per task",
+              "evicted blocks",    "preemptions", "warnings"};
   for (const CapacityRun& c : runs.capacities) {
     const bool unlimited = c.capacity_tokens == ScenarioPrefixCache::kUnlimited;
     const double x = static_cast<double>(unlimited ? kUnlimitedPlottedAt : c.capacity_tokens);
     chart.x_axis.ticks.push_back({x, CapacityName(c.capacity_tokens)});
     if (!c.run) {
-      t.rows.push_back({CapacityName(c.capacity_tokens), "n/a", "", "", ""});
+      t.rows.push_back({CapacityName(c.capacity_tokens), "n/a", "", "", "", ""});
       failures += "<li>" + Esc(CapacityName(c.capacity_tokens)) + ": " + Esc(c.error) + "</li>\n";
       continue;
     }
@@ -545,9 +546,11 @@ Result<std::string> CapacitySection(const ReportRuns& runs) {
       measured.points.push_back(p);
     }
     chart.annotations.push_back(Annotation{p.x, p.y, FormatFixed(p.y, 1) + "%", measured.color});
+    std::string codes;  // a capacity past the GPU's memory says so (pool_beyond_memory)
+    for (const RunWarning& w : c.warnings) codes += (codes.empty() ? "" : ", ") + w.code;
     t.rows.push_back({CapacityName(c.capacity_tokens), Percent(s.hit_rate),
                       Money(s.cost_per_task_usd.mean), FormatWithSeparators(s.evicted_blocks),
-                      std::to_string(s.preemptions)});
+                      std::to_string(s.preemptions), codes});
   }
   chart.series = {measured, to_unlimited};
   const Scenario& sc = runs.scenario;
@@ -568,7 +571,8 @@ Result<std::string> CapacitySection(const ReportRuns& runs) {
   if (!svg) return svg.error();
   return "<section id=\"capacity\">\n<h2>4. Hit rate against cache capacity</h2>\n<p>How much "
          "of the prompt a bigger prefix cache would serve. \"unlimited\" never evicts; the dashed "
-         "segment leads to it." +
+         "segment leads to it; the last column lists each run's warnings "
+         "(pool_beyond_memory: a capacity this GPU's memory does not hold)." +
          Esc(note) + "</p>\n" + Figure(*svg, "capacity") + RenderTable(t) + NotRun(failures) +
          "</section>\n";
 }
@@ -884,6 +888,32 @@ Result<std::string> LoadSection(const ReportRuns& runs) {
   zero.y = 0;
   zero.label = "no saving";
   chart.reference_lines.push_back(zero);
+  // Each load's warnings, as compare --load lists them: the baseline's in
+  // full, each lever's codes the baseline does not raise.
+  std::string warned;
+  for (const LoadRun& l : runs.loads) {
+    std::string items;
+    const std::vector<RunWarning>& base = l.outcomes[0].warnings;
+    for (const RunWarning& w : base) {
+      items += "<li>baseline: <strong>warning [" + Esc(w.code) + "]</strong>: " + Esc(w.message) +
+               "</li>\n";
+    }
+    for (std::size_t i = 1; i < l.outcomes.size(); ++i) {
+      std::string fresh;
+      for (const RunWarning& w : l.outcomes[i].warnings) {
+        const bool shared = std::any_of(base.begin(), base.end(),
+                                        [&](const RunWarning& b) { return b.code == w.code; });
+        if (!shared) fresh += (fresh.empty() ? "" : ", ") + w.code;
+      }
+      if (!fresh.empty()) {
+        items += "<li>" + Esc(l.outcomes[i].lever.name) + ": raises " + Esc(fresh) + "</li>\n";
+      }
+    }
+    if (!items.empty()) {
+      warned += "<p>Warnings at load " + LoadText(l.load) + ":</p>\n<ul class=\"warnings\">\n" +
+                items + "</ul>\n";
+    }
+  }
   auto svg = RenderSvg(chart);
   if (!svg) return svg.error();
   return "<section id=\"load\">\n<h2>7. Saving per task against load</h2>\n<p>Each lever's "
@@ -891,7 +921,7 @@ Result<std::string> LoadSection(const ReportRuns& runs) {
          "it: a lever whose line rises with the load is worth most near the deployment's "
          "capacity. The table gives each lever's rank at each load, its saving per task and "
          "that saving as a share of the cost without it.</p>\n" +
-         Figure(*svg, "load") + RenderTable(t) + NotRun(failures) + "</section>\n";
+         Figure(*svg, "load") + RenderTable(t) + NotRun(failures) + warned + "</section>\n";
 }
 
 constexpr std::string_view kStyle = R"(
@@ -954,6 +984,7 @@ Result<ReportRuns> RunReport(const std::string& scenario_text, const std::string
     c.capacity_tokens = capacities[i];
     c.run = std::move(o.run);
     c.error = std::move(o.error);
+    c.warnings = std::move(o.warnings);
     runs.capacities.push_back(std::move(c));
   }
   std::vector<Lever> at_load = {Lever{"baseline", {}}};

@@ -53,6 +53,17 @@ TEST_F(ReportPageTest, RunsTheBaselineEveryLeverAndEveryCapacity) {
   // A cache that never evicts hits at least as often as the default pool.
   ASSERT_TRUE(runs.capacities[7].run.has_value()) << runs.capacities[7].error;
   EXPECT_GE(runs.capacities[7].run->summary.hit_rate, runs.baseline.summary.hit_rate);
+  // An unlimited cache is more than one H100 holds (Qwen3-8B's 144 KiB a
+  // token): its run says so (pool_beyond_memory), and the table shows it.
+  bool beyond = false;
+  for (const RunWarning& w : runs.capacities[7].warnings) beyond |= w.code == "pool_beyond_memory";
+  EXPECT_TRUE(beyond);
+  auto page = BuildReportPage(runs);
+  ASSERT_TRUE(page.ok());
+  const std::size_t section = page->find("<section id=\"capacity\">");
+  ASSERT_NE(section, std::string::npos);
+  EXPECT_NE(page->find("<th>warnings</th>", section), std::string::npos);
+  EXPECT_NE(page->find("pool_beyond_memory", section), std::string::npos);
 }
 
 TEST_F(ReportPageTest, ThePoolPointCountsATokenOnceWhateverTheKvCacheGroups) {
@@ -124,6 +135,23 @@ TEST_F(ReportPageTest, LoadsRunEveryLeverAndAddTheLoadChart) {
   const std::size_t section = page->find("<section id=\"load\">");
   ASSERT_NE(section, std::string::npos);
   EXPECT_NE(page->find("<h2>7. Saving per task against load</h2>", section), std::string::npos);
+  // Each load's baseline warnings stand under its table, as compare --load
+  // prints them (Qwen3-8B as shipped refuses the agents' longest prompts:
+  // context_limit at every load).
+  std::size_t warned = 0;
+  for (const LoadRun& l : runs->loads) {
+    for (const RunWarning& w : l.outcomes[0].warnings) {
+      ++warned;
+      EXPECT_NE(
+          page->find("<p>Warnings at load " + std::string(l.load == 4 ? "4" : "0.5") + ":</p>",
+                     section),
+          std::string::npos);
+      EXPECT_NE(page->find("<li>baseline: <strong>warning [" + w.code + "]</strong>", section),
+                std::string::npos)
+          << w.code;
+    }
+  }
+  EXPECT_GT(warned, 0u);
   EXPECT_NE(page->find(">Saving per task against load</text>", section), std::string::npos);
   EXPECT_EQ(Count(*page, "<svg "), 8u);
   // One path per lever that ran (both loads run the same levers here) in

@@ -34,7 +34,8 @@ namespace kvbill {
 struct CapacityRun {
   Tokens capacity_tokens = 0;  // ScenarioPrefixCache::kUnlimited: never evict
   std::optional<ScenarioOutcome> run;
-  std::string error;  // why it did not run, otherwise empty
+  std::string error;                 // why it did not run, otherwise empty
+  std::vector<RunWarning> warnings;  // the run's (pool_beyond_memory, overloaded, ...)
 };
 
 // The baseline and every lever at one load factor (trace.load), as
