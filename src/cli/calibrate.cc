@@ -2,7 +2,6 @@
 //   kvbill calibrate kernels --kernels DIR -o CURVES.json   operator curves from kernel timings
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -15,7 +14,6 @@
 #include "kvbill/calibrate/speculative_validation.h"
 #include "kvbill/cost/speculative.h"
 #include "kvbill/scenario/scenario.h"
-#include "kvbill/util/file.h"
 #include "kvbill/util/units.h"
 
 namespace kvbill::cli {
@@ -30,24 +28,6 @@ constexpr char kKernelsUsage[] =
     "fit errors as the Markdown table of docs/validation.md instead. Forms and errors:\n"
     "docs/validation.md#kernels. kvbill ships the curves fitted this way in\n"
     "scenarios/kernels/curves.json.\n";
-
-// The keys a scenario file gives (JSON pointers of its leaves and of each
-// object on the way), to tell what it says from kvbill's defaults.
-Result<std::set<std::string>> ScenarioKeysGiven(const std::string& path) {
-  auto text = ReadFile(path);
-  if (!text) return text.error();
-  const auto doc = nlohmann::json::parse(*text, nullptr, false);
-  std::set<std::string> out;
-  if (doc.is_discarded()) return out;  // LoadScenario read it: cannot happen
-  std::function<void(const nlohmann::json&, const std::string&)> walk = [&](const nlohmann::json& j,
-                                                                            const std::string& at) {
-    if (!at.empty()) out.insert(at);
-    if (!j.is_object()) return;
-    for (auto it = j.begin(); it != j.end(); ++it) walk(it.value(), at + "/" + it.key());
-  };
-  walk(doc, "");
-  return out;
-}
 
 // A `vllm bench serve --save-result` record carries no server settings:
 // the scenario's, where it gives them, become the record's vLLM flags; the
@@ -283,14 +263,13 @@ int RunProfileFit(const Args& args) {
   if (!scenario_path.empty()) {
     auto scenario = LoadScenario(scenario_path);
     if (!scenario) return ReportError("calibrate", scenario.error());
-    auto given = ScenarioKeysGiven(scenario_path);
-    if (!given) return ReportError("calibrate", given.error());
-    auto has = [&](const char* pointer) { return given->count(pointer) > 0; };
+    const std::set<std::string>& given = scenario->given;
+    auto has = [&](const char* pointer) { return given.count(pointer) > 0; };
     // A record names its model (a bench result its model_id): the
     // scenario's only when it says one.
     if (has("/model")) defaults.model = scenario->model.name;
     if (has("/weight_format")) defaults.weight_format = scenario->weight_format;
-    ApplyScenarioToBenchResults(*scenario, *given, scenario_path, &*records);
+    ApplyScenarioToBenchResults(*scenario, given, scenario_path, &*records);
     defaults.gpu = scenario->deployment.gpu;
     defaults.tensor_parallel = scenario->deployment.gpus_per_replica;
     // A record without a version (vllm bench --save-result) runs as the

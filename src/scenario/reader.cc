@@ -16,6 +16,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <string_view>
 
 #include "kvbill/util/units.h"
@@ -121,6 +122,11 @@ class Reader : public ReadState {
   const Source& source() const override { return source_; }
   bool Given(const std::string& key_pointer) const override {
     return origin_.count(key_pointer) > 0;
+  }
+  std::set<std::string> GivenPointers() const {
+    std::set<std::string> out;
+    for (const auto& [pointer, at] : origin_) out.insert(pointer);
+    return out;
   }
   std::string At(const std::string& key_pointer) const override {
     for (std::string p = key_pointer;; p = p.substr(0, p.rfind('/'))) {
@@ -449,7 +455,9 @@ Status Reader::ReadObject(const std::string& pointer, const Key* section, const 
 Status ReadScenarioKeys(const json& doc, const Source& source, Scenario* scenario,
                         bool collect_not_runnable) {
   Reader reader(source, scenario, collect_not_runnable);
-  return reader.ReadObject("", nullptr, doc, "");
+  Status read = reader.ReadObject("", nullptr, doc, "");
+  scenario->given = reader.GivenPointers();
+  return read;
 }
 
 }  // namespace kvbill::scenario_keys

@@ -192,6 +192,26 @@ TEST(CalibrateCliTest, ABenchResultTakesTheScenariosServerSettings) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.err.find(": slo, trace not replayed"), std::string::npos) << r.err;
+  // vLLM's own name for the KV format counts as the scenario's kv_format:
+  // FP8 KV halves a token's bytes, so the pool holds twice the blocks (one
+  // more where the halved remainder makes one).
+  const auto blocks = [](const std::string& out) {
+    const std::size_t at = out.find("; KV pool ");
+    return at == std::string::npos ? -1L : std::stol(out.substr(at + 10));
+  };
+  const std::string fp8 = Temp("server_fp8.json");
+  std::ofstream(fp8) << R"({"deployment": {"gpu": "h100-sxm"}, "kv_cache_dtype": "fp8"})";
+  const auto q =
+      RunKvbill("calibrate --measurements " + bench + " --scenario " + fp8 + " --detail " + bench);
+  ASSERT_EQ(q.exit_status, 0) << q.err;
+  const std::string plain = Temp("server_bf16.json");
+  std::ofstream(plain) << R"({"deployment": {"gpu": "h100-sxm"}})";
+  const auto bf16 = RunKvbill("calibrate --measurements " + bench + " --scenario " + plain +
+                              " --detail " + bench);
+  std::filesystem::remove(plain);
+  EXPECT_GE(blocks(q.out), 2 * blocks(bf16.out)) << q.out << bf16.out;
+  EXPECT_LE(blocks(q.out), 2 * blocks(bf16.out) + 1) << q.out << bf16.out;
+  std::filesystem::remove(fp8);
   // Without --scenario there is no GPU: the reason is given, not only that
   // nothing replays.
   const auto alone = RunKvbill("calibrate --measurements " + bench + " --no-fit");

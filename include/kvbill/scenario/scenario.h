@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -184,6 +185,10 @@ struct Scenario {
   // (a format no engine runs on the GPU, a degree that cannot split the
   // heads), the rule's error; empty when it runs. ParseScenario refuses it.
   std::string not_runnable;
+  // The key pointers the file gave ("/deployment/memory_fraction"; a vLLM
+  // synonym under its key's pointer, "/kv_format" for kv_cache_dtype), to
+  // tell what it says from kvbill's defaults.
+  std::set<std::string> given;
 };
 
 // Parses scenario JSON text. `source` names it in errors and anchors
