@@ -26,13 +26,20 @@ constexpr char kUsage[] =
     "measured); the run's warnings follow the table.\n"
     "Metrics: docs/ci.md.\n";
 
+// A limit as written: a whole number with separators, else the shortest
+// decimal that reads back as it.
+std::string Limit(double v) {
+  if (std::fabs(v) < 9e15 && std::floor(v) == v) {
+    return FormatWithSeparators(static_cast<std::int64_t>(v));
+  }
+  return ShortestDecimal(v);
+}
+
 // A measured value: a whole number as one (counts, bytes), else six
 // significant digits, more when that would print it as the bound it is
 // judged by (0.074141 against a limit of 0.07414 read "0.0741" twice).
 std::string Show(double v, const std::vector<double>& bounds) {
-  if (std::isfinite(v) && std::fabs(v) < 9e15 && std::floor(v) == v) {
-    return FormatWithSeparators(static_cast<std::int64_t>(v));
-  }
+  if (std::isfinite(v) && std::fabs(v) < 9e15 && std::floor(v) == v) return Limit(v);
   char buf[64];
   for (int digits = 6; digits <= 17; ++digits) {
     std::snprintf(buf, sizeof buf, "%.*g", digits, v);
@@ -45,15 +52,6 @@ std::string Show(double v, const std::vector<double>& bounds) {
     if (!clash) break;
   }
   return buf;
-}
-
-// A limit as written: a whole number with separators, else the shortest
-// decimal that reads back as it.
-std::string Limit(double v) {
-  if (std::fabs(v) < 9e15 && std::floor(v) == v) {
-    return FormatWithSeparators(static_cast<std::int64_t>(v));
-  }
-  return ShortestDecimal(v);
 }
 
 // How far past its bound a broken budget went: "over by 0.0001 (0.14%)",

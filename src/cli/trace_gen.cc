@@ -16,10 +16,11 @@
 namespace kvbill::cli {
 namespace {
 
-// Writes `tasks` generated tasks to `out`.
 // The latest arrival a simulation times (the engine's bound, 31.7 years).
 constexpr Seconds kLatestArrivalSeconds = 1e9;
 
+// Writes `tasks` generated tasks to `out`; a task past the latest arrival
+// is an error naming the rate.
 Status Generate(TraceGenerator* generator, std::int64_t tasks, std::ostream* out) {
   TraceWriter writer(out);
   for (std::int64_t i = 0; i < tasks; ++i) {
