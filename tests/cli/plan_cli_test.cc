@@ -25,6 +25,23 @@ using testing::RunKvbill;
 const char kScenario[] = "tests/data/scenarios/plan_small.json";
 const char kSpace[] = " --gpus h100-sxm,a100-80gb --max-gpus 2 --kv-formats bf16,fp8,nvfp4";
 
+// --tasks-per-day: 0 asked for is no rate (0 is also the flag's default,
+// "the trace's own rate", and was once taken as it), a negative one neither,
+// and a rate past what trace.load can scale the trace to names the flag.
+TEST(PlanCliTest, TasksPerDayMustBeARate) {
+  const std::string base = std::string("plan --scenario ") + kScenario + " --gpus h100-sxm";
+  for (const char* bad : {"0", "-5"}) {
+    const auto r = RunKvbill(base + " --tasks-per-day " + bad);
+    EXPECT_EQ(r.exit_status, 2) << bad;
+    EXPECT_EQ(r.err, "kvbill plan: --tasks-per-day: must be a positive number\n") << bad;
+  }
+  const auto huge = RunKvbill(base + " --tasks-per-day 1e30");
+  EXPECT_EQ(huge.exit_status, 2);
+  EXPECT_EQ(huge.err.rfind("kvbill plan: --tasks-per-day: 1e+30 is ", 0), 0u) << huge.err;
+  EXPECT_NE(huge.err.find("outside trace.load's range [1e-06, 1e+06]"), std::string::npos)
+      << huge.err;
+}
+
 // A cost a task below $0.0001 keeps two significant digits: one H100 at
 // $70.80 a day (the bundled $2.95 an hour) for 1,600,000 chat tasks a day is
 // $0.00004425 a task, once printed "$0.0000".
