@@ -44,8 +44,15 @@ double SmallKernelCount(const ModelShape& model) {
 
 Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
     const ModelShape& model, const ElementFormat& kv_format, const std::string& weight_format,
-    const GpuSpec& gpu, const GpuKernelCurves* curves, const EngineProfile& profile,
+    const GpuSpec& given_gpu, const GpuKernelCurves* curves, const EngineProfile& profile,
     const OperatorModelOptions& options) {
+  // A GPU file that keeps a catalog id with other speeds is not that GPU:
+  // its id's kernels were measured on the catalog's, and so were the runs
+  // of its validation regime. It runs under its own name, uncalibrated.
+  GpuSpec gpu = given_gpu;
+  const bool other_speeds = curves == nullptr && BundledKernelCurves().For(gpu.id) != nullptr &&
+                            CatalogTwin(gpu) == nullptr;
+  if (other_speeds) gpu.id += " with the file's speeds";
   if (options.tensor_parallel < 1) return Error("tensor_parallel must be at least 1");
   auto roofline = Roofline::Make(model, kv_format, weight_format, gpu,
                                  RooflineParams{options.tensor_parallel, 1, 1, 0});
@@ -64,6 +71,12 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
   m->graph_prompt_chunks_ = profile.engine != "sglang";
   const GpuKernelCurves* own = curves;
   if (own == nullptr) own = BundledKernelCurves().For(gpu.id);
+  if (other_speeds) {
+    m->notes_.push_back("the GPU file keeps the catalog id \"" + given_gpu.id +
+                        "\" but not its speeds (bandwidth, FLOP/s, architecture or link), so the "
+                        "kernels measured on the catalog's " +
+                        given_gpu.id + " do not time it");
+  }
   const GpuKernelCurves* base = own != nullptr ? own : BundledKernelCurves().For("h100-sxm");
   if (base == nullptr || base->gemm.count("bf16") == 0 ||
       base->decode_attention.count("bf16") == 0) {

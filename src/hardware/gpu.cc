@@ -231,6 +231,20 @@ const std::vector<GpuSpec>& GpuCatalog() {
   return catalog;
 }
 
+const GpuSpec* CatalogTwin(const GpuSpec& gpu) {
+  for (const GpuSpec& g : GpuCatalog()) {
+    if (g.id != gpu.id) continue;
+    const bool same =
+        g.hbm_bandwidth_bytes_per_s == gpu.hbm_bandwidth_bytes_per_s &&
+        g.bf16_flops_per_s == gpu.bf16_flops_per_s && g.fp8_flops_per_s == gpu.fp8_flops_per_s &&
+        g.fp4_flops_per_s == gpu.fp4_flops_per_s && g.architecture == gpu.architecture &&
+        g.interconnect == gpu.interconnect && g.link_bytes_per_s == gpu.link_bytes_per_s &&
+        g.link_gpus == gpu.link_gpus && g.network_bytes_per_s == gpu.network_bytes_per_s;
+    return same ? &g : nullptr;
+  }
+  return nullptr;
+}
+
 Result<GpuSpec> LookupGpu(const std::string& id_or_path) {
   for (const GpuSpec& g : GpuCatalog()) {
     if (g.id == id_or_path) return g;

@@ -396,6 +396,57 @@ TEST(OperatorCostModelTest, AGpuWithoutKernelCurvesIsUncalibratedAndSaysSo) {
             "to its spec sheet");
 }
 
+// A GPU file that keeps a catalog id but halves its bandwidth is not that
+// GPU: the id's measured kernels must not time it (they did, and the run
+// said "calibrated" at the catalog H100's cost). It runs as the same specs
+// under another id do; a copy that changes only memory or price stays the
+// catalog's GPU.
+TEST(OperatorCostModelTest, AGpuFileKeepingACatalogIdWithOtherSpeedsIsNotThatGpu) {
+  auto catalog = LookupGpu("h100-sxm");
+  ASSERT_TRUE(catalog.ok());
+  GpuSpec slow = *catalog;
+  slow.hbm_bandwidth_bytes_per_s /= 2;
+  GpuSpec renamed = slow;
+  renamed.id = "my-slow-h100";
+  GpuSpec priced = *catalog;
+  priced.usd_per_gpu_hour = 9.99;
+  priced.usable_memory_bytes /= 2;
+  EXPECT_EQ(CatalogTwin(*catalog), &GpuCatalog()[0]);
+  EXPECT_EQ(CatalogTwin(slow), nullptr);
+  EXPECT_EQ(CatalogTwin(renamed), nullptr);
+  EXPECT_NE(CatalogTwin(priced), nullptr);
+
+  auto profile = LoadEngineProfile("vllm");
+  ASSERT_TRUE(profile.ok());
+  auto make = [&](const GpuSpec& gpu) {
+    auto m = OperatorCostModel::Make(Catalog("llama-3.1-8b"), Fmt("bf16"), "auto", gpu, nullptr,
+                                     *profile, OperatorModelOptions{});
+    EXPECT_TRUE(m.ok());
+    return *m;
+  };
+  const auto as_catalog = make(*catalog), as_slow = make(slow), as_renamed = make(renamed),
+             as_priced = make(priced);
+  EXPECT_TRUE(as_catalog->calibrated());
+  EXPECT_TRUE(as_priced->calibrated());
+  EXPECT_FALSE(as_slow->calibrated());
+  ASSERT_FALSE(as_slow->notes().empty());
+  EXPECT_EQ(as_slow->notes()[0],
+            "the GPU file keeps the catalog id \"h100-sxm\" but not its speeds (bandwidth, "
+            "FLOP/s, architecture or link), so the kernels measured on the catalog's h100-sxm "
+            "do not time it");
+  // One decode step of a 2,048-token context: the file's GPU times as its
+  // renamed twin (the same spec sheet), and the catalog's copy as the catalog.
+  const ScheduledWork one{.context = 2048, .tokens = 1};
+  std::vector<long double> own(1);
+  const Seconds slow_s = as_slow->IterationSeconds({&one, 1}, own);
+  EXPECT_EQ(slow_s, as_renamed->IterationSeconds({&one, 1}, own));
+  EXPECT_EQ(as_priced->IterationSeconds({&one, 1}, own),
+            as_catalog->IterationSeconds({&one, 1}, own));
+  // Half the bandwidth: the 16 GB of weights a step streams take longer
+  // (at the spec-sheet roofline, at least 16.06e9 / 1.675e12 = 9.6 ms).
+  EXPECT_GT(slow_s, 9.5e-3);
+}
+
 TEST(OperatorCostModelTest, AFormatNoEngineRunsOnTheGpuIsRefusedWithTheReason) {
   auto gpu = LookupGpu("h100-sxm");
   ASSERT_TRUE(gpu.ok());

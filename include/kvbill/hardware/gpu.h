@@ -56,6 +56,14 @@ const std::vector<GpuSpec>& GpuCatalog();
 // catalog's shape. Error lists the catalog ids.
 Result<GpuSpec> LookupGpu(const std::string& id_or_path);
 
+// The catalog entry with `gpu`'s id when every figure a kernel's speed
+// depends on (HBM bandwidth, dense FLOP/s of each precision, architecture,
+// the GPU-to-GPU link) is the catalog's: only then do that id's measured
+// kernels time it. nullptr for an id the catalog lacks, or a file that
+// keeps a catalog id but changes its speeds (a "what if HBM were slower"
+// copy). Memory and price may differ: they change no kernel's time.
+const GpuSpec* CatalogTwin(const GpuSpec& gpu);
+
 // Parses a catalog document {"gpus": [...]}; `source` names it in errors,
 // which give the JSON path ("gpus.json#/gpus/2/hbm_bandwidth_tb_s: ...").
 Result<std::vector<GpuSpec>> ParseGpuCatalog(const std::string& json_text,
