@@ -24,6 +24,7 @@ enum class Family {
   kLfm2,           // short convolutions + attention
   kGatedDeltaNet,  // Qwen3-Next / Qwen3.5: gated DeltaNet + gated attention
   kLightning,      // MiniMax-Text-01 / M1: lightning + softmax attention
+  kBailingLinear,  // Ring-linear 2.0: lightning attention but every layer_group_size-th layer
   kMimoV2,         // MiMo-V2-Flash: hybrid_layer_pattern, separate SWA heads
   kHunyuan,        // Hunyuan MoE: per-layer lists, mixed MLP + MoE
   kGemma4,         // Gemma 4: wider full-attention heads, keys as values, MLP beside MoE
@@ -66,6 +67,7 @@ const Style kStyles[] = {
   {"arcee", Family::kGeneric, "vLLM arcee.py (an ungated ReLU-squared MLP)", QkNorm::kNone, 2, false, true, false},
   {"arctic", Family::kGeneric, "vLLM arctic.py (MoE every moe_layer_frequency-th layer; with use_residual a gated hidden x hidden residual MLP and its norm beside the experts)"},
   {"bailing_moe", Family::kGeneric, "vLLM bailing_moe.py (fused query_key_value, shared experts of num_shared_experts)", QkNorm::kPerHeadIfFlag},
+  {"bailing_moe_linear", Family::kBailingLinear, "SGLang bailing_moe_linear.py (BailingMoeLinearV2ForCausalLM: lightning attention but every layer_group_size-th layer, GQA there; Ling's experts)", QkNorm::kPerHeadIfFlag},
   {"bailing_moe_v2", Family::kGeneric, "vLLM bailing_moe.py (BailingMoeV2ForCausalLM)", QkNorm::kPerHeadIfFlag},
   {"bamba", Family::kGraniteHybrid, "vLLM bamba.py (Mamba-2 layers, attention at attn_layer_indices, a gated MLP of intermediate_size in every layer)"},
   {"bloom", Family::kBloom, "transformers bloom/modeling_bloom.py", QkNorm::kNone, 2, true, true, false, true},
@@ -2139,8 +2141,67 @@ Status BuildLightning(Ctx& c) {
   if (auto s = GenericLayers(c, attention_only, *moe); !s) return s;
   for (Int i = 0; i < c.d.layers; ++i) {
     if ((*mixers)[static_cast<std::size_t>(i)] == Mixer::kLinear) {
-      b.Lightning(static_cast<int>(i), c.d.heads[static_cast<std::size_t>(i)], c.d.head_dim);
+      LightningPlan l;
+      l.heads = c.d.heads[static_cast<std::size_t>(i)];
+      l.head_dim = c.d.head_dim;
+      b.Lightning(static_cast<int>(i), l);
     }
+  }
+  return OkStatus();
+}
+
+// Ring-linear 2.0 (SGLang bailing_moe_linear.py, BailingMoeLinearV2ForCausalLM;
+// Ring-mini-linear-2.0, Ring-flash-linear-2.0): layer i is softmax attention
+// when (i + 1) % layer_group_size == 0 (Ling's GQA: fused query_key_value of
+// num_key_value_heads, per-head q and k norms with use_qk_norm) and lightning
+// attention otherwise: multi-head (keys and values for every query head,
+// whatever num_key_value_heads says), the same q and k norms, an output gate
+// g_proj, a group RMSNorm g_norm over heads x head_dim and a heads x head_dim
+// x head_dim state in the model's dtype. MoE from first_k_dense_replace on,
+// with Ling's shared experts. vLLM's bailing_moe_linear.py is Ling 2.5's
+// layout (MLA softmax layers from kv_lora_rank): such a config is refused.
+Status BuildBailingLinear(Ctx& c) {
+  ModelBuilder& b = *c.b;
+  const Fields& f = c.f;
+  if (c.d.mla) {
+    return f.Bad("kv_lora_rank",
+                 "is set: latent (MLA) softmax layers are Ling 2.5's layout (vLLM's "
+                 "bailing_moe_linear.py), which kvbill does not size; model_type "
+                 "\"bailing_moe_linear\" is read as Ring-linear 2.0 (GQA softmax layers)");
+  }
+  auto group = f.RequiredInt({"layer_group_size"});
+  if (!group) return group.error();
+  if (*group < 1 || c.d.layers % *group != 0) {
+    return f.Bad("layer_group_size", "must divide num_hidden_layers " + std::to_string(c.d.layers) +
+                                         " (SGLang asserts it), got " + std::to_string(*group));
+  }
+  auto moe = ResolveMoe(f, c.d, c.model_type);
+  if (!moe) return moe.error();
+  auto qk_norm = f.Bool("use_qk_norm", false);
+  if (!qk_norm) return qk_norm.error();
+  auto use_bias = f.Bool("use_bias", false);
+  if (!use_bias) return use_bias.error();
+  auto qkv_bias = f.Bool("use_qkv_bias", false);
+  if (!qkv_bias) return qkv_bias.error();
+  const auto linear = [&](Int i) { return (i + 1) % *group != 0; };
+  std::vector<Mixer> attention_only(static_cast<std::size_t>(c.d.layers), Mixer::kFull);
+  for (Int i = 0; i < c.d.layers; ++i) {
+    if (linear(i)) attention_only[static_cast<std::size_t>(i)] = Mixer::kNone;
+  }
+  if (auto s = GenericLayers(c, attention_only, *moe); !s) return s;
+  for (Int i = 0; i < c.d.layers; ++i) {
+    if (!linear(i)) continue;
+    LightningPlan l;
+    l.heads = c.d.heads[static_cast<std::size_t>(i)];
+    l.head_dim = c.d.head_dim;
+    l.qk_norm = *qk_norm;
+    l.qkv_bias = *use_bias || *qkv_bias;
+    l.out_bias = *use_bias;
+    l.qkv = "query_key_value";
+    l.gate = "g_proj";
+    l.out = "dense";
+    l.norm = "g_norm";
+    b.Lightning(static_cast<int>(i), l);
   }
   return OkStatus();
 }
@@ -3243,6 +3304,9 @@ Result<TextModel> BuildTextModel(const Fields& f, const std::string& model_type,
       break;
     case Family::kLightning:
       built = BuildLightning(c);
+      break;
+    case Family::kBailingLinear:
+      built = BuildBailingLinear(c);
       break;
     case Family::kMimoV2:
       built = BuildMimoV2(c);

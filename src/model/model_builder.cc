@@ -398,17 +398,20 @@ void ModelBuilder::Kda(int layer, const KdaPlan& k) {
   Entry(e);
 }
 
-void ModelBuilder::Lightning(int layer, Int heads, Int head_dim) {
+void ModelBuilder::Lightning(int layer, const LightningPlan& l) {
   const std::string p = LayerName(layer) + names_.attn + ".";
-  const Int inner = heads * head_dim;
-  Matrix(ParamRole::kLinearMixer, p + "qkv_proj", 3 * inner, hidden_);
-  Matrix(ParamRole::kLinearMixer, p + "output_gate", inner, hidden_);
-  Matrix(ParamRole::kLinearMixer, p + "out_proj", hidden_, inner);
-  Vector(ParamRole::kLinearMixer, p + "norm", inner);
+  const Int inner = l.heads * l.head_dim;
+  Matrix(ParamRole::kLinearMixer, p + l.qkv, 3 * inner, hidden_);
+  if (l.qkv_bias) Vector(ParamRole::kLinearMixer, p + l.qkv + ".bias", 3 * inner);
+  if (l.qk_norm) Vector(ParamRole::kLinearMixer, p + "qk_norms", 2 * l.head_dim);
+  Matrix(ParamRole::kLinearMixer, p + l.gate, inner, hidden_);
+  Matrix(ParamRole::kLinearMixer, p + l.out, hidden_, inner);
+  if (l.out_bias) Vector(ParamRole::kLinearMixer, p + l.out + ".bias", hidden_);
+  Vector(ParamRole::kLinearMixer, p + l.norm, inner);
   LayerShape e;
   e.kind = LayerKind::kLinearState;
   e.index = layer;
-  e.recurrent_state_elements = heads * head_dim * head_dim;
+  e.recurrent_state_elements = l.heads * l.head_dim * l.head_dim;
   Entry(e);
 }
 

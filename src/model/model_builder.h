@@ -136,6 +136,20 @@ struct CompressedPlan {
   Tokens index_topk = 0;
 };
 
+// Lightning (linear) attention (MiniMax-Text-01 / M1; Ring-linear 2.0):
+// keys and values for every query head, an output gate, a norm over
+// heads x head_dim, and a heads x head_dim x head_dim state. Module names
+// as the checkpoint spells them (MiniMax's by default).
+struct LightningPlan {
+  Int heads = 0, head_dim = 0;
+  bool qk_norm = false;  // a q and a k norm of head_dim (Ring: use_qk_norm)
+  bool qkv_bias = false, out_bias = false;
+  const char* qkv = "qkv_proj";
+  const char* gate = "output_gate";
+  const char* out = "out_proj";
+  const char* norm = "norm";
+};
+
 struct GdnPlan {
   Int key_heads = 0, value_heads = 0, key_dim = 0, value_dim = 0, conv = 4;
   int ssm_bits = 0;
@@ -159,8 +173,8 @@ class ModelBuilder {
   void GatedDeltaNet(int layer, const GdnPlan& g);
   void Kda(int layer, const KdaPlan& k);
   void CompressedAttention(int layer, const CompressedPlan& a);
-  // MiniMax lightning attention: a heads x head_dim x head_dim state.
-  void Lightning(int layer, Int heads, Int head_dim);
+  // Lightning attention: a heads x head_dim x head_dim state.
+  void Lightning(int layer, const LightningPlan& l);
   // LFM2 short convolution over `width` channels with a kernel of `kernel`.
   void ShortConv(int layer, Int width, Int kernel, bool bias);
   // `count` norms of `width` parameters (twice that with a bias).

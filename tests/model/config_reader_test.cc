@@ -368,7 +368,8 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
                         "num_attention_heads": 4, "vocab_size": 100, "mamba_d_state": 16})"),
       "c.json: mamba_d_state: kvbill cannot tell which layers keep KV for model_type "
       "\"my_hybrid\": the key is not read by its generic rules (model types with a family "
-      "rule: PanguEmbedded, afmoe, apertus, arcee, arctic, bailing_moe, bailing_moe_v2, bamba, "
+      "rule: PanguEmbedded, afmoe, apertus, arcee, arctic, bailing_moe, bailing_moe_linear, "
+      "bailing_moe_v2, bamba, "
       "bloom, "
       "chatglm, "
       "cohere, "
@@ -391,7 +392,8 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
       "mamba2, mimo, "
       "mimo_v2_flash, "
       "minicpm, minicpm3, minimax, "
-      "minimax_m1, minimax_m2, minimax_m3, mistral, mixtral, mpt, muse_glimmer_text, nemotron, "
+      "minimax_m1, minimax_m2, minimax_m3, mistral, mixtral, mpt, muse_glimmer_text, "
+      "nemotron, "
       "nemotron-nas, "
       "nemotron_h, olmo2, olmo3, olmoe, opt, orion, ouro, "
       "phi, phi-msft, phi3, phi3_v, phi4mm, "
@@ -543,15 +545,16 @@ TEST(ConfigReaderTest, FamiliesTheGenericRulesWouldMisreadAreRefused) {
           "num_attention_heads": 4, "num_key_value_heads": 1, "vocab_size": 100,
           "attention_window_size": 32})",
        "attention_window_size: kvbill cannot tell which layers keep KV"},
-      // Ring-mini-linear-2.0 (bailing_moe_linear; inclusionAI's config):
-      // vLLM's bailing_moe_linear.py makes every layer but each
-      // layer_group_size-th lightning linear attention, so a Llama reading
-      // gave 20 full layers (40,960 B/token) for 4 (8,192) and no state.
-      {R"({"model_type": "bailing_moe_linear", "num_hidden_layers": 20, "hidden_size": 64,
+      // Ling's hybrids under another model type than Ring-linear 2.0's
+      // (bailing_moe_linear, which has its rule): every layer but each
+      // layer_group_size-th is linear attention, so a Llama reading of
+      // Ring-mini-linear-2.0 gave 20 full layers (40,960 B/token) for 4
+      // (8,192) and no state.
+      {R"({"model_type": "bailing_hybrid", "num_hidden_layers": 20, "hidden_size": 64,
           "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
           "layer_group_size": 5, "linear_silu": false})",
        "layer_group_size: kvbill cannot tell which layers keep KV for model_type "
-       "\"bailing_moe_linear\""},
+       "\"bailing_hybrid\""},
       // PLaMo 3 (vLLM plamo3.py): windowed layers from window_size and
       // sliding_window_pattern, or a per-layer interleaved_sliding_window.
       {R"({"model_type": "plamo3", "num_hidden_layers": 8, "hidden_size": 64,
