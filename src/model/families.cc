@@ -137,6 +137,7 @@ const Style kStyles[] = {
   {"minimax_m1", Family::kLightning, "MiniMax-AI/MiniMax-M1 modeling_minimax_m1.py"},
   {"minimax_m2", Family::kGeneric, "transformers minimax_m2/modeling_minimax_m2.py", QkNorm::kFullWidth},
   {"minimax_m3", Family::kGeneric, "vLLM minimax_m3/nvidia/model.py (MiniMaxM3DecoderLayer; sparse layers add a block-sparse indexer, common/indexer.py)", QkNorm::kPerHead},
+  {"ministral3", Family::kGeneric, "transformers ministral3/modeling_ministral3.py (Mistral 3's text model: Mistral layers, head_dim 128 by default)"},
   {"mistral", Family::kGeneric, "transformers mistral/modeling_mistral.py"},
   {"mixtral", Family::kGeneric, "transformers mixtral/modeling_mixtral.py"},
   {"mpt", Family::kGeneric, "MPT modeling_mpt.py (ALiBi, no biases with no_bias, ungated MLP, tied wte)", QkNorm::kNone, 2, false, true, false},

@@ -392,7 +392,7 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
       "mamba2, mimo, "
       "mimo_v2_flash, "
       "minicpm, minicpm3, minimax, "
-      "minimax_m1, minimax_m2, minimax_m3, mistral, mixtral, mpt, muse_glimmer_text, "
+      "minimax_m1, minimax_m2, minimax_m3, ministral3, mistral, mixtral, mpt, muse_glimmer_text, "
       "nemotron, "
       "nemotron-nas, "
       "nemotron_h, olmo2, olmo3, olmoe, opt, orion, ouro, "

@@ -193,5 +193,29 @@ TEST(FamilyRulesTest, ModelTypesVllmCannotServeAreRefused) {
       << bitnet.error().message();
 }
 
+// Mistral 3's text model (transformers ministral3/configuration_ministral3.py:
+// head_dim 128, max_position_embeddings 262,144, untied, no window by
+// default): Ministral 3 3B's sizes (hidden 3,072, 26 layers, 32 heads, 8 KV
+// heads, MLP 9,216, vocabulary 131,072, tied). Its head_dim is not
+// 3,072 / 32 = 96: a config leaving the key out takes the class's 128, as
+// one naming it null takes 96.
+//   q 3,072 x 4,096 = 12,582,912; k, v 2 x 3,072 x 1,024 = 6,291,456; o
+//   12,582,912; MLP 3 x 3,072 x 9,216 = 84,934,656; norms 6,144: 116,398,080
+//   a layer, x 26 = 3,026,350,080; embedding 131,072 x 3,072 = 402,653,184;
+//   final norm 3,072: 3,429,006,336 (the card's 3.4B language model).
+// KV: 26 x 8 x 128 x (K, V) x 2 B = 106,496 B a token (96: 79,872).
+TEST(FamilyRulesTest, Ministral3TakesItsClassHeadDim) {
+  const std::string text = R"({"model_type": "ministral3", "hidden_size": 3072,
+      "num_hidden_layers": 26, "num_attention_heads": 32, "num_key_value_heads": 8,
+      "intermediate_size": 9216, "vocab_size": 131072, "tie_word_embeddings": true)";
+  const ModelShape m = InlineConfig(text + "}");
+  EXPECT_FALSE(m.generic_rule);
+  EXPECT_EQ(m.params.Total(), 3429006336);
+  EXPECT_EQ(BytesPerToken(m, Fmt("bf16")), 106496.0);
+  EXPECT_EQ(m.CountLayers(LayerKind::kFullAttention), 26);
+  EXPECT_EQ(m.max_model_len, 262144);
+  EXPECT_EQ(BytesPerToken(InlineConfig(text + R"(, "head_dim": null})"), Fmt("bf16")), 79872.0);
+}
+
 }  // namespace
 }  // namespace kvbill
