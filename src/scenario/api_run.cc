@@ -79,7 +79,10 @@ Result<ApiPricingRun> RunApiPricing(const ScenarioPricing& pricing, const PriceS
   ApiPricingRun run{*price, std::move(*replay)};
   for (const std::vector<Request>& task : requests) {
     run.requests += static_cast<std::int64_t>(task.size());
-    for (const Request& r : task) run.edited_requests += r.edited ? 1 : 0;
+    for (const Request& r : task) {
+      run.edited_requests += r.edited ? 1 : 0;
+      run.placeholder_outputs += r.output_is_placeholder ? 1 : 0;
+    }
   }
   return run;
 }

@@ -83,7 +83,8 @@ std::vector<SloCheck> CheckSlo(const std::vector<SloTarget>& slo, const RunSumma
 bool IsApiBudgetMetric(const std::string& name) {
   return IsBudgetMetric(name) &&
          (name == "hit_rate" || name == "cost_usd" || name.starts_with("cost_per_task_usd.") ||
-          name == "warnings.pricing_model_unused" || name == "warnings.policy_no_effect");
+          name == "warnings.context_limit" || name == "warnings.pricing_model_unused" ||
+          name == "warnings.policy_no_effect" || name == "warnings.placeholder_outputs");
 }
 
 Status CheckBudgetsApply(const Scenario& scenario) {
@@ -92,8 +93,9 @@ Status CheckBudgetsApply(const Scenario& scenario) {
     if (!IsApiBudgetMetric(b.metric)) {
       return Error(scenario.source + "#/budgets/" + b.metric +
                    ": not measured for a scenario with \"pricing\" (API mode measures "
-                   "cost_per_task_usd.*, hit_rate, cost_usd and its two warnings, "
-                   "warnings.pricing_model_unused and warnings.policy_no_effect)");
+                   "cost_per_task_usd.*, hit_rate, cost_usd and the warnings it raises, "
+                   "warnings.context_limit, warnings.pricing_model_unused, "
+                   "warnings.policy_no_effect and warnings.placeholder_outputs)");
     }
   }
   return OkStatus();

@@ -219,14 +219,16 @@ void PolicyNoEffect(const Scenario& s, std::int64_t edited, std::int64_t request
                       "tool spans for drop_tool_results): the run is the same as keep_all"});
 }
 
-void PlaceholderOutputs(const SimulationTotals& t, std::vector<RunWarning>* out) {
-  if (t.placeholder_outputs == 0) return;
-  out->push_back(
-      {"placeholder_outputs",
-       Count(t.placeholder_outputs, "turn of the trace has", "turns of the trace have") +
-           " a placeholder output (a streaming stub the transcript kept instead of the reply, "
-           "as usage-only Claude Code logs hold): their output tokens, decode time and cost "
-           "are understated"});
+// `count` turns whose recorded output is a streaming placeholder; an API
+// bill prices their output tokens (no decode time), an engine run both.
+void PlaceholderOutputs(std::int64_t count, bool api, std::vector<RunWarning>* out) {
+  if (count == 0) return;
+  out->push_back({"placeholder_outputs",
+                  Count(count, "turn of the trace has", "turns of the trace have") +
+                      " a placeholder output (a streaming stub the transcript kept instead of "
+                      "the reply, as usage-only Claude Code logs hold): their output tokens" +
+                      (api ? std::string(" and their cost are") : ", decode time and cost are") +
+                      " understated"});
 }
 
 void UnsupportedFormat(const Scenario& s, const SimulationTotals& t, std::vector<RunWarning>* out) {
@@ -436,7 +438,7 @@ std::vector<RunWarning> EngineRunWarnings(const Scenario& scenario, const Simula
   SloViolated(scenario, summary, &out);
   IdleDominant(summary, &out);
   PolicyNoEffect(scenario, totals.edited_requests, summary.requests, &out);
-  PlaceholderOutputs(totals, &out);
+  PlaceholderOutputs(totals.placeholder_outputs, false, &out);
   UnsupportedFormat(scenario, totals, &out);
   TimingAssumed(totals, &out);
   SpeculativeAcceptanceAssumed(scenario, &out);
@@ -469,6 +471,7 @@ std::vector<RunWarning> ApiRunWarnings(const Scenario& scenario, const ApiPricin
   ApiContextLimit(run, &out);
   PricingModelUnused(scenario, run, &out);
   PolicyNoEffect(scenario, run.edited_requests, run.requests, &out);
+  PlaceholderOutputs(run.placeholder_outputs, true, &out);
   return out;
 }
 

@@ -142,8 +142,9 @@ TEST(ApiUsageCliTest, PricingModelUnusedWhenEveryCallNamesItsOwn) {
 // swept model (per_call_models false): its 48 calls are all Opus 4.5, and
 // Sonnet 4.5's list prices are 0.6 of Opus 4.5's for every kind of token
 // ($3 / $3.75 / $0.30 / $15 against $5 / $6.25 / $0.50 / $25 a million), so
-// with the same cache hits the Sonnet rows cost 0.6 of the Opus rows; no
-// row warns.
+// with the same cache hits the Sonnet rows cost 0.6 of the Opus rows. Every
+// row warns of the log's 4 calls kept only as streaming stubs (`kvbill trace
+// stats` counts 4 placeholder outputs) and of nothing else.
 TEST(ApiUsageCliTest, BundledExampleSweepsTheModel) {
   const auto r = RunKvbillInSourceDir(
       "sweep --scenario scenarios/examples/api-claude-code.json --format json");
@@ -157,7 +158,12 @@ TEST(ApiUsageCliTest, BundledExampleSweepsTheModel) {
     EXPECT_EQ(sonnet["cache_read_tokens"], opus["cache_read_tokens"]);
     EXPECT_NEAR(sonnet["cost_usd"].get<double>(), 0.6 * opus["cost_usd"].get<double>(), 1e-9);
   }
-  for (const auto& p : j["points"]) EXPECT_TRUE(p["warnings"].empty()) << p;
+  for (const auto& p : j["points"]) {
+    ASSERT_EQ(p["warnings"].size(), 1u) << p;
+    EXPECT_EQ(p["warnings"][0]["code"], "placeholder_outputs");
+    EXPECT_EQ(p["warnings"][0]["message"].get<std::string>().substr(0, 51),
+              "4 turns of the trace have a placeholder output (a s");
+  }
 }
 
 // The same log converted to kvbill's native format keeps each turn's usage

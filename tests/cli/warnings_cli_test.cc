@@ -153,6 +153,39 @@ TEST(WarningsCliTest, PlaceholderOutputsWhenATurnIsFlagged) {
   EXPECT_EQ(RunKvbill("simulate --scenario " + without).out.find("warning ["), std::string::npos);
 }
 
+// API mode prices the recorded usage, so a placeholder's few output tokens
+// understate its bill as they do an engine run's: the bill says so, and a
+// budget can gate on it (it was refused as "not measured" in API mode).
+TEST(WarningsCliTest, PlaceholderOutputsInApiModeTooAndABudgetGatesOnIt) {
+  const std::string flagged =
+      Write("api_placeholder.jsonl", OneTaskTrace("\"out\":5,\"out_placeholder\":true"));
+  const std::string plain = Write("api_plain.jsonl", OneTaskTrace("\"out\":5"));
+  const std::string pricing =
+      R"("pricing": {"provider": "anthropic", "model": "claude-sonnet-4-5"})";
+  const std::string with = Write("api_placeholder.json",
+                                 R"({"trace": {"file": ")" + flagged + R"("}, )" + pricing + "}");
+  const std::string without =
+      Write("api_plain.json", R"({"trace": {"file": ")" + plain + R"("}, )" + pricing + "}");
+  const auto j = nlohmann::json::parse(RunKvbill("simulate --format json --scenario " + with).out);
+  ASSERT_EQ(j["summary"]["warnings"].size(), 1u) << j["summary"]["warnings"].dump();
+  EXPECT_EQ(j["summary"]["warnings"][0]["code"], "placeholder_outputs");
+  EXPECT_EQ(j["summary"]["warnings"][0]["message"],
+            "1 turn of the trace has a placeholder output (a streaming stub the transcript kept "
+            "instead of the reply, as usage-only Claude Code logs hold): their output tokens and "
+            "their cost are understated");
+  EXPECT_EQ(Codes(without), std::vector<std::string>{});
+  ExpectTableWarning(with, "placeholder_outputs");
+  // A budget of no placeholders breaks on the flagged trace (exit 1) and
+  // holds on the clean one.
+  const std::string budget = R"(, "budgets": {"warnings.placeholder_outputs": {"max": 0}}})";
+  const std::string gated_with =
+      Write("api_gated.json", R"({"trace": {"file": ")" + flagged + R"("}, )" + pricing + budget);
+  const std::string gated_without = Write(
+      "api_gated_plain.json", R"({"trace": {"file": ")" + plain + R"("}, )" + pricing + budget);
+  EXPECT_EQ(RunKvbill("check --scenario " + gated_with).exit_status, 1);
+  EXPECT_EQ(RunKvbill("check --scenario " + gated_without).exit_status, 0);
+}
+
 // Tensor parallelism over 16 H100s: the all-reduce tables stop at 8 GPUs,
 // so the collective is modelled (a ring over the link), and the run says so.
 TEST(WarningsCliTest, TimingAssumedForAnAllReduceNoTableMeasures) {

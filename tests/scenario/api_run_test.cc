@@ -93,13 +93,16 @@ TEST(ApiRunTest, EngineOnlyBudgetsAreErrorsInApiMode) {
   EXPECT_EQ(status.error().message(),
             SmallApiScenario() +
                 "#/budgets/ttft_s.p90: not measured for a scenario with \"pricing\" (API mode "
-                "measures cost_per_task_usd.*, hit_rate, cost_usd and its two warnings, "
-                "warnings.pricing_model_unused and warnings.policy_no_effect)");
+                "measures cost_per_task_usd.*, hit_rate, cost_usd and the warnings it raises, "
+                "warnings.context_limit, warnings.pricing_model_unused, "
+                "warnings.policy_no_effect and warnings.placeholder_outputs)");
   EXPECT_TRUE(IsApiBudgetMetric("cost_per_task_usd.p90"));
   EXPECT_FALSE(IsApiBudgetMetric("kv_read_bytes_per_task.mean"));
-  // The two warnings an API run raises can be bounded; an engine run's cannot.
+  // The warnings an API run raises can be bounded; an engine run's cannot.
   EXPECT_TRUE(IsApiBudgetMetric("warnings.pricing_model_unused"));
   EXPECT_TRUE(IsApiBudgetMetric("warnings.policy_no_effect"));
+  EXPECT_TRUE(IsApiBudgetMetric("warnings.placeholder_outputs"));
+  EXPECT_TRUE(IsApiBudgetMetric("warnings.context_limit"));
   EXPECT_FALSE(IsApiBudgetMetric("warnings.overloaded"));
 }
 

@@ -33,6 +33,9 @@ struct ApiPricingRun {
   // for the policy_no_effect warning.
   std::int64_t requests = 0;
   std::int64_t edited_requests = 0;
+  // Planned requests whose recorded output is a streaming placeholder
+  // (Request::output_is_placeholder): for the placeholder_outputs warning.
+  std::int64_t placeholder_outputs = 0;
 };
 
 // Replays `requests` (requests[i] of tasks[i], as PlanRequests gives them)
