@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <span>
 #include <sstream>
 #include <thread>
@@ -163,17 +165,46 @@ std::string Render(const nlohmann::ordered_json& doc, const std::string& format)
   return t.ToCsv();
 }
 
-// What a sweep's points were computed from: the scenario file's bytes and,
-// when it names a trace file, that file's (16 hex digits of HashString over
-// both). Shards re-run after an edit of either carry another fingerprint,
-// and merge refuses to join them.
-Result<std::string> SweepFingerprint(const std::string& scenario_text, const Scenario& base) {
-  std::uint64_t h = HashString(scenario_text);
-  if (!base.trace.file.empty()) {
-    auto trace = ReadFile(base.trace.file);
-    if (!trace) return trace.error();
-    h = HashCombine(h, HashString(*trace));
+// The files a scenario reads beside itself: its trace, a model, draft or GPU
+// given as a file, a profile given as a file (catalog and bundled names are
+// not files and add nothing).
+void AddFilesRead(const Scenario& s, std::set<std::string>* files) {
+  std::vector<std::string> named = {s.trace.file, s.model.name, s.deployment.gpu,
+                                    s.deployment.profile};
+  if (s.deployment.speculative) named.push_back(s.deployment.speculative->model);
+  std::error_code ec;
+  for (const std::string& f : named) {
+    if (!f.empty() && std::filesystem::is_regular_file(f, ec)) files->insert(f);
   }
+}
+
+// What a sweep's points were computed from: the scenario file's bytes and
+// those of every file any point reads (the base's trace, model, GPU and
+// profile files and each axis value's), as 16 hex digits of HashString.
+// Shards re-run after an edit of any of them carry another fingerprint, and
+// merge refuses to join them. The files' contents count, not their paths,
+// so shards run from other checkouts of the same inputs still merge.
+Result<std::string> SweepFingerprint(const std::string& scenario_text, const Scenario& base,
+                                     const SweepPlan& plan) {
+  std::set<std::string> files;
+  AddFilesRead(base, &files);
+  for (const SweepAxis& a : plan.axes) {
+    for (const std::string& v : a.values) {
+      auto text = WithSetting(plan.base_text, a.path, v);
+      if (!text) continue;  // PlanSweep made every point: this cannot fail
+      auto point = ParseSweepPointScenario(*text, plan.source);
+      if (point) AddFilesRead(*point, &files);
+    }
+  }
+  std::vector<std::uint64_t> contents;
+  for (const std::string& f : files) {
+    auto bytes = ReadFile(f);
+    if (!bytes) return bytes.error();
+    contents.push_back(HashString(*bytes));
+  }
+  std::sort(contents.begin(), contents.end());
+  std::uint64_t h = HashString(scenario_text);
+  for (std::uint64_t c : contents) h = HashCombine(h, c);
   char text[17];
   std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
   return std::string(text);
@@ -214,7 +245,7 @@ int RunSweepCommand(const Args& args) {
   }();
   if (!rows) return ReportError("sweep", rows.error());
 
-  auto fingerprint = SweepFingerprint(*text, *base);
+  auto fingerprint = SweepFingerprint(*text, *base, *plan);
   if (!fingerprint) return ReportError("sweep", fingerprint.error());
   nlohmann::ordered_json doc;
   doc["scenario"] = base->name;

@@ -160,6 +160,60 @@ TEST(SweepCliTest, ShardsMergeIntoExactlyTheSingleRun) {
   EXPECT_NE(mixed.err.find("from a different sweep than"), std::string::npos) << mixed.err;
 }
 
+// The fingerprint covers every file a point reads, not only the scenario
+// and its base trace: a trace file that is only an axis value, and a model
+// config, edited between two shards' runs, make merge refuse the shards
+// (it joined them, rows of 4 tasks beside rows of 3 and a model's KV
+// halved in one shard only).
+TEST(SweepCliTest, ShardsOverAnEditedAxisTraceOrModelFileDoNotMerge) {
+  namespace fs = std::filesystem;
+  const std::string dir = ::testing::TempDir() + "/sweep_files_" + std::to_string(::getpid());
+  fs::create_directories(dir);
+  fs::copy_file("tests/data/traces/mooncake_small.jsonl", dir + "/a.jsonl",
+                fs::copy_options::overwrite_existing);
+  fs::copy_file("tests/data/traces/mooncake_small.jsonl", dir + "/b.jsonl",
+                fs::copy_options::overwrite_existing);
+  fs::copy_file("tests/data/configs/qwen3-8b.json", dir + "/model.json",
+                fs::copy_options::overwrite_existing);
+  std::ofstream(dir + "/s.json") << R"({"model": "model.json", "trace": {"file": "a.jsonl"},
+      "sweep": {"/trace/file": ["a.jsonl", "b.jsonl"], "/kv_format": ["bf16", "fp8"]}})";
+  auto shard = [&](int i) {
+    const std::string out = dir + "/p" + std::to_string(i) + ".json";
+    const auto r = RunKvbill("sweep --jobs 1 --scenario " + dir + "/s.json --shard " +
+                             std::to_string(i) + "/2 --format json -o " + out);
+    EXPECT_EQ(r.exit_status, 0) << r.err;
+    return out;
+  };
+  const std::string p0 = shard(0), p1 = shard(1);
+  ASSERT_EQ(RunKvbill("merge " + p0 + " " + p1).exit_status, 0);
+  // b.jsonl, named only by the axis, loses a request before shard 1 re-runs.
+  {
+    std::ifstream in(dir + "/b.jsonl");
+    std::string line, kept;
+    for (int n = 0; n < 3 && std::getline(in, line); ++n) kept += line + "\n";
+    in.close();
+    std::ofstream(dir + "/b.jsonl") << kept;
+  }
+  shard(1);
+  const auto trace_edit = RunKvbill("merge " + p0 + " " + p1);
+  EXPECT_EQ(trace_edit.exit_status, 2);
+  EXPECT_NE(trace_edit.err.find("from a different sweep than"), std::string::npos)
+      << trace_edit.err;
+  // Both shards again from the same files merge; then the model config's KV
+  // heads change before shard 1 re-runs.
+  shard(0);
+  ASSERT_EQ(RunKvbill("merge " + p0 + " " + p1).exit_status, 0);
+  {
+    std::ifstream in(dir + "/model.json");
+    auto config = nlohmann::json::parse(in);
+    in.close();
+    config["num_key_value_heads"] = 4;
+    std::ofstream(dir + "/model.json") << config.dump(2);
+  }
+  shard(1);
+  EXPECT_EQ(RunKvbill("merge " + p0 + " " + p1).exit_status, 2);
+}
+
 TEST(SweepCliTest, OneJobAndTwoJobsPrintTheSameBytes) {
   const std::string s = "tests/data/scenarios/small_sweep.json";
   EXPECT_EQ(RunKvbill("sweep --jobs 1 --scenario " + s).out,
