@@ -195,15 +195,19 @@ Result<std::string> MemorySection(const Scenario& s) {
       format_labels.push_back(narrower);
     }
   }
+  // The curves stop at the deployment's limit (engine.max_model_len, which
+  // the engine refuses longer requests over), else the model's.
+  ModelShape served = config->model;
+  if (config->max_model_len > 0) served.max_model_len = config->max_model_len;
   LineChart chart;
   std::string format_names;
   for (std::size_t i = 0; i < formats.size(); ++i) {
     o.kv_format = formats[i];
-    auto one = BuildMemoryChart({config->model}, o);
+    auto one = BuildMemoryChart({served}, o);
     if (!one) return one.error();
     const std::string color(kChartPalette[i]);
     format_names += (i == 0 ? "" : " / ") + format_labels[i];
-    const Tokens limit = config->model.max_model_len;
+    const Tokens limit = served.max_model_len;
     for (Series& series : one->series) {
       series.name = config->model.name + ", " + format_labels[i] + " KV";
       if (limit > 0 && limit < o.max_context) {

@@ -323,6 +323,20 @@ TEST_F(ReportPageTest, SameRunsGiveTheSameBytes) {
   EXPECT_EQ(*first, *second);
 }
 
+// The memory chart stops at the deployment's limit: with engine.max_model_len
+// 32k (32,768 tokens) Qwen3-8B's curves end there, not at the model's
+// 40,960 (max_position_embeddings), which the engine refuses to serve.
+TEST(ReportRunTest, MemoryChartStopsAtTheDeploymentsMaxModelLen) {
+  auto runs = RunReport(R"({"model": "qwen3-8b", "engine": {"max_model_len": "32k"},
+      "trace": {"generator": "coding-agent", "tasks": 1}})",
+                        "limited.json", 1);
+  ASSERT_TRUE(runs.ok()) << runs.error().message();
+  auto page = BuildReportPage(*runs);
+  ASSERT_TRUE(page.ok()) << page.error().message();
+  EXPECT_NE(page->find("qwen3-8b, bf16 KV (context limit 32k)"), std::string::npos);
+  EXPECT_EQ(page->find("context limit 40k"), std::string::npos);
+}
+
 TEST(ReportRunTest, BadScenarioIsAnErrorNamingTheField) {
   auto runs = RunReport(R"({"model": "no-such-model"})", "bad.json", 1);
   ASSERT_FALSE(runs.ok());
