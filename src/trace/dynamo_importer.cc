@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kvbill/trace/importers.h"
+#include "trace/dynamo_fields.h"
 #include "trace/format_number.h"
 #include "trace/json_fields.h"
 #include "trace/line_task_reader.h"
@@ -82,9 +83,7 @@ class DynamoReader : public GroupingLineReader {
     auto json = ParseJsonObject(line);
     if (!json) return json.error();
     for (const auto& [key, value] : json->items()) {
-      if (std::find(kKnownFields.begin(), kKnownFields.end(), key) == kKnownFields.end()) {
-        return Error("unknown field \"" + key + "\"");
-      }
+      if (!IsDynamoField(key)) return Error("unknown field \"" + key + "\"");
     }
     auto request_id = GetOptionalString(*json, "request_id");
     if (!request_id) return request_id.error();
@@ -263,6 +262,10 @@ class DynamoReader : public GroupingLineReader {
 };
 
 }  // namespace
+
+bool IsDynamoField(std::string_view key) {
+  return std::find(kKnownFields.begin(), kKnownFields.end(), key) != kKnownFields.end();
+}
 
 std::unique_ptr<TraceReader> NewDynamoReader(std::unique_ptr<std::istream> in, std::string name,
                                              ReaderOptions options) {

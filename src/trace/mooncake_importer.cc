@@ -1,11 +1,16 @@
 // Mooncake FAST'25 request traces: {"timestamp": ms, "input_length",
-// "output_length", "hash_ids": [...]} per line (docs/importers.md).
+// "output_length", "hash_ids": [...]} per line (docs/importers.md). Any other
+// field is an error, so that a Dynamo trace detected as Mooncake (its first
+// row without a Dynamo field) fails instead of losing its sessions.
+#include <algorithm>
+#include <array>
 #include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "kvbill/trace/importers.h"
+#include "trace/dynamo_fields.h"
 #include "trace/format_number.h"
 #include "trace/json_fields.h"
 #include "trace/json_scan.h"
@@ -16,6 +21,27 @@ namespace {
 
 constexpr Tokens kMooncakeBlockTokens = 512;
 constexpr double kMillisecondsPerSecond = 1000.0;
+
+// Every field of a row in the published traces (conversation, toolagent,
+// synthetic, and the arXiv release's mooncake_trace.jsonl).
+constexpr std::array<std::string_view, 4> kFields = {"timestamp", "input_length", "output_length",
+                                                     "hash_ids"};
+
+bool IsMooncakeField(std::string_view key) {
+  return std::find(kFields.begin(), kFields.end(), key) != kFields.end();
+}
+
+// The error for a field a Mooncake row does not have: a Dynamo field says
+// which reader to use.
+Error UnknownField(const std::string& key) {
+  if (IsDynamoField(key)) {
+    return Error("\"" + key +
+                 "\" is a Dynamo field, not a Mooncake one: this looks like a Dynamo trace "
+                 "(use --from dynamo)");
+  }
+  return Error("unknown field \"" + key +
+               "\" (a Mooncake row has timestamp, input_length, output_length, hash_ids)");
+}
 
 class MooncakeReader : public StreamingLineReader {
  public:
@@ -44,6 +70,9 @@ class MooncakeReader : public StreamingLineReader {
     if (Task task; FastDecode(line, &task)) return task;
     auto json = ParseJsonObject(line);
     if (!json) return json.error();
+    for (const auto& [key, value] : json->items()) {
+      if (!IsMooncakeField(key)) return UnknownField(key);
+    }
     auto timestamp_ms = GetNumber(*json, "timestamp");
     if (!timestamp_ms) return timestamp_ms.error();
     if (*timestamp_ms < 0) {
@@ -103,7 +132,7 @@ class MooncakeReader : public StreamingLineReader {
           });
         });
       }
-      return scan.Skip();
+      return false;  // an unknown field: Decode names it
     });
     if (!ok || !scan.AtEnd() || !timestamp_ms || *timestamp_ms < 0 || !input || !output ||
         !hashes) {

@@ -110,6 +110,31 @@ TEST(TraceCliTest, BadInputGivesFileLineMessageAndExit2) {
             "native|mooncake|dynamo|claude-code|codex|openai|tracelab|tracelab-csv|azure)\n");
 }
 
+// A Dynamo trace whose first row has no session was read as Mooncake and
+// its session's two rows counted as two tasks (exit 0): now exit 2, nothing
+// on stdout, and the message says to read it as Dynamo (which gives 2 tasks).
+TEST(TraceCliTest, ADynamoTraceDetectedAsMooncakeIsAnErrorNamingTheFix) {
+  const std::string file = ::testing::TempDir() + "/mixdet.jsonl";
+  std::ofstream(file)
+      << R"({"timestamp":0,"input_length":1000,"output_length":10,"hash_ids":[1,2]})"
+      << "\n"
+      << R"({"session_id":"s","timestamp":100,"input_length":1000,"output_length":10,)"
+      << R"("hash_ids":[3,4]})"
+      << "\n"
+      << R"({"session_id":"s","timestamp":200,"input_length":1600,"output_length":10,)"
+      << R"("hash_ids":[3,4,5,6],"delay":5})"
+      << "\n";
+  CommandResult run = Kvbill("trace stats " + file);
+  EXPECT_EQ(run.exit_status, 2);
+  EXPECT_EQ(run.out, "");
+  EXPECT_EQ(run.err, "kvbill trace stats: " + file +
+                         ":2: \"session_id\" is a Dynamo field, not a Mooncake one: this looks "
+                         "like a Dynamo trace (use --from dynamo)\n");
+  run = Kvbill("trace stats " + file + " --from dynamo --format json");
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  EXPECT_EQ(nlohmann::json::parse(run.out)["tasks"], 2);
+}
+
 TEST(TraceCliTest, SkipBadCountsAndReportsBadLines) {
   const CommandResult run =
       Kvbill("trace stats tests/data/traces/mooncake_negative.jsonl --skip-bad");

@@ -1,9 +1,12 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <memory>
+#include <sstream>
 
 #include "kvbill/trace/importers.h"
 #include "kvbill/trace/stats.h"
+#include "trace/open_trace.h"
 #include "trace/trace_test_util.h"
 
 namespace kvbill {
@@ -58,6 +61,45 @@ TEST(TraceMooncakeImporterTest, TruncatedLineNamesTheLineAndSkipBadSkipsIt) {
   ASSERT_TRUE(lenient.ok());
   EXPECT_EQ(ReadAllTasks(lenient->get()).size(), 1u);
   EXPECT_EQ((*lenient)->bad_lines().count, 1);
+}
+
+// A Mooncake row has four fields: a misspelt one is an error, not ignored.
+TEST(TraceMooncakeImporterTest, AnUnknownFieldNamesTheLineAndTheField) {
+  const std::string text =
+      R"({"timestamp":0,"input_length":1000,"output_length":10,"hash_ids":[1,2]})"
+      "\n"
+      R"({"timestamp":0,"input_length":1000,"output_length":10,"hash_ids":[1,2],"typo_field":3})"
+      "\n";
+  auto reader = NewMooncakeReader(std::make_unique<std::istringstream>(text), "m.jsonl");
+  std::string error;
+  EXPECT_EQ(ReadAllTasks(reader.get(), &error).size(), 1u);
+  EXPECT_EQ(error,
+            "m.jsonl:2: unknown field \"typo_field\" (a Mooncake row has timestamp, "
+            "input_length, output_length, hash_ids)");
+}
+
+// A Dynamo trace whose first row has no Dynamo field is detected as Mooncake
+// (detection reads the first line); its later session rows used to become
+// one-turn tasks without a word, 3 tasks where Dynamo reads 2.
+TEST(TraceMooncakeImporterTest, ADynamoRowSaysToReadTheTraceAsDynamo) {
+  const std::string text =
+      R"({"timestamp":0,"input_length":1000,"output_length":10,"hash_ids":[1,2]})"
+      "\n"
+      R"({"session_id":"s","timestamp":100,"input_length":1000,"output_length":10,"hash_ids":[3,4]})"
+      "\n";
+  auto detected = OpenTraceStream(std::make_unique<std::istringstream>(text), "d.jsonl",
+                                  std::nullopt, ReaderOptions{});
+  ASSERT_TRUE(detected.ok()) << detected.error().message();
+  std::string error;
+  ReadAllTasks(detected->get(), &error);
+  EXPECT_EQ(error,
+            "d.jsonl:2: \"session_id\" is a Dynamo field, not a Mooncake one: this looks like a "
+            "Dynamo trace (use --from dynamo)");
+  // Read as Dynamo: the plain row and the session, 2 tasks.
+  auto dynamo = OpenTraceStream(std::make_unique<std::istringstream>(text), "d.jsonl",
+                                TraceFormat::kDynamo, ReaderOptions{});
+  ASSERT_TRUE(dynamo.ok());
+  EXPECT_EQ(ReadAllTasks(dynamo->get()).size(), 2u);
 }
 
 // The Mooncake paper (FAST'25), Table 2: conversation 12,031 requests, average
