@@ -33,10 +33,18 @@ struct Row {
 // Rows grouped by session in order of first appearance.
 class SessionRows {
  public:
-  void Add(const std::string& session, Row row) {
+  // Adds a row read on `line`. Error (the row not added) when its session
+  // already has a row of that round: `round_key` names the column.
+  Status Add(const std::string& session, Row row, const char* round_key, std::int64_t line) {
+    const auto [first, fresh] = round_lines_.emplace(std::pair{session, row.round}, line);
+    if (!fresh) {
+      return Error("session \"" + session + "\": " + round_key + " " + std::to_string(row.round) +
+                   " appears twice (first on line " + std::to_string(first->second) + ")");
+    }
     const auto [it, inserted] = index_.emplace(session, sessions_.size());
     if (inserted) sessions_.push_back({session, {}});
     sessions_[it->second].second.push_back(std::move(row));
+    return OkStatus();
   }
 
   // One task per session; `csv` selects how the prefix is read (see docs).
@@ -101,6 +109,8 @@ class SessionRows {
  private:
   std::vector<std::pair<std::string, std::vector<Row>>> sessions_;
   std::map<std::string, std::size_t> index_;
+  // The line of each (session, round) read.
+  std::map<std::pair<std::string, std::int64_t>, std::int64_t> round_lines_;
 };
 
 // Both TraceLab formats group rows by session; `csv` selects how the rows
@@ -167,8 +177,7 @@ class RoundTraceReader : public GroupingReader {
         if (!row.start || *time < *row.start) row.start = *time;
       }
     }
-    rows_.Add(*session, std::move(row));
-    return OkStatus();
+    return rows_.Add(*session, std::move(row), "round_index", lines().line_number());
   }
 };
 
@@ -247,8 +256,8 @@ class SimulatorCsvReader : public GroupingReader {
       if (!arrival) return arrival.error();
       row.arrival_s = static_cast<double>(*arrival) / kMillisecondsPerSecond;
     }
-    rows_.Add(fields[column_.at("session_id")], std::move(row));
-    return OkStatus();
+    return rows_.Add(fields[column_.at("session_id")], std::move(row), "round_idx",
+                     lines().line_number());
   }
 
   std::map<std::string, std::size_t> column_;

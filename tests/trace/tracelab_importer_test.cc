@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <sstream>
+
 #include "kvbill/trace/importers.h"
 #include "trace/trace_test_util.h"
 
@@ -50,6 +53,42 @@ TEST(TraceTraceLabImporterTest, SimulatorCsvCarriesThePrefixAndTheAnswer) {
   EXPECT_EQ(tasks[0].turns[0].tool_s, 0.1);
   EXPECT_EQ(tasks[1].id, "1");
   EXPECT_EQ(tasks[1].arrival_s, 0.2);  // arrival_time 200 ms
+}
+
+// A round repeated within a session used to become a second turn: an error
+// naming the line, the session and the first row of that round; another
+// session may use the same round. With --skip-bad the repeat is dropped.
+TEST(TraceTraceLabImporterTest, ARepeatedRoundIsAnErrorNamingTheLineAndSession) {
+  const std::string jsonl =
+      R"({"session_id":"a","round_index":0,"input_tokens_total":100,"prefix_tokens":0,)"
+      R"("output_tokens":5})"
+      "\n"
+      R"({"session_id":"b","round_index":0,"input_tokens_total":100,"prefix_tokens":0,)"
+      R"("output_tokens":5})"
+      "\n"
+      R"({"session_id":"a","round_index":0,"input_tokens_total":200,"prefix_tokens":100,)"
+      R"("output_tokens":5})"
+      "\n";
+  auto reader = NewTraceLabReader(std::make_unique<std::istringstream>(jsonl), "t.jsonl");
+  std::string error;
+  ReadAllTasks(reader.get(), &error);
+  EXPECT_EQ(error, "t.jsonl:3: session \"a\": round_index 0 appears twice (first on line 1)");
+
+  auto lenient = NewTraceLabReader(std::make_unique<std::istringstream>(jsonl), "t.jsonl",
+                                   ReaderOptions{.skip_bad = true});
+  const std::vector<Task> tasks = ReadAllTasks(lenient.get());
+  ASSERT_EQ(tasks.size(), 2u);
+  EXPECT_EQ(PromptTokens(tasks[0]), std::vector<Tokens>{100});  // session a keeps line 1
+  EXPECT_EQ(lenient->bad_lines().count, 1);
+
+  const std::string csv =
+      "session_id,arrival_time,round_idx,prefix_len,input_len,output_len,tool_wait_after_ms\n"
+      "s1,0,0,0,100,10,500\n"
+      "s1,0,1,110,50,10,500\n"
+      "s1,0,1,110,60,10,500\n";
+  auto csv_reader = NewTraceLabCsvReader(std::make_unique<std::istringstream>(csv), "t.csv");
+  ReadAllTasks(csv_reader.get(), &error);
+  EXPECT_EQ(error, "t.csv:4: session \"s1\": round_idx 1 appears twice (first on line 3)");
 }
 
 }  // namespace
