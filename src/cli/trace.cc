@@ -1,8 +1,11 @@
 // kvbill trace stats | convert | gen: read a trace in any supported format,
 // summarise it or write it in the native format; gen is in trace_gen.cc.
+#include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "cli/cli_util.h"
 #include "cli/trace_gen.h"
@@ -103,11 +106,10 @@ std::string StatsTable(const TraceStats& stats, const std::string& path) {
   out << "trace      " << path << "\n"
       << "tasks      " << FormatWithSeparators(stats.tasks) << "\n"
       << "requests   " << FormatWithSeparators(stats.requests) << "\n\n";
-  out << Pad("per request", 24, true);
-  for (const char* head : {"mean", "p50", "p90", "p99", "max", "sum"}) {
-    out << Pad(head, 14, false);
-  }
-  out << "\n";
+  // Columns keep their usual 14 characters and widen to two spaces more than
+  // their widest cell, so large numbers never run together
+  // (docs/robustness.md#table-columns).
+  const std::vector<std::string> heads = {"mean", "p50", "p90", "p99", "max", "sum"};
   const struct {
     const char* name;
     const Summary* summary;
@@ -120,12 +122,28 @@ std::string StatsTable(const TraceStats& stats, const std::string& path) {
       {"context growth tokens", &stats.context_growth_tokens, 0},
       {"gap s", &stats.gap_s, 2},
   };
+  std::vector<std::vector<std::string>> cells;
   for (const auto& row : rows) {
     const Summary& s = *row.summary;
-    out << Pad(row.name, 24, true) << Pad(FormatFixed(s.mean, 2), 14, false);
+    std::vector<std::string> line = {FormatFixed(s.mean, 2)};
     for (double v : {s.p50, s.p90, s.p99, s.max, s.sum}) {
-      out << Pad(FormatFixed(v, row.decimals), 14, false);
+      line.push_back(FormatFixed(v, row.decimals));
     }
+    cells.push_back(std::move(line));
+  }
+  constexpr std::size_t kMinWidth = 14, kGap = 2;
+  std::vector<std::size_t> widths(heads.size(), kMinWidth);
+  for (const auto& line : cells) {
+    for (std::size_t c = 0; c < line.size(); ++c) {
+      widths[c] = std::max(widths[c], line[c].size() + kGap);
+    }
+  }
+  out << Pad("per request", 24, true);
+  for (std::size_t c = 0; c < heads.size(); ++c) out << Pad(heads[c], widths[c], false);
+  out << "\n";
+  for (std::size_t r = 0; r < cells.size(); ++r) {
+    out << Pad(rows[r].name, 24, true);
+    for (std::size_t c = 0; c < cells[r].size(); ++c) out << Pad(cells[r][c], widths[c], false);
     out << "\n";
   }
   out << "\nplaceholder outputs        " << FormatWithSeparators(stats.placeholder_outputs) << "\n"

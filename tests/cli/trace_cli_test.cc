@@ -88,6 +88,35 @@ TEST(TraceCliTest, StatsTableShowsCounts) {
   EXPECT_NE(run.out.find("block reuse share          9.1%"), std::string::npos) << run.out;
 }
 
+// A prompt of 2^40 tokens (the largest count read) printed as
+// "1,099,511,627,776.001,099,511,627,776": the columns ran together. Each
+// column is now two spaces wider than its widest cell (at least 14).
+TEST(TraceCliTest, StatsTableColumnsNeverRunTogether) {
+  const std::string file = ::testing::TempDir() + "/huge_prompt.jsonl";
+  std::ofstream(file)
+      << R"({"timestamp": 0, "input_length": 1099511627776, "output_length": 10, "hash_ids": [1]})"
+      << "\n";
+  const CommandResult run = Kvbill("trace stats " + file);
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  // mean "1,099,511,627,776.00" is 20 characters: a 22-wide column; the
+  // others "1,099,511,627,776", 17: 19 wide. The name column stays 24.
+  const std::string big = "  1,099,511,627,776";
+  EXPECT_NE(run.out.find("per request                               mean                p50"
+                         "                p90                p99                max"
+                         "                sum\n"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("prompt tokens             1,099,511,627,776.00" + big + big + big + big +
+                         big + "\n"),
+            std::string::npos)
+      << run.out;
+  // A small row keeps its cells right-aligned in the widened columns.
+  EXPECT_NE(run.out.find("output tokens                            10.00" + std::string(17, ' ') +
+                         "10" + std::string(17, ' ') + "10"),
+            std::string::npos)
+      << run.out;
+}
+
 TEST(TraceCliTest, BadInputGivesFileLineMessageAndExit2) {
   CommandResult run = Kvbill("trace stats tests/data/traces/mooncake_negative.jsonl");
   EXPECT_EQ(run.exit_status, 2);
