@@ -83,6 +83,7 @@ int RunCheck(const Args& args) {
   if (auto s = CheckChoice("format", format, "table|json"); !s) {
     return ReportError("check", s.error());
   }
+  if (auto s = CheckTraceFlag(trace); !s) return ReportError("check", s.error());
   auto scenario = LoadScenario(scenario_path);
   if (!scenario) return ReportError("check", scenario.error());
   if (scenario->budgets.empty()) {

@@ -224,7 +224,16 @@ Status CheckChoice(const std::string& flag, const std::string& value, const std:
                (hint.empty() ? "" : "; " + hint));
 }
 
+Status CheckTraceFlag(const std::string& trace) {
+  if (trace.empty() || trace == "-") return OkStatus();
+  if (std::error_code ec; std::filesystem::is_directory(trace, ec)) {
+    return Error("--trace: " + trace + ": a directory, not a trace file");
+  }
+  return OkStatus();
+}
+
 Result<ScenarioText> ReadScenarioText(const std::string& scenario_path, const std::string& trace) {
+  if (auto s = CheckTraceFlag(trace); !s) return s.error();
   ScenarioText s{"", scenario_path};
   if (scenario_path == "default") {
     s.text = std::string(EmbeddedFile("default.json").value_or(""));

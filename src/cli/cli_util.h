@@ -71,6 +71,12 @@ int UnknownSubcommand(const std::string& command, const std::string& typed,
 // the error suggests the closest allowed value.
 Status CheckChoice(const std::string& flag, const std::string& value, const std::string& allowed);
 
+// Checks --trace before the scenario is read, so that a directory is blamed
+// on the flag the user gave, not on the scenario key it replaces. Error:
+// "--trace: DIR: a directory, not a trace file". An empty value, "-" and a
+// path that does not exist pass (the trace reader names the last).
+Status CheckTraceFlag(const std::string& trace);
+
 // A scenario as the commands that run one read it: its text and the name
 // its errors carry. "default" is the bundled scenarios/default.json; a
 // --trace on the command line replaces the scenario's workload, as a path

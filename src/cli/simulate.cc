@@ -525,6 +525,7 @@ int RunSimulate(const Args& args) {
     return ReportError("simulate", Error("--requests: the records are JSON; give --format json "
                                          "or --out DIR"));
   }
+  if (auto s = CheckTraceFlag(trace); !s) return ReportError("simulate", s.error());
   auto scenario = Load(scenario_path);
   if (!scenario) return ReportError("simulate", scenario.error());
   if (!trace.empty()) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "cli/cli_test_util.h"
 
@@ -111,6 +112,24 @@ TEST(HabitsCliTest, MissingFilesSayFileNotFound) {
   EXPECT_EQ(sim.exit_status, 2);
   EXPECT_EQ(sim.err.rfind("kvbill simulate: " + scenario + "#/trace/file: ", 0), 0u) << sim.err;
   EXPECT_TRUE(sim.err.ends_with(": a directory, not a trace file\n")) << sim.err;
+}
+
+// --trace naming a directory was blamed on scenarios/default.json#/trace/file
+// (simulate, compare, plan), a key the user never wrote, or named the path
+// alone (check, report): every command that takes --trace now names the flag.
+TEST(HabitsCliTest, ATraceFlagNamingADirectoryIsBlamedOnTheFlag) {
+  const std::string out = ::testing::TempDir() + "/trace_dir_report";
+  for (const std::string& command : std::vector<std::string>{
+           "simulate", "compare", "plan", "check --scenario scenarios/coding-agent.json",
+           "report -o " + out}) {
+    const auto run = RunKvbillInSourceDir(command + " --trace tests");
+    const std::string name = command.substr(0, command.find(' '));
+    EXPECT_EQ(run.exit_status, 2) << command;
+    EXPECT_EQ(run.out, "") << command;
+    EXPECT_EQ(run.err, "kvbill " + name + ": --trace: tests: a directory, not a trace file\n")
+        << command;
+  }
+  EXPECT_FALSE(std::filesystem::exists(out + "/report.html"));
 }
 
 TEST(HabitsCliTest, HelpShowsDefaultsAsWrittenAndWhetherAFlagTakesAFileOrADirectory) {
