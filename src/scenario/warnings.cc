@@ -191,7 +191,9 @@ void SloViolated(const Scenario& s, const RunSummary& sum, std::vector<RunWarnin
                                       " latency targets violated: " + text});
 }
 
-void IdleDominant(const RunSummary& sum, std::vector<RunWarning>* out) {
+// The advice fits the run's trace.release: "recorded" can switch to
+// after_finish; an after_finish run (the default) already does.
+void IdleDominant(const Scenario& s, const RunSummary& sum, std::vector<RunWarning>* out) {
   // The idle GPU time the bill holds: its own line (dedicated) or spread
   // over the tasks (amortized, where idle_usd is 0); busy billing holds none.
   const long double idle = sum.billing == BillingRule::kBusy ? 0.0L : sum.idle_gpu_usd;
@@ -204,8 +206,14 @@ void IdleDominant(const RunSummary& sum, std::vector<RunWarning>* out) {
                       " ($" + FormatFixed(static_cast<double>(idle), 4) + " of $" +
                       FormatFixed(static_cast<double>(sum.cost_usd), 4) +
                       "): the GPUs mostly wait between arrivals, so the bill is the rental, not "
-                      "the work; a denser load (trace.load), release \"after_finish\" instead of "
-                      "recorded gaps, or fewer replicas shows what busy GPUs cost"});
+                      "the work; " +
+                      (s.trace.release == "recorded"
+                           ? "a denser load (trace.load), release \"after_finish\" instead of "
+                             "recorded gaps, or fewer replicas shows what busy GPUs cost"
+                           : "turns already go out as soon as the previous one finishes "
+                             "(release \"after_finish\"), so the waits are the trace's tool "
+                             "waits and the gaps between task arrivals; a denser load "
+                             "(trace.load) or fewer replicas shows what busy GPUs cost")});
 }
 
 // `requests` planned, `edited` of them changed by the policy.
@@ -436,7 +444,7 @@ std::vector<RunWarning> EngineRunWarnings(const Scenario& scenario, const Simula
   KvFormatDefault(scenario, &out);
   OverloadedRun(summary, &out);
   SloViolated(scenario, summary, &out);
-  IdleDominant(summary, &out);
+  IdleDominant(scenario, summary, &out);
   PolicyNoEffect(scenario, totals.edited_requests, summary.requests, &out);
   PlaceholderOutputs(totals.placeholder_outputs, false, &out);
   UnsupportedFormat(scenario, totals, &out);

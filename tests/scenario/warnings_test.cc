@@ -376,6 +376,27 @@ TEST(WarningsTest, IdleDominantAboveHalfTheBill) {
   EXPECT_EQ(r.Codes(), Codes{});
 }
 
+// The advice used to be release "after_finish" in every run, the default
+// one included, which already releases that way.
+TEST(WarningsTest, IdleDominantAdviceFitsTheRunsRelease) {
+  FakeRun r;
+  r.summary.idle_usd = 6;  // 60% of $10
+  r.summary.idle_gpu_usd = 6;
+  ASSERT_EQ(r.scenario.trace.release, "after_finish");  // the default
+  EXPECT_EQ(r.Message("idle_dominant"),
+            "idle GPU time is 60% of the bill ($6.0000 of $10.0000): the GPUs mostly wait "
+            "between arrivals, so the bill is the rental, not the work; turns already go out as "
+            "soon as the previous one finishes (release \"after_finish\"), so the waits are the "
+            "trace's tool waits and the gaps between task arrivals; a denser load (trace.load) "
+            "or fewer replicas shows what busy GPUs cost");
+  r.scenario.trace.release = "recorded";
+  EXPECT_EQ(r.Message("idle_dominant"),
+            "idle GPU time is 60% of the bill ($6.0000 of $10.0000): the GPUs mostly wait "
+            "between arrivals, so the bill is the rental, not the work; a denser load "
+            "(trace.load), release \"after_finish\" instead of recorded gaps, or fewer replicas "
+            "shows what busy GPUs cost");
+}
+
 TEST(WarningsTest, PolicyNoEffectWhenAPolicyEditedNoPrompt) {
   FakeRun r;
   r.scenario.context_policy.kind = "drop_tool_results";
