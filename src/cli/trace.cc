@@ -162,8 +162,19 @@ std::string StatsTable(const TraceStats& stats, const std::string& path) {
 
 // A file its reader turns into no task (a Claude Code log of user lines
 // only, an empty list): an error, as simulate gives it, not an empty answer.
-Error NoTasks(const std::string& file) {
-  return Error(file + ": no tasks (nothing in it the reader turns into a request)");
+// Under a --from that detection would not have picked, the error says what
+// detection reads the file as (a wrong --from is the likelier cause).
+Error NoTasks(const std::string& file, const ReadOptions& read) {
+  std::string hint;
+  if (!read.from.empty()) {
+    const std::optional<TraceFormat> detected = DetectTraceFileFormat(file);
+    if (detected && TraceFormatName(*detected) != read.from) {
+      const std::string name(TraceFormatName(*detected));
+      hint = "; detection reads it as " + name + ", not " + read.from + " (try --from " + name +
+             ", or leave --from out)";
+    }
+  }
+  return Error(file + ": no tasks (nothing in it the reader turns into a request)" + hint);
 }
 
 int RunTraceStats(const Args& args) {
@@ -189,7 +200,7 @@ int RunTraceStats(const Args& args) {
   if (!reader) return ReportError(command, reader.error());
   auto stats = ComputeTraceStats(reader->get());
   if (!stats) return ReportError(command, stats.error());
-  if (stats->tasks == 0) return ReportError(command, NoTasks(file));
+  if (stats->tasks == 0) return ReportError(command, NoTasks(file, read));
   ReportSkipped(command, **reader);
   const std::string text =
       format == "json" ? StatsJson(*stats, (*reader)->bad_lines().count) : StatsTable(*stats, file);
@@ -229,7 +240,7 @@ int RunTraceConvert(const Args& args) {
     if (auto s = writer.Write(task); !s) return ReportError(command, s.error().Within(in));
     ++tasks;
   }
-  if (tasks == 0) return ReportError(command, NoTasks(in));
+  if (tasks == 0) return ReportError(command, NoTasks(in, read));
   ReportSkipped(command, **reader);
   if (auto s = EmitOutput(command, text.str(), output); !s) return ReportError(command, s.error());
   return 0;

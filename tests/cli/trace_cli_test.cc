@@ -59,6 +59,36 @@ TEST(TraceCliTest, AFileWithNoCallsIsAnError) {
   EXPECT_FALSE(std::filesystem::exists(out));
 }
 
+// A wrong --from that finds nothing (the Codex reader skips a Claude Code
+// log's lines) said only "no tasks": it now says what detection reads the
+// file as. Under the --from detection would pick, nothing is added.
+TEST(TraceCliTest, NoTasksUnderAWrongFromNamesTheDetectedFormat) {
+  const std::string claude = "tests/data/traces/claude_code_small.jsonl";
+  const CommandResult stats = Kvbill("trace stats " + claude + " --from codex");
+  EXPECT_EQ(stats.exit_status, 2);
+  EXPECT_EQ(stats.err, "kvbill trace stats: " + claude +
+                           ": no tasks (nothing in it the reader turns into a request); detection "
+                           "reads it as claude-code, not codex (try --from claude-code, or leave "
+                           "--from out)\n");
+  const std::string mooncake = "tests/data/traces/mooncake_small.jsonl";
+  const CommandResult convert =
+      Kvbill("trace convert " + mooncake + " --from claude-code --to native -o -");
+  EXPECT_EQ(convert.exit_status, 2);
+  EXPECT_EQ(convert.out, "");
+  EXPECT_EQ(convert.err, "kvbill trace convert: " + mooncake +
+                             ": no tasks (nothing in it the reader turns into a request); "
+                             "detection reads it as mooncake, not claude-code (try --from "
+                             "mooncake, or leave --from out)\n");
+  const std::string file = ::testing::TempDir() + "/user_only_from.jsonl";
+  std::ofstream(file)
+      << R"({"type":"user","sessionId":"s1","timestamp":"2026-01-12T07:40:28.613Z",)"
+      << R"("message":{"role":"user","content":"hi"}})"
+      << "\n";
+  EXPECT_EQ(Kvbill("trace stats " + file + " --from claude-code").err,
+            "kvbill trace stats: " + file +
+                ": no tasks (nothing in it the reader turns into a request)\n");
+}
+
 // The cache-write split is checked as `kvbill bill` checks it: 38,085 5-minute
 // + 0 1-hour writes against a total of 38,086 is an error in both.
 TEST(TraceCliTest, ClaudeUsageIsCheckedAsBillChecksIt) {

@@ -121,6 +121,12 @@ Result<std::unique_ptr<TraceReader>> OpenTrace(const std::string& path,
                                                std::optional<TraceFormat> format,
                                                ReaderOptions options = {});
 
+// The format detection gives the file at `path` (its first non-blank line,
+// as OpenTrace without a format reads it); nullopt when the file cannot be
+// read, is empty or is not recognised. For hints after a reader given
+// another format found nothing (a wrong --from); "-" is not read.
+std::optional<TraceFormat> DetectTraceFileFormat(const std::string& path);
+
 // Every task of the trace at `path` (OpenTrace, then the reader to its end),
 // for callers that need the whole trace at once; the first reader error ends
 // it.
