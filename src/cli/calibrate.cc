@@ -123,9 +123,12 @@ int RunKernels(const Args& args) {
 
 constexpr char kUsage[] =
     "usage: kvbill calibrate --measurements FILE [--engine vllm|sglang] [--scenario S.json]\n"
-    "                        [--profile START] [-o PROFILE.json] [--report] [--no-fit]\n"
+    "                        [--profile START] [-o PROFILE.json] [--report]\n"
+    "                        [--validation-doc FILE] [--no-fit] [--no-lomo] [--lomo-only]\n"
+    "                        [-v] [--grid-rounds N] [--max-evaluations N]\n"
+    "                        [--fit-exclusions FILE] [--fit-speculative]\n"
     "       kvbill calibrate --measurements FILE --detail ID [--detail ID ...] [--profile P]\n"
-    "       kvbill calibrate kernels --kernels DIR [-o CURVES.json]\n\n"
+    "       kvbill calibrate kernels --kernels DIR [-o CURVES.json] [--table]\n\n"
     "Fits an engine profile (the engine's overheads around its kernels,\n"
     "docs/validation.md) to published serving measurements: each record is replayed as a\n"
     "kvbill workload and the profile's parameters are fitted on the log ratios of\n"
@@ -398,10 +401,11 @@ int RunProfileFit(const Args& args) {
 }  // namespace
 
 int RunCalibrate(const Args& args) {
-  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-    (args.empty() ? std::cerr : std::cout) << kUsage;
-    return args.empty() ? 2 : 0;
+  if (args.empty()) {
+    std::cerr << kUsage;
+    return 2;
   }
+  // --help goes through the option parser, which lists every option.
   const Args rest(args.begin() + 1, args.end());
   if (args[0] == "kernels") return RunKernels(rest);
   return RunProfileFit(args);

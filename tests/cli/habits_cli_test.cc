@@ -6,6 +6,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -130,6 +133,57 @@ TEST(HabitsCliTest, ATraceFlagNamingADirectoryIsBlamedOnTheFlag) {
         << command;
   }
   EXPECT_FALSE(std::filesystem::exists(out + "/report.html"));
+}
+
+// Every flag README's synopses and examples give a command is listed by
+// that command's --help (calibrate's help printed no options at all, while
+// README gave it --no-lomo, --grid-rounds, --max-evaluations, ...).
+TEST(HabitsCliTest, EveryFlagReadmeGivesACommandIsInItsHelp) {
+  std::ifstream readme(std::string(KVBILL_SOURCE_DIR) + "/README.md");
+  ASSERT_TRUE(readme);
+  const std::map<std::string, std::set<std::string>> subcommands = {
+      {"trace", {"stats", "convert", "gen"}},
+      {"scenario", {"schema", "docs", "from-vllm"}},
+      {"calibrate", {"kernels"}},
+      {"plot", {"memory"}}};
+  const std::regex synopsis(R"(^    (?:\$ )?kvbill ([a-z-]+)(?: ([a-z-]+))?(.*))");
+  const std::regex flag(R"((?:^|[^\w-])(--[a-z][a-z0-9-]*))");
+  std::map<std::string, std::set<std::string>> flags;  // command -> flags README gives it
+  std::string line, command;
+  while (std::getline(readme, line)) {
+    std::smatch m;
+    std::string rest;
+    if (std::regex_match(line, m, synopsis)) {
+      command = m[1];
+      const auto sub = subcommands.find(command);
+      if (sub != subcommands.end() && sub->second.count(m[2]) != 0) {
+        command += " " + m[2].str();
+        rest = m[3];
+      } else {
+        rest = m[2].str() + m[3].str();
+      }
+    } else if (!command.empty() && line.starts_with("        ") &&
+               line.find_first_not_of(' ') != std::string::npos &&
+               (line[line.find_first_not_of(' ')] == '[' ||
+                line[line.find_first_not_of(' ')] == '-')) {
+      rest = line;  // a synopsis's continuation line
+    } else {
+      command.clear();
+      continue;
+    }
+    for (auto it = std::sregex_iterator(rest.begin(), rest.end(), flag);
+         it != std::sregex_iterator(); ++it) {
+      flags[command].insert((*it)[1]);
+    }
+  }
+  ASSERT_TRUE(flags.count("calibrate") != 0 && flags["calibrate"].count("--no-lomo") != 0);
+  for (const auto& [name, given] : flags) {
+    const auto help = RunKvbillInSourceDir(name + " --help");
+    EXPECT_EQ(help.exit_status, 0) << name;
+    for (const std::string& f : given) {
+      EXPECT_NE(help.out.find(f), std::string::npos) << "kvbill " << name << " --help lacks " << f;
+    }
+  }
 }
 
 TEST(HabitsCliTest, HelpShowsDefaultsAsWrittenAndWhetherAFlagTakesAFileOrADirectory) {
