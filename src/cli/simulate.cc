@@ -60,6 +60,21 @@ json SummaryJson(const Summary& s) {
 
 std::string Money(long double usd) { return "$" + FormatFixed(static_cast<double>(usd), 4); }
 
+// "bill $0.0015 = tasks $0.0015 + idle $0.0000": four decimals, or as many
+// more (up to ten) as it takes for the printed parts to add up to the
+// printed total ($0.0015 = $0.0014 + $0.0000 read as a wrong sum).
+std::string BillEquation(long double total, long double tasks, long double idle) {
+  int decimals = 4;
+  auto cents = [&](long double usd) {
+    return std::llround(static_cast<double>(usd) * std::pow(10.0, decimals));
+  };
+  while (decimals < 10 && cents(total) != cents(tasks) + cents(idle)) ++decimals;
+  auto money = [&](long double usd) {
+    return "$" + FormatFixed(static_cast<double>(usd), decimals);
+  };
+  return "bill " + money(total) + " = tasks " + money(tasks) + " + idle " + money(idle) + "\n";
+}
+
 // "vllm profile, calibrated (validation median error 21%)" or why not.
 std::string CostModelLine(const CostModelInfo& m) {
   if (m.profile == "roofline") return "spec-sheet roofline (uncalibrated)";
@@ -482,10 +497,9 @@ class SimulateOutput {
     } else {
       text << "cost per task: none, no task was served\n";
     }
-    text << "bill " << Money(sum.cost_usd) << " = tasks " << Money(sum.task_cost_usd) << " + idle "
-         << Money(sum.idle_usd) << "\n"
-         << BillingLine(sum) << LatencyText(scenario, sum, totals)
-         << "iteration times: " << CostModelLine(model) << "\n";
+    text << BillEquation(sum.cost_usd, sum.task_cost_usd, sum.idle_usd) << BillingLine(sum)
+         << LatencyText(scenario, sum, totals) << "iteration times: " << CostModelLine(model)
+         << "\n";
     for (const std::string& note : model.notes) text << "  note: " << note << "\n";
     return text.str();
   }

@@ -3,9 +3,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <utility>
 #include <vector>
 
@@ -619,6 +621,43 @@ TEST(SimulateCliTest, OneTaskOneRequestReadInTheSingular) {
   ASSERT_EQ(r.exit_status, 0) << r.err;
   EXPECT_NE(r.out.find("1 task, 1 request; prompt 1,000 tokens"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("; 0 preemptions\n"), std::string::npos) << r.out;
+}
+
+// The bill line's printed parts add up to its printed total, digit for
+// digit: at four decimals a short TraceLab run read "$0.0015 = tasks
+// $0.0014 + idle $0.0000" (0.00149 = 0.00145 + 0.00004); the line takes the
+// decimals the sum needs. Each printed figure is the JSON value rounded.
+TEST(SimulateCliTest, TheBillsPrintedPartsAddUpToItsPrintedTotal) {
+  for (const char* trace :
+       {"tests/data/traces/tracelab_sim_small.csv", "tests/data/traces/native_small.jsonl",
+        "tests/data/traces/mooncake_small.jsonl"}) {
+    SCOPED_TRACE(trace);
+    const auto r = RunKvbill(std::string("simulate --trace ") + trace);
+    ASSERT_EQ(r.exit_status, 0) << r.err;
+    const auto at = r.out.find("bill $");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    const std::string line = r.out.substr(at, r.out.find('\n', at) - at);
+    std::string total, tasks, idle;
+    {
+      std::istringstream in(line);
+      std::string word;
+      in >> word >> total >> word >> word >> tasks >> word >> word >> idle;
+    }
+    ASSERT_EQ(total[0], '$') << line;
+    // The three in units of their last printed digit.
+    const std::size_t decimals = total.size() - total.find('.') - 1;
+    auto units = [&](std::string v) {
+      EXPECT_EQ(v.size() - v.find('.') - 1, decimals) << line;
+      v.erase(0, 1);
+      v.erase(v.find('.'), 1);
+      return std::stoll(v);
+    };
+    EXPECT_EQ(units(total), units(tasks) + units(idle)) << line;
+    const auto j = nlohmann::json::parse(
+        RunKvbill(std::string("simulate --format json --trace ") + trace).out)["summary"];
+    const double scale = std::pow(10.0, static_cast<double>(decimals));
+    EXPECT_EQ(units(total), std::llround(j["cost_usd"].get<double>() * scale)) << line;
+  }
 }
 
 }  // namespace
