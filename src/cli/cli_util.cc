@@ -226,9 +226,11 @@ Status CheckChoice(const std::string& flag, const std::string& value, const std:
 
 Status CheckTraceFlag(const std::string& trace) {
   if (trace.empty() || trace == "-") return OkStatus();
-  if (std::error_code ec; std::filesystem::is_directory(trace, ec)) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(trace, ec)) {
     return Error("--trace: " + trace + ": a directory, not a trace file");
   }
+  if (!std::filesystem::exists(trace, ec)) return Error("--trace: " + trace + ": file not found");
   return OkStatus();
 }
 

@@ -133,6 +133,15 @@ TEST(HabitsCliTest, ATraceFlagNamingADirectoryIsBlamedOnTheFlag) {
         << command;
   }
   EXPECT_FALSE(std::filesystem::exists(out + "/report.html"));
+  // So is a --trace naming no file (it said "no/such.jsonl: file not found").
+  for (const std::string& command : std::vector<std::string>{
+           "simulate", "compare", "plan", "check --scenario scenarios/coding-agent.json",
+           "report -o " + out}) {
+    const auto run = RunKvbillInSourceDir(command + " --trace no/such.jsonl");
+    const std::string name = command.substr(0, command.find(' '));
+    EXPECT_EQ(run.exit_status, 2) << command;
+    EXPECT_EQ(run.err, "kvbill " + name + ": --trace: no/such.jsonl: file not found\n") << command;
+  }
 }
 
 // Every flag README's synopses and examples give a command is listed by
