@@ -10,6 +10,7 @@
 #include <regex>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/cli_test_util.h"
@@ -119,29 +120,24 @@ TEST(HabitsCliTest, MissingFilesSayFileNotFound) {
 
 // --trace naming a directory was blamed on scenarios/default.json#/trace/file
 // (simulate, compare, plan), a key the user never wrote, or named the path
-// alone (check, report): every command that takes --trace now names the flag.
+// alone (check, report): every command that takes --trace now names the
+// flag, for a directory and for a path naming nothing ("no/such.jsonl: file
+// not found").
 TEST(HabitsCliTest, ATraceFlagNamingADirectoryIsBlamedOnTheFlag) {
   const std::string out = ::testing::TempDir() + "/trace_dir_report";
-  for (const std::string& command : std::vector<std::string>{
-           "simulate", "compare", "plan", "check --scenario scenarios/coding-agent.json",
-           "report -o " + out}) {
-    const auto run = RunKvbillInSourceDir(command + " --trace tests");
-    const std::string name = command.substr(0, command.find(' '));
-    EXPECT_EQ(run.exit_status, 2) << command;
-    EXPECT_EQ(run.out, "") << command;
-    EXPECT_EQ(run.err, "kvbill " + name + ": --trace: tests: a directory, not a trace file\n")
-        << command;
+  for (const auto& [trace, why] : {std::pair{"tests", "a directory, not a trace file"},
+                                   std::pair{"no/such.jsonl", "file not found"}}) {
+    for (const std::string& command : std::vector<std::string>{
+             "simulate", "compare", "plan", "check --scenario scenarios/coding-agent.json",
+             "report -o " + out}) {
+      const auto run = RunKvbillInSourceDir(command + " --trace " + trace);
+      const std::string name = command.substr(0, command.find(' '));
+      EXPECT_EQ(run.exit_status, 2) << command;
+      EXPECT_EQ(run.out, "") << command;
+      EXPECT_EQ(run.err, "kvbill " + name + ": --trace: " + trace + ": " + why + "\n") << command;
+    }
   }
   EXPECT_FALSE(std::filesystem::exists(out + "/report.html"));
-  // So is a --trace naming no file (it said "no/such.jsonl: file not found").
-  for (const std::string& command : std::vector<std::string>{
-           "simulate", "compare", "plan", "check --scenario scenarios/coding-agent.json",
-           "report -o " + out}) {
-    const auto run = RunKvbillInSourceDir(command + " --trace no/such.jsonl");
-    const std::string name = command.substr(0, command.find(' '));
-    EXPECT_EQ(run.exit_status, 2) << command;
-    EXPECT_EQ(run.err, "kvbill " + name + ": --trace: no/such.jsonl: file not found\n") << command;
-  }
 }
 
 // Every flag README's synopses and examples give a command is listed by
