@@ -50,6 +50,17 @@ TimedGemm GemmForFormat(const GpuKernelCurves& base, const FormatRun& run,
     out.use.timing = Measured(base, run, "GEMM bf16");
     return out;
   }
+  if (run.cell.dense_dequantised && part == "weights") {
+    // Each forward writes a bf16 copy of the weights (reading the stored
+    // ones) and multiplies by it: the bf16 GEMM, after that pass.
+    out.curve.dequant_bytes = WeightElementBytes(format) + 2;
+    out.use.timing =
+        "assumed: the bf16 GEMM curve after a pass per forward that reads the stored weights "
+        "and writes their bf16 copy (" +
+        Number(out.curve.dequant_bytes, "%.4g") +
+        " bytes a weight at the GEMM's memory efficiency; no table measures it)";
+    return out;
+  }
   if (c == "fp32") {
     out.curve.weight_bytes = 4;
     out.curve.activation_bytes = 4;

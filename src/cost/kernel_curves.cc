@@ -26,6 +26,7 @@ double GemmCurve::Seconds(const KernelSpec& spec, double m, double n, double k) 
     t += big * std::pow(1.0 + std::pow(small / big, smoothness), 1.0 / smoothness);
   }
   if (quant_eff > 0) t += 3.0 * m * k / (spec.hbm_bytes_per_s * quant_eff);
+  if (dequant_bytes > 0) t += n * k * dequant_bytes / (spec.hbm_bytes_per_s * mem_eff);
   return t;
 }
 

@@ -40,8 +40,9 @@ Result<std::string> Text(const ordered_json& obj, const char* key, const std::st
 Result<FormatCell> ParseCell(const ordered_json& c, const std::string& where) {
   if (!c.is_object()) return Error(where + ": must be an object");
   for (auto it = c.begin(); it != c.end(); ++it) {
-    static const char* const kKnown[] = {"runs",   "computed", "kernel",       "note",
-                                         "source", "reason",   "experts_table"};
+    static const char* const kKnown[] = {"runs",          "computed",         "kernel",
+                                         "note",          "source",           "reason",
+                                         "experts_table", "dense_dequantised"};
     if (std::find_if(std::begin(kKnown), std::end(kKnown),
                      [&](const char* k) { return it.key() == k; }) == std::end(kKnown)) {
       return Error(where + "/" + it.key() + ": unknown key");
@@ -60,7 +61,7 @@ Result<FormatCell> ParseCell(const ordered_json& c, const std::string& where) {
     auto reason = Text(c, "reason", where, true);
     if (!reason) return reason.error();
     cell.reason = *reason;
-    for (const char* k : {"computed", "kernel", "note", "experts_table"}) {
+    for (const char* k : {"computed", "kernel", "note", "experts_table", "dense_dequantised"}) {
       if (c.contains(k)) return Error(where + "/" + k + ": not with \"runs\": false");
     }
     return cell;
@@ -80,6 +81,13 @@ Result<FormatCell> ParseCell(const ordered_json& c, const std::string& where) {
   auto note = Text(c, "note", where, false);
   if (!note) return note.error();
   cell.note = *note;
+  if (auto it = c.find("dense_dequantised"); it != c.end()) {
+    if (!it->is_boolean()) {
+      return Error(where + "/dense_dequantised: must be true or false, got " +
+                   json_input::Quote(*it));
+    }
+    cell.dense_dequantised = it->get<bool>();
+  }
   auto table = Text(c, "experts_table", where, false);
   if (!table) return table.error();
   cell.experts_table = *table;

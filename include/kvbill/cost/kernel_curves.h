@@ -65,6 +65,10 @@ struct GemmCurve {
   // Not fitted, not stored: launch time a call takes beyond t0_s outside
   // CUDA graphs, where a table's rows were timed eagerly (format_kernels.h).
   double eager_extra_s = 0;
+  // Not fitted, not stored: bytes per weight element of a pass before the
+  // GEMM that dequantises its weights into a 16-bit copy (reading the
+  // stored ones, writing the copy), at the curve's memory efficiency.
+  double dequant_bytes = 0;
   FitError error;
 
   // Seconds of y = x W^T with x m x k and W n x k.

@@ -50,6 +50,10 @@ struct FormatCell {
   // Defaults by `computed`: bf16 and fp32 -> bf16, fp8 and fp4 ->
   // fp8_block, weight-only -> int4.
   std::string experts_table;
+  // Dense layers (weights only) are dequantised to a 16-bit copy every
+  // forward and multiplied by the bf16 GEMM (vLLM's NVFP4 emulation on
+  // AMD): they stream more bytes than bf16 weights, not fewer.
+  bool dense_dequantised = false;
   std::string source;  // the engine source that decides it
   std::string reason;  // why no engine runs it (!runs)
 };
