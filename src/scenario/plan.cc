@@ -33,24 +33,6 @@ namespace {
 
 std::string Num(double v, int decimals) { return FormatFixed(v, decimals); }
 
-// The peak decode rate of one replica, tokens per second: the most, over
-// batch sizes 1, 2, 4, ... and max_num_seqs, of batch / step time with every
-// sequence at context 1 (the cheapest step of that batch).
-double PeakDecodeTokensPerS(const SimulationConfig& config) {
-  if (!config.cost_model) return 0;
-  double best = 0;
-  std::vector<int> sizes;
-  for (int b = 1; b < config.max_num_seqs; b *= 2) sizes.push_back(b);
-  sizes.push_back(std::max(1, config.max_num_seqs));
-  for (int b : sizes) {
-    std::vector<ScheduledWork> work(static_cast<std::size_t>(b), ScheduledWork{1, 1, false});
-    std::vector<long double> own(work.size(), 0);
-    const double t = static_cast<double>(config.cost_model->IterationSeconds(work, own));
-    if (t > 0) best = std::max(best, b / t);
-  }
-  return best;
-}
-
 // The peak prefill rate of one replica, tokens per second: the most, over
 // iterations of n prompt tokens (n = 1, 2, 4, ... and max_num_batched_tokens,
 // the most one iteration computes) split evenly among b sequences (b = 1,
@@ -244,6 +226,31 @@ Result<RunSummary> RunMeasured(const Scenario& s, WorkloadCache& workloads,
 }
 
 }  // namespace
+
+double PeakDecodeTokensPerS(const SimulationConfig& config) {
+  if (!config.cost_model) return 0;
+  const SpeculativeDecoding& spec = config.speculative;
+  const bool speculating = spec.num_speculative_tokens > 0;
+  const Tokens query = !speculating             ? 1
+                       : spec.verify_tokens > 0 ? spec.verify_tokens
+                                                : spec.num_speculative_tokens + 1;
+  const double advance = speculating ? static_cast<double>(spec.expected_tokens) : 1.0;
+  const int most = static_cast<int>(
+      std::clamp<Tokens>(std::max<Tokens>(1, config.max_num_batched_tokens) / query, 1,
+                         std::max(1, config.max_num_seqs)));
+  double best = 0;
+  std::vector<int> sizes;
+  for (int b = 1; b < most; b *= 2) sizes.push_back(b);
+  sizes.push_back(most);
+  for (int b : sizes) {
+    std::vector<ScheduledWork> work(static_cast<std::size_t>(b),
+                                    ScheduledWork{1, query, false, speculating});
+    std::vector<long double> own(work.size(), 0);
+    const double t = static_cast<double>(config.cost_model->IterationSeconds(work, own));
+    if (t > 0) best = std::max(best, b * advance / t);
+  }
+  return best;
+}
 
 std::vector<std::pair<std::string, std::string>> CandidateSettings(
     const PlanCandidate& c, int replicas, std::optional<double> price,

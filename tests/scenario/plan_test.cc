@@ -235,6 +235,34 @@ TEST(PlanTest, TheDailyRateBoundsTheReplicasWhateverTheWindowHolds) {
   EXPECT_GT(daily, 0);
 }
 
+// The throughput bound's peak decode rate speculates as the deployment
+// does: with a draft, a step verifies k + 1 tokens a sequence and advances
+// E. Two scenarios alike but for the acceptance rate run the same steps, so
+// their peaks are in the ratio of their E: k = 3 at α 0.9 advances
+// (1 - 0.9^4) / (1 - 0.9) = 3.439 tokens a step, at α 0 one. And α 0 pays
+// the verification and the draft for nothing: below the peak without
+// speculation (which it equalled, the bound ignoring speculation).
+TEST(PlanTest, PeakDecodeRateCountsTheTokensAVerificationStepAdvances) {
+  auto peak = [](const std::string& speculative) {
+    auto s = ParseScenario(R"({"model": "qwen3-8b", "deployment": {"gpu": "h100-sxm")" +
+                               speculative + R"(}, "trace": {"generator": "coding-agent",
+                               "tasks": 1}})",
+                           "peak.json");
+    EXPECT_TRUE(s.ok()) << s.error().message();
+    auto config = BuildSimulationConfig(*s);
+    EXPECT_TRUE(config.ok()) << config.error().message();
+    return PeakDecodeTokensPerS(*config);
+  };
+  const double off = peak("");
+  const double none = peak(R"(, "speculative": {"method": "eagle", "num_speculative_tokens": 3,
+      "acceptance_rate": [0]})");
+  const double high = peak(R"(, "speculative": {"method": "eagle", "num_speculative_tokens": 3,
+      "acceptance_rate": [0.9]})");
+  ASSERT_GT(off, 0);
+  EXPECT_LT(none, off);
+  EXPECT_NEAR(high / none, 3.439, 1e-9);
+}
+
 // A deployment vLLM refuses to start is no candidate. Qwen3-32B in BF16 on
 // one H100: 76,922,864,271 B of the 90% share, less vLLM's 2.77 GiB reserve
 // (2,969,723,038 B) and 65,524,246,528 B of weights, leaves 8,428,894,705 B:

@@ -42,6 +42,7 @@
 #include <utility>
 #include <vector>
 
+#include "kvbill/engine/simulator.h"
 #include "kvbill/scenario/budget.h"
 #include "kvbill/scenario/scenario.h"
 #include "kvbill/scenario/warnings.h"
@@ -127,6 +128,14 @@ struct WorkloadRate {
   }
 };
 Result<WorkloadRate> MeasureWorkload(const Scenario& scenario);
+
+// One replica's peak decode rate, tokens a second, the throughput bounds'
+// ceiling: the most, over batch sizes 1, 2, 4, ... up to max_num_seqs (and
+// the token budget), of the tokens a step advances over its time, every
+// sequence at context 1. Speculating, a step verifies k + 1 query tokens a
+// sequence (a tree's num_draft_tokens), the cost model adding the draft, and
+// advances E (SpeculativeDecoding). 0 without a cost model.
+double PeakDecodeTokensPerS(const SimulationConfig& config);
 
 // The window a plan simulates. "busiest-hour": the hour [start_s, start_s +
 // 3600) of the run's clock (a task's arrival minus the first's, divided by
