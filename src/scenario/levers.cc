@@ -238,9 +238,19 @@ std::vector<Lever> Levers(const Scenario& s) {
     char name[96];
     std::snprintf(name, sizeof name, "speculative decoding (%s, k %d, acceptance %.2f)",
                   method.c_str(), m->num_speculative_tokens, m->acceptance_rate);
-    levers.push_back({name, {{"/deployment/speculative", "{\"method\": \"" + method + "\"}"}}});
+    levers.push_back({name, SpeculationOnSettings(s, "{\"method\": \"" + method + "\"}")});
   }
   return levers;
+}
+
+std::vector<std::pair<std::string, std::string>> SpeculationOnSettings(
+    const Scenario& s, const std::string& method_json) {
+  std::vector<std::pair<std::string, std::string>> settings = {
+      {"/deployment/speculative", method_json}};
+  if (s.deployment.engine == "sglang" && s.deployment.async_scheduling.value_or(false)) {
+    settings.emplace_back("/deployment/async_scheduling", "null");
+  }
+  return settings;
 }
 
 LeverValue ValueOf(const Lever& lever, double baseline, double variant) {

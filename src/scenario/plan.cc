@@ -22,6 +22,7 @@
 #include "kvbill/model/hf_config.h"
 #include "kvbill/model/kv_format.h"
 #include "kvbill/model/weight_bytes.h"
+#include "kvbill/scenario/levers.h"
 #include "kvbill/scenario/run.h"
 #include "kvbill/scenario/sweep.h"
 #include "kvbill/scenario/warnings.h"
@@ -509,7 +510,14 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
   const std::optional<std::string> speculative_on = SpeculativeOnSetting(scenario);
   auto scenario_at = [&](int replicas) -> Result<Scenario> {
     std::string t = text;
-    for (const auto& [pointer, value] : CandidateSettings(c, replicas, price, speculative_on)) {
+    auto settings = CandidateSettings(c, replicas, price, speculative_on);
+    if (c.speculative != "off" && speculative_on) {
+      // What else turning it on takes (SGLang's overlap scheduler off).
+      for (auto& edit : SpeculationOnSettings(scenario, *speculative_on)) {
+        if (edit.first != "/deployment/speculative") settings.push_back(std::move(edit));
+      }
+    }
+    for (const auto& [pointer, value] : settings) {
       auto edited = WithSetting(t, pointer, value);
       if (!edited) return edited.error();
       t = std::move(*edited);

@@ -229,6 +229,33 @@ TEST(FormatsRulesTest, CompareMarksAKvLeverTheGpuCannotRunNotApplicable) {
   EXPECT_EQ(Levers(*b200)[1].not_applicable, "");
 }
 
+// The speculation lever of an SGLang scenario that sets its overlap
+// scheduler on: SGLang turns overlap off to speculate (and kvbill refuses
+// both at once), so the lever sets the scheduler back to the engine's
+// default beside the draft and runs; it failed ("n/a", then "failed").
+TEST(FormatsRulesTest, SpeculationLeverOnSglangTakesTheOverlapSchedulerOff) {
+  const std::string text = R"({"model": "llama-3.1-8b", "deployment": {"engine": "sglang",
+      "async_scheduling": true}, "trace": {"generator": "chat", "tasks": 1}})";
+  auto s = ParseScenario(text, "s.json");
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  const std::vector<Lever> levers = Levers(*s);
+  const Lever& spec = levers.back();
+  ASSERT_EQ(spec.name.rfind("speculative decoding (", 0), 0u) << spec.name;
+  EXPECT_EQ(spec.settings, (std::vector<std::pair<std::string, std::string>>{
+                               {"/deployment/speculative", R"({"method": "eagle3"})"},
+                               {"/deployment/async_scheduling", "null"}}));
+  const std::vector<LeverOutcome> out = RunLevers(text, "s.json", {spec}, 1);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].run.has_value()) << out[0].error;
+  // On vLLM (no overlap setting refused with an EAGLE-3 draft) the lever
+  // is the draft alone.
+  auto vllm = ParseScenario(R"({"model": "llama-3.1-8b", "deployment": {"async_scheduling": true},
+      "trace": {"generator": "chat", "tasks": 1}})",
+                            "s.json");
+  ASSERT_TRUE(vllm.ok());
+  EXPECT_EQ(Levers(*vllm).back().settings.size(), 1u);
+}
+
 // Architecture levers only where they change something: Qwen3-8B's 8 KV
 // heads over 2 GPUs are 4 a GPU, halved 2: offered; over 8 GPUs one a GPU
 // either way: not offered. MiniMax-M3's sparse layers would lose their

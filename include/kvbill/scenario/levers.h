@@ -36,6 +36,14 @@ struct Lever {
   std::string no_effect = {};
 };
 
+// The settings that turn speculation on (`method_json`, a
+// deployment.speculative value) in `s`, as the engine would run it: SGLang
+// turns its overlap scheduler off to speculate, so a scenario that sets
+// deployment.async_scheduling true on SGLang gets it back to the engine's
+// default (null) beside the draft, instead of a combination it refuses.
+std::vector<std::pair<std::string, std::string>> SpeculationOnSettings(
+    const Scenario& s, const std::string& method_json);
+
 // A lever's value: dollars per task saved against the same scenario without
 // it (LeverOutcome, levers.h), and that saving as a fraction of the cost
 // without it. Precondition: both runs exist.
