@@ -346,20 +346,32 @@ int RunFit(const Args& args) {
       text << "DOES NOT FIT: short by " << Gib(-report->headroom_bytes) << " ("
            << Gb(-report->headroom_bytes) << ")\n";
     }
-    text << "max context at batch " << batch << ": ";
+    std::string max_context_text;
     if (limit.caps_max) {
-      text << FormatWithSeparators(max_context) << " tokens (the model's max_model_len; memory "
-           << (report->max_context_unbounded
-                   ? std::string("is unbounded")
-                   : "holds " + FormatWithSeparators(report->max_context) + " tokens")
-           << ")\n";
+      max_context_text = FormatWithSeparators(max_context) +
+                         " tokens (the model's max_model_len; memory " +
+                         (report->max_context_unbounded
+                              ? std::string("is unbounded")
+                              : "holds " + FormatWithSeparators(report->max_context) + " tokens") +
+                         ")";
     } else {
-      text << (report->max_context_unbounded
-                   ? "unbounded (the footprint stops growing)"
-                   : FormatWithSeparators(report->max_context) + " tokens")
-           << "\n";
+      max_context_text = report->max_context_unbounded
+                             ? "unbounded (the footprint stops growing)"
+                             : FormatWithSeparators(report->max_context) + " tokens";
     }
-    if (refused) {
+    text << "max context at batch " << batch << ": "
+         << (runnable ? max_context_text
+                      : "none, no engine serves this format on " + gpu->id +
+                            " (memory alone: " + max_context_text + ")")
+         << "\n";
+    if (!runnable) {
+      // Memory's answers, said to be memory's: no engine runs the format.
+      const std::string why = "none, no engine serves this format on " + gpu->id;
+      text << "max batch at " << FormatWithSeparators(*context) << " tokens: " << why
+           << " (memory alone holds " << FormatWithSeparators(report->max_batch) << ")\n";
+      text << "fewest GPUs that fit: " << why << " (memory alone: "
+           << (report->min_gpus ? std::to_string(*report->min_gpus) : "none up to 64") << ")\n";
+    } else if (refused) {
       text << "max batch at " << FormatWithSeparators(*context)
            << " tokens: none, past the model's max_model_len (memory alone holds "
            << FormatWithSeparators(report->max_batch) << ")\n";

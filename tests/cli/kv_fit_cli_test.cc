@@ -505,6 +505,16 @@ TEST(FitCliTest, AFormatNoEngineRunsOnTheGpuDoesNotFit) {
                            "alone would hold it with "),
             std::string::npos)
       << check.out;
+  // The limits below the verdict are memory's, and say so: no max batch
+  // or GPU count is offered for a format nothing runs.
+  for (const char* line : {"max context at batch 1: none, no engine serves this format on "
+                           "h100-sxm (memory alone: ",
+                           "max batch at 8,192 tokens: none, no engine serves this format on "
+                           "h100-sxm (memory alone holds ",
+                           "fewest GPUs that fit: none, no engine serves this format on h100-sxm "
+                           "(memory alone: 1)"}) {
+    EXPECT_NE(check.out.find(line), std::string::npos) << line << "\n" << check.out;
+  }
   ASSERT_EQ(j["warnings"].size(), 1u) << j.dump();
   EXPECT_EQ(j["warnings"][0]["code"], "format_not_run");
   EXPECT_EQ(j["warnings"][0]["message"].get<std::string>().rfind(
