@@ -289,8 +289,14 @@ void SpeculativeAcceptanceAssumed(const Scenario& s, std::vector<RunWarning>* ou
            "rests on it. Sampled requests accept less than greedy ones (vLLM drafts the top "
            "token and keeps it with the model's probability of it: Qwen3.5-9B's MTP head at "
            "the engine's default sampling keeps about 0.45, for a 27% gain where 0.85 predicts "
-           "61%, docs/engine.md#speculative-decoding); set "
-           "deployment.speculative.acceptance_rate"});
+           "61%, docs/engine.md#speculative-decoding)" +
+           (spec.method == "mtp" && spec.num_speculative_tokens.value_or(1) > 1
+                ? "; the default is the second token's rate of a one-token MTP module, "
+                  "applied here at each of " +
+                      std::to_string(*spec.num_speculative_tokens) +
+                      " positions, where a module run again on its own drafts accepts less"
+                : std::string()) +
+           "; set deployment.speculative.acceptance_rate"});
 }
 
 void LinearStateUnmeasured(const SimulationTotals& t, std::vector<RunWarning>* out) {

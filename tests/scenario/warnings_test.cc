@@ -466,6 +466,14 @@ TEST(WarningsTest, SpeculativeAcceptanceAssumedWhenTheScenarioSetsNoRate) {
                       "acceptance rate, 0.85"),
             std::string::npos)
       << r.Message("speculative_acceptance_assumed");
+  EXPECT_EQ(r.Message("speculative_acceptance_assumed").find("positions"), std::string::npos);
+  // Three MTP drafts a step: the one-token module's rate, extrapolated, says so.
+  r.scenario.deployment.speculative->num_speculative_tokens = 3;
+  EXPECT_NE(r.Message("speculative_acceptance_assumed")
+                .find("the default is the second token's rate of a one-token MTP module, "
+                      "applied here at each of 3 positions"),
+            std::string::npos)
+      << r.Message("speculative_acceptance_assumed");
   // A rate of the scenario's own, one for every position or one each: no warning.
   r.scenario.deployment.speculative->acceptance_rate = {0.4};
   EXPECT_EQ(r.Codes(), Codes{});
