@@ -20,6 +20,7 @@
 #include "kvbill/hardware/kv_blocks.h"
 #include "kvbill/metrics/summary.h"
 #include "kvbill/model/hf_config.h"
+#include "kvbill/model/hf_model_id.h"
 #include "kvbill/model/kv_footprint.h"
 #include "kvbill/model/weight_bytes.h"
 #include "kvbill/policy/context_policy.h"
@@ -47,50 +48,6 @@ std::string GpuFromText(const std::string& text) {
   if (Contains(t, "a100") && (Contains(t, "80") || Contains(t, "sxm"))) return "a100-80gb";
   if (Contains(t, "b200")) return "b200";
   return "";
-}
-
-struct ModelChoice {
-  std::string catalog;
-  std::string weight_format = "auto";
-  bool fp8_checkpoint = false;
-};
-
-// The catalog model a Hugging Face id means: organisation dropped, then the
-// suffixes naming a tuning or a quantised copy of the same architecture
-// (-Instruct, -Instruct-2507, -FP8, -AWQ, dates); DeepSeek-R1 is DeepSeek-V3's
-// architecture.
-std::optional<ModelChoice> ModelFromId(const std::string& id, const std::string& weights) {
-  std::string name = Lower(id.substr(id.find('/') == std::string::npos ? 0 : id.find('/') + 1));
-  ModelChoice c;
-  auto strip = [&](const std::string& suffix) {
-    const std::size_t at = name.find(suffix);
-    if (at == std::string::npos) return false;
-    name.erase(at, suffix.size());
-    return true;
-  };
-  if (strip("-fp8")) {
-    c.weight_format = "fp8";
-    c.fp8_checkpoint = true;
-  }
-  if (strip("-awq")) c.weight_format = "int4-g128";
-  strip("-instruct-2507");
-  strip("-instruct");
-  strip("-0528");
-  if (name.rfind("deepseek-r1", 0) == 0) name = "deepseek-v3";
-  const std::string w = Lower(weights);
-  if (w == "fp8" && c.weight_format == "auto" && name != "deepseek-v3") {
-    c.weight_format = "fp8";
-    c.fp8_checkpoint = true;
-  }
-  if (w.rfind("awq", 0) == 0) c.weight_format = "int4-g128";
-  // Z.ai's GLM-4.5 FP8 releases are compressed-tensors checkpoints with one
-  // scale per output channel and activations quantised per token when run
-  // (no 128x128 blocks): engines run their dense layers through CUTLASS
-  // scaled_mm, not the block-scaled DeepGEMM kernel (docs/engine.md,
-  // "Formats").
-  if (name.rfind("glm-4.5", 0) == 0) c.fp8_checkpoint = false;
-  c.catalog = name;
-  return c;
 }
 
 // Lengths summing to `total` over n requests, drawn from a lognormal
@@ -452,8 +409,8 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
     }
     throughput_mode = mode == "throughput";
   }
-  auto choice = ModelFromId(m.model, m.weights);
-  if (!defaults.model.empty()) choice = ModelChoice{defaults.model, "auto", false};
+  std::optional<HfModelChoice> choice = CatalogModelFromHfId(m.model, m.weights);
+  if (!defaults.model.empty()) choice = HfModelChoice{defaults.model, "auto", false};
   if (choice && !defaults.weight_format.empty()) choice->weight_format = defaults.weight_format;
   if (!choice) {
     *why = "model \"" + m.model + "\" not recognised";
