@@ -6,9 +6,11 @@
 #include <charconv>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string_view>
 
 #include "kvbill/model/hf_config.h"
+#include "kvbill/model/hf_model_id.h"
 #include "kvbill/scenario/scenario.h"
 #include "kvbill/util/units.h"
 #include "scenario/keys.h"
@@ -34,6 +36,7 @@ enum class Conv {
   kExpertParallel,  // a switch: the experts over the tensor-parallel GPUs
   kRopeScaling,     // --rope-scaling JSON: the config's rope_scaling (/model/set)
   kHfOverrides,     // --hf-overrides JSON object: config keys (/model/set)
+  kSpeculative,     // --speculative-config JSON object: /deployment/speculative
 };
 
 struct Flag {
@@ -65,6 +68,7 @@ constexpr Flag kFlags[] = {
     {"--no-async-scheduling", nullptr, "/deployment/async_scheduling", Conv::kFalse},
     {"--rope-scaling", nullptr, "/model/set/rope_scaling", Conv::kRopeScaling},
     {"--hf-overrides", nullptr, "/model/set", Conv::kHfOverrides},
+    {"--speculative-config", nullptr, "/deployment/speculative", Conv::kSpeculative},
 };
 
 // Hugging Face repo ids of the catalog's architectures (the instruct and
@@ -175,6 +179,7 @@ struct Conversion {
   std::string kv_format;                      // --kv-cache-dtype as a kvbill format; empty: absent
   std::string quantization;                   // -q as a kvbill format; empty: none
   bool expert_parallel = false;               // --enable-expert-parallel
+  ordered_json speculative;                   // --speculative-config as given; null: absent
   ordered_json set = ordered_json::object();  // config overrides (/model/set)
 };
 
@@ -271,6 +276,13 @@ Status Apply(const Flag& flag, const std::string& value, Conversion* c) {
       for (auto it = parsed.begin(); it != parsed.end(); ++it) c->set[it.key()] = it.value();
       return OkStatus();
     }
+    case Conv::kSpeculative: {
+      auto parsed = ordered_json::parse(value, nullptr, false);
+      if (parsed.is_discarded()) return Error(name + ": not valid JSON: " + value);
+      if (!parsed.is_object()) return Error(name + ": must be a JSON object, got " + value);
+      c->speculative = std::move(parsed);
+      return OkStatus();
+    }
     case Conv::kPipeline: {
       auto v = ParseInt(name, value);
       if (!v) return v.error();
@@ -290,6 +302,103 @@ const Flag* FindFlag(const std::string& arg) {
 
 bool IsSwitch(const Flag& f) {
   return f.conv == Conv::kTrue || f.conv == Conv::kFalse || f.conv == Conv::kExpertParallel;
+}
+
+// --speculative-config as deployment.speculative, following vLLM's reading
+// of the JSON (SpeculativeConfig.__post_init__, vllm/config/speculative.py):
+// no method with the model "ngram" (or "[ngram]") is ngram, with another
+// model a draft model; the deprecated per-model MTP names ("deepseek_mtp",
+// "qwen3_next_mtp", ... MTPModelTypes) are mtp. A method kvbill does not
+// model leaves the scenario without speculation and is listed; keys it does
+// not model are named in a note. `*draft_known` is false when the draft
+// model is not one kvbill can load (the read-back then leaves it out).
+Status MapSpeculative(const ordered_json& j, Conversion* c, ordered_json* out, bool* draft_known) {
+  const std::string flag = "--speculative-config";
+  for (const char* key : {"method", "model"}) {
+    if (j.contains(key) && !j[key].is_string() && !j[key].is_null()) {
+      return Error(flag + ": \"" + key + "\" must be a string, got " + j[key].dump());
+    }
+  }
+  auto text = [&](const char* key) {
+    return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+  };
+  std::string method = text("method");
+  const std::string draft = text("model");
+  if (method.empty()) {
+    if (draft.empty()) {
+      return Error(flag + ": names neither a \"method\" nor a draft \"model\" (vLLM refuses it)");
+    }
+    method = draft == "ngram" || draft == "[ngram]" ? "ngram" : "draft_model";
+  }
+  if (method == "[ngram]") method = "ngram";
+  if (method.size() > 4 && method.ends_with("_mtp")) {
+    c->notes.push_back(flag + " method " + method +
+                       ": vLLM reads this deprecated name as \"mtp\" (MTPModelTypes, "
+                       "vllm/config/speculative.py); so does the scenario");
+    method = "mtp";
+  }
+  if (method != "draft_model" && method != "eagle" && method != "eagle3" && method != "mtp" &&
+      method != "ngram") {
+    c->not_expressed.push_back(flag + " " + j.dump() + " (method \"" + method +
+                               "\": kvbill models draft_model, eagle, eagle3, mtp and ngram)");
+    return OkStatus();
+  }
+  ordered_json spec = ordered_json{{"method", method}};
+  std::vector<std::string> unmodelled;
+  if (method == "draft_model") {
+    if (draft.empty()) {
+      return Error(flag + ": method \"draft_model\" needs \"model\", the draft's repo id or path");
+    }
+    std::string value = CatalogName(draft);
+    if (value.empty() && scenario_keys::IsFile(draft + "/config.json")) {
+      value = draft + "/config.json";
+    }
+    if (value.empty()) {
+      const HfModelChoice variant = CatalogModelFromHfId(draft);
+      if (!CatalogName(variant.catalog).empty()) {
+        value = variant.catalog;
+        c->notes.push_back(flag + " model \"" + draft + "\" is taken as the catalog's \"" + value +
+                           "\", the architecture it is a copy of (run in its own stored "
+                           "weight format)");
+      }
+    }
+    *draft_known = !value.empty();
+    if (value.empty()) {
+      value = draft;
+      c->notes.push_back(flag + " model \"" + draft +
+                         "\" is not recognised: save its config.json and set "
+                         "deployment.speculative.model to that path (until then the scenario "
+                         "does not load)");
+    }
+    spec["model"] = value;
+  } else if (!draft.empty() && method != "ngram") {
+    unmodelled.push_back("model " + draft + " (kvbill prices " + method +
+                         "'s draft from the method and the model, not this checkpoint)");
+  }
+  if (j.contains("num_speculative_tokens") && !j["num_speculative_tokens"].is_null()) {
+    spec["num_speculative_tokens"] = j["num_speculative_tokens"];
+  } else {
+    c->notes.push_back(flag +
+                       ": no num_speculative_tokens; the scenario takes kvbill's default "
+                       "for " +
+                       method + " (docs/engine.md, \"Speculative decoding\")");
+  }
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it.key() == "method" || it.key() == "model" || it.key() == "num_speculative_tokens")
+      continue;
+    unmodelled.push_back(it.key() + " " + it.value().dump());
+  }
+  if (!unmodelled.empty()) {
+    std::string list;
+    for (const std::string& u : unmodelled) list += (list.empty() ? "" : ", ") + u;
+    c->notes.push_back(flag + " keys not expressed: " + list);
+  }
+  c->notes.push_back(flag + ": the acceptance rate is kvbill's default for " + method +
+                     " (vLLM measures it as it runs; simulate warns "
+                     "speculative_acceptance_assumed): set deployment.speculative.acceptance_rate "
+                     "to a measured one");
+  Set(*out, "/deployment/speculative", spec);
+  return OkStatus();
 }
 
 }  // namespace
@@ -367,24 +476,52 @@ Result<VllmScenario> ScenarioFromVllm(const std::vector<std::string>& argv,
   }
   if (c.model.empty()) return Error("no model: expected `vllm serve MODEL [FLAGS]`");
 
-  // The model: a catalog architecture, a local checkpoint, or a note.
+  // The model: a catalog architecture, a local checkpoint, a tuned or
+  // quantised copy of a catalog architecture, or a note.
   ordered_json out = ordered_json::object();
   std::string catalog = CatalogName(c.model);
   bool model_known = !catalog.empty();
   std::string model_value = catalog;
+  std::string stem =
+      catalog.empty() ? Lower(c.model.substr(c.model.find_last_of('/') + 1)) : catalog;
+  std::string variant_weights;  // the copy's weight format; empty: as the catalog model's
   if (!model_known) {
     const std::string config = c.model + "/config.json";
+    const HfModelChoice variant = CatalogModelFromHfId(c.model);
     if (scenario_keys::IsFile(config)) {
       model_value = config;
       model_known = true;
+    } else if (!CatalogName(variant.catalog).empty()) {
+      catalog = model_value = variant.catalog;
+      model_known = true;
+      c.notes.push_back("model \"" + c.model + "\" is taken as the catalog's \"" + catalog +
+                        "\", the architecture it is a tuned or quantised copy of (kvbill models)");
+      if (variant.weight_format != "auto" && c.quantization.empty()) {
+        variant_weights = variant.weight_format;
+        c.notes.push_back(
+            variant.weight_format == "fp8" && variant.fp8_checkpoint
+                ? "weight_format fp8: \"" + c.model +
+                      "\" is an fp8 checkpoint with 128x128 block scales; the scenario prices "
+                      "fp8 weights as vLLM runs weights quantised when loaded (CUTLASS "
+                      "scaled_mm), not the checkpoint's block-scaled kernels: for those, save its "
+                      "config.json and set \"model\" to that path (weight_format \"auto\")"
+            : variant.weight_format == "fp8"
+                ? "weight_format fp8: \"" + c.model + "\" is an fp8 copy"
+                : "weight_format " + variant.weight_format + ": \"" + c.model +
+                      "\" is an AWQ copy, taken as 4-bit integers in groups of 128; its "
+                      "config.json's quantization_config has the real layout");
+      }
     } else {
       model_value = c.model;
-      c.notes.push_back("model \"" + c.model +
-                        "\" is not in kvbill's catalog (kvbill models): save its config.json and "
-                        "set \"model\" to that path");
+      c.notes.push_back(
+          "model \"" + c.model +
+          "\" is not recognised (not in kvbill's catalog, kvbill models, nor a copy of a catalog "
+          "architecture): save its config.json and set \"model\" to that path; until then the "
+          "scenario does not load, and the checks that need the model (-tp against its heads, "
+          "--enable-expert-parallel against its experts, an mtp draft against its layers) were "
+          "not made");
     }
   }
-  std::string stem = catalog.empty() ? c.model.substr(c.model.find_last_of('/') + 1) : catalog;
   out["name"] = "vllm-" + Lower(stem);
   out["model"] = model_value;
   // --language-model-only: vLLM does not load the multimodal towers.
@@ -402,6 +539,8 @@ Result<VllmScenario> ScenarioFromVllm(const std::vector<std::string>& argv,
   out["kv_format"] = kv;
   if (!c.quantization.empty()) {
     out["weight_format"] = c.quantization;
+  } else if (!variant_weights.empty()) {
+    out["weight_format"] = variant_weights;
   } else if (!c.dtype.empty()) {
     out["weight_format"] = c.dtype;
   }
@@ -414,33 +553,87 @@ Result<VllmScenario> ScenarioFromVllm(const std::vector<std::string>& argv,
     }
   }
 
-  // vLLM spreads the experts over the tensor-parallel GPUs (times the
-  // data-parallel ranks, which kvbill runs as independent replicas).
+  // vLLM spreads the experts over tp x dp GPUs (FusedMoEParallelConfig.make;
+  // docs/engine.md, "Parallelism"), and dispatches tokens all-to-all when
+  // dp > 1. A scenario splits them only within a replica (expert_parallel
+  // 1 or gpus_per_replica; replicas are independent copies): with dp > 1
+  // (or one GPU) the note says what vLLM does and what the scenario does.
   if (c.expert_parallel) {
-    const ordered_json::json_pointer tp("/deployment/gpus_per_replica");
-    const std::int64_t gpus = out.contains(tp) ? out[tp].get<std::int64_t>() : 1;
-    if (gpus > 1) Set(out, "/deployment/expert_parallel", gpus);
+    auto integer = [&](const char* pointer) {
+      const ordered_json::json_pointer p(pointer);
+      return out.contains(p) && out[p].is_number_integer() ? out[p].get<std::int64_t>() : 1;
+    };
+    const std::int64_t tp = integer("/deployment/gpus_per_replica");
+    const std::int64_t dp = integer("/deployment/replicas");
+    if (tp > 1) Set(out, "/deployment/expert_parallel", tp);
+    const std::string tp_text = std::to_string(tp), dp_text = std::to_string(dp);
+    const std::string ep_text = std::to_string(tp * dp);
+    if (dp > 1) {
+      c.notes.push_back(
+          "--enable-expert-parallel with -tp " + tp_text + " -dp " + dp_text +
+          ": vLLM splits the routed experts over all " + ep_text + " GPUs (expert parallel " +
+          ep_text +
+          " = tp x dp), each data-parallel rank running its own attention, and sends "
+          "tokens to their experts all-to-all; a scenario cannot split experts across replicas, "
+          "so it runs " +
+          dp_text + " independent replicas of " + tp_text + " GPU" + (tp > 1 ? "s" : "") +
+          ", each holding all the experts" +
+          (tp > 1 ? ", whole experts spread over its " + tp_text + " GPUs (expert_parallel " +
+                        tp_text + ", expert_dispatch all_reduce)"
+                  : " on its GPU (expert_parallel 1)"));
+    } else if (tp == 1) {
+      c.notes.push_back(
+          "--enable-expert-parallel on one GPU (-tp 1, no -dp): nothing to split, as in vLLM; "
+          "expert_parallel stays 1");
+    }
+  }
+  bool draft_known = true;
+  if (!c.speculative.is_null()) {
+    if (Status st = MapSpeculative(c.speculative, &c, &out, &draft_known); !st) return st.error();
+  }
+  // The model as vLLM loads it (with --rope-scaling / --hf-overrides and
+  // --language-model-only), for the checks below; none when it is unknown.
+  std::optional<ModelShape> model;
+  if (model_known) {
+    std::vector<ConfigOverride> overrides;
+    for (auto it = c.set.begin(); it != c.set.end(); ++it) {
+      overrides.push_back(ConfigOverride{it.key(), it.value().dump()});
+    }
+    const bool text_only = c.doc.contains(ordered_json::json_pointer("/model/text_only"));
+    if (auto loaded = LoadModel(model_value, overrides, text_only)) model = std::move(*loaded);
+  }
+  // Prefix caching (vLLM's default, or --enable-prefix-caching) over a model
+  // with constant-state layers: kvbill does not model it (docs/engine.md,
+  // "The KV pool"), and the scenario reader refuses it, so it is written off.
+  const ordered_json::json_pointer caching("/prefix_cache/enabled");
+  const bool caching_given = out.contains(caching);
+  if (model && model->HasState() && (!caching_given || out[caching].get<bool>())) {
+    Set(out, "/prefix_cache/enabled", false);
+    c.notes.push_back(
+        std::string(caching_given ? "--enable-prefix-caching"
+                                  : "prefix caching (on by default "
+                                    "in vLLM)") +
+        ": prefix_cache.enabled is false; model \"" + model->name +
+        "\" has constant-state (SSM / linear attention / short convolution) layers, and kvbill "
+        "does not model a prefix cache over their state. vLLM turned prefix caching off for "
+        "such models (\"Hybrid or mamba-based model detected: disabling prefix caching\", "
+        "MambaModelConfig in vllm/model_executor/models/config.py); newer versions have an "
+        "experimental Mamba prefix cache (--mamba-cache-mode), which kvbill does not model");
   }
   // --max-model-len past what the model (with --rope-scaling /
   // --hf-overrides) derives: vLLM refuses to start (_get_and_verify_max_len)
   // unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1; say so now, not at the run.
   const ordered_json::json_pointer len_pointer("/engine/max_model_len");
-  if (model_known && out.contains(len_pointer) && out[len_pointer].is_number_integer()) {
-    std::vector<ConfigOverride> overrides;
-    for (auto it = c.set.begin(); it != c.set.end(); ++it) {
-      overrides.push_back(ConfigOverride{it.key(), it.value().dump()});
-    }
-    if (auto model = LoadModel(model_value, overrides)) {
-      const Tokens asked = out[len_pointer].get<Tokens>();
-      const Tokens limit = model->MaxModelLenCeiling();
-      if (limit > 0 && asked > limit) {
-        c.notes.push_back(
-            "--max-model-len " + FormatWithSeparators(asked) + " is above the model's " +
-            FormatWithSeparators(limit) +
-            ": vLLM refuses to start unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (and the model was "
-            "not trained that long); --rope-scaling or --hf-overrides with the model card's "
-            "scaling is the way vLLM serves longer contexts (simulate warns context_limit)");
-      }
+  if (model && out.contains(len_pointer) && out[len_pointer].is_number_integer()) {
+    const Tokens asked = out[len_pointer].get<Tokens>();
+    const Tokens limit = model->MaxModelLenCeiling();
+    if (limit > 0 && asked > limit) {
+      c.notes.push_back(
+          "--max-model-len " + FormatWithSeparators(asked) + " is above the model's " +
+          FormatWithSeparators(limit) +
+          ": vLLM refuses to start unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (and the model was "
+          "not trained that long); --rope-scaling or --hf-overrides with the model card's "
+          "scaling is the way vLLM serves longer contexts (simulate warns context_limit)");
     }
   }
   if (options.gpu.empty()) {
@@ -463,9 +656,30 @@ Result<VllmScenario> ScenarioFromVllm(const std::vector<std::string>& argv,
   c.notes.push_back("no trace: give one with --trace or a \"trace\" section");
   out["notes"] = c.notes;
 
-  // The scenario must read; an unknown model is left for the user to fix.
+  // The scenario must read; an unknown model is left for the user to fix,
+  // and the settings checked against the model are left out of the check
+  // (it would check them against kvbill's default model instead): the
+  // tensor-parallel degree (heads) and the expert parallelism (experts)
+  // keep only their own checks (a positive integer, one equal to the other).
   ordered_json check = out;
-  if (!model_known) check.erase("model");
+  if (!model_known) {
+    check.erase("model");
+    ordered_json& d = check["deployment"];
+    if (d.is_null()) d = ordered_json::object();
+    if (d.contains("gpus_per_replica") && d["gpus_per_replica"].is_number_integer() &&
+        d["gpus_per_replica"].get<std::int64_t>() > 0 &&
+        (!d.contains("expert_parallel") || d["expert_parallel"] == d["gpus_per_replica"])) {
+      d["gpus_per_replica"] = 1;
+      d.erase("expert_parallel");
+      d.erase("expert_dispatch");
+    }
+    // An mtp draft needs the model's MTP layers: checked as another
+    // method, whose other rules (the length, ngram's) are the same.
+    if (d.contains("speculative") && d["speculative"]["method"] == "mtp") {
+      d["speculative"]["method"] = "eagle3";
+    }
+  }
+  if (!draft_known) check["deployment"].erase("speculative");
   if (auto s = ParseScenario(check.dump(), "from-vllm.json"); !s) {
     return s.error().Within("the scenario made from the command line does not read");
   }

@@ -57,6 +57,41 @@ TEST(FromVllmTest, ExpertParallelismSpansTheTensorParallelGpus) {
   EXPECT_EQ(c.scenario.deployment.expert_parallel, 4);
 }
 
+// With data parallelism vLLM's expert parallelism spans tp x dp GPUs, which
+// a scenario cannot express (replicas are independent): it was once
+// dropped, or became EP 4 where vLLM runs EP 8, without a word.
+TEST(FromVllmTest, ExpertParallelismOverDataParallelRanksIsNamed) {
+  const Converted dp =
+      Convert("vllm serve Qwen/Qwen3-235B-A22B -dp 8 --enable-expert-parallel", "h100-sxm");
+  EXPECT_EQ(dp.doc["deployment"], json::parse(R"({"gpu": "h100-sxm", "replicas": 8})"));
+  EXPECT_TRUE(HasNote(
+      dp,
+      "--enable-expert-parallel with -tp 1 -dp 8: vLLM splits the routed experts over all 8 GPUs "
+      "(expert parallel 8 = tp x dp), each data-parallel rank running its own attention, and "
+      "sends tokens to their experts all-to-all; a scenario cannot split experts across "
+      "replicas, so it runs 8 independent replicas of 1 GPU, each holding all the experts on its "
+      "GPU (expert_parallel 1)"))
+      << json(dp.notes).dump();
+  const Converted both =
+      Convert("vllm serve Qwen/Qwen3-235B-A22B -tp 4 -dp 2 --enable-expert-parallel", "h100-sxm");
+  EXPECT_EQ(both.doc["deployment"], json::parse(R"({"gpu": "h100-sxm", "gpus_per_replica": 4,
+                                                    "replicas": 2, "expert_parallel": 4})"));
+  EXPECT_TRUE(HasNote(
+      both,
+      "--enable-expert-parallel with -tp 4 -dp 2: vLLM splits the routed experts over all 8 GPUs "
+      "(expert parallel 8 = tp x dp), each data-parallel rank running its own attention, and "
+      "sends tokens to their experts all-to-all; a scenario cannot split experts across "
+      "replicas, so it runs 2 independent replicas of 4 GPUs, each holding all the experts, "
+      "whole experts spread over its 4 GPUs (expert_parallel 4, expert_dispatch all_reduce)"))
+      << json(both.notes).dump();
+  const Converted one =
+      Convert("vllm serve Qwen/Qwen3-235B-A22B --enable-expert-parallel", "h100-sxm");
+  EXPECT_EQ(one.doc["deployment"], json::parse(R"({"gpu": "h100-sxm"})"));
+  EXPECT_TRUE(HasNote(one,
+                      "--enable-expert-parallel on one GPU (-tp 1, no -dp): nothing to split, as "
+                      "in vLLM; expert_parallel stays 1"));
+}
+
 TEST(FromVllmTest, TensorParallel70BOnFourGpus) {
   const Converted c = Convert(
       "vllm serve meta-llama/Llama-3.1-70B-Instruct --tensor-parallel-size 4 --host 0.0.0.0 "
@@ -96,13 +131,50 @@ TEST(FromVllmTest, PrefixCachingOffForAHybridModel) {
                                    "engine": {"max_num_batched_tokens": 16384},
                                    "prefix_cache": {"enabled": false}})"));
   EXPECT_FALSE(c.scenario.prefix_cache.enabled);
-  // Without the flag vLLM caches prefixes, and kvbill refuses that for Jamba.
-  auto on = ScenarioFromVllm(Words("vllm serve ai21labs/AI21-Jamba-1.5-Mini"));
-  ASSERT_FALSE(on.ok());
-  EXPECT_NE(on.error().message().find("#/prefix_cache/enabled: model \"jamba-1.5-mini\" has "
-                                      "constant-state"),
-            std::string::npos)
-      << on.error().message();
+  // The flag said it: no note about caching.
+  EXPECT_TRUE(std::none_of(c.notes.begin(), c.notes.end(), [](const std::string& n) {
+    return n.find("prefix_cache.enabled is false") != std::string::npos;
+  }));
+}
+
+// A hybrid model's plain command line (vLLM's default caching on, or
+// --enable-prefix-caching as published) once failed to read back; the
+// scenario now writes caching off and says why.
+TEST(FromVllmTest, PrefixCachingIsWrittenOffForAHybridModelWithANote) {
+  const std::string why =
+      " has constant-state (SSM / linear attention / short convolution) layers, and kvbill does "
+      "not model a prefix cache over their state. vLLM turned prefix caching off for such models "
+      "(\"Hybrid or mamba-based model detected: disabling prefix caching\", MambaModelConfig in "
+      "vllm/model_executor/models/config.py); newer versions have an experimental Mamba prefix "
+      "cache (--mamba-cache-mode), which kvbill does not model";
+  struct Case {
+    const char* command;
+    const char* catalog;
+    const char* flag;  // what the note blames
+  };
+  for (const Case& k : {
+           Case{"vllm serve Qwen/Qwen3.5-9B --max-model-len=32768", "qwen3.5-9b",
+                "prefix caching (on by default in vLLM)"},
+           Case{"vllm serve Qwen/Qwen3-Next-80B-A3B-Instruct -tp 4", "qwen3-next-80b-a3b",
+                "prefix caching (on by default in vLLM)"},
+           Case{"vllm serve ai21labs/AI21-Jamba-1.5-Mini -tp 2", "jamba-1.5-mini",
+                "prefix caching (on by default in vLLM)"},
+           Case{"vllm serve Qwen/Qwen3.5-9B --reasoning-parser=qwen3 --max-model-len=32768 "
+                "--enable-prefix-caching",
+                "qwen3.5-9b", "--enable-prefix-caching"},
+       }) {
+    SCOPED_TRACE(k.command);
+    const Converted c = Convert(k.command, "h100-sxm");
+    EXPECT_EQ(c.doc["prefix_cache"], json::parse(R"({"enabled": false})"));
+    EXPECT_FALSE(c.scenario.prefix_cache.enabled);
+    EXPECT_TRUE(HasNote(c, std::string(k.flag) + ": prefix_cache.enabled is false; model \"" +
+                               k.catalog + "\"" + why))
+        << json(c.notes).dump();
+  }
+  // A model without such layers keeps vLLM's default: caching on, no note.
+  const Converted dense = Convert("vllm serve Qwen/Qwen3-8B", "h100-sxm");
+  EXPECT_FALSE(dense.doc.contains("prefix_cache"));
+  EXPECT_TRUE(dense.scenario.prefix_cache.enabled);
 }
 
 TEST(FromVllmTest, LanguageModelOnlyLeavesTheTowersOut) {
@@ -214,14 +286,78 @@ TEST(FromVllmTest, MaxNumSeqsWithUnderscoresEqualsAndDataParallel) {
   EXPECT_EQ(c.scenario.deployment.replicas, 4);
 }
 
+const char kNotRecognised[] =
+    "\" is not recognised (not in kvbill's catalog, kvbill models, nor a copy of a catalog "
+    "architecture): save its config.json and set \"model\" to that path; until then the "
+    "scenario does not load, and the checks that need the model (-tp against its heads, "
+    "--enable-expert-parallel against its experts, an mtp draft against its layers) were not "
+    "made";
+
 TEST(FromVllmTest, AModelOutsideTheCatalogIsKeptWithANote) {
   auto s = ScenarioFromVllm(Words("vllm serve someone/Some-Model-7B"));
   ASSERT_TRUE(s.ok()) << s.error().message();
   EXPECT_EQ(json::parse(s->json_text)["model"], "someone/Some-Model-7B");
   EXPECT_NE(std::find(s->notes.begin(), s->notes.end(),
-                      "model \"someone/Some-Model-7B\" is not in kvbill's catalog (kvbill "
-                      "models): save its config.json and set \"model\" to that path"),
+                      std::string("model \"someone/Some-Model-7B") + kNotRecognised),
             s->notes.end());
+}
+
+// An unknown model's settings were once checked against kvbill's default
+// model (qwen3-8b: 32 query heads, 8 KV heads, no experts): expert
+// parallelism failed with "no routed experts", -tp 64 on its heads. They
+// are kept as given, for the model the user will name.
+TEST(FromVllmTest, AnUnknownModelIsNotCheckedAgainstTheDefaultModel) {
+  auto s = ScenarioFromVllm(Words("vllm serve someone/Some-MoE-1T -tp 64 --enable-expert-parallel"),
+                            {"h100-sxm"});
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  EXPECT_EQ(json::parse(s->json_text)["deployment"],
+            json::parse(R"({"gpu": "h100-sxm", "gpus_per_replica": 64, "expert_parallel": 64})"));
+  EXPECT_NE(std::find(s->notes.begin(), s->notes.end(),
+                      std::string("model \"someone/Some-MoE-1T") + kNotRecognised),
+            s->notes.end());
+  // What needs no model is still checked.
+  auto tp0 = ScenarioFromVllm(Words("vllm serve someone/Some-MoE-1T -tp 0"));
+  ASSERT_FALSE(tp0.ok());
+  EXPECT_EQ(tp0.error().message(),
+            "the scenario made from the command line does not read: "
+            "from-vllm.json#/deployment/gpus_per_replica: must be a positive integer, got 0");
+}
+
+// A tuned or quantised copy of a catalog architecture is that architecture
+// (the rule kvbill calibrate's replays use, CatalogModelFromHfId); an -FP8
+// copy carries its fp8 weights, with a note on what the scenario prices.
+TEST(FromVllmTest, ACopyOfACatalogModelIsThatModel) {
+  const Converted c =
+      Convert("vllm serve Qwen/Qwen3-235B-A22B-Instruct-2507-FP8 -tp 8 --enable-expert-parallel",
+              "h100-sxm");
+  EXPECT_EQ(c.doc, json::parse(R"({"name": "vllm-qwen3-235b-a22b-instruct-2507-fp8",
+                                   "model": "qwen3-235b-a22b", "kv_format": "auto",
+                                   "weight_format": "fp8",
+                                   "deployment": {"gpu": "h100-sxm", "gpus_per_replica": 8,
+                                                  "expert_parallel": 8}})"));
+  EXPECT_TRUE(HasNote(c,
+                      "model \"Qwen/Qwen3-235B-A22B-Instruct-2507-FP8\" is taken as the catalog's "
+                      "\"qwen3-235b-a22b\", the architecture it is a tuned or quantised copy of "
+                      "(kvbill models)"));
+  EXPECT_TRUE(HasNote(
+      c,
+      "weight_format fp8: \"Qwen/Qwen3-235B-A22B-Instruct-2507-FP8\" is an fp8 checkpoint with "
+      "128x128 block scales; the scenario prices fp8 weights as vLLM runs weights quantised when "
+      "loaded (CUTLASS scaled_mm), not the checkpoint's block-scaled kernels: for those, save its "
+      "config.json and set \"model\" to that path (weight_format \"auto\")"));
+  EXPECT_EQ(c.scenario.deployment.expert_parallel, 8);
+  EXPECT_EQ(c.scenario.weight_format, "fp8");
+  // A dated release of DeepSeek-R1 is DeepSeek-V3's architecture (its
+  // weights are the catalog model's own: no weight note).
+  const Converted r1 = Convert("vllm serve deepseek-ai/DeepSeek-R1-0528 -tp 8", "h200");
+  EXPECT_EQ(r1.doc["model"], "deepseek-v3");
+  EXPECT_FALSE(r1.doc.contains("weight_format"));
+  // An AWQ copy: 4-bit weights in groups of 128; -q names the format instead when given.
+  const Converted awq = Convert("vllm serve Qwen/Qwen3-32B-AWQ", "h100-sxm");
+  EXPECT_EQ(awq.doc["model"], "qwen3-32b");
+  EXPECT_EQ(awq.doc["weight_format"], "int4-g128");
+  EXPECT_EQ(Convert("vllm serve Qwen/Qwen3-32B-AWQ -q awq", "h100-sxm").doc["weight_format"],
+            "int4");
 }
 
 TEST(FromVllmTest, ValuesKvbillRefusesAreErrors) {
@@ -241,6 +377,103 @@ TEST(FromVllmTest, ValuesKvbillRefusesAreErrors) {
   EXPECT_EQ(seqs.error().message(), "--max-num-seqs: expected an integer, got \"many\"");
   EXPECT_FALSE(ScenarioFromVllm(Words("vllm serve")).ok());
   EXPECT_FALSE(ScenarioFromVllm(Words("vllm serve Qwen/Qwen3-8B --max-num-seqs")).ok());
+}
+
+// --speculative-config was once only listed as not expressed; its JSON is
+// now deployment.speculative, read as vLLM reads it.
+TEST(FromVllmTest, SpeculativeConfigBecomesTheScenariosSpeculation) {
+  const Converted eagle = Convert(
+      R"(vllm serve Qwen/Qwen3-8B --speculative-config {"method":"eagle3","model":"AngelSlim/Qwen3-8B_eagle3","num_speculative_tokens":3})",
+      "h100-sxm");
+  EXPECT_EQ(eagle.doc["deployment"]["speculative"],
+            json::parse(R"({"method": "eagle3", "num_speculative_tokens": 3})"));
+  EXPECT_TRUE(HasNote(eagle,
+                      "--speculative-config keys not expressed: model AngelSlim/Qwen3-8B_eagle3 "
+                      "(kvbill prices eagle3's draft from the method and the model, not this "
+                      "checkpoint)"))
+      << json(eagle.notes).dump();
+  EXPECT_TRUE(HasNote(eagle,
+                      "--speculative-config: the acceptance rate is kvbill's default for eagle3 "
+                      "(vLLM measures it as it runs; simulate warns "
+                      "speculative_acceptance_assumed): set "
+                      "deployment.speculative.acceptance_rate to a measured one"));
+  ASSERT_TRUE(eagle.scenario.deployment.speculative.has_value());
+  EXPECT_EQ(eagle.scenario.deployment.speculative->method, "eagle3");
+  EXPECT_TRUE(std::none_of(eagle.notes.begin(), eagle.notes.end(), [](const std::string& n) {
+    return n.rfind("not expressed in the scenario", 0) == 0;
+  }));
+
+  const Converted ngram = Convert(
+      R"(vllm serve Qwen/Qwen3-8B --speculative-config={"method":"ngram","num_speculative_tokens":5,"prompt_lookup_max":4})",
+      "h100-sxm");
+  EXPECT_EQ(ngram.doc["deployment"]["speculative"],
+            json::parse(R"({"method": "ngram", "num_speculative_tokens": 5})"));
+  EXPECT_TRUE(HasNote(ngram, "--speculative-config keys not expressed: prompt_lookup_max 4"));
+
+  // A draft model: a repo id becomes its catalog name; no method is a draft model.
+  const Converted draft = Convert(
+      R"(vllm serve Qwen/Qwen3-32B -tp 2 --speculative-config {"model":"Qwen/Qwen3-8B","num_speculative_tokens":4})",
+      "h100-sxm");
+  EXPECT_EQ(draft.doc["deployment"]["speculative"],
+            json::parse(
+                R"({"method": "draft_model", "model": "qwen3-8b", "num_speculative_tokens": 4})"));
+
+  // The deprecated per-model MTP names are mtp, as vLLM reads them
+  // (Qwen3.5-9B's config has one MTP layer, DeepSeek-V3's one).
+  for (const char* name : {"qwen3_5_mtp", "qwen3_next_mtp"}) {
+    const Converted mtp =
+        Convert(std::string("vllm serve Qwen/Qwen3.5-9B --speculative-config {\"method\":\"") +
+                    name + "\",\"num_speculative_tokens\":2}",
+                "h100-sxm");
+    EXPECT_EQ(mtp.doc["deployment"]["speculative"],
+              json::parse(R"({"method": "mtp", "num_speculative_tokens": 2})"));
+    EXPECT_TRUE(HasNote(mtp, std::string("--speculative-config method ") + name +
+                                 ": vLLM reads this deprecated name as \"mtp\" (MTPModelTypes, "
+                                 "vllm/config/speculative.py); so does the scenario"));
+  }
+  const Converted ds = Convert(
+      R"(vllm serve deepseek-ai/DeepSeek-V3 -tp 8 --speculative-config {"method":"deepseek_mtp","num_speculative_tokens":1})",
+      "h200");
+  EXPECT_EQ(ds.scenario.deployment.speculative->method, "mtp");
+
+  // A method kvbill does not model: listed, no speculation.
+  const Converted medusa = Convert(
+      R"(vllm serve Qwen/Qwen3-8B --speculative-config {"method":"medusa","model":"x/medusa","num_speculative_tokens":3})",
+      "h100-sxm");
+  EXPECT_FALSE(medusa.doc["deployment"].contains("speculative"));
+  EXPECT_TRUE(HasNote(
+      medusa,
+      R"(not expressed in the scenario: --speculative-config {"method":"medusa","model":"x/medusa","num_speculative_tokens":3} (method "medusa": kvbill models draft_model, eagle, eagle3, mtp and ngram))"))
+      << json(medusa.notes).dump();
+}
+
+// What vLLM refuses, the read-back refuses, as simulate would.
+TEST(FromVllmTest, SpeculationVllmRefusesIsAnError) {
+  auto async = ScenarioFromVllm(Words(
+      R"(vllm serve Qwen/Qwen3-8B --async-scheduling --speculative-config {"method":"ngram","num_speculative_tokens":3})"));
+  ASSERT_FALSE(async.ok());
+  EXPECT_EQ(async.error().message(),
+            "the scenario made from the command line does not read: "
+            "from-vllm.json#/deployment/async_scheduling: vLLM refuses async scheduling with "
+            "n-gram speculation (vllm/config/vllm.py); set it to false or draft another way");
+  // Qwen3-8B's config has no multi-token-prediction layers.
+  auto mtp = ScenarioFromVllm(Words(
+      R"(vllm serve Qwen/Qwen3-8B --speculative-config {"method":"deepseek_mtp","num_speculative_tokens":1})"));
+  ASSERT_FALSE(mtp.ok());
+  EXPECT_EQ(mtp.error().message(),
+            "the scenario made from the command line does not read: "
+            "from-vllm.json#/deployment/speculative/method: model \"qwen3-8b\" has no "
+            "multi-token-prediction layers (num_nextn_predict_layers or mtp_num_hidden_layers in "
+            "its config) to draft with; use \"eagle3\", \"ngram\" or \"draft_model\"");
+  auto json_bad = ScenarioFromVllm(Words("vllm serve Qwen/Qwen3-8B --speculative-config ngram"));
+  ASSERT_FALSE(json_bad.ok());
+  EXPECT_EQ(json_bad.error().message(), "--speculative-config: not valid JSON: ngram");
+  auto empty = ScenarioFromVllm(
+      Words(R"(vllm serve Qwen/Qwen3-8B --speculative-config {"num_speculative_tokens":3})"));
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.error().message(),
+            "--speculative-config: names neither a \"method\" nor a draft \"model\" (vLLM "
+            "refuses it)");
 }
 
 TEST(FromVllmTest, HumanReadableIntegersAsVllmReadsThem) {

@@ -4,8 +4,12 @@
 // that key: -tp/--tensor-parallel-size, -dp/--data-parallel-size,
 // --gpu-memory-utilization, --kv-cache-dtype, --[no-]enable-prefix-caching,
 // --block-size, --max-model-len, --max-num-seqs, --max-num-batched-tokens,
-// --dtype, -q/--quantization. The model, a Hugging Face repo id, becomes the
-// catalog name of the same architecture when the catalog has one. Every flag
+// --dtype, -q/--quantization, --enable-expert-parallel, --speculative-config
+// (as deployment.speculative). The model, a Hugging Face repo id, becomes the
+// catalog name of the same architecture when the catalog has one (or a
+// copy's architecture, CatalogModelFromHfId); an unknown model is kept, and
+// the settings checked against a model are not checked. A model with
+// constant-state layers gets prefix caching off. Every flag
 // the scenario cannot express, and every assumption made, is a note: the
 // caller prints them, and they are the scenario's "notes". Names, aliases
 // and value spellings follow vLLM's vllm/engine/arg_utils.py and
