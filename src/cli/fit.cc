@@ -12,6 +12,7 @@
 #include "kvbill/hardware/catalog_names.h"
 #include "kvbill/hardware/format_support.h"
 #include "kvbill/hardware/kv_blocks.h"
+#include "kvbill/model/weight_format.h"
 #include "kvbill/report/table.h"
 
 namespace kvbill::cli {
@@ -165,7 +166,7 @@ int RunFit(const Args& args) {
     format_warnings.push_back(run.error().message());
   }
   if (weight_format != "auto") {
-    auto w = ParseElementFormat(weight_format);
+    auto w = ParseWeightFormat(weight_format);
     if (!w) return ReportError("fit", w.error().Within("--weight-format"));
     if (auto run = CheckGpuRuns(*gpu, FormatRole::kWeights, *w); !run) {
       format_warnings.push_back(run.error().message());

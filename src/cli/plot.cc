@@ -8,6 +8,7 @@
 #include "kvbill/hardware/fit.h"
 #include "kvbill/hardware/gpu.h"
 #include "kvbill/model/hf_config.h"
+#include "kvbill/model/weight_format.h"
 #include "kvbill/report/memory_chart.h"
 #include "kvbill/util/names.h"
 
@@ -116,7 +117,7 @@ int RunPlot(const Args& args) {
   o.kv_format_name = kv_format_name;
   o.kv_engine = engine;
   if (weight_format != "auto") {
-    if (auto w = ParseElementFormat(weight_format); !w) {
+    if (auto w = ParseWeightFormat(weight_format); !w) {
       return ReportError("plot", w.error().Within("--weight-format"));
     }
   }

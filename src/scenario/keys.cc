@@ -12,6 +12,7 @@
 #include "kvbill/hardware/gpu.h"
 #include "kvbill/model/hf_config.h"
 #include "kvbill/model/kv_format.h"
+#include "kvbill/model/weight_format.h"
 #include "kvbill/scenario/budget.h"
 #include "kvbill/scenario/warnings.h"
 #include "kvbill/trace/generator.h"
@@ -77,30 +78,7 @@ Status ProfileName(const Source& source, const std::string& pointer, std::string
 
 Status WeightFormat(const Source& source, const std::string& pointer, std::string* value) {
   if (*value == "auto") return OkStatus();
-  if (auto w = ParseElementFormat(*value); !w) {
-    // The format matrix's rows that only a checkpoint declares (its
-    // quantization_config), and quantisation methods: not formats kvbill
-    // converts a model's weights to.
-    static const char* const kCheckpointOnly[] = {"int8",  "w8a8-int8",   "bnb4", "bnb8",
-                                                  "mxfp8", "nvfp4-w4a16", "awq",  "gptq"};
-    const std::string& message = w.error().message();
-    std::string known = message.substr(message.find("(known: ") + 8);
-    if (!known.empty() && known.back() == ')') known.pop_back();
-    for (const char* name : kCheckpointOnly) {
-      if (*value != name) continue;
-      return source.Bad(
-          pointer,
-          "\"" + *value +
-              "\" is a checkpoint's format, which kvbill reads from its quantization_config "
-              "(give that checkpoint's config.json as the model, weight_format \"auto\"), not "
-              "one it converts a model's weights to" +
-              (*value == "awq" || *value == "gptq"
-                   ? std::string(" (as a what-if, int4-g128 is AWQ's and GPTQ's usual layout)")
-                   : std::string()) +
-              "; weight_format converts to: " + known);
-    }
-    return source.Bad(pointer, w.error().message() + "; or \"auto\"");
-  }
+  if (auto w = ParseWeightFormat(*value); !w) return source.Bad(pointer, w.error().message());
   return OkStatus();
 }
 

@@ -426,6 +426,34 @@ TEST(FitCliTest, EveryCommandRefusesADegreeThatCannotSplitTheHeads) {
   EXPECT_EQ(RunKvbill("kv --model qwen3-8b --tp 8 --context 1k").exit_status, 0);
 }
 
+// A checkpoint's format given to --weight-format once said only "unknown
+// format"; fit and plot now explain it as the scenario reader does.
+TEST(FitCliTest, ACheckpointFormatIsExplainedNotUnknown) {
+  const std::string known =
+      "weight_format converts to: bf16, fp16, fp32, fp8, fp8-e4m3, fp8-e5m2, "
+      "fp8-per-token-head, nvfp4, mxfp4, int4, int2, int4-gN, int2-gN";
+  const std::string out = ::testing::TempDir() + "/int8_" + std::to_string(::getpid()) + ".svg";
+  for (const char* format : {"int8", "w8a8-int8", "bnb4", "bnb8", "mxfp8", "nvfp4-w4a16"}) {
+    for (const std::string& command : {std::string("fit --model qwen3-8b --gpu h100 --context 8k"),
+                                       "plot memory --model qwen3-8b --gpu h100 -o " + out}) {
+      const auto r = RunKvbill(command + " --weight-format " + format);
+      EXPECT_EQ(r.exit_status, 2) << command << " " << format;
+      EXPECT_NE(r.err.find(std::string("--weight-format: \"") + format +
+                           "\" is a checkpoint's format, which kvbill reads from its "
+                           "quantization_config (give that checkpoint's config.json as the "
+                           "model, weight_format \"auto\"), not one it converts a model's "
+                           "weights to; " +
+                           known),
+                std::string::npos)
+          << command << " " << format << ": " << r.err;
+    }
+  }
+  EXPECT_FALSE(std::filesystem::exists(out));
+  const auto bad = RunKvbill("fit --model qwen3-8b --gpu h100 --context 8k --weight-format int9");
+  EXPECT_EQ(bad.exit_status, 2);
+  EXPECT_NE(bad.err.find("--weight-format: unknown format \"int9\""), std::string::npos) << bad.err;
+}
+
 // DeepSeek-V3's latent is whole on every GPU: only its 128 query heads
 // constrain the degree, and the message says so (not "0 KV heads").
 TEST(FitCliTest, ALatentModelsDegreeNamesItsQueryHeadsAlone) {
