@@ -2098,9 +2098,15 @@ Status BuildGatedDeltaNet(Ctx& c) {
     b.Norms(layer, 2, c.d.hidden);
   }
   // MTP (mtp_num_hidden_layers): fc over [embedding; hidden], two pre-norms,
-  // decoder layers with gated attention, a final norm.
+  // decoder layers with gated attention, a final norm. Qwen3-Next's configs
+  // declare none, yet its checkpoints ship one module, which vLLM builds
+  // (qwen3_next_mtp.py: getattr(config, "num_nextn_predict_layers", 1)).
   auto mtp = MtpCount(f);
   if (!mtp) return mtp.error();
+  if (*mtp == 0 && c.model_type == "qwen3_next" && !f.Has("num_nextn_predict_layers") &&
+      !f.Has("mtp_num_hidden_layers")) {
+    *mtp = 1;
+  }
   if (*mtp > 0) {
     b.BeginMtp();
     const Int h = c.d.hidden;

@@ -102,6 +102,24 @@ TEST(HfConfigTest, LayerKindsFollowEachFamilysRule) {
   EXPECT_EQ(Catalog("deepseek-v3").CountLayers(LayerKind::kLatentAttention), 61);
 }
 
+// Qwen3-Next's configs declare no MTP layers, yet its checkpoints ship one
+// module and vLLM builds it (qwen3_next_mtp.py: num_nextn_predict_layers
+// defaults to 1), so `mtp` speculation runs; it was refused. One module
+// (hidden 2,048; 16 query heads and 2 KV heads of 256; 512 experts of 512):
+//   gated q_proj 16 x 256 x 2 x 2,048 = 16,777,216; k, v 2 x 256 x 2,048
+//   each = 2,097,152; o_proj 2,048 x 4,096 = 8,388,608; q, k norms 512:
+//   attention 27,263,488
+//   experts 512 x 3 x 2,048 x 512 = 1,610,612,736; router 512 x 2,048 =
+//   1,048,576; shared expert 3 x 2,048 x 512 = 3,145,728 and its gate
+//   2,048; the layer's two norms 4,096
+//   fc 2 x 2,048 x 2,048 = 8,388,608 and three norms 6,144
+//   = 1,650,471,424 parameters, none of them in what a server loads to decode.
+TEST(HfConfigTest, QwenNextCountsTheMtpModuleItsCheckpointShips) {
+  const ModelShape next = Catalog("qwen3-next-80b-a3b");
+  EXPECT_EQ(next.params.mtp, 1'650'471'424);
+  EXPECT_EQ(next.params.Checkpoint() - next.params.Total(), 1'650'471'424);
+}
+
 // Qwen3-Next state: per linear layer, conv (4 - 1) x (2 x 16 x 128 + 32 x 128)
 // = 24,576 and recurrent 32 x 128 x 128 = 524,288 elements; 36 layers x
 // 548,864 x 2 B = 39,518,208 B.
