@@ -29,6 +29,10 @@ void ModelBuilder::Add(ParamRole role, const std::string& name, Int rows, Int co
   weights_.push_back(std::move(g));
 }
 
+void ModelBuilder::MarkKvHeads(Int heads) {
+  if (!weights_.empty() && weights_on_ && too_large_at_.empty()) weights_.back().kv_heads = heads;
+}
+
 void ModelBuilder::Entry(const LayerShape& entry) {
   if (inventory_) layers_.push_back(entry);
 }
@@ -164,7 +168,9 @@ void ModelBuilder::Attention(int layer, const AttnPlan& a) {
   } else {
     Matrix(ParamRole::kAttention, p + "q_proj", q_out, h);
     Matrix(ParamRole::kAttention, p + "k_proj", k_out, h);
+    MarkKvHeads(a.kv_heads);
     Matrix(ParamRole::kAttention, p + "v_proj", v_out, h);
+    MarkKvHeads(a.kv_heads);
   }
   Matrix(ParamRole::kAttention, p + "o_proj", h, o_in);
   if (a.qkv_bias) Vector(ParamRole::kAttention, p + "qkv_bias", q_out + k_out + v_out);

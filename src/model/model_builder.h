@@ -186,6 +186,8 @@ class ModelBuilder {
   void FinalNorm(Int width, bool bias = false);
   // Any other tensor: a matrix (linear) or a vector of `elements`.
   void Matrix(ParamRole role, const std::string& name, Int rows, Int cols, Int copies = 1);
+  // The group just added projects `heads` K or V heads (WeightGroup::kv_heads).
+  void MarkKvHeads(Int heads);
   void Vector(ParamRole role, const std::string& name, Int elements);
   // A vector the checkpoint keeps in fp32 whatever its dtype and
   // quantization (DeepSeek-V4's hyper-connection mixers, sinks, biases).

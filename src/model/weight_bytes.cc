@@ -229,6 +229,7 @@ Result<WeightBytes> ComputeWeightBytes(const ModelShape& model, const std::strin
   if (!dtype) return dtype.error();
   std::int64_t total = 0, active = 0, experts = 0, towers = 0, replicated = 0, gathered = 0,
                reapplied = 0;
+  std::map<std::int64_t, std::int64_t> kv_bits;  // K and V projections by head count
   const std::vector<WeightGroup> by_role =
       model.weights.empty() ? GroupsFromParams(model, *dtype) : std::vector<WeightGroup>();
   const std::vector<WeightGroup>& groups = model.weights.empty() ? by_role : model.weights;
@@ -242,6 +243,7 @@ Result<WeightBytes> ComputeWeightBytes(const ModelShape& model, const std::strin
     total += one * g.copies;
     if (g.uses > 1) reapplied += one * g.copies * (g.uses - 1);
     if (Replicated(g)) replicated += one * g.copies;
+    if (g.kv_heads > 0 && !Replicated(g)) kv_bits[g.kv_heads] += one * g.copies;
     if (g.gathered || (g.role == ParamRole::kEmbedding && own_lm_head)) {
       gathered += one * g.copies;
     } else if (g.role == ParamRole::kRoutedExperts) {
@@ -261,6 +263,7 @@ Result<WeightBytes> ComputeWeightBytes(const ModelShape& model, const std::strin
   w.gathered_embedding = BitsToBytes(gathered);
   w.replicated = BitsToBytes(replicated);
   w.reapplied = BitsToBytes(reapplied);
+  for (const auto& [heads, bits] : kv_bits) w.kv_projections[heads] = BitsToBytes(bits);
   w.description = is_auto
                       ? (model.weight_description.empty() ? dtype->name : model.weight_description)
                       : named.name + " linear, " + dtype->name + " embeddings/norms/towers";

@@ -77,6 +77,26 @@ TEST(WeightFormatsTest, ReplicatedTensorsAreWholeOnEveryGpu) {
   EXPECT_EQ(deepseek->PerGpu(8) - even, 996278388);
 }
 
+// K and V heads are not split below one a GPU: with fewer KV heads than
+// GPUs vLLM's QKVParallelLinear gives each GPU one whole head. Qwen3-235B-A22B
+// (bf16): k_proj and v_proj are 4 heads x 128 x 4,096 = 2,097,152 parameters
+// each, 8,388,608 bytes a layer, 788,529,152 over 94 layers. On 8 GPUs an
+// even split is 98,566,144 a GPU; one head of each is 788,529,152 / 4 =
+// 197,132,288: 98,566,144 bytes more than the even split. On 4 GPUs (one
+// head each either way) nothing changes.
+TEST(WeightFormatsTest, KvProjectionsOfFewerHeadsThanGpusAreOneHeadAGpu) {
+  auto qwen = ComputeWeightBytes(*LoadModel("qwen3-235b-a22b"), "auto");
+  ASSERT_TRUE(qwen.ok());
+  ASSERT_EQ(qwen->kv_projections.size(), 1u);
+  EXPECT_EQ(qwen->kv_projections.at(4), 788'529'152);
+  auto split = [&](int tp) {
+    const Bytes t = tp;
+    return (qwen->total - qwen->replicated + t - 1) / t + qwen->replicated;
+  };
+  EXPECT_EQ(qwen->PerGpu(8) - split(8), 98'566'144);
+  EXPECT_EQ(qwen->PerGpu(4), split(4));
+}
+
 TEST(WeightFormatsTest, Fp8BlockScales) {
   EXPECT_EQ(Total(R"({"quant_method": "fp8", "weight_block_size": [128, 128]})"), 1681056);
 }

@@ -221,6 +221,10 @@ struct WeightGroup {
   // weights a model reuses (Zamba2's shared transformer blocks, run at
   // several hybrid layers; Ouro's layers, run once per loop).
   std::int64_t uses = 1;
+  // A K or V projection's heads (0: not one): tensor parallelism over more
+  // GPUs than heads gives each GPU one whole head (vLLM's QKVParallelLinear
+  // replicates them), not a fraction.
+  std::int64_t kv_heads = 0;
   WeightFormat format;  // storage format in the checkpoint
 
   std::int64_t Params() const { return rows * cols * copies; }

@@ -12,6 +12,7 @@
 #ifndef KVBILL_MODEL_WEIGHT_BYTES_H_
 #define KVBILL_MODEL_WEIGHT_BYTES_H_
 
+#include <map>
 #include <string>
 
 #include "kvbill/model/kv_format.h"
@@ -39,12 +40,21 @@ struct WeightBytes {
   // Bytes a forward pass streams again for weights it applies more than
   // once (WeightGroup::uses): not held twice, but read again each use.
   Bytes reapplied = 0;
+  // Of total, the K and V projections by their head count
+  // (WeightGroup::kv_heads): over more GPUs than heads, each GPU holds one.
+  std::map<std::int64_t, Bytes> kv_projections;
 
   // Bytes one GPU of `tensor_parallel` holds: the replicated tensors whole,
-  // the rest split evenly (rounded up).
+  // the rest split evenly (rounded up), and the K and V projections of
+  // fewer heads than GPUs one head each (tp / heads copies of every head)
+  // instead of a fraction of one.
   Bytes PerGpu(int tensor_parallel) const {
     const Bytes tp = tensor_parallel < 1 ? 1 : tensor_parallel;
-    return (total - replicated + tp - 1) / tp + replicated;
+    Bytes gpu = (total - replicated + tp - 1) / tp + replicated;
+    for (const auto& [heads, bytes] : kv_projections) {
+      if (heads > 0 && heads < tp) gpu += bytes / heads - bytes / tp;
+    }
+    return gpu;
   }
 };
 
