@@ -208,7 +208,9 @@ Result<Column> ReplayColumn(const std::string& id, const std::string& meaning,
   }
   auto run = RunApiPricing(pricing, sheet, priced_tasks, priced_requests);
   if (!run) return run.error().Within(id);
-  Column c{id, meaning, {}, run->replay.cost, "", {}};
+  // Prompts above the model's window (which its provider refuses) and
+  // outputs the log kept only as streaming stubs, as simulate warns them.
+  Column c{id, meaning, {}, run->replay.cost, "", ApiReplayWarnings(*run)};
   if (priced_tasks.size() != tasks.size()) c.total.reset();
   for (const ApiTaskOutcome& t : run->replay.tasks) c.per_task[t.id] = t.cost;
   return c;

@@ -489,6 +489,13 @@ std::vector<RunWarning> ApiRunWarnings(const Scenario& scenario, const ApiPricin
   return out;
 }
 
+std::vector<RunWarning> ApiReplayWarnings(const ApiPricingRun& run) {
+  std::vector<RunWarning> out;
+  ApiContextLimit(run, &out);
+  PlaceholderOutputs(run.placeholder_outputs, true, &out);
+  return out;
+}
+
 std::vector<RunWarning> RunWarnings(const Scenario& scenario, const ScenarioOutcome& outcome) {
   if (outcome.api) return ApiRunWarnings(scenario, *outcome.api);
   return EngineRunWarnings(scenario, outcome.result, outcome.summary);

@@ -200,6 +200,38 @@ TEST(WhatifCliTest, SelfHostedTasksPastTheModelsLimitAreUnpricedWithTheReason) {
   EXPECT_TRUE(j["total"]["cost_usd"]["self_hosted"].is_null());
 }
 
+// A model:M column prices prompts above M's window, which M's provider
+// refuses: it says so, as simulate's API mode does. One call of 150,000
+// prompt tokens (cache writes 149,000 + input 1,000): past gpt-4o's 128,000
+// (the price sheet's max_input_tokens), inside Sonnet 4.5's 200,000, so
+// only the gpt-4o column warns.
+TEST(WhatifCliTest, AModelColumnWarnsOfPromptsAboveTheModelsWindow) {
+  const std::string log = ::testing::TempDir() + "/whatif_window.jsonl";
+  std::ofstream(log)
+      << R"({"type": "assistant", "sessionId": "w", "timestamp": "2025-12-12T15:00:00.000Z", )"
+         R"("message": {"id": "w1", "model": "claude-sonnet-4-5-20250929", "usage": )"
+         R"({"input_tokens": 1000, "cache_creation_input_tokens": 149000, "cache_read_input_tokens": 0, "output_tokens": 50}}})"
+         "\n";
+  const auto r = RunKvbill("whatif " + log + " --model gpt-4o --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const auto& c : j["columns"]) {
+    SCOPED_TRACE(c["id"].get<std::string>());
+    if (c["id"] != "model:gpt-4o") {
+      EXPECT_FALSE(c.contains("warnings")) << c.dump();
+      continue;
+    }
+    ASSERT_EQ(c["warnings"].size(), 1u) << c.dump();
+    EXPECT_EQ(c["warnings"][0]["code"], "context_limit");
+    EXPECT_EQ(c["warnings"][0]["message"].get<std::string>().rfind(
+                  "1 request has a prompt above the model's context window (the longest, "
+                  "150,000 tokens, against gpt-4o's 128,000 input tokens",
+                  0),
+              0u)
+        << c.dump();
+  }
+}
+
 TEST(WhatifCliTest, LogWithoutUsageOrUnknownModelIsExitTwo) {
   const std::string dir = ::testing::TempDir();
   std::ofstream(dir + "/no_usage.jsonl")

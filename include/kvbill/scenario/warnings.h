@@ -61,8 +61,14 @@ std::string RequestLimitText(Tokens pool_context_len, Tokens max_model_len);
 std::vector<RunWarning> EngineRunWarnings(const Scenario& scenario, const SimulationTotals& totals,
                                           const RunSummary& summary);
 
-// The warnings of one API run (a scenario with "pricing"): pricing_model_unused.
+// The warnings of one API run (a scenario with "pricing"): context_limit,
+// pricing_model_unused, policy_no_effect, placeholder_outputs.
 std::vector<RunWarning> ApiRunWarnings(const Scenario& scenario, const ApiPricingRun& run);
+
+// Of those, the ones an API replay raises whatever its scenario: prompts
+// above the model's window (context_limit) and placeholder outputs; for
+// replays without a scenario (kvbill whatif's columns).
+std::vector<RunWarning> ApiReplayWarnings(const ApiPricingRun& run);
 
 // Either of the above, as the outcome was run.
 std::vector<RunWarning> RunWarnings(const Scenario& scenario, const ScenarioOutcome& outcome);
