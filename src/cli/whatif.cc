@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
+#include <string_view>
 
 #include "cli/cli_util.h"
 #include "kvbill/bill/bill.h"
@@ -101,20 +102,67 @@ bool TurnsBegin(const Task& a, const Task& b) {
   return cut == a.turns[last];
 }
 
-// The tasks of every log, a task (a session) that two logs both hold kept
-// once: overlapping exports, a log given twice, or one copy cut short (the
-// longer kept), as `kvbill bill` counts each call once by its id. The same
-// session with other calls in each log is an error: which calls it made is
-// not known.
+// The format `--from` names, else the one the first line that is not
+// blank shows.
+Result<TraceFormat> LogFormat(const std::string& log, const std::string& text,
+                              const std::optional<TraceFormat>& format) {
+  if (format) return *format;
+  std::istringstream in(text);
+  std::string line;
+  for (std::int64_t number = 1; std::getline(in, line); ++number) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::string_view rest(line);
+    if (rest.starts_with("\xEF\xBB\xBF")) rest.remove_prefix(3);
+    if (rest.find_first_not_of(" \t") == std::string_view::npos) continue;
+    return DetectTraceFormat(line, log, number);
+  }
+  return Error(log + ": empty trace");
+}
+
+// The tasks of every log. Claude Code transcripts are read together, as
+// `kvbill bill` joins them: one message id is one call whichever logs hold
+// it (the copy bill keeps), and a session's calls from several logs are
+// merged in time order. A task that logs of other formats both hold is kept
+// once when one copy is the other's first calls (a log given twice, or cut
+// short: the longer kept); otherwise which calls it made is not known.
 Result<std::vector<Task>> ReadTasks(const std::vector<std::string>& logs,
                                     const std::vector<std::string>& texts,
                                     const std::optional<TraceFormat>& format) {
-  std::vector<Task> tasks;
-  std::map<std::string, std::pair<std::size_t, std::size_t>> seen;  // id -> (task, log)
+  std::vector<std::vector<Task>> per_read;  // the Claude Code logs as one read
+  std::vector<std::string> read_names;
+  std::optional<std::size_t> claude_read;
+  std::vector<NamedStream> claude_logs;
   for (std::size_t i = 0; i < logs.size(); ++i) {
-    auto read = ReadTraceTasksFrom(std::make_unique<std::istringstream>(texts[i]), logs[i], format);
+    auto f = LogFormat(logs[i], texts[i], format);
+    if (!f) return f.error();
+    if (*f == TraceFormat::kClaudeCode) {
+      if (!claude_read) {
+        claude_read = per_read.size();
+        per_read.emplace_back();
+        read_names.push_back(logs[i]);
+      }
+      claude_logs.push_back(NamedStream{std::make_unique<std::istringstream>(texts[i]), logs[i]});
+      continue;
+    }
+    auto read = ReadTraceTasksFrom(std::make_unique<std::istringstream>(texts[i]), logs[i], *f);
     if (!read) return read.error();
-    for (Task& t : *read) {
+    per_read.push_back(std::move(*read));
+    read_names.push_back(logs[i]);
+  }
+  if (claude_read) {
+    auto reader = NewClaudeCodeReader(std::move(claude_logs));
+    Task task;
+    while (true) {
+      auto more = reader->Next(&task);
+      if (!more) return more.error();
+      if (!*more) break;
+      per_read[*claude_read].push_back(std::move(task));
+    }
+  }
+  std::vector<Task> tasks;
+  std::map<std::string, std::pair<std::size_t, std::size_t>> seen;  // id -> (task, read)
+  for (std::size_t i = 0; i < per_read.size(); ++i) {
+    for (Task& t : per_read[i]) {
       const auto [it, inserted] = seen.try_emplace(t.id, tasks.size(), i);
       if (inserted) {
         tasks.push_back(std::move(t));
@@ -126,9 +174,11 @@ Result<std::vector<Task>> ReadTasks(const std::vector<std::string>& logs,
         kept = std::move(t);
         continue;
       }
-      return Error(logs[i] + ": task \"" + t.id + "\" is also in " + logs[it->second.second] +
-                   " with other calls (the same session in two logs must agree on the calls "
-                   "both hold)");
+      return Error(read_names[i] + ": task \"" + t.id + "\" is also in " +
+                   read_names[it->second.second] +
+                   " with other calls (whatif joins a session that several logs hold call by "
+                   "call only in Claude Code transcripts, by message id; in other formats one "
+                   "copy must hold the other's calls first)");
     }
   }
   return tasks;

@@ -32,8 +32,9 @@ struct Call {
   Timestamp time;
   std::string time_text;
   RecordedUsage usage;
-  std::string model;  // message.model; empty when the line names none
-  std::string where;  // "name:line" for errors
+  std::string model;     // message.model; empty when the line names none
+  std::string where;     // "name:line" for errors
+  std::size_t file = 0;  // index of the source it was read from
   // Tool-result lines of its chain (ChainKey) read before it: more than the
   // call before it had means its prompt grew by tool results.
   std::int64_t tool_results_before = 0;
@@ -51,10 +52,22 @@ std::string ChainKey(std::string_view session, bool sidechain, std::string_view 
   return key;
 }
 
+// True when copy `a` of a repeated message is kept over copy `b`: the
+// order `kvbill bill` keeps (src/bill/bill.cc KeepsOver), so a what-if's
+// recorded usage is the bill's: the most output tokens (streaming stubs
+// record 1 to 10), then the earliest time, then the session and the place
+// ("name:line") that sort first.
+bool KeepsOver(const Call& a, const Call& b) {
+  if (a.usage.output != b.usage.output) return a.usage.output > b.usage.output;
+  if (a.time != b.time) return a.time < b.time;
+  if (a.session != b.session) return a.session < b.session;
+  return a.where < b.where;
+}
+
 class ClaudeCodeReader : public TraceReader {
  public:
-  ClaudeCodeReader(std::unique_ptr<std::istream> in, std::string name, ReaderOptions options)
-      : TraceReader(options), in_(std::move(in)), name_(std::move(name)) {}
+  ClaudeCodeReader(std::vector<NamedStream> sources, ReaderOptions options)
+      : TraceReader(options), sources_(std::move(sources)) {}
 
   Result<bool> Next(Task* task) override {
     if (!loaded_) {
@@ -68,8 +81,17 @@ class ClaudeCodeReader : public TraceReader {
   }
 
  private:
-  // Reads every line, then builds all tasks.
+  // Reads every line of every source, then builds all tasks.
   Status Load() {
+    for (file_ = 0; file_ < sources_.size(); ++file_) {
+      in_ = std::move(sources_[file_].in);
+      name_ = sources_[file_].name;
+      if (auto s = LoadSource(); !s) return s;
+    }
+    return BuildTasks();
+  }
+
+  Status LoadSource() {
     SkipByteOrderMark(*in_);
     while (in_->peek() == ' ' || in_->peek() == '\n' || in_->peek() == '\r' ||
            in_->peek() == '\t') {
@@ -87,7 +109,7 @@ class ClaudeCodeReader : public TraceReader {
       }
       if (lines.failed()) return Error(name_ + ": read failed");
     }
-    return BuildTasks();
+    return OkStatus();
   }
 
   Status LoadArray() {
@@ -184,11 +206,14 @@ class ClaudeCodeReader : public TraceReader {
       call.usage.fast = true;
     }
     call.where = Where(line_number, element);
+    call.file = file_;
     Record(std::string(message_id), std::move(call));
     return true;
   }
 
-  // Keeps a new call, or the larger output of a repeated message id.
+  // Keeps a new call; a repeated message id keeps its first place (its
+  // session, time and chain) with the usage and model of the copy
+  // KeepsOver prefers.
   void Record(std::string message_id, Call call) {
     const auto [it, inserted] = index_.emplace(std::move(message_id), calls_.size());
     if (inserted) {
@@ -199,8 +224,11 @@ class ClaudeCodeReader : public TraceReader {
       calls_.push_back(std::move(call));
     } else {
       Call& kept = calls_[it->second];
-      kept.usage.output = std::max(kept.usage.output, call.usage.output);
       kept.tool_call = kept.tool_call || call.tool_call;
+      Call& best = winners_.try_emplace(it->second, kept).first->second;
+      if (KeepsOver(call, best)) best = call;
+      kept.usage = best.usage;
+      kept.model = best.model;
     }
   }
 
@@ -239,6 +267,7 @@ class ClaudeCodeReader : public TraceReader {
     call->model = model->value_or("");
     call->tool_call = HasContentBlock(*message, "tool_use");
     call->where = where;
+    call->file = file_;
     Record(id->get<std::string>(), std::move(*call));
     return OkStatus();
   }
@@ -312,7 +341,8 @@ class ClaudeCodeReader : public TraceReader {
     std::vector<std::pair<std::string, std::vector<std::size_t>>> chains;
     std::map<std::pair<std::string, std::string>, std::size_t> chain_index;
     std::map<std::string, std::int64_t> subagents_per_session;
-    std::map<std::string, std::pair<bool, Tokens>> last_in_session;  // sidechain?, prompt
+    // (file, session) -> sidechain?, prompt
+    std::map<std::pair<std::size_t, std::string>, std::pair<bool, Tokens>> last_in_session;
     for (std::size_t i = 0; i < calls_.size(); ++i) {
       Call& call = calls_[i];
       if (call.sidechain) {
@@ -321,7 +351,7 @@ class ClaudeCodeReader : public TraceReader {
         } else {
           // A new subagent starts after a main-chain call, or when the prompt
           // shrinks below the previous subagent call's.
-          const auto last = last_in_session.find(call.session);
+          const auto last = last_in_session.find({call.file, call.session});
           const bool continues = last != last_in_session.end() && last->second.first &&
                                  call.usage.prompt() >= last->second.second;
           std::int64_t& n = subagents_per_session[call.session];
@@ -329,7 +359,7 @@ class ClaudeCodeReader : public TraceReader {
           call.chain = "sidechain-" + std::to_string(n);
         }
       }
-      last_in_session[call.session] = {call.sidechain, call.usage.prompt()};
+      last_in_session[{call.file, call.session}] = {call.sidechain, call.usage.prompt()};
       const auto key = std::make_pair(call.session, call.chain);
       const auto [it, inserted] = chain_index.emplace(key, chains.size());
       if (inserted) chains.push_back({call.session, {}});
@@ -341,21 +371,31 @@ class ClaudeCodeReader : public TraceReader {
     for (auto& [session, members] : chains) {
       if (auto s = DropBackwardTimes(&members); !s) return s;
       if (members.empty()) continue;
+      // A session resumed or repeated in another file: its calls in time
+      // order (each file's already are).
+      std::stable_sort(members.begin(), members.end(), [&](std::size_t a, std::size_t b) {
+        return calls_[a].time < calls_[b].time;
+      });
       tasks_.push_back(MakeTask(members, origin));
     }
     return OkStatus();
   }
 
+  // Within each file: a call before the previous call of its chain.
   Status DropBackwardTimes(std::vector<std::size_t>* members) {
     std::vector<std::size_t> kept;
+    std::map<std::size_t, std::size_t> last;  // file -> its last kept call
     for (std::size_t i : *members) {
-      if (!kept.empty() && calls_[i].time < calls_[kept.back()].time) {
+      const auto previous = last.find(calls_[i].file);
+      if (previous != last.end() && calls_[i].time < calls_[previous->second].time) {
+        const Call& before = calls_[previous->second];
         const Error error(calls_[i].where + ": session \"" + calls_[i].session +
                           "\": time runs backwards: " + calls_[i].time_text +
-                          " is before the previous call's " + calls_[kept.back()].time_text);
+                          " is before the previous call's " + before.time_text);
         if (!SkipBadLine(error)) return error;
         continue;
       }
+      last[calls_[i].file] = i;
       kept.push_back(i);
     }
     *members = std::move(kept);
@@ -409,10 +449,14 @@ class ClaudeCodeReader : public TraceReader {
     return task;
   }
 
+  std::vector<NamedStream> sources_;
+  std::size_t file_ = 0;  // the source being read
   std::unique_ptr<std::istream> in_;
   std::string name_;
   bool loaded_ = false;
   std::vector<Call> calls_;
+  // calls_ index -> the copy of a repeated message KeepsOver prefers
+  std::unordered_map<std::size_t, Call> winners_;
   std::unordered_map<std::string, std::size_t> index_;          // message.id -> calls_ index
   std::unordered_map<std::string, std::int64_t> tool_results_;  // ChainKey -> tool-result lines
   std::deque<Task> tasks_;
@@ -422,7 +466,14 @@ class ClaudeCodeReader : public TraceReader {
 
 std::unique_ptr<TraceReader> NewClaudeCodeReader(std::unique_ptr<std::istream> in, std::string name,
                                                  ReaderOptions options) {
-  return std::make_unique<ClaudeCodeReader>(std::move(in), std::move(name), options);
+  std::vector<NamedStream> sources;
+  sources.push_back(NamedStream{std::move(in), std::move(name)});
+  return std::make_unique<ClaudeCodeReader>(std::move(sources), options);
+}
+
+std::unique_ptr<TraceReader> NewClaudeCodeReader(std::vector<NamedStream> sources,
+                                                 ReaderOptions options) {
+  return std::make_unique<ClaudeCodeReader>(std::move(sources), options);
 }
 
 }  // namespace kvbill

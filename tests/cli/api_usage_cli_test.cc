@@ -60,11 +60,12 @@ TEST(ApiUsageCliTest, WhatifRecordedEqualsBillWithOneHourWrites) {
   EXPECT_DOUBLE_EQ(nlohmann::json::parse(bill.out)["total_cost_usd"].get<double>(), 0.490113);
 }
 
-// The same session in two logs (a log given twice, a copy, or a copy cut
-// short): whatif keeps it once, so its recorded column is still the bill
-// worked out above, 0.490113, as `kvbill bill` de-duplicates the calls by
-// their message ids. A session whose calls differ between the logs is an
-// error naming both.
+// The same session in two logs (a log given twice, a copy, a copy cut
+// short, or a copy of a later call alone): whatif keeps each call once, so
+// its recorded column is still the bill worked out above, 0.490113, as
+// `kvbill bill` de-duplicates the calls by their message ids. Until 2026-12
+// a copy that was not the other's first calls (h3's line alone) was refused
+// as "other calls".
 TEST(ApiUsageCliTest, WhatifCountsASessionInTwoLogsOnce) {
   const std::string dir = ::testing::TempDir() + "/whatif_overlap";
   std::filesystem::create_directories(dir);
@@ -72,12 +73,14 @@ TEST(ApiUsageCliTest, WhatifCountsASessionInTwoLogsOnce) {
   std::vector<std::string> lines;
   {
     std::ifstream in(full);
-    // h1's two lines (its streaming stub, then its whole usage): a copy
-    // cut short after its first call.
-    for (std::string line; lines.size() < 2 && std::getline(in, line);) lines.push_back(line);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
   }
+  ASSERT_EQ(lines.size(), 4u);
+  // h1's two lines (its streaming stub, then its whole usage): a copy
+  // cut short after its first call.
   std::ofstream(dir + "/first.jsonl") << lines[0] << "\n" << lines[1] << "\n";
-  for (const std::string& other : {full, dir + "/first.jsonl"}) {
+  std::ofstream(dir + "/last.jsonl") << lines[3] << "\n";
+  for (const std::string& other : {full, dir + "/first.jsonl", dir + "/last.jsonl"}) {
     SCOPED_TRACE(other);
     for (const auto& [a, b] : {std::pair{full, other}, std::pair{other, full}}) {
       const auto r = RunKvbillInSourceDir("whatif " + a + " " + b + " --format json");
@@ -89,22 +92,56 @@ TEST(ApiUsageCliTest, WhatifCountsASessionInTwoLogsOnce) {
       EXPECT_DOUBLE_EQ(j["bill"]["cost_usd"].get<double>(), 0.490113);
     }
   }
-  // Other calls under the same session: h1 with 11 input tokens, not 10.
+  std::filesystem::remove_all(dir);
+}
+
+// Copies of a call that differ are joined as `kvbill bill` joins them: the
+// copy with the most output is kept. Here h1 is copied with 11 input and
+// 600 output tokens; in micro-dollars h1 is then 55 + 125,000 + 100,000 +
+// 15,000 = 240,055 (the worked bill above: 237,550), total 492,618,
+// whichever log comes first. A session resumed in another log (h4, Sonnet
+// 4.5, a minute after h3: 4 input, 200 output = 12 + 3,000 = 3,012) adds
+// its call to the same task, in time order: 490,113 + 3,012 = 493,125.
+TEST(ApiUsageCliTest, WhatifJoinsASessionAcrossLogsAsBillDoes) {
+  const std::string dir = ::testing::TempDir() + "/whatif_join";
+  std::filesystem::create_directories(dir);
+  const std::string full = std::string(KVBILL_SOURCE_DIR) + "/" + kLog;
+  std::vector<std::string> lines;
   {
-    std::ofstream changed(dir + "/changed.jsonl");
-    for (std::string line : lines) {
-      const std::size_t at = line.find("\"input_tokens\": 10,");
+    std::ifstream in(full);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+  }
+  ASSERT_EQ(lines.size(), 4u);
+  {
+    std::string line = lines[1];
+    for (const auto& [from, to] :
+         {std::pair<std::string, std::string>{"\"input_tokens\": 10,", "\"input_tokens\": 11,"},
+          {"\"output_tokens\": 500,", "\"output_tokens\": 600,"}}) {
+      const std::size_t at = line.find(from);
       ASSERT_NE(at, std::string::npos) << line;
-      line.replace(at, 19, "\"input_tokens\": 11,");
-      changed << line << "\n";
+      line.replace(at, from.size(), to);
+    }
+    std::ofstream(dir + "/changed.jsonl") << line << "\n";
+  }
+  std::ofstream(dir + "/resumed.jsonl")
+      << R"({"type": "assistant", "sessionId": "h", "timestamp": "2026-11-02T10:02:00.000Z", )"
+      << R"("message": {"id": "msg_h4", "model": "claude-sonnet-4-5-20250929", "role": )"
+      << R"("assistant", "usage": {"input_tokens": 4, "cache_creation_input_tokens": 0, )"
+      << R"("cache_read_input_tokens": 0, "output_tokens": 200}}})"
+      << "\n";
+  for (const auto& [other, requests, usd] : {std::tuple{dir + "/changed.jsonl", 3, 0.492618},
+                                             std::tuple{dir + "/resumed.jsonl", 4, 0.493125}}) {
+    SCOPED_TRACE(other);
+    for (const auto& [a, b] : {std::pair{full, other}, std::pair{other, full}}) {
+      const auto r = RunKvbillInSourceDir("whatif " + a + " " + b + " --format json");
+      ASSERT_EQ(r.exit_status, 0) << r.err;
+      const auto j = nlohmann::json::parse(r.out);
+      EXPECT_EQ(j["total"]["tasks"], 1);
+      EXPECT_EQ(j["total"]["requests"], requests);
+      EXPECT_DOUBLE_EQ(j["total"]["cost_usd"]["recorded"].get<double>(), usd);
+      EXPECT_DOUBLE_EQ(j["bill"]["cost_usd"].get<double>(), usd);
     }
   }
-  const auto bad = RunKvbillInSourceDir("whatif " + full + " " + dir + "/changed.jsonl");
-  EXPECT_EQ(bad.exit_status, 2);
-  EXPECT_NE(
-      bad.err.find(dir + "/changed.jsonl: task \"h\" is also in " + full + " with other calls"),
-      std::string::npos)
-      << bad.err;
   std::filesystem::remove_all(dir);
 }
 

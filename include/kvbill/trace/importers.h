@@ -82,6 +82,21 @@ std::unique_ptr<TraceReader> NewDynamoReader(std::unique_ptr<std::istream> in, s
 std::unique_ptr<TraceReader> NewClaudeCodeReader(std::unique_ptr<std::istream> in, std::string name,
                                                  ReaderOptions options = {});
 
+// A transcript and the name its errors give it.
+struct NamedStream {
+  std::unique_ptr<std::istream> in;
+  std::string name;
+};
+
+// Several Claude Code transcripts read as one log, as `kvbill bill` joins
+// them (docs/billing.md#logs-readusagelog): a message.id is one call
+// whichever files hold it, its usage and model from the copy bill keeps
+// (the most output tokens, then the earliest time, then the session and
+// the "name:line" that sort first); a session's calls from several files
+// are merged in time order (a file's own calls must not run backwards).
+std::unique_ptr<TraceReader> NewClaudeCodeReader(std::vector<NamedStream> sources,
+                                                 ReaderOptions options = {});
+
 // Codex CLI rollout lines (~/.codex/sessions/**/rollout-*.jsonl): one task
 // per session_meta, one turn per token_count event whose running totals
 // moved, prompt = last_token_usage.input_tokens (cached included).
