@@ -10,6 +10,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "kvbill/trace/importers.h"
+
 namespace kvbill {
 namespace {
 
@@ -403,6 +405,9 @@ Result<Bill> MakeBill(const UsageLog& log, const PriceSheet& sheet, const BillOp
     const std::string& day = day_names.Of(call->time_ns);
     for (GroupBill* group : {session, days.Get(day, &bill.days), &bill.total}) {
       if (auto s = AddCall(billed, group); !s) return s.error();
+    }
+    if (call->claude_code && IsClaudeCodePlaceholderOutput(call->usage.output)) {
+      ++bill.placeholder_output_calls;
     }
     bill.calls.push_back(std::move(billed));
   }

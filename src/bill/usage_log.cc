@@ -174,6 +174,7 @@ class LogParser {
     call.model = model ? std::string(*model) : "unknown";
     call.session = session ? std::string(*session) : "unknown";
     call.where = name + (element ? ": element " : ":") + std::to_string(number);
+    call.claude_code = true;
     if (id) {
       call.key.append("msg:").append(*id);
     } else if (request) {
@@ -211,6 +212,7 @@ class LogParser {
     if (!model) return model.error().Within("message");
     if (*model == "<synthetic>") return OkStatus();
     LoggedCall call;
+    call.claude_code = true;
     call.model = model->value_or("unknown");
     auto session = GetOptionalString(line, "sessionId");
     if (!session) return session.error();

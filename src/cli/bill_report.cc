@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "kvbill/trace/importers.h"
 #include "kvbill/util/units.h"
 
 namespace kvbill::cli {
@@ -45,6 +46,18 @@ std::string JsonKey(BillView view) {
     default:
       return "";
   }
+}
+
+// The warning of calls whose kept copy records only a streaming placeholder
+// output, or "" when there are none.
+std::string PlaceholderWarning(const Bill& bill) {
+  const std::int64_t n = bill.placeholder_output_calls;
+  if (n == 0) return "";
+  return FormatWithSeparators(n) + " of " + FormatWithSeparators(bill.total.calls) +
+         " calls kept only a streaming placeholder output (" +
+         std::to_string(kClaudeCodePlaceholderMaxOutput) +
+         " tokens or fewer: Claude Code logged no final count for them); their output tokens "
+         "and cost are understated";
 }
 
 std::string ModelLabel(const std::string& id, const ModelBill& m) {
@@ -228,11 +241,15 @@ std::string RenderBillJson(const Bill& bill, const UsageLog& log, const PriceShe
   j["calls"] = t.calls;
   j["unpriced_calls"] = t.unpriced_calls;
   j["duplicate_lines"] = bill.duplicate_lines;
+  j["placeholder_output_calls"] = bill.placeholder_output_calls;
   if (bill.undated_left_out > 0) j["undated_left_out"] = bill.undated_left_out;
   j["by_model"] = GroupJson(t, false, BillView::kModel, options.zone)["by_model"];
   j["total_cost_usd"] = t.cost.usd();
   if (t.reported_cost_usd) j["reported_cost_usd"] = *t.reported_cost_usd;
   if (t.reported_usage_cost) j["reported_usage_cost_usd"] = t.reported_usage_cost->usd();
+  if (const std::string w = PlaceholderWarning(bill); !w.empty()) {
+    j["warnings"] = OJson::array({{{"code", "placeholder_outputs"}, {"message", w}}});
+  }
   return j.dump(2) + "\n";
 }
 
@@ -419,6 +436,9 @@ std::string RenderBillTable(const Bill& bill, const UsageLog& log, const PriceSh
         << FormatWithSeparators(bill.undated_left_out)
         << " call(s) or result line(s) without a timestamp were left out: --since / --until\n"
            "cannot place them in the window\n";
+  }
+  if (const std::string w = PlaceholderWarning(bill); !w.empty()) {
+    out << "\nwarning [placeholder_outputs]: " << w << "\n";
   }
   if (bill.duplicate_lines > 0) {
     out << "\n"

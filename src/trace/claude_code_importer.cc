@@ -20,10 +20,6 @@
 namespace kvbill {
 namespace {
 
-// Transcripts often hold a streaming placeholder (1-10 tokens) instead of the
-// real output count; counts up to this are flagged, not changed.
-constexpr Tokens kPlaceholderMaxOutput = 10;
-
 struct Call {
   std::string session;
   std::string chain;  // "" for the main chain, else the subagent's key
@@ -438,7 +434,7 @@ class ClaudeCodeReader : public TraceReader {
             Span{tool ? SpanKind::kToolResult : SpanKind::kOther, appended, std::nullopt});
       }
       turn.output = call.usage.output;
-      turn.output_is_placeholder = call.usage.output <= kPlaceholderMaxOutput;
+      turn.output_is_placeholder = IsClaudeCodePlaceholderOutput(call.usage.output);
       turn.time_s = call.time.Since(origin);
       turn.usage = call.usage;
       turn.model = call.model;

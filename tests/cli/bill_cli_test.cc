@@ -55,6 +55,40 @@ TEST(BillCliTest, JsonOfTheTwoRunExcerpt) {
   EXPECT_EQ(j["unpriced_calls"], 0);
 }
 
+// Calls whose kept copy records only a streaming placeholder output are
+// counted and warned of: s1's m1 keeps its 200-token copy, m2 (3 tokens)
+// and m3 (10) are placeholders, m4 (11) is not: 2 of 4 calls.
+TEST(BillCliTest, PlaceholderOutputsAreWarnedOf) {
+  const fs::path dir = TempDir("placeholder");
+  {
+    std::ofstream out(dir / "log.jsonl");
+    int minute = 0;
+    for (const auto& [id, output] : std::vector<std::pair<std::string, int>>{
+             {"m1", 2}, {"m1", 200}, {"m2", 3}, {"m3", 10}, {"m4", 11}}) {
+      out << R"({"type":"assistant","sessionId":"s1","timestamp":"2025-12-12T15:2)" << minute++
+          << R"(:00Z","message":{"id":")" << id
+          << R"(","model":"claude-sonnet-4-5-20250929","usage":{"input_tokens":10,)"
+          << R"("output_tokens":)" << output << "}}}\n";
+    }
+  }
+  const std::string message =
+      "2 of 4 calls kept only a streaming placeholder output (10 tokens or fewer: Claude Code "
+      "logged no final count for them); their output tokens and cost are understated";
+  const auto json = RunKvbill("bill " + (dir / "log.jsonl").string() + " --format json");
+  ASSERT_EQ(json.exit_status, 0) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["calls"], 4);
+  EXPECT_EQ(j["placeholder_output_calls"], 2);
+  ASSERT_EQ(j["warnings"].size(), 1u);
+  EXPECT_EQ(j["warnings"][0]["code"], "placeholder_outputs");
+  EXPECT_EQ(j["warnings"][0]["message"], message);
+  const auto table = RunKvbill("bill " + (dir / "log.jsonl").string());
+  ASSERT_EQ(table.exit_status, 0) << table.err;
+  EXPECT_NE(table.out.find("warning [placeholder_outputs]: " + message), std::string::npos)
+      << table.out;
+  fs::remove_all(dir);
+}
+
 TEST(BillCliTest, TableShowsKvbillsCostBesideTheReportedOne) {
   const auto r = RunKvbill("bill " + kExcerpt);
   ASSERT_EQ(r.exit_status, 0) << r.err;

@@ -62,6 +62,31 @@ TEST(BillTest, CountsACallLoggedOnSeveralLinesAndFilesOnce) {
             "claude-sonnet-4-5");
 }
 
+// A Claude Code call whose kept copy records 10 output tokens or fewer (the
+// importer's rule, IsClaudeCodePlaceholderOutput) kept only a streaming
+// placeholder: msg_a's stub is replaced by its 120-token copy (not counted),
+// msg_b (10) and msg_d (0) are counted, msg_c (11) is not. A Codex call
+// with 5 output tokens reports its final count: not counted.
+TEST(BillTest, CountsCallsWhoseKeptOutputIsAPlaceholder) {
+  const std::string model = "claude-sonnet-4-5-20250929";
+  UsageLog log = Read(Assistant("s1", "msg_a", model, "2025-12-12T15:19:59Z", 10, 0, 0, 1) +
+                      Assistant("s1", "msg_a", model, "2025-12-12T15:20:01Z", 10, 0, 0, 120) +
+                      Assistant("s1", "msg_b", model, "2025-12-12T15:20:02Z", 10, 0, 0, 10) +
+                      Assistant("s1", "msg_c", model, "2025-12-12T15:20:03Z", 10, 0, 0, 11) +
+                      Assistant("s1", "msg_d", model, "2025-12-12T15:20:04Z", 10, 0, 0, 0));
+  std::istringstream codex(
+      R"({"timestamp":"2025-11-18T21:55:50.000Z","type":"session_meta","payload":{"id":"c1"}})"
+      "\n"
+      R"({"timestamp":"2025-11-18T21:55:51.000Z","type":"turn_context","payload":{"model":"gpt-5-codex"}})"
+      "\n"
+      R"({"timestamp":"2025-11-18T21:55:52.000Z","type":"event_msg","payload":{"type":"token_count","info":{"last_token_usage":{"input_tokens":100,"cached_input_tokens":0,"output_tokens":5},"total_token_usage":{"input_tokens":100,"cached_input_tokens":0,"output_tokens":5}}}})"
+      "\n");
+  ASSERT_TRUE(ReadUsageLog(codex, "rollout.jsonl", &log).ok());
+  const Bill bill = MakeOrDie(log);
+  EXPECT_EQ(bill.total.calls, 5);
+  EXPECT_EQ(bill.placeholder_output_calls, 2);
+}
+
 // Two copies of one call with the same output in two sessions a day apart
 // (overlapping exports): the earlier is kept whichever log is read first,
 // so the call's day and session do not move with the order of the logs.

@@ -121,6 +121,10 @@ struct Bill {
   GroupBill total;                   // by_model: per model over everything
   std::vector<CallBill> calls;       // the distinct calls kept
   std::int64_t duplicate_lines = 0;  // lines that repeated a call already counted
+  // Claude Code calls in the bill whose kept copy records only a streaming
+  // placeholder output (IsClaudeCodePlaceholderOutput): their output tokens
+  // and cost are understated.
+  std::int64_t placeholder_output_calls = 0;
   // With --since / --until: calls without a timestamp, and result lines
   // (Claude Code's run totals, which carry none), left out of the window.
   std::int64_t undated_left_out = 0;

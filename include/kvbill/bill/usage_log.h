@@ -55,7 +55,10 @@ struct LoggedCall {
   std::optional<Money> recorded_cost;
   bool fast = false;           // usage.speed "fast": Anthropic's fast mode
   bool assumed_model = false;  // a Codex call naming no model: kLegacyCodexModel
-  std::int32_t project = -1;   // index into UsageLog::projects; -1 when unknown
+  // Read from a Claude Code line, whose output count may be a streaming
+  // placeholder (IsClaudeCodePlaceholderOutput).
+  bool claude_code = false;
+  std::int32_t project = -1;  // index into UsageLog::projects; -1 when unknown
 };
 
 // What one model used in a run and what the provider said it cost.

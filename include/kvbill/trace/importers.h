@@ -76,6 +76,19 @@ std::unique_ptr<TraceReader> NewMooncakeReader(std::unique_ptr<std::istream> in,
 std::unique_ptr<TraceReader> NewDynamoReader(std::unique_ptr<std::istream> in, std::string name,
                                              ReaderOptions options = {});
 
+// Claude Code transcripts often record a streaming placeholder instead of a
+// call's output count (the count of an early line of the response, 1 to 10
+// tokens, where no later line gives the final one): an output of at most
+// this many tokens is such a placeholder. The importer flags it
+// (Turn::output_is_placeholder) and `kvbill bill` counts it; neither
+// changes it.
+inline constexpr Tokens kClaudeCodePlaceholderMaxOutput = 10;
+
+// True when a Claude Code call's recorded output count is a placeholder.
+inline bool IsClaudeCodePlaceholderOutput(Tokens output_tokens) {
+  return output_tokens <= kClaudeCodePlaceholderMaxOutput;
+}
+
 // Claude Code transcript lines (JSONL, or the JSON array a stop hook saves):
 // one task per session main chain and one per subagent chain (linked to the
 // session with parent_id), one turn per distinct message.id.
