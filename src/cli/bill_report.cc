@@ -259,13 +259,13 @@ std::string RenderBillCsv(const Bill& bill, const UsageLog& log, const BillRepor
   const std::string tokens =
       "input_tokens,cache_write_5m_tokens,cache_write_1h_tokens,cache_read_tokens,output_tokens";
   if (options.view == BillView::kCall) {
-    out << "session,model,date,where," << tokens << ",cost_usd,long_context\n";
+    out << "session,model,date,where," << tokens << ",cost_usd,long_context,assumed_model\n";
     for (const CallBill& c : bill.calls) {
       out << CsvField(c.call->session) << "," << CsvField(CallModel(*c.call)) << ","
           << DateText(*c.call, options.zone) << "," << CsvField(c.call->where) << ","
           << TokenCells(c.call->usage) << ","
           << (c.unpriced != Unpriced::kNo ? "unpriced" : FormatUsdExact(c.cost.cost)) << ","
-          << (c.cost.long_context ? 1 : 0) << "\n";
+          << (c.cost.long_context ? 1 : 0) << "," << (c.call->assumed_model ? 1 : 0) << "\n";
     }
     return out.str();
   }
@@ -274,7 +274,7 @@ std::string RenderBillCsv(const Bill& bill, const UsageLog& log, const BillRepor
   const bool by_model = options.view == BillView::kModel;
   out << (by_model ? "" : options.view_name + ",") << "model,calls," << tokens
       << ",cost_usd,reported_usage_cost_usd,reported_cost_usd"
-      << (session ? ",project,last_activity" : "") << "\n";
+      << (session ? ",project,last_activity" : "") << ",assumed_model_calls\n";
   const auto row = [&](const GroupBill& g, const std::string& group, const std::string& model,
                        const ModelBill& m) {
     if (!by_model) out << CsvField(group) << ",";
@@ -283,7 +283,7 @@ std::string RenderBillCsv(const Bill& bill, const UsageLog& log, const BillRepor
         << (m.reported_usage_cost ? FormatUsdExact(*m.reported_usage_cost) : "") << ","
         << (m.reported_cost_usd ? Num(*m.reported_cost_usd) : "");
     if (session) out << "," << CsvField(g.project) << "," << LastActivity(g, options.zone);
-    out << "\n";
+    out << "," << m.assumed_model_calls << "\n";
   };
   if (options.view == BillView::kModel) {
     for (const auto& [id, m] : bill.total.by_model) row(bill.total, id, id, m);
@@ -312,6 +312,7 @@ std::string RenderBillTable(const Bill& bill, const UsageLog& log, const PriceSh
   const BillView view = options.view;
   const bool session = view == BillView::kSession;
   const bool by_model = view == BillView::kModel;
+  const bool per_call = view == BillView::kCall;  // with each call's date and file:line
   const std::string head = view == BillView::kCall ? "session" : options.view_name;
   const std::vector<GroupBill>& groups = GroupsOf(bill, view);
   std::size_t key_width = head.size(), model_width = 5, project_width = 7;
@@ -326,12 +327,18 @@ std::string RenderBillTable(const Bill& bill, const UsageLog& log, const PriceSh
   if (by_model) model_width = 0;
   key_width = std::min<std::size_t>(key_width, 40);
   project_width = std::min<std::size_t>(project_width, 30);
+  std::size_t where_width = 5;
+  if (per_call) {
+    for (const CallBill& c : bill.calls) where_width = std::max(where_width, c.call->where.size());
+  }
+  where_width = std::min<std::size_t>(where_width, 50);
   // The rows are laid out once every cell is known: a column is as wide as
   // its usual width or, when a cell needs more (a 2^40-token count, a
   // million-dollar cost, a key past 40 characters), as that cell and its
   // spacing, so that cells never run together. An empty row is a blank line.
   std::vector<TableColumn> columns = {{key_width + 2, true}};
   if (session) columns.insert(columns.end(), {{project_width + 2, true}, {15, true}});
+  if (per_call) columns.insert(columns.end(), {{12, true}, {where_width + 2, true}});
   columns.insert(columns.end(), {{model_width + 2, true},
                                  {7, false},
                                  {12, false},
@@ -344,11 +351,16 @@ std::string RenderBillTable(const Bill& bill, const UsageLog& log, const PriceSh
   std::vector<std::vector<std::string>> rows;
   const auto line = [&](const std::string& key, const GroupBill* g, const std::string& model,
                         std::int64_t calls, const CallUsage& u, const std::string& cost,
-                        const std::string& usage_cost, const std::string& reported) {
+                        const std::string& usage_cost, const std::string& reported,
+                        const LoggedCall* call = nullptr) {
     std::vector<std::string> cells = {key};
     if (session) {
       cells.push_back(g != nullptr ? Shorten(g->project, project_width) : "");
       cells.push_back(g != nullptr ? LastActivity(*g, options.zone) : "");
+    }
+    if (per_call) {
+      cells.push_back(call != nullptr ? DateText(*call, options.zone) : "");
+      cells.push_back(call != nullptr ? Shorten(call->where, where_width) : "");
     }
     cells.insert(cells.end(),
                  {model, FormatWithSeparators(calls), FormatWithSeparators(u.input),
@@ -371,6 +383,7 @@ std::string RenderBillTable(const Bill& bill, const UsageLog& log, const PriceSh
   {
     std::vector<std::string> header = {head};
     if (session) header.insert(header.end(), {"project", "last activity"});
+    if (per_call) header.insert(header.end(), {"date", "where"});
     header.insert(header.end(), {by_model ? "" : "model", "calls", "input", "cache write",
                                  "cache read", "output", "cost", "result usage", "reported"});
     rows.push_back(std::move(header));
@@ -400,7 +413,7 @@ std::string RenderBillTable(const Bill& bill, const UsageLog& log, const PriceSh
       if (c.recorded) cost += " R";
       line(c.call->session, nullptr,
            CallModel(*c.call) + (c.call->assumed_model ? " (assumed)" : ""), 1, c.call->usage, cost,
-           "", "");
+           "", "", c.call);
     }
   } else if (by_model) {
     for (const auto& [id, m] : bill.total.by_model) {

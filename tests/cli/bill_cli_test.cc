@@ -107,7 +107,7 @@ TEST(BillCliTest, CsvByModelHasExactDecimals) {
   // The model once: the group of --by model is the model.
   EXPECT_EQ(r.out.rfind("model,calls,input_tokens,", 0), 0u) << r.out;
   EXPECT_NE(r.out.find("\nclaude-sonnet-4-5-20250929,2,6,8870,0,42853,591,"
-                       "0.0550014,0.0550014,0.0550014\n"),
+                       "0.0550014,0.0550014,0.0550014,0\n"),
             std::string::npos)
       << r.out;
 }
@@ -493,10 +493,43 @@ TEST(BillCliTest, MonthsAsCsv) {
   const auto r = RunKvbill("bill " + kViews + " --by month --format csv");
   ASSERT_EQ(r.exit_status, 0) << r.err;
   // February: the recorded $0.125; March's Haiku call: 2,500 micro-dollars.
-  EXPECT_NE(r.out.find("2026-02,claude-sonnet-4-5,1,100,0,0,0,10,0.125,,\n"), std::string::npos)
+  EXPECT_NE(r.out.find("2026-02,claude-sonnet-4-5,1,100,0,0,0,10,0.125,,,0\n"), std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("2026-03,claude-haiku-4-5,1,2000,0,0,0,100,0.0025,,\n"), std::string::npos)
+  EXPECT_NE(r.out.find("2026-03,claude-haiku-4-5,1,2000,0,0,0,100,0.0025,,,0\n"), std::string::npos)
       << r.out;
+}
+
+// codex_small.jsonl's second session (019a-s2) names no model: its one call
+// (line 10: 9,000 input, 40 output) is priced as gpt-5, 9,000 x 1.25 + 40 x
+// 10 = 11,650 micro-dollars, and marked assumed in every format: the CSV
+// in a column of its own (until 2026-12 it dropped the mark). The table of
+// calls names each call's date and file:line, as the JSON does.
+TEST(BillCliTest, AssumedModelInCsvAndCallsTableWithDateAndPlace) {
+  const std::string log = std::string(KVBILL_SOURCE_DIR) + "/tests/data/traces/codex_small.jsonl";
+  const auto calls = RunKvbill("bill " + log + " --by call --format csv");
+  ASSERT_EQ(calls.exit_status, 0) << calls.err;
+  EXPECT_NE(calls.out.find(",cost_usd,long_context,assumed_model\n"), std::string::npos)
+      << calls.out;
+  EXPECT_NE(calls.out.find("\n019a-s2,gpt-5,2025-11-18," + log + ":10,9000,0,0,0,40,0.01165,0,1\n"),
+            std::string::npos)
+      << calls.out;
+  EXPECT_NE(calls.out.find("\n019a-s1,gpt-5-codex,2025-11-18," + log + ":4,"), std::string::npos)
+      << calls.out;
+  const auto sessions = RunKvbill("bill " + log + " --format csv");
+  ASSERT_EQ(sessions.exit_status, 0) << sessions.err;
+  EXPECT_NE(sessions.out.find(",project,last_activity,assumed_model_calls\n"), std::string::npos)
+      << sessions.out;
+  EXPECT_NE(sessions.out.find("\n019a-s2,gpt-5,1,9000,0,0,0,40,0.01165,,,/work,2025-11-18,1\n"),
+            std::string::npos)
+      << sessions.out;
+  const auto table = RunKvbill("bill " + log + " --by call");
+  ASSERT_EQ(table.exit_status, 0) << table.err;
+  EXPECT_TRUE(std::regex_search(table.out, std::regex("session +date +where +model ")))
+      << table.out;
+  EXPECT_TRUE(std::regex_search(
+      table.out,
+      std::regex("019a-s2 +2025-11-18 +\\S*codex_small\\.jsonl:10 +gpt-5 \\(assumed\\)")))
+      << table.out;
 }
 
 TEST(BillCliTest, FiveHourBlocks) {
