@@ -14,7 +14,6 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
-#include <string_view>
 
 #include "cli/cli_util.h"
 #include "kvbill/bill/bill.h"
@@ -108,15 +107,7 @@ Result<TraceFormat> LogFormat(const std::string& log, const std::string& text,
                               const std::optional<TraceFormat>& format) {
   if (format) return *format;
   std::istringstream in(text);
-  std::string line;
-  for (std::int64_t number = 1; std::getline(in, line); ++number) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    std::string_view rest(line);
-    if (rest.starts_with("\xEF\xBB\xBF")) rest.remove_prefix(3);
-    if (rest.find_first_not_of(" \t") == std::string_view::npos) continue;
-    return DetectTraceFormat(line, log, number);
-  }
-  return Error(log + ": empty trace");
+  return DetectStreamFormat(in, log);
 }
 
 // The tasks of every log. Claude Code transcripts are read together, as

@@ -183,21 +183,25 @@ Result<std::unique_ptr<TraceReader>> OpenTrace(const std::string& path,
   return OpenTraceStream(std::move(in), path, format, options);
 }
 
-std::optional<TraceFormat> DetectTraceFileFormat(const std::string& path) {
-  if (path == "-") return std::nullopt;
-  if (std::error_code ec; std::filesystem::is_directory(path, ec)) return std::nullopt;
-  std::ifstream in(path, std::ios::binary);
+Result<TraceFormat> DetectStreamFormat(std::istream& in, const std::string& name) {
   std::string line;
   for (std::int64_t number = 1; std::getline(in, line); ++number) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     std::string_view text(line);
     if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
     if (text.find_first_not_of(" \t") == std::string_view::npos) continue;
-    auto format = DetectTraceFormat(line, path, number);
-    if (!format) return std::nullopt;
-    return *format;
+    return DetectTraceFormat(line, name, number);
   }
-  return std::nullopt;
+  return Error(name + ": empty trace");
+}
+
+std::optional<TraceFormat> DetectTraceFileFormat(const std::string& path) {
+  if (path == "-") return std::nullopt;
+  if (std::error_code ec; std::filesystem::is_directory(path, ec)) return std::nullopt;
+  std::ifstream in(path, std::ios::binary);
+  auto format = DetectStreamFormat(in, path);
+  if (!format) return std::nullopt;
+  return *format;
 }
 
 Result<std::unique_ptr<TraceReader>> OpenTraceStream(std::unique_ptr<std::istream> in,

@@ -149,10 +149,15 @@ Result<std::unique_ptr<TraceReader>> OpenTrace(const std::string& path,
                                                std::optional<TraceFormat> format,
                                                ReaderOptions options = {});
 
-// The format detection gives the file at `path` (its first non-blank line,
-// as OpenTrace without a format reads it); nullopt when the file cannot be
-// read, is empty or is not recognised. For hints after a reader given
-// another format found nothing (a wrong --from); "-" is not read.
+// The format detection gives the text `in` holds (its first line that is
+// not blank, a byte-order mark and CRLF ends allowed, as OpenTrace without
+// a format reads it; `name` for errors): DetectTraceFormat's error for a
+// line it does not recognise, "NAME: empty trace" when no line has text.
+Result<TraceFormat> DetectStreamFormat(std::istream& in, const std::string& name);
+
+// The same for the file at `path`; nullopt when the file cannot be read,
+// is empty or is not recognised. For hints after a reader given another
+// format found nothing (a wrong --from); "-" is not read.
 std::optional<TraceFormat> DetectTraceFileFormat(const std::string& path);
 
 // Every task of the trace at `path` (OpenTrace, then the reader to its end),
