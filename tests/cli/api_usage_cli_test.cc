@@ -60,6 +60,14 @@ TEST(ApiUsageCliTest, WhatifRecordedEqualsBillWithOneHourWrites) {
   EXPECT_DOUBLE_EQ(nlohmann::json::parse(bill.out)["total_cost_usd"].get<double>(), 0.490113);
 }
 
+// The lines of the file at `path`.
+std::vector<std::string> Lines(const std::string& path) {
+  std::vector<std::string> lines;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
 // The same session in two logs (a log given twice, a copy, a copy cut
 // short, or a copy of a later call alone): whatif keeps each call once, so
 // its recorded column is still the bill worked out above, 0.490113, as
@@ -70,11 +78,7 @@ TEST(ApiUsageCliTest, WhatifCountsASessionInTwoLogsOnce) {
   const std::string dir = ::testing::TempDir() + "/whatif_overlap";
   std::filesystem::create_directories(dir);
   const std::string full = std::string(KVBILL_SOURCE_DIR) + "/" + kLog;
-  std::vector<std::string> lines;
-  {
-    std::ifstream in(full);
-    for (std::string line; std::getline(in, line);) lines.push_back(line);
-  }
+  const std::vector<std::string> lines = Lines(full);
   ASSERT_EQ(lines.size(), 4u);
   // h1's two lines (its streaming stub, then its whole usage): a copy
   // cut short after its first call.
@@ -106,11 +110,7 @@ TEST(ApiUsageCliTest, WhatifJoinsASessionAcrossLogsAsBillDoes) {
   const std::string dir = ::testing::TempDir() + "/whatif_join";
   std::filesystem::create_directories(dir);
   const std::string full = std::string(KVBILL_SOURCE_DIR) + "/" + kLog;
-  std::vector<std::string> lines;
-  {
-    std::ifstream in(full);
-    for (std::string line; std::getline(in, line);) lines.push_back(line);
-  }
+  const std::vector<std::string> lines = Lines(full);
   ASSERT_EQ(lines.size(), 4u);
   {
     std::string line = lines[1];
