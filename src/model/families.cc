@@ -1420,10 +1420,12 @@ Status MtpModules(Ctx& c, Int count, bool moe_layer, const MoeLayers& moe) {
   return OkStatus();
 }
 
-Result<Int> MtpCount(const Fields& f) {
+// The MTP modules a config declares; `undeclared` when it names none (the
+// count vLLM's model class defaults to).
+Result<Int> MtpCount(const Fields& f, Int undeclared = 0) {
   auto n = f.FirstInt({"num_nextn_predict_layers", "mtp_num_hidden_layers"}, 0);
   if (!n) return n.error();
-  return n->value_or(0);
+  return n->value_or(undeclared);
 }
 
 bool AnyMoe(const MoeLayers& m) {
@@ -2101,12 +2103,8 @@ Status BuildGatedDeltaNet(Ctx& c) {
   // decoder layers with gated attention, a final norm. Qwen3-Next's configs
   // declare none, yet its checkpoints ship one module, which vLLM builds
   // (qwen3_next_mtp.py: getattr(config, "num_nextn_predict_layers", 1)).
-  auto mtp = MtpCount(f);
+  auto mtp = MtpCount(f, c.model_type == "qwen3_next" ? 1 : 0);
   if (!mtp) return mtp.error();
-  if (*mtp == 0 && c.model_type == "qwen3_next" && !f.Has("num_nextn_predict_layers") &&
-      !f.Has("mtp_num_hidden_layers")) {
-    *mtp = 1;
-  }
   if (*mtp > 0) {
     b.BeginMtp();
     const Int h = c.d.hidden;
