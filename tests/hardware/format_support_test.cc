@@ -291,6 +291,15 @@ TEST(FormatSupportTest, MatrixReaderErrorsNameTheJsonPointer) {
             "m.json#/formats/weights/x/all/computed: unknown precision \"int3\" (bf16, fp32, fp8, "
             "fp4, int8, w8a16, w4a16, w2a16)");
   EXPECT_EQ(error_of(R"({"weights": {}})"), "m.json#/formats/kv_cache: missing");
+  // dense_dequantised (a cell whose dense layers are dequantised every
+  // forward) is a boolean of a cell that runs.
+  EXPECT_EQ(error_of(R"({"weights": {"x": {"all": {"computed": "w4a16", "kernel": "k",
+                         "source": "s", "dense_dequantised": "yes"}}}, "kv_cache": {}})"),
+            "m.json#/formats/weights/x/all/dense_dequantised: must be true or false, got "
+            "\"yes\"");
+  EXPECT_EQ(error_of(R"({"weights": {"x": {"all": {"runs": false, "source": "s", "reason": "r",
+                         "dense_dequantised": true}}}, "kv_cache": {}})"),
+            "m.json#/formats/weights/x/all/dense_dequantised: not with \"runs\": false");
 }
 
 TEST(FormatSupportTest, HardwareDocHoldsTheMatrixAsTheCatalogHasIt) {
