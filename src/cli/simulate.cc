@@ -242,6 +242,19 @@ std::string PinsLine(const Scenario& scenario, const SimulationTotals& totals) {
          " gave way before expiring (a replica would have idled with requests waiting)\n";
 }
 
+// With deployment.speculative: what it advanced and gained (SpeculationTotals).
+std::string SpeculationLine(const Scenario& scenario, const SimulationTotals& totals) {
+  if (!scenario.deployment.speculative) return "";
+  const SpeculationTotals& spec = totals.speculation;
+  if (spec.verification_steps == 0) return "speculation: no verification step ran\n";
+  return "speculation: " + FormatWithSeparators(spec.verification_steps) +
+         " verification steps of " + FormatFixed(static_cast<double>(spec.MeanBatch()), 1) +
+         " sequences on average, " + FormatFixed(static_cast<double>(spec.TokensPerStep()), 2) +
+         " tokens a sequence a step; decode " +
+         FormatFixed(static_cast<double>(spec.DecodeSpeedup()), 2) +
+         "x as fast as without it at these batches\n";
+}
+
 json SummaryDoc(const Scenario& scenario, const RunSummary& sum, const SimulationTotals& totals,
                 double wall_s, const std::vector<RunWarning>& warnings) {
   json s;
@@ -274,6 +287,12 @@ json SummaryDoc(const Scenario& scenario, const RunSummary& sum, const Simulatio
   }
   s["iterations"] = totals.iterations;
   s["engine_steps"] = totals.steps_advanced;
+  if (const SpeculationTotals& spec = totals.speculation; scenario.deployment.speculative) {
+    s["speculation"] = {{"verification_steps", spec.verification_steps},
+                        {"mean_sequences_per_step", Num(spec.MeanBatch())},
+                        {"tokens_per_verification_step", Num(spec.TokensPerStep())},
+                        {"decode_speedup", Num(spec.DecodeSpeedup())}};
+  }
   AddLatencyJson(scenario, sum, totals, &s);
   const CostModelInfo& model = totals.cost_model;
   s["cost_model"] = {{"profile", model.profile},
@@ -498,8 +517,8 @@ class SimulateOutput {
       text << "cost per task: none, no task was served\n";
     }
     text << BillEquation(sum.cost_usd, sum.task_cost_usd, sum.idle_usd) << BillingLine(sum)
-         << LatencyText(scenario, sum, totals) << "iteration times: " << CostModelLine(model)
-         << "\n";
+         << LatencyText(scenario, sum, totals) << SpeculationLine(scenario, totals)
+         << "iteration times: " << CostModelLine(model) << "\n";
     for (const std::string& note : model.notes) text << "  note: " << note << "\n";
     return text.str();
   }

@@ -219,12 +219,13 @@ ModelShape DraftLayerShape(const ModelShape& model) {
 SpeculativeCostModel::SpeculativeCostModel(std::shared_ptr<const CostModel> target,
                                            std::shared_ptr<const CostModel> draft,
                                            int num_speculative_tokens, std::string description,
-                                           int topk)
+                                           int topk, std::shared_ptr<const CostModel> plain)
     : target_(std::move(target)),
       draft_(std::move(draft)),
       k_(num_speculative_tokens),
       description_(std::move(description)),
-      topk_(std::max(1, topk)) {}
+      topk_(std::max(1, topk)),
+      plain_(std::move(plain)) {}
 
 long double SpeculativeCostModel::DraftSeconds(std::span<const ScheduledWork> work,
                                                std::span<long double> own_s) const {
@@ -360,7 +361,8 @@ Result<SpeculativeSetup> MakeSpeculative(const SpeculativeSpec& spec, const Mode
                                          std::shared_ptr<const CostModel> target,
                                          const EngineProfile* profile,
                                          const OperatorModelOptions& options,
-                                         const RooflineParams& roofline) {
+                                         const RooflineParams& roofline,
+                                         std::shared_ptr<const CostModel> plain) {
   auto shape = ResolveSpeculative(spec);
   if (!shape) return shape.error();
   const SpeculativeMethod* method = shape->method;
@@ -457,7 +459,8 @@ Result<SpeculativeSetup> MakeSpeculative(const SpeculativeSpec& spec, const Mode
                   out.draft_weight_bytes, out.draft_kv_bytes_per_token);
     note += ", drafted by " + drafted_by + memory;
   }
-  out.cost = std::make_shared<SpeculativeCostModel>(std::move(target), draft_cost, k, note, topk);
+  out.cost = std::make_shared<SpeculativeCostModel>(std::move(target), draft_cost, k, note, topk,
+                                                    std::move(plain));
   return out;
 }
 

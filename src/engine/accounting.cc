@@ -30,6 +30,37 @@ Seconds PriceIteration(std::vector<Work>& work, const CostModel& cost, const Roo
   return static_cast<Seconds>(t + reload);
 }
 
+PlainIteration PriceWithoutSpeculation(const std::vector<Work>& work, const CostModel& plain,
+                                       std::vector<ScheduledWork>* sched,
+                                       std::vector<long double>* own) {
+  PlainIteration out;
+  sched->clear();
+  bool others = false;
+  for (const Work& w : work) {
+    const Tokens c = w.seq->computed;
+    if (w.verify) {
+      sched->push_back(ScheduledWork{c, 1, false, false});
+      ++out.sequences;
+    } else {
+      sched->push_back(ScheduledWork{c, w.tokens, w.seq->InPrefill(), false});
+      others = true;
+    }
+  }
+  if (out.sequences == 0) return out;
+  own->assign(sched->size(), 0);
+  out.plain_s = plain.IterationSeconds(*sched, *own);
+  out.decode_s = out.plain_s;
+  if (others) {
+    sched->clear();
+    for (const Work& w : work) {
+      if (w.verify) sched->push_back(ScheduledWork{w.seq->computed, 1, false, false});
+    }
+    own->assign(sched->size(), 0);
+    out.decode_s = plain.IterationSeconds(*sched, *own);
+  }
+  return out;
+}
+
 long double AddDecodeLine(std::vector<Work>& work, Tokens j0, Tokens end, long double t0,
                           long double t1, const long double* own0, const long double* own1,
                           const std::vector<long double>& kv0,

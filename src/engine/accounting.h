@@ -27,6 +27,13 @@ namespace kvbill::engine {
 Seconds PriceIteration(std::vector<Work>& work, const CostModel& cost, const Roofline& roofline,
                        std::vector<ScheduledWork>* sched, std::vector<long double>* own);
 
+// Prices `work` (some of it speculative verification steps) as the
+// deployment would run it without speculation (PlainIteration), with
+// `plain` (CostModel::WithoutSpeculation). The buffers are the caller's.
+PlainIteration PriceWithoutSpeculation(const std::vector<Work>& work, const CostModel& plain,
+                                       std::vector<ScheduledWork>* sched,
+                                       std::vector<long double>* own);
+
 // Adds steps [j0, end) of one line of a fused decode block (steps j0..end-1
 // of a run whose step j takes t0 + t1 j, sequence i's own time own0[i] +
 // own1[i] j, its KV read kv0[i] + kv_slope[i] j) to each entry of `work`;

@@ -41,6 +41,17 @@ struct Work {
   bool verify = false;       // a speculative verification step of `tokens` = k + 1
 };
 
+// An iteration with speculative verification steps as the deployment would
+// run it without speculation (SpeculationTotals): `plain_s` the same work with
+// every verification step a one-token decode step and no draft, `decode_s` a
+// decode step of the verifying sequences alone (`sequences` of them). Zeros
+// when no entry verifies.
+struct PlainIteration {
+  long double plain_s = 0;
+  long double decode_s = 0;
+  std::int64_t sequences = 0;
+};
+
 struct Replica {
   int index = 0;
   std::unique_ptr<KvPool> cache;
@@ -57,6 +68,9 @@ struct Replica {
   Tokens fused_steps = 0;  // > 0: a fused decode block of that many steps
   Seconds started = 0;
   Seconds duration = 0;
+  // The iteration in flight without speculation (its verification steps as
+  // decode steps), when it verifies: what SpeculationTotals compares.
+  PlainIteration plain;
   // When the iteration in flight would end if no other replica limited it:
   // the earliest time this replica can finish a request and so release work.
   Seconds natural_end = 0;

@@ -356,6 +356,10 @@ void Engine::OnStart(Seconds now, int r) {
       return;
     }
     rep.duration = PriceIteration(rep.work, *setup_.cost, setup_.roofline, &iter_work_, &iter_own_);
+    if (config_.speculative.num_speculative_tokens > 0) {
+      rep.plain = PriceWithoutSpeculation(rep.work, setup_.cost->WithoutSpeculation(), &iter_work_,
+                                          &iter_own_);
+    }
     rep.natural_end = now + rep.duration;
     SetReleaseHorizon(rep);
   }
@@ -371,7 +375,10 @@ void Engine::OnEnd(Seconds now, int r) {
   std::vector<Seq*>& finished = finished_;
   finished.clear();
   const long double gpus = gpus_;
+  Tokens advanced = 0;  // by verification steps
+  long double reloads = 0;
   for (Work& w : rep.work) {
+    reloads += w.reload_s;
     Seq* s = w.seq;
     Charge(w, gpus, usd_per_gpu_s_);
     RequestRecord& rec = s->record;
@@ -396,6 +403,7 @@ void Engine::OnEnd(Seconds now, int r) {
           std::max<Tokens>(1, std::min({whole, w.tokens, s->output - s->generated}));
       s->computed += advance;
       s->generated += advance;
+      advanced += advance;
     } else {
       s->computed += 1;
       s->generated += 1;
@@ -404,6 +412,21 @@ void Engine::OnEnd(Seconds now, int r) {
     s->peak_tokens = std::max<Tokens>(s->peak_tokens, rep.cache->BlocksOf(s->id) * bs_);
     s->peak_pages = std::max(s->peak_pages, rep.cache->PagesOf(s->id));
     if (!s->InPrefill() && s->generated >= s->output) finished.push_back(s);
+  }
+  if (rep.plain.sequences > 0) {
+    // Speculation's cost: this iteration (its reloads apart) over the plain
+    // one, plus the decode step the verifying sequences take either way;
+    // without it their tokens take (advanced / sequences) such steps.
+    SpeculationTotals& spec = totals_.speculation;
+    const PlainIteration& plain = rep.plain;
+    ++spec.verification_steps;
+    spec.verified_sequences += plain.sequences;
+    spec.advanced_tokens += advanced;
+    spec.speculative_s +=
+        static_cast<long double>(rep.duration) - reloads - plain.plain_s + plain.decode_s;
+    spec.plain_s += static_cast<long double>(advanced) / static_cast<long double>(plain.sequences) *
+                    plain.decode_s;
+    rep.plain = PlainIteration{};
   }
   for (Seq* s : finished) Finish(rep, s, now);
   rep.work.clear();

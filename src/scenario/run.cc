@@ -22,7 +22,8 @@ namespace {
 // and the draft's memory (cost/speculative.h). `profile` is null under the
 // roofline.
 Status ApplySpeculative(const Scenario& s, const EngineProfile* profile,
-                        const OperatorModelOptions& options, SimulationConfig* c) {
+                        const OperatorModelOptions& options, std::shared_ptr<const CostModel> plain,
+                        SimulationConfig* c) {
   const ScenarioSpeculative& spec = *s.deployment.speculative;
   const std::string at = s.source + "#/deployment/speculative";
   std::shared_ptr<const CostModel> target = c->cost_model;
@@ -38,7 +39,7 @@ Status ApplySpeculative(const Scenario& s, const EngineProfile* profile,
   auto setup = MakeSpeculative(
       SpeculativeSpec{spec.method, spec.model, spec.num_speculative_tokens, spec.acceptance_rate,
                       spec.topk, spec.num_draft_tokens, spec.rank_decay},
-      c->model, c->kv_format, c->gpu, target, profile, o, c->roofline);
+      c->model, c->kv_format, c->gpu, target, profile, o, c->roofline, std::move(plain));
   if (!setup) return setup.error().Within(at);
   c->speculative.num_speculative_tokens = setup->num_speculative_tokens;
   c->speculative.expected_tokens = setup->expected_tokens;
@@ -101,6 +102,10 @@ Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
   const ScenarioDeployment& d = s.deployment;
   std::optional<EngineProfile> used_profile;
   OperatorModelOptions options;
+  // Without speculation (speculation's counterfactual); plain_model null:
+  // the same as the model's own.
+  OperatorModelOptions plain_options;
+  std::shared_ptr<const CostModel> plain_model;
   if (d.bandwidth_efficiency || d.compute_efficiency) {
     // The spec-sheet roofline at the efficiencies given (docs/engine.md).
     c.roofline.bandwidth_efficiency = d.bandwidth_efficiency.value_or(0.65);
@@ -128,10 +133,23 @@ Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
     options.cuda_graph_max_tokens = limits.cuda_graph_max_batch;
     options.expert_parallel = d.expert_parallel;
     options.expert_all_to_all = d.expert_dispatch == "all_to_all";
+    plain_options = options;
+    plain_options.async_scheduling =
+        d.async_scheduling.value_or(AsyncSchedulingByDefault(sglang, ""));
+    plain_options.cpu_waits_for_sampling = false;
     auto op_model = OperatorCostModel::Make(c.model, c.kv_format, c.weight_format, c.gpu, nullptr,
                                             *profile, options);
     if (!op_model) return op_model.error().Within(at + "/deployment");
     c.cost_model = *op_model;
+    if (d.speculative && (options.async_scheduling != plain_options.async_scheduling ||
+                          options.cpu_waits_for_sampling)) {
+      // The same deployment without speculation schedules its CPU as then:
+      // what summary.speculation compares with.
+      auto plain = OperatorCostModel::Make(c.model, c.kv_format, c.weight_format, c.gpu, nullptr,
+                                           *profile, plain_options);
+      if (!plain) return plain.error().Within(at + "/deployment");
+      plain_model = *plain;
+    }
     c.activation_reserve_gib = d.activation_reserve_gib.value_or(
         ProfileReserveGib(*profile, c.max_num_batched_tokens, c.model.hidden_size));
     c.frontend_per_request_s = profile->params.frontend_per_request_s;
@@ -139,7 +157,8 @@ Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
     c.request_latency_s = profile->params.request_latency_s;
   }
   if (d.speculative) {
-    if (Status st = ApplySpeculative(s, used_profile ? &*used_profile : nullptr, options, &c);
+    if (Status st = ApplySpeculative(s, used_profile ? &*used_profile : nullptr, options,
+                                     std::move(plain_model), &c);
         !st) {
       return st.error();
     }

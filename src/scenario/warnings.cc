@@ -299,6 +299,29 @@ void SpeculativeAcceptanceAssumed(const Scenario& s, std::vector<RunWarning>* ou
            "; set deployment.speculative.acceptance_rate"});
 }
 
+// Speculation that slows the run's decoding down (SpeculationTotals): at
+// large batches the k + 1 tokens a sequence verifies and the draft's steps
+// cost more than the tokens accepted save.
+void SpeculationSlower(const Scenario& s, const SimulationTotals& t, std::vector<RunWarning>* out) {
+  const SpeculationTotals& spec = t.speculation;
+  if (!s.deployment.speculative || spec.verification_steps == 0 || spec.DecodeSpeedup() >= 1) {
+    return;
+  }
+  out->push_back(
+      {"speculation_slower",
+       "speculation makes this run's decoding slower, not faster: " +
+           FormatFixed(static_cast<double>(spec.DecodeSpeedup()), 2) +
+           "x the decode tokens a second of the same deployment without it, at its batches (" +
+           FormatFixed(static_cast<double>(spec.MeanBatch()), 1) +
+           " sequences a verification step on average, " +
+           FormatFixed(static_cast<double>(spec.TokensPerStep()), 2) +
+           " tokens advanced a sequence a step): verifying k + 1 tokens a sequence and the "
+           "draft's steps cost more than the accepted tokens save. Speculation pays at small "
+           "batches, with a draft much cheaper than the model and a high acceptance rate; "
+           "compare the run without it (deployment.speculative null, or `kvbill compare`'s "
+           "speculation lever) (docs/engine.md#speculative-decoding)"});
+}
+
 void LinearStateUnmeasured(const SimulationTotals& t, std::vector<RunWarning>* out) {
   const int layers = t.cost_model.linear_state_layers;
   if (layers <= 0) return;
@@ -434,6 +457,7 @@ const std::vector<std::string>& WarningCodes() {
                                                  "unsupported_format",
                                                  "timing_assumed",
                                                  "speculative_acceptance_assumed",
+                                                 "speculation_slower",
                                                  "linear_state_unmeasured",
                                                  "speculative_host_waits",
                                                  "weakly_validated",
@@ -456,6 +480,7 @@ std::vector<RunWarning> EngineRunWarnings(const Scenario& scenario, const Simula
   UnsupportedFormat(scenario, totals, &out);
   TimingAssumed(totals, &out);
   SpeculativeAcceptanceAssumed(scenario, &out);
+  SpeculationSlower(scenario, totals, &out);
   LinearStateUnmeasured(totals, &out);
   SpeculativeHostWaits(scenario, totals, &out);
   WeaklyValidatedRun(totals, &out);

@@ -137,6 +137,60 @@ TEST(SpeculativeEngineTest, ATreeVerifiesItsDraftTokens) {
   ExpectSameRuns(tree, RunSim(c, OneRequest()));
 }
 
+TEST(SpeculativeEngineTest, SpeculationTotalsCompareWithThePlainDecodeSteps) {
+  // α 0, k 3, the 1 ms model and its draft of the first test: 100
+  // verification steps advancing one token each, costing 0.1 + 0.03031515 s
+  // (the prefill iteration verifies nothing and is not counted); without
+  // speculation the same 100 tokens take 100 decode steps of 1 ms, 0.1 s:
+  // decode 0.1 / 0.13031515 = 0.767370... as fast.
+  const SimulationResult zero = RunSim(OneRequestConfig(0, 3, true), OneRequest());
+  EXPECT_EQ(zero.speculation.verification_steps, 100);
+  EXPECT_EQ(zero.speculation.verified_sequences, 100);
+  EXPECT_EQ(zero.speculation.advanced_tokens, 100);
+  EXPECT_NEAR(static_cast<double>(zero.speculation.speculative_s), 0.13031515, 1e-12);
+  EXPECT_NEAR(static_cast<double>(zero.speculation.plain_s), 0.1, 1e-12);
+  EXPECT_NEAR(static_cast<double>(zero.speculation.DecodeSpeedup()), 0.1 / 0.13031515, 1e-9);
+  // α 0.5, k 2, no draft: 57 steps of 1 ms advance the 100 tokens (E 1.75,
+  // rounded), which take 100 plain steps: 0.1 / 0.057 = 1.754386 as fast,
+  // 100 / 57 = 1.754 tokens a step.
+  const SimulationResult half = RunSim(OneRequestConfig(0.5, 2, false), OneRequest());
+  EXPECT_EQ(half.speculation.verification_steps, 57);
+  EXPECT_EQ(half.speculation.advanced_tokens, 100);
+  EXPECT_NEAR(static_cast<double>(half.speculation.TokensPerStep()), 100.0 / 57.0, 1e-12);
+  EXPECT_NEAR(static_cast<double>(half.speculation.DecodeSpeedup()), 0.1 / 0.057, 1e-9);
+  // Off: nothing counted.
+  const SimulationResult off = RunSim(OneRequestConfig(0, 0, false), OneRequest());
+  EXPECT_EQ(off.speculation.verification_steps, 0);
+  EXPECT_EQ(off.speculation.DecodeSpeedup(), 1);
+}
+
+TEST(SpeculativeEngineTest, AMixedIterationChargesSpeculationOnlyItsOwnPart) {
+  // Every iteration 1 ms plus 10 µs a token computed, α 0, k 3, no prefix
+  // cache. Request a (1,000-token prompt, 101 out) decodes alone but once:
+  // at 50 ms b's 1,000-token prompt (one token out, from its prefill) joins
+  // a's verification step. Alone, a step verifying 4 tokens takes 1.04 ms
+  // where a plain decode step takes 1.01 ms. The mixed one takes
+  // 1 + 0.01 x 1,004 = 11.04 ms, 11.01 ms plain: speculation's part is still
+  // 11.04 - 11.01 + 1.01 (the decode step a takes either way) = 1.04 ms,
+  // so the run's 100 steps cost 100 x 1.04 ms against 100 x 1.01 ms:
+  // 1.01 / 1.04 = 0.971154 (pricing the mixed step whole would make it
+  // (99 x 1.01 + 11.01) / (99 x 1.04 + 11.04) = 0.97345).
+  SimulationConfig c = Config("llama-3.1-8b");
+  c.prefix_caching = false;
+  c.cost_model =
+      std::make_shared<SpeculativeCostModel>(std::make_shared<TokenCost>(), nullptr, 3, "test");
+  c.speculative.num_speculative_tokens = 3;
+  c.speculative.expected_tokens = 1;
+  const std::vector<Task> tasks = {LoopTask("a", 1, 1000, 0, 101, 0),
+                                   LoopTask("b", 1, 1000, 0, 1, 0, 0.05)};
+  const SimulationResult r = RunSim(c, tasks);
+  ASSERT_EQ(r.requests.size(), 2u);
+  EXPECT_EQ(r.speculation.verification_steps, 100);
+  EXPECT_NEAR(static_cast<double>(r.speculation.speculative_s), 0.104, 1e-12);
+  EXPECT_NEAR(static_cast<double>(r.speculation.plain_s), 0.101, 1e-12);
+  EXPECT_NEAR(static_cast<double>(r.speculation.DecodeSpeedup()), 1.01 / 1.04, 1e-9);
+}
+
 TEST(SpeculativeEngineTest, DraftWeightsAndKvShrinkThePool) {
   // Llama-3.1-8B in bf16 on one H100 at memory fraction 0.9, no reserve:
   // weights 8,030,261,248 x 2 = 16,060,522,496 bytes; a block of 16 tokens

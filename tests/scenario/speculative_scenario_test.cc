@@ -50,6 +50,37 @@ TEST(SpeculativeScenarioTest, PerPositionRatesAndADraftModel) {
   EXPECT_EQ(c->speculative.draft_weight_bytes, 16060522496.0L);
 }
 
+// What summary.speculation compares with is the deployment without
+// speculation as its engine would schedule it then: vLLM overlapping its CPU
+// with the GPU again (speculating, it waits for each step's sampled tokens),
+// SGLang with its overlap scheduler back on. Priced the same as the same
+// scenario without deployment.speculative, batch for batch.
+TEST(SpeculativeScenarioTest, WithoutSpeculationIsTheDeploymentWithoutIt) {
+  for (const char* engine : {"vllm", "sglang"}) {
+    SCOPED_TRACE(engine);
+    const std::string base = std::string(R"({"deployment": {"engine": ")") + engine + R"(")";
+    auto on = ParseScenario(base + R"(, "speculative": "eagle3"}})", "s.json");
+    auto off = ParseScenario(base + "}}", "s.json");
+    ASSERT_TRUE(on.ok() && off.ok());
+    auto c_on = BuildSimulationConfig(*on);
+    auto c_off = BuildSimulationConfig(*off);
+    ASSERT_TRUE(c_on.ok()) << c_on.error().message();
+    ASSERT_TRUE(c_off.ok()) << c_off.error().message();
+    for (int batch : {1, 8, 64}) {
+      std::vector<ScheduledWork> work(static_cast<std::size_t>(batch),
+                                      ScheduledWork{4000, 1, false, false});
+      std::vector<long double> own_on(work.size()), own_off(work.size());
+      const Seconds plain = c_on->cost_model->WithoutSpeculation().IterationSeconds(work, own_on);
+      EXPECT_EQ(plain, c_off->cost_model->IterationSeconds(work, own_off)) << batch;
+      // ... and not what the speculating engine's CPU schedule gives the
+      // same plain step (it serialises CPU and GPU work).
+      if (batch == 1) {
+        EXPECT_LT(plain, c_on->cost_model->IterationSeconds(work, own_on));
+      }
+    }
+  }
+}
+
 TEST(SpeculativeScenarioTest, BadInputNamesTheJsonPointer) {
   EXPECT_EQ(ErrorOf(R"({"deployment": {"speculative": {"method": "eagle",
       "num_speculative_tokens": 0}}})"),

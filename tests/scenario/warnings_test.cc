@@ -72,6 +72,28 @@ TEST(WarningsTest, RaisedCodesAreListedAndInTheListsOrder) {
   }
 }
 
+// Speculation whose verification steps cost more than they save: 200
+// steps of 3 sequences advancing 1.5 tokens each, 0.5 s with speculation
+// against 0.4 s for the same 900 tokens without: 0.8x as fast.
+TEST(WarningsTest, SpeculationSlowerWhenItsStepsCostMoreThanTheySave) {
+  FakeRun r;
+  r.scenario.deployment.speculative = ScenarioSpeculative{};
+  r.scenario.deployment.speculative->method = "eagle3";
+  r.scenario.deployment.speculative->acceptance_rate = {0.5};
+  r.totals.speculation = {200, 600, 900, 0.5L, 0.4L};
+  EXPECT_EQ(r.Codes(), Codes{"speculation_slower"});
+  EXPECT_NE(r.Message("speculation_slower")
+                .find("0.80x the decode tokens a second of the same deployment without it, at its "
+                      "batches (3.0 sequences a verification step on average, 1.50 tokens "
+                      "advanced a sequence a step)"),
+            std::string::npos)
+      << r.Message("speculation_slower");
+  r.totals.speculation.plain_s = 0.5L;  // as fast: nothing to say
+  EXPECT_EQ(r.Codes(), Codes{});
+  r.totals.speculation = {};  // no verification step ran
+  EXPECT_EQ(r.Codes(), Codes{});
+}
+
 TEST(WarningsTest, ContextLimitWhenRequestsWereRefused) {
   FakeRun r;
   r.totals.rejected_requests = 2;

@@ -145,6 +145,12 @@ class CostModel {
 
   // What the model rests on: profile, calibration, notes.
   virtual CostModelInfo Describe() const = 0;
+
+  // The same deployment without speculative decoding: what an iteration
+  // would cost had its verification steps been plain decode steps and no
+  // draft run (the engine's measure of what speculation gains). A model
+  // that does not speculate is its own.
+  virtual const CostModel& WithoutSpeculation() const { return *this; }
 };
 
 }  // namespace kvbill

@@ -131,9 +131,13 @@ ModelShape DraftLayerShape(const ModelShape& model);
 // `draft` null: no draft operators (n-gram).
 class SpeculativeCostModel final : public CostModel {
  public:
+  // `plain`: the model as the deployment runs it without speculation (an
+  // engine that changes its CPU scheduling to speculate schedules otherwise
+  // then); null: `target`.
   SpeculativeCostModel(std::shared_ptr<const CostModel> target,
                        std::shared_ptr<const CostModel> draft, int num_speculative_tokens,
-                       std::string description, int topk = 1);
+                       std::string description, int topk = 1,
+                       std::shared_ptr<const CostModel> plain = nullptr);
 
   Seconds IterationSeconds(std::span<const ScheduledWork> work,
                            std::span<long double> own_s) const override;
@@ -144,6 +148,7 @@ class SpeculativeCostModel final : public CostModel {
   Seconds RecomputeSeconds(Tokens start, Tokens n) const override;
   std::string name() const override { return target_->name(); }
   CostModelInfo Describe() const override;
+  const CostModel& WithoutSpeculation() const override { return plain_ ? *plain_ : *target_; }
 
   // The draft's time in an iteration of `work` (0 without a draft): k steps
   // over its verification steps, the first with its prompt chunks; adds each
@@ -156,6 +161,7 @@ class SpeculativeCostModel final : public CostModel {
   int k_;
   std::string description_;
   int topk_;
+  std::shared_ptr<const CostModel> plain_;
 };
 
 // What a deployment speculates with (deployment.speculative, or an engine's
@@ -206,12 +212,15 @@ struct SpeculativeSetup {
 // a rate count other than 1 or k, a tree draft without a draft or with
 // num_draft_tokens outside [2, TreeDraftNodes + 1] (k + 1 exactly for topk
 // 1) (messages without a location).
+// `plain`: the model as the deployment runs it without speculation
+// (SpeculativeCostModel), null: `target`.
 Result<SpeculativeSetup> MakeSpeculative(const SpeculativeSpec& spec, const ModelShape& model,
                                          const ElementFormat& kv_format, const GpuSpec& gpu,
                                          std::shared_ptr<const CostModel> target,
                                          const EngineProfile* profile,
                                          const OperatorModelOptions& options,
-                                         const RooflineParams& roofline);
+                                         const RooflineParams& roofline,
+                                         std::shared_ptr<const CostModel> plain = nullptr);
 
 }  // namespace kvbill
 

@@ -191,6 +191,35 @@ struct SimulationConfig {
 inline constexpr Tokens kUnlimitedTokens = -1;
 
 // What a run adds up to, besides its request records.
+// What speculative decoding did in a run (deployment.speculative), and what
+// it gained: each iteration with verification steps is priced a second time
+// as the same deployment without speculation would run it (its verification
+// steps as plain decode steps, no draft), and a plain decode step of the
+// verifying sequences alone. Speculation cost the iteration minus the plain
+// one plus that decode step; without it, the tokens it advanced would have
+// taken (advanced / sequences) such decode steps. decode_speedup is the
+// ratio of the sums (docs/engine.md#speculative-decoding).
+struct SpeculationTotals {
+  std::int64_t verification_steps = 0;  // iterations that verified drafts
+  std::int64_t verified_sequences = 0;  // sequence-steps verified
+  Tokens advanced_tokens = 0;           // tokens those steps advanced
+  long double speculative_s = 0;        // their decode time with speculation
+  long double plain_s = 0;              // the same tokens' time without it
+
+  long double TokensPerStep() const {
+    return verified_sequences > 0 ? static_cast<long double>(advanced_tokens) /
+                                        static_cast<long double>(verified_sequences)
+                                  : 0;
+  }
+  long double MeanBatch() const {
+    return verification_steps > 0 ? static_cast<long double>(verified_sequences) /
+                                        static_cast<long double>(verification_steps)
+                                  : 0;
+  }
+  // Decode tokens a second with speculation over without it (1: no effect).
+  long double DecodeSpeedup() const { return speculative_s > 0 ? plain_s / speculative_s : 1; }
+};
+
 struct SimulationTotals {
   Seconds simulated_s = 0;           // first arrival to last finish
   long double bill_usd = 0;          // replicas x GPUs x $/GPU-second x simulated_s
@@ -236,6 +265,7 @@ struct SimulationTotals {
   // the same unit: pool_tokens unless capacity_tokens replaced the pool
   // (kUnlimitedBlocks for a model whose pages take no bytes).
   Tokens memory_pool_tokens = 0;
+  SpeculationTotals speculation;  // all zero without deployment.speculative
 };
 
 struct SimulationResult : SimulationTotals {
