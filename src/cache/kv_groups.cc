@@ -214,6 +214,10 @@ std::int64_t KvPool::AdmissionDeficit(std::span<const BlockRun> blocks, std::int
   return plan.fresh - (cache_.free_blocks() - plan.cached);
 }
 
+std::int64_t KvPool::EvictableHits(std::span<const BlockRun> blocks, std::int64_t hits) const {
+  return PlanAdmit(blocks, hits, hits).cached;
+}
+
 std::int64_t KvPool::FreedDuring(SeqId id, Tokens computed, Tokens steps) const {
   if (layout_.Single() || steps <= 0) return 0;
   const auto it = held_.find(id);

@@ -81,7 +81,10 @@ bool Scheduler::CanAdmit(const Replica& rep, const Seq* seq, Tokens budget) cons
   if (config_.scheduler == SchedulerKind::kSglang) {
     const Tokens extend = seq->prefill_target - a.hit_tokens;
     if (a.chunk <= 0) return false;
-    if (static_cast<long double>(extend + SglangReserve(rep, seq)) >= SglangRoom(rep)) return false;
+    if (static_cast<long double>(extend + SglangReserve(rep, seq)) + SglangLocked(rep, a) >=
+        SglangRoom(rep)) {
+      return false;
+    }
   }
   return rep.cache->CanAdmit(a.runs, a.gpu_hits, a.blocks_needed);
 }
@@ -98,6 +101,11 @@ Tokens Scheduler::SglangReserve(const Replica& rep, const Seq* seq) const {
   // its prompt, so that a request alone on the replica always fits.
   return std::max<Tokens>(0, std::min({seq->output, config_.sglang.clip_max_new,
                                        rep.cache->capacity_tokens() - 1 - seq->prompt}));
+}
+
+long double Scheduler::SglangLocked(const Replica& rep, const Admission& a) const {
+  return static_cast<long double>(rep.cache->EvictableHits(a.runs, a.gpu_hits)) *
+         TokensPerPage(rep);
 }
 
 long double Scheduler::SglangRoom(const Replica& rep) const {
@@ -240,7 +248,8 @@ Status Scheduler::ScheduleSglang(Replica& rep, Seconds now) {
     const Admission a = PlanAdmission(rep, seq, chunk_left);
     const Tokens extend = seq->prefill_target - a.hit_tokens;
     const Tokens reserve = SglangReserve(rep, seq);
-    if (static_cast<long double>(extend + reserve) >= room) break;
+    const long double locked = SglangLocked(rep, a);
+    if (static_cast<long double>(extend + reserve) + locked >= room) break;
     if (extend >= input_left && !rep.work.empty()) break;  // the first may pass it
     if (a.chunk <= 0) break;
     auto admitted = AdmitFront(rep, a, now);
@@ -248,7 +257,7 @@ Status Scheduler::ScheduleSglang(Replica& rep, Seconds now) {
     if (!*admitted) break;
     chunk_left -= a.chunk;
     input_left -= a.chunk;
-    room -= static_cast<long double>(a.chunk + (a.chunk == extend ? reserve : 0));
+    room -= static_cast<long double>(a.chunk + (a.chunk == extend ? reserve : 0)) + locked;
     if (a.chunk < extend) break;  // the chunked request ends the batch
   }
   if (!rep.work.empty()) return OkStatus();

@@ -74,6 +74,10 @@ class Scheduler {
   // requests' reservation at rep's ratio), and what admitting `seq` asks of
   // it: its uncomputed prompt after `hit_tokens` plus its clipped output.
   long double SglangRoom(const Replica& rep) const;
+  // Tokens of the pages admission `a` locks out of the room: its prefix hits
+  // on cached, unreferenced blocks, which the room counted as evictable
+  // (SGLang locks a request's prefix before it checks its budget).
+  long double SglangLocked(const Replica& rep, const Admission& a) const;
   Tokens SglangReserve(const Replica& rep, const Seq* seq) const;
   // Tokens one page of rep's pool holds (the block size with one group).
   long double TokensPerPage(const Replica& rep) const;

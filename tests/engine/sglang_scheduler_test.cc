@@ -91,6 +91,47 @@ TEST(SglangSchedulerTest, AdmissionWaitsForTheReservationToDecay) {
   }
 }
 
+// A prompt's prefix hits on cached, unreferenced blocks are no room for it
+// (SGLang locks the prefix and then checks the budget again: "rem_total_tokens
+// may decrease after the lock acquisition", PrefillAdder.add_one_req). A
+// pool of 1,000 one-token blocks. P (the 600-token system prompt, one output
+// token) prefills in [0, 1] ms and leaves its 600 blocks cached. A (100
+// tokens of its own, 300 out) prefills in [2, 3] ms. B (P's prompt, 300 out,
+// at 2.5 ms) hits 599 blocks and computes 1. At B's pass at 3 ms the room is
+// 900 free (600 of them P's cached blocks) - A's 299 tokens to come x the
+// ratio 0.7 = 690.7, and B asks 1 + min(300, 1,000 - 1 - 600) = 301 plus
+// the 599 blocks it locks, 900: it waits (counting the locked blocks as room
+// admitted it at 3 ms, and the two then outgrew the pool: 900 + 400 tokens).
+// While A runs the room stays below 1,000 - 100 = 900, so B waits for A's
+// 299 decode steps to end at 302 ms, prefills in [302, 303] ms and decodes
+// 299 steps to 602 ms, with no retraction.
+TEST(SglangSchedulerTest, PrefixHitsOnCachedBlocksAreNoRoom) {
+  Task a;
+  a.id = "a";
+  a.arrival_s = 0.002;
+  Turn turn;
+  turn.spans.push_back(Span{SpanKind::kUser, 100, std::nullopt});
+  turn.output = 300;
+  a.turns.push_back(turn);
+  const std::vector<Task> tasks = {LoopTask("p", 1, 600, 0, 1, 0), a,
+                                   LoopTask("b", 1, 600, 0, 300, 0, 0.0025)};
+  for (bool step : {false, true}) {
+    SCOPED_TRACE(step ? "step" : "event");
+    SimulationConfig c = MillisecondConfig(SchedulerKind::kSglang);
+    c.block_size = 1;
+    c.capacity_tokens = 1000;
+    c.step_mode = step;
+    const SimulationResult r = RunSim(c, tasks);
+    EXPECT_NEAR(Find(r, "p").finish_s, 0.001, 1e-12);
+    EXPECT_NEAR(Find(r, "a").finish_s, 0.302, 1e-12);
+    EXPECT_NEAR(Find(r, "b").admitted_s, 0.302, 1e-12);
+    EXPECT_NEAR(Find(r, "b").first_token_s, 0.303, 1e-12);
+    EXPECT_NEAR(Find(r, "b").finish_s, 0.602, 1e-12);
+    EXPECT_EQ(Find(r, "b").cached_tokens, 599);
+    for (const RequestRecord& rec : r.requests) EXPECT_EQ(rec.preemptions, 0) << rec.task_id;
+  }
+}
+
 // SGLang's defaults by GPU (server_args.py, docs/engine.md): an H100 (79.6
 // GiB = 81,510.4 MiB) with tensor parallelism 1 prefills 8,192 tokens a
 // batch and captures decode batches up to 256; its static memory fraction

@@ -144,6 +144,10 @@ class KvPool {
   std::int64_t FreedDuring(SeqId id, Tokens computed, Tokens steps) const;
   // Pages such an admission holds (to tell a request that can never fit).
   std::int64_t AdmissionPages(std::int64_t hits, std::int64_t blocks_needed) const;
+  // Of the first `hits` blocks of `blocks` (a prompt's hits), the pages now
+  // cached and unreferenced: counted in free_blocks(), they leave it when the
+  // prompt takes them.
+  std::int64_t EvictableHits(std::span<const BlockRun> blocks, std::int64_t hits) const;
   // The most pages a sequence reaching `tokens` tokens can hold, computing
   // at most `chunk` tokens per iteration (exact with one group; an upper
   // bound with windowed groups, which also hold a prefill chunk's blocks).
