@@ -702,13 +702,9 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
                " does";
   };
   auto backlog = [](const Run& r) {
-    const Summary& q = r.summary.queue_s;
-    return q.p50 > kOverloadedQueueP50Seconds
-               ? "overloaded (median queueing delay " + FormatFixed(q.p50, 1) + " s, above " +
-                     FormatFixed(kOverloadedQueueP50Seconds, 0) + " s)"
-               : "overloaded (mean queueing delay " + FormatFixed(q.mean, 1) + " s, above " +
-                     FormatFixed(kOverloadedQueueP50Seconds, 0) + " s; median " +
-                     FormatFixed(q.p50, 2) + " s)";
+  // The bound of the overloaded rule the run crossed, as simulate's warning
+  // decides it (OverloadedBy).
+    return "overloaded (" + OverloadedFigures(r.summary.queue_s) + ")";
   };
   auto fill = [&](const Run& r) {
     o.replicas = r.replicas;

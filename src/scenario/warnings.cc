@@ -143,7 +143,8 @@ void KvFormatDefault(const Scenario& s, std::vector<RunWarning>* out) {
 }
 
 void OverloadedRun(const RunSummary& sum, std::vector<RunWarning>* out) {
-  if (!Overloaded(sum.queue_s)) return;
+  const std::optional<OverloadedBound> by = OverloadedBy(sum.queue_s);
+  if (!by) return;
   std::string where;
   if (sum.frontend_wait_s.p50 > 0.5 * sum.queue_s.p50) {
     // The backlog is the API server's: it takes requests one at a time.
@@ -153,24 +154,28 @@ void OverloadedRun(const RunSummary& sum, std::vector<RunWarning>* out) {
             "is the profile's, one fitted value, where published vLLM bursts imply 1.5 to 16 ms "
             "by the model's chat template (and the host's CPU), so this wait is uncertain";
   }
-  // A median above the bound, or a mean above it with a quick median: part
-  // of the requests (preempted, recomputed) carries the backlog.
-  const std::string waited =
-      sum.queue_s.p50 > kOverloadedQueueP50Seconds
-          ? "the median request waited " + Seconds3(sum.queue_s.p50) + " to be admitted (p90 " +
-                Seconds3(sum.queue_s.p90) + "; more than " + Seconds3(kOverloadedQueueP50Seconds) +
-                " is a backlog)"
-      : sum.queue_s.mean > kOverloadedQueueP50Seconds
-          ? "requests waited " + Seconds3(sum.queue_s.mean) +
-                " on average to be admitted (median " + Seconds3(sum.queue_s.p50) + ", p90 " +
-                Seconds3(sum.queue_s.p90) + ": a backlog part of them carries; a mean above " +
-                Seconds3(kOverloadedQueueP50Seconds) + " is one)"
-          : "a tenth of the requests waited more than " + Seconds3(sum.queue_s.p90) +
-                " to be admitted (p90; median " + Seconds3(sum.queue_s.p50) + ", mean " +
-                Seconds3(sum.queue_s.mean) + ", " + std::to_string(sum.preemptions) +
-                (sum.preemptions == 1 ? " preemption" : " preemptions") +
-                ": a backlog part of them carries; a p90 above " +
-                Seconds3(kOverloadedQueueP90Seconds) + " is one)";
+  // A median above the bound, or a mean (or a tenth) above it with a quick
+  // median: part of the requests (preempted, recomputed) carries the backlog.
+  std::string waited;
+  switch (by->statistic) {
+    case OverloadedBound::Statistic::kMedian:
+      waited = "the median request waited " + Seconds3(sum.queue_s.p50) + " to be admitted (p90 " +
+               Seconds3(sum.queue_s.p90) + "; more than " + Seconds3(by->bound) + " is a backlog)";
+      break;
+    case OverloadedBound::Statistic::kMean:
+      waited = "requests waited " + Seconds3(sum.queue_s.mean) +
+               " on average to be admitted (median " + Seconds3(sum.queue_s.p50) + ", p90 " +
+               Seconds3(sum.queue_s.p90) + ": a backlog part of them carries; a mean above " +
+               Seconds3(by->bound) + " is one)";
+      break;
+    case OverloadedBound::Statistic::kP90:
+      waited = "a tenth of the requests waited more than " + Seconds3(sum.queue_s.p90) +
+               " to be admitted (p90; median " + Seconds3(sum.queue_s.p50) + ", mean " +
+               Seconds3(sum.queue_s.mean) + ", " + std::to_string(sum.preemptions) +
+               (sum.preemptions == 1 ? " preemption" : " preemptions") +
+               ": a backlog part of them carries; a p90 above " + Seconds3(by->bound) + " is one)";
+      break;
+  }
   out->push_back({"overloaded", waited +
                                     ": the deployment cannot keep up with the arrivals, so "
                                     "latencies and cost per task describe a queue; add replicas "
@@ -436,6 +441,23 @@ void PricingModelUnused(const Scenario& s, const ApiPricingRun& run, std::vector
 }
 
 }  // namespace
+
+std::string OverloadedFigures(const Summary& queue_s) {
+  const std::optional<OverloadedBound> by = OverloadedBy(queue_s);
+  if (!by) return "";
+  const std::string above = " queueing delay " + FormatFixed(by->delay, 1) + " s, above " +
+                            FormatFixed(by->bound, 0) + " s";
+  switch (by->statistic) {
+    case OverloadedBound::Statistic::kMedian:
+      return "median" + above;
+    case OverloadedBound::Statistic::kMean:
+      return "mean" + above + "; median " + FormatFixed(queue_s.p50, 2) + " s";
+    case OverloadedBound::Statistic::kP90:
+      return "p90" + above + "; median " + FormatFixed(queue_s.p50, 2) + " s, mean " +
+             FormatFixed(queue_s.mean, 2) + " s";
+  }
+  return "";
+}
 
 std::string RequestLimitText(Tokens pool_context_len, Tokens max_model_len) {
   return pool_context_len > 0

@@ -6,6 +6,7 @@
 #define KVBILL_SCENARIO_WARNINGS_H_
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,19 +30,44 @@ struct RunWarning {
 // uncalibrated.
 const std::vector<std::string>& WarningCodes();
 
-// The median queueing delay above which a run is `overloaded`, seconds; the
-// mean above it is one too (a backlog a part of the requests carries: the
-// preempted and recomputed, while the rest pass at once).
+// The `overloaded` rule (docs/engine.md#warnings), stated here once: a run
+// is overloaded when its median or mean queueing delay is above
+// kOverloadedQueueP50Seconds or its 90th percentile above
+// kOverloadedQueueP90Seconds. The mean catches a backlog a part of the
+// requests carries (the preempted and recomputed, while the rest pass at
+// once); the 90th percentile a smaller such part.
 inline constexpr Seconds kOverloadedQueueP50Seconds = 1.0;
-// The 90th percentile above which a run is `overloaded` too: a tenth of the
-// requests wait past it while the median and the mean stay low (preempted
-// requests recomputed behind the rest, the median admitted at once).
 inline constexpr Seconds kOverloadedQueueP90Seconds = 2.0;
-inline bool Overloaded(const Summary& queue_s) {
-  return queue_s.count > 0 &&
-         (queue_s.p50 > kOverloadedQueueP50Seconds || queue_s.mean > kOverloadedQueueP50Seconds ||
-          queue_s.p90 > kOverloadedQueueP90Seconds);
+
+// The bound of that rule a run's queueing delay crossed.
+struct OverloadedBound {
+  enum class Statistic { kMedian, kMean, kP90 };
+  Statistic statistic = Statistic::kMedian;
+  Seconds delay = 0;  // that statistic of queue_s
+  Seconds bound = 0;  // the bound it is above
+};
+// The first bound `queue_s` (a run's queueing delays) is above, in the
+// order median, mean, 90th percentile; nullopt when it is above none or
+// counts no request.
+inline std::optional<OverloadedBound> OverloadedBy(const Summary& queue_s) {
+  using S = OverloadedBound::Statistic;
+  if (queue_s.count <= 0) return std::nullopt;
+  if (queue_s.p50 > kOverloadedQueueP50Seconds) {
+    return OverloadedBound{S::kMedian, queue_s.p50, kOverloadedQueueP50Seconds};
+  }
+  if (queue_s.mean > kOverloadedQueueP50Seconds) {
+    return OverloadedBound{S::kMean, queue_s.mean, kOverloadedQueueP50Seconds};
+  }
+  if (queue_s.p90 > kOverloadedQueueP90Seconds) {
+    return OverloadedBound{S::kP90, queue_s.p90, kOverloadedQueueP90Seconds};
+  }
+  return std::nullopt;
 }
+inline bool Overloaded(const Summary& queue_s) { return OverloadedBy(queue_s).has_value(); }
+// In a few words, the bound an overloaded run crossed and the figures
+// beside it, to one or two decimals: "p90 queueing delay 2.2 s, above 2 s;
+// median 0.01 s, mean 0.90 s" (plan's verdicts). "" when not overloaded.
+std::string OverloadedFigures(const Summary& queue_s);
 // The figure Overloaded judged by, in units of the median's bound: the
 // largest of the median, the mean and the 90th percentile scaled to it.
 inline Seconds OverloadedDelay(const Summary& queue_s) {
