@@ -110,6 +110,11 @@ std::string Seconds3(const Json& row, const char* key) {
   return row.contains(key) ? FormatFixed(Num(row, key), 3) + " s" : "-";
 }
 
+// The counts partition the candidates: each is in exactly one of api (an
+// API candidate), simulated (a self-hosted one simulated at least once,
+// whatever its status: a run that failed is "simulated", not "filtered"),
+// pruned or filtered (by its status, stopped before any simulation), so
+// enumerated = filtered + pruned + simulated + api.
 Json Counts(const Json& rows) {
   std::int64_t pruned = 0, simulated = 0, simulations = 0, feasible = 0, slo_not_met = 0, api = 0,
                not_evaluated = 0;
@@ -117,15 +122,20 @@ Json Counts(const Json& rows) {
   for (const auto& [status, word] : FilterNames()) filtered[status] = 0;
   for (const Json& r : rows) {
     const std::string status = r["status"].get<std::string>();
-    if (status == "pruned") ++pruned;
     if (status == "feasible") ++feasible;
     if (status == "slo_not_met") ++slo_not_met;
     if (status == "slo_not_evaluated") ++not_evaluated;
-    if (r.value("kind", "") == "api") ++api;
-    if (filtered.count(status)) ++filtered[status];
     const std::int64_t sims = r["simulations"].get<std::int64_t>();
     simulations += sims;
-    if (sims > 0) ++simulated;
+    if (r.value("kind", "") == "api") {
+      ++api;
+    } else if (sims > 0) {
+      ++simulated;
+    } else if (status == "pruned") {
+      ++pruned;
+    } else if (filtered.count(status)) {
+      ++filtered[status];
+    }
   }
   Json c;
   c["enumerated"] = rows.size();

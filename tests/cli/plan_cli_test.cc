@@ -159,6 +159,58 @@ TEST(PlanCliTest, BadFlagValuesNameTheFlagAndWriteNothing) {
   }
 }
 
+// The counts partition the candidates: a candidate that failed during its
+// simulation (no_fit after 2 simulations: an SGLang run out of memory) is
+// simulated, not also filtered; an API candidate is counted as one only.
+// Rows by hand: 0 no_fit simulated twice, 1 no_fit never simulated, 2
+// pruned, 3 feasible simulated once, 4 an API error. So filtered 1
+// (no_fit 1), pruned 1, simulated 2 (0 and 3), api 1, 1 + 1 + 2 + 1 = 5
+// enumerated, 2 + 1 = 3 simulations.
+TEST(PlanCliTest, CountsPartitionTheCandidates) {
+  const std::string path = ::testing::TempDir() + "/plan_counts.json";
+  auto row = [](int index, const char* status, int simulations) {
+    nlohmann::ordered_json r = {
+        {"index", index},       {"kind", "self_hosted"}, {"gpu", "h100-sxm"},
+        {"tensor_parallel", 1}, {"expert_parallel", 1},  {"weight_format", "auto"},
+        {"kv_format", "bf16"},  {"speculative", "off"},  {"status", status},
+        {"reason", "by hand"},  {"uncalibrated", false}, {"simulations", simulations}};
+    return r;
+  };
+  nlohmann::ordered_json feasible = row(3, "feasible", 1);
+  feasible["replicas"] = 1;
+  feasible["gpus"] = 1;
+  feasible["usd_per_task"] = 0.01;
+  nlohmann::ordered_json api = row(4, "error", 0);
+  api["kind"] = "api";
+  api["gpu"] = "";
+  api["tensor_parallel"] = 0;
+  api["expert_parallel"] = 0;
+  api["provider"] = "deepseek";
+  api["model"] = "deepseek-chat";
+  const nlohmann::ordered_json doc = {
+      {"scenario", "s.json"},
+      {"window", nlohmann::ordered_json::object()},
+      {"slo", nlohmann::ordered_json::object()},
+      {"space", nlohmann::ordered_json::object()},
+      {"workload", nlohmann::ordered_json::object()},
+      {"total_candidates", 5},
+      {"candidates",
+       {row(0, "no_fit", 2), row(1, "no_fit", 0), row(2, "pruned", 0), feasible, api}}};
+  std::ofstream(path) << doc.dump();
+  const auto r = RunKvbill("merge " + path + " --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto counts = nlohmann::json::parse(r.out)["counts"];
+  EXPECT_EQ(counts["enumerated"], 5);
+  EXPECT_EQ(counts["filtered"]["no_fit"], 1);
+  EXPECT_EQ(counts["filtered"]["error"], 0);
+  EXPECT_EQ(counts["pruned"], 1);
+  EXPECT_EQ(counts["simulated"], 2);
+  EXPECT_EQ(counts["api"], 1);
+  EXPECT_EQ(counts["simulations"], 3);
+  EXPECT_EQ(counts["feasible"], 1);
+  std::filesystem::remove(path);
+}
+
 // One task (or tasks that all arrive at once) has no rate of tasks a day:
 // a day of a dedicated GPU priced at "0 tasks a day" read $0.00, so plan
 // refuses it, with --tasks-per-day or without.
