@@ -187,6 +187,21 @@ class WindowDir {
   int file_on_signal_ = -1;
 };
 
+// What makes a trace's tasks arrive over time, by the keys that set it: a
+// generated trace's tasks arrive at its preset's Poisson rate
+// (docs/generator.md), which trace.load scales, so more than one of them
+// does; a trace file's arrivals are its own (`kvbill trace gen
+// --arrivals-per-s` writes one at a chosen rate).
+std::string ArrivalsAdvice(const ScenarioTrace& trace) {
+  if (!trace.generator.empty()) {
+    return "trace.tasks 2 or more (generated tasks arrive at the preset's rate, "
+           "docs/generator.md, which trace.load scales)";
+  }
+  return "a trace file of several tasks arriving at different times (`kvbill trace gen "
+         "--arrivals-per-s R` writes one at R tasks a second), or a generated trace "
+         "(trace.generator with trace.tasks 2 or more)";
+}
+
 }  // namespace
 
 int RunPlan(const Args& args) {
@@ -324,9 +339,8 @@ int RunPlan(const Args& args) {
                       "the trace's tasks all arrive at once (" + std::to_string(whole->tasks) +
                       (whole->tasks == 1 ? " task" : " tasks, every one at the same time") +
                       "), so it has no rate of tasks a day to price a day's deployment by "
-                      "(docs/plan.md#dollars): plan a trace whose tasks arrive over time "
-                      "(trace.generate's arrivals_per_s, or a recorded trace of several tasks); "
-                      "simulate prices this one"));
+                      "(docs/plan.md#dollars): plan a trace whose tasks arrive over time, " +
+                      ArrivalsAdvice(base->trace) + "; simulate prices this one"));
   }
   if (space.tasks_per_day > 0) {
     load *= space.tasks_per_day / whole->tasks_per_day();

@@ -227,8 +227,23 @@ TEST(PlanCliTest, ATraceWithoutARateIsRefused) {
                          "tasks a day"),
               std::string::npos)
         << r.err;
+    // The advice names a key the scenario has (once it named a
+    // "trace.generate's arrivals_per_s" there is none of).
+    EXPECT_NE(r.err.find("plan a trace whose tasks arrive over time, trace.tasks 2 or more "
+                         "(generated tasks arrive at the preset's rate"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.find("arrivals_per_s"), std::string::npos) << r.err;
     EXPECT_FALSE(std::filesystem::exists(out));
   }
+  // Following it: the same scenario with trace.tasks 2 has a rate and is
+  // planned.
+  const std::string two = ::testing::TempDir() + "/plan_two_tasks.json";
+  std::ofstream(two) << R"({"model": "qwen3-8b", "trace": {"generator": "chat", "tasks": 2},
+      "slo": {"ttft_s.p90": 2.0}})";
+  const auto r = RunKvbill("plan --scenario " + two + " --gpus h100-sxm --max-gpus 1");
+  EXPECT_EQ(r.exit_status, 0) << r.err;
+  std::filesystem::remove(two);
 }
 
 // --speculative on plans the same deployment with speculative decoding: the
