@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "kvbill/cost/format_kernels.h"
+#include "kvbill/hardware/fit.h"
 #include "kvbill/hardware/format_support.h"
 #include "kvbill/model/kv_footprint.h"
 #include "kvbill/model/weight_bytes.h"
@@ -311,6 +312,9 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
   if (ep > 1 && ep != options.tensor_parallel) {
     return Error("expert_parallel must be 1 or the tensor-parallel degree (" +
                  std::to_string(options.tensor_parallel) + "), got " + std::to_string(ep));
+  }
+  if (const std::string problem = ExpertParallelProblem(model, ep); !problem.empty()) {
+    return Error(problem);
   }
   m->expert_parallel_ = ep;
   if (moe_layers > 0 && model.moe.experts > 0 && model.moe.experts_per_token > 0) {

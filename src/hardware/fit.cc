@@ -97,6 +97,26 @@ std::string TensorParallelProblem(const ModelShape& model, int tp) {
          "heads too, or the degree by them)";
 }
 
+bool ValidExpertParallel(const ModelShape& model, int ep) {
+  if (ep == 1) return true;
+  return ep > 1 && model.moe.layers > 0 && model.moe.experts > 0 && ep <= model.moe.experts;
+}
+
+std::string ExpertParallelProblem(const ModelShape& model, int ep) {
+  if (ValidExpertParallel(model, ep)) return "";
+  if (ep < 1) return "an expert-parallel degree must be at least 1, got " + std::to_string(ep);
+  if (model.moe.layers <= 0 || model.moe.experts <= 0) {
+    return "model \"" + model.name + "\" has no routed experts to split";
+  }
+  const std::int64_t idle = ep - model.moe.experts;
+  return std::to_string(ep) + " GPUs cannot each hold one of model \"" + model.name + "\"'s " +
+         std::to_string(model.moe.experts) +
+         " routed experts: vLLM gives each GPU whole experts, " + "experts / degree of them, so " +
+         std::to_string(idle) + (idle == 1 ? " GPU would hold none" : " GPUs would hold none") +
+         " and idle in every MoE layer; expert parallelism needs at most " +
+         std::to_string(model.moe.experts) + " GPUs a replica";
+}
+
 Result<FitReport> EvaluateFit(const FitRequest& r) {
   auto weights = ComputeWeightBytes(r.model, r.weight_format);
   if (!weights) return weights.error();

@@ -461,7 +461,8 @@ const std::vector<Key>& ScenarioKeys() {
        .meaning = "expert-parallel degree of MoE layers: the routed experts are split over this "
                   "many GPUs of a replica, whole experts per GPU, instead of every expert over "
                   "all of them (vLLM's `--enable-expert-parallel` makes it `gpus_per_replica`); "
-                  "1 or `gpus_per_replica`, and MoE models only",
+                  "1 or `gpus_per_replica`, and MoE models only, at most their routed experts "
+                  "(each GPU holds at least one)",
        .field = In<&Scenario::deployment, &D::expert_parallel>(),
        .unit = "GPUs"},
       {.pointer = "/deployment/expert_dispatch",

@@ -438,7 +438,8 @@ Result<std::vector<PlanCandidate>> EnumerateCandidates(const Scenario& scenario,
     for (int tp = 1; tp <= space.max_gpus; tp *= 2) {
       if (!ValidTensorParallel(model, tp)) continue;
       std::vector<int> eps = {1};
-      if (moe && tp > 1) eps.push_back(tp);
+      // Expert parallelism over tp GPUs, when each holds a whole expert.
+      if (moe && tp > 1 && ValidExpertParallel(model, tp)) eps.push_back(tp);
       for (int ep : eps) {
         for (const std::string& w : weights) {
           for (const std::string& k : kv) {
@@ -701,9 +702,9 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
                                              : "a longer engine.max_model_len") +
                " does";
   };
-  auto backlog = [](const Run& r) {
   // The bound of the overloaded rule the run crossed, as simulate's warning
   // decides it (OverloadedBy).
+  auto backlog = [](const Run& r) {
     return "overloaded (" + OverloadedFigures(r.summary.queue_s) + ")";
   };
   auto fill = [&](const Run& r) {

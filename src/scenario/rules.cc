@@ -275,6 +275,13 @@ Status ExpertParallelFits(const ReadState& state, Scenario* s) {
     return state.source().Bad(
         at, "model " + Quote(model->name) + " has no routed experts to split; set it to 1");
   }
+  // Each GPU holds at least one whole expert (ValidExpertParallel).
+  if (model) {
+    if (const std::string problem = ExpertParallelProblem(*model, d.expert_parallel);
+        !problem.empty()) {
+      return state.source().Bad(at, problem + "; set it to 1 (every GPU a slice of every expert)");
+    }
+  }
   return OkStatus();
 }
 
@@ -480,7 +487,8 @@ const std::vector<Rule>& CrossKeyRules() {
        TokenBudgetHoldsTheSequences, true},
       {"/deployment",
        "`deployment.expert_parallel` must be 1 or `gpus_per_replica`, and above 1 only for a "
-       "model with routed experts; `expert_dispatch` `all_to_all` only with `expert_parallel` "
+       "model with routed experts, at most their number (each GPU holds a whole expert); "
+       "`expert_dispatch` `all_to_all` only with `expert_parallel` "
        "above 1 (a sweep point that breaks it is a row marked not runnable)",
        ExpertParallelFits, true},
       {"/deployment/speculative",

@@ -136,6 +136,31 @@ TEST(FitTest, TensorParallelMustSplitHeadsEvenly) {
       << TensorParallelProblem(m, 4);
 }
 
+// Expert parallelism gives each GPU whole experts: 8 routed experts split
+// over 1, 2, 4 or 8 GPUs (also 3: 3, 3 and 2 of them, as vLLM's expert map
+// spreads a remainder), not 16 (8 GPUs would hold none); a dense model has
+// none to split.
+TEST(FitTest, ExpertParallelGivesEachGpuAWholeExpert) {
+  ModelShape m;
+  m.name = "moe";
+  m.moe.layers = 32;
+  m.moe.experts = 8;
+  m.moe.experts_per_token = 2;
+  for (const int ep : {1, 2, 3, 4, 8}) EXPECT_TRUE(ValidExpertParallel(m, ep)) << ep;
+  EXPECT_FALSE(ValidExpertParallel(m, 9));
+  EXPECT_FALSE(ValidExpertParallel(m, 16));
+  EXPECT_EQ(ExpertParallelProblem(m, 8), "");
+  EXPECT_EQ(ExpertParallelProblem(m, 16),
+            "16 GPUs cannot each hold one of model \"moe\"'s 8 routed experts: vLLM gives each "
+            "GPU whole experts, experts / degree of them, so 8 GPUs would hold none and idle in "
+            "every MoE layer; expert parallelism needs at most 8 GPUs a replica");
+  EXPECT_NE(ExpertParallelProblem(m, 9).find("so 1 GPU would hold none"), std::string::npos);
+  ModelShape dense;
+  dense.name = "dense";
+  EXPECT_TRUE(ValidExpertParallel(dense, 1));
+  EXPECT_EQ(ExpertParallelProblem(dense, 2), "model \"dense\" has no routed experts to split");
+}
+
 TEST(FitTest, GpuCatalogHasTheDocumentedIds) {
   for (const char* id : {"h100-sxm", "h100-pcie", "h200", "b200", "gb200", "a100-80gb", "l40s",
                          "mi300x", "mi325x"}) {

@@ -164,6 +164,18 @@ TEST(FormatsRulesTest, ExpertParallelismSplitsTheExpertsOfTheReplica) {
   EXPECT_EQ(ErrorOf(R"({"deployment": {"gpus_per_replica": 2, "expert_parallel": 2}})"),
             "s.json#/deployment/expert_parallel: model \"qwen3-8b\" has no routed experts to "
             "split; set it to 1");
+  // Mixtral-8x7B has 8 routed experts: 16 GPUs cannot each hold one (16 -
+  // 8 = 8 would hold none); 8 can.
+  EXPECT_EQ(ErrorOf(R"({"model": "mixtral-8x7b",
+                        "deployment": {"gpus_per_replica": 16, "expert_parallel": 16}})"),
+            "s.json#/deployment/expert_parallel: 16 GPUs cannot each hold one of model "
+            "\"mixtral-8x7b\"'s 8 routed experts: vLLM gives each GPU whole experts, experts / "
+            "degree of them, so 8 GPUs would hold none and idle in every MoE layer; expert "
+            "parallelism needs at most 8 GPUs a replica; set it to 1 (every GPU a slice of every "
+            "expert)");
+  EXPECT_EQ(ErrorOf(R"({"model": "mixtral-8x7b",
+                        "deployment": {"gpus_per_replica": 8, "expert_parallel": 8}})"),
+            "(parsed)");
   EXPECT_EQ(
       ErrorOf(R"({"deployment": {"expert_dispatch": "ring"}})"),
       R"(s.json#/deployment/expert_dispatch: unknown expert dispatch "ring" (one of all_reduce|all_to_all))");

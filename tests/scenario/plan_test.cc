@@ -472,6 +472,28 @@ TEST(PlanTest, OutputDoesNotDependOnJobsOrShards) {
   }
 }
 
+// Expert parallelism is offered only where each GPU holds a whole expert.
+// Mixtral-8x7B: 32 query heads and 8 KV heads split over TP 1, 2, 4, 8 and
+// 16 (KV heads replicated); 8 routed experts, so EP over 2, 4 and 8 GPUs,
+// not 16 (8 of them would hold none). Candidates by hand: TP 1 with EP 1;
+// TP 2, 4, 8 with EP 1 and EP tp; TP 16 with EP 1 only: 1 + 3 x 2 + 1 = 9.
+TEST(PlanTest, ExpertParallelNeverWiderThanTheExperts) {
+  auto scenario = ParseScenario(
+      R"({"model": "mixtral-8x7b", "trace": {"generator": "chat", "tasks": 2}})", "s.json");
+  ASSERT_TRUE(scenario.ok()) << scenario.error().message();
+  PlanSpace space;
+  space.gpus = {"h100-sxm"};
+  space.max_gpus = 16;
+  auto candidates = EnumerateCandidates(*scenario, space);
+  ASSERT_TRUE(candidates.ok()) << candidates.error().message();
+  std::vector<std::pair<int, int>> tp_ep;
+  for (const PlanCandidate& c : *candidates)
+    tp_ep.emplace_back(c.tensor_parallel, c.expert_parallel);
+  const std::vector<std::pair<int, int>> expected = {{1, 1}, {2, 1}, {2, 2}, {4, 1},
+                                                     {4, 4}, {8, 1}, {8, 8}, {16, 1}};
+  EXPECT_EQ(tp_ep, expected);
+}
+
 TEST(PlanTest, UnknownGpuAndFormatNameTheFlag) {
   auto scenario = ParseScenario("{}", "s.json");
   ASSERT_TRUE(scenario.ok());

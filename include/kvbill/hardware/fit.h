@@ -91,6 +91,20 @@ bool ValidTensorParallel(const ModelShape& model, int tp);
 // empty when they can. Every command and the scenario rule say the same.
 std::string TensorParallelProblem(const ModelShape& model, int tp);
 
+// Whether `ep` GPUs can split the model's routed experts, each GPU holding
+// whole experts and at least one: ep is 1, or the model has routed experts
+// and at most that many GPUs share them. vLLM's expert map
+// (determine_expert_map, vllm/model_executor/layers/fused_moe/layer.py,
+// later expert_map_manager.py) gives rank r experts / ep of them and the
+// first experts mod ep ranks one more, so past the expert count a rank
+// holds none and idles in every MoE layer; kvbill's model of expert
+// parallelism (each GPU 1/ep of the experts, OperatorCostModel) does not
+// describe such a deployment, and no one would rent it.
+bool ValidExpertParallel(const ModelShape& model, int ep);
+// Why not, in one sentence ("16 GPUs cannot each hold one of model
+// "mixtral-8x7b"'s 8 routed experts ..."); empty when `ep` is valid.
+std::string ExpertParallelProblem(const ModelShape& model, int ep);
+
 }  // namespace kvbill
 
 #endif  // KVBILL_HARDWARE_FIT_H_

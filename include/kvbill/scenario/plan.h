@@ -3,7 +3,8 @@
 //
 // A candidate is a GPU type x tensor-parallel degree (one that splits the
 // model's heads as vLLM requires, ValidTensorParallel) x expert-parallel
-// degree (MoE models: 1 or the tensor-parallel degree) x weight format x KV
+// degree (MoE models: 1, or the tensor-parallel degree when each GPU holds a
+// whole expert, ValidExpertParallel) x weight format x KV
 // format x speculative decoding. Candidates are numbered 0..N-1 in that
 // order (GPU slowest); shard i of n decides the candidates with k mod n == i.
 //
