@@ -422,8 +422,8 @@ std::string RenderPlan(const Json& doc, const std::string& format) {
     s << p.ToText();
   }
   if (!not_evaluated.empty()) {
-    s << "\nSLO not evaluated (API candidates without --api-latency; not ranked with the "
-         "feasible ones), cheapest first:\n";
+    s << "\nSLO not evaluated (API candidates without an --api-latency figure for every latency "
+         "target; not ranked with the feasible ones), cheapest first:\n";
     Table t({"candidate", "$/task", "$/day", "why"});
     for (std::size_t i : not_evaluated) {
       const Json& r = rows[i];

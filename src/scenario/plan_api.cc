@@ -45,6 +45,36 @@ std::optional<double> GivenFigure(const std::map<std::string, double>& given,
   return std::nullopt;
 }
 
+// What to give for the latency targets `missing` (SLO metrics without a
+// figure) of API model `model`: "no figure was given for tpot_s.p90
+// (--api-latency deepseek-chat:tpot_s=...)", each target's own latency
+// named once; one --api-latency cannot give (queue_s, completion_s) said so.
+std::string MissingFigures(const std::vector<std::string>& missing, const std::string& model) {
+  auto join = [](const std::vector<std::string>& items, const std::string& sep) {
+    std::string out;
+    for (const std::string& item : items) out += (out.empty() ? "" : sep) + item;
+    return out;
+  };
+  std::vector<std::string> give, cannot;  // latency names, in the targets' order
+  std::set<std::string> named;
+  for (const std::string& m : missing) {
+    const std::string latency = m.substr(0, m.find('.'));
+    if (!named.insert(latency).second) continue;
+    if (IsApiLatencyMetric(latency)) {
+      give.push_back(latency + "=...");
+    } else {
+      cannot.push_back(latency);
+    }
+  }
+  std::string text = "no figure was given for " + join(missing, ", ") + " (";
+  if (!give.empty()) text += "--api-latency " + model + ":" + join(give, ",");
+  if (!cannot.empty()) {
+    text += std::string(give.empty() ? "" : "; ") + "--api-latency gives no " +
+            join(cannot, " or ") + ", only ttft_s and tpot_s";
+  }
+  return text + ")";
+}
+
 // Every id and alias of the sheet, for "did you mean".
 std::vector<std::string> SheetNames(const PriceSheet& sheet) {
   std::vector<std::string> names;
@@ -192,11 +222,9 @@ CandidateOutcome DecideApiCandidate(const std::string& text, const Scenario& sce
     o.slo.push_back({t, *figure, *figure <= t.max});
   }
   if (!missing.empty()) {
-    std::string names;
-    for (const std::string& m : missing) names += (names.empty() ? "" : ", ") + m;
     o.status = "slo_not_evaluated";
-    o.reason = "SLO not evaluated: an API has no latency model and no figure was given for " +
-               names + " (--api-latency " + c.api_model + ":ttft_s=...); " + billed;
+    o.reason = "SLO not evaluated: an API has no latency model and " +
+               MissingFigures(missing, c.api_model) + "; " + billed;
     o.slo.clear();
     return o;
   }

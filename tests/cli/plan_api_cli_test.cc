@@ -87,8 +87,9 @@ TEST(PlanApiCliTest, PricesAnApiCandidateThroughItsCachingRules) {
   // The table lists it apart, saying so.
   const auto table = RunKvbill(Base() + " --api gpt-5");
   ASSERT_EQ(table.exit_status, 0) << table.err;
-  EXPECT_NE(table.out.find("SLO not evaluated (API candidates without --api-latency; not ranked "
-                           "with the feasible ones), cheapest first:"),
+  EXPECT_NE(table.out.find("SLO not evaluated (API candidates without an --api-latency figure "
+                           "for every latency target; not ranked with the feasible ones), "
+                           "cheapest first:"),
             std::string::npos)
       << table.out;
   EXPECT_NE(table.out.find("api gpt-5 (openai)"), std::string::npos) << table.out;
@@ -127,8 +128,25 @@ TEST(PlanApiCliTest, GivenLatenciesDecideTheApiCandidate) {
   ASSERT_EQ(r.exit_status, 0) << r.err;
   j = nlohmann::json::parse(r.out);
   EXPECT_EQ(ApiRow(j)["status"], "slo_not_evaluated");
-  EXPECT_NE(ApiRow(j)["reason"].get<std::string>().find("no figure was given for tpot_s.p90"),
-            std::string::npos);
+  // It suggests the figure that is missing, tpot_s (once it said ttft_s=,
+  // the figure already given).
+  EXPECT_NE(ApiRow(j)["reason"].get<std::string>().find(
+                "no figure was given for tpot_s.p90 (--api-latency gpt-5:tpot_s=...); "),
+            std::string::npos)
+      << ApiRow(j)["reason"];
+  // Neither given: both named, each latency once (ttft_s.p90 and ttft_s.p99
+  // are one ttft_s); a queue_s target is one the flag cannot give.
+  r = RunKvbill(Base() +
+                " --api gpt-5 --slo ttft_s.p90=2,ttft_s.p99=4,tpot_s.p90=0.1,queue_s.p90=1"
+                " --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_NE(ApiRow(j)["reason"].get<std::string>().find(
+                "no figure was given for ttft_s.p90, ttft_s.p99, tpot_s.p90, queue_s.p90 "
+                "(--api-latency gpt-5:ttft_s=...,tpot_s=...; --api-latency gives no queue_s, "
+                "only ttft_s and tpot_s); "),
+            std::string::npos)
+      << ApiRow(j)["reason"];
 }
 
 TEST(PlanApiCliTest, BadApiFlagsNameTheFlagAndWriteNothing) {
