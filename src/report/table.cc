@@ -15,11 +15,18 @@ std::size_t Width(const std::string& s) {
   return n;
 }
 
-bool RightAligned(const std::string& cell) {
+// A number, alone or with its unit: "3.550 s", "$141.60", "1,234", "-5%",
+// "-" (none). Prose that starts with a digit is not one.
+bool NumberCell(const std::string& cell) {
   if (cell.empty()) return false;
   const unsigned char c = static_cast<unsigned char>(cell[0]);
-  return std::isdigit(c) != 0 || c == '-' || c == '+' || c == '$' || c == '.';
+  const bool numeric = std::isdigit(c) != 0 || c == '-' || c == '+' || c == '$' || c == '.';
+  return numeric && std::count(cell.begin(), cell.end(), ' ') <= 1;
 }
+
+// Text of three words or more ("20 request(s) refused over ..."): its
+// column is a text column.
+bool Prose(const std::string& cell) { return std::count(cell.begin(), cell.end(), ' ') >= 2; }
 
 }  // namespace
 
@@ -31,13 +38,19 @@ std::string Table::ToText() const {
       width[i] = std::max(width[i], Width(row[i]));
     }
   }
+  std::vector<bool> text(header_.size(), false);
+  for (const auto& row : rows_) {
+    for (std::size_t i = 0; i < row.size() && i < text.size(); ++i) {
+      if (Prose(row[i])) text[i] = true;
+    }
+  }
   auto line = [&](const std::vector<std::string>& cells, bool header) {
     std::string out;
     for (std::size_t i = 0; i < width.size(); ++i) {
       const std::string cell = i < cells.size() ? cells[i] : "";
       const std::string pad(width[i] - Width(cell), ' ');
       if (i > 0) out += "  ";
-      if (!header && i > 0 && RightAligned(cell)) {
+      if (!header && i > 0 && !text[i] && NumberCell(cell)) {
         out += pad + cell;
       } else {
         out += cell + (i + 1 < width.size() ? pad : "");

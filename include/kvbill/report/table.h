@@ -14,8 +14,11 @@ class Table {
   // Precondition: row has as many cells as the header.
   void AddRow(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
 
-  // Columns separated by two spaces, a rule under the header; a cell outside
-  // the first column that starts with a digit, sign or '$' is right-aligned.
+  // Columns separated by two spaces, a rule under the header. A number (a
+  // cell that starts with a digit, sign, '.' or '$', alone or with one
+  // word: "3.550 s") outside the first column is right-aligned, unless its
+  // column is a text column (one of its cells has three words or more:
+  // "20 request(s) refused ..."), whose cells all stay left-aligned.
   std::string ToText() const;
 
   // RFC 4180 CSV: cells with commas, quotes or newlines are quoted.
