@@ -94,7 +94,7 @@ Status CheckTraceBlocks(std::span<const std::uint64_t> trace_hashes, Tokens trac
   if (prompt_tokens < 0) {
     return Error("prompt tokens must be non-negative, got " + std::to_string(prompt_tokens));
   }
-  const Tokens needed = (prompt_tokens + trace_block_size - 1) / trace_block_size;
+  const Tokens needed = prompt_tokens / trace_block_size;
   if (static_cast<Tokens>(trace_hashes.size()) < needed) {
     return Error("a prompt of " + std::to_string(prompt_tokens) + " tokens needs " +
                  std::to_string(needed) + " trace block hashes, got " +
@@ -107,11 +107,12 @@ Status CheckTraceBlocks(std::span<const std::uint64_t> trace_hashes, Tokens trac
 
 Result<std::vector<std::uint64_t>> BlockHashesFromTrace(std::span<const std::uint64_t> trace_hashes,
                                                         Tokens trace_block_size,
-                                                        Tokens prompt_tokens, Tokens block_size) {
+                                                        Tokens prompt_tokens, Tokens block_size,
+                                                        std::uint64_t tail_key) {
   std::vector<BlockRun> runs;
   std::vector<std::int64_t> ends;
-  if (auto s = BlockRunsFromTrace(trace_hashes, trace_block_size, prompt_tokens, block_size, &runs,
-                                  &ends);
+  if (auto s = BlockRunsFromTrace(trace_hashes, trace_block_size, prompt_tokens, block_size,
+                                  tail_key, &runs, &ends);
       !s) {
     return s.error();
   }
@@ -241,8 +242,8 @@ std::vector<BlockRun> BlockRunsOf(std::span<const ContentPiece> pieces, Tokens b
 }
 
 Status BlockRunsFromTrace(std::span<const std::uint64_t> trace_hashes, Tokens trace_block_size,
-                          Tokens prompt_tokens, Tokens block_size, std::vector<BlockRun>* runs,
-                          std::vector<std::int64_t>* ends) {
+                          Tokens prompt_tokens, Tokens block_size, std::uint64_t tail_key,
+                          std::vector<BlockRun>* runs, std::vector<std::int64_t>* ends) {
   runs->clear();
   ends->clear();
   if (auto s = CheckTraceBlocks(trace_hashes, trace_block_size, prompt_tokens, block_size); !s) {
@@ -262,7 +263,16 @@ Status BlockRunsFromTrace(std::span<const std::uint64_t> trace_hashes, Tokens tr
     // The last engine block ending in trace block i.
     const Tokens last = std::min(full_blocks, ((i + 1) * trace_block_size) / block_size);
     const Tokens count = std::max<Tokens>(1, last - k);
-    runs->push_back(BlockRun{trace_hashes[static_cast<std::size_t>(i)], 0, count});
+    // Past the hashes (a partial last trace block left unhashed): the
+    // prompt's own tokens after the hashed prefix.
+    const std::uint64_t key =
+        i < static_cast<Tokens>(trace_hashes.size())
+            ? trace_hashes[static_cast<std::size_t>(i)]
+            : HashCombine(
+                  HashCombine(i > 0 ? trace_hashes[static_cast<std::size_t>(i - 1)] : kChainSeed,
+                              kUnhashedTailTag),
+                  tail_key);
+    runs->push_back(BlockRun{key, 0, count});
     ends->push_back(k + count);
     k += count;
   }

@@ -30,7 +30,8 @@ void NamePrompt(Seq* seq, Tokens block_size, bool has_next, PromptChain* chain) 
   } else if (request.explicit_blocks) {
     seq->explicit_hashes =
         BlockRunsFromTrace(request.explicit_blocks->hashes, request.explicit_blocks->block_size,
-                           seq->prompt, block_size, &seq->explicit_runs, &seq->explicit_ends)
+                           seq->prompt, block_size, request.ExplicitTailKey(), &seq->explicit_runs,
+                           &seq->explicit_ends)
             .ok();
   }
   if (seq->explicit_hashes) return;

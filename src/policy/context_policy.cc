@@ -31,6 +31,13 @@ Tokens Request::PromptTokens() const {
   return sum;
 }
 
+std::uint64_t Request::ExplicitTailKey() const {
+  if (prompt.size() == 0) return 0;
+  const ContentPiece& last = prompt.back().content;
+  return HashCombine(HashCombine(last.identity, static_cast<std::uint64_t>(last.offset)),
+                     static_cast<std::uint64_t>(last.tokens));
+}
+
 std::uint64_t OutputIdentity(const std::string& task_id, int request_index) {
   return HashCombine(HashString(task_id),
                      HashCombine(static_cast<std::uint64_t>(request_index), 0x6f7574));

@@ -63,7 +63,8 @@ std::int64_t PlanBlockRuns(PreparedWorkload* w, Tokens block_size, std::int64_t 
     for (Request& r : t.requests) {
       if (!r.explicit_blocks) continue;
       if (!BlockRunsFromTrace(r.explicit_blocks->hashes, r.explicit_blocks->block_size,
-                              r.PromptTokens(), block_size, &r.planned_runs, &r.planned_ends)) {
+                              r.PromptTokens(), block_size, r.ExplicitTailKey(), &r.planned_runs,
+                              &r.planned_ends)) {
         continue;  // the engine names this prompt from its pieces
       }
       r.planned_runs.shrink_to_fit();

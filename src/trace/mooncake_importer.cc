@@ -99,6 +99,9 @@ class MooncakeReader : public StreamingLineReader {
       }
       blocks.hashes.push_back(h.get<std::uint64_t>());
     }
+    if (std::string problem = BlockCoverageProblem(blocks, *input, "hash_ids"); !problem.empty()) {
+      return Error(problem);
+    }
     turn.blocks = std::move(blocks);
     Task task;
     task.arrival_s = *turn.time_s;
@@ -138,11 +141,13 @@ class MooncakeReader : public StreamingLineReader {
         !hashes) {
       return false;
     }
+    BlockHashes blocks{kMooncakeBlockTokens, std::move(*hashes)};
+    if (!BlockCoverageProblem(blocks, *input, "hash_ids").empty()) return false;
     Turn turn;
     turn.spans.push_back(Span{SpanKind::kOther, *input, std::nullopt});
     turn.output = *output;
     turn.time_s = *timestamp_ms / kMillisecondsPerSecond;
-    turn.blocks = BlockHashes{kMooncakeBlockTokens, std::move(*hashes)};
+    turn.blocks = std::move(blocks);
     task->arrival_s = *turn.time_s;
     task->turns.push_back(std::move(turn));
     return true;

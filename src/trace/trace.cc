@@ -52,6 +52,18 @@ std::vector<Tokens> PromptTokens(const Task& task) {
   return prompts;
 }
 
+std::string BlockCoverageProblem(const BlockHashes& blocks, Tokens prompt_tokens,
+                                 std::string_view field) {
+  if (blocks.block_size <= 0) return "";
+  const Tokens full = prompt_tokens / blocks.block_size;
+  if (static_cast<Tokens>(blocks.hashes.size()) >= full) return "";
+  return "\"" + std::string(field) + "\" holds " + std::to_string(blocks.hashes.size()) +
+         " block hashes, fewer than the " + std::to_string(full) + " full blocks of " +
+         std::to_string(blocks.block_size) + " tokens of its " + std::to_string(prompt_tokens) +
+         "-token prompt (one hash a block, the prefix through it; the last, partial block may "
+         "go without)";
+}
+
 Status ValidateTask(const Task& task) {
   if (task.turns.empty()) return Error("a task needs at least one turn");
   Tokens previous_prompt = 0;
@@ -82,6 +94,12 @@ Status ValidateTask(const Task& task) {
         return Error(where + ": the prompt is above 2^40 tokens");
       }
       prompt += span.tokens;
+    }
+    if (turn.blocks) {
+      if (std::string problem = BlockCoverageProblem(*turn.blocks, prompt, "hashes");
+          !problem.empty()) {
+        return Error(where + ": " + problem);
+      }
     }
     if (turn.output > kMaxTokenCount) {
       return Error(where + ": \"out\" must be at most 2^40, got " + std::to_string(turn.output));

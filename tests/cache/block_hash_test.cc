@@ -118,8 +118,8 @@ TEST(BlockHashTest, HashesAreDeterministicAndDistinct) {
 
 TEST(BlockHashTest, FromTraceSplitsEachTraceBlockIntoEngineBlocks) {
   // Trace blocks of 8 tokens, engine blocks of 4: engine block k hashes
-  // (trace_hashes[k / 2], k % 2). 20 tokens = 5 full engine blocks and needs
-  // ceil(20 / 8) = 3 trace hashes.
+  // (trace_hashes[k / 2], k % 2). 20 tokens = 5 full engine blocks, the
+  // last in trace block 2 (tokens 16-23, hashed here).
   const Hashes trace = {100, 200, 300};
   auto hashes = BlockHashesFromTrace(trace, 8, 20, 4);
   ASSERT_TRUE(hashes.ok()) << hashes.error().message();
@@ -195,11 +195,35 @@ TEST(BlockHashTest, FromTraceRejectsBadSizes) {
 }
 
 TEST(BlockHashTest, FromTraceRejectsTooFewHashes) {
-  // 1025 tokens in 512-token trace blocks need ceil(1025 / 512) = 3 hashes.
+  // 1,536 tokens in 512-token trace blocks are 3 full trace blocks: 3
+  // hashes at least (a partial last block may go without).
   const Hashes trace = {1, 2};
-  auto hashes = BlockHashesFromTrace(trace, 512, 1025, 16);
+  auto hashes = BlockHashesFromTrace(trace, 512, 1536, 16);
   ASSERT_FALSE(hashes.ok());
-  EXPECT_EQ(hashes.error().message(), "a prompt of 1025 tokens needs 3 trace block hashes, got 2");
+  EXPECT_EQ(hashes.error().message(), "a prompt of 1536 tokens needs 3 trace block hashes, got 2");
+}
+
+// A trace that hashes full blocks only: 1,100 tokens over 512-token trace
+// blocks with 2 hashes. Engine blocks of 16: 68 full ones; blocks 0..31 end
+// in trace block 0, 32..63 in block 1, and 64..67 (tokens 1,024..1,087) in
+// the unhashed third: named after the hash before them and the prompt's own
+// tail key, so two prompts sharing both hashes share 64 blocks and not the
+// last 4 (they once fell back to the prompt's pieces and shared none).
+TEST(BlockHashTest, FromTraceNamesAnUnhashedPartialBlockByThePromptsTail) {
+  const Hashes trace = {1, 2};
+  auto a = BlockHashesFromTrace(trace, 512, 1100, 16, /*tail_key=*/7);
+  auto b = BlockHashesFromTrace(trace, 512, 1100, 16, /*tail_key=*/8);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.error().message();
+  ASSERT_EQ(a->size(), 68u);
+  const std::uint64_t tail = HashCombine(HashCombine(2, kUnhashedTailTag), 7);
+  for (int j = 0; j < 4; ++j)
+    EXPECT_EQ((*a)[static_cast<std::size_t>(64 + j)], HashCombine(tail, j));
+  for (std::size_t i = 0; i < 64; ++i) EXPECT_EQ((*a)[i], (*b)[i]) << i;
+  for (std::size_t i = 64; i < 68; ++i) EXPECT_NE((*a)[i], (*b)[i]) << i;
+  // A prompt shorter than one trace block, with no hash: all its own.
+  auto alone = BlockHashesFromTrace({}, 512, 40, 16, 7);
+  ASSERT_TRUE(alone.ok());
+  EXPECT_EQ((*alone)[0], HashCombine(HashCombine(HashCombine(kChainSeed, kUnhashedTailTag), 7), 0));
 }
 
 // --- runs -------------------------------------------------------------------
@@ -361,7 +385,7 @@ TEST(RunHasherTest, TraceBlocksAreRunsWhoseBlockHashesAreTheEngineHashes) {
   const Hashes trace = {100, 200, 300};
   Runs runs;
   std::vector<std::int64_t> ends;
-  ASSERT_TRUE(BlockRunsFromTrace(trace, 8, 20, 4, &runs, &ends).ok());
+  ASSERT_TRUE(BlockRunsFromTrace(trace, 8, 20, 4, 0, &runs, &ends).ok());
   EXPECT_EQ(runs, (Runs{{100, 0, 2}, {200, 0, 2}, {300, 0, 1}}));
   EXPECT_EQ(ends, (std::vector<std::int64_t>{2, 4, 5}));
   auto hashes = BlockHashesFromTrace(trace, 8, 20, 4);
@@ -375,16 +399,16 @@ TEST(RunHasherTest, TraceBlocksAreRunsWhoseBlockHashesAreTheEngineHashes) {
   // Sizes that do not divide: the engine blocks ending in each trace block
   // (FromTraceNamesBlocksByTheTraceBlockTheyEndIn): 31 in the first 500
   // tokens, 6 more in the next.
-  ASSERT_TRUE(BlockRunsFromTrace(Hashes{1, 2}, 500, 600, 16, &runs, &ends).ok());
+  ASSERT_TRUE(BlockRunsFromTrace(Hashes{1, 2}, 500, 600, 16, 0, &runs, &ends).ok());
   EXPECT_EQ(runs, (Runs{{1, 0, 31}, {2, 0, 6}}));
   EXPECT_EQ(ends, (std::vector<std::int64_t>{31, 37}));
   // The same errors as BlockHashesFromTrace, leaving nothing behind.
-  EXPECT_EQ(BlockRunsFromTrace(trace, 512, 600, 0, &runs, &ends).error().message(),
+  EXPECT_EQ(BlockRunsFromTrace(trace, 512, 600, 0, 0, &runs, &ends).error().message(),
             "block size must be positive, got 0");
   EXPECT_TRUE(runs.empty());
   EXPECT_TRUE(ends.empty());
-  EXPECT_EQ(BlockRunsFromTrace(Hashes{1, 2}, 512, 1025, 16, &runs, &ends).error().message(),
-            "a prompt of 1025 tokens needs 3 trace block hashes, got 2");
+  EXPECT_EQ(BlockRunsFromTrace(Hashes{1, 2}, 512, 1536, 16, 0, &runs, &ends).error().message(),
+            "a prompt of 1536 tokens needs 3 trace block hashes, got 2");
 }
 
 }  // namespace

@@ -124,7 +124,9 @@ TEST(TraceCliTest, StatsTableShowsCounts) {
 TEST(TraceCliTest, StatsTableColumnsNeverRunTogether) {
   const std::string file = ::testing::TempDir() + "/huge_prompt.jsonl";
   std::ofstream(file)
-      << R"({"timestamp": 0, "input_length": 1099511627776, "output_length": 10, "hash_ids": [1]})"
+      << R"({"kvbill_trace": 1})"
+      << "\n"
+      << R"({"id": "a", "turns": [{"spans": [{"kind": "user", "tokens": 1099511627776}], "out": 10}]})"
       << "\n";
   const CommandResult run = Kvbill("trace stats " + file);
   ASSERT_EQ(run.exit_status, 0) << run.err;

@@ -100,6 +100,36 @@ TEST(WorkloadTest, SharedAndStreamedRunsGiveWhatAPlainRunGives) {
   }
 }
 
+// Mooncake rows hashing full blocks only (9 hashes for 5,000 tokens: the
+// last 392 tokens, a partial block, unhashed) that share their first 8
+// hashes: the second prompt hits the engine blocks ending in those 8 trace
+// blocks, 8 x 512 = 4,096 tokens, and neither the 9th block (another hash)
+// nor the unhashed tail (each prompt's own), planned once or named per run.
+// They once fell back to naming the prompt from its own tokens: no hit.
+TEST(WorkloadTest, FullBlockHashesShareTheirPrefix) {
+  const std::string path = (std::filesystem::path(::testing::TempDir()) /
+                            ("kvbill_full_block_hashes_" + std::to_string(::getpid()) + ".jsonl"))
+                               .string();
+  {
+    std::ofstream out(path);
+    out << R"({"timestamp":0,"input_length":5000,"output_length":10,"hash_ids":[1,2,3,4,5,6,7,8,9]})"
+        << "\n"
+        << R"({"timestamp":5000,"input_length":5000,"output_length":10,"hash_ids":[1,2,3,4,5,6,7,8,10]})"
+        << "\n";
+  }
+  const Scenario s = Parse(R"({"model": "llama-3.1-8b", "trace": {"file": ")" + path +
+                           R"(", "release": "recorded"}})");
+  auto plain = RunScenario(s);
+  ASSERT_TRUE(plain.ok()) << plain.error().message();
+  ASSERT_EQ(plain->result.requests.size(), 2u);
+  EXPECT_EQ(plain->summary.cached_tokens, 4096);
+  WorkloadCache shared;
+  auto planned = RunScenario(s, shared);
+  ASSERT_TRUE(planned.ok()) << planned.error().message();
+  ExpectSameOutcome(*planned, *plain);
+  std::filesystem::remove(path);
+}
+
 // A turn whose prompt is empty (its second turn keeps nothing and appends
 // nothing) cannot be served: the error names the trace file and the turn
 // (counted from 1), prepared or streamed alike.

@@ -256,6 +256,9 @@ TEST(JsonFastPathTest, MooncakeMutationsReadAsNlohmannParsesThem) {
     if (valid && (*json)["output_length"].get<std::uint64_t>() > INT64_MAX) valid = false;
     if (valid) {
       for (const auto& h : (*json)["hash_ids"]) valid = valid && h.is_number_unsigned();
+      // A hash for every full 512-token block of the input.
+      valid =
+          valid && (*json)["hash_ids"].size() >= (*json)["input_length"].get<std::uint64_t>() / 512;
     }
     if (!valid) {
       EXPECT_NE(error, "") << line;

@@ -78,6 +78,25 @@ TEST(TraceMooncakeImporterTest, AnUnknownFieldNamesTheLineAndTheField) {
             "input_length, output_length, hash_ids)");
 }
 
+// hash_ids must name every full 512-token block of the input: 5,000 tokens
+// are 9 full blocks (4,608 tokens) and a partial one, so 9 hashes do (a tool
+// hashing full blocks only) and 2 do not; those once named the prompt from
+// its own tokens and hit nothing, without a word.
+TEST(TraceMooncakeImporterTest, HashesFewerThanTheFullBlocksNameTheLine) {
+  const std::string text =
+      R"({"timestamp":0,"input_length":5000,"output_length":10,"hash_ids":[1,2,3,4,5,6,7,8,9]})"
+      "\n"
+      R"({"timestamp":0,"input_length":5000,"output_length":10,"hash_ids":[1,2]})"
+      "\n";
+  auto reader = NewMooncakeReader(std::make_unique<std::istringstream>(text), "m.jsonl");
+  std::string error;
+  EXPECT_EQ(ReadAllTasks(reader.get(), &error).size(), 1u);
+  EXPECT_EQ(error,
+            "m.jsonl:2: \"hash_ids\" holds 2 block hashes, fewer than the 9 full blocks of 512 "
+            "tokens of its 5000-token prompt (one hash a block, the prefix through it; the last, "
+            "partial block may go without)");
+}
+
 // A Dynamo trace whose first row has no Dynamo field is detected as Mooncake
 // (detection reads the first line); its later session rows used to become
 // one-turn tasks without a word, 3 tasks where Dynamo reads 2.

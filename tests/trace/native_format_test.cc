@@ -56,7 +56,9 @@ Task RichTask() {
   second.output = 3;
   second.output_is_placeholder = true;
   second.time_s = 7.0 / 3.0;
-  second.blocks = BlockHashes{512, {0, 18446744073709551615ULL, 42}};
+  // One full block of 2^19 tokens in its 1,012,412 (a hash for each full
+  // block at least), and extra hashes past them.
+  second.blocks = BlockHashes{524288, {0, 18446744073709551615ULL, 42}};
   task.turns = {first, second};
   return task;
 }

@@ -46,6 +46,8 @@ struct ContentPiece {
 };
 
 inline constexpr std::uint64_t kChainSeed = 0x6b76'6269'6c6c'0001ULL;
+// Folded into the key of a prompt's blocks past its trace block hashes.
+inline constexpr std::uint64_t kUnhashedTailTag = 0x7461'696c;  // "tail"
 
 // A stable 64-bit hash of a string (e.g. a span's content id).
 std::uint64_t HashString(std::string_view text);
@@ -178,8 +180,8 @@ std::vector<BlockRun> BlockRunsOf(std::span<const ContentPiece> pieces, Tokens b
 // (cleared first). The same errors as BlockHashesFromTrace, which then
 // leaves both empty.
 Status BlockRunsFromTrace(std::span<const std::uint64_t> trace_hashes, Tokens trace_block_size,
-                          Tokens prompt_tokens, Tokens block_size, std::vector<BlockRun>* runs,
-                          std::vector<std::int64_t>* ends);
+                          Tokens prompt_tokens, Tokens block_size, std::uint64_t tail_key,
+                          std::vector<BlockRun>* runs, std::vector<std::int64_t>* ends);
 
 // Engine block hashes for a prompt of `prompt_tokens` published only as
 // trace block hashes (Mooncake: one hash per 512-token block standing for the
@@ -187,11 +189,17 @@ Status BlockRunsFromTrace(std::span<const std::uint64_t> trace_hashes, Tokens tr
 // token in it) is HashCombine(trace_hash_i, j). When the engine's block
 // size divides the trace's that is engine block j of trace block i. Full
 // engine blocks only.
+// The hashes may leave out a partial last trace block (a tool that hashes
+// full blocks only): the engine blocks ending in it are the run
+// (HashCombine(HashCombine(the hash before it, or kChainSeed,
+// kUnhashedTailTag), tail_key), 0, count), the prompt's own content when
+// tail_key is (Request::ExplicitTailKey).
 // Error when a size is not positive or hashes are fewer than
-// ceil(prompt_tokens / trace_block_size).
+// floor(prompt_tokens / trace_block_size).
 Result<std::vector<std::uint64_t>> BlockHashesFromTrace(std::span<const std::uint64_t> trace_hashes,
                                                         Tokens trace_block_size,
-                                                        Tokens prompt_tokens, Tokens block_size);
+                                                        Tokens prompt_tokens, Tokens block_size,
+                                                        std::uint64_t tail_key = 0);
 
 }  // namespace kvbill
 

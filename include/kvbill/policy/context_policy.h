@@ -119,6 +119,10 @@ struct Request {
   bool output_is_placeholder = false;
 
   Tokens PromptTokens() const;
+  // What names the prompt's tokens past its last explicit block hash (a
+  // partial last block the trace did not hash): its last piece, which no
+  // other request's prompt ends in the same way.
+  std::uint64_t ExplicitTailKey() const;
 };
 
 // HashCombine(HashString(task_id), HashCombine(index, 0x6f7574)) ("out").

@@ -139,9 +139,17 @@ Tokens AppendedTokens(const Turn& turn);
 // Precondition: ValidateTask(task) succeeded.
 std::vector<Tokens> PromptTokens(const Task& task);
 
+// Why `blocks` cannot stand for a prompt of `prompt_tokens` tokens (empty:
+// it can): block hashes fewer than the prompt's full blocks. A hash list may
+// leave out the last, partial block (a tool that hashes full blocks only),
+// whose tokens are then the prompt's own. `field` names the hash list.
+std::string BlockCoverageProblem(const BlockHashes& blocks, Tokens prompt_tokens,
+                                 std::string_view field);
+
 // Checks the invariants above that one field alone cannot: at least one turn,
 // keep within the previous prompt, time never running backwards, positive
-// block size, output and every prompt at most kMaxTokenCount (2^40) tokens
+// block size, block hashes for every full block of the prompt, output and every prompt at most
+// kMaxTokenCount (2^40) tokens
 // ("turn 2: the prompt is above 2^40 tokens"). Error text starts with the turn: "turn 3: ..."
 // (turns count from 1), without the task id.
 Status ValidateTask(const Task& task);
