@@ -16,6 +16,7 @@
 
 #include "cli/atomic_output.h"
 #include "cli/cli_util.h"
+#include "cli/json_number.h"
 #include "cli/progress.h"
 #include "cli/simulate_api.h"
 #include "kvbill/metrics/billing.h"
@@ -46,13 +47,6 @@ constexpr char kUsage[] =
 
 // The rows of the table format (the rest are counted).
 constexpr std::size_t kTableRows = 20;
-
-// A number for JSON: integers stay integers, others keep full precision.
-json Num(long double v) {
-  const long double r = std::round(v);
-  if (r == v && std::fabs(v) < 9.0e15L) return static_cast<std::int64_t>(r);
-  return static_cast<double>(v);
-}
 
 json SummaryJson(const Summary& s) {
   return {{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}, {"max", s.max}};
@@ -126,14 +120,14 @@ json TaskJson(const TaskMetrics& t) {
           {"offload_hit_tokens", t.offload_hit_tokens},
           {"prefill_tokens", t.prefill_tokens},
           {"output_tokens", t.output_tokens},
-          {"kv_read_bytes", Num(std::round(t.kv_read_bytes))},
+          {"kv_read_bytes", JsonNumber(std::round(t.kv_read_bytes))},
           {"gpu_seconds", static_cast<double>(t.gpu_seconds)},
           {"cost_usd", static_cast<double>(t.cost_usd)},
           {"completion_s", t.completion_s},
           {"ttft_mean_s", t.ttft_mean_s},
           {"queue_mean_s", t.queue_mean_s},
           {"preemptions", t.preemptions},
-          {"kv_written_bytes", Num(std::round(t.kv_written_bytes))},
+          {"kv_written_bytes", JsonNumber(std::round(t.kv_written_bytes))},
           {"peak_kv_bytes", t.peak_kv_bytes}};
 }
 
@@ -150,7 +144,7 @@ json RequestJson(const RequestRecord& r) {
           {"cached_tokens", r.cached_tokens},
           {"prefill_tokens", r.prefill_tokens},
           {"output_tokens", r.output_tokens},
-          {"kv_read_bytes", Num(std::round(r.kv_read_bytes))},
+          {"kv_read_bytes", JsonNumber(std::round(r.kv_read_bytes))},
           {"cost_usd", static_cast<double>(r.cost_usd)}};
 }
 
@@ -263,7 +257,7 @@ json SummaryDoc(const Scenario& scenario, const RunSummary& sum, const Simulatio
   s["prompt_tokens"] = sum.prompt_tokens;
   s["cached_tokens"] = sum.cached_tokens;
   s["hit_rate"] = sum.hit_rate;
-  s["kv_read_bytes"] = Num(std::round(sum.kv_read_bytes));
+  s["kv_read_bytes"] = JsonNumber(std::round(sum.kv_read_bytes));
   s["cost_usd"] = static_cast<double>(sum.cost_usd);
   s["cost_per_task_usd"] = SummaryJson(sum.cost_per_task_usd);
   s["simulated_s"] = sum.simulated_s;
@@ -289,9 +283,9 @@ json SummaryDoc(const Scenario& scenario, const RunSummary& sum, const Simulatio
   s["engine_steps"] = totals.steps_advanced;
   if (const SpeculationTotals& spec = totals.speculation; scenario.deployment.speculative) {
     s["speculation"] = {{"verification_steps", spec.verification_steps},
-                        {"mean_sequences_per_step", Num(spec.MeanBatch())},
-                        {"tokens_per_verification_step", Num(spec.TokensPerStep())},
-                        {"decode_speedup", Num(spec.DecodeSpeedup())}};
+                        {"mean_sequences_per_step", JsonNumber(spec.MeanBatch())},
+                        {"tokens_per_verification_step", JsonNumber(spec.TokensPerStep())},
+                        {"decode_speedup", JsonNumber(spec.DecodeSpeedup())}};
   }
   AddLatencyJson(scenario, sum, totals, &s);
   const CostModelInfo& model = totals.cost_model;
