@@ -25,10 +25,8 @@ Result<Span> DecodeSpan(const Json& json) {
   if (!kind_name) return kind_name.error();
   const auto kind = ParseSpanKind(*kind_name);
   if (!kind) {
-    return Error(
-        "\"kind\" must be one of system|tools|user|tool_result|assistant|summary|other, "
-        "got \"" +
-        json_input::Bounded(*kind_name) + "\"");
+    return Error("\"kind\" must be one of " + SpanKindChoices() + ", got \"" +
+                 json_input::Bounded(*kind_name) + "\"");
   }
   auto tokens = GetTokens(json, "tokens");
   if (!tokens) return tokens.error();

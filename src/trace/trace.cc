@@ -28,6 +28,15 @@ std::string_view SpanKindName(SpanKind kind) {
   return "other";
 }
 
+std::string SpanKindChoices() {
+  std::string choices;
+  for (const auto& [kind, name] : kSpanKindNames) {
+    if (!choices.empty()) choices += '|';
+    choices += name;
+  }
+  return choices;
+}
+
 std::optional<SpanKind> ParseSpanKind(std::string_view name) {
   for (const auto& [k, n] : kSpanKindNames) {
     if (n == name) return k;

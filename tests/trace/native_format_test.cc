@@ -123,7 +123,7 @@ TEST(TraceNativeFormatTest, ErrorsNameTheLineTaskTurnAndField) {
                        "{\"id\":\"a\",\"turns\":[{\"spans\":[{\"kind\":\"code\",\"tokens\":1}],"
                        "\"out\":1}]}\n"),
             "mem.jsonl:2: task \"a\": turn 1: span 1: \"kind\" must be one of "
-            "system|tools|user|tool_result|assistant|summary|other, got \"code\"");
+            "system|tools|user|tool_result|tool_call|assistant|summary|other, got \"code\"");
   EXPECT_EQ(FirstError(std::string(kHeader) +
                        "{\"id\":\"a\",\"tool_s_from_start\":1,\"turns\":[{\"out\":1}]}\n"),
             "mem.jsonl:2: task \"a\": \"tool_s_from_start\" must be true or false, got 1");

@@ -22,6 +22,19 @@ TEST(TraceTaskTest, SpanKindNamesRoundTrip) {
   EXPECT_FALSE(ParseSpanKind("tool-result").has_value());
 }
 
+// The choices errors list are the table's, every kind once, in enum order:
+// tool_call (which the Claude Code importer writes) among them.
+TEST(TraceTaskTest, SpanKindChoicesListEveryKindOnce) {
+  EXPECT_EQ(SpanKindChoices(), "system|tools|user|tool_result|tool_call|assistant|summary|other");
+  std::string joined;
+  for (int k = 0; k <= static_cast<int>(SpanKind::kOther); ++k) {
+    const SpanKind kind = static_cast<SpanKind>(k);
+    EXPECT_EQ(ParseSpanKind(SpanKindName(kind)), kind);
+    joined += (k == 0 ? "" : "|") + std::string(SpanKindName(kind));
+  }
+  EXPECT_EQ(SpanKindChoices(), joined);
+}
+
 TEST(TraceTaskTest, PromptGrowsByAppendedSpansAndShrinksToKeep) {
   Task task;
   task.id = "t";

@@ -53,6 +53,9 @@ enum class SpanKind {
 // "system", "tools", "user", "tool_result", "tool_call", "assistant",
 // "summary", "other".
 std::string_view SpanKindName(SpanKind kind);
+// Every kind's name in the order above, joined by '|'
+// ("system|tools|...|other"), for errors and help texts.
+std::string SpanKindChoices();
 // The inverse of SpanKindName; nullopt for any other string.
 std::optional<SpanKind> ParseSpanKind(std::string_view name);
 
