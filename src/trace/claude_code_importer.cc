@@ -70,10 +70,20 @@ class ClaudeCodeReader : public TraceReader {
       loaded_ = true;
       if (auto s = Load(); !s) return s.error();
     }
-    if (tasks_.empty()) return false;
-    *task = std::move(tasks_.front());
-    tasks_.pop_front();
-    return true;
+    while (!tasks_.empty()) {
+      const std::vector<std::string> rows = std::move(task_rows_.front());
+      task_rows_.pop_front();
+      auto keep =
+          CheckTask(tasks_.front(), rows.front(), [&rows](std::size_t turn) { return rows[turn]; });
+      if (!keep) return keep.error();
+      if (*keep) {
+        *task = std::move(tasks_.front());
+        tasks_.pop_front();
+        return true;
+      }
+      tasks_.pop_front();
+    }
+    return false;
   }
 
  private:
@@ -373,6 +383,8 @@ class ClaudeCodeReader : public TraceReader {
         return calls_[a].time < calls_[b].time;
       });
       tasks_.push_back(MakeTask(members, origin));
+      std::vector<std::string>& rows = task_rows_.emplace_back();
+      for (std::size_t i : members) rows.push_back(calls_[i].where);
     }
     return OkStatus();
   }
@@ -456,6 +468,7 @@ class ClaudeCodeReader : public TraceReader {
   std::unordered_map<std::string, std::size_t> index_;          // message.id -> calls_ index
   std::unordered_map<std::string, std::int64_t> tool_results_;  // ChainKey -> tool-result lines
   std::deque<Task> tasks_;
+  std::deque<std::vector<std::string>> task_rows_;  // of tasks_: each turn's call's "name:line"
 };
 
 }  // namespace

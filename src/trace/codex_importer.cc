@@ -63,23 +63,40 @@ class CodexReader : public TraceReader {
         if (!SkipBadLine(error)) return error;
         continue;
       }
-      if (*started && Flush(task)) return true;
+      if (!*started) continue;
+      auto flushed = Flush(task);
+      if (!flushed) return flushed.error();
+      if (*flushed) return true;
     }
     if (lines_.failed()) return Error(lines_.name() + ": read failed");
     return Flush(task);
   }
 
  private:
-  // Moves the session read so far into *task; false when it has no calls.
-  bool Flush(Task* task) {
+  // The lines a session came from: the one that started it, and each call's.
+  struct SessionLines {
+    std::int64_t start = 0;
+    std::vector<std::int64_t> calls;
+  };
+
+  // Moves the session read so far into *task; false when it has no calls,
+  // or when it fails TraceReader::CheckTask and bad lines are skipped.
+  Result<bool> Flush(Task* task) {
     if (!session_ || session_->turns.empty()) return false;
     *task = std::move(*session_);
+    const SessionLines lines = std::move(session_lines_);
     session_.reset();
+    session_lines_ = {};
     if (pending_) {
       session_ = std::move(*pending_);
+      session_lines_ = {pending_start_, {}};
       pending_.reset();
     }
-    return true;
+    const auto row = [this](std::int64_t line) {
+      return lines_.name() + ":" + std::to_string(line);
+    };
+    return CheckTask(*task, row(lines.start),
+                     [&](std::size_t turn) { return row(lines.calls[turn]); });
   }
 
   // Reads one line; true when it starts a new session after one with calls
@@ -123,9 +140,11 @@ class CodexReader : public TraceReader {
     if (model && *model) model_ = **model;
     if (session_ && !session_->turns.empty()) {
       pending_ = std::move(task);
+      pending_start_ = lines_.line_number();
       return true;
     }
     session_ = std::move(task);
+    session_lines_ = {lines_.line_number(), {}};
     return false;
   }
 
@@ -161,6 +180,7 @@ class CodexReader : public TraceReader {
       task.arrival_s = time.Since(*origin_);
       task.tool_s_from_start = true;
       session_ = std::move(task);
+      session_lines_ = {lines_.line_number(), {}};
     }
     AddTurn(*last, time);
     last_total_ = *total;
@@ -199,6 +219,7 @@ class CodexReader : public TraceReader {
     turn.usage = recorded;
     turn.model = model_;
     turns.push_back(std::move(turn));
+    session_lines_.calls.push_back(lines_.line_number());
     previous_prompt_ = prompt;
     previous_answer_ = usage.output - usage.reasoning_output;
   }
@@ -206,7 +227,9 @@ class CodexReader : public TraceReader {
   LineReader lines_;
   std::optional<Timestamp> origin_;  // the first timestamp of the input
   std::optional<Task> session_;      // being read
+  SessionLines session_lines_;       // of session_
   std::optional<Task> pending_;      // started by a session_meta while session_ was returned
+  std::int64_t pending_start_ = 0;   // the line of pending_'s session_meta
   std::optional<CodexUsage> last_total_;
   std::optional<Timestamp> last_time_;
   std::string last_time_text_;

@@ -202,12 +202,17 @@ class DynamoReader : public GroupingLineReader {
           break;
         }
       }
+      // A row's delay and tool_wait_ms are the wait before it: turn k's
+      // tool_s comes from row k + 1 (the last turn's, 0, from its own row).
+      TaskRows rows{session.rows.front().where, {}};
       for (std::size_t k = 0; k < session.rows.size(); ++k) {
         task.turns.push_back(MakeTurn(session.rows, k));
         if (k > 0) task.turns[k - 1].tool_s = session.rows[k].wait_ms / kMillisecondsPerSecond;
+        rows.turns.push_back(session.rows[k].where);
+        rows.waits.push_back(session.rows[std::min(k + 1, session.rows.size() - 1)].where);
       }
       session.rows.clear();
-      tasks->push_back(std::move(task));
+      AddTask(tasks, std::move(task), std::move(rows));
     }
     sessions_.clear();
     return OkStatus();

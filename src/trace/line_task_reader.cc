@@ -12,6 +12,9 @@ Result<bool> StreamingLineReader::Next(Task* task) {
     }
     auto decoded = DecodeLine(line);
     if (decoded) {
+      auto keep = CheckTask(*decoded, lines_.name() + ":" + std::to_string(lines_.line_number()));
+      if (!keep) return keep.error();
+      if (!*keep) continue;
       *task = std::move(*decoded);
       return true;
     }
@@ -35,10 +38,32 @@ Result<bool> GroupingLineReader::Next(Task* task) {
     if (lines_.failed()) return Error(lines_.name() + ": read failed");
     if (auto s = Build(&tasks_); !s) return s.error();
   }
-  if (tasks_.empty()) return false;
-  *task = std::move(tasks_.front());
-  tasks_.pop_front();
-  return true;
+  while (!tasks_.empty()) {
+    TaskRows rows = std::move(rows_.front());
+    rows_.pop_front();
+    auto keep = CheckTask(
+        tasks_.front(), rows.arrival, [&rows](std::size_t turn) { return rows.turns[turn]; },
+        [&rows](std::size_t turn) {
+          return rows.waits.empty() ? rows.turns[turn] : rows.waits[turn];
+        });
+    if (!keep) return keep.error();
+    if (*keep) {
+      *task = std::move(tasks_.front());
+      tasks_.pop_front();
+      return true;
+    }
+    tasks_.pop_front();
+  }
+  return false;
+}
+
+std::string GroupingLineReader::Where(std::int64_t line) const {
+  return lines_.name() + ":" + std::to_string(line);
+}
+
+void GroupingLineReader::AddTask(std::deque<Task>* tasks, Task task, TaskRows rows) {
+  tasks->push_back(std::move(task));
+  rows_.push_back(std::move(rows));
 }
 
 }  // namespace kvbill

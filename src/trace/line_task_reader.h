@@ -7,7 +7,8 @@
 //
 // GroupingLineReader: formats whose tasks span many lines in any order
 // (sessions: Dynamo, OpenAI usage, TraceLab). The first Next() reads every
-// line through ParseLine, then Build() makes all the tasks.
+// line through ParseLine, then Build() makes all the tasks, each with the
+// rows it came from (AddTask), which TraceReader::CheckTask names.
 //
 // Both report a bad line as "file:line: what is wrong", or count and skip it
 // under ReaderOptions::skip_bad (TraceReader::SkipBadLine).
@@ -17,6 +18,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kvbill/trace/reader.h"
 #include "trace/line_reader.h"
@@ -53,15 +55,28 @@ class GroupingLineReader : public TraceReader {
  protected:
   // Records one line; the error says what is wrong with it.
   virtual Status ParseLine(const std::string& line) = 0;
-  // Makes every task from what the lines recorded, in output order.
+  // The rows a task came from, "file:line" each: its arrival's, each
+  // turn's (as many as its turns), and, when not the turn's own, the row
+  // that gave each turn's tool_s (empty: the turn's).
+  struct TaskRows {
+    std::string arrival;
+    std::vector<std::string> turns;
+    std::vector<std::string> waits = {};
+  };
+  // Makes every task from what the lines recorded, in output order, each
+  // given to AddTask.
   virtual Status Build(std::deque<Task>* tasks) = 0;
+  void AddTask(std::deque<Task>* tasks, Task task, TaskRows rows);
   // The line being parsed (for "file:line" in later messages).
   const LineReader& lines() const { return lines_; }
+  // "file:line" of line `line` of the input.
+  std::string Where(std::int64_t line) const;
 
  private:
   LineReader lines_;
   bool loaded_ = false;
   std::deque<Task> tasks_;
+  std::deque<TaskRows> rows_;  // of tasks_, one for one
 };
 
 }  // namespace kvbill

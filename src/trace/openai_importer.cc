@@ -203,7 +203,9 @@ class OpenAiReader : public GroupingLineReader {
         }
       }
       task.arrival_s = task.turns.front().time_s.value_or(0);
-      tasks->push_back(std::move(task));
+      TaskRows rows{group.calls.front().where, {}};
+      for (Call& call : group.calls) rows.turns.push_back(std::move(call.where));
+      AddTask(tasks, std::move(task), std::move(rows));
     }
     groups_.clear();
     return OkStatus();

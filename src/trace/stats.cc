@@ -137,10 +137,6 @@ Result<TraceStats> ComputeTraceStats(TraceReader* reader, const TraceStatsOption
     for (std::size_t k = 0; k < task.turns.size(); ++k) {
       const Turn& turn = task.turns[k];
       const Tokens added = AppendedTokens(turn);
-      if (prompts[k] < 1) {  // as simulate refuses it (engine/task_table.cc)
-        return Error("task \"" + task.id + "\": turn " + std::to_string(k + 1) +
-                     ": an empty prompt (0 tokens; a request sends at least one)");
-      }
       ++stats.requests;
       input.Add(static_cast<double>(prompts[k]));
       appended.Add(static_cast<double>(added));

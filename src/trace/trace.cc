@@ -118,4 +118,36 @@ Status ValidateTask(const Task& task) {
   return OkStatus();
 }
 
+std::optional<TurnError> CheckServable(const Task& task) {
+  const std::string beyond = ", beyond the 1e9 s (31.7 years) a simulation can time";
+  const auto turn_name = [](std::size_t k) { return "turn " + std::to_string(k + 1); };
+  const std::vector<Tokens> prompts = PromptTokens(task);
+  std::optional<std::size_t> first_timed;
+  for (std::size_t k = 0; k < task.turns.size(); ++k) {
+    if (prompts[k] < 1) {
+      return TurnError{
+          k, Error(turn_name(k) + ": an empty prompt (0 tokens; a request sends at least one)")};
+    }
+    const std::optional<Seconds>& time = task.turns[k].time_s;
+    if (!time) continue;
+    if (!first_timed) first_timed = k;
+    const Seconds since = *time - *task.turns[*first_timed].time_s;
+    if (!(since <= kMaxSimulatedSeconds)) {
+      return TurnError{k, Error(turn_name(k) + ": its time is " + FormatNumber(since) +
+                                " s after " + turn_name(*first_timed) + "'s" + beyond)};
+    }
+  }
+  Seconds waits = 0;
+  for (std::size_t k = 0; k < task.turns.size(); ++k) {
+    waits += task.turns[k].tool_s;
+    if (!(waits <= kMaxSimulatedSeconds)) {
+      return TurnError{
+          k,
+          Error(turn_name(k) + ": the tool waits add up to " + FormatNumber(waits) + " s" + beyond),
+          /*tool_wait=*/true};
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace kvbill

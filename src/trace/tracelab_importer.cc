@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <deque>
+#include <functional>
 #include <map>
 #include <utility>
 
@@ -28,6 +29,7 @@ struct Row {
   std::optional<Seconds> arrival_s;    // csv: session arrival
   std::optional<Seconds> tool_wait_s;  // csv: wait after the call
   std::optional<RecordedUsage> usage;
+  std::int64_t line = 0;  // where it was read
 };
 
 // Rows grouped by session in order of first appearance.
@@ -41,15 +43,18 @@ class SessionRows {
       return Error("session \"" + session + "\": " + round_key + " " + std::to_string(row.round) +
                    " appears twice (first on line " + std::to_string(first->second) + ")");
     }
+    row.line = line;
     const auto [it, inserted] = index_.emplace(session, sessions_.size());
     if (inserted) sessions_.push_back({session, {}});
     sessions_[it->second].second.push_back(std::move(row));
     return OkStatus();
   }
 
-  // One task per session; `csv` selects how the prefix is read (see docs).
-  // Error when a session's rounds start in another order than their indices.
-  Status Build(bool csv, std::deque<Task>* tasks) {
+  // One task per session, given to `add` with the line of each of its
+  // turns; `csv` selects how the prefix is read (see docs). Error when a
+  // session's rounds start in another order than their indices.
+  Status Build(bool csv,
+               const std::function<void(Task, const std::vector<std::int64_t>& lines)>& add) {
     std::optional<Timestamp> origin;
     for (const auto& [id, rows] : sessions_) {
       for (const Row& row : rows) {
@@ -65,6 +70,7 @@ class SessionRows {
       task.tool_s_from_start = rows.size() > 1;
       Tokens previous = 0;
       const Row* last_timed = nullptr;
+      std::vector<std::int64_t> lines;
       for (std::size_t k = 0; k < rows.size(); ++k) {
         const Row& row = rows[k];
         if (row.start) {
@@ -98,10 +104,11 @@ class SessionRows {
           task.tool_s_from_start = false;  // a wait after the answer (tool_wait_after_ms)
         }
         task.turns.push_back(std::move(turn));
+        lines.push_back(row.line);
         previous = row.prompt;
       }
       task.arrival_s = rows.front().arrival_s.value_or(task.turns.front().time_s.value_or(0));
-      tasks->push_back(std::move(task));
+      add(std::move(task), lines);
     }
     return OkStatus();
   }
@@ -123,7 +130,12 @@ class GroupingReader : public GroupingLineReader {
 
  protected:
   Status Build(std::deque<Task>* tasks) override {
-    if (Status s = rows_.Build(csv_, tasks); !s) return s.error().Within(lines().name());
+    auto add = [&](Task task, const std::vector<std::int64_t>& turn_lines) {
+      TaskRows rows{Where(turn_lines.front()), {}};
+      for (std::int64_t line : turn_lines) rows.turns.push_back(Where(line));
+      AddTask(tasks, std::move(task), std::move(rows));
+    };
+    if (Status s = rows_.Build(csv_, add); !s) return s.error().Within(lines().name());
     return OkStatus();
   }
   SessionRows rows_;

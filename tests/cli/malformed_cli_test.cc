@@ -211,10 +211,12 @@ std::vector<Case> ScenarioAndModelCases() {
        sim + "native_wrong_type.jsonl:3: task \"b\": turn 1: \"out\" must be a non-negative "
              "integer, got \"ten\"\n"},
       // Rows 0 and 1 arrive 1e300 ms = 1e297 s apart: beyond what double
-      // seconds can time (at 1e16 s their spacing is already 2 s).
+      // seconds can time (at 1e16 s their spacing is already 2 s). The row
+      // at fault is the second, line 2 (task "1": Mooncake tasks are named
+      // by their 0-based row), not the scenario that names no trace.
       {"simulate --trace " + kDir + "mooncake_1e300.jsonl --out {OUT}",
-       "kvbill simulate: scenarios/default.json: task \"1\": arrival 1e+297 s is beyond the 1e9 s "
-       "(31.7 years) a simulation can time\n"},
+       sim + "mooncake_1e300.jsonl:2: task \"1\": arrives 1e+297 s after task \"0\", beyond "
+             "the 1e9 s (31.7 years) a simulation can time\n"},
       {"sweep --scenario " + kDir + "scenario_wrong_type.json -o {OUT}",
        "kvbill sweep: " + kDir +
            "scenario_wrong_type.json#/deployment/gpus_per_replica: must be a positive integer, got "

@@ -131,8 +131,8 @@ TEST(WorkloadTest, FullBlockHashesShareTheirPrefix) {
 }
 
 // A turn whose prompt is empty (its second turn keeps nothing and appends
-// nothing) cannot be served: the error names the trace file and the turn
-// (counted from 1), prepared or streamed alike.
+// nothing) cannot be served: the error names the trace file, the line and
+// the turn (counted from 1), prepared or streamed alike.
 TEST(WorkloadTest, AnEmptyPromptIsTheTracesErrorAtItsTurn) {
   const std::string path = (std::filesystem::path(::testing::TempDir()) /
                             ("empty_prompt_" + std::to_string(::getpid()) + ".jsonl"))
@@ -143,7 +143,7 @@ TEST(WorkloadTest, AnEmptyPromptIsTheTracesErrorAtItsTurn) {
                          "\"tokens\":100}],\"out\":5},{\"keep\":0,\"spans\":[],\"out\":5}]}\n";
   const Scenario s = Parse(R"({"trace": {"file": ")" + path + R"("}})");
   const std::string expected =
-      path + ": task \"a\": turn 2: an empty prompt (0 tokens; a request sends at least one)";
+      path + ":2: task \"a\": turn 2: an empty prompt (0 tokens; a request sends at least one)";
   WorkloadCache shared;
   WorkloadCache streamed(0);
   for (WorkloadCache* cache : {&shared, &streamed}) {
@@ -272,6 +272,8 @@ TEST(WorkloadTest, AStreamedRunOutOfArrivalOrderStartsAgainFromTheWholeTrace) {
 
 // The engine's checks of a prepared workload's tasks are made once, when it
 // is prepared; a run gives the error a plain run gives, in the same words.
+// The trace itself is within 10^9 s (the reader refuses one that is not);
+// a load of 0.5 stretches "later"'s 6e8 s to 1.2e9 s.
 TEST(WorkloadTest, APreparedWorkloadFailsTheEngineChecksAsAPlainRun) {
   const std::string path = (std::filesystem::temp_directory_path() /
                             ("kvbill_far_apart_" + std::to_string(::getpid()) + ".jsonl"))
@@ -281,12 +283,13 @@ TEST(WorkloadTest, APreparedWorkloadFailsTheEngineChecksAsAPlainRun) {
       << "\n"
       << R"({"id":"now","arrival_s":0,"turns":[{"spans":[{"kind":"user","tokens":900}],"out":20}]})"
       << "\n"
-      << R"({"id":"later","arrival_s":2e9,"turns":[{"spans":[{"kind":"user","tokens":9}],"out":2}]})"
+      << R"({"id":"later","arrival_s":6e8,"turns":[{"spans":[{"kind":"user","tokens":9}],"out":2}]})"
       << "\n";
-  const Scenario s = Parse(R"({"model": "llama-3.1-8b", "trace": {"file": ")" + path + R"("}})");
+  const Scenario s =
+      Parse(R"({"model": "llama-3.1-8b", "trace": {"file": ")" + path + R"(", "load": 0.5}})");
   auto plain = RunScenario(s);
   ASSERT_FALSE(plain.ok());
-  EXPECT_NE(plain.error().message().find("task \"later\": arrival 2e+09 s is beyond"),
+  EXPECT_NE(plain.error().message().find("task \"later\": arrival 1.2e+09 s, beyond the 1e9 s"),
             std::string::npos)
       << plain.error().message();
   WorkloadCache shared;

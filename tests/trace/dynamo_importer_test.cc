@@ -143,6 +143,38 @@ TEST(TraceDynamoImporterTest, BadRowsNameTheLine) {
             "mem.jsonl:2: \"wait_for\" must be an array of request ids, got \"a\"");
 }
 
+// A task no simulation can take is the error of the row at fault, found
+// after grouping: the wait before a row is that row's (tool_wait_ms 2e12 ms
+// = 2e9 s on line 3 is turn 1's tool_s), an empty prompt its own row's, an
+// arrival its session's first row's.
+TEST(TraceDynamoImporterTest, TasksASimulationCannotTakeNameTheirRow) {
+  const auto error_of = [](const std::string& text) {
+    auto reader = Inline(text);
+    std::string error;
+    ReadAllTasks(reader.get(), &error);
+    return error;
+  };
+  const std::string t = R"({"session_id":"t","input_length":10,"output_length":1,"timestamp":0})"
+                        "\n";
+  EXPECT_EQ(
+      error_of(t + R"({"session_id":"s","input_length":10,"output_length":1,"timestamp":1000})"
+                   "\n"
+                   R"({"session_id":"s","input_length":20,"output_length":1,"tool_wait_ms":2e12})"
+                   "\n"),
+      "mem.jsonl:3: task \"s\": turn 1: the tool waits add up to 2e+09 s, beyond the 1e9 s "
+      "(31.7 years) a simulation can time");
+  EXPECT_EQ(error_of(t + R"({"session_id":"s","input_length":0,"output_length":1,"timestamp":0})"
+                         "\n"),
+            "mem.jsonl:2: task \"s\": turn 1: an empty prompt (0 tokens; a request sends at least "
+            "one)");
+  // s starts 2e12 ms = 2e9 s after t.
+  EXPECT_EQ(error_of(t + R"({"session_id":"s","input_length":5,"output_length":1,)"
+                         R"("timestamp":2e12})"
+                         "\n"),
+            "mem.jsonl:2: task \"s\": arrives 2e+09 s after task \"t\", beyond the 1e9 s (31.7 "
+            "years) a simulation can time");
+}
+
 TEST(TraceDynamoImporterTest, SkipBadCountsBadRowsAndKeepsTheRest) {
   auto reader = Inline(R"({"session_id":"s","input_length":10,"output_length":1,"timestamp":1000})"
                        "\n"

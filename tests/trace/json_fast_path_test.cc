@@ -253,6 +253,8 @@ TEST(JsonFastPathTest, MooncakeMutationsReadAsNlohmannParsesThem) {
                  count("output_length") && json->contains("hash_ids") &&
                  (*json)["hash_ids"].is_array() && json->size() == 4;  // no other field
     if (valid && (*json)["input_length"].get<std::uint64_t>() > INT64_MAX) valid = false;
+    // A request of no prompt tokens is no request (CheckServable).
+    if (valid && (*json)["input_length"].get<std::uint64_t>() == 0) valid = false;
     if (valid && (*json)["output_length"].get<std::uint64_t>() > INT64_MAX) valid = false;
     if (valid) {
       for (const auto& h : (*json)["hash_ids"]) valid = valid && h.is_number_unsigned();

@@ -66,9 +66,10 @@ Task RichTask() {
 TEST(TraceNativeFormatTest, WriterOutputReadsBackEqual) {
   std::ostringstream out;
   TraceWriter writer(&out);
-  Task minimal;
+  Task minimal;  // one turn of a 1-token prompt (a reader refuses an empty one)
   minimal.id = "m";
   minimal.turns.push_back(Turn{});
+  minimal.turns[0].spans.push_back(Span{SpanKind::kOther, 1, std::nullopt});
   ASSERT_TRUE(writer.Write(RichTask()).ok());
   ASSERT_TRUE(writer.Write(minimal).ok());
   auto reader = ReaderOf(out.str());
@@ -104,6 +105,8 @@ TEST(TraceNativeFormatTest, WriterRejectsAnInvalidTask) {
 }
 
 constexpr char kHeader[] = "{\"kvbill_trace\":1}\n";
+// A turn of a 100-token prompt.
+const std::string kTurn = R"({"spans":[{"kind":"user","tokens":100}],"out":5})";
 
 TEST(TraceNativeFormatTest, ErrorsNameTheLineTaskTurnAndField) {
   EXPECT_EQ(FirstError(std::string(kHeader) +
@@ -132,9 +135,9 @@ TEST(TraceNativeFormatTest, ErrorsNameTheLineTaskTurnAndField) {
 }
 
 TEST(TraceNativeFormatTest, SkipBadCountsAndSkipsMalformedLines) {
-  auto reader = ReaderOf(std::string(kHeader) + "{\"id\":\"a\",\"turns\":[{\"out\":1}]}\n" +
+  auto reader = ReaderOf(std::string(kHeader) + "{\"id\":\"a\",\"turns\":[" + kTurn + "]}\n" +
                              "{\"id\":\"b\",\"turns\":[{\"out\":-1}]}\n" + "{\"id\":\"c\"\n" +
-                             "{\"id\":\"d\",\"turns\":[{\"out\":2}]}\n",
+                             "{\"id\":\"d\",\"turns\":[" + kTurn + "]}\n",
                          ReaderOptions{.skip_bad = true});
   const std::vector<Task> tasks = ReadAll(reader.get());
   ASSERT_EQ(tasks.size(), 2u);
@@ -145,6 +148,41 @@ TEST(TraceNativeFormatTest, SkipBadCountsAndSkipsMalformedLines) {
             (std::vector<std::string>{
                 "mem.jsonl:3: task \"b\": turn 1: \"out\" must be a non-negative integer, got -1",
                 "mem.jsonl:4: truncated JSON"}));
+}
+
+// A task no simulation can take is the error of its line, like any other:
+// an empty prompt, a late arrival, tool waits or times past 10^9 s.
+TEST(TraceNativeFormatTest, TasksASimulationCannotTakeAreErrorsOfTheirLine) {
+  const std::string a = "{\"id\":\"a\",\"arrival_s\":0,\"turns\":[" + std::string(kTurn) + "]}\n";
+  EXPECT_EQ(
+      FirstError(std::string(kHeader) + "{\"id\":\"a\",\"turns\":[{\"spans\":[],\"out\":5}]}\n"),
+      "mem.jsonl:2: task \"a\": turn 1: an empty prompt (0 tokens; a request sends at least "
+      "one)");
+  // b arrives 2e9 s after a (line 2), on line 3.
+  EXPECT_EQ(FirstError(std::string(kHeader) + a + "{\"id\":\"b\",\"arrival_s\":2e9,\"turns\":[" +
+                       kTurn + "]}\n"),
+            "mem.jsonl:3: task \"b\": arrives 2e+09 s after task \"a\", beyond the 1e9 s (31.7 "
+            "years) a simulation can time");
+  // Out of order: c, 1.5e9 s before b, is the line that widens the span.
+  EXPECT_EQ(
+      FirstError(std::string(kHeader) + "{\"id\":\"b\",\"arrival_s\":1e9,\"turns\":[" + kTurn +
+                 "]}\n" + a + "{\"id\":\"c\",\"arrival_s\":-5e8,\"turns\":[" + kTurn + "]}\n"),
+      "mem.jsonl:4: task \"c\": arrives 1.5e+09 s before task \"b\", beyond the 1e9 s "
+      "(31.7 years) a simulation can time");
+  EXPECT_EQ(FirstError(std::string(kHeader) + "{\"id\":\"a\",\"turns\":[" +
+                       kTurn.substr(0, kTurn.size() - 1) + ",\"tool_s\":2e9}," + kTurn + "]}\n"),
+            "mem.jsonl:2: task \"a\": turn 1: the tool waits add up to 2e+09 s, beyond the 1e9 s "
+            "(31.7 years) a simulation can time");
+  // Under skip_bad the task is a bad line, and its arrival does not count:
+  // c (3e8 s) is within 1e9 s of a (0 s) once b (2e9 s) is skipped.
+  auto reader =
+      ReaderOf(std::string(kHeader) + a + "{\"id\":\"b\",\"arrival_s\":2e9,\"turns\":[" + kTurn +
+                   "]}\n{\"id\":\"c\",\"arrival_s\":3e8,\"turns\":[" + kTurn + "]}\n",
+               ReaderOptions{.skip_bad = true});
+  const std::vector<Task> tasks = ReadAll(reader.get());
+  ASSERT_EQ(tasks.size(), 2u);
+  EXPECT_EQ(tasks[1].id, "c");
+  EXPECT_EQ(reader->bad_lines().count, 1);
 }
 
 }  // namespace

@@ -37,9 +37,9 @@ TEST(SilentAcceptanceTest, ImpossibleDatesAreErrors) {
 TEST(SilentAcceptanceTest, RepeatedTaskIdsInANativeTraceAreAnError) {
   const std::string trace =
       "{\"kvbill_trace\":1}\n"
-      "{\"id\":\"a\",\"turns\":[{\"out\":1}]}\n"
-      "{\"id\":\"b\",\"turns\":[{\"out\":1}]}\n"
-      "{\"id\":\"a\",\"turns\":[{\"out\":2}]}\n";
+      "{\"id\":\"a\",\"turns\":[{\"spans\":[{\"kind\":\"user\",\"tokens\":1}],\"out\":1}]}\n"
+      "{\"id\":\"b\",\"turns\":[{\"spans\":[{\"kind\":\"user\",\"tokens\":1}],\"out\":1}]}\n"
+      "{\"id\":\"a\",\"turns\":[{\"spans\":[{\"kind\":\"user\",\"tokens\":1}],\"out\":2}]}\n";
   auto reader = NewNativeReader(std::make_unique<std::istringstream>(trace), "t.jsonl");
   std::string error;
   const auto tasks = testing::ReadAllTasks(reader.get(), &error);

@@ -37,8 +37,8 @@ TEST(TraceStatsTest, SummarisesTheNativeFixture) {
   EXPECT_FALSE(stats->block_reuse_share.has_value());
 }
 
-// A first turn of no tokens is no request: refused, as simulate refuses it,
-// rather than counted as a prompt of 0.
+// A first turn of no tokens is no request: the reader refuses it at its
+// line, as for simulate, rather than stats counting a prompt of 0.
 TEST(TraceStatsTest, AnEmptyPromptIsRefusedAsSimulateRefusesIt) {
   auto in = std::make_unique<std::istringstream>(
       "{\"kvbill_trace\":1}\n"
@@ -48,7 +48,8 @@ TEST(TraceStatsTest, AnEmptyPromptIsRefusedAsSimulateRefusesIt) {
   auto stats = ComputeTraceStats(reader->get());
   ASSERT_FALSE(stats.ok());
   EXPECT_EQ(stats.error().message(),
-            "task \"e\": turn 1: an empty prompt (0 tokens; a request sends at least one)");
+            "e.jsonl:2: task \"e\": turn 1: an empty prompt (0 tokens; a request sends at least "
+            "one)");
 }
 
 // mooncake_small.jsonl: rows of 14, 15, 15 and 2 blocks; they share block 0

@@ -35,6 +35,50 @@ TEST(TraceTaskTest, SpanKindChoicesListEveryKindOnce) {
   EXPECT_EQ(SpanKindChoices(), joined);
 }
 
+// CheckServable names the turn at fault (from 1 in the text, from 0 in
+// `turn`), and passes what stays within the limits.
+TEST(TraceTaskTest, CheckServableNamesTheTurnAtFault) {
+  Task task;
+  task.id = "t";
+  task.turns = {MakeTurn(100, 1), MakeTurn(10, 1)};
+  EXPECT_FALSE(CheckServable(task).has_value());
+
+  // Turn 2 keeps nothing and appends nothing: its prompt is 0 tokens.
+  Task empty = task;
+  empty.turns[1] = MakeTurn(0, 1, 0);
+  auto e = CheckServable(empty);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->turn, 1u);
+  EXPECT_EQ(e->error.message(), "turn 2: an empty prompt (0 tokens; a request sends at least one)");
+
+  // Waits of 6e8 s then 5e8 s: 1.1e9 s by turn 2, over 1e9 s. Exactly 1e9 s
+  // passes.
+  Task waits = task;
+  waits.turns.push_back(MakeTurn(1, 1));
+  waits.turns[0].tool_s = 6e8;
+  waits.turns[1].tool_s = 4e8;
+  EXPECT_FALSE(CheckServable(waits).has_value());
+  waits.turns[1].tool_s = 5e8;
+  auto w = CheckServable(waits);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->turn, 1u);
+  EXPECT_EQ(w->error.message(),
+            "turn 2: the tool waits add up to 1.1e+09 s, beyond the 1e9 s (31.7 years) a "
+            "simulation can time");
+
+  // Times from turn 2 (turn 1 has none): turn 3 at 5 + 2e9 s is 2e9 s after
+  // turn 2's 5 s. The waits are over too, but times come first.
+  Task times = waits;
+  times.turns[1].time_s = 5;
+  times.turns[2].time_s = 5 + 2e9;
+  auto t = CheckServable(times);
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->turn, 2u);
+  EXPECT_EQ(t->error.message(),
+            "turn 3: its time is 2e+09 s after turn 2's, beyond the 1e9 s (31.7 years) a "
+            "simulation can time");
+}
+
 TEST(TraceTaskTest, PromptGrowsByAppendedSpansAndShrinksToKeep) {
   Task task;
   task.id = "t";

@@ -113,7 +113,8 @@ TEST(TurnModelTest, NativeReaderAcceptsNullAndEscapedModelsAndRejectsOthers) {
   const std::string head = std::string(kNativeHeader) + "\n";
   const std::string text =
       head +
-      R"({"id":"a","turns":[{"out":1,"model":null},{"out":1,"model":"claude-\u0068aiku-4-5"}]})" +
+      R"({"id":"a","turns":[{"spans":[{"kind":"user","tokens":1}],"out":1,"model":null},)"
+      R"({"out":1,"model":"claude-\u0068aiku-4-5"}]})" +
       "\n";
   std::string error;
   const auto tasks =

@@ -10,14 +10,24 @@
 // skipped instead of ending the stream; errors that are not about one line
 // (an unreadable file) still end it.
 //
+// Every reader returns only tasks a simulation can take: each passes
+// CheckServable (trace.h: no empty prompt, recorded times and summed tool
+// waits within 10^9 s), and its arrival is within 10^9 s of every task's
+// returned before it. A task that fails is an error at the row of the turn
+// at fault (the arrival's: its first turn's), "trace.jsonl:3: task \"b\":
+// arrives 2e+09 s after task \"a\", beyond the 1e9 s (31.7 years) a
+// simulation can time", or a bad line under skip_bad.
+//
 // The native format (one task per JSON line) is specified in
 // docs/trace-format.md; writer.h writes it.
 #ifndef KVBILL_TRACE_READER_H_
 #define KVBILL_TRACE_READER_H_
 
 #include <cstdint>
+#include <functional>
 #include <istream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,9 +66,27 @@ class TraceReader {
   // when the caller must fail with it.
   bool SkipBadLine(const Error& error);
 
+  // The checks of the contract above, made on each task before it is
+  // returned. `turn_row(k)` names the row of turn k ("file:line"),
+  // `arrival_row` the row that gave the arrival, `wait_row(k)` (when given;
+  // else turn_row) the row that gave turn k's tool_s. Returns true to return the
+  // task; false when it failed and bad lines are skipped (counted; the task
+  // is dropped and its arrival forgotten); or the error, "ROW: task \"id\":
+  // ...".
+  Result<bool> CheckTask(const Task& task, const std::string& arrival_row,
+                         const std::function<std::string(std::size_t turn)>& turn_row,
+                         const std::function<std::string(std::size_t turn)>& wait_row = {});
+  // The same for a task read from one row.
+  Result<bool> CheckTask(const Task& task, const std::string& row) {
+    return CheckTask(task, row, [&row](std::size_t) { return row; });
+  }
+
  private:
   ReaderOptions options_;
   BadLineReport bad_lines_;
+  // The earliest and latest arrivals returned, and their tasks' ids.
+  std::optional<Seconds> earliest_s_, latest_s_;
+  std::string earliest_id_, latest_id_;
 };
 
 // The first line of a native trace; readers detect the format by it.

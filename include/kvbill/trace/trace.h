@@ -157,6 +157,26 @@ std::string BlockCoverageProblem(const BlockHashes& blocks, Tokens prompt_tokens
 // (turns count from 1), without the task id.
 Status ValidateTask(const Task& task);
 
+// What a simulation needs of a task that ValidateTask does not check: every
+// turn's prompt at least 1 token; every turn's recorded time at most
+// kMaxSimulatedSeconds (units.h, 10^9 s) after the first recorded one; the
+// tool waits, summed turn by turn, at most that too. Every trace reader
+// checks each task it returns (reader.h), so that the error names the row.
+// nullopt when the task passes; else the turn at fault (0-based) and the
+// error, which starts with the turn as ValidateTask's do: "turn 2: an empty
+// prompt (0 tokens; a request sends at least one)", "turn 3: its time is
+// 2e+09 s after turn 1's, beyond the 1e9 s (31.7 years) a simulation can
+// time", "turn 1: the tool waits add up to 2e+09 s, beyond the 1e9 s (31.7
+// years) a simulation can time". Times are checked before tool waits, so
+// that in a trace whose waits are the gaps between recorded times the row
+// named is the late one.
+struct TurnError {
+  std::size_t turn = 0;
+  Error error;
+  bool tool_wait = false;  // the fault is the tool waits summed to `turn`
+};
+std::optional<TurnError> CheckServable(const Task& task);
+
 }  // namespace kvbill
 
 #endif  // KVBILL_TRACE_TRACE_H_

@@ -31,6 +31,13 @@ inline constexpr double kBytesPerGB = 1e9;
 // KV bytes per token (2^21), stay far inside 64 bits. docs/robustness.md.
 inline constexpr Tokens kMaxTokenCount = Tokens{1} << 40;
 
+// The longest stretch of time a simulation can time: 10^9 s (31.7 years).
+// Times are doubles in seconds, whose spacing there is 1.2e-7 s, so
+// iteration times of microseconds still add up; at 10^16 s the spacing is
+// 2 s and a whole task would take no time at all. Every trace reader holds
+// its tasks to it (trace.h CheckServable, reader.h). docs/robustness.md.
+inline constexpr Seconds kMaxSimulatedSeconds = 1e9;
+
 // Parses a token count: a plain integer is exact ("1000000"); the suffixes
 // k, K, Ki mean 2^10 and M, Mi mean 2^20 ("32k" = 32,768, "1M" = 1,048,576);
 // a decimal mantissa is allowed with a suffix when the result is whole
