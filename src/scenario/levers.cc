@@ -52,7 +52,8 @@ void AddContextLevers(const Scenario& s, std::vector<Lever>* levers) {
                               R"("summary_tokens": 2048, "keep_recent_tokens": 16384})"}},
          "",
          "",
-         "no prompt passes 65,536 tokens"});
+         // RunLevers says why when the plans are the baseline's (NoEffectReason).
+         "summarise shortens no prompt"});
   }
 }
 
@@ -77,10 +78,19 @@ std::vector<Lever> ApiLevers(const Scenario& s) {
   return levers;
 }
 
+// What SamePlans read of the trace's recorded prompts (PromptTokens), over
+// the threshold of `b`'s context policy, for saying why a summarise lever
+// changed nothing (NoEffectReason). Complete when SamePlans returns true.
+struct PromptFacts {
+  std::int64_t multi_turn_tasks = 0;  // tasks of more than one turn
+  std::int64_t first_over = 0;        // prompts over the threshold on a task's first turn
+  std::int64_t later_over = 0;        // ... on a later turn
+};
+
 // True when the two scenarios' context policies plan the same prompts for
 // every task of `a`'s trace (request counts and prompt lengths); errors: the
 // trace's or a policy's.
-Result<bool> SamePlans(const Scenario& a, const Scenario& b) {
+Result<bool> SamePlans(const Scenario& a, const Scenario& b, PromptFacts* facts) {
   auto pa = MakeContextPolicy(a.context_policy);
   if (!pa) return pa.error();
   auto pb = MakeContextPolicy(b.context_policy);
@@ -92,12 +102,51 @@ Result<bool> SamePlans(const Scenario& a, const Scenario& b) {
     auto more = (*tasks)->Next(&task);
     if (!more) return more.error();
     if (!*more) return true;
+    const std::vector<Tokens> prompts = PromptTokens(task);
+    facts->multi_turn_tasks += prompts.size() > 1 ? 1 : 0;
+    for (std::size_t k = 0; k < prompts.size(); ++k) {
+      if (prompts[k] <= b.context_policy.threshold_tokens) continue;
+      (k == 0 ? facts->first_over : facts->later_over) += 1;
+    }
     const std::vector<Request> x = (*pa)->Plan(task), y = (*pb)->Plan(task);
     if (x.size() != y.size()) return false;
     for (std::size_t i = 0; i < x.size(); ++i) {
       if (x[i].PromptTokens() != y[i].PromptTokens()) return false;
     }
   }
+}
+
+// Why a context-policy lever whose variant `v` plans what the baseline
+// plans changes nothing, from the trace's facts: summarise acts only at a
+// turn after a task's first whose prompt passes its threshold (it summarises
+// the turns before), and only when more than keep_recent_tokens +
+// summary_tokens follow the leading system and tools spans; the reason says
+// which the trace lacks. Other levers: their own no_effect.
+std::string NoEffectReason(const Lever& lever, const Scenario& v, const PromptFacts& f) {
+  if (v.context_policy.kind != "summarise") return lever.no_effect;
+  const ContextPolicyParams& p = v.context_policy;
+  const std::string threshold = FormatWithSeparators(p.threshold_tokens) + " tokens";
+  const std::int64_t over = f.first_over + f.later_over;
+  if (over == 0) return "no prompt passes " + threshold;
+  // "47 prompts pass 65,536 tokens", "1 first-turn prompt passes ...".
+  const auto passing = [&](std::int64_t n, const std::string& adjective) {
+    return FormatWithSeparators(n) + (adjective.empty() ? "" : " " + adjective) +
+           (n == 1 ? " prompt passes " : " prompts pass ") + threshold;
+  };
+  if (f.multi_turn_tasks == 0) {
+    return "every task has a single turn, and summarise acts only before a later turn (" +
+           passing(over, "") + ")";
+  }
+  if (f.later_over == 0) {
+    return "no prompt after a task's first turn passes " + threshold +
+           ", and summarise acts only before a later turn (" + passing(f.first_over, "first-turn") +
+           ")";
+  }
+  return "no prompt past " + threshold + " has more than " +
+         FormatWithSeparators(p.keep_recent_tokens + p.summary_tokens) +
+         " tokens after its leading system and tools spans (the " +
+         FormatWithSeparators(p.keep_recent_tokens) + " it keeps and the " +
+         FormatWithSeparators(p.summary_tokens) + "-token summary): it shortens none";
 }
 
 // Requests a run served, and those it refused or never sent over the
@@ -325,17 +374,19 @@ std::vector<LeverOutcome> RunLevers(const std::string& scenario_text, const std:
         continue;
       }
       if (!o.lever.no_effect.empty() && base) {
-        auto same = SamePlans(*base, *scenario);
+        PromptFacts facts;
+        auto same = SamePlans(*base, *scenario, &facts);
         if (same && *same) {
-          o.lever.not_applicable = o.lever.no_effect;
-          o.error = "not applicable: " + o.lever.no_effect;
+          o.lever.not_applicable = NoEffectReason(o.lever, *scenario, facts);
+          o.error = "not applicable: " + o.lever.not_applicable;
           continue;
         }
         if (keep_all && o.lever.removes.empty()) {
-          auto none = SamePlans(*keep_all, *scenario);
+          PromptFacts none_facts;
+          auto none = SamePlans(*keep_all, *scenario, &none_facts);
           if (none && *none) {
-            o.lever.not_applicable =
-                o.lever.no_effect + " (it would only take out " + base->context_policy.kind + ")";
+            o.lever.not_applicable = NoEffectReason(o.lever, *scenario, none_facts) +
+                                     " (it would only take out " + base->context_policy.kind + ")";
             o.error = "not applicable: " + o.lever.not_applicable;
             continue;
           }

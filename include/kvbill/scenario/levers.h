@@ -33,6 +33,10 @@ struct Lever {
   std::string removes = {};
   // A context-policy lever: why it cannot apply when the variant's planned
   // prompts are the baseline's, request for request (RunLevers checks).
+  // For summarise RunLevers says instead which of what it needs the trace
+  // lacks: a prompt past its threshold ("no prompt passes 65,536 tokens"),
+  // a later turn to act before ("every task has a single turn, ..."), or
+  // enough context past the system and tools spans to shorten.
   std::string no_effect = {};
 };
 

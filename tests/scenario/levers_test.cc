@@ -1,0 +1,85 @@
+#include "kvbill/scenario/levers.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace kvbill {
+namespace {
+
+// The summarise lever (past 65,536 tokens, a 2,048-token summary, keeping
+// 16,384) run alone over a native trace of `tasks` lines; its outcome.
+LeverOutcome SummariseOver(const std::string& name, const std::string& tasks) {
+  const std::string path = (std::filesystem::path(::testing::TempDir()) /
+                            (name + "_" + std::to_string(::getpid()) + ".jsonl"))
+                               .lexically_normal()
+                               .string();
+  std::ofstream(path) << "{\"kvbill_trace\":1}\n" << tasks;
+  const std::string text = R"({"model": "qwen3-8b", "trace": {"file": ")" + path + R"("}})";
+  auto s = ParseScenario(text, "inline.json");
+  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message());
+  std::vector<Lever> summarise;
+  for (const Lever& l : Levers(*s)) {
+    if (l.name.starts_with("summarise")) summarise.push_back(l);
+  }
+  EXPECT_EQ(summarise.size(), 1u);
+  auto outcomes = RunLevers(text, "inline.json", summarise, 1);
+  std::filesystem::remove(path);
+  return outcomes.at(0);
+}
+
+// Two one-turn tasks of 70,000 tokens: both prompts pass 65,536, but
+// summarise acts only before a later turn, and there is none. The reason
+// says that, not that no prompt passes.
+TEST(LeversTest, SummariseOverSingleTurnTasksSaysThereIsNoLaterTurn) {
+  const LeverOutcome o = SummariseOver(
+      "single_turn",
+      "{\"id\":\"a\",\"turns\":[{\"spans\":[{\"kind\":\"user\",\"tokens\":70000}],\"out\":5}]}\n"
+      "{\"id\":\"b\",\"turns\":[{\"spans\":[{\"kind\":\"user\",\"tokens\":70000}],\"out\":5}]}\n");
+  EXPECT_FALSE(o.run.has_value());
+  EXPECT_EQ(o.lever.not_applicable,
+            "every task has a single turn, and summarise acts only before a later turn (2 "
+            "prompts pass 65,536 tokens)");
+}
+
+// Later turns exist, but the one prompt over 65,536 (70,000) is a first
+// turn: the second keeps nothing and sends 100 tokens.
+TEST(LeversTest, SummariseSaysWhenOnlyFirstTurnsPassTheThreshold) {
+  const LeverOutcome o = SummariseOver(
+      "first_turn",
+      "{\"id\":\"a\",\"turns\":[{\"spans\":[{\"kind\":\"user\",\"tokens\":70000}],\"out\":5},"
+      "{\"keep\":0,\"spans\":[{\"kind\":\"user\",\"tokens\":100}],\"out\":5}]}\n");
+  EXPECT_EQ(o.lever.not_applicable,
+            "no prompt after a task's first turn passes 65,536 tokens, and summarise acts only "
+            "before a later turn (1 first-turn prompt passes 65,536 tokens)");
+}
+
+// Multi-turn tasks whose prompts all stay at 1,000 + 1,000 tokens: no
+// prompt passes at all.
+TEST(LeversTest, SummariseSaysWhenNoPromptPassesTheThreshold) {
+  const LeverOutcome o = SummariseOver(
+      "short",
+      "{\"id\":\"a\",\"turns\":[{\"spans\":[{\"kind\":\"user\",\"tokens\":1000}],\"out\":5},"
+      "{\"spans\":[{\"kind\":\"user\",\"tokens\":1000}],\"out\":5}]}\n");
+  EXPECT_EQ(o.lever.not_applicable, "no prompt passes 65,536 tokens");
+}
+
+// Turn 2's prompt is 60,000 system + 6,000 user + 100 = 66,100 tokens, past
+// 65,536, but only 6,100 follow the system span: no more than the 16,384
+// kept + the 2,048-token summary = 18,432, so nothing is summarised.
+TEST(LeversTest, SummariseSaysWhenTooLittleFollowsTheSystemSpans) {
+  const LeverOutcome o =
+      SummariseOver("system_heavy",
+                    "{\"id\":\"a\",\"turns\":[{\"spans\":[{\"kind\":\"system\",\"tokens\":60000},"
+                    "{\"kind\":\"user\",\"tokens\":6000}],\"out\":5},"
+                    "{\"spans\":[{\"kind\":\"user\",\"tokens\":100}],\"out\":5}]}\n");
+  EXPECT_EQ(o.lever.not_applicable,
+            "no prompt past 65,536 tokens has more than 18,432 tokens after its leading system "
+            "and tools spans (the 16,384 it keeps and the 2,048-token summary): it shortens none");
+}
+
+}  // namespace
+}  // namespace kvbill
