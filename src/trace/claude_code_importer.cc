@@ -438,6 +438,13 @@ class ClaudeCodeReader : public TraceReader {
           appended -= answer;
         }
       }
+      if (k == 0 && call.usage.cache_read > 0 && call.usage.cache_read < appended) {
+        // The first call's cache read is a prefix an earlier session cached:
+        // the system prompt and tool definitions, which a context policy
+        // keeps (summarise, sliding_window), unlike the session's own text.
+        turn.spans.push_back(Span{SpanKind::kSystem, call.usage.cache_read, std::nullopt});
+        appended -= call.usage.cache_read;
+      }
       if (appended > 0 || turn.spans.empty()) {
         // Tool results read since the call before: the growth is theirs.
         const bool tool = k > 0 && !turn.keep && appended > 0 &&

@@ -76,6 +76,33 @@ TEST(TraceClaudeCodeImporterTest, DeduplicatesCallsAndSplitsSubagentChains) {
                                                    Span{SpanKind::kOther, 440, std::nullopt}}));
 }
 
+// A session's first call that read 15,000 tokens from the cache read a
+// prefix an earlier session cached (the system prompt and tools): its
+// prompt, 10 + 5,000 + 15,000, is a system span of 15,000 and 5,010 of its
+// own, so that summarise keeps the system prompt. A cold first call (no
+// cache read) stays one span.
+TEST(TraceClaudeCodeImporterTest, AFirstCallsCacheReadIsItsSystemPrompt) {
+  const std::string log =
+      R"({"type":"assistant","sessionId":"w","timestamp":"2025-08-07T03:00:00.000Z",)"
+      R"("message":{"id":"m1","model":"claude-sonnet-4-5","usage":{"input_tokens":10,)"
+      R"("cache_creation_input_tokens":5000,"cache_read_input_tokens":15000,"output_tokens":50}}})"
+      "\n"
+      R"({"type":"assistant","sessionId":"c","timestamp":"2025-08-07T03:00:01.000Z",)"
+      R"("message":{"id":"m2","model":"claude-sonnet-4-5","usage":{"input_tokens":10,)"
+      R"("cache_creation_input_tokens":5000,"cache_read_input_tokens":0,"output_tokens":50}}})"
+      "\n";
+  auto reader = NewClaudeCodeReader(std::make_unique<std::istringstream>(log), "log.jsonl");
+  std::string error;
+  const std::vector<Task> tasks = testing::ReadAllTasks(reader.get(), &error);
+  ASSERT_EQ(error, "");
+  ASSERT_EQ(tasks.size(), 2u);
+  EXPECT_EQ(tasks[0].turns[0].spans,
+            (std::vector<Span>{Span{SpanKind::kSystem, 15000, std::nullopt},
+                               Span{SpanKind::kOther, 5010, std::nullopt}}));
+  EXPECT_EQ(tasks[1].turns[0].spans,
+            (std::vector<Span>{Span{SpanKind::kOther, 5010, std::nullopt}}));
+}
+
 // tests/data/traces/claude_code_tool_calls.jsonl: lines 2, 3, 4, 6, 9, 11 and
 // 14 (elements of the JSON array) of the real transcript
 // ../shared/data/traces/claude-code/raw/attio-mcp-server_465eb442.json
