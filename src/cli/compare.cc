@@ -60,14 +60,13 @@ std::string LoadText(double load) {
   return text.str();
 }
 
-std::string Usd(double usd) { return "$" + FormatFixed(std::fabs(usd), 4); }
-
 // "saves $0.2200 per task, 78.0%" or "costs $0.0100 more per task, 5.0%".
 std::string ValueText(const LeverValue& v) {
   if (v.saves_usd_per_task >= 0) {
-    return "saves " + Usd(v.saves_usd_per_task) + " per task, " + Pct(v.saves_fraction);
+    return "saves " + FormatUsdAmount(v.saves_usd_per_task) + " per task, " + Pct(v.saves_fraction);
   }
-  return "costs " + Usd(v.saves_usd_per_task) + " more per task, " + Pct(-v.saves_fraction);
+  return "costs " + FormatUsdAmount(v.saves_usd_per_task) + " more per task, " +
+         Pct(-v.saves_fraction);
 }
 
 // The value fields of a lever that ran (compare's JSON).
@@ -135,7 +134,7 @@ int CompareLoads(const std::string& text, const std::string& source, const Scena
   for (std::size_t k = 0; k < loads.size(); ++k) {
     const std::vector<LeverOutcome>& o = runs[k];
     const double b = o[0].run->summary.cost_per_task_usd.mean;
-    base_row.push_back(Usd(b));
+    base_row.push_back(FormatUsdAmount(b));
     const std::vector<std::size_t> ranked = RankByValue(o);
     nlohmann::ordered_json at = {{"load", loads[k]},
                                  {"baseline_cost_per_task_usd", b},
@@ -182,7 +181,7 @@ int CompareLoads(const std::string& text, const std::string& source, const Scena
       const LeverValue v = ValueOf(x.lever, o[0].run->summary.cost_per_task_usd.mean,
                                    x.run->summary.cost_per_task_usd.mean);
       row.push_back("#" + std::to_string(rank) + " " + (v.saves_usd_per_task < 0 ? "-" : "") +
-                    Usd(v.saves_usd_per_task) + " " + Pct(v.saves_fraction));
+                    FormatUsdAmount(v.saves_usd_per_task) + " " + Pct(v.saves_fraction));
     }
     t.AddRow(row);
   }

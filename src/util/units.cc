@@ -1,5 +1,6 @@
 #include "kvbill/util/units.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -103,6 +104,13 @@ std::string ShortestDecimal(double value) {
   char buf[64];
   const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
   return ec == std::errc() ? std::string(buf, end) : std::to_string(value);
+}
+
+std::string FormatUsdAmount(double usd) {
+  const double a = std::fabs(usd);
+  int decimals = 4;
+  if (a > 0 && a < 0.01) decimals = std::min(12, 2 - static_cast<int>(std::floor(std::log10(a))));
+  return "$" + FormatFixed(a, decimals);
 }
 
 std::string FormatFixed(double value, int decimals) {

@@ -46,6 +46,13 @@ TEST(UnitsTest, FormatsNumbers) {
   EXPECT_EQ(FormatWithSeparators(-1234567), "-1,234,567");
   EXPECT_EQ(FormatWithSeparators(999), "999");
   EXPECT_EQ(FormatFixed(1234.5, 2), "1,234.50");
+  // Four decimals from a cent up; below it three significant digits:
+  // 0.0000312 = 3.12e-5, first digit in the 5th place, so 7 decimals.
+  EXPECT_EQ(FormatUsdAmount(0.22), "$0.2200");
+  EXPECT_EQ(FormatUsdAmount(-0.01), "$0.0100");
+  EXPECT_EQ(FormatUsdAmount(0.0000312), "$0.0000312");
+  EXPECT_EQ(FormatUsdAmount(0.005), "$0.00500");
+  EXPECT_EQ(FormatUsdAmount(0), "$0.0000");
   EXPECT_EQ(FormatTokenCount(131072), "128k");
   EXPECT_EQ(FormatTokenCount(1048576), "1M");
   EXPECT_EQ(FormatTokenCount(1000000), "1,000,000");

@@ -73,6 +73,11 @@ std::string FormatWithSeparators(std::int64_t value);
 // A double with `decimals` places and thousands separators: "1,234.50".
 std::string FormatFixed(double value, int decimals);
 
+// Dollars with four decimals, or three significant digits below a cent:
+// 0.22 -> "$0.2200", 0.0000312 -> "$0.0000312" (a cheap task's amount
+// still says how much, not "$0.0000"). The sign is dropped.
+std::string FormatUsdAmount(double usd);
+
 // The shortest decimal that reads back as the same double: "0.25", "4",
 // "300.0000001", "1e-300" (for values echoed in messages: a rounded echo
 // says "got 300" of 300.0000001).
