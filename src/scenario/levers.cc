@@ -9,6 +9,7 @@
 #include "kvbill/cost/speculative.h"
 #include "kvbill/hardware/format_support.h"
 #include "kvbill/hardware/gpu.h"
+#include "kvbill/hardware/kv_blocks.h"
 #include "kvbill/model/hf_config.h"
 #include "kvbill/model/kv_format.h"
 #include "kvbill/scenario/sweep.h"
@@ -264,6 +265,22 @@ std::vector<Lever> Levers(const Scenario& s) {
                  {"/model/set/qk_rope_head_dim", "64"},
                  {"/model/set/qk_nope_head_dim", std::to_string(head_dim)},
                  {"/model/set/v_head_dim", std::to_string(head_dim)}}};
+      // vLLM runs a latent cache in its MLA backend's blocks (FlashMLA's 64
+      // on Hopper): a block size it serves the model in but not the latent
+      // one moves with the rewrite, else the variant runs blocks vLLM would
+      // not (and warns block_size_unserved).
+      Scenario latent = s;
+      for (const auto& [pointer, value] : mla.settings) {
+        latent.model.set[pointer.substr(std::string_view("/model/set/").size())] = value;
+      }
+      if (auto latent_model = LoadScenarioModel(latent);
+          latent_model && gpu && s.deployment.engine == "vllm" &&
+          VllmKvBlockRule(*model, *gpu).Keeps(s.prefix_cache.block_size)) {
+        const VllmKvBlocks rule = VllmKvBlockRule(*latent_model, *gpu);
+        if (!rule.Keeps(s.prefix_cache.block_size)) {
+          mla.settings.emplace_back("/prefix_cache/block_size", std::to_string(rule.size));
+        }
+      }
       // The rewrite reads every layer as attention: a hybrid's state layers
       // have no latent form.
       if (holds_state) {

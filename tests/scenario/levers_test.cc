@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -29,6 +30,39 @@ LeverOutcome SummariseOver(const std::string& name, const std::string& tasks) {
   auto outcomes = RunLevers(text, "inline.json", summarise, 1);
   std::filesystem::remove(path);
   return outcomes.at(0);
+}
+
+// The settings of the latent-cache (MLA) lever of a Qwen3-8B scenario.
+std::vector<std::pair<std::string, std::string>> MlaSettings(const std::string& gpu,
+                                                             int block_size) {
+  auto s = ParseScenario(R"({"model": "qwen3-8b", "deployment": {"gpu": ")" + gpu +
+                             R"("}, "prefix_cache": {"block_size": )" + std::to_string(block_size) +
+                             "}}",
+                         "inline.json");
+  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message());
+  for (const Lever& l : Levers(*s)) {
+    if (l.name.starts_with("architecture: latent KV cache")) return l.settings;
+  }
+  ADD_FAILURE() << "no MLA lever";
+  return {};
+}
+
+// vLLM runs a latent cache on Hopper in FlashMLA's blocks, multiples of 64:
+// the lever's variant of a deployment in 16-token blocks runs in 64 (it
+// kept 16 and warned block_size_unserved); 128 is a multiple and stays, and
+// an A100 (Triton MLA, any multiple of 16) keeps 16.
+TEST(LeversTest, TheLatentCacheLeverTakesTheBlocksVllmRunsItIn) {
+  const std::pair<std::string, std::string> block{"/prefix_cache/block_size", "64"};
+  const auto has_block = [](const auto& settings) {
+    for (const auto& [pointer, value] : settings) {
+      if (pointer == "/prefix_cache/block_size") return true;
+    }
+    return false;
+  };
+  const auto h100 = MlaSettings("h100-sxm", 16);
+  EXPECT_NE(std::find(h100.begin(), h100.end(), block), h100.end());
+  EXPECT_FALSE(has_block(MlaSettings("h100-sxm", 128)));
+  EXPECT_FALSE(has_block(MlaSettings("a100-80gb", 16)));
 }
 
 // Two one-turn tasks of 70,000 tokens: both prompts pass 65,536, but
