@@ -76,15 +76,18 @@ int RunGpus(const Args& args) {
   nlohmann::ordered_json j = nlohmann::ordered_json::array();
   auto tflops = [](double f) { return f > 0 ? FormatFixed(f / 1e12, 0) : std::string("-"); };
   for (const GpuSpec& g : GpuCatalog()) {
-    t.AddRow({g.id, g.name,
-              FormatFixed(static_cast<double>(g.usable_memory_bytes) / kBytesPerGiB, 1),
-              FormatFixed(g.hbm_bandwidth_bytes_per_s / 1e12, 2), tflops(g.bf16_flops_per_s),
-              tflops(g.fp8_flops_per_s), tflops(g.fp4_flops_per_s),
-              "$" + FormatFixed(g.usd_per_gpu_hour, 2), g.price_date.empty() ? "-" : g.price_date,
-              g.architecture,
-              g.interconnect + " " + FormatFixed(g.link_bytes_per_s / 1e9, 0) + " GB/s x" +
-                  std::to_string(g.link_gpus) + ", net " +
-                  FormatFixed(g.network_bytes_per_s / 1e9, 0) + " GB/s"});
+    t.AddRow(
+        {g.id, g.name, FormatFixed(static_cast<double>(g.usable_memory_bytes) / kBytesPerGiB, 1),
+         FormatFixed(g.hbm_bandwidth_bytes_per_s / 1e12, 2), tflops(g.bf16_flops_per_s),
+         tflops(g.fp8_flops_per_s), tflops(g.fp4_flops_per_s),
+         "$" + FormatFixed(g.usd_per_gpu_hour, 2), g.price_date.empty() ? "-" : g.price_date,
+         g.architecture,
+         g.interconnect + " " + FormatFixed(g.link_bytes_per_s / 1e9, 0) + " GB/s x" +
+             std::to_string(g.link_gpus) +
+             (g.server_gpus > 0 ? ", server pcie " + FormatFixed(g.server_bytes_per_s / 1e9, 0) +
+                                      " GB/s x" + std::to_string(g.server_gpus)
+                                : std::string()) +
+             ", net " + FormatFixed(g.network_bytes_per_s / 1e9, 0) + " GB/s"});
     j.push_back({{"id", g.id},
                  {"name", g.name},
                  {"usable_memory_bytes", g.usable_memory_bytes},
@@ -99,7 +102,9 @@ int RunGpus(const Args& args) {
                  {"interconnect", g.interconnect},
                  {"link_bytes_per_s", g.link_bytes_per_s},
                  {"link_gpus", g.link_gpus},
-                 {"network_bytes_per_s", g.network_bytes_per_s}});
+                 {"network_bytes_per_s", g.network_bytes_per_s},
+                 {"server_gpus", g.server_gpus},
+                 {"server_bytes_per_s", g.server_bytes_per_s}});
   }
   std::cout << (format == "json" ? j.dump(2) + "\n" : t.ToText());
   return 0;

@@ -233,14 +233,22 @@ CollectiveCurve CollectiveFor(const std::string& kind, int gpus, const GpuSpec& 
   // slowest hop is each GPU's network link. A ring (all-reduce, all-gather)
   // sends all of its traffic through it; an all-to-all sends the share
   // bound for other nodes, (n - d) / (n - 1) of it.
+  // Within one server of several link groups (H100 NVL's bridged pairs), the
+  // same over each GPU's server link (PCIe).
   if (gpus > gpu.link_gpus && gpu.link_gpus >= 1) {
-    const double d = gpu.link_gpus;
-    const int nodes = (gpus + gpu.link_gpus - 1) / gpu.link_gpus;
-    link = gpu.network_bytes_per_s;
+    const bool in_server = gpus <= gpu.server_gpus;
+    // The GPUs a node holds: the server's, or the link's without one.
+    const int node = std::max(gpu.link_gpus, gpu.server_gpus);
+    const int d = in_server ? gpu.link_gpus : node;
+    const int groups = (gpus + d - 1) / d;
+    const double slowest = in_server ? gpu.server_bytes_per_s : gpu.network_bytes_per_s;
+    link = slowest;
     if (kind == "all_to_all") link *= (n - 1) / (n - d);
-    over = "across " + std::to_string(nodes) + " nodes of " + std::to_string(gpu.link_gpus) +
-           " GPUs, each GPU's network link (" + Number(gpu.network_bytes_per_s / 1e9, "%.0f") +
-           " GB/s) its slowest hop";
+    over = "across " + std::to_string(groups) + (in_server ? " groups of " : " nodes of ") +
+           std::to_string(d) +
+           (in_server ? " GPUs in one server, each GPU's PCIe link ("
+                      : " GPUs, each GPU's network link (") +
+           Number(slowest / 1e9, "%.0f") + " GB/s) its slowest hop";
   }
   *how = kind + " over " + std::to_string(gpus) + " GPUs of " + gpu.id + " not measured: " + over +
          " at " +

@@ -163,8 +163,11 @@ Result<GpuSpec> ParseGpu(const json& g, const std::string& where) {
     if (!it->is_object())
       return Error(iw + ": must be an object like {\"kind\": \"nvlink\", \"gb_s\": 450}");
     for (auto k = it->begin(); k != it->end(); ++k) {
-      if (k.key() != "kind" && k.key() != "gb_s" && k.key() != "gpus" && k.key() != "network_gb_s")
-        return Error(iw + "/" + k.key() + ": unknown key (kind, gb_s, gpus, network_gb_s)");
+      if (k.key() != "kind" && k.key() != "gb_s" && k.key() != "gpus" &&
+          k.key() != "network_gb_s" && k.key() != "server_gpus" && k.key() != "server_gb_s") {
+        return Error(iw + "/" + k.key() +
+                     ": unknown key (kind, gb_s, gpus, network_gb_s, server_gpus, server_gb_s)");
+      }
     }
     auto kind = it->find("kind");
     if (kind == it->end() || !kind->is_string() ||
@@ -188,6 +191,25 @@ Result<GpuSpec> ParseGpu(const json& g, const std::string& where) {
     auto network = PositiveNumber(*it, "network_gb_s", iw, false, 1e-3, 1e6);
     if (!network) return network.error();
     if (*network > 0) s.network_bytes_per_s = *network * 1e9;
+    // A server of several link groups: both keys or neither.
+    const auto server = it->find("server_gpus");
+    auto server_gb_s = PositiveNumber(*it, "server_gb_s", iw, false, 1e-3, 1e6);
+    if (!server_gb_s) return server_gb_s.error();
+    if ((server != it->end()) != (*server_gb_s > 0)) {
+      return Error(iw + "/" + (server == it->end() ? "server_gpus" : "server_gb_s") +
+                   ": missing (server_gpus and server_gb_s go together: a server's GPUs and "
+                   "each GPU's link between its link groups)");
+    }
+    if (server != it->end()) {
+      if (!server->is_number_integer() || server->get<std::int64_t>() <= s.link_gpus ||
+          server->get<std::int64_t>() > 100000) {
+        return Error(iw + "/server_gpus: must be a whole number of GPUs above gpus (" +
+                     std::to_string(s.link_gpus) + ") and at most 100000, got " +
+                     json_input::Quote(*server));
+      }
+      s.server_gpus = static_cast<int>(server->get<std::int64_t>());
+      s.server_bytes_per_s = *server_gb_s * 1e9;
+    }
   }
   return s;
 }

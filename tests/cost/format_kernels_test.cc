@@ -331,6 +331,42 @@ TEST(FormatKernelsTest, CollectivesBeyondANodeRunOverTheNetwork) {
   EXPECT_NEAR(nvl.Seconds(bytes), 10e-6 + 2.0 * 15 / 16 * bytes / (900e9 * 0.7), 1e-9);
 }
 
+// H100 NVL cards pair on an NVLink bridge (300 GB/s) in a PCIe server of
+// up to 8: 4 of them cross the pairs over each card's PCIe Gen5 link
+// (64 GB/s one way), not a network (they were timed at the 25 GB/s NIC and
+// called "2 nodes of 2 GPUs"): an all-reduce of 16 MiB over 4 takes the
+// H100 4-GPU table's latency + 2 x 3/4 x 16 MiB / (64 GB/s x its
+// efficiency), as L40S's ring over its PCIe link does. 16 cards are 2
+// servers of 8, joined by the 25 GB/s network at the assumed 10 us and
+// 70%: an all-to-all sends the half bound for the other server,
+// 10 us + 8/16 x 16 MiB / (25 GB/s x 0.7).
+TEST(FormatKernelsTest, BridgedPairsInAServerCrossOverPcie) {
+  const CollectiveCurve* h100 = BundledKernelCurves().For("h100-sxm")->AllReduceFor(4);
+  ASSERT_NE(h100, nullptr);
+  const double latency = h100->points.front().seconds;
+  const AllReducePoint last = h100->points.back();
+  const double efficiency = 1.5 * last.bytes / (last.seconds - latency) / 450e9;
+  bool measured = true;
+  std::string how;
+  const double bytes = 16.0 * (1 << 20);
+  const CollectiveCurve four =
+      CollectiveFor("all_reduce", 4, Gpu("h100-nvl"), nullptr, &measured, &how);
+  EXPECT_FALSE(measured);
+  EXPECT_NE(how.find("across 2 groups of 2 GPUs in one server, each GPU's PCIe link (64 GB/s)"),
+            std::string::npos)
+      << how;
+  EXPECT_NEAR(four.Seconds(bytes), latency + 1.5 * bytes / (64e9 * efficiency), 1e-9);
+  const CollectiveCurve two =
+      CollectiveFor("all_reduce", 2, Gpu("h100-nvl"), nullptr, &measured, &how);
+  EXPECT_NE(how.find("nvlink link (300 GB/s)"), std::string::npos) << how;
+  const CollectiveCurve sixteen =
+      CollectiveFor("all_to_all", 16, Gpu("h100-nvl"), nullptr, &measured, &how);
+  EXPECT_NE(how.find("across 2 nodes of 8 GPUs, each GPU's network link (25 GB/s)"),
+            std::string::npos)
+      << how;
+  EXPECT_NEAR(sixteen.Seconds(bytes), 10e-6 + 0.5 * bytes / (25e9 * 0.7), 1e-9);
+}
+
 // Tensor parallelism: the operator model's all-reduce time at 2, 4 and 8
 // GPUs against vLLM's measured all-reduce table (custom_allreduce_perf,
 // vllm_graph rows; shared/data/kernels). Qwen3-8B: hidden 4,096, 36 layers,

@@ -267,6 +267,27 @@ TEST(FormatSupportTest, GpuFilesNameTheirArchitectureOrGetTheOneTheirRatesImply)
   EXPECT_EQ(bad_link.error().message(),
             "g.json#/gpus/0/interconnect/kind: must be \"nvlink\", \"pcie\" or "
             "\"infinity_fabric\", got \"ethernet\"");
+  // A server of bridged pairs: both keys, more GPUs than a pair.
+  const auto server = [&](const std::string& keys) {
+    auto g = ParseGpuCatalog(R"({"gpus": [{)" + base + R"(, "dense_tflops": {"bf16": 1},
+        "interconnect": {"kind": "nvlink", "gb_s": 300, "gpus": 2)" +
+                                 keys + "}}]}",
+                             "g.json");
+    return g.ok() ? "(parsed)" : g.error().message();
+  };
+  auto pairs = ParseGpuCatalog(R"({"gpus": [{)" + base + R"(, "dense_tflops": {"bf16": 1},
+      "interconnect": {"kind": "nvlink", "gb_s": 300, "gpus": 2, "server_gpus": 8,
+      "server_gb_s": 64}}]})",
+                               "g.json");
+  ASSERT_TRUE(pairs.ok()) << pairs.error().message();
+  EXPECT_EQ((*pairs)[0].server_gpus, 8);
+  EXPECT_DOUBLE_EQ((*pairs)[0].server_bytes_per_s, 64e9);
+  EXPECT_EQ(server(R"(, "server_gpus": 8)"),
+            "g.json#/gpus/0/interconnect/server_gb_s: missing (server_gpus and server_gb_s go "
+            "together: a server's GPUs and each GPU's link between its link groups)");
+  EXPECT_EQ(server(R"(, "server_gpus": 2, "server_gb_s": 64)"),
+            "g.json#/gpus/0/interconnect/server_gpus: must be a whole number of GPUs above gpus "
+            "(2) and at most 100000, got 2");
 }
 
 TEST(FormatSupportTest, MatrixReaderErrorsNameTheJsonPointer) {

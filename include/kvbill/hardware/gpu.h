@@ -40,6 +40,13 @@ struct GpuSpec {
   // collective over more GPUs than the link joins runs at.
   int link_gpus = 8;
   double network_bytes_per_s = 25e9;
+  // A server whose GPUs the link joins in smaller groups (H100 NVL: pairs
+  // on an NVLink bridge in a PCIe server of 8): its GPUs, and each GPU's
+  // link to the others (PCIe Gen5 x16, one direction), which a collective
+  // over more GPUs than a group but not more than the server runs at.
+  // 0: none (beyond link_gpus is the network).
+  int server_gpus = 0;
+  double server_bytes_per_s = 0;
 
   // Dense peak FLOP/s of matmuls with weights stored in `weight_format`,
   // at the precision the format matrix says this GPU computes them in:
