@@ -829,6 +829,11 @@ std::vector<std::size_t> RankByCost(const std::vector<PlanRankRow>& rows, std::s
     const PlanRankRow &x = rows[a], &y = rows[b];
     if (x.usd_per_task != y.usd_per_task) return x.usd_per_task < y.usd_per_task;
     if (x.gpus != y.gpus) return x.gpus < y.gpus;
+    // The same GPUs at the same price (speculation on or off, a KV format):
+    // the faster first, where both were timed.
+    if (x.ttft_p90_s && y.ttft_p90_s && *x.ttft_p90_s != *y.ttft_p90_s) {
+      return *x.ttft_p90_s < *y.ttft_p90_s;
+    }
     return x.index < y.index;
   });
   return idx;

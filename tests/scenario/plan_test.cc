@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "kvbill/cost/cost_model.h"
 #include "kvbill/scenario/run.h"
@@ -69,7 +70,8 @@ struct Oracle {
   bool feasible = false;
   int replicas = 0;
   double usd_per_task = 0;
-  int runs = 0;  // simulations made
+  double ttft_p90_s = 0;  // at `replicas`
+  int runs = 0;           // simulations made
 };
 
 // Simulates the candidate at 1, 2, ... replicas (its own settings, not
@@ -102,6 +104,7 @@ Oracle Exhaust(const std::string& text, const PlanCandidate& c, int max_gpus, do
     if (!o.feasible && run->summary.ttft_s.p90 <= target && !backlog && !refused) {
       o.feasible = true;
       o.replicas = r;
+      o.ttft_p90_s = run->summary.ttft_s.p90;
       // Dedicated GPUs rented all day at the catalog's price, shared by the
       // day's tasks: the trace's rate, its tasks over their arrival span.
       o.usd_per_task = r * c.tensor_parallel * config->gpu.usd_per_gpu_hour * 24 / tasks_per_day;
@@ -166,12 +169,13 @@ TEST(PlanTest, AnswerEqualsExhaustiveSimulation) {
       EXPECT_EQ(p.replicas, o.replicas);
       EXPECT_DOUBLE_EQ(p.usd_per_task, o.usd_per_task);
     }
-    if (o.feasible && (!best || o.usd_per_task < oracle[*best].usd_per_task ||
-                       (o.usd_per_task == oracle[*best].usd_per_task &&
-                        o.replicas * c.tensor_parallel <
-                            oracle[*best].replicas * (*candidates)[*best].tensor_parallel))) {
-      best = i;
-    }
+    // Cheapest, then fewest GPUs, then the faster TTFT p90, then the first.
+    const auto key = [&](std::size_t k) {
+      return std::make_tuple(oracle[k].usd_per_task,
+                             oracle[k].replicas * (*candidates)[k].tensor_parallel,
+                             oracle[k].ttft_p90_s);
+    };
+    if (o.feasible && (!best || key(i) < key(*best))) best = i;
   }
   // Every way of deciding a candidate is exercised.
   EXPECT_GT(statuses["format"], 0);  // nvfp4 KV before Blackwell
@@ -644,6 +648,17 @@ TEST(PlanTest, RankingKeepsApiRowsWithoutLatencyOffTheFront) {
   EXPECT_EQ(RankByCost(rows, "slo_not_evaluated"), (std::vector<std::size_t>{4, 2}));
   // 1 has no TTFT; 3 is as cheap as 0 and faster: 0 is dominated.
   EXPECT_EQ(ParetoFront(rows), (std::vector<std::size_t>{3}));
+}
+
+// The same GPUs at the same price (a self-hosted deployment's $/task does not
+// depend on speculation): the faster TTFT p90 first, then candidate number;
+// an untimed row keeps its number's place.
+TEST(PlanTest, EqualPriceAndGpusRankTheFasterFirst) {
+  std::vector<PlanRankRow> rows = {{0, "feasible", 1.0, 2, 3.55},
+                                   {1, "feasible", 1.0, 2, 0.67},
+                                   {2, "feasible", 1.0, 2, 0.67},
+                                   {3, "feasible", 0.9, 4, 9.0}};
+  EXPECT_EQ(RankByCost(rows), (std::vector<std::size_t>{3, 1, 2, 0}));
 }
 
 TEST(PlanTest, ApiLatencyListsStartAModelAtEachColon) {
