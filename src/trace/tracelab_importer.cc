@@ -29,6 +29,7 @@ struct Row {
   std::optional<Seconds> arrival_s;    // csv: session arrival
   std::optional<Seconds> tool_wait_s;  // csv: wait after the call
   std::optional<RecordedUsage> usage;
+  std::string model;      // jsonl: the call's model ("" unknown)
   std::int64_t line = 0;  // where it was read
 };
 
@@ -90,12 +91,19 @@ class SessionRows {
           // The carried-over prefix includes the previous answer.
           turn.spans.push_back(Span{SpanKind::kAssistant, row.prefix - previous, std::nullopt});
           appended -= row.prefix - previous;
+        } else if (!csv && k > 0 && !turn.keep) {
+          // The growth opens with the previous answer, fed back (at most the
+          // growth; the assumption the other agent-log importers make).
+          const Tokens answer = std::min(rows[k - 1].output, appended);
+          if (answer > 0) turn.spans.push_back(Span{SpanKind::kAssistant, answer, std::nullopt});
+          appended -= answer;
         }
         if (appended > 0 || turn.spans.empty()) {
           turn.spans.push_back(Span{SpanKind::kOther, appended, std::nullopt});
         }
         turn.output = row.output;
         turn.usage = row.usage;
+        turn.model = row.model;
         if (row.start && origin) turn.time_s = row.start->Since(*origin);
         if (row.tool_wait_s) turn.tool_s = *row.tool_wait_s;
         if (k > 0 && row.start && rows[k - 1].start) {
@@ -178,6 +186,9 @@ class RoundTraceReader : public GroupingReader {
     } else {
       row.usage = RecordedUsage{row.prompt - row.prefix, 0, row.prefix, row.output};
     }
+    auto model = GetOptionalString(*json, "model");
+    if (!model) return model.error();
+    row.model = model->value_or("");
     if (const auto events = json->find("timing_events");
         events != json->end() && events->is_array()) {
       for (const Json& event : *events) {

@@ -33,6 +33,14 @@ TEST(TraceTraceLabImporterTest, RoundTraceRowsBecomeTurnsWithUsageAndTimes) {
   EXPECT_EQ(task.turns[0].tool_s, 11.545);
   EXPECT_EQ(task.turns[1].tool_s, 45.854);
   EXPECT_EQ(task.turns[2].time_s, 57.399);
+  // Each row names claude-opus-4-8, the turn's model for an API replay.
+  EXPECT_EQ(task.turns[1].model, "claude-opus-4-8");
+  // Round 1 grew by 35740 - 32272 = 3468: round 0's answer (931) fed back,
+  // then 2537 of its own; round 2 by 2852: 1016, then 1836.
+  EXPECT_EQ(task.turns[1].spans, (std::vector<Span>{Span{SpanKind::kAssistant, 931, std::nullopt},
+                                                    Span{SpanKind::kOther, 2537, std::nullopt}}));
+  EXPECT_EQ(task.turns[2].spans, (std::vector<Span>{Span{SpanKind::kAssistant, 1016, std::nullopt},
+                                                    Span{SpanKind::kOther, 1836, std::nullopt}}));
 }
 
 // tracelab_sim_small.csv (TraceLab's multi-session example), session 0:
