@@ -137,6 +137,11 @@ class DynamoReader : public GroupingLineReader {
         }
         ids.push_back(h.get<std::uint64_t>());
       }
+      if (std::string problem =
+              BlockCoverageProblem(BlockHashes{kDynamoBlockTokens, ids}, row.prompt, "hash_ids");
+          !problem.empty()) {
+        return Error(problem);
+      }
       row.hashes = std::move(ids);
     }
     std::vector<std::string> wait_for;

@@ -141,6 +141,13 @@ TEST(TraceDynamoImporterTest, BadRowsNameTheLine) {
   EXPECT_EQ(error_of(first + R"({"session_id":"s","input_length":5,"output_length":1,)"
                              R"("wait_for":"a"})"),
             "mem.jsonl:2: \"wait_for\" must be an array of request ids, got \"a\"");
+  // 7,322 tokens are 14 full 512-token blocks: 13 hashes cannot name them
+  // (a session's later row read so broke ValidateTask; found by fuzzing).
+  EXPECT_EQ(error_of(first + R"({"session_id":"s","input_length":7322,"output_length":1,)"
+                             R"("hash_ids":[0,1,2,3,4,5,6,7,8,9,10,11,12]})"),
+            "mem.jsonl:2: \"hash_ids\" holds 13 block hashes, fewer than the 14 full blocks of "
+            "512 tokens of its 7322-token prompt (one hash a block, the prefix through it; the "
+            "last, partial block may go without)");
 }
 
 // A task no simulation can take is the error of the row at fault, found
