@@ -283,9 +283,9 @@ json SummaryDoc(const Scenario& scenario, const RunSummary& sum, const Simulatio
   s["engine_steps"] = totals.steps_advanced;
   if (const SpeculationTotals& spec = totals.speculation; scenario.deployment.speculative) {
     s["speculation"] = {{"verification_steps", spec.verification_steps},
-                        {"mean_sequences_per_step", JsonNumber(spec.MeanBatch())},
-                        {"tokens_per_verification_step", JsonNumber(spec.TokensPerStep())},
-                        {"decode_speedup", JsonNumber(spec.DecodeSpeedup())}};
+                        {"mean_sequences_per_step", static_cast<double>(spec.MeanBatch())},
+                        {"tokens_per_verification_step", static_cast<double>(spec.TokensPerStep())},
+                        {"decode_speedup", static_cast<double>(spec.DecodeSpeedup())}};
   }
   AddLatencyJson(scenario, sum, totals, &s);
   const CostModelInfo& model = totals.cost_model;

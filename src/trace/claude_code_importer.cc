@@ -70,20 +70,12 @@ class ClaudeCodeReader : public TraceReader {
       loaded_ = true;
       if (auto s = Load(); !s) return s.error();
     }
-    while (!tasks_.empty()) {
-      const std::vector<std::string> rows = std::move(task_rows_.front());
-      task_rows_.pop_front();
-      auto keep =
-          CheckTask(tasks_.front(), rows.front(), [&rows](std::size_t turn) { return rows[turn]; });
-      if (!keep) return keep.error();
-      if (*keep) {
-        *task = std::move(tasks_.front());
-        tasks_.pop_front();
-        return true;
-      }
-      tasks_.pop_front();
-    }
-    return false;
+    return PopChecked(
+        &tasks_, &task_rows_,
+        [this](const Task& t, const std::vector<std::string>& rows) {
+          return CheckTask(t, rows.front(), [&rows](std::size_t turn) { return rows[turn]; });
+        },
+        task);
   }
 
  private:

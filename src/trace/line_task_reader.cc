@@ -38,23 +38,16 @@ Result<bool> GroupingLineReader::Next(Task* task) {
     if (lines_.failed()) return Error(lines_.name() + ": read failed");
     if (auto s = Build(&tasks_); !s) return s.error();
   }
-  while (!tasks_.empty()) {
-    TaskRows rows = std::move(rows_.front());
-    rows_.pop_front();
-    auto keep = CheckTask(
-        tasks_.front(), rows.arrival, [&rows](std::size_t turn) { return rows.turns[turn]; },
-        [&rows](std::size_t turn) {
-          return rows.waits.empty() ? rows.turns[turn] : rows.waits[turn];
-        });
-    if (!keep) return keep.error();
-    if (*keep) {
-      *task = std::move(tasks_.front());
-      tasks_.pop_front();
-      return true;
-    }
-    tasks_.pop_front();
-  }
-  return false;
+  return PopChecked(
+      &tasks_, &rows_,
+      [this](const Task& t, const TaskRows& rows) {
+        return CheckTask(
+            t, rows.arrival, [&rows](std::size_t turn) { return rows.turns[turn]; },
+            [&rows](std::size_t turn) {
+              return rows.waits.empty() ? rows.turns[turn] : rows.waits[turn];
+            });
+      },
+      task);
 }
 
 std::string GroupingLineReader::Where(std::int64_t line) const {

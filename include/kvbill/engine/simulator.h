@@ -190,7 +190,6 @@ struct SimulationConfig {
 };
 inline constexpr Tokens kUnlimitedTokens = -1;
 
-// What a run adds up to, besides its request records.
 // What speculative decoding did in a run (deployment.speculative), and what
 // it gained: each iteration with verification steps is priced a second time
 // as the same deployment without speculation would run it (its verification
@@ -220,6 +219,7 @@ struct SpeculationTotals {
   long double DecodeSpeedup() const { return speculative_s > 0 ? plain_s / speculative_s : 1; }
 };
 
+// What a run adds up to, besides its request records.
 struct SimulationTotals {
   Seconds simulated_s = 0;           // first arrival to last finish
   long double bill_usd = 0;          // replicas x GPUs x $/GPU-second x simulated_s

@@ -24,6 +24,7 @@
 #define KVBILL_TRACE_READER_H_
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <istream>
 #include <memory>
@@ -79,6 +80,24 @@ class TraceReader {
   // The same for a task read from one row.
   Result<bool> CheckTask(const Task& task, const std::string& row) {
     return CheckTask(task, row, [&row](std::size_t) { return row; });
+  }
+  // For readers that build their tasks before returning them: pops tasks
+  // (with their rows, one for one) until one passes `check(task, rows)` (a
+  // CheckTask verdict), moved to *task; false when none is left.
+  template <typename Rows, typename Check>
+  Result<bool> PopChecked(std::deque<Task>* tasks, std::deque<Rows>* rows, Check check,
+                          Task* task) {
+    while (!tasks->empty()) {
+      const Rows front = std::move(rows->front());
+      rows->pop_front();
+      const Result<bool> keep = check(tasks->front(), front);
+      if (!keep) return keep.error();
+      const bool kept = *keep;
+      if (kept) *task = std::move(tasks->front());
+      tasks->pop_front();
+      if (kept) return true;
+    }
+    return false;
   }
 
  private:

@@ -151,10 +151,11 @@ std::string BlockCoverageProblem(const BlockHashes& blocks, Tokens prompt_tokens
 
 // Checks the invariants above that one field alone cannot: at least one turn,
 // keep within the previous prompt, time never running backwards, positive
-// block size, block hashes for every full block of the prompt, output and every prompt at most
-// kMaxTokenCount (2^40) tokens
-// ("turn 2: the prompt is above 2^40 tokens"). Error text starts with the turn: "turn 3: ..."
-// (turns count from 1), without the task id.
+// block size, block hashes for every full block of the prompt
+// (BlockCoverageProblem), output and every prompt at most kMaxTokenCount
+// (2^40) tokens ("turn 2: the prompt is above 2^40 tokens"). Error text
+// starts with the turn: "turn 3: ..." (turns count from 1), without the
+// task id.
 Status ValidateTask(const Task& task);
 
 // What a simulation needs of a task that ValidateTask does not check: every
