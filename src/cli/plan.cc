@@ -54,7 +54,9 @@ constexpr char kUsage[] =
     "the trace at the target daily rate (--tasks-per-day, else the trace's at trace.load)\n"
     "after a 10-minute warm-up, and scales dollars to the day. --shard i/n decides the\n"
     "candidates k with k mod n == i (auto / auto/N: from a Slurm job array or a Kubernetes\n"
-    "Indexed Job, docs/cluster.md); `kvbill merge` joins the --format json shards.\n";
+    "Indexed Job, docs/cluster.md); `kvbill merge` joins the --format json shards.\n"
+    "Exit status 1 when no candidate is feasible (the output is written; a shard exits 0,\n"
+    "merge decides).\n";
 
 // "a,b,c" -> {"a", "b", "c"}; an empty item is an error naming the flag.
 Result<std::vector<std::string>> SplitList(const std::string& flag, const std::string& list) {
@@ -445,6 +447,14 @@ int RunPlan(const Args& args) {
     for (const auto& w : doc["workload"]["warnings"]) {
       std::cerr << "kvbill plan: warning [" << w["code"].get<std::string>()
                 << "]: " << w["message"].get<std::string>() << "\n";
+    }
+  }
+  // A shard sees its slice only: whether the plan has an answer is merge's
+  // to say.
+  if (shard->count == 1) {
+    if (const std::string why = NoFeasibleCandidate(doc); !why.empty()) {
+      std::cerr << "kvbill plan: " << why << "\n";
+      return 1;
     }
   }
   return 0;

@@ -270,6 +270,18 @@ bool IsPlanDocument(const Json& doc) {
   return doc.is_object() && doc.contains("candidates") && doc.contains("total_candidates");
 }
 
+std::string NoFeasibleCandidate(const Json& doc) {
+  std::map<std::string, std::int64_t> by_status;
+  for (const Json& r : doc["candidates"]) ++by_status[r["status"].get<std::string>()];
+  if (by_status.count("feasible")) return "";
+  std::string statuses;
+  for (const auto& [status, n] : by_status) {
+    statuses += (statuses.empty() ? "" : ", ") + std::to_string(n) + " " + status;
+  }
+  return "no feasible candidate (of " + std::to_string(doc["candidates"].size()) + ": " + statuses +
+         "; each one's reason is in the output)";
+}
+
 std::string RenderPlan(const Json& doc, const std::string& format) {
   const Json& rows = doc["candidates"];
   const Json counts = Counts(rows);

@@ -25,6 +25,11 @@ std::string RenderPlan(const nlohmann::ordered_json& doc, const std::string& for
 // True when `doc` is the JSON output of kvbill plan (it has "candidates").
 bool IsPlanDocument(const nlohmann::ordered_json& doc);
 
+// Empty when one of the plan's candidates is feasible; else why none is,
+// one line for stderr beside plan's and merge's exit status 1 (a plan with
+// no answer is a failed check, as `fit` saying it does not fit).
+std::string NoFeasibleCandidate(const nlohmann::ordered_json& doc);
+
 // Joins plan shards (their JSON outputs, read from `paths`) into the
 // document of the single run: every candidate present once, the same plan.
 Result<nlohmann::ordered_json> MergePlanShards(const std::vector<nlohmann::ordered_json>& docs,

@@ -303,6 +303,10 @@ int RunMerge(const Args& args) {
     if (!merged) return ReportError("merge", merged.error());
     if (auto s = EmitOutput("merge", RenderPlan(*merged, format), out); !s)
       return ReportError("merge", s.error());
+    if (const std::string why = NoFeasibleCandidate(*merged); !why.empty()) {
+      std::cerr << "kvbill merge: " << why << "\n";
+      return 1;
+    }
     return 0;
   }
   if (format == "table") {

@@ -111,7 +111,9 @@ TEST(PlanCliTest, AWindowShorterThanATaskIsWarned) {
   std::ofstream(longer) << R"({"name": "agents12", "model": "qwen3-8b",
       "trace": {"generator": "coding-agent", "tasks": 12}, "seed": 1})";
   const auto l = RunKvbill("plan --scenario " + longer + space + " --format json");
-  ASSERT_EQ(l.exit_status, 0) << l.err;
+  // Its 12 tasks outgrow qwen3-8b's 40,960-token context: no candidate is
+  // feasible (exit 1), the output written all the same.
+  ASSERT_EQ(l.exit_status, 1) << l.err;
   const auto lw = nlohmann::json::parse(l.out)["workload"];
   EXPECT_GT(lw["arrival_span_s"].get<double>(), lw["mean_task_s"].get<double>());
   EXPECT_TRUE(lw["warnings"].empty()) << lw.dump();
@@ -209,6 +211,47 @@ TEST(PlanCliTest, CountsPartitionTheCandidates) {
   EXPECT_EQ(counts["simulations"], 3);
   EXPECT_EQ(counts["feasible"], 1);
   std::filesystem::remove(path);
+}
+
+// A plan with no feasible candidate is a failed check (exit 1), its output
+// written all the same; a shard exits 0 (its slice is not the plan) and the
+// merge of the shards exits 1. A TTFT p90 target of 1 us no prefill meets:
+// plan_small on one H100 (TP 1, 2 KV formats that run there: bf16 and fp8;
+// nvfp4 is filtered by format) leaves 3 candidates, none feasible.
+TEST(PlanCliTest, NoFeasibleCandidateExitsOne) {
+  const std::string dir = ::testing::TempDir();
+  const std::string base = std::string("plan --scenario ") + kScenario +
+                           " --gpus h100-sxm --max-gpus 1 --kv-formats bf16,fp8,nvfp4"
+                           " --slo ttft_s.p90=0.000001 --jobs 1";
+  const std::string out = dir + "/plan_none.json";
+  std::filesystem::remove(out);
+  const auto r = RunKvbill(base + " --format json -o " + out);
+  EXPECT_EQ(r.exit_status, 1) << r.err;
+  EXPECT_NE(r.err.find("\nkvbill plan: no feasible candidate (of 3: 1 format, 2 slo_not_met; "),
+            std::string::npos)
+      << r.err;
+  std::ifstream written(out);
+  const auto doc = nlohmann::json::parse(written);
+  EXPECT_EQ(doc["counts"]["feasible"], 0);
+  EXPECT_EQ(doc["counts"]["slo_not_met"], 2);
+  std::string shards;
+  for (int i = 0; i < 2; ++i) {
+    const std::string part = dir + "/plan_none" + std::to_string(i) + ".json";
+    const auto s =
+        RunKvbill(base + " --shard " + std::to_string(i) + "/2 --format json -o " + part);
+    EXPECT_EQ(s.exit_status, 0) << s.err;
+    shards += " " + part;
+  }
+  const auto merged = RunKvbill("merge" + shards + " --format table");
+  EXPECT_EQ(merged.exit_status, 1) << merged.err;
+  EXPECT_NE(merged.out.find("no feasible candidate\n"), std::string::npos) << merged.out;
+  EXPECT_NE(merged.err.find("kvbill merge: no feasible candidate (of 3:"), std::string::npos)
+      << merged.err;
+  // The same space with a target every candidate meets: exit 0.
+  const auto ok = RunKvbill(std::string("plan --scenario ") + kScenario +
+                            " --gpus h100-sxm --max-gpus 1 --kv-formats bf16 --jobs 1"
+                            " --slo ttft_s.p90=1000");
+  EXPECT_EQ(ok.exit_status, 0) << ok.err;
 }
 
 // One task (or tasks that all arrive at once) has no rate of tasks a day:
