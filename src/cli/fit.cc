@@ -279,7 +279,12 @@ int RunFit(const Args& args) {
     j["max_model_len"] = limit.limit;
     j["memory_fits"] = report->fits;
     j["runnable"] = runnable;
-    j["memory_max_context"] = report->max_context;
+    // Memory that holds any context has no longest one: null, not the
+    // search's 2^30 bound.
+    j["memory_max_context"] = report->max_context_unbounded
+                                  ? nlohmann::ordered_json(nullptr)
+                                  : nlohmann::ordered_json(report->max_context);
+    j["memory_max_context_unbounded"] = report->max_context_unbounded;
     j["memory_max_batch"] = report->max_batch;
     j["memory_min_gpus"] = report->min_gpus ? nlohmann::ordered_json(*report->min_gpus)
                                             : nlohmann::ordered_json(nullptr);

@@ -6,6 +6,7 @@
 #include "cli/cli_util.h"
 #include "kvbill/hardware/catalog_names.h"
 #include "kvbill/hardware/fit.h"
+#include "kvbill/hardware/format_support.h"
 #include "kvbill/hardware/gpu.h"
 #include "kvbill/model/hf_config.h"
 #include "kvbill/model/weight_format.h"
@@ -115,10 +116,18 @@ int RunPlot(const Args& args) {
   if (!kv) return ReportError("plot", kv.error().Within("--kv-format"));
   o.kv_format = *kv;
   o.kv_format_name = kv_format_name;
+  // Drawn all the same (the sizes are memory's), said as `fit` says it.
+  if (auto run = CheckGpuRuns(*gpu, FormatRole::kKvCache, *kv); !run) {
+    std::cerr << "plot: warning [format_not_run]: " << run.error().message()
+              << " (the curves are memory's alone)\n";
+  }
   o.kv_engine = engine;
   if (weight_format != "auto") {
-    if (auto w = ParseWeightFormat(weight_format); !w) {
-      return ReportError("plot", w.error().Within("--weight-format"));
+    auto w = ParseWeightFormat(weight_format);
+    if (!w) return ReportError("plot", w.error().Within("--weight-format"));
+    if (auto run = CheckGpuRuns(*gpu, FormatRole::kWeights, *w); !run) {
+      std::cerr << "plot: warning [format_not_run]: " << run.error().message()
+                << " (the curves are memory's alone)\n";
     }
   }
   o.weight_format = weight_format;

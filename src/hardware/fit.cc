@@ -127,6 +127,13 @@ Result<FitReport> EvaluateFit(const FitRequest& r) {
   rep.tensor_parallel = tp;
   rep.weight_description = weights->description;
   const SequenceFootprint f = PeakFootprint(r.model, r.kv_format, r.context, r.block_size, tp);
+  // Past 2^60 bytes a sequence's sizes are held at that bound (as `kv`
+  // refuses them): an exact-looking figure would be wrong.
+  if (f.saturated) {
+    return Error("--context: one sequence of " + std::to_string(r.context) +
+                 " tokens (in blocks of " + std::to_string(r.block_size) +
+                 ") holds more than 2^60 bytes of KV, past what kvbill counts");
+  }
   rep.capacity_per_gpu_bytes = b.capacity;
   rep.weights_per_gpu_bytes = b.weights;
   // Checked: batch x context can exceed 2^63 bytes (40,000,000 x 1M tokens

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "kvbill/hardware/format_support.h"
 #include "kvbill/util/embedded.h"
@@ -90,6 +91,15 @@ Result<GpuSpec> ParseGpu(const json& g, const std::string& where) {
   s.memory_gb = *mem;
   auto usable = PositiveNumber(g, "usable_memory_gib", where, false, 0.1, 1e6);
   if (!usable) return usable.error();
+  // What the driver leaves usable is at most what the card holds; a
+  // vendor's "80 GB" of HBM is 80 GiB (the H100's 79.6 GiB usable is more
+  // than 80 x 10^9 bytes), so memory_gb bounds it read as GiB.
+  if (*usable > *mem) {
+    std::ostringstream why;
+    why << where << "/usable_memory_gib: " << *usable << " is more than the card's memory_gb "
+        << *mem << " (a vendor's GB of HBM are GiB: at most " << *mem << " GiB are usable)";
+    return Error(why.str());
+  }
   s.usable_memory_bytes =
       static_cast<Bytes>(std::llround(*usable > 0 ? *usable * kBytesPerGiB : *mem * kBytesPerGB));
   auto bw = PositiveNumber(g, "hbm_bandwidth_tb_s", where, true, 1e-3, 1e3);

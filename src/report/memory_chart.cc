@@ -71,6 +71,11 @@ Result<LineChart> BuildMemoryChart(const std::vector<ModelShape>& models,
       std::to_string(o.batch) + (o.batch == 1 ? " sequence" : " sequences") + ", " + blocks_text +
       ", on " + gpus + " (" + FormatFixed(o.deployment.memory_fraction * 100, 0) +
       "% of memory for weights + KV); GiB = 2^30 bytes";
+  // A format no engine runs here still has a size: the chart says whose.
+  if (!CheckGpuRuns(o.deployment.gpu, FormatRole::kKvCache, o.kv_format)) {
+    chart.subtitle +=
+        "; no engine runs " + o.kv_format.name + " KV on " + o.deployment.gpu.id + ": memory alone";
+  }
   chart.x_axis.label = "context (tokens per sequence)";
   chart.x_axis.scale = AxisScale::kLog;
   chart.x_axis.min = static_cast<double>(o.min_context);

@@ -556,6 +556,76 @@ TEST(FitCliTest, AFormatNoEngineRunsOnTheGpuDoesNotFit) {
   EXPECT_EQ(nlohmann::json::parse(blackwell.out)["runnable"], true);
 }
 
+// Layers that all slide hold at most their window: memory bounds no
+// context, and the JSON says so with null, not the search's 2^30 bound.
+// The longest context is the model's limit (1,000 here).
+TEST(FitCliTest, MemoryThatHoldsAnyContextHasNoLongest) {
+  const std::string path = ::testing::TempDir() + "/sliding_config.json";
+  std::ofstream(path) << R"({"model_type": "mistral", "num_hidden_layers": 2, "hidden_size": 64,
+      "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
+      "sliding_window": 16, "max_position_embeddings": 1000})";
+  const auto r = RunKvbill("fit --model " + path + " --gpu h100-sxm --context 512 --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["memory_max_context"].is_null()) << j["memory_max_context"];
+  EXPECT_EQ(j["memory_max_context_unbounded"], true);
+  EXPECT_EQ(j["max_context"], 1000);
+  std::filesystem::remove(path);
+}
+
+// One sequence past 2^60 bytes of KV is refused as `kv` refuses it, where
+// fit printed sizes held at 2^60 - 1 as if exact: 1,024 layers x 32 KV
+// heads x head dim 1,024 x 2 (K, V) x 4 B (fp32) = 2^28 B a token, x 2^40
+// tokens = 2^68 B.
+TEST(FitCliTest, ASequencePast2To60BytesIsRefused) {
+  const auto r = RunKvbill(
+      "fit --model llama-3.1-8b --set num_hidden_layers=1024 --set num_attention_heads=32 "
+      "--set num_key_value_heads=32 --set head_dim=1024 --kv-format fp32 --gpu h100-sxm "
+      "--context 1048576M --ignore-model-limit");
+  EXPECT_EQ(r.exit_status, 2) << r.out;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("--context: one sequence of 1099511627776 tokens (in blocks of 16) holds "
+                       "more than 2^60 bytes of KV, past what kvbill counts"),
+            std::string::npos)
+      << r.err;
+}
+
+// A GPU file whose usable memory is more than the card holds is refused:
+// 100 GiB usable of an 80 GB card (at most 80 GiB: a vendor's GB of HBM are
+// GiB). The catalog's H100 SXM, 79.6 of 80, is fine.
+TEST(FitCliTest, UsableMemoryPastTheCardsIsRefused) {
+  const std::string path = ::testing::TempDir() + "/usable_gt.json";
+  std::ofstream(path) << R"({"id": "my-gpu", "memory_gb": 80, "usable_memory_gib": 100,
+      "hbm_bandwidth_tb_s": 3.35, "dense_tflops": {"bf16": 989}, "usd_per_gpu_hour": 2.95})";
+  const auto r = RunKvbill("fit --model llama-3.1-8b --gpu " + path + " --context 8k");
+  EXPECT_EQ(r.exit_status, 2) << r.out;
+  EXPECT_NE(r.err.find("usable_gt.json#/usable_memory_gib: 100 is more than the card's memory_gb "
+                       "80 (a vendor's GB of HBM are GiB: at most 80 GiB are usable)"),
+            std::string::npos)
+      << r.err;
+  std::filesystem::remove(path);
+}
+
+// A format no engine runs on the GPU is drawn (the sizes are memory's) but
+// said, as `fit` says it: on stderr and in the chart's subtitle.
+TEST(PlotCliTest, AFormatNoEngineRunsIsSaid) {
+  const std::string out = ::testing::TempDir() + "/memory_plot_nvfp4.svg";
+  const auto r =
+      RunKvbill("plot memory --model qwen3-8b --gpu h100-sxm --kv-format nvfp4 --out " + out);
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_NE(r.err.find("plot: warning [format_not_run]: nvfp4 KV cache on h100-sxm"),
+            std::string::npos)
+      << r.err;
+  std::ifstream in(out);
+  const std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(svg.find("no engine runs nvfp4 KV on h100-sxm: memory alone"), std::string::npos);
+  const auto blackwell =
+      RunKvbill("plot memory --model qwen3-8b --gpu b200 --kv-format nvfp4 --out " + out);
+  ASSERT_EQ(blackwell.exit_status, 0) << blackwell.err;
+  EXPECT_EQ(blackwell.err.find("format_not_run"), std::string::npos) << blackwell.err;
+  std::filesystem::remove(out);
+}
+
 TEST(CatalogCliTest, ListsModelsAndGpus) {
   const auto models = RunKvbill("models");
   ASSERT_EQ(models.exit_status, 0) << models.err;
