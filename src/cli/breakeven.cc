@@ -75,6 +75,24 @@ std::string OfferNames(const ComparableOffers& c) {
   return names;
 }
 
+// Empty when `model` is the catalog's (asked by its name) or its file's
+// name resolves to no catalog model, or to one of the same size (within
+// 2%: a fine-tune or another export of it); else why the offers found by
+// that name are not this model's.
+std::string NamedLike(const std::string& asked, const ModelShape& model) {
+  if (auto resolved = ResolveModelName(asked); !resolved || *resolved == model.name) return "";
+  auto catalog_name = ResolveModelName(model.name);
+  if (!catalog_name) return "";
+  auto named = LoadModel(*catalog_name);
+  if (!named) return "";
+  const double mine = static_cast<double>(model.params.Total());
+  const double theirs = static_cast<double>(named->params.Total());
+  if (std::abs(mine - theirs) <= 0.02 * theirs) return "";
+  return "the price sheet's offers named like " + model.name + " (its file's name) sell " +
+         named->name + ", a model of " + FormatFixed(theirs / 1e9, 2) + "B parameters, where " +
+         asked + " has " + FormatFixed(mine / 1e9, 2) + "B: give --price";
+}
+
 }  // namespace
 
 int RunBreakeven(const Args& args) {
@@ -164,6 +182,13 @@ int RunBreakeven(const Args& args) {
     if (!sheet) return ReportError("breakeven", sheet.error());
     const std::string sheet_name = prices_path.empty() ? "the bundled price sheet" : prices_path;
     const ComparableOffers offers = FindComparableOffers(*sheet, model->name);
+    // A config read from a file is named by its file: the offers of that
+    // name are this model's only if the catalog's model of the name has its
+    // size (a Llama-3.1-405B config saved as Llama-3.1-8B.json would sell
+    // at the 8B's price).
+    if (const std::string named = NamedLike(model_flags.model, *model); !named.empty()) {
+      return ReportError("breakeven", Error("--price: not given, and " + named));
+    }
     if (offers.offers.empty()) {
       return ReportError(
           "breakeven",

@@ -479,6 +479,41 @@ TEST(BreakevenCliTest, TheMemoryLimitTakesTheEnginesReserveOff) {
             2);
 }
 
+// A config read from a file is named by its file: Llama-3.1-405B's config
+// saved as Llama-3.1-8B.json would sell at the 8B's median offer. The
+// catalog's model of that name has 8.03B parameters, the file 405.85B (the
+// catalog's llama-3.1-405b): no default price. Llama-3.1-8B's own config
+// under that name is priced from the offers as the catalog's model is.
+TEST(BreakevenCliTest, AFileNamedLikeAnotherModelIsNotPricedAsIt) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "breakeven_named";
+  fs::create_directories(dir);
+  const fs::path file = dir / "Llama-3.1-8B.json";
+  fs::copy_file(fs::path(KVBILL_SOURCE_DIR) / "scenarios/models/llama-3.1-405b.json", file,
+                fs::copy_options::overwrite_existing);
+  const auto r =
+      testing::RunKvbill("breakeven --model " + file.string() + " --gpu h100-sxm --gpus 16");
+  EXPECT_EQ(r.exit_status, 2) << r.out;
+  EXPECT_NE(r.err.find("--price: not given, and the price sheet's offers named like Llama-3.1-8B "
+                       "(its file's name) sell llama-3.1-8b, a model of 8.03B parameters, where "),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find(" has 405.85B: give --price"), std::string::npos) << r.err;
+  fs::copy_file(fs::path(KVBILL_SOURCE_DIR) / "scenarios/models/llama-3.1-8b.json", file,
+                fs::copy_options::overwrite_existing);
+  const auto own =
+      testing::RunKvbill("breakeven --model " + file.string() + " --gpu h100-sxm --format json");
+  ASSERT_EQ(own.exit_status, 0) << own.err;
+  const auto catalog =
+      testing::RunKvbill("breakeven --model llama-3.1-8b --gpu h100-sxm --format json");
+  ASSERT_EQ(catalog.exit_status, 0) << catalog.err;
+  const auto offers = nlohmann::json::parse(own.out)["price_from_offers"];
+  ASSERT_TRUE(offers.is_object()) << own.out;
+  EXPECT_GT(offers["median_of"].get<int>(), 0);
+  EXPECT_EQ(offers, nlohmann::json::parse(catalog.out)["price_from_offers"]);
+  fs::remove_all(dir);
+}
+
 // Llama-3.1-405B's BF16 weights (810 GB) are ten times one L40S's 48 GB:
 // no context fits, so its decode has no price at any context either.
 TEST(BreakevenCliTest, AContextThatDoesNotFitHasNoPrice) {
