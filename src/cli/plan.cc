@@ -417,6 +417,7 @@ int RunPlan(const Args& args) {
                      {"arrival_span_s", rate->arrival_s},
                      {"mean_task_s", rate->mean_task_s},
                      {"tasks_per_day", space.tasks_per_day},
+                     {"billing", base->deployment.billing},
                      {"warnings", nlohmann::ordered_json::array()}};
   // A window whose arrivals are over before a task is: the run ramps up and
   // drains, and never holds the tasks at once that the daily rate does

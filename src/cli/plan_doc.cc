@@ -378,9 +378,19 @@ std::string RenderPlan(const Json& doc, const std::string& format) {
       << FormatFixed(win["warmup_s"].get<double>(), 0) << "-s warm-up before it";
   }
   s << ", at trace.load " << FormatFixed(win["load"].get<double>(), 3) << "\n";
+  const std::string per_day = FormatFixed(w["tasks_per_day"].get<double>(), 0);
   s << "workload: " << FormatWithSeparators(w["output_tokens"].get<std::int64_t>())
-    << " output tokens in the window; $/day at " << FormatFixed(w["tasks_per_day"].get<double>(), 0)
-    << " tasks a day\n";
+    << " output tokens in the window; $/day at " << per_day << " tasks a day\n";
+  // $/task is not simulate's cost per task under dedicated GPUs: say which.
+  const std::string billing = w.value("billing", std::string());
+  if (billing == "dedicated") {
+    s << "$/task: $/day / " << per_day
+      << " (billing dedicated: the replicas rented all day, idle time included; simulate's cost "
+         "per task is a task's own GPU time, idle billed apart)\n";
+  } else if (!billing.empty()) {
+    s << "$/task: the window's bill over its tasks (billing " << billing
+      << "), as simulate's cost per task; $/day: that x " << per_day << "\n";
+  }
   if (w.contains("warnings") && w["warnings"].is_array()) {
     for (const Json& warning : w["warnings"]) {
       s << "warning [" << warning.value("code", std::string())

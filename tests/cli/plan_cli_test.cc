@@ -254,6 +254,31 @@ TEST(PlanCliTest, NoFeasibleCandidateExitsOne) {
   EXPECT_EQ(ok.exit_status, 0) << ok.err;
 }
 
+// $/task under dedicated billing is a day of rented replicas over the
+// day's tasks, not simulate's cost per task (a task's own GPU time): the
+// table says which, the JSON names the rule, and $/task x tasks a day is
+// $/day. One H100 at the catalog's $2.95 an hour is $70.80 a day.
+TEST(PlanCliTest, DollarsPerTaskSayWhatTheyDivide) {
+  const std::string base = std::string("plan --scenario ") + kScenario +
+                           " --gpus h100-sxm --max-gpus 1 --kv-formats bf16 --jobs 1"
+                           " --slo ttft_s.p90=1000";
+  const auto json = RunKvbill(base + " --format json");
+  ASSERT_EQ(json.exit_status, 0) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["workload"]["billing"], "dedicated");
+  const auto& row = j["candidates"][0];
+  ASSERT_EQ(row["status"], "feasible");
+  EXPECT_NEAR(row["usd_per_day"].get<double>(), 70.80, 1e-9);
+  EXPECT_NEAR(row["usd_per_task"].get<double>() * j["workload"]["tasks_per_day"].get<double>(),
+              70.80, 1e-9);
+  const auto table = RunKvbill(base);
+  EXPECT_NE(table.out.find("\n$/task: $/day / "), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find(" (billing dedicated: the replicas rented all day, idle time included; "
+                           "simulate's cost per task is a task's own GPU time, idle billed apart)"),
+            std::string::npos)
+      << table.out;
+}
+
 // One task (or tasks that all arrive at once) has no rate of tasks a day:
 // a day of a dedicated GPU priced at "0 tasks a day" read $0.00, so plan
 // refuses it, with --tasks-per-day or without.
