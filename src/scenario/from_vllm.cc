@@ -9,6 +9,7 @@
 #include <optional>
 #include <string_view>
 
+#include "kvbill/hardware/catalog_names.h"
 #include "kvbill/model/hf_config.h"
 #include "kvbill/model/hf_model_id.h"
 #include "kvbill/scenario/scenario.h"
@@ -71,46 +72,23 @@ constexpr Flag kFlags[] = {
     {"--speculative-config", nullptr, "/deployment/speculative", Conv::kSpeculative},
 };
 
-// Hugging Face repo ids of the catalog's architectures (the instruct and
-// base checkpoints of a model share one config shape).
-struct RepoModel {
+// Repositories whose published config.json is a catalog model's but for its
+// context length: the catalog model with that length set (what vLLM reads
+// as max_model_len). The others are the catalog's ModelRepoIds.
+struct LengthVariant {
   const char* repo;
   const char* catalog;
+  std::int64_t max_position_embeddings;
 };
-constexpr RepoModel kRepos[] = {
-    {"Qwen/Qwen3-8B", "qwen3-8b"},
-    {"Qwen/Qwen3-32B", "qwen3-32b"},
-    {"Qwen/Qwen3-235B-A22B", "qwen3-235b-a22b"},
-    {"Qwen/Qwen3-Next-80B-A3B-Instruct", "qwen3-next-80b-a3b"},
-    {"Qwen/Qwen3-Next-80B-A3B-Thinking", "qwen3-next-80b-a3b"},
-    {"Qwen/Qwen2.5-7B", "qwen2.5-7b"},
-    {"Qwen/Qwen2.5-7B-Instruct", "qwen2.5-7b"},
-    {"meta-llama/Llama-3.1-8B", "llama-3.1-8b"},
-    {"meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b"},
-    {"meta-llama/Meta-Llama-3.1-8B", "llama-3.1-8b"},
-    {"meta-llama/Meta-Llama-3.1-8B-Instruct", "llama-3.1-8b"},
-    {"meta-llama/Llama-3.1-70B", "llama-3.1-70b"},
-    {"meta-llama/Llama-3.1-70B-Instruct", "llama-3.1-70b"},
-    {"meta-llama/Meta-Llama-3.1-70B", "llama-3.1-70b"},
-    {"meta-llama/Meta-Llama-3.1-70B-Instruct", "llama-3.1-70b"},
-    {"meta-llama/Llama-3.1-405B", "llama-3.1-405b"},
-    {"meta-llama/Llama-3.1-405B-Instruct", "llama-3.1-405b"},
-    {"meta-llama/Meta-Llama-3.1-405B", "llama-3.1-405b"},
-    {"meta-llama/Meta-Llama-3.1-405B-Instruct", "llama-3.1-405b"},
-    {"meta-llama/Llama-4-Scout-17B-16E", "llama-4-scout"},
-    {"meta-llama/Llama-4-Scout-17B-16E-Instruct", "llama-4-scout"},
-    {"deepseek-ai/DeepSeek-V3", "deepseek-v3"},
-    {"deepseek-ai/DeepSeek-V3-0324", "deepseek-v3"},
-    {"mistralai/Mistral-7B-v0.1", "mistral-7b"},
-    {"mistralai/Mistral-7B-Instruct-v0.1", "mistral-7b"},
-    {"mistralai/Mixtral-8x7B-v0.1", "mixtral-8x7b"},
-    {"mistralai/Mixtral-8x7B-Instruct-v0.1", "mixtral-8x7b"},
-    {"google/gemma-2-9b", "gemma-2-9b"},
-    {"google/gemma-2-9b-it", "gemma-2-9b"},
-    {"openai/gpt-oss-20b", "gpt-oss-20b"},
-    {"ai21labs/AI21-Jamba-1.5-Mini", "jamba-1.5-mini"},
-    {"zai-org/GLM-4.5-Air", "glm-4.5-air"},
-    {"Qwen/Qwen3.5-9B", "qwen3.5-9b"},
+constexpr LengthVariant kLengthVariants[] = {
+    // Qwen2.5-7B-Instruct's config.json: 32,768 (the base's 131,072; the
+    // model card serves longer prompts with YaRN, --rope-scaling), as the
+    // 72B-Instruct's.
+    {"Qwen/Qwen2.5-7B-Instruct", "qwen2.5-7b", 32768},
+    // Llama-4-Scout-17B-16E (the base checkpoint): text_config's 262,144,
+    // where the Instruct's, the catalog's, is 10,485,760 (the base's
+    // config.json as quoted in AMD-AGI/Primus pull request 165).
+    {"meta-llama/Llama-4-Scout-17B-16E", "llama-4-scout", 262144},
 };
 
 std::string Lower(std::string text) {
@@ -161,13 +139,25 @@ Result<std::string> Dtype(const std::string& text) {
 
 // The catalog name for a repo id or local path, else empty.
 std::string CatalogName(const std::string& model) {
-  for (const RepoModel& r : kRepos) {
-    if (Lower(model) == Lower(r.repo)) return r.catalog;
+  for (const NameAlias& id : ModelRepoIds()) {
+    if (Lower(model) == Lower(std::string(id.alias))) return std::string(id.catalog);
+  }
+  for (const LengthVariant& v : kLengthVariants) {
+    if (Lower(model) == Lower(v.repo)) return v.catalog;
   }
   for (const CatalogModel& m : ModelCatalog()) {
     if (m.name == model) return m.name;
   }
   return "";
+}
+
+// The context length `model`'s config.json sets where the catalog model's
+// differs, else nullopt.
+std::optional<std::int64_t> PublishedLength(const std::string& model) {
+  for (const LengthVariant& v : kLengthVariants) {
+    if (Lower(model) == Lower(v.repo)) return v.max_position_embeddings;
+  }
+  return std::nullopt;
 }
 
 struct Conversion {
@@ -527,6 +517,15 @@ Result<VllmScenario> ScenarioFromVllm(const std::vector<std::string>& argv,
   // --language-model-only: vLLM does not load the multimodal towers.
   if (c.doc.contains(ordered_json::json_pointer("/model/text_only"))) {
     out["model"] = ordered_json{{"name", model_value}, {"text_only", true}};
+  }
+  // A checkpoint of the catalog's architecture with another context length:
+  // its own (before --hf-overrides, which vLLM applies to the config read).
+  if (auto length = PublishedLength(c.model);
+      length && !c.set.contains("max_position_embeddings")) {
+    c.set["max_position_embeddings"] = *length;
+    c.notes.push_back("model \"" + c.model + "\" is the catalog's \"" + catalog +
+                      "\" with its own config.json's context length, max_position_embeddings " +
+                      std::to_string(*length) + " (model.set)");
   }
   // --rope-scaling / --hf-overrides: the config as vLLM edits it.
   if (!c.set.empty()) {

@@ -252,6 +252,32 @@ TEST(FromVllmTest, RopeScalingAndHfOverridesEditTheConfig) {
   EXPECT_EQ(bad.error().message(), "--rope-scaling: not valid JSON: yarn");
 }
 
+// A checkpoint whose config.json is a catalog model's but for its context
+// length runs as that model with its own length: Qwen2.5-7B-Instruct's
+// 32,768 (the catalog's base, 131,072), Llama-4-Scout's base 262,144 (the
+// catalog's Instruct, 10,485,760). The base Qwen2.5-7B is the catalog's as
+// it is; --hf-overrides of the length is vLLM's edit of the config read,
+// and wins.
+TEST(FromVllmTest, ACheckpointWithItsOwnContextLengthKeepsIt) {
+  const Converted instruct = Convert("vllm serve Qwen/Qwen2.5-7B-Instruct");
+  EXPECT_EQ(instruct.doc["model"],
+            (json{{"name", "qwen2.5-7b"}, {"set", {{"max_position_embeddings", 32768}}}}));
+  EXPECT_TRUE(HasNote(instruct,
+                      "model \"Qwen/Qwen2.5-7B-Instruct\" is the catalog's \"qwen2.5-7b\" with its "
+                      "own config.json's context length, max_position_embeddings 32768 "
+                      "(model.set)"))
+      << json(instruct.notes).dump();
+  const Converted scout = Convert("vllm serve meta-llama/Llama-4-Scout-17B-16E -tp 8");
+  EXPECT_EQ(scout.doc["model"],
+            (json{{"name", "llama-4-scout"}, {"set", {{"max_position_embeddings", 262144}}}}));
+  const Converted base = Convert("vllm serve Qwen/Qwen2.5-7B");
+  EXPECT_EQ(base.doc["model"], "qwen2.5-7b");
+  const Converted overridden = Convert(
+      R"(vllm serve Qwen/Qwen2.5-7B-Instruct --hf-overrides {"max_position_embeddings":65536})");
+  EXPECT_EQ(overridden.doc["model"],
+            (json{{"name", "qwen2.5-7b"}, {"set", {{"max_position_embeddings", 65536}}}}));
+}
+
 // --max-model-len auto (or -1): vLLM fits the longest context its pool
 // holds; the scenario cannot say that, so it keeps the model's limit and a
 // note says so (it once vanished without one).
