@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "kvbill/util/embedded.h"
 #include "util/json_input.h"
@@ -349,6 +350,15 @@ std::string FormatMatrixMarkdown() {
     out += " Sources: " + sources + "\n";
   }
   return out;
+}
+
+std::string SglangKvProblem(const ElementFormat& format) {
+  static const std::set<std::string> stored = {"bf16", "fp16",     "fp32",
+                                               "fp8",  "fp8-e4m3", "fp8-e5m2"};
+  if (stored.count(format.name)) return "";
+  return "SGLang stores no " + format.name +
+         " KV cache: its --kv-cache-dtype is the model's dtype, bf16, fp8_e4m3 or fp8_e5m2 "
+         "(fp4_e2m1, an MXFP4 cache on Blackwell, is not modelled)";
 }
 
 std::int64_t VllmInt4KvGroup(const ModelShape& model) {

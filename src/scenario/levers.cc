@@ -214,6 +214,9 @@ std::vector<Lever> Levers(const Scenario& s) {
         lever.not_applicable = runs.error().message();
       }
     }
+    if (f && s.deployment.engine == "sglang" && lever.not_applicable.empty()) {
+      lever.not_applicable = SglangKvProblem(*f);
+    }
     levers.push_back(std::move(lever));
   };
   if (kv && kv->element_bits > 8) kv_lever("fp8");

@@ -389,6 +389,21 @@ Status Int4KvIsVllms(const ReadState& state, Scenario* s) {
           kv->name + " (\"int4\" names vLLM's)");
 }
 
+// SGLang stores its KV cache as the model's dtype or as fp8 (its
+// --kv-cache-dtype: auto, bf16, fp8_e4m3, fp8_e5m2; fp4_e2m1, an MXFP4
+// cache on Blackwell, is not modelled): no int4, int2, per-token-head fp8
+// or NVFP4 cache.
+Status KvIsOneSglangStores(const ReadState& state, Scenario* s) {
+  if (s->pricing || s->deployment.engine != "sglang") return OkStatus();
+  auto kv = ParseElementFormat(s->kv_format);
+  if (!kv) return OkStatus();  // the row's domain said so
+  const std::string problem = SglangKvProblem(*kv);
+  if (problem.empty()) return OkStatus();
+  return state.source().Bad(
+      state.Given("/kv_format") ? state.At("/kv_format") : std::string("/kv_format"),
+      problem + "; serve it with deployment.engine \"vllm\", or pick one of those");
+}
+
 // vLLM's SchedulerConfig refuses a token budget below the sequence cap
 // (every running request decodes a token a step); the defaults are the
 // engine's for the GPU.
@@ -480,6 +495,11 @@ const std::vector<Rule>& CrossKeyRules() {
        "names it); another group size is not one vLLM runs (a sweep point that breaks it is a "
        "row marked not runnable)",
        Int4KvIsVllms, true},
+      {"",
+       "`kv_format` on SGLang is one its `--kv-cache-dtype` stores: the model's dtype (bf16, "
+       "fp16, fp32) or fp8 (`fp8`, `fp8-e4m3`, `fp8-e5m2`) (a sweep point that breaks it is a "
+       "row marked not runnable)",
+       KvIsOneSglangStores, true},
       {"",
        "`engine.max_num_batched_tokens` must be at least `engine.max_num_seqs` on vLLM (the "
        "engine's defaults for the GPU when not set), which its scheduler requires (a sweep point "

@@ -122,6 +122,36 @@ TEST(ScenarioRunTest, Int4KvIsVllmsPerTokenHeadLayoutAndItsTimingIsAssumed) {
   EXPECT_NE(message.find("kv_cache stored as int4-g128"), std::string::npos) << message;
 }
 
+// SGLang stores its KV cache as the model's dtype or fp8 (--kv-cache-dtype
+// auto, bf16, fp8_e4m3, fp8_e5m2): int4, per-token-head fp8 and NVFP4 (on
+// a B200, where vLLM runs it) are refused naming kv_format; fp8 runs.
+TEST(ScenarioRunTest, SglangRunsOnlyTheKvFormatsItStores) {
+  auto parse = [](const std::string& kv, const std::string& gpu) {
+    return ParseScenario(R"({"model": "qwen3-8b", "kv_format": ")" + kv +
+                             R"(", "deployment": {"engine": "sglang", "gpu": ")" + gpu + R"("}})",
+                         "s.json");
+  };
+  for (const char* kv : {"int4", "fp8-per-token-head"}) {
+    auto s = parse(kv, "h100-sxm");
+    ASSERT_FALSE(s.ok()) << kv;
+    EXPECT_EQ(s.error().message().rfind(std::string("s.json#/kv_format: SGLang stores no "), 0), 0u)
+        << s.error().message();
+  }
+  auto nvfp4 = parse("nvfp4", "b200");
+  ASSERT_FALSE(nvfp4.ok());
+  EXPECT_NE(nvfp4.error().message().find("SGLang stores no nvfp4 KV cache: its --kv-cache-dtype "
+                                         "is the model's dtype, bf16, fp8_e4m3 or fp8_e5m2"),
+            std::string::npos)
+      << nvfp4.error().message();
+  EXPECT_TRUE(parse("fp8", "h100-sxm").ok());
+  EXPECT_TRUE(parse("bf16", "h100-sxm").ok());
+  // The same NVFP4 cache on vLLM runs on a B200.
+  EXPECT_TRUE(ParseScenario(R"({"model": "qwen3-8b", "kv_format": "nvfp4",
+      "deployment": {"gpu": "b200"}})",
+                            "s.json")
+                  .ok());
+}
+
 // Without deployment.memory_fraction vLLM takes 0.9 of the GPU and SGLang
 // its own mem_fraction_static: on one H100 (81,510.8 MiB usable: 0.9 of it
 // is the 76,922,864,271 B of fit_test.cc) SGLang reserves 512 + 1.5 x 8,192

@@ -91,6 +91,12 @@ FormatRun HowGpuRuns(const GpuSpec& gpu, FormatRole role, const ElementFormat& f
 // gives.
 Status CheckGpuRuns(const GpuSpec& gpu, FormatRole role, const ElementFormat& format);
 
+// Empty when SGLang stores a KV cache in `format`, else why not: its
+// --kv-cache-dtype is the model's dtype, bf16, fp8_e4m3 or fp8_e5m2
+// (fp4_e2m1, an MXFP4 cache on Blackwell, is not modelled), so no int4,
+// int2, per-token-head fp8 or NVFP4 cache.
+std::string SglangKvProblem(const ElementFormat& format);
+
 // The matrix as Markdown tables (weights, then KV cache): one row per
 // format, one column per architecture; docs/hardware.md#formats holds it.
 std::string FormatMatrixMarkdown();
