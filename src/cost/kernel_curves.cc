@@ -120,7 +120,13 @@ double ExpectedBusiestShare(const std::vector<double>& q, int ep) {
   const double z =
       kMaxNormal[lo] + (at - static_cast<double>(lo)) * (kMaxNormal[hi] - kMaxNormal[lo]);
   const double sd = std::sqrt(local * var * (n - local) / std::max(1.0, n - 1));
-  return local * mean + z * sd;
+  // The GPU holding the most popular expert takes its share and, on
+  // average, local - 1 of the others': a lower bound of the busiest GPU's
+  // share that the normal approximation falls below when a GPU holds few
+  // experts (one a GPU: the busiest takes exactly the largest q).
+  const double top = *std::max_element(q.begin(), q.end());
+  const double rest = n > 1 ? (n * mean - top) / (n - 1) * std::max(0.0, local - 1) : 0.0;
+  return std::max(local * mean + z * sd, top + rest);
 }
 
 namespace {

@@ -110,8 +110,23 @@ TEST(KernelCurvesTest, BusiestGpuShareIsTheMeanPlusTheExpectedMaximumDeviation) 
   // q = {1, 0.5, 0.5, 0} over 2 GPUs of 2 experts: mean share 2 x 0.5 = 1;
   // variance of q 0.125; of a 2-of-4 draw's sum 2 x 0.125 x (4 - 2) / 3 =
   // 1 / 6, sd 0.408248; E[max of 2 normals] = 1 / sqrt(pi) = 0.5642:
-  // 1 + 0.5642 x 0.408248 = 1.230333.
-  EXPECT_NEAR(ExpectedBusiestShare({1, 0.5, 0.5, 0}, 2), 1.230333, 1e-6);
+  // 1 + 0.5642 x 0.408248 = 1.230333. Exactly: expert 0's partner is one
+  // of {0.5, 0.5, 0} alike, so the busiest GPU holds 1.5 (2 in 3) or 1 (its
+  // partner 0, the other GPU 1): 4 / 3, the bound of the GPU holding
+  // q = 1 with an average other, 1 + (2 - 1) / 3.
+  EXPECT_NEAR(ExpectedBusiestShare({1, 0.5, 0.5, 0}, 2), 4.0 / 3.0, 1e-12);
+  // Mixtral's 8 experts, top 2, over 8 GPUs, one each: the busiest holds
+  // the most popular, q0 = 2 / (1 + 2^-1.2 + ... + 8^-1.2) = 2 / 2.333018
+  // = 0.857259 (42.9% of the pairs; the approximation gave 0.602).
+  const std::vector<double> mixtral = RoutingProbabilities(8, 2, 1.2);
+  EXPECT_NEAR(ExpectedBusiestShare(mixtral, 8), 0.857259, 1e-6);
+  // 16 experts of q 1, 0.5, 0.5 and 13 x 0 over 2 GPUs: mean q 0.125,
+  // variance 0.078125, sd of an 8-of-16 draw's sum sqrt(8 x 0.078125 x 8 /
+  // 15) = 0.577350, so the approximation is 1 + 0.5642 x 0.577350 =
+  // 1.325741, below the GPU holding q = 1 with 7 average others,
+  // 1 + 7 x (2 - 1) / 15 = 1.466667: the bound is taken.
+  EXPECT_NEAR(ExpectedBusiestShare({1, 0.5, 0.5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 2),
+              1.0 + 7.0 / 15.0, 1e-12);
   // One GPU holds every expert: the whole share, 2.
   EXPECT_DOUBLE_EQ(ExpectedBusiestShare({1, 0.5, 0.5, 0}, 1), 2.0);
   // Equal popularity has no skew: 8 experts of q 0.25 over 4 GPUs, 0.5 each.

@@ -144,7 +144,9 @@ MoeLoad ExpectedMoeLoad(double tokens, int experts, int top_k, double alpha, int
 // the expected maximum of `ep` standard normal deviates (0.564, 1.029,
 // 1.424, 1.766, 2.070, 2.343 for 2 ... 64, by log2 between) times the
 // share's standard deviation, drawing q.size() / ep of the q_i without
-// replacement. Precondition: ep >= 1.
+// replacement; and at least the share of the GPU holding the largest q_i
+// (it plus q.size() / ep - 1 average others), which that approximation
+// misses with few experts a GPU. Precondition: ep >= 1.
 double ExpectedBusiestShare(const std::vector<double>& q, int ep);
 
 struct AllReducePoint {
