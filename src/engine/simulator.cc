@@ -204,6 +204,7 @@ void Engine::OnRelease(Seconds now, const Release& e) {
   rec.is_summary = request.is_summary;
   rec.replica = r;
   rec.release_s = sent;
+  rec.arrived_s = now;
   if (e.replica >= 0) {
     rec.frontend_s = FrontendWork(request) + config_.request_latency_s;
     // The wait is what is left of now - sent once the API server's own

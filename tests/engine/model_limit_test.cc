@@ -101,6 +101,7 @@ TEST(ModelLimitTest, LatencySummariesFollowTheirDefinitions) {
   auto record = [](Seconds release, Seconds admitted, Seconds first, Seconds finish, Tokens out) {
     RequestRecord r;
     r.release_s = release;
+    r.arrived_s = release;  // no API server: at the scheduler when sent
     r.admitted_s = admitted;
     r.first_token_s = first;
     r.finish_s = finish;

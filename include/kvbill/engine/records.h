@@ -17,7 +17,11 @@ struct RequestRecord {
   int turn = 0;
   bool is_summary = false;
   int replica = 0;
-  Seconds release_s = 0;   // when the client sent it
+  Seconds release_s = 0;  // when the client sent it
+  // When it reached its replica's scheduler: release_s + frontend_s +
+  // frontend_wait_s, but the time the engine had then, not that sum (whose
+  // rounding differs from it by ~1e-16 s).
+  Seconds arrived_s = 0;
   Seconds admitted_s = 0;  // first admission into the running batch
   // Its own time in the API server and on the way (the frontend's work on
   // it and the request latency): between release and admission, but spent

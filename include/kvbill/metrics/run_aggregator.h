@@ -29,7 +29,8 @@ namespace kvbill {
 // A request's queueing delay: release to first admission less its own time
 // in the API server and on the way (RequestRecord::frontend_s), which is
 // service, not waiting; waiting behind other requests in the API server
-// counts.
+// counts. Computed as arrival to admission plus frontend_wait_s, so that a
+// request admitted on arrival that waited for no one waited exactly 0.
 Seconds QueueSeconds(const RequestRecord& r);
 
 // One task's metrics folded from its records (in the order given).
