@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "cli/remove_on_signal.h"
+#include "cli/standard_output.h"
 #include "kvbill/util/file.h"
 
 namespace kvbill::cli {
@@ -66,10 +67,8 @@ AtomicOutputFile::~AtomicOutputFile() {
 
 Status AtomicOutputFile::Commit() {
   if (path_ == "-") {
-    std::cout.flush();
-    if (!std::cout) return Error("standard output: write failed");
     committed_ = true;
-    return OkStatus();
+    return FlushStandardOutput();
   }
   if (temp_path_.empty()) {
     // In place: the stream's failure is the write's (ENOSPC on /dev/full).

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli/standard_output.h"
 #include "kvbill/scenario/sweep.h"
 #include "kvbill/util/embedded.h"
 #include "kvbill/util/file.h"
@@ -186,8 +187,7 @@ int ReportError(const std::string& command, const Error& error) {
 Status EmitOutput(const std::string& command, const std::string& text, const std::string& path) {
   if (path.empty() || path == "-") {
     std::cout << text;
-    std::cout.flush();
-    return OkStatus();
+    return FlushStandardOutput();
   }
   if (Status s = WriteFileAtomically(path, text); !s) return s;
   NoteWritten(command, path);

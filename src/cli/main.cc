@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/standard_output.h"
 #include "kvbill/util/names.h"
 
 namespace kvbill::cli {
@@ -122,6 +123,7 @@ int Run(const std::vector<std::string>& args);
 
 int main(int argc, char** argv) {
   std::set_terminate(kvbill::cli::OnTerminate);
+  kvbill::cli::StandardOutput standard_output;
   try {
     const std::vector<std::string> args(argv + 1, argv + argc);
     // The prefix of the command's own errors: "kvbill trace convert: ".
@@ -133,7 +135,15 @@ int main(int argc, char** argv) {
       }
       kvbill::cli::g_prefix += ": ";
     }
-    return kvbill::cli::Run(args);
+    const int status = kvbill::cli::Run(args);
+    // A command that succeeded (or found a check broken) but whose output
+    // did not reach standard output has failed: exit 2 and the reason. A
+    // command that failed has said why already.
+    if (auto written = kvbill::cli::FlushStandardOutput(); !written && status < 2) {
+      std::cerr << kvbill::cli::g_prefix << written.error().message() << "\n";
+      return written.error().exit_status();
+    }
+    return status;
   } catch (...) {
     kvbill::cli::Fatal(kvbill::cli::Describe(std::current_exception()));
   }

@@ -19,6 +19,7 @@
 #include "cli/json_number.h"
 #include "cli/progress.h"
 #include "cli/simulate_api.h"
+#include "cli/standard_output.h"
 #include "kvbill/metrics/billing.h"
 #include "kvbill/report/table.h"
 #include "kvbill/scenario/budget.h"
@@ -416,8 +417,9 @@ class SimulateOutput {
     } else {
       std::cout << Text(scenario, sum, totals, warnings);
     }
-    std::cout.flush();
-    if (printed.ok() && !std::cout) printed = Error("cannot write the output");
+    // A failed write to standard output is said as main says it, with the
+    // reason cli/standard_output.h keeps.
+    if (!std::cout) printed = FlushStandardOutput();
     if (!printed.ok()) return ReportError("simulate", printed.error());
     return 0;
   }

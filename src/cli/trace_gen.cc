@@ -10,6 +10,7 @@
 
 #include "cli/atomic_output.h"
 #include "cli/cli_util.h"
+#include "cli/standard_output.h"
 #include "kvbill/trace/generator.h"
 #include "kvbill/trace/writer.h"
 
@@ -87,6 +88,9 @@ int RunTraceGen(const Args& args) {
   TraceGenerator generator(std::move(*preset), seed);
   if (output == "-") {
     if (auto s = Generate(&generator, tasks, &std::cout); !s) {
+      // A failed write stops the generation: said as main says it.
+      if (auto written = FlushStandardOutput(); !written)
+        return ReportError(command, written.error());
       return ReportError(command, s.error().Within("stdout"));
     }
     return 0;

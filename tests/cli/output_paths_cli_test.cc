@@ -57,6 +57,50 @@ TEST_F(OutputPathsCliTest, ADeviceIsWrittenInPlaceAndItsErrorsReported) {
   EXPECT_TRUE(S_ISCHR(st.st_mode));
 }
 
+// Standard output that takes no bytes (`> /dev/full`, ENOSPC) is a failed
+// run whatever the command: exit 2 and one line with the system's reason,
+// in place of the 0 most commands exited with (and the 1 of a broken
+// budget: tight_budget.json breaks one, so check exits 1 to /dev/null).
+// trace gen's 2,000 tasks (far beyond one 64 KiB buffer) fail at the first
+// buffer, whose reason the C library's buffering forgot by the end.
+TEST_F(OutputPathsCliTest, AFailedWriteToStandardOutputIsExitTwoInEveryCommand) {
+  const std::string full = ": standard output: write failed: No space left on device\n";
+  const std::string sweep = "--scenario tests/data/scenarios/small_sweep.json --jobs 1";
+  const std::string shards = (dir_ / "0.json").string() + " " + (dir_ / "1.json").string();
+  for (const char* shard : {"0", "1"}) {
+    const auto made =
+        testing::RunKvbillInSourceDir("sweep " + sweep + " --format json --shard " + shard +
+                                      "/2 -o " + (dir_ / shard).string() + ".json");
+    ASSERT_EQ(made.exit_status, 0) << made.err;
+  }
+  const struct {
+    std::string command, args;
+    int to_null;  // the exit status when standard output takes every byte
+  } cases[] = {
+      {"bill", "tests/data/bill/views.jsonl --by call", 0},
+      {"bill", "tests/data/bill/views.jsonl -o -", 0},
+      {"trace convert", "tests/data/traces/native_small.jsonl --to native -o -", 0},
+      {"trace stats", "tests/data/traces/mooncake_small.jsonl", 0},
+      {"trace gen", "--preset coding-agent --tasks 2000 -o -", 0},
+      {"simulate", "--scenario tests/data/scenarios/tight_budget.json", 0},
+      {"simulate", "--scenario tests/data/scenarios/tight_budget.json --format json", 0},
+      {"check", "--scenario tests/data/scenarios/tight_budget.json", 1},
+      {"compare", "--scenario tests/data/scenarios/tight_budget.json", 0},
+      {"sweep", sweep + " --format json", 0},
+      {"merge", shards, 0},
+      {"whatif", "tests/data/traces/api_whatif.jsonl", 0},
+      {"models", "", 0},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.command + " " + c.args);
+    const auto to_null = testing::RunKvbillInSourceDir(c.command + " " + c.args + " > /dev/null");
+    EXPECT_EQ(to_null.exit_status, c.to_null) << to_null.err;
+    const auto to_full = testing::RunKvbillInSourceDir(c.command + " " + c.args + " > /dev/full");
+    EXPECT_EQ(to_full.exit_status, 2);
+    EXPECT_EQ(to_full.err, "kvbill " + c.command + full);
+  }
+}
+
 TEST_F(OutputPathsCliTest, AFifoIsWrittenInPlace) {
   const fs::path fifo = dir_ / "out.fifo";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
