@@ -286,10 +286,7 @@ int RunMerge(const Args& args) {
     if (!text) return ReportError("merge", text.error());
     json_input::Problem problem;
     auto parsed = json_input::ParseOrdered(*text, &problem);
-    if (!parsed) {
-      return ReportError("merge",
-                         Error(path + ": not the JSON output of kvbill sweep or kvbill plan"));
-    }
+    if (!parsed) return ReportError("merge", Error(json_input::Describe(path, *text, problem)));
     docs.push_back(std::move(*parsed));
   }
   if (IsPlanDocument(docs.front())) {

@@ -307,7 +307,21 @@ std::vector<Case> BillAndMergeCases() {
   };
   const std::string merge = "kvbill merge: " + kDir;
   for (const auto& [file, what] : std::vector<std::pair<std::string, std::string>>{
-           {"shard_not_json.json", ": not the JSON output of kvbill sweep or kvbill plan"},
+           // JSON errors say where, as a scenario's do (merge said only
+           // "not the JSON output of kvbill sweep or kvbill plan"). The text
+           // ends after "[" and its newline: line 2, column 1.
+           {"shard_not_json.json",
+            ":2:1: not valid JSON: syntax error while parsing value - unexpected end of input; "
+            "expected '[', '{', or a literal"},
+           // The ']' after "}," is column 65 of line 2.
+           {"shard_trailing_comma.json",
+            ":2:65: not valid JSON: syntax error while parsing value - unexpected ']'; expected "
+            "'[', '{', or a literal"},
+           {"shard_repeated_key.json", "#/total_points: repeated key"},
+           // `{"scenario": "s", "axes": ` is 26 characters, then 300 '[': the
+           // k-th '[' is column 26 + k and opens level k + 1 (the object is
+           // level 1), so level 257 is the 256th, column 282.
+           {"shard_too_deep.json", ":1:282: not valid JSON: nested deeper than 256 levels"},
            {"shard_bad_index.json", "#/points/0/index: must be an integer in [0, 2), got \"zero\""},
            {"shard_negative_total.json", "#/total_points: must be a positive integer, got -3"},
            {"shard_missing_column.json", "#/points/0/summary/requests: missing"},
