@@ -14,6 +14,8 @@ namespace {
 // A price field in dollars per token as pico-dollars per token, or nullopt
 // when absent or null. Any other non-number is an error naming the pointer:
 // a price that silently went missing would drop the model from the sheet.
+// A negative price is shown as written, in dollars per token ("got -3e-06",
+// not the -3 $/Mtok it converts to).
 Result<std::optional<PicoUsdPerToken>> Field(const Json& entry, const std::string& key,
                                              const std::string& pointer) {
   const auto it = entry.find(key);
@@ -21,6 +23,9 @@ Result<std::optional<PicoUsdPerToken>> Field(const Json& entry, const std::strin
   if (!it->is_number()) {
     return Error(pointer + "/" + key + ": must be a number of dollars per token, got " +
                  Quote(*it));
+  }
+  if (it->get<double>() < 0) {
+    return Error(pointer + "/" + key + ": must be a non-negative number, got " + Quote(*it));
   }
   auto price = PriceFromUsdPerMtok(it->get<double>() * 1e6);
   if (!price) return price.error().Within(pointer + "/" + key);

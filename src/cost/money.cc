@@ -45,7 +45,9 @@ Result<Money> TokensTimesPrice(Tokens tokens, PicoUsdPerToken price) {
 }
 
 Result<PicoUsdPerToken> PriceFromUsdPerMtok(double usd_per_mtok) {
-  if (!std::isfinite(usd_per_mtok) || usd_per_mtok < 0) {
+  // +infinity is above the bound (a price per token of 1e303 is one per
+  // Mtok beyond a double); NaN and negatives are no price.
+  if (std::isnan(usd_per_mtok) || usd_per_mtok < 0) {
     std::ostringstream text;
     text << usd_per_mtok;
     return Error("must be a non-negative number, got " + text.str());

@@ -294,9 +294,16 @@ std::vector<Case> BillAndMergeCases() {
            "input_cost_per_token: must be a number of dollars per token, got \"NaN\"\n"},
       {"bill " + log + " --prices " + kDir + "prices_negative.json -o {OUT}",
        bill + "prices_negative.json" + sonnet +
-           "input_cost_per_token: must be a non-negative number, got -3\n"},
+           // As written, in $/token: -3e-06 (it showed the -3 $/Mtok it
+           // converts to, beside a pointer to a $/token field).
+           "input_cost_per_token: must be a non-negative number, got -3e-06\n"},
       {"bill " + log + " --prices " + kDir + "prices_1e300.json -o {OUT}",
        bill + "prices_1e300.json" + sonnet +
+           "input_cost_per_token: is above $100,000,000 per Mtok ($100 per token)\n"},
+      // 1e303 $/token is 1e309 $/Mtok, beyond a double (~1.8e308): above the
+      // bound too, not "must be a non-negative number, got inf".
+      {"bill " + log + " --prices " + kDir + "prices_1e303.json -o {OUT}",
+       bill + "prices_1e303.json" + sonnet +
            "input_cost_per_token: is above $100,000,000 per Mtok ($100 per token)\n"},
       {"bill " + log + " --prices " + kDir + "prices_infinity.json -o {OUT}",
        bill + "prices_infinity.json: number out of range: 1e999\n"},

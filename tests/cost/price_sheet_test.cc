@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+#include <string>
+
 #include "kvbill/cost/money.h"
 
 namespace kvbill {
@@ -21,6 +25,11 @@ TEST(PriceMoneyTest, PricesAreWholePicoDollarsPerToken) {
   EXPECT_EQ(*PriceFromUsdPerMtok(0.003625), 3'625);
   EXPECT_EQ(PriceFromUsdPerMtok(-1).error().message(), "must be a non-negative number, got -1");
   EXPECT_EQ(FormatUsdPerMtok(3'750'000), "3.75");
+  // +infinity is above the $1e8 bound, not "no number"; NaN is no number.
+  EXPECT_EQ(PriceFromUsdPerMtok(std::numeric_limits<double>::infinity()).error().message(),
+            "is above $100,000,000 per Mtok ($100 per token)");
+  EXPECT_EQ(PriceFromUsdPerMtok(std::nan("")).error().message(),
+            "must be a non-negative number, got nan");
 }
 
 TEST(PriceMoneyTest, FormatsExactAndRoundedDollars) {
@@ -92,6 +101,26 @@ TEST(PriceSheetTest, KvbillSheetErrorsCarryAJsonPointer) {
       "p.json");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().message(), "p.json#/models/m/cache_write_1h: missing");
+}
+
+// LiteLLM prices are dollars per token, and an error shows the price as the
+// file wrote it: -3e-06 (it said "got -3", the $/Mtok kvbill converts to,
+// beside a pointer to a $/token field). 1e303 $/token is 1e309 $/Mtok,
+// beyond a double (~1.8e308): above the bound, not "got inf".
+TEST(PriceSheetTest, LiteLlmPriceErrorsShowThePriceAsWritten) {
+  const auto error_of = [](const std::string& input) {
+    const auto sheet = ImportLiteLlmPrices(
+        R"({"m": {"input_cost_per_token": )" + input + R"(, "output_cost_per_token": 1.5e-05}})",
+        "p.json");
+    return sheet.ok() ? std::string("(no error)") : sheet.error().message();
+  };
+  EXPECT_EQ(error_of("-3e-06"),
+            "p.json#/m/input_cost_per_token: must be a non-negative number, got -3e-06");
+  EXPECT_EQ(error_of("-0.5"),
+            "p.json#/m/input_cost_per_token: must be a non-negative number, got -0.5");
+  EXPECT_EQ(error_of("1e303"),
+            "p.json#/m/input_cost_per_token: is above $100,000,000 per Mtok ($100 per token)");
+  EXPECT_EQ(error_of("3e-06"), "(no error)");
 }
 
 TEST(PriceSheetTest, ImportsLiteLlmWithProviderRulesForAbsentFields) {

@@ -43,8 +43,8 @@ Result<Money> TokensTimesPrice(Tokens tokens, PicoUsdPerToken price);
 
 // A price given in dollars per million tokens (3.75) as pico-dollars per
 // token (3,750,000), rounded to the nearest whole unit. Errors: "must be a
-// non-negative number, got -1", "is above $100,000,000 per Mtok ($100 per
-// token)".
+// non-negative number, got -1" (also NaN), "is above $100,000,000 per Mtok
+// ($100 per token)" (also +infinity).
 Result<PicoUsdPerToken> PriceFromUsdPerMtok(double usd_per_mtok);
 
 // The price back in dollars per million tokens, exact decimal: "3.75".
