@@ -14,17 +14,32 @@
 namespace kvbill::cli {
 namespace {
 
-constexpr char kUsage[] =
-    "usage: kvbill check --scenario S.json [--trace T] [--format table|json]\n\n"
-    "Simulates the scenario and compares the run with its \"budgets\" block, e.g.\n"
-    "  \"budgets\": {\"cost_per_task_usd.p90\": {\"max\": 0.12}, \"hit_rate\": {\"min\": 0.9}}\n"
-    "Exit status 0 when every budget holds, 1 with a table of what broke, 2 on bad input.\n"
-    "A scenario with \"pricing\" is billed at an API provider's rules and list prices;\n"
-    "its budgets may be cost_per_task_usd.*, hit_rate, cost_usd and the warnings\n"
-    "warnings.pricing_model_unused and warnings.policy_no_effect.\n"
-    "A run that serves no request breaks every budget but warnings.* (nothing was\n"
-    "measured); the run's warnings follow the table.\n"
-    "Metrics: docs/ci.md.\n";
+// The help. The metrics an API-mode scenario may budget come from the list
+// CheckBudgetsApply holds them to, so the two cannot disagree.
+std::string Usage() {
+  std::string usage =
+      "usage: kvbill check --scenario S.json [--trace T] [--format table|json]\n\n"
+      "Simulates the scenario and compares the run with its \"budgets\" block, e.g.\n"
+      "  \"budgets\": {\"cost_per_task_usd.p90\": {\"max\": 0.12}, \"hit_rate\": {\"min\": 0.9}}\n"
+      "Exit status 0 when every budget holds, 1 with a table of what broke, 2 on bad input.\n"
+      "A scenario with \"pricing\" is billed at an API provider's rules and list prices;\n"
+      "its budgets may be only";
+  std::size_t line = usage.size() - usage.rfind('\n') - 1;
+  const std::vector<std::string> metrics = ApiBudgetMetricChoices();
+  for (std::size_t i = 0; i < metrics.size(); ++i) {
+    const std::string word = metrics[i] + (i + 1 < metrics.size() ? "," : ".");
+    if (line + 1 + word.size() > 80) {
+      usage += "\n ";
+      line = 1;
+    }
+    usage += " " + word;
+    line += 1 + word.size();
+  }
+  return usage +
+         "\nA run that serves no request breaks every budget but warnings.* (nothing was\n"
+         "measured); the run's warnings follow the table.\n"
+         "Metrics: docs/ci.md.\n";
+}
 
 // A limit as written: a whole number with separators, else the shortest
 // decimal that reads back as it.
@@ -79,7 +94,7 @@ int RunCheck(const Args& args) {
       "format", po::value(&format)->default_value("table"),
       "table or json (each budget's limits, actual value, ok, and how far it broke)");
   po::variables_map vm;
-  if (auto stop = ParseOptions(args, "check", kUsage, options, vm)) return *stop;
+  if (auto stop = ParseOptions(args, "check", Usage(), options, vm)) return *stop;
   if (auto s = CheckChoice("format", format, "table|json"); !s) {
     return ReportError("check", s.error());
   }

@@ -15,6 +15,9 @@ constexpr std::array<const char*, 6> kSummaries = {
 constexpr std::array<const char*, 4> kLatencies = {"ttft_s", "tpot_s", "queue_s", "completion_s"};
 constexpr std::array<const char*, 5> kStats = {"mean", "p50", "p90", "p99", "max"};
 constexpr std::array<const char*, 3> kScalars = {"hit_rate", "cost_usd", "preemptions"};
+// What API mode measures (api_run.h) besides its warnings (ApiWarningCodes).
+constexpr const char* kApiSummary = "cost_per_task_usd";
+constexpr std::array<const char*, 2> kApiScalars = {"hit_rate", "cost_usd"};
 
 double Pick(const Summary& s, const std::string& stat) {
   if (stat == "mean") return s.mean;
@@ -81,21 +84,35 @@ std::vector<SloCheck> CheckSlo(const std::vector<SloTarget>& slo, const RunSumma
 }
 
 bool IsApiBudgetMetric(const std::string& name) {
-  return IsBudgetMetric(name) &&
-         (name == "hit_rate" || name == "cost_usd" || name.starts_with("cost_per_task_usd.") ||
-          name == "warnings.context_limit" || name == "warnings.pricing_model_unused" ||
-          name == "warnings.policy_no_effect" || name == "warnings.placeholder_outputs");
+  if (!IsBudgetMetric(name)) return false;
+  if (name.starts_with(std::string(kApiSummary) + ".")) return true;
+  for (const char* s : kApiScalars) {
+    if (name == s) return true;
+  }
+  for (const std::string& code : ApiWarningCodes()) {
+    if (name == "warnings." + code) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> ApiBudgetMetricChoices() {
+  std::vector<std::string> out = {std::string(kApiSummary) + ".{mean,p50,p90,p99,max}"};
+  for (const char* s : kApiScalars) out.emplace_back(s);
+  for (const std::string& code : ApiWarningCodes()) out.push_back("warnings." + code);
+  return out;
 }
 
 Status CheckBudgetsApply(const Scenario& scenario) {
   if (!scenario.pricing) return OkStatus();
   for (const Budget& b : scenario.budgets) {
     if (!IsApiBudgetMetric(b.metric)) {
+      std::string measured;
+      for (const std::string& m : ApiBudgetMetricChoices()) {
+        measured += (measured.empty() ? "" : ", ") + m;
+      }
       return Error(scenario.source + "#/budgets/" + b.metric +
-                   ": not measured for a scenario with \"pricing\" (API mode measures "
-                   "cost_per_task_usd.*, hit_rate, cost_usd and the warnings it raises, "
-                   "warnings.context_limit, warnings.pricing_model_unused, "
-                   "warnings.policy_no_effect and warnings.placeholder_outputs)");
+                   ": not measured for a scenario with \"pricing\" (API mode measures " + measured +
+                   ")");
     }
   }
   return OkStatus();

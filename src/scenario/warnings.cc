@@ -536,6 +536,13 @@ std::vector<RunWarning> ApiRunWarnings(const Scenario& scenario, const ApiPricin
   return out;
 }
 
+const std::vector<std::string>& ApiWarningCodes() {
+  // One a function ApiRunWarnings calls, in its order.
+  static const std::vector<std::string> codes = {"context_limit", "pricing_model_unused",
+                                                 "policy_no_effect", "placeholder_outputs"};
+  return codes;
+}
+
 std::vector<RunWarning> ApiReplayWarnings(const ApiPricingRun& run) {
   std::vector<RunWarning> out;
   ApiContextLimit(run, &out);

@@ -728,9 +728,9 @@ TEST(CheckCliTest, ApiScenarioBudgetsHoldOrBreakAndEngineMetricsAreErrors) {
   EXPECT_EQ(r.exit_status, 2);
   EXPECT_EQ(r.err, "kvbill check: " + engine +
                        "#/budgets/ttft_s.p90: not measured for a scenario with \"pricing\" (API "
-                       "mode measures cost_per_task_usd.*, hit_rate, cost_usd and the warnings it "
-                       "raises, warnings.context_limit, warnings.pricing_model_unused, "
-                       "warnings.policy_no_effect and warnings.placeholder_outputs)\n");
+                       "mode measures cost_per_task_usd.{mean,p50,p90,p99,max}, hit_rate, "
+                       "cost_usd, warnings.context_limit, warnings.pricing_model_unused, "
+                       "warnings.policy_no_effect, warnings.placeholder_outputs)\n");
 }
 
 TEST(SweepCliTest, ApiScenarioSweepsAndMergesWithTheApiColumns) {

@@ -186,6 +186,30 @@ TEST(WarningsCliTest, PlaceholderOutputsInApiModeTooAndABudgetGatesOnIt) {
   EXPECT_EQ(RunKvbill("check --scenario " + gated_without).exit_status, 0);
 }
 
+// Each warning an API run raises (docs/ci.md's list) is a budget check
+// accepts for a scenario with "pricing", and `check --help` lists it: the
+// help named only pricing_model_unused and policy_no_effect.
+TEST(WarningsCliTest, CheckHelpListsEveryWarningAnApiBudgetMayName) {
+  const std::string trace = Write("api_help.jsonl", OneTaskTrace("\"out\":5"));
+  const auto help = RunKvbill("check --help");
+  ASSERT_EQ(help.exit_status, 0) << help.err;
+  for (const std::string code :
+       {"context_limit", "pricing_model_unused", "policy_no_effect", "placeholder_outputs"}) {
+    SCOPED_TRACE(code);
+    EXPECT_NE(help.out.find("warnings." + code), std::string::npos) << help.out;
+    const std::string scenario =
+        Write("api_help_" + code + ".json",
+              R"({"trace": {"file": ")" + trace +
+                  R"("}, "pricing": {"provider": "anthropic", "model": "claude-sonnet-4-5"}, )"
+                  R"("budgets": {"warnings.)" +
+                  code + R"(": {"max": 0}}})");
+    const auto run = RunKvbill("check --scenario " + scenario);
+    EXPECT_EQ(run.exit_status, 0) << run.err;
+  }
+  // An engine-only metric is not listed.
+  EXPECT_EQ(help.out.find("warnings.overloaded"), std::string::npos) << help.out;
+}
+
 // Tensor parallelism over 16 H100s: the all-reduce tables stop at 8 GPUs,
 // so the collective is modelled (a ring over the link), and the run says so.
 TEST(WarningsCliTest, TimingAssumedForAnAllReduceNoTableMeasures) {

@@ -15,7 +15,8 @@
 //   warnings.<code>                             how many warnings of that code
 //                                               the run raised (warnings.h)
 // A scenario with "pricing" (API mode, api_run.h) measures only
-// cost_per_task_usd.*, hit_rate and cost_usd.
+// cost_per_task_usd.*, hit_rate, cost_usd and the warnings an API run
+// raises (ApiBudgetMetricChoices).
 #ifndef KVBILL_SCENARIO_BUDGET_H_
 #define KVBILL_SCENARIO_BUDGET_H_
 
@@ -38,9 +39,15 @@ std::vector<std::string> BudgetMetricNames();
 // Whether the API mode measures `metric` (the list above).
 bool IsApiBudgetMetric(const std::string& name);
 
+// What IsApiBudgetMetric accepts, for messages and help:
+// "cost_per_task_usd.{mean,p50,p90,p99,max}", "hit_rate", "cost_usd", then
+// "warnings.<code>" for each of ApiWarningCodes().
+std::vector<std::string> ApiBudgetMetricChoices();
+
 // Error when a budget of an API-mode scenario names a metric only the engine
 // measures: "s.json#/budgets/ttft_s.p90: not measured for a scenario with
-// \"pricing\" (API mode measures cost_per_task_usd.*, hit_rate, cost_usd)".
+// \"pricing\" (API mode measures cost_per_task_usd.{mean,p50,p90,p99,max},
+// hit_rate, cost_usd, warnings.context_limit, ...)".
 Status CheckBudgetsApply(const Scenario& scenario);
 
 // What the metrics above need of a run, without its per-task lists: the

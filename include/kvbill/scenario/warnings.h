@@ -87,9 +87,14 @@ std::string RequestLimitText(Tokens pool_context_len, Tokens max_model_len);
 std::vector<RunWarning> EngineRunWarnings(const Scenario& scenario, const SimulationTotals& totals,
                                           const RunSummary& summary);
 
-// The warnings of one API run (a scenario with "pricing"): context_limit,
-// pricing_model_unused, policy_no_effect, placeholder_outputs.
+// The warnings of one API run (a scenario with "pricing"), in
+// ApiWarningCodes order.
 std::vector<RunWarning> ApiRunWarnings(const Scenario& scenario, const ApiPricingRun& run);
+
+// The codes ApiRunWarnings can raise: context_limit, pricing_model_unused,
+// policy_no_effect, placeholder_outputs (the warnings.<code> budgets an API
+// run measures, budget.h).
+const std::vector<std::string>& ApiWarningCodes();
 
 // Of those, the ones an API replay raises whatever its scenario: prompts
 // above the model's window (context_limit) and placeholder outputs; for
