@@ -201,6 +201,7 @@ Result<std::vector<Task>> LoadScenarioTasks(const Scenario& s) {
       if (!f) return f.error().Within(s.source + "#/trace/format");
       format = *f;
     }
+    if (auto checked = CheckTraceFile(s); !checked) return checked.error();
     auto read = ReadTraceTasks(s.trace.file, format);
     if (read && read->empty()) {
       return Error(s.trace.file + ": no tasks (the trace holds none to simulate)");

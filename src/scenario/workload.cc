@@ -108,6 +108,19 @@ Result<GeneratorPreset> ScenarioGenerator(const Scenario& s) {
   return preset;
 }
 
+Status CheckTraceFile(const Scenario& s) {
+  const std::string& file = s.trace.file;
+  if (file.empty() || file == "-") return OkStatus();
+  std::error_code ec;
+  const std::filesystem::file_type type = std::filesystem::status(file, ec).type();
+  const std::string where = s.source + "#/trace/file: " + file + ": ";
+  if (type == std::filesystem::file_type::not_found) return Error(where + "file not found");
+  if (type == std::filesystem::file_type::directory) {
+    return Error(where + "a directory, not a trace file");
+  }
+  return OkStatus();
+}
+
 Result<std::unique_ptr<TaskSource>> TaskSource::Open(const Scenario& s) {
   std::unique_ptr<TaskSource> source(new TaskSource());
   if (!s.trace.file.empty()) {
@@ -117,9 +130,7 @@ Result<std::unique_ptr<TaskSource>> TaskSource::Open(const Scenario& s) {
       if (!f) return f.error().Within(s.source + "#/trace/format");
       format = *f;
     }
-    if (std::error_code ec; std::filesystem::is_directory(s.trace.file, ec)) {
-      return Error(s.source + "#/trace/file: " + s.trace.file + ": a directory, not a trace file");
-    }
+    if (auto checked = CheckTraceFile(s); !checked) return checked.error();
     auto reader = OpenTrace(s.trace.file, format);
     if (!reader) return reader.error();
     source->reader_ = std::move(*reader);

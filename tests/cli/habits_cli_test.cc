@@ -118,6 +118,31 @@ TEST(HabitsCliTest, MissingFilesSayFileNotFound) {
   EXPECT_TRUE(sim.err.ends_with(": a directory, not a trace file\n")) << sim.err;
 }
 
+// A scenario's trace.file that names nothing is the field's error, as a
+// directory is: it said "kvbill simulate: nope.jsonl: file not found",
+// naming neither the scenario nor the key. Engine runs (simulate) and API
+// runs (check of a scenario with "pricing") read the trace on two paths.
+TEST(HabitsCliTest, AScenarioTraceThatIsMissingIsBlamedOnTheField) {
+  const std::string dir = ::testing::TempDir() + "habits_missing_trace";
+  std::filesystem::create_directories(dir);
+  const std::string engine = dir + "/trace_missing.json";
+  std::ofstream(engine) << R"({"model": "qwen3-8b", "trace": {"file": "nope.jsonl"}})";
+  const std::string api = dir + "/trace_missing_api.json";
+  std::ofstream(api) << R"({"trace": {"file": "nope.jsonl"}, )"
+                        R"("pricing": {"provider": "anthropic", "model": "claude-sonnet-4-5"}, )"
+                        R"("budgets": {"cost_usd": {"max": 1}}})";
+  // A relative trace.file is the scenario directory's (docs/robustness.md#paths).
+  const auto sim = RunKvbillInSourceDir("simulate --scenario " + engine);
+  EXPECT_EQ(sim.exit_status, 2);
+  EXPECT_EQ(sim.out, "");
+  EXPECT_EQ(sim.err, "kvbill simulate: " + engine + "#/trace/file: " + dir +
+                         "/nope.jsonl: file not found\n");
+  const auto check = RunKvbillInSourceDir("check --scenario " + api);
+  EXPECT_EQ(check.exit_status, 2);
+  EXPECT_EQ(check.err,
+            "kvbill check: " + api + "#/trace/file: " + dir + "/nope.jsonl: file not found\n");
+}
+
 // --trace naming a directory was blamed on scenarios/default.json#/trace/file
 // (simulate, compare, plan), a key the user never wrote, or named the path
 // alone (check, report): every command that takes --trace now names the

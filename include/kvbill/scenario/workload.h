@@ -85,6 +85,14 @@ Result<std::optional<PreparedWorkload>> PrepareWorkload(const Scenario& scenario
 // #/trace/generator when the preset is unknown.
 Result<GeneratorPreset> ScenarioGenerator(const Scenario& scenario);
 
+// Whether the scenario's trace.file names a file to read: a path that names
+// nothing or a directory is an error of the field,
+// "s.json#/trace/file: t.jsonl: file not found" and
+// "s.json#/trace/file: t: a directory, not a trace file" (a file that
+// cannot be opened is the reader's error, naming the file). OkStatus
+// without trace.file, and for "-" (standard input).
+Status CheckTraceFile(const Scenario& scenario);
+
 // A scenario's tasks one at a time: the trace's reader, or the generator.
 class TaskSource {
  public:
