@@ -137,6 +137,13 @@ class DynamoReader : public GroupingLineReader {
         }
         ids.push_back(h.get<std::uint64_t>());
       }
+      // The rows do not say their block size; a smaller one than the 512
+      // assumed gives more ids than the prompt's 512-token blocks. Those
+      // past them stand for none of its tokens here: dropped, not refused
+      // (docs/importers.md#dynamo).
+      const auto blocks =
+          static_cast<std::size_t>((row.prompt + kDynamoBlockTokens - 1) / kDynamoBlockTokens);
+      if (ids.size() > blocks) ids.resize(blocks);
       if (std::string problem =
               BlockCoverageProblem(BlockHashes{kDynamoBlockTokens, ids}, row.prompt, "hash_ids");
           !problem.empty()) {

@@ -65,12 +65,21 @@ std::string BlockCoverageProblem(const BlockHashes& blocks, Tokens prompt_tokens
                                  std::string_view field) {
   if (blocks.block_size <= 0) return "";
   const Tokens full = prompt_tokens / blocks.block_size;
-  if (static_cast<Tokens>(blocks.hashes.size()) >= full) return "";
-  return "\"" + std::string(field) + "\" holds " + std::to_string(blocks.hashes.size()) +
-         " block hashes, fewer than the " + std::to_string(full) + " full blocks of " +
-         std::to_string(blocks.block_size) + " tokens of its " + std::to_string(prompt_tokens) +
-         "-token prompt (one hash a block, the prefix through it; the last, partial block may "
-         "go without)";
+  const Tokens all = full + (prompt_tokens % blocks.block_size != 0 ? 1 : 0);
+  const auto count = static_cast<Tokens>(blocks.hashes.size());
+  const std::string holds =
+      "\"" + std::string(field) + "\" holds " + std::to_string(count) + " block hashes, ";
+  const std::string of = " of " + std::to_string(blocks.block_size) + " tokens of its " +
+                         std::to_string(prompt_tokens) + "-token prompt (one hash a block, the ";
+  if (count < full) {
+    return holds + "fewer than the " + std::to_string(full) + " full blocks" + of +
+           "prefix through it; the last, partial block may go without)";
+  }
+  if (count > all) {
+    return holds + "more than the " + std::to_string(all) + " blocks" + of +
+           "last, partial one included)";
+  }
+  return "";
 }
 
 Status ValidateTask(const Task& task) {

@@ -108,6 +108,25 @@ TEST(TraceDynamoImporterTest, ReadsAliasesAndSessionlessRows) {
   EXPECT_EQ(tasks[1].turns[1].time_s, std::nullopt);  // later rows may omit the timestamp
 }
 
+// Dynamo's rows do not say their block size, and its converter's examples
+// use 64: a 1,000-token prompt then has ceil(1,000 / 64) = 16 ids, where
+// the 512 assumed gives ceil(1,000 / 512) = 2 blocks. The ids past those 2
+// stand for no token of the prompt at 512: dropped, so the turn holds a
+// hash for each of its blocks and no more, as ValidateTask requires of
+// every task (and `trace convert --to native` writes what it reads back).
+TEST(TraceDynamoImporterTest, IdsPastThePromptsBlocksAreDropped) {
+  auto reader = Inline(R"({"session_id":"s","input_length":1000,"output_length":1,"timestamp":0,)"
+                       R"("hash_ids":[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15]})"
+                       "\n");
+  std::string error;
+  const std::vector<Task> tasks = ReadAllTasks(reader.get(), &error);
+  EXPECT_EQ(error, "");
+  ASSERT_EQ(tasks.size(), 1u);
+  ASSERT_TRUE(tasks[0].turns[0].blocks.has_value());
+  EXPECT_EQ(tasks[0].turns[0].blocks->block_size, 512);
+  EXPECT_EQ(tasks[0].turns[0].blocks->hashes, (std::vector<std::uint64_t>{0, 1}));
+}
+
 TEST(TraceDynamoImporterTest, BadRowsNameTheLine) {
   const std::string first =
       R"({"request_id":"a","session_id":"s","input_length":10,"output_length":1,"timestamp":1000})"

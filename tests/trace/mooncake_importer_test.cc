@@ -97,6 +97,34 @@ TEST(TraceMooncakeImporterTest, HashesFewerThanTheFullBlocksNameTheLine) {
             "partial block may go without)");
 }
 
+// hash_ids name the input's blocks, one each, the last, partial one
+// included: ceil(input_length / 512) at most (the data's own description,
+// len(hash_ids) == ceil(input_length / 512)). 1,600 tokens are 3 full
+// blocks (1,536 tokens) and a partial one of 64: 4 blocks, so 4 hashes do
+// and 5 do not; 1,536 tokens are exactly 3 blocks, so 4 do not. Such rows
+// were read, the hashes past the prompt standing for nothing.
+TEST(TraceMooncakeImporterTest, HashesMoreThanTheBlocksNameTheLine) {
+  const std::string text =
+      R"({"timestamp":0,"input_length":1600,"output_length":10,"hash_ids":[1,2,3,4]})"
+      "\n"
+      R"({"timestamp":0,"input_length":1600,"output_length":10,"hash_ids":[1,2,3,4,5]})"
+      "\n";
+  auto reader = NewMooncakeReader(std::make_unique<std::istringstream>(text), "m.jsonl");
+  std::string error;
+  EXPECT_EQ(ReadAllTasks(reader.get(), &error).size(), 1u);
+  EXPECT_EQ(error,
+            "m.jsonl:2: \"hash_ids\" holds 5 block hashes, more than the 4 blocks of 512 tokens "
+            "of its 1600-token prompt (one hash a block, the last, partial one included)");
+  const std::string exact =
+      R"({"timestamp":0,"input_length":1536,"output_length":10,"hash_ids":[1,2,3,4]})"
+      "\n";
+  reader = NewMooncakeReader(std::make_unique<std::istringstream>(exact), "m.jsonl");
+  EXPECT_EQ(ReadAllTasks(reader.get(), &error).size(), 0u);
+  EXPECT_EQ(error,
+            "m.jsonl:1: \"hash_ids\" holds 4 block hashes, more than the 3 blocks of 512 tokens "
+            "of its 1536-token prompt (one hash a block, the last, partial one included)");
+}
+
 // A Dynamo trace whose first row has no Dynamo field is detected as Mooncake
 // (detection reads the first line); its later session rows used to become
 // one-turn tasks without a word, 3 tasks where Dynamo reads 2.

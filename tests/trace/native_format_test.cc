@@ -56,9 +56,9 @@ Task RichTask() {
   second.output = 3;
   second.output_is_placeholder = true;
   second.time_s = 7.0 / 3.0;
-  // One full block of 2^19 tokens in its 1,012,412 (a hash for each full
-  // block at least), and extra hashes past them.
-  second.blocks = BlockHashes{524288, {0, 18446744073709551615ULL, 42}};
+  // One full block of 2^19 tokens in its 1,012,412 and a partial one: a
+  // hash for each, ceil(1,012,412 / 2^19) = 2, the most a turn may hold.
+  second.blocks = BlockHashes{524288, {0, 18446744073709551615ULL}};
   task.turns = {first, second};
   return task;
 }
@@ -132,6 +132,29 @@ TEST(TraceNativeFormatTest, ErrorsNameTheLineTaskTurnAndField) {
             "mem.jsonl:2: task \"a\": \"tool_s_from_start\" must be true or false, got 1");
   EXPECT_EQ(FirstError("{\"id\":\"a\",\"turns\":[]}\n"),
             "mem.jsonl:1: not a kvbill trace: the first line must be {\"kvbill_trace\":1}");
+}
+
+// A turn's hashes name its prompt's blocks: every full one at least, and at
+// most every one, the last, partial one included. 100 tokens in blocks of
+// 16 are 6 full blocks (96 tokens) and a partial one of 4: 6 or 7 hashes;
+// 5 are too few and 8 too many (the 8th stood for no token of the prompt).
+TEST(TraceNativeFormatTest, HashesFewerThanTheFullBlocksOrMoreThanTheBlocksNameTheLine) {
+  const auto turn = [](const std::string& hashes) {
+    return std::string(kHeader) +
+           R"({"id":"a","turns":[{"spans":[{"kind":"user","tokens":100}],"out":5,)"
+           R"("block_size":16,"hashes":[)" +
+           hashes + "]}]}\n";
+  };
+  EXPECT_EQ(ReadAll(ReaderOf(turn("1,2,3,4,5,6")).get()).size(), 1u);
+  EXPECT_EQ(ReadAll(ReaderOf(turn("1,2,3,4,5,6,7")).get()).size(), 1u);
+  EXPECT_EQ(FirstError(turn("1,2,3,4,5")),
+            "mem.jsonl:2: task \"a\": turn 1: \"hashes\" holds 5 block hashes, fewer than the 6 "
+            "full blocks of 16 tokens of its 100-token prompt (one hash a block, the prefix "
+            "through it; the last, partial block may go without)");
+  EXPECT_EQ(FirstError(turn("1,2,3,4,5,6,7,8")),
+            "mem.jsonl:2: task \"a\": turn 1: \"hashes\" holds 8 block hashes, more than the 7 "
+            "blocks of 16 tokens of its 100-token prompt (one hash a block, the last, partial "
+            "one included)");
 }
 
 TEST(TraceNativeFormatTest, SkipBadCountsAndSkipsMalformedLines) {

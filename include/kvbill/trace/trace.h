@@ -143,9 +143,12 @@ Tokens AppendedTokens(const Turn& turn);
 std::vector<Tokens> PromptTokens(const Task& task);
 
 // Why `blocks` cannot stand for a prompt of `prompt_tokens` tokens (empty:
-// it can): block hashes fewer than the prompt's full blocks. A hash list may
-// leave out the last, partial block (a tool that hashes full blocks only),
-// whose tokens are then the prompt's own. `field` names the hash list.
+// it can): block hashes fewer than the prompt's full blocks, or more than
+// its blocks, ceil(prompt_tokens / block_size), the last, partial one
+// included (a hash past them stands for no token of the prompt). A hash
+// list may leave out the last, partial block (a tool that hashes full
+// blocks only), whose tokens are then the prompt's own. `field` names the
+// hash list.
 std::string BlockCoverageProblem(const BlockHashes& blocks, Tokens prompt_tokens,
                                  std::string_view field);
 
