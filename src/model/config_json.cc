@@ -112,8 +112,8 @@ std::string DescribeMin(Int min) {
 Int MaxFor(std::string_view where) {
   const std::string_view key = where.substr(0, where.find('['));
   for (std::string_view tokens :
-       {"max_position_embeddings", "n_positions", "seq_length", "sliding_window",
-        "sliding_window_size", "window_length", "attention_chunk_size"}) {
+       {"max_position_embeddings", "original_max_position_embeddings", "n_positions", "seq_length",
+        "sliding_window", "sliding_window_size", "window_length", "attention_chunk_size"}) {
     if (key == tokens) return kMaxConfigTokens;
   }
   return key == "vocab_size" ? kMaxConfigVocab : kMaxConfigDimension;

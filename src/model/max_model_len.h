@@ -16,7 +16,8 @@
 //      starts from its original_max_position_embeddings. Truncated to an
 //      integer.
 // 0 when no key of step 1 is present; the loader then takes vLLM's
-// assumption, kAssumedMaxModelLen. Pure.
+// assumption, kAssumedMaxModelLen. Expects a RoPE scaling CheckRopeScaling
+// accepted (a malformed one is skipped, not refused). Pure.
 #ifndef KVBILL_SRC_MODEL_MAX_MODEL_LEN_H_
 #define KVBILL_SRC_MODEL_MAX_MODEL_LEN_H_
 
@@ -24,8 +25,26 @@
 #include <string>
 
 #include "kvbill/util/units.h"
+#include "model/config_json.h"
 
 namespace kvbill::model_config {
+
+// Checks the text config's RoPE scaling (`rope_scaling`, else
+// `rope_parameters`; null or absent: none) against what transformers' rope
+// validation and vLLM's get_rope require (docs/models.md, "RoPE scaling"):
+// an object, flat or one object per layer type; its `rope_type` (else the
+// legacy `type`; both: the same) a known type; `factor` a positive
+// number, required by the types that scale by it (linear, dynamic without
+// `alpha`, ntk, yarn, deepseek_yarn, deepseek_llama_scaling, llama3);
+// `original_max_position_embeddings` (inside it, and at the top level of a
+// longrope config) a positive integer; the other keys each type requires
+// present with numbers or lists of numbers. The types: transformers' (default,
+// linear, dynamic, yarn, longrope, llama3, proportional), those vLLM's
+// get_rope adds (ntk, deepseek_yarn, deepseek_llama_scaling, mllama4,
+// xdrope, openpangu) and the legacy names vLLM rewrites (su: longrope;
+// mrope: default with an mrope_section). Errors name the field:
+// "FILE: rope_scaling.factor: must be a positive number, got \"4\"".
+Status CheckRopeScaling(const Fields& text_config);
 
 Tokens DerivedMaxModelLen(const nlohmann::json& text_config, const std::string& model_type);
 

@@ -249,6 +249,12 @@ std::vector<Case> ScenarioAndModelCases() {
       {"fit --model " + kDir + "config_negative.json --gpu h100-sxm --context 32k -o {OUT}",
        "kvbill fit: " + kDir +
            "config_negative.json: num_key_value_heads: must be a positive integer, got -8\n"},
+      // A RoPE factor that is no number is refused, not read as 1 (the
+      // limit 40,960 instead of 32,768 x 4).
+      {"kv --model " + kDir + "config_rope_factor_string.json -o {OUT}",
+       "kvbill kv: " + kDir +
+           "config_rope_factor_string.json: rope_scaling.factor: must be a positive number, got "
+           "\"4\"\n"},
       {"plot memory --model " + kDir + "config_wrong_type.json -o {OUT}",
        "kvbill plot: " + kDir +
            "config_wrong_type.json: num_hidden_layers: must be a positive integer, got "

@@ -47,7 +47,8 @@ TEST(MaxModelLenTest, RopeScalingMultipliesTheLengthExceptLlama3AndLongrope) {
                                         "original_max_position_embeddings": 32768})"),
             131072);
   EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 4096,
-                       "rope_scaling": {"rope_type": "longrope", "factor": 4})"),
+                       "rope_scaling": {"rope_type": "longrope", "factor": 4,
+                                        "short_factor": [1.0], "long_factor": [1.0]})"),
             4096);
   // Transformers v5 rope_parameters, one entry per layer type: yarn 1,000 x 2.
   EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 4096,
@@ -123,6 +124,120 @@ TEST(MaxModelLenTest, AnOmittedLengthTakesTheClassDefault) {
     EXPECT_FALSE(m->max_model_len_assumed) << type;
   }
   EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 4096, "max_target_positions": 448)"), 448);
+}
+
+// A RoPE scaling that transformers and vLLM would not read is refused,
+// naming the field, where it used to be read as no scaling (factor 1): the
+// issue's Qwen3 with yarn and a factor "4" got 40,960 for 131,072.
+TEST(MaxModelLenTest, MalformedRopeScalingIsRefusedNamingTheField) {
+  const std::string head = R"({"num_hidden_layers": 2, "hidden_size": 64,
+      "num_attention_heads": 4, "vocab_size": 100, "max_position_embeddings": 40960)";
+  auto error = [&](const std::string& extra) { return InlineError(head + extra + "}"); };
+  const std::string yarn = R"(, "rope_scaling": {"rope_type": "yarn",
+      "original_max_position_embeddings": 32768, "factor": )";
+  EXPECT_EQ(error(yarn + R"("4"})"),
+            "c.json: rope_scaling.factor: must be a positive number, got \"4\"");
+  EXPECT_EQ(error(yarn + "0}"), "c.json: rope_scaling.factor: must be a positive number, got 0");
+  EXPECT_EQ(error(yarn + "-4}"), "c.json: rope_scaling.factor: must be a positive number, got -4");
+  EXPECT_EQ(error(yarn + "null}"),
+            "c.json: rope_scaling.factor: is null (None): rope type \"yarn\" requires it");
+  // Each type that scales by its factor requires one; linear by the older
+  // "type" key too.
+  EXPECT_EQ(error(R"(, "rope_scaling": {"rope_type": "yarn",
+                      "original_max_position_embeddings": 32768})"),
+            "c.json: rope_scaling.factor: missing: rope type \"yarn\" requires it");
+  EXPECT_EQ(error(R"(, "rope_scaling": {"rope_type": "dynamic"})"),
+            "c.json: rope_scaling.factor: missing: rope type \"dynamic\" requires it");
+  EXPECT_EQ(error(R"(, "rope_scaling": {"type": "linear"})"),
+            "c.json: rope_scaling.factor: missing: rope type \"linear\" requires it");
+  EXPECT_EQ(error(R"(, "rope_scaling": {"rope_type": "yarn", "factor": 4,
+                      "original_max_position_embeddings": "32768"})"),
+            "c.json: rope_scaling.original_max_position_embeddings: must be a positive integer, "
+            "got \"32768\"");
+  EXPECT_EQ(error(R"(, "rope_scaling": {"rope_type": "yarnn", "factor": 4})"),
+            "c.json: rope_scaling.rope_type: unknown rope type \"yarnn\" (known: default, "
+            "linear, dynamic, yarn, longrope, llama3, proportional, ntk, deepseek_yarn, "
+            "deepseek_llama_scaling, mllama4, xdrope, openpangu, su, mrope)");
+  EXPECT_EQ(error(R"(, "rope_scaling": {"rope_type": "yarn", "type": "linear", "factor": 4})"),
+            "c.json: rope_scaling.type: is \"linear\", but rope_type is \"yarn\" (vLLM refuses "
+            "the conflict)");
+  EXPECT_EQ(error(R"(, "rope_scaling": "yarn")"),
+            "c.json: rope_scaling: must be an object, got \"yarn\"");
+  EXPECT_EQ(error(R"(, "rope_scaling": ["yarn", 4])"),
+            "c.json: rope_scaling: must be an object, got [\"yarn\",4]");
+  // LongRoPE requires its two factor lists; its top-level original length
+  // (vLLM's default max_model_len) must be a count.
+  EXPECT_EQ(error(R"(, "rope_scaling": {"type": "longrope", "short_factor": [1.0]})"),
+            "c.json: rope_scaling.long_factor: missing: rope type \"longrope\" requires it");
+  EXPECT_EQ(error(R"(, "original_max_position_embeddings": "4096", "rope_scaling":
+                      {"type": "longrope", "short_factor": [1.0], "long_factor": [1.0]})"),
+            "c.json: original_max_position_embeddings: must be a positive integer, got \"4096\"");
+  // Transformers v5's rope_parameters, one object per layer type.
+  EXPECT_EQ(error(R"(, "rope_parameters": {"full_attention": {"rope_type": "yarn", "factor": "2"},
+                                           "sliding_attention": {"rope_type": "default"}})"),
+            "c.json: rope_parameters.full_attention.factor: must be a positive number, got \"2\"");
+  // In a text config, with its prefix; a value --set gave says so.
+  EXPECT_EQ(InlineError(R"({"text_config": {"num_hidden_layers": 2, "hidden_size": 64,
+                "num_attention_heads": 4, "vocab_size": 100,
+                "rope_scaling": {"rope_type": "dynamic", "factor": 0}}})"),
+            "c.json: text_config.rope_scaling.factor: must be a positive number, got 0");
+  auto set = LoadModel("qwen3-32b", {{"rope_scaling", R"({"rope_type": "yarn", "factor": "4",
+                                      "original_max_position_embeddings": 32768})"}});
+  ASSERT_FALSE(set.ok());
+  EXPECT_EQ(set.error().message(),
+            "models/qwen3-32b.json: rope_scaling.factor (overridden): must be a positive number, "
+            "got \"4\"");
+}
+
+// The RoPE scalings real configs write still read: null; Qwen2.5-VL's old
+// {"type": "mrope"} (vLLM: default with its mrope_section, no factor:
+// 128,000 as given); Llama 3.1's llama3 (131,072 as given); Hunyuan-A13B's
+// dynamic with alpha and factor 1 (32,768 x 1); alpha without a factor
+// (vLLM's DynamicNTKAlphaRotaryEmbedding, no factor: x 1); yarn without an
+// original length (transformers takes max_position_embeddings: 4,096 x 2);
+// Gemma 4's proportional per layer type (262,144 as given); Qwen3.5's flat
+// rope_parameters with an mrope_section (262,144 as given); Laguna's per
+// layer type with a shared original length beside them (yarn from 4,096 x
+// 64 = 262,144).
+TEST(MaxModelLenTest, RopeScalingsOfRealConfigsStillRead) {
+  EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 40960, "rope_scaling": null)"), 40960);
+  EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 128000,
+                       "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]})"),
+            128000);
+  EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 131072,
+                       "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0,
+                                        "high_freq_factor": 4.0,
+                                        "original_max_position_embeddings": 8192,
+                                        "rope_type": "llama3"})"),
+            131072);
+  EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 32768,
+                       "rope_scaling": {"alpha": 1000.0, "beta_fast": 32, "beta_slow": 1,
+                                        "factor": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0,
+                                        "type": "dynamic"})"),
+            32768);
+  EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 32768,
+                       "rope_scaling": {"type": "dynamic", "alpha": 1000.0})"),
+            32768);
+  EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 4096,
+                       "rope_scaling": {"rope_type": "yarn", "factor": 2})"),
+            8192);
+  EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 262144,
+                       "rope_parameters": {"full_attention": {"partial_rotary_factor": 0.25,
+                                             "rope_theta": 1000000.0, "rope_type": "proportional"},
+                                           "sliding_attention": {"rope_theta": 10000.0,
+                                             "rope_type": "default"}})"),
+            262144);
+  EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 262144,
+                       "rope_parameters": {"mrope_interleaved": true, "mrope_section": [11, 11, 10],
+                                           "rope_type": "default", "rope_theta": 10000000,
+                                           "partial_rotary_factor": 0.25})"),
+            262144);
+  EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 131072,
+                       "rope_parameters": {"full_attention": {"rope_type": "yarn", "factor": 64.0,
+                                             "original_max_position_embeddings": 4096},
+                                           "sliding_attention": {"rope_type": "default"},
+                                           "original_max_position_embeddings": 4096})"),
+            262144);
 }
 
 TEST(MaxModelLenTest, Gemma3LengthIsNotScaledAgain) {
