@@ -737,6 +737,13 @@ Result<std::vector<Mixer>> ResolveMixers(const Fields& f, const Dims& d,
     if (!period) return period.error();
     auto offset = f.IntOr("attn_layer_offset", 4, 0);
     if (!offset) return offset.error();
+    // No layer i has i % period == offset: transformers' JambaConfig raises.
+    if (*offset >= *period) {
+      return f.Bad("attn_layer_offset",
+                   "must be smaller than attn_layer_period " + std::to_string(*period) + ", got " +
+                       std::to_string(*offset) +
+                       " (no layer would be attention; transformers' JambaConfig refuses it)");
+    }
     for (Int i = 0; i < n; ++i) at(i) = (i % *period == *offset) ? full : Mixer::kMamba;
     return kinds;
   }
@@ -1004,6 +1011,12 @@ Result<MoeLayers> ResolveMoe(const Fields& f, const Dims& d, const std::string& 
     if (!period) return period.error();
     auto offset = f.IntOr("expert_layer_offset", 1, 0);
     if (!offset) return offset.error();
+    if (*offset >= *period) {
+      return f.Bad("expert_layer_offset",
+                   "must be smaller than expert_layer_period " + std::to_string(*period) +
+                       ", got " + std::to_string(*offset) +
+                       " (no layer would hold the experts; transformers' JambaConfig refuses it)");
+    }
     set_all([&](Int i) { return i % *period == *offset; });
   } else if (f.Has("interleave_moe_layer_step") || model_type == "llama4" ||
              model_type == "llama4_text") {  // Llama-4

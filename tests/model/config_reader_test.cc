@@ -1684,5 +1684,31 @@ TEST(ConfigReaderTest, BambaPlacesItsAttentionByIndex) {
   EXPECT_EQ(StateBytesPerSequence(*m), 62287360);
 }
 
+// Jamba's attention layers are those with i % attn_layer_period ==
+// attn_layer_offset and its MoE layers i % expert_layer_period ==
+// expert_layer_offset; transformers' JambaConfig raises "attention layer
+// offset (8) must be smaller than attention layer period (8)", as such a
+// model has no attention (or no MoE) layer. kvbill built one of no
+// attention layers (0 B a token) instead.
+TEST(ConfigReaderTest, JambaOffsetsMustBeBelowTheirPeriods) {
+  const std::string base = R"({"model_type": "jamba", "num_hidden_layers": 4,
+      "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2,
+      "intermediate_size": 128, "vocab_size": 100, "num_experts": 2,
+      "num_experts_per_tok": 1, "mamba_d_state": 4, "mamba_d_conv": 2, "mamba_expand": 2)";
+  EXPECT_EQ(ErrorOf(base + R"(, "attn_layer_period": 2, "attn_layer_offset": 2})"),
+            "c.json: attn_layer_offset: must be smaller than attn_layer_period 2, got 2 (no "
+            "layer would be attention; transformers' JambaConfig refuses it)");
+  EXPECT_EQ(ErrorOf(base + R"(, "attn_layer_period": 2, "attn_layer_offset": 1,
+                               "expert_layer_period": 2, "expert_layer_offset": 3})"),
+            "c.json: expert_layer_offset: must be smaller than expert_layer_period 2, got 3 (no "
+            "layer would hold the experts; transformers' JambaConfig refuses it)");
+  // Offset 1 of period 2: layers 1 and 3 attend, 2 x 2 KV heads x 16
+  // (64 / 4) x 2 (K and V) x 2 bytes = 256 B a token.
+  const ModelShape m = Inline(base + R"(, "attn_layer_period": 2, "attn_layer_offset": 1})");
+  EXPECT_EQ(m.CountLayers(LayerKind::kFullAttention), 2);
+  EXPECT_EQ(m.layers[1].kind, LayerKind::kFullAttention);
+  EXPECT_EQ(BytesPerToken(m, Fmt("bf16")), 256.0);
+}
+
 }  // namespace
 }  // namespace kvbill
