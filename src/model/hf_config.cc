@@ -228,6 +228,21 @@ Status ReadDeepseekVl2Attention(json& config, const std::string& source,
   return OkStatus();
 }
 
+// A wrapper's nested config (text_config, llm_config, language_config,
+// thinker_config) is an object when given: a string, list or number would
+// leave the text model to the class defaults. null reads as absent, as
+// transformers builds the class's default sub-config for None.
+Status CheckWrapperKeys(const json& root, const std::string& source, const std::string& prefix,
+                        const std::vector<const char*>& keys) {
+  for (const char* key : keys) {
+    auto it = root.find(key);
+    if (it == root.end() || it->is_null() || it->is_object()) continue;
+    return Error(source + ": " + prefix + key + ": must be an object, got " +
+                 model_config::Show(*it));
+  }
+  return OkStatus();
+}
+
 // Checks the invariants of model_shape.h, naming the first layer that breaks one.
 Status CheckShape(const ModelShape& m, const Fields& f) {
   if (m.layers.empty()) return f.Bad("num_hidden_layers", "the model has no layers");
@@ -281,6 +296,7 @@ Status CheckShape(const ModelShape& m, const Fields& f) {
 Result<ModelShape> BuildShape(const json& top, const std::string& source, const std::string& name,
                               const std::vector<ConfigOverride>& overrides, bool text_only) {
   if (!top.is_object()) return Error(source + ": expected a JSON object at the top level");
+  if (auto s = CheckWrapperKeys(top, source, "", {"thinker_config"}); !s) return s.error();
   // Qwen3-Omni keeps what vLLM serves (the thinker: text model and towers)
   // under thinker_config (vLLM qwen3_omni_moe_thinker.py).
   const bool thinker = !top.contains("text_config") && top.contains("thinker_config") &&
@@ -293,6 +309,13 @@ Result<ModelShape> BuildShape(const json& top, const std::string& source, const 
   // DeepSeek-OCR's language_config (vLLM's DeepseekVLV2Config makes it the
   // text config).
   const bool deepseek_vl2 = StringAt(root, "model_type") == "deepseek_vl_v2";
+  if (auto s = CheckWrapperKeys(
+          root, source, prefix,
+          deepseek_vl2 ? std::vector<const char*>{"text_config", "llm_config", "language_config"}
+                       : std::vector<const char*>{"text_config", "llm_config"});
+      !s) {
+    return s.error();
+  }
   const char* text_key =
       root.contains("text_config") && root["text_config"].is_object() ? "text_config"
       : root.contains("llm_config") && root["llm_config"].is_object() ? "llm_config"

@@ -616,7 +616,7 @@ Status BuildTowers(const json& root, const std::string& source, const std::strin
     auto it = root.find(key);
     if (it == root.end() || it->is_null()) continue;
     const std::string k = key;
-    if (!it->is_object()) return Error(source + ": " + k + ": must be an object");
+    if (!it->is_object()) return Error(source + ": " + k + ": must be an object, got " + Show(*it));
     const Fields v(*it, source, k + ".");
     const std::string type = v.StringOr("model_type", "");
     Result<Int> n = Int{0};

@@ -255,6 +255,12 @@ std::vector<Case> ScenarioAndModelCases() {
        "kvbill kv: " + kDir +
            "config_rope_factor_string.json: rope_scaling.factor: must be a positive number, got "
            "\"4\"\n"},
+      // A text_config that is no object is refused, not replaced by the class defaults.
+      {"fit --model " + kDir +
+           "config_text_config_string.json --gpu h100-sxm --context 32k "
+           "-o {OUT}",
+       "kvbill fit: " + kDir +
+           "config_text_config_string.json: text_config: must be an object, got \"gemma\"\n"},
       {"plot memory --model " + kDir + "config_wrong_type.json -o {OUT}",
        "kvbill plot: " + kDir +
            "config_wrong_type.json: num_hidden_layers: must be a positive integer, got "

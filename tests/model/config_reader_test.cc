@@ -1710,5 +1710,33 @@ TEST(ConfigReaderTest, JambaOffsetsMustBeBelowTheirPeriods) {
   EXPECT_EQ(BytesPerToken(m, Fmt("bf16")), 256.0);
 }
 
+// A wrapper's text_config (or llm_config, thinker_config) that is not an
+// object is refused, naming it: it used to leave the text model to the
+// class defaults (Gemma3TextConfig's 26 layers of 4 KV heads of 256:
+// 106,496 B a token for Gemma 3 27B's 507,904), and Llama 4's, which has
+// none here, said "num_hidden_layers: missing". null is read as absent, as
+// transformers builds the class's default text config for None: 26 x 4 x
+// 256 x 2 (K and V) x 2 bytes = 106,496. A vision_config that is not an
+// object is refused too.
+TEST(ConfigReaderTest, ANestedConfigThatIsNoObjectIsRefused) {
+  EXPECT_EQ(ErrorOf(R"({"model_type": "gemma3", "text_config": "gemma"})"),
+            "c.json: text_config: must be an object, got \"gemma\"");
+  EXPECT_EQ(ErrorOf(R"({"model_type": "gemma3", "text_config": [1]})"),
+            "c.json: text_config: must be an object, got [1]");
+  EXPECT_EQ(ErrorOf(R"({"model_type": "gemma3", "text_config": 5})"),
+            "c.json: text_config: must be an object, got 5");
+  EXPECT_EQ(ErrorOf(R"({"model_type": "llama4", "text_config": "oops"})"),
+            "c.json: text_config: must be an object, got \"oops\"");
+  EXPECT_EQ(ErrorOf(R"({"model_type": "internvl_chat", "llm_config": true})"),
+            "c.json: llm_config: must be an object, got true");
+  EXPECT_EQ(ErrorOf(R"({"model_type": "qwen3_omni_moe", "thinker_config": "thinker"})"),
+            "c.json: thinker_config: must be an object, got \"thinker\"");
+  const ModelShape null = Inline(R"({"model_type": "gemma3", "text_config": null})");
+  EXPECT_EQ(null.layers.size(), 26u);
+  EXPECT_EQ(BytesPerToken(null, Fmt("bf16")), 106496.0);
+  EXPECT_EQ(ErrorOf(R"({"model_type": "gemma3", "text_config": null, "vision_config": "siglip"})"),
+            "c.json: vision_config: must be an object, got \"siglip\"");
+}
+
 }  // namespace
 }  // namespace kvbill
