@@ -523,6 +523,25 @@ Result<Dims> ReadDims(const Fields& f, const std::string& model_type) {
     }
   }
 
+  // These model types' attention is latent by their modeling code
+  // (transformers' kv_a_proj_with_mqa is hidden -> kv_lora_rank +
+  // qk_rope_head_dim; vLLM's DeepseekV2Attention builds the same): with MLA
+  // dims and no kv_lora_rank neither can build it, and a plain reading would
+  // size heads of hidden / heads. DeepSeek-VL2's plain attention has its MLA
+  // keys dropped before (ReadDeepseekVl2Attention).
+  if (!f.Has("kv_lora_rank") &&
+      (model_type == "deepseek_v2" || model_type == "deepseek_v3" || model_type == "deepseek_v32" ||
+       model_type == "kimi_k2" || model_type == "glm4_moe_lite" || model_type == "glm_moe_dsa") &&
+      (f.object().contains("kv_lora_rank") || f.Has("qk_nope_head_dim") ||
+       f.Has("qk_rope_head_dim"))) {
+    const bool null = f.object().contains("kv_lora_rank");
+    return f.Bad("kv_lora_rank", std::string(null ? "is null (None)" : "missing") +
+                                     ": model_type \"" + model_type +
+                                     "\" is multi-head latent attention, which caches a latent "
+                                     "of kv_lora_rank elements a token (transformers and vLLM "
+                                     "cannot build it without one)");
+  }
+
   auto head_dim = f.FirstInt({"head_dim", "attention_head_dim", "kv_channels"});
   if (!head_dim) return head_dim.error();
   if (head_dim->has_value()) {

@@ -1710,6 +1710,47 @@ TEST(ConfigReaderTest, JambaOffsetsMustBeBelowTheirPeriods) {
   EXPECT_EQ(BytesPerToken(m, Fmt("bf16")), 256.0);
 }
 
+// The model types whose attention is multi-head latent attention by their
+// modeling code cannot be built without kv_lora_rank (transformers'
+// kv_a_proj_with_mqa is hidden -> kv_lora_rank + qk_rope_head_dim, vLLM's
+// DeepseekV2Attention the same). DeepSeek-V3 with kv_lora_rank null was
+// read as plain attention: heads of 7,168 / 128 = 56 and V of 128, 61 x 128
+// x (56 + 128) x 2 = 2,873,344 B a token for the latent's 61 x (512 + 64) x
+// 2 = 70,272.
+TEST(ConfigReaderTest, LatentAttentionNeedsItsRank) {
+  std::string text;
+  for (const CatalogModel& c : ModelCatalog()) {
+    if (c.name == "deepseek-v3") text = std::string(c.config);
+  }
+  ASSERT_FALSE(text.empty());
+  auto with = [&text](const char* key, const nlohmann::json& value) {
+    nlohmann::json c = nlohmann::json::parse(text);
+    c[key] = value;
+    return c.dump();
+  };
+  EXPECT_EQ(BytesPerToken(Inline(text), Fmt("bf16")), 70272.0);
+  EXPECT_EQ(ErrorOf(with("kv_lora_rank", nullptr)),
+            "c.json: kv_lora_rank: is null (None): model_type \"deepseek_v3\" is multi-head "
+            "latent attention, which caches a latent of kv_lora_rank elements a token "
+            "(transformers and vLLM cannot build it without one)");
+  EXPECT_EQ(ErrorOf(with("kv_lora_rank", 0)),
+            "c.json: kv_lora_rank: must be a positive integer, got 0");
+  EXPECT_EQ(ErrorOf(with("kv_lora_rank", "512")),
+            "c.json: kv_lora_rank: must be a positive integer, got \"512\"");
+  EXPECT_EQ(ErrorOf(with("qk_rope_head_dim", 0)),
+            "c.json: qk_rope_head_dim: must be a positive integer, got 0");
+  EXPECT_EQ(ErrorOf(with("qk_rope_head_dim", nullptr)),
+            "c.json: qk_rope_head_dim: is null (None), where a value is needed");
+  // A type without class defaults here (GLM-4.7-Flash's glm4_moe_lite)
+  // that gives the MLA dims and leaves the rank out.
+  EXPECT_EQ(ErrorOf(R"({"model_type": "glm4_moe_lite", "num_hidden_layers": 1,
+                        "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100,
+                        "qk_nope_head_dim": 16, "qk_rope_head_dim": 8, "v_head_dim": 16})"),
+            "c.json: kv_lora_rank: missing: model_type \"glm4_moe_lite\" is multi-head latent "
+            "attention, which caches a latent of kv_lora_rank elements a token (transformers and "
+            "vLLM cannot build it without one)");
+}
+
 // A wrapper's text_config (or llm_config, thinker_config) that is not an
 // object is refused, naming it: it used to leave the text model to the
 // class defaults (Gemma3TextConfig's 26 layers of 4 KV heads of 256:
