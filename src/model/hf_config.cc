@@ -446,7 +446,9 @@ Result<ModelShape> BuildShape(const json& top, const std::string& source, const 
   }
   shape.compute_format = *compute;
   shape.weight_description = model_config::DescribeWeightFormats(shape.weights);
-  shape.checkpoint_kv_format = model_config::CheckpointKvFormat(quant);
+  auto kv_format = model_config::CheckpointKvFormat(quant, quant_fields);
+  if (!kv_format) return kv_format.error();
+  shape.checkpoint_kv_format = *kv_format;
   return shape;
 }
 

@@ -602,8 +602,9 @@ Status ApplyExpertDtype(const Fields& f, const json* quant, const WeightFormat& 
   return OkStatus();
 }
 
-std::string CheckpointKvFormat(const json* quant) {
-  if (quant == nullptr || !quant->is_object()) return "";
+Result<std::string> CheckpointKvFormat(const json* quant, const Fields& fields) {
+  if (quant == nullptr || !quant->is_object()) return std::string();
+  const Fields q(*quant, fields.source(), fields.prefix() + "quantization_config.");
   // ModelOpt names the algorithm: kv_cache_quant_algo (also nested under
   // "quantization", hf_quant_config.json's layout) or a kv_cache_scheme string.
   const auto named = [](const json& v) -> std::string {
@@ -611,17 +612,26 @@ std::string CheckpointKvFormat(const json* quant) {
     if (v == "NVFP4") return "nvfp4";
     return "";
   };
-  // compressed-tensors (and ModelOpt's config.json form): kv_cache_scheme.
-  if (auto it = quant->find("kv_cache_scheme"); it != quant->end()) {
-    if (it->is_object()) {
-      const auto bits = it->find("num_bits");
-      const auto type = it->find("type");
-      if (bits != it->end() && *bits == 8 && type != it->end() && *type == "float") {
-        return "fp8-e4m3";
+  // compressed-tensors (and ModelOpt's config.json form): a kv_cache_scheme
+  // object, of which kvbill reads the 8-bit float one; ModelOpt also writes
+  // the algorithm's name. Any other scheme is refused, not read as the dtype.
+  if (q.Has("kv_cache_scheme")) {
+    const json& v = q.Get("kv_cache_scheme");
+    if (v.is_object()) {
+      if (v.value("num_bits", json()) == 8 && v.value("type", json()) == "float") {
+        return std::string("fp8-e4m3");
       }
-    } else if (std::string f = named(*it); !f.empty()) {
-      return f;
+      return q.Bad("kv_cache_scheme",
+                   "must be num_bits 8, type \"float\" (the only KV cache scheme kvbill reads), "
+                   "got " +
+                       Show(v));
     }
+    if (!v.is_string() || q.StringOr("quant_method", "") == "compressed-tensors") {
+      return q.Bad("kv_cache_scheme", "must be an object, got " + Show(v));
+    }
+    if (std::string f = named(v); !f.empty()) return f;
+    return q.Bad("kv_cache_scheme",
+                 "unknown KV cache scheme " + Show(v) + " (known: FP8, NVFP4, or an object)");
   }
   if (auto it = quant->find("kv_cache_quant_algo"); it != quant->end()) {
     if (std::string f = named(*it); !f.empty()) return f;
@@ -629,7 +639,7 @@ std::string CheckpointKvFormat(const json* quant) {
   if (auto it = quant->find("quantization"); it != quant->end() && it->is_object()) {
     if (auto algo = it->find("kv_cache_quant_algo"); algo != it->end()) return named(*algo);
   }
-  return "";
+  return std::string();
 }
 
 Result<WeightFormat> DtypeFormat(const std::string& dtype, const Fields& where,

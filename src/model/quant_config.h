@@ -38,8 +38,12 @@ Status ApplyExpertDtype(const Fields& f, const json* quant, const WeightFormat& 
                         std::vector<WeightGroup>* weights);
 
 // The KV cache format a quantization_config declares (an 8-bit float
-// kv_cache_scheme, kv_cache_quant_algo FP8): "fp8-e4m3", or "" for none.
-std::string CheckpointKvFormat(const json* quant);
+// kv_cache_scheme, ModelOpt's kv_cache_scheme or kv_cache_quant_algo FP8 or
+// NVFP4): "fp8-e4m3", "nvfp4", or "" for none. `quant` and `fields` as
+// AssignWeightFormats takes them. A kv_cache_scheme kvbill cannot size is an
+// error naming it: an object other than num_bits 8, type "float"; under
+// compressed-tensors anything but an object; another string.
+Result<std::string> CheckpointKvFormat(const json* quant, const Fields& fields);
 
 // "int4-g32 (compressed-tensors) 96.1%, bf16 3.9%": the formats by share of
 // the parameters a server loads (MTP modules left out).

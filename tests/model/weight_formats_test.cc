@@ -677,5 +677,36 @@ TEST(WeightFormatsTest, UnknownMethodsAndBadPatternsAreErrors) {
             "(nested or more than 6 repetitions, or a back-reference): \"re:(a+)+b\"");
 }
 
+// The KV cache a quantization_config declares: compressed-tensors' 8-bit
+// float kv_cache_scheme is an fp8 cache (vLLM's "auto" stores one); a
+// scheme kvbill cannot size (4-bit int), or a string where the scheme's
+// object belongs, used to leave the cache at the dtype without a word.
+// ModelOpt writes the scheme's name, FP8 or NVFP4.
+TEST(WeightFormatsTest, KvCacheSchemesKvbillCannotSizeAreErrors) {
+  const std::string ct = R"({"quant_method": "compressed-tensors", "ignore": ["lm_head"],
+      "config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 8,
+      "type": "float", "symmetric": true, "strategy": "channel"}}}, "kv_cache_scheme": )";
+  auto kv = [](const std::string& quant) {
+    auto m = ParseHfConfig(std::string(kToy) + ", \"quantization_config\": " + quant + "}",
+                           "q.json", "q");
+    return m.ok() ? m->checkpoint_kv_format : m.error().message();
+  };
+  EXPECT_EQ(kv(ct + R"({"num_bits": 8, "type": "float", "strategy": "tensor",
+                        "dynamic": false, "symmetric": true}})"),
+            "fp8-e4m3");
+  EXPECT_EQ(kv(ct + "null}"), "");
+  EXPECT_EQ(kv(ct + R"({"num_bits": 4, "type": "int", "strategy": "tensor"}})"),
+            "q.json: quantization_config.kv_cache_scheme: must be num_bits 8, type \"float\" (the "
+            "only KV cache scheme kvbill reads), got {\"num_bits\":4,\"strategy\":\"tensor\","
+            "\"type\":\"int\"}");
+  EXPECT_EQ(kv(ct + R"("fp8"})"),
+            "q.json: quantization_config.kv_cache_scheme: must be an object, got \"fp8\"");
+  EXPECT_EQ(kv(R"({"quant_method": "modelopt", "quant_algo": "FP8", "kv_cache_scheme": "INT8"})"),
+            "q.json: quantization_config.kv_cache_scheme: unknown KV cache scheme \"INT8\" "
+            "(known: FP8, NVFP4, or an object)");
+  EXPECT_EQ(kv(R"({"quant_method": "modelopt", "quant_algo": "FP8", "kv_cache_scheme": 8})"),
+            "q.json: quantization_config.kv_cache_scheme: must be an object, got 8");
+}
+
 }  // namespace
 }  // namespace kvbill
