@@ -1247,8 +1247,24 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
     auto bits = q.FirstInt({"bits", "w_bit"});
     if (!bits) return bits.error();
     if (!bits->has_value()) return q.Bad("bits", "missing");
+    // vLLM's AWQConfig: "only 4-bit weight quantization is supported for
+    // AWQ"; its GPTQConfig reads 2, 3, 4 or 8.
+    const char* bits_key = q.Has("bits") ? "bits" : "w_bit";
+    if (method == "awq" && **bits != 4) {
+      return q.Bad(bits_key, "must be 4 (vLLM runs AWQ with 4-bit weights only), got " +
+                                 std::to_string(**bits));
+    }
+    if (method == "gptq" && **bits != 2 && **bits != 3 && **bits != 4 && **bits != 8) {
+      return q.Bad(bits_key, "must be 2, 3, 4 or 8 (the GPTQ widths vLLM runs), got " +
+                                 std::to_string(**bits));
+    }
+    // -1: one group a column (per-channel scales); 0 is no group size.
     auto group = q.FirstInt({"group_size", "q_group_size"}, -1);
     if (!group) return group.error();
+    if (group->has_value() && **group == 0) {
+      return q.Bad(q.Has("group_size") ? "group_size" : "q_group_size",
+                   "must be a positive integer, or -1 for one group a column, got 0");
+    }
     // vLLM's AWQ skips a module any entry is a substring of
     // (is_layer_skipped_awq); its GPTQ reads no such list (kept as before).
     auto skip = Patterns::Read(q, "modules_to_not_convert",

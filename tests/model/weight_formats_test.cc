@@ -677,6 +677,36 @@ TEST(WeightFormatsTest, UnknownMethodsAndBadPatternsAreErrors) {
             "(nested or more than 6 repetitions, or a back-reference): \"re:(a+)+b\"");
 }
 
+// vLLM runs AWQ with 4-bit weights only ("Currently, only 4-bit weight
+// quantization is supported for AWQ") and GPTQ with 2, 3, 4 or 8 bits; a
+// group size is positive, or -1 for one group a column: an fp16 scale and a
+// 4-bit zero a row. With -1, a 256 x 256 matrix is 32,768 + 256 x 20 / 8 =
+// 33,408 bytes, gate and up 65,536 + 512 x 20 / 8 = 66,816, down 65,536 +
+// 256 x 20 / 8 = 66,176: 4 x 33,408 + 2 x 66,816 + 66,176 + 1,025,536 =
+// 1,358,976. Bits 3 and group size 0 were sized as given.
+TEST(WeightFormatsTest, AwqAndGptqTakeTheBitsAndGroupSizesVllmRuns) {
+  EXPECT_EQ(Total(R"({"quant_method": "awq", "bits": 4, "group_size": -1, "zero_point": true})"),
+            1358976);
+  auto error = [](const std::string& quant) {
+    auto w = BytesWith(quant);
+    return w.ok() ? std::string("(loaded)") : w.error().message();
+  };
+  EXPECT_EQ(error(R"({"quant_method": "awq", "bits": 3, "group_size": 128})"),
+            "q.json: quantization_config.bits: must be 4 (vLLM runs AWQ with 4-bit weights "
+            "only), got 3");
+  EXPECT_EQ(error(R"({"quant_method": "awq", "w_bit": 8, "q_group_size": 128})"),
+            "q.json: quantization_config.w_bit: must be 4 (vLLM runs AWQ with 4-bit weights "
+            "only), got 8");
+  EXPECT_EQ(error(R"({"quant_method": "awq", "bits": 4, "group_size": 0})"),
+            "q.json: quantization_config.group_size: must be a positive integer, or -1 for one "
+            "group a column, got 0");
+  EXPECT_EQ(error(R"({"quant_method": "awq", "bits": 4, "group_size": -2})"),
+            "q.json: quantization_config.group_size: must be an integer >= -1, got -2");
+  EXPECT_EQ(error(R"({"quant_method": "gptq", "bits": 5, "group_size": 128})"),
+            "q.json: quantization_config.bits: must be 2, 3, 4 or 8 (the GPTQ widths vLLM runs), "
+            "got 5");
+}
+
 // The KV cache a quantization_config declares: compressed-tensors' 8-bit
 // float kv_cache_scheme is an fp8 cache (vLLM's "auto" stores one); a
 // scheme kvbill cannot size (4-bit int), or a string where the scheme's
