@@ -69,6 +69,21 @@ std::string ValueText(const LeverValue& v) {
          Pct(-v.saves_fraction);
 }
 
+// A lever that costs more on a GPU: what changed with it, so that a cost
+// is not read without its cause (an fp8 KV cache halves the KV read, yet its
+// prefill kernels may be slower than bf16's; a summary is another request):
+// the requests, the mean time to first token and per output token.
+std::string WhatChanged(const LeverValue& v, const LeverOutcome& o, const LeverOutcome& baseline) {
+  if (v.saves_usd_per_task >= 0 || !o.run || !baseline.run) return "";
+  const RunSummary& with = o.lever.removes.empty() ? o.run->summary : baseline.run->summary;
+  const RunSummary& without = o.lever.removes.empty() ? baseline.run->summary : o.run->summary;
+  return "; with it: requests " + FormatWithSeparators(without.requests) + " -> " +
+         FormatWithSeparators(with.requests) + ", mean TTFT " +
+         FormatFixed(without.ttft_s.mean, 3) + " -> " + FormatFixed(with.ttft_s.mean, 3) +
+         " s, mean TPOT " + FormatFixed(without.tpot_s.mean * 1e3, 2) + " -> " +
+         FormatFixed(with.tpot_s.mean * 1e3, 2) + " ms";
+}
+
 // The value fields of a lever that ran (compare's JSON).
 void AddValueJson(const LeverValue& v, std::size_t rank, nlohmann::ordered_json* r) {
   (*r)["value_of"] = v.lever;
@@ -364,7 +379,8 @@ int RunCompare(const Args& args) {
       const LeverValue v = value_of(o);
       values.push_back(
           std::to_string(values.size() + 1) + ". " + v.lever + ": " + ValueText(v) +
-          (o.lever.removes.empty() ? "" : " (in the baseline; measured by turning it off)"));
+          (o.lever.removes.empty() ? "" : " (in the baseline; measured by turning it off)") +
+          (api ? "" : WhatChanged(v, o, outcomes[0])));
     }
     const std::string hit = FormatFixed(o.run->summary.hit_rate * 100, 1) + "%";
     const std::string p90 = "$" + FormatFixed(o.run->summary.cost_per_task_usd.p90, 4);

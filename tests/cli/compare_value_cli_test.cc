@@ -74,6 +74,36 @@ TEST(CompareValueCliTest, APolicyLeverThatOnlyRemovesTheBaselinesPolicyIsNotAppl
             "no prompt passes 65,536 tokens (it would only take out sliding_window)");
 }
 
+// A lever that costs more says what changed with it. One task of two
+// turns on Llama-3.1-8B: 70,000 tokens, then 1,000 more; the second prompt,
+// 70,000 + 100 + 1,000 = 71,100 tokens, passes 65,536, so summarising adds
+// one summary request (2 -> 3), a 2,000-token generation that costs more
+// than the prefill it saves.
+TEST(CompareValueCliTest, ALeverThatCostsMoreSaysWhatChanged) {
+  const std::string dir = ::testing::TempDir();
+  const std::string trace = dir + "/one_long_task.jsonl";
+  std::ofstream(trace) << "{\"kvbill_trace\":1}\n"
+                       << R"({"id":"a","arrival_s":0,"turns":[{"spans":[{"kind":"user",)"
+                       << R"("tokens":70000}],"out":100,"tool_s":1},{"spans":[{"kind":)"
+                       << R"("tool_result","tokens":1000}],"out":100}]})"
+                       << "\n";
+  const std::string scenario = dir + "/one_long_task.json";
+  std::ofstream(scenario) << R"({"name": "one-long", "model": "llama-3.1-8b", "trace": {"file": ")"
+                          << trace << R"("}})";
+  const auto r = RunKvbill("compare --jobs 2 --scenario " + scenario);
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const std::size_t at = r.out.find("summarise past 64k tokens (2k summary, keep 16k): costs ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::string line = r.out.substr(at, r.out.find('\n', at) - at);
+  EXPECT_NE(line.find(" more per task, "), std::string::npos) << line;
+  EXPECT_NE(line.find("; with it: requests 2 -> 3, mean TTFT "), std::string::npos) << line;
+  EXPECT_NE(line.find(" s, mean TPOT "), std::string::npos) << line;
+  // A lever that saves says nothing more.
+  const std::size_t fp8 = r.out.find("fp8 KV cache: saves ");
+  ASSERT_NE(fp8, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.substr(fp8, r.out.find('\n', fp8) - fp8).find("with it"), std::string::npos);
+}
+
 TEST(CompareValueCliTest, PrefixCachingDoesNotComeFirstWithoutSharedPrefixes) {
   const auto r = RunKvbill("compare --format json --jobs 2 --scenario " + NoSharedPrefixScenario());
   ASSERT_EQ(r.exit_status, 0) << r.err;
