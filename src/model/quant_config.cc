@@ -684,8 +684,11 @@ Result<std::string> AssignModelOpt(const Fields& q, bool text_only, const Weight
   if (!group) return group.error();
   auto f = ModelOptFormat(q, "quant_algo", algo, *group, dtype);
   if (!f) return f.error();
+  // lm_head stays without an exclude list naming it: vLLM quantizes linear
+  // layers (LinearBase) only, and its lm_head is an embedding
+  // (ParallelLMHead).
   for (WeightGroup& g : *weights) {
-    if (!Quantizable(g) || !towers_ok(g) || skip->Matches(Spellings(g))) continue;
+    if (!Quantizable(g) || !towers_ok(g) || IsLmHead(g) || skip->Matches(Spellings(g))) continue;
     g.format = *f;
     if (g.role != ParamRole::kRoutedExperts && g.role != ParamRole::kMtp) compute = f->compute;
   }

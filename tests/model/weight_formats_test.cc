@@ -167,6 +167,9 @@ TEST(WeightFormatsTest, ModeloptWithoutQuantMethodOrNested) {
                       "quantization": {"quant_algo": "FP8", "exclude_modules": ["lm_head"],
                                        "kv_cache_quant_algo": "FP8"}})"),
             1680952);
+  // Without an ignore list lm_head stays too (vLLM quantizes linear layers
+  // only; its lm_head is an embedding): the same 1,680,952.
+  EXPECT_EQ(Total(R"({"producer": {"name": "modelopt"}, "quant_algo": "FP8"})"), 1680952);
   auto kv = [](const std::string& quant) {
     auto m = ParseHfConfig(std::string(kToy) + ", \"quantization_config\": " + quant + "}",
                            "q.json", "q");
