@@ -351,7 +351,7 @@ int RunBreakeven(const Args& args) {
               << FormatWithSeparators(model->max_model_len)
               << (q.max_model_len > 0 ? "" : " ignored (--ignore-model-limit)") << "\n";
   }
-  std::cout << "memory: " << FormatFixed(memory_fraction * 100, 0)
+  std::cout << "memory: " << FormatPercentOf(memory_fraction)
             << "% of each GPU for weights + KV, less "
             << (reserve_gib ? FormatFixed(reserve, 2) + " GiB of activation reserve (--reserve-gib)"
                             : FormatFixed(reserve, 2) +

@@ -315,7 +315,7 @@ int RunFit(const Args& args) {
         gpus == 1 ? "1x " + gpu->id : std::to_string(gpus) + "x " + gpu->id + " (tensor parallel)";
     text << DescribeModel(*model);
     text << "deployment  " << gpus_text << ", " << Gib(gpu->usable_memory_bytes) << " usable each, "
-         << FormatFixed(memory_fraction * 100, 0) << "% for weights + KV\n";
+         << FormatPercentOf(memory_fraction) << "% for weights + KV\n";
     if (reserve_gib > 0) {
       text << "reserve     " << FormatFixed(reserve_gib, 2) << " GiB per GPU for activations ("
            << reserve_source << (reserve_option ? "" : "; --reserve-gib 0: memory alone") << ")\n";

@@ -69,7 +69,7 @@ Result<LineChart> BuildMemoryChart(const std::vector<ModelShape>& models,
   chart.subtitle =
       (per_model ? std::string("int4 (vLLM's int4_per_token_head)") : o.kv_format.name) + " KV, " +
       std::to_string(o.batch) + (o.batch == 1 ? " sequence" : " sequences") + ", " + blocks_text +
-      ", on " + gpus + " (" + FormatFixed(o.deployment.memory_fraction * 100, 0) +
+      ", on " + gpus + " (" + FormatPercentOf(o.deployment.memory_fraction) +
       "% of memory for weights + KV); GiB = 2^30 bytes";
   // A format no engine runs here still has a size: the chart says whose.
   if (!CheckGpuRuns(o.deployment.gpu, FormatRole::kKvCache, o.kv_format)) {

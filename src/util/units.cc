@@ -106,6 +106,17 @@ std::string ShortestDecimal(double value) {
   return ec == std::errc() ? std::string(buf, end) : std::to_string(value);
 }
 
+std::string FormatPercentOf(double fraction) {
+  const double percent = fraction * 100;
+  for (int decimals = 0; decimals < 2; ++decimals) {
+    const double scale = std::pow(10.0, decimals);
+    if (std::fabs(percent * scale - std::round(percent * scale)) < 1e-9) {
+      return FormatFixed(percent, decimals);
+    }
+  }
+  return FormatFixed(percent, 2);
+}
+
 std::string FormatUsdAmount(double usd) {
   const double a = std::fabs(usd);
   int decimals = 4;

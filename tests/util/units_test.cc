@@ -46,6 +46,11 @@ TEST(UnitsTest, FormatsNumbers) {
   EXPECT_EQ(FormatWithSeparators(-1234567), "-1,234,567");
   EXPECT_EQ(FormatWithSeparators(999), "999");
   EXPECT_EQ(FormatFixed(1234.5, 2), "1,234.50");
+  // A share as a percentage with the decimals it needs, at most two.
+  EXPECT_EQ(FormatPercentOf(0.9), "90");
+  EXPECT_EQ(FormatPercentOf(0.835), "83.5");
+  EXPECT_EQ(FormatPercentOf(0.8125), "81.25");
+  EXPECT_EQ(FormatPercentOf(1.0 / 3.0), "33.33");
   // Four decimals from a cent up; below it three significant digits:
   // 0.0000312 = 3.12e-5, first digit in the 5th place, so 7 decimals.
   EXPECT_EQ(FormatUsdAmount(0.22), "$0.2200");

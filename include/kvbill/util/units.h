@@ -73,6 +73,11 @@ std::string FormatWithSeparators(std::int64_t value);
 // A double with `decimals` places and thousands separators: "1,234.50".
 std::string FormatFixed(double value, int decimals);
 
+// A fraction as a percentage with the decimals it needs, up to two:
+// 0.9 -> "90", 0.835 -> "83.5", 0.8125 -> "81.25" (a memory share of 0.835
+// once read "84").
+std::string FormatPercentOf(double fraction);
+
 // Dollars with four decimals, or three significant digits below a cent:
 // 0.22 -> "$0.2200", 0.0000312 -> "$0.0000312" (a cheap task's amount
 // still says how much, not "$0.0000"). The sign is dropped.
