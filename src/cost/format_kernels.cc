@@ -165,8 +165,12 @@ Result<TimedMoe> MoeForFormat(const GpuKernelCurves& base, const FormatRun& run,
   std::string timing = base.gpu == run.gpu ? "measured: " + what + " table"
                                            : "measured on " + base.gpu + ": " + what + " table";
   if (used != table) {
-    timing = "assumed: the " + what + " table of " + base.gpu + " (no " + table +
-             " table of this GPU; dequantisation taken as hidden)";
+    // Name the experts' format and the kernel that runs them, not the
+    // table's key: FP8 experts on A100 run FP8 Marlin, whose table is keyed
+    // "int4".
+    const std::string kernel = run.cell.kernel.empty() ? table : run.cell.kernel;
+    timing = "assumed: the " + what + " table of " + base.gpu + " (no table of this GPU for " +
+             format.name + " experts under " + kernel + "; dequantisation taken as hidden)";
   }
   if (run.cell.computed == "fp4") {
     out.curve = ScaleMoeCompute(out.curve, fp4_over_fp8);

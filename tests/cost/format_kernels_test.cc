@@ -219,8 +219,9 @@ TEST(FormatKernelsTest, ExpertsUseTheTableOfTheirKernelOrTheGpusBf16Table) {
   EXPECT_EQ(fp8->curve.coef, a100->moe.at("bf16").coef);
   EXPECT_FALSE(fp8->fp8_rate);
   EXPECT_EQ(fp8->use.timing,
-            "assumed: the fused MoE bf16 table of a100-80gb (no int4 table of this GPU; "
-            "dequantisation taken as hidden), at fp8-e4m3's stored width");
+            "assumed: the fused MoE bf16 table of a100-80gb (no table of this GPU for "
+            "fp8-e4m3 experts under Marlin (FP8 weight-only); dequantisation taken as hidden), "
+            "at fp8-e4m3's stored width");
   EXPECT_EQ(fp8->shape_table, "");  // another width: no shape's rows apply
   // MXFP4 experts: OpenAI Triton on Hopper (its own table).
   auto h100_mxfp4 = MoeForFormat(*h100, WeightsOn("h100-sxm", "mxfp4"), Fmt("mxfp4"), 1.0);
