@@ -204,7 +204,7 @@ std::optional<SpeculativeSpec> SglangSpeculativeSpec(
   if (flags.count("speculative-draft-model-path")) {
     if (const DraftAcceptance* a = FindDraftAcceptance(flags.at("speculative-draft-model-path"))) {
       spec.acceptance_rate = {a->acceptance_rate};
-      spec.rank_decay = a->rank_decay;
+      if (topk > 1) spec.rank_decay = a->rank_decay;  // β ranks a tree's candidates only
     }
   }
   return spec;

@@ -342,6 +342,11 @@ Status SpeculativeFits(const ReadState& state, Scenario* s) {
                               "continuation, not ranked candidates), got " +
                                   std::to_string(topk));
   }
+  if (topk == 1 && spec.rank_decay) {
+    return state.source().Bad(state.At(at + "/rank_decay"),
+                              "only with topk above 1 (β ranks the candidates of a tree draft; a "
+                              "chain drafts one token per position and never uses it)");
+  }
   if (topk > 1 && !spec.num_draft_tokens) {
     return state.source().Bad(at + "/num_draft_tokens",
                               "missing (required when topk is above 1: the tree's nodes the "
@@ -516,6 +521,7 @@ const std::vector<Rule>& CrossKeyRules() {
        "allowed only there; `acceptance_rate` is one rate or `num_speculative_tokens` of them; "
        "`topk` above 1 not with `ngram` and only with `num_draft_tokens`, which is "
        "`num_speculative_tokens` + 1 with `topk` 1 and at most 1 + topk + (depth − 1) × topk²; "
+       "`rank_decay` only with `topk` above 1; "
        "`ngram` not with `async_scheduling` on vLLM (which refuses it), no method with "
        "`async_scheduling` on SGLang (which turns its overlap off to speculate); `mtp` only for a "
        "model "

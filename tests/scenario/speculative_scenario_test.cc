@@ -203,6 +203,24 @@ TEST(SpeculativeScenarioTest, BadTreeNamesTheKey) {
             0u);
 }
 
+// β ranks the candidates of a tree; a chain (topk 1, stated or not) would
+// accept it and price nothing differently, so it is refused by name.
+TEST(SpeculativeScenarioTest, RankDecayOnAChainNamesTheKey) {
+  const std::string why =
+      ": only with topk above 1 (β ranks the candidates of a tree draft; a chain drafts one "
+      "token per position and never uses it)";
+  EXPECT_EQ(ErrorOf(R"({"deployment": {"speculative": {"method": "eagle3", "topk": 1,
+      "rank_decay": 0.3}}})"),
+            "s.json#/deployment/speculative/rank_decay" + why);
+  EXPECT_EQ(ErrorOf(R"({"deployment": {"speculative": {"method": "eagle",
+      "rank_decay": 0.3}}})"),
+            "s.json#/deployment/speculative/rank_decay" + why);
+  EXPECT_TRUE(ParseScenario(R"({"deployment": {"speculative": {"method": "eagle3", "topk": 2,
+      "num_draft_tokens": 4, "rank_decay": 0.3}}})",
+                            "s.json")
+                  .ok());
+}
+
 // vLLM refuses async scheduling with n-gram speculation, and other drafts
 // run with it. SGLang turns its overlap scheduler off to speculate at all
 // (docs/engine.md): a scenario asking for both is refused, not priced as
