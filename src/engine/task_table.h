@@ -86,7 +86,8 @@ class TaskTable {
   void LowerModelLimit(Tokens limit) {
     max_model_len_ = max_model_len_ > 0 ? std::min(max_model_len_, limit) : limit;
   }
-  // Of every task's planned requests: edited by the policy, placeholder outputs.
+  // Of the requests served (ApplyModelLimit cut the rest): edited by the
+  // policy, placeholder outputs.
   std::int64_t edited() const { return edited_; }
   std::int64_t placeholders() const { return placeholders_; }
   Seconds last_arrival() const { return last_arrival_; }  // of the tasks pulled, since the first

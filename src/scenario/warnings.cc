@@ -221,14 +221,27 @@ void IdleDominant(const Scenario& s, const RunSummary& sum, std::vector<RunWarni
                              "(trace.load) or fewer replicas shows what busy GPUs cost")});
 }
 
-// `requests` planned, `edited` of them changed by the policy.
-void PolicyNoEffect(const Scenario& s, std::int64_t edited, std::int64_t requests,
-                    std::vector<RunWarning>* out) {
-  if (s.context_policy.kind == "keep_all" || edited > 0 || requests == 0) return;
+// `served` requests served (or priced), `edited` of them changed by the
+// policy; `refused_tasks` tasks refused at their first request over the
+// context limit, which served nothing. A run that served no request still
+// warns when tasks were refused: a policy that leaves every first prompt
+// whole (a window over the system and tools spans) refuses them as
+// keep_all does.
+void PolicyNoEffect(const Scenario& s, std::int64_t edited, std::int64_t served,
+                    std::int64_t refused_tasks, std::vector<RunWarning>* out) {
+  if (s.context_policy.kind == "keep_all" || edited > 0) return;
+  std::string what;
+  if (served > 0) {
+    what = "changed none of the " + FormatWithSeparators(served) + " prompts";
+  } else if (refused_tasks > 0) {
+    what = "changed no prompt that was served: " + Count(refused_tasks, "task was", "tasks were") +
+           " refused at their first request, over the context limit, and served nothing";
+  } else {
+    return;
+  }
   out->push_back({"policy_no_effect",
-                  "context_policy \"" + s.context_policy.kind + "\" changed none of the " +
-                      FormatWithSeparators(requests) +
-                      " prompts (docs/policies.md says what each policy needs of a trace, e.g. "
+                  "context_policy \"" + s.context_policy.kind + "\" " + what +
+                      " (docs/policies.md says what each policy needs of a trace, e.g. "
                       "tool spans for drop_tool_results): the run is the same as keep_all"});
 }
 
@@ -497,7 +510,7 @@ std::vector<RunWarning> EngineRunWarnings(const Scenario& scenario, const Simula
   OverloadedRun(summary, &out);
   SloViolated(scenario, summary, &out);
   IdleDominant(scenario, summary, &out);
-  PolicyNoEffect(scenario, totals.edited_requests, summary.requests, &out);
+  PolicyNoEffect(scenario, totals.edited_requests, summary.requests, totals.unserved_tasks, &out);
   PlaceholderOutputs(totals.placeholder_outputs, false, &out);
   UnsupportedFormat(scenario, totals, &out);
   TimingAssumed(totals, &out);
@@ -531,7 +544,7 @@ std::vector<RunWarning> ApiRunWarnings(const Scenario& scenario, const ApiPricin
   std::vector<RunWarning> out;
   ApiContextLimit(run, &out);
   PricingModelUnused(scenario, run, &out);
-  PolicyNoEffect(scenario, run.edited_requests, run.requests, &out);
+  PolicyNoEffect(scenario, run.edited_requests, run.requests, 0, &out);
   PlaceholderOutputs(run.placeholder_outputs, true, &out);
   return out;
 }

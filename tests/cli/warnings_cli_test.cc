@@ -256,6 +256,27 @@ TEST(WarningsCliTest, PolicyNoEffectWhenNothingIsDropped) {
   EXPECT_FALSE(Has(Codes(api("api_three_turns.json", three_turns)), "policy_no_effect"));
 }
 
+// A sliding window keeps the system and tools spans whole, so a first
+// prompt of 9,100 tokens stays over gemma-2-9b's max_model_len of 8,192:
+// the only task is refused at its first request, nothing is served and the
+// window edits nothing that ran. The run still says so.
+TEST(WarningsCliTest, PolicyNoEffectWhenNoRequestWasServed) {
+  const std::string trace =
+      Write("refused_first.jsonl",
+            "{\"kvbill_trace\":1}\n"
+            "{\"id\":\"a\",\"arrival_s\":0,\"turns\":["
+            "{\"spans\":[{\"kind\":\"system\",\"tokens\":3000},"
+            "{\"kind\":\"tools\",\"tokens\":6000},{\"kind\":\"user\",\"tokens\":100}],"
+            "\"out\":100,\"tool_s\":1},"
+            "{\"spans\":[{\"kind\":\"tool_result\",\"tokens\":5000}],\"out\":100}]}\n");
+  const std::string scenario = Write("refused_first.json", R"({"model": "gemma-2-9b",
+      "context_policy": {"kind": "sliding_window", "window_tokens": 4000},
+      "trace": {"file": ")" + trace + R"("}})");
+  const auto codes = Codes(scenario);
+  EXPECT_TRUE(Has(codes, "context_limit"));
+  EXPECT_TRUE(Has(codes, "policy_no_effect"));
+}
+
 // `overloaded`: 48 tasks of one 30,000-token prompt arrive together at one
 // H100. An iteration takes at most 8,192 prompt tokens (the default
 // max_num_batched_tokens), and 8,192 tokens of Llama-3.1-8B (7.5e9

@@ -453,6 +453,27 @@ TEST(WarningsTest, PolicyNoEffectWhenAPolicyEditedNoPrompt) {
   EXPECT_EQ(r.Codes(), Codes{});
 }
 
+// Every task refused at its first request: nothing served, nothing edited,
+// the same run as keep_all (docs/engine.md#warnings names this case).
+TEST(WarningsTest, PolicyNoEffectWhenEveryTaskWasRefusedAtItsFirstRequest) {
+  FakeRun r;
+  r.scenario.context_policy.kind = "sliding_window";
+  r.summary.requests = 0;
+  r.totals.rejected_requests = 4;
+  r.totals.unsent_requests = 152;
+  r.totals.unserved_tasks = 4;
+  EXPECT_EQ(r.Message("policy_no_effect"),
+            "context_policy \"sliding_window\" changed no prompt that was served: 4 tasks were "
+            "refused at their first request, over the context limit, and served nothing "
+            "(docs/policies.md says what each policy needs of a trace, e.g. tool spans for "
+            "drop_tool_results): the run is the same as keep_all");
+  // An empty run (no task planned) has nothing to say.
+  FakeRun empty;
+  empty.scenario.context_policy.kind = "sliding_window";
+  empty.summary.requests = 0;
+  EXPECT_EQ(empty.Message("policy_no_effect"), "");
+}
+
 TEST(WarningsTest, PlaceholderOutputsWhenTheTraceHasThem) {
   FakeRun r;
   r.totals.placeholder_outputs = 3;
