@@ -90,9 +90,14 @@ Result<EngineSetup> SetUpEngine(const SimulationConfig& config) {
         break;
       }
     }
+    const std::string draft =
+        spec.draft_weight_bytes > 0
+            ? ", the draft model's " +
+                  FormatBinaryBytes(static_cast<double>(spec.draft_weight_bytes)) + " of them"
+            : "";
     return Error::CannotServe("the model's weights (" +
-                              FormatBinaryBytes(static_cast<double>(weights_per_gpu)) +
-                              " per GPU) leave no room for KV in " +
+                              FormatBinaryBytes(static_cast<double>(weights_per_gpu)) + " per GPU" +
+                              draft + ") leave no room for KV in " +
                               FormatBinaryBytes(static_cast<double>(capacity)) + " per GPU" + hint);
   }
   const long double free_bytes = std::max<long double>(0, capacity - weights_per_gpu);

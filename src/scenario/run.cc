@@ -1,5 +1,7 @@
 #include "kvbill/scenario/run.h"
 
+#include <cmath>
+
 #include "kvbill/cost/engine_profile.h"
 #include "kvbill/cost/operator_cost_model.h"
 #include "kvbill/cost/price_sheet.h"
@@ -270,6 +272,32 @@ class ObservedSink final : public RecordSink {
   RunAggregator aggregator_;
 };
 
+// An error of a run, named where the scenario is at fault. The engine's
+// set-up refuses weights that leave no room for KV (engine/setup.cc); that
+// is an error of the field that sizes them (docs/scenario-format.md: every
+// error names a JSON pointer): a draft model that alone leaves no room, its
+// `model`; an activation reserve that takes all of the memory fraction,
+// `activation_reserve_gib` (or `memory_fraction` when the reserve is the
+// engine's); else the model's weights on gpus_per_replica GPUs. Other
+// errors (a request beyond the pool, a trace's) name the file.
+Error RunError(const Scenario& s, const SimulationConfig& config, const Error& e) {
+  if (!e.cannot_serve() || SizeReplicaPool(config)) return e.Within(s.source);
+  std::string pointer = "/deployment/gpus_per_replica";
+  SimulationConfig no_draft = config;
+  no_draft.speculative.draft_weight_bytes = 0;
+  no_draft.speculative.draft_kv_bytes_per_token = 0;
+  const long double capacity = std::floor(static_cast<long double>(config.gpu.usable_memory_bytes) *
+                                          config.memory_fraction) -
+                               config.activation_reserve_gib * kBytesPerGiB;
+  if (config.speculative.draft_weight_bytes > 0 && SizeReplicaPool(no_draft)) {
+    pointer = "/deployment/speculative/model";
+  } else if (capacity <= 0) {
+    pointer = s.deployment.activation_reserve_gib ? "/deployment/activation_reserve_gib"
+                                                  : "/deployment/memory_fraction";
+  }
+  return e.Within(s.source + "#" + pointer);
+}
+
 // The scenario run whole (RunScenario), its results handed to `observer`.
 Result<StreamedRun> RunWhole(const Scenario& s, const RunObserver& observer) {
   auto whole = RunScenario(s);
@@ -296,7 +324,7 @@ Result<std::optional<StreamedRun>> RunStreamed(const Scenario& s, const Simulati
     return std::optional<StreamedRun>();
   }
   if (!totals && (*feed)->failed()) return totals.error();  // the trace's own error
-  if (!totals) return totals.error().Within(s.source);
+  if (!totals) return RunError(s, config, totals.error());
   return std::optional<StreamedRun>(StreamedRun{*totals, sink.Finish(*totals), true});
 }
 
@@ -320,11 +348,11 @@ Result<StreamedRun> RunScenario(const Scenario& s, WorkloadCache& workloads,
   if (*workload) {
     const PreparedWorkload& w = **workload;
     if (!w.checks.prompts) return w.checks.prompts.error();  // named at the trace
-    if (auto c = CheckRun(*config, w.checks); !c) return c.error().Within(s.source);
+    if (auto c = CheckRun(*config, w.checks); !c) return RunError(s, *config, c.error());
     PreparedFeed feed(w);
     ObservedSink sink(observer, BillingOf(s));
     auto totals = RunSimulation(*config, feed, sink);
-    if (!totals) return totals.error().Within(s.source);
+    if (!totals) return RunError(s, *config, totals.error());
     return StreamedRun{*totals, sink.Finish(*totals), true};
   }
   auto streamed = RunStreamed(s, *config, observer);
@@ -355,7 +383,7 @@ Result<ScenarioOutcome> RunScenario(const Scenario& s) {
   auto requests = PlanRequests(s, *tasks);
   if (!requests) return requests.error();
   auto result = Simulate(*config, *tasks, *requests);
-  if (!result) return result.error().Within(s.source);
+  if (!result) return RunError(s, *config, result.error());
   ScenarioOutcome out;
   out.result = std::move(*result);
   out.tasks = AggregateTasks(*tasks, out.result);

@@ -173,6 +173,34 @@ TEST(SimulateCliTest, InvalidScenariosExitTwoNamingTheJsonPath) {
   }
 }
 
+// Weights that leave no room for KV are an error of the field that sizes
+// them, named by its JSON pointer like every other scenario error: the
+// model's on gpus_per_replica GPUs, or a draft model that alone leaves no
+// room (qwen3-8b fits one H100 by itself).
+TEST(SimulateCliTest, WeightsThatLeaveNoRoomNameTheFieldThatSizesThem) {
+  const std::string dir = ::testing::TempDir();
+  const std::pair<std::string, std::string> cases[] = {
+      {R"({"model": "qwen3-next-80b-a3b", "deployment": {"gpus_per_replica": 2},
+          "prefix_cache": {"enabled": false}, "trace": {"generator": "coding-agent", "tasks": 2}})",
+       "#/deployment/gpus_per_replica: the model's weights (74.25 GiB per GPU) leave no room for "
+       "KV in 69.66 GiB per GPU"},
+      {R"({"model": "qwen3-8b", "deployment": {"speculative": {"method": "draft_model",
+          "model": "qwen3-32b"}}, "trace": {"generator": "coding-agent", "tasks": 2}})",
+       "#/deployment/speculative/model: the model's weights (76.28 GiB per GPU, the draft "
+       "model's "},
+  };
+  int i = 0;
+  for (const auto& [json, expected] : cases) {
+    SCOPED_TRACE(json);
+    const std::string path = dir + "/no_room_" + std::to_string(i++) + ".json";
+    std::ofstream(path) << json;
+    const auto r = RunKvbill("simulate --scenario " + path);
+    EXPECT_EQ(r.exit_status, 2);
+    EXPECT_EQ(r.err.rfind("kvbill simulate: " + path + expected, 0), 0u) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
+}
+
 // A trace with no task is an error in simulate and check, as in bill and
 // the trace commands: it used to bill $0 and pass every `max` budget.
 TEST(SimulateCliTest, AnEmptyTraceIsAnErrorInSimulateAndCheck) {
