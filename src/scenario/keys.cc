@@ -468,7 +468,8 @@ const std::vector<Key>& ScenarioKeys() {
       {.pointer = "/deployment/expert_dispatch",
        .type = Type::kChoice,
        .meaning = "with `expert_parallel` above 1: how tokens reach experts on other GPUs "
-                  "([engine.md](engine.md#parallelism))",
+                  "([engine.md](engine.md#parallelism)); `all_to_all` on vLLM only with "
+                  "`replicas` above 1, as vLLM dispatches so only with data parallelism",
        .field = In<&Scenario::deployment, &D::expert_dispatch>(),
        .choices = {{"all_reduce",
                     "every GPU routes every token to its own experts; the layer's all-reduce "

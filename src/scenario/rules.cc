@@ -264,6 +264,17 @@ Status ExpertParallelFits(const ReadState& state, Scenario* s) {
                               "\"all_to_all\" needs expert_parallel above 1 (it is 1: every GPU "
                               "holds a slice of every expert and no token is dispatched)");
   }
+  // vLLM runs its dispatch and combine kernels only with data parallelism
+  // (use_all2all_kernels: dp_size > 1 and use_ep, docs/engine.md#parallelism):
+  // with one replica it sums the experts' outputs by all-reduce, so an
+  // all-to-all run would price what vLLM does not do.
+  if (d.expert_dispatch == "all_to_all" && d.engine == "vllm" && !s->pricing && d.replicas <= 1) {
+    return state.source().Bad(state.At("/deployment/expert_dispatch"),
+                              "\"all_to_all\" on vLLM needs data parallelism (deployment.replicas "
+                              "above 1, vLLM's --data-parallel-size): with one replica vLLM runs "
+                              "no dispatch or combine and sums the experts' outputs by "
+                              "all-reduce; set it to \"all_reduce\"");
+  }
   const std::string at = state.At("/deployment/expert_parallel");
   if (d.expert_parallel != d.gpus_per_replica) {
     return state.source().Bad(at, "must be 1 or gpus_per_replica (" +
@@ -514,7 +525,8 @@ const std::vector<Rule>& CrossKeyRules() {
        "`deployment.expert_parallel` must be 1 or `gpus_per_replica`, and above 1 only for a "
        "model with routed experts, at most their number (each GPU holds a whole expert); "
        "`expert_dispatch` `all_to_all` only with `expert_parallel` "
-       "above 1 (a sweep point that breaks it is a row marked not runnable)",
+       "above 1, and on vLLM only with `replicas` above 1 (its all-to-all kernels run only with "
+       "data parallelism) (a sweep point that breaks it is a row marked not runnable)",
        ExpertParallelFits, true},
       {"/deployment/speculative",
        "`deployment.speculative`: `model` is required with `method` `\"draft_model\"` and "

@@ -187,8 +187,21 @@ TEST(FormatsRulesTest, ExpertParallelismSplitsTheExpertsOfTheReplica) {
   EXPECT_EQ(ErrorOf(R"({"model": "qwen3-235b-a22b", "deployment": {"gpus_per_replica": 4,
                         "expert_dispatch": "all_reduce"}})"),
             "(parsed)");
+  // vLLM runs its all-to-all kernels only with data parallelism
+  // (use_all2all_kernels: dp_size > 1): one replica is refused by name,
+  // two replicas (--data-parallel-size 2) are not.
+  EXPECT_EQ(ErrorOf(R"({"model": "qwen3-235b-a22b", "deployment": {"gpus_per_replica": 4,
+                        "expert_parallel": 4, "expert_dispatch": "all_to_all"}})"),
+            "s.json#/deployment/expert_dispatch: \"all_to_all\" on vLLM needs data parallelism "
+            "(deployment.replicas above 1, vLLM's --data-parallel-size): with one replica vLLM "
+            "runs no dispatch or combine and sums the experts' outputs by all-reduce; set it to "
+            "\"all_reduce\"");
+  EXPECT_EQ(ErrorOf(R"({"model": "qwen3-235b-a22b", "deployment": {"engine": "sglang",
+                        "gpus_per_replica": 4, "expert_parallel": 4,
+                        "expert_dispatch": "all_to_all"}})"),
+            "(parsed)");
   auto s = ParseScenario(R"({"model": "qwen3-235b-a22b", "deployment": {"gpus_per_replica": 4,
-                            "expert_parallel": 4, "expert_dispatch": "all_to_all"}})",
+                            "replicas": 2, "expert_parallel": 4, "expert_dispatch": "all_to_all"}})",
                          "s.json");
   ASSERT_TRUE(s.ok()) << s.error().message();
   EXPECT_EQ(s->deployment.expert_parallel, 4);
