@@ -32,9 +32,13 @@ void ContextLimit(const Scenario& s, const SimulationTotals& t, std::vector<RunW
              ? ", whose " + Count(t.unsent_requests, "later request was", "later requests were") +
                    " never sent"
              : std::string()) +
-        (t.unserved_tasks > 0 ? " (" + Count(t.unserved_tasks, "task was", "tasks were") +
-                                    " refused at its first request and served nothing)"
-                              : std::string()) +
+        (t.unserved_tasks > 0
+             ? " (" +
+                   (t.unserved_tasks == 1 ? std::string("1 task was refused at its first request")
+                                          : Count(t.unserved_tasks, "task was", "tasks were") +
+                                                " refused at their first request") +
+                   " and served nothing)"
+             : std::string()) +
         ". A context_policy that keeps prompts under the limit, or " +
         (t.pool_context_len > 0 ? "a larger KV pool" : "a model with a longer context") +
         ", serves them";
