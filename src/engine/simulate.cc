@@ -103,6 +103,7 @@ Result<ReplicaPoolSize> SizeReplicaPool(const SimulationConfig& config) {
   ReplicaPoolSize size;
   size.pages = setup->pool_pages;
   size.tokens = pool.capacity_tokens();
+  size.sequence_tokens = pool.LongestSequence(config.max_num_batched_tokens);
   size.holds_max_model_len =
       config.max_model_len <= 0 ||
       pool.PeakPages(config.max_model_len, config.max_num_batched_tokens) <= pool.capacity_blocks();

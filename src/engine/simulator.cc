@@ -133,6 +133,7 @@ Result<SimulationTotals> Engine::Run() {
   if (!replicas_.empty()) {
     const auto& cache = *replicas_.front().cache;
     t.pool_tokens = cache.capacity_tokens();
+    t.pool_sequence_tokens = cache.LongestSequence(config_.max_num_batched_tokens);
     t.memory_pool_tokens = PoolTokens(setup_.layout, setup_.memory_pool_pages);
     t.max_model_len_fits_pool =
         config_.max_model_len <= 0 ||

@@ -570,7 +570,8 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
     }
     if (!pool->holds_max_model_len) {
       o.status = "no_fit";
-      o.reason = "the KV pool left per replica holds " + FormatWithSeparators(pool->tokens) +
+      o.reason = "the KV pool left per replica holds " +
+                 FormatWithSeparators(pool->sequence_tokens) +
                  " tokens of a sequence, less than one request of max_model_len " +
                  FormatWithSeparators(config->max_model_len) +
                  " (vLLM refuses to start it); set engine.max_model_len at most that in the "

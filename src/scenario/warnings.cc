@@ -58,7 +58,7 @@ void ContextLimit(const Scenario& s, const SimulationTotals& t, std::vector<RunW
   }
   if (t.pool_context_len > 0) {
     if (!text.empty()) text += "; ";
-    text += "a replica's KV pool holds " + FormatWithSeparators(t.pool_tokens) +
+    text += "a replica's KV pool holds " + FormatWithSeparators(t.pool_sequence_tokens) +
             " tokens of a sequence, less than max_model_len " +
             FormatWithSeparators(t.max_model_len) +
             ": SGLang starts anyway and serves requests of at most " +
@@ -68,7 +68,7 @@ void ContextLimit(const Scenario& s, const SimulationTotals& t, std::vector<RunW
             "memory_fraction, a smaller KV format) to serve the model's whole context";
   } else if (!t.max_model_len_fits_pool) {
     if (!text.empty()) text += "; ";
-    text += "a replica's KV pool holds " + FormatWithSeparators(t.pool_tokens) +
+    text += "a replica's KV pool holds " + FormatWithSeparators(t.pool_sequence_tokens) +
             " tokens of a sequence, less than one request of max_model_len " +
             FormatWithSeparators(t.max_model_len) +
             " needs: vLLM refuses to start such a deployment (check_enough_kv_cache_memory); "

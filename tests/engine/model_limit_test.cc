@@ -94,6 +94,38 @@ TEST(ModelLimitTest, SglangRefusesRequestsItsPoolCannotHold) {
   EXPECT_FALSE(Simulate(c, Tasks(), PlanAll(Tasks(), "keep_all")).ok());
 }
 
+// gpt-oss-20b: 12 full layers and 12 sliding layers of a 128-token window,
+// two KV cache groups, no state pages. prefix_cache.capacity_tokens 2,304
+// in 16-token blocks gives 144 blocks per group: 288 pages, which
+// capacity_tokens reads as 288 / 2 x 16 = 2,304 tokens. With 256 tokens
+// computed an iteration a sliding group holds at most ceil(128 / 16) +
+// ceil(256 / 16) + 1 = 25 pages of a sequence, so the full group may take
+// 288 - 25 = 263 pages: one sequence reaches 263 x 16 = 4,208 tokens. That
+// is the figure the context_limit warning quotes, and the length vLLM's
+// start-up check (max_model_len_fits_pool) judges by: 4,208 fits, 4,209
+// does not.
+TEST(ModelLimitTest, PoolSequenceTokensCountWhatWindowsFree) {
+  SimulationConfig c = Config("gpt-oss-20b");
+  c.capacity_tokens = 2304;
+  c.max_num_batched_tokens = 256;
+  c.max_model_len = 4208;
+  const SimulationResult fits = RunSim(c, Tasks());
+  EXPECT_EQ(fits.kv_cache_groups, 2);
+  EXPECT_EQ(fits.kv_pool_blocks, 288);
+  EXPECT_EQ(fits.pool_tokens, 2304);
+  EXPECT_EQ(fits.pool_sequence_tokens, 4208);
+  EXPECT_TRUE(fits.max_model_len_fits_pool);
+  c.max_model_len = 4209;
+  const SimulationResult over = RunSim(c, Tasks());
+  EXPECT_EQ(over.pool_sequence_tokens, 4208);
+  EXPECT_FALSE(over.max_model_len_fits_pool);
+  auto size = SizeReplicaPool(c);
+  ASSERT_TRUE(size.ok());
+  EXPECT_EQ(size->tokens, 2304);
+  EXPECT_EQ(size->sequence_tokens, 4208);
+  EXPECT_FALSE(size->holds_max_model_len);
+}
+
 // TPOT is (finish - first token) / (output - 1) per request; a request of
 // one output token has no such interval and is left out. Queueing delay is
 // admission minus release.

@@ -151,6 +151,7 @@ TEST(WarningsTest, ContextLimitWhenThePoolCannotHoldOneMaxLengthRequest) {
   FakeRun r;
   r.totals.max_model_len = 40960;
   r.totals.pool_tokens = 32144;
+  r.totals.pool_sequence_tokens = 32144;
   r.totals.memory_pool_tokens = 32144;
   EXPECT_EQ(r.Codes(), Codes{});
   r.totals.max_model_len_fits_pool = false;
@@ -162,12 +163,33 @@ TEST(WarningsTest, ContextLimitWhenThePoolCannotHoldOneMaxLengthRequest) {
       << r.Message("context_limit");
 }
 
+// With sliding-window or chunked layers a sequence holds at most a window
+// of them, so the pool holds a longer sequence than its pages over the
+// groups say: the message quotes the sequence (gpt-oss-20b on an L4 at
+// memory_fraction 0.72: 38,176 tokens of pages, a sequence of 76,224),
+// the figure engine.max_model_len can be set to.
+TEST(WarningsTest, ContextLimitQuotesTheLongestSequenceThePoolHolds) {
+  FakeRun r;
+  r.totals.max_model_len = 131072;
+  r.totals.pool_tokens = 38176;
+  r.totals.pool_sequence_tokens = 76224;
+  r.totals.memory_pool_tokens = 38176;
+  r.totals.max_model_len_fits_pool = false;
+  const std::string m = r.Message("context_limit");
+  EXPECT_NE(m.find("a replica's KV pool holds 76,224 tokens of a sequence, less than one request "
+                   "of max_model_len 131,072 needs"),
+            std::string::npos)
+      << m;
+  EXPECT_EQ(m.find("38,176"), std::string::npos) << m;
+}
+
 // SGLang starts on such a pool and refuses past it: the message says so
 // and names the cap, not vLLM's start-up check.
 TEST(WarningsTest, ContextLimitOnSglangNamesItsPoolCap) {
   FakeRun r;
   r.totals.max_model_len = 40960;
   r.totals.pool_tokens = 16256;
+  r.totals.pool_sequence_tokens = 16256;
   r.totals.memory_pool_tokens = 16256;
   r.totals.max_model_len_fits_pool = false;
   r.totals.pool_context_len = 16255;

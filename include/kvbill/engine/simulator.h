@@ -256,6 +256,13 @@ struct SimulationTotals {
   // does not (check_enough_kv_cache_memory).
   Tokens pool_tokens = 0;
   bool max_model_len_fits_pool = true;
+  // The longest sequence one replica's pool holds alone, computing
+  // max_num_batched_tokens an iteration (KvPool::LongestSequence: windowed
+  // and chunked groups hold at most their window or chunk, state pages
+  // count): the length admission and max_model_len_fits_pool judge by, and
+  // the figure the context_limit warning quotes. pool_tokens with one group
+  // and no state; above it with windowed groups.
+  Tokens pool_sequence_tokens = 0;
   // SGLang starts whatever its pool holds and serves no request longer
   // than it (the scheduler's max_req_input_len and max_req_len:
   // min(context length, pool tokens) - 1): when that is below
@@ -331,6 +338,7 @@ Status CheckRun(const SimulationConfig& config, const TaskChecks& checks);
 struct ReplicaPoolSize {
   std::int64_t pages = 0;
   Tokens tokens = 0;
+  Tokens sequence_tokens = 0;  // SimulationTotals::pool_sequence_tokens
   bool holds_max_model_len = true;
 };
 Result<ReplicaPoolSize> SizeReplicaPool(const SimulationConfig& config);
