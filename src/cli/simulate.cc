@@ -216,16 +216,17 @@ std::string LatencyText(const Scenario& scenario, const RunSummary& sum,
             (c.held ? "held" : "VIOLATED") + " (" + Latency(c.actual) + ")\n";
   }
   if (totals.rejected_requests > 0) {
-    text += FormatWithSeparators(totals.rejected_requests) +
-            (totals.rejected_requests == 1 ? " request" : " requests") + " refused over " +
-            RequestLimitText(totals.pool_context_len, totals.max_model_len) +
-            (totals.rejected_requests == 1 ? " (its task ends there" : " (their tasks end there") +
-            (totals.unsent_requests > 0
-                 ? "; " + FormatWithSeparators(totals.unsent_requests) +
-                       (totals.unsent_requests == 1 ? " later request" : " later requests") +
-                       " not sent"
-                 : std::string()) +
-            ")\n";
+    text +=
+        FormatWithSeparators(totals.rejected_requests) +
+        (totals.rejected_requests == 1 ? " request" : " requests") + " refused over " +
+        RequestLimitText(totals.request_len_limit, totals.pool_context_len, totals.max_model_len) +
+        (totals.rejected_requests == 1 ? " (its task ends there" : " (their tasks end there") +
+        (totals.unsent_requests > 0
+             ? "; " + FormatWithSeparators(totals.unsent_requests) +
+                   (totals.unsent_requests == 1 ? " later request" : " later requests") +
+                   " not sent"
+             : std::string()) +
+        ")\n";
   }
   return text;
 }

@@ -83,7 +83,7 @@ class Engine {
   // a request that went through it (Release::replica set) also carries
   // config_.request_latency_s.
   Seconds FrontendWork(const Request& request) const;
-  Tokens SglangPoolContextLen(const KvPool& pool) const;
+  std::optional<Tokens> SglangPoolLimit(const KvPool& pool) const;
   void OnStart(Seconds now, int r);
   void OnEnd(Seconds now, int r);
   void OnPinExpiry(Seconds now, const PinExpiry& e);

@@ -10,24 +10,23 @@
 namespace kvbill {
 namespace engine {
 
-// SGLang refuses a prompt at or over min(context length, pool tokens) - 1
-// and shortens outputs to stay below it (Scheduler.max_req_input_len,
-// init_req_max_new_tokens; python/sglang/srt/managers/scheduler.py): the
-// longest sequence the pool holds less one, when that is below
-// max_model_len; 0 when the pool holds max_model_len (or is unlimited).
-Tokens Engine::SglangPoolContextLen(const KvPool& pool) const {
-  if (pool.capacity_blocks() >= kUnlimitedBlocks) return 0;
+// The pool's part in SGLang's max_req_len = min(context length, pool
+// tokens) - 1 (python/sglang/srt/managers/scheduler.py, Scheduler.__init__):
+// the longest sequence the pool holds, when that is below max_model_len;
+// none when the pool holds max_model_len (or is unlimited).
+std::optional<Tokens> Engine::SglangPoolLimit(const KvPool& pool) const {
+  if (pool.capacity_blocks() >= kUnlimitedBlocks) return std::nullopt;
   const Tokens chunk = config_.max_num_batched_tokens;
   auto fits = [&](Tokens n) { return pool.PeakPages(n, chunk) <= pool.capacity_blocks(); };
-  Tokens hi = config_.max_model_len > 0 ? config_.max_model_len + 1 : Tokens{1} << 40;
-  if (fits(hi)) return 0;
+  Tokens hi = config_.max_model_len > 0 ? config_.max_model_len : Tokens{1} << 40;
+  if (fits(hi)) return std::nullopt;
   // The longest length that fits, in [lo, hi): PeakPages never decreases.
   Tokens lo = 0;
   while (hi - lo > 1) {
     const Tokens mid = lo + (hi - lo) / 2;
     (fits(mid) ? lo : hi) = mid;
   }
-  return std::max<Tokens>(lo - 1, 0);
+  return lo;
 }
 
 Seq* Engine::NewSeq() {
@@ -68,9 +67,16 @@ Result<SimulationTotals> Engine::Run() {
       rep.cache->TrackEvictions(true);
     }
   }
+  totals_.request_len_limit = config_.max_model_len;
   if (config_.scheduler == SchedulerKind::kSglang && !replicas_.empty()) {
-    totals_.pool_context_len = SglangPoolContextLen(*replicas_.front().cache);
-    if (totals_.pool_context_len > 0) tasks_.LowerModelLimit(totals_.pool_context_len);
+    const std::optional<Tokens> pool = SglangPoolLimit(*replicas_.front().cache);
+    const Tokens context = pool ? *pool : config_.max_model_len;
+    if (context > 0) {
+      const Tokens max_req_len = std::max<Tokens>(context - 1, 1);
+      tasks_.ApplySglangLimits(max_req_len);
+      totals_.request_len_limit = std::max<Tokens>(max_req_len - 1, 1);
+      if (pool) totals_.pool_context_len = totals_.request_len_limit;
+    }
   }
   error_ = tasks_.Pull();
   while (error_.ok()) {

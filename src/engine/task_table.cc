@@ -69,8 +69,9 @@ Status TaskTable::Pull() {
 void TaskTable::ApplyModelLimit() {
   std::span<const Request> requests = pending_task_.requests;
   for (std::size_t i = 0; max_model_len_ > 0 && i < requests.size(); ++i) {
-    const Tokens length = requests[i].PromptTokens() + requests[i].output;
-    if (length <= max_model_len_) continue;
+    const Tokens prompt = requests[i].PromptTokens();
+    const Tokens length = prompt + requests[i].output;
+    if (length <= max_model_len_ && (max_prompt_len_ <= 0 || prompt <= max_prompt_len_)) continue;
     rejected_ += 1;
     unserved_ += i == 0 ? 1 : 0;
     unsent_ += static_cast<std::int64_t>(requests.size() - i - 1);

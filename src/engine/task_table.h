@@ -81,10 +81,15 @@ class TaskTable {
   // Tasks whose first request was refused: they served nothing.
   std::int64_t unserved() const { return unserved_; }
   Tokens longest_rejected() const { return longest_rejected_; }
-  // Lowers the limit (before the first Pull): SGLang serves no request
-  // longer than its KV pool holds (SimulationTotals::pool_context_len).
-  void LowerModelLimit(Tokens limit) {
-    max_model_len_ = max_model_len_ > 0 ? std::min(max_model_len_, limit) : limit;
+  // Replaces the limit with SGLang's (before the first Pull), from its
+  // scheduler's max_req_len = min(context length, pool tokens) - 1 (>= 1):
+  // a prompt of max_req_len - 5 tokens or more is refused
+  // (max_req_input_len), and an output is cut to max_req_len - prompt - 1
+  // tokens, so a request whose prompt plus output exceeds max_req_len - 1
+  // is refused too (kvbill refuses what SGLang would cut short).
+  void ApplySglangLimits(Tokens max_req_len) {
+    max_model_len_ = std::max<Tokens>(max_req_len - 1, 1);
+    max_prompt_len_ = std::max<Tokens>(max_req_len - 6, 1);
   }
   // Of the requests served (ApplyModelLimit cut the rest): edited by the
   // policy, placeholder outputs.
@@ -97,6 +102,7 @@ class TaskTable {
   RecordSink& sink_;
   double load_ = 1;
   Tokens max_model_len_ = 0;
+  Tokens max_prompt_len_ = 0;  // 0: none (ApplySglangLimits)
   int max_in_flight_ = 0;
   int in_flight_ = 0;    // tasks arrived and not done
   Seconds freed_s_ = 0;  // when the cap last made room (0 without a cap)

@@ -174,7 +174,8 @@ class FreshPromptTokens {
 // list them (of the measured tasks' summary).
 struct RunNotes {
   std::int64_t refused = 0;
-  Tokens pool_context_len = 0;  // SGLang's pool cap, when it was the limit
+  Tokens request_len_limit = 0;  // SimulationTotals'
+  Tokens pool_context_len = 0;   // SGLang's pool cap, when it was the limit
   std::vector<RunWarning> warnings;
 };
 
@@ -183,7 +184,8 @@ Result<RunSummary> RunMeasured(const Scenario& s, WorkloadCache& workloads,
   if (s.pricing || std::find(warmup.begin(), warmup.end(), true) == warmup.end()) {
     auto run = RunScenario(s, workloads);
     if (!run) return run.error();
-    *notes = {run->result.rejected_requests, run->result.pool_context_len, RunWarnings(s, *run)};
+    *notes = {run->result.rejected_requests, run->result.request_len_limit,
+              run->result.pool_context_len, RunWarnings(s, *run)};
     return run->summary;
   }
   auto warm = [&warmup](int i) {
@@ -221,8 +223,8 @@ Result<RunSummary> RunMeasured(const Scenario& s, WorkloadCache& workloads,
   summary.idle_gpu_usd = run->summary.idle_gpu_usd;
   summary.idle_usd = 0;
   summary.cost_usd = summary.task_cost_usd;
-  *notes = {run->totals.rejected_requests, run->totals.pool_context_len,
-            EngineRunWarnings(s, run->totals, summary)};
+  *notes = {run->totals.rejected_requests, run->totals.request_len_limit,
+            run->totals.pool_context_len, EngineRunWarnings(s, run->totals, summary)};
   return summary;
 }
 
@@ -696,7 +698,8 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
   auto refused = [&](const Run& r) {
     o.status = "slo_not_met";
     o.reason = FormatWithSeparators(r.notes.refused) + " request(s) refused over " +
-               RequestLimitText(r.notes.pool_context_len, config->max_model_len) +
+               RequestLimitText(r.notes.request_len_limit, r.notes.pool_context_len,
+                                config->max_model_len) +
                ", each ending its task (the context_limit warning): the tasks are cut short, "
                "so no replica count serves them; a context_policy that bounds the prompts or " +
                (r.notes.pool_context_len > 0 ? "more memory per replica"

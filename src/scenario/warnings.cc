@@ -22,7 +22,8 @@ std::string Seconds3(double s) { return FormatFixed(s, s < 10 ? 3 : 1) + " s"; }
 
 void ContextLimit(const Scenario& s, const SimulationTotals& t, std::vector<RunWarning>* out) {
   std::string text;
-  const std::string limit = RequestLimitText(t.pool_context_len, t.max_model_len);
+  const std::string limit =
+      RequestLimitText(t.request_len_limit, t.pool_context_len, t.max_model_len);
   if (t.rejected_requests > 0) {
     text =
         Count(t.rejected_requests, "request was", "requests were") +
@@ -63,8 +64,9 @@ void ContextLimit(const Scenario& s, const SimulationTotals& t, std::vector<RunW
             FormatWithSeparators(t.max_model_len) +
             ": SGLang starts anyway and serves requests of at most " +
             FormatWithSeparators(t.pool_context_len) +
-            " tokens (min(context length, pool) - 1), refusing longer prompts and cutting "
-            "outputs short (kvbill refuses the request either way); give it more memory (GPUs, "
+            " tokens (its max_req_len, min(context length, pool) - 1, less one; prompts under "
+            "max_req_len - 5), refusing longer prompts and cutting outputs short (kvbill refuses "
+            "the request either way); give it more memory (GPUs, "
             "memory_fraction, a smaller KV format) to serve the model's whole context";
   } else if (!t.max_model_len_fits_pool) {
     if (!text.empty()) text += "; ";
@@ -476,10 +478,16 @@ std::string OverloadedFigures(const Summary& queue_s) {
   return "";
 }
 
-std::string RequestLimitText(Tokens pool_context_len, Tokens max_model_len) {
-  return pool_context_len > 0
-             ? "the " + FormatWithSeparators(pool_context_len) + " tokens SGLang serves"
-             : "max_model_len " + FormatWithSeparators(max_model_len);
+std::string RequestLimitText(Tokens request_len_limit, Tokens pool_context_len,
+                             Tokens max_model_len) {
+  if (pool_context_len > 0) {
+    return "the " + FormatWithSeparators(pool_context_len) + " tokens SGLang serves";
+  }
+  if (request_len_limit > 0 && request_len_limit < max_model_len) {
+    return "the " + FormatWithSeparators(request_len_limit) + " tokens SGLang serves at " +
+           "max_model_len " + FormatWithSeparators(max_model_len);
+  }
+  return "max_model_len " + FormatWithSeparators(max_model_len);
 }
 
 const std::vector<std::string>& WarningCodes() {

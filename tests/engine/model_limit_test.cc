@@ -58,19 +58,20 @@ TEST(ModelLimitTest, RefusedRequestsCostNothingAndStepModeAgrees) {
 }
 
 // SGLang starts whatever its pool holds and refuses what the pool cannot:
-// max_req_input_len = min(context length, pool tokens) - 1. A pool of
-// 2,288 tokens (143 blocks of 16) holds sequences of up to 2,288 tokens, so
-// SGLang serves at most 2,287: task a's 1,100 and 1,700 are served, its
-// 2,300 refused (the fourth turn never sent); task b's 3,100 refused (its
-// second never sent). vLLM would not start (its pool holds less than the
-// model's 131,072), and kvbill's vLLM run stops at the first request that
-// cannot fit.
+// max_req_len = min(context length, pool tokens) - 1, outputs cut to end
+// below it. A pool of 2,288 tokens (143 blocks of 16) holds sequences of
+// up to 2,288 tokens, so max_req_len is 2,287 and SGLang serves at most
+// 2,286: task a's 1,100 and 1,700 are served, its 2,300 refused (the fourth
+// turn never sent); task b's 3,100 refused (its second never sent). vLLM
+// would not start (its pool holds less than the model's 131,072), and
+// kvbill's vLLM run stops at the first request that cannot fit.
 TEST(ModelLimitTest, SglangRefusesRequestsItsPoolCannotHold) {
   SimulationConfig c = Config("llama-3.1-8b");
   c.capacity_tokens = 2288;
   c.scheduler = SchedulerKind::kSglang;
   const SimulationResult r = RunSim(c, Tasks());
-  EXPECT_EQ(r.pool_context_len, 2287);
+  EXPECT_EQ(r.pool_context_len, 2286);
+  EXPECT_EQ(r.request_len_limit, 2286);
   EXPECT_EQ(r.max_model_len, c.max_model_len);  // the configured limit stays as it was
   ASSERT_EQ(r.requests.size(), 2u);
   EXPECT_EQ(r.rejected_requests, 2);
@@ -78,20 +79,62 @@ TEST(ModelLimitTest, SglangRefusesRequestsItsPoolCannotHold) {
   EXPECT_EQ(r.longest_rejected_tokens, 3100);
   c.step_mode = true;
   ExpectSameRuns(r, RunSim(c, Tasks()));
-  // One more block holds 2,304 tokens: the cap is 2,303 and 2,300 is served.
+  // One more block holds 2,304 tokens: the cap is 2,302 and 2,300 is served.
   c.capacity_tokens = 2304;
-  EXPECT_EQ(RunSim(c, Tasks()).pool_context_len, 2303);
+  EXPECT_EQ(RunSim(c, Tasks()).pool_context_len, 2302);
   EXPECT_EQ(RunSim(c, Tasks()).requests.size(), 3u);
-  // A pool that holds max_model_len + 1 tokens: max_model_len is the limit.
+  // A pool that holds max_model_len + 1 tokens: max_model_len is the
+  // context length, max_req_len 2,199, and SGLang serves at most 2,198.
   c.max_model_len = 2200;
   c.capacity_tokens = 2208;  // holds 2,208 > 2,200
   const SimulationResult within = RunSim(c, Tasks());
   EXPECT_EQ(within.pool_context_len, 0);
+  EXPECT_EQ(within.request_len_limit, 2198);
   EXPECT_EQ(within.requests.size(), 2u);  // 1,100 and 1,700; 2,300 over 2,200
   c.scheduler = SchedulerKind::kVllm;
   c.max_model_len = 0;
   c.capacity_tokens = 2288;
   EXPECT_FALSE(Simulate(c, Tasks(), PlanAll(Tasks(), "keep_all")).ok());
+}
+
+// SGLang's rule with the context length as the limit (the pool holds far
+// more): max_req_len = max_model_len - 1, outputs are cut to
+// max_req_len - prompt - 1 tokens and prompts of max_req_len - 5 or more
+// refused. max_model_len 2,302: max_req_len 2,301, so prompt plus output
+// up to 2,300 is served (task a's third turn, 2,200 + 100, is) and a
+// prompt up to 2,295. max_model_len 2,301: at most 2,299, and task a's
+// 2,300 is refused (vLLM serves it: 2,300 <= 2,301). A one-token answer to
+// a 2,296-token prompt (2,297 tokens) is refused at max_model_len 2,302 by
+// the prompt rule alone (2,296 >= max_req_input_len 2,296); 2,295 is served.
+TEST(ModelLimitTest, SglangServesBelowItsMaxReqLen) {
+  SimulationConfig c = Config("llama-3.1-8b");
+  c.scheduler = SchedulerKind::kSglang;
+  c.max_model_len = 2302;
+  const std::vector<Task> a = {LoopTask("a", 3, 1000, 500, 100, 1.0)};  // 1,100, 1,700, 2,300
+  SimulationResult r = RunSim(c, a);
+  EXPECT_EQ(r.request_len_limit, 2300);
+  EXPECT_EQ(r.pool_context_len, 0);  // the pool is not the limit
+  EXPECT_EQ(r.requests.size(), 3u);
+  EXPECT_EQ(r.rejected_requests, 0);
+  c.max_model_len = 2301;
+  r = RunSim(c, a);
+  EXPECT_EQ(r.request_len_limit, 2299);
+  EXPECT_EQ(r.requests.size(), 2u);
+  EXPECT_EQ(r.rejected_requests, 1);
+  EXPECT_EQ(r.longest_rejected_tokens, 2300);
+  c.max_model_len = 2302;
+  const std::vector<Task> prompts = {LoopTask("p", 1, 2296, 0, 1, 0),
+                                     LoopTask("q", 1, 2295, 0, 1, 0, 1.0)};
+  r = RunSim(c, prompts);
+  ASSERT_EQ(r.requests.size(), 1u);
+  EXPECT_EQ(r.requests[0].task_id, "q");
+  EXPECT_EQ(r.rejected_requests, 1);
+  EXPECT_EQ(r.longest_rejected_tokens, 2297);
+  c.scheduler = SchedulerKind::kVllm;
+  c.max_model_len = 2301;
+  r = RunSim(c, a);
+  EXPECT_EQ(r.request_len_limit, 2301);
+  EXPECT_EQ(r.requests.size(), 3u);
 }
 
 // gpt-oss-20b: 12 full layers and 12 sliding layers of a 128-token window,

@@ -192,20 +192,40 @@ TEST(WarningsTest, ContextLimitOnSglangNamesItsPoolCap) {
   r.totals.pool_sequence_tokens = 16256;
   r.totals.memory_pool_tokens = 16256;
   r.totals.max_model_len_fits_pool = false;
-  r.totals.pool_context_len = 16255;
+  r.totals.pool_context_len = 16254;
+  r.totals.request_len_limit = 16254;
   r.totals.rejected_requests = 1;
   r.totals.longest_rejected_tokens = 24835;
   EXPECT_EQ(r.Codes(), Codes{"context_limit"});
   const std::string m = r.Message("context_limit");
-  EXPECT_EQ(m.rfind("1 request was refused: prompt plus output tokens over the 16,255 tokens "
+  EXPECT_EQ(m.rfind("1 request was refused: prompt plus output tokens over the 16,254 tokens "
                     "SGLang serves (the longest 24,835 tokens)",
                     0),
             0u)
       << m;
-  EXPECT_NE(m.find("SGLang starts anyway and serves requests of at most 16,255 tokens"),
+  EXPECT_NE(m.find("SGLang starts anyway and serves requests of at most 16,254 tokens"),
             std::string::npos)
       << m;
   EXPECT_EQ(m.find("vLLM"), std::string::npos) << m;
+}
+
+// SGLang refuses below its context length too (max_req_len =
+// context length - 1, outputs cut to end below it): gemma-2-9b's 8,192
+// serves prompt plus output up to 8,190, and the message names that, not
+// max_model_len alone.
+TEST(WarningsTest, ContextLimitOnSglangNamesItsMaxReqLen) {
+  FakeRun r;
+  r.totals.max_model_len = 8192;
+  r.totals.request_len_limit = 8190;
+  r.totals.rejected_requests = 1;
+  r.totals.longest_rejected_tokens = 8192;
+  const std::string m = r.Message("context_limit");
+  EXPECT_EQ(m.rfind("1 request was refused: prompt plus output tokens over the 8,190 tokens "
+                    "SGLang serves at max_model_len 8,192 (the longest 8,192 tokens)",
+                    0),
+            0u)
+      << m;
+  EXPECT_EQ(RequestLimitText(40960, 0, 40960), "max_model_len 40,960");
 }
 
 // prefix_cache.capacity_tokens above what memory holds: the running

@@ -263,10 +263,13 @@ struct SimulationTotals {
   // the figure the context_limit warning quotes. pool_tokens with one group
   // and no state; above it with windowed groups.
   Tokens pool_sequence_tokens = 0;
-  // SGLang starts whatever its pool holds and serves no request longer
-  // than it (the scheduler's max_req_input_len and max_req_len:
-  // min(context length, pool tokens) - 1): when that is below
-  // max_model_len, requests are refused over this instead (0: not so).
+  // The longest prompt plus output served (0: no limit): max_model_len on
+  // vLLM; on SGLang its scheduler's max_req_len - 1, where max_req_len =
+  // min(context length, pool tokens) - 1 (outputs are cut to end below
+  // max_req_len; prompts of max_req_len - 5 tokens or more are refused too).
+  Tokens request_len_limit = 0;
+  // SGLang starts whatever its pool holds: when the pool, not
+  // max_model_len, sets its max_req_len, request_len_limit (0: not so).
   Tokens pool_context_len = 0;
   // What the memory left after weights and the activation reserve holds, in
   // the same unit: pool_tokens unless capacity_tokens replaced the pool

@@ -77,10 +77,13 @@ inline Seconds OverloadedDelay(const Summary& queue_s) {
 // The share of the bill idle GPUs may take before `idle_dominant`.
 inline constexpr double kIdleDominantShare = 0.5;
 
-// The limit a run refused requests over, in words: "the 16,255 tokens
-// SGLang serves" when SGLang's pool capped it (pool_context_len > 0), else
+// The limit a run refused requests over, in words (SimulationTotals'
+// request_len_limit, pool_context_len and max_model_len): "the 16,254
+// tokens SGLang serves" when SGLang's pool capped it, "the 8,190 tokens
+// SGLang serves at max_model_len 8,192" when its context length did, else
 // "max_model_len 40,960".
-std::string RequestLimitText(Tokens pool_context_len, Tokens max_model_len);
+std::string RequestLimitText(Tokens request_len_limit, Tokens pool_context_len,
+                             Tokens max_model_len);
 
 // The warnings of one engine run of `scenario`, in WarningCodes order (each
 // code at most once).
