@@ -96,7 +96,9 @@ bool IsApiBudgetMetric(const std::string& name) {
 }
 
 std::vector<std::string> ApiBudgetMetricChoices() {
-  std::vector<std::string> out = {std::string(kApiSummary) + ".{mean,p50,p90,p99,max}"};
+  std::string stats;
+  for (const char* stat : kStats) stats += (stats.empty() ? "" : ",") + std::string(stat);
+  std::vector<std::string> out = {std::string(kApiSummary) + ".{" + stats + "}"};
   for (const char* s : kApiScalars) out.emplace_back(s);
   for (const std::string& code : ApiWarningCodes()) out.push_back("warnings." + code);
   return out;

@@ -20,6 +20,12 @@ std::string Count(std::int64_t n, const std::string& one, const std::string& man
 
 std::string Seconds3(double s) { return FormatFixed(s, s < 10 ? 3 : 1) + " s"; }
 
+// "1 task was refused at its first request", "3 tasks were refused at their
+// first request".
+std::string RefusedAtFirstRequest(std::int64_t tasks) {
+  return Count(tasks, "task was refused at its", "tasks were refused at their") + " first request";
+}
+
 void ContextLimit(const Scenario& s, const SimulationTotals& t, std::vector<RunWarning>* out) {
   std::string text;
   const std::string limit =
@@ -34,11 +40,7 @@ void ContextLimit(const Scenario& s, const SimulationTotals& t, std::vector<RunW
                    " never sent"
              : std::string()) +
         (t.unserved_tasks > 0
-             ? " (" +
-                   (t.unserved_tasks == 1 ? std::string("1 task was refused at its first request")
-                                          : Count(t.unserved_tasks, "task was", "tasks were") +
-                                                " refused at their first request") +
-                   " and served nothing)"
+             ? " (" + RefusedAtFirstRequest(t.unserved_tasks) + " and served nothing)"
              : std::string()) +
         ". A context_policy that keeps prompts under the limit, or " +
         (t.pool_context_len > 0 ? "a larger KV pool" : "a model with a longer context") +
@@ -240,8 +242,8 @@ void PolicyNoEffect(const Scenario& s, std::int64_t edited, std::int64_t served,
   if (served > 0) {
     what = "changed none of the " + FormatWithSeparators(served) + " prompts";
   } else if (refused_tasks > 0) {
-    what = "changed no prompt that was served: " + Count(refused_tasks, "task was", "tasks were") +
-           " refused at their first request, over the context limit, and served nothing";
+    what = "changed no prompt that was served: " + RefusedAtFirstRequest(refused_tasks) +
+           ", over the context limit, and served nothing";
   } else {
     return;
   }
