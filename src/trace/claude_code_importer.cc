@@ -434,7 +434,9 @@ class ClaudeCodeReader : public TraceReader {
         // The first call's cache read is a prefix an earlier session cached:
         // the system prompt and tool definitions, which a context policy
         // keeps (summarise, sliding_window), unlike the session's own text.
-        turn.spans.push_back(Span{SpanKind::kSystem, call.usage.cache_read, std::nullopt});
+        turn.spans.push_back(Span{
+            SpanKind::kSystem, call.usage.cache_read,
+            "claude-code/system/" + call.model + (head.chain.empty() ? "/main" : "/subagent")});
         appended -= call.usage.cache_read;
       }
       if (appended > 0 || turn.spans.empty()) {

@@ -145,6 +145,35 @@ TEST(SimulateCliTest, PricingBillsATraceAtTheProvidersRules) {
   EXPECT_DOUBLE_EQ(j["summary"]["recorded"]["cost_usd"].get<double>(), 0.014055);
 }
 
+// Two Claude Code sessions of one model whose first calls read 15,000
+// tokens from the provider's cache: that prefix is the system prompt and
+// tools an earlier session cached, so a self-hosted prefix cache serves the
+// second session's copy from the first's blocks. Worked by hand: the first
+// request computes its whole prompt (10 + 100 + 15,000 = 15,110 tokens, a
+// cold cache); the second hits the system span's whole 16-token blocks,
+// floor(15,000 / 16) = 937 blocks = 14,992 tokens (block 938 holds the
+// span's last 8 tokens and the session's own first 8: another hash).
+TEST(SimulateCliTest, ClaudeCodeSessionsShareTheSystemPrefixTheirCacheReadsShow) {
+  const std::string dir = ::testing::TempDir() + "/shared_system";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/cc.jsonl")
+      << R"({"type": "assistant", "sessionId": "a", "timestamp": "2025-12-12T15:20:00.000Z", "message": {"id": "m1", "model": "claude-sonnet-4-5-20250929", "usage": {"input_tokens": 10, "cache_creation_input_tokens": 100, "cache_read_input_tokens": 15000, "output_tokens": 50}}})"
+         "\n"
+      << R"({"type": "assistant", "sessionId": "b", "timestamp": "2025-12-12T15:30:00.000Z", "message": {"id": "m2", "model": "claude-sonnet-4-5-20250929", "usage": {"input_tokens": 10, "cache_creation_input_tokens": 100, "cache_read_input_tokens": 15000, "output_tokens": 50}}})"
+         "\n";
+  std::ofstream(dir + "/s.json") << R"({"trace": {"file": "cc.jsonl", "format": "claude-code"}})";
+  const auto r = RunKvbill("simulate --scenario " + dir + "/s.json --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["tasks"].size(), 2u);
+  EXPECT_EQ(j["tasks"][0]["id"], "a");
+  EXPECT_EQ(j["tasks"][0]["cached_tokens"], 0);
+  EXPECT_EQ(j["tasks"][0]["prefill_tokens"], 15'110);
+  EXPECT_EQ(j["tasks"][1]["id"], "b");
+  EXPECT_EQ(j["tasks"][1]["cached_tokens"], 14'992);
+  EXPECT_EQ(j["tasks"][1]["prefill_tokens"], 15'110 - 14'992);
+}
+
 TEST(SimulateCliTest, InvalidScenariosExitTwoNamingTheJsonPath) {
   const std::string dir = ::testing::TempDir();
   const std::pair<std::string, std::string> cases[] = {

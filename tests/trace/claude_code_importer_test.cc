@@ -96,11 +96,45 @@ TEST(TraceClaudeCodeImporterTest, AFirstCallsCacheReadIsItsSystemPrompt) {
   const std::vector<Task> tasks = testing::ReadAllTasks(reader.get(), &error);
   ASSERT_EQ(error, "");
   ASSERT_EQ(tasks.size(), 2u);
+  // The system span is content every session of the model shares (its
+  // cache read came from an earlier session's cache).
   EXPECT_EQ(tasks[0].turns[0].spans,
-            (std::vector<Span>{Span{SpanKind::kSystem, 15000, std::nullopt},
-                               Span{SpanKind::kOther, 5010, std::nullopt}}));
+            (std::vector<Span>{
+                Span{SpanKind::kSystem, 15000, "claude-code/system/claude-sonnet-4-5/main"},
+                Span{SpanKind::kOther, 5010, std::nullopt}}));
   EXPECT_EQ(tasks[1].turns[0].spans,
             (std::vector<Span>{Span{SpanKind::kOther, 5010, std::nullopt}}));
+}
+
+// Sessions share the system prefix only where a provider cache could have
+// served it: the same model, and a main chain with main chains (a
+// subagent's system prompt and tools are another text).
+TEST(TraceClaudeCodeImporterTest, TheSharedSystemPrefixIsOnePerModelAndChainKind) {
+  const auto line = [](const char* session, const char* model, bool sidechain, int read) {
+    return std::string(R"({"type":"assistant","sessionId":")") + session + R"(","isSidechain":)" +
+           (sidechain ? "true" : "false") + R"(,"timestamp":"2025-08-07T03:00:0)" + session +
+           R"(.000Z","message":{"id":"m)" + session + R"(","model":")" + model +
+           R"(","usage":{"input_tokens":10,"cache_creation_input_tokens":100,)"
+           R"("cache_read_input_tokens":)" +
+           std::to_string(read) + R"(,"output_tokens":50}}})" + "\n";
+  };
+  const std::string log =
+      line("1", "claude-opus-4-1", false, 12000) + line("2", "claude-opus-4-1", false, 15000) +
+      line("3", "claude-sonnet-4-5", false, 12000) + line("4", "claude-opus-4-1", true, 9000);
+  auto reader = NewClaudeCodeReader(std::make_unique<std::istringstream>(log), "log.jsonl");
+  std::string error;
+  const std::vector<Task> tasks = testing::ReadAllTasks(reader.get(), &error);
+  ASSERT_EQ(error, "");
+  ASSERT_EQ(tasks.size(), 4u);
+  std::vector<std::optional<std::string>> ids;
+  for (const Task& task : tasks) {
+    ASSERT_EQ(task.turns[0].spans.front().kind, SpanKind::kSystem) << task.id;
+    ids.push_back(task.turns[0].spans.front().content_id);
+  }
+  EXPECT_EQ(ids[0], "claude-code/system/claude-opus-4-1/main");
+  EXPECT_EQ(ids[1], ids[0]);  // 12,000 and 15,000 tokens: one text, cut at two lengths
+  EXPECT_EQ(ids[2], "claude-code/system/claude-sonnet-4-5/main");
+  EXPECT_EQ(ids[3], "claude-code/system/claude-opus-4-1/subagent");
 }
 
 // tests/data/traces/claude_code_tool_calls.jsonl: lines 2, 3, 4, 6, 9, 11 and
