@@ -378,6 +378,7 @@ int RunBill(const Args& args) {
               << (skipped.size() > 3 ? ", ..." : "") << ")\n";
   }
   for (const std::string& note : UnpricedNotes(*bill, *sheet)) std::cerr << note << "\n";
+  if (options.format == "csv") WarnOnStandardError(command, BillWarnings(*bill));
   return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "cli/cli_util.h"
 #include "kvbill/trace/importers.h"
 #include "kvbill/util/units.h"
 
@@ -46,18 +47,6 @@ std::string JsonKey(BillView view) {
     default:
       return "";
   }
-}
-
-// The warning of calls whose kept copy records only a streaming placeholder
-// output, or "" when there are none.
-std::string PlaceholderWarning(const Bill& bill) {
-  const std::int64_t n = bill.placeholder_output_calls;
-  if (n == 0) return "";
-  return FormatWithSeparators(n) + " of " + FormatWithSeparators(bill.total.calls) +
-         " calls kept only a streaming placeholder output (" +
-         std::to_string(kClaudeCodePlaceholderMaxOutput) +
-         " tokens or fewer: Claude Code logged no final count for them); their output tokens "
-         "and cost are understated";
 }
 
 std::string ModelLabel(const std::string& id, const ModelBill& m) {
@@ -247,10 +236,28 @@ std::string RenderBillJson(const Bill& bill, const UsageLog& log, const PriceShe
   j["total_cost_usd"] = t.cost.usd();
   if (t.reported_cost_usd) j["reported_cost_usd"] = *t.reported_cost_usd;
   if (t.reported_usage_cost) j["reported_usage_cost_usd"] = t.reported_usage_cost->usd();
-  if (const std::string w = PlaceholderWarning(bill); !w.empty()) {
-    j["warnings"] = OJson::array({{{"code", "placeholder_outputs"}, {"message", w}}});
+  if (const auto warnings = BillWarnings(bill); !warnings.empty()) {
+    j["warnings"] = WarningsJson(warnings);
   }
   return j.dump(2) + "\n";
+}
+
+std::string PlaceholderWarning(const Bill& bill) {
+  const std::int64_t n = bill.placeholder_output_calls;
+  if (n == 0) return "";
+  return FormatWithSeparators(n) + " of " + FormatWithSeparators(bill.total.calls) +
+         " calls kept only a streaming placeholder output (" +
+         std::to_string(kClaudeCodePlaceholderMaxOutput) +
+         " tokens or fewer: Claude Code logged no final count for them); their output tokens "
+         "and cost are understated";
+}
+
+std::vector<RunWarning> BillWarnings(const Bill& bill) {
+  std::vector<RunWarning> out;
+  if (std::string w = PlaceholderWarning(bill); !w.empty()) {
+    out.push_back(RunWarning{"placeholder_outputs", std::move(w)});
+  }
+  return out;
 }
 
 std::string RenderBillCsv(const Bill& bill, const UsageLog& log, const BillReportOptions& options) {

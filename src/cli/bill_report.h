@@ -8,6 +8,7 @@
 
 #include "kvbill/bill/bill.h"
 #include "kvbill/cost/price_sheet.h"
+#include "kvbill/scenario/warnings.h"
 
 namespace kvbill::cli {
 
@@ -27,6 +28,14 @@ std::string RenderBillTable(const Bill& bill, const UsageLog& log, const PriceSh
 std::string RenderBillJson(const Bill& bill, const UsageLog& log, const PriceSheet& sheet,
                            const BillReportOptions& options);
 std::string RenderBillCsv(const Bill& bill, const UsageLog& log, const BillReportOptions& options);
+
+// The warning of calls whose kept copy records only a streaming placeholder
+// output, or "" when there are none.
+std::string PlaceholderWarning(const Bill& bill);
+
+// The bill's warnings (placeholder_outputs), as JSON gives them and CSV
+// prints them on standard error.
+std::vector<RunWarning> BillWarnings(const Bill& bill);
 
 // The notes for stderr: one line per model and reason its calls were not
 // billed, naming the flag that fixes it.

@@ -293,4 +293,12 @@ nlohmann::ordered_json WarningsJson(const std::vector<RunWarning>& warnings) {
   return out;
 }
 
+void WarnOnStandardError(std::string_view command, const std::vector<RunWarning>& warnings,
+                         std::string_view what) {
+  for (const RunWarning& w : warnings) {
+    std::cerr << "kvbill " << command << ": " << what << (what.empty() ? "" : ": ") << "warning ["
+              << w.code << "]: " << w.message << "\n";
+  }
+}
+
 }  // namespace kvbill::cli

@@ -103,6 +103,13 @@ Status CheckBlockSize(std::int64_t block_size);
 // A run's warnings as every JSON output gives them: [{"code", "message"}].
 nlohmann::ordered_json WarningsJson(const std::vector<RunWarning>& warnings);
 
+// CSV holds rows only: a run's warnings go to standard error instead, one
+// line each, "kvbill COMMAND: warning [CODE]: MESSAGE" (`what`, when given,
+// names the part of the run they belong to: "kvbill whatif: self_hosted:
+// warning [...]").
+void WarnOnStandardError(std::string_view command, const std::vector<RunWarning>& warnings,
+                         std::string_view what = "");
+
 }  // namespace kvbill::cli
 
 #endif  // KVBILL_CLI_CLI_UTIL_H_

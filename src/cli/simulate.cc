@@ -422,6 +422,7 @@ class SimulateOutput {
     // reason cli/standard_output.h keeps.
     if (!std::cout) printed = FlushStandardOutput();
     if (!printed.ok()) return ReportError("simulate", printed.error());
+    if (format_ == "csv") WarnOnStandardError("simulate", warnings);
     return 0;
   }
 

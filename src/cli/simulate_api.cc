@@ -206,7 +206,9 @@ int RunSimulateApi(const Scenario& scenario, const std::string& format, bool wit
            << " of calls' cache reads predicted within 1%\n";
     }
   }
-  return FinishSimulate(out_dir, j.dump(2) + "\n", tasks_csv.ToCsv(), text.str());
+  const int status = FinishSimulate(out_dir, j.dump(2) + "\n", tasks_csv.ToCsv(), text.str());
+  if (status == 0 && format == "csv") WarnOnStandardError("simulate", warnings);
+  return status;
 }
 
 int FinishSimulate(const std::string& out_dir, const std::string& json_text,

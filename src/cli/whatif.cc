@@ -680,6 +680,13 @@ int RunWhatif(const Args& args) {
     text << "\n";
   }
   if (auto s = EmitOutput("whatif", text.str(), out); !s) return ReportError("whatif", s.error());
+  if (format == "csv") {
+    // CSV says "n/a" and "unpriced" in its cells; why, on standard error.
+    for (const Column& c : columns) {
+      if (!c.error.empty()) std::cerr << "kvbill whatif: " << c.id << ": n/a: " << c.error << "\n";
+      WarnOnStandardError("whatif", c.warnings, c.id);
+    }
+  }
   return 0;
 }
 

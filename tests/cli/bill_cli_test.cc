@@ -86,6 +86,13 @@ TEST(BillCliTest, PlaceholderOutputsAreWarnedOf) {
   ASSERT_EQ(table.exit_status, 0) << table.err;
   EXPECT_NE(table.out.find("warning [placeholder_outputs]: " + message), std::string::npos)
       << table.out;
+  // CSV holds rows only: the warning goes to standard error.
+  const auto csv = RunKvbill("bill " + (dir / "log.jsonl").string() + " --format csv");
+  ASSERT_EQ(csv.exit_status, 0) << csv.err;
+  EXPECT_EQ(csv.out.find("placeholder"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.err.find("kvbill bill: warning [placeholder_outputs]: " + message),
+            std::string::npos)
+      << csv.err;
   fs::remove_all(dir);
 }
 

@@ -287,6 +287,11 @@ TEST(SimulateCliTest, ApiPromptsPastTheContextWindowAreWarned) {
     } else {
       EXPECT_EQ(limit, "");
     }
+    const auto csv = RunKvbill("simulate --format csv --scenario " + dir + "/apibig.json");
+    ASSERT_EQ(csv.exit_status, 0) << csv.err;
+    EXPECT_EQ(csv.err.find("kvbill simulate: warning [context_limit]: ") != std::string::npos,
+              !limit.empty())
+        << csv.err;
   }
 }
 
@@ -487,6 +492,16 @@ TEST(SimulateCliTest, RequestsOverTheModelsLimitAreRefusedAndWarned) {
   EXPECT_NE(table.out.find(": VIOLATED ("), std::string::npos) << table.out;
   // Warnings come above the totals.
   EXPECT_LT(table.out.find("warning [context_limit]"), table.out.find(" tasks, "));
+  // CSV holds rows only: each warning goes to standard error, as JSON gives it.
+  const auto csv = RunKvbill("simulate --format csv --scenario " + path);
+  ASSERT_EQ(csv.exit_status, 0) << csv.err;
+  EXPECT_EQ(csv.out.find("warning"), std::string::npos) << csv.out;
+  for (const auto& w : s["warnings"]) {
+    EXPECT_NE(csv.err.find("kvbill simulate: warning [" + w["code"].get<std::string>() +
+                           "]: " + w["message"].get<std::string>() + "\n"),
+              std::string::npos)
+        << csv.err;
+  }
   const auto bundled = nlohmann::json::parse(RunKvbill("simulate --format json").out)["summary"];
   EXPECT_EQ(bundled["max_model_len"], 131072);
   EXPECT_EQ(bundled["rejected_requests"], 0);

@@ -198,6 +198,14 @@ TEST(WhatifCliTest, SelfHostedTasksPastTheModelsLimitAreUnpricedWithTheReason) {
     EXPECT_EQ(t["cost_usd"]["self_hosted"].is_null(), t["id"] == "l") << t.dump();
   }
   EXPECT_TRUE(j["total"]["cost_usd"]["self_hosted"].is_null());
+  // CSV says "unpriced" in the cell; why, on standard error, naming the column.
+  const auto csv =
+      RunKvbill("whatif " + log + " --gpu h100-sxm --self-hosted-model qwen3-8b --format csv");
+  ASSERT_EQ(csv.exit_status, 0) << csv.err;
+  EXPECT_NE(csv.err.find("kvbill whatif: self_hosted: warning [context_limit]: " +
+                         (*column)["warnings"][0]["message"].get<std::string>() + "\n"),
+            std::string::npos)
+      << csv.err;
 }
 
 // A model:M column prices prompts above M's window, which M's provider
