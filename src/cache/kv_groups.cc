@@ -245,9 +245,8 @@ std::int64_t KvPool::PeakPages(Tokens tokens, Tokens chunk) const {
   if (layout_.Single()) return blocks;
   std::int64_t pages = layout_.state_pages;
   for (const KvCacheGroup& g : layout_.groups) {
-    pages += g.kind == KvGroupKind::kFull
-                 ? blocks
-                 : std::min(blocks, CeilDiv(g.window, bs) + CeilDiv(chunk, bs) + 1);
+    pages +=
+        g.kind == KvGroupKind::kFull ? blocks : WindowedPeakBlocks(g.window, tokens, chunk, bs);
   }
   return pages;
 }

@@ -157,6 +157,14 @@ Tokens ResidentTokens(const LayerShape& layer, Tokens ctx) {
   }
 }
 
+std::int64_t WindowedPeakBlocks(Tokens window, Tokens ctx, Tokens prefill_chunk,
+                                Tokens block_size) {
+  // Window and chunk past ctx give the same minimum; clamped, no sum overflows.
+  const Tokens w = std::min(window, ctx), chunk = std::min(prefill_chunk, ctx);
+  return std::min(CeilDivTokens(ctx, block_size),
+                  CeilDivTokens(w, block_size) + CeilDivTokens(chunk, block_size) + 1);
+}
+
 Tokens ResidentBlocks(const LayerShape& layer, Tokens ctx, Tokens block_size) {
   const Tokens resident = ResidentTokens(layer, ctx);
   if (resident <= 0) return 0;
@@ -180,8 +188,10 @@ void AddBits(std::int64_t* bits, std::int64_t a, std::int64_t b, std::int64_t c,
   }
 }
 
+// `peak`: the most over contexts 1..ctx; `prefill_chunk` > 0 (with peak):
+// windowed layers also hold a prefill chunk (PeakFootprint).
 SequenceFootprint Sum(const ModelShape& model, const ElementFormat& format, Tokens ctx,
-                      Tokens block_size, int tensor_parallel, bool peak) {
+                      Tokens block_size, int tensor_parallel, bool peak, Tokens prefill_chunk) {
   std::int64_t bits = 0, rounded_bits = 0;
   bool saturated = false;
   for (const LayerShape& l : model.layers) {
@@ -202,6 +212,17 @@ SequenceFootprint Sum(const ModelShape& model, const ElementFormat& format, Toke
       continue;
     }
     const std::int64_t per_token = LayerBitsPerToken(l, format, tensor_parallel);
+    const bool windowed =
+        l.kind == LayerKind::kSlidingWindow || l.kind == LayerKind::kChunkedAttention;
+    if (peak && prefill_chunk > 0 && windowed && ctx > 0) {
+      // The window's last tokens and the chunk being computed (kv_groups.h).
+      AddBits(&bits, per_token,
+              std::min(ctx, std::min(l.window, ctx) - 1 + std::min(prefill_chunk, ctx)), 1,
+              &saturated);
+      AddBits(&rounded_bits, per_token,
+              WindowedPeakBlocks(l.window, ctx, prefill_chunk, block_size), block_size, &saturated);
+      continue;
+    }
     Tokens at = ctx;
     // Chunked layers peak at the last token of a full chunk: min(ctx, chunk)
     // tokens, chunk-aligned. Other layers are monotone in ctx.
@@ -219,12 +240,12 @@ SequenceFootprint Sum(const ModelShape& model, const ElementFormat& format, Toke
 
 SequenceFootprint Footprint(const ModelShape& model, const ElementFormat& format, Tokens ctx,
                             Tokens block_size, int tensor_parallel) {
-  return Sum(model, format, ctx, block_size, tensor_parallel, false);
+  return Sum(model, format, ctx, block_size, tensor_parallel, false, 0);
 }
 
 SequenceFootprint PeakFootprint(const ModelShape& model, const ElementFormat& format, Tokens ctx,
-                                Tokens block_size, int tensor_parallel) {
-  return Sum(model, format, ctx, block_size, tensor_parallel, true);
+                                Tokens block_size, int tensor_parallel, Tokens prefill_chunk) {
+  return Sum(model, format, ctx, block_size, tensor_parallel, true, prefill_chunk);
 }
 
 std::int64_t LayerStateBits(const LayerShape& l, int state_bits, int tensor_parallel) {

@@ -144,6 +144,27 @@ TEST(KvFootprintTest, ChunkedLayersHoldTheCurrentChunk) {
             12LL * 4096 * 131073 + 36LL * 4096 * 8192);
 }
 
+// Computing a prefill chunk of 8,192 tokens an iteration, each chunked
+// layer of Llama-4-Scout holds up to 8,192 - 1 + 8,192 = 16,383 tokens at
+// 131,073: in 16-token blocks ceil(8,192 / 16) + ceil(8,192 / 16) + 1 =
+// 512 + 512 + 1 = 1,025 of them; the 12 global layers hold 131,073 tokens,
+// ceil(131,073 / 16) = 8,193 blocks. Below a chunk and a window the
+// sequence's own blocks bound it: 100 tokens, 7 blocks.
+TEST(KvFootprintTest, PeakWithAPrefillChunkCountsItBesideTheWindow) {
+  const ModelShape m = Catalog("llama-4-scout");
+  const SequenceFootprint f = PeakFootprint(m, Fmt("bf16"), k128k + 1, 16, 1, 8192);
+  EXPECT_EQ(f.kv_bytes, 12LL * 4096 * 131073 + 36LL * 4096 * 16383);
+  EXPECT_EQ(f.block_rounded_bytes, 12LL * 4096 * 16 * 8193 + 36LL * 4096 * 16 * 1025);
+  const SequenceFootprint short_one = PeakFootprint(m, Fmt("bf16"), 100, 16, 1, 8192);
+  EXPECT_EQ(short_one.kv_bytes, 48LL * 4096 * 100);
+  EXPECT_EQ(short_one.block_rounded_bytes, 48LL * 4096 * 16 * 7);
+  // The shared count: window 128 and a 2,048-token chunk in 16-token
+  // blocks, 8 + 128 + 1 = 137; window 100 and chunk 48, 7 + 3 + 1 = 11.
+  EXPECT_EQ(WindowedPeakBlocks(128, 1 << 20, 2048, 16), 137);
+  EXPECT_EQ(WindowedPeakBlocks(100, 10000, 48, 16), 11);
+  EXPECT_EQ(WindowedPeakBlocks(100, 50, 48, 16), 4);  // ceil(50 / 16)
+}
+
 // Jamba-1.5-Mini: 28 Mamba layers, d_inner = 2 x 4096 = 8,192; conv state
 // (4 - 1) x 8192 = 24,576 and SSM state 8192 x 16 = 131,072 elements, bf16:
 // 28 x 155,648 x 2 = 8,716,288 B per sequence, outside the KV columns.

@@ -150,7 +150,8 @@ class KvPool {
   std::int64_t EvictableHits(std::span<const BlockRun> blocks, std::int64_t hits) const;
   // The most pages a sequence reaching `tokens` tokens can hold, computing
   // at most `chunk` tokens per iteration (exact with one group; an upper
-  // bound with windowed groups, which also hold a prefill chunk's blocks).
+  // bound with windowed groups, which also hold a prefill chunk's blocks:
+  // WindowedPeakBlocks, kv_footprint.h, the count `fit` makes too).
   std::int64_t PeakPages(Tokens tokens, Tokens chunk) const;
   // Tokens the pool holds for sequences that keep every block of every group.
   Tokens capacity_tokens() const;

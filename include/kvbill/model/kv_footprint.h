@@ -83,11 +83,31 @@ struct SequenceFootprint {
 SequenceFootprint Footprint(const ModelShape& model, const ElementFormat& format, Tokens ctx,
                             Tokens block_size, int tensor_parallel = 1);
 
-// The largest footprint over contexts 1..ctx (differs from Footprint only for
-// chunked layers, whose resident count falls back at each chunk boundary).
+// Blocks a sliding-window or chunked-attention layer of window (or chunk)
+// `window` holds at most for a sequence reaching `ctx` tokens when the engine
+// computes up to `prefill_chunk` tokens an iteration: the blocks of its
+// window and of the chunk being computed, and one more for a window that
+// does not start on a block boundary, never more than the sequence's:
+//   min(ceil(ctx / bs), ceil(window / bs) + ceil(prefill_chunk / bs) + 1).
+// The engine's KV pool (KvPool::PeakPages) and `fit` both count this. It is
+// at least vLLM's own counts, ceil((W - 1 + chunk) / bs) + 1 blocks for a
+// sliding window W (SlidingWindowSpec.max_memory_usage_bytes) and
+// ceil((C + chunk) / bs) for an attention chunk C (ChunkedLocalAttentionSpec),
+// and at most one block above them.
+// Preconditions: window >= 1, block_size >= 1, ctx >= 0, prefill_chunk >= 0.
+std::int64_t WindowedPeakBlocks(Tokens window, Tokens ctx, Tokens prefill_chunk, Tokens block_size);
+
+// The most one sequence holds on its way to context `ctx`. With
+// `prefill_chunk` 0, the largest footprint over contexts 1..ctx (it differs
+// from Footprint only for chunked layers, whose resident count falls back at
+// each chunk boundary). With `prefill_chunk` > 0, tokens computed an
+// iteration (the engine's max_num_batched_tokens), each sliding or chunked
+// layer also holds the chunk being prefilled beside its window: in blocks
+// WindowedPeakBlocks, exactly min(ctx, window - 1 + prefill_chunk) tokens.
 // This is what an allocator must be able to hold to reach ctx.
 SequenceFootprint PeakFootprint(const ModelShape& model, const ElementFormat& format, Tokens ctx,
-                                Tokens block_size, int tensor_parallel = 1);
+                                Tokens block_size, int tensor_parallel = 1,
+                                Tokens prefill_chunk = 0);
 
 // Constant per-sequence state bytes of state layers on one GPU.
 Bytes StateBytesPerSequence(const ModelShape& model, int tensor_parallel = 1);
