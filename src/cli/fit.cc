@@ -21,13 +21,17 @@ namespace {
 constexpr char kUsage[] =
     "usage: kvbill fit --model M --gpu G [--gpus N] [--kv-format F] [--weight-format F]\n"
     "                  --context C [--batch B] [--memory-fraction F] [--engine vllm|sglang]\n"
-    "                  [--reserve-gib G] [--block-size N] [--set key=value ...]\n"
+    "                  [--reserve-gib G] [--block-size N] [--max-num-batched-tokens N]\n"
+    "                  [--set key=value ...]\n"
     "                  [--ignore-model-limit] [--format table|json] [-o FILE]\n\n"
     "Weights + KV (block-rounded, with linear/SSM state) against the memory of one replica of\n"
     "N tensor-parallel GPUs: whether it fits and by how much, the longest context at batch B,\n"
     "the largest batch at context C, the fewest GPUs that fit, and what would fit instead.\n"
     "The engine's activation reserve comes off each GPU first, as simulate's KV pool does\n"
-    "(--engine's profile run at its default token budget; --reserve-gib 0: memory alone).\n"
+    "(--engine's profile run at its token budget; --reserve-gib 0: memory alone).\n"
+    "A sliding-window or chunked layer holds the prefill chunk the engine computes an\n"
+    "iteration (--max-num-batched-tokens, default the engine's for the GPU) beside its window,\n"
+    "as simulate's KV pool counts it.\n"
     "A context beyond the model's max_model_len (its config's, as vLLM derives it) does not fit\n"
     "and the longest context stops there; --ignore-model-limit answers the memory question\n"
     "alone (a what-if, with a context_limit warning).\n"
@@ -80,6 +84,15 @@ ModelLimitCheck CheckModelLimit(const ModelShape& model, Tokens context, const F
   return c;
 }
 
+// Whether any layer keeping its own KV slides or attends in chunks: the
+// layers that hold a prefill chunk beside their window.
+bool HasWindowedLayers(const ModelShape& model) {
+  return std::any_of(model.layers.begin(), model.layers.end(), [](const LayerShape& l) {
+    return !l.SharesKv() &&
+           (l.kind == LayerKind::kSlidingWindow || l.kind == LayerKind::kChunkedAttention);
+  });
+}
+
 }  // namespace
 
 int RunFit(const Args& args) {
@@ -91,6 +104,7 @@ int RunFit(const Args& args) {
   std::int64_t batch = 1;
   double memory_fraction = 0.9;
   std::optional<double> reserve_option;
+  std::optional<Tokens> batched_tokens_option;
   std::string engine;
   Tokens block_size = 16;
   bool check = false, ignore_limit = false;
@@ -112,9 +126,14 @@ int RunFit(const Args& args) {
       "activation reserve per GPU in GiB (default: the engine's, as simulate)")(
       "block-size", po::value(&block_size)->default_value(16, "the engine's"),
       "tokens per KV block (default: the engine's for the model and GPU, 16 for most; "
-      "docs/engine.md#kv-blocks)")("format", po::value(&format)->default_value("table"),
-                                   "table or json")("out,o", FileValue(&out),
-                                                    "write to FILE instead of stdout")(
+      "docs/engine.md#kv-blocks)")(
+      "max-num-batched-tokens",
+      po::value<Tokens>()->notifier([&](Tokens v) { batched_tokens_option = v; }),
+      "tokens the engine computes an iteration, the prefill chunk a sliding or chunked layer "
+      "holds beside its window, and the activation reserve's budget (default: the engine's for "
+      "the GPU, as simulate)")("format", po::value(&format)->default_value("table"),
+                               "table or json")("out,o", FileValue(&out),
+                                                "write to FILE instead of stdout")(
       "check", po::bool_switch(&check),
       "exit 1 when it does not fit, or no engine runs the formats on the GPU (for CI)")(
       "ignore-model-limit", po::bool_switch(&ignore_limit),
@@ -135,6 +154,9 @@ int RunFit(const Args& args) {
   if (reserve_option && !(*reserve_option >= 0)) {
     return ReportError("fit", Error("--reserve-gib: must be >= 0"));
   }
+  if (batched_tokens_option && *batched_tokens_option < 1) {
+    return ReportError("fit", Error("--max-num-batched-tokens: must be at least 1"));
+  }
 
   auto model = LoadModelFromFlags(model_flags);
   if (!model) return ReportError("fit", model.error());
@@ -147,12 +169,15 @@ int RunFit(const Args& args) {
   // The block size the engine pages the model in on this GPU, as a scenario
   // takes it (kv_blocks.h): vLLM's FlashMLA takes 64, DeepSeek-V4 256.
   if (vm["block-size"].defaulted()) block_size = DefaultKvBlockSize(engine, *model, *gpu);
+  // The tokens an iteration computes, as a scenario takes them: the
+  // engine's default for the GPU and degree unless given.
+  const EngineLimits limits = DefaultEngineLimits(engine, *gpu, gpus);
+  const Tokens batched_tokens = batched_tokens_option.value_or(limits.max_num_batched_tokens);
   // SGLang's own mem_fraction_static for the GPU and degree when none is
   // given, as a scenario on SGLang takes it.
   if (engine == "sglang" && vm["memory-fraction"].defaulted()) {
-    const EngineLimits limits = DefaultEngineLimits("sglang", *gpu, gpus);
-    memory_fraction = SglangMemoryFraction(*gpu, gpus, limits.max_num_batched_tokens,
-                                           limits.cuda_graph_max_batch, false, 0);
+    memory_fraction =
+        SglangMemoryFraction(*gpu, gpus, batched_tokens, limits.cuda_graph_max_batch, false, 0);
   }
   auto kv_format = ParseElementFormat(AutoKvFormat(kv_format_name, *model));
   if (!kv_format) return ReportError("fit", kv_format.error().Within("--kv-format"));
@@ -178,6 +203,12 @@ int RunFit(const Args& args) {
   double reserve_gib = 0;
   if (reserve_option) {
     reserve_gib = *reserve_option;
+  } else if (batched_tokens_option) {
+    // The profile run at the budget given, as simulate sizes it.
+    auto profile = LoadEngineProfile(engine);
+    if (!profile) return ReportError("fit", profile.error().Within("--engine"));
+    reserve_budget = batched_tokens;
+    reserve_gib = ProfileReserveGib(*profile, batched_tokens, model->hidden_size);
   } else {
     auto r = DefaultReserveGib(engine, *gpu, gpus, model->hidden_size, &reserve_budget);
     if (!r) return ReportError("fit", r.error().Within("--engine"));
@@ -197,6 +228,7 @@ int RunFit(const Args& args) {
   request.context = *context;
   request.batch = batch;
   request.block_size = block_size;
+  request.prefill_chunk_tokens = batched_tokens;
   request.deployment.gpu = *gpu;
   request.deployment.tensor_parallel = gpus;
   request.deployment.memory_fraction = memory_fraction;
@@ -268,6 +300,7 @@ int RunFit(const Args& args) {
     j["context"] = *context;
     j["batch"] = batch;
     j["block_size"] = block_size;
+    j["prefill_chunk_tokens"] = batched_tokens;
     j["memory_fraction"] = memory_fraction;
     j["reserve_gib"] = reserve_gib;
     j["reserve_source"] = reserve_source;
@@ -319,6 +352,11 @@ int RunFit(const Args& args) {
     if (reserve_gib > 0) {
       text << "reserve     " << FormatFixed(reserve_gib, 2) << " GiB per GPU for activations ("
            << reserve_source << (reserve_option ? "" : "; --reserve-gib 0: memory alone") << ")\n";
+    }
+    if (HasWindowedLayers(*model)) {
+      text << "prefill     " << FormatWithSeparators(batched_tokens)
+           << " tokens an iteration (max_num_batched_tokens): each sliding or chunked layer holds "
+              "them beside its window\n";
     }
     text << "request     " << FormatWithSeparators(batch) << " x " << FormatWithSeparators(*context)
          << " tokens, " << kv_format->name << " KV, " << report->weight_description

@@ -27,7 +27,8 @@ PerGpu Budget(const FitRequest& r, const WeightBytes& weights, int tp) {
 
 // Block-rounded bytes of one sequence (state included) on one GPU.
 Bytes SequenceBytes(const FitRequest& r, Tokens ctx, int tp) {
-  const SequenceFootprint f = PeakFootprint(r.model, r.kv_format, ctx, r.block_size, tp);
+  const SequenceFootprint f =
+      PeakFootprint(r.model, r.kv_format, ctx, r.block_size, tp, r.prefill_chunk_tokens);
   return f.block_rounded_bytes + f.state_bytes;
 }
 
@@ -126,7 +127,8 @@ Result<FitReport> EvaluateFit(const FitRequest& r) {
   FitReport rep;
   rep.tensor_parallel = tp;
   rep.weight_description = weights->description;
-  const SequenceFootprint f = PeakFootprint(r.model, r.kv_format, r.context, r.block_size, tp);
+  const SequenceFootprint f =
+      PeakFootprint(r.model, r.kv_format, r.context, r.block_size, tp, r.prefill_chunk_tokens);
   // Past 2^60 bytes a sequence's sizes are held at that bound (as `kv`
   // refuses them): an exact-looking figure would be wrong.
   if (f.saturated) {

@@ -556,6 +556,41 @@ TEST(FitCliTest, AFormatNoEngineRunsOnTheGpuDoesNotFit) {
   EXPECT_EQ(nlohmann::json::parse(blackwell.out)["runnable"], true);
 }
 
+// gpt-oss-20b's 12 sliding layers (a 128-token window, 16-token blocks)
+// hold the prefill chunk beside their window: vLLM computes 2,048 tokens an
+// iteration on an L4 (below 70 GiB), ceil(128 / 16) + ceil(2,048 / 16) + 1
+// = 137 blocks; with --max-num-batched-tokens 16, 8 + 1 + 1 = 10. The full
+// layers get the other 127 blocks: 127 x 16 = 2,032 tokens more. The flag
+// also sets the profile run's budget, as a scenario's key does.
+TEST(FitCliTest, SlidingLayersHoldThePrefillChunkOfMaxNumBatchedTokens) {
+  const std::string fit =
+      "fit --model gpt-oss-20b --gpu l4 --memory-fraction 0.72 --context 8k --format json";
+  const auto engine = RunKvbill(fit + " --reserve-gib 0");
+  ASSERT_EQ(engine.exit_status, 0) << engine.err;
+  const auto j = nlohmann::json::parse(engine.out);
+  EXPECT_EQ(j["prefill_chunk_tokens"], 2048);
+  const auto small = RunKvbill(fit + " --reserve-gib 0 --max-num-batched-tokens 16");
+  ASSERT_EQ(small.exit_status, 0) << small.err;
+  const auto k = nlohmann::json::parse(small.out);
+  EXPECT_EQ(k["prefill_chunk_tokens"], 16);
+  EXPECT_EQ(
+      k["memory_max_context"].get<std::int64_t>() - j["memory_max_context"].get<std::int64_t>(),
+      2032);
+  const auto reserve = RunKvbill(fit + " --max-num-batched-tokens 4096");
+  ASSERT_EQ(reserve.exit_status, 0) << reserve.err;
+  EXPECT_EQ(nlohmann::json::parse(reserve.out)["reserve_source"],
+            "vllm's profile run at 4,096 batched tokens");
+  const auto text =
+      RunKvbill("fit --model gpt-oss-20b --gpu l4 --memory-fraction 0.72 --context 8k");
+  EXPECT_NE(text.out.find("prefill     2,048 tokens an iteration (max_num_batched_tokens): each "
+                          "sliding or chunked layer holds them beside its window\n"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(RunKvbill(fit + " --max-num-batched-tokens 0")
+                .err.find("--max-num-batched-tokens: must be at least 1"),
+            std::string::npos);
+}
+
 // Layers that all slide hold at most their window: memory bounds no
 // context, and the JSON says so with null, not the search's 2^30 bound.
 // The longest context is the model's limit (1,000 here).

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include "kvbill/cache/kv_groups.h"
+#include "kvbill/cost/engine_profile.h"
+#include "kvbill/engine/simulator.h"
+#include "kvbill/hardware/kv_blocks.h"
 #include "kvbill/model/hf_config.h"
 #include "model/model_test_util.h"
 
@@ -110,6 +114,116 @@ TEST(FitTest, SlidingOnlyModelHasUnboundedContext) {
   ASSERT_TRUE(rep.ok());
   EXPECT_TRUE(rep->fits);
   EXPECT_TRUE(rep->max_context_unbounded);
+}
+
+// One full layer and one sliding layer of a 100-token window, each one KV
+// head of 64 + 64 bf16 elements: 256 B a token, 4,096 B a 16-token block.
+// No weights; 1,000,000 B of memory, all of it for KV: 244 blocks
+// (1,000,000 / 4,096 = 244.1).
+ModelShape FullAndSlidingLayers() {
+  ModelShape m;
+  m.name = "full-and-sliding";
+  for (const LayerKind kind : {LayerKind::kFullAttention, LayerKind::kSlidingWindow}) {
+    LayerShape l;
+    l.kind = kind;
+    l.query_heads = 1;
+    l.kv_heads = 1;
+    l.qk_head_dim = l.v_head_dim = 64;
+    if (kind == LayerKind::kSlidingWindow) l.window = 100;
+    m.layers.push_back(l);
+  }
+  return m;
+}
+
+FitRequest FullAndSlidingRequest(Tokens context, Tokens prefill_chunk) {
+  FitRequest r;
+  r.model = FullAndSlidingLayers();
+  r.kv_format = Fmt("bf16");
+  r.context = context;
+  r.prefill_chunk_tokens = prefill_chunk;
+  r.deployment.gpu.id = "test";
+  r.deployment.gpu.usable_memory_bytes = 1000000;
+  r.deployment.memory_fraction = 1.0;
+  return r;
+}
+
+// Computing 48 tokens an iteration, the sliding layer holds at most
+// ceil(100 / 16) + ceil(48 / 16) + 1 = 7 + 3 + 1 = 11 blocks: its window,
+// the chunk and one for a window not starting on a block boundary. The full
+// layer may take 244 - 11 = 233 blocks: 233 x 16 = 3,728 tokens. At that
+// context KV is 244 x 4,096 = 999,424 B, the exact figure (3,728 + min(3,728,
+// 100 - 1 + 48) = 3,875 tokens) x 256 = 992,000 B. Without the chunk the
+// sliding layer holds its window alone, 7 blocks at a block boundary
+// ([3,692, 3,792) spans blocks 230..236): 237 x 16 = 3,792 tokens.
+TEST(FitTest, SlidingLayersHoldThePrefillChunkBesideTheirWindow) {
+  auto rep = EvaluateFit(FullAndSlidingRequest(3728, 48));
+  ASSERT_TRUE(rep.ok()) << rep.error().message();
+  EXPECT_EQ(rep->weights_bytes, 0);
+  EXPECT_EQ(rep->max_context, 3728);
+  EXPECT_TRUE(rep->fits);
+  EXPECT_EQ(rep->kv_bytes, 999424);
+  EXPECT_EQ(rep->kv_exact_bytes, 992000);
+  EXPECT_EQ(rep->max_batch, 1);
+  auto past = EvaluateFit(FullAndSlidingRequest(3729, 48));  // 234 + 11 = 245 blocks
+  ASSERT_TRUE(past.ok());
+  EXPECT_FALSE(past->fits);
+  EXPECT_EQ(past->kv_bytes, 245 * 4096);
+  auto stored = EvaluateFit(FullAndSlidingRequest(3728, 0));
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ(stored->max_context, 3792);
+  // The engine's pool of those 244 pages (one page a block of one layer,
+  // two groups) holds the same longest sequence.
+  const KvPool pool(MakeKvGroupLayout(FullAndSlidingLayers(), Fmt("bf16"), 1, 16), 244);
+  EXPECT_EQ(pool.layout().page_bytes, 4096);
+  EXPECT_EQ(pool.LongestSequence(48), 3728);
+}
+
+// fit answers what simulate's pool holds: gpt-oss-20b on an L4 at a memory
+// fraction of 0.72, vLLM's defaults (its activation reserve, its token
+// budget for a GPU below 70 GiB, 2,048 tokens, and its block size). Its 12
+// sliding layers (a 128-token window) hold ceil(128 / 16) + ceil(2,048 / 16)
+// + 1 = 137 blocks at most; counting only the KV stored at a block-aligned
+// context, 128 / 16 = 8. fit without the chunk said 137 - 8 = 129 blocks of
+// the full group, 129 x 16 = 2,064 tokens, more than the engine admits.
+TEST(FitTest, LongestContextIsTheEnginePoolsLongestSequence) {
+  auto gpu = LookupGpu("l4");
+  ASSERT_TRUE(gpu.ok());
+  const ModelShape model = Catalog("gpt-oss-20b");
+  const Tokens chunk = DefaultEngineLimits("vllm", *gpu, 1).max_num_batched_tokens;
+  ASSERT_EQ(chunk, 2048);
+  auto reserve_gib = DefaultReserveGib("vllm", *gpu, 1, model.hidden_size);
+  ASSERT_TRUE(reserve_gib.ok());
+
+  SimulationConfig c;
+  c.model = model;
+  c.kv_format = Fmt("bf16");
+  c.gpu = *gpu;
+  c.memory_fraction = 0.72;
+  c.activation_reserve_gib = *reserve_gib;
+  c.max_num_batched_tokens = chunk;
+  c.block_size = DefaultKvBlockSize("vllm", model, *gpu);
+  ASSERT_EQ(c.block_size, 16);
+  auto pool = SizeReplicaPool(c);
+  ASSERT_TRUE(pool.ok()) << pool.error().message();
+
+  FitRequest r;
+  r.model = model;
+  r.kv_format = Fmt("bf16");
+  r.context = 1;
+  r.block_size = c.block_size;
+  r.prefill_chunk_tokens = chunk;
+  r.deployment.gpu = *gpu;
+  r.deployment.memory_fraction = 0.72;
+  r.deployment.activation_reserve_bytes = static_cast<Bytes>(*reserve_gib * kBytesPerGiB);
+  auto rep = EvaluateFit(r);
+  ASSERT_TRUE(rep.ok()) << rep.error().message();
+  EXPECT_EQ(rep->max_context, pool->sequence_tokens);
+  EXPECT_EQ(rep->max_context % 16, 0);
+
+  r.prefill_chunk_tokens = 0;
+  auto stored = EvaluateFit(r);
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ(stored->max_context - rep->max_context, 2064);
 }
 
 TEST(FitTest, TensorParallelMustSplitHeadsEvenly) {

@@ -166,17 +166,17 @@ TEST(WarningsTest, ContextLimitWhenThePoolCannotHoldOneMaxLengthRequest) {
 // With sliding-window or chunked layers a sequence holds at most a window
 // of them, so the pool holds a longer sequence than its pages over the
 // groups say: the message quotes the sequence (gpt-oss-20b on an L4 at
-// memory_fraction 0.72: 38,176 tokens of pages, a sequence of 76,224),
+// memory_fraction 0.72: 38,176 tokens of pages, a sequence of 74,160),
 // the figure engine.max_model_len can be set to.
 TEST(WarningsTest, ContextLimitQuotesTheLongestSequenceThePoolHolds) {
   FakeRun r;
   r.totals.max_model_len = 131072;
   r.totals.pool_tokens = 38176;
-  r.totals.pool_sequence_tokens = 76224;
+  r.totals.pool_sequence_tokens = 74160;
   r.totals.memory_pool_tokens = 38176;
   r.totals.max_model_len_fits_pool = false;
   const std::string m = r.Message("context_limit");
-  EXPECT_NE(m.find("a replica's KV pool holds 76,224 tokens of a sequence, less than one request "
+  EXPECT_NE(m.find("a replica's KV pool holds 74,160 tokens of a sequence, less than one request "
                    "of max_model_len 131,072 needs"),
             std::string::npos)
       << m;

@@ -4,6 +4,11 @@
 //   capacity = floor(usable memory x memory_fraction) - activation reserve
 //   weights  = ceil(weight bytes / tp)           (an even split; norms are negligible)
 //   kv       = batch x (block-rounded peak footprint on one GPU + linear state)
+// The peak footprint counts, for each sliding-window or chunked layer, the
+// prefill chunk it holds beside its window (PeakFootprint with the request's
+// prefill_chunk_tokens, the engine's max_num_batched_tokens), as the
+// engine's KV pool does: one sequence's longest context is the one
+// KvPool::LongestSequence gives for the same memory.
 // KV heads split across the GPUs, replicated when there are fewer heads than
 // GPUs; an MLA latent is replicated on every GPU (kv_footprint.h). It fits
 // when weights + kv <= capacity. Replica figures are the per-GPU figures
@@ -37,6 +42,10 @@ struct FitRequest {
   Tokens context = 0;
   std::int64_t batch = 1;
   Tokens block_size = 16;
+  // Tokens the engine computes an iteration (max_num_batched_tokens): a
+  // sliding or chunked layer holds that many beside its window while it
+  // prefills. 0: not counted (the KV stored at the context alone).
+  Tokens prefill_chunk_tokens = 0;
   Deployment deployment;
 };
 
