@@ -244,6 +244,9 @@ int RunBreakeven(const Args& args) {
               FormatFixed(memory_fraction, 2) + " leaves of " + gpu->id + "'s usable memory"));
   }
   q.fit.deployment.activation_reserve_bytes = static_cast<Bytes>(reserve * kBytesPerGiB);
+  // Sliding and chunked layers hold vLLM's prefill chunk beside their window
+  // (its default token budget on the GPU, as the reserve), as fit counts it.
+  q.fit.prefill_chunk_tokens = DefaultEngineLimits("vllm", *gpu, gpus).max_num_batched_tokens;
   q.roofline.bandwidth_efficiency = bw_eff;
   q.roofline.compute_efficiency = mfu;
   q.usd_per_gpu_hour = usd_per_gpu_hour >= 0 ? usd_per_gpu_hour : gpu->usd_per_gpu_hour;

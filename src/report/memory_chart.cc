@@ -130,6 +130,12 @@ Result<LineChart> BuildMemoryChart(const std::vector<ModelShape>& models,
     req.context = o.min_context;
     req.batch = o.batch;
     req.block_size = blocks[i];
+    // The marker is fit's answer: sliding and chunked layers hold the
+    // engine's prefill chunk beside their window.
+    if (!o.kv_engine.empty()) {
+      req.prefill_chunk_tokens =
+          DefaultEngineLimits(o.kv_engine, o.deployment.gpu, tp).max_num_batched_tokens;
+    }
     req.deployment = o.deployment;
     if (!o.reserve_engine.empty()) {
       auto gib = DefaultReserveGib(o.reserve_engine, o.deployment.gpu, tp, m.hidden_size);

@@ -698,6 +698,7 @@ Result<std::string> BreakevenSection(const Scenario& s, std::optional<double> pr
   q.fit.model = config->model;
   q.fit.weight_format = config->weight_format;
   q.fit.block_size = config->block_size;
+  q.fit.prefill_chunk_tokens = config->max_num_batched_tokens;
   q.fit.deployment.gpu = config->gpu;
   q.fit.deployment.tensor_parallel = config->gpus_per_replica;
   q.fit.deployment.memory_fraction = config->memory_fraction;

@@ -49,7 +49,9 @@ struct MemoryChartOptions {
 // in its colour, less its activation reserve too when it has one ("capacity -
 // qwen3-32b weights and reserve") (omitted, and the legend says "weights too
 // big", when its weights alone do not fit) and a marker at its longest
-// fitting context (from EvaluateFit) when that lies on the axis and within
+// fitting context (from EvaluateFit, with sliding and chunked layers holding
+// kv_engine's default prefill chunk beside their window, as `fit` counts
+// them; the curve is the KV stored at each context) when that lies on the axis and within
 // the context limit; when the whole context fits, the marker sits at the
 // curve's end ("llama-3.1-8b: its whole 128k context fits"). The legend
 // explains the line styles (LineChart::legend_notes).
