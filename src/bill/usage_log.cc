@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "trace/claude_line.h"
+#include "trace/codex_usage.h"
 #include "trace/json_fields.h"
 #include "trace/timestamp.h"
 
@@ -67,36 +68,6 @@ Result<std::optional<Money>> ReadRecordedCost(const Json& line) {
     return Error("\"costUSD\" must be a non-negative number of dollars, got " + Quote(*it));
   }
   return std::optional<Money>(Money{std::llround(it->get<double>() * 1e12)});
-}
-
-// A Codex usage object as the provider counts it: input_tokens includes the
-// cached ones.
-struct CodexUsage {
-  Tokens input = 0;  // all prompt tokens
-  Tokens cached = 0;
-  Tokens output = 0;  // reasoning included
-};
-
-Result<CodexUsage> ReadCodexUsage(const Json& object) {
-  CodexUsage usage;
-  auto input = GetTokens(object, "input_tokens");
-  if (!input) return input.error();
-  auto cached = GetOptionalTokens(object, "cached_input_tokens");
-  if (!cached) return cached.error();
-  if (!*cached) {  // the name some Codex versions use
-    cached = GetOptionalTokens(object, "cache_read_input_tokens");
-    if (!cached) return cached.error();
-  }
-  auto output = GetTokens(object, "output_tokens");
-  if (!output) return output.error();
-  usage.input = *input;
-  usage.cached = cached->value_or(0);
-  usage.output = *output;
-  if (usage.cached > usage.input) {
-    return Error("\"cached_input_tokens\" " + std::to_string(usage.cached) +
-                 " exceeds \"input_tokens\" " + std::to_string(usage.input));
-  }
-  return usage;
 }
 
 CallUsage ToCallUsage(const CodexUsage& u) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kvbill/trace/importers.h"
+#include "trace/codex_usage.h"
 #include "trace/json_fields.h"
 #include "trace/line_reader.h"
 #include "trace/timestamp.h"
@@ -14,38 +15,15 @@
 namespace kvbill {
 namespace {
 
-// One call's usage as Codex records it (last_token_usage). OpenAI's
-// input_tokens include the cached ones; output_tokens include reasoning.
-struct CodexUsage {
-  Tokens input = 0;
-  Tokens cached_input = 0;
-  Tokens output = 0;
-  Tokens reasoning_output = 0;
-};
-
+// A usage object of the info, read as `kvbill bill` reads it
+// (trace/codex_usage.h); errors "KEY: ..." or "missing \"KEY\" object".
 Result<CodexUsage> ReadUsage(const Json& object, const char* key) {
   const auto it = object.find(key);
   if (it == object.end() || !it->is_object()) {
     return Error(std::string("missing \"") + key + "\" object");
   }
-  CodexUsage usage;
-  auto input = GetTokens(*it, "input_tokens");
-  if (!input) return input.error().Within(key);
-  auto cached = GetOptionalTokens(*it, "cached_input_tokens");
-  if (!cached) return cached.error().Within(key);
-  auto output = GetTokens(*it, "output_tokens");
-  if (!output) return output.error().Within(key);
-  auto reasoning = GetOptionalTokens(*it, "reasoning_output_tokens");
-  if (!reasoning) return reasoning.error().Within(key);
-  usage.input = *input;
-  usage.cached_input = cached->value_or(0);
-  usage.output = *output;
-  usage.reasoning_output = std::min(reasoning->value_or(0), usage.output);
-  if (usage.cached_input > usage.input) {
-    return Error(std::string(key) + ": \"cached_input_tokens\" " +
-                 std::to_string(usage.cached_input) + " exceeds \"input_tokens\" " +
-                 std::to_string(usage.input));
-  }
+  auto usage = ReadCodexUsage(*it);
+  if (!usage) return usage.error().Within(key);
   return usage;
 }
 
@@ -167,7 +145,7 @@ class CodexReader : public TraceReader {
     // Codex repeats a token_count when only the rate limits change: a call
     // is new only when the running totals moved.
     const auto same = [](const CodexUsage& a, const CodexUsage& b) {
-      return a.input == b.input && a.cached_input == b.cached_input && a.output == b.output;
+      return a.input == b.input && a.cached == b.cached && a.output == b.output;
     };
     if (last_total_ && same(*last_total_, *total)) return false;
     if (last_time_ && time < *last_time_) {
@@ -197,7 +175,7 @@ class CodexReader : public TraceReader {
     if (!turns.empty()) {
       if (prompt < previous_prompt_) {
         // The context shrank (compaction): the cached part is a kept prefix.
-        turn.keep = std::min(usage.cached_input, previous_prompt_);
+        turn.keep = std::min(usage.cached, previous_prompt_);
         appended = prompt - *turn.keep;
       } else {
         appended = prompt - previous_prompt_;
@@ -213,8 +191,8 @@ class CodexReader : public TraceReader {
     turn.output = usage.output;
     turn.time_s = time.Since(*origin_);
     RecordedUsage recorded;
-    recorded.input = usage.input - usage.cached_input;
-    recorded.cache_read = usage.cached_input;
+    recorded.input = usage.input - usage.cached;
+    recorded.cache_read = usage.cached;
     recorded.output = usage.output;
     turn.usage = recorded;
     turn.model = model_;

@@ -3,6 +3,7 @@
 #include <memory>
 #include <sstream>
 
+#include "kvbill/bill/usage_log.h"
 #include "kvbill/trace/importers.h"
 #include "trace/trace_test_util.h"
 
@@ -81,6 +82,50 @@ TEST(TraceCodexImporterTest, RolloutBecomesOneTaskPerSessionWithUsage) {
   // prices it as its legacy gpt-5, marked assumed).
   for (const Turn& t : first.turns) EXPECT_EQ(t.model, "gpt-5-codex");
   EXPECT_EQ(second.turns[0].model, "");
+}
+
+// Some Codex versions spell the cached count "cache_read_input_tokens"
+// (docs/billing.md#logs). Two calls, the second's usage
+// {input 12500, cache_read_input_tokens 11904, output 150}:
+//   input = 12500 - 11904 = 596, cache_read = 11904, output = 150,
+// and `kvbill bill` reads the same numbers from the same lines (until
+// 2026-12 the importer read 0 cached: input 12500, cache_read 0).
+TEST(TraceCodexImporterTest, ReadsTheCachedCountUnderEitherNameAsBillDoes) {
+  const std::string alias = R"({"input_tokens":12500,"cache_read_input_tokens":11904,)"
+                            R"("output_tokens":150})";
+  const std::string text =
+      TokenCount("2025-01-01T00:00:00Z", Usage(12000, 0, 300, 100), Usage(12000, 0, 300, 100)) +
+      TokenCount("2025-01-01T00:00:08Z", alias,
+                 R"({"input_tokens":24500,"cache_read_input_tokens":11904,"output_tokens":450})");
+  auto reader = Inline(text);
+  std::string error;
+  const std::vector<Task> tasks = ReadAllTasks(reader.get(), &error);
+  EXPECT_EQ(error, "");
+  ASSERT_EQ(tasks.size(), 1u);
+  ASSERT_EQ(tasks[0].turns.size(), 2u);
+  EXPECT_EQ(tasks[0].turns[1].usage, (RecordedUsage{596, 0, 11904, 150}));
+  // Prompt 12500 after 12000: +500, the previous visible answer 300 - 100 =
+  // 200 as assistant, 300 other.
+  EXPECT_EQ(tasks[0].turns[1].spans, (std::vector<Span>{{SpanKind::kAssistant, 200, std::nullopt},
+                                                        {SpanKind::kOther, 300, std::nullopt}}));
+
+  std::istringstream in(text);
+  UsageLog log;
+  ASSERT_TRUE(ReadUsageLog(in, "mem.jsonl", &log).ok());
+  ASSERT_EQ(log.calls.size(), 2u);
+  EXPECT_EQ(log.calls[1].usage.input, 596);
+  EXPECT_EQ(log.calls[1].usage.cache_read, 11904);
+  EXPECT_EQ(log.calls[1].usage.output, 150);
+
+  // The error names the key as spelled.
+  auto over = Inline(TokenCount("2025-01-01T00:00:00Z",
+                                R"({"input_tokens":100,"cache_read_input_tokens":200,)"
+                                R"("output_tokens":5})",
+                                Usage(100, 0, 5, 0)));
+  ReadAllTasks(over.get(), &error);
+  EXPECT_EQ(error,
+            "mem.jsonl:1: payload.info: last_token_usage: \"cache_read_input_tokens\" 200 "
+            "exceeds \"input_tokens\" 100");
 }
 
 TEST(TraceCodexImporterTest, DetectsRolloutLines) {
