@@ -40,6 +40,7 @@ struct Call {
   Tokens output = 0;
   Tokens reasoning = 0;
   std::optional<double> created_s;  // Unix seconds
+  std::string model;                // "model" as logged; empty when absent
 };
 
 struct Group {
@@ -132,6 +133,9 @@ class OpenAiReader : public GroupingLineReader {
     auto created = GetOptionalNumber(*json, dialect->created);
     if (!created) return created.error();
     call->created_s = *created;
+    auto model = GetOptionalString(*json, "model");
+    if (!model) return model.error();
+    call->model = model->value_or("");
 
     // The task: the session, else the chain of previous_response_id, else
     // the call alone.
@@ -239,6 +243,7 @@ class OpenAiReader : public GroupingLineReader {
     usage.cache_read = call.cached;
     usage.output = call.output;
     turn.usage = usage;
+    turn.model = call.model;
     return turn;
   }
 

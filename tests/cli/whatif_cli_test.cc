@@ -255,6 +255,40 @@ TEST(WhatifCliTest, LogWithoutUsageOrUnknownModelIsExitTwo) {
   EXPECT_EQ(model.out, "");
 }
 
+// tests/data/traces/openai_small.jsonl names each call's model: the resp_
+// chain gpt-5 ($/Mtok input 1.25, cached 0.125, output 10), the chat
+// completions gpt-4o (2.5, 1.25, 10); the bare usage of s-9 names none and
+// is priced at the main model (3 calls each: the tie goes to gpt-4o, first
+// in sorted order). Recorded, in micro-dollars (usage from
+// docs/importers.md#openai, as TraceOpenAiImporterTest works it out):
+//   resp_1: 5,000 x 1.25 + 400 x 10 = 10,250; resp_2: 608 x 1.25 + 4,992 x
+//   0.125 + 200 x 10 = 3,384; resp_3: 952 x 1.25 + 2,048 x 0.125 + 1,000 =
+//   2,446; task resp_1 = 16,080.
+//   chatcmpl-A: 176 x 2.5 + 1,024 x 1.25 + 30 x 10 = 2,020.
+//   s-7: 800 x 2.5 + 500 = 2,500; 232 x 2.5 + 768 x 1.25 + 400 = 1,940; 4,440.
+//   s-9: 300 x 2.5 + 10 x 10 = 850.            total 23,390.
+// Until 2026-12 the importer dropped "model" and whatif refused the log
+// (model "unknown" has no price in the sheet).
+TEST(WhatifCliTest, OpenAiLogIsPricedAtEachCallsModel) {
+  const auto r = RunKvbill("whatif tests/data/traces/openai_small.jsonl --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["model"], "gpt-4o");
+  ASSERT_EQ(j["tasks"].size(), 4u);
+  const auto recorded = [&](std::size_t i) {
+    return j["tasks"][i]["cost_usd"]["recorded"].get<double>();
+  };
+  EXPECT_EQ(j["tasks"][0]["id"], "resp_1");
+  EXPECT_DOUBLE_EQ(recorded(0), 0.01608);
+  EXPECT_EQ(j["tasks"][1]["id"], "chatcmpl-A");
+  EXPECT_DOUBLE_EQ(recorded(1), 0.00202);
+  EXPECT_EQ(j["tasks"][2]["id"], "s-7");
+  EXPECT_DOUBLE_EQ(recorded(2), 0.00444);
+  EXPECT_EQ(j["tasks"][3]["id"], "s-9");
+  EXPECT_DOUBLE_EQ(recorded(3), 0.00085);
+  EXPECT_DOUBLE_EQ(j["total"]["cost_usd"]["recorded"].get<double>(), 0.02339);
+}
+
 // The 300 SWEContextBench sessions name one model, so the recorded column
 // is exactly what `kvbill bill` charges, and the replay predicts the bill
 // within 1.5% (docs/billing.md#api-mode measured -1.2%).

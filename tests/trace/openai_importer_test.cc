@@ -29,6 +29,8 @@ std::unique_ptr<TraceReader> Inline(const std::string& text, ReaderOptions optio
 //   s-7 (metadata.session_id, then session_id): 12 s prompt 800 out 50; 15 s
 //     prompt 1000 cached 768 -> +200: assistant 50, other 150; tool_s 3.
 //   s-9: a bare usage object without a time: prompt 300, out 10, arrival 0.
+// Each turn keeps its line's "model" (the resp_ chain gpt-5, the chat
+// completions gpt-4o, s-9 none), so an API replay prices it at that model.
 TEST(TraceOpenAiImporterTest, ChainsSessionsAndSingleCallsBecomeTasksWithUsage) {
   const std::string path = TraceFixture("openai_small.jsonl");
   auto reader = OpenTrace(path, std::nullopt);  // detected from the content
@@ -79,6 +81,11 @@ TEST(TraceOpenAiImporterTest, ChainsSessionsAndSingleCallsBecomeTasksWithUsage) 
   EXPECT_EQ(bare.arrival_s, 0);
   EXPECT_EQ(bare.turns[0].time_s, std::nullopt);
   EXPECT_EQ(bare.turns[0].usage, (RecordedUsage{300, 0, 0, 10}));
+
+  for (const Turn& t : chain.turns) EXPECT_EQ(t.model, "gpt-5");
+  EXPECT_EQ(single.turns[0].model, "gpt-4o");
+  for (const Turn& t : session.turns) EXPECT_EQ(t.model, "gpt-4o");
+  EXPECT_EQ(bare.turns[0].model, "");
 }
 
 TEST(TraceOpenAiImporterTest, DetectsBothApisAndBareUsage) {
@@ -118,6 +125,9 @@ TEST(TraceOpenAiImporterTest, BadLinesNameTheLine) {
                R"({"id":"b","object":"response","created_at":5,)"
                R"("previous_response_id":"a","usage":{"input_tokens":120,"output_tokens":5}})"),
       "mem.jsonl:2: task \"a\": time runs backwards: 5 is before the previous call's 10");
+  EXPECT_EQ(error_of(R"({"id":"a","object":"chat.completion","created":1,"model":3,"usage":)"
+                     R"({"prompt_tokens":100,"completion_tokens":5}})"),
+            "mem.jsonl:1: \"model\" must be a string, got 3");
   EXPECT_EQ(error_of(R"({"id":"a","object":"chat.completion.chunk","created":1})"),
             "mem.jsonl:1: \"object\" must be \"chat.completion\" or \"response\", got "
             "\"chat.completion.chunk\"");
