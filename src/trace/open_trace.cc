@@ -16,6 +16,7 @@
 
 #include "kvbill/trace/importers.h"
 #include "kvbill/util/file.h"
+#include "trace/dynamo_fields.h"
 #include "trace/json_fields.h"
 #include "trace/line_reader.h"
 
@@ -89,6 +90,20 @@ const FormatEntry& Entry(TraceFormat format) {
   return kFormats[0];
 }
 
+// A Dynamo row spelled with the aliases (input_tokens, output_tokens): every
+// key a Dynamo field, and one of them a field OpenAI's bare usage objects do
+// not have (all but session_id and the two counts: request_id, timestamp,
+// delay, tool_wait_ms, wait_for, ...), so the row is not a usage object.
+bool IsDynamoAliasRow(const Json& json) {
+  if (!json.contains("input_tokens")) return false;
+  bool dynamo_only = false;
+  for (const auto& [key, value] : json.items()) {
+    if (!IsDynamoField(key)) return false;
+    if (key != "session_id" && key != "input_tokens" && key != "output_tokens") dynamo_only = true;
+  }
+  return dynamo_only;
+}
+
 // A Chat Completions or Responses object, or a usage object (nested or bare).
 bool IsOpenAiObject(const Json& json) {
   const Json object = json.value("object", Json());
@@ -142,6 +157,7 @@ Result<TraceFormat> DetectTraceFormat(std::string_view first_line, const std::st
         }
         return TraceFormat::kMooncake;
       }
+      if (IsDynamoAliasRow(*json)) return TraceFormat::kDynamo;
       if (json->contains("round_index") && json->contains("input_tokens_total")) {
         return TraceFormat::kTraceLab;
       }

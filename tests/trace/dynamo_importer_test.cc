@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "kvbill/trace/importers.h"
+#include "trace/open_trace.h"
 #include "trace/trace_test_util.h"
 
 namespace kvbill {
@@ -80,6 +81,43 @@ TEST(TraceDynamoImporterTest, DetectsAgenticRowsApartFromPlainMooncake) {
   EXPECT_EQ(*detect(R"({"prefix_reset":false,"delay":5,)" + plain + "}"), TraceFormat::kDynamo);
   EXPECT_EQ(TraceFormatName(TraceFormat::kDynamo), "dynamo");
   EXPECT_EQ(*ParseTraceFormat("dynamo"), TraceFormat::kDynamo);
+}
+
+// Rows spelled with the aliases input_tokens / output_tokens and without
+// hash_ids are Dynamo rows when a field OpenAI's bare usage objects lack
+// says so (until 2026-12 they were read as OpenAI usage: no times, no tool
+// waits). Read end to end, the two rows are one session "root": r2's
+// (delay 400 + tool_wait_ms 1600) / 1000 = 2 s is r1's tool_s, and r2
+// starts at 3000 ms = 3 s.
+TEST(TraceDynamoImporterTest, DetectsAliasRowsByAFieldOnlyDynamoHas) {
+  const auto detect = [](const std::string& line) { return DetectTraceFormat(line, "f", 1); };
+  const std::string r1 =
+      R"({"request_id":"r1","session_id":"root","input_tokens":1500,"output_tokens":100,)"
+      R"("timestamp":0})";
+  const std::string r2 =
+      R"({"request_id":"r2","session_id":"root","input_tokens":2000,"output_tokens":80,)"
+      R"("timestamp":3000,"delay":400,"tool_wait_ms":1600,"wait_for":["r1"]})";
+  EXPECT_EQ(*detect(r1), TraceFormat::kDynamo);
+  EXPECT_EQ(*detect(R"({"session_id":"s","input_tokens":10,"output_tokens":1,"delay":5})"),
+            TraceFormat::kDynamo);
+  // The fields an OpenAI bare usage object shares, and a field Dynamo does
+  // not have, stay OpenAI.
+  EXPECT_EQ(*detect(R"({"session_id":"s","input_tokens":10,"output_tokens":1})"),
+            TraceFormat::kOpenAi);
+  EXPECT_EQ(*detect(R"({"session_id":"s","input_tokens":10,"output_tokens":1,"timestamp":0,)"
+                    R"("input_tokens_details":{"cached_tokens":0}})"),
+            TraceFormat::kOpenAi);
+
+  auto tasks = ReadTraceTasksFrom(std::make_unique<std::istringstream>(r1 + "\n" + r2 + "\n"),
+                                  "mem.jsonl", std::nullopt);
+  ASSERT_TRUE(tasks.ok()) << tasks.error().message();
+  ASSERT_EQ(tasks->size(), 1u);
+  const Task& root = (*tasks)[0];
+  EXPECT_EQ(root.id, "root");
+  ASSERT_EQ(root.turns.size(), 2u);
+  EXPECT_EQ(root.turns[0].tool_s, 2);
+  EXPECT_EQ(root.turns[1].time_s, 3);
+  EXPECT_FALSE(root.turns[0].usage.has_value());  // Dynamo rows carry no provider usage
 }
 
 // Rows without session_id are one-turn tasks named by request_id; the

@@ -48,6 +48,8 @@ Result<TraceFormat> ParseTraceFormat(std::string_view name);
 //   '[' (a JSON array of transcript lines)           -> claude-code
 //   an object with "hash_ids" or "input_length" and one of "request_id",
 //   "session_id", "wait_for", "prefix_reset", "tool_wait_ms", "delay" -> dynamo
+//   an object with "input_tokens" whose keys are all Dynamo fields, one of
+//   them other than "session_id", "input_tokens", "output_tokens" -> dynamo
 //   an object with "hash_ids" or "input_length"      -> mooncake
 //   an object with "round_index" and "input_tokens_total" -> tracelab
 //   an object with "payload" and "type" of session_meta / event_msg /
