@@ -145,6 +145,26 @@ TEST(TraceCodexImporterTest, EventsBeforeAnySessionMetaFormAnUnnamedSession) {
   EXPECT_EQ(tasks[0].id, "session-1");
 }
 
+// A resumed Codex thread writes a new rollout whose session_meta keeps the
+// thread's id; two segments in one file (concatenated rollouts) would be
+// two tasks "s" of one trace, which its own reader refuses (and a
+// simulation would share their cache by name), so the second is an error
+// naming both session_meta lines.
+TEST(TraceCodexImporterTest, ARepeatedSessionIdIsAnErrorNamingBothLines) {
+  const std::string meta = R"({"timestamp":"2025-01-01T00:00:00Z","type":"session_meta",)"
+                           R"("payload":{"id":"s"}})"
+                           "\n";
+  auto reader =
+      Inline(meta + TokenCount("2025-01-01T00:00:05Z", Usage(100, 0, 5, 0), Usage(100, 0, 5, 0)) +
+             meta + TokenCount("2025-01-01T01:00:00Z", Usage(500, 0, 5, 0), Usage(500, 0, 5, 0)));
+  std::string error;
+  const std::vector<Task> tasks = ReadAllTasks(reader.get(), &error);
+  EXPECT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(error,
+            "mem.jsonl:3: task \"s\": repeated task id (first at mem.jsonl:1; ids are unique "
+            "within a trace)");
+}
+
 TEST(TraceCodexImporterTest, BadLinesNameTheLine) {
   std::string error;
   auto backwards =

@@ -120,6 +120,22 @@ TEST(TraceDynamoImporterTest, DetectsAliasRowsByAFieldOnlyDynamoHas) {
   EXPECT_FALSE(root.turns[0].usage.has_value());  // Dynamo rows carry no provider usage
 }
 
+// A row without session_id is a task named by its request_id, which may
+// be another row's session: two tasks "x" are an error naming both rows.
+TEST(TraceDynamoImporterTest, ARequestIdEqualToASessionIdIsAnError) {
+  auto reader = Inline(
+      R"({"request_id":"a","session_id":"x","input_length":100,"output_length":1,"timestamp":0})"
+      "\n"
+      R"({"request_id":"x","input_length":100,"output_length":1,"timestamp":1000})"
+      "\n");
+  std::string error;
+  const std::vector<Task> tasks = ReadAllTasks(reader.get(), &error);
+  EXPECT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(error,
+            "mem.jsonl:2: task \"x\": repeated task id (first at mem.jsonl:1; ids are unique "
+            "within a trace)");
+}
+
 // Rows without session_id are one-turn tasks named by request_id; the
 // upstream aliases input_tokens, output_tokens, created_time and delay_ms
 // read like the canonical names.

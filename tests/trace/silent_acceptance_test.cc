@@ -44,7 +44,9 @@ TEST(SilentAcceptanceTest, RepeatedTaskIdsInANativeTraceAreAnError) {
   std::string error;
   const auto tasks = testing::ReadAllTasks(reader.get(), &error);
   EXPECT_EQ(tasks.size(), 2u);
-  EXPECT_EQ(error, "t.jsonl:4: task \"a\": repeated task id (ids are unique within a trace)");
+  EXPECT_EQ(error,
+            "t.jsonl:4: task \"a\": repeated task id (first at t.jsonl:2; ids are unique within "
+            "a trace)");
 }
 
 // A UTF-8 byte order mark at the start of a file (spreadsheet programs

@@ -12,11 +12,14 @@
 //
 // Every reader returns only tasks a simulation can take: each passes
 // CheckServable (trace.h: no empty prompt, recorded times and summed tool
-// waits within 10^9 s), and its arrival is within 10^9 s of every task's
-// returned before it. A task that fails is an error at the row of the turn
-// at fault (the arrival's: its first turn's), "trace.jsonl:3: task \"b\":
-// arrives 2e+09 s after task \"a\", beyond the 1e9 s (31.7 years) a
-// simulation can time", or a bad line under skip_bad.
+// waits within 10^9 s), its id is not the id of a task returned before it
+// (ids are unique within a trace: docs/trace-format.md), and its arrival is
+// within 10^9 s of every task's returned before it. A task that fails is an
+// error at the row of the turn at fault (the arrival's: its first turn's),
+// "trace.jsonl:3: task \"b\": arrives 2e+09 s after task \"a\", beyond the
+// 1e9 s (31.7 years) a simulation can time", "trace.jsonl:9: task \"a\":
+// repeated task id (first at trace.jsonl:2; ids are unique within a
+// trace)", or a bad line under skip_bad.
 //
 // The native format (one task per JSON line) is specified in
 // docs/trace-format.md; writer.h writes it.
@@ -30,6 +33,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "kvbill/trace/trace.h"
@@ -103,6 +107,8 @@ class TraceReader {
  private:
   ReaderOptions options_;
   BadLineReport bad_lines_;
+  // The arrival row of each task returned, by id.
+  std::unordered_map<std::string, std::string> row_of_id_;
   // The earliest and latest arrivals returned, and their tasks' ids.
   std::optional<Seconds> earliest_s_, latest_s_;
   std::string earliest_id_, latest_id_;
