@@ -279,45 +279,12 @@ class LogParser {
     const auto info = payload.find("info");
     if (info == payload.end() || info->is_null()) return OkStatus();  // rate limits only
     if (!info->is_object()) return Error("payload: \"info\" must be an object");
-    const auto object = [&](const char* key) -> Result<std::optional<CodexUsage>> {
-      const auto it = info->find(key);
-      if (it == info->end() || it->is_null()) return std::optional<CodexUsage>();
-      if (!it->is_object()) return Error(std::string("\"") + key + "\" must be an object");
-      auto usage = ReadCodexUsage(*it);
-      if (!usage) return usage.error().Within(key);
-      return std::optional<CodexUsage>(*usage);
-    };
-    auto last = object("last_token_usage");
-    if (!last) return last.error().Within("payload.info");
-    auto total = object("total_token_usage");
-    if (!total) return total.error().Within("payload.info");
+    auto count = ReadCodexTokenCount(*info, codex_previous_total_);
+    if (!count) return count.error();
     LoggedCall call;
-    if (*last) {
-      call.usage = ToCallUsage(**last);
-    } else if (*total) {
-      // Older rollouts give only the running totals: the call is the
-      // difference from the previous event's.
-      const CodexUsage before = codex_previous_total_.value_or(CodexUsage{});
-      const CodexUsage& now = **total;
-      if (now.input < before.input || now.cached < before.cached || now.output < before.output) {
-        return Error("payload.info.total_token_usage: below the previous event's (input " +
-                     std::to_string(before.input) + " -> " + std::to_string(now.input) +
-                     ", cached " + std::to_string(before.cached) + " -> " +
-                     std::to_string(now.cached) + ", output " + std::to_string(before.output) +
-                     " -> " + std::to_string(now.output) + ")");
-      }
-      const CodexUsage delta{now.input - before.input, now.cached - before.cached,
-                             now.output - before.output};
-      if (delta.cached > delta.input) {
-        return Error("payload.info.total_token_usage: cached tokens grew by " +
-                     std::to_string(delta.cached) + ", more than input tokens (" +
-                     std::to_string(delta.input) + ")");
-      }
-      call.usage = ToCallUsage(delta);
-    } else {
-      return Error("payload.info: neither \"last_token_usage\" nor \"total_token_usage\"");
-    }
-    if (*total) codex_previous_total_ = **total;
+    call.usage = ToCallUsage(count->call);
+    const std::optional<CodexUsage>& total = count->total;
+    if (total) codex_previous_total_ = *total;
     if (auto model = CodexEventModel(payload, *info)) codex_model_ = *model;
     call.session = codex_session_.empty() ? "unknown" : codex_session_;
     if (codex_model_) {
@@ -329,8 +296,8 @@ class LogParser {
     call.project = codex_project_;
     // Codex repeats a token_count when only its rate limits change: the
     // running totals identify the call.
-    if (*total) {
-      const CodexUsage& t = **total;
+    if (total) {
+      const CodexUsage& t = *total;
       call.key = "codex:" + call.session + ":" + std::to_string(t.input) + ":" +
                  std::to_string(t.cached) + ":" + std::to_string(t.output);
     } else {

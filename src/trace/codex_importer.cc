@@ -15,18 +15,6 @@
 namespace kvbill {
 namespace {
 
-// A usage object of the info, read as `kvbill bill` reads it
-// (trace/codex_usage.h); errors "KEY: ..." or "missing \"KEY\" object".
-Result<CodexUsage> ReadUsage(const Json& object, const char* key) {
-  const auto it = object.find(key);
-  if (it == object.end() || !it->is_object()) {
-    return Error(std::string("missing \"") + key + "\" object");
-  }
-  auto usage = ReadCodexUsage(*it);
-  if (!usage) return usage.error().Within(key);
-  return usage;
-}
-
 class CodexReader : public TraceReader {
  public:
   CodexReader(std::unique_ptr<std::istream> in, std::string name, ReaderOptions options)
@@ -133,21 +121,26 @@ class CodexReader : public TraceReader {
   }
 
   Result<bool> ReadEvent(const Json& payload, const Timestamp& time, const std::string& time_text) {
-    if (payload.value("type", Json()) != "token_count") return false;
+    // (find + get_ref: GCC 12 warns, wrongly, on json == "text" inlined here.)
+    const auto event = payload.find("type");
+    if (event == payload.end() || !event->is_string() ||
+        event->get_ref<const std::string&>() != "token_count") {
+      return false;
+    }
     const auto info = payload.find("info");
     if (info == payload.end() || info->is_null()) return false;  // rate limits only
     if (!info->is_object()) return Error("payload: \"info\" must be an object");
     if (auto model = CodexEventModel(payload, *info)) model_ = *model;
-    auto total = ReadUsage(*info, "total_token_usage");
-    if (!total) return total.error().Within("payload.info");
-    auto last = ReadUsage(*info, "last_token_usage");
-    if (!last) return last.error().Within("payload.info");
+    // The call as `kvbill bill` reads it: last_token_usage, or in older
+    // rollouts the difference of the running totals.
+    auto count = ReadCodexTokenCount(*info, last_total_);
+    if (!count) return count.error();
     // Codex repeats a token_count when only the rate limits change: a call
     // is new only when the running totals moved.
     const auto same = [](const CodexUsage& a, const CodexUsage& b) {
       return a.input == b.input && a.cached == b.cached && a.output == b.output;
     };
-    if (last_total_ && same(*last_total_, *total)) return false;
+    if (count->total && last_total_ && same(*last_total_, *count->total)) return false;
     if (last_time_ && time < *last_time_) {
       return Error("time runs backwards: " + time_text + " is before the previous call's " +
                    last_time_text_);
@@ -160,8 +153,8 @@ class CodexReader : public TraceReader {
       session_ = std::move(task);
       session_lines_ = {lines_.line_number(), {}};
     }
-    AddTurn(*last, time);
-    last_total_ = *total;
+    AddTurn(count->call, time);
+    if (count->total) last_total_ = *count->total;
     last_time_ = time;
     last_time_text_ = time_text;
     return false;

@@ -5,6 +5,8 @@
 #ifndef KVBILL_SRC_TRACE_CODEX_USAGE_H_
 #define KVBILL_SRC_TRACE_CODEX_USAGE_H_
 
+#include <optional>
+
 #include "kvbill/util/result.h"
 #include "kvbill/util/units.h"
 #include "trace/json_fields.h"
@@ -25,6 +27,24 @@ struct CodexUsage {
 // non-negative integer, got -5", "\"cached_input_tokens\" 200 exceeds
 // \"input_tokens\" 100" (the cached key as spelled).
 Result<CodexUsage> ReadCodexUsage(const Json& object);
+
+// What a token_count event's `info` says.
+struct CodexTokenCount {
+  CodexUsage call;                  // the call's own usage
+  std::optional<CodexUsage> total;  // "total_token_usage" when given: the running totals
+};
+
+// Reads the `info` object of a token_count event: the call is
+// "last_token_usage"; in older rollouts that give only the running totals
+// "total_token_usage", it is their difference from `previous_total` (the
+// session's previous event's totals; nullopt at the start of a session: the
+// totals themselves). Errors, prefixed "payload.info": a usage's
+// ("payload.info: last_token_usage: ..."), "payload.info: neither
+// \"last_token_usage\" nor \"total_token_usage\"", and totals that go down
+// ("payload.info.total_token_usage: below the previous event's (input
+// 200 -> 100, ...)").
+Result<CodexTokenCount> ReadCodexTokenCount(const Json& info,
+                                            const std::optional<CodexUsage>& previous_total);
 
 }  // namespace kvbill
 

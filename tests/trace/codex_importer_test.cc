@@ -128,6 +128,69 @@ TEST(TraceCodexImporterTest, ReadsTheCachedCountUnderEitherNameAsBillDoes) {
             "exceeds \"input_tokens\" 100");
 }
 
+// A token_count with only the running totals (older rollouts), as `kvbill
+// bill` reads it (docs/billing.md#logs): each call is the difference from
+// the previous event's totals. Totals (input, cached, output, reasoning):
+//   (12000, 0, 300, 100)      -> call 1 = the same: prompt 12000, out 300.
+//   (12000, 0, 300, 100) again -> Codex's rate-limit repeat: no call.
+//   (24500, 11904, 450, 100)  -> call 2 = (12500, 11904, 150, 0):
+//      usage {12500 - 11904 = 596, 0, 11904, 150}; +500 over 12000:
+//      assistant 300 - 100 = 200, other 300.
+// Until 2026-12 the importer refused these events ("missing
+// \"last_token_usage\" object") while bill priced them.
+TEST(TraceCodexImporterTest, TotalsOnlyEventsAreCallsByDifferencesAsBillReadsThem) {
+  const auto totals = [](const std::string& time, const std::string& total) {
+    return R"({"timestamp":")" + time + R"(","type":"event_msg","payload":{"type":"token_count",)" +
+           R"("info":{"total_token_usage":)" + total + "}}}\n";
+  };
+  const std::string text = totals("2025-01-01T00:00:06Z", Usage(12000, 0, 300, 100)) +
+                           totals("2025-01-01T00:00:07Z", Usage(12000, 0, 300, 100)) +
+                           totals("2025-01-01T00:00:14Z", Usage(24500, 11904, 450, 100));
+  auto reader = Inline(text);
+  std::string error;
+  const std::vector<Task> tasks = ReadAllTasks(reader.get(), &error);
+  EXPECT_EQ(error, "");
+  ASSERT_EQ(tasks.size(), 1u);
+  ASSERT_EQ(tasks[0].turns.size(), 2u);
+  EXPECT_EQ(PromptTokens(tasks[0]), (std::vector<Tokens>{12000, 12500}));
+  EXPECT_EQ(tasks[0].turns[0].usage, (RecordedUsage{12000, 0, 0, 300}));
+  EXPECT_EQ(tasks[0].turns[1].usage, (RecordedUsage{596, 0, 11904, 150}));
+  EXPECT_EQ(tasks[0].turns[1].spans, (std::vector<Span>{{SpanKind::kAssistant, 200, std::nullopt},
+                                                        {SpanKind::kOther, 300, std::nullopt}}));
+  EXPECT_EQ(tasks[0].turns[0].tool_s, 8);  // 14 - 6: the repeat at 7 s is no call
+
+  std::istringstream in(text);
+  UsageLog log;
+  ASSERT_TRUE(ReadUsageLog(in, "mem.jsonl", &log).ok());
+  CallUsage sum;
+  for (const LoggedCall& c : log.calls) {
+    sum.input += c.usage.input;
+    sum.cache_read += c.usage.cache_read;
+    sum.output += c.usage.output;
+  }
+  // ReadUsageLog lists the repeat as a call of 0 tokens under call 1's key
+  // (the bill counts a key once); the sums are the importer's: input
+  // 12000 + 596, cache read 11904, output 300 + 150.
+  EXPECT_EQ(sum.input, 12596);
+  EXPECT_EQ(sum.cache_read, 11904);
+  EXPECT_EQ(sum.output, 450);
+
+  // Totals that go down say nothing about a call: an error, in both readers.
+  auto down = Inline(totals("2025-01-01T00:00:06Z", Usage(12000, 0, 300, 100)) +
+                     totals("2025-01-01T00:00:14Z", Usage(11000, 0, 400, 100)));
+  ReadAllTasks(down.get(), &error);
+  EXPECT_EQ(error,
+            "mem.jsonl:2: payload.info.total_token_usage: below the previous event's (input "
+            "12000 -> 11000, cached 0 -> 0, output 300 -> 400)");
+  // Reasoning is part of the output: its total may not grow by more.
+  auto reasoning = Inline(totals("2025-01-01T00:00:06Z", Usage(12000, 0, 300, 100)) +
+                          totals("2025-01-01T00:00:14Z", Usage(13000, 0, 310, 150)));
+  ReadAllTasks(reasoning.get(), &error);
+  EXPECT_EQ(error,
+            "mem.jsonl:2: payload.info.total_token_usage: \"reasoning_output_tokens\" went "
+            "from 100 to 150 while \"output_tokens\" grew by 10");
+}
+
 TEST(TraceCodexImporterTest, DetectsRolloutLines) {
   auto format = DetectTraceFormat(
       R"({"timestamp":"2025-11-18T21:55:50.000Z","type":"session_meta","payload":{"id":"x"}})", "f",

@@ -114,7 +114,8 @@ std::unique_ptr<TraceReader> NewClaudeCodeReader(std::vector<NamedStream> source
 
 // Codex CLI rollout lines (~/.codex/sessions/**/rollout-*.jsonl): one task
 // per session_meta, one turn per token_count event whose running totals
-// moved, prompt = last_token_usage.input_tokens (cached included).
+// moved, prompt = last_token_usage.input_tokens (cached included), or in
+// rollouts with only running totals, their growth since the last event.
 std::unique_ptr<TraceReader> NewCodexReader(std::unique_ptr<std::istream> in, std::string name,
                                             ReaderOptions options = {});
 
