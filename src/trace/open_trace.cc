@@ -147,34 +147,34 @@ Result<TraceFormat> DetectTraceFormat(std::string_view first_line, const std::st
   }
   if (line.starts_with("[")) return TraceFormat::kClaudeCode;
   if (line.starts_with("{")) {
+    // A line that opens an object but is not valid JSON: its fault is the
+    // message (every JSON format would stop at it), not an unknown format.
     auto json = ParseJsonObject(line);
-    if (json) {
-      if (json->contains("kvbill_trace")) return TraceFormat::kNative;
-      if (json->contains("hash_ids") || json->contains("input_length")) {
-        for (const char* key :
-             {"request_id", "session_id", "wait_for", "prefix_reset", "tool_wait_ms", "delay"}) {
-          if (json->contains(key)) return TraceFormat::kDynamo;
-        }
-        return TraceFormat::kMooncake;
+    if (!json) return json.error().Within(name + ":" + std::to_string(line_number));
+    if (json->contains("kvbill_trace")) return TraceFormat::kNative;
+    if (json->contains("hash_ids") || json->contains("input_length")) {
+      for (const char* key :
+           {"request_id", "session_id", "wait_for", "prefix_reset", "tool_wait_ms", "delay"}) {
+        if (json->contains(key)) return TraceFormat::kDynamo;
       }
-      if (IsDynamoAliasRow(*json)) return TraceFormat::kDynamo;
-      if (json->contains("round_index") && json->contains("input_tokens_total")) {
-        return TraceFormat::kTraceLab;
-      }
-      const std::string type = json->value("type", Json()).is_string() ? (*json)["type"] : "";
-      if (json->contains("payload") && (type == "session_meta" || type == "event_msg" ||
-                                        type == "response_item" || type == "turn_context")) {
-        return TraceFormat::kCodex;
-      }
-      // Claude Code's lines: a transcript may open with a file-history
-      // snapshot or a queue operation, neither of which has a sessionId.
-      if (json->contains("sessionId") || type == "user" || type == "assistant" ||
-          type == "system" || type == "summary" || type == "file-history-snapshot" ||
-          type == "queue-operation") {
-        return TraceFormat::kClaudeCode;
-      }
-      if (IsOpenAiObject(*json)) return TraceFormat::kOpenAi;
+      return TraceFormat::kMooncake;
     }
+    if (IsDynamoAliasRow(*json)) return TraceFormat::kDynamo;
+    if (json->contains("round_index") && json->contains("input_tokens_total")) {
+      return TraceFormat::kTraceLab;
+    }
+    const std::string type = json->value("type", Json()).is_string() ? (*json)["type"] : "";
+    if (json->contains("payload") && (type == "session_meta" || type == "event_msg" ||
+                                      type == "response_item" || type == "turn_context")) {
+      return TraceFormat::kCodex;
+    }
+    // Claude Code's lines: a transcript may open with a file-history
+    // snapshot or a queue operation, neither of which has a sessionId.
+    if (json->contains("sessionId") || type == "user" || type == "assistant" || type == "system" ||
+        type == "summary" || type == "file-history-snapshot" || type == "queue-operation") {
+      return TraceFormat::kClaudeCode;
+    }
+    if (IsOpenAiObject(*json)) return TraceFormat::kOpenAi;
   }
   return Error(name + ":" + std::to_string(line_number) +
                ": unrecognised trace format (use --from " + TraceFormatChoices() + ")");

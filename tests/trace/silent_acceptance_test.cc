@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "kvbill/trace/importers.h"
 #include "kvbill/trace/reader.h"
 #include "trace/timestamp.h"
 #include "trace/trace_test_util.h"
@@ -47,6 +48,28 @@ TEST(SilentAcceptanceTest, RepeatedTaskIdsInANativeTraceAreAnError) {
   EXPECT_EQ(error,
             "t.jsonl:4: task \"a\": repeated task id (first at t.jsonl:2; ids are unique within "
             "a trace)");
+}
+
+// Format detection reads the first line; when it opens an object but is
+// not valid JSON, the error is the JSON fault at that line, as a reader
+// given --from names it (until 2026-12: "unrecognised trace format").
+// Column 71 of the trailing-comma line is its closing brace.
+TEST(SilentAcceptanceTest, AFirstLineThatIsNotValidJsonIsNamedNotCalledUnknown) {
+  const auto detect = [](const std::string& line) {
+    auto format = DetectTraceFormat(line, "t.jsonl", 1);
+    return format ? std::string("detected") : format.error().message();
+  };
+  EXPECT_EQ(detect(R"({"timestamp":0,"input_length":1000,"output_length":5,"hash_ids":[1,2],)"
+                   R"("input_length":2000})"),
+            "t.jsonl:1: repeated key at #/input_length");
+  EXPECT_EQ(detect(R"({"timestamp": 0, "input_length": 40160, "output_le)"),
+            "t.jsonl:1: truncated JSON");
+  EXPECT_EQ(detect(R"({"timestamp":0,"input_length":1000,"output_length":5,"hash_ids":[1,2],})"),
+            "t.jsonl:1: invalid JSON at column 71");
+  // Valid JSON of no known format is still that.
+  EXPECT_EQ(detect(R"({"prompt": "hello"})"),
+            "t.jsonl:1: unrecognised trace format (use --from "
+            "native|mooncake|dynamo|claude-code|codex|openai|tracelab|tracelab-csv|azure)");
 }
 
 // A UTF-8 byte order mark at the start of a file (spreadsheet programs

@@ -61,7 +61,9 @@ Result<TraceFormat> ParseTraceFormat(std::string_view name);
 //   the CSV header TIMESTAMP,ContextTokens,GeneratedTokens -> azure
 //   a CSV header starting "session_id," with a prefix_len column -> tracelab-csv
 // `line_number` is that line's number, for the error
-// "name:line: unrecognised trace format (use --from native|...)".
+// "name:line: unrecognised trace format (use --from native|...)", or, for a
+// line that opens an object but is not valid JSON, the JSON error
+// ("name:line: truncated JSON", "name:line: repeated key at #/a").
 Result<TraceFormat> DetectTraceFormat(std::string_view first_line, const std::string& name,
                                       std::int64_t line_number);
 
