@@ -252,7 +252,9 @@ Json OutcomeJson(const CandidateOutcome& o) {
     r["usd_per_day"] = o.usd_per_day;
     r["ttft_s.p90"] = o.ttft_p90_s;
     Json slo = Json::object();
-    for (const SloCheck& c : o.slo) slo[c.target.metric] = c.actual;
+    for (const SloCheck& c : o.slo) {
+      slo[c.target.metric] = c.not_measured.empty() ? Json(c.actual) : Json(nullptr);
+    }
     r["slo"] = slo;
     r["warnings"] = WarningsJson(o.warnings);
   } else if (o.priced) {
@@ -260,7 +262,9 @@ Json OutcomeJson(const CandidateOutcome& o) {
     r["usd_per_day"] = o.usd_per_day;
     if (o.ttft_given) r["ttft_s.p90"] = o.ttft_p90_s;
     Json slo = Json::object();
-    for (const SloCheck& c : o.slo) slo[c.target.metric] = c.actual;
+    for (const SloCheck& c : o.slo) {
+      slo[c.target.metric] = c.not_measured.empty() ? Json(c.actual) : Json(nullptr);
+    }
     r["slo"] = slo;
   }
   return r;

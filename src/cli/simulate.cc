@@ -180,10 +180,10 @@ void AddLatencyJson(const Scenario& scenario, const RunSummary& sum, const Simul
   (*s)["completion_s"] = SummaryJson(sum.completion_s);
   (*s)["slo"] = json::array();
   for (const SloCheck& c : CheckSlo(scenario.slo, sum)) {
-    (*s)["slo"].push_back({{"metric", c.target.metric},
-                           {"max", c.target.max},
-                           {"actual", c.actual},
-                           {"held", c.held}});
+    json check = {
+        {"metric", c.target.metric}, {"max", c.target.max}, {"actual", c.actual}, {"held", c.held}};
+    if (!c.not_measured.empty()) check["not_measured"] = c.not_measured;
+    (*s)["slo"].push_back(std::move(check));
   }
   (*s)["max_model_len"] = totals.max_model_len;
   // SGLang's own cap when its pool holds less than max_model_len (0: none).
@@ -213,7 +213,10 @@ std::string LatencyText(const Scenario& scenario, const RunSummary& sum,
                                              row("  queueing delay        ", sum.queue_s);
   for (const SloCheck& c : CheckSlo(scenario.slo, sum)) {
     text += "target " + c.target.metric + " <= " + Latency(c.target.max) + ": " +
-            (c.held ? "held" : "VIOLATED") + " (" + Latency(c.actual) + ")\n";
+            (!c.not_measured.empty() ? "NOT MEASURED (" + c.not_measured + ")"
+             : c.held                ? "held (" + Latency(c.actual) + ")"
+                                     : "VIOLATED (" + Latency(c.actual) + ")") +
+            "\n";
   }
   if (totals.rejected_requests > 0) {
     text +=

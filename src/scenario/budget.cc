@@ -77,8 +77,9 @@ std::vector<SloCheck> CheckSlo(const std::vector<SloTarget>& slo, const RunSumma
   m.completion_s = summary.completion_s;
   std::vector<SloCheck> out;
   for (const SloTarget& t : slo) {
-    const double actual = MetricValue(m, t.metric);
-    out.push_back({t, actual, actual <= t.max});
+    SloCheck c{t, MetricValue(m, t.metric), true, NotMeasured(m, t.metric)};
+    c.held = c.not_measured.empty() && c.actual <= t.max;
+    out.push_back(std::move(c));
   }
   return out;
 }
@@ -134,6 +135,16 @@ RunMetrics MetricsOf(const ScenarioOutcome& o) {
   return m;
 }
 
+std::string NotMeasured(const RunMetrics& m, const std::string& metric) {
+  if (metric.starts_with("warnings.")) return "";
+  if (m.summary.requests == 0) return "no request was served";
+  const std::string base = metric.substr(0, metric.find('.'));
+  if (base == "tpot_s" && m.summary.tpot_s.count == 0) {
+    return "no served request had a second output token, the first TPOT measures";
+  }
+  return "";
+}
+
 double MetricValue(const RunMetrics& m, const std::string& metric) {
   if (metric.starts_with("warnings.")) {
     const std::string code = metric.substr(9);
@@ -169,12 +180,10 @@ std::vector<BudgetCheck> CheckBudgets(const std::vector<Budget>& budgets,
     c.budget = b;
     c.actual = MetricValue(metrics, b.metric);
     c.ok = (!b.max || c.actual <= *b.max) && (!b.min || c.actual >= *b.min);
-    // A run that served nothing measured nothing: a cost of 0 over no
-    // request is no pass (warnings.<code> budgets still count the run's).
-    if (metrics.summary.requests == 0 && !b.metric.starts_with("warnings.")) {
-      c.ok = false;
-      c.not_measured = "no request was served";
-    }
+    // A figure over nothing is no pass (warnings.<code> budgets still count
+    // the run's).
+    c.not_measured = NotMeasured(metrics, b.metric);
+    if (!c.not_measured.empty()) c.ok = false;
     out.push_back(c);
   }
   return out;

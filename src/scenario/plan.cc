@@ -377,8 +377,10 @@ Result<std::string> WindowScenarioText(const std::string& text, const Scenario& 
 std::string SloText(const std::vector<SloCheck>& checks) {
   std::string text;
   for (const SloCheck& c : checks) {
-    text += std::string(text.empty() ? "" : ", ") + c.target.metric + " " + Num(c.actual, 3) +
-            " s " + (c.held ? "<=" : ">") + " " + Num(c.target.max, 3) + " s";
+    text += std::string(text.empty() ? "" : ", ") + c.target.metric +
+            (c.not_measured.empty() ? " " + Num(c.actual, 3) + " s " + (c.held ? "<=" : ">") + " " +
+                                          Num(c.target.max, 3) + " s"
+                                    : " not measured (" + c.not_measured + ")");
   }
   return text;
 }
@@ -738,7 +740,11 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
   std::optional<Run> closest;  // the run nearest the targets, for the verdict
   auto distance = [](const Run& r) {
     double worst = 0;
-    for (const SloCheck& k : r.checks) worst = std::max(worst, k.actual / k.target.max);
+    for (const SloCheck& k : r.checks) {
+      // A target not measured is no nearer than any measured miss.
+      worst = std::max(worst, k.not_measured.empty() ? k.actual / k.target.max
+                                                     : std::numeric_limits<double>::infinity());
+    }
     if (r.overloaded) {
       worst = std::max(worst, OverloadedDelay(r.summary.queue_s) / kOverloadedQueueP50Seconds);
     }

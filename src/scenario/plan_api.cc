@@ -219,7 +219,7 @@ CandidateOutcome DecideApiCandidate(const std::string& text, const Scenario& sce
       missing.push_back(t.metric);
       continue;
     }
-    o.slo.push_back({t, *figure, *figure <= t.max});
+    o.slo.push_back({t, *figure, *figure <= t.max, ""});
   }
   if (!missing.empty()) {
     o.status = "slo_not_evaluated";

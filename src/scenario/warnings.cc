@@ -196,8 +196,9 @@ void SloViolated(const Scenario& s, const RunSummary& sum, std::vector<RunWarnin
   int violated = 0;
   for (const SloCheck& c : CheckSlo(s.slo, sum)) {
     if (c.held) continue;
-    text += std::string(violated++ > 0 ? ", " : "") + c.target.metric + " " + Seconds3(c.actual) +
-            " > " + Seconds3(c.target.max);
+    text += std::string(violated++ > 0 ? ", " : "") + c.target.metric +
+            (c.not_measured.empty() ? " " + Seconds3(c.actual) + " > " + Seconds3(c.target.max)
+                                    : " not measured (" + c.not_measured + ")");
   }
   if (violated == 0) return;
   out->push_back({"slo_violated", std::to_string(violated) + " of " + std::to_string(s.slo.size()) +

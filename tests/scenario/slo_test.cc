@@ -45,6 +45,8 @@ TEST(SloTest, TargetMustBeAPositiveNumber) {
 
 TEST(SloTest, EachTargetHeldAtOrBelowItsMaximum) {
   RunSummary sum;
+  sum.requests = 10;
+  sum.tpot_s.count = 10;
   sum.ttft_s.p90 = 2.0;
   sum.tpot_s.p99 = 0.06;
   sum.completion_s.p50 = 100;
@@ -55,6 +57,41 @@ TEST(SloTest, EachTargetHeldAtOrBelowItsMaximum) {
   EXPECT_FALSE(checks[1].held);
   EXPECT_DOUBLE_EQ(checks[1].actual, 0.06);
   EXPECT_TRUE(checks[2].held);
+  for (const SloCheck& c : checks) EXPECT_EQ(c.not_measured, "") << c.target.metric;
+}
+
+// A latency over no sample is no figure: a run that served no request holds
+// no target, and TPOT (the gaps between a request's output tokens) has no
+// sample when no served request had a second output token; TTFT still has.
+// Budgets on those metrics break the same way.
+TEST(SloTest, ATargetWithoutSamplesIsNotMeasuredAndNotHeld) {
+  RunSummary none;  // requests 0: every summary 0 over nothing
+  const std::vector<SloCheck> unserved =
+      CheckSlo({{"ttft_s.p90", 1.0}, {"tpot_s.p90", 0.01}}, none);
+  ASSERT_EQ(unserved.size(), 2u);
+  for (const SloCheck& c : unserved) {
+    EXPECT_FALSE(c.held) << c.target.metric;
+    EXPECT_EQ(c.not_measured, "no request was served") << c.target.metric;
+  }
+  RunSummary one_token;  // 3 requests served, each of one output token
+  one_token.requests = 3;
+  one_token.ttft_s.count = 3;
+  one_token.ttft_s.p90 = 0.2;
+  const std::vector<SloCheck> checks =
+      CheckSlo({{"ttft_s.p90", 1.0}, {"tpot_s.p90", 0.01}}, one_token);
+  EXPECT_TRUE(checks[0].held);
+  EXPECT_EQ(checks[0].not_measured, "");
+  EXPECT_FALSE(checks[1].held);
+  EXPECT_EQ(checks[1].not_measured,
+            "no served request had a second output token, the first TPOT measures");
+  RunMetrics m;
+  m.summary = one_token;
+  const std::vector<BudgetCheck> budgets = CheckBudgets(
+      {Budget{"tpot_s.p90", 1e-6, std::nullopt}, Budget{"ttft_s.p90", 1.0, std::nullopt}}, m);
+  ASSERT_EQ(budgets.size(), 2u);
+  EXPECT_FALSE(budgets[0].ok);
+  EXPECT_EQ(budgets[0].not_measured, checks[1].not_measured);
+  EXPECT_TRUE(budgets[1].ok);
 }
 
 }  // namespace

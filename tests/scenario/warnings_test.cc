@@ -439,6 +439,8 @@ TEST(WarningsTest, OverloadedSaysWhenTheApiServerHoldsTheBacklog) {
 TEST(WarningsTest, SloViolatedWhenATargetIsExceeded) {
   FakeRun r;
   r.scenario.slo = {{"ttft_s.p90", 2.0}, {"tpot_s.p50", 0.05}};
+  r.summary.requests = 4;
+  r.summary.tpot_s.count = 4;
   r.summary.ttft_s.p90 = 2.0;  // at the target: held
   r.summary.tpot_s.p50 = 0.04;
   EXPECT_EQ(r.Codes(), Codes{});
@@ -446,6 +448,12 @@ TEST(WarningsTest, SloViolatedWhenATargetIsExceeded) {
   EXPECT_EQ(r.Codes(), Codes{"slo_violated"});
   EXPECT_EQ(r.Message("slo_violated"),
             "1 of 2 latency targets violated: ttft_s.p90 2.500 s > 2.000 s");
+  // A target without samples is not held either, and says why.
+  r.summary.ttft_s.p90 = 2.0;
+  r.summary.tpot_s.count = 0;
+  EXPECT_EQ(r.Message("slo_violated"),
+            "1 of 2 latency targets violated: tpot_s.p50 not measured (no served request had a "
+            "second output token, the first TPOT measures)");
 }
 
 TEST(WarningsTest, IdleDominantAboveHalfTheBill) {

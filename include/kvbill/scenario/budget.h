@@ -62,6 +62,13 @@ struct RunMetrics {
 };
 RunMetrics MetricsOf(const ScenarioOutcome& outcome);
 
+// Why `metric` has no value in this run, or "" when it has one: a run that
+// served no request measured nothing (its costs, latencies and hit rate are
+// 0 over nothing), and a latency summary without samples (TPOT when no
+// served request had a second output token) is no figure.
+// warnings.<code> always has one (the run's count).
+std::string NotMeasured(const RunMetrics& metrics, const std::string& metric);
+
 // The value of `metric`. Precondition: IsBudgetMetric(metric).
 double MetricValue(const RunMetrics& metrics, const std::string& metric);
 double MetricValue(const ScenarioOutcome& outcome, const std::string& metric);
@@ -90,7 +97,10 @@ std::vector<std::string> SloMetricNames();
 struct SloCheck {
   SloTarget target;
   double actual = 0;
-  bool held = true;  // actual <= target.max
+  bool held = true;  // actual <= target.max, and measured
+  // Why the latency has no value (no request served, or no request with a
+  // second output token for TPOT): such a target is not held.
+  std::string not_measured;
 };
 // Every target against the run's summary, in the scenario's order.
 std::vector<SloCheck> CheckSlo(const std::vector<SloTarget>& slo, const RunSummary& summary);
