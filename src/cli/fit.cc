@@ -322,6 +322,10 @@ int RunFit(const Args& args) {
     j["memory_min_gpus"] = report->min_gpus ? nlohmann::ordered_json(*report->min_gpus)
                                             : nlohmann::ordered_json(nullptr);
     j["ignore_model_limit"] = ignore_limit;
+    j["defaulted_fields"] = DefaultedFieldsJson(*model);
+    j["defaults_source"] = model->defaults_source.empty()
+                               ? nlohmann::ordered_json(nullptr)
+                               : nlohmann::ordered_json(model->defaults_source);
     j["warnings"] = nlohmann::ordered_json::array();
     if (!limit.warning.empty()) {
       j["warnings"].push_back({{"code", "context_limit"}, {"message", limit.warning}});

@@ -259,6 +259,10 @@ int RunKv(const Args& args) {
     // A LongRoPE model: the most --max-model-len may ask for.
     if (model->max_model_len_ceiling > 0) j["max_model_len_ceiling"] = model->max_model_len_ceiling;
     j["generic_rule"] = model->generic_rule;
+    j["defaulted_fields"] = DefaultedFieldsJson(*model);
+    j["defaults_source"] = model->defaults_source.empty()
+                               ? nlohmann::ordered_json(nullptr)
+                               : nlohmann::ordered_json(model->defaults_source);
     j["warnings"] = nlohmann::ordered_json::array();
     if (!limit_warning.empty()) {
       j["warnings"].push_back({{"code", "context_limit"}, {"message", limit_warning}});
@@ -330,6 +334,12 @@ int RunKv(const Args& args) {
         text << "warning [towers_not_counted]: " << towers_warning << "\n";
       }
     }
+  }
+  // CSV has no room for the note the table's header carries.
+  if (format == "csv" && !model->defaulted_fields.empty()) {
+    std::cerr << "kv: note: " << DefaultedFieldsText(*model)
+              << ": absent from the config, read at the class defaults of model_type \""
+              << model->model_type << "\" (" << model->defaults_source << ")\n";
   }
   if (auto s = EmitOutput("kv", text.str(), out); !s) return ReportError("kv", s.error());
   return 0;

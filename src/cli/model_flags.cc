@@ -31,6 +31,22 @@ Result<ModelShape> LoadModelFromFlags(const ModelFlags& flags) {
   return LoadModel(*name, overrides, flags.text_only);
 }
 
+std::string DefaultedFieldsText(const ModelShape& m) {
+  std::string text;
+  for (const DefaultedField& d : m.defaulted_fields) {
+    text += (text.empty() ? "" : ", ") + d.key + " = " + d.value;
+  }
+  return text;
+}
+
+nlohmann::ordered_json DefaultedFieldsJson(const ModelShape& m) {
+  nlohmann::ordered_json fields = nlohmann::ordered_json::array();
+  for (const DefaultedField& d : m.defaulted_fields) {
+    fields.push_back({{"field", d.key}, {"value", nlohmann::ordered_json::parse(d.value)}});
+  }
+  return fields;
+}
+
 std::string DescribeModel(const ModelShape& m) {
   std::ostringstream out;
   out << "model       " << m.name << " (" << m.architecture << ", " << m.source << ")\n";
@@ -38,6 +54,12 @@ std::string DescribeModel(const ModelShape& m) {
     out << "rule        model_type \"" << m.model_type
         << "\" has no family rule in kvbill: its layers are read by the generic rule, as a "
            "Llama-like model (docs/models.md); check them against the model card\n";
+  }
+  if (!m.defaulted_fields.empty()) {
+    out << "defaults    " << DefaultedFieldsText(m)
+        << ": absent from the config, read at the class defaults of model_type \"" << m.model_type
+        << "\" (" << m.defaults_source << ", as transformers reads it); check them against the "
+        << "model card\n";
   }
   out << "layers      " << m.DecoderLayers();
   std::string kinds;

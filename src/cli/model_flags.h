@@ -3,6 +3,7 @@
 #define KVBILL_CLI_MODEL_FLAGS_H_
 
 #include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,14 @@ void AddModelFlags(boost::program_options::options_description& options, ModelFl
 
 // Loads the model, applying --set overrides; errors name the flag or field.
 Result<ModelShape> LoadModelFromFlags(const ModelFlags& flags);
+
+// The config keys read at their class defaults (ModelShape::defaulted_fields)
+// as "hidden_size = 4096, vocab_size = 32000"; empty when there are none.
+std::string DefaultedFieldsText(const ModelShape& model);
+
+// The same as a JSON array of {"field", "value"} (the value as the default
+// gives it): kv's and fit's `defaulted_fields`.
+nlohmann::ordered_json DefaultedFieldsJson(const ModelShape& model);
 
 // One-paragraph description: name, architecture, layers by kind, heads,
 // parameters total/active.

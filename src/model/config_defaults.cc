@@ -799,6 +799,28 @@ const std::vector<ModelTypeDefaults>& ConfigDefaultsTable() {
   return table;
 }
 
+bool IsSizingKey(std::string_view key) {
+  // Widths, depth, heads, the MLP, the vocabulary, experts, MLA dims and
+  // the window, each with the spellings the aliases and the table use.
+  static const std::vector<std::vector<std::string_view>> sizing = {
+      {"hidden_size", "n_embd", "n_embed", "d_model"},
+      {"num_hidden_layers", "n_layer", "n_layers", "num_layers"},
+      {"num_attention_heads", "n_head", "n_heads", "num_heads"},
+      {"num_key_value_heads", "num_kv_heads", "n_head_kv", "num_attention_groups"},
+      {"head_dim", "kv_channels"},
+      {"intermediate_size", "n_inner", "ffn_hidden_size", "block_ff_dim", "ffn_dim"},
+      {"expansion_ratio", "vocab_size"},
+      {"moe_intermediate_size", "num_experts", "num_local_experts", "n_routed_experts"},
+      {"moe_num_experts", "num_experts_per_tok", "moe_k", "n_shared_experts"},
+      {"kv_lora_rank", "q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"},
+      {"sliding_window"},
+  };
+  for (const auto& group : sizing) {
+    if (std::find(group.begin(), group.end(), key) != group.end()) return true;
+  }
+  return false;
+}
+
 const ModelTypeDefaults* FindDefaults(std::string_view model_type) {
   for (const ModelTypeDefaults& d : ConfigDefaultsTable()) {
     if (d.model_type == model_type) return &d;
@@ -806,8 +828,10 @@ const ModelTypeDefaults* FindDefaults(std::string_view model_type) {
   return nullptr;
 }
 
-void ApplyDefaults(const ModelTypeDefaults& defaults, nlohmann::json& config) {
-  if (!config.is_object()) return;
+std::vector<FilledDefault> ApplyDefaults(const ModelTypeDefaults& defaults,
+                                         nlohmann::json& config) {
+  std::vector<FilledDefault> filled;
+  if (!config.is_object()) return filled;
   auto present = [&](std::string_view key) {
     auto it = config.find(std::string(key));
     return it != config.end();
@@ -842,9 +866,11 @@ void ApplyDefaults(const ModelTypeDefaults& defaults, nlohmann::json& config) {
         if (it != config.end() && !it->is_null()) config[std::string(key)] = *it;
       } else {
         config[std::string(key)] = nlohmann::json::parse(value);
+        filled.push_back(FilledDefault{std::string(key), config[std::string(key)]});
       }
     }
   }
+  return filled;
 }
 
 }  // namespace kvbill::model_config

@@ -31,8 +31,22 @@ const std::vector<ModelTypeDefaults>& ConfigDefaultsTable();
 // The entry of `model_type`, or nullptr.
 const ModelTypeDefaults* FindDefaults(std::string_view model_type);
 
+// A key ApplyDefaults filled with a class default (not a reference to
+// another key: num_key_value_heads "@num_attention_heads" is the class's
+// reading of absence, multi-head attention, not a guessed value).
+struct FilledDefault {
+  std::string key;
+  nlohmann::json value;
+};
+
+// Whether `key` sizes the model (its layers, heads, dims, vocabulary,
+// experts, window): the keys whose class default ModelShape lists as
+// defaulted_fields. Aliases included (n_layer, d_model, ...).
+bool IsSizingKey(std::string_view key);
+
 // Sets each absent or null key of `config` (an object) to its default.
-void ApplyDefaults(const ModelTypeDefaults& defaults, nlohmann::json& config);
+// Returns the keys it set to a constant, in the entry's order.
+std::vector<FilledDefault> ApplyDefaults(const ModelTypeDefaults& defaults, nlohmann::json& config);
 
 }  // namespace kvbill::model_config
 

@@ -293,6 +293,23 @@ Status CheckShape(const ModelShape& m, const Fields& f) {
   return OkStatus();
 }
 
+// The sizing keys the class defaults supplied (ModelShape::defaulted_fields),
+// still in the config the rule read (DeepSeek-VL2's multi-head attention
+// drops the MLA keys) and not null (a null default is "none": DeepSeek-V2's
+// n_routed_experts, a dense model). Whether the rule reads them is
+// DropUnreadDefaults' question.
+void ListDefaultedFields(const std::vector<model_config::FilledDefault>& filled, const json& config,
+                         const std::string& prefix, const model_config::ModelTypeDefaults* defaults,
+                         ModelShape* shape) {
+  for (const model_config::FilledDefault& d : filled) {
+    if (!model_config::IsSizingKey(d.key) || !config.contains(d.key) || d.value.is_null()) {
+      continue;
+    }
+    shape->defaulted_fields.push_back(DefaultedField{prefix + d.key, d.value.dump()});
+  }
+  if (!shape->defaulted_fields.empty()) shape->defaults_source = defaults->source;
+}
+
 Result<ModelShape> BuildShape(const json& top, const std::string& source, const std::string& name,
                               const std::vector<ConfigOverride>& overrides, bool text_only) {
   if (!top.is_object()) return Error(source + ": expected a JSON object at the top level");
@@ -349,9 +366,9 @@ Result<ModelShape> BuildShape(const json& top, const std::string& source, const 
   if (deepseek_vl2 && !prefix.empty() && model_type == "deepseek_vl_v2") {
     model_type = "deepseek_v2";
   }
-  if (const auto* defaults = model_config::FindDefaults(model_type)) {
-    model_config::ApplyDefaults(*defaults, config);
-  }
+  const auto* defaults = model_config::FindDefaults(model_type);
+  std::vector<model_config::FilledDefault> filled;
+  if (defaults != nullptr) filled = model_config::ApplyDefaults(*defaults, config);
   const auto hoisted = HoistMosaicKeys(config, model_type);
   if (deepseek_vl2 && text_key != nullptr) {
     if (auto s = ReadDeepseekVl2Attention(config, source, prefix); !s) return s.error();
@@ -407,6 +424,7 @@ Result<ModelShape> BuildShape(const json& top, const std::string& source, const 
   }
   builder.Finish(text->decoder_layers, &shape);
   if (auto s = CheckShape(shape, f); !s) return NameHoistedKey(s.error(), source, hoisted);
+  ListDefaultedFields(filled, config, prefix, defaults, &shape);
 
   // The dtype: the text config's, else the top level's; bfloat16 when unsaid.
   std::string dtype_key = f.Has("torch_dtype") ? "torch_dtype" : "dtype";
@@ -464,11 +482,63 @@ Result<ConfigOverride> ParseConfigOverride(std::string_view text) {
 
 namespace {
 
-// BuildShape, with an error about a value the overrides gave said so.
+// Whether two shapes size alike: parameters, widths and every layer's cache.
+bool SizedAlike(const ModelShape& a, const ModelShape& b) {
+  if (a.params.Total() != b.params.Total() || a.params.Active() != b.params.Active() ||
+      a.hidden_size != b.hidden_size || a.vocab_size != b.vocab_size ||
+      a.layers.size() != b.layers.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < a.layers.size(); ++i) {
+    const LayerShape& x = a.layers[i];
+    const LayerShape& y = b.layers[i];
+    if (x.kind != y.kind || x.query_heads != y.query_heads || x.kv_heads != y.kv_heads ||
+        x.qk_head_dim != y.qk_head_dim || x.v_head_dim != y.v_head_dim ||
+        x.latent_dim != y.latent_dim || x.window != y.window ||
+        x.StateElements() != y.StateElements()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Drops from shape->defaulted_fields the keys the family rule does not
+// read: the shape built with the key's default moved by one is sized alike
+// (Qwen2's sliding_window while use_sliding_window is false, Qwen3.5-MoE's
+// intermediate_size with every layer's MLP routed, a dense Nemotron-H's
+// n_routed_experts, num_key_value_heads beside MLA). A key whose moved
+// value the rule refuses is read.
+void DropUnreadDefaults(const json& root, const std::string& source, const std::string& name,
+                        const std::vector<ConfigOverride>& overrides, bool text_only,
+                        ModelShape* shape) {
+  std::vector<DefaultedField> read;
+  for (const DefaultedField& d : shape->defaulted_fields) {
+    const json value = json::parse(d.value, nullptr, false);
+    std::string moved;
+    if (value.is_number_integer()) {
+      moved = std::to_string(value.get<std::int64_t>() + 1);
+    } else if (value.is_number()) {
+      moved = json(value.get<double>() * 2).dump();
+    }
+    // The key as the text config spells it: overrides address that config.
+    const std::string key = d.key.substr(d.key.rfind('.') + 1);
+    std::vector<ConfigOverride> with_moved = overrides;
+    with_moved.push_back(ConfigOverride{key, moved});
+    const auto other = moved.empty() ? Result<ModelShape>(Error("not a number"))
+                                     : BuildShape(root, source, name, with_moved, text_only);
+    if (!other || !SizedAlike(*shape, *other)) read.push_back(d);
+  }
+  shape->defaulted_fields = std::move(read);
+  if (shape->defaulted_fields.empty()) shape->defaults_source.clear();
+}
+
+// BuildShape, with an error about a value the overrides gave said so, and
+// the class defaults it lists those the rule reads.
 Result<ModelShape> ShapeOf(const json& root, const std::string& source, const std::string& name,
                            const std::vector<ConfigOverride>& overrides, bool text_only) {
   auto shape = BuildShape(root, source, name, overrides, text_only);
   if (!shape) return NameOverriddenKey(shape.error(), source, overrides);
+  DropUnreadDefaults(root, source, name, overrides, text_only, &*shape);
   return shape;
 }
 

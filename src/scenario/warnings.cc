@@ -150,6 +150,24 @@ void KvFormatDefault(const Scenario& s, std::vector<RunWarning>* out) {
                       "kv_format \"auto\" for vLLM's choice, or kv_format explicitly"});
 }
 
+// Sizing keys the model's config.json omits, read at their class defaults.
+void ConfigDefaulted(const Scenario& s, std::vector<RunWarning>* out) {
+  auto model = LoadScenarioModel(s);
+  if (!model || model->defaulted_fields.empty()) return;
+  std::string fields;
+  for (const DefaultedField& d : model->defaulted_fields) {
+    fields += (fields.empty() ? "" : ", ") + d.key + " = " + d.value;
+  }
+  out->push_back(
+      {"config_defaulted",
+       model->source + " omits " +
+           (model->defaulted_fields.size() == 1 ? "a key that sizes" : "keys that size") +
+           " the model, read at the class defaults of model_type \"" + model->model_type + "\" (" +
+           fields + "; " + model->defaults_source +
+           "): the weights, KV bytes and pool rest on them; check them against the "
+           "model card, or give them with model.set"});
+}
+
 void OverloadedRun(const RunSummary& sum, std::vector<RunWarning>* out) {
   const std::optional<OverloadedBound> by = OverloadedBy(sum.queue_s);
   if (!by) return;
@@ -498,6 +516,7 @@ const std::vector<std::string>& WarningCodes() {
                                                  "pool_beyond_memory",
                                                  "block_size_unserved",
                                                  "kv_format_default",
+                                                 "config_defaulted",
                                                  "overloaded",
                                                  "slo_violated",
                                                  "idle_dominant",
@@ -522,6 +541,7 @@ std::vector<RunWarning> EngineRunWarnings(const Scenario& scenario, const Simula
   PoolBeyondMemory(totals, &out);
   BlockSizeUnserved(scenario, &out);
   KvFormatDefault(scenario, &out);
+  ConfigDefaulted(scenario, &out);
   OverloadedRun(summary, &out);
   SloViolated(scenario, summary, &out);
   IdleDominant(scenario, summary, &out);

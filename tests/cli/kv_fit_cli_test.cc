@@ -107,6 +107,48 @@ TEST(KvCliTest, AModelTypeWithoutAFamilyRuleSaysSo) {
   EXPECT_EQ(nlohmann::json::parse(known.out)["generic_rule"], false);
 }
 
+// A config without hidden_size takes LlamaConfig's 4096, and kv and fit say
+// so: JSON defaulted_fields, the table's "defaults" line. head_dim is then
+// 4096 / 4 heads = 1,024: 2 layers x 2 KV heads x 1,024 x 2 (K, V) x 2 B =
+// 16,384 B a token, 163,840 B for 10 tokens.
+TEST(KvCliTest, SizingKeysTakenFromTheClassDefaultsAreSaid) {
+  const std::string path = ::testing::TempDir() + "/no_hidden_size.json";
+  std::ofstream(path) << R"({"model_type": "llama", "num_hidden_layers": 2,
+      "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 128,
+      "vocab_size": 100, "max_position_embeddings": 4096})";
+  const auto r = RunKvbill("kv --model " + path + " --context 10 --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["bytes_per_token"], 16384);
+  EXPECT_EQ(j["contexts"][0]["bytes"], 163840);
+  EXPECT_EQ(j["defaulted_fields"], nlohmann::json::parse(R"([{"field": "hidden_size",
+                                                               "value": 4096}])"));
+  EXPECT_EQ(j["defaults_source"],
+            "transformers src/transformers/models/llama/configuration_llama.py");
+  const auto table = RunKvbill("kv --model " + path + " --context 10");
+  EXPECT_NE(table.out.find("defaults    hidden_size = 4096: absent from the config, read at the "
+                           "class defaults of model_type \"llama\" (transformers "
+                           "src/transformers/models/llama/configuration_llama.py, as transformers "
+                           "reads it); check them against the model card\n"),
+            std::string::npos)
+      << table.out;
+  const auto csv = RunKvbill("kv --model " + path + " --context 10 --format csv");
+  EXPECT_NE(csv.err.find("kv: note: hidden_size = 4096: absent from the config"), std::string::npos)
+      << csv.err;
+  const auto fit = RunKvbill("fit --model " + path + " --gpu h100-sxm --context 10 --format json");
+  ASSERT_EQ(fit.exit_status, 0) << fit.err;
+  EXPECT_EQ(nlohmann::json::parse(fit.out)["defaulted_fields"][0]["field"], "hidden_size");
+  const auto fit_table = RunKvbill("fit --model " + path + " --gpu h100-sxm --context 10");
+  EXPECT_NE(fit_table.out.find("defaults    hidden_size = 4096: absent from the config"),
+            std::string::npos)
+      << fit_table.out;
+  // A catalog config gives every key: nothing defaulted.
+  const auto given = RunKvbill("kv --model qwen3-8b --context 1k --format json");
+  ASSERT_EQ(given.exit_status, 0) << given.err;
+  EXPECT_EQ(nlohmann::json::parse(given.out)["defaulted_fields"], nlohmann::json::array());
+  EXPECT_EQ(nlohmann::json::parse(given.out)["defaults_source"], nullptr);
+}
+
 // A checkpoint that declares an fp8 KV cache (Laguna-XS.2): kv's default
 // bf16 says it is kvbill's default, not the checkpoint's.
 TEST(KvCliTest, TheDefaultKvFormatSaysItIsNotTheCheckpoints) {

@@ -43,6 +43,73 @@ TEST(ConfigReaderTest, AbsentKeysTakeTheClassDefault) {
   EXPECT_EQ(m.CountLayers(LayerKind::kSlidingWindow), 5);
 }
 
+// The sizing keys a class default supplied are listed, with the value
+// used, so that kv, fit and simulate can say their numbers rest on them.
+// LlamaConfig (configuration_llama.py): hidden_size=4096; head_dim is None,
+// hidden / heads = 4096 / 4 = 1,024 a head, so 2 layers x 2 KV heads x
+// 1,024 x 2 (K, V) x 2 bytes = 16,384 bytes a token in bf16.
+TEST(ConfigReaderTest, SizingKeysTakenFromTheClassDefaultsAreListed) {
+  const std::string rest =
+      R"("num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+         "vocab_size": 100, "intermediate_size": 128})";
+  const ModelShape m = Inline(R"({"model_type": "llama", )" + rest);
+  ASSERT_EQ(m.defaulted_fields.size(), 1u);
+  EXPECT_EQ(m.defaulted_fields[0].key, "hidden_size");
+  EXPECT_EQ(m.defaulted_fields[0].value, "4096");
+  EXPECT_EQ(m.defaults_source, "transformers src/transformers/models/llama/configuration_llama.py");
+  EXPECT_EQ(m.hidden_size, 4096);
+  EXPECT_EQ(BytesPerToken(m, Fmt("bf16")), 16384);
+  // Given, nothing is listed.
+  EXPECT_TRUE(
+      Inline(R"({"model_type": "llama", "hidden_size": 64, )" + rest).defaulted_fields.empty());
+}
+
+// What a class derives rather than guesses is not listed: Llama without
+// num_key_value_heads is multi-head attention, head_dim is hidden / heads,
+// max_position_embeddings and tie_word_embeddings do not size the model,
+// Qwen2's sliding_window (4096) is unread while use_sliding_window is
+// false (its default), and DeepSeek-V2's null n_routed_experts is a dense
+// model. Gemma 3's text config without vocab_size is listed with its
+// prefix.
+TEST(ConfigReaderTest, DerivedAndUnusedDefaultsAreNotListed) {
+  EXPECT_TRUE(Inline(R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+                         "num_attention_heads": 4, "vocab_size": 100,
+                         "intermediate_size": 128})")
+                  .defaulted_fields.empty());
+  EXPECT_TRUE(Inline(R"({"model_type": "qwen2", "num_hidden_layers": 2, "hidden_size": 64,
+                         "num_attention_heads": 4, "num_key_value_heads": 2,
+                         "vocab_size": 100, "intermediate_size": 128})")
+                  .defaulted_fields.empty());
+  const ModelShape gemma = Inline(
+      R"({"model_type": "gemma3", "text_config": {"model_type": "gemma3_text",
+          "num_hidden_layers": 6, "hidden_size": 64, "num_attention_heads": 4,
+          "num_key_value_heads": 2, "head_dim": 16, "sliding_window": 32,
+          "intermediate_size": 128}})");
+  ASSERT_EQ(gemma.defaulted_fields.size(), 1u);
+  EXPECT_EQ(gemma.defaulted_fields[0].key, "text_config.vocab_size");
+  EXPECT_EQ(gemma.defaulted_fields[0].value, "262208");
+}
+
+// Published configs that omit keys the rule does not read list none of
+// them: Qwen3.5-397B's text config has no intermediate_size (Qwen3Next's
+// class says 5632), but every layer's MLP is routed (mlp_only_layers [],
+// decoder_sparse_step 1), so no dense MLP reads it. Nemotron-H-56B has no
+// MoE layer in its pattern (no "E"), so n_routed_experts (8) is unread; it
+// has no head_dim either, and its attention layers read the class's 128
+// (= 8,192 / 64 here): listed.
+TEST(ConfigReaderTest, PublishedConfigsListOnlyTheDefaultsTheirRuleReads) {
+  const std::string dir = std::string(KVBILL_SOURCE_DIR) + "/tests/data/configs/";
+  auto qwen = LoadModel(dir + "qwen3.5-397b-a17b.json");
+  ASSERT_TRUE(qwen.ok()) << qwen.error().message();
+  EXPECT_TRUE(qwen->defaulted_fields.empty());
+  EXPECT_EQ(qwen->defaults_source, "");
+  auto nemotron = LoadModel(dir + "nemotron-h-56b-base-8k.json");
+  ASSERT_TRUE(nemotron.ok()) << nemotron.error().message();
+  ASSERT_EQ(nemotron->defaulted_fields.size(), 1u);
+  EXPECT_EQ(nemotron->defaulted_fields[0].key, "head_dim");
+  EXPECT_EQ(nemotron->defaulted_fields[0].value, "128");
+}
+
 // SmolLM3Config ties the embeddings by default: no lm_head counted.
 TEST(ConfigReaderTest, SmolLm3TiesByDefault) {
   const ModelShape m = Inline(

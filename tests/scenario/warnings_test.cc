@@ -57,12 +57,13 @@ TEST(WarningsTest, RaisedCodesAreListedAndInTheListsOrder) {
   r.totals.pool_tokens = 2000;                             //
   r.scenario.prefix_cache.block_size = 8;                  // block_size_unserved
   r.scenario.declared_kv_format = "fp8-e4m3";              // kv_format_default
+  r.scenario.model.set["hidden_size"] = "null";            // config_defaulted
   r.summary.queue_s.p50 = 2 * kOverloadedQueueP50Seconds;  // overloaded
   r.summary.idle_gpu_usd = 9;                              // idle_dominant
   r.totals.placeholder_outputs = 1;                        // placeholder_outputs
   r.totals.cost_model.calibrated = false;                  // uncalibrated
   const Codes raised = r.Codes();
-  EXPECT_EQ(raised.size(), 8u);
+  EXPECT_EQ(raised.size(), 9u);
   const std::vector<std::string>& all = WarningCodes();
   std::size_t at = 0;
   for (const std::string& code : raised) {
@@ -267,6 +268,22 @@ TEST(WarningsTest, KvFormatDefaultWhenTheCheckpointDeclaresAnother) {
   EXPECT_EQ(r.Codes(), Codes{"kv_format_default"});
   EXPECT_NE(r.Message("kv_format_default").find("declares a fp8-e4m3 KV cache"), std::string::npos);
   EXPECT_NE(r.Message("kv_format_default").find("kv_format \"auto\""), std::string::npos);
+}
+
+// model.set hidden_size: null removes the key, and Qwen3Config's default
+// (configuration_qwen3.py: hidden_size=4096) sizes the model: said.
+TEST(WarningsTest, ConfigDefaultedWhenTheConfigOmitsASizingKey) {
+  FakeRun r;
+  r.scenario.model.name = "qwen3-8b";
+  r.scenario.model.set["hidden_size"] = "null";
+  EXPECT_EQ(r.Codes(), Codes{"config_defaulted"});
+  EXPECT_EQ(r.Message("config_defaulted"),
+            "models/qwen3-8b.json omits a key that sizes the model, read at the class defaults "
+            "of model_type \"qwen3\" (hidden_size = 4096; transformers "
+            "src/transformers/models/qwen3/configuration_qwen3.py): the weights, KV bytes and "
+            "pool rest on them; check them against the model card, or give them with model.set");
+  r.scenario.model.set.clear();  // the catalog config gives it
+  EXPECT_EQ(r.Codes(), Codes{});
 }
 
 TEST(WarningsTest, BlockSizeUnservedOffSixteensMultiplesOnVllm) {

@@ -230,6 +230,15 @@ struct WeightGroup {
   std::int64_t Params() const { return rows * cols * copies; }
 };
 
+// A sizing key the config.json omits, read at its transformers class default
+// (docs/models.md, class defaults): "hidden_size" = "4096". The key as the
+// text config spells it, with its prefix ("text_config.vocab_size"); the
+// value as JSON text.
+struct DefaultedField {
+  std::string key;
+  std::string value;
+};
+
 struct ModelShape {
   std::string name;          // catalog name or file stem
   std::string source;        // file the shape was read from
@@ -258,6 +267,14 @@ struct ModelShape {
   // The config's model type has no family rule in kvbill (docs/models.md):
   // its layers were read by the generic rule, as a Llama-like model.
   bool generic_rule = false;
+  // The sizing keys (hidden_size, layers, heads, KV heads, head_dim,
+  // intermediate sizes, vocab_size, experts, MLA dims, sliding_window) the
+  // config omits and the model type's class default supplied, in the
+  // defaults table's order; defaults_source names the configuration class
+  // file. Keys a class derives from others (num_key_value_heads absent is
+  // multi-head attention) are not listed.
+  std::vector<DefaultedField> defaulted_fields;
+  std::string defaults_source;
   // Multimodal RoPE: the RoPE scaling has an `mrope_section` (vLLM's
   // uses_mrope: Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5).
   bool uses_mrope = false;

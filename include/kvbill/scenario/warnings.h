@@ -24,9 +24,10 @@ struct RunWarning {
 };
 
 // Every code, in the order a run lists its warnings: context_limit,
-// pool_beyond_memory, block_size_unserved, overloaded, slo_violated, idle_dominant,
-// policy_no_effect, pricing_model_unused (API runs), placeholder_outputs, unsupported_format,
-// timing_assumed, speculative_acceptance_assumed, linear_state_unmeasured, weakly_validated,
+// pool_beyond_memory, block_size_unserved, kv_format_default, config_defaulted, overloaded,
+// slo_violated, idle_dominant, policy_no_effect, pricing_model_unused (API runs),
+// placeholder_outputs, unsupported_format, timing_assumed, speculative_acceptance_assumed,
+// speculation_slower, linear_state_unmeasured, speculative_host_waits, weakly_validated,
 // uncalibrated.
 const std::vector<std::string>& WarningCodes();
 
