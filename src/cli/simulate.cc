@@ -188,6 +188,11 @@ void AddLatencyJson(const Scenario& scenario, const RunSummary& sum, const Simul
   (*s)["max_model_len"] = totals.max_model_len;
   // SGLang's own cap when its pool holds less than max_model_len (0: none).
   (*s)["pool_context_len"] = totals.pool_context_len;
+  // The longest prompt plus output the engine served (0: no limit):
+  // max_model_len on vLLM, SGLang's max_req_len - 1 on SGLang; and the
+  // longest sequence one replica's KV pool holds alone.
+  (*s)["request_len_limit"] = totals.request_len_limit;
+  (*s)["pool_sequence_tokens"] = totals.pool_sequence_tokens;
   (*s)["rejected_requests"] = totals.rejected_requests;
   (*s)["unsent_requests"] = totals.unsent_requests;
   (*s)["unserved_tasks"] = totals.unserved_tasks;

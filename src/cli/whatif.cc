@@ -308,10 +308,11 @@ Column SelfHostedColumn(const Scenario& s, const std::vector<Task>& tasks,
     c.total.reset();
     return c;
   }
+  const bool sglang = config->scheduler == SchedulerKind::kSglang;
   c.meaning = "served by " + config->model.name +
-              (config->max_model_len > 0
-                   ? " (max_model_len " + FormatWithSeparators(config->max_model_len) + ")"
-                   : std::string()) +
+              (config->max_model_len > 0 ? (sglang ? " (context length " : " (max_model_len ") +
+                                               FormatWithSeparators(config->max_model_len) + ")"
+                                         : std::string()) +
               " on " + std::to_string(s.deployment.replicas * s.deployment.gpus_per_replica) +
               " x " + config->gpu.id + " at $" + FormatFixed(config->usd_per_gpu_hour, 2) +
               " per GPU-hour (engine; idle time not charged)";
@@ -344,6 +345,9 @@ Column SelfHostedColumn(const Scenario& s, const std::vector<Task>& tasks,
     c.warnings.push_back(w);
   }
   if (result->rejected_requests > 0) {
+    const std::string longer_context =
+        "name a longer-context model (--self-hosted-model) or a scenario that extends it "
+        "(model.set rope_scaling, --scenario)";
     // One refused request per task cut short: those tasks are unpriced.
     const std::int64_t n = result->rejected_requests;
     c.warnings.push_back(RunWarning{
@@ -355,10 +359,13 @@ Column SelfHostedColumn(const Scenario& s, const std::vector<Task>& tasks,
                  ? "the " + FormatWithSeparators(result->pool_context_len) +
                        " tokens SGLang's KV pool serves, which it refuses; give the deployment "
                        "more memory (--scenario)"
-                 : config->model.name + "'s max_model_len " +
-                       FormatWithSeparators(config->max_model_len) +
-                       ", which vLLM refuses; name a longer-context model (--self-hosted-model) "
-                       "or a scenario that extends it (model.set rope_scaling, --scenario)")});
+             : sglang ? "the " + FormatWithSeparators(result->request_len_limit) +
+                            " tokens SGLang serves at " + config->model.name +
+                            "'s context length " + FormatWithSeparators(config->max_model_len) +
+                            " (its max_req_len - 1), which it refuses; " + longer_context
+                      : config->model.name + "'s max_model_len " +
+                            FormatWithSeparators(config->max_model_len) + ", which vLLM refuses; " +
+                            longer_context)});
   }
   return c;
 }

@@ -56,8 +56,12 @@ void ContextLimit(const Scenario& s, const SimulationTotals& t, std::vector<RunW
     if (!text.empty()) text += "; ";
     text += "engine.max_model_len " + FormatWithSeparators(*s.engine.max_model_len) +
             " is above the model's " + FormatWithSeparators(t.model_max_model_len) +
-            " (a what-if: vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, and the "
-            "model was not trained that long)";
+            (s.deployment.engine == "sglang"
+                 ? " (a what-if: SGLang refuses a context length above the model's unless "
+                   "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1, and the model was not trained "
+                   "that long)"
+                 : " (a what-if: vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, and the "
+                   "model was not trained that long)");
   }
   if (t.pool_context_len > 0) {
     if (!text.empty()) text += "; ";

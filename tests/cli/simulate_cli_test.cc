@@ -508,6 +508,35 @@ TEST(SimulateCliTest, RequestsOverTheModelsLimitAreRefusedAndWarned) {
   std::filesystem::remove(path);
 }
 
+// The summary gives the request length limit the engine applied. At
+// engine.max_model_len 4,000 (well inside one H100's pool for Qwen3-8B)
+// vLLM serves prompt plus output up to 4,000; SGLang's max_req_len is
+// min(4,000, pool) - 1 = 3,999, and it serves up to max_req_len - 1 =
+// 3,998. The pool's longest sequence is above both and is not the limit.
+TEST(SimulateCliTest, SummaryGivesTheRequestLengthLimitTheEngineApplied) {
+  const std::string dir = ::testing::TempDir() + "/len_limit_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/t.jsonl")
+      << "{\"kvbill_trace\":1}\n"
+      << R"({"id":"a","turns":[{"spans":[{"kind":"user","tokens":1000}],"out":10}]})"
+      << "\n";
+  for (const std::string engine : {"vllm", "sglang"}) {
+    SCOPED_TRACE(engine);
+    const std::string path = dir + "/" + engine + ".json";
+    std::ofstream(path) << R"({"model": "qwen3-8b", "deployment": {"engine": ")" << engine
+                        << R"("}, "engine": {"max_model_len": 4000},
+                              "trace": {"file": "t.jsonl"}})";
+    const auto r = RunKvbill("simulate --format json --scenario " + path);
+    ASSERT_EQ(r.exit_status, 0) << r.err;
+    const auto s = nlohmann::json::parse(r.out)["summary"];
+    EXPECT_EQ(s["max_model_len"], 4000);
+    EXPECT_EQ(s["request_len_limit"], engine == "vllm" ? 4000 : 3998);
+    EXPECT_EQ(s["pool_context_len"], 0);
+    EXPECT_GT(s["pool_sequence_tokens"].get<std::int64_t>(), 4000);
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // A task refused at its first request served nothing and has no row: the
 // totals say how many tasks served nothing beside the ones counted, and a
 // run that served nothing prints "none" for the cost per task and the

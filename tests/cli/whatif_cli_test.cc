@@ -1,6 +1,7 @@
 // End-to-end runs of `kvbill whatif`.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -206,6 +207,47 @@ TEST(WhatifCliTest, SelfHostedTasksPastTheModelsLimitAreUnpricedWithTheReason) {
                          (*column)["warnings"][0]["message"].get<std::string>() + "\n"),
             std::string::npos)
       << csv.err;
+}
+
+// The same log served by SGLang: it serves prompt plus output up to its
+// max_req_len - 1 = min(context length 40,960, pool) - 2 = 40,958 (the
+// H100's pool holds far more of Qwen3-8B), and the column names SGLang's
+// limit and its context length, not vLLM's max_model_len.
+TEST(WhatifCliTest, SelfHostedOnSglangNamesSglangsLimit) {
+  const std::string dir = ::testing::TempDir() + "/whatif_sglang_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/log.jsonl")
+      << R"({"type": "assistant", "sessionId": "l", "timestamp": "2025-12-12T15:00:00.000Z", )"
+         R"("message": {"id": "m2", "model": "claude-sonnet-4-5-20250929", "usage": )"
+         R"({"input_tokens": 0, "cache_creation_input_tokens": 100, "cache_read_input_tokens": 0, "output_tokens": 50}}})"
+         "\n"
+         R"({"type": "assistant", "sessionId": "l", "timestamp": "2025-12-12T15:00:10.000Z", )"
+         R"("message": {"id": "m3", "model": "claude-sonnet-4-5-20250929", "usage": )"
+         R"({"input_tokens": 0, "cache_creation_input_tokens": 50000, "cache_read_input_tokens": 100, "output_tokens": 50}}})"
+         "\n";
+  std::ofstream(dir + "/sglang.json") << R"({"deployment": {"engine": "sglang"}})";
+  const auto r = RunKvbill("whatif " + dir +
+                           "/log.jsonl --gpu h100-sxm --self-hosted-model "
+                           "qwen3-8b --scenario " +
+                           dir + "/sglang.json --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const nlohmann::json* column = nullptr;
+  for (const auto& c : j["columns"]) {
+    if (c["id"] == "self_hosted") column = &c;
+  }
+  ASSERT_NE(column, nullptr);
+  EXPECT_NE((*column)["meaning"].get<std::string>().find("qwen3-8b (context length 40,960)"),
+            std::string::npos)
+      << column->dump();
+  ASSERT_EQ((*column)["warnings"].size(), 1u) << column->dump();
+  EXPECT_EQ((*column)["warnings"][0]["message"],
+            "1 task is unpriced: a request of up to 50,150 tokens is past the 40,958 tokens "
+            "SGLang serves at qwen3-8b's context length 40,960 (its max_req_len - 1), which it "
+            "refuses; name a longer-context model (--self-hosted-model) or a scenario that "
+            "extends it (model.set rope_scaling, --scenario)");
+  EXPECT_EQ((*column)["warnings"][0]["message"].get<std::string>().find("vLLM"), std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 // A model:M column prices prompts above M's window, which M's provider

@@ -144,6 +144,18 @@ TEST(WarningsTest, ContextLimitWhenTheScenarioRaisesTheLimitPastTheModels) {
   EXPECT_EQ(r.Codes(), Codes{});
   r.scenario.engine.max_model_len = 65536;
   EXPECT_EQ(r.Codes(), Codes{"context_limit"});
+  EXPECT_NE(
+      r.Message("context_limit").find("vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"),
+      std::string::npos)
+      << r.Message("context_limit");
+  // SGLang's own check names its own switch.
+  r.scenario.deployment.engine = "sglang";
+  EXPECT_NE(r.Message("context_limit")
+                .find("SGLang refuses a context length above the model's unless "
+                      "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"),
+            std::string::npos)
+      << r.Message("context_limit");
+  EXPECT_EQ(r.Message("context_limit").find("vLLM"), std::string::npos);
 }
 
 // A pool that cannot hold one request of max_model_len: vLLM would not
