@@ -648,7 +648,8 @@ const std::vector<Key>& ScenarioKeys() {
            "a tree draft (SGLang's `--speculative-eagle-topk`): candidates proposed per "
            "expanded node; `num_speculative_tokens` is then the tree's depth (SGLang's "
            "`--speculative-num-steps`) and each draft step after the first runs `topk` "
-           "tokens per sequence ([engine.md](engine.md#speculative-decoding)); 1 is the chain",
+           "tokens per sequence ([engine.md](engine.md#speculative-decoding)); 1 is the chain, "
+           "the only draft vLLM runs (above 1 needs `deployment.engine` `\"sglang\"`)",
        .field = InSpeculative<&ScenarioSpeculative::topk>(),
        .max = 64,
        .nullable = true,

@@ -420,6 +420,27 @@ Status KvIsOneSglangStores(const ReadState& state, Scenario* s) {
       problem + "; serve it with deployment.engine \"vllm\", or pick one of those");
 }
 
+// A tree draft (topk above 1) is SGLang's EAGLE tree: the top-k
+// candidates of each draft step, the best num_draft_tokens - 1 of them
+// verified. vLLM drafts a chain; its tree drafting (speculative_token_tree
+// on the TREE_ATTN backend, vLLM PR #20401) verifies a static tree given
+// node by node, with as many children under each node of a level, and is
+// not fully implemented (vLLM issue #37396): not the tree kvbill models.
+Status TreeDraftIsSglangs(const ReadState& state, Scenario* s) {
+  if (s->pricing || s->deployment.engine != "vllm" || !s->deployment.speculative) {
+    return OkStatus();
+  }
+  const int topk = s->deployment.speculative->topk.value_or(1);
+  if (topk <= 1) return OkStatus();
+  return state.source().Bad(
+      state.At("/deployment/speculative/topk"),
+      "a tree draft (topk " + std::to_string(topk) +
+          ") is SGLang's EAGLE tree (--speculative-eagle-topk), which vLLM does not run: vLLM "
+          "drafts a chain, and its own tree drafting (speculative_token_tree on the "
+          "experimental TREE_ATTN backend) verifies a fixed tree kvbill does not model; set "
+          "deployment.engine \"sglang\", or topk 1 for vLLM's chain");
+}
+
 // vLLM's SchedulerConfig refuses a token budget below the sequence cap
 // (every running request decodes a token a step); the defaults are the
 // engine's for the GPU.
@@ -539,6 +560,12 @@ const std::vector<Rule>& CrossKeyRules() {
        "model "
        "whose config has multi-token-prediction layers",
        SpeculativeFits},
+      {"/deployment/speculative",
+       "`deployment.speculative.topk` above 1 (a tree draft, SGLang's EAGLE tree) only with "
+       "`deployment.engine` `\"sglang\"`: vLLM drafts a chain, and its experimental "
+       "`speculative_token_tree` is a fixed tree kvbill does not model, unless the scenario has "
+       "`pricing` (a sweep point that breaks it is a row marked not runnable)",
+       TreeDraftIsSglangs, true},
   };
   return rules;
 }

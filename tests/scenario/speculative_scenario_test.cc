@@ -157,9 +157,9 @@ TEST(SpeculativeScenarioTest, TreeDraftReadsItsShape) {
   // Depth 2, top-k 2, α 0.5, β 0.5: the best three nodes of the tree are
   // 0.5, 0.25 and 0.25 (worked in tests/cost/speculative_test.cc), E = 2.0;
   // the step verifies 4 tokens.
-  auto s = ParseScenario(R"({"deployment": {"speculative": {"method": "eagle3",
-      "num_speculative_tokens": 2, "topk": 2, "num_draft_tokens": 4, "acceptance_rate": 0.5,
-      "rank_decay": 0.5}}})",
+  auto s = ParseScenario(R"({"deployment": {"engine": "sglang", "speculative": {
+      "method": "eagle3", "num_speculative_tokens": 2, "topk": 2, "num_draft_tokens": 4,
+      "acceptance_rate": 0.5, "rank_decay": 0.5}}})",
                          "s.json");
   ASSERT_TRUE(s.ok()) << s.error().message();
   auto c = BuildSimulationConfig(*s);
@@ -175,6 +175,27 @@ TEST(SpeculativeScenarioTest, TreeDraftReadsItsShape) {
   EXPECT_EQ(BuildSimulationConfig(*chain)->speculative.verify_tokens, 4);
   EXPECT_NEAR(static_cast<double>(BuildSimulationConfig(*chain)->speculative.expected_tokens),
               2.952, 1e-12);
+}
+
+// SGLang's EAGLE tree is not one vLLM runs (it drafts a chain; its own
+// static speculative_token_tree is experimental and another shape): a tree
+// on vLLM, the default engine, is refused by name; the same tree on SGLang
+// and a chain on vLLM are read.
+TEST(SpeculativeScenarioTest, ATreeDraftOnVllmNamesTheKey) {
+  const std::string tree =
+      R"("speculative": {"method": "eagle3", "num_speculative_tokens": 2, "topk": 2,
+          "num_draft_tokens": 4})";
+  EXPECT_EQ(ErrorOf(R"({"deployment": {)" + tree + "}}"),
+            "s.json#/deployment/speculative/topk: a tree draft (topk 2) is SGLang's EAGLE tree "
+            "(--speculative-eagle-topk), which vLLM does not run: vLLM drafts a chain, and its "
+            "own tree drafting (speculative_token_tree on the experimental TREE_ATTN backend) "
+            "verifies a fixed tree kvbill does not model; set deployment.engine \"sglang\", or "
+            "topk 1 for vLLM's chain");
+  EXPECT_TRUE(
+      ParseScenario(R"({"deployment": {"engine": "sglang", )" + tree + "}}", "s.json").ok());
+  EXPECT_TRUE(
+      ParseScenario(R"({"deployment": {"speculative": {"method": "eagle3", "topk": 1}}})", "s.json")
+          .ok());
 }
 
 TEST(SpeculativeScenarioTest, BadTreeNamesTheKey) {
@@ -215,8 +236,8 @@ TEST(SpeculativeScenarioTest, RankDecayOnAChainNamesTheKey) {
   EXPECT_EQ(ErrorOf(R"({"deployment": {"speculative": {"method": "eagle",
       "rank_decay": 0.3}}})"),
             "s.json#/deployment/speculative/rank_decay" + why);
-  EXPECT_TRUE(ParseScenario(R"({"deployment": {"speculative": {"method": "eagle3", "topk": 2,
-      "num_draft_tokens": 4, "rank_decay": 0.3}}})",
+  EXPECT_TRUE(ParseScenario(R"({"deployment": {"engine": "sglang", "speculative": {
+      "method": "eagle3", "topk": 2, "num_draft_tokens": 4, "rank_decay": 0.3}}})",
                             "s.json")
                   .ok());
 }
