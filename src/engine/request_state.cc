@@ -4,6 +4,11 @@
 
 namespace kvbill::engine {
 
+std::string NameRequest(std::string_view task_id, int index, int turn, bool is_summary) {
+  return "request " + std::to_string(index) + " of task \"" + std::string(task_id) + "\" (" +
+         (is_summary ? "the summary before turn " : "turn ") + std::to_string(turn + 1) + ")";
+}
+
 void Seq::NameOutputUpTo(Tokens tokens) {
   if (explicit_hashes) return;
   const Tokens want_output = std::max<Tokens>(0, tokens - prompt);

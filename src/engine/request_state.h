@@ -15,6 +15,8 @@
 #define KVBILL_ENGINE_REQUEST_STATE_H_
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "kvbill/cache/block_hash.h"
@@ -79,6 +81,11 @@ void NamePrompt(Seq* seq, Tokens block_size, bool has_next, PromptChain* chain);
 // committed (after naming its output up to what is computed). `scratch` is
 // a buffer kept by the caller.
 void CommitNamed(KvPool& pool, Seq* seq, Tokens block_size, std::vector<BlockRun>* scratch);
+
+// A request as the engine's errors name it, with the trace turn it serves
+// (from 1): `request 3 of task "a" (turn 4)`, or for a context policy's
+// summary `request 3 of task "a" (the summary before turn 4)`.
+std::string NameRequest(std::string_view task_id, int index, int turn, bool is_summary);
 
 }  // namespace kvbill::engine
 

@@ -150,8 +150,9 @@ Result<bool> Scheduler::AdmitFront(Replica& rep, const Admission& a, Seconds now
     if (rep.running.empty() && rep.work.empty() &&
         rep.cache->AdmissionPages(a.gpu_hits, a.blocks_needed) > rep.cache->capacity_blocks()) {
       return Error::CannotServe(
-          "request " + std::to_string(seq->record.index) + " of task \"" + seq->record.task_id +
-          "\" can never be admitted: its first chunk needs " +
+          NameRequest(seq->record.task_id, seq->record.index, seq->record.turn,
+                      seq->record.is_summary) +
+          " can never be admitted: its first chunk needs " +
           std::to_string(rep.cache->AdmissionPages(a.gpu_hits, a.blocks_needed)) +
           " blocks, the pool holds " + std::to_string(rep.cache->capacity_blocks()));
     }
@@ -313,8 +314,9 @@ Status Scheduler::ScheduleSglang(Replica& rep, Seconds now) {
   for (Seq* seq : rep.running) {
     if (seq->InPrefill()) continue;
     if (!rep.cache->Reserve(seq->id, seq->computed, seq->computed + n)) {
-      return Error::CannotServe("request " + std::to_string(seq->record.index) + " of task \"" +
-                                seq->record.task_id + "\" cannot decode: the KV pool holds " +
+      return Error::CannotServe(NameRequest(seq->record.task_id, seq->record.index,
+                                            seq->record.turn, seq->record.is_summary) +
+                                " cannot decode: the KV pool holds " +
                                 std::to_string(rep.cache->capacity_blocks()) +
                                 " blocks, fewer than its context needs");
     }

@@ -193,8 +193,8 @@ void Engine::OnRelease(Seconds now, const Release& e) {
   if (rep.cache->PeakPages(kv_tokens, config_.max_num_batched_tokens) >
       rep.cache->capacity_blocks()) {
     error_ = Error::CannotServe(
-        "request " + std::to_string(request.index) + " of task \"" + std::string(task.fed.id) +
-        "\" needs KV for " + FormatWithSeparators(kv_tokens) + " tokens (prompt " +
+        NameRequest(task.fed.id, request.index, request.turn, request.is_summary) +
+        " needs KV for " + FormatWithSeparators(kv_tokens) + " tokens (prompt " +
         FormatWithSeparators(seq->prompt) + " + output), more than a replica's KV pool holds (" +
         FormatWithSeparators(rep.cache->LongestSequence(config_.max_num_batched_tokens)) +
         " tokens of one sequence, its state included): use more GPUs per replica, a smaller KV "

@@ -278,10 +278,18 @@ class ObservedSink final : public RecordSink {
 // error names a JSON pointer): a draft model that alone leaves no room, its
 // `model`; an activation reserve that takes all of the memory fraction,
 // `activation_reserve_gib` (or `memory_fraction` when the reserve is the
-// engine's); else the model's weights on gpus_per_replica GPUs. Other
-// errors (a request beyond the pool, a trace's) name the file.
+// engine's); else the model's weights on gpus_per_replica GPUs. A request
+// beyond a pool that was sized (the engine names its task and turn) is an
+// error of the field that bounds the pool: prefix_cache.capacity_tokens when
+// it replaced the pool, else gpus_per_replica. Other errors (a trace's)
+// name the file.
 Error RunError(const Scenario& s, const SimulationConfig& config, const Error& e) {
-  if (!e.cannot_serve() || SizeReplicaPool(config)) return e.Within(s.source);
+  if (!e.cannot_serve()) return e.Within(s.source);
+  if (SizeReplicaPool(config)) {
+    return e.Within(s.source + "#" +
+                    (config.capacity_tokens > 0 ? "/prefix_cache/capacity_tokens"
+                                                : "/deployment/gpus_per_replica"));
+  }
   std::string pointer = "/deployment/gpus_per_replica";
   SimulationConfig no_draft = config;
   no_draft.speculative.draft_weight_bytes = 0;

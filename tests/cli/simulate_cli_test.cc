@@ -367,6 +367,37 @@ TEST(SimulateCliTest, ContextThatNeverFitsIsAClearError) {
   EXPECT_NE(r.err.find("more than a replica's KV pool holds (43,472 tokens of one sequence"),
             std::string::npos)
       << r.err;
+  // The error names the field that bounds the pool and the request's task
+  // and turn, not the file alone.
+  EXPECT_NE(r.err.find(path + "#/deployment/gpus_per_replica: request "), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find(" (turn "), std::string::npos) << r.err;
+}
+
+// A pool that prefix_cache.capacity_tokens set is the field named. Task
+// "a"'s second request keeps its first prompt (1,000; the output comes back
+// only as an assistant span, which this trace has not) and adds 3,000: a
+// prompt of 4,000 tokens, and KV for 4,000 + 10 - 1 = 4,009 (the last
+// output token's is never written), past a pool of 2,000 tokens.
+TEST(SimulateCliTest, ARequestBeyondThePoolNamesItsTurnAndTheFieldThatBoundsThePool) {
+  const std::string dir = ::testing::TempDir() + "/beyond_pool_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/t.jsonl")
+      << "{\"kvbill_trace\":1}\n"
+      << R"({"id":"a","turns":[{"spans":[{"kind":"user","tokens":1000}],"out":10},)"
+      << R"({"spans":[{"kind":"user","tokens":3000}],"out":10}]})"
+      << "\n";
+  std::ofstream(dir + "/s.json") << R"({"model": "qwen3-8b", "trace": {"file": "t.jsonl"},
+      "prefix_cache": {"capacity_tokens": 2000}})";
+  const auto r = RunKvbill("simulate --scenario " + dir + "/s.json");
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find(dir + "/s.json#/prefix_cache/capacity_tokens: request 1 of task \"a\" "
+                             "(turn 2) needs KV for 4,009 tokens (prompt 4,000 + output), more "
+                             "than a replica's KV pool holds"),
+            std::string::npos)
+      << r.err;
+  std::filesystem::remove_all(dir);
 }
 
 TEST(SimulateCliTest, OutDirGetsJsonAndCsv) {
