@@ -185,17 +185,36 @@ Result<UsageLog> ReadUsage(const std::vector<std::string>& logs,
   return log;
 }
 
+// The model most calls name; ties go to the first in sorted order.
+std::string MainModel(const std::map<std::string, std::int64_t>& calls) {
+  std::string best;
+  std::int64_t most = 0;
+  for (const auto& [model, n] : calls) {
+    if (n > most) best = model, most = n;
+  }
+  return best;
+}
+
 // A trace whose turns carry recorded usage but that holds no provider log
 // lines (kvbill's native format converted from a log): its calls are its
-// turns, each once, in the bill the recorded column is checked against.
+// turns, each once, in the bill the recorded column is checked against. A
+// turn naming no model is priced at the model most turns name, as the
+// recorded column prices it ("unknown" when no turn names one).
 void CallsFromTurns(const std::vector<Task>& tasks, const std::string& source, UsageLog* log) {
+  std::map<std::string, std::int64_t> named;
+  for (const Task& t : tasks) {
+    for (const Turn& turn : t.turns) {
+      if (turn.usage && !turn.model.empty()) ++named[turn.model];
+    }
+  }
+  const std::string most_named = named.empty() ? "unknown" : MainModel(named);
   for (const Task& t : tasks) {
     for (std::size_t i = 0; i < t.turns.size(); ++i) {
       const Turn& turn = t.turns[i];
       if (!turn.usage) continue;
       LoggedCall c;
       c.session = t.id;
-      c.model = turn.model.empty() ? "unknown" : turn.model;
+      c.model = turn.model.empty() ? most_named : turn.model;
       c.key = "turn:" + t.id + ":" + std::to_string(i);
       c.usage = RecordedCallUsage(*turn.usage);
       c.where = source + ": task " + t.id + ", turn " + std::to_string(i + 1);
@@ -209,16 +228,6 @@ std::map<std::string, std::int64_t> CallsByModel(const Bill& bill) {
   std::map<std::string, std::int64_t> calls;
   for (const CallBill& c : bill.calls) ++calls[c.call->model];
   return calls;
-}
-
-// The model most calls name; ties go to the first in sorted order.
-std::string MainModel(const std::map<std::string, std::int64_t>& calls) {
-  std::string best;
-  std::int64_t most = 0;
-  for (const auto& [model, n] : calls) {
-    if (n > most) best = model, most = n;
-  }
-  return best;
 }
 
 Status AddMoneyTo(Money amount, Money* sum) {

@@ -329,6 +329,10 @@ TEST(WhatifCliTest, OpenAiLogIsPricedAtEachCallsModel) {
   EXPECT_EQ(j["tasks"][3]["id"], "s-9");
   EXPECT_DOUBLE_EQ(recorded(3), 0.00085);
   EXPECT_DOUBLE_EQ(j["total"]["cost_usd"]["recorded"].get<double>(), 0.02339);
+  // The bill the recorded column is checked against prices s-9 the same
+  // way (it had been "unknown", unpriced: $0.02254 of 7 calls).
+  EXPECT_DOUBLE_EQ(j["bill"]["cost_usd"].get<double>(), 0.02339);
+  EXPECT_EQ(j["bill"]["unpriced_calls"], 0);
 }
 
 // The 300 SWEContextBench sessions name one model, so the recorded column
