@@ -254,7 +254,12 @@ std::int64_t LayerStateBits(const LayerShape& l, int state_bits, int tensor_para
   if (!l.HoldsState()) return 0;
   const std::int64_t recurrent_bits =
       l.recurrent_state_bits > 0 ? l.recurrent_state_bits : state_bits;
-  return SplitCeil(l.conv_state_elements, tensor_parallel) * state_bits +
+  std::int64_t conv = l.conv_state_elements;
+  if (l.state_groups > 0 && tensor_parallel > 1 && l.state_groups % tensor_parallel != 0) {
+    // vLLM's mamba2_state_shape: groups + (tp - groups), then conv_dim / tp.
+    conv += (tensor_parallel - l.state_groups) * l.group_conv_state_elements;
+  }
+  return SplitCeil(conv, tensor_parallel) * state_bits +
          SplitCeil(l.recurrent_state_elements, tensor_parallel) * recurrent_bits;
 }
 

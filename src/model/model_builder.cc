@@ -327,6 +327,8 @@ void ModelBuilder::Mamba2(int layer, const Mamba2Plan& m) {
   e.conv_state_elements = (m.d_conv - 1) * conv_dim;
   e.recurrent_state_elements = m.heads * m.head_dim * m.d_state;
   e.recurrent_state_bits = m.ssm_bits;
+  e.state_groups = m.groups;
+  e.group_conv_state_elements = (m.d_conv - 1) * 2 * m.d_state;
   Entry(e);
 }
 

@@ -110,6 +110,25 @@ TEST(ConfigReaderTest, PublishedConfigsListOnlyTheDefaultsTheirRuleReads) {
   EXPECT_EQ(nemotron->defaulted_fields[0].value, "128");
 }
 
+// Mamba-2 state under tensor parallelism: vLLM gives each GPU the B/C
+// groups its heads read, so a group count the degree does not divide is
+// raised to the degree before the convolution state is split
+// (mamba2_state_shape: n_groups + extra_groups_for_head_shards). Worked by
+// hand for Nemotron-H-56B's 54 'M' layers (256 heads of 64, d_state 256,
+// 8 groups, d_conv 4; convolution state bf16, SSM state fp32):
+//   TP 8 (8 | 8): conv 3 x (16,384 + 2 x 8 x 256) / 8 = 7,680 x 2 B = 15,360;
+//     SSM 256 x 64 x 256 / 8 = 524,288 x 4 B = 2,097,152; x 54 = 114,075,648.
+//   TP 16: 16 groups: conv 3 x (16,384 + 2 x 16 x 256) / 16 = 4,608 x 2 B =
+//     9,216; SSM 262,144 x 4 B = 1,048,576; x 54 = 57,120,768 (the 8 groups
+//     split 16 ways gave 57,037,824).
+TEST(ConfigReaderTest, Mamba2GroupsTheDegreeDoesNotDivideAreReplicatedPerGpu) {
+  const std::string dir = std::string(KVBILL_SOURCE_DIR) + "/tests/data/configs/";
+  auto m = LoadModel(dir + "nemotron-h-56b-base-8k.json");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(StateBytesPerSequence(*m, 8), 114'075'648);
+  EXPECT_EQ(StateBytesPerSequence(*m, 16), 57'120'768);
+}
+
 // SmolLM3Config ties the embeddings by default: no lm_head counted.
 TEST(ConfigReaderTest, SmolLm3TiesByDefault) {
   const ModelShape m = Inline(

@@ -103,6 +103,13 @@ struct LayerShape {
   std::int64_t conv_state_elements = 0;
   std::int64_t recurrent_state_elements = 0;
   int recurrent_state_bits = 0;
+  // Mamba-2: the B/C groups, and the convolution state elements one group
+  // adds ((d_conv - 1) x 2 x d_state). Under tensor parallelism vLLM gives
+  // every GPU the groups its heads read: a group count the degree does not
+  // divide is raised to the degree (extra_groups_for_head_shards), so the
+  // convolution state a GPU keeps grows (LayerStateBits).
+  std::int64_t state_groups = 0;
+  std::int64_t group_conv_state_elements = 0;
   // One learned sink logit per query head joins the softmax (gpt-oss):
   // attention kernels without sink support cannot run the layer.
   bool attention_sinks = false;
