@@ -30,7 +30,9 @@ Result<Tokens> ParseCount(std::string_view text, const char* column) {
 class AzureReader : public StreamingLineReader {
  public:
   AzureReader(std::unique_ptr<std::istream> in, std::string name, ReaderOptions options)
-      : StreamingLineReader(std::move(in), std::move(name), options, /*has_header=*/true) {}
+      : StreamingLineReader(std::move(in), std::move(name), options, /*has_header=*/true) {
+    IdsAreRowNumbers();
+  }
 
  private:
   Status CheckHeader(const std::string& line) override {

@@ -46,7 +46,9 @@ Error UnknownField(const std::string& key) {
 class MooncakeReader : public StreamingLineReader {
  public:
   MooncakeReader(std::unique_ptr<std::istream> in, std::string name, ReaderOptions options)
-      : StreamingLineReader(std::move(in), std::move(name), options, /*has_header=*/false) {}
+      : StreamingLineReader(std::move(in), std::move(name), options, /*has_header=*/false) {
+    IdsAreRowNumbers();
+  }
 
  private:
   // A row is a one-request task named by its row number (bad rows count too).

@@ -71,6 +71,11 @@ class TraceReader {
   // when the caller must fail with it.
   bool SkipBadLine(const Error& error);
 
+  // For readers that name each task by its row number (Mooncake, Azure):
+  // their ids cannot repeat, so CheckTask keeps no map of them (a
+  // 3-million-row Mooncake trace would hold hundreds of MB of ids).
+  void IdsAreRowNumbers() { ids_are_row_numbers_ = true; }
+
   // The checks of the contract above, made on each task before it is
   // returned. `turn_row(k)` names the row of turn k ("file:line"),
   // `arrival_row` the row that gave the arrival, `wait_row(k)` (when given;
@@ -107,8 +112,10 @@ class TraceReader {
  private:
   ReaderOptions options_;
   BadLineReport bad_lines_;
-  // The arrival row of each task returned, by id.
+  // The arrival row of each task returned, by id (empty when ids are row
+  // numbers: ids_are_row_numbers_).
   std::unordered_map<std::string, std::string> row_of_id_;
+  bool ids_are_row_numbers_ = false;
   // The earliest and latest arrivals returned, and their tasks' ids.
   std::optional<Seconds> earliest_s_, latest_s_;
   std::string earliest_id_, latest_id_;
