@@ -87,10 +87,8 @@ ModelLimitCheck CheckModelLimit(const ModelShape& model, Tokens context, const F
 // Whether any layer keeping its own KV slides or attends in chunks: the
 // layers that hold a prefill chunk beside their window.
 bool HasWindowedLayers(const ModelShape& model) {
-  return std::any_of(model.layers.begin(), model.layers.end(), [](const LayerShape& l) {
-    return !l.SharesKv() &&
-           (l.kind == LayerKind::kSlidingWindow || l.kind == LayerKind::kChunkedAttention);
-  });
+  return std::any_of(model.layers.begin(), model.layers.end(),
+                     [](const LayerShape& l) { return !l.SharesKv() && l.IsWindowed(); });
 }
 
 }  // namespace

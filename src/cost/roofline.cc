@@ -101,9 +101,7 @@ Result<Roofline> Roofline::Make(const ModelShape& model, const ElementFormat& kv
     const double flops = 2.0 * static_cast<double>(l.query_heads) * (qk + v) / tp;
     // A KV-sharing layer reads its source's cache and writes none.
     if (!l.SharesKv()) r.kv_write_per_token_ += kv;
-    const Tokens window =
-        l.kind == LayerKind::kSlidingWindow || l.kind == LayerKind::kChunkedAttention ? l.window
-                                                                                      : 0;
+    const Tokens window = l.IsWindowed() ? l.window : 0;
     const LayerKind kind = l.IsLatent() ? LayerKind::kFullAttention : l.kind;
     // Sparse attention: the indexer reads every cached token's key and
     // scores it (2 x its heads x dim FLOPs, on every GPU: the key is whole

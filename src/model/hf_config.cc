@@ -284,8 +284,7 @@ Status CheckShape(const ModelShape& m, const Fields& f) {
         return bad("attention without KV heads or head dim");
     }
     if (l.IsLatent() && l.latent_dim <= 0) return bad("latent attention without a latent");
-    if ((l.kind == LayerKind::kSlidingWindow || l.kind == LayerKind::kChunkedAttention) &&
-        l.window <= 0) {
+    if (l.IsWindowed() && l.window <= 0) {
       return bad("windowed attention without a window");
     }
     if (l.HoldsState() && l.StateElements() <= 0) return bad("a state layer without state");

@@ -212,9 +212,7 @@ SequenceFootprint Sum(const ModelShape& model, const ElementFormat& format, Toke
       continue;
     }
     const std::int64_t per_token = LayerBitsPerToken(l, format, tensor_parallel);
-    const bool windowed =
-        l.kind == LayerKind::kSlidingWindow || l.kind == LayerKind::kChunkedAttention;
-    if (peak && prefill_chunk > 0 && windowed && ctx > 0) {
+    if (peak && prefill_chunk > 0 && l.IsWindowed() && ctx > 0) {
       // The window's last tokens and the chunk being computed (kv_groups.h).
       AddBits(&bits, per_token,
               std::min(ctx, std::min(l.window, ctx) - 1 + std::min(prefill_chunk, ctx)), 1,

@@ -22,8 +22,8 @@ Result<bool> TraceReader::CheckTask(const Task& task, const std::string& arrival
   if (auto turn = CheckServable(task)) {
     const bool by_wait_row = turn->tool_wait && wait_row;
     error = turn->error.Within((by_wait_row ? wait_row : turn_row)(turn->turn) + ": " + name);
-  } else if (const auto first = row_of_id_.find(task.id);
-             !ids_are_row_numbers_ && first != row_of_id_.end()) {
+  } else if (const auto first = ids_are_row_numbers_ ? row_of_id_.end() : row_of_id_.find(task.id);
+             first != row_of_id_.end()) {
     // One place for every importer: a format that gives two tasks one id
     // (a Codex session_meta id repeated, a Dynamo request_id equal to
     // another row's session_id) made a trace its own reader refused.

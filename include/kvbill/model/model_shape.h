@@ -138,6 +138,10 @@ struct LayerShape {
     return kind == LayerKind::kLatentAttention || kind == LayerKind::kSparseLatentAttention;
   }
   bool IsCompressed() const { return kind == LayerKind::kCompressedLatent; }
+  // Keeps only a window (or an attention chunk) of the context.
+  bool IsWindowed() const {
+    return kind == LayerKind::kSlidingWindow || kind == LayerKind::kChunkedAttention;
+  }
   std::int64_t StateElements() const { return conv_state_elements + recurrent_state_elements; }
 };
 
