@@ -256,7 +256,7 @@ double PeakDecodeTokensPerS(const SimulationConfig& config) {
 }
 
 std::vector<std::pair<std::string, std::string>> CandidateSettings(
-    const PlanCandidate& c, int replicas, std::optional<double> price,
+    const PlanCandidate& c, int replicas, const std::optional<std::string>& price,
     const std::optional<std::string>& speculative_on) {
   std::vector<std::pair<std::string, std::string>> s = {
       {"/deployment/gpu", nlohmann::json(c.gpu).dump()},
@@ -265,7 +265,7 @@ std::vector<std::pair<std::string, std::string>> CandidateSettings(
       {"/deployment/replicas", std::to_string(replicas)},
       {"/weight_format", nlohmann::json(c.weight_format).dump()},
       {"/kv_format", nlohmann::json(c.kv_format).dump()}};
-  if (price) s.emplace_back("/deployment/usd_per_gpu_hour", nlohmann::json(*price).dump());
+  if (price) s.emplace_back("/deployment/usd_per_gpu_hour", *price);
   if (c.speculative == "off") {
     s.emplace_back("/deployment/speculative", "null");
   } else if (speculative_on) {
@@ -423,12 +423,19 @@ Result<std::vector<PlanCandidate>> EnumerateCandidates(const Scenario& scenario,
                    ")");
     }
   }
-  for (const std::string& s : space.speculative) {
-    if (s != "off" && s != "on") {
-      return Error("--speculative: \"" + s + "\" is not off or on");
+  for (auto it = space.speculative.begin(); it != space.speculative.end(); ++it) {
+    if (*it != "off" && *it != "on") {
+      return Error("--speculative: \"" + *it + "\" is not off or on");
+    }
+    if (std::find(space.speculative.begin(), it, *it) != it) {
+      return Error("--speculative: \"" + *it + "\" is already in the list (each setting once)");
     }
   }
   if (space.max_gpus < 1) return Error("--max-gpus: must be at least 1");
+  if (space.max_gpus > kMaxPlanGpus) {
+    return Error("--max-gpus: at most " + std::to_string(kMaxPlanGpus) +
+                 " (plan replays the workload at every replica count it considers)");
+  }
   SimulationConfig config;
   {
     auto c = BuildSimulationConfig(scenario);
@@ -469,6 +476,13 @@ Result<std::vector<PlanCandidate>> EnumerateCandidates(const Scenario& scenario,
   return out;
 }
 
+// Whether a candidate runs on the GPU the scenario names (an id, an alias or
+// a GPU file: compared by the catalog id it resolves to).
+bool IsScenarioGpu(const Scenario& scenario, const GpuSpec& gpu) {
+  auto own = LookupGpu(scenario.deployment.gpu);
+  return own && own->id == gpu.id;
+}
+
 CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenario,
                                  const PlanSpace& space, const WorkloadRate& rate,
                                  const PlanCandidate& c, WorkloadCache& workloads) {
@@ -482,18 +496,25 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
     o.reason = gpu.error().message();
     return o;
   }
+  // The price: --gpu-price's for this GPU, else the scenario's when this is
+  // the scenario's own GPU (its deployment.usd_per_gpu_hour prices that GPU,
+  // not every GPU plan compares), else the catalog's.
   const auto price_it = space.gpu_prices.find(c.gpu);
-  const std::optional<double> price =
-      price_it != space.gpu_prices.end() ? std::optional<double>(price_it->second) : std::nullopt;
-  o.usd_per_gpu_hour = price.value_or(gpu->usd_per_gpu_hour);
-  if (price) {
+  std::optional<std::string> price_setting;  // the candidate's deployment.usd_per_gpu_hour
+  if (price_it != space.gpu_prices.end()) {
+    o.usd_per_gpu_hour = price_it->second;
+    price_setting = nlohmann::json(price_it->second).dump();
     o.price_source = "--gpu-price";
-  } else if (scenario.deployment.usd_per_gpu_hour) {
+  } else if (scenario.deployment.usd_per_gpu_hour && IsScenarioGpu(scenario, *gpu)) {
+    o.usd_per_gpu_hour = *scenario.deployment.usd_per_gpu_hour;
     o.price_source = "the scenario's deployment.usd_per_gpu_hour";
-  } else if (!gpu->price_source.empty()) {
-    o.price_source = gpu->price_source + (gpu->price_date.empty() ? "" : ", " + gpu->price_date);
   } else {
-    o.price_source = "the GPU catalog";
+    o.usd_per_gpu_hour = gpu->usd_per_gpu_hour;
+    if (scenario.deployment.usd_per_gpu_hour) price_setting = "null";
+    o.price_source =
+        gpu->price_source.empty()
+            ? "the GPU catalog"
+            : gpu->price_source + (gpu->price_date.empty() ? "" : ", " + gpu->price_date);
   }
   // 1. Formats the GPU runs.
   for (const auto& [role, name] :
@@ -515,7 +536,7 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
   const std::optional<std::string> speculative_on = SpeculativeOnSetting(scenario);
   auto scenario_at = [&](int replicas) -> Result<Scenario> {
     std::string t = text;
-    auto settings = CandidateSettings(c, replicas, price, speculative_on);
+    auto settings = CandidateSettings(c, replicas, price_setting, speculative_on);
     if (c.speculative != "off" && speculative_on) {
       // What else turning it on takes (SGLang's overlap scheduler off).
       for (auto& edit : SpeculationOnSettings(scenario, *speculative_on)) {

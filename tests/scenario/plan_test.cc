@@ -10,10 +10,12 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <tuple>
 
 #include "kvbill/cost/cost_model.h"
+#include "kvbill/hardware/gpu.h"
 #include "kvbill/scenario/run.h"
 #include "kvbill/scenario/sweep.h"
 #include "kvbill/scenario/warnings.h"
@@ -522,6 +524,56 @@ TEST(PlanTest, UnknownGpuAndFormatNameTheFlag) {
   ASSERT_TRUE(c.ok()) << c.error().message();
   ASSERT_FALSE(c->empty());
   for (const PlanCandidate& one : *c) EXPECT_EQ(one.kv_format, "fp8-e4m3");
+}
+
+// A scenario's deployment.usd_per_gpu_hour is the price of its own GPU: the
+// other GPUs plan compares keep the catalog's (the scenario's $1.00/h for
+// its A100 once priced every candidate, H100 and B200 alike), and
+// --gpu-price beats both.
+TEST(PlanTest, TheScenarioPricePricesItsOwnGpuOnly) {
+  const std::string trace = WriteTrace("plan_price.jsonl", 2, 5.0, 20);
+  const std::string text =
+      nlohmann::json({{"model", "llama-3.1-8b"},
+                      {"deployment", {{"gpu", "a100-80gb"}, {"usd_per_gpu_hour", 1.0}}},
+                      {"trace", {{"file", trace}}}})
+          .dump();
+  auto scenario = ParseScenario(text, "s.json");
+  ASSERT_TRUE(scenario.ok()) << scenario.error().message();
+  PlanSpace space;
+  space.gpus = {"a100-80gb", "h100-sxm", "b200"};
+  space.max_gpus = 1;
+  space.allow_uncalibrated = true;
+  space.gpu_prices = {{"b200", 7.5}};
+  std::map<std::string, const CandidateOutcome*> by_gpu;
+  const std::vector<CandidateOutcome> outcomes = DecideAll(text, *scenario, space);
+  for (const CandidateOutcome& o : outcomes) by_gpu[o.candidate.gpu] = &o;
+  ASSERT_EQ(by_gpu.size(), 3u);
+  auto h100 = LookupGpu("h100-sxm");
+  ASSERT_TRUE(h100.ok());
+  ASSERT_NE(h100->usd_per_gpu_hour, 1.0);
+  EXPECT_EQ(by_gpu["a100-80gb"]->usd_per_gpu_hour, 1.0);
+  EXPECT_EQ(by_gpu["a100-80gb"]->price_source, "the scenario's deployment.usd_per_gpu_hour");
+  EXPECT_EQ(by_gpu["h100-sxm"]->usd_per_gpu_hour, h100->usd_per_gpu_hour);
+  EXPECT_NE(by_gpu["h100-sxm"]->price_source, "the scenario's deployment.usd_per_gpu_hour");
+  EXPECT_EQ(by_gpu["b200"]->usd_per_gpu_hour, 7.5);
+  EXPECT_EQ(by_gpu["b200"]->price_source, "--gpu-price");
+  // Dedicated billing: one GPU rented all day at the row's own price.
+  for (const auto& [gpu, o] : by_gpu) {
+    ASSERT_EQ(o->status, "feasible") << gpu << ": " << o->reason;
+    EXPECT_DOUBLE_EQ(o->usd_per_day, o->gpus() * o->usd_per_gpu_hour * 24) << gpu;
+  }
+}
+
+TEST(PlanTest, ASpeculativeSettingListedTwiceIsAnError) {
+  auto scenario = ParseScenario("{}", "s.json");
+  ASSERT_TRUE(scenario.ok());
+  PlanSpace space;
+  space.gpus = {"h100-sxm"};
+  space.speculative = {"on", "off", "on"};
+  auto c = EnumerateCandidates(*scenario, space);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message(),
+            "--speculative: \"on\" is already in the list (each setting once)");
 }
 
 TEST(PlanTest, ParetoFrontKeepsOnlyUndominated) {

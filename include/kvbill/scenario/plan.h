@@ -52,6 +52,10 @@
 
 namespace kvbill {
 
+// --max-gpus at most: plan replays the workload at every replica count from
+// its bounds up, one count after another (a bound on the run's length).
+inline constexpr int kMaxPlanGpus = 1024;
+
 // The search space (the flags of `kvbill plan`).
 struct PlanSpace {
   std::vector<std::string> gpus;            // catalog ids; empty: the whole catalog
@@ -88,12 +92,14 @@ struct PlanCandidate {
 
 // The settings (JSON pointer -> JSON text) that make the base scenario run
 // `candidate` on `replicas` replicas: the one place a candidate meets a
-// scenario. `price` (when set) overrides the GPU's $/hour. Speculative
+// scenario. `price` (when set) is the JSON deployment.usd_per_gpu_hour is set
+// to: a number, or "null" for the GPU catalog's price. Speculative
 // decoding "off" sets deployment.speculative to null; "on" sets
 // `speculative_on` (SpeculativeOnSetting), or keeps the scenario's own when
 // that is nullopt.
 std::vector<std::pair<std::string, std::string>> CandidateSettings(
-    const PlanCandidate& candidate, int replicas, std::optional<double> price = std::nullopt,
+    const PlanCandidate& candidate, int replicas,
+    const std::optional<std::string>& price = std::nullopt,
     const std::optional<std::string>& speculative_on = std::nullopt);
 
 // What --speculative on sets for `scenario`: nullopt when the scenario has
