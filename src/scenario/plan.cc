@@ -408,6 +408,16 @@ Result<std::vector<PlanCandidate>> EnumerateCandidates(const Scenario& scenario,
     auto model = LoadScenarioModel(scenario);
     if (!model) return model.error();
     f = VllmAutoKvFormat(*model);
+    // "auto,bf16" where auto reads bf16: one format twice.
+    if (const auto parsed = ParseElementFormat(f); parsed && space.kv_formats.size() > 1) {
+      for (const std::string& other : space.kv_formats) {
+        auto o = ParseElementFormat(other);
+        if (other != "auto" && o && o->name == parsed->name) {
+          return Error("--kv-formats: auto is " + parsed->name + " for this model, \"" + other +
+                       "\" is already in the list (each format once)");
+        }
+      }
+    }
   }
   if (weights.empty()) weights.push_back(scenario.weight_format);
   std::string names;

@@ -564,7 +564,7 @@ TEST(PlanTest, TheScenarioPricePricesItsOwnGpuOnly) {
   }
 }
 
-TEST(PlanTest, ASpeculativeSettingListedTwiceIsAnError) {
+TEST(PlanTest, AValueListedTwiceIsAnError) {
   auto scenario = ParseScenario("{}", "s.json");
   ASSERT_TRUE(scenario.ok());
   PlanSpace space;
@@ -574,6 +574,19 @@ TEST(PlanTest, ASpeculativeSettingListedTwiceIsAnError) {
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.error().message(),
             "--speculative: \"on\" is already in the list (each setting once)");
+  // Llama-3.1-8B's dtype is bfloat16 and its checkpoint declares no KV
+  // format: auto is bf16, listed twice.
+  auto llama = ParseScenario(R"({"model": "llama-3.1-8b"})", "s.json");
+  ASSERT_TRUE(llama.ok());
+  space.speculative = {"off"};
+  space.kv_formats = {"auto", "fp8", "bf16"};
+  c = EnumerateCandidates(*llama, space);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message(),
+            "--kv-formats: auto is bf16 for this model, \"bf16\" is already in the list (each "
+            "format once)");
+  space.kv_formats = {"auto", "fp8"};
+  EXPECT_TRUE(EnumerateCandidates(*llama, space).ok());
 }
 
 TEST(PlanTest, ParetoFrontKeepsOnlyUndominated) {
