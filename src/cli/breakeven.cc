@@ -311,11 +311,13 @@ int RunBreakeven(const Args& args) {
           {"not_profitable_at_any_context", r.memory_limit > 0 && r.max_profitable == 0},
           {"usd_per_mtok_at_context_1", r.usd_per_token_at_context_1 * 1e6}};
     };
-    // null where one sequence of that context does not fit.
+    // null where the table has no price: past max_model_len, or one
+    // sequence of that context does not fit.
     nlohmann::ordered_json decode_prices;
     const std::pair<const char*, Tokens> at[] = {{"8k", 8192}, {"32k", 32768}, {"128k", 131072}};
     for (std::size_t i = 0; i < 3; ++i) {
-      decode_prices[at[i].first] = at[i].second > one->memory_limit
+      const bool past_limit = q.max_model_len > 0 && at[i].second > q.max_model_len;
+      decode_prices[at[i].first] = past_limit || at[i].second > one->memory_limit
                                        ? nlohmann::ordered_json(nullptr)
                                        : nlohmann::ordered_json(per_mtok[i]);
     }

@@ -538,6 +538,24 @@ TEST(BreakevenCliTest, AContextThatDoesNotFitHasNoPrice) {
   EXPECT_GT(prices["128k"].get<double>(), prices["8k"].get<double>());
 }
 
+// Qwen3-8B's max_model_len is 40,960: at 128k the table reads "past the
+// limit" though one sequence would fit an H100 (131,072 x 147,456 B =
+// 19.3 GB of KV beside 16.4 GB of BF16 weights), and JSON has no price
+// there either; --ignore-model-limit prices it.
+TEST(BreakevenCliTest, AContextPastTheModelLimitHasNoPrice) {
+  const std::string args = "breakeven --model qwen3-8b --gpu h100-sxm --price 3 --format json";
+  const auto r = testing::RunKvbill(args);
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto prices = nlohmann::json::parse(r.out)["kv_formats"][0]["decode_usd_per_mtok_batch_1"];
+  EXPECT_TRUE(prices["32k"].is_number()) << prices;
+  EXPECT_TRUE(prices["128k"].is_null()) << prices;
+  const auto ignored = testing::RunKvbill(args + " --ignore-model-limit");
+  ASSERT_EQ(ignored.exit_status, 0) << ignored.err;
+  EXPECT_TRUE(
+      nlohmann::json::parse(ignored.out)["kv_formats"][0]["decode_usd_per_mtok_batch_1"]["128k"]
+          .is_number());
+}
+
 TEST(BreakevenCliTest, JsonAndBadInput) {
   // Llama-3.1-8B on an H100 at $20/Mtok: 282,936 tokens at batch one
   // (worked out in tests/cost/breakeven_test.cc), past the model's
