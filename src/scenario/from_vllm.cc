@@ -276,7 +276,16 @@ Status Apply(const Flag& flag, const std::string& value, Conversion* c) {
     case Conv::kPipeline: {
       auto v = ParseInt(name, value);
       if (!v) return v.error();
-      if (*v != 1) c->not_expressed.push_back(name + " " + value + " (no pipeline parallelism)");
+      // A note would leave a scenario counting a pipeline's GPUs once: its
+      // replicas priced at 1/pp of what the command line runs.
+      if (*v != 1) {
+        return Error(name + " " + value +
+                     ": kvbill does not model pipeline parallelism, and the scenario would "
+                     "count each replica's GPUs once where vLLM runs " +
+                     value + " stages of them (a bill " + value +
+                     " times too low); give the same GPUs as tensor parallelism (-tp) to price "
+                     "them");
+      }
       return OkStatus();
     }
   }

@@ -398,6 +398,15 @@ TEST(FromVllmTest, ValuesKvbillRefusesAreErrors) {
   EXPECT_EQ(mla.error().message(),
             "--kv-cache-dtype: vLLM's \"fp8_ds_mla\" has no kvbill KV format (docs/formats.md "
             "lists kvbill's)");
+  // Pipeline stages are GPUs a scenario has no key for: refused, where a
+  // note once left 1 GPU a replica priced for vLLM's 2.
+  auto pp = ScenarioFromVllm(Words("vllm serve meta-llama/Llama-3.1-8B-Instruct -pp 2"));
+  ASSERT_FALSE(pp.ok());
+  EXPECT_EQ(pp.error().message().rfind(
+                "--pipeline-parallel-size 2: kvbill does not model pipeline parallelism", 0),
+            0u)
+      << pp.error().message();
+  EXPECT_TRUE(ScenarioFromVllm(Words("vllm serve meta-llama/Llama-3.1-8B-Instruct -pp 1")).ok());
   auto seqs = ScenarioFromVllm(Words("vllm serve Qwen/Qwen3-8B --max-num-seqs many"));
   ASSERT_FALSE(seqs.ok());
   EXPECT_EQ(seqs.error().message(), "--max-num-seqs: expected an integer, got \"many\"");
