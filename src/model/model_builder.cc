@@ -33,6 +33,13 @@ void ModelBuilder::MarkKvHeads(Int heads) {
   if (!weights_.empty() && weights_on_ && too_large_at_.empty()) weights_.back().kv_heads = heads;
 }
 
+void ModelBuilder::MarkStateGroups(Int groups, Int elements) {
+  if (!weights_.empty() && weights_on_ && too_large_at_.empty()) {
+    weights_.back().state_groups = groups;
+    weights_.back().group_elements = elements;
+  }
+}
+
 void ModelBuilder::Entry(const LayerShape& entry) {
   if (inventory_) layers_.push_back(entry);
 }
@@ -313,8 +320,11 @@ void ModelBuilder::Mamba2(int layer, const Mamba2Plan& m) {
   const std::string p = LayerName(layer) + names_.mixer + ".";
   const Int di = m.d_inner, conv_dim = di + 2 * m.groups * m.d_state;
   const Int in_out = 2 * di + 2 * m.groups * m.d_state + m.heads;
+  const Int group_channels = 2 * m.groups * m.d_state;  // B and C
   Matrix(ParamRole::kLinearMixer, p + "in_proj", in_out, hidden_);
+  MarkStateGroups(m.groups, group_channels * hidden_);
   Vector(ParamRole::kLinearMixer, p + "conv1d", conv_dim * m.d_conv + (m.conv_bias ? conv_dim : 0));
+  MarkStateGroups(m.groups, group_channels * (m.d_conv + (m.conv_bias ? 1 : 0)));
   Vector(ParamRole::kLinearMixer, p + "dt_bias_A_log_D", 3 * m.heads);
   if (m.gated_norm) Vector(ParamRole::kLinearMixer, p + "norm", di);
   Matrix(ParamRole::kLinearMixer, p + "out_proj", hidden_, di);

@@ -188,6 +188,8 @@ class ModelBuilder {
   void Matrix(ParamRole role, const std::string& name, Int rows, Int cols, Int copies = 1);
   // The group just added projects `heads` K or V heads (WeightGroup::kv_heads).
   void MarkKvHeads(Int heads);
+  // The last tensor holds `elements` of `groups` Mamba-2 B/C groups.
+  void MarkStateGroups(Int groups, Int elements);
   void Vector(ParamRole role, const std::string& name, Int elements);
   // A vector the checkpoint keeps in fp32 whatever its dtype and
   // quantization (DeepSeek-V4's hyper-connection mixers, sinks, biases).

@@ -229,7 +229,8 @@ Result<WeightBytes> ComputeWeightBytes(const ModelShape& model, const std::strin
   if (!dtype) return dtype.error();
   std::int64_t total = 0, active = 0, experts = 0, towers = 0, replicated = 0, gathered = 0,
                reapplied = 0;
-  std::map<std::int64_t, std::int64_t> kv_bits;  // K and V projections by head count
+  std::map<std::int64_t, std::int64_t> kv_bits;     // K and V projections by head count
+  std::map<std::int64_t, std::int64_t> group_bits;  // Mamba-2 B/C groups by group count
   const std::vector<WeightGroup> by_role =
       model.weights.empty() ? GroupsFromParams(model, *dtype) : std::vector<WeightGroup>();
   const std::vector<WeightGroup>& groups = model.weights.empty() ? by_role : model.weights;
@@ -244,6 +245,11 @@ Result<WeightBytes> ComputeWeightBytes(const ModelShape& model, const std::strin
     if (g.uses > 1) reapplied += one * g.copies * (g.uses - 1);
     if (Replicated(g)) replicated += one * g.copies;
     if (g.kv_heads > 0 && !Replicated(g)) kv_bits[g.kv_heads] += one * g.copies;
+    if (g.state_groups > 0 && g.group_elements > 0 && g.Params() > 0 && !Replicated(g)) {
+      // The groups' share of the tensor's bits (exact for an unscaled format).
+      group_bits[g.state_groups] += one * g.copies / g.Params() * g.group_elements +
+                                    one * g.copies % g.Params() * g.group_elements / g.Params();
+    }
     if (g.gathered || (g.role == ParamRole::kEmbedding && own_lm_head)) {
       gathered += one * g.copies;
     } else if (g.role == ParamRole::kRoutedExperts) {
@@ -264,6 +270,7 @@ Result<WeightBytes> ComputeWeightBytes(const ModelShape& model, const std::strin
   w.replicated = BitsToBytes(replicated);
   w.reapplied = BitsToBytes(reapplied);
   for (const auto& [heads, bits] : kv_bits) w.kv_projections[heads] = BitsToBytes(bits);
+  for (const auto& [count, bits] : group_bits) w.state_group_parts[count] = BitsToBytes(bits);
   w.description = is_auto
                       ? (model.weight_description.empty() ? dtype->name : model.weight_description)
                       : named.name + " linear, " + dtype->name + " embeddings/norms/towers";

@@ -97,6 +97,34 @@ TEST(WeightFormatsTest, KvProjectionsOfFewerHeadsThanGpusAreOneHeadAGpu) {
   EXPECT_EQ(qwen->PerGpu(4), split(4));
 }
 
+// Mamba-2's B and C groups likewise: over more GPUs than groups vLLM gives
+// each GPU whole groups (extra_groups_for_head_shards). Nemotron-H-56B
+// (bf16; 54 'M' layers, 8 groups, d_state 256, hidden 8,192, d_conv 4 with
+// a conv bias): in_proj's B and C are 2 x 8 x 256 = 4,096 rows x 8,192 =
+// 33,554,432 parameters, conv1d's 4,096 channels x (4 + 1) = 20,480; x 2 B x
+// 54 layers = 3,626,090,496 bytes. On 16 GPUs each holds one group's
+// 453,261,312 instead of a 16th, 226,630,656: 226,630,656 bytes more. On 8
+// GPUs (one group each either way) nothing changes.
+TEST(WeightFormatsTest, Mamba2GroupsOfFewerThanTheGpusAreWholeOnEachGpu) {
+  auto nemotron =
+      LoadModel(std::string(KVBILL_SOURCE_DIR) + "/tests/data/configs/nemotron-h-56b-base-8k.json");
+  ASSERT_TRUE(nemotron.ok()) << nemotron.error().message();
+  auto w = ComputeWeightBytes(*nemotron, "auto");
+  ASSERT_TRUE(w.ok());
+  ASSERT_EQ(w->state_group_parts.size(), 1u);
+  EXPECT_EQ(w->state_group_parts.at(8), 3'626'090'496);
+  auto split = [&](int tp) {
+    const Bytes t = tp;
+    Bytes gpu = (w->total - w->replicated + t - 1) / t + w->replicated;
+    for (const auto& [heads, bytes] : w->kv_projections) {
+      if (heads < tp) gpu += bytes / heads - bytes / tp;
+    }
+    return gpu;
+  };
+  EXPECT_EQ(w->PerGpu(16) - split(16), 226'630'656);
+  EXPECT_EQ(w->PerGpu(8), split(8));
+}
+
 TEST(WeightFormatsTest, Fp8BlockScales) {
   EXPECT_EQ(Total(R"({"quant_method": "fp8", "weight_block_size": [128, 128]})"), 1681056);
 }

@@ -236,6 +236,12 @@ struct WeightGroup {
   // GPUs than heads gives each GPU one whole head (vLLM's QKVParallelLinear
   // replicates them), not a fraction.
   std::int64_t kv_heads = 0;
+  // A Mamba-2 mixer's in_proj or conv1d: its B and C groups (0: none) and
+  // the elements of the tensor that are theirs. Tensor parallelism over more
+  // GPUs than groups gives each GPU whole groups (vLLM's
+  // extra_groups_for_head_shards replicates them), not a fraction.
+  std::int64_t state_groups = 0;
+  std::int64_t group_elements = 0;
   WeightFormat format;  // storage format in the checkpoint
 
   std::int64_t Params() const { return rows * cols * copies; }

@@ -43,16 +43,22 @@ struct WeightBytes {
   // Of total, the K and V projections by their head count
   // (WeightGroup::kv_heads): over more GPUs than heads, each GPU holds one.
   std::map<std::int64_t, Bytes> kv_projections;
+  // Of total, Mamba-2's B and C groups in in_proj and conv1d by their group
+  // count (WeightGroup::state_groups): over more GPUs than groups, each GPU
+  // holds whole groups, as for K and V heads.
+  std::map<std::int64_t, Bytes> state_group_parts;
 
   // Bytes one GPU of `tensor_parallel` holds: the replicated tensors whole,
   // the rest split evenly (rounded up), and the K and V projections of
   // fewer heads than GPUs one head each (tp / heads copies of every head)
-  // instead of a fraction of one.
+  // instead of a fraction of one; Mamba-2 groups alike.
   Bytes PerGpu(int tensor_parallel) const {
     const Bytes tp = tensor_parallel < 1 ? 1 : tensor_parallel;
     Bytes gpu = (total - replicated + tp - 1) / tp + replicated;
-    for (const auto& [heads, bytes] : kv_projections) {
-      if (heads > 0 && heads < tp) gpu += bytes / heads - bytes / tp;
+    for (const auto* parts : {&kv_projections, &state_group_parts}) {
+      for (const auto& [heads, bytes] : *parts) {
+        if (heads > 0 && heads < tp) gpu += bytes / heads - bytes / tp;
+      }
     }
     return gpu;
   }
