@@ -814,6 +814,13 @@ bool IsSizingKey(std::string_view key) {
       {"moe_num_experts", "num_experts_per_tok", "moe_k", "n_shared_experts"},
       {"kv_lora_rank", "q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"},
       {"sliding_window"},
+      // State layers (Mamba, Mamba-2, short convolutions) and LFM2's MLP
+      // width rule.
+      {"mamba_d_ssm", "mamba_n_heads", "n_mamba_heads", "mamba_num_heads", "mamba_d_head",
+       "mamba_head_dim", "mamba_n_groups", "mamba_ngroups", "n_groups", "mamba_d_state",
+       "ssm_state_size", "state_size", "mamba_d_conv", "conv_kernel", "conv_L_cache",
+       "mamba_expand", "expand", "time_step_rank"},
+      {"block_multiple_of", "block_ffn_dim_multiplier", "block_auto_adjust_ff_dim"},
   };
   for (const auto& group : sizing) {
     if (std::find(group.begin(), group.end(), key) != group.end()) return true;

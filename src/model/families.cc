@@ -1575,7 +1575,7 @@ Result<Mamba2Plan> ReadMamba2(const Fields& f, Int hidden, const char* heads_key
                               const char* head_dim_key, const char* groups_key,
                               const char* state_key, const char* conv_key, const char* expand_key,
                               const char* conv_bias_key, const char* proj_bias_key,
-                              Int d_inner_override);
+                              Int d_inner_override, std::string_view d_inner_name = "");
 
 // Mamba, Falcon-Mamba (Mamba-1) and Mamba-2 / Codestral Mamba: a mixer and
 // one RMSNorm a layer, no attention, no MLP (vLLM mamba.py, mamba2.py). The
@@ -1630,7 +1630,7 @@ Result<Mamba2Plan> ReadMamba2(const Fields& f, Int hidden, const char* heads_key
                               const char* head_dim_key, const char* groups_key,
                               const char* state_key, const char* conv_key, const char* expand_key,
                               const char* conv_bias_key, const char* proj_bias_key,
-                              Int d_inner_override) {
+                              Int d_inner_override, std::string_view d_inner_name) {
   Mamba2Plan m;
   auto heads = f.RequiredInt({heads_key});
   if (!heads) return heads.error();
@@ -1649,7 +1649,7 @@ Result<Mamba2Plan> ReadMamba2(const Fields& f, Int hidden, const char* heads_key
       // tile the Mamba width (mamba_d_ssm).
       return f.Bad(head_dim_key, std::to_string(m.head_dim) + " x " + heads_key + " " +
                                      std::to_string(m.heads) + " is not the Mamba width " +
-                                     std::to_string(m.d_inner));
+                                     std::string(d_inner_name) + " " + std::to_string(m.d_inner));
     }
   } else {
     if (m.d_inner % m.heads != 0) {
@@ -1978,7 +1978,7 @@ Status BuildFalconH1(Ctx& c) {
   if (!d_ssm) return d_ssm.error();
   auto m2 = ReadMamba2(f, c.d.hidden, "mamba_n_heads", "mamba_d_head", "mamba_n_groups",
                        "mamba_d_state", "mamba_d_conv", "mamba_expand", "mamba_conv_bias",
-                       "mamba_proj_bias", d_ssm->value_or(0));
+                       "mamba_proj_bias", d_ssm->value_or(0), "mamba_d_ssm");
   if (!m2) return m2.error();
   auto rms = f.Bool("mamba_rms_norm", false);
   if (!rms) return rms.error();
@@ -2455,9 +2455,9 @@ Status BuildZamba2(Ctx& c) {
   // mamba_headdim that does not tile that width is refused.
   auto expand = f.IntOr("mamba_expand", 2);
   if (!expand) return expand.error();
-  auto m2 =
-      ReadMamba2(f, h, "n_mamba_heads", "mamba_headdim", "mamba_ngroups", "mamba_d_state",
-                 "mamba_d_conv", "mamba_expand", "use_conv_bias", "add_bias_linear", *expand * h);
+  auto m2 = ReadMamba2(f, h, "n_mamba_heads", "mamba_headdim", "mamba_ngroups", "mamba_d_state",
+                       "mamba_d_conv", "mamba_expand", "use_conv_bias", "add_bias_linear",
+                       *expand * h, "(mamba_expand x hidden_size)");
   if (!m2) return m2.error();
   std::vector<Int> visits;
   for (Int i = 0; i < n; ++i) {

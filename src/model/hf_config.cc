@@ -5,6 +5,7 @@
 #include "kvbill/model/hf_config.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -309,6 +310,36 @@ void ListDefaultedFields(const std::vector<model_config::FilledDefault>& filled,
   if (!shape->defaulted_fields.empty()) shape->defaults_source = defaults->source;
 }
 
+// Whether `message` names `key` as a word of its own.
+bool NamesKey(const std::string& message, const std::string& key) {
+  auto word = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; };
+  for (std::size_t at = message.find(key); at != std::string::npos;
+       at = message.find(key, at + 1)) {
+    const std::size_t end = at + key.size();
+    if ((at == 0 || !word(message[at - 1])) && (end == message.size() || !word(message[end]))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// A rule's refusal naming a key the config omits says the value is the
+// class default, not the file's (Falcon-H1 without mamba_d_ssm: "not the
+// Mamba width mamba_d_ssm 1024" is FalconH1Config's 1024).
+Error NameDefaultedKeys(const Error& error, const std::vector<model_config::FilledDefault>& filled,
+                        const std::string& prefix,
+                        const model_config::ModelTypeDefaults* defaults) {
+  std::string keys;
+  for (const model_config::FilledDefault& d : filled) {
+    if (d.value.is_null() || !NamesKey(error.message(), d.key)) continue;
+    keys += (keys.empty() ? "" : ", ") + prefix + d.key + " " + d.value.dump();
+  }
+  if (keys.empty() || defaults == nullptr) return error;
+  return Error(error.message() + " (absent from the config, read at the class default of " +
+                   defaults->source + ": " + keys + ")",
+               error.exit_status());
+}
+
 Result<ModelShape> BuildShape(const json& top, const std::string& source, const std::string& name,
                               const std::vector<ConfigOverride>& overrides, bool text_only) {
   if (!top.is_object()) return Error(source + ": expected a JSON object at the top level");
@@ -376,7 +407,10 @@ Result<ModelShape> BuildShape(const json& top, const std::string& source, const 
 
   model_config::ModelBuilder builder(0, {});
   auto text = model_config::BuildTextModel(f, model_type, &builder);
-  if (!text) return NameHoistedKey(text.error(), source, hoisted);
+  if (!text) {
+    return NameDefaultedKeys(NameHoistedKey(text.error(), source, hoisted), filled, prefix,
+                             defaults);
+  }
   if (!text_only) {
     const std::string root_type = StringAt(root, "model_type");
     if (auto s = model_config::BuildTowers(tower_root, source, root_type, text->hidden, &builder);
@@ -422,7 +456,9 @@ Result<ModelShape> BuildShape(const json& top, const std::string& source, const 
                  "of experts (docs/models.md#bounds)");
   }
   builder.Finish(text->decoder_layers, &shape);
-  if (auto s = CheckShape(shape, f); !s) return NameHoistedKey(s.error(), source, hoisted);
+  if (auto s = CheckShape(shape, f); !s) {
+    return NameDefaultedKeys(NameHoistedKey(s.error(), source, hoisted), filled, prefix, defaults);
+  }
   ListDefaultedFields(filled, config, prefix, defaults, &shape);
 
   // The dtype: the text config's, else the top level's; bfloat16 when unsaid.

@@ -324,7 +324,16 @@ TEST(ConfigReaderTest, FalconH1LayersKeepKvAndState) {
           "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
           "vocab_size": 100, "intermediate_size": 128, "mamba_d_ssm": 64, "mamba_d_head": 24,
           "mamba_n_heads": 4, "mamba_d_state": 8, "mamba_n_groups": 1, "mamba_d_conv": 4})"),
-            "c.json: mamba_d_head: 24 x mamba_n_heads 4 is not the Mamba width 64");
+            "c.json: mamba_d_head: 24 x mamba_n_heads 4 is not the Mamba width mamba_d_ssm 64");
+  // Without mamba_d_ssm the width is FalconH1Config's 1,024, which 4 x 24
+  // does not tile either: the error says the width is the class default.
+  EXPECT_EQ(ErrorOf(R"({"model_type": "falcon_h1", "num_hidden_layers": 2, "hidden_size": 64,
+          "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+          "vocab_size": 100, "intermediate_size": 128, "mamba_d_head": 24,
+          "mamba_n_heads": 4, "mamba_d_state": 8, "mamba_n_groups": 1, "mamba_d_conv": 4})"),
+            "c.json: mamba_d_head: 24 x mamba_n_heads 4 is not the Mamba width mamba_d_ssm 1024 "
+            "(absent from the config, read at the class default of transformers "
+            "src/transformers/models/falcon_h1/configuration_falcon_h1.py: mamba_d_ssm 1024)");
 }
 
 // Granite 4 hybrid: layer_types mamba / attention; all Mamba-2 when absent.
@@ -428,6 +437,13 @@ TEST(ConfigReaderTest, Lfm2ConvLayersKeepAConvState) {
   EXPECT_EQ(StateBytesPerSequence(m), 512);
   // block_auto_adjust_ff_dim: int(2 x 96 / 3) = 64, rounded up to 256.
   EXPECT_EQ(m.params.dense_mlp, 3 * 3 * 64 * 256);
+  // The adjustment (and the rounding to block_multiple_of 256) come from
+  // Lfm2Config's defaults, which resize the MLP: the shape says so (its
+  // block_ffn_dim_multiplier 1.0 changes nothing and is not listed).
+  std::vector<std::string> defaulted;
+  for (const DefaultedField& d : m.defaulted_fields) defaulted.push_back(d.key + "=" + d.value);
+  EXPECT_EQ(defaulted,
+            (std::vector<std::string>{"block_multiple_of=256", "block_auto_adjust_ff_dim=true"}));
 }
 
 // DeepSeek Sparse Attention: the indexer key beside the latent, kept in

@@ -138,7 +138,8 @@ TEST(ReusedWeightsTest, Zamba2SharesItsBlockAcrossHybridLayers) {
                            "c.json", "c");
   ASSERT_FALSE(old.ok());
   EXPECT_EQ(old.error().message(),
-            "c.json: mamba_headdim: 64 x n_mamba_heads 4 is not the Mamba width 128");
+            "c.json: mamba_headdim: 64 x n_mamba_heads 4 is not the Mamba width "
+            "(mamba_expand x hidden_size) 128");
 }
 
 }  // namespace
