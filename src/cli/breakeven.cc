@@ -12,6 +12,7 @@
 #include "kvbill/cost/price_sheet.h"
 #include "kvbill/hardware/catalog_names.h"
 #include "kvbill/hardware/format_support.h"
+#include "kvbill/model/weight_format.h"
 #include "kvbill/report/table.h"
 #include "kvbill/util/file.h"
 
@@ -327,19 +328,32 @@ int RunBreakeven(const Args& args) {
                                {"batch_filling_memory", row(*filling)},
                                {"decode_usd_per_mtok_batch_1", decode_prices}});
   }
-  // The asked KV format where no engine runs it on the GPU: priced at its
-  // bytes, but no deployment of it exists (as fit warns).
-  std::string not_run;
+  // The asked KV format, or the weights, where no engine runs them on the
+  // GPU: priced at their bytes, but no deployment of them exists (as fit
+  // warns).
+  std::vector<std::string> not_run;
   if (auto runs = CheckGpuRuns(*gpu, FormatRole::kKvCache, *kv); !runs) {
-    not_run = runs.error().message() + " (its row prices the bytes alone)";
+    not_run.push_back(runs.error().message() + " (its row prices the bytes alone)");
+  }
+  if (weight_format == "auto") {
+    if (auto runs = CheckCheckpointRuns(*gpu, *model); !runs) {
+      not_run.push_back(model->name + "'s own weights: " + runs.error().message() +
+                        " (every row prices the bytes alone)");
+    }
+  } else if (auto w = ParseWeightFormat(weight_format); w) {
+    if (auto runs = CheckGpuRuns(*gpu, FormatRole::kWeights, *w); !runs) {
+      not_run.push_back(runs.error().message() + " (every row prices the bytes alone)");
+    }
   }
   j["warnings"] = nlohmann::ordered_json::array();
-  if (!not_run.empty()) j["warnings"].push_back({{"code", "format_not_run"}, {"message", not_run}});
+  for (const std::string& w : not_run) {
+    j["warnings"].push_back({{"code", "format_not_run"}, {"message", w}});
+  }
   if (format == "json") {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  if (!not_run.empty()) std::cout << "warning [format_not_run]: " << not_run << "\n";
+  for (const std::string& w : not_run) std::cout << "warning [format_not_run]: " << w << "\n";
   std::cout << "model " << model->name << " on " << gpus << "x " << gpu->id << " at $"
             << FormatFixed(q.usd_per_gpu_hour, 2) << "/GPU-hour; output sells at $"
             << FormatFixed(price, 2) << "/Mtok";

@@ -188,12 +188,19 @@ int RunFit(const Args& args) {
   if (auto run = CheckGpuRuns(*gpu, FormatRole::kKvCache, *kv_format); !run) {
     format_warnings.push_back(run.error().message());
   }
+  if (engine == "sglang") {
+    if (const std::string problem = SglangKvProblem(*kv_format); !problem.empty()) {
+      format_warnings.push_back(problem);
+    }
+  }
   if (weight_format != "auto") {
     auto w = ParseWeightFormat(weight_format);
     if (!w) return ReportError("fit", w.error().Within("--weight-format"));
     if (auto run = CheckGpuRuns(*gpu, FormatRole::kWeights, *w); !run) {
       format_warnings.push_back(run.error().message());
     }
+  } else if (auto run = CheckCheckpointRuns(*gpu, *model); !run) {
+    format_warnings.push_back(model->name + "'s own weights: " + run.error().message());
   }
   auto context = ParseTokenCount(context_text);
   if (!context) return ReportError("fit", context.error().Within("--context"));
@@ -222,6 +229,7 @@ int RunFit(const Args& args) {
   FitRequest request;
   request.model = *model;
   request.kv_format = *kv_format;
+  request.engine = engine;
   request.weight_format = weight_format;
   request.context = *context;
   request.batch = batch;
@@ -237,10 +245,19 @@ int RunFit(const Args& args) {
       static_cast<double>(gpu->usable_memory_bytes) * memory_fraction / kBytesPerGiB;
   if (reserve_gib >= share_gib) {
     std::ostringstream why;
-    why << (reserve_option ? "--reserve-gib: " : "the " + reserve_source + " reserve: ")
-        << reserve_gib << " GiB is not less than the " << FormatFixed(share_gib, 2)
-        << " GiB that --memory-fraction " << memory_fraction << " leaves of " << gpu->id
-        << "'s usable memory";
+    if (reserve_option) {
+      why << "--reserve-gib: " << reserve_gib << " GiB";
+    } else {
+      // The reserve the engine's profile run takes (at the budget
+      // --max-num-batched-tokens gave, when it did).
+      why << (batched_tokens_option ? "--max-num-batched-tokens " +
+                                          FormatWithSeparators(*batched_tokens_option) + ": "
+                                    : std::string())
+          << "the activation reserve (" << reserve_source << "), " << FormatFixed(reserve_gib, 2)
+          << " GiB,";
+    }
+    why << " is not less than the " << FormatFixed(share_gib, 2) << " GiB that --memory-fraction "
+        << memory_fraction << " leaves of " << gpu->id << "'s usable memory";
     return ReportError("fit", Error(why.str()));
   }
   if (auto problem = TensorParallelProblem(*model, gpus); !problem.empty()) {
@@ -377,8 +394,12 @@ int RunFit(const Args& args) {
     for (const std::string& w : format_warnings) {
       text << "warning [format_not_run]: " << w << " (the sizes are memory's alone)\n";
     }
+    // SGLang's KV formats are its own limit; the others are the GPU's.
+    const std::string not_served = engine == "sglang" && !SglangKvProblem(*kv_format).empty()
+                                       ? "SGLang does not store this KV format"
+                                       : "no engine serves this format on " + gpu->id;
     if (!runnable) {
-      text << "DOES NOT RUN: no engine serves this format on " << gpu->id << " (memory alone "
+      text << "DOES NOT RUN: " << not_served << " (memory alone "
            << (report->fits ? "would hold it with " + Gib(report->headroom_bytes) + " to spare"
                             : "is short by " + Gib(-report->headroom_bytes))
            << ")\n";
@@ -407,12 +428,11 @@ int RunFit(const Args& args) {
     }
     text << "max context at batch " << batch << ": "
          << (runnable ? max_context_text
-                      : "none, no engine serves this format on " + gpu->id +
-                            " (memory alone: " + max_context_text + ")")
+                      : "none, " + not_served + " (memory alone: " + max_context_text + ")")
          << "\n";
     if (!runnable) {
       // Memory's answers, said to be memory's: no engine runs the format.
-      const std::string why = "none, no engine serves this format on " + gpu->id;
+      const std::string why = "none, " + not_served;
       text << "max batch at " << FormatWithSeparators(*context) << " tokens: " << why
            << " (memory alone holds " << FormatWithSeparators(report->max_batch) << ")\n";
       text << "fewest GPUs that fit: " << why << " (memory alone: "

@@ -150,6 +150,13 @@ int RunPlot(const Args& args) {
     if (auto problem = TensorParallelProblem(*m, gpus); !problem.empty()) {
       return ReportError("plot", Error("--gpus: " + problem));
     }
+    if (weight_format == "auto") {
+      if (auto run = CheckCheckpointRuns(*gpu, *m); !run) {
+        std::cerr << "plot: warning [format_not_run]: " << m->name
+                  << "'s own weights: " << run.error().message()
+                  << " (the curves are memory's alone)\n";
+      }
+    }
     models.push_back(*m);
   }
   o.ignore_model_limit = ignore_limit;

@@ -207,7 +207,9 @@ std::vector<FitAlternative> SuggestAlternatives(const FitRequest& request,
   // Only formats an engine runs on this GPU (format_support.h).
   const GpuSpec& gpu = request.deployment.gpu;
   auto runs = [&](FormatRole role, const Result<ElementFormat>& f) {
-    return f.ok() && CheckGpuRuns(gpu, role, *f).ok();
+    return f.ok() && CheckGpuRuns(gpu, role, *f).ok() &&
+           (role != FormatRole::kKvCache || request.engine != "sglang" ||
+            SglangKvProblem(*f).empty());
   };
   auto fp8 = ParseElementFormat("fp8-e4m3");
   auto nvfp4 = ParseElementFormat("nvfp4");

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "kvbill/model/weight_bytes.h"
 #include "kvbill/util/embedded.h"
 #include "util/json_input.h"
 
@@ -247,6 +248,16 @@ Status CheckGpuRuns(const GpuSpec& gpu, FormatRole role, const ElementFormat& fo
   const FormatRun run = HowGpuRuns(gpu, role, format);
   if (run.runs()) return OkStatus();
   return Error(run.Describe());
+}
+
+Status CheckCheckpointRuns(const GpuSpec& gpu, const ModelShape& model) {
+  auto native = NativePartFormats(model);
+  if (!native) return native.error();
+  for (const ElementFormat* part : {&native->dense, &native->other}) {
+    if (auto run = CheckGpuRuns(gpu, FormatRole::kWeights, *part); !run) return run;
+  }
+  if (model.moe.layers > 0) return CheckGpuRuns(gpu, FormatRole::kWeights, native->experts);
+  return OkStatus();
 }
 
 std::string FormatRun::ComputedLabel() const {

@@ -212,26 +212,21 @@ Status FormatsRunOnGpu(const ReadState& state, Scenario* s) {
       return state.source().Bad(at("/kv_format"), run.error().message());
     }
   }
-  auto check_weights = [&](const ElementFormat& w, const std::string& pointer) -> Status {
-    if (auto run = CheckGpuRuns(*gpu, FormatRole::kWeights, w); !run) {
-      return state.source().Bad(pointer, run.error().message());
-    }
-    return OkStatus();
-  };
   if (s->weight_format != "auto") {
     auto w = ParseElementFormat(s->weight_format);
     if (!w) return OkStatus();  // the row's domain said so
-    return check_weights(*w, at("/weight_format"));
+    if (auto run = CheckGpuRuns(*gpu, FormatRole::kWeights, *w); !run) {
+      return state.source().Bad(at("/weight_format"), run.error().message());
+    }
+    return OkStatus();
   }
   auto model = LoadScenarioModel(*s);
   if (!model) return OkStatus();  // ModelLoads said so
-  auto native = NativePartFormats(*model);
-  if (!native) return OkStatus();
-  const std::string where = state.Given("/model") ? state.At("/model") : "/model";
-  for (const ElementFormat* part : {&native->dense, &native->other}) {
-    if (auto st = check_weights(*part, where); !st) return st;
+  if (!NativePartFormats(*model)) return OkStatus();
+  if (auto run = CheckCheckpointRuns(*gpu, *model); !run) {
+    return state.source().Bad(state.Given("/model") ? state.At("/model") : "/model",
+                              run.error().message());
   }
-  if (model->moe.layers > 0) return check_weights(native->experts, where);
   return OkStatus();
 }
 

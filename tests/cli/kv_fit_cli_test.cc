@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -527,6 +528,16 @@ TEST(FitCliTest, ReserveAndBlockSizeOutOfRangeAreErrors) {
         << big.err;
     EXPECT_EQ(RunKvbill(cmd + " --block-size 1048576").exit_status, 0) << cmd;
   }
+  // The reserve of the engine's profile run at a --max-num-batched-tokens
+  // no GPU holds names the flag.
+  const auto budget = RunKvbill(
+      "fit --model qwen3-8b --gpu h100-sxm --context 8k --max-num-batched-tokens 100000000");
+  EXPECT_EQ(budget.exit_status, 2);
+  EXPECT_EQ(budget.err.rfind("kvbill fit: --max-num-batched-tokens 100,000,000: the activation "
+                             "reserve (vllm's profile run at 100,000,000 batched tokens), ",
+                             0),
+            0u)
+      << budget.err;
 }
 
 // Qwen3-32B's config serves 40,960 tokens: of 32k, 128k and 1M the last two
@@ -596,6 +607,56 @@ TEST(FitCliTest, AFormatNoEngineRunsOnTheGpuDoesNotFit) {
   EXPECT_TRUE(nlohmann::json::parse(blackwell.out)["warnings"].empty());
   EXPECT_EQ(nlohmann::json::parse(blackwell.out)["fits"], true);
   EXPECT_EQ(nlohmann::json::parse(blackwell.out)["runnable"], true);
+}
+
+// The checkpoint's own weights are a format too: Qwen3.6-35B-A3B's NVFP4
+// checkpoint on an MI300X (CDNA 3 has no FP4 units, and Marlin's FP4
+// fallback is CUDA only) does not run, as simulate refuses it; on a B200 it
+// does. fit once said FITS for it.
+TEST(FitCliTest, ACheckpointsOwnWeightsNoEngineRunsDoNotRun) {
+  const std::string model =
+      std::string(KVBILL_SOURCE_DIR) + "/tests/data/configs/qwen3.6-35b-a3b-nvfp4.json";
+  const auto amd =
+      RunKvbill("fit --model " + model + " --gpu mi300x --context 8k --kv-format bf16 --check");
+  EXPECT_EQ(amd.exit_status, 1) << amd.out << amd.err;
+  EXPECT_NE(amd.out.find("warning [format_not_run]: qwen3.6-35b-a3b-nvfp4's own weights: "
+                         "nvfp4-w4a16 weights on mi300x"),
+            std::string::npos)
+      << amd.out;
+  EXPECT_NE(amd.out.find("DOES NOT RUN: no engine serves this format on mi300x"), std::string::npos)
+      << amd.out;
+  const auto nvidia =
+      RunKvbill("fit --model " + model + " --gpu b200 --context 8k --kv-format bf16 --format json");
+  ASSERT_EQ(nvidia.exit_status, 0) << nvidia.err;
+  EXPECT_EQ(nlohmann::json::parse(nvidia.out)["runnable"], true);
+}
+
+// SGLang stores the model's dtype or fp8 (formats.md): an NVFP4 KV cache on
+// a B200, which vLLM runs, does not run on SGLang, and no alternative
+// offers it there.
+TEST(FitCliTest, SglangRunsOnlyTheKvFormatsItStores) {
+  const auto nvfp4 = RunKvbill(
+      "fit --model llama-3.1-8b --gpu b200 --engine sglang --kv-format nvfp4 --context 8k "
+      "--check");
+  EXPECT_EQ(nvfp4.exit_status, 1) << nvfp4.out << nvfp4.err;
+  EXPECT_NE(nvfp4.out.find("DOES NOT RUN: SGLang does not store this KV format"), std::string::npos)
+      << nvfp4.out;
+  EXPECT_EQ(RunKvbill("fit --model llama-3.1-8b --gpu b200 --kv-format nvfp4 --context 8k --check")
+                .exit_status,
+            0);
+  // Llama-3.1-70B at 128k x 8 does not fit one B200: the alternatives
+  // offer fp8 KV on SGLang, never nvfp4.
+  const auto alternatives = RunKvbill(
+      "fit --model llama-3.1-70b --gpu b200 --engine sglang --context 128k --batch 8 --format "
+      "json");
+  ASSERT_EQ(alternatives.exit_status, 0) << alternatives.err;
+  const auto j = nlohmann::json::parse(alternatives.out);
+  std::vector<std::string> changes;
+  for (const auto& a : j["alternatives"]) {
+    changes.push_back(a["change"].get<std::string>());
+  }
+  EXPECT_NE(std::find(changes.begin(), changes.end(), "fp8-e4m3 KV cache"), changes.end());
+  EXPECT_EQ(std::find(changes.begin(), changes.end(), "nvfp4 KV cache"), changes.end());
 }
 
 // gpt-oss-20b's 12 sliding layers (a 128-token window, 16-token blocks)

@@ -47,6 +47,9 @@ struct FitRequest {
   // prefills. 0: not counted (the KV stored at the context alone).
   Tokens prefill_chunk_tokens = 0;
   Deployment deployment;
+  // The serving engine ("vllm" or "sglang"): the KV formats an alternative
+  // offers are ones it stores (SGLang: the dtype or fp8).
+  std::string engine = "vllm";
 };
 
 // Longest context searched; a footprint still fitting there is "unbounded"

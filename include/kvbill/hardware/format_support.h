@@ -91,6 +91,12 @@ FormatRun HowGpuRuns(const GpuSpec& gpu, FormatRole role, const ElementFormat& f
 // gives.
 Status CheckGpuRuns(const GpuSpec& gpu, FormatRole role, const ElementFormat& format);
 
+// OK when an engine runs the checkpoint's own weight formats on `gpu`
+// (NativePartFormats: the dense and other parts, and an MoE's routed
+// experts), as a deployment with weight_format "auto" runs them; otherwise
+// the first CheckGpuRuns error.
+Status CheckCheckpointRuns(const GpuSpec& gpu, const ModelShape& model);
+
 // Empty when SGLang stores a KV cache in `format`, else why not: its
 // --kv-cache-dtype is the model's dtype, bf16, fp8_e4m3 or fp8_e5m2
 // (fp4_e2m1, an MXFP4 cache on Blackwell, is not modelled), so no int4,
