@@ -102,7 +102,8 @@ int RunCheck(const Args& args) {
   auto scenario = LoadScenario(scenario_path);
   if (!scenario) return ReportError("check", scenario.error());
   if (scenario->budgets.empty()) {
-    return ReportError("check", Error(scenario_path + "#/budgets: missing (nothing to check)"));
+    return ReportError("check",
+                       Error(scenario_path + "#/budgets: missing or empty (nothing to check)"));
   }
   if (auto s = CheckBudgetsApply(*scenario); !s) return ReportError("check", s.error());
   if (!trace.empty()) {

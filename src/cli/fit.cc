@@ -426,6 +426,12 @@ int RunFit(const Args& args) {
                              ? "unbounded (the footprint stops growing)"
                              : FormatWithSeparators(report->max_context) + " tokens";
     }
+    // Weights that leave no room for KV: no context and no batch, and why.
+    const std::string no_room = report->weights_bytes >= report->capacity_bytes
+                                    ? "none, the weights alone (" + Gib(report->weights_bytes) +
+                                          ") leave no room for KV in " + Gib(report->capacity_bytes)
+                                    : "";
+    if (!no_room.empty() && report->max_context == 0) max_context_text = no_room;
     text << "max context at batch " << batch << ": "
          << (runnable ? max_context_text
                       : "none, " + not_served + " (memory alone: " + max_context_text + ")")
@@ -444,8 +450,10 @@ int RunFit(const Args& args) {
       text << "fewest GPUs that fit: none, past the model's max_model_len (memory alone: "
            << (report->min_gpus ? std::to_string(*report->min_gpus) : "none up to 64") << ")\n";
     } else {
-      text << "max batch at " << FormatWithSeparators(*context)
-           << " tokens: " << FormatWithSeparators(report->max_batch) << "\n";
+      text << "max batch at " << FormatWithSeparators(*context) << " tokens: "
+           << (report->max_batch == 0 && !no_room.empty() ? no_room
+                                                          : FormatWithSeparators(report->max_batch))
+           << "\n";
       text << "fewest GPUs that fit: "
            << (report->min_gpus ? std::to_string(*report->min_gpus) : "none up to 64") << "\n";
     }

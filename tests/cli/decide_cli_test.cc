@@ -329,6 +329,15 @@ TEST(CheckCliTest, CiExampleScenarioPassesItsOwnBudgets) {
   std::filesystem::remove(path);
 }
 
+// "budgets": {} is there but holds nothing: said as such, exit 2.
+TEST(CheckCliTest, AnEmptyBudgetsObjectIsNothingToCheck) {
+  const std::string path = ::testing::TempDir() + "/empty_budgets.json";
+  std::ofstream(path) << R"({"trace": {"generator": "chat", "tasks": 2}, "budgets": {}})";
+  const auto r = RunKvbill("check --scenario " + path);
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_EQ(r.err, "kvbill check: " + path + "#/budgets: missing or empty (nothing to check)\n");
+}
+
 TEST(CheckCliTest, ExitsOneWhenABudgetBreaksAndZeroWhenAllHold) {
   const auto ok = RunKvbill("check --scenario tests/data/scenarios/small_sweep.json");
   EXPECT_EQ(ok.exit_status, 0) << ok.out << ok.err;

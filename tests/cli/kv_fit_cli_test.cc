@@ -631,6 +631,19 @@ TEST(FitCliTest, ACheckpointsOwnWeightsNoEngineRunsDoNotRun) {
   EXPECT_EQ(nlohmann::json::parse(nvidia.out)["runnable"], true);
 }
 
+// Llama-3.1-405B's BF16 weights, 405,853,388,800 x 2 B = 755.96 GiB, are
+// far beyond one L4: no context and no batch, said as such rather than "0".
+TEST(FitCliTest, WeightsThatLeaveNoRoomSayWhyThereIsNoContext) {
+  const auto r = RunKvbill("fit --model llama-3.1-405b --gpu l4 --context 8k");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  for (const char* line :
+       {"max context at batch 1: none, the weights alone (755.96 GiB) leave no room for KV in ",
+        "max batch at 8,192 tokens: none, the weights alone (755.96 GiB) leave no room for KV "
+        "in "}) {
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+  }
+}
+
 // SGLang stores the model's dtype or fp8 (formats.md): an NVFP4 KV cache on
 // a B200, which vLLM runs, does not run on SGLang, and no alternative
 // offers it there.
