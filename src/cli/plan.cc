@@ -427,9 +427,9 @@ int RunPlan(const Args& args) {
     doc["workload"]["warnings"].push_back(
         {{"code", "window_short"},
          {"message",
-          "the simulated tasks arrive over " + FormatFixed(rate->arrival_s, 0) +
-              " s, less than a task lasts (" + FormatFixed(rate->mean_task_s, 0) +
-              " s of tool waits on average): at " + FormatFixed(space.tasks_per_day, 0) +
+          "the simulated tasks arrive over " + FormatDuration(rate->arrival_s) +
+              ", less than a task lasts (" + FormatDuration(rate->mean_task_s) +
+              " of tool waits on average): at " + FormatFixed(space.tasks_per_day, 0) +
               " tasks a day about " + FormatFixed(at_once, 1) +
               " run at once, and this run never settles there (it holds at most " +
               std::to_string(rate->tasks) +
