@@ -182,8 +182,10 @@ Result<Int> Qwen25VlTower(const Fields& v, Int text_hidden) {
 
 // Qwen3-VL / Qwen3.5 (qwen3_vl/modeling_qwen3_vl.py): conv3d patches with a
 // bias, learned position embeddings, blocks, the patch merger and one
-// DeepStack merger per deepstack_visual_indexes entry.
-Result<Int> Qwen3VlTower(const Fields& v, Int text_hidden) {
+// DeepStack merger per deepstack_visual_indexes entry. Absent, the list is
+// Qwen3VLVisionConfig's [8, 16, 24] (three mergers); Qwen3.5's vision config
+// has no such key and its model builds none (`deepstack`: false).
+Result<Int> Qwen3VlTower(const Fields& v, Int text_hidden, bool deepstack_default) {
   KV_GET(d, v, {"hidden_size"}, 1152);
   KV_GET(m, v, {"intermediate_size"}, 4304);
   KV_GET(layers, v, {"depth"}, 27);
@@ -195,7 +197,9 @@ Result<Int> Qwen3VlTower(const Fields& v, Int text_hidden) {
   KV_GET(out, v, {"out_hidden_size"}, text_hidden);
   auto deepstack = v.OptionalIntList("deepstack_visual_indexes");
   if (!deepstack) return deepstack.error();
-  const Int extra = deepstack->has_value() ? static_cast<Int>((*deepstack)->size()) : 0;
+  const Int extra = deepstack->has_value() ? static_cast<Int>((*deepstack)->size())
+                    : deepstack_default    ? 3
+                                           : 0;
   const Int in = d * merge * merge;
   return channels * temporal * patch * patch * d + d + positions * d + layers * VitBlock(d, m) +
          MergerMlp(in, out, d) + extra * MergerMlp(in, out, in);
@@ -648,7 +652,7 @@ Status BuildTowers(const json& root, const std::string& source, const std::strin
       n = Qwen25VlTower(v, text_hidden);
     } else if (model_type == "qwen3_vl" || model_type == "qwen3_vl_moe" ||
                model_type == "qwen3_5" || model_type == "qwen3_5_moe") {
-      n = Qwen3VlTower(v, text_hidden);
+      n = Qwen3VlTower(v, text_hidden, model_type == "qwen3_vl" || model_type == "qwen3_vl_moe");
     } else if (model_type == "glm4v" || model_type == "glm4v_moe") {
       n = Glm4vTower(v);
     } else if (model_type == "step3_vl") {

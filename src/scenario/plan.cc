@@ -486,12 +486,16 @@ Result<std::vector<PlanCandidate>> EnumerateCandidates(const Scenario& scenario,
   return out;
 }
 
+namespace {
+
 // Whether a candidate runs on the GPU the scenario names (an id, an alias or
 // a GPU file: compared by the catalog id it resolves to).
 bool IsScenarioGpu(const Scenario& scenario, const GpuSpec& gpu) {
   auto own = LookupGpu(scenario.deployment.gpu);
   return own && own->id == gpu.id;
 }
+
+}  // namespace
 
 CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenario,
                                  const PlanSpace& space, const WorkloadRate& rate,

@@ -799,6 +799,29 @@ TEST(ConfigReaderTest, Phi3VisionCountsItsClipTower) {
 }
 
 // --text-only leaves the towers out of the counts and the weights.
+// Qwen3VLVisionConfig's deepstack_visual_indexes default is [8, 16, 24]: a
+// Qwen3-VL config without the key still has three DeepStack mergers, each a
+// LayerNorm over the 4 x 1,152 = 4,608 merged features (9,216), a 4,608 x
+// 4,608 layer with bias (21,238,272) and a 4,608 x 4,096 one with bias
+// (18,878,464): 40,125,952, 120,377,856 for three (Qwen3-VL-8B). Qwen3.5's
+// vision config has no such key and builds none.
+TEST(ConfigReaderTest, Qwen3VlDeepStackMergersDefaultToThree) {
+  const std::string path =
+      std::string(KVBILL_SOURCE_DIR) + "/tests/data/configs/qwen3-vl-8b-instruct.json";
+  std::ifstream in(path);
+  nlohmann::json config = nlohmann::json::parse(in);
+  auto with = ParseHfConfig(config.dump(), "c.json", "c");
+  ASSERT_TRUE(with.ok()) << with.error().message();
+  config["vision_config"].erase("deepstack_visual_indexes");
+  auto absent = ParseHfConfig(config.dump(), "c.json", "c");
+  ASSERT_TRUE(absent.ok()) << absent.error().message();
+  EXPECT_EQ(absent->params.vision, with->params.vision);
+  config["vision_config"]["deepstack_visual_indexes"] = nlohmann::json::array();
+  auto none = ParseHfConfig(config.dump(), "c.json", "c");
+  ASSERT_TRUE(none.ok()) << none.error().message();
+  EXPECT_EQ(with->params.vision - none->params.vision, 120'377'856);
+}
+
 TEST(ConfigReaderTest, TextOnlyLeavesTowersOut) {
   const std::string file =
       std::string(KVBILL_SOURCE_DIR) + "/tests/data/configs/medgemma-27b-it.json";
