@@ -822,6 +822,21 @@ TEST(ConfigReaderTest, Qwen3VlDeepStackMergersDefaultToThree) {
   EXPECT_EQ(with->params.vision - none->params.vision, 120'377'856);
 }
 
+// Kimi-Linear's config class is the checkpoint's own configuration_kimi.py
+// (transformers has no kimi_linear): its vocab_size default is 163,840. A
+// copy of Kimi-K3's text config without it once failed "vocab_size: missing".
+TEST(ConfigReaderTest, KimiLinearTakesItsRemoteClassDefaults) {
+  std::ifstream in(std::string(KVBILL_SOURCE_DIR) + "/tests/data/configs/kimi-k3.json");
+  nlohmann::json text = nlohmann::json::parse(in)["text_config"];
+  text.erase("vocab_size");
+  auto m = ParseHfConfig(text.dump(), "c.json", "c");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(m->vocab_size, 163'840);
+  ASSERT_EQ(m->defaulted_fields.size(), 1u);
+  EXPECT_EQ(m->defaulted_fields[0].key, "vocab_size");
+  EXPECT_NE(m->defaults_source.find("configuration_kimi.py"), std::string::npos);
+}
+
 TEST(ConfigReaderTest, TextOnlyLeavesTowersOut) {
   const std::string file =
       std::string(KVBILL_SOURCE_DIR) + "/tests/data/configs/medgemma-27b-it.json";
