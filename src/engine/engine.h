@@ -71,7 +71,9 @@ class Engine {
         usd_per_gpu_s_(config.usd_per_gpu_hour / 3600.0),
         gpus_(config.gpus_per_replica),
         router_(MakeRouter(config.router, config.replicas, config.max_num_seqs)),
-        scheduler_(config, *setup_.cost, setup_.roofline, [this](Seq* s) { DropPin(s); }),
+        scheduler_(
+            config, *setup_.cost, setup_.roofline, [this](Seq* s) { DropPin(s); },
+            [this](Replica& rep) { return YieldPin(rep); }),
         fuser_(config, *setup_.cost, setup_.roofline, setup_.layout, scheduler_) {}
 
   Result<SimulationTotals> Run();

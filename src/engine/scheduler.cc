@@ -31,12 +31,14 @@ std::int64_t HostRun(const OffloadTier& tier, BlockRunList blocks, std::int64_t 
 }  // namespace
 
 Scheduler::Scheduler(const SimulationConfig& config, const CostModel& cost,
-                     const Roofline& roofline, std::function<void(Seq*)> on_first_admission)
+                     const Roofline& roofline, std::function<void(Seq*)> on_first_admission,
+                     std::function<bool(Replica&)> yield_pin)
     : config_(config),
       cost_(cost),
       roofline_(roofline),
       bs_(config.block_size),
-      on_first_admission_(std::move(on_first_admission)) {}
+      on_first_admission_(std::move(on_first_admission)),
+      yield_pin_(std::move(yield_pin)) {}
 
 void Scheduler::DrainEvictions(Replica& rep) const {
   if (!rep.offload) return;
@@ -193,6 +195,13 @@ Status Scheduler::ScheduleVllm(Replica& rep, Seconds now) {
                                       : 1;
     bool ok = rep.cache->Reserve(seq->id, seq->computed, seq->computed + n);
     while (!ok) {
+      // The batch's only sequence would preempt itself, leaving the replica
+      // nothing to run: pinned blocks give way first (docs/engine.md), or
+      // it would be readmitted and preempted again until the pins expire.
+      if (rep.running.size() == 1 && yield_pin_ && yield_pin_(rep)) {
+        ok = rep.cache->Reserve(seq->id, seq->computed, seq->computed + n);
+        continue;
+      }
       Seq* victim = rep.running.back();
       Preempt(rep, victim);
       preempted = true;

@@ -58,8 +58,11 @@ class Scheduler {
     double reload_s = 0;
   };
 
+  // `yield_pin` releases rep's oldest pin (false when it holds none): what a
+  // sequence that would otherwise preempt itself out of an empty batch asks
+  // first (a pin never stalls a replica).
   Scheduler(const SimulationConfig& config, const CostModel& cost, const Roofline& roofline,
-            std::function<void(Seq*)> on_first_admission);
+            std::function<void(Seq*)> on_first_admission, std::function<bool(Replica&)> yield_pin);
 
   // Forms rep's next iteration into rep.work (see above); `now` is its start.
   Status Schedule(Replica& rep, Seconds now);
@@ -99,6 +102,7 @@ class Scheduler {
   const Roofline& roofline_;
   Tokens bs_;
   std::function<void(Seq*)> on_first_admission_;
+  std::function<bool(Replica&)> yield_pin_;
   std::vector<BlockRun> scratch_;
 };
 

@@ -109,5 +109,37 @@ TEST(PinTest, APinHoldsWhileAnotherRequestRuns) {
   EXPECT_EQ(event.pins_yielded, 1);
 }
 
+// A pin never stalls the replica's only sequence either: a pool of 256
+// tokens = 16 blocks, a pin of 300 s. Task "a" at 0: 128 prompt tokens, 1
+// output token, a 200-s tool wait, then 1 + 99 more; task "c" at 0: 16
+// prompt tokens, 150 output tokens.
+//   [0, 1]   both prefill (a 8 blocks, c 1); a finishes at 1 and pins its
+//            ceil(128 / 16) = 8 blocks until its next request (at 201).
+//   c decodes alone, one token a second: its 150th at 150. It stores up to
+//   16 + 149 = 165 tokens, 11 blocks, where 16 - 8 = 8 are not pinned. Short
+//   of its 9th block, it once preempted itself (nothing else to preempt),
+//   was readmitted at once and preempted again, thousands of times, until
+//   a's next request dropped the pin; now the pin gives way (its blocks stay
+//   cached, evictable) and c runs on: no preemption, finished at 150.
+//   c takes 3 of a's 8 blocks (11 - 8 free), the tail's first: a's second
+//   request (at 201, 228 tokens) finds 5 blocks, 80 tokens, cached.
+TEST(PinTest, APinGivesWayBeforeTheOnlyRunningSequencePreemptsItself) {
+  SimulationConfig c = PinConfig(256);
+  c.pin_during_tool_s = 300;
+  const std::vector<Task> tasks = {LoopTask("a", 2, 128, 99, 1, 200.0), OneTurn("c", 0, 16, 150)};
+  c.step_mode = false;
+  const SimulationResult event = RunSim(c, tasks);
+  c.step_mode = true;
+  ExpectSameRuns(event, RunSim(c, tasks));
+  auto r = ByTask(event);
+  ASSERT_EQ(r["a"].size(), 2u);
+  ASSERT_EQ(r["c"].size(), 1u);
+  EXPECT_EQ(r["c"][0].preemptions, 0);
+  EXPECT_DOUBLE_EQ(r["c"][0].finish_s, 150);
+  EXPECT_EQ(event.pins_yielded, 1);
+  EXPECT_DOUBLE_EQ(r["a"][1].release_s, 201);
+  EXPECT_EQ(r["a"][1].cached_tokens, 80);
+}
+
 }  // namespace
 }  // namespace kvbill
