@@ -227,7 +227,8 @@ std::vector<Lever> Levers(const Scenario& s) {
   // cache on for them (docs/scenario-format.md).
   const bool holds_state = model && std::any_of(model->layers.begin(), model->layers.end(),
                                                 [](const LayerShape& l) { return l.HoldsState(); });
-  // Caching off takes the host tier with it (it holds what the cache evicts).
+  // Caching off takes the host tier with it (it holds what the cache evicts),
+  // and the pins (they keep cached blocks for a task's next request).
   Lever caching{s.prefix_cache.enabled ? "prefix caching off" : "prefix caching on",
                 {{"/prefix_cache/enabled", s.prefix_cache.enabled ? "false" : "true"}},
                 "",
@@ -240,6 +241,10 @@ std::vector<Lever> Levers(const Scenario& s) {
   if (s.prefix_cache.enabled && s.prefix_cache.offload_capacity_gib > 0) {
     caching.name += " (and its host offload tier)";
     caching.settings.push_back({"/prefix_cache/offload/capacity_gib", "0"});
+  }
+  if (s.prefix_cache.enabled && s.prefix_cache.pin_during_tool_s > 0) {
+    caching.name += " (and its pins)";
+    caching.settings.push_back({"/prefix_cache/pin_during_tool_s", "0"});
   }
   levers.push_back(std::move(caching));
   AddContextLevers(s, &levers);

@@ -166,6 +166,18 @@ Status PrefixCacheFitsModel(const ReadState& state, Scenario* s) {
           "block prefix cache cannot reuse: set it to false");
 }
 
+// A pin keeps a task's cached blocks for its next request: with caching
+// off nothing would hit them, and they would only crowd the pool.
+Status PinNeedsTheCache(const ReadState& state, Scenario* s) {
+  if (s->pricing || s->prefix_cache.pin_during_tool_s <= 0 || s->prefix_cache.enabled) {
+    return OkStatus();
+  }
+  return state.source().Bad(state.At("/prefix_cache/pin_during_tool_s"),
+                            "keeps a task's cached blocks for its next request, and "
+                            "prefix_cache.enabled is false: nothing would hit them; turn the "
+                            "cache on or set it to 0");
+}
+
 // The host offload tier holds blocks the prefix cache evicts: nothing
 // reaches it with caching off, so a tier there is a contradiction, not a
 // setting to ignore.
@@ -507,6 +519,10 @@ const std::vector<Rule>& CrossKeyRules() {
        "`prefix_cache.offload` needs `prefix_cache.enabled` (the tier holds the blocks the cache "
        "evicts)",
        OffloadNeedsTheCache},
+      {"/prefix_cache",
+       "`prefix_cache.pin_during_tool_s` above 0 needs `prefix_cache.enabled` (a pin keeps "
+       "cached blocks for a task's next request)",
+       PinNeedsTheCache},
       {"",
        "`prefix_cache.offload` is not modelled for a model with sliding-window, chunked or "
        "compressed attention layers (a sweep point that breaks it is a row marked not runnable)",

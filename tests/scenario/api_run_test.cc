@@ -131,6 +131,22 @@ TEST(ApiRunTest, EngineCachingLeverTakesTheOffloadTierWithIt) {
   EXPECT_EQ(policy->removes, "sliding_window (the baseline's context policy)");
 }
 
+// Pins go with the cache too (a pin with caching off is refused).
+TEST(ApiRunTest, EngineCachingLeverTakesThePinsWithIt) {
+  auto s = ParseScenario(R"({"model": "qwen3-8b", "trace": {"generator": "chat", "tasks": 1},
+      "prefix_cache": {"pin_during_tool_s": 30}})",
+                         "s.json");
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  const std::vector<Lever> levers = Levers(*s);
+  const auto caching = std::find_if(levers.begin(), levers.end(), [](const Lever& l) {
+    return l.name.starts_with("prefix caching off");
+  });
+  ASSERT_NE(caching, levers.end());
+  EXPECT_EQ(caching->name, "prefix caching off (and its pins)");
+  EXPECT_EQ(caching->settings.back(),
+            (std::pair<std::string, std::string>{"/prefix_cache/pin_during_tool_s", "0"}));
+}
+
 TEST(ApiRunTest, CheaperTierIsTheSameProvidersSmallerModel) {
   auto sheet = BundledPriceSheet();
   ASSERT_TRUE(sheet.ok());

@@ -461,6 +461,12 @@ TEST(ScenarioTest, InvalidScenariosNameTheJsonPointer) {
        "s.json#/prefix_cache/offload: holds the blocks the prefix cache evicts, and "
        "prefix_cache.enabled is false: nothing would reach it; turn the cache on or drop the "
        "tier"},
+      // A pin keeps cached blocks for the task's next request: none would
+      // hit them with caching off.
+      {R"({"prefix_cache": {"enabled": false, "pin_during_tool_s": 20}})",
+       "s.json#/prefix_cache/pin_during_tool_s: keeps a task's cached blocks for its next "
+       "request, and prefix_cache.enabled is false: nothing would hit them; turn the cache on or "
+       "set it to 0"},
       {R"({"model": "gemma-2-9b", "prefix_cache": {"offload": {"capacity_gib": 10}}})",
        "s.json#/prefix_cache/offload: the host offload tier is not modelled for models with "
        R"(sliding-window, chunked or compressed attention layers, as "gemma-2-9b" has)"},
