@@ -20,6 +20,7 @@
 #include "cli/progress.h"
 #include "cli/simulate_api.h"
 #include "cli/standard_output.h"
+#include "kvbill/cache/prefix_cache.h"
 #include "kvbill/metrics/billing.h"
 #include "kvbill/report/table.h"
 #include "kvbill/scenario/budget.h"
@@ -192,7 +193,10 @@ void AddLatencyJson(const Scenario& scenario, const RunSummary& sum, const Simul
   // max_model_len on vLLM, SGLang's max_req_len - 1 on SGLang; and the
   // longest sequence one replica's KV pool holds alone.
   (*s)["request_len_limit"] = totals.request_len_limit;
-  (*s)["pool_sequence_tokens"] = totals.pool_sequence_tokens;
+  // null for an unlimited pool (prefix_cache.capacity_tokens "unlimited").
+  (*s)["pool_sequence_tokens"] = totals.pool_sequence_tokens >= kUnlimitedBlocks
+                                     ? nlohmann::ordered_json(nullptr)
+                                     : nlohmann::ordered_json(totals.pool_sequence_tokens);
   (*s)["rejected_requests"] = totals.rejected_requests;
   (*s)["unsent_requests"] = totals.unsent_requests;
   (*s)["unserved_tasks"] = totals.unserved_tasks;
@@ -282,7 +286,9 @@ json SummaryDoc(const Scenario& scenario, const RunSummary& sum, const Simulatio
   s["preemptions"] = sum.preemptions;
   s["evicted_blocks"] = sum.evicted_blocks;
   if (scenario.prefix_cache.pin_during_tool_s > 0) s["pins_yielded"] = totals.pins_yielded;
-  s["kv_pool_blocks_per_replica"] = sum.kv_pool_blocks;
+  s["kv_pool_blocks_per_replica"] = sum.kv_pool_blocks >= kUnlimitedBlocks
+                                        ? nlohmann::ordered_json(nullptr)
+                                        : nlohmann::ordered_json(sum.kv_pool_blocks);
   // The block size the run paged in: the scenario's, else the engine's for
   // the model and GPU (docs/engine.md#kv-blocks).
   s["kv_block_tokens"] = scenario.prefix_cache.block_size;

@@ -565,6 +565,15 @@ TEST(SimulateCliTest, SummaryGivesTheRequestLengthLimitTheEngineApplied) {
     EXPECT_EQ(s["pool_context_len"], 0);
     EXPECT_GT(s["pool_sequence_tokens"].get<std::int64_t>(), 4000);
   }
+  // An unlimited pool has no size: null, not the internal 2^60 blocks.
+  const std::string unlimited = dir + "/unlimited.json";
+  std::ofstream(unlimited) << R"({"model": "qwen3-8b", "trace": {"file": "t.jsonl"},
+                                  "prefix_cache": {"capacity_tokens": "unlimited"}})";
+  const auto r = RunKvbill("simulate --format json --scenario " + unlimited);
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto s = nlohmann::json::parse(r.out)["summary"];
+  EXPECT_TRUE(s["pool_sequence_tokens"].is_null()) << s.dump();
+  EXPECT_TRUE(s["kv_pool_blocks_per_replica"].is_null()) << s.dump();
   std::filesystem::remove_all(dir);
 }
 
