@@ -166,6 +166,12 @@ int RunPlot(const Args& args) {
                 << " is drawn past its max_model_len " << FormatWithSeparators(m.max_model_len)
                 << " (--ignore-model-limit: memory alone, a what-if no engine serves)\n";
     }
+    // Its curve stops at max_model_len: below --min-context it has none.
+    if (!ignore_limit && m.max_model_len > 0 && m.max_model_len < o.min_context) {
+      std::cerr << "plot: warning [context_limit]: " << m.name
+                << " has no curve: its max_model_len " << FormatWithSeparators(m.max_model_len)
+                << " is below --min-context (--ignore-model-limit draws memory alone)\n";
+    }
   }
   auto chart = BuildMemoryChart(models, o);
   if (!chart) return ReportError("plot", chart.error());

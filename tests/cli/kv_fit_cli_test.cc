@@ -777,6 +777,26 @@ TEST(PlotCliTest, AFormatNoEngineRunsIsSaid) {
   std::filesystem::remove(out);
 }
 
+// Each curve stops at its model's max_model_len: Qwen3-8B's 40,960 is below
+// a plot from 1M, so it has no curve, and says so (the legend still names
+// it); Llama-3.1-8B's 131,072 is below it too.
+TEST(PlotCliTest, AModelWithNoCurveInTheRangeIsSaid) {
+  const std::string out = ::testing::TempDir() + "/memory_plot_empty.svg";
+  const auto r = RunKvbill(
+      "plot memory --model qwen3-8b,llama-3.1-8b --min-context 1M --max-context 2M --out " + out);
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  for (const char* line : {"plot: warning [context_limit]: qwen3-8b has no curve: its "
+                           "max_model_len 40,960 is below --min-context",
+                           "plot: warning [context_limit]: llama-3.1-8b has no curve: its "
+                           "max_model_len 131,072 is below --min-context"}) {
+    EXPECT_NE(r.err.find(line), std::string::npos) << line << "\n" << r.err;
+  }
+  const auto wide = RunKvbill("plot memory --model qwen3-8b --out " + out);
+  ASSERT_EQ(wide.exit_status, 0) << wide.err;
+  EXPECT_EQ(wide.err.find("has no curve"), std::string::npos) << wide.err;
+  std::filesystem::remove(out);
+}
+
 TEST(CatalogCliTest, ListsModelsAndGpus) {
   const auto models = RunKvbill("models");
   ASSERT_EQ(models.exit_status, 0) << models.err;
