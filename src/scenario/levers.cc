@@ -238,14 +238,16 @@ std::vector<Lever> Levers(const Scenario& s) {
         "the model's constant-state layers (SSM, linear attention, short convolution) keep a "
         "state a block prefix cache cannot reuse";
   }
+  std::string taken;  // what goes with the cache
   if (s.prefix_cache.enabled && s.prefix_cache.offload_capacity_gib > 0) {
-    caching.name += " (and its host offload tier)";
+    taken = "its host offload tier";
     caching.settings.push_back({"/prefix_cache/offload/capacity_gib", "0"});
   }
   if (s.prefix_cache.enabled && s.prefix_cache.pin_during_tool_s > 0) {
-    caching.name += " (and its pins)";
+    taken += (taken.empty() ? "" : " and ") + std::string("its pins");
     caching.settings.push_back({"/prefix_cache/pin_during_tool_s", "0"});
   }
+  if (!taken.empty()) caching.name += " (and " + taken + ")";
   levers.push_back(std::move(caching));
   AddContextLevers(s, &levers);
   if (model) {

@@ -106,45 +106,46 @@ TEST(ApiRunTest, EngineOnlyBudgetsAreErrorsInApiMode) {
   EXPECT_FALSE(IsApiBudgetMetric("warnings.overloaded"));
 }
 
-// An engine scenario with a host offload tier: turning the prefix cache off
-// takes the tier with it (a tier with caching off is refused), so the lever
-// runs; over a scenario with a context policy, that policy is weighed by
-// turning it off.
-TEST(ApiRunTest, EngineCachingLeverTakesTheOffloadTierWithIt) {
+// The "prefix caching off" lever of an engine scenario whose prefix_cache
+// section is `section`, with a sliding-window context policy.
+Lever CachingOffLever(const std::string& section, std::vector<Lever>* levers) {
   auto s = ParseScenario(R"({"model": "qwen3-8b", "trace": {"generator": "chat", "tasks": 1},
-      "prefix_cache": {"offload": {"capacity_gib": 20}},
+      "prefix_cache": )" + section +
+                             R"(,
       "context_policy": {"kind": "sliding_window", "window_tokens": 8192}})",
                          "s.json");
-  ASSERT_TRUE(s.ok()) << s.error().message();
-  const std::vector<Lever> levers = Levers(*s);
-  const auto caching = std::find_if(levers.begin(), levers.end(), [](const Lever& l) {
+  EXPECT_TRUE(s.ok()) << s.error().message();
+  if (!s.ok()) return {};
+  *levers = Levers(*s);
+  const auto caching = std::find_if(levers->begin(), levers->end(), [](const Lever& l) {
     return l.name.starts_with("prefix caching off");
   });
-  ASSERT_NE(caching, levers.end());
-  EXPECT_EQ(caching->name, "prefix caching off (and its host offload tier)");
-  EXPECT_EQ(caching->settings.back(),
-            (std::pair<std::string, std::string>{"/prefix_cache/offload/capacity_gib", "0"}));
+  EXPECT_NE(caching, levers->end());
+  return caching != levers->end() ? *caching : Lever{};
+}
+
+// An engine scenario with a host offload tier: turning the prefix cache off
+// takes the tier with it (a tier with caching off is refused), and its pins
+// (refused too), so the lever runs; over a scenario with a context policy,
+// that policy is weighed by turning it off.
+TEST(ApiRunTest, EngineCachingLeverTakesTheOffloadTierAndPinsWithIt) {
+  using Setting = std::pair<std::string, std::string>;
+  std::vector<Lever> levers;
+  Lever caching = CachingOffLever(R"({"offload": {"capacity_gib": 20}})", &levers);
+  EXPECT_EQ(caching.name, "prefix caching off (and its host offload tier)");
+  EXPECT_EQ(caching.settings.back(), (Setting{"/prefix_cache/offload/capacity_gib", "0"}));
   const auto policy = std::find_if(levers.begin(), levers.end(), [](const Lever& l) {
     return l.name == "sliding_window off (keep every context)";
   });
   ASSERT_NE(policy, levers.end());
   EXPECT_EQ(policy->removes, "sliding_window (the baseline's context policy)");
-}
-
-// Pins go with the cache too (a pin with caching off is refused).
-TEST(ApiRunTest, EngineCachingLeverTakesThePinsWithIt) {
-  auto s = ParseScenario(R"({"model": "qwen3-8b", "trace": {"generator": "chat", "tasks": 1},
-      "prefix_cache": {"pin_during_tool_s": 30}})",
-                         "s.json");
-  ASSERT_TRUE(s.ok()) << s.error().message();
-  const std::vector<Lever> levers = Levers(*s);
-  const auto caching = std::find_if(levers.begin(), levers.end(), [](const Lever& l) {
-    return l.name.starts_with("prefix caching off");
-  });
-  ASSERT_NE(caching, levers.end());
-  EXPECT_EQ(caching->name, "prefix caching off (and its pins)");
-  EXPECT_EQ(caching->settings.back(),
-            (std::pair<std::string, std::string>{"/prefix_cache/pin_during_tool_s", "0"}));
+  caching = CachingOffLever(R"({"pin_during_tool_s": 30})", &levers);
+  EXPECT_EQ(caching.name, "prefix caching off (and its pins)");
+  EXPECT_EQ(caching.settings.back(), (Setting{"/prefix_cache/pin_during_tool_s", "0"}));
+  caching =
+      CachingOffLever(R"({"offload": {"capacity_gib": 20}, "pin_during_tool_s": 30})", &levers);
+  EXPECT_EQ(caching.name, "prefix caching off (and its host offload tier and its pins)");
+  EXPECT_EQ(caching.settings.size(), 3u);
 }
 
 TEST(ApiRunTest, CheaperTierIsTheSameProvidersSmallerModel) {
