@@ -259,7 +259,7 @@ int RunBreakeven(const Args& args) {
   for (const char* name : {"fp8-e4m3", "nvfp4"}) {
     auto f = ParseElementFormat(name);
     if (f && f->element_bits < kv->element_bits &&
-        CheckGpuRuns(*gpu, FormatRole::kKvCache, *f).ok())
+        CheckGpuRuns(*gpu, FormatRole::kKvCache, *f).ok() && VllmKvProblem(*f, *model).empty())
       formats.push_back(*f);
   }
   nlohmann::ordered_json j;
@@ -334,6 +334,8 @@ int RunBreakeven(const Args& args) {
   std::vector<std::string> not_run;
   if (auto runs = CheckGpuRuns(*gpu, FormatRole::kKvCache, *kv); !runs) {
     not_run.push_back(runs.error().message() + " (its row prices the bytes alone)");
+  } else if (const std::string problem = VllmKvProblem(*kv, *model); !problem.empty()) {
+    not_run.push_back(problem + " (its row prices the bytes alone)");
   }
   if (weight_format == "auto") {
     if (auto runs = CheckCheckpointRuns(*gpu, *model); !runs) {

@@ -188,11 +188,8 @@ int RunFit(const Args& args) {
   if (auto run = CheckGpuRuns(*gpu, FormatRole::kKvCache, *kv_format); !run) {
     format_warnings.push_back(run.error().message());
   }
-  if (engine == "sglang") {
-    if (const std::string problem = SglangKvProblem(*kv_format); !problem.empty()) {
-      format_warnings.push_back(problem);
-    }
-  }
+  const std::string engine_kv_problem = EngineKvProblem(engine, *kv_format, *model);
+  if (!engine_kv_problem.empty()) format_warnings.push_back(engine_kv_problem);
   if (weight_format != "auto") {
     auto w = ParseWeightFormat(weight_format);
     if (!w) return ReportError("fit", w.error().Within("--weight-format"));
@@ -394,10 +391,12 @@ int RunFit(const Args& args) {
     for (const std::string& w : format_warnings) {
       text << "warning [format_not_run]: " << w << " (the sizes are memory's alone)\n";
     }
-    // SGLang's KV formats are its own limit; the others are the GPU's.
-    const std::string not_served = engine == "sglang" && !SglangKvProblem(*kv_format).empty()
-                                       ? "SGLang does not store this KV format"
-                                       : "no engine serves this format on " + gpu->id;
+    // The engine's KV formats are its own limit (SGLang's, vLLM's for a
+    // latent cache); the others are the GPU's.
+    const std::string not_served =
+        engine_kv_problem.empty() ? "no engine serves this format on " + gpu->id
+        : engine == "sglang"      ? "SGLang does not store this KV format"
+                                  : "vLLM does not store this KV format for this model";
     if (!runnable) {
       text << "DOES NOT RUN: " << not_served << " (memory alone "
            << (report->fits ? "would hold it with " + Gib(report->headroom_bytes) + " to spare"

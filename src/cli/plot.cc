@@ -121,6 +121,11 @@ int RunPlot(const Args& args) {
     std::cerr << "plot: warning [format_not_run]: " << run.error().message()
               << " (the curves are memory's alone)\n";
   }
+  if (const std::string problem = engine == "sglang" ? SglangKvProblem(*kv) : "";
+      !problem.empty()) {
+    std::cerr << "plot: warning [format_not_run]: " << problem
+              << " (the curves are memory's alone)\n";
+  }
   o.kv_engine = engine;
   if (weight_format != "auto") {
     auto w = ParseWeightFormat(weight_format);
@@ -149,6 +154,11 @@ int RunPlot(const Args& args) {
     if (!m) return ReportError("plot", m.error());
     if (auto problem = TensorParallelProblem(*m, gpus); !problem.empty()) {
       return ReportError("plot", Error("--gpus: " + problem));
+    }
+    if (const std::string problem = engine == "vllm" ? VllmKvProblem(*kv, *m) : "";
+        !problem.empty()) {
+      std::cerr << "plot: warning [format_not_run]: " << problem
+                << " (the curves are memory's alone)\n";
     }
     if (weight_format == "auto") {
       if (auto run = CheckCheckpointRuns(*gpu, *m); !run) {

@@ -208,8 +208,8 @@ std::vector<FitAlternative> SuggestAlternatives(const FitRequest& request,
   const GpuSpec& gpu = request.deployment.gpu;
   auto runs = [&](FormatRole role, const Result<ElementFormat>& f) {
     return f.ok() && CheckGpuRuns(gpu, role, *f).ok() &&
-           (role != FormatRole::kKvCache || request.engine != "sglang" ||
-            SglangKvProblem(*f).empty());
+           (role != FormatRole::kKvCache ||
+            EngineKvProblem(request.engine, *f, request.model).empty());
   };
   auto fp8 = ParseElementFormat("fp8-e4m3");
   auto nvfp4 = ParseElementFormat("nvfp4");

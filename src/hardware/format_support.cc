@@ -372,6 +372,27 @@ std::string SglangKvProblem(const ElementFormat& format) {
          "(fp4_e2m1, an MXFP4 cache on Blackwell, is not modelled)";
 }
 
+std::string VllmKvProblem(const ElementFormat& format, const ModelShape& model) {
+  const bool latent = std::any_of(model.layers.begin(), model.layers.end(),
+                                  [](const LayerShape& l) { return l.latent_dim > 0; });
+  static const std::set<std::string> mla_stores = {"bf16", "fp16", "fp8", "fp8-e4m3"};
+  if (!latent || mla_stores.count(format.name)) return "";
+  // Any int4 group: the one vLLM has is int4_per_token_head.
+  const std::string name = format.name.starts_with("int4") ? "int4" : format.name;
+  return "vLLM stores no " + name + " KV cache for " + model.name +
+         "'s latent (MLA) attention: its MLA backends (FlashMLA, FlashInfer MLA, CUTLASS MLA, "
+         "Triton MLA) keep the latent as the model's dtype or fp8 (e4m3); its per-token-head "
+         "caches run in the Triton attention backend only, NVFP4 in FlashInfer's standard "
+         "attention";
+}
+
+std::string EngineKvProblem(const std::string& engine, const ElementFormat& format,
+                            const ModelShape& model) {
+  if (engine == "sglang") return SglangKvProblem(format);
+  if (engine == "vllm") return VllmKvProblem(format, model);
+  return "";
+}
+
 std::int64_t VllmInt4KvGroup(const ModelShape& model) {
   for (const LayerShape& l : model.layers) {
     if (l.kv_heads <= 0 || l.latent_dim > 0) continue;

@@ -190,7 +190,8 @@ Result<std::string> MemorySection(const Scenario& s) {
   for (const char* narrower : {"fp8", "nvfp4"}) {
     auto f = ParseElementFormat(narrower);
     if (f && f->element_bits < config->kv_format.element_bits &&
-        CheckGpuRuns(config->gpu, FormatRole::kKvCache, *f).ok()) {
+        CheckGpuRuns(config->gpu, FormatRole::kKvCache, *f).ok() &&
+        EngineKvProblem(s.deployment.engine, *f, config->model).empty()) {
       formats.push_back(*f);
       format_labels.push_back(narrower);
     }
@@ -714,7 +715,8 @@ Result<std::string> BreakevenSection(const Scenario& s, std::optional<double> pr
   for (const char* narrower : {"fp8", "nvfp4"}) {
     auto f = ParseElementFormat(narrower);
     if (f && f->element_bits < config->kv_format.element_bits &&
-        CheckGpuRuns(config->gpu, FormatRole::kKvCache, *f).ok()) {
+        CheckGpuRuns(config->gpu, FormatRole::kKvCache, *f).ok() &&
+        EngineKvProblem(s.deployment.engine, *f, config->model).empty()) {
       formats.push_back(*f);
     }
   }

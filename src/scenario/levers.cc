@@ -205,7 +205,9 @@ std::vector<Lever> Levers(const Scenario& s) {
   std::vector<Lever> levers;
   auto kv = ParseElementFormat(s.kv_format);
   auto gpu = LookupGpu(s.deployment.gpu);
-  // A KV format lever, or why it cannot apply on this GPU.
+  auto model = LoadScenarioModel(s);
+  // A KV format lever, or why it cannot apply on this GPU, under this
+  // engine, for this model.
   auto kv_lever = [&](const std::string& format) {
     Lever lever{format + " KV cache", {{"/kv_format", "\"" + format + "\""}}, ""};
     auto f = ParseElementFormat(format);
@@ -214,14 +216,13 @@ std::vector<Lever> Levers(const Scenario& s) {
         lever.not_applicable = runs.error().message();
       }
     }
-    if (f && s.deployment.engine == "sglang" && lever.not_applicable.empty()) {
-      lever.not_applicable = SglangKvProblem(*f);
+    if (f && model && lever.not_applicable.empty()) {
+      lever.not_applicable = EngineKvProblem(s.deployment.engine, *f, *model);
     }
     levers.push_back(std::move(lever));
   };
   if (kv && kv->element_bits > 8) kv_lever("fp8");
   if (kv && kv->element_bits > 4) kv_lever("nvfp4");
-  auto model = LoadScenarioModel(s);
   // Constant-state layers (SSM, linear attention, short convolutions) keep
   // a state a block prefix cache cannot reuse: a scenario may not turn the
   // cache on for them (docs/scenario-format.md).
@@ -283,8 +284,8 @@ std::vector<Lever> Levers(const Scenario& s) {
       for (const auto& [pointer, value] : mla.settings) {
         latent.model.set[pointer.substr(std::string_view("/model/set/").size())] = value;
       }
-      if (auto latent_model = LoadScenarioModel(latent);
-          latent_model && gpu && s.deployment.engine == "vllm" &&
+      auto latent_model = LoadScenarioModel(latent);
+      if (latent_model && gpu && s.deployment.engine == "vllm" &&
           VllmKvBlockRule(*model, *gpu).Keeps(s.prefix_cache.block_size)) {
         const VllmKvBlocks rule = VllmKvBlockRule(*latent_model, *gpu);
         if (!rule.Keeps(s.prefix_cache.block_size)) {
@@ -297,6 +298,9 @@ std::vector<Lever> Levers(const Scenario& s) {
         mla.not_applicable =
             "the model's constant-state layers have no latent form (the rewrite is defined for "
             "models whose every mixing layer is attention)";
+      } else if (latent_model && kv && s.deployment.engine == "vllm") {
+        // vLLM's MLA backends store no int4 or per-token-head cache.
+        mla.not_applicable = VllmKvProblem(*kv, *latent_model);
       }
       levers.push_back(std::move(mla));
     }

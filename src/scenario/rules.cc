@@ -412,6 +412,21 @@ Status Int4KvIsVllms(const ReadState& state, Scenario* s) {
           kv->name + " (\"int4\" names vLLM's)");
 }
 
+// vLLM's MLA backends store a latent cache as the model's dtype or fp8
+// e4m3 only (VllmKvProblem).
+Status LatentKvIsOneVllmStores(const ReadState& state, Scenario* s) {
+  if (s->pricing || s->deployment.engine != "vllm") return OkStatus();
+  auto kv = ParseElementFormat(s->kv_format);
+  if (!kv) return OkStatus();  // the row's domain said so
+  auto model = LoadScenarioModel(*s);
+  if (!model) return OkStatus();  // ModelLoads said so
+  const std::string problem = VllmKvProblem(*kv, *model);
+  if (problem.empty()) return OkStatus();
+  return state.source().Bad(
+      state.Given("/kv_format") ? state.At("/kv_format") : std::string("/kv_format"),
+      problem + "; pick bf16 or fp8");
+}
+
 // SGLang stores its KV cache as the model's dtype or as fp8 (its
 // --kv-cache-dtype: auto, bf16, fp8_e4m3, fp8_e5m2; fp4_e2m1, an MXFP4
 // cache on Blackwell, is not modelled): no int4, int2, per-token-head fp8
@@ -543,6 +558,11 @@ const std::vector<Rule>& CrossKeyRules() {
        "names it); another group size is not one vLLM runs (a sweep point that breaks it is a "
        "row marked not runnable)",
        Int4KvIsVllms, true},
+      {"",
+       "`kv_format` on vLLM for a model with latent (MLA) attention is the model's dtype or fp8 "
+       "e4m3 (`bf16`, `fp16`, `fp8`, `fp8-e4m3`), all its MLA backends store (a sweep point "
+       "that breaks it is a row marked not runnable)",
+       LatentKvIsOneVllmStores, true},
       {"",
        "`kv_format` on SGLang is one its `--kv-cache-dtype` stores: the model's dtype (bf16, "
        "fp16, fp32) or fp8 (`fp8`, `fp8-e4m3`, `fp8-e5m2`) (a sweep point that breaks it is a "

@@ -672,6 +672,24 @@ TEST(FitCliTest, SglangRunsOnlyTheKvFormatsItStores) {
   EXPECT_EQ(std::find(changes.begin(), changes.end(), "nvfp4 KV cache"), changes.end());
 }
 
+// DeepSeek-V3 keeps a latent (MLA) cache, which vLLM's MLA backends store
+// as the model's dtype or fp8 only: its int4 cache (memory would hold it
+// on 8 H200s) does not run, --check exits 1; under fp8 it fits.
+TEST(FitCliTest, VllmStoresALatentCacheOnlyAsItsMlaBackendsDo) {
+  const std::string fit = "fit --model deepseek-v3 --gpu h200 --gpus 8 --context 32k --check";
+  const auto int4 = RunKvbill(fit + " --kv-format int4");
+  EXPECT_EQ(int4.exit_status, 1) << int4.out << int4.err;
+  EXPECT_NE(int4.out.find("DOES NOT RUN: vLLM does not store this KV format for this model "
+                          "(memory alone would hold it"),
+            std::string::npos)
+      << int4.out;
+  EXPECT_NE(int4.out.find("warning [format_not_run]: vLLM stores no int4 KV cache for "
+                          "deepseek-v3's latent (MLA) attention"),
+            std::string::npos)
+      << int4.out;
+  EXPECT_EQ(RunKvbill(fit + " --kv-format fp8").exit_status, 0);
+}
+
 // gpt-oss-20b's 12 sliding layers (a 128-token window, 16-token blocks)
 // hold the prefill chunk beside their window: vLLM computes 2,048 tokens an
 // iteration on an L4 (below 70 GiB), ceil(128 / 16) + ceil(2,048 / 16) + 1

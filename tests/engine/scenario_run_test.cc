@@ -152,6 +152,42 @@ TEST(ScenarioRunTest, SglangRunsOnlyTheKvFormatsItStores) {
                   .ok());
 }
 
+// vLLM serves a latent (MLA) cache on its MLA backends, whose
+// supported_kv_cache_dtypes are auto, bfloat16, fp8 and fp8_e4m3 (FlashMLA,
+// FlashInfer MLA, CUTLASS MLA, Triton MLA): DeepSeek-V3 with vLLM's int4 or
+// per-token-head fp8 cache (Triton attention backend only) is refused
+// naming kv_format, as is NVFP4 on a B200 where Llama runs it; bf16 and fp8
+// run.
+TEST(ScenarioRunTest, VllmRunsOnlyTheKvFormatsItsMlaBackendsStore) {
+  auto parse = [](const std::string& model, const std::string& kv, const std::string& gpu) {
+    return ParseScenario(R"({"model": ")" + model + R"(", "kv_format": ")" + kv +
+                             R"(", "deployment": {"gpu": ")" + gpu +
+                             R"(", "gpus_per_replica": 8}})",
+                         "s.json");
+  };
+  for (const char* kv : {"int4", "int4-g128", "fp8-per-token-head"}) {
+    auto s = parse("deepseek-v3", kv, "h200");
+    ASSERT_FALSE(s.ok()) << kv;
+    EXPECT_EQ(s.error().message().rfind("s.json#/kv_format: vLLM stores no ", 0), 0u)
+        << s.error().message();
+    EXPECT_NE(s.error().message().find("KV cache for deepseek-v3's latent (MLA) attention"),
+              std::string::npos)
+        << s.error().message();
+  }
+  auto nvfp4 = parse("deepseek-v3", "nvfp4", "b200");
+  ASSERT_FALSE(nvfp4.ok());
+  EXPECT_EQ(nvfp4.error().message().rfind("s.json#/kv_format: vLLM stores no nvfp4 KV cache", 0),
+            0u)
+      << nvfp4.error().message();
+  for (const char* kv : {"bf16", "fp8", "fp8-e4m3"}) {
+    auto s = parse("deepseek-v3", kv, "h200");
+    EXPECT_TRUE(s.ok()) << kv << ": " << (s.ok() ? "" : s.error().message());
+  }
+  // A model with per-head attention keeps them: NVFP4 on a B200, int4 on H200.
+  EXPECT_TRUE(parse("llama-3.1-70b", "nvfp4", "b200").ok());
+  EXPECT_TRUE(parse("llama-3.1-70b", "int4", "h200").ok());
+}
+
 // Without deployment.memory_fraction vLLM takes 0.9 of the GPU and SGLang
 // its own mem_fraction_static: on one H100 (81,510.8 MiB usable: 0.9 of it
 // is the 76,922,864,271 B of fit_test.cc) SGLang reserves 512 + 1.5 x 8,192

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace kvbill {
 namespace {
@@ -63,6 +65,48 @@ TEST(LeversTest, TheLatentCacheLeverTakesTheBlocksVllmRunsItIn) {
   EXPECT_NE(std::find(h100.begin(), h100.end(), block), h100.end());
   EXPECT_FALSE(has_block(MlaSettings("h100-sxm", 128)));
   EXPECT_FALSE(has_block(MlaSettings("a100-80gb", 16)));
+}
+
+// vLLM's MLA backends store no NVFP4 cache (VllmKvProblem): on a B200, where
+// Llama's NVFP4 lever runs, DeepSeek-V3's is not applicable and says why;
+// its fp8 lever applies.
+TEST(LeversTest, AnNvfp4LeverForALatentCacheOnVllmIsNotApplicable) {
+  const auto lever = [](const std::string& model, const std::string& name) {
+    auto s = ParseScenario(
+        R"({"model": ")" + model + R"(", "deployment": {"gpu": "b200", "gpus_per_replica": 8}})",
+        "inline.json");
+    EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message());
+    for (const Lever& l : Levers(*s)) {
+      if (l.name == name) return l;
+    }
+    ADD_FAILURE() << "no lever " << name << " for " << model;
+    return Lever{};
+  };
+  EXPECT_EQ(lever("deepseek-v3", "nvfp4 KV cache")
+                .not_applicable.rfind("vLLM stores no nvfp4 KV cache for deepseek-v3's latent", 0),
+            0u);
+  EXPECT_EQ(lever("deepseek-v3", "fp8 KV cache").not_applicable, "");
+  EXPECT_EQ(lever("llama-3.1-70b", "nvfp4 KV cache").not_applicable, "");
+}
+
+// The latent-cache rewrite of a Qwen3-8B scenario in vLLM's int4 cache would
+// run on an MLA backend, which stores no int4: not applicable, saying so
+// (it failed at the variant's scenario check); in bf16 it applies.
+TEST(LeversTest, TheLatentCacheLeverNeedsAKvFormatVllmsMlaBackendsStore) {
+  for (const auto& [kv, reason] : std::vector<std::pair<std::string, std::string>>{
+           {"int4", "vLLM stores no int4 KV cache for qwen3-8b's latent (MLA) attention"},
+           {"bf16", ""}}) {
+    auto s = ParseScenario(R"({"model": "qwen3-8b", "kv_format": ")" + kv + R"("})", "inline.json");
+    ASSERT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message());
+    bool found = false;
+    for (const Lever& l : Levers(*s)) {
+      if (!l.name.starts_with("architecture: latent KV cache")) continue;
+      found = true;
+      EXPECT_EQ(l.not_applicable.substr(0, reason.size()), reason) << kv;
+      EXPECT_EQ(l.not_applicable.empty(), reason.empty()) << kv << ": " << l.not_applicable;
+    }
+    EXPECT_TRUE(found) << kv;
+  }
 }
 
 // Two one-turn tasks of 70,000 tokens: both prompts pass 65,536, but

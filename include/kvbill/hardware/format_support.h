@@ -103,6 +103,20 @@ Status CheckCheckpointRuns(const GpuSpec& gpu, const ModelShape& model);
 // int2, per-token-head fp8 or NVFP4 cache.
 std::string SglangKvProblem(const ElementFormat& format);
 
+// Empty when vLLM stores `model`'s KV cache in `format`, else why not. A
+// model with latent (MLA) attention runs on vLLM's MLA backends (FlashMLA,
+// FlashInfer MLA, CUTLASS MLA, Triton MLA), whose caches are the model's
+// dtype or fp8 e4m3 (their supported_kv_cache_dtypes: auto, bfloat16, fp8,
+// fp8_e4m3); the per-token-head caches (int4, fp8) live in vLLM's Triton
+// attention backend only, and its NVFP4 cache in FlashInfer's standard
+// attention. Any other model: "" (the GPU's matrix decides, CheckGpuRuns).
+std::string VllmKvProblem(const ElementFormat& format, const ModelShape& model);
+
+// The KV formats an engine ("vllm" or "sglang") stores for `model`:
+// SglangKvProblem or VllmKvProblem.
+std::string EngineKvProblem(const std::string& engine, const ElementFormat& format,
+                            const ModelShape& model);
+
 // The matrix as Markdown tables (weights, then KV cache): one row per
 // format, one column per architecture; docs/hardware.md#formats holds it.
 std::string FormatMatrixMarkdown();
