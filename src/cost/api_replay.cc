@@ -126,6 +126,7 @@ Result<ApiReplayOutcome> ReplayApi(const std::vector<Task>& tasks,
         out.longest_over_limit = prompt;
         out.over_limit_model = price.id;
         out.over_limit = window;
+        out.over_limit_is_tier_window = window != price.max_input_tokens;
       }
     }
     o.predicted = cache.Serve(timed.time_s, pieces);

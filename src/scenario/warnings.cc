@@ -574,7 +574,9 @@ void ApiContextLimit(const ApiPricingRun& run, std::vector<RunWarning>* out) {
            " above the model's context window (the longest, " +
            FormatWithSeparators(r.longest_over_limit) + " tokens, against " + r.over_limit_model +
            "'s " + FormatWithSeparators(r.over_limit) +
-           " input tokens, the price sheet's max_input_tokens): the provider refuses such a "
+           (r.over_limit_is_tier_window ? " input tokens, the window of its long-context tier"
+                                        : " input tokens, the price sheet's max_input_tokens") +
+           "): the provider refuses such a "
            "request, and the bill prices it as if served; bound the context (context_policy) "
            "or price a model with a longer window"});
 }

@@ -293,6 +293,27 @@ TEST(SimulateCliTest, ApiPromptsPastTheContextWindowAreWarned) {
               !limit.empty())
         << csv.err;
   }
+  // That tier's window is Anthropic's 1M-token beta (Claude API support
+  // article 8606395): 5,000 + 1,200,000 = 1,205,000 tokens are past it.
+  std::ofstream(dir + "/huge.jsonl") << R"({"kvbill_trace":1}
+{"id":"a","arrival_s":0,"turns":[{"spans":[{"kind":"system","tokens":5000},{"kind":"user","tokens":1200000}],"out":500}]}
+)";
+  std::ofstream(dir + "/apihuge.json")
+      << R"({"trace": {"file": "huge.jsonl"}, "pricing": {"provider": "anthropic", )"
+         R"("model": "claude-sonnet-4-5"}})";
+  const auto huge = RunKvbill("simulate --format json --scenario " + dir + "/apihuge.json");
+  ASSERT_EQ(huge.exit_status, 0) << huge.err;
+  std::string limit;
+  const auto huge_json = nlohmann::json::parse(huge.out);
+  for (const auto& w : huge_json["summary"]["warnings"]) {
+    if (w["code"] == "context_limit") limit = w["message"];
+  }
+  EXPECT_EQ(limit.rfind("1 request has a prompt above the model's context window (the longest, "
+                        "1,205,000 tokens, against claude-sonnet-4-5's 1,000,000 input tokens, "
+                        "the window of its long-context tier)",
+                        0),
+            0u)
+      << limit;
 }
 
 // Per-request records are JSON: asked for with a table or CSV alone they

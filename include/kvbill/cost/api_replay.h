@@ -102,9 +102,10 @@ struct ApiReplayOutcome {
   // Requests whose prompt is above their model's window (InputLimit): the
   // provider refuses them; priced here as if it served them.
   int over_input_limit = 0;
-  Tokens longest_over_limit = 0;  // the longest such prompt
-  std::string over_limit_model;   // its model's sheet id
-  Tokens over_limit = 0;          // and that model's window
+  Tokens longest_over_limit = 0;           // the longest such prompt
+  std::string over_limit_model;            // its model's sheet id
+  Tokens over_limit = 0;                   // and that model's window
+  bool over_limit_is_tier_window = false;  // the long-context tier's, not max_input_tokens
 };
 
 // A model's list price and the provider cache its calls go through.

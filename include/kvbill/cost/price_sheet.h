@@ -52,8 +52,8 @@ struct ModelPrice {
   double fast_multiplier = 0;
   // The longest prompt (input + cache writes + cache reads) the provider
   // takes; 0 = not listed. A listed window at or below a long-context tier's
-  // threshold is the standard one, which the tier's (beta) window extends:
-  // not a limit (InputLimit).
+  // threshold is the standard one, which the tier's (beta) window extends
+  // (InputLimit).
   Tokens max_input_tokens = 0;
   std::string source;  // where the figures come from, with its date
   std::string notes;   // provider rules applied, deviations from the source
@@ -68,11 +68,19 @@ struct SkippedPrice {
   std::string missing;  // "output_cost_per_token", "input_cost_per_token and ..."
 };
 
+// Anthropic's long-context window: the models it prices above 200,000
+// tokens take 1,000,000 with the context-1m beta (Claude API support article
+// 8606395, "How large is the Claude API's context window": 1M tokens for
+// Claude Opus 4.6, Sonnet 4.5 and Sonnet 4).
+inline constexpr Tokens kAnthropicLongContextWindow = 1'000'000;
+
 // The prompt limit a replay holds a request to: max_input_tokens, unless a
-// long-context tier starts at or above it; 0 when none applies.
+// long-context tier starts at or above it: then the tier's window, which
+// for Anthropic is kAnthropicLongContextWindow and for another provider is
+// not known (0, none applies). 0 when none is listed.
 inline Tokens InputLimit(const ModelPrice& price) {
   if (price.long_context_threshold > 0 && price.max_input_tokens <= price.long_context_threshold) {
-    return 0;
+    return price.provider == "anthropic" ? kAnthropicLongContextWindow : 0;
   }
   return price.max_input_tokens;
 }
