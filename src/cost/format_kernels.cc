@@ -135,10 +135,23 @@ TimedGemm GemmForFormat(const GpuKernelCurves& base, const FormatRun& run,
   }
   const double rate = c == "w8a16" ? weight_only.bits8 : weight_only.bits4;
   out.curve.compute_rate = rate;
+  const std::string parameter = std::string("profile \"") + weight_only.profile +
+                                "\" parameter weight_only_" + (c == "w8a16" ? "8" : "4") +
+                                "bit_rate";
+  // The rates are fitted on runs of Marlin's kernels; another weight-only
+  // kernel (bitsandbytes, GPTQ's exllama kernels for 2 and 3 bits, Triton
+  // AWQ on ROCm, one outside the matrix) borrows Marlin's: an assumption.
+  const std::string& kernel = run.cell.kernel;
+  if (kernel.find("Marlin") == std::string::npos || kernel.find("no Marlin") != std::string::npos) {
+    out.use.timing = "assumed: the bf16 GEMM curve at the stored width, computing at " +
+                     Percent(rate) + " of its rate, the rate " + parameter +
+                     " fitted for Marlin's kernels (no measurement of " +
+                     (kernel == "unknown" ? format.name + "'s kernel" : kernel) + ")";
+    return out;
+  }
   out.use.timing = "fitted: the bf16 GEMM curve at the stored width, computing at " +
-                   Percent(rate) + " of its rate (dequantisation in the main loop; profile \"" +
-                   weight_only.profile + "\" parameter weight_only_" + (c == "w8a16" ? "8" : "4") +
-                   "bit_rate, fitted end to end: no table measures " + "dense weight-only GEMMs)";
+                   Percent(rate) + " of its rate (dequantisation in the main loop; " + parameter +
+                   ", fitted end to end: no table measures dense weight-only GEMMs)";
   return out;
 }
 

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "kvbill/cost/engine_profile.h"
 #include "kvbill/cost/operator_cost_model.h"
@@ -78,6 +81,33 @@ TEST(FormatKernelsTest, WeightOnlyGemmStreamsStoredBytesAndComputesAtTheProfileR
   EXPECT_DOUBLE_EQ(awq.curve.weight_bytes, 4.25 / 8);
   EXPECT_DOUBLE_EQ(awq.curve.compute_rate, 0.25);
   EXPECT_EQ(awq.use.computed, "W4A16");
+  EXPECT_EQ(awq.use.timing.rfind("fitted: ", 0), 0u) << awq.use.timing;
+}
+
+// The weight-only rates are fitted on Marlin's kernels: 2-bit GPTQ (its
+// exllama kernels) and a width outside the matrix (3 bits) borrow the 4-bit
+// rate, an assumption the timing says (and timing_assumed reports), not
+// "fitted".
+TEST(FormatKernelsTest, AWeightOnlyKernelOtherThanMarlinBorrowsItsRateAsAnAssumption) {
+  // A 3-bit GPTQ checkpoint's format (read from its quantization_config).
+  const ElementFormat int3{"int3-g128", 3, 128, 32, ""};
+  for (const auto& [format, kernel] : std::vector<std::pair<ElementFormat, std::string>>{
+           {Fmt("int2"), "GPTQ exllama kernels (2-bit; no Marlin)"},
+           {int3, "int3-g128's kernel"}}) {
+    SCOPED_TRACE(format.name);
+    const TimedGemm g = GemmForFormat(
+        HandCurves("h100-sxm"), HowGpuRuns(Gpu("h100-sxm"), FormatRole::kWeights, format), format,
+        false, 1.0, WeightOnlyRates{0.5, 0.25, "test"}, "weights");
+    EXPECT_DOUBLE_EQ(g.curve.compute_rate, 0.25);
+    EXPECT_EQ(g.use.timing.rfind("assumed: the bf16 GEMM curve at the stored width, computing at "
+                                 "25% of its rate, the rate profile \"test\" parameter "
+                                 "weight_only_4bit_rate fitted for Marlin's kernels (no "
+                                 "measurement of " +
+                                     kernel + ")",
+                                 0),
+              0u)
+        << g.use.timing;
+  }
 }
 
 // NVFP4 on MI355X (CDNA 4): vLLM's emulation dequantises the dense layers
