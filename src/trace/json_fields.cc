@@ -27,7 +27,8 @@ Result<Json> ParseJson(std::string_view text) {
   // One line (a JSONL record): the byte gives the column. A whole file: say
   // which line, so the position can be found.
   const std::size_t byte = std::min(problem.byte, text.size());
-  const std::string detail = problem.kind == Kind::kTooDeep ? ": " + problem.reason : "";
+  const bool nul = byte < text.size() && text[byte] == '\0';
+  const std::string detail = problem.kind == Kind::kTooDeep || nul ? ": " + problem.reason : "";
   const std::size_t last_newline = text.substr(0, byte).rfind('\n');
   if (last_newline == std::string_view::npos) {
     return Error("invalid JSON at column " + std::to_string(byte + 1) + detail);

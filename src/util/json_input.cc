@@ -150,6 +150,13 @@ std::optional<BasicJson> ParseText(std::string_view text, Problem* problem,
                        "nested deeper than " + std::to_string(kMaxDepth) + " levels", ""};
     return std::nullopt;
   }
+  // nlohmann's lexer reads a NUL byte as the end of the input (the end of
+  // a C string), so a document followed by one would end there, silently
+  // dropping the rest: JSON has no NUL byte outside a \u0000 escape.
+  if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    *problem = Problem{Problem::Kind::kSyntax, nul, "a NUL byte (JSON has none)", ""};
+    return std::nullopt;
+  }
   DuplicateKeyFinder<BasicJson> duplicates;
   BasicJson doc;
   try {

@@ -12,7 +12,8 @@
 //         configs excepted: Python's json keeps the last, so they accept it
 //         and print what they print for the original);
 //   nul   "zz":"a<NUL>b"               -> exit 2 naming the file (a raw
-//         control character is not JSON);
+//         control character is not JSON); and the file followed by a NUL
+//         byte and more -> exit 2 naming the file and the NUL byte;
 //   bom   the original behind a UTF-8 byte order mark -> exactly the
 //         original's exit status and output (decision: a BOM at the start of
 //         a file is accepted by every reader).
@@ -149,6 +150,14 @@ TEST(JsonConformanceCliTest, EveryReaderAnswersHostileJsonTheSameWay) {
     EXPECT_EQ(nul.exit_status, 2) << nul.err;
     EXPECT_NE(nul.err.find(reader.name), std::string::npos) << nul.err;
     EXPECT_EQ(nul.out, "");
+
+    // A NUL byte after a complete document (or line) ended nlohmann's
+    // input there: the rest was dropped and the file accepted.
+    const auto trailing = run(reader.fixture + std::string("\0junk{{{", 8));
+    EXPECT_EQ(trailing.exit_status, 2) << trailing.err;
+    EXPECT_NE(trailing.err.find(reader.name), std::string::npos) << trailing.err;
+    EXPECT_NE(trailing.err.find("a NUL byte"), std::string::npos) << trailing.err;
+    EXPECT_EQ(trailing.out, "");
 
     const auto bom = run("\xEF\xBB\xBF" + reader.fixture);
     EXPECT_EQ(bom.exit_status, original.exit_status) << bom.err;
