@@ -87,6 +87,7 @@ Status AtomicOutputFile::Commit() {
     return Error(path_ + ": write failed: " + std::strerror(synced ? errno : sync_errno));
   }
   chmod(temp_path_.c_str(), mode_);
+  if (auto input = CheckNotAnInput(path_); !input) return input.error();
   if (std::rename(temp_path_.c_str(), path_.c_str()) != 0) {
     return Error(path_ + ": cannot rename into place: " + std::strerror(errno));
   }

@@ -155,6 +155,7 @@ Status ReadOne(const std::string& path, UsageLog* log, bool* had_usage,
   *had_usage = false;
   std::ifstream in(path, std::ios::binary);
   if (!in) return unreadable != nullptr ? unreadable->Handle(OpenError(path)) : OpenError(path);
+  NoteInputFile(path);
   const std::size_t before = log->calls.size() + log->runs.size();
   if (auto s = ReadUsageLog(in, path, log); !s) return s;
   *had_usage = log->calls.size() + log->runs.size() > before;

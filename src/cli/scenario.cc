@@ -58,7 +58,7 @@ int RunDocs(const Args& args) {
     return *stop;
   }
   if (write && check) return ReportError(command, Error("give --write or --check, not both"));
-  auto text = ReadFile(file);
+  auto text = ReadFile(file, /*to_rewrite=*/true);
   if (!text) return ReportError(command, text.error());
   auto generated = WithGeneratedScenarioDocs(*text);
   if (!generated) return ReportError(command, generated.error().Within(file));

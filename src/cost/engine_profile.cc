@@ -400,7 +400,8 @@ Result<EngineProfile> LoadEngineProfile(const std::string& name_or_path) {
   }
   std::error_code ec;
   if (std::filesystem::is_regular_file(name_or_path, ec)) {
-    auto text = ReadFile(name_or_path);
+    // `calibrate --profile P -o P` refits a profile in place.
+    auto text = ReadFile(name_or_path, /*to_rewrite=*/true);
     if (!text) return text.error();
     return ParseEngineProfile(*text, name_or_path);
   }

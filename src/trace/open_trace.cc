@@ -194,6 +194,7 @@ Result<std::unique_ptr<TraceReader>> OpenTrace(const std::string& path,
     if (std::error_code ec; std::filesystem::is_directory(path, ec)) {
       return Error(path + ": a directory, not a trace file");
     }
+    NoteInputFile(path);
     in = std::move(file);
   }
   return OpenTraceStream(std::move(in), path, format, options);

@@ -9,17 +9,52 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <sstream>
+#include <utility>
 
 namespace kvbill {
 
-Result<std::string> ReadFile(const std::string& path) {
+namespace {
+
+// Regular files read as inputs, by device and inode.
+std::mutex& InputsMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+std::set<std::pair<dev_t, ino_t>>& Inputs() {
+  static std::set<std::pair<dev_t, ino_t>> inputs;
+  return inputs;
+}
+
+}  // namespace
+
+void NoteInputFile(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
+  const std::lock_guard<std::mutex> lock(InputsMutex());
+  Inputs().emplace(st.st_dev, st.st_ino);
+}
+
+Status CheckNotAnInput(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return OkStatus();
+  const std::lock_guard<std::mutex> lock(InputsMutex());
+  if (Inputs().count({st.st_dev, st.st_ino}) == 0) return OkStatus();
+  return Error(path +
+               ": is an input of this run; kvbill does not write its output over a file it "
+               "reads (give another output path)");
+}
+
+Result<std::string> ReadFile(const std::string& path, bool to_rewrite) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return OpenError(path);
   if (std::error_code ec; std::filesystem::is_directory(path, ec)) {
     return Error(path + ": a directory, not a file");
   }
+  if (!to_rewrite) NoteInputFile(path);
   std::ostringstream buffer;
   buffer << in.rdbuf();
   if (in.bad()) return Error(path + ": read failed");
@@ -57,6 +92,7 @@ Result<OutputKind> CheckOutputPath(const std::string& path) {
   }
   if (S_ISDIR(st.st_mode)) return Error(path + ": is a directory");
   if (!S_ISREG(st.st_mode)) return OutputKind::kDirect;
+  if (auto input = CheckNotAnInput(path); !input) return input.error();
   std::string dir = std::filesystem::path(path).parent_path().string();
   if (dir.empty()) dir = ".";
   if (access(dir.c_str(), W_OK | X_OK) != 0) {
@@ -121,6 +157,10 @@ Status WriteFileAtomically(const std::string& path, const std::string& contents)
     return Error(path + ": write failed: " + reason);
   }
   chmod(tmp.c_str(), mode);
+  if (auto input = CheckNotAnInput(path); !input) {
+    unlink(tmp.c_str());
+    return input.error();
+  }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const std::string reason = std::strerror(errno);
     unlink(tmp.c_str());

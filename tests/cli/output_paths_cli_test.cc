@@ -6,10 +6,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cli/cli_test_util.h"
 
@@ -150,6 +153,48 @@ TEST_F(OutputPathsCliTest, ABadOutputPathFailsBeforeTheWork) {
   EXPECT_EQ(s.exit_status, 2);
   EXPECT_EQ(s.err, "kvbill simulate: " + (file / "sub").string() +
                        ": cannot create: " + file.string() + " is not a directory\n");
+}
+
+// An output path that names a file the run reads (by any name: a hard
+// link too) would replace the input with the output: exit 2 naming it, the
+// input byte for byte as it was. A file read to be rewritten stays
+// writable: `scenario docs FILE --write`.
+TEST_F(OutputPathsCliTest, AnOutputOverAnInputIsRefusedAndTheInputKept) {
+  const std::string source = KVBILL_SOURCE_DIR;
+  const auto copy = [&](const std::string& from, const std::string& name) {
+    const fs::path to = dir_ / name;
+    fs::copy_file(source + "/" + from, to, fs::copy_options::overwrite_existing);
+    return to.string();
+  };
+  const std::string trace = copy("tests/data/traces/native_small.jsonl", "t.jsonl");
+  const std::string config = copy("tests/data/configs/gemma-2-9b.json", "c.json");
+  const std::string log = copy("tests/data/bill/views.jsonl", "log.jsonl");
+  const fs::path linked = dir_ / "linked.jsonl";
+  fs::create_hard_link(trace, linked);
+  for (const auto& [command, input] : std::vector<std::pair<std::string, std::string>>{
+           {"trace stats " + trace + " -o " + trace, trace},
+           {"trace convert " + trace + " --to native -o " + linked.string(), trace},
+           {"kv --model " + config + " -o " + config, config},
+           {"bill " + log + " -o " + log, log}}) {
+    SCOPED_TRACE(command);
+    const std::string before = Slurp(input);
+    const auto r = testing::RunKvbill(command);
+    EXPECT_EQ(r.exit_status, 2) << r.err;
+    EXPECT_NE(r.err.find(": is an input of this run; kvbill does not write its output over a "
+                         "file it reads (give another output path)"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(Slurp(input), before);
+  }
+  std::vector<std::string> left;
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    left.push_back(entry.path().filename().string());
+  }
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{"c.json", "linked.jsonl", "log.jsonl", "t.jsonl"}));
+  const std::string doc = copy("docs/scenario-format.md", "format.md");
+  const auto docs = testing::RunKvbill("scenario docs " + doc + " --write");
+  EXPECT_EQ(docs.exit_status, 0) << docs.err;
 }
 
 TEST_F(OutputPathsCliTest, SimulateOutRenamesNothingWhenOneOfItsFilesCannotBeWritten) {

@@ -10,8 +10,20 @@
 namespace kvbill {
 
 // Reads a whole file. Error: "<path>: file not found" when it does not exist,
-// else "<path>: cannot open: <reason>" (OpenError).
-Result<std::string> ReadFile(const std::string& path);
+// else "<path>: cannot open: <reason>" (OpenError). The file is an input of
+// the run (NoteInputFile) unless `to_rewrite`: a file the command reads in
+// order to replace it (`scenario docs FILE --write`, a profile refitted in
+// place).
+Result<std::string> ReadFile(const std::string& path, bool to_rewrite = false);
+
+// Remembers a regular file this process reads as an input, so that no
+// output is written over it (CheckNotAnInput). Thread-safe.
+void NoteInputFile(const std::string& path);
+
+// Error "<path>: is an input of this run; ..." when `path` is a regular file
+// NoteInputFile saw (the same device and inode, whatever the name): an
+// output written there would replace what the run read. OK otherwise.
+Status CheckNotAnInput(const std::string& path);
 
 // The error for a file that failed to open, from errno as the failed open
 // left it: "<path>: file not found" for ENOENT, else "<path>: cannot open:
@@ -27,7 +39,7 @@ enum class OutputKind {
 };
 
 // Checks an output path before any work, so that a bad -o fails fast.
-// Errors: "<path>: is a directory", "<path>: is a symbolic link; kvbill does
+// Errors: CheckNotAnInput's, "<path>: is a directory", "<path>: is a symbolic link; kvbill does
 // not write through links (give the file it points to)", "<path>: cannot
 // create: <reason>" (a missing or unwritable directory).
 Result<OutputKind> CheckOutputPath(const std::string& path);
@@ -35,8 +47,8 @@ Result<OutputKind> CheckOutputPath(const std::string& path);
 // Writes `contents` to `path`: a new path or a regular file through a
 // temporary file in the same directory that is renamed over `path` only once
 // fully written and flushed (an existing file keeps its permission bits), so
-// a failure leaves no partial file; a device or FIFO directly. Error names
-// the path.
+// a failure leaves no partial file; a device or FIFO directly. A file the
+// run read is never replaced (CheckNotAnInput). Error names the path.
 Status WriteFileAtomically(const std::string& path, const std::string& contents);
 
 }  // namespace kvbill
