@@ -120,6 +120,27 @@ std::optional<int> ParseOptions(const Args& args, const std::string& command,
               << "run `kvbill " << command << " --help` for the options\n";
     return Error::kInputExitStatus;
   }
+  // An empty value is a mistake (an unset shell variable), never "not
+  // given": `--trace ""` ran the scenario's own workload, `-o ""` wrote to
+  // standard output.
+  for (const auto& [name, value] : vm) {
+    if (value.defaulted()) continue;
+    bool empty = false;
+    if (value.value().type() == typeid(std::string)) {
+      empty = value.as<std::string>().empty();
+    } else if (value.value().type() == typeid(std::vector<std::string>)) {
+      const auto& list = value.as<std::vector<std::string>>();
+      empty = std::find(list.begin(), list.end(), std::string()) != list.end();
+    }
+    if (!empty) continue;
+    // Each command names one positional argument.
+    const bool positional_name = positional != nullptr && positional->max_total_count() > 0 &&
+                                 positional->name_for_position(0) == name;
+    std::cerr << "kvbill " << command << ": "
+              << (positional_name ? "an empty argument" : "--" + name + ": an empty value")
+              << " (give one, or leave it out)\n";
+    return Error::kInputExitStatus;
+  }
   // A bad output path fails now, before the work (docs/robustness.md).
   for (const char* name : {"out", "output"}) {
     const po::option_description* option = options.find_nothrow(name, false);

@@ -20,10 +20,11 @@ namespace {
 // The latest arrival a simulation times (the engine's bound, 31.7 years).
 constexpr Seconds kLatestArrivalSeconds = 1e9;
 
-// Writes `tasks` generated tasks to `out`; a task past the latest arrival
-// is an error naming the rate.
+// Writes `tasks` generated tasks to `out` (none when null); a task past the
+// latest arrival is an error naming the rate.
 Status Generate(TraceGenerator* generator, std::int64_t tasks, std::ostream* out) {
-  TraceWriter writer(out);
+  std::optional<TraceWriter> writer;
+  if (out != nullptr) writer.emplace(out);
   for (std::int64_t i = 0; i < tasks; ++i) {
     const Task task = generator->Next();
     if (!(task.arrival_s <= kLatestArrivalSeconds)) {
@@ -31,8 +32,11 @@ Status Generate(TraceGenerator* generator, std::int64_t tasks, std::ostream* out
                    " would arrive beyond the 1e9 s (31.7 years) a simulation can time: a "
                    "higher rate");
     }
-    if (auto s = writer.Write(task); !s) return s;
+    if (writer) {
+      if (auto s = writer->Write(task); !s) return s;
+    }
   }
+  if (out == nullptr) return OkStatus();
   out->flush();
   if (!*out) return Error("write failed");
   return OkStatus();
@@ -85,8 +89,12 @@ int RunTraceGen(const Args& args) {
     }
     preset->arrivals_per_s = arrivals_per_s;
   }
-  TraceGenerator generator(std::move(*preset), seed);
   if (output == "-") {
+    // Standard output cannot be taken back: a first pass over the same
+    // seed checks every arrival before the first byte is written.
+    TraceGenerator check(*preset, seed);
+    if (auto s = Generate(&check, tasks, nullptr); !s) return ReportError(command, s.error());
+    TraceGenerator generator(std::move(*preset), seed);
     if (auto s = Generate(&generator, tasks, &std::cout); !s) {
       // A failed write stops the generation: said as main says it.
       if (auto written = FlushStandardOutput(); !written)
@@ -95,6 +103,7 @@ int RunTraceGen(const Args& args) {
     }
     return 0;
   }
+  TraceGenerator generator(std::move(*preset), seed);
   auto file = AtomicOutputFile::Create(output);
   if (!file) return ReportError(command, file.error());
   if (auto s = Generate(&generator, tasks, &(*file)->stream()); !s) {

@@ -17,6 +17,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/cli_test_util.h"
@@ -406,6 +407,25 @@ TEST(MalformedCliTest, BillLogsPriceSheetsAndShardsExitTwoNamingWhere) {
 // ignored, write() returns EFBIG) leaves nothing at the output path and no
 // temporary file, for the streaming writer (trace gen) and for the commands
 // that write a finished text (trace convert, simulate --out, report --out).
+// An empty value (an unset shell variable) is an error in every command,
+// never "the option was not given": --trace "" ran the scenario's own
+// workload, -o "" printed to standard output, an empty log name read
+// nothing.
+TEST(MalformedCliTest, AnEmptyValueIsAnErrorNotAnAbsentOption) {
+  for (const auto& [args, said] : std::vector<std::pair<std::string, std::string>>{
+           {"simulate --trace ''", "kvbill simulate: --trace: an empty value"},
+           {"compare --trace ''", "kvbill compare: --trace: an empty value"},
+           {"kv --model qwen3-8b -o ''", "kvbill kv: --out: an empty value"},
+           {"bill ''", "kvbill bill: an empty argument"},
+           {"trace stats ''", "kvbill trace stats: an empty argument"},
+           {"plan --gpus ''", "kvbill plan: --gpus: an empty value"}}) {
+    const auto r = testing::RunKvbill(args);
+    EXPECT_EQ(r.exit_status, 2) << args;
+    EXPECT_EQ(r.err, said + " (give one, or leave it out)\n") << args;
+    EXPECT_EQ(r.out, "") << args;
+  }
+}
+
 TEST(MalformedCliTest, AWriteThatFailsHalfWayLeavesNoFile) {
   const fs::path dir = FreshDir("write_fails");
   const fs::path trace = dir / "in" / "big.jsonl";

@@ -84,6 +84,18 @@ TEST(TraceGenCliTest, BadFlagsGiveExactMessagesExit2AndNoFile) {
         << rate;
     EXPECT_FALSE(std::filesystem::exists(out)) << rate;
   }
+  // To standard output nothing is written either: at 1.5e-6 tasks a second
+  // (a mean gap of 666,667 s) task 1,500 or so passes 1e9 s; the 1,551
+  // before it were printed, then the error came.
+  run = RunKvbill("trace gen --preset chat --tasks 2000 --arrivals-per-s 1.5e-6 -o -");
+  EXPECT_EQ(run.exit_status, 2);
+  EXPECT_EQ(run.out, "");
+  EXPECT_NE(run.err.find("would arrive beyond the 1e9 s"), std::string::npos) << run.err;
+  // An empty output path is refused before any work (it wrote a temporary
+  // file in the working directory, then failed to rename it).
+  run = RunKvbill("trace gen --preset chat --tasks 5 -o ''");
+  EXPECT_EQ(run.exit_status, 2);
+  EXPECT_EQ(run.err, "kvbill trace gen: --output: an empty value (give one, or leave it out)\n");
 
   run = RunKvbill("trace gen --preset chat --tasks 5");
   EXPECT_EQ(run.exit_status, 2);
