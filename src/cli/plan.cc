@@ -148,7 +148,9 @@ Result<std::map<std::string, double>> ParsePrices(const std::string& text) {
     }
     auto gpu = CatalogGpu(item.substr(0, eq), "--gpu-price");
     if (!gpu) return gpu.error();
-    out[*gpu] = *v;
+    if (!out.emplace(*gpu, *v).second) {
+      return Error("--gpu-price: " + *gpu + " is priced twice");
+    }
   }
   return out;
 }
@@ -407,6 +409,9 @@ int RunPlan(const Args& args) {
                              : space.weight_formats;
   sp["speculative"] = space.speculative;
   sp["allow_uncalibrated"] = space.allow_uncalibrated;
+  // --gpu-price: a shard priced otherwise is another plan (merge refuses it).
+  sp["gpu_prices"] = nlohmann::ordered_json::object();
+  for (const auto& [gpu, usd] : space.gpu_prices) sp["gpu_prices"][gpu] = usd;
   sp["api"] = space.api_models;
   sp["api_latency"] = space.api_latency;
   doc["space"] = sp;

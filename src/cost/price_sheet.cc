@@ -214,12 +214,13 @@ Result<std::pair<std::string, std::vector<Override>>> ParseOverride(const std::s
     if (eq == std::string::npos || eq == 0)
       return Error("expected field=value, got \"" + item + "\"");
     const std::string value = item.substr(eq + 1);
-    char* end = nullptr;
-    const double number = std::strtod(value.c_str(), &end);
-    if (value.empty() || end != value.c_str() + value.size()) {
-      return Error(item.substr(0, eq) + ": \"" + value + "\" is not a number");
+    const std::string field = item.substr(0, eq);
+    const std::optional<double> number = ParseDecimal(value);
+    if (!number) return Error(field + ": \"" + value + "\" is not a decimal number");
+    for (const Override& earlier : parsed.second) {
+      if (earlier.field == field) return Error(field + ": given twice");
     }
-    parsed.second.push_back(Override{item.substr(0, eq), number});
+    parsed.second.push_back(Override{field, *number});
     if (comma == std::string_view::npos) break;
     rest = rest.substr(comma + 1);
   }

@@ -16,15 +16,20 @@ std::string_view Trim(std::string_view s) {
 
 }  // namespace
 
-std::optional<double> ParsePositiveNumber(const std::string& text) {
-  std::size_t used = 0;
+std::optional<double> ParseDecimal(std::string_view text) {
+  // from_chars reads decimal and exponent notation only: no hexadecimal
+  // ("0x2", which strtod read as 2), no leading blanks or '+'.
   double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(v)) {
     return std::nullopt;
   }
-  if (used != text.size() || !std::isfinite(v) || !(v > 0)) return std::nullopt;
+  return v;
+}
+
+std::optional<double> ParsePositiveNumber(const std::string& text) {
+  const std::optional<double> v = ParseDecimal(text);
+  if (!v || !(*v > 0)) return std::nullopt;
   return v;
 }
 

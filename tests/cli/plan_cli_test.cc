@@ -84,6 +84,23 @@ TEST(PlanCliTest, ShardsMergeIntoExactlyTheSingleRun) {
   const auto partial = RunKvbill("merge " + dir + "/plan_shard0.json " + dir + "/plan_shard1.json");
   EXPECT_EQ(partial.exit_status, 2);
   EXPECT_NE(partial.err.find("is in no shard"), std::string::npos) << partial.err;
+  // A shard priced with another --gpu-price is another plan: merged, its
+  // rows' dollars would rank against the others' at another price.
+  const std::string priced = dir + "/plan_shard2_priced.json";
+  ASSERT_EQ(
+      RunKvbill(base + " --jobs 1 --shard 2/3 --gpu-price h100-sxm=1 --format json -o " + priced)
+          .exit_status,
+      0);
+  const auto mixed =
+      RunKvbill("merge " + dir + "/plan_shard0.json " + dir + "/plan_shard1.json " + priced);
+  EXPECT_EQ(mixed.exit_status, 2);
+  EXPECT_NE(mixed.err.find(priced + "#/space: from a different plan than "), std::string::npos)
+      << mixed.err;
+  // One GPU priced twice is an error, not the last price.
+  const auto twice = RunKvbill(base + " --gpu-price h100-sxm=2,h100-sxm=3");
+  EXPECT_EQ(twice.exit_status, 2);
+  EXPECT_NE(twice.err.find("--gpu-price: h100-sxm is priced twice"), std::string::npos)
+      << twice.err;
 }
 
 // A window whose arrivals are over before a task is describes a burst, not

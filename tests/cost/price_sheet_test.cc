@@ -192,6 +192,11 @@ TEST(PriceSheetTest, OverridesChangeAFieldOrAddAModel) {
             "output prices");
   EXPECT_EQ(ApplyPriceOverrides({"gpt-5"}, &other).error().message(),
             "--price \"gpt-5\": expected MODEL:field=value");
+  // strtod read "0x10" as 16 and the second of two inputs won.
+  EXPECT_EQ(ApplyPriceOverrides({"gpt-5:input=0x10"}, &other).error().message(),
+            "--price \"gpt-5:input=0x10\": input: \"0x10\" is not a decimal number");
+  EXPECT_EQ(ApplyPriceOverrides({"gpt-5:input=3,input=4"}, &other).error().message(),
+            "--price \"gpt-5:input=3,input=4\": input: given twice");
 }
 
 TEST(PriceSheetTest, FastModeMultipliers) {

@@ -36,7 +36,9 @@ TEST(UnitsTest, ParsesLists) {
 TEST(UnitsTest, PositiveNumbersAreWholeFiniteAndAboveZero) {
   EXPECT_EQ(ParsePositiveNumber("0.25"), 0.25);
   EXPECT_EQ(ParsePositiveNumber("1e-3"), 0.001);
-  for (const char* bad : {"", "0", "-1", "2s", "inf", "nan", "1e999", "x"}) {
+  // Hexadecimal, blanks and a '+' are not decimal numbers (std::stod read
+  // " 0x2" as 2).
+  for (const char* bad : {"", "0", "-1", "2s", "inf", "nan", "1e999", "x", "0x2", " 2", "+2"}) {
     EXPECT_EQ(ParsePositiveNumber(bad), std::nullopt) << bad;
   }
 }

@@ -45,9 +45,14 @@ inline constexpr Seconds kMaxSimulatedSeconds = 1e9;
 // counts above 2^40.
 Result<Tokens> ParseTokenCount(std::string_view text);
 
+// Parses a finite decimal number, the whole of `text` ("0.25", "-3",
+// "1e-3"); nullopt on anything else (empty, blanks, hexadecimal, trailing
+// characters, inf, nan).
+std::optional<double> ParseDecimal(std::string_view text);
+
 // Parses a positive finite decimal number, the whole of `text` ("0.25",
 // "1e-3"); nullopt on anything else (empty, trailing characters, 0, a
-// negative number, inf, nan).
+// negative number, inf, nan, hexadecimal).
 std::optional<double> ParsePositiveNumber(const std::string& text);
 
 // Parses a comma-separated list of token counts ("32k,128k,1M").
