@@ -50,7 +50,13 @@ constexpr char kUsage[] =
 // The rows of the table format (the rest are counted).
 constexpr std::size_t kTableRows = 20;
 
+// An empty sample (no request had a second output token: no TPOT) has no
+// statistics: null, not 0.
 json SummaryJson(const Summary& s) {
+  if (s.count == 0) {
+    return {
+        {"mean", nullptr}, {"p50", nullptr}, {"p90", nullptr}, {"p99", nullptr}, {"max", nullptr}};
+  }
   return {{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}, {"max", s.max}};
 }
 
@@ -212,6 +218,7 @@ std::string Latency(Seconds s) {
 std::string LatencyText(const Scenario& scenario, const RunSummary& sum,
                         const SimulationTotals& totals) {
   auto row = [](const char* name, const Summary& s) {
+    if (s.count == 0) return std::string(name) + "none, not measured\n";
     return std::string(name) + Latency(s.p50) + ", " + Latency(s.p90) + ", " + Latency(s.p99) +
            "\n";
   };

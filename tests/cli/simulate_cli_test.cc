@@ -316,6 +316,28 @@ TEST(SimulateCliTest, ApiPromptsPastTheContextWindowAreWarned) {
       << limit;
 }
 
+// One-token outputs have no time per output token (it is measured between
+// a request's first and second tokens): the JSON's statistics are null and
+// the table says "none", where both once read 0.0 ms.
+TEST(SimulateCliTest, AnEmptyTpotSampleIsNullNotZero) {
+  const std::string dir = ::testing::TempDir();
+  std::ofstream(dir + "/one_token.jsonl") << R"({"kvbill_trace":1}
+{"id":"a","arrival_s":0,"turns":[{"spans":[{"kind":"user","tokens":1000}],"out":1}]}
+)";
+  std::ofstream(dir + "/one_token.json") << R"({"trace": {"file": "one_token.jsonl"}})";
+  const auto r = RunKvbill("simulate --format json --scenario " + dir + "/one_token.json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto summary = nlohmann::json::parse(r.out)["summary"];
+  EXPECT_EQ(summary["tpot_requests"], 0);
+  for (const char* stat : {"mean", "p50", "p90", "p99", "max"}) {
+    EXPECT_TRUE(summary["tpot_s"][stat].is_null()) << stat;
+  }
+  EXPECT_GT(summary["ttft_s"]["p50"].get<double>(), 0);
+  const auto table = RunKvbill("simulate --scenario " + dir + "/one_token.json");
+  EXPECT_NE(table.out.find("  time per output token none, not measured\n"), std::string::npos)
+      << table.out;
+}
+
 // Per-request records are JSON: asked for with a table or CSV alone they
 // would vanish, so that is an error.
 TEST(SimulateCliTest, RequestsWithoutJsonIsAnError) {
