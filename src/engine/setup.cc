@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "kvbill/cost/roofline_cost_model.h"
 #include "kvbill/model/weight_bytes.h"
@@ -80,16 +81,39 @@ Result<EngineSetup> SetUpEngine(const SimulationConfig& config) {
           " per GPU): lower deployment.activation_reserve_gib or raise "
           "deployment.memory_fraction");
     }
-    // Say what would leave room: the smallest power-of-two tensor-parallel
-    // degree whose share of the weights fits (heads permitting), up to 64.
-    std::string hint = ": a smaller weight_format or more GPUs";
+    // Say what would leave room, the likeliest first: a memory fraction
+    // (up to 0.95) that holds the weights and the reserve, a smaller
+    // reserve when the fraction alone holds the weights, then the smallest
+    // power-of-two tensor-parallel degree whose share of the weights fits
+    // (heads permitting), up to 64.
+    std::vector<std::string> fixes;
+    const long double usable = static_cast<long double>(config.gpu.usable_memory_bytes);
+    const long double reserve = config.activation_reserve_gib * kBytesPerGiB;
+    const long double fraction_needed =
+        std::ceil((weights_per_gpu + reserve) / usable * 100 + 1) / 100;
+    if (fraction_needed <= 0.95 && fraction_needed > config.memory_fraction) {
+      fixes.push_back("deployment.memory_fraction " +
+                      FormatFixed(static_cast<double>(fraction_needed), 2));
+    }
+    if (fixes.empty() && reserve > 0 && weights_per_gpu < share) {
+      fixes.push_back(
+          "a deployment.activation_reserve_gib below " +
+          FormatFixed(static_cast<double>((share - weights_per_gpu) / kBytesPerGiB), 2));
+    }
+    std::string gpus = "more GPUs";
     for (int t = 2 * tp; t <= 64; t *= 2) {
       if (static_cast<long double>(weights->PerGpu(t)) + spec.draft_weight_bytes < capacity) {
-        hint = ": deployment.gpus_per_replica " + std::to_string(t) +
-               " would leave room, or a smaller weight_format";
+        gpus = "deployment.gpus_per_replica " + std::to_string(t);
         break;
       }
     }
+    fixes.push_back(gpus);
+    fixes.push_back("a smaller weight_format");
+    std::string hint = ": ";
+    for (std::size_t i = 0; i < fixes.size(); ++i) {
+      hint += (i == 0 ? "" : i + 1 == fixes.size() ? " or " : ", ") + fixes[i];
+    }
+    hint += " would leave room";
     const std::string draft =
         spec.draft_weight_bytes > 0
             ? ", the draft model's " +

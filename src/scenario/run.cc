@@ -13,6 +13,7 @@
 #include "kvbill/metrics/billing.h"
 #include "kvbill/metrics/run_aggregator.h"
 #include "kvbill/model/hf_config.h"
+#include "kvbill/model/weight_bytes.h"
 #include "kvbill/trace/generator.h"
 #include "kvbill/trace/importers.h"
 #include "scenario/scenario_model.h"
@@ -285,7 +286,27 @@ class ObservedSink final : public RecordSink {
 // name the file.
 Error RunError(const Scenario& s, const SimulationConfig& config, const Error& e) {
   if (!e.cannot_serve()) return e.Within(s.source);
+  const long double usable = static_cast<long double>(config.gpu.usable_memory_bytes);
+  const long double share = std::floor(usable * config.memory_fraction);
+  const long double reserve = config.activation_reserve_gib * kBytesPerGiB;
+  // The model's weights alone on a GPU (and the draft's).
+  auto weights = ComputeWeightBytes(config.model, config.weight_format);
+  const long double weights_per_gpu =
+      weights ? static_cast<long double>(weights->PerGpu(config.gpus_per_replica)) +
+                    config.speculative.draft_weight_bytes
+              : 0;
   if (SizeReplicaPool(config)) {
+    // A reserve the scenario set that takes most of what the weights
+    // leave is what shrank the pool.
+    if (config.capacity_tokens == 0 && s.deployment.activation_reserve_gib && weights &&
+        reserve > (share - weights_per_gpu) / 2) {
+      return Error::CannotServe(e.message() +
+                                "; the scenario's deployment.activation_reserve_gib takes " +
+                                FormatBinaryBytes(static_cast<double>(reserve)) + " of the " +
+                                FormatBinaryBytes(static_cast<double>(share - weights_per_gpu)) +
+                                " per GPU the weights leave")
+          .Within(s.source + "#/deployment/activation_reserve_gib");
+    }
     return e.Within(s.source + "#" +
                     (config.capacity_tokens > 0 ? "/prefix_cache/capacity_tokens"
                                                 : "/deployment/gpus_per_replica"));
@@ -294,14 +315,20 @@ Error RunError(const Scenario& s, const SimulationConfig& config, const Error& e
   SimulationConfig no_draft = config;
   no_draft.speculative.draft_weight_bytes = 0;
   no_draft.speculative.draft_kv_bytes_per_token = 0;
-  const long double capacity = std::floor(static_cast<long double>(config.gpu.usable_memory_bytes) *
-                                          config.memory_fraction) -
-                               config.activation_reserve_gib * kBytesPerGiB;
+  const long double capacity = share - reserve;
   if (config.speculative.draft_weight_bytes > 0 && SizeReplicaPool(no_draft)) {
     pointer = "/deployment/speculative/model";
   } else if (capacity <= 0) {
     pointer = s.deployment.activation_reserve_gib ? "/deployment/activation_reserve_gib"
                                                   : "/deployment/memory_fraction";
+  } else if (s.deployment.memory_fraction && weights &&
+             weights_per_gpu + reserve < usable * 0.95L) {
+    // A memory fraction the scenario set below what the weights and the
+    // reserve take, where a fraction up to 0.95 holds them.
+    pointer = "/deployment/memory_fraction";
+  } else if (s.deployment.activation_reserve_gib && weights && weights_per_gpu < share) {
+    // A reserve the scenario set that takes the room the weights leave.
+    pointer = "/deployment/activation_reserve_gib";
   }
   return e.Within(s.source + "#" + pointer);
 }

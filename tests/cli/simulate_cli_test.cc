@@ -217,6 +217,22 @@ TEST(SimulateCliTest, WeightsThatLeaveNoRoomNameTheFieldThatSizesThem) {
           "model": "qwen3-32b"}}, "trace": {"generator": "coding-agent", "tasks": 2}})",
        "#/deployment/speculative/model: the model's weights (76.28 GiB per GPU, the draft "
        "model's "},
+      // A memory fraction the scenario set too low: 79.6 GiB x 0.05 = 3.98
+      // GiB less the engine's 2.50 GiB reserve leaves 1.48; the weights and
+      // the reserve take (15.26 + 2.50) / 79.6 = 0.223 of the GPU, so 0.24
+      // (ceil of 22.3 + 1 hundredths) would leave room. It named
+      // gpus_per_replica and offered 16 GPUs for an 8B model.
+      {R"({"model": "qwen3-8b", "deployment": {"memory_fraction": 0.05},
+          "trace": {"generator": "coding-agent", "tasks": 2}})",
+       "#/deployment/memory_fraction: the model's weights (15.26 GiB per GPU) leave no room for "
+       "KV in 1.48 GiB per GPU: deployment.memory_fraction 0.24, deployment.gpus_per_replica 16 "
+       "or a smaller weight_format would leave room"},
+      // A reserve the scenario set that takes 55 of the 71.64 - 15.26 =
+      // 56.38 GiB the weights leave: the first request does not fit the
+      // pool, and the reserve is named.
+      {R"({"model": "qwen3-8b", "deployment": {"activation_reserve_gib": 55},
+          "trace": {"generator": "coding-agent", "tasks": 2}})",
+       "#/deployment/activation_reserve_gib: request 0 of task "},
   };
   int i = 0;
   for (const auto& [json, expected] : cases) {
@@ -227,6 +243,12 @@ TEST(SimulateCliTest, WeightsThatLeaveNoRoomNameTheFieldThatSizesThem) {
     EXPECT_EQ(r.exit_status, 2);
     EXPECT_EQ(r.err.rfind("kvbill simulate: " + path + expected, 0), 0u) << r.err;
     EXPECT_EQ(r.out, "");
+    if (expected.starts_with("#/deployment/activation_reserve_gib")) {
+      EXPECT_NE(r.err.find("; the scenario's deployment.activation_reserve_gib takes 55.00 GiB "
+                           "of the 56.38 GiB per GPU the weights leave"),
+                std::string::npos)
+          << r.err;
+    }
   }
 }
 

@@ -252,9 +252,25 @@ TEST(SimulatorTest, ModelThatDoesNotFitIsAnError) {
   EXPECT_NE(r.error().message().find("leave no room for KV"), std::string::npos);
   // What would: 131.4 GiB of weights over 2 GPUs is 65.7 GiB each, under the
   // 79.6 GiB x 0.9 = 71.6 GiB the memory fraction leaves (no reserve here).
-  EXPECT_NE(r.error().message().find("deployment.gpus_per_replica 2 would leave room"),
+  // No memory fraction up to 0.95 holds 131.4 GiB on one GPU: none offered.
+  EXPECT_NE(r.error().message().find(
+                ": deployment.gpus_per_replica 2 or a smaller weight_format would leave room"),
             std::string::npos)
       << r.error().message();
+  // Llama-3.1-8B's 14.96 GiB of weights (8,030,261,248 parameters x 2 B)
+  // at memory_fraction 0.1 (7.96 GiB): 14.96 / 79.6 = 0.188, so 0.2 holds
+  // them (ceil(18.8 + 1) / 100 = 0.20), and two GPUs hold 7.48 GiB each,
+  // under 7.96.
+  SimulationConfig small = Config("llama-3.1-8b");
+  small.memory_fraction = 0.1;
+  auto f = Simulate(small, {LoopTask("t", 1, 100, 0, 10, 0)},
+                    PlanAll({LoopTask("t", 1, 100, 0, 10, 0)}));
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.error().message().find(": deployment.memory_fraction 0.20, "
+                                     "deployment.gpus_per_replica 2 or a smaller weight_format "
+                                     "would leave room"),
+            std::string::npos)
+      << f.error().message();
 }
 
 // An activation reserve past all the memory the fraction leaves is named as
