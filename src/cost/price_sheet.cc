@@ -7,7 +7,9 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <initializer_list>
 #include <optional>
+#include <string_view>
 
 #include "cost/price_json.h"
 #include "kvbill/util/embedded.h"
@@ -66,9 +68,31 @@ Result<std::string> ReadText(const Json& object, const char* key, const std::str
   return it->get<std::string>();
 }
 
+// An error for the first key of `object` not in `known` (a typo such as
+// "inputt" would otherwise leave the price it meant unread).
+Status OnlyKnownKeys(const Json& object, std::initializer_list<std::string_view> known,
+                     const std::string& pointer) {
+  for (const auto& [key, value] : object.items()) {
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    std::string list;
+    for (std::string_view k : known) list += std::string(list.empty() ? "" : ", ") + std::string(k);
+    return Error(pointer + "/" + key + ": unknown key (known: " + list + ")");
+  }
+  return OkStatus();
+}
+
 Result<ModelPrice> ReadModel(const std::string& id, const Json& object,
                              const std::string& pointer) {
   if (!object.is_object()) return Error(pointer + ": must be an object");
+  if (auto s =
+          OnlyKnownKeys(object,
+                        {"provider", "aliases", "input", "output", "cache_read", "cache_write_5m",
+                         "cache_write_1h", "cache_storage_per_hour", "fast_multiplier",
+                         "long_context", "max_input_tokens", "source", "notes"},
+                        pointer);
+      !s) {
+    return s.error();
+  }
   ModelPrice price;
   price.id = id;
   auto provider = ReadText(object, "provider", pointer, true);
@@ -111,6 +135,13 @@ Result<ModelPrice> ReadModel(const std::string& id, const Json& object,
   if (const auto it = object.find("long_context"); it != object.end()) {
     const std::string tier = pointer + "/long_context";
     if (!it->is_object()) return Error(tier + ": must be an object");
+    if (auto s = OnlyKnownKeys(*it,
+                               {"threshold_tokens", "input", "output", "cache_read",
+                                "cache_write_5m", "cache_write_1h"},
+                               tier);
+        !s) {
+      return s.error();
+    }
     auto threshold = GetTokens(*it, "threshold_tokens");
     if (!threshold) return threshold.error().Within(tier);
     if (*threshold <= 0) return Error(tier + "/threshold_tokens: must be positive");
@@ -126,6 +157,24 @@ Result<PriceSheet> ParseKvbillSheet(const Json& json, const std::string& name) {
   const std::string root = name + "#";
   if (json.value("kvbill_prices", Json()) != 1) {
     return Error(root + "/kvbill_prices: unsupported version " + Quote(json["kvbill_prices"]));
+  }
+  if (auto s = OnlyKnownKeys(
+          json, {"kvbill_prices", "as_of", "currency", "unit", "source", "models"}, root);
+      !s) {
+    return s.error();
+  }
+  // Prices are read as US dollars per million tokens: a sheet that says
+  // otherwise would be priced wrong by its factor.
+  auto currency = ReadText(json, "currency", root, false);
+  if (!currency) return currency.error();
+  if (!currency->empty() && *currency != "USD") {
+    return Error(root + "/currency: kvbill prices in USD, got " + Quote(json["currency"]));
+  }
+  auto unit = ReadText(json, "unit", root, false);
+  if (!unit) return unit.error();
+  if (!unit->empty() && *unit != "USD per million tokens") {
+    return Error(root + "/unit: kvbill reads prices as \"USD per million tokens\", got " +
+                 Quote(json["unit"]));
   }
   auto as_of = ReadText(json, "as_of", root, true);
   if (!as_of) return as_of.error();

@@ -101,6 +101,39 @@ TEST(PriceSheetTest, KvbillSheetErrorsCarryAJsonPointer) {
       "p.json");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().message(), "p.json#/models/m/cache_write_1h: missing");
+  // A sheet in other units or currency, or with a key kvbill does not read
+  // (a misspelt price would go unread), is refused; each was accepted and
+  // priced as dollars per million tokens.
+  const std::string model = R"("m": {"provider": "x", "source": "s", "input": 1, "output": 1,
+      "cache_read": 0, "cache_write_5m": 1, "cache_write_1h": 1)";
+  for (const auto& [sheet_text, said] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"kvbill_prices": 1, "as_of": "x", "source": "y", "unit": "USD per token",
+               "models": {)" +
+                model + "}}}",
+            "p.json#/unit: kvbill reads prices as \"USD per million tokens\", got \"USD per "
+            "token\""},
+           {R"({"kvbill_prices": 1, "as_of": "x", "source": "y", "currency": "EUR",
+               "models": {)" +
+                model + "}}}",
+            "p.json#/currency: kvbill prices in USD, got \"EUR\""},
+           {R"({"kvbill_prices": 1, "as_of": "x", "source": "y", "models": {)" + model +
+                R"(, "inputt": 2}}})",
+            "p.json#/models/m/inputt: unknown key (known: provider, aliases, input, output, "
+            "cache_read, cache_write_5m, cache_write_1h, cache_storage_per_hour, "
+            "fast_multiplier, long_context, max_input_tokens, source, notes)"},
+           {R"({"kvbill_prices": 1, "as_of": "x", "source": "y", "modles": {}, "models": {)" +
+                model + "}}}",
+            "p.json#/modles: unknown key (known: kvbill_prices, as_of, currency, unit, source, "
+            "models)"}}) {
+    const auto bad = ParsePriceSheet(sheet_text, "p.json");
+    ASSERT_FALSE(bad.ok()) << said;
+    EXPECT_EQ(bad.error().message(), said);
+  }
+  EXPECT_TRUE(ParsePriceSheet(R"({"kvbill_prices": 1, "as_of": "x", "source": "y", "currency":
+      "USD", "unit": "USD per million tokens", "models": {)" +
+                                  model + "}}}",
+                              "p.json")
+                  .ok());
 }
 
 // LiteLLM prices are dollars per token, and an error shows the price as the
