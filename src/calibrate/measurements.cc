@@ -158,11 +158,24 @@ Status ReadRecord(const json& j, const Fields& f, Measurement* m) {
   for (const Metric& x : metrics) {
     auto v = f.Number(mt, x.key, "metrics/");
     if (!v) return v.error();
+    // A time, a token count or a rate below zero is a broken record (it was
+    // left out of the fit without a word).
+    if (*v && !(**v >= 0)) {
+      return f.Fail(std::string("metrics/") + x.key,
+                    "must not be negative, got " + ShortestDecimal(**v));
+    }
     *x.out = *v;
   }
   auto ok = f.Number(mt, "successful_requests", "metrics/");
   if (!ok) return ok.error();
-  if (*ok) m->successful_requests = static_cast<std::int64_t>(**ok);
+  if (*ok) {
+    const double requests = **ok;
+    if (!(requests >= 0 && requests == std::floor(requests) && requests < 9e15)) {
+      return f.Fail("metrics/successful_requests",
+                    "must be a whole number of requests, got " + ShortestDecimal(requests));
+    }
+    m->successful_requests = static_cast<std::int64_t>(requests);
+  }
   return OkStatus();
 }
 
@@ -207,6 +220,17 @@ Status ReadBenchResult(const json& j, const Fields& f, const std::string& path, 
   if (*completed && *n && **completed > **n) {
     return f.Fail("completed", ShortestDecimal(**completed) + " is more than num_prompts " +
                                    ShortestDecimal(**n));
+  }
+  // Times and token counts below zero: a broken file.
+  for (const auto& [value, key] :
+       {std::pair{&duration, "duration"}, std::pair{&tin, "total_input_tokens"},
+        std::pair{&tout, "total_output_tokens"}, std::pair{&ttft, "mean_ttft_ms"},
+        std::pair{&tpot, "mean_tpot_ms"}, std::pair{&itl, "mean_itl_ms"},
+        std::pair{&e2e, "mean_e2el_ms"}, std::pair{&itl50, "median_itl_ms"},
+        std::pair{&itl99, "p99_itl_ms"}, std::pair{&tpot50, "median_tpot_ms"}}) {
+    if (**value && !(***value >= 0)) {
+      return f.Fail(key, "must not be negative, got " + ShortestDecimal(***value));
+    }
   }
   m->itl_ms_p50 = *itl50;
   m->itl_ms_p99 = *itl99;

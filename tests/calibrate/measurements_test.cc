@@ -5,6 +5,9 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <tuple>
+#include <vector>
 
 namespace kvbill {
 namespace {
@@ -96,6 +99,29 @@ TEST(MeasurementsTest, ABenchResultsValuesMustBeARunsAndItsSeedItsContent) {
                 ": total_input_tokens: 999 is not the sum of the lengths listed, 300 (every "
                 "prompt completed)");
   EXPECT_EQ(with("\"request_rate\": 4", "\"request_rate\": \"inf\""), "(read)");
+  EXPECT_EQ(with("\"mean_ttft_ms\": 120.5", "\"mean_ttft_ms\": -120.5"),
+            path + ": mean_ttft_ms: must not be negative, got -120.5");
+}
+
+// A record's metric below zero, or a fractional count of requests, is an
+// error naming the line and field: the fit left such a metric out without
+// a word.
+TEST(MeasurementsTest, ANegativeMetricIsAnErrorNotLeftOut) {
+  for (const auto& [from, to, said] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"\"ttft_ms_mean\": 482284.21", "\"ttft_ms_mean\": -64",
+            "metrics/ttft_ms_mean: must not be negative, got -64"},
+           {"\"duration_s\": 976.29", "\"duration_s\": -44.4",
+            "metrics/duration_s: must not be negative, got -44.4"},
+           {"\"successful_requests\": 500", "\"successful_requests\": 1.5",
+            "metrics/successful_requests: must be a whole number of requests, got 1.5"}}) {
+    std::string bad = kRecord;
+    bad.replace(bad.find(from), from.size(), to);
+    auto r = ReadMeasurements(Write("kvbill_meas_negative.jsonl", bad + "\n"));
+    ASSERT_FALSE(r.ok()) << to;
+    EXPECT_NE(r.error().message().find("kvbill_meas_negative.jsonl:1: " + said), std::string::npos)
+        << r.error().message();
+  }
 }
 
 // --detail, the fit's exclusions and the pages name records by id: two
