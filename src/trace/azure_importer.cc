@@ -35,12 +35,21 @@ class AzureReader : public StreamingLineReader {
   }
 
  private:
+  // A file saved with CRLF line ends (a spreadsheet on Windows) ends each
+  // line with '\r': not part of the last field.
+  static std::string_view WithoutCr(std::string_view line) {
+    if (line.ends_with('\r')) line.remove_suffix(1);
+    return line;
+  }
+
   Status CheckHeader(const std::string& line) override {
-    if (line != kAzureHeader) return Error("expected the header " + std::string(kAzureHeader));
+    if (WithoutCr(line) != kAzureHeader) {
+      return Error("expected the header " + std::string(kAzureHeader));
+    }
     return OkStatus();
   }
 
-  Result<Task> DecodeLine(const std::string& line) override { return Decode(line); }
+  Result<Task> DecodeLine(const std::string& line) override { return Decode(WithoutCr(line)); }
 
   Result<Task> Decode(std::string_view line) {
     const std::size_t c1 = line.find(',');

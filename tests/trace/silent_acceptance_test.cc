@@ -104,5 +104,37 @@ TEST(SilentAcceptanceTest, AByteOrderMarkReadsAsTheSameTrace) {
   std::filesystem::remove_all(dir);
 }
 
+// CRLF line ends (a file saved on Windows) read as the same trace in every
+// line format: the Azure CSV's header once did not match ("expected the
+// header TIMESTAMP,...", which was there).
+TEST(SilentAcceptanceTest, CrlfLineEndsReadAsTheSameTrace) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("kvbill_crlf_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  for (const char* name :
+       {"azure_small.csv", "tracelab_sim_small.csv", "mooncake_small.jsonl", "native_small.jsonl",
+        "claude_code_small.jsonl", "codex_small.jsonl", "dynamo_small.jsonl", "openai_small.jsonl",
+        "tracelab_round_small.jsonl"}) {
+    SCOPED_TRACE(name);
+    const std::string plain = testing::TraceFixture(name);
+    std::ifstream in(plain, std::ios::binary);
+    std::string crlf;
+    for (char c; in.get(c);) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+    const std::filesystem::path windows = dir / name;
+    std::ofstream(windows, std::ios::binary) << crlf;
+    auto want = ReadTraceTasks(plain, std::nullopt);
+    auto got = ReadTraceTasks(windows.string(), std::nullopt);
+    ASSERT_TRUE(want.ok()) << want.error().message();
+    ASSERT_TRUE(got.ok()) << got.error().message();
+    ASSERT_EQ(got->size(), want->size());
+    for (std::size_t i = 0; i < want->size(); ++i) {
+      EXPECT_EQ((*got)[i].id, (*want)[i].id);
+      ASSERT_EQ((*got)[i].turns.size(), (*want)[i].turns.size());
+      EXPECT_EQ((*got)[i].turns.back().output, (*want)[i].turns.back().output);
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace kvbill
