@@ -351,11 +351,22 @@ int RunBreakeven(const Args& args) {
   for (const std::string& w : not_run) {
     j["warnings"].push_back({{"code", "format_not_run"}, {"message", w}});
   }
+  // Every row is the spec-sheet roofline, not the calibrated cost model
+  // simulate uses: say so where the answer is read, not only in the docs.
+  const std::string roofline =
+      "every cost here is the spec-sheet roofline at " + FormatPercentOf(bw_eff) + "% of " +
+      gpu->id + "'s HBM bandwidth and " + FormatPercentOf(mfu) +
+      "% of its FLOP/s (--bandwidth-efficiency, --compute-efficiency), not the calibrated cost "
+      "model `kvbill simulate` prices with: it leaves out the engine's overheads, so it is "
+      "optimistic, the more so where the GPU saturates (large batches, MoE); replay a workload "
+      "with simulate for a calibrated price (docs/breakeven.md)";
+  j["warnings"].push_back({{"code", "uncalibrated"}, {"message", roofline}});
   if (format == "json") {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
   for (const std::string& w : not_run) std::cout << "warning [format_not_run]: " << w << "\n";
+  std::cout << "warning [uncalibrated]: " << roofline << "\n";
   std::cout << "model " << model->name << " on " << gpus << "x " << gpu->id << " at $"
             << FormatFixed(q.usd_per_gpu_hour, 2) << "/GPU-hour; output sells at $"
             << FormatFixed(price, 2) << "/Mtok";

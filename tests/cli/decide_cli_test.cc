@@ -628,9 +628,18 @@ TEST(BreakevenCliTest, JsonAndBadInput) {
       "breakeven --model qwen3-8b --gpu h100-sxm --kv-format nvfp4 --price 1 --format json");
   ASSERT_EQ(nvfp4.exit_status, 0) << nvfp4.err;
   const auto n = nlohmann::json::parse(nvfp4.out);
-  ASSERT_EQ(n["warnings"].size(), 1u);
+  ASSERT_EQ(n["warnings"].size(), 2u);
   EXPECT_EQ(n["warnings"][0]["code"], "format_not_run");
-  EXPECT_TRUE(o["warnings"].empty());
+  // Every answer is the spec-sheet roofline's, and says so with the
+  // efficiencies it assumed (the defaults, 65% and 60%).
+  EXPECT_EQ(n["warnings"][1]["code"], "uncalibrated");
+  EXPECT_EQ(n["warnings"][1]["message"].get<std::string>().rfind(
+                "every cost here is the spec-sheet roofline at 65% of h100-sxm's HBM bandwidth "
+                "and 60% of its FLOP/s",
+                0),
+            0u);
+  ASSERT_EQ(o["warnings"].size(), 1u);
+  EXPECT_EQ(o["warnings"][0]["code"], "uncalibrated");
   // The bundled sheet's offers of Qwen3-8B (LiteLLM 2026-07): Fireworks AI
   // $0.20 and Novita $0.138 per million output tokens, median
   // (0.20 + 0.138) / 2 = $0.169.
