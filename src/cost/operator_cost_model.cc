@@ -10,6 +10,7 @@
 #include "kvbill/cost/format_kernels.h"
 #include "kvbill/hardware/fit.h"
 #include "kvbill/hardware/format_support.h"
+#include "kvbill/hardware/kv_blocks.h"
 #include "kvbill/model/kv_footprint.h"
 #include "kvbill/model/weight_bytes.h"
 
@@ -446,6 +447,16 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
       use.timing =
           "assumed: timed from the compressed attention's bytes and FLOPs (no kernel table)";
     } else if (m->mla_) {
+      // A latent cache runs on the engine's MLA backend, not the matrix's
+      // per-head kernel: on vLLM the one its block rule names (FlashMLA on
+      // Hopper, FlashInfer or CUTLASS MLA on Blackwell), else Triton MLA.
+      if (profile.engine == "vllm") {
+        const std::string backend = VllmKvBlockRule(model, gpu).backend;
+        use.kernel = backend.empty() ? "Triton MLA" : backend;
+      } else {
+        use.kernel = (profile.engine == "sglang" ? std::string("SGLang") : profile.engine) +
+                     "'s MLA attention backend";
+      }
       use.timing = kv_format.element_bits >= 16
                        ? "measured: the MLA attention tables (bf16 KV)"
                        : "assumed: the bf16 MLA attention curves at " + kv_format.name +

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -474,6 +475,31 @@ TEST(OperatorCostModelTest, RunsSayHowEachPartIsStoredComputedAndTimed) {
   EXPECT_EQ(info.formats.back().part, "kv_cache");
   EXPECT_EQ(info.formats.back().computed, "16-bit attention");
   EXPECT_EQ(info.formats.back().timing.rfind("assumed: the bf16 KV attention curves", 0), 0u);
+}
+
+// A latent cache names the MLA backend vLLM runs it on (FlashMLA on an
+// H200, Triton MLA on an A100), not the per-head FlashAttention of the
+// format matrix; SGLang's is named as its own.
+TEST(OperatorCostModelTest, ALatentCacheNamesTheMlaBackend) {
+  for (const auto& [gpu_id, engine, kernel] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"h200", "vllm", "FlashMLA (Hopper)"},
+           {"a100-80gb", "vllm", "Triton MLA"},
+           {"h200", "sglang", "SGLang's MLA attention backend"}}) {
+    SCOPED_TRACE(gpu_id + " " + engine);
+    auto gpu = LookupGpu(gpu_id);
+    ASSERT_TRUE(gpu.ok());
+    EngineProfile profile;
+    profile.engine = engine;
+    OperatorModelOptions options;
+    options.tensor_parallel = 8;
+    auto m = OperatorCostModel::Make(Catalog("deepseek-v3"), Fmt("bf16"), "auto", *gpu, nullptr,
+                                     profile, options);
+    ASSERT_TRUE(m.ok()) << m.error().message();
+    const CostModelInfo info = (*m)->Describe();
+    EXPECT_EQ(info.formats.back().part, "kv_cache");
+    EXPECT_EQ(info.formats.back().kernel, kernel);
+  }
 }
 
 // Expert parallelism keeps experts whole: at a token count where every
