@@ -136,12 +136,16 @@ int RunBreakeven(const Args& args) {
   if (auto s = CheckChoice("format", format, "table|json"); !s) {
     return ReportError("breakeven", s.error());
   }
-  if (vm.count("price") && !(price > 0 && std::isfinite(price))) {
-    return ReportError("breakeven", Error("--price: must be a positive number of dollars"));
-  }
-  if (vm.count("input-price") && !(input_price >= 0 && std::isfinite(input_price))) {
+  // At most what a price sheet may list ($100 a token: docs/billing.md).
+  if (vm.count("price") && !(price > 0 && price <= 1e8)) {
     return ReportError("breakeven",
-                       Error("--input-price: must be a non-negative number of dollars"));
+                       Error("--price: must be a positive number of dollars per million tokens, "
+                             "at most 100,000,000"));
+  }
+  if (vm.count("input-price") && !(input_price >= 0 && input_price <= 1e8)) {
+    return ReportError("breakeven",
+                       Error("--input-price: must be a non-negative number of dollars per million "
+                             "tokens, at most 100,000,000"));
   }
   // Without an input price the answer is per output token: a request length
   // would be ignored.
@@ -158,9 +162,10 @@ int RunBreakeven(const Args& args) {
   if (gpus < 1) return ReportError("breakeven", Error("--gpus: must be at least 1"));
   if (output_tokens < 1)
     return ReportError("breakeven", Error("--output-tokens: must be positive"));
-  if (!(bw_eff > 0 && bw_eff <= 1) || !(mfu > 0 && mfu <= 1) ||
-      !(memory_fraction > 0 && memory_fraction <= 1)) {
-    return ReportError("breakeven", Error("efficiencies and --memory-fraction must be in (0, 1]"));
+  for (const auto& [flag, value] : {std::pair<std::string, double>{"bandwidth-efficiency", bw_eff},
+                                    {"compute-efficiency", mfu},
+                                    {"memory-fraction", memory_fraction}}) {
+    if (auto s = CheckShare(flag, value); !s) return ReportError("breakeven", s.error());
   }
   auto model = LoadModelFromFlags(model_flags);
   if (!model) return ReportError("breakeven", model.error());

@@ -9,6 +9,7 @@
 #include "kvbill/model/hf_config.h"
 #include "kvbill/model/kv_footprint.h"
 #include "kvbill/report/table.h"
+#include "kvbill/util/embedded.h"
 
 namespace kvbill::cli {
 
@@ -54,7 +55,8 @@ int RunGpus(const Args& args) {
   bool formats = false;
   options.add_options()("format", po::value(&format)->default_value("table"), "table or json")(
       "formats", po::bool_switch(&formats),
-      "print the format matrix (Markdown): how each architecture runs each format");
+      "print the format matrix (Markdown; with --format json the catalog's own): how each "
+      "architecture runs each format");
   po::variables_map vm;
   if (auto stop = ParseOptions(args, "gpus",
                                "usage: kvbill gpus [--format table|json] [--formats]\n\n"
@@ -68,6 +70,16 @@ int RunGpus(const Args& args) {
   if (auto s = CheckChoice("format", format, "table|json"); !s)
     return ReportError("gpus", s.error());
   if (formats) {
+    if (format == "json") {
+      // The matrix as the catalog holds it, with its sources.
+      const auto text = EmbeddedFile("gpus.json");
+      const auto catalog = nlohmann::ordered_json::parse(std::string(*text));
+      nlohmann::ordered_json j;
+      j["architectures"] = catalog["architectures"];
+      j["formats"] = catalog["formats"];
+      std::cout << j.dump(2) << "\n";
+      return 0;
+    }
     std::cout << FormatMatrixMarkdown();
     return 0;
   }

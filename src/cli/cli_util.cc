@@ -93,6 +93,10 @@ std::optional<int> ParseOptions(const Args& args, const std::string& command,
     if (hidden != nullptr) all.add(*hidden);
     po::command_line_parser parser(Canonical(args, synonyms));
     parser.options(all);
+    // No abbreviations (Boost's default guesses --form for --format): a
+    // script's abbreviation would turn ambiguous, or mean another option,
+    // the day an option is added.
+    parser.style(po::command_line_style::default_style & ~po::command_line_style::allow_guessing);
     // A command without positional arguments still gets an (empty)
     // description, so a stray argument is an error instead of being ignored.
     const po::positional_options_description none;
@@ -186,6 +190,11 @@ Status CheckOutputDirectory(const std::string& dir) {
     return Error(dir + ": cannot create: " + std::strerror(errno));
   }
   return OkStatus();
+}
+
+Status CheckShare(const std::string& flag, double value) {
+  if (value >= 0.01 && value <= 1) return OkStatus();
+  return Error("--" + flag + ": must be in [0.01, 1], got " + ShortestDecimal(value));
 }
 
 po::typed_value<double>* DoubleValue(double* target, double value) {

@@ -71,6 +71,11 @@ int UnknownSubcommand(const std::string& command, const std::string& typed,
 // the error suggests the closest allowed value.
 Status CheckChoice(const std::string& flag, const std::string& value, const std::string& allowed);
 
+// A share of the GPU (--memory-fraction, --bandwidth-efficiency,
+// --compute-efficiency) in [0.01, 1], the range a scenario's keys take:
+// "--FLAG: must be in [0.01, 1], got X".
+Status CheckShare(const std::string& flag, double value);
+
 // Checks --trace before the scenario is read, so that a directory is blamed
 // on the flag the user gave, not on the scenario key it replaces. Error:
 // "--trace: DIR: a directory, not a trace file". An empty value, "-" and a

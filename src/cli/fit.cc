@@ -143,8 +143,8 @@ int RunFit(const Args& args) {
   if (gpus < 1) return ReportError("fit", Error("--gpus: must be at least 1"));
   if (batch < 1) return ReportError("fit", Error("--batch: must be at least 1"));
   if (auto s = CheckBlockSize(block_size); !s) return ReportError("fit", s.error());
-  if (!(memory_fraction > 0 && memory_fraction <= 1)) {
-    return ReportError("fit", Error("--memory-fraction: must be in (0, 1]"));
+  if (auto s = CheckShare("memory-fraction", memory_fraction); !s) {
+    return ReportError("fit", s.error());
   }
   if (auto s = CheckChoice("engine", engine, "vllm|sglang"); !s) {
     return ReportError("fit", s.error());

@@ -24,6 +24,10 @@ Result<ModelShape> LoadModelFromFlags(const ModelFlags& flags) {
   for (const std::string& s : flags.sets) {
     auto o = ParseConfigOverride(s);
     if (!o) return o.error();
+    // A key set twice: which value was meant is a guess.
+    for (const ConfigOverride& earlier : overrides) {
+      if (earlier.key == o->key) return Error("--set: " + o->key + " is set twice");
+    }
     overrides.push_back(*o);
   }
   auto name = ResolveModelName(flags.model);

@@ -1,4 +1,5 @@
 // kvbill plot: SVG charts.
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -87,11 +88,17 @@ int RunPlot(const Args& args) {
     return ReportError("plot", Error("unknown chart \"" + chart_name + "\"" +
                                      (hint.empty() ? "" : "; " + hint) + " (known: memory)"));
   }
+  // The chart is SVG: a file named for another image format would not be
+  // one (a path without an extension, "-" or a device, is taken as given).
+  if (const std::string ext = std::filesystem::path(out).extension().string();
+      !ext.empty() && ext != ".svg" && ext != ".SVG") {
+    return ReportError("plot", Error("--out: " + out + ": plot writes SVG; name the file .svg"));
+  }
   if (gpus < 1) return ReportError("plot", Error("--gpus: must be at least 1"));
   if (batch < 1) return ReportError("plot", Error("--batch: must be at least 1"));
   if (auto s = CheckBlockSize(block_size); !s) return ReportError("plot", s.error());
-  if (!(memory_fraction > 0 && memory_fraction <= 1)) {
-    return ReportError("plot", Error("--memory-fraction: must be in (0, 1]"));
+  if (auto s = CheckShare("memory-fraction", memory_fraction); !s) {
+    return ReportError("plot", s.error());
   }
   if (auto s = CheckChoice("engine", engine, "vllm|sglang"); !s) {
     return ReportError("plot", s.error());

@@ -228,6 +228,12 @@ Result<std::string> WithGeneratedScenarioDocs(const std::string& doc) {
   if (in_region) {
     return Error("line " + std::to_string(open_line) + ": generated region not closed by " + kEnd);
   }
+  // A file with no region is not the scenario format's doc: --check would
+  // pass it and --write leave it as it was.
+  if (open_line == 0) {
+    return Error("no generated region (a line \"" + std::string(kBegin) + "NAME" +
+                 std::string(kBeginClose) + "\"): not docs/scenario-format.md");
+  }
   return out;
 }
 

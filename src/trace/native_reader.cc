@@ -16,8 +16,11 @@ class NativeReader : public StreamingLineReader {
 
  private:
   Status CheckHeader(const std::string& line) override {
+    // Exactly {"kvbill_trace":1}: another key, or 1.0, is not this
+    // version's header (docs/trace-format.md).
     auto header = ParseJsonObject(line);
-    if (!header || header->value("kvbill_trace", Json()) != 1) {
+    if (!header || header->size() != 1 || !header->contains("kvbill_trace") ||
+        !(*header)["kvbill_trace"].is_number_integer() || (*header)["kvbill_trace"] != 1) {
       return Error("not a kvbill trace: the first line must be " + std::string(kNativeHeader));
     }
     return OkStatus();

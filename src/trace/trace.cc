@@ -84,6 +84,9 @@ std::string BlockCoverageProblem(const BlockHashes& blocks, Tokens prompt_tokens
 
 Status ValidateTask(const Task& task) {
   if (task.turns.empty()) return Error("a task needs at least one turn");
+  if (task.parent_id && *task.parent_id == task.id) {
+    return Error("\"parent\" names the task itself (it is the task that started this one)");
+  }
   Tokens previous_prompt = 0;
   std::optional<Seconds> previous_time;
   for (std::size_t i = 0; i < task.turns.size(); ++i) {

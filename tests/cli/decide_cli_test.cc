@@ -665,11 +665,23 @@ TEST(BreakevenCliTest, JsonAndBadInput) {
       << none.err;
   const auto negative = testing::RunKvbill("breakeven --model qwen3-8b --price -1");
   EXPECT_EQ(negative.exit_status, 2);
-  EXPECT_EQ(negative.err, "kvbill breakeven: --price: must be a positive number of dollars\n");
-  // Not a number of dollars either: an infinite price.
-  const auto infinite = testing::RunKvbill("breakeven --model qwen3-8b --price inf");
-  EXPECT_EQ(infinite.exit_status, 2);
-  EXPECT_EQ(infinite.err, negative.err);
+  EXPECT_EQ(negative.err,
+            "kvbill breakeven: --price: must be a positive number of dollars per million tokens, "
+            "at most 100,000,000\n");
+  // Not a number of dollars either: an infinite price, or 1e300 (it printed
+  // a 300-digit dollar figure), past the $100 a token a price sheet may list.
+  for (const char* price : {"inf", "1e300", "100000001"}) {
+    const auto huge =
+        testing::RunKvbill(std::string("breakeven --model qwen3-8b --price ") + price);
+    EXPECT_EQ(huge.exit_status, 2) << price;
+    EXPECT_EQ(huge.err, negative.err) << price;
+  }
+  // An efficiency or memory fraction outside [0.01, 1], as a scenario's keys
+  // are held to (1e-300 was taken).
+  const auto tiny =
+      testing::RunKvbill("breakeven --model qwen3-8b --price 5 --compute-efficiency 1e-300");
+  EXPECT_EQ(tiny.exit_status, 2);
+  EXPECT_EQ(tiny.err, "kvbill breakeven: --compute-efficiency: must be in [0.01, 1], got 1e-300\n");
   // A request length without an input price would be ignored.
   const auto tokens = testing::RunKvbill("breakeven --model qwen3-8b --price 5 --output-tokens 5");
   EXPECT_EQ(tokens.exit_status, 2);

@@ -824,6 +824,15 @@ TEST(CatalogCliTest, ListsModelsAndGpus) {
   // h100-sxm, h100-pcie, h100-nvl, h200, h20, b200, gb200, b300, a100-80gb,
   // a100-40gb, l40s, l4, rtx-pro-6000, mi300x, mi325x, mi355x.
   EXPECT_EQ(nlohmann::json::parse(gpus.out).size(), 16u);
+  // The format matrix in JSON is the catalog's own (it printed Markdown
+  // whatever --format said): NVFP4 KV runs on Blackwell and nowhere else.
+  const auto matrix = RunKvbill("gpus --formats --format json");
+  ASSERT_EQ(matrix.exit_status, 0) << matrix.err;
+  const auto m = nlohmann::json::parse(matrix.out);
+  ASSERT_TRUE(m.contains("architectures") && m.contains("formats"));
+  const auto nvfp4 = m["formats"]["kv_cache"]["nvfp4"];
+  EXPECT_EQ(nvfp4["all"]["runs"], false) << nvfp4.dump();
+  EXPECT_EQ(nvfp4["blackwell"]["computed"], "fp8") << nvfp4.dump();
 }
 
 TEST(HelpCliTest, HelpReadsWell) {
