@@ -66,12 +66,37 @@ Result<TimeZone> TimeZone::Parse(std::string_view spec) {
   TimeZone zone;
   zone.system_ = true;
   zone.name_ = std::string(spec);
+  const char* tzdir = std::getenv("TZDIR");
+  const std::string dir = tzdir != nullptr && *tzdir != '\0' ? tzdir : "/usr/share/zoneinfo";
   if (spec == "local") {
+    // TZ, when set, names the zone: the C library reads a name it cannot
+    // find as UTC without a word, so a misspelt TZ would date every call
+    // in UTC. A zone of the database (":" before it optional) or a POSIX
+    // rule ("EST5EDT", "<+03>-3") is taken.
+    if (const char* tz = std::getenv("TZ"); tz != nullptr && *tz != '\0') {
+      std::string_view name = tz;
+      if (name.front() == ':') name.remove_prefix(1);
+      std::size_t letters = 0;
+      if (!name.empty() && name.front() == '<') {
+        letters = name.find('>') == std::string_view::npos ? 0 : name.find('>') + 1;
+      } else {
+        while (letters < name.size() && std::isalpha(static_cast<unsigned char>(name[letters])))
+          ++letters;
+        if (letters < 3) letters = 0;
+      }
+      std::size_t at = letters;
+      if (at < name.size() && (name[at] == '+' || name[at] == '-')) ++at;
+      const bool posix_rule =
+          letters > 0 && at < name.size() && std::isdigit(static_cast<unsigned char>(name[at]));
+      if (!posix_rule && !IsZoneFile(dir, name) && name != "UTC") {
+        return Error("local: TZ=\"" + std::string(tz) +
+                     "\" is not a zone of the time zone database (" + dir +
+                     ") nor a POSIX TZ rule; the C library would read it as UTC");
+      }
+    }
     tzset();
     return zone;
   }
-  const char* tzdir = std::getenv("TZDIR");
-  const std::string dir = tzdir != nullptr && *tzdir != '\0' ? tzdir : "/usr/share/zoneinfo";
   if (!IsZoneFile(dir, spec)) {
     return Error("time zone \"" + std::string(spec) +
                  "\": not UTC, an offset like +02:00, or a zone of the time zone database (" + dir +

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -242,6 +243,29 @@ TEST(TimeZoneTest, ParsesUtcOffsetsAndRejectsTheRest) {
   // -0.5 s is 1969-12-31T23:59:59.5, +1 s later 1970-01-01T00:00:00.5.
   EXPECT_EQ(TimeZone::FixedOffset(1, "+00:00:01").Date(-500'000'000), "1970-01-01");
   EXPECT_EQ(TimeZone::FixedOffset(0, "x").Date(-500'000'000), "1969-12-31");
+}
+
+// "local" reads TZ: a name the C library cannot find it reads as UTC
+// without a word, so a misspelt TZ is an error; a POSIX rule and a zone of
+// the database (a leading ':' allowed) are taken, as is no TZ at all.
+TEST(TimeZoneTest, LocalRefusesATzTheCLibraryWouldReadAsUtc) {
+  const char* saved = std::getenv("TZ");
+  const std::string before = saved != nullptr ? saved : "";
+  setenv("TZ", "Garbage/Zone", 1);
+  const auto bad = TimeZone::Parse("local");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message().rfind("local: TZ=\"Garbage/Zone\" is not a zone of the time "
+                                        "zone database (",
+                                        0),
+            0u)
+      << bad.error().message();
+  for (const char* good : {"EST5EDT", "<+03>-3", "UTC", ":UTC"}) {
+    setenv("TZ", good, 1);
+    EXPECT_TRUE(TimeZone::Parse("local").ok()) << good;
+  }
+  unsetenv("TZ");
+  EXPECT_TRUE(TimeZone::Parse("local").ok());
+  if (saved != nullptr) setenv("TZ", before.c_str(), 1);
 }
 
 TEST(TimeZoneTest, IanaZoneFollowsDaylightSavingTime) {
