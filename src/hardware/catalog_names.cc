@@ -136,7 +136,12 @@ Result<std::string> ResolveModelName(const std::string& typed, std::string_view 
     const std::string repo = LowerAscii(id.alias);
     if (lower == repo || lower == AfterSlash(repo)) return std::string(id.catalog);
   }
-  if (LooksLikePath(typed)) return Error(head + "file not found");
+  if (LooksLikePath(typed)) {
+    std::error_code ec;
+    return Error(head + (fs::exists(typed, ec) ? "not a regular file (a config.json, or the "
+                                                 "directory holding one)"
+                                               : "file not found"));
+  }
 
   std::vector<std::string> candidates;
   std::string names;

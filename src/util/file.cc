@@ -15,6 +15,8 @@
 #include <sstream>
 #include <utility>
 
+#include "kvbill/util/units.h"
+
 namespace kvbill {
 
 namespace {
@@ -49,16 +51,31 @@ Status CheckNotAnInput(const std::string& path) {
 }
 
 Result<std::string> ReadFile(const std::string& path, bool to_rewrite) {
+  return ReadFileUpTo(path, std::size_t{1} << 30, to_rewrite);
+}
+
+Result<std::string> ReadFileUpTo(const std::string& path, std::size_t max_bytes, bool to_rewrite) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return OpenError(path);
   if (std::error_code ec; std::filesystem::is_directory(path, ec)) {
     return Error(path + ": a directory, not a file");
   }
   if (!to_rewrite) NoteInputFile(path);
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
+  // Read in chunks up to a bound: a device that never ends (/dev/zero) or
+  // a runaway file would otherwise take all memory before any error.
+  std::string text;
+  std::string chunk(1 << 16, '\0');
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+    if (text.size() > max_bytes) {
+      return Error(path + ": more than " + FormatBinaryBytes(static_cast<double>(max_bytes)) +
+                   ", more than kvbill reads whole (a scenario, model config, price sheet or "
+                   "log is far smaller)");
+    }
+  }
   if (in.bad()) return Error(path + ": read failed");
-  return buffer.str();
+  return text;
 }
 
 Error OpenError(const std::string& path) {

@@ -3,6 +3,7 @@
 #ifndef KVBILL_UTIL_FILE_H_
 #define KVBILL_UTIL_FILE_H_
 
+#include <cstddef>
 #include <string>
 
 #include "kvbill/util/result.h"
@@ -15,6 +16,12 @@ namespace kvbill {
 // order to replace it (`scenario docs FILE --write`, a profile refitted in
 // place).
 Result<std::string> ReadFile(const std::string& path, bool to_rewrite = false);
+
+// ReadFile with a bound: "<path>: more than <N>, more than kvbill reads
+// whole ..." past `max_bytes` (ReadFile's is 1 GiB: a device that never
+// ends, /dev/zero, fails before it takes all memory).
+Result<std::string> ReadFileUpTo(const std::string& path, std::size_t max_bytes,
+                                 bool to_rewrite = false);
 
 // Remembers a regular file this process reads as an input, so that no
 // output is written over it (CheckNotAnInput). Thread-safe.
