@@ -77,11 +77,14 @@ std::string WhatChanged(const LeverValue& v, const LeverOutcome& o, const LeverO
   if (v.saves_usd_per_task >= 0 || !o.run || !baseline.run) return "";
   const RunSummary& with = o.lever.removes.empty() ? o.run->summary : baseline.run->summary;
   const RunSummary& without = o.lever.removes.empty() ? baseline.run->summary : o.run->summary;
+  // A latency no request measured is none, not 0.
+  auto mean = [](const Summary& s, double scale, int decimals) {
+    return s.count == 0 ? std::string("none") : FormatFixed(s.mean * scale, decimals);
+  };
   return "; with it: requests " + FormatWithSeparators(without.requests) + " -> " +
-         FormatWithSeparators(with.requests) + ", mean TTFT " +
-         FormatFixed(without.ttft_s.mean, 3) + " -> " + FormatFixed(with.ttft_s.mean, 3) +
-         " s, mean TPOT " + FormatFixed(without.tpot_s.mean * 1e3, 2) + " -> " +
-         FormatFixed(with.tpot_s.mean * 1e3, 2) + " ms";
+         FormatWithSeparators(with.requests) + ", mean TTFT " + mean(without.ttft_s, 1, 3) +
+         " -> " + mean(with.ttft_s, 1, 3) + " s, mean TPOT " + mean(without.tpot_s, 1e3, 2) +
+         " -> " + mean(with.tpot_s, 1e3, 2) + " ms";
 }
 
 // The value fields of a lever that ran (compare's JSON).
@@ -149,10 +152,13 @@ int CompareLoads(const std::string& text, const std::string& source, const Scena
   for (std::size_t k = 0; k < loads.size(); ++k) {
     const std::vector<LeverOutcome>& o = runs[k];
     const double b = o[0].run->summary.cost_per_task_usd.mean;
-    base_row.push_back(FormatUsdAmount(b));
+    // A baseline that served no request measured nothing (null, not $0).
+    const bool measured = o[0].run->summary.requests > 0;
+    base_row.push_back(measured ? FormatUsdAmount(b) : "not measured");
     const std::vector<std::size_t> ranked = RankByValue(o);
     nlohmann::ordered_json at = {{"load", loads[k]},
-                                 {"baseline_cost_per_task_usd", b},
+                                 {"baseline_cost_per_task_usd",
+                                  measured ? nlohmann::ordered_json(b) : nlohmann::ordered_json()},
                                  {"baseline_warnings", WarningsJson(o[0].warnings)},
                                  {"levers", nlohmann::ordered_json::array()}};
     for (std::size_t r = 0; r < ranked.size(); ++r) {
@@ -321,6 +327,22 @@ int RunCompare(const Args& args) {
       r["saving_usd_per_task"] = base_cost - cost;
       r["saving_fraction"] = base_cost > 0 ? (base_cost - cost) / base_cost : 0;
       if (!api) r["kv_saving_fraction"] = base_kv > 0 ? (base_kv - kv) / base_kv : 0;
+      // A run that served no request measured nothing: null, not $0 (and
+      // nothing is saved against a baseline that measured nothing).
+      const bool measured = o.run->summary.requests > 0;
+      if (!measured) {
+        r["not_measured"] = "no request was served";
+        for (const char* key :
+             {"cost_per_task_usd", "cost_per_task_usd_p90", "kv_read_bytes_per_task",
+              "cache_write_tokens_per_task", "hit_rate"}) {
+          if (r.contains(key)) r[key] = nullptr;
+        }
+      }
+      if (!measured || b.summary.requests == 0) {
+        for (const char* key : {"saving_usd_per_task", "saving_fraction", "kv_saving_fraction"}) {
+          if (r.contains(key)) r[key] = nullptr;
+        }
+      }
       if (!o.not_comparable.empty()) {
         r["not_comparable"] = o.not_comparable;
       } else if (&o != &outcomes[0]) {
@@ -370,6 +392,14 @@ int RunCompare(const Args& args) {
     }
     const double cost = o.run->summary.cost_per_task_usd.mean;
     const bool is_base = &o == &outcomes[0];
+    if (o.run->summary.requests == 0 || (!is_base && b.summary.requests == 0)) {
+      // Nothing measured here, or nothing to measure a saving against.
+      std::vector<std::string> row(header.size(), "");
+      row[0] = o.lever.name;
+      row[1] = o.run->summary.requests == 0 ? "not measured" : "$" + FormatFixed(cost, 4);
+      t.AddRow(row);
+      return;
+    }
     const bool comparable = o.not_comparable.empty();
     const std::string saving = is_base ? ""
                                : !comparable

@@ -421,8 +421,18 @@ Result<std::string> CumulativeSection(const ReportRuns& runs) {
 
 // ---- 3. Cost per task by lever --------------------------------------------
 
+// A section over a baseline that served no request: nothing to show.
+std::string NotMeasuredSection(const std::string& id, const std::string& title) {
+  return "<section id=\"" + id + "\">\n<h2>" + title +
+         "</h2>\n<p>Not measured: the baseline served no request (context_limit, in the "
+         "summary), so there is no cost, hit rate or saving to show.</p>\n</section>\n";
+}
+
 Result<std::string> LeverSection(const ReportRuns& runs) {
   const ScenarioOutcome& base = runs.baseline;
+  if (base.summary.requests == 0) {
+    return NotMeasuredSection("levers", "3. Cost per task by lever");
+  }
   const double base_cost = base.summary.cost_per_task_usd.mean;
   const double base_kv = KvPerTask(base);
   // By the lever's value (ValueOf: a lever in the baseline, like prefix
@@ -510,6 +520,9 @@ Result<std::string> LeverSection(const ReportRuns& runs) {
 // ---- 4. Hit rate against cache capacity -----------------------------------
 
 Result<std::string> CapacitySection(const ReportRuns& runs) {
+  if (runs.baseline.summary.requests == 0) {
+    return NotMeasuredSection("capacity", "4. Hit rate against cache capacity");
+  }
   LineChart chart;
   chart.title = "Prefix-cache hit rate against cache capacity";
   chart.subtitle =
@@ -848,7 +861,8 @@ Result<std::string> LoadSection(const ReportRuns& runs) {
   for (double load : loads) t.header.push_back("load " + LoadText(load));
   std::vector<std::string> base_row = {"baseline cost per task"};
   for (const LoadRun& l : runs.loads) {
-    base_row.push_back(Money(l.outcomes[0].run->summary.cost_per_task_usd.mean));
+    const RunSummary& base = l.outcomes[0].run->summary;
+    base_row.push_back(base.requests == 0 ? "not measured" : Money(base.cost_per_task_usd.mean));
   }
   t.rows.push_back(base_row);
   double y_min = 0, y_max = 0;  // 0 is always on the axis

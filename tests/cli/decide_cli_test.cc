@@ -872,11 +872,26 @@ TEST(CompareCliTest, NothingServedWeighsNoLever) {
   ASSERT_EQ(r.exit_status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["baseline"]["requests"], 0);
+  // The baseline's own figures are null, not $0 and 0 B (a CI job read a
+  // task that cost nothing).
+  for (const char* key : {"cost_per_task_usd", "cost_per_task_usd_p90", "kv_read_bytes_per_task",
+                          "hit_rate", "saving_usd_per_task"}) {
+    EXPECT_TRUE(j["baseline"][key].is_null()) << key << ": " << j["baseline"].dump();
+  }
+  EXPECT_EQ(j["baseline"]["not_measured"], "no request was served");
   for (const auto& v : j["variants"]) {
     EXPECT_FALSE(v.contains("rank")) << v.dump();
     EXPECT_FALSE(v.contains("cost_per_task_usd")) << v.dump();
     EXPECT_TRUE(v.contains("not_applicable")) << v.dump();
   }
+  const auto table = testing::RunKvbill("compare --scenario " + path);
+  EXPECT_NE(table.out.find("\nbaseline  "), std::string::npos) << table.out;
+  EXPECT_EQ(table.out.find("$0.0000"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("not measured"), std::string::npos) << table.out;
+  const auto loads = testing::RunKvbill("compare --scenario " + path + " --load 1,2 --format json");
+  ASSERT_EQ(loads.exit_status, 0) << loads.err;
+  const auto l = nlohmann::json::parse(loads.out);
+  for (const auto& at : l["loads"]) EXPECT_TRUE(at["baseline_cost_per_task_usd"].is_null());
   const auto sweep = testing::RunKvbill("sweep --scenario " + path + " --format json");
   ASSERT_EQ(sweep.exit_status, 0) << sweep.err;
   const auto points = nlohmann::json::parse(sweep.out);  // outlives the loop

@@ -56,6 +56,22 @@ TEST(ReportCliTest, WritesOneSelfContainedPage) {
   EXPECT_EQ(entries, 1u);
 }
 
+// A baseline that served no request (Gemma-2-9B's 8,192-token limit under
+// coding agents' first prompts): the lever and capacity sections say
+// nothing was measured, where they showed a $0.0000 baseline at 0.0%.
+TEST(ReportCliTest, NothingServedShowsNoFigures) {
+  const fs::path dir = FreshDir("none");
+  fs::create_directories(dir);
+  std::ofstream(dir / "none.json")
+      << R"({"model": "gemma-2-9b", "trace": {"generator": "coding-agent", "tasks": 2}})";
+  const auto r = RunKvbill("report --scenario " + (dir / "none.json").string() + " --out " +
+                           (dir / "out").string());
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const std::string page = Slurp(dir / "out" / "report.html");
+  EXPECT_EQ(Count(page, "Not measured: the baseline served no request"), 2u);
+  EXPECT_EQ(page.find("$0.0000"), std::string::npos);
+}
+
 TEST(ReportCliTest, SameInputsGiveTheSameBytes) {
   const fs::path a = FreshDir("same_a"), b = FreshDir("same_b");
   const std::string s = "tests/data/scenarios/small_sweep.json";
