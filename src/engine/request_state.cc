@@ -5,7 +5,9 @@
 namespace kvbill::engine {
 
 std::string NameRequest(std::string_view task_id, int index, int turn, bool is_summary) {
-  return "request " + std::to_string(index) + " of task \"" + std::string(task_id) + "\" (" +
+  // Counted from 1, as the turn is (the JSON's "index" and "turn" count
+  // from 0).
+  return "request " + std::to_string(index + 1) + " of task \"" + std::string(task_id) + "\" (" +
          (is_summary ? "the summary before turn " : "turn ") + std::to_string(turn + 1) + ")";
 }
 

@@ -392,10 +392,10 @@ Result<std::string> CumulativeSection(const ReportRuns& runs) {
     kv_total += r.kv_read_bytes;
     usd_total += r.cost_usd;
     per_turn.rows.push_back(
-        {std::to_string(r.index + 1), std::to_string(r.turn), FormatWithSeparators(r.prompt_tokens),
-         FormatWithSeparators(r.cached_tokens), FormatWithSeparators(r.output_tokens),
-         BytesText(r.kv_read_bytes), BytesText(kv_total), Money(static_cast<double>(r.cost_usd)),
-         Money(static_cast<double>(usd_total))});
+        {std::to_string(r.index + 1), std::to_string(r.turn + 1),
+         FormatWithSeparators(r.prompt_tokens), FormatWithSeparators(r.cached_tokens),
+         FormatWithSeparators(r.output_tokens), BytesText(r.kv_read_bytes), BytesText(kv_total),
+         Money(static_cast<double>(r.cost_usd)), Money(static_cast<double>(usd_total))});
   }
   HtmlTable totals;
   totals.caption = "task " + longest->id + " in total";

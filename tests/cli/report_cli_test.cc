@@ -50,6 +50,9 @@ TEST(ReportCliTest, WritesOneSelfContainedPage) {
   EXPECT_NE(page.find("<title>kvbill report: small-sweep</title>"), std::string::npos);
   EXPECT_EQ(Count(page, "<svg "), 7u);
   EXPECT_EQ(page.find("<script"), std::string::npos);
+  // The baseline's requests count from 1, and so do their turns, as
+  // simulate's messages count them (the turn column counted from 0).
+  EXPECT_NE(page.find("<tbody>\n<tr><td>1</td><td class=\"num\">1</td>"), std::string::npos);
   // Nothing but report.html is left in the directory (no temporary files).
   std::size_t entries = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++entries;

@@ -232,7 +232,7 @@ TEST(SimulateCliTest, WeightsThatLeaveNoRoomNameTheFieldThatSizesThem) {
       // pool, and the reserve is named.
       {R"({"model": "qwen3-8b", "deployment": {"activation_reserve_gib": 55},
           "trace": {"generator": "coding-agent", "tasks": 2}})",
-       "#/deployment/activation_reserve_gib: request 0 of task "},
+       "#/deployment/activation_reserve_gib: request 1 of task "},
   };
   int i = 0;
   for (const auto& [json, expected] : cases) {
@@ -457,7 +457,7 @@ TEST(SimulateCliTest, ARequestBeyondThePoolNamesItsTurnAndTheFieldThatBoundsTheP
   const auto r = RunKvbill("simulate --scenario " + dir + "/s.json");
   EXPECT_EQ(r.exit_status, 2);
   EXPECT_EQ(r.out, "");
-  EXPECT_NE(r.err.find(dir + "/s.json#/prefix_cache/capacity_tokens: request 1 of task \"a\" "
+  EXPECT_NE(r.err.find(dir + "/s.json#/prefix_cache/capacity_tokens: request 2 of task \"a\" "
                              "(turn 2) needs KV for 4,009 tokens (prompt 4,000 + output), more "
                              "than a replica's KV pool holds"),
             std::string::npos)
