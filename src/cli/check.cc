@@ -112,6 +112,32 @@ int RunCheck(const Args& args) {
     scenario->trace.format = "auto";
   }
   auto outcome = RunScenario(*scenario);
+  if (!outcome && outcome.error().cannot_serve()) {
+    // The scenario is well formed but its deployment cannot serve the
+    // trace (a request past the KV pool, weights that leave no room): a
+    // check that fails (exit 1, as "does not fit"), every budget broken,
+    // not bad input.
+    const std::string why = outcome.error().message();
+    if (format == "json") {
+      nlohmann::ordered_json j;
+      j["scenario"] = scenario->name;
+      j["cannot_serve"] = why;
+      j["budgets"] = nlohmann::ordered_json::array();
+      for (const Budget& b : scenario->budgets) {
+        j["budgets"].push_back({{"metric", b.metric},
+                                {"actual", nullptr},
+                                {"ok", false},
+                                {"not_measured", "the deployment cannot serve the trace"}});
+      }
+      j["held"] = 0;
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::cout << "scenario " << scenario->name << ": 0 of " << scenario->budgets.size()
+                << " budgets hold: the deployment cannot serve the trace\n"
+                << why << "\n";
+    }
+    return 1;
+  }
   if (!outcome) return ReportError("check", outcome.error());
   RunMetrics metrics = MetricsOf(*outcome);
   metrics.warnings = RunWarnings(*scenario, *outcome);

@@ -406,6 +406,31 @@ TEST(CheckCliTest, ARunThatServedNothingBreaksItsBudgets) {
   std::filesystem::remove(path);
 }
 
+// A deployment that cannot hold a request of the trace is a check that
+// fails (exit 1, "does not fit"), every budget broken, not bad input (exit
+// 2): Qwen3-8B at memory_fraction 0.3 (a KV pool of some 44,560 tokens)
+// against coding agents' longer prompts.
+TEST(CheckCliTest, ADeploymentThatCannotServeTheTraceFailsTheCheck) {
+  const std::string path = ::testing::TempDir() + "/cannot_serve.json";
+  std::ofstream(path) << R"({"model": {"name": "qwen3-8b", "set": {"rope_scaling":
+      {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}}},
+      "deployment": {"memory_fraction": 0.3}, "trace": {"generator": "coding-agent", "tasks": 4},
+      "budgets": {"cost_per_task_usd.mean": {"max": 1}}})";
+  const auto r = RunKvbill("check --scenario " + path);
+  EXPECT_EQ(r.exit_status, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("0 of 1 budgets hold: the deployment cannot serve the trace"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("more than a replica's KV pool holds"), std::string::npos) << r.out;
+  const auto j = RunKvbill("check --format json --scenario " + path);
+  EXPECT_EQ(j.exit_status, 1);
+  const auto doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ(doc["held"], 0);
+  EXPECT_EQ(doc["budgets"][0]["ok"], false);
+  EXPECT_TRUE(doc["budgets"][0]["actual"].is_null());
+  std::filesystem::remove(path);
+}
+
 TEST(CheckCliTest, UnknownMetricNamesThePointer) {
   const std::string path = ::testing::TempDir() + "/bad_budget.json";
   std::ofstream(path) << R"({"budgets": {"cost_per_tusk": {"max": 1}}})";
