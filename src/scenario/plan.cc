@@ -333,12 +333,20 @@ Result<std::string> WindowScenarioText(const std::string& text, const Scenario& 
   if (!tasks) return tasks.error();
   window->all_tasks = std::ssize(*tasks);
   window->tasks = window->all_tasks;
-  if (window_kind == "all" || tasks->empty()) {
+  if (tasks->empty()) {
     doc["trace"] = trace;
     return doc.dump();
   }
   Seconds first = (*tasks)[0].arrival_s;
   for (const Task& t : *tasks) first = std::min(first, t.arrival_s);
+  if (window_kind == "all") {
+    // The whole trace: from its first arrival to its last, at the load.
+    Seconds last = first;
+    for (const Task& t : *tasks) last = std::max(last, t.arrival_s);
+    window->end_s = (last - first) / load;
+    doc["trace"] = trace;
+    return doc.dump();
+  }
   std::vector<Seconds> at;
   for (const Task& t : *tasks) at.push_back((t.arrival_s - first) / load);
   std::vector<Seconds> sorted = at;

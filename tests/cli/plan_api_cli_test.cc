@@ -73,6 +73,10 @@ TEST(PlanApiCliTest, PricesAnApiCandidateThroughItsCachingRules) {
   EXPECT_EQ(api["provider"], "openai");
   EXPECT_EQ(api["model"], "gpt-5");
   EXPECT_EQ(j["candidates"][0]["kind"], "self_hosted");
+  // --window all spans the trace: its arrivals at 0 and 3,600 s (end_s
+  // read 0).
+  EXPECT_EQ(j["window"]["start_s"], 0.0);
+  EXPECT_EQ(j["window"]["end_s"], 3600.0);
   EXPECT_NEAR(api["usd_per_task"].get<double>(), kUsdPerTask, 1e-12);
   EXPECT_NEAR(api["usd_per_day"].get<double>(), kUsdPerDay, 1e-12);
   // No latency given: the target ttft_s.p90 is not evaluated, the row is
