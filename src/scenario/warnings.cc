@@ -43,7 +43,13 @@ void ContextLimit(const Scenario& s, const SimulationTotals& t, std::vector<RunW
              ? " (" + RefusedAtFirstRequest(t.unserved_tasks) + " and served nothing)"
              : std::string()) +
         ". A context_policy that keeps prompts under the limit, or " +
-        (t.pool_context_len > 0 ? "a larger KV pool" : "a model with a longer context") +
+        (t.pool_context_len > 0 ? "a larger KV pool"
+         : s.engine.max_model_len && t.model_max_model_len > *s.engine.max_model_len
+             // The scenario's own limit, below the model's: raising it serves them.
+             ? "engine.max_model_len raised towards the model's " +
+                   FormatWithSeparators(t.model_max_model_len) + " (the scenario sets " +
+                   FormatWithSeparators(*s.engine.max_model_len) + ")"
+             : std::string("a model with a longer context")) +
         ", serves them";
     if (!s.engine.max_model_len && t.model_max_model_len > t.max_model_len) {
       text += " (the model uses LongRoPE: vLLM starts it at its original_max_position_embeddings " +
@@ -229,6 +235,31 @@ void SloViolated(const Scenario& s, const RunSummary& sum, std::vector<RunWarnin
 
 // The advice fits the run's trace.release: "recorded" can switch to
 // after_finish; an after_finish run (the default) already does.
+// What would show busy GPUs' cost, among what applies to the run: a denser
+// load only when there are arrivals to bring closer (two tasks or more),
+// release "after_finish" for recorded gaps, fewer replicas when there are
+// several, else busy billing (the GPU time used, as a shared fleet bills).
+std::string IdleRemedies(const Scenario& s, const RunSummary& sum) {
+  std::vector<std::string> remedies;
+  if (sum.tasks > 1) remedies.push_back("a denser load (trace.load)");
+  if (s.trace.release == "recorded") {
+    remedies.push_back("release \"after_finish\" instead of recorded gaps");
+  }
+  if (s.deployment.replicas > 1) remedies.push_back("fewer replicas");
+  if (remedies.empty()) {
+    return "one task on one replica waits out its own tool calls: deployment.billing \"busy\" "
+           "(the GPU time used, as a shared fleet bills it)";
+  }
+  std::string text;
+  for (std::size_t i = 0; i < remedies.size(); ++i) {
+    text += (i == 0                     ? ""
+             : i + 1 == remedies.size() ? (remedies.size() > 2 ? ", or " : " or ")
+                                        : ", ") +
+            remedies[i];
+  }
+  return text;
+}
+
 void IdleDominant(const Scenario& s, const RunSummary& sum, std::vector<RunWarning>* out) {
   // The idle GPU time the bill holds: its own line (dedicated) or spread
   // over the tasks (amortized, where idle_usd is 0); busy billing holds none.
@@ -244,12 +275,11 @@ void IdleDominant(const Scenario& s, const RunSummary& sum, std::vector<RunWarni
                       "): the GPUs mostly wait between arrivals, so the bill is the rental, not "
                       "the work; " +
                       (s.trace.release == "recorded"
-                           ? "a denser load (trace.load), release \"after_finish\" instead of "
-                             "recorded gaps, or fewer replicas shows what busy GPUs cost"
+                           ? ""
                            : "turns already go out as soon as the previous one finishes "
                              "(release \"after_finish\"), so the waits are the trace's tool "
-                             "waits and the gaps between task arrivals; a denser load "
-                             "(trace.load) or fewer replicas shows what busy GPUs cost")});
+                             "waits and the gaps between task arrivals; ") +
+                      IdleRemedies(s, sum) + " shows what busy GPUs cost"});
 }
 
 // `served` requests served (or priced), `edited` of them changed by the

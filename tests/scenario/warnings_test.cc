@@ -133,8 +133,16 @@ TEST(WarningsTest, ContextLimitNamesALongRopeModelsLongerLimit) {
                       "131,072 serves longer ones)"),
             std::string::npos)
       << r.Message("context_limit");
-  r.scenario.engine.max_model_len = 4096;  // chosen: nothing to suggest
+  // Chosen by the scenario, below the model's 131,072: the scenario's own
+  // limit is what to raise (it advised "a model with a longer context").
+  r.scenario.engine.max_model_len = 4096;
   EXPECT_EQ(r.Message("context_limit").find("LongRoPE"), std::string::npos);
+  EXPECT_NE(r.Message("context_limit")
+                .find("A context_policy that keeps prompts under the limit, or "
+                      "engine.max_model_len raised towards the model's 131,072 (the scenario "
+                      "sets 4,096), serves them"),
+            std::string::npos)
+      << r.Message("context_limit");
 }
 
 TEST(WarningsTest, ContextLimitWhenTheScenarioRaisesTheLimitPastTheModels) {
@@ -509,6 +517,8 @@ TEST(WarningsTest, IdleDominantAdviceFitsTheRunsRelease) {
   FakeRun r;
   r.summary.idle_usd = 6;  // 60% of $10
   r.summary.idle_gpu_usd = 6;
+  r.summary.tasks = 10;
+  r.scenario.deployment.replicas = 2;
   ASSERT_EQ(r.scenario.trace.release, "after_finish");  // the default
   EXPECT_EQ(r.Message("idle_dominant"),
             "idle GPU time is 60% of the bill ($6.0000 of $10.0000): the GPUs mostly wait "
@@ -522,6 +532,23 @@ TEST(WarningsTest, IdleDominantAdviceFitsTheRunsRelease) {
             "between arrivals, so the bill is the rental, not the work; a denser load "
             "(trace.load), release \"after_finish\" instead of recorded gaps, or fewer replicas "
             "shows what busy GPUs cost");
+  // One task on one replica: no arrivals to bring closer, no replica to
+  // drop (a denser load changed nothing); busy billing is what is left.
+  r.scenario.trace.release = "after_finish";
+  r.summary.tasks = 1;
+  r.scenario.deployment.replicas = 1;
+  EXPECT_EQ(r.Message("idle_dominant"),
+            "idle GPU time is 60% of the bill ($6.0000 of $10.0000): the GPUs mostly wait "
+            "between arrivals, so the bill is the rental, not the work; turns already go out as "
+            "soon as the previous one finishes (release \"after_finish\"), so the waits are the "
+            "trace's tool waits and the gaps between task arrivals; one task on one replica "
+            "waits out its own tool calls: deployment.billing \"busy\" (the GPU time used, as a "
+            "shared fleet bills it) shows what busy GPUs cost");
+  // Several tasks on one replica: the load, not the replicas.
+  r.summary.tasks = 5;
+  EXPECT_NE(r.Message("idle_dominant").find("; a denser load (trace.load) shows what busy GPUs"),
+            std::string::npos)
+      << r.Message("idle_dominant");
 }
 
 TEST(WarningsTest, PolicyNoEffectWhenAPolicyEditedNoPrompt) {
