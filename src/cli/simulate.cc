@@ -182,6 +182,7 @@ void AddLatencyJson(const Scenario& scenario, const RunSummary& sum, const Simul
                     json* s) {
   (*s)["tpot_s"] = SummaryJson(sum.tpot_s);
   (*s)["tpot_requests"] = sum.tpot_s.count;
+  (*s)["longest_sequence_tokens"] = sum.longest_sequence_tokens;
   (*s)["queue_s"] = SummaryJson(sum.queue_s);
   (*s)["frontend_wait_s"] = SummaryJson(sum.frontend_wait_s);
   (*s)["completion_s"] = SummaryJson(sum.completion_s);

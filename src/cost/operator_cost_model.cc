@@ -512,6 +512,22 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
     if (pre == nullptr) pre = base->PrefillFor("bf16", head_dim);
     if (pre == nullptr) return Error("no prefill attention curve for " + gpu.id);
     m->prefill_ = *pre;
+    // A head size the tables do not hold is timed with the nearest one's
+    // curve: an assumption, said where the KV cache's timing is.
+    std::int64_t measured_dim = head_dim;
+    for (const auto& [dtype, by_dim] : base->prefill_attention) {
+      for (const auto& [d, curve] : by_dim) {
+        if (&curve == pre) measured_dim = d;
+      }
+    }
+    if (measured_dim != head_dim) {
+      for (FormatUse& use : m->formats_) {
+        if (use.part != "kv_cache" || use.timing.starts_with("assumed: ")) continue;
+        use.timing = "assumed: prefill attention of " + std::to_string(head_dim) +
+                     "-element heads timed with the " + std::to_string(measured_dim) +
+                     "-element heads' curve (no table of this head size); decode " + use.timing;
+      }
+    }
   } else {
     m->decode_ = base->decode_attention.at("bf16");
     const LinearCurve* pre = base->PrefillFor("bf16", 128);

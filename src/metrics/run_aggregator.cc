@@ -26,6 +26,8 @@ void TaskAccumulator::Add(const RequestRecord& r) {
   m.kv_read_bytes += r.kv_read_bytes;
   m.kv_written_bytes += r.kv_written_bytes;
   m.peak_kv_bytes = std::max(m.peak_kv_bytes, r.peak_kv_bytes);
+  m.longest_sequence_tokens =
+      std::max(m.longest_sequence_tokens, r.prompt_tokens + r.output_tokens);
   m.gpu_seconds += r.gpu_seconds;
   m.cost_usd += r.cost_usd;
   first_release_ = std::min(first_release_, r.release_s);
@@ -55,6 +57,7 @@ void TaskSums::Add(const TaskMetrics& t) {
   s.kv_read_bytes += t.kv_read_bytes;
   s.task_cost_usd += t.cost_usd;
   s.preemptions += t.preemptions;
+  s.longest_sequence_tokens = std::max(s.longest_sequence_tokens, t.longest_sequence_tokens);
   cost_.Add(static_cast<double>(t.cost_usd));
   completion_.Add(t.completion_s);
 }

@@ -335,7 +335,12 @@ void UnsupportedFormat(const Scenario& s, const SimulationTotals& t, std::vector
                                  text + "; it saves memory but not compute (docs/hardware.md)"});
 }
 
-void TimingAssumed(const SimulationTotals& t, std::vector<RunWarning>* out) {
+// The longest decode context the kernel tables measure: decode attention
+// (and MLA) rows reach 131,072 tokens on every GPU with tables
+// (shared/data/kernels/README.md, "decode context 2…131072").
+constexpr Tokens kMeasuredDecodeContextTokens = 131072;
+
+void TimingAssumed(const SimulationTotals& t, const RunSummary& sum, std::vector<RunWarning>* out) {
   std::string text;
   for (const FormatUse& f : t.cost_model.formats) {
     constexpr std::string_view kAssumed = "assumed: ";
@@ -345,6 +350,13 @@ void TimingAssumed(const SimulationTotals& t, std::vector<RunWarning>* out) {
   }
   for (const std::string& how : t.cost_model.assumed_collectives) {
     text += std::string(text.empty() ? "" : "; ") + how;
+  }
+  if (t.cost_model.calibrated && sum.longest_sequence_tokens > kMeasuredDecodeContextTokens) {
+    text += std::string(text.empty() ? "" : "; ") + "decode attention over contexts up to " +
+            FormatWithSeparators(sum.longest_sequence_tokens) +
+            " tokens (the longest request served): the kernel tables measure it to " +
+            FormatWithSeparators(kMeasuredDecodeContextTokens) +
+            " tokens, and the fitted curve is extended past them";
   }
   if (text.empty()) return;
   out->push_back({"timing_assumed",
@@ -582,7 +594,7 @@ std::vector<RunWarning> EngineRunWarnings(const Scenario& scenario, const Simula
   PolicyNoEffect(scenario, totals.edited_requests, summary.requests, totals.unserved_tasks, &out);
   PlaceholderOutputs(totals.placeholder_outputs, false, &out);
   UnsupportedFormat(scenario, totals, &out);
-  TimingAssumed(totals, &out);
+  TimingAssumed(totals, summary, &out);
   SpeculativeAcceptanceAssumed(scenario, &out);
   SpeculationSlower(scenario, totals, &out);
   LinearStateUnmeasured(totals, &out);

@@ -477,6 +477,35 @@ TEST(OperatorCostModelTest, RunsSayHowEachPartIsStoredComputedAndTimed) {
   EXPECT_EQ(info.formats.back().timing.rfind("assumed: the bf16 KV attention curves", 0), 0u);
 }
 
+// A head size without a prefill table (96; the H100 tables hold 64, 128,
+// 192 and 256) is timed with the nearest one's curve, and the KV cache's
+// timing says it is assumed; 128 is measured.
+TEST(OperatorCostModelTest, AHeadSizeWithoutATableIsTimedByTheNearestAsAnAssumption) {
+  auto gpu = LookupGpu("h100-sxm");
+  ASSERT_TRUE(gpu.ok());
+  for (const std::int64_t head : {std::int64_t{96}, std::int64_t{128}}) {
+    ModelShape model = Catalog("qwen3-8b");
+    for (LayerShape& l : model.layers) {
+      l.qk_head_dim = head;
+      l.v_head_dim = head;
+    }
+    auto m = OperatorCostModel::Make(model, Fmt("bf16"), "auto", *gpu, nullptr, EngineProfile{},
+                                     OperatorModelOptions{});
+    ASSERT_TRUE(m.ok()) << m.error().message();
+    const std::string timing = (*m)->Describe().formats.back().timing;
+    if (head == 96) {
+      EXPECT_EQ(timing.rfind("assumed: prefill attention of 96-element heads timed with the "
+                             "128-element heads' curve (no table of this head size); decode "
+                             "measured: attention bf16 KV tables",
+                             0),
+                0u)
+          << timing;
+    } else {
+      EXPECT_EQ(timing, "measured: attention bf16 KV tables");
+    }
+  }
+}
+
 // A latent cache names the MLA backend vLLM runs it on (FlashMLA on an
 // H200, Triton MLA on an A100), not the per-head FlashAttention of the
 // format matrix; SGLang's is named as its own.

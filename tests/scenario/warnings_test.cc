@@ -375,6 +375,24 @@ TEST(WarningsTest, TimingAssumedNamesThePartsWithoutAMeasurement) {
       << r.Message("timing_assumed");
 }
 
+// A context past the 131,072 tokens the decode tables reach extends the
+// fitted curve: named with the longest served, on a calibrated model only
+// (an uncalibrated one says so already).
+TEST(WarningsTest, TimingAssumedNamesAContextPastTheTables) {
+  FakeRun r;
+  r.totals.cost_model.calibrated = true;
+  r.summary.longest_sequence_tokens = 131072;
+  EXPECT_EQ(r.Codes(), Codes{});
+  r.summary.longest_sequence_tokens = 131073;
+  EXPECT_EQ(r.Codes(), Codes{"timing_assumed"});
+  EXPECT_NE(r.Message("timing_assumed")
+                .find("decode attention over contexts up to 131,073 tokens (the longest request "
+                      "served): the kernel tables measure it to 131,072 tokens, and the fitted "
+                      "curve is extended past them"),
+            std::string::npos)
+      << r.Message("timing_assumed");
+}
+
 // A collective no table measures (an all-reduce over 16 GPUs where the
 // tables stop at 8) is named too.
 TEST(WarningsTest, TimingAssumedNamesCollectivesWithoutAMeasurement) {

@@ -29,6 +29,9 @@ struct TaskMetrics {
   long double kv_read_bytes = 0;
   long double kv_written_bytes = 0;
   Bytes peak_kv_bytes = 0;
+  // The longest prompt plus output of its requests: the context its last
+  // decode attended.
+  Tokens longest_sequence_tokens = 0;
   long double gpu_seconds = 0;
   long double cost_usd = 0;        // with its idle share under "amortized" billing
   long double idle_share_usd = 0;  // billing "amortized": its share of the idle time
@@ -68,6 +71,7 @@ struct RunSummary {
   Summary completion_s;  // per task: first release to last finish
   Seconds simulated_s = 0;
   std::int64_t preemptions = 0;
+  Tokens longest_sequence_tokens = 0;  // of any task (TaskMetrics)
   std::int64_t evicted_blocks = 0;
   std::int64_t kv_pool_blocks = 0;  // per replica: pages of one KV cache group
   int kv_cache_groups = 1;          // a token held takes a page slot in each group
