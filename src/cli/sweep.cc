@@ -133,6 +133,19 @@ nlohmann::ordered_json PointJson(const SweepRow& row, const std::vector<SweepAxi
           {"warnings", WarningsJson(row.metrics.warnings)}};
 }
 
+// CSV rows carry a not-runnable point's code only; its reason goes to
+// standard error, as simulate's CSV gives its warnings (JSON has it in the
+// row).
+void SayNotRunnable(const std::string& command, const nlohmann::ordered_json& doc,
+                    const std::string& format) {
+  if (format != "csv") return;
+  for (const auto& p : doc["points"]) {
+    if (!p.contains("not_runnable")) continue;
+    std::cerr << "kvbill " << command << ": point " << p["index"].dump()
+              << " not runnable: " << p["not_runnable"].get<std::string>() << "\n";
+  }
+}
+
 // Renders the sweep document {"axes", "total_points", "points"} as CSV or JSON.
 std::string Render(const nlohmann::ordered_json& doc, const std::string& format) {
   if (format == "json") return doc.dump(2) + "\n";
@@ -260,6 +273,7 @@ int RunSweepCommand(const Args& args) {
   }
   if (auto s = EmitOutput("sweep", Render(doc, format), out); !s)
     return ReportError("sweep", s.error());
+  SayNotRunnable("sweep", doc, format);
   return 0;
 }
 
@@ -348,6 +362,7 @@ int RunMerge(const Args& args) {
   for (auto& [k, p] : points) merged["points"].push_back(p);
   if (auto s = EmitOutput("merge", Render(merged, format), out); !s)
     return ReportError("merge", s.error());
+  SayNotRunnable("merge", merged, format);
   return 0;
 }
 

@@ -72,6 +72,9 @@ TEST(SweepCliTest, APointThePoolCannotServeIsANotRunnableRow) {
   ASSERT_EQ(csv.exit_status, 0) << csv.err;
   const std::string last = csv.out.substr(csv.out.rfind('\n', csv.out.size() - 2) + 1);
   EXPECT_EQ(last.substr(last.rfind(',') + 1), "not_runnable\n") << csv.out;
+  // The reason, which the CSV row has no column for, goes to stderr.
+  EXPECT_EQ(csv.err.rfind("kvbill sweep: point 1 not runnable: ", 0), 0u) << csv.err;
+  EXPECT_NE(csv.err.find("more than a replica's KV pool holds"), std::string::npos) << csv.err;
 }
 
 // A point whose run fails for another reason stops the sweep, exit 2 and no
