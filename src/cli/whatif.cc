@@ -386,7 +386,8 @@ Column SelfHostedColumn(const Scenario& s, const std::vector<Task>& tasks,
 Result<Scenario> SelfHostedScenario(const std::string& scenario_path, const std::string& gpu,
                                     std::optional<int> gpus, const std::string& model) {
   std::string text, source;
-  if (scenario_path.empty()) {
+  // "default" names the bundled scenario, as in simulate.
+  if (scenario_path.empty() || scenario_path == "default") {
     auto bundled = EmbeddedFile("default.json");
     if (!bundled) return Error("the bundled default scenario is missing");
     text = std::string(*bundled);
@@ -425,7 +426,14 @@ Result<Scenario> SelfHostedScenario(const std::string& scenario_path, const std:
     if (!st) return st.error();
   }
   auto s = ParseScenario(text, source);
-  if (!s) return s.error().Within("--scenario");
+  // An error of the bundled default, with --gpu, --gpus or
+  // --self-hosted-model set on it: those flags, not a --scenario nobody gave.
+  if (!s) {
+    return scenario_path.empty() ? s.error().Within(
+                                       "--gpu / --gpus / --self-hosted-model on the "
+                                       "bundled default scenario")
+                                 : s.error().Within("--scenario");
+  }
   if (s->pricing) {
     return Error("--scenario: " + scenario_path +
                  "#/pricing: a self-hosted what-if needs a scenario without \"pricing\"");

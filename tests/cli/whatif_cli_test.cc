@@ -250,6 +250,27 @@ TEST(WhatifCliTest, SelfHostedOnSglangNamesSglangsLimit) {
   std::filesystem::remove_all(dir);
 }
 
+// Flags set on the bundled default that break it name the flags, not a
+// --scenario nobody gave; --scenario default is the bundled default, as in
+// simulate ("default: file not found").
+TEST(WhatifCliTest, TheBundledDefaultIsNamedAsSuch) {
+  const std::string log =
+      std::string(KVBILL_SOURCE_DIR) + "/tests/data/traces/claude_code_small.jsonl";
+  const auto three = RunKvbill("whatif " + log + " --gpu h100-sxm --gpus 3");
+  EXPECT_EQ(three.exit_status, 2);
+  EXPECT_EQ(
+      three.err.rfind("kvbill whatif: --gpu / --gpus / --self-hosted-model on the bundled "
+                      "default scenario: scenarios/default.json#/deployment/gpus_per_replica: ",
+                      0),
+      0u)
+      << three.err;
+  const auto named = RunKvbill("whatif " + log + " --scenario default --format json");
+  EXPECT_EQ(named.exit_status, 0) << named.err;
+  // The self-hosted column of the bundled default, as --gpu on it gives.
+  EXPECT_NE(named.out.find("\"id\": \"self_hosted\""), std::string::npos) << named.out;
+  EXPECT_EQ(named.out, RunKvbill("whatif " + log + " --gpu h100-sxm --format json").out);
+}
+
 // A model:M column prices prompts above M's window, which M's provider
 // refuses: it says so, as simulate's API mode does. One call of 150,000
 // prompt tokens (cache writes 149,000 + input 1,000): past gpt-4o's 128,000
