@@ -178,17 +178,28 @@ void ConfigDefaulted(const Scenario& s, std::vector<RunWarning>* out) {
            "model card, or give them with model.set"});
 }
 
-void OverloadedRun(const RunSummary& sum, std::vector<RunWarning>* out) {
+void OverloadedRun(const Scenario& s, const SimulationTotals& t, const RunSummary& sum,
+                   std::vector<RunWarning>* out) {
   const std::optional<OverloadedBound> by = OverloadedBy(sum.queue_s);
   if (!by) return;
   std::string where;
+  if (s.prefix_cache.pin_during_tool_s > 0 && t.pins_yielded > 0) {
+    // Pins hold blocks the waiting requests needed: part of the backlog is
+    // theirs, which more replicas would hide and shorter pins remove.
+    where += "; pins held KV through tool waits (prefix_cache.pin_during_tool_s " +
+             FormatDuration(s.prefix_cache.pin_during_tool_s) + ") and " +
+             FormatWithSeparators(t.pins_yielded) +
+             (t.pins_yielded == 1 ? " gave" : " of them gave") +
+             " way to waiting requests: they hold the pool the queue waits for, so shorter pins "
+             "may shorten it";
+  }
   if (sum.frontend_wait_s.p50 > 0.5 * sum.queue_s.p50) {
     // The backlog is the API server's: it takes requests one at a time.
-    where = "; most of it (median " + Seconds3(sum.frontend_wait_s.p50) +
-            ") waiting for the API server, which takes requests one at a time, so more GPUs "
-            "per replica will not shorten it and more replicas would; its time per request "
-            "is the profile's, one fitted value, where published vLLM bursts imply 1.5 to 16 ms "
-            "by the model's chat template (and the host's CPU), so this wait is uncertain";
+    where += "; most of it (median " + Seconds3(sum.frontend_wait_s.p50) +
+             ") waiting for the API server, which takes requests one at a time, so more GPUs "
+             "per replica will not shorten it and more replicas would; its time per request "
+             "is the profile's, one fitted value, where published vLLM bursts imply 1.5 to 16 ms "
+             "by the model's chat template (and the host's CPU), so this wait is uncertain";
   }
   // A median above the bound, or a mean (or a tenth) above it with a quick
   // median: part of the requests (preempted, recomputed) carries the backlog.
@@ -588,7 +599,7 @@ std::vector<RunWarning> EngineRunWarnings(const Scenario& scenario, const Simula
   BlockSizeUnserved(scenario, &out);
   KvFormatDefault(scenario, &out);
   ConfigDefaulted(scenario, &out);
-  OverloadedRun(summary, &out);
+  OverloadedRun(scenario, totals, summary, &out);
   SloViolated(scenario, summary, &out);
   IdleDominant(scenario, summary, &out);
   PolicyNoEffect(scenario, totals.edited_requests, summary.requests, totals.unserved_tasks, &out);

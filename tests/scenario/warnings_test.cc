@@ -409,6 +409,18 @@ TEST(WarningsTest, OverloadedAboveTheMedianQueueingBound) {
   r.summary.queue_s.p50 = 1.5;
   EXPECT_EQ(r.Codes(), Codes{"overloaded"});
   EXPECT_EQ(r.Message("overloaded").find("API server"), std::string::npos);
+  EXPECT_EQ(r.Message("overloaded").find("pins"), std::string::npos);
+  // Pins that gave way to waiting requests hold the pool the queue waits
+  // for: named beside the replicas (it read as arrivals only).
+  r.scenario.prefix_cache.pin_during_tool_s = 60;
+  r.totals.pins_yielded = 13;
+  EXPECT_NE(
+      r.Message("overloaded")
+          .find("; pins held KV through tool waits (prefix_cache.pin_during_tool_s 1.0 min) and "
+                "13 of them gave way to waiting requests: they hold the pool the queue "
+                "waits for, so shorter pins may shorten it"),
+      std::string::npos)
+      << r.Message("overloaded");
 }
 
 // A quick median with a slow mean: a backlog part of the requests carries
