@@ -8,6 +8,8 @@
 #include <string_view>
 
 #include "cli/cli_util.h"
+#include "kvbill/hardware/gpu.h"
+#include "kvbill/model/kv_format.h"
 #include "kvbill/report/table.h"
 #include "kvbill/util/units.h"
 
@@ -161,6 +163,22 @@ Status CheckRowTypes(const Json& r, const std::string& at) {
   };
   for (const char* key : {"gpu", "weight_format", "kv_format", "speculative", "status", "reason"}) {
     if (!r[key].is_string()) return bad(key, "a string");
+  }
+  // A status plan writes ("feasable" once merged as a row of its own).
+  static const std::set<std::string> statuses = {"feasible", "slo_not_met", "slo_not_evaluated",
+                                                 "no_fit",   "format",      "uncalibrated",
+                                                 "pruned",   "error"};
+  if (statuses.count(r["status"].get<std::string>()) == 0) {
+    return bad("status",
+               "one of feasible, slo_not_met, slo_not_evaluated, no_fit, format, uncalibrated, "
+               "pruned, error");
+  }
+  // A self-hosted row names a GPU of the catalog and formats kvbill reads.
+  if (r.value("kind", "") != "api") {
+    if (!LookupGpu(r["gpu"].get<std::string>()).ok()) return bad("gpu", "a GPU of the catalog");
+    if (!ParseElementFormat(r["kv_format"].get<std::string>()).ok()) {
+      return bad("kv_format", "a KV format kvbill reads");
+    }
   }
   const bool api = r.value("kind", "") == "api";
   for (const char* key : {"tensor_parallel", "expert_parallel"}) {  // 0 for an API model

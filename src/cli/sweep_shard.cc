@@ -173,6 +173,12 @@ Status CheckSweepShard(const nlohmann::ordered_json& doc, const std::string& pat
   auto bad = [&](const std::string& pointer, const std::string& what) {
     return Error(path + "#" + pointer + ": " + what);
   };
+  for (const auto& [key, value] : doc.items()) {
+    if (key != "scenario" && key != "fingerprint" && key != "mode" && key != "axes" &&
+        key != "total_points" && key != "points") {
+      return bad("/" + key, "unknown key (not one kvbill sweep writes)");
+    }
+  }
   if (!doc["scenario"].is_string()) {
     return bad("/scenario", "must be a string, got " + Quote(doc["scenario"]));
   }
@@ -200,6 +206,14 @@ Status CheckSweepShard(const nlohmann::ordered_json& doc, const std::string& pat
     for (const char* key : {"index", "values", "summary"}) {
       if (!p.contains(key)) return bad(at + "/" + key, "missing");
     }
+    for (const auto& [key, value] : p.items()) {
+      if (key != "index" && key != "values" && key != "summary" && key != "warnings" &&
+          key != "not_runnable") {
+        return bad(at + "/" + key,
+                   "unknown key (a point has index, values, summary, warnings "
+                   "and not_runnable)");
+      }
+    }
     if (!IsIntegerIn(p["index"], 0, total)) {
       return bad(at + "/index", "must be an integer in [0, " + std::to_string(total) + "), got " +
                                     Quote(p["index"]));
@@ -215,8 +229,22 @@ Status CheckSweepShard(const nlohmann::ordered_json& doc, const std::string& pat
     if (!summary.is_object()) {
       return bad(at + "/summary", "must be an object, got " + Quote(summary));
     }
+    for (const auto& [key, value] : summary.items()) {
+      if (std::find_if(columns.begin(), columns.end(), [&](const char* c) { return key == c; }) ==
+          columns.end()) {
+        return bad(at + "/summary/" + key, "unknown column");
+      }
+    }
     for (const char* column : columns) {
       if (!summary.contains(column)) return bad(at + "/summary/" + column, "missing");
+      // Counts are whole.
+      const std::string_view name = column;
+      const bool count = name == "tasks" || name == "requests" || name == "preemptions" ||
+                         name.ends_with("_tokens");
+      if (count && summary[column].is_number() && !summary[column].is_number_integer()) {
+        return bad(at + "/summary/" + column,
+                   "must be a whole number, got " + Quote(summary[column]));
+      }
       // A number; null for a point that did not run (not_runnable) or a
       // value that has none (a rate of nothing).
       if (!summary[column].is_number() && !summary[column].is_null()) {

@@ -121,6 +121,38 @@ TEST(SweepCliTest, ImpossibleParallelismIsARowAndABadValueNamesItsPoint) {
   EXPECT_NE(b.err.find("sweep point 1 (/kv_format = \"fp7\"): "), std::string::npos) << b.err;
 }
 
+// A shard edited by hand (a key kvbill does not write, a fractional task
+// count) is refused naming the pointer: merge printed it as it was.
+TEST(SweepCliTest, MergeRefusesAShardKvbillDidNotWrite) {
+  const std::string dir = ::testing::TempDir() + "/merge_edited_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string scenario = "tests/data/scenarios/small_sweep.json";
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(RunKvbill("sweep --jobs 1 --scenario " + scenario + " --shard " + std::to_string(i) +
+                        "/2 --format json -o " + dir + "/s" + std::to_string(i) + ".json")
+                  .exit_status,
+              0);
+  }
+  std::ifstream in(dir + "/s1.json");
+  const auto shard = nlohmann::ordered_json::parse(in);
+  for (const auto& [edit, said] : std::vector<std::pair<std::string, std::string>>{
+           {"extra", "#/extra: unknown key (not one kvbill sweep writes)"},
+           {"tasks", "#/points/0/summary/tasks: must be a whole number, got 2.5"},
+           {"column", "#/points/0/summary/cost: unknown column"}}) {
+    auto doc = shard;
+    if (edit == "extra") doc["extra"] = 1;
+    if (edit == "tasks") doc["points"][0]["summary"]["tasks"] = 2.5;
+    if (edit == "column") doc["points"][0]["summary"]["cost"] = 1;
+    const std::string path = dir + "/edited_" + edit + ".json";
+    std::ofstream(path) << doc.dump();
+    const auto r = RunKvbill("merge " + dir + "/s0.json " + path);
+    EXPECT_EQ(r.exit_status, 2) << edit;
+    EXPECT_EQ(r.err, "kvbill merge: " + path + said + "\n") << edit;
+    EXPECT_EQ(r.out, "") << edit;
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(SweepCliTest, ShardsMergeIntoExactlyTheSingleRun) {
   const std::string dir = ::testing::TempDir();
   const std::string scenario = "tests/data/scenarios/small_sweep.json";

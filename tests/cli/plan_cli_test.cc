@@ -12,7 +12,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <string>
 #include <thread>
+#include <tuple>
+#include <vector>
 
 #include "cli/cli_test_util.h"
 #include "kvbill/cost/engine_profile.h"
@@ -96,6 +99,27 @@ TEST(PlanCliTest, ShardsMergeIntoExactlyTheSingleRun) {
   EXPECT_EQ(mixed.exit_status, 2);
   EXPECT_NE(mixed.err.find(priced + "#/space: from a different plan than "), std::string::npos)
       << mixed.err;
+  // A row kvbill did not write: a status misspelt, a GPU or KV format that
+  // does not exist. merge printed "feasable" as a verdict of its own.
+  std::ifstream in(dir + "/plan_shard2.json");
+  const auto shard = nlohmann::ordered_json::parse(in);
+  for (const auto& [key, value, said] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"status", "feasable",
+            "#/candidates/0/status: must be one of feasible, slo_not_met, slo_not_evaluated, "
+            "no_fit, format, uncalibrated, pruned, error, got \"feasable\""},
+           {"gpu", "h900", "#/candidates/0/gpu: must be a GPU of the catalog, got \"h900\""},
+           {"kv_format", "fp9",
+            "#/candidates/0/kv_format: must be a KV format kvbill reads, got \"fp9\""}}) {
+    auto doc = shard;
+    doc["candidates"][0][key] = value;
+    const std::string path = dir + "/plan_shard2_" + key + ".json";
+    std::ofstream(path) << doc.dump();
+    const auto r =
+        RunKvbill("merge " + dir + "/plan_shard0.json " + dir + "/plan_shard1.json " + path);
+    EXPECT_EQ(r.exit_status, 2) << key;
+    EXPECT_EQ(r.err, "kvbill merge: " + path + said + "\n") << key;
+  }
   // One GPU priced twice is an error, not the last price.
   const auto twice = RunKvbill(base + " --gpu-price h100-sxm=2,h100-sxm=3");
   EXPECT_EQ(twice.exit_status, 2);
