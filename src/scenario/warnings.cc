@@ -244,8 +244,6 @@ void SloViolated(const Scenario& s, const RunSummary& sum, std::vector<RunWarnin
                                       " latency targets violated: " + text});
 }
 
-// The advice fits the run's trace.release: "recorded" can switch to
-// after_finish; an after_finish run (the default) already does.
 // What would show busy GPUs' cost, among what applies to the run: a denser
 // load only when there are arrivals to bring closer (two tasks or more),
 // release "after_finish" for recorded gaps, fewer replicas when there are
@@ -271,6 +269,8 @@ std::string IdleRemedies(const Scenario& s, const RunSummary& sum) {
   return text;
 }
 
+// The advice fits the run's trace.release: "recorded" can switch to
+// after_finish; an after_finish run (the default) already does.
 void IdleDominant(const Scenario& s, const RunSummary& sum, std::vector<RunWarning>* out) {
   // The idle GPU time the bill holds: its own line (dedicated) or spread
   // over the tasks (amortized, where idle_usd is 0); busy billing holds none.
