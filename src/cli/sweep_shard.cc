@@ -229,7 +229,8 @@ Status CheckSweepShard(const nlohmann::ordered_json& doc, const std::string& pat
     if (!summary.is_object()) {
       return bad(at + "/summary", "must be an object, got " + Quote(summary));
     }
-    for (const auto& [key, value] : summary.items()) {
+    for (const auto& item : summary.items()) {
+      const std::string key = item.key();
       if (std::find_if(columns.begin(), columns.end(), [&](const char* c) { return key == c; }) ==
           columns.end()) {
         return bad(at + "/summary/" + key, "unknown column");
