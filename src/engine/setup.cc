@@ -6,6 +6,7 @@
 
 #include "kvbill/cost/roofline_cost_model.h"
 #include "kvbill/model/weight_bytes.h"
+#include "kvbill/util/names.h"
 
 namespace kvbill::engine {
 namespace {
@@ -109,11 +110,7 @@ Result<EngineSetup> SetUpEngine(const SimulationConfig& config) {
     }
     fixes.push_back(gpus);
     fixes.push_back("a smaller weight_format");
-    std::string hint = ": ";
-    for (std::size_t i = 0; i < fixes.size(); ++i) {
-      hint += (i == 0 ? "" : i + 1 == fixes.size() ? " or " : ", ") + fixes[i];
-    }
-    hint += " would leave room";
+    const std::string hint = ": " + JoinWithOr(fixes) + " would leave room";
     const std::string draft =
         spec.draft_weight_bytes > 0
             ? ", the draft model's " +

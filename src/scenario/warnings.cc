@@ -8,6 +8,7 @@
 #include "kvbill/hardware/kv_blocks.h"
 #include "kvbill/model/hf_config.h"
 #include "kvbill/scenario/budget.h"
+#include "kvbill/util/names.h"
 #include "kvbill/util/units.h"
 #include "scenario/scenario_model.h"
 
@@ -259,14 +260,7 @@ std::string IdleRemedies(const Scenario& s, const RunSummary& sum) {
     return "one task on one replica waits out its own tool calls: deployment.billing \"busy\" "
            "(the GPU time used, as a shared fleet bills it)";
   }
-  std::string text;
-  for (std::size_t i = 0; i < remedies.size(); ++i) {
-    text += (i == 0                     ? ""
-             : i + 1 == remedies.size() ? (remedies.size() > 2 ? ", or " : " or ")
-                                        : ", ") +
-            remedies[i];
-  }
-  return text;
+  return JoinWithOr(remedies, /*serial_comma=*/true);
 }
 
 // The advice fits the run's trace.release: "recorded" can switch to

@@ -82,12 +82,20 @@ std::string DidYouMean(std::string_view typed, const std::vector<std::string>& c
                        std::string_view prefix) {
   const std::vector<std::string> names = ClosestNames(typed, candidates);
   if (names.empty()) return "";
-  std::string out = "did you mean ";
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (i > 0) out += i + 1 == names.size() ? " or " : ", ";
-    out += std::string(prefix) + names[i];
+  std::vector<std::string> prefixed;
+  for (const std::string& n : names) prefixed.push_back(std::string(prefix) + n);
+  return "did you mean " + JoinWithOr(prefixed) + "?";
+}
+
+std::string JoinWithOr(const std::vector<std::string>& items, bool serial_comma) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) {
+      out += i + 1 < items.size() ? ", " : serial_comma && items.size() > 2 ? ", or " : " or ";
+    }
+    out += items[i];
   }
-  return out + "?";
+  return out;
 }
 
 }  // namespace kvbill

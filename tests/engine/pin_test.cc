@@ -58,10 +58,7 @@ SimulationConfig PinConfig(Tokens capacity_tokens) {
 //           once: first token at 12, TTFT 1 s.
 TEST(PinTest, APinGivesWayRatherThanHoldAReplicaIdleWithRequestsWaiting) {
   SimulationConfig c = PinConfig(2048);
-  c.step_mode = false;
-  const SimulationResult event = RunSim(c, Tasks());
-  c.step_mode = true;
-  ExpectSameRuns(event, RunSim(c, Tasks()));
+  const SimulationResult event = RunBothModes(c, Tasks(), /*skips=*/false);
   auto r = ByTask(event);
   ASSERT_EQ(r["a"].size(), 2u);
   ASSERT_EQ(r["b"].size(), 1u);
@@ -96,10 +93,7 @@ TEST(PinTest, APinHoldsWhileAnotherRequestRuns) {
   SimulationConfig c = PinConfig(2048);
   std::vector<Task> tasks = Tasks();
   tasks.push_back(OneTurn("c", 0, 320, 30));
-  c.step_mode = false;
-  const SimulationResult event = RunSim(c, tasks);
-  c.step_mode = true;
-  ExpectSameRuns(event, RunSim(c, tasks));
+  const SimulationResult event = RunBothModes(c, tasks);
   auto r = ByTask(event);
   ASSERT_EQ(r["c"].size(), 1u);
   // c: prefill [0, 1] gives its first token, 29 decode steps end at 30.
@@ -127,10 +121,7 @@ TEST(PinTest, APinGivesWayBeforeTheOnlyRunningSequencePreemptsItself) {
   SimulationConfig c = PinConfig(256);
   c.pin_during_tool_s = 300;
   const std::vector<Task> tasks = {LoopTask("a", 2, 128, 99, 1, 200.0), OneTurn("c", 0, 16, 150)};
-  c.step_mode = false;
-  const SimulationResult event = RunSim(c, tasks);
-  c.step_mode = true;
-  ExpectSameRuns(event, RunSim(c, tasks));
+  const SimulationResult event = RunBothModes(c, tasks);
   auto r = ByTask(event);
   ASSERT_EQ(r["a"].size(), 2u);
   ASSERT_EQ(r["c"].size(), 1u);

@@ -62,5 +62,14 @@ TEST(NamesTest, CandidatesDifferingInCaseAreOneSuggestion) {
   EXPECT_EQ(DidYouMean("qwen3-4b", {"qwen3-8b", "Qwen3-8B"}), "did you mean qwen3-8b?");
 }
 
+TEST(NamesTest, JoinsWithOr) {
+  EXPECT_EQ(JoinWithOr({}), "");
+  EXPECT_EQ(JoinWithOr({"a"}), "a");
+  EXPECT_EQ(JoinWithOr({"a", "b"}), "a or b");
+  EXPECT_EQ(JoinWithOr({"a", "b", "c"}), "a, b or c");
+  EXPECT_EQ(JoinWithOr({"a", "b"}, true), "a or b");
+  EXPECT_EQ(JoinWithOr({"a", "b", "c"}, true), "a, b, or c");
+}
+
 }  // namespace
 }  // namespace kvbill

@@ -39,6 +39,9 @@ std::vector<std::string> ClosestNames(std::string_view typed,
                                       const std::vector<std::string>& candidates,
                                       std::size_t max_suggestions = 3);
 
+// "a", "a or b", "a, b or c" (with `serial_comma`: "a, b, or c").
+std::string JoinWithOr(const std::vector<std::string>& items, bool serial_comma = false);
+
 // "did you mean X?" / "did you mean X or Y?" / "did you mean X, Y or Z?" for
 // ClosestNames(typed, candidates), each name prefixed with `prefix` ("--" for
 // flags); "" when nothing is close.
