@@ -26,7 +26,7 @@ constexpr char kKernelsUsage[] =
     "directory per GPU: a100_sxm, h100_sxm, h200_sxm). Writes the curves as JSON (stdout\n"
     "or -o FILE, a file) and prints each curve's fit error to stderr; --table prints the\n"
     "fit errors as the Markdown table of docs/validation.md instead. Forms and errors:\n"
-    "docs/validation.md#kernels. kvbill ships the curves fitted this way in\n"
+    "docs/validation.md#kernel-curves. kvbill ships the curves fitted this way in\n"
     "scenarios/kernels/curves.json.\n";
 
 // A `vllm bench serve --save-result` record carries no server settings:

@@ -124,12 +124,17 @@ int RunCheck(const Args& args) {
       j["cannot_serve"] = why;
       j["budgets"] = nlohmann::ordered_json::array();
       for (const Budget& b : scenario->budgets) {
-        j["budgets"].push_back({{"metric", b.metric},
-                                {"actual", nullptr},
-                                {"ok", false},
-                                {"not_measured", "the deployment cannot serve the trace"}});
+        // The shape of a run's rows (docs/ci.md), limits as written.
+        nlohmann::ordered_json row = {{"metric", b.metric}};
+        if (b.max) row["max"] = *b.max;
+        if (b.min) row["min"] = *b.min;
+        row["actual"] = nullptr;
+        row["ok"] = false;
+        row["not_measured"] = "the deployment cannot serve the trace";
+        j["budgets"].push_back(std::move(row));
       }
       j["held"] = 0;
+      j["warnings"] = nlohmann::ordered_json::array();  // nothing ran to warn
       std::cout << j.dump(2) << "\n";
     } else {
       std::cout << "scenario " << scenario->name << ": 0 of " << scenario->budgets.size()

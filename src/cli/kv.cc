@@ -307,9 +307,9 @@ int RunKv(const Args& args) {
       }
       text << csv.ToCsv();
       if (!limit_warning.empty())
-        std::cerr << "kv: warning [context_limit]: " << limit_warning << "\n";
+        std::cerr << "kvbill kv: warning [context_limit]: " << limit_warning << "\n";
       if (!towers_warning.empty())
-        std::cerr << "kv: warning [towers_not_counted]: " << towers_warning << "\n";
+        std::cerr << "kvbill kv: warning [towers_not_counted]: " << towers_warning << "\n";
     } else {
       text << DescribeModel(*model) << "\n"
            << "KV format   " << kv_format->name << " ("
@@ -337,7 +337,7 @@ int RunKv(const Args& args) {
   }
   // CSV has no room for the note the table's header carries.
   if (format == "csv" && !model->defaulted_fields.empty()) {
-    std::cerr << "kv: note: " << DefaultedFieldsText(*model)
+    std::cerr << "kvbill kv: note: " << DefaultedFieldsText(*model)
               << ": absent from the config, read at the class defaults of model_type \""
               << model->model_type << "\" (" << model->defaults_source << ")\n";
   }

@@ -125,12 +125,12 @@ int RunPlot(const Args& args) {
   o.kv_format_name = kv_format_name;
   // Drawn all the same (the sizes are memory's), said as `fit` says it.
   if (auto run = CheckGpuRuns(*gpu, FormatRole::kKvCache, *kv); !run) {
-    std::cerr << "plot: warning [format_not_run]: " << run.error().message()
+    std::cerr << "kvbill plot: warning [format_not_run]: " << run.error().message()
               << " (the curves are memory's alone)\n";
   }
   if (const std::string problem = engine == "sglang" ? SglangKvProblem(*kv) : "";
       !problem.empty()) {
-    std::cerr << "plot: warning [format_not_run]: " << problem
+    std::cerr << "kvbill plot: warning [format_not_run]: " << problem
               << " (the curves are memory's alone)\n";
   }
   o.kv_engine = engine;
@@ -138,7 +138,7 @@ int RunPlot(const Args& args) {
     auto w = ParseWeightFormat(weight_format);
     if (!w) return ReportError("plot", w.error().Within("--weight-format"));
     if (auto run = CheckGpuRuns(*gpu, FormatRole::kWeights, *w); !run) {
-      std::cerr << "plot: warning [format_not_run]: " << run.error().message()
+      std::cerr << "kvbill plot: warning [format_not_run]: " << run.error().message()
                 << " (the curves are memory's alone)\n";
     }
   }
@@ -164,12 +164,12 @@ int RunPlot(const Args& args) {
     }
     if (const std::string problem = engine == "vllm" ? VllmKvProblem(*kv, *m) : "";
         !problem.empty()) {
-      std::cerr << "plot: warning [format_not_run]: " << problem
+      std::cerr << "kvbill plot: warning [format_not_run]: " << problem
                 << " (the curves are memory's alone)\n";
     }
     if (weight_format == "auto") {
       if (auto run = CheckCheckpointRuns(*gpu, *m); !run) {
-        std::cerr << "plot: warning [format_not_run]: " << m->name
+        std::cerr << "kvbill plot: warning [format_not_run]: " << m->name
                   << "'s own weights: " << run.error().message()
                   << " (the curves are memory's alone)\n";
       }
@@ -179,13 +179,13 @@ int RunPlot(const Args& args) {
   o.ignore_model_limit = ignore_limit;
   for (const ModelShape& m : models) {
     if (ignore_limit && m.max_model_len > 0 && m.max_model_len < o.max_context) {
-      std::cerr << "plot: warning [context_limit]: " << m.name
+      std::cerr << "kvbill plot: warning [context_limit]: " << m.name
                 << " is drawn past its max_model_len " << FormatWithSeparators(m.max_model_len)
                 << " (--ignore-model-limit: memory alone, a what-if no engine serves)\n";
     }
     // Its curve stops at max_model_len: below --min-context it has none.
     if (!ignore_limit && m.max_model_len > 0 && m.max_model_len < o.min_context) {
-      std::cerr << "plot: warning [context_limit]: " << m.name
+      std::cerr << "kvbill plot: warning [context_limit]: " << m.name
                 << " has no curve: its max_model_len " << FormatWithSeparators(m.max_model_len)
                 << " is below --min-context (--ignore-model-limit draws memory alone)\n";
     }

@@ -326,6 +326,9 @@ json SummaryDoc(const Scenario& scenario, const RunSummary& sum, const Simulatio
                                           {"kernel", f.kernel},
                                           {"timing", f.timing}});
   }
+  // Collectives no kernel table measures, each with the assumption that times
+  // it (the timing_assumed warning names them too).
+  s["cost_model"]["assumed_collectives"] = model.assumed_collectives;
   s["warnings"] = WarningsJson(warnings);
   return s;
 }

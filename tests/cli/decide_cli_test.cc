@@ -463,6 +463,10 @@ TEST(CheckCliTest, ADeploymentThatCannotServeTheTraceFailsTheCheck) {
   EXPECT_EQ(doc["held"], 0);
   EXPECT_EQ(doc["budgets"][0]["ok"], false);
   EXPECT_TRUE(doc["budgets"][0]["actual"].is_null());
+  // The same shape as a run's answer (docs/ci.md): the limit as written and
+  // a warnings list, empty since nothing ran.
+  EXPECT_EQ(doc["budgets"][0]["max"], 1);
+  EXPECT_TRUE(doc["warnings"].is_array() && doc["warnings"].empty()) << j.out;
   std::filesystem::remove(path);
 }
 

@@ -134,7 +134,8 @@ TEST(KvCliTest, SizingKeysTakenFromTheClassDefaultsAreSaid) {
             std::string::npos)
       << table.out;
   const auto csv = RunKvbill("kv --model " + path + " --context 10 --format csv");
-  EXPECT_NE(csv.err.find("kv: note: hidden_size = 4096: absent from the config"), std::string::npos)
+  EXPECT_NE(csv.err.find("kvbill kv: note: hidden_size = 4096: absent from the config"),
+            std::string::npos)
       << csv.err;
   const auto fit = RunKvbill("fit --model " + path + " --gpu h100-sxm --context 10 --format json");
   ASSERT_EQ(fit.exit_status, 0) << fit.err;
@@ -782,7 +783,7 @@ TEST(PlotCliTest, AFormatNoEngineRunsIsSaid) {
   const auto r =
       RunKvbill("plot memory --model qwen3-8b --gpu h100-sxm --kv-format nvfp4 --out " + out);
   ASSERT_EQ(r.exit_status, 0) << r.err;
-  EXPECT_NE(r.err.find("plot: warning [format_not_run]: nvfp4 KV cache on h100-sxm"),
+  EXPECT_NE(r.err.find("kvbill plot: warning [format_not_run]: nvfp4 KV cache on h100-sxm"),
             std::string::npos)
       << r.err;
   std::ifstream in(out);
@@ -803,9 +804,9 @@ TEST(PlotCliTest, AModelWithNoCurveInTheRangeIsSaid) {
   const auto r = RunKvbill(
       "plot memory --model qwen3-8b,llama-3.1-8b --min-context 1M --max-context 2M --out " + out);
   ASSERT_EQ(r.exit_status, 0) << r.err;
-  for (const char* line : {"plot: warning [context_limit]: qwen3-8b has no curve: its "
+  for (const char* line : {"kvbill plot: warning [context_limit]: qwen3-8b has no curve: its "
                            "max_model_len 40,960 is below --min-context",
-                           "plot: warning [context_limit]: llama-3.1-8b has no curve: its "
+                           "kvbill plot: warning [context_limit]: llama-3.1-8b has no curve: its "
                            "max_model_len 131,072 is below --min-context"}) {
     EXPECT_NE(r.err.find(line), std::string::npos) << line << "\n" << r.err;
   }

@@ -211,16 +211,32 @@ TEST(WarningsCliTest, CheckHelpListsEveryWarningAnApiBudgetMayName) {
 }
 
 // Tensor parallelism over 16 H100s: the all-reduce tables stop at 8 GPUs,
-// so the collective is modelled (a ring over the link), and the run says so.
+// so the collective is modelled (a ring over the link), and the run says so,
+// in the warning and in summary.cost_model.assumed_collectives. 16 H100s are
+// two nodes of 8 (the catalog's NVLink domain), so the ring's slowest hop is
+// each GPU's network link.
 TEST(WarningsCliTest, TimingAssumedForAnAllReduceNoTableMeasures) {
   const std::string tp16 = Write("tp16.json", R"({"model": "qwen3-8b",
       "deployment": {"gpu": "h100-sxm", "gpus_per_replica": 16},
       "trace": {"generator": "chat", "tasks": 2}})");
   EXPECT_TRUE(Has(Codes(tp16), "timing_assumed"));
+  const auto r16 = RunKvbill("simulate --format json --scenario " + tp16);
+  ASSERT_EQ(r16.exit_status, 0) << r16.err;
+  const auto assumed =
+      nlohmann::json::parse(r16.out)["summary"]["cost_model"]["assumed_collectives"];
+  ASSERT_EQ(assumed.size(), 1u) << assumed;
+  EXPECT_EQ(assumed[0].get<std::string>().rfind(
+                "all_reduce over 16 GPUs of h100-sxm not measured: across 2 nodes of 8 GPUs", 0),
+            0u)
+      << assumed;
   const std::string tp8 = Write("tp8.json", R"({"model": "qwen3-8b",
       "deployment": {"gpu": "h100-sxm", "gpus_per_replica": 8},
       "trace": {"generator": "chat", "tasks": 2}})");
   EXPECT_FALSE(Has(Codes(tp8), "timing_assumed"));
+  const auto r8 = RunKvbill("simulate --format json --scenario " + tp8);
+  ASSERT_EQ(r8.exit_status, 0) << r8.err;
+  EXPECT_EQ(nlohmann::json::parse(r8.out)["summary"]["cost_model"]["assumed_collectives"],
+            nlohmann::json::array());
 }
 
 // drop_tool_results on a trace whose only tool result is in the current turn
