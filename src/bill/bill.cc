@@ -11,11 +11,10 @@
 #include <utility>
 
 #include "kvbill/trace/importers.h"
+#include "kvbill/util/units.h"
 
 namespace kvbill {
 namespace {
-
-constexpr std::int64_t kNsPerS = 1'000'000'000;
 
 Status Overflow(const std::string& where) {
   return Error(where + ": the bill exceeds the $9,223,372 range of an amount");

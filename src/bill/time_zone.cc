@@ -6,11 +6,10 @@
 #include <fstream>
 
 #include "kvbill/bill/bill.h"
+#include "kvbill/util/units.h"
 
 namespace kvbill {
 namespace {
-
-constexpr std::int64_t kNsPerS = 1'000'000'000;
 
 bool AllDigits(std::string_view text) {
   for (char c : text) {

@@ -6,11 +6,10 @@
 #include <utility>
 
 #include "kvbill/model/kv_footprint.h"
+#include "kvbill/util/units.h"
 
 namespace kvbill {
 namespace {
-
-Tokens CeilDiv(Tokens a, Tokens b) { return (a + b - 1) / b; }
 
 // PrefixCache sequence keys: group g of sequence id is one PrefixCache
 // sequence whose block list is the group's held blocks [lo, hi) (a windowed

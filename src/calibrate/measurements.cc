@@ -1,6 +1,5 @@
 #include "kvbill/calibrate/measurements.h"
 
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -9,6 +8,7 @@
 #include <utility>
 
 #include "kvbill/util/file.h"
+#include "kvbill/util/names.h"
 #include "kvbill/util/units.h"
 #include "util/json_input.h"
 
@@ -16,11 +16,6 @@ namespace kvbill {
 namespace {
 
 using nlohmann::json;
-
-std::string Lowered(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // Field readers that accept null as "absent" and name the field on error.
 class Fields {
@@ -120,7 +115,7 @@ Status ReadRecord(const json& j, const Fields& f, Measurement* m) {
   for (auto* v : {&tool, &basis}) {
     if (!*v) return v->error();
   }
-  if (Lowered(*tool).find("guidellm") != std::string::npos) {
+  if (LowerAscii(*tool).find("guidellm") != std::string::npos) {
     m->client = BenchmarkClient::kGuidellm;
     for (const std::string* text : {&*tool, &*basis}) {
       std::istringstream words(*text);

@@ -1,7 +1,6 @@
 #include "kvbill/calibrate/relative_effects.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -9,14 +8,10 @@
 #include <set>
 
 #include "kvbill/calibrate/replay.h"
+#include "kvbill/util/names.h"
 
 namespace kvbill {
 namespace {
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // Flags that change neither formats nor speed (names, parsers, limits on a
 // request's length), and the ones that are the factors themselves.
@@ -55,16 +50,16 @@ struct Factors {
 Factors FactorsOf(const Measurement& m) {
   Factors f;
   std::map<std::string, std::string> flags = ParseEngineFlags(m.engine_flags);
-  std::string model =
-      Lower(m.model.substr(m.model.find('/') == std::string::npos ? 0 : m.model.find('/') + 1));
+  std::string model = LowerAscii(
+      m.model.substr(m.model.find('/') == std::string::npos ? 0 : m.model.find('/') + 1));
   for (const char* suffix : {"-fp8", "-awq"}) {
     if (const std::size_t at = model.find(suffix); at != std::string::npos) {
       model.erase(at, std::string(suffix).size());
     }
   }
-  f.weights = Lower(m.weights);
-  f.kv =
-      flags.count("kv-cache-dtype") ? Lower(flags.at("kv-cache-dtype")) : Lower(m.kv_cache_dtype);
+  f.weights = LowerAscii(m.weights);
+  f.kv = flags.count("kv-cache-dtype") ? LowerAscii(flags.at("kv-cache-dtype"))
+                                       : LowerAscii(m.kv_cache_dtype);
   if (f.kv == "auto") f.kv = "bf16";
   f.tp = m.tp;
   if (flags.count("enable-expert-parallel")) f.ep = m.tp;
@@ -82,7 +77,7 @@ Factors FactorsOf(const Measurement& m) {
                 static_cast<long long>(m.output_len.value_or(-1)),
                 static_cast<long long>(m.num_prompts.value_or(-1)), m.concurrency.value_or(-1),
                 m.request_rate, m.pp, m.dp);
-  f.context = m.engine + " " + m.engine_version + " " + model + " " + Lower(m.gpu_text) + " " +
+  f.context = m.engine + " " + m.engine_version + " " + model + " " + LowerAscii(m.gpu_text) + " " +
               m.dataset + load + rest;
   return f;
 }

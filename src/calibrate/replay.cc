@@ -24,16 +24,12 @@
 #include "kvbill/model/kv_footprint.h"
 #include "kvbill/model/weight_bytes.h"
 #include "kvbill/policy/context_policy.h"
+#include "kvbill/util/names.h"
 #include "kvbill/util/random.h"
 #include "kvbill/util/units.h"
 
 namespace kvbill {
 namespace {
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 bool Contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
@@ -41,7 +37,7 @@ bool Contains(const std::string& haystack, const std::string& needle) {
 
 // The catalog GPU a published hardware name means.
 std::string GpuFromText(const std::string& text) {
-  const std::string t = Lower(text);
+  const std::string t = LowerAscii(text);
   if (Contains(t, "h200")) return "h200";
   if (Contains(t, "h100") && Contains(t, "pcie")) return "h100-pcie";
   if (Contains(t, "h100")) return "h100-sxm";
@@ -441,7 +437,7 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
   c.gpu = *gpu;
   c.gpus_per_replica = defaults.tensor_parallel > 0 ? defaults.tensor_parallel : m.tp;
   c.replicas = 1;
-  const std::string kv = Lower(m.kv_cache_dtype);
+  const std::string kv = LowerAscii(m.kv_cache_dtype);
   auto kv_format = ParseElementFormat(kv == "auto" || kv.empty() ? "bf16" : kv);
   if (flags.count("kv-cache-dtype")) kv_format = ParseElementFormat(flags.at("kv-cache-dtype"));
   if (!kv_format) {

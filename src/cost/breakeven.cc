@@ -1,9 +1,9 @@
 #include "kvbill/cost/breakeven.h"
 
 #include <algorithm>
-#include <cctype>
 
 #include "kvbill/metrics/summary.h"
+#include "kvbill/util/names.h"
 
 namespace kvbill {
 namespace {
@@ -183,11 +183,6 @@ Result<BreakevenResult> FindBreakevenFillingMemory(const BreakevenQuery& q,
 
 namespace {
 
-std::string Lower(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
 // Whether `name` occurs in `id` on the boundaries FindComparableOffers names.
 bool NamesModel(const std::string& id, const std::string& name) {
   for (std::size_t at = id.find(name); at != std::string::npos; at = id.find(name, at + 1)) {
@@ -204,11 +199,11 @@ bool NamesModel(const std::string& id, const std::string& name) {
 
 ComparableOffers FindComparableOffers(const PriceSheet& sheet, const std::string& model_name) {
   ComparableOffers out;
-  const std::string name = Lower(model_name);
+  const std::string name = LowerAscii(model_name);
   if (name.empty()) return out;
   std::vector<double> outputs, inputs;
   for (const ModelPrice& m : sheet.models()) {
-    if (m.base.output <= 0 || !NamesModel(Lower(m.id), name)) continue;
+    if (m.base.output <= 0 || !NamesModel(LowerAscii(m.id), name)) continue;
     out.offers.push_back(&m);
     outputs.push_back(static_cast<double>(m.base.output) / 1e6);  // pico-$/token -> $/Mtok
     inputs.push_back(static_cast<double>(m.base.input) / 1e6);

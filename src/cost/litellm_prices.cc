@@ -177,10 +177,10 @@ Result<double> ReadFastMultiplier(const Json& value) {
   return value.get<double>();
 }
 
-Result<PriceSheet> ImportLiteLlmJson(const Json& json, const std::string& name) {
+Result<PriceSheet> ImportLiteLlmJson(const Json& doc, const std::string& name) {
   const std::string as_of = "imported";
   PriceSheet sheet(as_of, "LiteLLM model_prices_and_context_window.json from " + name);
-  for (const auto& [id, entry] : json.items()) {
+  for (const auto& [id, entry] : doc.items()) {
     if (id == "sample_spec") continue;
     std::optional<SkippedPrice> skipped;
     auto price = ReadEntry(id, entry, name + "#/" + id, as_of, &skipped);

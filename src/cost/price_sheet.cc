@@ -153,36 +153,36 @@ Result<ModelPrice> ReadModel(const std::string& id, const Json& object,
   return price;
 }
 
-Result<PriceSheet> ParseKvbillSheet(const Json& json, const std::string& name) {
+Result<PriceSheet> ParseKvbillSheet(const Json& doc, const std::string& name) {
   const std::string root = name + "#";
-  if (json.value("kvbill_prices", Json()) != 1) {
-    return Error(root + "/kvbill_prices: unsupported version " + Quote(json["kvbill_prices"]));
+  if (doc.value("kvbill_prices", Json()) != 1) {
+    return Error(root + "/kvbill_prices: unsupported version " + Quote(doc["kvbill_prices"]));
   }
   if (auto s = OnlyKnownKeys(
-          json, {"kvbill_prices", "as_of", "currency", "unit", "source", "models"}, root);
+          doc, {"kvbill_prices", "as_of", "currency", "unit", "source", "models"}, root);
       !s) {
     return s.error();
   }
   // Prices are read as US dollars per million tokens: a sheet that says
   // otherwise would be priced wrong by its factor.
-  auto currency = ReadText(json, "currency", root, false);
+  auto currency = ReadText(doc, "currency", root, false);
   if (!currency) return currency.error();
   if (!currency->empty() && *currency != "USD") {
-    return Error(root + "/currency: kvbill prices in USD, got " + Quote(json["currency"]));
+    return Error(root + "/currency: kvbill prices in USD, got " + Quote(doc["currency"]));
   }
-  auto unit = ReadText(json, "unit", root, false);
+  auto unit = ReadText(doc, "unit", root, false);
   if (!unit) return unit.error();
   if (!unit->empty() && *unit != "USD per million tokens") {
     return Error(root + "/unit: kvbill reads prices as \"USD per million tokens\", got " +
-                 Quote(json["unit"]));
+                 Quote(doc["unit"]));
   }
-  auto as_of = ReadText(json, "as_of", root, true);
+  auto as_of = ReadText(doc, "as_of", root, true);
   if (!as_of) return as_of.error();
-  auto source = ReadText(json, "source", root, true);
+  auto source = ReadText(doc, "source", root, true);
   if (!source) return source.error();
   PriceSheet sheet(*as_of, *source);
-  const auto models = json.find("models");
-  if (models == json.end() || !models->is_object()) return Error(root + "/models: missing object");
+  const auto models = doc.find("models");
+  if (models == doc.end() || !models->is_object()) return Error(root + "/models: missing object");
   for (const auto& [id, entry] : models->items()) {
     auto price = ReadModel(id, entry, root + "/models/" + id);
     if (!price) return price.error();

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <string>
 
+#include "kvbill/util/units.h"
+
 namespace kvbill::engine {
 namespace {
-
-Tokens CeilDiv(Tokens a, Tokens b) { return (a + b - 1) / b; }
 
 // How many blocks of `blocks` from position `from` (below `end`) the host
 // tier holds, counting until the first it does not; their hashes go to

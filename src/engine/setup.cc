@@ -7,13 +7,9 @@
 #include "kvbill/cost/roofline_cost_model.h"
 #include "kvbill/model/weight_bytes.h"
 #include "kvbill/util/names.h"
+#include "kvbill/util/units.h"
 
 namespace kvbill::engine {
-namespace {
-
-Tokens CeilDiv(Tokens a, Tokens b) { return (a + b - 1) / b; }
-
-}  // namespace
 
 Result<EngineSetup> SetUpEngine(const SimulationConfig& config) {
   if (config.replicas < 1 || config.gpus_per_replica < 1) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "kvbill/util/units.h"
+
 namespace kvbill {
 namespace {
 
@@ -12,8 +14,6 @@ std::int64_t HeadsPerGpu(std::int64_t heads, int tp) {
   if (tp <= 1) return heads;
   return std::max<std::int64_t>(1, (heads + tp - 1) / tp);
 }
-
-Bytes BitsToBytes(std::int64_t bits) { return (bits + 7) / 8; }
 
 // The sparse-attention indexer key: fp8 E4M3 with one fp32 scale per 128
 // elements (DeepSeek-V3.2's reference inference code, vLLM's indexer cache).
@@ -61,8 +61,6 @@ std::int64_t CompressedGroupBits(const LayerShape& layer, const ElementFormat& f
   return layer.compress_ratio > 0 ? CompressedEntryBits(layer, format) + IndexerBitsOf(layer) : 0;
 }
 
-Tokens CeilDivTokens(Tokens a, Tokens b) { return (a + b - 1) / b; }
-
 std::int64_t SplitCeil(std::int64_t elements, int tp) {
   return tp <= 1 ? elements : (elements + tp - 1) / tp;
 }
@@ -80,7 +78,7 @@ std::int64_t LayerBitsPerBlock(const LayerShape& layer, const ElementFormat& for
                                Tokens block_size, int tensor_parallel) {
   if (!layer.IsCompressed()) return LayerBitsPerToken(layer, format, tensor_parallel) * block_size;
   if (layer.compress_ratio <= 0) return 0;
-  return CeilDivTokens(block_size, layer.compress_ratio) * CompressedGroupBits(layer, format);
+  return CeilDiv(block_size, layer.compress_ratio) * CompressedGroupBits(layer, format);
 }
 
 std::int64_t LatentEntryBits(const LayerShape& layer, const ElementFormat& format) {
@@ -115,7 +113,7 @@ std::int64_t LayerBitsPerToken(const LayerShape& layer, const ElementFormat& for
       // Whole on every GPU, like an MLA latent; rounded up to whole bits
       // (LayerBytesPerToken is exact).
       return layer.compress_ratio > 0
-                 ? CeilDivTokens(CompressedGroupBits(layer, format), layer.compress_ratio)
+                 ? CeilDiv(CompressedGroupBits(layer, format), layer.compress_ratio)
                  : 0;
     case LayerKind::kLinearState:
     case LayerKind::kMambaState:
@@ -161,8 +159,8 @@ std::int64_t WindowedPeakBlocks(Tokens window, Tokens ctx, Tokens prefill_chunk,
                                 Tokens block_size) {
   // Window and chunk past ctx give the same minimum; clamped, no sum overflows.
   const Tokens w = std::min(window, ctx), chunk = std::min(prefill_chunk, ctx);
-  return std::min(CeilDivTokens(ctx, block_size),
-                  CeilDivTokens(w, block_size) + CeilDivTokens(chunk, block_size) + 1);
+  return std::min(CeilDiv(ctx, block_size),
+                  CeilDiv(w, block_size) + CeilDiv(chunk, block_size) + 1);
 }
 
 Tokens ResidentBlocks(const LayerShape& layer, Tokens ctx, Tokens block_size) {
@@ -206,8 +204,8 @@ SequenceFootprint Sum(const ModelShape& model, const ElementFormat& format, Toke
       AddBits(&rounded_bits, entry, ResidentTokens(l, ctx), 1, &saturated);
       if (l.compress_ratio > 0) {
         AddBits(&bits, CompressedGroupBits(l, format), ctx / l.compress_ratio, 1, &saturated);
-        AddBits(&rounded_bits, LayerBitsPerBlock(l, format, block_size),
-                CeilDivTokens(ctx, block_size), 1, &saturated);
+        AddBits(&rounded_bits, LayerBitsPerBlock(l, format, block_size), CeilDiv(ctx, block_size),
+                1, &saturated);
       }
       continue;
     }

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "kvbill/model/kv_format.h"
+#include "kvbill/util/units.h"
 
 namespace kvbill {
 namespace {
@@ -20,8 +21,6 @@ bool InBlocks(const WeightGroup& g) {
   return g.linear && !Tower(g) && g.module_role != ParamRole::kLmHead &&
          g.module_role != ParamRole::kRouter && g.module_role != ParamRole::kEmbedding;
 }
-
-Bytes BitsToBytes(std::int64_t bits) { return (bits + 7) / 8; }
 
 // Tensors every GPU of a tensor-parallel group holds whole in vLLM: MoE
 // routers (ReplicatedLinear gates), MLA's low-rank down projections

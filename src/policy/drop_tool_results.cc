@@ -9,7 +9,7 @@
 namespace kvbill {
 namespace {
 
-constexpr const char* kName = "drop_tool_results";
+constexpr const char* kDropToolResults = "drop_tool_results";
 
 class DropToolResults : public TurnByTurnPolicy {
  public:
@@ -44,10 +44,12 @@ class DropToolResults : public TurnByTurnPolicy {
 }  // namespace
 
 Result<std::unique_ptr<ContextPolicy>> MakeDropToolResults(const ContextPolicyParams& params) {
-  if (Status s = CheckNonNegative(kName, "older_than_turns", params.older_than_turns); !s) {
+  if (Status s = CheckNonNegative(kDropToolResults, "older_than_turns", params.older_than_turns);
+      !s) {
     return s.error();
   }
-  if (Status s = CheckNonNegative(kName, "stub_tokens", params.stub_tokens); !s) return s.error();
+  if (Status s = CheckNonNegative(kDropToolResults, "stub_tokens", params.stub_tokens); !s)
+    return s.error();
   return std::unique_ptr<ContextPolicy>(
       std::make_unique<DropToolResults>(params.older_than_turns, params.stub_tokens));
 }

@@ -8,7 +8,7 @@
 namespace kvbill {
 namespace {
 
-constexpr const char* kName = "sinks_recent";
+constexpr const char* kSinksRecent = "sinks_recent";
 
 class SinksRecent : public TurnByTurnPolicy {
  public:
@@ -31,8 +31,10 @@ class SinksRecent : public TurnByTurnPolicy {
 }  // namespace
 
 Result<std::unique_ptr<ContextPolicy>> MakeSinksRecent(const ContextPolicyParams& params) {
-  if (Status s = CheckNonNegative(kName, "sink_tokens", params.sink_tokens); !s) return s.error();
-  if (Status s = CheckPositive(kName, "recent_tokens", params.recent_tokens); !s) return s.error();
+  if (Status s = CheckNonNegative(kSinksRecent, "sink_tokens", params.sink_tokens); !s)
+    return s.error();
+  if (Status s = CheckPositive(kSinksRecent, "recent_tokens", params.recent_tokens); !s)
+    return s.error();
   return std::unique_ptr<ContextPolicy>(
       std::make_unique<SinksRecent>(params.sink_tokens, params.recent_tokens));
 }

@@ -8,7 +8,7 @@
 namespace kvbill {
 namespace {
 
-constexpr const char* kName = "sliding_window";
+constexpr const char* kSlidingWindow = "sliding_window";
 
 class SlidingWindow : public TurnByTurnPolicy {
  public:
@@ -32,7 +32,8 @@ class SlidingWindow : public TurnByTurnPolicy {
 }  // namespace
 
 Result<std::unique_ptr<ContextPolicy>> MakeSlidingWindow(const ContextPolicyParams& params) {
-  if (Status s = CheckPositive(kName, "window_tokens", params.window_tokens); !s) return s.error();
+  if (Status s = CheckPositive(kSlidingWindow, "window_tokens", params.window_tokens); !s)
+    return s.error();
   return std::unique_ptr<ContextPolicy>(std::make_unique<SlidingWindow>(params.window_tokens));
 }
 

@@ -14,7 +14,7 @@
 namespace kvbill {
 namespace {
 
-constexpr const char* kName = "summarise";
+constexpr const char* kSummarise = "summarise";
 
 class Summarise : public ContextPolicy {
  public:
@@ -93,17 +93,18 @@ class Summarise : public ContextPolicy {
 }  // namespace
 
 Result<std::unique_ptr<ContextPolicy>> MakeSummarise(const ContextPolicyParams& params) {
-  if (Status s = CheckPositive(kName, "threshold_tokens", params.threshold_tokens); !s) {
+  if (Status s = CheckPositive(kSummarise, "threshold_tokens", params.threshold_tokens); !s) {
     return s.error();
   }
-  if (Status s = CheckPositive(kName, "summary_tokens", params.summary_tokens); !s) {
+  if (Status s = CheckPositive(kSummarise, "summary_tokens", params.summary_tokens); !s) {
     return s.error();
   }
-  if (Status s = CheckNonNegative(kName, "keep_recent_tokens", params.keep_recent_tokens); !s) {
+  if (Status s = CheckNonNegative(kSummarise, "keep_recent_tokens", params.keep_recent_tokens);
+      !s) {
     return s.error();
   }
   if (params.keep_recent_tokens + params.summary_tokens >= params.threshold_tokens) {
-    return PolicyError(kName,
+    return PolicyError(kSummarise,
                        "keep_recent_tokens + summary_tokens must be below threshold_tokens, got " +
                            std::to_string(params.keep_recent_tokens) + " + " +
                            std::to_string(params.summary_tokens) +

@@ -13,11 +13,8 @@ namespace {
 
 constexpr double kTopPx = 70.0;
 constexpr double kBottomPx = 60.0;
-constexpr double kLabelGapPx = 8.0;
+constexpr double kBarLabelGapPx = 8.0;
 constexpr double kValueGapPx = 6.0;
-constexpr std::string_view kFontFamily = "DejaVu Sans, Arial, sans-serif";
-
-std::string Px(double value) { return FixedText(value, 2); }
 
 Status Validate(const BarChart& chart) {
   if (chart.bars.empty()) return Error("no bars to draw");
@@ -102,8 +99,7 @@ Result<std::string> RenderBarSvg(const BarChart& chart) {
   const std::string h = Px(height);
   std::string out;
   out += "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" + w + "\" height=\"" +
-         h + "\" viewBox=\"0 0 " + w + " " + h + "\" font-family=\"" + std::string(kFontFamily) +
-         "\">\n";
+         h + "\" viewBox=\"0 0 " + w + " " + h + "\" font-family=\"" + kChartFontFamily + "\">\n";
   out += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
 
   out += "<g id=\"grid\">\n";
@@ -124,7 +120,7 @@ Result<std::string> RenderBarSvg(const BarChart& chart) {
     out += "<rect x=\"" + Px(left) + "\" y=\"" + Px(y) + "\" width=\"" + Px(end - left) +
            "\" height=\"" + Px(chart.bar_height_px) + "\" fill=\"" + EscapeXml(color) + "\"/>\n";
     const double baseline = y + chart.bar_height_px / 2.0 + 4.0;
-    AppendText(out, left - kLabelGapPx, baseline, bar.label, 12.0, "end", "#222222");
+    AppendText(out, left - kBarLabelGapPx, baseline, bar.label, 12.0, "end", "#222222");
     if (!bar.value_label.empty()) {
       AppendText(out, end + kValueGapPx, baseline, bar.value_label, 12.0, "start", "#222222");
     }

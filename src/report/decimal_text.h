@@ -24,6 +24,13 @@ inline std::string FixedText(double value, int decimals) {
   return s;
 }
 
+// A length in SVG user units (px), two decimals: Px(7) is "7.00".
+inline std::string Px(double value) { return FixedText(value, 2); }
+
+// The charts' fonts: DejaVu Sans first, whose advances label_layout.cc
+// measures labels with.
+inline constexpr char kChartFontFamily[] = "DejaVu Sans, Arial, sans-serif";
+
 // The shortest text that reads back as `value` ("0.1", "1e+300"), for error
 // messages.
 inline std::string ShortestText(double value) {

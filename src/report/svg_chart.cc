@@ -12,7 +12,6 @@
 namespace kvbill {
 namespace {
 
-constexpr std::string_view kFontFamily = "DejaVu Sans, Arial, sans-serif";
 constexpr double kTitleFontPx = 18.0;
 constexpr double kSubtitleFontPx = 13.0;
 constexpr double kAxisLabelFontPx = 13.0;
@@ -23,8 +22,6 @@ constexpr std::string_view kGridColor = "#e5e5e5";
 constexpr std::string_view kMajorGridColor = "#c8c8c8";
 constexpr std::string_view kAxisColor = "#333333";
 constexpr std::string_view kClipId = "plot-area";
-
-std::string Px(double value) { return FixedText(value, 2); }
 
 std::string Quoted(const std::string& text) { return "\"" + text + "\""; }
 
@@ -650,8 +647,7 @@ Result<std::string> RenderSvg(const LineChart& chart) {
   const std::string h = std::to_string(static_cast<int>(height));
   std::string out;
   out += "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" + w + "\" height=\"" +
-         h + "\" viewBox=\"0 0 " + w + " " + h + "\" font-family=\"" + std::string(kFontFamily) +
-         "\">\n";
+         h + "\" viewBox=\"0 0 " + w + " " + h + "\" font-family=\"" + kChartFontFamily + "\">\n";
   out += "<defs><clipPath id=\"" + std::string(kClipId) + "\"><rect x=\"" + Px(a.left_px) +
          "\" y=\"" + Px(a.top_px) + "\" width=\"" + Px(a.right_px - a.left_px) + "\" height=\"" +
          Px(a.bottom_px - a.top_px) + "\"/></clipPath></defs>\n";

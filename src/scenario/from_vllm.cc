@@ -13,6 +13,7 @@
 #include "kvbill/model/hf_config.h"
 #include "kvbill/model/hf_model_id.h"
 #include "kvbill/scenario/scenario.h"
+#include "kvbill/util/names.h"
 #include "kvbill/util/units.h"
 #include "scenario/keys.h"
 
@@ -91,11 +92,6 @@ constexpr LengthVariant kLengthVariants[] = {
     {"meta-llama/Llama-4-Scout-17B-16E", "llama-4-scout", 262144},
 };
 
-std::string Lower(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
 // --max_num_seqs and --max-num-seqs are one flag to vLLM.
 std::string Dashed(std::string flag) {
   std::replace(flag.begin(), flag.end(), '_', '-');
@@ -140,10 +136,10 @@ Result<std::string> Dtype(const std::string& text) {
 // The catalog name for a repo id or local path, else empty.
 std::string CatalogName(const std::string& model) {
   for (const NameAlias& id : ModelRepoIds()) {
-    if (Lower(model) == Lower(std::string(id.alias))) return std::string(id.catalog);
+    if (LowerAscii(model) == LowerAscii(std::string(id.alias))) return std::string(id.catalog);
   }
   for (const LengthVariant& v : kLengthVariants) {
-    if (Lower(model) == Lower(v.repo)) return v.catalog;
+    if (LowerAscii(model) == LowerAscii(v.repo)) return v.catalog;
   }
   for (const CatalogModel& m : ModelCatalog()) {
     if (m.name == model) return m.name;
@@ -155,7 +151,7 @@ std::string CatalogName(const std::string& model) {
 // differs, else nullopt.
 std::optional<std::int64_t> PublishedLength(const std::string& model) {
   for (const LengthVariant& v : kLengthVariants) {
-    if (Lower(model) == Lower(v.repo)) return v.max_position_embeddings;
+    if (LowerAscii(model) == LowerAscii(v.repo)) return v.max_position_embeddings;
   }
   return std::nullopt;
 }
@@ -482,7 +478,7 @@ Result<VllmScenario> ScenarioFromVllm(const std::vector<std::string>& argv,
   bool model_known = !catalog.empty();
   std::string model_value = catalog;
   std::string stem =
-      catalog.empty() ? Lower(c.model.substr(c.model.find_last_of('/') + 1)) : catalog;
+      catalog.empty() ? LowerAscii(c.model.substr(c.model.find_last_of('/') + 1)) : catalog;
   std::string variant_weights;  // the copy's weight format; empty: as the catalog model's
   if (!model_known) {
     const std::string config = c.model + "/config.json";
@@ -521,7 +517,7 @@ Result<VllmScenario> ScenarioFromVllm(const std::vector<std::string>& argv,
           "not made");
     }
   }
-  out["name"] = "vllm-" + Lower(stem);
+  out["name"] = "vllm-" + LowerAscii(stem);
   out["model"] = model_value;
   // --language-model-only: vLLM does not load the multimodal towers.
   if (c.doc.contains(ordered_json::json_pointer("/model/text_only"))) {

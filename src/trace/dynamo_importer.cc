@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kvbill/trace/importers.h"
+#include "kvbill/util/units.h"
 #include "trace/dynamo_fields.h"
 #include "trace/format_number.h"
 #include "trace/json_fields.h"
@@ -22,7 +23,6 @@ namespace {
 // Tokens per hash id. The rows do not say; Dynamo's converter prints its
 // block size and its replay takes it as --trace-block-size (see docs).
 constexpr Tokens kDynamoBlockTokens = 512;
-constexpr double kMillisecondsPerSecond = 1000.0;
 
 // Every field of Dynamo's MooncakeRow / AgenticMooncakeRow, with aliases.
 // Anything else is rejected (docs/importers.md#dynamo lists what is read).

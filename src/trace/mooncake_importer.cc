@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kvbill/trace/importers.h"
+#include "kvbill/util/units.h"
 #include "trace/dynamo_fields.h"
 #include "trace/format_number.h"
 #include "trace/json_fields.h"
@@ -20,7 +21,6 @@ namespace kvbill {
 namespace {
 
 constexpr Tokens kMooncakeBlockTokens = 512;
-constexpr double kMillisecondsPerSecond = 1000.0;
 
 // Every field of a row in the published traces (conversation, toolagent,
 // synthetic, and the arXiv release's mooncake_trace.jsonl).

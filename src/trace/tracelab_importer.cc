@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "kvbill/trace/importers.h"
+#include "kvbill/util/units.h"
 #include "trace/json_fields.h"
 #include "trace/line_task_reader.h"
 #include "trace/timestamp.h"
@@ -16,8 +17,6 @@
 
 namespace kvbill {
 namespace {
-
-constexpr double kMillisecondsPerSecond = 1000.0;
 
 // One call of a session, as both TraceLab formats describe it.
 struct Row {

@@ -24,6 +24,15 @@ inline constexpr double kBytesPerKiB = 1024.0;
 inline constexpr double kBytesPerMiB = 1024.0 * 1024.0;
 inline constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
 inline constexpr double kBytesPerGB = 1e9;
+inline constexpr double kMillisecondsPerSecond = 1000.0;
+inline constexpr std::int64_t kNsPerS = 1'000'000'000;
+
+// a / b rounded up, for a >= 0 and b > 0: blocks that hold a tokens, bytes
+// that hold a bits.
+inline constexpr std::int64_t CeilDiv(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// Whole bytes that hold `bits` (>= 0).
+inline constexpr Bytes BitsToBytes(std::int64_t bits) { return CeilDiv(bits, 8); }
 
 // The largest token count kvbill accepts anywhere (flags, scenarios, every
 // count a trace or log reader reads, a task's prompt): 2^40 =

@@ -14,7 +14,7 @@ namespace {
 constexpr double kExtraTurnsMean = 2;
 
 // One system prompt shared by every conversation (assumption).
-constexpr Tokens kSystemTokens = 1000;
+constexpr Tokens kChatSystemTokens = 1000;
 
 // A user message: median 60 tokens, p90 400 (assumption: short prompts).
 constexpr double kUserMedian = 60;
@@ -35,10 +35,10 @@ constexpr double kPauseMaxS = 86400;
 // lognormal with σ = 1 (assumption), so median = 343 / e^0.5 = 208.
 constexpr double kOutputMean = 343;
 constexpr double kOutputSigma = 1;
-constexpr double kOutputMax = 8192;
+constexpr double kChatOutputMax = 8192;
 
 // Not published: one conversation every 10 s on average.
-constexpr double kArrivalsPerS = 0.1;
+constexpr double kChatArrivalsPerS = 0.1;
 
 }  // namespace
 
@@ -46,11 +46,11 @@ GeneratorPreset ChatPreset() {
   GeneratorPreset preset;
   preset.name = "chat";
   preset.description = "interactive chat: a few turns, human pauses, short prompts";
-  preset.arrivals_per_s = kArrivalsPerS;
+  preset.arrivals_per_s = kChatArrivalsPerS;
   preset.turns_per_task = Distribution::Geometric(kExtraTurnsMean).Shifted(1).Clamped(1, 200);
   Span system;
   system.kind = SpanKind::kSystem;
-  system.tokens = kSystemTokens;
+  system.tokens = kChatSystemTokens;
   system.content_id = "chat/system";
   preset.shared_prefix = {system};
   const Distribution user =
@@ -63,7 +63,7 @@ GeneratorPreset ChatPreset() {
           .Clamped(0, kPauseMaxS);
   preset.output_tokens =
       Distribution::Lognormal(kOutputMean / std::exp(kOutputSigma * kOutputSigma / 2), kOutputSigma)
-          .Clamped(0, kOutputMax);
+          .Clamped(0, kChatOutputMax);
   return preset;
 }
 

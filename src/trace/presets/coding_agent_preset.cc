@@ -21,7 +21,7 @@ constexpr double kTurnsP90 = 68;
 // 4,000 (→ first prompt median 25k, the middle of the range), p90 7,000,
 // clamped at 8,000 so that no first prompt exceeds 29k.
 //   σ = ln(7000 / 4000) / 1.2816 = 0.5596 / 1.2816 = 0.437
-constexpr Tokens kSystemTokens = 3000;
+constexpr Tokens kCodingSystemTokens = 3000;
 constexpr Tokens kToolsTokens = 18000;
 constexpr double kRequestMedian = 4000;
 constexpr double kRequestP90 = 7000;
@@ -34,7 +34,7 @@ constexpr double kRequestMax = 8000;
 //   σ = ln(760 / 252) / 1.2816 = 1.1039 / 1.2816 = 0.861
 constexpr double kOutputMedian = 252;
 constexpr double kOutputP90 = 760;
-constexpr double kOutputMax = 32000;
+constexpr double kCodingOutputMax = 32000;
 
 // New tokens per call: median ~470, p90 ~1.5k (SWEContextBench). A call
 // appends the previous output (above) plus a tool result, so the tool result
@@ -56,7 +56,7 @@ constexpr double kGapP90S = 13;
 
 // Not published (the benchmark ran its tasks one after another): one task
 // every 30 s on average, a handful running at once.
-constexpr double kArrivalsPerS = 1.0 / 30;
+constexpr double kCodingArrivalsPerS = 1.0 / 30;
 
 Span SharedSpan(SpanKind kind, Tokens tokens, const char* content_id) {
   Span span;
@@ -73,11 +73,11 @@ GeneratorPreset CodingAgentPreset() {
   preset.name = "coding-agent";
   preset.description =
       "autonomous coding agent, calibrated on SWEContextBench (Claude Code, SWE-bench Lite)";
-  preset.arrivals_per_s = kArrivalsPerS;
+  preset.arrivals_per_s = kCodingArrivalsPerS;
   preset.turns_per_task =
       Distribution::LognormalFromMedianP90(kTurnsMedian, kTurnsP90).Clamped(1, 1000);
   preset.shared_prefix = {
-      SharedSpan(SpanKind::kSystem, kSystemTokens, "coding-agent/system"),
+      SharedSpan(SpanKind::kSystem, kCodingSystemTokens, "coding-agent/system"),
       SharedSpan(SpanKind::kTools, kToolsTokens, "coding-agent/tools"),
   };
   preset.first_user_tokens =
@@ -88,7 +88,7 @@ GeneratorPreset CodingAgentPreset() {
           .Clamped(0, kToolResultMax);
   preset.tool_gap_s = Distribution::LognormalFromMedianP90(kGapMedianS, kGapP90S);
   preset.output_tokens =
-      Distribution::LognormalFromMedianP90(kOutputMedian, kOutputP90).Clamped(0, kOutputMax);
+      Distribution::LognormalFromMedianP90(kOutputMedian, kOutputP90).Clamped(0, kCodingOutputMax);
   return preset;
 }
 
