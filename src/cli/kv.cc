@@ -259,6 +259,7 @@ int RunKv(const Args& args) {
     // A LongRoPE model: the most --max-model-len may ask for.
     if (model->max_model_len_ceiling > 0) j["max_model_len_ceiling"] = model->max_model_len_ceiling;
     j["generic_rule"] = model->generic_rule;
+    if (model->model_type_from_architecture) j["model_type_from_architecture"] = model->model_type;
     j["defaulted_fields"] = DefaultedFieldsJson(*model);
     j["defaults_source"] = model->defaults_source.empty()
                                ? nlohmann::ordered_json(nullptr)

@@ -54,6 +54,11 @@ nlohmann::ordered_json DefaultedFieldsJson(const ModelShape& m) {
 std::string DescribeModel(const ModelShape& m) {
   std::ostringstream out;
   out << "model       " << m.name << " (" << m.architecture << ", " << m.source << ")\n";
+  if (m.model_type_from_architecture) {
+    out << "rule        the config names no model_type: read as \"" << m.model_type
+        << "\", the type of its architecture " << m.architecture
+        << " (the class vLLM loads; docs/models.md)\n";
+  }
   if (m.generic_rule) {
     out << "rule        model_type \"" << m.model_type
         << "\" has no family rule in kvbill: its layers are read by the generic rule, as a "

@@ -186,6 +186,44 @@ std::string StringAt(const json& object, const char* key) {
   return it != object.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
+// The config's first architecture ("MiniCPM3ForCausalLM"), or "".
+std::string FirstArchitecture(const json& top) {
+  auto it = top.find("architectures");
+  if (it == top.end() || !it->is_array() || it->empty() || !(*it)[0].is_string()) return "";
+  return (*it)[0].get<std::string>();
+}
+
+// The model type of an architecture, for a config that names none: a
+// remote-code model's hand-written config.json (openbmb's MiniCPM3-4B has
+// architectures and auto_map, no model_type). vLLM loads the class the
+// architecture names; its type is that name without the task suffix,
+// lower-cased ("MiniCPM3ForCausalLM": "minicpm3") or with '_' between words
+// ("Qwen3MoeForCausalLM": "qwen3_moe"), when kvbill has a family rule for
+// it; "" otherwise (the generic rule reads it, and says so).
+std::string ModelTypeOfArchitecture(const std::string& architecture) {
+  std::string base = architecture;
+  for (std::string_view suffix : {"ForCausalLM", "ForConditionalGeneration", "LMHeadModel"}) {
+    if (base.size() > suffix.size() && base.ends_with(suffix)) {
+      base.resize(base.size() - suffix.size());
+      break;
+    }
+  }
+  std::string snake;
+  for (std::size_t i = 0; i < base.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(base[i]);
+    const unsigned char before = i > 0 ? static_cast<unsigned char>(base[i - 1]) : 'A';
+    if (std::isupper(c) != 0 && (std::islower(before) != 0 || std::isdigit(before) != 0)) {
+      snake += '_';
+    }
+    snake += static_cast<char>(std::tolower(c));
+  }
+  const std::vector<std::string> known = model_config::KnownModelTypes();
+  for (const std::string& candidate : {LowerAscii(base), snake}) {
+    if (std::binary_search(known.begin(), known.end(), candidate)) return candidate;
+  }
+  return "";
+}
+
 // DeepSeek-VL2's and DeepSeek-OCR's language_config, as vLLM builds it
 // (deepseek_v2.py, DeepseekV2DecoderLayer): with qk_nope_head_dim and
 // qk_rope_head_dim both 0 the layers are DeepseekAttention, plain multi-head
@@ -388,6 +426,10 @@ Result<ModelShape> BuildShape(const json& top, const std::string& source, const 
 
   std::string model_type = StringAt(config, "model_type");
   if (model_type.empty()) model_type = StringAt(root, "model_type");
+  const std::string architecture = FirstArchitecture(top);
+  const bool type_from_architecture =
+      model_type.empty() && !architecture.empty() && !ModelTypeOfArchitecture(architecture).empty();
+  if (type_from_architecture) model_type = ModelTypeOfArchitecture(architecture);
   // A wrapper whose text_config names no type of its own: the text model
   // its modeling code builds (vLLM minimax_m3 MiniMaxM3VL: MiniMax-M3).
   if (model_type == "minimax_m3_vl" && !prefix.empty()) model_type = "minimax_m3";
@@ -423,11 +465,8 @@ Result<ModelShape> BuildShape(const json& top, const std::string& source, const 
   shape.name = name;
   shape.source = source;
   shape.model_type = model_type;
-  shape.architecture = model_type;
-  if (top.contains("architectures") && top["architectures"].is_array() &&
-      !top["architectures"].empty() && top["architectures"][0].is_string()) {
-    shape.architecture = top["architectures"][0].get<std::string>();
-  }
+  shape.model_type_from_architecture = type_from_architecture;
+  shape.architecture = architecture.empty() ? model_type : architecture;
   shape.hidden_size = text->hidden;
   shape.blocks_per_layer = text->blocks_per_layer;
   shape.vocab_size = text->vocab;
@@ -613,7 +652,12 @@ Result<ModelShape> LoadModel(const std::string& name_or_path,
   if (std::filesystem::is_regular_file(name_or_path, ec)) {
     auto text = ReadFile(name_or_path);
     if (!text) return text.error();
-    const std::string stem = std::filesystem::path(name_or_path).stem().string();
+    // The model's name: the file's stem, or for a checkpoint's config.json
+    // the directory that holds it (a Hugging Face snapshot's folder).
+    const std::filesystem::path file(name_or_path);
+    std::string stem = file.stem().string();
+    const std::string folder = file.parent_path().filename().string();
+    if (stem == "config" && !folder.empty() && folder != "." && folder != "..") stem = folder;
     // ModelOpt checkpoints (nvidia's FP8 / NVFP4 releases) may keep their
     // quantization in hf_quant_config.json beside config.json, where vLLM
     // reads it (ModelOptFp8Config / ModelOptNvFp4Config config filenames):

@@ -915,6 +915,8 @@ TEST(ConfigReaderTest, HfQuantConfigBesideTheConfigIsRead) {
                            "exclude_modules": ["lm_head"]}})";
   auto plain = LoadModel((dir / "config.json").string());
   ASSERT_TRUE(plain.ok()) << plain.error().message();
+  // A checkpoint's config.json is named by its folder, not "config".
+  EXPECT_EQ(plain->name, "modelopt_sibling");
   std::ofstream(dir / "hf_quant_config.json") << quant;
   auto sibling = LoadModel((dir / "config.json").string());
   ASSERT_TRUE(sibling.ok()) << sibling.error().message();
@@ -1726,12 +1728,71 @@ TEST(ConfigReaderTest, MiniCpm3CachesFullKeysAndValues) {
   EXPECT_EQ(m->CountLayers(LayerKind::kLatentAttention), 0);
   EXPECT_EQ(BytesPerToken(*m, Fmt("bf16")), 952320.0);
   EXPECT_EQ(m->params.Total(), 4073875968LL);
-  // Without its latent rank the config is not MiniCPM3's: refused, not
-  // read as plain attention.
+  // A latent rank the config leaves out is its class's default (the remote
+  // MiniCPM3Config: 256), listed as such; one it writes as null is no rank
+  // at all: refused, not read as plain attention.
+  auto defaulted = ParseHfConfig(R"({"model_type": "minicpm3", "hidden_size": 64,
+      "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100})",
+                                 "c.json", "c");
+  ASSERT_TRUE(defaulted.ok()) << defaulted.error().message();
+  bool listed = false;
+  for (const auto& d : defaulted->defaulted_fields) listed |= d.key == "kv_lora_rank";
+  EXPECT_TRUE(listed);
   EXPECT_NE(ErrorOf(R"({"model_type": "minicpm3", "hidden_size": 64, "num_hidden_layers": 2,
-      "num_attention_heads": 4, "vocab_size": 100})")
+      "num_attention_heads": 4, "vocab_size": 100, "kv_lora_rank": null})")
                 .find("kv_lora_rank: missing: MiniCPM3's keys and values come from a latent"),
             std::string::npos);
+}
+
+// MiniCPM3-4B's config.json as published is hand-written for its remote
+// code: architectures and auto_map, no model_type, no v_head_dim, no
+// tie_word_embeddings. vLLM loads MiniCPM3ForCausalLM, and the remote
+// MiniCPM3Config sets v_head_dim = qk_nope_head_dim (64) and ties the
+// embeddings by default, so it reads as the config above: 62 layers x 40 KV
+// heads x (64 + 32) x 2 (K and V) x 2 B = 952,320 B a token, and no
+// separate lm_head (4,073,875,968 parameters, the same as with the keys
+// written out).
+TEST(ConfigReaderTest, MiniCpm3AsPublishedIsReadByItsArchitecture) {
+  auto m = ParseHfConfig(R"({"architectures": ["MiniCPM3ForCausalLM"],
+      "auto_map": {"AutoConfig": "configuration_minicpm.MiniCPM3Config",
+                   "AutoModelForCausalLM": "modeling_minicpm.MiniCPM3ForCausalLM"},
+      "hidden_size": 2560, "num_hidden_layers": 62, "num_attention_heads": 40,
+      "num_key_value_heads": 40, "vocab_size": 73448, "kv_lora_rank": 256, "q_lora_rank": 768,
+      "qk_nope_head_dim": 64, "qk_rope_head_dim": 32, "intermediate_size": 6400,
+      "max_position_embeddings": 32768, "scale_emb": 12, "dim_model_base": 256,
+      "scale_depth": 1.4, "torch_dtype": "bfloat16"})",
+                         "c.json", "c");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(m->model_type, "minicpm3");
+  EXPECT_TRUE(m->model_type_from_architecture);
+  EXPECT_FALSE(m->generic_rule);
+  EXPECT_EQ(m->architecture, "MiniCPM3ForCausalLM");
+  EXPECT_EQ(BytesPerToken(*m, Fmt("bf16")), 952320.0);
+  EXPECT_EQ(m->params.Total(), 4073875968LL);
+  // A named type is never overridden, and an architecture without a rule
+  // leaves the type empty: the generic rule reads it and says so.
+  auto named = ParseHfConfig(R"({"model_type": "llama", "architectures": ["MiniCPM3ForCausalLM"],
+      "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+      "vocab_size": 100})",
+                             "c.json", "c");
+  ASSERT_TRUE(named.ok()) << named.error().message();
+  EXPECT_EQ(named->model_type, "llama");
+  EXPECT_FALSE(named->model_type_from_architecture);
+  auto unknown = ParseHfConfig(R"({"architectures": ["NoSuchModelForCausalLM"],
+      "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+      "vocab_size": 100})",
+                               "c.json", "c");
+  ASSERT_TRUE(unknown.ok()) << unknown.error().message();
+  EXPECT_FALSE(unknown->model_type_from_architecture);
+  EXPECT_TRUE(unknown->generic_rule);
+  // Words joined by '_': Qwen3MoeForCausalLM is qwen3_moe.
+  auto moe = ParseHfConfig(R"({"architectures": ["Qwen3MoeForCausalLM"], "hidden_size": 64,
+      "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+      "head_dim": 16, "vocab_size": 100, "num_experts": 4, "num_experts_per_tok": 2,
+      "moe_intermediate_size": 32, "intermediate_size": 128})",
+                           "c.json", "c");
+  ASSERT_TRUE(moe.ok()) << moe.error().message();
+  EXPECT_EQ(moe->model_type, "qwen3_moe");
 }
 
 // What kvbill does not size is refused, naming the key: Granite Speech's

@@ -284,6 +284,10 @@ struct ModelShape {
   // The config's model type has no family rule in kvbill (docs/models.md):
   // its layers were read by the generic rule, as a Llama-like model.
   bool generic_rule = false;
+  // The config names no model_type (a remote-code model's hand-written file:
+  // openbmb's MiniCPM3-4B): model_type was read from its architecture, the
+  // class vLLM loads ("MiniCPM3ForCausalLM": "minicpm3").
+  bool model_type_from_architecture = false;
   // The sizing keys (hidden_size, layers, heads, KV heads, head_dim,
   // intermediate sizes, vocab_size, experts, MLA dims, sliding_window) the
   // config omits and the model type's class default supplied, in the
