@@ -616,6 +616,9 @@ Status BuildTowers(const json& root, const std::string& source, const std::strin
       }
     }
   }
+  // Every tower kvbill cannot count is named (Qwen3-Omni's thinker has a
+  // vision and an audio tower), not only the first.
+  std::string uncounted;
   for (const char* key : {"vision_config", "audio_config"}) {
     auto it = root.find(key);
     if (it == root.end() || it->is_null()) continue;
@@ -672,13 +675,17 @@ Status BuildTowers(const json& root, const std::string& source, const std::strin
                 "llava, llava_next, llava_onevision, mistral3 (pixtral), paligemma); " +
                 leave_out);
     }
-    if (!n) return n.error();
+    if (!n) {
+      uncounted += (uncounted.empty() ? "" : "; ") + n.error().message();
+      continue;
+    }
     const ParamRole role = k == "audio_config" ? ParamRole::kAudio : ParamRole::kVision;
     b->BeginTower(role);
     // One group: the tower's linear layers and the rest are not told apart.
     b->Matrix(role, k == "audio_config" ? "audio_tower" : "visual", 1, *n);
     b->EndOverride();
   }
+  if (!uncounted.empty()) return Error(uncounted);
   return OkStatus();
 }
 

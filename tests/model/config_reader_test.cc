@@ -1361,14 +1361,20 @@ TEST(ConfigReaderTest, RecentFamiliesRefusedOrNested) {
       "num_attention_heads": 4, "vocab_size": 100, "zero_expert_num": 256})")
                 .find("kv_lora_rank: missing: LongCat-Flash's attention is MLA"),
             std::string::npos);
+  // Both of the thinker's towers are named (the vision one first), not the
+  // first alone.
   const std::string omni = R"({"model_type": "qwen3_omni_moe", "thinker_config": {
       "model_type": "qwen3_omni_moe_thinker",
+      "vision_config": {"depth": 27, "hidden_size": 1152},
       "audio_config": {"d_model": 1280},
       "text_config": {"model_type": "qwen3_moe", "hidden_size": 64, "num_hidden_layers": 2,
         "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
         "vocab_size": 100, "intermediate_size": 32}}})";
   EXPECT_NE(ErrorOf(omni).find("audio_config: kvbill cannot count the audio tower"),
             std::string::npos)
+      << ErrorOf(omni);
+  EXPECT_LT(ErrorOf(omni).find("vision_config: kvbill cannot count the vision tower"),
+            ErrorOf(omni).find("audio_config: kvbill cannot count the audio tower"))
       << ErrorOf(omni);
   auto text = ParseHfConfig(omni, "c.json", "c", {}, /*text_only=*/true);
   ASSERT_TRUE(text.ok()) << text.error().message();

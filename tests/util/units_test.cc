@@ -2,8 +2,23 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace kvbill {
 namespace {
+
+// Rounding up without an intermediate sum: 17 tokens in blocks of 16 take
+// 2; the largest bit count, 2^63 - 1 = 8 x 1,152,921,504,606,846,975 + 7,
+// takes 1,152,921,504,606,846,976 bytes (a + b - 1 overflowed there, which
+// the sanitizer job caught in KvFootprintTest).
+TEST(UnitsTest, CeilDivRoundsUpWithoutOverflow) {
+  EXPECT_EQ(CeilDiv(0, 16), 0);
+  EXPECT_EQ(CeilDiv(1, 16), 1);
+  EXPECT_EQ(CeilDiv(16, 16), 1);
+  EXPECT_EQ(CeilDiv(17, 16), 2);
+  EXPECT_EQ(BitsToBytes(9'223'372'036'854'775'800), 1'152'921'504'606'846'975);
+  EXPECT_EQ(BitsToBytes(std::numeric_limits<std::int64_t>::max()), 1'152'921'504'606'846'976);
+}
 
 TEST(UnitsTest, SuffixesAreBinaryAndPlainNumbersExact) {
   EXPECT_EQ(*ParseTokenCount("32k"), 32768);

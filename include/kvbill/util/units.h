@@ -28,8 +28,10 @@ inline constexpr double kMillisecondsPerSecond = 1000.0;
 inline constexpr std::int64_t kNsPerS = 1'000'000'000;
 
 // a / b rounded up, for a >= 0 and b > 0: blocks that hold a tokens, bytes
-// that hold a bits.
-inline constexpr std::int64_t CeilDiv(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+// that hold a bits. No intermediate sum, so no overflow up to INT64_MAX.
+inline constexpr std::int64_t CeilDiv(std::int64_t a, std::int64_t b) {
+  return a / b + (a % b != 0 ? 1 : 0);
+}
 
 // Whole bytes that hold `bits` (>= 0).
 inline constexpr Bytes BitsToBytes(std::int64_t bits) { return CeilDiv(bits, 8); }
