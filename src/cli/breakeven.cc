@@ -89,9 +89,10 @@ std::string NamedLike(const std::string& asked, const ModelShape& model) {
   const double mine = static_cast<double>(model.params.Total());
   const double theirs = static_cast<double>(named->params.Total());
   if (std::abs(mine - theirs) <= 0.02 * theirs) return "";
-  return "the price sheet's offers named like " + model.name + " (its file's name) sell " +
-         named->name + ", a model of " + FormatFixed(theirs / 1e9, 2) + "B parameters, where " +
-         asked + " has " + FormatFixed(mine / 1e9, 2) + "B: give --price";
+  return "the price sheet's offers named like " + model.name +
+         " (its file's or folder's name) sell " + named->name + ", a model of " +
+         FormatFixed(theirs / 1e9, 2) + "B parameters, where " + asked + " has " +
+         FormatFixed(mine / 1e9, 2) + "B: give --price";
 }
 
 }  // namespace

@@ -186,6 +186,29 @@ std::string StringAt(const json& object, const char* key) {
   return it != object.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
+// The name of the checkpoint whose config.json `file` is: the folder that
+// holds it ("Qwen3-8B/config.json": Qwen3-8B), or in the Hugging Face cache
+// (models--Qwen--Qwen3-8B/snapshots/<40 hex digits>/config.json) the
+// repository id, Qwen/Qwen3-8B; `fallback` when there is no folder.
+std::string CheckpointName(const std::filesystem::path& file, const std::string& fallback) {
+  const std::filesystem::path folder = file.parent_path();
+  const std::string name = folder.filename().string();
+  if (name.empty() || name == "." || name == "..") return fallback;
+  const bool commit = name.size() == 40 && std::all_of(name.begin(), name.end(), [](char c) {
+                        return std::isxdigit(static_cast<unsigned char>(c)) != 0;
+                      });
+  const std::filesystem::path snapshots = folder.parent_path();
+  const std::string repo = snapshots.parent_path().filename().string();
+  if (commit && snapshots.filename() == "snapshots" && repo.starts_with("models--")) {
+    const std::string id = repo.substr(8);  // org--name
+    const std::size_t cut = id.find("--");
+    if (cut != std::string::npos && cut > 0 && cut + 2 < id.size()) {
+      return id.substr(0, cut) + "/" + id.substr(cut + 2);
+    }
+  }
+  return name;
+}
+
 // The config's first architecture ("MiniCPM3ForCausalLM"), or "".
 std::string FirstArchitecture(const json& top) {
   auto it = top.find("architectures");
@@ -653,11 +676,11 @@ Result<ModelShape> LoadModel(const std::string& name_or_path,
     auto text = ReadFile(name_or_path);
     if (!text) return text.error();
     // The model's name: the file's stem, or for a checkpoint's config.json
-    // the directory that holds it (a Hugging Face snapshot's folder).
+    // the directory that holds it; in the Hugging Face cache
+    // (models--org--name/snapshots/<commit>/config.json) the repository id.
     const std::filesystem::path file(name_or_path);
     std::string stem = file.stem().string();
-    const std::string folder = file.parent_path().filename().string();
-    if (stem == "config" && !folder.empty() && folder != "." && folder != "..") stem = folder;
+    if (stem == "config") stem = CheckpointName(file, stem);
     // ModelOpt checkpoints (nvidia's FP8 / NVFP4 releases) may keep their
     // quantization in hf_quant_config.json beside config.json, where vLLM
     // reads it (ModelOptFp8Config / ModelOptNvFp4Config config filenames):

@@ -554,6 +554,8 @@ Result<Int> Glm4vTower(const Fields& v) {
   return patches + depth * block + down + merger;
 }
 
+#undef KV_GET  // the library builds in unity batches: it would reach the next file
+
 }  // namespace
 
 Status BuildTowers(const json& root, const std::string& source, const std::string& model_type,

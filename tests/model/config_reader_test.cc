@@ -915,8 +915,19 @@ TEST(ConfigReaderTest, HfQuantConfigBesideTheConfigIsRead) {
                            "exclude_modules": ["lm_head"]}})";
   auto plain = LoadModel((dir / "config.json").string());
   ASSERT_TRUE(plain.ok()) << plain.error().message();
-  // A checkpoint's config.json is named by its folder, not "config".
+  // A checkpoint's config.json is named by its folder, not "config"; in the
+  // Hugging Face cache's layout (models--org--name/snapshots/<commit>/) by
+  // the repository id, not the commit.
   EXPECT_EQ(plain->name, "modelopt_sibling");
+  const fs::path cached = fs::path(::testing::TempDir()) / "hub" / "models--Qwen--Qwen3-8B" /
+                          "snapshots" / "0123456789abcdef0123456789abcdef01234567";
+  fs::create_directories(cached);
+  fs::copy_file(fs::path(KVBILL_SOURCE_DIR) / "scenarios/models/qwen3-8b.json",
+                cached / "config.json", fs::copy_options::overwrite_existing);
+  auto from_cache = LoadModel((cached / "config.json").string());
+  ASSERT_TRUE(from_cache.ok()) << from_cache.error().message();
+  EXPECT_EQ(from_cache->name, "Qwen/Qwen3-8B");
+  fs::remove_all(fs::path(::testing::TempDir()) / "hub");
   std::ofstream(dir / "hf_quant_config.json") << quant;
   auto sibling = LoadModel((dir / "config.json").string());
   ASSERT_TRUE(sibling.ok()) << sibling.error().message();
