@@ -83,6 +83,15 @@ std::string Excess(double actual, double bound, bool above) {
   return out;
 }
 
+// A budget's JSON row begins with its metric and limits as written (max,
+// min); the verdict's fields follow (docs/ci.md).
+nlohmann::ordered_json BudgetRow(const Budget& b) {
+  nlohmann::ordered_json row = {{"metric", b.metric}};
+  if (b.max) row["max"] = *b.max;
+  if (b.min) row["min"] = *b.min;
+  return row;
+}
+
 }  // namespace
 
 int RunCheck(const Args& args) {
@@ -124,10 +133,7 @@ int RunCheck(const Args& args) {
       j["cannot_serve"] = why;
       j["budgets"] = nlohmann::ordered_json::array();
       for (const Budget& b : scenario->budgets) {
-        // The shape of a run's rows (docs/ci.md), limits as written.
-        nlohmann::ordered_json row = {{"metric", b.metric}};
-        if (b.max) row["max"] = *b.max;
-        if (b.min) row["min"] = *b.min;
+        nlohmann::ordered_json row = BudgetRow(b);  // the shape of a run's rows
         row["actual"] = nullptr;
         row["ok"] = false;
         row["not_measured"] = "the deployment cannot serve the trace";
@@ -165,9 +171,7 @@ int RunCheck(const Args& args) {
       bounds.push_back(*c.budget.min);
     }
     std::string verdict = "ok";
-    nlohmann::ordered_json row = {{"metric", c.budget.metric}};
-    if (c.budget.max) row["max"] = *c.budget.max;
-    if (c.budget.min) row["min"] = *c.budget.min;
+    nlohmann::ordered_json row = BudgetRow(c.budget);
     row["actual"] =
         c.not_measured.empty() ? nlohmann::ordered_json(c.actual) : nlohmann::ordered_json(nullptr);
     row["ok"] = c.ok;

@@ -450,9 +450,11 @@ Result<ModelShape> BuildShape(const json& top, const std::string& source, const 
   std::string model_type = StringAt(config, "model_type");
   if (model_type.empty()) model_type = StringAt(root, "model_type");
   const std::string architecture = FirstArchitecture(top);
-  const bool type_from_architecture =
-      model_type.empty() && !architecture.empty() && !ModelTypeOfArchitecture(architecture).empty();
-  if (type_from_architecture) model_type = ModelTypeOfArchitecture(architecture);
+  bool type_from_architecture = false;
+  if (model_type.empty() && !architecture.empty()) {
+    model_type = ModelTypeOfArchitecture(architecture);
+    type_from_architecture = !model_type.empty();
+  }
   // A wrapper whose text_config names no type of its own: the text model
   // its modeling code builds (vLLM minimax_m3 MiniMaxM3VL: MiniMax-M3).
   if (model_type == "minimax_m3_vl" && !prefix.empty()) model_type = "minimax_m3";
