@@ -10,6 +10,7 @@
 #include <vector>
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using Hashes = std::vector<std::uint64_t>;
@@ -412,4 +413,5 @@ TEST(RunHasherTest, TraceBlocksAreRunsWhoseBlockHashesAreTheEngineHashes) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

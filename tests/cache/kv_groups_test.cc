@@ -8,6 +8,7 @@
 #include "model/model_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // One-block runs {h, 0, 1}: block i named by hashes[i] alone.
@@ -265,4 +266,5 @@ TEST(KvGroupsTest, CommitRangeHashesOnlyTheBlocksEachGroupHolds) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

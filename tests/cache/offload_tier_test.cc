@@ -5,6 +5,7 @@
 #include <vector>
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 TEST(OffloadTierTest, KeepsTheMostRecentBlocksUpToCapacity) {
@@ -37,4 +38,5 @@ TEST(OffloadTierTest, ZeroCapacityHoldsNothing) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -16,6 +16,7 @@
 #include "kvbill/cache/block_hash.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using Hashes = std::vector<std::uint64_t>;
@@ -629,7 +630,7 @@ TEST_P(PrefixCacheModelTest, AgreesWithNaiveModelOnRandomOperations) {
   std::int64_t admitted = 0;
   std::int64_t refused = 0;
   for (int step = 0; step < 4000; ++step) {
-    SCOPED_TRACE(testing::Message() << "step " << step);
+    SCOPED_TRACE(::testing::Message() << "step " << step);
     const SeqId id = below(kIds);
     const std::int64_t op = below(100);
     if (op < 35) {
@@ -755,7 +756,7 @@ TEST_P(PrefixCacheModelTest, RunsAgreeWithTheBlockModelOnRandomOperations) {
   std::map<SeqId, Runs> prompts;
   std::int64_t admitted = 0, refused = 0, fronts = 0;
   for (int step = 0; step < 5000; ++step) {
-    SCOPED_TRACE(testing::Message() << "step " << step);
+    SCOPED_TRACE(::testing::Message() << "step " << step);
     const SeqId id = below(kIds);
     const std::int64_t op = below(100);
     if (op < 30) {
@@ -859,4 +860,5 @@ INSTANTIATE_TEST_SUITE_P(PrefixCachePools, PrefixCacheModelTest,
                          });
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

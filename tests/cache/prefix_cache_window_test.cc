@@ -9,6 +9,7 @@
 #include "kvbill/cache/prefix_cache.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using Hashes = std::vector<std::uint64_t>;
@@ -138,4 +139,5 @@ TEST(PrefixCacheWindowTest, CommitRangeDoesNothingWithoutCaching) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -6,6 +6,7 @@
 #include <fstream>
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 const std::string kSample = std::string(KVBILL_SOURCE_DIR) + "/tests/data/kernels_sample";
@@ -70,4 +71,5 @@ TEST(KernelFitTest, ADirectoryWithoutKnownGpusIsAnError) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -5,6 +5,7 @@
 #include <cmath>
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 TEST(LeastSquaresTest, NonNegativeLeastSquaresClampsANegativeSolution) {
@@ -92,4 +93,5 @@ TEST(LeastSquaresTest, GridSearchLeavesAFlatStartThatAGradientCannot) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

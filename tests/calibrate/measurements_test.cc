@@ -10,6 +10,7 @@
 #include <vector>
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 std::string Write(const std::string& name, const std::string& text) {
@@ -291,4 +292,5 @@ TEST(MeasurementsTest, AGuidellmTpotIsCheckedAgainstEndToEndOverOutputTokens) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -12,6 +12,7 @@
 #include "kvbill/cost/engine_profile.h"
 
 namespace kvbill::testing {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 MetricPoint Point(const std::string& record, const std::string& metric, double measured,
@@ -243,4 +244,5 @@ TEST(ProfileFitTest, TheFitKeepsPerSequenceCostsUnderTheFastestRun) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill::testing

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 Measurement Record(const std::string& id, const std::string& model, const std::string& weights,
@@ -129,4 +130,5 @@ TEST(RelativeEffectsTest, RecordsFlaggedAmbiguousAreListedNotCompared) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -9,6 +9,7 @@
 #include "kvbill/hardware/gpu.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 Measurement Record() {
@@ -905,4 +906,5 @@ TEST(ReplayTest, SglangHybridModelTakesItsVersionsStateRules) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

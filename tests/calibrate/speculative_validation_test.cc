@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // Two ShareGPT runs of gpustack's Qwen3-8B page: the run without
@@ -92,4 +93,5 @@ TEST(SpeculativeValidationTest, TheBaselineDiffersOnlyInFlagsReplayedAlike) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

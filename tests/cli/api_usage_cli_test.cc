@@ -15,6 +15,7 @@
 #include "cli/cli_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::RunKvbillInSourceDir;
@@ -274,4 +275,5 @@ TEST(ApiUsageCliTest, RecordedJsonWithoutOneHourWritesKeepsItsFields) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -14,6 +14,7 @@
 #include "cli/cli_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::RunKvbill;
@@ -641,4 +642,5 @@ TEST(BillCliTest, AcceptanceRunsWithTheBundledSheetAndWithLiteLlms) {
 #endif
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -9,6 +9,7 @@
 #include "cli/cli_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::RunKvbill;
@@ -118,4 +119,5 @@ TEST(LoadCliTest, LoadFourStartsTasksFourTimesAsOften) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -10,6 +10,7 @@
 #include "cli/cli_test_util.h"
 
 namespace kvbill::testing {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 std::string Temp(const std::string& name) {
@@ -311,4 +312,5 @@ TEST(CalibrateCliTest, FitExclusionsAreReportedButNotFitted) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill::testing

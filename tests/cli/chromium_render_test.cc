@@ -15,6 +15,7 @@
 #include "cli/cli_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 namespace fs = std::filesystem;
@@ -146,4 +147,5 @@ TEST(ChromiumRenderTest, PlanChartLabelsLeaveTheLinesVisible) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -12,6 +12,7 @@
 #include "cli/cli_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::RunKvbill;
@@ -305,9 +306,11 @@ TEST(CompareValueCliTest, GrowthExponentIsNotFittedOnFewerThanFiveTaskSizes) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // Every lever of the bundled default scenario runs, but NVFP4 KV (no engine
@@ -328,4 +331,5 @@ TEST(CompareValueCliTest, EveryLeverOfTheDefaultScenarioRuns) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

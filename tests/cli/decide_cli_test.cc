@@ -12,6 +12,7 @@
 #include "kvbill/util/units.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::RunKvbill;
@@ -522,9 +523,11 @@ TEST(CompareCliTest, RanksTheLeversAgainstTheBaseline) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // The memory limit is what simulate's pool leaves: vLLM's reserve for
@@ -768,9 +771,11 @@ TEST(BreakevenCliTest, JsonAndBadInput) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // tests/data/scenarios/api_small.json: tests/data/traces/api_whatif.jsonl at
@@ -877,9 +882,11 @@ TEST(ReportCliTest, ApiScenarioIsAClearError) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 std::string WriteScenario(const std::string& name, const std::string& text) {
@@ -993,9 +1000,11 @@ TEST(CompareCliTest, HybridModelsSayWhichLeversCannotApply) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // "int4" on vLLM is its int4_per_token_head in every command that sizes a
@@ -1021,4 +1030,5 @@ TEST(BreakevenCliTest, Int4IsVllmsOwnFormatAsFitReadsIt) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -15,6 +15,7 @@
 #include "cli/cli_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::Slurp;
@@ -157,4 +158,5 @@ TEST(DeterminismCliTest, BillTwiceGivesTheSameBytes) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -10,6 +10,7 @@
 #include "cli/cli_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 namespace fs = std::filesystem;
@@ -55,4 +56,5 @@ TEST(FatalCliTest, OutOfMemoryEndsWithAKvbillLineAndStatusThree) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

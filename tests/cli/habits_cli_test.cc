@@ -16,6 +16,7 @@
 #include "cli/cli_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 namespace fs = std::filesystem;
@@ -287,4 +288,5 @@ TEST(HabitsCliTest, NoProgressLineWhenStderrIsNotATerminal) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

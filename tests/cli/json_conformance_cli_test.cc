@@ -30,6 +30,7 @@
 #include "cli/cli_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::Slurp;
@@ -167,4 +168,5 @@ TEST(JsonConformanceCliTest, EveryReaderAnswersHostileJsonTheSameWay) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace kvbill::cli {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // Whole numbers of bytes past 9e15 stay integers, digit for digit: doubles
@@ -27,4 +28,5 @@ TEST(JsonNumberTest, FractionsAndValuesPastInt64AreDoubles) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill::cli

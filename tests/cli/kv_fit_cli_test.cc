@@ -10,6 +10,7 @@
 #include "cli/cli_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::RunKvbill;
@@ -847,9 +848,11 @@ TEST(HelpCliTest, HelpReadsWell) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 TEST(PlotCliTest, WritesAnSvgAndNothingOnBadInput) {
@@ -912,4 +915,5 @@ TEST(CliArgumentsTest, AStrayPositionalArgumentIsAnErrorForEveryCommand) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -24,6 +24,7 @@
 #include "kvbill/util/spool.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::Slurp;
@@ -581,4 +582,5 @@ TEST(MalformedCliTest, HugePromptIsRefusedOverTheModelsLimitAtOnce) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

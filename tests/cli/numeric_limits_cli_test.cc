@@ -8,6 +8,7 @@
 #include "cli/cli_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 TEST(NumericLimitsCliTest, FitRefusesAKvCacheBeyondTwoToTheSixtyThreeBytes) {
@@ -39,4 +40,5 @@ TEST(NumericLimitsCliTest, ANegativeGpuPriceIsAnError) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

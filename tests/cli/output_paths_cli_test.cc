@@ -17,6 +17,7 @@
 #include "cli/cli_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::Slurp;
@@ -211,4 +212,5 @@ TEST_F(OutputPathsCliTest, SimulateOutRenamesNothingWhenOneOfItsFilesCannotBeWri
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

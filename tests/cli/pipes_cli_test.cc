@@ -13,6 +13,7 @@
 #include "cli/cli_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 namespace fs = std::filesystem;
@@ -81,4 +82,5 @@ TEST_F(PipesCliTest, WhatifReadsALogFromAFifoOnce) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

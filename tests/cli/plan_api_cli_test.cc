@@ -11,6 +11,7 @@
 #include "cli/cli_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::RunKvbill;
@@ -226,4 +227,5 @@ TEST(PlanApiCliTest, ApiCandidatesGoThroughShardsAndMerge) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

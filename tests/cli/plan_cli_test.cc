@@ -21,6 +21,7 @@
 #include "kvbill/cost/engine_profile.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::RunKvbill;
@@ -504,4 +505,5 @@ TEST(PlanCliTest, KilledPlanLeavesNoTemporaryDirectory) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

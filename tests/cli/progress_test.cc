@@ -8,6 +8,7 @@
 #include <thread>
 
 namespace kvbill::cli {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using std::chrono::milliseconds;
@@ -62,4 +63,5 @@ TEST(ProgressLineTest, CountsWhatItIsGiven) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill::cli

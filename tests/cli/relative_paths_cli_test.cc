@@ -13,6 +13,7 @@
 #include "cli/cli_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 namespace fs = std::filesystem;
@@ -55,4 +56,5 @@ TEST(RelativePathsCliTest, CommandLineTracesAreTheWorkingDirectorysInEveryComman
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

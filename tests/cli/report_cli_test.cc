@@ -13,6 +13,7 @@
 #include "cli/cli_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::Slurp;
@@ -302,4 +303,5 @@ TEST(ReportCliTest, RendersInHeadlessChromiumWithoutConsoleErrors) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -11,6 +11,7 @@
 #include "kvbill/util/file.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::RunCommand;
@@ -92,4 +93,5 @@ TEST(ScenarioCliTest, BadInputExitsTwoAndWritesNothing) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

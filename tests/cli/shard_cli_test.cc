@@ -9,6 +9,7 @@
 #include "cli/cli_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::RunCommand;
@@ -64,4 +65,5 @@ TEST(SweepCliTest, ShardAutoOutsideAnArrayIsExitTwoWithoutOutput) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

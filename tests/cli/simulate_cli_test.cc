@@ -14,6 +14,7 @@
 #include "cli/cli_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::RunKvbill;
@@ -867,4 +868,5 @@ TEST(SimulateCliTest, TheBillsPrintedPartsAddUpToItsPrintedTotal) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -13,6 +13,7 @@
 #include <string>
 
 namespace kvbill::cli {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using Environment = std::map<std::string, std::string>;
@@ -210,4 +211,5 @@ TEST(ParseShardTest, RejectsMalformedAutoOverN) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill::cli

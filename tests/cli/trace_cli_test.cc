@@ -11,6 +11,7 @@
 
 #include "cli/cli_test_util.h"
 
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using kvbill::testing::Slurp;
@@ -234,3 +235,4 @@ TEST(TraceCliTest, ConvertLeavesNoOutputFileOnBadInput) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID

@@ -15,6 +15,7 @@
 #include "cli/cli_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::Slurp;
@@ -151,4 +152,5 @@ TEST(TraceGenCliTest, KilledGenerationLeavesNoTemporaryFile) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -14,6 +14,7 @@
 #include "cli/cli_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::RunKvbill;
@@ -349,4 +350,5 @@ TEST(WarningsCliTest, IdleDominantWhenTheGpuWaitsAnHourBetweenTasks) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

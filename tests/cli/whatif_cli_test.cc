@@ -8,6 +8,7 @@
 #include "cli/cli_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::RunKvbill;
@@ -376,4 +377,5 @@ TEST(WhatifCliTest, RecordedColumnIsTheBillOnASingleModelLog) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -8,6 +8,7 @@
 #include "cli/cli_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::RunKvbill;
@@ -140,4 +141,5 @@ TEST(WhatifModelsCliTest, RecordedColumnIsTheBillOnTheMixedModelInteractiveLog) 
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 const ModelPrice& Find(const char* model) {
@@ -113,4 +114,5 @@ TEST(PriceCallTest, SumsOfManyCallsStayExact) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

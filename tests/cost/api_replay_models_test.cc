@@ -9,6 +9,7 @@
 #include "kvbill/scenario/api_run.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 const PriceSheet& Sheet() {
@@ -164,4 +165,5 @@ TEST(ApiReplayModelsTest, CachingOffPricesEachCallAtItsModel) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -11,6 +11,7 @@
 #include "kvbill/scenario/scenario.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 const ModelPrice& Sonnet() {
@@ -204,4 +205,5 @@ TEST(ApiReplayAcceptanceTest, InteractiveSessionsMissAfterFiveMinutePauses) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -11,6 +11,7 @@
 #include "kvbill/trace/importers.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 constexpr std::int64_t kPico = 1'000'000;  // pico-dollars per micro-dollar
@@ -185,4 +186,5 @@ TEST(ApiReplayUsageTest, SummaryBeforeATurnNamingNoModelUsesTheScenarioModel) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -10,6 +10,7 @@
 #include "kvbill/bill/usage_log.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 const PriceSheet& Sheet() {
@@ -509,4 +510,5 @@ TEST(BillAcceptanceTest, HeadlessRunsReproduceTheProvidersCosts) {
 #endif
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -7,6 +7,7 @@
 #include "model/model_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 BreakevenQuery Llama8bOnH100(const std::string& kv, double price) {
@@ -106,9 +107,11 @@ TEST(BreakevenTest, PriceBelowTheWeightsAloneMeansNoContextPays) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // The same query capped at Llama-3.1-8B's max_model_len, 131,072 (its
@@ -191,4 +194,5 @@ TEST(BreakevenTest, ComparableOffersAreTheSameModelAtApiProviders) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -12,6 +12,7 @@
 #include "cost/ccusage_cases.h"
 
 namespace kvbill::ccusage_cases {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using nlohmann::json;
@@ -229,4 +230,5 @@ TEST(CcusageCodexTest, SessionReport) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill::ccusage_cases

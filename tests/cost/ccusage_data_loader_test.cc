@@ -12,6 +12,7 @@
 #include "cost/ccusage_cases.h"
 
 namespace kvbill::ccusage_cases {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using nlohmann::json;
@@ -882,4 +883,5 @@ TEST(CcusageDataLoaderTest, DatesInATimeZone) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill::ccusage_cases

@@ -10,6 +10,7 @@
 #include "cost/ccusage_cases.h"
 
 namespace kvbill::ccusage_cases {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using nlohmann::json;
@@ -255,4 +256,5 @@ TEST(CcusageRustCostTest, ReadsTheWriteSplit) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill::ccusage_cases

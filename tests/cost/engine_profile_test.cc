@@ -15,6 +15,7 @@
 #include "cli/cli_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using nlohmann::json;
@@ -174,4 +175,5 @@ TEST(EngineProfileTest, ASimulationWithAnAbsurdProfileStopsBeforeAnyWork) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

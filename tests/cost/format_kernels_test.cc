@@ -17,6 +17,7 @@
 #include "model/model_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 GpuSpec Gpu(const std::string& id) {
@@ -493,9 +494,11 @@ TEST(FormatKernelsTest, Fp8ExpertsGainWhatTheFusedMoeTableMeasures) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // DeepSeek-V4's fp8 cache is read by FlashMLA's sparse kernels, which no
@@ -523,4 +526,5 @@ TEST(FormatKernelsTest, CompressedAttentionsCacheIsNotTimedByTheFa3Tables) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -14,6 +14,7 @@
 #include "kvbill/policy/context_policy.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // Content A: 2,000 tokens; B, C: other contents appended after A.
@@ -227,4 +228,5 @@ TEST(ProviderCacheOptionsTest, ErrorsNameTheProviderAndTheOption) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

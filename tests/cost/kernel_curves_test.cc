@@ -5,6 +5,7 @@
 #include <cmath>
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 constexpr KernelSpec kSpec{2e12, 1e15, 2e15};
@@ -262,4 +263,5 @@ TEST(KernelCurvesTest, CollectiveTablesRoundTripThroughJson) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

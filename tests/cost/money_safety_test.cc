@@ -10,6 +10,7 @@
 #include "kvbill/cost/money.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // Sonnet-like list prices without a long-context tier, in pico-dollars per
@@ -107,4 +108,5 @@ TEST(MoneySafetyTest, AddMoneyRefusesToWrap) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -16,6 +16,7 @@
 #include "model/model_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 std::shared_ptr<const OperatorCostModel> Make(const std::string& model,
@@ -735,9 +736,11 @@ TEST(OperatorCostModelTest, AllToAllDispatchReplacesTheMoeAllReduce) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // gpt-oss's layers carry attention sinks, which FlashAttention 2 cannot run:
@@ -790,9 +793,11 @@ TEST(OperatorCostModelTest, SinksOnAmpereRunTritonAttentionThatStreamsKvPerQuery
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 TEST(OperatorCostModelTest, PerLayerWorkRunsOncePerTransformerBlock) {
@@ -820,4 +825,5 @@ TEST(OperatorCostModelTest, PerLayerWorkRunsOncePerTransformerBlock) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

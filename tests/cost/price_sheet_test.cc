@@ -9,6 +9,7 @@
 #include "kvbill/cost/money.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 PriceSheet Bundled() {
@@ -295,4 +296,5 @@ TEST(PriceSheetTest, LiteLlmEntriesWithoutAProviderOrAPriceHalf) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

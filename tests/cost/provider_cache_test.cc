@@ -5,6 +5,7 @@
 #include <vector>
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // Content A: 2,000 tokens; B, C: other contents appended after A.
@@ -148,4 +149,5 @@ TEST(ProviderCacheTest, MakeNamesTheProviderAndParameter) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

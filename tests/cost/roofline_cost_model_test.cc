@@ -8,6 +8,7 @@
 #include "model/model_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 RooflineCostModel Model(const std::string& name, RooflineParams params) {
@@ -171,4 +172,5 @@ TEST(RooflineCostModelTest, CompressedLayersReadWindowTopKAndEveryCompressedKey)
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -12,6 +12,7 @@
 #include "model/model_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 TEST(SpeculativeTest, ExpectedTokensPerStepByHand) {
@@ -259,4 +260,5 @@ TEST(SpeculativeTest, TreeDraftStepsRunTopkTokensAfterTheFirst) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

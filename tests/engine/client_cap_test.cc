@@ -12,6 +12,7 @@
 #include "engine/engine_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 std::map<std::string, RequestRecord> ByTask(const SimulationResult& r) {
@@ -113,4 +114,5 @@ TEST(ClientCapTest, ANegativeCapIsRefused) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -12,6 +12,7 @@
 #include "kvbill/metrics/run_aggregator.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // A and B both sent at 0.
@@ -74,4 +75,5 @@ TEST(FrontendQueueTest, ARequestAdmittedOnArrivalWaitedExactlyNothing) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

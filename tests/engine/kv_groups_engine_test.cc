@@ -14,6 +14,7 @@
 #include "kvbill/trace/generator.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 struct HybridWorkload {
@@ -233,4 +234,5 @@ TEST(KvGroupsEngineTest, CompressedModelEventSkippingAgreesWithStepMode) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

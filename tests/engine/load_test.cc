@@ -7,6 +7,7 @@
 #include "engine/engine_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // Release times of each task's requests, by task id.
@@ -71,4 +72,5 @@ TEST(LoadTest, RecordedReleaseMovesWholeTasksAndKeepsTheirRecordedGaps) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

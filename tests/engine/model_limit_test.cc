@@ -5,6 +5,7 @@
 #include "kvbill/metrics/run_aggregator.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // Task "a": prompts 1,000, 1,600, 2,200, 2,800 tokens (each turn adds the
@@ -199,4 +200,5 @@ TEST(ModelLimitTest, LatencySummariesFollowTheirDefinitions) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -11,6 +11,7 @@
 #include "kvbill/metrics/task_metrics.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // B below: Llama-3.1-8B keeps 32 layers x 8 KV heads x 128 dims x (K, V) x
@@ -144,4 +145,5 @@ TEST(NumericSafetyTest, MillionTaskTraceSumsBytesAndConservesTheBill) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -9,6 +9,7 @@
 #include "kvbill/trace/generator.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 SimulationConfig FromScenario(const std::string& deployment, const std::string& model) {
@@ -103,4 +104,5 @@ TEST(OperatorModelEngineTest, SchedulingIsTheEnginesDefaultUnlessSet) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -11,6 +11,7 @@
 #include "engine/engine_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 std::map<std::string, std::vector<RequestRecord>> ByTask(const SimulationResult& r) {
@@ -133,4 +134,5 @@ TEST(PinTest, APinGivesWayBeforeTheOnlyRunningSequencePreemptsItself) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

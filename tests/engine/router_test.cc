@@ -7,6 +7,7 @@
 #include "engine/engine_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using Loads = std::vector<std::int64_t>;
@@ -149,4 +150,5 @@ TEST(RouterTest, SessionAffinityLeavesAReplicaAtTheLoadCap) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -9,6 +9,7 @@
 #include "kvbill/scenario/warnings.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 ScenarioOutcome RunJson(const std::string& json) {
@@ -281,9 +282,11 @@ TEST(ScenarioRunTest, MooncakeSyntheticCacheCapacityCurve) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // "A 128K request costs 3-5x an 8K one even with GQA" (docs/claims.md #12):
@@ -302,4 +305,5 @@ TEST(ScenarioRunTest, A128kRequestCostsThreeToFiveTimesAn8kOne) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -11,6 +11,7 @@
 #include "kvbill/cost/engine_profile.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 SimulationConfig MillisecondConfig(SchedulerKind kind) {
@@ -250,4 +251,5 @@ TEST(SglangSchedulerTest, EventSkippingAgreesWithStepMode) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -9,6 +9,7 @@
 #include "kvbill/trace/generator.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // One request alone: a 1,000-token prompt and 101 output tokens on
@@ -293,4 +294,5 @@ TEST(SimulatorTest, AReserveThatTakesAllTheMemoryIsNamed) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

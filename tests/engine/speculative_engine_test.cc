@@ -9,6 +9,7 @@
 #include "kvbill/cost/speculative.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // One request: a 1,000-token prompt and 101 output tokens (one from the
@@ -213,4 +214,5 @@ TEST(SpeculativeEngineTest, DraftWeightsAndKvShrinkThePool) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

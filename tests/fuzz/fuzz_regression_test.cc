@@ -16,6 +16,7 @@
 #include "trace/trace_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::ReadAllTasks;
@@ -197,4 +198,5 @@ TEST(FuzzRegressionTest, QuantAlgoThatIsNotAStringIsNotAnInternalError) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -11,6 +11,7 @@
 #include "kvbill/model/hf_config.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 namespace fs = std::filesystem;
@@ -138,4 +139,5 @@ TEST(CatalogNamesTest, UnknownGpuGetsDidYouMeanAndTheCatalog) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -10,6 +10,7 @@
 #include "model/model_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 FitRequest Qwen32bOnH100(Tokens context, const std::string& kv = "bf16") {
@@ -330,4 +331,5 @@ TEST(FitTest, GpuCatalogErrorsGiveTheJsonPath) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -11,6 +11,7 @@
 #include "kvbill/model/kv_format.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 ElementFormat Fmt(const std::string& name) {
@@ -340,4 +341,5 @@ TEST(FormatSupportTest, HardwareDocHoldsTheMatrixAsTheCatalogHasIt) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

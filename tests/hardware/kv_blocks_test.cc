@@ -5,6 +5,7 @@
 #include "model/model_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 ModelShape Config(const std::string& file) {
@@ -114,4 +115,5 @@ TEST(KvBlocksTest, SglangForcesPagesForNsaAndDeepSeekOnBlackwell) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -7,6 +7,7 @@
 #include "kvbill/metrics/run_aggregator.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // Two tasks billed as dedicated GPUs bill them: A 1 GPU-second, $0.30;
@@ -117,4 +118,5 @@ TEST(BillingTest, AmortizedRunConservesTheDedicatedBill) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

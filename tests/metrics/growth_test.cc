@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 TEST(GrowthTest, RecoversAnExactPowerLaw) {
@@ -45,4 +46,5 @@ TEST(GrowthTest, GrowthNeedsFiveDistinctTaskSizes) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

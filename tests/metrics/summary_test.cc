@@ -6,6 +6,7 @@
 #include <vector>
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 TEST(SummaryTest, EmptyIsAllZeros) {
@@ -70,4 +71,5 @@ TEST(SummaryTest, SelectedPercentilesAreTheSortedValuesAtTheirRanks) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

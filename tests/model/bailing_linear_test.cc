@@ -12,6 +12,7 @@
 #include "model/model_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 const std::string kDir = std::string(KVBILL_SOURCE_DIR) + "/tests/data/reconstructed/";
@@ -103,4 +104,5 @@ TEST(BailingLinearTest, RefusesWhatItCannotRead) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -14,6 +14,7 @@
 #include "model/model_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 ModelShape Inline(const std::string& json) {
@@ -850,9 +851,11 @@ TEST(ConfigReaderTest, TextOnlyLeavesTowersOut) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // A required key written as null (None to transformers, which applies no
@@ -868,9 +871,11 @@ TEST(ConfigReaderTest, ARequiredKeyWrittenAsNullIsSaidToBeNull) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // StepFun's Step 3 names: num_attention_groups for the KV heads, and
@@ -894,9 +899,11 @@ TEST(ConfigReaderTest, StepNamesTheKvHeadsAndTheSharedExpert) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // A ModelOpt checkpoint that keeps its quantization in hf_quant_config.json
@@ -949,9 +956,11 @@ TEST(ConfigReaderTest, HfQuantConfigBesideTheConfigIsRead) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // Step 3 (vLLM step3_text.py / step3_vl.py). The text config is vLLM's
@@ -1058,9 +1067,11 @@ TEST(ConfigReaderTest, Step3VisionTowerAndWhatItRefuses) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // ERNIE 4.5 (vLLM ernie45_moe.py / ernie45.py, transformers ernie4_5_moe):
@@ -1166,9 +1177,11 @@ TEST(ConfigReaderTest, Ernie45DenseTakesItsHeadDim) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // llava-hf/llava-1.5-7b-hf's config as released (a partial Llama
@@ -1245,9 +1258,11 @@ TEST(ConfigReaderTest, LlavaTowersAsVllmBuildsThem) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 std::int64_t TotalOf(const std::string& json) {
@@ -1410,9 +1425,11 @@ TEST(ConfigReaderTest, RecentFamiliesRefusedOrNested) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // Kimi-VL-A3B (vLLM kimi_vl.py, moonvit.py): K2.5's MoonViT with a learned
@@ -1596,9 +1613,11 @@ TEST(ConfigReaderTest, LongcatFlashHasTwoBlocksALayerAndZeroComputeExperts) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // Trinity-Mini (vLLM afmoe.py): q and k norms, a sigmoid gate of heads x
@@ -1627,9 +1646,11 @@ TEST(ConfigReaderTest, TrinityGatesItsAttentionAndSharesAnExpert) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // GPT-2, OPT and GPT-J (vLLM gpt2.py, opt.py, gpt_j.py): ungated biased
@@ -1839,9 +1860,11 @@ TEST(ConfigReaderTest, WrapperPartsAreRefused) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // Pure state-space models (vLLM mamba.py, mamba2.py): no KV at all, a
@@ -1874,9 +1897,11 @@ TEST(ConfigReaderTest, MambaModelsKeepStateNotKv) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // Bamba-9B (vLLM bamba.py): attention at layers 9, 18 and 27, Mamba-2
@@ -1998,4 +2023,5 @@ TEST(ConfigReaderTest, ANestedConfigThatIsNoObjectIsRefused) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

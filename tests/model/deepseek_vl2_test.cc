@@ -16,6 +16,7 @@
 #include "model/model_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 const std::string kOcr =
@@ -134,4 +135,5 @@ TEST(DeepseekVl2Test, LanguageConfigOnlyUnderDeepseekVl2) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

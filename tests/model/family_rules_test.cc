@@ -12,6 +12,7 @@
 #include "model/model_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // A toy of one layer: hidden 64, 4 heads of 16, MLP 128, vocabulary 100,
@@ -218,4 +219,5 @@ TEST(FamilyRulesTest, Ministral3TakesItsClassHeadDim) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -6,6 +6,7 @@
 #include "model/model_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 struct Expected {
@@ -331,4 +332,5 @@ TEST(HfConfigTest, UnknownModelNameListsTheCatalog) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 TEST(HfModelIdTest, StripsTheOrganisationAndTheCopySuffixes) {
@@ -38,4 +39,5 @@ TEST(HfModelIdTest, PublishedPrecisionNamesTheCopy) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

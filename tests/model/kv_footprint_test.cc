@@ -5,6 +5,7 @@
 #include "model/model_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 double GiBAt(const ModelShape& m, const std::string& format, Tokens ctx) {
@@ -186,4 +187,5 @@ TEST(KvFootprintTest, TensorParallelSplitsOrReplicatesHeads) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 ElementFormat Format(const std::string& name) {
@@ -71,4 +72,5 @@ TEST(KvFormatTest, BadGroupSizeIsAnError) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -14,6 +14,7 @@
 #include "model/model_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // Four sliding layers then a full one, `n` times.
@@ -220,4 +221,5 @@ TEST(KvSharingTest, SharingWithoutASourceIsRefused) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

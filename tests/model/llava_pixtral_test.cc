@@ -13,6 +13,7 @@
 #include "model/model_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 const std::string kConfig =
@@ -104,4 +105,5 @@ TEST(LlavaPixtralTest, PixtralOnlyUnderLlavaAndWithWholeHeads) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -9,6 +9,7 @@
 #include "model/model_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 Tokens MaxLen(const std::string& extra) {
@@ -247,8 +248,10 @@ TEST(MaxModelLenTest, Gemma3LengthIsNotScaledAgain) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 
 namespace model_config {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 Tokens Derived(const char* config, const std::string& model_type = "qwen3") {
@@ -293,5 +296,6 @@ TEST(DerivedMaxModelLenTest, CatalogModelsCarryTheirLimit) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace model_config
 }  // namespace kvbill

@@ -10,6 +10,7 @@
 #include "model/model_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // pfnet/plamo-2-1b's config.json as published (the copy at
@@ -112,4 +113,5 @@ TEST(Plamo2Test, ClassDefaultsAndTheLayerPattern) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -19,6 +19,7 @@
 #include "model/model_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 const std::string kDir = std::string(KVBILL_SOURCE_DIR) + "/tests/data/configs/";
@@ -1094,4 +1095,5 @@ TEST(RealConfigsTest, PartFormatsNameWhatHoldsMostOfEachPart) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -19,6 +19,7 @@
 #include "model/model_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 ModelShape Parse(const std::string& text) {
@@ -143,4 +144,5 @@ TEST(ReusedWeightsTest, Zamba2SharesItsBlockAcrossHybridLayers) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -10,6 +10,7 @@
 #include "model/model_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 const std::string kDir = std::string(KVBILL_SOURCE_DIR) + "/tests/data/reconstructed/";
@@ -111,4 +112,5 @@ TEST(Step3p5Test, RefusesWhatVllmDoesNotBuild) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -16,6 +16,7 @@
 #include "kvbill/model/weight_bytes.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 constexpr char kToy[] =
@@ -770,4 +771,5 @@ TEST(WeightFormatsTest, KvCacheSchemesKvbillCannotSizeAreErrors) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

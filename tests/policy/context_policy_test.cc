@@ -5,6 +5,7 @@
 #include "policy/policy_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::AgentPieces;
@@ -257,4 +258,5 @@ TEST(ContextPolicyTest, EveryPolicyIsDeterministic) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

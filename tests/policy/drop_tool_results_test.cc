@@ -4,6 +4,7 @@
 #include "policy/policy_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::AgentPieces;
@@ -92,4 +93,5 @@ TEST(DropToolResultsPolicyTest, MissesFromTheFirstStubOn) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

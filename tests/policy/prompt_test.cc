@@ -8,6 +8,7 @@
 #include "policy/policy_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::AgentTask;
@@ -103,4 +104,5 @@ TEST(PromptTest, ThreeThousandTurnsHoldLinearlyManyPieces) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -4,6 +4,7 @@
 #include "policy/policy_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::AgentPieces;
@@ -62,4 +63,5 @@ TEST(SinksRecentPolicyTest, KeepsTheSinksCachedAndMissesAfterThem) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -4,6 +4,7 @@
 #include "policy/policy_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::AgentPieces;
@@ -68,4 +69,5 @@ TEST(SlidingWindowPolicyTest, PassesBlockHashesOnlyForTurnsItLeavesAlone) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

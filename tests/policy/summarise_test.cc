@@ -4,6 +4,7 @@
 #include "policy/policy_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::AgentPieces;
@@ -172,4 +173,5 @@ TEST(SummarisePolicyTest, BelowTheThresholdSendsTheRecordedPrompts) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 BarChart TwoBars() {
@@ -112,4 +113,5 @@ TEST(BarChartTest, RejectsNegativeValuesNoBarsAndNoRoom) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

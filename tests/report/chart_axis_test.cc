@@ -7,6 +7,7 @@
 #include <vector>
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 Axis MakeAxis(AxisScale scale, double min, double max) {
@@ -124,4 +125,5 @@ TEST(ChartAxisTest, NonPositiveValuesAreNotPlottableOnLogAxes) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -14,6 +14,7 @@
 #include "report/svg_geometry.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::DrawnSegments;
@@ -173,4 +174,5 @@ TEST(ChartGeometryTest, PlanChartSkipsCandidatesWithoutTtft) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -5,6 +5,7 @@
 #include <vector>
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 TEST(LabelLayoutTest, BoxesThatOnlyTouchDoNotOverlap) {
@@ -75,4 +76,5 @@ TEST(LabelLayoutTest, FallsBackToTheFirstCandidateWhenNoneFits) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

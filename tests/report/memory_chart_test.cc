@@ -5,6 +5,7 @@
 #include "model/model_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 MemoryChartOptions H100() {
@@ -127,4 +128,5 @@ TEST(MemoryChartTest, RendersAsSvg) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -8,6 +8,7 @@
 #include "kvbill/util/units.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 constexpr char kTiny[] = R"({
@@ -356,4 +357,5 @@ TEST(ReportRunTest, CapacityLeverTurnsCachingOnAndSetsTheCapacity) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

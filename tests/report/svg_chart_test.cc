@@ -7,6 +7,7 @@
 #include <vector>
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // With the default 900 x 560 chart and margins (left 80, right 20, top 70,
@@ -334,4 +335,5 @@ TEST(SvgChartTest, OutputIsAStandaloneDocumentWithBalancedTags) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

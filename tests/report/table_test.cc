@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // Widths by hand: "candidate" 9, "$/task" 6 ("$0.0142" 7), "why" 3 (the
@@ -41,4 +42,5 @@ TEST(TableTest, TextStartingWithADigitStaysLeftAligned) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -12,6 +12,7 @@
 #include "kvbill/scenario/run.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // tests/data/scenarios/api_small.json replays tests/data/traces/api_whatif.jsonl
@@ -165,4 +166,5 @@ TEST(ApiRunTest, CheaperTierIsTheSameProvidersSmallerModel) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

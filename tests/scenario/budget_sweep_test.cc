@@ -4,6 +4,7 @@
 #include "kvbill/scenario/sweep.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 std::string ErrorOf(const std::string& json) {
@@ -88,4 +89,5 @@ TEST(BudgetSweepTest, ShardsPartitionThePoints) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

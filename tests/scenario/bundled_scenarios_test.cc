@@ -10,6 +10,7 @@
 #include "kvbill/scenario/warnings.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // scenario file (relative to the source tree) -> warning codes it may raise.
@@ -60,4 +61,5 @@ TEST(BundledScenariosTest, EachRunsWithoutWarningsBeyondItsAllowList) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

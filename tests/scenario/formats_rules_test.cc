@@ -9,6 +9,7 @@
 #include "kvbill/scenario/scenario.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 std::string ErrorOf(const std::string& text) {
@@ -140,7 +141,7 @@ TEST(FormatsRulesTest, CompressedModelsTakeVllmsBlockSize) {
 // A vision tower kvbill cannot count stops a scenario unless it leaves the
 // towers out, as text_only says (every rule reads the model that way).
 TEST(FormatsRulesTest, TextOnlyLeavesAnUncountedTowerOut) {
-  const std::string path = testing::TempDir() + "/my_vlm.json";
+  const std::string path = ::testing::TempDir() + "/my_vlm.json";
   {
     std::ofstream out(path);
     out << R"({"model_type": "my_vlm", "vision_config": {"hidden_size": 8},
@@ -306,4 +307,5 @@ TEST(FormatsRulesTest, ArchitectureLeversOnlyWhereTheyChangeSomething) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -9,6 +9,7 @@
 #include "kvbill/scenario/scenario.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using nlohmann::json;
@@ -528,4 +529,5 @@ TEST(FromVllmTest, HumanReadableIntegersAsVllmReadsThem) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -11,6 +11,7 @@
 #include <vector>
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // The summarise lever (past 65,536 tokens, a 2,048-token summary, keeping
@@ -160,4 +161,5 @@ TEST(LeversTest, SummariseSaysWhenTooLittleFollowsTheSystemSpans) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -21,6 +21,7 @@
 #include "kvbill/scenario/warnings.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 namespace fs = std::filesystem;
@@ -30,7 +31,7 @@ namespace fs = std::filesystem;
 // tokens, then a second turn of a 300-token tool result after a 2-second
 // tool wait.
 std::string WriteTrace(const std::string& name, int tasks, double gap, int out, int user = 500) {
-  const fs::path path = fs::path(testing::TempDir()) / name;
+  const fs::path path = fs::path(::testing::TempDir()) / name;
   std::ofstream f(path);
   f << "{\"kvbill_trace\":1}\n";
   for (int i = 0; i < tasks; ++i) {
@@ -338,7 +339,7 @@ TEST(PlanTest, APoolThatCannotHoldOneMaxModelLenRequestDoesNotFit) {
 // mean 3.2 s (p90 12 s, 20 preemptions: the pools are full at the peak);
 // three keep up (mean 0.006 s).
 TEST(PlanTest, WithoutATargetTheAnswerKeepsUpWithTheArrivals) {
-  const fs::path trace = fs::path(testing::TempDir()) / "plan_backlog.jsonl";
+  const fs::path trace = fs::path(::testing::TempDir()) / "plan_backlog.jsonl";
   {
     std::ofstream f(trace);
     f << "{\"kvbill_trace\":1}\n";
@@ -619,7 +620,7 @@ TEST(PlanTest, ParetoFrontKeepsOnlyUndominated) {
 // left out, the p90 is that of 500-token prompts on an idle GPU (spaced 40 s
 // and more apart), far below the 0.3 s target.
 TEST(PlanTest, WarmupTasksAreSimulatedButNotMeasured) {
-  const fs::path path = fs::path(testing::TempDir()) / "plan_warmup.jsonl";
+  const fs::path path = fs::path(::testing::TempDir()) / "plan_warmup.jsonl";
   {
     std::ofstream f(path);
     f << "{\"kvbill_trace\":1}\n";
@@ -645,7 +646,7 @@ TEST(PlanTest, WarmupTasksAreSimulatedButNotMeasured) {
   ASSERT_TRUE(scenario.ok()) << scenario.error().message();
   PlanWindow window;
   const std::string window_trace =
-      (fs::path(testing::TempDir()) / "plan_warmup_window.jsonl").string();
+      (fs::path(::testing::TempDir()) / "plan_warmup_window.jsonl").string();
   auto windowed = WindowScenarioText(text, *scenario, "busiest-hour", 1, window_trace, &window);
   ASSERT_TRUE(windowed.ok()) << windowed.error().message();
   EXPECT_EQ(window.start_s, 600);
@@ -749,4 +750,5 @@ TEST(PlanTest, ApiLatencyListsStartAModelAtEachColon) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

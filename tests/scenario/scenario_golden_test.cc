@@ -27,6 +27,7 @@
 #include "kvbill/util/file.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 namespace fs = std::filesystem;
@@ -310,4 +311,5 @@ TEST(ScenarioGoldenTest, EveryScenarioAndEditParsesAsRecorded) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

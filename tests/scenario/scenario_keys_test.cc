@@ -13,6 +13,7 @@
 #include "scenario/keys.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using scenario_keys::Key;
@@ -187,4 +188,5 @@ TEST(ScenarioKeysTest, EveryRowIsUnderASectionAndHasWhatItsTypeNeeds) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

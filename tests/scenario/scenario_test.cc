@@ -15,6 +15,7 @@
 #include "kvbill/util/file.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 std::string SourcePath(const std::string& relative) {
@@ -595,4 +596,5 @@ TEST(ScenarioTest, ABrokenModelOrGpuFileIsReportedUnderItsPointer) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -5,6 +5,7 @@
 #include "kvbill/scenario/scenario.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 std::string ErrorOf(const std::string& text) {
@@ -95,4 +96,5 @@ TEST(SloTest, ATargetWithoutSamplesIsNotMeasuredAndNotHeld) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -6,6 +6,7 @@
 #include "kvbill/scenario/scenario.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 std::string ErrorOf(const std::string& text) {
@@ -336,4 +337,5 @@ TEST(SpeculativeScenarioTest, MtpDraftWeighsTheStoredPredictionModule) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

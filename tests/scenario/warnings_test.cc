@@ -11,6 +11,7 @@
 #include "kvbill/scenario/budget.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // A clean run: calibrated, busy, under every bound below.
@@ -794,4 +795,5 @@ TEST(WarningsTest, EngineCountsEditedPromptsAndPlaceholderOutputs) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -14,6 +14,7 @@
 #include "kvbill/scenario/sweep.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 Scenario Parse(const std::string& json) {
@@ -461,4 +462,5 @@ TEST(WorkloadTest, ARunAtAnotherBlockSizeThanThePlannedOneGivesThePlainRun) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

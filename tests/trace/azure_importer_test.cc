@@ -6,6 +6,7 @@
 #include "trace/trace_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::ReadAllTasks;
@@ -55,4 +56,5 @@ TEST(TraceAzureImporterTest, AHugeBadFieldIsQuotedShort) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -9,6 +9,7 @@
 #include "trace/trace_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::ReadAllTasks;
@@ -261,4 +262,5 @@ TEST(TraceClaudeCodeImporterTest, SweContextBenchLogImportsAs300TasksOf14507Call
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -8,6 +8,7 @@
 #include "trace/trace_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::ReadAllTasks;
@@ -278,4 +279,5 @@ TEST(TraceDynamoImporterTest, SkipBadCountsBadRowsAndKeepsTheRest) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -13,6 +13,7 @@
 #include "kvbill/trace/writer.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 GeneratorPreset Preset(const std::string& name) {
@@ -170,4 +171,5 @@ TEST(TraceGeneratorTest, UnknownPresetNamesTheChoices) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

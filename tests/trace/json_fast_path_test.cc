@@ -21,6 +21,7 @@
 #include "trace/trace_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::ReadAllTasks;
@@ -439,4 +440,5 @@ TEST(JsonFastPathTest, RealTranscriptsReadTheSameOnBothPaths) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -8,6 +8,7 @@
 #include "kvbill/trace/writer.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 std::unique_ptr<TraceReader> ReaderOf(const std::string& text, ReaderOptions options = {}) {
@@ -209,4 +210,5 @@ TEST(TraceNativeFormatTest, TasksASimulationCannotTakeAreErrorsOfTheirLine) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -7,6 +7,7 @@
 #include "trace/trace_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::ReadAllTasks;
@@ -152,4 +153,5 @@ TEST(TraceOpenAiImporterTest, SkipBadCountsBadLinesAndKeepsTheRest) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

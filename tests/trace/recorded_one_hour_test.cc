@@ -14,6 +14,7 @@
 #include "trace/trace_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::ReadAllTasks;
@@ -143,4 +144,5 @@ TEST(RecordedOneHourTest, NativeOneHourWritesAboveTheWritesIsAnError) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -16,6 +16,7 @@
 #include "trace/trace_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 TEST(SilentAcceptanceTest, ImpossibleDatesAreErrors) {
@@ -125,4 +126,5 @@ TEST(SilentAcceptanceTest, CrlfLineEndsReadAsTheSameTrace) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

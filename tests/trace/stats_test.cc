@@ -10,6 +10,7 @@
 #include "trace/trace_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // tests/data/traces/native_small.jsonl, worked by hand:
@@ -82,4 +83,5 @@ TEST(TraceStatsTest, BeyondTheExactLimitBlockReuseIsEstimatedAndSaysSo) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

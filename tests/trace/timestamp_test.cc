@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 TEST(TraceTimestampTest, ParsesIsoAndSpaceSeparatedForms) {
@@ -29,4 +30,5 @@ TEST(TraceTimestampTest, RejectsMalformedText) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

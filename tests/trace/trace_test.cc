@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 Turn MakeTurn(Tokens appended, Tokens output, std::optional<Tokens> keep = std::nullopt) {
@@ -119,4 +120,5 @@ TEST(TraceTaskTest, RejectsATaskWithoutTurns) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

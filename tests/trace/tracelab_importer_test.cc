@@ -7,6 +7,7 @@
 #include "trace/trace_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::ReadAllTasks;
@@ -100,4 +101,5 @@ TEST(TraceTraceLabImporterTest, ARepeatedRoundIsAnErrorNamingTheLineAndSession) 
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -12,6 +12,7 @@
 #include "trace/trace_test_util.h"
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 using testing::ReadAllTasks;
@@ -129,4 +130,5 @@ TEST(TurnModelTest, NativeReaderAcceptsNullAndEscapedModelsAndRejectsOthers) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -9,6 +9,7 @@
 #include <string>
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 namespace fs = std::filesystem;
@@ -96,4 +97,5 @@ TEST(FileTest, AnOutputOverAnInputIsRefused) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

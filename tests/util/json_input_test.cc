@@ -7,6 +7,7 @@
 #include <string>
 
 namespace kvbill::json_input {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 TEST(JsonInputTest, DepthScanCountsBracketsOutsideStrings) {
@@ -78,4 +79,5 @@ TEST(JsonInputTest, NumbersBeyondADoubleAndTruncationAreTheirOwnKinds) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill::json_input

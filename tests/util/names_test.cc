@@ -6,6 +6,7 @@
 #include <vector>
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 TEST(NamesTest, EditDistanceCountsInsertionsDeletionsSubstitutionsAndSwaps) {
@@ -72,4 +73,5 @@ TEST(NamesTest, JoinsWithOr) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

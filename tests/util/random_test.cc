@@ -6,6 +6,7 @@
 #include <random>
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 TEST(RngTest, IsTheStandardMersenneTwister) {
@@ -86,4 +87,5 @@ TEST(DistributionTest, SampleMeanApproachesTheMean) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

@@ -6,6 +6,7 @@
 #include <string>
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 TEST(SpoolTest, GivesBackWhatWasAppendedAndKeepsAppendingAfter) {
@@ -40,4 +41,5 @@ TEST(SpoolTest, CopiesTextLargerThanItsBuffer) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

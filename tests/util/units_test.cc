@@ -5,6 +5,7 @@
 #include <limits>
 
 namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // Rounding up without an intermediate sum: 17 tokens in blocks of 16 take
@@ -117,4 +118,5 @@ TEST(UnitsTest, DurationsScaleFromSecondsToDays) {
 }
 
 }  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill
