@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -13,6 +14,7 @@
 #include <sstream>
 
 #include "cli/standard_output.h"
+#include "kvbill/cache/block_hash.h"
 #include "kvbill/scenario/sweep.h"
 #include "kvbill/util/embedded.h"
 #include "kvbill/util/file.h"
@@ -329,6 +331,32 @@ void WarnOnStandardError(std::string_view command, const std::vector<RunWarning>
     std::cerr << "kvbill " << command << ": " << what << (what.empty() ? "" : ": ") << "warning ["
               << w.code << "]: " << w.message << "\n";
   }
+}
+
+void AddFilesRead(const Scenario& s, std::set<std::string>* files) {
+  std::vector<std::string> named = {s.trace.file, s.model.name, s.deployment.gpu,
+                                    s.deployment.profile};
+  if (s.deployment.speculative) named.push_back(s.deployment.speculative->model);
+  std::error_code ec;
+  for (const std::string& f : named) {
+    if (!f.empty() && std::filesystem::is_regular_file(f, ec)) files->insert(f);
+  }
+}
+
+Result<std::string> InputsFingerprint(const std::string& scenario_text,
+                                      const std::set<std::string>& files) {
+  std::vector<std::uint64_t> contents;
+  for (const std::string& f : files) {
+    auto bytes = ReadFile(f);
+    if (!bytes) return bytes.error();
+    contents.push_back(HashString(*bytes));
+  }
+  std::sort(contents.begin(), contents.end());
+  std::uint64_t h = HashString(scenario_text);
+  for (std::uint64_t c : contents) h = HashCombine(h, c);
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
+  return std::string(text);
 }
 
 }  // namespace kvbill::cli

@@ -8,10 +8,12 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
+#include "kvbill/scenario/scenario.h"
 #include "kvbill/scenario/warnings.h"
 #include "kvbill/util/result.h"
 
@@ -92,6 +94,20 @@ struct ScenarioText {
   std::string source;
 };
 Result<ScenarioText> ReadScenarioText(const std::string& scenario_path, const std::string& trace);
+
+// The files a scenario reads beside itself: its trace, a model, draft or GPU
+// given as a file, a profile given as a file (catalog and bundled names are
+// not files and add nothing).
+void AddFilesRead(const Scenario& s, std::set<std::string>* files);
+
+// What a shard of a sweep or a plan was computed from, as 16 hex digits of
+// HashString: the scenario's text and the bytes of each file it reads
+// (`files`, AddFilesRead). Shards re-run after an edit of any of them carry
+// another fingerprint, and merge refuses to join them. The files' contents
+// count, not their paths, so shards run from other checkouts of the same
+// inputs still merge. Errors: a file that cannot be read.
+Result<std::string> InputsFingerprint(const std::string& scenario_text,
+                                      const std::set<std::string>& files);
 
 // The --load list of compare and report: "0.25,1,4" -> {0.25, 1, 4}, each a
 // number in trace.load's range [1e-6, 1e6]. Errors: '--load: "x" is not a

@@ -11,6 +11,7 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -328,6 +329,13 @@ int RunPlan(const Args& args) {
                                               "remove \"pricing\" (--api MODEL adds API "
                                               "models beside them)"));
   }
+  // The scenario's text and the files it reads: shards of an edited
+  // scenario, config or trace are another plan (merge refuses them).
+  std::set<std::string> files_read;
+  AddFilesRead(*base, &files_read);
+  auto fingerprint = InputsFingerprint(text, files_read);
+  if (!fingerprint) return ReportError("plan", fingerprint.error());
+
   auto candidates = EnumerateCandidates(*base, space);
   if (!candidates) return ReportError("plan", candidates.error());
   auto whole = MeasureWorkload(*base);
@@ -389,6 +397,7 @@ int RunPlan(const Args& args) {
 
   nlohmann::ordered_json doc;
   doc["scenario"] = base->name;
+  doc["fingerprint"] = *fingerprint;
   doc["window"] = {{"kind", window},
                    {"start_s", window_info.start_s},
                    {"end_s", window_info.end_s},

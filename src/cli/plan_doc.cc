@@ -592,12 +592,24 @@ Result<Json> MergePlanShards(const std::vector<Json>& docs, const std::vector<st
       return Error(path + "#/total_candidates: must be a non-negative integer");
     }
     if (!doc["candidates"].is_array()) return Error(path + "#/candidates: must be an array");
+    // A shard's fingerprint (the scenario's text and the files it reads;
+    // shards written before it existed have none) must be the first's.
+    const Json fingerprint = doc.value("fingerprint", Json());
+    if (!fingerprint.is_null() && !fingerprint.is_string()) {
+      return Error(path + "#/fingerprint: must be a string");
+    }
     if (merged.is_null()) {
-      for (const char* key :
-           {"scenario", "window", "slo", "space", "workload", "total_candidates"}) {
+      merged["scenario"] = doc["scenario"];
+      if (!fingerprint.is_null()) merged["fingerprint"] = fingerprint;
+      for (const char* key : {"window", "slo", "space", "workload", "total_candidates"}) {
         merged[key] = doc[key];
       }
     } else {
+      if (fingerprint != merged.value("fingerprint", Json())) {
+        return Error(path + "#/fingerprint: from a different plan than " + paths[0] +
+                     " (the scenario or a file it reads differs: trace, model config, draft "
+                     "model, GPU or profile file)");
+      }
       for (const char* key :
            {"scenario", "window", "slo", "space", "workload", "total_candidates"}) {
         if (doc[key] != merged[key]) {

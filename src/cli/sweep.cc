@@ -178,25 +178,9 @@ std::string Render(const nlohmann::ordered_json& doc, const std::string& format)
   return t.ToCsv();
 }
 
-// The files a scenario reads beside itself: its trace, a model, draft or GPU
-// given as a file, a profile given as a file (catalog and bundled names are
-// not files and add nothing).
-void AddFilesRead(const Scenario& s, std::set<std::string>* files) {
-  std::vector<std::string> named = {s.trace.file, s.model.name, s.deployment.gpu,
-                                    s.deployment.profile};
-  if (s.deployment.speculative) named.push_back(s.deployment.speculative->model);
-  std::error_code ec;
-  for (const std::string& f : named) {
-    if (!f.empty() && std::filesystem::is_regular_file(f, ec)) files->insert(f);
-  }
-}
-
-// What a sweep's points were computed from: the scenario file's bytes and
-// those of every file any point reads (the base's trace, model, GPU and
-// profile files and each axis value's), as 16 hex digits of HashString.
-// Shards re-run after an edit of any of them carry another fingerprint, and
-// merge refuses to join them. The files' contents count, not their paths,
-// so shards run from other checkouts of the same inputs still merge.
+// What a sweep's points were computed from (InputsFingerprint): the
+// scenario file and every file any point reads (the base's trace, model, GPU
+// and profile files and each axis value's).
 Result<std::string> SweepFingerprint(const std::string& scenario_text, const Scenario& base,
                                      const SweepPlan& plan) {
   std::set<std::string> files;
@@ -209,18 +193,7 @@ Result<std::string> SweepFingerprint(const std::string& scenario_text, const Sce
       if (point) AddFilesRead(*point, &files);
     }
   }
-  std::vector<std::uint64_t> contents;
-  for (const std::string& f : files) {
-    auto bytes = ReadFile(f);
-    if (!bytes) return bytes.error();
-    contents.push_back(HashString(*bytes));
-  }
-  std::sort(contents.begin(), contents.end());
-  std::uint64_t h = HashString(scenario_text);
-  for (std::uint64_t c : contents) h = HashCombine(h, c);
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
-  return std::string(text);
+  return InputsFingerprint(scenario_text, files);
 }
 
 }  // namespace
@@ -341,8 +314,10 @@ int RunMerge(const Args& args) {
                doc.value("mode", nlohmann::ordered_json()) !=
                    merged.value("mode", nlohmann::ordered_json())) {
       return ReportError("merge", Error(path + ": from a different sweep than " + inputs[0] +
-                                        " (its scenario, axes or trace differ: the fingerprint "
-                                        "covers the scenario file and its trace file)"));
+                                        " (its scenario, axes or inputs differ: the fingerprint "
+                                        "covers the scenario file and every file it reads: "
+                                        "trace, model configs, draft model, GPU and profile "
+                                        "files)"));
     }
     for (auto& p : doc["points"]) {
       const std::int64_t k = p["index"].get<std::int64_t>();

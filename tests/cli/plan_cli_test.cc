@@ -60,6 +60,43 @@ TEST(PlanCliTest, SmallCostsPerTaskKeepTheirDigits) {
   std::filesystem::remove(path);
 }
 
+// Shards carry a fingerprint of their inputs: a shard re-run after the
+// scenario or a file it reads changed (here the model's config.json, its
+// KV heads 8 -> 32, which quadruples KV bytes a token) is another plan, and
+// merge refuses it rather than ranking rows computed from two models.
+TEST(PlanCliTest, ShardsOfEditedInputsAreRefused) {
+  const std::string dir = ::testing::TempDir() + "/plan_fingerprint";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string config = dir + "/config.json";
+  const auto write_config = [&](int kv_heads) {
+    std::ofstream(config) << R"({"model_type": "llama", "architectures": ["LlamaForCausalLM"],
+      "num_hidden_layers": 16, "hidden_size": 2048, "intermediate_size": 8192,
+      "num_attention_heads": 32, "head_dim": 64, "vocab_size": 32000,
+      "max_position_embeddings": 32768, "num_key_value_heads": )"
+                          << kv_heads << "}";
+  };
+  write_config(8);
+  std::ofstream(dir + "/s.json") << R"({"model": "config.json", "trace": {"generator": "chat",
+      "tasks": 8}, "seed": 1})";
+  const std::string base = "plan --scenario " + dir + "/s.json --gpus h100-sxm,a100-80gb " +
+                           "--max-gpus 1 --jobs 1 --format json";
+  ASSERT_EQ(RunKvbill(base + " --shard 0/2 -o " + dir + "/0.json").exit_status, 0);
+  ASSERT_EQ(RunKvbill(base + " --shard 1/2 -o " + dir + "/1.json").exit_status, 0);
+  const auto same = RunKvbill("merge " + dir + "/0.json " + dir + "/1.json --format json");
+  ASSERT_EQ(same.exit_status, 0) << same.err;
+  EXPECT_EQ(same.out, RunKvbill(base).out);
+  write_config(32);
+  ASSERT_EQ(RunKvbill(base + " --shard 1/2 -o " + dir + "/1.json").exit_status, 0);
+  const auto mixed = RunKvbill("merge " + dir + "/0.json " + dir + "/1.json");
+  EXPECT_EQ(mixed.exit_status, 2);
+  EXPECT_NE(
+      mixed.err.find(dir + "/1.json#/fingerprint: from a different plan than " + dir + "/0.json"),
+      std::string::npos)
+      << mixed.err;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(PlanCliTest, ShardsMergeIntoExactlyTheSingleRun) {
   const std::string dir = ::testing::TempDir();
   const std::string base = std::string("plan --scenario ") + kScenario + kSpace;
