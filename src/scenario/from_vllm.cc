@@ -235,10 +235,15 @@ Status Apply(const Flag& flag, const std::string& value, Conversion* c) {
         c->quantization = "nvfp4";
       } else if (value == "awq" || value == "awq_marlin" || value == "gptq" ||
                  value == "gptq_marlin") {
-        c->quantization = "int4";
+        // AutoAWQ's default group (q_group_size 128) and GPTQ's usual one:
+        // 4 bits + an fp16 scale and zero point per 128 = 4.25 bits, as the
+        // checkpoint name rule reads an -AWQ or -GPTQ id (int4 alone is
+        // groups of 32, 5 bits: 15% more weight bytes).
+        c->quantization = "int4-g128";
         c->notes.push_back("--quantization " + value +
-                           ": weights taken as 4-bit integers (int4); the checkpoint's "
-                           "quantization_config has the real bit width");
+                           ": weights taken as 4-bit integers in groups of 128 (int4-g128); "
+                           "the checkpoint's quantization_config has the real bit width and "
+                           "group size (kvbill reads it from a config.json model)");
       } else {
         c->not_expressed.push_back(name + " " + value);
       }

@@ -379,12 +379,18 @@ TEST(FromVllmTest, ACopyOfACatalogModelIsThatModel) {
   const Converted r1 = Convert("vllm serve deepseek-ai/DeepSeek-R1-0528 -tp 8", "h200");
   EXPECT_EQ(r1.doc["model"], "deepseek-v3");
   EXPECT_FALSE(r1.doc.contains("weight_format"));
-  // An AWQ copy: 4-bit weights in groups of 128; -q names the format instead when given.
+  // An AWQ copy: 4-bit weights in groups of 128, by its name or by -q (AWQ's
+  // and GPTQ's usual group, 4 + 32/128 = 4.25 bits; int4 alone is groups of
+  // 32, 5 bits, which overstated Qwen3-32B's weights by 2.9 GB).
   const Converted awq = Convert("vllm serve Qwen/Qwen3-32B-AWQ", "h100-sxm");
   EXPECT_EQ(awq.doc["model"], "qwen3-32b");
   EXPECT_EQ(awq.doc["weight_format"], "int4-g128");
-  EXPECT_EQ(Convert("vllm serve Qwen/Qwen3-32B-AWQ -q awq", "h100-sxm").doc["weight_format"],
-            "int4");
+  for (const char* q : {"awq", "awq_marlin", "gptq", "gptq_marlin"}) {
+    EXPECT_EQ(Convert(std::string("vllm serve Qwen/Qwen3-32B-AWQ -q ") + q, "h100-sxm")
+                  .doc["weight_format"],
+              "int4-g128")
+        << q;
+  }
 }
 
 TEST(FromVllmTest, ValuesKvbillRefusesAreErrors) {
