@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "cost/provider_caches.h"
 
@@ -114,11 +116,15 @@ std::vector<std::string> ProviderCacheNames() {
 }
 
 Tokens AnthropicMinimumCacheableTokens(std::string_view model) {
-  for (std::string_view big : {"claude-opus-4-5", "claude-haiku-4-5"}) {
-    if (model.starts_with(big)) return 4096;
-  }
-  for (std::string_view small : {"claude-3-5-haiku", "claude-3-haiku"}) {
-    if (model.starts_with(small)) return 2048;
+  // Longest prefix first: "claude-opus-4" must not catch "claude-opus-4-6".
+  static constexpr std::pair<std::string_view, Tokens> kMinimum[] = {
+      {"claude-opus-4-8", 1024}, {"claude-opus-4-7", 2048},       {"claude-opus-4-6", 4096},
+      {"claude-opus-4-5", 4096}, {"claude-haiku-4-5", 4096},      {"claude-3-5-haiku", 2048},
+      {"claude-3-haiku", 2048},  {"claude-mythos-preview", 2048}, {"claude-opus-5", 512},
+      {"claude-fable-5", 512},   {"claude-mythos-5", 512},
+  };
+  for (const auto& [prefix, tokens] : kMinimum) {
+    if (model.starts_with(prefix)) return tokens;
   }
   return 1024;
 }

@@ -68,20 +68,21 @@ TEST(WhatifCliTest, PricesTheLogEveryWayByHand) {
 
 // tests/data/traces/claude_code_fast.jsonl: one Claude Opus 4.6 call in
 // fast mode (usage.speed "fast"): 1,000 input, 2,000 written (5-minute),
-// 3,000 read, 500 output. Standard: 1,000 x $5 + 2,000 x $6.25 + 3,000 x
-// $0.50 + 500 x $25 per Mtok = $0.0315; fast mode 6 x every rate: $0.189,
+// 5,000 read, 500 output. Standard: 1,000 x $5 + 2,000 x $6.25 + 5,000 x
+// $0.50 + 500 x $25 per Mtok = $0.0325; fast mode 6 x every rate: $0.195,
 // what `kvbill bill` charges. The replay predicts the same call (its cached
-// 3,000 tokens seeded from the record, the breakpoint before its 1,000 new
-// ones); without caching 6,000 x $5 x 6 + 500 x $25 x 6 = $0.255.
+// 5,000 tokens seeded from the record, over Opus 4.6's 4,096-token minimum,
+// the breakpoint before its 1,000 new ones); without caching
+// 8,000 x $5 x 6 + 500 x $25 x 6 = $0.315.
 TEST(WhatifCliTest, FastModeCallsAreAtTheFastRates) {
   const auto r = RunKvbill("whatif tests/data/traces/claude_code_fast.jsonl --format json");
   ASSERT_EQ(r.exit_status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   const auto& total = j["total"]["cost_usd"];
-  EXPECT_NEAR(total["recorded"].get<double>(), 0.189, 1e-12);
-  EXPECT_NEAR(total["predicted"].get<double>(), 0.189, 1e-12);
-  EXPECT_NEAR(total["no_cache"].get<double>(), 0.255, 1e-12);
-  EXPECT_NEAR(j["bill"]["cost_usd"].get<double>(), 0.189, 1e-12);
+  EXPECT_NEAR(total["recorded"].get<double>(), 0.195, 1e-12);
+  EXPECT_NEAR(total["predicted"].get<double>(), 0.195, 1e-12);
+  EXPECT_NEAR(total["no_cache"].get<double>(), 0.315, 1e-12);
+  EXPECT_NEAR(j["bill"]["cost_usd"].get<double>(), 0.195, 1e-12);
 }
 
 TEST(WhatifCliTest, TableAndCsvHaveOneRowPerTaskAndATotal) {

@@ -93,6 +93,19 @@ TEST(ProviderCacheTest, AnthropicDoesNotCacheBelowTheModelsMinimum) {
   EXPECT_EQ(AnthropicMinimumCacheableTokens("claude-3-5-haiku"), 2'048);
   EXPECT_EQ(AnthropicMinimumCacheableTokens("claude-opus-4-5"), 4'096);
   EXPECT_EQ(AnthropicMinimumCacheableTokens("claude-sonnet-4-5"), 1'024);
+  // Anthropic's "Cache limitations" list (2026-10): Opus 4.6 4,096, Opus 4.7
+  // 2,048, Opus 4.8 1,024, Opus 5 512, Sonnet 4.6 1,024; a dated id takes its
+  // model's. The bare family prefix claude-opus-4 (Opus 4) stays 1,024.
+  EXPECT_EQ(AnthropicMinimumCacheableTokens("claude-opus-4-6"), 4'096);
+  EXPECT_EQ(AnthropicMinimumCacheableTokens("claude-opus-4-6-20260205"), 4'096);
+  EXPECT_EQ(AnthropicMinimumCacheableTokens("claude-opus-4-7"), 2'048);
+  EXPECT_EQ(AnthropicMinimumCacheableTokens("claude-opus-4-8"), 1'024);
+  EXPECT_EQ(AnthropicMinimumCacheableTokens("claude-opus-5"), 512);
+  EXPECT_EQ(AnthropicMinimumCacheableTokens("claude-sonnet-4-6"), 1'024);
+  EXPECT_EQ(AnthropicMinimumCacheableTokens("claude-opus-4-20250514"), 1'024);
+  // 3,000 tokens on Opus 4.6 are under its 4,096: nothing is written.
+  auto opus46 = Make("anthropic", "claude-opus-4-6");
+  EXPECT_EQ(Serve(*opus46, 0, {{1, 0, 3'000}}), Usage(3'000, 0, 0, 0));
 }
 
 TEST(ProviderCacheTest, AnthropicOneHourLifetimeWritesAtTheOneHourRate) {

@@ -136,9 +136,11 @@ Result<std::unique_ptr<ProviderCache>> MakeProviderCache(std::string_view provid
 std::vector<std::string> ProviderCacheNames();
 
 // Anthropic's minimum cacheable prompt for a model id, from the prompt
-// caching page of Anthropic's documentation (2025-12): 4,096 tokens for
-// Claude Opus 4.5 and Haiku 4.5, 2,048 for Haiku 3.5 and Haiku 3, 1,024 for
-// every other model (Sonnet 4.5, Sonnet 4, Opus 4.1, Opus 4, Sonnet 3.7...).
+// caching page of Anthropic's documentation (as of 2026-10, "Cache
+// limitations"): 512 tokens for Claude Opus 5, Fable 5 and Mythos 5; 2,048
+// for Opus 4.7 and Mythos Preview; 4,096 for Opus 4.6, Opus 4.5 and Haiku
+// 4.5; 2,048 for Haiku 3.5 and Haiku 3; 1,024 for every other model (Opus
+// 4.8, Sonnet 5, Sonnet 4.6, Sonnet 4.5, Opus 4.1, Opus 4, Sonnet 4...).
 Tokens AnthropicMinimumCacheableTokens(std::string_view model);
 
 // Gemini's minimum cacheable prompt for a model id, from the context caching
