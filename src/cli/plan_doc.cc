@@ -413,10 +413,37 @@ std::string RenderPlan(const Json& doc, const std::string& format) {
     s << "$/task: the window's bill over its tasks (billing " << billing
       << "), as simulate's cost per task; $/day: that x " << per_day << "\n";
   }
+  bool window_short = false;
   if (w.contains("warnings") && w["warnings"].is_array()) {
     for (const Json& warning : w["warnings"]) {
+      window_short = window_short || warning.value("code", std::string()) == "window_short";
       s << "warning [" << warning.value("code", std::string())
         << "]: " << warning.value("message", std::string()) << "\n";
+    }
+  }
+  // A candidate whose own run outlasted the window (its window_short, the
+  // cheapest such one's message): the ranking rests on a ramp-up.
+  if (!window_short) {
+    std::vector<const Json*> order;
+    if (doc.contains("ranking")) {
+      for (const Json& k : doc["ranking"]) {
+        for (const Json& row : doc["candidates"]) {
+          if (row["index"] == k) order.push_back(&row);
+        }
+      }
+    }
+    for (const Json& row : doc["candidates"]) order.push_back(&row);
+    for (const Json* row : order) {
+      if (!row->contains("warnings")) continue;
+      const auto found = std::find_if(
+          (*row)["warnings"].begin(), (*row)["warnings"].end(),
+          [](const Json& x) { return x.value("code", std::string()) == "window_short"; });
+      if (found == (*row)["warnings"].end()) continue;
+      std::string label = Label(*row);
+      label = label.substr(0, label.find(" (warns"));
+      s << "warning [window_short] (" << label
+        << ", and every candidate it marks): " << found->value("message", std::string()) << "\n";
+      break;
     }
   }
   s << "latency targets: ";

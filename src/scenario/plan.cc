@@ -730,6 +730,30 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
       return std::nullopt;
     }
     r.replicas = replicas;
+    // The window's arrivals span less than two task lengths of this
+    // deployment's own run (tool waits, queueing and GPU time; the
+    // workload's window_short judges by the tool waits alone). The tasks
+    // in flight build up over the first task length (to rate x task length,
+    // Little's law) and drain after the last arrival: such a run spends
+    // most of its arrivals ramping up and never measures the steady state,
+    // where memory pressure and queueing can be much worse. (When the tool
+    // waits alone outlast the arrivals, the workload's own warning says so
+    // for every candidate.)
+    const Seconds task_s = run->completion_s.mean;
+    const bool workload_short = rate.tasks > 0 && rate.arrival_s < rate.mean_task_s;
+    if (!workload_short && run->completion_s.count > 0 && rate.arrival_s > 0 &&
+        2 * task_s > rate.arrival_s) {
+      const double per_day = space.tasks_per_day > 0 ? space.tasks_per_day : rate.tasks_per_day();
+      r.notes.warnings.push_back(
+          {"window_short",
+           "the window's tasks arrive over " + FormatDuration(rate.arrival_s) +
+               ", less than twice a task's length in this run (" + FormatDuration(task_s) +
+               " from its first request to its last token, on average): at " + Num(per_day, 0) +
+               " tasks a day about " + Num(per_day / 86400.0 * task_s, 1) +
+               " run at once, a number this window reaches, if at all, only as its arrivals "
+               "end, so its replica count and latencies describe a ramp-up, not a day; give "
+               "the trace more tasks (trace.tasks, or a longer recorded trace)"});
+    }
     r.checks = CheckSlo(slo, *run);
     r.overloaded = Overloaded(run->queue_s);
     r.held =

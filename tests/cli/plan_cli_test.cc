@@ -64,6 +64,55 @@ TEST(PlanCliTest, SmallCostsPerTaskKeepTheirDigits) {
 // scenario or a file it reads changed (here the model's config.json, its
 // KV heads 8 -> 32, which quadruples KV bytes a token) is another plan, and
 // merge refuses it rather than ranking rows computed from two models.
+// A window shorter than twice a task's simulated length: four one-request
+// tasks arrive 10 s apart (a 30-s span) with no tool waits, so the
+// workload's own window_short (tool waits against the span) cannot fire.
+// Each asks 20,000 output tokens of Qwen3-8B on an H100: at least 20,000
+// decode steps, each reading the 16.4 GB of bf16 weights at no more than
+// the 3.35 TB/s of HBM (4.9 ms), so a task lasts over 98 s, more than twice
+// 30 s: the candidate warns; 4 tasks over 30 s are (4 - 1) x 86,400 / 30 =
+// 8,640 a day. With 20 output tokens a task lasts well under
+// the 15 s that would make it (20 steps at most some tens of ms each, a
+// 100-token prefill), and nothing warns.
+TEST(PlanCliTest, AWindowShorterThanTwoSimulatedTasksWarns) {
+  const std::string dir = ::testing::TempDir() + "/plan_window_short";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  for (const int out : {20000, 20}) {
+    SCOPED_TRACE(out);
+    std::ofstream trace(dir + "/t.jsonl");
+    trace << "{\"kvbill_trace\":1}\n";
+    for (int i = 0; i < 4; ++i) {
+      trace << R"({"id":"t)" << i << R"(","arrival_s":)" << 10 * i
+            << R"(,"turns":[{"spans":[{"kind":"user","tokens":100}],"out":)" << out << "}]}\n";
+    }
+    trace.close();
+    std::ofstream(dir + "/s.json") << R"({"model": "qwen3-8b", "trace": {"file": "t.jsonl"}})";
+    const std::string base =
+        "plan --scenario " + dir + "/s.json --gpus h100-sxm --max-gpus 1 --window all";
+    const auto r = RunKvbill(base + " --format json");
+    ASSERT_EQ(r.exit_status, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["workload"]["warnings"].size(), 0u) << r.out;
+    bool warned = false;
+    for (const auto& w : j["candidates"][0]["warnings"]) {
+      if (w["code"] != "window_short") continue;
+      warned = true;
+      EXPECT_NE(w["message"].get<std::string>().find(
+                    "the window's tasks arrive over 30.0 s, less than twice a task's length"),
+                std::string::npos)
+          << w["message"];
+    }
+    EXPECT_EQ(warned, out == 20000) << r.out;
+    const auto table = RunKvbill(base);
+    EXPECT_EQ(table.out.find("warning [window_short] (h100-sxm tp=1 w=auto kv=bf16, and every "
+                             "candidate it marks): ") != std::string::npos,
+              out == 20000)
+        << table.out;
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(PlanCliTest, ShardsOfEditedInputsAreRefused) {
   const std::string dir = ::testing::TempDir() + "/plan_fingerprint";
   std::filesystem::remove_all(dir);
