@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -424,15 +425,18 @@ std::string RenderPlan(const Json& doc, const std::string& format) {
   // A candidate whose own run outlasted the window (its window_short, the
   // cheapest such one's message): the ranking rests on a ramp-up.
   if (!window_short) {
+    // Feasible ones cheapest first, then the others in candidate order.
     std::vector<const Json*> order;
-    if (doc.contains("ranking")) {
-      for (const Json& k : doc["ranking"]) {
-        for (const Json& row : doc["candidates"]) {
-          if (row["index"] == k) order.push_back(&row);
-        }
-      }
-    }
     for (const Json& row : doc["candidates"]) order.push_back(&row);
+    const auto feasible_usd = [](const Json* row) {
+      return row->value("status", std::string()) == "feasible" && row->contains("usd_per_task") &&
+                     (*row)["usd_per_task"].is_number()
+                 ? (*row)["usd_per_task"].get<double>()
+                 : std::numeric_limits<double>::infinity();
+    };
+    std::stable_sort(order.begin(), order.end(), [&](const Json* a, const Json* b) {
+      return feasible_usd(a) < feasible_usd(b);
+    });
     for (const Json* row : order) {
       if (!row->contains("warnings")) continue;
       const auto found = std::find_if(
