@@ -519,17 +519,19 @@ class SimulateOutput {
     for (const RunWarning& w : warnings)
       text << "warning [" << w.code << "]: " << w.message << "\n";
     const CostModelInfo& model = totals.cost_model;
-    text << sum.tasks << (sum.tasks == 1 ? " task" : " tasks")
+    text << FormatWithSeparators(sum.tasks) << (sum.tasks == 1 ? " task" : " tasks")
          << (totals.unserved_tasks > 0
                  ? " (" + FormatWithSeparators(totals.unserved_tasks) + " more refused at " +
                        (totals.unserved_tasks == 1 ? "its" : "their") +
                        " first request, served nothing)"
                  : std::string())
-         << ", " << sum.requests << (sum.requests == 1 ? " request; prompt " : " requests; prompt ")
+         << ", " << FormatWithSeparators(sum.requests)
+         << (sum.requests == 1 ? " request; prompt " : " requests; prompt ")
          << FormatWithSeparators(sum.prompt_tokens) << " tokens, "
          << FormatFixed(sum.hit_rate * 100, 1) << "% from the prefix cache\n"
          << "KV read " << FormatBinaryBytes(static_cast<double>(sum.kv_read_bytes))
-         << "; simulated " << FormatDuration(sum.simulated_s) << "; " << sum.preemptions
+         << "; simulated " << FormatDuration(sum.simulated_s) << "; "
+         << FormatWithSeparators(sum.preemptions)
          << (sum.preemptions == 1 ? " preemption\n" : " preemptions\n")
          << PinsLine(scenario, totals);
     if (sum.tasks > 0) {
