@@ -140,6 +140,7 @@ int RunCheck(const Args& args) {
         j["budgets"].push_back(std::move(row));
       }
       j["held"] = 0;
+      j["passed"] = false;                              // the exit status: 1
       j["warnings"] = nlohmann::ordered_json::array();  // nothing ran to warn
       std::cout << j.dump(2) << "\n";
     } else {
@@ -192,6 +193,7 @@ int RunCheck(const Args& args) {
   }
   if (format == "json") {
     j["held"] = checks.size() - static_cast<std::size_t>(broken);
+    j["passed"] = broken == 0;  // the exit status: 0 when true, 1 when false
     j["warnings"] = nlohmann::ordered_json::array();
     for (const RunWarning& w : metrics.warnings) {
       j["warnings"].push_back({{"code", w.code}, {"message", w.message}});

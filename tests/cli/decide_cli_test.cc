@@ -405,6 +405,21 @@ TEST(CheckCliTest, ExitsOneWhenABudgetBreaksAndZeroWhenAllHold) {
   EXPECT_EQ(json.exit_status, 1);
   const auto j = nlohmann::json::parse(json.out);
   EXPECT_EQ(j["held"], 1);
+  EXPECT_EQ(j["passed"], false);  // one of two broke: exit 1
+  {
+    // The same run under a budget no coding task reaches ($1,000 a task):
+    // every budget holds, exit 0, passed true.
+    const std::string loose = ::testing::TempDir() + "/check_loose.json";
+    std::ofstream(loose) << R"({"name": "loose", "model": "qwen3-8b",
+        "trace": {"generator": "coding-agent", "tasks": 2},
+        "budgets": {"cost_per_task_usd.mean": {"max": 1000}}})";
+    const auto held = RunKvbill("check --format json --scenario " + loose);
+    EXPECT_EQ(held.exit_status, 0) << held.err;
+    const auto h = nlohmann::json::parse(held.out);
+    EXPECT_EQ(h["held"], 1);
+    EXPECT_EQ(h["passed"], true);
+    std::filesystem::remove(loose);
+  }
   ASSERT_EQ(j["budgets"].size(), 2u);
   EXPECT_EQ(j["budgets"][0]["metric"], "cost_per_task_usd.mean");
   EXPECT_EQ(j["budgets"][0]["ok"], false);
@@ -462,6 +477,7 @@ TEST(CheckCliTest, ADeploymentThatCannotServeTheTraceFailsTheCheck) {
   EXPECT_EQ(j.exit_status, 1);
   const auto doc = nlohmann::json::parse(j.out);
   EXPECT_EQ(doc["held"], 0);
+  EXPECT_EQ(doc["passed"], false);
   EXPECT_EQ(doc["budgets"][0]["ok"], false);
   EXPECT_TRUE(doc["budgets"][0]["actual"].is_null());
   // The same shape as a run's answer (docs/ci.md): the limit as written and
