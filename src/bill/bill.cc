@@ -295,6 +295,12 @@ Status BillCall(const LoggedCall& call, CostMode mode, const PriceSheet& sheet,
     }
     price = &**it->second.fast;
   }
+  // US-only inference: the sheet's us_multiplier on top (of fast mode too).
+  std::optional<ModelPrice> us_only;
+  if (call.us_only && price->us_multiplier > 0) {
+    us_only = UsOnlyPrice(*price);
+    price = &*us_only;
+  }
   auto cost = PriceCall(*price, call.usage);
   if (!cost) return cost.error().Within(call.where);
   billed->cost = *cost;

@@ -141,6 +141,9 @@ class LogParser {
       if (!usage.speed.Is("fast")) return false;
       call.fast = true;
     }
+    const std::optional<bool> us_only = UsOnlyOf(usage.inference_geo);
+    if (!us_only) return false;
+    call.us_only = *us_only;
     if (!ProjectOfRaw(line.cwd, &call.project)) return false;
     call.model = model ? std::string(*model) : "unknown";
     call.session = session ? std::string(*session) : "unknown";
@@ -208,6 +211,9 @@ class LogParser {
     auto fast = ReadFast(*usage);
     if (!fast) return fast.error().Within("message.usage");
     call.fast = *fast;
+    auto us_only = ReadUsOnly(*usage);
+    if (!us_only) return us_only.error().Within("message.usage");
+    call.us_only = *us_only;
     auto recorded = ReadRecordedCost(line);
     if (!recorded) return recorded.error();
     call.recorded_cost = *recorded;

@@ -291,7 +291,13 @@ Result<Column> RecordedColumn(const ModelPrice& main, const PriceSheet& sheet,
         if (!f) return f.error();
         fast = std::move(*f);
       }
-      auto call = PriceCall(fast ? *fast : *price, RecordedCallUsage(*turn.usage));
+      // US-only calls at the sheet's us_multiplier, as `kvbill bill` prices them.
+      std::optional<ModelPrice> us_only;
+      if (turn.usage->us_only) us_only = UsOnlyPrice(fast ? *fast : *price);
+      auto call = PriceCall(us_only ? *us_only
+                            : fast  ? *fast
+                                    : *price,
+                            RecordedCallUsage(*turn.usage));
       if (!call) return call.error();
       if (auto s = AddMoneyTo(call->cost, &cost); !s) return s.error();
     }

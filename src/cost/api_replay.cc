@@ -98,7 +98,12 @@ Result<ApiReplayOutcome> ReplayApi(const std::vector<Task>& tasks,
       }
       fast = std::move(*f);
     }
-    const ModelPrice& price = fast ? *fast : *model->price;
+    // US-only inference (usage.inference_geo "us"): the sheet's us_multiplier.
+    std::optional<ModelPrice> us_only;
+    if (options.fast_mode_from_usage && request.usage && request.usage->us_only) {
+      us_only = UsOnlyPrice(fast ? *fast : *model->price);
+    }
+    const ModelPrice& price = us_only ? *us_only : fast ? *fast : *model->price;
     ProviderCache& cache = *model->cache;
     if (std::none_of(used.begin(), used.end(),
                      [&](const ApiModel& m) { return m.cache == model->cache; })) {

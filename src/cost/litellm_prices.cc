@@ -106,6 +106,12 @@ Result<std::optional<ModelPrice>> ReadEntry(const std::string& id, const Json& e
       if (!multiplier) return multiplier.error().Within(pointer + "/provider_specific_entry/fast");
       price.fast_multiplier = *multiplier;
     }
+    // "us": Anthropic's US-only inference (usage.inference_geo "us").
+    if (const auto us = it->find("us"); us != it->end() && !us->is_null()) {
+      auto multiplier = ReadFastMultiplier(*us);
+      if (!multiplier) return multiplier.error().Within(pointer + "/provider_specific_entry/us");
+      price.us_multiplier = *multiplier;
+    }
   }
 
   // The context window: the longest prompt the provider takes.

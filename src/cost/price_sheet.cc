@@ -88,7 +88,7 @@ Result<ModelPrice> ReadModel(const std::string& id, const Json& object,
           OnlyKnownKeys(object,
                         {"provider", "aliases", "input", "output", "cache_read", "cache_write_5m",
                          "cache_write_1h", "cache_storage_per_hour", "fast_multiplier",
-                         "long_context", "max_input_tokens", "source", "notes"},
+                         "us_multiplier", "long_context", "max_input_tokens", "source", "notes"},
                         pointer);
       !s) {
     return s.error();
@@ -125,6 +125,11 @@ Result<ModelPrice> ReadModel(const std::string& id, const Json& object,
     auto multiplier = ReadFastMultiplier(*it);
     if (!multiplier) return multiplier.error().Within(pointer + "/fast_multiplier");
     price.fast_multiplier = *multiplier;
+  }
+  if (const auto it = object.find("us_multiplier"); it != object.end()) {
+    auto multiplier = ReadFastMultiplier(*it);
+    if (!multiplier) return multiplier.error().Within(pointer + "/us_multiplier");
+    price.us_multiplier = *multiplier;
   }
   if (const auto it = object.find("max_input_tokens"); it != object.end()) {
     auto limit = GetTokens(object, "max_input_tokens");
@@ -212,14 +217,15 @@ Status SetField(ModelPrice* price, const Override& o) {
     price->max_input_tokens = static_cast<Tokens>(o.value);
     return OkStatus();
   }
-  if (o.field == "fast_multiplier") {
+  if (o.field == "fast_multiplier" || o.field == "us_multiplier") {
+    double* field = o.field == "fast_multiplier" ? &price->fast_multiplier : &price->us_multiplier;
     if (o.value == 0) {
-      price->fast_multiplier = 0;
+      *field = 0;
       return OkStatus();
     }
     auto multiplier = ReadFastMultiplier(Json(o.value));
     if (!multiplier) return multiplier.error().Within(o.field);
-    price->fast_multiplier = *multiplier;
+    *field = *multiplier;
     return OkStatus();
   }
   auto pico = PriceFromUsdPerMtok(o.value);
@@ -246,7 +252,8 @@ Status SetField(ModelPrice* price, const Override& o) {
         "unknown field \"" + o.field +
         "\" (input, output, cache_read, cache_write_5m, cache_write_1h, "
         "cache_storage_per_hour, long_context_threshold, long_input, long_output, long_cache_read, "
-        "long_cache_write_5m, long_cache_write_1h, fast_multiplier, max_input_tokens)");
+        "long_cache_write_5m, long_cache_write_1h, fast_multiplier, us_multiplier, "
+        "max_input_tokens)");
   }
   return OkStatus();
 }
@@ -341,20 +348,33 @@ const SkippedPrice* PriceSheet::FindSkipped(std::string_view model) const {
   });
 }
 
-Result<ModelPrice> FastModePrice(const ModelPrice& price) {
-  if (!(price.fast_multiplier > 0)) {
-    return Error("model \"" + price.id + "\" has no fast-mode price (fast_multiplier)");
-  }
-  ModelPrice fast = price;
-  for (TokenRates* rates : {&fast.base, &fast.long_context}) {
+namespace {
+
+// Every rate of both tiers times `multiplier`, to the nearest pico-dollar.
+ModelPrice Scaled(const ModelPrice& price, double multiplier) {
+  ModelPrice scaled = price;
+  for (TokenRates* rates : {&scaled.base, &scaled.long_context}) {
     for (PicoUsdPerToken* rate : {&rates->input, &rates->output, &rates->cache_read,
                                   &rates->cache_write_5m, &rates->cache_write_1h}) {
       // Rates are at most 10^14 pico-dollars per token and multipliers at
       // most 1000: the product fits in an int64.
-      *rate = std::llround(static_cast<double>(*rate) * price.fast_multiplier);
+      *rate = std::llround(static_cast<double>(*rate) * multiplier);
     }
   }
-  return fast;
+  return scaled;
+}
+
+}  // namespace
+
+Result<ModelPrice> FastModePrice(const ModelPrice& price) {
+  if (!(price.fast_multiplier > 0)) {
+    return Error("model \"" + price.id + "\" has no fast-mode price (fast_multiplier)");
+  }
+  return Scaled(price, price.fast_multiplier);
+}
+
+ModelPrice UsOnlyPrice(const ModelPrice& price) {
+  return price.us_multiplier > 0 ? Scaled(price, price.us_multiplier) : price;
 }
 
 Result<PriceSheet> ParsePriceSheet(std::string_view text, const std::string& name) {

@@ -203,6 +203,9 @@ class ClaudeCodeReader : public TraceReader {
       if (!usage.speed.Is("fast")) return false;  // the DOM path says why
       call.usage.fast = true;
     }
+    const std::optional<bool> us_only = UsOnlyOf(usage.inference_geo);
+    if (!us_only) return false;  // the DOM path says why
+    call.usage.us_only = *us_only;
     call.where = Where(line_number, element);
     call.file = file_;
     Record(std::string(message_id), std::move(call));
@@ -330,6 +333,9 @@ class ClaudeCodeReader : public TraceReader {
       }
       call.usage.fast = true;
     }
+    auto us_only = ReadUsOnly(usage);
+    if (!us_only) return us_only.error().Within("usage");
+    call.usage.us_only = *us_only;
     return call;
   }
 

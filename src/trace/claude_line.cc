@@ -79,6 +79,7 @@ bool ScanClaudeUsage(std::string_view usage, ClaudeUsage* out) {
     if (key == "output_tokens") return Count(&scan, &seen[3], &out->output);
     if (key == "ephemeral_1h_input_tokens") return Count(&scan, &seen[4], &out->direct_1h);
     if (key == "speed") return Capture(&scan, &out->speed);
+    if (key == "inference_geo") return Capture(&scan, &out->inference_geo);
     if (key != "cache_creation") return scan.Skip();
     if (seen[5]) return false;
     seen[5] = true;
@@ -92,6 +93,22 @@ bool ScanClaudeUsage(std::string_view usage, ClaudeUsage* out) {
     });
   });
   return ok && scan.AtEnd();
+}
+
+std::optional<bool> UsOnlyOf(const RawJson& geo) {
+  if (geo.absent() || geo.null() || geo.Is("global") || geo.Is("not_available")) return false;
+  if (geo.Is("us")) return true;
+  return std::nullopt;
+}
+
+Result<bool> ReadUsOnly(const Json& usage) {
+  const auto it = usage.find("inference_geo");
+  if (it == usage.end() || it->is_null() || *it == "global" || *it == "not_available") {
+    return false;
+  }
+  if (*it == "us") return true;
+  return Error("\"inference_geo\" must be \"global\", \"us\" or \"not_available\", got " +
+               Quote(*it));
 }
 
 Result<ClaudeUsage> ReadClaudeUsageCounts(const Json& usage) {

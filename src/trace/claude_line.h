@@ -82,7 +82,18 @@ struct ClaudeUsage {
   // "cache_creation.ephemeral_5m_input_tokens" when "cache_creation" is an object.
   std::optional<Tokens> nested_5m;
   RawJson speed;  // "speed": "standard" or "fast" (Anthropic's fast mode)
+  // "inference_geo": where the call ran; "us" is Anthropic's US-only
+  // inference (UsOnlyOf).
+  RawJson inference_geo;
 };
+
+// usage.inference_geo as Anthropic's API reports it: "us" (US-only inference,
+// billed at the price sheet's us_multiplier) is true; "global",
+// "not_available", null and absent are false. Another value is nullopt from
+// the scan (the DOM path says why) and an error from the DOM:
+// `"inference_geo" must be "global", "us" or "not_available", got "eu"`.
+std::optional<bool> UsOnlyOf(const RawJson& geo);
+Result<bool> ReadUsOnly(const Json& usage);
 
 // Reads `usage` (a RawJson text); false gives up when it is not an object,
 // a field is neither null nor a count as ScanCount takes it, or a key repeats.

@@ -37,8 +37,8 @@ Result<Span> DecodeSpan(const Json& json) {
 
 Result<RecordedUsage> DecodeUsage(const Json& json) {
   if (!json.is_object()) return Error("\"usage\" must be an object, got " + Quote(json));
-  if (auto s = CheckKeys(
-          json, {"input", "cache_creation", "cache_read", "output", "cache_creation_1h", "speed"});
+  if (auto s = CheckKeys(json, {"input", "cache_creation", "cache_read", "output",
+                                "cache_creation_1h", "speed", "inference_geo"});
       !s) {
     return s.error().Within("usage");
   }
@@ -59,6 +59,13 @@ Result<RecordedUsage> DecodeUsage(const Json& json) {
           .Within("usage");
     }
     usage.fast = *speed == "fast";
+  }
+  if (const auto geo = json.find("inference_geo"); geo != json.end()) {
+    if (*geo != "global" && *geo != "us") {
+      return Error("\"inference_geo\" must be \"global\" or \"us\", got " + Quote(*geo))
+          .Within("usage");
+    }
+    usage.us_only = *geo == "us";
   }
   if (usage.cache_creation_1h > usage.cache_creation) {
     return Error("\"cache_creation_1h\" " + std::to_string(usage.cache_creation_1h) +
@@ -197,6 +204,13 @@ bool FastDecodeUsage(JsonScanner* scan, RecordedUsage* usage) {
       if (!Mark(&seen, 5) || !scan->String(&speed)) return false;
       if (speed != "standard" && speed != "fast") return false;  // the DOM path says why
       usage->fast = speed == "fast";
+      return true;
+    }
+    if (key == "inference_geo") {
+      std::string_view geo;
+      if (!Mark(&seen, 6) || !scan->String(&geo)) return false;
+      if (geo != "global" && geo != "us") return false;  // the DOM path says why
+      usage->us_only = geo == "us";
       return true;
     }
     return false;
@@ -380,6 +394,7 @@ std::string EncodeTask(const Task& task) {
         t["usage"]["cache_creation_1h"] = turn.usage->cache_creation_1h;
       }
       if (turn.usage->fast) t["usage"]["speed"] = "fast";
+      if (turn.usage->us_only) t["usage"]["inference_geo"] = "us";
     }
     if (turn.blocks) {
       t["block_size"] = turn.blocks->block_size;

@@ -85,6 +85,34 @@ TEST(WhatifCliTest, FastModeCallsAreAtTheFastRates) {
   EXPECT_NEAR(j["bill"]["cost_usd"].get<double>(), 0.195, 1e-12);
 }
 
+// A US-only call (usage.inference_geo "us") of Claude Opus 4.6: 1,000 input,
+// 2,000 written, 3,000 read, 500 output, $0.0315 at the standard rates
+// (the fast-mode test's working), 1.1 x that = $0.03465 at Anthropic's
+// US-only price, in the recorded column and in `kvbill bill`'s total; a
+// conversion to kvbill's own trace keeps it as "inference_geo": "us".
+TEST(WhatifCliTest, UsOnlyCallsAreAtElevenTenthsOfTheRates) {
+  const std::string dir = ::testing::TempDir() + "/whatif_us";
+  std::filesystem::create_directories(dir);
+  const std::string log = dir + "/us.jsonl";
+  std::ofstream(log)
+      << R"({"type": "assistant", "sessionId": "s", "timestamp": "2026-03-01T10:00:00Z", )"
+      << R"("message": {"id": "m1", "model": "claude-opus-4-6", "usage": {"input_tokens": 1000, )"
+      << R"("cache_creation_input_tokens": 2000, "cache_read_input_tokens": 3000, )"
+      << R"("output_tokens": 500, "inference_geo": "us"}}})"
+      << "\n";
+  const auto r = RunKvbill("whatif " + log + " --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_NEAR(j["total"]["cost_usd"]["recorded"].get<double>(), 0.03465, 1e-12);
+  EXPECT_NEAR(j["bill"]["cost_usd"].get<double>(), 0.03465, 1e-12);
+  const auto converted = RunKvbill("trace convert " + log + " --to native -o " + dir + "/n.jsonl");
+  ASSERT_EQ(converted.exit_status, 0) << converted.err;
+  std::ifstream in(dir + "/n.jsonl");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find(R"("inference_geo":"us")"), std::string::npos) << text;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(WhatifCliTest, TableAndCsvHaveOneRowPerTaskAndATotal) {
   const auto csv = RunKvbill(std::string("whatif ") + kLog + " --format csv --model gpt-5");
   ASSERT_EQ(csv.exit_status, 0) << csv.err;

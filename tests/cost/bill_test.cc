@@ -331,6 +331,56 @@ TEST(BillUsageLogTest, ReadsTheJsonArrayCopy) {
   EXPECT_EQ(log.calls[0].usage.cache_write_5m, 20000);
 }
 
+// Anthropic's pricing page: US-only inference (inference_geo "us") is 1.1x
+// every rate of Claude 4.6 and later models, on top of fast mode; earlier
+// models always bill standard. Opus 4.6's call of the fast-mode test below,
+// $0.0315 standard: 1.1 x 31,500 = 34,650 micro-dollars with "us";
+// 1.1 x 6 x 31,500 = 207,900 fast and "us". Sonnet 4.5 (no multiplier):
+// 1,000 x $3 + 2,000 x $3.75 + 3,000 x $0.30 + 500 x $15 = 18,900 either way.
+TEST(BillTest, UsOnlyInferenceIsElevenTenthsOfEveryRate) {
+  const auto line = [](const std::string& id, const std::string& model, const std::string& extra) {
+    return R"({"type":"assistant","sessionId":"s","message":{"id":")" + id + R"(","model":")" +
+           model +
+           R"(","usage":{"input_tokens":1000,"cache_creation_input_tokens":2000,"cache_read_input_tokens":3000,"output_tokens":500)" +
+           extra + "}}}\n";
+  };
+  const Bill bill =
+      MakeOrDie(Read(line("a", "claude-opus-4-6", R"(,"inference_geo":"us")") +
+                     line("b", "claude-opus-4-6", R"(,"inference_geo":"global")") +
+                     line("c", "claude-opus-4-6", R"(,"inference_geo":"not_available")") +
+                     line("d", "claude-opus-4-6", R"(,"inference_geo":"us","speed":"fast")") +
+                     line("e", "claude-sonnet-4-5", R"(,"inference_geo":"us")") +
+                     line("f", "claude-opus-4-6", R"(,"inference_geo":null)")));
+  EXPECT_EQ(bill.calls[0].cost.cost.pico_usd, 34'650'000'000);
+  EXPECT_EQ(bill.calls[1].cost.cost.pico_usd, 31'500'000'000);
+  EXPECT_EQ(bill.calls[2].cost.cost.pico_usd, 31'500'000'000);
+  EXPECT_EQ(bill.calls[3].cost.cost.pico_usd, 207'900'000'000);
+  EXPECT_EQ(bill.calls[4].cost.cost.pico_usd, 18'900'000'000);
+  EXPECT_EQ(bill.calls[5].cost.cost.pico_usd, 31'500'000'000);
+  // A region kvbill has no price rule for is an error naming the line, on
+  // the fast path and the DOM path alike (a line with an escape takes the DOM).
+  for (const std::string& geo : {std::string(R"("eu")"), std::string(R"("e\u0075")")}) {
+    UsageLog log;
+    std::istringstream eu(line("g", "claude-opus-4-6", ",\"inference_geo\":" + geo));
+    const auto read = ReadUsageLog(eu, "log.jsonl", &log);
+    ASSERT_FALSE(read.ok()) << geo;
+    EXPECT_EQ(read.error().message(),
+              "log.jsonl:1: message.usage: \"inference_geo\" must be \"global\", \"us\" or "
+              "\"not_available\", got \"eu\"")
+        << geo;
+  }
+  // The LiteLLM sheet's provider_specific_entry.us, and the rates scaled.
+  auto sheet = ParsePriceSheet(R"({"claude-x": {"litellm_provider": "anthropic",
+      "input_cost_per_token": 5e-6, "output_cost_per_token": 2.5e-5,
+      "provider_specific_entry": {"us": 1.1}}})",
+                               "sheet.json");
+  ASSERT_TRUE(sheet.ok()) << sheet.error().message();
+  const ModelPrice us = UsOnlyPrice(*sheet->Find("claude-x"));
+  EXPECT_EQ(us.base.input, 5'500'000);  // 1.1 x $5 per Mtok, pico-dollars a token
+  EXPECT_EQ(us.base.output, 27'500'000);
+  EXPECT_EQ(us.base.cache_read, 550'000);
+}
+
 TEST(BillTest, FastModeOpus46IsSixTimesEveryRate) {
   // Opus 4.6: 1,000 input x $5 + 2,000 written x $6.25 + 3,000 read x $0.50
   // + 500 output x $25 per Mtok = 5,000 + 12,500 + 1,500 + 12,500 = 31,500

@@ -54,6 +54,7 @@ struct LoggedCall {
   // Claude Code versions recorded one per call).
   std::optional<Money> recorded_cost;
   bool fast = false;           // usage.speed "fast": Anthropic's fast mode
+  bool us_only = false;        // usage.inference_geo "us": Anthropic's US-only inference
   bool assumed_model = false;  // a Codex call naming no model: kLegacyCodexModel
   // Read from a Claude Code line, whose output count may be a streaming
   // placeholder (IsClaudeCodePlaceholderOutput).

@@ -50,6 +50,11 @@ struct ModelPrice {
   // the request falls in, times this (6 for Claude Opus 4.6); 0 = the model
   // has no fast-mode price listed. See FastModePrice.
   double fast_multiplier = 0;
+  // Anthropic's US-only inference (`usage.inference_geo: "us"`): every rate
+  // times this (1.1 for Claude Opus 4.6, Sonnet 4.6 and later models); 0 =
+  // none listed, and such a call is billed at the standard rates, as
+  // Anthropic bills the earlier models. See UsOnlyPrice.
+  double us_multiplier = 0;
   // The longest prompt (input + cache writes + cache reads) the provider
   // takes; 0 = not listed. A listed window at or below a long-context tier's
   // threshold is the standard one, which the tier's (beta) window extends
@@ -135,6 +140,15 @@ class PriceSheet {
 // other pricing modifiers" (prompt caching, long context). Error when the
 // model has no multiplier: `model "x" has no fast-mode price (fast_multiplier)`.
 Result<ModelPrice> FastModePrice(const ModelPrice& price);
+
+// `price` as US-only inference bills it: every rate of both tiers times
+// `us_multiplier`, rounded to the nearest pico-dollar per token; the price
+// itself when the model has none. Anthropic's pricing page: "specifying
+// US-only inference through the inference_geo parameter incurs a 1.1x
+// multiplier on all token pricing categories, including input tokens,
+// output tokens, cache writes, and cache reads", on top of fast mode and
+// long-context pricing; earlier models "always use standard pricing".
+ModelPrice UsOnlyPrice(const ModelPrice& price);
 
 // Parses a price sheet. A JSON object with "kvbill_prices": 1 is kvbill's own
 // format (docs/billing.md#price-sheet); any other object is read as LiteLLM's

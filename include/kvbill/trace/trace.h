@@ -83,6 +83,9 @@ struct RecordedUsage {
   // Anthropic's fast mode (usage.speed "fast"): every rate of the call is the
   // price sheet's fast_multiplier times the standard one.
   bool fast = false;
+  // Anthropic's US-only inference (usage.inference_geo "us"): every rate is
+  // the price sheet's us_multiplier times the standard one (UsOnlyPrice).
+  bool us_only = false;
 
   // The whole prompt: input + cache_creation + cache_read.
   Tokens prompt() const { return input + cache_creation + cache_read; }
