@@ -20,7 +20,9 @@ namespace kvbill {
 
 namespace {
 
-void AddContextLevers(const Scenario& s, std::vector<Lever>* levers) {
+// `limit`: the longest request the deployment serves (max_model_len), 0 when
+// not known (API models).
+void AddContextLevers(const Scenario& s, Tokens limit, std::vector<Lever>* levers) {
   // A lever sets the whole context policy: over a baseline with a policy of
   // its own it replaces that policy, and its name says so.
   const std::string instead =
@@ -47,10 +49,20 @@ void AddContextLevers(const Scenario& s, std::vector<Lever>* levers) {
          "there)"});
   }
   if (s.context_policy.kind != "summarise") {
+    // Past 64k tokens, keeping the last 16k; under a max_model_len below
+    // 128k, past half of it (in whole k) keeping a quarter of that, so the
+    // summarised prompt and the turns that grow it again stay under the
+    // limit (a 64k threshold would never act on a 40,960-token model).
+    constexpr Tokens kK = 1024;
+    const Tokens threshold =
+        limit > 0 ? std::clamp<Tokens>(limit / 2 / kK * kK, 4 * kK, 64 * kK) : 64 * kK;
+    const Tokens keep = std::min<Tokens>(16 * kK, threshold / 4 / kK * kK);
+    const auto k = [](Tokens t) { return std::to_string(t / 1024) + "k"; };
     levers->push_back(
-        {"summarise past 64k tokens (2k summary, keep 16k)" + instead,
-         {{"/context_policy", R"({"kind": "summarise", "threshold_tokens": 65536, )"
-                              R"("summary_tokens": 2048, "keep_recent_tokens": 16384})"}},
+        {"summarise past " + k(threshold) + " tokens (2k summary, keep " + k(keep) + ")" + instead,
+         {{"/context_policy",
+           R"({"kind": "summarise", "threshold_tokens": )" + std::to_string(threshold) +
+               R"(, "summary_tokens": 2048, "keep_recent_tokens": )" + std::to_string(keep) + "}"}},
          "",
          "",
          // RunLevers says why when the plans are the baseline's (NoEffectReason).
@@ -68,7 +80,7 @@ std::vector<Lever> ApiLevers(const Scenario& s) {
                     {{"/pricing/cache/enabled", p.cache_enabled ? "false" : "true"}},
                     "",
                     p.cache_enabled ? "caching" : ""});
-  AddContextLevers(s, &levers);
+  AddContextLevers(s, 0, &levers);
   if (auto sheet = BundledPriceSheet()) {
     if (auto cheaper = CheaperTier(*sheet, p.model)) {
       levers.push_back(
@@ -250,7 +262,8 @@ std::vector<Lever> Levers(const Scenario& s) {
   }
   if (!taken.empty()) caching.name += " (and " + taken + ")";
   levers.push_back(std::move(caching));
-  AddContextLevers(s, &levers);
+  const Tokens limit = s.engine.max_model_len.value_or(model ? model->max_model_len : 0);
+  AddContextLevers(s, limit, &levers);
   if (model) {
     const std::int64_t heads = model->MaxKvHeads();
     // Halving the KV heads changes nothing a GPU holds once the heads are

@@ -70,9 +70,11 @@ TEST(CompareValueCliTest, APolicyLeverThatOnlyRemovesTheBaselinesPolicyIsNotAppl
                            "sliding_window"],
             "no tool results older than 3 turns to drop (the trace has no tool_result spans "
             "there) (it would only take out sliding_window)");
-  EXPECT_EQ(not_applicable["summarise past 64k tokens (2k summary, keep 16k) instead of "
+  // Qwen3-8B serves 40,960 tokens: the lever summarises past half of that,
+  // 20,480 (levers_test.cc), and the 12,000-token prompts stay under it.
+  EXPECT_EQ(not_applicable["summarise past 20k tokens (2k summary, keep 5k) instead of "
                            "sliding_window"],
-            "no prompt passes 65,536 tokens (it would only take out sliding_window)");
+            "no prompt passes 20,480 tokens (it would only take out sliding_window)");
 }
 
 // A lever that costs more says what changed with it. One task of two
@@ -152,8 +154,8 @@ TEST(CompareValueCliTest, PrefixCachingDoesNotComeFirstWithoutSharedPrefixes) {
   EXPECT_EQ(not_applicable["drop tool results older than 3 turns (50-token stub)"],
             "no tool results older than 3 turns to drop (the trace has no tool_result spans "
             "there)");
-  EXPECT_EQ(not_applicable["summarise past 64k tokens (2k summary, keep 16k)"],
-            "no prompt passes 65,536 tokens");
+  EXPECT_EQ(not_applicable["summarise past 20k tokens (2k summary, keep 5k)"],
+            "no prompt passes 20,480 tokens");
   // Speculative decoding runs as a lever (Qwen3-8B has no MTP layer: an
   // EAGLE-3 head with its defaults) and is weighed like the others.
   EXPECT_EQ(not_applicable.count("speculative decoding (eagle3, k 3, acceptance 0.80)"), 0u);

@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -22,7 +24,11 @@ LeverOutcome SummariseOver(const std::string& name, const std::string& tasks) {
                                .lexically_normal()
                                .string();
   std::ofstream(path) << "{\"kvbill_trace\":1}\n" << tasks;
-  const std::string text = R"({"model": "qwen3-8b", "trace": {"file": ")" + path + R"("}})";
+  // max_model_len 131,072: the lever summarises past 64k (half of it, at
+  // most 64k) and the 70,000-token prompts below are served.
+  const std::string text = R"({"model": "qwen3-8b", "engine": {"max_model_len": 131072},
+      "trace": {"file": ")" +
+                           path + R"("}})";
   auto s = ParseScenario(text, "inline.json");
   EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message());
   std::vector<Lever> summarise;
@@ -107,6 +113,34 @@ TEST(LeversTest, TheLatentCacheLeverNeedsAKvFormatVllmsMlaBackendsStore) {
       EXPECT_EQ(l.not_applicable.empty(), reason.empty()) << kv << ": " << l.not_applicable;
     }
     EXPECT_TRUE(found) << kv;
+  }
+}
+
+// The summarise lever acts under the deployment's max_model_len: Qwen3-8B
+// serves 40,960 tokens, so a 64k threshold could never act; half of it,
+// 20,480 (20k), keeping a quarter of that, 5,120 (5k). With YaRN to 131,072
+// it is the usual 64k, keeping 16k (the most it keeps).
+TEST(LeversTest, TheSummariseLeverFitsUnderTheModelsLength) {
+  for (const auto& [text, name, threshold, keep] :
+       std::vector<std::tuple<std::string, std::string, int, int>>{
+           {R"({"model": "qwen3-8b"})", "summarise past 20k tokens (2k summary, keep 5k)", 20480,
+            5120},
+           {R"({"model": "qwen3-8b", "engine": {"max_model_len": 131072}})",
+            "summarise past 64k tokens (2k summary, keep 16k)", 65536, 16384}}) {
+    auto s = ParseScenario(text, "inline.json");
+    ASSERT_TRUE(s.ok()) << s.error().message();
+    bool found = false;
+    for (const Lever& l : Levers(*s)) {
+      if (!l.name.starts_with("summarise")) continue;
+      found = true;
+      EXPECT_EQ(l.name, name);
+      ASSERT_EQ(l.settings.size(), 1u);
+      const auto policy = nlohmann::json::parse(l.settings[0].second);
+      EXPECT_EQ(policy["threshold_tokens"], threshold);
+      EXPECT_EQ(policy["keep_recent_tokens"], keep);
+      EXPECT_EQ(policy["summary_tokens"], 2048);
+    }
+    EXPECT_TRUE(found) << text;
   }
 }
 
