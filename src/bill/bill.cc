@@ -414,6 +414,19 @@ Result<Bill> MakeBill(const UsageLog& log, const PriceSheet& sheet, const BillOp
     if (call->claude_code && IsClaudeCodePlaceholderOutput(call->usage.output)) {
       ++bill.placeholder_output_calls;
     }
+    if (const auto it = resolved.find(call->model);
+        it != resolved.end() && it->second.standard != nullptr) {
+      const Tokens window = InputLimit(*it->second.standard);
+      const Tokens prompt = call->usage.prompt();
+      if (window > 0 && prompt > window) {
+        ++bill.over_window_calls;
+        if (prompt > bill.over_window_prompt) {
+          bill.over_window_prompt = prompt;
+          bill.over_window_model = call->model;
+          bill.over_window_limit = window;
+        }
+      }
+    }
     bill.calls.push_back(std::move(billed));
   }
   if (options.blocks) {

@@ -254,6 +254,18 @@ std::string PlaceholderWarning(const Bill& bill) {
 
 std::vector<RunWarning> BillWarnings(const Bill& bill) {
   std::vector<RunWarning> out;
+  if (bill.over_window_calls > 0) {
+    out.push_back(RunWarning{
+        "context_limit",
+        FormatWithSeparators(bill.over_window_calls) +
+            (bill.over_window_calls == 1 ? " call sent a prompt" : " calls sent prompts") +
+            " above the model's context window in the price sheet (the largest " +
+            FormatWithSeparators(bill.over_window_prompt) + " tokens to " + bill.over_window_model +
+            ", whose window is " + FormatWithSeparators(bill.over_window_limit) +
+            " tokens): the provider refuses such a request, so the log is damaged, names "
+            "another model than the one that served the call, or the call ran with a longer "
+            "(beta) window the sheet does not list; billed as recorded"});
+  }
   if (std::string w = PlaceholderWarning(bill); !w.empty()) {
     out.push_back(RunWarning{"placeholder_outputs", std::move(w)});
   }
@@ -457,8 +469,8 @@ std::string RenderBillTable(const Bill& bill, const UsageLog& log, const PriceSh
         << " call(s) or result line(s) without a timestamp were left out: --since / --until\n"
            "cannot place them in the window\n";
   }
-  if (const std::string w = PlaceholderWarning(bill); !w.empty()) {
-    out << "\nwarning [placeholder_outputs]: " << w << "\n";
+  for (const RunWarning& w : BillWarnings(bill)) {
+    out << "\nwarning [" << w.code << "]: " << w.message << "\n";
   }
   if (bill.duplicate_lines > 0) {
     out << "\n"

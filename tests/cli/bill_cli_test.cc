@@ -97,6 +97,40 @@ TEST(BillCliTest, PlaceholderOutputsAreWarnedOf) {
   fs::remove_all(dir);
 }
 
+// A prompt above the model's window: Claude Opus 4.5's is 200,000 tokens in
+// the sheet; 100 + 300,000 read = 300,100 is above it, 100 + 150,000 is not.
+// The call is billed as recorded and the bill warns context_limit.
+TEST(BillCliTest, PromptsAboveTheModelsWindowAreWarnedOf) {
+  const fs::path dir = TempDir("over_window");
+  {
+    std::ofstream out(dir / "log.jsonl");
+    int minute = 0;
+    for (const auto& [id, read] :
+         std::vector<std::pair<std::string, int>>{{"m1", 150000}, {"m2", 300000}}) {
+      out << R"({"type":"assistant","sessionId":"s1","timestamp":"2025-12-12T15:2)" << minute++
+          << R"(:00Z","message":{"id":")" << id
+          << R"(","model":"claude-opus-4-5","usage":{"input_tokens":100,)"
+          << R"("cache_read_input_tokens":)" << read << R"(,"output_tokens":50}}})"
+          << "\n";
+    }
+  }
+  const auto json = RunKvbill("bill " + (dir / "log.jsonl").string() + " --format json");
+  ASSERT_EQ(json.exit_status, 0) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  ASSERT_EQ(j["warnings"].size(), 1u) << json.out;
+  EXPECT_EQ(j["warnings"][0]["code"], "context_limit");
+  EXPECT_EQ(j["warnings"][0]["message"].get<std::string>().rfind(
+                "1 call sent a prompt above the model's context window in the price sheet (the "
+                "largest 300,100 tokens to claude-opus-4-5, whose window is 200,000 tokens)",
+                0),
+            0u)
+      << j["warnings"][0]["message"];
+  // Both calls are billed: 200 input x $5 + 450,000 read x $0.50 + 100
+  // output x $25 per Mtok = $0.001 + $0.225 + $0.0025 = $0.2285.
+  EXPECT_NEAR(j["total_cost_usd"].get<double>(), 0.2285, 1e-12) << json.out;
+  fs::remove_all(dir);
+}
+
 TEST(BillCliTest, TableShowsKvbillsCostBesideTheReportedOne) {
   const auto r = RunKvbill("bill " + kExcerpt);
   ASSERT_EQ(r.exit_status, 0) << r.err;

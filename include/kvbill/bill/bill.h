@@ -125,6 +125,14 @@ struct Bill {
   // placeholder output (IsClaudeCodePlaceholderOutput): their output tokens
   // and cost are understated.
   std::int64_t placeholder_output_calls = 0;
+  // Calls whose prompt (input + cache writes + cache reads) is above their
+  // model's context window in the sheet (InputLimit): a request the
+  // provider refuses, so a corrupt log or a mislabelled model. The largest
+  // such prompt, its model and that model's window.
+  std::int64_t over_window_calls = 0;
+  Tokens over_window_prompt = 0;
+  std::string over_window_model;
+  Tokens over_window_limit = 0;
   // With --since / --until: calls without a timestamp, and result lines
   // (Claude Code's run totals, which carry none), left out of the window.
   std::int64_t undated_left_out = 0;
