@@ -220,6 +220,7 @@ std::string RenderBillJson(const Bill& bill, const UsageLog& log, const PriceShe
       row["cost_usd"] = c.unpriced != Unpriced::kNo ? OJson(nullptr) : OJson(c.cost.cost.usd());
       if (c.cost.long_context) row["long_context"] = true;
       if (c.call->fast) row["speed"] = "fast";
+      if (c.call->us_only) row["inference_geo"] = "us";
       if (c.recorded) row["recorded_cost"] = true;
       if (c.call->assumed_model) row["assumed_model"] = true;
       calls.push_back(row);

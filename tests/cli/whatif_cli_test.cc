@@ -105,6 +105,10 @@ TEST(WhatifCliTest, UsOnlyCallsAreAtElevenTenthsOfTheRates) {
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_NEAR(j["total"]["cost_usd"]["recorded"].get<double>(), 0.03465, 1e-12);
   EXPECT_NEAR(j["bill"]["cost_usd"].get<double>(), 0.03465, 1e-12);
+  // `kvbill bill --by call` says which calls ran US-only.
+  const auto calls = RunKvbill("bill " + log + " --by call --format json");
+  ASSERT_EQ(calls.exit_status, 0) << calls.err;
+  EXPECT_EQ(nlohmann::json::parse(calls.out)["per_call"][0]["inference_geo"], "us") << calls.out;
   const auto converted = RunKvbill("trace convert " + log + " --to native -o " + dir + "/n.jsonl");
   ASSERT_EQ(converted.exit_status, 0) << converted.err;
   std::ifstream in(dir + "/n.jsonl");
