@@ -304,6 +304,31 @@ bool IsSwitch(const Flag& f) {
   return f.conv == Conv::kTrue || f.conv == Conv::kFalse || f.conv == Conv::kExpertParallel;
 }
 
+// vLLM's boolean flags that kvbill does not express, common on serve
+// command lines (vllm/engine/arg_utils.py, vllm/entrypoints/openai/
+// cli_args.py: store_true or BooleanOptionalAction): they take no value,
+// so a word after one is the next argument (the model, when it comes after
+// the flags), not their value.
+bool IsUnmodelledSwitch(const std::string& flag) {
+  static constexpr std::string_view kSwitches[] = {"--trust-remote-code",
+                                                   "--enforce-eager",
+                                                   "--disable-log-requests",
+                                                   "--disable-log-stats",
+                                                   "--enable-auto-tool-choice",
+                                                   "--enable-lora",
+                                                   "--disable-custom-all-reduce",
+                                                   "--enable-sleep-mode",
+                                                   "--disable-frontend-multiprocessing",
+                                                   "--enable-log-requests",
+                                                   "--enable-reasoning",
+                                                   "--no-enable-log-requests",
+                                                   "--enable-prompt-tokens-details",
+                                                   "--enable-force-include-usage",
+                                                   "--disable-fastapi-docs",
+                                                   "--enable-server-load-tracking"};
+  return std::find(std::begin(kSwitches), std::end(kSwitches), flag) != std::end(kSwitches);
+}
+
 // --speculative-config as deployment.speculative, following vLLM's reading
 // of the JSON (SpeculativeConfig.__post_init__, vllm/config/speculative.py):
 // no method with the model "ngram" (or "[ngram]") is ngram, with another
@@ -438,7 +463,8 @@ Result<VllmScenario> ScenarioFromVllm(const std::vector<std::string>& argv,
                                       const FromVllmOptions& options) {
   Conversion c;
   std::size_t i = 0;
-  if (argv.size() >= 2 && argv[0] == "vllm" && argv[1] == "serve") {
+  const bool serve = argv.size() >= 2 && argv[0] == "vllm" && argv[1] == "serve";
+  if (serve) {
     i = 2;
     if (i < argv.size() && !argv[i].starts_with("-")) c.model = argv[i++];
   } else if (argv.empty() || argv[0] != "vllm") {
@@ -457,11 +483,17 @@ Result<VllmScenario> ScenarioFromVllm(const std::vector<std::string>& argv,
       has_value = true;
     }
     arg = Dashed(arg);
+    // `vllm serve` takes the model as its positional argument after flags
+    // too (`vllm serve --max-model-len 8192 Qwen/Qwen3-8B`).
+    if (serve && c.model.empty() && !arg.starts_with("-")) {
+      c.model = argv[i];
+      continue;
+    }
     const Flag* flag = FindFlag(arg);
     if (flag == nullptr) {
       // Not expressible: the flag and the value it takes, if one follows.
       std::string text = argv[i];
-      if (!has_value && arg.starts_with("-") && i + 1 < argv.size() &&
+      if (!has_value && arg.starts_with("-") && !IsUnmodelledSwitch(arg) && i + 1 < argv.size() &&
           !argv[i + 1].starts_with("-")) {
         text += " " + argv[++i];
       }

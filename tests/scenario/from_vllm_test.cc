@@ -393,6 +393,26 @@ TEST(FromVllmTest, ACopyOfACatalogModelIsThatModel) {
   }
 }
 
+// vLLM's argparse takes `serve`'s model after flags too. A boolean flag
+// kvbill does not express (--trust-remote-code) takes no value: the word
+// after it is the model, not its value.
+TEST(FromVllmTest, TheModelMayFollowTheFlags) {
+  for (const char* command : {"vllm serve --trust-remote-code Qwen/Qwen3-8B --max-model-len 32K",
+                              "vllm serve --max-model-len 32K Qwen/Qwen3-8B --trust-remote-code",
+                              "vllm serve Qwen/Qwen3-8B --trust-remote-code --max-model-len 32K"}) {
+    SCOPED_TRACE(command);
+    const Converted c = Convert(command);
+    EXPECT_EQ(c.doc["model"], "qwen3-8b");
+    EXPECT_EQ(c.doc["engine"]["max_model_len"], 32768);  // 32K = 32 x 1,024
+    bool noted = false;
+    for (const std::string& note : c.notes) {
+      noted = noted || note.find("--trust-remote-code") != std::string::npos;
+      EXPECT_EQ(note.find("Qwen/Qwen3-8B"), std::string::npos) << note;
+    }
+    EXPECT_TRUE(noted);
+  }
+}
+
 TEST(FromVllmTest, ValuesKvbillRefusesAreErrors) {
   auto tp0 = ScenarioFromVllm(Words("vllm serve Qwen/Qwen3-8B -tp 0"));
   ASSERT_FALSE(tp0.ok());
