@@ -13,6 +13,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "cli/cli_util.h"
@@ -571,12 +572,28 @@ int RunWhatif(const Args& args) {
     columns.push_back(std::move(*c));
     return OkStatus();
   };
-  Status status =
-      add_replay("predicted", price->provider + " cache rules, each call at its model", base);
+  // The providers of the log's calls: a log of Claude and Codex calls is
+  // replayed call by call under each one's own provider's rules.
+  std::set<std::string> log_providers = {price->provider};
+  for (const Task& t : *tasks) {
+    for (const Turn& turn : t.turns) {
+      if (turn.model.empty()) continue;
+      if (const ModelPrice* m = sheet->Find(turn.model)) log_providers.insert(m->provider);
+    }
+  }
+  const bool mixed = log_providers.size() > 1;
+  Status status = add_replay("predicted",
+                             mixed ? "each call at its model, under its provider's cache rules"
+                                   : price->provider + " cache rules, each call at its model",
+                             base);
   if (status && price->provider == "anthropic") {
     ScenarioPricing p = base;
     p.ttl_s = 3600;
-    status = add_replay("cache_1h", "1-hour cache writes (2x input, refreshed on read)", p);
+    status = add_replay("cache_1h",
+                        mixed ? "1-hour cache writes (2x input, refreshed on read) for the "
+                                "Anthropic calls; the others as predicted"
+                              : "1-hour cache writes (2x input, refreshed on read)",
+                        p);
   }
   for (const std::string& m : models) {
     if (!status) break;
@@ -702,7 +719,7 @@ int RunWhatif(const Args& args) {
       if (any_unnamed) text << " (a call naming none at " << price->id << ")";
       text << "\n";
     }
-    text << "\n`kvbill bill` on the same log (each call at its own model): "
+    text << "\nthe calls as `kvbill bill` prices a log (each call at its own model): "
          << FormatUsd(bill->total.cost, 4) << " for " << bill->total.calls << " calls";
     if (bill->total.unpriced_calls > 0) {
       text << ", " << bill->total.unpriced_calls << " unpriced";

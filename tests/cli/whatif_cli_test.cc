@@ -117,6 +117,25 @@ TEST(WhatifCliTest, UsOnlyCallsAreAtElevenTenthsOfTheRates) {
   std::filesystem::remove_all(dir);
 }
 
+// TraceLab's example round trace holds Claude and GPT-5.4 calls (19 in
+// all): the replay takes each call's own provider's rules, and the column
+// notes say so rather than naming the first call's provider.
+TEST(WhatifCliTest, AMixedLogSaysEachCallHasItsProvidersRules) {
+  const auto r = RunKvbill(std::string("whatif ") + KVBILL_SHARED_DATA_DIR +
+                           "/traces/tracelab/example_sessions_sanitized_round_trace.jsonl");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_NE(r.out.find("  predicted: each call at its model, under its provider's cache rules\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  cache_1h: 1-hour cache writes (2x input, refreshed on read) for the "
+                       "Anthropic calls; the others as predicted\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("the calls as `kvbill bill` prices a log (each call at its own model): "),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(WhatifCliTest, TableAndCsvHaveOneRowPerTaskAndATotal) {
   const auto csv = RunKvbill(std::string("whatif ") + kLog + " --format csv --model gpt-5");
   ASSERT_EQ(csv.exit_status, 0) << csv.err;
