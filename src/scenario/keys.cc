@@ -264,7 +264,7 @@ Status SloEntry(const Source& source, const std::string& metric, const json& val
   return OkStatus();
 }
 
-// "sweep": JSON pointer into the scenario -> non-empty list of values.
+// "sweep": JSON pointer into the scenario -> non-empty list of distinct values.
 Status SweepEntry(const Source& source, const std::string& path, const json& value,
                   const std::string& pointer, Scenario* s) {
   if (path.empty() || path[0] != '/' || path.starts_with("/sweep") ||
@@ -286,7 +286,15 @@ Status SweepEntry(const Source& source, const std::string& path, const json& val
   }
   SweepAxis axis;
   axis.path = path;
-  for (const json& v : value) axis.values.push_back(v.dump());
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    // A value twice would run the same points twice, rows a reader takes
+    // for two settings.
+    const std::string text = value[i].dump();
+    if (std::find(axis.values.begin(), axis.values.end(), text) != axis.values.end()) {
+      return source.Bad(pointer + "/" + std::to_string(i), "repeats the value " + text);
+    }
+    axis.values.push_back(text);
+  }
   s->sweep.push_back(axis);
   return OkStatus();
 }
@@ -320,7 +328,7 @@ json SloSchema() {
 json SweepSchema() {
   return {{"type", "object"},
           {"propertyNames", {{"pattern", "^/(?!sweep|budgets)"}}},
-          {"additionalProperties", {{"type", "array"}, {"minItems", 1}}}};
+          {"additionalProperties", {{"type", "array"}, {"minItems", 1}, {"uniqueItems", true}}}};
 }
 
 // ---- Fields that are not a plain member.
@@ -929,7 +937,7 @@ const std::vector<Key>& ScenarioKeys() {
       {.pointer = "/sweep",
        .type = Type::kMap,
        .meaning = "axes for `kvbill sweep`: JSON pointer into the scenario → non-empty list of "
-                  "values ([ci.md](ci.md))",
+                  "distinct values ([ci.md](ci.md))",
        .entry = SweepEntry,
        .schema = SweepSchema,
        .default_text = "none"},

@@ -66,6 +66,9 @@ TEST(BudgetSweepTest, ImpossibleBudgetsAndOverlappingAxesAreRefused) {
             "overwrite what the other sets");
   // A shared prefix that is not a whole key is no overlap ("/seed" and "/seed2").
   EXPECT_TRUE(ParseScenario(R"({"sweep": {"/seed": [1], "/seed2": [1]}})", "s.json").ok());
+  // A value twice on one axis would run its points twice: refused, naming it.
+  EXPECT_EQ(ErrorOf(R"({"sweep": {"/kv_format": ["bf16", "fp8", "bf16"]}})"),
+            "s.json#/sweep/~1kv_format/2: repeats the value \"bf16\"");
 }
 
 // Points are numbered with the first axis varying slowest; shard i of n
