@@ -32,7 +32,10 @@ void TaskAccumulator::Add(const RequestRecord& r) {
   m.cost_usd += r.cost_usd;
   first_release_ = std::min(first_release_, r.release_s);
   last_finish_ = std::max(last_finish_, r.finish_s);
-  ttft_sum_ += r.first_token_s - r.release_s;
+  if (r.output_tokens > 0) {
+    ttft_sum_ += r.first_token_s - r.release_s;
+    ++ttft_n_;
+  }
   queue_sum_ += QueueSeconds(r);
 }
 
@@ -40,7 +43,7 @@ TaskMetrics TaskAccumulator::Metrics(const std::string& id) const {
   TaskMetrics m = m_;
   m.id = id;
   m.completion_s = last_finish_ - first_release_;
-  m.ttft_mean_s = ttft_sum_ / m.requests;
+  m.ttft_mean_s = ttft_n_ > 0 ? ttft_sum_ / static_cast<double>(ttft_n_) : 0;
   m.queue_mean_s = queue_sum_ / m.requests;
   return m;
 }
@@ -114,7 +117,9 @@ void RunAggregator::OnTaskDone(int index) {
 }
 
 void RequestLatencies::Add(const RequestRecord& r) {
-  ttft_.Add(r.first_token_s - r.release_s);
+  // A request of no output tokens has no first token (vLLM refuses
+  // max_tokens 0; a trace may still record such a turn).
+  if (r.output_tokens > 0) ttft_.Add(r.first_token_s - r.release_s);
   queue_.Add(QueueSeconds(r));
   frontend_wait_.Add(r.frontend_wait_s);
   if (r.output_tokens > 1) {

@@ -74,6 +74,38 @@ TEST(FrontendQueueTest, ARequestAdmittedOnArrivalWaitedExactlyNothing) {
   EXPECT_EQ(summary.queue_s.mean, 0.0);
 }
 
+// A request of no output tokens has no first token: it is left out of the
+// run's TTFT and of its task's mean TTFT (vLLM refuses max_tokens 0; a trace
+// may record such a turn). Records by hand: TTFTs 0.5 s and 1.5 s with one
+// output token or more, and a 0-output request released at 0 whose
+// "first token" time (9 s) would otherwise enter both.
+TEST(FrontendQueueTest, ARequestWithoutOutputHasNoTimeToFirstToken) {
+  const auto record = [](Seconds release, Seconds first, Tokens output) {
+    RequestRecord r;
+    r.release_s = release;
+    r.arrived_s = release;
+    r.admitted_s = release;
+    r.first_token_s = first;
+    r.finish_s = first + 1;
+    r.prompt_tokens = 10;
+    r.output_tokens = output;
+    return r;
+  };
+  RequestLatencies latencies;
+  TaskAccumulator task;
+  for (const RequestRecord& r : {record(0, 0.5, 3), record(1, 2.5, 1), record(0, 9, 0)}) {
+    latencies.Add(r);
+    task.Add(r);
+  }
+  RunSummary summary;
+  latencies.Build(&summary);
+  EXPECT_EQ(summary.ttft_s.count, 2);
+  EXPECT_DOUBLE_EQ(summary.ttft_s.mean, 1.0);  // (0.5 + 1.5) / 2
+  EXPECT_DOUBLE_EQ(summary.ttft_s.max, 1.5);
+  EXPECT_EQ(task.Metrics("t").requests, 3);
+  EXPECT_DOUBLE_EQ(task.Metrics("t").ttft_mean_s, 1.0);
+}
+
 }  // namespace
 }  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

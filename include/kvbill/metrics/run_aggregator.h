@@ -46,6 +46,7 @@ class TaskAccumulator {
   Seconds first_release_ = std::numeric_limits<Seconds>::infinity();
   Seconds last_finish_ = 0;
   Seconds ttft_sum_ = 0;
+  std::int64_t ttft_n_ = 0;  // requests with a first token (output tokens > 0)
   Seconds queue_sum_ = 0;
 };
 
