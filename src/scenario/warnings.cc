@@ -247,12 +247,15 @@ void SloViolated(const Scenario& s, const RunSummary& sum, std::vector<RunWarnin
 
 // What would show busy GPUs' cost, among what applies to the run: a denser
 // load only when there are arrivals to bring closer (two tasks or more),
-// release "after_finish" for recorded gaps, fewer replicas when there are
+// release "after_finish" for recorded gaps between a task's turns, fewer
+// replicas when there are
 // several, else busy billing (the GPU time used, as a shared fleet bills).
 std::string IdleRemedies(const Scenario& s, const RunSummary& sum) {
   std::vector<std::string> remedies;
   if (sum.tasks > 1) remedies.push_back("a denser load (trace.load)");
-  if (s.trace.release == "recorded") {
+  // The gaps after_finish closes are between a task's turns: none when every
+  // task is one request.
+  if (s.trace.release == "recorded" && sum.requests > sum.tasks) {
     remedies.push_back("release \"after_finish\" instead of recorded gaps");
   }
   if (s.deployment.replicas > 1) remedies.push_back("fewer replicas");

@@ -549,6 +549,7 @@ TEST(WarningsTest, IdleDominantAdviceFitsTheRunsRelease) {
   r.summary.idle_usd = 6;  // 60% of $10
   r.summary.idle_gpu_usd = 6;
   r.summary.tasks = 10;
+  r.summary.requests = 40;  // four turns a task
   r.scenario.deployment.replicas = 2;
   ASSERT_EQ(r.scenario.trace.release, "after_finish");  // the default
   EXPECT_EQ(r.Message("idle_dominant"),
@@ -563,6 +564,15 @@ TEST(WarningsTest, IdleDominantAdviceFitsTheRunsRelease) {
             "between arrivals, so the bill is the rental, not the work; a denser load "
             "(trace.load), release \"after_finish\" instead of recorded gaps, or fewer replicas "
             "shows what busy GPUs cost");
+  // Every task one request (a serving trace such as Azure's): no gaps
+  // between a task's turns for after_finish to close, so no such advice.
+  const std::int64_t requests = r.summary.requests;
+  r.summary.requests = r.summary.tasks;
+  EXPECT_EQ(r.Message("idle_dominant"),
+            "idle GPU time is 60% of the bill ($6.0000 of $10.0000): the GPUs mostly wait "
+            "between arrivals, so the bill is the rental, not the work; a denser load "
+            "(trace.load) or fewer replicas shows what busy GPUs cost");
+  r.summary.requests = requests;
   // One task on one replica: no arrivals to bring closer, no replica to
   // drop (a denser load changed nothing); busy billing is what is left.
   r.scenario.trace.release = "after_finish";
