@@ -18,6 +18,7 @@
 #include "cli/cli_util.h"
 #include "kvbill/cost/price_sheet.h"
 #include "kvbill/util/file.h"
+#include "kvbill/util/names.h"
 #include "kvbill/util/units.h"
 
 namespace kvbill::cli {
@@ -283,6 +284,8 @@ int RunBill(const Args& args) {
   positional.add("log", -1);
   po::variables_map vm;
   if (auto stop = ParseOptions(args, command, kUsage, desc, vm, &positional)) return *stop;
+  // A day's name in any case: "Monday" is monday.
+  options.start_of_week = LowerAscii(options.start_of_week);
 
   for (const auto& [flag, value, allowed] :
        {std::tuple<std::string, std::string, std::string>{

@@ -526,6 +526,9 @@ TEST(BillCliTest, WeeksStartOnSundayOrTheGivenDay) {
   const auto monday = Json("--by week --start-of-week monday --json");
   EXPECT_EQ(RowIds(monday["weeks"]),
             (std::vector<std::string>{"2026-02-23", "2026-03-02", "2026-03-09"}));
+  // A day's name is read in any case.
+  EXPECT_EQ(RowIds(Json("--by week --start-of-week Monday --json")["weeks"]),
+            RowIds(monday["weeks"]));
   const auto desc = Json("--by week --order desc --json");
   EXPECT_EQ(RowIds(desc["weeks"]),
             (std::vector<std::string>{"2026-03-08", "2026-03-01", "2026-02-22"}));
