@@ -218,6 +218,8 @@ void CallsFromTurns(const std::vector<Task>& tasks, const std::string& source, U
       c.model = turn.model.empty() ? most_named : turn.model;
       c.key = "turn:" + t.id + ":" + std::to_string(i);
       c.usage = RecordedCallUsage(*turn.usage);
+      c.fast = turn.usage->fast;
+      c.us_only = turn.usage->us_only;
       c.where = source + ": task " + t.id + ", turn " + std::to_string(i + 1);
       log->calls.push_back(std::move(c));
     }
@@ -294,7 +296,11 @@ Result<Column> RecordedColumn(const ModelPrice& main, const PriceSheet& sheet,
       }
       // US-only calls at the sheet's us_multiplier, as `kvbill bill` prices them.
       std::optional<ModelPrice> us_only;
-      if (turn.usage->us_only) us_only = UsOnlyPrice(fast ? *fast : *price);
+      if (turn.usage->us_only) {
+        auto us = UsOnlyPrice(fast ? *fast : *price);
+        if (!us) return us.error();
+        us_only = std::move(*us);
+      }
       auto call = PriceCall(us_only ? *us_only
                             : fast  ? *fast
                                     : *price,

@@ -114,6 +114,16 @@ TEST(WhatifCliTest, UsOnlyCallsAreAtElevenTenthsOfTheRates) {
   std::ifstream in(dir + "/n.jsonl");
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find(R"("inference_geo":"us")"), std::string::npos) << text;
+  // The converted trace prices the same: recorded, the bill line, and the
+  // replay without caching, 6,000 x $5 + 500 x $25 per Mtok = $0.0425 at
+  // standard rates, 1.1 x that = $0.04675.
+  const auto native = RunKvbill("whatif " + dir + "/n.jsonl --format json");
+  ASSERT_EQ(native.exit_status, 0) << native.err;
+  const auto n = nlohmann::json::parse(native.out);
+  EXPECT_NEAR(n["total"]["cost_usd"]["recorded"].get<double>(), 0.03465, 1e-12);
+  EXPECT_NEAR(n["bill"]["cost_usd"].get<double>(), 0.03465, 1e-12);
+  EXPECT_NEAR(n["total"]["cost_usd"]["no_cache"].get<double>(), 0.04675, 1e-12);
+  EXPECT_NEAR(j["total"]["cost_usd"]["no_cache"].get<double>(), 0.04675, 1e-12);
   std::filesystem::remove_all(dir);
 }
 

@@ -135,6 +135,37 @@ TEST(TraceNativeFormatTest, ErrorsNameTheLineTaskTurnAndField) {
             "mem.jsonl:1: not a kvbill trace: the first line must be {\"kvbill_trace\":1}");
 }
 
+// A turn's usage may say where the call ran: "us" (Anthropic's US-only
+// inference) is kept, "global" is the default; another value, or null, is an
+// error naming it. The plain line reads on the fast path, the escaped one
+// ("u\u0073", "us") on the DOM path; both give the same turn.
+TEST(TraceNativeFormatTest, UsageInferenceGeoIsUsOrGlobal) {
+  const auto turn = [](const std::string& geo) {
+    return std::string(kHeader) +
+           R"({"id":"a","turns":[{"spans":[{"kind":"user","tokens":1}],"out":1,"usage":{"input":1,)" +
+           R"("cache_creation":0,"cache_read":0,)" + R"("output":1,"inference_geo":)" + geo +
+           "}}]}\n";
+  };
+  for (const char* us : {R"("us")", R"("u\u0073")"}) {
+    auto reader = ReaderOf(turn(us));
+    const std::vector<Task> tasks = ReadAll(reader.get());
+    ASSERT_EQ(tasks.size(), 1u) << us;
+    ASSERT_TRUE(tasks[0].turns[0].usage.has_value());
+    EXPECT_TRUE(tasks[0].turns[0].usage->us_only) << us;
+  }
+  auto global = ReaderOf(turn(R"("global")"));
+  const std::vector<Task> tasks = ReadAll(global.get());
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_FALSE(tasks[0].turns[0].usage->us_only);
+  for (const char* bad : {R"("eu")", "null"}) {
+    EXPECT_EQ(FirstError(turn(bad)), std::string("mem.jsonl:2: task \"a\": turn 1: usage: "
+                                                 "\"inference_geo\" must be \"global\" or "
+                                                 "\"us\", got ") +
+                                         bad)
+        << bad;
+  }
+}
+
 // A turn's hashes name its prompt's blocks: every full one at least, and at
 // most every one, the last, partial one included. 100 tokens in blocks of
 // 16 are 6 full blocks (96 tokens) and a partial one of 4: 6 or 7 hashes;
