@@ -142,6 +142,10 @@ std::string NotMeasured(const RunMetrics& m, const std::string& metric) {
   if (base == "tpot_s" && m.summary.tpot_s.count == 0) {
     return "no served request had a second output token, the first TPOT measures";
   }
+  // A request of no output tokens has no first token (RequestLatencies).
+  if (base == "ttft_s" && m.summary.ttft_s.count == 0) {
+    return "no served request had an output token, whose arrival TTFT measures";
+  }
   return "";
 }
 

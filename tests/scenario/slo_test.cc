@@ -47,6 +47,7 @@ TEST(SloTest, TargetMustBeAPositiveNumber) {
 TEST(SloTest, EachTargetHeldAtOrBelowItsMaximum) {
   RunSummary sum;
   sum.requests = 10;
+  sum.ttft_s.count = 10;
   sum.tpot_s.count = 10;
   sum.ttft_s.p90 = 2.0;
   sum.tpot_s.p99 = 0.06;
@@ -93,6 +94,17 @@ TEST(SloTest, ATargetWithoutSamplesIsNotMeasuredAndNotHeld) {
   EXPECT_FALSE(budgets[0].ok);
   EXPECT_EQ(budgets[0].not_measured, checks[1].not_measured);
   EXPECT_TRUE(budgets[1].ok);
+  // Requests served but none with an output token (a trace's turns of
+  // out 0): no first token arrived, so TTFT measured nothing and a TTFT
+  // target or budget is broken, not met at 0 s.
+  RunSummary no_output;
+  no_output.requests = 2;
+  no_output.ttft_s.count = 0;
+  const std::vector<SloCheck> silent = CheckSlo({{"ttft_s.p90", 1e-6}}, no_output);
+  ASSERT_EQ(silent.size(), 1u);
+  EXPECT_FALSE(silent[0].held);
+  EXPECT_EQ(silent[0].not_measured,
+            "no served request had an output token, whose arrival TTFT measures");
 }
 
 }  // namespace

@@ -508,6 +508,7 @@ TEST(WarningsTest, SloViolatedWhenATargetIsExceeded) {
   FakeRun r;
   r.scenario.slo = {{"ttft_s.p90", 2.0}, {"tpot_s.p50", 0.05}};
   r.summary.requests = 4;
+  r.summary.ttft_s.count = 4;
   r.summary.tpot_s.count = 4;
   r.summary.ttft_s.p90 = 2.0;  // at the target: held
   r.summary.tpot_s.p50 = 0.04;
