@@ -268,7 +268,7 @@ Status CheckTraceFlag(const std::string& trace) {
 
 Result<ScenarioText> ReadScenarioText(const std::string& scenario_path, const std::string& trace) {
   if (auto s = CheckTraceFlag(trace); !s) return s.error();
-  ScenarioText s{"", scenario_path};
+  ScenarioText s{"", scenario_path, ""};
   if (scenario_path == "default") {
     s.text = std::string(EmbeddedFile("default.json").value_or(""));
     s.source = "scenarios/default.json";
@@ -277,6 +277,7 @@ Result<ScenarioText> ReadScenarioText(const std::string& scenario_path, const st
     if (!read) return read.error().Within("--scenario");
     s.text = std::move(*read);
   }
+  s.as_read = s.text;
   if (!trace.empty()) {
     const std::string file = trace == "-" ? trace : std::filesystem::absolute(trace).string();
     auto edited = WithSetting(s.text, "/trace", nlohmann::json({{"file", file}}).dump());

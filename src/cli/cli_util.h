@@ -92,6 +92,7 @@ Status CheckTraceFlag(const std::string& trace);
 struct ScenarioText {
   std::string text;
   std::string source;
+  std::string as_read;  // the scenario's own text, before a --trace was written into it
 };
 Result<ScenarioText> ReadScenarioText(const std::string& scenario_path, const std::string& trace);
 

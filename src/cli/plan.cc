@@ -330,10 +330,13 @@ int RunPlan(const Args& args) {
                                               "models beside them)"));
   }
   // The scenario's text and the files it reads: shards of an edited
-  // scenario, config or trace are another plan (merge refuses them).
+  // scenario, config or trace are another plan (merge refuses them). The
+  // text as read, not with --trace's absolute path written in: the trace
+  // counts by its contents (AddFilesRead), so `--trace t.jsonl` and
+  // `--trace ./t.jsonl`, or two checkouts, give one fingerprint.
   std::set<std::string> files_read;
   AddFilesRead(*base, &files_read);
-  auto fingerprint = InputsFingerprint(text, files_read);
+  auto fingerprint = InputsFingerprint(read->as_read, files_read);
   if (!fingerprint) return ReportError("plan", fingerprint.error());
 
   auto candidates = EnumerateCandidates(*base, space);
