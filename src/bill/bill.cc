@@ -298,7 +298,9 @@ Status BillCall(const LoggedCall& call, CostMode mode, const PriceSheet& sheet,
   // US-only inference: the sheet's us_multiplier on top (of fast mode too).
   std::optional<ModelPrice> us_only;
   if (call.us_only && price->us_multiplier > 0) {
-    us_only = UsOnlyPrice(*price);
+    auto us = UsOnlyPrice(*price);
+    if (!us) return us.error().Within(call.where);
+    us_only = std::move(*us);
     price = &*us_only;
   }
   auto cost = PriceCall(*price, call.usage);

@@ -101,7 +101,12 @@ Result<ApiReplayOutcome> ReplayApi(const std::vector<Task>& tasks,
     // US-only inference (usage.inference_geo "us"): the sheet's us_multiplier.
     std::optional<ModelPrice> us_only;
     if (options.fast_mode_from_usage && request.usage && request.usage->us_only) {
-      us_only = UsOnlyPrice(fast ? *fast : *model->price);
+      auto us = UsOnlyPrice(fast ? *fast : *model->price);
+      if (!us) {
+        return us.error().Within("task \"" + request.task_id + "\": request " +
+                                 std::to_string(request.index + 1));
+      }
+      us_only = std::move(*us);
     }
     const ModelPrice& price = us_only ? *us_only : fast ? *fast : *model->price;
     ProviderCache& cache = *model->cache;

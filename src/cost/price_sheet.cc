@@ -351,14 +351,21 @@ const SkippedPrice* PriceSheet::FindSkipped(std::string_view model) const {
 namespace {
 
 // Every rate of both tiers times `multiplier`, to the nearest pico-dollar.
-ModelPrice Scaled(const ModelPrice& price, double multiplier) {
+// Rates are at most 10^14 pico-dollars per token and a multiplier at most
+// 1000, but fast mode and US-only stack: a product past 10^15 (a thousand
+// dollars a token) is an error, not an overflow.
+Result<ModelPrice> Scaled(const ModelPrice& price, double multiplier, const char* what) {
+  constexpr double kMaxRate = 1e15;
   ModelPrice scaled = price;
   for (TokenRates* rates : {&scaled.base, &scaled.long_context}) {
     for (PicoUsdPerToken* rate : {&rates->input, &rates->output, &rates->cache_read,
                                   &rates->cache_write_5m, &rates->cache_write_1h}) {
-      // Rates are at most 10^14 pico-dollars per token and multipliers at
-      // most 1000: the product fits in an int64.
-      *rate = std::llround(static_cast<double>(*rate) * multiplier);
+      const double product = static_cast<double>(*rate) * multiplier;
+      if (!(product <= kMaxRate)) {
+        return Error("model \"" + price.id + "\": its " + what +
+                     " rate is above $1,000 a token (a multiplier too large)");
+      }
+      *rate = std::llround(product);
     }
   }
   return scaled;
@@ -370,11 +377,12 @@ Result<ModelPrice> FastModePrice(const ModelPrice& price) {
   if (!(price.fast_multiplier > 0)) {
     return Error("model \"" + price.id + "\" has no fast-mode price (fast_multiplier)");
   }
-  return Scaled(price, price.fast_multiplier);
+  return Scaled(price, price.fast_multiplier, "fast-mode");
 }
 
-ModelPrice UsOnlyPrice(const ModelPrice& price) {
-  return price.us_multiplier > 0 ? Scaled(price, price.us_multiplier) : price;
+Result<ModelPrice> UsOnlyPrice(const ModelPrice& price) {
+  if (!(price.us_multiplier > 0)) return price;
+  return Scaled(price, price.us_multiplier, "US-only");
 }
 
 Result<PriceSheet> ParsePriceSheet(std::string_view text, const std::string& name) {

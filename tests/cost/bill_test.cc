@@ -375,10 +375,23 @@ TEST(BillTest, UsOnlyInferenceIsElevenTenthsOfEveryRate) {
       "provider_specific_entry": {"us": 1.1}}})",
                                "sheet.json");
   ASSERT_TRUE(sheet.ok()) << sheet.error().message();
-  const ModelPrice us = UsOnlyPrice(*sheet->Find("claude-x"));
+  const ModelPrice us = UsOnlyPrice(*sheet->Find("claude-x")).value();
   EXPECT_EQ(us.base.input, 5'500'000);  // 1.1 x $5 per Mtok, pico-dollars a token
   EXPECT_EQ(us.base.output, 27'500'000);
   EXPECT_EQ(us.base.cache_read, 550'000);
+  // Stacked multipliers past $1,000 a token are an error, not an int64
+  // overflow: $1 a token (10^12 pico-dollars) x 1000 fast = $1,000, the
+  // most; x 1000 US-only more would be 10^18.
+  ModelPrice steep;
+  steep.id = "steep";
+  steep.base.input = 1'000'000'000'000;
+  steep.fast_multiplier = 1000;
+  steep.us_multiplier = 1000;
+  const auto fast = FastModePrice(steep);
+  ASSERT_TRUE(fast.ok());
+  EXPECT_EQ(fast->base.input, 1'000'000'000'000'000);
+  EXPECT_EQ(UsOnlyPrice(*fast).error().message(),
+            "model \"steep\": its US-only rate is above $1,000 a token (a multiplier too large)");
 }
 
 TEST(BillTest, FastModeOpus46IsSixTimesEveryRate) {

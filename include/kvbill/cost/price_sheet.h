@@ -148,7 +148,9 @@ Result<ModelPrice> FastModePrice(const ModelPrice& price);
 // multiplier on all token pricing categories, including input tokens,
 // output tokens, cache writes, and cache reads", on top of fast mode and
 // long-context pricing; earlier models "always use standard pricing".
-ModelPrice UsOnlyPrice(const ModelPrice& price);
+// Error when a rate would pass $1,000 a token (a hostile sheet's
+// multipliers stacked on fast mode's).
+Result<ModelPrice> UsOnlyPrice(const ModelPrice& price);
 
 // Parses a price sheet. A JSON object with "kvbill_prices": 1 is kvbill's own
 // format (docs/billing.md#price-sheet); any other object is read as LiteLLM's
