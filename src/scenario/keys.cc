@@ -288,12 +288,15 @@ Status SweepEntry(const Source& source, const std::string& path, const json& val
   axis.path = path;
   for (std::size_t i = 0; i < value.size(); ++i) {
     // A value twice would run the same points twice, rows a reader takes
-    // for two settings.
-    const std::string text = value[i].dump();
-    if (std::find(axis.values.begin(), axis.values.end(), text) != axis.values.end()) {
-      return source.Bad(pointer + "/" + std::to_string(i), "repeats the value " + text);
+    // for two settings; equal as JSON (1 and 1.0 too, as the schema's
+    // uniqueItems has it).
+    for (std::size_t j = 0; j < i; ++j) {
+      if (value[j] == value[i]) {
+        return source.Bad(pointer + "/" + std::to_string(i),
+                          "repeats the value " + value[i].dump());
+      }
     }
-    axis.values.push_back(text);
+    axis.values.push_back(value[i].dump());
   }
   s->sweep.push_back(axis);
   return OkStatus();

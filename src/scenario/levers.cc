@@ -55,9 +55,11 @@ void AddContextLevers(const Scenario& s, Tokens limit, std::vector<Lever>* lever
     // limit (a 64k threshold would never act on a 40,960-token model).
     constexpr Tokens kK = 1024;
     const Tokens threshold =
-        limit > 0 ? std::clamp<Tokens>(limit / 2 / kK * kK, 4 * kK, 64 * kK) : 64 * kK;
-    const Tokens keep = std::min<Tokens>(16 * kK, threshold / 4 / kK * kK);
-    const auto k = [](Tokens t) { return std::to_string(t / 1024) + "k"; };
+        limit > 0 ? std::clamp<Tokens>(limit / 2 / kK * kK, kK, 64 * kK) : 64 * kK;
+    const Tokens keep = std::min<Tokens>(16 * kK, threshold / 4);
+    const auto k = [](Tokens t) {
+      return t % 1024 == 0 ? std::to_string(t / 1024) + "k" : std::to_string(t);
+    };
     levers->push_back(
         {"summarise past " + k(threshold) + " tokens (2k summary, keep " + k(keep) + ")" + instead,
          {{"/context_policy",

@@ -69,6 +69,8 @@ TEST(BudgetSweepTest, ImpossibleBudgetsAndOverlappingAxesAreRefused) {
   // A value twice on one axis would run its points twice: refused, naming it.
   EXPECT_EQ(ErrorOf(R"({"sweep": {"/kv_format": ["bf16", "fp8", "bf16"]}})"),
             "s.json#/sweep/~1kv_format/2: repeats the value \"bf16\"");
+  EXPECT_EQ(ErrorOf(R"({"sweep": {"/seed": [1, 1.0]}})"),
+            "s.json#/sweep/~1seed/1: repeats the value 1.0");
 }
 
 // Points are numbered with the first axis varying slowest; shard i of n
