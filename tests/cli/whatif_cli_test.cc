@@ -127,12 +127,18 @@ TEST(WhatifCliTest, UsOnlyCallsAreAtElevenTenthsOfTheRates) {
   std::filesystem::remove_all(dir);
 }
 
-// TraceLab's example round trace holds Claude and GPT-5.4 calls (19 in
-// all): the replay takes each call's own provider's rules, and the column
-// notes say so rather than naming the first call's provider.
+// A log of a Claude and a GPT-5 call (a native trace written here): the
+// replay takes each call's own provider's rules, and the column notes say so
+// rather than naming the first call's provider. The bill line: Sonnet 4.5
+// 2,000 x $3 + 10 x $15 = $0.00615, GPT-5 2,000 x $1.25 + 10 x $10 =
+// $0.0026 per Mtok, $0.00875 in all.
 TEST(WhatifCliTest, AMixedLogSaysEachCallHasItsProvidersRules) {
-  const auto r = RunKvbill(std::string("whatif ") + KVBILL_SHARED_DATA_DIR +
-                           "/traces/tracelab/example_sessions_sanitized_round_trace.jsonl");
+  const std::string log = ::testing::TempDir() + "/whatif_mixed.jsonl";
+  std::ofstream(log) << R"({"kvbill_trace":1}
+{"id":"c","arrival_s":0,"turns":[{"model":"claude-sonnet-4-5","spans":[{"kind":"user","tokens":2000}],"out":10,"usage":{"input":2000,"cache_creation":0,"cache_read":0,"output":10}}]}
+{"id":"o","arrival_s":1,"turns":[{"model":"gpt-5","spans":[{"kind":"user","tokens":2000}],"out":10,"usage":{"input":2000,"cache_creation":0,"cache_read":0,"output":10}}]}
+)";
+  const auto r = RunKvbill("whatif " + log);
   ASSERT_EQ(r.exit_status, 0) << r.err;
   EXPECT_NE(r.out.find("  predicted: each call at its model, under its provider's cache rules\n"),
             std::string::npos)
@@ -144,6 +150,10 @@ TEST(WhatifCliTest, AMixedLogSaysEachCallHasItsProvidersRules) {
   EXPECT_NE(r.out.find("the calls as `kvbill bill` prices a log (each call at its own model): "),
             std::string::npos)
       << r.out;
+  const auto json = RunKvbill("whatif " + log + " --format json");
+  ASSERT_EQ(json.exit_status, 0) << json.err;
+  EXPECT_NEAR(nlohmann::json::parse(json.out)["bill"]["cost_usd"].get<double>(), 0.00875, 1e-12);
+  std::filesystem::remove(log);
 }
 
 TEST(WhatifCliTest, TableAndCsvHaveOneRowPerTaskAndATotal) {
