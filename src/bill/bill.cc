@@ -260,15 +260,25 @@ void Order(BillOrder order, Bill* bill) {
   }
 }
 
-// The sheet's price of one model id, resolved once, with its fast mode.
+// The sheet's price of one model id, resolved once, with the prices of its
+// fast mode and of US-only inference, each made on the first call that
+// needs it (a log of US-only calls would otherwise copy a price a call).
 struct Resolved {
   const ModelPrice* standard = nullptr;
-  std::optional<Result<ModelPrice>> fast;  // made on the first fast call
+  std::optional<Result<ModelPrice>> fast;
+  std::optional<Result<ModelPrice>> us_only;
+  std::optional<Result<ModelPrice>> fast_us_only;
 };
 
-// Bills one call by `mode` (see CostMode).
+// Bills one call by `mode` (see CostMode). `window`: its model's context
+// window in the sheet (InputLimit), 0 when unpriced or not listed.
 Status BillCall(const LoggedCall& call, CostMode mode, const PriceSheet& sheet,
-                std::unordered_map<std::string, Resolved>* resolved, CallBill* billed) {
+                std::unordered_map<std::string, Resolved>* resolved, CallBill* billed,
+                Tokens* window) {
+  auto [it, inserted] = resolved->try_emplace(call.model);
+  if (inserted) it->second.standard = sheet.Find(call.model);
+  const ModelPrice* price = it->second.standard;
+  *window = price != nullptr ? InputLimit(*price) : 0;
   if (mode != CostMode::kCalculate && call.recorded_cost) {
     billed->cost.cost = *call.recorded_cost;
     billed->recorded = true;
@@ -278,9 +288,6 @@ Status BillCall(const LoggedCall& call, CostMode mode, const PriceSheet& sheet,
     billed->unpriced = Unpriced::kNoRecordedCost;
     return OkStatus();
   }
-  auto [it, inserted] = resolved->try_emplace(call.model);
-  if (inserted) it->second.standard = sheet.Find(call.model);
-  const ModelPrice* price = it->second.standard;
   if (price == nullptr) {
     billed->unpriced = Unpriced::kNoPrice;
     return OkStatus();
@@ -296,12 +303,12 @@ Status BillCall(const LoggedCall& call, CostMode mode, const PriceSheet& sheet,
     price = &**it->second.fast;
   }
   // US-only inference: the sheet's us_multiplier on top (of fast mode too).
-  std::optional<ModelPrice> us_only;
   if (call.us_only && price->us_multiplier > 0) {
-    auto us = UsOnlyPrice(*price);
-    if (!us) return us.error().Within(call.where);
-    us_only = std::move(*us);
-    price = &*us_only;
+    std::optional<Result<ModelPrice>>& us =
+        call.fast ? it->second.fast_us_only : it->second.us_only;
+    if (!us) us = UsOnlyPrice(*price);
+    if (!*us) return us->error().Within(call.where);
+    price = &**us;
   }
   auto cost = PriceCall(*price, call.usage);
   if (!cost) return cost.error().Within(call.where);
@@ -404,7 +411,10 @@ Result<Bill> MakeBill(const UsageLog& log, const PriceSheet& sheet, const BillOp
     }
     CallBill billed;
     billed.call = call;
-    if (auto s = BillCall(*call, options.mode, sheet, &resolved, &billed); !s) return s.error();
+    Tokens window = 0;
+    if (auto s = BillCall(*call, options.mode, sheet, &resolved, &billed, &window); !s) {
+      return s.error();
+    }
     GroupBill* session = sessions.Get(call->session, &bill.sessions);
     if (session->project.empty() && call->project >= 0) {
       session->project = log.projects[static_cast<std::size_t>(call->project)];
@@ -416,17 +426,12 @@ Result<Bill> MakeBill(const UsageLog& log, const PriceSheet& sheet, const BillOp
     if (call->claude_code && IsClaudeCodePlaceholderOutput(call->usage.output)) {
       ++bill.placeholder_output_calls;
     }
-    if (const auto it = resolved.find(call->model);
-        it != resolved.end() && it->second.standard != nullptr) {
-      const Tokens window = InputLimit(*it->second.standard);
-      const Tokens prompt = call->usage.prompt();
-      if (window > 0 && prompt > window) {
-        ++bill.over_window_calls;
-        if (prompt > bill.over_window_prompt) {
-          bill.over_window_prompt = prompt;
-          bill.over_window_model = call->model;
-          bill.over_window_limit = window;
-        }
+    if (const Tokens prompt = call->usage.prompt(); window > 0 && prompt > window) {
+      ++bill.over_window_calls;
+      if (prompt > bill.over_window_prompt) {
+        bill.over_window_prompt = prompt;
+        bill.over_window_model = call->model;
+        bill.over_window_limit = window;
       }
     }
     bill.calls.push_back(std::move(billed));
