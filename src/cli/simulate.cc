@@ -132,11 +132,13 @@ json TaskJson(const TaskMetrics& t) {
           {"gpu_seconds", static_cast<double>(t.gpu_seconds)},
           {"cost_usd", static_cast<double>(t.cost_usd)},
           {"completion_s", t.completion_s},
-          {"ttft_mean_s", t.ttft_mean_s},
+          {"ttft_mean_s", t.ttft_mean_s ? json(*t.ttft_mean_s) : json(nullptr)},
           {"queue_mean_s", t.queue_mean_s},
           {"preemptions", t.preemptions},
           {"kv_written_bytes", JsonNumber(std::round(t.kv_written_bytes))},
-          {"peak_kv_bytes", t.peak_kv_bytes}};
+          {"peak_kv_bytes", t.peak_kv_bytes},
+          {"cut_short", t.unserved_requests > 0},
+          {"unserved_requests", t.unserved_requests}};
 }
 
 json RequestJson(const RequestRecord& r) {
@@ -365,7 +367,8 @@ const std::vector<std::string> kCsvHeader = {"id",
                                              "kv_read_bytes",
                                              "gpu_seconds",
                                              "cost_usd",
-                                             "completion_s"};
+                                             "completion_s",
+                                             "unserved_requests"};
 
 // simulate's outputs, made as the run goes: the JSON document's task rows
 // and request rows, the CSV rows, the table's first rows. Each is kept only
@@ -394,11 +397,12 @@ class SimulateOutput {
       Append(&task_rows_, (tasks_ > 1 ? ",\n    " : "    ") + Nested(j, 2));
     }
     if (csv_) {
-      Append(&csv_rows_,
-             CsvLine({j["id"].get<std::string>(), j["requests"].dump(), j["prompt_tokens"].dump(),
-                      j["cached_tokens"].dump(), j["prefill_tokens"].dump(),
-                      j["output_tokens"].dump(), j["kv_read_bytes"].dump(), j["gpu_seconds"].dump(),
-                      j["cost_usd"].dump(), j["completion_s"].dump()}));
+      Append(
+          &csv_rows_,
+          CsvLine({j["id"].get<std::string>(), j["requests"].dump(), j["prompt_tokens"].dump(),
+                   j["cached_tokens"].dump(), j["prefill_tokens"].dump(), j["output_tokens"].dump(),
+                   j["kv_read_bytes"].dump(), j["gpu_seconds"].dump(), j["cost_usd"].dump(),
+                   j["completion_s"].dump(), j["unserved_requests"].dump()}));
     }
   }
 
@@ -501,8 +505,15 @@ class SimulateOutput {
                    const std::vector<RunWarning>& warnings) {
     Table t({"task", "requests", "prompt tok", "cached", "prefilled", "output", "KV read", "GPU-s",
              "cost", "done in"});
+    bool cut = false;
     for (const TaskMetrics& m : first_) {
-      t.AddRow({m.id, std::to_string(m.requests), FormatWithSeparators(m.prompt_tokens),
+      // A task cut short at the model's context: "served of planned".
+      std::string requests = std::to_string(m.requests);
+      if (m.unserved_requests > 0) {
+        requests += " of " + std::to_string(m.requests + m.unserved_requests);
+        cut = true;
+      }
+      t.AddRow({m.id, requests, FormatWithSeparators(m.prompt_tokens),
                 FormatWithSeparators(m.cached_tokens), FormatWithSeparators(m.prefill_tokens),
                 FormatWithSeparators(m.output_tokens),
                 FormatBinaryBytes(static_cast<double>(m.kv_read_bytes)),
@@ -514,6 +525,10 @@ class SimulateOutput {
     if (tasks_ > static_cast<std::int64_t>(first_.size())) {
       text << "... " << tasks_ - static_cast<std::int64_t>(first_.size())
            << " more tasks (--format csv for all)\n";
+    }
+    if (cut) {
+      text << "requests \"n of m\": the task was cut short, its request n + 1 beyond the model's "
+              "context and the rest never sent\n";
     }
     text << "\n";
     for (const RunWarning& w : warnings)

@@ -44,12 +44,15 @@ class VectorFeed final : public TaskFeed {
 // Keeps every record, in finishing order.
 class CollectingSink final : public RecordSink {
  public:
-  explicit CollectingSink(std::vector<RequestRecord>* out) : out_(out) {}
+  CollectingSink(std::vector<RequestRecord>* out, std::vector<TaskCut>* cuts)
+      : out_(out), cuts_(cuts) {}
   void OnRequest(RequestRecord&& record) override { out_->push_back(std::move(record)); }
   void OnTaskDone(int) override {}
+  void OnTaskCut(int index, int unserved) override { cuts_->push_back({index, unserved}); }
 
  private:
   std::vector<RequestRecord>* out_;
+  std::vector<TaskCut>* cuts_;
 };
 
 }  // namespace
@@ -124,7 +127,7 @@ Result<SimulationResult> Simulate(const SimulationConfig& config, const std::vec
   for (const auto& r : requests) request_count += r.size();
   result.requests.reserve(request_count);
   VectorFeed feed(tasks, requests);
-  CollectingSink sink(&result.requests);
+  CollectingSink sink(&result.requests, &result.cut_tasks);
   auto totals = RunSimulation(config, feed, sink);
   if (!totals) return totals.error();
   static_cast<SimulationTotals&>(result) = *totals;

@@ -76,6 +76,7 @@ void TaskTable::ApplyModelLimit() {
     unserved_ += i == 0 ? 1 : 0;
     unsent_ += static_cast<std::int64_t>(requests.size() - i - 1);
     longest_rejected_ = std::max(longest_rejected_, length);
+    sink_.OnTaskCut(pending_task_.index, static_cast<int>(requests.size() - i));
     pending_task_.requests = requests.first(i);
     break;
   }

@@ -43,7 +43,7 @@ TaskMetrics TaskAccumulator::Metrics(const std::string& id) const {
   TaskMetrics m = m_;
   m.id = id;
   m.completion_s = last_finish_ - first_release_;
-  m.ttft_mean_s = ttft_n_ > 0 ? ttft_sum_ / static_cast<double>(ttft_n_) : 0;
+  if (ttft_n_ > 0) m.ttft_mean_s = ttft_sum_ / static_cast<double>(ttft_n_);
   m.queue_mean_s = queue_sum_ / m.requests;
   return m;
 }
@@ -104,6 +104,10 @@ void RunAggregator::Release(const Acc& a) {
 void RunAggregator::Emit(const TaskMetrics& m) {
   if (on_task_) on_task_(m);
   sums_.Add(m);
+}
+
+void RunAggregator::OnTaskCut(int index, int unserved) {
+  if (index >= next_) Slot(index).task.Cut(unserved);
 }
 
 void RunAggregator::OnTaskDone(int index) {

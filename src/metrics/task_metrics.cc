@@ -8,6 +8,9 @@ std::vector<TaskMetrics> AggregateTasks(const std::vector<Task>& tasks,
                                         const SimulationResult& result) {
   std::vector<TaskAccumulator> acc(tasks.size());
   for (const RequestRecord& r : result.requests) acc[static_cast<std::size_t>(r.task_index)].Add(r);
+  for (const TaskCut& c : result.cut_tasks) {
+    acc[static_cast<std::size_t>(c.task_index)].Cut(c.unserved_requests);
+  }
   std::vector<TaskMetrics> out;
   for (std::size_t i = 0; i < tasks.size(); ++i) {
     if (!acc[i].empty()) out.push_back(acc[i].Metrics(tasks[i].id));

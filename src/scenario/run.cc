@@ -266,6 +266,7 @@ class ObservedSink final : public RecordSink {
     aggregator_.OnRequest(std::move(record));
   }
   void OnTaskDone(int index) override { aggregator_.OnTaskDone(index); }
+  void OnTaskCut(int index, int unserved) override { aggregator_.OnTaskCut(index, unserved); }
   RunSummary Finish(const SimulationTotals& totals) { return aggregator_.Finish(totals); }
 
  private:

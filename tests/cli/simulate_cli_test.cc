@@ -690,6 +690,56 @@ TEST(SimulateCliTest, TasksThatServedNothingAreCountedApart) {
   std::filesystem::remove_all(dir);
 }
 
+// Qwen3-8B serves 40,960 tokens. Task "long" sends 30,000 + 100 tokens,
+// then a prompt of 30,100 + 20,000 = 50,100 tokens, refused, and a third
+// request never sent: one request served of three, cut short. Task
+// "silent" is served whole but asks for no output token: it has no first
+// token, so no mean TTFT (null, not 0).
+TEST(SimulateCliTest, TasksCutShortAreMarkedInEveryOutput) {
+  const std::string dir = ::testing::TempDir() + "/cut_short_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/t.jsonl")
+      << "{\"kvbill_trace\":1}\n"
+      << R"({"id":"long","turns":[{"spans":[{"kind":"user","tokens":30000}],"out":100},)"
+      << R"({"spans":[{"kind":"user","tokens":20000}],"out":100},)"
+      << R"({"spans":[{"kind":"user","tokens":10}],"out":100}]})"
+      << "\n"
+      << R"({"id":"silent","turns":[{"spans":[{"kind":"user","tokens":1000}],"out":0}]})"
+      << "\n";
+  std::ofstream(dir + "/s.json") << R"({"model": "qwen3-8b", "trace": {"file": "t.jsonl"}})";
+  const auto r = RunKvbill("simulate --format json --scenario " + dir + "/s.json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["tasks"].size(), 2u);
+  const auto& cut = j["tasks"][0];
+  EXPECT_EQ(cut["id"], "long");
+  EXPECT_EQ(cut["requests"], 1);
+  EXPECT_EQ(cut["cut_short"], true);
+  EXPECT_EQ(cut["unserved_requests"], 2);
+  EXPECT_GT(cut["ttft_mean_s"].get<double>(), 0);
+  const auto& silent = j["tasks"][1];
+  EXPECT_EQ(silent["cut_short"], false);
+  EXPECT_EQ(silent["unserved_requests"], 0);
+  EXPECT_TRUE(silent["ttft_mean_s"].is_null()) << silent.dump();
+  EXPECT_EQ(j["summary"]["rejected_requests"], 1);
+  EXPECT_EQ(j["summary"]["unsent_requests"], 1);
+  const auto csv = RunKvbill("simulate --format csv --scenario " + dir + "/s.json");
+  ASSERT_EQ(csv.exit_status, 0) << csv.err;
+  std::istringstream lines(csv.out);
+  std::string header, first, second;
+  std::getline(lines, header);
+  std::getline(lines, first);
+  std::getline(lines, second);
+  EXPECT_EQ(header.substr(header.rfind(',')), ",unserved_requests");
+  EXPECT_EQ(first.substr(first.rfind(',')), ",2") << first;
+  EXPECT_EQ(second.substr(second.rfind(',')), ",0") << second;
+  const auto table = RunKvbill("simulate --scenario " + dir + "/s.json");
+  EXPECT_NE(table.out.find("long    1 of 3 "), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("requests \"n of m\": the task was cut short"), std::string::npos)
+      << table.out;
+  std::filesystem::remove_all(dir);
+}
+
 // A Mooncake trace names 512-token blocks by hashes that stand for the
 // whole prefix. Request b shares a's first three trace blocks (1,536
 // tokens) and not the fourth. An engine block is named by the trace block

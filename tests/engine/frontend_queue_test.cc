@@ -103,7 +103,12 @@ TEST(FrontendQueueTest, ARequestWithoutOutputHasNoTimeToFirstToken) {
   EXPECT_DOUBLE_EQ(summary.ttft_s.mean, 1.0);  // (0.5 + 1.5) / 2
   EXPECT_DOUBLE_EQ(summary.ttft_s.max, 1.5);
   EXPECT_EQ(task.Metrics("t").requests, 3);
-  EXPECT_DOUBLE_EQ(task.Metrics("t").ttft_mean_s, 1.0);
+  ASSERT_TRUE(task.Metrics("t").ttft_mean_s.has_value());
+  EXPECT_DOUBLE_EQ(*task.Metrics("t").ttft_mean_s, 1.0);
+  // A task whose every request had no output token has no mean TTFT (not 0).
+  TaskAccumulator silent;
+  silent.Add(record(0, 9, 0));
+  EXPECT_FALSE(silent.Metrics("s").ttft_mean_s.has_value());
 }
 
 }  // namespace

@@ -34,6 +34,14 @@ TEST(ModelLimitTest, RequestOverTheLimitIsRefusedAndEndsItsTask) {
   const std::vector<TaskMetrics> tasks = AggregateTasks(Tasks(), r);
   ASSERT_EQ(tasks.size(), 1u);
   EXPECT_EQ(tasks[0].requests, 3);
+  // Task a is cut short: its fourth request is not served.
+  EXPECT_EQ(tasks[0].unserved_requests, 1);
+  // Both cuts are said as the tasks arrive: a (1 of 4 unserved), b (2 of 2).
+  ASSERT_EQ(r.cut_tasks.size(), 2u);
+  EXPECT_EQ(r.cut_tasks[0].task_index, 0);
+  EXPECT_EQ(r.cut_tasks[0].unserved_requests, 1);
+  EXPECT_EQ(r.cut_tasks[1].task_index, 1);
+  EXPECT_EQ(r.cut_tasks[1].unserved_requests, 2);
 }
 
 TEST(ModelLimitTest, NoLimitServesEveryRequest) {

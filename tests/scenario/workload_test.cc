@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 
 #include "kvbill/metrics/run_aggregator.h"
@@ -44,6 +45,7 @@ void ExpectSameOutcome(const ScenarioOutcome& a, const ScenarioOutcome& b) {
     EXPECT_EQ(x.completion_s, y.completion_s);
     EXPECT_EQ(x.ttft_mean_s, y.ttft_mean_s);
     EXPECT_EQ(x.queue_mean_s, y.queue_mean_s);
+    EXPECT_EQ(x.unserved_requests, y.unserved_requests);
   }
   const RunSummary& s = a.summary;
   const RunSummary& t = b.summary;
@@ -77,6 +79,10 @@ TEST(WorkloadTest, SharedAndStreamedRunsGiveWhatAPlainRunGives) {
           "trace": {"generator": "coding-agent", "tasks": 12}, "seed": 3})",
       R"({"model": "llama-3.1-8b", "trace": {"file": ")" + Trace("mooncake_small.jsonl") +
           R"(", "release": "recorded"}})",
+      // Coding-agent prompts start near 20k tokens and grow: at 28k, tasks
+      // cut short and tasks refused at their first request.
+      R"({"model": "llama-3.1-8b", "engine": {"max_model_len": 28000},
+          "trace": {"generator": "coding-agent", "tasks": 12}, "seed": 3})",
   };
   for (const std::string& json : scenarios) {
     const Scenario s = Parse(json);
@@ -99,6 +105,39 @@ TEST(WorkloadTest, SharedAndStreamedRunsGiveWhatAPlainRunGives) {
     ASSERT_TRUE(first.ok() && second.ok() && *first != nullptr);
     EXPECT_EQ(first->get(), second->get());
   }
+}
+
+// A task cut short at max_model_len says how many of its requests were not
+// served: with the limit, each task's served plus unserved requests are the
+// requests it makes without one, and the unserved ones are the requests the
+// engine refused or never sent, less those of tasks refused at their first
+// request (no row). Llama 3.1 8B's own limit, 131,072 tokens, cuts no
+// coding-agent task; 28,000 cuts some and refuses others outright.
+TEST(WorkloadTest, TasksCutShortCountTheirUnservedRequests) {
+  const std::string base = R"({"model": "llama-3.1-8b",
+      "trace": {"generator": "coding-agent", "tasks": 12}, "seed": 3)";
+  auto whole = RunScenario(Parse(base + "}"));
+  auto cut = RunScenario(Parse(base + R"(, "engine": {"max_model_len": 28000}})"));
+  ASSERT_TRUE(whole.ok() && cut.ok());
+  std::map<std::string, int> planned;
+  for (const TaskMetrics& t : whole->tasks) {
+    EXPECT_EQ(t.unserved_requests, 0);
+    planned[t.id] = t.requests;
+  }
+  int cut_tasks = 0;
+  std::int64_t unserved = 0;
+  for (const TaskMetrics& t : cut->tasks) {
+    EXPECT_EQ(t.requests + t.unserved_requests, planned[t.id]) << t.id;
+    cut_tasks += t.unserved_requests > 0 ? 1 : 0;
+    unserved += t.unserved_requests;
+    planned.erase(t.id);
+  }
+  std::int64_t without_row = 0;  // tasks refused at their first request
+  for (const auto& [id, n] : planned) without_row += n;
+  EXPECT_EQ(static_cast<std::int64_t>(planned.size()), cut->result.unserved_tasks);
+  EXPECT_GT(cut_tasks, 0);
+  EXPECT_GT(cut->result.unserved_tasks, 0);
+  EXPECT_EQ(unserved + without_row, cut->result.rejected_requests + cut->result.unsent_requests);
 }
 
 // Mooncake rows hashing full blocks only (9 hashes for 5,000 tokens: the

@@ -278,8 +278,15 @@ struct SimulationTotals {
   SpeculationTotals speculation;  // all zero without deployment.speculative
 };
 
+// A task cut short at the model's context (RecordSink::OnTaskCut).
+struct TaskCut {
+  int task_index = 0;
+  int unserved_requests = 0;
+};
+
 struct SimulationResult : SimulationTotals {
   std::vector<RequestRecord> requests;  // in finishing order
+  std::vector<TaskCut> cut_tasks;       // in the order the tasks arrived
 };
 
 // One task as the engine takes it from a TaskFeed.
@@ -312,6 +319,11 @@ class RecordSink {
   // Every request of task `index` has finished (or it had none); after its
   // records.
   virtual void OnTaskDone(int index) = 0;
+  // Task `index` is cut short at the model's context (max_model_len, or
+  // SGLang's request limit): its last `unserved` requests, the first one
+  // beyond it and every later one, are not served. Said once, when the task
+  // is read, before any of its records.
+  virtual void OnTaskCut(int index, int unserved) = 0;
 };
 
 // The checks Simulate makes before it simulates anything, for a run whose

@@ -37,6 +37,8 @@ Seconds QueueSeconds(const RequestRecord& r);
 class TaskAccumulator {
  public:
   void Add(const RequestRecord& r);
+  // The task was cut short: `unserved` of its requests were not served.
+  void Cut(int unserved) { m_.unserved_requests = unserved; }
   bool empty() const { return m_.requests == 0; }
   // The metrics so far, with completion and the means; `id` as given.
   TaskMetrics Metrics(const std::string& id) const;
@@ -93,6 +95,7 @@ class RunAggregator final : public RecordSink {
 
   void OnRequest(RequestRecord&& record) override;
   void OnTaskDone(int index) override;
+  void OnTaskCut(int index, int unserved) override;
 
   // The summary of the run, once every task is done.
   RunSummary Finish(const SimulationTotals& totals);

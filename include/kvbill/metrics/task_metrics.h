@@ -5,6 +5,7 @@
 #ifndef KVBILL_METRICS_TASK_METRICS_H_
 #define KVBILL_METRICS_TASK_METRICS_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,8 +37,15 @@ struct TaskMetrics {
   long double cost_usd = 0;        // with its idle share under "amortized" billing
   long double idle_share_usd = 0;  // billing "amortized": its share of the idle time
   Seconds completion_s = 0;        // last finish minus first release
-  Seconds ttft_mean_s = 0;         // mean time to first token of its requests
-  Seconds queue_mean_s = 0;        // mean release-to-admission delay
+  // Mean time to first token of its requests that had an output token;
+  // none when no request had one (a turn recorded with 0 output tokens).
+  std::optional<Seconds> ttft_mean_s;
+  Seconds queue_mean_s = 0;  // mean release-to-admission delay
+  // Requests of the task not served because one was beyond the model's
+  // context (max_model_len, or SGLang's request limit): the first such
+  // request and every later one, never sent (an agent cannot go on past a
+  // refused turn). 0: the task ran to its end.
+  int unserved_requests = 0;
 };
 
 struct RunSummary {
