@@ -285,6 +285,9 @@ int RunBreakeven(const Args& args) {
            "batch " + std::to_string(batch) + ": longest profitable context",
            "batch filling memory (up to " + std::to_string(limits.max_num_seqs) + ")",
            "$/Mtok at 8k (b=1)", "at 32k", "at 128k"});
+  // --ignore-model-limit: the longest answer past the model's limit, which
+  // no engine serves (a what-if, warned as fit and kv warn it).
+  Tokens past_model_limit = 0;
   for (const ElementFormat& f : formats) {
     q.fit.kv_format = f;
     auto one = FindBreakeven(q, 1);
@@ -293,6 +296,12 @@ int RunBreakeven(const Args& args) {
     if (!many) return ReportError("breakeven", many.error());
     auto filling = FindBreakevenFillingMemory(q, limits.max_num_seqs);
     if (!filling) return ReportError("breakeven", filling.error());
+    for (const BreakevenResult* r : {&*one, &*many, &*filling}) {
+      if (ignore_model_limit && model->max_model_len > 0 &&
+          r->max_profitable > model->max_model_len) {
+        past_model_limit = std::max(past_model_limit, r->max_profitable);
+      }
+    }
     std::vector<double> per_mtok;
     for (Tokens ctx : {8192, 32768, 131072}) {
       auto c = DecodeCostPerToken(q, ctx, 1);
@@ -340,7 +349,7 @@ int RunBreakeven(const Args& args) {
   std::vector<std::string> not_run;
   if (auto runs = CheckGpuRuns(*gpu, FormatRole::kKvCache, *kv); !runs) {
     not_run.push_back(runs.error().message() + " (its row prices the bytes alone)");
-  } else if (const std::string problem = VllmKvProblem(*kv, *model); !problem.empty()) {
+  } else if (const std::string problem = EngineKvProblem("vllm", *kv, *model); !problem.empty()) {
     not_run.push_back(problem + " (its row prices the bytes alone)");
   }
   if (weight_format == "auto") {
@@ -354,6 +363,14 @@ int RunBreakeven(const Args& args) {
     }
   }
   j["warnings"] = nlohmann::ordered_json::array();
+  std::string limit_warning;
+  if (past_model_limit > 0) {
+    limit_warning = "a profitable context of " + FormatWithSeparators(past_model_limit) +
+                    " tokens is beyond " + model->name + "'s max_model_len " +
+                    FormatWithSeparators(model->max_model_len) +
+                    " (--ignore-model-limit: memory alone, a what-if no engine serves)";
+    j["warnings"].push_back({{"code", "context_limit"}, {"message", limit_warning}});
+  }
   for (const std::string& w : not_run) {
     j["warnings"].push_back({{"code", "format_not_run"}, {"message", w}});
   }
@@ -371,6 +388,7 @@ int RunBreakeven(const Args& args) {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
+  if (!limit_warning.empty()) std::cout << "warning [context_limit]: " << limit_warning << "\n";
   for (const std::string& w : not_run) std::cout << "warning [format_not_run]: " << w << "\n";
   std::cout << "warning [uncalibrated]: " << roofline << "\n";
   std::cout << "model " << model->name << " on " << gpus << "x " << gpu->id << " at $"

@@ -289,6 +289,38 @@ int RunFit(const Args& args) {
           r->fits, r->needed_bytes, r->capacity_bytes, v.context});
     }
   }
+  // The engine's start-up check: vLLM refuses to start when one sequence
+  // of max_model_len tokens does not fit the KV pool
+  // (check_enough_kv_cache_memory); SGLang starts and refuses the requests
+  // its pool cannot hold. The pool's longest sequence is the longest
+  // context at batch 1.
+  bool pool_holds_max_model_len = true;
+  std::string pool_warning;
+  Tokens pool_max_context = report->max_context;
+  if (batch != 1) {
+    FitRequest one = request;
+    one.batch = 1;
+    if (auto r = EvaluateFit(one)) pool_max_context = r->max_context_unbounded ? 0 : r->max_context;
+  } else if (report->max_context_unbounded) {
+    pool_max_context = 0;
+  }
+  if (!ignore_limit && model->max_model_len > 0 && pool_max_context > 0 &&
+      pool_max_context < model->max_model_len) {
+    pool_holds_max_model_len = false;
+    const std::string held = FormatWithSeparators(pool_max_context);
+    pool_warning =
+        "a replica's KV pool holds one sequence of at most " + held +
+        " tokens, less than the model's max_model_len " +
+        FormatWithSeparators(model->max_model_len) +
+        (engine == "sglang"
+             ? ": SGLang starts and refuses requests longer than its pool holds "
+               "(max_req_len = min(context length, pool tokens) - 1)"
+             : ": vLLM refuses to start such a deployment (check_enough_kv_cache_memory); "
+               "serve with --max-model-len " +
+                   std::to_string(pool_max_context) +
+                   " or less, or give the KV more memory (more --gpus, narrower KV or "
+                   "weight formats)");
+  }
   const std::int64_t max_batch = refused ? 0 : report->max_batch;
   const bool gpus_fit = !refused && report->min_gpus.has_value();
   const Tokens max_context = limit.caps_max ? limit.limit : report->max_context;
@@ -324,6 +356,7 @@ int RunFit(const Args& args) {
     j["max_model_len"] = limit.limit;
     j["memory_fits"] = report->fits;
     j["runnable"] = runnable;
+    j["max_model_len_fits_pool"] = pool_holds_max_model_len;
     // Memory that holds any context has no longest one: null, not the
     // search's 2^30 bound.
     j["memory_max_context"] = report->max_context_unbounded
@@ -341,6 +374,9 @@ int RunFit(const Args& args) {
     j["warnings"] = nlohmann::ordered_json::array();
     if (!limit.warning.empty()) {
       j["warnings"].push_back({{"code", "context_limit"}, {"message", limit.warning}});
+    }
+    if (!pool_warning.empty()) {
+      j["warnings"].push_back({{"code", "context_limit"}, {"message", pool_warning}});
     }
     for (const std::string& w : format_warnings) {
       j["warnings"].push_back(
@@ -388,6 +424,7 @@ int RunFit(const Args& args) {
               Gb(report->capacity_bytes)});
     text << t.ToText() << "\n";
     if (!limit.warning.empty()) text << "warning [context_limit]: " << limit.warning << "\n";
+    if (!pool_warning.empty()) text << "warning [context_limit]: " << pool_warning << "\n";
     for (const std::string& w : format_warnings) {
       text << "warning [format_not_run]: " << w << " (the sizes are memory's alone)\n";
     }

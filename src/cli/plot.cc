@@ -162,7 +162,10 @@ int RunPlot(const Args& args) {
     if (auto problem = TensorParallelProblem(*m, gpus); !problem.empty()) {
       return ReportError("plot", Error("--gpus: " + problem));
     }
-    if (const std::string problem = engine == "vllm" ? VllmKvProblem(*kv, *m) : "";
+    if (const std::string problem =
+            engine == "vllm"
+                ? EngineKvProblem("vllm", EngineKvFormat(kv_format_name, *kv, *m, "vllm"), *m)
+                : "";
         !problem.empty()) {
       std::cerr << "kvbill plot: warning [format_not_run]: " << problem
                 << " (the curves are memory's alone)\n";

@@ -389,8 +389,21 @@ std::string VllmKvProblem(const ElementFormat& format, const ModelShape& model) 
 std::string EngineKvProblem(const std::string& engine, const ElementFormat& format,
                             const ModelShape& model) {
   if (engine == "sglang") return SglangKvProblem(format);
-  if (engine == "vllm") return VllmKvProblem(format, model);
-  return "";
+  if (engine != "vllm") return "";
+  if (std::string problem = VllmKvProblem(format, model); !problem.empty()) return problem;
+  return VllmInt4KvProblem(format, model);
+}
+
+std::string VllmInt4KvProblem(const ElementFormat& format, const ModelShape& model) {
+  if (!format.name.starts_with("int4")) return "";
+  const std::int64_t head = VllmInt4KvGroup(model);
+  if (head == 0) return "";
+  auto own = ParseElementFormat("int4-g" + std::to_string(head));
+  if (!own || own->name == format.name) return "";
+  return "vLLM stores an int4 KV cache with one scale per token and KV head "
+         "(int4_per_token_head): " +
+         own->name + " for this model's " + std::to_string(head) + "-element heads, not " +
+         format.name + " (\"int4\" names vLLM's)";
 }
 
 std::int64_t VllmInt4KvGroup(const ModelShape& model) {

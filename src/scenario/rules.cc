@@ -401,15 +401,10 @@ Status Int4KvIsVllms(const ReadState& state, Scenario* s) {
   if (!kv || !kv->name.starts_with("int4")) return OkStatus();
   auto model = LoadScenarioModel(*s);
   if (!model) return OkStatus();  // ModelLoads said so
-  const std::int64_t head = VllmInt4KvGroup(*model);
-  if (head == 0) return OkStatus();
-  auto own = ParseElementFormat("int4-g" + std::to_string(head));
-  if (!own || own->name == kv->name) return OkStatus();
+  const std::string problem = VllmInt4KvProblem(*kv, *model);
+  if (problem.empty()) return OkStatus();
   return state.source().Bad(
-      state.Given("/kv_format") ? state.At("/kv_format") : std::string("/kv_format"),
-      "vLLM stores an int4 KV cache with one scale per token and KV head (int4_per_token_head): " +
-          own->name + " for this model's " + std::to_string(head) + "-element heads, not " +
-          kv->name + " (\"int4\" names vLLM's)");
+      state.Given("/kv_format") ? state.At("/kv_format") : std::string("/kv_format"), problem);
 }
 
 // vLLM's MLA backends store a latent cache as the model's dtype or fp8

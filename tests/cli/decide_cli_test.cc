@@ -1043,6 +1043,65 @@ TEST(BreakevenCliTest, Int4IsVllmsOwnFormatAsFitReadsIt) {
       "--format json");
   ASSERT_EQ(f.exit_status, 0) << f.err;
   EXPECT_EQ(nlohmann::json::parse(f.out)["memory_max_context"], 46144);
+  // Another group is not one vLLM stores: priced by its bytes, said not run
+  // in breakeven, DOES NOT RUN in fit (as a scenario refuses it).
+  for (const char* other : {"int4-g32", "int4-g64"}) {
+    SCOPED_TRACE(other);
+    const auto bo = testing::RunKvbill(
+        std::string("breakeven --model qwen3-8b --gpu h100-sxm --price 10 --format json "
+                    "--kv-format ") +
+        other);
+    ASSERT_EQ(bo.exit_status, 0) << bo.err;
+    bool not_run = false;
+    const auto warnings = nlohmann::json::parse(bo.out)["warnings"];
+    for (const auto& w : warnings) {
+      not_run = not_run ||
+                (w["code"] == "format_not_run" &&
+                 w["message"].get<std::string>().find("int4-g128 for this model's "
+                                                      "128-element heads") != std::string::npos);
+    }
+    EXPECT_TRUE(not_run) << bo.out;
+    const auto fo = testing::RunKvbill(
+        std::string("fit --model qwen3-8b --gpu h100-sxm --context 8k --check --kv-format ") +
+        other);
+    EXPECT_EQ(fo.exit_status, 1) << fo.out << fo.err;
+    EXPECT_NE(fo.out.find("DOES NOT RUN"), std::string::npos) << fo.out;
+  }
+  EXPECT_EQ(testing::RunKvbill("fit --model qwen3-8b --gpu h100-sxm --context 8k --check "
+                               "--kv-format int4-g128")
+                .exit_status,
+            0);
+}
+
+// Gemma-2-9B serves 8,192 tokens. At $5/Mtok on an H100 the batch filling
+// memory is profitable far past that: --ignore-model-limit prices it and
+// warns context_limit with the longest such context, as fit and kv warn
+// past the limit; without the flag the answers stop at 8,192, no warning.
+TEST(BreakevenCliTest, IgnoringTheModelLimitIsWarnedWhereAnAnswerIsPastIt) {
+  const std::string args = "breakeven --model gemma-2-9b --gpu h100-sxm --price 5 --format json";
+  const auto ignored = testing::RunKvbill(args + " --ignore-model-limit");
+  ASSERT_EQ(ignored.exit_status, 0) << ignored.err;
+  const auto j = nlohmann::json::parse(ignored.out);
+  std::int64_t longest = 0;
+  for (const auto& f : j["kv_formats"]) {
+    for (const char* row : {"batch_1", "batch_n", "batch_filling_memory"}) {
+      longest = std::max(longest, f[row]["max_profitable_context"].get<std::int64_t>());
+    }
+  }
+  ASSERT_GT(longest, 8192);
+  ASSERT_FALSE(j["warnings"].empty());
+  EXPECT_EQ(j["warnings"][0]["code"], "context_limit");
+  EXPECT_NE(j["warnings"][0]["message"].get<std::string>().find(
+                "a profitable context of " + FormatWithSeparators(longest) +
+                " tokens is beyond gemma-2-9b's max_model_len 8,192"),
+            std::string::npos)
+      << j["warnings"];
+  const auto kept = testing::RunKvbill(args);
+  ASSERT_EQ(kept.exit_status, 0) << kept.err;
+  const auto kept_warnings = nlohmann::json::parse(kept.out)["warnings"];
+  for (const auto& w : kept_warnings) {
+    EXPECT_NE(w["code"], "context_limit") << w;
+  }
 }
 
 }  // namespace

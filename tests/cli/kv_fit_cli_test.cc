@@ -351,6 +351,43 @@ TEST(FitCliTest, TheEnginesReserveComesOffAsSimulatesPoolDoes) {
   EXPECT_EQ(RunKvbill("fit --model qwen3-32b --context 8k --engine trtllm").exit_status, 2);
 }
 
+// The same pool holds one sequence of 32,144 tokens (above), less than
+// Qwen3-32B's max_model_len 40,960: an 8k request fits, but vLLM refuses to
+// start the deployment unless --max-model-len is at most 32,144, and fit
+// says so (context_limit) at any batch, since the start-up check is one
+// sequence (3 x 8,192 = 24,576 tokens fit the pool too). Memory alone
+// (--reserve-gib 0) holds 43,472 tokens: no warning.
+TEST(FitCliTest, APoolBelowMaxModelLenIsWarnedAsVllmRefusesToStart) {
+  for (const char* batch : {"1", "3"}) {
+    SCOPED_TRACE(batch);
+    const auto r = RunKvbill(
+        std::string("fit --model qwen3-32b --gpu h100-sxm --context 8k --format json --batch ") +
+        batch);
+    ASSERT_EQ(r.exit_status, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["fits"], true);
+    EXPECT_EQ(j["max_model_len_fits_pool"], false);
+    ASSERT_EQ(j["warnings"].size(), 1u) << j["warnings"];
+    EXPECT_EQ(j["warnings"][0]["code"], "context_limit");
+    EXPECT_NE(j["warnings"][0]["message"].get<std::string>().find(
+                  "holds one sequence of at most 32,144 tokens, less than the model's "
+                  "max_model_len 40,960: vLLM refuses to start such a deployment"),
+              std::string::npos)
+        << j["warnings"];
+    EXPECT_NE(j["warnings"][0]["message"].get<std::string>().find("--max-model-len 32144 or less"),
+              std::string::npos);
+  }
+  const auto alone =
+      RunKvbill("fit --model qwen3-32b --gpu h100-sxm --context 8k --reserve-gib 0 --format json");
+  const auto j = nlohmann::json::parse(alone.out);
+  EXPECT_EQ(j["max_model_len_fits_pool"], true);
+  EXPECT_TRUE(j["warnings"].empty()) << j["warnings"];
+  const auto table = RunKvbill("fit --model qwen3-32b --gpu h100-sxm --context 8k");
+  EXPECT_NE(table.out.find("warning [context_limit]: a replica's KV pool holds one sequence"),
+            std::string::npos)
+      << table.out;
+}
+
 // Gemma-2-9B's weights and a 128k sequence fit an H100 in memory, but the
 // model serves 8,192 tokens (max_position_embeddings, no RoPE scaling).
 TEST(FitCliTest, ContextPastTheModelsLimitDoesNotFitUnlessIgnored) {

@@ -113,7 +113,8 @@ std::string SglangKvProblem(const ElementFormat& format);
 std::string VllmKvProblem(const ElementFormat& format, const ModelShape& model);
 
 // The KV formats an engine ("vllm" or "sglang") stores for `model`:
-// SglangKvProblem or VllmKvProblem.
+// SglangKvProblem, or VllmKvProblem then VllmInt4KvProblem. `format` is the
+// one the engine stores (EngineKvFormat: "int4" read as vLLM's group).
 std::string EngineKvProblem(const std::string& engine, const ElementFormat& format,
                             const ModelShape& model);
 
@@ -140,6 +141,11 @@ Result<FormatMatrix> ParseFormatMatrix(const std::string& json_text, const std::
 // attention layer, when an int4-gN format can have it (a power of two in
 // 8..1024); 0 otherwise (a latent or attention-free model).
 std::int64_t VllmInt4KvGroup(const ModelShape& model);
+
+// Empty unless `format` is an int4 KV format of another group than vLLM's
+// int4_per_token_head for `model` (VllmInt4KvGroup), which vLLM does not
+// run: why not (int4-g32 for a model of 128-element heads).
+std::string VllmInt4KvProblem(const ElementFormat& format, const ModelShape& model);
 
 // The KV format an engine stores for the format named `name` (parsed as
 // `parsed`): on vLLM, "int4" is its int4_per_token_head, int4-g<head_dim>
