@@ -218,7 +218,21 @@ std::vector<FitAlternative> SuggestAlternatives(const FitRequest& request,
     v.kv_format = *fp8;
     add("fp8-e4m3 KV cache", v);
     v.weight_format = "fp8-e4m3";
-    if (runs(FormatRole::kWeights, fp8)) add("fp8-e4m3 KV cache and fp8-e4m3 weights", v, true);
+    // Linear weights 8-bit or narrower already, most of them (DeepSeek-V3's
+    // fp8 blocks, its router and a few projections kept bf16): converting
+    // them to fp8 saves little more than their scales, no real change.
+    std::int64_t linear = 0, narrow = 0;
+    for (const WeightGroup& w : request.model.weights) {
+      if (!w.linear) continue;
+      linear += w.Params();
+      narrow += w.format.element_bits <= 8 ? w.Params() : 0;
+    }
+    const bool eight_bit_already =
+        request.weight_format.starts_with("fp8") ||
+        (request.weight_format == "auto" && linear > 0 && 10 * narrow >= 9 * linear);
+    if (runs(FormatRole::kWeights, fp8) && !eight_bit_already) {
+      add("fp8-e4m3 KV cache and fp8-e4m3 weights", v, true);
+    }
   }
   if (request.kv_format.element_bits > 4 && runs(FormatRole::kKvCache, nvfp4)) {
     FitRequest v = request;

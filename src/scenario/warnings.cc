@@ -27,6 +27,35 @@ std::string RefusedAtFirstRequest(std::int64_t tasks) {
   return Count(tasks, "task was refused at its", "tasks were refused at their") + " first request";
 }
 
+// What else serves requests refused over the limit. The scenario's own
+// max_model_len below the model's may be raised, but only as far as a
+// replica's pool holds one sequence (vLLM would not start past it): past
+// that, it takes more memory for KV too.
+std::string Remedy(const Scenario& s, const SimulationTotals& t) {
+  if (t.pool_context_len > 0) return "a larger KV pool";
+  if (!s.engine.max_model_len || t.model_max_model_len <= *s.engine.max_model_len) {
+    return "a model with a longer context";
+  }
+  const Tokens set = *s.engine.max_model_len;
+  const Tokens model = t.model_max_model_len;
+  const Tokens pool = t.pool_sequence_tokens > 0 ? t.pool_sequence_tokens : model;
+  const std::string sets = " (the scenario sets " + FormatWithSeparators(set) + ")";
+  if (pool >= model) {
+    return "engine.max_model_len raised towards the model's " + FormatWithSeparators(model) + sets;
+  }
+  if (pool > set) {
+    return "engine.max_model_len raised towards the " + FormatWithSeparators(pool) +
+           " tokens a replica's KV pool holds of one sequence" + sets +
+           ", and past them towards the model's " + FormatWithSeparators(model) +
+           " with more memory for KV (GPUs, a smaller KV format)";
+  }
+  return "more memory for KV (GPUs, a smaller KV format: a replica's pool holds " +
+         FormatWithSeparators(pool) +
+         " tokens of one sequence) with engine.max_model_len raised "
+         "towards the model's " +
+         FormatWithSeparators(model) + sets;
+}
+
 void ContextLimit(const Scenario& s, const SimulationTotals& t, std::vector<RunWarning>* out) {
   std::string text;
   const std::string limit =
@@ -43,14 +72,7 @@ void ContextLimit(const Scenario& s, const SimulationTotals& t, std::vector<RunW
         (t.unserved_tasks > 0
              ? " (" + RefusedAtFirstRequest(t.unserved_tasks) + " and served nothing)"
              : std::string()) +
-        ". A context_policy that keeps prompts under the limit, or " +
-        (t.pool_context_len > 0 ? "a larger KV pool"
-         : s.engine.max_model_len && t.model_max_model_len > *s.engine.max_model_len
-             // The scenario's own limit, below the model's: raising it serves them.
-             ? "engine.max_model_len raised towards the model's " +
-                   FormatWithSeparators(t.model_max_model_len) + " (the scenario sets " +
-                   FormatWithSeparators(*s.engine.max_model_len) + ")"
-             : std::string("a model with a longer context")) +
+        ". A context_policy that keeps prompts under the limit, or " + Remedy(s, t) +
         ", serves them";
     if (!s.engine.max_model_len && t.model_max_model_len > t.max_model_len) {
       text += " (the model uses LongRoPE: vLLM starts it at its original_max_position_embeddings " +

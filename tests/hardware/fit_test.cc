@@ -95,6 +95,25 @@ TEST(FitTest, AlternativesSayHonestlyWhatFits) {
   for (const FitAlternative& a : SuggestAlternatives(nvfp4, *nv)) {
     EXPECT_EQ(a.change.find("fp8-e4m3 weights"), std::string::npos) << a.change;
   }
+  // Nor for an fp8 checkpoint: DeepSeek-V3's fp8 linear weights, of
+  // 128 x 128 blocks, would shed only their block scales (671e9 / 16,384 x
+  // 4 B = 164 MB, a quarter of a percent), while its router and a few
+  // projections stay bf16 (under a tenth of its linear weights).
+  FitRequest fp8_checkpoint = r;
+  auto v3 = LoadModel("deepseek-v3");
+  ASSERT_TRUE(v3.ok()) << v3.error().message();
+  fp8_checkpoint.model = *v3;
+  fp8_checkpoint.deployment.tensor_parallel = 8;
+  fp8_checkpoint.deployment.gpu = *LookupGpu("h200");
+  fp8_checkpoint.context = 32768;
+  auto v3_report = EvaluateFit(fp8_checkpoint);
+  ASSERT_TRUE(v3_report.ok()) << v3_report.error().message();
+  const auto v3_alts = SuggestAlternatives(fp8_checkpoint, *v3_report);
+  ASSERT_FALSE(v3_alts.empty());
+  EXPECT_EQ(v3_alts[0].change, "fp8-e4m3 KV cache");
+  for (const FitAlternative& a : v3_alts) {
+    EXPECT_EQ(a.change.find("fp8-e4m3 weights"), std::string::npos) << a.change;
+  }
 }
 
 // Max batch at 32k: per sequence 8 GiB = 8,589,934,592 B; 11,398,617,743 /

@@ -144,6 +144,23 @@ TEST(WarningsTest, ContextLimitNamesALongRopeModelsLongerLimit) {
                       "sets 4,096), serves them"),
             std::string::npos)
       << r.Message("context_limit");
+  // A pool that holds 32,144 tokens of one sequence: raising the limit past
+  // it would stop vLLM starting, so the advice stops there first ...
+  r.totals.pool_sequence_tokens = 32144;
+  EXPECT_NE(r.Message("context_limit")
+                .find("engine.max_model_len raised towards the 32,144 tokens a replica's KV "
+                      "pool holds of one sequence (the scenario sets 4,096), and past them "
+                      "towards the model's 131,072 with more memory for KV"),
+            std::string::npos)
+      << r.Message("context_limit");
+  // ... and at the pool's length already, only more memory serves more.
+  r.scenario.engine.max_model_len = 32144;
+  EXPECT_NE(r.Message("context_limit")
+                .find("or more memory for KV (GPUs, a smaller KV format: a replica's pool "
+                      "holds 32,144 tokens of one sequence) with engine.max_model_len raised "
+                      "towards the model's 131,072 (the scenario sets 32,144), serves them"),
+            std::string::npos)
+      << r.Message("context_limit");
 }
 
 TEST(WarningsTest, ContextLimitWhenTheScenarioRaisesTheLimitPastTheModels) {
