@@ -191,6 +191,13 @@ Status CheckRowTypes(const Json& r, const std::string& at) {
     return bad("simulations", "a non-negative integer");
   }
   if (!r["uncalibrated"].is_boolean()) return bad("uncalibrated", "true or false");
+  // Shards written before the field have none.
+  if (r.contains("cause") && !r["cause"].is_null()) {
+    static const std::set<std::string> causes = {"context_limit", "overloaded", "slo"};
+    if (!r["cause"].is_string() || causes.count(r["cause"].get<std::string>()) == 0) {
+      return bad("cause", "null or one of context_limit, overloaded, slo");
+    }
+  }
   if (r.contains("warnings")) {
     if (!r["warnings"].is_array()) return bad("warnings", "an array");
     for (std::size_t k = 0; k < r["warnings"].size(); ++k) {
@@ -250,6 +257,7 @@ Json OutcomeJson(const CandidateOutcome& o) {
   r["speculative"] = o.candidate.speculative;
   r["status"] = o.status;
   r["reason"] = o.reason;
+  r["cause"] = o.cause.empty() ? Json(nullptr) : Json(o.cause);
   r["uncalibrated"] = o.uncalibrated;
   if (!o.validation_regime.empty()) {
     r["validation_regime"] = o.validation_regime;

@@ -766,6 +766,7 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
   // (max_model_len does not depend on them).
   auto refused = [&](const Run& r) {
     o.status = "slo_not_met";
+    o.cause = "context_limit";
     o.reason = FormatWithSeparators(r.notes.refused) + " request(s) refused over " +
                RequestLimitText(r.notes.request_len_limit, r.notes.pool_context_len,
                                 config->max_model_len) +
@@ -844,6 +845,9 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
   }
   fill(*closest);
   o.status = "slo_not_met";
+  const bool targets_held = std::all_of(closest->checks.begin(), closest->checks.end(),
+                                        [](const SloCheck& k) { return k.held; });
+  o.cause = closest->overloaded && targets_held ? "overloaded" : "slo";
   const std::string counts =
       std::to_string(o.min_replicas) + " to " + std::to_string(o.max_replicas) + " replica(s)";
   o.reason = slo.empty() ? "no latency target, but " + backlog(*closest) + " with " + counts +

@@ -231,6 +231,7 @@ CandidateOutcome DecideApiCandidate(const std::string& text, const Scenario& sce
   const bool held =
       std::all_of(o.slo.begin(), o.slo.end(), [](const SloCheck& k) { return k.held; });
   o.status = held ? "feasible" : "slo_not_met";
+  if (!held) o.cause = "slo";
   o.reason = std::string(held ? "SLO met" : "SLO not met") +
              " by the given provider latencies: " + SloText(o.slo) + "; " + billed;
   return o;

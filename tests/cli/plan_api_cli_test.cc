@@ -125,6 +125,7 @@ TEST(PlanApiCliTest, GivenLatenciesDecideTheApiCandidate) {
   ASSERT_EQ(r.exit_status, 0) << r.err;
   j = nlohmann::json::parse(r.out);
   EXPECT_EQ(ApiRow(j)["status"], "slo_not_met") << ApiRow(j)["reason"];
+  EXPECT_EQ(ApiRow(j)["cause"], "slo");
   EXPECT_EQ(j["not_evaluated"], nlohmann::json::array());
   // A target with no figure (tpot_s.p90; only ttft given) is not evaluated.
   r = RunKvbill(Base() +

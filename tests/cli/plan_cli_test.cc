@@ -379,6 +379,13 @@ TEST(PlanCliTest, NoFeasibleCandidateExitsOne) {
   const auto doc = nlohmann::json::parse(written);
   EXPECT_EQ(doc["counts"]["feasible"], 0);
   EXPECT_EQ(doc["counts"]["slo_not_met"], 2);
+  for (const auto& row : doc["candidates"]) {
+    // A target no prefill meets: the cause is the target, for scripts;
+    // format rows have none.
+    EXPECT_EQ(row["cause"],
+              row["status"] == "slo_not_met" ? nlohmann::json("slo") : nlohmann::json(nullptr))
+        << row;
+  }
   std::string shards;
   for (int i = 0; i < 2; ++i) {
     const std::string part = dir + "/plan_none" + std::to_string(i) + ".json";

@@ -370,6 +370,14 @@ TEST(PlanTest, WithoutATargetTheAnswerKeepsUpWithTheArrivals) {
   EXPECT_EQ(tp1->min_replicas, 1);
   ASSERT_EQ(tp1->status, "feasible") << tp1->reason;
   EXPECT_EQ(tp1->replicas, 3);
+  // Two GPUs at most: one or two replicas, both behind (below), and no
+  // target to miss: not met because of the backlog, which the cause says.
+  space.max_gpus = 2;
+  for (const CandidateOutcome& o : DecideAll(text, *scenario, space)) {
+    if (o.candidate.tensor_parallel != 1) continue;
+    EXPECT_EQ(o.status, "slo_not_met") << o.reason;
+    EXPECT_EQ(o.cause, "overloaded") << o.reason;
+  }
   WorkloadCache workloads;
   for (int replicas : {1, 2, 3}) {
     auto s = ParseScenario(*WithSetting(text, "/deployment/replicas", std::to_string(replicas)),
@@ -412,6 +420,7 @@ TEST(PlanTest, ACandidateWhoseRunRefusesRequestsIsNotFeasible) {
   const auto plan = DecideAll(text, *scenario, space);
   ASSERT_EQ(plan.size(), 1u);
   EXPECT_EQ(plan[0].status, "slo_not_met");
+  EXPECT_EQ(plan[0].cause, "context_limit");
   EXPECT_NE(plan[0].reason.find("request(s) refused over max_model_len 40,960, each ending its "
                                 "task"),
             std::string::npos)
@@ -677,6 +686,8 @@ TEST(PlanTest, WarmupTasksAreSimulatedButNotMeasured) {
   const CandidateOutcome counted =
       DecideCandidate(*windowed, *in_window, space, *rate, c, workloads);
   EXPECT_EQ(counted.status, "slo_not_met") << counted.reason;
+  EXPECT_EQ(counted.cause, "slo");  // a target missed, not a backlog
+  EXPECT_TRUE(measured.cause.empty());
   EXPECT_GE(counted.ttft_p90_s, 0.42);
 
   // An API candidate leaves the warm-up out of its $/task too. At gpt-5's

@@ -182,6 +182,12 @@ struct CandidateOutcome {
   // or "error".
   std::string status;
   std::string reason;  // one sentence: why feasible or not, with the numbers
+  // Why a candidate is "slo_not_met", for scripts: "context_limit" (requests
+  // refused over the model's or the pool's length: no replica count serves
+  // the tasks whole), "overloaded" (the arrivals outpace it at every replica
+  // count tried, its targets met or none given) or "slo" (a latency target
+  // missed); empty for any other status.
+  std::string cause;
   bool uncalibrated = false;
   // The regime of the profile's validation the candidate falls in
   // (CostModelInfo::regime) and the median error of its published runs,
