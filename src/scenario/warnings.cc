@@ -172,6 +172,35 @@ void BlockSizeUnserved(const Scenario& s, std::vector<RunWarning>* out) {
                       " (leave block_size unset for " + std::to_string(rule.size) + ")"});
 }
 
+// A host offload tier the GPUs' servers cannot have: a link faster than
+// the GPU's own to its host (HostLinkBytesPerS), or more host memory than
+// about 1 TiB a GPU, the most 8-GPU servers hold (8 TB of DRAM).
+void OffloadImplausible(const Scenario& s, std::vector<RunWarning>* out) {
+  const auto& c = s.prefix_cache;
+  if (!c.enabled || c.offload_capacity_gib <= 0) return;
+  std::string text;
+  auto gpu = LookupGpu(s.deployment.gpu);
+  if (gpu && c.offload_link_gb_s * 1e9 > HostLinkBytesPerS(*gpu)) {
+    const double raw = HostLinkBytesPerS(*gpu) / 1e9;
+    text =
+        "prefix_cache.offload.link_gb_s " + FormatFixed(c.offload_link_gb_s, 0) + " GB/s" +
+        (c.offload_link_gb_s == ScenarioPrefixCache{}.offload_link_gb_s ? " (the default)" : "") +
+        " is more than " + gpu->id + "'s link to its host carries one way (" + HostLinkName(*gpu) +
+        ", " + FormatFixed(raw, 0) + " GB/s raw; copies reach about " + FormatFixed(raw * 0.8, 0) +
+        "): reloads from the host tier are timed too fast; set link_gb_s to what the "
+        "host's copies reach";
+  }
+  const double per_gpu_gib = c.offload_capacity_gib / std::max(1, s.deployment.gpus_per_replica);
+  if (per_gpu_gib > 1024) {
+    if (!text.empty()) text += "; ";
+    text += "prefix_cache.offload.capacity_gib " + FormatFixed(c.offload_capacity_gib, 0) +
+            " GiB is " + FormatFixed(per_gpu_gib, 0) + " GiB of host memory a GPU of the " +
+            "replica, more than servers hold (8-GPU servers take up to about 8 TB of DRAM, 1 "
+            "TiB a GPU): hits from the tier assume memory no server of these GPUs has";
+  }
+  if (!text.empty()) out->push_back({"offload_implausible", text});
+}
+
 void KvFormatDefault(const Scenario& s, std::vector<RunWarning>* out) {
   if (s.declared_kv_format.empty()) return;
   out->push_back({"kv_format_default",
@@ -591,6 +620,7 @@ const std::vector<std::string>& WarningCodes() {
   static const std::vector<std::string> codes = {"context_limit",
                                                  "pool_beyond_memory",
                                                  "block_size_unserved",
+                                                 "offload_implausible",
                                                  "kv_format_default",
                                                  "config_defaulted",
                                                  "overloaded",
@@ -616,6 +646,7 @@ std::vector<RunWarning> EngineRunWarnings(const Scenario& scenario, const Simula
   ContextLimit(scenario, totals, &out);
   PoolBeyondMemory(totals, &out);
   BlockSizeUnserved(scenario, &out);
+  OffloadImplausible(scenario, &out);
   KvFormatDefault(scenario, &out);
   ConfigDefaulted(scenario, &out);
   OverloadedRun(scenario, totals, summary, &out);

@@ -96,6 +96,41 @@ TEST(WarningsTest, SpeculationSlowerWhenItsStepsCostMoreThanTheySave) {
   EXPECT_EQ(r.Codes(), Codes{});
 }
 
+// An A100's link to its host is PCIe Gen4 x16: 16 GT/s x 16 lanes x
+// 128/130 / 8 = 31.5 GB/s one way, read as 32. The default link_gb_s, 50,
+// is above it; 25 is not. An H100's Gen5 link (63 GB/s, read 64) carries 50.
+// 10,000 GiB over 8 GPUs is 1,250 GiB a GPU, above the 1 TiB a GPU 8-GPU
+// servers hold; 8,000 GiB is 1,000.
+TEST(WarningsTest, OffloadImplausibleForALinkOrMemoryNoServerHas) {
+  FakeRun r;
+  EXPECT_EQ(r.Codes(), Codes{});  // no tier
+  r.scenario.prefix_cache.offload_capacity_gib = 100;
+  EXPECT_EQ(r.Codes(), Codes{"offload_implausible"});
+  EXPECT_EQ(r.Message("offload_implausible"),
+            "prefix_cache.offload.link_gb_s 50 GB/s (the default) is more than a100-80gb's link "
+            "to its host carries one way (PCIe Gen4 x16, 32 GB/s raw; copies reach about 26): "
+            "reloads from the host tier are timed too fast; set link_gb_s to what the host's "
+            "copies reach");
+  r.scenario.prefix_cache.offload_link_gb_s = 25;
+  EXPECT_EQ(r.Codes(), Codes{});
+  r.scenario.deployment.gpu = "h100-sxm";
+  r.scenario.prefix_cache.offload_link_gb_s = 50;
+  EXPECT_EQ(r.Codes(), Codes{});
+  r.scenario.prefix_cache.offload_link_gb_s = 65;
+  EXPECT_NE(r.Message("offload_implausible").find("(PCIe Gen5 x16, 64 GB/s raw"),
+            std::string::npos);
+  r.scenario.prefix_cache.offload_link_gb_s = 50;
+  r.scenario.deployment.gpus_per_replica = 8;
+  r.scenario.prefix_cache.offload_capacity_gib = 8000;
+  EXPECT_EQ(r.Codes(), Codes{});
+  r.scenario.prefix_cache.offload_capacity_gib = 10000;
+  EXPECT_NE(r.Message("offload_implausible").find("is 1,250 GiB of host memory a GPU"),
+            std::string::npos)
+      << r.Message("offload_implausible");
+  r.scenario.prefix_cache.enabled = false;  // no cache, no tier
+  EXPECT_EQ(r.Codes(), Codes{});
+}
+
 TEST(WarningsTest, ContextLimitWhenRequestsWereRefused) {
   FakeRun r;
   r.totals.rejected_requests = 2;

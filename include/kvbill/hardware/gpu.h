@@ -56,6 +56,17 @@ struct GpuSpec {
   double DenseFlopsPerS(const ElementFormat& weight_format) const;
 };
 
+// The most a GPU's link to its host carries in one direction, raw: PCIe
+// Gen4 x16 (16 GT/s x 16 lanes, 128b/130b: 31.5 GB/s, read 32) on Ampere
+// and Ada, Gen5 x16 (63 GB/s, read 64) on Hopper, Blackwell (B200, RTX PRO
+// 6000) and AMD's CDNA3/4, Gen6 x16 (128) on the B300, and NVLink-C2C to
+// the Grace CPU on a GB200 (900 GB/s both ways, 450 one way). Copies reach
+// about four fifths of a PCIe link. A bound for the host offload tier's
+// link_gb_s (the offload_implausible warning), not a timing.
+double HostLinkBytesPerS(const GpuSpec& gpu);
+// The link HostLinkBytesPerS is, in words ("PCIe Gen5 x16").
+std::string HostLinkName(const GpuSpec& gpu);
+
 // The bundled catalog, in file order.
 const std::vector<GpuSpec>& GpuCatalog();
 
