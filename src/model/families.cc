@@ -3212,6 +3212,52 @@ constexpr Unserved kUnserved[] = {
      "v0.12.0; it serves the original checkpoint format (model_type phi4mm)"},
 };
 
+// Models without a decoder KV cache to price. Encoder-only models (BERT and
+// its kin) read the whole input at once and generate nothing token by token:
+// vLLM serves them only as pooling models (embeddings, classification), with
+// no KV cache. Encoder-decoder models (T5, BART, Whisper: is_encoder_decoder
+// true) keep a self-attention cache and a cross-attention cache of the
+// encoder's output, which the decoder-only reading would not size. RWKV's
+// layers keep a recurrent state, not attention's keys and values.
+constexpr std::array<const char*, 17> kEncoderOnlyTypes = {
+    "albert",     "bert",    "camembert",     "deberta",     "deberta-v2",    "distilbert",
+    "electra",    "esm",     "megatron-bert", "mobilebert",  "modernbert",    "mpnet",
+    "nomic_bert", "roberta", "roformer",      "xlm-roberta", "xlm-roberta-xl"};
+// The class names of those models' architectures, lower-cased, without the
+// task suffix ("BertForMaskedLM", "XLMRobertaModel").
+constexpr std::array<const char*, 17> kEncoderOnlyClasses = {
+    "albert",    "bert",    "camembert",    "deberta",    "debertav2",   "distilbert",
+    "electra",   "esm",     "megatronbert", "mobilebert", "modernbert",  "mpnet",
+    "nomicbert", "roberta", "roformer",     "xlmroberta", "xlmrobertaxl"};
+constexpr std::array<const char*, 4> kRwkvTypes = {"rwkv", "rwkv5", "rwkv6", "rwkv7"};
+constexpr const char* kDecoderOnly =
+    "kvbill prices decoder-only generation (the KV cache of a decoder-only model)";
+
+// An encoder-only architecture of `top`'s architectures list, or "".
+std::string EncoderOnlyArchitecture(const json& top) {
+  auto it = top.find("architectures");
+  if (it == top.end() || !it->is_array()) return "";
+  for (const json& a : *it) {
+    if (!a.is_string()) continue;
+    const std::string name = a.get<std::string>();
+    if (name.ends_with("ForMaskedLM")) return name;  // a masked LM is an encoder
+    std::string base = name;
+    for (std::string_view suffix :
+         {"ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering",
+          "ForMultipleChoice", "ForPreTraining", "ForNextSentencePrediction", "Model"}) {
+      if (base.size() > suffix.size() && base.ends_with(suffix)) {
+        base.resize(base.size() - suffix.size());
+        break;
+      }
+    }
+    const std::string lower = LowerAscii(base);
+    for (const char* c : kEncoderOnlyClasses) {
+      if (lower == c) return name;
+    }
+  }
+  return "";
+}
+
 // Grok-2's config says model_type git, transformers' GIT (Microsoft's
 // captioning model, which vLLM does not serve): it is read as Grok only
 // with a Grok architecture. vLLM's grok1.py builds every layer as full
@@ -3434,6 +3480,44 @@ Result<TextModel> BuildTextModel(const Fields& f, const std::string& model_type,
   }
   b->FinalNorm(c.d.hidden, style && style->layer_norm_bias);
   return t;
+}
+
+Status CheckDecoderOnly(const Fields& top, const Fields& text, const std::string& model_type) {
+  for (const Fields* f : {&top, &text}) {
+    if (f->Has("is_encoder_decoder") && f->Get("is_encoder_decoder") == true) {
+      return f->Bad("is_encoder_decoder",
+                    "is true: model_type \"" + model_type +
+                        "\" is an encoder-decoder model (its decoder also attends to the "
+                        "encoder's output), which kvbill does not read; " +
+                        kDecoderOnly);
+    }
+  }
+  const std::string lower = LowerAscii(model_type);
+  for (const char* t : kEncoderOnlyTypes) {
+    if (lower == t) {
+      return top.Bad("model_type", "is \"" + model_type +
+                                       "\", an encoder-only model: it keeps no KV cache, "
+                                       "generating no tokens (vLLM serves it only as a pooling "
+                                       "model); " +
+                                       kDecoderOnly);
+    }
+  }
+  if (const std::string a = EncoderOnlyArchitecture(top.object()); !a.empty()) {
+    return top.Bad("architectures", "names " + a +
+                                        ", an encoder-only model: it keeps no KV cache, "
+                                        "generating no tokens (vLLM serves it only as a pooling "
+                                        "model); " +
+                                        kDecoderOnly);
+  }
+  for (const char* t : kRwkvTypes) {
+    if (lower == t) {
+      return top.Bad("model_type", "is \"" + model_type +
+                                       "\": RWKV is a recurrent model (its layers keep a "
+                                       "per-sequence state, not attention's keys and values), "
+                                       "which kvbill has no rule for");
+    }
+  }
+  return OkStatus();
 }
 
 std::vector<std::string> KnownModelTypes() {

@@ -471,6 +471,9 @@ Result<ModelShape> BuildShape(const json& top, const std::string& source, const 
     if (auto s = ReadDeepseekVl2Attention(config, source, prefix); !s) return s.error();
   }
   const Fields f(config, source, prefix);
+  if (auto s = model_config::CheckDecoderOnly(Fields(top, source, ""), f, model_type); !s) {
+    return s.error();
+  }
 
   model_config::ModelBuilder builder(0, {});
   auto text = model_config::BuildTextModel(f, model_type, &builder);
