@@ -176,6 +176,7 @@ const Style kStyles[] = {
   {"plamo2", Family::kPlamo2, "vLLM plamo2.py (Mamba mixers and sliding-window attention in turn: layer i attends when i % mamba_step == mamba_step / 2; four norms a layer; a gated MLP)", QkNorm::kFullWidth, 4},
   {"zamba2", Family::kZamba2, "vLLM zamba2.py (Mamba-2 in every layer; at hybrid layers a shared transformer block over the hidden state and the embeddings, num_mem_blocks of them in turn, with per-layer adapters and KV)"},
   {"step3p5", Family::kGeneric, "vLLM step3p5.py (Step3p5DecoderLayer: sliding layers by layer_types with attention_other_setting's heads, per-head q and k norms, a per-head sigmoid gate g_proj, moe_layers_enum, one shared expert of share_expert_dim, a router bias)", QkNorm::kPerHead},
+  {"step3p7", Family::kGeneric, "vLLM step3p7.py (Step3p7ForConditionalGeneration builds its language model from text_config, Step 3.5's layers: the step3p5 rule)", QkNorm::kPerHead},
   {"step3_text", Family::kGeneric, "vLLM step3_text.py (Step3TextDecoderLayer: queries through a share_q_dim rank, one KV head, moe_layers_enum)"},
 };
 // clang-format on
@@ -184,6 +185,12 @@ const Style kStyles[] = {
 // config, model_type grok-1) and Grok-2 (whose config says model_type git,
 // transformers' GIT class, with architectures Grok1ForCausalLM).
 bool IsGrok(const std::string& model_type) { return model_type == "git" || model_type == "grok-1"; }
+
+// Step 3.7 Flash's text model is Step 3.5's (vLLM step3p7.py builds it from
+// text_config with the step3p5 model).
+bool IsStep3p5(const std::string& model_type) {
+  return model_type == "step3p5" || model_type == "step3p7";
+}
 
 const Style* FindStyle(const std::string& model_type) {
   for (const Style& s : kStyles) {
@@ -195,7 +202,7 @@ const Style* FindStyle(const std::string& model_type) {
 // Keys that tell of layers the generic reading does not understand; an
 // unknown model_type carrying one is an error, not a guess. Keys the generic
 // rules read are exempt.
-constexpr std::array<const char*, 34> kStructureHints = {
+constexpr std::array<const char*, 36> kStructureHints = {
     "mamba", "ssm_", "conv_", "linear_", "hybrid", "block_config", "layers_block_type", "global_",
     "kv_shared", "k_eq_v", "cla_", "swa_", "full_attn", "layer_pattern", "cross_layer", "compress",
     "sparse", "index_", "per_layer", "hash_layer",
@@ -217,7 +224,10 @@ constexpr std::array<const char*, 34> kStructureHints = {
     // attention in all but every layer_group_size-th layer (vLLM
     // bailing_moe_linear.py); PLaMo 3 and others: windows by a pattern or a
     // per-layer list, local rotary bases for the windowed layers
-    "layer_group_size", "window_pattern", "interleaved_sliding", "window_size", "rope_local"};
+    "layer_group_size", "window_pattern", "interleaved_sliding", "window_size", "rope_local",
+    // StepFun's heads and KV groups for one layer type (attention_other_setting,
+    // read by the Step 3.5 rule) and an index list of sliding layers
+    "attention_other_setting", "sliding_window_layers"};
 constexpr std::array<const char*, 6> kGenericKeys = {"decoder_sparse_step", "index_topk",
                                                      "index_head_dim",      "index_n_heads",
                                                      "mlp_only_layers",     "use_sliding_window"};
@@ -555,7 +565,7 @@ Result<Dims> ReadDims(const Fields& f, const std::string& model_type) {
                                  " is not divisible by num_attention_heads " +
                                  std::to_string(d.heads[0]));
   }
-  if (model_type == "step3p5") {
+  if (IsStep3p5(model_type)) {
     if (auto st = Step3p5OtherSetting(f, &d); !st) return st.error();
   }
   // Grok (vLLM grok1.py Grok1Attention): head_dim is hidden_size //
@@ -662,7 +672,7 @@ Result<Dims> ReadDims(const Fields& f, const std::string& model_type) {
                    "what it adds");
     }
   }
-  if (model_type == "step3p5") {
+  if (IsStep3p5(model_type)) {
     // use_head_wise_attn_gate: g_proj hidden -> heads (vLLM step3p5.py).
     auto gate = f.Bool("use_head_wise_attn_gate", false);
     if (!gate) return gate.error();
@@ -708,7 +718,7 @@ Result<std::vector<Mixer>> ResolveMixers(const Fields& f, const Dims& d,
     if (!types.is_array()) return f.Bad("layer_types", "must be a list of strings");
     // Step 3.5: the entries past the layers are the MTP layers' (vLLM's
     // step3p5.py indexes layer_types by layer and builds no more).
-    const bool longer_ok = model_type == "step3p5" && static_cast<Int>(types.size()) > n;
+    const bool longer_ok = IsStep3p5(model_type) && static_cast<Int>(types.size()) > n;
     if (static_cast<Int>(types.size()) != n && !longer_ok) {
       return f.Bad("layer_types", "has " + std::to_string(types.size()) +
                                       " entries, num_hidden_layers is " + std::to_string(n));
@@ -741,8 +751,7 @@ Result<std::vector<Mixer>> ResolveMixers(const Fields& f, const Dims& d,
     }
     // Step 3.5 without a window: its sliding layers are full attention
     // (vLLM step3p5.py passes no window), with their own heads.
-    if (model_type == "step3p5" &&
-        (!f.Has("sliding_window") || f.Get("sliding_window").is_null())) {
+    if (IsStep3p5(model_type) && (!f.Has("sliding_window") || f.Get("sliding_window").is_null())) {
       for (Mixer& k : kinds) {
         if (k == Mixer::kSliding) k = full;
       }
@@ -822,7 +831,7 @@ Result<std::vector<Mixer>> ResolveMixers(const Fields& f, const Dims& d,
 
   // Step 3.5 without layer_types (vLLM step3p5.py): even layers slide when
   // there is a window.
-  if (model_type == "step3p5") {
+  if (IsStep3p5(model_type)) {
     for (Int i = 0; i < n; ++i) {
       at(i) = window->has_value() && i % 2 == 0 ? Mixer::kSliding : full;
     }
@@ -939,9 +948,14 @@ Result<MoeLayers> ResolveMoe(const Fields& f, const Dims& d, const std::string& 
   // step3_text.py), ERNIE 4.5 moe_num_experts and moe_k (vLLM
   // ernie45_moe.py); unknown model types with moe_num_experts are refused
   // (UnknownStructureKey), their layouts differing.
-  const bool step3 = model_type == "step3_text" || model_type == "step3p5";
+  const bool step3 = model_type == "step3_text" || IsStep3p5(model_type);
   const bool ernie = model_type == "ernie4_5_moe";
   const char* own_top_k = step3 ? "moe_top_k" : ernie ? "moe_k" : nullptr;
+  // Step 3.5 and 3.7 configs re-saved in Hugging Face's keys
+  // (num_experts, num_experts_per_tok) are read as StepFun's own.
+  const bool step_hf_keys = IsStep3p5(model_type) && !f.Has("moe_num_experts") &&
+                            (f.Has("num_experts") || f.Has("num_experts_per_tok"));
+  if (step_hf_keys) own_top_k = nullptr;
   if (ernie && f.Has("moe_num_experts") && f.Get("moe_num_experts").is_array()) {
     return f.Bad("moe_num_experts",
                  "is a list (text and vision experts, ERNIE 4.5 VL's layout), which vLLM's "
@@ -951,9 +965,10 @@ Result<MoeLayers> ResolveMoe(const Fields& f, const Dims& d, const std::string& 
   // num_experts_per_tok, else 2; every layer is MoE.
   const bool grok = IsGrok(model_type);
   auto experts =
-      own_top_k ? f.FirstPerLayerInt({"moe_num_experts"}, n)
-      : grok    ? f.FirstPerLayerInt({"num_experts", "num_local_experts"}, n)
-                : f.FirstPerLayerInt({"num_local_experts", "num_experts", "n_routed_experts"}, n);
+      own_top_k      ? f.FirstPerLayerInt({"moe_num_experts"}, n)
+      : step_hf_keys ? f.FirstPerLayerInt({"num_experts"}, n)
+      : grok         ? f.FirstPerLayerInt({"num_experts", "num_local_experts"}, n)
+             : f.FirstPerLayerInt({"num_local_experts", "num_experts", "n_routed_experts"}, n);
   if (!experts) return experts.error();
   if (grok && !experts->has_value()) {
     *experts = std::optional<std::vector<Int>>(std::vector<Int>(static_cast<std::size_t>(n), 8));
@@ -968,9 +983,10 @@ Result<MoeLayers> ResolveMoe(const Fields& f, const Dims& d, const std::string& 
     return *keys.begin();
   };
   const char* experts_key =
-      own_top_k ? "moe_num_experts"
-      : grok    ? first_present({"num_experts", "num_local_experts"})
-                : first_present({"num_local_experts", "num_experts", "n_routed_experts"});
+      own_top_k      ? "moe_num_experts"
+      : step_hf_keys ? "num_experts"
+      : grok         ? first_present({"num_experts", "num_local_experts"})
+                     : first_present({"num_local_experts", "num_experts", "n_routed_experts"});
   const char* top_k_key = own_top_k ? own_top_k
                                     : first_present({"num_experts_per_tok", "experts_per_token",
                                                      "moe_topk", "num_experts_per_token"});
@@ -1327,7 +1343,7 @@ Result<MoePlan> GenericMoe(const Ctx& c, const MoeLayers& m, Int i) {
                  c.model_type == "glm4v_moe_text" || c.model_type == "glm_moe_dsa" ||
                  c.model_type == "ernie4_5_moe" || c.model_type == "afmoe" ||
                  c.model_type == "dots1" || c.model_type == "exaone_moe" ||
-                 c.model_type == "step3p5";  // router_bias, one per expert (vLLM step3p5.py)
+                 IsStep3p5(c.model_type);  // router_bias, one per expert (vLLM step3p5.py)
   // Ling's expert bias (moe_router_enable_expert_bias), LFM2-MoE's
   // (use_expert_bias, transformers' default true).
   if (c.model_type.starts_with("bailing_moe") || c.model_type == "lfm2_moe") {
@@ -3323,7 +3339,7 @@ Result<TextModel> BuildTextModel(const Fields& f, const std::string& model_type,
   }
   // Step 3.5: vLLM's step3p5.py builds GQA only (another att_impl_type is
   // a ValueError there).
-  if (model_type == "step3p5" && f.Has("att_impl_type") && f.Get("att_impl_type") != "GQA") {
+  if (IsStep3p5(model_type) && f.Has("att_impl_type") && f.Get("att_impl_type") != "GQA") {
     return f.Bad("att_impl_type",
                  "is " + Show(f.Get("att_impl_type")) + ": vLLM's step3p5.py builds only \"GQA\"");
   }

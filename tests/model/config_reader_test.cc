@@ -504,7 +504,7 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
       "qwen, qwen2, qwen2_5_vl, qwen2_moe, qwen2_vl, qwen3, qwen3_5_moe_text, qwen3_5_text, "
       "qwen3_moe, qwen3_next, qwen3_vl_moe_text, qwen3_vl_text, seed_oss, smollm3, stablelm, "
       "starcoder2, "
-      "step3_text, step3p5, zamba2)");
+      "step3_text, step3p5, step3p7, zamba2)");
   EXPECT_EQ(ErrorOf(R"({"model_type": "lfm2", "num_hidden_layers": 2, "hidden_size": 64,
                         "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
                         "layer_types": ["conv", "banana"]})"),
@@ -681,6 +681,24 @@ TEST(ConfigReaderTest, FamiliesTheGenericRulesWouldMisreadAreRefused) {
           "moe_num_experts": [8, 8], "moe_k": 2, "moe_intermediate_size": [32, 16]})",
        "moe_num_experts: kvbill cannot tell which layers keep KV for model_type "
        "\"ernie4_5_moe_vl\""},
+      // StepFun's heads and KV groups for the sliding layers under an
+      // unknown model type: read as Llama, the sliding layers had the full
+      // layers' heads (Step-3.7's layout with 16 groups gave 184,320 B/token
+      // where the step3p5 rule gives 319,488).
+      {R"({"model_type": "step_next", "num_hidden_layers": 2, "hidden_size": 64,
+          "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+          "vocab_size": 100, "sliding_window": 8,
+          "layer_types": ["full_attention", "sliding_attention"],
+          "attention_other_setting": {"attention_type": "sliding_attention",
+              "num_attention_heads": 6, "num_attention_groups": 4, "head_dim": 16}})",
+       "attention_other_setting: kvbill cannot tell which layers keep KV for model_type "
+       "\"step_next\""},
+      // An index list of the sliding layers: read as Llama, every layer slid.
+      {R"({"model_type": "swl_model", "num_hidden_layers": 4, "hidden_size": 64,
+          "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
+          "sliding_window": 8, "sliding_window_layers": [0, 2]})",
+       "sliding_window_layers: kvbill cannot tell which layers keep KV for model_type "
+       "\"swl_model\""},
   };
   for (const auto& [json, message] : cases) {
     SCOPED_TRACE(message);
