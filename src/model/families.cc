@@ -1695,6 +1695,70 @@ Result<Mamba2Plan> ReadMamba2(const Fields& f, Int hidden, const char* heads_key
   return m;
 }
 
+// Nemotron-H's MTP module (vLLM nemotron_h_mtp.py, NemotronHMultiTokenPredictor):
+// num_nextn_predict_layers (one at most there) steps of the blocks of
+// mtp_hybrid_override_pattern (or mtp_layers_block_type), each '*'
+// attention or 'E' MoE as in the main model with its norm; the first block
+// adds the embedding and hidden norms and eh_proj (2 x hidden -> hidden, no
+// bias), the last a final norm. It shares the embeddings and lm_head. The
+// checkpoint carries it (counted as MTP, not in the served model's totals).
+template <typename AddBlock>
+Status NemotronHMtp(Ctx& c, const AddBlock& add_block) {
+  const Fields& f = c.f;
+  auto count = MtpCount(f);
+  if (!count) return count.error();
+  if (*count == 0) return OkStatus();
+  if (*count != 1) {
+    return f.Bad(
+        "num_nextn_predict_layers",
+        "is " + std::to_string(*count) + ": vLLM's nemotron_h_mtp.py builds one MTP module only");
+  }
+  std::vector<char> blocks;
+  std::string where = "mtp_hybrid_override_pattern";
+  if (f.Has(where) && f.Get(where).is_string()) {
+    for (char ch : f.Get(where).get<std::string>()) blocks.push_back(ch);
+  } else if (f.Has("mtp_layers_block_type") && f.Get("mtp_layers_block_type").is_array()) {
+    where = "mtp_layers_block_type";
+    const json& list = f.Get(where);
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      if (list[i] == "attention") {
+        blocks.push_back('*');
+      } else if (list[i] == "moe") {
+        blocks.push_back('E');
+      } else {
+        return f.Bad(where + "[" + std::to_string(i) + "]",
+                     "is " + Show(list[i]) +
+                         ": vLLM's nemotron_h_mtp.py builds only attention and moe blocks");
+      }
+    }
+  } else {
+    return f.Bad(where,
+                 "missing (nor mtp_layers_block_type), where num_nextn_predict_layers "
+                 "is 1: kvbill cannot tell the MTP module's blocks");
+  }
+  if (blocks.empty()) return f.Bad(where, "has no blocks, where num_nextn_predict_layers is 1");
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    if (blocks[i] != '*' && blocks[i] != 'E') {
+      return f.Bad(where, std::string("character ") + std::to_string(i) + " is '" + blocks[i] +
+                              "': vLLM's nemotron_h_mtp.py builds only * attention and E MoE");
+    }
+  }
+  ModelBuilder& b = *c.b;
+  const Int h = c.d.hidden;
+  b.BeginMtp();
+  for (std::size_t k = 0; k < blocks.size(); ++k) {
+    const int layer = static_cast<int>(c.d.layers + static_cast<Int>(k));
+    if (k == 0) {
+      b.Norms(layer, 2, h);  // enorm, hnorm
+      b.Matrix(ParamRole::kMtp, b.LayerName(layer) + "eh_proj", h, 2 * h);
+    }
+    if (auto s = add_block(layer, blocks[k], c.d.layers - 1); !s) return s;
+    if (k + 1 == blocks.size()) b.Norms(layer, 1, h);  // final_layernorm
+  }
+  b.EndOverride();
+  return OkStatus();
+}
+
 // Nemotron-H (nemotron_h/modeling_nemotron_h.py): one block per layer, its
 // kind from hybrid_override_pattern (M Mamba-2, * attention, - MLP, E MoE)
 // or layers_block_type; one norm per block.
@@ -1751,9 +1815,10 @@ Status BuildNemotronH(Ctx& c) {
   if (!moe) return moe.error();
   auto latent = f.OptionalInt("moe_latent_size");
   if (!latent) return latent.error();
-  for (Int i = 0; i < c.d.layers; ++i) {
-    const int layer = static_cast<int>(i);
-    switch (blocks[static_cast<std::size_t>(i)]) {
+  // One block and its norm; `i` is the main-model layer whose settings an
+  // attention or MoE block takes.
+  const auto add_block = [&](int layer, char kind, Int i) -> Status {
+    switch (kind) {
       case 'M':
         b.Mamba2(layer, *m2);
         break;
@@ -1779,8 +1844,14 @@ Status BuildNemotronH(Ctx& c) {
       }
     }
     b.Norms(layer, 1, c.d.hidden);
+    return OkStatus();
+  };
+  for (Int i = 0; i < c.d.layers; ++i) {
+    if (auto s = add_block(static_cast<int>(i), blocks[static_cast<std::size_t>(i)], i); !s) {
+      return s;
+    }
   }
-  return OkStatus();
+  return NemotronHMtp(c, add_block);
 }
 
 // DeciLM / Nemotron NAS (modeling_decilm.py): block_configs give each
