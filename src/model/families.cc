@@ -3423,12 +3423,10 @@ Result<TextModel> BuildTextModel(const Fields& f, const std::string& model_type,
     auto hint = UnknownStructureKey(f);
     if (!hint) return hint.error();
     if (!hint->empty()) {
-      std::string known;
-      for (const std::string& t : KnownModelTypes()) known += (known.empty() ? "" : ", ") + t;
       return f.Bad(*hint, "kvbill cannot tell which layers keep KV for model_type \"" + model_type +
-                              "\": the key is not read by its generic rules "
-                              "(model types with a family rule: " +
-                              known + ")");
+                              "\": it has no family rule, and the generic rule does not read "
+                              "this key (the model types with a rule: "
+                              "docs/models.md#families-which-kind-each-layer-is)");
     }
   }
   auto dims = ReadDims(f, model_type);
