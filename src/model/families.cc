@@ -176,6 +176,7 @@ const Style kStyles[] = {
   {"plamo2", Family::kPlamo2, "vLLM plamo2.py (Mamba mixers and sliding-window attention in turn: layer i attends when i % mamba_step == mamba_step / 2; four norms a layer; a gated MLP)", QkNorm::kFullWidth, 4},
   {"zamba2", Family::kZamba2, "vLLM zamba2.py (Mamba-2 in every layer; at hybrid layers a shared transformer block over the hidden state and the embeddings, num_mem_blocks of them in turn, with per-layer adapters and KV)"},
   {"step3p5", Family::kGeneric, "vLLM step3p5.py (Step3p5DecoderLayer: sliding layers by layer_types with attention_other_setting's heads, per-head q and k norms, a per-head sigmoid gate g_proj, moe_layers_enum, one shared expert of share_expert_dim, a router bias)", QkNorm::kPerHead},
+  {"step3p7", Family::kGeneric, "vLLM step3p7.py (Step3p7ForConditionalGeneration builds its language model from text_config, Step 3.5's layers: the step3p5 rule)", QkNorm::kPerHead},
   {"step3_text", Family::kGeneric, "vLLM step3_text.py (Step3TextDecoderLayer: queries through a share_q_dim rank, one KV head, moe_layers_enum)"},
 };
 // clang-format on
@@ -184,6 +185,12 @@ const Style kStyles[] = {
 // config, model_type grok-1) and Grok-2 (whose config says model_type git,
 // transformers' GIT class, with architectures Grok1ForCausalLM).
 bool IsGrok(const std::string& model_type) { return model_type == "git" || model_type == "grok-1"; }
+
+// Step 3.7 Flash's text model is Step 3.5's (vLLM step3p7.py builds it from
+// text_config with the step3p5 model).
+bool IsStep3p5(const std::string& model_type) {
+  return model_type == "step3p5" || model_type == "step3p7";
+}
 
 const Style* FindStyle(const std::string& model_type) {
   for (const Style& s : kStyles) {
@@ -195,7 +202,7 @@ const Style* FindStyle(const std::string& model_type) {
 // Keys that tell of layers the generic reading does not understand; an
 // unknown model_type carrying one is an error, not a guess. Keys the generic
 // rules read are exempt.
-constexpr std::array<const char*, 34> kStructureHints = {
+constexpr std::array<const char*, 36> kStructureHints = {
     "mamba", "ssm_", "conv_", "linear_", "hybrid", "block_config", "layers_block_type", "global_",
     "kv_shared", "k_eq_v", "cla_", "swa_", "full_attn", "layer_pattern", "cross_layer", "compress",
     "sparse", "index_", "per_layer", "hash_layer",
@@ -217,7 +224,10 @@ constexpr std::array<const char*, 34> kStructureHints = {
     // attention in all but every layer_group_size-th layer (vLLM
     // bailing_moe_linear.py); PLaMo 3 and others: windows by a pattern or a
     // per-layer list, local rotary bases for the windowed layers
-    "layer_group_size", "window_pattern", "interleaved_sliding", "window_size", "rope_local"};
+    "layer_group_size", "window_pattern", "interleaved_sliding", "window_size", "rope_local",
+    // StepFun's heads and KV groups for one layer type (attention_other_setting,
+    // read by the Step 3.5 rule) and an index list of sliding layers
+    "attention_other_setting", "sliding_window_layers"};
 constexpr std::array<const char*, 6> kGenericKeys = {"decoder_sparse_step", "index_topk",
                                                      "index_head_dim",      "index_n_heads",
                                                      "mlp_only_layers",     "use_sliding_window"};
@@ -555,7 +565,7 @@ Result<Dims> ReadDims(const Fields& f, const std::string& model_type) {
                                  " is not divisible by num_attention_heads " +
                                  std::to_string(d.heads[0]));
   }
-  if (model_type == "step3p5") {
+  if (IsStep3p5(model_type)) {
     if (auto st = Step3p5OtherSetting(f, &d); !st) return st.error();
   }
   // Grok (vLLM grok1.py Grok1Attention): head_dim is hidden_size //
@@ -662,7 +672,7 @@ Result<Dims> ReadDims(const Fields& f, const std::string& model_type) {
                    "what it adds");
     }
   }
-  if (model_type == "step3p5") {
+  if (IsStep3p5(model_type)) {
     // use_head_wise_attn_gate: g_proj hidden -> heads (vLLM step3p5.py).
     auto gate = f.Bool("use_head_wise_attn_gate", false);
     if (!gate) return gate.error();
@@ -708,7 +718,7 @@ Result<std::vector<Mixer>> ResolveMixers(const Fields& f, const Dims& d,
     if (!types.is_array()) return f.Bad("layer_types", "must be a list of strings");
     // Step 3.5: the entries past the layers are the MTP layers' (vLLM's
     // step3p5.py indexes layer_types by layer and builds no more).
-    const bool longer_ok = model_type == "step3p5" && static_cast<Int>(types.size()) > n;
+    const bool longer_ok = IsStep3p5(model_type) && static_cast<Int>(types.size()) > n;
     if (static_cast<Int>(types.size()) != n && !longer_ok) {
       return f.Bad("layer_types", "has " + std::to_string(types.size()) +
                                       " entries, num_hidden_layers is " + std::to_string(n));
@@ -741,8 +751,7 @@ Result<std::vector<Mixer>> ResolveMixers(const Fields& f, const Dims& d,
     }
     // Step 3.5 without a window: its sliding layers are full attention
     // (vLLM step3p5.py passes no window), with their own heads.
-    if (model_type == "step3p5" &&
-        (!f.Has("sliding_window") || f.Get("sliding_window").is_null())) {
+    if (IsStep3p5(model_type) && (!f.Has("sliding_window") || f.Get("sliding_window").is_null())) {
       for (Mixer& k : kinds) {
         if (k == Mixer::kSliding) k = full;
       }
@@ -822,7 +831,7 @@ Result<std::vector<Mixer>> ResolveMixers(const Fields& f, const Dims& d,
 
   // Step 3.5 without layer_types (vLLM step3p5.py): even layers slide when
   // there is a window.
-  if (model_type == "step3p5") {
+  if (IsStep3p5(model_type)) {
     for (Int i = 0; i < n; ++i) {
       at(i) = window->has_value() && i % 2 == 0 ? Mixer::kSliding : full;
     }
@@ -939,9 +948,14 @@ Result<MoeLayers> ResolveMoe(const Fields& f, const Dims& d, const std::string& 
   // step3_text.py), ERNIE 4.5 moe_num_experts and moe_k (vLLM
   // ernie45_moe.py); unknown model types with moe_num_experts are refused
   // (UnknownStructureKey), their layouts differing.
-  const bool step3 = model_type == "step3_text" || model_type == "step3p5";
+  const bool step3 = model_type == "step3_text" || IsStep3p5(model_type);
   const bool ernie = model_type == "ernie4_5_moe";
   const char* own_top_k = step3 ? "moe_top_k" : ernie ? "moe_k" : nullptr;
+  // Step 3.5 and 3.7 configs re-saved in Hugging Face's keys
+  // (num_experts, num_experts_per_tok) are read as StepFun's own.
+  const bool step_hf_keys = IsStep3p5(model_type) && !f.Has("moe_num_experts") &&
+                            (f.Has("num_experts") || f.Has("num_experts_per_tok"));
+  if (step_hf_keys) own_top_k = nullptr;
   if (ernie && f.Has("moe_num_experts") && f.Get("moe_num_experts").is_array()) {
     return f.Bad("moe_num_experts",
                  "is a list (text and vision experts, ERNIE 4.5 VL's layout), which vLLM's "
@@ -951,9 +965,10 @@ Result<MoeLayers> ResolveMoe(const Fields& f, const Dims& d, const std::string& 
   // num_experts_per_tok, else 2; every layer is MoE.
   const bool grok = IsGrok(model_type);
   auto experts =
-      own_top_k ? f.FirstPerLayerInt({"moe_num_experts"}, n)
-      : grok    ? f.FirstPerLayerInt({"num_experts", "num_local_experts"}, n)
-                : f.FirstPerLayerInt({"num_local_experts", "num_experts", "n_routed_experts"}, n);
+      own_top_k      ? f.FirstPerLayerInt({"moe_num_experts"}, n)
+      : step_hf_keys ? f.FirstPerLayerInt({"num_experts"}, n)
+      : grok         ? f.FirstPerLayerInt({"num_experts", "num_local_experts"}, n)
+             : f.FirstPerLayerInt({"num_local_experts", "num_experts", "n_routed_experts"}, n);
   if (!experts) return experts.error();
   if (grok && !experts->has_value()) {
     *experts = std::optional<std::vector<Int>>(std::vector<Int>(static_cast<std::size_t>(n), 8));
@@ -968,9 +983,10 @@ Result<MoeLayers> ResolveMoe(const Fields& f, const Dims& d, const std::string& 
     return *keys.begin();
   };
   const char* experts_key =
-      own_top_k ? "moe_num_experts"
-      : grok    ? first_present({"num_experts", "num_local_experts"})
-                : first_present({"num_local_experts", "num_experts", "n_routed_experts"});
+      own_top_k      ? "moe_num_experts"
+      : step_hf_keys ? "num_experts"
+      : grok         ? first_present({"num_experts", "num_local_experts"})
+                     : first_present({"num_local_experts", "num_experts", "n_routed_experts"});
   const char* top_k_key = own_top_k ? own_top_k
                                     : first_present({"num_experts_per_tok", "experts_per_token",
                                                      "moe_topk", "num_experts_per_token"});
@@ -1327,7 +1343,7 @@ Result<MoePlan> GenericMoe(const Ctx& c, const MoeLayers& m, Int i) {
                  c.model_type == "glm4v_moe_text" || c.model_type == "glm_moe_dsa" ||
                  c.model_type == "ernie4_5_moe" || c.model_type == "afmoe" ||
                  c.model_type == "dots1" || c.model_type == "exaone_moe" ||
-                 c.model_type == "step3p5";  // router_bias, one per expert (vLLM step3p5.py)
+                 IsStep3p5(c.model_type);  // router_bias, one per expert (vLLM step3p5.py)
   // Ling's expert bias (moe_router_enable_expert_bias), LFM2-MoE's
   // (use_expert_bias, transformers' default true).
   if (c.model_type.starts_with("bailing_moe") || c.model_type == "lfm2_moe") {
@@ -1679,6 +1695,70 @@ Result<Mamba2Plan> ReadMamba2(const Fields& f, Int hidden, const char* heads_key
   return m;
 }
 
+// Nemotron-H's MTP module (vLLM nemotron_h_mtp.py, NemotronHMultiTokenPredictor):
+// num_nextn_predict_layers (one at most there) steps of the blocks of
+// mtp_hybrid_override_pattern (or mtp_layers_block_type), each '*'
+// attention or 'E' MoE as in the main model with its norm; the first block
+// adds the embedding and hidden norms and eh_proj (2 x hidden -> hidden, no
+// bias), the last a final norm. It shares the embeddings and lm_head. The
+// checkpoint carries it (counted as MTP, not in the served model's totals).
+template <typename AddBlock>
+Status NemotronHMtp(Ctx& c, const AddBlock& add_block) {
+  const Fields& f = c.f;
+  auto count = MtpCount(f);
+  if (!count) return count.error();
+  if (*count == 0) return OkStatus();
+  if (*count != 1) {
+    return f.Bad(
+        "num_nextn_predict_layers",
+        "is " + std::to_string(*count) + ": vLLM's nemotron_h_mtp.py builds one MTP module only");
+  }
+  std::vector<char> blocks;
+  std::string where = "mtp_hybrid_override_pattern";
+  if (f.Has(where) && f.Get(where).is_string()) {
+    for (char ch : f.Get(where).get<std::string>()) blocks.push_back(ch);
+  } else if (f.Has("mtp_layers_block_type") && f.Get("mtp_layers_block_type").is_array()) {
+    where = "mtp_layers_block_type";
+    const json& list = f.Get(where);
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      if (list[i] == "attention") {
+        blocks.push_back('*');
+      } else if (list[i] == "moe") {
+        blocks.push_back('E');
+      } else {
+        return f.Bad(where + "[" + std::to_string(i) + "]",
+                     "is " + Show(list[i]) +
+                         ": vLLM's nemotron_h_mtp.py builds only attention and moe blocks");
+      }
+    }
+  } else {
+    return f.Bad(where,
+                 "missing (nor mtp_layers_block_type), where num_nextn_predict_layers "
+                 "is 1: kvbill cannot tell the MTP module's blocks");
+  }
+  if (blocks.empty()) return f.Bad(where, "has no blocks, where num_nextn_predict_layers is 1");
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    if (blocks[i] != '*' && blocks[i] != 'E') {
+      return f.Bad(where, std::string("character ") + std::to_string(i) + " is '" + blocks[i] +
+                              "': vLLM's nemotron_h_mtp.py builds only * attention and E MoE");
+    }
+  }
+  ModelBuilder& b = *c.b;
+  const Int h = c.d.hidden;
+  b.BeginMtp();
+  for (std::size_t k = 0; k < blocks.size(); ++k) {
+    const int layer = static_cast<int>(c.d.layers + static_cast<Int>(k));
+    if (k == 0) {
+      b.Norms(layer, 2, h);  // enorm, hnorm
+      b.Matrix(ParamRole::kMtp, b.LayerName(layer) + "eh_proj", h, 2 * h);
+    }
+    if (auto s = add_block(layer, blocks[k], c.d.layers - 1); !s) return s;
+    if (k + 1 == blocks.size()) b.Norms(layer, 1, h);  // final_layernorm
+  }
+  b.EndOverride();
+  return OkStatus();
+}
+
 // Nemotron-H (nemotron_h/modeling_nemotron_h.py): one block per layer, its
 // kind from hybrid_override_pattern (M Mamba-2, * attention, - MLP, E MoE)
 // or layers_block_type; one norm per block.
@@ -1735,9 +1815,10 @@ Status BuildNemotronH(Ctx& c) {
   if (!moe) return moe.error();
   auto latent = f.OptionalInt("moe_latent_size");
   if (!latent) return latent.error();
-  for (Int i = 0; i < c.d.layers; ++i) {
-    const int layer = static_cast<int>(i);
-    switch (blocks[static_cast<std::size_t>(i)]) {
+  // One block and its norm; `i` is the main-model layer whose settings an
+  // attention or MoE block takes.
+  const auto add_block = [&](int layer, char kind, Int i) -> Status {
+    switch (kind) {
       case 'M':
         b.Mamba2(layer, *m2);
         break;
@@ -1763,8 +1844,14 @@ Status BuildNemotronH(Ctx& c) {
       }
     }
     b.Norms(layer, 1, c.d.hidden);
+    return OkStatus();
+  };
+  for (Int i = 0; i < c.d.layers; ++i) {
+    if (auto s = add_block(static_cast<int>(i), blocks[static_cast<std::size_t>(i)], i); !s) {
+      return s;
+    }
   }
-  return OkStatus();
+  return NemotronHMtp(c, add_block);
 }
 
 // DeciLM / Nemotron NAS (modeling_decilm.py): block_configs give each
@@ -3212,6 +3299,52 @@ constexpr Unserved kUnserved[] = {
      "v0.12.0; it serves the original checkpoint format (model_type phi4mm)"},
 };
 
+// Models without a decoder KV cache to price. Encoder-only models (BERT and
+// its kin) read the whole input at once and generate nothing token by token:
+// vLLM serves them only as pooling models (embeddings, classification), with
+// no KV cache. Encoder-decoder models (T5, BART, Whisper: is_encoder_decoder
+// true) keep a self-attention cache and a cross-attention cache of the
+// encoder's output, which the decoder-only reading would not size. RWKV's
+// layers keep a recurrent state, not attention's keys and values.
+constexpr std::array<const char*, 17> kEncoderOnlyTypes = {
+    "albert",     "bert",    "camembert",     "deberta",     "deberta-v2",    "distilbert",
+    "electra",    "esm",     "megatron-bert", "mobilebert",  "modernbert",    "mpnet",
+    "nomic_bert", "roberta", "roformer",      "xlm-roberta", "xlm-roberta-xl"};
+// The class names of those models' architectures, lower-cased, without the
+// task suffix ("BertForMaskedLM", "XLMRobertaModel").
+constexpr std::array<const char*, 17> kEncoderOnlyClasses = {
+    "albert",    "bert",    "camembert",    "deberta",    "debertav2",   "distilbert",
+    "electra",   "esm",     "megatronbert", "mobilebert", "modernbert",  "mpnet",
+    "nomicbert", "roberta", "roformer",     "xlmroberta", "xlmrobertaxl"};
+constexpr std::array<const char*, 4> kRwkvTypes = {"rwkv", "rwkv5", "rwkv6", "rwkv7"};
+constexpr const char* kDecoderOnly =
+    "kvbill prices decoder-only generation (the KV cache of a decoder-only model)";
+
+// An encoder-only architecture of `top`'s architectures list, or "".
+std::string EncoderOnlyArchitecture(const json& top) {
+  auto it = top.find("architectures");
+  if (it == top.end() || !it->is_array()) return "";
+  for (const json& a : *it) {
+    if (!a.is_string()) continue;
+    const std::string name = a.get<std::string>();
+    if (name.ends_with("ForMaskedLM")) return name;  // a masked LM is an encoder
+    std::string base = name;
+    for (std::string_view suffix :
+         {"ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering",
+          "ForMultipleChoice", "ForPreTraining", "ForNextSentencePrediction", "Model"}) {
+      if (base.size() > suffix.size() && base.ends_with(suffix)) {
+        base.resize(base.size() - suffix.size());
+        break;
+      }
+    }
+    const std::string lower = LowerAscii(base);
+    for (const char* c : kEncoderOnlyClasses) {
+      if (lower == c) return name;
+    }
+  }
+  return "";
+}
+
 // Grok-2's config says model_type git, transformers' GIT (Microsoft's
 // captioning model, which vLLM does not serve): it is read as Grok only
 // with a Grok architecture. vLLM's grok1.py builds every layer as full
@@ -3277,7 +3410,7 @@ Result<TextModel> BuildTextModel(const Fields& f, const std::string& model_type,
   }
   // Step 3.5: vLLM's step3p5.py builds GQA only (another att_impl_type is
   // a ValueError there).
-  if (model_type == "step3p5" && f.Has("att_impl_type") && f.Get("att_impl_type") != "GQA") {
+  if (IsStep3p5(model_type) && f.Has("att_impl_type") && f.Get("att_impl_type") != "GQA") {
     return f.Bad("att_impl_type",
                  "is " + Show(f.Get("att_impl_type")) + ": vLLM's step3p5.py builds only \"GQA\"");
   }
@@ -3290,12 +3423,10 @@ Result<TextModel> BuildTextModel(const Fields& f, const std::string& model_type,
     auto hint = UnknownStructureKey(f);
     if (!hint) return hint.error();
     if (!hint->empty()) {
-      std::string known;
-      for (const std::string& t : KnownModelTypes()) known += (known.empty() ? "" : ", ") + t;
       return f.Bad(*hint, "kvbill cannot tell which layers keep KV for model_type \"" + model_type +
-                              "\": the key is not read by its generic rules "
-                              "(model types with a family rule: " +
-                              known + ")");
+                              "\": it has no family rule, and the generic rule does not read "
+                              "this key (the model types with a rule: "
+                              "docs/models.md#families-which-kind-each-layer-is)");
     }
   }
   auto dims = ReadDims(f, model_type);
@@ -3434,6 +3565,44 @@ Result<TextModel> BuildTextModel(const Fields& f, const std::string& model_type,
   }
   b->FinalNorm(c.d.hidden, style && style->layer_norm_bias);
   return t;
+}
+
+Status CheckDecoderOnly(const Fields& top, const Fields& text, const std::string& model_type) {
+  for (const Fields* f : {&top, &text}) {
+    if (f->Has("is_encoder_decoder") && f->Get("is_encoder_decoder") == true) {
+      return f->Bad("is_encoder_decoder",
+                    "is true: model_type \"" + model_type +
+                        "\" is an encoder-decoder model (its decoder also attends to the "
+                        "encoder's output), which kvbill does not read; " +
+                        kDecoderOnly);
+    }
+  }
+  const std::string lower = LowerAscii(model_type);
+  for (const char* t : kEncoderOnlyTypes) {
+    if (lower == t) {
+      return top.Bad("model_type", "is \"" + model_type +
+                                       "\", an encoder-only model: it keeps no KV cache, "
+                                       "generating no tokens (vLLM serves it only as a pooling "
+                                       "model); " +
+                                       kDecoderOnly);
+    }
+  }
+  if (const std::string a = EncoderOnlyArchitecture(top.object()); !a.empty()) {
+    return top.Bad("architectures", "names " + a +
+                                        ", an encoder-only model: it keeps no KV cache, "
+                                        "generating no tokens (vLLM serves it only as a pooling "
+                                        "model); " +
+                                        kDecoderOnly);
+  }
+  for (const char* t : kRwkvTypes) {
+    if (lower == t) {
+      return top.Bad("model_type", "is \"" + model_type +
+                                       "\": RWKV is a recurrent model (its layers keep a "
+                                       "per-sequence state, not attention's keys and values), "
+                                       "which kvbill has no rule for");
+    }
+  }
+  return OkStatus();
 }
 
 std::vector<std::string> KnownModelTypes() {

@@ -32,6 +32,12 @@ struct TextModel {
 // names the key and the model type.
 Result<TextModel> BuildTextModel(const Fields& f, const std::string& model_type, ModelBuilder* b);
 
+// Refuses what is no decoder-only model: `is_encoder_decoder` true in
+// `top` (the file's top level) or `text` (the text config read), an
+// encoder-only model type or architecture (BERT, RoBERTa, ...), RWKV. The
+// error names the file and the field.
+Status CheckDecoderOnly(const Fields& top, const Fields& text, const std::string& model_type);
+
 // Adds the towers of `root` (vision_config, audio_config and their
 // projectors into the text model) to `b`.
 Status BuildTowers(const json& root, const std::string& source, const std::string& model_type,

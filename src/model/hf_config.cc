@@ -404,6 +404,16 @@ Error NameDefaultedKeys(const Error& error, const std::vector<model_config::Fill
 Result<ModelShape> BuildShape(const json& top, const std::string& source, const std::string& name,
                               const std::vector<ConfigOverride>& overrides, bool text_only) {
   if (!top.is_object()) return Error(source + ": expected a JSON object at the top level");
+  // Mistral's native params.json (mistral-inference's format: dim, n_layers,
+  // n_heads, n_kv_heads, hidden_dim) names no model type; read as a config
+  // it would fail on a missing num_hidden_layers.
+  if (!top.contains("model_type") && !top.contains("architectures") && top.contains("dim") &&
+      top.contains("n_layers") && top.contains("n_heads")) {
+    return Error(source +
+                 ": n_layers: is a key of Mistral's native params.json (with dim and n_heads), "
+                 "not of a Hugging Face config.json: give the config.json of the model's Hugging "
+                 "Face repository instead");
+  }
   if (auto s = CheckWrapperKeys(top, source, "", {"thinker_config"}); !s) return s.error();
   // Qwen3-Omni keeps what vLLM serves (the thinker: text model and towers)
   // under thinker_config (vLLM qwen3_omni_moe_thinker.py).
@@ -471,6 +481,9 @@ Result<ModelShape> BuildShape(const json& top, const std::string& source, const 
     if (auto s = ReadDeepseekVl2Attention(config, source, prefix); !s) return s.error();
   }
   const Fields f(config, source, prefix);
+  if (auto s = model_config::CheckDecoderOnly(Fields(top, source, ""), f, model_type); !s) {
+    return s.error();
+  }
 
   model_config::ModelBuilder builder(0, {});
   auto text = model_config::BuildTextModel(f, model_type, &builder);
@@ -698,6 +711,18 @@ Result<ModelShape> LoadModel(const std::string& name_or_path,
         auto quant = model_config::ParseModelConfigJson(*quant_text, sibling.string());
         if (!quant) return quant.error();
         (*root)["quantization_config"] = std::move(*quant);
+        // An error in what was read from the sibling names that file.
+        auto shape = ShapeOf(*root, name_or_path, stem, overrides, text_only);
+        if (shape) return shape;
+        const std::string& message = shape.error().message();
+        for (const std::string& key :
+             {name_or_path + ": quantization_config.", name_or_path + ": quantization_config: "}) {
+          if (message.starts_with(key)) {
+            return Error(sibling.string() + ": " + message.substr(key.size()),
+                         shape.error().exit_status());
+          }
+        }
+        return shape;
       }
       return ShapeOf(*root, name_or_path, stem, overrides, text_only);
     }

@@ -470,41 +470,22 @@ TEST(ConfigReaderTest, UnknownLayerKindsAreErrorsNamingKeyAndModelType) {
       ErrorOf(R"({"model_type": "my_hybrid", "num_hidden_layers": 2, "hidden_size": 64,
                         "num_attention_heads": 4, "vocab_size": 100, "mamba_d_state": 16})"),
       "c.json: mamba_d_state: kvbill cannot tell which layers keep KV for model_type "
-      "\"my_hybrid\": the key is not read by its generic rules (model types with a family "
-      "rule: PanguEmbedded, afmoe, apertus, arcee, arctic, bailing_moe, bailing_moe_linear, "
-      "bailing_moe_v2, bamba, "
-      "bloom, "
-      "chatglm, "
-      "cohere, "
-      "cohere2, dbrx, deepseek_v2, "
-      "deepseek_v3, deepseek_v32, deepseek_v4, dots1, ernie4_5, ernie4_5_moe, exaone4, exaone_moe, "
-      "falcon, "
-      "falcon_h1, "
-      "falcon_mamba, gemma, gemma2, gemma3, "
-      "gemma3_text, gemma3n, gemma3n_text, gemma4, gemma4_text, git, glm4, glm4_moe, "
-      "glm4_moe_lite, "
-      "glm4v_moe_text, "
-      "glm4v_text, "
-      "glm_moe_dsa, gpt2, gpt_bigcode, "
-      "gpt_neox, gpt_oss, gptj, "
-      "granite, granitemoe, granitemoehybrid, grok-1, hunyuan, hunyuan_v1_dense, hunyuan_v1_moe, "
-      "internlm, "
-      "jais2, "
-      "jamba, kimi_k2, "
-      "kimi_linear, laguna, lfm2, lfm2_moe, llama, llama4, llama4_text, longcat_flash, mamba, "
-      "mamba2, mimo, "
-      "mimo_v2_flash, "
-      "minicpm, minicpm3, minimax, "
-      "minimax_m1, minimax_m2, minimax_m3, ministral3, mistral, mixtral, mpt, muse_glimmer_text, "
-      "nemotron, "
-      "nemotron-nas, "
-      "nemotron_h, olmo2, olmo3, olmoe, opt, orion, ouro, "
-      "phi, phi-msft, phi3, phi3_v, phi4mm, "
-      "phimoe, plamo2, "
-      "qwen, qwen2, qwen2_5_vl, qwen2_moe, qwen2_vl, qwen3, qwen3_5_moe_text, qwen3_5_text, "
-      "qwen3_moe, qwen3_next, qwen3_vl_moe_text, qwen3_vl_text, seed_oss, smollm3, stablelm, "
-      "starcoder2, "
-      "step3_text, step3p5, zamba2)");
+      "\"my_hybrid\": it has no family rule, and the generic rule does not read this key (the "
+      "model types with a rule: docs/models.md#families-which-kind-each-layer-is)");
+  // ERNIE's and Step's expert key under a type with no rule: the key named,
+  // no list of every family (it was 1,381 characters).
+  EXPECT_EQ(ErrorOf(R"({"model_type": "my_moe", "num_hidden_layers": 2, "hidden_size": 64,
+                        "num_attention_heads": 4, "vocab_size": 100, "moe_num_experts": 8})"),
+            "c.json: moe_num_experts: kvbill cannot tell which layers keep KV for model_type "
+            "\"my_moe\": it has no family rule, and the generic rule does not read this key (the "
+            "model types with a rule: docs/models.md#families-which-kind-each-layer-is)");
+  // Mistral's native params.json is not a Hugging Face config.json.
+  EXPECT_EQ(ErrorOf(R"({"dim": 5120, "n_layers": 40, "head_dim": 128, "hidden_dim": 32768,
+                        "n_heads": 32, "n_kv_heads": 8, "norm_eps": 1e-05,
+                        "vocab_size": 131072})"),
+            "c.json: n_layers: is a key of Mistral's native params.json (with dim and n_heads), "
+            "not of a Hugging Face config.json: give the config.json of the model's Hugging "
+            "Face repository instead");
   EXPECT_EQ(ErrorOf(R"({"model_type": "lfm2", "num_hidden_layers": 2, "hidden_size": 64,
                         "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
                         "layer_types": ["conv", "banana"]})"),
@@ -681,6 +662,24 @@ TEST(ConfigReaderTest, FamiliesTheGenericRulesWouldMisreadAreRefused) {
           "moe_num_experts": [8, 8], "moe_k": 2, "moe_intermediate_size": [32, 16]})",
        "moe_num_experts: kvbill cannot tell which layers keep KV for model_type "
        "\"ernie4_5_moe_vl\""},
+      // StepFun's heads and KV groups for the sliding layers under an
+      // unknown model type: read as Llama, the sliding layers had the full
+      // layers' heads (Step-3.7's layout with 16 groups gave 184,320 B/token
+      // where the step3p5 rule gives 319,488).
+      {R"({"model_type": "step_next", "num_hidden_layers": 2, "hidden_size": 64,
+          "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+          "vocab_size": 100, "sliding_window": 8,
+          "layer_types": ["full_attention", "sliding_attention"],
+          "attention_other_setting": {"attention_type": "sliding_attention",
+              "num_attention_heads": 6, "num_attention_groups": 4, "head_dim": 16}})",
+       "attention_other_setting: kvbill cannot tell which layers keep KV for model_type "
+       "\"step_next\""},
+      // An index list of the sliding layers: read as Llama, every layer slid.
+      {R"({"model_type": "swl_model", "num_hidden_layers": 4, "hidden_size": 64,
+          "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
+          "sliding_window": 8, "sliding_window_layers": [0, 2]})",
+       "sliding_window_layers: kvbill cannot tell which layers keep KV for model_type "
+       "\"swl_model\""},
   };
   for (const auto& [json, message] : cases) {
     SCOPED_TRACE(message);
@@ -952,6 +951,32 @@ TEST(ConfigReaderTest, HfQuantConfigBesideTheConfigIsRead) {
   EXPECT_LT(static_cast<double>(fp8->total), 0.6 * static_cast<double>(bf16->total));
   EXPECT_EQ(sibling->checkpoint_kv_format, "fp8-e4m3");
   EXPECT_EQ(plain->checkpoint_kv_format, "");
+  fs::remove_all(dir);
+}
+
+// What is wrong in hf_quant_config.json is named there, not as config.json's
+// quantization_config: ModelOpt's file without a producer names no method.
+TEST(ConfigReaderTest, HfQuantConfigErrorsNameThatFile) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "modelopt_no_producer";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy_file(fs::path(KVBILL_SOURCE_DIR) / "scenarios/models/qwen3-8b.json",
+                dir / "config.json");
+  std::ofstream(dir / "hf_quant_config.json")
+      << R"({"quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8"}})";
+  auto m = LoadModel((dir / "config.json").string());
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().exit_status(), 2);
+  EXPECT_EQ(m.error().message(),
+            (dir / "hf_quant_config.json").string() +
+                ": quant_method: missing (known: fp8, mxfp4, compressed-tensors, modelopt, awq, "
+                "gptq, auto-round, quark, torchao, bitsandbytes, fbgemm_fp8)");
+  std::ofstream(dir / "hf_quant_config.json") << "[1, 2]";
+  auto list = LoadModel((dir / "config.json").string());
+  ASSERT_FALSE(list.ok());
+  EXPECT_EQ(list.error().message(),
+            (dir / "hf_quant_config.json").string() + ": must be an object");
   fs::remove_all(dir);
 }
 

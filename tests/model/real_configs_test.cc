@@ -141,6 +141,9 @@ struct Expected {
 //   Mamba-2 layers: conv (4 - 1) x (64 x 64 + 2 x 8 x 128) in bf16 and SSM
 //   64 x 64 x 128 in fp32 (mamba_ssm_cache_dtype): 23 x (3 x 6,144 x 2 +
 //   524,288 x 4) = 49,082,368. The 23 'E' layers keep nothing.
+// nemotron-3-super: 8 '*' layers of 2 KV heads: 8 x 2 x 128 x 4 = 8,192; 40
+//   'M' layers: conv 3 x (128 x 64 + 2 x 8 x 128) x 2 B = 61,440 and SSM
+//   128 x 64 x 128 x 4 B (fp32) = 4,194,304: 40 x 4,255,744 = 170,229,760.
 // nemotron-h-56b: 10 '*' layers: 10 x 8 x 128 x 4 = 40,960; 54 'M' layers:
 //   conv 3 x (256 x 64 + 2 x 8 x 256) x 2 + SSM 256 x 64 x 256 x 4 (the
 //   class default fp32) = 16,900,096 each: 912,605,184.
@@ -422,6 +425,13 @@ const std::vector<Expected>& Table() {
        "full=6 mamba=23 none=23",
        {31.6e9, 0.01, Count::kTotal},
        {3.6e9, 0.03, Count::kActive}},
+      // Card: 120B total (its 12B active is rounded past 3%).
+      {"nemotron-3-super-120b-a12b-fp8.json",
+       8192,
+       170229760,
+       "full=8 mamba=40 none=40",
+       {120e9, 0.03, Count::kTotal},
+       {}},
       // Card: 56B.
       {"nemotron-h-56b-base-8k.json",
        40960,

@@ -94,6 +94,36 @@ TEST(Step3p5Test, OtherSettingHeadsGateAndMoeLayers) {
   EXPECT_EQ(full.CountLayers(LayerKind::kFullAttention), 4);
 }
 
+// model_type step3p7 (Step-3.7-Flash's text model, flattened: vLLM's
+// step3p7.py builds its language model as Step 3.5's) is read by the same
+// rule, in StepFun's keys or in Hugging Face's (num_experts,
+// num_experts_per_tok, num_key_value_heads). The layout of
+// OtherSettingHeadsGateAndMoeLayers above, so the same working: 183,240
+// parameters, 512 B a token. Active: layers 2 and 3 hold 4 experts of
+// 3 x 64 x 32 = 6,144, 2 routed a token: 183,240 - 2 x 2 x 6,144 = 158,664.
+TEST(Step3p5Test, Step3p7IsReadAsStep3p5InEitherKeys) {
+  const std::string layout = R"("model_type": "step3p7", "hidden_size": 64,
+      "num_hidden_layers": 4, "num_attention_heads": 4, "head_dim": 16,
+      "intermediate_size": 128, "vocab_size": 100, "tie_word_embeddings": false,
+      "use_head_wise_attn_gate": true, "moe_intermediate_size": 32,
+      "share_expert_dim": 32, "moe_layers_enum": "2,3", "sliding_window": 8,
+      "layer_types": ["full_attention", "sliding_attention", "sliding_attention",
+                      "full_attention", "sliding_attention"],
+      "attention_other_setting": {"attention_type": "sliding_attention",
+          "num_attention_heads": 6, "num_attention_groups": 2, "head_dim": 16}, )";
+  const ModelShape stepfun = InlineConfig("{" + layout + R"("num_attention_groups": 2,
+      "moe_num_experts": 4, "moe_top_k": 2})");
+  const ModelShape hf = InlineConfig("{" + layout + R"("num_key_value_heads": 2,
+      "num_experts": 4, "num_experts_per_tok": 2})");
+  for (const ModelShape* m : {&stepfun, &hf}) {
+    EXPECT_FALSE(m->generic_rule);
+    EXPECT_EQ(m->params.Total(), 183240);
+    EXPECT_EQ(m->params.Active(), 158664);
+    EXPECT_EQ(m->CountLayers(LayerKind::kSlidingWindow), 2);
+    EXPECT_EQ(BytesPerToken(*m, Fmt("bf16")), 512.0);
+  }
+}
+
 TEST(Step3p5Test, RefusesWhatVllmDoesNotBuild) {
   const std::string base = R"({"model_type": "step3p5", "hidden_size": 64,
       "num_hidden_layers": 4, "num_attention_heads": 4, "num_attention_groups": 2,
