@@ -156,8 +156,9 @@ int RunBreakeven(const Args& args) {
                              "break-even is per output token, whatever the request's length)"));
   }
   // A negative price was silently the catalog's (the default's sentinel).
-  if (vm.count("usd-per-gpu-hour") && !(usd_per_gpu_hour >= 0 && usd_per_gpu_hour <= 1e6)) {
-    return ReportError("breakeven", Error("--usd-per-gpu-hour: must be in [0, 1,000,000] dollars"));
+  // As a GPU file's price (positive: a free GPU has no break-even).
+  if (vm.count("usd-per-gpu-hour") && !(usd_per_gpu_hour > 0 && usd_per_gpu_hour <= 1e6)) {
+    return ReportError("breakeven", Error("--usd-per-gpu-hour: must be in (0, 1,000,000] dollars"));
   }
   if (batch < 1) return ReportError("breakeven", Error("--batch: must be at least 1"));
   if (gpus < 1) return ReportError("breakeven", Error("--gpus: must be at least 1"));

@@ -167,6 +167,17 @@ int RunFit(const Args& args) {
   // The block size the engine pages the model in on this GPU, as a scenario
   // takes it (kv_blocks.h): vLLM's FlashMLA takes 64, DeepSeek-V4 256.
   if (vm["block-size"].defaulted()) block_size = DefaultKvBlockSize(engine, *model, *gpu);
+  // A block size vLLM's attention backend for the model on this GPU does
+  // not keep, as a scenario's block_size_unserved warns it.
+  std::string block_warning;
+  if (const VllmKvBlocks rule = VllmKvBlockRule(*model, *gpu);
+      engine == "vllm" && !vm["block-size"].defaulted() && !rule.Keeps(block_size)) {
+    block_warning = "--block-size " + std::to_string(block_size) + ": vLLM serves " + model->name +
+                    " on " + gpu->id + " in " + std::to_string(rule.size) + "-token blocks" +
+                    (rule.backend.empty() ? " (its CUDA attention backends need a multiple of 16)"
+                                          : " (" + rule.backend + ")") +
+                    ", so the sizes are of a block size it does not run";
+  }
   // The tokens an iteration computes, as a scenario takes them: the
   // engine's default for the GPU and degree unless given.
   const EngineLimits limits = DefaultEngineLimits(engine, *gpu, gpus);
@@ -378,6 +389,9 @@ int RunFit(const Args& args) {
     if (!pool_warning.empty()) {
       j["warnings"].push_back({{"code", "context_limit"}, {"message", pool_warning}});
     }
+    if (!block_warning.empty()) {
+      j["warnings"].push_back({{"code", "block_size_unserved"}, {"message", block_warning}});
+    }
     for (const std::string& w : format_warnings) {
       j["warnings"].push_back(
           {{"code", "format_not_run"}, {"message", w + " (the sizes are memory's alone)"}});
@@ -425,6 +439,9 @@ int RunFit(const Args& args) {
     text << t.ToText() << "\n";
     if (!limit.warning.empty()) text << "warning [context_limit]: " << limit.warning << "\n";
     if (!pool_warning.empty()) text << "warning [context_limit]: " << pool_warning << "\n";
+    if (!block_warning.empty()) {
+      text << "warning [block_size_unserved]: " << block_warning << "\n";
+    }
     for (const std::string& w : format_warnings) {
       text << "warning [format_not_run]: " << w << " (the sizes are memory's alone)\n";
     }

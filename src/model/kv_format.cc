@@ -1,5 +1,6 @@
 #include "kvbill/model/kv_format.h"
 
+#include <cctype>
 #include <charconv>
 
 namespace kvbill {
@@ -73,6 +74,13 @@ Result<ElementFormat> ParseElementFormat(std::string_view name) {
       }
       return IntGroup(bits, group);
     }
+  }
+  // Names are lower case: "FP8" is a typo of one, said so.
+  std::string lower(name);
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (lower != name && ParseElementFormat(lower)) {
+    return Error("unknown format \"" + std::string(name) + "\" (format names are lower case: \"" +
+                 lower + "\")");
   }
   std::string known;
   for (const std::string& n : ElementFormatNames()) known += (known.empty() ? "" : ", ") + n;

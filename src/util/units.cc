@@ -84,7 +84,16 @@ Result<std::vector<Tokens>> ParseTokenCountList(std::string_view text) {
     const std::string_view item = text.substr(
         start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     auto parsed = ParseTokenCount(item);
-    if (!parsed) return parsed.error();
+    if (!parsed) {
+      // "1,000": a thousands separator read as the list's comma.
+      const bool separator = start > 0 && item.size() == 3 &&
+                             item.find_first_not_of("0123456789") == std::string_view::npos;
+      if (separator) {
+        return Error(parsed.error().message() +
+                     " (commas separate the list's counts: write 1000 or 1k, not 1,000)");
+      }
+      return parsed.error();
+    }
     out.push_back(*parsed);
     if (comma == std::string_view::npos) break;
     start = comma + 1;

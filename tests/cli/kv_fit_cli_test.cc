@@ -551,6 +551,28 @@ TEST(FitCliTest, ALatentModelsDegreeNamesItsQueryHeadsAlone) {
 // A reserve at or above the memory share, or a block size no engine uses,
 // is a typo: exit 2 naming the flag, not a negative capacity or exabytes of
 // KV. An H100's share: 85,469,849,190 usable bytes x 0.9 / 2^30 = 71.64 GiB.
+// vLLM's CUDA attention backends page in multiples of 16 tokens; FlashMLA
+// on Hopper in 64-token blocks only (docs/engine.md#kv-blocks). A block
+// size it does not run is sized all the same, and warned, as a scenario's
+// block_size_unserved; one it runs is not.
+TEST(FitCliTest, ABlockSizeVllmDoesNotRunIsWarned) {
+  const auto seven = RunKvbill("fit --model qwen3-8b --gpu h100-sxm --context 8k --block-size 7");
+  ASSERT_EQ(seven.exit_status, 0) << seven.err;
+  EXPECT_NE(seven.out.find("warning [block_size_unserved]: --block-size 7: vLLM serves qwen3-8b "
+                           "on h100-sxm in 16-token blocks"),
+            std::string::npos)
+      << seven.out;
+  const auto mla = RunKvbill(
+      "fit --model deepseek-v3 --gpu h200 --gpus 8 --context 8k --block-size 16 --format json");
+  ASSERT_EQ(mla.exit_status, 0) << mla.err;
+  const auto j = nlohmann::json::parse(mla.out);
+  bool warned = false;
+  for (const auto& w : j["warnings"]) warned = warned || w["code"] == "block_size_unserved";
+  EXPECT_TRUE(warned) << j["warnings"];
+  const auto kept = RunKvbill("fit --model qwen3-8b --gpu h100-sxm --context 8k --block-size 32");
+  EXPECT_EQ(kept.out.find("block_size_unserved"), std::string::npos) << kept.out;
+}
+
 TEST(FitCliTest, ReserveAndBlockSizeOutOfRangeAreErrors) {
   const auto r = RunKvbill("fit --model qwen3-8b --gpu h100-sxm --context 8k --reserve-gib 72");
   EXPECT_EQ(r.exit_status, 2);

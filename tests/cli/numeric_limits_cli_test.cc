@@ -36,7 +36,27 @@ TEST(NumericLimitsCliTest, ANegativeGpuPriceIsAnError) {
   const auto r = testing::RunKvbill(
       "breakeven --model llama-3.1-8b --gpu h100-sxm --price 20 --usd-per-gpu-hour -3");
   EXPECT_EQ(r.exit_status, 2);
-  EXPECT_EQ(r.err, "kvbill breakeven: --usd-per-gpu-hour: must be in [0, 1,000,000] dollars\n");
+  EXPECT_EQ(r.err, "kvbill breakeven: --usd-per-gpu-hour: must be in (0, 1,000,000] dollars\n");
+  // Nor is a free GPU, as a GPU file's price of 0 is not: nothing breaks even.
+  const auto free = testing::RunKvbill(
+      "breakeven --model llama-3.1-8b --gpu h100-sxm --price 20 --usd-per-gpu-hour 0");
+  EXPECT_EQ(free.exit_status, 2);
+  EXPECT_EQ(free.err, r.err);
+}
+
+// Format names are lower case; "FP8" is said to be a typo of "fp8". A
+// thousands separator in a context list reads as the list's comma: said so.
+TEST(NumericLimitsCliTest, AnUpperCaseFormatAndASeparatorInAListAreExplained) {
+  const auto upper = testing::RunKvbill("kv --model qwen3-8b --kv-format FP8");
+  EXPECT_EQ(upper.exit_status, 2);
+  EXPECT_NE(upper.err.find("unknown format \"FP8\" (format names are lower case: \"fp8\")"),
+            std::string::npos)
+      << upper.err;
+  const auto comma = testing::RunKvbill("kv --model qwen3-8b --context 1,000");
+  EXPECT_EQ(comma.exit_status, 2);
+  EXPECT_NE(comma.err.find("(commas separate the list's counts: write 1000 or 1k, not 1,000)"),
+            std::string::npos)
+      << comma.err;
 }
 
 }  // namespace
