@@ -475,9 +475,10 @@ int RunFit(const Args& args) {
                               : "holds " + FormatWithSeparators(report->max_context) + " tokens") +
                          ")";
     } else {
-      max_context_text = report->max_context_unbounded
-                             ? "unbounded (the footprint stops growing)"
-                             : FormatWithSeparators(report->max_context) + " tokens";
+      max_context_text = report->max_context_unbounded ? "unbounded (the footprint stops growing)"
+                         : report->max_context > 0
+                             ? FormatWithSeparators(report->max_context) + " tokens"
+                             : "none, " + FormatWithSeparators(batch) + " sequences fit no context";
     }
     // Weights that leave no room for KV: no context and no batch, and why.
     const std::string no_room = report->weights_bytes >= report->capacity_bytes
@@ -485,7 +486,7 @@ int RunFit(const Args& args) {
                                           ") leave no room for KV in " + Gib(report->capacity_bytes)
                                     : "";
     if (!no_room.empty() && report->max_context == 0) max_context_text = no_room;
-    text << "max context at batch " << batch << ": "
+    text << "max context at batch " << FormatWithSeparators(batch) << ": "
          << (runnable ? max_context_text
                       : "none, " + not_served + " (memory alone: " + max_context_text + ")")
          << "\n";

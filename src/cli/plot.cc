@@ -1,4 +1,5 @@
 // kvbill plot: SVG charts.
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -30,12 +31,22 @@ constexpr char kUsage[] =
     "Each curve stops at its model's max_model_len (the legend names it); --ignore-model-limit\n"
     "draws it over the whole axis (a what-if, with a context_limit warning).\n";
 
-std::vector<std::string> SplitCommas(const std::string& text) {
+// --model's comma-separated names: an empty one ("a,,b", a trailing comma)
+// or one named twice (two curves under one label) is an error.
+Result<std::vector<std::string>> SplitModels(const std::string& text) {
   std::vector<std::string> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) out.push_back(item);
-  return out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? comma : comma - start);
+    if (item.empty()) return Error("--model: an empty name in \"" + text + "\"");
+    if (std::find(out.begin(), out.end(), item) != out.end()) {
+      return Error("--model: \"" + item + "\" is named twice");
+    }
+    out.push_back(std::move(item));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
 }
 
 }  // namespace
@@ -154,7 +165,9 @@ int RunPlot(const Args& args) {
   o.max_context = *hi;
 
   std::vector<ModelShape> models;
-  for (const std::string& name : SplitCommas(models_text)) {
+  auto names = SplitModels(models_text);
+  if (!names) return ReportError("plot", names.error());
+  for (const std::string& name : *names) {
     auto resolved = ResolveModelName(name);
     if (!resolved) return ReportError("plot", resolved.error());
     auto m = LoadModel(*resolved);

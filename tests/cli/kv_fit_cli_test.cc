@@ -555,6 +555,17 @@ TEST(FitCliTest, ALatentModelsDegreeNamesItsQueryHeadsAlone) {
 // on Hopper in 64-token blocks only (docs/engine.md#kv-blocks). A block
 // size it does not run is sized all the same, and warned, as a scenario's
 // block_size_unserved; one it runs is not.
+// 100,000,000 sequences of even one block of Qwen3-8B (16 x 147,456 B)
+// need 236 TB: no context fits, said as "none", not "0 tokens".
+TEST(FitCliTest, ABatchThatFitsNoContextSaysNone) {
+  const auto r = RunKvbill("fit --model qwen3-8b --gpu h100-sxm --context 8k --batch 100000000");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_NE(r.out.find("max context at batch 100,000,000: none, 100,000,000 sequences fit no "
+                       "context\n"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(FitCliTest, ABlockSizeVllmDoesNotRunIsWarned) {
   const auto seven = RunKvbill("fit --model qwen3-8b --gpu h100-sxm --context 8k --block-size 7");
   ASSERT_EQ(seven.exit_status, 0) << seven.err;
@@ -921,6 +932,15 @@ TEST(PlotCliTest, WritesAnSvgAndNothingOnBadInput) {
   EXPECT_EQ(bad.exit_status, 2);
   EXPECT_FALSE(std::filesystem::exists(out));
   EXPECT_EQ(RunKvbill("plot pie --out " + out).exit_status, 2);
+  // A model named twice would draw two curves under one label; an empty
+  // name (a trailing comma) is a typo.
+  const auto twice = RunKvbill("plot memory --model qwen3-8b,qwen3-8b --out " + out);
+  EXPECT_EQ(twice.exit_status, 2);
+  EXPECT_EQ(twice.err, "kvbill plot: --model: \"qwen3-8b\" is named twice\n");
+  const auto trailing = RunKvbill("plot memory --model qwen3-8b, --out " + out);
+  EXPECT_EQ(trailing.exit_status, 2);
+  EXPECT_EQ(trailing.err, "kvbill plot: --model: an empty name in \"qwen3-8b,\"\n");
+  EXPECT_FALSE(std::filesystem::exists(out));
   const auto r =
       RunKvbill("plot memory --model qwen3-32b,llama-3.1-8b --gpu h100-sxm --out " + out);
   ASSERT_EQ(r.exit_status, 0) << r.err;
