@@ -12,6 +12,7 @@
 #include "kvbill/hardware/catalog_names.h"
 #include "kvbill/hardware/format_support.h"
 #include "kvbill/hardware/kv_blocks.h"
+#include "kvbill/model/weight_bytes.h"
 #include "kvbill/model/weight_format.h"
 #include "kvbill/report/table.h"
 
@@ -210,6 +211,38 @@ int RunFit(const Args& args) {
   } else if (auto run = CheckCheckpointRuns(*gpu, *model); !run) {
     format_warnings.push_back(model->name + "'s own weights: " + run.error().message());
   }
+  // Weights stored in a format the GPU has no units for (fp8 before
+  // Hopper, nvfp4 before Blackwell) run as a weight-only fallback: they
+  // save memory, not compute, as simulate's unsupported_format says.
+  std::string fallback_warning;
+  {
+    std::vector<ElementFormat> stored;
+    if (weight_format != "auto") {
+      if (auto w = ParseWeightFormat(weight_format)) stored.push_back(*w);
+    } else if (auto native = NativePartFormats(*model)) {
+      stored = {native->dense, native->other};
+      if (model->moe.layers > 0) stored.push_back(native->experts);
+    }
+    std::vector<std::string> seen;
+    for (const ElementFormat& f : stored) {
+      const FormatRun run = HowGpuRuns(*gpu, FormatRole::kWeights, f);
+      const bool activation_format = f.name.starts_with("fp8") || f.name.starts_with("nvfp4");
+      if (!run.runs() || !activation_format || !run.ComputedLabel().ends_with("A16") ||
+          std::find(seen.begin(), seen.end(), f.name) != seen.end()) {
+        continue;
+      }
+      seen.push_back(f.name);
+      fallback_warning += std::string(fallback_warning.empty() ? "" : "; ") + f.name +
+                          " weights run as " + run.ComputedLabel() + " (" + run.cell.kernel + ")";
+    }
+    if (!fallback_warning.empty()) {
+      fallback_warning = gpu->id +
+                         " has no units for the format's arithmetic, so the engine runs a "
+                         "weight-only fallback: " +
+                         fallback_warning +
+                         "; it saves memory but not compute (docs/hardware.md#formats)";
+    }
+  }
   auto context = ParseTokenCount(context_text);
   if (!context) return ReportError("fit", context.error().Within("--context"));
   Tokens reserve_budget = 0;
@@ -392,6 +425,9 @@ int RunFit(const Args& args) {
     if (!block_warning.empty()) {
       j["warnings"].push_back({{"code", "block_size_unserved"}, {"message", block_warning}});
     }
+    if (!fallback_warning.empty()) {
+      j["warnings"].push_back({{"code", "unsupported_format"}, {"message", fallback_warning}});
+    }
     for (const std::string& w : format_warnings) {
       j["warnings"].push_back(
           {{"code", "format_not_run"}, {"message", w + " (the sizes are memory's alone)"}});
@@ -441,6 +477,9 @@ int RunFit(const Args& args) {
     if (!pool_warning.empty()) text << "warning [context_limit]: " << pool_warning << "\n";
     if (!block_warning.empty()) {
       text << "warning [block_size_unserved]: " << block_warning << "\n";
+    }
+    if (!fallback_warning.empty()) {
+      text << "warning [unsupported_format]: " << fallback_warning << "\n";
     }
     for (const std::string& w : format_warnings) {
       text << "warning [format_not_run]: " << w << " (the sizes are memory's alone)\n";

@@ -566,6 +566,29 @@ TEST(FitCliTest, ABatchThatFitsNoContextSaysNone) {
       << r.out;
 }
 
+// An A100 has no FP8 units: vLLM runs fp8 weights there with Marlin as
+// W8A16 (the format matrix, docs/hardware.md#formats), and an NVFP4
+// checkpoint on an H200 as W4A16. fit says so, as simulate's
+// unsupported_format does; an H100 computes fp8 as W8A8 and says nothing.
+TEST(FitCliTest, AWeightOnlyFallbackIsSaid) {
+  const auto a100 =
+      RunKvbill("fit --model qwen3-8b --gpu a100-80gb --context 8k --weight-format fp8");
+  ASSERT_EQ(a100.exit_status, 0) << a100.err;
+  EXPECT_NE(a100.out.find("warning [unsupported_format]: a100-80gb has no units for the format's "
+                          "arithmetic, so the engine runs a weight-only fallback: fp8-e4m3 "
+                          "weights run as W8A16"),
+            std::string::npos)
+      << a100.out;
+  const auto nvfp4 = RunKvbill("fit --model " + std::string(KVBILL_SOURCE_DIR) +
+                               "/tests/data/configs/qwen3.5-397b-a17b-nvfp4.json --gpu h200 "
+                               "--gpus 8 --context 8k");
+  ASSERT_EQ(nvfp4.exit_status, 0) << nvfp4.err;
+  EXPECT_NE(nvfp4.out.find("nvfp4 weights run as W4A16"), std::string::npos) << nvfp4.out;
+  const auto h100 =
+      RunKvbill("fit --model qwen3-8b --gpu h100-sxm --context 8k --weight-format fp8");
+  EXPECT_EQ(h100.out.find("unsupported_format"), std::string::npos) << h100.out;
+}
+
 TEST(FitCliTest, ABlockSizeVllmDoesNotRunIsWarned) {
   const auto seven = RunKvbill("fit --model qwen3-8b --gpu h100-sxm --context 8k --block-size 7");
   ASSERT_EQ(seven.exit_status, 0) << seven.err;
