@@ -370,9 +370,15 @@ Result<std::string> CumulativeChart(const std::vector<NamedRun>& runs, const std
 Result<std::string> CumulativeSection(const ReportRuns& runs) {
   const ScenarioOutcome& base = runs.baseline;
   if (base.tasks.empty()) return std::string();
-  const TaskMetrics* longest = &base.tasks.front();
+  // The task of the most requests the baseline served whole; one cut short
+  // at the model's context only when every task was.
+  const TaskMetrics* longest = nullptr;
   for (const TaskMetrics& t : base.tasks) {
-    if (t.requests > longest->requests) longest = &t;
+    const bool whole = t.unserved_requests == 0;
+    if (!longest || (whole && longest->unserved_requests > 0) ||
+        (whole == (longest->unserved_requests == 0) && t.requests > longest->requests)) {
+      longest = &t;
+    }
   }
   std::vector<NamedRun> named = {{"baseline", &base}};
   for (const LeverOutcome& l : runs.levers) {
@@ -400,6 +406,7 @@ Result<std::string> CumulativeSection(const ReportRuns& runs) {
   HtmlTable totals;
   totals.caption = "task " + longest->id + " in total";
   totals.header = {"run", "requests", "KV read", "cost"};
+  bool any_cut = false;
   for (const NamedRun& n : named) {
     long double k = 0, d = 0;
     const std::vector<RequestRecord> records = RequestsOf(*n.run, longest->id);
@@ -407,16 +414,34 @@ Result<std::string> CumulativeSection(const ReportRuns& runs) {
       k += r.kv_read_bytes;
       d += r.cost_usd;
     }
-    totals.rows.push_back(
-        {n.name, std::to_string(records.size()), BytesText(k), Money(static_cast<double>(d))});
+    // "n of m": the run cut the task short at the model's context.
+    std::string count = std::to_string(records.size());
+    for (const TaskMetrics& t : n.run->tasks) {
+      if (t.id != longest->id || t.unserved_requests == 0) continue;
+      count += " of " + std::to_string(t.requests + t.unserved_requests) + " (cut short)";
+      any_cut = true;
+    }
+    totals.rows.push_back({n.name, count, BytesText(k), Money(static_cast<double>(d))});
   }
+  const std::string served =
+      longest->unserved_requests > 0
+          ? std::to_string(longest->requests) + " of its " +
+                std::to_string(longest->requests + longest->unserved_requests) +
+                ": every task was cut short at the model's context, this one at its request " +
+                std::to_string(longest->requests + 1)
+          : std::to_string(longest->requests);
+  const std::string cut_note =
+      any_cut ? " A run whose requests read \"n of m (cut short)\" served only the first n: its "
+                "totals are of unfinished work, not comparable with a whole task's."
+              : "";
   return "<section id=\"task\">\n<h2>2. One task, turn by turn</h2>\n<p>Task " + Esc(longest->id) +
-         " has the most requests in the baseline (" + std::to_string(longest->requests) +
+         " has the most requests the baseline served " +
+         (longest->unserved_requests > 0 ? std::string() : std::string("whole ")) + "(" + served +
          "). Each request reads the KV of its whole context again, so the totals grow with the "
-         "context as well as with the turns; each lever changes the slope.</p>\n" +
-         Figure(*kv, "task-kv") + Figure(*usd, "task-usd") + RenderTable(totals) +
-         "<details>\n<summary>every request of the baseline</summary>\n" + RenderTable(per_turn) +
-         "</details>\n</section>\n";
+         "context as well as with the turns; each lever changes the slope." +
+         Esc(cut_note) + "</p>\n" + Figure(*kv, "task-kv") + Figure(*usd, "task-usd") +
+         RenderTable(totals) + "<details>\n<summary>every request of the baseline</summary>\n" +
+         RenderTable(per_turn) + "</details>\n</section>\n";
 }
 
 // ---- 3. Cost per task by lever --------------------------------------------
@@ -653,13 +678,25 @@ Result<std::string> GrowthSection(const ReportRuns& runs) {
   std::vector<double> requests, costs;
   HtmlTable t;
   t.header = {"task", "requests", "prompt tokens", "KV read", "cost"};
+  // A task cut short at the model's context is listed ("n of m") but left
+  // out of the fit: its cost is of unfinished work.
+  int cut = 0;
   for (const TaskMetrics& task : runs.baseline.tasks) {
-    requests.push_back(task.requests);
-    costs.push_back(static_cast<double>(task.cost_usd));
-    t.rows.push_back({task.id, std::to_string(task.requests),
-                      FormatWithSeparators(task.prompt_tokens), BytesText(task.kv_read_bytes),
-                      Money(static_cast<double>(task.cost_usd))});
+    std::string count = std::to_string(task.requests);
+    if (task.unserved_requests > 0) {
+      count += " of " + std::to_string(task.requests + task.unserved_requests) + " (cut short)";
+      ++cut;
+    } else {
+      requests.push_back(task.requests);
+      costs.push_back(static_cast<double>(task.cost_usd));
+    }
+    t.rows.push_back({task.id, count, FormatWithSeparators(task.prompt_tokens),
+                      BytesText(task.kv_read_bytes), Money(static_cast<double>(task.cost_usd))});
   }
+  const std::string cut_text = cut == 0
+                                   ? std::string()
+                                   : "; " + std::to_string(cut) + (cut == 1 ? " task" : " tasks") +
+                                         " cut short at the model's context left out";
   LineChart chart;
   chart.title = "Cost per task against requests per task";
   chart.x_axis.label = "requests in the task (log scale)";
@@ -677,7 +714,7 @@ Result<std::string> GrowthSection(const ReportRuns& runs) {
     chart.subtitle = "each point a task of the baseline; cost per task grows as (requests)^" +
                      FormatFixed(fit->exponent, 2) + " (log-log least squares, r^2 " +
                      FormatFixed(fit->r_squared, 3) + ", " + std::to_string(fit->points) +
-                     " tasks)";
+                     " tasks" + cut_text + ")";
     Series line;
     line.name =
         "fit: " + FormatFixed(fit->coefficient, 6) + " x requests^" + FormatFixed(fit->exponent, 2);
@@ -689,10 +726,11 @@ Result<std::string> GrowthSection(const ReportRuns& runs) {
     chart.series.push_back(line);
     fit_text = "Exponent " + FormatFixed(fit->exponent, 3) + ", coefficient " +
                FormatFixed(fit->coefficient, 6) + " USD, r^2 " + FormatFixed(fit->r_squared, 3) +
-               " over " + std::to_string(fit->points) + " tasks.";
+               " over " + std::to_string(fit->points) + " tasks" + cut_text + ".";
   } else {
-    chart.subtitle = "each point a task of the baseline; no fit: " + fit.error().message();
-    fit_text = "No fit: " + fit.error().message() + ".";
+    chart.subtitle =
+        "each point a task of the baseline; no fit: " + fit.error().message() + cut_text;
+    fit_text = "No fit: " + fit.error().message() + cut_text + ".";
   }
   auto svg = RenderSvg(chart);
   if (!svg) return svg.error();

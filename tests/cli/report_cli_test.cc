@@ -76,6 +76,35 @@ TEST(ReportCliTest, NothingServedShowsNoFigures) {
   EXPECT_EQ(page.find("$0.0000"), std::string::npos);
 }
 
+// Qwen3-8B serves 40,960 tokens. Task "long" sends 10,000 + 100, then
+// 10,100 + 10,000 = 20,100 + 100, then 30,200 + 100, then 30,300 + 20,000 =
+// 50,300: refused, its fifth request never sent, 3 of 5 served. Task "a"
+// is served whole, 2 requests. The turn-by-turn section takes the task of
+// the most requests served whole, "a", not "long" (3 requests, cut short);
+// the growth table marks "long" and its fit leaves it out.
+TEST(ReportCliTest, TasksCutShortAreMarkedAndNotTakenForWholeOnes) {
+  const fs::path dir = FreshDir("cut");
+  fs::create_directories(dir);
+  auto turn = [](int tokens) {
+    return R"({"spans":[{"kind":"user","tokens":)" + std::to_string(tokens) + R"(}],"out":100})";
+  };
+  std::ofstream(dir / "t.jsonl") << "{\"kvbill_trace\":1}\n"
+                                 << R"({"id":"long","turns":[)" << turn(10000) << "," << turn(10000)
+                                 << "," << turn(10000) << "," << turn(20000) << "," << turn(10)
+                                 << "]}\n"
+                                 << R"({"id":"a","turns":[)" << turn(1000) << "," << turn(1000)
+                                 << "]}\n";
+  std::ofstream(dir / "s.json") << R"({"model": "qwen3-8b", "trace": {"file": "t.jsonl"}})";
+  const auto r = RunKvbill("report --scenario " + (dir / "s.json").string() + " --out " +
+                           (dir / "out").string());
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const std::string page = Slurp(dir / "out" / "report.html");
+  EXPECT_NE(page.find("Task a has the most requests the baseline served whole (2)."),
+            std::string::npos);
+  EXPECT_NE(page.find("<td>long</td><td>3 of 5 (cut short)</td>"), std::string::npos);
+  EXPECT_NE(page.find("1 task cut short at the model&apos;s context left out"), std::string::npos);
+}
+
 TEST(ReportCliTest, SameInputsGiveTheSameBytes) {
   const fs::path a = FreshDir("same_a"), b = FreshDir("same_b");
   const std::string s = "tests/data/scenarios/small_sweep.json";
