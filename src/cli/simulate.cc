@@ -209,6 +209,7 @@ void AddLatencyJson(const Scenario& scenario, const RunSummary& sum, const Simul
   (*s)["rejected_requests"] = totals.rejected_requests;
   (*s)["unsent_requests"] = totals.unsent_requests;
   (*s)["unserved_tasks"] = totals.unserved_tasks;
+  (*s)["unserved_task_ids"] = totals.unserved_task_ids;
 }
 
 // A latency for people: milliseconds below a second.

@@ -127,6 +127,7 @@ Result<SimulationTotals> Engine::Run() {
   t.rejected_requests = tasks_.rejected();
   t.unsent_requests = tasks_.unsent();
   t.unserved_tasks = tasks_.unserved();
+  t.unserved_task_ids = tasks_.unserved_ids();
   t.longest_rejected_tokens = tasks_.longest_rejected();
   t.edited_requests = tasks_.edited();
   t.placeholder_outputs = tasks_.placeholders();

@@ -73,7 +73,10 @@ void TaskTable::ApplyModelLimit() {
     const Tokens length = prompt + requests[i].output;
     if (length <= max_model_len_ && (max_prompt_len_ <= 0 || prompt <= max_prompt_len_)) continue;
     rejected_ += 1;
-    unserved_ += i == 0 ? 1 : 0;
+    if (i == 0) {
+      ++unserved_;
+      unserved_ids_.emplace_back(pending_task_.id);
+    }
     unsent_ += static_cast<std::int64_t>(requests.size() - i - 1);
     longest_rejected_ = std::max(longest_rejected_, length);
     sink_.OnTaskCut(pending_task_.index, static_cast<int>(requests.size() - i));

@@ -80,6 +80,7 @@ class TaskTable {
   std::int64_t unsent() const { return unsent_; }
   // Tasks whose first request was refused: they served nothing.
   std::int64_t unserved() const { return unserved_; }
+  const std::vector<std::string>& unserved_ids() const { return unserved_ids_; }
   Tokens longest_rejected() const { return longest_rejected_; }
   // Replaces the limit with SGLang's (before the first Pull), from its
   // scheduler's max_req_len = min(context length, pool tokens) - 1 (>= 1):
@@ -109,6 +110,7 @@ class TaskTable {
   std::int64_t rejected_ = 0;
   std::int64_t unsent_ = 0;
   std::int64_t unserved_ = 0;
+  std::vector<std::string> unserved_ids_;  // in arrival order
   Tokens longest_rejected_ = 0;
   std::int64_t edited_ = 0;
   std::int64_t placeholders_ = 0;

@@ -27,6 +27,19 @@ std::string RefusedAtFirstRequest(std::int64_t tasks) {
   return Count(tasks, "task was refused at its", "tasks were refused at their") + " first request";
 }
 
+// ": a, b, c and 4 more" of the tasks that served nothing (the summary's
+// unserved_task_ids lists them all).
+std::string UnservedIds(const std::vector<std::string>& ids) {
+  constexpr std::size_t kNamed = 3;
+  if (ids.empty()) return "";
+  std::string out = ": ";
+  for (std::size_t i = 0; i < ids.size() && i < kNamed; ++i) {
+    out += (i == 0 ? "" : ", ") + ids[i];
+  }
+  if (ids.size() > kNamed) out += " and " + FormatWithSeparators(ids.size() - kNamed) + " more";
+  return out;
+}
+
 // What else serves requests refused over the limit. The scenario's own
 // max_model_len below the model's may be raised, but only as far as a
 // replica's pool holds one sequence (vLLM would not start past it): past
@@ -69,9 +82,9 @@ void ContextLimit(const Scenario& s, const SimulationTotals& t, std::vector<RunW
              ? ", whose " + Count(t.unsent_requests, "later request was", "later requests were") +
                    " never sent"
              : std::string()) +
-        (t.unserved_tasks > 0
-             ? " (" + RefusedAtFirstRequest(t.unserved_tasks) + " and served nothing)"
-             : std::string()) +
+        (t.unserved_tasks > 0 ? " (" + RefusedAtFirstRequest(t.unserved_tasks) +
+                                    " and served nothing" + UnservedIds(t.unserved_task_ids) + ")"
+                              : std::string()) +
         ". A context_policy that keeps prompts under the limit, or " + Remedy(s, t) +
         ", serves them";
     if (!s.engine.max_model_len && t.model_max_model_len > t.max_model_len) {

@@ -671,19 +671,22 @@ TEST(SimulateCliTest, TasksThatServedNothingAreCountedApart) {
       << mix.out;
   // No later request of the refused task: the warning does not count zero.
   EXPECT_EQ(mix.out.find("0 later request"), std::string::npos) << mix.out;
-  EXPECT_NE(mix.out.find("(1 task was refused at its first request and served nothing)"),
+  // The warning names it; the summary lists every such task.
+  EXPECT_NE(mix.out.find("(1 task was refused at its first request and served nothing: big)"),
             std::string::npos)
       << mix.out;
   const auto j = nlohmann::json::parse(
       RunKvbill("simulate --format json --scenario " + dir + "/mix.json").out)["summary"];
   EXPECT_EQ(j["tasks"], 1);
   EXPECT_EQ(j["unserved_tasks"], 1);
+  EXPECT_EQ(j["unserved_task_ids"], nlohmann::json::array({"big"}));
   EXPECT_EQ(j["rejected_requests"], 1);
   const auto all = RunKvbill("simulate --scenario " + dir + "/all.json");
   ASSERT_EQ(all.exit_status, 0) << all.err;
   EXPECT_NE(all.out.find("0 tasks (2 more refused at their first request, served nothing)"),
             std::string::npos)
       << all.out;
+  EXPECT_NE(all.out.find("served nothing: big, bigger)"), std::string::npos) << all.out;
   EXPECT_NE(all.out.find("cost per task: none, no task was served"), std::string::npos) << all.out;
   EXPECT_NE(all.out.find("latency: none, no request was served"), std::string::npos) << all.out;
   EXPECT_EQ(all.out.find("time to first token"), std::string::npos) << all.out;

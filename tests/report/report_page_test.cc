@@ -246,11 +246,15 @@ TEST_F(ReportPageTest, TablesCarryTheNumbersOfTheRuns) {
     EXPECT_NE(page->find("<tr><td>" + std::string(capacity) + "</td>"), std::string::npos)
         << capacity;
   }
-  // Every task of the baseline has a row in the growth table, with its cost.
+  // Every task of the baseline has a row in the growth table, with its cost;
+  // a task cut short at the model's context says how many requests it had.
   for (const TaskMetrics& t : runs.baseline.tasks) {
-    EXPECT_NE(page->find("<tr><td>" + EscapeXml(t.id) + "</td><td class=\"num\">" +
-                         std::to_string(t.requests) + "</td>"),
-              std::string::npos)
+    const std::string requests = t.unserved_requests == 0
+                                     ? "<td class=\"num\">" + std::to_string(t.requests) + "</td>"
+                                     : "<td>" + std::to_string(t.requests) + " of " +
+                                           std::to_string(t.requests + t.unserved_requests) +
+                                           " (cut short)</td>";
+    EXPECT_NE(page->find("<tr><td>" + EscapeXml(t.id) + "</td>" + requests), std::string::npos)
         << t.id;
     EXPECT_NE(page->find("$" + FormatFixed(static_cast<double>(t.cost_usd), 4)), std::string::npos);
   }
@@ -301,8 +305,11 @@ TEST_F(ReportPageTest, LeversComeByValueAndWarningsAreShown) {
 
 TEST_F(ReportPageTest, GrowthSubtitleCarriesTheFittedExponent) {
   const ReportRuns& runs = Runs();
+  // The fit is over the tasks served whole: one cut short at the model's
+  // context costs unfinished work.
   std::vector<double> requests, costs;
   for (const TaskMetrics& t : runs.baseline.tasks) {
+    if (t.unserved_requests > 0) continue;
     requests.push_back(t.requests);
     costs.push_back(static_cast<double>(t.cost_usd));
   }

@@ -151,6 +151,14 @@ TEST(WarningsTest, ContextLimitWhenRequestsWereRefused) {
             "longest 3,100 tokens); each ends its task (1 task was refused at its first request "
             "and served nothing). A context_policy that keeps prompts under the limit, or a "
             "model with a longer context, serves them");
+  // Their ids, three of them, then how many more.
+  r.totals.unserved_tasks = 5;
+  r.totals.unserved_task_ids = {"a", "b", "c", "d", "e"};
+  EXPECT_NE(r.Message("context_limit")
+                .find("(5 tasks were refused at their first request and served nothing: a, b, c "
+                      "and 2 more)"),
+            std::string::npos)
+      << r.Message("context_limit");
 }
 
 // A LongRoPE model starts at its original length (4,096 for Phi-4-mini)

@@ -243,6 +243,8 @@ struct SimulationTotals {
   // Tasks refused at their first request: they served nothing and have no
   // row (RunSummary::tasks counts the others).
   std::int64_t unserved_tasks = 0;
+  // Their ids, in the order they arrived.
+  std::vector<std::string> unserved_task_ids;
   // Of the planned requests of every task (refused and unsent included): how
   // many the context policy edited (Request::edited) and how many stand for
   // trace turns whose output is a placeholder.
