@@ -205,7 +205,8 @@ int RunSweepCommand(const Args& args) {
   options.add_options()("scenario,s", FileValue(&scenario_path)->required(),
                         "scenario JSON file with a sweep block")(
       "jobs,j", po::value(&jobs)->default_value(jobs), "threads")(
-      "shard", po::value(&shard_text)->default_value("0/1"), "run slice i of n, or auto")(
+      "shard", po::value(&shard_text)->default_value("0/1"),
+      "run slice i of n, or auto (write shards with --format json for kvbill merge)")(
       "format", po::value(&format)->default_value("csv"), "csv or json")(
       "out,o", FileValue(&out), "write to FILE instead of stdout");
   po::variables_map vm;
@@ -273,7 +274,19 @@ int RunMerge(const Args& args) {
     if (!text) return ReportError("merge", text.error());
     json_input::Problem problem;
     auto parsed = json_input::ParseOrdered(*text, &problem);
-    if (!parsed) return ReportError("merge", Error(json_input::Describe(path, *text, problem)));
+    if (!parsed) {
+      // A shard written as CSV (sweep's default format) or as a table.
+      const bool not_json = text->find_first_not_of(" \t\r\n") == std::string::npos ||
+                            (*text)[text->find_first_not_of(" \t\r\n")] != '{';
+      if (not_json) {
+        return ReportError(
+            "merge", Error(path + ": not a JSON document (a shard written as CSV or a table?): "
+                                  "merge joins shards written with --format json, e.g. "
+                                  "kvbill sweep --scenario S --shard 0/2 --format json -o "
+                                  "shard0.json"));
+      }
+      return ReportError("merge", Error(json_input::Describe(path, *text, problem)));
+    }
     docs.push_back(std::move(*parsed));
   }
   if (IsPlanDocument(docs.front())) {

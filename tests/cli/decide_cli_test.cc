@@ -151,6 +151,17 @@ TEST(SweepCliTest, MergeRefusesAShardKvbillDidNotWrite) {
     EXPECT_EQ(r.err, "kvbill merge: " + path + said + "\n") << edit;
     EXPECT_EQ(r.out, "") << edit;
   }
+  // A shard written in sweep's default format, CSV: merge says how to write
+  // one it reads, not where the JSON parser stopped.
+  const std::string csv = dir + "/s0.csv";
+  ASSERT_EQ(
+      RunKvbill("sweep --jobs 1 --scenario " + scenario + " --shard 0/2 -o " + csv).exit_status, 0);
+  const auto r = RunKvbill("merge " + csv + " " + dir + "/s1.json");
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_EQ(r.err, "kvbill merge: " + csv +
+                       ": not a JSON document (a shard written as CSV or a table?): merge joins "
+                       "shards written with --format json, e.g. kvbill sweep --scenario S "
+                       "--shard 0/2 --format json -o shard0.json\n");
   std::filesystem::remove_all(dir);
 }
 
