@@ -237,6 +237,14 @@ std::vector<Lever> Levers(const Scenario& s) {
   };
   if (kv && kv->element_bits > 8) kv_lever("fp8");
   if (kv && kv->element_bits > 4) kv_lever("nvfp4");
+  // A baseline quantized already: its format is weighed by turning it off
+  // (bf16, which every engine stores on every GPU), as prefix caching is.
+  if (kv && kv->element_bits <= 8) {
+    levers.push_back(Lever{"bf16 KV cache (the baseline's " + s.kv_format + " off)",
+                           {{"/kv_format", "\"bf16\""}},
+                           "",
+                           s.kv_format + " KV cache"});
+  }
   // Constant-state layers (SSM, linear attention, short convolutions) keep
   // a state a block prefix cache cannot reuse: a scenario may not turn the
   // cache on for them (docs/scenario-format.md).

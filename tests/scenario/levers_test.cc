@@ -60,6 +60,41 @@ std::vector<std::pair<std::string, std::string>> MlaSettings(const std::string& 
 // the lever's variant of a deployment in 16-token blocks runs in 64 (it
 // kept 16 and warned block_size_unserved); 128 is a multiple and stays, and
 // an A100 (Triton MLA, any multiple of 16) keeps 16.
+// A baseline in fp8 KV has no fp8 lever to add; its format is weighed by
+// turning it off, to bf16, as prefix caching is (Lever::removes), so the
+// value of fp8 is bf16's cost minus the baseline's. A bf16 baseline has the
+// fp8 lever and none turning a format off.
+TEST(LeversTest, AQuantizedBaselineKvIsWeighedByTurningItOff) {
+  auto names = [](const std::string& kv) {
+    auto s = ParseScenario(R"({"model": "qwen3-8b", "kv_format": ")" + kv + R"("})", "inline.json");
+    EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message());
+    std::vector<Lever> out;
+    for (const Lever& l : Levers(*s)) {
+      if (l.name.find("KV cache") != std::string::npos && !l.name.starts_with("architecture")) {
+        out.push_back(l);
+      }
+    }
+    return out;
+  };
+  const std::vector<Lever> fp8 = names("fp8");
+  ASSERT_EQ(fp8.size(), 2u);  // nvfp4 (not applicable on an H100), and fp8 off
+  EXPECT_EQ(fp8[0].name, "nvfp4 KV cache");
+  EXPECT_FALSE(fp8[0].not_applicable.empty());
+  EXPECT_EQ(fp8[1].name, "bf16 KV cache (the baseline's fp8 off)");
+  EXPECT_EQ(fp8[1].removes, "fp8 KV cache");
+  EXPECT_EQ(fp8[1].settings,
+            (std::vector<std::pair<std::string, std::string>>{{"/kv_format", "\"bf16\""}}));
+  // The value is the variant's cost minus the baseline's: $3 against $1.
+  const LeverValue v = ValueOf(fp8[1], 1.0, 3.0);
+  EXPECT_EQ(v.lever, "fp8 KV cache");
+  EXPECT_DOUBLE_EQ(v.saves_usd_per_task, 2.0);
+  const std::vector<Lever> bf16 = names("bf16");
+  ASSERT_EQ(bf16.size(), 2u);
+  EXPECT_EQ(bf16[0].name, "fp8 KV cache");
+  EXPECT_TRUE(bf16[0].removes.empty());
+  EXPECT_EQ(bf16[1].name, "nvfp4 KV cache");
+}
+
 TEST(LeversTest, TheLatentCacheLeverTakesTheBlocksVllmRunsItIn) {
   const std::pair<std::string, std::string> block{"/prefix_cache/block_size", "64"};
   const auto has_block = [](const auto& settings) {
