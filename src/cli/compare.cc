@@ -433,8 +433,10 @@ int RunCompare(const Args& args) {
               << ": the baseline served no request (context_limit, below): nothing was "
                  "measured, no lever is weighed\n";
   }
-  std::cout << "scenario " << base->name << " (" << b.summary.tasks << " tasks, "
-            << b.summary.requests << " requests";
+  std::cout << "scenario " << base->name << " (" << FormatWithSeparators(b.summary.tasks)
+            << (b.summary.tasks == 1 ? " task, " : " tasks, ")
+            << FormatWithSeparators(b.summary.requests)
+            << (b.summary.requests == 1 ? " request" : " requests");
   if (api) {
     std::cout << "; " << base->pricing->provider << " cache rules, " << b.api->price.id
               << " list prices";

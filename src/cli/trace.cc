@@ -69,9 +69,13 @@ nlohmann::ordered_json Number(double value) {
   return value;
 }
 
+// A distribution of no sample (single-turn tasks have no gap and no
+// growth) has null statistics, a sum of 0 and a count of 0.
 nlohmann::ordered_json SummaryJson(const Summary& s) {
-  return {{"mean", Number(s.mean)}, {"p50", Number(s.p50)}, {"p90", Number(s.p90)},
-          {"p99", Number(s.p99)},   {"max", Number(s.max)}, {"sum", Number(s.sum)}};
+  auto stat = [&](double v) { return s.count > 0 ? Number(v) : nlohmann::ordered_json(nullptr); };
+  return {{"mean", stat(s.mean)}, {"p50", stat(s.p50)}, {"p90", stat(s.p90)},
+          {"p99", stat(s.p99)},   {"max", stat(s.max)}, {"sum", Number(s.sum)},
+          {"count", s.count}};
 }
 
 std::string StatsJson(const TraceStats& stats, std::int64_t skipped) {
@@ -125,6 +129,11 @@ std::string StatsTable(const TraceStats& stats, const std::string& path) {
   std::vector<std::vector<std::string>> cells;
   for (const auto& row : rows) {
     const Summary& s = *row.summary;
+    // No sample (single-turn tasks have no gap and no growth): "none", not 0.
+    if (s.count == 0) {
+      cells.push_back(std::vector<std::string>(heads.size(), "none"));
+      continue;
+    }
     std::vector<std::string> line = {FormatFixed(s.mean, 2)};
     for (double v : {s.p50, s.p90, s.p99, s.max, s.sum}) {
       line.push_back(FormatFixed(v, row.decimals));

@@ -31,14 +31,31 @@ TEST(TraceCliTest, StatsJsonHasTheDocumentedFields) {
   EXPECT_EQ(json["tasks"], 2);
   EXPECT_EQ(json["requests"], 4);
   // Worked in tests/trace/stats_test.cc.
-  EXPECT_EQ(json["input_tokens"],
-            nlohmann::json::parse(
-                R"({"mean":1325,"p50":1200,"p90":1600,"p99":1600,"max":1600,"sum":5300})"));
+  EXPECT_EQ(
+      json["input_tokens"],
+      nlohmann::json::parse(
+          R"({"mean":1325,"p50":1200,"p90":1600,"p99":1600,"max":1600,"sum":5300,"count":4})"));
   EXPECT_EQ(json["output_tokens"]["mean"], 45);
   EXPECT_EQ(json["gap_s"]["mean"], 1.75);
   for (const char* key : {"turns_per_task", "appended_tokens", "context_growth_tokens"}) {
     EXPECT_TRUE(json.contains(key)) << key;
   }
+  // Single-turn tasks (a Mooncake trace) have no gap and no context growth:
+  // null statistics and a count of 0, "none" in the table, not zeros.
+  const CommandResult single =
+      Kvbill("trace stats tests/data/traces/mooncake_small.jsonl --format json");
+  ASSERT_EQ(single.exit_status, 0) << single.err;
+  const auto one = nlohmann::json::parse(single.out);
+  for (const char* key : {"gap_s", "context_growth_tokens"}) {
+    EXPECT_EQ(one[key]["count"], 0) << key;
+    EXPECT_TRUE(one[key]["mean"].is_null()) << key;
+    EXPECT_TRUE(one[key]["p90"].is_null()) << key;
+    EXPECT_EQ(one[key]["sum"], 0) << key;
+  }
+  const CommandResult table = Kvbill("trace stats tests/data/traces/mooncake_small.jsonl");
+  EXPECT_NE(table.out.find("gap s                             none          none"),
+            std::string::npos)
+      << table.out;
 }
 
 // A Claude Code log of user lines only holds no call: no tasks, an error
