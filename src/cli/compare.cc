@@ -292,12 +292,23 @@ int RunCompare(const Args& args) {
     return ValueOf(o.lever, base_cost, o.run->summary.cost_per_task_usd.mean);
   };
 
+  // The fit is over the tasks served whole, as the report's: a task cut
+  // short at the model's context costs unfinished work.
   std::vector<double> requests, costs;
+  std::int64_t cut = 0;
   for (const TaskMetrics& t : b.tasks) {
+    if (t.unserved_requests > 0) {
+      ++cut;
+      continue;
+    }
     requests.push_back(t.requests);
     costs.push_back(static_cast<double>(t.cost_usd));
   }
   auto growth = FitGrowth(requests, costs);
+  const std::string cut_text = cut == 0 ? std::string()
+                                        : "; " + FormatWithSeparators(cut) +
+                                              (cut == 1 ? " task" : " tasks") +
+                                              " cut short at the model's context left out";
 
   if (format == "json") {
     nlohmann::ordered_json j;
@@ -358,15 +369,14 @@ int RunCompare(const Args& args) {
     j["variants"] = nlohmann::ordered_json::array();
     for (const LeverOutcome* o : ranked) j["variants"].push_back(row(*o));
     if (growth) {
-      j["growth"] = {{"x", "requests per task"},
-                     {"y", "cost per task"},
-                     {"exponent", growth->exponent},
-                     {"r_squared", growth->r_squared},
-                     {"tasks", growth->points}};
+      j["growth"] = {{"x", "requests per task"},     {"y", "cost per task"},
+                     {"exponent", growth->exponent}, {"r_squared", growth->r_squared},
+                     {"tasks", growth->points},      {"cut_tasks_left_out", cut}};
     } else {
       j["growth"] = {{"x", "requests per task"},
                      {"y", "cost per task"},
-                     {"not_fitted", growth.error().message()}};
+                     {"not_fitted", growth.error().message()},
+                     {"cut_tasks_left_out", cut}};
     }
     std::cout << j.dump(2) << "\n";
     return 0;
@@ -459,9 +469,9 @@ int RunCompare(const Args& args) {
   if (growth) {
     std::cout << "\ncost per task grows as (requests per task)^" << FormatFixed(growth->exponent, 2)
               << " across the baseline's tasks (log-log fit, r^2 "
-              << FormatFixed(growth->r_squared, 3) << ")\n";
+              << FormatFixed(growth->r_squared, 3) << cut_text << ")\n";
   } else {
-    std::cout << "\ngrowth exponent not fitted: " << growth.error().message() << "\n";
+    std::cout << "\ngrowth exponent not fitted: " << growth.error().message() << cut_text << "\n";
   }
   return 0;
 }

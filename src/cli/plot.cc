@@ -32,7 +32,7 @@ constexpr char kUsage[] =
     "draws it over the whole axis (a what-if, with a context_limit warning).\n";
 
 // --model's comma-separated names: an empty one ("a,,b", a trailing comma)
-// or one named twice (two curves under one label) is an error.
+// is an error.
 Result<std::vector<std::string>> SplitModels(const std::string& text) {
   std::vector<std::string> out;
   std::size_t start = 0;
@@ -40,9 +40,6 @@ Result<std::vector<std::string>> SplitModels(const std::string& text) {
     const std::size_t comma = text.find(',', start);
     std::string item = text.substr(start, comma == std::string::npos ? comma : comma - start);
     if (item.empty()) return Error("--model: an empty name in \"" + text + "\"");
-    if (std::find(out.begin(), out.end(), item) != out.end()) {
-      return Error("--model: \"" + item + "\" is named twice");
-    }
     out.push_back(std::move(item));
     if (comma == std::string::npos) return out;
     start = comma + 1;
@@ -167,9 +164,17 @@ int RunPlot(const Args& args) {
   std::vector<ModelShape> models;
   auto names = SplitModels(models_text);
   if (!names) return ReportError("plot", names.error());
+  std::vector<std::string> resolved_names;
   for (const std::string& name : *names) {
     auto resolved = ResolveModelName(name);
     if (!resolved) return ReportError("plot", resolved.error());
+    // One model named twice, in any spelling (qwen3-8b, Qwen/Qwen3-8B),
+    // would draw two curves under one label.
+    if (std::find(resolved_names.begin(), resolved_names.end(), *resolved) !=
+        resolved_names.end()) {
+      return ReportError("plot", Error("--model: \"" + name + "\" names a model named before"));
+    }
+    resolved_names.push_back(*resolved);
     auto m = LoadModel(*resolved);
     if (!m) return ReportError("plot", m.error());
     if (auto problem = TensorParallelProblem(*m, gpus); !problem.empty()) {

@@ -528,8 +528,9 @@ class SimulateOutput {
            << " more tasks (--format csv for all)\n";
     }
     if (cut) {
-      text << "requests \"n of m\": the task was cut short, its request n + 1 beyond the model's "
-              "context and the rest never sent\n";
+      text << "requests \"n of m\": the task was cut short, its request n + 1 beyond the request "
+              "length limit (max_model_len; on SGLang also what its pool holds) and the rest never "
+              "sent\n";
     }
     text << "\n";
     for (const RunWarning& w : warnings)

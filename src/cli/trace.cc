@@ -129,9 +129,12 @@ std::string StatsTable(const TraceStats& stats, const std::string& path) {
   std::vector<std::vector<std::string>> cells;
   for (const auto& row : rows) {
     const Summary& s = *row.summary;
-    // No sample (single-turn tasks have no gap and no growth): "none", not 0.
+    // No sample (single-turn tasks have no gap and no growth): "none", not
+    // 0, for the statistics; the sum of nothing is 0, as JSON gives it.
     if (s.count == 0) {
-      cells.push_back(std::vector<std::string>(heads.size(), "none"));
+      std::vector<std::string> none(heads.size() - 1, "none");
+      none.push_back(FormatFixed(0, row.decimals));
+      cells.push_back(std::move(none));
       continue;
     }
     std::vector<std::string> line = {FormatFixed(s.mean, 2)};

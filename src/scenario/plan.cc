@@ -767,14 +767,22 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
   auto refused = [&](const Run& r) {
     o.status = "slo_not_met";
     o.cause = "context_limit";
-    o.reason = FormatWithSeparators(r.notes.refused) + " request(s) refused over " +
-               RequestLimitText(r.notes.request_len_limit, r.notes.pool_context_len,
-                                config->max_model_len) +
-               ", each ending its task (the context_limit warning): the tasks are cut short, "
-               "so no replica count serves them; a context_policy that bounds the prompts or " +
-               (r.notes.pool_context_len > 0 ? "more memory per replica"
-                                             : "a longer engine.max_model_len") +
-               " does";
+    o.reason =
+        FormatWithSeparators(r.notes.refused) + " request(s) refused over " +
+        RequestLimitText(r.notes.request_len_limit, r.notes.pool_context_len,
+                         config->max_model_len) +
+        ", each ending its task (the context_limit warning): the tasks are cut short, "
+        "so no replica count serves them; a context_policy that bounds the prompts or " +
+        (r.notes.pool_context_len > 0 ? std::string("more memory per replica")
+         // The scenario's own limit, below the model's, may be raised
+         // (as far as a replica's pool holds one sequence); past the
+         // model's, vLLM refuses it.
+         : one->engine.max_model_len && config->model.MaxModelLenCeiling() > config->max_model_len
+             ? "a longer engine.max_model_len (up to the model's " +
+                   FormatWithSeparators(config->model.MaxModelLenCeiling()) +
+                   ", as far as a replica's pool holds one sequence)"
+             : std::string("a model with a longer context")) +
+        " does";
   };
   // The bound of the overloaded rule the run crossed, as simulate's warning
   // decides it (OverloadedBy).

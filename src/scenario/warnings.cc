@@ -195,13 +195,14 @@ void OffloadImplausible(const Scenario& s, std::vector<RunWarning>* out) {
   auto gpu = LookupGpu(s.deployment.gpu);
   if (gpu && c.offload_link_gb_s * 1e9 > HostLinkBytesPerS(*gpu)) {
     const double raw = HostLinkBytesPerS(*gpu) / 1e9;
-    text =
-        "prefix_cache.offload.link_gb_s " + FormatFixed(c.offload_link_gb_s, 0) + " GB/s" +
-        (c.offload_link_gb_s == ScenarioPrefixCache{}.offload_link_gb_s ? " (the default)" : "") +
-        " is more than " + gpu->id + "'s link to its host carries one way (" + HostLinkName(*gpu) +
-        ", " + FormatFixed(raw, 0) + " GB/s raw; copies reach about " + FormatFixed(raw * 0.8, 0) +
-        "): reloads from the host tier are timed too fast; set link_gb_s to what the "
-        "host's copies reach";
+    text = "prefix_cache.offload.link_gb_s " + FormatFixed(c.offload_link_gb_s, 0) + " GB/s" +
+           (c.offload_link_gb_s == ScenarioPrefixCache{}.offload_link_gb_s ? " (kvbill's default)"
+                                                                           : "") +
+           " is more than " + gpu->id + "'s link to its host carries one way (" +
+           HostLinkName(*gpu) + ", " + FormatFixed(raw, 0) + " GB/s raw; copies reach about " +
+           FormatFixed(raw * 0.8, 0) +
+           "): reloads from the host tier are timed too fast; set link_gb_s to what the "
+           "host's copies reach";
   }
   const double per_gpu_gib = c.offload_capacity_gib / std::max(1, s.deployment.gpus_per_replica);
   if (per_gpu_gib > 1024) {

@@ -79,22 +79,28 @@ Result<Tokens> ParseTokenCount(std::string_view text) {
 Result<std::vector<Tokens>> ParseTokenCountList(std::string_view text) {
   std::vector<Tokens> out;
   std::size_t start = 0;
+  std::string_view previous;  // the item before, as written
+  auto digits = [](std::string_view item, std::size_t lo, std::size_t hi) {
+    return item.size() >= lo && item.size() <= hi &&
+           item.find_first_not_of("0123456789") == std::string_view::npos;
+  };
   while (true) {
     const std::size_t comma = text.find(',', start);
     const std::string_view item = text.substr(
         start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-    auto parsed = ParseTokenCount(item);
-    if (!parsed) {
-      // "1,000": a thousands separator read as the list's comma.
-      const bool separator = start > 0 && item.size() == 3 &&
-                             item.find_first_not_of("0123456789") == std::string_view::npos;
-      if (separator) {
-        return Error(parsed.error().message() +
-                     " (commas separate the list's counts: write 1000 or 1k, not 1,000)");
-      }
-      return parsed.error();
+    // "32,768" or "1,000": a thousands separator read as the list's comma
+    // (32 and 768 tokens as a list of contexts is no one's intent).
+    if (start > 0 && digits(item, 3, 3) && digits(previous, 1, 3)) {
+      const std::string written = std::string(previous) + "," + std::string(item);
+      return Error("\"" + written +
+                   "\" reads as a number with a thousands separator, but commas separate the "
+                   "list's counts: write " +
+                   std::string(previous) + std::string(item) + " (or 32k, 1M)");
     }
+    auto parsed = ParseTokenCount(item);
+    if (!parsed) return parsed.error();
     out.push_back(*parsed);
+    previous = item;
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }

@@ -951,6 +951,15 @@ TEST(CompareCliTest, LeversOnTasksCutShortAreNotComparable) {
         << why;
   }
   EXPECT_TRUE(saw) << r.out;
+  // The growth fit leaves out the baseline's tasks cut short (unfinished
+  // work), as many as simulate marks cut_short.
+  const auto sim = testing::RunKvbill("simulate --format json --scenario " + path);
+  ASSERT_EQ(sim.exit_status, 0) << sim.err;
+  const auto tasks = nlohmann::json::parse(sim.out)["tasks"];
+  std::int64_t cut = 0;
+  for (const auto& t : tasks) cut += t["cut_short"].get<bool>() ? 1 : 0;
+  ASSERT_GT(cut, 0);
+  EXPECT_EQ(j["growth"]["cut_tasks_left_out"], cut);
   // Ranks run 1, 2, ... over the weighed levers only.
   std::int64_t expected = 1;
   for (const auto& v : j["variants"]) {

@@ -959,7 +959,10 @@ TEST(PlotCliTest, WritesAnSvgAndNothingOnBadInput) {
   // name (a trailing comma) is a typo.
   const auto twice = RunKvbill("plot memory --model qwen3-8b,qwen3-8b --out " + out);
   EXPECT_EQ(twice.exit_status, 2);
-  EXPECT_EQ(twice.err, "kvbill plot: --model: \"qwen3-8b\" is named twice\n");
+  EXPECT_EQ(twice.err, "kvbill plot: --model: \"qwen3-8b\" names a model named before\n");
+  const auto spelt = RunKvbill("plot memory --model qwen3-8b,Qwen/Qwen3-8B --out " + out);
+  EXPECT_EQ(spelt.exit_status, 2);
+  EXPECT_EQ(spelt.err, "kvbill plot: --model: \"Qwen/Qwen3-8B\" names a model named before\n");
   const auto trailing = RunKvbill("plot memory --model qwen3-8b, --out " + out);
   EXPECT_EQ(trailing.exit_status, 2);
   EXPECT_EQ(trailing.err, "kvbill plot: --model: an empty name in \"qwen3-8b,\"\n");

@@ -54,9 +54,18 @@ TEST(NumericLimitsCliTest, AnUpperCaseFormatAndASeparatorInAListAreExplained) {
       << upper.err;
   const auto comma = testing::RunKvbill("kv --model qwen3-8b --context 1,000");
   EXPECT_EQ(comma.exit_status, 2);
-  EXPECT_NE(comma.err.find("(commas separate the list's counts: write 1000 or 1k, not 1,000)"),
+  EXPECT_NE(comma.err.find("\"1,000\" reads as a number with a thousands separator, but commas "
+                           "separate the list's counts: write 1000"),
             std::string::npos)
       << comma.err;
+  // Also where both halves parse as counts: 32,768 is not 32 and 768 tokens.
+  const auto parses = testing::RunKvbill("kv --model qwen3-8b --context 8k,32,768");
+  EXPECT_EQ(parses.exit_status, 2);
+  EXPECT_NE(parses.err.find("\"32,768\" reads as a number with a thousands separator"),
+            std::string::npos)
+      << parses.err;
+  // A list of counts of other lengths is a list.
+  EXPECT_EQ(testing::RunKvbill("kv --model qwen3-8b --context 1024,4096,8k").exit_status, 0);
 }
 
 }  // namespace

@@ -421,6 +421,12 @@ TEST(PlanTest, ACandidateWhoseRunRefusesRequestsIsNotFeasible) {
   ASSERT_EQ(plan.size(), 1u);
   EXPECT_EQ(plan[0].status, "slo_not_met");
   EXPECT_EQ(plan[0].cause, "context_limit");
+  // The limit is the model's own: a longer engine.max_model_len is no way
+  // out (vLLM refuses one past the model's), a longer-context model is.
+  EXPECT_NE(plan[0].reason.find("a context_policy that bounds the prompts or a model with a longer "
+                                "context does"),
+            std::string::npos)
+      << plan[0].reason;
   EXPECT_NE(plan[0].reason.find("request(s) refused over max_model_len 40,960, each ending its "
                                 "task"),
             std::string::npos)

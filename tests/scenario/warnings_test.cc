@@ -106,11 +106,12 @@ TEST(WarningsTest, OffloadImplausibleForALinkOrMemoryNoServerHas) {
   EXPECT_EQ(r.Codes(), Codes{});  // no tier
   r.scenario.prefix_cache.offload_capacity_gib = 100;
   EXPECT_EQ(r.Codes(), Codes{"offload_implausible"});
-  EXPECT_EQ(r.Message("offload_implausible"),
-            "prefix_cache.offload.link_gb_s 50 GB/s (the default) is more than a100-80gb's link "
-            "to its host carries one way (PCIe Gen4 x16, 32 GB/s raw; copies reach about 26): "
-            "reloads from the host tier are timed too fast; set link_gb_s to what the host's "
-            "copies reach");
+  EXPECT_EQ(
+      r.Message("offload_implausible"),
+      "prefix_cache.offload.link_gb_s 50 GB/s (kvbill's default) is more than a100-80gb's link "
+      "to its host carries one way (PCIe Gen4 x16, 32 GB/s raw; copies reach about 26): "
+      "reloads from the host tier are timed too fast; set link_gb_s to what the host's "
+      "copies reach");
   r.scenario.prefix_cache.offload_link_gb_s = 25;
   EXPECT_EQ(r.Codes(), Codes{});
   r.scenario.deployment.gpu = "h100-sxm";

@@ -184,9 +184,9 @@ struct CandidateOutcome {
   std::string reason;  // one sentence: why feasible or not, with the numbers
   // Why a candidate is "slo_not_met", for scripts: "context_limit" (requests
   // refused over the model's or the pool's length: no replica count serves
-  // the tasks whole), "overloaded" (the arrivals outpace it at every replica
-  // count tried, its targets met or none given) or "slo" (a latency target
-  // missed); empty for any other status.
+  // the tasks whole), "overloaded" (the replica count that came closest is
+  // behind the arrivals and misses no target, or none was given) or "slo"
+  // (it misses a latency target); empty for any other status.
   std::string cause;
   bool uncalibrated = false;
   // The regime of the profile's validation the candidate falls in
