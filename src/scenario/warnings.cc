@@ -289,6 +289,14 @@ void OverloadedRun(const Scenario& s, const SimulationTotals& t, const RunSummar
                ": a backlog part of them carries; a p90 above " + Seconds3(by->bound) + " is one)";
       break;
   }
+  // A handful of requests cannot tell a backlog from one request waiting
+  // behind another's long prefill: said so.
+  constexpr std::int64_t kFewRequests = 10;
+  if (sum.queue_s.count < kFewRequests) {
+    where += "; only " + Count(sum.queue_s.count, "request", "requests") +
+             ", so this may be head-of-line waiting behind one long prefill rather than a "
+             "backlog: a trace of more requests tells them apart";
+  }
   out->push_back({"overloaded", waited +
                                     ": the deployment cannot keep up with the arrivals, so "
                                     "latencies and cost per task describe a queue; add replicas "

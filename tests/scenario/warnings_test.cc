@@ -472,6 +472,16 @@ TEST(WarningsTest, OverloadedAboveTheMedianQueueingBound) {
   EXPECT_EQ(r.Codes(), Codes{"overloaded"});
   EXPECT_EQ(r.Message("overloaded").find("API server"), std::string::npos);
   EXPECT_EQ(r.Message("overloaded").find("pins"), std::string::npos);
+  EXPECT_EQ(r.Message("overloaded").find("head-of-line"), std::string::npos);  // 10 requests
+  // Two requests cannot tell a backlog from one waiting behind a long
+  // prefill: still warned, and said so.
+  r.summary.queue_s.count = 2;
+  EXPECT_NE(r.Message("overloaded")
+                .find("; only 2 requests, so this may be head-of-line waiting behind one long "
+                      "prefill rather than a backlog"),
+            std::string::npos)
+      << r.Message("overloaded");
+  r.summary.queue_s.count = 10;
   // Pins that gave way to waiting requests hold the pool the queue waits
   // for: named beside the replicas (it read as arrivals only).
   r.scenario.prefix_cache.pin_during_tool_s = 60;
