@@ -292,23 +292,10 @@ int RunCompare(const Args& args) {
     return ValueOf(o.lever, base_cost, o.run->summary.cost_per_task_usd.mean);
   };
 
-  // The fit is over the tasks served whole, as the report's: a task cut
-  // short at the model's context costs unfinished work.
-  std::vector<double> requests, costs;
-  std::int64_t cut = 0;
-  for (const TaskMetrics& t : b.tasks) {
-    if (t.unserved_requests > 0) {
-      ++cut;
-      continue;
-    }
-    requests.push_back(t.requests);
-    costs.push_back(static_cast<double>(t.cost_usd));
-  }
-  auto growth = FitGrowth(requests, costs);
-  const std::string cut_text = cut == 0 ? std::string()
-                                        : "; " + FormatWithSeparators(cut) +
-                                              (cut == 1 ? " task" : " tasks") +
-                                              " cut short at the model's context left out";
+  const TaskGrowth task_growth = FitTaskGrowth(b.tasks);
+  const Result<PowerLawFit>& growth = task_growth.fit;
+  const std::int64_t cut = task_growth.cut;
+  const std::string cut_text = task_growth.CutText();
 
   if (format == "json") {
     nlohmann::ordered_json j;

@@ -226,8 +226,7 @@ int RunFit(const Args& args) {
     std::vector<std::string> seen;
     for (const ElementFormat& f : stored) {
       const FormatRun run = HowGpuRuns(*gpu, FormatRole::kWeights, f);
-      const bool activation_format = f.name.starts_with("fp8") || f.name.starts_with("nvfp4");
-      if (!run.runs() || !activation_format || !run.ComputedLabel().ends_with("A16") ||
+      if (!run.runs() || !IsWeightOnlyFallback(f.name, run.ComputedLabel()) ||
           std::find(seen.begin(), seen.end(), f.name) != seen.end()) {
         continue;
       }
@@ -236,11 +235,7 @@ int RunFit(const Args& args) {
                           " weights run as " + run.ComputedLabel() + " (" + run.cell.kernel + ")";
     }
     if (!fallback_warning.empty()) {
-      fallback_warning = gpu->id +
-                         " has no units for the format's arithmetic, so the engine runs a "
-                         "weight-only fallback: " +
-                         fallback_warning +
-                         "; it saves memory but not compute (docs/hardware.md#formats)";
+      fallback_warning = WeightOnlyFallbackWarning(gpu->id, fallback_warning);
     }
   }
   auto context = ParseTokenCount(context_text);

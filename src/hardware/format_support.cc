@@ -260,6 +260,17 @@ Status CheckCheckpointRuns(const GpuSpec& gpu, const ModelShape& model) {
   return OkStatus();
 }
 
+bool IsWeightOnlyFallback(std::string_view stored, std::string_view computed_label) {
+  const bool activation_format = stored.starts_with("fp8") || stored.starts_with("nvfp4");
+  return activation_format && computed_label.ends_with("A16");
+}
+
+std::string WeightOnlyFallbackWarning(const std::string& gpu, const std::string& parts) {
+  return gpu +
+         " has no units for the format's arithmetic, so the engine runs a weight-only fallback: " +
+         parts + "; it saves memory but not compute (docs/hardware.md#formats)";
+}
+
 std::string FormatRun::ComputedLabel() const {
   const std::string& c = cell.computed;
   if (role == FormatRole::kKvCache) {

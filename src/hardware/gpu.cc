@@ -226,18 +226,11 @@ Result<GpuSpec> ParseGpu(const json& g, const std::string& where) {
 
 }  // namespace
 
-std::string HostLinkName(const GpuSpec& gpu) {
-  if (gpu.id == "gb200") return "NVLink-C2C to its Grace CPU";
-  if (gpu.id == "b300") return "PCIe Gen6 x16";
-  if (gpu.architecture == "ampere" || gpu.architecture == "ada") return "PCIe Gen4 x16";
-  return "PCIe Gen5 x16";
-}
-
-double HostLinkBytesPerS(const GpuSpec& gpu) {
-  if (gpu.id == "gb200") return 450e9;
-  if (gpu.id == "b300") return 128e9;
-  if (gpu.architecture == "ampere" || gpu.architecture == "ada") return 32e9;
-  return 64e9;
+HostLink HostLinkOf(const GpuSpec& gpu) {
+  if (gpu.id == "gb200") return {"NVLink-C2C to its Grace CPU", 450e9};
+  if (gpu.id == "b300") return {"PCIe Gen6 x16", 128e9};
+  if (gpu.architecture == "ampere" || gpu.architecture == "ada") return {"PCIe Gen4 x16", 32e9};
+  return {"PCIe Gen5 x16", 64e9};
 }
 
 double GpuSpec::DenseFlopsPerS(const ElementFormat& weight_format) const {

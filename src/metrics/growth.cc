@@ -5,6 +5,8 @@
 #include <set>
 #include <string>
 
+#include "kvbill/util/units.h"
+
 namespace kvbill {
 
 Result<PowerLawFit> FitPowerLaw(const std::vector<double>& x, const std::vector<double>& y) {
@@ -51,6 +53,26 @@ Result<PowerLawFit> FitGrowth(const std::vector<double>& sizes, const std::vecto
                  " distinct sizes; these tasks have " + std::to_string(distinct.size()));
   }
   return FitPowerLaw(sizes, costs);
+}
+
+std::string TaskGrowth::CutText() const {
+  if (cut == 0) return "";
+  return "; " + FormatWithSeparators(cut) + (cut == 1 ? " task" : " tasks") +
+         " cut short at the model's context left out";
+}
+
+TaskGrowth FitTaskGrowth(const std::vector<TaskMetrics>& tasks) {
+  TaskGrowth g;
+  for (const TaskMetrics& t : tasks) {
+    if (t.unserved_requests > 0) {
+      ++g.cut;
+      continue;
+    }
+    g.requests.push_back(t.requests);
+    g.costs.push_back(static_cast<double>(t.cost_usd));
+  }
+  g.fit = FitGrowth(g.requests, g.costs);
+  return g;
 }
 
 }  // namespace kvbill

@@ -367,6 +367,16 @@ Result<std::string> CumulativeChart(const std::vector<NamedRun>& runs, const std
   return RenderSvg(chart);
 }
 
+// A task's requests: "3", or "3 of 5 (cut short)" for a task the model's
+// context cut short (the served of the planned).
+std::string RequestsServed(const TaskMetrics& t) {
+  std::string count = std::to_string(t.requests);
+  if (t.unserved_requests > 0) {
+    count += " of " + std::to_string(t.requests + t.unserved_requests) + " (cut short)";
+  }
+  return count;
+}
+
 Result<std::string> CumulativeSection(const ReportRuns& runs) {
   const ScenarioOutcome& base = runs.baseline;
   if (base.tasks.empty()) return std::string();
@@ -414,11 +424,11 @@ Result<std::string> CumulativeSection(const ReportRuns& runs) {
       k += r.kv_read_bytes;
       d += r.cost_usd;
     }
-    // "n of m": the run cut the task short at the model's context.
+    // "n of m (cut short)": the run cut the task short at the model's context.
     std::string count = std::to_string(records.size());
     for (const TaskMetrics& t : n.run->tasks) {
       if (t.id != longest->id || t.unserved_requests == 0) continue;
-      count += " of " + std::to_string(t.requests + t.unserved_requests) + " (cut short)";
+      count = RequestsServed(t);
       any_cut = true;
     }
     totals.rows.push_back({n.name, count, BytesText(k), Money(static_cast<double>(d))});
@@ -675,28 +685,19 @@ void FitLogAxis(Axis& axis, const std::vector<double>& values) {
 }
 
 Result<std::string> GrowthSection(const ReportRuns& runs) {
-  std::vector<double> requests, costs;
+  // A task cut short at the model's context is listed ("n of m") but left
+  // out of the fit and the points (FitTaskGrowth): its cost is of unfinished
+  // work.
+  const TaskGrowth growth = FitTaskGrowth(runs.baseline.tasks);
+  const std::vector<double>& requests = growth.requests;
+  const std::vector<double>& costs = growth.costs;
+  const std::string cut_text = growth.CutText();
   HtmlTable t;
   t.header = {"task", "requests", "prompt tokens", "KV read", "cost"};
-  // A task cut short at the model's context is listed ("n of m") but left
-  // out of the fit: its cost is of unfinished work.
-  int cut = 0;
   for (const TaskMetrics& task : runs.baseline.tasks) {
-    std::string count = std::to_string(task.requests);
-    if (task.unserved_requests > 0) {
-      count += " of " + std::to_string(task.requests + task.unserved_requests) + " (cut short)";
-      ++cut;
-    } else {
-      requests.push_back(task.requests);
-      costs.push_back(static_cast<double>(task.cost_usd));
-    }
-    t.rows.push_back({task.id, count, FormatWithSeparators(task.prompt_tokens),
+    t.rows.push_back({task.id, RequestsServed(task), FormatWithSeparators(task.prompt_tokens),
                       BytesText(task.kv_read_bytes), Money(static_cast<double>(task.cost_usd))});
   }
-  const std::string cut_text = cut == 0
-                                   ? std::string()
-                                   : "; " + std::to_string(cut) + (cut == 1 ? " task" : " tasks") +
-                                         " cut short at the model's context left out";
   LineChart chart;
   chart.title = "Cost per task against requests per task";
   chart.x_axis.label = "requests in the task (log scale)";
@@ -708,7 +709,7 @@ Result<std::string> GrowthSection(const ReportRuns& runs) {
     chart.annotations.push_back(
         Annotation{requests[i], costs[i], "", std::string(kChartPalette[0])});
   }
-  auto fit = FitGrowth(requests, costs);
+  const Result<PowerLawFit>& fit = growth.fit;
   std::string fit_text;
   if (fit) {
     chart.subtitle = "each point a task of the baseline; cost per task grows as (requests)^" +

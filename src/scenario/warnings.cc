@@ -4,6 +4,7 @@
 
 #include "kvbill/cache/prefix_cache.h"
 #include "kvbill/cost/speculative.h"
+#include "kvbill/hardware/format_support.h"
 #include "kvbill/hardware/gpu.h"
 #include "kvbill/hardware/kv_blocks.h"
 #include "kvbill/model/hf_config.h"
@@ -186,21 +187,21 @@ void BlockSizeUnserved(const Scenario& s, std::vector<RunWarning>* out) {
 }
 
 // A host offload tier the GPUs' servers cannot have: a link faster than
-// the GPU's own to its host (HostLinkBytesPerS), or more host memory than
+// the GPU's own to its host (HostLinkOf), or more host memory than
 // about 1 TiB a GPU, the most 8-GPU servers hold (8 TB of DRAM).
 void OffloadImplausible(const Scenario& s, std::vector<RunWarning>* out) {
   const auto& c = s.prefix_cache;
   if (!c.enabled || c.offload_capacity_gib <= 0) return;
   std::string text;
   auto gpu = LookupGpu(s.deployment.gpu);
-  if (gpu && c.offload_link_gb_s * 1e9 > HostLinkBytesPerS(*gpu)) {
-    const double raw = HostLinkBytesPerS(*gpu) / 1e9;
+  const HostLink link = gpu ? HostLinkOf(*gpu) : HostLink{};
+  if (gpu && c.offload_link_gb_s * 1e9 > link.bytes_per_s) {
+    const double raw = link.bytes_per_s / 1e9;
     text = "prefix_cache.offload.link_gb_s " + FormatFixed(c.offload_link_gb_s, 0) + " GB/s" +
            (c.offload_link_gb_s == ScenarioPrefixCache{}.offload_link_gb_s ? " (kvbill's default)"
                                                                            : "") +
-           " is more than " + gpu->id + "'s link to its host carries one way (" +
-           HostLinkName(*gpu) + ", " + FormatFixed(raw, 0) + " GB/s raw; copies reach about " +
-           FormatFixed(raw * 0.8, 0) +
+           " is more than " + gpu->id + "'s link to its host carries one way (" + link.name + ", " +
+           FormatFixed(raw, 0) + " GB/s raw; copies reach about " + FormatFixed(raw * 0.8, 0) +
            "): reloads from the host tier are timed too fast; set link_gb_s to what the "
            "host's copies reach";
   }
@@ -402,18 +403,12 @@ void PlaceholderOutputs(std::int64_t count, bool api, std::vector<RunWarning>* o
 void UnsupportedFormat(const Scenario& s, const SimulationTotals& t, std::vector<RunWarning>* out) {
   std::string text;
   for (const FormatUse& f : t.cost_model.formats) {
-    if (f.part == "kv_cache") continue;
-    const bool activation_format = f.stored.starts_with("fp8") || f.stored.starts_with("nvfp4");
-    if (!activation_format || !f.computed.ends_with("A16")) continue;
+    if (f.part == "kv_cache" || !IsWeightOnlyFallback(f.stored, f.computed)) continue;
     text += std::string(text.empty() ? "" : "; ") + f.part + " stored as " + f.stored + " run as " +
             f.computed + " (" + f.kernel + ")";
   }
   if (text.empty()) return;
-  out->push_back(
-      {"unsupported_format", s.deployment.gpu +
-                                 " has no units for the format's arithmetic, so the engine runs a "
-                                 "weight-only fallback: " +
-                                 text + "; it saves memory but not compute (docs/hardware.md)"});
+  out->push_back({"unsupported_format", WeightOnlyFallbackWarning(s.deployment.gpu, text)});
 }
 
 // The longest decode context the kernel tables measure: decode attention

@@ -80,6 +80,18 @@ struct FormatRun {
   std::string Describe(bool with_note = true) const;
 };
 
+// Whether weights stored as `stored` and computed as `computed_label`
+// (FormatRun::ComputedLabel) run as a weight-only fallback: a format made
+// for its own arithmetic (fp8, nvfp4) computed with 16-bit activations
+// (W8A16, W4A16) on a GPU without units for it. It saves memory, not
+// compute.
+bool IsWeightOnlyFallback(std::string_view stored, std::string_view computed_label);
+// The unsupported_format warning: "GPU has no units for the format's
+// arithmetic, so the engine runs a weight-only fallback: PARTS; it saves
+// memory but not compute (docs/hardware.md#formats)", `parts` naming each
+// fallback ("fp8-e4m3 weights run as W8A16 (Marlin ...)").
+std::string WeightOnlyFallbackWarning(const std::string& gpu, const std::string& parts);
+
 // The architectures of the matrix, in catalog order.
 const std::vector<GpuArchitecture>& GpuArchitectures();
 

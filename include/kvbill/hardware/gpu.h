@@ -63,9 +63,11 @@ struct GpuSpec {
 // the Grace CPU on a GB200 (900 GB/s both ways, 450 one way). Copies reach
 // about four fifths of a PCIe link. A bound for the host offload tier's
 // link_gb_s (the offload_implausible warning), not a timing.
-double HostLinkBytesPerS(const GpuSpec& gpu);
-// The link HostLinkBytesPerS is, in words ("PCIe Gen5 x16").
-std::string HostLinkName(const GpuSpec& gpu);
+struct HostLink {
+  std::string name;  // "PCIe Gen5 x16"
+  double bytes_per_s = 0;
+};
+HostLink HostLinkOf(const GpuSpec& gpu);
 
 // The bundled catalog, in file order.
 const std::vector<GpuSpec>& GpuCatalog();

@@ -3,8 +3,11 @@
 #ifndef KVBILL_METRICS_GROWTH_H_
 #define KVBILL_METRICS_GROWTH_H_
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
+#include "kvbill/metrics/task_metrics.h"
 #include "kvbill/util/result.h"
 
 namespace kvbill {
@@ -30,6 +33,18 @@ inline constexpr int kGrowthMinSizes = 5;
 // over tasks with at least kGrowthMinSizes distinct sizes; otherwise an
 // error saying how many there are.
 Result<PowerLawFit> FitGrowth(const std::vector<double>& sizes, const std::vector<double>& costs);
+
+// FitGrowth over a run's tasks served whole: a task cut short at the
+// model's context (TaskMetrics::unserved_requests) costs unfinished work and
+// is left out, counted. compare and the report fit the same points.
+struct TaskGrowth {
+  std::vector<double> requests, costs;  // the tasks fitted, in input order
+  std::int64_t cut = 0;                 // tasks left out
+  Result<PowerLawFit> fit = Error("not fitted");
+  // "; 2 tasks cut short at the model's context left out", or "" when none.
+  std::string CutText() const;
+};
+TaskGrowth FitTaskGrowth(const std::vector<TaskMetrics>& tasks);
 
 }  // namespace kvbill
 
