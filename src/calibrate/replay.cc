@@ -311,6 +311,14 @@ bool VllmAsyncSchedulingByDefault(const std::string& version,
   return (major > 0 || minor >= 14) && AsyncSchedulingByDefault(false, speculative_method);
 }
 
+bool VllmMxfp4MarlinByDefault(const std::string& version) {
+  int major = 0, minor = 0, patch = 0;
+  const int read = std::sscanf(version.c_str(), "v%d.%d.%d", &major, &minor, &patch);
+  if (read < 2) return false;
+  if (read == 2) patch = 0;
+  return major == 0 && (minor < 11 || (minor == 11 && patch < 1));
+}
+
 std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults& defaults,
                                      std::string* why) {
   ReplayPlan plan;
@@ -561,6 +569,9 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
     // before it prepares the next (vllm/v1/worker/gpu_model_runner.py,
     // _get_valid_sampled_token_count).
     plan.cpu_waits_for_sampling = plan.async_scheduling && DraftsOnGpu(method);
+    plan.mxfp4_experts_marlin = m.engine_version.empty()
+                                    ? defaults.mxfp4_experts_marlin
+                                    : VllmMxfp4MarlinByDefault(m.engine_version);
   }
   // vLLM's --enable-expert-parallel spreads the experts over the tensor-
   // parallel GPUs (with one data-parallel rank: all-reduce, no all-to-all);
@@ -741,6 +752,7 @@ Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& pro
   options.fp8_checkpoint = plan.fp8_checkpoint;
   options.expert_parallel = plan.expert_parallel;
   options.cuda_graph_max_tokens = plan.cuda_graph_max_batch;
+  options.mxfp4_experts_marlin = plan.mxfp4_experts_marlin;
   auto model = OperatorCostModel::Make(c.model, c.kv_format, c.weight_format, c.gpu, nullptr,
                                        profile, options);
   if (!model) return model.error();

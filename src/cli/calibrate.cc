@@ -64,11 +64,18 @@ void ApplyScenarioToBenchResults(const Scenario& s, const std::set<std::string>&
   // the sections it reads in part are checked key by key.
   static const std::set<std::string> kTop = {"name",      "notes",      "model",  "weight_format",
                                              "kv_format", "deployment", "engine", "prefix_cache"};
-  static const std::set<std::string> kSecond = {
-      "/deployment/gpu",         "/deployment/gpus_per_replica", "/deployment/async_scheduling",
-      "/deployment/engine",      "/deployment/memory_fraction",  "/deployment/expert_parallel",
-      "/deployment/speculative", "/engine/max_num_seqs",         "/engine/max_num_batched_tokens",
-      "/prefix_cache/enabled",   "/prefix_cache/block_size"};
+  static const std::set<std::string> kSecond = {"/deployment/gpu",
+                                                "/deployment/gpus_per_replica",
+                                                "/deployment/async_scheduling",
+                                                "/deployment/engine",
+                                                "/deployment/memory_fraction",
+                                                "/deployment/expert_parallel",
+                                                "/deployment/speculative",
+                                                "/deployment/mxfp4_moe_kernel",
+                                                "/engine/max_num_seqs",
+                                                "/engine/max_num_batched_tokens",
+                                                "/prefix_cache/enabled",
+                                                "/prefix_cache/block_size"};
   std::string ignored;
   for (const std::string& key : given) {
     const auto depth = std::count(key.begin(), key.end(), '/');
@@ -280,6 +287,7 @@ int RunProfileFit(const Args& args) {
     // without speculation (the record names none).
     defaults.async_scheduling =
         scenario->deployment.async_scheduling.value_or(AsyncSchedulingByDefault(false, ""));
+    defaults.mxfp4_experts_marlin = scenario->deployment.mxfp4_moe_kernel == "marlin";
   }
   if (!detail_ids.empty()) return PrintDetails(*records, defaults, detail_ids, start_name);
   std::vector<FitExclusion> exclusions;

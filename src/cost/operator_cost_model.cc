@@ -118,7 +118,17 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
   }
   const ElementFormat& other_fmt = native->other;
   const FormatRun dense_run = HowGpuRuns(gpu, FormatRole::kWeights, dense_fmt);
-  const FormatRun expert_run = HowGpuRuns(gpu, FormatRole::kWeights, expert_fmt);
+  FormatRun expert_run = HowGpuRuns(gpu, FormatRole::kWeights, expert_fmt);
+  if (options.mxfp4_experts_marlin && expert_run.runs() && expert_run.matrix_row == "mxfp4" &&
+      gpu.architecture == "hopper") {
+    // vLLM's get_mxfp4_backend falls back to Marlin on SM 9.0 when the
+    // triton_kernels package is missing (before v0.11.1) or
+    // VLLM_MXFP4_USE_MARLIN is set: the experts run Marlin's W4A16 MoE,
+    // timed by the Marlin MoE table (keyed "int4").
+    expert_run.cell.kernel = "Marlin FP4 MoE (triton_kernels absent or VLLM_MXFP4_USE_MARLIN)";
+    expert_run.cell.experts_table = "int4";
+    expert_run.cell.note.clear();  // the cell's note names this very fallback
+  }
   const FormatRun other_run = HowGpuRuns(gpu, FormatRole::kWeights, other_fmt);
   const FormatRun kv_run = HowGpuRuns(gpu, FormatRole::kKvCache, kv_format);
   const bool has_experts = model.moe.layers > 0 && model.moe.experts > 0;

@@ -490,6 +490,20 @@ const std::vector<Key>& ScenarioKeys() {
                     "all-to-all, then gathers the layer's output (DeepEP-style dispatch; "
                     "attention stays tensor-parallel)"}},
        .what = "expert dispatch"},
+      {.pointer = "/deployment/mxfp4_moe_kernel",
+       .type = Type::kChoice,
+       .meaning = "on vLLM with a Hopper GPU: the kernel of MXFP4 routed experts (gpt-oss), "
+                  "which vLLM chooses by the packages installed "
+                  "([engine.md](engine.md#formats)); no effect on other experts",
+       .field = In<&Scenario::deployment, &D::mxfp4_moe_kernel>(),
+       .choices = {{"auto", "vLLM's own choice today: the OpenAI Triton kernels on Hopper"},
+                   {"triton",
+                    "the OpenAI Triton MoE kernels (triton_kernels' matmul_ogs), vLLM's on "
+                    "Hopper from v0.11.1, which installs them"},
+                   {"marlin",
+                    "Marlin's weight-only FP4 MoE (W4A16): vLLM before v0.11.1, which did not "
+                    "install triton_kernels, or VLLM_MXFP4_USE_MARLIN=1"}},
+       .what = "MXFP4 MoE kernel"},
       {.pointer = "/deployment/replicas",
        .type = Type::kInteger,
        .meaning = "independent copies, each with its own KV pool and prefix cache (vLLM's "

@@ -242,6 +242,29 @@ Status FormatsRunOnGpu(const ReadState& state, Scenario* s) {
   return OkStatus();
 }
 
+// The MXFP4 MoE kernel is vLLM's choice on Hopper (get_mxfp4_backend):
+// elsewhere vLLM takes one kernel whatever is installed (Marlin on Ampere
+// and Ada, FlashInfer on Blackwell), so a setting there would change
+// nothing and is refused rather than ignored.
+Status Mxfp4MoeKernelIsVllmsOnHopper(const ReadState& state, Scenario* s) {
+  const ScenarioDeployment& d = s->deployment;
+  if (s->pricing || d.mxfp4_moe_kernel == "auto") return OkStatus();
+  const std::string at = state.At("/deployment/mxfp4_moe_kernel");
+  if (d.engine != "vllm") {
+    return state.source().Bad(
+        at, "is vLLM's choice; " + d.engine + " is not modelled with another (set it to \"auto\")");
+  }
+  auto gpu = LookupGpu(d.gpu);
+  if (!gpu) return OkStatus();  // the GPU's own rule reports it
+  if (gpu->architecture != "hopper") {
+    return state.source().Bad(at, "chooses between kernels vLLM runs on Hopper only; " + d.gpu +
+                                      " (" + gpu->architecture +
+                                      ") runs one MXFP4 MoE kernel whatever is installed (set it "
+                                      "to \"auto\")");
+  }
+  return OkStatus();
+}
+
 // Tensor parallelism splits the attention heads over the replica's GPUs:
 // vLLM refuses a degree that does not divide the query heads, or the KV
 // heads when there are more of them than GPUs (ValidTensorParallel). An API
@@ -575,6 +598,11 @@ const std::vector<Rule>& CrossKeyRules() {
        "above 1, and on vLLM only with `replicas` above 1 (its all-to-all kernels run only with "
        "data parallelism) (a sweep point that breaks it is a row marked not runnable)",
        ExpertParallelFits, true},
+      {"/deployment",
+       "`deployment.mxfp4_moe_kernel` other than `auto` only on vLLM with a Hopper GPU, where "
+       "vLLM chooses the kernel by the packages installed (a sweep point that breaks it is a row "
+       "marked not runnable)",
+       Mxfp4MoeKernelIsVllmsOnHopper, true},
       {"/deployment/speculative",
        "`deployment.speculative`: `model` is required with `method` `\"draft_model\"` and "
        "allowed only there; `acceptance_rate` is one rate or `num_speculative_tokens` of them; "

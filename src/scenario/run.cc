@@ -136,6 +136,7 @@ Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
     options.cuda_graph_max_tokens = limits.cuda_graph_max_batch;
     options.expert_parallel = d.expert_parallel;
     options.expert_all_to_all = d.expert_dispatch == "all_to_all";
+    options.mxfp4_experts_marlin = d.mxfp4_moe_kernel == "marlin";
     plain_options = options;
     plain_options.async_scheduling =
         d.async_scheduling.value_or(AsyncSchedulingByDefault(sglang, ""));

@@ -171,6 +171,38 @@ TEST(ReplayTest, VllmPerformanceModeThroughputDoublesTheLimitsNoFlagSets) {
   EXPECT_EQ(why, "--performance-mode is vLLM's; not modelled for sglang");
 }
 
+// vLLM runs MXFP4 experts on Hopper through Marlin before v0.11.1, which
+// first made triton_kernels a dependency (PR #27370, merged 2025-10-22);
+// a record without a version takes the scenario's choice.
+TEST(ReplayTest, VllmMxfp4ExpertsRunMarlinBeforeV0111) {
+  EXPECT_TRUE(VllmMxfp4MarlinByDefault("v0.10.2"));
+  EXPECT_TRUE(VllmMxfp4MarlinByDefault("v0.11.0"));
+  EXPECT_TRUE(VllmMxfp4MarlinByDefault("v0.11"));
+  EXPECT_FALSE(VllmMxfp4MarlinByDefault("v0.11.1"));
+  EXPECT_FALSE(VllmMxfp4MarlinByDefault("v0.12.0"));
+  EXPECT_FALSE(VllmMxfp4MarlinByDefault("v1.0.0"));
+  EXPECT_FALSE(VllmMxfp4MarlinByDefault(""));
+
+  std::string why;
+  Measurement m = Record();
+  m.model = "openai/gpt-oss-20b";
+  m.weights = "mxfp4";
+  auto t = PlanReplay(m, {}, &why);
+  ASSERT_TRUE(t.has_value()) << why;
+  EXPECT_TRUE(t->mxfp4_experts_marlin);
+  m.engine_version = "v0.11.1";
+  t = PlanReplay(m, {}, &why);
+  ASSERT_TRUE(t.has_value()) << why;
+  EXPECT_FALSE(t->mxfp4_experts_marlin);
+  m.engine_version = "";
+  m.id = "";
+  ReplayDefaults defaults;
+  defaults.mxfp4_experts_marlin = true;
+  t = PlanReplay(m, defaults, &why);
+  ASSERT_TRUE(t.has_value()) << why;
+  EXPECT_TRUE(t->mxfp4_experts_marlin);
+}
+
 // vLLM schedules asynchronously by default from v0.14 (PRs #27614 and
 // #31998), n-gram speculation excepted; with a draft on the GPU its CPU
 // then waits for each step's sampling. Qwen3.5-9B's MTP head takes the

@@ -528,3 +528,72 @@ TEST(FormatKernelsTest, CompressedAttentionsCacheIsNotTimedByTheFa3Tables) {
 }  // namespace
 }  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill
+
+namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
+namespace {
+
+// gpt-oss's MXFP4 experts on an H100 run the OpenAI Triton kernels unless
+// vLLM falls back to Marlin (before v0.11.1, or VLLM_MXFP4_USE_MARLIN=1).
+// Worked from shared/data/kernels/h100_sxm (vllm moe_perf, power law 1.2):
+//   Triton, gpt-oss-20b's own shape (32 experts, top 4, 2,880 x 2,880),
+//     8,192 tokens: 3.121 ms a layer;
+//   Marlin MXFP4 (the only Marlin MXFP4 rows: 896 experts, top 16,
+//     3,584 x 3,072), 8,192 tokens: 43.15 ms for 8,192 x 16 x 6 x 3,584 x
+//     3,072 = 8.66e12 FLOP, 201 TFLOP/s; gpt-oss's 8,192 x 4 x 6 x 2,880 x
+//     2,880 = 1.63e12 FLOP at that rate: 8.1 ms.
+// The Marlin time comes from the Marlin MoE curve fitted on other shapes,
+// so it is held to 25%, the curves' fit error.
+TEST(FormatKernelsTest, Mxfp4ExpertsOnHopperRunTritonOrMarlinAsVllmChooses) {
+  auto profile = LoadEngineProfile("vllm");
+  ASSERT_TRUE(profile.ok());
+  const ModelShape model = Catalog("gpt-oss-20b");
+  const double layers = static_cast<double>(model.moe.layers);  // 24
+  OperatorModelOptions options;
+  auto triton = OperatorCostModel::Make(model, Fmt("bf16"), "auto", Gpu("h100-sxm"), nullptr,
+                                        *profile, options);
+  options.mxfp4_experts_marlin = true;
+  auto marlin = OperatorCostModel::Make(model, Fmt("bf16"), "auto", Gpu("h100-sxm"), nullptr,
+                                        *profile, options);
+  ASSERT_TRUE(triton.ok()) << triton.error().message();
+  ASSERT_TRUE(marlin.ok()) << marlin.error().message();
+  auto moe_ms = [&](const OperatorCostModel& m, Tokens t) {
+    for (const auto& [part, s] : m.DenseParts(t)) {
+      if (part == "moe") return s / layers * 1e3;
+    }
+    return 0.0;
+  };
+  EXPECT_NEAR(moe_ms(**triton, 8192), 3.121, 0.25 * 3.121);
+  EXPECT_NEAR(moe_ms(**marlin, 8192), 8.1, 0.25 * 8.1);
+  auto kernel_of_experts = [](const OperatorCostModel& m) {
+    for (const auto& f : m.Describe().formats) {
+      if (f.part == "experts") return f.kernel;
+    }
+    return std::string();
+  };
+  EXPECT_NE(kernel_of_experts(**triton).find("Triton"), std::string::npos);
+  EXPECT_NE(kernel_of_experts(**marlin).find("Marlin"), std::string::npos);
+
+  // Elsewhere the option changes nothing: A100 runs Marlin either way, and
+  // a model whose experts are not MXFP4 keeps its own kernel.
+  options.mxfp4_experts_marlin = false;
+  auto a100 = OperatorCostModel::Make(model, Fmt("bf16"), "auto", Gpu("a100-80gb"), nullptr,
+                                      *profile, options);
+  options.mxfp4_experts_marlin = true;
+  auto a100_marlin = OperatorCostModel::Make(model, Fmt("bf16"), "auto", Gpu("a100-80gb"), nullptr,
+                                             *profile, options);
+  ASSERT_TRUE(a100.ok() && a100_marlin.ok());
+  EXPECT_EQ(moe_ms(**a100, 8192), moe_ms(**a100_marlin, 8192));
+  const ModelShape qwen = Catalog("qwen3-235b-a22b");
+  auto bf16 = OperatorCostModel::Make(qwen, Fmt("bf16"), "auto", Gpu("h100-sxm"), nullptr, *profile,
+                                      options);
+  options.mxfp4_experts_marlin = false;
+  auto bf16_plain = OperatorCostModel::Make(qwen, Fmt("bf16"), "auto", Gpu("h100-sxm"), nullptr,
+                                            *profile, options);
+  ASSERT_TRUE(bf16.ok() && bf16_plain.ok());
+  EXPECT_EQ(moe_ms(**bf16, 8192), moe_ms(**bf16_plain, 8192));
+}
+
+}  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
+}  // namespace kvbill

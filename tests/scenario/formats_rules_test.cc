@@ -309,3 +309,32 @@ TEST(FormatsRulesTest, ArchitectureLeversOnlyWhereTheyChangeSomething) {
 }  // namespace
 }  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill
+
+namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
+namespace {
+
+// vLLM picks the MXFP4 MoE kernel by what is installed only on Hopper;
+// elsewhere, and on SGLang, a choice would change nothing and is refused.
+TEST(FormatsRulesTest, TheMxfp4MoeKernelIsVllmsChoiceOnHopperOnly) {
+  EXPECT_EQ(ErrorOf(R"({"model": "gpt-oss-20b", "deployment": {"mxfp4_moe_kernel": "marlin"}})"),
+            "(parsed)");
+  EXPECT_EQ(ErrorOf(R"({"model": "gpt-oss-20b", "deployment": {"mxfp4_moe_kernel": "triton"}})"),
+            "(parsed)");
+  EXPECT_EQ(
+      ErrorOf(R"({"deployment": {"mxfp4_moe_kernel": "cutlass"}})"),
+      R"(s.json#/deployment/mxfp4_moe_kernel: unknown MXFP4 MoE kernel "cutlass" (one of auto|triton|marlin))");
+  EXPECT_EQ(ErrorOf(R"({"model": "gpt-oss-20b",
+                        "deployment": {"gpu": "a100-80gb", "mxfp4_moe_kernel": "marlin"}})"),
+            "s.json#/deployment/mxfp4_moe_kernel: chooses between kernels vLLM runs on Hopper "
+            "only; a100-80gb (ampere) runs one MXFP4 MoE kernel whatever is installed (set it to "
+            "\"auto\")");
+  EXPECT_EQ(ErrorOf(R"({"model": "gpt-oss-20b",
+                        "deployment": {"engine": "sglang", "mxfp4_moe_kernel": "marlin"}})"),
+            "s.json#/deployment/mxfp4_moe_kernel: is vLLM's choice; sglang is not modelled with "
+            "another (set it to \"auto\")");
+}
+
+}  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
+}  // namespace kvbill

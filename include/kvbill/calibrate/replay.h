@@ -51,6 +51,9 @@ struct ReplayDefaults {
   // before v0.14; --scenario sets its deployment.async_scheduling, resolved
   // to vLLM's own default (on) when the scenario leaves it null.
   std::optional<bool> async_scheduling;
+  // MXFP4 experts on Hopper through Marlin in a record that names no engine
+  // version: --scenario's deployment.mxfp4_moe_kernel "marlin".
+  bool mxfp4_experts_marlin = false;
 };
 
 // What guidellm keeps in flight when no cap is asked for (its
@@ -66,6 +69,15 @@ inline constexpr int kGuidellmMaxConcurrency = 512;
 bool VllmAsyncSchedulingByDefault(const std::string& version,
                                   const std::string& speculative_method);
 
+// Whether vLLM `version` ("v0.11.0") runs MXFP4 routed experts on Hopper
+// through Marlin: before v0.11.1. get_mxfp4_backend
+// (vllm/model_executor/layers/quantization/mxfp4.py) takes the OpenAI
+// Triton kernels on SM 9.0 only when the triton_kernels package imports,
+// and vLLM made it a dependency in PR #27370 (merged 2025-10-22, "users have
+// to install triton_kernels manually"; first released in v0.11.1); without
+// it the same function picks Marlin. An unreadable version: false.
+bool VllmMxfp4MarlinByDefault(const std::string& version);
+
 struct ReplayPlan {
   const Measurement* measurement = nullptr;
   BenchmarkClient client = BenchmarkClient::kVllmBench;
@@ -78,9 +90,10 @@ struct ReplayPlan {
   // vLLM with async scheduling and a draft on the GPU: the CPU overlaps
   // the draft only (OperatorModelOptions::cpu_waits_for_sampling).
   bool cpu_waits_for_sampling = false;
-  bool fp8_checkpoint = false;      // a *-FP8 checkpoint with 128x128 block scales
-  int expert_parallel = 1;          // --enable-expert-parallel (= tp), --ep-size N
-  Tokens cuda_graph_max_batch = 0;  // SGLang's cuda_graph_max_bs; 0: the profile's
+  bool fp8_checkpoint = false;        // a *-FP8 checkpoint with 128x128 block scales
+  int expert_parallel = 1;            // --enable-expert-parallel (= tp), --ep-size N
+  bool mxfp4_experts_marlin = false;  // vLLM before v0.11.1 (VllmMxfp4MarlinByDefault)
+  Tokens cuda_graph_max_batch = 0;    // SGLang's cuda_graph_max_bs; 0: the profile's
   // vLLM's --speculative-config (method and num_speculative_tokens) or
   // SGLang's --speculative-algorithm and its tree flags (depth, top-k,
   // verified tokens); the acceptance rates are the method's defaults, never

@@ -94,6 +94,10 @@ struct OperatorModelOptions {
   // dispatch and combine (plus an all-gather of the layer's output) instead
   // of every GPU routing every token and the layer's all-reduce summing.
   bool expert_all_to_all = false;
+  // MXFP4 routed experts on Hopper run vLLM's Marlin MoE (weight-only FP4,
+  // W4A16) instead of the OpenAI Triton kernels: vLLM before v0.11.1, which
+  // did not install triton_kernels, or VLLM_MXFP4_USE_MARLIN=1.
+  bool mxfp4_experts_marlin = false;
   // The largest decode batch the engine captures in a CUDA graph; 0: the
   // profile's cuda_graph_max_tokens (SGLang sets it by GPU memory and
   // tensor-parallel degree: EngineLimits).

@@ -58,6 +58,10 @@ struct ScenarioDeployment {
   // 1/N per GPU); how tokens reach them: "all_reduce" or "all_to_all".
   int expert_parallel = 1;
   std::string expert_dispatch = "all_reduce";
+  // The kernel of MXFP4 routed experts on Hopper under vLLM: "auto" (the
+  // OpenAI Triton kernels, vLLM's own choice from v0.11.1), "triton" or
+  // "marlin" (vLLM before v0.11.1, or VLLM_MXFP4_USE_MARLIN=1).
+  std::string mxfp4_moe_kernel = "auto";
   int replicas = 1;
   // Unset: 0.9 (vLLM's gpu_memory_utilization), or SGLang's own
   // mem_fraction_static for the GPU (SglangMemoryFraction).
