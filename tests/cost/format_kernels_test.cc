@@ -26,6 +26,14 @@ GpuSpec Gpu(const std::string& id) {
   return g.ok() ? *g : GpuSpec{};
 }
 
+// The fused-MoE part of an iteration of `tokens`, ms a MoE layer.
+double MoeMsPerLayer(const OperatorCostModel& m, Tokens tokens, double moe_layers) {
+  for (const auto& [part, s] : m.DenseParts(tokens)) {
+    if (part == "moe") return s / moe_layers * 1e3;
+  }
+  return 0.0;
+}
+
 FormatRun WeightsOn(const std::string& gpu, const std::string& format) {
   return HowGpuRuns(Gpu(gpu), FormatRole::kWeights, Fmt(format));
 }
@@ -477,12 +485,7 @@ TEST(FormatKernelsTest, Fp8ExpertsGainWhatTheFusedMoeTableMeasures) {
                                      options);
   ASSERT_TRUE(bf16.ok()) << bf16.error().message();
   ASSERT_TRUE(fp8.ok()) << fp8.error().message();
-  auto moe_ms = [&](const OperatorCostModel& m, Tokens t) {
-    for (const auto& [part, s] : m.DenseParts(t)) {
-      if (part == "moe") return s / layers * 1e3;
-    }
-    return 0.0;
-  };
+  auto moe_ms = [&](const OperatorCostModel& m, Tokens t) { return MoeMsPerLayer(m, t, layers); };
   for (const auto& r : rows) {
     const double b = moe_ms(**bf16, r.tokens), f = moe_ms(**fp8, r.tokens);
     // The fitted curves are within 25% of a row (their fit's p90 error).
@@ -557,12 +560,7 @@ TEST(FormatKernelsTest, Mxfp4ExpertsOnHopperRunTritonOrMarlinAsVllmChooses) {
                                         *profile, options);
   ASSERT_TRUE(triton.ok()) << triton.error().message();
   ASSERT_TRUE(marlin.ok()) << marlin.error().message();
-  auto moe_ms = [&](const OperatorCostModel& m, Tokens t) {
-    for (const auto& [part, s] : m.DenseParts(t)) {
-      if (part == "moe") return s / layers * 1e3;
-    }
-    return 0.0;
-  };
+  auto moe_ms = [&](const OperatorCostModel& m, Tokens t) { return MoeMsPerLayer(m, t, layers); };
   EXPECT_NEAR(moe_ms(**triton, 8192), 3.121, 0.25 * 3.121);
   EXPECT_NEAR(moe_ms(**marlin, 8192), 8.1, 0.25 * 8.1);
   auto kernel_of_experts = [](const OperatorCostModel& m) {
