@@ -16,7 +16,8 @@ namespace {
 constexpr char kUsage[] =
     "usage: kvbill scenario schema [-o FILE]\n"
     "       kvbill scenario docs FILE [--write | --check]\n"
-    "       kvbill scenario from-vllm [--gpu G] [-o FILE] -- vllm serve MODEL [FLAGS]\n\n"
+    "       kvbill scenario from-vllm [--gpu G] [-o FILE] -- [NAME=VALUE ...] vllm serve MODEL "
+    "[FLAGS]\n\n"
     "schema     the JSON Schema (draft 2020-12) of scenario files, for editors\n"
     "           (docs/scenario-format.md#editors)\n"
     "docs       FILE with its generated key tables rewritten from the key table: printed,\n"
@@ -87,10 +88,10 @@ int RunFromVllm(const Args& args) {
   options.add_options()("gpu", po::value(&gpu), "deployment.gpu (the command line does not say)")(
       "output,o", FileValue(&output), "write to FILE instead of stdout (atomically)");
   po::variables_map vm;
-  if (auto stop = ParseOptions(
-          own, command,
-          "usage: kvbill scenario from-vllm [--gpu G] [-o FILE] -- vllm serve MODEL [FLAGS]",
-          options, vm)) {
+  if (auto stop = ParseOptions(own, command,
+                               "usage: kvbill scenario from-vllm [--gpu G] [-o FILE] -- "
+                               "[NAME=VALUE ...] vllm serve MODEL [FLAGS]",
+                               options, vm)) {
     return *stop;
   }
   if (dashes == args.end()) {

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "kvbill/hardware/catalog_names.h"
+#include "kvbill/hardware/gpu.h"
 #include "kvbill/model/hf_config.h"
 #include "kvbill/model/hf_model_id.h"
 #include "kvbill/scenario/scenario.h"
@@ -459,9 +460,34 @@ Result<std::int64_t> ParseVllmInt(const std::string& text) {
   return static_cast<std::int64_t>(value);  // vLLM truncates: int(25.6 * 1000)
 }
 
-Result<VllmScenario> ScenarioFromVllm(const std::vector<std::string>& argv,
+namespace {
+
+// `NAME=value` as a shell puts it before a command: an environment
+// variable's name (letters, digits, underscores, not a digit first).
+bool IsEnvAssignment(const std::string& word) {
+  const std::size_t eq = word.find('=');
+  if (eq == std::string::npos || eq == 0) return false;
+  if (std::isdigit(static_cast<unsigned char>(word[0]))) return false;
+  return std::all_of(word.begin(), word.begin() + static_cast<std::ptrdiff_t>(eq), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
+  });
+}
+
+}  // namespace
+
+Result<VllmScenario> ScenarioFromVllm(const std::vector<std::string>& words,
                                       const FromVllmOptions& options) {
   Conversion c;
+  // Environment assignments before the command (`VLLM_MXFP4_USE_MARLIN=1
+  // vllm serve ...`, also after `env`).
+  std::size_t first = !words.empty() && words[0] == "env" ? 1 : 0;
+  std::vector<std::pair<std::string, std::string>> environment;
+  for (; first < words.size() && IsEnvAssignment(words[first]); ++first) {
+    const std::size_t eq = words[first].find('=');
+    environment.emplace_back(words[first].substr(0, eq), words[first].substr(eq + 1));
+  }
+  const std::vector<std::string> argv(words.begin() + static_cast<std::ptrdiff_t>(first),
+                                      words.end());
   std::size_t i = 0;
   const bool serve = argv.size() >= 2 && argv[0] == "vllm" && argv[1] == "serve";
   if (serve) {
@@ -594,6 +620,38 @@ Result<VllmScenario> ScenarioFromVllm(const std::vector<std::string>& argv,
     }
   }
 
+  // The environment vLLM reads that kvbill models: VLLM_MXFP4_USE_MARLIN
+  // (envs.py reads it with int()) picks Marlin for MXFP4 experts where vLLM
+  // has a choice, Hopper (get_mxfp4_backend); elsewhere it changes nothing.
+  bool allow_long_max_model_len = false;
+  for (const auto& [name, value] : environment) {
+    const std::string shown = name + "=" + value;
+    if (name == "VLLM_MXFP4_USE_MARLIN" || name == "VLLM_ALLOW_LONG_MAX_MODEL_LEN") {
+      int number = 0;
+      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
+      if (ec != std::errc() || ptr != value.data() + value.size()) {
+        return Error(shown + ": vLLM reads " + name + " as an integer (0 or 1)");
+      }
+      if (name == "VLLM_ALLOW_LONG_MAX_MODEL_LEN") {
+        allow_long_max_model_len = number != 0;
+        continue;
+      }
+      if (number == 0) continue;  // Triton where triton_kernels is installed: the default
+      const std::string gpu_name = options.gpu.empty() ? ScenarioDeployment{}.gpu : options.gpu;
+      auto gpu = LookupGpu(gpu_name);
+      if (gpu && gpu->architecture == "hopper") {
+        Set(out, "/deployment/mxfp4_moe_kernel", "marlin");
+      } else if (gpu) {
+        c.notes.push_back(
+            shown + ": on " + gpu_name + " (" + gpu->architecture +
+            ") vLLM runs MXFP4 experts on one kernel whatever it says (Marlin on Ampere "
+            "and Ada, FlashInfer on Blackwell); nothing to set");
+      }
+      continue;
+    }
+    c.not_expressed.push_back(shown + " (environment)");
+  }
+
   // vLLM spreads the experts over tp x dp GPUs (FusedMoEParallelConfig.make;
   // docs/engine.md, "Parallelism"), and dispatches tokens all-to-all when
   // dp > 1. A scenario splits them only within a replica (expert_parallel
@@ -668,7 +726,12 @@ Result<VllmScenario> ScenarioFromVllm(const std::vector<std::string>& argv,
   if (model && out.contains(len_pointer) && out[len_pointer].is_number_integer()) {
     const Tokens asked = out[len_pointer].get<Tokens>();
     const Tokens limit = model->MaxModelLenCeiling();
-    if (limit > 0 && asked > limit) {
+    if (limit > 0 && asked > limit && allow_long_max_model_len) {
+      c.notes.push_back("--max-model-len " + FormatWithSeparators(asked) +
+                        " is above the model's " + FormatWithSeparators(limit) +
+                        ": vLLM starts only because VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, and the "
+                        "model was not trained that long (simulate warns context_limit)");
+    } else if (limit > 0 && asked > limit) {
       c.notes.push_back(
           "--max-model-len " + FormatWithSeparators(asked) + " is above the model's " +
           FormatWithSeparators(limit) +

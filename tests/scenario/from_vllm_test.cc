@@ -557,3 +557,48 @@ TEST(FromVllmTest, HumanReadableIntegersAsVllmReadsThem) {
 }  // namespace
 }  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill
+
+namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
+namespace {
+
+// Environment assignments before the command, as a shell takes them:
+// VLLM_MXFP4_USE_MARLIN=1 is where vLLM has a choice (Hopper) the key, and
+// elsewhere a note; any other variable is listed as not expressed.
+TEST(FromVllmTest, EnvironmentAssignmentsBeforeTheCommand) {
+  Converted c = Convert(
+      "VLLM_MXFP4_USE_MARLIN=1 CUDA_VISIBLE_DEVICES=0,1 vllm serve openai/gpt-oss-20b", "h100-sxm");
+  EXPECT_EQ(c.doc["deployment"]["mxfp4_moe_kernel"], "marlin");
+  EXPECT_EQ(c.scenario.deployment.mxfp4_moe_kernel, "marlin");
+  EXPECT_EQ(c.doc["model"], "gpt-oss-20b");
+  EXPECT_TRUE(HasNote(c, "not expressed in the scenario: CUDA_VISIBLE_DEVICES=0,1 (environment)"));
+
+  c = Convert("env VLLM_MXFP4_USE_MARLIN=0 vllm serve openai/gpt-oss-20b", "h100-sxm");
+  EXPECT_FALSE(c.doc["deployment"].contains("mxfp4_moe_kernel"));
+  EXPECT_EQ(c.scenario.deployment.mxfp4_moe_kernel, "auto");
+
+  c = Convert("VLLM_MXFP4_USE_MARLIN=1 vllm serve openai/gpt-oss-20b", "a100-80gb");
+  EXPECT_FALSE(c.doc["deployment"].contains("mxfp4_moe_kernel"));
+  EXPECT_TRUE(HasNote(c,
+                      "VLLM_MXFP4_USE_MARLIN=1: on a100-80gb (ampere) vLLM runs MXFP4 experts on "
+                      "one kernel whatever it says (Marlin on Ampere and Ada, FlashInfer on "
+                      "Blackwell); nothing to set"));
+
+  auto bad = ScenarioFromVllm(Words("VLLM_MXFP4_USE_MARLIN=yes vllm serve openai/gpt-oss-20b"),
+                              FromVllmOptions{});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message(),
+            "VLLM_MXFP4_USE_MARLIN=yes: vLLM reads VLLM_MXFP4_USE_MARLIN as an integer (0 or 1)");
+
+  // Qwen3-8B's config gives 40,960 tokens: vLLM starts with 131,072 only
+  // with VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, and the note says which it is.
+  c = Convert("VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 vllm serve Qwen/Qwen3-8B --max-model-len 131072");
+  EXPECT_TRUE(HasNote(c,
+                      "--max-model-len 131,072 is above the model's 40,960: vLLM starts only "
+                      "because VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, and the model was not trained "
+                      "that long (simulate warns context_limit)"));
+}
+
+}  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
+}  // namespace kvbill

@@ -5,7 +5,10 @@
 // --gpu-memory-utilization, --kv-cache-dtype, --[no-]enable-prefix-caching,
 // --block-size, --max-model-len, --max-num-seqs, --max-num-batched-tokens,
 // --dtype, -q/--quantization, --enable-expert-parallel, --speculative-config
-// (as deployment.speculative). The model, a Hugging Face repo id, becomes the
+// (as deployment.speculative); environment assignments before the command:
+// VLLM_MXFP4_USE_MARLIN=1 (deployment.mxfp4_moe_kernel "marlin" on Hopper)
+// and VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (the long --max-model-len note), others
+// noted. The model, a Hugging Face repo id, becomes the
 // catalog name of the same architecture when the catalog has one (or a
 // copy's architecture, CatalogModelFromHfId); an unknown model is kept, and
 // the settings checked against a model are not checked. A model with
