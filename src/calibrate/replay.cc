@@ -312,11 +312,11 @@ bool VllmAsyncSchedulingByDefault(const std::string& version,
 }
 
 bool VllmMxfp4MarlinByDefault(const std::string& version) {
-  int major = 0, minor = 0, patch = 0;
-  const int read = std::sscanf(version.c_str(), "v%d.%d.%d", &major, &minor, &patch);
-  if (read < 2) return false;
-  if (read == 2) patch = 0;
-  return major == 0 && (minor < 11 || (minor == 11 && patch < 1));
+  int major = 0, minor = 0;
+  const char* text = version.c_str();
+  if (*text == 'v') ++text;
+  if (std::sscanf(text, "%d.%d", &major, &minor) != 2) return false;
+  return major == 0 && minor < 12;
 }
 
 std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults& defaults,

@@ -117,22 +117,35 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
     dense_fmt = expert_fmt = *named;
   }
   const ElementFormat& other_fmt = native->other;
-  const FormatRun dense_run = HowGpuRuns(gpu, FormatRole::kWeights, dense_fmt);
+  FormatRun dense_run = HowGpuRuns(gpu, FormatRole::kWeights, dense_fmt);
   FormatRun expert_run = HowGpuRuns(gpu, FormatRole::kWeights, expert_fmt);
+  if (options.mxfp4_experts_marlin && dense_run.runs() && dense_run.matrix_row == "mxfp4" &&
+      gpu.architecture == "hopper") {
+    dense_run.cell.kernel = "Marlin FP4 (dense and MoE)";  // the cell names the Triton experts
+    dense_run.cell.note.clear();
+  }
   if (options.mxfp4_experts_marlin && expert_run.runs() && expert_run.matrix_row == "mxfp4" &&
       gpu.architecture == "hopper") {
     // vLLM's get_mxfp4_backend falls back to Marlin on SM 9.0 when the
-    // triton_kernels package is missing (before v0.11.1) or
+    // triton_kernels package is missing (before v0.12.0) or
     // VLLM_MXFP4_USE_MARLIN is set: the experts run Marlin's W4A16 MoE,
     // timed by the Marlin MoE table (keyed "int4").
     expert_run.cell.kernel = "Marlin FP4 MoE (triton_kernels absent or VLLM_MXFP4_USE_MARLIN)";
     expert_run.cell.experts_table = "int4";
     expert_run.cell.note.clear();  // the cell's note names this very fallback
+  } else if (model.moe.layers > 0 && model.moe.experts > 0 && expert_run.runs() &&
+             expert_run.matrix_row == "mxfp4" && expert_run.cell.experts_table == "mxfp4" &&
+             gpu.architecture == "hopper" && profile.engine == "vllm") {
+    // The calibration data's vLLM gpt-oss runs on Hopper are v0.11.0's, on
+    // Marlin (docs/engine.md#mxfp4-experts-on-hopper-triton-or-marlin).
+    m->unreplayed_path_ =
+        "MXFP4 experts on the OpenAI Triton MoE kernels (vLLM's published runs of MXFP4 "
+        "experts on Hopper ran Marlin: vLLM v0.11.0)";
   }
   const FormatRun other_run = HowGpuRuns(gpu, FormatRole::kWeights, other_fmt);
   const FormatRun kv_run = HowGpuRuns(gpu, FormatRole::kKvCache, kv_format);
   const bool has_experts = model.moe.layers > 0 && model.moe.experts > 0;
-  for (const FormatRun* run : {&dense_run, &other_run, &kv_run}) {
+  for (const FormatRun* run : {static_cast<const FormatRun*>(&dense_run), &other_run, &kv_run}) {
     if (!run->runs()) return Error(run->Describe());
   }
   if (has_experts && !expert_run.runs()) return Error(expert_run.Describe());
@@ -866,6 +879,7 @@ CostModelInfo OperatorCostModel::Describe() const {
   info.formats = formats_;
   info.assumed_collectives = assumed_collectives_;
   info.linear_state_layers = static_cast<int>(linear_layers_);
+  info.unreplayed_path = unreplayed_path_;
   return info;
 }
 

@@ -492,16 +492,18 @@ const std::vector<Key>& ScenarioKeys() {
        .what = "expert dispatch"},
       {.pointer = "/deployment/mxfp4_moe_kernel",
        .type = Type::kChoice,
-       .meaning = "on vLLM with a Hopper GPU: the kernel of MXFP4 routed experts (gpt-oss), "
-                  "which vLLM chooses by the packages installed "
-                  "([engine.md](engine.md#formats)); no effect on other experts",
+       .meaning = "on vLLM: the kernel of MXFP4 routed experts (gpt-oss), which vLLM chooses by "
+                  "the packages installed on Hopper "
+                  "([engine.md](engine.md#mxfp4-experts-on-hopper-triton-or-marlin)); no effect "
+                  "on other experts, nor on other GPUs, whose one kernel vLLM runs (`triton` is "
+                  "refused there)",
        .field = In<&Scenario::deployment, &D::mxfp4_moe_kernel>(),
        .choices = {{"auto", "vLLM's own choice today: the OpenAI Triton kernels on Hopper"},
                    {"triton",
                     "the OpenAI Triton MoE kernels (triton_kernels' matmul_ogs), vLLM's on "
-                    "Hopper from v0.11.1, which installs them"},
+                    "Hopper from v0.12.0, which builds them in"},
                    {"marlin",
-                    "Marlin's weight-only FP4 MoE (W4A16): vLLM before v0.11.1, which did not "
+                    "Marlin's weight-only FP4 MoE (W4A16): vLLM before v0.12.0, which did not "
                     "install triton_kernels, or VLLM_MXFP4_USE_MARLIN=1"}},
        .what = "MXFP4 MoE kernel"},
       {.pointer = "/deployment/replicas",

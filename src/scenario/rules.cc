@@ -242,11 +242,12 @@ Status FormatsRunOnGpu(const ReadState& state, Scenario* s) {
   return OkStatus();
 }
 
-// The MXFP4 MoE kernel is vLLM's choice on Hopper (get_mxfp4_backend):
-// elsewhere vLLM takes one kernel whatever is installed (Marlin on Ampere
-// and Ada, FlashInfer on Blackwell), so a setting there would change
-// nothing and is refused rather than ignored.
-Status Mxfp4MoeKernelIsVllmsOnHopper(const ReadState& state, Scenario* s) {
+// The MXFP4 MoE kernel is vLLM's choice on Hopper (get_mxfp4_backend).
+// Elsewhere vLLM takes one kernel whatever it is told (Marlin on Ampere and
+// Ada, FlashInfer on Blackwell): "marlin" (VLLM_MXFP4_USE_MARLIN=1) then
+// changes nothing, as in vLLM, but "triton" asks for a kernel vLLM does not
+// run there and is refused, as is either on another engine.
+Status Mxfp4MoeKernelIsVllms(const ReadState& state, Scenario* s) {
   const ScenarioDeployment& d = s->deployment;
   if (s->pricing || d.mxfp4_moe_kernel == "auto") return OkStatus();
   const std::string at = state.At("/deployment/mxfp4_moe_kernel");
@@ -254,13 +255,16 @@ Status Mxfp4MoeKernelIsVllmsOnHopper(const ReadState& state, Scenario* s) {
     return state.source().Bad(
         at, "is vLLM's choice; " + d.engine + " is not modelled with another (set it to \"auto\")");
   }
+  if (d.mxfp4_moe_kernel != "triton") return OkStatus();
   auto gpu = LookupGpu(d.gpu);
   if (!gpu) return OkStatus();  // the GPU's own rule reports it
   if (gpu->architecture != "hopper") {
-    return state.source().Bad(at, "chooses between kernels vLLM runs on Hopper only; " + d.gpu +
-                                      " (" + gpu->architecture +
-                                      ") runs one MXFP4 MoE kernel whatever is installed (set it "
-                                      "to \"auto\")");
+    return state.source().Bad(at,
+                              "\"triton\": vLLM runs MXFP4 experts on the OpenAI Triton kernels "
+                              "only on Hopper here; " +
+                                  d.gpu + " (" + gpu->architecture +
+                                  ") runs them on one kernel whatever it is told (set it to "
+                                  "\"auto\")");
   }
   return OkStatus();
 }
@@ -599,10 +603,10 @@ const std::vector<Rule>& CrossKeyRules() {
        "data parallelism) (a sweep point that breaks it is a row marked not runnable)",
        ExpertParallelFits, true},
       {"/deployment",
-       "`deployment.mxfp4_moe_kernel` other than `auto` only on vLLM with a Hopper GPU, where "
-       "vLLM chooses the kernel by the packages installed (a sweep point that breaks it is a row "
-       "marked not runnable)",
-       Mxfp4MoeKernelIsVllmsOnHopper, true},
+       "`deployment.mxfp4_moe_kernel` other than `auto` only on vLLM, and `triton` only with a "
+       "Hopper GPU, the one where vLLM chooses the kernel by the packages installed (a sweep "
+       "point that breaks it is a row marked not runnable)",
+       Mxfp4MoeKernelIsVllms, true},
       {"/deployment/speculative",
        "`deployment.speculative`: `model` is required with `method` `\"draft_model\"` and "
        "allowed only there; `acceptance_rate` is one rate or `num_speculative_tokens` of them; "

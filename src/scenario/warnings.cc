@@ -532,6 +532,13 @@ void WeaklyValidatedRun(const SimulationTotals& t, std::vector<RunWarning>* out)
   const std::string page =
       "docs/validation" + std::string(model.profile == "sglang" ? "-sglang" : "") + ".md#by-regime";
   const auto& r = model.regime_validation;
+  if (!model.unreplayed_path.empty()) {
+    out->push_back({"weakly_validated", "no published run replayed in this regime (" +
+                                            model.regime + ") took " + model.unreplayed_path +
+                                            "; its kernel table times it, but treat latency " +
+                                            "and cost as unvalidated end to end (" + page + ")"});
+    return;
+  }
   if (!r) {
     out->push_back({"weakly_validated",
                     "no published run of the \"" + model.profile + "\" profile's engine in this " +

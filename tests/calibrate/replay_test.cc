@@ -171,17 +171,21 @@ TEST(ReplayTest, VllmPerformanceModeThroughputDoublesTheLimitsNoFlagSets) {
   EXPECT_EQ(why, "--performance-mode is vLLM's; not modelled for sglang");
 }
 
-// vLLM runs MXFP4 experts on Hopper through Marlin before v0.11.1, which
-// first made triton_kernels a dependency (PR #27370, merged 2025-10-22);
-// a record without a version takes the scenario's choice.
-TEST(ReplayTest, VllmMxfp4ExpertsRunMarlinBeforeV0111) {
+// vLLM runs MXFP4 experts on Hopper through Marlin before v0.12.0, the
+// first release that builds triton_kernels in (PR #28788); a record without
+// a version takes the scenario's choice.
+TEST(ReplayTest, VllmMxfp4ExpertsRunMarlinBeforeV012) {
   EXPECT_TRUE(VllmMxfp4MarlinByDefault("v0.10.2"));
   EXPECT_TRUE(VllmMxfp4MarlinByDefault("v0.11.0"));
+  EXPECT_TRUE(VllmMxfp4MarlinByDefault("0.11.0"));  // as `vllm --version` prints it
   EXPECT_TRUE(VllmMxfp4MarlinByDefault("v0.11"));
-  EXPECT_FALSE(VllmMxfp4MarlinByDefault("v0.11.1"));
+  EXPECT_TRUE(VllmMxfp4MarlinByDefault("v0.11.1rc4"));
+  EXPECT_TRUE(VllmMxfp4MarlinByDefault("v0.11.2"));
   EXPECT_FALSE(VllmMxfp4MarlinByDefault("v0.12.0"));
+  EXPECT_FALSE(VllmMxfp4MarlinByDefault("v0.12.0rc1"));
   EXPECT_FALSE(VllmMxfp4MarlinByDefault("v1.0.0"));
   EXPECT_FALSE(VllmMxfp4MarlinByDefault(""));
+  EXPECT_FALSE(VllmMxfp4MarlinByDefault("nightly"));
 
   std::string why;
   Measurement m = Record();
@@ -190,7 +194,7 @@ TEST(ReplayTest, VllmMxfp4ExpertsRunMarlinBeforeV0111) {
   auto t = PlanReplay(m, {}, &why);
   ASSERT_TRUE(t.has_value()) << why;
   EXPECT_TRUE(t->mxfp4_experts_marlin);
-  m.engine_version = "v0.11.1";
+  m.engine_version = "v0.12.0";
   t = PlanReplay(m, {}, &why);
   ASSERT_TRUE(t.has_value()) << why;
   EXPECT_FALSE(t->mxfp4_experts_marlin);

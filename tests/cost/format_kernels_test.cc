@@ -561,7 +561,8 @@ TEST(FormatKernelsTest, Mxfp4ExpertsOnHopperRunTritonOrMarlinAsVllmChooses) {
   ASSERT_TRUE(triton.ok()) << triton.error().message();
   ASSERT_TRUE(marlin.ok()) << marlin.error().message();
   auto moe_ms = [&](const OperatorCostModel& m, Tokens t) { return MoeMsPerLayer(m, t, layers); };
-  EXPECT_NEAR(moe_ms(**triton, 8192), 3.121, 0.25 * 3.121);
+  // Triton: the shape's own row (kept to four digits).
+  EXPECT_NEAR(moe_ms(**triton, 8192), 3.121, 0.01 * 3.121);
   EXPECT_NEAR(moe_ms(**marlin, 8192), 8.1, 0.25 * 8.1);
   auto kernel_of_experts = [](const OperatorCostModel& m) {
     for (const auto& f : m.Describe().formats) {

@@ -315,8 +315,9 @@ namespace KVBILL_TEST_FILE_ID {
 namespace {
 
 // vLLM picks the MXFP4 MoE kernel by what is installed only on Hopper;
-// elsewhere, and on SGLang, a choice would change nothing and is refused.
-TEST(FormatsRulesTest, TheMxfp4MoeKernelIsVllmsChoiceOnHopperOnly) {
+// elsewhere "marlin" changes nothing, as VLLM_MXFP4_USE_MARLIN=1 there,
+// "triton" asks for a kernel vLLM does not run, and SGLang has neither.
+TEST(FormatsRulesTest, TheMxfp4MoeKernelIsVllmsChoice) {
   EXPECT_EQ(ErrorOf(R"({"model": "gpt-oss-20b", "deployment": {"mxfp4_moe_kernel": "marlin"}})"),
             "(parsed)");
   EXPECT_EQ(ErrorOf(R"({"model": "gpt-oss-20b", "deployment": {"mxfp4_moe_kernel": "triton"}})"),
@@ -326,9 +327,12 @@ TEST(FormatsRulesTest, TheMxfp4MoeKernelIsVllmsChoiceOnHopperOnly) {
       R"(s.json#/deployment/mxfp4_moe_kernel: unknown MXFP4 MoE kernel "cutlass" (one of auto|triton|marlin))");
   EXPECT_EQ(ErrorOf(R"({"model": "gpt-oss-20b",
                         "deployment": {"gpu": "a100-80gb", "mxfp4_moe_kernel": "marlin"}})"),
-            "s.json#/deployment/mxfp4_moe_kernel: chooses between kernels vLLM runs on Hopper "
-            "only; a100-80gb (ampere) runs one MXFP4 MoE kernel whatever is installed (set it to "
-            "\"auto\")");
+            "(parsed)");
+  EXPECT_EQ(ErrorOf(R"({"model": "gpt-oss-20b",
+                        "deployment": {"gpu": "a100-80gb", "mxfp4_moe_kernel": "triton"}})"),
+            "s.json#/deployment/mxfp4_moe_kernel: \"triton\": vLLM runs MXFP4 experts on the "
+            "OpenAI Triton kernels only on Hopper here; a100-80gb (ampere) runs them on one "
+            "kernel whatever it is told (set it to \"auto\")");
   EXPECT_EQ(ErrorOf(R"({"model": "gpt-oss-20b",
                         "deployment": {"engine": "sglang", "mxfp4_moe_kernel": "marlin"}})"),
             "s.json#/deployment/mxfp4_moe_kernel: is vLLM's choice; sglang is not modelled with "

@@ -69,13 +69,17 @@ inline constexpr int kGuidellmMaxConcurrency = 512;
 bool VllmAsyncSchedulingByDefault(const std::string& version,
                                   const std::string& speculative_method);
 
-// Whether vLLM `version` ("v0.11.0") runs MXFP4 routed experts on Hopper
-// through Marlin: before v0.11.1. get_mxfp4_backend
-// (vllm/model_executor/layers/quantization/mxfp4.py) takes the OpenAI
-// Triton kernels on SM 9.0 only when the triton_kernels package imports,
-// and vLLM made it a dependency in PR #27370 (merged 2025-10-22, "users have
-// to install triton_kernels manually"; first released in v0.11.1); without
-// it the same function picks Marlin. An unreadable version: false.
+// Whether vLLM `version` ("v0.11.0", "0.11.0", "v0.11.1rc4") runs MXFP4
+// routed experts on Hopper through Marlin as installed: before v0.12.0.
+// get_mxfp4_backend (vllm/model_executor/layers/quantization/mxfp4.py) takes
+// the OpenAI Triton kernels on SM 9.0 only when the triton_kernels package
+// imports, and picks Marlin without it. vLLM did not install it: PR #27370
+// (merged 2025-10-22, "users have to install triton_kernels manually") made
+// it a dependency, but that broke installs (issue #27573) and was taken
+// back (issue #27672, 2025-10-28); PR #28788 ("[Build] Add OpenAI
+// triton_kernels", reviewed 2025-11-18, after v0.11.1's release) builds it
+// into vLLM, so v0.12.0 is the first release with it. An unreadable
+// version: false.
 bool VllmMxfp4MarlinByDefault(const std::string& version);
 
 struct ReplayPlan {
@@ -92,7 +96,7 @@ struct ReplayPlan {
   bool cpu_waits_for_sampling = false;
   bool fp8_checkpoint = false;        // a *-FP8 checkpoint with 128x128 block scales
   int expert_parallel = 1;            // --enable-expert-parallel (= tp), --ep-size N
-  bool mxfp4_experts_marlin = false;  // vLLM before v0.11.1 (VllmMxfp4MarlinByDefault)
+  bool mxfp4_experts_marlin = false;  // vLLM before v0.12.0 (VllmMxfp4MarlinByDefault)
   Tokens cuda_graph_max_batch = 0;    // SGLang's cuda_graph_max_bs; 0: the profile's
   // vLLM's --speculative-config (method and num_speculative_tokens) or
   // SGLang's --speculative-algorithm and its tree flags (depth, top-k,

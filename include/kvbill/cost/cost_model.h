@@ -96,6 +96,11 @@ struct CostModelInfo {
   // kinds none measures (DeepSeek-V4's compressed layers), each as how it is
   // modelled instead: the timing_assumed warning says so.
   std::vector<std::string> assumed_collectives;
+  // A kernel path the run takes that no published run of its regime took
+  // (MXFP4 experts on OpenAI's Triton kernels: the calibration data's Hopper
+  // gpt-oss runs ran Marlin), as a phrase; empty when none. The regime's
+  // figures then do not vouch for it: WeaklyValidated.
+  std::string unreplayed_path;
 };
 
 // A calibrated run whose regime its profile's published runs do not cover,
@@ -103,6 +108,7 @@ struct CostModelInfo {
 // kWeaklyValidatedError: the `weakly_validated` warning, and plan's mark.
 inline bool WeaklyValidated(const CostModelInfo& m) {
   if (!m.calibrated || !m.regimes_known || m.regime.empty()) return false;
+  if (!m.unreplayed_path.empty()) return true;
   // In-sample points alone are the fit's, not a check of it (a profile
   // fitted without leaving a model out: 14 parameters fit 5 points of one
   // benchmark to 2%).

@@ -95,7 +95,7 @@ struct OperatorModelOptions {
   // of every GPU routing every token and the layer's all-reduce summing.
   bool expert_all_to_all = false;
   // MXFP4 routed experts on Hopper run vLLM's Marlin MoE (weight-only FP4,
-  // W4A16) instead of the OpenAI Triton kernels: vLLM before v0.11.1, which
+  // W4A16) instead of the OpenAI Triton kernels: vLLM before v0.12.0, which
   // did not install triton_kernels, or VLLM_MXFP4_USE_MARLIN=1.
   bool mxfp4_experts_marlin = false;
   // The largest decode batch the engine captures in a CUDA graph; 0: the
@@ -166,6 +166,7 @@ class OperatorCostModel final : public CostModel {
   std::string name_;
   std::string gpu_id_;  // the validation regime's GPU
   int tensor_parallel_ = 1;
+  std::string unreplayed_path_;  // CostModelInfo::unreplayed_path
   bool calibrated_ = false;
   std::vector<std::string> notes_;
   std::vector<FormatUse> formats_;

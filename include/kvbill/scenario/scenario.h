@@ -59,8 +59,8 @@ struct ScenarioDeployment {
   int expert_parallel = 1;
   std::string expert_dispatch = "all_reduce";
   // The kernel of MXFP4 routed experts on Hopper under vLLM: "auto" (the
-  // OpenAI Triton kernels, vLLM's own choice from v0.11.1), "triton" or
-  // "marlin" (vLLM before v0.11.1, or VLLM_MXFP4_USE_MARLIN=1).
+  // OpenAI Triton kernels, vLLM's own choice from v0.12.0), "triton" or
+  // "marlin" (vLLM before v0.12.0, or VLLM_MXFP4_USE_MARLIN=1).
   std::string mxfp4_moe_kernel = "auto";
   int replicas = 1;
   // Unset: 0.9 (vLLM's gpu_memory_utilization), or SGLang's own
