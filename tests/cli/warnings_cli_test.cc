@@ -352,3 +352,39 @@ TEST(WarningsCliTest, IdleDominantWhenTheGpuWaitsAnHourBetweenTasks) {
 }  // namespace
 }  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill
+
+namespace kvbill {
+namespace KVBILL_TEST_FILE_ID {
+namespace {
+
+// gpt-oss's MXFP4 experts on Hopper: the published runs of the regime (one
+// H100, MoE) ran vLLM v0.11.0's Marlin path, so a run on the Triton path
+// (vLLM's default now) warns that none vouches for it even where the regime
+// is validated; the Marlin path runs quietly.
+TEST(WarningsCliTest, TheTritonMxfp4PathIsWeaklyValidated) {
+  const auto scenario = [](const std::string& kernel) {
+    return Write("mxfp4_" + kernel + ".json",
+                 R"({"model": "gpt-oss-20b", "deployment": {"gpu": "h100-sxm",
+                     "mxfp4_moe_kernel": ")" +
+                     kernel + R"("}, "trace": {"generator": "chat", "tasks": 2}})");
+  };
+  const auto r = RunKvbill("simulate --format json --scenario " + scenario("auto"));
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto summary = nlohmann::json::parse(r.out)["summary"];
+  std::string text;
+  for (const auto& w : summary["warnings"]) {
+    if (w["code"] == "weakly_validated") text = w["message"].get<std::string>();
+  }
+  EXPECT_EQ(text,
+            "no published run replayed in this regime (h100-sxm, mixture-of-experts models, one "
+            "GPU a replica) took MXFP4 experts on the OpenAI Triton MoE kernels (vLLM's published "
+            "runs of MXFP4 experts on Hopper ran Marlin: vLLM v0.11.0); its kernel table times "
+            "it, but treat latency and cost as unvalidated end to end "
+            "(docs/validation.md#by-regime)");
+  EXPECT_TRUE(Has(Codes(scenario("triton")), "weakly_validated"));
+  EXPECT_FALSE(Has(Codes(scenario("marlin")), "weakly_validated"));
+}
+
+}  // namespace
+}  // namespace KVBILL_TEST_FILE_ID
+}  // namespace kvbill
