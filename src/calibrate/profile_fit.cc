@@ -585,6 +585,10 @@ std::string ValidationMarkdown(const FitOutcome& outcome, const std::vector<Skip
   (end − first token) / (output − 1) over requests with more than one output token, end-to-end
   latency end minus send time, duration the first send to the last finish: as `vllm bench
   serve` reports them.
+- **The engine's version** decides what its flags leave to defaults: vLLM schedules
+  asynchronously from v0.14 unless told otherwise, and before v0.12.0 runs MXFP4 experts on
+  Hopper (gpt-oss) on Marlin rather than OpenAI's Triton kernels, which it did not install
+  ([engine.md](engine.md#mxfp4-experts-on-hopper-triton-or-marlin)).
 - **guidellm records** (gpustack/benchmark-runner, the Qwen3.5-9B pages) are replayed as
   guidellm v0.5.3 sends and times them ([engine.md](engine.md#replaying-guidellm-records)):
   `--profile constant --rate R` sends request k at k / R, evenly spaced; at most 512 requests
