@@ -834,6 +834,11 @@ Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& pro
     d.max_num_seqs = c.max_num_seqs;
     d.pool_blocks = result->kv_pool_blocks;
     d.pool_tokens = result->kv_pool_blocks * c.block_size;
+    if (c.cost_model) {
+      for (const FormatUse& f : c.cost_model->Describe().formats) {
+        if (f.part == "experts") d.experts = f.stored + " on " + f.kernel;
+      }
+    }
     d.requests = static_cast<std::int64_t>(result->requests.size());
     for (const RequestRecord& r : result->requests) {
       d.prompt_tokens += r.prompt_tokens;
@@ -931,6 +936,7 @@ std::string ReplayDetailMarkdown(const ReplayPlan& plan, const ReplayDetail& d) 
     << plan.config.gpus_per_replica << ", max_num_batched_tokens "
     << plan.config.max_num_batched_tokens << ", max_num_seqs " << d.max_num_seqs
     << (plan.async_scheduling ? ", async scheduling" : "")
+    << (d.experts.empty() ? std::string() : ", experts " + d.experts)
     << (plan.client == BenchmarkClient::kGuidellm
             ? "; client guidellm --profile " + m.client_profile + ", at most " +
                   std::to_string(plan.config.client_max_tasks) + " in flight"

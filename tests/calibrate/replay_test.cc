@@ -194,10 +194,19 @@ TEST(ReplayTest, VllmMxfp4ExpertsRunMarlinBeforeV012) {
   auto t = PlanReplay(m, {}, &why);
   ASSERT_TRUE(t.has_value()) << why;
   EXPECT_TRUE(t->mxfp4_experts_marlin);
+  // --detail names the experts' kernel the replay timed.
+  auto profile = LoadEngineProfile("vllm");
+  ASSERT_TRUE(profile.ok());
+  ReplayDetail d;
+  ASSERT_TRUE(RunReplay(*t, *profile, &d).ok());
+  EXPECT_EQ(d.experts.rfind("mxfp4 on Marlin", 0), 0u) << d.experts;
+  EXPECT_NE(ReplayDetailMarkdown(*t, d).find(", experts mxfp4 on Marlin"), std::string::npos);
   m.engine_version = "v0.12.0";
   t = PlanReplay(m, {}, &why);
   ASSERT_TRUE(t.has_value()) << why;
   EXPECT_FALSE(t->mxfp4_experts_marlin);
+  ASSERT_TRUE(RunReplay(*t, *profile, &d).ok());
+  EXPECT_EQ(d.experts.rfind("mxfp4 on OpenAI Triton", 0), 0u) << d.experts;
   m.engine_version = "";
   m.id = "";
   ReplayDefaults defaults;

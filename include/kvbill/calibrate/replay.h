@@ -213,6 +213,9 @@ struct ReplayDetail {
   // The median over requests of each one's TPOT, (end − first token) /
   // (output − 1), as vllm bench serve reports it (0 for guidellm records).
   double tpot_ms_p50 = 0;
+  // The routed experts as timed, "<stored format> on <kernel>" (MXFP4
+  // ones on Marlin or on the OpenAI Triton kernels); empty without experts.
+  std::string experts;
 };
 
 // One iteration of a step-mode replay as priced.
