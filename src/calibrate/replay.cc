@@ -307,7 +307,9 @@ double TreeRankDecayForTokensPerStep(double tokens_per_step, double alpha, int d
 bool VllmAsyncSchedulingByDefault(const std::string& version,
                                   const std::string& speculative_method) {
   int major = 0, minor = 0;
-  if (std::sscanf(version.c_str(), "v%d.%d", &major, &minor) != 2) return false;
+  const char* text = version.c_str();
+  if (*text == 'v') ++text;  // "v0.14.0" as records write it, "0.14.0" as vLLM prints it
+  if (std::sscanf(text, "%d.%d", &major, &minor) != 2) return false;
   return (major > 0 || minor >= 14) && AsyncSchedulingByDefault(false, speculative_method);
 }
 

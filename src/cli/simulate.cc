@@ -108,6 +108,10 @@ nlohmann::ordered_json RegimeJson(const CostModelInfo& m) {
     j["lomo_points"] = r->lomo_points;
     j["lomo_median_error"] = r->lomo_median_error;
   }
+  // A kernel path none of the regime's runs took: its figures do not vouch
+  // for this run (weakly_validated says so).
+  j["unreplayed_path"] = m.unreplayed_path.empty() ? nlohmann::ordered_json(nullptr)
+                                                   : nlohmann::ordered_json(m.unreplayed_path);
   return j;
 }
 

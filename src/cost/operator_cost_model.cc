@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <limits>
 #include <numeric>
+#include <utility>
 
 #include "kvbill/cost/format_kernels.h"
 #include "kvbill/hardware/fit.h"
@@ -145,7 +146,7 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
   const FormatRun other_run = HowGpuRuns(gpu, FormatRole::kWeights, other_fmt);
   const FormatRun kv_run = HowGpuRuns(gpu, FormatRole::kKvCache, kv_format);
   const bool has_experts = model.moe.layers > 0 && model.moe.experts > 0;
-  for (const FormatRun* run : {static_cast<const FormatRun*>(&dense_run), &other_run, &kv_run}) {
+  for (const FormatRun* run : {&std::as_const(dense_run), &other_run, &kv_run}) {
     if (!run->runs()) return Error(run->Describe());
   }
   if (has_experts && !expert_run.runs()) return Error(expert_run.Describe());

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
@@ -427,6 +428,44 @@ Status MapSpeculative(const ordered_json& j, Conversion* c, ordered_json* out, b
   return OkStatus();
 }
 
+// `NAME=value` as a shell puts it before a command: an environment
+// variable's name (letters, digits, underscores, not a digit first).
+bool IsEnvAssignment(const std::string& word) {
+  const std::size_t eq = word.find('=');
+  if (eq == std::string::npos || eq == 0) return false;
+  if (std::isdigit(static_cast<unsigned char>(word[0]))) return false;
+  return std::all_of(word.begin(), word.begin() + static_cast<std::ptrdiff_t>(eq), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
+  });
+}
+
+// `text` without the whitespace Python's str.strip() removes at its ends.
+std::string Trimmed(const std::string& text) {
+  const char* space = " \t\n\r\f\v";
+  const std::size_t first = text.find_first_not_of(space);
+  if (first == std::string::npos) return "";
+  return text.substr(first, text.find_last_not_of(space) - first + 1);
+}
+
+// Whether Python's int(text) is not 0; nullopt when int() refuses it
+// (surrounding whitespace, a sign, and single underscores between digits
+// are allowed; the value can be any size).
+std::optional<bool> PythonIntIsNonZero(const std::string& text) {
+  std::string t = Trimmed(text);
+  if (!t.empty() && (t[0] == '+' || t[0] == '-')) t.erase(0, 1);
+  if (t.empty() || t.front() == '_' || t.back() == '_') return std::nullopt;
+  bool nonzero = false;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (t[i] == '_') {
+      if (t[i - 1] == '_') return std::nullopt;
+      continue;
+    }
+    if (!std::isdigit(static_cast<unsigned char>(t[i]))) return std::nullopt;
+    nonzero = nonzero || t[i] != '0';
+  }
+  return nonzero;
+}
+
 }  // namespace
 
 Result<std::int64_t> ParseVllmInt(const std::string& text) {
@@ -459,21 +498,6 @@ Result<std::int64_t> ParseVllmInt(const std::string& text) {
   }
   return static_cast<std::int64_t>(value);  // vLLM truncates: int(25.6 * 1000)
 }
-
-namespace {
-
-// `NAME=value` as a shell puts it before a command: an environment
-// variable's name (letters, digits, underscores, not a digit first).
-bool IsEnvAssignment(const std::string& word) {
-  const std::size_t eq = word.find('=');
-  if (eq == std::string::npos || eq == 0) return false;
-  if (std::isdigit(static_cast<unsigned char>(word[0]))) return false;
-  return std::all_of(word.begin(), word.begin() + static_cast<std::ptrdiff_t>(eq), [](char ch) {
-    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
-  });
-}
-
-}  // namespace
 
 Result<VllmScenario> ScenarioFromVllm(const std::vector<std::string>& words,
                                       const FromVllmOptions& options) {
@@ -620,36 +644,43 @@ Result<VllmScenario> ScenarioFromVllm(const std::vector<std::string>& words,
     }
   }
 
-  // The environment vLLM reads that kvbill models: VLLM_MXFP4_USE_MARLIN
-  // (envs.py reads it with int()) picks Marlin for MXFP4 experts where vLLM
-  // has a choice, Hopper (get_mxfp4_backend); elsewhere it changes nothing.
-  bool allow_long_max_model_len = false;
+  // The environment vLLM reads that kvbill models, as vllm/envs.py reads
+  // it (a variable given twice takes its last value, as a shell passes it):
+  // VLLM_MXFP4_USE_MARLIN with int() (maybe_convert_bool) picks Marlin for
+  // MXFP4 experts where vLLM has a choice, Hopper (get_mxfp4_backend), and
+  // changes nothing elsewhere; VLLM_ALLOW_LONG_MAX_MODEL_LEN is on when
+  // its value, stripped and lower-cased, is "1" or "true".
+  std::map<std::string, std::string> vllm_env;
   for (const auto& [name, value] : environment) {
-    const std::string shown = name + "=" + value;
     if (name == "VLLM_MXFP4_USE_MARLIN" || name == "VLLM_ALLOW_LONG_MAX_MODEL_LEN") {
-      int number = 0;
-      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
-      if (ec != std::errc() || ptr != value.data() + value.size()) {
-        return Error(shown + ": vLLM reads " + name + " as an integer (0 or 1)");
-      }
-      if (name == "VLLM_ALLOW_LONG_MAX_MODEL_LEN") {
-        allow_long_max_model_len = number != 0;
-        continue;
-      }
-      if (number == 0) continue;  // Triton where triton_kernels is installed: the default
-      const std::string gpu_name = options.gpu.empty() ? ScenarioDeployment{}.gpu : options.gpu;
-      auto gpu = LookupGpu(gpu_name);
-      if (gpu && gpu->architecture == "hopper") {
-        Set(out, "/deployment/mxfp4_moe_kernel", "marlin");
-      } else if (gpu) {
-        c.notes.push_back(
-            shown + ": on " + gpu_name + " (" + gpu->architecture +
-            ") vLLM runs MXFP4 experts on one kernel whatever it says (Marlin on Ampere "
-            "and Ada, FlashInfer on Blackwell); nothing to set");
-      }
-      continue;
+      vllm_env[name] = value;
+    } else {
+      c.not_expressed.push_back(name + "=" + value + " (environment)");
     }
-    c.not_expressed.push_back(shown + " (environment)");
+  }
+  bool allow_long_max_model_len = false;
+  if (auto it = vllm_env.find("VLLM_ALLOW_LONG_MAX_MODEL_LEN"); it != vllm_env.end()) {
+    const std::string v = LowerAscii(Trimmed(it->second));
+    allow_long_max_model_len = v == "1" || v == "true";
+  }
+  if (auto it = vllm_env.find("VLLM_MXFP4_USE_MARLIN"); it != vllm_env.end()) {
+    const std::string shown = it->first + "=" + it->second;
+    const std::optional<bool> on = PythonIntIsNonZero(it->second);
+    if (!on) {
+      return Error(shown +
+                   ": vLLM reads VLLM_MXFP4_USE_MARLIN with int() (0 off, another "
+                   "integer on), and this is not an integer");
+    }
+    const std::string gpu_name = options.gpu.empty() ? ScenarioDeployment{}.gpu : options.gpu;
+    auto gpu = LookupGpu(gpu_name);
+    if (*on && gpu && gpu->architecture == "hopper") {
+      Set(out, "/deployment/mxfp4_moe_kernel", "marlin");
+    } else if (*on && gpu) {
+      c.notes.push_back(shown + ": on " + gpu_name + " (" + gpu->architecture +
+                        ") vLLM runs MXFP4 experts on one kernel whatever it says (Marlin on "
+                        "Ampere, Ada and RTX Blackwell, FlashInfer on Blackwell, Triton on "
+                        "AMD); nothing to set");
+    }
   }
 
   // vLLM spreads the experts over tp x dp GPUs (FusedMoEParallelConfig.make;

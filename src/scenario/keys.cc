@@ -496,7 +496,7 @@ const std::vector<Key>& ScenarioKeys() {
                   "the packages installed on Hopper "
                   "([engine.md](engine.md#mxfp4-experts-on-hopper-triton-or-marlin)); no effect "
                   "on other experts, nor on other GPUs, whose one kernel vLLM runs (`triton` is "
-                  "refused there)",
+                  "refused there but on AMD CDNA, where it is that kernel)",
        .field = In<&Scenario::deployment, &D::mxfp4_moe_kernel>(),
        .choices = {{"auto", "vLLM's own choice today: the OpenAI Triton kernels on Hopper"},
                    {"triton",

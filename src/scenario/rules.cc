@@ -243,10 +243,11 @@ Status FormatsRunOnGpu(const ReadState& state, Scenario* s) {
 }
 
 // The MXFP4 MoE kernel is vLLM's choice on Hopper (get_mxfp4_backend).
-// Elsewhere vLLM takes one kernel whatever it is told (Marlin on Ampere and
-// Ada, FlashInfer on Blackwell): "marlin" (VLLM_MXFP4_USE_MARLIN=1) then
-// changes nothing, as in vLLM, but "triton" asks for a kernel vLLM does not
-// run there and is refused, as is either on another engine.
+// Elsewhere vLLM takes one kernel whatever it is told (Marlin on Ampere,
+// Ada and RTX Blackwell, FlashInfer on Blackwell, Triton on AMD's CDNA):
+// "marlin" (VLLM_MXFP4_USE_MARLIN=1) then changes nothing, as in vLLM, and
+// so does "triton" on CDNA; "triton" where vLLM does not run it is refused,
+// as is either on another engine.
 Status Mxfp4MoeKernelIsVllms(const ReadState& state, Scenario* s) {
   const ScenarioDeployment& d = s->deployment;
   if (s->pricing || d.mxfp4_moe_kernel == "auto") return OkStatus();
@@ -258,10 +259,11 @@ Status Mxfp4MoeKernelIsVllms(const ReadState& state, Scenario* s) {
   if (d.mxfp4_moe_kernel != "triton") return OkStatus();
   auto gpu = LookupGpu(d.gpu);
   if (!gpu) return OkStatus();  // the GPU's own rule reports it
-  if (gpu->architecture != "hopper") {
+  if (gpu->architecture != "hopper" && gpu->architecture != "cdna3" &&
+      gpu->architecture != "cdna4") {
     return state.source().Bad(at,
                               "\"triton\": vLLM runs MXFP4 experts on the OpenAI Triton kernels "
-                              "only on Hopper here; " +
+                              "only on Hopper and AMD CDNA; " +
                                   d.gpu + " (" + gpu->architecture +
                                   ") runs them on one kernel whatever it is told (set it to "
                                   "\"auto\")");
@@ -604,8 +606,9 @@ const std::vector<Rule>& CrossKeyRules() {
        ExpertParallelFits, true},
       {"/deployment",
        "`deployment.mxfp4_moe_kernel` other than `auto` only on vLLM, and `triton` only with a "
-       "Hopper GPU, the one where vLLM chooses the kernel by the packages installed (a sweep "
-       "point that breaks it is a row marked not runnable)",
+       "Hopper GPU (where vLLM chooses the kernel by the packages installed) or an AMD CDNA one "
+       "(where it is vLLM's only kernel) (a sweep point that breaks it is a row marked not "
+       "runnable)",
        Mxfp4MoeKernelIsVllms, true},
       {"/deployment/speculative",
        "`deployment.speculative`: `model` is required with `method` `\"draft_model\"` and "

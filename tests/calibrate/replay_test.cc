@@ -225,6 +225,7 @@ TEST(ReplayTest, VllmAsyncSchedulingByVersionAndTheCpuWaitingForDrafts) {
   EXPECT_FALSE(VllmAsyncSchedulingByDefault("v0.11.0", ""));
   EXPECT_FALSE(VllmAsyncSchedulingByDefault("v0.13.2", ""));
   EXPECT_TRUE(VllmAsyncSchedulingByDefault("v0.14.0", ""));
+  EXPECT_TRUE(VllmAsyncSchedulingByDefault("0.14.0", ""));
   EXPECT_TRUE(VllmAsyncSchedulingByDefault("v0.17.1", "mtp"));
   EXPECT_FALSE(VllmAsyncSchedulingByDefault("v0.17.1", "ngram"));
   EXPECT_TRUE(VllmAsyncSchedulingByDefault("v1.0.0", "eagle"));

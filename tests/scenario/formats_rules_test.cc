@@ -331,8 +331,11 @@ TEST(FormatsRulesTest, TheMxfp4MoeKernelIsVllmsChoice) {
   EXPECT_EQ(ErrorOf(R"({"model": "gpt-oss-20b",
                         "deployment": {"gpu": "a100-80gb", "mxfp4_moe_kernel": "triton"}})"),
             "s.json#/deployment/mxfp4_moe_kernel: \"triton\": vLLM runs MXFP4 experts on the "
-            "OpenAI Triton kernels only on Hopper here; a100-80gb (ampere) runs them on one "
-            "kernel whatever it is told (set it to \"auto\")");
+            "OpenAI Triton kernels only on Hopper and AMD CDNA; a100-80gb (ampere) runs them on "
+            "one kernel whatever it is told (set it to \"auto\")");
+  EXPECT_EQ(ErrorOf(R"({"model": "gpt-oss-20b",
+                        "deployment": {"gpu": "mi300x", "mxfp4_moe_kernel": "triton"}})"),
+            "(parsed)");
   EXPECT_EQ(ErrorOf(R"({"model": "gpt-oss-20b",
                         "deployment": {"engine": "sglang", "mxfp4_moe_kernel": "marlin"}})"),
             "s.json#/deployment/mxfp4_moe_kernel: is vLLM's choice; sglang is not modelled with "

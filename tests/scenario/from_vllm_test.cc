@@ -581,22 +581,49 @@ TEST(FromVllmTest, EnvironmentAssignmentsBeforeTheCommand) {
   EXPECT_FALSE(c.doc["deployment"].contains("mxfp4_moe_kernel"));
   EXPECT_TRUE(HasNote(c,
                       "VLLM_MXFP4_USE_MARLIN=1: on a100-80gb (ampere) vLLM runs MXFP4 experts on "
-                      "one kernel whatever it says (Marlin on Ampere and Ada, FlashInfer on "
-                      "Blackwell); nothing to set"));
+                      "one kernel whatever it says (Marlin on Ampere, Ada and RTX Blackwell, "
+                      "FlashInfer on Blackwell, Triton on AMD); nothing to set"));
 
   auto bad = ScenarioFromVllm(Words("VLLM_MXFP4_USE_MARLIN=yes vllm serve openai/gpt-oss-20b"),
                               FromVllmOptions{});
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.error().message(),
-            "VLLM_MXFP4_USE_MARLIN=yes: vLLM reads VLLM_MXFP4_USE_MARLIN as an integer (0 or 1)");
+  EXPECT_EQ(
+      bad.error().message(),
+      "VLLM_MXFP4_USE_MARLIN=yes: vLLM reads VLLM_MXFP4_USE_MARLIN with int() (0 off, another "
+      "integer on), and this is not an integer");
+  // As Python's int(): a sign, surrounding spaces and underscores between
+  // digits; a variable given twice takes its last value, as a shell passes.
+  std::vector<std::string> words = {"VLLM_MXFP4_USE_MARLIN= +1_0 ", "vllm", "serve",
+                                    "openai/gpt-oss-20b"};
+  auto spaced = ScenarioFromVllm(words, FromVllmOptions{"h100-sxm"});
+  ASSERT_TRUE(spaced.ok()) << spaced.error().message();
+  EXPECT_NE(spaced->json_text.find("\"mxfp4_moe_kernel\": \"marlin\""), std::string::npos);
+  for (const char* v : {"1__0", "_1", "1.0", ""}) {
+    words[0] = std::string("VLLM_MXFP4_USE_MARLIN=") + v;
+    EXPECT_FALSE(ScenarioFromVllm(words, FromVllmOptions{"h100-sxm"}).ok()) << v;
+  }
+  c = Convert("VLLM_MXFP4_USE_MARLIN=1 VLLM_MXFP4_USE_MARLIN=0 vllm serve openai/gpt-oss-20b",
+              "h100-sxm");
+  EXPECT_FALSE(c.doc["deployment"].contains("mxfp4_moe_kernel"));
 
   // Qwen3-8B's config gives 40,960 tokens: vLLM starts with 131,072 only
   // with VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, and the note says which it is.
-  c = Convert("VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 vllm serve Qwen/Qwen3-8B --max-model-len 131072");
-  EXPECT_TRUE(HasNote(c,
-                      "--max-model-len 131,072 is above the model's 40,960: vLLM starts only "
-                      "because VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, and the model was not trained "
-                      "that long (simulate warns context_limit)"));
+  // vLLM takes it on when stripped and lower-cased it is "1" or "true",
+  // off otherwise (never an error).
+  for (const char* v : {"1", "true", "TRUE"}) {
+    c = Convert(std::string("VLLM_ALLOW_LONG_MAX_MODEL_LEN=") + v +
+                " vllm serve Qwen/Qwen3-8B --max-model-len 131072");
+    EXPECT_TRUE(HasNote(c,
+                        "--max-model-len 131,072 is above the model's 40,960: vLLM starts only "
+                        "because VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, and the model was not trained "
+                        "that long (simulate warns context_limit)"))
+        << v;
+  }
+  c = Convert("VLLM_ALLOW_LONG_MAX_MODEL_LEN=2 vllm serve Qwen/Qwen3-8B --max-model-len 131072");
+  EXPECT_FALSE(HasNote(c,
+                       "--max-model-len 131,072 is above the model's 40,960: vLLM starts only "
+                       "because VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, and the model was not trained "
+                       "that long (simulate warns context_limit)"));
 }
 
 }  // namespace
