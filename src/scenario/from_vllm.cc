@@ -658,10 +658,10 @@ Result<VllmScenario> ScenarioFromVllm(const std::vector<std::string>& words,
       c.not_expressed.push_back(name + "=" + value + " (environment)");
     }
   }
-  bool allow_long_max_model_len = false;
+  std::string allow_long_max_model_len;  // the assignment that turns it on, if one does
   if (auto it = vllm_env.find("VLLM_ALLOW_LONG_MAX_MODEL_LEN"); it != vllm_env.end()) {
     const std::string v = LowerAscii(Trimmed(it->second));
-    allow_long_max_model_len = v == "1" || v == "true";
+    if (v == "1" || v == "true") allow_long_max_model_len = it->first + "=" + it->second;
   }
   if (auto it = vllm_env.find("VLLM_MXFP4_USE_MARLIN"); it != vllm_env.end()) {
     const std::string shown = it->first + "=" + it->second;
@@ -757,11 +757,12 @@ Result<VllmScenario> ScenarioFromVllm(const std::vector<std::string>& words,
   if (model && out.contains(len_pointer) && out[len_pointer].is_number_integer()) {
     const Tokens asked = out[len_pointer].get<Tokens>();
     const Tokens limit = model->MaxModelLenCeiling();
-    if (limit > 0 && asked > limit && allow_long_max_model_len) {
+    if (limit > 0 && asked > limit && !allow_long_max_model_len.empty()) {
       c.notes.push_back("--max-model-len " + FormatWithSeparators(asked) +
                         " is above the model's " + FormatWithSeparators(limit) +
-                        ": vLLM starts only because VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, and the "
-                        "model was not trained that long (simulate warns context_limit)");
+                        ": vLLM starts only because " + allow_long_max_model_len +
+                        ", and the model was not trained that long (simulate warns "
+                        "context_limit)");
     } else if (limit > 0 && asked > limit) {
       c.notes.push_back(
           "--max-model-len " + FormatWithSeparators(asked) + " is above the model's " +

@@ -610,20 +610,29 @@ TEST(FromVllmTest, EnvironmentAssignmentsBeforeTheCommand) {
   // with VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, and the note says which it is.
   // vLLM takes it on when stripped and lower-cased it is "1" or "true",
   // off otherwise (never an error).
-  for (const char* v : {"1", "true", "TRUE"}) {
-    c = Convert(std::string("VLLM_ALLOW_LONG_MAX_MODEL_LEN=") + v +
+  for (const std::string v : {"1", "true", "TRUE"}) {
+    c = Convert("VLLM_ALLOW_LONG_MAX_MODEL_LEN=" + v +
                 " vllm serve Qwen/Qwen3-8B --max-model-len 131072");
     EXPECT_TRUE(HasNote(c,
                         "--max-model-len 131,072 is above the model's 40,960: vLLM starts only "
-                        "because VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, and the model was not trained "
-                        "that long (simulate warns context_limit)"))
+                        "because VLLM_ALLOW_LONG_MAX_MODEL_LEN=" +
+                            v +
+                            ", and the model was not trained that long (simulate warns "
+                            "context_limit)"))
         << v;
   }
   c = Convert("VLLM_ALLOW_LONG_MAX_MODEL_LEN=2 vllm serve Qwen/Qwen3-8B --max-model-len 131072");
   EXPECT_FALSE(HasNote(c,
                        "--max-model-len 131,072 is above the model's 40,960: vLLM starts only "
-                       "because VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, and the model was not trained "
+                       "because VLLM_ALLOW_LONG_MAX_MODEL_LEN=2, and the model was not trained "
                        "that long (simulate warns context_limit)"));
+  EXPECT_NE(std::find_if(c.notes.begin(), c.notes.end(),
+                         [](const std::string& n) {
+                           return n.find(
+                                      "vLLM refuses to start unless "
+                                      "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1") != std::string::npos;
+                         }),
+            c.notes.end());
 }
 
 }  // namespace
