@@ -304,21 +304,31 @@ double TreeRankDecayForTokensPerStep(double tokens_per_step, double alpha, int d
   return (lo + hi) / 2;
 }
 
-bool VllmAsyncSchedulingByDefault(const std::string& version,
-                                  const std::string& speculative_method) {
-  int major = 0, minor = 0;
-  const char* text = version.c_str();
-  if (*text == 'v') ++text;  // "v0.14.0" as records write it, "0.14.0" as vLLM prints it
-  if (std::sscanf(text, "%d.%d", &major, &minor) != 2) return false;
-  return (major > 0 || minor >= 14) && AsyncSchedulingByDefault(false, speculative_method);
-}
+namespace {
 
-bool VllmMxfp4MarlinByDefault(const std::string& version) {
+// A vLLM version's major and minor numbers: "v0.14.0" as records write it,
+// "0.14.0" as vLLM prints it, "v0.11.1rc4" (a release candidate of 0.11);
+// nullopt when it does not start so.
+std::optional<std::pair<int, int>> VllmMajorMinor(const std::string& version) {
   int major = 0, minor = 0;
   const char* text = version.c_str();
   if (*text == 'v') ++text;
-  if (std::sscanf(text, "%d.%d", &major, &minor) != 2) return false;
-  return major == 0 && minor < 12;
+  if (std::sscanf(text, "%d.%d", &major, &minor) != 2) return std::nullopt;
+  return std::pair{major, minor};
+}
+
+}  // namespace
+
+bool VllmAsyncSchedulingByDefault(const std::string& version,
+                                  const std::string& speculative_method) {
+  const auto v = VllmMajorMinor(version);
+  return v && (v->first > 0 || v->second >= 14) &&
+         AsyncSchedulingByDefault(false, speculative_method);
+}
+
+bool VllmMxfp4MarlinByDefault(const std::string& version) {
+  const auto v = VllmMajorMinor(version);
+  return v && v->first == 0 && v->second < 12;
 }
 
 std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults& defaults,
@@ -332,13 +342,13 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
   }
   const auto flags = ParseEngineFlags(m.engine_flags);
   if (plan.engine == "vllm") {
-    int major = 0, minor = 0;
-    std::sscanf(m.engine_version.c_str(), "v%d.%d", &major, &minor);
     if (m.engine_version.empty() && !m.id.empty() && m.dataset != "bench") {
       *why = "engine version not given";
       return std::nullopt;
     }
-    if (!m.engine_version.empty() && major == 0 && minor < 9) {
+    // An unreadable version is taken as V0's, as before v0.9.
+    const auto version = VllmMajorMinor(m.engine_version);
+    if (!m.engine_version.empty() && (!version || (version->first == 0 && version->second < 9))) {
       *why = "vLLM " + m.engine_version + " runs the V0 scheduler, which kvbill does not model";
       return std::nullopt;
     }

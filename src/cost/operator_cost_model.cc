@@ -120,20 +120,20 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
   const ElementFormat& other_fmt = native->other;
   FormatRun dense_run = HowGpuRuns(gpu, FormatRole::kWeights, dense_fmt);
   FormatRun expert_run = HowGpuRuns(gpu, FormatRole::kWeights, expert_fmt);
-  if (options.mxfp4_experts_marlin && dense_run.runs() && dense_run.matrix_row == "mxfp4" &&
-      gpu.architecture == "hopper") {
-    dense_run.cell.kernel = "Marlin FP4 (dense and MoE)";  // the cell names the Triton experts
+  // MXFP4 on Hopper: vLLM's get_mxfp4_backend falls back to Marlin on SM
+  // 9.0 when the triton_kernels package is missing (before v0.12.0) or
+  // VLLM_MXFP4_USE_MARLIN is set, so the experts run Marlin's W4A16 MoE,
+  // timed by the Marlin MoE table (keyed "int4"); the matrix's cell (and its
+  // note, which names this very fallback) describes the Triton experts.
+  const bool hopper_mxfp4_marlin = options.mxfp4_experts_marlin && gpu.architecture == "hopper";
+  if (hopper_mxfp4_marlin && dense_run.runs() && dense_run.matrix_row == "mxfp4") {
+    dense_run.cell.kernel = "Marlin FP4 (dense and MoE)";
     dense_run.cell.note.clear();
   }
-  if (options.mxfp4_experts_marlin && expert_run.runs() && expert_run.matrix_row == "mxfp4" &&
-      gpu.architecture == "hopper") {
-    // vLLM's get_mxfp4_backend falls back to Marlin on SM 9.0 when the
-    // triton_kernels package is missing (before v0.12.0) or
-    // VLLM_MXFP4_USE_MARLIN is set: the experts run Marlin's W4A16 MoE,
-    // timed by the Marlin MoE table (keyed "int4").
+  if (hopper_mxfp4_marlin && expert_run.runs() && expert_run.matrix_row == "mxfp4") {
     expert_run.cell.kernel = "Marlin FP4 MoE (triton_kernels absent or VLLM_MXFP4_USE_MARLIN)";
     expert_run.cell.experts_table = "int4";
-    expert_run.cell.note.clear();  // the cell's note names this very fallback
+    expert_run.cell.note.clear();
   } else if (model.moe.layers > 0 && model.moe.experts > 0 && expert_run.runs() &&
              expert_run.matrix_row == "mxfp4" && expert_run.cell.experts_table == "mxfp4" &&
              gpu.architecture == "hopper" && profile.engine == "vllm") {

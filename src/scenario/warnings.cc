@@ -541,8 +541,7 @@ void WeaklyValidatedRun(const SimulationTotals& t, std::vector<RunWarning>* out)
                    "(docs/engine.md#mxfp4-experts-on-hopper-triton-or-marlin)");
   }
   const auto& r = model.regime_validation;
-  const bool weak_regime =
-      !r || r->lomo_points == 0 || DecidingMedianError(*r) > kWeaklyValidatedError;
+  const bool weak_regime = RegimeWeaklyValidated(r);
   if (weak_regime && !r) {
     says.push_back("no published run of the \"" + model.profile + "\" profile's engine in this " +
                    "regime (" + model.regime + ") was replayed, so its times rest on the " +

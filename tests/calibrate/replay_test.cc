@@ -201,6 +201,12 @@ TEST(ReplayTest, VllmMxfp4ExpertsRunMarlinBeforeV012) {
   ASSERT_TRUE(RunReplay(*t, *profile, &d).ok());
   EXPECT_EQ(d.experts.rfind("mxfp4 on Marlin", 0), 0u) << d.experts;
   EXPECT_NE(ReplayDetailMarkdown(*t, d).find(", experts mxfp4 on Marlin"), std::string::npos);
+  // A version written as vLLM prints it, without the v, is read the same
+  // (not taken as an unreadable one, which is refused as V0's).
+  m.engine_version = "0.11.0";
+  auto bare = PlanReplay(m, {}, &why);
+  ASSERT_TRUE(bare.has_value()) << why;
+  EXPECT_TRUE(bare->mxfp4_experts_marlin);
   m.engine_version = "v0.12.0";
   t = PlanReplay(m, {}, &why);
   ASSERT_TRUE(t.has_value()) << why;

@@ -103,17 +103,19 @@ struct CostModelInfo {
   std::string unreplayed_path;
 };
 
-// A calibrated run whose regime its profile's published runs do not cover,
-// or cover with a median miss (DecidingMedianError) above
-// kWeaklyValidatedError: the `weakly_validated` warning, and plan's mark.
+// A regime its profile's published runs do not cover, or cover with a
+// median miss (DecidingMedianError) above kWeaklyValidatedError. In-sample
+// points alone are the fit's, not a check of it (a profile fitted without
+// leaving a model out: 14 parameters fit 5 points of one benchmark to 2%).
+inline bool RegimeWeaklyValidated(const std::optional<ValidationRegime>& r) {
+  return !r || r->lomo_points == 0 || DecidingMedianError(*r) > kWeaklyValidatedError;
+}
+
+// A calibrated run in such a regime, or on a kernel path none of the
+// regime's runs took: the `weakly_validated` warning, and plan's mark.
 inline bool WeaklyValidated(const CostModelInfo& m) {
   if (!m.calibrated || !m.regimes_known || m.regime.empty()) return false;
-  if (!m.unreplayed_path.empty()) return true;
-  // In-sample points alone are the fit's, not a check of it (a profile
-  // fitted without leaving a model out: 14 parameters fit 5 points of one
-  // benchmark to 2%).
-  return !m.regime_validation || m.regime_validation->lomo_points == 0 ||
-         DecidingMedianError(*m.regime_validation) > kWeaklyValidatedError;
+  return !m.unreplayed_path.empty() || RegimeWeaklyValidated(m.regime_validation);
 }
 
 class CostModel {
