@@ -336,7 +336,9 @@ int RunCompare(const Args& args) {
           if (r.contains(key)) r[key] = nullptr;
         }
       }
-      if (!measured || b.summary.requests == 0) {
+      // A saving against a baseline of other work (not_comparable) is no
+      // saving: null, as the table's "not comparable".
+      if (!measured || b.summary.requests == 0 || !o.not_comparable.empty()) {
         for (const char* key : {"saving_usd_per_task", "saving_fraction", "kv_saving_fraction"}) {
           if (r.contains(key)) r[key] = nullptr;
         }

@@ -371,7 +371,11 @@ int RunFit(const Args& args) {
     j["weights_bytes"] = report->weights_bytes;
     j["kv_bytes"] = report->kv_bytes;
     j["capacity_bytes"] = report->capacity_bytes;
-    j["max_context"] = max_context;
+    // Unbounded by memory and by no limit (--ignore-model-limit, layers
+    // that all slide): null, as memory_max_context, not the search's bound.
+    j["max_context"] = report->max_context_unbounded && !limit.caps_max
+                           ? nlohmann::ordered_json(nullptr)
+                           : nlohmann::ordered_json(max_context);
     j["max_batch"] = max_batch;
     j["min_gpus"] =
         gpus_fit ? nlohmann::ordered_json(*report->min_gpus) : nlohmann::ordered_json(nullptr);

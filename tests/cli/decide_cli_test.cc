@@ -942,6 +942,10 @@ TEST(CompareCliTest, LeversOnTasksCutShortAreNotComparable) {
     saw = true;
     EXPECT_FALSE(v.contains("rank"));
     EXPECT_FALSE(v.contains("saves_usd_per_task"));
+    // Its saving is of other work: null, as the table's "not comparable".
+    EXPECT_TRUE(v["saving_fraction"].is_null()) << v;
+    EXPECT_TRUE(v["saving_usd_per_task"].is_null()) << v;
+    EXPECT_TRUE(v["kv_saving_fraction"].is_null()) << v;
     const std::int64_t served = v["requests"].get<std::int64_t>();
     EXPECT_NE(served, base);
     const std::string why = v["not_comparable"].get<std::string>();

@@ -834,6 +834,14 @@ TEST(FitCliTest, MemoryThatHoldsAnyContextHasNoLongest) {
   EXPECT_TRUE(j["memory_max_context"].is_null()) << j["memory_max_context"];
   EXPECT_EQ(j["memory_max_context_unbounded"], true);
   EXPECT_EQ(j["max_context"], 1000);
+  // Without the limit nothing bounds the context: null there too, with
+  // max_context_unbounded true.
+  const auto w = RunKvbill("fit --model " + path +
+                           " --gpu h100-sxm --context 512 --ignore-model-limit --format json");
+  ASSERT_EQ(w.exit_status, 0) << w.err;
+  const auto k = nlohmann::json::parse(w.out);
+  EXPECT_TRUE(k["max_context"].is_null()) << k["max_context"];
+  EXPECT_EQ(k["max_context_unbounded"], true);
   std::filesystem::remove(path);
 }
 
