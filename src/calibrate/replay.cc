@@ -852,7 +852,10 @@ Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& pro
       }
     }
     d.requests = static_cast<std::int64_t>(result->requests.size());
+    double context_sum = 0;
     for (const RequestRecord& r : result->requests) {
+      context_sum +=
+          static_cast<double>(r.prompt_tokens) + static_cast<double>(r.output_tokens) / 2;
       d.prompt_tokens += r.prompt_tokens;
       d.prefill_tokens += r.prefill_tokens;
       d.preemptions += r.preemptions;
@@ -868,6 +871,16 @@ Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& pro
       kind.decodes += e.decodes;
       d.peak_batch = std::max(d.peak_batch, e.sequences);
       d.peak_decodes = std::max(d.peak_decodes, e.decodes);
+    }
+    if (d.decode_only.count > 0 && d.requests > 0 && !plan.speculative) {
+      d.typical_decode_batch = std::max<std::int64_t>(
+          1, std::llround(d.decode_only.decodes / static_cast<double>(d.decode_only.count)));
+      d.typical_decode_context =
+          static_cast<Tokens>(std::llround(context_sum / static_cast<double>(d.requests)));
+      for (const auto& [part, s] :
+           (*model)->DecodeParts(d.typical_decode_batch, d.typical_decode_context)) {
+        d.decode_parts.emplace_back(part, s);
+      }
     }
     const InterTokenGaps gaps(log);
     d.itl_ms_p50 = 1000 * gaps.Percentile(50);
@@ -982,6 +995,18 @@ std::string ReplayDetailMarkdown(const ReplayPlan& plan, const ReplayDetail& d) 
   kind("decode only", d.decode_only);
   kind("prompt chunks and decodes", d.mixed);
   kind("prompt chunks only", d.prefill_only);
+  if (!d.decode_parts.empty()) {
+    o << "\nA decode-only iteration of " << d.typical_decode_batch
+      << (d.typical_decode_batch == 1 ? " sequence" : " sequences") << " at context "
+      << FormatWithSeparators(d.typical_decode_context)
+      << " (the replay's mean batch of such iterations; prompt plus half the output), by "
+         "part (ms; the GPU parts add, \"cpu\" adds before them unless scheduling is "
+         "async, \"eager_launch\" and \"output\" bound them from below):\n\n"
+      << "| part | ms |\n|---|---:|\n";
+    for (const auto& [part, s] : d.decode_parts) {
+      o << "| " << part << " | " << FormatFixed(1000 * s, 3) << " |\n";
+    }
+  }
   return o.str();
 }
 

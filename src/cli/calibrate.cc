@@ -152,8 +152,8 @@ constexpr char kUsage[] =
     "(each model's records predicted by --profile refitted without them). --detail\n"
     "replays the records named with --profile in step mode and prints what each does\n"
     "inside: the KV pool, preemptions and recomputed tokens, iterations by kind and their\n"
-    "times, ITL percentiles, beside the record's own detail metrics (docs/engine.md,\n"
-    "\"Known misses\").\n\n"
+    "times, ITL percentiles, beside the record's own detail metrics, and one decode step\n"
+    "by cost-model part (docs/engine.md, \"Known misses\").\n\n"
     "  kernels   per-GPU operator curves from measured kernel latencies\n";
 
 std::string Fixed(double v, int digits) {

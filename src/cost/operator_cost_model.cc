@@ -655,6 +655,22 @@ std::vector<std::pair<std::string, Seconds>> OperatorCostModel::DenseParts(Token
   return parts;
 }
 
+std::vector<std::pair<std::string, Seconds>> OperatorCostModel::DecodeParts(std::int64_t batch,
+                                                                            Tokens context) const {
+  std::vector<std::pair<std::string, Seconds>> parts = DenseParts(batch);
+  if (batch <= 0) return parts;
+  const ProfileParameters& p = profile_.params;
+  const double b = static_cast<double>(batch);
+  parts.emplace_back("lm_head", HeadSeconds(batch));
+  parts.emplace_back("attention",
+                     static_cast<Seconds>(attn_layers_ * decode_.coef[0] + b * DecodeOwn(context)));
+  parts.emplace_back("cpu", p.cpu_iteration_s + p.cpu_per_sequence_s * b);
+  parts.emplace_back("eager_launch",
+                     batch > profile_.cuda_graph_max_tokens ? EagerLaunchSeconds() : 0.0);
+  parts.emplace_back("output", p.output_per_sequence_s * b);
+  return parts;
+}
+
 Seconds OperatorCostModel::ComputeDense(Tokens tokens) const {
   Seconds s = 0;
   for (const auto& part : DenseParts(tokens)) s += part.second;

@@ -157,6 +157,12 @@ TEST(CalibrateCliTest, DetailPrintsAReplaysInsideBesideTheRecord) {
   EXPECT_NE(r.out.find("| itl_ms_p50 | 7.23 | "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("most sequences in one iteration 1,"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("preemptions 0 of 0 requests"), std::string::npos) << r.out;
+  // One decode step of that batch by cost-model part.
+  EXPECT_NE(r.out.find("A decode-only iteration of 1 sequence at context "), std::string::npos)
+      << r.out;
+  for (const char* part : {"| gemm | ", "| attention | ", "| lm_head | ", "| cpu | "}) {
+    EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
+  }
   const auto bad = RunKvbillInSourceDir(
       "calibrate --measurements tests/data/calibration/sample.jsonl --detail nope");
   EXPECT_EQ(bad.exit_status, 2);

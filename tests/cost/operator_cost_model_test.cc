@@ -58,6 +58,43 @@ TEST(OperatorCostModelTest, DecodeIterationIsTheSumOfItsOperatorsWorkedByHand) {
   EXPECT_NEAR(static_cast<double>(own[0]), 0.131072e-3, 1e-12);
 }
 
+// The same decode step by part (`calibrate --detail` prints them): with the
+// default profile (no CPU, launch or streaming time) the GPU parts are the
+// hand-worked 15.014038016 ms of GEMMs and lm_head and 0.451072 ms of
+// attention. A CPU time per iteration and per sequence shows as "cpu",
+// 2 x 0.1 ms + 0.3 ms for two sequences, added before the GPU time.
+TEST(OperatorCostModelTest, DecodePartsAreTheHandWorkedOperators) {
+  const auto m = Make("llama-3.1-8b", HandCurves());
+  ASSERT_NE(m, nullptr);
+  double gpu = 0, attention = -1, head = -1;
+  for (const auto& [part, s] : m->DecodeParts(1, 1000)) {
+    if (part == "cpu" || part == "eager_launch" || part == "output") {
+      EXPECT_EQ(s, 0) << part;
+      continue;
+    }
+    gpu += s;
+    if (part == "attention") attention = s;
+    if (part == "lm_head") head = s;
+  }
+  EXPECT_NEAR(gpu, 15.014038016e-3 + 0.451072e-3, 1e-9);
+  EXPECT_NEAR(attention, 0.451072e-3, 1e-12);
+  EXPECT_NEAR(head, 1.050937856e-3, 1e-12);  // lm_head bytes at 1 TB/s
+  EngineProfile cpu;
+  cpu.params.cpu_iteration_s = 0.3e-3;
+  cpu.params.cpu_per_sequence_s = 0.1e-3;
+  const auto c = Make("llama-3.1-8b", HandCurves(), cpu);
+  ASSERT_NE(c, nullptr);
+  double cpu_s = -1, sum = 0;
+  for (const auto& [part, s] : c->DecodeParts(2, 1000)) {
+    if (part == "cpu") cpu_s = s;
+    if (part != "eager_launch" && part != "output") sum += s;
+  }
+  EXPECT_NEAR(cpu_s, 0.5e-3, 1e-15);
+  const std::vector<ScheduledWork> work = {{1000, 1, false}, {1000, 1, false}};
+  std::vector<long double> own(2);
+  EXPECT_NEAR(c->IterationSeconds(work, own), sum, 1e-12);
+}
+
 // The small kernels of a forward pass, counted by hand from each model's
 // config: 2 per pass (embedding gather, final norm), 3 per layer (two
 // residual-add norms, activation), 2 more per attention layer (rotary, KV

@@ -216,6 +216,13 @@ struct ReplayDetail {
   // The routed experts as timed, "<stored format> on <kernel>" (MXFP4
   // ones on Marlin or on the OpenAI Triton kernels); empty without experts.
   std::string experts;
+  // One decode-only iteration at the replay's mean decode batch and mean
+  // context (prompt plus half the output) by cost-model part
+  // (OperatorCostModel::DecodeParts); empty when no iteration was decode
+  // only, or under speculative decoding.
+  std::int64_t typical_decode_batch = 0;
+  Tokens typical_decode_context = 0;
+  std::vector<std::pair<std::string, double>> decode_parts;
 };
 
 // One iteration of a step-mode replay as priced.

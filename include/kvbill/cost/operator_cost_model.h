@@ -134,6 +134,14 @@ class OperatorCostModel final : public CostModel {
   // DenseSeconds(tokens) by part: "gemm", "moe", "all_reduce", "elementwise",
   // "all_to_all" (expert-parallel dispatch, combine and gather).
   std::vector<std::pair<std::string, Seconds>> DenseParts(Tokens tokens) const;
+  // A decode-only iteration of `batch` sequences at context `context` by
+  // part: DenseParts(batch), then "lm_head", "attention" (the kernels'
+  // fixed cost a layer and each sequence's KV read), "cpu" (the
+  // scheduler's time, overlapped with the GPU only under async
+  // scheduling), "eager_launch" (batches outside CUDA graphs) and "output"
+  // (the API server streaming, overlapped). IterationSeconds combines them.
+  std::vector<std::pair<std::string, Seconds>> DecodeParts(std::int64_t batch,
+                                                           Tokens context) const;
 
  private:
   explicit OperatorCostModel(Roofline r) : r_(std::move(r)) {}
