@@ -2824,10 +2824,21 @@ Status BuildGemma4(Ctx& c) {
     if (*moe_block) {
       MoePlan m = moe;
       m.shared_inter = inter;  // the MLP beside the experts, double-wide when shared
+      // The checkpoint's names (quantization ignore lists name them):
+      // layers.N.experts.*, layers.N.router.proj, the dense MLP at
+      // layers.N.mlp.* (NVIDIA's Gemma-4-26B-A4B-NVFP4 skips mlp*,
+      // router* and self_attn* and quantizes the experts).
+      const ModuleNames names = b.names();
+      ModuleNames in_layer = names;
+      in_layer.moe = "";
+      in_layer.router = "router.proj";
+      in_layer.shared = "mlp";
+      b.SetNames(in_layer);
       b.Moe(layer, m);
+      b.SetNames(names);
       // The router's input scale (hidden) and the per-expert output scale.
       b.Vector(ParamRole::kRouter, b.LayerName(layer) + "router.scale", c.d.hidden);
-      b.Vector(ParamRole::kRouter, b.LayerName(layer) + "moe.per_expert_scale", moe.experts);
+      b.Vector(ParamRole::kRouter, b.LayerName(layer) + "router.per_expert_scale", moe.experts);
       // post_feedforward_layernorm_1 and _2, pre_feedforward_layernorm_2.
       b.Norms(layer, 3, c.d.hidden);
     } else {
@@ -3159,7 +3170,9 @@ ModuleNames NamesFor(const std::string& model_type) {
     n.shared = "shared_mlp";
     n.router = "router";
   } else if (model_type == "mixtral" || model_type == "minimax" || model_type == "minimax_m1" ||
-             model_type == "minimax_m3") {
+             model_type == "minimax_m2" || model_type == "minimax_m3" || model_type == "phimoe") {
+    // transformers' MiniMax-M2 and PhiMoE checkpoints name them as Mixtral's
+    // (block_sparse_moe.experts.N.w1 / w3 / w2, block_sparse_moe.gate).
     n.moe = "block_sparse_moe";
     n.gate = "w1";
     n.up = "w3";

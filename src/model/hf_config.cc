@@ -510,7 +510,7 @@ Result<ModelShape> BuildShape(const json& top, const std::string& source, const 
   shape.vocab_size = text->vocab;
   auto max_pos = f.FirstInt({"max_position_embeddings", "n_positions", "seq_length"});
   if (!max_pos) return max_pos.error();
-  if (auto s = model_config::CheckRopeScaling(f); !s) return s.error();
+  if (auto s = model_config::CheckRopeScaling(f, model_type); !s) return s.error();
   shape.max_position_embeddings = max_pos->value_or(0);
   shape.max_model_len = model_config::DerivedMaxModelLen(config, model_type);
   if (const Tokens longrope = model_config::LongRopeDefaultMaxModelLen(config);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <iterator>
 #include <optional>
 #include <utility>
@@ -166,20 +167,10 @@ Status CheckRopeEntry(const Fields& r, const Fields& top) {
 
 }  // namespace
 
-Status CheckRopeScaling(const Fields& f) {
-  if (!f.object().is_object()) return OkStatus();
-  const char* key = RopeKey(f.object());
-  if (key == nullptr) return OkStatus();
-  const json& rope = f.Get(key);
-  if (!rope.is_object()) return f.Bad(key, "must be an object, got " + Show(rope));
-  for (const auto& [name, entry] : RopeEntries(rope)) {
-    const Fields r(*entry, f.source(), f.prefix() + key + "." + (name.empty() ? "" : name + "."));
-    if (auto s = CheckRopeEntry(r, f); !s) return s;
-  }
-  return OkStatus();
-}
+namespace {
 
-Tokens DerivedMaxModelLen(const json& c, const std::string& model_type) {
+// DerivedMaxModelLen before truncation; 0 without a length key.
+double DerivedLength(const json& c, const std::string& model_type) {
   if (!c.is_object()) return 0;
   std::optional<double> len;
   for (const char* key :
@@ -203,7 +194,43 @@ Tokens DerivedMaxModelLen(const json& c, const std::string& model_type) {
     }
     *len *= factor;
   }
-  return static_cast<Tokens>(*len);
+  return *len;
+}
+
+}  // namespace
+
+Tokens DerivedMaxModelLen(const json& c, const std::string& model_type) {
+  // CheckRopeScaling bounds the scaled length; the clamp keeps the
+  // conversion defined for a config it was not given.
+  return static_cast<Tokens>(std::min(DerivedLength(c, model_type), kMaxScaledModelLen));
+}
+
+Status CheckRopeScaling(const Fields& f, const std::string& model_type) {
+  if (!f.object().is_object()) return OkStatus();
+  const char* key = RopeKey(f.object());
+  if (key == nullptr) return OkStatus();
+  const json& rope = f.Get(key);
+  if (!rope.is_object()) return f.Bad(key, "must be an object, got " + Show(rope));
+  std::string factor_at;  // the last entry's factor, which the length takes
+  for (const auto& [name, entry] : RopeEntries(rope)) {
+    const Fields r(*entry, f.source(), f.prefix() + key + "." + (name.empty() ? "" : name + "."));
+    if (auto s = CheckRopeEntry(r, f); !s) return s;
+    if (entry->is_object() && entry->contains("factor")) {
+      factor_at = std::string(key) + "." + (name.empty() ? "" : name + ".") + "factor";
+    }
+  }
+  // The scaled length must be one an engine can hold: at least one token,
+  // at most kMaxScaledModelLen (a factor of 1e300 would overflow it).
+  const double len = DerivedLength(f.object(), model_type);
+  if (!factor_at.empty() && len > 0 && (len < 1 || len > kMaxScaledModelLen)) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.4g", len);
+    return f.Bad(factor_at, std::string("scales max_model_len to ") + buf + " tokens, " +
+                                (len < 1 ? "less than one"
+                                         : "past 2^40 (1,099,511,627,776), a length no engine "
+                                           "serves"));
+  }
+  return OkStatus();
 }
 
 Tokens LongRopeDefaultMaxModelLen(const json& c) {

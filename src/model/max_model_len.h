@@ -44,7 +44,12 @@ namespace kvbill::model_config {
 // xdrope, openpangu) and the legacy names vLLM rewrites (su: longrope;
 // mrope: default with an mrope_section). Errors name the field:
 // "FILE: rope_scaling.factor: must be a positive number, got \"4\"".
-Status CheckRopeScaling(const Fields& text_config);
+// The scaled length must come to between one token and kMaxScaledModelLen
+// (2^40): "rope_scaling.factor: scales max_model_len to 1.311e+305 tokens,
+// past 2^40 ...".
+Status CheckRopeScaling(const Fields& text_config, const std::string& model_type);
+
+inline constexpr double kMaxScaledModelLen = 1099511627776.0;  // 2^40 tokens
 
 Tokens DerivedMaxModelLen(const nlohmann::json& text_config, const std::string& model_type);
 

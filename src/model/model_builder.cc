@@ -246,7 +246,8 @@ void ModelBuilder::DenseMlp(int layer, Int inter, bool gated, bool bias) {
 }
 
 void ModelBuilder::Moe(int layer, const MoePlan& m) {
-  const std::string p = LayerName(layer) + names_.moe + ".";
+  // An empty MoE block name puts the experts and router in the layer itself.
+  const std::string p = LayerName(layer) + (names_.moe.empty() ? "" : names_.moe + ".");
   const std::string e = p + names_.experts + ".0.";
   const Int in = m.in_dim > 0 ? m.in_dim : hidden_;
   const Int active = std::min(m.top_k, m.experts);

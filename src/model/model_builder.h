@@ -23,7 +23,7 @@ struct ModuleNames {
   std::string layers = "model.layers.";
   std::string attn = "self_attn";
   std::string mlp = "mlp";  // dense MLP
-  std::string moe = "mlp";  // the MoE block
+  std::string moe = "mlp";  // the MoE block ("": experts and router in the layer itself)
   std::string experts = "experts";
   std::string shared = "shared_experts";
   std::string router = "gate";

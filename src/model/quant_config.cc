@@ -230,6 +230,33 @@ std::vector<std::string> Spellings(const WeightGroup& g) {
   return out;
 }
 
+// Whether the list `key` of `q` names a vision or audio tower's modules (a
+// tower is one weight group here, its modules not told apart): exporters
+// write every module they skipped (llm-compressor's visual.blocks.N.*,
+// Qwen's FP8 modules_to_not_convert), so such a list keeps the whole
+// tower at the dtype.
+bool ListsTowerModules(const Fields& q, const std::string& key) {
+  if (!q.Has(key) || !q.Get(key).is_array()) return false;
+  for (const json& e : q.Get(key)) {
+    if (!e.is_string()) continue;
+    std::string name = e.get<std::string>();
+    // "re:" first, then the multimodal wrappers ("re:model.visual.*"); a
+    // glob's or regex's leading wildcard ("*visual.*", ".*visual.").
+    for (const char* wrapper : {"re:", "*", ".*", "model.", "language_model."}) {
+      if (name.starts_with(wrapper)) name = name.substr(std::string(wrapper).size());
+    }
+    for (const char* tower : {"visual.", "vision_tower.", "vision_model.", "audio_tower.",
+                              "multi_modal_projector.", "mm_projector."}) {
+      if (name.starts_with(tower)) return true;
+    }
+  }
+  return false;
+}
+
+bool IsTower(const WeightGroup& g) {
+  return g.role == ParamRole::kVision || g.role == ParamRole::kAudio;
+}
+
 // A linear layer a checkpoint's quantization may store, judged by its role
 // inside its module (an MTP module's embedding copy is an embedding). The
 // prediction layers' eh_proj is not: vLLM builds it as a plain nn.Linear
@@ -394,29 +421,13 @@ Status AssignCompressedTensors(const Fields& q, bool text_only, const WeightForm
     s.format = *f;
     schemes.push_back(std::move(s));
   }
-  // A tower is one weight group here (its modules are not told apart), so an
-  // ignore list naming tower modules one by one (llm-compressor writes
-  // every visual.blocks.N.* it skipped) keeps the whole tower at the dtype.
-  bool tower_listed = false;
-  if (q.Has("ignore") && q.Get("ignore").is_array()) {
-    for (const json& e : q.Get("ignore")) {
-      if (!e.is_string()) continue;
-      std::string name = e.get<std::string>();
-      // "re:" first, then the multimodal wrappers ("re:model.visual.*").
-      for (const char* wrapper : {"re:", "model.", "language_model."}) {
-        if (name.starts_with(wrapper)) name = name.substr(std::string(wrapper).size());
-      }
-      for (const char* tower : {"visual.", "vision_tower.", "vision_model.", "audio_tower.",
-                                "multi_modal_projector.", "mm_projector."}) {
-        tower_listed = tower_listed || name.starts_with(tower);
-      }
-    }
-  }
+  // An ignore list naming tower modules one by one keeps the whole tower.
+  const bool tower_listed = ListsTowerModules(q, "ignore");
   for (WeightGroup& wg : *weights) {
     if (!TextQuantizable(wg, text_only)) continue;
     const auto names = Spellings(wg);
     if (ignore->Matches(names)) continue;
-    if (tower_listed && (wg.role == ParamRole::kVision || wg.role == ParamRole::kAudio)) continue;
+    if (tower_listed && IsTower(wg)) continue;
     for (const Scheme& s : schemes) {
       if (s.all_linear || s.targets.Matches(names)) {
         wg.format = s.format;
@@ -671,9 +682,11 @@ Result<std::string> AssignModelOpt(const Fields& q, bool text_only, const Weight
     }
     return compute;
   }
-  auto skip =
-      Patterns::Read(q, q.Has("exclude_modules") ? "exclude_modules" : "ignore", Match::kGlob);
+  const std::string skip_key = q.Has("exclude_modules") ? "exclude_modules" : "ignore";
+  auto skip = Patterns::Read(q, skip_key, Match::kGlob);
   if (!skip) return skip.error();
+  // A list naming tower modules one by one keeps the whole tower.
+  const bool tower_listed = ListsTowerModules(q, skip_key);
   if (algo != "NVFP4" && algo != "FP8") {
     return q.Bad("quant_algo",
                  "unknown algorithm " +
@@ -689,6 +702,7 @@ Result<std::string> AssignModelOpt(const Fields& q, bool text_only, const Weight
   // (ParallelLMHead).
   for (WeightGroup& g : *weights) {
     if (!Quantizable(g) || !towers_ok(g) || IsLmHead(g) || skip->Matches(Spellings(g))) continue;
+    if (tower_listed && IsTower(g)) continue;
     g.format = *f;
     if (g.role != ParamRole::kRoutedExperts && g.role != ParamRole::kMtp) compute = f->compute;
   }
@@ -1175,11 +1189,14 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
   };
   // `f` for every quantizable linear layer but lm_head and the `skip`
   // modules; true when a dense (not routed-expert, not MTP) layer took it.
-  auto assign_linear = [&](const WeightFormat& f, const Patterns& skip) {
+  auto assign_linear = [&](const WeightFormat& f, const Patterns& skip,
+                           const std::string& skip_key) {
+    // A list naming tower modules one by one keeps the whole tower.
+    const bool tower_listed = ListsTowerModules(q, skip_key);
     bool dense = false;
     for (WeightGroup& g : *weights) {
       if (!Quantizable(g) || !towers_ok(g) || IsLmHead(g)) continue;
-      if (skip.Matches(Spellings(g))) continue;
+      if (skip.Matches(Spellings(g)) || (tower_listed && IsTower(g))) continue;
       g.format = f;
       dense = dense || (g.role != ParamRole::kRoutedExperts && g.role != ParamRole::kMtp);
     }
@@ -1189,8 +1206,13 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
   if (method == "fp8") {
     // transformers' FineGrainedFP8 / FP8 checkpoints: every linear layer in
     // fp8 E4M3 with an fp32 scale per weight_block_size block (per tensor
-    // without one), but lm_head and modules_to_not_convert.
-    auto skip = Patterns::Read(q, "modules_to_not_convert", Match::kHfQuantizer);
+    // without one), but lm_head and the modules listed: vLLM's Fp8Config
+    // reads ignored_layers, and modules_to_not_convert when that is absent,
+    // null or empty (sglang and verl FP8 exports write ignored_layers).
+    const bool ignored = q.Has("ignored_layers") && !q.Get("ignored_layers").is_null() &&
+                         !(q.Get("ignored_layers").is_array() && q.Get("ignored_layers").empty());
+    const std::string skip_key = ignored ? "ignored_layers" : "modules_to_not_convert";
+    auto skip = Patterns::Read(q, skip_key, Match::kHfQuantizer);
     if (!skip) return skip.error();
     WeightFormat f;
     f.element_bits = 8;
@@ -1210,7 +1232,7 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
       f.tensor_bits = 32;
       f.name = "fp8-e4m3";
     }
-    assign_linear(f, *skip);
+    assign_linear(f, *skip, skip_key);
     return std::string("fp8-e4m3");
   }
   if (method == "mxfp4") {
@@ -1311,7 +1333,7 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
     f.row_bits = 32;
     f.name = "fp8-channel (fbgemm_fp8)";
     f.compute = "fp8-e4m3";
-    if (assign_linear(f, *skip)) compute = f.compute;
+    if (assign_linear(f, *skip, "modules_to_not_convert")) compute = f.compute;
     return compute;
   }
   if (method == "bitsandbytes") {
@@ -1359,7 +1381,7 @@ Result<std::string> AssignWeightFormats(const json* quant, const Fields& fields,
       f.row_bits = 32;
       f.name = "bnb8 (bitsandbytes LLM.int8)";
     }
-    assign_linear(f, *skip);
+    assign_linear(f, *skip, "llm_int8_skip_modules");
     return compute;
   }
   return q.Bad("quant_method",

@@ -140,6 +140,18 @@ TEST(MaxModelLenTest, MalformedRopeScalingIsRefusedNamingTheField) {
             "c.json: rope_scaling.factor: must be a positive number, got \"4\"");
   EXPECT_EQ(error(yarn + "0}"), "c.json: rope_scaling.factor: must be a positive number, got 0");
   EXPECT_EQ(error(yarn + "-4}"), "c.json: rope_scaling.factor: must be a positive number, got -4");
+  // A factor the length cannot hold: 32,768 x 1e300 = 3.277e304 tokens would
+  // overflow the token count (it read -2^63); 40,960 x 1e-9 is no token.
+  EXPECT_EQ(error(yarn + "1e300}"),
+            "c.json: rope_scaling.factor: scales max_model_len to 3.277e+304 tokens, past 2^40 "
+            "(1,099,511,627,776), a length no engine serves");
+  EXPECT_EQ(error(R"(, "rope_scaling": {"rope_type": "linear", "factor": 1e-9})"),
+            "c.json: rope_scaling.factor: scales max_model_len to 4.096e-05 tokens, less than "
+            "one");
+  // 2^40 itself is a length: 32,768 x 33,554,432 = 2^40.
+  EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 40960, "rope_scaling": {"rope_type": "yarn",
+      "original_max_position_embeddings": 32768, "factor": 33554432})"),
+            Tokens{1} << 40);
   EXPECT_EQ(error(yarn + "null}"),
             "c.json: rope_scaling.factor: is null (None): rope type \"yarn\" requires it");
   // Each type that scales by its factor requires one; linear by the older

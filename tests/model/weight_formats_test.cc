@@ -481,6 +481,99 @@ TEST(WeightFormatsTest, CompressedTensorsIgnoreNamingTowerModules) {
   EXPECT_EQ(tower({"lm_head", "re:model.visual.blocks.31.attn.*"}).first, 2 * params);
 }
 
+// vLLM's Fp8Config reads ignored_layers, and modules_to_not_convert only
+// when that is absent, null or empty. The toy's MLP left out: attention 4 x
+// 65,552 (fp8, 128 x 128 blocks) + MLP 786,432 + embedding and lm_head
+// 1,024,000 + norms 1,536 = 2,074,176.
+TEST(WeightFormatsTest, Fp8ReadsIgnoredLayersFirst) {
+  const std::string mlp =
+      R"(["model.layers.0.mlp.gate_proj", "model.layers.0.mlp.up_proj",
+          "model.layers.0.mlp.down_proj"])";
+  const std::string fp8 = R"({"quant_method": "fp8", "weight_block_size": [128, 128], )";
+  EXPECT_EQ(Total(fp8 + R"("ignored_layers": )" + mlp + "}"), 2074176);
+  EXPECT_EQ(Total(fp8 + R"("modules_to_not_convert": )" + mlp + "}"), 2074176);
+  EXPECT_EQ(Total(fp8 + R"("ignored_layers": [], "modules_to_not_convert": )" + mlp + "}"),
+            2074176);
+  EXPECT_EQ(Total(fp8 + R"("ignored_layers": null, "modules_to_not_convert": )" + mlp + "}"),
+            2074176);
+  // Given both, ignored_layers: nothing left out but lm_head (1,681,056).
+  EXPECT_EQ(Total(fp8 + R"("ignored_layers": ["lm_head"], "modules_to_not_convert": )" + mlp + "}"),
+            1681056);
+}
+
+// A list naming a tower's modules one by one (Qwen's FP8 exporter writes
+// every module it skipped) keeps the whole tower at the dtype, under fp8's
+// modules_to_not_convert and ModelOpt's exclude_modules as under
+// compressed-tensors' ignore: 2 bytes a tower parameter.
+TEST(WeightFormatsTest, Fp8AndModeloptListsNamingTowerModules) {
+  std::ifstream in(std::string(KVBILL_SOURCE_DIR) +
+                   "/tests/data/configs/qwen3-vl-8b-instruct.json");
+  ASSERT_TRUE(in.good());
+  const nlohmann::json config = nlohmann::json::parse(in);
+  const auto tower = [&](const std::string& quant) -> std::pair<Bytes, std::int64_t> {
+    nlohmann::json c = config;
+    c["quantization_config"] = nlohmann::json::parse(quant);
+    auto m = ParseHfConfig(c.dump(), "q.json", "q");
+    EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message());
+    if (!m) return {0, 0};
+    auto w = ComputeWeightBytes(*m, "auto");
+    EXPECT_TRUE(w.ok());
+    return {w.ok() ? w->towers : 0, m->params.vision};
+  };
+  const auto [fp8, params] = tower(R"({"quant_method": "fp8", "weight_block_size": [128, 128],
+      "modules_to_not_convert": ["lm_head", "model.visual.blocks.0.attn.qkv",
+                                 "model.visual.merger.linear_fc1"]})");
+  ASSERT_GT(params, 0);
+  EXPECT_EQ(fp8, 2 * params);
+  EXPECT_EQ(tower(R"({"quant_method": "fp8", "weight_block_size": [128, 128],
+      "ignored_layers": ["model.visual.blocks.26.mlp.linear_fc2"]})")
+                .first,
+            2 * params);
+  EXPECT_EQ(tower(R"({"quant_method": "modelopt", "quant_algo": "FP8",
+      "exclude_modules": ["lm_head", "model.visual.blocks.0.attn.qkv"]})")
+                .first,
+            2 * params);
+  // Not listed, the tower is quantized with the rest.
+  EXPECT_LT(tower(R"({"quant_method": "fp8", "weight_block_size": [128, 128],
+      "modules_to_not_convert": ["lm_head"]})")
+                .first,
+            2 * params);
+}
+
+// Experts named as the checkpoints name them, so ignore lists apply.
+// Gemma 4 26B-A4B keeps them in the layer (layers.N.experts.*, its router
+// layers.N.router.proj, its dense MLP layers.N.mlp.*): NVIDIA's NVFP4
+// export leaves mlp*, router* and self_attn* out and stores the experts,
+// 30 layers x 128 x 3 x 704 x 2,816 = 22,837,985,280 parameters, at 4 bits
+// and an fp8 scale per 16, 0.5625 bytes a parameter: 12,846,366,720 bytes
+// plus two fp32 scales per tensor. MiniMax-M2 names them as Mixtral
+// (block_sparse_moe.experts.N.w1 / w3 / w2): fp8 leaving block_sparse_moe
+// out keeps its 62 x 256 x 3 x 1,536 x 3,072 = 224,680,476,672 expert
+// parameters in bf16, 449,360,953,344 bytes.
+TEST(WeightFormatsTest, ExpertsAreNamedAsTheirCheckpoints) {
+  const auto load = [](const std::string& file, const std::string& quant) {
+    std::ifstream in(std::string(KVBILL_SOURCE_DIR) + "/tests/data/configs/" + file);
+    EXPECT_TRUE(in.good()) << file;
+    nlohmann::json c = nlohmann::json::parse(in);
+    c["quantization_config"] = nlohmann::json::parse(quant);
+    auto m = ParseHfConfig(c.dump(), file, "m");
+    EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message());
+    auto w = m ? ComputeWeightBytes(*m, "auto") : Result<WeightBytes>(m.error());
+    EXPECT_TRUE(w.ok());
+    return w.ok() ? w->routed_experts : Bytes{0};
+  };
+  const Bytes gemma = load("gemma-4-26b-a4b.json", R"({"quant_method": "modelopt",
+      "quant_algo": "NVFP4", "group_size": 16, "ignore": ["lm_head",
+      "model.language_model.layers.*.mlp*", "model.language_model.layers.*.router*",
+      "model.language_model.layers.*.self_attn*", "model.vision_tower*"]})");
+  EXPECT_GE(gemma, 12'846'366'720);
+  EXPECT_LE(gemma, 12'846'366'720 + 30 * 128 * 3 * 8);  // the per-tensor scales at most
+  EXPECT_EQ(load("minimax-m2.5.json", R"({"quant_method": "fp8",
+      "weight_block_size": [128, 128], "modules_to_not_convert": ["lm_head",
+      ".*block_sparse_moe"]})"),
+            449'360'953'344);
+}
+
 // AutoRound packs as GPTQ (the default) or AWQ: the same bytes as above.
 // Per-module formats from extra_config, GPTQ packing:
 //   down_proj at 8 bits: 256 x 512 x 1 B = 131,072 + 256 x 4 groups x (16 +
