@@ -568,6 +568,19 @@ Result<ModelShape> BuildShape(const json& top, const std::string& source, const 
   } else if (top.contains("quantization_config") && !top["quantization_config"].is_null()) {
     quant = &top["quantization_config"];
   }
+  // MLX's own quantization (mlx-community checkpoints: "quantization":
+  // {"bits", "group_size"}, no quant_method) is not a format vLLM or SGLang
+  // loads: refused rather than read as the dtype.
+  const bool mlx = top.contains("quantization") && top["quantization"].is_object() &&
+                   top["quantization"].contains("bits");
+  const bool named = quant != nullptr && quant->is_object() && quant->contains("quant_method");
+  if (mlx && !named) {
+    const Fields where(top, source, "");
+    return where.Bad("quantization",
+                     "an MLX quantization (" + model_config::Show(top["quantization"]) +
+                         "): vLLM and SGLang do not load MLX checkpoints, so kvbill does not "
+                         "size them; give the original checkpoint's config.json");
+  }
   auto compute = model_config::AssignWeightFormats(quant, quant_fields, quant_text_only,
                                                    *dtype_format, &shape.weights);
   if (!compute) return compute.error();

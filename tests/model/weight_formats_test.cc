@@ -574,6 +574,18 @@ TEST(WeightFormatsTest, ExpertsAreNamedAsTheirCheckpoints) {
             449'360'953'344);
 }
 
+// An MLX checkpoint's own quantization (mlx-community: "quantization" with
+// bits and group_size, no quant_method) is refused naming the field, not
+// read as bf16: neither vLLM nor SGLang loads it.
+TEST(WeightFormatsTest, MlxQuantizationIsRefused) {
+  auto m = ParseHfConfig(std::string(kToy) + R"(, "quantization": {"bits": 4, "group_size": 64}})",
+                         "q.json", "q");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().message().find("q.json: quantization: an MLX quantization"),
+            std::string::npos)
+      << m.error().message();
+}
+
 // AutoRound packs as GPTQ (the default) or AWQ: the same bytes as above.
 // Per-module formats from extra_config, GPTQ packing:
 //   down_proj at 8 bits: 256 x 512 x 1 B = 131,072 + 256 x 4 groups x (16 +
