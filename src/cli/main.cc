@@ -154,7 +154,9 @@ namespace {
 
 int Run(const std::vector<std::string>& args) {
   if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
-    if (args.size() >= 2 && args[0] == "help") {
+    // `help help`, `help --help`: this text, as `help` alone prints it.
+    if (args.size() >= 2 && args[0] == "help" && args[1] != "help" && args[1] != "--help" &&
+        args[1] != "-h") {
       for (const auto& c : kCommands) {
         if (args[1] == c.name) return c.run({"--help"});
       }

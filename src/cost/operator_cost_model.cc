@@ -481,11 +481,13 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
         use.kernel = (profile.engine == "sglang" ? std::string("SGLang") : profile.engine) +
                      "'s MLA attention backend";
       }
-      use.timing = kv_format.element_bits >= 16
+      // 16-bit KV only: the tables measured bf16 (fp32 KV is twice the bytes
+      // through kernels nobody timed).
+      use.timing = kv_format.element_bits == 16
                        ? "measured: the MLA attention tables (bf16 KV)"
                        : "assumed: the bf16 MLA attention curves at " + kv_format.name +
                              "'s byte count (no table of this format)";
-    } else if (kv_key == "bf16" && kv_format.element_bits >= 16) {
+    } else if (kv_key == "bf16" && kv_format.element_bits == 16) {
       use.timing = base->gpu == gpu.id ? "measured: attention bf16 KV tables"
                                        : "measured on " + base->gpu + ": attention bf16 KV tables";
     } else if (table && kv_key == "fp8") {
@@ -517,7 +519,7 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
     m->decode_.coef[0] = base->decode_attention.at("bf16").coef[0];
     const LinearCurve* pre = base->PrefillFor("bf16", 128);
     if (pre != nullptr) m->prefill_.coef[0] = pre->coef[0];
-    if (kv_format.element_bits < 16) {
+    if (kv_format.element_bits != 16) {
       Note(&m->notes_, "MLA with " + kv_format.name +
                            " KV: timed with the bf16 MLA curves at its own byte count");
     }

@@ -42,6 +42,13 @@ TEST(HabitsCliTest, UnknownCommandSuggestsTheClosest) {
   EXPECT_EQ(RunKvbillInSourceDir("help simluate").err,
             "kvbill: unknown command \"simluate\"; did you mean simulate? (`kvbill help` lists "
             "them all)\n");
+  // Help on help is the command list, as `help` alone.
+  const auto plain = RunKvbillInSourceDir("help");
+  for (const char* args : {"help help", "help --help", "help -h"}) {
+    const auto h = RunKvbillInSourceDir(args);
+    EXPECT_EQ(h.exit_status, 0) << args << ": " << h.err;
+    EXPECT_EQ(h.out, plain.out) << args;
+  }
 }
 
 TEST(HabitsCliTest, UnknownSubcommandSuggestsTheClosest) {

@@ -544,6 +544,27 @@ TEST(OperatorCostModelTest, AHeadSizeWithoutATableIsTimedByTheNearestAsAnAssumpt
   }
 }
 
+// fp32 KV is twice the bf16 bytes through kernels no table timed (the
+// tables measured 16-bit KV): its timing is an assumption, which the
+// timing_assumed warning then reports; bf16 is measured.
+TEST(OperatorCostModelTest, Fp32KvTimingIsAnAssumption) {
+  auto gpu = LookupGpu("h100-sxm");
+  ASSERT_TRUE(gpu.ok());
+  for (const char* kv : {"fp32", "bf16"}) {
+    auto m = OperatorCostModel::Make(Catalog("qwen3-8b"), Fmt(kv), "auto", *gpu, nullptr,
+                                     EngineProfile{}, OperatorModelOptions{});
+    ASSERT_TRUE(m.ok()) << m.error().message();
+    const std::string timing = (*m)->Describe().formats.back().timing;
+    if (std::string(kv) == "fp32") {
+      EXPECT_EQ(timing,
+                "assumed: the bf16 KV attention curves at fp32's byte count (no table of this "
+                "format)");
+    } else {
+      EXPECT_EQ(timing, "measured: attention bf16 KV tables");
+    }
+  }
+}
+
 // A latent cache names the MLA backend vLLM runs it on (FlashMLA on an
 // H200, Triton MLA on an A100), not the per-head FlashAttention of the
 // format matrix; SGLang's is named as its own.
