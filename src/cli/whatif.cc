@@ -317,6 +317,13 @@ Result<Column> RecordedColumn(const ModelPrice& main, const PriceSheet& sheet,
       if (auto s = AddMoneyTo(cost, &*c.total); !s) return s.error();
     }
   }
+  // Placeholder outputs understate the recorded usage too, as `kvbill bill`
+  // warns (the other columns say it through their replay's warnings).
+  std::int64_t placeholders = 0;
+  for (const Task& t : tasks) {
+    for (const Turn& turn : t.turns) placeholders += turn.output_is_placeholder ? 1 : 0;
+  }
+  c.warnings = PlaceholderOutputsWarning(placeholders);
   return c;
 }
 

@@ -729,6 +729,12 @@ std::vector<RunWarning> ApiReplayWarnings(const ApiPricingRun& run) {
   return out;
 }
 
+std::vector<RunWarning> PlaceholderOutputsWarning(std::int64_t count) {
+  std::vector<RunWarning> out;
+  PlaceholderOutputs(count, true, &out);
+  return out;
+}
+
 std::vector<RunWarning> RunWarnings(const Scenario& scenario, const ScenarioOutcome& outcome) {
   if (outcome.api) return ApiRunWarnings(scenario, *outcome.api);
   return EngineRunWarnings(scenario, outcome.result, outcome.summary);

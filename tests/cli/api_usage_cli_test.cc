@@ -204,6 +204,25 @@ TEST(ApiUsageCliTest, BundledExampleSweepsTheModel) {
   }
 }
 
+// whatif's columns price the same log: every one warns of its 4 placeholder
+// outputs, the recorded column (the log's own usage, as `kvbill bill`
+// prices and warns of it) too.
+TEST(ApiUsageCliTest, WhatifRecordedColumnWarnsOfPlaceholderOutputs) {
+  const auto r =
+      RunKvbillInSourceDir("whatif scenarios/examples/claude-code-sessions.jsonl --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto columns = j["columns"];
+  ASSERT_FALSE(columns.empty());
+  EXPECT_EQ(columns[0]["id"], "recorded");
+  for (const auto& c : columns) {
+    ASSERT_TRUE(c.contains("warnings")) << c["id"];
+    EXPECT_EQ(c["warnings"][0]["code"], "placeholder_outputs") << c["id"];
+    EXPECT_EQ(c["warnings"][0]["message"].get<std::string>().substr(0, 51),
+              "4 turns of the trace have a placeholder output (a s");
+  }
+}
+
 // The same log converted to kvbill's native format keeps each turn's usage
 // and model: whatif prices it as the log, recorded = bill = 0.490113 (the
 // working above).

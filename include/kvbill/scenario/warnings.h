@@ -105,6 +105,11 @@ const std::vector<std::string>& ApiWarningCodes();
 // replays without a scenario (kvbill whatif's columns).
 std::vector<RunWarning> ApiReplayWarnings(const ApiPricingRun& run);
 
+// placeholder_outputs for `count` turns whose recorded output is a
+// streaming stub, as an API bill prices them (none when count is 0); for
+// priced logs without a replay (kvbill whatif's recorded column).
+std::vector<RunWarning> PlaceholderOutputsWarning(std::int64_t count);
+
 // Either of the above, as the outcome was run.
 std::vector<RunWarning> RunWarnings(const Scenario& scenario, const ScenarioOutcome& outcome);
 
