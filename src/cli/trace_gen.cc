@@ -13,6 +13,7 @@
 #include "cli/standard_output.h"
 #include "kvbill/trace/generator.h"
 #include "kvbill/trace/writer.h"
+#include "kvbill/util/units.h"
 
 namespace kvbill::cli {
 namespace {
@@ -71,6 +72,11 @@ int RunTraceGen(const Args& args) {
   if (tasks <= 0) {
     return ReportError(command,
                        Error("--tasks: must be a positive integer, got " + std::to_string(tasks)));
+  }
+  if (tasks > kMaxGeneratedTasks) {
+    return ReportError(
+        command, Error("--tasks: at most " + FormatWithSeparators(kMaxGeneratedTasks) + ", got " +
+                       FormatWithSeparators(tasks)));
   }
   // Read as text: a negative seed would wrap around to a huge one.
   std::uint64_t seed = 0;

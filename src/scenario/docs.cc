@@ -72,7 +72,13 @@ std::string TypeText(const Key& k) {
       break;
     }
     case Type::kInteger:
-      text = k.min == 1 ? "positive integer" : "integer ≥ " + std::to_string(k.min);
+      if (k.max == kMaxInt) {
+        text = k.min == 1 ? "positive integer" : "integer ≥ " + std::to_string(k.min);
+      } else {
+        text = k.min == 1 ? "positive integer ≤ " + FormatWithSeparators(k.max)
+                          : "integer in [" + std::to_string(k.min) + ", " +
+                                FormatWithSeparators(k.max) + "]";
+      }
       break;
     case Type::kUnsigned:
       text = "integer in [0, 2^64)";

@@ -917,6 +917,7 @@ const std::vector<Key>& ScenarioKeys() {
        .type = Type::kInteger,
        .meaning = "number of tasks to generate",
        .field = In<&Scenario::trace, &T::tasks>(),
+       .max = kMaxGeneratedTasks,
        .default_text = "required with `generator`",
        .only_with = "generator",
        .required_with = "generator",

@@ -159,6 +159,17 @@ class Reader : public ReadState {
 
 Result<json> Reader::Integer(const json& v, std::int64_t min, std::int64_t max,
                              const std::string& at) const {
+  // A number with no fractional part is an integer, as JSON Schema's
+  // "integer" (scenario schema) says: 2.0 is 2, 1e9 is 1,000,000,000.
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.2e18) {
+      return Integer(json(static_cast<std::int64_t>(d)), min, max, at);
+    }
+    if (std::isfinite(d) && d >= 9.2e18) {
+      return Bad(at, "must be at most " + std::to_string(max) + ", got " + Show(v));
+    }
+  }
   const bool too_big =
       v.is_number_unsigned() &&
       v.get<std::uint64_t>() > std::uint64_t{std::numeric_limits<std::int64_t>::max()};
@@ -223,6 +234,10 @@ Result<json> Reader::Scalar(const Key& key, const json& v, const std::string& at
     case Type::kInteger:
       return Integer(v, key.min, key.max, at);
     case Type::kUnsigned:
+      if (v.is_number_float() && v.get<double>() >= 0 && v.get<double>() < 18446744073709551616.0 &&
+          v.get<double>() == std::floor(v.get<double>())) {
+        return json(static_cast<std::uint64_t>(v.get<double>()));  // 1.0 is 1, as for kInteger
+      }
       if (v.is_number_float() && v.get<double>() >= 18446744073709551616.0) {
         // Past 2^64 - 1 the JSON reader has only a double to give.
         return Bad(at, "must be at most 18446744073709551615 (2^64 - 1), got " + Show(v));

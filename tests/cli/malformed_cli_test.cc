@@ -186,9 +186,9 @@ std::vector<Case> ScenarioAndModelCases() {
       {"simulate --scenario " + kDir + "scenario_negative.json --out {OUT}",
        sim + "scenario_negative.json#/deployment/replicas: must be a positive integer, got -1\n"},
       {"simulate --scenario " + kDir + "scenario_huge_count.json --out {OUT}",
-       sim + "scenario_huge_count.json#/trace/tasks: must be a positive integer, got 1e+20\n"},
+       sim + "scenario_huge_count.json#/trace/tasks: must be at most 1000000, got 1e+20\n"},
       {"simulate --scenario " + kDir + "scenario_1e300.json --out {OUT}",
-       sim + "scenario_1e300.json#/trace/tasks: must be a positive integer, got 1e+300\n"},
+       sim + "scenario_1e300.json#/trace/tasks: must be at most 1000000, got 1e+300\n"},
       {"simulate --scenario " + kDir + "scenario_nan_string.json --out {OUT}",
        sim + "scenario_nan_string.json#/deployment/bandwidth_efficiency: must be a number in (0, "
              "1], got \"NaN\"\n"},

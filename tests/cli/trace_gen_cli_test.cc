@@ -62,6 +62,11 @@ TEST(TraceGenCliTest, BadFlagsGiveExactMessagesExit2AndNoFile) {
   run = RunKvbill("trace gen --preset chat --tasks 0 -o '" + out + "'");
   EXPECT_EQ(run.exit_status, 2);
   EXPECT_EQ(run.err, "kvbill trace gen: --tasks: must be a positive integer, got 0\n");
+  // A run holds every task: at most a million (5e9 ran for minutes, silent).
+  run = RunKvbill("trace gen --preset chat --tasks 5000000000 -o '" + out + "'");
+  EXPECT_EQ(run.exit_status, 2);
+  EXPECT_EQ(run.err, "kvbill trace gen: --tasks: at most 1,000,000, got 5,000,000,000\n");
+  EXPECT_FALSE(std::filesystem::exists(out));
 
   // A negative seed once wrapped to 2^64 - 1; an infinite rate put every
   // arrival at 0.
@@ -123,9 +128,10 @@ TEST(TraceGenCliTest, KilledGenerationLeavesNoTemporaryFile) {
     ASSERT_GE(pid, 0);
     if (pid == 0) {
       if (std::freopen("/dev/null", "w", stderr) == nullptr) ::_exit(121);
-      // A hundred million tasks: minutes of writing, signalled long before.
+      // A million tasks (the most it writes): seconds of writing, signalled
+      // as soon as the first bytes land.
       ::execl(KVBILL_BINARY, KVBILL_BINARY, "trace", "gen", "--preset", "chat", "--tasks",
-              "100000000", "-o", out.c_str(), static_cast<char*>(nullptr));
+              "1000000", "-o", out.c_str(), static_cast<char*>(nullptr));
       ::_exit(127);
     }
     // Wait until the temporary file has bytes in it, then signal.

@@ -292,6 +292,20 @@ TEST(ScenarioTest, TokenCountsAcceptIntegersAndSuffixedStrings) {
   EXPECT_EQ(s.context_policy.window_tokens, 32768);
 }
 
+// A number with no fractional part is an integer, as the scenario schema's
+// JSON Schema "integer" accepts it: 2.0 is 2, 1e3 is 1,000; 1.5 stays an
+// error, and the bounds still apply (trace.tasks at most 1,000,000).
+TEST(ScenarioTest, WholeNumbersWrittenAsFloatsAreIntegers) {
+  const Scenario s = Parse(R"({"seed": 7.0, "deployment": {"replicas": 2.0},
+                              "trace": {"generator": "chat", "tasks": 1e3}})");
+  EXPECT_EQ(s.seed, 7u);
+  EXPECT_EQ(s.deployment.replicas, 2);
+  EXPECT_EQ(s.trace.tasks, 1000);
+  EXPECT_EQ(ErrorOf(R"({"trace": {"generator": "chat", "tasks": 1e9}})"),
+            "s.json#/trace/tasks: must be at most 1000000, got 1000000000");
+  EXPECT_EQ(ErrorOf(R"({"seed": 1.5})"), "s.json#/seed: must be a non-negative integer, got 1.5");
+}
+
 TEST(ScenarioTest, CacheCapacityIsPoolSizedUnlimitedOrACount) {
   EXPECT_FALSE(Parse(R"({"prefix_cache": {"capacity_tokens": null}})")
                    .prefix_cache.capacity_tokens.has_value());

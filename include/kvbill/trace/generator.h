@@ -51,6 +51,11 @@ struct GeneratorPreset {
   Distribution output_tokens = Distribution::Constant(0);
 };
 
+// The most tasks a generated trace holds (`trace gen --tasks`, a scenario's
+// trace.tasks): a run keeps every task's requests in memory, and a million
+// coding-agent tasks are about 40 million requests.
+inline constexpr std::int64_t kMaxGeneratedTasks = 1'000'000;
+
 // "coding-agent|chat": the presets' names, for help texts and errors.
 std::string GeneratorPresetChoices();
 // The preset called `name`. Error: "unknown preset \"x\" (one of coding-agent|chat)".
