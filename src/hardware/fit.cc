@@ -1,6 +1,8 @@
 #include "kvbill/hardware/fit.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "kvbill/hardware/format_support.h"
@@ -25,18 +27,39 @@ PerGpu Budget(const FitRequest& r, const WeightBytes& weights, int tp) {
   return b;
 }
 
-// Block-rounded bytes of one sequence (state included) on one GPU.
-Bytes SequenceBytes(const FitRequest& r, Tokens ctx, int tp) {
-  const SequenceFootprint f =
+// Block-rounded bytes (state included) on one GPU of a batch at one
+// context: the sequence being prefilled holds its chunk beside each window
+// (`first`), the others decode, a token beside their windows (`rest`
+// each). The iteration's token budget is shared, so one chunk's worth at a
+// time: vLLM's and simulate's pools hold that. (vLLM's logged "maximum
+// concurrency" charges every sequence the chunk: a lower bound.) The same
+// for layers without a window.
+struct BatchBytes {
+  Bytes first = 0;
+  Bytes rest = 0;
+};
+
+BatchBytes SequenceBytes(const FitRequest& r, Tokens ctx, int tp) {
+  const SequenceFootprint prefill =
       PeakFootprint(r.model, r.kv_format, ctx, r.block_size, tp, r.prefill_chunk_tokens);
-  return f.block_rounded_bytes + f.state_bytes;
+  const SequenceFootprint decode = PeakFootprint(r.model, r.kv_format, ctx, r.block_size, tp,
+                                                 r.prefill_chunk_tokens > 0 ? 1 : 0);
+  return {prefill.block_rounded_bytes + prefill.state_bytes,
+          decode.block_rounded_bytes + decode.state_bytes};
+}
+
+// The most sequences `free` bytes hold at these footprints (0: not one).
+std::int64_t MaxSequences(Bytes free, const BatchBytes& s) {
+  if (free < s.first) return 0;
+  if (s.rest == 0) return std::numeric_limits<std::int64_t>::max();
+  return 1 + (free - s.first) / s.rest;
 }
 
 bool FitsAt(const FitRequest& r, const PerGpu& b, Tokens ctx, std::int64_t batch, int tp) {
   const Bytes free = b.capacity - b.weights;
   if (free < 0) return false;
-  const Bytes per_seq = SequenceBytes(r, ctx, tp);
-  return per_seq == 0 || batch <= free / per_seq;
+  const BatchBytes s = SequenceBytes(r, ctx, tp);
+  return s.first == 0 || batch <= MaxSequences(free, s);
 }
 
 // The first KV head count of a layer that `tp` GPUs can neither split nor
@@ -145,11 +168,16 @@ Result<FitReport> EvaluateFit(const FitRequest& r) {
                  std::to_string(r.context) +
                  ": the KV cache is beyond 2^63 bytes (8 EiB), the range of a size");
   };
-  Bytes kv_exact_per_gpu = 0;
-  if (__builtin_mul_overflow(r.batch, f.block_rounded_bytes + f.state_bytes,
-                             &rep.kv_per_gpu_bytes) ||
+  // One sequence prefilling at the peak, the others decoding (SequenceBytes).
+  const SequenceFootprint d = PeakFootprint(r.model, r.kv_format, r.context, r.block_size, tp,
+                                            r.prefill_chunk_tokens > 0 ? 1 : 0);
+  Bytes kv_exact_per_gpu = 0, rest = 0, rest_exact = 0;
+  const std::int64_t others = std::max<std::int64_t>(0, r.batch - 1);
+  if (__builtin_mul_overflow(others, d.block_rounded_bytes + d.state_bytes, &rest) ||
+      __builtin_add_overflow(rest, f.block_rounded_bytes + f.state_bytes, &rep.kv_per_gpu_bytes) ||
       __builtin_mul_overflow(rep.kv_per_gpu_bytes, Bytes{tp}, &rep.kv_bytes) ||
-      __builtin_mul_overflow(r.batch, f.kv_bytes + f.state_bytes, &kv_exact_per_gpu) ||
+      __builtin_mul_overflow(others, d.kv_bytes + d.state_bytes, &rest_exact) ||
+      __builtin_add_overflow(rest_exact, f.kv_bytes + f.state_bytes, &kv_exact_per_gpu) ||
       __builtin_mul_overflow(kv_exact_per_gpu, Bytes{tp}, &rep.kv_exact_bytes)) {
     return overflow();
   }
@@ -178,8 +206,8 @@ Result<FitReport> EvaluateFit(const FitRequest& r) {
   }
 
   const Bytes free = b.capacity - b.weights;
-  const Bytes per_seq = SequenceBytes(r, r.context, tp);
-  rep.max_batch = free < 0 ? 0 : (per_seq == 0 ? 0 : free / per_seq);
+  const BatchBytes per_seq = SequenceBytes(r, r.context, tp);
+  rep.max_batch = free < 0 || per_seq.first == 0 ? 0 : MaxSequences(free, per_seq);
 
   for (int n = 1; n <= 64; n *= 2) {
     if (!ValidTensorParallel(r.model, n)) continue;

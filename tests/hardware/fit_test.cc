@@ -198,6 +198,43 @@ TEST(FitTest, SlidingLayersHoldThePrefillChunkBesideTheirWindow) {
   EXPECT_EQ(pool.LongestSequence(48), 3728);
 }
 
+// A batch holds one prefill chunk, not one a sequence: the iteration's
+// token budget is shared, so one sequence is prefilled at the peak while the
+// others decode, a token beside their windows. At context 500 with 480
+// tokens an iteration: the full layer 32 blocks (500 / 16 = 31.25); the
+// sliding layer min(32, ceil(100 / 16) + ceil(480 / 16) + 1 = 38) = 32
+// blocks while prefilling, min(32, 7 + 1 + 1) = 9 decoding. So 64 blocks
+// (262,144 B) for the first sequence and 41 (167,936 B) for each other:
+// three take 262,144 + 2 x 167,936 = 598,016 B (not 3 x 262,144 =
+// 786,432), and 1,000,000 B hold 1 + floor(737,856 / 167,936) = 5 (not
+// floor(1,000,000 / 262,144) = 3). Simulate's pool holds the same: it
+// never gives a decoding sequence a chunk.
+TEST(FitTest, ABatchHoldsOnePrefillChunk) {
+  FitRequest r = FullAndSlidingRequest(500, 480);
+  r.batch = 3;
+  auto rep = EvaluateFit(r);
+  ASSERT_TRUE(rep.ok()) << rep.error().message();
+  EXPECT_EQ(rep->kv_bytes, 598016);
+  EXPECT_EQ(rep->max_batch, 5);
+  r.batch = 5;
+  auto five = EvaluateFit(r);
+  ASSERT_TRUE(five.ok());
+  EXPECT_TRUE(five->fits);
+  EXPECT_EQ(five->kv_bytes, 262144 + 4 * 167936);
+  r.batch = 6;
+  auto six = EvaluateFit(r);
+  ASSERT_TRUE(six.ok());
+  EXPECT_FALSE(six->fits);
+  // Without a window the chunk changes nothing: Qwen3-32B's 32k sequence
+  // is 8 GiB whatever the batch's prefill.
+  FitRequest q = Qwen32bOnH100(32768);
+  q.batch = 2;
+  q.prefill_chunk_tokens = 8192;
+  auto two = EvaluateFit(q);
+  ASSERT_TRUE(two.ok());
+  EXPECT_EQ(two->kv_bytes, 2 * 8589934592LL);
+}
+
 // fit answers what simulate's pool holds: gpt-oss-20b on an L4 at a memory
 // fraction of 0.72, vLLM's defaults (its activation reserve, its token
 // budget for a GPU below 70 GiB, 2,048 tokens, and its block size). Its 12

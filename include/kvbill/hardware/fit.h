@@ -3,12 +3,15 @@
 // Per GPU of a tensor-parallel replica of `tp` GPUs:
 //   capacity = floor(usable memory x memory_fraction) - activation reserve
 //   weights  = ceil(weight bytes / tp)           (an even split; norms are negligible)
-//   kv       = batch x (block-rounded peak footprint on one GPU + linear state)
+//   kv       = the peak footprint of one sequence + (batch - 1) x a decoding
+//              one's (block-rounded, on one GPU, linear state included)
 // The peak footprint counts, for each sliding-window or chunked layer, the
 // prefill chunk it holds beside its window (PeakFootprint with the request's
 // prefill_chunk_tokens, the engine's max_num_batched_tokens), as the
 // engine's KV pool does: one sequence's longest context is the one
-// KvPool::LongestSequence gives for the same memory.
+// KvPool::LongestSequence gives for the same memory. The chunk is the
+// iteration's, shared: the other sequences of a batch decode, a token
+// beside their windows.
 // KV heads split across the GPUs, replicated when there are fewer heads than
 // GPUs; an MLA latent is replicated on every GPU (kv_footprint.h). It fits
 // when weights + kv <= capacity. Replica figures are the per-GPU figures
@@ -62,8 +65,8 @@ struct FitReport {
   // Per replica (all its GPUs), bytes.
   Bytes capacity_bytes = 0;
   Bytes weights_bytes = 0;
-  Bytes kv_bytes = 0;        // batch x block-rounded KV, state included
-  Bytes kv_exact_bytes = 0;  // batch x exact KV, state included
+  Bytes kv_bytes = 0;        // block-rounded KV of the batch (one prefilling), state included
+  Bytes kv_exact_bytes = 0;  // exact KV of the batch, state included
   Bytes needed_bytes = 0;    // weights + kv
   Bytes headroom_bytes = 0;  // capacity - needed; negative when it does not fit
   // Per GPU, bytes.
