@@ -146,6 +146,13 @@ Result<TraceFormat> DetectTraceFormat(std::string_view first_line, const std::st
     return TraceFormat::kTraceLabCsv;
   }
   if (line.starts_with("[")) return TraceFormat::kClaudeCode;
+  // Compressed files are read as they are: say so, not "unrecognised".
+  if (first_line.starts_with("\x1f\x8b")) {
+    return Error(name + ": gzip-compressed; kvbill reads traces uncompressed (gunzip it first)");
+  }
+  if (first_line.starts_with("\x28\xb5\x2f\xfd")) {
+    return Error(name + ": zstd-compressed; kvbill reads traces uncompressed (unzstd it first)");
+  }
   if (line.starts_with("{")) {
     // A line that opens an object but is not valid JSON: its fault is the
     // message (every JSON format would stop at it), not an unknown format.

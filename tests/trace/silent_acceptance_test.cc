@@ -68,6 +68,11 @@ TEST(SilentAcceptanceTest, AFirstLineThatIsNotValidJsonIsNamedNotCalledUnknown) 
             "t.jsonl:1: truncated JSON");
   EXPECT_EQ(detect(R"({"timestamp":0,"input_length":1000,"output_length":5,"hash_ids":[1,2],})"),
             "t.jsonl:1: invalid JSON at column 71");
+  // A compressed file (gzip's 1f 8b, zstd's 28 b5 2f fd magic) says so.
+  EXPECT_EQ(detect(std::string("\x1f\x8b\x08\x00\x00\x00", 6)),
+            "t.jsonl: gzip-compressed; kvbill reads traces uncompressed (gunzip it first)");
+  EXPECT_EQ(detect(std::string("\x28\xb5\x2f\xfd\x00", 5)),
+            "t.jsonl: zstd-compressed; kvbill reads traces uncompressed (unzstd it first)");
   // Valid JSON of no known format is still that.
   EXPECT_EQ(detect(R"({"prompt": "hello"})"),
             "t.jsonl:1: unrecognised trace format (use --from "
