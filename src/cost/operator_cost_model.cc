@@ -143,6 +143,19 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
         "MXFP4 experts on the OpenAI Triton MoE kernels (vLLM's published runs of MXFP4 "
         "experts on Hopper ran Marlin: vLLM v0.11.0)";
   }
+  // SGLang (v0.5) runs MXFP4 experts below Hopper on the OpenAI
+  // triton_kernels it ships in sgl-kernel, not on Marlin as vLLM does
+  // (server_args.py: moe runner "triton_kernel" for gpt-oss when the
+  // package imports; mxfp4.py, Mxfp4MoEMethod): no table measures that path
+  // there, and its one published run (gpt-oss-20b, one A100, v0.5.4.post2)
+  // took 18x the time kvbill gives (docs/engine.md, known misses).
+  const bool sglang_ampere_mxfp4 = profile.engine == "sglang" && expert_run.runs() &&
+                                   expert_run.matrix_row == "mxfp4" &&
+                                   (gpu.architecture == "ampere" || gpu.architecture == "ada");
+  if (sglang_ampere_mxfp4) {
+    expert_run.cell.kernel =
+        "OpenAI triton_kernels MoE (SGLang's; FP4 unpacked in software below Hopper)";
+  }
   const FormatRun other_run = HowGpuRuns(gpu, FormatRole::kWeights, other_fmt);
   const FormatRun kv_run = HowGpuRuns(gpu, FormatRole::kKvCache, kv_format);
   const bool has_experts = model.moe.layers > 0 && model.moe.experts > 0;
@@ -372,6 +385,11 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
           "; the curve scaled by the table's time over its own for this model's whole "
           "experts at the same tokens (assumed: the whole-expert kernel's efficiency carries "
           "over to a GPU's share of them)";
+    }
+    if (sglang_ampere_mxfp4) {
+      use.timing +=
+          "; SGLang's triton_kernels path below Hopper is not the timed kernel, and its one "
+          "published run (gpt-oss-20b, one A100) took 18x the time kvbill gives it";
     }
     describe(expert_run, use);
     m->moe_layers_ = static_cast<int>(moe_layers);

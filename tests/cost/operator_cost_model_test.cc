@@ -565,6 +565,36 @@ TEST(OperatorCostModelTest, Fp32KvTimingIsAnAssumption) {
   }
 }
 
+// MXFP4 experts on an A100: vLLM runs Marlin's FP4 MoE, SGLang the OpenAI
+// triton_kernels it ships (FP4 unpacked in software below Hopper), which no
+// table measures: SGLang's timing says so, with its published 18x miss.
+TEST(OperatorCostModelTest, SglangNamesItsMxfp4ExpertKernelBelowHopper) {
+  auto gpu = LookupGpu("a100-80gb");
+  ASSERT_TRUE(gpu.ok());
+  for (const std::string engine : {"vllm", "sglang"}) {
+    EngineProfile profile;
+    profile.engine = engine;
+    auto m = OperatorCostModel::Make(Catalog("gpt-oss-20b"), Fmt("bf16"), "auto", *gpu, nullptr,
+                                     profile, OperatorModelOptions{});
+    ASSERT_TRUE(m.ok()) << m.error().message();
+    const CostModelInfo info = (*m)->Describe();
+    const FormatUse* experts = nullptr;
+    for (const FormatUse& f : info.formats) {
+      if (f.part == "experts") experts = &f;
+    }
+    ASSERT_NE(experts, nullptr) << engine;
+    if (engine == "vllm") {
+      EXPECT_EQ(experts->kernel, "Marlin FP4 (dense and MoE)");
+      EXPECT_EQ(experts->timing.find("SGLang"), std::string::npos);
+    } else {
+      EXPECT_EQ(experts->kernel.rfind("OpenAI triton_kernels MoE (SGLang's", 0), 0u)
+          << experts->kernel;
+      EXPECT_NE(experts->timing.find("took 18x the time kvbill gives it"), std::string::npos)
+          << experts->timing;
+    }
+  }
+}
+
 // A latent cache names the MLA backend vLLM runs it on (FlashMLA on an
 // H200, Triton MLA on an A100), not the per-head FlashAttention of the
 // format matrix; SGLang's is named as its own.
