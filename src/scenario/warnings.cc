@@ -489,9 +489,21 @@ void SpeculationSlower(const Scenario& s, const SimulationTotals& t, std::vector
            "speculation lever) (docs/engine.md#speculative-decoding)"});
 }
 
-void LinearStateUnmeasured(const SimulationTotals& t, std::vector<RunWarning>* out) {
+void LinearStateUnmeasured(const Scenario& s, const SimulationTotals& t,
+                           std::vector<RunWarning>* out) {
   const int layers = t.cost_model.linear_state_layers;
   if (layers <= 0) return;
+  // Such models run without kvbill's block prefix cache (it cannot reuse a
+  // recurrent state), where engines now can cache their prefixes.
+  const std::string uncached =
+      s.prefix_cache.enabled
+          ? std::string()
+          : "; and prefix caching is off (kvbill's block cache cannot reuse a recurrent "
+            "state), so every turn computes its whole prompt again: engines that cache such "
+            "models' prefixes (vLLM opted in with --enable-prefix-caching, in blocks of "
+            "hundreds of tokens; SGLang's MambaRadixCache) bill an agent's re-sent context "
+            "for less, so the cost here is an upper bound (docs/engine.md#recurrent-state-"
+            "layers)";
   out->push_back(
       {"linear_state_unmeasured",
        Count(layers, "layer of the model keeps", "layers of the model keep") +
@@ -501,7 +513,8 @@ void LinearStateUnmeasured(const SimulationTotals& t, std::vector<RunWarning>* o
            "(Qwen3.5-9B: mean end-to-end latency 0.94-1.00 of measured at 1 to 8 requests a "
            "second on vLLM, 1.12 at 16; 0.98 at 8 on SGLang); other shapes and SSM kernels "
            "are unvalidated, so latency and cost under load may be off either way "
-           "(docs/engine.md#recurrent-state-layers)"});
+           "(docs/engine.md#recurrent-state-layers)" +
+           uncached});
 }
 
 // vLLM speculating on a model with recurrent-state layers waits on the host
@@ -680,7 +693,7 @@ std::vector<RunWarning> EngineRunWarnings(const Scenario& scenario, const Simula
   TimingAssumed(totals, summary, &out);
   SpeculativeAcceptanceAssumed(scenario, &out);
   SpeculationSlower(scenario, totals, &out);
-  LinearStateUnmeasured(totals, &out);
+  LinearStateUnmeasured(scenario, totals, &out);
   SpeculativeHostWaits(scenario, totals, &out);
   WeaklyValidatedRun(totals, &out);
   Uncalibrated(scenario, totals, &out);

@@ -720,6 +720,18 @@ TEST(WarningsTest, LinearStateUnmeasuredWhenTheModelKeepsARecurrentState) {
   EXPECT_NE(r.Message("linear_state_unmeasured").find("24 layers of the model keep a recurrent"),
             std::string::npos)
       << r.Message("linear_state_unmeasured");
+  EXPECT_EQ(r.Message("linear_state_unmeasured").find("prefix caching is off"), std::string::npos);
+  // Run without prefix caching (the block cache cannot reuse their state),
+  // the cost is an upper bound where engines cache such prefixes: it says so.
+  r.scenario.prefix_cache.enabled = false;
+  EXPECT_EQ(r.Codes(), Codes{"linear_state_unmeasured"});
+  EXPECT_NE(r.Message("linear_state_unmeasured")
+                .find("; and prefix caching is off (kvbill's block cache cannot reuse a "
+                      "recurrent state)"),
+            std::string::npos)
+      << r.Message("linear_state_unmeasured");
+  EXPECT_NE(r.Message("linear_state_unmeasured").find("the cost here is an upper bound"),
+            std::string::npos);
 }
 
 // vLLM speculating on a model with recurrent-state layers: TTFT is read as
