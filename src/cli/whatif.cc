@@ -344,7 +344,8 @@ Column SelfHostedColumn(const Scenario& s, const std::vector<Task>& tasks,
                                          : std::string()) +
               " on " + std::to_string(s.deployment.replicas * s.deployment.gpus_per_replica) +
               " x " + config->gpu.id + " at $" + FormatFixed(config->usd_per_gpu_hour, 2) +
-              " per GPU-hour (engine; idle time not charged)";
+              " per GPU-hour (engine; idle time not charged; the log's token counts, as the "
+              "provider's tokenizer counted them)";
   auto result = Simulate(*config, tasks, requests);
   if (!result) {
     c.error = result.error().message();
