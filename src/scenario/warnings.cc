@@ -334,8 +334,14 @@ std::string IdleRemedies(const Scenario& s, const RunSummary& sum) {
   }
   if (s.deployment.replicas > 1) remedies.push_back("fewer replicas");
   if (remedies.empty()) {
-    return "one task on one replica waits out its own tool calls: deployment.billing \"busy\" "
-           "(the GPU time used, as a shared fleet bills it)";
+    // One task: its idle time is its own waits between turns, or, for one
+    // request, the time around its iterations (the API server's, the
+    // arrival).
+    return std::string(sum.requests > 1
+                           ? "one task on one replica waits out its own tool calls"
+                           : "one request on one replica leaves the GPU idle around its own "
+                             "iterations (the API server's time, its arrival)") +
+           ": deployment.billing \"busy\" (the GPU time used, as a shared fleet bills it)";
   }
   return JoinWithOr(remedies, /*serial_comma=*/true);
 }

@@ -657,6 +657,15 @@ TEST(WarningsTest, IdleDominantAdviceFitsTheRunsRelease) {
             "trace's tool waits and the gaps between task arrivals; one task on one replica "
             "waits out its own tool calls: deployment.billing \"busy\" (the GPU time used, as a "
             "shared fleet bills it) shows what busy GPUs cost");
+  // One request has no tool calls to wait out: its idle time is around its
+  // own iterations.
+  r.summary.requests = 1;
+  EXPECT_NE(r.Message("idle_dominant")
+                .find("; one request on one replica leaves the GPU idle around its own "
+                      "iterations (the API server's time, its arrival): deployment.billing"),
+            std::string::npos)
+      << r.Message("idle_dominant");
+  r.summary.requests = requests;
   // Several tasks on one replica: the load, not the replicas.
   r.summary.tasks = 5;
   EXPECT_NE(r.Message("idle_dominant").find("; a denser load (trace.load) shows what busy GPUs"),
