@@ -31,8 +31,9 @@ constexpr char kUsage[] =
     "The engine's activation reserve comes off each GPU first, as simulate's KV pool does\n"
     "(--engine's profile run at its token budget; --reserve-gib 0: memory alone).\n"
     "A sliding-window or chunked layer holds the prefill chunk the engine computes an\n"
-    "iteration (--max-num-batched-tokens, default the engine's for the GPU) beside its window,\n"
-    "as simulate's KV pool counts it.\n"
+    "iteration (--max-num-batched-tokens, default the engine's for the GPU) beside its window\n"
+    "for the sequence being prefilled, the others of a batch a token, as simulate's KV pool\n"
+    "counts it.\n"
     "A context beyond the model's max_model_len (its config's, as vLLM derives it) does not fit\n"
     "and the longest context stops there; --ignore-model-limit answers the memory question\n"
     "alone (a what-if, with a context_limit warning).\n"
@@ -457,7 +458,7 @@ int RunFit(const Args& args) {
     if (HasWindowedLayers(*model)) {
       text << "prefill     " << FormatWithSeparators(batched_tokens)
            << " tokens an iteration (max_num_batched_tokens): each sliding or chunked layer holds "
-              "them beside its window\n";
+              "them beside its window for the sequence being prefilled (one of the batch)\n";
     }
     text << "request     " << FormatWithSeparators(batch) << " x " << FormatWithSeparators(*context)
          << " tokens, " << kv_format->name << " KV, " << report->weight_description

@@ -170,15 +170,37 @@ Status CheckRopeEntry(const Fields& r, const Fields& top) {
 namespace {
 
 // DerivedMaxModelLen before truncation; 0 without a length key.
-double DerivedLength(const json& c, const std::string& model_type) {
-  if (!c.is_object()) return 0;
+// The length before any RoPE scaling (step 1 of DerivedMaxModelLen) and
+// the key it came from; 0 and "" without one.
+std::pair<double, std::string> BaseLength(const json& c) {
   std::optional<double> len;
+  std::string from;
   for (const char* key :
        {"max_position_embeddings", "n_positions", "max_seq_len", "seq_length",
         "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len"}) {
-    if (auto v = Positive(c, key)) len = len ? std::min(*len, *v) : *v;
+    if (auto v = Positive(c, key); v && (!len || *v < *len)) {
+      len = *v;
+      from = key;
+    }
   }
-  if (auto v = Positive(c, "model_max_length")) len = *v;
+  if (auto v = Positive(c, "model_max_length")) {
+    len = *v;
+    from = "model_max_length";
+  }
+  return {len.value_or(0), from};
+}
+
+// Whether a RoPE entry's factor scales the length (DerivedMaxModelLen).
+bool FactorScalesLength(const json& entry, const std::string& model_type) {
+  const std::string type = RopeType(entry);
+  return type != "su" && type != "longrope" && type != "llama3" &&
+         model_type.find("gemma3") == std::string::npos;
+}
+
+double DerivedLength(const json& c, const std::string& model_type) {
+  if (!c.is_object()) return 0;
+  std::optional<double> len;
+  if (const double base = BaseLength(c).first; base > 0) len = base;
   if (!len) return 0;
   const char* rope_key = RopeKey(c);
   if (rope_key != nullptr && c[rope_key].is_object() &&
@@ -186,7 +208,7 @@ double DerivedLength(const json& c, const std::string& model_type) {
     double factor = 1;
     for (const auto& [name, e] : RopeEntries(c[rope_key])) {
       const std::string type = RopeType(*e);
-      if (type == "su" || type == "longrope" || type == "llama3") continue;
+      if (!FactorScalesLength(*e, model_type)) continue;
       if (auto f = Positive(*e, "factor")) factor = *f;
       if (type == "yarn") {
         if (auto o = Positive(*e, "original_max_position_embeddings")) len = *o;
@@ -207,15 +229,23 @@ Tokens DerivedMaxModelLen(const json& c, const std::string& model_type) {
 
 Status CheckRopeScaling(const Fields& f, const std::string& model_type) {
   if (!f.object().is_object()) return OkStatus();
+  // The length itself, before any scaling, within the bound too.
+  if (const auto [base, from] = BaseLength(f.object()); base > kMaxScaledModelLen) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.4g", base);
+    return f.Bad(from, std::string(buf) +
+                           " tokens, past 2^40 (1,099,511,627,776), a length no engine serves");
+  }
   const char* key = RopeKey(f.object());
   if (key == nullptr) return OkStatus();
   const json& rope = f.Get(key);
   if (!rope.is_object()) return f.Bad(key, "must be an object, got " + Show(rope));
-  std::string factor_at;  // the last entry's factor, which the length takes
+  // The last entry whose factor scales the length: the one it takes.
+  std::string factor_at;
   for (const auto& [name, entry] : RopeEntries(rope)) {
     const Fields r(*entry, f.source(), f.prefix() + key + "." + (name.empty() ? "" : name + "."));
     if (auto s = CheckRopeEntry(r, f); !s) return s;
-    if (entry->is_object() && entry->contains("factor")) {
+    if (entry->is_object() && entry->contains("factor") && FactorScalesLength(*entry, model_type)) {
       factor_at = std::string(key) + "." + (name.empty() ? "" : name + ".") + "factor";
     }
   }

@@ -160,14 +160,19 @@ class Reader : public ReadState {
 Result<json> Reader::Integer(const json& v, std::int64_t min, std::int64_t max,
                              const std::string& at) const {
   // A number with no fractional part is an integer, as JSON Schema's
-  // "integer" (scenario schema) says: 2.0 is 2, 1e9 is 1,000,000,000.
+  // "integer" (scenario schema) says: 2.0 is 2, 1e9 is 1,000,000,000. The
+  // bounds are checked on the number as written, and errors show it so.
   if (v.is_number_float()) {
     const double d = v.get<double>();
-    if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.2e18) {
-      return Integer(json(static_cast<std::int64_t>(d)), min, max, at);
-    }
-    if (std::isfinite(d) && d >= 9.2e18) {
-      return Bad(at, "must be at most " + std::to_string(max) + ", got " + Show(v));
+    if (std::isfinite(d) && d == std::floor(d)) {
+      if (d < static_cast<double>(min)) {
+        return Bad(at, "must be " + DescribeInteger(min) + ", got " + Show(v));
+      }
+      // 2^63 itself does not convert: past int64 is past every maximum.
+      if (d > static_cast<double>(max) || d >= 9223372036854775808.0) {
+        return Bad(at, "must be at most " + std::to_string(max) + ", got " + Show(v));
+      }
+      return json(static_cast<std::int64_t>(d));
     }
   }
   const bool too_big =
@@ -255,7 +260,10 @@ Result<json> Reader::Scalar(const Key& key, const json& v, const std::string& at
         if (!tokens) return Bad(at, tokens.error().message());
         return json(*tokens);
       }
-      if (v.is_number_integer()) return Integer(v, key.min, kMaxTokenCount, at);
+      if (v.is_number_integer() || (v.is_number_float() && std::isfinite(v.get<double>()) &&
+                                    v.get<double>() == std::floor(v.get<double>()))) {
+        return Integer(v, key.min, kMaxTokenCount, at);
+      }
       return Bad(at, "must be " +
                          (key.type_text != nullptr
                               ? std::string(key.type_text)

@@ -508,8 +508,8 @@ void LinearStateUnmeasured(const Scenario& s, const SimulationTotals& t,
             "state), so every turn computes its whole prompt again: engines that cache such "
             "models' prefixes (vLLM opted in with --enable-prefix-caching, in blocks of "
             "hundreds of tokens; SGLang's MambaRadixCache) bill an agent's re-sent context "
-            "for less, so the cost here is an upper bound (docs/engine.md#recurrent-state-"
-            "layers)";
+            "for less, so on that count the cost here is too high (docs/engine.md#recurrent-"
+            "state-layers)";
   out->push_back(
       {"linear_state_unmeasured",
        Count(layers, "layer of the model keeps", "layers of the model keep") +

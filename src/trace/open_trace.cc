@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <streambuf>
 #include <string>
 #include <utility>
@@ -113,6 +114,18 @@ bool IsOpenAiObject(const Json& json) {
   return counts.contains("prompt_tokens") || counts.contains("input_tokens");
 }
 
+// A compressed file is read as it is: said so (with or without --from),
+// not "unrecognised" or a reader's parse error.
+std::optional<Error> CompressedTrace(std::string_view first_bytes, const std::string& name) {
+  if (first_bytes.starts_with("\x1f\x8b")) {
+    return Error(name + ": gzip-compressed; kvbill reads traces uncompressed (gunzip it first)");
+  }
+  if (first_bytes.starts_with("\x28\xb5\x2f\xfd")) {
+    return Error(name + ": zstd-compressed; kvbill reads traces uncompressed (unzstd it first)");
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string_view TraceFormatName(TraceFormat format) { return Entry(format).name; }
@@ -146,13 +159,7 @@ Result<TraceFormat> DetectTraceFormat(std::string_view first_line, const std::st
     return TraceFormat::kTraceLabCsv;
   }
   if (line.starts_with("[")) return TraceFormat::kClaudeCode;
-  // Compressed files are read as they are: say so, not "unrecognised".
-  if (first_line.starts_with("\x1f\x8b")) {
-    return Error(name + ": gzip-compressed; kvbill reads traces uncompressed (gunzip it first)");
-  }
-  if (first_line.starts_with("\x28\xb5\x2f\xfd")) {
-    return Error(name + ": zstd-compressed; kvbill reads traces uncompressed (unzstd it first)");
-  }
+  if (auto compressed = CompressedTrace(first_line, name)) return *compressed;
   if (line.starts_with("{")) {
     // A line that opens an object but is not valid JSON: its fault is the
     // message (every JSON format would stop at it), not an unknown format.
@@ -255,6 +262,7 @@ Result<std::unique_ptr<TraceReader>> OpenTraceStream(std::unique_ptr<std::istrea
   }
   if (in->bad()) return Error(path + ": read failed");
   if (first_size == 0) return Error(path + ": empty trace");
+  if (auto compressed = CompressedTrace(prefix, path)) return *compressed;
   if (!format) {
     const std::string_view first(prefix.data() + first_start, first_size);
     auto detected = DetectTraceFormat(first, path, line_number);

@@ -811,9 +811,11 @@ TEST(FitCliTest, SlidingLayersHoldThePrefillChunkOfMaxNumBatchedTokens) {
             "vllm's profile run at 4,096 batched tokens");
   const auto text =
       RunKvbill("fit --model gpt-oss-20b --gpu l4 --memory-fraction 0.72 --context 8k");
-  EXPECT_NE(text.out.find("prefill     2,048 tokens an iteration (max_num_batched_tokens): each "
-                          "sliding or chunked layer holds them beside its window\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.out.find("prefill     2,048 tokens an iteration (max_num_batched_tokens): each "
+                    "sliding or chunked layer holds them beside its window for the sequence being "
+                    "prefilled (one of the batch)\n"),
+      std::string::npos)
       << text.out;
   EXPECT_NE(RunKvbill(fit + " --max-num-batched-tokens 0")
                 .err.find("--max-num-batched-tokens: must be at least 1"),

@@ -566,6 +566,19 @@ TEST(MalformedCliTest, AHundredMegabyteLineFailsClearlyInBoundedMemory) {
                             "--from native|mooncake|dynamo|claude-code|codex|openai|tracelab|"
                             "tracelab-csv|azure)\n");
   EXPECT_FALSE(fs::exists(out));
+  // A gzip file says it is compressed, with or without --from.
+  {
+    std::ofstream gz(dir / "t.jsonl.gz", std::ios::binary);
+    gz << std::string("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03", 10) << "junk";
+  }
+  for (const std::string from : {"", "--from native "}) {
+    const CommandResult z =
+        Kvbill("trace stats " + from + "'" + (dir / "t.jsonl.gz").string() + "'", limit);
+    EXPECT_EQ(z.exit_status, 2) << from;
+    EXPECT_EQ(z.err, "kvbill trace stats: " + (dir / "t.jsonl.gz").string() +
+                         ": gzip-compressed; kvbill reads traces uncompressed (gunzip it first)\n")
+        << from;
+  }
   fs::remove_all(dir);
 }
 

@@ -148,6 +148,19 @@ TEST(MaxModelLenTest, MalformedRopeScalingIsRefusedNamingTheField) {
   EXPECT_EQ(error(R"(, "rope_scaling": {"rope_type": "linear", "factor": 1e-9})"),
             "c.json: rope_scaling.factor: scales max_model_len to 4.096e-05 tokens, less than "
             "one");
+  // The factor named is the one the length takes: llama3's does not scale
+  // it (its max_position_embeddings counts the scaling already).
+  EXPECT_EQ(error(R"(, "rope_parameters": {"full_attention": {"rope_type": "yarn",
+      "factor": 1e300, "original_max_position_embeddings": 32768}, "sliding_attention":
+      {"rope_type": "llama3", "factor": 8, "low_freq_factor": 1, "high_freq_factor": 4}})"),
+            "c.json: rope_parameters.full_attention.factor: scales max_model_len to 3.277e+304 "
+            "tokens, past 2^40 (1,099,511,627,776), a length no engine serves");
+  // A length past the bound before any scaling is named itself.
+  EXPECT_EQ(InlineError(R"({"num_hidden_layers": 2, "hidden_size": 64,
+      "num_attention_heads": 4, "vocab_size": 100, "max_position_embeddings": 40960,
+      "model_max_length": 1e30, "rope_scaling": {"rope_type": "dynamic", "factor": 2}})"),
+            "c.json: model_max_length: 1e+30 tokens, past 2^40 (1,099,511,627,776), a length no "
+            "engine serves");
   // 2^40 itself is a length: 32,768 x 33,554,432 = 2^40.
   EXPECT_EQ(MaxLen(R"(, "max_position_embeddings": 40960, "rope_scaling": {"rope_type": "yarn",
       "original_max_position_embeddings": 32768, "factor": 33554432})"),

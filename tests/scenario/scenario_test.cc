@@ -302,7 +302,7 @@ TEST(ScenarioTest, WholeNumbersWrittenAsFloatsAreIntegers) {
   EXPECT_EQ(s.deployment.replicas, 2);
   EXPECT_EQ(s.trace.tasks, 1000);
   EXPECT_EQ(ErrorOf(R"({"trace": {"generator": "chat", "tasks": 1e9}})"),
-            "s.json#/trace/tasks: must be at most 1000000, got 1000000000");
+            "s.json#/trace/tasks: must be at most 1000000, got 1000000000.0");
   EXPECT_EQ(ErrorOf(R"({"seed": 1.5})"), "s.json#/seed: must be a non-negative integer, got 1.5");
 }
 
