@@ -446,7 +446,7 @@ int RunPlan(const Args& args) {
          {"message",
           "the simulated tasks arrive over " + FormatDuration(rate->arrival_s) +
               ", less than a task lasts (" + FormatDuration(rate->mean_task_s) +
-              " of tool waits on average): at " + FormatFixed(space.tasks_per_day, 0) +
+              " of tool waits on average): at " + FormatRate(space.tasks_per_day) +
               " tasks a day about " + FormatFixed(at_once, 1) +
               " run at once, and this run never settles there (it holds at most " +
               std::to_string(rate->tasks) +

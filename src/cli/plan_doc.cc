@@ -409,7 +409,9 @@ std::string RenderPlan(const Json& doc, const std::string& format) {
       << FormatFixed(win["warmup_s"].get<double>(), 0) << "-s warm-up before it";
   }
   s << ", at trace.load " << FormatFixed(win["load"].get<double>(), 3) << "\n";
-  const std::string per_day = FormatFixed(w["tasks_per_day"].get<double>(), 0);
+  // A rate below 10 a day keeps its digits (3 sessions over 43 days is
+  // 0.0465 a day, once printed "0").
+  const std::string per_day = FormatRate(w["tasks_per_day"].get<double>());
   s << "workload: " << FormatWithSeparators(w["output_tokens"].get<std::int64_t>())
     << " output tokens in the window; $/day at " << per_day << " tasks a day\n";
   // $/task is not simulate's cost per task under dedicated GPUs: say which.

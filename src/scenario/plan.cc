@@ -711,6 +711,10 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
     // What makes a run no answer whatever its targets: a backlog (the
     // overloaded warning's bound) or requests refused over max_model_len.
     bool overloaded = false;
+    // The GPU time the day's tasks take, at the window's GPU time per task,
+    // over the GPU time the replicas have in a day; above 1 they cannot
+    // carry the day (the window ran a burst, not a day: window_short).
+    double day_utilization = 0;
     RunNotes notes;
   };
   std::string failure;
@@ -741,14 +745,15 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
     // for every candidate.)
     const Seconds task_s = run->completion_s.mean;
     const bool workload_short = rate.tasks > 0 && rate.arrival_s < rate.mean_task_s;
-    if (!workload_short && run->completion_s.count > 0 && rate.arrival_s > 0 &&
-        2 * task_s > rate.arrival_s) {
+    const bool window_short = !workload_short && run->completion_s.count > 0 &&
+                              rate.arrival_s > 0 && 2 * task_s > rate.arrival_s;
+    if (window_short) {
       const double per_day = space.tasks_per_day > 0 ? space.tasks_per_day : rate.tasks_per_day();
       r.notes.warnings.push_back(
           {"window_short",
            "the window's tasks arrive over " + FormatDuration(rate.arrival_s) +
                ", less than twice a task's length in this run (" + FormatDuration(task_s) +
-               " from its first request to its last token, on average): at " + Num(per_day, 0) +
+               " from its first request to its last token, on average): at " + FormatRate(per_day) +
                " tasks a day about " + Num(per_day / 86400.0 * task_s, 1) +
                " run at once, a number this window reaches, if at all, only as its arrivals "
                "end, so its replica count and latencies describe a ramp-up, not a day; give "
@@ -756,9 +761,35 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
     }
     r.checks = CheckSlo(slo, *run);
     r.overloaded = Overloaded(run->queue_s);
+    double day_utilization = 0;
+    {
+      // Busy GPU time at the rental price: the bill less its idle time
+      // (busy billing bills none).
+      const long double busy_usd =
+          run->billing == BillingRule::kBusy ? run->cost_usd : run->cost_usd - run->idle_gpu_usd;
+      const double per_day = space.tasks_per_day > 0 ? space.tasks_per_day : rate.tasks_per_day();
+      const double rental_day =
+          static_cast<double>(replicas * c.tensor_parallel) * o.usd_per_gpu_hour * 24;
+      if (run->tasks > 0 && per_day > 0 && rental_day > 0) {
+        day_utilization =
+            static_cast<double>(busy_usd) / static_cast<double>(run->tasks) * per_day / rental_day;
+      }
+    }
+    // A short window measures each task's GPU time at the ramp-up's smaller
+    // batches, above the day's: its day figure is said, not held against it.
+    if (workload_short || window_short) {
+      if (window_short && day_utilization > 1) {
+        r.notes.warnings.back().message +=
+            "; at this run's GPU time per task the day's tasks would take " +
+            FormatFixed(day_utilization * 100, 0) +
+            "% of the replicas' GPU time, a figure the ramp-up's smaller batches inflate";
+      }
+    } else {
+      r.day_utilization = day_utilization;
+    }
     r.held =
         std::all_of(r.checks.begin(), r.checks.end(), [](const SloCheck& k) { return k.held; }) &&
-        !r.overloaded && r.notes.refused == 0;
+        !r.overloaded && r.day_utilization <= 1 && r.notes.refused == 0;
     r.summary = std::move(*run);
     return r;
   };
@@ -787,6 +818,11 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
   // The bound of the overloaded rule the run crossed, as simulate's warning
   // decides it (OverloadedBy).
   auto backlog = [](const Run& r) {
+    if (!r.overloaded && r.day_utilization > 1) {
+      return "overloaded over the day (the day's tasks take " +
+             FormatFixed(r.day_utilization * 100, 0) +
+             "% of the replicas' GPU time at the window's GPU time per task)";
+    }
     return "overloaded (" + OverloadedFigures(r.summary.queue_s) + ")";
   };
   auto fill = [&](const Run& r) {
@@ -824,6 +860,7 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
     if (r.overloaded) {
       worst = std::max(worst, OverloadedDelay(r.summary.queue_s) / kOverloadedQueueP50Seconds);
     }
+    if (r.day_utilization > 1) worst = std::max(worst, r.day_utilization);
     return worst;
   };
   for (int replicas = o.min_replicas; replicas <= o.max_replicas; ++replicas) {
@@ -855,7 +892,8 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
   o.status = "slo_not_met";
   const bool targets_held = std::all_of(closest->checks.begin(), closest->checks.end(),
                                         [](const SloCheck& k) { return k.held; });
-  o.cause = closest->overloaded && targets_held ? "overloaded" : "slo";
+  const bool behind = closest->overloaded || closest->day_utilization > 1;
+  o.cause = behind && targets_held ? "overloaded" : "slo";
   const std::string counts =
       std::to_string(o.min_replicas) + " to " + std::to_string(o.max_replicas) + " replica(s)";
   o.reason = slo.empty() ? "no latency target, but " + backlog(*closest) + " with " + counts +
@@ -863,7 +901,7 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
                                "): the deployment cannot keep up with the arrivals"
                          : "SLO not met with " + counts + "; closest, " +
                                std::to_string(closest->replicas) + ": " + SloText(closest->checks) +
-                               (closest->overloaded ? ", " + backlog(*closest) : "");
+                               (behind ? ", " + backlog(*closest) : "");
   return o;
 }
 

@@ -137,6 +137,13 @@ std::string FormatPercentOf(double fraction) {
   return FormatFixed(percent, 2);
 }
 
+std::string FormatRate(double value) {
+  if (!(std::fabs(value) < 10) || value == 0) return FormatFixed(value, 0);
+  const int decimals =
+      static_cast<int>(std::clamp(2 - std::floor(std::log10(std::fabs(value))), 0.0, 12.0));
+  return FormatFixed(value, decimals);
+}
+
 std::string FormatUsdAmount(double usd) {
   const double a = std::fabs(usd);
   int decimals = 4;

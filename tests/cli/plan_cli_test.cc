@@ -47,17 +47,28 @@ TEST(PlanCliTest, TasksPerDayMustBeARate) {
 }
 
 // A cost a task below $0.0001 keeps two significant digits: one H100 at
-// $70.80 a day (the bundled $2.95 an hour) for 1,600,000 chat tasks a day is
-// $0.00004425 a task, once printed "$0.0000".
+// $70.80 a day (the bundled $2.95 an hour) for 1,600,000 tasks a day is
+// $0.00004425 a task, once printed "$0.0000". The tasks are one 50-token
+// prompt and 2 output tokens each, which one GPU carries at that rate (a
+// chat task's turns it does not: the day's GPU time would be 100 GPUs').
 TEST(PlanCliTest, SmallCostsPerTaskKeepTheirDigits) {
-  const std::string path = ::testing::TempDir() + "/plan_small_cost.json";
-  std::ofstream(path) << R"({"model": "llama-3.1-8b", "trace": {"generator": "chat",
-      "tasks": 40}, "seed": 1})";
-  const auto r = RunKvbill("plan --scenario " + path +
-                           " --gpus h100-sxm --max-gpus 1 --tasks-per-day 1600000");
+  const std::string dir = ::testing::TempDir() + "/plan_small_cost";
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream trace(dir + "/t.jsonl");
+    trace << "{\"kvbill_trace\":1}\n";
+    for (int i = 0; i < 40; ++i) {
+      trace << R"({"id":"t)" << i << R"(","arrival_s":)" << i
+            << R"(,"turns":[{"spans":[{"kind":"user","tokens":50}],"out":2}]})"
+            << "\n";
+    }
+  }
+  std::ofstream(dir + "/s.json") << R"({"model": "llama-3.1-8b", "trace": {"file": "t.jsonl"}})";
+  const auto r = RunKvbill("plan --scenario " + dir +
+                           "/s.json --gpus h100-sxm --max-gpus 1 --tasks-per-day 1600000");
   ASSERT_EQ(r.exit_status, 0) << r.err;
   EXPECT_NE(r.out.find("$0.000044  $70.80"), std::string::npos) << r.out;
-  std::filesystem::remove(path);
+  std::filesystem::remove_all(dir);
 }
 
 // Shards carry a fingerprint of their inputs: a shard re-run after the
@@ -104,6 +115,19 @@ TEST(PlanCliTest, AWindowShorterThanTwoSimulatedTasksWarns) {
           << w["message"];
       EXPECT_NE(w["message"].get<std::string>().find("at 8,640 tasks a day"), std::string::npos)
           << w["message"];
+      // Each task's share of the decode steps' GPU time: 20,000 steps of at
+      // least 4.9 ms shared by at most 4 tasks, 24.5 s; 8,640 tasks a day
+      // take at least 211,680 s of the one GPU's 86,400 (245%), said as a
+      // figure the ramp-up inflates, not held against the candidate.
+      const std::string m = w["message"].get<std::string>();
+      const std::string lead = "at this run's GPU time per task the day's tasks would take ";
+      const auto at = m.find(lead);
+      ASSERT_NE(at, std::string::npos) << m;
+      EXPECT_GE(std::stod(m.substr(at + lead.size())), 245) << m;
+      EXPECT_NE(m.find("% of the replicas' GPU time, a figure the ramp-up's smaller batches "
+                       "inflate"),
+                std::string::npos)
+          << m;
     }
     EXPECT_EQ(warned, out == 20000) << r.out;
     const auto table = RunKvbill(base);

@@ -286,6 +286,7 @@ TEST(PlanTest, APoolThatCannotHoldOneMaxModelLenRequestDoesNotFit) {
   space.gpus = {"h100-sxm"};
   space.max_gpus = 2;
   space.kv_formats = {"bf16", "fp8"};
+  space.tasks_per_day = 1000;  // a day the GPUs carry: the pool is what is tested
   auto candidates = EnumerateCandidates(*scenario, space);
   ASSERT_TRUE(candidates.ok());
   auto rate = MeasureWorkload(*scenario);
@@ -361,6 +362,7 @@ TEST(PlanTest, WithoutATargetTheAnswerKeepsUpWithTheArrivals) {
   PlanSpace space;
   space.gpus = {"h100-sxm"};
   space.max_gpus = 3;
+  space.tasks_per_day = 1000;  // a day the GPUs carry: the window's backlog is what is tested
   const auto plan = DecideAll(text, *scenario, space);
   const CandidateOutcome* tp1 = nullptr;
   for (const CandidateOutcome& o : plan) {

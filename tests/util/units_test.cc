@@ -117,6 +117,17 @@ TEST(UnitsTest, DurationsScaleFromSecondsToDays) {
   EXPECT_EQ(FormatDuration(1e8), "1,157.4 days");  // 1e8 / 86,400 = 1,157.407
 }
 
+// Rates keep three significant digits below 10 (3 sessions over 43 days,
+// 0.0465 tasks a day, once printed "0"), whole with separators above.
+TEST(UnitsTest, FormatRateKeepsTheDigitsOfSmallRates) {
+  EXPECT_EQ(FormatRate(2134.4), "2,134");
+  EXPECT_EQ(FormatRate(10), "10");
+  EXPECT_EQ(FormatRate(3.5), "3.50");
+  EXPECT_EQ(FormatRate(0.0465), "0.0465");
+  EXPECT_EQ(FormatRate(0.00012345), "0.000123");
+  EXPECT_EQ(FormatRate(0), "0");
+}
+
 }  // namespace
 }  // namespace KVBILL_TEST_FILE_ID
 }  // namespace kvbill

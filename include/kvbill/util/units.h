@@ -99,6 +99,11 @@ std::string FormatPercentOf(double fraction);
 // still says how much, not "$0.0000"). The sign is dropped.
 std::string FormatUsdAmount(double usd);
 
+// A rate or count that may be fractional ("2,134", "3.50", "0.0465"):
+// whole with separators from 10 up, three significant digits below (a
+// few tasks over weeks once printed "0 tasks a day").
+std::string FormatRate(double value);
+
 // The shortest decimal that reads back as the same double: "0.25", "4",
 // "300.0000001", "1e-300" (for values echoed in messages: a rounded echo
 // says "got 300" of 300.0000001).
