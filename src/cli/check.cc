@@ -121,12 +121,27 @@ int RunCheck(const Args& args) {
     scenario->trace.format = "auto";
   }
   auto outcome = RunScenario(*scenario);
-  if (!outcome && outcome.error().cannot_serve()) {
+  // A vLLM deployment whose pool cannot hold one max_model_len request
+  // does not start (check_enough_kv_cache_memory): it serves nothing,
+  // whatever the replay measured (SGLang starts and refuses the longer
+  // requests instead: pool_context_len).
+  std::string refuses_to_start;
+  if (outcome && !outcome->api && !outcome->result.max_model_len_fits_pool &&
+      outcome->result.pool_context_len == 0) {
+    refuses_to_start = "a replica's KV pool holds " +
+                       FormatWithSeparators(outcome->result.pool_sequence_tokens) +
+                       " tokens of a sequence, less than one request of max_model_len " +
+                       FormatWithSeparators(outcome->result.max_model_len) +
+                       " needs: vLLM refuses to start such a deployment "
+                       "(check_enough_kv_cache_memory); set engine.max_model_len to what the "
+                       "pool holds, or give it more memory";
+  }
+  if ((!outcome && outcome.error().cannot_serve()) || !refuses_to_start.empty()) {
     // The scenario is well formed but its deployment cannot serve the
-    // trace (a request past the KV pool, weights that leave no room): a
-    // check that fails (exit 1, as "does not fit"), every budget broken,
-    // not bad input.
-    const std::string why = outcome.error().message();
+    // trace (a request past the KV pool, weights that leave no room, a pool
+    // vLLM will not start on): a check that fails (exit 1, as "does not
+    // fit"), every budget broken, not bad input.
+    const std::string why = outcome ? refuses_to_start : outcome.error().message();
     if (format == "json") {
       nlohmann::ordered_json j;
       j["scenario"] = scenario->name;
@@ -191,9 +206,21 @@ int RunCheck(const Args& args) {
         {c.budget.metric, limit, c.not_measured.empty() ? Show(c.actual, bounds) : "-", verdict});
     broken += c.ok ? 0 : 1;
   }
+  // A sweep's points are not checked: the scenario as written is. Said, so
+  // a passing check is not read as every point's.
+  std::string sweep_note;
+  if (!scenario->sweep.empty()) {
+    std::size_t points = 1;
+    for (const SweepAxis& axis : scenario->sweep)
+      points *= std::max<std::size_t>(1, axis.values.size());
+    sweep_note = "the scenario's sweep (" + std::to_string(points) +
+                 " points) is not checked: check runs the scenario as written, without its "
+                 "sweep; check a point by giving it its own scenario";
+  }
   if (format == "json") {
     j["held"] = checks.size() - static_cast<std::size_t>(broken);
     j["passed"] = broken == 0;  // the exit status: 0 when true, 1 when false
+    if (!sweep_note.empty()) j["sweep_not_checked"] = sweep_note;
     j["warnings"] = nlohmann::ordered_json::array();
     for (const RunWarning& w : metrics.warnings) {
       j["warnings"].push_back({{"code", w.code}, {"message", w.message}});
@@ -205,6 +232,7 @@ int RunCheck(const Args& args) {
             << checks.size() - static_cast<std::size_t>(broken) << " of " << checks.size()
             << " budgets hold\n\n"
             << t.ToText();
+  if (!sweep_note.empty()) std::cout << "\nnote: " << sweep_note << "\n";
   // The run's warnings: a budget that holds on an overloaded or
   // uncalibrated run holds on numbers the run itself doubts.
   if (!metrics.warnings.empty()) std::cout << "\n";

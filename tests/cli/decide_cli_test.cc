@@ -498,6 +498,48 @@ TEST(CheckCliTest, ADeploymentThatCannotServeTheTraceFailsTheCheck) {
   std::filesystem::remove(path);
 }
 
+// A vLLM deployment whose pool cannot hold one max_model_len request does
+// not start, so it serves nothing, however small the trace: Qwen3-32B on
+// one H100 (a pool of 32,144 tokens of a sequence against its 40,960;
+// kv_fit_cli_test.cc works the numbers) fails the check as plan calls it
+// no_fit. With engine.max_model_len 32,000 it starts and the budget holds.
+TEST(CheckCliTest, APoolVllmWillNotStartOnFailsTheCheck) {
+  const std::string path = ::testing::TempDir() + "/will_not_start.json";
+  const auto write = [&](const std::string& engine) {
+    std::ofstream(path) << R"({"model": "qwen3-32b", "deployment": {"gpu": "h100-sxm"},)" << engine
+                        << R"("trace": {"generator": "chat", "tasks": 2},
+        "budgets": {"cost_per_task_usd.p90": {"max": 1}}})";
+  };
+  write("");
+  const auto r = RunKvbill("check --scenario " + path);
+  EXPECT_EQ(r.exit_status, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("0 of 1 budgets hold: the deployment cannot serve the trace"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("a replica's KV pool holds 32,144 tokens of a sequence, less than one "
+                       "request of max_model_len 40,960 needs: vLLM refuses to start"),
+            std::string::npos)
+      << r.out;
+  write(R"("engine": {"max_model_len": 32000},)");
+  EXPECT_EQ(RunKvbill("check --scenario " + path).exit_status, 0);
+  std::filesystem::remove(path);
+}
+
+// A scenario with a sweep is checked as written, its 2 x 3 = 6 points
+// (the bundled API example: two cache lifetimes, three models) not: the
+// output says so, in the table and in JSON.
+TEST(CheckCliTest, ASweepsPointsAreSaidNotToBeChecked) {
+  const auto r = RunKvbill("check --scenario scenarios/examples/api-claude-code.json");
+  EXPECT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_NE(r.out.find("note: the scenario's sweep (6 points) is not checked"), std::string::npos)
+      << r.out;
+  const auto j =
+      RunKvbill("check --format json --scenario scenarios/examples/api-claude-code.json");
+  EXPECT_EQ(nlohmann::json::parse(j.out)["sweep_not_checked"].get<std::string>().rfind(
+                "the scenario's sweep (6 points) is not checked", 0),
+            0u);
+}
+
 TEST(CheckCliTest, UnknownMetricNamesThePointer) {
   const std::string path = ::testing::TempDir() + "/bad_budget.json";
   std::ofstream(path) << R"({"budgets": {"cost_per_tusk": {"max": 1}}})";
