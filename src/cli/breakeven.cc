@@ -381,9 +381,11 @@ int RunBreakeven(const Args& args) {
       "every cost here is the spec-sheet roofline at " + FormatPercentOf(bw_eff) + "% of " +
       gpu->id + "'s HBM bandwidth and " + FormatPercentOf(mfu) +
       "% of its FLOP/s (--bandwidth-efficiency, --compute-efficiency), not the calibrated cost "
-      "model `kvbill simulate` prices with: it leaves out the engine's overheads, so it is "
-      "optimistic, the more so where the GPU saturates (large batches, MoE); replay a workload "
-      "with simulate for a calibrated price (docs/breakeven.md)";
+      "model `kvbill simulate` prices with: it can be off either way: at batch 1 it streams "
+      "the weights slower than the measured kernels (Qwen3-8B on one H100 breaks even at "
+      "$6.20/Mtok near 9,000 tokens here, about 15,000 in simulate), and where the GPU "
+      "saturates (large batches, MoE) it is faster, leaving out the engine's overheads; replay "
+      "a workload with simulate for a calibrated price (docs/breakeven.md)";
   j["warnings"].push_back({{"code", "uncalibrated"}, {"message", roofline}});
   if (format == "json") {
     std::cout << j.dump(2) << "\n";
