@@ -65,7 +65,8 @@ void PrintHelp(std::ostream& out) {
   out << "  help      this text; `kvbill help COMMAND` or `kvbill COMMAND --help` for one command\n"
          "\nexit status: 0 ok, 1 a check failed (does not fit, budget broken), 2 bad input,\n"
          "3 the run could not finish (out of memory, an internal error)\n"
-         "units: GiB = 2^30 bytes, GB = 10^9 bytes; 32k = 32,768 tokens, 1M = 1,048,576\n";
+         "units: GiB = 2^30 bytes, GB = 10^9 bytes; 32k = 32,768 tokens, 1M = 1,048,576;\n"
+         "prices per Mtok are per 10^6 tokens, as providers quote them\n";
 }
 
 // The error for a name not in kCommands: 'unknown command "simulte"; did

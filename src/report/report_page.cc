@@ -1185,7 +1185,8 @@ Result<std::string> BuildReportPage(const ReportRuns& runs) {
   page += "<h1>kvbill report: " + Esc(s.name) + "</h1>\n";
   page += "<p class=\"lead\">What each task of scenario " + Esc(s.source) +
           " costs on the simulated deployment, and which KV-cache lever makes it cheaper. "
-          "GiB = 2^30 bytes; 64k = 65,536 tokens, 1M = 1,048,576.</p>\n";
+          "GiB = 2^30 bytes; 64k = 65,536 tokens, 1M = 1,048,576 (a price per Mtok is per "
+          "10^6 tokens).</p>\n";
   page += body;
   page += "</body>\n</html>\n";
   return page;
