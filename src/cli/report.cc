@@ -66,6 +66,7 @@ int RunReportCommand(const Args& args) {
     loads = std::move(*parsed);
   }
   std::optional<PlanChartData> plan;
+  std::string plan_fingerprint;  // of the plan's inputs (plan.cc), when it has one
   if (vm.count("plan")) {
     auto plan_text = ReadFile(plan_path);
     if (!plan_text) return ReportError("report", plan_text.error().Within("--plan"));
@@ -78,6 +79,9 @@ int RunReportCommand(const Args& args) {
     auto data = PlanChartFromDocument(*doc, plan_path);
     if (!data) return ReportError("report", data.error().Within("--plan"));
     plan = std::move(*data);
+    if (doc->contains("fingerprint") && (*doc)["fingerprint"].is_string()) {
+      plan_fingerprint = (*doc)["fingerprint"].get<std::string>();
+    }
   }
   const auto parsed = ParseScenario(text, source);
   if (parsed && parsed->pricing) {
@@ -91,6 +95,20 @@ int RunReportCommand(const Args& args) {
     std::cerr << "kvbill report: warning: --plan " << plan_path << " was made for scenario \""
               << plan->scenario << "\", not \"" << parsed->name
               << "\": its chart is of another workload than the rest of the page\n";
+  } else if (plan && parsed && !plan_fingerprint.empty()) {
+    // The same name, other inputs: the plan's fingerprint (the scenario's
+    // text and the files it reads, as plan and merge compute it) differs.
+    std::set<std::string> files_read;
+    AddFilesRead(*parsed, &files_read);
+    auto mine = InputsFingerprint(read->as_read, files_read);
+    if (mine && *mine != plan_fingerprint) {
+      std::cerr << "kvbill report: warning: --plan " << plan_path
+                << " was made from other inputs than " << source
+                << " (its fingerprint differs: the scenario's text or a file it reads is not the "
+                   "same, though both are named \""
+                << parsed->name
+                << "\"): its chart is of another workload than the rest of the page\n";
+    }
   }
   auto runs = [&] {
     ProgressLine progress("report", "running the scenario and its variants");

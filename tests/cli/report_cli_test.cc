@@ -191,6 +191,18 @@ TEST(ReportCliTest, PlanAddsItsParetoChart) {
                        " was made for scenario \"plan-small\", not \"other\""),
             std::string::npos)
       << o.err;
+  // The same name over other inputs (the plan's fingerprint differs): a
+  // copy of the scenario with another seed warns too.
+  auto edited = nlohmann::json::parse(Slurp("tests/data/scenarios/plan_small.json"));
+  edited["seed"] = 99;
+  const std::string same_name = (dir / "same_name.json").string();
+  std::ofstream(same_name) << edited.dump();
+  const auto n = RunKvbill("report --scenario " + same_name + " --plan " + plan + " --out " +
+                           (dir / "same").string());
+  ASSERT_EQ(n.exit_status, 0) << n.err;
+  EXPECT_NE(n.err.find("kvbill report: warning: --plan " + plan + " was made from other inputs"),
+            std::string::npos)
+      << n.err;
 }
 
 // A plan with an API candidate (plan --api): the API row has no replicas
