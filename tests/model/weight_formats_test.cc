@@ -448,29 +448,35 @@ TEST(WeightFormatsTest, GptqLmHeadAndDynamic) {
             1374208);
 }
 
+// The tower's bytes and parameters of tests/data/configs/`file` with
+// `quant` as its quantization_config.
+std::pair<Bytes, std::int64_t> TowerWith(const std::string& file, const nlohmann::json& quant) {
+  std::ifstream in(std::string(KVBILL_SOURCE_DIR) + "/tests/data/configs/" + file);
+  EXPECT_TRUE(in.good()) << file;
+  nlohmann::json c = nlohmann::json::parse(in);
+  c["quantization_config"] = quant;
+  auto m = ParseHfConfig(c.dump(), "q.json", "q");
+  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message());
+  if (!m) return {0, 0};
+  auto w = ComputeWeightBytes(*m, "auto");
+  EXPECT_TRUE(w.ok());
+  return {w.ok() ? w->towers : 0, m->params.vision};
+}
+
 // llm-compressor writes the tower modules it skipped one by one into
 // `ignore` (visual.blocks.0.attn.qkv, ...). A tower is one weight group
 // here, so naming its modules keeps it whole at the dtype: Qwen2-VL-7B's
 // tower in bf16 is exactly 2 bytes a parameter. Without such entries the
 // W4A16 scheme's "Linear" target takes it (fewer bytes).
 TEST(WeightFormatsTest, CompressedTensorsIgnoreNamingTowerModules) {
-  std::ifstream in(std::string(KVBILL_SOURCE_DIR) + "/tests/data/configs/olmocr-qwen2-vl-7b.json");
-  ASSERT_TRUE(in.good());
-  const nlohmann::json config = nlohmann::json::parse(in);
   // The tower's bytes and parameters with `ignore` as given.
-  const auto tower = [&](const nlohmann::json& ignore) -> std::pair<Bytes, std::int64_t> {
-    nlohmann::json c = config;
-    c["quantization_config"] = nlohmann::json::parse(R"({"quant_method": "compressed-tensors",
+  const auto tower = [](const nlohmann::json& ignore) {
+    nlohmann::json quant = nlohmann::json::parse(R"({"quant_method": "compressed-tensors",
         "format": "pack-quantized", "config_groups": {"group_0": {"targets": ["Linear"],
         "weights": {"num_bits": 4, "type": "int", "symmetric": true, "strategy": "group",
         "group_size": 128}}}})");
-    c["quantization_config"]["ignore"] = ignore;
-    auto m = ParseHfConfig(c.dump(), "q.json", "q");
-    EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message());
-    if (!m) return {0, 0};
-    auto w = ComputeWeightBytes(*m, "auto");
-    EXPECT_TRUE(w.ok());
-    return {w.ok() ? w->towers : 0, m->params.vision};
+    quant["ignore"] = ignore;
+    return TowerWith("olmocr-qwen2-vl-7b.json", quant);
   };
   const auto [listed, params] =
       tower({"lm_head", "visual.blocks.0.attn.qkv", "visual.merger.mlp.0"});
@@ -506,19 +512,8 @@ TEST(WeightFormatsTest, Fp8ReadsIgnoredLayersFirst) {
 // modules_to_not_convert and ModelOpt's exclude_modules as under
 // compressed-tensors' ignore: 2 bytes a tower parameter.
 TEST(WeightFormatsTest, Fp8AndModeloptListsNamingTowerModules) {
-  std::ifstream in(std::string(KVBILL_SOURCE_DIR) +
-                   "/tests/data/configs/qwen3-vl-8b-instruct.json");
-  ASSERT_TRUE(in.good());
-  const nlohmann::json config = nlohmann::json::parse(in);
-  const auto tower = [&](const std::string& quant) -> std::pair<Bytes, std::int64_t> {
-    nlohmann::json c = config;
-    c["quantization_config"] = nlohmann::json::parse(quant);
-    auto m = ParseHfConfig(c.dump(), "q.json", "q");
-    EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message());
-    if (!m) return {0, 0};
-    auto w = ComputeWeightBytes(*m, "auto");
-    EXPECT_TRUE(w.ok());
-    return {w.ok() ? w->towers : 0, m->params.vision};
+  const auto tower = [](const std::string& quant) {
+    return TowerWith("qwen3-vl-8b-instruct.json", nlohmann::json::parse(quant));
   };
   const auto [fp8, params] = tower(R"({"quant_method": "fp8", "weight_block_size": [128, 128],
       "modules_to_not_convert": ["lm_head", "model.visual.blocks.0.attn.qkv",
