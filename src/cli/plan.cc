@@ -25,6 +25,7 @@
 #include "kvbill/model/kv_format.h"
 #include "kvbill/report/table.h"
 #include "kvbill/scenario/budget.h"
+#include "kvbill/scenario/run.h"
 #include "kvbill/scenario/sweep.h"
 #include "kvbill/util/embedded.h"
 #include "kvbill/util/file.h"
@@ -341,7 +342,12 @@ int RunPlan(const Args& args) {
 
   auto candidates = EnumerateCandidates(*base, space);
   if (!candidates) return ReportError("plan", candidates.error());
-  auto whole = MeasureWorkload(*base);
+  // The model's limit as the scenario serves it, to find the trace's
+  // requests past it (0 when the config cannot be built: each candidate
+  // then says why).
+  Tokens model_limit = 0;
+  if (auto config = BuildSimulationConfig(*base)) model_limit = config->max_model_len;
+  auto whole = MeasureWorkload(*base, model_limit);
   if (!whole) return ReportError("plan", whole.error());
   // The target daily rate: --tasks-per-day sets trace.load so the trace
   // arrives at that rate; otherwise the trace's own rate at its load.
@@ -385,7 +391,7 @@ int RunPlan(const Args& args) {
   text = *windowed;
   auto in_window = ParseScenario(text, source);
   if (!in_window) return ReportError("plan", in_window.error());
-  auto rate = MeasureWorkload(*in_window);
+  auto rate = MeasureWorkload(*in_window, model_limit);
   if (!rate) return ReportError("plan", rate.error());
   rate->warmup = window_info.warmup;  // simulated, not measured (docs/plan.md#window)
 
@@ -453,6 +459,21 @@ int RunPlan(const Args& args) {
               ", ramping up and draining), so its latencies and replica counts describe a "
               "burst, not a day; give the trace more tasks (trace.tasks, or a longer recorded "
               "trace) so their arrivals outlast a task"}});
+  }
+  // Requests past max_model_len outside the window: its runs never meet
+  // them, so no candidate's figures say that the engine refuses them (each
+  // ending its task). The window's own are its candidates' context_limit.
+  if (whole->tasks_over_limit > rate->tasks_over_limit) {
+    doc["workload"]["warnings"].push_back(
+        {{"code", "context_limit"},
+         {"message", FormatWithSeparators(whole->tasks_over_limit - rate->tasks_over_limit) +
+                         " task(s) of the trace outside the simulated window hold a request past "
+                         "max_model_len " +
+                         FormatWithSeparators(model_limit) + " (the longest " +
+                         FormatWithSeparators(whole->longest_request) +
+                         " tokens, prompt and output): the engine refuses such a request and "
+                         "ends its task, which no candidate's figures here show; --window all "
+                         "runs every task, or bound the prompts (context_policy)"}});
   }
   doc["total_candidates"] = std::ssize(*candidates);
   doc["candidates"] = nlohmann::ordered_json::array();

@@ -281,7 +281,7 @@ std::optional<std::string> SpeculativeOnSetting(const Scenario& scenario) {
   return nlohmann::json({{"method", method}}).dump();
 }
 
-Result<WorkloadRate> MeasureWorkload(const Scenario& scenario) {
+Result<WorkloadRate> MeasureWorkload(const Scenario& scenario, Tokens limit) {
   auto source = TaskSource::Open(scenario);
   if (!source) return source.error();
   auto policy = MakeContextPolicy(scenario.context_policy);
@@ -297,10 +297,15 @@ Result<WorkloadRate> MeasureWorkload(const Scenario& scenario) {
     if (!*more) break;
     Seconds tools = 0;
     const std::vector<Request> requests = (*policy)->Plan(task);
+    bool over = false;
     for (const Request& r : requests) {
       rate.output_tokens += r.output;
       tools += r.tool_s;
+      const Tokens length = r.PromptTokens() + r.output;
+      rate.longest_request = std::max(rate.longest_request, length);
+      over = over || (limit > 0 && length > limit);
     }
+    rate.tasks_over_limit += over ? 1 : 0;
     fresh.AddTask(requests);
     first = first ? std::min(*first, task.arrival_s) : task.arrival_s;
     last = last ? std::max(*last, task.arrival_s) : task.arrival_s;

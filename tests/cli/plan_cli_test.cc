@@ -71,6 +71,51 @@ TEST(PlanCliTest, SmallCostsPerTaskKeepTheirDigits) {
   std::filesystem::remove_all(dir);
 }
 
+// A request past max_model_len outside the busiest hour never runs in the
+// window, so no candidate's figures show its refusal: the workload warns.
+// Five 100-token tasks in the first minute, and 5.5 hours later one of a
+// 50,000-token prompt and 10 output tokens, 50,010 tokens past Qwen3-8B's
+// 40,960. With --window all the candidates run it themselves (their
+// context_limit), and the workload says nothing.
+TEST(PlanCliTest, ARequestPastTheLimitOutsideTheWindowWarns) {
+  const std::string dir = ::testing::TempDir() + "/plan_outside_window";
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream trace(dir + "/t.jsonl");
+    trace << "{\"kvbill_trace\":1}\n";
+    for (int i = 0; i < 6; ++i) {
+      const bool long_one = i == 5;
+      trace << R"({"id":"t)" << i << R"(","arrival_s":)" << (long_one ? 20000 : 10 * i)
+            << R"(,"turns":[{"spans":[{"kind":"user","tokens":)" << (long_one ? 50000 : 100)
+            << R"(}],"out":10}]})"
+            << "\n";
+    }
+  }
+  std::ofstream(dir + "/s.json") << R"({"model": "qwen3-8b", "trace": {"file": "t.jsonl"}})";
+  const std::string base = "plan --scenario " + dir + "/s.json --gpus h100-sxm --max-gpus 1";
+  const auto r = RunKvbill(base + " --format json");
+  ASSERT_TRUE(r.exit_status == 0 || r.exit_status == 1) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  bool warned = false;
+  for (const auto& w : j["workload"]["warnings"]) {
+    if (w["code"] != "context_limit") continue;
+    warned = true;
+    EXPECT_EQ(w["message"].get<std::string>().rfind(
+                  "1 task(s) of the trace outside the simulated window hold a request past "
+                  "max_model_len 40,960 (the longest 50,010 tokens, prompt and output)",
+                  0),
+              0u)
+        << w["message"];
+  }
+  EXPECT_TRUE(warned) << r.out;
+  const auto all = RunKvbill(base + " --window all --format json");
+  ASSERT_TRUE(all.exit_status == 0 || all.exit_status == 1) << all.err;
+  for (const auto& w : nlohmann::json::parse(all.out)["workload"]["warnings"]) {
+    EXPECT_NE(w["code"], "context_limit") << w;
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // Shards carry a fingerprint of their inputs: a shard re-run after the
 // scenario or a file it reads changed (here the model's config.json, its
 // KV heads 8 -> 32, which quadruples KV bytes a token) is another plan, and

@@ -124,6 +124,11 @@ struct WorkloadRate {
   Seconds arrival_s = 0;  // last arrival - first arrival, at the load
   Seconds mean_task_s =
       0;  // a task's tool waits, the mean over tasks (its length at infinite speed)
+  // The longest request, prompt and output (what max_model_len bounds), and
+  // the tasks holding one longer than `limit` when MeasureWorkload is given
+  // one.
+  Tokens longest_request = 0;
+  std::int64_t tasks_over_limit = 0;
   // Tasks of the simulated trace, by position, that only warm it up (the
   // busiest hour's warm-up, PlanWindow::warmup): simulated, but left out of
   // the latencies and of $/task. Empty: every task counts.
@@ -134,7 +139,7 @@ struct WorkloadRate {
     return arrival_s > 0 && tasks > 1 ? static_cast<double>(tasks - 1) * 86400.0 / arrival_s : 0;
   }
 };
-Result<WorkloadRate> MeasureWorkload(const Scenario& scenario);
+Result<WorkloadRate> MeasureWorkload(const Scenario& scenario, Tokens limit = 0);
 
 // One replica's peak decode rate, tokens a second, the throughput bounds'
 // ceiling: the most, over batch sizes 1, 2, 4, ... up to max_num_seqs (and
