@@ -10,6 +10,7 @@
 #include "cli/cli_util.h"
 #include "kvbill/report/table.h"
 #include "kvbill/scenario/budget.h"
+#include "kvbill/scenario/warnings.h"
 
 namespace kvbill::cli {
 namespace {
@@ -125,17 +126,8 @@ int RunCheck(const Args& args) {
   // does not start (check_enough_kv_cache_memory): it serves nothing,
   // whatever the replay measured (SGLang starts and refuses the longer
   // requests instead: pool_context_len).
-  std::string refuses_to_start;
-  if (outcome && !outcome->api && !outcome->result.max_model_len_fits_pool &&
-      outcome->result.pool_context_len == 0) {
-    refuses_to_start = "a replica's KV pool holds " +
-                       FormatWithSeparators(outcome->result.pool_sequence_tokens) +
-                       " tokens of a sequence, less than one request of max_model_len " +
-                       FormatWithSeparators(outcome->result.max_model_len) +
-                       " needs: vLLM refuses to start such a deployment "
-                       "(check_enough_kv_cache_memory); set engine.max_model_len to what the "
-                       "pool holds, or give it more memory";
-  }
+  const std::string refuses_to_start =
+      outcome && !outcome->api ? VllmRefusesToStart(outcome->result) : std::string();
   if ((!outcome && outcome.error().cannot_serve()) || !refuses_to_start.empty()) {
     // The scenario is well formed but its deployment cannot serve the
     // trace (a request past the KV pool, weights that leave no room, a pool

@@ -39,11 +39,19 @@ struct BatchBytes {
   Bytes rest = 0;
 };
 
+// One sequence at `ctx` being prefilled (its chunk beside each window) or
+// decoding (a token beside them).
+SequenceFootprint PrefillFootprint(const FitRequest& r, Tokens ctx, int tp) {
+  return PeakFootprint(r.model, r.kv_format, ctx, r.block_size, tp, r.prefill_chunk_tokens);
+}
+SequenceFootprint DecodeFootprint(const FitRequest& r, Tokens ctx, int tp) {
+  return PeakFootprint(r.model, r.kv_format, ctx, r.block_size, tp,
+                       r.prefill_chunk_tokens > 0 ? 1 : 0);
+}
+
 BatchBytes SequenceBytes(const FitRequest& r, Tokens ctx, int tp) {
-  const SequenceFootprint prefill =
-      PeakFootprint(r.model, r.kv_format, ctx, r.block_size, tp, r.prefill_chunk_tokens);
-  const SequenceFootprint decode = PeakFootprint(r.model, r.kv_format, ctx, r.block_size, tp,
-                                                 r.prefill_chunk_tokens > 0 ? 1 : 0);
+  const SequenceFootprint prefill = PrefillFootprint(r, ctx, tp);
+  const SequenceFootprint decode = DecodeFootprint(r, ctx, tp);
   return {prefill.block_rounded_bytes + prefill.state_bytes,
           decode.block_rounded_bytes + decode.state_bytes};
 }
@@ -150,8 +158,7 @@ Result<FitReport> EvaluateFit(const FitRequest& r) {
   FitReport rep;
   rep.tensor_parallel = tp;
   rep.weight_description = weights->description;
-  const SequenceFootprint f =
-      PeakFootprint(r.model, r.kv_format, r.context, r.block_size, tp, r.prefill_chunk_tokens);
+  const SequenceFootprint f = PrefillFootprint(r, r.context, tp);
   // Past 2^60 bytes a sequence's sizes are held at that bound (as `kv`
   // refuses them): an exact-looking figure would be wrong.
   if (f.saturated) {
@@ -169,8 +176,7 @@ Result<FitReport> EvaluateFit(const FitRequest& r) {
                  ": the KV cache is beyond 2^63 bytes (8 EiB), the range of a size");
   };
   // One sequence prefilling at the peak, the others decoding (SequenceBytes).
-  const SequenceFootprint d = PeakFootprint(r.model, r.kv_format, r.context, r.block_size, tp,
-                                            r.prefill_chunk_tokens > 0 ? 1 : 0);
+  const SequenceFootprint d = DecodeFootprint(r, r.context, tp);
   Bytes kv_exact_per_gpu = 0, rest = 0, rest_exact = 0;
   const std::int64_t others = std::max<std::int64_t>(0, r.batch - 1);
   if (__builtin_mul_overflow(others, d.block_rounded_bytes + d.state_bytes, &rest) ||

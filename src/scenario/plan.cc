@@ -517,6 +517,8 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
   CandidateOutcome o;
   o.candidate = c;
   o.max_replicas = space.max_gpus / c.tensor_parallel;
+  // The day's tasks: --tasks-per-day, else the trace's rate at its load.
+  const double per_day = space.tasks_per_day > 0 ? space.tasks_per_day : rate.tasks_per_day();
   auto gpu = LookupGpu(c.gpu);
   if (!gpu) {
     o.status = "error";
@@ -661,8 +663,7 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
   // cannot (3,000,000 coding-agent tasks a day are 580,000 output tokens a
   // second, some 26 H100s of Llama-3.1-8B at their peak, where an 8-task
   // window asks for one).
-  const double tasks_a_day = space.tasks_per_day > 0 ? space.tasks_per_day : rate.tasks_per_day();
-  const double day_tokens_per_s = rate.tasks > 0 ? tasks_a_day / 86400.0 *
+  const double day_tokens_per_s = rate.tasks > 0 ? per_day / 86400.0 *
                                                        static_cast<double>(rate.output_tokens) /
                                                        static_cast<double>(rate.tasks)
                                                  : 0;
@@ -673,20 +674,19 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
       const int most = space.max_gpus / c.tensor_parallel;
       o.status = "pruned";
       o.min_replicas = day;
-      o.reason = "pruned by the daily throughput bound: " + std::to_string(most) +
-                 " replica(s) decode at most " +
-                 FormatWithSeparators(
-                     static_cast<std::int64_t>(std::floor(o.peak_decode_tokens_per_s * most))) +
-                 " tokens/s, " +
-                 FormatWithSeparators(static_cast<std::int64_t>(std::llround(tasks_a_day))) +
-                 " tasks a day of " +
-                 FormatWithSeparators(static_cast<std::int64_t>(std::llround(
-                     static_cast<double>(rate.output_tokens) / static_cast<double>(rate.tasks)))) +
-                 " output tokens need " +
-                 FormatWithSeparators(static_cast<std::int64_t>(std::ceil(day_tokens_per_s))) +
-                 " (" + std::to_string(day) + " replicas, " +
-                 std::to_string(day * c.tensor_parallel) + " GPUs > --max-gpus " +
-                 std::to_string(space.max_gpus) + ")";
+      o.reason =
+          "pruned by the daily throughput bound: " + std::to_string(most) +
+          " replica(s) decode at most " +
+          FormatWithSeparators(
+              static_cast<std::int64_t>(std::floor(o.peak_decode_tokens_per_s * most))) +
+          " tokens/s, " + FormatWithSeparators(static_cast<std::int64_t>(std::llround(per_day))) +
+          " tasks a day of " +
+          FormatWithSeparators(static_cast<std::int64_t>(std::llround(
+              static_cast<double>(rate.output_tokens) / static_cast<double>(rate.tasks)))) +
+          " output tokens need " +
+          FormatWithSeparators(static_cast<std::int64_t>(std::ceil(day_tokens_per_s))) + " (" +
+          std::to_string(day) + " replicas, " + std::to_string(day * c.tensor_parallel) +
+          " GPUs > --max-gpus " + std::to_string(space.max_gpus) + ")";
       return o;
     }
     o.min_replicas = std::max(o.min_replicas, day);
@@ -753,7 +753,6 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
     const bool window_short = !workload_short && run->completion_s.count > 0 &&
                               rate.arrival_s > 0 && 2 * task_s > rate.arrival_s;
     if (window_short) {
-      const double per_day = space.tasks_per_day > 0 ? space.tasks_per_day : rate.tasks_per_day();
       r.notes.warnings.push_back(
           {"window_short",
            "the window's tasks arrive over " + FormatDuration(rate.arrival_s) +
@@ -772,7 +771,6 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
       // (busy billing bills none).
       const long double busy_usd =
           run->billing == BillingRule::kBusy ? run->cost_usd : run->cost_usd - run->idle_gpu_usd;
-      const double per_day = space.tasks_per_day > 0 ? space.tasks_per_day : rate.tasks_per_day();
       const double rental_day =
           static_cast<double>(replicas * c.tensor_parallel) * o.usd_per_gpu_hour * 24;
       if (run->tasks > 0 && per_day > 0 && rental_day > 0) {
@@ -835,7 +833,6 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
     o.slo = r.checks;
     o.warnings = r.notes.warnings;
     const RunSummary& sum = r.summary;
-    const double per_day = space.tasks_per_day > 0 ? space.tasks_per_day : rate.tasks_per_day();
     if (sum.billing == BillingRule::kDedicated && per_day > 0) {
       // Dedicated GPUs are rented all day, sized for the window.
       o.usd_per_day = o.gpus() * o.usd_per_gpu_hour * 24;

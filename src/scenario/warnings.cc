@@ -117,14 +117,9 @@ void ContextLimit(const Scenario& s, const SimulationTotals& t, std::vector<RunW
             "max_req_len - 5), refusing longer prompts and cutting outputs short (kvbill refuses "
             "the request either way); give it more memory (GPUs, "
             "memory_fraction, a smaller KV format) to serve the model's whole context";
-  } else if (!t.max_model_len_fits_pool) {
+  } else if (const std::string refused = VllmRefusesToStart(t); !refused.empty()) {
     if (!text.empty()) text += "; ";
-    text += "a replica's KV pool holds " + FormatWithSeparators(t.pool_sequence_tokens) +
-            " tokens of a sequence, less than one request of max_model_len " +
-            FormatWithSeparators(t.max_model_len) +
-            " needs: vLLM refuses to start such a deployment (check_enough_kv_cache_memory); "
-            "set engine.max_model_len to what the pool holds, or give it more memory (GPUs, "
-            "memory_fraction, a smaller KV format)";
+    text += refused;
   }
   if (!text.empty()) out->push_back({"context_limit", text});
 }
@@ -746,6 +741,16 @@ std::vector<RunWarning> ApiReplayWarnings(const ApiPricingRun& run) {
   ApiContextLimit(run, &out);
   PlaceholderOutputs(run.placeholder_outputs, true, &out);
   return out;
+}
+
+std::string VllmRefusesToStart(const SimulationTotals& t) {
+  if (t.max_model_len_fits_pool || t.pool_context_len > 0) return std::string();
+  return "a replica's KV pool holds " + FormatWithSeparators(t.pool_sequence_tokens) +
+         " tokens of a sequence, less than one request of max_model_len " +
+         FormatWithSeparators(t.max_model_len) +
+         " needs: vLLM refuses to start such a deployment (check_enough_kv_cache_memory); "
+         "set engine.max_model_len to what the pool holds, or give it more memory (GPUs, "
+         "memory_fraction, a smaller KV format)";
 }
 
 std::vector<RunWarning> PlaceholderOutputsWarning(std::int64_t count) {

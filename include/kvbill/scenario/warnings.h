@@ -110,6 +110,12 @@ std::vector<RunWarning> ApiReplayWarnings(const ApiPricingRun& run);
 // priced logs without a replay (kvbill whatif's recorded column).
 std::vector<RunWarning> PlaceholderOutputsWarning(std::int64_t count);
 
+// Why vLLM would not start the run's deployment: its KV pool cannot hold
+// one max_model_len request (check_enough_kv_cache_memory; SGLang starts
+// and refuses the longer requests instead, pool_context_len); "" when it
+// would. Part of context_limit; kvbill check fails such a run.
+std::string VllmRefusesToStart(const SimulationTotals& totals);
+
 // Either of the above, as the outcome was run.
 std::vector<RunWarning> RunWarnings(const Scenario& scenario, const ScenarioOutcome& outcome);
 
