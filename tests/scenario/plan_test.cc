@@ -401,6 +401,55 @@ TEST(PlanTest, WithoutATargetTheAnswerKeepsUpWithTheArrivals) {
   }
 }
 
+// A window long enough to measure (20 tasks a minute apart, each about half
+// a minute) whose rate is not the day's: at 10,000 tasks a day the GPUs
+// must carry what the window's 20 never ask. Each task decodes 2 x 600
+// tokens one after the other at about batch one, every step reading
+// Qwen3-32B's weights, 32.8e9 x 2 bytes = 65.5 GB, at most at the H100's
+// 3.35 TB/s: 19.6 ms a step, 1,200 steps, at least 23.5 GPU-seconds a task.
+// 10,000 tasks need at least 235,000 GPU-seconds of the 86,400 one GPU has
+// a day: at least 3 replicas of TP 1. The throughput bound, at a full
+// batch, asks for one (1.2e7 tokens a day are 139 a second), and no request
+// queues at 1 replica: only the day's GPU time rules the count out.
+TEST(PlanTest, TheDaysGpuTimeRulesOutReplicasALongWindowFindsIdle) {
+  const std::string text =
+      ScenarioText(WriteTrace("plan_day_rule.jsonl", 20, 60, 600), /*ttft_p90=*/10);
+  auto scenario = ParseScenario(text, "plan-small.json");
+  ASSERT_TRUE(scenario.ok()) << scenario.error().message();
+  PlanSpace space;
+  space.gpus = {"h100-sxm"};
+  space.kv_formats = {"fp8"};
+  space.tasks_per_day = 10000;
+  space.max_gpus = 8;
+  auto tp1 = [](const std::vector<CandidateOutcome>& plan) {
+    for (const CandidateOutcome& o : plan) {
+      if (o.candidate.tensor_parallel == 1) return o;
+    }
+    ADD_FAILURE() << "no TP-1 candidate";
+    return CandidateOutcome{};
+  };
+  const CandidateOutcome wide = tp1(DecideAll(text, *scenario, space));
+  EXPECT_EQ(wide.min_replicas, 1);
+  ASSERT_EQ(wide.status, "feasible") << wide.reason;
+  EXPECT_GE(wide.replicas, 3);
+  // The window is not short (the rule would only be said then).
+  for (const RunWarning& w : wide.warnings) EXPECT_NE(w.code, "window_short") << w.message;
+  // Dedicated GPUs all day: the replicas' rent over the day's tasks.
+  EXPECT_DOUBLE_EQ(wide.usd_per_task,
+                   wide.replicas * wide.usd_per_gpu_hour * 24 / space.tasks_per_day);
+
+  // Two GPUs: neither count carries the day, though neither queues.
+  space.max_gpus = 2;
+  const CandidateOutcome narrow = tp1(DecideAll(text, *scenario, space));
+  EXPECT_EQ(narrow.status, "slo_not_met") << narrow.reason;
+  EXPECT_EQ(narrow.cause, "overloaded") << narrow.reason;
+  EXPECT_NE(narrow.reason.find("overloaded over the day (the day's tasks take "), std::string::npos)
+      << narrow.reason;
+  // At most 2 replicas and at least 3 needed: above 150% of their GPU time.
+  const auto at = narrow.reason.find("take ") + 5;
+  EXPECT_GT(std::stod(narrow.reason.substr(at)), 150) << narrow.reason;
+}
+
 // Generated coding agents on Qwen3-8B as shipped (40,960 tokens, no YaRN)
 // reach longer prompts: their requests are refused and their tasks cut
 // short, so the run's dollars and latencies are those of unfinished work.
