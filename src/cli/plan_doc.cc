@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string_view>
@@ -69,6 +70,40 @@ std::string WarningList(const Json& row, const char* sep, bool trust) {
     out += (out.empty() ? "" : sep) + code;
   }
   return out;
+}
+
+// What a row's figures assume rather than measure, as its marks say:
+// "uncalibrated", "weakly validated" and the run warnings that put a part of
+// the cost model on an assumption (a timing without a kernel table of its
+// own, a default acceptance rate, unmeasured recurrent-state kernels, host
+// waits not timed). Empty for a row that rests on the calibration and its
+// validation alone, and for an API row (a price sheet, latency as given).
+// Warnings about the workload (window_short, context_limit, ...) are not
+// here: they hold for every candidate alike.
+std::vector<std::string> AssumedFigures(const Json& row) {
+  static const std::set<std::string> cost_model = {
+      "timing_assumed", "speculative_acceptance_assumed", "linear_state_unmeasured",
+      "speculative_host_waits"};
+  std::vector<std::string> out;
+  if (row.value("kind", "") == "api") return out;
+  if (row.value("uncalibrated", false)) out.push_back("uncalibrated");
+  if (row.value("weakly_validated", false)) out.push_back("weakly validated");
+  if (row.contains("warnings")) {
+    for (const Json& w : row["warnings"]) {
+      const std::string code = w["code"].get<std::string>();
+      if (cost_model.count(code)) out.push_back("warns " + code);
+    }
+  }
+  return out;
+}
+
+// The first of `ranked` whose figures assume nothing (AssumedFigures).
+std::optional<std::size_t> CheapestValidated(const Json& rows,
+                                             const std::vector<std::size_t>& ranked) {
+  for (std::size_t k = 0; k < ranked.size(); ++k) {
+    if (AssumedFigures(rows[ranked[k]]).empty()) return k;
+  }
+  return std::nullopt;
 }
 
 // "h100-sxm tp=2 w=auto kv=fp8" (ep and speculative when they are not the
@@ -326,6 +361,8 @@ std::string RenderPlan(const Json& doc, const std::string& format) {
     }
     out["counts"] = counts;
     out["cheapest"] = ranked.empty() ? Json() : rows[ranked[0]]["index"];
+    const std::optional<std::size_t> validated = CheapestValidated(rows, ranked);
+    out["cheapest_validated"] = validated ? rows[ranked[*validated]]["index"] : Json();
     out["ranking"] = Json::array();
     for (std::size_t i : ranked) out["ranking"].push_back(rows[i]["index"]);
     out["pareto"] = Json::array();
@@ -498,6 +535,21 @@ std::string RenderPlan(const Json& doc, const std::string& format) {
                 Seconds3(r, "ttft_s.p90"), r["reason"].get<std::string>()});
     }
     s << t.ToText();
+    // The cheapest may rest on assumed figures: say so, and name the
+    // cheapest that does not.
+    if (const std::vector<std::string> marks = AssumedFigures(rows[ranked[0]]); !marks.empty()) {
+      std::string joined;
+      for (const std::string& m : marks) joined += (joined.empty() ? "" : ", ") + m;
+      s << "\nthe cheapest (rank 1) rests on assumed figures (" << joined << ")";
+      if (const std::optional<std::size_t> k = CheapestValidated(rows, ranked)) {
+        const Json& r = rows[ranked[*k]];
+        s << "; the cheapest on calibrated and validated figures alone is rank " << *k + 1 << ": "
+          << Label(r) << ", " << Usd(Num(r, "usd_per_task")) << "/task, "
+          << UsdPerDay(Num(r, "usd_per_day")) << "/day\n";
+      } else {
+        s << "; no feasible candidate rests on calibrated and validated figures alone\n";
+      }
+    }
     s << "\nPareto front ($/task against TTFT p90), cheapest first:\n";
     Table p({"candidate", "GPUs", "$/task", "TTFT p90"});
     for (std::size_t i : front) {
@@ -596,6 +648,7 @@ Result<PlanChartData> PlanChartFromDocument(const Json& doc, const std::string& 
     p.usd_per_task = r["usd_per_task"].get<double>();
     if (r.contains("ttft_s.p90")) p.ttft_p90_s = r["ttft_s.p90"].get<double>();
     p.pareto = pareto.count(p.index) > 0;
+    p.assumed = AssumedFigures(r);
     data.feasible.push_back(std::move(p));
   }
   if (data.feasible.empty()) return Error(path + ": the plan has no feasible candidate to chart");

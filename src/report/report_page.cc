@@ -1101,6 +1101,21 @@ Result<std::string> PlanSection(const PlanChartData& plan) {
                 " no TTFT (plan --api-latency gives one) and " +
                 (without_ttft == 1 ? "is" : "are") + " in the table only.";
   }
+  // The cheapest may rest on assumed figures: said, with the cheapest that
+  // does not (as plan's table says it).
+  std::string assumed;
+  if (!cheapest.assumed.empty()) {
+    std::string marks;
+    for (const std::string& m : cheapest.assumed) marks += (marks.empty() ? "" : ", ") + m;
+    assumed = " It rests on assumed figures (" + marks + ");";
+    const auto validated = std::find_if(plan.feasible.begin(), plan.feasible.end(),
+                                        [](const PlanChartPoint& p) { return p.assumed.empty(); });
+    assumed += validated == plan.feasible.end()
+                   ? " no feasible candidate rests on calibrated and validated figures alone."
+                   : " the cheapest on calibrated and validated figures alone is rank " +
+                         std::to_string(validated - plan.feasible.begin() + 1) + ", " +
+                         validated->label + ", at " + Money(validated->usd_per_task) + " a task.";
+  }
   // One shard of a plan ranks only its own slice: its cheapest need not be
   // the plan's.
   const std::string shard =
@@ -1117,8 +1132,8 @@ Result<std::string> PlanSection(const PlanChartData& plan) {
          FormatWithSeparators(plan.simulated) + " simulated, " +
          FormatWithSeparators(static_cast<std::int64_t>(plan.feasible.size())) +
          " feasible. The cheapest feasible is " + Esc(cheapest.label) + where + " at " +
-         Money(cheapest.usd_per_task) +
-         " a task. Grey points are feasible candidates that another one beats on both "
+         Money(cheapest.usd_per_task) + " a task." + Esc(assumed) +
+         " Grey points are feasible candidates that another one beats on both "
          "dollars and TTFT; blue ones are on the Pareto front (docs/plan.md)." +
          Esc(unplotted) + Esc(shard) + "</p>\n" + figure + RenderTable(t) + "</section>\n";
 }

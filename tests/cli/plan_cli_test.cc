@@ -636,6 +636,52 @@ TEST(PlanCliTest, CandidatesSayHowWellTheirRegimeWasValidated) {
   EXPECT_GE(rows, 2) << table.out;
 }
 
+// The cheapest candidate may rest on assumed figures: an L40S (no kernel
+// tables: uncalibrated) at $0.50 an hour undercuts one H100 at the
+// catalog's $2.95. The plan says rank 1 is uncalibrated and names the
+// cheapest whose figures rest on the calibration and its validation alone:
+// the H100 TP 1 (dense models on one H100, validated). JSON
+// `cheapest_validated` is that row's index; with the H100 alone rank 1 is
+// it, and nothing is said.
+TEST(PlanCliTest, TheCheapestOnAssumedFiguresNamesTheCheapestValidated) {
+  const std::string base = std::string("plan --scenario ") + kScenario +
+                           " --max-gpus 1 --allow-uncalibrated --gpu-price l40s=0.5";
+  const auto r = RunKvbill(base + " --gpus h100-sxm,l40s --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& rows = j["candidates"];
+  ASSERT_EQ(rows.size(), 2u);
+  ASSERT_EQ(j["ranking"].size(), 2u);
+  const auto row = [&](const nlohmann::json& index) -> const nlohmann::json& {
+    for (const auto& c : rows) {
+      if (c["index"] == index) return c;
+    }
+    ADD_FAILURE() << "no candidate " << index;
+    return rows[0];
+  };
+  EXPECT_EQ(row(j["cheapest"])["gpu"], "l40s");
+  EXPECT_EQ(row(j["cheapest"])["uncalibrated"], true);
+  const auto& validated = row(j["cheapest_validated"]);
+  EXPECT_EQ(validated["gpu"], "h100-sxm");
+  EXPECT_EQ(validated["uncalibrated"], false);
+  EXPECT_EQ(validated["weakly_validated"], false);
+
+  const auto text = RunKvbill(base + " --gpus h100-sxm,l40s");
+  ASSERT_EQ(text.exit_status, 0) << text.err;
+  EXPECT_NE(text.out.find("\nthe cheapest (rank 1) rests on assumed figures (uncalibrated); the "
+                          "cheapest on calibrated and validated figures alone is rank 2: "
+                          "h100-sxm tp=1 w=auto kv=bf16, $"),
+            std::string::npos)
+      << text.out;
+
+  const auto alone = RunKvbill(base + " --gpus h100-sxm --format json");
+  ASSERT_EQ(alone.exit_status, 0) << alone.err;
+  const auto a = nlohmann::json::parse(alone.out);
+  EXPECT_EQ(a["cheapest_validated"], a["cheapest"]);
+  EXPECT_EQ(RunKvbill(base + " --gpus h100-sxm").out.find("rests on assumed figures"),
+            std::string::npos);
+}
+
 // SIGINT or SIGTERM while plan simulates the busiest hour: the temporary
 // kvbill-plan-XXXXXX directory holding window.jsonl is gone from $TMPDIR,
 // and plan dies of the signal (re-raised, not an exit status).

@@ -205,6 +205,32 @@ TEST(ReportCliTest, PlanAddsItsParetoChart) {
       << n.err;
 }
 
+// A plan whose cheapest is uncalibrated (an L40S at $0.50 an hour, no
+// kernel tables) says so under the chart and names the cheapest on
+// calibrated and validated figures: the H100 TP 1, rank 2.
+TEST(ReportCliTest, PlanSaysWhenTheCheapestRestsOnAssumedFigures) {
+  const fs::path dir = FreshDir("plan_assumed");
+  fs::create_directories(dir);
+  const std::string plan = (dir / "plan.json").string();
+  const auto p = RunKvbill(
+      "plan --scenario tests/data/scenarios/plan_small.json --gpus h100-sxm,l40s --max-gpus 1 "
+      "--allow-uncalibrated --gpu-price l40s=0.5 --format json -o " +
+      plan);
+  ASSERT_EQ(p.exit_status, 0) << p.err;
+  const auto r = RunKvbill("report --scenario tests/data/scenarios/plan_small.json --plan " + plan +
+                           " --out " + (dir / "out").string());
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const std::string page = Slurp(dir / "out" / "report.html");
+  EXPECT_NE(page.find("The cheapest feasible is l40s tp=1 w=auto kv=bf16 (uncalibrated) on 1 GPU "
+                      "at $"),
+            std::string::npos);
+  EXPECT_NE(page.find(" a task. It rests on assumed figures (uncalibrated); the cheapest on "
+                      "calibrated and validated figures alone is rank 2, h100-sxm tp=1 w=auto "
+                      "kv=bf16, at $"),
+            std::string::npos)
+      << page.substr(page.find("<section id=\"plan\">"), 1200);
+}
+
 // A plan with an API candidate (plan --api): the API row has no replicas
 // or GPUs, and no TTFT without --api-latency. gpt-5-nano's list prices
 // are a 25th of gpt-5's ($0.05 against $1.25 a million input tokens, $0.40

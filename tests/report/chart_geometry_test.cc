@@ -112,13 +112,20 @@ TEST(ChartGeometryTest, PlanChartLabelCoversNoLine) {
   const double front_usd[] = {0.01, 0.02, 0.03, 0.04, 0.05};
   const double front_ttft[] = {2.0, 1.5, 1.0, 0.6, 0.3};
   for (int i = 0; i < 5; ++i) {
-    plan.feasible.push_back({i, "gpu" + std::to_string(i) + " tp=1 w=auto kv=bf16", false, 1, 1,
-                             front_usd[i], front_ttft[i], true});
+    plan.feasible.push_back({i,
+                             "gpu" + std::to_string(i) + " tp=1 w=auto kv=bf16",
+                             false,
+                             1,
+                             1,
+                             front_usd[i],
+                             front_ttft[i],
+                             true,
+                             {}});
   }
   // Dominated: each dearer and slower than a front point.
   for (int i = 5; i < 40; ++i) {
     plan.feasible.push_back(
-        {i, "other", false, 1, 2, 0.012 + 0.001 * i, 2.1 + 0.02 * (i % 7), false});
+        {i, "other", false, 1, 2, 0.012 + 0.001 * i, 2.1 + 0.02 * (i % 7), false, {}});
   }
   auto chart = BuildPlanChart(plan);
   ASSERT_TRUE(chart.ok()) << chart.error().message();
@@ -149,7 +156,8 @@ TEST(ChartGeometryTest, PlanChartNeedsAFeasibleCandidate) {
   // An API candidate without a TTFT (plan without --api-latency) has no
   // place on the TTFT axis: alone it leaves nothing to draw.
   PlanChartData api_only;
-  api_only.feasible.push_back({0, "api gpt-5 (openai)", true, 0, 0, 0.004, std::nullopt, false});
+  api_only.feasible.push_back(
+      {0, "api gpt-5 (openai)", true, 0, 0, 0.004, std::nullopt, false, {}});
   EXPECT_FALSE(BuildPlanChart(api_only).ok());
 }
 
@@ -157,9 +165,9 @@ TEST(ChartGeometryTest, PlanChartNeedsAFeasibleCandidate) {
 // two self-hosted points and labels the cheaper of them ($0.02 at 1.0 s).
 TEST(ChartGeometryTest, PlanChartSkipsCandidatesWithoutTtft) {
   PlanChartData plan;
-  plan.feasible.push_back({2, "api gpt-5 (openai)", true, 0, 0, 0.004, std::nullopt, false});
-  plan.feasible.push_back({0, "h100-sxm tp=1 w=auto kv=bf16", false, 1, 1, 0.02, 1.0, true});
-  plan.feasible.push_back({1, "h100-sxm tp=2 w=auto kv=bf16", false, 1, 2, 0.03, 0.5, true});
+  plan.feasible.push_back({2, "api gpt-5 (openai)", true, 0, 0, 0.004, std::nullopt, false, {}});
+  plan.feasible.push_back({0, "h100-sxm tp=1 w=auto kv=bf16", false, 1, 1, 0.02, 1.0, true, {}});
+  plan.feasible.push_back({1, "h100-sxm tp=2 w=auto kv=bf16", false, 1, 2, 0.03, 0.5, true, {}});
   auto chart = BuildPlanChart(plan);
   ASSERT_TRUE(chart.ok()) << chart.error().message();
   ASSERT_EQ(chart->series[0].points.size(), 2u);

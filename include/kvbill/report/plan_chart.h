@@ -26,6 +26,10 @@ struct PlanChartPoint {
   double usd_per_task = 0;
   std::optional<double> ttft_p90_s;  // none: an API candidate without --api-latency
   bool pareto = false;               // on the Pareto front of $/task against TTFT p90
+  // What its figures assume rather than measure ("uncalibrated", "weakly
+  // validated", "warns timing_assumed", ...); empty when they rest on the
+  // calibration and its validation alone (docs/plan.md).
+  std::vector<std::string> assumed;
 };
 
 // What the report shows of a plan: its feasible candidates, cheapest first
