@@ -442,6 +442,10 @@ int RunPlan(const Args& args) {
                      {"mean_task_s", rate->mean_task_s},
                      {"tasks_per_day", space.tasks_per_day},
                      {"billing", base->deployment.billing},
+                     // How a candidate's replicas share the requests (the
+                     // scenario's engine.router): it moves prefix-cache hits
+                     // and so the replica counts.
+                     {"router", base->engine.router},
                      {"warnings", nlohmann::ordered_json::array()}};
   // A window whose arrivals are over before a task is: the run ramps up and
   // drains, and never holds the tasks at once that the daily rate does

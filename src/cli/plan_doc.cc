@@ -504,7 +504,13 @@ std::string RenderPlan(const Json& doc, const std::string& format) {
     s << (first ? "" : ", ") << metric << " <= " << FormatFixed(max.get<double>(), 3) << " s";
     first = false;
   }
-  s << "; at most " << doc["space"]["max_gpus"].dump() << " GPUs\n";
+  s << "; at most " << doc["space"]["max_gpus"].dump()
+    << (doc["space"]["max_gpus"] == 1 ? " GPU" : " GPUs");
+  if (doc["workload"].contains("router")) {
+    s << "; replicas share requests by " << doc["workload"]["router"].get<std::string>()
+      << " (engine.router)";
+  }
+  s << "\n";
   s << "candidates: " << counts["enumerated"].dump() << " enumerated";
   std::string filtered;
   std::int64_t filtered_n = 0;

@@ -682,6 +682,27 @@ TEST(PlanCliTest, TheCheapestOnAssumedFiguresNamesTheCheapestValidated) {
             std::string::npos);
 }
 
+// The router that shares a candidate's requests among its replicas is the
+// scenario's engine.router: the plan says which (text and JSON
+// workload.router), round_robin by default.
+TEST(PlanCliTest, ThePlanSaysWhichRouterSharesTheReplicas) {
+  const std::string dir = ::testing::TempDir() + "/plan_router";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/s.json") << R"({"model": "qwen3-8b", "engine": {"router":
+      "session_affinity"}, "trace": {"generator": "chat", "tasks": 4}})";
+  const auto r = RunKvbill("plan --scenario " + dir + "/s.json --gpus h100-sxm --max-gpus 1");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_NE(r.out.find("; at most 1 GPU; replicas share requests by session_affinity "
+                       "(engine.router)\n"),
+            std::string::npos)
+      << r.out;
+  const auto j = RunKvbill(std::string("plan --scenario ") + kScenario +
+                           " --gpus h100-sxm --max-gpus 1 --format json");
+  ASSERT_EQ(j.exit_status, 0) << j.err;
+  EXPECT_EQ(nlohmann::json::parse(j.out)["workload"]["router"], "round_robin");
+  std::filesystem::remove_all(dir);
+}
+
 // SIGINT or SIGTERM while plan simulates the busiest hour: the temporary
 // kvbill-plan-XXXXXX directory holding window.jsonl is gone from $TMPDIR,
 // and plan dies of the signal (re-raised, not an exit status).
