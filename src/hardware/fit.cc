@@ -8,6 +8,7 @@
 #include "kvbill/hardware/format_support.h"
 #include "kvbill/model/kv_footprint.h"
 #include "kvbill/model/weight_bytes.h"
+#include "kvbill/model/weight_format.h"
 
 namespace kvbill {
 namespace {
@@ -247,6 +248,26 @@ std::vector<FitAlternative> SuggestAlternatives(const FitRequest& request,
   };
   auto fp8 = ParseElementFormat("fp8-e4m3");
   auto nvfp4 = ParseElementFormat("nvfp4");
+  // A request whose formats no engine runs here has sizes but no
+  // deployment: a change that keeps those formats does not run either.
+  // Weights that do not run leave nothing to offer; a KV format that does
+  // not run, the narrowest KV format that does (fp8, else bf16).
+  const bool weights_run =
+      request.weight_format == "auto"
+          ? CheckCheckpointRuns(gpu, request.model).ok()
+          : runs(FormatRole::kWeights, ParseWeightFormat(request.weight_format));
+  if (!weights_run) return out;
+  if (!runs(FormatRole::kKvCache, request.kv_format)) {
+    for (const char* name : {"fp8-e4m3", "bf16"}) {
+      auto f = ParseElementFormat(name);
+      if (!runs(FormatRole::kKvCache, f)) continue;
+      FitRequest v = request;
+      v.kv_format = *f;
+      add(std::string(name) + " KV cache (" + request.kv_format.name + " does not run here)", v);
+      break;
+    }
+    return out;
+  }
   if (request.kv_format.element_bits > 8 && runs(FormatRole::kKvCache, fp8)) {
     FitRequest v = request;
     v.kv_format = *fp8;

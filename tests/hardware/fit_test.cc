@@ -116,6 +116,24 @@ TEST(FitTest, AlternativesSayHonestlyWhatFits) {
   }
 }
 
+// A KV format no engine runs on the GPU (NVFP4 on the H100: Blackwell's
+// alone) has sizes but no deployment: a shorter context, a smaller batch or
+// more GPUs keep it and run no better. What is offered is the narrowest KV
+// format that runs, FP8: Qwen3-32B at 32k x 64 then needs 65,524,246,528
+// B of weights + 64 x 32,768 x 131,072 B = 274,877,906,944 B of KV, far
+// past the 76,922,864,271 B an H100 holds: it does not fit either.
+TEST(FitTest, AKvFormatThatDoesNotRunIsReplacedNotKept) {
+  FitRequest r = Qwen32bOnH100(32768, "nvfp4");
+  r.batch = 64;
+  auto rep = EvaluateFit(r);
+  ASSERT_TRUE(rep.ok());
+  const auto alts = SuggestAlternatives(r, *rep);
+  ASSERT_EQ(alts.size(), 1u);
+  EXPECT_EQ(alts[0].change, "fp8-e4m3 KV cache (nvfp4 does not run here)");
+  EXPECT_FALSE(alts[0].fits);
+  EXPECT_EQ(alts[0].needed_bytes, 65524246528LL + 274877906944LL);
+}
+
 // Max batch at 32k: per sequence 8 GiB = 8,589,934,592 B; 11,398,617,743 /
 // 8,589,934,592 = 1.33 -> 1.
 TEST(FitTest, MaxBatchAtContext) {
