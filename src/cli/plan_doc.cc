@@ -469,9 +469,10 @@ std::string RenderPlan(const Json& doc, const std::string& format) {
         << "]: " << warning.value("message", std::string()) << "\n";
     }
   }
-  // A candidate whose own run outlasted the window (its window_short, the
-  // cheapest such one's message): the ranking rests on a ramp-up.
-  if (!window_short) {
+  // A candidate whose own run outlasted the window, or whose day figure a
+  // short window leaves unmeasured (its window_short, the cheapest such
+  // one's message): the ranking rests on a ramp-up.
+  {
     // Feasible ones cheapest first, then the others in candidate order.
     std::vector<const Json*> order;
     for (const Json& row : doc["candidates"]) order.push_back(&row);

@@ -716,10 +716,6 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
     // What makes a run no answer whatever its targets: a backlog (the
     // overloaded warning's bound) or requests refused over max_model_len.
     bool overloaded = false;
-    // The GPU time the day's tasks take, at the window's GPU time per task,
-    // over the GPU time the replicas have in a day; above 1 they cannot
-    // carry the day (the window ran a burst, not a day: window_short).
-    double day_utilization = 0;
     RunNotes notes;
   };
   std::string failure;
@@ -765,34 +761,44 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
     }
     r.checks = CheckSlo(slo, *run);
     r.overloaded = Overloaded(run->queue_s);
-    double day_utilization = 0;
-    {
-      // Busy GPU time at the rental price: the bill less its idle time
-      // (busy billing bills none).
+    // A window too short to measure a day runs a ramp-up: its batches are
+    // smaller than the day's, so the count it finds may be too few. The
+    // day's tasks at its GPU time per task (the bill less its idle time, at
+    // the rental price) against the replicas' 24 hours is said, not held
+    // against the count: those small batches inflate each task's GPU time
+    // (and in a window that measures a day the run itself, at the day's
+    // arrival rate, decides: GPU time busy at small batches is not
+    // capacity, as one GPU busy all day at batch one or two keeps up with
+    // half as many tasks again by batching more).
+    if (workload_short || window_short) {
       const long double busy_usd =
           run->billing == BillingRule::kBusy ? run->cost_usd : run->cost_usd - run->idle_gpu_usd;
       const double rental_day =
           static_cast<double>(replicas * c.tensor_parallel) * o.usd_per_gpu_hour * 24;
-      if (run->tasks > 0 && per_day > 0 && rental_day > 0) {
-        day_utilization =
-            static_cast<double>(busy_usd) / static_cast<double>(run->tasks) * per_day / rental_day;
+      const double day_share = run->tasks > 0 && per_day > 0 && rental_day > 0
+                                   ? static_cast<double>(busy_usd) /
+                                         static_cast<double>(run->tasks) * per_day / rental_day
+                                   : 0;
+      if (day_share > 1) {
+        const std::string figure =
+            "at this run's GPU time per task the day's " + FormatRate(per_day) +
+            " tasks would take " + FormatFixed(day_share * 100, 0) + "% of the " +
+            std::to_string(replicas) +
+            " replica(s)' GPU time, a figure the ramp-up's smaller "
+            "batches inflate, so whether they carry the day is not measured here";
+        if (window_short) {
+          r.notes.warnings.back().message += "; " + figure;
+        } else {
+          r.notes.warnings.push_back({"window_short",
+                                      "the window's tasks arrive over less than a task lasts (the "
+                                      "workload's window_short): " +
+                                          figure});
+        }
       }
-    }
-    // A short window measures each task's GPU time at the ramp-up's smaller
-    // batches, above the day's: its day figure is said, not held against it.
-    if (workload_short || window_short) {
-      if (window_short && day_utilization > 1) {
-        r.notes.warnings.back().message +=
-            "; at this run's GPU time per task the day's tasks would take " +
-            FormatFixed(day_utilization * 100, 0) +
-            "% of the replicas' GPU time, a figure the ramp-up's smaller batches inflate";
-      }
-    } else {
-      r.day_utilization = day_utilization;
     }
     r.held =
         std::all_of(r.checks.begin(), r.checks.end(), [](const SloCheck& k) { return k.held; }) &&
-        !r.overloaded && r.day_utilization <= 1 && r.notes.refused == 0;
+        !r.overloaded && r.notes.refused == 0;
     r.summary = std::move(*run);
     return r;
   };
@@ -821,11 +827,6 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
   // The bound of the overloaded rule the run crossed, as simulate's warning
   // decides it (OverloadedBy).
   auto backlog = [](const Run& r) {
-    if (!r.overloaded && r.day_utilization > 1) {
-      return "overloaded over the day (the day's tasks take " +
-             FormatFixed(r.day_utilization * 100, 0) +
-             "% of the replicas' GPU time at the window's GPU time per task)";
-    }
     return "overloaded (" + OverloadedFigures(r.summary.queue_s) + ")";
   };
   auto fill = [&](const Run& r) {
@@ -862,7 +863,6 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
     if (r.overloaded) {
       worst = std::max(worst, OverloadedDelay(r.summary.queue_s) / kOverloadedQueueP50Seconds);
     }
-    if (r.day_utilization > 1) worst = std::max(worst, r.day_utilization);
     return worst;
   };
   for (int replicas = o.min_replicas; replicas <= o.max_replicas; ++replicas) {
@@ -894,7 +894,7 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
   o.status = "slo_not_met";
   const bool targets_held = std::all_of(closest->checks.begin(), closest->checks.end(),
                                         [](const SloCheck& k) { return k.held; });
-  const bool behind = closest->overloaded || closest->day_utilization > 1;
+  const bool behind = closest->overloaded;
   o.cause = behind && targets_held ? "overloaded" : "slo";
   const std::string counts =
       std::to_string(o.min_replicas) + " to " + std::to_string(o.max_replicas) + " replica(s)";

@@ -165,11 +165,11 @@ TEST(PlanCliTest, AWindowShorterThanTwoSimulatedTasksWarns) {
       // take at least 211,680 s of the one GPU's 86,400 (245%), said as a
       // figure the ramp-up inflates, not held against the candidate.
       const std::string m = w["message"].get<std::string>();
-      const std::string lead = "at this run's GPU time per task the day's tasks would take ";
+      const std::string lead = "at this run's GPU time per task the day's 8,640 tasks would take ";
       const auto at = m.find(lead);
       ASSERT_NE(at, std::string::npos) << m;
       EXPECT_GE(std::stod(m.substr(at + lead.size())), 245) << m;
-      EXPECT_NE(m.find("% of the replicas' GPU time, a figure the ramp-up's smaller batches "
+      EXPECT_NE(m.find("% of the 1 replica(s)' GPU time, a figure the ramp-up's smaller batches "
                        "inflate"),
                 std::string::npos)
           << m;

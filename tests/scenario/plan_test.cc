@@ -401,17 +401,17 @@ TEST(PlanTest, WithoutATargetTheAnswerKeepsUpWithTheArrivals) {
   }
 }
 
-// A window long enough to measure (20 tasks a minute apart, each about half
-// a minute) whose rate is not the day's: at 10,000 tasks a day the GPUs
-// must carry what the window's 20 never ask. Each task decodes 2 x 600
-// tokens one after the other at about batch one, every step reading
-// Qwen3-32B's weights, 32.8e9 x 2 bytes = 65.5 GB, at most at the H100's
-// 3.35 TB/s: 19.6 ms a step, 1,200 steps, at least 23.5 GPU-seconds a task.
-// 10,000 tasks need at least 235,000 GPU-seconds of the 86,400 one GPU has
-// a day: at least 3 replicas of TP 1. The throughput bound, at a full
-// batch, asks for one (1.2e7 tokens a day are 139 a second), and no request
-// queues at 1 replica: only the day's GPU time rules the count out.
-TEST(PlanTest, TheDaysGpuTimeRulesOutReplicasALongWindowFindsIdle) {
+// A window that measures a day is decided by its own run: GPU time busy at
+// small batches is not capacity. 20 tasks a minute apart, each about half a
+// minute of decoding at batch one, on one H100: the GPU's time per task
+// (each task decodes 2 x 600 tokens one step after another, every step
+// reading Qwen3-32B's 65.5 GB of weights at most at 3.35 TB/s: at least
+// 19.6 ms a step, 23.5 s a task) times 10,000 tasks a day is at least
+// 235,000 GPU-seconds, more than the 86,400 of one GPU, yet the run keeps
+// up with its arrivals and meets its target with one replica. The count
+// is the run's (until 2026-12 the day figure ruled out counts the run
+// showed keeping up, where batches would grow with the load).
+TEST(PlanTest, ALongWindowsOwnRunDecidesTheReplicas) {
   const std::string text =
       ScenarioText(WriteTrace("plan_day_rule.jsonl", 20, 60, 600), /*ttft_p90=*/10);
   auto scenario = ParseScenario(text, "plan-small.json");
@@ -420,34 +420,55 @@ TEST(PlanTest, TheDaysGpuTimeRulesOutReplicasALongWindowFindsIdle) {
   space.gpus = {"h100-sxm"};
   space.kv_formats = {"fp8"};
   space.tasks_per_day = 10000;
-  space.max_gpus = 8;
-  auto tp1 = [](const std::vector<CandidateOutcome>& plan) {
-    for (const CandidateOutcome& o : plan) {
-      if (o.candidate.tensor_parallel == 1) return o;
-    }
-    ADD_FAILURE() << "no TP-1 candidate";
-    return CandidateOutcome{};
-  };
-  const CandidateOutcome wide = tp1(DecideAll(text, *scenario, space));
-  EXPECT_EQ(wide.min_replicas, 1);
-  ASSERT_EQ(wide.status, "feasible") << wide.reason;
-  EXPECT_GE(wide.replicas, 3);
-  // The window is not short (the rule would only be said then).
-  for (const RunWarning& w : wide.warnings) EXPECT_NE(w.code, "window_short") << w.message;
-  // Dedicated GPUs all day: the replicas' rent over the day's tasks.
-  EXPECT_DOUBLE_EQ(wide.usd_per_task,
-                   wide.replicas * wide.usd_per_gpu_hour * 24 / space.tasks_per_day);
-
-  // Two GPUs: neither count carries the day, though neither queues.
   space.max_gpus = 2;
-  const CandidateOutcome narrow = tp1(DecideAll(text, *scenario, space));
-  EXPECT_EQ(narrow.status, "slo_not_met") << narrow.reason;
-  EXPECT_EQ(narrow.cause, "overloaded") << narrow.reason;
-  EXPECT_NE(narrow.reason.find("overloaded over the day (the day's tasks take "), std::string::npos)
-      << narrow.reason;
-  // At most 2 replicas and at least 3 needed: above 150% of their GPU time.
-  const auto at = narrow.reason.find("take ") + 5;
-  EXPECT_GT(std::stod(narrow.reason.substr(at)), 150) << narrow.reason;
+  const std::vector<CandidateOutcome> plan = DecideAll(text, *scenario, space);
+  ASSERT_FALSE(plan.empty());
+  const CandidateOutcome& tp1 = plan[0];
+  ASSERT_EQ(tp1.candidate.tensor_parallel, 1);
+  ASSERT_EQ(tp1.status, "feasible") << tp1.reason;
+  EXPECT_EQ(tp1.replicas, 1);
+  for (const RunWarning& w : tp1.warnings) EXPECT_NE(w.code, "window_short") << w.message;
+}
+
+// A window shorter than a task (8 tasks 0.25 s apart, each waiting 2 s for
+// its tool) runs a ramp-up: the day figure is said in a window_short
+// warning of the candidate, not held against its count. At 200,000 tasks a
+// day each task's GPU time is at least 1,200 steps of 19.6 ms (Qwen3-32B's
+// weights at the H100's bandwidth) shared by at most the 8 tasks of the
+// window: 2.94 s, so 588,000 GPU-seconds a day against at most 4 x 86,400
+// = 345,600: above 170% of the replicas' time whatever their count.
+TEST(PlanTest, AShortWindowSaysTheDayFigureWithoutHoldingIt) {
+  const std::string text =
+      ScenarioText(WriteTrace("plan_day_short.jsonl", 8, 0.25, 600), /*ttft_p90=*/30);
+  auto scenario = ParseScenario(text, "plan-small.json");
+  ASSERT_TRUE(scenario.ok()) << scenario.error().message();
+  PlanSpace space;
+  space.gpus = {"h100-sxm"};
+  space.kv_formats = {"fp8"};
+  space.tasks_per_day = 200000;
+  space.max_gpus = 4;
+  const std::vector<CandidateOutcome> plan = DecideAll(text, *scenario, space);
+  ASSERT_FALSE(plan.empty());
+  const CandidateOutcome& tp1 = plan[0];
+  ASSERT_EQ(tp1.candidate.tensor_parallel, 1);
+  ASSERT_EQ(tp1.status, "feasible") << tp1.reason;
+  const RunWarning* said = nullptr;
+  for (const RunWarning& w : tp1.warnings) {
+    if (w.code == "window_short") said = &w;
+  }
+  ASSERT_NE(said, nullptr);
+  const std::string tail = "the day's 200,000 tasks would take ";
+  const auto at = said->message.find(tail);
+  ASSERT_NE(at, std::string::npos) << said->message;
+  std::string percent = said->message.substr(at + tail.size());
+  percent = percent.substr(0, percent.find('%'));
+  std::erase(percent, ',');
+  EXPECT_GT(std::stod(percent), 170) << said->message;
+  EXPECT_NE(said->message.find("% of the " + std::to_string(tp1.replicas) +
+                               " replica(s)' GPU time, a figure the ramp-up's smaller batches "
+                               "inflate"),
+            std::string::npos)
+      << said->message;
 }
 
 // Generated coding agents on Qwen3-8B as shipped (40,960 tokens, no YaRN)
