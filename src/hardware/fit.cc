@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "kvbill/hardware/format_support.h"
 #include "kvbill/model/kv_footprint.h"
 #include "kvbill/model/weight_bytes.h"
 #include "kvbill/model/weight_format.h"
+#include "kvbill/util/units.h"
 
 namespace kvbill {
 namespace {
@@ -89,6 +91,41 @@ std::int64_t UnsplitQueryHeads(const ModelShape& model, int tp) {
   return 0;
 }
 
+// A quantized MLP weight whose split by `tp` GPUs leaves a GPU a part
+// that is not whole quantization blocks (groups): vLLM's and SGLang's
+// block-FP8 layers refuse a partition not a multiple of weight_block_size
+// ("The output_size of gate's and up's weight = 192 is not divisible by
+// weight quantization block_n = 128": Qwen3-235B-A22B-FP8's 1,536 over 8
+// GPUs), and their grouped int4 ones an input partition not a multiple of
+// group_size. Tensor parallelism splits the intermediate dimension (the
+// rows of gate and up, the columns of down), the one not hidden_size;
+// expert parallelism keeps routed experts whole (`experts_split` false).
+struct UnsplitBlock {
+  std::string weight;
+  std::int64_t size = 0;   // the intermediate dimension
+  std::int64_t block = 0;  // the quantization block (group) along it
+};
+std::optional<UnsplitBlock> UnsplitQuantBlocks(const ModelShape& model, int tp,
+                                               bool experts_split) {
+  if (tp <= 1) return std::nullopt;
+  for (const WeightGroup& w : model.weights) {
+    const bool mlp = w.role == ParamRole::kDenseMlp || w.role == ParamRole::kSharedExperts ||
+                     (experts_split && w.role == ParamRole::kRoutedExperts);
+    if (!w.linear || !mlp || w.module_role != w.role) continue;
+    std::int64_t size = 0, block = 0;
+    if (w.rows == model.hidden_size && w.cols != model.hidden_size) {
+      size = w.cols;  // down: split along its input, where groups run too
+      block = w.format.block_cols > 0 ? w.format.block_cols : w.format.group_size;
+    } else if (w.cols == model.hidden_size && w.rows != model.hidden_size) {
+      size = w.rows;  // gate and up: split along their output
+      block = w.format.block_rows;
+    }
+    if (block <= 0) continue;
+    if (size % tp != 0 || (size / tp) % block != 0) return UnsplitBlock{w.name, size, block};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 // DeepSeek-V4's o_groups when `tp` GPUs cannot split them evenly, or 0.
@@ -99,15 +136,30 @@ std::int64_t UnsplitOutputGroups(const ModelShape& model, int tp) {
   return 0;
 }
 
-bool ValidTensorParallel(const ModelShape& model, int tp) {
+bool ValidTensorParallel(const ModelShape& model, int tp, bool experts_split) {
   if (tp < 1) return false;
   if (UnsplitQueryHeads(model, tp) != 0) return false;
   if (UnsplitOutputGroups(model, tp) != 0) return false;
-  return UnsplitKvHeads(model, tp) == 0;
+  if (UnsplitKvHeads(model, tp) != 0) return false;
+  return !UnsplitQuantBlocks(model, tp, experts_split);
 }
 
-std::string TensorParallelProblem(const ModelShape& model, int tp) {
-  if (ValidTensorParallel(model, tp)) return "";
+std::string TensorParallelProblem(const ModelShape& model, int tp, bool experts_split) {
+  if (ValidTensorParallel(model, tp, experts_split)) return "";
+  if (UnsplitQueryHeads(model, tp) == 0 && UnsplitOutputGroups(model, tp) == 0 &&
+      UnsplitKvHeads(model, tp) == 0) {
+    const UnsplitBlock b = *UnsplitQuantBlocks(model, tp, experts_split);
+    const std::string part =
+        b.size % tp == 0 ? FormatWithSeparators(b.size / tp) : "not a whole number";
+    return std::to_string(tp) + " GPUs cannot split model \"" + model.name + "\"'s " + b.weight +
+           " (intermediate size " + FormatWithSeparators(b.size) + ") into whole " +
+           std::to_string(b.block) + "-element quantization blocks: " + part +
+           " a GPU (vLLM and SGLang refuse to load a partition that is not a multiple of the "
+           "checkpoint's weight_block_size or group_size" +
+           (experts_split && b.weight.find("expert") != std::string::npos
+                ? "; expert parallelism keeps the routed experts whole)"
+                : ")");
+  }
   if (const std::int64_t groups = UnsplitOutputGroups(model, tp);
       groups > 0 && UnsplitQueryHeads(model, tp) == 0) {
     return std::to_string(tp) + " GPUs cannot split model \"" + model.name + "\"'s " +

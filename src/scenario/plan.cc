@@ -470,10 +470,14 @@ Result<std::vector<PlanCandidate>> EnumerateCandidates(const Scenario& scenario,
   std::vector<PlanCandidate> out;
   for (const std::string& g : gpus) {
     for (int tp = 1; tp <= space.max_gpus; tp *= 2) {
-      if (!ValidTensorParallel(model, tp)) continue;
-      std::vector<int> eps = {1};
+      // Expert parallelism keeps the routed experts whole, which a block-
+      // quantized checkpoint may need (Qwen3-235B-A22B-FP8 over 8 GPUs).
+      const bool ep_runs = moe && tp > 1 && ValidExpertParallel(model, tp) &&
+                           ValidTensorParallel(model, tp, /*experts_split=*/false);
+      std::vector<int> eps;
+      if (ValidTensorParallel(model, tp)) eps.push_back(1);
       // Expert parallelism over tp GPUs, when each holds a whole expert.
-      if (moe && tp > 1 && ValidExpertParallel(model, tp)) eps.push_back(tp);
+      if (ep_runs) eps.push_back(tp);
       for (int ep : eps) {
         for (const std::string& w : weights) {
           for (const std::string& k : kv) {

@@ -280,7 +280,8 @@ Status TensorParallelFits(const ReadState& state, Scenario* s) {
   const int tp = s->deployment.gpus_per_replica;
   auto model = LoadScenarioModel(*s);
   if (!model) return OkStatus();  // ModelLoads said so
-  const std::string problem = TensorParallelProblem(*model, tp);
+  const std::string problem =
+      TensorParallelProblem(*model, tp, /*experts_split=*/s->deployment.expert_parallel == 1);
   if (problem.empty()) return OkStatus();
   const std::string at = state.Given("/deployment/gpus_per_replica")
                              ? state.At("/deployment/gpus_per_replica")

@@ -325,6 +325,39 @@ TEST(FitTest, TensorParallelMustSplitHeadsEvenly) {
       << TensorParallelProblem(m, 4);
 }
 
+// A block-FP8 checkpoint leaves each GPU whole 128 x 128 blocks of its MLP's
+// intermediate dimension, or vLLM and SGLang refuse to load it.
+// DeepSeek-V3: dense layers of 18,432, experts of 2,048; over 16 GPUs 1,152
+// (9 blocks) and 128 (one); over 32, 576 (4.5 blocks): refused, expert
+// parallelism or not (the dense layers are split either way). MiniMax-M2.5:
+// experts of 1,536 and no dense MLP; over 8 GPUs 192 (1.5 blocks): refused
+// unless expert parallelism keeps each expert whole; over 4, 384 (three).
+TEST(FitTest, TensorParallelKeepsWholeQuantizationBlocks) {
+  auto v3 = LoadModel("deepseek-v3");
+  ASSERT_TRUE(v3.ok()) << v3.error().message();
+  EXPECT_TRUE(ValidTensorParallel(*v3, 16));
+  EXPECT_FALSE(ValidTensorParallel(*v3, 32));
+  EXPECT_FALSE(ValidTensorParallel(*v3, 32, /*experts_split=*/false));
+  EXPECT_NE(TensorParallelProblem(*v3, 32).find(
+                "(intermediate size 18,432) into whole 128-element quantization blocks: 576 a "
+                "GPU (vLLM and SGLang refuse"),
+            std::string::npos)
+      << TensorParallelProblem(*v3, 32);
+  auto m2 = LoadModel(std::string(KVBILL_SOURCE_DIR) + "/tests/data/configs/minimax-m2.5.json");
+  ASSERT_TRUE(m2.ok()) << m2.error().message();
+  EXPECT_TRUE(ValidTensorParallel(*m2, 4));
+  EXPECT_FALSE(ValidTensorParallel(*m2, 8));
+  EXPECT_TRUE(ValidTensorParallel(*m2, 8, /*experts_split=*/false));
+  EXPECT_NE(TensorParallelProblem(*m2, 8).find(
+                "(intermediate size 1,536) into whole 128-element quantization blocks: 192 a GPU"),
+            std::string::npos)
+      << TensorParallelProblem(*m2, 8);
+  EXPECT_NE(TensorParallelProblem(*m2, 8).find("expert parallelism keeps the routed experts whole"),
+            std::string::npos);
+  // The bf16 catalog model of the same shape splits anywhere its heads do.
+  EXPECT_TRUE(ValidTensorParallel(Catalog("qwen3-32b"), 16));
+}
+
 // Expert parallelism gives each GPU whole experts: 8 routed experts split
 // over 1, 2, 4 or 8 GPUs (also 3: 3, 3 and 2 of them, as vLLM's expert map
 // spreads a remainder), not 16 (8 GPUs would hold none); a dense model has

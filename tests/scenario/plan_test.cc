@@ -588,6 +588,30 @@ TEST(PlanTest, ExpertParallelNeverWiderThanTheExperts) {
   EXPECT_EQ(tp_ep, expected);
 }
 
+// MiniMax-M2.5's block-FP8 experts (1,536 wide, 128 x 128 blocks) leave 192
+// a GPU over 8 GPUs, which vLLM refuses to load; expert parallelism keeps
+// each expert whole and runs. So TP 8 is a candidate with EP 8 only; TP 1,
+// 2 and 4 split the experts into 1,536, 768 and 384, whole blocks, and run
+// with or without it.
+TEST(PlanTest, ExpertParallelAloneWhereSplitExpertsBreakTheirBlocks) {
+  auto scenario = ParseScenario(std::string(R"({"model": ")") + KVBILL_SOURCE_DIR +
+                                    R"(/tests/data/configs/minimax-m2.5.json",
+                                    "trace": {"generator": "chat", "tasks": 2}})",
+                                "s.json");
+  ASSERT_TRUE(scenario.ok()) << scenario.error().message();
+  PlanSpace space;
+  space.gpus = {"h200"};
+  space.max_gpus = 8;
+  auto candidates = EnumerateCandidates(*scenario, space);
+  ASSERT_TRUE(candidates.ok()) << candidates.error().message();
+  std::vector<std::pair<int, int>> tp_ep;
+  for (const PlanCandidate& c : *candidates)
+    tp_ep.emplace_back(c.tensor_parallel, c.expert_parallel);
+  const std::vector<std::pair<int, int>> expected = {{1, 1}, {2, 1}, {2, 2},
+                                                     {4, 1}, {4, 4}, {8, 8}};
+  EXPECT_EQ(tp_ep, expected);
+}
+
 TEST(PlanTest, UnknownGpuAndFormatNameTheFlag) {
   auto scenario = ParseScenario("{}", "s.json");
   ASSERT_TRUE(scenario.ok());

@@ -99,12 +99,15 @@ struct FitAlternative {
 std::vector<FitAlternative> SuggestAlternatives(const FitRequest& request, const FitReport& report);
 
 // Whether `tp` GPUs can split this model (vLLM's rule: the query heads divide
-// evenly; KV heads divide evenly or are replicated).
-bool ValidTensorParallel(const ModelShape& model, int tp);
+// evenly; KV heads divide evenly or are replicated; a block- or
+// group-quantized MLP leaves each GPU whole blocks of its intermediate
+// dimension). `experts_split` false: expert parallelism keeps the routed
+// experts whole, so only the dense and shared MLPs are split.
+bool ValidTensorParallel(const ModelShape& model, int tp, bool experts_split = true);
 // Why `tp` GPUs cannot split the model, in one sentence ("3 GPUs cannot
 // split model "qwen3-8b"'s 32 query heads and 8 KV heads evenly (...)");
 // empty when they can. Every command and the scenario rule say the same.
-std::string TensorParallelProblem(const ModelShape& model, int tp);
+std::string TensorParallelProblem(const ModelShape& model, int tp, bool experts_split = true);
 
 // Whether `ep` GPUs can split the model's routed experts, each GPU holding
 // whole experts and at least one: ep is 1, or the model has routed experts
