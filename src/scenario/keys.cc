@@ -18,6 +18,7 @@
 #include "kvbill/trace/generator.h"
 #include "kvbill/trace/importers.h"
 #include "kvbill/util/names.h"
+#include "kvbill/util/units.h"
 #include "util/json_input.h"
 
 namespace kvbill::scenario_keys {
@@ -269,7 +270,10 @@ Status SweepEntry(const Source& source, const std::string& path, const json& val
                   const std::string& pointer, Scenario* s) {
   if (path.empty() || path[0] != '/' || path.starts_with("/sweep") ||
       path.starts_with("/budgets")) {
-    return source.Bad(pointer, "must be a JSON pointer into the scenario, like \"/kv_format\"");
+    return source.Bad(pointer,
+                      "must be a JSON pointer into the scenario outside /sweep and /budgets "
+                      "(a sweep varies the run, not its own axes or the budgets), like "
+                      "\"/kv_format\"");
   }
   if (!value.is_array() || value.empty()) {
     return source.Bad(pointer, "must be a non-empty list of values, got " + Show(value));
@@ -299,6 +303,21 @@ Status SweepEntry(const Source& source, const std::string& path, const json& val
     axis.values.push_back(value[i].dump());
   }
   s->sweep.push_back(axis);
+  // The points are the product of the axes' values: past kMaxSweepPoints
+  // (checked before it can overflow) the sweep is refused.
+  std::int64_t points = 1;
+  std::string product;
+  for (const SweepAxis& a : s->sweep) {
+    const auto n = static_cast<std::int64_t>(a.values.size());
+    product += (product.empty() ? "" : " x ") + std::to_string(n);
+    points = points > kMaxSweepPoints / n ? kMaxSweepPoints + 1 : points * n;
+  }
+  if (points > kMaxSweepPoints) {
+    return source.Bad(pointer, "the sweep's axes make more than " +
+                                   FormatWithSeparators(kMaxSweepPoints) + " points (" + product +
+                                   " values): split it into several scenarios, or sweep fewer "
+                                   "values");
+  }
   return OkStatus();
 }
 
@@ -956,8 +975,9 @@ const std::vector<Key>& ScenarioKeys() {
        .default_text = "none"},
       {.pointer = "/sweep",
        .type = Type::kMap,
-       .meaning = "axes for `kvbill sweep`: JSON pointer into the scenario → non-empty list of "
-                  "distinct values ([ci.md](ci.md))",
+       .meaning = "axes for `kvbill sweep`: JSON pointer into the scenario (outside /sweep and "
+                  "/budgets) → non-empty list of distinct values; at most 1,000,000 points, "
+                  "the product of the axes' values ([ci.md](ci.md))",
        .entry = SweepEntry,
        .schema = SweepSchema,
        .default_text = "none"},

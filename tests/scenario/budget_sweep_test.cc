@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "kvbill/scenario/budget.h"
 #include "kvbill/scenario/sweep.h"
 
@@ -36,7 +38,8 @@ TEST(BudgetSweepTest, BadBudgetsAndAxesNameTheirPointer) {
   EXPECT_EQ(ErrorOf(R"({"budgets": {"hit_rate": {"below": 1}}})"),
             "s.json#/budgets/hit_rate/below: unknown key");
   EXPECT_EQ(ErrorOf(R"({"sweep": {"kv_format": ["fp8"]}})"),
-            "s.json#/sweep/kv_format: must be a JSON pointer into the scenario, like "
+            "s.json#/sweep/kv_format: must be a JSON pointer into the scenario outside /sweep "
+            "and /budgets (a sweep varies the run, not its own axes or the budgets), like "
             "\"/kv_format\"");
   EXPECT_EQ(ErrorOf(R"({"sweep": {"/seed": []}})"),
             "s.json#/sweep/~1seed: must be a non-empty list of values, got []");
@@ -71,6 +74,29 @@ TEST(BudgetSweepTest, ImpossibleBudgetsAndOverlappingAxesAreRefused) {
             "s.json#/sweep/~1kv_format/2: repeats the value \"bf16\"");
   EXPECT_EQ(ErrorOf(R"({"sweep": {"/seed": [1, 1.0]}})"),
             "s.json#/sweep/~1seed/1: repeats the value 1.0");
+  // Eight axes of 256 values are 2^64 points, which a 64-bit count wraps to
+  // 0 (a sweep once printed no point and exited 0); three of 100 are
+  // 1,000,000, the most a sweep may have, and a fourth axis of 2 doubles it.
+  auto axes = [](int n, int values) {
+    nlohmann::json sweep = nlohmann::json::object();
+    for (int a = 0; a < n; ++a) {
+      nlohmann::json v = nlohmann::json::array();
+      for (int i = 0; i < values; ++i) v.push_back(i + 1);
+      sweep["/trace/tasks" + std::string(1, static_cast<char>('a' + a))] = v;
+    }
+    return nlohmann::json({{"sweep", sweep}}).dump();
+  };
+  EXPECT_EQ(ErrorOf(axes(8, 256)),
+            "s.json#/sweep/~1trace~1tasksc: the sweep's axes make more than 1,000,000 points "
+            "(256 x 256 x 256 values): split it into several scenarios, or sweep fewer values");
+  auto million = ParseScenario(axes(3, 100), "s.json");
+  ASSERT_TRUE(million.ok()) << million.error().message();
+  EXPECT_EQ(million->sweep.size(), 3u);
+  EXPECT_EQ(ErrorOf(axes(4, 100))
+                .rfind("s.json#/sweep/~1trace~1tasksd: the sweep's axes make "
+                       "more than 1,000,000 points (100 x 100 x 100 x 100 values)",
+                       0),
+            0u);
 }
 
 // Points are numbered with the first axis varying slowest; shard i of n

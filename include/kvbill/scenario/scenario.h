@@ -144,6 +144,10 @@ struct SweepAxis {
   std::string path;
   std::vector<std::string> values;
 };
+// The most points a scenario's sweep may have (the product of its axes'
+// values): past it a sweep is refused rather than run for days (or, past
+// 2^63, counted wrong).
+inline constexpr std::int64_t kMaxSweepPoints = 1'000'000;
 
 // "pricing": bill the trace at an API provider's cache rules and list prices
 // instead of serving it on the deployment (cost/api_replay.h).
