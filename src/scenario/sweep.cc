@@ -46,6 +46,18 @@ Result<std::string> WithoutSweep(const std::string& text) {
   return doc.dump(2);
 }
 
+// "sweep point 1 (/kv_format = \"fp8\", /seed = 2)": the point and its
+// axes' values, so an error names the setting.
+std::string PointWhere(const SweepPlan& plan, std::int64_t k,
+                       const std::vector<std::string>& values) {
+  std::string where = "sweep point " + std::to_string(k);
+  for (std::size_t a = 0; a < plan.axes.size() && a < values.size(); ++a) {
+    where += (a == 0 ? " (" : ", ") + plan.axes[a].path + " = " + values[a];
+  }
+  if (!plan.axes.empty() && !values.empty()) where += ")";
+  return where;
+}
+
 }  // namespace
 
 Result<SweepPlan> PlanSweep(const std::string& text, const std::string& source, int shard,
@@ -66,26 +78,27 @@ Result<SweepPlan> PlanSweep(const std::string& text, const std::string& source, 
   plan.shard = shard;
   plan.shards = shards;
   for (std::int64_t i = 0; i < plan.count(); ++i) {
-    if (auto p = MakeSweepPoint(plan, plan.index(i)); !p) return p.error();
+    auto p = MakeSweepPoint(plan, plan.index(i));
+    if (!p) return p.error();
+    // An API run and an engine run have other columns: a sweep's points are
+    // all one or all the other, as the scenario is.
+    if (p->scenario.pricing.has_value() != base->pricing.has_value()) {
+      std::string axis = "/pricing";
+      for (const SweepAxis& a : plan.axes) {
+        if (a.path == "/pricing" || a.path.starts_with("/pricing/")) axis = a.path;
+      }
+      return Error(plan.source + "#/sweep: " + PointWhere(plan, p->index, p->values) + ": " +
+                   (base->pricing ? "is an engine run (no \"pricing\") where the scenario is an "
+                                    "API run"
+                                  : "is an API run (\"pricing\" set) where the scenario is an "
+                                    "engine run") +
+                   ": a sweep's points are all one or all the other (their columns differ); "
+                   "sweep " +
+                   axis + " within a scenario that has it, or make two scenarios");
+    }
   }
   return plan;
 }
-
-namespace {
-
-// "sweep point 1 (/kv_format = \"fp8\", /seed = 2)": the point and its
-// axes' values, so an error names the setting.
-std::string PointWhere(const SweepPlan& plan, std::int64_t k,
-                       const std::vector<std::string>& values) {
-  std::string where = "sweep point " + std::to_string(k);
-  for (std::size_t a = 0; a < plan.axes.size() && a < values.size(); ++a) {
-    where += (a == 0 ? " (" : ", ") + plan.axes[a].path + " = " + values[a];
-  }
-  if (!plan.axes.empty() && !values.empty()) where += ")";
-  return where;
-}
-
-}  // namespace
 
 Result<SweepPoint> MakeSweepPoint(const SweepPlan& plan, std::int64_t k) {
   SweepPoint p;

@@ -76,7 +76,7 @@ TEST(BudgetSweepTest, ImpossibleBudgetsAndOverlappingAxesAreRefused) {
             "s.json#/sweep/~1seed/1: repeats the value 1.0");
   // Eight axes of 256 values are 2^64 points, which a 64-bit count wraps to
   // 0 (a sweep once printed no point and exited 0); three of 100 are
-  // 1,000,000, the most a sweep may have, and a fourth axis of 2 doubles it.
+  // 1,000,000, the most a sweep may have, and a fourth of 100 is past it.
   auto axes = [](int n, int values) {
     nlohmann::json sweep = nlohmann::json::object();
     for (int a = 0; a < n; ++a) {
@@ -97,6 +97,31 @@ TEST(BudgetSweepTest, ImpossibleBudgetsAndOverlappingAxesAreRefused) {
                        "more than 1,000,000 points (100 x 100 x 100 x 100 values)",
                        0),
             0u);
+}
+
+// An API run (pricing) and an engine run print other columns: an axis that
+// adds or removes "pricing" would mix them in one table (points once came out
+// in the engine's columns with zeros beside API dollars).
+TEST(BudgetSweepTest, PointsAreAllApiRunsOrAllEngineRuns) {
+  const std::string pricing = R"({"provider": "anthropic", "model": "claude-sonnet-4-5"})";
+  auto adds = ExpandSweep(R"({"trace": {"generator": "chat", "tasks": 1},
+                              "sweep": {"/pricing": [)" +
+                              pricing + R"(]}})",
+                          "s.json");
+  ASSERT_FALSE(adds.ok());
+  EXPECT_NE(adds.error().message().find(
+                "s.json#/sweep: sweep point 0 (/pricing = {\"model\":\"claude-sonnet-4-5\","
+                "\"provider\":\"anthropic\"}): is an API run (\"pricing\" set) where the "
+                "scenario is an engine run"),
+            std::string::npos)
+      << adds.error().message();
+  // Sweeping a field of a scenario's own pricing keeps every point an API run.
+  auto within = ExpandSweep(R"({"trace": {"generator": "chat", "tasks": 1}, "pricing": )" +
+                                pricing + R"(, "sweep": {"/pricing/model": ["claude-sonnet-4-5",
+                                "claude-haiku-4-5"]}})",
+                            "s.json");
+  ASSERT_TRUE(within.ok()) << within.error().message();
+  EXPECT_EQ(within->size(), 2u);
 }
 
 // Points are numbered with the first axis varying slowest; shard i of n
