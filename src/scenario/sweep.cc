@@ -175,6 +175,11 @@ Result<std::vector<SweepRow>> RunSweep(const SweepPlan& plan, int jobs,
     observer.on_restart = [&] { kv = SummaryBuilder(); };
     auto run = RunScenario(point->scenario, workloads, observer);
     if (!run) return refused(run.error());
+    // A deployment vLLM would not start (its pool holds no max_model_len
+    // request) is no run either, as kvbill check fails it.
+    if (std::string why = VllmRefusesToStart(run->totals); !why.empty()) {
+      return not_runnable(std::move(why));
+    }
     RunMetrics metrics;
     metrics.summary = run->summary;
     metrics.kv_read_bytes_per_task = kv.Build();

@@ -46,6 +46,28 @@ TEST(SweepCliTest, RunsTheCartesianProductInOrder) {
             j["points"][0]["summary"]["kv_read_bytes_per_task.mean"].get<double>());
 }
 
+// A point whose pool serves its short requests but holds less than one
+// request of max_model_len (Qwen3-8B's 40,960; a pool of 20,000 tokens) is
+// a deployment vLLM does not start, as kvbill check fails it: not_runnable,
+// with check's reason. 50,000 tokens hold one: that point runs.
+TEST(SweepCliTest, APointVllmWouldNotStartIsANotRunnableRow) {
+  const std::string scenario = ::testing::TempDir() + "/sweep_short_pool.json";
+  std::ofstream(scenario) << R"({"model": "qwen3-8b",
+      "trace": {"generator": "chat", "tasks": 1},
+      "sweep": {"/prefix_cache/capacity_tokens": [20000, 50000]}})";
+  const auto r = RunKvbill("sweep --jobs 1 --scenario " + scenario + " --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["points"].size(), 2u);
+  ASSERT_TRUE(doc["points"][0].contains("not_runnable")) << doc["points"][0].dump();
+  EXPECT_NE(doc["points"][0]["not_runnable"].get<std::string>().find(
+                "holds 20,000 tokens of a sequence, less than one request of max_model_len "
+                "40,960 needs: vLLM refuses to start such a deployment"),
+            std::string::npos)
+      << doc["points"][0].dump();
+  EXPECT_FALSE(doc["points"][1].contains("not_runnable")) << doc["points"][1].dump();
+}
+
 // A point whose deployment cannot serve the workload is a row that says so:
 // a 2,000-token pool cannot hold a generated coding agent's first prompt
 // (thousands of tokens), so point 1 has no figures and the engine's reason
