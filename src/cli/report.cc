@@ -56,8 +56,16 @@ int RunReportCommand(const Args& args) {
   if (!read) return ReportError("report", read.error());
   const std::string& text = read->text;
   const std::string& source = read->source;
-  if (vm.count("price") && !(price > 0)) {
-    return ReportError("report", Error("--price: must be positive"));
+  // As breakeven bounds it (at most what a price sheet may list): past it
+  // the chart's axis is not finite.
+  if (vm.count("price") && !(price > 0 && price <= 1e8)) {
+    return ReportError("report", Error("--price: must be a positive number of dollars per million "
+                                       "tokens, at most 100,000,000"));
+  }
+  // A directory, never standard output: "-" is no directory to make.
+  if (out_dir == "-") {
+    return ReportError("report", Error("--out: - is standard output; report writes "
+                                       "DIR/report.html and its charts, so give a directory"));
   }
   std::vector<double> loads;
   if (vm.count("load")) {

@@ -855,7 +855,16 @@ Result<std::string> BreakevenSection(const Scenario& s, std::optional<double> pr
     y_min = std::min(y_min, *price);
     y_max = std::max(y_max, *price);
   }
-  if (!(y_max > 0)) return Error("no context fits the deployment");
+  // The chart starts at 4,096 tokens: a deployment whose max_model_len or
+  // memory stops short of that has no curve, and the table says why.
+  if (!(y_max > 0)) {
+    return "<section id=\"breakeven\">\n<h2>6. Cost per token against context</h2>\n<p>No "
+           "context from 4,096 tokens up, where the chart starts, fits the deployment (" +
+           (config->max_model_len > 0 && config->max_model_len < 4096
+                ? "its max_model_len is " + FormatWithSeparators(config->max_model_len) + " tokens"
+                : std::string("its KV memory holds less")) +
+           "), so no curve is drawn.</p>\n" + RenderTable(t) + "</section>\n";
+  }
   chart.y_axis.min = std::exp2(std::floor(std::log2(y_min / 1.2)));
   chart.y_axis.max = std::exp2(std::ceil(std::log2(y_max * 1.2)));
   auto svg = RenderSvg(chart);

@@ -103,6 +103,13 @@ Result<OutputKind> CheckOutputPath(const std::string& path) {
     return OutputKind::kNew;
   }
   if (S_ISLNK(st.st_mode)) {
+    // /dev/stdout and /proc/self/fd/N are links to a terminal, pipe or
+    // socket: written as they are (nothing to replace), as a device named
+    // directly is. A link to a file stays refused.
+    struct stat target {};
+    if (stat(path.c_str(), &target) == 0 && !S_ISREG(target.st_mode) && !S_ISDIR(target.st_mode)) {
+      return OutputKind::kDirect;
+    }
     return Error(path +
                  ": is a symbolic link; kvbill does not write through links (give the file it "
                  "points to)");

@@ -138,6 +138,18 @@ TEST_F(OutputPathsCliTest, ASymbolicLinkIsRefusedAndLeftAlone) {
   EXPECT_EQ(Slurp(target), "kept");
 }
 
+// /dev/stdout is a link to the process's standard output (here a pipe):
+// written in place as docs/robustness.md says, like "-o -"; a link to a
+// FIFO too. Only links to files (or directories) are refused.
+TEST_F(OutputPathsCliTest, ALinkToADeviceOrPipeIsWritten) {
+  const auto dash = testing::RunKvbill("kv --model qwen3-8b -o -");
+  ASSERT_EQ(dash.exit_status, 0) << dash.err;
+  const auto dev = testing::RunKvbill("kv --model qwen3-8b -o /dev/stdout");
+  ASSERT_EQ(dev.exit_status, 0) << dev.err;
+  EXPECT_EQ(dev.out, dash.out);
+  EXPECT_FALSE(dev.out.empty());
+}
+
 TEST_F(OutputPathsCliTest, ABadOutputPathFailsBeforeTheWork) {
   // The trace does not exist either: the output path is checked first, so
   // the message is about it (before, the trace's error came first, and a
