@@ -282,10 +282,18 @@ std::vector<Lever> Levers(const Scenario& s) {
     const auto per_gpu = [tp](std::int64_t h) {
       return std::max<std::int64_t>(1, (h + tp - 1) / tp);
     };
-    if (heads >= 2 && per_gpu(heads / 2) < per_gpu(heads)) {
-      levers.push_back({"architecture: " + std::to_string(heads / 2) + " KV heads instead of " +
-                            std::to_string(heads),
-                        {{"/model/set/num_key_value_heads", std::to_string(heads / 2)}}});
+    if (heads >= 2) {
+      Lever half{"architecture: " + std::to_string(heads / 2) + " KV heads instead of " +
+                     std::to_string(heads),
+                 {{"/model/set/num_key_value_heads", std::to_string(heads / 2)}}};
+      if (per_gpu(heads / 2) >= per_gpu(heads)) {
+        half.not_applicable = "with " + std::to_string(tp) + " GPUs a replica and " +
+                              std::to_string(heads) +
+                              " KV heads each GPU keeps one KV head (the heads are replicated), "
+                              "and so it does with half of them: nothing a GPU holds or reads "
+                              "changes";
+      }
+      levers.push_back(std::move(half));
     }
     // Sparse attention's indexer and top-k reads would not survive the
     // rewrite into MLA: no lever rather than one that compares another model.

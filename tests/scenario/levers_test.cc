@@ -131,6 +131,29 @@ TEST(LeversTest, AnNvfp4LeverForALatentCacheOnVllmIsNotApplicable) {
   EXPECT_EQ(lever("llama-3.1-70b", "nvfp4 KV cache").not_applicable, "");
 }
 
+// Llama-3.1-70B has 8 KV heads: over 4 GPUs each keeps 2, and with 4 heads
+// one, so halving them halves what a GPU holds; over 8 GPUs each keeps one
+// either way (replicated), so the lever is listed not applicable, with why
+// (it was left out without a word).
+TEST(LeversTest, HalfTheKvHeadsIsNotApplicableWhereEachGpuKeepsOne) {
+  const auto half = [](int gpus) {
+    auto s = ParseScenario(R"({"model": "llama-3.1-70b", "deployment": {"gpu": "h100-sxm",
+                               "gpus_per_replica": )" +
+                               std::to_string(gpus) + "}}",
+                           "inline.json");
+    EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message());
+    for (const Lever& l : Levers(*s)) {
+      if (l.name == "architecture: 4 KV heads instead of 8") return l;
+    }
+    ADD_FAILURE() << "no half-heads lever at " << gpus << " GPUs";
+    return Lever{};
+  };
+  EXPECT_EQ(half(4).not_applicable, "");
+  EXPECT_EQ(half(8).not_applicable,
+            "with 8 GPUs a replica and 8 KV heads each GPU keeps one KV head (the heads are "
+            "replicated), and so it does with half of them: nothing a GPU holds or reads changes");
+}
+
 // The latent-cache rewrite of a Qwen3-8B scenario in vLLM's int4 cache would
 // run on an MLA backend, which stores no int4: not applicable, saying so
 // (it failed at the variant's scenario check); in bf16 it applies.
