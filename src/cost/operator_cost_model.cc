@@ -523,7 +523,11 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
                            "FlashMLA's sparse kernels; timing " +
                            use.timing);
     } else {
-      describe(kv_run, use);
+      // The note names the kernel that runs (a latent cache's MLA backend,
+      // not the per-head kernel of the format matrix).
+      FormatRun run = kv_run;
+      run.cell.kernel = use.kernel;
+      describe(run, use);
     }
   }
   if (m->mla_) {

@@ -618,6 +618,26 @@ TEST(OperatorCostModelTest, ALatentCacheNamesTheMlaBackend) {
     EXPECT_EQ(info.formats.back().part, "kv_cache");
     EXPECT_EQ(info.formats.back().kernel, kernel);
   }
+  // An fp8 latent cache's note names the same backend (it named the format
+  // matrix's "FlashAttention 3 FP8").
+  auto h200 = LookupGpu("h200");
+  ASSERT_TRUE(h200.ok());
+  EngineProfile vllm;
+  vllm.engine = "vllm";
+  OperatorModelOptions options;
+  options.tensor_parallel = 8;
+  auto fp8 = OperatorCostModel::Make(Catalog("deepseek-v3"), Fmt("fp8"), "auto", *h200, nullptr,
+                                     vllm, options);
+  ASSERT_TRUE(fp8.ok()) << fp8.error().message();
+  bool named = false;
+  for (const std::string& note : (*fp8)->Describe().notes) {
+    if (note.rfind("fp8-e4m3 KV cache on h200", 0) != 0) continue;
+    named = true;
+    EXPECT_NE(note.find("computed as FP8 attention (FlashMLA (Hopper))"), std::string::npos)
+        << note;
+    EXPECT_EQ(note.find("FlashAttention"), std::string::npos) << note;
+  }
+  EXPECT_TRUE(named);
 }
 
 // Expert parallelism keeps experts whole: at a token count where every
