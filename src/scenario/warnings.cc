@@ -592,6 +592,13 @@ void Uncalibrated(const Scenario& scenario, const SimulationTotals& t,
         "iteration times come from the spec-sheet roofline (bandwidth_efficiency or "
         "compute_efficiency is set), which has no CPU or scheduling overheads and is "
         "optimistic under load";
+    // Nor any collective: its GPUs split the work for free.
+    if (scenario.deployment.gpus_per_replica > 1) {
+      why += "; nor does it time tensor parallelism's all-reduces (two a layer over " +
+             std::to_string(scenario.deployment.gpus_per_replica) +
+             " GPUs; the calibrated model times them from the measured tables), so more GPUs a "
+             "replica read as a free speed-up";
+    }
   } else {
     why = "iteration times come from the \"" + model.profile +
           "\" profile without measurements behind it for this deployment";

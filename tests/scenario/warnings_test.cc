@@ -799,6 +799,14 @@ TEST(WarningsTest, UncalibratedWhenTheCostModelSaysSo) {
   r.totals.cost_model.calibrated = false;
   r.totals.cost_model.profile = "roofline";
   EXPECT_EQ(r.Codes(), Codes{"uncalibrated"});
+  // The roofline times no collective: over several GPUs a replica it says so.
+  EXPECT_EQ(r.Message("uncalibrated").find("all-reduces"), std::string::npos);
+  r.scenario.deployment.gpus_per_replica = 8;
+  EXPECT_NE(r.Message("uncalibrated")
+                .find("nor does it time tensor parallelism's all-reduces (two a layer over 8 "
+                      "GPUs;"),
+            std::string::npos)
+      << r.Message("uncalibrated");
 }
 
 // A calibrated run whose regime the profile lists: quiet at a median miss
