@@ -529,7 +529,15 @@ int RunWhatif(const Args& args) {
   auto bill = MakeBill(*usage, *sheet, BillOptions{});
   if (!bill) return ReportError("whatif", bill.error());
   const std::map<std::string, std::int64_t> calls_by_model = CallsByModel(*bill);
-  const std::string logged_model = MainModel(calls_by_model);
+  // The main model is the most used of those the sheet prices: a model
+  // without a price leaves its own tasks unpriced, not the others (an
+  // unpriced model that most calls used stopped every column). With none
+  // priced, the error below names the most used.
+  std::map<std::string, std::int64_t> priced_calls;
+  for (const auto& [model, n] : calls_by_model) {
+    if (sheet->Find(model) != nullptr) priced_calls[model] = n;
+  }
+  const std::string logged_model = MainModel(priced_calls.empty() ? calls_by_model : priced_calls);
   // Codex logs that name no model: bill prices their calls as its legacy
   // fallback (kLegacyCodexModel, marked assumed); the replays take the same
   // model for those turns, not the main one.

@@ -156,6 +156,36 @@ TEST(WhatifCliTest, AMixedLogSaysEachCallHasItsProvidersRules) {
   std::filesystem::remove(log);
 }
 
+// A model the sheet does not price, used by most calls, leaves its own
+// task unpriced; the others are replayed at the priced model (it stopped
+// every column, exit 2). Session s2: one Sonnet 4.5 call of 10 input, 1,000
+// written to the 5-minute cache and 50 output tokens: 10 x 3 + 1,000 x 3.75
+// + 50 x 15 = 4,530 micro-dollars, as recorded.
+TEST(WhatifCliTest, AnUnpricedMainModelLeavesOnlyItsTasksUnpriced) {
+  const std::string log = ::testing::TempDir() + "/whatif_unpriced_main.jsonl";
+  {
+    std::ofstream f(log);
+    const auto line = [&](const char* session, const char* id, const char* model) {
+      f << R"({"type": "assistant", "sessionId": ")" << session
+        << R"(", "timestamp": "2026-01-01T10:00:00Z", "message": {"id": ")" << id
+        << R"(", "model": ")" << model
+        << R"(", "usage": {"input_tokens": 10, "cache_creation_input_tokens": 1000, )"
+        << R"("cache_read_input_tokens": 0, "output_tokens": 50}}})"
+        << "\n";
+    };
+    line("s1", "a1", "claude-foo-9");
+    line("s1", "a2", "claude-foo-9");
+    line("s2", "b1", "claude-sonnet-4-5");
+  }
+  const auto r = RunKvbill("whatif " + log + " --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["tasks"].size(), 2u);
+  EXPECT_TRUE(j["tasks"][0]["cost_usd"]["recorded"].is_null()) << j["tasks"][0].dump();
+  EXPECT_NEAR(j["tasks"][1]["cost_usd"]["recorded"].get<double>(), 0.00453, 1e-12);
+  std::filesystem::remove(log);
+}
+
 TEST(WhatifCliTest, TableAndCsvHaveOneRowPerTaskAndATotal) {
   const auto csv = RunKvbill(std::string("whatif ") + kLog + " --format csv --model gpt-5");
   ASSERT_EQ(csv.exit_status, 0) << csv.err;
