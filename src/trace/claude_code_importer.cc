@@ -159,10 +159,15 @@ class ClaudeCodeReader : public TraceReader {
       ++tool_results_[ChainKey(session, fields.is_sidechain.text == "true", agent)];
       return true;
     }
+    // Lines without "type" that carry message.usage (older Claude Code
+    // versions), and calls keyed by requestId or by nothing, take the DOM
+    // path, as `kvbill bill` reads them.
+    if (fields.type.absent() || fields.type.null()) return false;
     if (!fields.type.Is("assistant") || !fields.message_is_object) return true;
     std::string_view message_id;
     if (fields.message_id.HasEscape() || fields.model.HasEscape()) return false;
-    if (fields.usage.absent() || !fields.message_id.PlainString(&message_id)) return true;
+    if (fields.usage.absent() || fields.usage.null()) return true;
+    if (!fields.message_id.PlainString(&message_id)) return false;
     if (fields.model.Is("<synthetic>")) return true;
     // Content blocks are read by AddObject (HasContentBlock).
     if (line.find("\"tool_use\"") != std::string_view::npos) return false;
@@ -252,14 +257,22 @@ class ClaudeCodeReader : public TraceReader {
       CountToolResults(json);
       return OkStatus();
     }
-    if (json.value("type", Json()) != "assistant") return OkStatus();
+    // A call as `kvbill bill` reads one (docs/billing.md#logs): an
+    // "assistant" line, or one without "type" (older Claude Code versions),
+    // whose message carries usage (null: none); one call per message id,
+    // else per requestId, else the line is one.
+    const Json type = json.value("type", Json());
+    if (!(type == "assistant" || type.is_null())) return OkStatus();
     const auto message = json.find("message");
     if (message == json.end() || !message->is_object()) return OkStatus();
     const auto usage_json = message->find("usage");
+    if (usage_json == message->end() || usage_json->is_null()) return OkStatus();
     const auto id = message->find("id");
-    if (usage_json == message->end() || id == message->end() || !id->is_string()) {
-      return OkStatus();
-    }
+    const auto request = json.find("requestId");
+    const std::string key = id != message->end() && id->is_string() ? id->get<std::string>()
+                            : request != json.end() && request->is_string()
+                                ? "req:" + request->get<std::string>()
+                                : "line:" + where;
     if (message->value("model", Json()) == "<synthetic>") return OkStatus();
     auto model = GetOptionalString(*message, "model");
     if (!model) return Bad(model.error().Within("message").Within(where));
@@ -269,7 +282,7 @@ class ClaudeCodeReader : public TraceReader {
     call->tool_call = HasContentBlock(*message, "tool_use");
     call->where = where;
     call->file = file_;
-    Record(id->get<std::string>(), std::move(*call));
+    Record(key, std::move(*call));
     return OkStatus();
   }
 

@@ -234,6 +234,49 @@ TEST(TraceClaudeCodeImporterTest, TimeRunningBackwardsNamesTheLine) {
   EXPECT_EQ((*lenient)->bad_lines().count, 1);
 }
 
+// Calls as `kvbill bill` reads them: a line without "type" whose message
+// carries usage (older Claude Code versions) is a call; one with no message
+// id is keyed by its requestId, two lines of one requestId one call; a line
+// with neither is a call of its own; "usage": null is no call. Four calls
+// of session s: typeless (input 100), request r1 (two lines, input 200),
+// no id (input 300), an assistant line with an id (input 400).
+TEST(TraceClaudeCodeImporterTest, ReadsTheCallsBillReads) {
+  const std::string path = ::testing::TempDir() + "/claude_code_like_bill.jsonl";
+  {
+    std::ofstream f(path);
+    const auto line = [&](const std::string& type, const std::string& ids, int input,
+                          const std::string& usage_override = "") {
+      f << "{" << type << R"("sessionId": "s", "timestamp": "2026-01-01T10:00:0)" << input / 100
+        << R"(Z", )" << ids << R"("message": {"model": "claude-sonnet-4-5", )"
+        << (usage_override.empty() ? R"("usage": {"input_tokens": )" + std::to_string(input) +
+                                         R"(, "output_tokens": 10})"
+                                   : usage_override)
+        << "}}\n";
+    };
+    line("", "", 100);
+    line(R"("type": "assistant", )", R"("requestId": "r1", )", 200);
+    line(R"("type": "assistant", )", R"("requestId": "r1", )", 200);
+    line(R"("type": "assistant", )", "", 300);
+    line(R"("type": "assistant", )", "", 350, R"("usage": null)");
+    f << R"({"type": "assistant", "sessionId": "s", "timestamp": "2026-01-01T10:00:04Z", )"
+      << R"("message": {"id": "m4", "model": "claude-sonnet-4-5", "usage": {"input_tokens": )"
+      << R"(400, "output_tokens": 10}}})"
+      << "\n";
+  }
+  std::string error;
+  const std::vector<Task> tasks = Import(path, &error);
+  ASSERT_EQ(error, "");
+  ASSERT_EQ(tasks.size(), 1u);
+  ASSERT_EQ(tasks[0].turns.size(), 4u);
+  std::vector<std::int64_t> inputs;
+  for (const Turn& t : tasks[0].turns) {
+    ASSERT_TRUE(t.usage.has_value());
+    inputs.push_back(t.usage->input);
+  }
+  EXPECT_EQ(inputs, (std::vector<std::int64_t>{100, 200, 300, 400}));
+  std::filesystem::remove(path);
+}
+
 // The SWEContextBench usage log (../shared/data/README.md): 300 sessions,
 // 14,507 calls, and each prompt is input + cache creation + cache read.
 TEST(TraceClaudeCodeImporterTest, SweContextBenchLogImportsAs300TasksOf14507Calls) {
