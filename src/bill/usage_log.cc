@@ -42,6 +42,7 @@ Result<CallUsage> UsageFromCounts(const ClaudeUsage& c) {
   result.cache_write_1h = writes->second;
   result.cache_read = c.cache_read.value_or(0);
   result.output = *c.output;
+  result.web_searches = c.web_searches.value_or(0);
   return result;
 }
 
@@ -245,7 +246,8 @@ class LogParser {
             {"inputTokens", &reported.usage.input},
             {"cacheCreationInputTokens", &reported.usage.cache_write_5m},
             {"cacheReadInputTokens", &reported.usage.cache_read},
-            {"outputTokens", &reported.usage.output}};
+            {"outputTokens", &reported.usage.output},
+            {"webSearchRequests", &reported.usage.web_searches}};
         for (const auto& [key, field] : fields) {
           auto value = GetOptionalTokens(entry, key);
           if (!value) return value.error().Within(at);

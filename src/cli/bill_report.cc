@@ -58,11 +58,14 @@ std::string LastActivity(const GroupBill& g, const TimeZone& zone) {
 }
 
 OJson TokensJson(const CallUsage& u) {
-  return {{"input", u.input},
-          {"cache_write_5m", u.cache_write_5m},
-          {"cache_write_1h", u.cache_write_1h},
-          {"cache_read", u.cache_read},
-          {"output", u.output}};
+  OJson j = {{"input", u.input},
+             {"cache_write_5m", u.cache_write_5m},
+             {"cache_write_1h", u.cache_write_1h},
+             {"cache_read", u.cache_read},
+             {"output", u.output}};
+  // Server-side web searches, billed per search: only where there are some.
+  if (u.web_searches > 0) j["web_search_requests"] = u.web_searches;
+  return j;
 }
 
 OJson ModelJson(const ModelBill& m) {
@@ -479,11 +482,19 @@ std::string RenderBillTable(const Bill& bill, const UsageLog& log, const PriceSh
         << " line(s) repeated a call already counted (same message id, request id or Codex\n"
            "running totals) and were not billed again\n";
   }
-  std::int64_t recorded = 0, assumed = 0, fast = 0;
+  std::int64_t recorded = 0, assumed = 0, fast = 0, searches = 0;
   for (const auto& [id, m] : t.by_model) {
     recorded += m.recorded_cost_calls;
     assumed += m.assumed_model_calls;
     fast += m.fast ? m.calls : 0;
+    searches += m.usage.web_searches;
+  }
+  if (searches > 0) {
+    out << "\n"
+        << FormatWithSeparators(searches)
+        << " web search(es) the provider's server ran (usage.server_tool_use) are in the costs,\n"
+           "each at the sheet's web_search_usd or the provider's list price (Anthropic: $10 per\n"
+           "1,000)\n";
   }
   if (recorded > 0) {
     out << "\n"

@@ -1,6 +1,7 @@
 #include "kvbill/cost/api_bill.h"
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 namespace kvbill {
@@ -29,19 +30,40 @@ CallUsage& CallUsage::operator+=(const CallUsage& other) {
   cache_write_1h += other.cache_write_1h;
   cache_read += other.cache_read;
   output += other.output;
+  web_searches += other.web_searches;
   return *this;
 }
+
+namespace {
+
+// The per-search fee of a call's web searches added to its token cost;
+// false on overflow.
+bool AddSearches(const ModelPrice& price, const CallUsage& usage, Money* cost) {
+  if (usage.web_searches <= 0) return true;
+  const Money per = WebSearchFee(price);
+  if (per.pico_usd != 0 &&
+      usage.web_searches > std::numeric_limits<std::int64_t>::max() / per.pico_usd) {
+    return false;
+  }
+  return AddMoney(Money{usage.web_searches * per.pico_usd}, cost);
+}
+
+}  // namespace
 
 Result<CallCost> PriceCall(const ModelPrice& price, const CallUsage& usage) {
   const bool long_context =
       price.long_context_threshold > 0 && usage.prompt() > price.long_context_threshold;
   auto cost = AtRates(long_context ? price.long_context : price.base, usage);
   if (!cost) return cost.error();
+  if (!AddSearches(price, usage, &*cost)) return Error("an amount exceeds the $9,223,372 range");
   return CallCost{*cost, long_context};
 }
 
 Result<Money> PriceTotal(const ModelPrice& price, const CallUsage& usage) {
-  return AtRates(price.base, usage);
+  auto cost = AtRates(price.base, usage);
+  if (!cost) return cost.error();
+  if (!AddSearches(price, usage, &*cost)) return Error("an amount exceeds the $9,223,372 range");
+  return cost;
 }
 
 Result<CacheCreationCost> PriceCacheCreations(const ModelPrice& price,

@@ -47,6 +47,7 @@ CallUsage RecordedCallUsage(const RecordedUsage& r, bool one_hour_writes) {
   u.cache_write_1h = r.cache_creation_1h + (one_hour_writes ? other_writes : 0);
   u.cache_read = r.cache_read;
   u.output = r.output;
+  u.web_searches = r.web_searches;
   return u;
 }
 
@@ -142,6 +143,8 @@ Result<ApiReplayOutcome> ReplayApi(const std::vector<Task>& tasks,
     o.predicted = cache.Serve(timed.time_s, pieces);
     o.predicted.input += after_breakpoint;
     o.predicted.output = request.output;
+    // The call's searches, whatever its cache: billed in every what-if.
+    if (request.usage) o.predicted.web_searches = request.usage->web_searches;
     auto cost = PriceCall(price, o.predicted);
     if (!cost) return cost.error();
     o.cost = cost->cost;

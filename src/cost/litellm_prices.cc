@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <optional>
 #include <regex>
 
@@ -111,6 +112,19 @@ Result<std::optional<ModelPrice>> ReadEntry(const std::string& id, const Json& e
       auto multiplier = ReadFastMultiplier(*us);
       if (!multiplier) return multiplier.error().Within(pointer + "/provider_specific_entry/us");
       price.us_multiplier = *multiplier;
+    }
+  }
+
+  // One web search: LiteLLM's search_context_cost_per_query, by context
+  // size; Anthropic's is one price for all three, and a search of the
+  // medium size is what a provider bills without one asked for.
+  if (const auto it = entry.find("search_context_cost_per_query");
+      it != entry.end() && it->is_object()) {
+    if (const auto medium = it->find("search_context_size_medium");
+        medium != it->end() && medium->is_number() && medium->get<double>() > 0 &&
+        medium->get<double>() <= 1000) {
+      price.web_search_pico_usd = static_cast<std::int64_t>(
+          std::llround(medium->get<double>() * static_cast<double>(kPicoUsdPerUsd)));
     }
   }
 

@@ -81,15 +81,26 @@ Status OnlyKnownKeys(const Json& object, std::initializer_list<std::string_view>
   return OkStatus();
 }
 
+// Dollars for one web search, as pico-dollars: a number from 0 to $1,000.
+Result<std::int64_t> WebSearchPico(const Json& value) {
+  if (!value.is_number())
+    return Error("must be a number of dollars per search, got " + Quote(value));
+  const double usd = value.get<double>();
+  if (!(usd >= 0 && usd <= 1000)) {
+    return Error("must be between 0 and 1,000 dollars per search, got " + Quote(value));
+  }
+  return static_cast<std::int64_t>(std::llround(usd * static_cast<double>(kPicoUsdPerUsd)));
+}
+
 Result<ModelPrice> ReadModel(const std::string& id, const Json& object,
                              const std::string& pointer) {
   if (!object.is_object()) return Error(pointer + ": must be an object");
-  if (auto s =
-          OnlyKnownKeys(object,
-                        {"provider", "aliases", "input", "output", "cache_read", "cache_write_5m",
-                         "cache_write_1h", "cache_storage_per_hour", "fast_multiplier",
-                         "us_multiplier", "long_context", "max_input_tokens", "source", "notes"},
-                        pointer);
+  if (auto s = OnlyKnownKeys(
+          object,
+          {"provider", "aliases", "input", "output", "cache_read", "cache_write_5m",
+           "cache_write_1h", "cache_storage_per_hour", "fast_multiplier", "us_multiplier",
+           "long_context", "max_input_tokens", "web_search_usd", "source", "notes"},
+          pointer);
       !s) {
     return s.error();
   }
@@ -130,6 +141,11 @@ Result<ModelPrice> ReadModel(const std::string& id, const Json& object,
     auto multiplier = ReadFastMultiplier(*it);
     if (!multiplier) return multiplier.error().Within(pointer + "/us_multiplier");
     price.us_multiplier = *multiplier;
+  }
+  if (const auto it = object.find("web_search_usd"); it != object.end()) {
+    auto fee = WebSearchPico(*it);
+    if (!fee) return fee.error().Within(pointer + "/web_search_usd");
+    price.web_search_pico_usd = *fee;
   }
   if (const auto it = object.find("max_input_tokens"); it != object.end()) {
     auto limit = GetTokens(object, "max_input_tokens");
@@ -217,6 +233,12 @@ Status SetField(ModelPrice* price, const Override& o) {
     price->max_input_tokens = static_cast<Tokens>(o.value);
     return OkStatus();
   }
+  if (o.field == "web_search") {
+    auto fee = WebSearchPico(Json(o.value));
+    if (!fee) return fee.error().Within("web_search");
+    price->web_search_pico_usd = *fee;
+    return OkStatus();
+  }
   if (o.field == "fast_multiplier" || o.field == "us_multiplier") {
     double* field = o.field == "fast_multiplier" ? &price->fast_multiplier : &price->us_multiplier;
     if (o.value == 0) {
@@ -253,7 +275,7 @@ Status SetField(ModelPrice* price, const Override& o) {
         "\" (input, output, cache_read, cache_write_5m, cache_write_1h, "
         "cache_storage_per_hour, long_context_threshold, long_input, long_output, long_cache_read, "
         "long_cache_write_5m, long_cache_write_1h, fast_multiplier, us_multiplier, "
-        "max_input_tokens)");
+        "max_input_tokens, web_search)");
   }
   return OkStatus();
 }
@@ -459,6 +481,12 @@ Status ApplyPriceOverrides(const std::vector<std::string>& specs, PriceSheet* sh
     }
   }
   return OkStatus();
+}
+
+Money WebSearchFee(const ModelPrice& price) {
+  if (price.web_search_pico_usd > 0) return Money{price.web_search_pico_usd};
+  if (price.provider == "anthropic") return Money{kAnthropicWebSearchPicoUsd};
+  return Money{};
 }
 
 }  // namespace kvbill

@@ -203,6 +203,7 @@ class ClaudeCodeReader : public TraceReader {
     call.usage.cache_creation = writes->first;
     call.usage.cache_creation_1h = writes->second;
     call.usage.cache_read = usage.cache_read.value_or(0);
+    call.usage.web_searches = usage.web_searches.value_or(0);
     call.usage.output = *usage.output;
     if (!usage.speed.absent() && !usage.speed.null() && !usage.speed.Is("standard")) {
       if (!usage.speed.Is("fast")) return false;  // the DOM path says why
@@ -336,6 +337,7 @@ class ClaudeCodeReader : public TraceReader {
     call.usage.cache_creation = writes->first;
     call.usage.cache_creation_1h = writes->second;
     call.usage.cache_read = counts->cache_read.value_or(0);
+    call.usage.web_searches = counts->web_searches.value_or(0);
     call.usage.output = *counts->output;
     // usage.speed, as `kvbill bill` reads it: "fast" is Anthropic's fast mode.
     if (const auto speed = usage.find("speed");

@@ -80,6 +80,16 @@ bool ScanClaudeUsage(std::string_view usage, ClaudeUsage* out) {
     if (key == "ephemeral_1h_input_tokens") return Count(&scan, &seen[4], &out->direct_1h);
     if (key == "speed") return Capture(&scan, &out->speed);
     if (key == "inference_geo") return Capture(&scan, &out->inference_geo);
+    if (key == "server_tool_use") {
+      if (scan.Peek() != '{') return scan.Skip();
+      bool seen_searches = false;
+      return scan.Object([&](std::string_view member) {
+        if (member == "web_search_requests") {
+          return Count(&scan, &seen_searches, &out->web_searches);
+        }
+        return scan.Skip();
+      });
+    }
     if (key != "cache_creation") return scan.Skip();
     if (seen[5]) return false;
     seen[5] = true;
@@ -128,6 +138,12 @@ Result<ClaudeUsage> ReadClaudeUsageCounts(const Json& usage) {
     auto value = GetOptionalTokens(usage, key);
     if (!value) return value.error();
     *field = *value;
+  }
+  if (const auto tools = usage.find("server_tool_use");
+      tools != usage.end() && tools->is_object()) {
+    auto searches = GetOptionalTokens(*tools, "web_search_requests");
+    if (!searches) return searches.error().Within("server_tool_use");
+    c.web_searches = *searches;
   }
   if (const auto split = usage.find("cache_creation"); split != usage.end() && split->is_object()) {
     for (const auto& [key, field] : {std::pair{"ephemeral_5m_input_tokens", &c.nested_5m},

@@ -81,6 +81,9 @@ struct ClaudeUsage {
   std::optional<Tokens> direct_1h;
   // "cache_creation.ephemeral_5m_input_tokens" when "cache_creation" is an object.
   std::optional<Tokens> nested_5m;
+  // "server_tool_use.web_search_requests": searches the server ran for the
+  // call, billed per search beside the tokens.
+  std::optional<std::int64_t> web_searches;
   RawJson speed;  // "speed": "standard" or "fast" (Anthropic's fast mode)
   // "inference_geo": where the call ran; "us" is Anthropic's US-only
   // inference (UsOnlyOf).

@@ -38,7 +38,7 @@ Result<Span> DecodeSpan(const Json& json) {
 Result<RecordedUsage> DecodeUsage(const Json& json) {
   if (!json.is_object()) return Error("\"usage\" must be an object, got " + Quote(json));
   if (auto s = CheckKeys(json, {"input", "cache_creation", "cache_read", "output",
-                                "cache_creation_1h", "speed", "inference_geo"});
+                                "cache_creation_1h", "speed", "inference_geo", "web_searches"});
       !s) {
     return s.error().Within("usage");
   }
@@ -53,6 +53,9 @@ Result<RecordedUsage> DecodeUsage(const Json& json) {
   auto one_hour = GetOptionalTokens(json, "cache_creation_1h");
   if (!one_hour) return one_hour.error().Within("usage");
   usage.cache_creation_1h = one_hour->value_or(0);
+  auto searches = GetOptionalTokens(json, "web_searches");
+  if (!searches) return searches.error().Within("usage");
+  usage.web_searches = searches->value_or(0);
   if (const auto speed = json.find("speed"); speed != json.end()) {
     if (*speed != "standard" && *speed != "fast") {
       return Error("\"speed\" must be \"standard\" or \"fast\", got " + Quote(*speed))
@@ -206,6 +209,7 @@ bool FastDecodeUsage(JsonScanner* scan, RecordedUsage* usage) {
       usage->fast = speed == "fast";
       return true;
     }
+    if (key == "web_searches") return Mark(&seen, 7) && scan->Count(&usage->web_searches);
     if (key == "inference_geo") {
       std::string_view geo;
       if (!Mark(&seen, 6) || !scan->String(&geo)) return false;
@@ -395,6 +399,7 @@ std::string EncodeTask(const Task& task) {
       }
       if (turn.usage->fast) t["usage"]["speed"] = "fast";
       if (turn.usage->us_only) t["usage"]["inference_geo"] = "us";
+      if (turn.usage->web_searches != 0) t["usage"]["web_searches"] = turn.usage->web_searches;
     }
     if (turn.blocks) {
       t["block_size"] = turn.blocks->block_size;

@@ -69,6 +69,39 @@ TEST(BillTest, CountsACallLoggedOnSeveralLinesAndFilesOnce) {
 // placeholder: msg_a's stub is replaced by its 120-token copy (not counted),
 // msg_b (10) and msg_d (0) are counted, msg_c (11) is not. A Codex call
 // with 5 output tokens reports its final count: not counted.
+// Web searches are billed per search beside the tokens: Anthropic's $10 per
+// 1,000 (a cent each). One Sonnet 4.5 call (the fast path's line) and one
+// Haiku 4.5 call (a line the DOM path reads: its usage carries an unknown
+// nested object too), 3 and 2 searches:
+//   sonnet 10 x 3 + 1,000 x 3.75 + 20,000 x 0.3 + 500 x 15 = 17,280 micro-$,
+//          + 3 x 10,000 = 47,280
+//   haiku  100 x 1 + 50 x 5 = 350, + 2 x 10,000 = 20,350
+// A result line's modelUsage webSearchRequests are priced the same way.
+TEST(BillTest, WebSearchesAreBilledPerSearch) {
+  const std::string text =
+      R"({"type":"assistant","sessionId":"s","timestamp":"2026-01-01T10:00:00Z","message":)"
+      R"({"id":"a","model":"claude-sonnet-4-5","usage":{"input_tokens":10,)"
+      R"("cache_creation_input_tokens":1000,"cache_read_input_tokens":20000,"output_tokens":500,)"
+      R"("server_tool_use":{"web_search_requests":3}}}})"
+      "\n"
+      R"({"type":"assistant","sessionId":"s","timestamp":"2026-01-01T10:00:05Z","message":)"
+      R"({"id":"b","model":"claude-haiku-4-5","usage":{"input_tokens":100,"output_tokens":50,)"
+      R"("server_tool_use":{"web_search_requests":2,"web_fetch_requests":1},)"
+      R"("extra":{"x":[1]}}}})"
+      "\n"
+      R"({"type":"result","session_id":"s","total_cost_usd":0.06763,"modelUsage":)"
+      R"({"claude-sonnet-4-5":{"inputTokens":10,"outputTokens":500,"cacheReadInputTokens":20000,)"
+      R"("cacheCreationInputTokens":1000,"webSearchRequests":3,"costUSD":0.04728}}})"
+      "\n";
+  const Bill bill = MakeOrDie(Read(text));
+  ASSERT_EQ(bill.total.calls, 2);
+  EXPECT_EQ(bill.total.cost.pico_usd, (47280 + 20350) * 1'000'000LL);
+  EXPECT_EQ(bill.total.by_model.at("claude-sonnet-4-5").usage.web_searches, 3);
+  EXPECT_EQ(bill.total.by_model.at("claude-haiku-4-5").usage.web_searches, 2);
+  ASSERT_TRUE(bill.total.reported_usage_cost.has_value());
+  EXPECT_EQ(bill.total.reported_usage_cost->pico_usd, 47280 * 1'000'000LL);
+}
+
 TEST(BillTest, CountsCallsWhoseKeptOutputIsAPlaceholder) {
   const std::string model = "claude-sonnet-4-5-20250929";
   UsageLog log = Read(Assistant("s1", "msg_a", model, "2025-12-12T15:19:59Z", 10, 0, 0, 1) +

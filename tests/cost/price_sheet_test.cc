@@ -121,7 +121,8 @@ TEST(PriceSheetTest, KvbillSheetErrorsCarryAJsonPointer) {
                 R"(, "inputt": 2}}})",
             "p.json#/models/m/inputt: unknown key (known: provider, aliases, input, output, "
             "cache_read, cache_write_5m, cache_write_1h, cache_storage_per_hour, "
-            "fast_multiplier, us_multiplier, long_context, max_input_tokens, source, notes)"},
+            "fast_multiplier, us_multiplier, long_context, max_input_tokens, web_search_usd, "
+            "source, notes)"},
            {R"({"kvbill_prices": 1, "as_of": "x", "source": "y", "modles": {}, "models": {)" +
                 model + "}}}",
             "p.json#/modles: unknown key (known: kvbill_prices, as_of, currency, unit, source, "
@@ -220,7 +221,7 @@ TEST(PriceSheetTest, OverridesChangeAFieldOrAddAModel) {
             "--price \"gpt-5:speed=3\": unknown field \"speed\" (input, output, cache_read, "
             "cache_write_5m, cache_write_1h, cache_storage_per_hour, long_context_threshold, "
             "long_input, long_output, long_cache_read, long_cache_write_5m, long_cache_write_1h, "
-            "fast_multiplier, us_multiplier, max_input_tokens)");
+            "fast_multiplier, us_multiplier, max_input_tokens, web_search)");
   EXPECT_EQ(ApplyPriceOverrides({"new-model:input=1"}, &other).error().message(),
             "--price: model \"new-model\" is not in the price sheet; give at least its input and "
             "output prices");

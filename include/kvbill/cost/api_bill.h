@@ -35,6 +35,10 @@ struct CallUsage {
   Tokens cache_write_1h = 0;  // written to a 1-hour cache
   Tokens cache_read = 0;      // read from the cache
   Tokens output = 0;          // generated, reasoning included
+  // Web searches the provider's server ran for the call (Anthropic's
+  // usage.server_tool_use.web_search_requests), billed per search beside
+  // the tokens (ModelPrice::web_search).
+  std::int64_t web_searches = 0;
 
   Tokens cache_write() const { return cache_write_5m + cache_write_1h; }
   // The whole prompt: input + cache writes + cache reads.

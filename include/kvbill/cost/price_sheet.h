@@ -60,11 +60,22 @@ struct ModelPrice {
   // threshold is the standard one, which the tier's (beta) window extends
   // (InputLimit).
   Tokens max_input_tokens = 0;
+  // One server-side web search (CallUsage::web_searches), pico-dollars;
+  // 0 = none listed (WebSearchFee then takes the provider's).
+  std::int64_t web_search_pico_usd = 0;
   std::string source;  // where the figures come from, with its date
   std::string notes;   // provider rules applied, deviations from the source
 
   bool operator==(const ModelPrice&) const = default;
 };
+
+// What one server-side web search of `price`'s model costs: the sheet's
+// web_search_pico_usd, else its provider's list price (Anthropic: $10 per
+// 1,000 searches, whatever the model), else nothing known ($0).
+Money WebSearchFee(const ModelPrice& price);
+// $10 per 1,000 searches: Anthropic's web search tool, on every model
+// (platform.claude.com pricing, "Web search tool").
+inline constexpr std::int64_t kAnthropicWebSearchPicoUsd = 10'000'000'000;
 
 // An entry of a price file that could not be used, and why: LiteLLM lists
 // some models with only one of the two per-token prices they need.

@@ -86,6 +86,10 @@ struct RecordedUsage {
   // Anthropic's US-only inference (usage.inference_geo "us"): every rate is
   // the price sheet's us_multiplier times the standard one (UsOnlyPrice).
   bool us_only = false;
+  // Web searches the provider's server ran for the call (Anthropic's
+  // usage.server_tool_use.web_search_requests): billed per search, the same
+  // in every what-if of the call.
+  std::int64_t web_searches = 0;
 
   // The whole prompt: input + cache_creation + cache_read.
   Tokens prompt() const { return input + cache_creation + cache_read; }
