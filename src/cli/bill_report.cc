@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/cli_util.h"
+#include "cost/provider_caches.h"
 #include "kvbill/trace/importers.h"
 #include "kvbill/util/units.h"
 
@@ -272,6 +273,31 @@ std::vector<RunWarning> BillWarnings(const Bill& bill) {
   }
   if (std::string w = PlaceholderWarning(bill); !w.empty()) {
     out.push_back(RunWarning{"placeholder_outputs", std::move(w)});
+  }
+  // GPT-5.6 bills cache writes at 1.25x input; a Codex rollout reports no
+  // writes (only cached input), so a call of such a model with an uncached
+  // part past OpenAI's 1,024-token minimum is priced without its writes.
+  std::int64_t unreported = 0;
+  Tokens uncached = 0;
+  for (const CallBill& c : bill.calls) {
+    const std::string& model = c.priced_as.empty() ? c.call->model : std::string(c.priced_as);
+    if (!OpenAiChargesCacheWrites(model) || c.call->usage.cache_write() > 0 ||
+        c.call->usage.input < 1024) {
+      continue;
+    }
+    ++unreported;
+    uncached += c.call->usage.input;
+  }
+  if (unreported > 0) {
+    out.push_back(RunWarning{
+        "cache_writes_unreported",
+        FormatWithSeparators(unreported) +
+            " call(s) of a model that bills cache writes (GPT-5.6: 1.25x the input rate) report "
+            "none (a Codex rollout logs only cached input), though " +
+            FormatWithSeparators(uncached) +
+            " uncached input tokens past OpenAI's 1,024-token minimum were likely written: "
+            "billed as uncached input, their cost here is low by up to a quarter of those "
+            "tokens' input price; `kvbill whatif`'s predicted column infers the writes"});
   }
   return out;
 }

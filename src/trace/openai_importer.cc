@@ -37,6 +37,9 @@ struct Call {
   std::string where;  // "file:line", for errors found after grouping
   Tokens prompt = 0;
   Tokens cached = 0;
+  // Written to the cache (input_tokens_details.cache_write_tokens: the
+  // GPT-5.6 family bills them at 1.25x input); part of prompt, not of cached.
+  Tokens written = 0;
   Tokens output = 0;
   Tokens reasoning = 0;
   std::optional<double> created_s;  // Unix seconds
@@ -72,9 +75,17 @@ Result<Call> ReadUsage(const Json& usage, const UsageDialect& d) {
     return Error(std::string(d.prompt_details) + ": \"cached_tokens\" " + std::to_string(*cached) +
                  " exceeds \"" + d.prompt + "\" " + std::to_string(*prompt));
   }
+  auto written = GetDetail(usage, d.prompt_details, "cache_write_tokens");
+  if (!written) return written.error();
+  if (*cached + *written > *prompt) {
+    return Error(std::string(d.prompt_details) + ": \"cached_tokens\" " + std::to_string(*cached) +
+                 " and \"cache_write_tokens\" " + std::to_string(*written) + " exceed \"" +
+                 d.prompt + "\" " + std::to_string(*prompt));
+  }
   call.prompt = *prompt;
   call.output = *output;
   call.cached = *cached;
+  call.written = *written;
   call.reasoning = std::min(*reasoning, *output);
   return call;
 }
@@ -239,7 +250,8 @@ class OpenAiReader : public GroupingLineReader {
     }
     turn.output = call.output;
     RecordedUsage usage;
-    usage.input = call.prompt - call.cached;
+    usage.input = call.prompt - call.cached - call.written;
+    usage.cache_creation = call.written;
     usage.cache_read = call.cached;
     usage.output = call.output;
     turn.usage = usage;

@@ -9,6 +9,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cli/cli_test_util.h"
@@ -128,6 +129,45 @@ TEST(BillCliTest, PromptsAboveTheModelsWindowAreWarnedOf) {
   // Both calls are billed: 200 input x $5 + 450,000 read x $0.50 + 100
   // output x $25 per Mtok = $0.001 + $0.225 + $0.0025 = $0.2285.
   EXPECT_NEAR(j["total_cost_usd"].get<double>(), 0.2285, 1e-12) << json.out;
+  fs::remove_all(dir);
+}
+
+// GPT-5.6 bills cache writes (1.25x input), which a Codex rollout does not
+// report: two calls, 10,000 uncached input tokens and then 2,016 (12,000 -
+// 9,984 cached), both past 1,024, are billed as uncached input, and the
+// bill says so (12,016 tokens).
+TEST(BillCliTest, UnreportedCacheWritesOfAWriteFeeModelAreWarnedOf) {
+  const fs::path dir = TempDir("codex56");
+  {
+    std::ofstream out(dir / "rollout.jsonl");
+    out << R"({"timestamp":"2026-02-01T10:00:00.000Z","type":"session_meta","payload":)"
+           R"({"id":"cx1","cwd":"/p"}})"
+           "\n"
+           R"({"timestamp":"2026-02-01T10:00:00.500Z","type":"turn_context","payload":)"
+           R"({"model":"gpt-5.6"}})"
+           "\n";
+    for (const auto& [time, input, cached, output, total_in, total_cached, total_out] :
+         std::vector<std::tuple<const char*, int, int, int, int, int, int>>{
+             {"05", 10000, 0, 500, 10000, 0, 500}, {"15", 12000, 9984, 300, 22000, 9984, 800}}) {
+      out << R"({"timestamp":"2026-02-01T10:00:)" << time
+          << R"(.000Z","type":"event_msg","payload":{"type":"token_count","info":)"
+          << R"({"total_token_usage":{"input_tokens":)" << total_in << R"(,"cached_input_tokens":)"
+          << total_cached << R"(,"output_tokens":)" << total_out
+          << R"(},"last_token_usage":{"input_tokens":)" << input << R"(,"cached_input_tokens":)"
+          << cached << R"(,"output_tokens":)" << output << "}}}}\n";
+    }
+  }
+  const auto json = RunKvbill("bill " + (dir / "rollout.jsonl").string() + " --format json");
+  ASSERT_EQ(json.exit_status, 0) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  ASSERT_EQ(j["warnings"].size(), 1u) << json.out;
+  EXPECT_EQ(j["warnings"][0]["code"], "cache_writes_unreported");
+  EXPECT_EQ(j["warnings"][0]["message"].get<std::string>().rfind(
+                "2 call(s) of a model that bills cache writes (GPT-5.6: 1.25x the input rate) "
+                "report none (a Codex rollout logs only cached input), though 12,016 uncached",
+                0),
+            0u)
+      << j["warnings"][0]["message"];
   fs::remove_all(dir);
 }
 

@@ -104,6 +104,35 @@ TEST(TraceOpenAiImporterTest, DetectsBothApisAndBareUsage) {
   EXPECT_EQ(TraceFormatName(TraceFormat::kOpenAi), "openai");
 }
 
+// GPT-5.6 reports the tokens it wrote to the cache (input_tokens_details.
+// cache_write_tokens, billed at 1.25x input): they are the call's cache
+// writes, apart from its uncached input. 12,000 input, 9,984 cached, 1,920
+// written: 96 uncached.
+TEST(TraceOpenAiImporterTest, CacheWriteTokensAreTheCallsWrites) {
+  auto reader =
+      Inline(R"({"id":"a","object":"response","created_at":1,"model":"gpt-5.6",)"
+             R"("usage":{"input_tokens":12000,"output_tokens":300,"input_tokens_details":)"
+             R"({"cached_tokens":9984,"cache_write_tokens":1920}}})");
+  std::string error;
+  const std::vector<Task> tasks = ReadAllTasks(reader.get(), &error);
+  ASSERT_EQ(error, "");
+  ASSERT_EQ(tasks.size(), 1u);
+  ASSERT_TRUE(tasks[0].turns[0].usage.has_value());
+  const RecordedUsage& u = *tasks[0].turns[0].usage;
+  EXPECT_EQ(u.input, 96);
+  EXPECT_EQ(u.cache_creation, 1920);
+  EXPECT_EQ(u.cache_read, 9984);
+  EXPECT_EQ(u.prompt(), 12000);
+  // More cached and written than the prompt holds is an error naming both.
+  auto bad = Inline(R"({"id":"a","object":"response","created_at":1,"usage":{"input_tokens":100,)"
+                    R"("output_tokens":1,"input_tokens_details":{"cached_tokens":60,)"
+                    R"("cache_write_tokens":50}}})");
+  ReadAllTasks(bad.get(), &error);
+  EXPECT_EQ(error,
+            "mem.jsonl:1: usage: input_tokens_details: \"cached_tokens\" 60 and "
+            "\"cache_write_tokens\" 50 exceed \"input_tokens\" 100");
+}
+
 TEST(TraceOpenAiImporterTest, BadLinesNameTheLine) {
   const auto error_of = [](const std::string& text) {
     auto reader = Inline(text);
