@@ -559,6 +559,28 @@ TEST(PlanCliTest, SpeculativeOnPlansTheDeploymentWithADraft) {
   EXPECT_LT(on["slo"]["tpot_s.p90"].get<double>(), off["slo"]["tpot_s.p90"].get<double>());
 }
 
+// Without --speculative a scenario that speculates is planned with its
+// draft, as its formats are planned as written: its one candidate is "on"
+// (the space says so), and --speculative off plans it without.
+TEST(PlanCliTest, AScenarioThatSpeculatesIsPlannedWithItsDraft) {
+  const std::string dir = ::testing::TempDir() + "/plan_own_draft";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/s.json") << R"({"model": "qwen3-8b", "deployment": {"speculative":
+      {"method": "eagle3", "acceptance_rate": 0.5}}, "trace": {"generator": "chat", "tasks": 4}})";
+  const std::string base =
+      "plan --scenario " + dir + "/s.json --gpus h100-sxm --max-gpus 1 --format json";
+  const auto own = RunKvbill(base);
+  ASSERT_EQ(own.exit_status, 0) << own.err;
+  const auto j = nlohmann::json::parse(own.out);
+  EXPECT_EQ(j["space"]["speculative"], nlohmann::json::array({"on"}));
+  ASSERT_EQ(j["candidates"].size(), 1u);
+  EXPECT_EQ(j["candidates"][0]["speculative"], "on");
+  const auto off = RunKvbill(base + " --speculative off");
+  ASSERT_EQ(off.exit_status, 0) << off.err;
+  EXPECT_EQ(nlohmann::json::parse(off.out)["candidates"][0]["speculative"], "off");
+  std::filesystem::remove_all(dir);
+}
+
 TEST(PlanCliTest, GpuPriceOverridesTheCatalog) {
   const std::string base =
       std::string("plan --scenario ") + kScenario + " --gpus h100-sxm --max-gpus 1 --format json";
