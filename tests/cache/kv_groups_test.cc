@@ -129,6 +129,13 @@ TEST(KvGroupsTest, LongestSequenceCountsStatePagesAndWindows) {
   KvPool toy(MakeKvGroupLayout(Toy(), Fmt("bf16"), 1, 16), 1000);
   EXPECT_EQ(toy.capacity_tokens(), 8000);
   EXPECT_EQ(toy.LongestSequence(16), 996 * 16);
+  // Mistral-7B slides every layer (4,096 tokens): a sequence holds at most
+  // ceil(4,096 / 16) + 16 (a 256-token chunk) + 1 = 273 blocks, whatever
+  // its length, so 1,000 pages hold any length: unlimited, as an unlimited
+  // pool (it read 16,001, the bound of the search, as the pool's).
+  KvPool sliding(MakeKvGroupLayout(Catalog("mistral-7b"), Fmt("bf16"), 1, 16), 1000);
+  EXPECT_EQ(sliding.LongestSequence(256), kUnlimitedBlocks);
+  EXPECT_LE(sliding.PeakPages(1'000'000, 256), 1000);
 }
 
 TEST(KvGroupsTest, SlidingGroupHoldsOnlyItsWindow) {
