@@ -380,7 +380,7 @@ std::string SglangKvProblem(const ElementFormat& format) {
   if (stored.count(format.name)) return "";
   return "SGLang stores no " + format.name +
          " KV cache: its --kv-cache-dtype is the model's dtype, bf16, fp8_e4m3 or fp8_e5m2 "
-         "(fp4_e2m1, an MXFP4 cache on Blackwell, is not modelled)";
+         "(its experimental fp4_e2m1, E2M1 with a UE8M0 scale per 16 elements, is not modelled)";
 }
 
 std::string VllmKvProblem(const ElementFormat& format, const ModelShape& model) {

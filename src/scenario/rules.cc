@@ -453,9 +453,9 @@ Status LatentKvIsOneVllmStores(const ReadState& state, Scenario* s) {
 }
 
 // SGLang stores its KV cache as the model's dtype or as fp8 (its
-// --kv-cache-dtype: auto, bf16, fp8_e4m3, fp8_e5m2; fp4_e2m1, an MXFP4
-// cache on Blackwell, is not modelled): no int4, int2, per-token-head fp8
-// or NVFP4 cache.
+// --kv-cache-dtype: auto, bf16, fp8_e4m3, fp8_e5m2; its experimental
+// fp4_e2m1, E2M1 with a UE8M0 scale per 16 elements, is not modelled): no
+// int4, int2, per-token-head fp8 or NVFP4 cache.
 Status KvIsOneSglangStores(const ReadState& state, Scenario* s) {
   if (s->pricing || s->deployment.engine != "sglang") return OkStatus();
   auto kv = ParseElementFormat(s->kv_format);
