@@ -50,8 +50,13 @@ std::string JsonKey(BillView view) {
   }
 }
 
+// "gpt-5 (assumed)" when every call of the row is priced at an assumed
+// model, "gpt-5 (1 of 3 assumed)" when some are.
 std::string ModelLabel(const std::string& id, const ModelBill& m) {
-  return m.assumed_model_calls > 0 ? id + " (assumed)" : id;
+  if (m.assumed_model_calls <= 0) return id;
+  if (m.assumed_model_calls >= m.calls) return id + " (assumed)";
+  return id + " (" + FormatWithSeparators(m.assumed_model_calls) + " of " +
+         FormatWithSeparators(m.calls) + " assumed)";
 }
 
 std::string LastActivity(const GroupBill& g, const TimeZone& zone) {
@@ -489,6 +494,12 @@ std::string RenderBillTable(const Bill& bill, const UsageLog& log, const PriceSh
     group_rows(t, "total");
   }
   out << LayOut(rows, columns);
+  // An empty window reads as a bill of $0: say the logs' calls are outside it.
+  if (t.calls == 0 && !log.calls.empty()) {
+    out << "\nno call falls in the window (--since / --until): the logs' "
+        << FormatWithSeparators(static_cast<std::int64_t>(log.calls.size()))
+        << " call line(s) lie outside it\n";
+  }
   if (t.unpriced_calls > 0) {
     out << "\n+? : plus " << FormatWithSeparators(t.unpriced_calls)
         << " unpriced call(s), see the \"unpriced\" lines\n";

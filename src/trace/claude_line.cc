@@ -167,6 +167,9 @@ Result<std::pair<Tokens, Tokens>> ClaudeCacheWrites(const ClaudeUsage& c) {
                    " differ from \"cache_creation_input_tokens\" " + std::to_string(writes));
     }
   }
+  // Without "cache_creation_input_tokens" the 1-hour share alone is all
+  // that is known written (the 5-minute share absent: none).
+  if (!c.cache_creation && !c.nested_5m) writes = writes_1h;
   if (writes_1h > writes) {
     return Error("1-hour cache writes " + std::to_string(writes_1h) +
                  " exceed \"cache_creation_input_tokens\" " + std::to_string(writes));

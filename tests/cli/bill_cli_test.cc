@@ -171,6 +171,57 @@ TEST(BillCliTest, UnreportedCacheWritesOfAWriteFeeModelAreWarnedOf) {
   fs::remove_all(dir);
 }
 
+// A window with no call is said, not shown as a bill of $0 alone; a model
+// row of which only some calls are priced at an assumed model says how
+// many (the whole row was marked "(assumed)").
+TEST(BillCliTest, AnEmptyWindowAndPartlyAssumedRowsAreSaid) {
+  const fs::path dir = TempDir("empty_window");
+  {
+    std::ofstream out(dir / "log.jsonl");
+    out << R"({"type":"assistant","sessionId":"s1","timestamp":"2025-12-12T15:20:00Z",)"
+        << R"("message":{"id":"m1","model":"claude-sonnet-4-5","usage":{"input_tokens":100,)"
+        << R"("output_tokens":50}}})"
+        << "\n";
+  }
+  const auto r = RunKvbill("bill " + (dir / "log.jsonl").string() + " --since 2030-01-01");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_NE(r.out.find("\nno call falls in the window (--since / --until): the logs' 1 call "
+                       "line(s) lie outside it\n"),
+            std::string::npos)
+      << r.out;
+  const auto in = RunKvbill("bill " + (dir / "log.jsonl").string());
+  EXPECT_EQ(in.out.find("no call falls in the window"), std::string::npos) << in.out;
+  {
+    // Codex: one session naming gpt-5, then one naming none (assumed gpt-5).
+    std::ofstream out(dir / "rollout.jsonl");
+    const auto count = [&](const char* time, int total_in, int in_tokens) {
+      out << R"({"timestamp":"2026-02-01T10:00:)" << time
+          << R"(.000Z","type":"event_msg","payload":{"type":"token_count","info":)"
+          << R"({"total_token_usage":{"input_tokens":)" << total_in
+          << R"(,"cached_input_tokens":0,"output_tokens":10},"last_token_usage":)"
+          << R"({"input_tokens":)" << in_tokens
+          << R"(,"cached_input_tokens":0,"output_tokens":10}}}})"
+          << "\n";
+    };
+    out << R"({"timestamp":"2026-02-01T10:00:00.000Z","type":"session_meta","payload":)"
+        << R"({"id":"a","cwd":"/p"}})"
+        << "\n"
+        << R"({"timestamp":"2026-02-01T10:00:00.500Z","type":"turn_context","payload":)"
+        << R"({"model":"gpt-5"}})"
+        << "\n";
+    count("05", 100, 100);
+    count("06", 300, 200);
+    out << R"({"timestamp":"2026-02-01T10:00:10.000Z","type":"session_meta","payload":)"
+        << R"({"id":"b","cwd":"/p"}})"
+        << "\n";
+    count("15", 50, 50);
+  }
+  const auto by_model = RunKvbill("bill " + (dir / "rollout.jsonl").string() + " --by model");
+  ASSERT_EQ(by_model.exit_status, 0) << by_model.err;
+  EXPECT_NE(by_model.out.find("gpt-5 (1 of 3 assumed)"), std::string::npos) << by_model.out;
+  fs::remove_all(dir);
+}
+
 TEST(BillCliTest, TableShowsKvbillsCostBesideTheReportedOne) {
   const auto r = RunKvbill("bill " + kExcerpt);
   ASSERT_EQ(r.exit_status, 0) << r.err;

@@ -97,6 +97,19 @@ TEST(RecordedOneHourTest, MoreOneHourWritesThanWritesIsAnError) {
       << error;
 }
 
+// The 1-hour split alone, without "cache_creation_input_tokens": the 1-hour
+// writes are all that is known written (it read as writes of 0, exceeded by
+// their own 1-hour share).
+TEST(RecordedOneHourTest, TheOneHourSplitAloneIsTheWrites) {
+  std::string error;
+  auto tasks = ReadClaude(ClaudeLine(R"({"input_tokens":1,"output_tokens":2,)"
+                                     R"("cache_creation":{"ephemeral_1h_input_tokens":200}})"),
+                          &error);
+  ASSERT_EQ(error, "");
+  EXPECT_EQ(tasks.at(0).turns.at(0).usage->cache_creation, 200);
+  EXPECT_EQ(tasks.at(0).turns.at(0).usage->cache_creation_1h, 200);
+}
+
 TEST(RecordedOneHourTest, NativeFormatRoundTripsTheOneHourWrites) {
   Task task;
   task.id = "a";
