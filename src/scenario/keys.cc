@@ -244,6 +244,12 @@ Status BudgetEntry(const Source& source, const std::string& metric, const json& 
   if (metric == "hit_rate" && b.min && *b.min > 1) {
     return source.Bad(pointer + "/min", "is above 1, which no hit_rate is: no run can pass");
   }
+  // A run raises each warning code once at most: its count is 0 or 1.
+  if (metric.starts_with("warnings.") && b.min && *b.min > 1) {
+    return source.Bad(pointer + "/min",
+                      "is above 1, and a run raises each warning once at most (its count is 0 "
+                      "or 1): no run can pass");
+  }
   s->budgets.push_back(b);
   return OkStatus();
 }

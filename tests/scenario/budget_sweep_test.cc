@@ -58,6 +58,11 @@ TEST(BudgetSweepTest, ImpossibleBudgetsAndOverlappingAxesAreRefused) {
             "s.json#/budgets/cost_usd/max: is below 0, which no cost_usd is: no run can pass");
   EXPECT_EQ(ErrorOf(R"({"budgets": {"hit_rate": {"min": 1.5}}})"),
             "s.json#/budgets/hit_rate/min: is above 1, which no hit_rate is: no run can pass");
+  // Each warning code is raised once at most.
+  EXPECT_EQ(ErrorOf(R"({"budgets": {"warnings.overloaded": {"min": 2}}})"),
+            "s.json#/budgets/warnings.overloaded/min: is above 1, and a run raises each warning "
+            "once at most (its count is 0 or 1): no run can pass");
+  EXPECT_TRUE(ParseScenario(R"({"budgets": {"warnings.overloaded": {"min": 1}}})", "s.json").ok());
   for (const char* ok :
        {R"({"budgets": {"hit_rate": {"min": 1}}})", R"({"budgets": {"preemptions": {"max": 0}}})",
         R"({"budgets": {"hit_rate": {"min": -1}}})"}) {
