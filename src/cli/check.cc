@@ -121,6 +121,17 @@ int RunCheck(const Args& args) {
     scenario->trace.generator.clear();
     scenario->trace.format = "auto";
   }
+  // A sweep's points are not checked: the scenario as written is. Said, so
+  // a passing check is not read as every point's.
+  std::string sweep_note;
+  if (!scenario->sweep.empty()) {
+    std::size_t points = 1;
+    for (const SweepAxis& axis : scenario->sweep)
+      points *= std::max<std::size_t>(1, axis.values.size());
+    sweep_note = "the scenario's sweep (" + std::to_string(points) +
+                 " points) is not checked: check runs the scenario as written, without its "
+                 "sweep; check a point by giving it its own scenario";
+  }
   auto outcome = RunScenario(*scenario);
   // A vLLM deployment whose pool cannot hold one max_model_len request
   // does not start (check_enough_kv_cache_memory): it serves nothing,
@@ -147,13 +158,15 @@ int RunCheck(const Args& args) {
         j["budgets"].push_back(std::move(row));
       }
       j["held"] = 0;
-      j["passed"] = false;                              // the exit status: 1
+      j["passed"] = false;  // the exit status: 1
+      if (!sweep_note.empty()) j["sweep_not_checked"] = sweep_note;
       j["warnings"] = nlohmann::ordered_json::array();  // nothing ran to warn
       std::cout << j.dump(2) << "\n";
     } else {
       std::cout << "scenario " << scenario->name << ": 0 of " << scenario->budgets.size()
                 << " budgets hold: the deployment cannot serve the trace\n"
                 << why << "\n";
+      if (!sweep_note.empty()) std::cout << "\nnote: " << sweep_note << "\n";
     }
     return 1;
   }
@@ -197,17 +210,6 @@ int RunCheck(const Args& args) {
     t.AddRow(
         {c.budget.metric, limit, c.not_measured.empty() ? Show(c.actual, bounds) : "-", verdict});
     broken += c.ok ? 0 : 1;
-  }
-  // A sweep's points are not checked: the scenario as written is. Said, so
-  // a passing check is not read as every point's.
-  std::string sweep_note;
-  if (!scenario->sweep.empty()) {
-    std::size_t points = 1;
-    for (const SweepAxis& axis : scenario->sweep)
-      points *= std::max<std::size_t>(1, axis.values.size());
-    sweep_note = "the scenario's sweep (" + std::to_string(points) +
-                 " points) is not checked: check runs the scenario as written, without its "
-                 "sweep; check a point by giving it its own scenario";
   }
   if (format == "json") {
     j["held"] = checks.size() - static_cast<std::size_t>(broken);

@@ -544,6 +544,16 @@ TEST(CheckCliTest, APoolVllmWillNotStartOnFailsTheCheck) {
       << r.out;
   write(R"("engine": {"max_model_len": 32000},)");
   EXPECT_EQ(RunKvbill("check --scenario " + path).exit_status, 0);
+  // With a sweep, the note that its points are not checked stays (it was
+  // dropped when the deployment could not serve).
+  write(R"("sweep": {"/seed": [1, 2]},)");
+  const auto swept = RunKvbill("check --scenario " + path);
+  EXPECT_EQ(swept.exit_status, 1);
+  EXPECT_NE(swept.out.find("note: the scenario's sweep (2 points) is not checked"),
+            std::string::npos)
+      << swept.out;
+  const auto json = RunKvbill("check --format json --scenario " + path);
+  EXPECT_TRUE(nlohmann::json::parse(json.out).contains("sweep_not_checked")) << json.out;
   std::filesystem::remove(path);
 }
 
