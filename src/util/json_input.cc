@@ -179,8 +179,24 @@ std::optional<BasicJson> ParseText(std::string_view text, Problem* problem,
     const std::size_t quote = what.find('\'');
     std::string_view number = quote == std::string_view::npos ? what : what.substr(quote + 1);
     if (!number.empty() && number.back() == '\'') number.remove_suffix(1);
-    *problem =
-        Problem{Problem::Kind::kNumberRange, 0, "number out of range: " + Bounded(number), ""};
+    // Where it stands: its first occurrence as a value, after ':', '[' or
+    // ',' and before ',', ']', '}' or the end, blanks aside (nlohmann gives
+    // no position for this error); text.size() when not found.
+    const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+    const auto is_value = [&](std::size_t at) {
+      std::size_t before = at;
+      while (before > 0 && blank(text[before - 1])) --before;
+      std::size_t after = at + number.size();
+      while (after < text.size() && blank(text[after])) ++after;
+      return before > 0 &&
+             std::string_view(":[,").find(text[before - 1]) != std::string_view::npos &&
+             (after == text.size() ||
+              std::string_view(",]}").find(text[after]) != std::string_view::npos);
+    };
+    std::size_t at = number.empty() ? std::string_view::npos : text.find(number);
+    while (at != std::string_view::npos && !is_value(at)) at = text.find(number, at + 1);
+    *problem = Problem{Problem::Kind::kNumberRange, at == std::string_view::npos ? text.size() : at,
+                       "number out of range: " + Bounded(number), ""};
     return std::nullopt;
   }
   if (duplicates.duplicate()) {
@@ -292,7 +308,8 @@ std::string Describe(const std::string& source, std::string_view text, const Pro
     case Problem::Kind::kDuplicateKey:
       return source + "#" + problem.pointer + ": " + problem.reason;
     case Problem::Kind::kNumberRange:
-      return source + ": not valid JSON: " + problem.reason;
+      if (problem.byte >= text.size()) return source + ": not valid JSON: " + problem.reason;
+      break;
     case Problem::Kind::kTruncated:
     case Problem::Kind::kSyntax:
     case Problem::Kind::kTooDeep:

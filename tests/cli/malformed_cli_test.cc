@@ -193,7 +193,7 @@ std::vector<Case> ScenarioAndModelCases() {
        sim + "scenario_nan_string.json#/deployment/bandwidth_efficiency: must be a number in (0, "
              "1], got \"NaN\"\n"},
       {"simulate --scenario " + kDir + "scenario_infinity.json --out {OUT}",
-       sim + "scenario_infinity.json: not valid JSON: number out of range: 1e999\n"},
+       sim + "scenario_infinity.json:3:42: not valid JSON: number out of range: 1e999\n"},
       {"simulate --scenario " + kDir + "scenario_unknown_key.json --out {OUT}",
        sim + "scenario_unknown_key.json#/deployment/gpu_count: unknown key\n"},
       {"simulate --scenario " + kDir + "scenario_bad_trace.json --out {OUT}",
@@ -240,7 +240,8 @@ std::vector<Case> ScenarioAndModelCases() {
        "kvbill kv: " + kDir +
            "config_huge.json: num_key_value_heads: must be a positive integer, got 1e+20\n"},
       {"kv --model " + kDir + "config_infinity.json -o {OUT}",
-       "kvbill kv: " + kDir + "config_infinity.json: not valid JSON: number out of range: 1e999\n"},
+       "kvbill kv: " + kDir +
+           "config_infinity.json:8:17: not valid JSON: number out of range: 1e999\n"},
       {"kv --model " + kDir + "config_1e300.json -o {OUT}",
        "kvbill kv: " + kDir +
            "config_1e300.json: hidden_size: must be a positive integer, got 1e+300\n"},

@@ -74,6 +74,18 @@ TEST(JsonInputTest, NumbersBeyondADoubleAndTruncationAreTheirOwnKinds) {
   EXPECT_FALSE(Parse("[1e999]", &problem).has_value());
   EXPECT_EQ(problem.kind, Problem::Kind::kNumberRange);
   EXPECT_EQ(problem.reason, "number out of range: 1e999");
+  // Where it stands: nlohmann gives no position, so the number is found in
+  // the text as a value (not in the key "k1e999", nor inside "21e999").
+  const std::string text = "{\"k1e999\": [21e999,\n 1e999]}";
+  EXPECT_FALSE(Parse(text, &problem).has_value());
+  EXPECT_EQ(problem.reason, "number out of range: 21e999");
+  EXPECT_EQ(problem.byte, text.find("21e999"));
+  EXPECT_EQ(Describe("s.json", text, problem),
+            "s.json:1:13: not valid JSON: number out of range: 21e999");
+  const std::string later = "{\"k1e999\": 1,\n \"v\":  1e999 }";
+  EXPECT_FALSE(Parse(later, &problem).has_value());
+  EXPECT_EQ(Describe("s.json", later, problem),
+            "s.json:2:8: not valid JSON: number out of range: 1e999");
   EXPECT_FALSE(Parse(R"({"a":"unclosed)", &problem).has_value());
   EXPECT_EQ(problem.kind, Problem::Kind::kTruncated);
 }
