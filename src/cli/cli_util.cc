@@ -272,6 +272,8 @@ Result<ScenarioText> ReadScenarioText(const std::string& scenario_path, const st
   if (scenario_path == "default") {
     s.text = std::string(EmbeddedFile("default.json").value_or(""));
     s.source = "scenarios/default.json";
+  } else if (auto path = CheckScenarioPath(scenario_path); !path) {
+    return path.error().Within("--scenario");
   } else {
     auto read = ReadFile(scenario_path);
     if (!read) return read.error().Within("--scenario");

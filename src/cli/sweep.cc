@@ -216,6 +216,9 @@ int RunSweepCommand(const Args& args) {
   if (jobs < 1) return ReportError("sweep", Error("--jobs: must be at least 1"));
   auto shard = ParseShard(shard_text);
   if (!shard) return ReportError("sweep", shard.error());
+  if (auto path = CheckScenarioPath(scenario_path); !path) {
+    return ReportError("sweep", path.error().Within("--scenario"));
+  }
   auto text = ReadFile(scenario_path);
   if (!text) return ReportError("sweep", text.error());
   auto base = ParseScenario(*text, scenario_path);

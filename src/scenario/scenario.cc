@@ -59,7 +59,16 @@ Result<Scenario> ParseSweepPointScenario(const std::string& json_text,
   return Parse(json_text, source_name, true);
 }
 
+Status CheckScenarioPath(const std::string& path) {
+  if (path != "-") return OkStatus();
+  // A scenario names files relative to itself: it is read from a file.
+  return Error(
+      "-: standard input, which a scenario is not read from (its relative paths are "
+      "its file's); give the scenario's path");
+}
+
 Result<Scenario> LoadScenario(const std::string& path) {
+  if (auto s = CheckScenarioPath(path); !s) return s.error();
   auto text = ReadFile(path);
   if (!text) return text.error();
   return ParseScenario(*text, path);

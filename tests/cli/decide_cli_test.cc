@@ -572,6 +572,17 @@ TEST(CheckCliTest, ASweepsPointsAreSaidNotToBeChecked) {
             0u);
 }
 
+// "-" is no scenario file: every command that reads one says so (it said
+// "-: file not found").
+TEST(CheckCliTest, AScenarioIsNotReadFromStandardInput) {
+  for (const char* command : {"check", "sweep", "simulate", "compare"}) {
+    const auto r = RunKvbill(std::string(command) + " --scenario -");
+    EXPECT_EQ(r.exit_status, 2) << command;
+    EXPECT_NE(r.err.find("-: standard input, which a scenario is not read from"), std::string::npos)
+        << command << ": " << r.err;
+  }
+}
+
 TEST(CheckCliTest, UnknownMetricNamesThePointer) {
   const std::string path = ::testing::TempDir() + "/bad_budget.json";
   std::ofstream(path) << R"({"budgets": {"cost_per_tusk": {"max": 1}}})";

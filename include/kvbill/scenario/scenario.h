@@ -209,6 +209,9 @@ Result<Scenario> ParseSweepPointScenario(const std::string& json_text, const std
 
 // Reads and parses a scenario file.
 Result<Scenario> LoadScenario(const std::string& path);
+// An error for a scenario path no scenario is read from ("-", standard
+// input: a scenario's relative paths are its file's).
+Status CheckScenarioPath(const std::string& path);
 
 }  // namespace kvbill
 
