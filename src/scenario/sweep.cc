@@ -28,8 +28,28 @@ Result<std::string> WithSetting(const std::string& text, const std::string& poin
       doc["model"] = nlohmann::ordered_json{{"name", doc["model"]}};
     }
     doc[nlohmann::ordered_json::json_pointer(pointer)] = value;
-  } catch (const nlohmann::json::exception& e) {
-    return Error(pointer + ": cannot set: " + e.what());
+  } catch (const nlohmann::json::parse_error&) {
+    return Error(pointer +
+                 ": not a JSON pointer (each \"~\" is followed by 0 or 1, \"~0\" for "
+                 "\"~\" and \"~1\" for \"/\")");
+  } catch (const nlohmann::json::exception&) {
+    // The deepest part of the path the scenario has, and what it holds: a
+    // member of a string, or an index past an array, cannot be set.
+    std::string parent = pointer;
+    std::string held;
+    while (!parent.empty()) {
+      parent = parent.substr(0, parent.rfind('/'));
+      try {
+        const auto& at = doc.at(nlohmann::ordered_json::json_pointer(parent));
+        held = at.type_name();
+        break;
+      } catch (const nlohmann::json::exception&) {
+      }
+    }
+    return Error(pointer + ": cannot set: " + (parent.empty() ? "the scenario" : parent) +
+                 " holds " + (held.empty() ? "an object" : "a " + held) +
+                 (held == "array" ? ", whose indices run from 0 to its length"
+                                  : ", which has no member by that name to set"));
   }
   return doc.dump(2);
 }
@@ -111,7 +131,9 @@ Result<SweepPoint> MakeSweepPoint(const SweepPlan& plan, std::int64_t k) {
     rest %= stride;
     p.values.push_back(v);
     auto edited = WithSetting(point_text, a.path, v);
-    if (!edited) return edited.error().Within(plan.source + "#/sweep/" + a.path.substr(1));
+    if (!edited) {
+      return edited.error().Within(plan.source + "#/sweep/" + json_input::EscapePointerKey(a.path));
+    }
     point_text = std::move(*edited);
   }
   auto scenario = ParseSweepPointScenario(point_text, plan.source);

@@ -129,6 +129,24 @@ TEST(BudgetSweepTest, PointsAreAllApiRunsOrAllEngineRuns) {
   EXPECT_EQ(within->size(), 2u);
 }
 
+// An axis that cannot be set names what the scenario holds there, in the
+// project's words (the JSON library's "[json.exception.out_of_range.404]"
+// leaked through), at the axis's escaped pointer.
+TEST(BudgetSweepTest, AnAxisThatCannotBeSetSaysWhy) {
+  auto string = ExpandSweep(R"({"deployment": {"gpu": "h100-sxm"},
+      "sweep": {"/deployment/gpu/0": ["a100-80gb"]}})",
+                            "s.json");
+  ASSERT_FALSE(string.ok());
+  EXPECT_EQ(string.error().message(),
+            "s.json#/sweep/~1deployment~1gpu~10: /deployment/gpu/0: cannot set: /deployment/gpu "
+            "holds a string, which has no member by that name to set");
+  auto tilde = ExpandSweep(R"({"sweep": {"/a~2b": [1]}})", "s.json");
+  ASSERT_FALSE(tilde.ok());
+  EXPECT_EQ(tilde.error().message(),
+            "s.json#/sweep/~1a~02b: /a~2b: not a JSON pointer (each \"~\" is followed by 0 or 1, "
+            "\"~0\" for \"~\" and \"~1\" for \"/\")");
+}
+
 // Points are numbered with the first axis varying slowest; shard i of n
 // takes k mod n == i.
 TEST(BudgetSweepTest, ShardsPartitionThePoints) {
