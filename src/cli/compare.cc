@@ -441,6 +441,14 @@ int RunCompare(const Args& args) {
               << " list prices";
   }
   std::cout << "); savings against the baseline\n\n" << t.ToText();
+  // Dedicated GPUs bill their idle time apart: a task's dollars are its own
+  // GPU time, which a lever cuts whether or not fewer GPUs could then be
+  // rented (plan sizes them, and its $/day can stay the same).
+  if (!api && base->deployment.billing == "dedicated") {
+    std::cout << "\n$/task: each task's own GPU time at the GPU's price (billing dedicated: idle "
+                 "GPU time is billed apart); with GPUs rented all day a lever saves money where "
+                 "fewer GPUs then carry the load, which `kvbill plan` sizes\n";
+  }
   std::cout << "\nlevers by their value (against the same scenario without the lever):\n";
   for (const std::string& line : values) std::cout << "  " << line << "\n";
   for (const LeverOutcome* o : ranked) {
