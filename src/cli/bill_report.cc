@@ -576,6 +576,14 @@ std::vector<std::string> UnpricedNotes(const Bill& bill, const PriceSheet& sheet
         note += "unpriced: the price file's entry \"" + skipped->id + "\" has no " +
                 skipped->missing + " (add the prices with --price " + model +
                 ":input=...,output=...)";
+      } else if (model.find("claude") == std::string::npos) {
+        // A model without "claude" in its name is a custom entry, whose
+        // cache reads and writes cost its input price unless given: a log's
+        // cached tokens (Claude Code's, a call naming no model) need them.
+        note += "unpriced: no price in the sheet (add one with --price " + model +
+                ":input=...,output=...,cache_read=...,cache_write_5m=...,cache_write_1h=... or "
+                "--prices FILE; an entry without the cache fields prices cache reads and writes "
+                "at its input price, where Anthropic's are 0.1x, 1.25x and 2x)";
       } else {
         note += "unpriced: no price in the sheet (add one with --price " + model +
                 ":input=...,output=... or --prices FILE)";

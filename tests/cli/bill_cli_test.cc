@@ -433,7 +433,9 @@ TEST(BillCliTest, UnpricedModelIsAnExplicitLineAndAWarning) {
   EXPECT_NE(r.out.find("unpriced"), std::string::npos) << r.out;
   EXPECT_EQ(r.err,
             "kvbill bill: 1 call of model \"mystery-9\" unpriced: no price in the sheet (add one "
-            "with --price mystery-9:input=...,output=... or --prices FILE)\n");
+            "with --price mystery-9:input=...,output=...,cache_read=...,cache_write_5m=...,"
+            "cache_write_1h=... or --prices FILE; an entry without the cache fields prices cache "
+            "reads and writes at its input price, where Anthropic's are 0.1x, 1.25x and 2x)\n");
   // With a price it is billed: 100 x $2 + 1 x $8 per Mtok = 208 micro-dollars.
   const auto priced =
       RunKvbill("bill " + file.string() + " --price mystery-9:input=2,output=8 --format json");
