@@ -50,6 +50,13 @@ std::string JsonKey(BillView view) {
   }
 }
 
+// The 1-hour cache writes of a group, over its models.
+Tokens OneHourWrites(const GroupBill& g) {
+  Tokens n = 0;
+  for (const auto& [id, m] : g.by_model) n += m.usage.cache_write_1h;
+  return n;
+}
+
 // "gpt-5 (assumed)" when every call of the row is priced at an assumed
 // model, "gpt-5 (1 of 3 assumed)" when some are.
 std::string ModelLabel(const std::string& id, const ModelBill& m) {
@@ -525,6 +532,13 @@ std::string RenderBillTable(const Bill& bill, const UsageLog& log, const PriceSh
     assumed += m.assumed_model_calls;
     fast += m.fast ? m.calls : 0;
     searches += m.usage.web_searches;
+  }
+  // The table's "cache write" column sums both lifetimes, priced apart.
+  if (OneHourWrites(t) > 0) {
+    out << "\ncache write: 5-minute and 1-hour writes together; "
+        << FormatWithSeparators(OneHourWrites(t))
+        << " of them 1-hour writes, at the 1-hour rate (2x input at Anthropic; JSON and CSV give "
+           "the split)\n";
   }
   if (searches > 0) {
     out << "\n"

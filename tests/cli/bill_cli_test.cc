@@ -222,6 +222,18 @@ TEST(BillCliTest, AnEmptyWindowAndPartlyAssumedRowsAreSaid) {
   fs::remove_all(dir);
 }
 
+// The table's "cache write" column sums both lifetimes; a note says how
+// many were 1-hour writes: tests/data/traces/claude_code_1h.jsonl's calls
+// write 10,000 (msg_h1) and 36,000 (msg_h3) tokens for an hour, 46,000.
+TEST(BillCliTest, OneHourWritesInTheTableAreCounted) {
+  const auto r = RunKvbill("bill tests/data/traces/claude_code_1h.jsonl");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_NE(r.out.find("\ncache write: 5-minute and 1-hour writes together; 46,000 of them "
+                       "1-hour writes"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(BillCliTest, TableShowsKvbillsCostBesideTheReportedOne) {
   const auto r = RunKvbill("bill " + kExcerpt);
   ASSERT_EQ(r.exit_status, 0) << r.err;
