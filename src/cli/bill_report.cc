@@ -533,6 +533,19 @@ std::string RenderBillTable(const Bill& bill, const UsageLog& log, const PriceSh
     fast += m.fast ? m.calls : 0;
     searches += m.usage.web_searches;
   }
+  // Result lines report what the provider billed; calls the transcript
+  // does not hold (or a price the sheet does not know) make the logged
+  // calls' cost differ from it.
+  if (t.reported_cost_usd && *t.reported_cost_usd > 0 && t.unpriced_calls == 0) {
+    const double logged = t.cost.usd(), billed = *t.reported_cost_usd;
+    if (std::fabs(logged - billed) > 0.02 * billed) {
+      out << "\nthe logged calls cost " << FormatUsd(t.cost, 4) << ", "
+          << FormatFixed(100 * logged / billed, 1) << "% of the $" << FormatFixed(billed, 4)
+          << " the provider reported on its result lines: the transcripts do not hold every "
+             "call the runs billed (or hold calls the runs did not), so \"reported\" and "
+             "\"result usage\" are the runs' totals\n";
+    }
+  }
   // The table's "cache write" column sums both lifetimes, priced apart.
   if (OneHourWrites(t) > 0) {
     out << "\ncache write: 5-minute and 1-hour writes together; "

@@ -234,6 +234,28 @@ TEST(BillCliTest, OneHourWritesInTheTableAreCounted) {
       << r.out;
 }
 
+// Result lines report what the provider billed; logged calls that come to
+// much less say the transcript misses calls: one Sonnet 4.5 call of 1,000
+// input and 100 output tokens (1,000 x 3 + 100 x 15 = 4,500 micro-dollars)
+// against a reported $0.01: 45.0%.
+TEST(BillCliTest, LoggedCallsShortOfTheReportedCostAreSaid) {
+  const fs::path dir = TempDir("short_of_reported");
+  std::ofstream(dir / "log.jsonl")
+      << R"({"type":"assistant","sessionId":"s","timestamp":"2026-01-01T10:00:00Z",)"
+      << R"("message":{"id":"m","model":"claude-sonnet-4-5","usage":{"input_tokens":1000,)"
+      << R"("output_tokens":100}}})"
+      << "\n"
+      << R"({"type":"result","session_id":"s","total_cost_usd":0.01})"
+      << "\n";
+  const auto r = RunKvbill("bill " + (dir / "log.jsonl").string());
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_NE(r.out.find("\nthe logged calls cost $0.0045, 45.0% of the $0.0100 the provider "
+                       "reported on its result lines"),
+            std::string::npos)
+      << r.out;
+  fs::remove_all(dir);
+}
+
 TEST(BillCliTest, TableShowsKvbillsCostBesideTheReportedOne) {
   const auto r = RunKvbill("bill " + kExcerpt);
   ASSERT_EQ(r.exit_status, 0) << r.err;
