@@ -16,8 +16,8 @@
 namespace kvbill::cli {
 
 Result<std::unique_ptr<AtomicOutputFile>> AtomicOutputFile::Create(const std::string& path) {
-  if (path == "-") {
-    return std::unique_ptr<AtomicOutputFile>(new AtomicOutputFile(path, "", -1, 0));
+  if (path == "-" || IsStandardOutputPath(path)) {
+    return std::unique_ptr<AtomicOutputFile>(new AtomicOutputFile("-", "", -1, 0));
   }
   auto kind = CheckOutputPath(path);
   if (!kind) return kind.error();

@@ -9,10 +9,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <utility>
 
 #include "kvbill/util/units.h"
@@ -103,9 +105,17 @@ Result<OutputKind> CheckOutputPath(const std::string& path) {
     return OutputKind::kNew;
   }
   if (S_ISLNK(st.st_mode)) {
-    // /dev/stdout and /proc/self/fd/N are links to a terminal, pipe or
-    // socket: written as they are (nothing to replace), as a device named
-    // directly is. A link to a file stays refused.
+    // The process's own descriptors (/dev/stdout, /dev/fd/N,
+    // /proc/self/fd/N) are whatever the shell opened, a file of a
+    // redirection included: written in place, as "-" is. Another link to a
+    // terminal, pipe or socket is written as a device named directly is; a
+    // link to a file stays refused.
+    for (const char* own : {"/dev/stdout", "/dev/stderr", "/dev/fd/", "/proc/self/fd/"}) {
+      const std::string_view prefix(own);
+      if (prefix.back() == '/' ? path.starts_with(prefix) : path == prefix) {
+        return OutputKind::kDirect;
+      }
+    }
     struct stat target {};
     if (stat(path.c_str(), &target) == 0 && !S_ISREG(target.st_mode) && !S_ISDIR(target.st_mode)) {
       return OutputKind::kDirect;
@@ -143,9 +153,18 @@ std::optional<std::string> WriteAll(int fd, const std::string& contents) {
 
 }  // namespace
 
+bool IsStandardOutputPath(const std::string& path) {
+  return path == "/dev/stdout" || path == "/dev/fd/1" || path == "/proc/self/fd/1";
+}
+
 Status WriteFileAtomically(const std::string& path, const std::string& contents) {
   auto kind = CheckOutputPath(path);
   if (!kind) return kind.error();
+  if (IsStandardOutputPath(path)) {
+    std::cout << contents << std::flush;
+    if (!std::cout) return Error(path + ": write failed");
+    return OkStatus();
+  }
   if (*kind == OutputKind::kDirect) {
     const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0) return Error(path + ": cannot open: " + std::strerror(errno));

@@ -148,6 +148,15 @@ TEST_F(OutputPathsCliTest, ALinkToADeviceOrPipeIsWritten) {
   ASSERT_EQ(dev.exit_status, 0) << dev.err;
   EXPECT_EQ(dev.out, dash.out);
   EXPECT_FALSE(dev.out.empty());
+  // Standard output redirected to a file (the link then points to a regular
+  // file): written through the process's own descriptor, after what the
+  // shell wrote before it.
+  const fs::path file = dir_ / "redirected.txt";
+  const auto r =
+      testing::RunCommand("(echo first; '" + std::string(KVBILL_BINARY) +
+                          "' kv --model qwen3-8b -o /dev/stdout) > '" + file.string() + "'");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_EQ(Slurp(file), "first\n" + dash.out);
 }
 
 TEST_F(OutputPathsCliTest, ABadOutputPathFailsBeforeTheWork) {

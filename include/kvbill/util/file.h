@@ -51,6 +51,11 @@ enum class OutputKind {
 // create: <reason>" (a missing or unwritable directory).
 Result<OutputKind> CheckOutputPath(const std::string& path);
 
+// /dev/stdout, /dev/fd/1 or /proc/self/fd/1: the process's standard output,
+// written through it as "-" is (its offset and append mode kept, whatever
+// the shell redirected it to).
+bool IsStandardOutputPath(const std::string& path);
+
 // Writes `contents` to `path`: a new path or a regular file through a
 // temporary file in the same directory that is renamed over `path` only once
 // fully written and flushed (an existing file keeps its permission bits), so
