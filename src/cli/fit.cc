@@ -318,8 +318,10 @@ int RunFit(const Args& args) {
   auto past_limit = [&](const FitAlternative& a) {
     return !ignore_limit && limit.limit > 0 && a.context > limit.limit;
   };
-  if (refused && std::none_of(alternatives.begin(), alternatives.end(),
-                              [&](const FitAlternative& a) { return !past_limit(a); })) {
+  // (Not for a format that does not run here: a shorter context keeps it.)
+  if (refused && runnable &&
+      std::none_of(alternatives.begin(), alternatives.end(),
+                   [&](const FitAlternative& a) { return !past_limit(a); })) {
     // The change that does work: the model's own limit.
     FitRequest v = request;
     v.context = limit.limit;

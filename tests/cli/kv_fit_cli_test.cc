@@ -920,6 +920,19 @@ TEST(PlotCliTest, AModelWithNoCurveInTheRangeIsSaid) {
   std::filesystem::remove(out);
 }
 
+// NVFP4 KV on an H100 runs nowhere: past the model's 40,960 tokens too, the
+// only change offered is a KV format that runs; no "context 40,960 tokens
+// (the model's max_model_len)" row computed in nvfp4.
+TEST(FitCliTest, AFormatThatDoesNotRunGetsNoShorterContextInIt) {
+  const auto r = RunKvbill(
+      "fit --model qwen3-32b --gpu h100-sxm --kv-format nvfp4 --context 200k --batch 4 "
+      "--format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;  // 1 only with --check
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["alternatives"].size(), 1u) << r.out;
+  EXPECT_EQ(j["alternatives"][0]["change"], "fp8-e4m3 KV cache (nvfp4 does not run here)");
+}
+
 TEST(CatalogCliTest, ListsModelsAndGpus) {
   const auto models = RunKvbill("models");
   ASSERT_EQ(models.exit_status, 0) << models.err;
