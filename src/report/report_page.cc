@@ -856,8 +856,9 @@ Result<std::string> BreakevenSection(const Scenario& s, std::optional<double> pr
     y_max = std::max(y_max, *price);
   }
   // The chart starts at 4,096 tokens: a deployment whose max_model_len or
-  // memory stops short of that has no curve, and the table says why.
-  if (!(y_max > 0)) {
+  // memory stops short of that has no curve (the price line alone is no
+  // chart), and the table says why.
+  if (chart.series.empty()) {
     return "<section id=\"breakeven\">\n<h2>6. Cost per token against context</h2>\n<p>No "
            "context from 4,096 tokens up, where the chart starts, fits the deployment (" +
            (config->max_model_len > 0 && config->max_model_len < 4096

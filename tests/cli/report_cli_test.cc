@@ -188,6 +188,11 @@ TEST(ReportCliTest, AContextLimitBelowTheChartsStartIsSaid) {
   EXPECT_NE(page.find("No context from 4,096 tokens up, where the chart starts, fits the "
                       "deployment (its max_model_len is 2,048 tokens), so no curve is drawn."),
             std::string::npos);
+  // With a price line too (it drew an empty chart, without the sentence).
+  const auto priced =
+      RunKvbill("report --scenario " + scenario + " --price 10 --out " + (dir / "priced").string());
+  ASSERT_EQ(priced.exit_status, 0) << priced.err;
+  EXPECT_NE(Slurp(dir / "priced" / "report.html").find("so no curve is drawn."), std::string::npos);
 }
 
 // --plan: a plan's JSON output adds the plan section, its Pareto chart the
