@@ -179,7 +179,8 @@ int RunBreakeven(const Args& args) {
   if (!kv) return ReportError("breakeven", kv.error().Within("--kv-format"));
   // "int4" on vLLM: its int4_per_token_head, as fit and simulate size it.
   kv = EngineKvFormat(kv_name, *kv, *model, "vllm");
-  if (auto problem = TensorParallelProblem(*model, gpus); !problem.empty()) {
+  if (auto problem = TensorParallelProblem(*model, gpus, /*experts_split=*/false);
+      !problem.empty()) {
     return ReportError("breakeven", Error("--gpus: " + problem));
   }
 

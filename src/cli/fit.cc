@@ -297,9 +297,14 @@ int RunFit(const Args& args) {
         << memory_fraction << " leaves of " << gpu->id << "'s usable memory";
     return ReportError("fit", Error(why.str()));
   }
-  if (auto problem = TensorParallelProblem(*model, gpus); !problem.empty()) {
+  // A degree that splits the experts' quantization blocks runs with expert
+  // parallelism (vLLM's --enable-expert-parallel), which holds the same
+  // weights a GPU: sized, and said.
+  if (auto problem = TensorParallelProblem(*model, gpus, /*experts_split=*/false);
+      !problem.empty()) {
     return ReportError("fit", Error("--gpus: " + problem));
   }
+  const std::string expert_parallel_needed = TensorParallelProblem(*model, gpus);
   auto report = EvaluateFit(request);
   if (!report) return ReportError("fit", report.error());
   const ModelLimitCheck limit = CheckModelLimit(*model, *context, *report, ignore_limit, engine);
@@ -434,6 +439,9 @@ int RunFit(const Args& args) {
       j["warnings"].push_back(
           {{"code", "format_not_run"}, {"message", w + " (the sizes are memory's alone)"}});
     }
+    if (!expert_parallel_needed.empty()) {
+      j["expert_parallel_needed"] = expert_parallel_needed;
+    }
     j["per_gpu"] = {{"capacity_bytes", report->capacity_per_gpu_bytes},
                     {"weights_bytes", report->weights_per_gpu_bytes},
                     {"kv_bytes", report->kv_per_gpu_bytes}};
@@ -485,6 +493,11 @@ int RunFit(const Args& args) {
     }
     for (const std::string& w : format_warnings) {
       text << "warning [format_not_run]: " << w << " (the sizes are memory's alone)\n";
+    }
+    if (!expert_parallel_needed.empty()) {
+      text << "note: runs only with expert parallelism (vLLM --enable-expert-parallel, the same "
+              "weights a GPU): without it, "
+           << expert_parallel_needed << "\n";
     }
     // The engine's KV formats are its own limit (SGLang's, vLLM's for a
     // latent cache); the others are the GPU's.

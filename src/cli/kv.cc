@@ -156,7 +156,7 @@ int RunKv(const Args& args) {
   if (vm["block-size"].defaulted() && model->HasCompressedLayers()) block_size = 256;
   // ... and in its fp8 cache, the only one vLLM runs for it.
   if (vm["kv-format"].defaulted() && model->HasCompressedLayers()) kv_format_name = "auto";
-  if (auto problem = TensorParallelProblem(*model, tp); !problem.empty()) {
+  if (auto problem = TensorParallelProblem(*model, tp, /*experts_split=*/false); !problem.empty()) {
     return ReportError("kv", Error("--tp: " + problem));
   }
   auto kv_format = ParseElementFormat(AutoKvFormat(kv_format_name, *model));

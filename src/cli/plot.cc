@@ -177,7 +177,7 @@ int RunPlot(const Args& args) {
     resolved_names.push_back(*resolved);
     auto m = LoadModel(*resolved);
     if (!m) return ReportError("plot", m.error());
-    if (auto problem = TensorParallelProblem(*m, gpus); !problem.empty()) {
+    if (auto problem = TensorParallelProblem(*m, gpus, /*experts_split=*/false); !problem.empty()) {
       return ReportError("plot", Error("--gpus: " + problem));
     }
     if (const std::string problem =

@@ -104,6 +104,7 @@ struct UnsplitBlock {
   std::string weight;
   std::int64_t size = 0;   // the intermediate dimension
   std::int64_t block = 0;  // the quantization block (group) along it
+  bool routed = false;     // a routed expert's (expert parallelism keeps it whole)
 };
 std::optional<UnsplitBlock> UnsplitQuantBlocks(const ModelShape& model, int tp,
                                                bool experts_split) {
@@ -121,7 +122,9 @@ std::optional<UnsplitBlock> UnsplitQuantBlocks(const ModelShape& model, int tp,
       block = w.format.block_rows;
     }
     if (block <= 0) continue;
-    if (size % tp != 0 || (size / tp) % block != 0) return UnsplitBlock{w.name, size, block};
+    if (size % tp != 0 || (size / tp) % block != 0) {
+      return UnsplitBlock{w.name, size, block, w.role == ParamRole::kRoutedExperts};
+    }
   }
   return std::nullopt;
 }
@@ -156,9 +159,7 @@ std::string TensorParallelProblem(const ModelShape& model, int tp, bool experts_
            std::to_string(b.block) + "-element quantization blocks: " + part +
            " a GPU (vLLM and SGLang refuse to load a partition that is not a multiple of the "
            "checkpoint's weight_block_size or group_size" +
-           (experts_split && b.weight.find("expert") != std::string::npos
-                ? "; expert parallelism keeps the routed experts whole)"
-                : ")");
+           (b.routed ? "; expert parallelism keeps the routed experts whole)" : ")");
   }
   if (const std::int64_t groups = UnsplitOutputGroups(model, tp);
       groups > 0 && UnsplitQueryHeads(model, tp) == 0) {
@@ -268,8 +269,10 @@ Result<FitReport> EvaluateFit(const FitRequest& r) {
   const BatchBytes per_seq = SequenceBytes(r, r.context, tp);
   rep.max_batch = free < 0 || per_seq.first == 0 ? 0 : MaxSequences(free, per_seq);
 
+  // Expert parallelism where a split would break the experts' blocks (the
+  // memory is the same: whole experts, experts / n of them a GPU).
   for (int n = 1; n <= 64; n *= 2) {
-    if (!ValidTensorParallel(r.model, n)) continue;
+    if (!ValidTensorParallel(r.model, n, /*experts_split=*/false)) continue;
     const PerGpu bn = Budget(r, *weights, n);
     if (FitsAt(r, bn, r.context, r.batch, n)) {
       rep.min_gpus = n;

@@ -933,6 +933,29 @@ TEST(FitCliTest, AFormatThatDoesNotRunGetsNoShorterContextInIt) {
   EXPECT_EQ(j["alternatives"][0]["change"], "fp8-e4m3 KV cache (nvfp4 does not run here)");
 }
 
+// MiniMax-M2.5's block-FP8 experts (1,536 wide, 128-blocks) split over 8
+// GPUs leave 192 a GPU, which runs only with expert parallelism: fit sizes
+// it and says so; kv sizes its KV (the MLP blocks do not change it); over
+// 4 GPUs (384, three blocks) nothing is said.
+TEST(FitCliTest, ADegreeThatNeedsExpertParallelismIsSizedAndSaid) {
+  const std::string model =
+      std::string(KVBILL_SOURCE_DIR) + "/tests/data/configs/minimax-m2.5.json";
+  const auto fit =
+      RunKvbill("fit --model " + model + " --gpu h200 --gpus 8 --context 8k --format json");
+  ASSERT_EQ(fit.exit_status, 0) << fit.err;
+  const auto j = nlohmann::json::parse(fit.out);
+  ASSERT_TRUE(j.contains("expert_parallel_needed")) << fit.out;
+  EXPECT_NE(j["expert_parallel_needed"].get<std::string>().find("192 a GPU"), std::string::npos);
+  const auto text = RunKvbill("fit --model " + model + " --gpu h200 --gpus 8 --context 8k");
+  EXPECT_NE(text.out.find("note: runs only with expert parallelism"), std::string::npos)
+      << text.out;
+  EXPECT_EQ(RunKvbill("kv --model " + model + " --tp 8").exit_status, 0);
+  const auto four =
+      RunKvbill("fit --model " + model + " --gpu h200 --gpus 4 --context 8k --format json");
+  ASSERT_EQ(four.exit_status, 0) << four.err;
+  EXPECT_FALSE(nlohmann::json::parse(four.out).contains("expert_parallel_needed"));
+}
+
 TEST(CatalogCliTest, ListsModelsAndGpus) {
   const auto models = RunKvbill("models");
   ASSERT_EQ(models.exit_status, 0) << models.err;
