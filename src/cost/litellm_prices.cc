@@ -121,7 +121,7 @@ Result<std::optional<ModelPrice>> ReadEntry(const std::string& id, const Json& e
   if (const auto it = entry.find("search_context_cost_per_query");
       it != entry.end() && it->is_object()) {
     if (const auto medium = it->find("search_context_size_medium");
-        medium != it->end() && medium->is_number() && medium->get<double>() > 0 &&
+        medium != it->end() && medium->is_number() && medium->get<double>() >= 0 &&
         medium->get<double>() <= 1000) {
       price.web_search_pico_usd = static_cast<std::int64_t>(
           std::llround(medium->get<double>() * static_cast<double>(kPicoUsdPerUsd)));

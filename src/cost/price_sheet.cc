@@ -484,7 +484,7 @@ Status ApplyPriceOverrides(const std::vector<std::string>& specs, PriceSheet* sh
 }
 
 Money WebSearchFee(const ModelPrice& price) {
-  if (price.web_search_pico_usd > 0) return Money{price.web_search_pico_usd};
+  if (price.web_search_pico_usd) return Money{*price.web_search_pico_usd};
   if (price.provider == "anthropic") return Money{kAnthropicWebSearchPicoUsd};
   return Money{};
 }

@@ -100,6 +100,15 @@ TEST(BillTest, WebSearchesAreBilledPerSearch) {
   EXPECT_EQ(bill.total.by_model.at("claude-haiku-4-5").usage.web_searches, 2);
   ASSERT_TRUE(bill.total.reported_usage_cost.has_value());
   EXPECT_EQ(bill.total.reported_usage_cost->pico_usd, 47280 * 1'000'000LL);
+  // A listed fee of 0 is a price (free searches), not "none listed".
+  ModelPrice free = *Sheet().Find("claude-sonnet-4-5");
+  free.web_search_pico_usd = 0;
+  CallUsage three;
+  three.web_searches = 3;
+  EXPECT_EQ(WebSearchFee(free).pico_usd, 0);
+  EXPECT_EQ(PriceCall(free, three)->cost.pico_usd, 0);
+  free.web_search_pico_usd.reset();
+  EXPECT_EQ(PriceCall(free, three)->cost.pico_usd, 3 * kAnthropicWebSearchPicoUsd);
 }
 
 TEST(BillTest, CountsCallsWhoseKeptOutputIsAPlaceholder) {

@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,8 +62,8 @@ struct ModelPrice {
   // (InputLimit).
   Tokens max_input_tokens = 0;
   // One server-side web search (CallUsage::web_searches), pico-dollars;
-  // 0 = none listed (WebSearchFee then takes the provider's).
-  std::int64_t web_search_pico_usd = 0;
+  // none listed: WebSearchFee takes the provider's (0 is a price: free).
+  std::optional<std::int64_t> web_search_pico_usd;
   std::string source;  // where the figures come from, with its date
   std::string notes;   // provider rules applied, deviations from the source
 
