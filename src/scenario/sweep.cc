@@ -27,7 +27,47 @@ Result<std::string> WithSetting(const std::string& text, const std::string& poin
     if (pointer.starts_with("/model/") && doc.contains("model") && doc["model"].is_string()) {
       doc["model"] = nlohmann::ordered_json{{"name", doc["model"]}};
     }
-    doc[nlohmann::ordered_json::json_pointer(pointer)] = value;
+    // Into an array only at an index it has: past its end the JSON library
+    // pads it with nulls (an axis /x/1000000000 took all memory), and an
+    // index that is not a plain number is no element.
+    const nlohmann::ordered_json::json_pointer where(pointer);
+    const nlohmann::ordered_json* node = &doc;
+    std::string at;
+    for (std::size_t start = 1; start <= pointer.size() && node != nullptr;) {
+      const std::size_t slash = std::min(pointer.find('/', start), pointer.size());
+      const std::string token = pointer.substr(start, slash - start);
+      if (node->is_array()) {
+        const bool digits = !token.empty() && token.size() <= 9 &&
+                            token.find_first_not_of("0123456789") == std::string::npos &&
+                            (token == "0" || token[0] != '0');
+        if (!digits || std::stoul(token) >= node->size()) {
+          return Error(pointer + ": cannot set: " + (at.empty() ? "the scenario" : at) +
+                       (node->empty() ? std::string(" is an empty array: it has no element to set")
+                                      : " is an array of " + std::to_string(node->size()) +
+                                            (node->size() == 1 ? " element" : " elements") +
+                                            ": an index from 0 to " +
+                                            std::to_string(node->size() - 1) + " sets one"));
+        }
+        node = &(*node)[std::stoul(token)];
+      } else if (node->is_object()) {
+        std::string key;
+        for (std::size_t i = 0; i < token.size(); ++i) {
+          if (token[i] == '~' && i + 1 < token.size()) {
+            key += token[i + 1] == '1' ? '/' : '~';
+            ++i;
+          } else {
+            key += token[i];
+          }
+        }
+        const auto it = node->find(key);
+        node = it == node->end() ? nullptr : &*it;
+      } else {
+        node = nullptr;  // a member of a scalar: the library says so below
+      }
+      at = pointer.substr(0, slash);
+      start = slash + 1;
+    }
+    doc[where] = value;
   } catch (const nlohmann::json::parse_error&) {
     return Error(pointer +
                  ": not a JSON pointer (each \"~\" is followed by 0 or 1, \"~0\" for "

@@ -140,6 +140,20 @@ TEST(BudgetSweepTest, AnAxisThatCannotBeSetSaysWhy) {
   EXPECT_EQ(string.error().message(),
             "s.json#/sweep/~1deployment~1gpu~10: /deployment/gpu/0: cannot set: /deployment/gpu "
             "holds a string, which has no member by that name to set");
+  // An array element it has, and no other: past the end the JSON library
+  // padded the array with nulls (an index of 10^9 took all memory).
+  for (const char* index : {"5", "1000000000", "abc", "01"}) {
+    auto past = ExpandSweep(std::string(R"({"model": {"name": "qwen3-8b", "set":
+        {"architectures": ["Qwen3ForCausalLM"]}}, "sweep": {"/model/set/architectures/)") +
+                                index + R"(": ["X"]}})",
+                            "s.json");
+    ASSERT_FALSE(past.ok()) << index;
+    EXPECT_NE(past.error().message().find(
+                  ": cannot set: /model/set/architectures is an array of 1 element: an index "
+                  "from 0 to 0 sets one"),
+              std::string::npos)
+        << past.error().message();
+  }
   auto tilde = ExpandSweep(R"({"sweep": {"/a~2b": [1]}})", "s.json");
   ASSERT_FALSE(tilde.ok());
   EXPECT_EQ(tilde.error().message(),
