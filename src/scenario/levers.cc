@@ -289,9 +289,9 @@ std::vector<Lever> Levers(const Scenario& s) {
       if (per_gpu(heads / 2) >= per_gpu(heads)) {
         half.not_applicable = "with " + std::to_string(tp) + " GPUs a replica and " +
                               std::to_string(heads) +
-                              " KV heads each GPU keeps one KV head (the heads are replicated), "
-                              "and so it does with half of them: nothing a GPU holds or reads "
-                              "changes";
+                              " KV heads each GPU keeps one KV head, and with half of them it "
+                              "still keeps one (a head replicated on two GPUs): nothing a GPU "
+                              "holds or reads changes";
       }
       levers.push_back(std::move(half));
     }

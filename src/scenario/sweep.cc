@@ -152,9 +152,9 @@ Result<SweepPlan> PlanSweep(const std::string& text, const std::string& source, 
                                     "API run"
                                   : "is an API run (\"pricing\" set) where the scenario is an "
                                     "engine run") +
-                   ": a sweep's points are all one or all the other (their columns differ); "
-                   "sweep " +
-                   axis + " within a scenario that has it, or make two scenarios");
+                   ": a sweep prints the scenario's kind of columns (an API run's and an "
+                   "engine run's differ); sweep " +
+                   axis + " within a scenario that has \"pricing\", or make two scenarios");
     }
   }
   return plan;

@@ -150,8 +150,9 @@ TEST(LeversTest, HalfTheKvHeadsIsNotApplicableWhereEachGpuKeepsOne) {
   };
   EXPECT_EQ(half(4).not_applicable, "");
   EXPECT_EQ(half(8).not_applicable,
-            "with 8 GPUs a replica and 8 KV heads each GPU keeps one KV head (the heads are "
-            "replicated), and so it does with half of them: nothing a GPU holds or reads changes");
+            "with 8 GPUs a replica and 8 KV heads each GPU keeps one KV head, and with half of "
+            "them it still keeps one (a head replicated on two GPUs): nothing a GPU holds or "
+            "reads changes");
 }
 
 // The latent-cache rewrite of a Qwen3-8B scenario in vLLM's int4 cache would
