@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/cli_util.h"
+#include "cost/price_json.h"
 #include "cost/provider_caches.h"
 #include "kvbill/trace/importers.h"
 #include "kvbill/util/units.h"
@@ -536,11 +537,20 @@ std::string RenderBillTable(const Bill& bill, const UsageLog& log, const PriceSh
   // Result lines report what the provider billed; calls the transcript
   // does not hold (or a price the sheet does not know) make the logged
   // calls' cost differ from it.
-  if (t.reported_cost_usd && *t.reported_cost_usd > 0 && t.unpriced_calls == 0) {
-    const double logged = t.cost.usd(), billed = *t.reported_cost_usd;
+  // Only sessions with result lines: an interactive session beside headless
+  // runs has calls and no reported cost.
+  double logged = 0, billed = 0;
+  bool priced = true;
+  for (const GroupBill& run : bill.sessions) {
+    if (!run.reported_cost_usd) continue;
+    logged += run.cost.usd();
+    billed += *run.reported_cost_usd;
+    priced = priced && run.unpriced_calls == 0;
+  }
+  if (billed > 0 && priced) {
     if (std::fabs(logged - billed) > 0.02 * billed) {
-      out << "\nthe logged calls cost " << FormatUsd(t.cost, 4) << ", "
-          << FormatFixed(100 * logged / billed, 1) << "% of the $" << FormatFixed(billed, 4)
+      out << "\nthe logged calls of the sessions with result lines cost $" << FormatFixed(logged, 4)
+          << ", " << FormatFixed(100 * logged / billed, 1) << "% of the $" << FormatFixed(billed, 4)
           << " the provider reported on its result lines: the transcripts do not hold every "
              "call the runs billed (or hold calls the runs did not), so \"reported\" and "
              "\"result usage\" are the runs' totals\n";
@@ -603,14 +613,15 @@ std::vector<std::string> UnpricedNotes(const Bill& bill, const PriceSheet& sheet
         note += "unpriced: the price file's entry \"" + skipped->id + "\" has no " +
                 skipped->missing + " (add the prices with --price " + model +
                 ":input=...,output=...)";
-      } else if (model.find("claude") == std::string::npos) {
-        // A model without "claude" in its name is a custom entry, whose
-        // cache reads and writes cost its input price unless given: a log's
-        // cached tokens (Claude Code's, a call naming no model) need them.
+      } else if (!NamesClaudeModel(model)) {
+        // A model --price does not take for Claude is a custom entry, whose
+        // cache reads and 5-minute writes cost its input price unless given
+        // (1-hour writes twice it): a log's cached tokens (Claude Code's, a
+        // call naming no model) need them.
         note += "unpriced: no price in the sheet (add one with --price " + model +
                 ":input=...,output=...,cache_read=...,cache_write_5m=...,cache_write_1h=... or "
-                "--prices FILE; an entry without the cache fields prices cache reads and writes "
-                "at its input price, where Anthropic's are 0.1x, 1.25x and 2x)";
+                "--prices FILE; without the cache fields such an entry prices cache reads and "
+                "5-minute writes at its input price, where Anthropic's are 0.1x and 1.25x)";
       } else {
         note += "unpriced: no price in the sheet (add one with --price " + model +
                 ":input=...,output=... or --prices FILE)";

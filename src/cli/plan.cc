@@ -227,8 +227,8 @@ int RunPlan(const Args& args) {
       "max-gpus", po::value(&max_gpus)->default_value(8), "GPUs of all replicas together, at most")(
       "kv-formats", po::value(&kv_formats), "KV formats (default: the scenario's)")(
       "weight-formats", po::value(&weight_formats), "weight formats (default: the scenario's)")(
-      "speculative", po::value(&speculative)->default_value("off"),
-      "off, on or off,on (default: the scenario's own, on when it speculates)")(
+      "speculative", po::value(&speculative),
+      "off, on or off,on (default: the scenario's own: on when it speculates, else off)")(
       "slo", po::value(&slo), "latency targets, e.g. ttft_s.p90=2,tpot_s.p90=0.05")(
       "window", po::value(&window)->default_value("busiest-hour"),
       "what is simulated: busiest-hour (with a 10-minute warm-up) or all")(
@@ -345,7 +345,9 @@ int RunPlan(const Args& args) {
   // Without --speculative the scenario's own deployment is planned, as its
   // formats are: with its draft when it has one (plan once dropped it, and
   // its rows were not the scenario's deployment).
-  if (vm["speculative"].defaulted() && base->deployment.speculative) space.speculative = {"on"};
+  if (!vm.count("speculative")) {
+    space.speculative = {base->deployment.speculative ? "on" : "off"};
+  }
 
   auto candidates = EnumerateCandidates(*base, space);
   if (!candidates) return ReportError("plan", candidates.error());

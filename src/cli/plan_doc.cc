@@ -461,10 +461,8 @@ std::string RenderPlan(const Json& doc, const std::string& format) {
     s << "$/task: the window's bill over its tasks (billing " << billing
       << "), as simulate's cost per task; $/day: that x " << per_day << "\n";
   }
-  bool window_short = false;
   if (w.contains("warnings") && w["warnings"].is_array()) {
     for (const Json& warning : w["warnings"]) {
-      window_short = window_short || warning.value("code", std::string()) == "window_short";
       s << "warning [" << warning.value("code", std::string())
         << "]: " << warning.value("message", std::string()) << "\n";
     }

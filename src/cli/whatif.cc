@@ -414,6 +414,9 @@ Result<Scenario> SelfHostedScenario(const std::string& scenario_path, const std:
     text = std::string(*bundled);
     source = "scenarios/default.json";
   } else {
+    if (auto path = CheckScenarioPath(scenario_path); !path) {
+      return path.error().Within("--scenario");
+    }
     auto read = ReadFile(scenario_path);
     if (!read) return read.error().Within("--scenario");
     text = *read;

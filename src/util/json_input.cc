@@ -193,8 +193,24 @@ std::optional<BasicJson> ParseText(std::string_view text, Problem* problem,
              (after == text.size() ||
               std::string_view(",]}").find(text[after]) != std::string_view::npos);
     };
-    std::size_t at = number.empty() ? std::string_view::npos : text.find(number);
-    while (at != std::string_view::npos && !is_value(at)) at = text.find(number, at + 1);
+    // Outside strings: a string holding "[1e999]" is text, not a value.
+    std::size_t at = std::string_view::npos;
+    bool in_string = false;
+    for (std::size_t i = 0; !number.empty() && i < text.size(); ++i) {
+      const char c = text[i];
+      if (in_string) {
+        if (c == '\\') {
+          ++i;
+        } else if (c == '"') {
+          in_string = false;
+        }
+      } else if (c == '"') {
+        in_string = true;
+      } else if (text.compare(i, number.size(), number) == 0 && is_value(i)) {
+        at = i;
+        break;
+      }
+    }
     *problem = Problem{Problem::Kind::kNumberRange, at == std::string_view::npos ? text.size() : at,
                        "number out of range: " + Bounded(number), ""};
     return std::nullopt;

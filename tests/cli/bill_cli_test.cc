@@ -249,7 +249,8 @@ TEST(BillCliTest, LoggedCallsShortOfTheReportedCostAreSaid) {
       << "\n";
   const auto r = RunKvbill("bill " + (dir / "log.jsonl").string());
   ASSERT_EQ(r.exit_status, 0) << r.err;
-  EXPECT_NE(r.out.find("\nthe logged calls cost $0.0045, 45.0% of the $0.0100 the provider "
+  EXPECT_NE(r.out.find("\nthe logged calls of the sessions with result lines cost $0.0045, 45.0% "
+                       "of the $0.0100 the provider "
                        "reported on its result lines"),
             std::string::npos)
       << r.out;
@@ -468,8 +469,9 @@ TEST(BillCliTest, UnpricedModelIsAnExplicitLineAndAWarning) {
   EXPECT_EQ(r.err,
             "kvbill bill: 1 call of model \"mystery-9\" unpriced: no price in the sheet (add one "
             "with --price mystery-9:input=...,output=...,cache_read=...,cache_write_5m=...,"
-            "cache_write_1h=... or --prices FILE; an entry without the cache fields prices cache "
-            "reads and writes at its input price, where Anthropic's are 0.1x, 1.25x and 2x)\n");
+            "cache_write_1h=... or --prices FILE; without the cache fields such an entry prices "
+            "cache reads and 5-minute writes at its input price, where Anthropic's are 0.1x and "
+            "1.25x)\n");
   // With a price it is billed: 100 x $2 + 1 x $8 per Mtok = 208 micro-dollars.
   const auto priced =
       RunKvbill("bill " + file.string() + " --price mystery-9:input=2,output=8 --format json");

@@ -64,11 +64,6 @@ TEST(BillTest, CountsACallLoggedOnSeveralLinesAndFilesOnce) {
             "claude-sonnet-4-5");
 }
 
-// A Claude Code call whose kept copy records 10 output tokens or fewer (the
-// importer's rule, IsClaudeCodePlaceholderOutput) kept only a streaming
-// placeholder: msg_a's stub is replaced by its 120-token copy (not counted),
-// msg_b (10) and msg_d (0) are counted, msg_c (11) is not. A Codex call
-// with 5 output tokens reports its final count: not counted.
 // Web searches are billed per search beside the tokens: Anthropic's $10 per
 // 1,000 (a cent each). One Sonnet 4.5 call (the fast path's line) and one
 // Haiku 4.5 call (a line the DOM path reads: its usage carries an unknown
@@ -111,6 +106,11 @@ TEST(BillTest, WebSearchesAreBilledPerSearch) {
   EXPECT_EQ(PriceCall(free, three)->cost.pico_usd, 3 * kAnthropicWebSearchPicoUsd);
 }
 
+// A Claude Code call whose kept copy records 10 output tokens or fewer (the
+// importer's rule, IsClaudeCodePlaceholderOutput) kept only a streaming
+// placeholder: msg_a's stub is replaced by its 120-token copy (not counted),
+// msg_b (10) and msg_d (0) are counted, msg_c (11) is not. A Codex call
+// with 5 output tokens reports its final count: not counted.
 TEST(BillTest, CountsCallsWhoseKeptOutputIsAPlaceholder) {
   const std::string model = "claude-sonnet-4-5-20250929";
   UsageLog log = Read(Assistant("s1", "msg_a", model, "2025-12-12T15:19:59Z", 10, 0, 0, 1) +

@@ -401,16 +401,17 @@ TEST(PlanTest, WithoutATargetTheAnswerKeepsUpWithTheArrivals) {
   }
 }
 
-// A window that measures a day is decided by its own run: GPU time busy at
-// small batches is not capacity. 20 tasks a minute apart, each about half a
-// minute of decoding at batch one, on one H100: the GPU's time per task
-// (each task decodes 2 x 600 tokens one step after another, every step
-// reading Qwen3-32B's 65.5 GB of weights at most at 3.35 TB/s: at least
-// 19.6 ms a step, 23.5 s a task) times 10,000 tasks a day is at least
-// 235,000 GPU-seconds, more than the 86,400 of one GPU, yet the run keeps
-// up with its arrivals and meets its target with one replica. The count
-// is the run's (until 2026-12 the day figure ruled out counts the run
-// showed keeping up, where batches would grow with the load).
+// A window that is not short is decided by its own run, the day figure not
+// held against it: 20 tasks a minute apart, each about half a minute of
+// decoding at batch one, on one H100, priced at 10,000 tasks a day (the
+// library leaves the window at its own rate; the CLI scales it to the
+// day's). At that day the GPU's time per task (each task decodes 2 x 600
+// tokens one step after another, every step reading Qwen3-32B's 65.5 GB of
+// weights at most at 3.35 TB/s: at least 19.6 ms a step, 23.5 s a task)
+// is at least 235,000 GPU-seconds, more than the 86,400 of one GPU, which
+// until 2026-12 ruled one replica out ("overloaded over the day"); the run
+// keeps up with its arrivals, so one replica is the answer, and nothing
+// is said of the day (the window is not short).
 TEST(PlanTest, ALongWindowsOwnRunDecidesTheReplicas) {
   const std::string text =
       ScenarioText(WriteTrace("plan_day_rule.jsonl", 20, 60, 600), /*ttft_p90=*/10);

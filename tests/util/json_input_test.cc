@@ -82,6 +82,10 @@ TEST(JsonInputTest, NumbersBeyondADoubleAndTruncationAreTheirOwnKinds) {
   EXPECT_EQ(problem.byte, text.find("21e999"));
   EXPECT_EQ(Describe("s.json", text, problem),
             "s.json:1:13: not valid JSON: number out of range: 21e999");
+  const std::string quoted = "{\"notes\": \"see [1e999]\",\n \"seed\": 1e999}";
+  EXPECT_FALSE(Parse(quoted, &problem).has_value());
+  EXPECT_EQ(Describe("s.json", quoted, problem),
+            "s.json:2:10: not valid JSON: number out of range: 1e999");
   const std::string later = "{\"k1e999\": 1,\n \"v\":  1e999 }";
   EXPECT_FALSE(Parse(later, &problem).has_value());
   EXPECT_EQ(Describe("s.json", later, problem),
