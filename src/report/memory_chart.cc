@@ -170,6 +170,12 @@ Result<LineChart> BuildMemoryChart(const std::vector<ModelShape>& models,
       a.text = m.name + ": its whole " + FormatTokenCount(limit) + " context fits";
       a.color = color;
       chart.annotations.push_back(a);
+    } else if (!fit->max_context_unbounded && fit->max_context < o.min_context) {
+      // It stops fitting before the axis starts: said in the legend, as a
+      // model whose weights leave no room is.
+      chart.series.back().name = m.name + " (fits up to " + ShortTokens(fit->max_context) +
+                                 " tokens, left of the axis" + (limited ? "; " + limit_note : "") +
+                                 ")";
     } else if (!fit->max_context_unbounded && fit->max_context >= o.min_context &&
                fit->max_context <= o.max_context) {
       Annotation a;

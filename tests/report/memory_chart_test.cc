@@ -79,6 +79,21 @@ TEST(MemoryChartTest, ModelWhoseWeightsDoNotFitHasNoFreeLine) {
   EXPECT_TRUE(chart->annotations.empty());
 }
 
+// At batch 16 Qwen3-32B's sequences fit up to 43,472 / 16 = 2,717 tokens
+// each in whole blocks at most (fit_test.cc's free memory), left of the
+// axis's 4,096: no marker can sit on the chart, so the legend says it.
+TEST(MemoryChartTest, AModelThatStopsFittingLeftOfTheAxisSaysSo) {
+  MemoryChartOptions o = H100();
+  o.batch = 16;
+  auto chart = BuildMemoryChart({Catalog("qwen3-32b")}, o);
+  ASSERT_TRUE(chart.ok());
+  EXPECT_TRUE(chart->annotations.empty());
+  EXPECT_EQ(chart->series[0].name.rfind("qwen3-32b (fits up to ", 0), 0u) << chart->series[0].name;
+  EXPECT_NE(chart->series[0].name.find(" tokens, left of the axis; context limit 40k)"),
+            std::string::npos)
+      << chart->series[0].name;
+}
+
 TEST(MemoryChartTest, LegendExplainsTheLineStyles) {
   auto chart = BuildMemoryChart({Catalog("qwen3-32b")}, H100());
   ASSERT_TRUE(chart.ok());
