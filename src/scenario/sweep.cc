@@ -86,10 +86,10 @@ Result<std::string> WithSetting(const std::string& text, const std::string& poin
       } catch (const nlohmann::json::exception&) {
       }
     }
+    // (Members of an object are set, and arrays checked above: a scalar.)
     return Error(pointer + ": cannot set: " + (parent.empty() ? "the scenario" : parent) +
-                 " holds " + (held.empty() ? "an object" : "a " + held) +
-                 (held == "array" ? ", whose indices run from 0 to its length"
-                                  : ", which has no member by that name to set"));
+                 " holds " + (held == "null" ? std::string("null") : "a " + held) +
+                 ", which has no member to set");
   }
   return doc.dump(2);
 }

@@ -139,7 +139,7 @@ TEST(BudgetSweepTest, AnAxisThatCannotBeSetSaysWhy) {
   ASSERT_FALSE(string.ok());
   EXPECT_EQ(string.error().message(),
             "s.json#/sweep/~1deployment~1gpu~10: /deployment/gpu/0: cannot set: /deployment/gpu "
-            "holds a string, which has no member by that name to set");
+            "holds a string, which has no member to set");
   // An array element it has, and no other: past the end the JSON library
   // padded the array with nulls (an index of 10^9 took all memory).
   for (const char* index : {"5", "1000000000", "abc", "01"}) {
