@@ -51,13 +51,6 @@ std::string JsonKey(BillView view) {
   }
 }
 
-// The 1-hour cache writes of a group, over its models.
-Tokens OneHourWrites(const GroupBill& g) {
-  Tokens n = 0;
-  for (const auto& [id, m] : g.by_model) n += m.usage.cache_write_1h;
-  return n;
-}
-
 // "gpt-5 (assumed)" when every call of the row is priced at an assumed
 // model, "gpt-5 (1 of 3 assumed)" when some are.
 std::string ModelLabel(const std::string& id, const ModelBill& m) {
@@ -293,7 +286,8 @@ std::vector<RunWarning> BillWarnings(const Bill& bill) {
   std::int64_t unreported = 0;
   Tokens uncached = 0;
   for (const CallBill& c : bill.calls) {
-    const std::string& model = c.priced_as.empty() ? c.call->model : std::string(c.priced_as);
+    const std::string_view model =
+        c.priced_as.empty() ? std::string_view(c.call->model) : c.priced_as;
     if (!OpenAiChargesCacheWrites(model) || c.call->usage.cache_write() > 0 ||
         c.call->usage.input < 1024) {
       continue;
@@ -528,11 +522,13 @@ std::string RenderBillTable(const Bill& bill, const UsageLog& log, const PriceSh
            "running totals) and were not billed again\n";
   }
   std::int64_t recorded = 0, assumed = 0, fast = 0, searches = 0;
+  Tokens writes_1h = 0;
   for (const auto& [id, m] : t.by_model) {
     recorded += m.recorded_cost_calls;
     assumed += m.assumed_model_calls;
     fast += m.fast ? m.calls : 0;
     searches += m.usage.web_searches;
+    writes_1h += m.usage.cache_write_1h;
   }
   // Result lines report what the provider billed; calls the transcript
   // does not hold (or a price the sheet does not know) make the logged
@@ -557,9 +553,8 @@ std::string RenderBillTable(const Bill& bill, const UsageLog& log, const PriceSh
     }
   }
   // The table's "cache write" column sums both lifetimes, priced apart.
-  if (OneHourWrites(t) > 0) {
-    out << "\ncache write: 5-minute and 1-hour writes together; "
-        << FormatWithSeparators(OneHourWrites(t))
+  if (writes_1h > 0) {
+    out << "\ncache write: 5-minute and 1-hour writes together; " << FormatWithSeparators(writes_1h)
         << " of them 1-hour writes, at the 1-hour rate (2x input at Anthropic; JSON and CSV give "
            "the split)\n";
   }

@@ -125,10 +125,7 @@ int RunCheck(const Args& args) {
   // a passing check is not read as every point's.
   std::string sweep_note;
   if (!scenario->sweep.empty()) {
-    std::size_t points = 1;
-    for (const SweepAxis& axis : scenario->sweep)
-      points *= std::max<std::size_t>(1, axis.values.size());
-    sweep_note = "the scenario's sweep (" + std::to_string(points) +
+    sweep_note = "the scenario's sweep (" + std::to_string(SweepPointCount(scenario->sweep)) +
                  " points) is not checked: check runs the scenario as written, without its "
                  "sweep; check a point by giving it its own scenario";
   }

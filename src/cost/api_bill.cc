@@ -7,6 +7,8 @@
 namespace kvbill {
 namespace {
 
+Error AmountOverflow() { return Error("an amount exceeds the $9,223,372 range"); }
+
 Result<Money> AtRates(const TokenRates& rates, const CallUsage& usage) {
   Money total;
   const std::pair<Tokens, PicoUsdPerToken> parts[] = {{usage.input, rates.input},
@@ -17,7 +19,7 @@ Result<Money> AtRates(const TokenRates& rates, const CallUsage& usage) {
   for (const auto& [tokens, price] : parts) {
     auto part = TokensTimesPrice(tokens, price);
     if (!part) return part.error();
-    if (!AddMoney(*part, &total)) return Error("an amount exceeds the $9,223,372 range");
+    if (!AddMoney(*part, &total)) return AmountOverflow();
   }
   return total;
 }
@@ -55,14 +57,14 @@ Result<CallCost> PriceCall(const ModelPrice& price, const CallUsage& usage) {
       price.long_context_threshold > 0 && usage.prompt() > price.long_context_threshold;
   auto cost = AtRates(long_context ? price.long_context : price.base, usage);
   if (!cost) return cost.error();
-  if (!AddSearches(price, usage, &*cost)) return Error("an amount exceeds the $9,223,372 range");
+  if (!AddSearches(price, usage, &*cost)) return AmountOverflow();
   return CallCost{*cost, long_context};
 }
 
 Result<Money> PriceTotal(const ModelPrice& price, const CallUsage& usage) {
   auto cost = AtRates(price.base, usage);
   if (!cost) return cost.error();
-  if (!AddSearches(price, usage, &*cost)) return Error("an amount exceeds the $9,223,372 range");
+  if (!AddSearches(price, usage, &*cost)) return AmountOverflow();
   return cost;
 }
 
@@ -75,7 +77,7 @@ Result<CacheCreationCost> PriceCacheCreations(const ModelPrice& price,
                  "\" has no cache storage price (cache_storage_per_hour); explicit caches are "
                  "charged storage per token-hour");
   }
-  const Error overflow("an amount exceeds the $9,223,372 range");
+  const Error overflow = AmountOverflow();
   for (const CacheCreation& c : creations) {
     ++out.creations;
     out.created_tokens += c.tokens;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <cmath>
 #include <optional>
 #include <regex>
 
@@ -120,11 +119,9 @@ Result<std::optional<ModelPrice>> ReadEntry(const std::string& id, const Json& e
   // medium size is what a provider bills without one asked for.
   if (const auto it = entry.find("search_context_cost_per_query");
       it != entry.end() && it->is_object()) {
-    if (const auto medium = it->find("search_context_size_medium");
-        medium != it->end() && medium->is_number() && medium->get<double>() >= 0 &&
-        medium->get<double>() <= 1000) {
-      price.web_search_pico_usd = static_cast<std::int64_t>(
-          std::llround(medium->get<double>() * static_cast<double>(kPicoUsdPerUsd)));
+    if (const auto medium = it->find("search_context_size_medium"); medium != it->end()) {
+      // A value out of range is no price listed (the provider's applies).
+      if (auto fee = ReadWebSearchUsd(*medium)) price.web_search_pico_usd = *fee;
     }
   }
 

@@ -35,6 +35,11 @@ void FillCachePricesByRule(bool anthropic, bool no_provider,
 // Errors: "must be a number in (0, 1000], got -1".
 Result<double> ReadFastMultiplier(const Json& value);
 
+// One web search's price read from JSON, dollars to pico-dollars: a number
+// from 0 to 1,000. Errors: "must be between 0 and 1,000 dollars per search,
+// got -1".
+Result<std::int64_t> ReadWebSearchUsd(const Json& value);
+
 }  // namespace kvbill
 
 #endif  // KVBILL_SRC_COST_PRICE_JSON_H_

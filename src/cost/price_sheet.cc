@@ -81,17 +81,6 @@ Status OnlyKnownKeys(const Json& object, std::initializer_list<std::string_view>
   return OkStatus();
 }
 
-// Dollars for one web search, as pico-dollars: a number from 0 to $1,000.
-Result<std::int64_t> WebSearchPico(const Json& value) {
-  if (!value.is_number())
-    return Error("must be a number of dollars per search, got " + Quote(value));
-  const double usd = value.get<double>();
-  if (!(usd >= 0 && usd <= 1000)) {
-    return Error("must be between 0 and 1,000 dollars per search, got " + Quote(value));
-  }
-  return static_cast<std::int64_t>(std::llround(usd * static_cast<double>(kPicoUsdPerUsd)));
-}
-
 Result<ModelPrice> ReadModel(const std::string& id, const Json& object,
                              const std::string& pointer) {
   if (!object.is_object()) return Error(pointer + ": must be an object");
@@ -143,7 +132,7 @@ Result<ModelPrice> ReadModel(const std::string& id, const Json& object,
     price.us_multiplier = *multiplier;
   }
   if (const auto it = object.find("web_search_usd"); it != object.end()) {
-    auto fee = WebSearchPico(*it);
+    auto fee = ReadWebSearchUsd(*it);
     if (!fee) return fee.error().Within(pointer + "/web_search_usd");
     price.web_search_pico_usd = *fee;
   }
@@ -234,7 +223,7 @@ Status SetField(ModelPrice* price, const Override& o) {
     return OkStatus();
   }
   if (o.field == "web_search") {
-    auto fee = WebSearchPico(Json(o.value));
+    auto fee = ReadWebSearchUsd(Json(o.value));
     if (!fee) return fee.error().Within("web_search");
     price->web_search_pico_usd = *fee;
     return OkStatus();
@@ -481,6 +470,17 @@ Status ApplyPriceOverrides(const std::vector<std::string>& specs, PriceSheet* sh
     }
   }
   return OkStatus();
+}
+
+Result<std::int64_t> ReadWebSearchUsd(const Json& value) {
+  if (!value.is_number()) {
+    return Error("must be a number of dollars per search, got " + Quote(value));
+  }
+  const double usd = value.get<double>();
+  if (!(usd >= 0 && usd <= 1000)) {
+    return Error("must be between 0 and 1,000 dollars per search, got " + Quote(value));
+  }
+  return static_cast<std::int64_t>(std::llround(usd * static_cast<double>(kPicoUsdPerUsd)));
 }
 
 Money WebSearchFee(const ModelPrice& price) {

@@ -266,7 +266,9 @@ Result<FitReport> EvaluateFit(const FitRequest& r) {
   }
 
   const Bytes free = b.capacity - b.weights;
-  const BatchBytes per_seq = SequenceBytes(r, r.context, tp);
+  // The footprints above, as SequenceBytes gives them.
+  const BatchBytes per_seq{f.block_rounded_bytes + f.state_bytes,
+                           d.block_rounded_bytes + d.state_bytes};
   rep.max_batch = free < 0 || per_seq.first == 0 ? 0 : MaxSequences(free, per_seq);
 
   // Expert parallelism where a split would break the experts' blocks (the

@@ -309,16 +309,12 @@ Status SweepEntry(const Source& source, const std::string& path, const json& val
     axis.values.push_back(value[i].dump());
   }
   s->sweep.push_back(axis);
-  // The points are the product of the axes' values: past kMaxSweepPoints
-  // (checked before it can overflow) the sweep is refused.
-  std::int64_t points = 1;
-  std::string product;
-  for (const SweepAxis& a : s->sweep) {
-    const auto n = static_cast<std::int64_t>(a.values.size());
-    product += (product.empty() ? "" : " x ") + std::to_string(n);
-    points = points > kMaxSweepPoints / n ? kMaxSweepPoints + 1 : points * n;
-  }
-  if (points > kMaxSweepPoints) {
+  // Past kMaxSweepPoints the sweep is refused, naming its axes' sizes.
+  if (SweepPointCount(s->sweep) > kMaxSweepPoints) {
+    std::string product;
+    for (const SweepAxis& a : s->sweep) {
+      product += (product.empty() ? "" : " x ") + std::to_string(a.values.size());
+    }
     return source.Bad(pointer, "the sweep's axes make more than " +
                                    FormatWithSeparators(kMaxSweepPoints) + " points (" + product +
                                    " values): split it into several scenarios, or sweep fewer "

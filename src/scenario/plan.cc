@@ -898,8 +898,7 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
   o.status = "slo_not_met";
   const bool targets_held = std::all_of(closest->checks.begin(), closest->checks.end(),
                                         [](const SloCheck& k) { return k.held; });
-  const bool behind = closest->overloaded;
-  o.cause = behind && targets_held ? "overloaded" : "slo";
+  o.cause = closest->overloaded && targets_held ? "overloaded" : "slo";
   const std::string counts =
       std::to_string(o.min_replicas) + " to " + std::to_string(o.max_replicas) + " replica(s)";
   o.reason = slo.empty() ? "no latency target, but " + backlog(*closest) + " with " + counts +
@@ -907,7 +906,7 @@ CandidateOutcome DecideCandidate(const std::string& text, const Scenario& scenar
                                "): the deployment cannot keep up with the arrivals"
                          : "SLO not met with " + counts + "; closest, " +
                                std::to_string(closest->replicas) + ": " + SloText(closest->checks) +
-                               (behind ? ", " + backlog(*closest) : "");
+                               (closest->overloaded ? ", " + backlog(*closest) : "");
   return o;
 }
 

@@ -134,7 +134,7 @@ Result<SweepPlan> PlanSweep(const std::string& text, const std::string& source, 
   plan.base_text = std::move(*base_text);
   plan.source = source;
   plan.axes = base->sweep;
-  for (const SweepAxis& a : plan.axes) plan.total *= static_cast<std::int64_t>(a.values.size());
+  plan.total = SweepPointCount(plan.axes);  // at most kMaxSweepPoints: the reader refused more
   plan.shard = shard;
   plan.shards = shards;
   for (std::int64_t i = 0; i < plan.count(); ++i) {

@@ -148,6 +148,18 @@ struct SweepAxis {
 // values): past it a sweep is refused rather than run for days (or, past
 // 2^63, counted wrong).
 inline constexpr std::int64_t kMaxSweepPoints = 1'000'000;
+// The points of a sweep, the product of its axes' values; past
+// kMaxSweepPoints, kMaxSweepPoints + 1 (the product is not formed, so it
+// cannot overflow).
+inline std::int64_t SweepPointCount(const std::vector<SweepAxis>& axes) {
+  std::int64_t points = 1;
+  for (const SweepAxis& a : axes) {
+    const auto n = static_cast<std::int64_t>(a.values.size());
+    if (n > 0 && points > kMaxSweepPoints / n) return kMaxSweepPoints + 1;
+    points *= n;
+  }
+  return points;
+}
 
 // "pricing": bill the trace at an API provider's cache rules and list prices
 // instead of serving it on the deployment (cost/api_replay.h).
