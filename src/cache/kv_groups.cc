@@ -238,16 +238,20 @@ std::int64_t KvPool::AdmissionPages(std::int64_t hits, std::int64_t blocks_neede
   return pages;
 }
 
-std::int64_t KvPool::PeakPages(Tokens tokens, Tokens chunk) const {
-  const Tokens bs = layout_.block_size;
+std::int64_t PeakPages(const KvGroupLayout& layout, Tokens tokens, Tokens chunk) {
+  const Tokens bs = layout.block_size;
   const std::int64_t blocks = CeilDiv(tokens, bs);
-  if (layout_.Single()) return blocks;
-  std::int64_t pages = layout_.state_pages;
-  for (const KvCacheGroup& g : layout_.groups) {
+  if (layout.Single()) return blocks;
+  std::int64_t pages = layout.state_pages;
+  for (const KvCacheGroup& g : layout.groups) {
     pages +=
         g.kind == KvGroupKind::kFull ? blocks : WindowedPeakBlocks(g.window, tokens, chunk, bs);
   }
   return pages;
+}
+
+std::int64_t KvPool::PeakPages(Tokens tokens, Tokens chunk) const {
+  return kvbill::PeakPages(layout_, tokens, chunk);
 }
 
 Tokens PoolTokens(const KvGroupLayout& layout, std::int64_t pages) {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "kvbill/cache/kv_groups.h"
 #include "kvbill/hardware/format_support.h"
 #include "kvbill/model/kv_footprint.h"
 #include "kvbill/model/weight_bytes.h"
@@ -52,11 +53,27 @@ SequenceFootprint DecodeFootprint(const FitRequest& r, Tokens ctx, int tp) {
                        r.prefill_chunk_tokens > 0 ? 1 : 0);
 }
 
+// What the engine's pool takes for one sequence with footprint `f` at
+// `ctx`, computing `chunk` tokens an iteration. One KV cache group: its whole
+// blocks and its state. Several (sliding layers beside full ones), or linear
+// state: whole pages of the grouped pool (kv_groups.h), every group's page as
+// large as the largest group's, so the last group of a kind is padded as vLLM
+// pads it, and the state in whole pages; simulate's pool holds the same
+// (Gemma-3-27B on one H100, counted layer by layer: 194,448 tokens where
+// its pool holds 187,072; docs/fit.md).
+Bytes PoolBytes(const FitRequest& r, const SequenceFootprint& f, Tokens ctx, int tp, Tokens chunk) {
+  const KvGroupLayout layout = MakeKvGroupLayout(r.model, r.kv_format, tp, r.block_size);
+  if (layout.Single() || f.saturated) return f.block_rounded_bytes + f.state_bytes;
+  Bytes bytes = 0;
+  if (__builtin_mul_overflow(PeakPages(layout, ctx, chunk), layout.page_bytes, &bytes)) {
+    return std::numeric_limits<Bytes>::max();
+  }
+  return bytes;
+}
+
 BatchBytes SequenceBytes(const FitRequest& r, Tokens ctx, int tp) {
-  const SequenceFootprint prefill = PrefillFootprint(r, ctx, tp);
-  const SequenceFootprint decode = DecodeFootprint(r, ctx, tp);
-  return {prefill.block_rounded_bytes + prefill.state_bytes,
-          decode.block_rounded_bytes + decode.state_bytes};
+  return {PoolBytes(r, PrefillFootprint(r, ctx, tp), ctx, tp, r.prefill_chunk_tokens),
+          PoolBytes(r, DecodeFootprint(r, ctx, tp), ctx, tp, r.prefill_chunk_tokens > 0 ? 1 : 0)};
 }
 
 // The most sequences `free` bytes hold at these footprints (0: not one).
@@ -231,10 +248,11 @@ Result<FitReport> EvaluateFit(const FitRequest& r) {
   };
   // One sequence prefilling at the peak, the others decoding (SequenceBytes).
   const SequenceFootprint d = DecodeFootprint(r, r.context, tp);
+  const BatchBytes per_seq = SequenceBytes(r, r.context, tp);
   Bytes kv_exact_per_gpu = 0, rest = 0, rest_exact = 0;
   const std::int64_t others = std::max<std::int64_t>(0, r.batch - 1);
-  if (__builtin_mul_overflow(others, d.block_rounded_bytes + d.state_bytes, &rest) ||
-      __builtin_add_overflow(rest, f.block_rounded_bytes + f.state_bytes, &rep.kv_per_gpu_bytes) ||
+  if (__builtin_mul_overflow(others, per_seq.rest, &rest) ||
+      __builtin_add_overflow(rest, per_seq.first, &rep.kv_per_gpu_bytes) ||
       __builtin_mul_overflow(rep.kv_per_gpu_bytes, Bytes{tp}, &rep.kv_bytes) ||
       __builtin_mul_overflow(others, d.kv_bytes + d.state_bytes, &rest_exact) ||
       __builtin_add_overflow(rest_exact, f.kv_bytes + f.state_bytes, &kv_exact_per_gpu) ||
@@ -266,9 +284,6 @@ Result<FitReport> EvaluateFit(const FitRequest& r) {
   }
 
   const Bytes free = b.capacity - b.weights;
-  // The footprints above, as SequenceBytes gives them.
-  const BatchBytes per_seq{f.block_rounded_bytes + f.state_bytes,
-                           d.block_rounded_bytes + d.state_bytes};
   rep.max_batch = free < 0 || per_seq.first == 0 ? 0 : MaxSequences(free, per_seq);
 
   // Expert parallelism where a split would break the experts' blocks (the

@@ -191,8 +191,9 @@ FitRequest FullAndSlidingRequest(Tokens context, Tokens prefill_chunk) {
 // layer may take 244 - 11 = 233 blocks: 233 x 16 = 3,728 tokens. At that
 // context KV is 244 x 4,096 = 999,424 B, the exact figure (3,728 + min(3,728,
 // 100 - 1 + 48) = 3,875 tokens) x 256 = 992,000 B. Without the chunk the
-// sliding layer holds its window alone, 7 blocks at a block boundary
-// ([3,692, 3,792) spans blocks 230..236): 237 x 16 = 3,792 tokens.
+// sliding layer holds its window alone, in the pool's count ceil(100 / 16)
+// + 1 = 8 blocks (one more for a window not starting on a block boundary,
+// WindowedPeakBlocks with no chunk): 236 x 16 = 3,776 tokens.
 TEST(FitTest, SlidingLayersHoldThePrefillChunkBesideTheirWindow) {
   auto rep = EvaluateFit(FullAndSlidingRequest(3728, 48));
   ASSERT_TRUE(rep.ok()) << rep.error().message();
@@ -208,12 +209,56 @@ TEST(FitTest, SlidingLayersHoldThePrefillChunkBesideTheirWindow) {
   EXPECT_EQ(past->kv_bytes, 245 * 4096);
   auto stored = EvaluateFit(FullAndSlidingRequest(3728, 0));
   ASSERT_TRUE(stored.ok());
-  EXPECT_EQ(stored->max_context, 3792);
+  EXPECT_EQ(stored->max_context, 3776);
+  EXPECT_EQ(
+      KvPool(MakeKvGroupLayout(FullAndSlidingLayers(), Fmt("bf16"), 1, 16), 244).LongestSequence(0),
+      3776);
   // The engine's pool of those 244 pages (one page a block of one layer,
   // two groups) holds the same longest sequence.
   const KvPool pool(MakeKvGroupLayout(FullAndSlidingLayers(), Fmt("bf16"), 1, 16), 244);
   EXPECT_EQ(pool.layout().page_bytes, 4096);
   EXPECT_EQ(pool.LongestSequence(48), 3728);
+}
+
+// Two full layers and three sliding ones (a 100-token window), each 256 B
+// a token as above. vLLM groups them in groups of the fewest layers of a
+// kind, 2: full (2), sliding (2), sliding (1, padded to 2), so a page is 16
+// tokens of 2 layers, 8,192 B, and 1,000,000 B hold 122 pages (122.07).
+// Computing 48 tokens an iteration, each sliding group holds at most
+// ceil(100 / 16) + ceil(48 / 16) + 1 = 11 pages, the full group one page a
+// block: 122 - 2 x 11 = 100 blocks, 1,600 tokens. Counted layer by layer
+// (no padding: 2 x 4,096 B a block of the full layers beside 3 x 11 x 4,096
+// = 135,168 B) it would be floor((1,000,000 - 135,168) / 8,192) = 105
+// blocks, 1,680 tokens, more than the engine's pool admits.
+ModelShape PaddedSlidingGroup() {
+  ModelShape m = FullAndSlidingLayers();
+  m.name = "padded-sliding-group";
+  m.layers.push_back(m.layers[1]);
+  m.layers.push_back(m.layers[0]);
+  m.layers.push_back(m.layers[1]);
+  for (std::size_t i = 0; i < m.layers.size(); ++i) m.layers[i].index = static_cast<int>(i);
+  return m;
+}
+
+TEST(FitTest, SeveralKvGroupsCountThePoolsPaddedPages) {
+  FitRequest r = FullAndSlidingRequest(1600, 48);
+  r.model = PaddedSlidingGroup();
+  auto rep = EvaluateFit(r);
+  ASSERT_TRUE(rep.ok()) << rep.error().message();
+  EXPECT_TRUE(rep->fits);
+  EXPECT_EQ(rep->max_context, 1600);
+  EXPECT_EQ(rep->kv_bytes, 122 * 8192);
+  // Exact: (2 x 1,600 + 3 x min(1,600, 100 - 1 + 48)) x 256 B.
+  EXPECT_EQ(rep->kv_exact_bytes, (2 * 1600 + 3 * 147) * 256);
+  r.context = 1601;  // 101 + 22 = 123 pages
+  auto past = EvaluateFit(r);
+  ASSERT_TRUE(past.ok());
+  EXPECT_FALSE(past->fits);
+  // The engine's pool of 122 such pages holds the same longest sequence.
+  const KvPool pool(MakeKvGroupLayout(PaddedSlidingGroup(), Fmt("bf16"), 1, 16), 122);
+  EXPECT_EQ(pool.layout().page_bytes, 8192);
+  EXPECT_EQ(pool.layout().groups.size(), 3U);
+  EXPECT_EQ(pool.LongestSequence(48), 1600);
 }
 
 // A batch holds one prefill chunk, not one a sequence: the iteration's
@@ -257,9 +302,9 @@ TEST(FitTest, ABatchHoldsOnePrefillChunk) {
 // fraction of 0.72, vLLM's defaults (its activation reserve, its token
 // budget for a GPU below 70 GiB, 2,048 tokens, and its block size). Its 12
 // sliding layers (a 128-token window) hold ceil(128 / 16) + ceil(2,048 / 16)
-// + 1 = 137 blocks at most; counting only the KV stored at a block-aligned
-// context, 128 / 16 = 8. fit without the chunk said 137 - 8 = 129 blocks of
-// the full group, 129 x 16 = 2,064 tokens, more than the engine admits.
+// + 1 = 137 blocks at most; without the chunk ceil(128 / 16) + 1 = 9. fit
+// without the chunk says 137 - 9 = 128 blocks of the full group, 128 x 16 =
+// 2,048 tokens, more than the engine admits.
 TEST(FitTest, LongestContextIsTheEnginePoolsLongestSequence) {
   auto gpu = LookupGpu("l4");
   ASSERT_TRUE(gpu.ok());
@@ -298,7 +343,7 @@ TEST(FitTest, LongestContextIsTheEnginePoolsLongestSequence) {
   r.prefill_chunk_tokens = 0;
   auto stored = EvaluateFit(r);
   ASSERT_TRUE(stored.ok());
-  EXPECT_EQ(stored->max_context - rep->max_context, 2064);
+  EXPECT_EQ(stored->max_context - rep->max_context, 2048);
 }
 
 TEST(FitTest, TensorParallelMustSplitHeadsEvenly) {

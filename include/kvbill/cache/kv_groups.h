@@ -111,6 +111,13 @@ struct DecodingSeq {
 // of every group (kUnlimitedBlocks for an unlimited pool).
 Tokens PoolTokens(const KvGroupLayout& layout, std::int64_t pages);
 
+// The most pages of `layout` a sequence reaching `tokens` tokens holds,
+// computing at most `chunk` tokens per iteration: its blocks in every full
+// group, WindowedPeakBlocks (kv_footprint.h) in every windowed group, and
+// its state pages; with one group, its blocks. KvPool::PeakPages, and `fit`
+// for a model of several groups.
+std::int64_t PeakPages(const KvGroupLayout& layout, Tokens tokens, Tokens chunk);
+
 // The KV pool of one replica: `capacity_pages` pages of layout.page_bytes.
 // Sequence ids are the caller's (non-negative, below 2^55). Blocks are
 // counted in positions of block_size tokens ("blocks_needed"), pages in the

@@ -4,7 +4,9 @@
 //   capacity = floor(usable memory x memory_fraction) - activation reserve
 //   weights  = ceil(weight bytes / tp)           (an even split; norms are negligible)
 //   kv       = the peak footprint of one sequence + (batch - 1) x a decoding
-//              one's (block-rounded, on one GPU, linear state included)
+//              one's (block-rounded, on one GPU, linear state included; a
+//              model of several KV cache groups or with linear state in the
+//              pages of the grouped pool, padding included: kv_groups.h)
 // The peak footprint counts, for each sliding-window or chunked layer, the
 // prefill chunk it holds beside its window (PeakFootprint with the request's
 // prefill_chunk_tokens, the engine's max_num_batched_tokens), as the
@@ -65,7 +67,8 @@ struct FitReport {
   // Per replica (all its GPUs), bytes.
   Bytes capacity_bytes = 0;
   Bytes weights_bytes = 0;
-  Bytes kv_bytes = 0;        // block-rounded KV of the batch (one prefilling), state included
+  Bytes kv_bytes =
+      0;  // block-rounded (pool pages') KV of the batch (one prefilling), state included
   Bytes kv_exact_bytes = 0;  // exact KV of the batch, state included
   Bytes needed_bytes = 0;    // weights + kv
   Bytes headroom_bytes = 0;  // capacity - needed; negative when it does not fit
