@@ -31,11 +31,19 @@ Result<Roofline> Roofline::Make(const ModelShape& model, const ElementFormat& kv
   // below), the vision / audio towers (not run while decoding) and an input
   // embedding table the lm_head does not share (only the batch's rows are
   // gathered from it).
-  // Weights a pass applies more than once are read again each use.
+  // Weights a pass applies more than once are read again each use. Split
+  // over the GPUs, except what every GPU holds whole and reads and applies
+  // whole (WeightBytes::replicated: routers, norms, MLA's down projections;
+  // and K and V heads replicated over more GPUs than heads): DeepSeek-V3's
+  // 0.9B such parameters on 8 GPUs are 1.1 GB a GPU, not an eighth.
+  const Bytes held = weights->PerGpu(r.tp_);
+  const Bytes even = (weights->total - weights->replicated + r.tp_ - 1) / r.tp_;
+  const double whole = static_cast<double>(held - even);  // replicated, and extra K/V heads
   r.dense_weight_bytes_ =
-      static_cast<double>(weights->total - weights->routed_experts - weights->towers -
-                          weights->gathered_embedding + weights->reapplied) /
-      tp;
+      static_cast<double>(weights->total - weights->replicated - weights->routed_experts -
+                          weights->towers - weights->gathered_embedding + weights->reapplied) /
+          tp +
+      whole;
   r.moe_layers_ = model.moe.layers;
   r.experts_ = model.moe.experts;
   r.experts_per_token_ = model.moe.experts_per_token;
@@ -44,8 +52,12 @@ Result<Roofline> Roofline::Make(const ModelShape& model, const ElementFormat& kv
                       static_cast<double>(r.moe_layers_ * r.experts_) / tp;
   }
   const ParamCounts& p = model.params;
+  const double replicated_params = static_cast<double>(weights->replicated_params);
   r.matmul_flops_per_token_ =
-      2.0 * static_cast<double>(p.Active() - p.embedding + model.ReappliedParams()) / tp;
+      2.0 * ((static_cast<double>(p.Active() - p.embedding + model.ReappliedParams()) -
+              replicated_params) /
+                 tp +
+             replicated_params);
   r.bytes_per_s_ = gpu.hbm_bandwidth_bytes_per_s * params.bandwidth_efficiency;
   r.peak_bytes_per_s_ = gpu.hbm_bandwidth_bytes_per_s;
   r.peak_flops_per_s_ = gpu.DenseFlopsPerS(*dense_format);

@@ -227,7 +227,7 @@ Result<WeightBytes> ComputeWeightBytes(const ModelShape& model, const std::strin
   auto dtype = WeightFormatFromElement(model.dtype);
   if (!dtype) return dtype.error();
   std::int64_t total = 0, active = 0, experts = 0, towers = 0, replicated = 0, gathered = 0,
-               reapplied = 0;
+               reapplied = 0, replicated_params = 0;
   std::map<std::int64_t, std::int64_t> kv_bits;     // K and V projections by head count
   std::map<std::int64_t, std::int64_t> group_bits;  // Mamba-2 B/C groups by group count
   const std::vector<WeightGroup> by_role =
@@ -242,7 +242,10 @@ Result<WeightBytes> ComputeWeightBytes(const ModelShape& model, const std::strin
     const std::int64_t one = f.Bits(g.rows, g.cols);
     total += one * g.copies;
     if (g.uses > 1) reapplied += one * g.copies * (g.uses - 1);
-    if (Replicated(g)) replicated += one * g.copies;
+    if (Replicated(g)) {
+      replicated += one * g.copies;
+      replicated_params += g.Params() * g.copies;
+    }
     if (g.kv_heads > 0 && !Replicated(g)) kv_bits[g.kv_heads] += one * g.copies;
     if (g.state_groups > 0 && g.group_elements > 0 && g.Params() > 0 && !Replicated(g)) {
       // The groups' share of the tensor's bits (exact for an unscaled format).
@@ -267,6 +270,7 @@ Result<WeightBytes> ComputeWeightBytes(const ModelShape& model, const std::strin
   w.towers = BitsToBytes(towers);
   w.gathered_embedding = BitsToBytes(gathered);
   w.replicated = BitsToBytes(replicated);
+  w.replicated_params = replicated_params;
   w.reapplied = BitsToBytes(reapplied);
   for (const auto& [heads, bits] : kv_bits) w.kv_projections[heads] = BitsToBytes(bits);
   for (const auto& [count, bits] : group_bits) w.state_group_parts[count] = BitsToBytes(bits);

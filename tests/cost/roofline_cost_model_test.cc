@@ -146,6 +146,28 @@ TEST(RooflineCostModelTest, SparseAttentionReadsItsTopKAndEveryIndexerKey) {
   EXPECT_DOUBLE_EQ(r3->KvReadBytes(10000), 461377536.0);
 }
 
+// What every GPU holds whole it reads whole and computes whole. DeepSeek-V3
+// keeps 1,138,603,872 B on every GPU (docs/fit.md): per layer (61) the fp8
+// q_a_proj (7,168 x 1,536 = 11,010,048) and kv_a_proj_with_mqa (7,168 x 576
+// = 4,128,768) with their 128 x 128 block scales, four bf16 norms (1,536 +
+// 512 + 7,168 + 7,168 = 16,384), and per MoE layer (58) the bf16 router
+// (256 x 7,168 = 1,835,008) and its 256 correction biases; plus the final
+// norm (7,168). Parameters: 61 x (15,138,816 + 16,384) + 58 x (1,835,008 +
+// 256) + 7,168 = 1,030,919,680. Over 8 GPUs each reads them whole, not an
+// eighth: 7/8 x 1,138,603,872 = 996,278,388 B more a step than an even
+// split, and 2 x 7/8 x 1,030,919,680 FLOPs more a token.
+TEST(RooflineCostModelTest, ReplicatedWeightsAreReadAndAppliedWholeOnEveryGpu) {
+  auto gpu = LookupGpu("h200");
+  ASSERT_TRUE(gpu.ok());
+  const ModelShape model = Catalog("deepseek-v3");
+  auto one = Roofline::Make(model, Fmt("bf16"), "auto", *gpu, RooflineParams{1, 1, 1, 0});
+  auto eight = Roofline::Make(model, Fmt("bf16"), "auto", *gpu, RooflineParams{8, 1, 1, 0});
+  ASSERT_TRUE(one.ok() && eight.ok());
+  EXPECT_NEAR(eight->WeightBytes(0) - one->WeightBytes(0) / 8, 996278388.0, 1.0);
+  EXPECT_NEAR(eight->MatmulFlopsPerToken() - one->MatmulFlopsPerToken() / 8,
+              2.0 * 7.0 / 8.0 * 1030919680.0, 1.0);
+}
+
 // DeepSeek-V4-Flash in fp8 (584-byte latents, 132-byte indexer keys): every
 // one of the 43 layers reads its 128-token window; the 21 ratio-4 layers
 // read their top 512 compressed latents (2,048 tokens' worth at 146 B a

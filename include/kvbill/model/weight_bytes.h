@@ -37,6 +37,7 @@ struct WeightBytes {
   // ReplicatedLinear, and replicates norms (DeepSeek-V3: about 0.9B
   // parameters).
   Bytes replicated = 0;
+  std::int64_t replicated_params = 0;  // the parameters of `replicated`
   // Bytes a forward pass streams again for weights it applies more than
   // once (WeightGroup::uses): not held twice, but read again each use.
   Bytes reapplied = 0;
