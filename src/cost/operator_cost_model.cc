@@ -233,12 +233,30 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
     m->gemms_.push_back(Gemm{hidden, hq * dv, 1, dense_curve});
   }
   const ParamCounts& p = model.params;
+  // Attention parameters a layer that every GPU runs whole (vLLM's
+  // ReplicatedLinear: MLA's q_a_proj and kv_a_proj_with_mqa, DeepSeek-V4's
+  // fused down projection and compressors), in MLA or compressed layers.
+  double whole_attention = 0;
+  if (mla_layers + compressed_layers > 0) {
+    for (const WeightGroup& w : model.weights) {
+      if (w.role == ParamRole::kAttention && w.linear && HeldWholeOnEveryGpu(w)) {
+        whole_attention += static_cast<double>(w.Params() * w.copies);
+      }
+    }
+    whole_attention /= mla_layers + compressed_layers;
+  }
+  if (tp > 1 && whole_attention > 0) {
+    m->gemms_.push_back(Gemm{std::max(1.0, whole_attention / hidden), hidden,
+                             static_cast<double>(mla_layers + compressed_layers), dense_curve});
+  }
+  const double split_share = tp > 1 ? whole_attention : 0;  // priced whole above
   if (mla_layers > 0) {
     // MLA's chain of low-rank projections, as one projection into the
-    // attention's parameter count less the output projection.
+    // attention's parameter count less the output projection (and less
+    // the down projections each GPU runs whole, above).
     const double per_layer = static_cast<double>(p.attention) / mla_layers;
     const double out = m->mla_heads_ / mla_layers * tp * m->mla_v_ * hidden;
-    m->gemms_.push_back(Gemm{std::max(1.0, (per_layer - out) / hidden / tp), hidden,
+    m->gemms_.push_back(Gemm{std::max(1.0, (per_layer - out - split_share) / hidden / tp), hidden,
                              static_cast<double>(mla_layers), dense_curve});
     m->gemms_.push_back(Gemm{hidden, std::max(1.0, out / hidden / tp),
                              static_cast<double>(mla_layers), dense_curve});
@@ -248,7 +266,8 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
     // DeepSeek-V4's chain of low-rank projections (q latent, the shared
     // latent, the grouped output, compressors, indexer), as one projection
     // of the attention's parameter count a layer.
-    const double per_layer = static_cast<double>(p.attention) / compressed_layers / tp;
+    const double per_layer =
+        (static_cast<double>(p.attention) / compressed_layers - split_share) / tp;
     m->gemms_.push_back(Gemm{std::max(1.0, per_layer / hidden), hidden,
                              static_cast<double>(compressed_layers), dense_curve});
     const std::string how =

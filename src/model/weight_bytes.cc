@@ -22,12 +22,14 @@ bool InBlocks(const WeightGroup& g) {
          g.module_role != ParamRole::kRouter && g.module_role != ParamRole::kEmbedding;
 }
 
+}  // namespace
+
 // Tensors every GPU of a tensor-parallel group holds whole in vLLM: MoE
 // routers (ReplicatedLinear gates), MLA's low-rank down projections
 // (q_a_proj and kv_a_proj_with_mqa: ReplicatedLinear, or the fused
 // q_a / kv_a projection with tensor parallelism disabled), the norms, the
 // MTP modules' eh_proj and Step 3's projection into its query rank, K and V.
-bool Replicated(const WeightGroup& g) {
+bool HeldWholeOnEveryGpu(const WeightGroup& g) {
   if (g.role == ParamRole::kRouter || g.role == ParamRole::kNorm) return true;
   auto ends_with = [&g](std::string_view tail) {
     return g.name.size() >= tail.size() &&
@@ -58,6 +60,8 @@ bool Replicated(const WeightGroup& g) {
          ends_with(".attn.wkv") || ends_with(".attn.q_norm") || ends_with(".attn.kv_norm") ||
          ends_with(".indexer.weights_proj");
 }
+
+namespace {
 
 // A shape built by hand (no weight groups): one group per role of params,
 // in the dtype.
@@ -242,12 +246,12 @@ Result<WeightBytes> ComputeWeightBytes(const ModelShape& model, const std::strin
     const std::int64_t one = f.Bits(g.rows, g.cols);
     total += one * g.copies;
     if (g.uses > 1) reapplied += one * g.copies * (g.uses - 1);
-    if (Replicated(g)) {
+    if (HeldWholeOnEveryGpu(g)) {
       replicated += one * g.copies;
       replicated_params += g.Params() * g.copies;
     }
-    if (g.kv_heads > 0 && !Replicated(g)) kv_bits[g.kv_heads] += one * g.copies;
-    if (g.state_groups > 0 && g.group_elements > 0 && g.Params() > 0 && !Replicated(g)) {
+    if (g.kv_heads > 0 && !HeldWholeOnEveryGpu(g)) kv_bits[g.kv_heads] += one * g.copies;
+    if (g.state_groups > 0 && g.group_elements > 0 && g.Params() > 0 && !HeldWholeOnEveryGpu(g)) {
       // The groups' share of the tensor's bits (exact for an unscaled format).
       group_bits[g.state_groups] += one * g.copies / g.Params() * g.group_elements +
                                     one * g.copies % g.Params() * g.group_elements / g.Params();

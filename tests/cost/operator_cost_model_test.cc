@@ -644,6 +644,49 @@ TEST(OperatorCostModelTest, ALatentCacheNamesTheMlaBackend) {
 // expert is touched, the weight bytes a GPU reads are the same as under
 // tensor parallelism (32 whole experts = 128 quarters), while the busiest
 // GPU's routed pairs grow from 1/4 of them to its expected share.
+// vLLM runs MLA's down projections (q_a_proj, kv_a_proj_with_mqa) as
+// ReplicatedLinear: over 8 GPUs each runs them whole. DeepSeek-V3 in bf16,
+// one decode (m = 1), hand curves (bytes n x k x 2 + k x 2 + n x 2 at 1
+// TB/s), per layer (61): q_a 7,168 x 1,536 and kv_a 7,168 x 576 whole, n =
+// 2,112: 30,296,192 B; q_b (1,536 x 128 x 192) and kv_b (512 x 128 x 256),
+// 54,525,952 parameters split 8 ways, n = 950.857: 13,647,725.71 B. Priced
+// as one chain split 8 ways (the same model with the down projections
+// renamed, so nothing marks them whole), 69,664,768 parameters, n =
+// 1,214.857: 17,432,957.71 B. 61 x 26,510,960 B = 1.61716856 ms more.
+TEST(OperatorCostModelTest, MlaDownProjectionsRunWholeOnEveryGpu) {
+  auto gpu = LookupGpu("h100-sxm");
+  ASSERT_TRUE(gpu.ok());
+  GpuKernelCurves curves = HandCurves();
+  curves.mla_decode = curves.decode_attention.at("bf16");  // attention is not compared
+  curves.mla_prefill = curves.prefill_attention.at("bf16").at(128);
+  OperatorModelOptions options;
+  options.tensor_parallel = 8;
+  auto gemm = [&](const ModelShape& model) {
+    auto m = OperatorCostModel::Make(model, Fmt("bf16"), "bf16", *gpu, &curves, EngineProfile{},
+                                     options);
+    EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message());
+    double s = -1;
+    for (const auto& [name, t] : (*m)->DenseParts(1)) {
+      if (name == "gemm") s = t;
+    }
+    return s;
+  };
+  const ModelShape whole = Catalog("deepseek-v3");
+  ModelShape split = whole;
+  int renamed = 0;
+  for (WeightGroup& w : split.weights) {
+    if (w.role != ParamRole::kAttention) continue;
+    for (const char* tail : {".q_a_proj", ".kv_a_proj_with_mqa"}) {
+      if (w.name.ends_with(tail)) {
+        w.name += "_renamed";
+        ++renamed;
+      }
+    }
+  }
+  ASSERT_GT(renamed, 0);
+  EXPECT_NEAR(gemm(whole) - gemm(split), 1.61716856e-3, 1e-9);
+}
+
 TEST(OperatorCostModelTest, ExpertParallelismReadsWholeExpertsAndTheBusiestGpuSetsTheTime) {
   const auto qwen = Catalog("qwen3-235b-a22b");  // 128 experts, top-8, 94 MoE layers
   ASSERT_EQ(qwen.moe.experts, 128);

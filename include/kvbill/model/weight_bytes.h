@@ -69,6 +69,13 @@ struct WeightBytes {
 // the active_copies a token uses).
 ParamCounts ParamsByRole(const std::vector<WeightGroup>& weights);
 
+// A tensor every GPU of a tensor-parallel group holds, reads and applies
+// whole in vLLM (WeightBytes::replicated): norms, MoE routers, MLA's down
+// projections, DeepSeek-V4's fused q / kv down projection and compressors,
+// Step 3's query-rank projection, MTP modules' eh_proj, Gemma 3n's and
+// Gemma 4's per-layer input projections and AltUp.
+bool HeldWholeOnEveryGpu(const WeightGroup& group);
+
 // `format` is "auto" or a name ParseElementFormat accepts.
 Result<WeightBytes> ComputeWeightBytes(const ModelShape& model, const std::string& format);
 
