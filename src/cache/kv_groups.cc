@@ -102,7 +102,12 @@ KvGroupLayout MakeKvGroupLayout(const ModelShape& model, const ElementFormat& fo
   layout.state_bytes = StateBytesPerSequence(model, tensor_parallel) + window_bytes;
   layout.state_stops_prefix_caching = model.HasState();
   if (!kinds.empty()) {
-    const int size = *std::min_element(counts.begin(), counts.end());
+    // The fewest layers of any kind, or the most when no kind has 1.25
+    // times the fewest (vLLM pads 12 sliding + 13 full layers to 13 + 13,
+    // not 12 + 24).
+    const int fewest = *std::min_element(counts.begin(), counts.end());
+    const int most = *std::max_element(counts.begin(), counts.end());
+    const int size = 4 * most < 5 * fewest ? most : fewest;
     layout.layers_per_group = size;
     for (std::size_t k = 0; k < kinds.size(); ++k) {
       for (int left = counts[k]; left > 0; left -= size) {

@@ -261,6 +261,31 @@ TEST(FitTest, SeveralKvGroupsCountThePoolsPaddedPages) {
   EXPECT_EQ(pool.LongestSequence(48), 1600);
 }
 
+// No kind with 1.25 times the fewest layers: vLLM groups by the most. 22
+// full and 20 sliding layers (256 B a token each, as above) make two groups
+// of 22, the sliding one padded by 2 (not three of 20, one full group
+// padded by 18): a page of 16 tokens of 22 layers, 90,112 B. 1,000,000 B
+// hold 11 pages; at 48 tokens an iteration the sliding group holds
+// min(ceil(c / 16), 11) pages, so a sequence of 5 blocks (80 tokens) takes
+// 5 + 5 = 10 pages and one of 6 blocks (96 tokens) 12: the longest is 80.
+TEST(FitTest, NearlyEqualKindsAreGroupedByTheMost) {
+  FitRequest r = FullAndSlidingRequest(80, 48);
+  r.model.layers.clear();
+  for (int i = 0; i < 42; ++i) {
+    LayerShape l = FullAndSlidingLayers().layers[i < 22 ? 0 : 1];
+    l.index = i;
+    r.model.layers.push_back(l);
+  }
+  const KvGroupLayout layout = MakeKvGroupLayout(r.model, Fmt("bf16"), 1, 16);
+  EXPECT_EQ(layout.layers_per_group, 22);
+  EXPECT_EQ(layout.groups.size(), 2U);
+  EXPECT_EQ(layout.page_bytes, 90112);
+  auto rep = EvaluateFit(r);
+  ASSERT_TRUE(rep.ok()) << rep.error().message();
+  EXPECT_EQ(rep->max_context, 80);
+  EXPECT_EQ(rep->kv_bytes, 10 * 90112);
+}
+
 // A batch holds one prefill chunk, not one a sequence: the iteration's
 // token budget is shared, so one sequence is prefilled at the peak while the
 // others decode, a token beside their windows. At context 500 with 480

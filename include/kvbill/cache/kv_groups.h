@@ -4,8 +4,9 @@
 // Layers that keep per-token KV are split into KV cache groups by kind: full
 // attention (and MLA), sliding window of W tokens, chunked local attention of
 // C tokens. As vLLM does (kv_cache_utils.py, _get_kv_cache_config_uniform_page_size),
-// every group has the same number of layers, the fewest layers of any kind,
-// the last group of a kind padded; a page of the pool is block_size tokens of
+// every group has the same number of layers, the fewest layers of any kind
+// (the most when no kind has 1.25 times the fewest), the last group of a
+// kind padded; a page of the pool is block_size tokens of
 // one group's layers, and every group's block table draws pages from the one
 // pool. A model whose per-token layers are all of one kind has one group, and
 // its page is the block of every layer, as before groups existed.
@@ -69,7 +70,7 @@ struct KvGroupLayout {
   Tokens block_size = 16;
   // In order of the kinds' first layers in the model (vLLM's order).
   std::vector<KvCacheGroup> groups;
-  int layers_per_group = 0;      // the fewest layers of any kind
+  int layers_per_group = 0;      // the fewest layers of any kind (or the most: above)
   Bytes page_bytes = 0;          // one page: block_size tokens of one group, one GPU
   Bytes state_bytes = 0;         // constant bytes per sequence, one GPU
   std::int64_t state_pages = 0;  // pages a held sequence takes for its state
