@@ -513,6 +513,26 @@ Status TokenBudgetHoldsTheSequences(const ReadState& state, Scenario* s) {
           "running request); raise engine.max_num_batched_tokens or lower engine.max_num_seqs");
 }
 
+// kvbill's SGLang scheduler cuts a prompt's chunk at a page (a block of
+// prefix_cache.block_size, SGLang's page where its backend pages, which
+// also needs the chunked prefill size a multiple of it): a token budget
+// below one block admits no prompt.
+Status SglangBudgetHoldsABlock(const ReadState& state, Scenario* s) {
+  if (s->pricing || s->deployment.engine != "sglang" || !s->engine.max_num_batched_tokens) {
+    return OkStatus();
+  }
+  const Tokens tokens = *s->engine.max_num_batched_tokens;
+  const Tokens block = s->prefix_cache.block_size;
+  if (block <= 0 || tokens >= block) return OkStatus();
+  return state.source().Bad(
+      state.At("/engine/max_num_batched_tokens"),
+      "max_num_batched_tokens " + FormatWithSeparators(tokens) + " is below one KV block of " +
+          FormatWithSeparators(block) +
+          " tokens (prefix_cache.block_size): kvbill's SGLang cuts a prompt's chunk at a block, "
+          "so no prompt would be admitted; raise engine.max_num_batched_tokens to at least " +
+          FormatWithSeparators(block));
+}
+
 const std::vector<Rule>& CrossKeyRules() {
   static const std::vector<Rule> rules = {
       {"/model",
@@ -598,6 +618,11 @@ const std::vector<Rule>& CrossKeyRules() {
        "engine's defaults for the GPU when not set), which its scheduler requires (a sweep point "
        "that breaks it is a row marked not runnable)",
        TokenBudgetHoldsTheSequences, true},
+      {"",
+       "`engine.max_num_batched_tokens` on SGLang, when set, must be at least "
+       "`prefix_cache.block_size`: SGLang cuts a prompt's chunk at a page, so a smaller budget "
+       "admits no prompt (a sweep point that breaks it is a row marked not runnable)",
+       SglangBudgetHoldsABlock, true},
       {"/deployment",
        "`deployment.expert_parallel` must be 1 or `gpus_per_replica`, and above 1 only for a "
        "model with routed experts, at most their number (each GPU holds a whole expert); "

@@ -83,6 +83,18 @@ TEST(ScenarioRunTest, ATokenBudgetBelowTheSequenceCapIsRefused) {
       "s.json");
   ASSERT_TRUE(sglang.ok()) << sglang.error().message();
   EXPECT_TRUE(BuildSimulationConfig(*sglang).ok());
+  // kvbill's SGLang cuts a prompt's chunk at a block: 15 tokens an iteration
+  // beside 16-token blocks would admit no prompt (a run that stalled).
+  auto no_block = ParseScenario(
+      R"({"deployment": {"engine": "sglang"}, "engine": {"max_num_batched_tokens": 15}})",
+      "s.json");
+  ASSERT_FALSE(no_block.ok());
+  EXPECT_EQ(no_block.error().message().rfind(
+                "s.json#/engine/max_num_batched_tokens: max_num_batched_tokens 15 is below one KV "
+                "block of 16 tokens",
+                0),
+            0u)
+      << no_block.error().message();
 }
 
 // vLLM's int4 KV cache (int4_per_token_head) keeps one fp32 scale per token
