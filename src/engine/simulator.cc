@@ -200,8 +200,8 @@ void Engine::OnRelease(Seconds now, const Release& e) {
         FormatWithSeparators(rep.cache->LongestSequence(config_.max_num_batched_tokens)) +
         " tokens of one sequence, its state included): use more GPUs per replica, a smaller KV "
         "format, a context policy that bounds the context, or an engine.max_model_len no longer "
-        "than the pool holds (the engine then refuses longer requests and ends their tasks, as "
-        "vLLM does: it would not start on this pool at a longer max_model_len)");
+        "than the pool holds (the engine then refuses longer requests and ends their tasks; "
+        "vLLM would not start on this pool at a longer max_model_len)");
     return;
   }
   const bool has_next = static_cast<std::size_t>(e.req + 1) < task.fed.requests.size();

@@ -188,16 +188,16 @@ std::string TensorParallelProblem(const ModelShape& model, int tp, bool experts_
   if (model.MaxKvHeads() == 0) {  // a latent (MLA) model: every GPU holds the whole latent
     return std::to_string(tp) + " GPUs cannot split model \"" + model.name + "\"'s " +
            std::to_string(model.QueryHeads()) +
-           " query heads evenly (vLLM requires them divisible by the degree; its latent KV is "
-           "whole on every GPU)";
+           " query heads evenly (vLLM and SGLang require them divisible by the degree; the "
+           "latent KV is whole on every GPU)";
   }
   const std::int64_t kv = UnsplitKvHeads(model, tp);
   const std::int64_t q = UnsplitQueryHeads(model, tp);
   return std::to_string(tp) + " GPUs cannot split model \"" + model.name + "\"'s " +
          std::to_string(q > 0 ? q : model.QueryHeads()) + " query heads and " +
          std::to_string(kv > 0 ? kv : model.MaxKvHeads()) +
-         " KV heads evenly (vLLM requires the query heads divisible by the degree, and the KV "
-         "heads too, or the degree by them)";
+         " KV heads evenly (vLLM and SGLang require the query heads divisible by the degree, "
+         "and the KV heads too, or the degree by them)";
 }
 
 bool ValidExpertParallel(const ModelShape& model, int ep) {

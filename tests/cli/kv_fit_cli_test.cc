@@ -542,8 +542,8 @@ TEST(FitCliTest, ALatentModelsDegreeNamesItsQueryHeadsAlone) {
   const auto r = RunKvbill("fit --model deepseek-v3 --gpu h200 --gpus 3 --context 8k");
   EXPECT_EQ(r.exit_status, 2);
   EXPECT_NE(r.err.find("3 GPUs cannot split model \"deepseek-v3\"'s 128 query heads evenly "
-                       "(vLLM requires them divisible by the degree; its latent KV is whole on "
-                       "every GPU)"),
+                       "(vLLM and SGLang require them divisible by the degree; the latent KV is "
+                       "whole on every GPU)"),
             std::string::npos)
       << r.err;
 }

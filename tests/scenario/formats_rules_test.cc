@@ -216,13 +216,13 @@ TEST(FormatsRulesTest, ExpertParallelismSplitsTheExpertsOfTheReplica) {
 TEST(FormatsRulesTest, TensorParallelismMustSplitTheHeads) {
   const std::string three =
       "s.json#/deployment/gpus_per_replica: 3 GPUs cannot split model \"qwen3-8b\"'s 32 query "
-      "heads and 8 KV heads evenly (vLLM requires the query heads divisible by the degree, and "
-      "the KV heads too, or the degree by them)";
+      "heads and 8 KV heads evenly (vLLM and SGLang require the query heads divisible by the "
+      "degree, and the KV heads too, or the degree by them)";
   EXPECT_EQ(ErrorOf(R"({"deployment": {"gpus_per_replica": 3}})"), three);
   EXPECT_EQ(ErrorOf(R"({"deployment": {"tensor_parallel_size": 3}})"),
             "s.json#/deployment/tensor_parallel_size: 3 GPUs cannot split model \"qwen3-8b\"'s "
-            "32 query heads and 8 KV heads evenly (vLLM requires the query heads divisible by "
-            "the degree, and the KV heads too, or the degree by them)");
+            "32 query heads and 8 KV heads evenly (vLLM and SGLang require the query heads "
+            "divisible by the degree, and the KV heads too, or the degree by them)");
   EXPECT_EQ(ErrorOf(R"({"deployment": {"gpus_per_replica": 16}})"), "(parsed)");
   EXPECT_NE(ErrorOf(R"({"deployment": {"gpus_per_replica": 64}})"), "(parsed)");
   EXPECT_EQ(ErrorOf(R"({"deployment": {"gpus_per_replica": 3},
