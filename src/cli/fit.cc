@@ -2,6 +2,7 @@
 #include "kvbill/hardware/fit.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
@@ -189,6 +190,18 @@ int RunFit(const Args& args) {
   if (engine == "sglang" && vm["memory-fraction"].defaulted()) {
     memory_fraction =
         SglangMemoryFraction(*gpu, gpus, batched_tokens, limits.cuda_graph_max_batch, false, 0);
+    if (memory_fraction <= 0) {
+      char value[32];
+      std::snprintf(value, sizeof value, "%.3f", memory_fraction);
+      return ReportError(
+          "fit", Error("--max-num-batched-tokens " + FormatWithSeparators(batched_tokens) +
+                       ": SGLang derives its memory fraction (mem_fraction_static) from the "
+                       "GPU's memory less 1.5 MiB per token of its chunked prefill size for "
+                       "activations, which leaves " +
+                       value + " on " + gpu->id +
+                       ", no memory for weights and KV: SGLang would not start; lower "
+                       "--max-num-batched-tokens or give --memory-fraction"));
+    }
   }
   auto kv_format = ParseElementFormat(AutoKvFormat(kv_format_name, *model));
   if (!kv_format) return ReportError("fit", kv_format.error().Within("--kv-format"));

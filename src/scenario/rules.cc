@@ -1,6 +1,7 @@
 // The rules between scenario keys: every check that is not one row's.
 // (Within one object, the rows themselves declare "exactly one of",
 // "only with", required members and vLLM synonyms; see keys.h.)
+#include <cstdio>
 #include <memory>
 
 #include "kvbill/cost/engine_profile.h"
@@ -533,6 +534,37 @@ Status SglangBudgetHoldsABlock(const ReadState& state, Scenario* s) {
           FormatWithSeparators(block));
 }
 
+// SGLang derives its mem_fraction_static from the GPU's memory less what it
+// keeps for activations: 1.5 MiB per token of its chunked prefill size,
+// its CUDA graphs and a fixed part (SglangMemoryFraction). A chunk that
+// takes all of it leaves a fraction at or below 0: SGLang would not start.
+Status SglangFractionLeavesMemory(const ReadState& state, Scenario* s) {
+  if (s->pricing || s->deployment.engine != "sglang" || s->deployment.memory_fraction) {
+    return OkStatus();
+  }
+  auto gpu = LookupGpu(s->deployment.gpu);
+  if (!gpu) return OkStatus();  // the row's domain said so
+  const EngineLimits limits =
+      DefaultEngineLimits(s->deployment.engine, *gpu, s->deployment.gpus_per_replica);
+  const Tokens tokens = s->engine.max_num_batched_tokens.value_or(limits.max_num_batched_tokens);
+  const std::string method = s->deployment.speculative ? s->deployment.speculative->method : "";
+  const double fraction =
+      SglangMemoryFraction(*gpu, s->deployment.gpus_per_replica, tokens,
+                           limits.cuda_graph_max_batch, method == "eagle" || method == "eagle3", 0);
+  if (fraction > 0) return OkStatus();
+  const bool tokens_set = s->engine.max_num_batched_tokens.has_value();
+  const std::string pointer = tokens_set ? "/engine/max_num_batched_tokens" : "/deployment/gpu";
+  char value[32];
+  std::snprintf(value, sizeof value, "%.3f", fraction);
+  return state.source().Bad(
+      state.Given(pointer) ? state.At(pointer) : pointer,
+      "SGLang derives its memory fraction (mem_fraction_static) from the GPU's memory less 1.5 "
+      "MiB per token of its chunked prefill size for activations: max_num_batched_tokens " +
+          FormatWithSeparators(tokens) + " on " + gpu->id + " leaves " + value +
+          ", no memory for weights and KV, and SGLang would not start; lower "
+          "engine.max_num_batched_tokens or set deployment.memory_fraction");
+}
+
 const std::vector<Rule>& CrossKeyRules() {
   static const std::vector<Rule> rules = {
       {"/model",
@@ -623,6 +655,12 @@ const std::vector<Rule>& CrossKeyRules() {
        "`prefix_cache.block_size`: SGLang cuts a prompt's chunk at a page, so a smaller budget "
        "admits no prompt (a sweep point that breaks it is a row marked not runnable)",
        SglangBudgetHoldsABlock, true},
+      {"",
+       "On SGLang without `deployment.memory_fraction`, the memory fraction SGLang derives "
+       "(its `mem_fraction_static`: the GPU's memory less 1.5 MiB per token of "
+       "`engine.max_num_batched_tokens`, its CUDA graphs and a fixed part) must leave memory "
+       "for weights and KV (a sweep point that breaks it is a row marked not runnable)",
+       SglangFractionLeavesMemory, true},
       {"/deployment",
        "`deployment.expert_parallel` must be 1 or `gpus_per_replica`, and above 1 only for a "
        "model with routed experts, at most their number (each GPU holds a whole expert); "

@@ -95,6 +95,25 @@ TEST(ScenarioRunTest, ATokenBudgetBelowTheSequenceCapIsRefused) {
                 0),
             0u)
       << no_block.error().message();
+  // SGLang keeps 1.5 MiB per chunk token for activations out of its memory
+  // fraction: on an H100 (79.6 GiB, about 81,500 MiB) a chunk of 65,536
+  // tokens keeps 512 + 98,304 + 2 x 256 (graphs) + 128 MiB, more than there
+  // is, and SGLang would not start; 49,152 tokens keep 74,880 MiB and leave
+  // about 8%.
+  auto sglang_chunk = [](int tokens) {
+    return ParseScenario(R"({"deployment": {"engine": "sglang"}, "engine": )"
+                         R"({"max_num_batched_tokens": )" +
+                             std::to_string(tokens) + "}}",
+                         "s.json");
+  };
+  EXPECT_TRUE(sglang_chunk(49152).ok());
+  auto no_memory = sglang_chunk(65536);
+  ASSERT_FALSE(no_memory.ok());
+  EXPECT_NE(no_memory.error().message().find(
+                "s.json#/engine/max_num_batched_tokens: SGLang derives its memory fraction"),
+            std::string::npos)
+      << no_memory.error().message();
+  EXPECT_NE(no_memory.error().message().find("SGLang would not start"), std::string::npos);
 }
 
 // vLLM's int4 KV cache (int4_per_token_head) keeps one fp32 scale per token
