@@ -545,7 +545,9 @@ int RunFit(const Args& args) {
       max_context_text = report->max_context_unbounded ? "unbounded (the footprint stops growing)"
                          : report->max_context > 0
                              ? FormatWithSeparators(report->max_context) + " tokens"
-                             : "none, " + FormatWithSeparators(batch) + " sequences fit no context";
+                         : batch == 1 ? std::string("none, one sequence fits no context")
+                                      : "none, " + FormatWithSeparators(batch) +
+                                            " sequences fit no context";
     }
     // Weights that leave no room for KV: no context and no batch, and why.
     const std::string no_room = report->weights_bytes >= report->capacity_bytes

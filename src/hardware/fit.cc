@@ -379,8 +379,9 @@ std::vector<FitAlternative> SuggestAlternatives(const FitRequest& request,
   if (report.min_gpus && *report.min_gpus != report.tensor_parallel) {
     FitRequest v = request;
     v.deployment.tensor_parallel = *report.min_gpus;
-    add(std::to_string(*report.min_gpus) + " GPUs (tensor parallel " +
-            std::to_string(*report.min_gpus) + ")",
+    add(*report.min_gpus == 1 ? std::string("1 GPU (no tensor parallelism)")
+                              : std::to_string(*report.min_gpus) + " GPUs (tensor parallel " +
+                                    std::to_string(*report.min_gpus) + ")",
         v);
   }
   return out;

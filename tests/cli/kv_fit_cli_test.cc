@@ -536,6 +536,15 @@ TEST(FitCliTest, ACheckpointFormatIsExplainedNotUnknown) {
   EXPECT_NE(bad.err.find("--weight-format: unknown format \"int9\""), std::string::npos) << bad.err;
 }
 
+// Llama-3.1-8B at 128 tokens fits one H200: over 8 the alternatives offer
+// the one GPU, named as such (not "1 GPUs (tensor parallel 1)").
+TEST(FitCliTest, OneGpuIsNamedInTheSingular) {
+  const auto r = RunKvbill("fit --model llama-3.1-8b --gpu h200 --gpus 8 --context 128");
+  EXPECT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_NE(r.out.find("1 GPU (no tensor parallelism)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("1 GPUs"), std::string::npos) << r.out;
+}
+
 // DeepSeek-V3's latent is whole on every GPU: only its 128 query heads
 // constrain the degree, and the message says so (not "0 KV heads").
 TEST(FitCliTest, ALatentModelsDegreeNamesItsQueryHeadsAlone) {
