@@ -239,8 +239,12 @@ Result<std::shared_ptr<const OperatorCostModel>> OperatorCostModel::Make(
   double whole_attention = 0;
   if (mla_layers + compressed_layers > 0) {
     for (const WeightGroup& w : model.weights) {
-      if (w.role == ParamRole::kAttention && w.linear && HeldWholeOnEveryGpu(w)) {
-        whole_attention += static_cast<double>(w.Params() * w.copies);
+      // Matrices by shape: DeepSeek-V4's compressors are kept unquantized
+      // (not `linear`) but are matmuls all the same; norms and biases are
+      // vectors.
+      const bool matrix = w.rows > 1 && w.cols > 1;
+      if (w.role == ParamRole::kAttention && matrix && HeldWholeOnEveryGpu(w)) {
+        whole_attention += static_cast<double>(w.Params());
       }
     }
     whole_attention /= mla_layers + compressed_layers;

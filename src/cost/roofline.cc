@@ -35,7 +35,8 @@ Result<Roofline> Roofline::Make(const ModelShape& model, const ElementFormat& kv
   // over the GPUs, except what every GPU holds whole and reads and applies
   // whole (WeightBytes::replicated: routers, norms, MLA's down projections;
   // and K and V heads replicated over more GPUs than heads): DeepSeek-V3's
-  // 0.9B such parameters on 8 GPUs are 1.1 GB a GPU, not an eighth.
+  // 1.03B such parameters on 8 GPUs are 1.1 GB a GPU, not an eighth. Their
+  // FLOPs: the replicated tensors' whole, the extra K/V heads' split.
   const Bytes held = weights->PerGpu(r.tp_);
   const Bytes even = (weights->total - weights->replicated + r.tp_ - 1) / r.tp_;
   const double whole = static_cast<double>(held - even);  // replicated, and extra K/V heads

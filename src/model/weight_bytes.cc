@@ -24,11 +24,8 @@ bool InBlocks(const WeightGroup& g) {
 
 }  // namespace
 
-// Tensors every GPU of a tensor-parallel group holds whole in vLLM: MoE
-// routers (ReplicatedLinear gates), MLA's low-rank down projections
-// (q_a_proj and kv_a_proj_with_mqa: ReplicatedLinear, or the fused
-// q_a / kv_a projection with tensor parallelism disabled), the norms, the
-// MTP modules' eh_proj and Step 3's projection into its query rank, K and V.
+// (weight_bytes.h.) MLA's down projections are ReplicatedLinear, or the
+// fused q_a / kv_a projection with tensor parallelism disabled.
 bool HeldWholeOnEveryGpu(const WeightGroup& g) {
   if (g.role == ParamRole::kRouter || g.role == ParamRole::kNorm) return true;
   auto ends_with = [&g](std::string_view tail) {
@@ -248,7 +245,7 @@ Result<WeightBytes> ComputeWeightBytes(const ModelShape& model, const std::strin
     if (g.uses > 1) reapplied += one * g.copies * (g.uses - 1);
     if (HeldWholeOnEveryGpu(g)) {
       replicated += one * g.copies;
-      replicated_params += g.Params() * g.copies;
+      replicated_params += g.Params();
     }
     if (g.kv_heads > 0 && !HeldWholeOnEveryGpu(g)) kv_bits[g.kv_heads] += one * g.copies;
     if (g.state_groups > 0 && g.group_elements > 0 && g.Params() > 0 && !HeldWholeOnEveryGpu(g)) {

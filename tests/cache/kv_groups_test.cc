@@ -73,6 +73,29 @@ TEST(KvGroupsTest, GroupsAsVllmDoesForAFiveToOneModel) {
   EXPECT_EQ(layout.page_bytes, 16 * 7 * 8192);
 }
 
+// vLLM groups by the most layers of a kind when none has 1.25 times the
+// fewest: 20 full beside 24 sliding (24 < 25) makes groups of 24, one of
+// each kind, the full one padded; beside 25 sliding (25 = 1.25 x 20) it
+// groups by the fewest, 20: one full and two sliding groups (20 and 5).
+TEST(KvGroupsTest, NearlyEqualKindsGroupByTheMost) {
+  auto layout = [](int full, int sliding) {
+    ModelShape m = Toy();
+    m.layers.clear();
+    for (int i = 0; i < full + sliding; ++i) m.layers.push_back(Toy().layers[i < full ? 0 : 1]);
+    return MakeKvGroupLayout(m, Fmt("bf16"), 1, 16);
+  };
+  const KvGroupLayout most = layout(20, 24);
+  EXPECT_EQ(most.layers_per_group, 24);
+  ASSERT_EQ(most.groups.size(), 2u);
+  EXPECT_EQ(most.groups[0].layers, 20);  // padded to 24 in the page
+  EXPECT_EQ(most.page_bytes, 16 * 24 * 512);
+  const KvGroupLayout fewest = layout(20, 25);
+  EXPECT_EQ(fewest.layers_per_group, 20);
+  ASSERT_EQ(fewest.groups.size(), 3u);
+  EXPECT_EQ(fewest.groups[2].layers, 5);
+  EXPECT_EQ(fewest.page_bytes, 16 * 20 * 512);
+}
+
 TEST(KvGroupsTest, Llama4ScoutHasOneFullAndThreeChunkedGroups) {
   // 48 layers, every fourth global: 12 full, 36 chunked of 8,192 tokens;
   // groups of 12 layers. 8 KV heads x (128 + 128) x 2 bytes = 4,096 bytes per

@@ -640,10 +640,6 @@ TEST(OperatorCostModelTest, ALatentCacheNamesTheMlaBackend) {
   EXPECT_TRUE(named);
 }
 
-// Expert parallelism keeps experts whole: at a token count where every
-// expert is touched, the weight bytes a GPU reads are the same as under
-// tensor parallelism (32 whole experts = 128 quarters), while the busiest
-// GPU's routed pairs grow from 1/4 of them to its expected share.
 // vLLM runs MLA's down projections (q_a_proj, kv_a_proj_with_mqa) as
 // ReplicatedLinear: over 8 GPUs each runs them whole. DeepSeek-V3 in bf16,
 // one decode (m = 1), hand curves (bytes n x k x 2 + k x 2 + n x 2 at 1
@@ -687,6 +683,10 @@ TEST(OperatorCostModelTest, MlaDownProjectionsRunWholeOnEveryGpu) {
   EXPECT_NEAR(gemm(whole) - gemm(split), 1.61716856e-3, 1e-9);
 }
 
+// Expert parallelism keeps experts whole: at a token count where every
+// expert is touched, the weight bytes a GPU reads are the same as under
+// tensor parallelism (32 whole experts = 128 quarters), while the busiest
+// GPU's routed pairs grow from 1/4 of them to its expected share.
 TEST(OperatorCostModelTest, ExpertParallelismReadsWholeExpertsAndTheBusiestGpuSetsTheTime) {
   const auto qwen = Catalog("qwen3-235b-a22b");  // 128 experts, top-8, 94 MoE layers
   ASSERT_EQ(qwen.moe.experts, 128);

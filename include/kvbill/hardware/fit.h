@@ -2,7 +2,9 @@
 //
 // Per GPU of a tensor-parallel replica of `tp` GPUs:
 //   capacity = floor(usable memory x memory_fraction) - activation reserve
-//   weights  = ceil(weight bytes / tp)           (an even split; norms are negligible)
+//   weights  = WeightBytes::PerGpu(tp): an even split but for the tensors every
+//              GPU holds whole (norms, routers, MLA's down projections) and
+//              K/V heads replicated over more GPUs than heads
 //   kv       = the peak footprint of one sequence + (batch - 1) x a decoding
 //              one's (block-rounded, on one GPU, linear state included; a
 //              model of several KV cache groups or with linear state in the
@@ -49,7 +51,8 @@ struct FitRequest {
   Tokens block_size = 16;
   // Tokens the engine computes an iteration (max_num_batched_tokens): a
   // sliding or chunked layer holds that many beside its window while it
-  // prefills. 0: not counted (the KV stored at the context alone).
+  // prefills. 0: no chunk beside a window (a window still takes the pool's
+  // ceil(W / block) + 1 blocks, WindowedPeakBlocks).
   Tokens prefill_chunk_tokens = 0;
   Deployment deployment;
   // The serving engine ("vllm" or "sglang"): the KV formats an alternative
@@ -67,8 +70,8 @@ struct FitReport {
   // Per replica (all its GPUs), bytes.
   Bytes capacity_bytes = 0;
   Bytes weights_bytes = 0;
-  Bytes kv_bytes =
-      0;  // block-rounded (pool pages') KV of the batch (one prefilling), state included
+  // Block-rounded (pool pages') KV of the batch (one prefilling), state included.
+  Bytes kv_bytes = 0;
   Bytes kv_exact_bytes = 0;  // exact KV of the batch, state included
   Bytes needed_bytes = 0;    // weights + kv
   Bytes headroom_bytes = 0;  // capacity - needed; negative when it does not fit

@@ -34,7 +34,7 @@ struct WeightBytes {
   std::string description;  // e.g. "bf16" or "int4-g32 (compressed-tensors) 96.1%, bf16 3.9%"
   // Of total, what every GPU of a tensor-parallel group holds whole: vLLM
   // builds MoE routers and MLA's q_a_proj / kv_a_proj_with_mqa as
-  // ReplicatedLinear, and replicates norms (DeepSeek-V3: about 0.9B
+  // ReplicatedLinear, and replicates norms (DeepSeek-V3: about 1.03B
   // parameters).
   Bytes replicated = 0;
   std::int64_t replicated_params = 0;  // the parameters of `replicated`
