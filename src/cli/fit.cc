@@ -328,7 +328,7 @@ int RunFit(const Args& args) {
   // A format no engine runs on the GPU has a size but no deployment: the
   // verdict is "does not run", memory's stays under memory_fits.
   const bool runnable = format_warnings.empty();
-  const bool fits = report->fits && (ignore_limit || !limit.over) && runnable;
+  bool fits = report->fits && (ignore_limit || !limit.over) && runnable;
   // Past the model's limit no memory saving makes the request fit: a change
   // that keeps the context does not fit either, and neither does any batch
   // or GPU count (their memory-only answers stay under memory_*).
@@ -381,9 +381,24 @@ int RunFit(const Args& args) {
                    " or less, or give the KV more memory (more --gpus, narrower KV or "
                    "weight formats)");
   }
+  // SGLang serves a request of at most max_req_len - 1 tokens, max_req_len
+  // being min(context length, pool tokens) - 1 (docs/engine.md, "model
+  // limits"): two fewer than the shorter of the two.
+  Tokens sglang_served = 0;  // 0: not SGLang, or nothing bounds it
+  if (engine == "sglang" && !ignore_limit) {
+    Tokens bound = limit.limit > 0 ? limit.limit : 0;
+    if (pool_max_context > 0)
+      bound = bound > 0 ? std::min(bound, pool_max_context) : pool_max_context;
+    if (bound > 2) sglang_served = bound - 2;
+  }
+  const bool past_sglang = sglang_served > 0 && *context > sglang_served && !limit.over;
+  if (past_sglang) fits = false;
   const std::int64_t max_batch = refused ? 0 : report->max_batch;
   const bool gpus_fit = !refused && report->min_gpus.has_value();
-  const Tokens max_context = limit.caps_max ? limit.limit : report->max_context;
+  Tokens max_context = limit.caps_max ? limit.limit : report->max_context;
+  const bool sglang_caps_max =
+      sglang_served > 0 && (max_context > sglang_served || report->max_context_unbounded);
+  if (sglang_caps_max) max_context = sglang_served;
 
   std::ostringstream text;
   if (format == "json") {
@@ -394,7 +409,7 @@ int RunFit(const Args& args) {
     j["capacity_bytes"] = report->capacity_bytes;
     // Unbounded by memory and by no limit (--ignore-model-limit, layers
     // that all slide): null, as memory_max_context, not the search's bound.
-    j["max_context"] = report->max_context_unbounded && !limit.caps_max
+    j["max_context"] = report->max_context_unbounded && !limit.caps_max && !sglang_caps_max
                            ? nlohmann::ordered_json(nullptr)
                            : nlohmann::ordered_json(max_context);
     j["max_batch"] = max_batch;
@@ -415,7 +430,9 @@ int RunFit(const Args& args) {
     j["kv_exact_bytes"] = report->kv_exact_bytes;
     j["needed_bytes"] = report->needed_bytes;
     j["headroom_bytes"] = report->headroom_bytes;
-    j["max_context_unbounded"] = report->max_context_unbounded && !limit.caps_max;
+    j["max_context_unbounded"] =
+        report->max_context_unbounded && !limit.caps_max && !sglang_caps_max;
+    if (sglang_served > 0) j["sglang_max_request_tokens"] = sglang_served;
     j["model_max_context"] = model->max_position_embeddings;
     j["max_model_len"] = limit.limit;
     j["memory_fits"] = report->fits;
@@ -523,6 +540,12 @@ int RunFit(const Args& args) {
            << (report->fits ? "would hold it with " + Gib(report->headroom_bytes) + " to spare"
                             : "is short by " + Gib(-report->headroom_bytes))
            << ")\n";
+    } else if (past_sglang && report->fits) {
+      text << "DOES NOT FIT SGLang's limit: " << FormatWithSeparators(*context)
+           << " tokens is past the " << FormatWithSeparators(sglang_served)
+           << " it serves (its max_req_len - 1, max_req_len = min(context length, pool tokens) - "
+              "1; memory alone would hold it with "
+           << Gib(report->headroom_bytes) << " to spare)\n";
     } else if (!fits && report->fits) {
       text << "DOES NOT FIT the model: " << FormatWithSeparators(*context)
            << " tokens is past its max_model_len " << FormatWithSeparators(limit.limit)
@@ -534,7 +557,16 @@ int RunFit(const Args& args) {
            << Gb(-report->headroom_bytes) << ")\n";
     }
     std::string max_context_text;
-    if (limit.caps_max) {
+    if (sglang_caps_max) {
+      max_context_text =
+          FormatWithSeparators(max_context) + " tokens (SGLang's max_req_len - 1; memory " +
+          (report->max_context_unbounded
+               ? std::string("is unbounded")
+               : "holds " + FormatWithSeparators(report->max_context) + " tokens") +
+          (limit.limit > 0 ? ", the model's max_model_len " + FormatWithSeparators(limit.limit)
+                           : std::string()) +
+          ")";
+    } else if (limit.caps_max) {
       max_context_text = FormatWithSeparators(max_context) +
                          " tokens (the model's max_model_len; memory " +
                          (report->max_context_unbounded
@@ -542,12 +574,11 @@ int RunFit(const Args& args) {
                               : "holds " + FormatWithSeparators(report->max_context) + " tokens") +
                          ")";
     } else {
-      max_context_text = report->max_context_unbounded ? "unbounded (the footprint stops growing)"
-                         : report->max_context > 0
-                             ? FormatWithSeparators(report->max_context) + " tokens"
-                         : batch == 1 ? std::string("none, one sequence fits no context")
-                                      : "none, " + FormatWithSeparators(batch) +
-                                            " sequences fit no context";
+      max_context_text =
+          report->max_context_unbounded ? "unbounded (the footprint stops growing)"
+          : report->max_context > 0     ? FormatWithSeparators(report->max_context) + " tokens"
+          : batch == 1                  ? std::string("none, one sequence fits no context")
+                       : "none, " + FormatWithSeparators(batch) + " sequences fit no context";
     }
     // Weights that leave no room for KV: no context and no batch, and why.
     const std::string no_room = report->weights_bytes >= report->capacity_bytes

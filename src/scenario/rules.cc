@@ -15,6 +15,7 @@
 #include "kvbill/model/hf_config.h"
 #include "kvbill/model/kv_format.h"
 #include "kvbill/model/weight_bytes.h"
+#include "kvbill/scenario/run.h"
 #include "scenario/keys.h"
 #include "scenario/scenario_model.h"
 
@@ -519,15 +520,20 @@ Status TokenBudgetHoldsTheSequences(const ReadState& state, Scenario* s) {
 // also needs the chunked prefill size a multiple of it): a token budget
 // below one block admits no prompt.
 Status SglangBudgetHoldsABlock(const ReadState& state, Scenario* s) {
-  if (s->pricing || s->deployment.engine != "sglang" || !s->engine.max_num_batched_tokens) {
-    return OkStatus();
-  }
-  const Tokens tokens = *s->engine.max_num_batched_tokens;
+  if (s->pricing || s->deployment.engine != "sglang") return OkStatus();
+  auto gpu = LookupGpu(s->deployment.gpu);
+  if (!gpu) return OkStatus();  // the row's domain said so
+  const bool tokens_set = s->engine.max_num_batched_tokens.has_value();
+  const Tokens tokens = s->engine.max_num_batched_tokens.value_or(
+      DefaultEngineLimits("sglang", *gpu, s->deployment.gpus_per_replica).max_num_batched_tokens);
   const Tokens block = s->prefix_cache.block_size;
   if (block <= 0 || tokens >= block) return OkStatus();
+  const std::string pointer =
+      tokens_set ? "/engine/max_num_batched_tokens" : "/prefix_cache/block_size";
   return state.source().Bad(
-      state.At("/engine/max_num_batched_tokens"),
-      "max_num_batched_tokens " + FormatWithSeparators(tokens) + " is below one KV block of " +
+      state.Given(pointer) ? state.At(pointer) : pointer,
+      std::string(tokens_set ? "max_num_batched_tokens " : "the default max_num_batched_tokens ") +
+          FormatWithSeparators(tokens) + " is below one KV block of " +
           FormatWithSeparators(block) +
           " tokens (prefix_cache.block_size): kvbill's SGLang cuts a prompt's chunk at a block, "
           "so no prompt would be admitted; raise engine.max_num_batched_tokens to at least " +
@@ -544,14 +550,10 @@ Status SglangFractionLeavesMemory(const ReadState& state, Scenario* s) {
   }
   auto gpu = LookupGpu(s->deployment.gpu);
   if (!gpu) return OkStatus();  // the row's domain said so
-  const EngineLimits limits =
-      DefaultEngineLimits(s->deployment.engine, *gpu, s->deployment.gpus_per_replica);
-  const Tokens tokens = s->engine.max_num_batched_tokens.value_or(limits.max_num_batched_tokens);
-  const std::string method = s->deployment.speculative ? s->deployment.speculative->method : "";
-  const double fraction =
-      SglangMemoryFraction(*gpu, s->deployment.gpus_per_replica, tokens,
-                           limits.cuda_graph_max_batch, method == "eagle" || method == "eagle3", 0);
+  const double fraction = SglangScenarioMemoryFraction(*s, *gpu);
   if (fraction > 0) return OkStatus();
+  const Tokens tokens = s->engine.max_num_batched_tokens.value_or(
+      DefaultEngineLimits("sglang", *gpu, s->deployment.gpus_per_replica).max_num_batched_tokens);
   const bool tokens_set = s->engine.max_num_batched_tokens.has_value();
   const std::string pointer = tokens_set ? "/engine/max_num_batched_tokens" : "/deployment/gpu";
   char value[32];
@@ -651,8 +653,9 @@ const std::vector<Rule>& CrossKeyRules() {
        "that breaks it is a row marked not runnable)",
        TokenBudgetHoldsTheSequences, true},
       {"",
-       "`engine.max_num_batched_tokens` on SGLang, when set, must be at least "
-       "`prefix_cache.block_size`: SGLang cuts a prompt's chunk at a page, so a smaller budget "
+       "`engine.max_num_batched_tokens` on SGLang (its default for the GPU when not set) must be "
+       "at least `prefix_cache.block_size`: SGLang cuts a prompt's chunk at a page, so a smaller "
+       "budget "
        "admits no prompt (a sweep point that breaks it is a row marked not runnable)",
        SglangBudgetHoldsABlock, true},
       {"",

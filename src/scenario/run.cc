@@ -55,6 +55,15 @@ Status ApplySpeculative(const Scenario& s, const EngineProfile* profile,
 
 }  // namespace
 
+double SglangScenarioMemoryFraction(const Scenario& s, const GpuSpec& gpu) {
+  const EngineLimits limits = DefaultEngineLimits("sglang", gpu, s.deployment.gpus_per_replica);
+  const std::string method = s.deployment.speculative ? s.deployment.speculative->method : "";
+  return SglangMemoryFraction(
+      gpu, s.deployment.gpus_per_replica,
+      s.engine.max_num_batched_tokens.value_or(limits.max_num_batched_tokens),
+      limits.cuda_graph_max_batch, method == "eagle" || method == "eagle3", 0);
+}
+
 Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
   const std::string at = s.source + "#";
   SimulationConfig c;
@@ -80,11 +89,7 @@ Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
   if (s.deployment.memory_fraction) {
     c.memory_fraction = *s.deployment.memory_fraction;
   } else if (c.scheduler == SchedulerKind::kSglang) {
-    const std::string method = s.deployment.speculative ? s.deployment.speculative->method : "";
-    c.memory_fraction = SglangMemoryFraction(
-        *gpu, c.gpus_per_replica,
-        s.engine.max_num_batched_tokens.value_or(limits.max_num_batched_tokens),
-        limits.cuda_graph_max_batch, method == "eagle" || method == "eagle3", 0);
+    c.memory_fraction = SglangScenarioMemoryFraction(s, *gpu);
   } else {
     c.memory_fraction = 0.9;
   }

@@ -536,6 +536,31 @@ TEST(FitCliTest, ACheckpointFormatIsExplainedNotUnknown) {
   EXPECT_NE(bad.err.find("--weight-format: unknown format \"int9\""), std::string::npos) << bad.err;
 }
 
+// SGLang serves a request of at most max_req_len - 1 tokens, max_req_len =
+// min(context length, pool tokens) - 1: Gemma-2-9B (context length 8,192,
+// a pool of far more on an H100) serves 8,192 - 2 = 8,190, so 8,192 does
+// not fit SGLang where vLLM serves it, and 8,190 does.
+TEST(FitCliTest, SglangServesTwoTokensShortOfTheShorterLimit) {
+  const auto over = RunKvbill(
+      "fit --model gemma-2-9b --gpu h100-sxm --engine sglang --context 8192 --format json");
+  ASSERT_EQ(over.exit_status, 0) << over.err;
+  const auto j = nlohmann::json::parse(over.out);
+  EXPECT_EQ(j["fits"], false);
+  EXPECT_EQ(j["memory_fits"], true);
+  EXPECT_EQ(j["max_context"], 8190);
+  EXPECT_EQ(j["sglang_max_request_tokens"], 8190);
+  const auto text =
+      RunKvbill("fit --model gemma-2-9b --gpu h100-sxm --engine sglang --context 8192");
+  EXPECT_NE(text.out.find("DOES NOT FIT SGLang's limit: 8,192 tokens is past the 8,190 it serves"),
+            std::string::npos)
+      << text.out;
+  const auto at = RunKvbill(
+      "fit --model gemma-2-9b --gpu h100-sxm --engine sglang --context 8190 --format json");
+  EXPECT_EQ(nlohmann::json::parse(at.out)["fits"], true);
+  const auto vllm = RunKvbill("fit --model gemma-2-9b --gpu h100-sxm --context 8192 --format json");
+  EXPECT_EQ(nlohmann::json::parse(vllm.out)["fits"], true);
+}
+
 // Llama-3.1-8B at 128 tokens fits one H200: over 8 the alternatives offer
 // the one GPU, named as such (not "1 GPUs (tensor parallel 1)").
 TEST(FitCliTest, OneGpuIsNamedInTheSingular) {

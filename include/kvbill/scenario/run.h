@@ -21,6 +21,11 @@ namespace kvbill {
 // Errors name the scenario file and JSON pointer of the field at fault.
 Result<SimulationConfig> BuildSimulationConfig(const Scenario& scenario);
 
+// The memory fraction SGLang derives when the scenario sets none
+// (SglangMemoryFraction: the GPU, the degree, the token budget, its CUDA
+// graphs and an EAGLE draft's reserve), as a run takes it.
+double SglangScenarioMemoryFraction(const Scenario& scenario, const GpuSpec& gpu);
+
 // All tasks of the scenario's trace, in file order (or generated).
 Result<std::vector<Task>> LoadScenarioTasks(const Scenario& scenario);
 
