@@ -216,6 +216,57 @@ ModelShape DraftLayerShape(const ModelShape& model) {
   return d;  // no weight groups: one per role, in the dtype
 }
 
+ModelShape EagleHeadShape(const ModelShape& model, bool eagle3, bool first_step) {
+  ModelShape plain = model;
+  plain.params.mtp = 0;  // a head of its own, not the checkpoint's MTP module
+  plain.weights.clear();
+  ModelShape d = DraftLayerShape(plain);
+  d.name = model.name + (eagle3 ? " (EAGLE-3 head)" : " (EAGLE head)");
+  const ParamCounts& p = model.params;
+  const std::int64_t h = model.hidden_size;
+  // A dense MLP: the model's dense layers' width, else the width one token
+  // runs in an MoE layer (its top-k experts and the shared ones).
+  if (model.moe.layers > 0) {
+    const std::int64_t moe_layers = model.moe.layers;
+    const std::int64_t dense_layers =
+        std::max<std::int64_t>({1, model.DecoderLayers() - moe_layers, model.dense_mlps});
+    d.params.dense_mlp = p.dense_mlp > 0
+                             ? p.dense_mlp / dense_layers
+                             : (p.active_routed_experts + p.shared_experts) / moe_layers;
+    d.params.routed_experts = d.params.active_routed_experts = 0;
+    d.params.shared_experts = d.params.routers = 0;
+    d.moe = MoeShape{};
+  }
+  // The projection of the model's hidden states into the head: EAGLE's fc
+  // (2h -> h: the token's embedding beside the last hidden state) every
+  // step; EAGLE-3's fc (3h -> h: three of the model's layers' hidden states)
+  // once, in the first step. Priced with the MLP (the same bytes and FLOPs).
+  if (!eagle3 || first_step) d.params.dense_mlp += (eagle3 ? 3 : 2) * h * h;
+  if (eagle3) {
+    // EAGLE-3's layer attends from its input embedding beside the hidden
+    // state, 2h wide into q, k and v; its lm_head is its own, over a draft
+    // vocabulary of 32,000 tokens mapped to the model's.
+    LayerShape& l = d.layers[0];
+    if (!l.IsLatent() && !l.IsCompressed() && l.kv_heads > 0) {
+      const std::int64_t qkv_out =
+          l.query_heads * l.qk_head_dim + l.kv_heads * (l.qk_head_dim + l.v_head_dim);
+      const std::int64_t in = l.input_dim > 0 ? l.input_dim : h;
+      d.params.attention += qkv_out * (2 * h - in);
+      l.input_dim = 2 * h;
+    }
+    d.vocab_size = kEagle3DraftVocabulary;
+    d.params.lm_head = kEagle3DraftVocabulary * h;
+  }
+  return d;
+}
+
+ModelShape EagleTimedShape(const ModelShape& model) {
+  ModelShape d = EagleHeadShape(model, /*eagle3=*/false, /*first_step=*/false);
+  d.params.dense_mlp -= 2 * model.hidden_size * model.hidden_size;  // no fc
+  d.name = model.name + " (EAGLE head, as timed)";
+  return d;
+}
+
 SpeculativeCostModel::SpeculativeCostModel(std::shared_ptr<const CostModel> target,
                                            std::shared_ptr<const CostModel> draft,
                                            int num_speculative_tokens, std::string description,
@@ -374,8 +425,10 @@ Result<SpeculativeSetup> MakeSpeculative(const SpeculativeSpec& spec, const Mode
   out.topk = topk;
   out.verify_tokens = verify;
   out.expected_tokens = shape->expected_tokens;
-  std::optional<ModelShape> draft;
+  std::optional<ModelShape> draft, eagle_head;
   std::string drafted_by;
+  const bool eagle = spec.method == "eagle" || spec.method == "eagle3";
+  const bool eagle3 = spec.method == "eagle3";
   if (method->own_model) {
     auto loaded = LoadModel(spec.draft_model);
     if (!loaded) return loaded.error();
@@ -384,13 +437,21 @@ Result<SpeculativeSetup> MakeSpeculative(const SpeculativeSpec& spec, const Mode
     if (Status s = CheckDraftModel(model, *draft, std::max(1, options.tensor_parallel)); !s) {
       return s.error();
     }
+  } else if (eagle) {
+    // Its time: EagleTimedShape (one of the model's layers and its
+    // lm_head); its memory: the head itself (below).
+    draft = EagleTimedShape(model);
+    eagle_head = EagleHeadShape(model, eagle3, /*first_step=*/true);
+    drafted_by = std::string(eagle3 ? "an EAGLE-3 head (one decoder layer, its fc and a "
+                                      "32,000-token lm_head)"
+                                    : "an EAGLE head (its fc, one decoder layer and the lm_head)") +
+                 ", each step timed as one of the model's layers and its lm_head";
   } else if (method->draft_layer) {
     draft = DraftLayerShape(model);
     drafted_by = "a head of one decoder layer and the lm_head";
   }
   const int tp = std::max(1, options.tensor_parallel);
-  std::shared_ptr<const CostModel> draft_cost;
-  if (draft) {
+  auto make_cost = [&](const ModelShape& drafter) -> Result<std::shared_ptr<const CostModel>> {
     if (profile != nullptr) {
       EngineProfile bare = *profile;
       bare.params.cpu_iteration_s = 0;
@@ -401,32 +462,48 @@ Result<SpeculativeSetup> MakeSpeculative(const SpeculativeSpec& spec, const Mode
       o.expert_parallel = 1;
       o.expert_all_to_all = false;
       o.fp8_checkpoint = false;
-      auto m = OperatorCostModel::Make(*draft, kv_format, "auto", gpu, nullptr, bare, o);
+      auto m = OperatorCostModel::Make(drafter, kv_format, "auto", gpu, nullptr, bare, o);
       if (!m) return m.error();
-      draft_cost = *m;
-    } else {
-      RooflineParams params = roofline;
-      params.tensor_parallel = tp;
-      params.iteration_overhead_s = 0;
-      auto r = Roofline::Make(*draft, kv_format, "auto", gpu, params);
-      if (!r) return r.error();
-      draft_cost = std::make_shared<RooflineCostModel>(std::move(*r));
+      return std::shared_ptr<const CostModel>(*m);
     }
-    auto r = Roofline::Make(*draft, kv_format, "auto", gpu, RooflineParams{tp, 1, 1, 0});
+    RooflineParams params = roofline;
+    params.tensor_parallel = tp;
+    params.iteration_overhead_s = 0;
+    auto r = Roofline::Make(drafter, kv_format, "auto", gpu, params);
     if (!r) return r.error();
+    return std::shared_ptr<const CostModel>(std::make_shared<RooflineCostModel>(std::move(*r)));
+  };
+  std::shared_ptr<const CostModel> draft_cost;
+  if (draft) {
+    auto cost = make_cost(*draft);
+    if (!cost) return cost.error();
+    draft_cost = *cost;
     // What the draft's cache grows by a token (the pool's share): its
     // per-token layers' bytes; a window-only layer keeps a constant.
     out.draft_kv_bytes_per_token = BytesPerToken(*draft, kv_format, tp);
-    ModelShape own = *draft;
+    // Its weights: all it holds (EAGLE-3's fc among them), less what it
+    // shares with the model (a head's embedding, and EAGLE-1's and MTP's
+    // lm_head; EAGLE-3's is its own).
+    ModelShape own = eagle_head ? *eagle_head : *draft;
     if (method->draft_layer) {
-      // The head shares the model's embedding and lm_head.
       own.params.embedding = 0;
-      own.params.lm_head = 0;
+      if (!eagle3) own.params.lm_head = 0;
     }
     auto bytes = ComputeWeightBytes(own, "auto");
     if (!bytes) return bytes.error();
-    out.draft_weight_bytes = static_cast<long double>((bytes->total + tp - 1) / tp);
-    if (method->draft_layer && model.params.mtp > 0) {
+    // Split over the GPUs, but for an EAGLE head's fc, which every GPU
+    // holds whole (vLLM builds EAGLE-3's as ReplicatedLinear, EAGLE-1's as
+    // a plain nn.Linear).
+    Bytes whole = 0;
+    if (eagle) {
+      ModelShape no_fc = own;
+      no_fc.params.dense_mlp -= (eagle3 ? 3 : 2) * model.hidden_size * model.hidden_size;
+      auto without = ComputeWeightBytes(no_fc, "auto");
+      if (!without) return without.error();
+      whole = bytes->total - without->total;
+    }
+    out.draft_weight_bytes = static_cast<long double>((bytes->total - whole + tp - 1) / tp + whole);
+    if (spec.method == "mtp" && model.params.mtp > 0) {
       // Every prediction module the checkpoint carries, as it stores them
       // (DeepSeek's fp8 blocks, V4's MXFP4 experts), with vLLM's replicated
       // tensors (norms, routers, MLA's down projections) whole on each GPU.

@@ -653,9 +653,13 @@ const std::vector<Key>& ScenarioKeys() {
                     "a smaller model of its own (`model`): its weights, KV and k "
                     "decode steps (k 5, α 0.6)"},
                    {"eagle",
-                    "an EAGLE head: one decoder layer of the model's shape and the "
-                    "lm_head, k steps (k 3, α 0.8)"},
-                   {"eagle3", "an EAGLE-3 head, priced as `eagle` (k 3, α 0.8)"},
+                    "an EAGLE head: its fc (2h x h), one decoder layer of the model's "
+                    "attention and a dense MLP, and the model's lm_head; k steps, each timed "
+                    "as one of the model's layers and its lm_head (k 3, α 0.8)"},
+                   {"eagle3",
+                    "an EAGLE-3 head: as `eagle` with its q, k and v reading 2h (MLA: not "
+                    "widened), an fc of 3h x h and its own lm_head over 32,000 draft tokens, "
+                    "timed as `eagle` (k 3, α 0.8)"},
                    {"mtp",
                     "the model's multi-token-prediction layer, priced as one decoder "
                     "layer and the lm_head (k 1, α 0.85)"},

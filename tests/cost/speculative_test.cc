@@ -142,6 +142,46 @@ TEST(SpeculativeTest, DraftHeadIsOneDecoderLayerOfTheModel) {
   EXPECT_EQ(head.params.lm_head, Catalog("llama-3.1-8b").params.lm_head);
 }
 
+// An EAGLE-3 head of Qwen3-8B (hidden 4,096; 32 query heads and 8 KV heads
+// of 128; MLP 12,288): attention 4,096 x 4,096 x 2 (q, o) + 4,096 x 1,024
+// x 2 (k, v) + 256 (q and k norms) = 41,943,296, its q, k and v reading 2h:
+// + (32 x 128 + 8 x 256) x 4,096 = 25,165,824, so 67,109,120; MLP 3 x
+// 4,096 x 12,288 = 150,994,944, plus in the first step the fc 3 x 4,096 x
+// 4,096 = 50,331,648; lm_head 32,000 x 4,096 = 131,072,000 over 32,000
+// draft tokens. An EAGLE-1 head: fc 2 x 4,096 x 4,096 = 33,554,432 every
+// step, the model's attention and lm_head (151,936 x 4,096).
+TEST(SpeculativeTest, EagleHeadsAreLlamaLayersWithTheirProjections) {
+  const ModelShape qwen = Catalog("qwen3-8b");
+  const ModelShape first = EagleHeadShape(qwen, /*eagle3=*/true, /*first_step=*/true);
+  const ModelShape later = EagleHeadShape(qwen, /*eagle3=*/true, /*first_step=*/false);
+  ASSERT_EQ(first.layers.size(), 1u);
+  EXPECT_EQ(first.layers[0].input_dim, 8192);
+  EXPECT_EQ(first.params.attention, 67109120);
+  EXPECT_EQ(first.params.dense_mlp, 150994944 + 50331648);
+  EXPECT_EQ(later.params.dense_mlp, 150994944);
+  EXPECT_EQ(first.params.lm_head, 131072000);
+  EXPECT_EQ(first.vocab_size, 32000);
+  const ModelShape eagle = EagleHeadShape(qwen, /*eagle3=*/false, /*first_step=*/false);
+  EXPECT_EQ(eagle.params.attention, 41943296);
+  EXPECT_EQ(eagle.params.dense_mlp, 150994944 + 33554432);
+  EXPECT_EQ(eagle.params.lm_head, 151936LL * 4096);
+  EXPECT_EQ(eagle.vocab_size, 151936);
+  // Qwen3-235B-A22B has no dense layer: the head's MLP is what a token runs
+  // in an MoE layer, 8 experts of 3 x 4,096 x 1,536 = 150,994,944, dense;
+  // not a layer of 128 experts.
+  const ModelShape moe = EagleHeadShape(Catalog("qwen3-235b-a22b"), true, false);
+  EXPECT_EQ(moe.params.dense_mlp, 150994944);
+  EXPECT_EQ(moe.params.routed_experts, 0);
+  EXPECT_EQ(moe.moe.layers, 0);
+  // Timed as one of the model's layers and its lm_head: Qwen3-8B's attention
+  // 41,943,296, MLP 150,994,944 (no fc), lm_head 151,936 x 4,096.
+  const ModelShape timed = EagleTimedShape(qwen);
+  EXPECT_EQ(timed.params.attention, 41943296);
+  EXPECT_EQ(timed.params.dense_mlp, 150994944);
+  EXPECT_EQ(timed.params.lm_head, 151936LL * 4096);
+  EXPECT_EQ(timed.vocab_size, 151936);
+}
+
 TEST(SpeculativeTest, VerificationStepAddsKDraftStepsOverTheVerifyingSequences) {
   auto target = std::make_shared<ContextCost>(0.001, 0.0);
   auto draft = std::make_shared<ContextCost>(0.0001, 1e-9);

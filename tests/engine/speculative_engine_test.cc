@@ -195,17 +195,18 @@ TEST(SpeculativeEngineTest, AMixedIterationChargesSpeculationOnlyItsOwnPart) {
 TEST(SpeculativeEngineTest, DraftWeightsAndKvShrinkThePool) {
   // Llama-3.1-8B in bf16 on one H100 at memory fraction 0.9, no reserve:
   // weights 8,030,261,248 x 2 = 16,060,522,496 bytes; a block of 16 tokens
-  // 16 x 131,072 = 2,097,152 bytes. An EAGLE head of one layer: weights
-  // (41,943,040 + 176,160,768 + 8,320 norm) x 2 = 436,224,256 bytes and
-  // 4,096 bytes of KV a token, so a block takes 16 x 135,168 = 2,162,688.
+  // 16 x 131,072 = 2,097,152 bytes. An EAGLE head (EagleHeadShape): weights
+  // (41,943,040 + 176,160,768 + fc 2 x 4,096 x 4,096 = 33,554,432 + 8,320
+  // norm) x 2 = 503,333,120 bytes and 4,096 bytes of KV a token, so a block
+  // takes 16 x 135,168 = 2,162,688.
   SimulationConfig c = Config("llama-3.1-8b");
   const long double capacity =
       std::floor(static_cast<long double>(c.gpu.usable_memory_bytes) * 0.9L);
   const auto off = std::int64_t((capacity - 16060522496.0L) / 2097152.0L);
   c.speculative.num_speculative_tokens = 3;
-  c.speculative.draft_weight_bytes = 436224256;
+  c.speculative.draft_weight_bytes = 503333120;
   c.speculative.draft_kv_bytes_per_token = 4096;
-  const auto on = std::int64_t((capacity - 16060522496.0L - 436224256.0L) / 2162688.0L);
+  const auto on = std::int64_t((capacity - 16060522496.0L - 503333120.0L) / 2162688.0L);
   EXPECT_LT(on, off);
   const SimulationResult r = RunSim(c, OneRequest());
   EXPECT_EQ(r.kv_pool_blocks, on);

@@ -290,6 +290,41 @@ TEST(SpeculativeScenarioTest, MtpNeedsTheModelsOwnPredictionLayers) {
   EXPECT_TRUE(s.ok()) << s.error().message();
 }
 
+// An EAGLE-3 head's weights: all it holds but the embedding it shares with
+// the model. Qwen3-8B (bf16): attention 67,109,120 (its q, k and v reading
+// 2h), MLP 150,994,944 and fc 50,331,648, its own lm_head 131,072,000, the
+// layer's share of the norms (36 x 8,192 + 4,096) / 36 = 8,305 (rounded
+// down): 399,516,017 parameters x 2 = 799,032,034 bytes. Its KV: one layer
+// of 8 KV heads x 128 x 2 x 2 = 4,096 bytes a token.
+TEST(SpeculativeScenarioTest, Eagle3HeadWeighsItsLayerFcAndLmHead) {
+  auto s =
+      ParseScenario(R"({"model": "qwen3-8b", "deployment": {"speculative": "eagle3"}})", "s.json");
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  auto c = BuildSimulationConfig(*s);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  EXPECT_EQ(static_cast<std::int64_t>(c->speculative.draft_weight_bytes), 799032034);
+  EXPECT_EQ(c->speculative.draft_kv_bytes_per_token, 4096);
+  // An EAGLE-1 head of Llama-3.1-8B shares the lm_head: attention
+  // 41,943,040, MLP 176,160,768, fc 2 x 4,096 x 4,096 = 33,554,432, norms
+  // (32 x 8,192 + 4,096) / 32 = 8,320: 251,666,560 x 2 = 503,333,120 bytes.
+  auto e = ParseScenario(R"({"model": "llama-3.1-8b", "deployment": {"speculative": "eagle"}})",
+                         "s.json");
+  ASSERT_TRUE(e.ok()) << e.error().message();
+  auto ec = BuildSimulationConfig(*e);
+  ASSERT_TRUE(ec.ok()) << ec.error().message();
+  EXPECT_EQ(static_cast<std::int64_t>(ec->speculative.draft_weight_bytes), 503333120);
+  // Over 2 GPUs the EAGLE-3 fc (3 x 4,096 x 4,096 x 2 = 100,663,296 bytes)
+  // stays whole on each, the rest splits: (799,032,034 - 100,663,296 + 1)
+  // / 2 = 349,184,369, + 100,663,296 = 449,847,665 bytes a GPU.
+  auto two = ParseScenario(
+      R"({"model": "qwen3-8b", "deployment": {"gpus_per_replica": 2, "speculative": "eagle3"}})",
+      "s.json");
+  ASSERT_TRUE(two.ok()) << two.error().message();
+  auto tc = BuildSimulationConfig(*two);
+  ASSERT_TRUE(tc.ok()) << tc.error().message();
+  EXPECT_EQ(static_cast<std::int64_t>(tc->speculative.draft_weight_bytes), 449847665);
+}
+
 // An MTP draft's weights are the checkpoint's prediction module as stored,
 // without its embedding and lm_head copies (vLLM's proposer shares the
 // target's).

@@ -54,7 +54,7 @@ struct SpeculativeMethod {
   // a position is the model's token β times as often as the one above it
   // (ExpectedTokensPerTreeStep).
   double rank_decay;
-  bool draft_layer;  // drafts with one decoder layer of the model (EAGLE, MTP)
+  bool draft_layer;  // drafts with a one-layer head beside the model (EAGLE heads, MTP)
   bool own_model;    // drafts with a model of its own (draft_model)
 };
 
@@ -117,6 +117,35 @@ long long TreeDraftNodes(int d, int topk);
 // of an average layer of its kind (attention, then a dense MLP, or one MoE
 // layer of an MoE model), stored in the model's dtype.
 ModelShape DraftLayerShape(const ModelShape& model);
+
+// EAGLE-3 heads draft over a vocabulary of their own (draft_vocab_size
+// 32,000 in the published heads: SpecForge's configs for Qwen3-8B,
+// Qwen3-Coder-30B-A3B and Qwen3-Next-80B-A3B), mapped to the model's.
+inline constexpr std::int64_t kEagle3DraftVocabulary = 32000;
+
+// The draft of an EAGLE head (`eagle3` false: EAGLE-1; true: EAGLE-3), a
+// one-layer llama-style draft beside the model: the attention of the
+// model's last attention layer, a dense MLP (the model's dense layers'
+// width, or for an MoE model without dense layers what a token runs in an
+// MoE layer: its top-k and shared experts), the projection of the model's
+// hidden states into the head (EAGLE-1's fc, 2h x h, every draft step;
+// EAGLE-3's, 3h x h, in the first only: `first_step`), and the model's
+// embedding. EAGLE-1 projects through the model's lm_head; EAGLE-3 through
+// its own over kEagle3DraftVocabulary tokens, and its q, k and v read the
+// embedding beside the hidden state (2h; not widened for a latent (MLA) or
+// compressed layer, whose head vLLM builds otherwise). In the model's
+// dtype. The fc is whole on every GPU (MakeSpeculative's weights).
+ModelShape EagleHeadShape(const ModelShape& model, bool eagle3, bool first_step);
+
+// What an EAGLE head's draft step is timed as: one of the model's layers
+// (its attention, the dense MLP of EagleHeadShape) and the model's lm_head,
+// for EAGLE-1 and EAGLE-3 alike. SGLang's published EAGLE-3 runs of
+// Qwen3-8B show a draft step costing about that, more than the head's own
+// weights stream (0.35 of the 0.82 B parameters a step): its top-k and
+// tree kernels and their launches, which kvbill does not time apart
+// (docs/engine.md, "Speculative decoding"). The head's memory is
+// EagleHeadShape's.
+ModelShape EagleTimedShape(const ModelShape& model);
 
 // The iteration cost of a deployment that speculates: the model's own cost
 // model prices every iteration (a verification step is a ScheduledWork with
