@@ -107,6 +107,10 @@ Status ModelName(const Source& source, const std::string& pointer, std::string* 
         return OkStatus();
       }
     }
+    // A name that reads as a file (config.json) is one that is not there.
+    if (value->ends_with(".json")) {
+      return source.Bad(pointer, "no such file " + Quote(path) + " (a model's config.json)");
+    }
     std::vector<std::string> candidates;
     for (const CatalogModel& m : catalog) candidates.push_back(m.name);
     for (const NameAlias& id : ModelRepoIds()) candidates.emplace_back(id.alias);

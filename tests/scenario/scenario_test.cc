@@ -590,6 +590,9 @@ TEST(ScenarioTest, CatalogErrorsCarryTheLoadersMessage) {
   EXPECT_EQ(ErrorOf(R"({"model": {"name": "qwen9"}})"),
             "s.json#/model/name: unknown model \"qwen9\" (catalog: " + names +
                 "; or a path to a config.json)");
+  // A config.json that is not there is said to be missing, not unknown.
+  EXPECT_EQ(ErrorOf(R"({"model": "no-such-dir/config.json"})"),
+            "s.json#/model: no such file \"no-such-dir/config.json\" (a model's config.json)");
   // An override that breaks a model that loads without it is blamed on "set".
   EXPECT_EQ(ErrorOf(R"({"model": {"name": "qwen3-8b", "set": {"num_key_value_heads": -8}}})"),
             "s.json#/model/set: " +
