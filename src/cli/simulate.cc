@@ -313,10 +313,15 @@ json SummaryDoc(const Scenario& scenario, const RunSummary& sum, const Simulatio
   s["iterations"] = totals.iterations;
   s["engine_steps"] = totals.steps_advanced;
   if (const SpeculationTotals& spec = totals.speculation; scenario.deployment.speculative) {
-    s["speculation"] = {{"verification_steps", spec.verification_steps},
-                        {"mean_sequences_per_step", static_cast<double>(spec.MeanBatch())},
-                        {"tokens_per_verification_step", static_cast<double>(spec.TokensPerStep())},
-                        {"decode_speedup", static_cast<double>(spec.DecodeSpeedup())}};
+    s["speculation"] = {
+        {"verification_steps", spec.verification_steps},
+        {"mean_sequences_per_step", static_cast<double>(spec.MeanBatch())},
+        {"tokens_per_verification_step", static_cast<double>(spec.TokensPerStep())},
+        // No verification step, no speedup to state (a run that
+        // served nothing): null, not 1.
+        {"decode_speedup", spec.verification_steps > 0
+                               ? nlohmann::ordered_json(static_cast<double>(spec.DecodeSpeedup()))
+                               : nlohmann::ordered_json(nullptr)}};
   }
   AddLatencyJson(scenario, sum, totals, &s);
   const CostModelInfo& model = totals.cost_model;

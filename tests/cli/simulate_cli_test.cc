@@ -850,6 +850,19 @@ TEST(SimulateCliTest, ABlockLargerThanTheKvMemoryNamesTheBlockSize) {
 // A trace with a header and no task has nothing to bill: exit 2 naming the
 // file, for the engine and the API replay alike, and no output file (it
 // printed "0 tasks", "$0.0000" and exit 0).
+// A run that speculates but verifies nothing (every prompt past a 64-token
+// max_model_len, so its task ends unserved) states no speed-up: null, not 1.
+TEST(SimulateCliTest, SpeculationWithoutAVerificationStepStatesNoSpeedup) {
+  const std::string path = ::testing::TempDir() + "/speculation_unserved.json";
+  std::ofstream(path) << R"({"model": "qwen3-8b", "deployment": {"speculative": "eagle3"},
+      "engine": {"max_model_len": 64}, "trace": {"generator": "coding-agent", "tasks": 1}})";
+  const auto r = RunKvbill("simulate --scenario " + path + " --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto spec = nlohmann::json::parse(r.out)["summary"]["speculation"];
+  EXPECT_EQ(spec["verification_steps"], 0);
+  EXPECT_TRUE(spec["decode_speedup"].is_null()) << spec.dump();
+}
+
 TEST(SimulateCliTest, ATraceWithNoTasksIsExitTwo) {
   const std::string dir = ::testing::TempDir() + "/no_tasks_" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
