@@ -33,6 +33,8 @@ const SpeculativeMethod* FindSpeculativeMethod(std::string_view name) {
   return nullptr;
 }
 
+bool IsEagleHead(std::string_view method) { return method == "eagle" || method == "eagle3"; }
+
 bool DraftsOnGpu(std::string_view method) {
   const SpeculativeMethod* m = FindSpeculativeMethod(method);
   return m != nullptr && (m->draft_layer || m->own_model);
@@ -427,7 +429,7 @@ Result<SpeculativeSetup> MakeSpeculative(const SpeculativeSpec& spec, const Mode
   out.expected_tokens = shape->expected_tokens;
   std::optional<ModelShape> draft, eagle_head;
   std::string drafted_by;
-  const bool eagle = spec.method == "eagle" || spec.method == "eagle3";
+  const bool eagle = IsEagleHead(spec.method);
   const bool eagle3 = spec.method == "eagle3";
   if (method->own_model) {
     auto loaded = LoadModel(spec.draft_model);

@@ -61,7 +61,7 @@ double SglangScenarioMemoryFraction(const Scenario& s, const GpuSpec& gpu) {
   return SglangMemoryFraction(
       gpu, s.deployment.gpus_per_replica,
       s.engine.max_num_batched_tokens.value_or(limits.max_num_batched_tokens),
-      limits.cuda_graph_max_batch, method == "eagle" || method == "eagle3", 0);
+      limits.cuda_graph_max_batch, IsEagleHead(method), 0);
 }
 
 Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {

@@ -63,6 +63,10 @@ const std::vector<SpeculativeMethod>& SpeculativeMethods();
 // The method named `name`, or nullptr.
 const SpeculativeMethod* FindSpeculativeMethod(std::string_view name);
 
+// An EAGLE head drafts (method "eagle" or "eagle3"): SGLang reserves more
+// memory for it, and it is sized by EagleHeadShape.
+bool IsEagleHead(std::string_view method);
+
 // Whether `method` drafts on the GPU (a layer of the model's or a model of
 // its own), as every method but n-gram prompt lookup does. vLLM schedules
 // asynchronously with such drafts, its worker then waiting for each step's
