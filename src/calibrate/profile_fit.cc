@@ -580,8 +580,9 @@ std::string ValidationMarkdown(const FitOutcome& outcome, const std::vector<Skip
   `random` datasets (the record's token totals spread evenly over its requests), ShareGPT-like
   lengths otherwise (lognormals of sigma 1.0 scaled to the record's totals, inputs within
   4–1,024 tokens and input + output within 2,048 as the benchmark filters them); released all
-  at once, as a Poisson process at the request rate, or by a concurrency cap (that many
-  clients in turn). No two requests share a prefix. TTFT is first token minus send time, TPOT
+  at once, as a Poisson process at the request rate, or by a concurrency cap (`vllm bench
+  serve --max-concurrency`: one semaphore, so the next request in order starts when any running
+  one finishes). No two requests share a prefix. TTFT is first token minus send time, TPOT
   (end − first token) / (output − 1) over requests with more than one output token, end-to-end
   latency end minus send time, duration the first send to the last finish: as `vllm bench
   serve` reports them.

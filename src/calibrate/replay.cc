@@ -681,48 +681,40 @@ std::optional<ReplayPlan> PlanReplay(const Measurement& m, const ReplayDefaults&
     t.output = std::max<Tokens>(1, out[i]);
     return t;
   };
-  // Release: concurrency slots, or one request per task at its arrival
-  // (evenly spaced, Poisson or all at once).
+  // Release: one request per task at its arrival (evenly spaced, Poisson or
+  // all at once), at most `concurrency` in flight. vllm bench serve's
+  // --max-concurrency is one asyncio.Semaphore that every request's task
+  // waits on in the order the requests were drawn (vllm/benchmarks/serve.py,
+  // `limited_request_func`), so the next request starts when any running
+  // one finishes, not when the one a fixed client sent before it does; its
+  // latencies count from then (the request function's start time).
   const bool guidellm = m.client == BenchmarkClient::kGuidellm;
   const int slots = !guidellm && m.concurrency ? std::max(1, *m.concurrency) : 0;
-  if (slots > 0) {
-    for (int s = 0; s < slots && s < n; ++s) {
-      Task task;
-      task.id = "client-" + std::to_string(s);
-      for (std::size_t i = static_cast<std::size_t>(s); i < in.size();
-           i += static_cast<std::size_t>(slots)) {
-        Turn t = request_turn(i);
-        if (!task.turns.empty()) t.keep = 0;
-        task.turns.push_back(std::move(t));
-      }
-      plan.tasks.push_back(std::move(task));
+  if (slots > 0) plan.config.client_max_tasks = slots;
+  // guidellm v0.5.3 (the version gpustack/benchmark-runner's uv.lock
+  // pins), src/guidellm: --profile constant sends request k (from 1) at
+  // start + k / rate (scheduler/strategies.py L526-527), poisson after
+  // exponential gaps (L635-645); with no cap asked for, at most
+  // settings.max_concurrency = 512 are in flight (settings.py L129,
+  // scheduler/worker_group.py L141-151), a worker taking its next request
+  // only when a slot is free (scheduler/worker.py L305-308), so a late
+  // one goes at once when one finishes; every latency counts from the
+  // send (backends/openai.py L281, schemas/request_stats.py L149-179).
+  if (guidellm) plan.config.client_max_tasks = kGuidellmMaxConcurrency;
+  const bool constant = guidellm && m.client_profile == "constant";
+  const bool poisson = !constant && std::isfinite(m.request_rate) && m.request_rate > 0;
+  double clock = 0;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    Task task;
+    task.id = "request-" + std::to_string(i);
+    if (constant) {
+      task.arrival_s = static_cast<double>(i + 1) / m.request_rate;
+    } else if (poisson) {
+      clock += -std::log(rng.NextOpenUnit()) / m.request_rate;
+      task.arrival_s = clock;
     }
-  } else {
-    // guidellm v0.5.3 (the version gpustack/benchmark-runner's uv.lock
-    // pins), src/guidellm: --profile constant sends request k (from 1) at
-    // start + k / rate (scheduler/strategies.py L526-527), poisson after
-    // exponential gaps (L635-645); with no cap asked for, at most
-    // settings.max_concurrency = 512 are in flight (settings.py L129,
-    // scheduler/worker_group.py L141-151), a worker taking its next request
-    // only when a slot is free (scheduler/worker.py L305-308), so a late
-    // one goes at once when one finishes; every latency counts from the
-    // send (backends/openai.py L281, schemas/request_stats.py L149-179).
-    if (guidellm) plan.config.client_max_tasks = kGuidellmMaxConcurrency;
-    const bool constant = guidellm && m.client_profile == "constant";
-    const bool poisson = !constant && std::isfinite(m.request_rate) && m.request_rate > 0;
-    double clock = 0;
-    for (std::size_t i = 0; i < in.size(); ++i) {
-      Task task;
-      task.id = "request-" + std::to_string(i);
-      if (constant) {
-        task.arrival_s = static_cast<double>(i + 1) / m.request_rate;
-      } else if (poisson) {
-        clock += -std::log(rng.NextOpenUnit()) / m.request_rate;
-        task.arrival_s = clock;
-      }
-      task.turns.push_back(request_turn(i));
-      plan.tasks.push_back(std::move(task));
-    }
+    task.turns.push_back(request_turn(i));
+    plan.tasks.push_back(std::move(task));
   }
   auto policy = MakeContextPolicy(ContextPolicyParams{});
   if (!policy) {
@@ -965,6 +957,9 @@ std::string ReplayDetailMarkdown(const ReplayPlan& plan, const ReplayDetail& d) 
     << (plan.client == BenchmarkClient::kGuidellm
             ? "; client guidellm --profile " + m.client_profile + ", at most " +
                   std::to_string(plan.config.client_max_tasks) + " in flight"
+        : plan.config.client_max_tasks > 0
+            ? "; client vllm bench serve, at most " + std::to_string(plan.config.client_max_tasks) +
+                  " in flight"
             : std::string())
     << "\n\n"
     << "| metric | measured | kvbill |\n|---|---:|---:|\n";

@@ -7,6 +7,7 @@
 #include "kvbill/calibrate/profile_fit.h"
 #include "kvbill/cost/engine_profile.h"
 #include "kvbill/hardware/gpu.h"
+#include "kvbill/policy/context_policy.h"
 
 namespace kvbill {
 namespace KVBILL_TEST_FILE_ID {
@@ -90,18 +91,51 @@ TEST(ReplayTest, EngineDefaultsFollowTheGpuMemoryClass) {
   EXPECT_EQ(DefaultEngineLimits("vllm", *h200).max_num_batched_tokens, 8192);
 }
 
-TEST(ReplayTest, ConcurrencyCapBecomesThatManyClientsInTurn) {
+// `n` requests of 1,000 + 100 tokens at most `cap` at a time, the first
+// one's output `first_output` tokens, replayed with the default profile.
+Result<ReplayMetrics> CappedRun(std::int64_t n, int cap, Tokens first_output) {
+  Measurement m = Record();
+  m.num_prompts = n;
+  m.total_input_tokens = 1000.0 * static_cast<double>(n);
+  m.total_output_tokens = 100.0 * static_cast<double>(n);
+  m.concurrency = cap;
+  std::string why;
+  auto plan = PlanReplay(m, {}, &why);
+  if (!plan) return Error(why);
+  plan->tasks[0].turns[0].output = first_output;
+  auto policy = MakeContextPolicy(ContextPolicyParams{});
+  if (!policy) return policy.error();
+  plan->requests[0] = (*policy)->Plan(plan->tasks[0]);
+  return RunReplay(*plan, EngineProfile{});
+}
+
+TEST(ReplayTest, ConcurrencyCapIsOneQueueTheNextRequestTakingAnyFreedSlot) {
   Measurement m = Record();
   m.concurrency = 4;
   std::string why;
   auto plan = PlanReplay(m, {}, &why);
   ASSERT_TRUE(plan.has_value()) << why;
-  ASSERT_EQ(plan->tasks.size(), 4u);
-  // 10 requests over 4 clients: 3, 3, 2, 2 in turn; each later turn keeps
-  // nothing of the previous prompt.
-  EXPECT_EQ(plan->tasks[0].turns.size(), 3u);
-  EXPECT_EQ(plan->tasks[3].turns.size(), 2u);
-  EXPECT_EQ(plan->tasks[0].turns[1].keep, 0);
+  // vllm bench serve --max-concurrency 4: every request its own task, all
+  // sent at once, at most 4 in flight.
+  ASSERT_EQ(plan->tasks.size(), 10u);
+  EXPECT_EQ(plan->config.client_max_tasks, 4);
+  for (const Task& t : plan->tasks) EXPECT_EQ(t.arrival_s, 0);
+
+  // Three requests, two at a time, the first one 400 tokens out. Request 1
+  // (100 out) finishes long before request 0, and request 2 takes its slot
+  // then: it runs beside request 0 and is done before it (at about twice a
+  // 100-token request's time), so the run lasts request 0's time. Had
+  // request 2 waited for the client that sent request 0 (two fixed
+  // clients in turn), the run would last request 0's time and then request
+  // 2's. Alone, request 0 takes `d400` and a 100-token request `d100`; two
+  // at a time a decode step costs a little more (one more sequence's KV
+  // and activations) and requests 1 and 2 each add a prompt iteration.
+  auto d400 = CappedRun(1, 1, 400);
+  auto d100 = CappedRun(1, 1, 100);
+  auto run = CappedRun(3, 2, 400);
+  ASSERT_TRUE(d400.ok() && d100.ok() && run.ok()) << run.error().message();
+  EXPECT_GT(run->duration_s, d400->duration_s);
+  EXPECT_LT(run->duration_s, d400->duration_s + 0.5 * d100->duration_s);
 }
 
 TEST(ReplayTest, FlagsOverrideTheDefaultsAndTheRecordSaysWhyItIsSkipped) {
