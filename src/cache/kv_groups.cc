@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cassert>
+#include <iterator>
 #include <stdexcept>
+#include <string_view>
 #include <utility>
 
 #include "kvbill/model/kv_footprint.h"
@@ -68,6 +70,27 @@ Tokens WindowStart(const KvCacheGroup& group, Tokens computed) {
 bool KvGroupLayout::Windowed() const {
   return std::any_of(groups.begin(), groups.end(),
                      [](const KvCacheGroup& g) { return g.kind != KvGroupKind::kFull; });
+}
+
+bool SglangHybridSlidingPool(const ModelShape& model) {
+  // model_config.py is_hybrid_swa_model, less gpt-oss (disabled in
+  // server_args.py's GptOssForCausalLM branch).
+  static constexpr std::string_view kHybrid[] = {"Llama4ForConditionalGeneration",
+                                                 "MiMoV2FlashForCausalLM", "MiMoV2MTP",
+                                                 "Step3p5ForCausalLM", "Step3p5MTP"};
+  return std::find(std::begin(kHybrid), std::end(kHybrid), model.architecture) != std::end(kHybrid);
+}
+
+ModelShape SglangPoolModel(const ModelShape& model) {
+  if (SglangHybridSlidingPool(model)) return model;
+  ModelShape out = model;
+  for (LayerShape& l : out.layers) {
+    if (l.kind == LayerKind::kSlidingWindow || l.kind == LayerKind::kChunkedAttention) {
+      l.kind = LayerKind::kFullAttention;
+      l.window = 0;
+    }
+  }
+  return out;
 }
 
 KvGroupLayout MakeKvGroupLayout(const ModelShape& model, const ElementFormat& format,

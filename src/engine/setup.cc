@@ -24,9 +24,12 @@ Result<EngineSetup> SetUpEngine(const SimulationConfig& config) {
   if (!roofline) return roofline.error();
   // The KV pool: what is left of the memory fraction after weights, in
   // pages of one KV cache group (kv_groups.h); with one group a page is the
-  // block of every per-token layer.
-  KvGroupLayout layout =
-      MakeKvGroupLayout(config.model, config.kv_format, config.gpus_per_replica, config.block_size);
+  // block of every per-token layer. SGLang's pool keeps every token of a
+  // sliding layer unless the model is one of its hybrid sliding-window
+  // architectures (SglangPoolModel).
+  KvGroupLayout layout = MakeKvGroupLayout(
+      config.scheduler == SchedulerKind::kSglang ? SglangPoolModel(config.model) : config.model,
+      config.kv_format, config.gpus_per_replica, config.block_size);
   if (layout.groups.size() > 254) {
     return Error("the model has " + std::to_string(layout.groups.size()) +
                  " KV cache groups; the engine supports at most 254");

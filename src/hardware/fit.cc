@@ -220,7 +220,15 @@ std::string ExpertParallelProblem(const ModelShape& model, int ep) {
          std::to_string(model.moe.experts) + " GPUs a replica";
 }
 
-Result<FitReport> EvaluateFit(const FitRequest& r) {
+Result<FitReport> EvaluateFit(const FitRequest& request) {
+  // SGLang's pool keeps every token of most models' sliding layers
+  // (SglangPoolModel); the weights are the same either way.
+  FitRequest sglang;
+  if (request.engine == "sglang") {
+    sglang = request;
+    sglang.model = SglangPoolModel(request.model);
+  }
+  const FitRequest& r = request.engine == "sglang" ? sglang : request;
   auto weights = ComputeWeightBytes(r.model, r.weight_format);
   if (!weights) return weights.error();
   const int tp = std::max(1, r.deployment.tensor_parallel);

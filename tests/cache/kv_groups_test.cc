@@ -114,6 +114,32 @@ TEST(KvGroupsTest, Llama4ScoutHasOneFullAndThreeChunkedGroups) {
   EXPECT_EQ(layout.page_bytes, 786432);
 }
 
+// SGLang's pool keeps every token of gpt-oss's and Gemma's sliding layers
+// (disable_hybrid_swa_memory) and of any model outside its hybrid
+// sliding-window list: one group of all 24 gpt-oss-20b layers, a page of
+// 16 x 24 x 8 KV heads x (64 + 64) x 2 bytes = 786,432 bytes. Llama 4, one
+// of its hybrid architectures, keeps its groups.
+TEST(KvGroupsTest, SglangPoolKeepsEveryTokenOfSlidingLayersOutsideItsHybridModels) {
+  const ModelShape gpt_oss = Catalog("gpt-oss-20b");
+  ASSERT_EQ(gpt_oss.architecture, "GptOssForCausalLM");
+  EXPECT_FALSE(SglangHybridSlidingPool(gpt_oss));
+  EXPECT_EQ(MakeKvGroupLayout(gpt_oss, Fmt("bf16"), 1, 16).groups.size(), 2u);
+  const ModelShape pool = SglangPoolModel(gpt_oss);
+  const KvGroupLayout layout = MakeKvGroupLayout(pool, Fmt("bf16"), 1, 16);
+  EXPECT_TRUE(layout.Single());
+  EXPECT_EQ(layout.page_bytes, 786432);
+  // Only the pool changes: the layers keep their heads.
+  ASSERT_EQ(pool.layers.size(), gpt_oss.layers.size());
+  EXPECT_EQ(pool.layers[0].kv_heads, gpt_oss.layers[0].kv_heads);
+
+  EXPECT_TRUE(SglangPoolModel(Toy()).layers[1].kind == LayerKind::kFullAttention);
+  EXPECT_EQ(SglangPoolModel(Toy()).layers[1].window, 0);
+
+  const ModelShape scout = Catalog("llama-4-scout");
+  EXPECT_TRUE(SglangHybridSlidingPool(scout)) << scout.architecture;
+  EXPECT_EQ(MakeKvGroupLayout(SglangPoolModel(scout), Fmt("bf16"), 1, 16).groups.size(), 4u);
+}
+
 TEST(KvGroupsTest, FullAttentionModelsKeepOneGroupOfEveryLayer) {
   const ModelShape m = Catalog("llama-3.1-8b");
   const KvGroupLayout layout = MakeKvGroupLayout(m, Fmt("bf16"), 1, 16);

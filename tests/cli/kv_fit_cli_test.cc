@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -559,6 +560,30 @@ TEST(FitCliTest, SglangServesTwoTokensShortOfTheShorterLimit) {
   EXPECT_EQ(nlohmann::json::parse(at.out)["fits"], true);
   const auto vllm = RunKvbill("fit --model gemma-2-9b --gpu h100-sxm --context 8192 --format json");
   EXPECT_EQ(nlohmann::json::parse(vllm.out)["fits"], true);
+}
+
+// SGLang's pool keeps every token of gpt-oss's sliding layers
+// (disable_hybrid_swa_memory): 24 layers x 8 KV heads x (64 + 64) x 2 bytes
+// = 49,152 bytes a token, 32,768 tokens 1,610,612,736 bytes, where vLLM's
+// grouped pool holds the 12 sliding layers' 128-token window alone. On one
+// H100 at SGLang's memory fraction 0.835 the capacity less the weights
+// (69,787,627,453 - 13,761,264,768 = 56,026,362,685 bytes, read from the
+// same run) holds 34 such sequences (34.79) and, alone, 1,139,859 tokens,
+// 1,139,856 in whole 16-token blocks.
+TEST(FitCliTest, SglangHoldsEveryTokenOfGptOssSlidingLayers) {
+  const auto r = RunKvbill(
+      "fit --model gpt-oss-20b --gpu h100-sxm --engine sglang --context 32768 --format json");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["kv_bytes"], std::int64_t{1610612736});
+  ASSERT_EQ(j["capacity_bytes"].get<std::int64_t>() - j["weights_bytes"].get<std::int64_t>(),
+            56026362685);
+  EXPECT_EQ(j["max_batch"], 34);
+  EXPECT_EQ(j["memory_max_context"], 1139856);
+  const auto vllm =
+      RunKvbill("fit --model gpt-oss-20b --gpu h100-sxm --context 32768 --format json");
+  EXPECT_LT(nlohmann::json::parse(vllm.out)["kv_bytes"].get<std::int64_t>(),
+            std::int64_t{1073741824});
 }
 
 // Llama-3.1-8B at 128 tokens fits one H200: over 8 the alternatives offer

@@ -263,6 +263,24 @@ TEST(ScenarioRunTest, HybridModelsWarnThatTheirStateIsUnmeasured) {
   EXPECT_EQ(std::find(dense.begin(), dense.end(), "linear_state_unmeasured"), dense.end());
 }
 
+// SGLang's pool keeps every token of gpt-oss's sliding layers (its
+// disable_hybrid_swa_memory): one group of all 24 layers, a page of 16
+// tokens x 24 layers x 8 KV heads x 128 x 2 bytes = 786,432 bytes. At
+// memory fraction 0.8 of the H100's 85,469,849,190 usable bytes less the
+// 13,761,264,768 bytes of weights, 54,614,614,584 bytes: 69,446 pages
+// (69,446.07). vLLM's pool pages 12 layers at a time (393,216 bytes), twice
+// the pages, and frees the sliding group's past its window.
+TEST(ScenarioRunTest, SglangPoolHoldsEveryTokenOfGptOssSlidingLayers) {
+  const std::string base =
+      R"({"model": "gpt-oss-20b", "trace": {"generator": "coding-agent", "tasks": 2}, "seed": 1,
+          "deployment": {"gpu": "h100-sxm", "memory_fraction": 0.8, "activation_reserve_gib": 0,
+                         "engine": )";
+  const ScenarioOutcome sglang = RunJson(base + "\"sglang\"}}");
+  EXPECT_EQ(sglang.summary.kv_pool_blocks, 69446);
+  const ScenarioOutcome vllm = RunJson(base + "\"vllm\"}}");
+  EXPECT_EQ(vllm.summary.kv_pool_blocks, 138892);
+}
+
 // FP8 halves the bytes of every token of KV. On a memory-bound agent
 // workload (24 concurrent coding agents, Qwen3-8B on one H100) that does two
 // things: each decode step reads half the KV, and the pool holds twice the

@@ -101,6 +101,20 @@ struct KvGroupLayout {
 KvGroupLayout MakeKvGroupLayout(const ModelShape& model, const ElementFormat& format,
                                 int tensor_parallel, Tokens block_size);
 
+// The layers SGLang's KV pool holds for `model` (docs/engine.md, "Batching,
+// SGLang"): its hybrid sliding-window pool (SWAKVPool) serves only the
+// architectures model_config.py's is_hybrid_swa_model lists (Llama 4, MiMo-V2,
+// Step-3.5, and gpt-oss, for which server_args.py's model-specific
+// adjustments of the v0.5 series set disable_hybrid_swa_memory, as they do for
+// Gemma 2 and 3). Every other model's pool keeps every token of every
+// layer: its sliding-window and chunked layers come back as full attention
+// (their attention still reads the window; only the pool changes). The
+// hybrid architectures come back unchanged (kvbill pages them as vLLM does,
+// not in SGLang's pool of swa_full_tokens_ratio 0.8, which it does not
+// model).
+ModelShape SglangPoolModel(const ModelShape& model);
+bool SglangHybridSlidingPool(const ModelShape& model);
+
 // One sequence of a fused decode block (KvPool::AdvanceDecode).
 struct DecodingSeq {
   SeqId id = 0;

@@ -56,7 +56,9 @@ struct FitRequest {
   Tokens prefill_chunk_tokens = 0;
   Deployment deployment;
   // The serving engine ("vllm" or "sglang"): the KV formats an alternative
-  // offers are ones it stores (SGLang: the dtype or fp8).
+  // offers are ones it stores (SGLang: the dtype or fp8), and the layers its
+  // pool holds (SGLang keeps every token of most models' sliding layers:
+  // SglangPoolModel, kv_groups.h).
   std::string engine = "vllm";
 };
 
