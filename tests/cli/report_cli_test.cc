@@ -249,13 +249,14 @@ TEST(ReportCliTest, PlanAddsItsParetoChart) {
 
 // A plan whose cheapest is uncalibrated (an L40S at $0.50 an hour, no
 // kernel tables) says so under the chart and names the cheapest on
-// calibrated and validated figures: the H100 TP 1, rank 2.
+// calibrated and validated figures: the A100 TP 1 (dense models on one
+// A100, validated), rank 2.
 TEST(ReportCliTest, PlanSaysWhenTheCheapestRestsOnAssumedFigures) {
   const fs::path dir = FreshDir("plan_assumed");
   fs::create_directories(dir);
   const std::string plan = (dir / "plan.json").string();
   const auto p = RunKvbill(
-      "plan --scenario tests/data/scenarios/plan_small.json --gpus h100-sxm,l40s --max-gpus 1 "
+      "plan --scenario tests/data/scenarios/plan_small.json --gpus a100-80gb,l40s --max-gpus 1 "
       "--allow-uncalibrated --gpu-price l40s=0.5 --format json -o " +
       plan);
   ASSERT_EQ(p.exit_status, 0) << p.err;
@@ -266,7 +267,7 @@ TEST(ReportCliTest, PlanSaysWhenTheCheapestRestsOnAssumedFigures) {
   EXPECT_NE(page.find("The cheapest feasible is l40s tp=1 w=auto kv=bf16 (uncalibrated)"),
             std::string::npos);
   EXPECT_NE(page.find(" a task. It rests on assumed figures (uncalibrated); the cheapest on "
-                      "calibrated and validated figures alone is rank 2, h100-sxm tp=1 w=auto "
+                      "calibrated and validated figures alone is rank 2, a100-80gb tp=1 w=auto "
                       "kv=bf16"),
             std::string::npos)
       << page.substr(page.find("<section id=\"plan\">"), 1200);

@@ -391,9 +391,15 @@ TEST(SimulateCliTest, SummaryNamesTheCostModel) {
   EXPECT_EQ(regime["validated"], true);
   EXPECT_GT(regime["points"].get<int>(), 0);
   EXPECT_GT(regime["lomo_points"].get<int>(), 0);
-  EXPECT_LE(regime["lomo_median_error"].get<double>(), 0.25);
-  // H100 has kernel measurements and a fitted profile: nothing to warn about.
-  EXPECT_EQ(nlohmann::json::parse(r.out)["summary"]["warnings"], nlohmann::json::array());
+  // H100 has kernel measurements and a fitted profile: nothing to warn
+  // about but how far the regime's published runs were missed leaving their
+  // model out of the fit, past 25% (weakly_validated).
+  const auto warnings = nlohmann::json::parse(r.out)["summary"]["warnings"];
+  const bool weak = regime["lomo_median_error"].get<double>() > 0.25;
+  ASSERT_EQ(warnings.size(), weak ? 1u : 0u) << warnings.dump();
+  if (weak) {
+    EXPECT_EQ(warnings[0]["code"], "weakly_validated");
+  }
 
   const std::string path =
       ::testing::TempDir() + "/roofline_" + std::to_string(::getpid()) + ".json";

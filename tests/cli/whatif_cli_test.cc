@@ -280,7 +280,7 @@ TEST(WhatifCliTest, SelfHostedTasksPastTheModelsLimitAreUnpricedWithTheReason) {
          R"({"input_tokens": 0, "cache_creation_input_tokens": 50000, "cache_read_input_tokens": 100, "output_tokens": 50}}})"
          "\n";
   const auto r =
-      RunKvbill("whatif " + log + " --gpu h100-sxm --self-hosted-model qwen3-8b --format json");
+      RunKvbill("whatif " + log + " --gpu a100-80gb --self-hosted-model qwen3-8b --format json");
   ASSERT_EQ(r.exit_status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   const nlohmann::json* column = nullptr;

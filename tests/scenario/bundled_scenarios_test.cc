@@ -13,6 +13,11 @@ namespace kvbill {
 namespace KVBILL_TEST_FILE_ID {
 namespace {
 
+// The warning of the regime of dense models on one H100, whose published
+// runs a fit without their model misses by a median of 25% (the profile's
+// validation.regimes).
+constexpr const char* kH100Dense = "weakly_validated";
+
 // scenario file (relative to the source tree) -> warning codes it may raise.
 const std::map<std::string, std::set<std::string>>& Allowed() {
   static const std::map<std::string, std::set<std::string>> allowed = {
@@ -22,7 +27,8 @@ const std::map<std::string, std::set<std::string>>& Allowed() {
       // the bill; the claim is about per-task cost). Past 131,072 tokens
       // the kernel tables stop, so its decode attention is extrapolated
       // (timing_assumed).
-      {"scenarios/claims/agent-loop.json", {"context_limit", "idle_dominant", "timing_assumed"}},
+      {"scenarios/claims/agent-loop.json",
+       {"context_limit", "idle_dominant", "timing_assumed", kH100Dense}},
       // Two single requests an hour apart, each alone on the replica: the
       // claim compares their per-task cost; idle is most of the bill. And
       // Llama-3.1-70B over 4 H100s: no published vLLM V1 run of a dense
@@ -31,6 +37,14 @@ const std::map<std::string, std::set<std::string>>& Allowed() {
       {"scenarios/claims/8k-vs-128k.json", {"idle_dominant", "weakly_validated"}},
       // Llama-3.1-70B over 4 H100s, as above.
       {"scenarios/examples/mooncake-replay.json", {"weakly_validated"}},
+      // Dense models on one H100: replayed within 4% in sample, but each
+      // model's runs left out of the fit were missed by a median just over
+      // 25% (docs/validation.md, "By regime"), which the run says.
+      {"scenarios/default.json", {kH100Dense}},
+      {"scenarios/coding-agent.json", {kH100Dense}},
+      {"scenarios/examples/fp8-kv.json", {kH100Dense}},
+      {"scenarios/examples/summarise.json", {kH100Dense}},
+      {"scenarios/claims/fp8-vs-bf16.json", {kH100Dense}},
   };
   return allowed;
 }
