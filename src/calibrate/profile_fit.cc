@@ -30,7 +30,7 @@ std::string Workload(const ReplayPlan& plan) {
   if (plan.fixed_lengths && m.input_len) {
     w += " " + std::to_string(*m.input_len) + "/" + std::to_string(m.output_len.value_or(0));
   }
-  std::size_t requests = 0;  // over all tasks (a concurrency cap's clients send several)
+  std::size_t requests = 0;  // over all tasks (one request a task)
   for (const auto& r : plan.requests) requests += r.size();
   w += " x" + std::to_string(requests);
   if (m.concurrency) {

@@ -9,6 +9,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/model_flags.h"
+#include "kvbill/cache/kv_groups.h"
 #include "kvbill/cost/engine_profile.h"
 #include "kvbill/hardware/catalog_names.h"
 #include "kvbill/hardware/format_support.h"
@@ -495,7 +496,8 @@ int RunFit(const Args& args) {
       text << "reserve     " << FormatFixed(reserve_gib, 2) << " GiB per GPU for activations ("
            << reserve_source << (reserve_option ? "" : "; --reserve-gib 0: memory alone") << ")\n";
     }
-    if (HasWindowedLayers(*model)) {
+    // SGLang's pool keeps every token of most models' sliding layers.
+    if (HasWindowedLayers(engine == "sglang" ? SglangPoolModel(*model) : *model)) {
       text << "prefill     " << FormatWithSeparators(batched_tokens)
            << " tokens an iteration (max_num_batched_tokens): each sliding or chunked layer holds "
               "them beside its window for the sequence being prefilled (one of the batch)\n";

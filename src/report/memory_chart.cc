@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kvbill/cache/kv_groups.h"
 #include "kvbill/cost/engine_profile.h"
 #include "kvbill/hardware/format_support.h"
 #include "kvbill/hardware/kv_blocks.h"
@@ -105,8 +106,12 @@ Result<LineChart> BuildMemoryChart(const std::vector<ModelShape>& models,
     const ElementFormat kv_format =
         o.kv_engine.empty() ? o.kv_format
                             : EngineKvFormat(o.kv_format_name, o.kv_format, m, o.kv_engine);
+    const std::string pool_engine = !o.pool_engine.empty() ? o.pool_engine
+                                    : !o.kv_engine.empty() ? o.kv_engine
+                                                           : std::string("vllm");
+    const ModelShape pooled = pool_engine == "sglang" ? SglangPoolModel(m) : m;
     auto kv_gib = [&](Tokens ctx) {
-      const SequenceFootprint f = Footprint(m, kv_format, ctx, blocks[i], tp);
+      const SequenceFootprint f = Footprint(pooled, kv_format, ctx, blocks[i], tp);
       return ToGiB(o.batch * (f.block_rounded_bytes + f.state_bytes) * tp);
     };
     for (Tokens ctx : contexts) {
@@ -125,6 +130,7 @@ Result<LineChart> BuildMemoryChart(const std::vector<ModelShape>& models,
 
     FitRequest req;
     req.model = m;
+    req.engine = pool_engine;
     req.kv_format = kv_format;
     req.weight_format = o.weight_format;
     req.context = o.min_context;

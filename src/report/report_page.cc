@@ -184,6 +184,7 @@ Result<std::string> MemorySection(const Scenario& s) {
       static_cast<Bytes>(std::llround(config->activation_reserve_gib * kBytesPerGiB));
   o.weight_format = config->weight_format;
   o.block_size = config->block_size;
+  o.pool_engine = s.deployment.engine;
   // The scenario's format, then fp8 and nvfp4 when narrower (named as the levers name them).
   std::vector<ElementFormat> formats = {config->kv_format};
   std::vector<std::string> format_labels = {s.kv_format};

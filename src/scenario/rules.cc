@@ -469,6 +469,25 @@ Status KvIsOneSglangStores(const ReadState& state, Scenario* s) {
       problem + "; serve it with deployment.engine \"vllm\", or pick one of those");
 }
 
+// vLLM and SGLang keep the KV cache in the dtype the model runs in
+// (--kv-cache-dtype auto) or a narrower one (fp8, vLLM's int4 and NVFP4):
+// neither's --kv-cache-dtype names float32, and --dtype auto runs even an
+// fp32 checkpoint in 16 bits. An fp32 cache is the model run in fp32
+// (--dtype float32), weight_format "fp32".
+Status Fp32KvNeedsFp32Weights(const ReadState& state, Scenario* s) {
+  if (s->pricing) return OkStatus();
+  auto kv = ParseElementFormat(s->kv_format);
+  if (!kv || kv->name != "fp32") return OkStatus();  // the row's domain said so
+  auto weights = ParseElementFormat(s->weight_format);
+  if (weights && weights->name == "fp32") return OkStatus();
+  return state.source().Bad(
+      state.Given("/kv_format") ? state.At("/kv_format") : std::string("/kv_format"),
+      "an fp32 KV cache with weight_format \"" + s->weight_format +
+          "\": vLLM and SGLang keep the cache in the dtype the model runs in or a narrower one "
+          "(--kv-cache-dtype auto, fp8, ...), so an fp32 cache runs only with the model in fp32 "
+          "(--dtype float32): set weight_format \"fp32\", or pick bf16");
+}
+
 // A tree draft (topk above 1) is SGLang's EAGLE tree: the top-k
 // candidates of each draft step, the best num_draft_tokens - 1 of them
 // verified. vLLM drafts a chain; its tree drafting (speculative_token_tree
@@ -647,6 +666,11 @@ const std::vector<Rule>& CrossKeyRules() {
        "fp16, fp32) or fp8 (`fp8`, `fp8-e4m3`, `fp8-e5m2`) (a sweep point that breaks it is a "
        "row marked not runnable)",
        KvIsOneSglangStores, true},
+      {"",
+       "`kv_format` `fp32` needs `weight_format` `fp32`: vLLM and SGLang keep the KV cache in the "
+       "dtype the model runs in or a narrower one, never a wider one (a sweep point that breaks "
+       "it is a row marked not runnable)",
+       Fp32KvNeedsFp32Weights, true},
       {"",
        "`engine.max_num_batched_tokens` must be at least `engine.max_num_seqs` on vLLM (the "
        "engine's defaults for the GPU when not set), which its scheduler requires (a sweep point "

@@ -133,7 +133,9 @@ TEST(ReplayTest, ConcurrencyCapIsOneQueueTheNextRequestTakingAnyFreedSlot) {
   auto d400 = CappedRun(1, 1, 400);
   auto d100 = CappedRun(1, 1, 100);
   auto run = CappedRun(3, 2, 400);
-  ASSERT_TRUE(d400.ok() && d100.ok() && run.ok()) << run.error().message();
+  ASSERT_TRUE(d400.ok()) << d400.error().message();
+  ASSERT_TRUE(d100.ok()) << d100.error().message();
+  ASSERT_TRUE(run.ok()) << run.error().message();
   EXPECT_GT(run->duration_s, d400->duration_s);
   EXPECT_LT(run->duration_s, d400->duration_s + 0.5 * d100->duration_s);
 }

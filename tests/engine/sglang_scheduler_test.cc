@@ -231,7 +231,11 @@ TEST(SglangSchedulerTest, EventSkippingAgreesWithStepMode) {
       {"one replica", "qwen3-8b", 1, 0, 16, 1, 6, 0.5},
       {"one-token pages, tight pool", "llama-3.1-8b", 1, 120000, 1, 2, 8, 2.0},
       {"tight pool, 16-token blocks", "llama-3.1-8b", 1, 150000, 16, 3, 8, 2.0},
-      {"sliding window layers", "gpt-oss-20b", 1, 0, 16, 4, 6, 0.5},
+      // gpt-oss's sliding layers keep every token in SGLang's pool (its
+      // attention still reads the window); Llama 4's chunked layers are
+      // paged in groups, their blocks freed past the chunk.
+      {"sliding window layers, full-length in the pool", "gpt-oss-20b", 1, 0, 16, 4, 6, 0.5},
+      {"chunked layers (a hybrid sliding-window model)", "llama-4-scout", 1, 200000, 16, 7, 4, 0.5},
       {"MLA and MoE", "deepseek-v3", 1, 400000, 16, 5, 4, 0.5},
       {"two replicas", "qwen3-8b", 2, 150000, 1, 6, 10, 1.0},
   };

@@ -34,6 +34,23 @@ TEST(MemoryChartTest, OneCurvePerModelWithCapacityAndFreeLines) {
   EXPECT_EQ(chart->series[0].name, "qwen3-32b (context limit 40k)");
 }
 
+// The pool of SGLang keeps every token of gpt-oss's sliding layers: at
+// 4,096 tokens 24 layers x 8 KV heads x (64 + 64) x 2 bytes x 4,096 =
+// 201,326,592 B = 0.1875 GiB, as `fit --engine sglang` counts it; vLLM's
+// pool holds the 12 sliding layers' 128-token window (and its prefill
+// chunk) alone, less.
+TEST(MemoryChartTest, SglangCurveHoldsEveryTokenOfSlidingLayers) {
+  MemoryChartOptions o = H100();
+  o.pool_engine = "sglang";
+  auto sglang = BuildMemoryChart({Catalog("gpt-oss-20b")}, o);
+  ASSERT_TRUE(sglang.ok()) << sglang.error().message();
+  EXPECT_EQ(sglang->series[0].points.front().x, 4096.0);
+  EXPECT_EQ(sglang->series[0].points.front().y, 0.1875);
+  auto vllm = BuildMemoryChart({Catalog("gpt-oss-20b")}, H100());
+  ASSERT_TRUE(vllm.ok()) << vllm.error().message();
+  EXPECT_LT(vllm->series[0].points.front().y, 0.1875);
+}
+
 TEST(MemoryChartTest, LinesEndAtEachModelsContextLimit) {
   // Gemma-2-9B: 8,192 tokens; Llama-4-Scout: 10,485,760, past the axis' 1M.
   auto chart = BuildMemoryChart({Catalog("gemma-2-9b"), Catalog("llama-4-scout")}, H100());

@@ -35,6 +35,23 @@ TEST(FormatsRulesTest, AKvFormatNoEngineRunsOnTheGpuIsAnErrorAtTheField) {
             0u);
 }
 
+// vLLM and SGLang keep the KV cache in the dtype the model runs in or a
+// narrower one: an fp32 cache needs the model in fp32, on either engine;
+// in API mode (pricing) there is no engine to ask.
+TEST(FormatsRulesTest, AnFp32KvCacheNeedsFp32Weights) {
+  EXPECT_EQ(ErrorOf(R"({"kv_format": "fp32"})"),
+            "s.json#/kv_format: an fp32 KV cache with weight_format \"auto\": vLLM and SGLang "
+            "keep the cache in the dtype the model runs in or a narrower one (--kv-cache-dtype "
+            "auto, fp8, ...), so an fp32 cache runs only with the model in fp32 (--dtype "
+            "float32): set weight_format \"fp32\", or pick bf16");
+  EXPECT_EQ(ErrorOf(R"({"kv_format": "fp32", "weight_format": "bf16",
+                        "deployment": {"engine": "sglang"}})")
+                .rfind("s.json#/kv_format: an fp32 KV cache with weight_format \"bf16\"", 0),
+            0u);
+  EXPECT_EQ(ErrorOf(R"({"kv_format": "fp32", "weight_format": "fp32"})"), "(parsed)");
+  EXPECT_EQ(ErrorOf(R"({"kv_format": "bf16"})"), "(parsed)");
+}
+
 TEST(FormatsRulesTest, AWeightFormatNoEngineRunsIsAnErrorAtTheField) {
   EXPECT_EQ(ErrorOf(R"({"weight_format": "fp8-e5m2"})"),
             "s.json#/weight_format: fp8-e5m2 weights on h100-sxm (NVIDIA Hopper): no engine runs "

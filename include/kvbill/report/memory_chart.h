@@ -37,6 +37,10 @@ struct MemoryChartOptions {
   // hardware/format_support.h). Empty: kv_format for every model.
   std::string kv_format_name;
   std::string kv_engine;
+  // The engine whose KV pool the curves and markers size: SGLang's keeps
+  // every token of most models' sliding layers (SglangPoolModel,
+  // cache/kv_groups.h). Empty: kv_engine, else vLLM's.
+  std::string pool_engine;
 };
 
 // One curve per model: block-rounded KV plus linear/SSM state, in GiB
