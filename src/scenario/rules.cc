@@ -518,7 +518,7 @@ Status TokenBudgetHoldsTheSequences(const ReadState& state, Scenario* s) {
   if (!gpu) return OkStatus();  // the row's domain said so
   const EngineLimits limits =
       DefaultEngineLimits(s->deployment.engine, *gpu, s->deployment.gpus_per_replica);
-  const Tokens tokens = s->engine.max_num_batched_tokens.value_or(limits.max_num_batched_tokens);
+  const Tokens tokens = ScenarioTokenBudget(*s, *gpu);
   const std::int64_t seqs = s->engine.max_num_seqs.value_or(limits.max_num_seqs);
   if (tokens >= seqs) return OkStatus();
   const bool tokens_set = s->engine.max_num_batched_tokens.has_value();
@@ -543,8 +543,7 @@ Status SglangBudgetHoldsABlock(const ReadState& state, Scenario* s) {
   auto gpu = LookupGpu(s->deployment.gpu);
   if (!gpu) return OkStatus();  // the row's domain said so
   const bool tokens_set = s->engine.max_num_batched_tokens.has_value();
-  const Tokens tokens = s->engine.max_num_batched_tokens.value_or(
-      DefaultEngineLimits("sglang", *gpu, s->deployment.gpus_per_replica).max_num_batched_tokens);
+  const Tokens tokens = ScenarioTokenBudget(*s, *gpu);
   const Tokens block = s->prefix_cache.block_size;
   if (block <= 0 || tokens >= block) return OkStatus();
   const std::string pointer =
@@ -571,8 +570,7 @@ Status SglangFractionLeavesMemory(const ReadState& state, Scenario* s) {
   if (!gpu) return OkStatus();  // the row's domain said so
   const double fraction = SglangScenarioMemoryFraction(*s, *gpu);
   if (fraction > 0) return OkStatus();
-  const Tokens tokens = s->engine.max_num_batched_tokens.value_or(
-      DefaultEngineLimits("sglang", *gpu, s->deployment.gpus_per_replica).max_num_batched_tokens);
+  const Tokens tokens = ScenarioTokenBudget(*s, *gpu);
   const bool tokens_set = s->engine.max_num_batched_tokens.has_value();
   const std::string pointer = tokens_set ? "/engine/max_num_batched_tokens" : "/deployment/gpu";
   char value[32];

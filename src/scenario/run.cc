@@ -55,13 +55,17 @@ Status ApplySpeculative(const Scenario& s, const EngineProfile* profile,
 
 }  // namespace
 
+Tokens ScenarioTokenBudget(const Scenario& s, const GpuSpec& gpu) {
+  return s.engine.max_num_batched_tokens.value_or(
+      DefaultEngineLimits(s.deployment.engine, gpu, s.deployment.gpus_per_replica)
+          .max_num_batched_tokens);
+}
+
 double SglangScenarioMemoryFraction(const Scenario& s, const GpuSpec& gpu) {
   const EngineLimits limits = DefaultEngineLimits("sglang", gpu, s.deployment.gpus_per_replica);
   const std::string method = s.deployment.speculative ? s.deployment.speculative->method : "";
-  return SglangMemoryFraction(
-      gpu, s.deployment.gpus_per_replica,
-      s.engine.max_num_batched_tokens.value_or(limits.max_num_batched_tokens),
-      limits.cuda_graph_max_batch, IsEagleHead(method), 0);
+  return SglangMemoryFraction(gpu, s.deployment.gpus_per_replica, ScenarioTokenBudget(s, gpu),
+                              limits.cuda_graph_max_batch, IsEagleHead(method), 0);
 }
 
 Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
@@ -101,8 +105,7 @@ Result<SimulationConfig> BuildSimulationConfig(const Scenario& s) {
       if (auto own = ParseElementFormat("int4-g" + std::to_string(head))) c.kv_format = *own;
     }
   }
-  c.max_num_batched_tokens =
-      s.engine.max_num_batched_tokens.value_or(limits.max_num_batched_tokens);
+  c.max_num_batched_tokens = ScenarioTokenBudget(s, *gpu);
   // SGLang caps max_running_requests at 48 when it speculates and none is set.
   c.max_num_seqs = s.engine.max_num_seqs.value_or(
       c.scheduler == SchedulerKind::kSglang && s.deployment.speculative ? 48 : limits.max_num_seqs);

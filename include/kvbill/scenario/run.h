@@ -21,6 +21,10 @@ namespace kvbill {
 // Errors name the scenario file and JSON pointer of the field at fault.
 Result<SimulationConfig> BuildSimulationConfig(const Scenario& scenario);
 
+// The tokens an iteration computes: engine.max_num_batched_tokens, else the
+// scenario's engine's default for the GPU and degree (DefaultEngineLimits).
+Tokens ScenarioTokenBudget(const Scenario& scenario, const GpuSpec& gpu);
+
 // The memory fraction SGLang derives when the scenario sets none
 // (SglangMemoryFraction: the GPU, the degree, the token budget, its CUDA
 // graphs and an EAGLE draft's reserve), as a run takes it.
