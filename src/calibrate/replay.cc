@@ -874,6 +874,28 @@ Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& pro
         d.decode_parts.emplace_back(part, s);
       }
     }
+    if (d.mixed.count > 0 && d.requests > 0 && !plan.speculative) {
+      const double mixed = static_cast<double>(d.mixed.count);
+      d.typical_mixed_prompt_tokens =
+          std::max<Tokens>(1, static_cast<Tokens>(std::llround(d.mixed.prefill_tokens / mixed)));
+      d.typical_mixed_decodes =
+          std::max<std::int64_t>(1, std::llround(static_cast<double>(d.mixed.decodes) / mixed));
+      const Tokens prompt = std::max<Tokens>(
+          1, static_cast<Tokens>(std::llround(static_cast<double>(d.prompt_tokens) /
+                                              static_cast<double>(d.requests))));
+      const Tokens context =
+          static_cast<Tokens>(std::llround(context_sum / static_cast<double>(d.requests)));
+      std::vector<ScheduledWork> work;
+      for (Tokens left = d.typical_mixed_prompt_tokens; left > 0; left -= prompt) {
+        work.push_back(ScheduledWork{0, std::min(left, prompt), true, false});
+      }
+      for (std::int64_t i = 0; i < d.typical_mixed_decodes; ++i) {
+        work.push_back(ScheduledWork{context, 1, false, false});
+      }
+      for (const auto& [part, s] : (*model)->IterationParts(work)) {
+        d.mixed_parts.emplace_back(part, s);
+      }
+    }
     const InterTokenGaps gaps(log);
     d.itl_ms_p50 = 1000 * gaps.Percentile(50);
     d.itl_ms_p99 = 1000 * gaps.Percentile(99);
@@ -999,6 +1021,16 @@ std::string ReplayDetailMarkdown(const ReplayPlan& plan, const ReplayDetail& d) 
          "async, \"eager_launch\" and \"output\" bound them from below):\n\n"
       << "| part | ms |\n|---|---:|\n";
     for (const auto& [part, s] : d.decode_parts) {
+      o << "| " << part << " | " << FormatFixed(1000 * s, 3) << " |\n";
+    }
+  }
+  if (!d.mixed_parts.empty()) {
+    o << "\nAn iteration of " << FormatWithSeparators(d.typical_mixed_prompt_tokens)
+      << " prompt tokens (whole prompts of the mean length from an empty cache) and "
+      << d.typical_mixed_decodes << (d.typical_mixed_decodes == 1 ? " decode" : " decodes")
+      << " at that context (the replay's mean iteration mixing them), by part (ms):\n\n"
+      << "| part | ms |\n|---|---:|\n";
+    for (const auto& [part, s] : d.mixed_parts) {
       o << "| " << part << " | " << FormatFixed(1000 * s, 3) << " |\n";
     }
   }

@@ -718,6 +718,31 @@ std::vector<std::pair<std::string, Seconds>> OperatorCostModel::DecodeParts(std:
   return parts;
 }
 
+std::vector<std::pair<std::string, Seconds>> OperatorCostModel::IterationParts(
+    std::span<const ScheduledWork> work) const {
+  std::vector<long double> own(work.size());
+  Tokens tokens = 0;
+  bool chunks = false;
+  const long double gpu = GpuSeconds(work, own, &tokens, &chunks);
+  std::int64_t logits = 0;
+  for (const ScheduledWork& w : work) logits += w.verify ? w.tokens : 1;
+  std::vector<std::pair<std::string, Seconds>> parts = DenseParts(tokens);
+  const Seconds head = HeadSeconds(logits);
+  long double dense = 0;
+  for (const auto& part : parts) dense += part.second;
+  parts.emplace_back("lm_head", head);
+  parts.emplace_back("attention", static_cast<Seconds>(gpu - dense - head));
+  const ProfileParameters& p = profile_.params;
+  const auto count = static_cast<std::int64_t>(work.size());
+  const auto seqs = static_cast<double>(count);
+  const bool graphed = graph_prompt_chunks_ ? tokens <= profile_.cuda_graph_max_tokens
+                                            : !chunks && count <= profile_.cuda_graph_max_tokens;
+  parts.emplace_back("cpu", p.cpu_iteration_s + p.cpu_per_sequence_s * seqs);
+  parts.emplace_back("eager_launch", graphed ? 0.0 : EagerLaunchSeconds());
+  parts.emplace_back("output", p.output_per_sequence_s * seqs);
+  return parts;
+}
+
 Seconds OperatorCostModel::ComputeDense(Tokens tokens) const {
   Seconds s = 0;
   for (const auto& part : DenseParts(tokens)) s += part.second;

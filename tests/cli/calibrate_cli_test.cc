@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "cli/cli_test_util.h"
 
@@ -163,6 +164,21 @@ TEST(CalibrateCliTest, DetailPrintsAReplaysInsideBesideTheRecord) {
   for (const char* part : {"| gemm | ", "| attention | ", "| lm_head | ", "| cpu | "}) {
     EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
   }
+  // One request at a time: a prompt is computed beside that request's own
+  // decodes never, so no iteration mixes them and no mixed one is shown.
+  EXPECT_NE(r.out.find("| prompt chunks and decodes | 0 |"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("prompt tokens (whole prompts"), std::string::npos) << r.out;
+  // At concurrency 4 (b01) prompts arrive while others decode: the mean such
+  // iteration is shown by part too, its decodes beside its prompt tokens.
+  const auto four = RunKvbillInSourceDir(
+      "calibrate --measurements tests/data/calibration/sample.jsonl --detail "
+      "gpustack/qwen3-8b/h100-latency/vllm/b01-sharegpt-n100-c4");
+  ASSERT_EQ(four.exit_status, 0) << four.err;
+  const std::regex mixed(
+      R"(An iteration of [0-9,]+ prompt tokens \(whole prompts of the mean length from an )"
+      R"(empty cache\) and [1-3] decodes? at that context)");
+  EXPECT_TRUE(std::regex_search(four.out, mixed)) << four.out;
+  EXPECT_EQ(four.out.find("| prompt chunks and decodes | 0 |"), std::string::npos) << four.out;
   const auto bad = RunKvbillInSourceDir(
       "calibrate --measurements tests/data/calibration/sample.jsonl --detail nope");
   EXPECT_EQ(bad.exit_status, 2);

@@ -95,6 +95,43 @@ TEST(OperatorCostModelTest, DecodePartsAreTheHandWorkedOperators) {
   EXPECT_NEAR(c->IterationSeconds(work, own), sum, 1e-12);
 }
 
+// Any iteration by part (`calibrate --detail` prints a mixed one): a
+// decode-only iteration's parts are DecodeParts'; in an iteration mixing a
+// prompt chunk with a decode, the parts add up to IterationSeconds, and a
+// mixed_attention_factor of 2 adds the decode's own attention once more:
+// its KV read, 1,000 tokens x 131,072 B at 1 TB/s = 0.131072 ms (above).
+TEST(OperatorCostModelTest, IterationPartsAddUpAndCarryTheMixedAttentionFactor) {
+  const auto m = Make("llama-3.1-8b", HandCurves());
+  ASSERT_NE(m, nullptr);
+  const std::vector<ScheduledWork> decode = {{1000, 1, false}};
+  const auto by_decode = m->DecodeParts(1, 1000);
+  const auto by_work = m->IterationParts(decode);
+  ASSERT_EQ(by_decode.size(), by_work.size());
+  for (std::size_t i = 0; i < by_decode.size(); ++i) {
+    EXPECT_EQ(by_decode[i].first, by_work[i].first);
+    EXPECT_NEAR(by_decode[i].second, by_work[i].second, 1e-15) << by_decode[i].first;
+  }
+  const std::vector<ScheduledWork> mixed = {{0, 100, true}, {1000, 1, false}};
+  auto parts = [](const std::shared_ptr<const OperatorCostModel>& model,
+                  const std::vector<ScheduledWork>& work, double* attention) {
+    double sum = 0;
+    for (const auto& [part, s] : model->IterationParts(work)) {
+      if (part == "attention") *attention = s;
+      if (part != "eager_launch" && part != "output") sum += s;
+    }
+    return sum;
+  };
+  double plain_attention = -1, doubled_attention = -1;
+  std::vector<long double> own(2);
+  EXPECT_NEAR(parts(m, mixed, &plain_attention), m->IterationSeconds(mixed, own), 1e-12);
+  EngineProfile doubled;
+  doubled.params.mixed_attention_factor = 2;
+  const auto d = Make("llama-3.1-8b", HandCurves(), doubled);
+  ASSERT_NE(d, nullptr);
+  EXPECT_NEAR(parts(d, mixed, &doubled_attention), d->IterationSeconds(mixed, own), 1e-12);
+  EXPECT_NEAR(doubled_attention - plain_attention, 0.131072e-3, 1e-12);
+}
+
 // The small kernels of a forward pass, counted by hand from each model's
 // config: 2 per pass (embedding gather, final norm), 3 per layer (two
 // residual-add norms, activation), 2 more per attention layer (rotary, KV

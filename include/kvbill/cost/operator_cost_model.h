@@ -142,6 +142,11 @@ class OperatorCostModel final : public CostModel {
   // (the API server streaming, overlapped). IterationSeconds combines them.
   std::vector<std::pair<std::string, Seconds>> DecodeParts(std::int64_t batch,
                                                            Tokens context) const;
+  // Any iteration by part, as DecodeParts: the work's DenseParts, then
+  // "lm_head", "attention" (prompt chunks' and decodes' own time with the
+  // kernels' fixed cost), "cpu", "eager_launch" and "output".
+  std::vector<std::pair<std::string, Seconds>> IterationParts(
+      std::span<const ScheduledWork> work) const;
 
  private:
   explicit OperatorCostModel(Roofline r) : r_(std::move(r)) {}
