@@ -117,7 +117,11 @@ std::string Label(const Json& row) {
   if (row["expert_parallel"].get<int>() > 1) s += " ep=" + row["expert_parallel"].dump();
   s += " w=" + row["weight_format"].get<std::string>() +
        " kv=" + row["kv_format"].get<std::string>();
-  if (row["speculative"] != "off") s += " spec=" + row["speculative"].get<std::string>();
+  if (row["speculative"] != "off") {
+    const Json& method = row.value("speculative_method", Json(nullptr));
+    s += " spec=" +
+         (method.is_string() ? method.get<std::string>() : row["speculative"].get<std::string>());
+  }
   if (row["uncalibrated"].get<bool>()) s += " (uncalibrated)";
   if (row.value("weakly_validated", false)) s += " (weakly validated)";
   const std::string warns = WarningList(row, ", ", true);
@@ -226,6 +230,11 @@ Status CheckRowTypes(const Json& r, const std::string& at) {
     return bad("simulations", "a non-negative integer");
   }
   if (!r["uncalibrated"].is_boolean()) return bad("uncalibrated", "true or false");
+  // Shards written before the field (2026-12) have none.
+  if (r.contains("speculative_method") && !r["speculative_method"].is_null() &&
+      !r["speculative_method"].is_string()) {
+    return bad("speculative_method", "null or a string");
+  }
   // Shards written before the field have none.
   if (r.contains("cause") && !r["cause"].is_null()) {
     static const std::set<std::string> causes = {"context_limit", "overloaded", "slo"};
@@ -290,6 +299,8 @@ Json OutcomeJson(const CandidateOutcome& o) {
   r["weight_format"] = o.candidate.weight_format;
   r["kv_format"] = o.candidate.kv_format;
   r["speculative"] = o.candidate.speculative;
+  r["speculative_method"] =
+      o.candidate.speculative_method.empty() ? Json(nullptr) : Json(o.candidate.speculative_method);
   r["status"] = o.status;
   r["reason"] = o.reason;
   r["cause"] = o.cause.empty() ? Json(nullptr) : Json(o.cause);
@@ -394,7 +405,8 @@ std::string RenderPlan(const Json& doc, const std::string& format) {
              "ttft_s.p90",
              "uncalibrated",
              "reason",
-             "warnings"});
+             "warnings",
+             "speculative_method"});
     auto add = [&](std::size_t i, const std::string& rank) {
       const Json& r = rows[i];
       auto field = [&](const char* key) { return r.contains(key) ? r[key].dump() : ""; };
@@ -419,7 +431,10 @@ std::string RenderPlan(const Json& doc, const std::string& format) {
                 field("ttft_s.p90"),
                 r["uncalibrated"].dump(),
                 r["reason"].get<std::string>(),
-                WarningList(r, ";", false)});
+                WarningList(r, ";", false),
+                r.contains("speculative_method") && r["speculative_method"].is_string()
+                    ? r["speculative_method"].get<std::string>()
+                    : std::string()});
     };
     // Feasible (ranked), then SLO not evaluated (cheapest first, unranked),
     // then the rest in index order.

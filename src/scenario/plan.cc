@@ -490,6 +490,11 @@ Result<std::vector<PlanCandidate>> EnumerateCandidates(const Scenario& scenario,
               c.weight_format = w;
               c.kv_format = k;
               c.speculative = s;
+              if (s == "on") {
+                c.speculative_method = scenario.deployment.speculative
+                                           ? scenario.deployment.speculative->method
+                                           : DefaultSpeculativeMethod(model);
+              }
               out.push_back(c);
             }
           }

@@ -552,6 +552,9 @@ TEST(PlanCliTest, SpeculativeOnPlansTheDeploymentWithADraft) {
   const auto& on = j["candidates"][1];
   EXPECT_EQ(off["speculative"], "off");
   EXPECT_EQ(on["speculative"], "on");
+  // Qwen3-8B's checkpoint has no MTP layer: the draft is an EAGLE-3 head.
+  EXPECT_TRUE(off["speculative_method"].is_null()) << off.dump();
+  EXPECT_EQ(on["speculative_method"], "eagle3");
   EXPECT_NE(on["status"], "not_applicable") << on["reason"];
   EXPECT_GT(on["simulations"].get<int>(), 0);
   // The SLO checks carry the measured values (targets loose enough to pass).
@@ -575,6 +578,7 @@ TEST(PlanCliTest, AScenarioThatSpeculatesIsPlannedWithItsDraft) {
   EXPECT_EQ(j["space"]["speculative"], nlohmann::json::array({"on"}));
   ASSERT_EQ(j["candidates"].size(), 1u);
   EXPECT_EQ(j["candidates"][0]["speculative"], "on");
+  EXPECT_EQ(j["candidates"][0]["speculative_method"], "eagle3");
   const auto off = RunKvbill(base + " --speculative off");
   ASSERT_EQ(off.exit_status, 0) << off.err;
   EXPECT_EQ(nlohmann::json::parse(off.out)["candidates"][0]["speculative"], "off");
@@ -639,14 +643,15 @@ TEST(PlanCliTest, CandidatesSayHowWellTheirRegimeWasValidated) {
   const auto spec = RunKvbill(std::string("plan --scenario ") + kScenario +
                               " --gpus a100-80gb --max-gpus 1 --speculative off,on");
   ASSERT_EQ(spec.exit_status, 0) << spec.err;
-  EXPECT_NE(spec.out.find("spec=on (warns speculative_acceptance_assumed)"), std::string::npos)
+  // The label names the method "on" runs (EAGLE-3: Qwen3-8B has no MTP layer).
+  EXPECT_NE(spec.out.find("spec=eagle3 (warns speculative_acceptance_assumed)"), std::string::npos)
       << spec.out;
   EXPECT_NE(spec.out.find("a100-80gb tp=1 w=auto kv=bf16 (warns window_short)  "),
             std::string::npos)
       << spec.out;
   const auto csv = RunKvbill(base + " --format csv");
   ASSERT_EQ(csv.exit_status, 0) << csv.err;
-  EXPECT_NE(csv.out.find(",warnings\n"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find(",warnings,speculative_method\n"), std::string::npos) << csv.out;
   EXPECT_NE(csv.out.find("weakly_validated"), std::string::npos) << csv.out;
   // $/day to the cent in every row, whatever its size: each ranked row's
   // two dollar cells are $/task (4 decimals below $100) and $/day (2).

@@ -83,6 +83,11 @@ struct PlanCandidate {
   std::string weight_format;
   std::string kv_format;
   std::string speculative = "off";
+  // With speculative "on", the method it runs: the scenario's own
+  // deployment.speculative method, else the model's default
+  // (DefaultSpeculativeMethod: "mtp" for a model with MTP layers, else
+  // "eagle3"); empty when off.
+  std::string speculative_method;
   // An API candidate (api() true): the price sheet's id of the model and
   // its provider's caching rules; the fields above are empty or 0.
   std::string api_model;
