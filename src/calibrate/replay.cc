@@ -874,12 +874,14 @@ Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& pro
         d.decode_parts.emplace_back(part, s);
       }
     }
-    if (d.mixed.count > 0 && d.requests > 0 && !plan.speculative) {
-      const double mixed = static_cast<double>(d.mixed.count);
+    // The mean iteration computing prompts: mixed with decodes when any
+    // was (vLLM's), else prompt chunks alone (SGLang's, or one at a time).
+    const IterationKind& prompting = d.mixed.count > 0 ? d.mixed : d.prefill_only;
+    if (prompting.count > 0 && d.requests > 0 && !plan.speculative) {
+      const double mixed = static_cast<double>(prompting.count);
       d.typical_mixed_prompt_tokens =
-          std::max<Tokens>(1, static_cast<Tokens>(std::llround(d.mixed.prefill_tokens / mixed)));
-      d.typical_mixed_decodes =
-          std::max<std::int64_t>(1, std::llround(static_cast<double>(d.mixed.decodes) / mixed));
+          std::max<Tokens>(1, static_cast<Tokens>(std::llround(prompting.prefill_tokens / mixed)));
+      d.typical_mixed_decodes = std::llround(static_cast<double>(prompting.decodes) / mixed);
       const Tokens prompt = std::max<Tokens>(
           1, static_cast<Tokens>(std::llround(static_cast<double>(d.prompt_tokens) /
                                               static_cast<double>(d.requests))));
@@ -1026,9 +1028,15 @@ std::string ReplayDetailMarkdown(const ReplayPlan& plan, const ReplayDetail& d) 
   }
   if (!d.mixed_parts.empty()) {
     o << "\nAn iteration of " << FormatWithSeparators(d.typical_mixed_prompt_tokens)
-      << " prompt tokens (whole prompts of the mean length from an empty cache) and "
-      << d.typical_mixed_decodes << (d.typical_mixed_decodes == 1 ? " decode" : " decodes")
-      << " at that context (the replay's mean iteration mixing them), by part (ms):\n\n"
+      << " prompt tokens (whole prompts of the mean length from an empty cache)";
+    if (d.typical_mixed_decodes > 0) {
+      o << " and " << d.typical_mixed_decodes
+        << (d.typical_mixed_decodes == 1 ? " decode" : " decodes")
+        << " at that context (the replay's mean iteration mixing them)";
+    } else {
+      o << " alone (the replay's mean prompt-only iteration; none mixed prompts with decodes)";
+    }
+    o << ", by part (ms):\n\n"
       << "| part | ms |\n|---|---:|\n";
     for (const auto& [part, s] : d.mixed_parts) {
       o << "| " << part << " | " << FormatFixed(1000 * s, 3) << " |\n";

@@ -223,9 +223,10 @@ struct ReplayDetail {
   std::int64_t typical_decode_batch = 0;
   Tokens typical_decode_context = 0;
   std::vector<std::pair<std::string, double>> decode_parts;
-  // A mixed iteration of the replay's mean prompt tokens (as whole prompts
-  // of the mean length from context 0, the last one cut) and mean decodes
-  // at typical_decode_context, by part (OperatorCostModel::IterationParts).
+  // The replay's mean iteration computing prompts (mixed with decodes when
+  // any was, else prompt-only): its mean prompt tokens (as whole prompts of
+  // the mean length from context 0, the last one cut) and mean decodes at
+  // typical_decode_context, by part (OperatorCostModel::IterationParts).
   Tokens typical_mixed_prompt_tokens = 0;
   std::int64_t typical_mixed_decodes = 0;
   std::vector<std::pair<std::string, double>> mixed_parts;
