@@ -712,8 +712,7 @@ std::vector<std::pair<std::string, Seconds>> OperatorCostModel::DecodeParts(std:
   parts.emplace_back("attention",
                      static_cast<Seconds>(attn_layers_ * decode_.coef[0] + b * DecodeOwn(context)));
   parts.emplace_back("cpu", p.cpu_iteration_s + p.cpu_per_sequence_s * b);
-  parts.emplace_back("eager_launch",
-                     batch > profile_.cuda_graph_max_tokens ? EagerLaunchSeconds() : 0.0);
+  parts.emplace_back("eager_launch", Graphed(batch, batch, false) ? 0.0 : EagerLaunchSeconds());
   parts.emplace_back("output", p.output_per_sequence_s * b);
   return parts;
 }
@@ -735,10 +734,8 @@ std::vector<std::pair<std::string, Seconds>> OperatorCostModel::IterationParts(
   const ProfileParameters& p = profile_.params;
   const auto count = static_cast<std::int64_t>(work.size());
   const auto seqs = static_cast<double>(count);
-  const bool graphed = graph_prompt_chunks_ ? tokens <= profile_.cuda_graph_max_tokens
-                                            : !chunks && count <= profile_.cuda_graph_max_tokens;
   parts.emplace_back("cpu", p.cpu_iteration_s + p.cpu_per_sequence_s * seqs);
-  parts.emplace_back("eager_launch", graphed ? 0.0 : EagerLaunchSeconds());
+  parts.emplace_back("eager_launch", Graphed(count, tokens, chunks) ? 0.0 : EagerLaunchSeconds());
   parts.emplace_back("output", p.output_per_sequence_s * seqs);
   return parts;
 }
@@ -825,15 +822,18 @@ long double OperatorCostModel::PrefillOwn(Tokens start, Tokens n, bool verify) c
   return own;
 }
 
+bool OperatorCostModel::Graphed(std::int64_t seqs, Tokens tokens, bool chunks) const {
+  // vLLM captures batches by their tokens; SGLang decode and verification
+  // batches by their sequences (a verification graph holds its draft tokens).
+  return graph_prompt_chunks_ ? tokens <= profile_.cuda_graph_max_tokens
+                              : !chunks && seqs <= profile_.cuda_graph_max_tokens;
+}
+
 Seconds OperatorCostModel::Combine(long double gpu, std::int64_t seqs, Tokens tokens, bool chunks,
                                    long double tail) const {
   const ProfileParameters& p = profile_.params;
   const long double cpu = p.cpu_iteration_s + p.cpu_per_sequence_s * static_cast<double>(seqs);
-  // vLLM captures batches by their tokens; SGLang decode and verification
-  // batches by their sequences (a verification graph holds its draft tokens).
-  const bool graphed = graph_prompt_chunks_ ? tokens <= profile_.cuda_graph_max_tokens
-                                            : !chunks && seqs <= profile_.cuda_graph_max_tokens;
-  const long double eager = graphed ? 0.0 : EagerLaunchSeconds();
+  const long double eager = Graphed(seqs, tokens, chunks) ? 0.0 : EagerLaunchSeconds();
   const long double output = p.output_per_sequence_s * static_cast<double>(seqs);
   if (cpu_waits_for_sampling_) {
     // The next iteration's CPU work starts when this one's tokens are
@@ -926,7 +926,7 @@ void OperatorCostModel::DecodeLinesFor(std::span<const Tokens> contexts, Tokens 
   // synchronous CPU it bounds a + GPU time, not the GPU time alone.
   const ProfileParameters& p = profile_.params;
   const long double cpu = p.cpu_iteration_s + p.cpu_per_sequence_s * static_cast<double>(batch);
-  const long double eager = b > profile_.cuda_graph_max_tokens ? EagerLaunchSeconds() : 0.0;
+  const long double eager = Graphed(b, b, false) ? 0.0 : EagerLaunchSeconds();
   const long double output = p.output_per_sequence_s * static_cast<double>(batch);
   const bool overlapped = async_ && !cpu_waits_for_sampling_;
   const long double a = overlapped ? 0 : cpu;

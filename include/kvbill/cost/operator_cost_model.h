@@ -150,6 +150,9 @@ class OperatorCostModel final : public CostModel {
 
  private:
   explicit OperatorCostModel(Roofline r) : r_(std::move(r)) {}
+  // Whether an iteration of `seqs` sequences and `tokens` tokens (`chunks`:
+  // with prompt chunks) runs in a CUDA graph, without eager launches.
+  bool Graphed(std::int64_t seqs, Tokens tokens, bool chunks) const;
   Seconds ComputeDense(Tokens tokens) const;
   Seconds ComputeHead(std::int64_t seqs) const;
   // Attention of one decode sequence at context c (all layers), its own time.
