@@ -864,11 +864,15 @@ Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& pro
       d.peak_batch = std::max(d.peak_batch, e.sequences);
       d.peak_decodes = std::max(d.peak_decodes, e.decodes);
     }
+    // A sequence's mean context while decoding: prompt plus half the output.
+    const Tokens context =
+        d.requests > 0
+            ? static_cast<Tokens>(std::llround(context_sum / static_cast<double>(d.requests)))
+            : 0;
     if (d.decode_only.count > 0 && d.requests > 0 && !plan.speculative) {
       d.typical_decode_batch = std::max<std::int64_t>(
           1, std::llround(d.decode_only.decodes / static_cast<double>(d.decode_only.count)));
-      d.typical_decode_context =
-          static_cast<Tokens>(std::llround(context_sum / static_cast<double>(d.requests)));
+      d.typical_decode_context = context;
       for (const auto& [part, s] :
            (*model)->DecodeParts(d.typical_decode_batch, d.typical_decode_context)) {
         d.decode_parts.emplace_back(part, s);
@@ -885,8 +889,6 @@ Result<ReplayMetrics> RunReplay(const ReplayPlan& plan, const EngineProfile& pro
       const Tokens prompt = std::max<Tokens>(
           1, static_cast<Tokens>(std::llround(static_cast<double>(d.prompt_tokens) /
                                               static_cast<double>(d.requests))));
-      const Tokens context =
-          static_cast<Tokens>(std::llround(context_sum / static_cast<double>(d.requests)));
       std::vector<ScheduledWork> work;
       for (Tokens left = d.typical_mixed_prompt_tokens; left > 0; left -= prompt) {
         work.push_back(ScheduledWork{0, std::min(left, prompt), true, false});

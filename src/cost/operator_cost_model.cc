@@ -704,17 +704,10 @@ std::vector<std::pair<std::string, Seconds>> OperatorCostModel::DenseParts(Token
 
 std::vector<std::pair<std::string, Seconds>> OperatorCostModel::DecodeParts(std::int64_t batch,
                                                                             Tokens context) const {
-  std::vector<std::pair<std::string, Seconds>> parts = DenseParts(batch);
-  if (batch <= 0) return parts;
-  const ProfileParameters& p = profile_.params;
-  const double b = static_cast<double>(batch);
-  parts.emplace_back("lm_head", HeadSeconds(batch));
-  parts.emplace_back("attention",
-                     static_cast<Seconds>(attn_layers_ * decode_.coef[0] + b * DecodeOwn(context)));
-  parts.emplace_back("cpu", p.cpu_iteration_s + p.cpu_per_sequence_s * b);
-  parts.emplace_back("eager_launch", Graphed(batch, batch, false) ? 0.0 : EagerLaunchSeconds());
-  parts.emplace_back("output", p.output_per_sequence_s * b);
-  return parts;
+  if (batch <= 0) return DenseParts(0);
+  const std::vector<ScheduledWork> work(static_cast<std::size_t>(batch),
+                                        ScheduledWork{context, 1, false, false});
+  return IterationParts(work);
 }
 
 std::vector<std::pair<std::string, Seconds>> OperatorCostModel::IterationParts(
