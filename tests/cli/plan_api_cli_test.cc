@@ -225,6 +225,27 @@ TEST(PlanApiCliTest, ApiCandidatesGoThroughShardsAndMerge) {
   EXPECT_EQ(r.err, "kvbill merge: " + bad + "#/candidates/" + std::to_string(k) +
                        "/usd_per_task: must be a non-negative number, got \"0.001\"\n");
   EXPECT_FALSE(std::filesystem::exists(out));
+  // speculative_method (2026-12): a number where a method's name belongs is
+  // refused the same way; a shard written before the field (none) merges.
+  // (Kept in the shard's key order: merge compares the shards' headers.)
+  nlohmann::ordered_json ordered;
+  {
+    std::ifstream in(shard0);
+    ordered = nlohmann::ordered_json::parse(in);
+  }
+  ordered["candidates"][0]["speculative_method"] = 5;
+  std::ofstream(bad) << ordered.dump();
+  const auto typed = RunKvbill("merge " + bad + " " + dir + "/plan_api_shard1.json -o " + out);
+  EXPECT_EQ(typed.exit_status, 2);
+  EXPECT_EQ(typed.err, "kvbill merge: " + bad +
+                           "#/candidates/0/speculative_method: must be null or a string, got 5\n");
+  EXPECT_FALSE(std::filesystem::exists(out));
+  for (auto& row : ordered["candidates"]) row.erase("speculative_method");
+  std::ofstream(bad) << ordered.dump();
+  const auto older = RunKvbill("merge " + bad + " " + dir + "/plan_api_shard1.json -o " + out);
+  EXPECT_EQ(older.exit_status, 0) << older.err;
+  EXPECT_TRUE(std::filesystem::exists(out));
+  std::filesystem::remove(out);  // the refusals above expect none
 }
 
 }  // namespace
